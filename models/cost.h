@@ -1,0 +1,64 @@
+/* cost: how long one kernel takes on one GPU.
+ *
+ * A cost source prices an op (see workload.h). Sources are interchangeable
+ * behind a const vtable and listed in a registry, so the CLI can name them:
+ *
+ *   roofline   max(FLOPs / (peak x eff), bytes / (HBM bw x eff)) + launch,
+ *              with efficiency curves and GEMM wave quantization taken
+ *              from the GPU description; needs nothing measured.
+ *   profile    times measured by the calib tool, interpolated by shape;
+ *              falls back to the roofline outside the measured range.
+ *
+ * A cost source counts, per op name, how many ops it priced from a
+ * measurement and how many from the roofline, for the report. */
+#ifndef DDLSIM_COST_H
+#define DDLSIM_COST_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "gpu.h"
+#include "workload.h"
+
+struct cost;
+
+struct cost_impl {
+	const char *name;
+	const char *description;
+	/* Price op; set *measured if the time came from a measurement. */
+	double (*op_time)(struct cost *c, const struct op *op, bool *measured);
+	void (*destroy)(struct cost *c);
+};
+
+struct cost_registry_entry {
+	const char *name;
+	const char *description;
+};
+
+/* The registered sources, terminated by {NULL, NULL}. */
+extern const struct cost_registry_entry cost_registry[];
+
+/* A roofline source for gpu (borrowed; must outlive the source).
+ * Returns NULL only on allocation failure. */
+struct cost *cost_roofline_create(const struct gpu_spec *gpu);
+/* A profile source reading a calib profile; falls back to the roofline of
+ * gpu. Returns NULL after reporting into d. */
+struct cost *cost_profile_create(const char *profile_path,
+				 const struct gpu_spec *gpu, struct diag *d);
+void cost_destroy(struct cost *c);
+
+/* Seconds op takes. */
+double cost_op_time(struct cost *c, const struct op *op);
+/* Seconds the ops of l take, one after another. */
+double cost_list_time(struct cost *c, const struct op_list *l);
+
+/* The roofline price of op on gpu, for sources that fall back to it. */
+double cost_roofline_time(const struct gpu_spec *gpu, const struct op *op);
+
+const char *cost_name(const struct cost *c);
+/* Provenance summary: number of distinct op names priced by measurement
+ * and by roofline, and the names ("qkv,mlp_up,...") of each, borrowed. */
+int cost_measured_ops(const struct cost *c, const char **names);
+int cost_roofline_ops(const struct cost *c, const char **names);
+
+#endif

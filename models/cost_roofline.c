@@ -1,0 +1,72 @@
+/* cost_roofline: the analytic cost source.
+ *
+ *   time = max(FLOPs / (peak x eff_c x q), bytes / (bw x eff_m)) + launch
+ *
+ * eff_c(W) = gemm_eff_max x W / (W + gemm_half_flops) is a saturation curve
+ * in the work W of one kernel: small GEMMs cannot fill the GPU. q is wave
+ * quantization: a GEMM of ceil(m/tm) x ceil(n/tn) output tiles runs in
+ * ceil(tiles / SMs) waves, and a partial last wave idles SMs. Batched
+ * GEMMs of the attention core use attn_eff_max. eff_m(B) = mem_eff_max x
+ * B / (B + mem_half_bytes) for memory-bound kernels. */
+#include "cost-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double sat(double max, double w, double half)
+{
+	return max * w / (w + half);
+}
+
+double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
+{
+	double mem_t = 0, comp_t = 0;
+
+	if (op->bytes > 0)
+		mem_t = op->bytes / (g->hbm_bw_Bps * sat(g->mem_eff_max, op->bytes,
+							  g->mem_half_bytes));
+	if (op->flops > 0) {
+		double peak = g->peak_flops[op->dtype];
+		if (peak <= 0)
+			peak = g->peak_flops[DTYPE_FP32];
+		double emax = op->batch > 1 ? g->attn_eff_max : g->gemm_eff_max;
+		double eff = sat(emax, op->flops, g->gemm_half_flops);
+		double q = 1;
+		if ((op->kind == OP_GEMM || op->kind == OP_CONV) && g->sm_count > 0 &&
+		    g->gemm_tile_m > 0 && g->gemm_tile_n > 0) {
+			double tiles = ceil(op->m / g->gemm_tile_m) *
+				       ceil(op->n / g->gemm_tile_n) * op->batch;
+			double waves = ceil(tiles / (double)g->sm_count);
+			q = tiles / (waves * (double)g->sm_count);
+		}
+		comp_t = op->flops / (peak * eff * q);
+	}
+	return fmax(mem_t, comp_t) + g->kernel_launch_s;
+}
+
+static double roofline_op_time(struct cost *c, const struct op *op, bool *measured)
+{
+	*measured = false;
+	return cost_roofline_time(c->gpu, op);
+}
+
+static void roofline_destroy(struct cost *c)
+{
+	free(c);
+}
+
+static const struct cost_impl roofline_impl = {
+	.name = "roofline",
+	.description = "analytic roofline with efficiency curves",
+	.op_time = roofline_op_time,
+	.destroy = roofline_destroy,
+};
+
+struct cost *cost_roofline_create(const struct gpu_spec *gpu)
+{
+	struct cost *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	cost_base_init(c, &roofline_impl, gpu);
+	return c;
+}

@@ -1,0 +1,46 @@
+/* diag: collects user-facing input errors with their file and location.
+ *
+ * A loader does not stop at the first problem: it reports every one it
+ * finds into a struct diag and the caller checks diag_count() at the end.
+ * Messages follow the house format, lowercase, what is wrong first:
+ *
+ *     scenario.json: /parallel/dp: must be >= 1, got 0
+ *     model.json:3:14: error: ... (JSON syntax, from jansson)
+ *
+ * Messages go to the stream given at init (stderr in the CLI) and, when a
+ * buffer is attached, are also appended to it so tests can check them. */
+#ifndef DDLSIM_DIAG_H
+#define DDLSIM_DIAG_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+struct diag {
+	FILE *out;      /* where messages are printed; NULL = silent */
+	char *buf;      /* all messages, '\n'-separated; owned, may be NULL */
+	size_t len;
+	int count;      /* number of errors reported */
+};
+
+/* Prepare d to print to out (may be NULL). */
+void diag_init(struct diag *d, FILE *out);
+/* Free the message buffer. */
+void diag_finish(struct diag *d);
+
+/* Report an error about JSON path jpath ("" for the whole file) in file.
+ * Always returns -1 so callers can write `return diag_err(...)`. */
+int diag_err(struct diag *d, const char *file, const char *jpath,
+	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Report an error at line:col of file (1-based). Returns -1. */
+int diag_err_at(struct diag *d, const char *file, int line, int col,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Report an error with no location. Returns -1. */
+int diag_errf(struct diag *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Number of errors so far. */
+static inline int diag_count(const struct diag *d) { return d->count; }
+/* All messages so far ("" if none); borrowed. */
+const char *diag_text(const struct diag *d);
+
+#endif

@@ -1,0 +1,293 @@
+/* jload: strict, versioned JSON input (see jload.h). */
+#include "jload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *jload_file(const char *path, struct diag *d)
+{
+	json_error_t err;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		diag_err(d, path, "", "cannot open file: %s", strerror(errno));
+		return NULL;
+	}
+	json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
+	fclose(f);
+	if (!root) {
+		diag_err_at(d, path, err.line < 1 ? 1 : err.line,
+			    err.column < 1 ? 1 : err.column,
+			    "malformed JSON: %s", err.text);
+		return NULL;
+	}
+	return root;
+}
+
+const char *jload_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_NULL: return "null";
+	}
+	return "value";
+}
+
+int jload_schema(json_t *root, const char *file, struct diag *d,
+		 const char *name, int major, int minor)
+{
+	if (!json_is_object(root))
+		return diag_err(d, file, "", "expected a JSON object at the top level, got %s",
+				jload_type_name(root));
+	json_t *s = json_object_get(root, "schema");
+	json_t *v = json_object_get(root, "schema_version");
+	if (!s)
+		return diag_err(d, file, "/schema", "missing key 'schema' (expected \"%s\")", name);
+	if (!json_is_string(s) || strcmp(json_string_value(s), name) != 0)
+		return diag_err(d, file, "/schema", "expected \"%s\", got %s%s%s", name,
+				json_is_string(s) ? "'" : "",
+				json_is_string(s) ? json_string_value(s) : jload_type_name(s),
+				json_is_string(s) ? "'" : "");
+	if (!v)
+		return diag_err(d, file, "/schema_version",
+				"missing key 'schema_version' (expected \"%d.%d\")", major, minor);
+	int ma, mi;
+	char tail;
+	if (!json_is_string(v) ||
+	    sscanf(json_string_value(v), "%d.%d%c", &ma, &mi, &tail) != 2)
+		return diag_err(d, file, "/schema_version",
+				"expected a string \"MAJOR.MINOR\", got %s",
+				jload_type_name(v));
+	if (ma != major)
+		return diag_err(d, file, "/schema_version",
+				"unsupported major version %d of '%s' (this ddlsim reads %d.x; "
+				"convert the file to version %d.%d)", ma, name, major, major, minor);
+	if (mi > minor)
+		return diag_err(d, file, "/schema_version",
+				"version %d.%d of '%s' is newer than this ddlsim (reads up to %d.%d)",
+				ma, mi, name, major, minor);
+	return 0;
+}
+
+int jobj_init(struct jobj *jo, json_t *v, const char *file, const char *jpath,
+	      struct diag *d)
+{
+	memset(jo, 0, sizeof(*jo));
+	jo->o = v;
+	jo->file = file;
+	jo->d = d;
+	snprintf(jo->path, sizeof(jo->path), "%s", jpath ? jpath : "");
+	if (!json_is_object(v)) {
+		jo->o = NULL;
+		return diag_err(d, file, jo->path[0] ? jo->path : "", "expected an object, got %s",
+				v ? jload_type_name(v) : "nothing");
+	}
+	if (!jo->path[0]) {
+		jo->seen[jo->nseen++] = "schema";
+		jo->seen[jo->nseen++] = "schema_version";
+	}
+	return 0;
+}
+
+static void mark(struct jobj *jo, const char *key)
+{
+	for (int i = 0; i < jo->nseen; i++)
+		if (strcmp(jo->seen[i], key) == 0)
+			return;
+	if (jo->nseen < JLOAD_MAX_KEYS)
+		jo->seen[jo->nseen++] = key;
+}
+
+int jobj_end(struct jobj *jo)
+{
+	const char *key;
+	json_t *val;
+	int rc = 0;
+
+	if (!jo->o)
+		return -1;
+	json_object_foreach(jo->o, key, val) {
+		bool known = false;
+		for (int i = 0; i < jo->nseen && !known; i++)
+			known = strcmp(jo->seen[i], key) == 0;
+		if (!known)
+			rc = jobj_err(jo, key, "unknown key '%s'", key);
+	}
+	return rc;
+}
+
+int jobj_err(struct jobj *jo, const char *key, const char *fmt, ...)
+{
+	char path[512];
+	char msg[1600];
+	va_list ap;
+
+	snprintf(path, sizeof(path), "%s/%s", jo->path, key);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return diag_err(jo->d, jo->file, path, "%s", msg);
+}
+
+bool jobj_has(struct jobj *jo, const char *key)
+{
+	if (!jo->o || !json_object_get(jo->o, key))
+		return false;
+	mark(jo, key);
+	return true;
+}
+
+/* Common prologue: 1 = value in *v, 0 = absent optional, -1 = error. */
+static int fetch(struct jobj *jo, const char *key, json_t **v, int flags)
+{
+	if (!jo->o)
+		return -1;
+	*v = json_object_get(jo->o, key);
+	if (!*v) {
+		if (flags & JREQ)
+			return jobj_err(jo, key, "missing required key '%s'", key);
+		return 0;
+	}
+	mark(jo, key);
+	return 1;
+}
+
+static int check_range(struct jobj *jo, const char *key, double x, int flags)
+{
+	if (!isfinite(x))
+		return jobj_err(jo, key, "expected a finite number, got %g", x);
+	if ((flags & JPOS) && !(x > 0))
+		return jobj_err(jo, key, "must be > 0, got %g", x);
+	if ((flags & JNONNEG) && x < 0)
+		return jobj_err(jo, key, "must be >= 0, got %g", x);
+	if ((flags & JUNIT) && (x < 0 || x > 1))
+		return jobj_err(jo, key, "must be between 0 and 1, got %g", x);
+	return 0;
+}
+
+int jobj_num(struct jobj *jo, const char *key, double *out, int flags)
+{
+	json_t *v;
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0)
+		return rc;
+	if (!json_is_number(v))
+		return jobj_err(jo, key, "expected a number, got %s", jload_type_name(v));
+	double x = json_number_value(v);
+	if (check_range(jo, key, x, flags))
+		return -1;
+	*out = x;
+	return 1;
+}
+
+int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags)
+{
+	json_t *v;
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0)
+		return rc;
+	if (!json_is_integer(v))
+		return jobj_err(jo, key, "expected an integer, got %s", jload_type_name(v));
+	long x = (long)json_integer_value(v);
+	if (x < min)
+		return jobj_err(jo, key, "must be >= %ld, got %ld", min, x);
+	*out = x;
+	return 1;
+}
+
+int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags)
+{
+	json_t *v;
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0)
+		return rc;
+	if (!json_is_boolean(v))
+		return jobj_err(jo, key, "expected a boolean, got %s", jload_type_name(v));
+	*out = json_is_true(v);
+	return 1;
+}
+
+int jobj_str(struct jobj *jo, const char *key, const char **out, int flags)
+{
+	json_t *v;
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0)
+		return rc;
+	if (!json_is_string(v))
+		return jobj_err(jo, key, "expected a string, got %s", jload_type_name(v));
+	*out = json_string_value(v);
+	return 1;
+}
+
+int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
+	      int *out, int flags)
+{
+	const char *s;
+	int rc = jobj_str(jo, key, &s, flags);
+	if (rc <= 0)
+		return rc;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0) {
+			*out = i;
+			return 1;
+		}
+	char list[512] = "";
+	for (int i = 0; names[i]; i++) {
+		strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+		strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+	}
+	return jobj_err(jo, key, "expected one of {%s}, got '%s'", list, s);
+}
+
+int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags)
+{
+	json_t *v;
+	char path[256];
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0) {
+		memset(child, 0, sizeof(*child));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/%s", jo->path, key);
+	if (jobj_init(child, v, jo->file, path, jo->d))
+		return -1;
+	return 1;
+}
+
+int jobj_array(struct jobj *jo, const char *key, json_t **out,
+	       char *jpath, size_t jpath_size, int flags)
+{
+	json_t *v;
+	int rc = fetch(jo, key, &v, flags);
+	if (rc <= 0)
+		return rc;
+	if (!json_is_array(v))
+		return jobj_err(jo, key, "expected an array, got %s", jload_type_name(v));
+	if (jpath)
+		snprintf(jpath, jpath_size, "%s/%s", jo->path, key);
+	*out = v;
+	return 1;
+}
+
+int jload_resolve(const char *base_file, const char *rel, char *out, size_t n)
+{
+	if (rel[0] == '/') {
+		if ((size_t)snprintf(out, n, "%s", rel) >= n)
+			return -1;
+		return 0;
+	}
+	const char *slash = strrchr(base_file, '/');
+	int dirlen = slash ? (int)(slash - base_file) : 0;
+	int w = slash ? snprintf(out, n, "%.*s/%s", dirlen, base_file, rel)
+		      : snprintf(out, n, "%s", rel);
+	return (w < 0 || (size_t)w >= n) ? -1 : 0;
+}

@@ -1,0 +1,88 @@
+/* jload: strict, versioned JSON input for every ddlsim file format.
+ *
+ * Every ddlsim input file is a JSON object carrying "schema" and
+ * "schema_version" ("MAJOR.MINOR"). A reader accepts its own major version
+ * and any minor version up to the one it knows; another major is rejected
+ * with a note on what changed. Keys are read through struct jobj, which
+ * remembers which keys were consumed, so jobj_end() can report every key the
+ * reader did not know: unknown keys are errors, never silently ignored.
+ *
+ * Errors carry the file and the JSON path (RFC 6901 style, "/a/b/0/c"),
+ * what was expected and what was found; syntax errors carry line:column.
+ * Getters never abort: they report into struct diag and return -1, leaving
+ * the output untouched, so a loader can report every problem in one pass. */
+#ifndef DDLSIM_JLOAD_H
+#define DDLSIM_JLOAD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "diag.h"
+
+#define JLOAD_MAX_KEYS 64
+
+/* A JSON object being read. Caller-owned; init/end bracket its use. */
+struct jobj {
+	json_t *o;                     /* borrowed */
+	const char *file;              /* borrowed, for messages */
+	struct diag *d;
+	char path[256];                /* JSON path of this object ("" = root) */
+	const char *seen[JLOAD_MAX_KEYS];
+	int nseen;
+};
+
+/* Flags for numeric getters. */
+enum {
+	JREQ = 1 << 0,     /* key is required */
+	JPOS = 1 << 1,     /* value must be > 0 */
+	JNONNEG = 1 << 2,  /* value must be >= 0 */
+	JUNIT = 1 << 3,    /* value must be in [0, 1] */
+};
+
+/* Parse path as JSON. Returns a new reference (caller json_decref()s) or
+ * NULL after reporting "file:line:col: error: ..." or "cannot open". */
+json_t *jload_file(const char *path, struct diag *d);
+
+/* Check root["schema"] == name and root["schema_version"] "MAJOR.MINOR"
+ * with MAJOR == major and MINOR <= minor. Returns 0 or -1 (reported). */
+int jload_schema(json_t *root, const char *file, struct diag *d,
+		 const char *name, int major, int minor);
+
+/* Start reading v at jpath as an object. Returns 0, or -1 if v is not an
+ * object (reported). "schema" and "schema_version" count as seen at root. */
+int jobj_init(struct jobj *jo, json_t *v, const char *file, const char *jpath,
+	      struct diag *d);
+/* Report every key of jo that no getter asked for. Returns 0 or -1. */
+int jobj_end(struct jobj *jo);
+
+/* True if key is present (and marks it seen). */
+bool jobj_has(struct jobj *jo, const char *key);
+
+/* Getters: 1 = read into *out, 0 = absent and optional (*out untouched),
+ * -1 = error reported. */
+int jobj_num(struct jobj *jo, const char *key, double *out, int flags);
+int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags);
+int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags);
+/* *out borrows the string from the JSON tree. */
+int jobj_str(struct jobj *jo, const char *key, const char **out, int flags);
+/* Match a string against names (NULL-terminated); *out = index. */
+int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
+	      int *out, int flags);
+/* Open key as a child object reader (caller must jobj_end it). */
+int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags);
+/* Fetch key as an array (borrowed) and write its JSON path into jpath. */
+int jobj_array(struct jobj *jo, const char *key, json_t **out,
+	       char *jpath, size_t jpath_size, int flags);
+
+/* Report an error at jo's path + "/" + key. Returns -1. */
+int jobj_err(struct jobj *jo, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Name of a JSON value's type for messages ("string", "integer", ...). */
+const char *jload_type_name(const json_t *v);
+
+/* Resolve rel against the directory of base_file into out. Absolute rel is
+ * copied. Returns 0, or -1 if out is too small. */
+int jload_resolve(const char *base_file, const char *rel, char *out, size_t n);
+
+#endif

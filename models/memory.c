@@ -1,0 +1,77 @@
+/* memory: per-GPU memory anatomy (see memory.h for the formulas). */
+#include "memory.h"
+
+#include <string.h>
+
+const char *zero_stage_name(enum zero_stage z)
+{
+	static const char *const n[] = { "0", "1", "2", "3" };
+	return n[z];
+}
+
+double memory_optimizer_bytes_per_param(enum dtype dt)
+{
+	return dt == DTYPE_FP32 ? 8 : 12;
+}
+
+double memory_layer_activations(const struct mem_rank_input *in)
+{
+	const struct model *m = in->model;
+	double s = in->seq, b = in->micro_batch, h = (double)m->hidden;
+	double a = (double)m->heads, t = in->tp;
+	double sbh = s * b * h;
+	double core = 5 * a * s / h;   /* softmax input/output + dropout mask */
+
+	/* The formulas assume 16-bit activations; fp32 doubles the tensors
+	 * but not the 1-byte dropout masks: scale the whole as a bound. */
+	double scale = in->dtype == DTYPE_FP32 ? 2 : 1;
+	if (in->recompute == RECOMPUTE_FULL)
+		return scale * 2 * sbh / (in->sp ? t : 1);
+	if (in->recompute == RECOMPUTE_SELECTIVE)
+		core = 0;
+	if (t <= 1)
+		return scale * sbh * (34 + core);
+	if (in->sp)
+		return scale * sbh / t * (34 + core);
+	return scale * sbh * (10 + 24 / t + core / t);
+}
+
+void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
+	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
+	double wbytes = dtype_bytes(in->dtype == DTYPE_FP32 ? DTYPE_FP32 : DTYPE_BF16);
+
+	memset(o, 0, sizeof(*o));
+	double psi = in->layers * model_layer_params(m) / t;
+	if (in->has_embedding)
+		psi += model_embedding_params(m) / t;
+	if (in->has_head)
+		psi += model_head_params(m) / t;
+	if (in->has_head && m->tied_embeddings && !in->has_embedding)
+		psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
+	o->params_local = psi;
+
+	o->weights_bytes = wbytes * psi / (in->zero >= ZERO_3 ? nd : 1);
+	o->grads_bytes = wbytes * psi / (in->zero >= ZERO_2 ? nd : 1);
+	o->optimizer_bytes = memory_optimizer_bytes_per_param(in->dtype) * psi /
+			     (in->zero >= ZERO_1 ? nd : 1);
+
+	o->act_per_layer_bytes = memory_layer_activations(in);
+	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
+	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel */
+		o->logits_bytes = 2 * 4 * in->micro_batch * in->seq * (double)m->vocab / t;
+
+	o->comm_buffer_bytes = 0;
+	if (nd > 1)
+		o->comm_buffer_bytes += 2 * in->bucket_bytes;
+	if (in->zero >= ZERO_3)
+		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) *
+					model_layer_params(m) / t;
+	o->reserved_bytes = in->gpu->mem_reserved_bytes;
+	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
+			 o->activations_bytes + o->logits_bytes +
+			 o->comm_buffer_bytes + o->reserved_bytes;
+	o->capacity_bytes = in->gpu->hbm_bytes;
+	o->fits = o->total_bytes <= o->capacity_bytes;
+}

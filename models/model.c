@@ -1,0 +1,138 @@
+/* model: transformer description loader and parameter counts (see model.h). */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jload.h"
+
+static const char *const act_names[] = { "gelu", "swiglu", NULL };
+static const char *const norm_names[] = { "layernorm", "rmsnorm", NULL };
+static const char *const pos_names[] = { "rope", "learned", NULL };
+static const char *const arch_names[] = { "decoder_transformer", NULL };
+
+const char *model_act_name(enum model_act a)
+{
+	return act_names[a];
+}
+
+struct model *model_load(const char *path, struct diag *d)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	struct jobj jo;
+	const char *s;
+	int arch = 0, e;
+	int before = diag_count(d);
+
+	if (!m)
+		return NULL;
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err_free;
+	if (jload_schema(root, path, d, "ddlsim.model", 1, 0))
+		goto err_json;
+	jobj_init(&jo, root, path, "", d);
+
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	if (jobj_str(&jo, "name", &s, JREQ) == 1)
+		snprintf(m->name, sizeof(m->name), "%s", s);
+	if (jobj_str(&jo, "source", &s, JREQ) == 1)
+		snprintf(m->source, sizeof(m->source), "%s", s);
+	jobj_enum(&jo, "architecture", arch_names, &arch, JREQ);
+	jobj_int(&jo, "layers", &m->layers, 1, JREQ);
+	jobj_int(&jo, "hidden_size", &m->hidden, 1, JREQ);
+	jobj_int(&jo, "heads", &m->heads, 1, JREQ);
+	m->kv_heads = m->heads;
+	jobj_int(&jo, "kv_heads", &m->kv_heads, 1, 0);
+	m->ffn = 4 * m->hidden;
+	jobj_int(&jo, "ffn_size", &m->ffn, 1, 0);
+	e = MODEL_ACT_GELU;
+	jobj_enum(&jo, "activation", act_names, &e, 0);
+	m->act = e;
+	e = MODEL_NORM_LAYERNORM;
+	jobj_enum(&jo, "norm", norm_names, &e, 0);
+	m->norm = e;
+	jobj_bool(&jo, "bias", &m->bias, 0);
+	jobj_int(&jo, "vocab_size", &m->vocab, 1, JREQ);
+	jobj_bool(&jo, "tied_embeddings", &m->tied_embeddings, 0);
+	e = MODEL_POS_ROPE;
+	jobj_enum(&jo, "position_embedding", pos_names, &e, 0);
+	m->pos = e;
+	m->max_position = 2048;
+	jobj_int(&jo, "max_position", &m->max_position, 1, 0);
+	jobj_num(&jo, "published_params", &m->published_params, JNONNEG);
+	jobj_end(&jo);
+
+	if (m->hidden > 0 && m->heads > 0 && m->hidden % m->heads)
+		diag_err(d, path, "/heads", "must divide hidden_size %ld, got %ld",
+			 m->hidden, m->heads);
+	if (m->kv_heads > 0 && m->heads % m->kv_heads)
+		diag_err(d, path, "/kv_heads", "must divide heads %ld, got %ld",
+			 m->heads, m->kv_heads);
+	if (diag_count(d) != before)
+		goto err_json;
+	json_decref(root);
+	return m;
+
+err_json:
+	json_decref(root);
+err_free:
+	free(m);
+	return NULL;
+}
+
+void model_destroy(struct model *m)
+{
+	free(m);
+}
+
+long model_head_dim(const struct model *m)
+{
+	return m->hidden / m->heads;
+}
+
+double model_layer_params(const struct model *m)
+{
+	double h = (double)m->hidden, f = (double)m->ffn;
+	double kv = (double)(m->kv_heads * model_head_dim(m));
+	double p = h * (h + 2 * kv) + h * h;               /* QKV + output */
+	p += (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f; /* MLP */
+	if (m->bias)
+		p += (h + 2 * kv) + h + (m->act == MODEL_ACT_SWIGLU ? 2 * f : f) + h;
+	p += (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * h; /* two norms */
+	return p;
+}
+
+double model_embedding_params(const struct model *m)
+{
+	double p = (double)m->vocab * (double)m->hidden;
+	if (m->pos == MODEL_POS_LEARNED)
+		p += (double)m->max_position * (double)m->hidden;
+	return p;
+}
+
+double model_head_params(const struct model *m)
+{
+	double final_norm = (m->norm == MODEL_NORM_LAYERNORM ? 2 : 1) * (double)m->hidden;
+	return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab * (double)m->hidden);
+}
+
+double model_params(const struct model *m)
+{
+	return (double)m->layers * model_layer_params(m) +
+	       model_embedding_params(m) + model_head_params(m);
+}
+
+double model_iteration_flops(const struct model *m, double batch, double seq)
+{
+	double h = (double)m->hidden, f = (double)m->ffn, L = (double)m->layers;
+	double kv = (double)(m->kv_heads * model_head_dim(m));
+	double tok = batch * seq;
+	/* forward GEMM flops per token per layer: 2 * weights */
+	double gemm = 2 * (h * (h + 2 * kv) + h * h +
+			   (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f);
+	double attn = 4 * seq * h; /* QK^T and AV per token */
+	double fwd = tok * (L * (gemm + attn) + 2 * h * (double)m->vocab);
+	return 3 * fwd;
+}

@@ -1,0 +1,77 @@
+/* model: a decoder-only transformer as described by a model file.
+ *
+ * The model file (schema "ddlsim.model" 1.0) describes the architecture a
+ * training job trains; it holds no parallelism and no hardware.
+ *
+ *   key                    type     unit   default     meaning
+ *   name                   string   -      required    display name
+ *   source                 string   -      required    where the numbers come from
+ *   architecture           string   -      required    "decoder_transformer"
+ *   layers                 int      -      required    transformer blocks L
+ *   hidden_size            int      -      required    h
+ *   heads                  int      -      required    attention heads a
+ *   kv_heads               int      -      heads       KV heads (GQA); = heads for MHA
+ *   ffn_size               int      -      4h          MLP inner size
+ *   activation             string   -      "gelu"      "gelu" (2 GEMMs) or "swiglu" (3 GEMMs)
+ *   norm                   string   -      "layernorm" "layernorm" or "rmsnorm"
+ *   bias                   bool     -      false       linear layers have biases
+ *   vocab_size             int      -      required    V
+ *   tied_embeddings        bool     -      false       LM head shares the embedding matrix
+ *   position_embedding     string   -      "rope"      "rope" or "learned"
+ *   max_position           int      tokens 2048        rows of a learned position table
+ *   published_params       number   params 0           published parameter count, for checks
+ */
+#ifndef DDLSIM_MODEL_H
+#define DDLSIM_MODEL_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+
+enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
+enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
+enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED };
+
+struct model {
+	char name[96];
+	char source[512];
+	char path[1024];            /* file it was loaded from */
+	long layers;
+	long hidden;
+	long heads;
+	long kv_heads;
+	long ffn;
+	long vocab;
+	bool tied_embeddings;
+	bool bias;
+	enum model_act act;
+	enum model_norm norm;
+	enum model_pos pos;
+	long max_position;
+	double published_params;
+};
+
+/* Load and validate a model file. Returns a new model (model_destroy()) or
+ * NULL after reporting every problem into d. */
+struct model *model_load(const char *path, struct diag *d);
+void model_destroy(struct model *m);
+
+/* Head dimension h / a. */
+long model_head_dim(const struct model *m);
+
+/* Parameters of one transformer block (all of it, before any sharding). */
+double model_layer_params(const struct model *m);
+/* Parameters outside the blocks: embeddings, final norm, LM head. */
+double model_embedding_params(const struct model *m);
+double model_head_params(const struct model *m);   /* 0 if tied */
+/* Whole-model parameter count. */
+double model_params(const struct model *m);
+
+/* Training FLOPs of one iteration (forward + backward, no recomputation),
+ * counting every GEMM as 2mnk and full (unmasked) attention, for
+ * batch samples of seq tokens. */
+double model_iteration_flops(const struct model *m, double batch, double seq);
+
+const char *model_act_name(enum model_act a);
+
+#endif

@@ -1,0 +1,82 @@
+/* workload: the kernels one GPU runs for a piece of a transformer.
+ *
+ * A training step is built from blocks: the embedding, the attention half
+ * and the MLP half of every transformer layer, and the head (final norm, LM
+ * head, loss). workload_block() lists the kernels of one block for one
+ * micro-batch, forward or backward, as this GPU sees them under tensor
+ * parallelism t (Megatron column/row split: heads, FFN and vocabulary are
+ * divided by t) and, with sequence parallelism, with norms, dropout and
+ * residuals split along the sequence.
+ *
+ * Each op carries its FLOPs (2mnk per GEMM, full s x s attention as
+ * Megatron counts it), the HBM bytes it moves and its GEMM shape, so a cost
+ * source can price it. Communication is not an op: the schedules place
+ * collectives between blocks. */
+#ifndef DDLSIM_WORKLOAD_H
+#define DDLSIM_WORKLOAD_H
+
+#include <stdbool.h>
+
+#include "gpu.h"
+#include "model.h"
+
+enum op_kind {
+	OP_GEMM,        /* C[m,n] = A[m,k] B[k,n], batch independent copies */
+	OP_MEMBOUND,    /* elementwise, norm, softmax, gather: bytes dominate */
+	OP_CONV,        /* convolution (CNN workloads) */
+};
+
+enum op_pass { PASS_FWD, PASS_BWD };
+
+enum wl_block { WL_EMBED, WL_ATTN, WL_MLP, WL_HEAD, WL_NBLOCKS };
+
+enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
+
+struct op {
+	char name[32];          /* "qkv", "attn_score.dgrad", "layernorm", ... */
+	enum op_kind kind;
+	enum op_pass pass;
+	enum dtype dtype;
+	double m, n, k, batch;  /* GEMM shape (batch = 1 for a plain GEMM) */
+	double row;             /* row length of a row-wise kernel (softmax, norm) */
+	double flops;
+	double bytes;           /* HBM traffic, read + written */
+	/* convolution shape (OP_CONV): output channels k_out, input c, image h x w */
+	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
+	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
+	char membound_kind[24]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
+};
+
+struct op_list {
+	struct op *v;
+	int n, cap;
+};
+
+/* How one GPU sees a micro-batch. */
+struct wl_shape {
+	double micro_batch;     /* b, samples */
+	double seq;             /* s, tokens */
+	int tp;                 /* tensor-parallel degree t */
+	bool sp;                /* sequence parallelism */
+	enum dtype dtype;       /* compute dtype of GEMMs and activations */
+};
+
+void op_list_init(struct op_list *l);
+void op_list_finish(struct op_list *l);
+/* Append a copy of op; returns 0 or -1 on allocation failure. */
+int op_list_push(struct op_list *l, const struct op *op);
+
+/* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE
+ * the backward of WL_ATTN first recomputes the attention core; full
+ * recomputation is the schedule's business (it replays the forward). */
+int workload_block(const struct model *m, const struct wl_shape *shp,
+		   enum wl_block blk, enum op_pass pass, enum recompute rc,
+		   struct op_list *out);
+
+/* Sum of the ops' FLOPs. */
+double op_list_flops(const struct op_list *l);
+
+const char *wl_block_name(enum wl_block b);
+const char *recompute_name(enum recompute r);
+
+#endif

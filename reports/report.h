@@ -1,0 +1,39 @@
+/* report: JSON and CSV capacity-planning reports and the terminal summary.
+ *
+ * report.json (schema "ddlsim.report" 1.0) holds everything: the resolved
+ * scenario, throughput, FLOP rates, per-rank breakdown, communication
+ * volumes, memory anatomy per stage with the fit verdict, cost-model
+ * provenance and time/cost to train. report.csv is one header and one row
+ * of the headline numbers, so that runs and sweeps concatenate. Both are
+ * written atomically: to a temporary file in the same directory, flushed,
+ * then renamed, so a failed run never leaves a partial report. */
+#ifndef DDLSIM_REPORT_H
+#define DDLSIM_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "result.h"
+
+/* The report as JSON (new reference). */
+json_t *report_to_json(const struct result *r);
+
+/* Write DIR/report.json and/or DIR/report.csv (creating DIR). Returns 0
+ * or -1 after reporting; on failure no report file is left behind. */
+int report_write(const struct result *r, const char *dir, bool json, bool csv,
+		 struct diag *d);
+
+/* The CSV header and row (the columns of report.csv). */
+int report_write_csv_stream(const struct result *r, FILE *f, bool header);
+
+/* Human-readable summary table. */
+void report_print_summary(const struct result *r, FILE *f);
+
+/* Write data atomically to path (temp file + fsync + rename). */
+int report_write_atomic(const char *path, const char *data, size_t len, struct diag *d);
+
+/* mkdir -p. Returns 0 or -1 with errno. */
+int report_mkdirs(const char *dir);
+
+#endif

@@ -1,0 +1,35 @@
+/* cli: the ddlsim command table; one file per command (cmd_*.c).
+ *
+ * Exit codes, documented in `ddlsim --help`: */
+#ifndef DDLSIM_CLI_H
+#define DDLSIM_CLI_H
+
+#include <stdio.h>
+
+enum {
+	EXIT_OK = 0,        /* success */
+	EXIT_FAIL = 1,      /* the simulation or an output failed */
+	EXIT_USAGE = 2,     /* bad command line */
+	EXIT_INPUT = 3,     /* invalid input file */
+};
+
+struct cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *f);
+};
+
+extern const struct cli_command cli_commands[];
+
+int cmd_run(int argc, char **argv);
+void cmd_run_usage(FILE *f);
+int cmd_validate(int argc, char **argv);
+void cmd_validate_usage(FILE *f);
+int cmd_list(int argc, char **argv);
+void cmd_list_usage(FILE *f);
+
+/* Print "ddlsim: error: ..." to stderr and return EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,33 @@
+/* cmd_list: `ddlsim list` prints the registries: pipeline schedules,
+ * collective algorithms and compute cost sources. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "coll.h"
+#include "cost.h"
+#include "schedule.h"
+
+void cmd_list_usage(FILE *f)
+{
+	fprintf(f, "usage: ddlsim list\n\n"
+		   "Lists the pipeline schedules, collective algorithms and compute cost\n"
+		   "sources a scenario can name.\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error("'list' takes no arguments");
+	printf("schedules (parallel.schedule):\n");
+	for (int i = 0; i < SCHED_N; i++)
+		printf("  %-14s %s\n", schedule_registry[i].name, schedule_registry[i].description);
+	printf("\ncollective algorithms (communication.algorithm):\n");
+	printf("  %-14s %s\n", "auto", "choose per collective");
+	for (int i = 0; coll_algos[i].name; i++)
+		printf("  %-14s %s\n", coll_algos[i].name, coll_algos[i].description);
+	printf("\ncompute cost sources (compute.cost):\n");
+	for (int i = 0; cost_registry[i].name; i++)
+		printf("  %-14s %s\n", cost_registry[i].name, cost_registry[i].description);
+	return EXIT_OK;
+}

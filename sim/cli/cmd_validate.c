@@ -1,0 +1,69 @@
+/* cmd_validate: `ddlsim validate FILE...` checks files without simulating.
+ *
+ * The kind of each file is read from its "schema" key, so scenarios,
+ * models and topologies can be checked in one call. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag.h"
+#include "jload.h"
+#include "model.h"
+#include "scenario.h"
+#include "topology.h"
+
+void cmd_validate_usage(FILE *f)
+{
+	fprintf(f, "usage: ddlsim validate FILE...\n\n"
+		   "Checks scenario, model and topology files (the kind comes from each file's\n"
+		   "\"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
+		   "checked with the model and topology it references and its plan.\n\n"
+		   "example:\n"
+		   "  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n\n"
+		   "exit codes: 0 all valid, 2 usage, 3 some file is invalid\n");
+}
+
+static int validate_one(const char *path, struct diag *d)
+{
+	int before = diag_count(d);
+	json_t *root = jload_file(path, d);
+	if (!root)
+		return -1;
+	json_t *s = json_object_get(root, "schema");
+	const char *schema = json_is_string(s) ? json_string_value(s) : "";
+	char kind[64];
+	snprintf(kind, sizeof(kind), "%s", schema);
+	json_decref(root);
+
+	if (!strcmp(kind, "ddlsim.scenario")) {
+		struct scenario *sc = scenario_load(path, d);
+		scenario_destroy(sc);
+	} else if (!strcmp(kind, "ddlsim.model")) {
+		model_destroy(model_load(path, d));
+	} else if (!strcmp(kind, "ddlsim.topology")) {
+		topology_destroy(topology_load(path, d));
+	} else {
+		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\" or "
+			 "\"ddlsim.topology\", got '%s'", kind);
+	}
+	return diag_count(d) == before ? 0 : -1;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	struct diag d;
+	int bad = 0;
+
+	if (argc < 2)
+		return cli_usage_error("'validate' needs at least one file");
+	diag_init(&d, stderr);
+	for (int i = 1; i < argc; i++) {
+		if (validate_one(argv[i], &d))
+			bad++;
+		else
+			printf("%s: ok\n", argv[i]);
+	}
+	diag_finish(&d);
+	return bad ? EXIT_INPUT : EXIT_OK;
+}

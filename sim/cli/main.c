@@ -1,0 +1,72 @@
+/* main: `ddlsim [--help|--version] <command> [<args>]`.
+ *
+ * The command table lives here; each command is its own file. --help is
+ * handled before anything touches SimGrid, whose init parses argv. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ddlsim-config.h"
+
+const struct cli_command cli_commands[] = {
+	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage },
+	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage },
+	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage },
+	{ NULL, NULL, NULL, NULL },
+};
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("ddlsim: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(see 'ddlsim --help')\n", stderr);
+	return EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ddlsim [--help|--version] <command> [<args>]\n\n"
+		   "ddlsim simulates distributed deep-learning training on a GPU cluster:\n"
+		   "time per iteration, throughput, memory per GPU and cost to train.\n\n"
+		   "commands:\n");
+	for (int i = 0; cli_commands[i].name; i++)
+		fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	fprintf(f, "\n'ddlsim <command> --help' describes a command.\n\n"
+		   "exit codes:\n"
+		   "  0  success\n"
+		   "  1  the simulation or writing a report failed\n"
+		   "  2  bad command line\n"
+		   "  3  invalid input file (the message names the file and line:column or JSON path)\n\n"
+		   "example:\n"
+		   "  ddlsim run scenarios/quickstart.json --out out/quickstart\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr), EXIT_USAGE;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		if (argc > 2)
+			for (int i = 0; cli_commands[i].name; i++)
+				if (!strcmp(argv[2], cli_commands[i].name))
+					return cli_commands[i].usage(stdout), EXIT_OK;
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ddlsim %s\n", DDLSIM_VERSION);
+		return EXIT_OK;
+	}
+	for (int i = 0; cli_commands[i].name; i++)
+		if (!strcmp(argv[1], cli_commands[i].name)) {
+			for (int k = 2; k < argc; k++)
+				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
+					return cli_commands[i].usage(stdout), EXIT_OK;
+			return cli_commands[i].run(argc - 1, argv + 1);
+		}
+	return cli_usage_error("unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,590 @@
+/* engine: SimGrid replay of per-rank programs (see engine.h).
+ *
+ * Layout of the run:
+ *   engine_run          builds the platform file, initialises SimGrid once,
+ *                       creates one actor per (simulated rank, used stream)
+ *                       and one daemon sink per folded peer mailbox, runs.
+ *   stream_main         one stream: for each of its tasks, wait for the
+ *                       cross-stream deps (semaphores), run it, signal.
+ *   run_coll            barrier, flows, barrier, step latency.
+ * Plans are cached per (group leader, group kind, op, bytes): every member
+ * of a group shares one plan and finds its own flows by binary search. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#include "platform.h"
+
+/* ---- plan cache ---------------------------------------------------- */
+
+struct cplan {
+	int leader, kind, op;
+	double bytes;
+	struct coll_plan *p;
+	int *by_dst;            /* flow indices sorted by dst */
+};
+
+struct rank_inst;
+
+struct sim {
+	const struct engine_job *job;
+	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
+	bool *active;           /* [nranks] */
+	struct cplan *plans;
+	size_t nplans_cap, nplans;
+	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
+	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
+	int *stream_ntasks;
+	int nactors, finished;
+	long flows, collectives, tasks;
+	bool failed;
+};
+
+struct rank_inst {
+	int rank, stage;
+	const struct program *prog;
+	sg_sem_t *sem;          /* [prog->n] */
+	double *xfer_start;     /* [prog->n] recv transfer start */
+	double *done_at;        /* [prog->n] */
+	struct engine_rank_stats *st;
+	sg_host_t host;
+};
+
+struct stream_arg {
+	struct sim *sim;
+	struct rank_inst *ri;
+	enum stream s;
+};
+
+struct p2p_msg {
+	double post_s;
+};
+
+static struct sim *g_sim;
+static int dummy_payload;
+
+static unsigned long hash_key(int leader, int kind, int op, double bytes)
+{
+	unsigned long h = (unsigned long)leader * 2654435761UL;
+	h ^= (unsigned long)kind * 40503UL + (unsigned long)op * 97UL;
+	unsigned long long b;
+	memcpy(&b, &bytes, sizeof(b));
+	h ^= (unsigned long)(b ^ (b >> 29)) * 0x9E3779B97F4A7C15ULL;
+	return h;
+}
+
+static struct coll_plan *plan_get(struct sim *S, int kind, const int *members,
+				  int n, int op, double bytes, int **by_dst)
+{
+	int leader = members[0];
+	if (S->nplans * 2 >= S->nplans_cap) {
+		size_t ncap = S->nplans_cap ? 2 * S->nplans_cap : 1024;
+		struct cplan *np = calloc(ncap, sizeof(*np));
+		for (size_t i = 0; i < S->nplans_cap; i++) {
+			struct cplan *c = &S->plans[i];
+			if (!c->p)
+				continue;
+			size_t j = hash_key(c->leader, c->kind, c->op, c->bytes) % ncap;
+			while (np[j].p)
+				j = (j + 1) % ncap;
+			np[j] = *c;
+		}
+		free(S->plans);
+		S->plans = np;
+		S->nplans_cap = ncap;
+	}
+	size_t j = hash_key(leader, kind, op, bytes) % S->nplans_cap;
+	while (S->plans[j].p) {
+		struct cplan *c = &S->plans[j];
+		if (c->leader == leader && c->kind == kind && c->op == op && c->bytes == bytes) {
+			*by_dst = c->by_dst;
+			return c->p;
+		}
+		j = (j + 1) % S->nplans_cap;
+	}
+	struct coll_plan *p = coll_plan_create(S->job->topo, S->job->coll_algo, op,
+					       members, n, bytes);
+	if (!p)
+		return NULL;
+	int *bd = malloc((size_t)(p->nflows ? p->nflows : 1) * sizeof(*bd));
+	for (int i = 0; i < p->nflows; i++)
+		bd[i] = i;
+	/* insertion-free sort of flow indices by dst */
+	for (int i = 1; i < p->nflows; i++) {
+		int v = bd[i], k = i - 1;
+		while (k >= 0 && p->flows[bd[k]].dst > p->flows[v].dst) {
+			bd[k + 1] = bd[k];
+			k--;
+		}
+		bd[k + 1] = v;
+	}
+	S->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd };
+	S->nplans++;
+	*by_dst = bd;
+	return p;
+}
+
+/* First flow index with flows[idx(i)].key >= r. */
+static int lower(const struct coll_plan *p, const int *idx, int r, bool by_dst)
+{
+	int lo = 0, hi = p->nflows;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		const struct coll_flow *f = &p->flows[idx ? idx[mid] : mid];
+		int key = by_dst ? f->dst : f->src;
+		if (key < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static sg_mailbox_t coll_mailbox(int stream, int src, int dst)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "c%d_%d_%d", stream, src, dst);
+	return sg_mailbox_by_name(name);
+}
+
+static sg_mailbox_t p2p_mailbox(int dir, int src, int dst)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "p%d_%d_%d", dir, src, dst);
+	return sg_mailbox_by_name(name);
+}
+
+/* ---- task execution ------------------------------------------------ */
+
+static sg_bar_t group_barrier(struct sim *S, int leader, int kind, int stream,
+			      const int *members, int n)
+{
+	size_t k = ((size_t)leader * GROUP_N + (size_t)kind) * STREAM_N + (size_t)stream;
+	if (!S->bars[k]) {
+		int act = 0;
+		for (int i = 0; i < n; i++)
+			act += S->active[members[i]];
+		S->bars[k] = sg_barrier_init((unsigned)act);
+	}
+	return S->bars[k];
+}
+
+static int coll_members(const struct sim *S, const struct rank_inst *ri,
+			enum group_kind g, int *out)
+{
+	return placement_group(S->job->pl, g, ri->rank, out);
+}
+
+static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
+{
+	int cap = S->job->pl->size[t->group == GROUP_TP ? DIM_TP : DIM_DP];
+	int *mem = malloc((size_t)cap * sizeof(*mem));
+	int n = coll_members(S, ri, t->group, mem);
+	if (n <= 1 || t->bytes <= 0) {
+		free(mem);
+		return;
+	}
+	int *by_dst;
+	double bytes = t->bytes * t->count;
+	struct coll_plan *p = plan_get(S, t->group, mem, n, t->op, bytes, &by_dst);
+	if (!p) {
+		S->failed = true;
+		free(mem);
+		return;
+	}
+	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
+	S->collectives++;
+
+	sg_barrier_wait(bar);
+	int o0 = lower(p, NULL, ri->rank, false), o1 = lower(p, NULL, ri->rank + 1, false);
+	int i0 = lower(p, by_dst, ri->rank, true), i1 = lower(p, by_dst, ri->rank + 1, true);
+	int nc = 0;
+	sg_comm_t *c = malloc((size_t)(o1 - o0 + i1 - i0 + 1) * sizeof(*c));
+	void *sink = NULL;
+	for (int i = o0; i < o1; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		c[nc++] = sg_mailbox_put_async(coll_mailbox(t->stream, f->src, f->dst),
+					       &dummy_payload, (long)ceil(f->bytes));
+		ri->st->sent_bytes[t->cat] += f->bytes;
+		S->flows++;
+	}
+	for (int i = i0; i < i1; i++) {
+		const struct coll_flow *f = &p->flows[by_dst[i]];
+		if (S->active[f->src])
+			c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
+	}
+	sg_comm_wait_all(c, (size_t)nc);
+	free(c);
+	sg_barrier_wait(bar);
+	/* count merged calls: count x steps latencies, one already in the flows */
+	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
+	if (extra > 0)
+		sg_actor_sleep_for(extra);
+	free(mem);
+}
+
+static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_dir dir,
+		    bool sending)
+{
+	/* FWD goes to stage + 1; a receive of FWD comes from stage - 1 */
+	int delta = (dir == P2P_FWD) == sending ? +1 : -1;
+	return placement_stage_peer(S->job->pl, ri->rank, ri->stage + delta);
+}
+
+static void wait_deps(struct sim *S, struct rank_inst *ri, const struct task *t,
+		      int *blocking)
+{
+	const struct program *pr = ri->prog;
+	*blocking = -1;
+	for (int k = 0; k < t->ndeps; k++) {
+		int d = pr->deps[t->dep0 + k];
+		double t0 = simgrid_get_clock();
+		sg_sem_acquire(ri->sem[d]);
+		if (simgrid_get_clock() > t0)
+			*blocking = d;
+	}
+	(void)S;
+}
+
+static void account_wait(struct rank_inst *ri, int dep, double from, double to)
+{
+	double w = to - from;
+	if (w <= 0 || dep < 0)
+		return;
+	const struct task *d = &ri->prog->t[dep];
+	if (d->kind == TASK_RECV) {
+		double xs = ri->xfer_start[dep];
+		double exposed = to - (xs > from ? xs : from);
+		if (exposed < 0)
+			exposed = 0;
+		if (exposed > w)
+			exposed = w;
+		ri->st->exposed_s[CAT_PP_COMM] += exposed;
+		ri->st->bubble_s += w - exposed;
+	} else if (d->kind == TASK_COMPUTE) {
+		ri->st->bubble_s += w;
+	} else {
+		ri->st->exposed_s[d->cat] += w;
+	}
+}
+
+static void stream_main(int argc, char **argv)
+{
+	struct stream_arg *a = sg_actor_self_get_data();
+	struct sim *S = a->sim;
+	struct rank_inst *ri = a->ri;
+	const struct program *pr = ri->prog;
+	int *list = S->stream_tasks[ri->stage * STREAM_N + a->s];
+	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
+	sg_comm_t *sends = NULL;
+	int nsends = 0;
+	double prev_end = simgrid_get_clock();
+	(void)argc, (void)argv;
+
+	if (a->s == STREAM_SEND)
+		sends = malloc((size_t)(nl ? nl : 1) * sizeof(*sends));
+	for (int li = 0; li < nl && !S->failed; li++) {
+		int ti = list[li];
+		const struct task *t = &pr->t[ti];
+		int blocking;
+		wait_deps(S, ri, t, &blocking);
+		double start = simgrid_get_clock();
+		if (a->s == STREAM_COMPUTE)
+			account_wait(ri, blocking, prev_end, start);
+		switch (t->kind) {
+		case TASK_COMPUTE:
+			if (t->time_s > 0)
+				sg_actor_sleep_for(t->time_s);
+			ri->st->compute_s[t->cat] += t->time_s;
+			break;
+		case TASK_COLL:
+			run_coll(S, ri, t);
+			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+			break;
+		case TASK_SEND: {
+			int peer = p2p_peer(S, ri, t->dir, true);
+			struct p2p_msg *m = malloc(sizeof(*m));
+			m->post_s = start;
+			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
+							       m, (long)ceil(t->bytes));
+			ri->st->sent_bytes[t->cat] += t->bytes;
+			S->flows++;
+			break;
+		}
+		case TASK_RECV: {
+			int peer = p2p_peer(S, ri, t->dir, false);
+			struct p2p_msg *m = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
+			ri->xfer_start[ti] = m->post_s > start ? m->post_s : start;
+			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
+			free(m);
+			break;
+		}
+		}
+		prev_end = simgrid_get_clock();
+		ri->done_at[ti] = prev_end;
+		for (int k = 0; k < t->nwaiters; k++)
+			sg_sem_release(ri->sem[ti]);
+		S->tasks++;
+	}
+	if (nsends)
+		sg_comm_wait_all(sends, (size_t)nsends);
+	free(sends);
+	double now = simgrid_get_clock();
+	if (now > ri->st->finish_s)
+		ri->st->finish_s = now;
+	S->finished++;
+	free(a);
+}
+
+static void sink_main(int argc, char **argv)
+{
+	sg_mailbox_t mb = sg_actor_self_get_data();
+	(void)argc, (void)argv;
+	for (;;)
+		sg_mailbox_get(mb);
+}
+
+/* ---- setup --------------------------------------------------------- */
+
+static bool g_initialised;
+
+static void start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
+			bool daemon)
+{
+	sg_actor_t a = sg_actor_init(name, h);
+	sg_actor_set_data(a, data);
+	sg_actor_start_(a, fn, 0, NULL);
+	if (daemon)
+		sg_actor_daemonize(a);
+}
+
+static sg_host_t host_of(int rank)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "g%d", rank);
+	return sg_host_by_name(name);
+}
+
+/* Create a daemon sink for every mailbox a simulated rank sends collective
+ * flows on to a folded rank, standing in for the folded receiver. */
+static int make_sinks(struct sim *S)
+{
+	const struct placement *pl = S->job->pl;
+	int cap = pl->size[DIM_TP] > pl->size[DIM_DP] ? pl->size[DIM_TP] : pl->size[DIM_DP];
+	int *mem = malloc((size_t)cap * sizeof(*mem));
+	size_t scap = 1024, nset = 0;
+	sg_mailbox_t *set = calloc(scap, sizeof(*set));
+	int rc = 0;
+
+	for (int r = 0; r < pl->nranks && !rc; r++) {
+		struct rank_inst *ri = &S->ri[r];
+		if (!ri->prog)
+			continue;
+		for (int i = 0; i < ri->prog->n && !rc; i++) {
+			const struct task *t = &ri->prog->t[i];
+			if (t->kind != TASK_COLL)
+				continue;
+			int n = placement_group(pl, t->group, r, mem);
+			if (n <= 1 || t->bytes <= 0)
+				continue;
+			int *bd;
+			struct coll_plan *p = plan_get(S, t->group, mem, n, t->op,
+						       t->bytes * t->count, &bd);
+			if (!p) {
+				rc = -1;
+				break;
+			}
+			int o0 = lower(p, NULL, r, false), o1 = lower(p, NULL, r + 1, false);
+			for (int k = o0; k < o1; k++) {
+				int dst = p->flows[k].dst;
+				if (S->active[dst])
+					continue;
+				sg_mailbox_t mb = coll_mailbox(t->stream, r, dst);
+				size_t h = ((size_t)mb >> 4) % scap;
+				while (set[h] && set[h] != mb)
+					h = (h + 1) % scap;
+				if (set[h])
+					continue;
+				set[h] = mb;
+				if (++nset * 2 > scap) { /* grow and rehash */
+					size_t ncap = scap * 2;
+					sg_mailbox_t *ns = calloc(ncap, sizeof(*ns));
+					for (size_t q = 0; q < scap; q++)
+						if (set[q]) {
+							size_t g = ((size_t)set[q] >> 4) % ncap;
+							while (ns[g])
+								g = (g + 1) % ncap;
+							ns[g] = set[q];
+						}
+					free(set);
+					set = ns;
+					scap = ncap;
+				}
+				char name[64];
+				snprintf(name, sizeof(name), "sink_%d_%d_%d", t->stream, r, dst);
+				start_actor(name, host_of(dst), sink_main, mb, true);
+			}
+		}
+	}
+	free(set);
+	free(mem);
+	return rc;
+}
+
+int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d)
+{
+	const struct placement *pl = job->pl;
+	char platform[512];
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (g_initialised)
+		return diag_errf(d, "the simulation engine runs once per process");
+	g_initialised = true;
+
+	if (platform_write_temp(job->topo, job->nodes, platform, sizeof(platform)))
+		return diag_errf(d, "cannot write the platform file: %m");
+
+	int argc = 1;
+	char *argv[] = { "ddlsim", NULL };
+	xbt_log_control_set("root.thres:critical");
+	simgrid_init(&argc, argv);
+	sg_cfg_set_string("network/model", "CM02");
+	sg_cfg_set_boolean("network/crosstraffic", "no");
+	sg_cfg_set_double("network/TCP-gamma", 0.0);
+	sg_cfg_set_string("contexts/factory", "raw");
+	simgrid_load_platform(platform);
+	unlink(platform);
+
+	struct sim S = { .job = job };
+	g_sim = &S;
+	int N = pl->nranks, pp = pl->size[DIM_PP];
+	S.ri = calloc((size_t)N, sizeof(*S.ri));
+	S.active = calloc((size_t)N, sizeof(*S.active));
+	S.bars = calloc((size_t)N * GROUP_N * STREAM_N, sizeof(*S.bars));
+	S.stream_tasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_tasks));
+	S.stream_ntasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_ntasks));
+	out->rank = calloc((size_t)N, sizeof(*out->rank));
+	out->nranks = N;
+
+	for (int s = 0; s < pp; s++) {
+		const struct program *pr = job->stage_prog[s];
+		for (int k = 0; k < STREAM_N; k++)
+			S.stream_tasks[s * STREAM_N + k] = malloc((size_t)(pr->n + 1) * sizeof(int));
+		for (int i = 0; i < pr->n; i++) {
+			int k = s * STREAM_N + pr->t[i].stream;
+			S.stream_tasks[k][S.stream_ntasks[k]++] = i;
+		}
+	}
+	for (int r = 0; r < N; r++) {
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_DP] == 0);
+	}
+	for (int r = 0; r < N; r++) {
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		struct rank_inst *ri = &S.ri[r];
+		ri->rank = r;
+		ri->stage = c[DIM_PP];
+		ri->st = &out->rank[r];
+		ri->st->representative = job->fold ? placement_rank(pl, 0, 0, c[DIM_PP]) : r;
+		if (!S.active[r])
+			continue;
+		out->nsimulated++;
+		ri->prog = job->stage_prog[ri->stage];
+		ri->host = host_of(r);
+		if (!ri->host) {
+			diag_errf(d, "platform has no host for rank %d", r);
+			goto out;
+		}
+		ri->sem = calloc((size_t)ri->prog->n + 1, sizeof(*ri->sem));
+		ri->xfer_start = calloc((size_t)ri->prog->n + 1, sizeof(double));
+		ri->done_at = calloc((size_t)ri->prog->n + 1, sizeof(double));
+		for (int i = 0; i < ri->prog->n; i++)
+			if (ri->prog->t[i].nwaiters)
+				ri->sem[i] = sg_sem_init(0);
+	}
+	if (job->fold && make_sinks(&S)) {
+		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
+		goto out;
+	}
+	for (int r = 0; r < N; r++) {
+		struct rank_inst *ri = &S.ri[r];
+		if (!ri->prog)
+			continue;
+		for (int s = 0; s < STREAM_N; s++) {
+			if (!S.stream_ntasks[ri->stage * STREAM_N + s])
+				continue;
+			struct stream_arg *a = malloc(sizeof(*a));
+			*a = (struct stream_arg){ &S, ri, s };
+			char name[48];
+			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
+			start_actor(name, ri->host, stream_main, a, false);
+			S.nactors++;
+		}
+	}
+	simgrid_run();
+
+	if (S.failed) {
+		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
+		goto out;
+	}
+	if (S.finished != S.nactors) {
+		diag_errf(d, "the simulation deadlocked: %d of %d streams finished",
+			  S.finished, S.nactors);
+		goto out;
+	}
+	for (int r = 0; r < N; r++) {
+		int rep = out->rank[r].representative;
+		if (rep != r)
+			out->rank[r] = out->rank[rep], out->rank[r].representative = rep;
+		if (out->rank[r].finish_s > out->iteration_s)
+			out->iteration_s = out->rank[r].finish_s;
+	}
+	out->flows = S.flows;
+	out->collectives = S.collectives;
+	out->tasks = S.tasks;
+	rc = 0;
+out:
+	for (size_t i = 0; i < S.nplans_cap; i++)
+		if (S.plans && S.plans[i].p) {
+			coll_plan_destroy(S.plans[i].p);
+			free(S.plans[i].by_dst);
+		}
+	free(S.plans);
+	for (int r = 0; r < N; r++) {
+		free(S.ri[r].sem);
+		free(S.ri[r].xfer_start);
+		free(S.ri[r].done_at);
+	}
+	for (int k = 0; k < pp * STREAM_N; k++)
+		free(S.stream_tasks[k]);
+	free(S.stream_tasks);
+	free(S.stream_ntasks);
+	free(S.bars);
+	free(S.active);
+	free(S.ri);
+	g_sim = NULL;
+	return rc;
+}
+
+void engine_result_finish(struct engine_result *r)
+{
+	free(r->rank);
+	memset(r, 0, sizeof(*r));
+}

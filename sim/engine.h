@@ -1,0 +1,63 @@
+/* engine: replays per-rank programs on SimGrid. The only module that
+ * includes SimGrid.
+ *
+ * Every rank is a set of actors on its GPU's host, one per stream of its
+ * program (see program.h); cross-stream dependencies are semaphores.
+ * Compute tasks take their priced time; a collective is a barrier of the
+ * group, its plan's flows (see coll.h) posted at once, a second barrier,
+ * and the plan's extra step latency; pipeline sends and receives are
+ * mailbox transfers between stage ranks. The network is pure alpha-beta
+ * (CM02, no cross-traffic, no TCP gamma), so an uncontended transfer of S
+ * bytes costs latency + S / bandwidth and concurrent flows share links
+ * max-min fairly.
+ *
+ * Folding: when every (tp, dp) replica of a stage is identical and the
+ * fabric is symmetric, only the ranks with tp = dp = 0 are simulated; their
+ * flows to folded peers still cross the real links (a daemon receiver
+ * stands in for the peer), so link sharing is kept, and each simulated
+ * rank's statistics stand for the ranks it represents.
+ *
+ * SimGrid runs one simulation per process: engine_run() can be called once
+ * per process (a sweep forks a process per simulation). */
+#ifndef DDLSIM_ENGINE_H
+#define DDLSIM_ENGINE_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "placement.h"
+#include "program.h"
+#include "topology.h"
+
+struct engine_rank_stats {
+	double finish_s;            /* when the rank's last stream finished */
+	double compute_s[CAT_N];    /* compute-stream busy time, by category */
+	double comm_s[CAT_N];       /* communication-stream busy time, by category */
+	double exposed_s[CAT_N];    /* compute stream waiting for communication */
+	double bubble_s;            /* compute stream waiting for a pipeline peer's work */
+	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
+	int representative;         /* rank whose simulation these numbers are */
+};
+
+struct engine_job {
+	const struct topology *topo;
+	int nodes;
+	const struct placement *pl;
+	struct program *const *stage_prog;  /* [pp], one template per stage */
+	const char *coll_algo;               /* "auto", "ring", ... */
+	bool fold;
+};
+
+struct engine_result {
+	double iteration_s;
+	int nranks, nsimulated;
+	struct engine_rank_stats *rank;      /* [nranks] */
+	long flows, collectives, tasks;
+};
+
+/* Simulate one iteration of job. Returns 0, or -1 after reporting into d
+ * (second call in a process, platform error, deadlock). */
+int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d);
+void engine_result_finish(struct engine_result *r);
+
+#endif

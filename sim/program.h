@@ -1,0 +1,93 @@
+/* program: what one rank does in one training iteration, as tasks.
+ *
+ * A schedule (DP, pipeline 1F1B, ...) writes a program: tasks placed on
+ * streams, like CUDA streams. Tasks of one stream run one after another in
+ * the order they were added; a task may also wait for tasks of other
+ * streams (its deps), like a CUDA event wait. The engine replays programs
+ * on SimGrid, so overlap and exposed communication come out of the
+ * replay, not out of a formula.
+ *
+ * A program is a template shared by all ranks in the same role (for
+ * example every rank of one pipeline stage): collectives name a group kind
+ * (this rank's TP group, DP group) and sends/receives a peer relative to
+ * the rank's pipeline stage; the engine resolves them per rank. */
+#ifndef DDLSIM_PROGRAM_H
+#define DDLSIM_PROGRAM_H
+
+#include "coll.h"
+
+enum stream {
+	STREAM_COMPUTE,
+	STREAM_TP,        /* tensor-parallel collectives (blocking compute) */
+	STREAM_DP,        /* gradient reduction, overlapped */
+	STREAM_PARAM,     /* ZeRO-3 / FSDP parameter gathers */
+	STREAM_SEND,      /* pipeline sends (posted, not waited) */
+	STREAM_RECV_PREV, /* pipeline receives from the previous stage */
+	STREAM_RECV_NEXT, /* pipeline receives from the next stage */
+	STREAM_N
+};
+
+enum task_kind { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV };
+
+/* What a task's time is accounted as, in the report's breakdown. */
+enum task_cat {
+	CAT_FORWARD,
+	CAT_BACKWARD,
+	CAT_RECOMPUTE,
+	CAT_OPTIMIZER,
+	CAT_TP_COMM,
+	CAT_DP_COMM,
+	CAT_PARAM_COMM,
+	CAT_PP_COMM,
+	CAT_N
+};
+
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_N };
+
+/* Direction of a pipeline transfer (which neighbour, which mailbox). */
+enum p2p_dir { P2P_FWD, P2P_BWD };
+
+struct task {
+	enum task_kind kind;
+	enum stream stream;
+	enum task_cat cat;
+	double time_s;          /* TASK_COMPUTE */
+	double flops;           /* TASK_COMPUTE: model FLOPs it stands for */
+	enum coll_op op;        /* TASK_COLL */
+	enum group_kind group;  /* TASK_COLL */
+	double bytes;           /* TASK_COLL (N per call), TASK_SEND/RECV */
+	int count;              /* TASK_COLL: back-to-back calls merged (>= 1) */
+	enum p2p_dir dir;       /* TASK_SEND/RECV: FWD goes to the next stage */
+	int mb, chunk;          /* micro-batch and model chunk, for traces */
+	int dep0, ndeps;        /* into program.deps (tasks of other streams) */
+	int nwaiters;           /* cross-stream tasks that wait for this one */
+};
+
+struct program {
+	struct task *t;
+	int n, cap;
+	int *deps;
+	int ndeps, depcap;
+	double peak_inflight;   /* micro-batch chunks alive at once (memory) */
+	double flops;           /* model FLOPs of the program (no recompute) */
+};
+
+void program_init(struct program *p);
+void program_finish(struct program *p);
+
+/* Append a copy of t that waits for deps[0..ndeps) (task indices, any
+ * stream; same-stream deps are implied and dropped). Returns the new task's
+ * index, or -1 on allocation failure. */
+int program_add(struct program *p, const struct task *t, const int *deps, int ndeps);
+
+/* Shorthands. */
+int program_compute(struct program *p, enum task_cat cat, double time_s,
+		    double flops, int mb, int chunk, const int *deps, int ndeps);
+int program_coll(struct program *p, enum stream s, enum task_cat cat,
+		 enum coll_op op, enum group_kind g, double bytes, int count,
+		 const int *deps, int ndeps);
+
+const char *task_cat_name(enum task_cat c);
+const char *stream_name(enum stream s);
+
+#endif

@@ -1,0 +1,68 @@
+/* result: everything one simulated scenario produced, for the reports.
+ *
+ * Filled by simulate_run(); read by the report writers. Times in seconds,
+ * sizes in bytes, rates per second, all per training iteration unless the
+ * name says otherwise. */
+#ifndef DDLSIM_RESULT_H
+#define DDLSIM_RESULT_H
+
+#include <stdbool.h>
+
+#include "engine.h"
+#include "memory.h"
+#include "scenario.h"
+
+struct stage_result {
+	int stage;
+	int layers;                 /* transformer layers on the stage (all chunks) */
+	int first_layer;            /* of chunk 0 */
+	bool has_embedding, has_head;
+	int peak_inflight_chunks;   /* (micro-batch, chunk) pairs alive at peak */
+	double inflight;            /* the same in units of the stage's layers */
+	struct mem_anatomy mem;
+	double compute_fwd_s;       /* one micro-batch, all chunks */
+	double compute_bwd_s;
+	double bubble_s;            /* measured on the stage's rank */
+	double bubble_fraction;     /* bubble / iteration */
+};
+
+struct result {
+	const struct scenario *sc;
+	char producer_version[32];
+	double params;
+	double microbatches;
+	double iteration_s;
+	double samples_per_s;
+	double tokens_per_s;
+	double model_flops;         /* per iteration, no recompute */
+	double hardware_flops;      /* per iteration, with recompute */
+	double model_tflops_per_gpu;
+	double hardware_tflops_per_gpu;
+	double mfu;
+	double hfu;
+	double peak_flops_per_gpu;
+	int nstages;
+	struct stage_result *stage; /* [pp] */
+	bool fits;                  /* every rank */
+	double worst_total_bytes;
+	int worst_stage;
+	double shortfall_bytes;     /* worst_total - capacity if it does not fit */
+	struct engine_result eng;
+	double comm_bytes_per_gpu[CAT_N];
+	double time_to_train_s;
+	double gpu_hours;
+	double cost_usd;
+	bool folded;
+	double sim_wall_s;
+	const char *cost_source;
+	char measured_ops[1024];
+	char roofline_ops[1024];
+	char order[16];
+	int tp_group0[64], ntp0;    /* rank 0's groups, for the report */
+	int dp_group0[64], ndp0;
+	int pp_ranks0[64], npp0;
+};
+
+void result_finish(struct result *r);
+
+#endif

@@ -1,0 +1,332 @@
+/* scenario: scenario file loader and plan checks (see scenario.h). */
+#include "scenario.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jload.h"
+#include "coll.h"
+#include "placement.h"
+
+static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
+static const char *const rc_names[] = { "none", "selective", "full", NULL };
+static const char *const prec_names[] = { "fp32", "tf32", "fp16", "bf16", NULL };
+static const char *const opt_names[] = { "adam", NULL };
+static const char *const fold_names[] = { "auto", "on", "off", NULL };
+static const char *const cost_names[] = { "roofline", "profile", NULL };
+
+long scenario_microbatches(const struct scenario *s)
+{
+	return s->global_batch / ((long)s->dp * s->micro_batch);
+}
+
+static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int flags)
+{
+	const char *s;
+	if (jobj_str(jo, key, &s, flags) != 1)
+		return;
+	if (jload_resolve(jo->file, s, out, n)) {
+		jobj_err(jo, key, "path too long");
+		return;
+	}
+	if (access(out, R_OK) != 0) {
+		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", out, strerror(errno));
+		out[0] = 0;
+	}
+}
+
+static void load_parallel(struct jobj *root, struct scenario *s, long *dp_in)
+{
+	struct jobj jo;
+	long x;
+	int e;
+	json_t *arr;
+	char ap[300];
+
+	s->tp = s->pp = 1;
+	s->interleave = 1;
+	s->schedule = SCHED_1F1B;
+	snprintf(s->order, sizeof(s->order), "tp,dp,pp");
+	if (jobj_child(root, "parallel", &jo, 0) != 1)
+		return;
+	jobj_int(&jo, "dp", dp_in, 1, 0);
+	x = 1;
+	if (jobj_int(&jo, "tp", &x, 1, 0) == 1)
+		s->tp = (int)x;
+	x = 1;
+	if (jobj_int(&jo, "pp", &x, 1, 0) == 1)
+		s->pp = (int)x;
+	jobj_bool(&jo, "sp", &s->sp, 0);
+	x = 0;
+	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
+		if (x > 3)
+			jobj_err(&jo, "zero", "expected a ZeRO stage 0..3, got %ld", x);
+		else
+			s->zero = (enum zero_stage)x;
+	}
+	e = SCHED_1F1B;
+	jobj_enum(&jo, "schedule", sched_names, &e, 0);
+	s->schedule = e;
+	x = 1;
+	if (jobj_int(&jo, "interleave", &x, 1, 0) == 1)
+		s->interleave = (int)x;
+	e = RECOMPUTE_NONE;
+	jobj_enum(&jo, "recompute", rc_names, &e, 0);
+	s->recompute = e;
+	const char *ord;
+	if (jobj_str(&jo, "order", &ord, 0) == 1) {
+		struct placement pl;
+		if (placement_init(&pl, 1, 1, 1, ord))
+			jobj_err(&jo, "order", "expected a permutation of tp, dp, pp such as \"tp,dp,pp\", got '%s'", ord);
+		else
+			snprintf(s->order, sizeof(s->order), "%s", ord);
+	}
+	if (jobj_array(&jo, "stage_layers", &arr, ap, sizeof(ap), 0) == 1) {
+		size_t i;
+		json_t *v;
+		if (json_array_size(arr) > SCENARIO_MAX_STAGES)
+			diag_err(jo.d, jo.file, ap, "at most %d stages, got %zu",
+				 SCENARIO_MAX_STAGES, json_array_size(arr));
+		else {
+			s->explicit_stages = true;
+			json_array_foreach(arr, i, v) {
+				if (!json_is_integer(v) || json_integer_value(v) < 1) {
+					diag_err(jo.d, jo.file, ap, "/%zu: expected a positive layer count, got %s",
+						 i, jload_type_name(v));
+					continue;
+				}
+				s->stage_layers[i] = (int)json_integer_value(v);
+			}
+			if ((long)json_array_size(arr) != s->pp)
+				diag_err(jo.d, jo.file, ap, "expected one layer count per pipeline stage (pp = %d), got %zu",
+					 s->pp, json_array_size(arr));
+		}
+	}
+	jobj_end(&jo);
+}
+
+static void load_training(struct jobj *root, struct scenario *s)
+{
+	struct jobj jo;
+	int e;
+
+	s->micro_batch = 1;
+	s->precision = DTYPE_BF16;
+	if (jobj_child(root, "training", &jo, JREQ) != 1)
+		return;
+	jobj_int(&jo, "seq_len", &s->seq, 1, JREQ);
+	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
+	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
+	e = DTYPE_BF16;
+	jobj_enum(&jo, "precision", prec_names, &e, 0);
+	if (e == DTYPE_TF32) {
+		jobj_err(&jo, "precision", "expected one of {fp32, fp16, bf16}, got 'tf32'");
+		e = DTYPE_FP32;
+	}
+	s->precision = e;
+	s->grad_dtype = e;
+	if (jobj_enum(&jo, "grad_reduce_dtype", prec_names, &e, 0) == 1)
+		s->grad_dtype = e;
+	e = 0;
+	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
+	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
+	jobj_end(&jo);
+}
+
+static void load_misc(struct jobj *root, struct scenario *s)
+{
+	struct jobj jo;
+	const char *str;
+	int e;
+	json_t *arr;
+	char ap[300];
+	double mb;
+
+	snprintf(s->coll_algo, sizeof(s->coll_algo), "auto");
+	s->bucket_bytes = 25e6;
+	if (jobj_child(root, "communication", &jo, 0) == 1) {
+		if (jobj_str(&jo, "algorithm", &str, 0) == 1) {
+			if (!coll_algo_find(str))
+				jobj_err(&jo, "algorithm", "unknown collective algorithm '%s' (see 'ddlsim list')", str);
+			else
+				snprintf(s->coll_algo, sizeof(s->coll_algo), "%s", str);
+		}
+		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1)
+			s->bucket_bytes = mb * 1e6;
+		jobj_end(&jo);
+	}
+	if (jobj_child(root, "compute", &jo, 0) == 1) {
+		e = COST_ROOFLINE;
+		jobj_enum(&jo, "cost", cost_names, &e, 0);
+		s->cost = e;
+		path_key(&jo, "profile", s->profile_path, sizeof(s->profile_path),
+			 e == COST_PROFILE ? JREQ : 0);
+		jobj_end(&jo);
+	}
+	if (jobj_child(root, "simulation", &jo, 0) == 1) {
+		e = FOLD_AUTO;
+		jobj_enum(&jo, "fold", fold_names, &e, 0);
+		s->fold = e;
+		jobj_end(&jo);
+	}
+	if (jobj_child(root, "cost", &jo, 0) == 1) {
+		jobj_num(&jo, "usd_per_gpu_hour", &s->usd_per_gpu_hour, JNONNEG);
+		jobj_end(&jo);
+	}
+	s->want_json = s->want_csv = true;
+	if (jobj_child(root, "output", &jo, 0) == 1) {
+		path_key(&jo, "dir", s->out_dir, sizeof(s->out_dir), 0);
+		if (jobj_array(&jo, "formats", &arr, ap, sizeof(ap), 0) == 1) {
+			size_t i;
+			json_t *v;
+			s->want_json = s->want_csv = false;
+			json_array_foreach(arr, i, v) {
+				const char *f = json_is_string(v) ? json_string_value(v) : "";
+				if (strcmp(f, "json") == 0)
+					s->want_json = true;
+				else if (strcmp(f, "csv") == 0)
+					s->want_csv = true;
+				else
+					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\" or \"csv\", got %s%s%s",
+						 i, json_is_string(v) ? "'" : "",
+						 json_is_string(v) ? f : jload_type_name(v),
+						 json_is_string(v) ? "'" : "");
+			}
+		}
+		jobj_end(&jo);
+	}
+}
+
+/* Checks across files: the plan against the cluster, model and batch. */
+static void check_plan(struct scenario *s, long dp_in, struct diag *d)
+{
+	const char *f = s->path;
+	const struct model *m = s->model;
+	const struct topology *t = s->topo;
+	long gpus = (long)s->nodes * t->gpus_per_node;
+
+	s->gpus = (int)gpus;
+	if (s->nodes > 1 && t->nics < 1)
+		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none",
+			 s->nodes, t->name);
+	if (gpus % ((long)s->tp * s->pp)) {
+		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %d must divide the %ld GPUs "
+			 "(%d nodes x %d GPUs)", s->tp, s->pp, s->tp * s->pp, gpus, s->nodes,
+			 t->gpus_per_node);
+		return;
+	}
+	s->dp = (int)(gpus / ((long)s->tp * s->pp));
+	if (dp_in > 0 && dp_in != s->dp) {
+		diag_err(d, f, "/parallel/dp", "dp x tp x pp must equal the %ld GPUs (%d nodes x %d GPUs): "
+			 "%ld x %d x %d = %ld", gpus, s->nodes, t->gpus_per_node, dp_in, s->tp, s->pp,
+			 dp_in * s->tp * s->pp);
+		return;
+	}
+	if (m->heads % s->tp)
+		diag_err(d, f, "/parallel/tp", "must divide the model's %ld attention heads, got %d",
+			 m->heads, s->tp);
+	else if (m->kv_heads % s->tp && s->tp % m->kv_heads)
+		diag_err(d, f, "/parallel/tp", "must divide or be a multiple of the model's %ld KV heads, got %d",
+			 m->kv_heads, s->tp);
+	if (m->ffn % s->tp)
+		diag_err(d, f, "/parallel/tp", "must divide the FFN size %ld, got %d", m->ffn, s->tp);
+	/* a vocabulary not divisible by tp is fine: Megatron pads it */
+	if (s->sp && s->tp < 2)
+		diag_err(d, f, "/parallel/sp", "sequence parallelism needs tp > 1, got tp = %d", s->tp);
+	if (s->seq > 0 && s->sp && s->seq % s->tp)
+		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", s->seq, s->tp);
+	if (s->pp > m->layers)
+		diag_err(d, f, "/parallel/pp", "must be <= the model's %ld layers, got %d", m->layers, s->pp);
+	else if (s->explicit_stages) {
+		long sum = 0;
+		for (int i = 0; i < s->pp; i++)
+			sum += s->stage_layers[i];
+		if (sum != m->layers)
+			diag_err(d, f, "/parallel/stage_layers", "must add up to the model's %ld layers, got %ld",
+				 m->layers, sum);
+	} else if (s->schedule == SCHED_INTERLEAVED && m->layers % ((long)s->pp * s->interleave))
+		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers",
+			 s->pp, s->interleave, m->layers);
+	if (s->interleave > 1 && s->schedule != SCHED_INTERLEAVED)
+		diag_err(d, f, "/parallel/interleave", "needs schedule \"interleaved\", got \"%s\"",
+			 schedule_registry[s->schedule].name);
+	if (s->schedule == SCHED_INTERLEAVED && s->explicit_stages && s->interleave > 1)
+		diag_err(d, f, "/parallel/stage_layers", "cannot be combined with interleave > 1");
+	long div = (long)s->dp * s->micro_batch;
+	if (s->global_batch > 0 && s->global_batch % div)
+		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
+			 s->dp, s->micro_batch, div, s->global_batch);
+	else if (s->schedule == SCHED_INTERLEAVED && s->interleave > 1 &&
+		 (s->global_batch / div) % s->pp)
+		diag_err(d, f, "/training/global_batch", "interleaving needs micro-batches per pipeline (%ld) divisible by pp = %d",
+			 s->global_batch / div, s->pp);
+	if (s->zero == ZERO_3 && s->pp > 1)
+		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", s->pp);
+}
+
+struct scenario *scenario_load(const char *path, struct diag *d)
+{
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct jobj jo;
+	const char *str;
+	long nodes = 0, dp_in = 0;
+	int before = diag_count(d);
+
+	if (!s)
+		return NULL;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err;
+	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 0))
+		goto err;
+	jobj_init(&jo, root, path, "", d);
+	const char *base = strrchr(path, '/');
+	snprintf(s->name, sizeof(s->name), "%s", base ? base + 1 : path);
+	char *dot = strrchr(s->name, '.');
+	if (dot)
+		*dot = 0;
+	if (jobj_str(&jo, "name", &str, 0) == 1)
+		snprintf(s->name, sizeof(s->name), "%s", str);
+	if (jobj_str(&jo, "description", &str, 0) == 1)
+		snprintf(s->description, sizeof(s->description), "%s", str);
+	path_key(&jo, "model", s->model_path, sizeof(s->model_path), JREQ);
+	path_key(&jo, "topology", s->topo_path, sizeof(s->topo_path), JREQ);
+	jobj_int(&jo, "nodes", &nodes, 1, JREQ);
+	s->nodes = (int)nodes;
+	load_parallel(&jo, s, &dp_in);
+	load_training(&jo, s);
+	load_misc(&jo, s);
+	jobj_end(&jo);
+	json_decref(root);
+	root = NULL;
+	if (!s->out_dir[0])
+		snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
+
+	if (s->model_path[0])
+		s->model = model_load(s->model_path, d);
+	if (s->topo_path[0])
+		s->topo = topology_load(s->topo_path, d);
+	if (diag_count(d) != before || !s->model || !s->topo)
+		goto err;
+	check_plan(s, dp_in, d);
+	if (diag_count(d) != before)
+		goto err;
+	return s;
+err:
+	json_decref(root);
+	scenario_destroy(s);
+	return NULL;
+}
+
+void scenario_destroy(struct scenario *s)
+{
+	if (!s)
+		return;
+	model_destroy(s->model);
+	topology_destroy(s->topo);
+	free(s);
+}
