@@ -230,10 +230,14 @@ static int dnn_init(struct conv *v)
 		break;
 	}
 	}
-	if (st == CUDNN_STATUS_NOT_SUPPORTED || (st == CUDNN_STATUS_SUCCESS && v->algo < 0))
+	/* Any refusal (not supported, bad parameter for this layout, no
+	 * algorithm succeeded) falls back to the project kernel. */
+	if (st != CUDNN_STATUS_SUCCESS || v->algo < 0) {
+		if (st != CUDNN_STATUS_SUCCESS)
+			calib_warn("cudnnFind*AlgorithmEx: %s", cudnnGetErrorString(st));
+		(void)cudaGetLastError();
 		return 1;
-	if (dnn_failed(st, "cudnnFindConvolution*AlgorithmEx"))
-		return -1;
+	}
 	/* Run with the math type the algorithm was found with. */
 	if (dnn_failed(cudnnSetConvolutionMathType(v->cd, math), "math type"))
 		return -1;

@@ -337,12 +337,17 @@ static bool fp8_ok(const struct gemm_shape *sh)
 	return sh->m % 16 == 0 && sh->n % 16 == 0 && sh->k % 16 == 0;
 }
 
-/* Runs `n` shapes in `dt`; fp8 points are forced to "TN". */
+/* Runs `n` shapes in `dt`.  fp8 points are forced to "TN" (shapes that
+ * then coincide are measured once) and need dimensions divisible by 16. */
 static int run_list(struct calib *c, enum calib_dtype dt, const struct gemm_shape *v,
 		    long long n, const char *label)
 {
-	long long i;
+	struct gemm_shape *list = malloc((size_t)(n > 0 ? n : 1) * sizeof(*list));
+	long long i, count = 0;
+	int rc = -1;
 
+	if (!list)
+		return calib_error("out of memory 'gemm shapes'");
 	for (i = 0; i < n; i++) {
 		struct gemm_shape sh = v[i];
 
@@ -352,10 +357,17 @@ static int run_list(struct calib *c, enum calib_dtype dt, const struct gemm_shap
 			sh.transa = 'T';
 			sh.transb = 'N';
 		}
-		if (run_point(c, dt, &sh, label, i, n) < 0)
-			return -1;
+		list[count++] = sh;
 	}
-	return 0;
+	if (dt == CALIB_FP8)
+		count = shapes_gemm_unique(list, count);
+	for (i = 0; i < count; i++)
+		if (run_point(c, dt, &list[i], label, i, count) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(list);
+	return rc;
 }
 
 static int self_test(struct calib *c, bool fp8)

@@ -32,6 +32,7 @@
 #include <cudnn.h>
 #endif
 
+#include "ddlsim-config.h"
 #include "kernels.h"
 
 #define CALIB_NAME "ddlsim-calib"
@@ -216,9 +217,10 @@ void *arena_ptr(const struct arena *a, int j, int i);
 int timer_median(struct calib *c, int (*enqueue)(void *arg, int i), void *arg,
 		 double *median_s);
 
-/* Copies `count` elements of `elem` bytes, `stride` elements apart, from
- * device `src` to host `dst`, after waiting for all work on the device
- * (so it sees results of c->stream).  Returns 0 or -1. */
+/* Copies `count` elements of `elem` bytes (1, 2, 4 or 8 when stride > 1),
+ * `stride` elements apart, from device `src` to host `dst`, after waiting
+ * for all work on the device (so it sees results of c->stream).  Returns 0
+ * or -1. */
 int copy_strided(void *dst, const void *src, size_t elem, size_t stride,
 		 size_t count);
 
@@ -233,6 +235,9 @@ struct gemm_shape {
  * deduplicated.  Returns the count and a malloc'd array in *out (caller
  * frees), or -1 when out of memory.  `quick` keeps a small subset. */
 long long shapes_gemm_models(bool quick, struct gemm_shape **out);
+
+/* Sorts v[0..n) and removes duplicate shapes; returns the new count. */
+long long shapes_gemm_unique(struct gemm_shape *v, long long n);
 
 /* The M, N, K grid (transposes N, N).  Same ownership as above. */
 long long shapes_gemm_grid(bool quick, struct gemm_shape **out);

@@ -64,8 +64,7 @@ static int cmp_shape(const void *x, const void *y)
 	return (a->transb > b->transb) - (a->transb < b->transb);
 }
 
-/* Sorts and removes duplicates; returns the new count. */
-static long long unique(struct gemm_shape *v, long long n)
+long long shapes_gemm_unique(struct gemm_shape *v, long long n)
 {
 	long long i, out = 0;
 
@@ -135,7 +134,7 @@ long long shapes_gemm_models(bool quick, struct gemm_shape **out)
 		}
 	}
 	*out = v;
-	return unique(v, n);
+	return shapes_gemm_unique(v, n);
 }
 
 static const long long grid_m[] = {
@@ -167,7 +166,7 @@ long long shapes_gemm_grid(bool quick, struct gemm_shape **out)
 		for (i = 0; i < NGRID - 2; i += 4)
 			push(v, &n, grid_m[i], 4096, 4096, 'N', 'N');
 		*out = v;
-		return unique(v, n);
+		return shapes_gemm_unique(v, n);
 	}
 	for (i = 0; i < NGRID; i++) {
 		for (j = 0; j < NNK; j++)
@@ -177,7 +176,7 @@ long long shapes_gemm_grid(bool quick, struct gemm_shape **out)
 		push(v, &n, 4096, 4096, grid_m[i], 'N', 'N');
 	}
 	*out = v;
-	return unique(v, n);
+	return shapes_gemm_unique(v, n);
 }
 
 /* n (batch) is set by the caller; dil is 1 throughout. */

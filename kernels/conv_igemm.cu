@@ -18,6 +18,8 @@
 // Tiling: 64x64 output tile per 256-thread block, K in steps of 16 staged
 // through shared memory as fp32, 4x4 outputs per thread accumulated in fp32
 // registers (the classic SGEMM register-blocking scheme; no tensor cores).
+// The gathers load_a/load_b are also host functions, so that the index
+// mapping can be unit-tested on a machine without a GPU.
 // When the grid would have too few blocks to fill the GPU - always the case
 // for bwd-filter, whose K is the whole batch - the K loop is split over
 // gridDim.z and the partial sums are added atomically into an fp32
@@ -40,7 +42,7 @@ struct igemm_params {
 };
 
 template <int PASS>
-static __device__ __forceinline__ float load_a(const struct igemm_params &g,
+static __host__ __device__ __forceinline__ float load_a(const struct igemm_params &g,
 					       long long m, long long kk)
 {
 	if (PASS == KERNELS_CONV_FWD) {
@@ -87,7 +89,7 @@ static __device__ __forceinline__ float load_a(const struct igemm_params &g,
 }
 
 template <int PASS>
-static __device__ __forceinline__ float load_b(const struct igemm_params &g,
+static __host__ __device__ __forceinline__ float load_b(const struct igemm_params &g,
 					       long long kk, long long n)
 {
 	if (PASS == KERNELS_CONV_FWD) {

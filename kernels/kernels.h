@@ -41,6 +41,15 @@ enum kernels_dtype {
 cudaError_t kernels_fill_uniform(void *dst, size_t n, enum kernels_dtype dtype,
 				 uint64_t seed, cudaStream_t stream);
 
+/* dst[i] = src[i * stride] for i < count, elements of `elem` bytes (1, 2, 4
+ * or 8), both on the device. */
+cudaError_t kernels_gather(void *dst, const void *src, size_t elem,
+			   size_t stride, size_t count, cudaStream_t stream);
+
+/* Enqueues a single-thread kernel that busy-waits `seconds` (at most 1 s)
+ * on the GPU, holding back the work enqueued after it. */
+cudaError_t kernels_spin(double seconds, cudaStream_t stream);
+
 /* y[i] = gelu_tanh(x[i] + bias[i % cols]) over rows x cols elements.
  * Megatron's fused bias-GeLU (tanh approximation). */
 cudaError_t kernels_bias_gelu(enum kernels_dtype dtype, const void *x,

@@ -46,12 +46,18 @@ static void note(struct cost *c, const char *name, bool measured)
 	c->nnames++;
 }
 
+double cost_op_time_ex(struct cost *c, const struct op *op, bool *measured)
+{
+	*measured = false;
+	double t = c->impl->op_time(c, op, measured);
+	note(c, op->name, *measured);
+	return t;
+}
+
 double cost_op_time(struct cost *c, const struct op *op)
 {
-	bool measured = false;
-	double t = c->impl->op_time(c, op, &measured);
-	note(c, op->name, measured);
-	return t;
+	bool measured;
+	return cost_op_time_ex(c, op, &measured);
 }
 
 double cost_list_time(struct cost *c, const struct op_list *l)

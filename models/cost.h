@@ -49,6 +49,8 @@ void cost_destroy(struct cost *c);
 
 /* Seconds op takes. */
 double cost_op_time(struct cost *c, const struct op *op);
+/* The same, and whether the time came from a measurement. */
+double cost_op_time_ex(struct cost *c, const struct op *op, bool *measured);
 /* Seconds the ops of l take, one after another. */
 double cost_list_time(struct cost *c, const struct op_list *l);
 

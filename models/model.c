@@ -54,6 +54,7 @@ struct model *model_load(const char *path, struct diag *d)
 	jobj_enum(&jo, "norm", norm_names, &e, 0);
 	m->norm = e;
 	jobj_bool(&jo, "bias", &m->bias, 0);
+	jobj_bool(&jo, "dropout", &m->dropout, 0);
 	jobj_int(&jo, "vocab_size", &m->vocab, 1, JREQ);
 	jobj_bool(&jo, "tied_embeddings", &m->tied_embeddings, 0);
 	e = MODEL_POS_ROPE;

@@ -15,6 +15,8 @@
  *   activation             string   -      "gelu"      "gelu" (2 GEMMs) or "swiglu" (3 GEMMs)
  *   norm                   string   -      "layernorm" "layernorm" or "rmsnorm"
  *   bias                   bool     -      false       linear layers have biases
+ *   dropout                bool     -      false       dropout on attention probabilities and
+ *                                                      residual branches (GPT-2/3, Megatron GPT)
  *   vocab_size             int      -      required    V
  *   tied_embeddings        bool     -      false       LM head shares the embedding matrix
  *   position_embedding     string   -      "rope"      "rope" or "learned"
@@ -44,6 +46,7 @@ struct model {
 	long vocab;
 	bool tied_embeddings;
 	bool bias;
+	bool dropout;
 	enum model_act act;
 	enum model_norm norm;
 	enum model_pos pos;

@@ -115,6 +115,8 @@ static void attention_core(struct emitter *e, const struct model *m,
 
 	gemm(e, "attn_score", b * heads, sq, sq, hd);
 	membound(e, "softmax", "softmax", b * heads * sq * sq, 2, sq);
+	if (m->dropout) /* read, write, and a one-byte mask */
+		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);
 	gemm(e, "attn_over_v", b * heads, sq, hd, sq);
 }
 
@@ -144,7 +146,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
 		attention_core(&e, m, s);
 		gemm(&e, "attn_out", 1, T, h, h / t);
-		membound(&e, "dropout_residual", "residual", Tn * h, 3, 0);
+		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
 		break;
 	case WL_MLP:
 		membound(&e, norm, norm, Tn * h, 2, h);
@@ -156,7 +158,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			membound(&e, "gelu", "bias_gelu", T * ffn, 2, 0);
 		}
 		gemm(&e, "mlp_down", 1, T, h, ffn);
-		membound(&e, "dropout_residual", "residual", Tn * h, 3, 0);
+		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
 		break;
 	case WL_HEAD:
 		membound(&e, "final_norm", norm, Tn * h, 2, h);

@@ -211,6 +211,32 @@ json_t *report_to_json(const struct result *r)
 		"source", r->cost_source ? r->cost_source : "roofline",
 		"measured_ops", split_list(r->measured_ops),
 		"roofline_ops", split_list(r->roofline_ops)));
+	json_t *ops = json_array();
+	for (int i = 0; i < r->nops; i++) {
+		const struct op_timing *o = &r->ops[i];
+		json_array_append_new(ops, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s}",
+			"block", o->block, "pass", o->pass, "op", o->name, "m", o->m, "n", o->n,
+			"k", o->k, "batch", o->batch, "flops", o->flops, "bytes", o->bytes,
+			"time_s", o->time_s, "tflops", o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0,
+			"source", o->measured ? "profile" : "roofline"));
+	}
+	json_object_set_new(json_object_get(root, "cost_model"), "ops_per_microbatch", ops);
+	if (sc->pub_tflops > 0 || sc->pub_iteration_s > 0 || sc->pub_tokens_per_s > 0) {
+		json_t *pub = json_pack("{s:s}", "source", sc->pub_source);
+		if (sc->pub_tflops > 0) {
+			json_object_set_new(pub, "hardware_tflops_per_gpu", num(sc->pub_tflops));
+			json_object_set_new(pub, "tflops_error", num(r->hardware_tflops_per_gpu / sc->pub_tflops - 1));
+		}
+		if (sc->pub_iteration_s > 0) {
+			json_object_set_new(pub, "iteration_time_s", num(sc->pub_iteration_s));
+			json_object_set_new(pub, "iteration_time_error", num(r->iteration_s / sc->pub_iteration_s - 1));
+		}
+		if (sc->pub_tokens_per_s > 0) {
+			json_object_set_new(pub, "tokens_per_s", num(sc->pub_tokens_per_s));
+			json_object_set_new(pub, "tokens_per_s_error", num(r->tokens_per_s / sc->pub_tokens_per_s - 1));
+		}
+		json_object_set_new(root, "published", pub);
+	}
 	json_object_set_new(root, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
 		"train_tokens", sc->train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,

@@ -26,6 +26,16 @@ struct stage_result {
 	double bubble_fraction;     /* bubble / iteration */
 };
 
+/* One kernel of one micro-batch, as the cost source priced it. */
+struct op_timing {
+	char block[16];             /* "embedding", "attention", "mlp", "head" */
+	char pass[4];               /* "fwd" or "bwd" */
+	char name[32];
+	double m, n, k, batch;
+	double flops, bytes, time_s;
+	bool measured;              /* from a calibration profile */
+};
+
 struct result {
 	const struct scenario *sc;
 	char producer_version[32];
@@ -58,6 +68,8 @@ struct result {
 	char measured_ops[1024];
 	char roofline_ops[1024];
 	char order[16];
+	struct op_timing *ops;      /* one micro-batch of each block, fwd and bwd */
+	int nops;
 	int tp_group0[64], ntp0;    /* rank 0's groups, for the report */
 	int dp_group0[64], ndp0;
 	int pp_ranks0[64], npp0;

@@ -147,6 +147,7 @@ static void load_misc(struct jobj *root, struct scenario *s)
 
 	snprintf(s->coll_algo, sizeof(s->coll_algo), "auto");
 	s->bucket_bytes = 25e6;
+	s->overlap_grad_reduce = true;
 	if (jobj_child(root, "communication", &jo, 0) == 1) {
 		if (jobj_str(&jo, "algorithm", &str, 0) == 1) {
 			if (!coll_algo_find(str))
@@ -156,6 +157,15 @@ static void load_misc(struct jobj *root, struct scenario *s)
 		}
 		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1)
 			s->bucket_bytes = mb * 1e6;
+		jobj_bool(&jo, "overlap_grad_reduce", &s->overlap_grad_reduce, 0);
+		jobj_end(&jo);
+	}
+	if (jobj_child(root, "published", &jo, 0) == 1) {
+		jobj_num(&jo, "tflops_per_gpu", &s->pub_tflops, JPOS);
+		jobj_num(&jo, "iteration_time_s", &s->pub_iteration_s, JPOS);
+		jobj_num(&jo, "tokens_per_s", &s->pub_tokens_per_s, JPOS);
+		if (jobj_str(&jo, "source", &str, JREQ) == 1)
+			snprintf(s->pub_source, sizeof(s->pub_source), "%s", str);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "compute", &jo, 0) == 1) {

@@ -27,12 +27,18 @@
  *   training.train_tokens         number   tokens  0             for time- and cost-to-train
  *   communication.algorithm       string   -       "auto"        collective algorithm
  *   communication.bucket_MB       number   MB      25            gradient bucket (1e6 bytes)
+ *   communication.overlap_grad_reduce bool -       true          reduce buckets during backward (DDP);
+ *                                                                false: one reduction after it (Megatron-LM 2021)
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile)
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]
+ *   published.tflops_per_gpu      number   TFLOP/s -             a published measurement to hold the
+ *   published.iteration_time_s    number   s       -             prediction against (reported with
+ *   published.tokens_per_s        number   tokens/s -            its error)
+ *   published.source              string   -       -
  */
 #ifndef DDLSIM_SCENARIO_H
 #define DDLSIM_SCENARIO_H
@@ -78,6 +84,9 @@ struct scenario {
 	double train_tokens;
 	char coll_algo[32];
 	double bucket_bytes;
+	bool overlap_grad_reduce;
+	double pub_tflops, pub_iteration_s, pub_tokens_per_s;   /* 0 = none */
+	char pub_source[256];
 	enum cost_kind cost;
 	enum fold_mode fold;
 	double usd_per_gpu_hour;

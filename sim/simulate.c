@@ -183,7 +183,7 @@ static void grads_ready(struct builder *b, double bytes, bool reduce_now)
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if (b->pending >= b->sc->bucket_bytes) {
+	if (b->sc->overlap_grad_reduce && b->pending >= b->sc->bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
@@ -290,7 +290,7 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
-	if (reduce)
+	if (reduce && sc->overlap_grad_reduce)
 		flush_bucket(b);
 }
 
@@ -418,6 +418,45 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	return rc;
 }
 
+/* The per-kernel table of the report: every op of every block, one
+ * micro-batch, priced again by the same (deterministic) cost source. */
+static int collect_ops(const struct scenario *sc, struct cost *cost, struct result *r)
+{
+	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
+				sc->precision };
+	for (int b = 0; b < WL_NBLOCKS; b++)
+		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
+			struct op_list l;
+			op_list_init(&l);
+			if (workload_block(sc->model, &shp, b, pass, RECOMPUTE_NONE, &l)) {
+				op_list_finish(&l);
+				return -1;
+			}
+			struct op_timing *nv = realloc(r->ops, (size_t)(r->nops + l.n) * sizeof(*nv));
+			if (!nv) {
+				op_list_finish(&l);
+				return -1;
+			}
+			r->ops = nv;
+			for (int i = 0; i < l.n; i++) {
+				struct op_timing *o = &r->ops[r->nops++];
+				const struct op *op = &l.v[i];
+				bool measured = false;
+				memset(o, 0, sizeof(*o));
+				snprintf(o->block, sizeof(o->block), "%s", wl_block_name(b));
+				snprintf(o->pass, sizeof(o->pass), "%s", pass == PASS_FWD ? "fwd" : "bwd");
+				snprintf(o->name, sizeof(o->name), "%s", op->name);
+				o->m = op->m, o->n = op->n, o->k = op->k, o->batch = op->batch;
+				o->flops = op->flops;
+				o->bytes = op->bytes;
+				o->time_s = cost_op_time_ex(cost, op, &measured);
+				o->measured = measured;
+			}
+			op_list_finish(&l);
+		}
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -427,6 +466,7 @@ static double now_s(void)
 
 void result_finish(struct result *r)
 {
+	free(r->ops);
 	free(r->stage);
 	engine_result_finish(&r->eng);
 	memset(r, 0, sizeof(*r));
@@ -464,6 +504,10 @@ int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
 			diag_errf(d, "cannot build the program of stage %d", s);
 			goto out;
 		}
+	}
+	if (collect_ops(sc, cost, r)) {
+		diag_errf(d, "cannot list the kernels of the model");
+		goto out;
 	}
 	r->cost_source = cost_name(cost);
 	const char *names;

@@ -1,0 +1,106 @@
+/* testutil: test helpers (see testutil.h). */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *src_path(const char *rel)
+{
+	static char buf[8][1024];
+	static int k;
+	const char *root = getenv("DDLSIM_SOURCE_DIR");
+	char *b = buf[k++ % 8];
+	snprintf(b, sizeof(buf[0]), "%s/%s", root ? root : ".", rel);
+	return b;
+}
+
+char *tmp_dir(void)
+{
+	char *t = strdup("/tmp/ddlsim-test-XXXXXX");
+	if (!mkdtemp(t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+char *write_file(const char *dir, const char *name, const char *text)
+{
+	char *p = malloc(strlen(dir) + strlen(name) + 2);
+	sprintf(p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return p;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	size_t r = fread(s, 1, (size_t)n, f);
+	s[r] = 0;
+	fclose(f);
+	return s;
+}
+
+int run_ddlsim(const char *args, char **out, char **err)
+{
+	char *d = tmp_dir();
+	char cmd[8192];
+	const char *bin = getenv("DDLSIM_BIN");
+	snprintf(cmd, sizeof(cmd), "%s %s >%s/out 2>%s/err", bin ? bin : "ddlsim", args, d, d);
+	int st = system(cmd);
+	char p[1100];
+	if (out) {
+		snprintf(p, sizeof(p), "%s/out", d);
+		*out = slurp(p);
+	}
+	if (err) {
+		snprintf(p, sizeof(p), "%s/err", d);
+		*err = slurp(p);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	if (system(cmd)) {
+	}
+	free(d);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+json_t *load_report(const char *dir)
+{
+	char p[1100];
+	snprintf(p, sizeof(p), "%s/report.json", dir);
+	return json_load_file(p, 0, NULL);
+}
+
+double jnum(json_t *root, const char *path)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", path);
+	json_t *v = root;
+	for (char *t = strtok(buf, "/"); t && v; t = strtok(NULL, "/")) {
+		if (json_is_array(v))
+			v = json_array_get(v, (size_t)atoi(t));
+		else
+			v = json_object_get(v, t);
+	}
+	return v ? json_number_value(v) : -1e300;
+}
+
+bool file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}

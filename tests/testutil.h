@@ -1,0 +1,30 @@
+/* testutil: helpers for the Criterion suites: fixture files, running the
+ * ddlsim binary, reading reports. */
+#ifndef DDLSIM_TESTUTIL_H
+#define DDLSIM_TESTUTIL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Absolute path of a file in the source tree (static buffer rotation). */
+const char *src_path(const char *rel);
+
+/* A fresh temporary directory (malloc'd path). */
+char *tmp_dir(void);
+
+/* Write text to dir/name; returns the path (malloc'd). */
+char *write_file(const char *dir, const char *name, const char *text);
+
+/* Run `ddlsim args...` (a shell-quoted string), capturing stderr and stdout
+ * into *err and *out (malloc'd, may be NULL). Returns the exit code. */
+int run_ddlsim(const char *args, char **out, char **err);
+
+/* Load dir/report.json (new reference) or NULL. */
+json_t *load_report(const char *dir);
+
+/* Number at a JSON path like "summary/iteration_time_s". */
+double jnum(json_t *root, const char *path);
+
+bool file_exists(const char *path);
+
+#endif
