@@ -16,6 +16,7 @@ struct cost {
 	int nnames;
 	char measured_list[COST_MAX_NAMES * 33];
 	char roofline_list[COST_MAX_NAMES * 33];
+	char detail[1536];     /* what priced the ops, for the report */
 };
 
 void cost_base_init(struct cost *c, const struct cost_impl *impl,

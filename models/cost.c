@@ -17,6 +17,7 @@ void cost_base_init(struct cost *c, const struct cost_impl *impl,
 	memset(c, 0, sizeof(*c));
 	c->impl = impl;
 	c->gpu = gpu;
+	snprintf(c->detail, sizeof(c->detail), "%s of '%s'", impl->name, gpu ? gpu->name : "?");
 }
 
 void cost_destroy(struct cost *c)
@@ -71,6 +72,11 @@ double cost_list_time(struct cost *c, const struct op_list *l)
 const char *cost_name(const struct cost *c)
 {
 	return c->impl->name;
+}
+
+const char *cost_describe(const struct cost *c)
+{
+	return c->detail;
 }
 
 static int list(const struct cost *cc, bool want_measured, const char **names)

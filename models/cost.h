@@ -46,6 +46,9 @@ struct cost *cost_roofline_create(const struct gpu_spec *gpu);
 struct cost *cost_profile_create(const char *profile_path,
 				 const struct gpu_spec *gpu, struct diag *d);
 void cost_destroy(struct cost *c);
+/* True if two GPU names name the same model ("NVIDIA H100 80GB HBM3" and
+ * "H100-SXM5-80GB" do: both have the token "h100"). */
+bool cost_profile_gpu_matches(const char *profile_gpu, const char *topology_gpu);
 
 /* Seconds op takes. */
 double cost_op_time(struct cost *c, const struct op *op);
@@ -58,6 +61,11 @@ double cost_list_time(struct cost *c, const struct op_list *l);
 double cost_roofline_time(const struct gpu_spec *gpu, const struct op *op);
 
 const char *cost_name(const struct cost *c);
+/* One line on what prices the ops, borrowed: for a profile its file, the
+ * GPU it was measured on and whether that matches the topology's GPU
+ * ("profile 'p.json' measured on 'NVIDIA H100 80GB HBM3' (SYNTHETIC ...);
+ * topology GPU 'H100-SXM5-80GB': same model"); for the roofline the GPU. */
+const char *cost_describe(const struct cost *c);
 /* Provenance summary: number of distinct op names priced by measurement
  * and by roofline, and the names ("qkv,mlp_up,...") of each, borrowed. */
 int cost_measured_ops(const struct cost *c, const char **names);

@@ -5,7 +5,8 @@
  * eff_c(W) = gemm_eff_max x W / (W + gemm_half_flops) is a saturation curve
  * in the work W of one kernel: small GEMMs cannot fill the GPU. q is wave
  * quantization: a GEMM of ceil(m/tm) x ceil(n/tn) output tiles runs in
- * ceil(tiles / SMs) waves, and a partial last wave idles SMs. Batched
+ * ceil(tiles / SMs) waves, and a partial last wave idles SMs; an output of
+ * fewer tiles than SMs is split along k (split-K) when k is deep. Batched
  * GEMMs of the attention core use attn_eff_max. eff_m(B) = mem_eff_max x
  * B / (B + mem_half_bytes) for memory-bound kernels. */
 #include "cost-private.h"
@@ -36,6 +37,12 @@ double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
 		    g->gemm_tile_m > 0 && g->gemm_tile_n > 0) {
 			double tiles = ceil(op->m / g->gemm_tile_m) *
 				       ceil(op->n / g->gemm_tile_n) * op->batch;
+			/* split-K: with fewer output tiles than SMs, cuBLAS and
+			 * cuDNN split a deep reduction (weight gradients: K =
+			 * tokens or N P Q) over several CTAs, chunks of >= 512 */
+			double split = fmin(floor((double)g->sm_count / tiles), floor(op->k / 512));
+			if (split > 1)
+				tiles *= split;
 			double waves = ceil(tiles / (double)g->sm_count);
 			q = tiles / (waves * (double)g->sm_count);
 		}

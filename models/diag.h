@@ -31,6 +31,11 @@ void diag_finish(struct diag *d);
  * Always returns -1 so callers can write `return diag_err(...)`. */
 int diag_err(struct diag *d, const char *file, const char *jpath,
 	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Report a warning about jpath in file: printed and kept in the buffer
+ * like an error ("file: /path: warning: ..."), but not counted, so the
+ * caller goes on. */
+void diag_warn(struct diag *d, const char *file, const char *jpath,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Report an error at line:col of file (1-based). Returns -1. */
 int diag_err_at(struct diag *d, const char *file, int line, int col,
 		const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -5,16 +5,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnn.h"
 #include "jload.h"
 
 static const char *const act_names[] = { "gelu", "swiglu", NULL };
 static const char *const norm_names[] = { "layernorm", "rmsnorm", NULL };
 static const char *const pos_names[] = { "rope", "learned", NULL };
-static const char *const arch_names[] = { "decoder_transformer", NULL };
+static const char *const arch_names[] = { "decoder_transformer", "cnn", NULL };
+static const char *const cnn_family_names[] = { "resnet", NULL };
 
 const char *model_act_name(enum model_act a)
 {
 	return act_names[a];
+}
+
+static void load_cnn(struct jobj *top, struct model *m)
+{
+	struct jobj jo;
+	int e = 0;
+
+	m->cnn.image = 224;
+	m->cnn.classes = 1000;
+	if (jobj_child(top, "cnn", &jo, JREQ) != 1)
+		return;
+	jobj_enum(&jo, "family", cnn_family_names, &e, JREQ);
+	m->cnn.family = e;
+	if (jobj_int(&jo, "depth", &m->cnn.depth, 1, JREQ) == 1 &&
+	    !cnn_resnet_depth_ok(m->cnn.depth))
+		jobj_err(&jo, "depth", "expected a ResNet depth (one of %s), got %ld",
+			 cnn_resnet_depths, m->cnn.depth);
+	jobj_int(&jo, "image", &m->cnn.image, 32, 0);
+	jobj_int(&jo, "classes", &m->cnn.classes, 1, 0);
+	jobj_end(&jo);
+	m->layers = m->cnn.depth;
 }
 
 struct model *model_load(const char *path, struct diag *d)
@@ -40,6 +63,11 @@ struct model *model_load(const char *path, struct diag *d)
 	if (jobj_str(&jo, "source", &s, JREQ) == 1)
 		snprintf(m->source, sizeof(m->source), "%s", s);
 	jobj_enum(&jo, "architecture", arch_names, &arch, JREQ);
+	m->arch = arch;
+	if (m->arch == MODEL_ARCH_CNN) {
+		load_cnn(&jo, m);
+		goto end;
+	}
 	jobj_int(&jo, "layers", &m->layers, 1, JREQ);
 	jobj_int(&jo, "hidden_size", &m->hidden, 1, JREQ);
 	jobj_int(&jo, "heads", &m->heads, 1, JREQ);
@@ -62,6 +90,7 @@ struct model *model_load(const char *path, struct diag *d)
 	m->pos = e;
 	m->max_position = 2048;
 	jobj_int(&jo, "max_position", &m->max_position, 1, 0);
+end:
 	jobj_num(&jo, "published_params", &m->published_params, JNONNEG);
 	jobj_end(&jo);
 
@@ -90,7 +119,7 @@ void model_destroy(struct model *m)
 
 long model_head_dim(const struct model *m)
 {
-	return m->hidden / m->heads;
+	return m->heads ? m->hidden / m->heads : 0;
 }
 
 double model_layer_params(const struct model *m)
@@ -121,12 +150,16 @@ double model_head_params(const struct model *m)
 
 double model_params(const struct model *m)
 {
+	if (m->arch == MODEL_ARCH_CNN)
+		return cnn_params(m);
 	return (double)m->layers * model_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
 }
 
 double model_iteration_flops(const struct model *m, double batch, double seq)
 {
+	if (m->arch == MODEL_ARCH_CNN)
+		return 3 * batch * cnn_forward_flops(m);
 	double h = (double)m->hidden, f = (double)m->ffn, L = (double)m->layers;
 	double kv = (double)(m->kv_heads * model_head_dim(m));
 	double tok = batch * seq;

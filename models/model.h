@@ -1,7 +1,9 @@
-/* model: a decoder-only transformer as described by a model file.
+/* model: a decoder-only transformer or a CNN, as a model file describes it.
  *
  * The model file (schema "ddlsim.model" 1.0) describes the architecture a
  * training job trains; it holds no parallelism and no hardware.
+ *
+ * With architecture "decoder_transformer":
  *
  *   key                    type     unit   default     meaning
  *   name                   string   -      required    display name
@@ -22,6 +24,17 @@
  *   position_embedding     string   -      "rope"      "rope" or "learned"
  *   max_position           int      tokens 2048        rows of a learned position table
  *   published_params       number   params 0           published parameter count, for checks
+ *
+ * With architecture "cnn" (the layers are generated, see cnn.h):
+ *   key                    type     unit   default     meaning
+ *   name, source           string   -      required
+ *   architecture           string   -      required    "cnn"
+ *   cnn.family             string   -      required    "resnet" (torchvision ResNet v1.5)
+ *   cnn.depth              int      -      required    18, 34, 50, 101 or 152
+ *   cnn.image              int      pixels 224         input height = width
+ *   cnn.classes            int      -      1000        classifier outputs
+ *   published_params       number   params 0           published parameter count, for checks
+ * Transformer keys are unknown keys in a CNN file and the other way round.
  */
 #ifndef DDLSIM_MODEL_H
 #define DDLSIM_MODEL_H
@@ -33,8 +46,20 @@
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
 enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED };
+enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN };
+enum model_cnn_family { MODEL_CNN_RESNET };
+
+/* The generator of a CNN (architecture "cnn"). */
+struct model_cnn {
+	enum model_cnn_family family;
+	long depth;
+	long image;                 /* pixels, height = width */
+	long classes;
+};
 
 struct model {
+	enum model_arch arch;
+	struct model_cnn cnn;       /* arch == MODEL_ARCH_CNN; transformer fields are 0 */
 	char name[96];
 	char source[512];
 	char path[1024];            /* file it was loaded from */
@@ -67,12 +92,13 @@ double model_layer_params(const struct model *m);
 /* Parameters outside the blocks: embeddings, final norm, LM head. */
 double model_embedding_params(const struct model *m);
 double model_head_params(const struct model *m);   /* 0 if tied */
-/* Whole-model parameter count. */
+/* Whole-model parameter count (either architecture). */
 double model_params(const struct model *m);
 
 /* Training FLOPs of one iteration (forward + backward, no recomputation),
  * counting every GEMM as 2mnk and full (unmasked) attention, for
- * batch samples of seq tokens. */
+ * batch samples of seq tokens. For a CNN: 3 x forward conv + fc FLOPs of
+ * batch images (seq is ignored). */
 double model_iteration_flops(const struct model *m, double batch, double seq);
 
 const char *model_act_name(enum model_act a);

@@ -101,8 +101,10 @@ static json_t *rank_json(const struct result *r, int i)
 	double idle = r->iteration_s - compute - exposed - st->bubble_s;
 	if (idle < 0)
 		idle = 0;
-	return json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
-			 "rank", i, "simulated_as", st->representative,
+	const struct mem_anatomy *mem = &r->stage[st->stage].mem;
+	return json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
+			 "rank", i, "stage", st->stage, "fits", mem->fits,
+			 "mem_total_GB", mem->total_bytes / GB, "simulated_as", st->representative,
 			 "compute_s", compute, "exposed_comm_s", exposed, "bubble_s", st->bubble_s,
 			 "idle_s", idle, "forward_s", st->compute_s[CAT_FORWARD],
 			 "backward_s", st->compute_s[CAT_BACKWARD],
@@ -113,7 +115,10 @@ static json_t *rank_json(const struct result *r, int i)
 			 "exposed_param_comm_s", st->exposed_s[CAT_PARAM_COMM],
 			 "exposed_pp_comm_s", st->exposed_s[CAT_PP_COMM],
 			 "tp_comm_s", st->comm_s[CAT_TP_COMM], "dp_comm_s", st->comm_s[CAT_DP_COMM],
-			 "param_comm_s", st->comm_s[CAT_PARAM_COMM], "finish_s", st->finish_s);
+			 "param_comm_s", st->comm_s[CAT_PARAM_COMM], "finish_s", st->finish_s,
+			 "tp_collectives", st->collectives[CAT_TP_COMM],
+			 "dp_collectives", st->collectives[CAT_DP_COMM],
+			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
 }
 
 static json_t *split_list(const char *s)
@@ -197,8 +202,11 @@ json_t *report_to_json(const struct result *r)
 	for (int s = 0; s < r->nstages; s++)
 		json_array_append_new(mem, mem_json(&r->stage[s]));
 	verdict(r, v, sizeof(v));
-	json_object_set_new(root, "memory", json_pack("{s:b, s:i, s:f, s:f, s:f, s:s, s:o}",
-		"fits", r->fits, "worst_stage", r->worst_stage,
+	int over = 0;
+	for (int i = 0; i < r->eng.nranks; i++)
+		over += !r->stage[r->eng.rank[i].stage].mem.fits;
+	json_object_set_new(root, "memory", json_pack("{s:b, s:i, s:i, s:f, s:f, s:f, s:s, s:o}",
+		"fits", r->fits, "ranks_over_capacity", over, "worst_stage", r->worst_stage,
 		"worst_total_GB", r->worst_total_bytes / GB,
 		"capacity_GB", sc->topo->gpu.hbm_bytes / GB, "shortfall_GB", r->shortfall_bytes / GB,
 		"verdict", v, "per_stage", mem));

@@ -9,8 +9,41 @@ int *coll_sorted_ranks(const int *ranks, int n);
 /* Append a flow; *cap is the flows array capacity. Returns 0 or -1. */
 int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 		  double latency_s);
+/* Split sorted ranks into runs by node: start[k] is the first index of
+ * node run k, start[nn] = n (start has room for n + 1). Returns nn. */
+int coll_node_runs(const struct topology *t, const int *sorted, int n, int *start);
+/* Put one node's ranks r[0..len) in ring order: on an NVLink mesh, a
+ * Hamiltonian cycle of direct NVLinks with the widest bottleneck (when
+ * one exists and len <= 12); otherwise unchanged. */
+void coll_node_order(const struct topology *t, int *r, int len);
+/* Up to maxc rings covering one node's NVLink mesh greedily: each is the
+ * widest remaining Hamiltonian cycle of r[0..len), its bottleneck taken
+ * off the links it uses. Orders go to rings[c * len + i], bottlenecks to
+ * w[c]. Returns the number of rings (0: not a mesh, or no cycle). */
+int coll_mesh_rings(const struct topology *t, const int *r, int len, int maxc,
+		    int *rings, double *w);
+
+/* Protocol model (coll_tune.c): what protocol proto adds to algorithm
+ * algo on a group spanning nnodes nodes: the wire efficiency (payload /
+ * wire bytes), a base latency per collective and a floor on each step's
+ * latency. PROTO_NONE: 1, 0, 0. */
+void coll_tune_proto(const struct topology *t, const char *algo, enum coll_proto proto,
+		     int nnodes, double *eff, double *base_s, double *step_floor_s);
+/* Plan with the (algorithm, protocol) of least modelled time (auto). */
+struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
+				   const int *ranks, int n, double bytes);
+/* Build a plan with a given algorithm and protocol; NULL if it cannot. */
+struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
+				  enum coll_proto proto, enum coll_op op, const int *ranks,
+				  int n, double bytes);
 
 int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);
+int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
+		   int n, double bytes, struct coll_plan *p);
+int coll_hier_plan(const struct topology *t, enum coll_op op, const int *ranks,
+		   int n, double bytes, struct coll_plan *p);
+int coll_direct_plan(const struct topology *t, enum coll_op op, const int *ranks,
+		     int n, double bytes, struct coll_plan *p);
 
 #endif

@@ -1,52 +1,116 @@
-/* coll: plan construction shared by all algorithms (see coll.h). */
+/* coll: plan construction shared by all algorithms (see coll.h).
+ *
+ * An algorithm only lists its flows and its step count; coll_plan_build()
+ * then (1) reroutes cross-rail flows over NVLink on rail fabrics with PXN,
+ * (2) divides bytes by the protocol's wire efficiency, (3) sorts flows by
+ * (src, dst) and merges equal endpoints (the engine binary-searches them),
+ * (4) sums every flow's bytes on the links of its route to get the closed
+ * form time: latency terms + the most loaded link's bytes / bandwidth. */
 #include "coll.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll-private.h"
 
 const struct coll_algo coll_algos[] = {
-	{ "ring", "NCCL-style ring, one channel per NIC across nodes, one flow per ring edge", coll_ring_plan },
+	{ "auto", "NCCL's tuning model picks algorithm and protocol (LL, LL128, Simple) by size and shape", NULL },
+	{ "ring", "NCCL-style rings, one channel per NIC across nodes, NVLink rings on a mesh", coll_ring_plan },
+	{ "tree", "NCCL double binary tree over nodes, chains inside nodes (all-reduce)", coll_tree_plan },
+	{ "hierarchical", "intra-node reduce-scatter, per-rail inter-node all-reduce, intra-node all-gather", coll_hier_plan },
+	{ "direct", "all-to-all as P(P-1) direct flows; send/recv to the next rank", coll_direct_plan },
 	{ NULL, NULL, NULL },
+};
+
+static const char *const proto_names[PROTO_N] = { "LL", "LL128", "Simple" };
+
+static const char *const op_names[COLL_NOPS] = {
+	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"
 };
 
 const char *coll_op_name(enum coll_op op)
 {
-	static const char *const n[] = { "allreduce", "reduce_scatter", "allgather",
-					 "broadcast", "reduce", "alltoall" };
-	return op < COLL_NOPS ? n[op] : "?";
+	return op < COLL_NOPS ? op_names[op] : "?";
+}
+
+int coll_op_parse(const char *name)
+{
+	char b[32];
+	size_t w = 0;
+	for (const char *s = name; *s && w + 1 < sizeof(b); s++)
+		if (*s != '_' && *s != '-')
+			b[w++] = *s;
+	b[w] = 0;
+	for (int i = 0; i < COLL_NOPS; i++) {
+		char c[32];
+		size_t k = 0;
+		for (const char *s = op_names[i]; *s; s++)
+			if (*s != '_')
+				c[k++] = *s;
+		c[k] = 0;
+		if (!strcasecmp(b, c))
+			return i;
+	}
+	return -1;
+}
+
+double coll_bus_factor(enum coll_op op, int n)
+{
+	switch (op) {
+	case COLL_ALLREDUCE:
+		return 2.0 * (n - 1) / n;
+	case COLL_REDUCE_SCATTER:
+	case COLL_ALLGATHER:
+	case COLL_ALLTOALL:
+		return (double)(n - 1) / n;
+	default:
+		return 1;
+	}
+}
+
+/* Split "name:PROTO"; returns the algorithm or NULL. */
+static const struct coll_algo *parse_algo(const char *name, enum coll_proto *proto)
+{
+	char base[64];
+	const char *colon = name ? strchr(name, ':') : NULL;
+
+	*proto = PROTO_NONE;
+	if (!name)
+		name = "auto";
+	snprintf(base, sizeof(base), "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
+	if (colon) {
+		int k;
+		for (k = 0; k < PROTO_N; k++)
+			if (!strcasecmp(colon + 1, proto_names[k]))
+				break;
+		if (k == PROTO_N || !strcmp(base, "auto") || !strcmp(base, "direct"))
+			return NULL;
+		*proto = k;
+	}
+	for (int i = 0; coll_algos[i].name; i++)
+		if (strcmp(coll_algos[i].name, base) == 0)
+			return &coll_algos[i];
+	return NULL;
 }
 
 const struct coll_algo *coll_algo_find(const char *name)
 {
-	if (!name || strcmp(name, "auto") == 0)
-		return &coll_algos[0];
-	for (int i = 0; coll_algos[i].name; i++)
-		if (strcmp(coll_algos[i].name, name) == 0)
-			return &coll_algos[i];
-	return NULL;
+	enum coll_proto p;
+	return parse_algo(name, &p);
 }
 
 struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 				   enum coll_op op, const int *ranks, int n,
 				   double bytes)
 {
-	const struct coll_algo *a = coll_algo_find(algo);
-	if (!a || n < 1 || bytes < 0)
+	enum coll_proto proto;
+	const struct coll_algo *a = parse_algo(algo, &proto);
+	if (!a || n < 1 || bytes < 0 || op < 0 || op >= COLL_NOPS)
 		return NULL;
-	struct coll_plan *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->op = op;
-	p->algo = a->name;
-	p->bytes = bytes;
-	p->nranks = n;
-	if (n > 1 && a->plan(t, op, ranks, n, bytes, p)) {
-		coll_plan_destroy(p);
-		return NULL;
-	}
-	return p;
+	if (!a->plan)
+		return coll_tune_select(t, op, ranks, n, bytes);
+	return coll_plan_build(t, a, proto, op, ranks, n, bytes);
 }
 
 void coll_plan_destroy(struct coll_plan *p)
@@ -73,6 +137,16 @@ int *coll_sorted_ranks(const int *ranks, int n)
 	return r;
 }
 
+int coll_node_runs(const struct topology *t, const int *r, int n, int *start)
+{
+	int nn = 0;
+	for (int i = 0; i < n; i++)
+		if (i == 0 || topology_node_of(t, r[i]) != topology_node_of(t, r[i - 1]))
+			start[nn++] = i;
+	start[nn] = n;
+	return nn;
+}
+
 int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 		  double latency_s)
 {
@@ -86,4 +160,171 @@ int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 	}
 	p->flows[p->nflows++] = (struct coll_flow){ src, dst, bytes, latency_s };
 	return 0;
+}
+
+static int cmp_flow(const void *a, const void *b)
+{
+	const struct coll_flow *x = a, *y = b;
+	if (x->src != y->src)
+		return (x->src > y->src) - (x->src < y->src);
+	return (x->dst > y->dst) - (x->dst < y->dst);
+}
+
+/* NCCL PXN: a flow between GPUs on different rails first moves over
+ * NVLink to the source node's GPU on the destination's rail, if that GPU
+ * takes part in the collective (its proxy forwards). */
+static int reroute_pxn(const struct topology *t, struct coll_plan *p, const int *ranks, int n)
+{
+	int G = t->gpus_per_node, cap = p->nflows, nf = p->nflows;
+	if (t->fabric != FABRIC_RAIL || !t->rail_pxn || t->nics < 2)
+		return 0;
+	int *sorted = coll_sorted_ranks(ranks, n);
+	if (!sorted)
+		return -1;
+	for (int i = 0; i < nf; i++) {
+		struct coll_flow f = p->flows[i];
+		int na = topology_node_of(t, f.src), nb = topology_node_of(t, f.dst);
+		int want = t->gpu_nic[topology_local_of(t, f.dst)];
+		if (na == nb || t->gpu_nic[topology_local_of(t, f.src)] == want)
+			continue;
+		int via = -1;
+		for (int c = 0; c < G && via < 0; c++)
+			if (t->gpu_nic[c] == want &&
+			    bsearch(&(int){ na * G + c }, sorted, (size_t)n, sizeof(int), cmp_int))
+				via = na * G + c;
+		if (via < 0)
+			continue;
+		p->flows[i].dst = via;
+		if (coll_add_flow(p, &cap, via, f.dst, f.bytes, 0)) {
+			free(sorted);
+			return -1;
+		}
+	}
+	free(sorted);
+	return 0;
+}
+
+/* Link load table: open addressing on topology_link_key(). */
+struct load {
+	unsigned long long key;
+	double bytes, bw;
+	bool used;
+};
+
+static double max_link_time(const struct topology *t, const struct coll_plan *p)
+{
+	size_t cap = 64, used = 0;
+	struct load *tab = calloc(cap, sizeof(*tab));
+	double worst = 0;
+	struct topo_hop h[TOPO_MAX_HOPS];
+
+	for (int i = 0; i < p->nflows && tab; i++) {
+		int k = topology_route(t, p->flows[i].src, p->flows[i].dst, h);
+		for (int j = 0; j < k; j++) {
+			double bw = topology_link_bw(t, &h[j]);
+			if (h[j].dir == 0) { /* FATPIPE: never shared */
+				if (p->flows[i].bytes / bw > worst)
+					worst = p->flows[i].bytes / bw;
+				continue;
+			}
+			if (2 * (used + 1) > cap) {
+				size_t nc = cap * 2;
+				struct load *nt = calloc(nc, sizeof(*nt));
+				if (!nt) {
+					free(tab);
+					return worst;
+				}
+				for (size_t q = 0; q < cap; q++)
+					if (tab[q].used) {
+						size_t s = (tab[q].key * 0x9E3779B97F4A7C15ULL) >> 20;
+						while (nt[s % nc].used)
+							s++;
+						nt[s % nc] = tab[q];
+					}
+				free(tab);
+				tab = nt;
+				cap = nc;
+			}
+			unsigned long long key = topology_link_key(t, &h[j]);
+			size_t s = (key * 0x9E3779B97F4A7C15ULL) >> 20;
+			while (tab[s % cap].used && tab[s % cap].key != key)
+				s++;
+			struct load *l = &tab[s % cap];
+			if (!l->used) {
+				*l = (struct load){ key, 0, bw, true };
+				used++;
+			}
+			l->bytes += p->flows[i].bytes;
+			if (l->bytes / l->bw > worst)
+				worst = l->bytes / l->bw;
+		}
+	}
+	free(tab);
+	return worst;
+}
+
+struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
+				  enum coll_proto proto, enum coll_op op, const int *ranks,
+				  int n, double bytes)
+{
+	struct coll_plan *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->op = op;
+	p->algo = a->name;
+	p->proto = proto == PROTO_NONE ? "-" : proto_names[proto];
+	p->bytes = bytes;
+	p->nranks = n;
+	p->channels = 1;
+	p->bus_bytes = coll_bus_factor(op, n) * bytes;
+	if (n <= 1)
+		return p;
+	if (a->plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
+		goto err;
+
+	int nodes = 1;
+	{
+		int *r = coll_sorted_ranks(ranks, n);
+		int *start = malloc((size_t)(n + 1) * sizeof(int));
+		if (!r || !start) {
+			free(r);
+			free(start);
+			goto err;
+		}
+		nodes = coll_node_runs(t, r, n, start);
+		free(r);
+		free(start);
+	}
+	double eff, base, floor_s;
+	coll_tune_proto(t, a->name, proto, nodes, &eff, &base, &floor_s);
+
+	qsort(p->flows, (size_t)p->nflows, sizeof(*p->flows), cmp_flow);
+	int w = 0;
+	for (int i = 0; i < p->nflows; i++) {
+		if (p->flows[i].src == p->flows[i].dst || p->flows[i].bytes <= 0)
+			continue;
+		if (w && p->flows[w - 1].src == p->flows[i].src && p->flows[w - 1].dst == p->flows[i].dst)
+			p->flows[w - 1].bytes += p->flows[i].bytes;
+		else
+			p->flows[w++] = p->flows[i];
+	}
+	p->nflows = w;
+	double amax = 0;
+	for (int i = 0; i < w; i++) {
+		p->flows[i].bytes /= eff;
+		p->flows[i].latency_s = topology_path_latency(t, p->flows[i].src, p->flows[i].dst);
+		if (p->flows[i].latency_s > amax)
+			amax = p->flows[i].latency_s;
+	}
+	double lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
+	if (proto != PROTO_NONE)
+		lat = base + fmax(lat, p->steps * fmax(amax, floor_s));
+	p->alpha_s = amax;
+	p->latency_s = lat;
+	p->extra_latency_s = lat > amax ? lat - amax : 0;
+	p->ideal_time_s = lat + max_link_time(t, p);
+	return p;
+err:
+	coll_plan_destroy(p);
+	return NULL;
 }

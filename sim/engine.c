@@ -62,6 +62,9 @@ struct rank_inst {
 	double *done_at;        /* [prog->n] */
 	struct engine_rank_stats *st;
 	sg_host_t host;
+	double compute_end;     /* when the compute stream finished */
+	double comm_end;        /* when the last communication stream finished */
+	int comm_end_cat;       /* what that stream carried last */
 };
 
 struct stream_arg {
@@ -208,6 +211,7 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 	}
 	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
+	ri->st->collectives[t->cat] += t->count;
 
 	sg_barrier_wait(bar);
 	int o0 = lower(p, NULL, ri->rank, false), o1 = lower(p, NULL, ri->rank + 1, false);
@@ -346,6 +350,12 @@ static void stream_main(int argc, char **argv)
 	double now = simgrid_get_clock();
 	if (now > ri->st->finish_s)
 		ri->st->finish_s = now;
+	if (a->s == STREAM_COMPUTE)
+		ri->compute_end = now;
+	else if (nl && now >= ri->comm_end && a->s != STREAM_RECV_PREV && a->s != STREAM_RECV_NEXT) {
+		ri->comm_end = now;
+		ri->comm_end_cat = pr->t[list[nl - 1]].cat;
+	}
 	S->finished++;
 	free(a);
 }
@@ -456,6 +466,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		return diag_errf(d, "the simulation engine runs once per process");
 	g_initialised = true;
 
+	if (topology_check_nodes(job->topo, job->nodes, d))
+		return -1;
 	if (platform_write_temp(job->topo, job->nodes, platform, sizeof(platform)))
 		return diag_errf(d, "cannot write the platform file: %m");
 
@@ -503,6 +515,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		ri->stage = c[DIM_PP];
 		ri->st = &out->rank[r];
 		ri->st->representative = job->fold ? placement_rank(pl, 0, 0, c[DIM_PP]) : r;
+		ri->st->stage = c[DIM_PP];
 		if (!S.active[r])
 			continue;
 		out->nsimulated++;
@@ -549,10 +562,20 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			  S.finished, S.nactors);
 		goto out;
 	}
+	/* communication still running after the last compute is exposed too */
+	for (int r = 0; r < N; r++) {
+		struct rank_inst *ri = &S.ri[r];
+		if (ri->prog && ri->comm_end > ri->compute_end)
+			ri->st->exposed_s[ri->comm_end_cat] += ri->comm_end - ri->compute_end;
+	}
 	for (int r = 0; r < N; r++) {
 		int rep = out->rank[r].representative;
-		if (rep != r)
-			out->rank[r] = out->rank[rep], out->rank[r].representative = rep;
+		if (rep != r) {
+			int stage = out->rank[r].stage;
+			out->rank[r] = out->rank[rep];
+			out->rank[r].representative = rep;
+			out->rank[r].stage = stage;
+		}
 		if (out->rank[r].finish_s > out->iteration_s)
 			out->iteration_s = out->rank[r].finish_s;
 	}
@@ -587,4 +610,149 @@ void engine_result_finish(struct engine_result *r)
 {
 	free(r->rank);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- collective sweep (ddlsim collective) -------------------------- */
+
+/* One actor per rank runs the sizes one after another on one platform:
+ * barrier, the plan's flows of this rank (puts where it is the source,
+ * gets where it is the destination), wait, barrier, the plan's extra
+ * latency. Rank 0 of the group records each size's time from the first
+ * barrier to the end of the extra latency. */
+struct sweep {
+	const struct topology *t;
+	const int *ranks;
+	int n;
+	struct coll_plan **plans;   /* [npts] */
+	int **by_dst;               /* [npts] flow indices sorted by dst */
+	struct engine_coll_point *pts;
+	int npts;
+	sg_bar_t bar;
+	int finished;
+};
+
+static struct sweep *g_sweep;
+
+static void sweep_main(int argc, char **argv)
+{
+	struct sweep *W = g_sweep;
+	int me = W->ranks[(int)(intptr_t)sg_actor_self_get_data()];
+	bool first = me == W->ranks[0];
+	void *sink;
+	(void)argc, (void)argv;
+
+	for (int s = 0; s < W->npts; s++) {
+		struct coll_plan *p = W->plans[s];
+		sg_barrier_wait(W->bar);
+		double t0 = simgrid_get_clock();
+		int o0 = lower(p, NULL, me, false), o1 = lower(p, NULL, me + 1, false);
+		int i0 = lower(p, W->by_dst[s], me, true), i1 = lower(p, W->by_dst[s], me + 1, true);
+		sg_comm_t *c = malloc((size_t)(o1 - o0 + i1 - i0 + 1) * sizeof(*c));
+		int nc = 0;
+		for (int i = o0; i < o1; i++)
+			c[nc++] = sg_mailbox_put_async(coll_mailbox(0, p->flows[i].src, p->flows[i].dst),
+						       &dummy_payload, (long)ceil(p->flows[i].bytes));
+		for (int i = i0; i < i1; i++) {
+			const struct coll_flow *f = &p->flows[W->by_dst[s][i]];
+			c[nc++] = sg_mailbox_get_async(coll_mailbox(0, f->src, f->dst), &sink);
+		}
+		sg_comm_wait_all(c, (size_t)nc);
+		free(c);
+		sg_barrier_wait(W->bar);
+		if (p->extra_latency_s > 0)
+			sg_actor_sleep_for(p->extra_latency_s);
+		if (first)
+			W->pts[s].time_s = simgrid_get_clock() - t0;
+	}
+	W->finished++;
+}
+
+static int cmp_by_dst(const void *a, const void *b, void *arg)
+{
+	const struct coll_plan *p = arg;
+	const struct coll_flow *x = &p->flows[*(const int *)a], *y = &p->flows[*(const int *)b];
+	if (x->dst != y->dst)
+		return (x->dst > y->dst) - (x->dst < y->dst);
+	return (x->src > y->src) - (x->src < y->src);
+}
+
+int engine_collective_sweep(const struct topology *t, int nodes, const int *ranks, int n,
+			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
+			    int npts, struct diag *d)
+{
+	char platform[512];
+	int rc = -1;
+	struct sweep W = { .t = t, .ranks = ranks, .n = n, .pts = pts, .npts = npts };
+
+	if (g_initialised)
+		return diag_errf(d, "the simulation engine runs once per process");
+	g_initialised = true;
+	if (topology_check_nodes(t, nodes, d))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (ranks[i] < 0 || ranks[i] >= nodes * t->gpus_per_node)
+			return diag_errf(d, "rank %d is not a GPU of %d nodes x %d GPUs", ranks[i],
+					 nodes, t->gpus_per_node);
+	W.plans = calloc((size_t)npts, sizeof(*W.plans));
+	W.by_dst = calloc((size_t)npts, sizeof(*W.by_dst));
+	if (!W.plans || !W.by_dst)
+		goto out;
+	for (int s = 0; s < npts; s++) {
+		struct coll_plan *p = coll_plan_create(t, algo, op, ranks, n, pts[s].bytes);
+		if (!p) {
+			diag_errf(d, "algorithm '%s' cannot run %s on this group of %d GPUs",
+				  algo, coll_op_name(op), n);
+			goto out;
+		}
+		W.plans[s] = p;
+		W.by_dst[s] = malloc((size_t)(p->nflows + 1) * sizeof(int));
+		for (int i = 0; i < p->nflows; i++)
+			W.by_dst[s][i] = i;
+		qsort_r(W.by_dst[s], (size_t)p->nflows, sizeof(int), cmp_by_dst, p);
+		pts[s].algo = p->algo;
+		pts[s].proto = p->proto;
+		pts[s].ideal_s = p->ideal_time_s;
+		pts[s].time_s = 0;
+	}
+	if (n < 2) {
+		rc = 0;
+		goto out;
+	}
+	if (platform_write_temp(t, nodes, platform, sizeof(platform))) {
+		diag_errf(d, "cannot write the platform file: %m");
+		goto out;
+	}
+	int argc = 1;
+	char *argv[] = { "ddlsim", NULL };
+	xbt_log_control_set("root.thres:critical");
+	simgrid_init(&argc, argv);
+	sg_cfg_set_string("network/model", "CM02");
+	sg_cfg_set_boolean("network/crosstraffic", "no");
+	sg_cfg_set_double("network/TCP-gamma", 0.0);
+	sg_cfg_set_string("contexts/factory", "raw");
+	simgrid_load_platform(platform);
+	unlink(platform);
+
+	g_sweep = &W;
+	W.bar = sg_barrier_init((unsigned)n);
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "r%d", ranks[i]);
+		start_actor(name, host_of(ranks[i]), sweep_main, (void *)(intptr_t)i, false);
+	}
+	simgrid_run();
+	if (W.finished != n) {
+		diag_errf(d, "the simulation deadlocked: %d of %d ranks finished", W.finished, n);
+		goto out;
+	}
+	rc = 0;
+out:
+	for (int s = 0; s < npts && W.plans; s++) {
+		coll_plan_destroy(W.plans[s]);
+		free(W.by_dst[s]);
+	}
+	free(W.plans);
+	free(W.by_dst);
+	g_sweep = NULL;
+	return rc;
 }

@@ -26,6 +26,7 @@
 
 #include "diag.h"
 #include "placement.h"
+#include "coll.h"
 #include "program.h"
 #include "topology.h"
 
@@ -36,7 +37,9 @@ struct engine_rank_stats {
 	double exposed_s[CAT_N];    /* compute stream waiting for communication */
 	double bubble_s;            /* compute stream waiting for a pipeline peer's work */
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
+	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
+	int stage;                  /* pipeline stage of the rank */
 };
 
 struct engine_job {
@@ -59,5 +62,23 @@ struct engine_result {
  * (second call in a process, platform error, deadlock). */
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d);
 void engine_result_finish(struct engine_result *r);
+
+/* One point of a collective sweep: bytes in; the rest out. */
+struct engine_coll_point {
+	double bytes;               /* N, as in coll.h */
+	double time_s;              /* simulated time of the collective */
+	double ideal_s;             /* the plan's closed form */
+	const char *algo, *proto;   /* what ran (static strings) */
+};
+
+/* Simulate op over ranks (global GPU indices on nodes nodes of t) once
+ * per point, one after another on one platform, with algorithm algo (as
+ * for coll_plan_create()), and fill in pts. Counts as this process's one
+ * simulation. Returns 0, or -1 after reporting into d (too many nodes for
+ * the fabric, a rank outside the platform, an algorithm that cannot run
+ * op on the group, a deadlock). */
+int engine_collective_sweep(const struct topology *t, int nodes, const int *ranks, int n,
+			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
+			    int npts, struct diag *d);
 
 #endif

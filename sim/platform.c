@@ -1,59 +1,324 @@
 /* platform: SimGrid XML from a topology (see platform.h).
  *
- * Link naming: "gl<rank>" GPU link into the node switch, "nic<node>_<i>"
- * NIC i of a node, "fabric" the inter-node switch. Latencies are split so
- * that a path's latency is what topology_path_latency() says: each GPU link
- * carries half the intra-node latency, each NIC link the NIC latency. */
+ * Every route is written from the link lists of topology_route.c, so a
+ * path's latency and bottleneck are what topology_path_latency() and
+ * topology_path_bw() say. Link names: "gl<rank>" a GPU's link into its
+ * NVSwitch, PCIe switch or host; "nv<node>_<a>_<b>" an NVLink; "pu<node>_<s>"
+ * a PCIe switch uplink; "xs<node>" the cross-socket link; "nic<node>_<i>" a
+ * NIC; "fabric", "grp<k>_f" the non-blocking switch (FATPIPE);
+ * "sw<leaf>" a fat-tree leaf switch (FATPIPE), "lu<leaf>" its aggregated
+ * uplinks, "podup<pod>" a pod's aggregated spine uplinks.
+ *
+ * Zone structure, chosen so that the number of routes stays about linear
+ * in the node count (Full routing needs a route per pair of children):
+ *   node zone "n<k>"   hosts, a gateway router, GPU-to-GPU and GPU-to-
+ *                      gateway routes: O(gpus^2) per node;
+ *   non-blocking/rail  up to 64 nodes directly under the root; more in
+ *                      groups of 64 ("grp<k>"), each with a switch zone
+ *                      whose router is the group's gateway: O(64 nodes +
+ *                      (nodes/64)^2) routes;
+ *   fat tree           a zone per leaf ("leaf<k>", gateway "leaf<k>_sw"),
+ *                      for 3 levels a zone per pod ("pod<p>") above them.
+ * SimGrid forbids empty routes, so the route from a node to its group's
+ * switch zone crosses a zero-latency FATPIPE link ("grp<k>_nop"), which
+ * changes neither latency nor bandwidth. In a zone, child zones come first,
+ * then links, then routes (SimGrid's DTD). */
 #include "platform.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#define GROUP_NODES 64
+
+static void link_name(const struct topology *t, const struct topo_hop *h, char *b, size_t n)
+{
+	switch (h->kind) {
+	case TL_GPU:
+		snprintf(b, n, "gl%d", h->node * t->gpus_per_node + h->index);
+		break;
+	case TL_NVLINK:
+		snprintf(b, n, "nv%d_%d_%d", h->node, h->index, h->index2);
+		break;
+	case TL_PCIE_UP:
+		snprintf(b, n, "pu%d_%d", h->node, h->index);
+		break;
+	case TL_XSOCKET:
+		snprintf(b, n, "xs%d", h->node);
+		break;
+	case TL_NIC:
+		snprintf(b, n, "nic%d_%d", h->node, h->index);
+		break;
+	case TL_SWITCH:
+		if (h->index < 0)
+			snprintf(b, n, "fabric");
+		else
+			snprintf(b, n, "sw%d", h->index);
+		break;
+	case TL_LEAF_UP:
+		snprintf(b, n, "lu%d", h->index);
+		break;
+	case TL_POD_UP:
+		snprintf(b, n, "podup%d", h->index);
+		break;
+	default:
+		snprintf(b, n, "?");
+	}
+}
+
+static void put_link(FILE *f, const char *ind, const char *id, double bw, double lat, bool fatpipe)
+{
+	fprintf(f, "%s<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
+		ind, id, bw, lat, fatpipe ? "FATPIPE" : "SPLITDUPLEX");
+}
+
+static void put_hop_link(FILE *f, const char *ind, const struct topology *t, const struct topo_hop *h)
+{
+	char id[64];
+	link_name(t, h, id, sizeof(id));
+	put_link(f, ind, id, topology_link_bw(t, h), topology_link_latency(t, h), h->dir == 0);
+}
+
+static void put_ctns(FILE *f, const struct topology *t, const struct topo_hop *h, int n)
+{
+	char id[64];
+	for (int i = 0; i < n; i++) {
+		link_name(t, &h[i], id, sizeof(id));
+		if (h[i].dir)
+			fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", id, h[i].dir > 0 ? "UP" : "DOWN");
+		else
+			fprintf(f, "<link_ctn id=\"%s\"/>", id);
+	}
+}
+
+static void zone_route(FILE *f, const char *ind, const char *src, const char *dst,
+		       const char *gws, const char *gwd, const char *links)
+{
+	fprintf(f, "%s<zoneRoute src=\"%s\" dst=\"%s\" gw_src=\"%s\" gw_dst=\"%s\" symmetrical=\"YES\">%s</zoneRoute>\n",
+		ind, src, dst, gws, gwd, links);
+}
+
+static void write_node(const struct topology *t, int n, bool net, FILE *f, const char *ind)
+{
+	int G = t->gpus_per_node;
+	struct topo_hop h[TOPO_MAX_HOPS];
+
+	fprintf(f, "%s<zone id=\"n%d\" routing=\"Full\">\n", ind, n);
+	for (int g = 0; g < G; g++)
+		fprintf(f, "%s <host id=\"g%d\" speed=\"1Gf\"/>\n", ind, n * G + g);
+	fprintf(f, "%s <router id=\"n%d_gw\"/>\n", ind, n);
+	char li[64];
+	snprintf(li, sizeof(li), "%s ", ind);
+	for (int g = 0; g < G; g++) {
+		struct topo_hop x = { TL_GPU, n, g, 0, +1 };
+		put_hop_link(f, li, t, &x);
+	}
+	if (t->intra == INTRA_NVLINK_MESH)
+		for (int a = 0; a < G; a++)
+			for (int b = a + 1; b < G; b++)
+				if (t->nvl_bw_Bps[a * G + b] > 0) {
+					struct topo_hop x = { TL_NVLINK, n, a, b, +1 };
+					put_hop_link(f, li, t, &x);
+				}
+	if (t->intra == INTRA_PCIE && t->pcie_switches > 0) {
+		for (int s = 0; s < t->pcie_switches; s++) {
+			struct topo_hop x = { TL_PCIE_UP, n, s, 0, +1 };
+			put_hop_link(f, li, t, &x);
+		}
+		if (t->pcie_sockets > 1) {
+			struct topo_hop x = { TL_XSOCKET, n, 0, 0, +1 };
+			put_hop_link(f, li, t, &x);
+		}
+	}
+	if (net)
+		for (int i = 0; i < t->nics; i++) {
+			struct topo_hop x = { TL_NIC, n, i, 0, +1 };
+			put_hop_link(f, li, t, &x);
+		}
+	for (int a = 0; a < G; a++)
+		for (int b = a + 1; b < G; b++) {
+			int k = topology_route(t, n * G + a, n * G + b, h);
+			fprintf(f, "%s <route src=\"g%d\" dst=\"g%d\" symmetrical=\"YES\">", ind,
+				n * G + a, n * G + b);
+			put_ctns(f, t, h, k);
+			fprintf(f, "</route>\n");
+		}
+	if (net)
+		for (int g = 0; g < G; g++) {
+			int k = topology_route_to_nic(t, n, g, h);
+			if (!k)
+				continue;
+			fprintf(f, "%s <route src=\"g%d\" dst=\"n%d_gw\" symmetrical=\"YES\">", ind,
+				n * G + g, n);
+			put_ctns(f, t, h, k);
+			fprintf(f, "</route>\n");
+		}
+	fprintf(f, "%s</zone>\n", ind);
+}
+
+/* A zone holding a router only: the gateway of a group of zones. */
+static void write_switch_zone(FILE *f, const char *ind, const char *id)
+{
+	fprintf(f, "%s<zone id=\"%s\" routing=\"Full\"><router id=\"%s_r\"/></zone>\n", ind, id, id);
+}
+
+/* Nodes [n0, n1) as children of the current zone, joined pairwise through
+ * link `fab` (a FATPIPE declared here unless declare is NULL); with sw,
+ * also routed to the switch zone sw through link `up`. */
+static void write_node_set(const struct topology *t, int n0, int n1, bool net, FILE *f,
+			   const char *ind, const char *fab, double fab_lat,
+			   const char *sw, const char *up, double up_lat)
+{
+	char a[32], b[32], ga[40], gb[40], links[160];
+	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
+
+	for (int n = n0; n < n1; n++)
+		write_node(t, n, net, f, ind);
+	if (sw)
+		write_switch_zone(f, ind, sw);
+	if (!net)
+		return;
+	put_link(f, ind, fab, bw, fab_lat, true);
+	if (up && strcmp(up, fab))
+		put_link(f, ind, up, bw, up_lat, true);
+	snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", fab);
+	for (int x = n0; x < n1; x++)
+		for (int y = x + 1; y < n1; y++) {
+			snprintf(a, sizeof(a), "n%d", x);
+			snprintf(b, sizeof(b), "n%d", y);
+			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			snprintf(gb, sizeof(gb), "n%d_gw", y);
+			zone_route(f, ind, a, b, ga, gb, links);
+		}
+	if (sw) {
+		char swr[64];
+		snprintf(swr, sizeof(swr), "%s_r", sw);
+		snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", up);
+		for (int x = n0; x < n1; x++) {
+			snprintf(a, sizeof(a), "n%d", x);
+			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			zone_route(f, ind, a, sw, ga, swr, links);
+		}
+	}
+}
+
+static void write_nonblocking(const struct topology *t, int nodes, FILE *f)
+{
+	if (nodes <= GROUP_NODES) {
+		write_node_set(t, 0, nodes, nodes > 1, f, " ", "fabric", t->fabric_latency_s,
+			       NULL, NULL, 0);
+		return;
+	}
+	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
+	char id[32], fab[32], sw[32], nop[32], links[64];
+	for (int k = 0; k < groups; k++) {
+		snprintf(id, sizeof(id), "grp%d", k);
+		snprintf(fab, sizeof(fab), "grp%d_f", k);
+		snprintf(sw, sizeof(sw), "grp%d_sw", k);
+		snprintf(nop, sizeof(nop), "grp%d_nop", k);
+		fprintf(f, " <zone id=\"%s\" routing=\"Full\">\n", id);
+		int n1 = (k + 1) * GROUP_NODES < nodes ? (k + 1) * GROUP_NODES : nodes;
+		write_node_set(t, k * GROUP_NODES, n1, true, f, "  ", fab, t->fabric_latency_s,
+			       sw, nop, 0);
+		fprintf(f, " </zone>\n");
+	}
+	put_link(f, " ", "fabric", t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
+		 t->fabric_latency_s, true);
+	snprintf(links, sizeof(links), "<link_ctn id=\"fabric\"/>");
+	for (int a = 0; a < groups; a++)
+		for (int b = a + 1; b < groups; b++) {
+			char za[32], zb[32], ra[40], rb[40];
+			snprintf(za, sizeof(za), "grp%d", a);
+			snprintf(zb, sizeof(zb), "grp%d", b);
+			snprintf(ra, sizeof(ra), "grp%d_sw_r", a);
+			snprintf(rb, sizeof(rb), "grp%d_sw_r", b);
+			zone_route(f, " ", za, zb, ra, rb, links);
+		}
+}
+
+static void write_leaf(const struct topology *t, int leaf, int nodes, FILE *f, const char *ind)
+{
+	int npl = t->ft_nodes_per_leaf;
+	int n0 = leaf * npl, n1 = n0 + npl < nodes ? n0 + npl : nodes;
+	char id[32], sw[32], ci[16];
+	snprintf(id, sizeof(id), "sw%d", leaf);
+	snprintf(sw, sizeof(sw), "leaf%d_sw", leaf);
+	snprintf(ci, sizeof(ci), "%s ", ind);
+	fprintf(f, "%s<zone id=\"leaf%d\" routing=\"Full\">\n", ind, leaf);
+	write_node_set(t, n0, n1, true, f, ci, id, t->fabric_latency_s, sw, id, 0);
+	fprintf(f, "%s</zone>\n", ind);
+}
+
+/* Zones [z0, z1) named prefix<k> with gateways prefix<k>_sw_r, joined
+ * pairwise by up-links uname<k> (UP out of a, DOWN into b). */
+static void join_zones(const struct topology *t, FILE *f, const char *ind, const char *prefix,
+		       int z0, int z1, enum topo_link_kind uk, bool declare)
+{
+	char za[32], zb[32], ra[40], rb[40], links[256];
+	if (declare)
+		for (int z = z0; z < z1; z++) {
+			struct topo_hop x = { uk, -1, z, 0, +1 };
+			put_hop_link(f, ind, t, &x);
+		}
+	for (int a = z0; a < z1; a++)
+		for (int b = a + 1; b < z1; b++) {
+			snprintf(za, sizeof(za), "%s%d", prefix, a);
+			snprintf(zb, sizeof(zb), "%s%d", prefix, b);
+			snprintf(ra, sizeof(ra), "%s%d_sw_r", prefix, a);
+			snprintf(rb, sizeof(rb), "%s%d_sw_r", prefix, b);
+			snprintf(links, sizeof(links), "<link_ctn id=\"%s%d\" direction=\"UP\"/>"
+				 "<link_ctn id=\"%s%d\" direction=\"DOWN\"/>",
+				 uk == TL_LEAF_UP ? "lu" : "podup", a, uk == TL_LEAF_UP ? "lu" : "podup", b);
+			zone_route(f, ind, za, zb, ra, rb, links);
+		}
+}
+
+static void write_fat_tree(const struct topology *t, int nodes, FILE *f)
+{
+	int npl = t->ft_nodes_per_leaf, lpp = t->ft_leaves_per_pod;
+	int leaves = (nodes + npl - 1) / npl;
+
+	if (t->ft_levels == 2 || leaves <= lpp) {
+		for (int l = 0; l < leaves; l++)
+			write_leaf(t, l, nodes, f, " ");
+		join_zones(t, f, " ", "leaf", 0, leaves, TL_LEAF_UP, true);
+		return;
+	}
+	int pods = (leaves + lpp - 1) / lpp;
+	for (int p = 0; p < pods; p++) {
+		int l0 = p * lpp, l1 = l0 + lpp < leaves ? l0 + lpp : leaves;
+		fprintf(f, " <zone id=\"pod%d\" routing=\"Full\">\n", p);
+		for (int l = l0; l < l1; l++)
+			write_leaf(t, l, nodes, f, "  ");
+		char sw[32], swr[40], lz[32], links[64];
+		snprintf(sw, sizeof(sw), "pod%d_sw", p);
+		snprintf(swr, sizeof(swr), "pod%d_sw_r", p);
+		write_switch_zone(f, "  ", sw);
+		join_zones(t, f, "  ", "leaf", l0, l1, TL_LEAF_UP, true);
+		for (int l = l0; l < l1; l++) {
+			char lr[40];
+			snprintf(lz, sizeof(lz), "leaf%d", l);
+			snprintf(lr, sizeof(lr), "leaf%d_sw_r", l);
+			snprintf(links, sizeof(links), "<link_ctn id=\"lu%d\" direction=\"UP\"/>", l);
+			zone_route(f, "  ", lz, sw, lr, swr, links);
+		}
+		fprintf(f, " </zone>\n");
+	}
+	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true);
+}
 
 int platform_write(const struct topology *t, int nodes, FILE *f)
 {
-	int G = t->gpus_per_node;
-
 	fprintf(f, "<?xml version='1.0'?>\n"
 		   "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
 		   "<platform version=\"4.1\">\n"
 		   "<zone id=\"world\" routing=\"Full\">\n");
-	for (int n = 0; n < nodes; n++) {
-		fprintf(f, " <zone id=\"n%d\" routing=\"Full\">\n", n);
-		for (int g = 0; g < G; g++)
-			fprintf(f, "  <host id=\"g%d\" speed=\"1Gf\"/>\n", n * G + g);
-		fprintf(f, "  <router id=\"n%d_gw\"/>\n", n);
-		for (int g = 0; g < G; g++)
-			fprintf(f, "  <link id=\"gl%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\""
-				   " sharing_policy=\"SPLITDUPLEX\"/>\n",
-				n * G + g, t->intra_bw_Bps, t->intra_latency_s / 2);
-		for (int i = 0; i < t->nics; i++)
-			fprintf(f, "  <link id=\"nic%d_%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\""
-				   " sharing_policy=\"SPLITDUPLEX\"/>\n",
-				n, i, t->nic_bw_Bps, t->nic_latency_s);
-		for (int a = 0; a < G; a++)
-			for (int b = a + 1; b < G; b++)
-				fprintf(f, "  <route src=\"g%d\" dst=\"g%d\" symmetrical=\"YES\">"
-					   "<link_ctn id=\"gl%d\" direction=\"UP\"/>"
-					   "<link_ctn id=\"gl%d\" direction=\"DOWN\"/></route>\n",
-					n * G + a, n * G + b, n * G + a, n * G + b);
-		if (t->nics > 0)
-			for (int g = 0; g < G; g++)
-				fprintf(f, "  <route src=\"g%d\" dst=\"n%d_gw\" symmetrical=\"YES\">"
-					   "<link_ctn id=\"nic%d_%d\" direction=\"UP\"/></route>\n",
-					n * G + g, n, n, t->gpu_nic[g]);
-		fprintf(f, " </zone>\n");
-	}
-	if (nodes > 1) {
-		fprintf(f, " <link id=\"fabric\" bandwidth=\"%.17gBps\" latency=\"%.17gs\""
-			   " sharing_policy=\"FATPIPE\"/>\n",
-			t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15, t->fabric_latency_s);
-		for (int a = 0; a < nodes; a++)
-			for (int b = a + 1; b < nodes; b++)
-				fprintf(f, " <zoneRoute src=\"n%d\" dst=\"n%d\" gw_src=\"n%d_gw\""
-					   " gw_dst=\"n%d_gw\" symmetrical=\"YES\">"
-					   "<link_ctn id=\"fabric\"/></zoneRoute>\n",
-					a, b, a, b);
-	}
+	if (nodes <= 1 || t->nics < 1)
+		write_node(t, 0, false, f, " ");
+	else if (t->fabric == FABRIC_FAT_TREE)
+		write_fat_tree(t, nodes, f);
+	else
+		write_nonblocking(t, nodes, f);
 	fprintf(f, "</zone>\n</platform>\n");
 	return ferror(f) ? -1 : 0;
 }

@@ -108,7 +108,9 @@ static void load_parallel(struct jobj *root, struct scenario *s, long *dp_in)
 	jobj_end(&jo);
 }
 
-static void load_training(struct jobj *root, struct scenario *s)
+/* Returns true if the training object was read. seq_len is checked
+ * against the model later (required for transformers, refused for CNNs). */
+static bool load_training(struct jobj *root, struct scenario *s)
 {
 	struct jobj jo;
 	int e;
@@ -116,8 +118,8 @@ static void load_training(struct jobj *root, struct scenario *s)
 	s->micro_batch = 1;
 	s->precision = DTYPE_BF16;
 	if (jobj_child(root, "training", &jo, JREQ) != 1)
-		return;
-	jobj_int(&jo, "seq_len", &s->seq, 1, JREQ);
+		return false;
+	jobj_int(&jo, "seq_len", &s->seq, 1, 0);
 	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
 	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
 	e = DTYPE_BF16;
@@ -134,6 +136,7 @@ static void load_training(struct jobj *root, struct scenario *s)
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
 	jobj_end(&jo);
+	return true;
 }
 
 static void load_misc(struct jobj *root, struct scenario *s)
@@ -210,6 +213,31 @@ static void load_misc(struct jobj *root, struct scenario *s)
 	}
 }
 
+/* A CNN trains with data parallelism only: one replica per GPU. */
+static void check_cnn_plan(struct scenario *s, long dp_in, struct diag *d)
+{
+	const char *f = s->path;
+
+	if (s->tp > 1)
+		diag_err(d, f, "/parallel/tp", "CNN models train with data parallelism only, got tp = %d", s->tp);
+	if (s->pp > 1)
+		diag_err(d, f, "/parallel/pp", "CNN models train with data parallelism only, got pp = %d", s->pp);
+	if (s->zero != ZERO_0)
+		diag_err(d, f, "/parallel/zero", "ZeRO is not supported for CNN models, got zero = %d", (int)s->zero);
+	if (s->sp)
+		diag_err(d, f, "/parallel/sp", "sequence parallelism does not apply to CNN models");
+	if (s->recompute != RECOMPUTE_NONE)
+		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
+			 recompute_name(s->recompute));
+	s->dp = s->gpus;
+	if (dp_in > 0 && dp_in != s->dp)
+		diag_err(d, f, "/parallel/dp", "must equal the %d GPUs for a CNN model, got %ld", s->gpus, dp_in);
+	long div = (long)s->dp * s->micro_batch;
+	if (s->global_batch > 0 && s->global_batch % div)
+		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
+			 s->dp, s->micro_batch, div, s->global_batch);
+}
+
 /* Checks across files: the plan against the cluster, model and batch. */
 static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 {
@@ -222,6 +250,10 @@ static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 	if (s->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none",
 			 s->nodes, t->name);
+	if (m->arch == MODEL_ARCH_CNN) {
+		check_cnn_plan(s, dp_in, d);
+		return;
+	}
 	if (gpus % ((long)s->tp * s->pp)) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %d must divide the %ld GPUs "
 			 "(%d nodes x %d GPUs)", s->tp, s->pp, s->tp * s->pp, gpus, s->nodes,
@@ -308,7 +340,7 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	jobj_int(&jo, "nodes", &nodes, 1, JREQ);
 	s->nodes = (int)nodes;
 	load_parallel(&jo, s, &dp_in);
-	load_training(&jo, s);
+	bool have_training = load_training(&jo, s);
 	load_misc(&jo, s);
 	jobj_end(&jo);
 	json_decref(root);
@@ -320,6 +352,13 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 		s->model = model_load(s->model_path, d);
 	if (s->topo_path[0])
 		s->topo = topology_load(s->topo_path, d);
+	if (s->model && s->model->arch == MODEL_ARCH_CNN) {
+		if (s->seq > 0)
+			diag_err(d, path, "/training/seq_len", "applies to transformer models only, "
+				 "not to CNN model '%s'", s->model->name);
+		s->seq = 1;  /* a sample is one image: tokens/s report images/s */
+	} else if (have_training && s->seq == 0)
+		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
 	if (diag_count(d) != before || !s->model || !s->topo)
 		goto err;
 	check_plan(s, dp_in, d);

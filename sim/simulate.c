@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "build_cnn.h"
 #include "cost.h"
 #include "ddlsim-config.h"
 
@@ -124,15 +125,21 @@ static int compute(struct builder *b, enum task_cat cat, double time_s, double f
 	return b->last;
 }
 
-static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
+static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
 	if (b->sc->tp <= 1)
 		return b->last;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
-			  .op = op, .group = GROUP_TP, .bytes = b->act_bytes, .mb = mb,
+			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
 			  .chunk = chunk };
 	b->last = add(b, &t, b->last);
 	return b->last;
+}
+
+/* A TP collective of one activation tensor (b x s x h). */
+static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
+{
+	return tp_coll_bytes(b, op, b->act_bytes, mb, chunk);
 }
 
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
@@ -235,6 +242,11 @@ static void forward(struct builder *b, int mb, int chunk)
 		if (sc->sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_FORWARD, b->bk.fwd[WL_HEAD], b->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
+		/* vocabulary-parallel cross entropy: all-reduce of the max, the
+		 * target logit and the sum of exponentials (fp32 per token) */
+		for (int i = 0; i < 3; i++)
+			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)sc->micro_batch * (double)sc->seq,
+				      mb, chunk);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
 				  .dir = P2P_FWD, .bytes = b->act_bytes / (sc->sp ? sc->tp : 1),
@@ -261,8 +273,8 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 	} else {
 		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], 2 * k->flops_fwd[WL_HEAD], mb, chunk, dep);
-		if (sc->sp)
-			tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
+		/* column-parallel head: its input gradient is summed over TP */
+		tp_coll(b, sc->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
@@ -280,8 +292,7 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		grads_ready(b, b->grad_bytes_layer, reduce);
 	}
 	if (vs == 0) {
-		if (sc->tp > 1)
-			tp_coll(b, sc->sp ? COLL_ALLGATHER : COLL_ALLREDUCE, mb, chunk);
+		/* the embedding's input is token ids: no gradient to reduce over TP */
 		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
 		grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
@@ -315,6 +326,8 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	int m_mb = (int)scenario_microbatches(sc);
 	int rc = -1;
 
+	if (m->arch == MODEL_ARCH_CNN)  /* CNNs: data parallelism, own builder */
+		return build_cnn_program(sc, cost, p, sr);
 	b.v = sc->schedule == SCHED_INTERLEAVED ? sc->interleave : 1;
 	if (price_blocks(sc, cost, &b.bk))
 		return -1;

@@ -1,4 +1,10 @@
-/* topology: topology file loader (see topology.h for the keys). */
+/* topology: topology file loader (see topology.h for the key table).
+ *
+ * The loader reads every key, reports every problem with its JSON path and
+ * derives what the platform and the planners need: NVLink two-hop routes
+ * of a mesh (the intermediate GPU with the widest bottleneck), the PCIe
+ * tree's shape, and a fat tree's leaf and pod sizes and uplink bandwidths.
+ * Keys new in 1.1 are refused in a file that says 1.0. */
 #include "topology.h"
 
 #include <math.h>
@@ -8,13 +14,139 @@
 
 #include "jload.h"
 
-static const char *const intra_names[] = { "nvswitch", "pcie", NULL };
-static const char *const fabric_names[] = { "nonblocking", NULL };
+static const char *const intra_names[] = { "nvswitch", "pcie", "nvlink_mesh", NULL };
+static const char *const fabric_names[] = { "nonblocking", "fat_tree", "rail", NULL };
 static const char *const dt_keys[DTYPE_N] = { "fp32", "tf32", "fp16", "bf16", "fp8" };
 
 const char *intra_kind_name(enum intra_kind k)
 {
 	return intra_names[k];
+}
+
+const char *fabric_kind_name(enum fabric_kind k)
+{
+	return fabric_names[k];
+}
+
+/* A 1.1 key in a 1.0 file. */
+static void need_11(struct topology *t, struct jobj *jo, const char *key)
+{
+	if (t->schema_minor < 1)
+		jobj_err(jo, key, "needs schema_version \"1.1\" (the file says \"1.0\")");
+}
+
+static void load_mesh(struct jobj *intra, struct topology *t)
+{
+	int G = t->gpus_per_node;
+	double lane = 0, x;
+	json_t *arr;
+	char ap[300];
+
+	t->nvl_bw_Bps = calloc((size_t)G * G, sizeof(*t->nvl_bw_Bps));
+	t->nvl_via = calloc((size_t)G * G, sizeof(*t->nvl_via));
+	t->host_bw_Bps = 16e9;
+	if (jobj_num(intra, "lane_bw_GBps", &lane, JREQ | JPOS) == 1)
+		lane *= 1e9;
+	if (jobj_num(intra, "host_bw_GBps", &x, JPOS) == 1)
+		t->host_bw_Bps = x * 1e9;
+	if (jobj_array(intra, "links", &arr, ap, sizeof(ap), JREQ) != 1)
+		return;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *l = json_array_get(arr, i);
+		char p[400];
+		long v[3];
+		bool ok = json_is_array(l) && json_array_size(l) == 3;
+		for (int k = 0; ok && k < 3; k++) {
+			ok = json_is_integer(json_array_get(l, (size_t)k));
+			v[k] = ok ? (long)json_integer_value(json_array_get(l, (size_t)k)) : 0;
+		}
+		snprintf(p, sizeof(p), "%s/%zu", ap, i);
+		if (!ok) {
+			diag_err(intra->d, intra->file, p, "expected [gpu, gpu, lanes], got %s",
+				 json_is_array(l) ? "another array" : jload_type_name(l));
+			continue;
+		}
+		if (v[0] < 0 || v[0] >= G || v[1] < 0 || v[1] >= G) {
+			diag_err(intra->d, intra->file, p,
+				 "link to a missing GPU: a node has GPUs 0..%d, got [%ld, %ld]",
+				 G - 1, v[0], v[1]);
+			continue;
+		}
+		if (v[0] == v[1]) {
+			diag_err(intra->d, intra->file, p, "link joins GPU %ld to itself", v[0]);
+			continue;
+		}
+		if (v[2] < 1) {
+			diag_err(intra->d, intra->file, p, "lanes must be >= 1, got %ld", v[2]);
+			continue;
+		}
+		t->nvl_bw_Bps[v[0] * G + v[1]] += (double)v[2] * lane;
+		t->nvl_bw_Bps[v[1] * G + v[0]] += (double)v[2] * lane;
+	}
+	/* two-hop routes: the intermediate GPU with the widest bottleneck */
+	for (int a = 0; a < G; a++)
+		for (int b = 0; b < G; b++) {
+			if (a == b || t->nvl_bw_Bps[a * G + b] > 0) {
+				t->nvl_via[a * G + b] = -1;
+				continue;
+			}
+			int best = -2;
+			double bw = 0;
+			for (int c = 0; c < G; c++) {
+				double w1 = t->nvl_bw_Bps[a * G + c], w2 = t->nvl_bw_Bps[c * G + b];
+				double w = w1 < w2 ? w1 : w2;
+				if (w > bw) {
+					bw = w;
+					best = c;
+				}
+			}
+			t->nvl_via[a * G + b] = best;
+		}
+}
+
+static void load_pcie_tree(struct jobj *intra, struct topology *t)
+{
+	struct jobj pc;
+	long v;
+	double x;
+	int G = t->gpus_per_node;
+
+	if (jobj_child(intra, "pcie", &pc, 0) != 1)
+		return;
+	need_11(t, intra, "pcie");
+	v = 1;
+	jobj_int(&pc, "sockets", &v, 1, 0);
+	if (v > 2) {
+		jobj_err(&pc, "sockets", "must be 1 or 2, got %ld", v);
+		v = 1;
+	}
+	t->pcie_sockets = (int)v;
+	v = 1;
+	if (jobj_int(&pc, "switches", &v, 1, JREQ) == 1)
+		t->pcie_switches = (int)v;
+	v = 1;
+	if (jobj_int(&pc, "gpus_per_switch", &v, 1, JREQ) == 1)
+		t->pcie_gpus_per_switch = (int)v;
+	v = 0;
+	jobj_int(&pc, "nics_per_switch", &v, 0, 0);
+	t->pcie_nics_per_switch = (int)v;
+	if (jobj_num(&pc, "switch_uplink_GBps", &x, JREQ | JPOS) == 1)
+		t->pcie_uplink_bw_Bps = x * 1e9;
+	if (t->pcie_sockets > 1) {
+		if (jobj_num(&pc, "cross_socket_GBps", &x, JREQ | JPOS) == 1)
+			t->pcie_xsocket_bw_Bps = x * 1e9;
+	} else if (jobj_num(&pc, "cross_socket_GBps", &x, JPOS) == 1) {
+		t->pcie_xsocket_bw_Bps = x * 1e9;
+	}
+	if (t->pcie_switches > 0 && t->pcie_gpus_per_switch > 0 &&
+	    (long)t->pcie_switches * t->pcie_gpus_per_switch != G)
+		jobj_err(&pc, "gpus_per_switch",
+			 "switches x gpus_per_switch must equal node.gpus (%d), got %d x %d",
+			 G, t->pcie_switches, t->pcie_gpus_per_switch);
+	if (t->pcie_switches % t->pcie_sockets)
+		jobj_err(&pc, "switches", "must be a multiple of sockets (%d), got %d",
+			 t->pcie_sockets, t->pcie_switches);
+	jobj_end(&pc);
 }
 
 static void load_gpu(struct jobj *top, struct gpu_spec *g)
@@ -148,6 +280,49 @@ static void load_nics(struct jobj *node, struct topology *t)
 	jobj_end(&jo);
 }
 
+static void load_fabric(struct jobj *fab, struct topology *t)
+{
+	long v;
+	double x;
+
+	t->rail_pxn = true;
+	if (t->fabric == FABRIC_NONBLOCKING)
+		return;
+	need_11(t, fab, "kind");
+	if (t->fabric == FABRIC_RAIL) {
+		v = 0;
+		jobj_int(fab, "radix", &v, 0, 0);
+		t->rail_radix = (int)v;
+		jobj_bool(fab, "pxn", &t->rail_pxn, 0);
+		return;
+	}
+	v = 2;
+	if (jobj_int(fab, "levels", &v, 2, JREQ) == 1 && v > 3) {
+		jobj_err(fab, "levels", "must be 2 or 3, got %ld", v);
+		v = 2;
+	}
+	t->ft_levels = (int)v;
+	v = 2;
+	jobj_int(fab, "radix", &v, 2, JREQ);
+	t->ft_radix = (int)v;
+	x = 1;
+	if (jobj_num(fab, "oversubscription", &x, 0) == 1 && !(x >= 1)) {
+		jobj_err(fab, "oversubscription", "must be >= 1 (downlink : uplink bandwidth), got %g", x);
+		x = 1;
+	}
+	t->ft_oversub = x;
+	long down = (long)floor(t->ft_radix * x / (x + 1) + 1e-9);
+	int per = t->nics > 0 ? t->nics : 1;
+	if (down < per) {
+		jobj_err(fab, "radix", "a leaf has %ld down ports, fewer than the %d NICs of a node", down, per);
+		down = per;
+	}
+	t->ft_nodes_per_leaf = (int)(down / per);
+	t->ft_leaves_per_pod = t->ft_radix / 2 > 0 ? t->ft_radix / 2 : 1;
+	t->ft_leaf_up_bw_Bps = (double)t->ft_nodes_per_leaf * per * t->nic_bw_Bps / x;
+	t->ft_pod_up_bw_Bps = t->ft_leaf_up_bw_Bps * t->ft_leaves_per_pod;
+}
+
 struct topology *topology_load(const char *path, struct diag *d)
 {
 	struct topology *t = calloc(1, sizeof(*t));
@@ -163,8 +338,10 @@ struct topology *topology_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.topology", 1, 0))
+	if (jload_schema(root, path, d, "ddlsim.topology", 1, 1))
 		goto err_json;
+	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
+	       &t->schema_minor);
 	jobj_init(&jo, root, path, "", d);
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	if (jobj_str(&jo, "name", &s, JREQ) == 1)
@@ -184,13 +361,37 @@ struct topology *topology_load(const char *path, struct diag *d)
 			e = 0;
 			jobj_enum(&intra, "kind", intra_names, &e, JREQ);
 			t->intra = e;
-			if (jobj_num(&intra, "bw_GBps", &x, JREQ | JPOS) == 1)
+			bool mesh = t->intra == INTRA_NVLINK_MESH;
+			if (mesh)
+				need_11(t, &intra, "kind");
+			if (jobj_num(&intra, "bw_GBps", &x, (mesh ? 0 : JREQ) | JPOS) == 1)
 				t->intra_bw_Bps = x * 1e9;
 			if (jobj_num(&intra, "latency_us", &x, JREQ | JNONNEG) == 1)
 				t->intra_latency_s = x * 1e-6;
+			if (mesh) {
+				load_mesh(&intra, t);
+				int G = t->gpus_per_node;
+				for (int a = 0; a < G && t->intra_bw_Bps == 0; a++) {
+					double sum = 0;
+					for (int b = 0; b < G; b++)
+						sum += t->nvl_bw_Bps[a * G + b];
+					if (sum > t->intra_bw_Bps)
+						t->intra_bw_Bps = sum;
+				}
+				/* reports want a number even when a GPU has no NVLink */
+				if (t->intra_bw_Bps == 0)
+					t->intra_bw_Bps = t->host_bw_Bps;
+			} else if (t->intra == INTRA_PCIE) {
+				load_pcie_tree(&intra, t);
+			}
 			jobj_end(&intra);
 		}
 		load_nics(&node, t);
+		if (t->pcie_nics_per_switch > 0 && t->pcie_switches > 0 &&
+		    (long)t->pcie_nics_per_switch * t->pcie_switches < t->nics)
+			diag_err(d, path, "/node/intra/pcie/nics_per_switch",
+				 "switches x nics_per_switch must hold node.nics.count (%d), got %d x %d",
+				 t->nics, t->pcie_switches, t->pcie_nics_per_switch);
 		jobj_end(&node);
 	}
 	if (jobj_child(&jo, "fabric", &fab, JREQ) == 1) {
@@ -199,6 +400,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 		t->fabric = e;
 		if (jobj_num(&fab, "latency_us", &x, JREQ | JNONNEG) == 1)
 			t->fabric_latency_s = x * 1e-6;
+		load_fabric(&fab, t);
 		jobj_end(&fab);
 	}
 	jobj_end(&jo);
@@ -210,27 +412,15 @@ struct topology *topology_load(const char *path, struct diag *d)
 err_json:
 	json_decref(root);
 err_free:
-	free(t);
+	topology_destroy(t);
 	return NULL;
 }
 
 void topology_destroy(struct topology *t)
 {
+	if (!t)
+		return;
+	free(t->nvl_bw_Bps);
+	free(t->nvl_via);
 	free(t);
-}
-
-double topology_path_latency(const struct topology *t, int a, int b)
-{
-	if (a == b)
-		return 0;
-	if (topology_node_of(t, a) == topology_node_of(t, b))
-		return t->intra_latency_s;
-	return 2 * t->nic_latency_s + t->fabric_latency_s;
-}
-
-double topology_path_bw(const struct topology *t, int a, int b)
-{
-	if (topology_node_of(t, a) == topology_node_of(t, b))
-		return t->intra_bw_Bps;
-	return t->nic_bw_Bps;
 }

@@ -1,58 +1,105 @@
 /* topology: the hardware of a cluster, as a topology file describes it.
  *
- * A topology file (schema "ddlsim.topology" 1.0) describes one kind of node
- * and the fabric that joins nodes; a scenario says how many nodes.
+ * A topology file (schema "ddlsim.topology" 1.1; 1.0 files are accepted)
+ * describes one kind of node and the fabric that joins nodes; a scenario
+ * says how many nodes. Keys marked 1.1 need schema_version "1.1".
  *
- *   key                          type    unit    meaning
- *   name, source                 string  -       display name; public spec cited
- *   gpu.name                     string  -
+ *   key                          type    unit    default   meaning
+ *   name, source                 string  -       required  display name; public spec cited
+ *   gpu.name                     string  -       required
  *   gpu.peak_tflops.{fp32,tf32,fp16,bf16,fp8}  number TFLOP/s  dense peak (absent = unsupported)
- *   gpu.hbm_GB                   number  GB      HBM capacity (1e9 bytes)
- *   gpu.hbm_bw_GBps              number  GB/s    peak HBM bandwidth
- *   gpu.sm_count                 int     -       streaming multiprocessors
- *   gpu.memory_reserved_GB       number  GB      CUDA context + allocator reserve (default 2)
- *   gpu.efficiency.gemm_max      number  0..1    best GEMM fraction of peak
- *   gpu.efficiency.gemm_half_GFLOP number GFLOP  GEMM work reaching half of gemm_max
- *   gpu.efficiency.attention_max number  0..1    attention-core batched GEMMs
- *   gpu.efficiency.mem_max       number  0..1    best fraction of HBM bandwidth
- *   gpu.efficiency.mem_half_MB   number  MB      traffic reaching half of mem_max
- *   gpu.efficiency.kernel_launch_us number us    fixed cost per kernel
- *   gpu.efficiency.gemm_tile     [int,int] -     CTA output tile (m, n), wave quantization
- *   node.gpus                    int     -       GPUs per node
- *   node.intra.kind              string  -       "nvswitch" or "pcie"
- *   node.intra.bw_GBps           number  GB/s    per GPU, per direction
- *   node.intra.latency_us        number  us      GPU-to-GPU latency
- *   node.nics.count              int     -       NICs per node
- *   node.nics.bw_Gbps            number  Gb/s    per NIC, per direction
- *   node.nics.latency_us         number  us      per NIC traversal
- *   node.nics.gpus               [[int]] -       GPUs served by each NIC (default: GPU g uses NIC g*count/gpus)
- *   fabric.kind                  string  -       "nonblocking" (one switch, full bisection)
- *   fabric.latency_us            number  us      switch traversal
+ *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)
+ *   gpu.hbm_bw_GBps              number  GB/s    required  peak HBM bandwidth
+ *   gpu.sm_count                 int     -       required  streaming multiprocessors
+ *   gpu.memory_reserved_GB       number  GB      2         CUDA context + allocator reserve
+ *   gpu.efficiency.gemm_max      number  0..1    0.8       best GEMM fraction of peak
+ *   gpu.efficiency.gemm_half_GFLOP number GFLOP  1         GEMM work reaching half of gemm_max
+ *   gpu.efficiency.attention_max number  0..1    0.5       attention-core batched GEMMs
+ *   gpu.efficiency.mem_max       number  0..1    0.85      best fraction of HBM bandwidth
+ *   gpu.efficiency.mem_half_MB   number  MB      1         traffic reaching half of mem_max
+ *   gpu.efficiency.kernel_launch_us number us    4         fixed cost per kernel
+ *   gpu.efficiency.gemm_tile     [int,int] -     [128,256] CTA output tile (m, n), wave quantization
+ *   node.gpus                    int     -       required  GPUs per node (<= 128)
+ *   node.intra.kind              string  -       required  "nvswitch", "pcie" or (1.1) "nvlink_mesh"
+ *   node.intra.bw_GBps           number  GB/s    required  nvswitch: per GPU per direction;
+ *                                                          pcie: each GPU's link to its switch;
+ *                                                          nvlink_mesh: optional, for reports
+ *                                                          (default: the best GPU's NVLink total)
+ *   node.intra.latency_us        number  us      required  one GPU-to-GPU hop (see below)
+ *   node.intra.links             [[a,b,lanes]] - (1.1)     nvlink_mesh: NVLink lanes between GPUs a, b
+ *   node.intra.lane_bw_GBps      number  GB/s    (1.1)     nvlink_mesh: per lane per direction
+ *   node.intra.host_bw_GBps      number  GB/s    (1.1) 16  nvlink_mesh: PCIe to the host, for pairs
+ *                                                          with no NVLink path of <= 2 hops
+ *   node.intra.pcie.sockets      int     -       (1.1) 1   pcie tree: CPU root complexes (1 or 2)
+ *   node.intra.pcie.switches     int     -       (1.1)     PCIe switches, spread evenly over sockets
+ *   node.intra.pcie.gpus_per_switch int  -       (1.1)     GPU g sits on switch g / gpus_per_switch
+ *   node.intra.pcie.nics_per_switch int  -       (1.1) 0   NIC i sits on switch i / nics_per_switch
+ *                                                          (0: NICs hang off the root complex of socket 0)
+ *   node.intra.pcie.switch_uplink_GBps number GB/s (1.1)   switch to root complex, per direction
+ *   node.intra.pcie.cross_socket_GBps number GB/s (1.1)    socket-to-socket link (sockets = 2)
+ *   node.nics.count              int     -       required  NICs per node (<= 128)
+ *   node.nics.bw_Gbps            number  Gb/s    required  per NIC, per direction
+ *   node.nics.latency_us         number  us      required  per NIC traversal
+ *   node.nics.gpus               [[int]] -       even      GPUs served by each NIC (default: GPU g uses NIC g*count/gpus)
+ *   fabric.kind                  string  -       required  "nonblocking" (one switch, full bisection),
+ *                                                          (1.1) "fat_tree" or "rail"
+ *   fabric.latency_us            number  us      required  one switch traversal
+ *   fabric.levels                int     -       (1.1)     fat_tree: 2 (leaf, spine) or 3 (leaf, spine, core)
+ *   fabric.radix                 int     -       (1.1)     fat_tree: ports per switch; rail: nodes per
+ *                                                          rail switch (0 = unlimited, default)
+ *   fabric.oversubscription      number  ratio   (1.1) 1   fat_tree: leaf downlink : uplink bandwidth (>= 1)
+ *   fabric.pxn                   bool    -       (1.1) true rail: cross-rail traffic first moves over
+ *                                                          NVLink to the GPU on the peer's rail (NCCL PXN)
  *
- * Latency of a path is the sum of what it crosses: inside a node
- * intra.latency_us; between nodes 2 x nics.latency_us + fabric.latency_us. */
+ * Paths. Every GPU-to-GPU path is a list of links (topology_route()), and
+ * its latency is the sum of theirs, its bandwidth the smallest:
+ *   nvswitch     GPU link up + GPU link down, latency_us / 2 each;
+ *   nvlink_mesh  the direct NVLink (lanes x lane_bw, latency_us); without
+ *                one, two NVLinks through the intermediate GPU with the
+ *                widest bottleneck (lowest index on ties), else both GPUs'
+ *                PCIe links to the host (latency_us / 2 each);
+ *   pcie         GPU link, then switch uplinks and the cross-socket link as
+ *                needed; every PCIe link has latency_us / 2;
+ *   GPU to NIC   the NIC link (nics.latency_us); in a pcie tree first the
+ *                PCIe links from the GPU to the NIC's switch.
+ * Between nodes: GPU to its NIC, the fabric, NIC to GPU. Fabric latency in
+ * units of L = fabric.latency_us: nonblocking and rail L; fat_tree L inside
+ * a leaf, 3 L across leaves (leaf, spine, leaf), 5 L across pods.
+ *
+ * Fat trees. A leaf has D = floor(radix r / (r + 1)) down ports (r = the
+ * oversubscription; radix / 2 when r = 1), hence floor(D / nics) nodes, and
+ * D x NIC bandwidth / r of uplink bandwidth (one aggregated, ECMP-balanced
+ * pipe). A 2-level tree has at most radix leaves; a 3-level tree groups
+ * radix / 2 leaves per pod behind non-oversubscribed spines, at most radix
+ * pods. Rail fabrics: NIC i of every node on rail switch i (non-blocking);
+ * with pxn the collective planner reroutes cross-rail flows over NVLink,
+ * without it they are modelled as the rail switch would carry them. */
 #ifndef DDLSIM_TOPOLOGY_H
 #define DDLSIM_TOPOLOGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "diag.h"
 #include "gpu.h"
 
 #define TOPO_MAX_GPUS_PER_NODE 128
-#define TOPO_MAX_NICS 64
+#define TOPO_MAX_NICS 128
+#define TOPO_MAX_NODES 16384  /* platform size limit, any fabric */
+#define TOPO_MAX_HOPS 16
 
-enum intra_kind { INTRA_NVSWITCH, INTRA_PCIE };
-enum fabric_kind { FABRIC_NONBLOCKING };
+enum intra_kind { INTRA_NVSWITCH, INTRA_PCIE, INTRA_NVLINK_MESH };
+enum fabric_kind { FABRIC_NONBLOCKING, FABRIC_FAT_TREE, FABRIC_RAIL };
 
 struct topology {
 	char name[96];
 	char source[512];
 	char path[1024];
+	int schema_minor;
 	struct gpu_spec gpu;
 	int gpus_per_node;
 	enum intra_kind intra;
-	double intra_bw_Bps;        /* per GPU per direction */
+	double intra_bw_Bps;        /* per GPU per direction (see the key table) */
 	double intra_latency_s;
 	int nics;
 	double nic_bw_Bps;          /* per NIC per direction */
@@ -61,6 +108,23 @@ struct topology {
 	enum fabric_kind fabric;
 	double fabric_latency_s;
 	double fabric_bw_Bps;       /* switch capacity per port (0 = unlimited) */
+
+	/* nvlink_mesh: per-direction bandwidth of the NVLinks between local
+	 * GPUs (0 = none), and the host PCIe link for pairs without a path */
+	double *nvl_bw_Bps;         /* [gpus * gpus], owned */
+	int *nvl_via;               /* [gpus * gpus] 2-hop GPU, -1 direct, -2 host; owned */
+	double host_bw_Bps;
+	/* pcie tree (pcie_switches = 0: one flat switch) */
+	int pcie_sockets, pcie_switches, pcie_gpus_per_switch, pcie_nics_per_switch;
+	double pcie_uplink_bw_Bps, pcie_xsocket_bw_Bps;
+	/* fat_tree */
+	int ft_levels, ft_radix;
+	double ft_oversub;
+	int ft_nodes_per_leaf, ft_leaves_per_pod;
+	double ft_leaf_up_bw_Bps, ft_pod_up_bw_Bps;
+	/* rail */
+	int rail_radix;
+	bool rail_pxn;
 };
 
 /* Load and validate. Returns a new topology (topology_destroy()) or NULL
@@ -72,10 +136,58 @@ void topology_destroy(struct topology *t);
 static inline int topology_node_of(const struct topology *t, int r) { return r / t->gpus_per_node; }
 static inline int topology_local_of(const struct topology *t, int r) { return r % t->gpus_per_node; }
 
-/* One-way latency and bottleneck bandwidth of the uncontended path a -> b. */
+/* ---- links and routes (topology_route.c) ----------------------------- */
+
+enum topo_link_kind {
+	TL_GPU,        /* GPU into its NVSwitch / PCIe switch / host: node, index = local GPU */
+	TL_NVLINK,     /* NVLink between local GPUs index < index2 */
+	TL_PCIE_UP,    /* PCIe switch index to its root complex */
+	TL_XSOCKET,    /* socket 0 <-> socket 1 */
+	TL_NIC,        /* NIC index of node */
+	TL_SWITCH,     /* a switch crossing (FATPIPE): fabric-level index, see platform.c */
+	TL_LEAF_UP,    /* fat tree leaf index uplinks (aggregated) */
+	TL_POD_UP,     /* fat tree pod index uplinks (aggregated) */
+	TL_KINDS
+};
+
+/* One link of a path. dir: +1 "UP", -1 "DOWN" (full-duplex links: the
+ * two directions do not share), 0 shared (FATPIPE switch). */
+struct topo_hop {
+	enum topo_link_kind kind;
+	int node, index, index2;
+	int dir;
+};
+
+/* Links of the path from GPU a to GPU b (global indices, a != b) into
+ * hops (room for TOPO_MAX_HOPS). Returns the count. */
+int topology_route(const struct topology *t, int a, int b, struct topo_hop *hops);
+/* Links from local GPU g of node to its node's fabric gateway (through
+ * its NIC), and between the gateways of nodes na != nb. Return the count. */
+int topology_route_to_nic(const struct topology *t, int node, int g, struct topo_hop *hops);
+int topology_route_fabric(const struct topology *t, int na, int nb, struct topo_hop *hops);
+
+double topology_link_bw(const struct topology *t, const struct topo_hop *h);
+double topology_link_latency(const struct topology *t, const struct topo_hop *h);
+/* A name unique to the link (and direction, if any) of h, for tables. */
+unsigned long long topology_link_key(const struct topology *t, const struct topo_hop *h);
+
+/* One-way latency and bottleneck bandwidth of the uncontended path a -> b:
+ * the sum and the minimum over topology_route(). */
 double topology_path_latency(const struct topology *t, int a, int b);
 double topology_path_bw(const struct topology *t, int a, int b);
 
+/* Fat-tree shape for nodes: 0, or -1 after reporting why the fabric cannot
+ * hold that many nodes into d. */
+int topology_check_nodes(const struct topology *t, int nodes, struct diag *d);
+
+/* Classes of links a group of GPUs crosses when its members talk to each
+ * other, as a comma-separated list in a fixed order from "nvswitch",
+ * "nvlink", "pcie", "host", "nic/fabric" (empty for one GPU). Writes into
+ * out (size n) and returns out. */
+const char *topology_group_links(const struct topology *t, const int *ranks, int n,
+				 char *out, size_t size);
+
 const char *intra_kind_name(enum intra_kind k);
+const char *fabric_kind_name(enum fabric_kind k);
 
 #endif

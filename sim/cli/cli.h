@@ -28,6 +28,8 @@ int cmd_validate(int argc, char **argv);
 void cmd_validate_usage(FILE *f);
 int cmd_list(int argc, char **argv);
 void cmd_list_usage(FILE *f);
+int cmd_collective(int argc, char **argv);
+void cmd_collective_usage(FILE *f);
 
 /* Print "ddlsim: error: ..." to stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

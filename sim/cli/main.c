@@ -13,6 +13,7 @@ const struct cli_command cli_commands[] = {
 	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage },
 	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage },
 	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage },
+	{ "collective", "sweep a collective over message sizes on a topology, like nccl-tests", cmd_collective, cmd_collective_usage },
 	{ NULL, NULL, NULL, NULL },
 };
 

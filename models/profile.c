@@ -1,0 +1,303 @@
+/* profile: calib profile loader (see profile.h for the keys).
+ *
+ * Each section is an array of flat objects; every entry is read through its
+ * own struct jobj so that a missing field, a non-positive time or an unknown
+ * key is reported with the entry's JSON path ("/gemm/3/time_s"), and the
+ * loader goes on to report the other entries' problems too. */
+#include "profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jload.h"
+
+static const char *const dtype_names[] = { "fp32", "tf32", "fp16", "bf16", "fp8", NULL };
+static const char *const trans_names[] = { "N", "T", NULL };
+static const char *const conv_pass_names[] = { "fwd", "bwd_data", "bwd_filter", NULL };
+static const char *const attn_pass_names[] = { "fwd", "bwd", NULL };
+static const char *const bw_names[] = { "d2d", "h2d", "d2h", NULL };
+
+static void copy_str(struct jobj *jo, const char *key, char *out, size_t n)
+{
+	const char *s;
+	if (jobj_str(jo, key, &s, JREQ) == 1)
+		snprintf(out, n, "%s", s);
+}
+
+static double int_num(struct jobj *jo, const char *key, long min)
+{
+	long x = 0;
+	jobj_int(jo, key, &x, min, JREQ);
+	return (double)x;
+}
+
+static void load_producer(struct jobj *root, struct profile *p)
+{
+	struct jobj jo;
+	char version[32];
+
+	if (jobj_child(root, "producer", &jo, JREQ) != 1)
+		return;
+	copy_str(&jo, "name", p->producer, sizeof(p->producer));
+	copy_str(&jo, "version", version, sizeof(version));
+	jobj_end(&jo);
+}
+
+static void load_gpu(struct jobj *root, struct profile *p)
+{
+	struct jobj jo;
+	char scratch[128];
+	long x;
+
+	if (jobj_child(root, "gpu", &jo, JREQ) != 1)
+		return;
+	copy_str(&jo, "name", p->gpu_name, sizeof(p->gpu_name));
+	copy_str(&jo, "compute_capability", p->compute_capability, sizeof(p->compute_capability));
+	jobj_int(&jo, "sm_count", &p->sm_count, 1, JREQ);
+	jobj_int(&jo, "sm_clock_max_MHz", &x, 1, JREQ);
+	jobj_int(&jo, "mem_clock_max_MHz", &x, 1, JREQ);
+	jobj_int(&jo, "mem_bus_width_bits", &x, 1, JREQ);
+	jobj_int(&jo, "hbm_bytes", &x, 1, JREQ);
+	jobj_int(&jo, "l2_bytes", &x, 0, JREQ);
+	copy_str(&jo, "driver_version", scratch, sizeof(scratch));
+	copy_str(&jo, "cuda_runtime_version", scratch, sizeof(scratch));
+	copy_str(&jo, "cublas_version", scratch, sizeof(scratch));
+	/* cudnn_version: a string, or null when cuDNN was not available */
+	if (!jobj_has(&jo, "cudnn_version"))
+		jobj_err(&jo, "cudnn_version", "missing required key 'cudnn_version'");
+	else {
+		json_t *v = json_object_get(jo.o, "cudnn_version");
+		if (!json_is_string(v) && !json_is_null(v))
+			jobj_err(&jo, "cudnn_version", "expected a string or null, got %s",
+				 jload_type_name(v));
+	}
+	jobj_end(&jo);
+}
+
+static void load_measured(struct jobj *root, struct profile *p)
+{
+	struct jobj jo;
+	char host[256];
+	long x;
+	bool q;
+
+	if (jobj_child(root, "measured", &jo, JREQ) != 1)
+		return;
+	copy_str(&jo, "date_utc", p->date_utc, sizeof(p->date_utc));
+	copy_str(&jo, "hostname", host, sizeof(host));
+	copy_str(&jo, "method", p->method, sizeof(p->method));
+	jobj_int(&jo, "warmup_runs", &x, 0, JREQ);
+	jobj_int(&jo, "timed_runs", &x, 1, JREQ);
+	jobj_bool(&jo, "quick", &q, JREQ);
+	jobj_end(&jo);
+}
+
+static enum dtype read_dtype(struct jobj *jo)
+{
+	int e = DTYPE_FP32;
+	jobj_enum(jo, "dtype", dtype_names, &e, JREQ);
+	return (enum dtype)e;
+}
+
+static char read_trans(struct jobj *jo, const char *key)
+{
+	int e = 0;
+	jobj_enum(jo, key, trans_names, &e, JREQ);
+	return trans_names[e][0];
+}
+
+static void read_impl(struct jobj *jo)
+{
+	const char *s;
+	jobj_str(jo, "impl", &s, JREQ);
+}
+
+static void gemm_entry(struct jobj *jo, void *out)
+{
+	struct profile_gemm *g = out;
+	g->dtype = read_dtype(jo);
+	g->m = int_num(jo, "m", 1);
+	g->n = int_num(jo, "n", 1);
+	g->k = int_num(jo, "k", 1);
+	g->transa = read_trans(jo, "transa");
+	g->transb = read_trans(jo, "transb");
+	jobj_num(jo, "time_s", &g->time_s, JREQ | JPOS);
+	jobj_num(jo, "tflops", &g->tflops, JREQ | JPOS);
+	read_impl(jo);
+}
+
+static void conv_entry(struct jobj *jo, void *out)
+{
+	struct profile_conv *c = out;
+	const char *s;
+	int e = 0;
+
+	c->dtype = read_dtype(jo);
+	jobj_str(jo, "layout", &s, JREQ);
+	jobj_enum(jo, "pass", conv_pass_names, &e, JREQ);
+	c->pass = (enum profile_conv_pass)e;
+	c->n = int_num(jo, "n", 1);
+	c->c = int_num(jo, "c", 1);
+	c->h = int_num(jo, "h", 1);
+	c->w = int_num(jo, "w", 1);
+	c->k = int_num(jo, "k", 1);
+	c->r = int_num(jo, "r", 1);
+	c->s = int_num(jo, "s", 1);
+	c->stride = int_num(jo, "stride", 1);
+	c->pad = int_num(jo, "pad", 0);
+	c->dilation = int_num(jo, "dilation", 1);
+	jobj_num(jo, "time_s", &c->time_s, JREQ | JPOS);
+	jobj_num(jo, "tflops", &c->tflops, JREQ | JPOS);
+	read_impl(jo);
+}
+
+static void mem_entry(struct jobj *jo, void *out)
+{
+	struct profile_mem *m = out;
+	copy_str(jo, "kernel", m->kernel, sizeof(m->kernel));
+	m->dtype = read_dtype(jo);
+	m->elements = int_num(jo, "elements", 1);
+	m->row = int_num(jo, "row", 0);
+	m->bytes = int_num(jo, "bytes", 1);
+	jobj_num(jo, "time_s", &m->time_s, JREQ | JPOS);
+	jobj_num(jo, "GBps", &m->GBps, JREQ | JPOS);
+}
+
+static void attn_entry(struct jobj *jo, void *out)
+{
+	struct profile_attn *a = out;
+	int e = 0;
+	read_impl(jo);
+	jobj_enum(jo, "pass", attn_pass_names, &e, JREQ);
+	a->bwd = e == 1;
+	a->dtype = read_dtype(jo);
+	a->b = int_num(jo, "b", 1);
+	a->heads = int_num(jo, "heads", 1);
+	a->s = int_num(jo, "s", 1);
+	a->head_dim = int_num(jo, "head_dim", 1);
+	jobj_bool(jo, "causal", &a->causal, JREQ);
+	jobj_num(jo, "time_s", &a->time_s, JREQ | JPOS);
+	jobj_num(jo, "tflops", &a->tflops, JREQ | JPOS);
+}
+
+static void bw_entry(struct jobj *jo, void *out)
+{
+	struct profile_bw *b = out;
+	int e = 0;
+	jobj_enum(jo, "kind", bw_names, &e, JREQ);
+	b->kind = (enum profile_bw_kind)e;
+	b->bytes = int_num(jo, "bytes", 1);
+	jobj_num(jo, "time_s", &b->time_s, JREQ | JPOS);
+	jobj_num(jo, "GBps", &b->GBps, JREQ | JPOS);
+}
+
+/* Read root[key] (an optional array) into a new array of n entries of
+ * size bytes each, calling entry() on every element. */
+static void *load_section(struct jobj *root, const char *key, size_t size,
+			  void (*entry)(struct jobj *, void *), int *n)
+{
+	json_t *arr, *v;
+	char ap[300], ep[320];
+	size_t i;
+	struct jobj jo;
+
+	*n = 0;
+	if (jobj_array(root, key, &arr, ap, sizeof(ap), 0) != 1 || json_array_size(arr) == 0)
+		return NULL;
+	char *out = calloc(json_array_size(arr), size);
+	if (!out)
+		return NULL;
+	json_array_foreach(arr, i, v) {
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (jobj_init(&jo, v, root->file, ep, root->d))
+			continue;
+		entry(&jo, out + (size_t)*n * size);
+		jobj_end(&jo);
+		(*n)++;
+	}
+	return out;
+}
+
+struct profile *profile_load(const char *path, struct diag *d)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+	struct jobj jo;
+	int before = diag_count(d);
+
+	if (!p)
+		return NULL;
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err_free;
+	if (jload_schema(root, path, d, "ddlsim.profile", 1, 0))
+		goto err_json;
+	jobj_init(&jo, root, path, "", d);
+	load_producer(&jo, p);
+	load_gpu(&jo, p);
+	load_measured(&jo, p);
+	p->gemm = load_section(&jo, "gemm", sizeof(*p->gemm), gemm_entry, &p->ngemm);
+	p->conv = load_section(&jo, "conv", sizeof(*p->conv), conv_entry, &p->nconv);
+	p->mem = load_section(&jo, "memory_bound", sizeof(*p->mem), mem_entry, &p->nmem);
+	p->attn = load_section(&jo, "attention", sizeof(*p->attn), attn_entry, &p->nattn);
+	p->bw = load_section(&jo, "bandwidth", sizeof(*p->bw), bw_entry, &p->nbw);
+	jobj_end(&jo);
+	if (diag_count(d) != before)
+		goto err_json;
+	if (p->ngemm + p->nconv + p->nmem + p->nbw == 0) {
+		diag_err(d, path, "", "profile holds no gemm, conv, memory_bound or bandwidth measurement");
+		goto err_json;
+	}
+	json_decref(root);
+	return p;
+
+err_json:
+	json_decref(root);
+err_free:
+	profile_destroy(p);
+	return NULL;
+}
+
+void profile_destroy(struct profile *p)
+{
+	if (!p)
+		return;
+	free(p->gemm);
+	free(p->conv);
+	free(p->mem);
+	free(p->attn);
+	free(p->bw);
+	free(p);
+}
+
+static void conv_out(const struct profile_conv *c, double *P, double *Q)
+{
+	*P = floor((c->h + 2 * c->pad - c->dilation * (c->r - 1) - 1) / c->stride) + 1;
+	*Q = floor((c->w + 2 * c->pad - c->dilation * (c->s - 1) - 1) / c->stride) + 1;
+}
+
+void profile_conv_gemm_dims(const struct profile_conv *c, double *m, double *n, double *k)
+{
+	double P, Q;
+	conv_out(c, &P, &Q);
+	switch (c->pass) {
+	case PROFILE_CONV_FWD:
+		*m = c->n * P * Q, *n = c->k, *k = c->c * c->r * c->s;
+		break;
+	case PROFILE_CONV_BWD_DATA:
+		*m = c->n * c->h * c->w, *n = c->c, *k = c->k * c->r * c->s;
+		break;
+	case PROFILE_CONV_BWD_FILTER:
+		*m = c->k, *n = c->c * c->r * c->s, *k = c->n * P * Q;
+		break;
+	}
+}
+
+double profile_conv_flops(const struct profile_conv *c)
+{
+	double P, Q;
+	conv_out(c, &P, &Q);
+	return 2 * c->n * P * Q * c->k * c->c * c->r * c->s;
+}

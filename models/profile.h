@@ -1,0 +1,124 @@
+/* profile: a calib profile, the kernel times ddlsim-calib measured on one GPU.
+ *
+ * Schema "ddlsim.profile" 1.0, written by calib/profile_write.c (see
+ * calib/PROFILE-FORMAT.md). Every key is required unless marked optional;
+ * unknown keys are errors.
+ *
+ *   key                              type    unit   meaning
+ *   producer.name, producer.version  string  -      tool that wrote the file
+ *   gpu.name                         string  -      CUDA device name
+ *   gpu.compute_capability           string  -      "9.0"
+ *   gpu.sm_count                     int     -      streaming multiprocessors
+ *   gpu.sm_clock_max_MHz             int     MHz
+ *   gpu.mem_clock_max_MHz            int     MHz
+ *   gpu.mem_bus_width_bits           int     bits
+ *   gpu.hbm_bytes, gpu.l2_bytes      int     bytes
+ *   gpu.driver_version               string  -
+ *   gpu.cuda_runtime_version         string  -
+ *   gpu.cublas_version               string  -
+ *   gpu.cudnn_version                string|null -  null without cuDNN
+ *   measured.date_utc, .hostname     string  -
+ *   measured.method                  string  -      how times were taken
+ *   measured.warmup_runs, .timed_runs int    -      >= 0, >= 1
+ *   measured.quick                   bool    -      reduced shape set
+ *   gemm[]      dtype string, m n k int, transa transb "N"|"T",
+ *               time_s s > 0, tflops TFLOP/s > 0, impl string
+ *   conv[]      dtype, layout string, pass "fwd"|"bwd_data"|"bwd_filter",
+ *               n c h w k r s stride pad dilation int, time_s, tflops, impl
+ *   memory_bound[] kernel string, dtype, elements int, row int >= 0,
+ *               bytes int (HBM traffic), time_s, GBps GB/s > 0
+ *   attention[] impl, pass "fwd"|"bwd", dtype, b heads s head_dim int,
+ *               causal bool, time_s, tflops
+ *   bandwidth[] kind "d2d"|"h2d"|"d2h", bytes int (d2d: read + written),
+ *               time_s, GBps
+ * The five arrays are optional (absent = nothing measured in that section);
+ * dtype is one of fp32, tf32, fp16, bf16, fp8.
+ *
+ * The loader keeps the numbers as written; interpolation is the business
+ * of the profile cost source (cost_profile.c). */
+#ifndef DDLSIM_PROFILE_H
+#define DDLSIM_PROFILE_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "gpu.h"
+
+enum profile_conv_pass { PROFILE_CONV_FWD, PROFILE_CONV_BWD_DATA, PROFILE_CONV_BWD_FILTER };
+enum profile_bw_kind { PROFILE_BW_D2D, PROFILE_BW_H2D, PROFILE_BW_D2H };
+
+struct profile_gemm {
+	enum dtype dtype;
+	double m, n, k;
+	char transa, transb;
+	double time_s;
+	double tflops;
+};
+
+struct profile_conv {
+	enum dtype dtype;
+	enum profile_conv_pass pass;
+	double n, c, h, w, k, r, s, stride, pad, dilation;
+	double time_s;
+	double tflops;
+};
+
+struct profile_mem {
+	char kernel[32];        /* family: "bias_gelu", "layernorm_fwd", ... */
+	enum dtype dtype;
+	double elements, row, bytes;
+	double time_s;
+	double GBps;
+};
+
+struct profile_attn {
+	bool bwd;
+	enum dtype dtype;
+	double b, heads, s, head_dim;
+	bool causal;
+	double time_s;
+	double tflops;
+};
+
+struct profile_bw {
+	enum profile_bw_kind kind;
+	double bytes;
+	double time_s;
+	double GBps;
+};
+
+struct profile {
+	char path[1024];
+	char producer[64];
+	char gpu_name[96];
+	char compute_capability[16];
+	long sm_count;
+	char method[256];
+	char date_utc[64];
+	struct profile_gemm *gemm;
+	int ngemm;
+	struct profile_conv *conv;
+	int nconv;
+	struct profile_mem *mem;
+	int nmem;
+	struct profile_attn *attn;
+	int nattn;
+	struct profile_bw *bw;
+	int nbw;
+};
+
+/* Load and validate a profile. Returns a new profile (profile_destroy())
+ * or NULL after reporting every problem into d. */
+struct profile *profile_load(const char *path, struct diag *d);
+void profile_destroy(struct profile *p);
+
+/* Implicit-GEMM dimensions of a convolution pass (output P = (H + 2 pad -
+ * dilation (R - 1) - 1) / stride + 1, likewise Q):
+ *   fwd         M = N P Q,  N = K,      K = C R S
+ *   bwd_data    M = N H W,  N = C,      K = K R S
+ *   bwd_filter  M = K,      N = C R S,  K = N P Q */
+void profile_conv_gemm_dims(const struct profile_conv *c, double *m, double *n, double *k);
+/* FLOPs of a convolution pass: 2 N P Q K C R S for all three passes. */
+double profile_conv_flops(const struct profile_conv *c);
+
+#endif

@@ -1,0 +1,214 @@
+/* build_cnn: data-parallel CNN training as tasks (see build_cnn.h).
+ *
+ * Program of one rank, for each of the m = global_batch / (dp x
+ * micro_batch) micro-batches:
+ *   forward:   one compute task per layer group (stem, each residual
+ *              block, head), in order;
+ *   backward:  the groups in reverse; on the last micro-batch each group's
+ *              gradients join the open bucket, and a full bucket (bucket_MB,
+ *              as PyTorch DDP and Horovod's tensor fusion do) is all-reduced
+ *              on the DP stream while backward goes on;
+ *   end:       the last partial bucket, then the optimizer step after every
+ *              reduction.
+ * The optimizer is plain SGD, as in Horovod's synthetic benchmarks (read
+ * weight and gradient, write weight: 3 x 4 bytes per fp32 parameter;
+ * momentum would add 8), priced by the roofline like the transformer's
+ * Adam step. Gradients are reduced in the scenario's grad_reduce_dtype.
+ *
+ * Memory anatomy: fp32 weights and gradients (plus a 16-bit weight copy
+ * under mixed precision), the activations autograd keeps (every
+ * convolution, batch-norm and pooling output and the max-pool indices;
+ * in-place ReLUs and adds keep nothing extra), the gradient buckets and
+ * the reserve. */
+#include "build_cnn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnn.h"
+#include "cost.h"
+
+struct cnn_builder {
+	const struct scenario *sc;
+	struct program *p;
+	int last;               /* last compute task */
+	double pending;         /* bytes in the open bucket */
+	int *dp_tasks;
+	int ndp, capdp;
+	int rc;
+};
+
+static void reduce(struct cnn_builder *b, double bytes)
+{
+	if (b->sc->dp <= 1 || bytes <= 0)
+		return;
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+			  .op = COLL_ALLREDUCE, .group = GROUP_DP, .bytes = bytes };
+	int id = program_add(b->p, &t, &b->last, 1);
+	if (b->ndp == b->capdp) {
+		int cap = b->capdp ? 2 * b->capdp : 32;
+		int *v = realloc(b->dp_tasks, (size_t)cap * sizeof(int));
+		if (!v) {
+			b->rc = -1;
+			return;
+		}
+		b->dp_tasks = v;
+		b->capdp = cap;
+	}
+	b->dp_tasks[b->ndp++] = id;
+}
+
+static void compute(struct cnn_builder *b, enum task_cat cat, double time_s, double flops,
+		    int mb)
+{
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
+			  .time_s = time_s, .flops = flops, .mb = mb };
+	b->last = program_add(b->p, &t, &b->last, 1);
+	if (b->last < 0)
+		b->rc = -1;
+}
+
+/* Per-group times, FLOPs and gradient bytes of one micro-batch. */
+struct groups {
+	int n;
+	double *fwd_s, *bwd_s, *fwd_flops, *params;
+	double saved_bytes;     /* activations kept for backward */
+};
+
+static int price(const struct scenario *sc, struct cost *cost, const struct cnn_net *net,
+		 struct groups *g)
+{
+	enum dtype dt = sc->precision;
+	double mb = (double)sc->micro_batch, B = dtype_bytes(dt);
+	struct op_list l;
+
+	g->n = net->ngroups;
+	g->fwd_s = calloc((size_t)g->n, sizeof(double));
+	g->bwd_s = calloc((size_t)g->n, sizeof(double));
+	g->fwd_flops = calloc((size_t)g->n, sizeof(double));
+	g->params = calloc((size_t)g->n, sizeof(double));
+	if (!g->fwd_s || !g->bwd_s || !g->fwd_flops || !g->params)
+		return -1;
+	for (int i = 0; i < net->n; i++) {
+		const struct cnn_layer *ly = &net->v[i];
+		int gi = ly->group;
+		op_list_init(&l);
+		if (cnn_layer_ops(ly, mb, dt, PASS_FWD, i == 0, &l))
+			goto fail;
+		g->fwd_s[gi] += cost_list_time(cost, &l);
+		g->fwd_flops[gi] += op_list_flops(&l);
+		op_list_finish(&l);
+		if (cnn_layer_ops(ly, mb, dt, PASS_BWD, i == 0, &l))
+			goto fail;
+		g->bwd_s[gi] += cost_list_time(cost, &l);
+		op_list_finish(&l);
+		g->params[gi] += ly->params;
+		double out = mb * ly->k * ly->p * ly->q;
+		if (ly->kind == CNN_CONV || ly->kind == CNN_BN || ly->kind == CNN_AVGPOOL)
+			g->saved_bytes += out * B;
+		else if (ly->kind == CNN_MAXPOOL)
+			g->saved_bytes += out * (B + 8);
+	}
+	return 0;
+fail:
+	op_list_finish(&l);
+	return -1;
+}
+
+static void groups_finish(struct groups *g)
+{
+	free(g->fwd_s);
+	free(g->bwd_s);
+	free(g->fwd_flops);
+	free(g->params);
+}
+
+static double sgd_time(const struct gpu_spec *gpu, double params)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "sgd_step");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "sgd");
+	op.bytes = params * 12;
+	return cost_roofline_time(gpu, &op);
+}
+
+int build_cnn_program(const struct scenario *sc, struct cost *cost, struct program *p,
+		      struct stage_result *sr)
+{
+	struct cnn_net net;
+	struct groups g = { 0 };
+	struct cnn_builder b = { .sc = sc, .p = p, .last = -1 };
+	long nmb = scenario_microbatches(sc);
+	double gbytes = sc->grad_dtype == DTYPE_FP32 ? 4 : 2;
+	double params = 0, fwd_s = 0, bwd_s = 0;
+	int rc = -1;
+
+	if (cnn_build(sc->model, &net))
+		return -1;
+	if (price(sc, cost, &net, &g))
+		goto out;
+	for (int i = 0; i < g.n; i++) {
+		params += g.params[i];
+		fwd_s += g.fwd_s[i];
+		bwd_s += g.bwd_s[i];
+	}
+	for (long mb = 0; mb < nmb; mb++) {
+		bool last_mb = mb == nmb - 1;
+		for (int i = 0; i < g.n; i++)
+			compute(&b, CAT_FORWARD, g.fwd_s[i], g.fwd_flops[i], (int)mb);
+		for (int i = g.n - 1; i >= 0; i--) {
+			compute(&b, CAT_BACKWARD, g.bwd_s[i], 2 * g.fwd_flops[i], (int)mb);
+			if (!last_mb)
+				continue;
+			b.pending += g.params[i] * gbytes;
+			if (b.pending >= sc->bucket_bytes) {
+				reduce(&b, b.pending);
+				b.pending = 0;
+			}
+		}
+	}
+	reduce(&b, b.pending);
+
+	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
+			    .time_s = sgd_time(&sc->topo->gpu, params) };
+	int *deps = malloc((size_t)(b.ndp + 1) * sizeof(int));
+	if (!deps)
+		goto out;
+	memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
+	deps[b.ndp] = b.last;
+	b.last = program_add(p, &opt, deps, b.ndp + 1);
+	free(deps);
+	p->peak_inflight = 1;
+	if (b.rc || b.last < 0)
+		goto out;
+
+	if (sr) {
+		const struct gpu_spec *gpu = &sc->topo->gpu;
+		struct mem_anatomy *m = &sr->mem;
+		memset(sr, 0, sizeof(*sr));
+		sr->layers = (int)sc->model->layers;
+		sr->has_embedding = sr->has_head = true;
+		sr->peak_inflight_chunks = 1;
+		sr->inflight = 1;
+		sr->compute_fwd_s = fwd_s;
+		sr->compute_bwd_s = bwd_s;
+		m->params_local = params;
+		m->weights_bytes = params * (sc->precision == DTYPE_FP32 ? 4 : 6);
+		m->grads_bytes = params * 4;
+		m->optimizer_bytes = 0;
+		m->activations_bytes = g.saved_bytes;
+		m->act_per_layer_bytes = sr->layers ? g.saved_bytes / sr->layers : 0;
+		m->comm_buffer_bytes = sc->dp > 1 ? 2 * sc->bucket_bytes : 0;
+		m->reserved_bytes = gpu->mem_reserved_bytes;
+		m->total_bytes = m->weights_bytes + m->grads_bytes + m->activations_bytes +
+				 m->comm_buffer_bytes + m->reserved_bytes;
+		m->capacity_bytes = gpu->hbm_bytes;
+		m->fits = m->total_bytes <= m->capacity_bytes;
+	}
+	rc = 0;
+out:
+	groups_finish(&g);
+	free(b.dp_tasks);
+	cnn_net_finish(&net);
+	return rc;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Benchmark: wall time and peak memory of ddlsim on the reference
+# scenarios (median of N runs). Usage: tests/bench/run.sh [BUILD_DIR] [RUNS]
+set -eu
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+runs=${2:-3}
+bin=$build/sim/cli/ddlsim
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# scenario, optional override of simulation.fold ("" = as shipped)
+cases=(
+	"scenarios/quickstart.json|"
+	"scenarios/gpt3-175b-dp1024.json|"
+	"scenarios/gpt3-175b-dp1024.json|off"
+	"scenarios/megatron/145b.json|"
+	"scenarios/megatron/1t.json|"
+)
+
+printf "%-38s %-6s %10s %10s %12s %10s\n" scenario fold wall_s_med wall_s_min peak_rss_MB ranks
+for c in "${cases[@]}"; do
+	scn=${c%%|*}
+	fold=${c#*|}
+	file=$scn
+	if [ -n "$fold" ]; then
+		file=$out/$(basename "$scn" .json)-fold-$fold.json
+		python3 - "$scn" "$file" "$fold" <<'PY'
+import json, os, sys
+src, dst, fold = sys.argv[1:]
+s = json.load(open(src))
+base = os.path.dirname(os.path.abspath(src))
+for k in ("model", "topology"):
+    s[k] = os.path.join(base, s[k])
+s.setdefault("simulation", {})["fold"] = fold
+json.dump(s, open(dst, "w"))
+PY
+	fi
+	times=()
+	peak=0
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f "%e %M" -o "$out/t" "$bin" run "$file" --out "$out/r" --quiet --format json
+		read -r t m < "$out/t"
+		times+=("$t")
+		[ "$m" -gt "$peak" ] && peak=$m
+	done
+	sorted=$(printf "%s\n" "${times[@]}" | sort -g)
+	med=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	min=$(echo "$sorted" | head -1)
+	ranks=$(python3 -c "import json;r=json.load(open('$out/r/report.json'))['simulation'];print('%d/%d'%(r['simulated_ranks'],r['ranks']))")
+	printf "%-38s %-6s %10s %10s %12.1f %10s\n" "$scn" "${fold:-auto}" "$med" "$min" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks"
+done

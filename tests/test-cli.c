@@ -1,0 +1,144 @@
+/* test-cli: the command line end to end: help, version, usage errors,
+ * `validate` on every shipped file, `run` on every shipped scenario. */
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+Test(cli, help_documents_exit_codes)
+{
+	char *out = NULL;
+	cr_assert_eq(run_ddlsim("--help", &out, NULL), 0);
+	cr_assert(strstr(out, "3  invalid input file"));
+	cr_assert(strstr(out, "run "));
+	cr_assert(strstr(out, "validate "));
+}
+
+Test(cli, version_prints_the_version)
+{
+	char *out = NULL;
+	cr_assert_eq(run_ddlsim("--version", &out, NULL), 0);
+	cr_assert_str_eq(out, "ddlsim " DDLSIM_TEST_VERSION "\n");
+}
+
+Test(cli, unknown_command_is_a_usage_error)
+{
+	char *err = NULL;
+	cr_assert_eq(run_ddlsim("frobnicate", NULL, &err), 2);
+	cr_assert(strstr(err, "ddlsim: error: unknown command 'frobnicate'"));
+	cr_assert_eq(run_ddlsim("run", NULL, NULL), 2);
+	cr_assert_eq(run_ddlsim("run a.json --bogus", NULL, NULL), 2);
+}
+
+static void each(const char *pattern, void (*fn)(const char *path))
+{
+	glob_t g;
+	cr_assert_eq(glob(src_path(pattern), 0, NULL, &g), 0, "no files match %s", pattern);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		fn(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+static void validate(const char *path)
+{
+	char args[1200], *err = NULL, *out = NULL;
+	snprintf(args, sizeof(args), "validate %s", path);
+	int rc = run_ddlsim(args, &out, &err);
+	cr_expect_eq(rc, 0, "%s: %s", path, err);
+	cr_expect(strstr(out, ": ok"), "%s", out);
+}
+
+Test(cli, validate_every_shipped_scenario) { each("scenarios/*.json", validate); each("scenarios/*/*.json", validate); }
+Test(cli, validate_every_shipped_topology) { each("topologies/*.json", validate); }
+Test(cli, validate_every_shipped_model) { each("models/zoo/*.json", validate); each("models/zoo/*/*.json", validate); }
+
+Test(cli, validate_rejects_an_unknown_schema)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "x.json", "{\"schema\": \"ddlsim.nothing\", \"schema_version\": \"1.0\"}");
+	char args[1200], *err = NULL, want[1400];
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\" or "
+		 "\"ddlsim.topology\", got 'ddlsim.nothing'\n", p);
+	cr_assert_str_eq(err, want);
+}
+
+static void run_one(const char *path)
+{
+	char *d = tmp_dir();
+	char args[2400], *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s --quiet", path, d);
+	int rc = run_ddlsim(args, NULL, &err);
+	cr_expect_eq(rc, 0, "%s: exit %d: %s", path, rc, err);
+	json_t *r = load_report(d);
+	cr_assert_not_null(r, "%s: no report.json", path);
+	cr_expect_gt(jnum(r, "summary/iteration_time_s"), 0);
+	cr_expect_gt(jnum(r, "summary/mfu"), 0.01);
+	cr_expect_lt(jnum(r, "summary/mfu"), 1.0);
+	char csv[1200];
+	snprintf(csv, sizeof(csv), "%s/report.csv", d);
+	cr_expect(file_exists(csv), "%s: no report.csv", path);
+	json_decref(r);
+}
+
+/* The Megatron rows run in test-megatron. */
+Test(cli, run_every_shipped_scenario, .timeout = 600) { each("scenarios/*.json", run_one); }
+
+Test(cli, quickstart_report_has_the_promised_fields)
+{
+	char *d = tmp_dir();
+	char args[1200];
+	snprintf(args, sizeof(args), "run %s --out %s --quiet", src_path("scenarios/quickstart.json"), d);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	json_t *r = load_report(d);
+	cr_assert_str_eq(json_string_value(json_object_get(r, "schema")), "ddlsim.report");
+	const char *keys[] = { "summary/iteration_time_s", "summary/samples_per_s", "summary/tokens_per_s",
+			       "summary/model_tflops_per_gpu", "summary/mfu",
+			       "breakdown/per_rank/0/compute_s", "breakdown/per_rank/15/exposed_comm_s",
+			       "breakdown/per_rank/0/idle_s", "communication/bytes_per_gpu/dp",
+			       "memory/per_stage/0/weights_GB", "memory/per_stage/0/gradients_GB",
+			       "memory/per_stage/0/optimizer_GB", "memory/per_stage/0/activations_GB",
+			       "memory/per_stage/0/total_GB", NULL };
+	for (int i = 0; keys[i]; i++)
+		cr_expect_gt(jnum(r, keys[i]), -1e299, "missing %s", keys[i]);
+	cr_assert(json_is_boolean(json_object_get(json_object_get(r, "memory"), "fits")));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "producer"), "version")),
+			 DDLSIM_TEST_VERSION);
+	/* tokens/s = samples/s x seq_len; samples/s = batch / iteration time */
+	double it = jnum(r, "summary/iteration_time_s");
+	cr_assert_float_eq(jnum(r, "summary/samples_per_s"), 1024 / it, 1e-6);
+	cr_assert_float_eq(jnum(r, "summary/tokens_per_s"), 1024 * 4096 / it, 1e-3);
+	json_decref(r);
+}
+
+/* GPT-3 175B with DP only: 16 bytes per parameter, far beyond 80 GB. */
+Test(cli, gpt3_dp_only_does_not_fit)
+{
+	char *d = tmp_dir();
+	char args[1200], *out = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s", src_path("scenarios/gpt3-175b-dp1024.json"), d);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	json_t *r = load_report(d);
+	json_t *mem = json_object_get(r, "memory");
+	cr_assert(json_is_false(json_object_get(mem, "fits")));
+	double total = jnum(r, "memory/per_stage/0/total_GB");
+	/* weights 2 + gradients 2 + Adam 12 bytes per parameter */
+	cr_assert_gt(total, 16 * 174.6);
+	cr_assert(strstr(json_string_value(json_object_get(mem, "verdict")), "does not fit"));
+	cr_assert(strstr(out, "memory: does not fit"));
+	json_decref(r);
+}
+
+Test(cli, report_directory_is_left_clean_on_success)
+{
+	char *d = tmp_dir();
+	char args[1200], cmd[1300];
+	snprintf(args, sizeof(args), "run %s --out %s --quiet", src_path("scenarios/quickstart.json"), d);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 2", d);
+	cr_assert_eq(system(cmd), 0, "temporary files left in %s", d);
+}

@@ -1,0 +1,320 @@
+/* test-coll: collective plans against closed forms, the engine against
+ * the plans, the auto selector, `ddlsim collective`, and placement. Each
+ * test runs in its own process, so each may run the engine once; tests
+ * comparing several simulations run `ddlsim`. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "diag.h"
+#include "engine.h"
+#include "topology.h"
+#include "ddlsim-config.h"
+#include "testutil.h"
+
+static struct topology *load(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(rel[0] == '/' ? rel : src_path(rel), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	return t;
+}
+
+static double sim(const struct topology *t, int nodes, const int *ranks, int n, enum coll_op op,
+		  const char *algo, double bytes)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct engine_coll_point pt = { .bytes = bytes };
+	cr_assert_eq(engine_collective_sweep(t, nodes, ranks, n, op, algo, &pt, 1, &d), 0, "%s",
+		     diag_text(&d));
+	diag_finish(&d);
+	return pt.time_s;
+}
+
+#define REL(a, b) (fabs((a) - (b)) / (b))
+
+Test(coll, ring_allreduce_inside_a_node_is_the_closed_form)
+{
+	struct topology *t = load("topologies/dgx-a100.json");
+	int r[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	double N = 1e8, a = 2e-6, b = 300e9, P = 8;
+	double want = 2 * (P - 1) * a + 2 * (P - 1) / P * N / b;
+	double got = sim(t, 1, r, 8, COLL_ALLREDUCE, "ring", N);
+	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	topology_destroy(t);
+}
+
+Test(coll, ring_allreduce_across_nodes_is_the_closed_form)
+{
+	struct topology *t = load("topologies/dgx-a100.json");
+	int r[4] = { 0, 8, 16, 24 }; /* one GPU per node */
+	double N = 1e8, a = 2 * 1e-6 + 0.5e-6, b = 25e9, P = 4;
+	double want = 2 * (P - 1) * a + 2 * (P - 1) / P * N / b;
+	double got = sim(t, 4, r, 4, COLL_ALLREDUCE, "ring", N);
+	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	topology_destroy(t);
+}
+
+Test(coll, tree_allreduce_across_four_nodes_is_the_closed_form)
+{
+	struct topology *t = load("topologies/dgx-a100.json");
+	int r[4] = { 0, 8, 16, 24 };
+	double N = 1e8, a = 2.5e-6, b = 25e9;
+	double want = 2 * 2 * a + 1.5 * N / b; /* 2 log2(4) alpha + 3/2 N / beta */
+	double got = sim(t, 4, r, 4, COLL_ALLREDUCE, "tree", N);
+	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	topology_destroy(t);
+}
+
+Test(coll, one_transfer_costs_alpha_plus_size_over_beta)
+{
+	struct topology *t = load("topologies/dgx-a100.json");
+	int r[2] = { 3, 11 };
+	double S = 1e7, want = 2.5e-6 + S / 25e9;
+	double got = sim(t, 2, r, 2, COLL_SENDRECV, "direct", S);
+	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	topology_destroy(t);
+}
+
+Test(coll, two_flows_sharing_a_link_take_twice_as_long)
+{
+	char *dir = tmp_dir();
+	char *p = write_file(dir, "t.json",
+		"{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.0\",\"name\":\"t\",\"source\":\"test\","
+		"\"gpu\":{\"name\":\"g\",\"peak_tflops\":{\"fp32\":10},\"hbm_GB\":16,\"hbm_bw_GBps\":900,\"sm_count\":80},"
+		"\"node\":{\"gpus\":2,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2},"
+		"\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}},"
+		"\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":0.5}}");
+	struct topology *t = load(p);
+	/* send/recv ring 0->2->1->3->0: 0->2 and 1->3 share node 0's NIC */
+	int r[4] = { 0, 2, 1, 3 };
+	double S = 1e7, want = 2.5e-6 + 2 * S / 12.5e9;
+	double got = sim(t, 2, r, 4, COLL_SENDRECV, "direct", S);
+	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	topology_destroy(t);
+	free(p);
+	free(dir);
+}
+
+static void expect_busbw(const char *topo, double want_GBps)
+{
+	struct topology *t = load(topo);
+	int r[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	double N = 8.0 * (1 << 30);
+	double time = sim(t, 1, r, 8, COLL_ALLREDUCE, "auto", N);
+	double busbw = N / time * 2 * 7 / 8 / 1e9;
+	cr_expect(fabs(busbw - want_GBps) / want_GBps < 0.10, "%s: busbw %.1f GB/s, want ~%.0f",
+		  topo, busbw, want_GBps);
+	topology_destroy(t);
+}
+
+Test(coll, dgx_a100_allreduce_bus_bandwidth_approaches_nvlink)
+{
+	expect_busbw("topologies/dgx-a100.json", 300);
+}
+
+Test(coll, dgx_h100_allreduce_bus_bandwidth_approaches_nvlink)
+{
+	expect_busbw("topologies/dgx-h100.json", 450);
+}
+
+/* Time (us) of the last size of `ddlsim collective ARGS`. */
+static double cli_time(const char *args)
+{
+	char *out = NULL, *err = NULL, cmd[2048];
+	snprintf(cmd, sizeof(cmd), "collective %s", args);
+	int rc = run_ddlsim(cmd, &out, &err);
+	cr_assert_eq(rc, 0, "ddlsim %s: %s", cmd, err);
+	char *last = NULL;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
+		last = l;
+	double size = 0, us = 0;
+	cr_assert(last && sscanf(last, "%lf %lf", &size, &us) == 2, "output:\n%s", out);
+	free(out);
+	free(err);
+	return us;
+}
+
+static char *ft_file(const char *dir, const char *name, const char *fabric)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.1\",\"name\":\"t\",\"source\":\"test\","
+		 "\"gpu\":{\"name\":\"g\",\"peak_tflops\":{\"fp32\":10},\"hbm_GB\":16,\"hbm_bw_GBps\":900,\"sm_count\":80},"
+		 "\"node\":{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2},"
+		 "\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}},\"fabric\":%s}", fabric);
+	return write_file(dir, name, text);
+}
+
+Test(coll, oversubscribed_fat_tree_slows_a_cross_pod_allreduce)
+{
+	/* radix 4: 2 nodes per leaf, 2 leaves per pod; 8 nodes = 2 pods */
+	char *dir = tmp_dir();
+	char *nb = ft_file(dir, "nb.json", "{\"kind\":\"nonblocking\",\"latency_us\":0.5}");
+	char *f1 = ft_file(dir, "f1.json", "{\"kind\":\"fat_tree\",\"levels\":3,\"radix\":4,\"oversubscription\":1,\"latency_us\":0.5}");
+	char *f2 = ft_file(dir, "f2.json", "{\"kind\":\"fat_tree\",\"levels\":3,\"radix\":4,\"oversubscription\":2,\"latency_us\":0.5}");
+	char a[1200];
+	snprintf(a, sizeof(a), "--topology %s --nodes 8 --algo tree --min-bytes 1G --max-bytes 1G", nb);
+	double t_nb = cli_time(a);
+	snprintf(a, sizeof(a), "--topology %s --nodes 8 --algo tree --min-bytes 1G --max-bytes 1G", f1);
+	double t_1 = cli_time(a);
+	snprintf(a, sizeof(a), "--topology %s --nodes 8 --algo tree --min-bytes 1G --max-bytes 1G", f2);
+	double t_2 = cli_time(a);
+	cr_log_info("tree all-reduce 1 GiB, 8 nodes: non-blocking %.0f us, 1:1 %.0f us, 2:1 %.0f us",
+		    t_nb, t_1, t_2);
+	cr_expect(t_1 / t_nb < 1.01, "1:1 fat tree %.0f us vs non-blocking %.0f us", t_1, t_nb);
+	cr_expect(t_2 / t_nb > 1.2, "2:1 fat tree %.0f us vs non-blocking %.0f us", t_2, t_nb);
+	free(nb);
+	free(f1);
+	free(f2);
+	free(dir);
+}
+
+Test(coll, pcie_server_is_slower_than_nvswitch)
+{
+	double pcie = cli_time("--topology " DDLSIM_SOURCE_DIR "/topologies/l40s-pcie-8gpu.json --algo ring --min-bytes 256M --max-bytes 256M");
+	double nvs = cli_time("--topology " DDLSIM_SOURCE_DIR "/topologies/dgx-a100.json --algo ring --min-bytes 256M --max-bytes 256M");
+	cr_log_info("ring all-reduce 256 MiB on 8 GPUs: PCIe %.0f us, NVSwitch %.0f us", pcie, nvs);
+	cr_expect_gt(pcie, 5 * nvs);
+}
+
+Test(coll, hierarchical_beats_flat_ring_across_nodes_for_large_messages)
+{
+	double ring = cli_time("--topology " DDLSIM_SOURCE_DIR "/topologies/dgx-h100.json --nodes 2 --algo ring --min-bytes 1G --max-bytes 1G");
+	double hier = cli_time("--topology " DDLSIM_SOURCE_DIR "/topologies/dgx-h100.json --nodes 2 --algo hierarchical --min-bytes 1G --max-bytes 1G");
+	cr_log_info("all-reduce 1 GiB on 2 x 8 H100: ring %.0f us, hierarchical %.0f us", ring, hier);
+	cr_expect_lt(hier, 0.9 * ring);
+}
+
+Test(coll, auto_picks_ll_for_small_and_simple_for_large_messages)
+{
+	struct topology *t = load("topologies/dgx-h100.json");
+	int r[32];
+	for (int i = 0; i < 32; i++)
+		r[i] = i;
+	struct coll_plan *s = coll_plan_create(t, "auto", COLL_ALLREDUCE, r, 8, 8);
+	struct coll_plan *l = coll_plan_create(t, "auto", COLL_ALLREDUCE, r, 8, 1e9);
+	struct coll_plan *m = coll_plan_create(t, "auto", COLL_ALLREDUCE, r, 32, 8);
+	cr_assert(s && l && m);
+	cr_expect_str_eq(s->proto, "LL");
+	cr_expect_str_eq(l->proto, "Simple");
+	cr_expect_str_eq(m->algo, "tree", "small all-reduce over 4 nodes: %s", m->algo);
+	/* LL doubles the wire bytes */
+	struct coll_plan *ll = coll_plan_create(t, "ring:LL", COLL_ALLREDUCE, r, 8, 1e6);
+	struct coll_plan *pure = coll_plan_create(t, "ring", COLL_ALLREDUCE, r, 8, 1e6);
+	cr_expect_float_eq(ll->flows[0].bytes, 2 * pure->flows[0].bytes, 1e-6);
+	cr_expect_null(coll_algo_find("ring:XX"));
+	cr_expect_null(coll_plan_create(t, "tree", COLL_ALLGATHER, r, 8, 1e6));
+	coll_plan_destroy(s);
+	coll_plan_destroy(l);
+	coll_plan_destroy(m);
+	coll_plan_destroy(ll);
+	coll_plan_destroy(pure);
+	topology_destroy(t);
+}
+
+Test(coll, plans_have_o_p_merged_flows_except_alltoall)
+{
+	struct topology *t = load("topologies/dgx-h100-rail.json");
+	int n = 256, *r = malloc(sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		r[i] = i;
+	const char *algos[] = { "ring", "tree", "hierarchical" };
+	for (int a = 0; a < 3; a++) {
+		struct coll_plan *p = coll_plan_create(t, algos[a], COLL_ALLREDUCE, r, n, 1e9);
+		cr_assert(p, "%s", algos[a]);
+		/* tree: a pair of trees per NIC channel, each edge both ways */
+		cr_expect_leq(p->nflows, 8 * n, "%s: %d flows", algos[a], p->nflows);
+		for (int i = 1; i < p->nflows; i++)
+			cr_expect(p->flows[i - 1].src < p->flows[i].src ||
+				  (p->flows[i - 1].src == p->flows[i].src && p->flows[i - 1].dst < p->flows[i].dst),
+				  "%s: flows sorted and merged", algos[a]);
+		coll_plan_destroy(p);
+	}
+	struct topology *nb = load("topologies/dgx-h100.json");
+	struct coll_plan *x = coll_plan_create(nb, "auto", COLL_ALLTOALL, r, 16, 1e9);
+	cr_assert(x);
+	cr_expect_str_eq(x->algo, "direct");
+	cr_expect_eq(x->nflows, 16 * 15);
+	coll_plan_destroy(x);
+	topology_destroy(nb);
+	/* PXN: GPU 0 of node 0 to GPU 5 of node 1 goes through GPU 5 of node 0 */
+	int pair[2] = { 0, 5 + 8 }, g[3] = { 0, 5, 13 };
+	struct coll_plan *s = coll_plan_create(t, "direct", COLL_SENDRECV, pair, 2, 1e6);
+	cr_expect_eq(s->nflows, 2, "GPU 5 of node 0 is not in the group: no PXN");
+	coll_plan_destroy(s);
+	s = coll_plan_create(t, "direct", COLL_ALLTOALL, g, 3, 3e6);
+	bool via = false;
+	for (int i = 0; i < s->nflows; i++)
+		via |= s->flows[i].src == 5 && s->flows[i].dst == 13 && s->flows[i].bytes > 1.5e6;
+	cr_expect(via, "0->13 rides 5->13");
+	coll_plan_destroy(s);
+	free(r);
+	topology_destroy(t);
+}
+
+Test(coll, collective_command_writes_csv_and_checks_usage)
+{
+	char *dir = tmp_dir(), args[1200], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "collective --topology %s --nodes 2 --op reduce_scatter "
+		 "--min-bytes 1K --max-bytes 1M --factor 4 --csv %s/c.csv",
+		 src_path("topologies/dgx-h100.json"), dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "busbw(GB/s)"), "%s", out);
+	char p[1100];
+	snprintf(p, sizeof(p), "%s/c.csv", dir);
+	FILE *f = fopen(p, "r");
+	cr_assert(f);
+	char line[256];
+	int lines = 0;
+	cr_expect(fgets(line, sizeof(line), f) && strstr(line, "busbw_GBps"));
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	cr_expect_eq(lines, 6, "1K, 4K, ..., 1M");
+	free(out);
+	free(err);
+	cr_expect_eq(run_ddlsim("collective --topology x.json --op allsum", NULL, NULL), 2);
+	cr_expect_eq(run_ddlsim("collective --topology /nonexistent.json", NULL, NULL), 3);
+	free(dir);
+}
+
+static double run_placement(const char *dir, const char *name, const char *order)
+{
+	char text[2048], args[1400];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"model\":\"%s\","
+		 "\"topology\":\"%s\",\"nodes\":2,\"parallel\":{\"tp\":8,\"dp\":2,\"pp\":1,\"order\":\"%s\"},"
+		 "\"training\":{\"seq_len\":2048,\"global_batch\":16,\"micro_batch\":1}}",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"), order);
+	char *p = write_file(dir, name, text);
+	snprintf(args, sizeof(args), "run %s --out %s/%s.out --quiet", p, dir, name);
+	char *err = NULL;
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	char od[1200];
+	snprintf(od, sizeof(od), "%s/%s.out", dir, name);
+	json_t *r = load_report(od);
+	cr_assert(r);
+	double it = jnum(r, "summary/iteration_time_s");
+	json_decref(r);
+	free(err);
+	free(p);
+	return it;
+}
+
+Test(coll, tensor_parallel_across_nodes_is_slower_than_inside_one)
+{
+	char *dir = tmp_dir();
+	double inside = run_placement(dir, "inside.json", "tp,dp,pp");
+	double across = run_placement(dir, "across.json", "dp,tp,pp");
+	cr_log_info("llama2-7b tp=8 dp=2 on 2 DGX A100: TP inside a node %.3f s, across nodes %.3f s",
+		    inside, across);
+	cr_expect_gt(across, 1.1 * inside);
+	free(dir);
+}

@@ -1,0 +1,227 @@
+/* test-engine: the SimGrid replay against alpha-beta closed forms.
+ *
+ * Each test runs one simulation (Criterion forks a process per test, and
+ * SimGrid runs once per process). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "testutil.h"
+
+/* gpus per node, intra bw (GB/s) and latency (us), NICs per node, NIC bw
+ * (Gb/s) and latency (us), fabric latency (us). */
+static struct topology *topo(int gpus, double ibw, double ilat, int nics, double nbw,
+			     double nlat, double flat)
+{
+	char text[2048], nicgpus[512] = "";
+	int w = 0;
+	for (int i = 0; i < nics; i++) {
+		w += snprintf(nicgpus + w, sizeof(nicgpus) - (size_t)w, "%s[", i ? "," : "");
+		for (int g = i * gpus / nics; g < (i + 1) * gpus / nics; g++)
+			w += snprintf(nicgpus + w, sizeof(nicgpus) - (size_t)w, "%s%d",
+				      g == i * gpus / nics ? "" : ",", g);
+		w += snprintf(nicgpus + w, sizeof(nicgpus) - (size_t)w, "]");
+	}
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.0\",\"name\":\"t\",\"source\":\"test\","
+		 "\"gpu\":{\"name\":\"g\",\"peak_tflops\":{\"fp32\":1,\"bf16\":100},\"hbm_GB\":80,"
+		 "\"hbm_bw_GBps\":1000,\"sm_count\":100},"
+		 "\"node\":{\"gpus\":%d,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":%g,\"latency_us\":%g},"
+		 "\"nics\":{\"count\":%d,\"bw_Gbps\":%g,\"latency_us\":%g,\"gpus\":[%s]}},"
+		 "\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":%g}}",
+		 gpus, ibw, ilat, nics, nbw, nlat, nicgpus, flat);
+	char *d = tmp_dir();
+	char *p = write_file(d, "t.json", text);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct topology *t = topology_load(p, &dg);
+	cr_assert_not_null(t, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return t;
+}
+
+static double run(struct topology *t, int nodes, int tp, int dp, int pp,
+		  struct program **progs, bool fold, struct engine_result *res)
+{
+	struct placement pl;
+	struct diag dg;
+	cr_assert_eq(placement_init(&pl, tp, dp, pp, NULL), 0);
+	struct engine_job job = { .topo = t, .nodes = nodes, .pl = &pl, .stage_prog = progs,
+				  .coll_algo = "ring", .fold = fold };
+	diag_init(&dg, stderr);
+	int erc = engine_run(&job, res, &dg);
+	cr_assert_eq(erc, 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return res->iteration_s;
+}
+
+static void rel_eq(double got, double want)
+{
+	cr_assert_lt(fabs(got / want - 1), 1e-9, "got %.17g, want %.17g", got, want);
+}
+
+/* One transfer of S bytes between two pipeline stages = alpha + S / beta. */
+Test(engine, one_transfer_costs_alpha_plus_size_over_beta)
+{
+	struct topology *t = topo(2, 100, 3, 1, 200, 1, 0.5);
+	struct program p[2];
+	struct program *pp[2] = { &p[0], &p[1] };
+	double S = 123456789;
+	program_init(&p[0]);
+	program_init(&p[1]);
+	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
+	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
+	program_add(&p[0], &s, NULL, 0);
+	program_add(&p[1], &r, NULL, 0);
+	struct engine_result res;
+	rel_eq(run(t, 1, 1, 1, 2, pp, false, &res), 3e-6 + S / 100e9);
+	engine_result_finish(&res);
+}
+
+/* Across nodes the path is NIC, fabric, NIC: 2 x 1 us + 0.5 us, 25 GB/s. */
+Test(engine, one_transfer_across_nodes)
+{
+	struct topology *t = topo(1, 100, 3, 1, 200, 1, 0.5);
+	struct program p[2];
+	struct program *pp[2] = { &p[0], &p[1] };
+	double S = 1e9;
+	program_init(&p[0]);
+	program_init(&p[1]);
+	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
+	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
+	program_add(&p[0], &s, NULL, 0);
+	program_add(&p[1], &r, NULL, 0);
+	struct engine_result res;
+	rel_eq(run(t, 2, 1, 1, 2, pp, false, &res), 2.5e-6 + S / 25e9);
+	rel_eq(topology_path_latency(t, 0, 1), 2.5e-6);
+	engine_result_finish(&res);
+}
+
+/* Two GPUs of one node sending to the next node through one shared NIC:
+ * max-min sharing halves each flow's bandwidth. */
+Test(engine, two_flows_sharing_a_link_take_twice_as_long)
+{
+	struct topology *t = topo(2, 100, 3, 1, 80, 1, 0);
+	struct program p[2];
+	struct program *pp[2] = { &p[0], &p[1] };
+	double S = 1e9;
+	program_init(&p[0]);
+	program_init(&p[1]);
+	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
+	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
+	program_add(&p[0], &s, NULL, 0);
+	program_add(&p[1], &r, NULL, 0);
+	struct engine_result res;
+	/* tp = 2 inside a node, pp = 2 across nodes: ranks 0,1 -> 2,3 */
+	rel_eq(run(t, 2, 2, 1, 2, pp, false, &res), 2e-6 + 2 * S / 10e9);
+	engine_result_finish(&res);
+}
+
+static double allreduce(struct topology *t, int nodes, int P, double N, bool fold)
+{
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	program_coll(&p, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, N, 1, NULL, 0);
+	struct engine_result res;
+	double it = run(t, nodes, 1, P, 1, pp, fold, &res);
+	engine_result_finish(&res);
+	return it;
+}
+
+/* Ring all-reduce of N bytes on P GPUs: 2(P-1) alpha + 2(P-1)/P N / beta. */
+Test(engine, ring_allreduce_inside_a_node)
+{
+	struct topology *t = topo(8, 300, 2, 1, 200, 1, 0.5);
+	double N = 1 << 30, P = 8;
+	rel_eq(allreduce(t, 1, 8, N, false), 2 * (P - 1) * 2e-6 + 2 * (P - 1) / P * N / 300e9);
+}
+
+Test(engine, ring_allreduce_across_nodes)
+{
+	struct topology *t = topo(1, 300, 2, 1, 200, 1, 0.5);
+	double N = 1 << 30, P = 16, alpha = 2.5e-6, beta = 25e9;
+	rel_eq(allreduce(t, 16, 16, N, false), 2 * (P - 1) * alpha + 2 * (P - 1) / P * N / beta);
+}
+
+Test(engine, folded_allreduce_equals_full_simulation)
+{
+	struct topology *t = topo(1, 300, 2, 1, 200, 1, 0.5);
+	double N = 1 << 28, P = 16, alpha = 2.5e-6, beta = 25e9;
+	rel_eq(allreduce(t, 16, 16, N, true), 2 * (P - 1) * alpha + 2 * (P - 1) / P * N / beta);
+}
+
+/* The O(P) representation against the step-by-step ring: P stages in a
+ * ring (stage P-1 sends to stage 0), 2(P-1) steps of N/P bytes, each
+ * waiting for the previous step's receive. */
+Test(engine, edge_flows_match_step_by_step_ring)
+{
+	enum { P = 6 };
+	struct topology *t = topo(1, 300, 2, 1, 200, 1, 0.5);
+	double N = 3e8;
+	struct program p[P];
+	struct program *pp[P];
+	for (int s = 0; s < P; s++) {
+		pp[s] = &p[s];
+		program_init(&p[s]);
+		int prev = -1;
+		for (int k = 0; k < 2 * (P - 1); k++) {
+			struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = N / P };
+			struct task rcv = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = N / P };
+			program_add(&p[s], &snd, &prev, prev >= 0);
+			prev = program_add(&p[s], &rcv, NULL, 0);
+		}
+	}
+	struct engine_result res;
+	double step = run(t, P, 1, 1, P, pp, false, &res);
+	engine_result_finish(&res);
+	double want = 2 * (P - 1) * 2.5e-6 + 2.0 * (P - 1) / P * N / 25e9;
+	rel_eq(step, want);
+}
+
+/* Compute and an overlapped reduction: the iteration is the longer of the
+ * two plus what cannot overlap; the exposed part is measured. */
+Test(engine, overlapped_reduction_exposes_only_the_tail)
+{
+	struct topology *t = topo(8, 100, 0, 1, 200, 0, 0);
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	int c1 = program_compute(&p, CAT_BACKWARD, 1.0, 0, 0, 0, NULL, 0);
+	/* 8 GPUs, N = 8e9: 2 x 7/8 x 8e9 / 100e9 = 0.14 s, hidden under 1 s */
+	int r1 = program_coll(&p, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, 8e9, 1, &c1, 1);
+	int c2 = program_compute(&p, CAT_BACKWARD, 1.0, 0, 0, 0, NULL, 0);
+	/* 0.14 s reduction after the last compute: fully exposed */
+	int r2 = program_coll(&p, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, 8e9, 1, &c2, 1);
+	int deps[2] = { r1, r2 };
+	program_compute(&p, CAT_OPTIMIZER, 0.01, 0, 0, 0, deps, 2);
+	struct engine_result res;
+	double it = run(t, 1, 1, 8, 1, pp, false, &res);
+	rel_eq(it, 2.0 + 0.14 + 0.01);
+	cr_assert_lt(fabs(res.rank[3].exposed_s[CAT_DP_COMM] - 0.14), 1e-9);
+	cr_assert_lt(fabs(res.rank[3].compute_s[CAT_BACKWARD] - 2.0), 1e-12);
+	engine_result_finish(&res);
+}
+
+Test(engine, second_simulation_in_a_process_is_refused)
+{
+	struct topology *t = topo(2, 100, 1, 1, 100, 1, 0);
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	program_compute(&p, CAT_FORWARD, 1.0, 0, 0, 0, NULL, 0);
+	struct engine_result res;
+	run(t, 1, 1, 2, 1, pp, false, &res);
+	engine_result_finish(&res);
+	struct placement pl;
+	placement_init(&pl, 1, 2, 1, NULL);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
+				  .coll_algo = "ring" };
+	struct diag dg;
+	diag_init(&dg, NULL);
+	int erc = engine_run(&job, &res, &dg);
+	cr_assert_eq(erc, -1);
+	cr_assert_str_eq(diag_text(&dg), "error: the simulation engine runs once per process\n");
+	diag_finish(&dg);
+}

@@ -1,0 +1,37 @@
+/* test-megatron: the weak-scaling table of Narayanan et al. 2021 (seed
+ * 003), each row a shipped scenario, predicted vs published TFLOP/s per
+ * GPU. Target: every row within +-15%, mean absolute error <= 8%. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+static const char *const rows[] = { "1.7b", "3.6b", "7.5b", "18b", "39b", "76b",
+				    "145b", "310b", "530b", "1t", NULL };
+
+Test(megatron, weak_scaling_table_within_15_percent, .timeout = 900)
+{
+	double sum = 0;
+	int n = 0;
+	printf("%-6s %12s %12s %8s\n", "model", "predicted", "published", "error");
+	for (int i = 0; rows[i]; i++) {
+		char *d = tmp_dir(), args[2048], rel[128], *err = NULL;
+		snprintf(rel, sizeof(rel), "scenarios/megatron/%s.json", rows[i]);
+		snprintf(args, sizeof(args), "run %s --out %s --quiet --format json", src_path(rel), d);
+		cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", rows[i], err);
+		json_t *r = load_report(d);
+		double pred = jnum(r, "summary/hardware_tflops_per_gpu");
+		double pub = jnum(r, "published/hardware_tflops_per_gpu");
+		double e = pred / pub - 1;
+		printf("%-6s %12.1f %12.1f %+7.1f%%\n", rows[i], pred, pub, 100 * e);
+		cr_expect_lt(fabs(e), 0.15, "%s: predicted %.1f vs published %.1f TFLOP/s", rows[i], pred, pub);
+		sum += fabs(e);
+		n++;
+		json_decref(r);
+	}
+	printf("mean absolute error %.1f%%\n", 100 * sum / n);
+	fflush(stdout);
+	cr_assert_leq(sum / n, 0.08, "mean absolute error %.1f%%", 100 * sum / n);
+}

@@ -1,0 +1,137 @@
+/* test-model: shipped models against their published sizes, and the
+ * workload's FLOPs against Megatron-LM's closed form. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "cost.h"
+#include "model.h"
+#include "testutil.h"
+#include "workload.h"
+
+static struct model *load(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct model *m = model_load(src_path(rel), &d);
+	cr_assert_not_null(m, "%s", diag_text(&d));
+	diag_finish(&d);
+	return m;
+}
+
+static void check_params(const char *rel)
+{
+	struct model *m = load(rel);
+	double p = model_params(m);
+	double err = fabs(p / m->published_params - 1);
+	cr_log_info("%s: %.6g params, published %.6g, error %.4f%%", m->name, p,
+		    m->published_params, 100 * err);
+	cr_assert_lt(err, 0.005, "%s: %.6g vs published %.6g", m->name, p, m->published_params);
+	model_destroy(m);
+}
+
+Test(model, gpt3_175b_params_within_half_percent) { check_params("models/zoo/gpt3-175b.json"); }
+Test(model, llama2_7b_params_within_half_percent) { check_params("models/zoo/llama2-7b.json"); }
+Test(model, llama2_70b_params_within_half_percent) { check_params("models/zoo/llama2-70b.json"); }
+Test(model, llama3_8b_params_within_half_percent) { check_params("models/zoo/llama3-8b.json"); }
+Test(model, llama3_70b_params_within_half_percent) { check_params("models/zoo/llama3-70b.json"); }
+Test(model, llama3_405b_params_within_half_percent) { check_params("models/zoo/llama3-405b.json"); }
+
+Test(model, llama2_7b_params_exact)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	cr_assert_eq(model_params(m), 6738415616.0);
+	model_destroy(m);
+}
+
+/* 72 B s L h^2 (1 + s/(6h) + V/(12 h L)) for a GPT-style model (FFN 4h,
+ * MHA), no recomputation. */
+static double megatron_flops(double B, double s, double L, double h, double V)
+{
+	return 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+}
+
+Test(model, iteration_flops_equal_megatron_formula)
+{
+	struct model *m = load("models/zoo/gpt3-175b.json");
+	double B = 1536, s = 2048;
+	double f = model_iteration_flops(m, B, s);
+	double want = megatron_flops(B, s, (double)m->layers, (double)m->hidden, (double)m->vocab);
+	cr_assert_lt(fabs(f / want - 1), 1e-12, "%.17g vs %.17g", f, want);
+	model_destroy(m);
+}
+
+/* The workload's ops must add up to the same FLOPs: forward of every
+ * block for one micro-batch, x3 for training. */
+Test(model, workload_ops_add_up_to_megatron_flops)
+{
+	struct model *m = load("models/zoo/megatron/gpt-18b.json");
+	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16 };
+	double fwd = 0, bwd = 0;
+	for (int b = 0; b < WL_NBLOCKS; b++) {
+		struct op_list l;
+		op_list_init(&l);
+		workload_block(m, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l);
+		fwd += op_list_flops(&l) * (b == WL_ATTN || b == WL_MLP ? (double)m->layers : 1);
+		op_list_finish(&l);
+		op_list_init(&l);
+		workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l);
+		bwd += op_list_flops(&l) * (b == WL_ATTN || b == WL_MLP ? (double)m->layers : 1);
+		op_list_finish(&l);
+	}
+	double want = megatron_flops(8, 2048, (double)m->layers, (double)m->hidden, (double)m->vocab);
+	cr_assert_lt(fabs((fwd + bwd) / want - 1), 1e-12, "%.17g vs %.17g", fwd + bwd, want);
+	cr_assert_lt(fabs(bwd / fwd - 2), 1e-12);
+	model_destroy(m);
+}
+
+Test(model, tensor_parallel_divides_gemm_flops)
+{
+	struct model *m = load("models/zoo/llama2-70b.json");
+	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16 }, s8 = s1;
+	s8.tp = 8;
+	struct op_list a, b;
+	op_list_init(&a);
+	op_list_init(&b);
+	workload_block(m, &s1, WL_MLP, PASS_FWD, RECOMPUTE_NONE, &a);
+	workload_block(m, &s8, WL_MLP, PASS_FWD, RECOMPUTE_NONE, &b);
+	cr_assert_lt(fabs(op_list_flops(&a) / op_list_flops(&b) - 8), 1e-12);
+	op_list_finish(&a);
+	op_list_finish(&b);
+	model_destroy(m);
+}
+
+Test(model, rejects_heads_not_dividing_hidden)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "m.json",
+		"{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.0\",\"name\":\"x\",\"source\":\"t\","
+		"\"architecture\":\"decoder_transformer\",\"layers\":2,\"hidden_size\":100,"
+		"\"heads\":3,\"vocab_size\":10}");
+	struct diag dg;
+	diag_init(&dg, NULL);
+	cr_assert_null(model_load(p, &dg));
+	char want[1200];
+	snprintf(want, sizeof(want), "%s: /heads: error: must divide hidden_size 100, got 3\n", p);
+	cr_assert_str_eq(diag_text(&dg), want);
+	diag_finish(&dg);
+}
+
+Test(model, roofline_prices_a_large_gemm_near_its_efficiency)
+{
+	struct gpu_spec g = { .hbm_bw_Bps = 2e12, .sm_count = 108, .gemm_eff_max = 0.8,
+			      .gemm_half_flops = 0, .mem_eff_max = 1, .attn_eff_max = 0.5,
+			      .gemm_tile_m = 128, .gemm_tile_n = 128 };
+	g.peak_flops[DTYPE_BF16] = 312e12;
+	g.peak_flops[DTYPE_FP32] = 19.5e12;
+	/* 108 x 2 tiles of 128x128: exactly two full waves, no quantization loss */
+	struct op op = { .kind = OP_GEMM, .dtype = DTYPE_BF16, .m = 128 * 108, .n = 256,
+			 .k = 8192, .batch = 1 };
+	op.flops = 2 * op.m * op.n * op.k;
+	double t = cost_roofline_time(&g, &op);
+	cr_assert_lt(fabs(t / (op.flops / (312e12 * 0.8)) - 1), 1e-12);
+	/* one more row of tiles: a third, nearly empty wave */
+	op.m += 128;
+	op.flops = 2 * op.m * op.n * op.k;
+	double t2 = cost_roofline_time(&g, &op);
+	cr_assert_gt(t2 / t, 1.45);
+}

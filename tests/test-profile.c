@@ -1,0 +1,384 @@
+/* test-profile: calib profile loading and the profile cost source. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "profile.h"
+#include "testutil.h"
+
+#define FIXTURE "tests/data/profile-synthetic-h100.json"
+
+/* A minimal valid profile; %s is spliced into the gemm entry. */
+static const char *profile_text(const char *schema, const char *gemm_extra,
+				const char *time_s, bool with_k)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf),
+		 "{\"schema\": \"%s\", \"schema_version\": \"1.0\",\n"
+		 " \"producer\": {\"name\": \"ddlsim-calib\", \"version\": \"0.1.0\"},\n"
+		 " \"gpu\": {\"name\": \"NVIDIA H100 80GB HBM3\", \"compute_capability\": \"9.0\",\n"
+		 "   \"sm_count\": 132, \"sm_clock_max_MHz\": 1980, \"mem_clock_max_MHz\": 2619,\n"
+		 "   \"mem_bus_width_bits\": 5120, \"hbm_bytes\": 85031714816, \"l2_bytes\": 52428800,\n"
+		 "   \"driver_version\": \"x\", \"cuda_runtime_version\": \"13.0\",\n"
+		 "   \"cublas_version\": \"x\", \"cudnn_version\": null},\n"
+		 " \"measured\": {\"date_utc\": \"x\", \"hostname\": \"x\", \"method\": \"SYNTHETIC TEST FIXTURE\",\n"
+		 "   \"warmup_runs\": 5, \"timed_runs\": 20, \"quick\": false},\n"
+		 " \"gemm\": [{\"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096,%s \"transa\": \"N\",\n"
+		 "   \"transb\": \"N\", \"time_s\": %s, \"tflops\": 700.0, \"impl\": \"x\"%s}]}\n",
+		 schema, with_k ? " \"k\": 4096," : "", time_s, gemm_extra);
+	return buf;
+}
+
+static struct profile *load_text(const char *text, struct diag *d, char **path)
+{
+	char *dir = tmp_dir();
+	*path = write_file(dir, "p.json", text);
+	free(dir);
+	diag_init(d, NULL);
+	return profile_load(*path, d);
+}
+
+static void expect_error(const char *text, const char *jpath_msg)
+{
+	struct diag d;
+	char *path, want[2048];
+	struct profile *p = load_text(text, &d, &path);
+	cr_assert_null(p);
+	snprintf(want, sizeof(want), "%s: %s\n", path, jpath_msg);
+	cr_expect_str_eq(diag_text(&d), want);
+	diag_finish(&d);
+	free(path);
+}
+
+Test(profile, loads_synthetic_fixture)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct profile *p = profile_load(src_path(FIXTURE), &d);
+	cr_assert_not_null(p);
+	cr_expect_eq(p->ngemm, 28);
+	cr_expect_eq(p->nconv, 9);
+	cr_expect_eq(p->nmem, 10);
+	cr_expect_eq(p->nattn, 1);
+	cr_expect_eq(p->nbw, 4);
+	cr_expect_eq(p->sm_count, 132);
+	cr_expect_str_eq(p->gpu_name, "NVIDIA H100 80GB HBM3");
+	cr_expect(strstr(p->method, "SYNTHETIC TEST FIXTURE") != NULL);
+	profile_destroy(p);
+	diag_finish(&d);
+}
+
+Test(profile, accepts_minimal_profile)
+{
+	struct diag d;
+	char *path;
+	struct profile *p = load_text(profile_text("ddlsim.profile", "", "1e-4", true), &d, &path);
+	cr_assert_not_null(p, "%s", diag_text(&d));
+	profile_destroy(p);
+	free(path);
+}
+
+Test(profile, rejects_wrong_schema)
+{
+	expect_error(profile_text("ddlsim.model", "", "1e-4", true),
+		     "/schema: error: expected \"ddlsim.profile\", got 'ddlsim.model'");
+}
+
+Test(profile, rejects_negative_time)
+{
+	expect_error(profile_text("ddlsim.profile", "", "-1e-4", true),
+		     "/gemm/0/time_s: error: must be > 0, got -0.0001");
+}
+
+Test(profile, rejects_zero_time)
+{
+	expect_error(profile_text("ddlsim.profile", "", "0", true),
+		     "/gemm/0/time_s: error: must be > 0, got 0");
+}
+
+Test(profile, rejects_missing_field)
+{
+	expect_error(profile_text("ddlsim.profile", "", "1e-4", false),
+		     "/gemm/0/k: error: missing required key 'k'");
+}
+
+Test(profile, rejects_unknown_key)
+{
+	expect_error(profile_text("ddlsim.profile", ", \"flops\": 1", "1e-4", true),
+		     "/gemm/0/flops: error: unknown key 'flops'");
+}
+
+Test(profile, reports_every_problem)
+{
+	struct diag d;
+	char *path;
+	struct profile *p = load_text(profile_text("ddlsim.profile", ", \"x\": 1", "-1", false),
+				      &d, &path);
+	cr_assert_null(p);
+	cr_expect_eq(diag_count(&d), 3, "%s", diag_text(&d));
+	diag_finish(&d);
+	free(path);
+}
+
+/* --- the cost source ----------------------------------------------------- */
+
+static struct gpu_spec h100(const char *name)
+{
+	struct gpu_spec g;
+	memset(&g, 0, sizeof(g));
+	snprintf(g.name, sizeof(g.name), "%s", name);
+	g.peak_flops[DTYPE_FP32] = 67e12;
+	g.peak_flops[DTYPE_BF16] = 989e12;
+	g.peak_flops[DTYPE_FP16] = 989e12;
+	g.hbm_bw_Bps = 3.35e12;
+	g.sm_count = 132;
+	g.gemm_eff_max = 0.8, g.gemm_half_flops = 2e9, g.attn_eff_max = 0.5;
+	g.mem_eff_max = 0.85, g.mem_half_bytes = 2e6, g.kernel_launch_s = 4e-6;
+	g.gemm_tile_m = 128, g.gemm_tile_n = 256;
+	return g;
+}
+
+static struct op gemm(const char *name, double m, double n, double k, double batch,
+		      enum dtype dt)
+{
+	struct op op;
+	memset(&op, 0, sizeof(op));
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	op.kind = OP_GEMM, op.dtype = dt;
+	op.m = m, op.n = n, op.k = k, op.batch = batch;
+	op.flops = 2 * m * n * k * batch;
+	op.bytes = (m * k + k * n + m * n) * 2 * batch;
+	return op;
+}
+
+static struct op membound(const char *name, const char *kind, double bytes, double row)
+{
+	struct op op;
+	memset(&op, 0, sizeof(op));
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s", kind);
+	op.kind = OP_MEMBOUND, op.dtype = DTYPE_BF16, op.batch = 1;
+	op.bytes = bytes, op.row = row, op.m = bytes / 2;
+	return op;
+}
+
+static struct cost *fixture_cost(struct gpu_spec *g)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct cost *c = cost_profile_create(src_path(FIXTURE), g, &d);
+	cr_assert_not_null(c);
+	cr_assert_eq(diag_count(&d), 0);
+	diag_finish(&d);
+	return c;
+}
+
+/* Price op and say whether the profile (not the roofline) priced it. */
+static double price(struct cost *c, const struct op *op, bool *measured)
+{
+	const char *names;
+	double t = cost_op_time(c, op);
+	cost_measured_ops(c, &names);
+	char list[1100];
+	snprintf(list, sizeof(list), ",%s,", names);
+	char key[40];
+	snprintf(key, sizeof(key), ",%s,", op->name);
+	*measured = strstr(list, key) != NULL;
+	return t;
+}
+
+Test(profile, reproduces_measured_points_exactly)
+{
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct cost *c = fixture_cost(&g);
+	struct diag d;
+	diag_init(&d, NULL);
+	struct profile *p = profile_load(src_path(FIXTURE), &d);
+	bool measured;
+
+	for (int i = 0; i < p->ngemm; i++) {
+		const struct profile_gemm *pg = &p->gemm[i];
+		if (pg->transa != 'N')
+			continue;
+		struct op op = gemm("g", pg->m, pg->n, pg->k, 1, DTYPE_BF16);
+		double t = price(c, &op, &measured);
+		cr_expect(measured);
+		cr_expect_eq(t, pg->time_s, "gemm %g x %g x %g: %.17g != %.17g", pg->m, pg->n,
+			     pg->k, t, pg->time_s);
+	}
+	for (int i = 0; i < p->nmem; i++) {
+		const struct profile_mem *pm = &p->mem[i];
+		struct op op = membound("mb", pm->kernel, pm->bytes, pm->row);
+		cr_expect_eq(price(c, &op, &measured), pm->time_s, "%s at %g B", pm->kernel, pm->bytes);
+		cr_expect(measured);
+	}
+	profile_destroy(p);
+	diag_finish(&d);
+	cost_destroy(c);
+}
+
+/* Along each dimension, between two measured shapes (the other two on the
+ * grid), the price never decreases and stays between the two measurements. */
+Test(profile, interpolation_is_monotone_between_measured_points)
+{
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct cost *c = fixture_cost(&g);
+	bool measured;
+
+	for (int dim = 0; dim < 3; dim++)
+		for (double lo = 1024; lo < 16384; lo *= 4) {
+			double hi = lo * 4, prev = 0, t_lo = 0, t_hi = 0;
+			for (int i = 0; i <= 400; i++) {
+				double x = round(lo * pow(hi / lo, i / 400.0));
+				double s[3] = { 4096, 4096, 4096 };
+				s[dim] = x;
+				struct op op = gemm("g", s[0], s[1], s[2], 1, DTYPE_BF16);
+				double t = price(c, &op, &measured);
+				cr_expect(measured);
+				cr_expect_geq(t, prev, "dim %d at %g: %g < %g", dim, x, t, prev);
+				prev = t;
+				if (i == 0)
+					t_lo = t;
+				t_hi = t;
+			}
+			cr_expect_lt(t_lo, t_hi);
+		}
+	/* memory-bound curve */
+	double prev = 0;
+	for (int i = 0; i <= 200; i++) {
+		double b = round((1 << 20) * pow(256.0, i / 200.0));
+		struct op op = membound("mb", "rmsnorm_fwd", b, 4096);
+		double t = price(c, &op, &measured);
+		cr_expect(measured);
+		cr_expect_geq(t, prev, "at %g B", b);
+		prev = t;
+	}
+	cost_destroy(c);
+}
+
+Test(profile, interpolates_between_measured_efficiencies)
+{
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct cost *c = fixture_cost(&g);
+	bool measured;
+	/* the fixture's closed form: time = (2MNK + 5e9) / 700e12 */
+	struct op op = gemm("g", 8192, 4096, 4096, 1, DTYPE_BF16);
+	double t = price(c, &op, &measured), exact = (op.flops + 5e9) / 700e12;
+	printf("gemm 8192x4096x4096: profile %.4g s, fixture curve %.4g s (%+.1f%%)\n", t, exact,
+	       100 * (t / exact - 1));
+	cr_expect(fabs(t / exact - 1) < 0.05);
+	cost_destroy(c);
+}
+
+Test(profile, falls_back_to_roofline_outside_the_measured_range)
+{
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct cost *c = fixture_cost(&g);
+	bool measured;
+
+	/* k = 128 is 8x below the smallest measured k */
+	struct op far = gemm("attn_score", 4096, 4096, 128, 1, DTYPE_BF16);
+	double t = price(c, &far, &measured);
+	cr_expect(!measured);
+	cr_expect_eq(t, cost_roofline_time(&g, &far));
+	/* within 2x of the range: still the profile (edge efficiency) */
+	struct op near = gemm("near", 4096, 4096, 600, 1, DTYPE_BF16);
+	price(c, &near, &measured);
+	cr_expect(measured);
+	/* a dtype that was not measured */
+	struct op fp32 = gemm("fp32_gemm", 4096, 4096, 4096, 1, DTYPE_FP32);
+	t = price(c, &fp32, &measured);
+	cr_expect(!measured);
+	cr_expect_eq(t, cost_roofline_time(&g, &fp32));
+	/* memory-bound: beyond 2x of the family's largest size */
+	struct op big = membound("huge_norm", "rmsnorm_fwd", 4e9, 4096);
+	price(c, &big, &measured);
+	cr_expect(!measured);
+	/* an uncalibrated family uses the d2d copy curve */
+	struct op res = membound("residual", "residual_fwd", 128.0 * (1 << 20), 0);
+	t = price(c, &res, &measured);
+	cr_expect(measured);
+	cr_expect_float_eq(t, 128.0 * (1 << 20) / 2800e9, 1e-9);
+	/* a _fwd kind is looked up without its suffix */
+	struct op sw = membound("swiglu", "bias_swiglu_fwd", 16.0 * (1 << 20), 0);
+	t = price(c, &sw, &measured);
+	cr_expect(measured);
+	cr_expect_float_eq(t, 16.0 * (1 << 20) / 2500e9, 1e-9);
+
+	const char *names;
+	cr_expect_eq(cost_roofline_ops(c, &names), 3);
+	cr_expect_str_eq(names, "attn_score,fp32_gemm,huge_norm");
+	cost_destroy(c);
+}
+
+Test(profile, batched_gemm_priced_as_stacked_rows)
+{
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct cost *c = fixture_cost(&g);
+	bool measured;
+	/* 4 x (1024 x 4096 x 4096) has the FLOPs and tiles of 4096 x 4096 x 4096 */
+	struct op b = gemm("batched", 1024, 4096, 4096, 4, DTYPE_BF16);
+	struct op one = gemm("one", 4096, 4096, 4096, 1, DTYPE_BF16);
+	double tb = price(c, &b, &measured);
+	cr_expect(measured);
+	cr_expect_float_eq(tb, price(c, &one, &measured), 1e-12);
+	cost_destroy(c);
+}
+
+Test(profile, warns_when_the_gpu_differs)
+{
+	struct gpu_spec g = h100("A100-SXM4-80GB");
+	struct diag d;
+	diag_init(&d, NULL);
+	struct cost *c = cost_profile_create(src_path(FIXTURE), &g, &d);
+	cr_assert_not_null(c);
+	cr_expect_eq(diag_count(&d), 0);
+	char want[2048];
+	snprintf(want, sizeof(want),
+		 "%s: /gpu/name: warning: profile measured on 'NVIDIA H100 80GB HBM3' prices "
+		 "topology GPU 'A100-SXM4-80GB' (different GPU model)\n", src_path(FIXTURE));
+	cr_expect_str_eq(diag_text(&d), want);
+	cr_expect(strstr(cost_describe(c), "DIFFERENT model") != NULL);
+	cost_destroy(c);
+	diag_finish(&d);
+	cr_expect(cost_profile_gpu_matches("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"));
+	cr_expect(!cost_profile_gpu_matches("NVIDIA H100 80GB HBM3", "A100-SXM4-80GB"));
+	cr_expect(cost_profile_gpu_matches("Tesla V100-SXM2-32GB", "V100"));
+}
+
+Test(profile, scenario_with_profile_runs_end_to_end)
+{
+	char *dir = tmp_dir(), text[4096], args[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"name\": \"profiled\", \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 8, \"precision\": \"bf16\"},\n"
+		 " \"compute\": {\"cost\": \"profile\", \"profile\": \"%s\"}}\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-h100.json"),
+		 src_path(FIXTURE));
+	char *sc = write_file(dir, "s.json", text);
+	char *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/r --quiet", sc, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	char rdir[2048];
+	snprintf(rdir, sizeof(rdir), "%s/r", dir);
+	json_t *r = load_report(rdir);
+	cr_assert_not_null(r);
+	json_t *cm = json_object_get(r, "cost_model");
+	cr_expect_str_eq(json_string_value(json_object_get(cm, "source")), "profile");
+	char *m = json_dumps(json_object_get(cm, "measured_ops"), JSON_COMPACT);
+	char *f = json_dumps(json_object_get(cm, "roofline_ops"), JSON_COMPACT);
+	printf("measured ops %s\nroofline ops %s\n", m, f);
+	cr_expect(strstr(m, "\"qkv\"") && strstr(m, "\"mlp_gate_up\"") && strstr(m, "\"rmsnorm\""));
+	cr_expect(strstr(f, "\"attn_score\"") && strstr(f, "\"attn_over_v\""));
+	cr_expect(!strstr(f, "\"qkv\""));
+	free(m);
+	free(f);
+	json_decref(r);
+	free(err);
+	free(sc);
+	free(dir);
+}

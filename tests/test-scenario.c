@@ -1,0 +1,160 @@
+/* test-scenario: bad input through the CLI: each gives its exact message,
+ * exit code 3, and no report. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* A valid scenario with one substitution: text with "@KEY@" placeholders
+ * replaced by the caller's fragments. */
+static const char *base =
+	"{\n"
+	"  \"schema\": \"ddlsim.scenario\",\n"
+	"  \"schema_version\": \"1.0\",\n"
+	"  \"model\": \"@MODEL@\",\n"
+	"  \"topology\": \"@TOPO@\",\n"
+	"  \"nodes\": 2,\n"
+	"  \"parallel\": { @PAR@ },\n"
+	"  \"training\": { \"seq_len\": 2048, \"global_batch\": @GB@, \"micro_batch\": 1 }@EXTRA@\n"
+	"}\n";
+
+static char *subst(const char *s, const char *key, const char *val)
+{
+	const char *p = strstr(s, key);
+	if (!p)
+		return strdup(s);
+	size_t n = strlen(s) - strlen(key) + strlen(val) + 1;
+	char *o = malloc(n);
+	snprintf(o, n, "%.*s%s%s", (int)(p - s), s, val, p + strlen(key));
+	return o;
+}
+
+static char *scenario(const char *par, const char *gb, const char *extra, const char *topo)
+{
+	char *a = subst(base, "@MODEL@", src_path("models/zoo/llama2-7b.json"));
+	char *b = subst(a, "@TOPO@", topo ? topo : src_path("topologies/dgx-a100.json"));
+	char *c = subst(b, "@PAR@", par);
+	char *d = subst(c, "@GB@", gb);
+	char *e = subst(d, "@EXTRA@", extra);
+	free(a), free(b), free(c), free(d);
+	return e;
+}
+
+/* Run `ddlsim run` on text; expect exit 3, the exact stderr, no report. */
+static void expect_error(const char *text, const char *want_fmt)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "s.json", text);
+	char args[2048], want[4096], *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", p, d);
+	int rc = run_ddlsim(args, NULL, &err);
+	/* every %s in want_fmt stands for the scenario's path */
+	size_t w = 0;
+	for (const char *q = want_fmt; *q && w + 1 < sizeof(want);) {
+		if (q[0] == '%' && q[1] == 's') {
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s", p);
+			q += 2;
+		} else
+			want[w++] = *q++;
+	}
+	want[w < sizeof(want) ? w : sizeof(want) - 1] = 0;
+	cr_assert_eq(rc, 3, "exit %d, stderr: %s", rc, err);
+	cr_assert_str_eq(err, want);
+	char rep[1100];
+	snprintf(rep, sizeof(rep), "%s/out/report.json", d);
+	cr_assert(!file_exists(rep), "a report was written despite the error");
+	snprintf(rep, sizeof(rep), "%s/out", d);
+	cr_assert(!file_exists(rep), "the report directory was created despite the error");
+}
+
+Test(scenario, malformed_json_gives_line_and_column)
+{
+	expect_error("{\n  \"schema\": \"ddlsim.scenario\",\n  \"nodes\": 2,,\n}\n",
+		     "%s:3:14: error: malformed JSON: string or '}' expected near ','\n");
+}
+
+Test(scenario, missing_key_is_named)
+{
+	char *s = scenario("\"dp\": 16", "512", "", NULL);
+	char *t = subst(s, "\"nodes\": 2,\n", "");
+	expect_error(t, "%s: /nodes: error: missing required key 'nodes'\n");
+}
+
+Test(scenario, wrong_type_says_expected_and_found)
+{
+	char *s = scenario("\"dp\": \"sixteen\"", "512", "", NULL);
+	expect_error(s, "%s: /parallel/dp: error: expected an integer, got string\n");
+}
+
+Test(scenario, unknown_key_is_an_error)
+{
+	char *s = scenario("\"dp\": 16, \"pipeline\": 2", "512", "", NULL);
+	expect_error(s, "%s: /parallel/pipeline: error: unknown key 'pipeline'\n");
+}
+
+Test(scenario, missing_referenced_file)
+{
+	char *s = scenario("\"dp\": 16", "512", "", "/nonexistent/topo.json");
+	expect_error(s, "%s: /topology: error: referenced file '/nonexistent/topo.json' cannot be read (No such file or directory)\n");
+}
+
+Test(scenario, batch_not_divisible_by_dp_times_microbatch)
+{
+	char *s = scenario("\"dp\": 16", "100", "", NULL);
+	expect_error(s, "%s: /training/global_batch: error: must be divisible by dp x micro_batch = 16 x 1 = 16, got 100\n");
+}
+
+Test(scenario, negative_bandwidth_in_topology)
+{
+	char *d = tmp_dir();
+	FILE *f = fopen(src_path("topologies/dgx-a100.json"), "r");
+	char buf[8192];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	char *bad = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300");
+	char *tp = write_file(d, "topo.json", bad);
+	char *s = scenario("\"dp\": 16", "512", "", tp);
+	char want[2048];
+	snprintf(want, sizeof(want), "%s: /node/intra/bw_GBps: error: must be > 0, got -300\n", tp);
+	/* the message names the topology file, not the scenario */
+	char *p = write_file(d, "s.json", s);
+	char args[2048], *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", p, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_assert_str_eq(err, want);
+}
+
+Test(scenario, tp_must_divide_heads)
+{
+	char *s = scenario("\"tp\": 3, \"dp\": 5, \"pp\": 1", "512", "", NULL);
+	/* 16 GPUs: 3 does not divide them either, reported first */
+	expect_error(s, "%s: /parallel: error: tp x pp = 3 x 1 = 3 must divide the 16 GPUs (2 nodes x 8 GPUs)\n");
+	char *u = scenario("\"tp\": 16", "512", "", NULL);
+	/* 32 heads: 16 divides; use the 24-head Megatron 1.7B model */
+	char *v = subst(u, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-1.7b.json"));
+	expect_error(v, "%s: /parallel/tp: error: must divide the model's 24 attention heads, got 16\n");
+}
+
+Test(scenario, pp_larger_than_layers)
+{
+	char *s = scenario("\"pp\": 32", "512", "", NULL);
+	char *v = subst(s, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-3.6b.json"));
+	char *w = subst(v, "\"nodes\": 2", "\"nodes\": 4");
+	expect_error(w, "%s: /parallel/pp: error: must be <= the model's 30 layers, got 32\n");
+}
+
+Test(scenario, dp_that_does_not_match_the_cluster)
+{
+	char *s = scenario("\"dp\": 8", "512", "", NULL);
+	expect_error(s, "%s: /parallel/dp: error: dp x tp x pp must equal the 16 GPUs (2 nodes x 8 GPUs): 8 x 1 x 1 = 8\n");
+}
+
+Test(scenario, reports_every_problem_not_just_the_first)
+{
+	char *s = scenario("\"dp\": 16, \"sp\": 1", "512", ", \"colour\": \"red\"", NULL);
+	expect_error(s, "%s: /parallel/sp: error: expected a boolean, got integer\n"
+			"%s: /colour: error: unknown key 'colour'\n");
+}

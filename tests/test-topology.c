@@ -1,0 +1,228 @@
+/* test-topology: topology files (loader, validation messages), paths, and
+ * the platform agreeing with topology_path_latency()/_bw(). Each test runs
+ * in its own process, so each may run the engine once. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "diag.h"
+#include "engine.h"
+#include "topology.h"
+#include "testutil.h"
+
+#define GPU_JSON \
+	"\"gpu\":{\"name\":\"g\",\"peak_tflops\":{\"fp32\":10},\"hbm_GB\":16,\"hbm_bw_GBps\":900,\"sm_count\":80}"
+
+/* A 1.1 topology with node and fabric objects given as JSON text. */
+static char *topo_file(const char *dir, const char *name, const char *node, const char *fabric)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.1\",\"name\":\"t\","
+		 "\"source\":\"test\"," GPU_JSON ",\"node\":%s,\"fabric\":%s}", node, fabric);
+	return write_file(dir, name, text);
+}
+
+#define NODE_1GPU \
+	"{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2}," \
+	"\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}}"
+
+static void expect_invalid(const char *node, const char *fabric, const char *jpath,
+			   const char *msg)
+{
+	char *dir = tmp_dir(), *err = NULL, want[1024];
+	char *path = topo_file(dir, "bad.json", node, fabric);
+	char args[1200];
+	snprintf(args, sizeof(args), "validate %s", path);
+	int rc = run_ddlsim(args, NULL, &err);
+	snprintf(want, sizeof(want), "%s: %s: error: %s", path, jpath, msg);
+	cr_expect_eq(rc, 3, "exit code %d", rc);
+	cr_expect(strstr(err, want), "expected '%s' in:\n%s", want, err);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+Test(topology, every_shipped_topology_loads)
+{
+	const char *files[] = { "dgx-a100", "dgx-h100", "hgx-h200", "dgx1-v100", "l40s-pcie-8gpu",
+				"gb200-nvl72", "dgx-h100-fattree2-2to1", "dgx-h100-fattree3",
+				"dgx-h100-rail" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char rel[128];
+		struct diag d;
+		diag_init(&d, stderr);
+		snprintf(rel, sizeof(rel), "topologies/%s.json", files[i]);
+		struct topology *t = topology_load(src_path(rel), &d);
+		cr_expect(t, "%s: %s", rel, diag_text(&d));
+		cr_expect(t && strlen(t->source) > 40, "%s cites a source", rel);
+		topology_destroy(t);
+		diag_finish(&d);
+	}
+}
+
+Test(topology, rejects_zero_bandwidth)
+{
+	expect_invalid("{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2},"
+		       "\"nics\":{\"count\":1,\"bw_Gbps\":0,\"latency_us\":1}}",
+		       "{\"kind\":\"nonblocking\",\"latency_us\":0.5}", "/node/nics/bw_Gbps",
+		       "must be > 0, got 0");
+}
+
+Test(topology, rejects_nic_assigned_to_missing_gpu)
+{
+	expect_invalid("{\"gpus\":2,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2},"
+		       "\"nics\":{\"count\":2,\"bw_Gbps\":100,\"latency_us\":1,\"gpus\":[[0],[1,9]]}}",
+		       "{\"kind\":\"nonblocking\",\"latency_us\":0.5}", "/node/nics/gpus/1/1",
+		       "NIC 1 is assigned to GPU 9, but a node has GPUs 0..1");
+}
+
+Test(topology, rejects_oversubscription_below_one)
+{
+	expect_invalid(NODE_1GPU,
+		       "{\"kind\":\"fat_tree\",\"levels\":2,\"radix\":8,\"oversubscription\":0.5,\"latency_us\":0.5}",
+		       "/fabric/oversubscription",
+		       "must be >= 1 (downlink : uplink bandwidth), got 0.5");
+}
+
+Test(topology, rejects_nvlink_to_missing_gpu)
+{
+	expect_invalid("{\"gpus\":4,\"intra\":{\"kind\":\"nvlink_mesh\",\"lane_bw_GBps\":25,\"latency_us\":2,"
+		       "\"links\":[[0,1,2],[2,4,1]]},\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}}",
+		       "{\"kind\":\"nonblocking\",\"latency_us\":0.5}", "/node/intra/links/1",
+		       "link to a missing GPU: a node has GPUs 0..3, got [2, 4]");
+}
+
+Test(topology, rejects_pcie_tree_that_does_not_hold_the_gpus)
+{
+	expect_invalid("{\"gpus\":8,\"intra\":{\"kind\":\"pcie\",\"bw_GBps\":26,\"latency_us\":3,"
+		       "\"pcie\":{\"switches\":4,\"gpus_per_switch\":3,\"switch_uplink_GBps\":26}},"
+		       "\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}}",
+		       "{\"kind\":\"nonblocking\",\"latency_us\":0.5}",
+		       "/node/intra/pcie/gpus_per_switch",
+		       "switches x gpus_per_switch must equal node.gpus (8), got 4 x 3");
+}
+
+Test(topology, rejects_new_keys_in_a_1_0_file)
+{
+	char *dir = tmp_dir(), *err = NULL, args[1200];
+	char *path = write_file(dir, "old.json",
+		"{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.0\",\"name\":\"t\",\"source\":\"s\","
+		GPU_JSON ",\"node\":" NODE_1GPU ",\"fabric\":{\"kind\":\"fat_tree\",\"levels\":2,"
+		"\"radix\":8,\"latency_us\":0.5}}");
+	snprintf(args, sizeof(args), "validate %s", path);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "/fabric/kind: error: needs schema_version \"1.1\""), "%s", err);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+Test(topology, fat_tree_too_small_for_the_nodes_is_an_error)
+{
+	char *dir = tmp_dir(), *err = NULL, args[1200];
+	char *path = topo_file(dir, "ft.json", NODE_1GPU,
+			       "{\"kind\":\"fat_tree\",\"levels\":2,\"radix\":4,\"latency_us\":0.5}");
+	snprintf(args, sizeof(args), "collective --topology %s --nodes 9 --min-bytes 1M --max-bytes 1M", path);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 1);
+	cr_expect(strstr(err, "/fabric/radix: error: a 2-level fat tree of radix 4 holds at most 8 nodes (2 per leaf), got 9"),
+		  "%s", err);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+/* Path rules of topology.h on the shipped files. */
+Test(topology, path_latency_and_bandwidth_follow_the_links)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *l40 = topology_load(src_path("topologies/l40s-pcie-8gpu.json"), &d);
+	struct topology *v = topology_load(src_path("topologies/dgx1-v100.json"), &d);
+	cr_assert(l40 && v, "%s", diag_text(&d));
+	/* PCIe: same switch 2 hops, other socket 5 hops of 1.5 us */
+	cr_expect_float_eq(topology_path_latency(l40, 0, 1), 3e-6, 1e-15);
+	cr_expect_float_eq(topology_path_latency(l40, 0, 7), 7.5e-6, 1e-15);
+	cr_expect_float_eq(topology_path_bw(l40, 0, 7), 26e9, 1);
+	/* DGX-1: 0-3 has two lanes, 0-5 goes through a GPU (two NVLink hops) */
+	cr_expect_float_eq(topology_path_bw(v, 0, 3), 50e9, 1);
+	cr_expect_float_eq(topology_path_latency(v, 0, 3), 2e-6, 1e-15);
+	cr_expect_float_eq(topology_path_latency(v, 0, 5), 4e-6, 1e-15);
+	cr_expect_float_eq(topology_path_bw(v, 0, 5), 25e9, 1); /* via GPU 1 or 4: one single-lane hop */
+	char buf[128];
+	int tp[] = { 0, 1 }, cross[] = { 0, 8 };
+	cr_expect_str_eq(topology_group_links(l40, tp, 2, buf, sizeof(buf)), "pcie");
+	cr_expect_str_eq(topology_group_links(v, tp, 2, buf, sizeof(buf)), "nvlink");
+	cr_expect_str_eq(topology_group_links(v, cross, 2, buf, sizeof(buf)), "nic/fabric");
+	topology_destroy(l40);
+	topology_destroy(v);
+	diag_finish(&d);
+}
+
+/* One exchange between GPUs a and b on the platform takes exactly
+ * topology_path_latency() + S / topology_path_bw(). */
+static void expect_platform_path(const char *topo, int nodes, int a, int b)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(topo, &d);
+	cr_assert(t, "%s", diag_text(&d));
+	int ranks[] = { a, b };
+	struct engine_coll_point pt = { .bytes = 1e6 };
+	cr_assert_eq(engine_collective_sweep(t, nodes, ranks, 2, COLL_SENDRECV, "direct", &pt, 1, &d), 0,
+		     "%s", diag_text(&d));
+	double want = topology_path_latency(t, a, b) + 1e6 / topology_path_bw(t, a, b);
+	cr_expect(fabs(pt.time_s - want) / want < 1e-9, "%s %d->%d: simulated %.12g, paths say %.12g",
+		  topo, a, b, pt.time_s, want);
+	cr_expect(fabs(pt.ideal_s - want) / want < 1e-9, "plan closed form %.12g", pt.ideal_s);
+	topology_destroy(t);
+	diag_finish(&d);
+}
+
+Test(topology, platform_matches_paths_pcie_cross_socket)
+{
+	expect_platform_path(src_path("topologies/l40s-pcie-8gpu.json"), 1, 1, 6);
+}
+
+Test(topology, platform_matches_paths_pcie_between_nodes)
+{
+	expect_platform_path(src_path("topologies/l40s-pcie-8gpu.json"), 2, 2, 13);
+}
+
+Test(topology, platform_matches_paths_nvlink_two_hops)
+{
+	expect_platform_path(src_path("topologies/dgx1-v100.json"), 1, 0, 5);
+}
+
+Test(topology, platform_matches_paths_nvl72)
+{
+	expect_platform_path(src_path("topologies/gb200-nvl72.json"), 1, 3, 70);
+}
+
+Test(topology, platform_matches_paths_fat_tree_cross_pod)
+{
+	char *dir = tmp_dir();
+	char *p = topo_file(dir, "ft3.json", NODE_1GPU,
+			    "{\"kind\":\"fat_tree\",\"levels\":3,\"radix\":4,\"latency_us\":0.5}");
+	expect_platform_path(p, 16, 1, 14); /* 2 nodes per leaf, 2 leaves per pod */
+	free(p);
+	free(dir);
+}
+
+Test(topology, platform_matches_paths_fat_tree_cross_leaf)
+{
+	expect_platform_path(src_path("topologies/dgx-h100-fattree2-2to1.json"), 12, 3, 8 * 11 + 3);
+}
+
+Test(topology, platform_matches_paths_nonblocking_groups)
+{
+	/* more than 64 nodes: grouped zones */
+	char *dir = tmp_dir();
+	char *p = topo_file(dir, "nb.json", NODE_1GPU, "{\"kind\":\"nonblocking\",\"latency_us\":0.5}");
+	expect_platform_path(p, 130, 5, 129);
+	free(p);
+	free(dir);
+}
