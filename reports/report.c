@@ -35,14 +35,15 @@ static json_t *scenario_json(const struct scenario *sc)
 		if (t->gpu.peak_flops[i] > 0)
 			json_object_set_new(peak, dtype_name(i), num(t->gpu.peak_flops[i] / 1e12));
 	return json_pack(
-		"{s:s, s:s, s:s, s:{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f},"
+		"{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f},"
 		" s:{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:I, s:f, s:f, s:o},"
 		" s:i, s:i,"
 		" s:{s:i, s:i, s:i, s:b, s:i, s:s, s:i, s:s, s:s},"
 		" s:{s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:f},"
 		" s:{s:s, s:f}, s:{s:s, s:s}}",
 		"name", sc->name, "path", sc->path, "description", sc->description,
-		"model", "name", sc->model->name, "path", sc->model_path,
+		"model", "name", sc->model->name, "architecture",
+		sc->model->arch == MODEL_ARCH_CNN ? "cnn" : "decoder_transformer", "path", sc->model_path,
 		"layers", (json_int_t)sc->model->layers, "hidden_size", (json_int_t)sc->model->hidden,
 		"heads", (json_int_t)sc->model->heads, "kv_heads", (json_int_t)sc->model->kv_heads,
 		"ffn_size", (json_int_t)sc->model->ffn, "vocab_size", (json_int_t)sc->model->vocab,
@@ -61,7 +62,8 @@ static json_t *scenario_json(const struct scenario *sc)
 		"micro_batch", (json_int_t)sc->micro_batch,
 		"microbatches_per_pipeline", (json_int_t)scenario_microbatches(sc),
 		"precision", dtype_name(sc->precision), "grad_reduce_dtype", dtype_name(sc->grad_dtype),
-		"optimizer", "adam", "train_tokens", sc->train_tokens,
+		"optimizer", sc->model->arch == MODEL_ARCH_CNN ? "sgd_momentum" : "adam",
+		"train_tokens", sc->train_tokens,
 		"communication", "algorithm", sc->coll_algo, "bucket_MB", sc->bucket_bytes / 1e6,
 		"compute", "cost", sc->cost == COST_PROFILE ? "profile" : "roofline",
 		"profile", sc->profile_path);
@@ -211,12 +213,14 @@ json_t *report_to_json(const struct result *r)
 		"capacity_GB", sc->topo->gpu.hbm_bytes / GB, "shortfall_GB", r->shortfall_bytes / GB,
 		"verdict", v, "per_stage", mem));
 
-	json_object_set_new(root, "placement", json_pack("{s:s, s:o, s:o, s:o}",
+	json_object_set_new(root, "placement", json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
 		"order", r->order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
 		"dp_group_of_rank0", ranks_array(r->dp_group0, r->ndp0),
-		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0)));
-	json_object_set_new(root, "cost_model", json_pack("{s:s, s:o, s:o}",
-		"source", r->cost_source ? r->cost_source : "roofline",
+		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0),
+		"links_crossed", "tp", split_list(r->links_tp), "dp", split_list(r->links_dp),
+		"pp", split_list(r->links_pp)));
+	json_object_set_new(root, "cost_model", json_pack("{s:s, s:s, s:o, s:o}",
+		"source", r->cost_source ? r->cost_source : "roofline", "detail", r->cost_detail,
 		"measured_ops", split_list(r->measured_ops),
 		"roofline_ops", split_list(r->roofline_ops)));
 	json_t *ops = json_array();
@@ -457,14 +461,23 @@ void report_print_summary(const struct result *r, FILE *f)
 	json_t *mean = json_object_get(json_object_get(j, "breakdown"), "mean");
 
 	fprintf(f, "scenario     %s\n", sc->name);
-	fprintf(f, "model        %s (%.2f B params)\n", sc->model->name, r->params / 1e9);
+	if (r->params >= 1e9)
+		fprintf(f, "model        %s (%.2f B params)\n", sc->model->name, r->params / 1e9);
+	else
+		fprintf(f, "model        %s (%.2f M params)\n", sc->model->name, r->params / 1e6);
 	fprintf(f, "cluster      %d x %s = %d x %s\n", sc->nodes, sc->topo->name, sc->gpus,
 		sc->topo->gpu.name);
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
-	fprintf(f, "batch        %ld x %ld tokens, micro-batch %ld, %g micro-batches per pipeline, %s\n",
-		sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
+		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
+	if (sc->model->arch == MODEL_ARCH_CNN)
+		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
+			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+	else
+		fprintf(f, "batch        %ld x %ld tokens, micro-batch %ld, %g micro-batches per pipeline, %s\n",
+			sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
 	fprintf(f, "\n%-28s %14s\n", "metric", "value");
 	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
 	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);

@@ -167,9 +167,9 @@ static void write_switch_zone(FILE *f, const char *ind, const char *id)
  * also routed to the switch zone sw through link `up`. */
 static void write_node_set(const struct topology *t, int n0, int n1, bool net, FILE *f,
 			   const char *ind, const char *fab, double fab_lat,
-			   const char *sw, const char *up, double up_lat)
+			   const char *sw, const char *up, double up_lat, bool per_node)
 {
-	char a[32], b[32], ga[40], gb[40], links[160];
+	char a[32], b[32], ga[40], gb[40], links[160], name[64];
 	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
 
 	for (int n = n0; n < n1; n++)
@@ -178,25 +178,46 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, F
 		write_switch_zone(f, ind, sw);
 	if (!net)
 		return;
-	put_link(f, ind, fab, bw, fab_lat, true);
-	if (up && strcmp(up, fab))
-		put_link(f, ind, up, bw, up_lat, true);
-	snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", fab);
+	/* per_node: a switch that only adds latency is written as one port
+	 * link per node rather than one link every route shares, so that
+	 * SimGrid's max-min solver does not tie all inter-node flows into one
+	 * system (same latency, no bandwidth limit either way) */
+	if (per_node) {
+		for (int x = n0; x < n1; x++) {
+			snprintf(name, sizeof(name), "%s_%d", fab, x);
+			put_link(f, ind, name, bw, fab_lat, true);
+			if (sw && up) {
+				snprintf(name, sizeof(name), "%s_%d", up, x);
+				put_link(f, ind, name, bw, up_lat, true);
+			}
+		}
+	} else {
+		put_link(f, ind, fab, bw, fab_lat, true);
+		if (up && strcmp(up, fab))
+			put_link(f, ind, up, bw, up_lat, true);
+	}
 	for (int x = n0; x < n1; x++)
 		for (int y = x + 1; y < n1; y++) {
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(b, sizeof(b), "n%d", y);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
 			snprintf(gb, sizeof(gb), "n%d_gw", y);
+			if (per_node)
+				snprintf(links, sizeof(links), "<link_ctn id=\"%s_%d\"/>", fab, x);
+			else
+				snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", fab);
 			zone_route(f, ind, a, b, ga, gb, links);
 		}
 	if (sw) {
 		char swr[64];
 		snprintf(swr, sizeof(swr), "%s_r", sw);
-		snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", up);
 		for (int x = n0; x < n1; x++) {
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			if (per_node)
+				snprintf(links, sizeof(links), "<link_ctn id=\"%s_%d\"/>", up, x);
+			else
+				snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", up);
 			zone_route(f, ind, a, sw, ga, swr, links);
 		}
 	}
@@ -206,7 +227,7 @@ static void write_nonblocking(const struct topology *t, int nodes, FILE *f)
 {
 	if (nodes <= GROUP_NODES) {
 		write_node_set(t, 0, nodes, nodes > 1, f, " ", "fabric", t->fabric_latency_s,
-			       NULL, NULL, 0);
+			       NULL, NULL, 0, true);
 		return;
 	}
 	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
@@ -219,14 +240,18 @@ static void write_nonblocking(const struct topology *t, int nodes, FILE *f)
 		fprintf(f, " <zone id=\"%s\" routing=\"Full\">\n", id);
 		int n1 = (k + 1) * GROUP_NODES < nodes ? (k + 1) * GROUP_NODES : nodes;
 		write_node_set(t, k * GROUP_NODES, n1, true, f, "  ", fab, t->fabric_latency_s,
-			       sw, nop, 0);
+			       sw, nop, 0, true);
 		fprintf(f, " </zone>\n");
 	}
-	put_link(f, " ", "fabric", t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
-		 t->fabric_latency_s, true);
-	snprintf(links, sizeof(links), "<link_ctn id=\"fabric\"/>");
+	for (int a = 0; a < groups; a++) {
+		char name[40];
+		snprintf(name, sizeof(name), "fabric_%d", a);
+		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
+			 t->fabric_latency_s, true);
+	}
 	for (int a = 0; a < groups; a++)
 		for (int b = a + 1; b < groups; b++) {
+			snprintf(links, sizeof(links), "<link_ctn id=\"fabric_%d\"/>", a);
 			char za[32], zb[32], ra[40], rb[40];
 			snprintf(za, sizeof(za), "grp%d", a);
 			snprintf(zb, sizeof(zb), "grp%d", b);
@@ -245,7 +270,7 @@ static void write_leaf(const struct topology *t, int leaf, int nodes, FILE *f, c
 	snprintf(sw, sizeof(sw), "leaf%d_sw", leaf);
 	snprintf(ci, sizeof(ci), "%s ", ind);
 	fprintf(f, "%s<zone id=\"leaf%d\" routing=\"Full\">\n", ind, leaf);
-	write_node_set(t, n0, n1, true, f, ci, id, t->fabric_latency_s, sw, id, 0);
+	write_node_set(t, n0, n1, true, f, ci, id, t->fabric_latency_s, sw, id, 0, false);
 	fprintf(f, "%s</zone>\n", ind);
 }
 

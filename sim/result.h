@@ -67,12 +67,14 @@ struct result {
 	const char *cost_source;
 	char measured_ops[1024];
 	char roofline_ops[1024];
+	char cost_detail[512];      /* the source's description (profile GPU vs topology GPU) */
 	char order[16];
 	struct op_timing *ops;      /* one micro-batch of each block, fwd and bwd */
 	int nops;
 	int tp_group0[64], ntp0;    /* rank 0's groups, for the report */
 	int dp_group0[64], ndp0;
 	int pp_ranks0[64], npp0;
+	char links_tp[128], links_dp[128], links_pp[128];  /* link classes each group crosses */
 };
 
 void result_finish(struct result *r);

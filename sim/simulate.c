@@ -523,6 +523,7 @@ int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
 		goto out;
 	}
 	r->cost_source = cost_name(cost);
+	snprintf(r->cost_detail, sizeof(r->cost_detail), "%s", cost_describe(cost));
 	const char *names;
 	cost_measured_ops(cost, &names);
 	snprintf(r->measured_ops, sizeof(r->measured_ops), "%s", names);
@@ -588,6 +589,18 @@ int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
 		r->cost_usd = r->gpu_hours * sc->usd_per_gpu_hour;
 	}
 	snprintf(r->order, sizeof(r->order), "%s", sc->order);
+	{
+		int n = sc->tp > sc->dp ? sc->tp : sc->dp;
+		int *g = malloc((size_t)(n > sc->pp ? n : sc->pp) * sizeof(*g));
+		int k = placement_group(&pl, GROUP_TP, 0, g);
+		topology_group_links(topo, g, k, r->links_tp, sizeof(r->links_tp));
+		k = placement_group(&pl, GROUP_DP, 0, g);
+		topology_group_links(topo, g, k, r->links_dp, sizeof(r->links_dp));
+		for (int s = 0; s < sc->pp; s++)
+			g[s] = placement_stage_peer(&pl, 0, s);
+		topology_group_links(topo, g, sc->pp, r->links_pp, sizeof(r->links_pp));
+		free(g);
+	}
 	r->ntp0 = sc->tp <= 64 ? placement_group(&pl, GROUP_TP, 0, r->tp_group0) : 0;
 	r->ndp0 = sc->dp <= 64 ? placement_group(&pl, GROUP_DP, 0, r->dp_group0) : 0;
 	if (sc->pp <= 64) {

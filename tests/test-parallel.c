@@ -130,6 +130,11 @@ Test(parallel, placement_groups_follow_the_order)
 	cr_assert_eq(json_integer_value(json_array_get(dpg, 1)), 2);
 	cr_assert_eq(json_integer_value(json_array_get(dpg, 3)), 6);
 	cr_assert_eq(json_integer_value(json_array_get(ppg, 1)), 8);
+	/* TP and DP stay in node 0, the pipeline crosses to node 1 */
+	json_t *links = json_object_get(pl, "links_crossed");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(links, "tp"), 0)), "nvswitch");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(links, "dp"), 0)), "nvswitch");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(links, "pp"), 0)), "nic/fabric");
 	json_decref(r);
 }
 
