@@ -372,6 +372,22 @@ static void sink_main(int argc, char **argv)
 
 static bool g_initialised;
 
+/* Initialise SimGrid as a pure alpha-beta network and load (then delete)
+ * the platform file. Once per process. */
+static void start_simgrid(const char *platform)
+{
+	int argc = 1;
+	char *argv[] = { "ddlsim", NULL };
+	xbt_log_control_set("root.thres:critical");
+	simgrid_init(&argc, argv);
+	sg_cfg_set_string("network/model", "CM02");
+	sg_cfg_set_boolean("network/crosstraffic", "no");
+	sg_cfg_set_double("network/TCP-gamma", 0.0);
+	sg_cfg_set_string("contexts/factory", "raw");
+	simgrid_load_platform(platform);
+	unlink(platform);
+}
+
 static void start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
 			bool daemon)
 {
@@ -471,16 +487,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	if (platform_write_temp(job->topo, job->nodes, platform, sizeof(platform)))
 		return diag_errf(d, "cannot write the platform file: %m");
 
-	int argc = 1;
-	char *argv[] = { "ddlsim", NULL };
-	xbt_log_control_set("root.thres:critical");
-	simgrid_init(&argc, argv);
-	sg_cfg_set_string("network/model", "CM02");
-	sg_cfg_set_boolean("network/crosstraffic", "no");
-	sg_cfg_set_double("network/TCP-gamma", 0.0);
-	sg_cfg_set_string("contexts/factory", "raw");
-	simgrid_load_platform(platform);
-	unlink(platform);
+	start_simgrid(platform);
 
 	struct sim S = { .job = job };
 	g_sim = &S;
@@ -722,16 +729,7 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		diag_errf(d, "cannot write the platform file: %m");
 		goto out;
 	}
-	int argc = 1;
-	char *argv[] = { "ddlsim", NULL };
-	xbt_log_control_set("root.thres:critical");
-	simgrid_init(&argc, argv);
-	sg_cfg_set_string("network/model", "CM02");
-	sg_cfg_set_boolean("network/crosstraffic", "no");
-	sg_cfg_set_double("network/TCP-gamma", 0.0);
-	sg_cfg_set_string("contexts/factory", "raw");
-	simgrid_load_platform(platform);
-	unlink(platform);
+	start_simgrid(platform);
 
 	g_sweep = &W;
 	W.bar = sg_barrier_init((unsigned)n);
