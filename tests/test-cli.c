@@ -142,3 +142,17 @@ Test(cli, report_directory_is_left_clean_on_success)
 	snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 2", d);
 	cr_assert_eq(system(cmd), 0, "temporary files left in %s", d);
 }
+
+/* Without a GPU (CI has none) or without the CUDA tool, `ddlsim calib`
+ * fails with 4 (no GPU) or 1 (tool not built) and writes no profile. */
+Test(cli, calib_without_gpu_fails_and_writes_nothing)
+{
+	char *d = tmp_dir();
+	char args[1200], prof[1100], *err = NULL;
+	snprintf(prof, sizeof(prof), "%s/profile.json", d);
+	snprintf(args, sizeof(args), "calib --out %s", prof);
+	int rc = run_ddlsim(args, NULL, &err);
+	cr_assert(rc == 4 || rc == 1, "exit %d: %s", rc, err);
+	cr_assert(strstr(err, rc == 4 ? "no CUDA GPU found" : "calibration tool was not built"), "%s", err);
+	cr_assert(!file_exists(prof));
+}

@@ -28,6 +28,8 @@ int cmd_validate(int argc, char **argv);
 void cmd_validate_usage(FILE *f);
 int cmd_list(int argc, char **argv);
 void cmd_list_usage(FILE *f);
+int cmd_calib(int argc, char **argv);
+void cmd_calib_usage(FILE *f);
 int cmd_collective(int argc, char **argv);
 void cmd_collective_usage(FILE *f);
 
