@@ -2,6 +2,7 @@
 #include "jload.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +63,9 @@ int jload_schema(json_t *root, const char *file, struct diag *d,
 				"missing key 'schema_version' (expected \"%d.%d\")", major, minor);
 	int ma, mi;
 	char tail;
-	if (!json_is_string(v) ||
-	    sscanf(json_string_value(v), "%d.%d%c", &ma, &mi, &tail) != 2)
+	const char *vs = json_is_string(v) ? json_string_value(v) : "";
+	if (!json_is_string(v) || strspn(vs, "0123456789.") != strlen(vs) ||
+	    sscanf(vs, "%d.%d%c", &ma, &mi, &tail) != 2)
 		return diag_err(d, file, "/schema_version",
 				"expected a string \"MAJOR.MINOR\", got %s",
 				jload_type_name(v));
@@ -189,7 +191,8 @@ int jobj_num(struct jobj *jo, const char *key, double *out, int flags)
 	return 1;
 }
 
-int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags)
+static int get_integer(struct jobj *jo, const char *key, long *out, long min, long max,
+		       int flags)
 {
 	json_t *v;
 	int rc = fetch(jo, key, &v, flags);
@@ -197,11 +200,23 @@ int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags)
 		return rc;
 	if (!json_is_integer(v))
 		return jobj_err(jo, key, "expected an integer, got %s", jload_type_name(v));
-	long x = (long)json_integer_value(v);
-	if (x < min)
-		return jobj_err(jo, key, "must be >= %ld, got %ld", min, x);
-	*out = x;
+	json_int_t big = json_integer_value(v);
+	if (big > max)
+		return jobj_err(jo, key, "must be <= %ld, got %lld", max, (long long)big);
+	if (big < min)
+		return jobj_err(jo, key, "must be >= %ld, got %lld", min, (long long)big);
+	*out = (long)big;
 	return 1;
+}
+
+int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags)
+{
+	return get_integer(jo, key, out, min, INT_MAX, flags);
+}
+
+int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags)
+{
+	return get_integer(jo, key, out, min, LONG_MAX, flags);
 }
 
 int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags)

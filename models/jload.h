@@ -58,10 +58,13 @@ int jobj_end(struct jobj *jo);
 /* True if key is present (and marks it seen). */
 bool jobj_has(struct jobj *jo, const char *key);
 
-/* Getters: 1 = read into *out, 0 = absent and optional (*out untouched),
+/* Integers are bounded by INT_MAX (sizes in ddlsim fit an int).
+ * Getters: 1 = read into *out, 0 = absent and optional (*out untouched),
  * -1 = error reported. */
 int jobj_num(struct jobj *jo, const char *key, double *out, int flags);
 int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags);
+/* An integer without the INT_MAX bound (byte counts). */
+int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags);
 int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags);
 /* *out borrows the string from the JSON tree. */
 int jobj_str(struct jobj *jo, const char *key, const char **out, int flags);

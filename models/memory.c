@@ -53,7 +53,8 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	o->params_local = psi;
 
 	o->weights_bytes = wbytes * psi / (in->zero >= ZERO_3 ? nd : 1);
-	o->grads_bytes = wbytes * psi / (in->zero >= ZERO_2 ? nd : 1);
+	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
+	o->grads_bytes = gbytes * psi / (in->zero >= ZERO_2 ? nd : 1);
 	o->optimizer_bytes = memory_optimizer_bytes_per_param(in->dtype) * psi /
 			     (in->zero >= ZERO_1 ? nd : 1);
 

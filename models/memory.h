@@ -35,6 +35,8 @@ struct mem_rank_input {
 	const struct model *model;
 	const struct gpu_spec *gpu;
 	enum dtype dtype;          /* training precision: fp32, fp16 or bf16 */
+	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
+				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;
 	int tp, dp;
 	bool sp;

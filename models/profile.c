@@ -29,7 +29,7 @@ static void copy_str(struct jobj *jo, const char *key, char *out, size_t n)
 static double int_num(struct jobj *jo, const char *key, long min)
 {
 	long x = 0;
-	jobj_int(jo, key, &x, min, JREQ);
+	jobj_long(jo, key, &x, min, JREQ);
 	return (double)x;
 }
 
@@ -55,12 +55,12 @@ static void load_gpu(struct jobj *root, struct profile *p)
 		return;
 	copy_str(&jo, "name", p->gpu_name, sizeof(p->gpu_name));
 	copy_str(&jo, "compute_capability", p->compute_capability, sizeof(p->compute_capability));
-	jobj_int(&jo, "sm_count", &p->sm_count, 1, JREQ);
-	jobj_int(&jo, "sm_clock_max_MHz", &x, 1, JREQ);
-	jobj_int(&jo, "mem_clock_max_MHz", &x, 1, JREQ);
-	jobj_int(&jo, "mem_bus_width_bits", &x, 1, JREQ);
-	jobj_int(&jo, "hbm_bytes", &x, 1, JREQ);
-	jobj_int(&jo, "l2_bytes", &x, 0, JREQ);
+	jobj_long(&jo, "sm_count", &p->sm_count, 1, JREQ);
+	jobj_long(&jo, "sm_clock_max_MHz", &x, 1, JREQ);
+	jobj_long(&jo, "mem_clock_max_MHz", &x, 1, JREQ);
+	jobj_long(&jo, "mem_bus_width_bits", &x, 1, JREQ);
+	jobj_long(&jo, "hbm_bytes", &x, 1, JREQ);
+	jobj_long(&jo, "l2_bytes", &x, 0, JREQ);
 	copy_str(&jo, "driver_version", scratch, sizeof(scratch));
 	copy_str(&jo, "cuda_runtime_version", scratch, sizeof(scratch));
 	copy_str(&jo, "cublas_version", scratch, sizeof(scratch));
@@ -88,8 +88,8 @@ static void load_measured(struct jobj *root, struct profile *p)
 	copy_str(&jo, "date_utc", p->date_utc, sizeof(p->date_utc));
 	copy_str(&jo, "hostname", host, sizeof(host));
 	copy_str(&jo, "method", p->method, sizeof(p->method));
-	jobj_int(&jo, "warmup_runs", &x, 0, JREQ);
-	jobj_int(&jo, "timed_runs", &x, 1, JREQ);
+	jobj_long(&jo, "warmup_runs", &x, 0, JREQ);
+	jobj_long(&jo, "timed_runs", &x, 1, JREQ);
 	jobj_bool(&jo, "quick", &q, JREQ);
 	jobj_end(&jo);
 }

@@ -110,7 +110,12 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 		return NULL;
 	if (!a->plan)
 		return coll_tune_select(t, op, ranks, n, bytes);
-	return coll_plan_build(t, a, proto, op, ranks, n, bytes);
+	struct coll_plan *p = coll_plan_build(t, a, proto, op, ranks, n, bytes);
+	/* an algorithm without this operation (tree: all-reduce only) falls
+	 * back to ring for it, as NCCL does */
+	if (!p && a->plan != coll_ring_plan)
+		p = coll_plan_build(t, &coll_algos[1], proto, op, ranks, n, bytes);
+	return p;
 }
 
 void coll_plan_destroy(struct coll_plan *p)

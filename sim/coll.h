@@ -105,8 +105,10 @@ const struct coll_algo *coll_algo_find(const char *name);
 
 /* Plan op over ranks (global ranks, any order: the plans order them by
  * node, except send/recv, which follows the order given). algo as for
- * coll_algo_find(). Returns a new plan (coll_plan_destroy()) or NULL when
- * the algorithm cannot run op on this group. */
+ * coll_algo_find(); a forced algorithm that does not implement op (tree:
+ * all-reduce only) falls back to ring for it, as NCCL does. Returns a new
+ * plan (coll_plan_destroy()) or NULL when no algorithm can run op on this
+ * group. */
 struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 				   enum coll_op op, const int *ranks, int n,
 				   double bytes);

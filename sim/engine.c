@@ -194,7 +194,7 @@ static int coll_members(const struct sim *S, const struct rank_inst *ri,
 
 static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 {
-	int cap = S->job->pl->size[t->group == GROUP_TP ? DIM_TP : DIM_DP];
+	int cap = t->group == GROUP_EMB ? 2 : S->job->pl->size[t->group == GROUP_TP ? DIM_TP : DIM_DP];
 	int *mem = malloc((size_t)cap * sizeof(*mem));
 	int n = coll_members(S, ri, t->group, mem);
 	if (n <= 1 || t->bytes <= 0) {
@@ -249,19 +249,21 @@ static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_di
 	return placement_stage_peer(S->job->pl, ri->rank, ri->stage + delta);
 }
 
-static void wait_deps(struct sim *S, struct rank_inst *ri, const struct task *t,
-		      int *blocking)
+static void account_wait(struct rank_inst *ri, int dep, double from, double to);
+
+/* Wait for t's cross-stream deps; on the compute stream, charge each
+ * blocked interval to the dependency it waited for. */
+static void wait_deps(struct rank_inst *ri, const struct task *t, bool account)
 {
 	const struct program *pr = ri->prog;
-	*blocking = -1;
 	for (int k = 0; k < t->ndeps; k++) {
 		int d = pr->deps[t->dep0 + k];
 		double t0 = simgrid_get_clock();
 		sg_sem_acquire(ri->sem[d]);
-		if (simgrid_get_clock() > t0)
-			*blocking = d;
+		double t1 = simgrid_get_clock();
+		if (account && t1 > t0)
+			account_wait(ri, d, t0, t1);
 	}
-	(void)S;
 }
 
 static void account_wait(struct rank_inst *ri, int dep, double from, double to)
@@ -296,7 +298,6 @@ static void stream_main(int argc, char **argv)
 	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
 	sg_comm_t *sends = NULL;
 	int nsends = 0;
-	double prev_end = simgrid_get_clock();
 	(void)argc, (void)argv;
 
 	if (a->s == STREAM_SEND)
@@ -304,11 +305,8 @@ static void stream_main(int argc, char **argv)
 	for (int li = 0; li < nl && !S->failed; li++) {
 		int ti = list[li];
 		const struct task *t = &pr->t[ti];
-		int blocking;
-		wait_deps(S, ri, t, &blocking);
+		wait_deps(ri, t, a->s == STREAM_COMPUTE);
 		double start = simgrid_get_clock();
-		if (a->s == STREAM_COMPUTE)
-			account_wait(ri, blocking, prev_end, start);
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
@@ -338,8 +336,7 @@ static void stream_main(int argc, char **argv)
 			break;
 		}
 		}
-		prev_end = simgrid_get_clock();
-		ri->done_at[ti] = prev_end;
+		ri->done_at[ti] = simgrid_get_clock();
 		for (int k = 0; k < t->nwaiters; k++)
 			sg_sem_release(ri->sem[ti]);
 		S->tasks++;
@@ -411,6 +408,8 @@ static int make_sinks(struct sim *S)
 {
 	const struct placement *pl = S->job->pl;
 	int cap = pl->size[DIM_TP] > pl->size[DIM_DP] ? pl->size[DIM_TP] : pl->size[DIM_DP];
+	if (cap < 2)
+		cap = 2;
 	int *mem = malloc((size_t)cap * sizeof(*mem));
 	size_t scap = 1024, nset = 0;
 	sg_mailbox_t *set = calloc(scap, sizeof(*set));
@@ -598,6 +597,9 @@ out:
 		}
 	free(S.plans);
 	for (int r = 0; r < N; r++) {
+		for (int i = 0; S.ri[r].sem && i < S.ri[r].prog->n; i++)
+			if (S.ri[r].sem[i])
+				sg_sem_destroy(S.ri[r].sem[i]);
 		free(S.ri[r].sem);
 		free(S.ri[r].xfer_start);
 		free(S.ri[r].done_at);
@@ -606,6 +608,9 @@ out:
 		free(S.stream_tasks[k]);
 	free(S.stream_tasks);
 	free(S.stream_ntasks);
+	for (size_t k = 0; S.bars && k < (size_t)N * GROUP_N * STREAM_N; k++)
+		if (S.bars[k])
+			sg_barrier_destroy(S.bars[k]);
 	free(S.bars);
 	free(S.active);
 	free(S.ri);
@@ -751,6 +756,8 @@ out:
 	}
 	free(W.plans);
 	free(W.by_dst);
+	if (W.bar)
+		sg_barrier_destroy(W.bar);
 	g_sweep = NULL;
 	return rc;
 }

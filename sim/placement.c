@@ -56,6 +56,11 @@ void placement_coords(const struct placement *pl, int rank, int c[DIM_N])
 
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out)
 {
+	if (g == GROUP_EMB) {
+		out[0] = placement_stage_peer(pl, rank, 0);
+		out[1] = placement_stage_peer(pl, rank, pl->size[DIM_PP] - 1);
+		return out[0] == out[1] ? 1 : 2;
+	}
 	int dim = g == GROUP_TP ? DIM_TP : DIM_DP;
 	int c[DIM_N];
 	placement_coords(pl, rank, c);

@@ -26,8 +26,9 @@ int placement_init(struct placement *pl, int tp, int dp, int pp, const char *ord
 int placement_rank(const struct placement *pl, int tp, int dp, int pp);
 void placement_coords(const struct placement *pl, int rank, int c[DIM_N]);
 
-/* Members of rank's group along dimension g (TP or DP), ordered by that
- * coordinate, into out (room for size[dim]). Returns the count. */
+/* Members of rank's group g, into out: TP or DP ordered by that
+ * coordinate (room for size[dim]); GROUP_EMB the first and last stage
+ * (room for 2). Returns the count. */
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out);
 
 /* Rank of the same (tp, dp) at pipeline stage (stage mod pp). */

@@ -42,7 +42,9 @@ enum task_cat {
 	CAT_N
 };
 
-enum group_kind { GROUP_TP, GROUP_DP, GROUP_N };
+/* GROUP_EMB: the first and last pipeline stage of the same (tp, dp),
+ * which hold the two copies of tied embeddings. */
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_EMB, GROUP_N };
 
 /* Direction of a pipeline transfer (which neighbour, which mailbox). */
 enum p2p_dir { P2P_FWD, P2P_BWD };

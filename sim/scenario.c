@@ -2,6 +2,7 @@
 #include "scenario.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "jload.h"
 #include "coll.h"
+#include "cost.h"
 #include "placement.h"
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
@@ -93,9 +95,14 @@ static void load_parallel(struct jobj *root, struct scenario *s, long *dp_in)
 		else {
 			s->explicit_stages = true;
 			json_array_foreach(arr, i, v) {
-				if (!json_is_integer(v) || json_integer_value(v) < 1) {
+				if (!json_is_integer(v)) {
 					diag_err(jo.d, jo.file, ap, "/%zu: expected a positive layer count, got %s",
 						 i, jload_type_name(v));
+					continue;
+				}
+				if (json_integer_value(v) < 1 || json_integer_value(v) > INT_MAX) {
+					diag_err(jo.d, jo.file, ap, "/%zu: expected a positive layer count, got %lld",
+						 i, (long long)json_integer_value(v));
 					continue;
 				}
 				s->stage_layers[i] = (int)json_integer_value(v);
@@ -119,7 +126,8 @@ static bool load_training(struct jobj *root, struct scenario *s)
 	s->precision = DTYPE_BF16;
 	if (jobj_child(root, "training", &jo, JREQ) != 1)
 		return false;
-	jobj_int(&jo, "seq_len", &s->seq, 1, 0);
+	if (jobj_int(&jo, "seq_len", &s->seq, 1, 0) < 0)
+		s->seq = -1;  /* reported; not "missing" */
 	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
 	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
 	e = DTYPE_BF16;
@@ -130,8 +138,12 @@ static bool load_training(struct jobj *root, struct scenario *s)
 	}
 	s->precision = e;
 	s->grad_dtype = e;
-	if (jobj_enum(&jo, "grad_reduce_dtype", prec_names, &e, 0) == 1)
-		s->grad_dtype = e;
+	if (jobj_enum(&jo, "grad_reduce_dtype", prec_names, &e, 0) == 1) {
+		if (e == DTYPE_TF32)
+			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got 'tf32'");
+		else
+			s->grad_dtype = e;
+	}
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
@@ -158,8 +170,12 @@ static void load_misc(struct jobj *root, struct scenario *s)
 			else
 				snprintf(s->coll_algo, sizeof(s->coll_algo), "%s", str);
 		}
-		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1)
-			s->bucket_bytes = mb * 1e6;
+		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1) {
+			if (mb < 0.1)
+				jobj_err(&jo, "bucket_MB", "must be >= 0.1 (100 kB), got %g", mb);
+			else
+				s->bucket_bytes = mb * 1e6;
+		}
 		jobj_bool(&jo, "overlap_grad_reduce", &s->overlap_grad_reduce, 0);
 		jobj_end(&jo);
 	}
@@ -196,6 +212,8 @@ static void load_misc(struct jobj *root, struct scenario *s)
 			size_t i;
 			json_t *v;
 			s->want_json = s->want_csv = false;
+			if (json_array_size(arr) == 0)
+				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", got an empty list");
 			json_array_foreach(arr, i, v) {
 				const char *f = json_is_string(v) ? json_string_value(v) : "";
 				if (strcmp(f, "json") == 0)
@@ -246,7 +264,21 @@ static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 	const struct topology *t = s->topo;
 	long gpus = (long)s->nodes * t->gpus_per_node;
 
+	if (gpus > 1000000) {
+		diag_err(d, f, "/nodes", "at most 1000000 GPUs are supported, got %d nodes x %d GPUs = %ld",
+			 s->nodes, t->gpus_per_node, gpus);
+		return;
+	}
 	s->gpus = (int)gpus;
+	{
+		struct diag inner;
+		diag_init(&inner, NULL);
+		if (topology_check_nodes(t, s->nodes, &inner))
+			diag_err(d, f, "/nodes", "%d nodes do not fit topology '%s': %s", s->nodes, t->name,
+				 strstr(diag_text(&inner), "error: ") ? strstr(diag_text(&inner), "error: ") + 7
+								       : diag_text(&inner));
+		diag_finish(&inner);
+	}
 	if (s->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none",
 			 s->nodes, t->name);
@@ -292,6 +324,9 @@ static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 	} else if (s->schedule == SCHED_INTERLEAVED && m->layers % ((long)s->pp * s->interleave))
 		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers",
 			 s->pp, s->interleave, m->layers);
+	if (s->interleave > 1 && s->pp < 2)
+		diag_err(d, f, "/parallel/interleave", "interleaving needs pipeline parallelism (pp >= 2), got pp = %d",
+			 s->pp);
 	if (s->interleave > 1 && s->schedule != SCHED_INTERLEAVED)
 		diag_err(d, f, "/parallel/interleave", "needs schedule \"interleaved\", got \"%s\"",
 			 schedule_registry[s->schedule].name);
@@ -305,6 +340,16 @@ static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 		 (s->global_batch / div) % s->pp)
 		diag_err(d, f, "/training/global_batch", "interleaving needs micro-batches per pipeline (%ld) divisible by pp = %d",
 			 s->global_batch / div, s->pp);
+	long steps = 2 * (s->global_batch / (div > 0 ? div : 1)) *
+		     (s->schedule == SCHED_INTERLEAVED ? s->interleave : 1);
+	if (steps > 4000000)
+		diag_err(d, f, "/training/global_batch", "%ld micro-batches per pipeline are more than this ddlsim "
+			 "replays (2 x micro-batches x chunks must be <= 4000000); raise micro_batch",
+			 s->global_batch / (div > 0 ? div : 1));
+	if (s->cost == COST_PROFILE && s->profile_path[0]) {
+		struct cost *c = cost_profile_create(s->profile_path, &t->gpu, d);
+		cost_destroy(c);
+	}
 	if (s->zero == ZERO_3 && s->pp > 1)
 		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", s->pp);
 }

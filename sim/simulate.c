@@ -149,8 +149,24 @@ static void half(struct builder *b, enum task_cat cat, double time_s, double flo
 		 int mb, int chunk)
 {
 	bool tp = b->sc->tp > 1;
-	if (tp && b->sc->sp)
+	if (tp && b->sc->sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		if (cat == CAT_BACKWARD) {
+			/* Megatron-SP backward: the column-parallel GEMM's input,
+			 * kept sharded, is gathered again for the weight gradient,
+			 * overlapping the data-gradient GEMM; the reduce-scatter
+			 * of the input gradient waits for both */
+			int gather = b->last;
+			struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+					  .op = COLL_ALLGATHER, .group = GROUP_TP,
+					  .bytes = b->act_bytes, .mb = mb, .chunk = chunk };
+			int regather = program_add(b->p, &t, &gather, 1);
+			(void)regather; /* the TP stream runs it before the reduce-scatter */
+			compute(b, cat, time_s, flops, mb, chunk, gather);
+			tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
+			return;
+		}
+	}
 	compute(b, cat, time_s, flops, mb, chunk, b->last);
 	if (tp)
 		tp_coll(b, b->sc->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
@@ -190,7 +206,8 @@ static void grads_ready(struct builder *b, double bytes, bool reduce_now)
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if (b->sc->overlap_grad_reduce && b->pending >= b->sc->bucket_bytes) {
+	if ((b->sc->overlap_grad_reduce || b->sc->zero >= ZERO_2) &&
+	    b->pending >= b->sc->bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
@@ -292,7 +309,10 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		grads_ready(b, b->grad_bytes_layer, reduce);
 	}
 	if (vs == 0) {
-		/* the embedding's input is token ids: no gradient to reduce over TP */
+		/* the embedding's input is token ids: no gradient to reduce over
+		 * TP; with SP its forward reduce-scatter has an all-gather here */
+		if (sc->sp)
+			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
 		grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
@@ -301,7 +321,9 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
-	if (reduce && sc->overlap_grad_reduce)
+	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
+	 * the last micro-batch, whatever overlap_grad_reduce says */
+	if (reduce && (sc->overlap_grad_reduce || sc->zero >= ZERO_2))
 		flush_bucket(b);
 }
 
@@ -337,14 +359,19 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	double gb = wbytes(sc->grad_dtype);
 	b.grad_bytes_layer = model_layer_params(m) / t * gb;
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
-	b.grad_bytes_head = model_head_params(m) / t * gb;
+	/* with tied embeddings and a pipeline, the last stage keeps its own
+	 * copy of the word embeddings for the LM head (Megatron-LM) */
+	double tied_copy = m->tied_embeddings && sc->pp > 1
+				   ? (double)m->vocab * (double)m->hidden / t : 0;
+	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
 	b.param_bytes_layer = model_layer_params(m) / t * wbytes(sc->precision);
 
 	struct sched_step *order = schedule_order(sc->schedule, sc->pp, stage, m_mb, b.v);
 	if (!order)
 		return -1;
 	int nsteps = 2 * m_mb * b.v;
-	int last_b[SCENARIO_MAX_STAGES];
+	int *last_b = malloc((size_t)b.v * sizeof(int));
+	int *chunk_layers = malloc((size_t)b.v * sizeof(int));
 	for (int c = 0; c < b.v; c++)
 		last_b[c] = -1;
 	for (int i = 0; i < nsteps; i++)
@@ -353,7 +380,6 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 
 	/* stage bookkeeping, memory inputs */
 	int nv = sc->pp * b.v, layers = 0, first0 = 0;
-	int chunk_layers[SCENARIO_MAX_STAGES];
 	for (int c = 0; c < b.v; c++) {
 		int f;
 		chunk_layers[c] = vstage_layers(sc, c * sc->pp + stage, nv, &f);
@@ -376,28 +402,43 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	}
 	flush_bucket(&b);
 
-	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
 	bool has_emb = stage == 0, has_head = stage == sc->pp - 1;
+	/* the two copies of tied embeddings sum their gradients (Megatron's
+	 * embedding group: first and last stage) */
+	if (tied_copy > 0 && (has_emb || has_head)) {
+		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb };
+		int id = program_add(p, &t_emb, &b.last, 1);
+		if (b.ndp == b.capdp) {
+			b.capdp = b.capdp ? 2 * b.capdp : 64;
+			b.dp_tasks = realloc(b.dp_tasks, (size_t)b.capdp * sizeof(int));
+		}
+		b.dp_tasks[b.ndp++] = id;
+	}
+
+	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
 	double psi = layers * model_layer_params(m) / t +
 		     (has_emb ? model_embedding_params(m) / t : 0) +
-		     (has_head ? model_head_params(m) / t : 0);
+		     (has_head ? model_head_params(m) / t + tied_copy : 0);
 	double psi_opt = psi / (sc->zero >= ZERO_1 ? sc->dp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(sc, &sc->topo->gpu, psi_opt) };
 	int *deps = malloc((size_t)(b.ndp + 2) * sizeof(int));
-	memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
+	if (b.ndp)
+		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
 	deps[b.ndp] = b.last;
 	b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
 	if ((sc->zero == ZERO_1 || sc->zero == ZERO_2) && sc->dp > 1) {
-		double total = psi * wbytes(sc->precision), left = total;
-		while (left > 0) {
-			double n = left < sc->bucket_bytes * 8 ? left : sc->bucket_bytes * 8;
-			struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-					   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = n };
-			program_add(p, &ag, &b.last, 1);
-			left -= n;
-		}
+		/* buckets of 8 x bucket_MB, back to back: one merged task */
+		double total = psi * wbytes(sc->precision), chunk = sc->bucket_bytes * 8;
+		int count = (int)ceil(total / chunk);
+		if (count < 1)
+			count = 1;
+		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = total / count,
+				   .count = count };
+		program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
 
@@ -416,6 +457,7 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
 		struct mem_rank_input mi = {
 			.model = m, .gpu = &sc->topo->gpu, .dtype = sc->precision,
+			.grad_elem_bytes = wbytes(sc->grad_dtype),
 			.micro_batch = (double)sc->micro_batch, .seq = (double)sc->seq,
 			.tp = sc->tp, .dp = sc->dp, .sp = sc->sp, .zero = sc->zero,
 			.recompute = sc->recompute, .layers = layers,
@@ -426,6 +468,8 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 		memory_rank(&mi, &sr->mem);
 	}
 	rc = 0;
+	free(last_b);
+	free(chunk_layers);
 	free(order);
 	free(b.dp_tasks);
 	return rc;

@@ -158,3 +158,56 @@ Test(scenario, reports_every_problem_not_just_the_first)
 	expect_error(s, "%s: /parallel/sp: error: expected a boolean, got integer\n"
 			"%s: /colour: error: unknown key 'colour'\n");
 }
+
+Test(scenario, interleaving_needs_a_pipeline)
+{
+	char *s = scenario("\"dp\": 16, \"schedule\": \"interleaved\", \"interleave\": 2", "512", "", NULL);
+	expect_error(s, "%s: /parallel/interleave: error: interleaving needs pipeline parallelism (pp >= 2), got pp = 1\n");
+}
+
+Test(scenario, integers_beyond_int_are_refused_not_truncated)
+{
+	char *s = scenario("\"dp\": 16", "512", "", NULL);
+	char *t = subst(s, "\"nodes\": 2", "\"nodes\": 4294967298");
+	expect_error(t, "%s: /nodes: error: must be <= 2147483647, got 4294967298\n");
+}
+
+Test(scenario, tiny_gradient_buckets_are_refused)
+{
+	char *s = scenario("\"dp\": 16", "512", ", \"communication\": {\"bucket_MB\": 1e-9}", NULL);
+	expect_error(s, "%s: /communication/bucket_MB: error: must be >= 0.1 (100 kB), got 1e-09\n");
+}
+
+Test(scenario, seq_len_zero_is_one_error)
+{
+	char *s = scenario("\"dp\": 16", "512", "", NULL);
+	char *t = subst(s, "\"seq_len\": 2048", "\"seq_len\": 0");
+	expect_error(t, "%s: /training/seq_len: error: must be >= 1, got 0\n");
+}
+
+Test(scenario, gradient_reduction_dtype_is_checked)
+{
+	char *s = scenario("\"dp\": 16", "512", "", NULL);
+	char *t = subst(s, "\"micro_batch\": 1", "\"micro_batch\": 1, \"grad_reduce_dtype\": \"tf32\"");
+	expect_error(t, "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'tf32'\n");
+}
+
+Test(scenario, empty_output_formats_are_refused)
+{
+	char *s = scenario("\"dp\": 16", "512", ", \"output\": {\"formats\": []}", NULL);
+	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", got an empty list\n");
+}
+
+Test(scenario, too_many_nodes_for_the_fabric_is_an_input_error)
+{
+	char *s = scenario("\"dp\": 16", "512", "", src_path("topologies/dgx-h100-fattree2-2to1.json"));
+	char *t = subst(s, "\"nodes\": 2", "\"nodes\": 20000");
+	char *d = tmp_dir();
+	char *p = write_file(d, "s.json", t);
+	char args[2048], *err = NULL;
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	char want[1400];
+	snprintf(want, sizeof(want), "%s: /nodes: error: 20000 nodes do not fit topology", p);
+	cr_assert(strstr(err, want), "%s", err);
+}
