@@ -61,13 +61,12 @@ static void rel_eq(double got, double want)
 	cr_assert_lt(fabs(got / want - 1), 1e-9, "got %.17g, want %.17g", got, want);
 }
 
-/* One transfer of S bytes between two pipeline stages = alpha + S / beta. */
-Test(engine, one_transfer_costs_alpha_plus_size_over_beta)
+/* Stage 0 sends S bytes to stage 1 (every tp rank of stage 0 to its peer
+ * of stage 1, at the same time); returns the iteration time. */
+static double send_recv(struct topology *t, int nodes, int tp, double S)
 {
-	struct topology *t = topo(2, 100, 3, 1, 200, 1, 0.5);
 	struct program p[2];
 	struct program *pp[2] = { &p[0], &p[1] };
-	double S = 123456789;
 	program_init(&p[0]);
 	program_init(&p[1]);
 	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
@@ -75,47 +74,36 @@ Test(engine, one_transfer_costs_alpha_plus_size_over_beta)
 	program_add(&p[0], &s, NULL, 0);
 	program_add(&p[1], &r, NULL, 0);
 	struct engine_result res;
-	rel_eq(run(t, 1, 1, 1, 2, pp, false, &res), 3e-6 + S / 100e9);
+	double it = run(t, nodes, tp, 1, 2, pp, false, &res);
 	engine_result_finish(&res);
+	return it;
+}
+
+/* One transfer of S bytes between two pipeline stages = alpha + S / beta. */
+Test(engine, one_transfer_costs_alpha_plus_size_over_beta)
+{
+	struct topology *t = topo(2, 100, 3, 1, 200, 1, 0.5);
+	double S = 123456789;
+	rel_eq(send_recv(t, 1, 1, S), 3e-6 + S / 100e9);
 }
 
 /* Across nodes the path is NIC, fabric, NIC: 2 x 1 us + 0.5 us, 25 GB/s. */
 Test(engine, one_transfer_across_nodes)
 {
 	struct topology *t = topo(1, 100, 3, 1, 200, 1, 0.5);
-	struct program p[2];
-	struct program *pp[2] = { &p[0], &p[1] };
 	double S = 1e9;
-	program_init(&p[0]);
-	program_init(&p[1]);
-	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
-	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
-	program_add(&p[0], &s, NULL, 0);
-	program_add(&p[1], &r, NULL, 0);
-	struct engine_result res;
-	rel_eq(run(t, 2, 1, 1, 2, pp, false, &res), 2.5e-6 + S / 25e9);
+	rel_eq(send_recv(t, 2, 1, S), 2.5e-6 + S / 25e9);
 	rel_eq(topology_path_latency(t, 0, 1), 2.5e-6);
-	engine_result_finish(&res);
 }
 
 /* Two GPUs of one node sending to the next node through one shared NIC:
- * max-min sharing halves each flow's bandwidth. */
+ * max-min sharing halves each flow's bandwidth. tp = 2 inside a node,
+ * pp = 2 across nodes: ranks 0,1 -> 2,3. */
 Test(engine, two_flows_sharing_a_link_take_twice_as_long)
 {
 	struct topology *t = topo(2, 100, 3, 1, 80, 1, 0);
-	struct program p[2];
-	struct program *pp[2] = { &p[0], &p[1] };
 	double S = 1e9;
-	program_init(&p[0]);
-	program_init(&p[1]);
-	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S };
-	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
-	program_add(&p[0], &s, NULL, 0);
-	program_add(&p[1], &r, NULL, 0);
-	struct engine_result res;
-	/* tp = 2 inside a node, pp = 2 across nodes: ranks 0,1 -> 2,3 */
-	rel_eq(run(t, 2, 2, 1, 2, pp, false, &res), 2e-6 + 2 * S / 10e9);
-	engine_result_finish(&res);
+	rel_eq(send_recv(t, 2, 2, S), 2e-6 + 2 * S / 10e9);
 }
 
 static double allreduce(struct topology *t, int nodes, int P, double N, bool fold)
