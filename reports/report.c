@@ -95,14 +95,42 @@ static double sum_cat(const double *v, int from, int to)
 	return s;
 }
 
+/* A rank's iteration split: compute, exposed communication, bubble, idle. */
+struct split {
+	double compute_s, exposed_s, bubble_s, idle_s;
+};
+
+static struct split rank_split(const struct result *r, int i)
+{
+	const struct engine_rank_stats *st = &r->eng.rank[i];
+	struct split x = { sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER),
+			   sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM), st->bubble_s, 0 };
+	x.idle_s = r->iteration_s - x.compute_s - x.exposed_s - x.bubble_s;
+	if (x.idle_s < 0)
+		x.idle_s = 0;
+	return x;
+}
+
+/* The split averaged over all ranks. */
+static struct split mean_split(const struct result *r)
+{
+	struct split m = { 0, 0, 0, 0 };
+	int n = r->eng.nranks;
+	for (int i = 0; i < n; i++) {
+		struct split x = rank_split(r, i);
+		m.compute_s += x.compute_s / n;
+		m.exposed_s += x.exposed_s / n;
+		m.bubble_s += x.bubble_s / n;
+		m.idle_s += x.idle_s / n;
+	}
+	return m;
+}
+
 static json_t *rank_json(const struct result *r, int i)
 {
 	const struct engine_rank_stats *st = &r->eng.rank[i];
-	double compute = sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER);
-	double exposed = sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM);
-	double idle = r->iteration_s - compute - exposed - st->bubble_s;
-	if (idle < 0)
-		idle = 0;
+	struct split x = rank_split(r, i);
+	double compute = x.compute_s, exposed = x.exposed_s, idle = x.idle_s;
 	const struct mem_anatomy *mem = &r->stage[st->stage].mem;
 	return json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
 			 "rank", i, "stage", st->stage, "fits", mem->fits,
@@ -173,27 +201,18 @@ json_t *report_to_json(const struct result *r)
 
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();
-	double mc = 0, me = 0, mb = 0, mi = 0;
-	for (int i = 0; i < r->eng.nranks; i++) {
-		json_t *rj = rank_json(r, i);
-		mc += json_real_value(json_object_get(rj, "compute_s"));
-		me += json_real_value(json_object_get(rj, "exposed_comm_s"));
-		mb += json_real_value(json_object_get(rj, "bubble_s"));
-		mi += json_real_value(json_object_get(rj, "idle_s"));
-		if (r->eng.nranks <= 4096)
-			json_array_append_new(ranks, rj);
-		else
-			json_decref(rj);
-	}
-	int n = r->eng.nranks;
+	struct split mean = mean_split(r);
+	/* beyond 4096 ranks the per-stage table and the mean stand for them */
+	for (int i = 0; i < r->eng.nranks && r->eng.nranks <= 4096; i++)
+		json_array_append_new(ranks, rank_json(r, i));
 	for (int s = 0; s < r->nstages; s++)
 		json_array_append_new(stages, json_pack("{s:i, s:f, s:f, s:f, s:f}",
 			"stage", s, "compute_fwd_per_microbatch_s", r->stage[s].compute_fwd_s,
 			"compute_bwd_per_microbatch_s", r->stage[s].compute_bwd_s,
 			"bubble_s", r->stage[s].bubble_s, "bubble_fraction", r->stage[s].bubble_fraction));
 	json_object_set_new(root, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o}",
-		"mean", "compute_s", mc / n, "exposed_comm_s", me / n, "bubble_s", mb / n,
-		"idle_s", mi / n, "per_stage", stages, "per_rank", ranks));
+		"mean", "compute_s", mean.compute_s, "exposed_comm_s", mean.exposed_s,
+		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages, "per_rank", ranks));
 
 	json_object_set_new(root, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
 		"algorithm", sc->coll_algo, "bytes_per_gpu",
@@ -289,8 +308,7 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 			field(f, csv_cols[i], i == 0);
 		fputc('\n', f);
 	}
-	json_t *j = report_to_json(r);
-	json_t *mean = json_object_get(json_object_get(j, "breakdown"), "mean");
+	struct split mean = mean_split(r);
 #define S(...) snprintf(v[k++], sizeof(v[0]), __VA_ARGS__)
 	S("%s", sc->name);
 	S("%s", sc->model->name);
@@ -316,10 +334,10 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 	S("%.6g", r->model_tflops_per_gpu);
 	S("%.6g", r->hardware_tflops_per_gpu);
 	S("%.6g", r->mfu);
-	S("%.9g", json_real_value(json_object_get(mean, "compute_s")));
-	S("%.9g", json_real_value(json_object_get(mean, "exposed_comm_s")));
-	S("%.9g", json_real_value(json_object_get(mean, "bubble_s")));
-	S("%.9g", json_real_value(json_object_get(mean, "idle_s")));
+	S("%.9g", mean.compute_s);
+	S("%.9g", mean.exposed_s);
+	S("%.9g", mean.bubble_s);
+	S("%.9g", mean.idle_s);
 	S("%.6g", r->worst_total_bytes / GB);
 	S("%.6g", sc->topo->gpu.hbm_bytes / GB);
 	S("%s", r->fits ? "true" : "false");
@@ -327,7 +345,6 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 	S("%.6g", r->gpu_hours);
 	S("%.6g", r->cost_usd);
 #undef S
-	json_decref(j);
 	for (int i = 0; i < k; i++)
 		field(f, v[i], i == 0);
 	fputc('\n', f);
@@ -457,8 +474,7 @@ void report_print_summary(const struct result *r, FILE *f)
 {
 	const struct scenario *sc = r->sc;
 	char buf[64], vbuf[512];
-	json_t *j = report_to_json(r);
-	json_t *mean = json_object_get(json_object_get(j, "breakdown"), "mean");
+	struct split mean = mean_split(r);
 
 	fprintf(f, "scenario     %s\n", sc->name);
 	if (r->params >= 1e9)
@@ -485,10 +501,10 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
 	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
 	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
-	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", json_real_value(json_object_get(mean, "compute_s")));
-	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", json_real_value(json_object_get(mean, "exposed_comm_s")));
-	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", json_real_value(json_object_get(mean, "bubble_s")));
-	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", json_real_value(json_object_get(mean, "idle_s")));
+	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", mean.compute_s);
+	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
+	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
+	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
 	human_bytes(r->comm_bytes_per_gpu[CAT_DP_COMM], buf, sizeof(buf));
 	fprintf(f, "%-28s %14s\n", "dp bytes sent per GPU", buf);
 	if (sc->tp > 1) {
@@ -518,5 +534,4 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
 		r->eng.nsimulated, r->eng.nranks, r->folded ? " (folded replicas)" : "",
 		r->eng.flows, r->eng.tasks, r->sim_wall_s);
-	json_decref(j);
 }

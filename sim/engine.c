@@ -48,6 +48,7 @@ struct sim {
 	size_t nplans_cap, nplans;
 	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
 	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
+	int **gmem[GROUP_N];    /* [kind][leader rank] members of that group, shared */
 	int *stream_ntasks;
 	int nactors, finished;
 	long flows, collectives, tasks;
@@ -62,6 +63,8 @@ struct rank_inst {
 	double *done_at;        /* [prog->n] */
 	struct engine_rank_stats *st;
 	sg_host_t host;
+	const int *grp[GROUP_N];/* this rank's groups (into sim.gmem), resolved once */
+	int ngrp[GROUP_N];
 	double compute_end;     /* when the compute stream finished */
 	double comm_end;        /* when the last communication stream finished */
 	int comm_end_cat;       /* what that stream carried last */
@@ -186,27 +189,35 @@ static sg_bar_t group_barrier(struct sim *S, int leader, int kind, int stream,
 	return S->bars[k];
 }
 
-static int coll_members(const struct sim *S, const struct rank_inst *ri,
-			enum group_kind g, int *out)
+/* Resolve rank's groups once, sharing one member array per group. */
+static void resolve_groups(struct sim *S, struct rank_inst *ri)
 {
-	return placement_group(S->job->pl, g, ri->rank, out);
+	const struct placement *pl = S->job->pl;
+	for (int g = 0; g < GROUP_N; g++) {
+		int cap = g == GROUP_EMB ? 2 : pl->size[g == GROUP_TP ? DIM_TP : DIM_DP];
+		int *tmp = malloc((size_t)cap * sizeof(*tmp));
+		int n = placement_group(pl, g, ri->rank, tmp);
+		int leader = tmp[0];
+		if (!S->gmem[g][leader])
+			S->gmem[g][leader] = tmp;
+		else
+			free(tmp);
+		ri->grp[g] = S->gmem[g][leader];
+		ri->ngrp[g] = n;
+	}
 }
 
 static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 {
-	int cap = t->group == GROUP_EMB ? 2 : S->job->pl->size[t->group == GROUP_TP ? DIM_TP : DIM_DP];
-	int *mem = malloc((size_t)cap * sizeof(*mem));
-	int n = coll_members(S, ri, t->group, mem);
-	if (n <= 1 || t->bytes <= 0) {
-		free(mem);
+	const int *mem = ri->grp[t->group];
+	int n = ri->ngrp[t->group];
+	if (n <= 1 || t->bytes <= 0)
 		return;
-	}
 	int *by_dst;
 	double bytes = t->bytes * t->count;
 	struct coll_plan *p = plan_get(S, t->group, mem, n, t->op, bytes, &by_dst);
 	if (!p) {
 		S->failed = true;
-		free(mem);
 		return;
 	}
 	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
@@ -238,7 +249,6 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
 	if (extra > 0)
 		sg_actor_sleep_for(extra);
-	free(mem);
 }
 
 static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_dir dir,
@@ -407,10 +417,6 @@ static sg_host_t host_of(int rank)
 static int make_sinks(struct sim *S)
 {
 	const struct placement *pl = S->job->pl;
-	int cap = pl->size[DIM_TP] > pl->size[DIM_DP] ? pl->size[DIM_TP] : pl->size[DIM_DP];
-	if (cap < 2)
-		cap = 2;
-	int *mem = malloc((size_t)cap * sizeof(*mem));
 	size_t scap = 1024, nset = 0;
 	sg_mailbox_t *set = calloc(scap, sizeof(*set));
 	int rc = 0;
@@ -423,7 +429,8 @@ static int make_sinks(struct sim *S)
 			const struct task *t = &ri->prog->t[i];
 			if (t->kind != TASK_COLL)
 				continue;
-			int n = placement_group(pl, t->group, r, mem);
+			const int *mem = ri->grp[t->group];
+			int n = ri->ngrp[t->group];
 			if (n <= 1 || t->bytes <= 0)
 				continue;
 			int *bd;
@@ -466,7 +473,6 @@ static int make_sinks(struct sim *S)
 		}
 	}
 	free(set);
-	free(mem);
 	return rc;
 }
 
@@ -494,6 +500,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	S.ri = calloc((size_t)N, sizeof(*S.ri));
 	S.active = calloc((size_t)N, sizeof(*S.active));
 	S.bars = calloc((size_t)N * GROUP_N * STREAM_N, sizeof(*S.bars));
+	for (int g = 0; g < GROUP_N; g++)
+		S.gmem[g] = calloc((size_t)N, sizeof(*S.gmem[g]));
 	S.stream_tasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_tasks));
 	S.stream_ntasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_ntasks));
 	out->rank = calloc((size_t)N, sizeof(*out->rank));
@@ -531,6 +539,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			diag_errf(d, "platform has no host for rank %d", r);
 			goto out;
 		}
+		resolve_groups(&S, ri);
 		ri->sem = calloc((size_t)ri->prog->n + 1, sizeof(*ri->sem));
 		ri->xfer_start = calloc((size_t)ri->prog->n + 1, sizeof(double));
 		ri->done_at = calloc((size_t)ri->prog->n + 1, sizeof(double));
@@ -612,6 +621,11 @@ out:
 		if (S.bars[k])
 			sg_barrier_destroy(S.bars[k]);
 	free(S.bars);
+	for (int g = 0; g < GROUP_N; g++) {
+		for (int r = 0; S.gmem[g] && r < N; r++)
+			free(S.gmem[g][r]);
+		free(S.gmem[g]);
+	}
 	free(S.active);
 	free(S.ri);
 	g_sim = NULL;
