@@ -423,7 +423,7 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 	/* render both before writing either */
 	if (json) {
 		json_t *j = report_to_json(r);
-		jtext = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		jtext = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		json_decref(j);
 		if (!jtext)
 			return diag_errf(d, "cannot render the JSON report");
