@@ -1,6 +1,9 @@
 /* jload: strict, versioned JSON input (see jload.h). */
 #include "jload.h"
 
+#include "bug.h"
+#include "xalloc.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -105,8 +108,9 @@ static void mark(struct jobj *jo, const char *key)
 	for (int i = 0; i < jo->nseen; i++)
 		if (strcmp(jo->seen[i], key) == 0)
 			return;
-	if (jo->nseen < JLOAD_MAX_KEYS)
-		jo->seen[jo->nseen++] = key;
+	BUG_ON(jo->nseen >= JLOAD_MAX_KEYS, "a loader reads more than %d keys of %s", JLOAD_MAX_KEYS,
+	       jo->path[0] ? jo->path : "the root object");
+	jo->seen[jo->nseen++] = key;
 }
 
 int jobj_end(struct jobj *jo)
@@ -129,15 +133,18 @@ int jobj_end(struct jobj *jo)
 
 int jobj_err(struct jobj *jo, const char *key, const char *fmt, ...)
 {
-	char path[512];
-	char msg[1600];
+	char *path = xasprintf("%s/%s", jo->path, key), *msg;
 	va_list ap;
 
-	snprintf(path, sizeof(path), "%s/%s", jo->path, key);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	return diag_err(jo->d, jo->file, path, "%s", msg);
+	BUG_ON(!msg, "out of memory formatting an error about %s", path);
+	diag_err(jo->d, jo->file, path, "%s", msg);
+	free(msg);
+	free(path);
+	return -1;
 }
 
 bool jobj_has(struct jobj *jo, const char *key)
@@ -266,13 +273,15 @@ int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
 int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags)
 {
 	json_t *v;
-	char path[256];
+	char path[sizeof(jo->path)];
 	int rc = fetch(jo, key, &v, flags);
 	if (rc <= 0) {
 		memset(child, 0, sizeof(*child));
 		return rc;
 	}
-	snprintf(path, sizeof(path), "%s/%s", jo->path, key);
+	/* key is one of the loader's own key names: the path is bounded */
+	int n = snprintf(path, sizeof(path), "%s/%s", jo->path, key);
+	BUG_ON(n < 0 || (size_t)n >= sizeof(path), "JSON path %s/%s too long", jo->path, key);
 	if (jobj_init(child, v, jo->file, path, jo->d))
 		return -1;
 	return 1;

@@ -19,7 +19,9 @@
 
 #include "diag.h"
 
-#define JLOAD_MAX_KEYS 64
+/* Keys one loader may read from one object: a limit on the loaders' own
+ * code (a BUG when exceeded), never on what a file may contain. */
+#define JLOAD_MAX_KEYS 256
 
 /* A JSON object being read. Caller-owned; init/end bracket its use. */
 struct jobj {

@@ -199,7 +199,7 @@ static void *load_section(struct jobj *root, const char *key, size_t size,
 			  void (*entry)(struct jobj *, void *), int *n)
 {
 	json_t *arr, *v;
-	char ap[300], ep[320];
+	char ap[300], ep[sizeof(ap) + 24];
 	size_t i;
 	struct jobj jo;
 

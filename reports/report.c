@@ -2,6 +2,8 @@
 #include "report.h"
 
 #include <csv.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,10 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "coll.h"
 #include "schedule.h"
+#include "xalloc.h"
 
 #define GB 1e9
+#define REPORT_MAX_RANK_ROWS 4096
 
 static json_t *num(double x)
 {
@@ -27,9 +32,12 @@ static json_t *ranks_array(const int *v, int n)
 	return a;
 }
 
-static json_t *scenario_json(const struct scenario *sc)
+static json_t *scenario_json(const struct result *r)
 {
-	const struct topology *t = sc->topo;
+	const struct plan *pl = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *t = inputs_topology(r->in);
+	const char *profile = inputs_profile_path(r->in);
 	json_t *peak = json_object();
 	for (int i = 0; i < DTYPE_N; i++)
 		if (t->gpu.peak_flops[i] > 0)
@@ -41,32 +49,33 @@ static json_t *scenario_json(const struct scenario *sc)
 		" s:{s:i, s:i, s:i, s:b, s:i, s:s, s:i, s:s, s:s},"
 		" s:{s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:f},"
 		" s:{s:s, s:f}, s:{s:s, s:s}}",
-		"name", sc->name, "path", sc->path, "description", sc->description,
-		"model", "name", sc->model->name, "architecture",
-		sc->model->arch == MODEL_ARCH_CNN ? "cnn" : "decoder_transformer", "path", sc->model_path,
-		"layers", (json_int_t)sc->model->layers, "hidden_size", (json_int_t)sc->model->hidden,
-		"heads", (json_int_t)sc->model->heads, "kv_heads", (json_int_t)sc->model->kv_heads,
-		"ffn_size", (json_int_t)sc->model->ffn, "vocab_size", (json_int_t)sc->model->vocab,
-		"activation", model_act_name(sc->model->act), "params", model_params(sc->model),
-		"topology", "name", t->name, "path", sc->topo_path, "gpu", t->gpu.name,
+		"name", r->meta.name ? r->meta.name : "", "path", r->meta.path ? r->meta.path : "",
+		"description", r->meta.description ? r->meta.description : "",
+		"model", "name", model->name, "architecture",
+		model->arch == MODEL_ARCH_CNN ? "cnn" : "decoder_transformer", "path", inputs_model_path(r->in),
+		"layers", (json_int_t)model->layers, "hidden_size", (json_int_t)model->hidden,
+		"heads", (json_int_t)model->heads, "kv_heads", (json_int_t)model->kv_heads,
+		"ffn_size", (json_int_t)model->ffn, "vocab_size", (json_int_t)model->vocab,
+		"activation", model_act_name(model->act), "params", model_params(model),
+		"topology", "name", t->name, "path", inputs_topology_path(r->in), "gpu", t->gpu.name,
 		"gpus_per_node", (json_int_t)t->gpus_per_node, "intra", intra_kind_name(t->intra),
 		"intra_bw_GBps", t->intra_bw_Bps / GB, "intra_latency_us", t->intra_latency_s * 1e6,
 		"nics_per_node", (json_int_t)t->nics, "nic_bw_Gbps", t->nic_bw_Bps * 8 / GB,
 		"hbm_GB", t->gpu.hbm_bytes / GB, "peak_tflops", peak,
-		"nodes", sc->nodes, "gpus", sc->gpus,
-		"parallel", "dp", sc->dp, "tp", sc->tp, "pp", sc->pp, "sp", sc->sp,
-		"zero", (int)sc->zero, "schedule", schedule_registry[sc->schedule].name,
-		"interleave", sc->interleave, "recompute", recompute_name(sc->recompute),
-		"order", sc->order,
-		"training", "seq_len", (json_int_t)sc->seq, "global_batch", (json_int_t)sc->global_batch,
-		"micro_batch", (json_int_t)sc->micro_batch,
-		"microbatches_per_pipeline", (json_int_t)scenario_microbatches(sc),
-		"precision", dtype_name(sc->precision), "grad_reduce_dtype", dtype_name(sc->grad_dtype),
-		"optimizer", sc->model->arch == MODEL_ARCH_CNN ? "sgd_momentum" : "adam",
-		"train_tokens", sc->train_tokens,
-		"communication", "algorithm", sc->coll_algo, "bucket_MB", sc->bucket_bytes / 1e6,
-		"compute", "cost", sc->cost == COST_PROFILE ? "profile" : "roofline",
-		"profile", sc->profile_path);
+		"nodes", pl->nodes, "gpus", (int)r->gpus,
+		"parallel", "dp", pl->dp, "tp", pl->tp, "pp", pl->pp, "sp", pl->sp,
+		"zero", (int)pl->zero, "schedule", schedule_registry[pl->schedule].name,
+		"interleave", pl->interleave, "recompute", recompute_name(pl->recompute),
+		"order", pl->order,
+		"training", "seq_len", (json_int_t)pl->seq, "global_batch", (json_int_t)pl->global_batch,
+		"micro_batch", (json_int_t)pl->micro_batch,
+		"microbatches_per_pipeline", (json_int_t)plan_microbatches(pl),
+		"precision", dtype_name(pl->precision), "grad_reduce_dtype", dtype_name(pl->grad_dtype),
+		"optimizer", model->arch == MODEL_ARCH_CNN ? "sgd" : "adam",
+		"train_tokens", pl->train_tokens,
+		"communication", "algorithm", pl->coll_algo, "bucket_MB", pl->bucket_bytes / 1e6,
+		"compute", "cost", profile ? "profile" : "roofline",
+		"profile", profile ? profile : "");
 }
 
 static json_t *mem_json(const struct stage_result *s)
@@ -154,10 +163,10 @@ static json_t *rank_json(const struct result *r, int i)
 static json_t *split_list(const char *s)
 {
 	json_t *a = json_array();
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+	char *buf = xstrdup(s ? s : ""), *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		json_array_append_new(a, json_string(tok));
+	free(buf);
 	return a;
 }
 
@@ -178,21 +187,32 @@ static void verdict(const struct result *r, char *buf, size_t n)
 	}
 }
 
-json_t *report_to_json(const struct result *r)
+/* Set o[key] = v. A section jansson could not build (json_pack() gives
+ * NULL for a non-finite number or a string that is not UTF-8) is never
+ * dropped silently: the first one is named in *bad and the report fails. */
+static void put(json_t *o, const char **bad, const char *key, json_t *v)
 {
-	const struct scenario *sc = r->sc;
+	if ((!v || !o || json_object_set_new(o, key, v)) && !*bad)
+		*bad = key;
+}
+
+static json_t *build_json(const struct result *r, const char **bad)
+{
+	const struct plan *pl = &r->plan;
+	const struct topology *topo = inputs_topology(r->in);
+	const struct published *pb = &r->meta.pub;
 	char v[512];
 	json_t *root = json_object();
 
-	json_object_set_new(root, "schema", json_string("ddlsim.report"));
-	json_object_set_new(root, "schema_version", json_string("1.0"));
-	json_object_set_new(root, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
+	put(root, bad, "schema", json_string("ddlsim.report"));
+	put(root, bad, "schema_version", json_string("1.0"));
+	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
-	json_object_set_new(root, "scenario", scenario_json(sc));
-	json_object_set_new(root, "summary", json_pack(
+	put(root, bad, "scenario", scenario_json(r));
+	put(root, bad, "summary", json_pack(
 		"{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 		"iteration_time_s", r->iteration_s, "samples_per_s", r->samples_per_s,
-		"tokens_per_s", r->tokens_per_s, "tokens_per_s_per_gpu", r->tokens_per_s / sc->gpus,
+		"tokens_per_s", r->tokens_per_s, "tokens_per_s_per_gpu", r->tokens_per_s / (double)r->gpus,
 		"model_tflops_per_gpu", r->model_tflops_per_gpu,
 		"hardware_tflops_per_gpu", r->hardware_tflops_per_gpu,
 		"mfu", r->mfu, "hfu", r->hfu, "model_flops_per_iteration", r->model_flops,
@@ -202,20 +222,23 @@ json_t *report_to_json(const struct result *r)
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();
 	struct split mean = mean_split(r);
-	/* beyond 4096 ranks the per-stage table and the mean stand for them */
-	for (int i = 0; i < r->eng.nranks && r->eng.nranks <= 4096; i++)
+	/* the first REPORT_MAX_RANK_ROWS ranks; the report says how many more
+	 * there are (the per-stage table and the mean stand for them) */
+	int nrows = r->eng.nranks < REPORT_MAX_RANK_ROWS ? r->eng.nranks : REPORT_MAX_RANK_ROWS;
+	for (int i = 0; i < nrows; i++)
 		json_array_append_new(ranks, rank_json(r, i));
 	for (int s = 0; s < r->nstages; s++)
 		json_array_append_new(stages, json_pack("{s:i, s:f, s:f, s:f, s:f}",
 			"stage", s, "compute_fwd_per_microbatch_s", r->stage[s].compute_fwd_s,
 			"compute_bwd_per_microbatch_s", r->stage[s].compute_bwd_s,
 			"bubble_s", r->stage[s].bubble_s, "bubble_fraction", r->stage[s].bubble_fraction));
-	json_object_set_new(root, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o}",
+	put(root, bad, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o, s:b, s:i}",
 		"mean", "compute_s", mean.compute_s, "exposed_comm_s", mean.exposed_s,
-		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages, "per_rank", ranks));
+		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages, "per_rank", ranks,
+		"per_rank_truncated", nrows < r->eng.nranks, "per_rank_left_out", r->eng.nranks - nrows));
 
-	json_object_set_new(root, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
-		"algorithm", sc->coll_algo, "bytes_per_gpu",
+	put(root, bad, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
+		"algorithm", pl->coll_algo, "bytes_per_gpu",
 		"tp", r->comm_bytes_per_gpu[CAT_TP_COMM], "dp", r->comm_bytes_per_gpu[CAT_DP_COMM],
 		"param", r->comm_bytes_per_gpu[CAT_PARAM_COMM], "pp", r->comm_bytes_per_gpu[CAT_PP_COMM]));
 
@@ -226,19 +249,19 @@ json_t *report_to_json(const struct result *r)
 	int over = 0;
 	for (int i = 0; i < r->eng.nranks; i++)
 		over += !r->stage[r->eng.rank[i].stage].mem.fits;
-	json_object_set_new(root, "memory", json_pack("{s:b, s:i, s:i, s:f, s:f, s:f, s:s, s:o}",
+	put(root, bad, "memory", json_pack("{s:b, s:i, s:i, s:f, s:f, s:f, s:s, s:o}",
 		"fits", r->fits, "ranks_over_capacity", over, "worst_stage", r->worst_stage,
 		"worst_total_GB", r->worst_total_bytes / GB,
-		"capacity_GB", sc->topo->gpu.hbm_bytes / GB, "shortfall_GB", r->shortfall_bytes / GB,
+		"capacity_GB", topo->gpu.hbm_bytes / GB, "shortfall_GB", r->shortfall_bytes / GB,
 		"verdict", v, "per_stage", mem));
 
-	json_object_set_new(root, "placement", json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
-		"order", r->order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
+	put(root, bad, "placement", json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
+		"order", pl->order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
 		"dp_group_of_rank0", ranks_array(r->dp_group0, r->ndp0),
 		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0),
 		"links_crossed", "tp", split_list(r->links_tp), "dp", split_list(r->links_dp),
 		"pp", split_list(r->links_pp)));
-	json_object_set_new(root, "cost_model", json_pack("{s:s, s:s, s:o, s:o}",
+	put(root, bad, "cost_model", json_pack("{s:s, s:s, s:o, s:o}",
 		"source", r->cost_source ? r->cost_source : "roofline", "detail", r->cost_detail,
 		"measured_ops", split_list(r->measured_ops),
 		"roofline_ops", split_list(r->roofline_ops)));
@@ -251,33 +274,47 @@ json_t *report_to_json(const struct result *r)
 			"time_s", o->time_s, "tflops", o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0,
 			"source", o->measured ? "profile" : "roofline"));
 	}
-	json_object_set_new(json_object_get(root, "cost_model"), "ops_per_microbatch", ops);
-	if (sc->pub_tflops > 0 || sc->pub_iteration_s > 0 || sc->pub_tokens_per_s > 0) {
-		json_t *pub = json_pack("{s:s}", "source", sc->pub_source);
-		if (sc->pub_tflops > 0) {
-			json_object_set_new(pub, "hardware_tflops_per_gpu", num(sc->pub_tflops));
-			json_object_set_new(pub, "tflops_error", num(r->hardware_tflops_per_gpu / sc->pub_tflops - 1));
+	put(json_object_get(root, "cost_model"), bad, "ops_per_microbatch", ops);
+	if (pb->tflops_per_gpu > 0 || pb->iteration_s > 0 || pb->tokens_per_s > 0) {
+		json_t *pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
+		if (pb->tflops_per_gpu > 0) {
+			json_object_set_new(pub, "hardware_tflops_per_gpu", num(pb->tflops_per_gpu));
+			json_object_set_new(pub, "tflops_error", num(r->hardware_tflops_per_gpu / pb->tflops_per_gpu - 1));
 		}
-		if (sc->pub_iteration_s > 0) {
-			json_object_set_new(pub, "iteration_time_s", num(sc->pub_iteration_s));
-			json_object_set_new(pub, "iteration_time_error", num(r->iteration_s / sc->pub_iteration_s - 1));
+		if (pb->iteration_s > 0) {
+			json_object_set_new(pub, "iteration_time_s", num(pb->iteration_s));
+			json_object_set_new(pub, "iteration_time_error", num(r->iteration_s / pb->iteration_s - 1));
 		}
-		if (sc->pub_tokens_per_s > 0) {
-			json_object_set_new(pub, "tokens_per_s", num(sc->pub_tokens_per_s));
-			json_object_set_new(pub, "tokens_per_s_error", num(r->tokens_per_s / sc->pub_tokens_per_s - 1));
+		if (pb->tokens_per_s > 0) {
+			json_object_set_new(pub, "tokens_per_s", num(pb->tokens_per_s));
+			json_object_set_new(pub, "tokens_per_s_error", num(r->tokens_per_s / pb->tokens_per_s - 1));
 		}
-		json_object_set_new(root, "published", pub);
+		put(root, bad, "published", pub);
 	}
-	json_object_set_new(root, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
-		"train_tokens", sc->train_tokens, "time_to_train_s", r->time_to_train_s,
+	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
+		"train_tokens", pl->train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
-		"usd_per_gpu_hour", sc->usd_per_gpu_hour, "cost_usd", r->cost_usd));
-	json_object_set_new(root, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f}",
+		"usd_per_gpu_hour", pl->usd_per_gpu_hour, "cost_usd", r->cost_usd));
+	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f}",
 		"folded", r->folded, "ranks", r->eng.nranks, "simulated_ranks", r->eng.nsimulated,
 		"flows", (json_int_t)r->eng.flows, "collectives", (json_int_t)r->eng.collectives,
 		"tasks", (json_int_t)r->eng.tasks, "wall_s", r->sim_wall_s));
 	return root;
 }
+
+json_t *report_to_json(const struct result *r, const char **bad_section)
+{
+	const char *bad = NULL;
+	json_t *j = build_json(r, &bad);
+	if (bad_section)
+		*bad_section = bad;
+	if (bad) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
 
 /* ---- CSV ----------------------------------------------------------- */
 
@@ -297,11 +334,28 @@ static void field(FILE *f, const char *s, bool first)
 	csv_fwrite(f, s, strlen(s));
 }
 
+/* One CSV field, printf-formatted, no length limit. */
+static void fieldf(FILE *f, bool first, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fieldf(FILE *f, bool first, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fprintf(stderr, "ddlsim: fatal: out of memory formatting a CSV field\n");
+		exit(1);
+	}
+	field(f, s, first);
+	free(s);
+}
+
 int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 {
-	const struct scenario *sc = r->sc;
-	char v[40][128];
-	int k = 0;
+	const struct plan *pl = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *topo = inputs_topology(r->in);
 
 	if (header) {
 		for (int i = 0; csv_cols[i]; i++)
@@ -309,44 +363,40 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 		fputc('\n', f);
 	}
 	struct split mean = mean_split(r);
-#define S(...) snprintf(v[k++], sizeof(v[0]), __VA_ARGS__)
-	S("%s", sc->name);
-	S("%s", sc->model->name);
-	S("%s", sc->topo->name);
-	S("%s", sc->topo->gpu.name);
-	S("%d", sc->nodes);
-	S("%d", sc->gpus);
-	S("%d", sc->dp);
-	S("%d", sc->tp);
-	S("%d", sc->pp);
-	S("%s", sc->sp ? "true" : "false");
-	S("%d", (int)sc->zero);
-	S("%s", schedule_registry[sc->schedule].name);
-	S("%d", sc->interleave);
-	S("%s", recompute_name(sc->recompute));
-	S("%ld", sc->seq);
-	S("%ld", sc->global_batch);
-	S("%ld", sc->micro_batch);
-	S("%s", dtype_name(sc->precision));
-	S("%.9g", r->iteration_s);
-	S("%.9g", r->samples_per_s);
-	S("%.9g", r->tokens_per_s);
-	S("%.6g", r->model_tflops_per_gpu);
-	S("%.6g", r->hardware_tflops_per_gpu);
-	S("%.6g", r->mfu);
-	S("%.9g", mean.compute_s);
-	S("%.9g", mean.exposed_s);
-	S("%.9g", mean.bubble_s);
-	S("%.9g", mean.idle_s);
-	S("%.6g", r->worst_total_bytes / GB);
-	S("%.6g", sc->topo->gpu.hbm_bytes / GB);
-	S("%s", r->fits ? "true" : "false");
-	S("%.6g", r->time_to_train_s / 86400);
-	S("%.6g", r->gpu_hours);
-	S("%.6g", r->cost_usd);
-#undef S
-	for (int i = 0; i < k; i++)
-		field(f, v[i], i == 0);
+	fieldf(f, true, "%s", r->meta.name ? r->meta.name : "");
+	fieldf(f, false, "%s", model->name);
+	fieldf(f, false, "%s", topo->name);
+	fieldf(f, false, "%s", topo->gpu.name);
+	fieldf(f, false, "%d", pl->nodes);
+	fieldf(f, false, "%ld", r->gpus);
+	fieldf(f, false, "%d", pl->dp);
+	fieldf(f, false, "%d", pl->tp);
+	fieldf(f, false, "%d", pl->pp);
+	fieldf(f, false, "%s", pl->sp ? "true" : "false");
+	fieldf(f, false, "%d", (int)pl->zero);
+	fieldf(f, false, "%s", schedule_registry[pl->schedule].name);
+	fieldf(f, false, "%d", pl->interleave);
+	fieldf(f, false, "%s", recompute_name(pl->recompute));
+	fieldf(f, false, "%ld", pl->seq);
+	fieldf(f, false, "%ld", pl->global_batch);
+	fieldf(f, false, "%ld", pl->micro_batch);
+	fieldf(f, false, "%s", dtype_name(pl->precision));
+	fieldf(f, false, "%.9g", r->iteration_s);
+	fieldf(f, false, "%.9g", r->samples_per_s);
+	fieldf(f, false, "%.9g", r->tokens_per_s);
+	fieldf(f, false, "%.6g", r->model_tflops_per_gpu);
+	fieldf(f, false, "%.6g", r->hardware_tflops_per_gpu);
+	fieldf(f, false, "%.6g", r->mfu);
+	fieldf(f, false, "%.9g", mean.compute_s);
+	fieldf(f, false, "%.9g", mean.exposed_s);
+	fieldf(f, false, "%.9g", mean.bubble_s);
+	fieldf(f, false, "%.9g", mean.idle_s);
+	fieldf(f, false, "%.6g", r->worst_total_bytes / GB);
+	fieldf(f, false, "%.6g", topo->gpu.hbm_bytes / GB);
+	fieldf(f, false, "%s", r->fits ? "true" : "false");
+	fieldf(f, false, "%.6g", r->time_to_train_s / 86400);
+	fieldf(f, false, "%.6g", r->gpu_hours);
+	fieldf(f, false, "%.6g", r->cost_usd);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
@@ -355,74 +405,45 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 
 int report_mkdirs(const char *dir)
 {
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
+	char *buf = xstrdup(dir);
+	int rc = 0;
+	for (char *p = buf + 1; *p && !rc; p++) {
 		if (*p != '/')
 			continue;
 		*p = 0;
 		if (mkdir(buf, 0777) && errno != EEXIST)
-			return -1;
+			rc = -1;
 		*p = '/';
 	}
-	if (mkdir(buf, 0777) && errno != EEXIST)
-		return -1;
-	return 0;
+	if (!rc && mkdir(buf, 0777) && errno != EEXIST)
+		rc = -1;
+	free(buf);
+	return rc;
 }
 
 int report_write_atomic(const char *path, const char *data, size_t len, struct diag *d)
 {
-	char tmp[1200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		return diag_err(d, path, "", "cannot create report: %s", strerror(errno));
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto err_write;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd))
-		goto err_write;
-	if (close(fd)) {
-		fd = -1;
-		goto err_write;
-	}
-	if (rename(tmp, path)) {
-		unlink(tmp);
-		return diag_err(d, path, "", "cannot rename report into place: %s", strerror(errno));
-	}
+	int rc = atomic_file_write(path, data, len);
+	if (rc)
+		return diag_err(d, path, "", "cannot write report: %s", strerror(-rc));
 	return 0;
-err_write:
-	{
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return diag_err(d, path, "", "cannot write report: %s", strerror(e));
-	}
 }
 
 int report_write(const struct result *r, const char *dir, bool json, bool csv,
 		 struct diag *d)
 {
-	char path_json[1100], path_csv[1100];
+	char *path_json = NULL, *path_csv = NULL;
 	char *jtext = NULL, *ctext = NULL;
 	size_t clen = 0;
 	int rc = -1;
 
-	if (report_mkdirs(dir))
-		return diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
-	snprintf(path_json, sizeof(path_json), "%s/report.json", dir);
-	snprintf(path_csv, sizeof(path_csv), "%s/report.csv", dir);
-	/* render both before writing either */
+	/* render both before creating anything */
 	if (json) {
-		json_t *j = report_to_json(r);
+		const char *bad = NULL;
+		json_t *j = report_to_json(r, &bad);
+		if (!j)
+			return diag_errf(d, "cannot serialise the report's '%s' section: a value is not "
+				   "finite or a string is not valid UTF-8; no report written", bad);
 		jtext = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		json_decref(j);
 		if (!jtext)
@@ -438,6 +459,12 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 		}
 		fclose(m);
 	}
+	if (report_mkdirs(dir)) {
+		diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
+		goto out;
+	}
+	path_json = xasprintf("%s/report.json", dir);
+	path_csv = xasprintf("%s/report.csv", dir);
 	if (json) {
 		size_t n = strlen(jtext);
 		jtext[n] = '\n';
@@ -451,6 +478,8 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 	}
 	rc = 0;
 out:
+	free(path_json);
+	free(path_csv);
 	free(jtext);
 	free(ctext);
 	return rc;
@@ -472,23 +501,25 @@ static void human_bytes(double b, char *out, size_t n)
 
 void report_print_summary(const struct result *r, FILE *f)
 {
-	const struct scenario *sc = r->sc;
+	const struct plan *sc = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *topo = inputs_topology(r->in);
 	char buf[64], vbuf[512];
 	struct split mean = mean_split(r);
 
-	fprintf(f, "scenario     %s\n", sc->name);
+	fprintf(f, "scenario     %s\n", (r->meta.name ? r->meta.name : ""));
 	if (r->params >= 1e9)
-		fprintf(f, "model        %s (%.2f B params)\n", sc->model->name, r->params / 1e9);
+		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
 	else
-		fprintf(f, "model        %s (%.2f M params)\n", sc->model->name, r->params / 1e6);
-	fprintf(f, "cluster      %d x %s = %d x %s\n", sc->nodes, sc->topo->name, sc->gpus,
-		sc->topo->gpu.name);
+		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
+	fprintf(f, "cluster      %d x %s = %d x %s\n", sc->nodes, topo->name, (int)r->gpus,
+		topo->gpu.name);
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
-	if (sc->model->arch == MODEL_ARCH_CNN)
+	if (model->arch == MODEL_ARCH_CNN)
 		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
 			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
 	else

@@ -16,8 +16,11 @@
 #include "diag.h"
 #include "result.h"
 
-/* The report as JSON (new reference). */
-json_t *report_to_json(const struct result *r);
+/* The report as JSON (new reference), or NULL when a section cannot be
+ * serialised (a non-finite number, a string that is not UTF-8): then
+ * *bad_section (if not NULL) names it. Never a report with a section
+ * missing. */
+json_t *report_to_json(const struct result *r, const char **bad_section);
 
 /* Write DIR/report.json and/or DIR/report.csv (creating DIR). Returns 0
  * or -1 after reporting; on failure no report file is left behind. */

@@ -27,34 +27,27 @@
 
 #include "cnn.h"
 #include "cost.h"
+#include "inputs.h"
+#include "xalloc.h"
 
 struct cnn_builder {
-	const struct scenario *sc;
+	const struct plan *pl;
 	struct program *p;
 	int last;               /* last compute task */
 	double pending;         /* bytes in the open bucket */
 	int *dp_tasks;
-	int ndp, capdp;
-	int rc;
+	int ndp;
+	size_t capdp;
 };
 
 static void reduce(struct cnn_builder *b, double bytes)
 {
-	if (b->sc->dp <= 1 || bytes <= 0)
+	if (b->pl->dp <= 1 || bytes <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = COLL_ALLREDUCE, .group = GROUP_DP, .bytes = bytes };
 	int id = program_add(b->p, &t, &b->last, 1);
-	if (b->ndp == b->capdp) {
-		int cap = b->capdp ? 2 * b->capdp : 32;
-		int *v = realloc(b->dp_tasks, (size_t)cap * sizeof(int));
-		if (!v) {
-			b->rc = -1;
-			return;
-		}
-		b->dp_tasks = v;
-		b->capdp = cap;
-	}
+	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
 }
 
@@ -64,8 +57,6 @@ static void compute(struct cnn_builder *b, enum task_cat cat, double time_s, dou
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
 			  .time_s = time_s, .flops = flops, .mb = mb };
 	b->last = program_add(b->p, &t, &b->last, 1);
-	if (b->last < 0)
-		b->rc = -1;
 }
 
 /* Per-group times, FLOPs and gradient bytes of one micro-batch. */
@@ -75,20 +66,18 @@ struct groups {
 	double saved_bytes;     /* activations kept for backward */
 };
 
-static int price(const struct scenario *sc, struct cost *cost, const struct cnn_net *net,
+static int price(const struct plan *pl, struct cost *cost, const struct cnn_net *net,
 		 struct groups *g)
 {
-	enum dtype dt = sc->precision;
-	double mb = (double)sc->micro_batch, B = dtype_bytes(dt);
+	enum dtype dt = pl->precision;
+	double mb = (double)pl->micro_batch, B = dtype_bytes(dt);
 	struct op_list l;
 
 	g->n = net->ngroups;
-	g->fwd_s = calloc((size_t)g->n, sizeof(double));
-	g->bwd_s = calloc((size_t)g->n, sizeof(double));
-	g->fwd_flops = calloc((size_t)g->n, sizeof(double));
-	g->params = calloc((size_t)g->n, sizeof(double));
-	if (!g->fwd_s || !g->bwd_s || !g->fwd_flops || !g->params)
-		return -1;
+	g->fwd_s = xcalloc((size_t)g->n, sizeof(double));
+	g->bwd_s = xcalloc((size_t)g->n, sizeof(double));
+	g->fwd_flops = xcalloc((size_t)g->n, sizeof(double));
+	g->params = xcalloc((size_t)g->n, sizeof(double));
 	for (int i = 0; i < net->n; i++) {
 		const struct cnn_layer *ly = &net->v[i];
 		int gi = ly->group;
@@ -132,20 +121,22 @@ static double sgd_time(const struct gpu_spec *gpu, double params)
 	return cost_roofline_time(gpu, &op);
 }
 
-int build_cnn_program(const struct scenario *sc, struct cost *cost, struct program *p,
+int build_cnn_program(const struct inputs *in, const struct plan *pl, struct program *p,
 		      struct stage_result *sr)
 {
+	const struct model *model = inputs_model(in);
+	const struct gpu_spec *gpu = &inputs_topology(in)->gpu;
 	struct cnn_net net;
 	struct groups g = { 0 };
-	struct cnn_builder b = { .sc = sc, .p = p, .last = -1 };
-	long nmb = scenario_microbatches(sc);
-	double gbytes = sc->grad_dtype == DTYPE_FP32 ? 4 : 2;
+	struct cnn_builder b = { .pl = pl, .p = p, .last = -1 };
+	long nmb = plan_microbatches(pl);
+	double gbytes = dtype_bytes(pl->grad_dtype);
 	double params = 0, fwd_s = 0, bwd_s = 0;
 	int rc = -1;
 
-	if (cnn_build(sc->model, &net))
+	if (cnn_build(model, &net))
 		return -1;
-	if (price(sc, cost, &net, &g))
+	if (price(pl, inputs_cost(in), &net, &g))
 		goto out;
 	for (int i = 0; i < g.n; i++) {
 		params += g.params[i];
@@ -161,7 +152,7 @@ int build_cnn_program(const struct scenario *sc, struct cost *cost, struct progr
 			if (!last_mb)
 				continue;
 			b.pending += g.params[i] * gbytes;
-			if (b.pending >= sc->bucket_bytes) {
+			if (b.pending >= pl->bucket_bytes) {
 				reduce(&b, b.pending);
 				b.pending = 0;
 			}
@@ -170,35 +161,32 @@ int build_cnn_program(const struct scenario *sc, struct cost *cost, struct progr
 	reduce(&b, b.pending);
 
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
-			    .time_s = sgd_time(&sc->topo->gpu, params) };
-	int *deps = malloc((size_t)(b.ndp + 1) * sizeof(int));
-	if (!deps)
-		goto out;
-	memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
+			    .time_s = sgd_time(gpu, params) };
+	int *deps = xmalloc((size_t)(b.ndp + 1) * sizeof(int));
+	for (int i = 0; i < b.ndp; i++)
+		deps[i] = b.dp_tasks[i];
 	deps[b.ndp] = b.last;
 	b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
 	p->peak_inflight = 1;
-	if (b.rc || b.last < 0)
-		goto out;
 
 	if (sr) {
-		const struct gpu_spec *gpu = &sc->topo->gpu;
 		struct mem_anatomy *m = &sr->mem;
 		memset(sr, 0, sizeof(*sr));
-		sr->layers = (int)sc->model->layers;
+		sr->layers = (int)model->layers;
 		sr->has_embedding = sr->has_head = true;
 		sr->peak_inflight_chunks = 1;
 		sr->inflight = 1;
 		sr->compute_fwd_s = fwd_s;
 		sr->compute_bwd_s = bwd_s;
 		m->params_local = params;
-		m->weights_bytes = params * (sc->precision == DTYPE_FP32 ? 4 : 6);
+		/* fp32 master weights, plus a 16-bit copy under mixed precision */
+		m->weights_bytes = params * (4 + (pl->precision == DTYPE_FP32 ? 0 : dtype_bytes(pl->precision)));
 		m->grads_bytes = params * 4;
 		m->optimizer_bytes = 0;
 		m->activations_bytes = g.saved_bytes;
 		m->act_per_layer_bytes = sr->layers ? g.saved_bytes / sr->layers : 0;
-		m->comm_buffer_bytes = sc->dp > 1 ? 2 * sc->bucket_bytes : 0;
+		m->comm_buffer_bytes = pl->dp > 1 ? 2 * pl->bucket_bytes : 0;
 		m->reserved_bytes = gpu->mem_reserved_bytes;
 		m->total_bytes = m->weights_bytes + m->grads_bytes + m->activations_bytes +
 				 m->comm_buffer_bytes + m->reserved_bytes;

@@ -7,16 +7,15 @@
 #ifndef DDLSIM_BUILD_CNN_H
 #define DDLSIM_BUILD_CNN_H
 
+#include "inputs.h"
+#include "plan.h"
 #include "program.h"
 #include "result.h"
-#include "scenario.h"
 
-struct cost;
-
-/* Write the program of one data-parallel rank training sc's CNN into p
- * and, if sr, its compute times and memory anatomy. Returns 0 or -1 on
- * allocation failure. */
-int build_cnn_program(const struct scenario *sc, struct cost *cost, struct program *p,
+/* Write the program of one data-parallel rank training the inputs' CNN
+ * with plan pl into p and, if sr, its compute times and memory anatomy.
+ * Returns 0, or -1 if the model's layers cannot be generated. */
+int build_cnn_program(const struct inputs *in, const struct plan *pl, struct program *p,
 		      struct stage_result *sr);
 
 #endif

@@ -1,8 +1,12 @@
 /* program: per-rank task graphs (see program.h). */
 #include "program.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bug.h"
+#include "xalloc.h"
 
 void program_init(struct program *p)
 {
@@ -18,14 +22,8 @@ void program_finish(struct program *p)
 
 int program_add(struct program *p, const struct task *t, const int *deps, int ndeps)
 {
-	if (p->n == p->cap) {
-		int cap = p->cap ? 2 * p->cap : 64;
-		struct task *nt = realloc(p->t, (size_t)cap * sizeof(*nt));
-		if (!nt)
-			return -1;
-		p->t = nt;
-		p->cap = cap;
-	}
+	BUG_ON(p->n == INT_MAX || p->ndeps > INT_MAX - ndeps, "program of %d tasks is full", p->n);
+	XGROW(p->t, p->cap, (size_t)p->n + 1);
 	struct task *x = &p->t[p->n];
 	*x = *t;
 	if (x->count < 1)
@@ -35,16 +33,10 @@ int program_add(struct program *p, const struct task *t, const int *deps, int nd
 	x->nwaiters = 0;
 	for (int i = 0; i < ndeps; i++) {
 		int d = deps[i];
-		if (d < 0 || d >= p->n || p->t[d].stream == x->stream)
+		BUG_ON(d >= p->n, "task %d depends on task %d, not yet added", p->n, d);
+		if (d < 0 || p->t[d].stream == x->stream)
 			continue;
-		if (p->ndeps == p->depcap) {
-			int cap = p->depcap ? 2 * p->depcap : 64;
-			int *nd = realloc(p->deps, (size_t)cap * sizeof(*nd));
-			if (!nd)
-				return -1;
-			p->deps = nd;
-			p->depcap = cap;
-		}
+		XGROW(p->deps, p->depcap, (size_t)p->ndeps + 1);
 		p->deps[p->ndeps++] = d;
 		p->t[d].nwaiters++;
 		x->ndeps++;

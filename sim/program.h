@@ -67,9 +67,11 @@ struct task {
 
 struct program {
 	struct task *t;
-	int n, cap;
+	int n;
+	size_t cap;
 	int *deps;
-	int ndeps, depcap;
+	int ndeps;
+	size_t depcap;
 	double peak_inflight;   /* micro-batch chunks alive at once (memory) */
 	double flops;           /* model FLOPs of the program (no recompute) */
 };
@@ -78,8 +80,9 @@ void program_init(struct program *p);
 void program_finish(struct program *p);
 
 /* Append a copy of t that waits for deps[0..ndeps) (task indices, any
- * stream; same-stream deps are implied and dropped). Returns the new task's
- * index, or -1 on allocation failure. */
+ * stream; same-stream deps are implied and dropped; -1 means none).
+ * Returns the new task's index. Cannot fail: out of memory exits (xalloc.h),
+ * a dependency on a task not yet added is a BUG. */
 int program_add(struct program *p, const struct task *t, const int *deps, int ndeps);
 
 /* Shorthands. */

@@ -1,8 +1,11 @@
-/* result: everything one simulated scenario produced, for the reports.
+/* result: everything one simulation produced, for the reports.
  *
- * Filled by simulate_run(); read by the report writers. Times in seconds,
- * sizes in bytes, rates per second, all per training iteration unless the
- * name says otherwise. */
+ * Filled by simulate_run(); read by the report writers, which read nothing
+ * else: the plan that was simulated is copied in, the inputs are borrowed
+ * (immutable, they outlive the result), the scenario's name and published
+ * figures are copied in by the caller (result_set_meta()). Times in
+ * seconds, sizes in bytes, rates per second, all per training iteration
+ * unless the name says otherwise. No table is capped. */
 #ifndef DDLSIM_RESULT_H
 #define DDLSIM_RESULT_H
 
@@ -10,6 +13,8 @@
 
 #include "engine.h"
 #include "memory.h"
+#include "inputs.h"
+#include "plan.h"
 #include "scenario.h"
 
 struct stage_result {
@@ -37,7 +42,10 @@ struct op_timing {
 };
 
 struct result {
-	const struct scenario *sc;
+	struct plan plan;           /* what was simulated */
+	const struct inputs *in;    /* borrowed */
+	struct scenario_meta meta;  /* owned copy; empty unless result_set_meta() */
+	long gpus;
 	char producer_version[32];
 	double params;
 	double microbatches;
@@ -65,18 +73,19 @@ struct result {
 	bool folded;
 	double sim_wall_s;
 	const char *cost_source;
-	char measured_ops[1024];
-	char roofline_ops[1024];
-	char cost_detail[512];      /* the source's description (profile GPU vs topology GPU) */
-	char order[16];
+	char *measured_ops;         /* owned: op names priced from a measurement */
+	char *roofline_ops;         /* owned: op names priced by the roofline */
+	char *cost_detail;          /* owned: the source's description (profile GPU vs topology GPU) */
 	struct op_timing *ops;      /* one micro-batch of each block, fwd and bwd */
 	int nops;
-	int tp_group0[64], ntp0;    /* rank 0's groups, for the report */
-	int dp_group0[64], ndp0;
-	int pp_ranks0[64], npp0;
+	int *tp_group0, ntp0;       /* owned: rank 0's groups, for the report */
+	int *dp_group0, ndp0;
+	int *pp_ranks0, npp0;
 	char links_tp[128], links_dp[128], links_pp[128];  /* link classes each group crosses */
 };
 
+/* Copy meta (name, description, published figures) into r. */
+void result_set_meta(struct result *r, const struct scenario_meta *meta);
 void result_finish(struct result *r);
 
 #endif

@@ -1,5 +1,10 @@
 /* scenario: one what-if question, as a scenario file states it.
  *
+ * A scenario file is input paths (model, topology, profile) plus one plan
+ * (plan.h) plus what to do with the answer (output, published figures to
+ * hold it against). scenario_load() reads it into a struct inputs and a
+ * struct plan; simulate_run() needs nothing else.
+ *
  * Schema "ddlsim.scenario" 1.0. Paths are relative to the scenario file.
  *
  *   key                           type     unit    default       meaning
@@ -46,61 +51,41 @@
 #include <stdbool.h>
 
 #include "diag.h"
-#include "gpu.h"
-#include "memory.h"
-#include "model.h"
-#include "schedule.h"
-#include "topology.h"
-#include "workload.h"
+#include "inputs.h"
+#include "plan.h"
 
-#define SCENARIO_MAX_STAGES 512
+/* Published measurements a scenario cites (0 = none). */
+struct published {
+	double tflops_per_gpu;          /* hardware TFLOP/s per GPU */
+	double iteration_s;
+	double tokens_per_s;
+	char *source;                   /* owned; NULL when none */
+};
 
-enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
-enum cost_kind { COST_ROOFLINE, COST_PROFILE };
+/* What the scenario file says besides the plan; owned strings. */
+struct scenario_meta {
+	char *path;                     /* the scenario file */
+	char *name;                     /* display name */
+	char *description;
+	struct published pub;
+};
 
 struct scenario {
-	char path[1024];
-	char name[128];
-	char description[512];
-	char model_path[1024];
-	char topo_path[1024];
-	char profile_path[1024];
-	struct model *model;          /* owned */
-	struct topology *topo;        /* owned */
-	int nodes;
-	int gpus;                     /* nodes x gpus per node */
-	int dp, tp, pp;
-	bool sp;
-	enum zero_stage zero;
-	enum sched_kind schedule;
-	int interleave;
-	enum recompute recompute;
-	char order[16];
-	int stage_layers[SCENARIO_MAX_STAGES];  /* 0 = even split */
-	bool explicit_stages;
-	long seq, global_batch, micro_batch;
-	enum dtype precision;
-	enum dtype grad_dtype;
-	double train_tokens;
-	char coll_algo[32];
-	double bucket_bytes;
-	bool overlap_grad_reduce;
-	double pub_tflops, pub_iteration_s, pub_tokens_per_s;   /* 0 = none */
-	char pub_source[256];
-	enum cost_kind cost;
-	enum fold_mode fold;
-	double usd_per_gpu_hour;
-	char out_dir[1024];
+	struct scenario_meta meta;
+	struct inputs *in;              /* owned */
+	struct plan plan;
+	char *out_dir;                  /* owned */
 	bool want_json, want_csv;
 };
 
-/* Load a scenario and the model and topology it names, and check that
- * the plan fits the cluster and the batch. Returns a new scenario
- * (scenario_destroy()) or NULL after reporting every problem into d. */
+/* Load a scenario and the inputs it names, and check its plan against
+ * them. Returns a new scenario (scenario_destroy()) or NULL after
+ * reporting every problem into d. */
 struct scenario *scenario_load(const char *path, struct diag *d);
 void scenario_destroy(struct scenario *s);
 
-/* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */
-long scenario_microbatches(const struct scenario *s);
+/* Deep copy of meta into out; scenario_meta_finish() frees it. */
+void scenario_meta_copy(struct scenario_meta *out, const struct scenario_meta *meta);
+void scenario_meta_finish(struct scenario_meta *meta);
 
 #endif

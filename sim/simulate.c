@@ -21,8 +21,10 @@
 #include <time.h>
 
 #include "build_cnn.h"
+#include "bug.h"
 #include "cost.h"
 #include "ddlsim-config.h"
+#include "xalloc.h"
 
 /* Priced blocks of one micro-batch. */
 struct blocks {
@@ -33,7 +35,8 @@ struct blocks {
 };
 
 struct builder {
-	const struct scenario *sc;
+	const struct plan *pl;
+	const struct model *m;
 	struct program *p;
 	struct blocks bk;
 	int stage, pp, v;
@@ -42,7 +45,8 @@ struct builder {
 	double param_bytes_layer;
 	double pending;               /* bytes in the open bucket */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
-	int ndp, capdp;
+	int ndp;
+	size_t capdp;
 	int last;                     /* last task, for stream-order deps */
 	int gate;                     /* a task the next compute must wait for */
 	int prev_mark;                /* last task before the previous layer began */
@@ -53,36 +57,37 @@ static double wbytes(enum dtype dt)
 	return dt == DTYPE_FP32 ? 4 : 2;
 }
 
-static int price_blocks(const struct scenario *sc, struct cost *cost, struct blocks *bk)
+static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
+			struct blocks *bk)
 {
-	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
-				sc->precision == DTYPE_FP32 ? DTYPE_FP32 : sc->precision };
+	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
+				pl->precision == DTYPE_FP32 ? DTYPE_FP32 : pl->precision };
 	struct op_list l;
 
 	memset(bk, 0, sizeof(*bk));
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		op_list_init(&l);
-		if (workload_block(sc->model, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l))
+		if (workload_block(m, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l))
 			goto fail;
 		bk->fwd[b] = cost_list_time(cost, &l);
 		bk->flops_fwd[b] = op_list_flops(&l);
 		op_list_finish(&l);
 		op_list_init(&l);
-		if (workload_block(sc->model, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
+		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
 			goto fail;
 		bk->bwd[b] = cost_list_time(cost, &l);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
 	op_list_init(&l);
-	if (workload_block(sc->model, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
+	if (workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
 		goto fail;
 	double with = cost_list_time(cost, &l);
 	bk->recompute_sel = with - bk->bwd[WL_ATTN];
 	bk->flops_core = op_list_flops(&l);
 	op_list_finish(&l);
 	op_list_init(&l);
-	workload_block(sc->model, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l);
+	workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l);
 	bk->flops_core -= op_list_flops(&l);
 	op_list_finish(&l);
 	return 0;
@@ -92,19 +97,9 @@ fail:
 }
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index. */
-static int vstage_layers(const struct scenario *sc, int vs, int nv, int *first)
+static int vstage_layers(const struct builder *b, int vs, int nv, int *first)
 {
-	long L = sc->model->layers;
-	if (sc->explicit_stages) {
-		int f = 0;
-		for (int i = 0; i < vs; i++)
-			f += sc->stage_layers[i];
-		*first = f;
-		return sc->stage_layers[vs];
-	}
-	long base = L / nv, extra = L % nv;
-	*first = (int)(vs * base + (vs < extra ? vs : extra));
-	return (int)(base + (vs < extra ? 1 : 0));
+	return plan_vstage_layers(b->pl, b->m->layers, vs, nv, first);
 }
 
 static int add(struct builder *b, const struct task *t, int dep)
@@ -127,7 +122,7 @@ static int compute(struct builder *b, enum task_cat cat, double time_s, double f
 
 static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
-	if (b->sc->tp <= 1)
+	if (b->pl->tp <= 1)
 		return b->last;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
@@ -148,8 +143,8 @@ static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 static void half(struct builder *b, enum task_cat cat, double time_s, double flops,
 		 int mb, int chunk)
 {
-	bool tp = b->sc->tp > 1;
-	if (tp && b->sc->sp) {
+	bool tp = b->pl->tp > 1;
+	if (tp && b->pl->sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		if (cat == CAT_BACKWARD) {
 			/* Megatron-SP backward: the column-parallel GEMM's input,
@@ -169,13 +164,13 @@ static void half(struct builder *b, enum task_cat cat, double time_s, double flo
 	}
 	compute(b, cat, time_s, flops, mb, chunk, b->last);
 	if (tp)
-		tp_coll(b, b->sc->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
 
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	if (b->sc->tp <= 1) {
+	if (b->pl->tp <= 1) {
 		compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 			k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
 		return;
@@ -186,17 +181,14 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
 
 static void dp_reduce(struct builder *b, double bytes)
 {
-	const struct scenario *sc = b->sc;
-	if (sc->dp <= 1 || bytes <= 0)
+	const struct plan *pl = b->pl;
+	if (pl->dp <= 1 || bytes <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-			  .op = sc->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
+			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = GROUP_DP, .bytes = bytes };
 	int id = program_add(b->p, &t, &b->last, 1);
-	if (b->ndp == b->capdp) {
-		b->capdp = b->capdp ? 2 * b->capdp : 64;
-		b->dp_tasks = realloc(b->dp_tasks, (size_t)b->capdp * sizeof(int));
-	}
+	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
 }
 
@@ -206,8 +198,8 @@ static void grads_ready(struct builder *b, double bytes, bool reduce_now)
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if ((b->sc->overlap_grad_reduce || b->sc->zero >= ZERO_2) &&
-	    b->pending >= b->sc->bucket_bytes) {
+	if ((b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2) &&
+	    b->pending >= b->pl->bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
@@ -225,7 +217,7 @@ static void flush_bucket(struct builder *b)
 static void zero3_gather(struct builder *b)
 {
 	int mark = b->last;
-	if (b->sc->zero < ZERO_3 || b->sc->dp <= 1)
+	if (b->pl->zero < ZERO_3 || b->pl->dp <= 1)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer };
@@ -235,20 +227,20 @@ static void zero3_gather(struct builder *b)
 
 static void forward(struct builder *b, int mb, int chunk)
 {
-	const struct scenario *sc = b->sc;
+	const struct plan *pl = b->pl;
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
-	int nl = vstage_layers(sc, vs, nv, &first);
+	int nl = vstage_layers(b, vs, nv, &first);
 	int dep = b->last;
 
 	if (vs > 0) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (sc->sp ? sc->tp : 1),
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 	}
 	if (vs == 0) {
 		compute(b, CAT_FORWARD, b->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
-		tp_coll(b, sc->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
@@ -256,17 +248,17 @@ static void forward(struct builder *b, int mb, int chunk)
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
-		if (sc->sp)
+		if (pl->sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_FORWARD, b->bk.fwd[WL_HEAD], b->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
-			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)sc->micro_batch * (double)sc->seq,
+			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)pl->micro_batch * (double)pl->seq,
 				      mb, chunk);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (sc->sp ? sc->tp : 1),
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
@@ -274,32 +266,32 @@ static void forward(struct builder *b, int mb, int chunk)
 
 static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 {
-	const struct scenario *sc = b->sc;
+	const struct plan *pl = b->pl;
 	const struct blocks *k = &b->bk;
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
-	int nl = vstage_layers(sc, vs, nv, &first);
+	int nl = vstage_layers(b, vs, nv, &first);
 	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
-	bool reduce = last_mb || sc->zero >= ZERO_2;
+	bool reduce = last_mb || pl->zero >= ZERO_2;
 	int dep = b->last;
 
 	if (vs < nv - 1) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (sc->sp ? sc->tp : 1),
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 	} else {
 		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], 2 * k->flops_fwd[WL_HEAD], mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
-		tp_coll(b, sc->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		zero3_gather(b);
-		if (sc->recompute == RECOMPUTE_FULL)
+		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
-		double sel = sc->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (sc->tp <= 1) {
+		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
+		if (pl->tp <= 1) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
@@ -311,67 +303,69 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
-		if (sc->sp)
+		if (pl->sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
 		grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (sc->sp ? sc->tp : 1),
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */
-	if (reduce && (sc->overlap_grad_reduce || sc->zero >= ZERO_2))
+	if (reduce && (pl->overlap_grad_reduce || pl->zero >= ZERO_2))
 		flush_bucket(b);
 }
 
 /* Adam step: read and write fp32 master, momentum, variance and the
  * gradient, write the 16-bit weights: about 34 bytes per local parameter. */
-static double optimizer_time(const struct scenario *sc, const struct gpu_spec *g,
+static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 			     double params_local)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
 	snprintf(op.name, sizeof(op.name), "adam_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
-	op.bytes = params_local * (sc->precision == DTYPE_FP32 ? 28 : 34);
+	op.bytes = params_local * (pl->precision == DTYPE_FP32 ? 28 : 34);
 	return cost_roofline_time(g, &op);
 }
 
-int simulate_build_program(const struct scenario *sc, struct cost *cost, int stage,
+int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,
 			   struct program *p, struct stage_result *sr)
 {
-	struct builder b = { .sc = sc, .p = p, .stage = stage, .pp = sc->pp, .last = -1,
+	const struct model *m = inputs_model(in);
+	const struct topology *topo = inputs_topology(in);
+	struct cost *cost = inputs_cost(in);
+	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->pp, .last = -1,
 			   .gate = -1, .prev_mark = -1 };
-	const struct model *m = sc->model;
-	int m_mb = (int)scenario_microbatches(sc);
+	int m_mb = (int)plan_microbatches(pl);
 	int rc = -1;
 
 	if (m->arch == MODEL_ARCH_CNN)  /* CNNs: data parallelism, own builder */
-		return build_cnn_program(sc, cost, p, sr);
-	b.v = sc->schedule == SCHED_INTERLEAVED ? sc->interleave : 1;
-	if (price_blocks(sc, cost, &b.bk))
+		return build_cnn_program(in, pl, p, sr);
+	b.v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
+	if (price_blocks(pl, m, cost, &b.bk))
 		return -1;
-	double t = sc->tp;
-	b.act_bytes = (double)sc->micro_batch * (double)sc->seq * (double)m->hidden *
-		      wbytes(sc->precision);
-	double gb = wbytes(sc->grad_dtype);
+	double t = pl->tp;
+	b.act_bytes = (double)pl->micro_batch * (double)pl->seq * (double)m->hidden *
+		      wbytes(pl->precision);
+	double gb = wbytes(pl->grad_dtype);
 	b.grad_bytes_layer = model_layer_params(m) / t * gb;
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
-	double tied_copy = m->tied_embeddings && sc->pp > 1
+	double tied_copy = m->tied_embeddings && pl->pp > 1
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * wbytes(sc->precision);
+	b.param_bytes_layer = model_layer_params(m) / t * wbytes(pl->precision);
 
-	struct sched_step *order = schedule_order(sc->schedule, sc->pp, stage, m_mb, b.v);
+	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
 	if (!order)
 		return -1;
 	int nsteps = 2 * m_mb * b.v;
-	int *last_b = malloc((size_t)b.v * sizeof(int));
-	int *chunk_layers = malloc((size_t)b.v * sizeof(int));
+	int *last_b = xmalloc((size_t)b.v * sizeof(int));
+	int *chunk_layers = xmalloc((size_t)b.v * sizeof(int));
 	for (int c = 0; c < b.v; c++)
 		last_b[c] = -1;
 	for (int i = 0; i < nsteps; i++)
@@ -379,10 +373,10 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 			last_b[order[i].chunk] = i;
 
 	/* stage bookkeeping, memory inputs */
-	int nv = sc->pp * b.v, layers = 0, first0 = 0;
+	int nv = pl->pp * b.v, layers = 0, first0 = 0;
 	for (int c = 0; c < b.v; c++) {
 		int f;
-		chunk_layers[c] = vstage_layers(sc, c * sc->pp + stage, nv, &f);
+		chunk_layers[c] = vstage_layers(&b, c * pl->pp + stage, nv, &f);
 		if (c == 0)
 			first0 = f;
 		layers += chunk_layers[c];
@@ -402,17 +396,14 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	}
 	flush_bucket(&b);
 
-	bool has_emb = stage == 0, has_head = stage == sc->pp - 1;
+	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
 	/* the two copies of tied embeddings sum their gradients (Megatron's
 	 * embedding group: first and last stage) */
 	if (tied_copy > 0 && (has_emb || has_head)) {
 		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb };
 		int id = program_add(p, &t_emb, &b.last, 1);
-		if (b.ndp == b.capdp) {
-			b.capdp = b.capdp ? 2 * b.capdp : 64;
-			b.dp_tasks = realloc(b.dp_tasks, (size_t)b.capdp * sizeof(int));
-		}
+		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
 		b.dp_tasks[b.ndp++] = id;
 	}
 
@@ -420,18 +411,18 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	double psi = layers * model_layer_params(m) / t +
 		     (has_emb ? model_embedding_params(m) / t : 0) +
 		     (has_head ? model_head_params(m) / t + tied_copy : 0);
-	double psi_opt = psi / (sc->zero >= ZERO_1 ? sc->dp : 1);
+	double psi_opt = psi / (pl->zero >= ZERO_1 ? pl->dp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
-			    .time_s = optimizer_time(sc, &sc->topo->gpu, psi_opt) };
-	int *deps = malloc((size_t)(b.ndp + 2) * sizeof(int));
+			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
 	deps[b.ndp] = b.last;
 	b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
-	if ((sc->zero == ZERO_1 || sc->zero == ZERO_2) && sc->dp > 1) {
+	if ((pl->zero == ZERO_1 || pl->zero == ZERO_2) && pl->dp > 1) {
 		/* buckets of 8 x bucket_MB, back to back: one merged task */
-		double total = psi * wbytes(sc->precision), chunk = sc->bucket_bytes * 8;
+		double total = psi * wbytes(pl->precision), chunk = pl->bucket_bytes * 8;
 		int count = (int)ceil(total / chunk);
 		if (count < 1)
 			count = 1;
@@ -456,13 +447,13 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 		sr->compute_bwd_s = layers * (b.bk.bwd[WL_ATTN] + b.bk.bwd[WL_MLP]) +
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
 		struct mem_rank_input mi = {
-			.model = m, .gpu = &sc->topo->gpu, .dtype = sc->precision,
-			.grad_elem_bytes = wbytes(sc->grad_dtype),
-			.micro_batch = (double)sc->micro_batch, .seq = (double)sc->seq,
-			.tp = sc->tp, .dp = sc->dp, .sp = sc->sp, .zero = sc->zero,
-			.recompute = sc->recompute, .layers = layers,
+			.model = m, .gpu = &topo->gpu, .dtype = pl->precision,
+			.grad_elem_bytes = wbytes(pl->grad_dtype),
+			.micro_batch = (double)pl->micro_batch, .seq = (double)pl->seq,
+			.tp = pl->tp, .dp = pl->dp, .sp = pl->sp, .zero = pl->zero,
+			.recompute = pl->recompute, .layers = layers,
 			.has_embedding = has_emb, .has_head = has_head,
-			.inflight = sr->inflight, .bucket_bytes = sc->bucket_bytes,
+			.inflight = sr->inflight, .bucket_bytes = pl->bucket_bytes,
 			.prefetch_layers = 1,
 		};
 		memory_rank(&mi, &sr->mem);
@@ -477,24 +468,21 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 
 /* The per-kernel table of the report: every op of every block, one
  * micro-batch, priced again by the same (deterministic) cost source. */
-static int collect_ops(const struct scenario *sc, struct cost *cost, struct result *r)
+static int collect_ops(const struct inputs *in, const struct plan *pl, struct cost *cost,
+		       struct result *r)
 {
-	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
-				sc->precision };
+	const struct model *m = inputs_model(in);
+	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
+				pl->precision };
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;
 			op_list_init(&l);
-			if (workload_block(sc->model, &shp, b, pass, RECOMPUTE_NONE, &l)) {
+			if (workload_block(m, &shp, b, pass, RECOMPUTE_NONE, &l)) {
 				op_list_finish(&l);
 				return -1;
 			}
-			struct op_timing *nv = realloc(r->ops, (size_t)(r->nops + l.n) * sizeof(*nv));
-			if (!nv) {
-				op_list_finish(&l);
-				return -1;
-			}
-			r->ops = nv;
+			r->ops = xreallocarray(r->ops, (size_t)(r->nops + l.n), sizeof(*r->ops));
 			for (int i = 0; i < l.n; i++) {
 				struct op_timing *o = &r->ops[r->nops++];
 				const struct op *op = &l.v[i];
@@ -521,96 +509,114 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void result_set_meta(struct result *r, const struct scenario_meta *meta)
+{
+	scenario_meta_finish(&r->meta);
+	scenario_meta_copy(&r->meta, meta);
+}
+
 void result_finish(struct result *r)
 {
+	scenario_meta_finish(&r->meta);
+	free(r->measured_ops);
+	free(r->roofline_ops);
+	free(r->cost_detail);
+	free(r->tp_group0);
+	free(r->dp_group0);
+	free(r->pp_ranks0);
 	free(r->ops);
 	free(r->stage);
 	engine_result_finish(&r->eng);
 	memset(r, 0, sizeof(*r));
 }
 
-int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
+int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
+		 struct diag *d)
 {
-	const struct topology *topo = sc->topo;
-	const struct model *m = sc->model;
-	struct placement pl;
+	const struct topology *topo = inputs_topology(in);
+	const struct model *m = inputs_model(in);
+	struct cost *cost = inputs_cost(in);
+	struct placement place;
 	struct program *progs = NULL, **pp = NULL;
-	struct cost *cost = NULL;
 	int rc = -1;
 	double t0 = now_s();
 
 	memset(r, 0, sizeof(*r));
-	r->sc = sc;
+	r->plan = *pl;
+	r->in = in;
+	r->gpus = plan_gpus(pl, in);
 	snprintf(r->producer_version, sizeof(r->producer_version), "%s", DDLSIM_VERSION);
-	if (placement_init(&pl, sc->tp, sc->dp, sc->pp, sc->order))
-		return diag_err(d, sc->path, "/parallel/order", "invalid rank order '%s'", sc->order);
-	cost = sc->cost == COST_PROFILE
-		       ? cost_profile_create(sc->profile_path, &topo->gpu, d)
-		       : cost_roofline_create(&topo->gpu);
-	if (!cost)
-		return -1;
+	{
+		struct diag quiet;
+		diag_init(&quiet, NULL);
+		int problems = plan_check(pl, in, "plan", &quiet);
+		BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
+		diag_finish(&quiet);
+	}
+	if (placement_init(&place, pl->tp, pl->dp, pl->pp, pl->order))
+		return diag_errf(d, "invalid rank order '%s'", pl->order);
 
-	r->nstages = sc->pp;
-	r->stage = calloc((size_t)sc->pp, sizeof(*r->stage));
-	progs = calloc((size_t)sc->pp, sizeof(*progs));
-	pp = calloc((size_t)sc->pp, sizeof(*pp));
-	for (int s = 0; s < sc->pp; s++) {
+	r->nstages = pl->pp;
+	r->stage = xcalloc((size_t)pl->pp, sizeof(*r->stage));
+	progs = xcalloc((size_t)pl->pp, sizeof(*progs));
+	pp = xcalloc((size_t)pl->pp, sizeof(*pp));
+	for (int s = 0; s < pl->pp; s++) {
 		program_init(&progs[s]);
 		pp[s] = &progs[s];
-		if (simulate_build_program(sc, cost, s, &progs[s], &r->stage[s])) {
+		if (simulate_build_program(in, pl, s, &progs[s], &r->stage[s])) {
 			diag_errf(d, "cannot build the program of stage %d", s);
 			goto out;
 		}
 	}
-	if (collect_ops(sc, cost, r)) {
+	if (collect_ops(in, pl, cost, r)) {
 		diag_errf(d, "cannot list the kernels of the model");
 		goto out;
 	}
 	r->cost_source = cost_name(cost);
-	snprintf(r->cost_detail, sizeof(r->cost_detail), "%s", cost_describe(cost));
+	r->cost_detail = xstrdup(cost_describe(cost));
 	const char *names;
 	cost_measured_ops(cost, &names);
-	snprintf(r->measured_ops, sizeof(r->measured_ops), "%s", names);
+	r->measured_ops = xstrdup(names);
 	cost_roofline_ops(cost, &names);
-	snprintf(r->roofline_ops, sizeof(r->roofline_ops), "%s", names);
+	r->roofline_ops = xstrdup(names);
 
 	/* Folding needs identical replicas and a symmetric fabric. */
-	bool fold = sc->fold == FOLD_ON ||
-		    (sc->fold == FOLD_AUTO && topo->fabric == FABRIC_NONBLOCKING &&
-		     sc->tp * sc->dp > 1);
+	bool fold = pl->fold == FOLD_ON ||
+		    (pl->fold == FOLD_AUTO && topo->fabric == FABRIC_NONBLOCKING &&
+		     pl->tp * pl->dp > 1);
 	r->folded = fold;
-	struct engine_job job = { .topo = topo, .nodes = sc->nodes, .pl = &pl,
-				  .stage_prog = pp, .coll_algo = sc->coll_algo, .fold = fold };
+	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
+				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold };
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 
 	r->params = model_params(m);
-	r->microbatches = (double)scenario_microbatches(sc);
+	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->eng.iteration_s;
-	r->samples_per_s = (double)sc->global_batch / r->iteration_s;
-	r->tokens_per_s = r->samples_per_s * (double)sc->seq;
-	r->model_flops = model_iteration_flops(m, (double)sc->global_batch, (double)sc->seq);
+	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
+	r->tokens_per_s = r->samples_per_s * (double)pl->seq;
+	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
 	double fwd_layer = r->model_flops / 3 -
-			   2 * (double)sc->global_batch * (double)sc->seq * (double)m->hidden *
+			   2 * (double)pl->global_batch * (double)pl->seq * (double)m->hidden *
 				   (double)m->vocab;
 	double recompute = 0;
-	if (sc->recompute == RECOMPUTE_FULL)
+	if (pl->recompute == RECOMPUTE_FULL)
 		recompute = fwd_layer;
-	else if (sc->recompute == RECOMPUTE_SELECTIVE)
-		recompute = 4 * (double)sc->global_batch * (double)sc->seq * (double)sc->seq *
+	else if (pl->recompute == RECOMPUTE_SELECTIVE)
+		recompute = 4 * (double)pl->global_batch * (double)pl->seq * (double)pl->seq *
 			    (double)m->hidden * (double)m->layers;
 	r->hardware_flops = r->model_flops + recompute;
-	r->peak_flops_per_gpu = topo->gpu.peak_flops[sc->precision];
-	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / sc->gpus / 1e12;
-	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / sc->gpus / 1e12;
+	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->precision];
+	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / r->gpus / 1e12;
+	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / r->gpus / 1e12;
 	r->mfu = r->model_tflops_per_gpu * 1e12 / r->peak_flops_per_gpu;
 	r->hfu = r->hardware_tflops_per_gpu * 1e12 / r->peak_flops_per_gpu;
 
 	r->fits = true;
 	r->worst_total_bytes = 0;
-	for (int s = 0; s < sc->pp; s++) {
+	for (int s = 0; s < pl->pp; s++) {
 		struct stage_result *sr = &r->stage[s];
-		int rank = placement_rank(&pl, 0, 0, s);
+		int rank = placement_rank(&place, 0, 0, s);
 		sr->bubble_s = r->eng.rank[rank].bubble_s;
 		sr->bubble_fraction = sr->bubble_s / r->iteration_s;
 		if (!sr->mem.fits)
@@ -627,38 +633,31 @@ int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
 			sum += r->eng.rank[i].sent_bytes[k];
 		r->comm_bytes_per_gpu[k] = sum / r->eng.nranks;
 	}
-	if (sc->train_tokens > 0) {
-		r->time_to_train_s = sc->train_tokens / r->tokens_per_s;
-		r->gpu_hours = r->time_to_train_s / 3600 * sc->gpus;
-		r->cost_usd = r->gpu_hours * sc->usd_per_gpu_hour;
+	if (pl->train_tokens > 0) {
+		r->time_to_train_s = pl->train_tokens / r->tokens_per_s;
+		r->gpu_hours = r->time_to_train_s / 3600 * r->gpus;
+		r->cost_usd = r->gpu_hours * pl->usd_per_gpu_hour;
 	}
-	snprintf(r->order, sizeof(r->order), "%s", sc->order);
-	{
-		int n = sc->tp > sc->dp ? sc->tp : sc->dp;
-		int *g = malloc((size_t)(n > sc->pp ? n : sc->pp) * sizeof(*g));
-		int k = placement_group(&pl, GROUP_TP, 0, g);
-		topology_group_links(topo, g, k, r->links_tp, sizeof(r->links_tp));
-		k = placement_group(&pl, GROUP_DP, 0, g);
-		topology_group_links(topo, g, k, r->links_dp, sizeof(r->links_dp));
-		for (int s = 0; s < sc->pp; s++)
-			g[s] = placement_stage_peer(&pl, 0, s);
-		topology_group_links(topo, g, sc->pp, r->links_pp, sizeof(r->links_pp));
-		free(g);
-	}
-	r->ntp0 = sc->tp <= 64 ? placement_group(&pl, GROUP_TP, 0, r->tp_group0) : 0;
-	r->ndp0 = sc->dp <= 64 ? placement_group(&pl, GROUP_DP, 0, r->dp_group0) : 0;
-	if (sc->pp <= 64) {
-		r->npp0 = sc->pp;
-		for (int s = 0; s < sc->pp; s++)
-			r->pp_ranks0[s] = placement_stage_peer(&pl, 0, s);
-	}
+	/* rank 0's groups, whole, and the link classes each crosses */
+	r->tp_group0 = xcalloc((size_t)pl->tp, sizeof(int));
+	r->dp_group0 = xcalloc((size_t)pl->dp, sizeof(int));
+	r->pp_ranks0 = xcalloc((size_t)pl->pp, sizeof(int));
+	r->ntp0 = placement_group(&place, GROUP_TP, 0, r->tp_group0);
+	r->ndp0 = placement_group(&place, GROUP_DP, 0, r->dp_group0);
+	r->npp0 = pl->pp;
+	for (int s = 0; s < pl->pp; s++)
+		r->pp_ranks0[s] = placement_stage_peer(&place, 0, s);
+	BUG_ON(r->ntp0 != pl->tp || r->ndp0 != pl->dp, "placement groups of %d and %d ranks for tp %d, dp %d",
+	       r->ntp0, r->ndp0, pl->tp, pl->dp);
+	topology_group_links(topo, r->tp_group0, r->ntp0, r->links_tp, sizeof(r->links_tp));
+	topology_group_links(topo, r->dp_group0, r->ndp0, r->links_dp, sizeof(r->links_dp));
+	topology_group_links(topo, r->pp_ranks0, r->npp0, r->links_pp, sizeof(r->links_pp));
 	rc = 0;
 out:
 	r->sim_wall_s = now_s() - t0;
-	for (int s = 0; s < sc->pp && progs; s++)
+	for (int s = 0; s < pl->pp && progs; s++)
 		program_finish(&progs[s]);
 	free(progs);
 	free(pp);
-	cost_destroy(cost);
 	return rc;
 }

@@ -10,17 +10,20 @@
 #define DDLSIM_SIMULATE_H
 
 #include "diag.h"
+#include "inputs.h"
+#include "plan.h"
 #include "result.h"
-#include "scenario.h"
 
-/* Simulate sc into r (result_finish() it). Returns 0 or -1 after reporting
- * into d. Runs the engine, hence once per process. */
-int simulate_run(const struct scenario *sc, struct result *r, struct diag *d);
+/* Simulate plan pl on inputs in into r (result_finish() it; r borrows in).
+ * pl must pass plan_check() (a BUG otherwise). Returns 0 or -1 after
+ * reporting into d. Runs the engine, hence once per process (runner.h
+ * runs many, one child process each). */
+int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
+		 struct diag *d);
 
-/* Build stage's program without running it (tests, trace export).
- * Returns 0 or -1. blocks/cost as simulate_run prices them. */
-struct cost;
-int simulate_build_program(const struct scenario *sc, struct cost *cost, int stage,
+/* Build stage's program without running it (tests, trace export), priced
+ * as simulate_run() prices it. Returns 0 or -1. */
+int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,
 			   struct program *out, struct stage_result *sr);
 
 #endif

@@ -77,8 +77,9 @@ int cmd_run(int argc, char **argv)
 		want_json = sc->want_json;
 		want_csv = sc->want_csv;
 	}
-	if (simulate_run(sc, &r, &d))
+	if (simulate_run(sc->in, &sc->plan, &r, &d))
 		goto out;
+	result_set_meta(&r, &sc->meta);
 	if (!quiet)
 		report_print_summary(&r, stdout);
 	const char *dir = out ? out : sc->out_dir;

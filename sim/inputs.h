@@ -1,0 +1,36 @@
+/* inputs: the immutable half of a simulation — model, topology and the
+ * compute cost source (with its calibration profile parsed once).
+ *
+ * Loaded once per command and shared, read-only, by every plan evaluated
+ * against it: a sweep's forked children inherit it, a plan search reads
+ * it in-process. The plan (plan.h) is the other half. */
+#ifndef DDLSIM_INPUTS_H
+#define DDLSIM_INPUTS_H
+
+#include "cost.h"
+#include "diag.h"
+#include "model.h"
+#include "topology.h"
+
+struct inputs;
+
+/* Load the model and topology files and create the cost source: the
+ * roofline of the topology's GPU, or, when profile_path is not NULL, the
+ * calibration profile (checked against that GPU). Reports every problem
+ * into d and returns NULL, or a new inputs (inputs_destroy()). */
+struct inputs *inputs_load(const char *model_path, const char *topo_path,
+			   const char *profile_path, struct diag *d);
+void inputs_destroy(struct inputs *in);
+
+/* Borrowed; valid as long as in. */
+const struct model *inputs_model(const struct inputs *in);
+const struct topology *inputs_topology(const struct inputs *in);
+const char *inputs_model_path(const struct inputs *in);
+const char *inputs_topology_path(const struct inputs *in);
+const char *inputs_profile_path(const struct inputs *in);   /* NULL: roofline */
+
+/* The cost source. It counts which ops it priced from a measurement for the
+ * report, hence not const; nothing else about it changes. */
+struct cost *inputs_cost(const struct inputs *in);
+
+#endif

@@ -1,0 +1,186 @@
+/* plan: defaults, resolution and the validity check of a plan (see plan.h). */
+#include "plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "inputs.h"
+
+const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
+
+void plan_init(struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tp = p->pp = 1;
+	p->interleave = 1;
+	p->schedule = SCHED_1F1B;
+	p->zero = ZERO_0;
+	p->recompute = RECOMPUTE_NONE;
+	snprintf(p->order, sizeof(p->order), "tp,dp,pp");
+	p->micro_batch = 1;
+	p->precision = p->grad_dtype = DTYPE_BF16;
+	snprintf(p->coll_algo, sizeof(p->coll_algo), "auto");
+	p->bucket_bytes = 25e6;
+	p->overlap_grad_reduce = true;
+	p->fold = FOLD_AUTO;
+}
+
+long plan_gpus(const struct plan *p, const struct inputs *in)
+{
+	return (long)p->nodes * inputs_topology(in)->gpus_per_node;
+}
+
+long plan_microbatches(const struct plan *p)
+{
+	return p->global_batch / ((long)p->dp * p->micro_batch);
+}
+
+void plan_resolve(struct plan *p, const struct inputs *in)
+{
+	long gpus = plan_gpus(p, in);
+	if (inputs_model(in)->arch == MODEL_ARCH_CNN) {
+		p->seq = 1;  /* a sample is one image: tokens/s report images/s */
+		if (p->dp == 0 && gpus <= PLAN_MAX_GPUS)
+			p->dp = (int)gpus;
+		return;
+	}
+	long tpp = (long)p->tp * p->pp;
+	if (p->dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
+		p->dp = (int)(gpus / tpp);
+}
+
+int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first)
+{
+	if (p->nstage_layers) {
+		int f = 0;
+		for (int i = 0; i < vs; i++)
+			f += p->stage_layers[i];
+		*first = f;
+		return p->stage_layers[vs];
+	}
+	long base = model_layers / nv, extra = model_layers % nv;
+	*first = (int)(vs * base + (vs < extra ? vs : extra));
+	return (int)(base + (vs < extra ? 1 : 0));
+}
+
+/* A CNN trains with data parallelism only: one replica per GPU. */
+static void check_cnn(const struct plan *p, long gpus, const char *f, struct diag *d)
+{
+	if (p->tp > 1)
+		diag_err(d, f, "/parallel/tp", "CNN models train with data parallelism only, got tp = %d", p->tp);
+	if (p->pp > 1)
+		diag_err(d, f, "/parallel/pp", "CNN models train with data parallelism only, got pp = %d", p->pp);
+	if (p->zero != ZERO_0)
+		diag_err(d, f, "/parallel/zero", "ZeRO is not supported for CNN models, got zero = %d", (int)p->zero);
+	if (p->sp)
+		diag_err(d, f, "/parallel/sp", "sequence parallelism does not apply to CNN models");
+	if (p->recompute != RECOMPUTE_NONE)
+		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
+			 recompute_name(p->recompute));
+	if (p->dp != gpus)
+		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus, p->dp);
+	long div = (long)p->dp * p->micro_batch;
+	if (div > 0 && p->global_batch > 0 && p->global_batch % div)
+		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
+			 p->dp, p->micro_batch, div, p->global_batch);
+}
+
+static void check_stages(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	if (p->pp > m->layers)
+		diag_err(d, f, "/parallel/pp", "must be <= the model's %ld layers, got %d", m->layers, p->pp);
+	else if (p->nstage_layers) {
+		long sum = 0;
+		if (p->nstage_layers != p->pp)
+			diag_err(d, f, "/parallel/stage_layers", "expected one layer count per pipeline stage (pp = %d), got %d",
+				 p->pp, p->nstage_layers);
+		for (int i = 0; i < p->nstage_layers; i++)
+			sum += p->stage_layers[i];
+		if (sum != m->layers)
+			diag_err(d, f, "/parallel/stage_layers", "must add up to the model's %ld layers, got %ld",
+				 m->layers, sum);
+	} else if (p->schedule == SCHED_INTERLEAVED && m->layers % ((long)p->pp * p->interleave))
+		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers",
+			 p->pp, p->interleave, m->layers);
+	if (p->interleave > 1 && p->pp < 2)
+		diag_err(d, f, "/parallel/interleave", "interleaving needs pipeline parallelism (pp >= 2), got pp = %d",
+			 p->pp);
+	if (p->interleave > 1 && p->schedule != SCHED_INTERLEAVED)
+		diag_err(d, f, "/parallel/interleave", "needs schedule \"interleaved\", got \"%s\"",
+			 schedule_registry[p->schedule].name);
+	if (p->schedule == SCHED_INTERLEAVED && p->nstage_layers && p->interleave > 1)
+		diag_err(d, f, "/parallel/stage_layers", "cannot be combined with interleave > 1");
+}
+
+int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	const struct topology *t = inputs_topology(in);
+	int before = diag_count(d);
+	long gpus = plan_gpus(p, in);
+
+	if (p->nodes < 1 || gpus > PLAN_MAX_GPUS) {
+		if (p->nodes < 1)
+			diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
+		else
+			diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
+				 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
+		return diag_count(d) - before;
+	}
+	{
+		struct diag inner;
+		diag_init(&inner, NULL);
+		if (topology_check_nodes(t, p->nodes, &inner)) {
+			const char *e = strstr(diag_text(&inner), "error: ");
+			diag_err(d, f, "/nodes", "%d nodes do not fit topology '%s': %s", p->nodes, t->name,
+				 e ? e + 7 : diag_text(&inner));
+		}
+		diag_finish(&inner);
+	}
+	if (p->nodes > 1 && t->nics < 1)
+		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
+	if (m->arch == MODEL_ARCH_CNN) {
+		check_cnn(p, gpus, f, d);
+		return diag_count(d) - before;
+	}
+	long tpp = (long)p->tp * p->pp;
+	if (gpus % tpp) {
+		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %ld must divide the %ld GPUs "
+			 "(%d nodes x %d GPUs)", p->tp, p->pp, tpp, gpus, p->nodes, t->gpus_per_node);
+		return diag_count(d) - before;
+	}
+	if ((long)p->dp * tpp != gpus) {
+		diag_err(d, f, "/parallel/dp", "dp x tp x pp must equal the %ld GPUs (%d nodes x %d GPUs): "
+			 "%d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp, p->tp, p->pp,
+			 (long)p->dp * tpp);
+		return diag_count(d) - before;
+	}
+	if (m->heads % p->tp)
+		diag_err(d, f, "/parallel/tp", "must divide the model's %ld attention heads, got %d", m->heads, p->tp);
+	else if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+		diag_err(d, f, "/parallel/tp", "must divide or be a multiple of the model's %ld KV heads, got %d",
+			 m->kv_heads, p->tp);
+	if (m->ffn % p->tp)
+		diag_err(d, f, "/parallel/tp", "must divide the FFN size %ld, got %d", m->ffn, p->tp);
+	/* a vocabulary not divisible by tp is fine: Megatron pads it */
+	if (p->sp && p->tp < 2)
+		diag_err(d, f, "/parallel/sp", "sequence parallelism needs tp > 1, got tp = %d", p->tp);
+	if (p->seq > 0 && p->sp && p->seq % p->tp)
+		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
+	check_stages(p, m, f, d);
+	long div = (long)p->dp * p->micro_batch;
+	if (p->global_batch > 0 && p->global_batch % div)
+		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
+			 p->dp, p->micro_batch, div, p->global_batch);
+	else if (p->schedule == SCHED_INTERLEAVED && p->interleave > 1 && (p->global_batch / div) % p->pp)
+		diag_err(d, f, "/training/global_batch", "interleaving needs micro-batches per pipeline (%ld) divisible by pp = %d",
+			 p->global_batch / div, p->pp);
+	long steps = 2 * (p->global_batch / div) * (p->schedule == SCHED_INTERLEAVED ? p->interleave : 1);
+	if (steps > 4000000)
+		diag_err(d, f, "/training/global_batch", "%ld micro-batches per pipeline are more than this ddlsim "
+			 "replays (2 x micro-batches x chunks must be <= 4000000); raise micro_batch",
+			 p->global_batch / div);
+	if (p->zero == ZERO_3 && p->pp > 1)
+		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", p->pp);
+	return diag_count(d) - before;
+}
