@@ -1,97 +1,319 @@
-/* cmd_run: `ddlsim run SCENARIO [--out DIR] [--format json,csv] [--quiet]`. */
+/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]
+ *           [-j N] [--timeout S] [--mem-limit GB]`.
+ *
+ * One scenario runs in this process, prints its summary and writes its
+ * reports. Several scenarios are all loaded and checked first (any invalid
+ * file: exit 3, nothing simulated), then simulated by the runner, one
+ * forked child each, N at a time; each child writes its scenario's reports
+ * and sends back its row; the parent writes one CSV with a row per
+ * scenario, in the order given, once all have ended. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "cli.h"
 #include "diag.h"
 #include "report.h"
+#include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "xalloc.h"
 
 void cmd_run_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim run SCENARIO [--out DIR] [--format json,csv] [--quiet]\n\n"
-		   "Simulates one training iteration of SCENARIO on SimGrid, prints a summary\n"
-		   "and writes DIR/report.json and DIR/report.csv (atomically: a failed run\n"
-		   "leaves no report). DIR defaults to the scenario's output.dir, else\n"
-		   "out/<scenario name>.\n\n"
-		   "  --out DIR          report directory\n"
+	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]\n"
+		   "                  [-j N] [--timeout S] [--mem-limit GB]\n\n"
+		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
+		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
+		   "(atomically: a failed run leaves no report). DIR defaults to the scenario's\n"
+		   "output.dir, else out/<scenario name>.\n\n"
+		   "Several scenarios: every file is checked before anything runs; then each is\n"
+		   "simulated in its own process, N at a time, and writes its reports to\n"
+		   "DIR/<name>/ (or its own output.dir without --out); one CSV with a row per\n"
+		   "scenario, in the order given (columns as report.csv, plus status and error),\n"
+		   "goes to DIR/runs.csv, or to stdout without --out. A simulation that fails,\n"
+		   "crashes or passes a limit gives a row with its status and error; the others\n"
+		   "go on.\n\n"
+		   "  --out DIR          report directory; '-': the CSV on stdout and no report files\n"
 		   "  --format LIST      json, csv or json,csv (default: the scenario's, else both)\n"
-		   "  --quiet            no summary on stdout\n\n"
+		   "  --quiet            no summary or progress\n"
+		   "  -j, --jobs N       simulations at once (default 1)\n"
+		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes)\n\n"
 		   "examples:\n"
 		   "  ddlsim run scenarios/quickstart.json\n"
-		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n\n"
-		   "exit codes: 0 ok, 1 simulation or report failed, 2 usage, 3 invalid input\n");
+		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
+		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
+		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
+}
+
+struct run_opts {
+	const char *out;            /* NULL, "-" or a directory */
+	bool want_json, want_csv, fmt_given, quiet;
+};
+
+struct batch {
+	const struct run_opts *o;
+	struct scenario **sc;
+	char **dirs;                /* report directory per scenario, NULL = none */
+	struct result_row *rows;
+	int n, done, failed;
+};
+
+static int parse_count(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi))
+		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
+	*out = x;
+	return 0;
+}
+
+/* Run one scenario in this process (summary, reports). */
+static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
+{
+	struct result r;
+	int rc = EXIT_FAIL;
+	bool want_json = o->fmt_given ? o->want_json : sc->want_json;
+	bool want_csv = o->fmt_given ? o->want_csv : sc->want_csv;
+	bool to_stdout = o->out && !strcmp(o->out, "-");
+
+	if (simulate_run(sc->in, &sc->plan, &r, d))
+		return EXIT_FAIL;
+	result_set_meta(&r, &sc->meta);
+	if (to_stdout) {
+		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
+			goto out;
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (!o->quiet)
+		report_print_summary(&r, stdout);
+	const char *dir = o->out ? o->out : sc->out_dir;
+	if (report_write(&r, dir, want_json, want_csv, d))
+		goto out;
+	if (!o->quiet)
+		printf("\nreports written to %s/\n", dir);
+	rc = EXIT_OK;
+out:
+	result_finish(&r);
+	return rc;
+}
+
+/* In a runner child: simulate scenario i, write its reports, fill the row. */
+static void batch_job(void *ctx, int i, struct result_row *row)
+{
+	struct batch *b = ctx;
+	struct scenario *sc = b->sc[i];
+	struct result r;
+	struct diag d;
+
+	diag_init(&d, b->o->quiet ? NULL : stderr);
+	if (simulate_run(sc->in, &sc->plan, &r, &d)) {
+		result_row_fail(row, RESULT_FAILED, diag_text(&d));
+		goto out;
+	}
+	result_set_meta(&r, &sc->meta);
+	if (b->dirs[i]) {
+		bool j = b->o->fmt_given ? b->o->want_json : sc->want_json;
+		bool c = b->o->fmt_given ? b->o->want_csv : sc->want_csv;
+		if (report_write(&r, b->dirs[i], j, c, &d)) {
+			result_row_fail(row, RESULT_FAILED, diag_text(&d));
+			result_finish(&r);
+			goto out;
+		}
+	}
+	result_row_fill(row, &r);
+	result_finish(&r);
+out:
+	diag_finish(&d);
+}
+
+static void batch_done(void *ctx, int i, const struct result_row *row)
+{
+	struct batch *b = ctx;
+	b->rows[i] = *row;
+	b->done++;
+	if (row->status != RESULT_OK)
+		b->failed++;
+	if (b->o->quiet)
+		return;
+	if (row->status == RESULT_OK)
+		fprintf(stderr, "[%d/%d] %s: %.4f s per iteration, MFU %.1f%%\n", b->done, b->n,
+			b->sc[i]->meta.name, row->iteration_s, 100 * row->mfu);
+	else
+		fprintf(stderr, "[%d/%d] %s: %s: %s\n", b->done, b->n, b->sc[i]->meta.name,
+			result_status_names[row->status], row->reason);
+}
+
+static int write_rows(struct batch *b, FILE *f)
+{
+	if (report_csv_header(f))
+		return -1;
+	for (int i = 0; i < b->n; i++)
+		if (report_csv_row(f, &b->rows[i], b->sc[i]->meta.name, b->sc[i]->in))
+			return -1;
+	return 0;
+}
+
+static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag *d)
+{
+	const struct run_opts *o = b->o;
+	bool to_stdout = !o->out || !strcmp(o->out, "-");
+	int rc = EXIT_FAIL;
+
+	b->dirs = xcalloc((size_t)b->n, sizeof(char *));
+	b->rows = xcalloc((size_t)b->n, sizeof(struct result_row));
+	for (int i = 0; i < b->n; i++) {
+		if (o->out && !strcmp(o->out, "-"))
+			continue;
+		if (!o->out) {
+			b->dirs[i] = xstrdup(b->sc[i]->out_dir);
+			continue;
+		}
+		/* DIR/<name>, made unique when two scenarios share a name */
+		int dup = 0;
+		for (int k = 0; k < i; k++)
+			dup += !strcmp(b->sc[k]->meta.name, b->sc[i]->meta.name);
+		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
+				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
+	}
+	if (runner_run(ro, b->n, batch_job, batch_done, b, d))
+		goto out;
+	if (to_stdout) {
+		if (write_rows(b, stdout) || fflush(stdout)) {
+			diag_errf(d, "cannot write the CSV to stdout");
+			goto out;
+		}
+	} else {
+		struct atomic_file af;
+		char *path = xasprintf("%s/runs.csv", o->out);
+		int e = report_mkdirs(o->out) ? -errno : atomic_file_open(&af, path);
+		if (!e && write_rows(b, af.f)) {
+			e = -EIO;
+			atomic_file_abort(&af);
+		} else if (!e)
+			e = atomic_file_commit(&af);
+		if (e)
+			diag_err(d, path, "", "cannot write the runs CSV: %s", strerror(-e));
+		else if (!o->quiet)
+			printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
+		free(path);
+		if (e)
+			goto out;
+	}
+	rc = b->failed ? EXIT_FAIL : EXIT_OK;
+out:
+	for (int i = 0; i < b->n; i++)
+		free(b->dirs[i]);
+	free(b->dirs);
+	free(b->rows);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL, *fmt = NULL;
-	bool quiet = false;
+	struct run_opts o = { .want_json = true, .want_csv = true };
+	struct runner_opts ro = { .jobs = 1 };
+	const char **paths = xcalloc((size_t)argc, sizeof(char *));
+	int npaths = 0, rc = EXIT_USAGE;
+	bool batch = false;
+	double x;
 	struct diag d;
-	struct result r;
-	int rc = EXIT_FAIL;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) {
-			if (++i == argc)
-				return cli_usage_error("--out needs a directory");
-			out = argv[i];
-		} else if (!strcmp(argv[i], "--format")) {
-			if (++i == argc)
-				return cli_usage_error("--format needs json, csv or json,csv");
-			fmt = argv[i];
-		} else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-			quiet = true;
-		} else if (argv[i][0] == '-') {
-			return cli_usage_error("unknown option '%s' for 'run'", argv[i]);
-		} else if (path) {
-			return cli_usage_error("'run' takes one scenario, got '%s' and '%s'", path, argv[i]);
+		const char *a = argv[i];
+		if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
+			if (++i == argc) {
+				cli_usage_error("--out needs a directory or '-'");
+				goto out_paths;
+			}
+			o.out = argv[i];
+		} else if (!strcmp(a, "--format")) {
+			if (++i == argc) {
+				cli_usage_error("--format needs json, csv or json,csv");
+				goto out_paths;
+			}
+			o.fmt_given = true;
+			o.want_json = o.want_csv = false;
+			char *buf = xstrdup(argv[i]), *save = NULL;
+			int n = 0;
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+				if (!strcmp(t, "json"))
+					o.want_json = true;
+				else if (!strcmp(t, "csv"))
+					o.want_csv = true;
+				else {
+					cli_usage_error("--format: expected json or csv, got '%s'", t);
+					free(buf);
+					goto out_paths;
+				}
+			}
+			free(buf);
+			if (n == 0) {
+				cli_usage_error("--format: expected json, csv or json,csv, got ''");
+				goto out_paths;
+			}
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			o.quiet = true;
+		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+			if (++i == argc || parse_count(a, argv[i], 1, 1024, &x)) {
+				if (i == argc)
+					cli_usage_error("%s needs a number of jobs", a);
+				goto out_paths;
+			}
+			ro.jobs = (int)x;
+			batch = true;
+		} else if (!strcmp(a, "--timeout")) {
+			if (++i == argc || parse_count(a, argv[i], 0.001, 1e7, &ro.timeout_s)) {
+				if (i == argc)
+					cli_usage_error("--timeout needs seconds");
+				goto out_paths;
+			}
+			batch = true;
+		} else if (!strcmp(a, "--mem-limit")) {
+			if (++i == argc || parse_count(a, argv[i], 0.01, 1e6, &x)) {
+				if (i == argc)
+					cli_usage_error("--mem-limit needs GB");
+				goto out_paths;
+			}
+			ro.mem_limit_bytes = x * 1e9;
+			batch = true;
+		} else if (a[0] == '-' && a[1]) {
+			cli_usage_error("unknown option '%s' for 'run'", a);
+			goto out_paths;
 		} else
-			path = argv[i];
+			paths[npaths++] = a;
 	}
-	if (!path)
-		return cli_usage_error("'run' needs a scenario file");
-	bool want_json = true, want_csv = true;
-	if (fmt) {
-		want_json = want_csv = false;
-		char buf[64];
-		snprintf(buf, sizeof(buf), "%s", fmt);
-		for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-			if (!strcmp(t, "json"))
-				want_json = true;
-			else if (!strcmp(t, "csv"))
-				want_csv = true;
-			else
-				return cli_usage_error("--format: expected json or csv, got '%s'", t);
-		}
+	if (npaths == 0) {
+		cli_usage_error("'run' needs a scenario file");
+		goto out_paths;
 	}
 
 	diag_init(&d, stderr);
-	struct scenario *sc = scenario_load(path, &d);
-	if (!sc) {
-		diag_finish(&d);
-		return EXIT_INPUT;
-	}
-	if (!fmt) {
-		want_json = sc->want_json;
-		want_csv = sc->want_csv;
-	}
-	if (simulate_run(sc->in, &sc->plan, &r, &d))
-		goto out;
-	result_set_meta(&r, &sc->meta);
-	if (!quiet)
-		report_print_summary(&r, stdout);
-	const char *dir = out ? out : sc->out_dir;
-	if (report_write(&r, dir, want_json, want_csv, &d))
-		goto out_result;
-	if (!quiet)
-		printf("\nreports written to %s/\n", dir);
-	rc = EXIT_OK;
-out_result:
-	result_finish(&r);
-out:
-	scenario_destroy(sc);
+	struct batch b = { .o = &o, .n = npaths };
+	b.sc = xcalloc((size_t)npaths, sizeof(*b.sc));
+	int bad = 0;
+	for (int i = 0; i < npaths; i++)
+		if (!(b.sc[i] = scenario_load(paths[i], &d)))
+			bad++;
+	if (bad) {
+		if (npaths > 1)
+			fprintf(stderr, "ddlsim: %d of %d scenarios are invalid; nothing was simulated\n", bad, npaths);
+		rc = EXIT_INPUT;
+	} else if (npaths == 1 && !batch)
+		rc = run_one(b.sc[0], &o, &d);
+	else
+		rc = run_batch(&b, &ro, &d);
+	for (int i = 0; i < npaths; i++)
+		scenario_destroy(b.sc[i]);
+	free(b.sc);
 	diag_finish(&d);
+out_paths:
+	free(paths);
 	return rc;
 }

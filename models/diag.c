@@ -1,6 +1,8 @@
 /* diag: user-facing error collection (see diag.h). */
 #include "diag.h"
 
+#include "xalloc.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,62 +23,58 @@ void diag_finish(struct diag *d)
 static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap,
 		 bool count)
 {
-	char msg[2048];
-	char line[2600];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	snprintf(line, sizeof(line), "%s%s\n", prefix, msg);
+	char *msg;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("ddlsim: fatal: out of memory formatting a message\n", stderr);
+		exit(1);
+	}
+	char *line = xasprintf("%s%s\n", prefix, msg);
+	free(msg);
 	if (count)
 		d->count++;
 	if (d->out)
 		fputs(line, d->out);
 	size_t n = strlen(line);
-	char *nb = realloc(d->buf, d->len + n + 1);
-	if (!nb)
-		return;
-	memcpy(nb + d->len, line, n + 1);
-	d->buf = nb;
+	d->buf = xreallocarray(d->buf, d->len + n + 1, 1);
+	memcpy(d->buf + d->len, line, n + 1);
 	d->len += n;
+	free(line);
 }
 
 int diag_err(struct diag *d, const char *file, const char *jpath,
 	     const char *fmt, ...)
 {
-	char prefix[1200];
 	va_list ap;
-
-	snprintf(prefix, sizeof(prefix), "%s: %s%serror: ", file ? file : "<input>",
-		 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
+	char *prefix = xasprintf("%s: %s%serror: ", file ? file : "<input>",
+				 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, true);
 	va_end(ap);
+	free(prefix);
 	return -1;
 }
 
 void diag_warn(struct diag *d, const char *file, const char *jpath,
 	       const char *fmt, ...)
 {
-	char prefix[1200];
 	va_list ap;
-
-	snprintf(prefix, sizeof(prefix), "%s: %s%swarning: ", file ? file : "<input>",
-		 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
+	char *prefix = xasprintf("%s: %s%swarning: ", file ? file : "<input>",
+				 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, false);
 	va_end(ap);
+	free(prefix);
 }
 
 int diag_err_at(struct diag *d, const char *file, int line, int col,
 		const char *fmt, ...)
 {
-	char prefix[1200];
 	va_list ap;
-
-	snprintf(prefix, sizeof(prefix), "%s:%d:%d: error: ", file ? file : "<input>",
-		 line, col);
+	char *prefix = xasprintf("%s:%d:%d: error: ", file ? file : "<input>", line, col);
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, true);
 	va_end(ap);
+	free(prefix);
 	return -1;
 }
 

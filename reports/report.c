@@ -96,49 +96,10 @@ static json_t *mem_json(const struct stage_result *s)
 			 "headroom_GB", (m->capacity_bytes - m->total_bytes) / GB);
 }
 
-static double sum_cat(const double *v, int from, int to)
-{
-	double s = 0;
-	for (int k = from; k <= to; k++)
-		s += v[k];
-	return s;
-}
-
-/* A rank's iteration split: compute, exposed communication, bubble, idle. */
-struct split {
-	double compute_s, exposed_s, bubble_s, idle_s;
-};
-
-static struct split rank_split(const struct result *r, int i)
-{
-	const struct engine_rank_stats *st = &r->eng.rank[i];
-	struct split x = { sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER),
-			   sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM), st->bubble_s, 0 };
-	x.idle_s = r->iteration_s - x.compute_s - x.exposed_s - x.bubble_s;
-	if (x.idle_s < 0)
-		x.idle_s = 0;
-	return x;
-}
-
-/* The split averaged over all ranks. */
-static struct split mean_split(const struct result *r)
-{
-	struct split m = { 0, 0, 0, 0 };
-	int n = r->eng.nranks;
-	for (int i = 0; i < n; i++) {
-		struct split x = rank_split(r, i);
-		m.compute_s += x.compute_s / n;
-		m.exposed_s += x.exposed_s / n;
-		m.bubble_s += x.bubble_s / n;
-		m.idle_s += x.idle_s / n;
-	}
-	return m;
-}
-
 static json_t *rank_json(const struct result *r, int i)
 {
 	const struct engine_rank_stats *st = &r->eng.rank[i];
-	struct split x = rank_split(r, i);
+	struct result_split x = result_rank_split(r, i);
 	double compute = x.compute_s, exposed = x.exposed_s, idle = x.idle_s;
 	const struct mem_anatomy *mem = &r->stage[st->stage].mem;
 	return json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
@@ -221,7 +182,7 @@ static json_t *build_json(const struct result *r, const char **bad)
 
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();
-	struct split mean = mean_split(r);
+	struct result_split mean = result_mean_split(r);
 	/* the first REPORT_MAX_RANK_ROWS ranks; the report says how many more
 	 * there are (the per-stage table and the mean stand for them) */
 	int nrows = r->eng.nranks < REPORT_MAX_RANK_ROWS ? r->eng.nranks : REPORT_MAX_RANK_ROWS;
@@ -324,7 +285,7 @@ static const char *const csv_cols[] = {
 	"micro_batch", "precision", "iteration_time_s", "samples_per_s", "tokens_per_s",
 	"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "compute_s",
 	"exposed_comm_s", "bubble_s", "idle_s", "mem_peak_GB", "mem_capacity_GB",
-	"fits", "time_to_train_days", "gpu_hours", "cost_usd", NULL
+	"fits", "time_to_train_days", "gpu_hours", "cost_usd", "status", "error", NULL
 };
 
 static void field(FILE *f, const char *s, bool first)
@@ -351,24 +312,26 @@ static void fieldf(FILE *f, bool first, const char *fmt, ...)
 	free(s);
 }
 
-int report_write_csv_stream(const struct result *r, FILE *f, bool header)
+int report_csv_header(FILE *f)
 {
-	const struct plan *pl = &r->plan;
-	const struct model *model = inputs_model(r->in);
-	const struct topology *topo = inputs_topology(r->in);
+	for (int i = 0; csv_cols[i]; i++)
+		field(f, csv_cols[i], i == 0);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}
 
-	if (header) {
-		for (int i = 0; csv_cols[i]; i++)
-			field(f, csv_cols[i], i == 0);
-		fputc('\n', f);
-	}
-	struct split mean = mean_split(r);
-	fieldf(f, true, "%s", r->meta.name ? r->meta.name : "");
-	fieldf(f, false, "%s", model->name);
+int report_csv_row(FILE *f, const struct result_row *row, const char *name, const struct inputs *in)
+{
+	const struct plan *pl = &row->plan;
+	const struct topology *topo = inputs_topology(in);
+	bool ok = row->status == RESULT_OK;
+
+	fieldf(f, true, "%s", name ? name : "");
+	fieldf(f, false, "%s", inputs_model(in)->name);
 	fieldf(f, false, "%s", topo->name);
 	fieldf(f, false, "%s", topo->gpu.name);
 	fieldf(f, false, "%d", pl->nodes);
-	fieldf(f, false, "%ld", r->gpus);
+	fieldf(f, false, "%ld", (long)pl->nodes * topo->gpus_per_node);
 	fieldf(f, false, "%d", pl->dp);
 	fieldf(f, false, "%d", pl->tp);
 	fieldf(f, false, "%d", pl->pp);
@@ -381,24 +344,39 @@ int report_write_csv_stream(const struct result *r, FILE *f, bool header)
 	fieldf(f, false, "%ld", pl->global_batch);
 	fieldf(f, false, "%ld", pl->micro_batch);
 	fieldf(f, false, "%s", dtype_name(pl->precision));
-	fieldf(f, false, "%.9g", r->iteration_s);
-	fieldf(f, false, "%.9g", r->samples_per_s);
-	fieldf(f, false, "%.9g", r->tokens_per_s);
-	fieldf(f, false, "%.6g", r->model_tflops_per_gpu);
-	fieldf(f, false, "%.6g", r->hardware_tflops_per_gpu);
-	fieldf(f, false, "%.6g", r->mfu);
-	fieldf(f, false, "%.9g", mean.compute_s);
-	fieldf(f, false, "%.9g", mean.exposed_s);
-	fieldf(f, false, "%.9g", mean.bubble_s);
-	fieldf(f, false, "%.9g", mean.idle_s);
-	fieldf(f, false, "%.6g", r->worst_total_bytes / GB);
-	fieldf(f, false, "%.6g", topo->gpu.hbm_bytes / GB);
-	fieldf(f, false, "%s", r->fits ? "true" : "false");
-	fieldf(f, false, "%.6g", r->time_to_train_s / 86400);
-	fieldf(f, false, "%.6g", r->gpu_hours);
-	fieldf(f, false, "%.6g", r->cost_usd);
+	if (ok) {
+		fieldf(f, false, "%.9g", row->iteration_s);
+		fieldf(f, false, "%.9g", row->samples_per_s);
+		fieldf(f, false, "%.9g", row->tokens_per_s);
+		fieldf(f, false, "%.6g", row->model_tflops_per_gpu);
+		fieldf(f, false, "%.6g", row->hardware_tflops_per_gpu);
+		fieldf(f, false, "%.6g", row->mfu);
+		fieldf(f, false, "%.9g", row->mean.compute_s);
+		fieldf(f, false, "%.9g", row->mean.exposed_s);
+		fieldf(f, false, "%.9g", row->mean.bubble_s);
+		fieldf(f, false, "%.9g", row->mean.idle_s);
+		fieldf(f, false, "%.6g", row->mem_worst_bytes / GB);
+		fieldf(f, false, "%.6g", row->mem_capacity_bytes / GB);
+		fieldf(f, false, "%s", row->fits ? "true" : "false");
+		fieldf(f, false, "%.6g", row->time_to_train_s / 86400);
+		fieldf(f, false, "%.6g", row->gpu_hours);
+		fieldf(f, false, "%.6g", row->cost_usd);
+	} else
+		for (int i = 0; i < 16; i++)
+			field(f, "", false);
+	fieldf(f, false, "%s", result_status_names[row->status]);
+	fieldf(f, false, "%s", ok ? "" : row->reason);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
+}
+
+int report_write_csv_stream(const struct result *r, FILE *f, bool header)
+{
+	struct result_row row = { 0 };
+	result_row_fill(&row, r);
+	if (header && report_csv_header(f))
+		return -1;
+	return report_csv_row(f, &row, r->meta.name, r->in);
 }
 
 /* ---- files --------------------------------------------------------- */
@@ -505,7 +483,7 @@ void report_print_summary(const struct result *r, FILE *f)
 	const struct model *model = inputs_model(r->in);
 	const struct topology *topo = inputs_topology(r->in);
 	char buf[64], vbuf[512];
-	struct split mean = mean_split(r);
+	struct result_split mean = result_mean_split(r);
 
 	fprintf(f, "scenario     %s\n", (r->meta.name ? r->meta.name : ""));
 	if (r->params >= 1e9)

@@ -30,6 +30,12 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 /* The CSV header and row (the columns of report.csv). */
 int report_write_csv_stream(const struct result *r, FILE *f, bool header);
 
+/* The same columns from a runner's fixed-size row (a failed row has empty
+ * figures, its status and the error): the header, then one row of the
+ * scenario named name on inputs in. Return 0 or -1 on a stream error. */
+int report_csv_header(FILE *f);
+int report_csv_row(FILE *f, const struct result_row *row, const char *name, const struct inputs *in);
+
 /* Human-readable summary table. */
 void report_print_summary(const struct result *r, FILE *f);
 

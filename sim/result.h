@@ -84,6 +84,49 @@ struct result {
 	char links_tp[128], links_dp[128], links_pp[128];  /* link classes each group crosses */
 };
 
+/* A rank's iteration split: compute, exposed communication, pipeline
+ * bubble and the rest (idle), in seconds; they add up to the iteration. */
+struct result_split {
+	double compute_s, exposed_s, bubble_s, idle_s;
+};
+struct result_split result_rank_split(const struct result *r, int rank);
+/* The split averaged over all ranks. */
+struct result_split result_mean_split(const struct result *r);
+
+enum result_status {
+	RESULT_OK,
+	RESULT_INVALID,             /* the plan failed plan_check() */
+	RESULT_FAILED,              /* the simulation reported an error */
+	RESULT_CRASHED,             /* the process died on a signal */
+	RESULT_TIMEOUT,             /* killed at the runner's time limit */
+	RESULT_NSTATUS
+};
+extern const char *const result_status_names[RESULT_NSTATUS];
+
+/* The headline of one simulation as a fixed-size value: what a runner
+ * child sends back over its pipe and what a CSV row is written from. */
+struct result_row {
+	int index;                  /* the job's index */
+	enum result_status status;
+	char reason[512];           /* why not OK, cut on a UTF-8 boundary */
+	struct plan plan;
+	long gpus;
+	double iteration_s, samples_per_s, tokens_per_s;
+	double model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, hfu;
+	struct result_split mean;
+	double mem_worst_bytes, mem_capacity_bytes;
+	bool fits;
+	double comm_bytes_per_gpu[CAT_N];
+	double time_to_train_s, gpu_hours, cost_usd;
+	double sim_wall_s;
+};
+
+/* Fill row from a finished simulation (status OK). */
+void result_row_fill(struct result_row *row, const struct result *r);
+/* Set row's status and reason (copied, cut on a UTF-8 character boundary
+ * with "..." when longer than the row holds). */
+void result_row_fail(struct result_row *row, enum result_status st, const char *reason);
+
 /* Copy meta (name, description, published figures) into r. */
 void result_set_meta(struct result *r, const struct scenario_meta *meta);
 void result_finish(struct result *r);

@@ -509,27 +509,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void result_set_meta(struct result *r, const struct scenario_meta *meta)
-{
-	scenario_meta_finish(&r->meta);
-	scenario_meta_copy(&r->meta, meta);
-}
-
-void result_finish(struct result *r)
-{
-	scenario_meta_finish(&r->meta);
-	free(r->measured_ops);
-	free(r->roofline_ops);
-	free(r->cost_detail);
-	free(r->tp_group0);
-	free(r->dp_group0);
-	free(r->pp_ranks0);
-	free(r->ops);
-	free(r->stage);
-	engine_result_finish(&r->eng);
-	memset(r, 0, sizeof(*r));
-}
-
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {

@@ -1,0 +1,106 @@
+/* result: lifetime of a result, its iteration split and its fixed-size row
+ * (see result.h). */
+#include "result.h"
+
+#include <string.h>
+
+#include "xalloc.h"
+
+const char *const result_status_names[RESULT_NSTATUS] = {
+	"ok", "invalid", "failed", "crashed", "timeout",
+};
+
+void result_set_meta(struct result *r, const struct scenario_meta *meta)
+{
+	scenario_meta_finish(&r->meta);
+	scenario_meta_copy(&r->meta, meta);
+}
+
+void result_finish(struct result *r)
+{
+	scenario_meta_finish(&r->meta);
+	free(r->measured_ops);
+	free(r->roofline_ops);
+	free(r->cost_detail);
+	free(r->tp_group0);
+	free(r->dp_group0);
+	free(r->pp_ranks0);
+	free(r->ops);
+	free(r->stage);
+	engine_result_finish(&r->eng);
+	memset(r, 0, sizeof(*r));
+}
+
+static double sum_cat(const double *v, int from, int to)
+{
+	double s = 0;
+	for (int k = from; k <= to; k++)
+		s += v[k];
+	return s;
+}
+
+struct result_split result_rank_split(const struct result *r, int i)
+{
+	const struct engine_rank_stats *st = &r->eng.rank[i];
+	struct result_split x = { sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER),
+				  sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM), st->bubble_s, 0 };
+	x.idle_s = r->iteration_s - x.compute_s - x.exposed_s - x.bubble_s;
+	if (x.idle_s < 0)
+		x.idle_s = 0;
+	return x;
+}
+
+struct result_split result_mean_split(const struct result *r)
+{
+	struct result_split m = { 0, 0, 0, 0 };
+	int n = r->eng.nranks;
+	for (int i = 0; i < n; i++) {
+		struct result_split x = result_rank_split(r, i);
+		m.compute_s += x.compute_s / n;
+		m.exposed_s += x.exposed_s / n;
+		m.bubble_s += x.bubble_s / n;
+		m.idle_s += x.idle_s / n;
+	}
+	return m;
+}
+
+void result_row_fill(struct result_row *row, const struct result *r)
+{
+	int index = row->index;
+	memset(row, 0, sizeof(*row));
+	row->index = index;
+	row->status = RESULT_OK;
+	row->plan = r->plan;
+	row->gpus = r->gpus;
+	row->iteration_s = r->iteration_s;
+	row->samples_per_s = r->samples_per_s;
+	row->tokens_per_s = r->tokens_per_s;
+	row->model_tflops_per_gpu = r->model_tflops_per_gpu;
+	row->hardware_tflops_per_gpu = r->hardware_tflops_per_gpu;
+	row->mfu = r->mfu;
+	row->hfu = r->hfu;
+	row->mean = result_mean_split(r);
+	row->mem_worst_bytes = r->worst_total_bytes;
+	row->mem_capacity_bytes = inputs_topology(r->in)->gpu.hbm_bytes;
+	row->fits = r->fits;
+	memcpy(row->comm_bytes_per_gpu, r->comm_bytes_per_gpu, sizeof(row->comm_bytes_per_gpu));
+	row->time_to_train_s = r->time_to_train_s;
+	row->gpu_hours = r->gpu_hours;
+	row->cost_usd = r->cost_usd;
+	row->sim_wall_s = r->sim_wall_s;
+}
+
+void result_row_fail(struct result_row *row, enum result_status st, const char *reason)
+{
+	size_t cap = sizeof(row->reason), n = strlen(reason);
+	row->status = st;
+	if (n < cap) {
+		memcpy(row->reason, reason, n + 1);
+		return;
+	}
+	n = cap - 4;  /* room for "..." and the terminator */
+	while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
+		n--;  /* do not cut a UTF-8 character */
+	memcpy(row->reason, reason, n);
+	memcpy(row->reason + n, "...", 4);
+}

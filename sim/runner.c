@@ -1,0 +1,211 @@
+/* runner: fork a child per simulation, collect fixed-size rows (see runner.h).
+ *
+ * The parent polls the children's pipes; each child writes exactly one
+ * struct result_row (a few KB: a pipe write of up to PIPE_BUF is atomic,
+ * larger ones are read in a loop until the row is whole or the pipe
+ * closes). When a pipe closes, waitpid() says how the child ended, and a
+ * short row becomes an error row naming the signal, the exit status, the
+ * time limit or the memory limit. */
+#include "runner.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bug.h"
+#include "xalloc.h"
+
+struct slot {
+	pid_t pid;                  /* 0 = free */
+	int fd;
+	int index;
+	double deadline_s;          /* 0 = none */
+	bool timed_out;
+	size_t got;
+	struct result_row row;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(120);
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void child(const struct runner_opts *o, int fd, int i, runner_job_fn job, void *ctx)
+{
+	struct result_row row;
+
+	if (o->mem_limit_bytes > 0) {
+		struct rlimit rl = { (rlim_t)o->mem_limit_bytes, (rlim_t)o->mem_limit_bytes };
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	memset(&row, 0, sizeof(row));
+	row.index = i;
+	row.status = RESULT_FAILED;
+	snprintf(row.reason, sizeof(row.reason), "the job set no result");
+	job(ctx, i, &row);
+	row.index = i;
+	write_all(fd, &row, sizeof(row));
+	fflush(NULL);
+	_exit(0);
+}
+
+/* The error row of a child that ended without a whole row. */
+static void lost_row(const struct runner_opts *o, struct slot *s, int wstatus)
+{
+	struct result_row *r = &s->row;
+	memset(r, 0, sizeof(*r));
+	r->index = s->index;
+	if (s->timed_out) {
+		r->status = RESULT_TIMEOUT;
+		snprintf(r->reason, sizeof(r->reason), "killed after the time limit of %g s", o->timeout_s);
+	} else if (WIFSIGNALED(wstatus)) {
+		r->status = RESULT_CRASHED;
+		snprintf(r->reason, sizeof(r->reason), "the simulation crashed: signal %d (%s)",
+			 WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+	} else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 1 && o->mem_limit_bytes > 0) {
+		r->status = RESULT_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "the simulation failed (exit status 1), most likely "
+			 "out of memory under the limit of %.3g GB", o->mem_limit_bytes / 1e9);
+	} else {
+		r->status = RESULT_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "the simulation ended without a result (exit status %d)",
+			 WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+	}
+}
+
+static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_fn job, void *ctx,
+		 struct diag *d)
+{
+	int fds[2];
+	if (pipe(fds))
+		return diag_errf(d, "runner: cannot create a pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return diag_errf(d, "runner: cannot fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child(o, fds[1], i, job, ctx);
+	}
+	close(fds[1]);
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->fd = fds[0];
+	s->index = i;
+	s->deadline_s = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
+	return 0;
+}
+
+/* The pipe of s is readable or closed: read; at EOF reap the child and
+ * deliver its row. Returns true when the slot was freed. */
+static bool drain(const struct runner_opts *o, struct slot *s, runner_done_fn done, void *ctx)
+{
+	char *buf = (char *)&s->row;
+	ssize_t r = read(s->fd, buf + s->got, sizeof(s->row) - s->got);
+	if (r < 0 && errno == EINTR)
+		return false;
+	if (r > 0) {
+		s->got += (size_t)r;
+		return false;
+	}
+	int wstatus = 0;
+	close(s->fd);
+	while (waitpid(s->pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (s->got != sizeof(s->row) || s->timed_out)
+		lost_row(o, s, wstatus);
+	BUG_ON(s->row.index != s->index, "child for job %d sent the row of job %d", s->index, s->row.index);
+	done(ctx, s->index, &s->row);
+	s->pid = 0;
+	return true;
+}
+
+int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,
+	       void *ctx, struct diag *d)
+{
+	int jobs = o->jobs < 1 ? 1 : o->jobs;
+	if (jobs > n)
+		jobs = n;
+	struct slot *slots = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*slots));
+	struct pollfd *pfd = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*pfd));
+	int *map = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*map));
+	int next = 0, running = 0, rc = 0;
+
+	while (next < n || running > 0) {
+		for (int k = 0; k < jobs && next < n && rc == 0; k++)
+			if (!slots[k].pid) {
+				if (start(o, &slots[k], next, job, ctx, d))
+					rc = -1;
+				else {
+					next++;
+					running++;
+				}
+			}
+		if (running == 0)
+			break;
+		int np = 0;
+		double wait_s = -1, t = now_s();
+		for (int k = 0; k < jobs; k++) {
+			if (!slots[k].pid)
+				continue;
+			pfd[np] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
+			map[np++] = k;
+			if (slots[k].deadline_s > 0 && !slots[k].timed_out) {
+				double left = slots[k].deadline_s - t;
+				if (left < 0)
+					left = 0;
+				if (wait_s < 0 || left < wait_s)
+					wait_s = left;
+			}
+		}
+		int pr = poll(pfd, (nfds_t)np, wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1);
+		if (pr < 0 && errno != EINTR) {
+			rc = diag_errf(d, "runner: poll failed: %s", strerror(errno));
+			break;
+		}
+		t = now_s();
+		for (int j = 0; j < np; j++) {
+			struct slot *s = &slots[map[j]];
+			if (s->deadline_s > 0 && t >= s->deadline_s && !s->timed_out) {
+				s->timed_out = true;
+				kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
+			}
+			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
+				if (drain(o, s, done, ctx))
+					running--;
+		}
+	}
+	/* after a runner error: reap what still runs, delivering its rows */
+	for (int k = 0; k < jobs; k++)
+		while (slots[k].pid)
+			drain(o, &slots[k], done, ctx);
+	free(map);
+	free(pfd);
+	free(slots);
+	return rc;
+}
