@@ -292,6 +292,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 	p->bytes = bytes;
 	p->nranks = n;
 	p->channels = 1;
+	p->wire_scale = 1;
 	p->bus_bytes = coll_bus_factor(op, n) * bytes;
 	if (n <= 1)
 		return p;
@@ -337,6 +338,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 			double scale = nccl_xfer_s / fabric_s;
 			for (int i = 0; i < w; i++)
 				p->flows[i].bytes *= scale;
+			p->wire_scale = scale;
 			xfer_s = nccl_xfer_s;
 		}
 		lat = nccl_lat_us * 1e-6;

@@ -94,6 +94,7 @@ struct coll_plan {
 	double extra_latency_s;   /* waited after the flows: latency_s - alpha_s */
 	double ideal_time_s;      /* closed form, uncontended: latency_s + max link load / bw */
 	double nccl_time_s;       /* NCCL's predicted time (0: not an NCCL algorithm) */
+	double wire_scale;        /* flow bytes / payload bytes (>= 1: NCCL's losses) */
 	double bus_bytes;         /* bytes per rank in nccl-tests' busbw sense */
 };
 

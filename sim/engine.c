@@ -234,7 +234,7 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 		const struct coll_flow *f = &p->flows[i];
 		c[nc++] = sg_mailbox_put_async(coll_mailbox(t->stream, f->src, f->dst),
 					       &dummy_payload, (long)ceil(f->bytes));
-		ri->st->sent_bytes[t->cat] += f->bytes;
+		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
 		S->flows++;
 	}
 	for (int i = i0; i < i1; i++) {

@@ -293,8 +293,8 @@ struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks,
 				}
 	} else {
 		double nic = t->nic_bw_Bps / 1e9; /* the file's Gb/s / 8 */
-		double lim = ppn > 1 ? T : 1e30; /* one GPU per node: no NVLink hop */
-		double limt = ppn > 1 ? Ttree : 1e30;
+		double lim = ppn > 1 ? T : 1e6; /* one GPU per node: no NVLink hop */
+		double limt = ppn > 1 ? Ttree : 1e6;
 		search(inter, nic, lim, nic, nics < 1 ? 1 : nics, RING_MAX_CHANNELS,
 		       &m->channels[NCCL_ALGO_RING], &m->speed_GBps[NCCL_ALGO_RING]);
 		search(inter, nic, limt, nic, nics < 1 ? 1 : nics, m->channels[NCCL_ALGO_RING],
