@@ -191,22 +191,28 @@ static int compcap_of(const char *name)
 
 /* Best channels x speed: the s of speeds (0-terminated) with s <= max_s,
  * channels = min(floor(per_limit / s) x units, floor(total / s), cap);
- * ties keep the faster speed. */
+ * ties keep the faster speed. As search.cc, once a graph is found at s0,
+ * slower speeds are tried only while they exceed 0.49 x s0. */
 static void search(const double *speeds, double max_s, double total, double per_limit, int units,
 		   int cap, int *ch, double *s_out)
 {
+	double s0 = 0;
 	*ch = 0;
 	*s_out = 0;
 	for (int i = 0; speeds[i] > 0; i++) {
 		double s = speeds[i];
 		if (s > max_s * (1 + 1e-9))
 			continue;
+		if (s0 > 0 && s / s0 <= 0.49)
+			break;
 		long c = (long)floor(total / s + 1e-9);
 		if (units > 0) {
 			long per = (long)floor(per_limit / s + 1e-9) * units;
 			c = per < c ? per : c;
 		}
 		c = c > cap ? cap : c;
+		if (c >= 1 && s0 == 0)
+			s0 = s;
 		if (c >= 1 && c * s > *ch * *s_out + 1e-9) {
 			*ch = (int)c;
 			*s_out = s;
