@@ -738,6 +738,7 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		pts[s].algo = p->algo;
 		pts[s].proto = p->proto;
 		pts[s].ideal_s = p->ideal_time_s;
+		pts[s].nccl_s = p->nccl_time_s;
 		pts[s].time_s = 0;
 	}
 	if (n < 2) {
