@@ -25,17 +25,20 @@ void cmd_collective_usage(FILE *f)
 		   "                         [--op OP] [--algo ALGO] [--min-bytes S] [--max-bytes S]\n"
 		   "                         [--factor F] [--csv FILE]\n\n"
 		   "Simulates one collective over a range of message sizes, like nccl-tests, and\n"
-		   "prints size, time, algorithm bandwidth (algbw = S / t) and bus bandwidth\n"
+		   "prints size, time, algorithm bandwidth (algbw = S / t), bus bandwidth\n"
 		   "(busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce_scatter,\n"
-		   "allgather and alltoall, 1 for broadcast, reduce and sendrecv).\n\n"
+		   "allgather and alltoall, 1 for broadcast, reduce and sendrecv), the algorithm and\n"
+		   "protocol that ran and NCCL's predicted time (nccl(us); 0 where NCCL's tuning\n"
+		   "model does not apply: hierarchical, direct).\n\n"
 		   "  --topology FILE          topology file (see topologies/README.md)\n"
 		   "  --nodes N                nodes in the group (default 1)\n"
 		   "  --gpus-per-node-used K   GPUs 0..K-1 of every node take part (default: all)\n"
 		   "  --op OP                  allreduce, reduce_scatter, allgather, broadcast, reduce,\n"
 		   "                           alltoall, sendrecv (default allreduce)\n"
-		   "  --algo ALGO              auto, ring, tree, hierarchical, direct; ring and tree\n"
-		   "                           take a protocol: ring:LL, ring:LL128, ring:Simple\n"
-		   "                           (default auto; see 'ddlsim list')\n"
+		   "  --algo ALGO              auto, ring, tree, nvls, hierarchical, direct; ring, tree\n"
+		   "                           and nvls take a protocol (ring:LL, ring:LL128,\n"
+		   "                           ring:Simple); without one, NCCL's choice for that\n"
+		   "                           algorithm (default auto: NCCL's choice of both)\n"
 		   "  --min-bytes S, --max-bytes S   sizes, with K, M, G suffixes (powers of 1024;\n"
 		   "                           default 8 and 8G)\n"
 		   "  --factor F               size multiplier between points (default 2)\n"
@@ -188,12 +191,13 @@ int cmd_collective(int argc, char **argv)
 		goto out_mem;
 	printf("# %s on %s: %ld node(s) x %ld GPU(s) = %d ranks, algo %s\n", coll_op_name(op),
 	       t->name, nodes, used, n, algo);
-	printf("%14s %12s %12s %12s  %-13s %s\n", "size(B)", "time(us)", "algbw(GB/s)",
-	       "busbw(GB/s)", "algo", "proto");
+	printf("%14s %12s %12s %12s  %-13s %-7s %s\n", "size(B)", "time(us)", "algbw(GB/s)",
+	       "busbw(GB/s)", "algo", "proto", "nccl(us)");
 	for (int i = 0; i < npts; i++) {
 		double algbw = pts[i].time_s > 0 ? pts[i].bytes / pts[i].time_s / 1e9 : 0;
-		printf("%14.0f %12.3f %12.3f %12.3f  %-13s %s\n", pts[i].bytes, pts[i].time_s * 1e6,
-		       algbw, algbw * coll_bus_factor(op, n), pts[i].algo, pts[i].proto);
+		printf("%14.0f %12.3f %12.3f %12.3f  %-13s %-7s %.3f\n", pts[i].bytes, pts[i].time_s * 1e6,
+		       algbw, algbw * coll_bus_factor(op, n), pts[i].algo, pts[i].proto,
+		       pts[i].nccl_s * 1e6);
 	}
 	if (csv && write_csv(csv, pts, npts, op, n, &d))
 		goto out_mem;

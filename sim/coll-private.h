@@ -23,15 +23,11 @@ void coll_node_order(const struct topology *t, int *r, int len);
 int coll_mesh_rings(const struct topology *t, const int *r, int len, int maxc,
 		    int *rings, double *w);
 
-/* Protocol model (coll_tune.c): what protocol proto adds to algorithm
- * algo on a group spanning nnodes nodes: the wire efficiency (payload /
- * wire bytes), a base latency per collective and a floor on each step's
- * latency. PROTO_NONE: 1, 0, 0. */
-void coll_tune_proto(const struct topology *t, const char *algo, enum coll_proto proto,
-		     int nnodes, double *eff, double *base_s, double *step_floor_s);
-/* Plan with the (algorithm, protocol) of least modelled time (auto). */
+/* Plan with NCCL's choice of (algorithm, protocol) (auto, coll_tune.c). */
 struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
 				   const int *ranks, int n, double bytes);
+/* The NCCL algorithm behind a registry entry, or -1 (hierarchical, direct). */
+int coll_tune_nccl_algo(const struct coll_algo *a);
 /* Build a plan with a given algorithm and protocol; NULL if it cannot. */
 struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
@@ -42,6 +38,8 @@ int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);
 int coll_hier_plan(const struct topology *t, enum coll_op op, const int *ranks,
+		   int n, double bytes, struct coll_plan *p);
+int coll_nvls_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);
 int coll_direct_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		     int n, double bytes, struct coll_plan *p);

@@ -2,10 +2,15 @@
  *
  * An algorithm only lists its flows and its step count; coll_plan_build()
  * then (1) reroutes cross-rail flows over NVLink on rail fabrics with PXN,
- * (2) divides bytes by the protocol's wire efficiency, (3) sorts flows by
- * (src, dst) and merges equal endpoints (the engine binary-searches them),
- * (4) sums every flow's bytes on the links of its route to get the closed
- * form time: latency terms + the most loaded link's bytes / bandwidth. */
+ * (2) sorts flows by (src, dst) and merges equal endpoints (the engine
+ * binary-searches them), (3) sums every flow's bytes on the links of its
+ * route to get the fabric's time (the most loaded link's bytes /
+ * bandwidth), (4) for NCCL's algorithms, takes NCCL's latency and
+ * bandwidth for the (algorithm, protocol) from nccl_model.c: when NCCL's
+ * bandwidth term N / bw exceeds the fabric's, every flow's bytes grow by
+ * their ratio (what NCCL loses to protocol and channel limits shows as
+ * extra wire time, still shared on the links), and the latency is NCCL's.
+ * The closed form is then latency + max(NCCL's, the fabric's) transfer. */
 #include "coll.h"
 
 #include <math.h>
@@ -13,17 +18,17 @@
 #include <string.h>
 
 #include "coll-private.h"
+#include "nccl_model.h"
 
 const struct coll_algo coll_algos[] = {
 	{ "auto", "NCCL's tuning model picks algorithm and protocol (LL, LL128, Simple) by size and shape", NULL },
-	{ "ring", "NCCL-style rings, one channel per NIC across nodes, NVLink rings on a mesh", coll_ring_plan },
-	{ "tree", "NCCL double binary tree over nodes, chains inside nodes (all-reduce)", coll_tree_plan },
+	{ "ring", "NCCL rings, one channel per NIC across nodes, NVLink rings on a mesh (ring:LL|LL128|Simple)", coll_ring_plan },
+	{ "tree", "NCCL double binary tree over nodes, chains inside nodes, all-reduce (tree:LL|LL128|Simple)", coll_tree_plan },
+	{ "nvls", "NCCL NVLink SHARP on one NVSwitch-3 node (Hopper and later): all-reduce, reduce-scatter, all-gather", coll_nvls_plan },
 	{ "hierarchical", "intra-node reduce-scatter, per-rail inter-node all-reduce, intra-node all-gather", coll_hier_plan },
 	{ "direct", "all-to-all as P(P-1) direct flows; send/recv to the next rank", coll_direct_plan },
 	{ NULL, NULL, NULL },
 };
-
-static const char *const proto_names[PROTO_N] = { "LL", "LL128", "Simple" };
 
 static const char *const op_names[COLL_NOPS] = {
 	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"
@@ -75,16 +80,17 @@ static const struct coll_algo *parse_algo(const char *name, enum coll_proto *pro
 	char base[64];
 	const char *colon = name ? strchr(name, ':') : NULL;
 
-	*proto = PROTO_NONE;
+	*proto = PROTO_AUTO;
 	if (!name)
 		name = "auto";
 	snprintf(base, sizeof(base), "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
 	if (colon) {
 		int k;
 		for (k = 0; k < PROTO_N; k++)
-			if (!strcasecmp(colon + 1, proto_names[k]))
+			if (!strcasecmp(colon + 1, nccl_proto_name(k)))
 				break;
-		if (k == PROTO_N || !strcmp(base, "auto") || !strcmp(base, "direct"))
+		/* only NCCL's algorithms take a protocol */
+		if (k == PROTO_N || (strcmp(base, "ring") && strcmp(base, "tree") && strcmp(base, "nvls")))
 			return NULL;
 		*proto = k;
 	}
@@ -111,10 +117,14 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 	if (!a->plan)
 		return coll_tune_select(t, op, ranks, n, bytes);
 	struct coll_plan *p = coll_plan_build(t, a, proto, op, ranks, n, bytes);
-	/* an algorithm without this operation (tree: all-reduce only) falls
-	 * back to ring for it, as NCCL does */
-	if (!p && a->plan != coll_ring_plan)
+	/* an algorithm without this operation (tree: all-reduce only) or
+	 * this group (NVLS across nodes) falls back to ring for it, as NCCL
+	 * does, with NCCL's choice of protocol if the forced one cannot run */
+	if (!p && a->plan != coll_ring_plan && a->plan != coll_direct_plan) {
 		p = coll_plan_build(t, &coll_algos[1], proto, op, ranks, n, bytes);
+		if (!p)
+			p = coll_plan_build(t, &coll_algos[1], PROTO_AUTO, op, ranks, n, bytes);
+	}
 	return p;
 }
 
@@ -272,36 +282,37 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes)
 {
+	struct nccl_model *m = NULL;
 	struct coll_plan *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
+	if (!p || !a)
+		goto err;
 	p->op = op;
 	p->algo = a->name;
-	p->proto = proto == PROTO_NONE ? "-" : proto_names[proto];
+	p->proto = nccl_proto_name(PROTO_SIMPLE);
 	p->bytes = bytes;
 	p->nranks = n;
 	p->channels = 1;
+	p->wire_scale = 1;
 	p->bus_bytes = coll_bus_factor(op, n) * bytes;
 	if (n <= 1)
 		return p;
+
+	/* NCCL's latency and bandwidth for this algorithm and protocol */
+	int na = coll_tune_nccl_algo(a);
+	double nccl_lat_us = 0, nccl_bw_GBps = 0, nccl_us = -1;
+	if (na >= 0) {
+		if (!(m = nccl_model_create(t, ranks, n)))
+			goto err;
+		if (proto == PROTO_AUTO &&
+		    nccl_model_choose(m, op, bytes, na, &(enum nccl_algo){ 0 }, &proto) < 0)
+			goto err;
+		nccl_us = nccl_model_predict(m, op, na, proto, bytes, &nccl_lat_us, &nccl_bw_GBps);
+		if (nccl_us < 0)
+			goto err; /* NCCL does not run op this way */
+		p->proto = nccl_proto_name(proto);
+	}
 	if (a->plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
 		goto err;
-
-	int nodes = 1;
-	{
-		int *r = coll_sorted_ranks(ranks, n);
-		int *start = malloc((size_t)(n + 1) * sizeof(int));
-		if (!r || !start) {
-			free(r);
-			free(start);
-			goto err;
-		}
-		nodes = coll_node_runs(t, r, n, start);
-		free(r);
-		free(start);
-	}
-	double eff, base, floor_s;
-	coll_tune_proto(t, a->name, proto, nodes, &eff, &base, &floor_s);
 
 	qsort(p->flows, (size_t)p->nflows, sizeof(*p->flows), cmp_flow);
 	int w = 0;
@@ -316,20 +327,33 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 	p->nflows = w;
 	double amax = 0;
 	for (int i = 0; i < w; i++) {
-		p->flows[i].bytes /= eff;
 		p->flows[i].latency_s = topology_path_latency(t, p->flows[i].src, p->flows[i].dst);
 		if (p->flows[i].latency_s > amax)
 			amax = p->flows[i].latency_s;
 	}
-	double lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
-	if (proto != PROTO_NONE)
-		lat = base + fmax(lat, p->steps * fmax(amax, floor_s));
+	double fabric_s = max_link_time(t, p), xfer_s = fabric_s, lat;
+	if (na >= 0) {
+		double nccl_xfer_s = (nccl_us - nccl_lat_us) * 1e-6;
+		if (nccl_xfer_s > fabric_s && fabric_s > 0) {
+			double scale = nccl_xfer_s / fabric_s;
+			for (int i = 0; i < w; i++)
+				p->flows[i].bytes *= scale;
+			p->wire_scale = scale;
+			xfer_s = nccl_xfer_s;
+		}
+		lat = nccl_lat_us * 1e-6;
+		p->nccl_time_s = nccl_us * 1e-6;
+	} else {
+		lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
+	}
 	p->alpha_s = amax;
 	p->latency_s = lat;
 	p->extra_latency_s = lat > amax ? lat - amax : 0;
-	p->ideal_time_s = lat + max_link_time(t, p);
+	p->ideal_time_s = fmax(lat, amax) + xfer_s;
+	nccl_model_destroy(m);
 	return p;
 err:
+	nccl_model_destroy(m);
 	coll_plan_destroy(p);
 	return NULL;
 }

@@ -32,14 +32,23 @@
  *                 reduce-scatter and all-gather) (coll_hier.c)
  *   direct        all-to-all: every rank sends N/P to every other, P(P-1)
  *                 flows (the one O(P^2) plan); send/recv (coll_direct.c)
+ *   nvls          NVLink SHARP (NVSwitch-3, one node): every GPU sends its
+ *                 buffer into the switch and receives the result (coll_nvls.c)
  *   auto          NCCL's tuning model picks algorithm and protocol (coll_tune.c)
  *
- * Protocols. "ring" names the pure network model (no protocol overhead:
- * the closed forms above are exact). "ring:LL", "ring:LL128",
- * "ring:Simple" (and "tree:...") add NCCL's protocol model: wire bytes
- * divided by the protocol's efficiency, a per-collective base latency, and
- * a per-step latency of at least NCCL's hardware latency (coll_tune.c).
- * "auto" picks the (algorithm, protocol) pair of least modelled time.
+ * NCCL's model (nccl_model.c, NCCL 2.27.3 tuning.cc). "ring", "tree" and
+ * "nvls" are NCCL's algorithms: a plan's latency is NCCL's latency for
+ * the (algorithm, protocol), and its flows carry bytes scaled up so that,
+ * uncontended, the plan moves data at NCCL's predicted bandwidth when
+ * that is below what the fabric allows (the fabric's own bound when it is
+ * lower: an oversubscribed fat tree, a narrow PCIe path); contention
+ * still comes from the links. "ring:LL", "ring:LL128", "ring:Simple"
+ * (and "tree:...", "nvls:Simple") force the protocol; a bare "ring"
+ * takes NCCL's choice of protocol for that algorithm (as NCCL_ALGO=Ring
+ * alone does). "auto" takes the (algorithm, protocol) of least NCCL
+ * predicted time, as NCCL does. "hierarchical" and "direct" are not
+ * NCCL collectives: their plans are the fabric's closed forms above
+ * (protocol "Simple", no NCCL prediction, nccl_time_s = 0).
  *
  * Byte counts: N is the full buffer of one rank (all-reduce: in = out = N;
  * reduce-scatter: in N, out N/P; all-gather: in N/P, out N; all-to-all: N
@@ -61,7 +70,8 @@ enum coll_op {
 	COLL_NOPS
 };
 
-enum coll_proto { PROTO_NONE = -1, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N };
+/* PROTO_AUTO: NCCL's choice of protocol for the algorithm. */
+enum coll_proto { PROTO_AUTO = -1, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N };
 
 struct coll_flow {
 	int src, dst;      /* global ranks */
@@ -72,7 +82,7 @@ struct coll_flow {
 struct coll_plan {
 	enum coll_op op;
 	const char *algo;         /* registry name of the algorithm used */
-	const char *proto;        /* "-" (pure network), "LL", "LL128", "Simple" */
+	const char *proto;        /* "LL", "LL128", "Simple" */
 	double bytes;             /* N */
 	int nranks;
 	int channels;
@@ -83,6 +93,8 @@ struct coll_plan {
 	double latency_s;         /* all latency terms: base + steps x alpha */
 	double extra_latency_s;   /* waited after the flows: latency_s - alpha_s */
 	double ideal_time_s;      /* closed form, uncontended: latency_s + max link load / bw */
+	double nccl_time_s;       /* NCCL's predicted time (0: not an NCCL algorithm) */
+	double wire_scale;        /* flow bytes / payload bytes (>= 1: NCCL's losses) */
 	double bus_bytes;         /* bytes per rank in nccl-tests' busbw sense */
 };
 

@@ -234,7 +234,7 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 		const struct coll_flow *f = &p->flows[i];
 		c[nc++] = sg_mailbox_put_async(coll_mailbox(t->stream, f->src, f->dst),
 					       &dummy_payload, (long)ceil(f->bytes));
-		ri->st->sent_bytes[t->cat] += f->bytes;
+		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
 		S->flows++;
 	}
 	for (int i = i0; i < i1; i++) {
@@ -738,6 +738,7 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		pts[s].algo = p->algo;
 		pts[s].proto = p->proto;
 		pts[s].ideal_s = p->ideal_time_s;
+		pts[s].nccl_s = p->nccl_time_s;
 		pts[s].time_s = 0;
 	}
 	if (n < 2) {

@@ -68,6 +68,7 @@ struct engine_coll_point {
 	double bytes;               /* N, as in coll.h */
 	double time_s;              /* simulated time of the collective */
 	double ideal_s;             /* the plan's closed form */
+	double nccl_s;              /* NCCL's predicted time (0: not an NCCL algorithm) */
 	const char *algo, *proto;   /* what ran (static strings) */
 };
 

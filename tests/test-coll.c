@@ -39,36 +39,42 @@ static double sim(const struct topology *t, int nodes, const int *ranks, int n, 
 
 #define REL(a, b) (fabs((a) - (b)) / (b))
 
-Test(coll, ring_allreduce_inside_a_node_is_the_closed_form)
+/* The values below are NCCL 2.27.3's model worked by hand from the
+ * tables cited in sim/nccl_model.c; the engine replays them exactly. */
+Test(coll, ring_allreduce_inside_a_node_is_nccls_model)
 {
 	struct topology *t = load("topologies/dgx-a100.json");
 	int r[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	double N = 1e8, a = 2e-6, b = 300e9, P = 8;
-	double want = 2 * (P - 1) * a + 2 * (P - 1) / P * N / b;
+	/* A100: 12 NVLinks x 20 GB/s = 240, 6 channels x 40 GB/s (speedArrayIntra);
+	 * ring Simple: busBw 240 x 8/14; latency 8.4 + 14 x 3.4 us */
+	double N = 1e8, want = 56.0e-6 + N / (240e9 * 8 / 14);
 	double got = sim(t, 1, r, 8, COLL_ALLREDUCE, "ring", N);
-	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	cr_expect(REL(got, want) < 1e-6, "simulated %.12g, NCCL %.12g", got, want);
 	topology_destroy(t);
 }
 
-Test(coll, ring_allreduce_across_nodes_is_the_closed_form)
+Test(coll, ring_allreduce_across_nodes_is_nccls_model)
 {
 	struct topology *t = load("topologies/dgx-a100.json");
 	int r[4] = { 0, 8, 16, 24 }; /* one GPU per node */
-	double N = 1e8, a = 2 * 1e-6 + 0.5e-6, b = 25e9, P = 4;
-	double want = 2 * (P - 1) * a + 2 * (P - 1) / P * N / b;
+	/* HDR 25 GB/s: 1 channel x 24 GB/s (speedArrayInter); Simple: busBw 24
+	 * x 4/6; latency (8.4 + 6 x 14 [tree network hwLat, ppn 1]) x 1.4 (plateau) */
+	double N = 1e8, want = (8.4 + 6 * 14.0) * 1.4e-6 + N / (24e9 * 4 / 6);
 	double got = sim(t, 4, r, 4, COLL_ALLREDUCE, "ring", N);
-	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	cr_expect(REL(got, want) < 1e-6, "simulated %.12g, NCCL %.12g", got, want);
 	topology_destroy(t);
 }
 
-Test(coll, tree_allreduce_across_four_nodes_is_the_closed_form)
+Test(coll, tree_allreduce_across_four_nodes_is_nccls_model)
 {
 	struct topology *t = load("topologies/dgx-a100.json");
 	int r[4] = { 0, 8, 16, 24 };
-	double N = 1e8, a = 2.5e-6, b = 25e9;
-	double want = 2 * 2 * a + 1.5 * N / b; /* 2 log2(4) alpha + 3/2 N / beta */
+	/* tree LL128 wins: min(24 x 0.92, 17.8 [perChMaxTreeBw Ampere, >2
+	 * nodes]) x 120/128 x 1/2 x 0.9 (treeCorrectionFactor LL128, 2^20 x 64 B);
+	 * latency 14.0 + 2 x log2(4) x 8.5 us */
+	double N = 1e8, bw = 17.8 * 120 / 128 * 0.5 * 0.9 * 1e9, want = 48e-6 + N / bw;
 	double got = sim(t, 4, r, 4, COLL_ALLREDUCE, "tree", N);
-	cr_expect(REL(got, want) < 1e-9, "simulated %.12g, closed form %.12g", got, want);
+	cr_expect(REL(got, want) < 1e-6, "simulated %.12g, NCCL %.12g", got, want);
 	topology_destroy(t);
 }
 
@@ -109,19 +115,23 @@ static void expect_busbw(const char *topo, double want_GBps)
 	double N = 8.0 * (1 << 30);
 	double time = sim(t, 1, r, 8, COLL_ALLREDUCE, "auto", N);
 	double busbw = N / time * 2 * 7 / 8 / 1e9;
-	cr_expect(fabs(busbw - want_GBps) / want_GBps < 0.10, "%s: busbw %.1f GB/s, want ~%.0f",
+	cr_expect(fabs(busbw - want_GBps) / want_GBps < 0.01, "%s: busbw %.1f GB/s, want ~%.0f",
 		  topo, busbw, want_GBps);
 	topology_destroy(t);
 }
 
-Test(coll, dgx_a100_allreduce_bus_bandwidth_approaches_nvlink)
+/* NCCL's ring Simple: 6 channels x 40 GB/s = 240 GB/s busbw (not the 300 of
+ * the NVLink specification); public logs show 230-235 */
+Test(coll, dgx_a100_allreduce_bus_bandwidth_is_nccls_240)
 {
-	expect_busbw("topologies/dgx-a100.json", 300);
+	expect_busbw("topologies/dgx-a100.json", 240);
 }
 
-Test(coll, dgx_h100_allreduce_bus_bandwidth_approaches_nvlink)
+/* NCCL picks NVLS: 8 channels x 50 GB/s x 5/6 algbw = 333 GB/s, busbw
+ * 583 (NCCL's model; measured peaks are ~480, nccl-tests issue 212) */
+Test(coll, dgx_h100_allreduce_bus_bandwidth_is_nccls_nvls)
 {
-	expect_busbw("topologies/dgx-h100.json", 450);
+	expect_busbw("topologies/dgx-h100.json", 400.0 * 5 / 6 * 2 * 7 / 8);
 }
 
 /* Time (us) of the last size of `ddlsim collective ARGS`. */
@@ -205,10 +215,13 @@ Test(coll, auto_picks_ll_for_small_and_simple_for_large_messages)
 	cr_expect_str_eq(s->proto, "LL");
 	cr_expect_str_eq(l->proto, "Simple");
 	cr_expect_str_eq(m->algo, "tree", "small all-reduce over 4 nodes: %s", m->algo);
-	/* LL doubles the wire bytes */
-	struct coll_plan *ll = coll_plan_create(t, "ring:LL", COLL_ALLREDUCE, r, 8, 1e6);
-	struct coll_plan *pure = coll_plan_create(t, "ring", COLL_ALLREDUCE, r, 8, 1e6);
-	cr_expect_float_eq(ll->flows[0].bytes, 2 * pure->flows[0].bytes, 1e-6);
+	/* LL: busBw = min(llMaxBw 141, 360 x 0.5) x 8/14 on one H100 node,
+	 * Simple 360 x 8/14: LL's wire bytes are 360/141 times Simple's */
+	struct coll_plan *ll = coll_plan_create(t, "ring:LL", COLL_ALLREDUCE, r, 8, 1e8);
+	struct coll_plan *pure = coll_plan_create(t, "ring:Simple", COLL_ALLREDUCE, r, 8, 1e8);
+	cr_assert(ll && pure);
+	cr_expect_float_eq(ll->flows[0].bytes / pure->flows[0].bytes, 360.0 / 141.0, 1e-6);
+	cr_expect_str_eq(l->algo, "nvls", "1 GB all-reduce on one H100 node: %s", l->algo);
 	cr_expect_null(coll_algo_find("ring:XX"));
 	/* tree has no all-gather: it falls back to ring, as NCCL does */
 	struct coll_plan *fb = coll_plan_create(t, "tree", COLL_ALLGATHER, r, 8, 1e6);
