@@ -15,7 +15,6 @@
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
 static const char *const rc_names[] = { "none", "selective", "full", NULL };
-static const char *const prec_names[] = { "fp32", "tf32", "fp16", "bf16", NULL };
 static const char *const opt_names[] = { "adam", NULL };
 static const char *const fold_names[] = { "auto", "on", "off", NULL };
 static const char *const cost_names[] = { "roofline", "profile", NULL };
@@ -131,19 +130,29 @@ static bool load_training(struct jobj *root, struct scenario *s)
 	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
 	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
 	e = DTYPE_BF16;
-	jobj_enum(&jo, "precision", prec_names, &e, 0);
-	if (e == DTYPE_TF32) {
-		jobj_err(&jo, "precision", "expected one of {fp32, fp16, bf16}, got 'tf32'");
-		e = DTYPE_FP32;
-	}
+	jobj_enum(&jo, "precision", dtype_names, &e, 0);
 	s->precision = e;
-	s->grad_dtype = e;
-	if (jobj_enum(&jo, "grad_reduce_dtype", prec_names, &e, 0) == 1) {
-		if (e == DTYPE_TF32)
-			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got 'tf32'");
+	/* gradients are reduced in the weights' dtype unless told otherwise */
+	s->grad_dtype = e == DTYPE_TF32 ? DTYPE_FP32 : e == DTYPE_FP8 ? DTYPE_BF16 : e;
+	if (jobj_enum(&jo, "grad_reduce_dtype", dtype_names, &e, 0) == 1) {
+		if (e == DTYPE_TF32 || e == DTYPE_FP8)
+			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got '%s'",
+				 dtype_name(e));
 		else
 			s->grad_dtype = e;
 	}
+	/* fidelity keys (models/attention.h, models/precision.h, models/memory.h) */
+	e = ATTN_FLASH;
+	if (jobj_enum(&jo, "attention", attention_names, &e, 0) == 1) {
+		s->attention = e;
+		s->attention_set = true;
+	}
+	jobj_bool(&jo, "fp8_comm", &s->fp8_comm, 0);
+	s->memory_reserve = 0.05;
+	if (jobj_num(&jo, "memory_reserve", &s->memory_reserve, JNONNEG) == 1 &&
+	    s->memory_reserve >= 0.5)
+		jobj_err(&jo, "memory_reserve", "expected a fraction of HBM below 0.5, got %g",
+			 s->memory_reserve);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
@@ -247,6 +256,10 @@ static void check_cnn_plan(struct scenario *s, long dp_in, struct diag *d)
 	if (s->recompute != RECOMPUTE_NONE)
 		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
 			 recompute_name(s->recompute));
+	if (s->attention_set)
+		diag_err(d, f, "/training/attention", "applies to transformer models only");
+	if (s->precision == DTYPE_FP8)
+		diag_err(d, f, "/training/precision", "fp8 (Transformer Engine) applies to transformer models only");
 	s->dp = s->gpus;
 	if (dp_in > 0 && dp_in != s->dp)
 		diag_err(d, f, "/parallel/dp", "must equal the %d GPUs for a CNN model, got %ld", s->gpus, dp_in);
@@ -254,6 +267,43 @@ static void check_cnn_plan(struct scenario *s, long dp_in, struct diag *d)
 	if (s->global_batch > 0 && s->global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
 			 s->dp, s->micro_batch, div, s->global_batch);
+}
+
+/* The precision against the GPU: tf32 and fp8 need tensor cores for them. */
+static void check_precision(struct scenario *s, struct diag *d)
+{
+	const struct gpu_spec *g = &s->topo->gpu;
+
+	if ((s->precision == DTYPE_TF32 || s->precision == DTYPE_FP8) &&
+	    g->peak_flops[s->precision] <= 0)
+		diag_err(d, s->path, "/training/precision", "%s needs a GPU with %s tensor cores, "
+			 "but GPU '%s' of topology '%s' has no %s peak", dtype_name(s->precision),
+			 dtype_name(s->precision), g->name, s->topo->name, dtype_name(s->precision));
+	if (s->fp8_comm && s->precision != DTYPE_FP8)
+		diag_err(d, s->path, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
+			 dtype_name(s->precision));
+}
+
+/* The attention kernel: flash by default where the GPU has one and the
+ * precision is 16-bit or fp8 (FlashAttention has no fp32 kernels). */
+static void check_attention(struct scenario *s, struct diag *d)
+{
+	const struct gpu_spec *g = &s->topo->gpu;
+	bool full = s->precision == DTYPE_FP32 || s->precision == DTYPE_TF32;
+
+	if (!s->attention_set) {
+		s->attention = full ? ATTN_UNFUSED : attention_default(g);
+		return;
+	}
+	if (s->attention != ATTN_FLASH)
+		return;
+	if (!gpu_has_flash(g))
+		diag_err(d, s->path, "/training/attention", "flash needs a GPU with a fused attention "
+			 "kernel (Ampere or later: the topology's gpu.efficiency.flash_fwd_max), "
+			 "GPU '%s' has none", g->name);
+	else if (full)
+		diag_err(d, s->path, "/training/attention", "flash needs precision fp16, bf16 or fp8, "
+			 "got \"%s\"", dtype_name(s->precision));
 }
 
 /* Checks across files: the plan against the cluster, model and batch. */
@@ -282,10 +332,12 @@ static void check_plan(struct scenario *s, long dp_in, struct diag *d)
 	if (s->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none",
 			 s->nodes, t->name);
+	check_precision(s, d);
 	if (m->arch == MODEL_ARCH_CNN) {
 		check_cnn_plan(s, dp_in, d);
 		return;
 	}
+	check_attention(s, d);
 	if (gpus % ((long)s->tp * s->pp)) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %d must divide the %ld GPUs "
 			 "(%d nodes x %d GPUs)", s->tp, s->pp, s->tp * s->pp, gpus, s->nodes,

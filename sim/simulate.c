@@ -38,6 +38,7 @@ struct builder {
 	struct blocks bk;
 	int stage, pp, v;
 	double act_bytes;             /* p2p message / TP collective size */
+	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
 	double grad_bytes_layer, grad_bytes_embed, grad_bytes_head;
 	double param_bytes_layer;
 	double pending;               /* bytes in the open bucket */
@@ -48,15 +49,17 @@ struct builder {
 	int prev_mark;                /* last task before the previous layer began */
 };
 
-static double wbytes(enum dtype dt)
+/* The workload shape of the scenario (models/workload.h). */
+static struct wl_shape scenario_shape(const struct scenario *sc)
 {
-	return dt == DTYPE_FP32 ? 4 : 2;
+	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
+				sc->precision, sc->attention };
+	return shp;
 }
 
 static int price_blocks(const struct scenario *sc, struct cost *cost, struct blocks *bk)
 {
-	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
-				sc->precision == DTYPE_FP32 ? DTYPE_FP32 : sc->precision };
+	struct wl_shape shp = scenario_shape(sc);
 	struct op_list l;
 
 	memset(bk, 0, sizeof(*bk));
@@ -139,7 +142,7 @@ static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int m
 /* A TP collective of one activation tensor (b x s x h). */
 static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 {
-	return tp_coll_bytes(b, op, b->act_bytes, mb, chunk);
+	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->ag_bytes : b->act_bytes, mb, chunk);
 }
 
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
@@ -335,7 +338,9 @@ static double optimizer_time(const struct scenario *sc, const struct gpu_spec *g
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
 	snprintf(op.name, sizeof(op.name), "adam_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
-	op.bytes = params_local * (sc->precision == DTYPE_FP32 ? 28 : 34);
+	struct precision pr;
+	precision_init(&pr, sc->precision, false);
+	op.bytes = params_local * pr.optimizer_step_bytes;
 	return cost_roofline_time(g, &op);
 }
 
@@ -354,9 +359,12 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	if (price_blocks(sc, cost, &b.bk))
 		return -1;
 	double t = sc->tp;
+	struct precision pr;
+	precision_init(&pr, sc->precision, sc->fp8_comm);
 	b.act_bytes = (double)sc->micro_batch * (double)sc->seq * (double)m->hidden *
-		      wbytes(sc->precision);
-	double gb = wbytes(sc->grad_dtype);
+		      dtype_bytes(pr.activation);
+	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
+	double gb = dtype_bytes(sc->grad_dtype);
 	b.grad_bytes_layer = model_layer_params(m) / t * gb;
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
@@ -364,7 +372,7 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	double tied_copy = m->tied_embeddings && sc->pp > 1
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * wbytes(sc->precision);
+	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
 
 	struct sched_step *order = schedule_order(sc->schedule, sc->pp, stage, m_mb, b.v);
 	if (!order)
@@ -431,7 +439,7 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 	free(deps);
 	if ((sc->zero == ZERO_1 || sc->zero == ZERO_2) && sc->dp > 1) {
 		/* buckets of 8 x bucket_MB, back to back: one merged task */
-		double total = psi * wbytes(sc->precision), chunk = sc->bucket_bytes * 8;
+		double total = psi * dtype_bytes(pr.weight), chunk = sc->bucket_bytes * 8;
 		int count = (int)ceil(total / chunk);
 		if (count < 1)
 			count = 1;
@@ -457,7 +465,8 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
 		struct mem_rank_input mi = {
 			.model = m, .gpu = &sc->topo->gpu, .dtype = sc->precision,
-			.grad_elem_bytes = wbytes(sc->grad_dtype),
+			.grad_elem_bytes = dtype_bytes(sc->grad_dtype), .attention = sc->attention,
+			.pp = sc->pp, .reserve_fraction = sc->memory_reserve,
 			.micro_batch = (double)sc->micro_batch, .seq = (double)sc->seq,
 			.tp = sc->tp, .dp = sc->dp, .sp = sc->sp, .zero = sc->zero,
 			.recompute = sc->recompute, .layers = layers,
@@ -479,8 +488,7 @@ int simulate_build_program(const struct scenario *sc, struct cost *cost, int sta
  * micro-batch, priced again by the same (deterministic) cost source. */
 static int collect_ops(const struct scenario *sc, struct cost *cost, struct result *r)
 {
-	struct wl_shape shp = { (double)sc->micro_batch, (double)sc->seq, sc->tp, sc->sp,
-				sc->precision };
+	struct wl_shape shp = scenario_shape(sc);
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;
@@ -590,16 +598,13 @@ int simulate_run(const struct scenario *sc, struct result *r, struct diag *d)
 	r->samples_per_s = (double)sc->global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)sc->seq;
 	r->model_flops = model_iteration_flops(m, (double)sc->global_batch, (double)sc->seq);
-	double fwd_layer = r->model_flops / 3 -
-			   2 * (double)sc->global_batch * (double)sc->seq * (double)m->hidden *
-				   (double)m->vocab;
-	double recompute = 0;
-	if (sc->recompute == RECOMPUTE_FULL)
-		recompute = fwd_layer;
-	else if (sc->recompute == RECOMPUTE_SELECTIVE)
-		recompute = 4 * (double)sc->global_batch * (double)sc->seq * (double)sc->seq *
-			    (double)m->hidden * (double)m->layers;
-	r->hardware_flops = r->model_flops + recompute;
+	if (m->arch == MODEL_ARCH_CNN)
+		r->hardware_flops = r->model_flops;
+	else {
+		struct wl_shape shp = scenario_shape(sc);
+		r->hardware_flops = workload_iteration_flops(m, &shp, sc->recompute,
+							     (double)sc->global_batch);
+	}
 	r->peak_flops_per_gpu = topo->gpu.peak_flops[sc->precision];
 	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / sc->gpus / 1e12;
 	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / sc->gpus / 1e12;

@@ -65,7 +65,7 @@ Test(model, iteration_flops_equal_megatron_formula)
 Test(model, workload_ops_add_up_to_megatron_flops)
 {
 	struct model *m = load("models/zoo/megatron/gpt-18b.json");
-	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16 };
+	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED };
 	double fwd = 0, bwd = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		struct op_list l;
@@ -87,7 +87,7 @@ Test(model, workload_ops_add_up_to_megatron_flops)
 Test(model, tensor_parallel_divides_gemm_flops)
 {
 	struct model *m = load("models/zoo/llama2-70b.json");
-	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16 }, s8 = s1;
+	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED }, s8 = s1;
 	s8.tp = 8;
 	struct op_list a, b;
 	op_list_init(&a);
