@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 
-const char *const attention_names[ATTN_N + 1] = { "flash", "unfused", NULL };
+const char *const attention_names[ATTN_N + 1] = { "unfused", "flash", NULL };
 
 #define HD_HALF 56.0     /* head-dim saturation, FA3 H100 d = 128 vs 256 */
 #define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k */

@@ -41,9 +41,9 @@
 
 #include "gpu.h"
 
-enum attention { ATTN_FLASH, ATTN_UNFUSED, ATTN_N };
+enum attention { ATTN_UNFUSED, ATTN_FLASH, ATTN_N };  /* zero = unfused, the historical default */
 
-/* "flash", "unfused", NULL: for loaders. */
+/* "unfused", "flash", NULL: for loaders. */
 extern const char *const attention_names[ATTN_N + 1];
 
 /* What a transformer runs on g when the scenario does not say: flash where
