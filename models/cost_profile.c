@@ -51,8 +51,11 @@
  *
  * Fallback. An op is priced by the roofline, and reported as such, when its
  * dtype (or pass) has no measurement, when any dimension lies more than 2x
- * beyond the measured min / max, or when no curve applies. The attention
- * section is not used yet: the attention core is priced as batched GEMMs.
+ * beyond the measured min / max, or when no curve applies. A fused
+ * attention op (OP_ATTN) takes the measured fused entry of its pass, dtype,
+ * head dim and masking whose sequence is nearest in log space, at that
+ * entry's TFLOP/s (work per head grows as s^2, so the rate is what
+ * transfers); the unfused core is priced as batched GEMMs.
  *
  * GPU check. The profile's GPU name is compared loosely with the
  * topology's (same model token such as "h100", "a100", "v100"). A mismatch
@@ -408,6 +411,24 @@ static double membound_time(const struct cost_profile *cp, const struct op *op)
 	return curve_time(f ? &f->c : &cp->d2d, op->bytes);
 }
 
+/* A fused attention op at the rate of the nearest measured fused entry; -1
+ * if the profile has none of this pass, dtype, head dim and masking. */
+static double attn_time(const struct cost_profile *cp, const struct op *op)
+{
+	const struct profile_attn *best = NULL;
+	double bd = 0;
+	for (int i = 0; i < cp->prof->nattn; i++) {
+		const struct profile_attn *a = &cp->prof->attn[i];
+		if (!a->fused || a->bwd != (op->pass == PASS_BWD) || a->dtype != op->dtype ||
+		    a->head_dim != op->k || a->causal != op->causal)
+			continue;
+		double d = fabs(log(a->s / op->m));
+		if (!best || d < bd)
+			best = a, bd = d;
+	}
+	return best ? op->flops / (best->tflops * 1e12) : -1;
+}
+
 static double profile_op_time(struct cost *c, const struct op *op, bool *measured)
 {
 	struct cost_profile *cp = (struct cost_profile *)c;
@@ -426,6 +447,9 @@ static double profile_op_time(struct cost *c, const struct op *op, bool *measure
 		break;
 	case OP_MEMBOUND:
 		t = membound_time(cp, op);
+		break;
+	case OP_ATTN:
+		t = attn_time(cp, op);
 		break;
 	}
 	*measured = t >= 0;

@@ -7,9 +7,14 @@
  * quantization: a GEMM of ceil(m/tm) x ceil(n/tn) output tiles runs in
  * ceil(tiles / SMs) waves, and a partial last wave idles SMs; an output of
  * fewer tiles than SMs is split along k (split-K) when k is deep. Batched
- * GEMMs of the attention core use attn_eff_max. eff_m(B) = mem_eff_max x
+ * GEMMs of the unfused attention core use attn_eff_max; fp8 GEMMs their own
+ * gemm_max (gpu_gemm_eff_max). A fused attention kernel (OP_ATTN) runs at
+ * its own efficiency over head dim and sequence (attention.h), with no
+ * wave quantization and no saturation in work. eff_m(B) = mem_eff_max x
  * B / (B + mem_half_bytes) for memory-bound kernels. */
 #include "cost-private.h"
+
+#include "attention.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,9 +35,14 @@ double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
 		double peak = g->peak_flops[op->dtype];
 		if (peak <= 0)
 			peak = g->peak_flops[DTYPE_FP32];
-		double emax = op->batch > 1 ? g->attn_eff_max : g->gemm_eff_max;
+		double emax = op->batch > 1 ? g->attn_eff_max : gpu_gemm_eff_max(g, op->dtype);
 		double eff = sat(emax, op->flops, g->gemm_half_flops);
 		double q = 1;
+		if (op->kind == OP_ATTN) {
+			double fe = attention_flash_eff(g, op->pass == PASS_BWD, op->m, op->k,
+							op->causal);
+			eff = fe > 0 ? fe : g->attn_eff_max;
+		}
 		if ((op->kind == OP_GEMM || op->kind == OP_CONV) && g->sm_count > 0 &&
 		    g->gemm_tile_m > 0 && g->gemm_tile_n > 0) {
 			double tiles = ceil(op->m / g->gemm_tile_m) *

@@ -1,15 +1,14 @@
-/* gpu: dtype helpers (see gpu.h). */
+/* gpu: derived facts of a GPU description (see gpu.h). */
 #include "gpu.h"
 
-static const char *const names[DTYPE_N] = { "fp32", "tf32", "fp16", "bf16", "fp8" };
-static const double bytes[DTYPE_N] = { 4, 4, 2, 2, 1 };
-
-const char *dtype_name(enum dtype t)
+double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt)
 {
-	return (t >= 0 && t < DTYPE_N) ? names[t] : "?";
+	if (dt == DTYPE_FP8 && g->gemm_eff_max_fp8 > 0)
+		return g->gemm_eff_max_fp8;
+	return g->gemm_eff_max;
 }
 
-double dtype_bytes(enum dtype t)
+bool gpu_has_flash(const struct gpu_spec *g)
 {
-	return (t >= 0 && t < DTYPE_N) ? bytes[t] : 0;
+	return g->flash_fwd_max > 0 && g->flash_bwd_max > 0;
 }

@@ -11,7 +11,14 @@ const char *zero_stage_name(enum zero_stage z)
 
 double memory_optimizer_bytes_per_param(enum dtype dt)
 {
-	return dt == DTYPE_FP32 ? 8 : 12;
+	struct precision p;
+	precision_init(&p, dt, false);
+	return p.optimizer_bytes;
+}
+
+double memory_nccl_bytes(int ncomms)
+{
+	return ncomms * MEMORY_NCCL_CHANNELS * 2 * MEMORY_NCCL_CONN_BYTES;
 }
 
 double memory_layer_activations(const struct mem_rank_input *in)
@@ -24,9 +31,14 @@ double memory_layer_activations(const struct mem_rank_input *in)
 
 	/* The formulas assume 16-bit activations; fp32 doubles the tensors
 	 * but not the 1-byte dropout masks: scale the whole as a bound. */
-	double scale = in->dtype == DTYPE_FP32 ? 2 : 1;
+	struct precision pr;
+	precision_init(&pr, in->dtype, false);
+	double scale = dtype_bytes(pr.activation) / 2;
 	if (in->recompute == RECOMPUTE_FULL)
 		return scale * 2 * sbh / (in->sp ? t : 1);
+	if (in->attention == ATTN_FLASH) /* fp32 log-sum-exp per head and token */
+		return scale * (t <= 1 ? 34 * sbh : in->sp ? 34 * sbh / t : sbh * (10 + 24 / t)) +
+		       4 * a * s * b / t;
 	if (in->recompute == RECOMPUTE_SELECTIVE)
 		core = 0;
 	if (t <= 1)
@@ -40,7 +52,9 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
 	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
-	double wbytes = dtype_bytes(in->dtype == DTYPE_FP32 ? DTYPE_FP32 : DTYPE_BF16);
+	struct precision pr;
+	precision_init(&pr, in->dtype, false);
+	double wbytes = dtype_bytes(pr.weight);
 
 	memset(o, 0, sizeof(*o));
 	double psi = in->layers * model_layer_params(m) / t;
@@ -55,8 +69,9 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	o->weights_bytes = wbytes * psi / (in->zero >= ZERO_3 ? nd : 1);
 	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
 	o->grads_bytes = gbytes * psi / (in->zero >= ZERO_2 ? nd : 1);
-	o->optimizer_bytes = memory_optimizer_bytes_per_param(in->dtype) * psi /
-			     (in->zero >= ZERO_1 ? nd : 1);
+	o->optimizer_bytes = pr.optimizer_bytes * psi / (in->zero >= ZERO_1 ? nd : 1);
+	o->fp8_weight_bytes = pr.fp8_weight_copy_bytes * in->layers * model_layer_params(m) / t /
+			      (in->zero >= ZERO_3 ? nd : 1);
 
 	o->act_per_layer_bytes = memory_layer_activations(in);
 	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
@@ -69,10 +84,15 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	if (in->zero >= ZERO_3)
 		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) *
 					model_layer_params(m) / t;
-	o->reserved_bytes = in->gpu->mem_reserved_bytes;
-	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
-			 o->activations_bytes + o->logits_bytes +
-			 o->comm_buffer_bytes + o->reserved_bytes;
 	o->capacity_bytes = in->gpu->hbm_bytes;
+	o->context_bytes = in->gpu->mem_reserved_bytes;
+	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) +
+		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head));
+	o->nccl_bytes = memory_nccl_bytes(ncomms);
+	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;
+	o->reserved_bytes = o->context_bytes + o->nccl_bytes + o->fragmentation_bytes;
+	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
+			 o->fp8_weight_bytes + o->activations_bytes + o->logits_bytes +
+			 o->comm_buffer_bytes + o->reserved_bytes;
 	o->fits = o->total_bytes <= o->capacity_bytes;
 }

@@ -18,12 +18,37 @@
  *   full recompute            2sbh (only the layer input), / t with SP
  * times the layers a rank holds and the micro-batches in flight at its
  * peak, which the pipeline schedule counts (1F1B: p - stage on stage
- * `stage`; GPipe: m; interleaving adds its factor). */
+ * `stage`; GPipe: m; interleaving adds its factor).
+ *
+ * Fused (flash) attention never stores the s x s softmax output or dropout
+ * mask (attention.h): the 5as/h term is gone whatever the recompute mode,
+ * and the kernel keeps instead an fp32 log-sum-exp per head and token,
+ * 4 a s b bytes per layer (/ t, heads are split over TP). Selective
+ * recomputation (Megatron-Core checkpoints the core attention) then saves
+ * nothing more in memory and costs a flash forward in the backward pass.
+ *
+ * Precision (precision.h): fp32/tf32 weights are their own master (K = 8);
+ * under fp8 Transformer Engine adds an fp8 copy and an fp8 transpose of
+ * every transformer-layer weight (2 bytes per parameter; TE docs, "FP8
+ * weights ... and their transposes are cached").
+ *
+ * What the device has: capacity is the total the device reports (nvidia-smi
+ * / cudaMemGetInfo, gpu.hbm_total_bytes), minus
+ *   the CUDA context and library workspaces (gpu.memory_reserved_GB),
+ *   NCCL's buffers: per communicator the rank belongs to (TP, DP, PP, the
+ *   tied-embedding group), MEMORY_NCCL_CHANNELS channels x 2 connections
+ *   (ring and tree) x the three protocols' default buffers (NCCL
+ *   src/init.cc: DEFAULT_LL_BUFFSIZE 8 x 512 x 8 x 16 = 524,288 B,
+ *   DEFAULT_LL128_BUFFSIZE 120 x 640 x 8 x 8 = 4,915,200 B, DEFAULT_BUFFSIZE
+ *   4 MiB = 4,194,304 B; together 9,633,792 B per connection),
+ *   the caching allocator's fragmentation reserve, a fraction of the
+ *   capacity (scenario training.memory_reserve). */
 #ifndef DDLSIM_MEMORY_H
 #define DDLSIM_MEMORY_H
 
 #include <stdbool.h>
 
+#include "attention.h"
 #include "gpu.h"
 #include "model.h"
 #include "workload.h"
@@ -34,11 +59,12 @@ enum zero_stage { ZERO_0, ZERO_1, ZERO_2, ZERO_3 };
 struct mem_rank_input {
 	const struct model *model;
 	const struct gpu_spec *gpu;
-	enum dtype dtype;          /* training precision: fp32, fp16 or bf16 */
+	enum dtype dtype;          /* training precision (precision.h) */
+	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;
-	int tp, dp;
+	int tp, dp, pp;
 	bool sp;
 	enum zero_stage zero;
 	enum recompute recompute;
@@ -48,7 +74,15 @@ struct mem_rank_input {
 				      rank's whole layer set (chunks / v) */
 	double bucket_bytes;       /* gradient bucket size (DDP / ZeRO) */
 	double prefetch_layers;    /* ZeRO-3: layers all-gathered ahead */
+	double reserve_fraction;   /* allocator fragmentation reserve, fraction of capacity */
 };
+
+/* NCCL channels per communicator assumed for its buffers: NCCL builds up
+ * to 2 x the NVLinks / NICs it finds and at most 32 (NCCL_MAX_NCHANNELS);
+ * 16 is what NCCL reports ("16 coll channels") on DGX A100 and H100. */
+#define MEMORY_NCCL_CHANNELS 16
+/* Bytes of NCCL buffers of one connection: LL + LL128 + SIMPLE defaults. */
+#define MEMORY_NCCL_CONN_BYTES (524288.0 + 4915200.0 + 4194304.0)
 
 struct mem_anatomy {
 	double params_local;       /* parameters this rank owns before ZeRO sharding */
@@ -58,8 +92,12 @@ struct mem_anatomy {
 	double activations_bytes;  /* peak */
 	double act_per_layer_bytes;/* one layer, one micro-batch */
 	double logits_bytes;
-	double comm_buffer_bytes;
-	double reserved_bytes;
+	double fp8_weight_bytes;   /* fp8 weight copies and transposes (TE) */
+	double comm_buffer_bytes;  /* gradient buckets, ZeRO-3 gathered layers */
+	double context_bytes;      /* CUDA context and library workspaces */
+	double nccl_bytes;         /* NCCL communicator buffers */
+	double fragmentation_bytes;/* allocator reserve */
+	double reserved_bytes;     /* context + NCCL + fragmentation */
 	double total_bytes;
 	double capacity_bytes;
 	bool fits;
@@ -71,6 +109,9 @@ double memory_layer_activations(const struct mem_rank_input *in);
 
 /* Bytes per parameter of optimizer state before sharding (12 or 8). */
 double memory_optimizer_bytes_per_param(enum dtype dt);
+
+/* NCCL buffer bytes of a rank in ncomms communicators (formula above). */
+double memory_nccl_bytes(int ncomms);
 
 /* Fill out from in. */
 void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *out);

@@ -13,7 +13,6 @@
 
 #include "jload.h"
 
-static const char *const dtype_names[] = { "fp32", "tf32", "fp16", "bf16", "fp8", NULL };
 static const char *const trans_names[] = { "N", "T", NULL };
 static const char *const conv_pass_names[] = { "fwd", "bwd_data", "bwd_filter", NULL };
 static const char *const attn_pass_names[] = { "fwd", "bwd", NULL };
@@ -108,10 +107,11 @@ static char read_trans(struct jobj *jo, const char *key)
 	return trans_names[e][0];
 }
 
-static void read_impl(struct jobj *jo)
+static const char *read_impl(struct jobj *jo)
 {
-	const char *s;
+	const char *s = "";
 	jobj_str(jo, "impl", &s, JREQ);
+	return s;
 }
 
 static void gemm_entry(struct jobj *jo, void *out)
@@ -169,7 +169,9 @@ static void attn_entry(struct jobj *jo, void *out)
 {
 	struct profile_attn *a = out;
 	int e = 0;
-	read_impl(jo);
+	/* calib names unfused timings "unfused_..."; anything else is a
+	 * fused kernel (cuDNN SDPA, FlashAttention) */
+	a->fused = strncmp(read_impl(jo), "unfused", 7) != 0;
 	jobj_enum(jo, "pass", attn_pass_names, &e, JREQ);
 	a->bwd = e == 1;
 	a->dtype = read_dtype(jo);

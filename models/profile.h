@@ -72,6 +72,7 @@ struct profile_mem {
 };
 
 struct profile_attn {
+	bool fused;             /* impl is a fused kernel (not "unfused_...") */
 	bool bwd;
 	enum dtype dtype;
 	double b, heads, s, head_dim;

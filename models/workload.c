@@ -61,34 +61,65 @@ const char *recompute_name(enum recompute r)
 struct emitter {
 	struct op_list *out;
 	enum op_pass pass;
-	enum dtype dt;
+	enum dtype dt;          /* activations, memory-bound kernels */
+	enum dtype gdt;         /* the GEMM being emitted */
+	bool fp8;               /* Transformer Engine fp8 casts */
 	int rc;
 };
+
+/* Transformer Engine's cast(+transpose) of a tensor entering an fp8 GEMM:
+ * reads 16 bits, writes the fp8 tensor and its fp8 transpose, and records
+ * the amax for delayed scaling in the same pass: 4 bytes per element. */
+static void fp8_cast(struct emitter *e, const char *name, double elements)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
+
+	snprintf(op.name, sizeof(op.name), "%s.fp8_cast", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "fp8_cast_transpose");
+	op.m = elements;
+	op.bytes = elements * (dtype_bytes(e->dt) + 2 * dtype_bytes(DTYPE_FP8));
+	e->rc |= op_list_push(e->out, &op);
+}
+
+/* A GEMM of this block. Under fp8, cast_in says the forward input arrives
+ * unfused (not from a norm or activation kernel that writes fp8 itself),
+ * cast_dy that the backward's output gradient does. */
+static void gemm_ex(struct emitter *e, const char *name, double batch,
+		    double m, double n, double k, bool cast_in, bool cast_dy)
+{
+	double Bi = dtype_bytes(e->gdt), Bo = dtype_bytes(e->dt);
+	struct op op = { .kind = OP_GEMM, .pass = e->pass, .dtype = e->gdt, .batch = batch };
+	bool fp8 = e->fp8 && e->gdt == DTYPE_FP8;
+
+	if (e->pass == PASS_FWD) {
+		if (fp8 && cast_in)
+			fp8_cast(e, name, batch * m * k);
+		snprintf(op.name, sizeof(op.name), "%s", name);
+		op.m = m, op.n = n, op.k = k;
+		op.flops = 2 * batch * m * n * k;
+		op.bytes = batch * ((m * k + k * n) * Bi + m * n * Bo);
+		e->rc |= op_list_push(e->out, &op);
+		return;
+	}
+	if (fp8 && cast_dy)
+		fp8_cast(e, name, batch * m * n);
+	/* dgrad: dX[m,k] = dY[m,n] W^T[n,k] (fp8: E5M2 x E4M3) */
+	snprintf(op.name, sizeof(op.name), "%s.dgrad", name);
+	op.m = m, op.n = k, op.k = n;
+	op.flops = 2 * batch * m * n * k;
+	op.bytes = batch * ((m * n + n * k) * Bi + m * k * Bo);
+	e->rc |= op_list_push(e->out, &op);
+	/* wgrad: dW[k,n] = X^T[k,m] dY[m,n]; the weight gradient is 16-bit */
+	snprintf(op.name, sizeof(op.name), "%s.wgrad", name);
+	op.m = k, op.n = n, op.k = m;
+	op.bytes = batch * ((m * k + m * n) * Bi + k * n * Bo);
+	e->rc |= op_list_push(e->out, &op);
+}
 
 static void gemm(struct emitter *e, const char *name, double batch,
 		 double m, double n, double k)
 {
-	double B = dtype_bytes(e->dt);
-	struct op op = { .kind = OP_GEMM, .pass = e->pass, .dtype = e->dt, .batch = batch };
-
-	if (e->pass == PASS_FWD) {
-		snprintf(op.name, sizeof(op.name), "%s", name);
-		op.m = m, op.n = n, op.k = k;
-		op.flops = 2 * batch * m * n * k;
-		op.bytes = batch * (m * k + k * n + m * n) * B;
-		e->rc |= op_list_push(e->out, &op);
-		return;
-	}
-	/* dgrad: dX[m,k] = dY[m,n] W^T[n,k] */
-	snprintf(op.name, sizeof(op.name), "%s.dgrad", name);
-	op.m = m, op.n = k, op.k = n;
-	op.flops = 2 * batch * m * n * k;
-	op.bytes = batch * (m * n + n * k + m * k) * B;
-	e->rc |= op_list_push(e->out, &op);
-	/* wgrad: dW[k,n] = X^T[k,m] dY[m,n] */
-	snprintf(op.name, sizeof(op.name), "%s.wgrad", name);
-	op.m = k, op.n = n, op.k = m;
-	e->rc |= op_list_push(e->out, &op);
+	gemm_ex(e, name, batch, m, n, k, false, true);
 }
 
 static void membound(struct emitter *e, const char *name, const char *family,
@@ -108,23 +139,42 @@ static void membound(struct emitter *e, const char *name, const char *family,
 }
 
 static void attention_core(struct emitter *e, const struct model *m,
-			   const struct wl_shape *s)
+			   const struct wl_shape *s, enum dtype core_dt)
 {
 	double heads = (double)m->heads / s->tp, hd = (double)model_head_dim(m);
 	double b = s->micro_batch, sq = s->seq;
+	struct emitter c = *e;
 
-	gemm(e, "attn_score", b * heads, sq, sq, hd);
+	c.gdt = core_dt;  /* the core is 16-bit even under fp8 */
+	if (s->attention == ATTN_FLASH) {
+		bool bwd = e->pass == PASS_BWD;
+		double bh = b * heads, B = dtype_bytes(e->dt);
+		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
+				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true };
+		snprintf(op.name, sizeof(op.name), "flash_attn%s", bwd ? ".bwd" : "");
+		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, sq, hd);
+		/* fwd: read Q K V, write O and the fp32 log-sum-exp; bwd: read
+		 * Q K V O dO and the LSE, write dQ dK dV */
+		op.bytes = bh * sq * (hd * B * (bwd ? 8 : 4) + 4);
+		e->rc |= op_list_push(e->out, &op);
+		return;
+	}
+	gemm(&c, "attn_score", b * heads, sq, sq, hd);
 	membound(e, "softmax", "softmax", b * heads * sq * sq, 2, sq);
 	if (m->dropout) /* read, write, and a one-byte mask */
 		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);
-	gemm(e, "attn_over_v", b * heads, sq, hd, sq);
+	gemm(&c, "attn_over_v", b * heads, sq, hd, sq);
+	e->rc |= c.rc;
 }
 
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
 {
-	struct emitter e = { .out = out, .pass = pass, .dt = s->dtype };
+	struct precision pr;
+	precision_init(&pr, s->dtype, false);
+	struct emitter e = { .out = out, .pass = pass, .dt = pr.activation, .gdt = pr.gemm,
+			     .fp8 = pr.fp8 };
 	double t = s->tp, h = (double)m->hidden, T = s->micro_batch * s->seq;
 	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
 	double kv = (double)(m->kv_heads * model_head_dim(m));
@@ -139,22 +189,22 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE) {
 			struct emitter fw = e;
 			fw.pass = PASS_FWD;
-			attention_core(&fw, m, s);
+			attention_core(&fw, m, s, pr.head_gemm);
 			e.rc |= fw.rc;
 		}
 		membound(&e, norm, norm, Tn * h, 2, h);
 		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
-		attention_core(&e, m, s);
-		gemm(&e, "attn_out", 1, T, h, h / t);
+		attention_core(&e, m, s, pr.head_gemm);
+		gemm_ex(&e, "attn_out", 1, T, h, h / t, true, true);
 		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
 		break;
 	case WL_MLP:
 		membound(&e, norm, norm, Tn * h, 2, h);
 		if (m->act == MODEL_ACT_SWIGLU) {
-			gemm(&e, "mlp_gate_up", 1, T, 2 * ffn, h);
+			gemm_ex(&e, "mlp_gate_up", 1, T, 2 * ffn, h, false, false);
 			membound(&e, "swiglu", "bias_swiglu", T * ffn, 3, 0);
 		} else {
-			gemm(&e, "mlp_up", 1, T, ffn, h);
+			gemm_ex(&e, "mlp_up", 1, T, ffn, h, false, false);
 			membound(&e, "gelu", "bias_gelu", T * ffn, 2, 0);
 		}
 		gemm(&e, "mlp_down", 1, T, h, ffn);
@@ -162,6 +212,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		break;
 	case WL_HEAD:
 		membound(&e, "final_norm", norm, Tn * h, 2, h);
+		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
 		membound(&e, "cross_entropy", "softmax", T * (double)m->vocab / t, 2,
 			 (double)m->vocab / t);
@@ -170,4 +221,48 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		return -1;
 	}
 	return e.rc ? -1 : 0;
+}
+
+/* FLOPs of block blk, one pass, one micro-batch; -1 on failure. */
+static double block_flops(const struct model *m, const struct wl_shape *s,
+			  enum wl_block blk, enum op_pass pass, enum recompute rc)
+{
+	struct op_list l;
+	op_list_init(&l);
+	int err = workload_block(m, s, blk, pass, rc, &l);
+	double f = err ? -1 : op_list_flops(&l);
+	op_list_finish(&l);
+	return f;
+}
+
+double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
+				enum recompute rc, double samples)
+{
+	struct wl_shape s = *shp;
+	s.tp = 1;  /* the whole model */
+	s.sp = false;
+	double L = (double)m->layers, per_mb = 0, f;
+
+	for (int b = 0; b < WL_NBLOCKS; b++) {
+		double n = (b == WL_ATTN || b == WL_MLP) ? L : 1;
+		for (int p = PASS_FWD; p <= PASS_BWD; p++) {
+			if ((f = block_flops(m, &s, b, p, RECOMPUTE_NONE)) < 0)
+				return -1;
+			per_mb += n * f;
+		}
+	}
+	if (rc == RECOMPUTE_FULL) {
+		double a = block_flops(m, &s, WL_ATTN, PASS_FWD, RECOMPUTE_NONE);
+		double b = block_flops(m, &s, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
+		if (a < 0 || b < 0)
+			return -1;
+		per_mb += L * (a + b);
+	} else if (rc == RECOMPUTE_SELECTIVE) {
+		double with = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE);
+		double without = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
+		if (with < 0 || without < 0)
+			return -1;
+		per_mb += L * (with - without);
+	}
+	return per_mb * samples / s.micro_batch;
 }

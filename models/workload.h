@@ -8,15 +8,21 @@
  * divided by t) and, with sequence parallelism, with norms, dropout and
  * residuals split along the sequence.
  *
- * Each op carries its FLOPs (2mnk per GEMM, full s x s attention as
- * Megatron counts it), the HBM bytes it moves and its GEMM shape, so a cost
- * source can price it. Communication is not an op: the schedules place
- * collectives between blocks. */
+ * Each op carries the FLOPs its kernel executes (2mnk per GEMM; the
+ * attention core as attention.h counts it for the chosen kernel, causal
+ * flash doing half of the s x s work), the HBM bytes it moves and its
+ * shape, so a cost source can price it. Precision follows precision.h:
+ * under fp8 the transformer-layer GEMMs run in fp8 and the tensors that
+ * enter them unfused are cast (and transposed) by memory-bound kernels
+ * ("*.fp8_cast"); the LM head and the attention core stay 16-bit.
+ * Communication is not an op: the schedules place collectives between
+ * blocks. */
 #ifndef DDLSIM_WORKLOAD_H
 #define DDLSIM_WORKLOAD_H
 
 #include <stdbool.h>
 
+#include "attention.h"
 #include "gpu.h"
 #include "model.h"
 
@@ -24,6 +30,8 @@ enum op_kind {
 	OP_GEMM,        /* C[m,n] = A[m,k] B[k,n], batch independent copies */
 	OP_MEMBOUND,    /* elementwise, norm, softmax, gather: bytes dominate */
 	OP_CONV,        /* convolution (CNN workloads) */
+	OP_ATTN,        /* fused (flash) attention core: batch = b x heads, m = n = s,
+			   k = head dim; priced by its own efficiency (attention.h) */
 };
 
 enum op_pass { PASS_FWD, PASS_BWD };
@@ -44,6 +52,7 @@ struct op {
 	/* convolution shape (OP_CONV): output channels k_out, input c, image h x w */
 	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
 	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
+	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
 	char membound_kind[24]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
 };
 
@@ -58,7 +67,8 @@ struct wl_shape {
 	double seq;             /* s, tokens */
 	int tp;                 /* tensor-parallel degree t */
 	bool sp;                /* sequence parallelism */
-	enum dtype dtype;       /* compute dtype of GEMMs and activations */
+	enum dtype dtype;       /* training precision (precision.h says what runs in what) */
+	enum attention attention; /* attention kernel (decoder models are causal) */
 };
 
 void op_list_init(struct op_list *l);
@@ -72,6 +82,15 @@ int op_list_push(struct op_list *l, const struct op *op);
 int workload_block(const struct model *m, const struct wl_shape *shp,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out);
+
+/* Hardware FLOPs of one training iteration of `samples` sequences, the
+ * whole model (all ranks), as the kernels of workload_block() execute them:
+ * forward and backward of every block, plus what recomputation runs again
+ * (full: every layer's forward; selective: the attention core's forward).
+ * Unfused attention without recomputation gives model_iteration_flops()
+ * exactly. Returns -1 on allocation failure. */
+double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
+				enum recompute rc, double samples);
 
 /* Sum of the ops' FLOPs. */
 double op_list_flops(const struct op_list *l);

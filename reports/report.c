@@ -81,7 +81,7 @@ static json_t *scenario_json(const struct result *r)
 static json_t *mem_json(const struct stage_result *s)
 {
 	const struct mem_anatomy *m = &s->mem;
-	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
+	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
 			 "stage", s->stage, "layers", s->layers, "embedding", s->has_embedding,
 			 "head", s->has_head, "params_local", m->params_local,
 			 "peak_inflight_microbatch_chunks", s->peak_inflight_chunks,
@@ -91,7 +91,11 @@ static json_t *mem_json(const struct stage_result *s)
 			 "activations_GB", m->activations_bytes / GB,
 			 "activations_per_layer_microbatch_GB", m->act_per_layer_bytes / GB,
 			 "logits_GB", m->logits_bytes / GB, "comm_buffers_GB", m->comm_buffer_bytes / GB,
-			 "reserved_GB", m->reserved_bytes / GB, "total_GB", m->total_bytes / GB,
+			 "reserved_GB", m->reserved_bytes / GB, "fp8_weight_copies_GB", m->fp8_weight_bytes / GB,
+			 "cuda_context_GB", m->context_bytes / GB, "nccl_buffers_GB", m->nccl_bytes / GB,
+			 "allocator_reserve_GB", m->fragmentation_bytes / GB,
+			 "total_GB", m->total_bytes / GB, "total_GiB", m->total_bytes / 1073741824.0,
+			 "capacity_GiB", m->capacity_bytes / 1073741824.0,
 			 "capacity_GB", m->capacity_bytes / GB, "fits", m->fits,
 			 "headroom_GB", (m->capacity_bytes - m->total_bytes) / GB);
 }
@@ -525,16 +529,23 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "%-28s %14s\n", "pp bytes sent per GPU", buf);
 	}
 	const struct stage_result *w = &r->stage[r->worst_stage];
-	fprintf(f, "\nmemory per GPU (stage %d)     %14s\n", r->worst_stage, "GB");
-	fprintf(f, "  %-26s %14.2f\n", "weights", w->mem.weights_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "gradients", w->mem.grads_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "optimizer state", w->mem.optimizer_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "activations", w->mem.activations_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "logits", w->mem.logits_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "comm buffers", w->mem.comm_buffer_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "reserved", w->mem.reserved_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "total", w->mem.total_bytes / GB);
-	fprintf(f, "  %-26s %14.2f\n", "capacity", w->mem.capacity_bytes / GB);
+	/* memory in GB (1e9 bytes, as datasheets count) and GiB (2^30, as
+	 * nvidia-smi and PyTorch count) */
+	fprintf(f, "\nmemory per GPU (stage %d)     %14s %10s\n", r->worst_stage, "GB", "GiB");
+	const struct { const char *name; double bytes; } rows[] = {
+		{ "weights", w->mem.weights_bytes }, { "gradients", w->mem.grads_bytes },
+		{ "optimizer state", w->mem.optimizer_bytes },
+		{ "fp8 weight copies", w->mem.fp8_weight_bytes },
+		{ "activations", w->mem.activations_bytes }, { "logits", w->mem.logits_bytes },
+		{ "comm buffers", w->mem.comm_buffer_bytes },
+		{ "CUDA context", w->mem.context_bytes }, { "NCCL buffers", w->mem.nccl_bytes },
+		{ "allocator reserve", w->mem.fragmentation_bytes },
+		{ "total", w->mem.total_bytes }, { "capacity", w->mem.capacity_bytes },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].bytes > 0 || strcmp(rows[i].name, "fp8 weight copies"))
+			fprintf(f, "  %-26s %14.2f %10.2f\n", rows[i].name, rows[i].bytes / GB,
+				rows[i].bytes / 1073741824.0);
 	verdict(r, vbuf, sizeof(vbuf));
 	fprintf(f, "memory: %s\n", vbuf);
 	if (sc->train_tokens > 0)

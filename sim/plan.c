@@ -23,6 +23,8 @@ void plan_init(struct plan *p)
 	p->bucket_bytes = 25e6;
 	p->overlap_grad_reduce = true;
 	p->fold = FOLD_AUTO;
+	p->attention = ATTN_UNFUSED;
+	p->memory_reserve = 0.05;
 }
 
 long plan_gpus(const struct plan *p, const struct inputs *in)
@@ -38,6 +40,11 @@ long plan_microbatches(const struct plan *p)
 void plan_resolve(struct plan *p, const struct inputs *in)
 {
 	long gpus = plan_gpus(p, in);
+	if (!p->attention_set) {
+		bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
+		p->attention = full || inputs_model(in)->arch == MODEL_ARCH_CNN
+				       ? ATTN_UNFUSED : attention_default(&inputs_topology(in)->gpu);
+	}
 	if (inputs_model(in)->arch == MODEL_ARCH_CNN) {
 		p->seq = 1;  /* a sample is one image: tokens/s report images/s */
 		if (p->dp == 0 && gpus <= PLAN_MAX_GPUS)
@@ -63,6 +70,42 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 	return (int)(base + (vs < extra ? 1 : 0));
 }
 
+/* The precision against the GPU: tf32 and fp8 need tensor cores for them. */
+static void check_precision(const struct plan *p, const struct topology *t, const char *f,
+			    struct diag *d)
+{
+	const struct gpu_spec *g = &t->gpu;
+
+	if ((p->precision == DTYPE_TF32 || p->precision == DTYPE_FP8) && g->peak_flops[p->precision] <= 0)
+		diag_err(d, f, "/training/precision", "%s needs a GPU with %s tensor cores, "
+			 "but GPU '%s' of topology '%s' has no %s peak", dtype_name(p->precision),
+			 dtype_name(p->precision), g->name, t->name, dtype_name(p->precision));
+	if (p->fp8_comm && p->precision != DTYPE_FP8)
+		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
+			 dtype_name(p->precision));
+	if (p->memory_reserve < 0 || p->memory_reserve >= 0.5)
+		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
+			 p->memory_reserve);
+}
+
+/* The attention kernel: flash needs a GPU with one and a 16-bit or fp8
+ * precision (FlashAttention has no fp32 kernels). */
+static void check_attention(const struct plan *p, const struct gpu_spec *g, const char *f,
+			    struct diag *d)
+{
+	bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
+
+	if (p->attention != ATTN_FLASH)
+		return;
+	if (!gpu_has_flash(g))
+		diag_err(d, f, "/training/attention", "flash needs a GPU with a fused attention "
+			 "kernel (Ampere or later: the topology's gpu.efficiency.flash_fwd_max), "
+			 "GPU '%s' has none", g->name);
+	else if (full)
+		diag_err(d, f, "/training/attention", "flash needs precision fp16, bf16 or fp8, "
+			 "got \"%s\"", dtype_name(p->precision));
+}
+
 /* A CNN trains with data parallelism only: one replica per GPU. */
 static void check_cnn(const struct plan *p, long gpus, const char *f, struct diag *d)
 {
@@ -77,6 +120,10 @@ static void check_cnn(const struct plan *p, long gpus, const char *f, struct dia
 	if (p->recompute != RECOMPUTE_NONE)
 		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
 			 recompute_name(p->recompute));
+	if (p->attention_set)
+		diag_err(d, f, "/training/attention", "applies to transformer models only");
+	if (p->precision == DTYPE_FP8)
+		diag_err(d, f, "/training/precision", "fp8 (Transformer Engine) applies to transformer models only");
 	if (p->dp != gpus)
 		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus, p->dp);
 	long div = (long)p->dp * p->micro_batch;
@@ -139,10 +186,12 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	}
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
+	check_precision(p, t, f, d);
 	if (m->arch == MODEL_ARCH_CNN) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;
 	}
+	check_attention(p, &t->gpu, f, d);
 	long tpp = (long)p->tp * p->pp;
 	if (gpus % tpp) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %ld must divide the %ld GPUs "

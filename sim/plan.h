@@ -20,6 +20,9 @@
  *   micro_batch        samples  1
  *   precision          -        bf16          compute and weight dtype
  *   grad_dtype         -        precision     dtype of the gradient reduction
+ *   attention          -        see plan_resolve  flash | unfused (models/attention.h)
+ *   fp8_comm           -        false         TP/SP all-gathers move fp8 (precision fp8)
+ *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   coll_algo          -        "auto"        collective algorithm (coll.h registry)
  *   bucket_bytes       bytes    25e6          gradient bucket
@@ -35,6 +38,7 @@
 
 #include <stdbool.h>
 
+#include "attention.h"
 #include "diag.h"
 #include "gpu.h"
 #include "memory.h"
@@ -62,6 +66,10 @@ struct plan {
 	long seq, global_batch, micro_batch;
 	enum dtype precision;
 	enum dtype grad_dtype;
+	enum attention attention;       /* resolved by plan_resolve() unless attention_set */
+	bool attention_set;
+	bool fp8_comm;
+	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	char coll_algo[32];
 	double bucket_bytes;
@@ -74,8 +82,10 @@ struct plan {
 void plan_init(struct plan *p);
 
 /* Set p->dp from the cluster when it is 0 (GPUs / (tp x pp); every GPU for
- * a CNN), and seq to 1 for a CNN. Leaves a plan that does not divide the
- * cluster for plan_check() to report. */
+ * a CNN), seq to 1 for a CNN, and the attention kernel when not set: flash
+ * where the GPU has a flash kernel and the precision is 16-bit or fp8
+ * (FlashAttention has no fp32 kernels), else unfused. Leaves a plan that
+ * does not divide the cluster for plan_check() to report. */
 void plan_resolve(struct plan *p, const struct inputs *in);
 
 /* Check p against the inputs: the cluster, the model's dimensions and the

@@ -16,7 +16,6 @@
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
 static const char *const rc_names[] = { "none", "selective", "full", NULL };
-static const char *const prec_names[] = { "fp32", "tf32", "fp16", "bf16", NULL };
 static const char *const opt_names[] = { "adam", NULL };
 static const char *const cost_names[] = { "roofline", "profile", NULL };
 enum cost_kind { COST_ROOFLINE, COST_PROFILE };
@@ -142,19 +141,25 @@ static bool load_training(struct jobj *root, struct plan *s)
 	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
 	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
 	e = DTYPE_BF16;
-	jobj_enum(&jo, "precision", prec_names, &e, 0);
-	if (e == DTYPE_TF32) {
-		jobj_err(&jo, "precision", "expected one of {fp32, fp16, bf16}, got 'tf32'");
-		e = DTYPE_FP32;
-	}
+	jobj_enum(&jo, "precision", dtype_names, &e, 0);
 	s->precision = e;
-	s->grad_dtype = e;
-	if (jobj_enum(&jo, "grad_reduce_dtype", prec_names, &e, 0) == 1) {
-		if (e == DTYPE_TF32)
-			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got 'tf32'");
+	/* gradients are reduced in the weights' dtype unless told otherwise */
+	s->grad_dtype = e == DTYPE_TF32 ? DTYPE_FP32 : e == DTYPE_FP8 ? DTYPE_BF16 : e;
+	if (jobj_enum(&jo, "grad_reduce_dtype", dtype_names, &e, 0) == 1) {
+		if (e == DTYPE_TF32 || e == DTYPE_FP8)
+			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got '%s'",
+				 dtype_name(e));
 		else
 			s->grad_dtype = e;
 	}
+	/* fidelity keys (models/attention.h, models/precision.h, models/memory.h) */
+	e = ATTN_FLASH;
+	if (jobj_enum(&jo, "attention", attention_names, &e, 0) == 1) {
+		s->attention = e;
+		s->attention_set = true;
+	}
+	jobj_bool(&jo, "fp8_comm", &s->fp8_comm, 0);
+	jobj_num(&jo, "memory_reserve", &s->memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);

@@ -26,9 +26,19 @@
  *   training.seq_len              int      tokens  required
  *   training.global_batch         int      samples required
  *   training.micro_batch          int      samples 1
- *   training.precision            string   -       "bf16"        fp32 | fp16 | bf16
+ *   training.precision            string   -       "bf16"        fp32 | tf32 | fp16 | bf16 | fp8
+ *                                                                (models/precision.h: tf32 = fp32 with
+ *                                                                tf32 GEMMs; fp8 = Transformer Engine)
+ *   training.attention            string   -       see meaning   flash | unfused (models/attention.h);
+ *                                                                default flash where the GPU has a
+ *                                                                flash kernel and precision is 16-bit
+ *                                                                or fp8, else unfused
+ *   training.fp8_comm             bool     -       false         TP/SP all-gathers move fp8 (needs fp8)
+ *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
+ *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)
- *   training.grad_reduce_dtype    string   -       precision     dtype of gradient reduction
+ *   training.grad_reduce_dtype    string   -       precision     dtype of gradient reduction: fp32 |
+ *                                                                fp16 | bf16 (tf32: fp32, fp8: bf16)
  *   training.train_tokens         number   tokens  0             for time- and cost-to-train
  *   communication.algorithm       string   -       "auto"        collective algorithm
  *   communication.bucket_MB       number   MB      25            gradient bucket (1e6 bytes)

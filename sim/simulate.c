@@ -41,6 +41,7 @@ struct builder {
 	struct blocks bk;
 	int stage, pp, v;
 	double act_bytes;             /* p2p message / TP collective size */
+	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
 	double grad_bytes_layer, grad_bytes_embed, grad_bytes_head;
 	double param_bytes_layer;
 	double pending;               /* bytes in the open bucket */
@@ -52,16 +53,18 @@ struct builder {
 	int prev_mark;                /* last task before the previous layer began */
 };
 
-static double wbytes(enum dtype dt)
+/* The workload shape of the plan (models/workload.h). */
+static struct wl_shape plan_shape(const struct plan *pl)
 {
-	return dt == DTYPE_FP32 ? 4 : 2;
+	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
+				pl->precision, pl->attention };
+	return shp;
 }
 
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
-	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
-				pl->precision == DTYPE_FP32 ? DTYPE_FP32 : pl->precision };
+	struct wl_shape shp = plan_shape(pl);
 	struct op_list l;
 
 	memset(bk, 0, sizeof(*bk));
@@ -134,7 +137,7 @@ static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int m
 /* A TP collective of one activation tensor (b x s x h). */
 static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 {
-	return tp_coll_bytes(b, op, b->act_bytes, mb, chunk);
+	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->ag_bytes : b->act_bytes, mb, chunk);
 }
 
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
@@ -327,7 +330,9 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
 	snprintf(op.name, sizeof(op.name), "adam_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
-	op.bytes = params_local * (pl->precision == DTYPE_FP32 ? 28 : 34);
+	struct precision pr;
+	precision_init(&pr, pl->precision, false);
+	op.bytes = params_local * pr.optimizer_step_bytes;
 	return cost_roofline_time(g, &op);
 }
 
@@ -348,9 +353,12 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	if (price_blocks(pl, m, cost, &b.bk))
 		return -1;
 	double t = pl->tp;
+	struct precision pr;
+	precision_init(&pr, pl->precision, pl->fp8_comm);
 	b.act_bytes = (double)pl->micro_batch * (double)pl->seq * (double)m->hidden *
-		      wbytes(pl->precision);
-	double gb = wbytes(pl->grad_dtype);
+		      dtype_bytes(pr.activation);
+	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
+	double gb = dtype_bytes(pl->grad_dtype);
 	b.grad_bytes_layer = model_layer_params(m) / t * gb;
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
@@ -358,7 +366,7 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	double tied_copy = m->tied_embeddings && pl->pp > 1
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * wbytes(pl->precision);
+	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
 
 	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
 	if (!order)
@@ -422,7 +430,7 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	free(deps);
 	if ((pl->zero == ZERO_1 || pl->zero == ZERO_2) && pl->dp > 1) {
 		/* buckets of 8 x bucket_MB, back to back: one merged task */
-		double total = psi * wbytes(pl->precision), chunk = pl->bucket_bytes * 8;
+		double total = psi * dtype_bytes(pr.weight), chunk = pl->bucket_bytes * 8;
 		int count = (int)ceil(total / chunk);
 		if (count < 1)
 			count = 1;
@@ -448,7 +456,8 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
 		struct mem_rank_input mi = {
 			.model = m, .gpu = &topo->gpu, .dtype = pl->precision,
-			.grad_elem_bytes = wbytes(pl->grad_dtype),
+			.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
+			.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
 			.micro_batch = (double)pl->micro_batch, .seq = (double)pl->seq,
 			.tp = pl->tp, .dp = pl->dp, .sp = pl->sp, .zero = pl->zero,
 			.recompute = pl->recompute, .layers = layers,
@@ -472,8 +481,7 @@ static int collect_ops(const struct inputs *in, const struct plan *pl, struct co
 		       struct result *r)
 {
 	const struct model *m = inputs_model(in);
-	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
-				pl->precision };
+	struct wl_shape shp = plan_shape(pl);
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;
@@ -575,16 +583,13 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)pl->seq;
 	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
-	double fwd_layer = r->model_flops / 3 -
-			   2 * (double)pl->global_batch * (double)pl->seq * (double)m->hidden *
-				   (double)m->vocab;
-	double recompute = 0;
-	if (pl->recompute == RECOMPUTE_FULL)
-		recompute = fwd_layer;
-	else if (pl->recompute == RECOMPUTE_SELECTIVE)
-		recompute = 4 * (double)pl->global_batch * (double)pl->seq * (double)pl->seq *
-			    (double)m->hidden * (double)m->layers;
-	r->hardware_flops = r->model_flops + recompute;
+	if (m->arch == MODEL_ARCH_CNN)
+		r->hardware_flops = r->model_flops;
+	else {
+		struct wl_shape shp = plan_shape(pl);
+		r->hardware_flops = workload_iteration_flops(m, &shp, pl->recompute,
+							     (double)pl->global_batch);
+	}
 	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->precision];
 	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / r->gpus / 1e12;
 	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / r->gpus / 1e12;

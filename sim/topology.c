@@ -4,7 +4,7 @@
  * derives what the platform and the planners need: NVLink two-hop routes
  * of a mesh (the intermediate GPU with the widest bottleneck), the PCIe
  * tree's shape, and a fat tree's leaf and pod sizes and uplink bandwidths.
- * Keys new in 1.1 are refused in a file that says 1.0. */
+ * Keys new in 1.1 (1.2) are refused in a file that says 1.0 (1.1). */
 #include "topology.h"
 
 #include <math.h>
@@ -16,7 +16,6 @@
 
 static const char *const intra_names[] = { "nvswitch", "pcie", "nvlink_mesh", NULL };
 static const char *const fabric_names[] = { "nonblocking", "fat_tree", "rail", NULL };
-static const char *const dt_keys[DTYPE_N] = { "fp32", "tf32", "fp16", "bf16", "fp8" };
 
 const char *intra_kind_name(enum intra_kind k)
 {
@@ -149,7 +148,14 @@ static void load_pcie_tree(struct jobj *intra, struct topology *t)
 	jobj_end(&pc);
 }
 
-static void load_gpu(struct jobj *top, struct gpu_spec *g)
+/* A 1.2 key (GPU facts from micro-benchmarks) in an older file. */
+static void need_12(int minor, struct jobj *jo, const char *key)
+{
+	if (minor < 2)
+		jobj_err(jo, key, "needs schema_version \"1.2\" (the file says \"1.%d\")", minor);
+}
+
+static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 {
 	struct jobj jo, pk, ef;
 	const char *s;
@@ -163,7 +169,7 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g)
 		snprintf(g->name, sizeof(g->name), "%s", s);
 	if (jobj_child(&jo, "peak_tflops", &pk, JREQ) == 1) {
 		for (int i = 0; i < DTYPE_N; i++)
-			if (jobj_num(&pk, dt_keys[i], &x, JPOS) == 1)
+			if (jobj_num(&pk, dtype_names[i], &x, JPOS) == 1)
 				g->peak_flops[i] = x * 1e12;
 		if (g->peak_flops[DTYPE_FP32] <= 0)
 			jobj_err(&jo, "peak_tflops", "missing required key 'fp32'");
@@ -171,6 +177,11 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g)
 	}
 	if (jobj_num(&jo, "hbm_GB", &x, JREQ | JPOS) == 1)
 		g->hbm_bytes = x * 1e9;
+	if (jobj_has(&jo, "hbm_total_bytes")) {
+		need_12(minor, &jo, "hbm_total_bytes");
+		if (jobj_num(&jo, "hbm_total_bytes", &x, JPOS) == 1)
+			g->hbm_bytes = x;
+	}
 	if (jobj_num(&jo, "hbm_bw_GBps", &x, JREQ | JPOS) == 1)
 		g->hbm_bw_Bps = x * 1e9;
 	jobj_int(&jo, "sm_count", &g->sm_count, 1, JREQ);
@@ -192,6 +203,19 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g)
 		if (jobj_num(&ef, "gemm_half_GFLOP", &x, JNONNEG) == 1)
 			g->gemm_half_flops = x * 1e9;
 		jobj_num(&ef, "attention_max", &g->attn_eff_max, JUNIT);
+		static const char *const k12[] = { "gemm_max_fp8", "flash_fwd_max", "flash_bwd_max" };
+		double *v12[] = { &g->gemm_eff_max_fp8, &g->flash_fwd_max, &g->flash_bwd_max };
+		for (int i = 0; i < 3; i++)
+			if (jobj_has(&ef, k12[i])) {
+				need_12(minor, &ef, k12[i]);
+				if (jobj_num(&ef, k12[i], v12[i], JUNIT) == 1 && *v12[i] <= 0)
+					jobj_err(&ef, k12[i], "must be > 0, got %g", *v12[i]);
+			}
+		if (jobj_has(&ef, "source")) {
+			const char *src;
+			need_12(minor, &ef, "source");
+			jobj_str(&ef, "source", &src, 0);
+		}
 		jobj_num(&ef, "mem_max", &g->mem_eff_max, JUNIT);
 		if (jobj_num(&ef, "mem_half_MB", &x, JNONNEG) == 1)
 			g->mem_half_bytes = x * 1e6;
@@ -338,7 +362,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.topology", 1, 1))
+	if (jload_schema(root, path, d, "ddlsim.topology", 1, 2))
 		goto err_json;
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
 	       &t->schema_minor);
@@ -348,7 +372,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 		snprintf(t->name, sizeof(t->name), "%s", s);
 	if (jobj_str(&jo, "source", &s, JREQ) == 1)
 		snprintf(t->source, sizeof(t->source), "%s", s);
-	load_gpu(&jo, &t->gpu);
+	load_gpu(&jo, &t->gpu, t->schema_minor);
 
 	if (jobj_child(&jo, "node", &node, JREQ) == 1) {
 		n = 1;

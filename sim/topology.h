@@ -1,6 +1,6 @@
 /* topology: the hardware of a cluster, as a topology file describes it.
  *
- * A topology file (schema "ddlsim.topology" 1.1; 1.0 files are accepted)
+ * A topology file (schema "ddlsim.topology" 1.2; 1.0 and 1.1 files are accepted)
  * describes one kind of node and the fabric that joins nodes; a scenario
  * says how many nodes. Keys marked 1.1 need schema_version "1.1".
  *
@@ -11,10 +11,18 @@
  *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)
  *   gpu.hbm_bw_GBps              number  GB/s    required  peak HBM bandwidth
  *   gpu.sm_count                 int     -       required  streaming multiprocessors
- *   gpu.memory_reserved_GB       number  GB      2         CUDA context + allocator reserve
+ *   gpu.hbm_total_bytes          number  bytes   hbm_GB    (1.2) capacity as the device reports it
+ *                                                          (nvidia-smi / cudaMemGetInfo total)
+ *   gpu.memory_reserved_GB       number  GB      2         CUDA context and library workspaces
  *   gpu.efficiency.gemm_max      number  0..1    0.8       best GEMM fraction of peak
  *   gpu.efficiency.gemm_half_GFLOP number GFLOP  1         GEMM work reaching half of gemm_max
- *   gpu.efficiency.attention_max number  0..1    0.5       attention-core batched GEMMs
+ *   gpu.efficiency.gemm_max_fp8  number  0..1    gemm_max  (1.2) best fp8 GEMM fraction of the fp8 peak
+ *   gpu.efficiency.attention_max number  0..1    0.5       unfused attention-core batched GEMMs
+ *   gpu.efficiency.flash_fwd_max number  0..1    0 (none)  (1.2) fused attention forward, fraction of the
+ *                                                          16-bit peak at head dim 128, long sequences
+ *   gpu.efficiency.flash_bwd_max number  0..1    0 (none)  (1.2) the same, backward (models/attention.h)
+ *   gpu.efficiency.source        string  -       -         (1.2) the micro-benchmarks every efficiency
+ *                                                          comes from
  *   gpu.efficiency.mem_max       number  0..1    0.85      best fraction of HBM bandwidth
  *   gpu.efficiency.mem_half_MB   number  MB      1         traffic reaching half of mem_max
  *   gpu.efficiency.kernel_launch_us number us    4         fixed cost per kernel

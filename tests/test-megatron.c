@@ -1,6 +1,17 @@
 /* test-megatron: the weak-scaling table of Narayanan et al. 2021 (seed
  * 003), each row a shipped scenario, predicted vs published TFLOP/s per
- * GPU. Target: every row within +-15%, mean absolute error <= 8%. */
+ * GPU.
+ *
+ * Until issue 9 the A100's gemm_max (0.72) had been fitted to this very
+ * table (every row within 8 %, mean 3.1 %). It is now the A100's measured
+ * best-GEMM fraction (0.869, mamf-finder, topologies/dgx-a100.json), and
+ * the table is a validation, not a fit: every row is over-predicted, by
+ * +10.5 % (18B) to +22.2 % (1T), mean 16.9 %: what the roofline does not
+ * price (GEMM shapes below the best one, framework and launch overheads,
+ * memory-bound kernels below their bandwidth) is now visible instead of
+ * absorbed. The bounds record that level as a ratchet: each row in
+ * [-5 %, +25 %], mean absolute error <= 17.5 %. Lower them when the model
+ * improves; never raise them without a hardware reason. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +22,7 @@
 static const char *const rows[] = { "1.7b", "3.6b", "7.5b", "18b", "39b", "76b",
 				    "145b", "310b", "530b", "1t", NULL };
 
-Test(megatron, weak_scaling_table_within_15_percent, .timeout = 900)
+Test(megatron, weak_scaling_table_within_recorded_error, .timeout = 900)
 {
 	double sum = 0;
 	int n = 0;
@@ -26,12 +37,12 @@ Test(megatron, weak_scaling_table_within_15_percent, .timeout = 900)
 		double pub = jnum(r, "published/hardware_tflops_per_gpu");
 		double e = pred / pub - 1;
 		printf("%-6s %12.1f %12.1f %+7.1f%%\n", rows[i], pred, pub, 100 * e);
-		cr_expect_lt(fabs(e), 0.15, "%s: predicted %.1f vs published %.1f TFLOP/s", rows[i], pred, pub);
+		cr_expect(e > -0.05 && e < 0.25, "%s: predicted %.1f vs published %.1f TFLOP/s", rows[i], pred, pub);
 		sum += fabs(e);
 		n++;
 		json_decref(r);
 	}
 	printf("mean absolute error %.1f%%\n", 100 * sum / n);
 	fflush(stdout);
-	cr_assert_leq(sum / n, 0.08, "mean absolute error %.1f%%", 100 * sum / n);
+	cr_assert_leq(sum / n, 0.175, "mean absolute error %.1f%%", 100 * sum / n);
 }

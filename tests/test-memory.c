@@ -81,3 +81,72 @@ Test(memory, activations_scale_with_inflight_microbatches)
 	memory_rank(&in, &o);
 	cr_assert_float_eq(o.activations_bytes, 40 * memory_layer_activations(&in), 1);
 }
+
+/* Flash attention stores no s x s tensors: Korthikanti's 34 sbh / t (SP)
+ * plus the fp32 log-sum-exp, 4 a s b / t bytes, whatever the recompute
+ * mode short of full. */
+Test(memory, flash_attention_drops_the_score_term)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { 0 };
+	double s = 4096, b = 2, h = 4096, a = 32, t = 8;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .attention = ATTN_FLASH, .micro_batch = b, .seq = s,
+				     .tp = (int)t, .sp = true, .recompute = RECOMPUTE_NONE };
+	double want = s * b * h / t * 34 + 4 * a * s * b / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-6 * want);
+	in.recompute = RECOMPUTE_SELECTIVE;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-6 * want);
+	in.attention = ATTN_UNFUSED;
+	in.recompute = RECOMPUTE_NONE;
+	double unfused = s * b * h / t * (34 + 5 * a * s / h);
+	cr_assert_float_eq(memory_layer_activations(&in), unfused, 1e-6 * unfused);
+}
+
+/* Transformer Engine fp8: bf16 weights and gradients as before, K = 12
+ * (fp32 master, momentum, variance), plus an fp8 weight and an fp8
+ * transpose of every transformer-layer parameter: 2 bytes each. */
+Test(memory, fp8_anatomy_adds_te_weight_copies)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	double L = 4, P = model_layer_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 1, .tp = 2,
+				     .dp = 1, .layers = L };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	double psi = L * P / 2;
+	cr_assert_float_eq(o.weights_bytes, 2 * psi, 1);
+	cr_assert_float_eq(o.grads_bytes, 4 * psi, 1);
+	cr_assert_float_eq(o.optimizer_bytes, 12 * psi, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 2 * psi, 1);
+	in.dtype = DTYPE_BF16;
+	memory_rank(&in, &o);
+	cr_assert_eq(o.fp8_weight_bytes, 0);
+	in.dtype = DTYPE_TF32;  /* fp32 weights, their own master: K = 8 */
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 4 * psi, 1);
+	cr_assert_float_eq(o.optimizer_bytes, 8 * psi, 1);
+}
+
+/* Capacity is what the device reports; the CUDA context, NCCL's buffers
+ * (16 channels x 2 connections x (512 KiB + 4,915,200 B + 4 MiB) per
+ * communicator) and the allocator reserve come off it. */
+Test(memory, hbm_capacity_accounting)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 85520809984.0, .mem_reserved_bytes = 1e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .micro_batch = 1, .seq = 1, .tp = 8, .dp = 4, .pp = 2,
+				     .layers = 0, .has_embedding = true, .reserve_fraction = 0.05 };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	double conn = 524288.0 + 4915200.0 + 4194304.0;
+	cr_assert_eq(conn, 9633792.0);
+	/* TP, DP, PP and the tied-embedding group: 4 communicators */
+	cr_assert_float_eq(o.nccl_bytes, 4 * 16 * 2 * conn, 1);
+	cr_assert_float_eq(o.fragmentation_bytes, 0.05 * 85520809984.0, 1);
+	cr_assert_float_eq(o.reserved_bytes, 1e9 + 4 * 16 * 2 * conn + 0.05 * 85520809984.0, 1);
+	cr_assert_eq(o.capacity_bytes, 85520809984.0);
+}

@@ -2,7 +2,9 @@
  * workload's FLOPs against Megatron-LM's closed form. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
+#include "attention.h"
 #include "cost.h"
 #include "model.h"
 #include "testutil.h"
@@ -65,7 +67,7 @@ Test(model, iteration_flops_equal_megatron_formula)
 Test(model, workload_ops_add_up_to_megatron_flops)
 {
 	struct model *m = load("models/zoo/megatron/gpt-18b.json");
-	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16 };
+	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED };
 	double fwd = 0, bwd = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		struct op_list l;
@@ -87,7 +89,7 @@ Test(model, workload_ops_add_up_to_megatron_flops)
 Test(model, tensor_parallel_divides_gemm_flops)
 {
 	struct model *m = load("models/zoo/llama2-70b.json");
-	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16 }, s8 = s1;
+	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED }, s8 = s1;
 	s8.tp = 8;
 	struct op_list a, b;
 	op_list_init(&a);
@@ -134,4 +136,76 @@ Test(model, roofline_prices_a_large_gemm_near_its_efficiency)
 	op.flops = 2 * op.m * op.n * op.k;
 	double t2 = cost_roofline_time(&g, &op);
 	cr_assert_gt(t2 / t, 1.45);
+}
+
+/* Flash attention's hardware FLOPs against the unfused count (attention.h):
+ * causal forward does half of 4 s^2 d, the backward 2.5x its forward
+ * (QK^T recomputed); unfused does the full square, backward 2x. */
+Test(model, flash_flops_closed_forms)
+{
+	double bh = 64, s = 4096, d = 128, full = 4 * bh * s * s * d;
+	cr_assert_eq(attention_flops(ATTN_UNFUSED, true, false, bh, s, d), full);
+	cr_assert_eq(attention_flops(ATTN_UNFUSED, true, true, bh, s, d), 2 * full);
+	cr_assert_eq(attention_flops(ATTN_FLASH, true, false, bh, s, d), full / 2);
+	cr_assert_eq(attention_flops(ATTN_FLASH, true, true, bh, s, d), 2.5 * full / 2);
+	cr_assert_eq(attention_flops(ATTN_FLASH, false, true, bh, s, d), 2.5 * full);
+
+	/* the workload's iteration FLOPs: unfused = Megatron's formula exactly;
+	 * flash = that minus the attention difference, 12 - 7 = 5 b s^2 h per layer */
+	struct model *m = load("models/zoo/megatron/gpt-18b.json");
+	double B = 8, S = 2048, L = (double)m->layers, h = (double)m->hidden;
+	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED };
+	double want = megatron_flops(B, S, L, h, (double)m->vocab);
+	double got = workload_iteration_flops(m, &shp, RECOMPUTE_NONE, B);
+	cr_assert_lt(fabs(got / want - 1), 1e-12, "%.17g vs %.17g", got, want);
+	shp.attention = ATTN_FLASH;
+	got = workload_iteration_flops(m, &shp, RECOMPUTE_NONE, B);
+	double flash = want - 5 * B * S * S * h * L;
+	cr_assert_lt(fabs(got / flash - 1), 1e-12, "%.17g vs %.17g", got, flash);
+	/* selective recompute with flash runs the causal flash forward again: 2 b s^2 h */
+	got = workload_iteration_flops(m, &shp, RECOMPUTE_SELECTIVE, B);
+	cr_assert_lt(fabs(got / (flash + 2 * B * S * S * h * L) - 1), 1e-12);
+	model_destroy(m);
+}
+
+/* fp8 (Transformer Engine): layer GEMMs in fp8, the LM head and the
+ * attention core 16-bit, and a cast(+transpose) of 4 bytes per element
+ * for the unfused GEMM inputs (attn_out forward; dY of qkv, attn_out and
+ * mlp_down backward). */
+Test(model, fp8_gemms_and_casts)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH };
+	struct op_list l;
+	double T = 4096, h = 4096;
+	int casts = 0;
+	op_list_init(&l);
+	workload_block(m, &shp, WL_ATTN, PASS_FWD, RECOMPUTE_NONE, &l);
+	for (int i = 0; i < l.n; i++) {
+		if (l.v[i].kind == OP_GEMM)
+			cr_assert_eq(l.v[i].dtype, DTYPE_FP8, "%s", l.v[i].name);
+		if (l.v[i].kind == OP_ATTN)
+			cr_assert_eq(l.v[i].dtype, DTYPE_BF16);
+		if (strstr(l.v[i].name, "fp8_cast")) {
+			casts++;
+			cr_assert_str_eq(l.v[i].name, "attn_out.fp8_cast");
+			cr_assert_eq(l.v[i].bytes, 4 * T * h);
+		}
+	}
+	cr_assert_eq(casts, 1);
+	op_list_finish(&l);
+	op_list_init(&l);
+	workload_block(m, &shp, WL_MLP, PASS_BWD, RECOMPUTE_NONE, &l);
+	casts = 0;
+	for (int i = 0; i < l.n; i++)
+		casts += strstr(l.v[i].name, "fp8_cast") != NULL;
+	cr_assert_eq(casts, 1);  /* mlp_down's dY; mlp_gate_up's comes fused */
+	op_list_finish(&l);
+	op_list_init(&l);
+	workload_block(m, &shp, WL_HEAD, PASS_FWD, RECOMPUTE_NONE, &l);
+	for (int i = 0; i < l.n; i++)
+		if (l.v[i].kind == OP_GEMM)
+			cr_assert_eq(l.v[i].dtype, DTYPE_BF16);
+	op_list_finish(&l);
+	model_destroy(m);
 }

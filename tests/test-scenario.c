@@ -211,3 +211,68 @@ Test(scenario, too_many_nodes_for_the_fabric_is_an_input_error)
 	snprintf(want, sizeof(want), "%s: /nodes: error: 20000 nodes do not fit topology", p);
 	cr_assert(strstr(err, want), "%s", err);
 }
+
+/* training.attention, training.precision (tf32, fp8), training.fp8_comm,
+ * training.memory_reserve: every new key's bad input, exact message. */
+static char *training_with(const char *keys, const char *topo)
+{
+	char *s = scenario("\"dp\": 16", "512", "", topo);
+	char with[256];
+	snprintf(with, sizeof(with), "\"micro_batch\": 1, %s", keys);
+	char *t = subst(s, "\"micro_batch\": 1", with);
+	free(s);
+	return t;
+}
+
+Test(scenario, unknown_attention_kernel)
+{
+	expect_error(training_with("\"attention\": \"fused\"", NULL),
+		     "%s: /training/attention: error: expected one of {unfused, flash}, got 'fused'\n");
+}
+
+Test(scenario, flash_needs_a_gpu_with_a_flash_kernel)
+{
+	expect_error(training_with("\"precision\": \"fp16\", \"attention\": \"flash\"",
+				   src_path("topologies/dgx1-v100.json")),
+		     "%s: /training/attention: error: flash needs a GPU with a fused attention kernel "
+		     "(Ampere or later: the topology's gpu.efficiency.flash_fwd_max), GPU "
+		     "'V100-SXM2-32GB' has none\n");
+}
+
+Test(scenario, flash_needs_16_bit_or_fp8)
+{
+	expect_error(training_with("\"precision\": \"tf32\", \"attention\": \"flash\"", NULL),
+		     "%s: /training/attention: error: flash needs precision fp16, bf16 or fp8, got \"tf32\"\n");
+}
+
+Test(scenario, fp8_needs_fp8_tensor_cores)
+{
+	expect_error(training_with("\"precision\": \"fp8\"", NULL),
+		     "%s: /training/precision: error: fp8 needs a GPU with fp8 tensor cores, but GPU "
+		     "'A100-SXM4-80GB' of topology 'DGX A100' has no fp8 peak\n");
+}
+
+Test(scenario, tf32_needs_tf32_tensor_cores)
+{
+	expect_error(training_with("\"precision\": \"tf32\"", src_path("topologies/dgx1-v100.json")),
+		     "%s: /training/precision: error: tf32 needs a GPU with tf32 tensor cores, but GPU "
+		     "'V100-SXM2-32GB' of topology 'DGX-1 V100' has no tf32 peak\n");
+}
+
+Test(scenario, fp8_comm_needs_fp8)
+{
+	expect_error(training_with("\"fp8_comm\": true", NULL),
+		     "%s: /training/fp8_comm: error: needs precision \"fp8\", got \"bf16\"\n");
+}
+
+Test(scenario, memory_reserve_is_a_fraction_below_one_half)
+{
+	expect_error(training_with("\"memory_reserve\": 0.6", NULL),
+		     "%s: /training/memory_reserve: error: expected a fraction of HBM below 0.5, got 0.6\n");
+}
+
+Test(scenario, gradients_are_not_reduced_in_fp8)
+{
+	expect_error(training_with("\"grad_reduce_dtype\": \"fp8\"", NULL),
+		     "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'fp8'\n");
+}

@@ -1,0 +1,38 @@
+/* attention: FLOPs and efficiency of the attention core (see attention.h). */
+#include "attention.h"
+
+#include <math.h>
+#include <stddef.h>
+
+const char *const attention_names[ATTN_N + 1] = { "unfused", "flash", NULL };
+
+#define HD_HALF 56.0     /* head-dim saturation, FA3 H100 d = 128 vs 256 */
+#define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k */
+#define EFF_CAP 0.95
+
+enum attention attention_default(const struct gpu_spec *g)
+{
+	return gpu_has_flash(g) ? ATTN_FLASH : ATTN_UNFUSED;
+}
+
+double attention_flops(enum attention a, bool causal, bool bwd, double bh,
+		       double s, double d)
+{
+	double fwd = 4 * bh * s * s * d;
+	if (a == ATTN_UNFUSED)
+		return bwd ? 2 * fwd : fwd;
+	double c = causal ? 0.5 : 1;
+	return (bwd ? 2.5 : 1) * fwd * c;
+}
+
+double attention_flash_eff(const struct gpu_spec *g, bool bwd, double s, double d,
+			   bool causal)
+{
+	double max = bwd ? g->flash_bwd_max : g->flash_fwd_max;
+	if (max <= 0 || s <= 0 || d <= 0)
+		return 0;
+	double sk = causal ? s / 2 : s;
+	double f = (d / (d + HD_HALF)) / (128 / (128 + HD_HALF));
+	double e = max * f * sk / (sk + SEQ_HALF);
+	return fmin(e, EFF_CAP);
+}

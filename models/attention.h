@@ -1,0 +1,63 @@
+/* attention: the attention core (softmax(QK^T) V) as the frameworks run it.
+ *
+ *   unfused   Megatron-LM of 2021: QK^T and PV as batched GEMMs, the s x s
+ *             scores written to HBM, a (fused, masked) softmax and a
+ *             dropout pass over them; causal masking does not skip work.
+ *   flash     FlashAttention-2/3 and cuDNN's fused SDPA (what Megatron-Core,
+ *             NeMo, TorchTitan and DeepSpeed run today): one kernel per
+ *             pass, scores never leave on-chip memory, causal masking
+ *             skips the tiles above the diagonal.
+ *
+ * Hardware FLOPs (what the kernel executes), per sequence of s tokens and
+ * per head of dimension d, with c = 1/2 for causal flash (the convention of
+ * the FlashAttention benchmarks) and c = 1 otherwise:
+ *   unfused   forward 4 s^2 d            backward 8 s^2 d
+ *   flash     forward 4 s^2 d c          backward 10 s^2 d c
+ * Flash's backward recomputes the forward's QK^T (2 s^2 d) besides the four
+ * gradient products dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q
+ * (Dao 2023, FlashAttention-2, section 4: backward = 2.5 x forward FLOPs).
+ * Model FLOPs keep Megatron's convention whatever the kernel does: full
+ * s x s, forward 4 s^2 d, three times that for training (model.h).
+ *
+ * Flash's time comes from its own efficiency, a fraction of the GPU's
+ * 16-bit tensor peak (gpu.h flash_fwd_max / flash_bwd_max at d = 128 and
+ * long sequences), scaled by
+ *   head dim   f(d) = (d / (d + 56)) / (128 / (128 + 56))
+ *   length     g(s') = s' / (s' + 239),  s' = s c (keys a query row sees)
+ * and capped at 0.95. Both shapes come from FlashAttention-3's published
+ * H100 forward figures: 430 TFLOP/s at s = 512 to 621 at s = 16k for d =
+ * 128 (pytorch/benchmark PR #2391, B S = 16k, 16 heads) fit g with 239
+ * tokens; with f, d = 256 then gives 0.75 of 989 TFLOP/s, the paper's
+ * "up to 740 TFLOP/s (75 % utilization)" (Shah et al. 2024, abstract).
+ *
+ * Memory: unfused attention stores the s x s softmax output and dropout
+ * mask (Korthikanti's 5 a s / h term); flash stores only its output and
+ * the fp32 log-sum-exp per row (4 bytes per head and token), and
+ * regenerates dropout from the RNG state. */
+#ifndef DDLSIM_ATTENTION_H
+#define DDLSIM_ATTENTION_H
+
+#include <stdbool.h>
+
+#include "gpu.h"
+
+enum attention { ATTN_UNFUSED, ATTN_FLASH, ATTN_N };  /* zero = unfused, the historical default */
+
+/* "unfused", "flash", NULL: for loaders. */
+extern const char *const attention_names[ATTN_N + 1];
+
+/* What a transformer runs on g when the scenario does not say: flash where
+ * the topology describes a flash kernel (Ampere and later), else unfused. */
+enum attention attention_default(const struct gpu_spec *g);
+
+/* Hardware FLOPs of the attention core of bh heads x sequences of s tokens
+ * and head dim d, forward (bwd = false) or backward (formulas above). */
+double attention_flops(enum attention a, bool causal, bool bwd, double bh,
+		       double s, double d);
+
+/* Fraction of the 16-bit peak a flash kernel reaches on g (formulas above);
+ * 0 if g has no flash kernel. */
+double attention_flash_eff(const struct gpu_spec *g, bool bwd, double s, double d,
+			   bool causal);
+
+#endif

@@ -1,0 +1,41 @@
+/* precision: dtype table and mixed-precision policy (see precision.h). */
+#include "precision.h"
+
+#include <string.h>
+
+const char *const dtype_names[DTYPE_N + 1] = { "fp32", "tf32", "fp16", "bf16", "fp8", NULL };
+static const double bytes[DTYPE_N] = { 4, 4, 2, 2, 1 };
+
+const char *dtype_name(enum dtype t)
+{
+	return ((int)t >= 0 && t < DTYPE_N) ? dtype_names[t] : "?";
+}
+
+double dtype_bytes(enum dtype t)
+{
+	return ((int)t >= 0 && t < DTYPE_N) ? bytes[t] : 0;
+}
+
+void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
+{
+	bool full = training == DTYPE_FP32 || training == DTYPE_TF32;
+
+	memset(p, 0, sizeof(*p));
+	p->training = training;
+	p->gemm = training;
+	p->head_gemm = training == DTYPE_FP8 ? DTYPE_BF16 : training;
+	p->activation = full ? DTYPE_FP32 : training == DTYPE_FP8 ? DTYPE_BF16 : training;
+	p->weight = p->activation;
+	p->tp_comm = training == DTYPE_FP8 && fp8_comm ? DTYPE_FP8 : p->activation;
+	p->fp8 = training == DTYPE_FP8;
+	p->fp8_weight_copy_bytes = p->fp8 ? 2 * dtype_bytes(DTYPE_FP8) : 0;
+	p->optimizer_bytes = full ? 8 : 12;
+	/* Adam reads and writes fp32 master, momentum and variance (24 B),
+	 * reads the fp32 gradient (4) and writes the 16-bit weights (2) or,
+	 * in fp32, updates the weights in place: 34 or 28 bytes; under fp8
+	 * TE then refreshes the fp8 weight and transpose from the bf16
+	 * weights (read 2, write 1 + 1). */
+	p->optimizer_step_bytes = full ? 28 : 34;
+	if (p->fp8)
+		p->optimizer_step_bytes += 2 + p->fp8_weight_copy_bytes;
+}

@@ -1,0 +1,65 @@
+/* precision: data types and the mixed-precision policy of a training run.
+ *
+ * One home for what a dtype is called and how many bytes it takes, and for
+ * which dtype each tensor of a training step uses under a scenario's
+ * `training.precision`:
+ *
+ *   precision  GEMM math          stored tensors   weights   master  K
+ *   fp32       fp32 (CUDA cores)  fp32             fp32      -       8
+ *   tf32       tf32 tensor cores  fp32             fp32      -       8
+ *   fp16/bf16  fp16/bf16          fp16/bf16        16-bit    fp32    12
+ *   fp8        fp8 (see below)    bf16             bf16      fp32    12
+ *
+ * K is the optimizer state of mixed-precision Adam in bytes per parameter
+ * (ZeRO paper, Rajbhandari et al. 2020: fp32 master, momentum, variance;
+ * 8 when the weights themselves are fp32).
+ *
+ * fp8 is Transformer Engine's recipe (TE docs, "Using FP8 with Transformer
+ * Engine": DelayedScaling, format HYBRID): the GEMMs of the transformer
+ * layers run in fp8, E4M3 for activations and weights in the forward pass
+ * and E5M2 for gradients in the backward pass (both one byte, one tensor-core
+ * rate on Hopper and Blackwell), with per-tensor scales from an amax history
+ * (delayed scaling). Everything else stays bf16: the LM head (Megatron keeps
+ * its output layer out of TE), norms, softmax, the attention core, stored
+ * activations, master weights in fp32. TE keeps an fp8 copy of each weight
+ * and of its transpose (the layout the backward GEMMs read), refreshed once
+ * per optimizer step; tensors entering an fp8 GEMM are cast (and, where the
+ * backward needs the other layout, transposed) by memory-bound kernels that
+ * also record the amax. TP/SP communication may optionally move fp8
+ * (Megatron-Core `--fp8` with TE's userbuffers / `tp_comm_overlap` fp8 path).
+ */
+#ifndef DDLSIM_PRECISION_H
+#define DDLSIM_PRECISION_H
+
+#include <stdbool.h>
+
+enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_FP16, DTYPE_BF16, DTYPE_FP8, DTYPE_N };
+
+/* The dtype names, in enum order and NULL-terminated, for loaders:
+ * "fp32", "tf32", "fp16", "bf16", "fp8". */
+extern const char *const dtype_names[DTYPE_N + 1];
+
+/* "fp32", "tf32", ...; "?" out of range. */
+const char *dtype_name(enum dtype t);
+/* Storage size of one element in bytes (tf32 is stored as fp32); 0 out of range. */
+double dtype_bytes(enum dtype t);
+
+/* Which dtype each tensor of a training step uses. */
+struct precision {
+	enum dtype training;     /* the scenario's training.precision */
+	enum dtype gemm;         /* transformer-layer GEMMs (fp8: E4M3 fwd, E5M2 grads) */
+	enum dtype head_gemm;    /* the LM head's GEMM (bf16 under fp8) */
+	enum dtype activation;   /* stored activations, non-GEMM kernels, attention core */
+	enum dtype weight;       /* weights as the compute reads them between steps */
+	enum dtype tp_comm;      /* TP/SP activations on the wire */
+	bool fp8;                /* Transformer Engine fp8: casts, amax, fp8 weight copies */
+	double fp8_weight_copy_bytes;  /* per parameter: fp8 weight + fp8 transpose (2), else 0 */
+	double optimizer_bytes;  /* K per parameter (12 mixed, 8 fp32/tf32) */
+	double optimizer_step_bytes; /* HBM traffic of one Adam step per parameter */
+};
+
+/* Fill p for training precision `training`; fp8_comm moves TP/SP
+ * activations in fp8 (only meaningful with fp8). */
+void precision_init(struct precision *p, enum dtype training, bool fp8_comm);
+
+#endif
