@@ -23,7 +23,6 @@ int cmd_list(int argc, char **argv)
 	for (int i = 0; i < SCHED_N; i++)
 		printf("  %-14s %s\n", schedule_registry[i].name, schedule_registry[i].description);
 	printf("\ncollective algorithms (communication.algorithm):\n");
-	printf("  %-14s %s\n", "auto", "choose per collective");
 	for (int i = 0; coll_algos[i].name; i++)
 		printf("  %-14s %s\n", coll_algos[i].name, coll_algos[i].description);
 	printf("\ncompute cost sources (compute.cost):\n");

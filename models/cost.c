@@ -5,11 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+static struct cost *roofline_create(const struct gpu_spec *gpu, const char *profile_path,
+				    struct diag *d)
+{
+	(void)profile_path;
+	(void)d;
+	return cost_roofline_create(gpu);
+}
+
 const struct cost_registry_entry cost_registry[] = {
-	{ "roofline", "max(FLOPs/(peak*eff), bytes/(HBM bw*eff)) + launch, efficiency curves from the GPU description" },
-	{ "profile", "times measured by ddlsim-calib on a real GPU, interpolated by shape; roofline outside the measured range" },
-	{ NULL, NULL },
+	{ "roofline", "max(FLOPs/(peak*eff), bytes/(HBM bw*eff)) + launch, efficiency curves from the GPU description",
+	  false, roofline_create },
+	{ "profile", "times measured by ddlsim-calib on a real GPU, interpolated by shape; roofline outside the measured range",
+	  true, cost_profile_create },
+	{ NULL, NULL, false, NULL },
 };
+
+const struct cost_registry_entry *cost_registry_find(const char *name)
+{
+	for (int i = 0; cost_registry[i].name; i++)
+		if (!strcmp(cost_registry[i].name, name))
+			return &cost_registry[i];
+	return NULL;
+}
 
 void cost_base_init(struct cost *c, const struct cost_impl *impl,
 		    const struct gpu_spec *gpu)

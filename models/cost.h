@@ -33,18 +33,25 @@ struct cost_impl {
 struct cost_registry_entry {
 	const char *name;
 	const char *description;
+	bool needs_profile;         /* create() needs a calibration profile path */
+	/* A source for gpu (borrowed; must outlive the source). Returns NULL
+	 * after reporting into d. */
+	struct cost *(*create)(const struct gpu_spec *gpu, const char *profile_path, struct diag *d);
 };
 
-/* The registered sources, terminated by {NULL, NULL}. */
+/* The registered sources, terminated by a NULL name: the scenario loader,
+ * `ddlsim list` and inputs_load() read this table. */
 extern const struct cost_registry_entry cost_registry[];
+/* The entry named name, or NULL. */
+const struct cost_registry_entry *cost_registry_find(const char *name);
 
 /* A roofline source for gpu (borrowed; must outlive the source).
  * Returns NULL only on allocation failure. */
 struct cost *cost_roofline_create(const struct gpu_spec *gpu);
 /* A profile source reading a calib profile; falls back to the roofline of
  * gpu. Returns NULL after reporting into d. */
-struct cost *cost_profile_create(const char *profile_path,
-				 const struct gpu_spec *gpu, struct diag *d);
+struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile_path,
+				 struct diag *d);
 void cost_destroy(struct cost *c);
 /* True if two GPU names name the same model ("NVIDIA H100 80GB HBM3" and
  * "H100-SXM5-80GB" do: both have the token "h100"). */

@@ -590,8 +590,8 @@ bool cost_profile_gpu_matches(const char *profile_gpu, const char *topology_gpu)
 	return a[0] && strcmp(a, b) == 0;
 }
 
-struct cost *cost_profile_create(const char *profile_path,
-				 const struct gpu_spec *gpu, struct diag *d)
+struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile_path,
+				 struct diag *d)
 {
 	struct cost_profile *cp = calloc(1, sizeof(*cp));
 	if (!cp)

@@ -250,24 +250,36 @@ int jobj_str(struct jobj *jo, const char *key, const char **out, int flags)
 	return 1;
 }
 
-int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
-	      int *out, int flags)
+int jobj_enum_table(struct jobj *jo, const char *key, const void *table, size_t stride,
+		    int *out, int flags)
 {
 	const char *s;
 	int rc = jobj_str(jo, key, &s, flags);
 	if (rc <= 0)
 		return rc;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], s) == 0) {
+#define NAME(i) (*(const char *const *)((const char *)table + (size_t)(i) * stride))
+	for (int i = 0; NAME(i); i++)
+		if (strcmp(NAME(i), s) == 0) {
 			*out = i;
 			return 1;
 		}
-	char list[512] = "";
-	for (int i = 0; names[i]; i++) {
-		strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
-		strncat(list, names[i], sizeof(list) - strlen(list) - 1);
-	}
-	return jobj_err(jo, key, "expected one of {%s}, got '%s'", list, s);
+	char *list = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&list, &len);
+	BUG_ON(!m, "out of memory listing the names of %s", key);
+	for (int i = 0; NAME(i); i++)
+		fprintf(m, "%s%s", i ? ", " : "", NAME(i));
+#undef NAME
+	fclose(m);
+	jobj_err(jo, key, "expected one of {%s}, got '%s'", list, s);
+	free(list);
+	return -1;
+}
+
+int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
+	      int *out, int flags)
+{
+	return jobj_enum_table(jo, key, names, sizeof(*names), out, flags);
 }
 
 int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags)

@@ -73,6 +73,11 @@ int jobj_str(struct jobj *jo, const char *key, const char **out, int flags);
 /* Match a string against names (NULL-terminated); *out = index. */
 int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
 	      int *out, int flags);
+/* The same over a registry: an array of structs of stride bytes whose
+ * first member is the name (const char *), ended by a NULL name; *out is
+ * the index. Lets loaders read the same table as `ddlsim list`. */
+int jobj_enum_table(struct jobj *jo, const char *key, const void *table, size_t stride,
+		    int *out, int flags);
 /* Open key as a child object reader (caller must jobj_end it). */
 int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags);
 /* Fetch key as an array (borrowed) and write its JSON path into jpath. */

@@ -4,13 +4,13 @@
 #include "xalloc.h"
 
 struct inputs {
-	char *model_path, *topo_path, *profile_path;
+	char *model_path, *topo_path, *profile_path, *cost_source;
 	struct model *model;
 	struct topology *topo;
 	struct cost *cost;
 };
 
-struct inputs *inputs_load(const char *model_path, const char *topo_path,
+struct inputs *inputs_load(const char *model_path, const char *topo_path, const char *cost_source,
 			   const char *profile_path, struct diag *d)
 {
 	struct inputs *in = xcalloc(1, sizeof(*in));
@@ -19,12 +19,21 @@ struct inputs *inputs_load(const char *model_path, const char *topo_path,
 	in->model_path = xstrdup(model_path);
 	in->topo_path = xstrdup(topo_path);
 	in->profile_path = profile_path ? xstrdup(profile_path) : NULL;
+	in->cost_source = xstrdup(cost_source);
 	in->model = model_load(model_path, d);
 	in->topo = topology_load(topo_path, d);
 	if (!in->model || !in->topo)
 		goto err;
-	in->cost = profile_path ? cost_profile_create(profile_path, &in->topo->gpu, d)
-				: cost_roofline_create(&in->topo->gpu);
+	const struct cost_registry_entry *src = cost_registry_find(cost_source);
+	if (!src) {
+		diag_errf(d, "unknown compute cost source '%s' (see 'ddlsim list')", cost_source);
+		goto err;
+	}
+	if (src->needs_profile && !profile_path) {
+		diag_errf(d, "compute cost source '%s' needs a calibration profile", cost_source);
+		goto err;
+	}
+	in->cost = src->create(&in->topo->gpu, src->needs_profile ? profile_path : NULL, d);
 	if (!in->cost || diag_count(d) != before)
 		goto err;
 	return in;
@@ -43,6 +52,7 @@ void inputs_destroy(struct inputs *in)
 	free(in->model_path);
 	free(in->topo_path);
 	free(in->profile_path);
+	free(in->cost_source);
 	free(in);
 }
 

@@ -14,11 +14,12 @@
 
 struct inputs;
 
-/* Load the model and topology files and create the cost source: the
- * roofline of the topology's GPU, or, when profile_path is not NULL, the
- * calibration profile (checked against that GPU). Reports every problem
- * into d and returns NULL, or a new inputs (inputs_destroy()). */
-struct inputs *inputs_load(const char *model_path, const char *topo_path,
+/* Load the model and topology files and create the cost source named
+ * cost_source (cost.h registry: "roofline" of the topology's GPU, or
+ * "profile", which needs profile_path, a calibration profile checked
+ * against that GPU). Reports every problem into d and returns NULL, or a
+ * new inputs (inputs_destroy()). */
+struct inputs *inputs_load(const char *model_path, const char *topo_path, const char *cost_source,
 			   const char *profile_path, struct diag *d);
 void inputs_destroy(struct inputs *in);
 

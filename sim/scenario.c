@@ -14,16 +14,13 @@
 #include "placement.h"
 #include "xalloc.h"
 
-static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
 static const char *const rc_names[] = { "none", "selective", "full", NULL };
 static const char *const opt_names[] = { "adam", NULL };
-static const char *const cost_names[] = { "roofline", "profile", NULL };
-enum cost_kind { COST_ROOFLINE, COST_PROFILE };
 
 /* What the loader reads besides the plan and the meta. */
 struct paths {
 	char model[1024], topo[1024], profile[1024], out[1024];
-	enum cost_kind cost;
+	const struct cost_registry_entry *cost;
 };
 
 static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int flags)
@@ -81,7 +78,7 @@ static void load_parallel(struct jobj *root, struct plan *s)
 			s->zero = (enum zero_stage)x;
 	}
 	e = SCHED_1F1B;
-	jobj_enum(&jo, "schedule", sched_names, &e, 0);
+	jobj_enum_table(&jo, "schedule", schedule_registry, sizeof(schedule_registry[0]), &e, 0);
 	s->schedule = e;
 	x = 1;
 	if (jobj_int(&jo, "interleave", &x, 1, 0) == 1) {
@@ -204,11 +201,11 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "compute", &jo, 0) == 1) {
-		e = COST_ROOFLINE;
-		jobj_enum(&jo, "cost", cost_names, &e, 0);
-		ps->cost = e;
+		e = 0;
+		if (jobj_enum_table(&jo, "cost", cost_registry, sizeof(cost_registry[0]), &e, 0) == 1)
+			ps->cost = &cost_registry[e];
 		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
-			 e == COST_PROFILE ? JREQ : 0);
+			 ps->cost->needs_profile ? JREQ : 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "simulation", &jo, 0) == 1) {
@@ -250,7 +247,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 struct scenario *scenario_load(const char *path, struct diag *d)
 {
 	struct scenario *s = xcalloc(1, sizeof(*s));
-	struct paths ps = { .cost = COST_ROOFLINE };
+	struct paths ps = { .cost = &cost_registry[0] };
 	struct jobj jo;
 	const char *str;
 	long nodes = 0;
@@ -293,8 +290,8 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	s->out_dir = ps.out[0] ? xstrdup(ps.out) : xasprintf("out/%s", s->meta.name);
 
 	if (ps.model[0] && ps.topo[0])
-		s->in = inputs_load(ps.model, ps.topo,
-				    ps.cost == COST_PROFILE && ps.profile[0] ? ps.profile : NULL, d);
+		s->in = inputs_load(ps.model, ps.topo, ps.cost->name,
+				    ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL, d);
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
 	if (m && m->arch == MODEL_ARCH_CNN) {
 		if (s->plan.seq > 0)

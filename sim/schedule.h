@@ -28,12 +28,17 @@ struct sched_step {
 struct schedule_impl {
 	const char *name;
 	const char *description;
+	/* Write the 2 m v steps of stage s of p into o; return how many. */
+	int (*order)(int p, int s, int m, int v, struct sched_step *o);
 };
 
-extern const struct schedule_impl schedule_registry[SCHED_N];
+/* The schedules, indexed by enum sched_kind, {NULL} terminated: the
+ * loaders, `ddlsim list` and the builder all read this table. */
+extern const struct schedule_impl schedule_registry[SCHED_N + 1];
 
-/* Steps of stage (0..p-1) with m micro-batches and v chunks, in order.
- * Returns a malloc'd array of 2 m v steps (caller frees) or NULL. */
+/* Steps of stage (0..p-1) with m micro-batches and v chunks (1f1b ignores
+ * v), in order. Returns a malloc'd array of 2 m v steps (caller frees);
+ * never NULL. */
 struct sched_step *schedule_order(enum sched_kind k, int p, int stage, int m, int v);
 
 /* Peak number of (micro-batch, chunk) pairs whose forward has run and

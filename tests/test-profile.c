@@ -169,7 +169,7 @@ static struct cost *fixture_cost(struct gpu_spec *g)
 {
 	struct diag d;
 	diag_init(&d, stderr);
-	struct cost *c = cost_profile_create(src_path(FIXTURE), g, &d);
+	struct cost *c = cost_profile_create(g, src_path(FIXTURE), &d);
 	cr_assert_not_null(c);
 	cr_assert_eq(diag_count(&d), 0);
 	diag_finish(&d);
@@ -333,7 +333,7 @@ Test(profile, warns_when_the_gpu_differs)
 	struct gpu_spec g = h100("A100-SXM4-80GB");
 	struct diag d;
 	diag_init(&d, NULL);
-	struct cost *c = cost_profile_create(src_path(FIXTURE), &g, &d);
+	struct cost *c = cost_profile_create(&g, src_path(FIXTURE), &d);
 	cr_assert_not_null(c);
 	cr_expect_eq(diag_count(&d), 0);
 	char want[2048];
