@@ -1,6 +1,8 @@
 /* model: transformer description loader and parameter counts (see model.h). */
 #include "model.h"
 
+#include "bug.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +13,31 @@
 static const char *const act_names[] = { "gelu", "swiglu", NULL };
 static const char *const norm_names[] = { "layernorm", "rmsnorm", NULL };
 static const char *const pos_names[] = { "rope", "learned", NULL };
-static const char *const arch_names[] = { "decoder_transformer", "cnn", NULL };
 static const char *const cnn_family_names[] = { "resnet", NULL };
 
 const char *model_act_name(enum model_act a)
 {
 	return act_names[a];
+}
+
+
+static void load_transformer(struct jobj *jo, struct model *m);
+static void load_cnn(struct jobj *top, struct model *m);
+static double transformer_params(const struct model *m);
+static double transformer_iteration_flops(const struct model *m, double batch, double seq);
+static double cnn_iteration_flops(const struct model *m, double batch, double seq);
+
+const struct model_arch_ops model_archs[MODEL_ARCH_N + 1] = {
+	[MODEL_ARCH_DECODER] = { "decoder_transformer", "adam", true, true, load_transformer,
+				 transformer_params, transformer_iteration_flops },
+	[MODEL_ARCH_CNN] = { "cnn", "sgd", false, false, load_cnn, cnn_params, cnn_iteration_flops },
+	[MODEL_ARCH_N] = { NULL, NULL, false, false, NULL, NULL, NULL },
+};
+
+const struct model_arch_ops *model_arch(const struct model *m)
+{
+	BUG_ON(m->arch < 0 || m->arch >= MODEL_ARCH_N, "model architecture %d", (int)m->arch);
+	return &model_archs[m->arch];
 }
 
 static void load_cnn(struct jobj *top, struct model *m)
@@ -40,12 +61,40 @@ static void load_cnn(struct jobj *top, struct model *m)
 	m->layers = m->cnn.depth;
 }
 
+static void load_transformer(struct jobj *jo, struct model *m)
+{
+	int e;
+
+	jobj_int(jo, "layers", &m->layers, 1, JREQ);
+	jobj_int(jo, "hidden_size", &m->hidden, 1, JREQ);
+	jobj_int(jo, "heads", &m->heads, 1, JREQ);
+	m->kv_heads = m->heads;
+	jobj_int(jo, "kv_heads", &m->kv_heads, 1, 0);
+	m->ffn = 4 * m->hidden;
+	jobj_int(jo, "ffn_size", &m->ffn, 1, 0);
+	e = MODEL_ACT_GELU;
+	jobj_enum(jo, "activation", act_names, &e, 0);
+	m->act = e;
+	e = MODEL_NORM_LAYERNORM;
+	jobj_enum(jo, "norm", norm_names, &e, 0);
+	m->norm = e;
+	jobj_bool(jo, "bias", &m->bias, 0);
+	jobj_bool(jo, "dropout", &m->dropout, 0);
+	jobj_int(jo, "vocab_size", &m->vocab, 1, JREQ);
+	jobj_bool(jo, "tied_embeddings", &m->tied_embeddings, 0);
+	e = MODEL_POS_ROPE;
+	jobj_enum(jo, "position_embedding", pos_names, &e, 0);
+	m->pos = e;
+	m->max_position = 2048;
+	jobj_int(jo, "max_position", &m->max_position, 1, 0);
+}
+
 struct model *model_load(const char *path, struct diag *d)
 {
 	struct model *m = calloc(1, sizeof(*m));
 	struct jobj jo;
 	const char *s;
-	int arch = 0, e;
+	int arch = 0;
 	int before = diag_count(d);
 
 	if (!m)
@@ -62,35 +111,10 @@ struct model *model_load(const char *path, struct diag *d)
 		snprintf(m->name, sizeof(m->name), "%s", s);
 	if (jobj_str(&jo, "source", &s, JREQ) == 1)
 		snprintf(m->source, sizeof(m->source), "%s", s);
-	jobj_enum(&jo, "architecture", arch_names, &arch, JREQ);
-	m->arch = arch;
-	if (m->arch == MODEL_ARCH_CNN) {
-		load_cnn(&jo, m);
-		goto end;
+	if (jobj_enum_table(&jo, "architecture", model_archs, sizeof(model_archs[0]), &arch, JREQ) == 1) {
+		m->arch = arch;
+		model_archs[arch].load(&jo, m);
 	}
-	jobj_int(&jo, "layers", &m->layers, 1, JREQ);
-	jobj_int(&jo, "hidden_size", &m->hidden, 1, JREQ);
-	jobj_int(&jo, "heads", &m->heads, 1, JREQ);
-	m->kv_heads = m->heads;
-	jobj_int(&jo, "kv_heads", &m->kv_heads, 1, 0);
-	m->ffn = 4 * m->hidden;
-	jobj_int(&jo, "ffn_size", &m->ffn, 1, 0);
-	e = MODEL_ACT_GELU;
-	jobj_enum(&jo, "activation", act_names, &e, 0);
-	m->act = e;
-	e = MODEL_NORM_LAYERNORM;
-	jobj_enum(&jo, "norm", norm_names, &e, 0);
-	m->norm = e;
-	jobj_bool(&jo, "bias", &m->bias, 0);
-	jobj_bool(&jo, "dropout", &m->dropout, 0);
-	jobj_int(&jo, "vocab_size", &m->vocab, 1, JREQ);
-	jobj_bool(&jo, "tied_embeddings", &m->tied_embeddings, 0);
-	e = MODEL_POS_ROPE;
-	jobj_enum(&jo, "position_embedding", pos_names, &e, 0);
-	m->pos = e;
-	m->max_position = 2048;
-	jobj_int(&jo, "max_position", &m->max_position, 1, 0);
-end:
 	jobj_num(&jo, "published_params", &m->published_params, JNONNEG);
 	jobj_end(&jo);
 
@@ -148,18 +172,30 @@ double model_head_params(const struct model *m)
 	return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab * (double)m->hidden);
 }
 
-double model_params(const struct model *m)
+static double transformer_params(const struct model *m)
 {
-	if (m->arch == MODEL_ARCH_CNN)
-		return cnn_params(m);
 	return (double)m->layers * model_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
 }
 
+static double cnn_iteration_flops(const struct model *m, double batch, double seq)
+{
+	(void)seq;
+	return 3 * batch * cnn_forward_flops(m);
+}
+
+double model_params(const struct model *m)
+{
+	return model_arch(m)->params(m);
+}
+
 double model_iteration_flops(const struct model *m, double batch, double seq)
 {
-	if (m->arch == MODEL_ARCH_CNN)
-		return 3 * batch * cnn_forward_flops(m);
+	return model_arch(m)->iteration_flops(m, batch, seq);
+}
+
+static double transformer_iteration_flops(const struct model *m, double batch, double seq)
+{
 	double h = (double)m->hidden, f = (double)m->ffn, L = (double)m->layers;
 	double kv = (double)(m->kv_heads * model_head_dim(m));
 	double tok = batch * seq;

@@ -46,7 +46,7 @@
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
 enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED };
-enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN };
+enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_N };
 enum model_cnn_family { MODEL_CNN_RESNET };
 
 /* The generator of a CNN (architecture "cnn"). */
@@ -102,5 +102,25 @@ double model_params(const struct model *m);
 double model_iteration_flops(const struct model *m, double batch, double seq);
 
 const char *model_act_name(enum model_act a);
+
+struct jobj;
+
+/* What differs between architectures, in one table (wlroots' impl shape):
+ * the loader, the reports and the plan checks read it instead of
+ * switching on the architecture. */
+struct model_arch_ops {
+	const char *name;           /* the file's "architecture" value */
+	const char *optimizer;      /* what the training step prices: "adam", "sgd" */
+	bool sequence;              /* a sample is seq_len tokens; else one item (seq = 1) */
+	bool model_parallel;        /* tp, pp, sp, ZeRO, recompute and attention apply */
+	void (*load)(struct jobj *jo, struct model *m);   /* the architecture's keys */
+	double (*params)(const struct model *m);
+	double (*iteration_flops)(const struct model *m, double batch, double seq);
+};
+
+/* Indexed by enum model_arch, ended by a NULL name. */
+extern const struct model_arch_ops model_archs[MODEL_ARCH_N + 1];
+/* m's entry. */
+const struct model_arch_ops *model_arch(const struct model *m);
 
 #endif

@@ -52,7 +52,7 @@ static json_t *scenario_json(const struct result *r)
 		"name", r->meta.name ? r->meta.name : "", "path", r->meta.path ? r->meta.path : "",
 		"description", r->meta.description ? r->meta.description : "",
 		"model", "name", model->name, "architecture",
-		model->arch == MODEL_ARCH_CNN ? "cnn" : "decoder_transformer", "path", inputs_model_path(r->in),
+		model_arch(model)->name, "path", inputs_model_path(r->in),
 		"layers", (json_int_t)model->layers, "hidden_size", (json_int_t)model->hidden,
 		"heads", (json_int_t)model->heads, "kv_heads", (json_int_t)model->kv_heads,
 		"ffn_size", (json_int_t)model->ffn, "vocab_size", (json_int_t)model->vocab,
@@ -71,7 +71,7 @@ static json_t *scenario_json(const struct result *r)
 		"micro_batch", (json_int_t)pl->micro_batch,
 		"microbatches_per_pipeline", (json_int_t)plan_microbatches(pl),
 		"precision", dtype_name(pl->precision), "grad_reduce_dtype", dtype_name(pl->grad_dtype),
-		"optimizer", model->arch == MODEL_ARCH_CNN ? "sgd" : "adam",
+		"optimizer", model_arch(model)->optimizer,
 		"train_tokens", pl->train_tokens,
 		"communication", "algorithm", pl->coll_algo, "bucket_MB", pl->bucket_bytes / 1e6,
 		"compute", "cost", profile ? "profile" : "roofline",
@@ -501,7 +501,7 @@ void report_print_summary(const struct result *r, FILE *f)
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
-	if (model->arch == MODEL_ARCH_CNN)
+	if (!model_arch(model)->sequence)
 		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
 			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
 	else

@@ -121,8 +121,8 @@ static double sgd_time(const struct gpu_spec *gpu, double params)
 	return cost_roofline_time(gpu, &op);
 }
 
-int build_cnn_program(const struct inputs *in, const struct plan *pl, struct program *p,
-		      struct stage_result *sr)
+int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
+		      struct program *p, struct stage_result *sr)
 {
 	const struct model *model = inputs_model(in);
 	const struct gpu_spec *gpu = &inputs_topology(in)->gpu;

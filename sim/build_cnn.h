@@ -13,9 +13,10 @@
 #include "result.h"
 
 /* Write the program of one data-parallel rank training the inputs' CNN
- * with plan pl into p and, if sr, its compute times and memory anatomy.
+ * with plan pl into p (every rank runs the same program: stage is 0) and,
+ * if sr, its compute times and memory anatomy.
  * Returns 0, or -1 if the model's layers cannot be generated. */
-int build_cnn_program(const struct inputs *in, const struct plan *pl, struct program *p,
-		      struct stage_result *sr);
+int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
+		      struct program *p, struct stage_result *sr);
 
 #endif

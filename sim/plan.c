@@ -42,11 +42,13 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 	long gpus = plan_gpus(p, in);
 	if (!p->attention_set) {
 		bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
-		p->attention = full || inputs_model(in)->arch == MODEL_ARCH_CNN
+		p->attention = full || !model_arch(inputs_model(in))->model_parallel
 				       ? ATTN_UNFUSED : attention_default(&inputs_topology(in)->gpu);
 	}
-	if (inputs_model(in)->arch == MODEL_ARCH_CNN) {
-		p->seq = 1;  /* a sample is one image: tokens/s report images/s */
+	const struct model_arch_ops *arch = model_arch(inputs_model(in));
+	if (!arch->sequence)
+		p->seq = 1;  /* a sample is one item (an image): tokens/s report items/s */
+	if (!arch->model_parallel) {
 		if (p->dp == 0 && gpus <= PLAN_MAX_GPUS)
 			p->dp = (int)gpus;
 		return;
@@ -187,7 +189,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
 	check_precision(p, t, f, d);
-	if (m->arch == MODEL_ARCH_CNN) {
+	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;
 	}

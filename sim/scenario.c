@@ -293,7 +293,7 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 		s->in = inputs_load(ps.model, ps.topo, ps.cost->name,
 				    ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL, d);
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
-	if (m && m->arch == MODEL_ARCH_CNN) {
+	if (m && !model_arch(m)->sequence) {
 		if (s->plan.seq > 0)
 			diag_err(d, path, "/training/seq_len", "applies to transformer models only, "
 				 "not to CNN model '%s'", m->name);

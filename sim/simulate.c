@@ -336,8 +336,8 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	return cost_roofline_time(g, &op);
 }
 
-int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,
-			   struct program *p, struct stage_result *sr)
+static int build_transformer_program(const struct inputs *in, const struct plan *pl, int stage,
+				     struct program *p, struct stage_result *sr)
 {
 	const struct model *m = inputs_model(in);
 	const struct topology *topo = inputs_topology(in);
@@ -347,8 +347,6 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	int m_mb = (int)plan_microbatches(pl);
 	int rc = -1;
 
-	if (m->arch == MODEL_ARCH_CNN)  /* CNNs: data parallelism, own builder */
-		return build_cnn_program(in, pl, p, sr);
 	b.v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
 	if (price_blocks(pl, m, cost, &b.bk))
 		return -1;
@@ -475,6 +473,35 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	return rc;
 }
 
+static double transformer_hardware_flops(const struct inputs *in, const struct plan *pl)
+{
+	struct wl_shape shp = plan_shape(pl);
+	return workload_iteration_flops(inputs_model(in), &shp, pl->recompute,
+					(double)pl->global_batch);
+}
+
+/* A CNN does no recomputation: its hardware FLOPs are its model FLOPs. */
+static double cnn_hardware_flops(const struct inputs *in, const struct plan *pl)
+{
+	return model_iteration_flops(inputs_model(in), (double)pl->global_batch, (double)pl->seq);
+}
+
+/* The program builder of each model architecture (model.h). */
+static const struct builder_impl {
+	int (*build)(const struct inputs *in, const struct plan *pl, int stage,
+		     struct program *p, struct stage_result *sr);
+	double (*hardware_flops)(const struct inputs *in, const struct plan *pl);
+} builders[MODEL_ARCH_N] = {
+	[MODEL_ARCH_DECODER] = { build_transformer_program, transformer_hardware_flops },
+	[MODEL_ARCH_CNN] = { build_cnn_program, cnn_hardware_flops },
+};
+
+int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,
+			   struct program *p, struct stage_result *sr)
+{
+	return builders[inputs_model(in)->arch].build(in, pl, stage, p, sr);
+}
+
 /* The per-kernel table of the report: every op of every block, one
  * micro-batch, priced again by the same (deterministic) cost source. */
 static int collect_ops(const struct inputs *in, const struct plan *pl, struct cost *cost,
@@ -583,13 +610,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)pl->seq;
 	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
-	if (m->arch == MODEL_ARCH_CNN)
-		r->hardware_flops = r->model_flops;
-	else {
-		struct wl_shape shp = plan_shape(pl);
-		r->hardware_flops = workload_iteration_flops(m, &shp, pl->recompute,
-							     (double)pl->global_batch);
-	}
+	r->hardware_flops = builders[m->arch].hardware_flops(in, pl);
 	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->precision];
 	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / r->gpus / 1e12;
 	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / r->gpus / 1e12;
