@@ -5,7 +5,8 @@
  * point with the fixed columns of CSV_HEADER, blank where a column does not
  * apply to the point's section.  Both files are written to PATH.tmp.<pid>,
  * flushed and fsync'ed, then renamed over PATH, so a reader never sees a
- * half-written profile and an interrupted run leaves the old one intact.
+ * half-written profile and an interrupted run leaves the old one intact
+ * (util/atomic_file.c, the writer the reports use too).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "calib.h"
 
 #define CSV_HEADER \
@@ -23,33 +25,23 @@ static const char *const section_names[CALIB_NSECTIONS] = {
 	"gemm", "conv", "memory_bound", "attention", "bandwidth",
 };
 
-/* Opens PATH.tmp.<pid> for writing; *tmp receives its name. */
-static FILE *open_tmp(const char *path, char *tmp, size_t size)
+/* Opens an atomic file for path (util/atomic_file.h). */
+static FILE *open_tmp(const char *path, struct atomic_file *af)
 {
-	FILE *f;
-
-	snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f)
-		calib_error("cannot create file: %s '%s'", strerror(errno), tmp);
-	return f;
+	int e = atomic_file_open(af, path);
+	if (e) {
+		calib_error("cannot create file: %s '%s'", strerror(-e), path);
+		return NULL;
+	}
+	return af->f;
 }
 
-/* Flushes, fsyncs and closes f, then renames tmp over path. */
-static int commit(FILE *f, const char *tmp, const char *path)
+/* Flushes, fsyncs and renames af into place. */
+static int commit(struct atomic_file *af, const char *path)
 {
-	int err = 0;
-
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		err = errno ? errno : EIO;
-	if (fclose(f) != 0 && !err)
-		err = errno ? errno : EIO;
-	if (!err && rename(tmp, path) != 0)
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		return calib_error("cannot write file: %s '%s'", strerror(err), path);
-	}
+	int e = atomic_file_commit(af);
+	if (e)
+		return calib_error("cannot write file: %s '%s'", strerror(-e), path);
 	return 0;
 }
 
@@ -129,7 +121,7 @@ static json_t *measured_json(const struct calib *c)
 
 int profile_write_json(const struct calib *c, const char *path)
 {
-	char tmp[4096];
+	struct atomic_file af;
 	json_t *root, *sections[CALIB_NSECTIONS];
 	FILE *f;
 	size_t i;
@@ -154,17 +146,16 @@ int profile_write_json(const struct calib *c, const char *path)
 			goto out;
 		}
 	}
-	f = open_tmp(path, tmp, sizeof(tmp));
+	f = open_tmp(path, &af);
 	if (!f)
 		goto out;
 	if (json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) != 0 ||
 	    fputc('\n', f) == EOF) {
-		fclose(f);
-		unlink(tmp);
+		atomic_file_abort(&af);
 		calib_error("cannot write file '%s'", path);
 		goto out;
 	}
-	rc = commit(f, tmp, path);
+	rc = commit(&af, path);
 out:
 	json_decref(root);
 	return rc;
@@ -187,8 +178,8 @@ static void col_real(FILE *f, bool on, double v, char end)
 
 int profile_write_csv(const struct calib *c, const char *path)
 {
-	char tmp[4096];
-	FILE *f = open_tmp(path, tmp, sizeof(tmp));
+	struct atomic_file af;
+	FILE *f = open_tmp(path, &af);
 	size_t i;
 
 	if (!f)
@@ -228,9 +219,8 @@ int profile_write_csv(const struct calib *c, const char *path)
 		col_real(f, mem || bw, p->GBps, '\n');
 	}
 	if (ferror(f)) {
-		fclose(f);
-		unlink(tmp);
+		atomic_file_abort(&af);
 		return calib_error("cannot write file '%s'", path);
 	}
-	return commit(f, tmp, path);
+	return commit(&af, path);
 }
