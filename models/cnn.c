@@ -11,6 +11,7 @@
  * two 3x3 convolutions. ResNet-50 comes out at 25,557,032 parameters, the
  * count torchvision publishes. */
 #include "cnn.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,14 +52,8 @@ static struct cnn_layer *push(struct cursor *cu, enum cnn_layer_kind kind, const
 {
 	struct cnn_net *n = cu->net;
 	if (n->n == n->cap) {
-		int cap = n->cap ? 2 * n->cap : 64;
-		struct cnn_layer *v = realloc(n->v, (size_t)cap * sizeof(*v));
-		if (!v) {
-			cu->rc = -1;
-			return NULL;
-		}
-		n->v = v;
-		n->cap = cap;
+		n->cap = n->cap ? 2 * n->cap : 64;
+		n->v = xreallocarray(n->v, (size_t)n->cap, sizeof(*n->v));
 	}
 	struct cnn_layer *l = &n->v[n->n++];
 	memset(l, 0, sizeof(*l));

@@ -62,6 +62,7 @@
  * is a warning, not an error: pricing one GPU with another's profile is a
  * legitimate what-if, but cost_describe() and the warning say so. */
 #include "cost-private.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -152,11 +153,9 @@ static int gtable_build(struct cost_profile *cp, struct gtable *tab, struct raw 
 	if (n == 0)
 		return 0;
 	qsort(r, (size_t)n, sizeof(*r), raw_cmp);
-	tab->v = calloc((size_t)n, sizeof(*tab->v));
+	tab->v = xcalloc((size_t)n, sizeof(*tab->v));
 	for (int d = 0; d < 3; d++)
-		tab->axis[d] = calloc((size_t)n, sizeof(double));
-	if (!tab->v || !tab->axis[0] || !tab->axis[1] || !tab->axis[2])
-		return -1;
+		tab->axis[d] = xcalloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n;) {
 		int j = i;
 		double lt = 0;
@@ -212,11 +211,9 @@ static int curve_build(struct curve *c, struct rawb *r, int n)
 	if (n == 0)
 		return 0;
 	qsort(r, (size_t)n, sizeof(*r), rawb_cmp);
-	c->lb = calloc((size_t)n, sizeof(double));
-	c->lr = calloc((size_t)n, sizeof(double));
-	c->t = calloc((size_t)n, sizeof(double));
-	if (!c->lb || !c->lr || !c->t)
-		return -1;
+	c->lb = xcalloc((size_t)n, sizeof(double));
+	c->lr = xcalloc((size_t)n, sizeof(double));
+	c->t = xcalloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n;) {
 		int j = i;
 		double lt = 0;
@@ -486,11 +483,9 @@ static const struct cost_impl profile_impl = {
 static int build_gemm(struct cost_profile *cp)
 {
 	const struct profile *p = cp->prof;
-	struct raw *r = malloc(((size_t)p->ngemm + (size_t)p->nconv + 1) * sizeof(*r));
+	struct raw *r = xmalloc(((size_t)p->ngemm + (size_t)p->nconv + 1) * sizeof(*r));
 	int rc = 0;
 
-	if (!r)
-		return -1;
 	for (int dt = 0; dt < DTYPE_N; dt++) {
 		int n = 0;
 		for (int i = 0; i < p->ngemm; i++) {
@@ -520,16 +515,10 @@ static int build_gemm(struct cost_profile *cp)
 static int build_curves(struct cost_profile *cp)
 {
 	const struct profile *p = cp->prof;
-	struct rawb *r = malloc(((size_t)p->nmem + (size_t)p->nbw + 1) * sizeof(*r));
+	struct rawb *r = xmalloc(((size_t)p->nmem + (size_t)p->nbw + 1) * sizeof(*r));
 	int n = 0, rc = 0;
 
-	if (!r)
-		return -1;
-	cp->fam = calloc((size_t)p->nmem + 1, sizeof(*cp->fam));
-	if (!cp->fam) {
-		free(r);
-		return -1;
-	}
+	cp->fam = xcalloc((size_t)p->nmem + 1, sizeof(*cp->fam));
 	for (int i = 0; i < p->nmem; i++) {
 		const struct profile_mem *m = &p->mem[i];
 		bool seen = false;
@@ -593,9 +582,7 @@ bool cost_profile_gpu_matches(const char *profile_gpu, const char *topology_gpu)
 struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile_path,
 				 struct diag *d)
 {
-	struct cost_profile *cp = calloc(1, sizeof(*cp));
-	if (!cp)
-		return NULL;
+	struct cost_profile *cp = xcalloc(1, sizeof(*cp));
 	cost_base_init(&cp->base, &profile_impl, gpu);
 	cp->prof = profile_load(profile_path, d);
 	if (!cp->prof)

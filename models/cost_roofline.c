@@ -13,6 +13,7 @@
  * wave quantization and no saturation in work. eff_m(B) = mem_eff_max x
  * B / (B + mem_half_bytes) for memory-bound kernels. */
 #include "cost-private.h"
+#include "xalloc.h"
 
 #include "attention.h"
 
@@ -81,9 +82,7 @@ static const struct cost_impl roofline_impl = {
 
 struct cost *cost_roofline_create(const struct gpu_spec *gpu)
 {
-	struct cost *c = malloc(sizeof(*c));
-	if (!c)
-		return NULL;
+	struct cost *c = xmalloc(sizeof(*c));
 	cost_base_init(c, &roofline_impl, gpu);
 	return c;
 }

@@ -1,5 +1,6 @@
 /* model: transformer description loader and parameter counts (see model.h). */
 #include "model.h"
+#include "xalloc.h"
 
 #include "bug.h"
 
@@ -91,7 +92,7 @@ static void load_transformer(struct jobj *jo, struct model *m)
 
 struct model *model_load(const char *path, struct diag *d)
 {
-	struct model *m = calloc(1, sizeof(*m));
+	struct model *m = xcalloc(1, sizeof(*m));
 	struct jobj jo;
 	const char *s;
 	int arch = 0;

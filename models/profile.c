@@ -5,6 +5,7 @@
  * key is reported with the entry's JSON path ("/gemm/3/time_s"), and the
  * loader goes on to report the other entries' problems too. */
 #include "profile.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,9 +209,7 @@ static void *load_section(struct jobj *root, const char *key, size_t size,
 	*n = 0;
 	if (jobj_array(root, key, &arr, ap, sizeof(ap), 0) != 1 || json_array_size(arr) == 0)
 		return NULL;
-	char *out = calloc(json_array_size(arr), size);
-	if (!out)
-		return NULL;
+	char *out = xcalloc(json_array_size(arr), size);
 	json_array_foreach(arr, i, v) {
 		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
 		if (jobj_init(&jo, v, root->file, ep, root->d))
@@ -224,7 +223,7 @@ static void *load_section(struct jobj *root, const char *key, size_t size,
 
 struct profile *profile_load(const char *path, struct diag *d)
 {
-	struct profile *p = calloc(1, sizeof(*p));
+	struct profile *p = xcalloc(1, sizeof(*p));
 	struct jobj jo;
 	int before = diag_count(d);
 

@@ -8,6 +8,7 @@
  * same FLOPs; backward of a memory-bound kernel moves 1.5x the bytes of its
  * forward (it reads the saved input and the incoming gradient). */
 #include "workload.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +28,8 @@ void op_list_finish(struct op_list *l)
 int op_list_push(struct op_list *l, const struct op *op)
 {
 	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct op *v = realloc(l->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = xreallocarray(l->v, (size_t)l->cap, sizeof(*l->v));
 	}
 	l->v[l->n++] = *op;
 	return 0;

@@ -96,6 +96,7 @@
  * changes netOverhead and the multi-node LL cap). Tests:
  * tests/test-nccl-model.c computes these values by hand from the tables. */
 #include "nccl_model.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -238,9 +239,7 @@ static double nvlink_total_GBps(const struct topology *t, int cc, int local)
 
 struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks, int n)
 {
-	struct nccl_model *m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL;
+	struct nccl_model *m = xcalloc(1, sizeof(*m));
 	m->compcap = compcap_of(t->gpu.name);
 	m->arch = m->compcap >= 100 ? ARCH_BLACKWELL : m->compcap >= 90 ? ARCH_HOPPER
 		: m->compcap >= 80 ? ARCH_AMPERE : ARCH_VOLTA;

@@ -6,6 +6,7 @@
  * tree's shape, and a fat tree's leaf and pod sizes and uplink bandwidths.
  * Keys new in 1.1 (1.2) are refused in a file that says 1.0 (1.1). */
 #include "topology.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,8 +42,8 @@ static void load_mesh(struct jobj *intra, struct topology *t)
 	json_t *arr;
 	char ap[300];
 
-	t->nvl_bw_Bps = calloc((size_t)G * G, sizeof(*t->nvl_bw_Bps));
-	t->nvl_via = calloc((size_t)G * G, sizeof(*t->nvl_via));
+	t->nvl_bw_Bps = xcalloc((size_t)G * G, sizeof(*t->nvl_bw_Bps));
+	t->nvl_via = xcalloc((size_t)G * G, sizeof(*t->nvl_via));
 	t->host_bw_Bps = 16e9;
 	if (jobj_num(intra, "lane_bw_GBps", &lane, JREQ | JPOS) == 1)
 		lane *= 1e9;
@@ -349,7 +350,7 @@ static void load_fabric(struct jobj *fab, struct topology *t)
 
 struct topology *topology_load(const char *path, struct diag *d)
 {
-	struct topology *t = calloc(1, sizeof(*t));
+	struct topology *t = xcalloc(1, sizeof(*t));
 	struct jobj jo, node, intra, fab;
 	const char *s;
 	double x;
