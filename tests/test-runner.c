@@ -1,0 +1,304 @@
+/* test-runner: the runner (forked children, fixed-size rows, limits),
+ * plan_check() without side effects, result rows, atomic files, and
+ * `ddlsim run` over several scenarios. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "inputs.h"
+#include "plan.h"
+#include "result.h"
+#include "runner.h"
+#include "scenario.h"
+#include "testutil.h"
+#include "xalloc.h"
+
+/* ---- runner ---------------------------------------------------------- */
+
+enum job_kind { JOB_OK, JOB_SEGV, JOB_SLEEP, JOB_HOG, JOB_EXIT, JOB_FAIL };
+
+struct jobs {
+	const enum job_kind *kind;
+	struct result_row rows[16];
+	int order[16], ndone;
+};
+
+static void job(void *ctx, int i, struct result_row *row)
+{
+	struct jobs *j = ctx;
+	switch (j->kind[i]) {
+	case JOB_OK:
+		row->status = RESULT_OK;
+		row->iteration_s = 1.5 * i;
+		row->reason[0] = 0;
+		break;
+	case JOB_SEGV:
+		signal(SIGSEGV, SIG_DFL);  /* not the test framework's handler */
+		raise(SIGSEGV);
+		break;
+	case JOB_SLEEP:
+		sleep(30);
+		break;
+	case JOB_HOG: {
+		/* touch more than the address-space limit allows */
+		for (int k = 0; k < 64; k++)
+			memset(xmalloc(64 << 20), 1, 64 << 20);
+		break;
+	}
+	case JOB_EXIT:
+		_exit(7);  /* ends without writing its row */
+	case JOB_FAIL:
+		result_row_fail(row, RESULT_FAILED, "scenario.json: /x: error: broken");
+		break;
+	}
+}
+
+static void done(void *ctx, int i, const struct result_row *row)
+{
+	struct jobs *j = ctx;
+	j->rows[i] = *row;
+	j->order[j->ndone++] = i;
+}
+
+Test(runner, every_job_gets_its_row_in_order_of_index)
+{
+	static const enum job_kind kinds[] = { JOB_OK, JOB_OK, JOB_OK, JOB_OK, JOB_OK };
+	struct jobs j = { .kind = kinds };
+	struct runner_opts o = { .jobs = 2 };
+	struct diag d;
+	diag_init(&d, stderr);
+	cr_assert_eq(runner_run(&o, 5, job, done, &j, &d), 0);
+	cr_assert_eq(j.ndone, 5);
+	for (int i = 0; i < 5; i++) {
+		cr_expect_eq(j.rows[i].status, RESULT_OK, "job %d: %s", i, j.rows[i].reason);
+		cr_expect_eq(j.rows[i].index, i);
+		cr_expect_float_eq(j.rows[i].iteration_s, 1.5 * i, 1e-12);
+	}
+	diag_finish(&d);
+}
+
+Test(runner, crashes_exits_limits_and_failures_become_error_rows, .timeout = 60)
+{
+	static const enum job_kind kinds[] = { JOB_SEGV, JOB_SLEEP, JOB_HOG, JOB_EXIT, JOB_FAIL, JOB_OK };
+	struct jobs j = { .kind = kinds };
+	struct runner_opts o = { .jobs = 3, .timeout_s = 2, .mem_limit_bytes = 1e9 };
+	struct diag d;
+	diag_init(&d, stderr);
+	cr_assert_eq(runner_run(&o, 6, job, done, &j, &d), 0);
+	cr_assert_eq(j.ndone, 6);
+	cr_expect_eq(j.rows[0].status, RESULT_CRASHED);
+	cr_expect(strstr(j.rows[0].reason, "signal 11"), "%s", j.rows[0].reason);
+	cr_expect_eq(j.rows[1].status, RESULT_TIMEOUT);
+	cr_expect(strstr(j.rows[1].reason, "time limit of 2 s"), "%s", j.rows[1].reason);
+	cr_expect_eq(j.rows[2].status, RESULT_FAILED);
+	cr_expect(strstr(j.rows[2].reason, "out of memory under the limit of 1 GB"), "%s", j.rows[2].reason);
+	cr_expect_eq(j.rows[3].status, RESULT_FAILED);
+	cr_expect(strstr(j.rows[3].reason, "exit status 7"), "%s", j.rows[3].reason);
+	cr_expect_eq(j.rows[4].status, RESULT_FAILED);
+	cr_expect_str_eq(j.rows[4].reason, "scenario.json: /x: error: broken");
+	cr_expect_eq(j.rows[5].status, RESULT_OK);
+	diag_finish(&d);
+}
+
+Test(runner, long_reasons_are_cut_on_a_character_boundary)
+{
+	struct result_row row;
+	char *s = xmalloc(2000);
+	size_t n = 0;
+	while (n + 3 < 1999) {  /* "é" is two bytes: a cut can fall inside one */
+		memcpy(s + n, n % 3 == 0 ? "x" : "\xc3\xa9", n % 3 == 0 ? 1 : 2);
+		n += n % 3 == 0 ? 1 : 2;
+	}
+	s[n] = 0;
+	memset(&row, 0, sizeof(row));
+	result_row_fail(&row, RESULT_FAILED, s);
+	size_t len = strlen(row.reason);
+	cr_assert_lt(len, sizeof(row.reason));
+	cr_expect_str_eq(row.reason + len - 3, "...");
+	/* no continuation byte left without its lead byte */
+	unsigned char last = (unsigned char)row.reason[len - 4];
+	cr_expect(last < 0x80 || (last & 0xC0) == 0x80, "cut inside a character: 0x%02x", last);
+	if ((last & 0xC0) == 0x80)
+		cr_expect_eq((unsigned char)row.reason[len - 5], 0xc3);
+	free(s);
+}
+
+/* ---- plan_check ------------------------------------------------------- */
+
+static struct inputs *llama7b_a100(void)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in, "%s", diag_text(&d));
+	diag_finish(&d);
+	return in;
+}
+
+Test(plan, check_has_no_side_effects_and_counts_every_problem)
+{
+	struct inputs *in = llama7b_a100();
+	struct plan p, copy;
+	struct diag d;
+
+	plan_init(&p);
+	p.nodes = 2;
+	p.seq = 4096;
+	p.global_batch = 1024;
+	plan_resolve(&p, in);
+	cr_assert_eq(p.dp, 16);
+	copy = p;
+	diag_init(&d, NULL);
+	cr_expect_eq(plan_check(&p, in, "plan", &d), 0, "%s", diag_text(&d));
+	cr_expect_eq(memcmp(&p, &copy, sizeof(p)), 0, "plan_check changed the plan");
+	diag_finish(&d);
+
+	/* tp 3 does not divide 16 GPUs: one problem, reported with its path */
+	p.tp = 3;
+	copy = p;
+	diag_init(&d, NULL);
+	cr_expect_eq(plan_check(&p, in, "plan", &d), 1);
+	cr_expect_str_eq(diag_text(&d), "plan: /parallel: error: tp x pp = 3 x 1 = 3 must divide the 16 GPUs "
+			 "(2 nodes x 8 GPUs)\n");
+	cr_expect_eq(memcmp(&p, &copy, sizeof(p)), 0);
+	diag_finish(&d);
+
+	/* several problems at once: sp without tp, micro-batch not dividing */
+	plan_init(&p);
+	p.nodes = 2;
+	p.dp = 16;
+	p.seq = 4096;
+	p.global_batch = 1000;
+	p.sp = true;
+	diag_init(&d, NULL);
+	cr_expect_eq(plan_check(&p, in, "plan", &d), 2, "%s", diag_text(&d));
+	cr_expect(strstr(diag_text(&d), "sequence parallelism needs tp > 1"));
+	cr_expect(strstr(diag_text(&d), "must be divisible by dp x micro_batch = 16 x 1 = 16, got 1000"));
+	diag_finish(&d);
+	inputs_destroy(in);
+}
+
+Test(plan, is_a_pointer_free_value_that_survives_a_pipe)
+{
+	/* the runner sends rows (with their plan) through pipes: a plan must
+	 * mean the same in another process, hence no pointers */
+	struct plan p;
+	plan_init(&p);
+	cr_expect_lt(sizeof(struct plan), 4096);
+	cr_expect_lt(sizeof(struct result_row), 8192);
+	cr_expect_str_eq(p.order, "tp,dp,pp");
+	cr_expect_str_eq(p.coll_algo, "auto");
+}
+
+/* ---- atomic files ----------------------------------------------------- */
+
+Test(atomic_file, writes_whole_or_nothing)
+{
+	char *d = tmp_dir(), path[1100], missing[1100];
+	snprintf(path, sizeof(path), "%s/f.txt", d);
+	cr_assert_eq(atomic_file_write(path, "hello\n", 6), 0);
+	FILE *f = fopen(path, "r");
+	char buf[16] = { 0 };
+	cr_assert(f);
+	cr_expect_eq(fread(buf, 1, sizeof(buf), f), 6);
+	fclose(f);
+	cr_expect_str_eq(buf, "hello\n");
+
+	struct atomic_file af;
+	cr_assert_eq(atomic_file_open(&af, path), 0);
+	fputs("half", af.f);
+	atomic_file_abort(&af);
+	f = fopen(path, "r");
+	memset(buf, 0, sizeof(buf));
+	cr_expect_eq(fread(buf, 1, sizeof(buf), f), 6, "an aborted write replaced the file");
+	fclose(f);
+
+	snprintf(missing, sizeof(missing), "%s/no/such/dir/f.txt", d);
+	cr_expect_eq(atomic_file_write(missing, "x", 1), -ENOENT);
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", d);
+	cr_expect_eq(system(cmd), 0, "a temporary file was left behind");
+	free(d);
+}
+
+/* ---- ddlsim run with several scenarios -------------------------------- */
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+Test(run_many, csv_on_stdout_has_one_row_per_scenario_in_order, .timeout = 120)
+{
+	char args[4096], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "run %s %s %s -j 2 --out - --quiet",
+		 src_path("scenarios/resnet50-v100-1gpu.json"), src_path("scenarios/megatron/1.7b.json"),
+		 src_path("scenarios/resnet50-v100-2nodes.json"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect_eq(count_lines(out), 4, "%s", out);
+	const char *r1 = strchr(out, '\n') + 1;
+	cr_expect_eq(strncmp(r1, "\"resnet50-v100-1gpu\"", 20), 0, "%s", out);
+	const char *r2 = strchr(r1, '\n') + 1;
+	cr_expect_eq(strncmp(r2, "\"megatron-1.7b\"", 15), 0, "%s", out);
+	cr_expect(strstr(out, ",\"status\",\"error\"\n"));
+	cr_expect(strstr(r1, ",\"ok\",\"\"\n"));
+	free(out);
+	free(err);
+}
+
+Test(run_many, writes_reports_per_scenario_and_runs_csv, .timeout = 120)
+{
+	char *d = tmp_dir(), args[4096], p[1200], *err = NULL;
+	snprintf(args, sizeof(args), "run %s %s --out %s --quiet",
+		 src_path("scenarios/resnet50-v100-1gpu.json"), src_path("scenarios/resnet50-v100-1gpu.json"), d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/runs.csv", d);
+	cr_expect(file_exists(p));
+	snprintf(p, sizeof(p), "%s/resnet50-v100-1gpu/report.json", d);
+	cr_expect(file_exists(p));
+	/* the same name twice: the second gets its own directory */
+	snprintf(p, sizeof(p), "%s/resnet50-v100-1gpu.2/report.json", d);
+	cr_expect(file_exists(p));
+	free(err);
+	free(d);
+}
+
+Test(run_many, an_invalid_scenario_stops_everything_before_simulating)
+{
+	char *d = tmp_dir(), args[4096], *out = NULL, *err = NULL;
+	char *bad = write_file(d, "bad.json", "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\"}\n");
+	snprintf(args, sizeof(args), "run %s %s --out %s/out",
+		 src_path("scenarios/resnet50-v100-1gpu.json"), bad, d);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 3);
+	cr_expect(strstr(err, "bad.json: /model: error: missing required key 'model'"), "%s", err);
+	cr_expect(strstr(err, "1 of 2 scenarios are invalid; nothing was simulated"), "%s", err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/out", d);
+	cr_expect(!file_exists(p), "an output directory was created");
+	free(out);
+	free(err);
+	free(bad);
+	free(d);
+}
+
+Test(run_many, usage_errors_exit_2)
+{
+	char *err = NULL;
+	cr_expect_eq(run_ddlsim("run x.json -j 0", NULL, &err), 2);
+	cr_expect(strstr(err, "-j: expected a number in [1, 1024], got '0'"), "%s", err);
+	free(err);
+	cr_expect_eq(run_ddlsim("run x.json --format ''", NULL, &err), 2);
+	cr_expect(strstr(err, "--format: expected json, csv or json,csv, got ''"), "%s", err);
+	free(err);
+	cr_expect_eq(run_ddlsim("run x.json --timeout nan", NULL, &err), 2);
+	free(err);
+}
