@@ -242,12 +242,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 					     lo, &li);
 		if (c == -1)
 			break;
-		const char *v = optarg, *flag = argv[optind - 1];
+		const char *v = optarg;
+		char flag[64];
+		if (li >= 0)
+			snprintf(flag, sizeof(flag), "--%s", lo[li].name);
+		else
+			snprintf(flag, sizeof(flag), "-%c", c);
 		switch (c) {
 		case ':':
-			return cli_usage_error("option '%s' for 'collective' needs a value", flag);
+			return cli_usage_error("option '%s' for 'collective' needs a value", argv[optind - 1]);
 		case '?':
-			return cli_usage_error("unknown option '%s' for 'collective'", flag);
+			return cli_usage_error("unknown option '%s' for 'collective'", argv[optind - 1]);
 		case 't': a->threads = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
 		case 'g': a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
 		case O_USED: a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); a->threads = 1; break;
@@ -312,7 +317,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		}
 		if (!ok)
 			return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim "
-					       "collective --help' for the ranges)", li >= 0 ? lo[li].name : flag, v);
+					       "collective --help' for the ranges)", flag, v);
 	}
 	if (optind < argc)
 		return cli_usage_error("'collective' takes no argument '%s'", argv[optind]);
