@@ -1,62 +1,136 @@
-/* cmd_collective: `ddlsim collective`, an nccl-tests-like sweep of one
- * collective over message sizes on a topology, simulated.
+/* cmd_collective: `ddlsim collective`, a simulated drop-in for nccl-tests'
+ * all_reduce_perf (and its siblings all_gather_perf, reduce_scatter_perf,
+ * alltoall_perf, sendrecv_perf, broadcast_perf, reduce_perf).
  *
- * All sizes run in one simulation, one after another on the same platform
- * (engine_collective_sweep()). Bandwidths follow nccl-tests: algbw = S / t
- * and busbw = algbw x factor, the factor being 2(n-1)/n for all-reduce,
- * (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 for broadcast,
- * reduce and send/recv (coll_bus_factor()). */
+ * It takes nccl-tests' flags (-b -e -f -i -g -t -n -w -m -c -o -d -r -a -z
+ * -G -C -p -y -T and their long forms, sizes parsed as nccl-tests'
+ * parsesize(): a number and an optional K, M or G, powers of 1024) and
+ * prints nccl-tests' layout, as src/common.cu of nccl-tests v2.13.9 prints
+ * it: the "# nThread ..." line, "# Using devices" with one line per
+ * simulated rank, the two column header rows, one row per size with
+ * "%12li  %12li  %8s  %6s  %6s" then, out-of-place and in-place,
+ * "  %7s  %6.2f  %6.2f  %5g" (time with 2 decimals below 100 us, 1 below
+ * 10 ms, none above), and the "# Out of bounds values" and
+ * "# Avg bus bandwidth" footer. So a script that parses an nccl-tests log
+ * parses this one (tests/test-coll.c holds the layout against a recorded
+ * public log, tests/data/nccl-tests-*.log).
+ *
+ * Byte counts follow each test's GetCollByteCount(): a requested size S of
+ * dtype size w is count = S / w elements; all-gather and reduce-scatter
+ * round the per-rank count down to a multiple of 4 (ALIGN) and print
+ * count x ranks x w; all-to-all rounds count down to a multiple of the
+ * ranks. algbw = size / time and busbw = algbw x coll_bus_factor(), the
+ * factors of each test's GetBw() (2(n-1)/n all-reduce; (n-1)/n all-gather,
+ * reduce-scatter, all-to-all; 1 broadcast, reduce, send/recv).
+ *
+ * What a simulation does not have: the time is one simulated collective,
+ * the same out-of-place and in-place, for every reduction op and for
+ * every dtype of the same byte count; -n, -w, -m, -a, -G, -z, -p, -y, -T,
+ * -C are accepted and echoed where nccl-tests echoes them. #wrong is 0
+ * (-c 1) or N/A (-c 0). Pid, host name and PCI bus id of the device lines
+ * are simulated: one process per node (pid 10000 + node, host node<k>),
+ * bus id the local GPU index. All sizes of all ops run in one simulation
+ * (engine_collective_run()), one after another on the same platform. */
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomic_file.h"
+#include "ddlsim-config.h"
 #include "cli.h"
 #include "coll.h"
 #include "diag.h"
 #include "engine.h"
 #include "topology.h"
 
+/* Bounds checked before anything is allocated (no silent caps). */
+#define MAX_SIZES 4096        /* sizes in one sweep */
+#define MAX_ROWS 65536        /* rows over ops x dtypes x redops x sizes */
+#define MAX_BYTES 1099511627776.0 /* 1 TiB: above any GPU's memory */
+
+/* nccl-tests' type names and sizes (common.cu test_typenames, NCCL >= 2.10). */
+static const struct { const char *name; int size; } dtypes[] = {
+	{"int8", 1}, {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8},
+	{"uint64", 8}, {"half", 2}, {"float", 4}, {"double", 8}, {"bfloat16", 2},
+};
+#define NDTYPES ((int)(sizeof(dtypes) / sizeof(dtypes[0])))
+/* nccl-tests' reduction op names (common.cu test_opnames, NCCL >= 2.11). */
+static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
+#define NREDOPS ((int)(sizeof(redops) / sizeof(redops[0])))
+
 void cmd_collective_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim collective --topology FILE --nodes N [--gpus-per-node-used K]\n"
-		   "                         [--op OP] [--algo ALGO] [--min-bytes S] [--max-bytes S]\n"
-		   "                         [--factor F] [--csv FILE]\n\n"
-		   "Simulates one collective over a range of message sizes, like nccl-tests, and\n"
-		   "prints size, time, algorithm bandwidth (algbw = S / t), bus bandwidth\n"
-		   "(busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce_scatter,\n"
-		   "allgather and alltoall, 1 for broadcast, reduce and sendrecv), the algorithm and\n"
-		   "protocol that ran and NCCL's predicted time (nccl(us); 0 where NCCL's tuning\n"
-		   "model does not apply: hierarchical, direct).\n\n"
+	fprintf(f, "usage: ddlsim collective --topology FILE [--nodes N] [nccl-tests flags]\n"
+		   "                         [--ops OP,OP...] [--algo ALGO] [--csv FILE|-] [--json FILE|-]\n\n"
+		   "Simulates collectives over a range of message sizes and prints what nccl-tests'\n"
+		   "all_reduce_perf (all_gather_perf, ...) prints, in its layout (nccl-tests v2.13):\n"
+		   "'#' header lines with one '# Using devices' line per simulated rank, then per size\n"
+		   "'size count type redop root' and, out-of-place and in-place, 'time algbw busbw\n"
+		   "#wrong', then '# Out of bounds values' and '# Avg bus bandwidth'. algbw = size /\n"
+		   "time; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
+		   "reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv (nccl-tests).\n"
+		   "The time is one simulated collective: out-of-place and in-place are the same,\n"
+		   "#wrong is 0 (N/A with -c 0). --csv and --json add ddlsim's columns: the algorithm\n"
+		   "and protocol that ran, NCCL's predicted time (0 where NCCL's tuning model does\n"
+		   "not apply: hierarchical, direct) and the plan's closed form.\n\n"
+		   "ddlsim options:\n"
 		   "  --topology FILE          topology file (see topologies/README.md)\n"
-		   "  --nodes N                nodes in the group (default 1)\n"
-		   "  --gpus-per-node-used K   GPUs 0..K-1 of every node take part (default: all)\n"
-		   "  --op OP                  allreduce, reduce_scatter, allgather, broadcast, reduce,\n"
-		   "                           alltoall, sendrecv (default allreduce)\n"
+		   "  --nodes N                nodes, one process of -t x -g GPUs each (default 1)\n"
+		   "  --gpus-per-node-used K   same as -g K with -t 1 (default: every GPU of a node)\n"
+		   "  --ops OP,...             all_reduce (default), all_gather, reduce_scatter,\n"
+		   "                           alltoall, sendrecv, broadcast, reduce: one nccl-tests\n"
+		   "                           output per op, in this order\n"
+		   "  --op OP                  a collective (as --ops OP) or, as nccl-tests' --op, a\n"
+		   "                           reduction (sum, prod, max, min, avg, mulsum, all)\n"
 		   "  --algo ALGO              auto, ring, tree, nvls, hierarchical, direct; ring, tree\n"
 		   "                           and nvls take a protocol (ring:LL, ring:LL128,\n"
 		   "                           ring:Simple); without one, NCCL's choice for that\n"
 		   "                           algorithm (default auto: NCCL's choice of both)\n"
-		   "  --min-bytes S, --max-bytes S   sizes, with K, M, G suffixes (powers of 1024;\n"
-		   "                           default 8 and 8G)\n"
-		   "  --factor F               size multiplier between points (default 2)\n"
-		   "  --csv FILE               also write the table as CSV (written atomically)\n\n"
+		   "  --min-bytes S, --max-bytes S, --factor F   as -b, -e, -f\n"
+		   "  --csv FILE, --json FILE  also write every row with ddlsim's columns (atomically);\n"
+		   "                           '-' writes it to stdout instead of the nccl-tests layout\n\n"
+		   "nccl-tests flags (short or long form, '-b 8', '-b8', '--minbytes=8'):\n"
+		   "  -b,--minbytes S  -e,--maxbytes S   sizes: a number with an optional K, M or G\n"
+		   "                   (powers of 1024), 1 to 1T (default 8 and 8G; nccl-tests: 32M)\n"
+		   "  -f,--stepfactor F   multiply the size by F > 1 (default 2); F = 1: add -i\n"
+		   "  -i,--stepbytes S    increment when F = 1 (default 1M)\n"
+		   "  -g,--ngpus K  -t,--nthreads T   GPUs per node = T x K (default: all GPUs)\n"
+		   "  -o,--op OP     sum, prod, max, min, avg, mulsum or all (default sum)\n"
+		   "  -d,--datatype T   int8, uint8, int32, uint32, int64, uint64, half, float,\n"
+		   "                 double, bfloat16 or all (default float)\n"
+		   "  -r,--root R    root of broadcast and reduce, 0..ranks-1 (default 0)\n"
+		   "  -c,--check 0/1  -n,--iters N  -w,--warmup_iters N  -m,--agg_iters N\n"
+		   "  -a,--average 0-3  -z,--blocking 0/1  -G,--cudagraph N  -C,--report_cputime 0/1\n"
+		   "  -p,--parallel_init 0/1  -y,--stream_null 0/1  -T,--timeout S\n"
+		   "                 accepted and echoed; a simulation has no iterations to average\n\n"
+		   "A sweep has at most %d sizes and %d rows, --nodes x GPUs at most %d x %d.\n\n"
 		   "examples:\n"
-		   "  ddlsim collective --topology topologies/dgx-h100.json --nodes 1\n"
+		   "  ddlsim collective --topology topologies/dgx-h100.json -b 8 -e 8G -f 2 -g 8\n"
 		   "  ddlsim collective --topology topologies/dgx-h100-fattree2-2to1.json --nodes 16 \\\n"
-		   "      --op allreduce --algo tree --min-bytes 1M --max-bytes 1G --csv ar.csv\n\n"
-		   "exit codes: 0 ok, 1 simulation or CSV failed, 2 usage, 3 invalid topology\n");
+		   "      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
+		   "exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
+		   "bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
+		   "dtype or algorithm, GPUs beyond the node), 3 invalid topology\n",
+		MAX_SIZES, MAX_ROWS, TOPO_MAX_NODES, TOPO_MAX_GPUS_PER_NODE);
 }
 
-static int parse_size(const char *s, double *out)
+/* nccl-tests' parsesize(): "%lf %1s", K/M/G in powers of 1024 (and an
+ * optional trailing B, as ddlsim always took). -1 if not a finite size
+ * in [lo, MAX_BYTES]. */
+static double parse_size(const char *s, double lo)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (errno || end == s || !isfinite(v))
 		return -1;
+	while (*end == ' ')
+		end++;
 	switch (*end) {
 	case 'k': case 'K': v *= 1024; end++; break;
 	case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
@@ -65,145 +139,483 @@ static int parse_size(const char *s, double *out)
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
-	if (*end)
+	if (*end || !(v >= lo) || v > MAX_BYTES)
 		return -1;
-	*out = v;
-	return 0;
+	return floor(v);
 }
 
-static int parse_int(const char *s, long *out)
+/* An integer in [lo, hi] (strtol base 0, as nccl-tests), or -1 in *ok. */
+static long parse_long(const char *s, long lo, long hi, bool *ok)
 {
 	char *end;
 	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end)
-		return -1;
-	*out = v;
+	long v = strtol(s, &end, 0);
+	*ok = !(errno || end == s || *end || v < lo || v > hi);
+	return v;
+}
+
+static int find_name(const char *s, const char *const *names, int n, size_t stride)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, *(const char *const *)((const char *)names + (size_t)i * stride)))
+			return i;
+	return -1;
+}
+
+/* nccl-tests' name of a collective (the binary's prefix). */
+static const char *test_name(enum coll_op op)
+{
+	static const char *const n[COLL_NOPS] = {
+		[COLL_ALLREDUCE] = "all_reduce", [COLL_REDUCE_SCATTER] = "reduce_scatter",
+		[COLL_ALLGATHER] = "all_gather", [COLL_BROADCAST] = "broadcast",
+		[COLL_REDUCE] = "reduce", [COLL_ALLTOALL] = "alltoall", [COLL_SENDRECV] = "sendrecv",
+	};
+	return n[op];
+}
+
+struct row {
+	int op, dtype, redop;  /* redop -1: "none" */
+	double count;          /* elements, as nccl-tests prints them */
+	double bytes;          /* size printed = ddlsim's N */
+	int pt;                /* simulated point */
+};
+
+struct args {
+	const char *topo, *algo, *csv, *json;
+	long nodes, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
+		cputime, pinit;
+	double minb, maxb, stepf, stepb;
+	int redop, dtype;      /* -1: all */
+	int ops[COLL_NOPS], nops;
+};
+
+static int add_ops(struct args *a, const char *list)
+{
+	char buf[256];
+	if (strlen(list) >= sizeof(buf))
+		return cli_usage_error("--ops: list too long '%s'", list);
+	strcpy(buf, list);
+	for (char *sv = NULL, *tok = strtok_r(buf, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv)) {
+		int op = coll_op_parse(tok);
+		if (op < 0)
+			return cli_usage_error("--ops: expected all_reduce, all_gather, reduce_scatter, "
+					       "alltoall, sendrecv, broadcast or reduce, got '%s'", tok);
+		bool dup = false;
+		for (int i = 0; i < a->nops; i++)
+			dup |= a->ops[i] == op;
+		if (!dup)
+			a->ops[a->nops++] = op;
+	}
+	if (a->nops == 0)
+		return cli_usage_error("--ops: expected at least one collective, got '%s'", list);
 	return 0;
 }
 
-static int write_csv(const char *path, const struct engine_coll_point *pts, int npts,
-		     enum coll_op op, int n, struct diag *d)
+/* Parse argv into a; 0 or EXIT_USAGE (message printed). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
-	char tmp[1100];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return diag_errf(d, "%s: cannot write: %s", path, strerror(errno));
-	fprintf(f, "op,ranks,bytes,algo,proto,time_us,algbw_GBps,busbw_GBps,ideal_us\n");
-	for (int i = 0; i < npts; i++) {
-		double algbw = pts[i].time_s > 0 ? pts[i].bytes / pts[i].time_s / 1e9 : 0;
-		fprintf(f, "%s,%d,%.0f,%s,%s,%.6f,%.6f,%.6f,%.6f\n", coll_op_name(op), n,
-			pts[i].bytes, pts[i].algo, pts[i].proto, pts[i].time_s * 1e6, algbw,
-			algbw * coll_bus_factor(op, n), pts[i].ideal_s * 1e6);
+	enum { O_TOPO = 256, O_NODES, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON };
+	static const struct option lo[] = {
+		{"nthreads", required_argument, 0, 't'}, {"ngpus", required_argument, 0, 'g'},
+		{"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
+		{"stepbytes", required_argument, 0, 'i'}, {"stepfactor", required_argument, 0, 'f'},
+		{"iters", required_argument, 0, 'n'}, {"agg_iters", required_argument, 0, 'm'},
+		{"warmup_iters", required_argument, 0, 'w'}, {"parallel_init", required_argument, 0, 'p'},
+		{"check", required_argument, 0, 'c'}, {"op", required_argument, 0, 'o'},
+		{"datatype", required_argument, 0, 'd'}, {"root", required_argument, 0, 'r'},
+		{"blocking", required_argument, 0, 'z'}, {"stream_null", required_argument, 0, 'y'},
+		{"timeout", required_argument, 0, 'T'}, {"cudagraph", required_argument, 0, 'G'},
+		{"report_cputime", required_argument, 0, 'C'}, {"average", required_argument, 0, 'a'},
+		{"min-bytes", required_argument, 0, 'b'}, {"max-bytes", required_argument, 0, 'e'},
+		{"factor", required_argument, 0, 'F'},
+		{"topology", required_argument, 0, O_TOPO}, {"nodes", required_argument, 0, O_NODES},
+		{"gpus-per-node-used", required_argument, 0, O_USED},
+		{"ops", required_argument, 0, O_OPS}, {"algo", required_argument, 0, O_ALGO},
+		{"csv", required_argument, 0, O_CSV}, {"json", required_argument, 0, O_JSON},
+		{0, 0, 0, 0},
+	};
+	bool ok = true;
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		int li = -1, c = getopt_long(argc, argv, ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:",
+					     lo, &li);
+		if (c == -1)
+			break;
+		const char *v = optarg;
+		char flag[64];
+		if (li >= 0)
+			snprintf(flag, sizeof(flag), "--%s", lo[li].name);
+		else
+			snprintf(flag, sizeof(flag), "-%c", c);
+		switch (c) {
+		case ':':
+			return cli_usage_error("option '%s' for 'collective' needs a value", argv[optind - 1]);
+		case '?':
+			return cli_usage_error("unknown option '%s' for 'collective'", argv[optind - 1]);
+		case 't': a->threads = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
+		case 'g': a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
+		case O_USED: a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); a->threads = 1; break;
+		case O_NODES: a->nodes = parse_long(v, 1, TOPO_MAX_NODES, &ok); break;
+		case 'b': ok = (a->minb = parse_size(v, 1)) >= 0; break;
+		case 'e': ok = (a->maxb = parse_size(v, 1)) >= 0; break;
+		case 'i': ok = (a->stepb = parse_size(v, 1)) >= 0; break;
+		case 'f': case 'F': {
+			char *end;
+			errno = 0;
+			a->stepf = strtod(v, &end);
+			ok = !errno && end != v && !*end && isfinite(a->stepf) &&
+			     (c == 'f' ? a->stepf >= 1 : a->stepf > 1) && a->stepf <= 1024;
+			break;
+		}
+		case 'n': a->iters = parse_long(v, 1, INT_MAX, &ok); break;
+		case 'w': a->warmup = parse_long(v, 0, INT_MAX, &ok); break;
+		case 'm': a->agg = parse_long(v, 1, INT_MAX, &ok); break;
+		case 'c': a->check = parse_long(v, 0, INT_MAX, &ok); break;
+		case 'a': a->average = parse_long(v, 0, 3, &ok); break;
+		case 'z': a->blocking = parse_long(v, 0, 1, &ok); break;
+		case 'G': a->graph = parse_long(v, 0, INT_MAX, &ok); break;
+		case 'C': a->cputime = parse_long(v, 0, 1, &ok); break;
+		case 'p': a->pinit = parse_long(v, 0, 1, &ok); break;
+		case 'y': parse_long(v, 0, 1, &ok); break;
+		case 'T': parse_long(v, 0, INT_MAX, &ok); break;
+		case 'r': a->root = parse_long(v, 0, INT_MAX, &ok); break;
+		case 'o':
+			if (!strcmp(v, "all"))
+				a->redop = -1;
+			else if ((a->redop = find_name(v, redops, NREDOPS, sizeof(redops[0]))) >= 0)
+				;
+			else if (li >= 0 && coll_op_parse(v) >= 0) { /* ddlsim's --op COLLECTIVE */
+				a->nops = 0;
+				if (add_ops(a, v))
+					return EXIT_USAGE;
+				a->redop = 0;
+			} else
+				return cli_usage_error("%s: expected sum, prod, max, min, avg, mulsum or all "
+						       "(or, for --op, a collective: all_reduce, all_gather, "
+						       "reduce_scatter, alltoall, sendrecv, broadcast, reduce), "
+						       "got '%s'", flag, v);
+			break;
+		case 'd':
+			if (!strcmp(v, "all"))
+				a->dtype = -1;
+			else if ((a->dtype = find_name(v, &dtypes[0].name, NDTYPES, sizeof(dtypes[0]))) < 0)
+				return cli_usage_error("%s: expected int8, uint8, int32, uint32, int64, uint64, "
+						       "half, float, double, bfloat16 or all, got '%s'", flag, v);
+			break;
+		case O_TOPO: a->topo = v; break;
+		case O_OPS: a->nops = 0; if (add_ops(a, v)) return EXIT_USAGE; break;
+		case O_ALGO:
+			if (!coll_algo_find(v))
+				return cli_usage_error("--algo: unknown collective algorithm '%s' (see 'ddlsim list')", v);
+			a->algo = v;
+			break;
+		case O_CSV: a->csv = v; break;
+		case O_JSON: a->json = v; break;
+		default:
+			return cli_usage_error("unknown option '%s' for 'collective'", flag);
+		}
+		if (!ok)
+			return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim "
+					       "collective --help' for the ranges)", flag, v);
 	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return diag_errf(d, "%s: cannot write: %s", path, strerror(errno));
+	if (optind < argc)
+		return cli_usage_error("'collective' takes no argument '%s'", argv[optind]);
+	if (!a->topo)
+		return cli_usage_error("'collective' needs --topology FILE");
+	if (a->maxb < a->minb)
+		return cli_usage_error("invalid sizes for 'minbytes' and 'maxbytes': %.0f > %.0f",
+				       a->minb, a->maxb);
+	if (a->csv && a->json && !strcmp(a->csv, "-") && !strcmp(a->json, "-"))
+		return cli_usage_error("--csv - and --json - cannot both write to stdout");
+	return 0;
+}
+
+/* The requested sizes, as nccl-tests' TimeTest() loop steps them. */
+static int sizes_of(const struct args *a, double *out)
+{
+	int n = 0;
+	for (double s = a->minb; s <= a->maxb; s = a->stepf > 1 ? floor(s * a->stepf) : s + a->stepb) {
+		if (n == MAX_SIZES)
+			return -1;
+		if (out)
+			out[n] = s;
+		n++;
+		if (a->stepf > 1 && floor(s * a->stepf) <= s)
+			break;
 	}
+	return n;
+}
+
+/* Fill r's count and bytes for requested size S, as GetCollByteCount(). */
+static void byte_count(struct row *r, double S, int w, int n)
+{
+	double count = floor(S / w);
+	switch (r->op) {
+	case COLL_ALLGATHER:
+	case COLL_REDUCE_SCATTER: {
+		double base = floor(count / (4.0 * n)) * 4; /* ALIGN 4 */
+		r->count = base;
+		r->bytes = base * n * w;
+		break;
+	}
+	case COLL_ALLTOALL:
+		r->count = floor(count / n);
+		r->bytes = r->count * n * w;
+		break;
+	default:
+		r->count = count;
+		r->bytes = count * w;
+	}
+}
+
+static bool has_redop(int op)
+{
+	return op != COLL_ALLGATHER && op != COLL_ALLTOALL && op != COLL_BROADCAST;
+}
+
+static bool has_root(int op)
+{
+	return op == COLL_BROADCAST || op == COLL_REDUCE;
+}
+
+static double algbw_GBps(const struct row *r, const struct engine_coll_point *p)
+{
+	return p->time_s > 0 ? r->bytes / p->time_s / 1e9 : 0;
+}
+
+static void print_time(FILE *f, double us)
+{
+	char s[64];
+	snprintf(s, sizeof(s), us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+	fprintf(f, "  %7s", s);
+}
+
+/* nccl-tests' output for rows [r0, r1) of one op. */
+static void print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
+			     const struct row *rows, int r0, int r1, const struct engine_coll_point *pts)
+{
+	int op = rows[r0].op;
+	fprintf(f, "# ddlsim collective: %s_perf simulated on %s, %ld node(s) x %ld GPU(s), algo %s\n",
+		test_name(op), t->name, a->nodes, a->threads * a->gpus, a->algo);
+	fprintf(f, "# nThread %ld nGpus %ld minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %ld "
+		   "iters: %ld agg iters: %ld validation: %ld graph: %ld\n",
+		a->threads, a->gpus, a->minb, a->maxb, a->stepf > 1 ? floor(a->stepf) : a->stepb,
+		a->stepf > 1 ? "factor" : "bytes", a->warmup, a->iters, a->agg, a->check, a->graph);
+	if (a->blocking)
+		fprintf(f, "# Blocking Enabled: wait for completion and barrier after each collective \n");
+	if (a->pinit)
+		fprintf(f, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n");
+	fprintf(f, "#\n# Using devices\n");
+	long per = a->threads * a->gpus;
+	for (int r = 0; r < n; r++) {
+		char host[32];
+		snprintf(host, sizeof(host), "node%ld", r / per);
+		fprintf(f, "#  Rank %2d Group %2d Pid %6ld on %10s device %2ld [0x%02lx] %s\n", r, 0,
+			10000 + r / per, host, r % per, (unsigned long)(r % per), t->gpu.name);
+	}
+	const char *ts = a->cputime ? "cputime" : "time";
+	fprintf(f, "#\n");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+		"", "", "", "", "");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+		"type", "redop", "root", ts, "algbw", "busbw", "#wrong", ts, "algbw", "busbw", "#wrong");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+		"(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	double sum = 0;
+	int cnt = 0;
+	for (int i = r0; i < r1; i++) {
+		const struct row *r = &rows[i];
+		const struct engine_coll_point *p = &pts[r->pt];
+		fprintf(f, "%12.0f  %12.0f  %8s  %6s  %6ld", r->bytes, r->count, dtypes[r->dtype].name,
+			r->redop < 0 ? "none" : redops[r->redop], has_root(op) ? a->root : -1L);
+		double alg = algbw_GBps(r, p), bus = alg * coll_bus_factor(op, n);
+		for (int k = 0; k < 2; k++) {
+			print_time(f, p->time_s * 1e6);
+			if (a->check)
+				fprintf(f, "  %6.2f  %6.2f  %5g", alg, bus, 0.0);
+			else
+				fprintf(f, "  %6.2f  %6.2f  %5s", alg, bus, "N/A");
+			sum += bus;
+			cnt++;
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "# Out of bounds values : %d %s\n", 0, "OK");
+	fprintf(f, "# Avg bus bandwidth    : %g %s\n", cnt ? sum / cnt : 0.0, "");
+	fprintf(f, "#\n\n");
+}
+
+static void write_csv(FILE *f, const struct row *rows, int nrows,
+		      const struct engine_coll_point *pts, int n)
+{
+	fprintf(f, "op,ranks,bytes,count,type,redop,algo,proto,time_us,algbw_GBps,busbw_GBps,"
+		   "nccl_us,ideal_us\n");
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		const struct engine_coll_point *p = &pts[r->pt];
+		double alg = algbw_GBps(r, p);
+		fprintf(f, "%s,%d,%.0f,%.0f,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f\n", test_name(r->op), n,
+			r->bytes, r->count, dtypes[r->dtype].name, r->redop < 0 ? "none" : redops[r->redop],
+			p->algo, p->proto, p->time_s * 1e6, alg, alg * coll_bus_factor(r->op, n),
+			p->nccl_s * 1e6, p->ideal_s * 1e6);
+	}
+}
+
+static void write_json(FILE *f, const struct args *a, const struct topology *t,
+		       const struct row *rows, int nrows, const struct engine_coll_point *pts, int n)
+{
+	fprintf(f, "{\n  \"schema\": \"ddlsim.collective\", \"schema_version\": \"1.0\",\n"
+		   "  \"producer\": \"ddlsim %s\", \"topology\": \"%s\", \"nodes\": %ld,\n"
+		   "  \"gpus_per_node\": %ld, \"ranks\": %d, \"algo\": \"%s\",\n  \"rows\": [",
+		DDLSIM_VERSION, t->name, a->nodes, a->threads * a->gpus, n, a->algo);
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		const struct engine_coll_point *p = &pts[r->pt];
+		double alg = algbw_GBps(r, p);
+		fprintf(f, "%s\n    {\"op\": \"%s\", \"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
+			   "\"redop\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", \"time_us\": %.6f, "
+			   "\"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"nccl_us\": %.6f, \"ideal_us\": %.6f}",
+			i ? "," : "", test_name(r->op), r->bytes, r->count, dtypes[r->dtype].name,
+			r->redop < 0 ? "none" : redops[r->redop], p->algo, p->proto, p->time_s * 1e6, alg,
+			alg * coll_bus_factor(r->op, n), p->nccl_s * 1e6, p->ideal_s * 1e6);
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+/* Write to path atomically, or to stdout for "-". 0 or -1 after reporting. */
+static int write_out(const char *path, int json, const struct args *a, const struct topology *t,
+		     const struct row *rows, int nrows, const struct engine_coll_point *pts, int n,
+		     struct diag *d)
+{
+	struct atomic_file af;
+	FILE *f = stdout;
+	int e;
+	if (strcmp(path, "-")) {
+		if ((e = atomic_file_open(&af, path)))
+			return diag_errf(d, "%s: cannot write: %s", path, strerror(-e));
+		f = af.f;
+	}
+	if (json)
+		write_json(f, a, t, rows, nrows, pts, n);
+	else
+		write_csv(f, rows, nrows, pts, n);
+	if (f != stdout && (e = atomic_file_commit(&af)))
+		return diag_errf(d, "%s: cannot write: %s", path, strerror(-e));
 	return 0;
 }
 
 int cmd_collective(int argc, char **argv)
 {
-	const char *topo_path = NULL, *algo = "auto", *csv = NULL;
-	long nodes = 1, used = 0;
-	double minb = 8, maxb = 8.0 * 1024 * 1024 * 1024, factor = 2;
-	int op = COLL_ALLREDUCE;
+	struct args a = {
+		.algo = "auto", .nodes = 1, .threads = 1, .gpus = 0, .root = 0, .iters = 20,
+		.warmup = 5, .agg = 1, .check = 1, .average = 1, .minb = 8,
+		.maxb = 8.0 * 1024 * 1024 * 1024, .stepf = 2, .stepb = 1024 * 1024, .redop = 0,
+		.dtype = 7 /* float */, .ops = {COLL_ALLREDUCE}, .nops = 1,
+	};
 	struct diag d;
-	int rc = EXIT_FAIL;
-
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		if (i + 1 >= argc)
-			return cli_usage_error("option '%s' for 'collective' %s", o,
-					       o[0] == '-' ? "needs a value" : "is not an option");
-		const char *v = argv[++i];
-		if (!strcmp(o, "--topology"))
-			topo_path = v;
-		else if (!strcmp(o, "--nodes")) {
-			if (parse_int(v, &nodes) || nodes < 1)
-				return cli_usage_error("--nodes: expected an integer >= 1, got '%s'", v);
-		} else if (!strcmp(o, "--gpus-per-node-used")) {
-			if (parse_int(v, &used) || used < 1)
-				return cli_usage_error("--gpus-per-node-used: expected an integer >= 1, got '%s'", v);
-		} else if (!strcmp(o, "--op")) {
-			if ((op = coll_op_parse(v)) < 0)
-				return cli_usage_error("--op: expected allreduce, reduce_scatter, allgather, "
-						       "broadcast, reduce, alltoall or sendrecv, got '%s'", v);
-		} else if (!strcmp(o, "--algo")) {
-			if (!coll_algo_find(v))
-				return cli_usage_error("--algo: unknown collective algorithm '%s' (see 'ddlsim list')", v);
-			algo = v;
-		} else if (!strcmp(o, "--min-bytes")) {
-			if (parse_size(v, &minb) || minb < 1)
-				return cli_usage_error("--min-bytes: expected a size >= 1 like 8, 64K, 1M, got '%s'", v);
-		} else if (!strcmp(o, "--max-bytes")) {
-			if (parse_size(v, &maxb) || maxb < 1)
-				return cli_usage_error("--max-bytes: expected a size >= 1 like 1M, 8G, got '%s'", v);
-		} else if (!strcmp(o, "--factor")) {
-			char *end;
-			factor = strtod(v, &end);
-			if (*end || !(factor > 1))
-				return cli_usage_error("--factor: expected a number > 1, got '%s'", v);
-		} else if (!strcmp(o, "--csv"))
-			csv = v;
-		else
-			return cli_usage_error("unknown option '%s' for 'collective'", o);
-	}
-	if (!topo_path)
-		return cli_usage_error("'collective' needs --topology FILE");
-	if (maxb < minb)
-		return cli_usage_error("--max-bytes (%.0f) is below --min-bytes (%.0f)", maxb, minb);
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	int nsizes = sizes_of(&a, NULL);
+	if (nsizes < 0)
+		return cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes; "
+				       "raise -f or -i", a.minb, a.maxb, MAX_SIZES);
 
 	diag_init(&d, stderr);
-	struct topology *t = topology_load(topo_path, &d);
+	rc = EXIT_FAIL;
+	struct topology *t = topology_load(a.topo, &d);
 	if (!t) {
 		diag_finish(&d);
 		return EXIT_INPUT;
 	}
 	int G = t->gpus_per_node;
-	if (used == 0)
-		used = G;
+	if (a.gpus == 0)
+		a.gpus = G / a.threads > 0 ? G / a.threads : 1;
+	long used = a.threads * a.gpus; /* both <= TOPO_MAX_GPUS_PER_NODE: no overflow */
 	if (used > G) {
-		diag_err(&d, topo_path, "/node/gpus", "--gpus-per-node-used %ld exceeds the %d GPUs of a node",
-			 used, G);
+		diag_err(&d, a.topo, "/node/gpus", "-t %ld x -g %ld = %ld GPUs per node exceeds the %d "
+			 "GPUs of a node", a.threads, a.gpus, used, G);
 		rc = EXIT_USAGE;
 		goto out_topo;
 	}
-	if (nodes > 1 && t->nics < 1) {
-		diag_err(&d, topo_path, "/node/nics/count", "a node without NICs cannot join %ld nodes", nodes);
+	if (a.nodes > 1 && t->nics < 1) {
+		diag_err(&d, a.topo, "/node/nics/count", "a node without NICs cannot join %ld nodes", a.nodes);
 		rc = EXIT_INPUT;
 		goto out_topo;
 	}
-	int n = (int)(nodes * used), npts = 0;
+	/* nodes <= TOPO_MAX_NODES and used <= TOPO_MAX_GPUS_PER_NODE (parse_args),
+	 * so n fits an int with room; checked again as an invariant. */
+	long nl = a.nodes * used;
+	if (nl > (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE || nl > INT_MAX) {
+		fprintf(stderr, "ddlsim: error: %ld ranks is too many\n", nl);
+		rc = EXIT_USAGE;
+		goto out_topo;
+	}
+	int n = (int)nl;
+	if (a.root >= n) {
+		rc = cli_usage_error("-r: root %ld is not a rank of %d", a.root, n);
+		goto out_topo;
+	}
+
+	int ndt = a.dtype < 0 ? NDTYPES : 1, nro = a.redop < 0 ? NREDOPS : 1;
+	long nrows_l = (long)a.nops * ndt * nro * nsizes;
+	if (nrows_l > MAX_ROWS) {
+		rc = cli_usage_error("%ld rows (ops x dtypes x reduction ops x sizes) exceed %d",
+				     nrows_l, MAX_ROWS);
+		goto out_topo;
+	}
+	int nrows = 0, npts = 0;
 	int *ranks = malloc((size_t)n * sizeof(*ranks));
-	struct engine_coll_point *pts = calloc(512, sizeof(*pts));
-	if (!ranks || !pts)
+	double *sizes = malloc((size_t)nsizes * sizeof(*sizes));
+	struct row *rows = calloc((size_t)nrows_l, sizeof(*rows));
+	struct engine_coll_point *pts = calloc((size_t)nrows_l, sizeof(*pts));
+	if (!ranks || !sizes || !rows || !pts) {
+		diag_errf(&d, "out of memory for %d ranks and %ld rows", n, nrows_l);
 		goto out_mem;
-	for (long k = 0; k < nodes; k++)
+	}
+	for (long k = 0; k < a.nodes; k++)
 		for (long g = 0; g < used; g++)
 			ranks[k * used + g] = (int)(k * G + g);
-	for (double s = minb; s <= maxb * (1 + 1e-12) && npts < 512; s *= factor)
-		pts[npts++].bytes = floor(s);
-
-	if (engine_collective_sweep(t, (int)nodes, ranks, n, op, algo, pts, npts, &d))
+	sizes_of(&a, sizes);
+	for (int o = 0; o < a.nops; o++)
+		for (int dt = 0; dt < ndt; dt++)
+			for (int ro = 0; ro < (has_redop(a.ops[o]) ? nro : 1); ro++)
+				for (int s = 0; s < nsizes; s++) {
+					struct row *r = &rows[nrows++];
+					r->op = a.ops[o];
+					r->dtype = a.dtype < 0 ? dt : a.dtype;
+					r->redop = !has_redop(r->op) ? -1 : a.redop < 0 ? ro : a.redop;
+					byte_count(r, sizes[s], dtypes[r->dtype].size, n);
+					int p = 0;
+					while (p < npts && !(pts[p].op == (enum coll_op)r->op &&
+							     pts[p].bytes == r->bytes))
+						p++;
+					if (p == npts) {
+						pts[npts].op = r->op;
+						pts[npts++].bytes = r->bytes;
+					}
+					r->pt = p;
+				}
+	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))
 		goto out_mem;
-	printf("# %s on %s: %ld node(s) x %ld GPU(s) = %d ranks, algo %s\n", coll_op_name(op),
-	       t->name, nodes, used, n, algo);
-	printf("%14s %12s %12s %12s  %-13s %-7s %s\n", "size(B)", "time(us)", "algbw(GB/s)",
-	       "busbw(GB/s)", "algo", "proto", "nccl(us)");
-	for (int i = 0; i < npts; i++) {
-		double algbw = pts[i].time_s > 0 ? pts[i].bytes / pts[i].time_s / 1e9 : 0;
-		printf("%14.0f %12.3f %12.3f %12.3f  %-13s %-7s %.3f\n", pts[i].bytes, pts[i].time_s * 1e6,
-		       algbw, algbw * coll_bus_factor(op, n), pts[i].algo, pts[i].proto,
-		       pts[i].nccl_s * 1e6);
+	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
+	for (int r0 = 0; r0 < nrows && !quiet;) {
+		int r1 = r0;
+		while (r1 < nrows && rows[r1].op == rows[r0].op)
+			r1++;
+		print_nccl_tests(stdout, &a, t, n, rows, r0, r1, pts);
+		r0 = r1;
 	}
-	if (csv && write_csv(csv, pts, npts, op, n, &d))
+	if (a.csv && write_out(a.csv, 0, &a, t, rows, nrows, pts, n, &d))
 		goto out_mem;
-	rc = EXIT_OK;
+	if (a.json && write_out(a.json, 1, &a, t, rows, nrows, pts, n, &d))
+		goto out_mem;
+	rc = fflush(stdout) ? EXIT_FAIL : EXIT_OK;
 out_mem:
 	free(pts);
+	free(rows);
+	free(sizes);
 	free(ranks);
 out_topo:
 	topology_destroy(t);

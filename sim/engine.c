@@ -669,6 +669,8 @@ static void sweep_main(int argc, char **argv)
 
 	for (int s = 0; s < W->npts; s++) {
 		struct coll_plan *p = W->plans[s];
+		if (!(W->pts[s].bytes > 0))
+			continue; /* NCCL launches nothing for a count of 0 */
 		sg_barrier_wait(W->bar);
 		double t0 = simgrid_get_clock();
 		int o0 = lower(p, NULL, me, false), o1 = lower(p, NULL, me + 1, false);
@@ -706,6 +708,15 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
 			    int npts, struct diag *d)
 {
+	for (int s = 0; s < npts; s++)
+		pts[s].op = op;
+	return engine_collective_run(t, nodes, ranks, n, algo, pts, npts, d);
+}
+
+int engine_collective_run(const struct topology *t, int nodes, const int *ranks, int n,
+			  const char *algo, struct engine_coll_point *pts, int npts,
+			  struct diag *d)
+{
 	char platform[512];
 	int rc = -1;
 	struct sweep W = { .t = t, .ranks = ranks, .n = n, .pts = pts, .npts = npts };
@@ -724,10 +735,12 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 	if (!W.plans || !W.by_dst)
 		goto out;
 	for (int s = 0; s < npts; s++) {
-		struct coll_plan *p = coll_plan_create(t, algo, op, ranks, n, pts[s].bytes);
+		bool empty = !(pts[s].bytes > 0);
+		struct coll_plan *p = coll_plan_create(t, algo, pts[s].op, ranks, n,
+						       empty ? 1 : pts[s].bytes);
 		if (!p) {
 			diag_errf(d, "algorithm '%s' cannot run %s on this group of %d GPUs",
-				  algo, coll_op_name(op), n);
+				  algo, coll_op_name(pts[s].op), n);
 			goto out;
 		}
 		W.plans[s] = p;
@@ -738,7 +751,8 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		pts[s].algo = p->algo;
 		pts[s].proto = p->proto;
 		pts[s].ideal_s = p->ideal_time_s;
-		pts[s].nccl_s = p->nccl_time_s;
+		pts[s].nccl_s = empty ? 0 : p->nccl_time_s;
+		pts[s].ideal_s = empty ? 0 : p->ideal_time_s;
 		pts[s].time_s = 0;
 	}
 	if (n < 2) {

@@ -65,6 +65,7 @@ void engine_result_finish(struct engine_result *r);
 
 /* One point of a collective sweep: bytes in; the rest out. */
 struct engine_coll_point {
+	enum coll_op op;            /* engine_collective_run(): the collective of this point */
 	double bytes;               /* N, as in coll.h */
 	double time_s;              /* simulated time of the collective */
 	double ideal_s;             /* the plan's closed form */
@@ -81,5 +82,13 @@ struct engine_coll_point {
 int engine_collective_sweep(const struct topology *t, int nodes, const int *ranks, int n,
 			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
 			    int npts, struct diag *d);
+
+/* As engine_collective_sweep(), but each point runs its own pts[i].op
+ * (several collectives in the one simulation of this process; `ddlsim
+ * collective --ops`). A point of 0 bytes is not simulated: NCCL returns
+ * without launching anything for a count of 0, so its time is 0. */
+int engine_collective_run(const struct topology *t, int nodes, const int *ranks, int n,
+			  const char *algo, struct engine_coll_point *pts, int npts,
+			  struct diag *d);
 
 #endif

@@ -3,6 +3,8 @@
  * test runs in its own process, so each may run the engine once; tests
  * comparing several simulations run `ddlsim`. */
 #include <criterion/criterion.h>
+#include <regex.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,9 +145,10 @@ static double cli_time(const char *args)
 	cr_assert_eq(rc, 0, "ddlsim %s: %s", cmd, err);
 	char *last = NULL;
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
-		last = l;
+		if (l[0] != '#')
+			last = l; /* nccl-tests' layout: the last row before the '#' footer */
 	double size = 0, us = 0;
-	cr_assert(last && sscanf(last, "%lf %lf", &size, &us) == 2, "output:\n%s", out);
+	cr_assert(last && sscanf(last, "%lf %*f %*s %*s %*d %lf", &size, &us) == 2, "output:\n%s", out);
 	free(out);
 	free(err);
 	return us;
@@ -283,7 +286,7 @@ Test(coll, collective_command_writes_csv_and_checks_usage)
 		 "--min-bytes 1K --max-bytes 1M --factor 4 --csv %s/c.csv",
 		 src_path("topologies/dgx-h100.json"), dir);
 	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
-	cr_expect(strstr(out, "busbw(GB/s)"), "%s", out);
+	cr_expect(strstr(out, "# Avg bus bandwidth    : "), "%s", out);
 	char p[1100];
 	snprintf(p, sizeof(p), "%s/c.csv", dir);
 	FILE *f = fopen(p, "r");
@@ -334,4 +337,183 @@ Test(coll, tensor_parallel_across_nodes_is_slower_than_inside_one)
 		    inside, across);
 	cr_expect_gt(across, 1.1 * inside);
 	free(dir);
+}
+
+/* The whole file (malloc'ed, the caller frees it) or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 16);
+	size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+	fclose(f);
+	if (buf)
+		buf[n] = 0;
+	return buf;
+}
+
+/* Lines of text (modified in place), empty lines dropped. */
+static int split_lines(char *text, char **lines, int max)
+{
+	int n = 0;
+	for (char *sv = NULL, *l = strtok_r(text, "\n", &sv); l && n < max; l = strtok_r(NULL, "\n", &sv))
+		lines[n++] = l;
+	return n;
+}
+
+static bool matches(const char *re, const char *s)
+{
+	regex_t r;
+	cr_assert_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0, "%s", re);
+	bool ok = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return ok;
+}
+
+/* nccl-tests' time format (common.cu): 2 decimals below 100 us, 1 below
+ * 10 ms, none above; algbw and busbw 2 decimals. */
+static void expect_number_formats(const char *row)
+{
+	char f[13][64];
+	cr_assert_eq(sscanf(row, "%63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s", f[0],
+			    f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12]), 13, "%s", row);
+	for (int k = 5; k <= 9; k += 4) {
+		double us = atof(f[k]);
+		const char *dot = strchr(f[k], '.');
+		int dec = dot ? (int)strlen(dot + 1) : 0;
+		cr_expect_eq(dec, us >= 10000 ? 0 : us >= 100 ? 1 : 2, "time '%s' in: %s", f[k], row);
+		for (int j = k + 1; j <= k + 2; j++)
+			cr_expect(matches("^[0-9]+\\.[0-9]{2}$", f[j]), "bandwidth '%s' in: %s", f[j], row);
+	}
+}
+
+/* The layout against a recorded public all_reduce_perf log (tests/data/
+ * nccl-tests-a100-8gpu-oci.log, source in tests/data/README.md), run with
+ * the same flags: the same '#' header line, the same three column header
+ * lines byte for byte, every row matched by one nccl-tests row regex with
+ * the same field end columns and the same size/count/type/redop/root, the
+ * same number formats, the same footer. */
+Test(coll, collective_output_has_the_layout_of_a_recorded_nccl_tests_log)
+{
+	static const char *row_re =
+		"^ +[0-9]+ +[0-9]+ +[a-z0-9]+ +[a-z]+ +-?[0-9]+( +[0-9]+(\\.[0-9]+)? +[0-9]+\\.[0-9]{2} "
+		"+[0-9]+\\.[0-9]{2} +([0-9]+|N/A)){2}$";
+	char *log = read_text(src_path("tests/data/nccl-tests-a100-8gpu-oci.log")), *out = NULL,
+	     *err = NULL, args[1200];
+	cr_assert(log);
+	snprintf(args, sizeof(args), "collective --topology %s -b 64 -e 10G -f 2 -t 1 -g 8",
+		 src_path("topologies/dgx-a100.json"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	char *L[128], *O[128];
+	int nl = split_lines(log, L, 128), no = split_lines(out, O, 128);
+	char *lrows[64], *orows[64], *lhdr[32], *ohdr[32];
+	int nlr = 0, nor = 0, nlh = 0, noh = 0;
+	for (int i = 0; i < nl; i++)
+		if (L[i][0] == '#')
+			lhdr[nlh++] = L[i];
+		else
+			lrows[nlr++] = L[i];
+	for (int i = 0; i < no; i++)
+		if (O[i][0] == '#') {
+			if (strncmp(O[i], "# ddlsim ", 9)) /* ddlsim's own comment line */
+				ohdr[noh++] = O[i];
+		} else
+			orows[nor++] = O[i];
+	cr_assert_eq(nlh, noh, "header lines: log %d, ddlsim %d", nlh, noh);
+	cr_expect_str_eq(ohdr[0], lhdr[0]);
+	for (int i = 1; i < nlh; i++) {
+		if (!strncmp(lhdr[i], "#  Rank", 7)) {
+			const char *re = "^#  Rank +[0-9]+ Group +[0-9]+ Pid +[0-9]+ on +[^ ]+ device +[0-9]+ "
+					 "\\[0x[0-9a-f]{2}\\] .+$";
+			cr_expect(matches(re, lhdr[i]) && matches(re, ohdr[i]), "%s\n%s", lhdr[i], ohdr[i]);
+		} else if (!strncmp(lhdr[i], "# Avg bus bandwidth", 19)) {
+			const char *re = "^# Avg bus bandwidth    : [0-9.e+-]+ $";
+			cr_expect(matches(re, lhdr[i]) && matches(re, ohdr[i]), "%s\n%s", lhdr[i], ohdr[i]);
+		} else
+			cr_expect_str_eq(ohdr[i], lhdr[i]);
+	}
+	cr_assert_eq(nlr, 28);
+	cr_assert_eq(nor, nlr);
+	for (int i = 0; i < nlr; i++) {
+		cr_expect(matches(row_re, lrows[i]), "log row: %s", lrows[i]);
+		cr_expect(matches(row_re, orows[i]), "ddlsim row: %s", orows[i]);
+		cr_expect_eq(strlen(orows[i]), strlen(lrows[i]), "\n%s\n%s", orows[i], lrows[i]);
+		cr_expect_eq(strncmp(orows[i], lrows[i], 54), 0, "size..root:\n%s\n%s", orows[i], lrows[i]);
+		for (size_t c = 1; c < strlen(lrows[i]) && c < strlen(orows[i]); c++)
+			if (lrows[i][c] != ' ' && (c + 1 == strlen(lrows[i]) || lrows[i][c + 1] == ' '))
+				cr_expect(orows[i][c] != ' ' && (orows[i][c + 1] == ' ' || !orows[i][c + 1]),
+					  "field ending at column %zu:\n%s\n%s", c, orows[i], lrows[i]);
+		expect_number_formats(lrows[i]);
+		expect_number_formats(orows[i]);
+	}
+	free(log);
+	free(out);
+	free(err);
+}
+
+Test(coll, collective_rejects_bad_flags_and_values_with_exit_2)
+{
+	char args[1400], *err = NULL;
+	const char *topo = src_path("topologies/dgx-h100.json");
+	static const struct { const char *flags, *msg; } cases[] = {
+		{"--nodes 4294967296 --gpus-per-node-used 1", "--nodes: out of range or not a number, got '4294967296'"},
+		{"--nodes 16385", "--nodes: out of range"},
+		{"-g 129", "-g: out of range"},
+		{"-g 16", "exceeds the 8 GPUs of a node"},
+		{"-b nan", "-b: out of range or not a number, got 'nan'"},
+		{"--minbytes=-8", "--minbytes: out of range"},
+		{"-e 2T", "-e: out of range"},
+		{"-b 1M -e 1K", "invalid sizes for 'minbytes' and 'maxbytes': 1048576 > 1024"},
+		{"-f 0.5", "-f: out of range"},
+		{"-f 1 -i 1 -b 1 -e 1G", "more than 4096 sizes"},
+		{"-o frob", "-o: expected sum, prod, max, min, avg, mulsum or all"},
+		{"-d float7", "-d: expected int8"},
+		{"--ops all_reduce,frob", "--ops: expected all_reduce"},
+		{"--bogus 1", "unknown option '--bogus'"},
+		{"-b", "needs a value"},
+		{"-r 8", "-r: root 8 is not a rank of 8"},
+		{"extra", "takes no argument 'extra'"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), "collective --topology %s %s", topo, cases[i].flags);
+		cr_expect_eq(run_ddlsim(args, NULL, &err), 2, "%s: %s", cases[i].flags, err);
+		cr_expect(err && strstr(err, cases[i].msg), "%s: want '%s', got: %s", cases[i].flags,
+			  cases[i].msg, err);
+		free(err);
+		err = NULL;
+	}
+}
+
+/* --ops runs several collectives in one simulation, one nccl-tests output
+ * each, with each test's byte counts (all_gather: count per rank, a
+ * multiple of 4; size = count x ranks x 4); --csv - prints only the CSV. */
+Test(coll, collective_runs_several_ops_with_nccl_tests_byte_counts)
+{
+	char args[1400], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "collective --topology %s -b 1000 -e 1000 -g 8 "
+		 "--ops all_reduce,all_gather,alltoall,broadcast -d half",
+		 src_path("topologies/dgx-h100.json"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "        1000           500      half     sum      -1  "), "%s", out);
+	/* all_gather: 500 elements / (4 x 8) = 15 x 4 = 60 per rank, 960 bytes */
+	cr_expect(strstr(out, "         960            60      half    none      -1  "), "%s", out);
+	/* alltoall: 500 / 8 = 62 per peer, 992 bytes */
+	cr_expect(strstr(out, "         992            62      half    none      -1  "), "%s", out);
+	cr_expect(strstr(out, "        1000           500      half    none       0  "), "%s", out);
+	int footers = 0;
+	for (char *p = out; (p = strstr(p, "# Avg bus bandwidth")); p++)
+		footers++;
+	cr_expect_eq(footers, 4);
+	free(out);
+	free(err);
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 64 --csv - --ops reduce_scatter",
+		 src_path("topologies/dgx-h100.json"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(!strchr(out, '#'), "%s", out);
+	cr_expect(!strncmp(out, "op,ranks,bytes,count,type,redop,algo,proto,time_us", 50), "%s", out);
+	/* 8..32 B give 0 elements per rank: NCCL launches nothing, time 0 */
+	cr_expect(strstr(out, "reduce_scatter,8,0,0,float,sum,"), "%s", out);
+	free(out);
+	free(err);
 }

@@ -17,9 +17,16 @@
 #include "topology.h"
 #include "testutil.h"
 
-/* recorded: ring 2.6 % and 2.3 %, NVLS 21.4 % (NCCL's NVLS model predicts
- * busbw 583 GB/s where 480 are measured), mean 8.8 % */
-#define RATCHET 0.09
+/* recorded (2026-11-23, 60 rows, table in validation/nccl/README.md):
+ * H100 ring 2.6 % and 2.3 %, NVLS 21.4 % (NCCL's NVLS model predicts busbw
+ * 583 GB/s where 480 are measured); one DGX-class A100 node 2-4 % from
+ * 256 MiB up but 2x too fast from 64 B to 2 MiB (a 32 us floor measured,
+ * 15 us modelled) and 32-59 % too fast from 4 to 32 MiB; two A100 nodes on
+ * 100G RoCE without QP tuning 50-620 % too fast (measured 72 GB/s busbw,
+ * the same nodes with NCCL_IB_QPS_PER_CONNECTION=4 measure 223, model 192);
+ * mean 105.4 %. The mean is dominated by the untuned RoCE log; it is a
+ * ratchet, not a goal. */
+#define RATCHET 1.06
 
 Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 {
@@ -28,8 +35,8 @@ Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 	DIR *dp = opendir(dir);
 	cr_assert(dp, "cannot open %s", dir);
 	struct dirent *e;
-	double sum = 0;
-	int rows = 0;
+	double sum = 0, tab_sum[COLL_NOPS][11] = {{0}};
+	int rows = 0, tab_n[COLL_NOPS][11] = {{0}};
 	while ((e = readdir(dp))) {
 		size_t len = strlen(e->d_name);
 		if (len < 5 || strcmp(e->d_name + len - 5, ".json"))
@@ -59,6 +66,9 @@ Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 		json_array_foreach(json_object_get(j, "rows"), i, row) {
 			double S = json_number_value(json_object_get(row, "size_bytes"));
 			double want = json_number_value(json_object_get(row, "busbw_GBps"));
+			double t_us = json_number_value(json_object_get(row, "time_us"));
+			if (t_us > 0) /* the time has more digits than busbw's 2 decimals */
+				want = S / (t_us * 1e-6) * coll_bus_factor(op, n) / 1e9;
 			struct coll_plan *p = coll_plan_create(t, algo, op, r, n, S);
 			cr_assert(p, "%s: no plan", path);
 			double busbw = S / p->ideal_time_s * coll_bus_factor(op, n) / 1e9;
@@ -67,6 +77,11 @@ Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 				    e->d_name, S, busbw, p->algo, p->proto, want, 100 * err);
 			sum += err;
 			rows++;
+			int dec = S >= 1 ? (int)floor(log10(S)) : 0;
+			if (dec > 10)
+				dec = 10;
+			tab_sum[op][dec] += err;
+			tab_n[op][dec]++;
 			coll_plan_destroy(p);
 		}
 		topology_destroy(t);
@@ -74,6 +89,12 @@ Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 	}
 	closedir(dp);
 	cr_assert_gt(rows, 0);
+	/* the error table of validation/nccl/README.md, per op and size decade */
+	for (int op = 0; op < COLL_NOPS; op++)
+		for (int k = 0; k < 11; k++)
+			if (tab_n[op][k])
+				cr_log_info("table %s 1e%d B: mean |busbw error| %.1f%% over %d rows",
+					    coll_op_name(op), k, 100 * tab_sum[op][k] / tab_n[op][k], tab_n[op][k]);
 	cr_expect_leq(sum / rows, RATCHET, "mean absolute busbw error %.1f%% over %d rows",
 		      100 * sum / rows, rows);
 }
