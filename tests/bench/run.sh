@@ -5,7 +5,8 @@ set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 runs=${2:-3}
-bin=$build/sim/cli/ddlsim
+bin=$build/cli/ddlsim
+[ -x "$bin" ] || bin=$build/sim/cli/ddlsim   # trees before cli/ moved to the top
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
