@@ -10,14 +10,15 @@
 #include "diag.h"
 #include "jload.h"
 #include "model.h"
+#include "profile.h"
 #include "scenario.h"
 #include "topology.h"
 
 void cmd_validate_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validate FILE...\n\n"
-		   "Checks scenario, model and topology files (the kind comes from each file's\n"
-		   "\"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
+		   "Checks scenario, model, topology and calibration profile files (the kind\n"
+		   "comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
 		   "checked with the model and topology it references and its plan.\n\n"
 		   "example:\n"
 		   "  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n\n"
@@ -43,9 +44,11 @@ static int validate_one(const char *path, struct diag *d)
 		model_destroy(model_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.topology")) {
 		topology_destroy(topology_load(path, d));
+	} else if (!strcmp(kind, "ddlsim.profile")) {
+		profile_destroy(profile_load(path, d));
 	} else {
-		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\" or "
-			 "\"ddlsim.topology\", got '%s'", kind);
+		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\", "
+			 "\"ddlsim.topology\" or \"ddlsim.profile\", got '%s'", kind);
 	}
 	return diag_count(d) == before ? 0 : -1;
 }
@@ -57,6 +60,9 @@ int cmd_validate(int argc, char **argv)
 
 	if (argc < 2)
 		return cli_usage_error("'validate' needs at least one file");
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error("unknown option '%s' for 'validate'", argv[i]);
 	diag_init(&d, stderr);
 	for (int i = 1; i < argc; i++) {
 		if (validate_one(argv[i], &d))

@@ -5,6 +5,9 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,10 +17,32 @@
 json_t *jload_file(const char *path, struct diag *d)
 {
 	json_error_t err;
-	FILE *f = fopen(path, "r");
+	struct stat st;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files
+	 * ignore the flag */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
+	if (fd < 0) {
+		diag_err(d, path, "", "cannot open file: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		diag_err(d, path, "", "expected a regular JSON file, got %s",
+			 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+			 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size > JLOAD_MAX_FILE_BYTES) {
+		diag_err(d, path, "", "file of %lld bytes is larger than the %d MB an input file may have",
+			 (long long)st.st_size, JLOAD_MAX_FILE_BYTES >> 20);
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "r");
 	if (!f) {
 		diag_err(d, path, "", "cannot open file: %s", strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
@@ -113,6 +138,48 @@ static void mark(struct jobj *jo, const char *key)
 	jo->seen[jo->nseen++] = key;
 }
 
+/* Edit distance of a and b (insert, delete, substitute, swap of two
+ * neighbours), capped: keys are short. */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	int dp[64][64];
+	for (int i = 0; i <= la; i++)
+		for (int j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				dp[i][j] = i + j;
+				continue;
+			}
+			int c = dp[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (dp[i - 1][j] + 1 < c)
+				c = dp[i - 1][j] + 1;
+			if (dp[i][j - 1] + 1 < c)
+				c = dp[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && dp[i - 2][j - 2] + 1 < c)
+				c = dp[i - 2][j - 2] + 1;
+			dp[i][j] = c;
+		}
+	return dp[la][lb];
+}
+
+/* The known key closest to an unknown one, if it is a plausible typo
+ * (at most 2 edits, or 1 for short keys), else NULL. */
+static const char *nearest(const struct jobj *jo, const char *key)
+{
+	const char *best = NULL;
+	int bd = strlen(key) <= 4 ? 2 : 3;
+	for (int i = 0; i < jo->nseen; i++) {
+		int dd = distance(key, jo->seen[i]);
+		if (dd < bd) {
+			bd = dd;
+			best = jo->seen[i];
+		}
+	}
+	return best;
+}
+
 int jobj_end(struct jobj *jo)
 {
 	const char *key;
@@ -125,8 +192,13 @@ int jobj_end(struct jobj *jo)
 		bool known = false;
 		for (int i = 0; i < jo->nseen && !known; i++)
 			known = strcmp(jo->seen[i], key) == 0;
-		if (!known)
-			rc = jobj_err(jo, key, "unknown key '%s'", key);
+		if (!known) {
+			const char *near = nearest(jo, key);
+			if (near)
+				rc = jobj_err(jo, key, "unknown key '%s' (did you mean '%s'?)", key, near);
+			else
+				rc = jobj_err(jo, key, "unknown key '%s'", key);
+		}
 	}
 	return rc;
 }
@@ -160,13 +232,13 @@ static int fetch(struct jobj *jo, const char *key, json_t **v, int flags)
 {
 	if (!jo->o)
 		return -1;
+	mark(jo, key);  /* known even when absent: the typo suggestions read it */
 	*v = json_object_get(jo->o, key);
 	if (!*v) {
 		if (flags & JREQ)
 			return jobj_err(jo, key, "missing required key '%s'", key);
 		return 0;
 	}
-	mark(jo, key);
 	return 1;
 }
 

@@ -19,6 +19,10 @@
 
 #include "diag.h"
 
+/* The largest input file ddlsim reads (a scenario, model, topology or
+ * profile is a few KB to a few MB). */
+#define JLOAD_MAX_FILE_BYTES (64 << 20)
+
 /* Keys one loader may read from one object: a limit on the loaders' own
  * code (a BUG when exceeded), never on what a file may contain. */
 #define JLOAD_MAX_KEYS 256
@@ -41,8 +45,10 @@ enum {
 	JUNIT = 1 << 3,    /* value must be in [0, 1] */
 };
 
-/* Parse path as JSON. Returns a new reference (caller json_decref()s) or
- * NULL after reporting "file:line:col: error: ..." or "cannot open". */
+/* Parse path as JSON. Only regular files of at most JLOAD_MAX_FILE_BYTES
+ * are read (a FIFO, a directory or a device is an error, never a hang).
+ * Returns a new reference (caller json_decref()s) or NULL after reporting
+ * "file:line:col: error: ..." or what the path is instead. */
 json_t *jload_file(const char *path, struct diag *d);
 
 /* Check root["schema"] == name and root["schema_version"] "MAJOR.MINOR"

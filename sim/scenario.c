@@ -23,6 +23,7 @@ struct paths {
 	const struct cost_registry_entry *cost;
 };
 
+/* Read key as a path relative to the file; an input must be readable. */
 static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int flags)
 {
 	const char *s;
@@ -220,7 +221,9 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 	}
 	sc->want_json = sc->want_csv = true;
 	if (jobj_child(root, "output", &jo, 0) == 1) {
-		path_key(&jo, "dir", ps->out, sizeof(ps->out), 0);
+		/* an output directory is created when the reports are written */
+		if (jobj_str(&jo, "dir", &str, 0) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
+			jobj_err(&jo, "dir", "path too long");
 		if (jobj_array(&jo, "formats", &arr, ap, sizeof(ap), 0) == 1) {
 			size_t i;
 			json_t *v;
@@ -242,6 +245,25 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		}
 		jobj_end(&jo);
 	}
+}
+
+/* Values that are valid but most likely a mistake: warnings, with the unit. */
+static void warn_plausibility(const struct scenario *s, struct diag *d)
+{
+	const struct plan *p = &s->plan;
+	const struct topology *t = inputs_topology(s->in);
+	const struct model *m = inputs_model(s->in);
+
+	if (p->bucket_bytes > 10e9)
+		diag_warn(d, s->meta.path, "/communication/bucket_MB", "%g MB is %g GB per gradient bucket; "
+			  "the unit is MB (1e6 bytes), not bytes", p->bucket_bytes / 1e6, p->bucket_bytes / 1e9);
+	if (p->tp > t->gpus_per_node)
+		diag_warn(d, s->meta.path, "/parallel/tp", "tp = %d spans %d nodes of %d GPUs: every "
+			  "tensor-parallel collective crosses the inter-node fabric", p->tp,
+			  (p->tp + t->gpus_per_node - 1) / t->gpus_per_node, t->gpus_per_node);
+	if (model_arch(m)->model_parallel && p->tp > 1 && m->kv_heads % p->tp)
+		diag_warn(d, s->meta.path, "/parallel/tp", "tp = %d does not divide the model's %ld KV heads: "
+			  "each KV head is replicated on %ld ranks", p->tp, m->kv_heads, p->tp / m->kv_heads);
 }
 
 struct scenario *scenario_load(const char *path, struct diag *d)
@@ -304,6 +326,7 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	plan_resolve(&s->plan, s->in);
 	if (plan_check(&s->plan, s->in, path, d))
 		goto err;
+	warn_plausibility(s, d);
 	return s;
 err:
 	json_decref(root);

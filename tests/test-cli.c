@@ -1,6 +1,7 @@
 /* test-cli: the command line end to end: help, version, usage errors,
  * `validate` on every shipped file, `run` on every shipped scenario. */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,9 +63,54 @@ Test(cli, validate_rejects_an_unknown_schema)
 	char args[1200], *err = NULL, want[1400];
 	snprintf(args, sizeof(args), "validate %s", p);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
-	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\" or "
-		 "\"ddlsim.topology\", got 'ddlsim.nothing'\n", p);
+	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\", "
+		 "\"ddlsim.topology\" or \"ddlsim.profile\", got 'ddlsim.nothing'\n", p);
 	cr_assert_str_eq(err, want);
+}
+
+Test(cli, validate_reads_profiles_and_rejects_unknown_options)
+{
+	char args[1200], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "validate %s", src_path("tests/data/profile-synthetic-h100.json"));
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "profile-synthetic-h100.json: ok"), "%s", out);
+	free(out);
+	free(err);
+	cr_expect_eq(run_ddlsim("validate x.json --bogus", NULL, &err), 2);
+	cr_expect(strstr(err, "unknown option '--bogus' for 'validate'"), "%s", err);
+	free(err);
+}
+
+Test(cli, a_fifo_or_a_directory_is_an_error_not_a_hang, .timeout = 10)
+{
+	char *d = tmp_dir(), fifo[1100], args[2400], want[2400], *err = NULL;
+	snprintf(fifo, sizeof(fifo), "%s/model.json", d);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(args, sizeof(args), "validate %s %s", fifo, d);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: error: expected a regular JSON file, got a FIFO\n"
+		 "%s: error: expected a regular JSON file, got a directory\n", fifo, d);
+	cr_expect_str_eq(err, want);
+	free(err);
+	free(d);
+}
+
+Test(cli, an_unknown_key_suggests_the_nearest_known_key)
+{
+	char *d = tmp_dir(), args[1200], text[4096], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"model\": \"%s\",\n \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 8, \"micro_bach\": 1}}\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"));
+	char *p = write_file(d, "s.json", text);
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "/training/micro_bach: error: unknown key 'micro_bach' (did you mean 'micro_batch'?)"),
+		  "%s", err);
+	free(err);
+	free(p);
+	free(d);
 }
 
 static void run_one(const char *path)

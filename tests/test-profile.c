@@ -108,7 +108,7 @@ Test(profile, rejects_missing_field)
 Test(profile, rejects_unknown_key)
 {
 	expect_error(profile_text("ddlsim.profile", ", \"flops\": 1", "1e-4", true),
-		     "/gemm/0/flops: error: unknown key 'flops'");
+		     "/gemm/0/flops: error: unknown key 'flops' (did you mean 'tflops'?)");
 }
 
 Test(profile, reports_every_problem)
