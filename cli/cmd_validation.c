@@ -8,7 +8,10 @@
  * holds it (validation/<family>/<case>.json), so the suite needs no key of
  * its own. JSON files under a directory whose schema is not
  * "ddlsim.scenario" (nccl-tests logs in validation/nccl/) are skipped; a
- * file named on the command line must be a scenario.
+ * file named on the command line must be a scenario. Cases too slow for CI
+ * live in validation/<family>/slow/: a folder named "slow" is skipped
+ * unless --all is given or it is named itself, and its cases belong to
+ * the family of the folder above it.
  *
  * A case's headline figure is the first it publishes in the order of
  * enum pub_figure (sim/result.h); its signed error is predicted /
@@ -21,6 +24,7 @@
  * highest mean absolute error, in percent, allowed per family and overall:
  *
  *   { "schema": "ddlsim.validation-ratchet", "schema_version": "1.0",
+ *     "recorded": "when and how (optional)",
  *     "mean_abs_error_pct": { "<family>": 12.5, ..., "overall": 20.0 } }
  *
  * Every family that ran must have an entry (a new family records its
@@ -49,12 +53,13 @@
 void cmd_validation_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
-		   "                         [--timeout S] [--quiet]\n\n"
+		   "                         [--all] [--timeout S] [--quiet]\n\n"
 		   "Runs the published-results suite: every scenario with a 'published' block in\n"
 		   "the given files and directories (default: validation/, searched recursively;\n"
 		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
 		   "held against its published figure. A case's family is the directory that\n"
-		   "holds it (validation/<family>/<case>.json).\n\n"
+		   "holds it (validation/<family>/<case>.json). Cases too slow for CI live in\n"
+		   "validation/<family>/slow/ and run only with --all or when named.\n\n"
 		   "The table gives, per case: its family, the published figure (the first of\n"
 		   "tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s it\n"
 		   "publishes), ddlsim's prediction, the signed error (predicted / published - 1:\n"
@@ -68,12 +73,14 @@ void cmd_validation_usage(FILE *f)
 		   "                     error exceeds the level recorded in FILE\n"
 		   "                     (schema ddlsim.validation-ratchet: {\"mean_abs_error_pct\":\n"
 		   "                     {\"<family>\": pct, ..., \"overall\": pct}})\n"
+		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
 		   "  --quiet            no progress lines\n\n"
 		   "examples:\n"
 		   "  ddlsim validation -j 2\n"
 		   "  ddlsim validation validation/megatron-core-h100 --csv /tmp/mcore.csv\n"
-		   "  ddlsim validation -j 2 --ratchet validation/ratchet.json\n\n"
+		   "  ddlsim validation -j 2 --ratchet validation/ratchet.json\n"
+		   "  ddlsim validation --all -j 2 --timeout 600\n\n"
 		   "exit codes: 0 ok, 1 a case failed to simulate or the ratchet was exceeded,\n"
 		   "2 usage, 3 invalid input (a scenario, or a case without a published figure)\n");
 }
@@ -91,7 +98,7 @@ struct suite {
 	struct vcase *c;
 	int n, cap;
 	int done;
-	bool quiet;
+	bool quiet, all;
 };
 
 struct family_stat {
@@ -100,18 +107,26 @@ struct family_stat {
 	double sum_abs, max_abs;
 };
 
-/* The name of the directory holding path ("." when none). Caller frees. */
+/* The name of the directory holding path ("." when none), or of the one
+ * above it when that is a "slow" folder. Caller frees. */
 static char *family_of(const char *path)
 {
-	char *s = xstrdup(path);
-	char *slash = strrchr(s, '/');
-	if (!slash) {
-		free(s);
-		return xstrdup(".");
+	char *s = xstrdup(path), *f;
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(s, '/');
+		if (!slash) {
+			f = xstrdup(up ? s : ".");
+			goto out;
+		}
+		*slash = 0;
+		char *b = strrchr(s, '/');
+		f = xstrdup(b ? b + 1 : s);
+		if (up || strcmp(f, "slow"))
+			goto out;
+		free(f);
 	}
-	*slash = 0;
-	char *b = strrchr(s, '/');
-	char *f = xstrdup(b ? b + 1 : s);
+	f = xstrdup(".");
+out:
 	free(s);
 	return f;
 }
@@ -164,8 +179,9 @@ static int collect_dir(struct suite *su, const char *dir, struct diag *d)
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		size_t len = strlen(names[i]);
+		const char *base = strrchr(names[i], '/') + 1;
 		if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (collect_dir(su, names[i], d))
+			if ((su->all || strcmp(base, "slow")) && collect_dir(su, names[i], d))
 				rc = -1;
 		} else if (len > 5 && !strcmp(names[i] + len - 5, ".json") && is_scenario_file(names[i]))
 			add_case(su, names[i]);
@@ -373,6 +389,9 @@ static int check_ratchet(const char *path, const struct family_stat *fam, int nf
 					 key, jload_type_name(v));
 		}
 	}
+	const char *note;
+	jobj_str(&jo, "recorded", &note, 0);
+	jobj_end(&jo);
 	json_decref(root);
 	if (diag_count(d) != before)
 		return -1;
@@ -425,6 +444,8 @@ int cmd_validation(int argc, char **argv)
 			*(a[2] == 'c' ? &csv : &ratchet) = argv[i];
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			su.quiet = true;
+		} else if (!strcmp(a, "--all")) {
+			su.all = true;
 		} else if (a[0] == '-' && a[1]) {
 			cli_usage_error("unknown option '%s' for 'validation'", a);
 			goto out_paths;
