@@ -26,6 +26,8 @@ int cmd_run(int argc, char **argv);
 void cmd_run_usage(FILE *f);
 int cmd_validate(int argc, char **argv);
 void cmd_validate_usage(FILE *f);
+int cmd_validation(int argc, char **argv);
+void cmd_validation_usage(FILE *f);
 int cmd_list(int argc, char **argv);
 void cmd_list_usage(FILE *f);
 int cmd_calib(int argc, char **argv);

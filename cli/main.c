@@ -12,6 +12,7 @@
 const struct cli_command cli_commands[] = {
 	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage },
 	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage },
+	{ "validation", "run the published-results suite and print its error table", cmd_validation, cmd_validation_usage },
 	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage },
 	{ "collective", "sweep a collective over message sizes on a topology, like nccl-tests", cmd_collective, cmd_collective_usage },
 	{ "calib", "measure this GPU with the CUDA calibration tool and write a profile", cmd_calib, cmd_calib_usage },

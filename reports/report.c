@@ -240,21 +240,22 @@ static json_t *build_json(const struct result *r, const char **bad)
 			"source", o->measured ? "profile" : "roofline"));
 	}
 	put(json_object_get(root, "cost_model"), bad, "ops_per_microbatch", ops);
-	if (pb->tflops_per_gpu > 0 || pb->iteration_s > 0 || pb->tokens_per_s > 0) {
-		json_t *pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
-		if (pb->tflops_per_gpu > 0) {
-			json_object_set_new(pub, "hardware_tflops_per_gpu", num(pb->tflops_per_gpu));
-			json_object_set_new(pub, "tflops_error", num(r->hardware_tflops_per_gpu / pb->tflops_per_gpu - 1));
+	{
+		struct result_row row = { 0 };
+		json_t *pub = NULL;
+		result_row_fill(&row, r);
+		for (int f = 0; f < PUB_NFIGURES; f++) {
+			double want = published_figure(pb, f);
+			if (want <= 0)
+				continue;
+			if (!pub)
+				pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
+			json_object_set_new(pub, pub_figures[f].report_key, num(want));
+			json_object_set_new(pub, pub_figures[f].error_key,
+					    num(result_row_figure(&row, f) / want - 1));
 		}
-		if (pb->iteration_s > 0) {
-			json_object_set_new(pub, "iteration_time_s", num(pb->iteration_s));
-			json_object_set_new(pub, "iteration_time_error", num(r->iteration_s / pb->iteration_s - 1));
-		}
-		if (pb->tokens_per_s > 0) {
-			json_object_set_new(pub, "tokens_per_s", num(pb->tokens_per_s));
-			json_object_set_new(pub, "tokens_per_s_error", num(r->tokens_per_s / pb->tokens_per_s - 1));
-		}
-		put(root, bad, "published", pub);
+		if (pub)
+			put(root, bad, "published", pub);
 	}
 	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
 		"train_tokens", pl->train_tokens, "time_to_train_s", r->time_to_train_s,

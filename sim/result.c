@@ -4,11 +4,48 @@
 
 #include <string.h>
 
+#include "bug.h"
 #include "xalloc.h"
 
 const char *const result_status_names[RESULT_NSTATUS] = {
 	"ok", "invalid", "failed", "crashed", "timeout",
 };
+
+const struct pub_figure_info pub_figures[PUB_NFIGURES] = {
+	[PUB_HW_TFLOPS] = { "tflops_per_gpu", "hardware_tflops_per_gpu", "tflops_error", "TFLOP/s" },
+	[PUB_MODEL_TFLOPS] = { "model_tflops_per_gpu", "model_tflops_per_gpu", "model_tflops_error", "TFLOP/s" },
+	[PUB_MFU] = { "mfu", "mfu", "mfu_error", "" },
+	[PUB_TOKENS_PER_S] = { "tokens_per_s", "tokens_per_s", "tokens_per_s_error", "tokens/s" },
+	[PUB_ITERATION_S] = { "iteration_time_s", "iteration_time_s", "iteration_time_error", "s" },
+};
+
+double published_figure(const struct published *pb, enum pub_figure f)
+{
+	switch (f) {
+	case PUB_HW_TFLOPS: return pb->tflops_per_gpu;
+	case PUB_MODEL_TFLOPS: return pb->model_tflops_per_gpu;
+	case PUB_MFU: return pb->mfu;
+	case PUB_TOKENS_PER_S: return pb->tokens_per_s;
+	case PUB_ITERATION_S: return pb->iteration_s;
+	case PUB_NFIGURES: break;
+	}
+	BUG_ON(1, "published figure %d out of range", (int)f);
+	return 0;
+}
+
+double result_row_figure(const struct result_row *row, enum pub_figure f)
+{
+	switch (f) {
+	case PUB_HW_TFLOPS: return row->hardware_tflops_per_gpu;
+	case PUB_MODEL_TFLOPS: return row->model_tflops_per_gpu;
+	case PUB_MFU: return row->mfu;
+	case PUB_TOKENS_PER_S: return row->tokens_per_s;
+	case PUB_ITERATION_S: return row->iteration_s;
+	case PUB_NFIGURES: break;
+	}
+	BUG_ON(1, "published figure %d out of range", (int)f);
+	return 0;
+}
 
 void result_set_meta(struct result *r, const struct scenario_meta *meta)
 {

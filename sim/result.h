@@ -121,6 +121,31 @@ struct result_row {
 	double sim_wall_s;
 };
 
+/* The figures a scenario may publish (struct published), each with the
+ * prediction it is held against; the order is the order in which the
+ * validation table picks a case's headline figure. The signed error is
+ * predicted / published - 1 for every figure (for the iteration time,
+ * positive means predicted slower; for the others, predicted faster). */
+enum pub_figure {
+	PUB_HW_TFLOPS,              /* published.tflops_per_gpu vs hardware TFLOP/s per GPU */
+	PUB_MODEL_TFLOPS,           /* published.model_tflops_per_gpu vs model TFLOP/s per GPU */
+	PUB_MFU,                    /* published.mfu vs model TFLOP/s over the topology's peak */
+	PUB_TOKENS_PER_S,           /* published.tokens_per_s vs the whole job's tokens/s */
+	PUB_ITERATION_S,            /* published.iteration_time_s vs the iteration time */
+	PUB_NFIGURES
+};
+struct pub_figure_info {
+	const char *key;            /* the scenario's published.<key> */
+	const char *report_key;     /* report.json: published.<report_key> */
+	const char *error_key;      /* report.json: published.<error_key> */
+	const char *unit;           /* for tables */
+};
+extern const struct pub_figure_info pub_figures[PUB_NFIGURES];
+/* The published value of figure f, 0 when the scenario does not publish it. */
+double published_figure(const struct published *pb, enum pub_figure f);
+/* The predicted value of figure f from a row with status OK. */
+double result_row_figure(const struct result_row *row, enum pub_figure f);
+
 /* Fill row from a finished simulation (status OK). */
 void result_row_fill(struct result_row *row, const struct result *r);
 /* Set row's status and reason (copied, cut on a UTF-8 character boundary

@@ -195,6 +195,11 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 	}
 	if (jobj_child(root, "published", &jo, 0) == 1) {
 		jobj_num(&jo, "tflops_per_gpu", &pub->tflops_per_gpu, JPOS);
+		jobj_num(&jo, "model_tflops_per_gpu", &pub->model_tflops_per_gpu, JPOS);
+		if (jobj_num(&jo, "mfu", &pub->mfu, JPOS) == 1 && pub->mfu > 1) {
+			jobj_err(&jo, "mfu", "expected a fraction in (0, 1], got %g", pub->mfu);
+			pub->mfu = 0;
+		}
 		jobj_num(&jo, "iteration_time_s", &pub->iteration_s, JPOS);
 		jobj_num(&jo, "tokens_per_s", &pub->tokens_per_s, JPOS);
 		if (jobj_str(&jo, "source", &str, JREQ) == 1)

@@ -51,9 +51,16 @@
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]
  *   published.tflops_per_gpu      number   TFLOP/s -             a published measurement to hold the
- *   published.iteration_time_s    number   s       -             prediction against (reported with
- *   published.tokens_per_s        number   tokens/s -            its error)
- *   published.source              string   -       -
+ *                                                                prediction against (reported with its
+ *                                                                error): hardware TFLOP/s per GPU (with
+ *                                                                recompute, attention as executed)
+ *   published.model_tflops_per_gpu number  TFLOP/s -             model TFLOP/s per GPU (Megatron's count:
+ *                                                                no recompute, non-causal attention)
+ *   published.mfu                 number   0..1    -             model FLOPs utilization, model TFLOP/s
+ *                                                                over the topology's dense peak
+ *   published.iteration_time_s    number   s       -             time per iteration
+ *   published.tokens_per_s        number   tokens/s -            whole job (not per GPU)
+ *   published.source              string   -       -             required in a published block
  */
 #ifndef DDLSIM_SCENARIO_H
 #define DDLSIM_SCENARIO_H
@@ -67,6 +74,8 @@
 /* Published measurements a scenario cites (0 = none). */
 struct published {
 	double tflops_per_gpu;          /* hardware TFLOP/s per GPU */
+	double model_tflops_per_gpu;    /* model TFLOP/s per GPU (no recompute) */
+	double mfu;                     /* model FLOPs utilization, 0..1 */
 	double iteration_s;
 	double tokens_per_s;
 	char *source;                   /* owned; NULL when none */

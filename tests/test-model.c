@@ -37,6 +37,9 @@ Test(model, llama2_70b_params_within_half_percent) { check_params("models/zoo/ll
 Test(model, llama3_8b_params_within_half_percent) { check_params("models/zoo/llama3-8b.json"); }
 Test(model, llama3_70b_params_within_half_percent) { check_params("models/zoo/llama3-70b.json"); }
 Test(model, llama3_405b_params_within_half_percent) { check_params("models/zoo/llama3-405b.json"); }
+Test(model, llama2_13b_params_within_half_percent) { check_params("models/zoo/llama2-13b.json"); }
+Test(model, mpt_70b_params_within_half_percent) { check_params("models/zoo/mpt-70b.json"); }
+Test(model, bloom_176b_params_within_half_percent) { check_params("models/zoo/bloom-176b.json"); }
 
 Test(model, llama2_7b_params_exact)
 {

@@ -1,0 +1,531 @@
+/* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
+ *                  [--ratchet FILE] [--timeout S] [--quiet]`.
+ *
+ * The published-results suite: every scenario under the given directories
+ * (default validation/) that carries a `published` block is simulated
+ * through the runner (one forked child each, N at a time) and held against
+ * its published figure. A case's family is the name of the directory that
+ * holds it (validation/<family>/<case>.json), so the suite needs no key of
+ * its own. JSON files under a directory whose schema is not
+ * "ddlsim.scenario" (nccl-tests logs in validation/nccl/) are skipped; a
+ * file named on the command line must be a scenario. Cases too slow for CI
+ * live in validation/<family>/slow/: a folder named "slow" is skipped
+ * unless --all is given or it is named itself, and its cases belong to
+ * the family of the folder above it.
+ *
+ * A case's headline figure is the first it publishes in the order of
+ * enum pub_figure (sim/result.h); its signed error is predicted /
+ * published - 1. The table gives, per case, the figure, both values, the
+ * error, the mean split of the iteration (compute, exposed communication,
+ * pipeline bubble, as fractions) and whether the plan fits in memory; then
+ * the mean and the maximum absolute error per family and over all cases.
+ *
+ * The ratchet file (schema "ddlsim.validation-ratchet" 1.0) records the
+ * highest mean absolute error, in percent, allowed per family and overall:
+ *
+ *   { "schema": "ddlsim.validation-ratchet", "schema_version": "1.0",
+ *     "recorded": "when and how (optional)",
+ *     "mean_abs_error_pct": { "<family>": 12.5, ..., "overall": 20.0 } }
+ *
+ * Every family that ran must have an entry (a new family records its
+ * level when it is added); entries for families that did not run are
+ * ignored, so a subset can be checked against the same file. */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "diag.h"
+#include "jload.h"
+#include "runner.h"
+#include "scenario.h"
+#include "simulate.h"
+#include "xalloc.h"
+
+#define OVERALL "overall"
+
+void cmd_validation_usage(FILE *f)
+{
+	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
+		   "                         [--all] [--timeout S] [--quiet]\n\n"
+		   "Runs the published-results suite: every scenario with a 'published' block in\n"
+		   "the given files and directories (default: validation/, searched recursively;\n"
+		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
+		   "held against its published figure. A case's family is the directory that\n"
+		   "holds it (validation/<family>/<case>.json). Cases too slow for CI live in\n"
+		   "validation/<family>/slow/ and run only with --all or when named.\n\n"
+		   "The table gives, per case: its family, the published figure (the first of\n"
+		   "tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s it\n"
+		   "publishes), ddlsim's prediction, the signed error (predicted / published - 1:\n"
+		   "for an iteration time, positive is slower; otherwise positive is faster), the\n"
+		   "iteration's mean split into compute, exposed communication and pipeline\n"
+		   "bubble, and whether the plan fits in memory; then the mean and maximum\n"
+		   "absolute error per family and overall.\n\n"
+		   "  -j, --jobs N       simulations at once (default 1)\n"
+		   "  --csv FILE         also write the table as CSV to FILE ('-': stdout)\n"
+		   "  --ratchet FILE     fail (exit 1) if a family's or the overall mean absolute\n"
+		   "                     error exceeds the level recorded in FILE\n"
+		   "                     (schema ddlsim.validation-ratchet: {\"mean_abs_error_pct\":\n"
+		   "                     {\"<family>\": pct, ..., \"overall\": pct}})\n"
+		   "  --all              also run the cases in 'slow' folders\n"
+		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
+		   "  --quiet            no progress lines\n\n"
+		   "examples:\n"
+		   "  ddlsim validation -j 2\n"
+		   "  ddlsim validation validation/megatron-core-h100 --csv /tmp/mcore.csv\n"
+		   "  ddlsim validation -j 2 --ratchet validation/ratchet.json\n"
+		   "  ddlsim validation --all -j 2 --timeout 600\n\n"
+		   "exit codes: 0 ok, 1 a case failed to simulate or the ratchet was exceeded,\n"
+		   "2 usage, 3 invalid input (a scenario, or a case without a published figure)\n");
+}
+
+struct vcase {
+	char *path;
+	char *family;               /* owned */
+	struct scenario *sc;        /* owned */
+	enum pub_figure fig;
+	struct result_row row;
+	double err;                 /* signed; valid when row.status == RESULT_OK */
+};
+
+struct suite {
+	struct vcase *c;
+	int n, cap;
+	int done;
+	bool quiet, all;
+};
+
+struct family_stat {
+	const char *name;
+	int n, failed;
+	double sum_abs, max_abs;
+};
+
+/* The name of the directory holding path ("." when none), or of the one
+ * above it when that is a "slow" folder. Caller frees. */
+static char *family_of(const char *path)
+{
+	char *s = xstrdup(path), *f;
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(s, '/');
+		if (!slash) {
+			f = xstrdup(up ? s : ".");
+			goto out;
+		}
+		*slash = 0;
+		char *b = strrchr(s, '/');
+		f = xstrdup(b ? b + 1 : s);
+		if (up || strcmp(f, "slow"))
+			goto out;
+		free(f);
+	}
+	f = xstrdup(".");
+out:
+	free(s);
+	return f;
+}
+
+static void add_case(struct suite *su, const char *path)
+{
+	XGROW(su->c, su->cap, su->n + 1);
+	struct vcase *c = &su->c[su->n++];
+	memset(c, 0, sizeof(*c));
+	c->path = xstrdup(path);
+	c->family = family_of(path);
+}
+
+/* True if the JSON file at path says it is a scenario (syntax errors
+ * are left to the scenario loader: such a file is collected). */
+static bool is_scenario_file(const char *path)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	if (!root)
+		return true;
+	json_t *s = json_object_get(root, "schema");
+	bool yes = json_is_string(s) && !strcmp(json_string_value(s), "ddlsim.scenario");
+	json_decref(root);
+	return yes;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Collect the scenarios under dir, recursively, in name order. */
+static int collect_dir(struct suite *su, const char *dir, struct diag *d)
+{
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return diag_err(d, dir, "", "cannot open directory: %s", strerror(errno)), -1;
+	char **names = NULL;
+	int n = 0, cap = 0, rc = 0;
+	struct dirent *e;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		XGROW(names, cap, n + 1);
+		names[n++] = xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(dp);
+	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		size_t len = strlen(names[i]);
+		const char *base = strrchr(names[i], '/') + 1;
+		if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			if ((su->all || strcmp(base, "slow")) && collect_dir(su, names[i], d))
+				rc = -1;
+		} else if (len > 5 && !strcmp(names[i] + len - 5, ".json") && is_scenario_file(names[i]))
+			add_case(su, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static void val_job(void *ctx, int i, struct result_row *row)
+{
+	struct suite *su = ctx;
+	struct scenario *sc = su->c[i].sc;
+	struct result r;
+	struct diag d;
+
+	diag_init(&d, NULL);
+	if (simulate_run(sc->in, &sc->plan, &r, &d)) {
+		result_row_fail(row, RESULT_FAILED, diag_text(&d));
+		goto out;
+	}
+	result_row_fill(row, &r);
+	result_finish(&r);
+out:
+	diag_finish(&d);
+}
+
+static void val_done(void *ctx, int i, const struct result_row *row)
+{
+	struct suite *su = ctx;
+	struct vcase *c = &su->c[i];
+	c->row = *row;
+	su->done++;
+	if (row->status == RESULT_OK)
+		c->err = result_row_figure(row, c->fig) / published_figure(&c->sc->meta.pub, c->fig) - 1;
+	if (su->quiet)
+		return;
+	if (row->status == RESULT_OK)
+		fprintf(stderr, "[%d/%d] %s/%s: %+.1f%% (%.1f s simulated in %.1f s)\n", su->done, su->n,
+			c->family, c->sc->meta.name, 100 * c->err, row->iteration_s, row->sim_wall_s);
+	else
+		fprintf(stderr, "[%d/%d] %s/%s: %s: %s\n", su->done, su->n, c->family, c->sc->meta.name,
+			result_status_names[row->status], row->reason);
+}
+
+static int cmp_case(const void *a, const void *b)
+{
+	const struct vcase *x = a, *y = b;
+	int k = strcmp(x->family, y->family);
+	return k ? k : strcmp(x->sc->meta.name, y->sc->meta.name);
+}
+
+static void print_value(FILE *f, double v, enum pub_figure fig)
+{
+	if (fig == PUB_MFU)
+		fprintf(f, "%9.1f%%", 100 * v);
+	else
+		fprintf(f, "%10.4g", v);
+}
+
+/* Per-family statistics; fam[nfam] is the overall line. Returns nfam. */
+static int family_stats(const struct suite *su, struct family_stat *fam)
+{
+	int nfam = 0;
+	struct family_stat all = { .name = OVERALL };
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		if (nfam == 0 || strcmp(fam[nfam - 1].name, c->family))
+			fam[nfam++] = (struct family_stat){ .name = c->family };
+		struct family_stat *s = &fam[nfam - 1];
+		for (struct family_stat *t = s; t; t = t == s ? &all : NULL) {
+			if (c->row.status != RESULT_OK) {
+				t->failed++;
+				continue;
+			}
+			double a = fabs(c->err);
+			t->n++;
+			t->sum_abs += a;
+			if (a > t->max_abs)
+				t->max_abs = a;
+		}
+	}
+	fam[nfam] = all;
+	return nfam;
+}
+
+static void print_table(const struct suite *su, const struct family_stat *fam, int nfam, FILE *f)
+{
+	fprintf(f, "%-34s %-22s %-20s %10s %10s %8s %7s %7s %7s %4s\n", "case", "family", "figure",
+		"published", "predicted", "error", "compute", "exposed", "bubble", "fits");
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		const struct result_row *r = &c->row;
+		fprintf(f, "%-34s %-22s %-20s ", c->sc->meta.name, c->family, pub_figures[c->fig].key);
+		print_value(f, published_figure(&c->sc->meta.pub, c->fig), c->fig);
+		if (r->status != RESULT_OK) {
+			fprintf(f, " %s: %s\n", result_status_names[r->status], r->reason);
+			continue;
+		}
+		fputc(' ', f);
+		print_value(f, result_row_figure(r, c->fig), c->fig);
+		double it = r->iteration_s > 0 ? r->iteration_s : 1;
+		fprintf(f, " %+7.1f%% %6.1f%% %6.1f%% %6.1f%% %4s\n", 100 * c->err,
+			100 * r->mean.compute_s / it, 100 * r->mean.exposed_s / it,
+			100 * r->mean.bubble_s / it, r->fits ? "yes" : "NO");
+	}
+	fprintf(f, "\n%-22s %5s %6s %15s %14s\n", "family", "cases", "failed", "mean |error|", "max |error|");
+	for (int k = 0; k <= nfam; k++)
+		fprintf(f, "%-22s %5d %6d %14.1f%% %13.1f%%\n", fam[k].name, fam[k].n, fam[k].failed,
+			fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0.0, 100 * fam[k].max_abs);
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s == '\n' ? ' ' : *s, f);
+	}
+	fputc('"', f);
+}
+
+static int write_csv(const struct suite *su, FILE *f)
+{
+	fprintf(f, "case,family,path,gpus,figure,published,predicted,error,compute_fraction,"
+		   "exposed_comm_fraction,bubble_fraction,fits,iteration_s,mfu,status,reason\n");
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		const struct result_row *r = &c->row;
+		bool ok = r->status == RESULT_OK;
+		double it = ok && r->iteration_s > 0 ? r->iteration_s : 1;
+		csv_str(f, c->sc->meta.name);
+		fputc(',', f);
+		csv_str(f, c->family);
+		fputc(',', f);
+		csv_str(f, c->path);
+		fprintf(f, ",%ld,%s,%.6g,", ok ? r->gpus : 0, pub_figures[c->fig].key,
+			published_figure(&c->sc->meta.pub, c->fig));
+		if (ok)
+			fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.6g,%.6g,", result_row_figure(r, c->fig),
+				c->err, r->mean.compute_s / it, r->mean.exposed_s / it, r->mean.bubble_s / it,
+				r->fits ? "true" : "false", r->iteration_s, r->mfu);
+		else
+			fputs(",,,,,,,,", f);
+		fprintf(f, "%s,", result_status_names[r->status]);
+		csv_str(f, r->reason);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+static int csv_out(const struct suite *su, const char *path, struct diag *d)
+{
+	if (!strcmp(path, "-"))
+		return write_csv(su, stdout) || fflush(stdout) ? (diag_errf(d, "cannot write the CSV to stdout"), -1) : 0;
+	struct atomic_file af;
+	int e = atomic_file_open(&af, path);
+	if (!e && write_csv(su, af.f)) {
+		atomic_file_abort(&af);
+		e = -EIO;
+	} else if (!e)
+		e = atomic_file_commit(&af);
+	if (e)
+		return diag_err(d, path, "", "cannot write the CSV: %s", strerror(-e)), -1;
+	return 0;
+}
+
+/* Check the statistics against the ratchet file. Returns 0 when every
+ * level holds, 1 when one is exceeded (each printed), -1 on bad input. */
+static int check_ratchet(const char *path, const struct family_stat *fam, int nfam, struct diag *d)
+{
+	int before = diag_count(d), over = 0;
+	json_t *root = jload_file(path, d);
+	if (!root || jload_schema(root, path, d, "ddlsim.validation-ratchet", 1, 0)) {
+		json_decref(root);
+		return -1;
+	}
+	struct jobj jo, lv;
+	jobj_init(&jo, root, path, "", d);
+	if (jobj_child(&jo, "mean_abs_error_pct", &lv, JREQ) == 1) {
+		for (int k = 0; k <= nfam; k++) {
+			double lim;
+			int got = jobj_num(&lv, fam[k].name, &lim, JNONNEG);
+			if (got == 0)
+				diag_err(d, path, "/mean_abs_error_pct", "no level for family '%s', "
+					 "which ran (record one)", fam[k].name);
+			if (got != 1)
+				continue;
+			double mean = fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0;
+			if (mean > lim) {
+				fprintf(stderr, "ddlsim: ratchet: family '%s': mean absolute error %.2f%% "
+					"exceeds the recorded %.2f%%\n", fam[k].name, mean, lim);
+				over++;
+			}
+		}
+		json_t *v;
+		const char *key;
+		json_object_foreach(lv.o, key, v) {
+			bool ran = false;
+			for (int k = 0; k <= nfam && !ran; k++)
+				ran = !strcmp(fam[k].name, key);
+			if (!ran && !json_is_number(v))
+				diag_err(d, path, "/mean_abs_error_pct", "/%s: expected a number, got %s",
+					 key, jload_type_name(v));
+		}
+	}
+	const char *note;
+	jobj_str(&jo, "recorded", &note, 0);
+	jobj_end(&jo);
+	json_decref(root);
+	if (diag_count(d) != before)
+		return -1;
+	return over ? 1 : 0;
+}
+
+static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi))
+		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
+	*out = x;
+	return 0;
+}
+
+int cmd_validation(int argc, char **argv)
+{
+	struct runner_opts ro = { .jobs = 1 };
+	struct suite su = { 0 };
+	const char **paths = xcalloc((size_t)argc + 1, sizeof(char *));
+	const char *csv = NULL, *ratchet = NULL;
+	int npaths = 0, rc = EXIT_USAGE, bad = 0;
+	double x;
+	struct diag d;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+			if (++i == argc) {
+				cli_usage_error("%s needs a number of jobs", a);
+				goto out_paths;
+			}
+			if (parse_num(a, argv[i], 1, 1024, &x))
+				goto out_paths;
+			ro.jobs = (int)x;
+		} else if (!strcmp(a, "--timeout")) {
+			if (++i == argc) {
+				cli_usage_error("--timeout needs seconds");
+				goto out_paths;
+			}
+			if (parse_num(a, argv[i], 0.001, 1e7, &ro.timeout_s))
+				goto out_paths;
+		} else if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
+			if (++i == argc) {
+				cli_usage_error("%s needs a file", a);
+				goto out_paths;
+			}
+			*(a[2] == 'c' ? &csv : &ratchet) = argv[i];
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			su.quiet = true;
+		} else if (!strcmp(a, "--all")) {
+			su.all = true;
+		} else if (a[0] == '-' && a[1]) {
+			cli_usage_error("unknown option '%s' for 'validation'", a);
+			goto out_paths;
+		} else
+			paths[npaths++] = a;
+	}
+	if (npaths == 0)
+		paths[npaths++] = "validation";
+
+	diag_init(&d, stderr);
+	for (int i = 0; i < npaths; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) != 0) {
+			diag_err(&d, paths[i], "", "cannot read: %s", strerror(errno));
+			bad++;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (collect_dir(&su, paths[i], &d))
+				bad++;
+		} else
+			add_case(&su, paths[i]);
+	}
+	if (!bad && su.n == 0) {
+		diag_errf(&d, "no validation scenarios found");
+		bad++;
+	}
+	for (int i = 0; i < su.n; i++) {
+		struct vcase *c = &su.c[i];
+		if (!(c->sc = scenario_load(c->path, &d))) {
+			bad++;
+			continue;
+		}
+		int f = 0;
+		while (f < PUB_NFIGURES && published_figure(&c->sc->meta.pub, f) <= 0)
+			f++;
+		if (f == PUB_NFIGURES) {
+			diag_err(&d, c->path, "/published", "a validation case needs a published figure "
+				 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s)");
+			bad++;
+		}
+		c->fig = f;
+	}
+	if (bad) {
+		fprintf(stderr, "ddlsim: %d invalid validation input%s; nothing was simulated\n",
+			bad, bad > 1 ? "s" : "");
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (runner_run(&ro, su.n, val_job, val_done, &su, &d)) {
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	qsort(su.c, (size_t)su.n, sizeof(*su.c), cmp_case);
+	struct family_stat *fam = xcalloc((size_t)su.n + 1, sizeof(*fam));
+	int nfam = family_stats(&su, fam);
+	print_table(&su, fam, nfam, stdout);
+	fflush(stdout);
+	rc = fam[nfam].failed ? EXIT_FAIL : EXIT_OK;
+	if (csv && csv_out(&su, csv, &d))
+		rc = EXIT_FAIL;
+	if (ratchet) {
+		int r = check_ratchet(ratchet, fam, nfam, &d);
+		if (r < 0)
+			rc = EXIT_INPUT;
+		else if (r > 0 && rc == EXIT_OK)
+			rc = EXIT_FAIL;
+		else if (r == 0 && !su.quiet)
+			fprintf(stderr, "ratchet %s: every family within its recorded level\n", ratchet);
+	}
+	if (fam[nfam].failed)
+		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", fam[nfam].failed, su.n);
+	free(fam);
+out:
+	for (int i = 0; i < su.n; i++) {
+		free(su.c[i].path);
+		free(su.c[i].family);
+		scenario_destroy(su.c[i].sc);
+	}
+	free(su.c);
+	diag_finish(&d);
+out_paths:
+	free(paths);
+	return rc;
+}

@@ -1,0 +1,112 @@
+/* test-validation: the published-results suite (validation/, `ddlsim
+ * validation`) against its ratchet, and the command's bad input.
+ *
+ * validation/ratchet.json records, per family and overall, the mean
+ * absolute error of ddlsim's predictions against the published figures at
+ * the time it was recorded (rounded up by about one percentage point).
+ * The suite fails when an error rises above it; when the model improves,
+ * lower the level. Never fit a constant to these cases (validation/README.md). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+Test(validation, suite_stays_within_the_ratchet, .timeout = 590)
+{
+	char args[4096], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "validation '%s' -j 2 --quiet --ratchet '%s'",
+		 src_path("validation"), src_path("validation/ratchet.json"));
+	int rc = run_ddlsim(args, &out, &err);
+	cr_log_info("%s", out ? out : "");
+	cr_assert_eq(rc, 0, "exit %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "overall"), "%s", out);
+	free(out);
+	free(err);
+}
+
+/* A copy of the cheapest shipped case, with the published block given. */
+static char *write_case(const char *dir, const char *published)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"tp\": 8, \"recompute\": \"full\"},\n"
+		 " \"training\": {\"seq_len\": 2048, \"global_batch\": 4, \"micro_batch\": 4,\n"
+		 "   \"precision\": \"fp16\", \"attention\": \"unfused\"}%s}\n",
+		 src_path("models/zoo/megatron/gpt-22b.json"), src_path("topologies/dgx-a100.json"),
+		 published);
+	return write_file(dir, "case.json", text);
+}
+
+Test(validation, case_without_a_published_figure_is_invalid)
+{
+	char *dir = tmp_dir(), *err = NULL, args[2048], want[2048];
+	char *path = write_case(dir, ", \"published\": {\"source\": \"nowhere\"}");
+	snprintf(args, sizeof(args), "validation '%s'", path);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	snprintf(want, sizeof(want), "%s: /published: error: a validation case needs a published figure "
+		 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s)\n"
+		 "ddlsim: 1 invalid validation input; nothing was simulated\n", path);
+	cr_assert_str_eq(err, want);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+Test(validation, mfu_above_one_is_rejected)
+{
+	char *dir = tmp_dir(), *err = NULL, args[2048];
+	char *path = write_case(dir, ", \"published\": {\"mfu\": 41.5, \"source\": \"x\"}");
+	snprintf(args, sizeof(args), "validation '%s'", path);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_assert(strstr(err, ": /published/mfu: error: expected a fraction in (0, 1], got 41.5\n"), "%s", err);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+Test(validation, exceeding_the_ratchet_exits_1_and_says_which)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, args[4096];
+	char *path = write_case(dir, ", \"published\": {\"iteration_time_s\": 1.42, \"source\": \"x\"}");
+	/* the family is the case's folder: the temporary directory's name */
+	const char *fam = strrchr(dir, '/') + 1;
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.validation-ratchet\", \"schema_version\": \"1.0\",\n"
+		 " \"mean_abs_error_pct\": {\"%s\": 0.01, \"overall\": 100}}\n", fam);
+	char *r = write_file(dir, "ratchet.json", text);
+	snprintf(args, sizeof(args), "validation '%s' --quiet --ratchet '%s'", path, r);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 1, "%s%s", out, err);
+	char want[1024];
+	snprintf(want, sizeof(want), "ddlsim: ratchet: family '%s': mean absolute error ", fam);
+	cr_assert(strstr(err, want) && strstr(err, "exceeds the recorded 0.01%\n"), "%s", err);
+	cr_assert(strstr(out, "iteration_time_s"), "%s", out);
+	free(out);
+	free(err);
+	free(r);
+	free(path);
+	free(dir);
+}
+
+Test(validation, ratchet_without_a_family_that_ran_is_invalid)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, args[4096], want[2048];
+	char *path = write_case(dir, ", \"published\": {\"iteration_time_s\": 1.42, \"source\": \"x\"}");
+	char *r = write_file(dir, "ratchet.json",
+			     "{\"schema\": \"ddlsim.validation-ratchet\", \"schema_version\": \"1.0\",\n"
+			     " \"mean_abs_error_pct\": {\"overall\": 100}}\n");
+	snprintf(args, sizeof(args), "validation '%s' --quiet --ratchet '%s'", path, r);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 3, "%s%s", out, err);
+	snprintf(want, sizeof(want), "%s: /mean_abs_error_pct: error: no level for family '%s', "
+		 "which ran (record one)\n", r, strrchr(dir, '/') + 1);
+	cr_assert(strstr(err, want), "%s", err);
+	free(out);
+	free(err);
+	free(r);
+	free(path);
+	free(dir);
+}
