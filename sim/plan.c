@@ -73,15 +73,16 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 }
 
 /* The precision against the GPU: tf32 and fp8 need tensor cores for them. */
-static void check_precision(const struct plan *p, const struct topology *t, const char *f,
+static void check_precision(const struct plan *p, const struct inputs *in, const char *f,
 			    struct diag *d)
 {
+	const struct topology *t = inputs_topology(in);
 	const struct gpu_spec *g = &t->gpu;
 
-	if ((p->precision == DTYPE_TF32 || p->precision == DTYPE_FP8) && g->peak_flops[p->precision] <= 0)
-		diag_err(d, f, "/training/precision", "%s needs a GPU with %s tensor cores, "
-			 "but GPU '%s' of topology '%s' has no %s peak", dtype_name(p->precision),
-			 dtype_name(p->precision), g->name, t->name, dtype_name(p->precision));
+	if (g->peak_flops[p->precision] <= 0)
+		diag_err(d, f, "/training/precision", "%s needs a GPU with a peak for %s, "
+			 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)", dtype_name(p->precision),
+			 dtype_name(p->precision), g->name, t->name, inputs_topology_path(in));
 	if (p->fp8_comm && p->precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->precision));
@@ -188,7 +189,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	}
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
-	check_precision(p, t, f, d);
+	check_precision(p, in, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;

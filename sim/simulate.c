@@ -643,6 +643,22 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		r->gpu_hours = r->time_to_train_s / 3600 * r->gpus;
 		r->cost_usd = r->gpu_hours * pl->usd_per_gpu_hour;
 	}
+	/* validate after derivation: a figure that reaches a report is finite */
+	{
+		const struct { const char *name; double v; } figs[] = {
+			{ "iteration_time_s", r->iteration_s }, { "tokens_per_s", r->tokens_per_s },
+			{ "mfu", r->mfu }, { "hfu", r->hfu }, { "memory total", r->worst_total_bytes },
+			{ "time_to_train_s", r->time_to_train_s }, { "cost_usd", r->cost_usd },
+		};
+		for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+			if (!isfinite(figs[i].v) || figs[i].v < 0) {
+				diag_errf(d, "the simulation derived %s = %g from topology '%s' and model '%s': "
+					  "an input is out of range (a peak, a bandwidth or a price too large or zero)",
+					  figs[i].name, figs[i].v, inputs_topology_path(in), inputs_model_path(in));
+				goto out;
+			}
+	}
+
 	/* rank 0's groups, whole, and the link classes each crosses */
 	r->tp_group0 = xcalloc((size_t)pl->tp, sizeof(int));
 	r->dp_group0 = xcalloc((size_t)pl->dp, sizeof(int));

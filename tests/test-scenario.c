@@ -245,18 +245,31 @@ Test(scenario, flash_needs_16_bit_or_fp8)
 		     "%s: /training/attention: error: flash needs precision fp16, bf16 or fp8, got \"tf32\"\n");
 }
 
-Test(scenario, fp8_needs_fp8_tensor_cores)
+/* every precision needs the GPU's peak for it: the message names the
+ * topology file and key to add it to (%%s: the scenario) */
+static void expect_no_peak(const char *prec, const char *topo, const char *gpu, const char *tname)
 {
-	expect_error(training_with("\"precision\": \"fp8\"", NULL),
-		     "%s: /training/precision: error: fp8 needs a GPU with fp8 tensor cores, but GPU "
-		     "'A100-SXM4-80GB' of topology 'DGX A100' has no fp8 peak\n");
+	char keys[64], want[2048];
+	snprintf(keys, sizeof(keys), "\"precision\": \"%s\"", prec);
+	snprintf(want, sizeof(want), "%%s: /training/precision: error: %s needs a GPU with a peak for %s, "
+		 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)\n", prec, prec, gpu, tname,
+		 src_path(topo));
+	expect_error(training_with(keys, src_path(topo)), want);
 }
 
-Test(scenario, tf32_needs_tf32_tensor_cores)
+Test(scenario, fp8_needs_an_fp8_peak)
 {
-	expect_error(training_with("\"precision\": \"tf32\"", src_path("topologies/dgx1-v100.json")),
-		     "%s: /training/precision: error: tf32 needs a GPU with tf32 tensor cores, but GPU "
-		     "'V100-SXM2-32GB' of topology 'DGX-1 V100' has no tf32 peak\n");
+	expect_no_peak("fp8", "topologies/dgx-a100.json", "A100-SXM4-80GB", "DGX A100");
+}
+
+Test(scenario, tf32_needs_a_tf32_peak)
+{
+	expect_no_peak("tf32", "topologies/dgx1-v100.json", "V100-SXM2-32GB", "DGX-1 V100");
+}
+
+Test(scenario, bf16_on_a_gpu_without_bf16_is_an_error_not_an_infinite_mfu)
+{
+	expect_no_peak("bf16", "topologies/dgx1-v100.json", "V100-SXM2-32GB", "DGX-1 V100");
 }
 
 Test(scenario, fp8_comm_needs_fp8)
