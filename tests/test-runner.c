@@ -86,7 +86,7 @@ Test(runner, crashes_exits_limits_and_failures_become_error_rows, .timeout = 60)
 {
 	static const enum job_kind kinds[] = { JOB_SEGV, JOB_SLEEP, JOB_HOG, JOB_EXIT, JOB_FAIL, JOB_OK };
 	struct jobs j = { .kind = kinds };
-	struct runner_opts o = { .jobs = 3, .timeout_s = 2, .mem_limit_bytes = 1e9 };
+	struct runner_opts o = { .jobs = 3, .timeout_s = 8, .mem_limit_bytes = 1e9 };
 	struct diag d;
 	diag_init(&d, stderr);
 	cr_assert_eq(runner_run(&o, 6, job, done, &j, &d), 0);
@@ -94,7 +94,7 @@ Test(runner, crashes_exits_limits_and_failures_become_error_rows, .timeout = 60)
 	cr_expect_eq(j.rows[0].status, RESULT_CRASHED);
 	cr_expect(strstr(j.rows[0].reason, "signal 11"), "%s", j.rows[0].reason);
 	cr_expect_eq(j.rows[1].status, RESULT_TIMEOUT);
-	cr_expect(strstr(j.rows[1].reason, "time limit of 2 s"), "%s", j.rows[1].reason);
+	cr_expect(strstr(j.rows[1].reason, "time limit of 8 s"), "%s", j.rows[1].reason);
 	cr_expect_eq(j.rows[2].status, RESULT_FAILED);
 	cr_expect(strstr(j.rows[2].reason, "out of memory under the limit of 1 GB"), "%s", j.rows[2].reason);
 	cr_expect_eq(j.rows[3].status, RESULT_FAILED);
