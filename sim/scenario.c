@@ -56,12 +56,14 @@ static int layer_list(struct jobj *jo, const char *key, int *out, long min)
 	}
 	json_array_foreach(arr, i, v) {
 		const char *what = min > 0 ? "a positive layer count" : "a layer count >= 0";
+		char ep[340];
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
 		if (!json_is_integer(v)) {
-			diag_err(jo->d, jo->file, ap, "/%zu: expected %s, got %s", i, what, jload_type_name(v));
+			diag_err(jo->d, jo->file, ep, "expected %s, got %s", what, jload_type_name(v));
 			continue;
 		}
 		if (json_integer_value(v) < min || json_integer_value(v) > INT_MAX) {
-			diag_err(jo->d, jo->file, ap, "/%zu: expected %s, got %lld", i, what,
+			diag_err(jo->d, jo->file, ep, "expected %s, got %lld", what,
 				 (long long)json_integer_value(v));
 			continue;
 		}
