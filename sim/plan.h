@@ -62,6 +62,7 @@
 #include "workload.h"
 
 #define PLAN_MAX_STAGES 512
+#define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
@@ -97,7 +98,7 @@ struct plan {
 	int stage_layers[PLAN_MAX_STAGES];
 	int first_stage_layers, last_stage_layers;  /* 0 = unset */
 	int nvstage_layers;             /* 0 = none, else pp x interleave */
-	int vstage_layers[PLAN_MAX_STAGES];
+	int vstage_layers[PLAN_MAX_VSTAGES];
 	long seq, global_batch, micro_batch;
 	enum dtype precision;
 	enum dtype grad_dtype;

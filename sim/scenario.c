@@ -39,9 +39,9 @@ static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int 
 	}
 }
 
-/* A list of layer counts (each >= min) into out[PLAN_MAX_STAGES]; returns
- * the count read, 0 when the key is absent or too long. */
-static int layer_list(struct jobj *jo, const char *key, int *out, long min)
+/* A list of at most max layer counts (each >= min) into out; returns the
+ * count read, 0 when the key is absent or too long. */
+static int layer_list(struct jobj *jo, const char *key, int *out, size_t max, long min)
 {
 	json_t *arr, *v;
 	char ap[300];
@@ -49,9 +49,8 @@ static int layer_list(struct jobj *jo, const char *key, int *out, long min)
 
 	if (jobj_array(jo, key, &arr, ap, sizeof(ap), 0) != 1)
 		return 0;
-	if (json_array_size(arr) > PLAN_MAX_STAGES) {
-		diag_err(jo->d, jo->file, ap, "at most %d stages, got %zu", PLAN_MAX_STAGES,
-			 json_array_size(arr));
+	if (json_array_size(arr) > max) {
+		diag_err(jo->d, jo->file, ap, "at most %zu stages, got %zu", max, json_array_size(arr));
 		return 0;
 	}
 	json_array_foreach(arr, i, v) {
@@ -149,10 +148,10 @@ static void load_parallel(struct jobj *root, struct plan *s)
 		else
 			snprintf(s->order, sizeof(s->order), "%s", ord);
 	}
-	s->nstage_layers = layer_list(&jo, "stage_layers", s->stage_layers, 1);
+	s->nstage_layers = layer_list(&jo, "stage_layers", s->stage_layers, PLAN_MAX_STAGES, 1);
 	small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->first_stage_layers);
 	small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->last_stage_layers);
-	s->nvstage_layers = layer_list(&jo, "vstage_layers", s->vstage_layers, 0);
+	s->nvstage_layers = layer_list(&jo, "vstage_layers", s->vstage_layers, PLAN_MAX_VSTAGES, 0);
 	jobj_end(&jo);
 }
 
