@@ -86,7 +86,7 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 					model_layer_params(m) / t;
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
-	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) +
+	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
 		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head));
 	o->nccl_bytes = memory_nccl_bytes(ncomms);
 	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;

@@ -63,8 +63,10 @@ struct mem_rank_input {
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
-	double micro_batch, seq;
-	int tp, dp, pp;
+	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */
+	int tp, dp, pp;            /* dp: the ranks ZeRO shards over (dp x cp) */
+	int cp;                    /* context-parallel degree (0 or 1: none), for
+				      its communicator's NCCL buffers */
 	bool sp;
 	enum zero_stage zero;
 	enum recompute recompute;

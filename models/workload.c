@@ -140,20 +140,37 @@ static void attention_core(struct emitter *e, const struct model *m,
 {
 	double heads = (double)m->heads / s->tp, hd = (double)model_head_dim(m);
 	double b = s->micro_batch, sq = s->seq;
+	int cp = s->cp > 1 ? s->cp : 1;
 	struct emitter c = *e;
 
 	c.gdt = core_dt;  /* the core is 16-bit even under fp8 */
 	if (s->attention == ATTN_FLASH) {
 		bool bwd = e->pass == PASS_BWD;
-		double bh = b * heads, B = dtype_bytes(e->dt);
+		double B = dtype_bytes(e->dt);
+		if (cp > 1 && s->cp_a2a)
+			heads /= cp;            /* Ulysses: whole sequence, heads / (t c) */
+		else if (cp > 1)
+			sq /= cp;               /* the ring: this rank's two chunks */
+		double bh = b * heads;
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true };
-		snprintf(op.name, sizeof(op.name), "flash_attn%s", bwd ? ".bwd" : "");
+		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
+			 bwd ? ".bwd" : "");
 		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, sq, hd);
 		/* fwd: read Q K V, write O and the fp32 log-sum-exp; bwd: read
 		 * Q K V O dO and the LSE, write dQ dK dV */
 		op.bytes = bh * sq * (hd * B * (bwd ? 8 : 4) + 4);
 		e->rc |= op_list_push(e->out, &op);
+		for (int k = 1; k < cp && !s->cp_a2a; k++) {
+			/* a ring step: 2 bh non-causal blocks of s/2c x s/2c */
+			double ch = sq / 2;
+			struct op st = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
+					 .batch = 2 * bh, .m = ch, .n = ch, .k = hd, .causal = false };
+			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
+			st.flops = attention_flops(ATTN_FLASH, false, bwd, 2 * bh, ch, hd);
+			st.bytes = 2 * bh * ch * (hd * B * (bwd ? 8 : 4) + 4);
+			e->rc |= op_list_push(e->out, &st);
+		}
 		return;
 	}
 	gemm(&c, "attn_score", b * heads, sq, sq, hd);
@@ -172,7 +189,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	precision_init(&pr, s->dtype, false);
 	struct emitter e = { .out = out, .pass = pass, .dt = pr.activation, .gdt = pr.gemm,
 			     .fp8 = pr.fp8 };
-	double t = s->tp, h = (double)m->hidden, T = s->micro_batch * s->seq;
+	double t = s->tp, h = (double)m->hidden;
+	double T = s->micro_batch * s->seq / (s->cp > 1 ? s->cp : 1);  /* this rank's tokens */
 	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
 	double kv = (double)(m->kv_heads * model_head_dim(m));
 	const char *norm = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
@@ -238,6 +256,7 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 	struct wl_shape s = *shp;
 	s.tp = 1;  /* the whole model */
 	s.sp = false;
+	s.cp = 1;
 	double L = (double)m->layers, per_mb = 0, f;
 
 	for (int b = 0; b < WL_NBLOCKS; b++) {

@@ -16,7 +16,19 @@
  * enter them unfused are cast (and transposed) by memory-bound kernels
  * ("*.fp8_cast"); the LM head and the attention core stay 16-bit.
  * Communication is not an op: the schedules place collectives between
- * blocks. */
+ * blocks.
+ *
+ * Context parallelism c (Megatron-Core cp, Transformer Engine's
+ * attention): every op sees T / c tokens. The ring ("p2p", flash only)
+ * splits the sequence into 2c chunks and gives rank i chunks i and
+ * 2c-1-i (load-balanced causal split); its attention core is c ops, the
+ * rank's own causal block ("flash_attn.cp0": causal over s / c tokens)
+ * and c - 1 ring steps ("flash_attn.cpK": non-causal, 2 x bh blocks of
+ * s / 2c queries by s / 2c keys, the half of an off-diagonal block the
+ * causal mask keeps). Each step is 1/c of a causal s x s core, so the c
+ * ranks together do exactly the causal core's FLOPs. The all-to-all
+ * ("a2a") gives each rank the whole sequence for heads / (t c) heads: one
+ * causal core of s tokens over bh / c. */
 #ifndef DDLSIM_WORKLOAD_H
 #define DDLSIM_WORKLOAD_H
 
@@ -69,6 +81,8 @@ struct wl_shape {
 	bool sp;                /* sequence parallelism */
 	enum dtype dtype;       /* training precision (precision.h says what runs in what) */
 	enum attention attention; /* attention kernel (decoder models are causal) */
+	int cp;                 /* context-parallel degree c (0 or 1: none) */
+	bool cp_a2a;            /* c > 1: all-to-all (Ulysses) rather than the ring */
 };
 
 void op_list_init(struct op_list *l);

@@ -13,6 +13,7 @@
 
 #include "atomic_file.h"
 #include "coll.h"
+#include "framework.h"
 #include "schedule.h"
 #include "xalloc.h"
 
@@ -42,7 +43,7 @@ static json_t *scenario_json(const struct result *r)
 	for (int i = 0; i < DTYPE_N; i++)
 		if (t->gpu.peak_flops[i] > 0)
 			json_object_set_new(peak, dtype_name(i), num(t->gpu.peak_flops[i] / 1e12));
-	return json_pack(
+	json_t *o = json_pack(
 		"{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f},"
 		" s:{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:I, s:f, s:f, s:o},"
 		" s:i, s:i,"
@@ -76,6 +77,43 @@ static json_t *scenario_json(const struct result *r)
 		"communication", "algorithm", pl->coll_algo, "bucket_MB", pl->bucket_bytes / 1e6,
 		"compute", "cost", profile ? "profile" : "roofline",
 		"profile", profile ? profile : "");
+	if (!o)
+		return NULL;
+	json_t *par = json_object_get(o, "parallel"), *com = json_object_get(o, "communication");
+	json_object_set_new(par, "cp", json_integer(pl->cp));
+	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
+	json_t *vl = json_array();
+	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
+	for (int vs = 0; vs < nv; vs++) {
+		int first;
+		json_array_append_new(vl, json_integer(plan_vstage_layers(pl, model->layers, vs, nv, &first)));
+	}
+	json_object_set_new(par, "vstage_layers", vl);
+	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->overlap_grad_reduce));
+	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->overlap_param_gather));
+	json_object_set_new(o, "attention", json_string(attention_names[pl->attention]));
+	/* the preset and what it resolved to; "given": the scenario's own keys */
+	json_t *fw;
+	if (pl->framework >= 0) {
+		const struct framework *f = &framework_table[pl->framework];
+		char label[64];
+		fw = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:f, s:b, s:b, s:i, s:s},"
+			       " s:{s:b, s:b, s:b, s:b, s:b, s:b}}",
+			"name", f->name, "version", f->version,
+			"label", framework_label(f, label, sizeof(label)), "source", f->source,
+			"resolved", "grad_reduce_dtype", dtype_name(pl->grad_dtype),
+			"bucket_MB", pl->bucket_bytes / 1e6, "overlap_grad_reduce", pl->overlap_grad_reduce,
+			"overlap_param_gather", pl->overlap_param_gather, "zero", (int)pl->zero,
+			"attention", attention_names[pl->attention],
+			"given", "grad_reduce_dtype", (pl->given & PLAN_GIVEN_GRAD_DTYPE) != 0,
+			"bucket_MB", (pl->given & PLAN_GIVEN_BUCKET) != 0,
+			"overlap_grad_reduce", (pl->given & PLAN_GIVEN_OVERLAP_GRAD) != 0,
+			"overlap_param_gather", (pl->given & PLAN_GIVEN_OVERLAP_PARAM) != 0,
+			"zero", (pl->given & PLAN_GIVEN_ZERO) != 0, "attention", pl->attention_set);
+	} else
+		fw = json_null();
+	json_object_set_new(o, "framework", fw);
+	return o;
 }
 
 static json_t *mem_json(const struct stage_result *s)
@@ -106,7 +144,7 @@ static json_t *rank_json(const struct result *r, int i)
 	struct result_split x = result_rank_split(r, i);
 	double compute = x.compute_s, exposed = x.exposed_s, idle = x.idle_s;
 	const struct mem_anatomy *mem = &r->stage[st->stage].mem;
-	return json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
+	json_t *o = json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
 			 "rank", i, "stage", st->stage, "fits", mem->fits,
 			 "mem_total_GB", mem->total_bytes / GB, "simulated_as", st->representative,
 			 "compute_s", compute, "exposed_comm_s", exposed, "bubble_s", st->bubble_s,
@@ -123,6 +161,12 @@ static json_t *rank_json(const struct result *r, int i)
 			 "tp_collectives", st->collectives[CAT_TP_COMM],
 			 "dp_collectives", st->collectives[CAT_DP_COMM],
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
+	if (o && r->plan.cp > 1) {
+		json_object_set_new(o, "exposed_cp_comm_s", num(st->exposed_s[CAT_CP_COMM]));
+		json_object_set_new(o, "cp_comm_s", num(st->comm_s[CAT_CP_COMM]));
+		json_object_set_new(o, "cp_collectives", json_integer(st->collectives[CAT_CP_COMM]));
+	}
+	return o;
 }
 
 static json_t *split_list(const char *s)
@@ -206,6 +250,8 @@ static json_t *build_json(const struct result *r, const char **bad)
 		"algorithm", pl->coll_algo, "bytes_per_gpu",
 		"tp", r->comm_bytes_per_gpu[CAT_TP_COMM], "dp", r->comm_bytes_per_gpu[CAT_DP_COMM],
 		"param", r->comm_bytes_per_gpu[CAT_PARAM_COMM], "pp", r->comm_bytes_per_gpu[CAT_PP_COMM]));
+	json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
+			    "cp", num(r->comm_bytes_per_gpu[CAT_CP_COMM]));
 
 	json_t *mem = json_array();
 	for (int s = 0; s < r->nstages; s++)
@@ -226,6 +272,11 @@ static json_t *build_json(const struct result *r, const char **bad)
 		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0),
 		"links_crossed", "tp", split_list(r->links_tp), "dp", split_list(r->links_dp),
 		"pp", split_list(r->links_pp)));
+	{
+		json_t *plc = json_object_get(root, "placement");
+		json_object_set_new(plc, "cp_group_of_rank0", ranks_array(r->cp_group0, r->ncp0));
+		json_object_set_new(json_object_get(plc, "links_crossed"), "cp", split_list(r->links_cp));
+	}
 	put(root, bad, "cost_model", json_pack("{s:s, s:s, s:o, s:o}",
 		"source", r->cost_source ? r->cost_source : "roofline", "detail", r->cost_detail,
 		"measured_ops", split_list(r->measured_ops),
@@ -500,8 +551,20 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
+	if (sc->cp > 1)
+		fprintf(f, "context      cp=%d (%s), gradients over dp x cp = %d ranks\n", sc->cp,
+			plan_cp_comm_names[sc->cp_comm], sc->dp * sc->cp);
+	if (sc->framework >= 0) {
+		char label[64];
+		fprintf(f, "framework    %s: grad reduce %s, bucket %g MB, overlap grad %s, param %s\n",
+			framework_label(&framework_table[sc->framework], label, sizeof(label)),
+			dtype_name(sc->grad_dtype), sc->bucket_bytes / 1e6,
+			sc->overlap_grad_reduce ? "on" : "off", sc->overlap_param_gather ? "on" : "off");
+	}
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
+	if (sc->cp > 1)
+		fprintf(f, "             cp: %s\n", r->links_cp[0] ? r->links_cp : "-");
 	if (!model_arch(model)->sequence)
 		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
 			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
@@ -524,6 +587,10 @@ void report_print_summary(const struct result *r, FILE *f)
 	if (sc->tp > 1) {
 		human_bytes(r->comm_bytes_per_gpu[CAT_TP_COMM], buf, sizeof(buf));
 		fprintf(f, "%-28s %14s\n", "tp bytes sent per GPU", buf);
+	}
+	if (sc->cp > 1) {
+		human_bytes(r->comm_bytes_per_gpu[CAT_CP_COMM], buf, sizeof(buf));
+		fprintf(f, "%-28s %14s\n", "cp bytes sent per GPU", buf);
 	}
 	if (sc->pp > 1) {
 		human_bytes(r->comm_bytes_per_gpu[CAT_PP_COMM], buf, sizeof(buf));

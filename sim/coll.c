@@ -116,6 +116,11 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 		return NULL;
 	if (!a->plan)
 		return coll_tune_select(t, op, ranks, n, bytes);
+	/* all-to-all and send/recv are NCCL point-to-point operations, which
+	 * NCCL_ALGO does not govern: whatever algorithm is forced, they run
+	 * as direct flows (as "auto" plans them) */
+	if ((op == COLL_ALLTOALL || op == COLL_SENDRECV) && a->plan != coll_direct_plan)
+		return coll_plan_build(t, coll_algo_find("direct"), PROTO_AUTO, op, ranks, n, bytes);
 	struct coll_plan *p = coll_plan_build(t, a, proto, op, ranks, n, bytes);
 	/* an algorithm without this operation (tree: all-reduce only) or
 	 * this group (NVLS across nodes) falls back to ring for it, as NCCL

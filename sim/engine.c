@@ -194,7 +194,7 @@ static void resolve_groups(struct sim *S, struct rank_inst *ri)
 {
 	const struct placement *pl = S->job->pl;
 	for (int g = 0; g < GROUP_N; g++) {
-		int cap = g == GROUP_EMB ? 2 : pl->size[g == GROUP_TP ? DIM_TP : DIM_DP];
+		int cap = placement_group_size(pl, g);
 		int *tmp = malloc((size_t)cap * sizeof(*tmp));
 		int n = placement_group(pl, g, ri->rank, tmp);
 		int leader = tmp[0];
@@ -519,7 +519,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
-		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_DP] == 0);
+		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_CP] == 0 && c[DIM_DP] == 0);
 	}
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];

@@ -1,40 +1,58 @@
-/* placement: which GPU holds which (tensor, data, pipeline) coordinate.
+/* placement: which GPU holds which (tensor, context, data, pipeline) coordinate.
  *
- * A plan of tp x dp x pp ranks is laid out on consecutive GPUs (global GPU
- * index = node * gpus_per_node + local). The order names the dimensions
- * from innermost to outermost: the default "tp,dp,pp" (Megatron-LM's)
- * keeps a TP group on consecutive GPUs of one node, then DP, then PP. */
+ * A plan of tp x cp x dp x pp ranks is laid out on consecutive GPUs (global
+ * GPU index = node * gpus_per_node + local). The order names the
+ * dimensions from innermost to outermost. Megatron-Core's default order is
+ * "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, initialize_model_parallel,
+ * order="tp-cp-ep-dp-pp"); without expert parallelism that is "tp,cp,dp,pp":
+ * a TP group on consecutive GPUs of one node, then the context-parallel
+ * ring, then DP, then PP. An order of three names ("tp,dp,pp", the form
+ * before context parallelism) places cp right after tp, as Megatron does.
+ *
+ * Groups: GROUP_TP varies tp; GROUP_CP varies cp (the ring of context
+ * parallelism, in cp order); GROUP_DP varies dp and cp together, the group
+ * Megatron-Core reduces gradients and shards the distributed optimizer
+ * over (parallel_state's data-parallel group "with context parallelism"). */
 #ifndef DDLSIM_PLACEMENT_H
 #define DDLSIM_PLACEMENT_H
 
+#include <stddef.h>
+
 #include "program.h"
 
-enum dim { DIM_TP, DIM_DP, DIM_PP, DIM_N };
+enum dim { DIM_TP, DIM_CP, DIM_DP, DIM_PP, DIM_N };
 
 struct placement {
-	int size[DIM_N];       /* tp, dp, pp */
+	int size[DIM_N];       /* tp, cp, dp, pp */
 	int order[DIM_N];      /* innermost first */
 	int nranks;
 	int stride[DIM_N];     /* rank = sum coord[d] * stride[d] */
 };
 
-/* Set up; order is "tp,dp,pp"-style (NULL = default). Returns 0 or -1 if
- * order is not a permutation of tp, dp, pp. */
+/* Set up with cp = 1; order as for placement_init_cp(). */
 int placement_init(struct placement *pl, int tp, int dp, int pp, const char *order);
 
-/* Global rank of a coordinate, and back. */
+/* Set up; order is "tp,cp,dp,pp"-style, or three names without cp (cp
+ * goes right after tp); NULL = "tp,cp,dp,pp". Returns 0 or -1 if order is
+ * not such a permutation. */
+int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, const char *order);
+
+/* Global rank of a coordinate (cp = 0), and back. */
 int placement_rank(const struct placement *pl, int tp, int dp, int pp);
 void placement_coords(const struct placement *pl, int rank, int c[DIM_N]);
 
-/* Members of rank's group g, into out: TP or DP ordered by that
- * coordinate (room for size[dim]); GROUP_EMB the first and last stage
- * (room for 2). Returns the count. */
+/* Members of rank's group g, into out (room for placement_group_size()):
+ * TP and CP ordered by that coordinate, DP by (dp, cp) with cp inner;
+ * GROUP_EMB the first and last stage. Returns the count. */
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out);
 
-/* Rank of the same (tp, dp) at pipeline stage (stage mod pp). */
+/* Ranks in a group of kind g. */
+int placement_group_size(const struct placement *pl, enum group_kind g);
+
+/* Rank of the same (tp, cp, dp) at pipeline stage (stage mod pp). */
 int placement_stage_peer(const struct placement *pl, int rank, int stage);
 
-/* The order as text, "tp,dp,pp". */
+/* The order as text, "tp,cp,dp,pp". */
 const char *placement_order_text(const struct placement *pl, char *buf, size_t n);
 
 #endif

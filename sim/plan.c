@@ -4,19 +4,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "framework.h"
 #include "inputs.h"
 
 const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
+const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
 
 void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->tp = p->pp = 1;
+	p->tp = p->pp = p->cp = 1;
+	p->cp_comm = CP_P2P;
 	p->interleave = 1;
+	p->framework = -1;
 	p->schedule = SCHED_1F1B;
 	p->zero = ZERO_0;
 	p->recompute = RECOMPUTE_NONE;
-	snprintf(p->order, sizeof(p->order), "tp,dp,pp");
+	snprintf(p->order, sizeof(p->order), "tp,cp,dp,pp");
 	p->micro_batch = 1;
 	p->precision = p->grad_dtype = DTYPE_BF16;
 	snprintf(p->coll_algo, sizeof(p->coll_algo), "auto");
@@ -37,6 +41,28 @@ long plan_microbatches(const struct plan *p)
 	return p->global_batch / ((long)p->dp * p->micro_batch);
 }
 
+/* The preset's knobs that the scenario did not give (framework.h). */
+static void apply_framework(struct plan *p, const struct inputs *in, bool model_parallel)
+{
+	const struct framework *f = &framework_table[p->framework];
+	enum dtype param = p->precision == DTYPE_FP8 ? DTYPE_BF16
+			   : p->precision == DTYPE_TF32 ? DTYPE_FP32 : p->precision;
+
+	if (!(p->given & PLAN_GIVEN_GRAD_DTYPE))
+		p->grad_dtype = framework_grad_dtype(f, param);
+	if (!(p->given & PLAN_GIVEN_ZERO) && model_parallel)
+		p->zero = (enum zero_stage)f->zero;
+	if (!(p->given & PLAN_GIVEN_OVERLAP_GRAD))
+		p->overlap_grad_reduce = f->overlap_grad_reduce;
+	if (!(p->given & PLAN_GIVEN_OVERLAP_PARAM))
+		p->overlap_param_gather = f->overlap_param_gather;
+	if (!(p->given & PLAN_GIVEN_BUCKET))
+		p->bucket_bytes = framework_bucket_bytes(f, p->dp * p->cp, dtype_bytes(p->grad_dtype));
+	if (!p->attention_set && p->attention == ATTN_FLASH)
+		p->attention = f->attention;
+	(void)in;
+}
+
 void plan_resolve(struct plan *p, const struct inputs *in)
 {
 	long gpus = plan_gpus(p, in);
@@ -51,25 +77,58 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 	if (!arch->model_parallel) {
 		if (p->dp == 0 && gpus <= PLAN_MAX_GPUS)
 			p->dp = (int)gpus;
-		return;
+	} else {
+		long tpp = (long)p->tp * p->cp * p->pp;
+		if (p->dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
+			p->dp = (int)(gpus / tpp);
 	}
-	long tpp = (long)p->tp * p->pp;
-	if (p->dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
-		p->dp = (int)(gpus / tpp);
+	if (p->framework >= 0)
+		apply_framework(p, in, arch->model_parallel);
+}
+
+/* Layers of pipeline stage s over all its chunks when per-stage counts
+ * apply (stage_layers, first/last_stage_layers), else -1. */
+static long stage_count(const struct plan *p, long L, int s)
+{
+	if (p->nstage_layers)
+		return p->stage_layers[s];
+	if (!p->first_stage_layers && !p->last_stage_layers)
+		return -1;
+	if (s == 0 && p->first_stage_layers)
+		return p->first_stage_layers;
+	if (s == p->pp - 1 && p->last_stage_layers)
+		return p->last_stage_layers;
+	int left = p->pp - (p->first_stage_layers > 0) - (p->last_stage_layers > 0);
+	return left > 0 ? (L - p->first_stage_layers - p->last_stage_layers) / left : 0;
+}
+
+static int vstage_count(const struct plan *p, long L, int vs, int nv)
+{
+	if (p->nvstage_layers)
+		return p->vstage_layers[vs];
+	int v = nv / p->pp, stage = vs % p->pp, chunk = vs / p->pp;
+	long S = p->pp == nv || v < 1 ? stage_count(p, L, vs) : stage_count(p, L, stage);
+	if (S < 0) {
+		long base = L / nv, extra = L % nv;
+		return (int)(base + (vs < extra ? 1 : 0));
+	}
+	if (v < 1)
+		v = 1;
+	return (int)(S / v + (chunk < S % v ? 1 : 0));
 }
 
 int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first)
 {
-	if (p->nstage_layers) {
-		int f = 0;
-		for (int i = 0; i < vs; i++)
-			f += p->stage_layers[i];
-		*first = f;
-		return p->stage_layers[vs];
+	if (!p->nvstage_layers && stage_count(p, model_layers, 0) < 0) {
+		long base = model_layers / nv, extra = model_layers % nv;
+		*first = (int)(vs * base + (vs < extra ? vs : extra));
+		return (int)(base + (vs < extra ? 1 : 0));
 	}
-	long base = model_layers / nv, extra = model_layers % nv;
-	*first = (int)(vs * base + (vs < extra ? vs : extra));
-	return (int)(base + (vs < extra ? 1 : 0));
+	int f = 0;
+	for (int i = 0; i < vs; i++)
+		f += vstage_count(p, model_layers, i, nv);
+	*first = f;
+	return vstage_count(p, model_layers, vs, nv);
 }
 
 /* The precision against the GPU: tf32 and fp8 need tensor cores for them. */
@@ -120,6 +179,8 @@ static void check_cnn(const struct plan *p, long gpus, const char *f, struct dia
 		diag_err(d, f, "/parallel/zero", "ZeRO is not supported for CNN models, got zero = %d", (int)p->zero);
 	if (p->sp)
 		diag_err(d, f, "/parallel/sp", "sequence parallelism does not apply to CNN models");
+	if (p->cp > 1)
+		diag_err(d, f, "/parallel/cp", "context parallelism does not apply to CNN models");
 	if (p->recompute != RECOMPUTE_NONE)
 		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
 			 recompute_name(p->recompute));
@@ -135,8 +196,63 @@ static void check_cnn(const struct plan *p, long gpus, const char *f, struct dia
 			 p->dp, p->micro_batch, div, p->global_batch);
 }
 
+/* first/last_stage_layers against the model and the other split keys. */
+static void check_first_last(const struct plan *p, const struct model *m, const char *f,
+			     struct diag *d)
+{
+	const char *key = p->first_stage_layers ? "/parallel/first_stage_layers"
+						: "/parallel/last_stage_layers";
+	if (!p->first_stage_layers && !p->last_stage_layers)
+		return;
+	if (p->pp < 2) {
+		diag_err(d, f, key, "needs pipeline parallelism (pp >= 2), got pp = %d", p->pp);
+		return;
+	}
+	if (p->nstage_layers)
+		diag_err(d, f, key, "cannot be combined with stage_layers");
+	if (p->nvstage_layers)
+		diag_err(d, f, key, "cannot be combined with vstage_layers");
+	if (p->nstage_layers || p->nvstage_layers)
+		return;
+	int left = p->pp - (p->first_stage_layers > 0) - (p->last_stage_layers > 0);
+	long rest = m->layers - p->first_stage_layers - p->last_stage_layers;
+	if (left == 0 && rest != 0)
+		diag_err(d, f, key, "first_stage_layers + last_stage_layers must equal the model's %ld "
+			 "layers with pp = 2, got %d + %d", m->layers, p->first_stage_layers,
+			 p->last_stage_layers);
+	else if (left > 0 && (rest < left || rest % left))
+		diag_err(d, f, key, "the %ld layers left after the first and last stages (%ld - %d - %d) "
+			 "must split evenly over the other %d stages", rest, m->layers,
+			 p->first_stage_layers, p->last_stage_layers, left);
+}
+
+/* vstage_layers: one count per virtual stage, adding up to the model. */
+static void check_vstages(const struct plan *p, const struct model *m, int v, const char *f,
+			  struct diag *d)
+{
+	long sum = 0;
+
+	if (!p->nvstage_layers)
+		return;
+	if (p->nstage_layers)
+		diag_err(d, f, "/parallel/vstage_layers", "cannot be combined with stage_layers");
+	if (p->nvstage_layers != p->pp * v)
+		diag_err(d, f, "/parallel/vstage_layers", "expected one layer count per virtual stage "
+			 "(pp x interleave = %d x %d = %d), got %d", p->pp, v, p->pp * v,
+			 p->nvstage_layers);
+	for (int i = 0; i < p->nvstage_layers; i++)
+		sum += p->vstage_layers[i];
+	if (sum != m->layers)
+		diag_err(d, f, "/parallel/vstage_layers", "must add up to the model's %ld layers, got %ld",
+			 m->layers, sum);
+}
+
 static void check_stages(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
+	int v = p->schedule == SCHED_INTERLEAVED ? p->interleave : 1;
+	bool explicit = p->nstage_layers || p->nvstage_layers || p->first_stage_layers ||
+			p->last_stage_layers;
+
 	if (p->pp > m->layers)
 		diag_err(d, f, "/parallel/pp", "must be <= the model's %ld layers, got %d", m->layers, p->pp);
 	else if (p->nstage_layers) {
@@ -149,17 +265,42 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 		if (sum != m->layers)
 			diag_err(d, f, "/parallel/stage_layers", "must add up to the model's %ld layers, got %ld",
 				 m->layers, sum);
-	} else if (p->schedule == SCHED_INTERLEAVED && m->layers % ((long)p->pp * p->interleave))
-		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers",
+	} else if (!explicit && p->schedule == SCHED_INTERLEAVED && m->layers % ((long)p->pp * p->interleave))
+		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers "
+			 "(or give first_stage_layers / last_stage_layers or vstage_layers)",
 			 p->pp, p->interleave, m->layers);
+	check_first_last(p, m, f, d);
+	check_vstages(p, m, v, f, d);
 	if (p->interleave > 1 && p->pp < 2)
 		diag_err(d, f, "/parallel/interleave", "interleaving needs pipeline parallelism (pp >= 2), got pp = %d",
 			 p->pp);
 	if (p->interleave > 1 && p->schedule != SCHED_INTERLEAVED)
 		diag_err(d, f, "/parallel/interleave", "needs schedule \"interleaved\", got \"%s\"",
 			 schedule_registry[p->schedule].name);
-	if (p->schedule == SCHED_INTERLEAVED && p->nstage_layers && p->interleave > 1)
-		diag_err(d, f, "/parallel/stage_layers", "cannot be combined with interleave > 1");
+}
+
+/* Context parallelism: the load-balanced causal split, the attention
+ * kernel it runs with, and the all-to-all variant's head split. */
+static void check_cp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	if (p->cp <= 1) {
+		if (p->cp_comm != CP_P2P)
+			diag_err(d, f, "/parallel/cp_comm", "needs context parallelism (cp > 1), got cp = %d", p->cp);
+		return;
+	}
+	if (p->seq > 0 && p->seq % (2L * p->cp))
+		diag_err(d, f, "/parallel/cp", "seq_len %ld must be divisible by 2 x cp = %d (two chunks "
+			 "per rank in the load-balanced causal split)", p->seq, 2 * p->cp);
+	else if (p->seq > 0 && p->sp && (p->seq / p->cp) % p->tp)
+		diag_err(d, f, "/parallel/cp", "seq_len / cp = %ld must be divisible by tp = %d "
+			 "(sequence parallelism)", p->seq / p->cp, p->tp);
+	if (p->attention != ATTN_FLASH)
+		diag_err(d, f, "/parallel/cp", "context parallelism needs attention \"flash\" (Transformer "
+			 "Engine's fused attention), got \"%s\"", attention_names[p->attention]);
+	if (p->cp_comm == CP_A2A && m->heads % ((long)p->cp * p->tp))
+		diag_err(d, f, "/parallel/cp_comm", "a2a needs the model's %ld attention heads divisible "
+			 "by cp x tp = %d x %d = %ld, got a remainder of %ld", m->heads, p->cp, p->tp,
+			 (long)p->cp * p->tp, m->heads % ((long)p->cp * p->tp));
 }
 
 int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
@@ -196,6 +337,22 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	}
 	check_attention(p, &t->gpu, f, d);
 	long tpp = (long)p->tp * p->pp;
+	if (p->cp > 1) {
+		long tcp = tpp * p->cp;
+		if (gpus % tcp) {
+			diag_err(d, f, "/parallel", "tp x cp x pp = %d x %d x %d = %ld must divide the %ld GPUs "
+				 "(%d nodes x %d GPUs)", p->tp, p->cp, p->pp, tcp, gpus, p->nodes,
+				 t->gpus_per_node);
+			return diag_count(d) - before;
+		}
+		if ((long)p->dp * tcp != gpus) {
+			diag_err(d, f, "/parallel/dp", "dp x tp x cp x pp must equal the %ld GPUs (%d nodes x %d "
+				 "GPUs): %d x %d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp,
+				 p->tp, p->cp, p->pp, (long)p->dp * tcp);
+			return diag_count(d) - before;
+		}
+		tpp = tcp;
+	}
 	if (gpus % tpp) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %ld must divide the %ld GPUs "
 			 "(%d nodes x %d GPUs)", p->tp, p->pp, tpp, gpus, p->nodes, t->gpus_per_node);
@@ -220,6 +377,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->seq > 0 && p->sp && p->seq % p->tp)
 		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
 	check_stages(p, m, f, d);
+	check_cp(p, m, f, d);
 	long div = (long)p->dp * p->micro_batch;
 	if (p->global_batch > 0 && p->global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",

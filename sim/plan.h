@@ -8,13 +8,20 @@
  *   field              unit     default       meaning
  *   nodes              -        required      nodes in the job
  *   dp, tp, pp         -        dp derived    data-, tensor-, pipeline-parallel degrees
+ *   cp                 -        1             context-parallel degree (sequence split, CP group)
+ *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
  *   sp                 -        false         sequence parallelism (tp > 1)
  *   zero               -        0             ZeRO stage 0..3 (3 = FSDP)
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
  *   interleave         -        1             model chunks per rank (interleaved)
  *   recompute          -        none          none | selective | full
- *   order              -        "tp,dp,pp"    rank order, innermost first (placement.h)
+ *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h)
  *   stage_layers       layers   even split    layers of each stage when nstage_layers = pp
+ *   first_stage_layers layers   0 (unset)     layers of the first stage (Megatron-Core's
+ *   last_stage_layers  layers   0 (unset)     decoder_first/last_pipeline_num_layers); the
+ *                                             other stages split the rest evenly
+ *   vstage_layers      layers   -             layers of each of pp x interleave virtual
+ *                                             stages, in virtual-stage order (chunk-major)
  *   seq                tokens   required      sequence length (1 for CNNs: a sample is an image)
  *   global_batch       samples  required
  *   micro_batch        samples  1
@@ -29,6 +36,15 @@
  *   overlap_grad_reduce -       true          reduce buckets during backward
  *   fold               -        auto          fold identical replicas (engine.h)
  *   usd_per_gpu_hour   USD      0             price for cost-to-train
+ *   framework          -        none          preset index (models/framework.h); fills
+ *                                             grad_dtype, bucket_bytes, overlaps, zero and
+ *                                             attention where `given` says the scenario
+ *                                             did not set them
+ *   overlap_param_gather -      false         ZeRO-1/2 parameter all-gather overlaps forward
+ *
+ * A stage's layers, with interleave v, are split over its v chunks as
+ * evenly as possible, the remainder on the earlier chunks (Megatron-Core
+ * asserts an even split; vstage_layers gives any split).
  *
  * plan_check() is the whole validity test against the inputs: it has no
  * side effects, allocates nothing and runs in microseconds, so a search
@@ -46,15 +62,32 @@
 #include "workload.h"
 
 #define PLAN_MAX_STAGES 512
+#define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
+
+/* Context-parallel attention: ring exchange of K/V blocks (Megatron-Core's
+ * cp_comm_type "p2p") or all-to-all of q, k, v and the output (DeepSpeed
+ * Ulysses, cp_comm_type "a2a"). */
+enum cp_comm { CP_P2P, CP_A2A, CP_COMM_N };
+
+/* Keys a scenario gave explicitly (a framework preset fills the others). */
+enum plan_given {
+	PLAN_GIVEN_ZERO = 1 << 0,
+	PLAN_GIVEN_GRAD_DTYPE = 1 << 1,
+	PLAN_GIVEN_BUCKET = 1 << 2,
+	PLAN_GIVEN_OVERLAP_GRAD = 1 << 3,
+	PLAN_GIVEN_OVERLAP_PARAM = 1 << 4,
+};
 
 struct inputs;
 
 struct plan {
 	int nodes;
 	int dp, tp, pp;                 /* dp = 0: derived by plan_resolve() */
+	int cp;
+	enum cp_comm cp_comm;
 	bool sp;
 	enum zero_stage zero;
 	enum sched_kind schedule;
@@ -63,6 +96,9 @@ struct plan {
 	char order[16];
 	int nstage_layers;              /* 0 = even split, else pp */
 	int stage_layers[PLAN_MAX_STAGES];
+	int first_stage_layers, last_stage_layers;  /* 0 = unset */
+	int nvstage_layers;             /* 0 = none, else pp x interleave */
+	int vstage_layers[PLAN_MAX_VSTAGES];
 	long seq, global_batch, micro_batch;
 	enum dtype precision;
 	enum dtype grad_dtype;
@@ -76,15 +112,20 @@ struct plan {
 	bool overlap_grad_reduce;
 	enum fold_mode fold;
 	double usd_per_gpu_hour;
+	int framework;                  /* framework_table index, -1 = none */
+	bool overlap_param_gather;
+	unsigned given;                 /* enum plan_given bits */
 };
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
 void plan_init(struct plan *p);
 
-/* Set p->dp from the cluster when it is 0 (GPUs / (tp x pp); every GPU for
- * a CNN), seq to 1 for a CNN, and the attention kernel when not set: flash
- * where the GPU has a flash kernel and the precision is 16-bit or fp8
- * (FlashAttention has no fp32 kernels), else unfused. Leaves a plan that
+/* Set p->dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
+ * GPU for a CNN), seq to 1 for a CNN, and the attention kernel when not
+ * set: flash where the GPU has a flash kernel and the precision is 16-bit
+ * or fp8 (FlashAttention has no fp32 kernels), else unfused. With a
+ * framework preset, every knob of the preset that `given` does not mark
+ * is set from it (models/framework.h). Idempotent. Leaves a plan that
  * does not divide the cluster for plan_check() to report. */
 void plan_resolve(struct plan *p, const struct inputs *in);
 
@@ -100,13 +141,16 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
 /* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */
 long plan_microbatches(const struct plan *p);
 
-/* Layers of virtual stage vs of nv = pp x chunks, and the index of its
- * first layer: the explicit split when there is one, else as even as
- * possible with the remainder on the first stages. */
+/* Layers of virtual stage vs of nv = pp x chunks (vs = chunk x pp +
+ * stage), and the index of its first layer: vstage_layers when given;
+ * else each stage's count (stage_layers, or first/last_stage_layers with
+ * the rest split evenly) split over its chunks; else as even as possible
+ * over the nv virtual stages with the remainder on the first ones. */
 int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first);
 
 /* Name tables for the plan's enums, NULL-terminated, in enum order (the
  * loaders and the reports read these). */
 extern const char *const plan_fold_names[];
+extern const char *const plan_cp_comm_names[];
 
 #endif

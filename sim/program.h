@@ -24,6 +24,7 @@ enum stream {
 	STREAM_SEND,      /* pipeline sends (posted, not waited) */
 	STREAM_RECV_PREV, /* pipeline receives from the previous stage */
 	STREAM_RECV_NEXT, /* pipeline receives from the next stage */
+	STREAM_CP,        /* context-parallel K/V exchange (overlaps attention) */
 	STREAM_N
 };
 
@@ -38,13 +39,16 @@ enum task_cat {
 	CAT_TP_COMM,
 	CAT_DP_COMM,
 	CAT_PARAM_COMM,
+	CAT_CP_COMM,      /* context parallelism: ring K/V exchange or all-to-all */
 	CAT_PP_COMM,
 	CAT_N
 };
 
-/* GROUP_EMB: the first and last pipeline stage of the same (tp, dp),
- * which hold the two copies of tied embeddings. */
-enum group_kind { GROUP_TP, GROUP_DP, GROUP_EMB, GROUP_N };
+/* GROUP_DP: the data-parallel ranks together with the context-parallel
+ * ones (dp x cp: Megatron-Core reduces gradients over both); GROUP_CP: the
+ * context-parallel ring; GROUP_EMB: the first and last pipeline stage of
+ * the same (tp, cp, dp), which hold the two copies of tied embeddings. */
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_N };
 
 /* Direction of a pipeline transfer (which neighbour, which mailbox). */
 enum p2p_dir { P2P_FWD, P2P_BWD };

@@ -81,7 +81,9 @@ struct result {
 	int *tp_group0, ntp0;       /* owned: rank 0's groups, for the report */
 	int *dp_group0, ndp0;
 	int *pp_ranks0, npp0;
+	int *cp_group0, ncp0;       /* owned: rank 0's context-parallel ring */
 	char links_tp[128], links_dp[128], links_pp[128];  /* link classes each group crosses */
+	char links_cp[128];
 };
 
 /* A rank's iteration split: compute, exposed communication, pipeline

@@ -11,6 +11,7 @@
 #include "jload.h"
 #include "coll.h"
 #include "cost.h"
+#include "framework.h"
 #include "placement.h"
 #include "xalloc.h"
 
@@ -39,13 +40,56 @@ static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int 
 	}
 }
 
+/* A list of at most max layer counts (each >= min) into out; returns the
+ * count read, 0 when the key is absent or too long. */
+static int layer_list(struct jobj *jo, const char *key, int *out, size_t max, long min)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+
+	if (jobj_array(jo, key, &arr, ap, sizeof(ap), 0) != 1)
+		return 0;
+	if (json_array_size(arr) > max) {
+		diag_err(jo->d, jo->file, ap, "at most %zu stages, got %zu", max, json_array_size(arr));
+		return 0;
+	}
+	json_array_foreach(arr, i, v) {
+		const char *what = min > 0 ? "a positive layer count" : "a layer count >= 0";
+		char ep[340];
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (!json_is_integer(v)) {
+			diag_err(jo->d, jo->file, ep, "expected %s, got %s", what, jload_type_name(v));
+			continue;
+		}
+		if (json_integer_value(v) < min || json_integer_value(v) > INT_MAX) {
+			diag_err(jo->d, jo->file, ep, "expected %s, got %lld", what,
+				 (long long)json_integer_value(v));
+			continue;
+		}
+		out[i] = (int)json_integer_value(v);
+	}
+	return (int)json_array_size(arr);
+}
+
+/* An optional positive int key no larger than max into *out. */
+static void small_int(struct jobj *jo, const char *key, long min, long max, const char *what,
+		      int *out)
+{
+	long x = 0;
+	if (jobj_int(jo, key, &x, min, 0) != 1)
+		return;
+	if (x > max)
+		jobj_err(jo, key, "expected at most %ld %s, got %ld", max, what, x);
+	else
+		*out = (int)x;
+}
+
 static void load_parallel(struct jobj *root, struct plan *s)
 {
 	struct jobj jo;
 	long x;
 	int e;
-	json_t *arr;
-	char ap[300];
 
 	if (jobj_child(root, "parallel", &jo, 0) != 1)
 		return;
@@ -70,6 +114,10 @@ static void load_parallel(struct jobj *root, struct plan *s)
 		else
 			s->pp = (int)x;
 	}
+	small_int(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->cp);
+	e = CP_P2P;
+	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
+	s->cp_comm = e;
 	jobj_bool(&jo, "sp", &s->sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
@@ -77,6 +125,7 @@ static void load_parallel(struct jobj *root, struct plan *s)
 			jobj_err(&jo, "zero", "expected a ZeRO stage 0..3, got %ld", x);
 		else
 			s->zero = (enum zero_stage)x;
+		s->given |= PLAN_GIVEN_ZERO;
 	}
 	e = SCHED_1F1B;
 	jobj_enum_table(&jo, "schedule", schedule_registry, sizeof(schedule_registry[0]), &e, 0);
@@ -95,33 +144,15 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	if (jobj_str(&jo, "order", &ord, 0) == 1) {
 		struct placement pl;
 		if (placement_init(&pl, 1, 1, 1, ord))
-			jobj_err(&jo, "order", "expected a permutation of tp, dp, pp such as \"tp,dp,pp\", got '%s'", ord);
+			jobj_err(&jo, "order", "expected a permutation of tp, cp, dp, pp (cp may be left out) "
+				 "such as \"tp,cp,dp,pp\", got '%s'", ord);
 		else
 			snprintf(s->order, sizeof(s->order), "%s", ord);
 	}
-	if (jobj_array(&jo, "stage_layers", &arr, ap, sizeof(ap), 0) == 1) {
-		size_t i;
-		json_t *v;
-		if (json_array_size(arr) > PLAN_MAX_STAGES)
-			diag_err(jo.d, jo.file, ap, "at most %d stages, got %zu",
-				 PLAN_MAX_STAGES, json_array_size(arr));
-		else {
-			s->nstage_layers = (int)json_array_size(arr);
-			json_array_foreach(arr, i, v) {
-				if (!json_is_integer(v)) {
-					diag_err(jo.d, jo.file, ap, "/%zu: expected a positive layer count, got %s",
-						 i, jload_type_name(v));
-					continue;
-				}
-				if (json_integer_value(v) < 1 || json_integer_value(v) > INT_MAX) {
-					diag_err(jo.d, jo.file, ap, "/%zu: expected a positive layer count, got %lld",
-						 i, (long long)json_integer_value(v));
-					continue;
-				}
-				s->stage_layers[i] = (int)json_integer_value(v);
-			}
-		}
-	}
+	s->nstage_layers = layer_list(&jo, "stage_layers", s->stage_layers, PLAN_MAX_STAGES, 1);
+	small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->first_stage_layers);
+	small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->last_stage_layers);
+	s->nvstage_layers = layer_list(&jo, "vstage_layers", s->vstage_layers, PLAN_MAX_VSTAGES, 0);
 	jobj_end(&jo);
 }
 
@@ -149,6 +180,7 @@ static bool load_training(struct jobj *root, struct plan *s)
 				 dtype_name(e));
 		else
 			s->grad_dtype = e;
+		s->given |= PLAN_GIVEN_GRAD_DTYPE;
 	}
 	/* fidelity keys (models/attention.h, models/precision.h, models/memory.h) */
 	e = ATTN_FLASH;
@@ -189,8 +221,12 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 				jobj_err(&jo, "bucket_MB", "must be >= 0.1 (100 kB), got %g", mb);
 			else
 				s->bucket_bytes = mb * 1e6;
+			s->given |= PLAN_GIVEN_BUCKET;
 		}
-		jobj_bool(&jo, "overlap_grad_reduce", &s->overlap_grad_reduce, 0);
+		if (jobj_bool(&jo, "overlap_grad_reduce", &s->overlap_grad_reduce, 0) == 1)
+			s->given |= PLAN_GIVEN_OVERLAP_GRAD;
+		if (jobj_bool(&jo, "overlap_param_gather", &s->overlap_param_gather, 0) == 1)
+			s->given |= PLAN_GIVEN_OVERLAP_PARAM;
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "published", &jo, 0) == 1) {
@@ -271,6 +307,38 @@ static void warn_plausibility(const struct scenario *s, struct diag *d)
 			  "each KV head is replicated on %ld ranks", p->tp, m->kv_heads, p->tp / m->kv_heads);
 }
 
+/* "megatron-core, nemo, ..." (static buffer: one message at a time). */
+static const char *known_names(void)
+{
+	static char buf[256];
+	size_t n = 0;
+	buf[0] = 0;
+	for (const struct framework *f = framework_table; f->name; f++) {
+		if (f != framework_table && strcmp(f->name, f[-1].name) == 0)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "", f->name);
+		if (n >= sizeof(buf))
+			break;
+	}
+	return buf;
+}
+
+/* The versions listed for spec's framework name, "0.9, 0.8". */
+static const char *known_versions(const char *spec)
+{
+	static char buf[256];
+	size_t n = 0, len = strcspn(spec, "@");
+	buf[0] = 0;
+	for (const struct framework *f = framework_table; f->name; f++) {
+		if (strlen(f->name) != len || strncmp(f->name, spec, len))
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "", f->version);
+		if (n >= sizeof(buf))
+			break;
+	}
+	return buf;
+}
+
 struct scenario *scenario_load(const char *path, struct diag *d)
 {
 	struct scenario *s = xcalloc(1, sizeof(*s));
@@ -307,6 +375,17 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, nodes);
 		else
 			s->plan.nodes = (int)nodes;
+	}
+	if (jobj_str(&jo, "framework", &str, 0) == 1) {
+		bool known;
+		const struct framework *fw = framework_find(str, &known);
+		if (fw)
+			s->plan.framework = framework_index(fw);
+		else if (known)
+			jobj_err(&jo, "framework", "unknown version of framework '%.*s', got '%s' (known: %s)",
+				 (int)strcspn(str, "@"), str, str, known_versions(str));
+		else
+			jobj_err(&jo, "framework", "unknown framework '%s' (known: %s)", str, known_names());
 	}
 	load_parallel(&jo, &s->plan);
 	bool have_training = load_training(&jo, &s->plan);

@@ -13,16 +13,31 @@
  *   model                         string   path    required      model file
  *   topology                      string   path    required      topology file
  *   nodes                         int      -       required      nodes in the job
- *   parallel.dp                   int      -       GPUs/(tp pp)  data-parallel degree
+ *   framework                     string   -       none          megatron-core | nemo | deepspeed |
+ *                                                                fsdp2 | torchtitan, optionally
+ *                                                                "@version" (models/framework.h): fills
+ *                                                                grad_reduce_dtype, bucket_MB, overlaps,
+ *                                                                zero, attention where not given
+ *   parallel.dp                   int      -       GPUs/(tp cp pp) data-parallel degree
  *   parallel.tp                   int      -       1             tensor-parallel degree
+ *   parallel.cp                   int      -       1             context-parallel degree (sequence
+ *                                                                split; seq_len % 2cp == 0; flash)
+ *   parallel.cp_comm              string   -       "p2p"         p2p (ring K/V exchange) | a2a (Ulysses;
+ *                                                                heads % (cp tp) == 0)
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
  *   parallel.schedule             string   -       "1f1b"        gpipe | 1f1b | interleaved
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
  *   parallel.recompute            string   -       "none"        none | selective | full
- *   parallel.order                string   -       "tp,dp,pp"    rank order, innermost first
- *   parallel.stage_layers         [int]    layers  even split    layers of each pipeline stage
+ *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
+ *                                                                may be left out: right after tp)
+ *   parallel.stage_layers         [int]    layers  even split    layers of each pipeline stage (split
+ *                                                                over its chunks when interleaved)
+ *   parallel.first_stage_layers   int      layers  -             layers of the first / last stage (the
+ *   parallel.last_stage_layers    int      layers  -             rest split evenly over the others)
+ *   parallel.vstage_layers        [int]    layers  -             layers of each of pp x interleave
+ *                                                                virtual stages (chunk-major), >= 0
  *   training.seq_len              int      tokens  required
  *   training.global_batch         int      samples required
  *   training.micro_batch          int      samples 1
@@ -44,6 +59,8 @@
  *   communication.bucket_MB       number   MB      25            gradient bucket (1e6 bytes)
  *   communication.overlap_grad_reduce bool -       true          reduce buckets during backward (DDP);
  *                                                                false: one reduction after it (Megatron-LM 2021)
+ *   communication.overlap_param_gather bool -      false         ZeRO-1/2 parameter all-gather overlaps
+ *                                                                the next forward (Megatron-Core)
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile)
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)

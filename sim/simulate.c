@@ -12,7 +12,20 @@
  *   end:           remaining buckets, optimizer step after every
  *                  reduction, ZeRO-1/2 all-gather of updated parameters.
  * Data-parallel reductions run on their own stream and overlap backward
- * compute, as PyTorch DDP and Megatron-LM do; TP collectives block compute. */
+ * compute, as PyTorch DDP and Megatron-LM do; TP collectives block compute.
+ *
+ * Context parallelism (cp ranks, models/workload.h for the split): with
+ * the ring ("p2p", Transformer Engine's AttnFuncWithCPAndKVP2P) the
+ * attention core of a layer is cp compute tasks, the rank's own causal
+ * block and cp - 1 ring steps; before step k the K/V block of step k is
+ * exchanged with the CP neighbours (a send/recv ring shift on the CP
+ * stream, issued as soon as the previous exchange is done), so each
+ * exchange overlaps the compute of the block in hand and the replay says
+ * how much is exposed. Backward exchanges K/V and the partial dK/dV
+ * (twice the bytes) per step. With "a2a" (Ulysses) q, k, v go through an
+ * all-to-all over the CP group before the core and the output after it
+ * (backward: dO before, dq, dk, dv after), blocking compute. Gradients are
+ * reduced over dp x cp ranks (GROUP_DP, placement.h). */
 #include "simulate.h"
 
 #include <math.h>
@@ -32,6 +45,9 @@ struct blocks {
 	double recompute_sel;         /* selective: attention core forward again */
 	double flops_fwd[WL_NBLOCKS];
 	double flops_core;            /* attention core forward flops */
+	/* cp > 1, per pass: the attention block's ops before the core, after
+	 * it, the own causal block (a2a: the whole core) and one ring step */
+	double cp_pre[2], cp_post[2], cp_diag[2], cp_step[2];
 };
 
 struct builder {
@@ -44,6 +60,8 @@ struct builder {
 	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
 	double grad_bytes_layer, grad_bytes_embed, grad_bytes_head;
 	double param_bytes_layer;
+	double cp_kv_bytes;           /* ring: one K/V block of this rank */
+	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
 	double pending;               /* bytes in the open bucket */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
@@ -57,8 +75,31 @@ struct builder {
 static struct wl_shape plan_shape(const struct plan *pl)
 {
 	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
-				pl->precision, pl->attention };
+				pl->precision, pl->attention, pl->cp, pl->cp_comm == CP_A2A };
 	return shp;
+}
+
+/* Split the attention block's ops of one pass for context parallelism:
+ * before the core, the own (causal) block, a ring step, after the core. */
+static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pass,
+		     struct blocks *bk)
+{
+	bool after = false;
+	double steps = 0;
+	for (int i = 0; i < l->n; i++) {
+		double t = cost_op_time(cost, &l->v[i]);
+		if (l->v[i].kind == OP_ATTN) {
+			after = true;
+			if (l->v[i].causal)
+				bk->cp_diag[pass] += t;
+			else
+				steps += t;
+		} else if (after)
+			bk->cp_post[pass] += t;
+		else
+			bk->cp_pre[pass] += t;
+	}
+	bk->cp_step[pass] = cp > 1 ? steps / (cp - 1) : 0;
 }
 
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
@@ -74,11 +115,15 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 			goto fail;
 		bk->fwd[b] = cost_list_time(cost, &l);
 		bk->flops_fwd[b] = op_list_flops(&l);
+		if (b == WL_ATTN && pl->cp > 1)
+			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
 		op_list_finish(&l);
 		op_list_init(&l);
 		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
 			goto fail;
 		bk->bwd[b] = cost_list_time(cost, &l);
+		if (b == WL_ATTN && pl->cp > 1)
+			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
@@ -140,11 +185,64 @@ static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->ag_bytes : b->act_bytes, mb, chunk);
 }
 
+/* A collective on the CP group (CP stream) waiting for dep. */
+static int cp_coll(struct builder *b, enum coll_op op, double bytes, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_CP, .cat = CAT_CP_COMM, .op = op,
+			  .group = GROUP_CP, .bytes = bytes, .mb = mb, .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The attention block's compute under context parallelism, one pass;
+ * extra_s (selective recompute) goes with the part after the core. */
+static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra_s,
+		    double flops, int mb, int chunk, int dep)
+{
+	const struct blocks *k = &b->bk;
+	int cp = b->pl->cp, ps = bwd ? PASS_BWD : PASS_FWD;
+	/* backward runs the block in reverse: the output projection first */
+	double first = bwd ? k->cp_post[ps] + extra_s : k->cp_pre[ps];
+	double last = bwd ? k->cp_pre[ps] : k->cp_post[ps];
+
+	compute(b, cat, first, flops, mb, chunk, dep);
+	if (b->pl->cp_comm == CP_A2A) {
+		double in = bwd ? b->cp_out_bytes : b->cp_qkv_bytes;   /* dO : q, k, v */
+		double out = bwd ? b->cp_qkv_bytes : b->cp_out_bytes;  /* dq dk dv : O */
+		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->last);
+		compute(b, cat, k->cp_diag[ps], 0, mb, chunk, x);
+		x = cp_coll(b, COLL_ALLTOALL, out, mb, chunk, b->last);
+		compute(b, cat, last, 0, mb, chunk, x);
+		return;
+	}
+	/* the ring: the first exchange starts when Q, K, V exist (forward) or
+	 * when dO has reached the core (backward) */
+	double bytes = b->cp_kv_bytes * (bwd ? 2 : 1);
+	int x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, b->last);
+	compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->last);
+	for (int s = 1; s < cp; s++) {
+		int have = x;
+		if (s + 1 < cp)
+			x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, have);
+		compute(b, cat, k->cp_step[ps], 0, mb, chunk, have);
+	}
+	compute(b, cat, last, 0, mb, chunk, b->last);
+}
+
+/* The compute of one half-layer: one task, or the attention under CP. */
+static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
+		 double extra_s, double flops, int mb, int chunk, int dep)
+{
+	if (blk == WL_ATTN && b->pl->cp > 1)
+		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
+	else
+		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
+}
+
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
  * Forward: SP all-gather, compute, SP reduce-scatter / all-reduce.
  * Backward (Megatron): SP all-gather, compute, SP reduce-scatter / all-reduce. */
-static void half(struct builder *b, enum task_cat cat, double time_s, double flops,
-		 int mb, int chunk)
+static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
+		 double extra_s, double flops, int mb, int chunk)
 {
 	bool tp = b->pl->tp > 1;
 	if (tp && b->pl->sp) {
@@ -160,12 +258,12 @@ static void half(struct builder *b, enum task_cat cat, double time_s, double flo
 					  .bytes = b->act_bytes, .mb = mb, .chunk = chunk };
 			int regather = program_add(b->p, &t, &gather, 1);
 			(void)regather; /* the TP stream runs it before the reduce-scatter */
-			compute(b, cat, time_s, flops, mb, chunk, gather);
+			body(b, cat, blk, time_s, extra_s, flops, mb, chunk, gather);
 			tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
 			return;
 		}
 	}
-	compute(b, cat, time_s, flops, mb, chunk, b->last);
+	body(b, cat, blk, time_s, extra_s, flops, mb, chunk, b->last);
 	if (tp)
 		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
@@ -173,19 +271,19 @@ static void half(struct builder *b, enum task_cat cat, double time_s, double flo
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1) {
+	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
 		compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 			k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
 		return;
 	}
-	half(b, cat, k->fwd[WL_ATTN], k->flops_fwd[WL_ATTN], mb, chunk);
-	half(b, cat, k->fwd[WL_MLP], k->flops_fwd[WL_MLP], mb, chunk);
+	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
+	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
 }
 
 static void dp_reduce(struct builder *b, double bytes)
 {
 	const struct plan *pl = b->pl;
-	if (pl->dp <= 1 || bytes <= 0)
+	if ((long)pl->dp * pl->cp <= 1 || bytes <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
@@ -220,7 +318,7 @@ static void flush_bucket(struct builder *b)
 static void zero3_gather(struct builder *b)
 {
 	int mark = b->last;
-	if (b->pl->zero < ZERO_3 || b->pl->dp <= 1)
+	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer };
@@ -257,8 +355,8 @@ static void forward(struct builder *b, int mb, int chunk)
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
-			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)pl->micro_batch * (double)pl->seq,
-				      mb, chunk);
+			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)pl->micro_batch * (double)pl->seq /
+				      pl->cp, mb, chunk);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
 				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
@@ -294,12 +392,12 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1) {
+		if (pl->tp <= 1 && pl->cp <= 1) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
-			half(b, CAT_BACKWARD, k->bwd[WL_MLP], 2 * k->flops_fwd[WL_MLP], mb, chunk);
-			half(b, CAT_BACKWARD, k->bwd[WL_ATTN] + sel, 2 * k->flops_fwd[WL_ATTN], mb, chunk);
+			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, 2 * k->flops_fwd[WL_MLP], mb, chunk);
+			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, 2 * k->flops_fwd[WL_ATTN], mb, chunk);
 		}
 		grads_ready(b, b->grad_bytes_layer, reduce);
 	}
@@ -353,8 +451,19 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	double t = pl->tp;
 	struct precision pr;
 	precision_init(&pr, pl->precision, pl->fp8_comm);
-	b.act_bytes = (double)pl->micro_batch * (double)pl->seq * (double)m->hidden *
+	double s_local = (double)pl->seq / pl->cp;   /* tokens of this rank */
+	b.act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
 		      dtype_bytes(pr.activation);
+	{
+		/* K and V of this rank's tokens; KV heads fewer than tp are replicated */
+		double hd = (double)model_head_dim(m), kvh = (double)m->kv_heads / t;
+		double tok = (double)pl->micro_batch * s_local * dtype_bytes(pr.activation);
+		if (kvh < 1)
+			kvh = 1;
+		b.cp_kv_bytes = 2 * kvh * hd * tok;
+		b.cp_qkv_bytes = ((double)m->heads / t * hd) * tok + b.cp_kv_bytes;
+		b.cp_out_bytes = (double)m->heads / t * hd * tok;
+	}
 	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->grad_dtype);
 	b.grad_bytes_layer = model_layer_params(m) / t * gb;
@@ -394,6 +503,33 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 			peak_alive = alive;
 	}
 
+	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
+	double psi = layers * model_layer_params(m) / t +
+		     (has_emb ? model_embedding_params(m) / t : 0) +
+		     (has_head ? model_head_params(m) / t + tied_copy : 0);
+	int ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
+	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
+	 * bucket_MB (a layer's parameters with per-unit buckets) */
+	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
+	double ag_total = psi * dtype_bytes(pr.weight);
+	double ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b.param_bytes_layer;
+	int ag_count = ag_chunk > 0 ? (int)ceil(ag_total / ag_chunk) : 1;
+	if (ag_count < 1)
+		ag_count = 1;
+	if (gather && pl->overlap_param_gather) {
+		/* Megatron-Core's overlap_param_gather: the previous step's
+		 * gather runs during this forward, bucket by bucket; the first
+		 * forward waits for the first bucket only */
+		struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
+				   .count = 1 };
+		b.gate = program_add(p, &ag, NULL, 0);
+		if (ag_count > 1) {
+			ag.count = ag_count - 1;
+			program_add(p, &ag, NULL, 0);
+		}
+	}
+
 	for (int i = 0; i < nsteps; i++) {
 		if (order[i].fwd)
 			forward(&b, order[i].mb, order[i].chunk);
@@ -402,7 +538,6 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 	flush_bucket(&b);
 
-	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
 	/* the two copies of tied embeddings sum their gradients (Megatron's
 	 * embedding group: first and last stage) */
 	if (tied_copy > 0 && (has_emb || has_head)) {
@@ -414,10 +549,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 
 	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
-	double psi = layers * model_layer_params(m) / t +
-		     (has_emb ? model_embedding_params(m) / t : 0) +
-		     (has_head ? model_head_params(m) / t + tied_copy : 0);
-	double psi_opt = psi / (pl->zero >= ZERO_1 ? pl->dp : 1);
+	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
@@ -426,15 +558,11 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	deps[b.ndp] = b.last;
 	b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
-	if ((pl->zero == ZERO_1 || pl->zero == ZERO_2) && pl->dp > 1) {
-		/* buckets of 8 x bucket_MB, back to back: one merged task */
-		double total = psi * dtype_bytes(pr.weight), chunk = pl->bucket_bytes * 8;
-		int count = (int)ceil(total / chunk);
-		if (count < 1)
-			count = 1;
+	if (gather && !pl->overlap_param_gather) {
+		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = total / count,
-				   .count = count };
+				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
+				   .count = ag_count };
 		program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
@@ -456,8 +584,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 			.model = m, .gpu = &topo->gpu, .dtype = pl->precision,
 			.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
 			.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
-			.micro_batch = (double)pl->micro_batch, .seq = (double)pl->seq,
-			.tp = pl->tp, .dp = pl->dp, .sp = pl->sp, .zero = pl->zero,
+			.micro_batch = (double)pl->micro_batch, .seq = s_local,
+			.tp = pl->tp, .dp = ndp, .cp = pl->cp, .sp = pl->sp, .zero = pl->zero,
 			.recompute = pl->recompute, .layers = layers,
 			.has_embedding = has_emb, .has_head = has_head,
 			.inflight = sr->inflight, .bucket_bytes = pl->bucket_bytes,
@@ -567,7 +695,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
 		diag_finish(&quiet);
 	}
-	if (placement_init(&place, pl->tp, pl->dp, pl->pp, pl->order))
+	if (placement_init_cp(&place, pl->tp, pl->cp, pl->dp, pl->pp, pl->order))
 		return diag_errf(d, "invalid rank order '%s'", pl->order);
 
 	r->nstages = pl->pp;
@@ -597,7 +725,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 	/* Folding needs identical replicas and a symmetric fabric. */
 	bool fold = pl->fold == FOLD_ON ||
 		    (pl->fold == FOLD_AUTO && topo->fabric == FABRIC_NONBLOCKING &&
-		     pl->tp * pl->dp > 1);
+		     (long)pl->tp * pl->cp * pl->dp > 1);
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold };
@@ -661,15 +789,19 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 
 	/* rank 0's groups, whole, and the link classes each crosses */
 	r->tp_group0 = xcalloc((size_t)pl->tp, sizeof(int));
-	r->dp_group0 = xcalloc((size_t)pl->dp, sizeof(int));
+	r->dp_group0 = xcalloc((size_t)pl->dp * pl->cp, sizeof(int));
+	r->cp_group0 = xcalloc((size_t)pl->cp, sizeof(int));
 	r->pp_ranks0 = xcalloc((size_t)pl->pp, sizeof(int));
 	r->ntp0 = placement_group(&place, GROUP_TP, 0, r->tp_group0);
 	r->ndp0 = placement_group(&place, GROUP_DP, 0, r->dp_group0);
 	r->npp0 = pl->pp;
 	for (int s = 0; s < pl->pp; s++)
 		r->pp_ranks0[s] = placement_stage_peer(&place, 0, s);
-	BUG_ON(r->ntp0 != pl->tp || r->ndp0 != pl->dp, "placement groups of %d and %d ranks for tp %d, dp %d",
-	       r->ntp0, r->ndp0, pl->tp, pl->dp);
+	r->ncp0 = placement_group(&place, GROUP_CP, 0, r->cp_group0);
+	BUG_ON(r->ntp0 != pl->tp || r->ndp0 != pl->dp * pl->cp || r->ncp0 != pl->cp,
+	       "placement groups of %d, %d and %d ranks for tp %d, dp %d, cp %d",
+	       r->ntp0, r->ndp0, r->ncp0, pl->tp, pl->dp, pl->cp);
+	topology_group_links(topo, r->cp_group0, r->ncp0, r->links_cp, sizeof(r->links_cp));
 	topology_group_links(topo, r->tp_group0, r->ntp0, r->links_tp, sizeof(r->links_tp));
 	topology_group_links(topo, r->dp_group0, r->ndp0, r->links_dp, sizeof(r->links_dp));
 	topology_group_links(topo, r->pp_ranks0, r->npp0, r->links_pp, sizeof(r->links_pp));

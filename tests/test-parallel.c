@@ -209,3 +209,179 @@ Test(parallel, plan_that_does_not_fit_names_the_stage_and_shortfall)
 	cr_assert(strstr(json_string_value(json_object_get(mem, "verdict")), "stage 0"));
 	json_decref(r);
 }
+
+/* ---- context parallelism: the programs the builder writes ---------- */
+
+#include "inputs.h"
+#include "placement.h"
+#include "simulate.h"
+
+/* Inputs of the tiny model (h 1024, 16 heads of 64, no GQA) on DGX A100s. */
+static struct inputs *tiny_inputs(const char *dir)
+{
+	char model[1024];
+	snprintf(model, sizeof(model),
+		 "{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.0\",\"name\":\"tiny\",\"source\":\"test\","
+		 "\"architecture\":\"decoder_transformer\",\"layers\":2,\"hidden_size\":1024,\"heads\":16,"
+		 "\"kv_heads\":4,\"vocab_size\":32000}");
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct inputs *in = inputs_load(write_file(dir, "tiny.json", model),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &dg);
+	cr_assert_not_null(in, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return in;
+}
+
+/* Tasks of kind op on the CP stream of stage 0's program, and their bytes. */
+static int cp_tasks(struct inputs *in, const struct plan *pl, enum coll_op op, double *bytes)
+{
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, pl, 0, &p, NULL), 0);
+	int n = 0;
+	*bytes = 0;
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->stream != STREAM_CP)
+			continue;
+		cr_assert_eq(t->kind, TASK_COLL);
+		cr_assert_eq(t->group, GROUP_CP);
+		cr_assert_eq(t->cat, CAT_CP_COMM);
+		cr_assert_eq(t->op, op, "task %d: %s", i, coll_op_name(t->op));
+		n++;
+		*bytes += t->bytes * t->count;
+	}
+	program_finish(&p);
+	return n;
+}
+
+static struct plan cp_plan(struct inputs *in, int cp, enum cp_comm comm, int tp, long mbs)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.tp = tp;
+	pl.sp = tp > 1;
+	pl.cp = cp;
+	pl.cp_comm = comm;
+	pl.seq = 1024;
+	pl.global_batch = mbs * (8 / (tp * cp));
+	pl.attention = ATTN_FLASH;
+	pl.attention_set = true;
+	plan_resolve(&pl, in);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(plan_check(&pl, in, "t", &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return pl;
+}
+
+/* The ring: cp - 1 K/V exchanges per attention forward, cp - 1 of K/V plus
+ * dK/dV per backward, per layer and micro-batch. One K/V block of a rank
+ * is 2 x (kv heads / tp) x head dim x b x s / cp x 2 bytes (bf16). */
+Test(parallel, cp_ring_has_cp_minus_1_steps_of_one_kv_block)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	const int cases[][2] = { { 2, 1 }, { 4, 1 }, { 4, 2 }, { 8, 1 } };  /* cp, tp */
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		int cp = cases[c][0], tp = cases[c][1];
+		long mbs = 3, L = 2;
+		struct plan pl = cp_plan(in, cp, CP_P2P, tp, mbs);
+		double bytes;
+		int n = cp_tasks(in, &pl, COLL_SENDRECV, &bytes);
+		double kv = 2.0 * (4 / tp) * 64 * 1 * (1024.0 / cp) * 2;
+		cr_assert_eq(n, mbs * L * 2 * (cp - 1), "cp %d tp %d: %d exchanges", cp, tp, n);
+		double want = mbs * L * (cp - 1) * (kv + 2 * kv);
+		cr_assert_float_eq(bytes, want, 1e-6 * want, "cp %d tp %d: %.17g vs %.17g", cp, tp, bytes, want);
+	}
+	inputs_destroy(in);
+}
+
+/* Ulysses: an all-to-all of q, k, v before the core and of the output
+ * after it (backward: dO, then dq, dk, dv): 2 x (q k v + o) per layer. */
+Test(parallel, cp_a2a_moves_qkv_and_output)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	long mbs = 2, L = 2;
+	int cp = 4;
+	struct plan pl = cp_plan(in, cp, CP_A2A, 2, mbs);
+	double bytes;
+	int n = cp_tasks(in, &pl, COLL_ALLTOALL, &bytes);
+	double tok = 1024.0 / cp * 2, q = 16 / 2 * 64 * tok, kv = 2 * (4 / 2) * 64 * tok;
+	cr_assert_eq(n, mbs * L * 4);
+	double want = mbs * L * 2 * (q + kv + q);
+	cr_assert_float_eq(bytes, want, 1e-6 * want, "%.17g vs %.17g", bytes, want);
+	inputs_destroy(in);
+}
+
+/* The replay: each GPU sends what its program says (a ring shift sends
+ * the whole block), the CP group is consecutive GPUs after TP in the
+ * default order, and gradients are reduced over dp x cp ranks. */
+Test(parallel, cp_bytes_per_gpu_and_groups_in_the_report)
+{
+	char *d = tmp_dir();
+	char model[1024], text[4096];
+	snprintf(model, sizeof(model),
+		 "{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.0\",\"name\":\"tiny\",\"source\":\"test\","
+		 "\"architecture\":\"decoder_transformer\",\"layers\":2,\"hidden_size\":1024,\"heads\":16,"
+		 "\"kv_heads\":4,\"vocab_size\":32000}");
+	char *mp = write_file(d, "tiny.json", model);
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"model\":\"%s\","
+		 "\"topology\":\"%s\",\"nodes\":1,\"parallel\":{\"tp\":2,\"cp\":2},"
+		 "\"training\":{\"seq_len\":1024,\"global_batch\":4,\"micro_batch\":1,\"attention\":\"flash\"},"
+		 "\"communication\":{\"algorithm\":\"ring\"}}", mp, src_path("topologies/dgx-a100.json"));
+	json_t *r = run(write_file(d, "s.json", text), d);
+	/* dp = 8 / (2 x 2) = 2; 2 micro-batches per pipeline, 2 layers, one exchange each way */
+	double kv = 2.0 * 2 * 64 * 512 * 2;
+	double want = 2 * 2 * (kv + 2 * kv);
+	double got = jnum(r, "communication/bytes_per_gpu/cp");
+	cr_assert_float_eq(got, want, 1e-6 * want, "%.17g vs %.17g", got, want);
+	json_t *pl = json_object_get(r, "placement");
+	json_t *cpg = json_object_get(pl, "cp_group_of_rank0");
+	json_t *dpg = json_object_get(pl, "dp_group_of_rank0");
+	cr_assert_eq(json_array_size(cpg), 2);
+	cr_assert_eq(json_integer_value(json_array_get(cpg, 1)), 2);
+	cr_assert_eq(json_array_size(dpg), 4);
+	cr_assert_eq(json_integer_value(json_array_get(dpg, 1)), 2);
+	cr_assert_eq(json_integer_value(json_array_get(dpg, 2)), 4);
+	cr_assert_eq(jnum(r, "scenario/parallel/cp"), 2);
+	json_decref(r);
+}
+
+/* The ring divides attention work exactly: the cp ranks' core FLOPs add
+ * up to the causal core of the whole sequence. */
+Test(parallel, cp_ring_steps_add_up_to_the_causal_core)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	const struct model *m = inputs_model(in);
+	for (int cp = 2; cp <= 8; cp *= 2) {
+		struct wl_shape one = { 1, 1024, 1, false, DTYPE_BF16, ATTN_FLASH, 1, false }, s = one;
+		s.cp = cp;
+		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
+			struct op_list a, b;
+			op_list_init(&a);
+			op_list_init(&b);
+			cr_assert_eq(workload_block(m, &one, WL_ATTN, pass, RECOMPUTE_NONE, &a), 0);
+			cr_assert_eq(workload_block(m, &s, WL_ATTN, pass, RECOMPUTE_NONE, &b), 0);
+			double fa = 0, fb = 0;
+			int nb = 0;
+			for (int i = 0; i < a.n; i++)
+				fa += a.v[i].kind == OP_ATTN ? a.v[i].flops : 0;
+			for (int i = 0; i < b.n; i++)
+				if (b.v[i].kind == OP_ATTN) {
+					fb += b.v[i].flops;
+					nb++;
+				}
+			cr_assert_eq(nb, cp);
+			cr_assert_float_eq(cp * fb, fa, 1e-9 * fa, "cp %d: %g x %d vs %g", cp, fb, cp, fa);
+			op_list_finish(&a);
+			op_list_finish(&b);
+		}
+	}
+	inputs_destroy(in);
+}

@@ -192,7 +192,7 @@ Test(plan, is_a_pointer_free_value_that_survives_a_pipe)
 	plan_init(&p);
 	cr_expect_lt(sizeof(struct plan), 4096);
 	cr_expect_lt(sizeof(struct result_row), 8192);
-	cr_expect_str_eq(p.order, "tp,dp,pp");
+	cr_expect_str_eq(p.order, "tp,cp,dp,pp");
 	cr_expect_str_eq(p.coll_algo, "auto");
 }
 

@@ -289,3 +289,114 @@ Test(scenario, gradients_are_not_reduced_in_fp8)
 	expect_error(training_with("\"grad_reduce_dtype\": \"fp8\"", NULL),
 		     "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'fp8'\n");
 }
+
+/* ---- context parallelism, uneven stages, framework presets ---------- */
+
+/* scenario() with one more substitution in the text. */
+static char *scenario_with(const char *par, const char *from, const char *to)
+{
+	char *s = scenario(par, "8", "", NULL), *o = subst(s, from, to);
+	free(s);
+	return o;
+}
+
+Test(scenario, cp_must_divide_the_gpus_with_tp_and_pp)
+{
+	char *s = scenario("\"tp\": 2, \"cp\": 3", "8", "", NULL);
+	expect_error(s, "%s: /parallel: error: tp x cp x pp = 2 x 3 x 1 = 6 must divide the 16 GPUs "
+			"(2 nodes x 8 GPUs)\n");
+}
+
+Test(scenario, cp_times_tp_pp_dp_must_equal_the_gpus)
+{
+	char *s = scenario("\"tp\": 2, \"cp\": 2, \"dp\": 2", "8", "", NULL);
+	expect_error(s, "%s: /parallel/dp: error: dp x tp x cp x pp must equal the 16 GPUs (2 nodes x 8 "
+			"GPUs): 2 x 2 x 2 x 1 = 8\n");
+}
+
+Test(scenario, cp_needs_two_chunks_per_rank)
+{
+	char *s = scenario_with("\"tp\": 2, \"cp\": 4", "\"seq_len\": 2048", "\"seq_len\": 2052");
+	expect_error(s, "%s: /parallel/cp: error: seq_len 2052 must be divisible by 2 x cp = 8 (two "
+			"chunks per rank in the load-balanced causal split)\n");
+}
+
+Test(scenario, cp_needs_flash_attention)
+{
+	char *s = scenario_with("\"tp\": 2, \"cp\": 2", "\"micro_batch\": 1", "\"micro_batch\": 1, "
+				"\"attention\": \"unfused\"");
+	expect_error(s, "%s: /parallel/cp: error: context parallelism needs attention \"flash\" "
+			"(Transformer Engine's fused attention), got \"unfused\"\n");
+}
+
+Test(scenario, cp_a2a_needs_heads_divisible_by_cp_times_tp)
+{
+	char *a = scenario_with("\"tp\": 8, \"cp\": 3, \"cp_comm\": \"a2a\"", "\"seq_len\": 2048",
+				"\"seq_len\": 2304");
+	char *s = subst(a, "\"nodes\": 2", "\"nodes\": 3");
+	expect_error(s, "%s: /parallel/cp_comm: error: a2a needs the model's 32 attention heads "
+			"divisible by cp x tp = 3 x 8 = 24, got a remainder of 8\n");
+	free(a);
+}
+
+Test(scenario, cp_comm_needs_cp_and_a_known_name)
+{
+	expect_error(scenario("\"tp\": 2, \"cp_comm\": \"a2a\"", "8", "", NULL),
+		     "%s: /parallel/cp_comm: error: needs context parallelism (cp > 1), got cp = 1\n");
+	expect_error(scenario("\"tp\": 2, \"cp\": 2, \"cp_comm\": \"ring\"", "8", "", NULL),
+		     "%s: /parallel/cp_comm: error: expected one of {p2p, a2a}, got 'ring'\n");
+	expect_error(scenario("\"tp\": 2, \"cp\": 0", "8", "", NULL),
+		     "%s: /parallel/cp: error: must be >= 1, got 0\n");
+}
+
+Test(scenario, first_stage_layers_need_a_pipeline)
+{
+	expect_error(scenario("\"tp\": 2, \"first_stage_layers\": 3", "8", "", NULL),
+		     "%s: /parallel/first_stage_layers: error: needs pipeline parallelism (pp >= 2), "
+		     "got pp = 1\n");
+	expect_error(scenario("\"tp\": 2, \"pp\": 2, \"first_stage_layers\": 0", "8", "", NULL),
+		     "%s: /parallel/first_stage_layers: error: must be >= 1, got 0\n");
+}
+
+Test(scenario, first_and_last_stage_layers_leave_an_even_split)
+{
+	expect_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, \"last_stage_layers\": 4",
+			      "8", "", NULL),
+		     "%s: /parallel/first_stage_layers: error: the 25 layers left after the first and last "
+		     "stages (32 - 3 - 4) must split evenly over the other 2 stages\n");
+	expect_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, "
+			      "\"stage_layers\": [8, 8, 8, 8]", "8", "", NULL),
+		     "%s: /parallel/first_stage_layers: error: cannot be combined with stage_layers\n");
+}
+
+Test(scenario, vstage_layers_one_per_virtual_stage_adding_up)
+{
+	const char *il = "\"tp\": 2, \"pp\": 2, \"schedule\": \"interleaved\", \"interleave\": 2, ";
+	char par[256];
+	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, 8, 8]", il);
+	expect_error(scenario(par, "8", "", NULL),
+		     "%s: /parallel/vstage_layers: error: expected one layer count per virtual stage "
+		     "(pp x interleave = 2 x 2 = 4), got 3\n"
+		     "%s: /parallel/vstage_layers: error: must add up to the model's 32 layers, got 24\n");
+	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, -1, 8, \"x\"]", il);
+	expect_error(scenario(par, "8", "", NULL),
+		     "%s: /parallel/vstage_layers/1: error: expected a layer count >= 0, got -1\n"
+		     "%s: /parallel/vstage_layers/3: error: expected a layer count >= 0, got string\n");
+	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, 8, 8, 8], \"stage_layers\": [16, 16]", il);
+	expect_error(scenario(par, "8", "", NULL),
+		     "%s: /parallel/vstage_layers: error: cannot be combined with stage_layers\n");
+}
+
+Test(scenario, unknown_framework_or_version)
+{
+	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron\"", NULL),
+		     "%s: /framework: error: unknown framework 'megatron' (known: megatron-core, nemo, "
+		     "deepspeed, fsdp2, torchtitan)\n");
+	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron-core@0.3\"", NULL),
+		     "%s: /framework: error: unknown version of framework 'megatron-core', got "
+		     "'megatron-core@0.3' (known: 0.9)\n");
+	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": 9", NULL),
+		     "%s: /framework: error: expected a string, got integer\n");
+	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"overlap_param_gather\": 1}", NULL),
+		     "%s: /communication/overlap_param_gather: error: expected a boolean, got integer\n");
+}

@@ -138,3 +138,119 @@ Test(schedule, interleaved_inflight_matches_megatron_factor)
 	cr_assert_float_eq(factor, 1 + (double)(p - 1) / (p * v), 1e-9, "factor %g", factor);
 	free(o);
 }
+
+/* ---- uneven stages ------------------------------------------------ */
+
+#include "plan.h"
+
+/* Replay schedule k with the layers of each virtual stage from pl (model
+ * of L layers), forward tf and backward tb per layer, free network. */
+static struct engine_result replay_layers(enum sched_kind k, const struct plan *pl, long L, int m,
+					  double tf, double tb)
+{
+	int p = pl->pp, v = k == SCHED_INTERLEAVED ? pl->interleave : 1, nv = p * v;
+	struct topology *t = free_network(p);
+	struct program *progs = calloc((size_t)p, sizeof(*progs));
+	struct program **pp = calloc((size_t)p, sizeof(*pp));
+	for (int s = 0; s < p; s++) {
+		pp[s] = &progs[s];
+		program_init(&progs[s]);
+		struct sched_step *o = schedule_order(k, p, s, m, v);
+		for (int i = 0; i < 2 * m * v; i++) {
+			int vs = o[i].chunk * p + s, first;
+			int nl = plan_vstage_layers(pl, L, vs, nv, &first);
+			int dep = -1;
+			bool fwd = o[i].fwd;
+			bool from = fwd ? vs > 0 : vs < nv - 1, to = fwd ? vs < nv - 1 : vs > 0;
+			if (from) {
+				struct task r = { .kind = TASK_RECV, .stream = fwd ? STREAM_RECV_PREV : STREAM_RECV_NEXT,
+						  .dir = fwd ? P2P_FWD : P2P_BWD, .bytes = 1 };
+				dep = program_add(&progs[s], &r, NULL, 0);
+			}
+			int c = program_compute(&progs[s], fwd ? CAT_FORWARD : CAT_BACKWARD, nl * (fwd ? tf : tb),
+						0, o[i].mb, o[i].chunk, &dep, dep >= 0);
+			if (to) {
+				struct task sd = { .kind = TASK_SEND, .stream = STREAM_SEND,
+						   .dir = fwd ? P2P_FWD : P2P_BWD, .bytes = 1 };
+				program_add(&progs[s], &sd, &c, 1);
+			}
+		}
+		free(o);
+	}
+	struct placement plc;
+	placement_init(&plc, 1, 1, p, NULL);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &plc, .stage_prog = pp, .coll_algo = "ring" };
+	struct engine_result res;
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
+	return res;
+}
+
+/* Two stages, a lighter first one (first_stage_layers 1 of 4: 1 + 3),
+ * 1F1B: the heavy stage never starves once the first micro-batch has
+ * arrived, so T = f0 + m (f1 + b1) + b0, its bubble is the wait for the
+ * first forward, f0, and stage 0 waits for everything else:
+ * T - m (f0 + b0). */
+Test(schedule, uneven_stages_bubble_is_the_closed_form)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.pp = 2;
+	pl.first_stage_layers = 1;
+	const double tf = 1, tb = 2;
+	const int m = 8;
+	struct engine_result r = replay_layers(SCHED_1F1B, &pl, 4, m, tf, tb);
+	double f0 = tf, b0 = tb, f1 = 3 * tf, b1 = 3 * tb;
+	double T = f0 + m * (f1 + b1) + b0;
+	cr_assert_float_eq(r.iteration_s, T, 1e-9, "iteration %.12g vs %.12g", r.iteration_s, T);
+	cr_assert_float_eq(r.rank[1].bubble_s, f0, 1e-9, "stage 1 bubble %.12g", r.rank[1].bubble_s);
+	cr_assert_float_eq(r.rank[0].bubble_s, T - m * (f0 + b0), 1e-9, "stage 0 bubble %.12g",
+			   r.rank[0].bubble_s);
+	engine_result_finish(&r);
+}
+
+/* Interleaved, explicit per-virtual-stage counts that are uniform give
+ * the textbook (p - 1) / (v m) back: vstage_layers reaches the replay. */
+Test(schedule, explicit_vstage_layers_reach_the_replay)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.pp = 4;
+	pl.interleave = 2;
+	pl.schedule = SCHED_INTERLEAVED;
+	pl.nvstage_layers = 8;
+	for (int i = 0; i < 8; i++)
+		pl.vstage_layers[i] = 2;
+	const int m = 8;
+	struct engine_result r = replay_layers(SCHED_INTERLEAVED, &pl, 16, m, 0.5, 1.0);
+	double ideal = m * 4 * (0.5 + 1.0);
+	cr_assert_float_eq((r.iteration_s - ideal) / ideal, 3.0 / 16, 1e-9);
+	engine_result_finish(&r);
+}
+
+/* Llama 3 405B as trained: 126 layers on 16 stages, one layer fewer on
+ * the first and the last (7, 8 x 14, 7); with 2 chunks per stage each
+ * stage's layers split as evenly as they can, the earlier chunk first. */
+Test(schedule, first_and_last_stage_layers_split_over_chunks)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.pp = 16;
+	pl.interleave = 2;
+	pl.schedule = SCHED_INTERLEAVED;
+	pl.first_stage_layers = 7;
+	pl.last_stage_layers = 7;
+	int nv = 32, total = 0, first, want_first = 0;
+	for (int vs = 0; vs < nv; vs++) {
+		int stage = vs % 16, chunk = vs / 16;
+		int S = stage == 0 || stage == 15 ? 7 : 8;
+		int want = S / 2 + (chunk < S % 2);
+		int n = plan_vstage_layers(&pl, 126, vs, nv, &first);
+		cr_assert_eq(n, want, "virtual stage %d: %d layers, want %d", vs, n, want);
+		cr_assert_eq(first, want_first, "virtual stage %d starts at %d", vs, first);
+		want_first += n;
+		total += n;
+	}
+	cr_assert_eq(total, 126);
+}
