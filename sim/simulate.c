@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "anatomy.h"
 #include "build_cnn.h"
 #include "bug.h"
 #include "cost.h"
@@ -452,17 +453,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				    (has_emb ? b.bk.fwd[WL_EMBED] : 0) + (has_head ? b.bk.fwd[WL_HEAD] : 0);
 		sr->compute_bwd_s = layers * (b.bk.bwd[WL_ATTN] + b.bk.bwd[WL_MLP]) +
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
-		struct mem_rank_input mi = {
-			.model = m, .gpu = &topo->gpu, .dtype = pl->precision,
-			.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
-			.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
-			.micro_batch = (double)pl->micro_batch, .seq = (double)pl->seq,
-			.tp = pl->tp, .dp = pl->dp, .sp = pl->sp, .zero = pl->zero,
-			.recompute = pl->recompute, .layers = layers,
-			.has_embedding = has_emb, .has_head = has_head,
-			.inflight = sr->inflight, .bucket_bytes = pl->bucket_bytes,
-			.prefetch_layers = 1,
-		};
+		struct mem_rank_input mi;
+		anatomy_input(in, pl, layers, sr->inflight, has_emb, has_head, &mi);
 		memory_rank(&mi, &sr->mem);
 	}
 	rc = 0;
