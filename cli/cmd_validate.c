@@ -11,12 +11,14 @@
 #include "jload.h"
 #include "model.h"
 #include "scenario.h"
+#include "search.h"
+#include "sweep.h"
 #include "topology.h"
 
 void cmd_validate_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validate FILE...\n\n"
-		   "Checks scenario, model and topology files (the kind comes from each file's\n"
+		   "Checks scenario, model, topology, sweep and goal files (the kind comes from each file's\n"
 		   "\"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
 		   "checked with the model and topology it references and its plan.\n\n"
 		   "example:\n"
@@ -39,13 +41,17 @@ static int validate_one(const char *path, struct diag *d)
 	if (!strcmp(kind, "ddlsim.scenario")) {
 		struct scenario *sc = scenario_load(path, d);
 		scenario_destroy(sc);
+	} else if (!strcmp(kind, "ddlsim.sweep")) {
+		sweep_destroy(sweep_load(path, d));
+	} else if (!strcmp(kind, "ddlsim.goal")) {
+		goal_destroy(goal_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.model")) {
 		model_destroy(model_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.topology")) {
 		topology_destroy(topology_load(path, d));
 	} else {
-		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\" or "
-			 "\"ddlsim.topology\", got '%s'", kind);
+		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\", "
+			 "\"ddlsim.topology\", \"ddlsim.sweep\" or \"ddlsim.goal\", got '%s'", kind);
 	}
 	return diag_count(d) == before ? 0 : -1;
 }

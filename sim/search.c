@@ -459,6 +459,31 @@ static int cmp_cand(const void *a, const void *b)
 	return (x->est.econ.cost_usd > y->est.econ.cost_usd) - (x->est.econ.cost_usd < y->est.econ.cost_usd);
 }
 
+/* True if order o places ranks as an earlier order does: with pp = 1 the
+ * position of pp in the order does not matter. */
+static bool same_order_before(const struct goal *g, int o, int pp)
+{
+	if (pp > 1)
+		return false;
+	char a[16], b[16];
+	for (int k = 0; k < o; k++) {
+		struct placement x, y;
+		placement_init(&x, 2, 3, 1, g->order[o]);
+		placement_init(&y, 2, 3, 1, g->order[k]);
+		bool same = true;
+		for (int r = 0; r < 6 && same; r++) {
+			int cx[DIM_N], cy[DIM_N];
+			placement_coords(&x, r, cx);
+			placement_coords(&y, r, cy);
+			same = !memcmp(cx, cy, sizeof(cx));
+		}
+		(void)a, (void)b;
+		if (same)
+			return true;
+	}
+	return false;
+}
+
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
 {
 	const struct goal_cluster *cl = &g->clusters[ci];
@@ -513,6 +538,8 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 				for (int s = 0; s < g->nsp; s++)
 				for (int o = 0; o < g->norder; o++) {
 					if (g->sp[s] && tp == 1)
+						continue;
+					if (same_order_before(g, o, pp))
 						continue;
 					struct plan pl;
 					plan_init(&pl);

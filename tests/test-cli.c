@@ -62,8 +62,8 @@ Test(cli, validate_rejects_an_unknown_schema)
 	char args[1200], *err = NULL, want[1400];
 	snprintf(args, sizeof(args), "validate %s", p);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
-	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\" or "
-		 "\"ddlsim.topology\", got 'ddlsim.nothing'\n", p);
+	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\", "
+		 "\"ddlsim.topology\", \"ddlsim.sweep\" or \"ddlsim.goal\", got 'ddlsim.nothing'\n", p);
 	cr_assert_str_eq(err, want);
 }
 
