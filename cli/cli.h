@@ -24,6 +24,14 @@ extern const struct cli_command cli_commands[];
 
 int cmd_run(int argc, char **argv);
 void cmd_run_usage(FILE *f);
+int cmd_sweep(int argc, char **argv);
+void cmd_sweep_usage(FILE *f);
+int cmd_merge(int argc, char **argv);
+void cmd_merge_usage(FILE *f);
+int cmd_plan(int argc, char **argv);
+void cmd_plan_usage(FILE *f);
+int cmd_compare(int argc, char **argv);
+void cmd_compare_usage(FILE *f);
 int cmd_validate(int argc, char **argv);
 void cmd_validate_usage(FILE *f);
 int cmd_validation(int argc, char **argv);

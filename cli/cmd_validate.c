@@ -12,12 +12,14 @@
 #include "model.h"
 #include "profile.h"
 #include "scenario.h"
+#include "search.h"
+#include "sweep.h"
 #include "topology.h"
 
 void cmd_validate_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validate FILE...\n\n"
-		   "Checks scenario, model, topology and calibration profile files (the kind\n"
+		   "Checks scenario, model, topology, calibration profile, sweep and goal files (the kind\n"
 		   "comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
 		   "checked with the model and topology it references and its plan.\n\n"
 		   "example:\n"
@@ -40,6 +42,10 @@ static int validate_one(const char *path, struct diag *d)
 	if (!strcmp(kind, "ddlsim.scenario")) {
 		struct scenario *sc = scenario_load(path, d);
 		scenario_destroy(sc);
+	} else if (!strcmp(kind, "ddlsim.sweep")) {
+		sweep_destroy(sweep_load(path, d));
+	} else if (!strcmp(kind, "ddlsim.goal")) {
+		goal_destroy(goal_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.model")) {
 		model_destroy(model_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.topology")) {
@@ -48,7 +54,7 @@ static int validate_one(const char *path, struct diag *d)
 		profile_destroy(profile_load(path, d));
 	} else {
 		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\", "
-			 "\"ddlsim.topology\" or \"ddlsim.profile\", got '%s'", kind);
+			 "\"ddlsim.topology\", \"ddlsim.profile\", \"ddlsim.sweep\" or \"ddlsim.goal\", got '%s'", kind);
 	}
 	return diag_count(d) == before ? 0 : -1;
 }

@@ -11,6 +11,10 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage },
+	{ "sweep", "run every point of a sweep file into CSV and JSON lines", cmd_sweep, cmd_sweep_usage },
+	{ "merge", "join the outputs of sweep shards", cmd_merge, cmd_merge_usage },
+	{ "plan", "search plans and clusters for a training goal (time, cost, energy)", cmd_plan, cmd_plan_usage },
+	{ "compare", "simulate scenarios and show them side by side with differences", cmd_compare, cmd_compare_usage },
 	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage },
 	{ "validation", "run the published-results suite and print its error table", cmd_validation, cmd_validation_usage },
 	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage },

@@ -32,6 +32,7 @@ struct gpu_spec {
 	double kernel_launch_s;       /* fixed overhead per kernel */
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
+	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
 };
 
 /* Best GEMM efficiency for dtype dt (fp8 has its own). */

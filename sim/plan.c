@@ -31,6 +31,13 @@ void plan_init(struct plan *p)
 	p->memory_reserve = 0.05;
 }
 
+struct wl_shape plan_wl_shape(const struct plan *p)
+{
+	struct wl_shape shp = { (double)p->micro_batch, (double)p->seq, p->tp, p->sp,
+				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A };
+	return shp;
+}
+
 long plan_gpus(const struct plan *p, const struct inputs *in)
 {
 	return (long)p->nodes * inputs_topology(in)->gpus_per_node;

@@ -135,6 +135,9 @@ void plan_resolve(struct plan *p, const struct inputs *in);
  * can be simulated, else the number of problems. No side effects. */
 int plan_check(const struct plan *p, const struct inputs *in, const char *file, struct diag *d);
 
+/* The workload shape one rank prices its kernels for (workload.h). */
+struct wl_shape plan_wl_shape(const struct plan *p);
+
 /* GPUs in the job: nodes x GPUs per node. */
 long plan_gpus(const struct plan *p, const struct inputs *in);
 

@@ -339,7 +339,63 @@ static const char *known_versions(const char *spec)
 	return buf;
 }
 
+struct inputs_cache {
+	struct inputs **in;
+	int n;
+	size_t cap;
+};
+
+struct inputs_cache *inputs_cache_create(void)
+{
+	return xcalloc(1, sizeof(struct inputs_cache));
+}
+
+void inputs_cache_destroy(struct inputs_cache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		inputs_destroy(c->in[i]);
+	free(c->in);
+	free(c);
+}
+
+static bool same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The cached inputs for these paths, loading them on first use. */
+static struct inputs *cache_get(struct inputs_cache *c, const char *model, const char *topo,
+				const char *cost, const char *profile, struct diag *d)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!strcmp(inputs_model_path(c->in[i]), model) &&
+		    !strcmp(inputs_topology_path(c->in[i]), topo) &&
+		    !strcmp(cost_name(inputs_cost(c->in[i])), cost) &&
+		    same(inputs_profile_path(c->in[i]), profile))
+			return c->in[i];
+	struct inputs *in = inputs_load(model, topo, cost, profile, d);
+	if (!in)
+		return NULL;
+	XGROW(c->in, c->cap, (size_t)c->n + 1);
+	c->in[c->n++] = in;
+	return in;
+}
+
 struct scenario *scenario_load(const char *path, struct diag *d)
+{
+	json_t *root = jload_file(path, d);
+	if (!root) {
+		return NULL;
+	}
+	struct scenario *s = scenario_load_json(root, path, NULL, d);
+	json_decref(root);
+	return s;
+}
+
+struct scenario *scenario_load_json(json_t *root, const char *path, struct inputs_cache *cache,
+				    struct diag *d)
 {
 	struct scenario *s = xcalloc(1, sizeof(*s));
 	struct paths ps = { .cost = &cost_registry[0] };
@@ -350,9 +406,6 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 
 	s->meta.path = xstrdup(path);
 	plan_init(&s->plan);
-	json_t *root = jload_file(path, d);
-	if (!root)
-		goto err;
 	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 0))
 		goto err;
 	jobj_init(&jo, root, path, "", d);
@@ -391,13 +444,16 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	bool have_training = load_training(&jo, &s->plan);
 	load_misc(&jo, s, &ps);
 	jobj_end(&jo);
-	json_decref(root);
-	root = NULL;
 	s->out_dir = ps.out[0] ? xstrdup(ps.out) : xasprintf("out/%s", s->meta.name);
 
-	if (ps.model[0] && ps.topo[0])
-		s->in = inputs_load(ps.model, ps.topo, ps.cost->name,
-				    ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL, d);
+	if (ps.model[0] && ps.topo[0]) {
+		const char *prof = ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL;
+		if (cache) {
+			s->in = cache_get(cache, ps.model, ps.topo, ps.cost->name, prof, d);
+			s->in_borrowed = true;
+		} else
+			s->in = inputs_load(ps.model, ps.topo, ps.cost->name, prof, d);
+	}
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
 	if (m && !model_arch(m)->sequence) {
 		if (s->plan.seq > 0)
@@ -413,7 +469,6 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	warn_plausibility(s, d);
 	return s;
 err:
-	json_decref(root);
 	scenario_destroy(s);
 	return NULL;
 }
@@ -440,7 +495,8 @@ void scenario_destroy(struct scenario *s)
 {
 	if (!s)
 		return;
-	inputs_destroy(s->in);
+	if (!s->in_borrowed)
+		inputs_destroy(s->in);
 	scenario_meta_finish(&s->meta);
 	free(s->out_dir);
 	free(s);

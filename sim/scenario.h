@@ -84,6 +84,8 @@
 
 #include <stdbool.h>
 
+#include <jansson.h>
+
 #include "diag.h"
 #include "inputs.h"
 #include "plan.h"
@@ -108,7 +110,8 @@ struct scenario_meta {
 
 struct scenario {
 	struct scenario_meta meta;
-	struct inputs *in;              /* owned */
+	struct inputs *in;              /* owned, or borrowed from an inputs cache */
+	bool in_borrowed;
 	struct plan plan;
 	char *out_dir;                  /* owned */
 	bool want_json, want_csv;
@@ -119,6 +122,21 @@ struct scenario {
  * reporting every problem into d. */
 struct scenario *scenario_load(const char *path, struct diag *d);
 void scenario_destroy(struct scenario *s);
+
+/* Inputs shared by many scenarios that name the same model, topology and
+ * cost source (a sweep's points): each set is loaded once, on first use. */
+struct inputs_cache;
+struct inputs_cache *inputs_cache_create(void);
+/* Destroys the cached inputs too: after every scenario that borrows them. */
+void inputs_cache_destroy(struct inputs_cache *c);
+
+/* scenario_load() of a document already parsed (root is borrowed; a sweep
+ * edits a base scenario's document and loads each point through here, so
+ * every scenario key is sweepable). path names the document in messages
+ * and anchors its relative paths. With cache, the inputs are borrowed
+ * from it (loaded into it on first use); without, owned. */
+struct scenario *scenario_load_json(json_t *root, const char *path, struct inputs_cache *cache,
+				    struct diag *d);
 
 /* Deep copy of meta into out; scenario_meta_finish() frees it. */
 void scenario_meta_copy(struct scenario_meta *out, const struct scenario_meta *meta);

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "anatomy.h"
 #include "build_cnn.h"
 #include "bug.h"
 #include "cost.h"
@@ -72,12 +73,6 @@ struct builder {
 };
 
 /* The workload shape of the plan (models/workload.h). */
-static struct wl_shape plan_shape(const struct plan *pl)
-{
-	struct wl_shape shp = { (double)pl->micro_batch, (double)pl->seq, pl->tp, pl->sp,
-				pl->precision, pl->attention, pl->cp, pl->cp_comm == CP_A2A };
-	return shp;
-}
 
 /* Split the attention block's ops of one pass for context parallelism:
  * before the core, the own (causal) block, a ring step, after the core. */
@@ -105,7 +100,7 @@ static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pas
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
-	struct wl_shape shp = plan_shape(pl);
+	struct wl_shape shp = plan_wl_shape(pl);
 	struct op_list l;
 
 	memset(bk, 0, sizeof(*bk));
@@ -580,17 +575,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				    (has_emb ? b.bk.fwd[WL_EMBED] : 0) + (has_head ? b.bk.fwd[WL_HEAD] : 0);
 		sr->compute_bwd_s = layers * (b.bk.bwd[WL_ATTN] + b.bk.bwd[WL_MLP]) +
 				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
-		struct mem_rank_input mi = {
-			.model = m, .gpu = &topo->gpu, .dtype = pl->precision,
-			.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
-			.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
-			.micro_batch = (double)pl->micro_batch, .seq = s_local,
-			.tp = pl->tp, .dp = ndp, .cp = pl->cp, .sp = pl->sp, .zero = pl->zero,
-			.recompute = pl->recompute, .layers = layers,
-			.has_embedding = has_emb, .has_head = has_head,
-			.inflight = sr->inflight, .bucket_bytes = pl->bucket_bytes,
-			.prefetch_layers = 1,
-		};
+		struct mem_rank_input mi;
+		anatomy_input(in, pl, layers, sr->inflight, has_emb, has_head, &mi);
 		memory_rank(&mi, &sr->mem);
 	}
 	rc = 0;
@@ -603,7 +589,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 
 static double transformer_hardware_flops(const struct inputs *in, const struct plan *pl)
 {
-	struct wl_shape shp = plan_shape(pl);
+	struct wl_shape shp = plan_wl_shape(pl);
 	return workload_iteration_flops(inputs_model(in), &shp, pl->recompute,
 					(double)pl->global_batch);
 }
@@ -636,7 +622,7 @@ static int collect_ops(const struct inputs *in, const struct plan *pl, struct co
 		       struct result *r)
 {
 	const struct model *m = inputs_model(in);
-	struct wl_shape shp = plan_shape(pl);
+	struct wl_shape shp = plan_wl_shape(pl);
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;

@@ -241,6 +241,20 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 			jobj_err(&ef, "attention_max", "must be > 0, got %g", g->attn_eff_max);
 		jobj_end(&ef);
 	}
+	struct jobj pw;
+	if (jobj_has(&jo, "power")) {
+		if (minor < 3)
+			jobj_err(&jo, "power", "needs schema_version \"1.3\" (the file says \"1.%d\")", minor);
+		else if (jobj_child(&jo, "power", &pw, 0) == 1) {
+			const char *src;
+			jobj_num(&pw, "tdp_W", &g->tdp_W, JREQ | JPOS);
+			jobj_num(&pw, "idle_W", &g->idle_W, JREQ | JNONNEG);
+			jobj_str(&pw, "source", &src, JREQ);
+			if (g->idle_W > g->tdp_W && g->tdp_W > 0)
+				jobj_err(&pw, "idle_W", "must not exceed tdp_W %g, got %g", g->tdp_W, g->idle_W);
+			jobj_end(&pw);
+		}
+	}
 	jobj_end(&jo);
 }
 
@@ -363,7 +377,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.topology", 1, 2))
+	if (jload_schema(root, path, d, "ddlsim.topology", 1, 3))
 		goto err_json;
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
 	       &t->schema_minor);
@@ -377,6 +391,13 @@ struct topology *topology_load(const char *path, struct diag *d)
 
 	if (jobj_child(&jo, "node", &node, JREQ) == 1) {
 		n = 1;
+		if (jobj_has(&node, "power_max_W")) {
+			if (t->schema_minor < 3)
+				jobj_err(&node, "power_max_W", "needs schema_version \"1.3\" (the file says \"1.%d\")",
+					 t->schema_minor);
+			else
+				jobj_num(&node, "power_max_W", &t->node_power_max_W, JPOS);
+		}
 		if (jobj_int(&node, "gpus", &n, 1, JREQ) == 1 && n > TOPO_MAX_GPUS_PER_NODE) {
 			jobj_err(&node, "gpus", "must be <= %d, got %ld", TOPO_MAX_GPUS_PER_NODE, n);
 			n = 1;

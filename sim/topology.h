@@ -1,6 +1,6 @@
 /* topology: the hardware of a cluster, as a topology file describes it.
  *
- * A topology file (schema "ddlsim.topology" 1.2; 1.0 and 1.1 files are accepted)
+ * A topology file (schema "ddlsim.topology" 1.3; 1.0 to 1.2 files are accepted)
  * describes one kind of node and the fabric that joins nodes; a scenario
  * says how many nodes. Keys marked 1.1 need schema_version "1.1".
  *
@@ -27,6 +27,11 @@
  *   gpu.efficiency.mem_half_MB   number  MB      1         traffic reaching half of mem_max
  *   gpu.efficiency.kernel_launch_us number us    4         fixed cost per kernel
  *   gpu.efficiency.gemm_tile     [int,int] -     [128,256] CTA output tile (m, n), wave quantization
+ *   gpu.power.tdp_W              number  W       -         (1.3) board power limit (datasheet TDP)
+ *   gpu.power.idle_W             number  W       -         (1.3) power of an idle GPU
+ *   gpu.power.source             string  -       required  (1.3) where both figures come from
+ *   node.power_max_W             number  W       -         (1.3) the node's datasheet maximum (GPUs,
+ *                                                          CPUs, NICs, switches, fans); economics.h
  *   node.gpus                    int     -       required  GPUs per node (<= 128)
  *   node.intra.kind              string  -       required  "nvswitch", "pcie" or (1.1) "nvlink_mesh"
  *   node.intra.bw_GBps           number  GB/s    required  nvswitch: per GPU per direction;
@@ -116,6 +121,7 @@ struct topology {
 	enum fabric_kind fabric;
 	double fabric_latency_s;
 	double fabric_bw_Bps;       /* switch capacity per port (0 = unlimited) */
+	double node_power_max_W;    /* 0 = not given */
 
 	/* nvlink_mesh: per-direction bandwidth of the NVLinks between local
 	 * GPUs (0 = none), and the host PCIe link for pairs without a path */

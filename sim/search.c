@@ -1,0 +1,595 @@
+/* search: goal files, the plan space, the screen (see search.h). */
+#include "search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "anatomy.h"
+#include "coll.h"
+#include "jload.h"
+#include "placement.h"
+#include "sweep.h"
+#include "xalloc.h"
+
+/* ---- goal loader ---- */
+
+static void int_list(struct jobj *jo, const char *key, int *out, int *n, int lo, int hi)
+{
+	json_t *arr;
+	char ap[300];
+	if (jobj_array(jo, key, &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	size_t i;
+	json_t *v;
+	if (json_array_size(arr) == 0 || json_array_size(arr) > SEARCH_MAX_VALUES) {
+		diag_err(jo->d, jo->file, ap, "expected 1 to %d values, got %zu", SEARCH_MAX_VALUES,
+			 json_array_size(arr));
+		return;
+	}
+	*n = 0;
+	json_array_foreach(arr, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+			diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %s", i, lo, hi,
+				 json_is_integer(v) ? "another integer" : jload_type_name(v));
+			continue;
+		}
+		out[(*n)++] = (int)json_integer_value(v);
+	}
+}
+
+static void load_search(struct jobj *root, struct goal *g)
+{
+	struct jobj jo;
+	static const char *const rc_names[] = { "none", "selective", "full", NULL };
+	if (jobj_child(root, "search", &jo, 0) != 1)
+		return;
+	int_list(&jo, "tp", g->tp, &g->ntp, 1, 1024);
+	int_list(&jo, "pp", g->pp, &g->npp, 1, PLAN_MAX_STAGES);
+	int_list(&jo, "interleave", g->v, &g->nv, 1, 64);
+	int_list(&jo, "micro_batch", g->mb, &g->nmb, 1, 1024);
+	int_list(&jo, "zero", g->zero, &g->nzero, 0, 3);
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	if (jobj_array(&jo, "recompute", &arr, ap, sizeof(ap), 0) == 1) {
+		g->nrc = 0;
+		json_array_foreach(arr, i, v) {
+			int k;
+			for (k = 0; rc_names[k]; k++)
+				if (json_is_string(v) && !strcmp(json_string_value(v), rc_names[k]))
+					break;
+			if (!rc_names[k] || g->nrc == 3)
+				diag_err(jo.d, jo.file, ap, "/%zu: expected one of {none, selective, full}", i);
+			else
+				g->rc[g->nrc++] = k;
+		}
+	}
+	if (jobj_array(&jo, "sp", &arr, ap, sizeof(ap), 0) == 1) {
+		g->nsp = 0;
+		json_array_foreach(arr, i, v) {
+			if (!json_is_boolean(v) || g->nsp == 2)
+				diag_err(jo.d, jo.file, ap, "/%zu: expected true or false", i);
+			else
+				g->sp[g->nsp++] = json_is_true(v);
+		}
+	}
+	if (jobj_array(&jo, "order", &arr, ap, sizeof(ap), 0) == 1) {
+		g->norder = 0;
+		json_array_foreach(arr, i, v) {
+			struct placement pl;
+			if (!json_is_string(v) || g->norder == 4 ||
+			    placement_init(&pl, 1, 1, 1, json_string_value(v)))
+				diag_err(jo.d, jo.file, ap, "/%zu: expected a permutation of tp, dp, pp such as "
+					 "\"tp,dp,pp\" (at most 4 orders)", i);
+			else
+				snprintf(g->order[g->norder++], 16, "%s", json_string_value(v));
+		}
+	}
+	jobj_end(&jo);
+}
+
+static void load_clusters(struct jobj *root, struct goal *g)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	if (jobj_array(root, "clusters", &arr, ap, sizeof(ap), JREQ) != 1)
+		return;
+	if (json_array_size(arr) == 0) {
+		diag_err(root->d, root->file, ap, "expected at least one cluster, got an empty list");
+		return;
+	}
+	g->clusters = xcalloc(json_array_size(arr), sizeof(*g->clusters));
+	json_array_foreach(arr, i, v) {
+		struct jobj jo, sub;
+		char jp[340];
+		snprintf(jp, sizeof(jp), "%.300s/%zu", ap, i);
+		if (jobj_init(&jo, v, root->file, jp, root->d))
+			continue;
+		struct goal_cluster *c = &g->clusters[g->nclusters++];
+		econ_params_init(&c->econ);
+		const char *s;
+		if (jobj_str(&jo, "topology", &s, JREQ) == 1 &&
+		    jload_resolve(root->file, s, c->topology, sizeof(c->topology)))
+			jobj_err(&jo, "topology", "path too long");
+		if (jobj_str(&jo, "name", &s, 0) == 1)
+			snprintf(c->name, sizeof(c->name), "%s", s);
+		json_t *nodes = json_object_get(v, "nodes");
+		jobj_has(&jo, "nodes");
+		json_t *list = NULL;
+		char err[300];
+		if (!nodes)
+			jobj_err(&jo, "nodes", "missing required key 'nodes'");
+		else if (json_is_string(nodes)) {
+			list = sweep_range(json_string_value(nodes), err, sizeof(err));
+			if (!list)
+				jobj_err(&jo, "nodes", "%s", err);
+		} else if (json_is_array(nodes) && json_array_size(nodes))
+			list = json_incref(nodes);
+		else
+			jobj_err(&jo, "nodes", "expected a list of node counts or a range, got %s",
+				 jload_type_name(nodes));
+		if (list) {
+			size_t k;
+			json_t *x;
+			c->nodes = xcalloc(json_array_size(list), sizeof(long));
+			json_array_foreach(list, k, x) {
+				if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > 100000)
+					jobj_err(&jo, "nodes", "expected node counts in [1, 100000], got %s",
+						 json_is_integer(x) ? "another integer" : jload_type_name(x));
+				else
+					c->nodes[c->nnodes++] = (long)json_integer_value(x);
+			}
+			json_decref(list);
+		}
+		if (jobj_child(&jo, "economics", &sub, 0) == 1) {
+			econ_params_load(&sub, &c->econ);
+			jobj_end(&sub);
+		}
+		jobj_end(&jo);
+	}
+}
+
+struct goal *goal_load(const char *path, struct diag *d)
+{
+	struct goal *g = xcalloc(1, sizeof(*g));
+	struct jobj jo, sub;
+	const char *s;
+	int before = diag_count(d);
+	static const int tp0[] = { 1, 2, 4, 8 }, v0[] = { 1, 2, 4 }, mb0[] = { 1, 2, 4 }, z0[] = { 0, 1, 2, 3 };
+
+	g->path = xstrdup(path);
+	g->precision = DTYPE_BF16;
+	g->top = 20;
+	memcpy(g->tp, tp0, sizeof(tp0));
+	g->ntp = 4;
+	memcpy(g->v, v0, sizeof(v0));
+	g->nv = 3;
+	memcpy(g->mb, mb0, sizeof(mb0));
+	g->nmb = 3;
+	memcpy(g->zero, z0, sizeof(z0));
+	g->nzero = 4;
+	g->rc[0] = RECOMPUTE_NONE, g->rc[1] = RECOMPUTE_SELECTIVE, g->rc[2] = RECOMPUTE_FULL;
+	g->nrc = 3;
+	g->sp[0] = false, g->sp[1] = true;
+	g->nsp = 2;
+	snprintf(g->order[0], 16, "tp,dp,pp");
+	snprintf(g->order[1], 16, "tp,pp,dp");
+	g->norder = 2;
+	goodput_params_init(&g->goodput);
+
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err;
+	if (jload_schema(root, path, d, "ddlsim.goal", 1, 0))
+		goto err;
+	jobj_init(&jo, root, path, "", d);
+	{
+		const char *b = strrchr(path, '/');
+		g->name = xstrdup(b ? b + 1 : path);
+		char *dot = strrchr(g->name, '.');
+		if (dot)
+			*dot = 0;
+	}
+	if (jobj_str(&jo, "name", &s, 0) == 1) {
+		free(g->name);
+		g->name = xstrdup(s);
+	}
+	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
+	if (jobj_str(&jo, "model", &s, JREQ) == 1 && jload_resolve(path, s, g->model, sizeof(g->model)))
+		jobj_err(&jo, "model", "path too long");
+	jobj_int(&jo, "seq_len", &g->seq, 1, JREQ);
+	jobj_num(&jo, "train_tokens", &g->train_tokens, JREQ | JPOS);
+	double days = 0;
+	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
+		g->deadline_s = days * 86400;
+	jobj_num(&jo, "budget_usd", &g->budget_usd, JPOS);
+	if (jobj_child(&jo, "global_batch_tokens", &sub, JREQ) == 1) {
+		jobj_num(&sub, "min", &g->gb_min_tokens, JREQ | JPOS);
+		jobj_num(&sub, "max", &g->gb_max_tokens, JREQ | JPOS);
+		if (g->gb_max_tokens < g->gb_min_tokens)
+			jobj_err(&sub, "max", "must be >= min %g, got %g", g->gb_min_tokens, g->gb_max_tokens);
+		jobj_end(&sub);
+	}
+	int e = DTYPE_BF16;
+	jobj_enum(&jo, "precision", dtype_names, &e, 0);
+	g->precision = e;
+	long top = g->top;
+	if (jobj_int(&jo, "top", &top, 1, 0) == 1)
+		g->top = (int)(top > 1000 ? 1000 : top);
+	load_clusters(&jo, g);
+	load_search(&jo, g);
+	if (jobj_child(&jo, "goodput", &sub, 0) == 1) {
+		goodput_params_load(&sub, &g->goodput);
+		jobj_end(&sub);
+	}
+	jobj_end(&jo);
+	json_decref(root);
+	root = NULL;
+	for (int i = 0; i < g->nclusters && g->model[0] && diag_count(d) == before; i++) {
+		struct goal_cluster *c = &g->clusters[i];
+		c->in = inputs_load(g->model, c->topology, "roofline", NULL, d);
+		if (c->in && !c->name[0])
+			snprintf(c->name, sizeof(c->name), "%s", inputs_topology(c->in)->name);
+		if (c->in && !model_arch(inputs_model(c->in))->model_parallel)
+			diag_err(d, path, "/model", "the plan search covers transformer models only");
+	}
+	if (diag_count(d) != before)
+		goto err;
+	return g;
+err:
+	json_decref(root);
+	goal_destroy(g);
+	return NULL;
+}
+
+void goal_destroy(struct goal *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->nclusters; i++) {
+		inputs_destroy(g->clusters[i].in);
+		free(g->clusters[i].nodes);
+	}
+	free(g->clusters);
+	free(g->path);
+	free(g->name);
+	free(g->description);
+	free(g);
+}
+
+/* ---- the estimate ---- */
+
+struct price {
+	long mb;
+	int tp;
+	bool sp;
+	enum attention attn;
+	double f, b, sel;           /* per layer (attention + MLP), one micro-batch */
+	double embed_f, embed_b, head_f, head_b;
+};
+
+struct comm {
+	int nodes, tp, pp, dp, group;  /* group: 0 TP, 1 DP, 2 PP send */
+	char order[16];
+	enum coll_op op;
+	double alpha_s, s_per_byte;
+};
+
+struct search_cache {
+	const struct inputs *in;
+	struct price *p;
+	int np;
+	size_t capp;
+	struct comm *c;
+	int nc;
+	size_t capc;
+};
+
+struct search_cache *search_cache_create(const struct inputs *in)
+{
+	struct search_cache *c = xcalloc(1, sizeof(*c));
+	c->in = in;
+	return c;
+}
+
+void search_cache_destroy(struct search_cache *c)
+{
+	if (!c)
+		return;
+	free(c->p);
+	free(c->c);
+	free(c);
+}
+
+static double block_time(const struct inputs *in, const struct wl_shape *shp, enum wl_block b,
+			 enum op_pass pass, enum recompute rc)
+{
+	struct op_list l;
+	op_list_init(&l);
+	double t = 0;
+	if (!workload_block(inputs_model(in), shp, b, pass, rc, &l))
+		t = cost_list_time(inputs_cost(in), &l);
+	op_list_finish(&l);
+	return t;
+}
+
+static const struct price *price_of(struct search_cache *c, const struct plan *pl)
+{
+	for (int i = 0; i < c->np; i++)
+		if (c->p[i].mb == pl->micro_batch && c->p[i].tp == pl->tp && c->p[i].sp == pl->sp &&
+		    c->p[i].attn == pl->attention)
+			return &c->p[i];
+	XGROW(c->p, c->capp, (size_t)c->np + 1);
+	struct price *p = &c->p[c->np++];
+	struct wl_shape shp = plan_wl_shape(pl);
+	p->mb = pl->micro_batch, p->tp = pl->tp, p->sp = pl->sp, p->attn = pl->attention;
+	p->f = block_time(c->in, &shp, WL_ATTN, PASS_FWD, RECOMPUTE_NONE) +
+	       block_time(c->in, &shp, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
+	double ab = block_time(c->in, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
+	p->b = ab + block_time(c->in, &shp, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
+	p->sel = block_time(c->in, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
+	p->embed_f = block_time(c->in, &shp, WL_EMBED, PASS_FWD, RECOMPUTE_NONE);
+	p->embed_b = block_time(c->in, &shp, WL_EMBED, PASS_BWD, RECOMPUTE_NONE);
+	p->head_f = block_time(c->in, &shp, WL_HEAD, PASS_FWD, RECOMPUTE_NONE);
+	p->head_b = block_time(c->in, &shp, WL_HEAD, PASS_BWD, RECOMPUTE_NONE);
+	return p;
+}
+
+/* Uncontended time of op on rank 0's group: alpha + bytes x s_per_byte,
+ * both from the collective planner's closed form (and NCCL's predicted
+ * time where it is the larger), measured at two sizes. */
+static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
+			double bytes)
+{
+	struct comm *k = NULL;
+	for (int i = 0; i < c->nc; i++)
+		if (c->c[i].nodes == pl->nodes && c->c[i].tp == pl->tp && c->c[i].pp == pl->pp &&
+		    c->c[i].group == group && c->c[i].op == op && !strcmp(c->c[i].order, pl->order)) {
+			k = &c->c[i];
+			break;
+		}
+	if (!k) {
+		XGROW(c->c, c->capc, (size_t)c->nc + 1);
+		k = &c->c[c->nc++];
+		*k = (struct comm){ .nodes = pl->nodes, .tp = pl->tp, .pp = pl->pp, .dp = pl->dp,
+				    .group = group, .op = op };
+		snprintf(k->order, sizeof(k->order), "%s", pl->order);
+		struct placement place;
+		placement_init(&place, pl->tp, pl->dp, pl->pp, pl->order);
+		int n, *ranks = xmalloc((size_t)(pl->tp > pl->dp ? pl->tp : pl->dp) * sizeof(int) + 2 * sizeof(int));
+		if (group == 2) {
+			ranks[0] = 0;
+			ranks[1] = placement_stage_peer(&place, 0, 1);
+			n = 2;
+		} else
+			n = placement_group(&place, group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
+		double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
+		for (int s = 0; s < 2 && n > 1; s++) {
+			struct coll_plan *cp = coll_plan_create(inputs_topology(c->in), pl->coll_algo, op, ranks, n, sz[s]);
+			if (cp) {
+				t[s] = fmax(cp->ideal_time_s, cp->nccl_time_s);
+				coll_plan_destroy(cp);
+			}
+		}
+		free(ranks);
+		k->s_per_byte = (t[1] - t[0]) / (sz[1] - sz[0]);
+		k->alpha_s = fmax(0, t[0] - k->s_per_byte * sz[0]);
+	}
+	return k->alpha_s + bytes * k->s_per_byte;
+}
+
+double search_estimate(struct search_cache *c, const struct plan *pl, double *busy)
+{
+	const struct model *m = inputs_model(c->in);
+	const struct topology *t = inputs_topology(c->in);
+	const struct price *pr = price_of(c, pl);
+	struct precision prec;
+	precision_init(&prec, pl->precision, pl->fp8_comm);
+	int v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
+	double mbs = (double)plan_microbatches(pl);
+	double L = (double)m->layers / pl->pp;
+	double rc = pl->recompute == RECOMPUTE_FULL ? pr->f : pl->recompute == RECOMPUTE_SELECTIVE ? pr->sel : 0;
+	double act = (double)pl->micro_batch * pl->seq * m->hidden * dtype_bytes(prec.activation);
+	double tpc = 0;
+	if (pl->tp > 1) {
+		int n = pl->recompute == RECOMPUTE_FULL ? 6 : 4;
+		if (pl->sp)
+			tpc = n * (comm_time(c, pl, 0, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
+							   dtype_bytes(prec.tp_comm)) +
+				   comm_time(c, pl, 0, COLL_REDUCE_SCATTER, act));
+		else
+			tpc = n * comm_time(c, pl, 0, COLL_ALLREDUCE, act);
+	}
+	double layer = pr->f + pr->b + rc;
+	double first = L * (layer + tpc) + pr->embed_f + pr->embed_b;
+	double last = L * (layer + tpc) + pr->head_f + pr->head_b;
+	double t_mb = fmax(first, last);
+	if (pl->pp > 1)
+		t_mb += 2.0 * v * comm_time(c, pl, 2, COLL_SENDRECV, act / pl->tp * (pl->sp ? 1 : pl->tp));
+	double pipe = (mbs + (double)(pl->pp - 1) / v) * t_mb;
+
+	/* data parallel: gradients of a rank's parameters, overlapped with the
+	 * last micro-batch's backward */
+	double psi = L * model_layer_params(m) / pl->tp + model_embedding_params(m) / pl->tp;
+	double gbytes = psi * dtype_bytes(pl->grad_dtype), exposed = 0;
+	if (pl->dp > 1) {
+		double window = pl->overlap_grad_reduce ? L * pr->b : 0;
+		if (pl->zero == ZERO_3) {
+			double lp = L * model_layer_params(m) / pl->tp * dtype_bytes(prec.weight);
+			double per_mb = 2 * comm_time(c, pl, 1, COLL_ALLGATHER, lp) +
+					comm_time(c, pl, 1, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec.weight) *
+									   dtype_bytes(pl->grad_dtype));
+			exposed = mbs * fmax(0, per_mb - L * layer);
+		} else {
+			double red = pl->zero == ZERO_0 ? comm_time(c, pl, 1, COLL_ALLREDUCE, gbytes)
+							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
+			exposed = fmax(0, red - window);
+			if (pl->zero != ZERO_0)
+				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.weight));
+		}
+	}
+	double psi_opt = psi / (pl->zero >= ZERO_1 ? pl->dp : 1);
+	double opt = psi_opt * prec.optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
+	double iter = pipe + exposed + opt;
+	if (busy)
+		*busy = iter > 0 ? mbs * L * layer / iter : 0;
+	return iter;
+}
+
+/* ---- the screen ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	double p = x->est.gp.wall_s, q = y->est.gp.wall_s;
+	if (p != q)
+		return p < q ? -1 : 1;
+	return (x->est.econ.cost_usd > y->est.econ.cost_usd) - (x->est.econ.cost_usd < y->est.econ.cost_usd);
+}
+
+/* True if order o places ranks as an earlier order does: with pp = 1 the
+ * position of pp in the order does not matter. */
+static bool same_order_before(const struct goal *g, int o, int pp)
+{
+	if (pp > 1)
+		return false;
+	char a[16], b[16];
+	for (int k = 0; k < o; k++) {
+		struct placement x, y;
+		placement_init(&x, 2, 3, 1, g->order[o]);
+		placement_init(&y, 2, 3, 1, g->order[k]);
+		bool same = true;
+		for (int r = 0; r < 6 && same; r++) {
+			int cx[DIM_N], cy[DIM_N];
+			placement_coords(&x, r, cx);
+			placement_coords(&y, r, cy);
+			same = !memcmp(cx, cy, sizeof(cx));
+		}
+		(void)a, (void)b;
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
+{
+	const struct goal_cluster *cl = &g->clusters[ci];
+	const struct inputs *in = cl->in;
+	const struct model *m = inputs_model(in);
+	const struct topology *t = inputs_topology(in);
+	struct search_cache *cache = search_cache_create(in);
+	struct candidate *out = NULL;
+	size_t cap = 0;
+	struct diag quiet;
+	double t0 = now_s();
+	int pps[PLAN_MAX_STAGES], npp = 0;
+
+	if (g->npp) {
+		memcpy(pps, g->pp, sizeof(int) * (size_t)g->npp);
+		npp = g->npp;
+	} else
+		for (int p = 1; p <= 32 && p <= m->layers; p++)
+			if (m->layers % p == 0)
+				pps[npp++] = p;
+	*n = 0;
+	diag_init(&quiet, NULL);
+	for (int ni = 0; ni < cl->nnodes; ni++) {
+		long gpus = cl->nodes[ni] * t->gpus_per_node;
+		for (int a = 0; a < g->ntp; a++)
+		for (int b = 0; b < npp; b++) {
+			int tp = g->tp[a], pp = pps[b];
+			if (gpus % ((long)tp * pp) || tp > t->gpus_per_node)
+				continue;
+			long dp = gpus / ((long)tp * pp);
+			for (int c = 0; c < g->nv; c++)
+			for (int e = 0; e < g->nmb; e++) {
+				int v = g->v[c];
+				if (v > 1 && pp == 1)
+					continue;
+				long mb = g->mb[e];
+				long unit = dp * mb;
+				long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
+				long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
+				if (mmin < 1)
+					mmin = 1;
+				long ms[64];
+				int nm = 0;
+				for (long x = 1; x <= mmax && nm < 62; x *= 2)
+					if (x >= mmin)
+						ms[nm++] = x;
+				if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
+					ms[nm++] = mmax;
+				for (int f = 0; f < nm; f++)
+				for (int z = 0; z < g->nzero; z++)
+				for (int r = 0; r < g->nrc; r++)
+				for (int s = 0; s < g->nsp; s++)
+				for (int o = 0; o < g->norder; o++) {
+					if (g->sp[s] && tp == 1)
+						continue;
+					if (same_order_before(g, o, pp))
+						continue;
+					struct plan pl;
+					plan_init(&pl);
+					pl.nodes = (int)cl->nodes[ni];
+					pl.tp = tp, pl.pp = pp, pl.dp = (int)dp;
+					pl.interleave = v;
+					pl.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
+					pl.micro_batch = mb;
+					pl.global_batch = unit * ms[f];
+					pl.seq = g->seq;
+					pl.zero = (enum zero_stage)g->zero[z];
+					pl.recompute = (enum recompute)g->rc[r];
+					pl.sp = g->sp[s];
+					snprintf(pl.order, sizeof(pl.order), "%s", g->order[o]);
+					pl.precision = g->precision;
+					pl.grad_dtype = g->precision == DTYPE_TF32 ? DTYPE_FP32
+							: g->precision == DTYPE_FP8 ? DTYPE_BF16 : g->precision;
+					pl.train_tokens = g->train_tokens;
+					pl.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
+					plan_resolve(&pl, in);
+					st->enumerated++;
+					if (plan_check(&pl, in, g->path, &quiet)) {
+						st->invalid++;
+						continue;
+					}
+					struct mem_anatomy mem;
+					anatomy_worst(in, &pl, &mem, NULL);
+					if (!mem.fits) {
+						st->no_fit++;
+						continue;
+					}
+					st->screened++;
+					struct candidate cd = { .plan = pl, .cluster = ci, .mem_bytes = mem.total_bytes };
+					cd.est_iter_s = search_estimate(cache, &pl, &cd.est_busy);
+					cd.est_tokens_per_s = (double)pl.global_batch * pl.seq / cd.est_iter_s;
+					assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
+					XGROW(out, cap, (size_t)*n + 1);
+					out[(*n)++] = cd;
+				}
+				/* the diag keeps the messages; start afresh now and then */
+				if (quiet.len > (1 << 20)) {
+					diag_finish(&quiet);
+					diag_init(&quiet, NULL);
+				}
+			}
+		}
+	}
+	diag_finish(&quiet);
+	search_cache_destroy(cache);
+	if (*n)
+		qsort(out, (size_t)*n, sizeof(*out), cmp_cand);
+	st->screen_s += now_s() - t0;
+	return out;
+}

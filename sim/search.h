@@ -1,0 +1,125 @@
+/* search: plans and clusters for a training goal (`ddlsim plan`).
+ *
+ * A goal (schema "ddlsim.goal" 1.0) names a model, the tokens to train,
+ * the sequence length, a deadline and/or a budget, a range of global
+ * batch sizes, and candidate clusters (a topology file, node counts,
+ * prices). For every cluster and node count the search enumerates the
+ * plan space — tp, pp, interleave (virtual stages), dp (what is left),
+ * micro-batch, global batch, ZeRO stage, recompute, sp and the placement
+ * order — and screens each plan in-process:
+ *   1. plan_check() (the simulator's own validity test),
+ *   2. the memory anatomy of the first and last stage (anatomy.h) against
+ *      the GPU's usable capacity,
+ *   3. an analytic iteration time (search_estimate()): per-layer compute
+ *      priced by the cost source, TP collectives, pipeline sends and the
+ *      data-parallel reduction from the collective closed forms
+ *      (coll_plan_create()'s uncontended time, sim/coll.h), the pipeline
+ *      bubble (p - 1) / (v m) of the micro-batches' time, the optimizer.
+ * The plans that survive are ranked by the estimate's wall time to train
+ * (goodput included) and the best `top` per cluster, plus the best of each
+ * node count, are simulated on the engine through the runner; the report
+ * checks the screen's ranking against the engine's (Spearman's rho).
+ *
+ *   key                       type      unit    default     meaning
+ *   name, description         string    -       file name
+ *   model                     string    path    required    model file
+ *   seq_len                   int       tokens  required
+ *   train_tokens              number    tokens  required
+ *   deadline_days             number    days    -           wall time to train, goodput included
+ *   budget_usd                number    USD     -           cost to train
+ *   global_batch_tokens.min   number    tokens  required    global batch range (samples x seq_len)
+ *   global_batch_tokens.max   number    tokens  required
+ *   precision                 string    -       "bf16"      training precision
+ *   top                       int       -       20          plans simulated per cluster
+ *   clusters                  [object]  -       required    candidate clusters:
+ *     name                    string    -       topology    display name
+ *     topology                string    path    required
+ *     nodes                   [int] | range     required    node counts ("32..512 step x2")
+ *     economics               object    -       {}          economics.h keys (prices)
+ *   search.tp, .pp, .interleave, .micro_batch, .zero   [int]   the values tried (defaults:
+ *                                tp 1,2,4,8 (dividing GPUs per node); pp the divisors of the
+ *                                layers up to 32; interleave 1,2,4; micro_batch 1,2,4; zero 0..3)
+ *   search.recompute          [string]  -       none, selective, full
+ *   search.sp                 [bool]    -       false, true (true only with tp > 1)
+ *   search.order              [string]  -       "tp,dp,pp", "tp,pp,dp"
+ *   goodput                   object    -       goodput.h keys
+ *
+ * Global batch: for each (dp, micro-batch) the numbers of micro-batches m
+ * that are powers of two, and the largest m, whose batch lies in the
+ * range (a larger batch at the same plan only shortens the bubble; the
+ * range is the user's statement of what converges). */
+#ifndef DDLSIM_SEARCH_H
+#define DDLSIM_SEARCH_H
+
+#include <stdbool.h>
+
+#include "assess.h"
+#include "diag.h"
+#include "inputs.h"
+#include "plan.h"
+
+#define SEARCH_MAX_VALUES 32
+
+struct goal_cluster {
+	char name[96];
+	char topology[1024];
+	long *nodes;
+	int nnodes;
+	struct econ_params econ;
+	struct inputs *in;          /* owned */
+};
+
+struct goal {
+	char *path, *name, *description;
+	char model[1024];
+	long seq;
+	double train_tokens;
+	double deadline_s, budget_usd;   /* 0 = none */
+	double gb_min_tokens, gb_max_tokens;
+	enum dtype precision;
+	int top;
+	struct goal_cluster *clusters;
+	int nclusters;
+	int tp[SEARCH_MAX_VALUES], ntp;
+	int pp[SEARCH_MAX_VALUES], npp;   /* npp = 0: divisors of the layers up to 32 */
+	int v[SEARCH_MAX_VALUES], nv;
+	int mb[SEARCH_MAX_VALUES], nmb;
+	int zero[SEARCH_MAX_VALUES], nzero;
+	int rc[3], nrc;
+	bool sp[2];
+	int nsp;
+	char order[4][16];
+	int norder;
+	struct goodput_params goodput;
+};
+
+struct goal *goal_load(const char *path, struct diag *d);
+void goal_destroy(struct goal *g);
+
+/* One screened plan. */
+struct candidate {
+	struct plan plan;
+	int cluster;
+	double est_iter_s, est_tokens_per_s, est_busy;
+	double mem_bytes;
+	struct assessment est;      /* from the estimate */
+};
+
+struct search_stats {
+	long enumerated, invalid, no_fit, screened;
+	double screen_s;
+};
+
+/* Analytic iteration time of pl (passes plan_check()) and the GPUs' busy
+ * fraction (compute / iteration). cache: per-inputs memo, NULL to make
+ * one per call (search_cache_*). */
+struct search_cache;
+struct search_cache *search_cache_create(const struct inputs *in);
+void search_cache_destroy(struct search_cache *c);
+double search_estimate(struct search_cache *c, const struct plan *pl, double *busy);
+
+/* Screen every plan of cluster ci of g: the plans that fit, as a new
+ * array (caller frees) of *n, sorted by estimated wall time to train. */
+struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st);
+
+#endif

@@ -1,0 +1,466 @@
+/* sweep: sweep files, ranges, points (see sweep.h).
+ *
+ * The base scenario is read as JSON once; a point is a deep copy with the
+ * axis values set at their paths (objects created as needed), then the
+ * derived values computed and set in order, then the constraints
+ * evaluated. Loading the point (scenario_load_json) is the caller's: it
+ * shares the inputs across points through an inputs cache. */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "jload.h"
+#include "xalloc.h"
+
+json_t *sweep_range(const char *text, char *err, size_t n)
+{
+	double a, b, step = 1;
+	char kind = '+';
+	char *end;
+	const char *dots = strstr(text, "..");
+	int used = 0;
+	if (dots) {
+		char left[64];
+		snprintf(left, sizeof(left), "%.*s", (int)(dots - text < 63 ? dots - text : 63), text);
+		a = strtod(left, &end);
+		bool ok_a = end != left && strspn(end, " ") == strlen(end);
+		b = strtod(dots + 2, &end);
+		if (ok_a && end != dots + 2) {
+			while (*end == ' ')
+				end++;
+			used = (int)(end - text);
+		} else
+			dots = NULL;
+	}
+	if (!dots) {
+		snprintf(err, n, "expected a list or a range \"A..B\", \"A..B step S\" or \"A..B step xF\", got '%s'", text);
+		return NULL;
+	}
+	const char *rest = text + used;
+	if (*rest) {
+		int u2 = 0;
+		if (sscanf(rest, "step x%lf %n", &step, &u2) == 1 && !rest[u2])
+			kind = 'x';
+		else if (sscanf(rest, "step %lf %n", &step, &u2) == 1 && !rest[u2])
+			kind = '+';
+		else {
+			snprintf(err, n, "expected \"step S\" or \"step xF\" after the range, got '%s'", rest);
+			return NULL;
+		}
+	}
+	if (b < a || (kind == '+' && !(step > 0)) || (kind == 'x' && !(step > 1 && a > 0))) {
+		snprintf(err, n, "range '%s' is empty or does not advance (needs A <= B and step > 0, "
+			 "or factor > 1 and A > 0)", text);
+		return NULL;
+	}
+	json_t *arr = json_array();
+	for (double x = a; x <= b * (1 + 1e-12); x = kind == 'x' ? x * step : x + step) {
+		if (json_array_size(arr) >= 100000) {
+			json_decref(arr);
+			snprintf(err, n, "range '%s' has more than 100000 values", text);
+			return NULL;
+		}
+		double r = round(x);
+		json_array_append_new(arr, fabs(x - r) < 1e-9 * fmax(1, fabs(x)) ? json_integer((json_int_t)r)
+									      : json_real(x));
+	}
+	return arr;
+}
+
+/* Set v (stolen) at dotted path key in doc, creating objects on the way.
+ * Returns 0, or -1 when a path component is not an object. */
+static int set_path(json_t *doc, const char *key, json_t *v)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", key);
+	json_t *o = doc;
+	char *save = NULL, *tok = strtok_r(buf, ".", &save), *next;
+	for (; tok && (next = strtok_r(NULL, ".", &save)); tok = next) {
+		json_t *c = json_object_get(o, tok);
+		if (!c) {
+			c = json_object();
+			json_object_set_new(o, tok, c);
+		}
+		if (!json_is_object(c)) {
+			json_decref(v);
+			return -1;
+		}
+		o = c;
+	}
+	json_object_set_new(o, tok, v);
+	return 0;
+}
+
+static json_t *get_path(json_t *doc, const char *key, size_t len)
+{
+	char buf[256];
+	if (len >= sizeof(buf))
+		return NULL;
+	memcpy(buf, key, len);
+	buf[len] = 0;
+	json_t *o = doc;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
+		o = json_is_object(o) ? json_object_get(o, tok) : NULL;
+	return o;
+}
+
+static bool number_of(const json_t *v, double *out)
+{
+	if (json_is_number(v))
+		*out = json_number_value(v);
+	else if (json_is_boolean(v))
+		*out = json_is_true(v);
+	else
+		return false;
+	return true;
+}
+
+/* Find a scalar leaf named name (len bytes) anywhere in the document;
+ * returns how many were found (the value of the first in *out). */
+static int find_leaf(json_t *o, const char *name, size_t len, double *out)
+{
+	const char *k;
+	json_t *v;
+	int found = 0;
+	json_object_foreach(o, k, v) {
+		if (json_is_object(v))
+			found += find_leaf(v, name, len, found ? &(double){ 0 } : out);
+		else if (strlen(k) == len && !strncmp(k, name, len) && number_of(v, found ? &(double){ 0 } : out))
+			found++;
+	}
+	return found;
+}
+
+struct vars {
+	json_t *doc;
+	double gpus_per_node;
+};
+
+static bool lookup(void *ctx, const char *name, size_t len, double *out)
+{
+	struct vars *vs = ctx;
+#define IS(s) (len == strlen(s) && !strncmp(name, s, len))
+	if (IS("gpus_per_node")) {
+		*out = vs->gpus_per_node;
+		return true;
+	}
+	if (IS("gpus")) {
+		double nodes = 0;
+		number_of(json_object_get(vs->doc, "nodes"), &nodes);
+		*out = nodes * vs->gpus_per_node;
+		return true;
+	}
+	if (number_of(get_path(vs->doc, name, len), out))
+		return true;
+	if (find_leaf(vs->doc, name, len, out) == 1)
+		return true;
+	json_t *par = json_object_get(vs->doc, "parallel"), *tr = json_object_get(vs->doc, "training");
+	double tp = 1, pp = 1;
+	number_of(json_object_get(par, "tp"), &tp);
+	number_of(json_object_get(par, "pp"), &pp);
+	if (IS("tp") || IS("pp") || IS("interleave")) {
+		*out = IS("tp") ? tp : IS("pp") ? pp : 1;
+		return true;
+	}
+	if (IS("zero")) {
+		*out = 0;
+		return true;
+	}
+	if (IS("micro_batch")) {
+		*out = 1;
+		(void)tr;
+		return true;
+	}
+	if (IS("dp")) {
+		double nodes = 0;
+		number_of(json_object_get(vs->doc, "nodes"), &nodes);
+		*out = nodes * vs->gpus_per_node / (tp * pp);
+		return true;
+	}
+	return false;
+#undef IS
+}
+
+/* GPUs per node of the topology the document names (0 if unreadable). */
+static int gpus_per_node(struct sweep *s, json_t *doc)
+{
+	json_t *t = json_object_get(doc, "topology");
+	if (!json_is_string(t))
+		return 0;
+	char path[1024];
+	if (jload_resolve(s->base_path, json_string_value(t), path, sizeof(path)))
+		return 0;
+	for (int i = 0; i < s->ngpn; i++)
+		if (!strcmp(s->gpn_path[i], path))
+			return s->gpn[i];
+	struct diag d;
+	diag_init(&d, NULL);
+	json_t *root = jload_file(path, &d);
+	diag_finish(&d);
+	json_t *g = json_object_get(json_object_get(root, "node"), "gpus");
+	int n = json_is_integer(g) ? (int)json_integer_value(g) : 0;
+	json_decref(root);
+	s->gpn_path = xreallocarray(s->gpn_path, (size_t)s->ngpn + 1, sizeof(char *));
+	s->gpn = xreallocarray(s->gpn, (size_t)s->ngpn + 1, sizeof(int));
+	s->gpn_path[s->ngpn] = xstrdup(path);
+	s->gpn[s->ngpn++] = n;
+	return n;
+}
+
+json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
+{
+	json_t *doc = json_deep_copy(s->base);
+	*values = json_object();
+	long rest = i;
+	for (int a = s->naxes - 1; a >= 0; a--) {
+		size_t k = json_array_size(s->axes[a].values);
+		json_t *v = json_array_get(s->axes[a].values, (size_t)(rest % (long)k));
+		rest /= (long)k;
+		json_object_set(*values, s->axes[a].key, v);
+	}
+	/* set in axis order (the values object was filled backwards) */
+	for (int a = 0; a < s->naxes; a++) {
+		json_t *v = json_object_get(*values, s->axes[a].key);
+		if (set_path(doc, s->axes[a].key, json_incref(v))) {
+			snprintf(reason, n, "axis '%s': a part of the path is not an object in the base scenario",
+				 s->axes[a].key);
+			goto fail;
+		}
+	}
+	/* reorder the record's values as the axes are listed */
+	json_t *ordered = json_object();
+	for (int a = 0; a < s->naxes; a++)
+		json_object_set(ordered, s->axes[a].key, json_object_get(*values, s->axes[a].key));
+	json_decref(*values);
+	*values = ordered;
+
+	struct vars vs = { .doc = doc, .gpus_per_node = gpus_per_node(s, doc) };
+	char err[200];
+	for (int k = 0; k < s->nderived; k++) {
+		double x;
+		if (expr_eval(s->derived[k].expr, lookup, &vs, &x, err, sizeof(err))) {
+			snprintf(reason, n, "derived '%s' = \"%s\": %s", s->derived[k].key, s->derived[k].expr, err);
+			json_object_set_new(*values, s->derived[k].key, json_null());
+			goto fail;
+		}
+		json_t *v = fabs(x - round(x)) < 1e-9 && fabs(x) < 9e15 ? json_integer((json_int_t)round(x))
+								      : json_real(x);
+		json_object_set(*values, s->derived[k].key, v);
+		if (set_path(doc, s->derived[k].key, v)) {
+			snprintf(reason, n, "derived '%s': a part of the path is not an object", s->derived[k].key);
+			goto fail;
+		}
+	}
+	for (int k = 0; k < s->nconstraints; k++) {
+		double x;
+		if (expr_eval(s->constraints[k], lookup, &vs, &x, err, sizeof(err))) {
+			snprintf(reason, n, "constraint \"%s\": %s", s->constraints[k], err);
+			goto fail;
+		}
+		if (x == 0) {
+			snprintf(reason, n, "constraint \"%s\" is false", s->constraints[k]);
+			goto fail;
+		}
+	}
+	return doc;
+fail:
+	json_decref(doc);
+	return NULL;
+}
+
+static void load_axes(struct jobj *root, struct sweep *s)
+{
+	json_t *axes = json_object_get(root->o, "axes");
+	jobj_has(root, "axes");
+	if (!axes) {
+		jobj_err(root, "axes", "missing required key 'axes'");
+		return;
+	}
+	if (!json_is_object(axes) || json_object_size(axes) == 0) {
+		jobj_err(root, "axes", "expected an object of at least one scenario key -> values, got %s",
+			 json_is_object(axes) ? "an empty object" : jload_type_name(axes));
+		return;
+	}
+	const char *k;
+	json_t *v;
+	s->axes = xcalloc(json_object_size(axes), sizeof(*s->axes));
+	s->npoints = 1;
+	json_object_foreach(axes, k, v) {
+		char err[300];
+		json_t *vals = NULL;
+		if (json_is_string(v)) {
+			vals = sweep_range(json_string_value(v), err, sizeof(err));
+			if (!vals)
+				diag_err(root->d, s->path, "/axes", "/%s: %s", k, err);
+		} else if (json_is_array(v) && json_array_size(v) > 0)
+			vals = json_incref(v);
+		else
+			diag_err(root->d, s->path, "/axes", "/%s: expected a non-empty list or a range string, got %s",
+				 k, json_is_array(v) ? "an empty list" : jload_type_name(v));
+		if (!strlen(k) || strlen(k) > 200 || k[0] == '.' || strstr(k, ".."))
+			diag_err(root->d, s->path, "/axes", "/%s: expected a scenario key path such as \"parallel.tp\"", k);
+		if (!vals)
+			continue;
+		s->axes[s->naxes].key = xstrdup(k);
+		s->axes[s->naxes++].values = vals;
+		if (s->npoints > SWEEP_MAX_POINTS / (long)json_array_size(vals)) {
+			diag_err(root->d, s->path, "/axes", "more than %ld points", SWEEP_MAX_POINTS);
+			s->npoints = 0;
+			return;
+		}
+		s->npoints *= (long)json_array_size(vals);
+	}
+}
+
+static bool var_any(void *ctx, const char *name, size_t len, double *out)
+{
+	(void)ctx, (void)name, (void)len;
+	*out = 1;
+	return true;
+}
+
+static void check_expr(struct diag *d, const char *file, const char *jpath, const char *src)
+{
+	char err[200];
+	double x;
+	/* syntax only: every variable reads 1 (unknown names show at a point) */
+	if (expr_eval(src, var_any, NULL, &x, err, sizeof(err)) && !strstr(err, "division") &&
+	    !strstr(err, "remainder") && !strstr(err, "round_to"))
+		diag_err(d, file, jpath, "%s in \"%s\"", err, src);
+}
+
+struct sweep *sweep_load(const char *path, struct diag *d)
+{
+	struct sweep *s = xcalloc(1, sizeof(*s));
+	struct jobj jo, sub;
+	const char *str;
+	int before = diag_count(d);
+
+	s->path = xstrdup(path);
+	econ_params_init(&s->econ);
+	goodput_params_init(&s->goodput);
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err;
+	if (jload_schema(root, path, d, "ddlsim.sweep", 1, 0))
+		goto err;
+	jobj_init(&jo, root, path, "", d);
+	{
+		const char *b = strrchr(path, '/');
+		s->name = xstrdup(b ? b + 1 : path);
+		char *dot = strrchr(s->name, '.');
+		if (dot)
+			*dot = 0;
+	}
+	if (jobj_str(&jo, "name", &str, 0) == 1) {
+		free(s->name);
+		s->name = xstrdup(str);
+	}
+	s->description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
+	if (jobj_str(&jo, "base", &str, JREQ) == 1) {
+		if (jload_resolve(path, str, s->base_path, sizeof(s->base_path)))
+			jobj_err(&jo, "base", "path too long");
+		else {
+			int b0 = diag_count(d);
+			s->base = jload_file(s->base_path, d);
+			if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1, 0) == 0 &&
+			    !json_is_object(s->base))
+				diag_err(d, s->base_path, "", "expected a scenario object");
+			if (diag_count(d) != b0)
+				jobj_err(&jo, "base", "the base scenario '%s' cannot be read (see above)", s->base_path);
+		}
+	}
+	load_axes(&jo, s);
+	if (jobj_child(&jo, "derived", &sub, 0) == 1) {
+		const char *k;
+		json_t *v;
+		s->derived = xcalloc(json_object_size(sub.o) + 1, sizeof(*s->derived));
+		json_object_foreach(sub.o, k, v) {
+			jobj_has(&sub, k);
+			if (!json_is_string(v)) {
+				jobj_err(&sub, k, "expected an expression string, got %s", jload_type_name(v));
+				continue;
+			}
+			char jp[300];
+			snprintf(jp, sizeof(jp), "/derived/%.250s", k);
+			check_expr(d, path, jp, json_string_value(v));
+			s->derived[s->nderived].key = xstrdup(k);
+			s->derived[s->nderived++].expr = xstrdup(json_string_value(v));
+		}
+		jobj_end(&sub);
+	}
+	json_t *arr;
+	char ap[300];
+	if (jobj_array(&jo, "constraints", &arr, ap, sizeof(ap), 0) == 1) {
+		size_t i;
+		json_t *v;
+		s->constraints = xcalloc(json_array_size(arr) + 1, sizeof(char *));
+		json_array_foreach(arr, i, v) {
+			if (!json_is_string(v)) {
+				diag_err(d, path, ap, "/%zu: expected an expression string, got %s", i, jload_type_name(v));
+				continue;
+			}
+			char jp[340];
+			snprintf(jp, sizeof(jp), "%.300s/%zu", ap, i);
+			check_expr(d, path, jp, json_string_value(v));
+			s->constraints[s->nconstraints++] = xstrdup(json_string_value(v));
+		}
+	}
+	if (jobj_child(&jo, "economics", &sub, 0) == 1) {
+		econ_params_load(&sub, &s->econ);
+		jobj_end(&sub);
+	}
+	if (jobj_child(&jo, "goodput", &sub, 0) == 1) {
+		goodput_params_load(&sub, &s->goodput);
+		jobj_end(&sub);
+	}
+	snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
+	if (jobj_child(&jo, "output", &sub, 0) == 1) {
+		if (jobj_str(&sub, "dir", &str, 0) == 1)
+			snprintf(s->out_dir, sizeof(s->out_dir), "%s", str);
+		jobj_end(&sub);
+	}
+	jobj_end(&jo);
+	json_decref(root);
+	root = NULL;
+	if (diag_count(d) != before)
+		goto err;
+	return s;
+err:
+	json_decref(root);
+	sweep_destroy(s);
+	return NULL;
+}
+
+void sweep_destroy(struct sweep *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->naxes; i++) {
+		free(s->axes[i].key);
+		json_decref(s->axes[i].values);
+	}
+	free(s->axes);
+	for (int i = 0; i < s->nderived; i++) {
+		free(s->derived[i].key);
+		free(s->derived[i].expr);
+	}
+	free(s->derived);
+	for (int i = 0; i < s->nconstraints; i++)
+		free(s->constraints[i]);
+	free(s->constraints);
+	for (int i = 0; i < s->ngpn; i++)
+		free(s->gpn_path[i]);
+	free(s->gpn_path);
+	free(s->gpn);
+	json_decref(s->base);
+	free(s->path);
+	free(s->name);
+	free(s->description);
+	free(s);
+}

@@ -1,0 +1,92 @@
+/* sweep: a base scenario and axes over any of its keys, expanded into
+ * points (a Cartesian product), each a scenario document loaded through
+ * the scenario loader (so every present and future scenario key can be
+ * swept and is checked the same way).
+ *
+ * Schema "ddlsim.sweep" 1.0. Paths are relative to the sweep file.
+ *
+ *   key           type              default     meaning
+ *   name          string            file name   display name
+ *   description   string            ""
+ *   base          string (path)     required    the base scenario file
+ *   axes          object            required    scenario key (JSON path with dots:
+ *                                               "parallel.tp", "nodes",
+ *                                               "cost.usd_per_gpu_hour") -> values:
+ *                                               a non-empty list of JSON values, or a
+ *                                               range "A..B" (step 1), "A..B step S"
+ *                                               (arithmetic), "A..B step xF" (geometric);
+ *                                               B is included when reached
+ *   derived       object            {}          scenario key -> expression (expr.h),
+ *                                               evaluated in order after the axes are
+ *                                               set; integral results are written as
+ *                                               integers
+ *   constraints   [string]          []          expressions; a point where one is 0 is
+ *                                               recorded as invalid with the constraint
+ *   economics     object            see economics.h
+ *   goodput       object            see goodput.h
+ *   output.dir    string (path)     "out/<name>" where points.csv / points.jsonl go
+ *
+ * Variables in expressions: every number or boolean in the point's
+ * document by its dotted path ("parallel.tp") and by its last name when
+ * that is unique ("tp"); tp, pp, interleave, micro_batch default to 1 and
+ * zero to 0 when absent; nodes; gpus_per_node (from the point's topology);
+ * gpus = nodes x gpus_per_node; dp = the document's, else gpus / (tp pp).
+ *
+ * Points are numbered 0..N-1 in row-major order: the last axis varies
+ * fastest. Shard k of n (0-based) holds the points with i mod n = k. */
+#ifndef DDLSIM_SWEEP_H
+#define DDLSIM_SWEEP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "diag.h"
+#include "economics.h"
+#include "goodput.h"
+
+#define SWEEP_MAX_POINTS 10000000L
+
+struct sweep_axis {
+	char *key;                  /* dotted scenario path */
+	json_t *values;             /* array, owned */
+};
+
+struct sweep_derived {
+	char *key, *expr;
+};
+
+struct sweep {
+	char *path, *name, *description;
+	char base_path[1024];
+	json_t *base;               /* the base scenario's document, owned */
+	struct sweep_axis *axes;
+	int naxes;
+	struct sweep_derived *derived;
+	int nderived;
+	char **constraints;
+	int nconstraints;
+	char out_dir[1024];
+	struct econ_params econ;
+	struct goodput_params goodput;
+	long npoints;
+	/* gpus per node of each topology the points name (read on first use) */
+	char **gpn_path;
+	int *gpn, ngpn;
+};
+
+/* Load and check a sweep file and its base scenario's JSON. Returns a new
+ * sweep (sweep_destroy()) or NULL after reporting every problem into d. */
+struct sweep *sweep_load(const char *path, struct diag *d);
+void sweep_destroy(struct sweep *s);
+
+/* Point i's scenario document (a new reference) with the axes and derived
+ * values set, or NULL with why in reason (a constraint that is false, an
+ * expression that failed). *values gets a new object of the point's axis
+ * and derived values (key -> value) for the record, also on failure. */
+json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n);
+
+/* Parse a range string ("16..512 step x2") into a new array; NULL with
+ * why in err if it is not a range. */
+json_t *sweep_range(const char *text, char *err, size_t n);
+
+#endif

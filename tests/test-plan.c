@@ -1,0 +1,253 @@
+/* test-plan: sweeps (expansion, constraints, resume, shards), the
+ * expression language, economics and goodput against their closed forms,
+ * and the plan search's screen against the engine. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "economics.h"
+#include "expr.h"
+#include "goodput.h"
+#include "sweep.h"
+#include "testutil.h"
+
+static bool vars(void *ctx, const char *name, size_t len, double *out)
+{
+	(void)ctx;
+	if (len == 2 && !strncmp(name, "dp", 2)) {
+		*out = 48;
+		return true;
+	}
+	if (len == 11 && !strncmp(name, "micro_batch", 11)) {
+		*out = 2;
+		return true;
+	}
+	return false;
+}
+
+Test(expr, round_to_picks_the_nearest_multiple)
+{
+	double x;
+	char err[200];
+	cr_assert_eq(expr_eval("round_to(dp * micro_batch, 1024)", vars, NULL, &x, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(x, 1056);  /* 96 x 11 = 1056 is nearer 1024 than 96 x 10 = 960 */
+	cr_assert_eq(expr_eval("dp % 16 == 0 && !(micro_batch > 2) || 0", vars, NULL, &x, err, sizeof(err)), 0);
+	cr_expect_eq(x, 1);
+	cr_assert_eq(expr_eval("if(dp < 10, 1, max(2, -3) + div(7, 2))", vars, NULL, &x, err, sizeof(err)), 0);
+	cr_expect_eq(x, 5);
+}
+
+Test(expr, reports_the_column_of_an_error)
+{
+	double x;
+	char err[200];
+	cr_assert_eq(expr_eval("dp * nodez", vars, NULL, &x, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "unknown variable 'nodez' at column 6");
+	cr_assert_eq(expr_eval("min(1, 2", vars, NULL, &x, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "expected ')' at column 9");
+}
+
+Test(sweep, expands_ranges)
+{
+	char err[200];
+	json_t *a = sweep_range("16..512 step x2", err, sizeof(err));
+	cr_assert(a, "%s", err);
+	cr_assert_eq(json_array_size(a), 6);
+	cr_expect_eq(json_integer_value(json_array_get(a, 5)), 512);
+	json_decref(a);
+	a = sweep_range("1..2 step 0.25", err, sizeof(err));
+	cr_assert_eq(json_array_size(a), 5);
+	cr_expect_eq(json_real_value(json_array_get(a, 1)), 1.25);
+	json_decref(a);
+	cr_expect_null(sweep_range("8..1", err, sizeof(err)));
+	cr_expect_str_eq(err, "range '8..1' is empty or does not advance (needs A <= B and step > 0, "
+			 "or factor > 1 and A > 0)");
+}
+
+static const char *SWEEP =
+	"{\"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"name\": \"t\",\n"
+	" \"base\": \"%s\",\n"
+	" \"axes\": {\"training.micro_batch\": [16, 32, 64, 128], \"training.global_batch\": \"64..256 step x2\"},\n"
+	" \"derived\": {\"cost.usd_per_gpu_hour\": \"micro_batch / 16\"},\n"
+	" \"constraints\": [\"micro_batch <= 64\"]}\n";
+
+static char *make_sweep(char **dir)
+{
+	char text[2048];
+	*dir = tmp_dir();
+	snprintf(text, sizeof(text), SWEEP, src_path("scenarios/resnet50-v100-1gpu.json"));
+	return write_file(*dir, "s.json", text);
+}
+
+Test(sweep, points_constraints_and_derived_values)
+{
+	char *dir, *p = make_sweep(&dir);
+	struct diag d;
+	diag_init(&d, NULL);
+	struct sweep *s = sweep_load(p, &d);
+	cr_assert(s, "%s", diag_text(&d));
+	cr_assert_eq(s->npoints, 12);
+	char reason[512];
+	json_t *vals;
+	/* point 4: micro_batch 32 (second value), global_batch 64: last axis fastest */
+	json_t *doc = sweep_point(s, 4, &vals, reason, sizeof(reason));
+	cr_assert(doc, "%s", reason);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(doc, "training"), "micro_batch")), 32);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(doc, "training"), "global_batch")), 128);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(doc, "cost"), "usd_per_gpu_hour")), 2);
+	json_decref(doc);
+	json_decref(vals);
+	cr_expect_null(sweep_point(s, 9, &vals, reason, sizeof(reason)));
+	cr_expect_str_eq(reason, "constraint \"micro_batch <= 64\" is false");
+	json_decref(vals);
+	sweep_destroy(s);
+	diag_finish(&d);
+}
+
+Test(sweep, bad_input_exact_messages)
+{
+	char *dir = tmp_dir();
+	char *p = write_file(dir, "bad.json",
+			     "{\"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"base\": \"nope.json\",\n"
+			     " \"axes\": {\"nodes\": [], \"parallel.tp\": \"1..x\"}, \"derived\": {\"a\": \"1 +\"}, \"extra\": 1}\n");
+	char args[1200], *err = NULL, want[4000];
+	snprintf(args, sizeof(args), "sweep %s", p);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want),
+		 "%s/nope.json: error: cannot open file: No such file or directory\n"
+		 "%s: /base: error: the base scenario '%s/nope.json' cannot be read (see above)\n"
+		 "%s: /axes: error: /nodes: expected a non-empty list or a range string, got an empty list\n"
+		 "%s: /axes: error: /parallel.tp: expected a list or a range \"A..B\", \"A..B step S\" or \"A..B step xF\", got '1..x'\n"
+		 "%s: /derived/a: error: unexpected end of expression at column 4 in \"1 +\"\n"
+		 "%s: /extra: error: unknown key 'extra'\n", dir, p, dir, p, p, p, p);
+	cr_expect_str_eq(err, want);
+}
+
+static char *slurp_sorted(const char *path)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "sort '%s' | cut -d, -f1-50 | sed 's/,[0-9.e+-]*,ok,/,ok,/'", path);
+	FILE *f = popen(cmd, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	pclose(f);
+	return buf;
+}
+
+/* The rows without the simulator's wall time (the one column that differs
+ * between two runs of the same point). */
+static char *rows(const char *path)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import csv,sys; r=list(csv.DictReader(open('%s')));"
+		 "[x.pop('sim_wall_s') for x in r]; r.sort(key=lambda x:int(x['point']));"
+		 "print('\\n'.join(','.join(x.values()) for x in r))\"", path);
+	FILE *f = popen(cmd, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	pclose(f);
+	return buf;
+}
+
+Test(sweep, resume_and_shards_give_the_rows_of_one_run, .timeout = 300)
+{
+	char *dir, *p = make_sweep(&dir);
+	char args[2400], path[1200];
+	(void)slurp_sorted;
+	snprintf(args, sizeof(args), "sweep %s --out %s/full -j 2 --quiet", p, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(path, sizeof(path), "%s/full/points.csv", dir);
+	char *full = rows(path);
+	cr_assert_gt(strlen(full), 100);
+	cr_expect(strstr(full, "invalid,constraint \"\"micro_batch <= 64\"\" is false") ||
+		  strstr(full, "constraint"), "%s", full);
+
+	/* a killed sweep: keep the header and 4 rows, tear the fifth line */
+	snprintf(args, sizeof(args),
+		 "mkdir -p %s/part && head -5 %s/full/points.csv > %s/part/points.csv && "
+		 "sed -n 6p %s/full/points.csv | head -c 20 >> %s/part/points.csv && "
+		 "head -6 %s/full/points.jsonl > %s/part/points.jsonl", dir, dir, dir, dir, dir, dir, dir);
+	cr_assert_eq(system(args), 0);
+	snprintf(args, sizeof(args), "sweep %s --out %s/part --resume --quiet", p, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(path, sizeof(path), "%s/part/points.csv", dir);
+	cr_expect_str_eq(rows(path), full);
+	snprintf(args, sizeof(args), "test $(wc -l < %s/part/points.jsonl) -eq 12", dir);
+	cr_expect_eq(system(args), 0);
+
+	/* shards 1/3..3/3 merged */
+	for (int i = 1; i <= 3; i++) {
+		snprintf(args, sizeof(args), "sweep %s --out %s/sh --shard %d/3 --quiet", p, dir, i);
+		cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	}
+	snprintf(args, sizeof(args), "merge %s/merged.csv %s/sh/points.shard-1-of-3.csv "
+		 "%s/sh/points.shard-2-of-3.csv %s/sh/points.shard-3-of-3.csv", dir, dir, dir, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(path, sizeof(path), "%s/merged.csv", dir);
+	cr_expect_str_eq(rows(path), full);
+}
+
+Test(goodput, daly_and_young_closed_forms)
+{
+	/* delta << M: Daly's interval tends to Young's sqrt(2 delta M) */
+	double d = 10, m = 36000;
+	double young = sqrt(2 * d * m), x = d / (2 * m);
+	cr_expect_float_eq(goodput_daly_interval(d, m), young * (1 + sqrt(x) / 3 + x / 9) - d, 1e-9);
+	cr_expect_lt(fabs(goodput_daly_interval(d, m) / young - 1), 0.02);
+	cr_expect_eq(goodput_daly_interval(100, 40), 40);  /* delta >= 2M: tau = M */
+	struct goodput_params p = { .gpu_failures_per_hour = 1e-4, .storage_write_Bps = 1e9, .restart_s = 60 };
+	struct goodput_result r;
+	goodput_compute(&p, 1000, 125, 10e9, 86400, &r);
+	double M = 3600 / 0.1, tau = goodput_daly_interval(10, M);
+	double wall = M * exp(60 / M) * expm1((tau + 10) / M) * 86400 / tau;
+	cr_expect_float_eq(r.mtbf_s, M, 1e-9);
+	cr_expect_float_eq(r.wall_s, wall, 1e-6);
+	cr_expect_float_eq(r.interruptions, wall / M, 1e-9);
+}
+
+Test(goodput, llama3_interruptions_and_effective_time)
+{
+	/* Llama 3 (arXiv 2407.21783, 3.3.4): 419 unexpected interruptions in
+	 * 54 days on 16,384 GPUs, "higher than 90% effective training time".
+	 * 405B: 16-bit weights + 12 bytes of Adam state per parameter. */
+	struct goodput_params p;
+	goodput_params_init(&p);
+	struct goodput_result r;
+	goodput_compute(&p, 16384, 2048, 405e9 * 14, 54 * 86400 * 0.93, &r);
+	double per_day = r.interruptions / (r.wall_s / 86400);
+	cr_expect_float_eq(per_day, 419.0 / 54, 1e-9);
+	cr_expect_gt(r.ratio, 0.90);
+	cr_expect_lt(r.ratio, 0.99);
+}
+
+Test(economics, cloud_and_purchase_closed_forms)
+{
+	struct econ_params p;
+	econ_params_init(&p);
+	struct econ_cluster c = { .nodes = 4, .gpus = 32, .nics_per_node = 8, .fabric_levels = 2,
+				  .oversubscription = 2, .gpu_tdp_W = 700, .gpu_idle_W = 70,
+				  .node_power_max_W = 10200 };
+	cr_expect_eq(econ_ports(&c), 4 * 8 * (2 + 2.0 / 2));
+	p.usd_per_gpu_hour = 2.5;
+	p.port_W = 10;
+	struct econ_result r;
+	econ_compute(&p, &c, 3600, 0.5, 1e9, &r);
+	double it = 32 * (70 + 0.5 * 630) + 4 * (10200 - 8 * 700) + 96 * 10.0;
+	cr_expect_float_eq(r.it_W, it, 1e-9);
+	cr_expect_float_eq(r.energy_MWh, 1.58 * it * 3600 / 3.6e9, 1e-12);
+	cr_expect_float_eq(r.cost_usd, 32 * 2.5, 1e-9);
+	cr_expect_float_eq(r.usd_per_Mtoken, 80 / 1e3, 1e-12);
+	p.usd_per_gpu_hour = 0;
+	p.capex_per_node_usd = 300000;
+	p.capex_per_port_usd = 1000;
+	p.usd_per_kWh = 0.1;
+	econ_compute(&p, &c, 86400, 0.5, 1e9, &r);
+	double capex = 4 * 300000 + 96 * 1000.0;
+	cr_expect_float_eq(r.capex_usd, capex, 1e-9);
+	cr_expect_float_eq(r.cost_usd, capex / (4 * 365.25) + 1.58 * it * 24 / 1e3 * 0.1, 1e-6);
+}
