@@ -66,7 +66,8 @@ static void load_transformer(struct jobj *jo, struct model *m)
 {
 	int e;
 
-	jobj_int(jo, "layers", &m->layers, 1, JREQ);
+	if (jobj_int(jo, "layers", &m->layers, 1, JREQ) == 1 && m->layers > MODEL_MAX_LAYERS)
+		jobj_err(jo, "layers", "expected at most %d layers, got %ld", MODEL_MAX_LAYERS, m->layers);
 	jobj_int(jo, "hidden_size", &m->hidden, 1, JREQ);
 	jobj_int(jo, "heads", &m->heads, 1, JREQ);
 	m->kv_heads = m->heads;

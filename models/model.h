@@ -39,6 +39,10 @@
 #ifndef DDLSIM_MODEL_H
 #define DDLSIM_MODEL_H
 
+/* Transformer blocks a model file may have (the largest published models
+ * have a few hundred). */
+#define MODEL_MAX_LAYERS 100000
+
 #include <stdbool.h>
 
 #include "diag.h"

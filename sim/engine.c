@@ -11,6 +11,8 @@
  * of a group shares one plan and finds its own flows by binary search. */
 #include "engine.h"
 
+#include "cleanup.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +389,9 @@ static void start_simgrid(const char *platform)
 	char *argv[] = { "ddlsim", NULL };
 	xbt_log_control_set("root.thres:critical");
 	simgrid_init(&argc, argv);
+	/* SimGrid installs its own SIGINT handler (a status dump, then exit 1):
+	 * ours removes temporaries and exits 130 (cleanup.h) */
+	cleanup_install();
 	sg_cfg_set_string("network/model", "CM02");
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
