@@ -95,7 +95,6 @@ struct model *model_load(const char *path, struct diag *d)
 {
 	struct model *m = xcalloc(1, sizeof(*m));
 	struct jobj jo;
-	const char *s;
 	int arch = 0;
 	int before = diag_count(d);
 
@@ -108,11 +107,9 @@ struct model *model_load(const char *path, struct diag *d)
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
-	snprintf(m->path, sizeof(m->path), "%s", path);
-	if (jobj_str(&jo, "name", &s, JREQ) == 1)
-		snprintf(m->name, sizeof(m->name), "%s", s);
-	if (jobj_str(&jo, "source", &s, JREQ) == 1)
-		snprintf(m->source, sizeof(m->source), "%s", s);
+	jload_copy_path(path, m->path, sizeof(m->path), d);
+	jobj_str_copy(&jo, "name", m->name, sizeof(m->name), JREQ);
+	jobj_str_copy(&jo, "source", m->source, sizeof(m->source), JREQ);
 	if (jobj_enum_table(&jo, "architecture", model_archs, sizeof(model_archs[0]), &arch, JREQ) == 1) {
 		m->arch = arch;
 		model_archs[arch].load(&jo, m);

@@ -106,7 +106,7 @@ enum fabric_kind { FABRIC_NONBLOCKING, FABRIC_FAT_TREE, FABRIC_RAIL };
 
 struct topology {
 	char name[96];
-	char source[512];
+	char source[4096];
 	char path[1024];
 	int schema_minor;
 	struct gpu_spec gpu;
