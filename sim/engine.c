@@ -1,7 +1,7 @@
 /* engine: SimGrid replay of per-rank programs (see engine.h).
  *
  * Layout of the run:
- *   engine_run          builds the platform file, initialises SimGrid once,
+ *   engine_run          initialises SimGrid once, builds the platform,
  *                       creates one actor per (simulated rank, used stream)
  *                       and one daemon sink per folded peer mailbox, runs.
  *   stream_main         one stream: for each of its tasks, wait for the
@@ -27,7 +27,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-#include "platform.h"
+#include "engine_platform.h"
 #include "xalloc.h"
 
 /* ---- plan cache ---------------------------------------------------- */
@@ -400,9 +400,9 @@ static void sink_main(int argc, char **argv)
 
 static bool g_initialised;
 
-/* Initialise SimGrid as a pure alpha-beta network and load (then delete)
- * the platform file. Once per process. */
-static void start_simgrid(const char *platform)
+/* Initialise SimGrid as a pure alpha-beta network and build the platform
+ * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
+static int start_simgrid(const struct topology *t, int nodes, struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
@@ -412,8 +412,9 @@ static void start_simgrid(const char *platform)
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	simgrid_load_platform(platform);
-	unlink(platform);
+	if (engine_platform_build(t, nodes))
+		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
+	return 0;
 }
 
 static void start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
@@ -500,7 +501,6 @@ static int make_sinks(struct sim *S)
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d)
 {
 	const struct placement *pl = job->pl;
-	char platform[512];
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -510,10 +510,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 
 	if (topology_check_nodes(job->topo, job->nodes, d))
 		return -1;
-	if (platform_write_temp(job->topo, job->nodes, platform, sizeof(platform)))
-		return diag_errf(d, "cannot write the platform file: %m");
-
-	start_simgrid(platform);
+	if (start_simgrid(job->topo, job->nodes, d))
+		return -1;
 
 	struct sim S = { .job = job };
 	g_sim = &S;
@@ -731,7 +729,6 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
 			    int npts, struct diag *d)
 {
-	char platform[512];
 	int rc = -1;
 	struct sweep W = { .t = t, .ranks = ranks, .n = n, .pts = pts, .npts = npts };
 
@@ -765,11 +762,8 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		rc = 0;
 		goto out;
 	}
-	if (platform_write_temp(t, nodes, platform, sizeof(platform))) {
-		diag_errf(d, "cannot write the platform file: %m");
+	if (start_simgrid(t, nodes, d))
 		goto out;
-	}
-	start_simgrid(platform);
 
 	g_sweep = &W;
 	W.bar = sg_barrier_init((unsigned)n);
