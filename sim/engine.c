@@ -402,7 +402,8 @@ static bool g_initialised;
 
 /* Initialise SimGrid as a pure alpha-beta network and build the platform
  * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
-static int start_simgrid(const struct topology *t, int nodes, struct diag *d)
+static int start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
+			 struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
@@ -412,7 +413,7 @@ static int start_simgrid(const struct topology *t, int nodes, struct diag *d)
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	if (engine_platform_build(t, nodes))
+	if (engine_platform_build(t, nodes, used))
 		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
 	return 0;
 }
@@ -510,8 +511,6 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 
 	if (topology_check_nodes(job->topo, job->nodes, d))
 		return -1;
-	if (start_simgrid(job->topo, job->nodes, d))
-		return -1;
 
 	struct sim S = { .job = job };
 	g_sim = &S;
@@ -540,6 +539,29 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		placement_coords(pl, r, c);
 		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_DP] == 0);
 	}
+	/* the platform holds the simulated ranks and every GPU they talk to */
+	unsigned char *used = xcalloc((size_t)job->nodes * job->topo->gpus_per_node, 1);
+	int *grp = xreallocarray(NULL, (size_t)N + 2, sizeof(*grp));
+	for (int r = 0; r < N; r++) {
+		if (!S.active[r])
+			continue;
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		used[r] = 1;
+		for (int g = 0; g < GROUP_N; g++) {
+			int n = placement_group(pl, g, r, grp);
+			for (int i = 0; i < n; i++)
+				used[grp[i]] = 1;
+		}
+		for (int dlt = -1; dlt <= 1; dlt += 2)
+			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
+				used[placement_stage_peer(pl, r, c[DIM_PP] + dlt)] = 1;
+	}
+	free(grp);
+	int started = start_simgrid(job->topo, job->nodes, used, d);
+	free(used);
+	if (started)
+		goto out;
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -762,7 +784,12 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 		rc = 0;
 		goto out;
 	}
-	if (start_simgrid(t, nodes, d))
+	unsigned char *used = xcalloc((size_t)nodes * t->gpus_per_node, 1);
+	for (int i = 0; i < n; i++)
+		used[ranks[i]] = 1;
+	int started = start_simgrid(t, nodes, used, d);
+	free(used);
+	if (started)
 		goto out;
 
 	g_sweep = &W;

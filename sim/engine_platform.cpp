@@ -109,12 +109,12 @@ void route(void *ctx, const char *src, const char *dst, const char *gw_src, cons
 
 } // namespace
 
-extern "C" int engine_platform_build(const struct topology *t, int nodes)
+extern "C" int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used)
 {
 	try {
 		builder b;
 		const struct platform_sink sink = { &b, zone_begin, zone_end, host, router, link, route };
-		platform_emit(t, nodes, &sink);
+		platform_emit(t, nodes, used, &sink);
 		sg4::Engine::get_instance()->seal_platform();
 	} catch (const std::exception &) {
 		return -1;

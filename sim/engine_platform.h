@@ -8,8 +8,9 @@
 #include "topology.h"
 
 /* Build the platform of nodes nodes of t (checked by
- * topology_check_nodes()) as platform_emit() describes it. Returns 0, or
- * -1 if SimGrid rejected it. Once per process. */
-int engine_platform_build(const struct topology *t, int nodes);
+ * topology_check_nodes()) as platform_emit() describes it, with the GPUs
+ * used[] marks (NULL: all). Returns 0, or -1 if SimGrid rejected it. Once
+ * per process. */
+int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
 
 #endif

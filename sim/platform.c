@@ -24,6 +24,7 @@
  * changes neither latency nor bandwidth. In a zone, child zones come first,
  * then links, then routes (SimGrid's DTD). */
 #include "platform.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,66 +102,93 @@ static void zone_route1(SINK *f, const char *src, const char *dst, const char *g
 	f->route(f->ctx, src, dst, gws, gwd, &h, 1);
 }
 
+/* GPUs to emit during platform_emit() (NULL: all); emission happens once
+ * per process, from one thread. */
+static const unsigned char *g_used;
+
+static bool gpu_used(int r)
+{
+	return !g_used || g_used[r];
+}
+
+static bool node_used(const struct topology *t, int n)
+{
+	for (int g = 0; g < t->gpus_per_node; g++)
+		if (gpu_used(n * t->gpus_per_node + g))
+			return true;
+	return false;
+}
+
+/* A node's zone: its used GPUs, its gateway, the links their routes
+ * cross (an unused link carries nothing), the routes between them and to
+ * the gateway. */
 static void write_node(const struct topology *t, int n, bool net, SINK *f, const char *ind)
 {
 	int G = t->gpus_per_node;
-	struct topo_hop h[TOPO_MAX_HOPS];
+	int maxr = G * (G - 1) / 2 + G;
+	struct topo_hop (*h)[TOPO_MAX_HOPS] = xreallocarray(NULL, (size_t)maxr, sizeof(*h));
+	int *k = xreallocarray(NULL, (size_t)maxr, sizeof(*k));
+	int *src = xreallocarray(NULL, (size_t)maxr, sizeof(*src));
+	int *dst = xreallocarray(NULL, (size_t)maxr, sizeof(*dst)); /* -1: the gateway */
+	struct topo_hop *lk = xreallocarray(NULL, (size_t)maxr * TOPO_MAX_HOPS, sizeof(*lk));
 	struct platform_hop ph[TOPO_MAX_HOPS];
+	int nr = 0, nl = 0;
 	char a[32], b[32];
+	(void)ind;
+
+	for (int x = 0; x < G; x++)
+		for (int y = x + 1; y < G; y++)
+			if (gpu_used(n * G + x) && gpu_used(n * G + y)) {
+				src[nr] = x, dst[nr] = y;
+				k[nr] = topology_route(t, n * G + x, n * G + y, h[nr]);
+				nr++;
+			}
+	if (net)
+		for (int g = 0; g < G; g++)
+			if (gpu_used(n * G + g)) {
+				src[nr] = g, dst[nr] = -1;
+				k[nr] = topology_route_to_nic(t, n, g, h[nr]);
+				if (k[nr])
+					nr++;
+			}
+	/* the distinct links, in the order first crossed */
+	for (int i = 0; i < nr; i++)
+		for (int j = 0; j < k[i]; j++) {
+			struct topo_hop x = h[i][j];
+			x.dir = x.dir ? +1 : 0; /* one link, either direction */
+			unsigned long long key = topology_link_key(t, &x);
+			int q = 0;
+			while (q < nl && topology_link_key(t, &lk[q]) != key)
+				q++;
+			if (q == nl)
+				lk[nl++] = x;
+		}
 
 	snprintf(a, sizeof(a), "n%d", n);
 	f->zone_begin(f->ctx, a);
-	for (int g = 0; g < G; g++) {
-		snprintf(a, sizeof(a), "g%d", n * G + g);
-		f->host(f->ctx, a);
-	}
+	for (int g = 0; g < G; g++)
+		if (gpu_used(n * G + g)) {
+			snprintf(a, sizeof(a), "g%d", n * G + g);
+			f->host(f->ctx, a);
+		}
 	snprintf(a, sizeof(a), "n%d_gw", n);
 	f->router(f->ctx, a);
-	char li[64];
-	snprintf(li, sizeof(li), "%s ", ind);
-	for (int g = 0; g < G; g++) {
-		struct topo_hop x = { TL_GPU, n, g, 0, +1 };
-		put_hop_link(f, li, t, &x);
-	}
-	if (t->intra == INTRA_NVLINK_MESH)
-		for (int a = 0; a < G; a++)
-			for (int b = a + 1; b < G; b++)
-				if (t->nvl_bw_Bps[a * G + b] > 0) {
-					struct topo_hop x = { TL_NVLINK, n, a, b, +1 };
-					put_hop_link(f, li, t, &x);
-				}
-	if (t->intra == INTRA_PCIE && t->pcie_switches > 0) {
-		for (int s = 0; s < t->pcie_switches; s++) {
-			struct topo_hop x = { TL_PCIE_UP, n, s, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-		if (t->pcie_sockets > 1) {
-			struct topo_hop x = { TL_XSOCKET, n, 0, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-	}
-	if (net)
-		for (int i = 0; i < t->nics; i++) {
-			struct topo_hop x = { TL_NIC, n, i, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-	for (int x = 0; x < G; x++)
-		for (int y = x + 1; y < G; y++) {
-			int k = topology_route(t, n * G + x, n * G + y, h);
-			snprintf(a, sizeof(a), "g%d", n * G + x);
-			snprintf(b, sizeof(b), "g%d", n * G + y);
-			f->route(f->ctx, a, b, NULL, NULL, ph, put_ctns(t, h, k, ph));
-		}
-	if (net)
-		for (int g = 0; g < G; g++) {
-			int k = topology_route_to_nic(t, n, g, h);
-			if (!k)
-				continue;
-			snprintf(a, sizeof(a), "g%d", n * G + g);
+	for (int q = 0; q < nl; q++)
+		put_hop_link(f, "", t, &lk[q]);
+	for (int i = 0; i < nr; i++) {
+		snprintf(a, sizeof(a), "g%d", n * G + src[i]);
+		if (dst[i] >= 0)
+			snprintf(b, sizeof(b), "g%d", n * G + dst[i]);
+		else
 			snprintf(b, sizeof(b), "n%d_gw", n);
-			f->route(f->ctx, a, b, NULL, NULL, ph, put_ctns(t, h, k, ph));
-		}
+		f->route(f->ctx, a, b, NULL, NULL, ph, put_ctns(t, h[i], k[i], ph));
+	}
 	f->zone_end(f->ctx);
+	free(h);
+	free(k);
+	free(src);
+	free(dst);
+	free(lk);
 }
 
 /* A zone holding a router only: the gateway of a group of zones. */
@@ -185,7 +213,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
 
 	for (int n = n0; n < n1; n++)
-		write_node(t, n, net, f, ind);
+		if (node_used(t, n))
+			write_node(t, n, net, f, ind);
 	if (sw)
 		write_switch_zone(f, ind, sw);
 	if (!net)
@@ -196,6 +225,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 	 * system (same latency, no bandwidth limit either way) */
 	if (per_node) {
 		for (int x = n0; x < n1; x++) {
+			if (!node_used(t, x))
+				continue;
 			snprintf(name, sizeof(name), "%s_%d", fab, x);
 			put_link(f, ind, name, bw, fab_lat, true);
 			if (sw && up) {
@@ -210,6 +241,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 	}
 	for (int x = n0; x < n1; x++)
 		for (int y = x + 1; y < n1; y++) {
+			if (!node_used(t, x) || !node_used(t, y))
+				continue;
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(b, sizeof(b), "n%d", y);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
@@ -224,6 +257,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 		char swr[64];
 		snprintf(swr, sizeof(swr), "%s_r", sw);
 		for (int x = n0; x < n1; x++) {
+			if (!node_used(t, x))
+				continue;
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
 			if (per_node)
@@ -349,8 +384,10 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true);
 }
 
-int platform_emit(const struct topology *t, int nodes, const struct platform_sink *f)
+int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
+		  const struct platform_sink *f)
 {
+	g_used = used;
 	f->zone_begin(f->ctx, "world");
 	if (nodes <= 1 || t->nics < 1)
 		write_node(t, 0, false, f, " ");
@@ -359,6 +396,7 @@ int platform_emit(const struct topology *t, int nodes, const struct platform_sin
 	else
 		write_nonblocking(t, nodes, f);
 	f->zone_end(f->ctx);
+	g_used = NULL;
 	return 0;
 }
 
@@ -427,7 +465,7 @@ int platform_write(const struct topology *t, int nodes, FILE *f)
 	fprintf(f, "<?xml version='1.0'?>\n"
 		   "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
 		   "<platform version=\"4.1\">\n");
-	platform_emit(t, nodes, &sink);
+	platform_emit(t, nodes, NULL, &sink);
 	fprintf(f, "</platform>\n");
 	return ferror(f) ? -1 : 0;
 }

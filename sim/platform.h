@@ -46,8 +46,13 @@ struct platform_sink {
 };
 
 /* Describe the platform of nodes nodes of t to sink (the caller has
- * checked topology_check_nodes()); the root zone is "world". Returns 0. */
-int platform_emit(const struct topology *t, int nodes, const struct platform_sink *sink);
+ * checked topology_check_nodes()); the root zone is "world". used[r]
+ * (nodes x gpus_per_node, NULL: all) selects the GPUs to describe: the
+ * others, their links, and nodes without a used GPU are left out, which
+ * changes no transfer between used GPUs (every link their routes cross is
+ * kept). Returns 0. */
+int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
+		  const struct platform_sink *sink);
 
 /* Write the platform of nodes nodes of t to f (the caller has checked
  * topology_check_nodes()). Returns 0 or -1 (I/O). */
