@@ -567,9 +567,10 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 	cost_roofline_ops(cost, &names);
 	r->roofline_ops = xstrdup(names);
 
-	/* Folding needs identical replicas and a symmetric fabric. */
+	/* Folding needs identical replicas and a symmetric fabric: decided from
+	 * the fabric's symmetry under this node count, not from its kind. */
 	bool fold = pl->fold == FOLD_ON ||
-		    (pl->fold == FOLD_AUTO && topo->fabric == FABRIC_NONBLOCKING &&
+		    (pl->fold == FOLD_AUTO && topology_is_symmetric(topo, pl->nodes) &&
 		     pl->tp * pl->dp > 1);
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
