@@ -161,6 +161,32 @@ Test(cli, a_model_of_a_million_layers_is_refused_before_allocating)
 	free(d);
 }
 
+/* The README's two commands name the binary the build makes and the test
+ * command .ci/run runs. */
+Test(cli, readme_commands_match_the_build_and_ci)
+{
+	FILE *f = fopen(src_path("README.md"), "r");
+	cr_assert(f);
+	static char readme[1 << 16];
+	size_t n = fread(readme, 1, sizeof(readme) - 1, f);
+	readme[n] = 0;
+	fclose(f);
+	const char *bin = getenv("DDLSIM_BIN");
+	cr_assert(bin);
+	const char *rel = strstr(bin, "/cli/ddlsim");
+	cr_assert(rel, "DDLSIM_BIN %s", bin);
+	cr_expect(strstr(readme, "&& ./build/cli/ddlsim run scenarios/quickstart.json"),
+		  "README's first command does not run ./build/cli/ddlsim");
+	cr_expect(strstr(readme, "\nmeson test -C build --print-errorlogs\n"));
+	f = fopen(src_path(".ci/run"), "r");
+	cr_assert(f);
+	static char ci[1 << 16];
+	n = fread(ci, 1, sizeof(ci) - 1, f);
+	ci[n] = 0;
+	fclose(f);
+	cr_expect(strstr(ci, "\nmeson test -C build --print-errorlogs\n"), ".ci/run does not run the README's test command");
+}
+
 static void run_one(const char *path)
 {
 	char *d = tmp_dir();
