@@ -91,6 +91,7 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(par, "vstage_layers", vl);
 	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->overlap_grad_reduce));
 	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->overlap_param_gather));
+	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->tp_comm_overlap));
 	json_object_set_new(o, "attention", json_string(attention_names[pl->attention]));
 	/* the preset and what it resolved to; "given": the scenario's own keys */
 	json_t *fw;

@@ -49,6 +49,14 @@ struct blocks {
 	/* cp > 1, per pass: the attention block's ops before the core, after
 	 * it, the own causal block (a2a: the whole core) and one ring step */
 	double cp_pre[2], cp_post[2], cp_diag[2], cp_step[2];
+	/* tp_comm_overlap, per half-layer block and pass: the first
+	 * (column-parallel) and last (row-parallel) GEMM with their fp8
+	 * casts, split into dgrad and wgrad in backward (gfirst/glast are
+	 * the forward GEMM or the backward dgrad), and the ops before the
+	 * first GEMM, between the two and after the last */
+	double gfirst[2][WL_NBLOCKS], glast[2][WL_NBLOCKS];
+	double wfirst[WL_NBLOCKS], wlast[WL_NBLOCKS];
+	double pre[2][WL_NBLOCKS], mid[2][WL_NBLOCKS], post[2][WL_NBLOCKS];
 };
 
 struct builder {
@@ -97,6 +105,55 @@ static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pas
 	bk->cp_step[pass] = cp > 1 ? steps / (cp - 1) : 0;
 }
 
+/* 1 for an op of the half-layer's first (column-parallel) GEMM, 2 for
+ * the last (row-parallel) one, 0 otherwise (workload.c's names: the GEMM,
+ * its ".dgrad", ".wgrad" and ".fp8_cast"). */
+static int gemm_role(const char *name)
+{
+	static const struct { const char *prefix; int role; } roles[] = {
+		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 },
+		{ "attn_out", 2 }, { "mlp_down", 2 },
+	};
+	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		size_t n = strlen(roles[i].prefix);
+		if (strncmp(name, roles[i].prefix, n) == 0 && (name[n] == '\0' || name[n] == '.'))
+			return roles[i].role;
+	}
+	return 0;
+}
+
+/* Split a half-layer's ops of one pass around its first and last GEMM
+ * (tp_comm_overlap). */
+static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int pass,
+			struct blocks *bk)
+{
+	int seen = 0;  /* 0 before the first GEMM, 1 between, 2 after the last */
+	for (int i = 0; i < l->n; i++) {
+		const struct op *o = &l->v[i];
+		double t = cost_op_time(cost, o);
+		int role = gemm_role(o->name);
+		bool wgrad = strstr(o->name, ".wgrad") != NULL;
+		if (role == 1) {
+			seen = 1;
+			if (wgrad)
+				bk->wfirst[blk] += t;
+			else
+				bk->gfirst[pass][blk] += t;
+		} else if (role == 2) {
+			seen = 2;
+			if (wgrad)
+				bk->wlast[blk] += t;
+			else
+				bk->glast[pass][blk] += t;
+		} else if (seen == 0)
+			bk->pre[pass][blk] += t;
+		else if (seen == 1)
+			bk->mid[pass][blk] += t;
+		else
+			bk->post[pass][blk] += t;
+	}
+}
+
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
@@ -112,6 +169,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->flops_fwd[b] = op_list_flops(&l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_FWD, bk);
 		op_list_finish(&l);
 		op_list_init(&l);
 		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
@@ -119,6 +178,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->bwd[b] = cost_list_time(cost, &l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_BWD, bk);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
@@ -233,6 +294,91 @@ static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
 
+/* One ring step of tp_comm_overlap on the TP stream: every TP rank sends
+ * `bytes` to its ring neighbour, after dep. */
+static int tp_step(struct builder *b, double bytes, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_SENDRECV, .group = GROUP_TP, .bytes = bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* A GEMM of gemm_s fed by an all-gather split into tp ring steps (TE
+ * userbuffers' ring exchange, CommOverlapP2P all-gather): chunk 0 is the
+ * rank's own shard; before chunk k the shard of step k arrives from the
+ * neighbour, exchanged while chunk k - 1 computes. */
+static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		    int mb, int chunk)
+{
+	int tp = b->pl->tp;
+	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+	for (int s = 1; s < tp; s++) {
+		int have = x;
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, have);
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, have);
+	}
+}
+
+/* A GEMM of gemm_s whose output is reduce-scattered in tp ring steps
+ * (TE's pipelined/ring-exchange reduce-scatter): after chunk k its partial
+ * (plus what came from the neighbour) goes on; the last step overlaps the
+ * last chunk. Returns the last step, which whatever follows waits for. */
+static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		   int mb, int chunk)
+{
+	int tp = b->pl->tp, x = -1;
+	for (int s = 0; s < tp; s++) {
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	}
+	return x;
+}
+
+/* One half-layer under tp_comm_overlap (Megatron-Core --tp-comm-overlap,
+ * Transformer Engine userbuffers; TE's initialize_ub() methods:
+ * "ring_exchange" for qkv/fc1 fprop and proj/fc2 dgrad, "pipeline" or
+ * ring exchange for proj/fc2 fprop, "bulk" for qkv/fc1 dgrad and wgrad).
+ * Forward: the SP all-gather before the first (column-parallel) GEMM is
+ * tp ring steps pipelined with tp GEMM chunks, and the reduce-scatter
+ * after the last (row-parallel) GEMM tp - 1 steps pipelined with its
+ * chunks. Backward (reverse order): the all-gather of the output gradient
+ * pipelined with the last GEMM's dgrad chunks, then its wgrad; the first
+ * GEMM's dgrad runs beside the bulk re-gather of its input (for the
+ * wgrad), and its wgrad beside the bulk reduce-scatter of the dgrad's
+ * output. The replay decides how much of each step is hidden. */
+static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk,
+			 double extra_s, double flops, int mb, int chunk)
+{
+	const struct blocks *k = &b->bk;
+	double ag_shard = b->ag_bytes / b->pl->tp, rs_shard = b->act_bytes / b->pl->tp;
+
+	if (cat != CAT_BACKWARD) {
+		compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
+		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
+		compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
+		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk], rs_shard, mb, chunk);
+		compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
+		return;
+	}
+	compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
+	ag_gemm(b, cat, k->glast[PASS_BWD][blk], ag_shard, mb, chunk);
+	compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
+	compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->act_bytes,
+			  .mb = mb, .chunk = chunk };
+	int regather = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
+	t.op = COLL_REDUCE_SCATTER;
+	int rs = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
+	compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
+}
+
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
  * Forward: SP all-gather, compute, SP reduce-scatter / all-reduce.
  * Backward (Megatron): SP all-gather, compute, SP reduce-scatter / all-reduce. */
@@ -240,6 +386,10 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		 double extra_s, double flops, int mb, int chunk)
 {
 	bool tp = b->pl->tp > 1;
+	if (tp && b->pl->sp && b->pl->tp_comm_overlap && !(blk == WL_ATTN && b->pl->cp > 1)) {
+		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);
+		return;
+	}
 	if (tp && b->pl->sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		if (cat == CAT_BACKWARD) {

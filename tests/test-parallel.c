@@ -385,3 +385,88 @@ Test(parallel, cp_ring_steps_add_up_to_the_causal_core)
 	}
 	inputs_destroy(in);
 }
+
+/* ---- tp_comm_overlap (Transformer Engine userbuffers) --------------- */
+
+/* Per layer and micro-batch each half-layer's SP all-gather and
+ * reduce-scatter become tp - 1 ring steps of one shard (b s h / tp) in
+ * forward (2 halves x 2 x (tp - 1)), the output-gradient all-gather tp - 1
+ * steps in backward (2 x (tp - 1)), and backward keeps one bulk re-gather
+ * and one bulk reduce-scatter per half. The ring moves what the ring
+ * all-gather and reduce-scatter moved: (tp - 1) shards each. */
+Test(parallel, tp_comm_overlap_splits_sp_collectives_into_ring_steps)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	const int tps[] = { 2, 4, 8 };
+	for (size_t c = 0; c < sizeof(tps) / sizeof(tps[0]); c++) {
+		int tp = tps[c];
+		long mbs = 3, L = 2;
+		struct plan off = cp_plan(in, 1, CP_P2P, tp, mbs), on = off;
+		on.tp_comm_overlap = true;
+		double bytes[2] = { 0, 0 }, compute[2] = { 0, 0 };
+		int steps = 0, bulk = 0;
+		for (int k = 0; k < 2; k++) {
+			struct program p;
+			program_init(&p);
+			cr_assert_eq(simulate_build_program(in, k ? &on : &off, 0, &p, NULL), 0);
+			for (int i = 0; i < p.n; i++) {
+				const struct task *t = &p.t[i];
+				if (t->kind == TASK_COMPUTE)
+					compute[k] += t->time_s;
+				if (t->stream != STREAM_TP)
+					continue;
+				double n = t->op == COLL_SENDRECV ? 1 : (tp - 1.0) / tp;
+				bytes[k] += n * t->bytes * t->count;
+				if (k && t->op == COLL_SENDRECV)
+					steps++;
+				else if (k && t->bytes == 1024.0 * 1024 * 2)
+					bulk++;
+			}
+			program_finish(&p);
+		}
+		cr_assert_eq(steps, mbs * L * 6 * (tp - 1), "tp %d: %d steps", tp, steps);
+		/* the bulk ones, plus the embedding's and head's unsplit SP collectives
+		 * (RS + AG forward, RS + AG backward) */
+		cr_assert_eq(bulk, mbs * (L * 4 + 4), "tp %d: %d bulk", tp, bulk);
+		cr_assert_float_eq(bytes[1], bytes[0], 1e-9 * bytes[0], "tp %d: %.17g vs %.17g", tp,
+				   bytes[1], bytes[0]);
+		cr_assert_float_eq(compute[1], compute[0], 1e-12, "tp %d: the GEMM chunks add up", tp);
+	}
+	inputs_destroy(in);
+}
+
+/* The replay: the pipelined steps hide behind GEMM chunks, so the exposed
+ * TP communication falls and the compute stays. */
+Test(parallel, tp_comm_overlap_hides_tp_communication)
+{
+	char *d1 = tmp_dir(), *d2 = tmp_dir();
+	json_t *a = run(tiny(d1, "\"tp\": 8, \"dp\": 1, \"sp\": true", 2, 1), d1);
+	char *s = tiny(d2, "\"tp\": 8, \"dp\": 1, \"sp\": true", 2, 1);
+	char *e = NULL, args[2048];
+	/* the same scenario with the knob on */
+	FILE *f = fopen(s, "r");
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	char *alg = strstr(text, "\"algorithm\"");
+	cr_assert_not_null(alg);
+	char out[8192];
+	snprintf(out, sizeof(out), "%.*s\"tp_comm_overlap\": true, %s", (int)(alg - text), text, alg);
+	char *s2 = write_file(d2, "s2.json", out);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", s2, d2);
+	cr_assert_eq(run_ddlsim(args, NULL, &e), 0, "%s", e);
+	snprintf(args, sizeof(args), "%s/out", d2);
+	json_t *b = load_report(args);
+	cr_assert_not_null(b);
+	double ta = jnum(a, "breakdown/per_rank/0/exposed_tp_comm_s");
+	double tb = jnum(b, "breakdown/per_rank/0/exposed_tp_comm_s");
+	cr_assert_lt(tb, 0.75 * ta, "exposed TP %.6g s with overlap vs %.6g s", tb, ta);
+	cr_assert_float_eq(jnum(b, "breakdown/mean/compute_s"), jnum(a, "breakdown/mean/compute_s"), 1e-9);
+	cr_assert_lt(jnum(b, "summary/iteration_time_s"), jnum(a, "summary/iteration_time_s"));
+	cr_assert(json_is_true(json_object_get(json_object_get(json_object_get(b, "scenario"),
+							      "communication"), "tp_comm_overlap")));
+	json_decref(a);
+	json_decref(b);
+}
