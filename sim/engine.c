@@ -222,6 +222,8 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 	}
 	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
+	if (t->launch_s > 0)
+		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
 
 	sg_barrier_wait(bar);

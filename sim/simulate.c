@@ -38,6 +38,7 @@
 #include "bug.h"
 #include "cost.h"
 #include "ddlsim-config.h"
+#include "framework.h"
 #include "xalloc.h"
 
 /* Priced blocks of one micro-batch. */
@@ -78,6 +79,21 @@ struct builder {
 	int last;                     /* last task, for stream-order deps */
 	int gate;                     /* a task the next compute must wait for */
 	int prev_mark;                /* last task before the previous layer began */
+	/* framework granularity (framework.h; fw NULL: per layer, no launch cost) */
+	const struct framework *fw;
+	double launch_s;              /* per data-parallel collective call */
+	bool per_tensor;              /* ZeRO-3 gathers per parameter tensor, chunked compute */
+	int ntens;                    /* weight tensors of a layer (this rank's part) */
+	double tens[8];               /* their elements */
+	double tens_total;
+	double wbytes;                /* bytes per gathered parameter */
+	int layer;                    /* global index of the layer being built */
+	double used;                  /* parameter elements used so far (reuse distance) */
+	double *last_use;             /* [model layers] `used` after a layer's last use, -1 */
+	int *hist_before;             /* per computed tensor chunk: the task before it */
+	double *hist_el;              /* and the elements its gather fetched (0: resident) */
+	int nhist;
+	size_t caphist, caphist2;
 };
 
 /* The workload shape of the plan (models/workload.h). */
@@ -413,18 +429,6 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
 
-static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
-{
-	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
-		compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
-			k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
-		return;
-	}
-	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
-	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
-}
-
 static void dp_reduce(struct builder *b, double bytes)
 {
 	const struct plan *pl = b->pl;
@@ -432,7 +436,7 @@ static void dp_reduce(struct builder *b, double bytes)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = GROUP_DP, .bytes = bytes };
+			  .group = GROUP_DP, .bytes = bytes, .launch_s = b->launch_s };
 	int id = program_add(b->p, &t, &b->last, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
@@ -463,12 +467,78 @@ static void flush_bucket(struct builder *b)
 static void zero3_gather(struct builder *b)
 {
 	int mark = b->last;
-	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1)
+	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1 || b->per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer };
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer,
+			  .launch_s = b->launch_s };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
+}
+
+/* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
+ * when the computing tensor q was fetched, the latest q from which fewer
+ * than prefetch_elements gathered elements lie in between
+ * (PartitionedParameterCoordinator.fetch_sub_module). Returns the task
+ * that precedes q's compute (its start), or the last task when nothing
+ * has run yet. */
+static int prefetch_dep(const struct builder *b)
+{
+	double acc = 0;
+	int p = -1;
+	for (int q = b->nhist - 1; q >= 0 && acc < b->fw->prefetch_elements; q--) {
+		p = q;
+		acc += b->hist_el[q];
+	}
+	return p < 0 ? b->last : b->hist_before[p];
+}
+
+/* A layer's compute under per-tensor ZeRO-3 (DeepSpeed): one chunk per
+ * weight tensor, in proportion to its elements (reverse order in
+ * backward), each waiting for its tensor's all-gather unless the layer is
+ * still resident (used again within reuse_elements). */
+static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
+			 int mb, int chunk, bool reverse)
+{
+	const struct framework *f = b->fw;
+	double *lu = &b->last_use[b->layer];
+	bool resident = *lu >= 0 && b->used - *lu < f->reuse_elements;
+	for (int jj = 0; jj < b->ntens; jj++) {
+		int j = reverse ? b->ntens - 1 - jj : jj;
+		double el = b->tens[j];
+		int gate = -1;
+		bool fetch = !resident && el >= f->persist_elements;
+		if (fetch) {
+			struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM,
+					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = GROUP_DP,
+					  .bytes = el * b->wbytes, .launch_s = b->launch_s };
+			int dep = prefetch_dep(b);
+			gate = program_add(b->p, &t, &dep, 1);
+		}
+		XGROW(b->hist_before, b->caphist, (size_t)b->nhist + 1);
+		XGROW(b->hist_el, b->caphist2, (size_t)b->nhist + 1);
+		b->hist_before[b->nhist] = b->last;
+		b->hist_el[b->nhist++] = fetch ? el : 0;
+		compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+	}
+	b->used += b->tens_total;
+	*lu = b->used;
+}
+
+static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
+{
+	const struct blocks *k = &b->bk;
+	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
+		if (b->per_tensor)
+			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
+		else
+			compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
+		return;
+	}
+	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
+	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
 }
 
 static void forward(struct builder *b, int mb, int chunk)
@@ -490,6 +560,7 @@ static void forward(struct builder *b, int mb, int chunk)
 	} else
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
+		b->layer = first + l;
 		zero3_gather(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
@@ -533,11 +604,15 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
+		b->layer = first + l;
 		zero3_gather(b);
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1 && pl->cp <= 1) {
+		if (pl->tp <= 1 && pl->cp <= 1 && b->per_tensor) {
+			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
+				     2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, true);
+		} else if (pl->tp <= 1 && pl->cp <= 1) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
@@ -619,10 +694,36 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
 	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
+	b.wbytes = dtype_bytes(pr.weight);
+	b.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
+	b.launch_s = b.fw ? b.fw->launch_s : 0;
+	b.per_tensor = b.fw && b.fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
+		       (long)pl->dp * pl->cp > 1 && pl->tp <= 1 && pl->cp <= 1;
+	{
+		/* a layer's weight tensors, as the nn.Linear modules of the
+		 * reference implementations hold them: HF Llama's q, k, v, o,
+		 * gate, up, down (SwiGLU); GPT-style fused qkv, out, up, down */
+		double h = (double)m->hidden, kv = (double)(m->kv_heads * model_head_dim(m));
+		double ffn = (double)m->ffn;
+		double sw[] = { h * h, h * kv, h * kv, h * h, h * ffn, h * ffn, ffn * h };
+		double ge[] = { h * (h + 2 * kv), h * h, h * ffn, ffn * h };
+		bool swiglu = m->act == MODEL_ACT_SWIGLU;
+		b.ntens = swiglu ? 7 : 4;
+		b.tens_total = 0;
+		for (int i = 0; i < b.ntens; i++) {
+			b.tens[i] = (swiglu ? sw[i] : ge[i]) / t;
+			b.tens_total += b.tens[i];
+		}
+	}
+	b.last_use = xmalloc((size_t)m->layers * sizeof(double));
+	for (long i = 0; i < m->layers; i++)
+		b.last_use[i] = -1;
 
 	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
-	if (!order)
+	if (!order) {
+		free(b.last_use);
 		return -1;
+	}
 	int nsteps = 2 * m_mb * b.v;
 	int *last_b = xmalloc((size_t)b.v * sizeof(int));
 	int *chunk_layers = xmalloc((size_t)b.v * sizeof(int));
@@ -667,7 +768,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 		 * forward waits for the first bucket only */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = 1 };
+				   .count = 1, .launch_s = b.launch_s };
 		b.gate = program_add(p, &ag, NULL, 0);
 		if (ag_count > 1) {
 			ag.count = ag_count - 1;
@@ -687,7 +788,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	 * embedding group: first and last stage) */
 	if (tied_copy > 0 && (has_emb || has_head)) {
 		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb };
+				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb,
+				      .launch_s = b.launch_s };
 		int id = program_add(p, &t_emb, &b.last, 1);
 		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
 		b.dp_tasks[b.ndp++] = id;
@@ -707,7 +809,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = ag_count };
+				   .count = ag_count, .launch_s = b.launch_s };
 		program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
@@ -734,6 +836,9 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	free(chunk_layers);
 	free(order);
 	free(b.dp_tasks);
+	free(b.last_use);
+	free(b.hist_before);
+	free(b.hist_el);
 	return rc;
 }
 
