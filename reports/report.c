@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -469,6 +470,7 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 {
 	char *path_json = NULL, *path_csv = NULL;
 	char *jtext = NULL, *ctext = NULL;
+	int lock_fd = -1;
 	size_t clen = 0;
 	int rc = -1;
 
@@ -500,6 +502,13 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 	}
 	path_json = xasprintf("%s/report.json", dir);
 	path_csv = xasprintf("%s/report.csv", dir);
+	/* runs writing the same directory publish their files in turn (a lock
+	 * on the directory itself), so report.json and report.csv always come
+	 * from the same run */
+	lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd >= 0)
+		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+			;
 	if (json) {
 		size_t n = strlen(jtext);
 		jtext[n] = '\n';
@@ -513,6 +522,8 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 	}
 	rc = 0;
 out:
+	if (lock_fd >= 0)
+		close(lock_fd);  /* releases the lock */
 	free(path_json);
 	free(path_csv);
 	free(jtext);
