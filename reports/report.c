@@ -163,6 +163,8 @@ static json_t *rank_json(const struct result *r, int i)
 			 "tp_collectives", st->collectives[CAT_TP_COMM],
 			 "dp_collectives", st->collectives[CAT_DP_COMM],
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
+	if (o)  /* compute time added by concurrent communication (engine.h), in compute_s */
+		json_object_set_new(o, "interference_s", num(st->interference_s));
 	if (o && r->plan.cp > 1) {
 		json_object_set_new(o, "exposed_cp_comm_s", num(st->exposed_s[CAT_CP_COMM]));
 		json_object_set_new(o, "cp_comm_s", num(st->comm_s[CAT_CP_COMM]));

@@ -973,7 +973,9 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
-				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold };
+				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
+				  .sm_count = (int)topo->gpu.sm_count,
+				  .interference_factor = cost_interference(cost) };
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 
