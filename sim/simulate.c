@@ -25,7 +25,19 @@
  * (twice the bytes) per step. With "a2a" (Ulysses) q, k, v go through an
  * all-to-all over the CP group before the core and the output after it
  * (backward: dO before, dq, dk, dv after), blocking compute. Gradients are
- * reduced over dp x cp ranks (GROUP_DP, placement.h). */
+ * reduced over dp x cp ranks (GROUP_DP, placement.h).
+ *
+ * tp_comm_overlap (Megatron-Core --tp-comm-overlap, Transformer Engine
+ * userbuffers; see half_overlap()): each half-layer's first and last GEMM
+ * are priced apart (price_blocks, split_gemms) and split into tp chunks
+ * pipelined with tp ring steps of one shard on the TP stream.
+ *
+ * ZeRO-3 granularity follows the framework preset (models/framework.h):
+ * per unit (FSDP: one all-gather per layer, the next prefetched) or per
+ * weight tensor (DeepSpeed: the layer's compute split per tensor, each
+ * waiting for its gather, issued within the prefetch window and skipped
+ * while the layer is still resident); every data-parallel collective
+ * carries the preset's host launch cost (task.launch_s). */
 #include "simulate.h"
 
 #include <math.h>
