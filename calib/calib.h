@@ -104,6 +104,10 @@ struct calib {
 	cudaEvent_t ev_start[CALIB_MAX_RUNS + 1];
 	cudaEvent_t ev_stop[CALIB_MAX_RUNS + 1];
 
+	/* Interference (bench_interference.c): 0 blocks = not measured. */
+	int interf_blocks;
+	double interf_alone_s, interf_with_s;
+
 	/* Results. */
 	struct calib_point *points;
 	size_t npoints, cap_points;
@@ -261,6 +265,10 @@ int bench_conv(struct calib *c);
 int bench_mem(struct calib *c);
 int bench_attn(struct calib *c);
 int bench_bw(struct calib *c);
+/* bench_interference.c: a bf16 GEMM timed alone and beside a copy kernel
+ * of c->interf_blocks blocks; fills c->interf_alone_s and interf_with_s
+ * (the profile's "interference" object). Returns 0 or -1. */
+int bench_interference(struct calib *c);
 
 /* ---- profile_write.c ---- */
 

@@ -205,6 +205,8 @@ int main(int argc, char **argv)
 			goto out;
 		calib_progress("section %s done in %.1f s", only_names[s], calib_now_s() - ts);
 	}
+	if (!c.self_test && (c.sections & 1u) && bench_interference(&c) < 0)
+		goto out;
 	if (c.self_test) {
 		printf("%d passed, %d failed\n", c.checks_passed, c.checks_failed);
 		rc = c.checks_failed ? CALIB_EXIT_FAILURE : CALIB_EXIT_OK;

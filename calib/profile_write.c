@@ -134,6 +134,11 @@ int profile_write_json(const struct calib *c, const char *path)
 		return calib_error("out of memory 'profile'");
 	json_object_set_new(root, "gpu", device_info_json(c));
 	json_object_set_new(root, "measured", measured_json(c));
+	if (c->interf_blocks > 0)
+		json_object_set_new(root, "interference",
+				    json_pack("{s:i, s:f, s:f}", "copy_blocks", c->interf_blocks,
+					      "gemm_alone_s", c->interf_alone_s,
+					      "gemm_with_copy_s", c->interf_with_s));
 	for (s = 0; s < CALIB_NSECTIONS; s++) {
 		sections[s] = json_array();
 		json_object_set_new(root, section_names[s], sections[s]);

@@ -50,6 +50,12 @@ cudaError_t kernels_gather(void *dst, const void *src, size_t elem,
  * on the GPU, holding back the work enqueued after it. */
 cudaError_t kernels_spin(double seconds, cudaStream_t stream);
 
+/* Copy bytes (a multiple of 16) from src to dst `rounds` times on exactly
+ * `blocks` thread blocks of 512 threads (copy_blocks.cu): a communication
+ * kernel's footprint of one block (one SM) per NCCL channel. */
+cudaError_t kernels_copy_blocks(void *dst, const void *src, size_t bytes, int blocks,
+				int rounds, cudaStream_t stream);
+
 /* y[i] = gelu_tanh(x[i] + bias[i % cols]) over rows x cols elements.
  * Megatron's fused bias-GeLU (tanh approximation). */
 cudaError_t kernels_bias_gelu(enum kernels_dtype dtype, const void *x,

@@ -17,6 +17,7 @@ struct cost {
 	char measured_list[COST_MAX_NAMES * 33];
 	char roofline_list[COST_MAX_NAMES * 33];
 	char detail[1536];     /* what priced the ops, for the report */
+	double interference;   /* measured compute slowdown beside communication, 0: none */
 };
 
 void cost_base_init(struct cost *c, const struct cost_impl *impl,

@@ -125,3 +125,8 @@ int cost_roofline_ops(const struct cost *c, const char **names)
 {
 	return list(c, false, names);
 }
+
+double cost_interference(const struct cost *c)
+{
+	return c->interference;
+}

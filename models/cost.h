@@ -73,6 +73,11 @@ const char *cost_name(const struct cost *c);
  * ("profile 'p.json' measured on 'NVIDIA H100 80GB HBM3' (SYNTHETIC ...);
  * topology GPU 'H100-SXM5-80GB': same model"); for the roofline the GPU. */
 const char *cost_describe(const struct cost *c);
+
+/* The compute slowdown measured beside a copy kernel (a profile's
+ * "interference": GEMM time with / alone), or 0 when the source has none
+ * (the engine then uses its SM model, engine.h). */
+double cost_interference(const struct cost *c);
 /* Provenance summary: number of distinct op names priced by measurement
  * and by roofline, and the names ("qkv,mlp_up,...") of each, borrowed. */
 int cost_measured_ops(const struct cost *c, const char **names);

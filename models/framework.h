@@ -10,9 +10,10 @@
  * (explicit keys win). Every value in the table cites the public source it
  * comes from (framework.c), for the version named.
  *
- * One struct per (framework, version): issue 10 adds the per-framework
- * collective granularity (ZeRO-3 buckets, FSDP units, launch overhead) to
- * the same struct. */
+ * One struct per (framework, version), which also says at what granularity
+ * the stack issues its ZeRO-3 / FSDP collectives (per parameter tensor
+ * with a prefetch window, or per wrapped unit) and what each data-parallel
+ * collective costs the host to launch (simulate.c uses both). */
 #ifndef DDLSIM_FRAMEWORK_H
 #define DDLSIM_FRAMEWORK_H
 
@@ -36,6 +37,14 @@ enum bucket_rule {
 	BUCKET_PER_UNIT,       /* one wrapped unit (a transformer layer): FSDP */
 };
 
+/* ZeRO-3 / FSDP parameter all-gather granularity. */
+enum gather_rule {
+	GATHER_PER_UNIT,       /* one all-gather per wrapped unit (a transformer layer), the
+				  next unit prefetched while one computes: FSDP */
+	GATHER_PER_TENSOR,     /* one all-gather per parameter tensor (a submodule's weight),
+				  prefetched by elements: DeepSpeed ZeRO-3 */
+};
+
 struct framework {
 	const char *name;          /* "megatron-core", "nemo", ... */
 	const char *version;       /* the version the values are cited for */
@@ -48,6 +57,17 @@ struct framework {
 	int zero;                  /* optimizer sharding: 0, 1 (distributed optimizer), 3 (FSDP) */
 	enum attention attention;  /* where the GPU and precision allow it (attention.h) */
 	const char *source;        /* where the values come from (URLs, files, versions) */
+	/* ZeRO-3 granularity (zero = 3 plans) */
+	enum gather_rule gather;
+	double prefetch_elements;  /* GATHER_PER_TENSOR: parameters gathered ahead of use
+				      (DeepSpeed stage3_prefetch_bucket_size) */
+	double reuse_elements;     /* GATHER_PER_TENSOR: a parameter reused within this many
+				      gathered elements is not released (stage3_max_reuse_distance) */
+	double persist_elements;   /* GATHER_PER_TENSOR: tensors below this stay whole
+				      (stage3_param_persistence_threshold: norms, biases) */
+	double launch_s;           /* host-side cost of one data-parallel collective call
+				      (framework bookkeeping + c10d + NCCL enqueue), seconds */
+	const char *launch_source; /* the published profile launch_s is read from */
 };
 
 /* The presets, newest version of each framework first, NULL name last. */

@@ -242,6 +242,16 @@ struct profile *profile_load(const char *path, struct diag *d)
 	p->mem = load_section(&jo, "memory_bound", sizeof(*p->mem), mem_entry, &p->nmem);
 	p->attn = load_section(&jo, "attention", sizeof(*p->attn), attn_entry, &p->nattn);
 	p->bw = load_section(&jo, "bandwidth", sizeof(*p->bw), bw_entry, &p->nbw);
+	struct jobj ij;
+	if (jobj_child(&jo, "interference", &ij, 0) == 1) {
+		jobj_int(&ij, "copy_blocks", &p->interf_blocks, 1, JREQ);
+		jobj_num(&ij, "gemm_alone_s", &p->interf_alone_s, JPOS | JREQ);
+		if (jobj_num(&ij, "gemm_with_copy_s", &p->interf_with_s, JPOS | JREQ) == 1 &&
+		    p->interf_with_s < p->interf_alone_s)
+			jobj_err(&ij, "gemm_with_copy_s", "must be >= gemm_alone_s (%g), got %g",
+				 p->interf_alone_s, p->interf_with_s);
+		jobj_end(&ij);
+	}
 	jobj_end(&jo);
 	if (diag_count(d) != before)
 		goto err_json;

@@ -31,6 +31,11 @@
  *               causal bool, time_s, tflops
  *   bandwidth[] kind "d2d"|"h2d"|"d2h", bytes int (d2d: read + written),
  *               time_s, GBps
+ *   interference (optional object) copy_blocks int >= 1, gemm_alone_s s > 0,
+ *               gemm_with_copy_s s >= gemm_alone_s: a GEMM timed alone and
+ *               while a copy kernel of copy_blocks blocks runs beside it
+ *               (calib/bench_interference.c); the engine slows compute by
+ *               gemm_with_copy_s / gemm_alone_s while communication runs
  * The five arrays are optional (absent = nothing measured in that section);
  * dtype is one of fp32, tf32, fp16, bf16, fp8.
  *
@@ -106,6 +111,8 @@ struct profile {
 	int nattn;
 	struct profile_bw *bw;
 	int nbw;
+	long interf_blocks;             /* 0: no interference measurement */
+	double interf_alone_s, interf_with_s;
 };
 
 /* Load and validate a profile. Returns a new profile (profile_destroy())

@@ -92,6 +92,7 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(par, "vstage_layers", vl);
 	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->overlap_grad_reduce));
 	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->overlap_param_gather));
+	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->tp_comm_overlap));
 	json_object_set_new(o, "attention", json_string(attention_names[pl->attention]));
 	/* the preset and what it resolved to; "given": the scenario's own keys */
 	json_t *fw;
@@ -162,6 +163,8 @@ static json_t *rank_json(const struct result *r, int i)
 			 "tp_collectives", st->collectives[CAT_TP_COMM],
 			 "dp_collectives", st->collectives[CAT_DP_COMM],
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
+	if (o)  /* compute time added by concurrent communication (engine.h), in compute_s */
+		json_object_set_new(o, "interference_s", num(st->interference_s));
 	if (o && r->plan.cp > 1) {
 		json_object_set_new(o, "exposed_cp_comm_s", num(st->exposed_s[CAT_CP_COMM]));
 		json_object_set_new(o, "cp_comm_s", num(st->comm_s[CAT_CP_COMM]));

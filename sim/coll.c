@@ -318,6 +318,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 			goto err; /* NCCL does not run op this way */
 		p->proto = nccl_proto_name(proto);
 	}
+	int sm_ch = m ? nccl_model_channels(m, na) : 0;
 	if (a->plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
 		goto err;
 
@@ -353,6 +354,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 	} else {
 		lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
 	}
+	p->sm_channels = sm_ch > 0 ? sm_ch : p->channels;
 	p->alpha_s = amax;
 	p->latency_s = lat;
 	p->extra_latency_s = lat > amax ? lat - amax : 0;

@@ -86,6 +86,9 @@ struct coll_plan {
 	double bytes;             /* N */
 	int nranks;
 	int channels;
+	int sm_channels;          /* CTAs (one SM each) the collective's kernel runs: NCCL's
+				     nChannels for the algorithm (nccl_model_channels(),
+				     graph search), else channels */
 	int steps;                /* latency steps of the algorithm */
 	struct coll_flow *flows;  /* sorted by (src, dst), endpoints unique */
 	int nflows;

@@ -71,6 +71,9 @@ struct rank_inst {
 	double *post_s;         /* [prog->n] when a send was posted (the
 				 * message's payload: nothing to free) */
 	struct engine_rank_stats *st;
+	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
+	bool computing;         /* the compute stream sleeps on `rate` */
+	int coll_active, coll_sms;
 	sg_host_t host;
 	const int *grp[GROUP_N];/* this rank's groups (into sim.gmem), resolved once */
 	int ngrp[GROUP_N];
@@ -228,6 +231,55 @@ static void resolve_groups(struct sim *S, struct rank_inst *ri)
 	}
 }
 
+/* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
+ * compute stream re-evaluates its rate. */
+static void comm_busy(struct sim *S, struct rank_inst *ri, int sms, int dir)
+{
+	(void)S;
+	if (!ri->rate)
+		return;
+	ri->coll_active += dir;
+	ri->coll_sms += dir * sms;
+	if (ri->computing) {    /* actors run one at a time: no lock needed */
+		ri->computing = false;
+		sg_sem_release(ri->rate);
+	}
+}
+
+/* The compute slowdown now (engine.h). */
+static double slowdown(const struct sim *S, const struct rank_inst *ri)
+{
+	if (ri->coll_active <= 0)
+		return 1;
+	if (S->job->interference_factor > 0)
+		return S->job->interference_factor;
+	int sm = S->job->sm_count, c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
+	return (double)sm / (sm - c);
+}
+
+/* A compute task of time_s (alone): segments at the current rate, cut
+ * whenever a collective starts or ends on this rank. */
+static void run_compute(struct sim *S, struct rank_inst *ri, double time_s)
+{
+	if (!ri->rate) {
+		sg_actor_sleep_for(time_s);
+		return;
+	}
+	double start = simgrid_get_clock(), left = time_s;
+	while (left > 0) {
+		double f = slowdown(S, ri), t0 = simgrid_get_clock();
+		ri->computing = true;
+		int timed_out = sg_sem_acquire_timeout(ri->rate, left * f);
+		ri->computing = false;
+		if (timed_out)
+			break;  /* the work is done */
+		left -= (simgrid_get_clock() - t0) / f;
+	}
+	double extra = simgrid_get_clock() - start - time_s;
+	if (extra > 0)
+		ri->st->interference_s += extra;
+}
+
 static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 {
 	struct rank_inst *ri = a->ri;
@@ -244,9 +296,12 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 	}
 	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
+	if (t->launch_s > 0)
+		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
 
 	sg_barrier_wait(bar);
+	comm_busy(S, ri, p->sm_channels, +1);
 	int o0 = lower(p, NULL, ri->rank, false), o1 = lower(p, NULL, ri->rank + 1, false);
 	int i0 = lower(p, by_dst, ri->rank, true), i1 = lower(p, by_dst, ri->rank + 1, true);
 	int nc = 0;
@@ -271,6 +326,7 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
 	if (extra > 0)
 		sg_actor_sleep_for(extra);
+	comm_busy(S, ri, p->sm_channels, -1);
 }
 
 static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_dir dir,
@@ -343,8 +399,8 @@ static void stream_main(int argc, char **argv)
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
-				sg_actor_sleep_for(t->time_s);
-			ri->st->compute_s[t->cat] += t->time_s;
+				run_compute(S, ri, t->time_s);
+			ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_COLL:
 			run_coll(S, a, t);
@@ -589,6 +645,9 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		ri->done = xcalloc((size_t)ri->prog->n + 1, 1);
 		ri->xfer_start = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
 		ri->post_s = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
+		if (job->sm_count > 1 || job->interference_factor > 0) {
+			ri->rate = sg_sem_init(0);
+		}
 		for (int s = 0; s < STREAM_N; s++) {
 			ri->waiting[s] = -1;
 			if (S.stream_ntasks[ri->stage * STREAM_N + s])
@@ -667,6 +726,8 @@ out:
 		for (int s = 0; s < STREAM_N; s++)
 			if (S.ri[r].wake[s])
 				sg_sem_destroy(S.ri[r].wake[s]);
+		if (S.ri[r].rate)
+			sg_sem_destroy(S.ri[r].rate);
 		free(S.ri[r].done);
 		free(S.ri[r].xfer_start);
 		free(S.ri[r].post_s);

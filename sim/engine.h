@@ -17,6 +17,23 @@
  * stands in for the peer), so link sharing is kept, and each simulated
  * rank's statistics stand for the ranks it represents.
  *
+ * Interference: NCCL's kernels run on the SMs the compute would use (one
+ * CTA, so one SM, per channel: src/device/common.h launches nChannels
+ * blocks; src/enqueue.cc) and take their share of HBM. While at least one
+ * communication stream of a rank is inside a collective (from the
+ * group's meeting to its last step), the rank's compute runs slower by a
+ * factor f: the measured factor of a calib profile when the job has one
+ * (interference_factor > 0, calib/bench_interference.c: a GEMM alone and
+ * beside a copy kernel), else SMs / (SMs - C) with C the CTAs of the
+ * collectives in flight (coll_plan.sm_channels). It is event-driven: a
+ * compute task sleeps in segments, and every collective start and end
+ * wakes it (a semaphore it sleeps on with a timeout) to re-evaluate its rate, so a GEMM of
+ * T_alone that overlaps communication for a time o (wall clock) takes
+ * T_alone + o (f - 1) / f. HBM traffic is not charged separately (a GEMM
+ * is compute-bound; the measured factor includes it when there is one).
+ * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
+ * few CTAs) do not slow compute.
+ *
  * SimGrid runs one simulation per process: engine_run() can be called once
  * per process (a sweep forks a process per simulation). */
 #ifndef DDLSIM_ENGINE_H
@@ -36,6 +53,7 @@ struct engine_rank_stats {
 	double comm_s[CAT_N];       /* communication-stream busy time, by category */
 	double exposed_s[CAT_N];    /* compute stream waiting for communication */
 	double bubble_s;            /* compute stream waiting for a pipeline peer's work */
+	double interference_s;      /* compute slowed by concurrent communication (in compute_s) */
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
 	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
@@ -49,6 +67,8 @@ struct engine_job {
 	struct program *const *stage_prog;  /* [pp], one template per stage */
 	const char *coll_algo;               /* "auto", "ring", ... */
 	bool fold;
+	int sm_count;                        /* SMs of a GPU (0: no interference) */
+	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 };
 
 struct engine_result {

@@ -381,6 +381,9 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	/* a vocabulary not divisible by tp is fine: Megatron pads it */
 	if (p->sp && p->tp < 2)
 		diag_err(d, f, "/parallel/sp", "sequence parallelism needs tp > 1, got tp = %d", p->tp);
+	if (p->tp_comm_overlap && !p->sp)
+		diag_err(d, f, "/communication/tp_comm_overlap",
+			 "needs sequence parallelism (parallel.sp) with tp > 1, got sp = false, tp = %d", p->tp);
 	if (p->seq > 0 && p->sp && p->seq % p->tp)
 		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
 	check_stages(p, m, f, d);

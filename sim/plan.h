@@ -41,6 +41,9 @@
  *                                             attention where `given` says the scenario
  *                                             did not set them
  *   overlap_param_gather -      false         ZeRO-1/2 parameter all-gather overlaps forward
+ *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
+ *                                             reduce-scatter pipelined with the GEMM chunks
+ *                                             they feed (needs sp; see simulate.c)
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -117,6 +120,7 @@ struct plan {
 	double usd_per_gpu_hour;
 	int framework;                  /* framework_table index, -1 = none */
 	bool overlap_param_gather;
+	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (simulate.c) */
 	unsigned given;                 /* enum plan_given bits */
 };
 

@@ -63,6 +63,8 @@ struct task {
 	enum group_kind group;  /* TASK_COLL */
 	double bytes;           /* TASK_COLL (N per call), TASK_SEND/RECV */
 	int count;              /* TASK_COLL: back-to-back calls merged (>= 1) */
+	double launch_s;        /* TASK_COLL: host launch cost per call (framework.h), waited
+				   on the stream before the call */
 	enum p2p_dir dir;       /* TASK_SEND/RECV: FWD goes to the next stage */
 	int mb, chunk;          /* micro-batch and model chunk, for traces */
 	int dep0, ndeps;        /* into program.deps (tasks of other streams) */

@@ -227,6 +227,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			s->given |= PLAN_GIVEN_OVERLAP_GRAD;
 		if (jobj_bool(&jo, "overlap_param_gather", &s->overlap_param_gather, 0) == 1)
 			s->given |= PLAN_GIVEN_OVERLAP_PARAM;
+		jobj_bool(&jo, "tp_comm_overlap", &s->tp_comm_overlap, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "published", &jo, 0) == 1) {

@@ -61,6 +61,11 @@
  *                                                                false: one reduction after it (Megatron-LM 2021)
  *   communication.overlap_param_gather bool -      false         ZeRO-1/2 parameter all-gather overlaps
  *                                                                the next forward (Megatron-Core)
+ *   communication.tp_comm_overlap bool     -       false         Megatron-Core --tp-comm-overlap
+ *                                                                (Transformer Engine userbuffers): SP
+ *                                                                all-gather / reduce-scatter split into
+ *                                                                tp ring steps pipelined with GEMM
+ *                                                                chunks; needs parallel.sp
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile)
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)

@@ -25,7 +25,19 @@
  * (twice the bytes) per step. With "a2a" (Ulysses) q, k, v go through an
  * all-to-all over the CP group before the core and the output after it
  * (backward: dO before, dq, dk, dv after), blocking compute. Gradients are
- * reduced over dp x cp ranks (GROUP_DP, placement.h). */
+ * reduced over dp x cp ranks (GROUP_DP, placement.h).
+ *
+ * tp_comm_overlap (Megatron-Core --tp-comm-overlap, Transformer Engine
+ * userbuffers; see half_overlap()): each half-layer's first and last GEMM
+ * are priced apart (price_blocks, split_gemms) and split into tp chunks
+ * pipelined with tp ring steps of one shard on the TP stream.
+ *
+ * ZeRO-3 granularity follows the framework preset (models/framework.h):
+ * per unit (FSDP: one all-gather per layer, the next prefetched) or per
+ * weight tensor (DeepSpeed: the layer's compute split per tensor, each
+ * waiting for its gather, issued within the prefetch window and skipped
+ * while the layer is still resident); every data-parallel collective
+ * carries the preset's host launch cost (task.launch_s). */
 #include "simulate.h"
 
 #include <math.h>
@@ -38,6 +50,7 @@
 #include "bug.h"
 #include "cost.h"
 #include "ddlsim-config.h"
+#include "framework.h"
 #include "xalloc.h"
 
 /* Priced blocks of one micro-batch. */
@@ -49,6 +62,14 @@ struct blocks {
 	/* cp > 1, per pass: the attention block's ops before the core, after
 	 * it, the own causal block (a2a: the whole core) and one ring step */
 	double cp_pre[2], cp_post[2], cp_diag[2], cp_step[2];
+	/* tp_comm_overlap, per half-layer block and pass: the first
+	 * (column-parallel) and last (row-parallel) GEMM with their fp8
+	 * casts, split into dgrad and wgrad in backward (gfirst/glast are
+	 * the forward GEMM or the backward dgrad), and the ops before the
+	 * first GEMM, between the two and after the last */
+	double gfirst[2][WL_NBLOCKS], glast[2][WL_NBLOCKS];
+	double wfirst[WL_NBLOCKS], wlast[WL_NBLOCKS];
+	double pre[2][WL_NBLOCKS], mid[2][WL_NBLOCKS], post[2][WL_NBLOCKS];
 };
 
 struct builder {
@@ -70,6 +91,21 @@ struct builder {
 	int last;                     /* last task, for stream-order deps */
 	int gate;                     /* a task the next compute must wait for */
 	int prev_mark;                /* last task before the previous layer began */
+	/* framework granularity (framework.h; fw NULL: per layer, no launch cost) */
+	const struct framework *fw;
+	double launch_s;              /* per data-parallel collective call */
+	bool per_tensor;              /* ZeRO-3 gathers per parameter tensor, chunked compute */
+	int ntens;                    /* weight tensors of a layer (this rank's part) */
+	double tens[8];               /* their elements */
+	double tens_total;
+	double wbytes;                /* bytes per gathered parameter */
+	int layer;                    /* global index of the layer being built */
+	double used;                  /* parameter elements used so far (reuse distance) */
+	double *last_use;             /* [model layers] `used` after a layer's last use, -1 */
+	int *hist_before;             /* per computed tensor chunk: the task before it */
+	double *hist_el;              /* and the elements its gather fetched (0: resident) */
+	int nhist;
+	size_t caphist, caphist2;
 };
 
 /* The workload shape of the plan (models/workload.h). */
@@ -97,6 +133,55 @@ static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pas
 	bk->cp_step[pass] = cp > 1 ? steps / (cp - 1) : 0;
 }
 
+/* 1 for an op of the half-layer's first (column-parallel) GEMM, 2 for
+ * the last (row-parallel) one, 0 otherwise (workload.c's names: the GEMM,
+ * its ".dgrad", ".wgrad" and ".fp8_cast"). */
+static int gemm_role(const char *name)
+{
+	static const struct { const char *prefix; int role; } roles[] = {
+		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 },
+		{ "attn_out", 2 }, { "mlp_down", 2 },
+	};
+	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		size_t n = strlen(roles[i].prefix);
+		if (strncmp(name, roles[i].prefix, n) == 0 && (name[n] == '\0' || name[n] == '.'))
+			return roles[i].role;
+	}
+	return 0;
+}
+
+/* Split a half-layer's ops of one pass around its first and last GEMM
+ * (tp_comm_overlap). */
+static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int pass,
+			struct blocks *bk)
+{
+	int seen = 0;  /* 0 before the first GEMM, 1 between, 2 after the last */
+	for (int i = 0; i < l->n; i++) {
+		const struct op *o = &l->v[i];
+		double t = cost_op_time(cost, o);
+		int role = gemm_role(o->name);
+		bool wgrad = strstr(o->name, ".wgrad") != NULL;
+		if (role == 1) {
+			seen = 1;
+			if (wgrad)
+				bk->wfirst[blk] += t;
+			else
+				bk->gfirst[pass][blk] += t;
+		} else if (role == 2) {
+			seen = 2;
+			if (wgrad)
+				bk->wlast[blk] += t;
+			else
+				bk->glast[pass][blk] += t;
+		} else if (seen == 0)
+			bk->pre[pass][blk] += t;
+		else if (seen == 1)
+			bk->mid[pass][blk] += t;
+		else
+			bk->post[pass][blk] += t;
+	}
+}
+
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
@@ -112,6 +197,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->flops_fwd[b] = op_list_flops(&l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_FWD, bk);
 		op_list_finish(&l);
 		op_list_init(&l);
 		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
@@ -119,6 +206,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->bwd[b] = cost_list_time(cost, &l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_BWD, bk);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
@@ -233,6 +322,91 @@ static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
 
+/* One ring step of tp_comm_overlap on the TP stream: every TP rank sends
+ * `bytes` to its ring neighbour, after dep. */
+static int tp_step(struct builder *b, double bytes, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_SENDRECV, .group = GROUP_TP, .bytes = bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* A GEMM of gemm_s fed by an all-gather split into tp ring steps (TE
+ * userbuffers' ring exchange, CommOverlapP2P all-gather): chunk 0 is the
+ * rank's own shard; before chunk k the shard of step k arrives from the
+ * neighbour, exchanged while chunk k - 1 computes. */
+static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		    int mb, int chunk)
+{
+	int tp = b->pl->tp;
+	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+	for (int s = 1; s < tp; s++) {
+		int have = x;
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, have);
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, have);
+	}
+}
+
+/* A GEMM of gemm_s whose output is reduce-scattered in tp ring steps
+ * (TE's pipelined/ring-exchange reduce-scatter): after chunk k its partial
+ * (plus what came from the neighbour) goes on; the last step overlaps the
+ * last chunk. Returns the last step, which whatever follows waits for. */
+static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		   int mb, int chunk)
+{
+	int tp = b->pl->tp, x = -1;
+	for (int s = 0; s < tp; s++) {
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	}
+	return x;
+}
+
+/* One half-layer under tp_comm_overlap (Megatron-Core --tp-comm-overlap,
+ * Transformer Engine userbuffers; TE's initialize_ub() methods:
+ * "ring_exchange" for qkv/fc1 fprop and proj/fc2 dgrad, "pipeline" or
+ * ring exchange for proj/fc2 fprop, "bulk" for qkv/fc1 dgrad and wgrad).
+ * Forward: the SP all-gather before the first (column-parallel) GEMM is
+ * tp ring steps pipelined with tp GEMM chunks, and the reduce-scatter
+ * after the last (row-parallel) GEMM tp - 1 steps pipelined with its
+ * chunks. Backward (reverse order): the all-gather of the output gradient
+ * pipelined with the last GEMM's dgrad chunks, then its wgrad; the first
+ * GEMM's dgrad runs beside the bulk re-gather of its input (for the
+ * wgrad), and its wgrad beside the bulk reduce-scatter of the dgrad's
+ * output. The replay decides how much of each step is hidden. */
+static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk,
+			 double extra_s, double flops, int mb, int chunk)
+{
+	const struct blocks *k = &b->bk;
+	double ag_shard = b->ag_bytes / b->pl->tp, rs_shard = b->act_bytes / b->pl->tp;
+
+	if (cat != CAT_BACKWARD) {
+		compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
+		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
+		compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
+		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk], rs_shard, mb, chunk);
+		compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
+		return;
+	}
+	compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
+	ag_gemm(b, cat, k->glast[PASS_BWD][blk], ag_shard, mb, chunk);
+	compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
+	compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->act_bytes,
+			  .mb = mb, .chunk = chunk };
+	int regather = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
+	t.op = COLL_REDUCE_SCATTER;
+	int rs = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
+	compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
+}
+
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
  * Forward: SP all-gather, compute, SP reduce-scatter / all-reduce.
  * Backward (Megatron): SP all-gather, compute, SP reduce-scatter / all-reduce. */
@@ -240,6 +414,10 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		 double extra_s, double flops, int mb, int chunk)
 {
 	bool tp = b->pl->tp > 1;
+	if (tp && b->pl->sp && b->pl->tp_comm_overlap && !(blk == WL_ATTN && b->pl->cp > 1)) {
+		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);
+		return;
+	}
 	if (tp && b->pl->sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		if (cat == CAT_BACKWARD) {
@@ -263,18 +441,6 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
 
-static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
-{
-	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
-		compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
-			k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
-		return;
-	}
-	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
-	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
-}
-
 static void dp_reduce(struct builder *b, double bytes)
 {
 	const struct plan *pl = b->pl;
@@ -282,7 +448,7 @@ static void dp_reduce(struct builder *b, double bytes)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = GROUP_DP, .bytes = bytes };
+			  .group = GROUP_DP, .bytes = bytes, .launch_s = b->launch_s };
 	int id = program_add(b->p, &t, &b->last, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
@@ -313,12 +479,78 @@ static void flush_bucket(struct builder *b)
 static void zero3_gather(struct builder *b)
 {
 	int mark = b->last;
-	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1)
+	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1 || b->per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer };
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer,
+			  .launch_s = b->launch_s };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
+}
+
+/* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
+ * when the computing tensor q was fetched, the latest q from which fewer
+ * than prefetch_elements gathered elements lie in between
+ * (PartitionedParameterCoordinator.fetch_sub_module). Returns the task
+ * that precedes q's compute (its start), or the last task when nothing
+ * has run yet. */
+static int prefetch_dep(const struct builder *b)
+{
+	double acc = 0;
+	int p = -1;
+	for (int q = b->nhist - 1; q >= 0 && acc < b->fw->prefetch_elements; q--) {
+		p = q;
+		acc += b->hist_el[q];
+	}
+	return p < 0 ? b->last : b->hist_before[p];
+}
+
+/* A layer's compute under per-tensor ZeRO-3 (DeepSpeed): one chunk per
+ * weight tensor, in proportion to its elements (reverse order in
+ * backward), each waiting for its tensor's all-gather unless the layer is
+ * still resident (used again within reuse_elements). */
+static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
+			 int mb, int chunk, bool reverse)
+{
+	const struct framework *f = b->fw;
+	double *lu = &b->last_use[b->layer];
+	bool resident = *lu >= 0 && b->used - *lu < f->reuse_elements;
+	for (int jj = 0; jj < b->ntens; jj++) {
+		int j = reverse ? b->ntens - 1 - jj : jj;
+		double el = b->tens[j];
+		int gate = -1;
+		bool fetch = !resident && el >= f->persist_elements;
+		if (fetch) {
+			struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM,
+					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = GROUP_DP,
+					  .bytes = el * b->wbytes, .launch_s = b->launch_s };
+			int dep = prefetch_dep(b);
+			gate = program_add(b->p, &t, &dep, 1);
+		}
+		XGROW(b->hist_before, b->caphist, (size_t)b->nhist + 1);
+		XGROW(b->hist_el, b->caphist2, (size_t)b->nhist + 1);
+		b->hist_before[b->nhist] = b->last;
+		b->hist_el[b->nhist++] = fetch ? el : 0;
+		compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+	}
+	b->used += b->tens_total;
+	*lu = b->used;
+}
+
+static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
+{
+	const struct blocks *k = &b->bk;
+	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
+		if (b->per_tensor)
+			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
+		else
+			compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
+		return;
+	}
+	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
+	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
 }
 
 static void forward(struct builder *b, int mb, int chunk)
@@ -340,6 +572,7 @@ static void forward(struct builder *b, int mb, int chunk)
 	} else
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
+		b->layer = first + l;
 		zero3_gather(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
@@ -383,11 +616,15 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
+		b->layer = first + l;
 		zero3_gather(b);
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1 && pl->cp <= 1) {
+		if (pl->tp <= 1 && pl->cp <= 1 && b->per_tensor) {
+			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
+				     2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, true);
+		} else if (pl->tp <= 1 && pl->cp <= 1) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
@@ -469,10 +706,36 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
 	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
+	b.wbytes = dtype_bytes(pr.weight);
+	b.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
+	b.launch_s = b.fw ? b.fw->launch_s : 0;
+	b.per_tensor = b.fw && b.fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
+		       (long)pl->dp * pl->cp > 1 && pl->tp <= 1 && pl->cp <= 1;
+	{
+		/* a layer's weight tensors, as the nn.Linear modules of the
+		 * reference implementations hold them: HF Llama's q, k, v, o,
+		 * gate, up, down (SwiGLU); GPT-style fused qkv, out, up, down */
+		double h = (double)m->hidden, kv = (double)(m->kv_heads * model_head_dim(m));
+		double ffn = (double)m->ffn;
+		double sw[] = { h * h, h * kv, h * kv, h * h, h * ffn, h * ffn, ffn * h };
+		double ge[] = { h * (h + 2 * kv), h * h, h * ffn, ffn * h };
+		bool swiglu = m->act == MODEL_ACT_SWIGLU;
+		b.ntens = swiglu ? 7 : 4;
+		b.tens_total = 0;
+		for (int i = 0; i < b.ntens; i++) {
+			b.tens[i] = (swiglu ? sw[i] : ge[i]) / t;
+			b.tens_total += b.tens[i];
+		}
+	}
+	b.last_use = xmalloc((size_t)m->layers * sizeof(double));
+	for (long i = 0; i < m->layers; i++)
+		b.last_use[i] = -1;
 
 	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
-	if (!order)
+	if (!order) {
+		free(b.last_use);
 		return -1;
+	}
 	int nsteps = 2 * m_mb * b.v;
 	int *last_b = xmalloc((size_t)b.v * sizeof(int));
 	int *chunk_layers = xmalloc((size_t)b.v * sizeof(int));
@@ -517,7 +780,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 		 * forward waits for the first bucket only */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = 1 };
+				   .count = 1, .launch_s = b.launch_s };
 		b.gate = program_add(p, &ag, NULL, 0);
 		if (ag_count > 1) {
 			ag.count = ag_count - 1;
@@ -537,7 +800,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	 * embedding group: first and last stage) */
 	if (tied_copy > 0 && (has_emb || has_head)) {
 		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb };
+				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb,
+				      .launch_s = b.launch_s };
 		int id = program_add(p, &t_emb, &b.last, 1);
 		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
 		b.dp_tasks[b.ndp++] = id;
@@ -557,7 +821,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = ag_count };
+				   .count = ag_count, .launch_s = b.launch_s };
 		program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
@@ -584,6 +848,9 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	free(chunk_layers);
 	free(order);
 	free(b.dp_tasks);
+	free(b.last_use);
+	free(b.hist_before);
+	free(b.hist_el);
 	return rc;
 }
 
@@ -718,7 +985,9 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
-				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold };
+				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
+				  .sm_count = (int)topo->gpu.sm_count,
+				  .interference_factor = cost_interference(cost) };
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 

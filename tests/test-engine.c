@@ -230,3 +230,84 @@ Test(engine, second_simulation_in_a_process_is_refused)
 	cr_assert_str_eq(diag_text(&dg), "error: the simulation engine runs once per process\n");
 	diag_finish(&dg);
 }
+
+/* ---- interference: compute slowed while a collective runs ---------- */
+
+/* One DGX-like node of 8 GPUs with 100 SMs each, tp = 8: a compute task of
+ * T on every rank and a ring all-gather of B on the TP stream, started
+ * together (overlap = true) or the collective after the compute. Returns
+ * rank 0's stats; *coll_s the collective's wall time. */
+static struct engine_rank_stats interfere(double T, double B, bool overlap, double factor,
+					  double *coll_s, int *ctas)
+{
+	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	int c = program_compute(&p, CAT_FORWARD, T, 0, 0, 0, NULL, 0);
+	int dep = overlap ? -1 : c;
+	program_coll(&p, STREAM_TP, CAT_TP_COMM, COLL_ALLGATHER, GROUP_TP, B, 1, &dep, 1);
+	struct placement pl;
+	cr_assert_eq(placement_init(&pl, 8, 1, 1, NULL), 0);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
+				  .coll_algo = "ring", .fold = false, .sm_count = 100,
+				  .interference_factor = factor };
+	struct engine_result res;
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	struct engine_rank_stats st = res.rank[0];
+	*coll_s = st.comm_s[CAT_TP_COMM];
+	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, B);
+	*ctas = cp->sm_channels;
+	coll_plan_destroy(cp);
+	engine_result_finish(&res);
+	program_finish(&p);
+	topology_destroy(t);
+	return st;
+}
+
+/* Overlap o shorter than the GEMM: T + o (f - 1) / f with f = SMs / (SMs - C),
+ * C the collective's CTAs (NCCL channels). */
+Test(engine, interference_slows_compute_only_while_a_collective_overlaps)
+{
+	double T = 0.01, o;
+	int C;
+	struct engine_rank_stats st = interfere(T, 256e6, true, 0, &o, &C);
+	cr_assert_gt(C, 0);
+	cr_assert_lt(o, T);
+	double f = 100.0 / (100 - C), want = T + o * (f - 1) / f;
+	rel_eq(st.compute_s[CAT_FORWARD], want);
+	rel_eq(st.interference_s, o * (f - 1) / f);
+}
+
+/* A collective longer than the GEMM: all of the GEMM runs slowed, T f. */
+Test(engine, interference_under_a_long_collective_is_the_whole_factor)
+{
+	double T = 0.001, o;
+	int C;
+	struct engine_rank_stats st = interfere(T, 1e9, true, 0, &o, &C);
+	cr_assert_gt(o, T * 2);
+	rel_eq(st.compute_s[CAT_FORWARD], T * 100.0 / (100 - C));
+}
+
+/* A measured factor (calib profile) replaces the SM model; a collective
+ * that runs after the compute slows nothing (next test). */
+Test(engine, interference_measured_factor_and_no_overlap)
+{
+	double T = 0.01, o;
+	int C;
+	struct engine_rank_stats st = interfere(T, 256e6, true, 1.5, &o, &C);
+	rel_eq(st.compute_s[CAT_FORWARD], T + o * 0.5 / 1.5);
+}
+
+Test(engine, interference_needs_an_overlap)
+{
+	double T = 0.01, o;
+	int C;
+	struct engine_rank_stats st = interfere(T, 256e6, false, 1.5, &o, &C);
+	rel_eq(st.compute_s[CAT_FORWARD], T);
+	cr_assert_eq(st.interference_s, 0);
+}

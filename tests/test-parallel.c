@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
 /* A 2-layer GPT (h 1024, 16 heads) scenario on one DGX A100, ring
@@ -382,6 +385,254 @@ Test(parallel, cp_ring_steps_add_up_to_the_causal_core)
 			op_list_finish(&a);
 			op_list_finish(&b);
 		}
+	}
+	inputs_destroy(in);
+}
+
+/* ---- tp_comm_overlap (Transformer Engine userbuffers) --------------- */
+
+/* Per layer and micro-batch each half-layer's SP all-gather and
+ * reduce-scatter become tp - 1 ring steps of one shard (b s h / tp) in
+ * forward (2 halves x 2 x (tp - 1)), the output-gradient all-gather tp - 1
+ * steps in backward (2 x (tp - 1)), and backward keeps one bulk re-gather
+ * and one bulk reduce-scatter per half. The ring moves what the ring
+ * all-gather and reduce-scatter moved: (tp - 1) shards each. */
+Test(parallel, tp_comm_overlap_splits_sp_collectives_into_ring_steps)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	const int tps[] = { 2, 4, 8 };
+	for (size_t c = 0; c < sizeof(tps) / sizeof(tps[0]); c++) {
+		int tp = tps[c];
+		long mbs = 3, L = 2;
+		struct plan off = cp_plan(in, 1, CP_P2P, tp, mbs), on = off;
+		on.tp_comm_overlap = true;
+		double bytes[2] = { 0, 0 }, compute[2] = { 0, 0 };
+		int steps = 0, bulk = 0;
+		for (int k = 0; k < 2; k++) {
+			struct program p;
+			program_init(&p);
+			cr_assert_eq(simulate_build_program(in, k ? &on : &off, 0, &p, NULL), 0);
+			for (int i = 0; i < p.n; i++) {
+				const struct task *t = &p.t[i];
+				if (t->kind == TASK_COMPUTE)
+					compute[k] += t->time_s;
+				if (t->stream != STREAM_TP)
+					continue;
+				double n = t->op == COLL_SENDRECV ? 1 : (tp - 1.0) / tp;
+				bytes[k] += n * t->bytes * t->count;
+				if (k && t->op == COLL_SENDRECV)
+					steps++;
+				else if (k && t->bytes == 1024.0 * 1024 * 2)
+					bulk++;
+			}
+			program_finish(&p);
+		}
+		cr_assert_eq(steps, mbs * L * 6 * (tp - 1), "tp %d: %d steps", tp, steps);
+		/* the bulk ones, plus the embedding's and head's unsplit SP collectives
+		 * (RS + AG forward, RS + AG backward) */
+		cr_assert_eq(bulk, mbs * (L * 4 + 4), "tp %d: %d bulk", tp, bulk);
+		cr_assert_float_eq(bytes[1], bytes[0], 1e-9 * bytes[0], "tp %d: %.17g vs %.17g", tp,
+				   bytes[1], bytes[0]);
+		cr_assert_float_eq(compute[1], compute[0], 1e-12, "tp %d: the GEMM chunks add up", tp);
+	}
+	inputs_destroy(in);
+}
+
+/* The replay: the pipelined steps hide behind GEMM chunks, so the exposed
+ * TP communication falls, and the compute stays but for what the
+ * overlapped communication slows it (interference, engine.h). */
+Test(parallel, tp_comm_overlap_hides_tp_communication)
+{
+	char *d1 = tmp_dir(), *d2 = tmp_dir();
+	json_t *a = run(tiny(d1, "\"tp\": 8, \"dp\": 1, \"sp\": true", 2, 1), d1);
+	char *s = tiny(d2, "\"tp\": 8, \"dp\": 1, \"sp\": true", 2, 1);
+	char *e = NULL, args[2048];
+	/* the same scenario with the knob on */
+	FILE *f = fopen(s, "r");
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	char *alg = strstr(text, "\"algorithm\"");
+	cr_assert_not_null(alg);
+	char out[8192];
+	snprintf(out, sizeof(out), "%.*s\"tp_comm_overlap\": true, %s", (int)(alg - text), text, alg);
+	char *s2 = write_file(d2, "s2.json", out);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", s2, d2);
+	cr_assert_eq(run_ddlsim(args, NULL, &e), 0, "%s", e);
+	snprintf(args, sizeof(args), "%s/out", d2);
+	json_t *b = load_report(args);
+	cr_assert_not_null(b);
+	double ta = jnum(a, "breakdown/per_rank/0/exposed_tp_comm_s");
+	double tb = jnum(b, "breakdown/per_rank/0/exposed_tp_comm_s");
+	cr_assert_lt(tb, 0.75 * ta, "exposed TP %.6g s with overlap vs %.6g s", tb, ta);
+	double ca = jnum(a, "breakdown/per_rank/0/compute_s") - jnum(a, "breakdown/per_rank/0/interference_s");
+	double cb = jnum(b, "breakdown/per_rank/0/compute_s") - jnum(b, "breakdown/per_rank/0/interference_s");
+	cr_assert_float_eq(cb, ca, 1e-9, "%.17g vs %.17g", cb, ca);
+	cr_assert_gt(jnum(b, "breakdown/per_rank/0/interference_s"), 0);
+	cr_assert_lt(jnum(b, "summary/iteration_time_s"), jnum(a, "summary/iteration_time_s"));
+	cr_assert(json_is_true(json_object_get(json_object_get(json_object_get(b, "scenario"),
+							      "communication"), "tp_comm_overlap")));
+	json_decref(a);
+	json_decref(b);
+}
+
+/* ---- ZeRO-3 granularity per framework preset ------------------------ */
+
+#include "framework.h"
+
+static int framework_id(const char *name)
+{
+	bool known;
+	const struct framework *f = framework_find(name, &known);
+	cr_assert_not_null(f, "%s", name);
+	return framework_index(f);
+}
+
+/* ZeRO-3 collectives of stage 0's program: all-gathers on the PARAM
+ * stream, reductions on the DP stream; every one carries the preset's
+ * launch cost. */
+static void zero3_counts(struct inputs *in, const struct plan *pl, int *ag, int *rs,
+			 double *ag_bytes, double launch_s)
+{
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, pl, 0, &p, NULL), 0);
+	*ag = *rs = 0;
+	*ag_bytes = 0;
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->kind != TASK_COLL || (t->stream != STREAM_PARAM && t->stream != STREAM_DP))
+			continue;
+		cr_assert_float_eq(t->launch_s, launch_s, 1e-15, "task %d launch %g", i, t->launch_s);
+		if (t->stream == STREAM_PARAM) {
+			cr_assert_eq(t->op, COLL_ALLGATHER);
+			*ag += t->count;
+			*ag_bytes += t->bytes * t->count;
+		} else
+			*rs += t->count;
+	}
+	program_finish(&p);
+}
+
+static struct inputs *wide_inputs(const char *dir)
+{
+	/* h 4096, MHA, GELU, ffn 16384, 4 layers: qkv 3h^2, out h^2, up and
+	 * down 4h^2 each = 201,326,592 weight elements per layer */
+	char model[1024];
+	snprintf(model, sizeof(model),
+		 "{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.0\",\"name\":\"wide\",\"source\":\"test\","
+		 "\"architecture\":\"decoder_transformer\",\"layers\":4,\"hidden_size\":4096,\"heads\":32,"
+		 "\"ffn_size\":16384,\"vocab_size\":32000}");
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct inputs *in = inputs_load(write_file(dir, "wide.json", model),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &dg);
+	cr_assert_not_null(in, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return in;
+}
+
+static struct plan zero3_plan(struct inputs *in, const char *fw, int nodes, long mbs)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = nodes;
+	pl.zero = ZERO_3;
+	pl.given |= PLAN_GIVEN_ZERO;
+	pl.seq = 1024;
+	pl.global_batch = mbs * 8 * nodes;
+	pl.framework = fw ? framework_id(fw) : -1;
+	plan_resolve(&pl, in);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(plan_check(&pl, in, "t", &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return pl;
+}
+
+/* DeepSpeed ZeRO-3: one all-gather per weight tensor (k = 4 here), each
+ * the tensor's 16-bit elements; a layer used again within 1e9 gathered
+ * elements (stage3_max_reuse_distance) stays. With 4 layers of 201.3M
+ * elements and 2 micro-batches: forward 0 gathers all 4 layers (16);
+ * backward 0 keeps layers 3, 2, 1 (0, 402M, 805M elements since their
+ * last use) and gathers layer 0 (1208M); forward 1 keeps 0..2, gathers 3;
+ * backward 1 keeps 3..1, gathers 0: 16 + 3 x 4 = 28 all-gathers. */
+Test(parallel, deepspeed_zero3_gathers_every_tensor_and_keeps_reused_layers)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	struct plan pl = zero3_plan(in, "deepspeed", 1, 2);
+	int ag, rs;
+	double bytes;
+	zero3_counts(in, &pl, &ag, &rs, &bytes, 75.7e-6);
+	cr_assert_eq(ag, 28, "%d all-gathers", ag);
+	double h = 4096, layer = 3 * h * h + h * h + 2 * 4 * h * h;
+	cr_assert_float_eq(bytes, 7 * layer * 2, 1e-6 * bytes, "%.17g", bytes);
+	inputs_destroy(in);
+}
+
+/* FSDP2 / TorchTitan: one all-gather per unit (layer) in forward and again
+ * in backward (reshard after forward), per micro-batch; without a preset
+ * the same granularity with no launch cost. */
+Test(parallel, fsdp_gathers_per_unit_twice_per_microbatch)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	const char *fws[] = { "fsdp2", "torchtitan", NULL };
+	for (int i = 0; i < 3; i++) {
+		struct plan pl = zero3_plan(in, fws[i], 1, 3);
+		int ag, rs;
+		double bytes;
+		zero3_counts(in, &pl, &ag, &rs, &bytes, fws[i] ? 75.7e-6 : 0);
+		cr_assert_eq(ag, 3 * 2 * 4, "%s: %d all-gathers", fws[i] ? fws[i] : "none", ag);
+	}
+	inputs_destroy(in);
+}
+
+/* The replay pays every call: per rank, the PARAM stream is busy at least
+ * the gathers' count times (launch cost + the ring all-gather over P
+ * ranks alone: NCCL's latency for its P - 1 steps plus the bytes), and at
+ * most twice the transfer where backward's reduce-scatters share the
+ * links; the report counts them. One micro-batch, FSDP2, P = 8 and 16. */
+Test(parallel, zero3_replay_pays_each_collective_and_its_steps)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	for (int nodes = 1; nodes <= 2; nodes++) {
+		struct plan pl = zero3_plan(in, "fsdp2", nodes, 1);
+		snprintf(pl.coll_algo, sizeof(pl.coll_algo), "ring");
+		struct result r;
+		struct diag dg;
+		diag_init(&dg, stderr);
+		pid_t pid = fork();
+		if (pid == 0) {   /* one SimGrid simulation per process */
+			int rc = simulate_run(in, &pl, &r, &dg);
+			if (rc)
+				_exit(2);
+			const struct engine_rank_stats *st = &r.eng.rank[0];
+			int P = 8 * nodes, ranks[16];
+			for (int i = 0; i < P; i++)
+				ranks[i] = i;
+			double h = 4096, bytes = (3 * h * h + h * h + 2 * 4 * h * h) * 2;
+			struct coll_plan *cp = coll_plan_create(inputs_topology(in), "ring", COLL_ALLGATHER,
+								ranks, P, bytes);
+			int n = st->collectives[CAT_PARAM_COMM];
+			double want = n * (75.7e-6 + cp->ideal_time_s);
+			double busy = st->comm_s[CAT_PARAM_COMM];
+			bool ok = n == 2 * 4 && cp->steps == P - 1 && busy >= want * (1 - 1e-9) &&
+				  busy <= n * (75.7e-6 + 2 * cp->ideal_time_s);
+			if (!ok)
+				fprintf(stderr, "P %d: %d gathers, %d steps, %.9g s vs %.9g s\n", P, n,
+					cp->steps, st->comm_s[CAT_PARAM_COMM], want);
+			coll_plan_destroy(cp);
+			_exit(ok ? 0 : 1);
+		}
+		int status;
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nodes %d", nodes);
+		diag_finish(&dg);
 	}
 	inputs_destroy(in);
 }

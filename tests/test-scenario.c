@@ -400,3 +400,12 @@ Test(scenario, unknown_framework_or_version)
 	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"overlap_param_gather\": 1}", NULL),
 		     "%s: /communication/overlap_param_gather: error: expected a boolean, got integer\n");
 }
+
+Test(scenario, tp_comm_overlap_needs_sequence_parallelism)
+{
+	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": true}", NULL),
+		     "%s: /communication/tp_comm_overlap: error: needs sequence parallelism "
+		     "(parallel.sp) with tp > 1, got sp = false, tp = 2\n");
+	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": 0}", NULL),
+		     "%s: /communication/tp_comm_overlap: error: expected a boolean, got integer\n");
+}
