@@ -10,12 +10,18 @@
  *   dp, tp, pp         -        dp derived    data-, tensor-, pipeline-parallel degrees
  *   cp                 -        1             context-parallel degree (sequence split, CP group)
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
+ *   ep                 -        1             expert-parallel degree (MoE models; divides dp and
+ *                                             the experts; placement.h: inside the DP group)
+ *   moe_dist           -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
+ *   moe_zipf_s         -        model's       Zipf exponent
+ *   moe_capacity_factor -       model's       expert capacity in balanced loads, 0 = dropless
  *   sp                 -        false         sequence parallelism (tp > 1)
  *   zero               -        0             ZeRO stage 0..3 (3 = FSDP)
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
  *   interleave         -        1             model chunks per rank (interleaved)
  *   recompute          -        none          none | selective | full
- *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h)
+ *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h; may
+ *                                             name ep, else ep goes right before dp)
  *   stage_layers       layers   even split    layers of each stage when nstage_layers = pp
  *   first_stage_layers layers   0 (unset)     layers of the first stage (Megatron-Core's
  *   last_stage_layers  layers   0 (unset)     decoder_first/last_pipeline_num_layers); the
@@ -82,6 +88,9 @@ enum plan_given {
 	PLAN_GIVEN_BUCKET = 1 << 2,
 	PLAN_GIVEN_OVERLAP_GRAD = 1 << 3,
 	PLAN_GIVEN_OVERLAP_PARAM = 1 << 4,
+	PLAN_GIVEN_MOE_DIST = 1 << 5,
+	PLAN_GIVEN_MOE_ZIPF = 1 << 6,
+	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
 };
 
 struct inputs;
@@ -91,6 +100,9 @@ struct plan {
 	int dp, tp, pp;                 /* dp = 0: derived by plan_resolve() */
 	int cp;
 	enum cp_comm cp_comm;
+	int ep;                         /* expert parallelism (MoE) */
+	int moe_dist;                   /* enum moe_dist; the model's unless given */
+	double moe_zipf_s, moe_capacity_factor;
 	bool sp;
 	enum zero_stage zero;
 	enum sched_kind schedule;
@@ -126,7 +138,8 @@ void plan_init(struct plan *p);
 /* Set p->dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
  * GPU for a CNN), seq to 1 for a CNN, and the attention kernel when not
  * set: flash where the GPU has a flash kernel and the precision is 16-bit
- * or fp8 (FlashAttention has no fp32 kernels), else unfused. With a
+ * or fp8 (FlashAttention has no fp32 kernels), else unfused; the MoE
+ * routing keys the scenario did not give from the model file. With a
  * framework preset, every knob of the preset that `given` does not mark
  * is set from it (models/framework.h). Idempotent. Leaves a plan that
  * does not divide the cluster for plan_check() to report. */

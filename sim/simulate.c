@@ -25,7 +25,20 @@
  * (twice the bytes) per step. With "a2a" (Ulysses) q, k, v go through an
  * all-to-all over the CP group before the core and the output after it
  * (backward: dO before, dq, dk, dv after), blocking compute. Gradients are
- * reduced over dp x cp ranks (GROUP_DP, placement.h). */
+ * reduced over dp x cp ranks (GROUP_DP, placement.h).
+ *
+ * Mixture of experts (models/moe.h, workload.h): with ep > 1 the MLP half
+ * of a layer is the router part, the token dispatch all-to-all over the EP
+ * group (EP stream, blocking compute, as Megatron-Core's alltoall token
+ * dispatcher), the local experts' grouped GEMMs, the combine all-to-all
+ * and the rest (unpermute, shared experts, residual); backward runs it in
+ * reverse with the two all-to-alls again (the gradients of the combined
+ * and of the dispatched tokens). Each all-to-all moves N = T k h bytes x
+ * the busiest rank's load per rank (T: the rank's tokens, / t with
+ * sequence parallelism), and the expert GEMMs are priced for the busiest
+ * rank, so the group runs at its slowest rank's pace. Dense gradients are
+ * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
+ * the optimizer shards and the ZeRO-1/2 gathers follow the same split. */
 #include "simulate.h"
 
 #include <math.h>
@@ -49,6 +62,9 @@ struct blocks {
 	/* cp > 1, per pass: the attention block's ops before the core, after
 	 * it, the own causal block (a2a: the whole core) and one ring step */
 	double cp_pre[2], cp_post[2], cp_diag[2], cp_step[2];
+	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
+	 * after the combine */
+	double moe_pre[2], moe_mid[2], moe_post[2];
 };
 
 struct builder {
@@ -64,6 +80,10 @@ struct builder {
 	double cp_kv_bytes;           /* ring: one K/V block of this rank */
 	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
 	double pending;               /* bytes in the open bucket */
+	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
+	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
+	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
+	double pending_e;             /* expert bytes in the open bucket */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
 	size_t capdp;
@@ -97,6 +117,22 @@ static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pas
 	bk->cp_step[pass] = cp > 1 ? steps / (cp - 1) : 0;
 }
 
+/* Split the MoE MLP block's ops of one pass around the experts. */
+static void split_moe(struct cost *cost, const struct op_list *l, int pass, struct blocks *bk)
+{
+	bool seen = false;
+	for (int i = 0; i < l->n; i++) {
+		double t = cost_op_time(cost, &l->v[i]);
+		if (workload_op_is_expert(&l->v[i])) {
+			seen = true;
+			bk->moe_mid[pass] += t;
+		} else if (seen)
+			bk->moe_post[pass] += t;
+		else
+			bk->moe_pre[pass] += t;
+	}
+}
+
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
@@ -112,6 +148,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->flops_fwd[b] = op_list_flops(&l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_FWD, bk);
 		op_list_finish(&l);
 		op_list_init(&l);
 		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
@@ -119,6 +157,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 		bk->bwd[b] = cost_list_time(cost, &l);
 		if (b == WL_ATTN && pl->cp > 1)
 			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_BWD, bk);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
@@ -223,12 +263,38 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 	compute(b, cat, last, 0, mb, chunk, b->last);
 }
 
+/* A token all-to-all on the EP group (EP stream) waiting for dep. */
+static int ep_coll(struct builder *b, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_EP, .cat = CAT_EP_COMM,
+			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->ep_bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The MoE MLP block with its dispatch and combine, one pass (backward in
+ * reverse: the combine's gradient goes back first). */
+static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb,
+		    int chunk, int dep)
+{
+	const struct blocks *k = &b->bk;
+	int ps = bwd ? PASS_BWD : PASS_FWD;
+
+	compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
+	int x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
+	x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
+}
+
 /* The compute of one half-layer: one task, or the attention under CP. */
 static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk, int dep)
 {
 	if (blk == WL_ATTN && b->pl->cp > 1)
 		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
+	else if (blk == WL_MLP && b->moe_a2a)
+		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
 	else
 		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
@@ -266,7 +332,7 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
+	if (b->pl->tp <= 1 && b->pl->cp <= 1 && !b->moe_a2a) {
 		compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 			k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
 		return;
@@ -275,36 +341,60 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
 	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
 }
 
-static void dp_reduce(struct builder *b, double bytes)
+/* Ranks that hold copies of a gradient of group g (GROUP_DP, GROUP_EDP). */
+static long grad_ranks(const struct plan *pl, enum group_kind g)
+{
+	return (long)pl->dp * pl->cp / (g == GROUP_EDP ? pl->ep : 1);
+}
+
+static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
-	if ((long)pl->dp * pl->cp <= 1 || bytes <= 0)
+	if (grad_ranks(pl, g) <= 1 || bytes <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = GROUP_DP, .bytes = bytes };
+			  .group = g, .bytes = bytes };
 	int id = program_add(b->p, &t, &b->last, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
 }
 
-/* Gradients of `bytes` became ready on the compute stream (last task). */
-static void grads_ready(struct builder *b, double bytes, bool reduce_now)
+static void dp_reduce(struct builder *b, double bytes)
 {
+	dp_reduce_group(b, bytes, GROUP_DP);
+}
+
+/* Gradients of `bytes` (dense) and `expert` (MoE experts) became ready
+ * on the compute stream (last task). */
+static void grads_ready2(struct builder *b, double bytes, double expert, bool reduce_now)
+{
+	bool overlap = b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2;
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if ((b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2) &&
-	    b->pending >= b->pl->bucket_bytes) {
+	if (overlap && b->pending >= b->pl->bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
+	b->pending_e += expert;
+	if (overlap && b->pending_e >= b->pl->bucket_bytes) {
+		dp_reduce_group(b, b->pending_e, GROUP_EDP);
+		b->pending_e = 0;
+	}
+}
+
+static void grads_ready(struct builder *b, double bytes, bool reduce_now)
+{
+	grads_ready2(b, bytes, 0, reduce_now);
 }
 
 static void flush_bucket(struct builder *b)
 {
 	dp_reduce(b, b->pending);
 	b->pending = 0;
+	dp_reduce_group(b, b->pending_e, GROUP_EDP);
+	b->pending_e = 0;
 }
 
 /* ZeRO-3 / FSDP: all-gather the next layer's parameters, issued when the
@@ -387,14 +477,14 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1 && pl->cp <= 1) {
+		if (pl->tp <= 1 && pl->cp <= 1 && !b->moe_a2a) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
 			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, 2 * k->flops_fwd[WL_MLP], mb, chunk);
 			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, 2 * k->flops_fwd[WL_ATTN], mb, chunk);
 		}
-		grads_ready(b, b->grad_bytes_layer, reduce);
+		grads_ready2(b, b->grad_bytes_layer, b->grad_bytes_expert, reduce);
 	}
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
@@ -461,7 +551,18 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->grad_dtype);
-	b.grad_bytes_layer = model_layer_params(m) / t * gb;
+	double le = model_layer_expert_params(m);   /* 0 when dense */
+	b.grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
+	b.grad_bytes_expert = le / (t * pl->ep) * gb;
+	b.moe_a2a = model_is_moe(m) && pl->ep > 1;
+	{
+		struct wl_shape shp = plan_wl_shape(pl);
+		struct moe_balance bal;
+		workload_moe_balance(m, &shp, &bal);
+		double tok = (double)pl->micro_batch * s_local / (pl->sp ? t : 1);
+		b.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
+			     dtype_bytes(pr.activation);
+	}
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
@@ -499,10 +600,12 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 
 	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
-	double psi = layers * model_layer_params(m) / t +
+	double psi = layers * (model_layer_params(m) - le) / t +
 		     (has_emb ? model_embedding_params(m) / t : 0) +
 		     (has_head ? model_head_params(m) / t + tied_copy : 0);
+	double psi_e = layers * le / (t * pl->ep);  /* this rank's experts */
 	int ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
+	int nedp = ndp / pl->ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
@@ -544,7 +647,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 
 	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
-	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1);
+	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1) +
+			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
@@ -559,6 +663,22 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
 				   .count = ag_count };
 		program_add(p, &ag, &b.last, 1);
+	}
+	if (gather && psi_e > 0 && nedp > 1) {
+		/* the experts' updated parameters over the expert-data-parallel
+		 * group, in buckets as the dense ones */
+		double ag_e = psi_e * dtype_bytes(pr.weight);
+		int n_e = ag_chunk > 0 ? (int)ceil(ag_e / ag_chunk) : 1;
+		if (n_e < 1)
+			n_e = 1;
+		struct task ag = { .kind = TASK_COLL, .stream = pl->overlap_param_gather ? STREAM_PARAM : STREAM_DP,
+				   .cat = pl->overlap_param_gather ? CAT_PARAM_COMM : CAT_DP_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_EDP, .bytes = ag_e / n_e,
+				   .count = n_e };
+		if (pl->overlap_param_gather)
+			program_add(p, &ag, NULL, 0);
+		else
+			program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
 
@@ -681,7 +801,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
 		diag_finish(&quiet);
 	}
-	if (placement_init_cp(&place, pl->tp, pl->cp, pl->dp, pl->pp, pl->order))
+	if (placement_init_ep(&place, pl->tp, pl->cp, pl->ep, pl->dp, pl->pp, pl->order))
 		return diag_errf(d, "invalid rank order '%s'", pl->order);
 
 	r->nstages = pl->pp;
@@ -723,6 +843,21 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		goto out;
 
 	r->params = model_params(m);
+	r->active_params = model_active_params(m);
+	if (model_is_moe(m)) {
+		struct wl_shape shp = plan_wl_shape(pl);
+		struct moe_balance bal;
+		workload_moe_balance(m, &shp, &bal);
+		struct precision pr;
+		precision_init(&pr, pl->precision, false);
+		r->moe = true;
+		r->moe_imbalance = bal.imbalance;
+		r->moe_rank_load = bal.rank_load;
+		r->moe_dropped_fraction = 1 - bal.kept_fraction;
+		r->moe_a2a_bytes = (double)pl->micro_batch * (double)pl->seq / pl->cp /
+				   (pl->sp ? pl->tp : 1) * (double)m->moe.top_k * bal.rank_load *
+				   (double)m->hidden * dtype_bytes(pr.activation);
+	}
 	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->eng.iteration_s;
 	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
