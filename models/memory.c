@@ -123,9 +123,20 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel */
 		o->logits_bytes = 2 * 4 * in->micro_batch * in->seq * (double)m->vocab / t;
 
+	if (in->offload >= 1)
+		o->optimizer_bytes = 0;
+	if (in->offload >= 2) {
+		double lw = wbytes * in->layers *
+			    ((model_layer_params(m) - model_layer_expert_params(m)) / t +
+			     model_layer_expert_params(m) / (t * ep));
+		o->weights_bytes -= lw;
+	}
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
+	if (in->offload >= 2)
+		o->comm_buffer_bytes += wbytes * 2 * (model_layer_params(m) - model_layer_expert_params(m) +
+						      model_layer_expert_params(m) / ep) / t;
 	if (in->zero >= ZERO_3)
 		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) *
 					model_layer_params(m) / t;

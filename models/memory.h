@@ -55,7 +55,12 @@
  * 8sbh, dropout mask sbh), is replaced by the same terms of the MoE block:
  * the block input, k routed copies of the token (x the busiest rank's
  * load) with their fc1 and activation outputs of the expert FFN, the
- * shared experts' fc1 and activation outputs, the mask. */
+ * shared experts' fc1 and activation outputs, the mask.
+ *
+ * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
+ * (K Psi) lives in host memory; with the parameters offloaded as well
+ * (ZeRO-Infinity) the GPU holds no layer weights but buffers for the layer
+ * in use and the one prefetched (embedding and head stay). */
 #ifndef DDLSIM_MEMORY_H
 #define DDLSIM_MEMORY_H
 
@@ -81,6 +86,8 @@ struct mem_rank_input {
 	int ep;                    /* expert parallelism (0 or 1: none); experts are
 				      ZeRO-sharded over dp / ep */
 	double moe_rank_load;      /* busiest rank's routed copies / T k (moe.h); 0 = 1 */
+	int offload;               /* 0 none, 1 optimizer state on the CPU, 2 also the
+				      layers' parameters (two layers' buffers on the GPU) */
 	int cp;                    /* context-parallel degree (0 or 1: none), for
 				      its communicator's NCCL buffers */
 	bool sp;

@@ -9,6 +9,7 @@
 
 const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
+const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
 
 void plan_init(struct plan *p)
 {
@@ -428,6 +429,12 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_stages(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
+	if (p->offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
+			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
+	if (p->offload == OFFLOAD_PARAMS && p->zero == ZERO_3)
+		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
+			 "(parameters come from host memory layer by layer already)");
 	long div = (long)p->dp * p->micro_batch;
 	if (p->global_batch > 0 && p->global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",

@@ -12,6 +12,9 @@
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
  *   ep                 -        1             expert-parallel degree (MoE models; divides dp and
  *                                             the experts; placement.h: inside the DP group)
+ *   offload            -        none          none | optimizer | optimizer+params: ZeRO-Offload's
+ *                                             optimizer state and step on the CPU (and
+ *                                             ZeRO-Infinity's parameters in host memory)
  *   moe_dist           -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
  *   moe_zipf_s         -        model's       Zipf exponent
  *   moe_capacity_factor -       model's       expert capacity in balanced loads, 0 = dropless
@@ -76,6 +79,10 @@
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
 
+/* CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity, Rajbhandari
+ * et al. 2021): where the optimizer state and the parameters live. */
+enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
+
 /* Context-parallel attention: ring exchange of K/V blocks (Megatron-Core's
  * cp_comm_type "p2p") or all-to-all of q, k, v and the output (DeepSpeed
  * Ulysses, cp_comm_type "a2a"). */
@@ -101,6 +108,7 @@ struct plan {
 	int cp;
 	enum cp_comm cp_comm;
 	int ep;                         /* expert parallelism (MoE) */
+	enum offload offload;
 	int moe_dist;                   /* enum moe_dist; the model's unless given */
 	double moe_zipf_s, moe_capacity_factor;
 	bool sp;
@@ -171,5 +179,6 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
  * loaders and the reports read these). */
 extern const char *const plan_fold_names[];
 extern const char *const plan_cp_comm_names[];
+extern const char *const plan_offload_names[];
 
 #endif

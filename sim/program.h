@@ -26,6 +26,7 @@ enum stream {
 	STREAM_RECV_NEXT, /* pipeline receives from the next stage */
 	STREAM_CP,        /* context-parallel K/V exchange (overlaps attention) */
 	STREAM_EP,        /* expert-parallel token dispatch / combine (blocking compute) */
+	STREAM_HOST,      /* CPU offload: the GPU's host link and the CPU optimizer step */
 	STREAM_N
 };
 
@@ -42,6 +43,7 @@ enum task_cat {
 	CAT_PARAM_COMM,
 	CAT_CP_COMM,      /* context parallelism: ring K/V exchange or all-to-all */
 	CAT_EP_COMM,      /* expert parallelism: token dispatch and combine all-to-alls */
+	CAT_OFFLOAD,      /* CPU offload: host-link copies and the CPU optimizer step */
 	CAT_PP_COMM,
 	CAT_N
 };

@@ -119,6 +119,9 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
 	s->cp_comm = e;
 	small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->ep);
+	e = OFFLOAD_NONE;
+	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
+	s->offload = e;
 	jobj_bool(&jo, "sp", &s->sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {

@@ -27,6 +27,9 @@
  *   parallel.ep                   int      -       1             expert-parallel degree (MoE models;
  *                                                                divides dp and the experts; the EP
  *                                                                group lies inside the DP group)
+ *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
+ *                                                                offload over the topology's host link
+ *                                                                (sim/simulate.c; needs host_bw_GBps)
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)

@@ -38,7 +38,34 @@
  * sequence parallelism), and the expert GEMMs are priced for the busiest
  * rank, so the group runs at its slowest rank's pace. Dense gradients are
  * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
- * the optimizer shards and the ZeRO-1/2 gathers follow the same split. */
+ * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
+ *
+ * CPU offload (plan offload; ZeRO-Offload, Ren et al. 2021, section 4.1:
+ * gradients to the CPU as they are produced, the Adam step on the CPU,
+ * updated 16-bit parameters back before the next forward): every gradient
+ * reduction is followed by a device-to-host copy of this rank's share
+ * (the reduce-scatter's shard under ZeRO >= 1) on the host stream, so the
+ * copies overlap the rest of backward bucket by bucket; after the last
+ * one the CPU runs Adam on the rank's optimizer shard at
+ * OFFLOAD_CPU_ADAM_PARAMS_PER_S shared by the node's GPUs, then the
+ * updated parameters go back host-to-device and the (now empty) GPU
+ * optimizer step waits for them. A copy of B bytes takes B / host_bw
+ * (topology_host_bw(): the GPU's PCIe/C2C link, one direction at a time:
+ * copies of both directions queue on the one host stream, and the link is
+ * not shared with NIC traffic in the platform). "optimizer+params"
+ * (ZeRO-Infinity's offload_param) also keeps the 16-bit parameters in host
+ * memory: each layer's parameters are copied host-to-device before its
+ * forward and its backward (one layer of prefetch, as ZeRO-3 gathers),
+ * and nothing is copied back after the step (the CPU updated them where
+ * they live). Embedding and head stay on the GPU. */
+
+/* CPU Adam throughput of one node: DeepSpeed's CPU-Adam updates 10 B
+ * parameters in 2.57 s (Ren et al. 2021, "ZeRO-Offload: Democratizing
+ * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
+ * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
+ * share it (each rank's process updates its shard on its share of the
+ * cores). */
+#define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
 #include "simulate.h"
 
 #include <math.h>
@@ -84,6 +111,7 @@ struct builder {
 	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
 	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
 	double pending_e;             /* expert bytes in the open bucket */
+	double host_bw_Bps;           /* offload: the GPU's host link */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
 	size_t capdp;
@@ -347,17 +375,33 @@ static long grad_ranks(const struct plan *pl, enum group_kind g)
 	return (long)pl->dp * pl->cp / (g == GROUP_EDP ? pl->ep : 1);
 }
 
+/* Offload: a copy of bytes over the GPU's host link after dep. */
+static int host_copy(struct builder *b, double bytes, int dep)
+{
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = bytes / b->host_bw_Bps };
+	return program_add(b->p, &t, &dep, 1);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
-	if (grad_ranks(pl, g) <= 1 || bytes <= 0)
+	long n = grad_ranks(pl, g);
+	if (bytes <= 0)
 		return;
+	if (n <= 1) {
+		if (pl->offload != OFFLOAD_NONE)
+			host_copy(b, bytes, b->last);
+		return;
+	}
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = g, .bytes = bytes };
 	int id = program_add(b->p, &t, &b->last, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
+	if (pl->offload != OFFLOAD_NONE)
+		host_copy(b, bytes / (pl->zero >= ZERO_1 ? n : 1), id);
 }
 
 static void dp_reduce(struct builder *b, double bytes)
@@ -411,6 +455,19 @@ static void zero3_gather(struct builder *b)
 	b->prev_mark = mark;
 }
 
+/* Offload of parameters: this layer's 16-bit parameters from host
+ * memory, issued when the previous layer starts; the layer waits. */
+static void host_fetch(struct builder *b)
+{
+	int mark = b->last;
+	if (b->pl->offload != OFFLOAD_PARAMS)
+		return;
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = b->param_bytes_layer / b->host_bw_Bps };
+	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
+	b->prev_mark = mark;
+}
+
 static void forward(struct builder *b, int mb, int chunk)
 {
 	const struct plan *pl = b->pl;
@@ -431,6 +488,7 @@ static void forward(struct builder *b, int mb, int chunk)
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
 		zero3_gather(b);
+		host_fetch(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
@@ -474,6 +532,7 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		zero3_gather(b);
+		host_fetch(b);
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
@@ -555,6 +614,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	b.grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
 	b.grad_bytes_expert = le / (t * pl->ep) * gb;
 	b.moe_a2a = model_is_moe(m) && pl->ep > 1;
+	b.host_bw_Bps = topology_host_bw(topo);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
 		struct moe_balance bal;
@@ -655,7 +715,19 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
 	deps[b.ndp] = b.last;
-	b.last = program_add(p, &opt, deps, b.ndp + 1);
+	if (pl->offload != OFFLOAD_NONE) {
+		/* the CPU step after every gradient copy (host stream order) */
+		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
+		int c = program_add(p, &cpu, deps, b.ndp + 1);
+		if (pl->offload == OFFLOAD_OPTIMIZER)
+			c = host_copy(&b, psi_opt * dtype_bytes(pr.weight), c);
+		opt.time_s = 0;
+		deps[0] = c;
+		deps[1] = b.last;
+		b.last = program_add(p, &opt, deps, 2);
+	} else
+		b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
 	if (gather && !pl->overlap_param_gather) {
 		/* buckets back to back: one merged task */
