@@ -42,7 +42,25 @@
  *   DEFAULT_LL128_BUFFSIZE 120 x 640 x 8 x 8 = 4,915,200 B, DEFAULT_BUFFSIZE
  *   4 MiB = 4,194,304 B; together 9,633,792 B per connection),
  *   the caching allocator's fragmentation reserve, a fraction of the
- *   capacity (scenario training.memory_reserve). */
+ *   capacity (scenario training.memory_reserve).
+ *
+ * Mixture of experts (model.h "moe"): a layer's routed experts are
+ * sharded over expert parallelism ep and tensor parallelism t, the rest of
+ * the layer (attention, norms, router, shared experts) over t only; ZeRO
+ * shards the dense part over the N_d data-parallel ranks and the experts
+ * over the N_d / ep expert-data-parallel ones (Megatron-Core's distributed
+ * optimizer shards expert parameters over the expert-data-parallel
+ * group). Activations: the dense MLP's share of Korthikanti's 34 sbh,
+ * 19 sbh for ffn = 4h (input 2sbh, fc1 output 2 x 4sbh, activation output
+ * 8sbh, dropout mask sbh), is replaced by the same terms of the MoE block:
+ * the block input, k routed copies of the token (x the busiest rank's
+ * load) with their fc1 and activation outputs of the expert FFN, the
+ * shared experts' fc1 and activation outputs, the mask.
+ *
+ * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
+ * (K Psi) lives in host memory; with the parameters offloaded as well
+ * (ZeRO-Infinity) the GPU holds no layer weights but buffers for the layer
+ * in use and the one prefetched (embedding and head stay). */
 #ifndef DDLSIM_MEMORY_H
 #define DDLSIM_MEMORY_H
 
@@ -65,6 +83,11 @@ struct mem_rank_input {
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */
 	int tp, dp, pp;            /* dp: the ranks ZeRO shards over (dp x cp) */
+	int ep;                    /* expert parallelism (0 or 1: none); experts are
+				      ZeRO-sharded over dp / ep */
+	double moe_rank_load;      /* busiest rank's routed copies / T k (moe.h); 0 = 1 */
+	int offload;               /* 0 none, 1 optimizer state on the CPU, 2 also the
+				      layers' parameters (two layers' buffers on the GPU) */
 	int cp;                    /* context-parallel degree (0 or 1: none), for
 				      its communicator's NCCL buffers */
 	bool sp;

@@ -62,6 +62,57 @@ static void load_cnn(struct jobj *top, struct model *m)
 	m->layers = m->cnn.depth;
 }
 
+/* The "moe" object (model.h's table). */
+static void load_moe(struct jobj *top, struct model *m)
+{
+	struct moe_config *c = &m->moe;
+	struct jobj jo;
+	int e = MOE_DIST_UNIFORM;
+	json_t *arr;
+	char jp[256];
+
+	if (jobj_child(top, "moe", &jo, 0) != 1)
+		return;
+	if (jobj_int(&jo, "experts", &c->experts, 1, JREQ) == 1 && c->experts > MOE_MAX_EXPERTS)
+		jobj_err(&jo, "experts", "expected at most %d experts, got %ld", MOE_MAX_EXPERTS,
+			 c->experts);
+	if (jobj_int(&jo, "top_k", &c->top_k, 1, JREQ) == 1 && c->experts > 0 &&
+	    c->top_k > c->experts)
+		jobj_err(&jo, "top_k", "must be at most the %ld experts, got %ld", c->experts, c->top_k);
+	jobj_int(&jo, "expert_ffn_size", &c->expert_ffn, 1, JREQ);
+	jobj_int(&jo, "shared_experts", &c->shared_experts, 0, 0);
+	c->shared_ffn = c->expert_ffn;
+	jobj_int(&jo, "shared_expert_ffn_size", &c->shared_ffn, 1, 0);
+	jobj_num(&jo, "capacity_factor", &c->capacity_factor, JNONNEG);
+	jobj_enum(&jo, "routing", moe_dist_names, &e, 0);
+	c->dist = e;
+	c->zipf_s = 1.0;
+	jobj_num(&jo, "zipf_s", &c->zipf_s, JNONNEG);
+	if (jobj_array(&jo, "expert_loads", &arr, jp, sizeof(jp), 0) == 1) {
+		double sum = 0;
+		size_t n = json_array_size(arr);
+		if (c->experts > 0 && (long)n != c->experts)
+			jobj_err(&jo, "expert_loads", "expected one load per expert (%ld), got %zu",
+				 c->experts, n);
+		for (size_t i = 0; i < n && i < MOE_MAX_EXPERTS; i++) {
+			json_t *v = json_array_get(arr, i);
+			if (!json_is_number(v) || json_number_value(v) < 0)
+				jobj_err(&jo, "expert_loads", "element %zu: expected a number >= 0, got %s",
+					 i, jload_type_name(v));
+			else
+				sum += c->loads[i] = json_number_value(v);
+		}
+		c->nloads = n < MOE_MAX_EXPERTS ? (int)n : MOE_MAX_EXPERTS;
+		if (!(sum > 0))
+			jobj_err(&jo, "expert_loads", "needs a load above 0");
+		if (c->dist != MOE_DIST_LOADS)
+			jobj_err(&jo, "expert_loads", "needs routing \"loads\", got \"%s\"",
+				 moe_dist_names[c->dist]);
+	} else if (c->dist == MOE_DIST_LOADS)
+		jobj_err(&jo, "routing", "\"loads\" needs expert_loads");
+	jobj_end(&jo);
+}
+
 static void load_transformer(struct jobj *jo, struct model *m)
 {
 	int e;
@@ -73,7 +124,7 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	m->kv_heads = m->heads;
 	jobj_int(jo, "kv_heads", &m->kv_heads, 1, 0);
 	m->ffn = 4 * m->hidden;
-	jobj_int(jo, "ffn_size", &m->ffn, 1, 0);
+	bool ffn_given = jobj_int(jo, "ffn_size", &m->ffn, 1, 0) == 1;
 	e = MODEL_ACT_GELU;
 	jobj_enum(jo, "activation", act_names, &e, 0);
 	m->act = e;
@@ -89,6 +140,10 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	m->pos = e;
 	m->max_position = 2048;
 	jobj_int(jo, "max_position", &m->max_position, 1, 0);
+	jobj_num(jo, "published_active_params", &m->published_active_params, JNONNEG);
+	load_moe(jo, m);
+	if (model_is_moe(m) && !ffn_given)
+		m->ffn = m->moe.expert_ffn;
 }
 
 struct model *model_load(const char *path, struct diag *d)
@@ -103,7 +158,7 @@ struct model *model_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.model", 1, 0))
+	if (jload_schema(root, path, d, "ddlsim.model", 1, 1))
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
@@ -145,16 +200,76 @@ long model_head_dim(const struct model *m)
 	return m->heads ? m->hidden / m->heads : 0;
 }
 
+bool model_is_moe(const struct model *m)
+{
+	return m->moe.experts > 0;
+}
+
+/* One MLP of inner size f, with its biases. */
+static double mlp_params(const struct model *m, double f)
+{
+	double h = (double)m->hidden;
+	double p = (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f;
+	if (m->bias)
+		p += (m->act == MODEL_ACT_SWIGLU ? 2 * f : f) + h;
+	return p;
+}
+
+/* Attention (with biases) and the two norms. */
+static double attn_norm_params(const struct model *m)
+{
+	double h = (double)m->hidden;
+	double kv = (double)(m->kv_heads * model_head_dim(m));
+	double p = h * (h + 2 * kv) + h * h;               /* QKV + output */
+	if (m->bias)
+		p += (h + 2 * kv) + h;
+	p += (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * h; /* two norms */
+	return p;
+}
+
+/* Router and shared experts of an MoE layer. */
+static double moe_dense_params(const struct model *m)
+{
+	const struct moe_config *c = &m->moe;
+	return (double)m->hidden * (double)c->experts +
+	       (double)c->shared_experts * mlp_params(m, (double)c->shared_ffn);
+}
+
+double model_layer_expert_params(const struct model *m)
+{
+	if (!model_is_moe(m))
+		return 0;
+	return (double)m->moe.experts * mlp_params(m, (double)m->moe.expert_ffn);
+}
+
 double model_layer_params(const struct model *m)
 {
 	double h = (double)m->hidden, f = (double)m->ffn;
 	double kv = (double)(m->kv_heads * model_head_dim(m));
+	if (model_is_moe(m))
+		return attn_norm_params(m) + moe_dense_params(m) + model_layer_expert_params(m);
 	double p = h * (h + 2 * kv) + h * h;               /* QKV + output */
 	p += (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f; /* MLP */
 	if (m->bias)
 		p += (h + 2 * kv) + h + (m->act == MODEL_ACT_SWIGLU ? 2 * f : f) + h;
 	p += (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * h; /* two norms */
 	return p;
+}
+
+double model_layer_active_params(const struct model *m)
+{
+	if (!model_is_moe(m))
+		return model_layer_params(m);
+	return attn_norm_params(m) + moe_dense_params(m) +
+	       (double)m->moe.top_k * mlp_params(m, (double)m->moe.expert_ffn);
+}
+
+double model_active_params(const struct model *m)
+{
+	if (!model_is_moe(m))
+		return model_params(m);
+	return (double)m->layers * model_layer_active_params(m) + model_embedding_params(m) +
+	       model_head_params(m);
 }
 
 double model_embedding_params(const struct model *m)
@@ -201,6 +316,13 @@ static double transformer_iteration_flops(const struct model *m, double batch, d
 	/* forward GEMM flops per token per layer: 2 * weights */
 	double gemm = 2 * (h * (h + 2 * kv) + h * h +
 			   (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f);
+	if (model_is_moe(m)) {  /* activated weights only: k routed + shared experts, router */
+		const struct moe_config *c = &m->moe;
+		double fm = (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h;
+		gemm = 2 * (h * (h + 2 * kv) + h * h + h * (double)c->experts +
+			    fm * ((double)c->top_k * (double)c->expert_ffn +
+				  (double)c->shared_experts * (double)c->shared_ffn));
+	}
 	double attn = 4 * seq * h; /* QK^T and AV per token */
 	double fwd = tok * (L * (gemm + attn) + 2 * h * (double)m->vocab);
 	return 3 * fwd;

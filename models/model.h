@@ -1,6 +1,7 @@
 /* model: a decoder-only transformer or a CNN, as a model file describes it.
  *
- * The model file (schema "ddlsim.model" 1.0) describes the architecture a
+ * The model file (schema "ddlsim.model" 1.1; 1.0 files are read as
+ * before, "moe" is new in 1.1) describes the architecture a
  * training job trains; it holds no parallelism and no hardware.
  *
  * With architecture "decoder_transformer":
@@ -24,6 +25,21 @@
  *   position_embedding     string   -      "rope"      "rope" or "learned"
  *   max_position           int      tokens 2048        rows of a learned position table
  *   published_params       number   params 0           published parameter count, for checks
+ *   published_active_params number  params 0           published activated parameters (MoE)
+ *   moe.experts            int      -      required    E routed experts per MoE layer (every
+ *                                                      layer is an MoE layer when "moe" is given)
+ *   moe.top_k              int      -      required    k experts per token (<= E)
+ *   moe.expert_ffn_size    int      -      required    inner size of one expert's MLP
+ *                                                      (activation as for the dense MLP)
+ *   moe.shared_experts     int      -      0           experts every token passes (DeepSeekMoE)
+ *   moe.shared_expert_ffn_size int  -      expert_ffn_size  inner size of one shared expert
+ *   moe.capacity_factor    number   -      0           expert capacity in balanced loads; tokens
+ *                                                      beyond it are dropped; 0 = dropless
+ *   moe.routing            string   -      "uniform"   uniform | zipf | loads (models/moe.h)
+ *   moe.zipf_s             number   -      1.0         Zipf exponent (routing "zipf")
+ *   moe.expert_loads       [number] -      -           per-expert shares, one per expert (routing
+ *                                                      "loads"; normalised, >= 0, not all 0)
+ *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
  *
  * With architecture "cnn" (the layers are generated, see cnn.h):
  *   key                    type     unit   default     meaning
@@ -46,6 +62,7 @@
 #include <stdbool.h>
 
 #include "diag.h"
+#include "moe.h"
 
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
@@ -81,6 +98,8 @@ struct model {
 	enum model_pos pos;
 	long max_position;
 	double published_params;
+	double published_active_params;
+	struct moe_config moe;      /* moe.experts = 0: a dense model */
 };
 
 /* Load and validate a model file. Returns a new model (model_destroy()) or
@@ -93,6 +112,19 @@ long model_head_dim(const struct model *m);
 
 /* Parameters of one transformer block (all of it, before any sharding). */
 double model_layer_params(const struct model *m);
+/* True if the model's layers are mixture-of-experts layers. */
+bool model_is_moe(const struct model *m);
+/* Parameters of one layer's routed experts (E expert MLPs; 0 when
+ * dense): these are sharded over expert parallelism, the rest of the
+ * layer (model_layer_params() minus these) over tensor parallelism only. */
+double model_layer_expert_params(const struct model *m);
+/* Parameters one token passes through in a layer: attention, norms,
+ * router, k routed and every shared expert (= model_layer_params() when
+ * dense). */
+double model_layer_active_params(const struct model *m);
+/* Whole-model activated parameters per token (Mixtral 8x7B: 12.9 B of
+ * 46.7 B; = model_params() when dense). */
+double model_active_params(const struct model *m);
 /* Parameters outside the blocks: embeddings, final norm, LM head. */
 double model_embedding_params(const struct model *m);
 double model_head_params(const struct model *m);   /* 0 if tied */
@@ -100,7 +132,9 @@ double model_head_params(const struct model *m);   /* 0 if tied */
 double model_params(const struct model *m);
 
 /* Training FLOPs of one iteration (forward + backward, no recomputation),
- * counting every GEMM as 2mnk and full (unmasked) attention, for
+ * counting every GEMM as 2mnk and full (unmasked) attention (an MoE
+ * layer: its activated parameters only, 6 N_active per token, plus the
+ * router), for
  * batch samples of seq tokens. For a CNN: 3 x forward conv + fc FLOPs of
  * batch images (seq is ignored). */
 double model_iteration_flops(const struct model *m, double batch, double seq);

@@ -181,6 +181,70 @@ static void attention_core(struct emitter *e, const struct model *m,
 	e->rc |= c.rc;
 }
 
+void workload_moe_balance(const struct model *m, const struct wl_shape *s,
+			  struct moe_balance *out)
+{
+	const struct moe_config *c = &m->moe;
+	int ep = s->ep > 1 ? s->ep : 1;
+
+	if (!model_is_moe(m)) {
+		*out = (struct moe_balance){ 1, 1, 1, 0 };
+		return;
+	}
+	if (s->moe_override)
+		moe_balance(c, (enum moe_dist)s->moe_dist, s->moe_zipf_s, s->moe_capacity, ep, out);
+	else
+		moe_balance(c, c->dist, c->zipf_s, c->capacity_factor, ep, out);
+}
+
+bool workload_op_is_expert(const struct op *op)
+{
+	return strncmp(op->name, "expert_", 7) == 0;
+}
+
+/* An MLP of inner size f (already / t) over T tokens, named prefix_*;
+ * batch > 1: a grouped GEMM of batch experts of T / batch tokens. */
+static void mlp_ops(struct emitter *e, const struct model *m, const char *prefix,
+		    double batch, double T, double f)
+{
+	char n1[32], n2[32], na[32];
+	double h = (double)m->hidden, mt = T / batch;
+
+	snprintf(n1, sizeof(n1), "%s_fc1", prefix);
+	snprintf(na, sizeof(na), "%s_act", prefix);
+	snprintf(n2, sizeof(n2), "%s_fc2", prefix);
+	if (m->act == MODEL_ACT_SWIGLU) {
+		gemm_ex(e, n1, batch, mt, 2 * f, h, false, false);
+		membound(e, na, "bias_swiglu", T * f, 3, 0);
+	} else {
+		gemm_ex(e, n1, batch, mt, f, h, false, false);
+		membound(e, na, "bias_gelu", T * f, 2, 0);
+	}
+	gemm(e, n2, batch, mt, h, f);
+}
+
+/* The MLP block of an MoE layer (workload.h). */
+static void moe_block(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		      double T, double Tn, const char *norm)
+{
+	const struct moe_config *c = &m->moe;
+	double t = s->tp, h = (double)m->hidden, E = (double)c->experts, k = (double)c->top_k;
+	int ep = s->ep > 1 ? s->ep : 1;
+	struct moe_balance bal;
+
+	workload_moe_balance(m, s, &bal);
+	double local = E / ep, R = T * k * bal.rank_load;
+	membound(e, norm, norm, Tn * h, 2, h);
+	gemm(e, "router", 1, Tn, E, h);
+	membound(e, "router_topk", "softmax", Tn * E, 2, E);
+	membound(e, "moe_permute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
+	mlp_ops(e, m, "expert", local, R, (double)c->expert_ffn / t);
+	membound(e, "moe_unpermute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
+	if (c->shared_experts > 0)
+		mlp_ops(e, m, "shared", 1, T, (double)(c->shared_experts * c->shared_ffn) / t);
+	membound(e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -214,6 +278,10 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
 		break;
 	case WL_MLP:
+		if (model_is_moe(m)) {
+			moe_block(&e, m, s, T, Tn, norm);
+			break;
+		}
 		membound(&e, norm, norm, Tn * h, 2, h);
 		if (m->act == MODEL_ACT_SWIGLU) {
 			gemm_ex(&e, "mlp_gate_up", 1, T, 2 * ffn, h, false, false);
@@ -257,6 +325,7 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 	s.tp = 1;  /* the whole model */
 	s.sp = false;
 	s.cp = 1;
+	s.ep = 1;  /* every expert on one rank: the kept copies, no busiest-rank pace */
 	double L = (double)m->layers, per_mb = 0, f;
 
 	for (int b = 0; b < WL_NBLOCKS; b++) {

@@ -28,7 +28,17 @@
  * causal mask keeps). Each step is 1/c of a causal s x s core, so the c
  * ranks together do exactly the causal core's FLOPs. The all-to-all
  * ("a2a") gives each rank the whole sequence for heads / (t c) heads: one
- * causal core of s tokens over bh / c. */
+ * causal core of s tokens over bh / c.
+ *
+ * Mixture of experts (model.h "moe", moe.h for the routing): the MLP block
+ * of an MoE layer is the norm, the router (a T x E GEMM and a top-k
+ * softmax), the permutation of the T k token copies ("moe_permute"), the
+ * experts of this rank as grouped GEMMs ("expert_fc1", "expert_act",
+ * "expert_fc2": batch E / ep experts of R / (E / ep) tokens each, R = the
+ * busiest rank's copies, T k x rank_load; expert FFN split over t as the
+ * dense MLP), the unpermutation, the shared experts (dense GEMMs over T)
+ * and the residual. The ops named "expert_*" are the ones between the
+ * dispatch and the combine all-to-all. */
 #ifndef DDLSIM_WORKLOAD_H
 #define DDLSIM_WORKLOAD_H
 
@@ -83,6 +93,10 @@ struct wl_shape {
 	enum attention attention; /* attention kernel (decoder models are causal) */
 	int cp;                 /* context-parallel degree c (0 or 1: none) */
 	bool cp_a2a;            /* c > 1: all-to-all (Ulysses) rather than the ring */
+	int ep;                 /* expert-parallel degree (0 or 1: none) */
+	bool moe_override;      /* routing below, not the model file's */
+	int moe_dist;           /* enum moe_dist */
+	double moe_zipf_s, moe_capacity;
 };
 
 void op_list_init(struct op_list *l);
@@ -105,6 +119,16 @@ int workload_block(const struct model *m, const struct wl_shape *shp,
  * exactly. Returns -1 on allocation failure. */
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples);
+
+/* The routing of an MoE model under s (s->ep ranks; the model's routing
+ * unless s->moe_override). A dense model gives a balanced, dropless
+ * result. */
+void workload_moe_balance(const struct model *m, const struct wl_shape *s,
+			  struct moe_balance *out);
+
+/* True if op is one of an MoE block's expert GEMMs or their activation
+ * (the ops between dispatch and combine). */
+bool workload_op_is_expert(const struct op *op);
 
 /* Sum of the ops' FLOPs. */
 double op_list_flops(const struct op_list *l);

@@ -165,6 +165,11 @@ static json_t *rank_json(const struct result *r, int i)
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
 	if (o)  /* compute time added by concurrent communication (engine.h), in compute_s */
 		json_object_set_new(o, "interference_s", num(st->interference_s));
+	if (o && r->plan.ep > 1) {
+		json_object_set_new(o, "exposed_ep_comm_s", num(st->exposed_s[CAT_EP_COMM]));
+		json_object_set_new(o, "ep_comm_s", num(st->comm_s[CAT_EP_COMM]));
+		json_object_set_new(o, "ep_collectives", json_integer(st->collectives[CAT_EP_COMM]));
+	}
 	if (o && r->plan.cp > 1) {
 		json_object_set_new(o, "exposed_cp_comm_s", num(st->exposed_s[CAT_CP_COMM]));
 		json_object_set_new(o, "cp_comm_s", num(st->comm_s[CAT_CP_COMM]));
@@ -256,6 +261,14 @@ static json_t *build_json(const struct result *r, const char **bad)
 		"param", r->comm_bytes_per_gpu[CAT_PARAM_COMM], "pp", r->comm_bytes_per_gpu[CAT_PP_COMM]));
 	json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
 			    "cp", num(r->comm_bytes_per_gpu[CAT_CP_COMM]));
+	if (r->moe) {
+		json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
+				    "ep", num(r->comm_bytes_per_gpu[CAT_EP_COMM]));
+		put(root, bad, "moe", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "ep", r->plan.ep,
+			"active_params", r->active_params, "imbalance_factor", r->moe_imbalance,
+			"busiest_rank_load", r->moe_rank_load, "dropped_fraction", r->moe_dropped_fraction,
+			"a2a_bytes_per_rank", r->moe_a2a_bytes));
+	}
 
 	json_t *mem = json_array();
 	for (int s = 0; s < r->nstages; s++)
@@ -605,6 +618,12 @@ void report_print_summary(const struct result *r, FILE *f)
 	if (sc->cp > 1) {
 		human_bytes(r->comm_bytes_per_gpu[CAT_CP_COMM], buf, sizeof(buf));
 		fprintf(f, "%-28s %14s\n", "cp bytes sent per GPU", buf);
+	}
+	if (r->moe) {
+		human_bytes(r->comm_bytes_per_gpu[CAT_EP_COMM], buf, sizeof(buf));
+		fprintf(f, "%-28s %14s\n", "ep bytes sent per GPU", buf);
+		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
+		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
 	}
 	if (sc->pp > 1) {
 		human_bytes(r->comm_bytes_per_gpu[CAT_PP_COMM], buf, sizeof(buf));

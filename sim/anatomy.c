@@ -20,8 +20,12 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.recompute = pl->recompute, .layers = layers,
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->bucket_bytes,
-		.prefetch_layers = 1,
+		.prefetch_layers = 1, .ep = pl->ep, .offload = (int)pl->offload,
 	};
+	struct wl_shape shp = plan_wl_shape(pl);
+	struct moe_balance bal;
+	workload_moe_balance(inputs_model(in), &shp, &bal);
+	x.moe_rank_load = bal.rank_load;
 	*mi = x;
 }
 

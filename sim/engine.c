@@ -372,8 +372,8 @@ static void account_wait(struct rank_inst *ri, int dep, double from, double to)
 			exposed = w;
 		ri->st->exposed_s[CAT_PP_COMM] += exposed;
 		ri->st->bubble_s += w - exposed;
-	} else if (d->kind == TASK_COMPUTE) {
-		ri->st->bubble_s += w;
+	} else if (d->kind == TASK_COMPUTE && d->stream == STREAM_COMPUTE) {
+		ri->st->bubble_s += w;   /* (CPU offload's host-stream work counts as exposed) */
 	} else {
 		ri->st->exposed_s[d->cat] += w;
 	}

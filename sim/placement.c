@@ -1,13 +1,15 @@
-/* placement: rank layout of a 4D-parallel plan (see placement.h). */
+/* placement: rank layout of a 5D-parallel plan (see placement.h). */
 #include "placement.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const dim_names[DIM_N] = { "tp", "cp", "dp", "pp" };
+static const char *const dim_names[DIM_N] = { "tp", "cp", "dp", "pp", "ep" };
 
-/* Parse order into pl->order; three names put cp right after tp. */
+/* Parse order into pl->order: tp, dp and pp are required; cp left out
+ * goes right after tp, ep left out right before dp (Megatron-Core's
+ * "tp-cp-ep-dp-pp"). */
 static int parse_order(struct placement *pl, const char *order)
 {
 	bool used[DIM_N] = { false };
@@ -28,29 +30,30 @@ static int parse_order(struct placement *pl, const char *order)
 			break;
 		s++;
 	}
-	if (*s)
+	if (*s || !used[DIM_TP] || !used[DIM_DP] || !used[DIM_PP])
 		return -1;
-	if (n == DIM_N) {
-		memcpy(pl->order, got, sizeof(got));
-		return 0;
-	}
-	if (n != DIM_N - 1 || used[DIM_CP])
-		return -1;
-	for (int i = 0, k = 0; i < n; i++) {
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (got[i] == DIM_DP && !used[DIM_EP])
+			pl->order[k++] = DIM_EP;
 		pl->order[k++] = got[i];
-		if (got[i] == DIM_TP)
+		if (got[i] == DIM_TP && !used[DIM_CP])
 			pl->order[k++] = DIM_CP;
 	}
-	return 0;
+	return k == DIM_N ? 0 : -1;
 }
 
-int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, const char *order)
+int placement_init_ep(struct placement *pl, int tp, int cp, int ep, int dp, int pp,
+		      const char *order)
 {
 	memset(pl, 0, sizeof(*pl));
+	if (ep < 1 || dp % ep)
+		return -1;
 	pl->size[DIM_TP] = tp;
 	pl->size[DIM_CP] = cp;
-	pl->size[DIM_DP] = dp;
+	pl->size[DIM_DP] = dp / ep;
 	pl->size[DIM_PP] = pp;
+	pl->size[DIM_EP] = ep;
 	pl->nranks = tp * cp * dp * pp;
 	if (parse_order(pl, order ? order : "tp,cp,dp,pp"))
 		return -1;
@@ -62,20 +65,39 @@ int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, cons
 	return 0;
 }
 
+int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, const char *order)
+{
+	return placement_init_ep(pl, tp, cp, 1, dp, pp, order);
+}
+
 int placement_init(struct placement *pl, int tp, int dp, int pp, const char *order)
 {
 	return placement_init_cp(pl, tp, 1, dp, pp, order);
 }
 
+/* Offset of the whole data-parallel index d = e + ep d'. */
+static int dp_offset(const struct placement *pl, int d)
+{
+	int ep = pl->size[DIM_EP];
+	return (d % ep) * pl->stride[DIM_EP] + (d / ep) * pl->stride[DIM_DP];
+}
+
 int placement_rank(const struct placement *pl, int tp, int dp, int pp)
 {
-	return tp * pl->stride[DIM_TP] + dp * pl->stride[DIM_DP] + pp * pl->stride[DIM_PP];
+	return tp * pl->stride[DIM_TP] + dp_offset(pl, dp) + pp * pl->stride[DIM_PP];
+}
+
+/* Coordinates in the layout's own dimensions (c[DIM_DP] = d'). */
+static void raw_coords(const struct placement *pl, int rank, int c[DIM_N])
+{
+	for (int d = 0; d < DIM_N; d++)
+		c[d] = (rank / pl->stride[d]) % pl->size[d];
 }
 
 void placement_coords(const struct placement *pl, int rank, int c[DIM_N])
 {
-	for (int d = 0; d < DIM_N; d++)
-		c[d] = (rank / pl->stride[d]) % pl->size[d];
+	raw_coords(pl, rank, c);
+	c[DIM_DP] = c[DIM_EP] + pl->size[DIM_EP] * c[DIM_DP];
 }
 
 int placement_group_size(const struct placement *pl, enum group_kind g)
@@ -86,6 +108,10 @@ int placement_group_size(const struct placement *pl, enum group_kind g)
 	case GROUP_CP:
 		return pl->size[DIM_CP];
 	case GROUP_DP:
+		return pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP];
+	case GROUP_EP:
+		return pl->size[DIM_EP];
+	case GROUP_EDP:
 		return pl->size[DIM_DP] * pl->size[DIM_CP];
 	default:
 		return 2;
@@ -94,23 +120,28 @@ int placement_group_size(const struct placement *pl, enum group_kind g)
 
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out)
 {
-	int c[DIM_N];
+	int c[DIM_N], n = 0;
 
 	if (g == GROUP_EMB) {
 		out[0] = placement_stage_peer(pl, rank, 0);
 		out[1] = placement_stage_peer(pl, rank, pl->size[DIM_PP] - 1);
 		return out[0] == out[1] ? 1 : 2;
 	}
-	placement_coords(pl, rank, c);
-	if (g == GROUP_DP) {
+	raw_coords(pl, rank, c);
+	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
-		int n = 0;
-		for (int i = 0; i < pl->size[DIM_DP]; i++)
+		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];
+		if (g == GROUP_DP)
+			base -= c[DIM_EP] * pl->stride[DIM_EP];
+		else
+			nd = pl->size[DIM_DP];
+		for (int i = 0; i < nd; i++)
 			for (int j = 0; j < pl->size[DIM_CP]; j++)
-				out[n++] = base + i * pl->stride[DIM_DP] + j * pl->stride[DIM_CP];
+				out[n++] = base + (g == GROUP_DP ? dp_offset(pl, i) : i * pl->stride[DIM_DP]) +
+					   j * pl->stride[DIM_CP];
 		return n;
 	}
-	int dim = g == GROUP_TP ? DIM_TP : DIM_CP;
+	int dim = g == GROUP_TP ? DIM_TP : g == GROUP_EP ? DIM_EP : DIM_CP;
 	int base = rank - c[dim] * pl->stride[dim];
 	for (int i = 0; i < pl->size[dim]; i++)
 		out[i] = base + i * pl->stride[dim];
@@ -120,7 +151,7 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 int placement_stage_peer(const struct placement *pl, int rank, int stage)
 {
 	int c[DIM_N];
-	placement_coords(pl, rank, c);
+	raw_coords(pl, rank, c);
 	int pp = pl->size[DIM_PP];
 	stage = ((stage % pp) + pp) % pp;
 	return rank + (stage - c[DIM_PP]) * pl->stride[DIM_PP];
@@ -128,7 +159,12 @@ int placement_stage_peer(const struct placement *pl, int rank, int stage)
 
 const char *placement_order_text(const struct placement *pl, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s,%s,%s,%s", dim_names[pl->order[0]], dim_names[pl->order[1]],
-		 dim_names[pl->order[2]], dim_names[pl->order[3]]);
+	size_t k = 0;
+	buf[0] = 0;
+	for (int i = 0; i < DIM_N && k < n; i++) {
+		if (pl->order[i] == DIM_EP && pl->size[DIM_EP] == 1)
+			continue;
+		k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? "," : "", dim_names[pl->order[i]]);
+	}
 	return buf;
 }

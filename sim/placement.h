@@ -1,4 +1,4 @@
-/* placement: which GPU holds which (tensor, context, data, pipeline) coordinate.
+/* placement: which GPU holds which (tensor, context, expert, data, pipeline) coordinate.
  *
  * A plan of tp x cp x dp x pp ranks is laid out on consecutive GPUs (global
  * GPU index = node * gpus_per_node + local). The order names the
@@ -12,7 +12,18 @@
  * Groups: GROUP_TP varies tp; GROUP_CP varies cp (the ring of context
  * parallelism, in cp order); GROUP_DP varies dp and cp together, the group
  * Megatron-Core reduces gradients and shards the distributed optimizer
- * over (parallel_state's data-parallel group "with context parallelism"). */
+ * over (parallel_state's data-parallel group "with context parallelism").
+ *
+ * Expert parallelism (mixture of experts) lives inside the data-parallel
+ * dimension, as in Megatron-Core (parallel_state.py builds the expert
+ * groups from the same ranks as data parallelism: "tp-cp-ep-dp-pp"): the
+ * dp ranks of a DP group are ep x (dp / ep), with a data-parallel index
+ * d = e + ep x d'. "ep" may be named in the order; left out, it goes right
+ * before dp. GROUP_EP varies e (the experts of a layer are sharded over
+ * it and the token all-to-alls run on it); GROUP_EDP varies d' and cp
+ * (the expert-data-parallel group that reduces an expert's gradients and
+ * shards its optimizer state). Coordinates report the whole data-parallel
+ * index d in c[DIM_DP] and e in c[DIM_EP]. */
 #ifndef DDLSIM_PLACEMENT_H
 #define DDLSIM_PLACEMENT_H
 
@@ -20,10 +31,10 @@
 
 #include "program.h"
 
-enum dim { DIM_TP, DIM_CP, DIM_DP, DIM_PP, DIM_N };
+enum dim { DIM_TP, DIM_CP, DIM_DP, DIM_PP, DIM_EP, DIM_N };
 
 struct placement {
-	int size[DIM_N];       /* tp, cp, dp, pp */
+	int size[DIM_N];       /* tp, cp, dp / ep, pp, ep */
 	int order[DIM_N];      /* innermost first */
 	int nranks;
 	int stride[DIM_N];     /* rank = sum coord[d] * stride[d] */
@@ -37,7 +48,14 @@ int placement_init(struct placement *pl, int tp, int dp, int pp, const char *ord
  * not such a permutation. */
 int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, const char *order);
 
-/* Global rank of a coordinate (cp = 0), and back. */
+/* Set up with expert parallelism: ep must divide dp (plan_check() says
+ * so); order may name ep ("tp,cp,ep,dp,pp"). Returns 0 or -1 (bad order,
+ * ep not dividing dp). */
+int placement_init_ep(struct placement *pl, int tp, int cp, int ep, int dp, int pp,
+		      const char *order);
+
+/* Global rank of a coordinate (cp = 0; dp is the whole data-parallel
+ * index d = e + ep d'), and back. */
 int placement_rank(const struct placement *pl, int tp, int dp, int pp);
 void placement_coords(const struct placement *pl, int rank, int c[DIM_N]);
 
@@ -52,7 +70,7 @@ int placement_group_size(const struct placement *pl, enum group_kind g);
 /* Rank of the same (tp, cp, dp) at pipeline stage (stage mod pp). */
 int placement_stage_peer(const struct placement *pl, int rank, int stage);
 
-/* The order as text, "tp,cp,dp,pp". */
+/* The order as text, "tp,cp,dp,pp" (with ep when ep > 1). */
 const char *placement_order_text(const struct placement *pl, char *buf, size_t n);
 
 #endif

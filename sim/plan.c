@@ -9,11 +9,12 @@
 
 const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
+const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
 
 void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->tp = p->pp = p->cp = 1;
+	p->tp = p->pp = p->cp = p->ep = 1;
 	p->cp_comm = CP_P2P;
 	p->interleave = 1;
 	p->framework = -1;
@@ -34,7 +35,8 @@ void plan_init(struct plan *p)
 struct wl_shape plan_wl_shape(const struct plan *p)
 {
 	struct wl_shape shp = { (double)p->micro_batch, (double)p->seq, p->tp, p->sp,
-				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A };
+				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A,
+				p->ep, true, p->moe_dist, p->moe_zipf_s, p->moe_capacity_factor };
 	return shp;
 }
 
@@ -79,6 +81,13 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 				       ? ATTN_UNFUSED : attention_default(&inputs_topology(in)->gpu);
 	}
 	const struct model_arch_ops *arch = model_arch(inputs_model(in));
+	const struct moe_config *moe = &inputs_model(in)->moe;
+	if (!(p->given & PLAN_GIVEN_MOE_DIST))
+		p->moe_dist = moe->dist;
+	if (!(p->given & PLAN_GIVEN_MOE_ZIPF))
+		p->moe_zipf_s = moe->zipf_s;
+	if (!(p->given & PLAN_GIVEN_MOE_CAPACITY))
+		p->moe_capacity_factor = moe->capacity_factor;
 	if (!arch->sequence)
 		p->seq = 1;  /* a sample is one item (an image): tokens/s report items/s */
 	if (!arch->model_parallel) {
@@ -310,6 +319,40 @@ static void check_cp(const struct plan *p, const struct model *m, const char *f,
 			 (long)p->cp * p->tp, m->heads % ((long)p->cp * p->tp));
 }
 
+/* Expert parallelism: an MoE model, experts and the DP group divisible,
+ * and Megatron's rule that MoE with TP runs with sequence parallelism. */
+static void check_ep(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	const struct moe_config *c = &m->moe;
+
+	if (!model_is_moe(m)) {
+		if (p->ep > 1)
+			diag_err(d, f, "/parallel/ep", "expert parallelism needs a mixture-of-experts model "
+				 "(a \"moe\" object in the model file), got ep = %d", p->ep);
+		if (p->given & (PLAN_GIVEN_MOE_DIST | PLAN_GIVEN_MOE_ZIPF | PLAN_GIVEN_MOE_CAPACITY))
+			diag_err(d, f, "/moe", "applies to mixture-of-experts models only");
+		return;
+	}
+	if (c->experts % p->ep)
+		diag_err(d, f, "/parallel/ep", "must divide the model's %ld experts, got %d", c->experts, p->ep);
+	if (p->dp % p->ep)
+		diag_err(d, f, "/parallel/ep", "must divide the data-parallel degree dp = %d (expert "
+			 "parallelism lives inside the DP group), got %d", p->dp, p->ep);
+	if (c->expert_ffn % p->tp)
+		diag_err(d, f, "/parallel/tp", "must divide the expert FFN size %ld, got %d", c->expert_ffn, p->tp);
+	if (p->tp > 1 && !p->sp)
+		diag_err(d, f, "/parallel/sp", "mixture of experts with tensor parallelism needs sequence "
+			 "parallelism (Megatron-LM arguments.py), got tp = %d without sp", p->tp);
+	if (p->moe_dist == MOE_DIST_LOADS && c->nloads != c->experts)
+		diag_err(d, f, "/moe/routing", "\"loads\" needs the model's expert_loads (model '%s' has none)",
+			 m->name);
+	if (p->zero == ZERO_3 && p->ep > 1)
+		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with expert parallelism is not supported (ep = %d)",
+			 p->ep);
+	if (p->moe_capacity_factor < 0)
+		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe_capacity_factor);
+}
+
 int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
 {
 	const struct model *m = inputs_model(in);
@@ -388,6 +431,13 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
 	check_stages(p, m, f, d);
 	check_cp(p, m, f, d);
+	check_ep(p, m, f, d);
+	if (p->offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
+			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
+	if (p->offload == OFFLOAD_PARAMS && p->zero == ZERO_3)
+		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
+			 "(parameters come from host memory layer by layer already)");
 	long div = (long)p->dp * p->micro_batch;
 	if (p->global_batch > 0 && p->global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",

@@ -10,12 +10,21 @@
  *   dp, tp, pp         -        dp derived    data-, tensor-, pipeline-parallel degrees
  *   cp                 -        1             context-parallel degree (sequence split, CP group)
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
+ *   ep                 -        1             expert-parallel degree (MoE models; divides dp and
+ *                                             the experts; placement.h: inside the DP group)
+ *   offload            -        none          none | optimizer | optimizer+params: ZeRO-Offload's
+ *                                             optimizer state and step on the CPU (and
+ *                                             ZeRO-Infinity's parameters in host memory)
+ *   moe_dist           -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
+ *   moe_zipf_s         -        model's       Zipf exponent
+ *   moe_capacity_factor -       model's       expert capacity in balanced loads, 0 = dropless
  *   sp                 -        false         sequence parallelism (tp > 1)
  *   zero               -        0             ZeRO stage 0..3 (3 = FSDP)
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
  *   interleave         -        1             model chunks per rank (interleaved)
  *   recompute          -        none          none | selective | full
- *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h)
+ *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h; may
+ *                                             name ep, else ep goes right before dp)
  *   stage_layers       layers   even split    layers of each stage when nstage_layers = pp
  *   first_stage_layers layers   0 (unset)     layers of the first stage (Megatron-Core's
  *   last_stage_layers  layers   0 (unset)     decoder_first/last_pipeline_num_layers); the
@@ -73,6 +82,10 @@
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
 
+/* CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity, Rajbhandari
+ * et al. 2021): where the optimizer state and the parameters live. */
+enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
+
 /* Context-parallel attention: ring exchange of K/V blocks (Megatron-Core's
  * cp_comm_type "p2p") or all-to-all of q, k, v and the output (DeepSpeed
  * Ulysses, cp_comm_type "a2a"). */
@@ -85,6 +98,9 @@ enum plan_given {
 	PLAN_GIVEN_BUCKET = 1 << 2,
 	PLAN_GIVEN_OVERLAP_GRAD = 1 << 3,
 	PLAN_GIVEN_OVERLAP_PARAM = 1 << 4,
+	PLAN_GIVEN_MOE_DIST = 1 << 5,
+	PLAN_GIVEN_MOE_ZIPF = 1 << 6,
+	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
 };
 
 struct inputs;
@@ -94,6 +110,10 @@ struct plan {
 	int dp, tp, pp;                 /* dp = 0: derived by plan_resolve() */
 	int cp;
 	enum cp_comm cp_comm;
+	int ep;                         /* expert parallelism (MoE) */
+	enum offload offload;
+	int moe_dist;                   /* enum moe_dist; the model's unless given */
+	double moe_zipf_s, moe_capacity_factor;
 	bool sp;
 	enum zero_stage zero;
 	enum sched_kind schedule;
@@ -130,7 +150,8 @@ void plan_init(struct plan *p);
 /* Set p->dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
  * GPU for a CNN), seq to 1 for a CNN, and the attention kernel when not
  * set: flash where the GPU has a flash kernel and the precision is 16-bit
- * or fp8 (FlashAttention has no fp32 kernels), else unfused. With a
+ * or fp8 (FlashAttention has no fp32 kernels), else unfused; the MoE
+ * routing keys the scenario did not give from the model file. With a
  * framework preset, every knob of the preset that `given` does not mark
  * is set from it (models/framework.h). Idempotent. Leaves a plan that
  * does not divide the cluster for plan_check() to report. */
@@ -162,5 +183,6 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
  * loaders and the reports read these). */
 extern const char *const plan_fold_names[];
 extern const char *const plan_cp_comm_names[];
+extern const char *const plan_offload_names[];
 
 #endif

@@ -64,13 +64,13 @@ int program_coll(struct program *p, enum stream s, enum task_cat cat,
 const char *task_cat_name(enum task_cat c)
 {
 	static const char *const n[] = { "forward", "backward", "recompute", "optimizer",
-					 "tp_comm", "dp_comm", "param_comm", "cp_comm", "pp_comm" };
+					 "tp_comm", "dp_comm", "param_comm", "cp_comm", "ep_comm", "offload", "pp_comm" };
 	return c < CAT_N ? n[c] : "?";
 }
 
 const char *stream_name(enum stream s)
 {
 	static const char *const n[] = { "compute", "tp", "dp", "param", "send",
-					 "recv_prev", "recv_next", "cp" };
+					 "recv_prev", "recv_next", "cp", "ep", "host" };
 	return s < STREAM_N ? n[s] : "?";
 }

@@ -25,6 +25,8 @@ enum stream {
 	STREAM_RECV_PREV, /* pipeline receives from the previous stage */
 	STREAM_RECV_NEXT, /* pipeline receives from the next stage */
 	STREAM_CP,        /* context-parallel K/V exchange (overlaps attention) */
+	STREAM_EP,        /* expert-parallel token dispatch / combine (blocking compute) */
+	STREAM_HOST,      /* CPU offload: the GPU's host link and the CPU optimizer step */
 	STREAM_N
 };
 
@@ -40,15 +42,19 @@ enum task_cat {
 	CAT_DP_COMM,
 	CAT_PARAM_COMM,
 	CAT_CP_COMM,      /* context parallelism: ring K/V exchange or all-to-all */
+	CAT_EP_COMM,      /* expert parallelism: token dispatch and combine all-to-alls */
+	CAT_OFFLOAD,      /* CPU offload: host-link copies and the CPU optimizer step */
 	CAT_PP_COMM,
 	CAT_N
 };
 
 /* GROUP_DP: the data-parallel ranks together with the context-parallel
  * ones (dp x cp: Megatron-Core reduces gradients over both); GROUP_CP: the
- * context-parallel ring; GROUP_EMB: the first and last pipeline stage of
+ * context-parallel ring; GROUP_EP: the expert-parallel ranks (token
+ * all-to-alls); GROUP_EDP: the expert-data-parallel ranks (dp / ep x cp,
+ * expert gradients); GROUP_EMB: the first and last pipeline stage of
  * the same (tp, cp, dp), which hold the two copies of tied embeddings. */
-enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_N };
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_EP, GROUP_EDP, GROUP_N };
 
 /* Direction of a pipeline transfer (which neighbour, which mailbox). */
 enum p2p_dir { P2P_FWD, P2P_BWD };

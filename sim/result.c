@@ -81,7 +81,7 @@ struct result_split result_rank_split(const struct result *r, int i)
 {
 	const struct engine_rank_stats *st = &r->eng.rank[i];
 	struct result_split x = { sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER),
-				  sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM)  /* incl. CP */, st->bubble_s, 0 };
+				  sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM)  /* incl. CP, EP, offload */, st->bubble_s, 0 };
 	x.idle_s = r->iteration_s - x.compute_s - x.exposed_s - x.bubble_s;
 	if (x.idle_s < 0)
 		x.idle_s = 0;

@@ -48,6 +48,12 @@ struct result {
 	long gpus;
 	char producer_version[32];
 	double params;
+	double active_params;       /* per token (MoE: activated experts only; = params if dense) */
+	bool moe;                   /* the model has experts: the moe_* figures apply */
+	double moe_imbalance;       /* busiest EP rank's kept token copies / the group's mean */
+	double moe_rank_load;       /* busiest EP rank's kept copies / a balanced rank's T k */
+	double moe_dropped_fraction;/* token copies dropped at expert capacity */
+	double moe_a2a_bytes;       /* N of one dispatch or combine all-to-all, per rank */
 	double microbatches;
 	double iteration_s;
 	double samples_per_s;

@@ -118,6 +118,10 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	e = CP_P2P;
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
 	s->cp_comm = e;
+	small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->ep);
+	e = OFFLOAD_NONE;
+	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
+	s->offload = e;
 	jobj_bool(&jo, "sp", &s->sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
@@ -144,8 +148,8 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	if (jobj_str(&jo, "order", &ord, 0) == 1) {
 		struct placement pl;
 		if (placement_init(&pl, 1, 1, 1, ord))
-			jobj_err(&jo, "order", "expected a permutation of tp, cp, dp, pp (cp may be left out) "
-				 "such as \"tp,cp,dp,pp\", got '%s'", ord);
+			jobj_err(&jo, "order", "expected a permutation of tp, cp, ep, dp, pp (cp and ep may "
+				 "be left out) such as \"tp,cp,dp,pp\", got '%s'", ord);
 		else
 			snprintf(s->order, sizeof(s->order), "%s", ord);
 	}
@@ -249,6 +253,18 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			ps->cost = &cost_registry[e];
 		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
 			 ps->cost->needs_profile ? JREQ : 0);
+		jobj_end(&jo);
+	}
+	if (jobj_child(root, "moe", &jo, 0) == 1) {
+		e = 0;
+		if (jobj_enum(&jo, "routing", moe_dist_names, &e, 0) == 1) {
+			s->moe_dist = e;
+			s->given |= PLAN_GIVEN_MOE_DIST;
+		}
+		if (jobj_num(&jo, "zipf_s", &s->moe_zipf_s, JNONNEG) == 1)
+			s->given |= PLAN_GIVEN_MOE_ZIPF;
+		if (jobj_num(&jo, "capacity_factor", &s->moe_capacity_factor, JNONNEG) == 1)
+			s->given |= PLAN_GIVEN_MOE_CAPACITY;
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "simulation", &jo, 0) == 1) {

@@ -24,6 +24,12 @@
  *                                                                split; seq_len % 2cp == 0; flash)
  *   parallel.cp_comm              string   -       "p2p"         p2p (ring K/V exchange) | a2a (Ulysses;
  *                                                                heads % (cp tp) == 0)
+ *   parallel.ep                   int      -       1             expert-parallel degree (MoE models;
+ *                                                                divides dp and the experts; the EP
+ *                                                                group lies inside the DP group)
+ *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
+ *                                                                offload over the topology's host link
+ *                                                                (sim/simulate.c; needs host_bw_GBps)
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
@@ -31,7 +37,8 @@
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
  *   parallel.recompute            string   -       "none"        none | selective | full
  *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
- *                                                                may be left out: right after tp)
+ *                                                                may be left out: right after tp; ep
+ *                                                                may be named, else right before dp)
  *   parallel.stage_layers         [int]    layers  even split    layers of each pipeline stage (split
  *                                                                over its chunks when interleaved)
  *   parallel.first_stage_layers   int      layers  -             layers of the first / last stage (the
@@ -68,6 +75,11 @@
  *                                                                chunks; needs parallel.sp
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile)
+ *   moe.routing                   string   -       model's       uniform | zipf | loads (models/moe.h;
+ *                                                                loads: the model's expert_loads)
+ *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing
+ *   moe.capacity_factor           number   -       model's       expert capacity in balanced loads,
+ *                                                                tokens beyond it dropped; 0 = dropless
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)

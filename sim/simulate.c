@@ -37,7 +37,47 @@
  * weight tensor (DeepSpeed: the layer's compute split per tensor, each
  * waiting for its gather, issued within the prefetch window and skipped
  * while the layer is still resident); every data-parallel collective
- * carries the preset's host launch cost (task.launch_s). */
+ * carries the preset's host launch cost (task.launch_s).
+ *
+ * Mixture of experts (models/moe.h, workload.h): with ep > 1 the MLP half
+ * of a layer is the router part, the token dispatch all-to-all over the EP
+ * group (EP stream, blocking compute, as Megatron-Core's alltoall token
+ * dispatcher), the local experts' grouped GEMMs, the combine all-to-all
+ * and the rest (unpermute, shared experts, residual); backward runs it in
+ * reverse with the two all-to-alls again (the gradients of the combined
+ * and of the dispatched tokens). Each all-to-all moves N = T k h bytes x
+ * the busiest rank's load per rank (T: the rank's tokens, / t with
+ * sequence parallelism), and the expert GEMMs are priced for the busiest
+ * rank, so the group runs at its slowest rank's pace. Dense gradients are
+ * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
+ * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
+ *
+ * CPU offload (plan offload; ZeRO-Offload, Ren et al. 2021, section 4.1:
+ * gradients to the CPU as they are produced, the Adam step on the CPU,
+ * updated 16-bit parameters back before the next forward): every gradient
+ * reduction is followed by a device-to-host copy of this rank's share
+ * (the reduce-scatter's shard under ZeRO >= 1) on the host stream, so the
+ * copies overlap the rest of backward bucket by bucket; after the last
+ * one the CPU runs Adam on the rank's optimizer shard at
+ * OFFLOAD_CPU_ADAM_PARAMS_PER_S shared by the node's GPUs, then the
+ * updated parameters go back host-to-device and the (now empty) GPU
+ * optimizer step waits for them. A copy of B bytes takes B / host_bw
+ * (topology_host_bw(): the GPU's PCIe/C2C link, one direction at a time:
+ * copies of both directions queue on the one host stream, and the link is
+ * not shared with NIC traffic in the platform). "optimizer+params"
+ * (ZeRO-Infinity's offload_param) also keeps the 16-bit parameters in host
+ * memory: each layer's parameters are copied host-to-device before its
+ * forward and its backward (one layer of prefetch, as ZeRO-3 gathers),
+ * and nothing is copied back after the step (the CPU updated them where
+ * they live). Embedding and head stay on the GPU. */
+
+/* CPU Adam throughput of one node: DeepSpeed's CPU-Adam updates 10 B
+ * parameters in 2.57 s (Ren et al. 2021, "ZeRO-Offload: Democratizing
+ * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
+ * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
+ * share it (each rank's process updates its shard on its share of the
+ * cores). */
+#define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
 #include "simulate.h"
 
 #include <math.h>
@@ -70,6 +110,9 @@ struct blocks {
 	double gfirst[2][WL_NBLOCKS], glast[2][WL_NBLOCKS];
 	double wfirst[WL_NBLOCKS], wlast[WL_NBLOCKS];
 	double pre[2][WL_NBLOCKS], mid[2][WL_NBLOCKS], post[2][WL_NBLOCKS];
+	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
+	 * after the combine */
+	double moe_pre[2], moe_mid[2], moe_post[2];
 };
 
 struct builder {
@@ -85,6 +128,11 @@ struct builder {
 	double cp_kv_bytes;           /* ring: one K/V block of this rank */
 	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
 	double pending;               /* bytes in the open bucket */
+	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
+	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
+	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
+	double pending_e;             /* expert bytes in the open bucket */
+	double host_bw_Bps;           /* offload: the GPU's host link */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
 	size_t capdp;
@@ -182,6 +230,22 @@ static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int
 	}
 }
 
+/* Split the MoE MLP block's ops of one pass around the experts. */
+static void split_moe(struct cost *cost, const struct op_list *l, int pass, struct blocks *bk)
+{
+	bool seen = false;
+	for (int i = 0; i < l->n; i++) {
+		double t = cost_op_time(cost, &l->v[i]);
+		if (workload_op_is_expert(&l->v[i])) {
+			seen = true;
+			bk->moe_mid[pass] += t;
+		} else if (seen)
+			bk->moe_post[pass] += t;
+		else
+			bk->moe_pre[pass] += t;
+	}
+}
+
 static int price_blocks(const struct plan *pl, const struct model *m, struct cost *cost,
 			struct blocks *bk)
 {
@@ -199,6 +263,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
 		if (b == WL_ATTN || b == WL_MLP)
 			split_gemms(cost, &l, b, PASS_FWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_FWD, bk);
 		op_list_finish(&l);
 		op_list_init(&l);
 		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
@@ -208,6 +274,8 @@ static int price_blocks(const struct plan *pl, const struct model *m, struct cos
 			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
 		if (b == WL_ATTN || b == WL_MLP)
 			split_gemms(cost, &l, b, PASS_BWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_BWD, bk);
 		op_list_finish(&l);
 	}
 	/* the selective-recompute extra: attention backward with minus without */
@@ -312,12 +380,38 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 	compute(b, cat, last, 0, mb, chunk, b->last);
 }
 
+/* A token all-to-all on the EP group (EP stream) waiting for dep. */
+static int ep_coll(struct builder *b, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_EP, .cat = CAT_EP_COMM,
+			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->ep_bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The MoE MLP block with its dispatch and combine, one pass (backward in
+ * reverse: the combine's gradient goes back first). */
+static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb,
+		    int chunk, int dep)
+{
+	const struct blocks *k = &b->bk;
+	int ps = bwd ? PASS_BWD : PASS_FWD;
+
+	compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
+	int x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
+	x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
+}
+
 /* The compute of one half-layer: one task, or the attention under CP. */
 static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk, int dep)
 {
 	if (blk == WL_ATTN && b->pl->cp > 1)
 		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
+	else if (blk == WL_MLP && b->moe_a2a)
+		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
 	else
 		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
@@ -441,36 +535,76 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
 
-static void dp_reduce(struct builder *b, double bytes)
+/* Ranks that hold copies of a gradient of group g (GROUP_DP, GROUP_EDP). */
+static long grad_ranks(const struct plan *pl, enum group_kind g)
+{
+	return (long)pl->dp * pl->cp / (g == GROUP_EDP ? pl->ep : 1);
+}
+
+/* Offload: a copy of bytes over the GPU's host link after dep. */
+static int host_copy(struct builder *b, double bytes, int dep)
+{
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = bytes / b->host_bw_Bps };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
-	if ((long)pl->dp * pl->cp <= 1 || bytes <= 0)
+	long n = grad_ranks(pl, g);
+	if (bytes <= 0)
 		return;
+	if (n <= 1) {
+		if (pl->offload != OFFLOAD_NONE)
+			host_copy(b, bytes, b->last);
+		return;
+	}
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = GROUP_DP, .bytes = bytes, .launch_s = b->launch_s };
+			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
 	int id = program_add(b->p, &t, &b->last, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
+	if (pl->offload != OFFLOAD_NONE)
+		host_copy(b, bytes / (pl->zero >= ZERO_1 ? n : 1), id);
 }
 
-/* Gradients of `bytes` became ready on the compute stream (last task). */
-static void grads_ready(struct builder *b, double bytes, bool reduce_now)
+static void dp_reduce(struct builder *b, double bytes)
 {
+	dp_reduce_group(b, bytes, GROUP_DP);
+}
+
+/* Gradients of `bytes` (dense) and `expert` (MoE experts) became ready
+ * on the compute stream (last task). */
+static void grads_ready2(struct builder *b, double bytes, double expert, bool reduce_now)
+{
+	bool overlap = b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2;
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if ((b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2) &&
-	    b->pending >= b->pl->bucket_bytes) {
+	if (overlap && b->pending >= b->pl->bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
+	b->pending_e += expert;
+	if (overlap && b->pending_e >= b->pl->bucket_bytes) {
+		dp_reduce_group(b, b->pending_e, GROUP_EDP);
+		b->pending_e = 0;
+	}
+}
+
+static void grads_ready(struct builder *b, double bytes, bool reduce_now)
+{
+	grads_ready2(b, bytes, 0, reduce_now);
 }
 
 static void flush_bucket(struct builder *b)
 {
 	dp_reduce(b, b->pending);
 	b->pending = 0;
+	dp_reduce_group(b, b->pending_e, GROUP_EDP);
+	b->pending_e = 0;
 }
 
 /* ZeRO-3 / FSDP: all-gather the next layer's parameters, issued when the
@@ -540,7 +674,7 @@ static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, do
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1 && b->pl->cp <= 1) {
+	if (b->pl->tp <= 1 && b->pl->cp <= 1 && !b->moe_a2a) {
 		if (b->per_tensor)
 			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
@@ -551,6 +685,19 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
 	}
 	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
 	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
+}
+
+/* Offload of parameters: this layer's 16-bit parameters from host
+ * memory, issued when the previous layer starts; the layer waits. */
+static void host_fetch(struct builder *b)
+{
+	int mark = b->last;
+	if (b->pl->offload != OFFLOAD_PARAMS)
+		return;
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = b->param_bytes_layer / b->host_bw_Bps };
+	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
+	b->prev_mark = mark;
 }
 
 static void forward(struct builder *b, int mb, int chunk)
@@ -574,6 +721,7 @@ static void forward(struct builder *b, int mb, int chunk)
 	for (int l = 0; l < nl; l++) {
 		b->layer = first + l;
 		zero3_gather(b);
+		host_fetch(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
@@ -618,20 +766,21 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	for (int l = nl - 1; l >= 0; l--) {
 		b->layer = first + l;
 		zero3_gather(b);
+		host_fetch(b);
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1 && pl->cp <= 1 && b->per_tensor) {
+		if (pl->tp <= 1 && pl->cp <= 1 && !b->moe_a2a && b->per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, true);
-		} else if (pl->tp <= 1 && pl->cp <= 1) {
+		} else if (pl->tp <= 1 && pl->cp <= 1 && !b->moe_a2a) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
 			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, 2 * k->flops_fwd[WL_MLP], mb, chunk);
 			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, 2 * k->flops_fwd[WL_ATTN], mb, chunk);
 		}
-		grads_ready(b, b->grad_bytes_layer, reduce);
+		grads_ready2(b, b->grad_bytes_layer, b->grad_bytes_expert, reduce);
 	}
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
@@ -698,7 +847,19 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->grad_dtype);
-	b.grad_bytes_layer = model_layer_params(m) / t * gb;
+	double le = model_layer_expert_params(m);   /* 0 when dense */
+	b.grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
+	b.grad_bytes_expert = le / (t * pl->ep) * gb;
+	b.moe_a2a = model_is_moe(m) && pl->ep > 1;
+	b.host_bw_Bps = topology_host_bw(topo);
+	{
+		struct wl_shape shp = plan_wl_shape(pl);
+		struct moe_balance bal;
+		workload_moe_balance(m, &shp, &bal);
+		double tok = (double)pl->micro_batch * s_local / (pl->sp ? t : 1);
+		b.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
+			     dtype_bytes(pr.activation);
+	}
 	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
@@ -762,10 +923,12 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 
 	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
-	double psi = layers * model_layer_params(m) / t +
+	double psi = layers * (model_layer_params(m) - le) / t +
 		     (has_emb ? model_embedding_params(m) / t : 0) +
 		     (has_head ? model_head_params(m) / t + tied_copy : 0);
+	double psi_e = layers * le / (t * pl->ep);  /* this rank's experts */
 	int ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
+	int nedp = ndp / pl->ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
@@ -808,14 +971,27 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	}
 
 	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
-	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1);
+	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1) +
+			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
 	deps[b.ndp] = b.last;
-	b.last = program_add(p, &opt, deps, b.ndp + 1);
+	if (pl->offload != OFFLOAD_NONE) {
+		/* the CPU step after every gradient copy (host stream order) */
+		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
+		int c = program_add(p, &cpu, deps, b.ndp + 1);
+		if (pl->offload == OFFLOAD_OPTIMIZER)
+			c = host_copy(&b, psi_opt * dtype_bytes(pr.weight), c);
+		opt.time_s = 0;
+		deps[0] = c;
+		deps[1] = b.last;
+		b.last = program_add(p, &opt, deps, 2);
+	} else
+		b.last = program_add(p, &opt, deps, b.ndp + 1);
 	free(deps);
 	if (gather && !pl->overlap_param_gather) {
 		/* buckets back to back: one merged task */
@@ -823,6 +999,22 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
 				   .count = ag_count, .launch_s = b.launch_s };
 		program_add(p, &ag, &b.last, 1);
+	}
+	if (gather && psi_e > 0 && nedp > 1) {
+		/* the experts' updated parameters over the expert-data-parallel
+		 * group, in buckets as the dense ones */
+		double ag_e = psi_e * dtype_bytes(pr.weight);
+		int n_e = ag_chunk > 0 ? (int)ceil(ag_e / ag_chunk) : 1;
+		if (n_e < 1)
+			n_e = 1;
+		struct task ag = { .kind = TASK_COLL, .stream = pl->overlap_param_gather ? STREAM_PARAM : STREAM_DP,
+				   .cat = pl->overlap_param_gather ? CAT_PARAM_COMM : CAT_DP_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_EDP, .bytes = ag_e / n_e,
+				   .count = n_e };
+		if (pl->overlap_param_gather)
+			program_add(p, &ag, NULL, 0);
+		else
+			program_add(p, &ag, &b.last, 1);
 	}
 	p->peak_inflight = schedule_peak_inflight(order, nsteps);
 
@@ -948,7 +1140,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
 		diag_finish(&quiet);
 	}
-	if (placement_init_cp(&place, pl->tp, pl->cp, pl->dp, pl->pp, pl->order))
+	if (placement_init_ep(&place, pl->tp, pl->cp, pl->ep, pl->dp, pl->pp, pl->order))
 		return diag_errf(d, "invalid rank order '%s'", pl->order);
 
 	r->nstages = pl->pp;
@@ -992,6 +1184,21 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		goto out;
 
 	r->params = model_params(m);
+	r->active_params = model_active_params(m);
+	if (model_is_moe(m)) {
+		struct wl_shape shp = plan_wl_shape(pl);
+		struct moe_balance bal;
+		workload_moe_balance(m, &shp, &bal);
+		struct precision pr;
+		precision_init(&pr, pl->precision, false);
+		r->moe = true;
+		r->moe_imbalance = bal.imbalance;
+		r->moe_rank_load = bal.rank_load;
+		r->moe_dropped_fraction = 1 - bal.kept_fraction;
+		r->moe_a2a_bytes = (double)pl->micro_batch * (double)pl->seq / pl->cp /
+				   (pl->sp ? pl->tp : 1) * (double)m->moe.top_k * bal.rank_load *
+				   (double)m->hidden * dtype_bytes(pr.activation);
+	}
 	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->eng.iteration_s;
 	r->samples_per_s = (double)pl->global_batch / r->iteration_s;

@@ -424,6 +424,9 @@ struct topology *topology_load(const char *path, struct diag *d)
 					t->intra_bw_Bps = t->host_bw_Bps;
 			} else if (t->intra == INTRA_PCIE) {
 				load_pcie_tree(&intra, t);
+			} else if (jobj_num(&intra, "host_bw_GBps", &x, JPOS) == 1) {
+				need_11(t, &intra, "host_bw_GBps");
+				t->host_bw_Bps = x * 1e9;   /* nvswitch: the GPU's PCIe/C2C link to the CPU */
 			}
 			jobj_end(&intra);
 		}
@@ -464,4 +467,9 @@ void topology_destroy(struct topology *t)
 	free(t->nvl_bw_Bps);
 	free(t->nvl_via);
 	free(t);
+}
+
+double topology_host_bw(const struct topology *t)
+{
+	return t->intra == INTRA_PCIE ? t->intra_bw_Bps : t->host_bw_Bps;
 }

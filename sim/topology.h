@@ -42,7 +42,10 @@
  *   node.intra.links             [[a,b,lanes]] - (1.1)     nvlink_mesh: NVLink lanes between GPUs a, b
  *   node.intra.lane_bw_GBps      number  GB/s    (1.1)     nvlink_mesh: per lane per direction
  *   node.intra.host_bw_GBps      number  GB/s    (1.1) 16  nvlink_mesh: PCIe to the host, for pairs
- *                                                          with no NVLink path of <= 2 hops
+ *                                                          with no NVLink path of <= 2 hops;
+ *                                                          nvswitch: (1.1) 0 (unknown) a GPU's link to
+ *                                                          its CPU (PCIe or C2C), per direction, for
+ *                                                          CPU offload (topology_host_bw())
  *   node.intra.pcie.sockets      int     -       (1.1) 1   pcie tree: CPU root complexes (1 or 2)
  *   node.intra.pcie.switches     int     -       (1.1)     PCIe switches, spread evenly over sockets
  *   node.intra.pcie.gpus_per_switch int  -       (1.1)     GPU g sits on switch g / gpus_per_switch
@@ -145,6 +148,11 @@ struct topology {
  * after reporting every problem into d. */
 struct topology *topology_load(const char *path, struct diag *d);
 void topology_destroy(struct topology *t);
+
+/* Per-direction bandwidth of one GPU's link to host memory (CPU
+ * offload): nvlink_mesh and nvswitch the host_bw_GBps key (0 if an
+ * nvswitch file gives none), pcie the GPU's link to its switch. */
+double topology_host_bw(const struct topology *t);
 
 /* Where global GPU index r lives. */
 static inline int topology_node_of(const struct topology *t, int r) { return r / t->gpus_per_node; }
