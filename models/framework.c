@@ -1,47 +1,116 @@
 /* framework: preset defaults of training stacks (see framework.h).
  *
  * Each row states the defaults of one stack at one version and cites where
- * each value is read (file and line of the public repository at that
- * version, or the documentation page). Values that the stacks leave to the
- * model code (the attention kernel) are what their reference recipes run.
+ * each value is read: a file of the public repository at a named tag
+ * (commit), or a documentation page. Every value below is marked
+ * [source] (read in that file at that tag) or [docs]; none is from memory.
+ * Values that the stacks leave to the model code (the attention kernel)
+ * are what their reference recipes run.
  *
- * megatron-core 0.9 (github.com/NVIDIA/Megatron-LM, core_r0.9.0):
- *   - grad reduce dtype: megatron/training/arguments.py validate_args: "if
- *     args.bf16: ... bfloat16 requires gradient accumulation and all-reduce
- *     to be done in fp32" (accumulate_allreduce_grads_in_fp32 forced on);
- *     fp16 keeps --accumulate-allreduce-grads-in-fp32 off (default False),
- *     so grads are reduced in fp16. DistributedDataParallel keeps main
- *     grads in fp32 when grad_reduce_in_fp32, else in the param dtype.
- *   - bucket: megatron/core/distributed/distributed_data_parallel_config.py
+ * megatron-core 0.9 (github.com/NVIDIA/Megatron-LM, tag core_v0.9.0 = tag
+ * core_r0.9.0, commit 1afee59; the branch core_r0.9.0 moved on later):
+ *   - grad reduce dtype [source]: megatron/training/arguments.py
+ *     validate_args: "if args.bf16: ... bfloat16 requires gradient
+ *     accumulation and all-reduce to be done in fp32" sets
+ *     accumulate_allreduce_grads_in_fp32 = True; fp16 leaves
+ *     --accumulate-allreduce-grads-in-fp32 at its default (store_true, off).
+ *     megatron/training/training.py get_model passes it on as
+ *     DistributedDataParallelConfig.grad_reduce_in_fp32, and
+ *     megatron/core/distributed/distributed_data_parallel.py keeps grads in
+ *     torch.float when grad_reduce_in_fp32, else in param.dtype.
+ *   - bucket [source]: megatron/core/distributed/distributed_data_parallel_config.py
  *     "bucket_size: Optional[int] = None ... If unspecified, MCore uses a
- *     default value of max(40000000, 1000000 * dp_size) parameters".
- *   - overlap_grad_reduce, overlap_param_gather, use_distributed_optimizer:
- *     all False by default (same file; arguments.py --overlap-grad-reduce,
- *     --overlap-param-gather, --use-distributed-optimizer are opt-in).
- *   - attention: Transformer Engine's fused attention (--attention-backend
- *     auto picks flash/cuDNN fused where available).
- * nemo 2.0 (github.com/NVIDIA/NeMo, r2.0.0, nemo/collections/llm/recipes/
- *   llama3_70b.py and nemo/lightning/pytorch/plugins/mixed_precision.py):
- *   - MegatronMixedPrecision(grad_reduce_in_fp32=True) for bf16-mixed;
- *   - recipes' DistributedDataParallelConfig(overlap_grad_reduce=True,
- *     overlap_param_gather=True, grad_reduce_in_fp32=True) and
- *     OptimizerConfig(use_distributed_optimizer=True): ZeRO-1;
- *   - bucket size left to Megatron-Core's default (above).
- * deepspeed 0.15 (deepspeed.ai/docs/config-json, "ZeRO Optimizations"):
- *   - zero_optimization.stage default 0; reduce_bucket_size default 5e8
- *     (elements); overlap_comm default false (true only for stage 3);
- *   - communication_data_type default None: gradients reduced in their own
- *     (the model's) dtype.
- * fsdp2 (PyTorch 2.5, pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
- *   - fully_shard shards parameters, gradients and optimizer state (ZeRO-3),
- *     one reduce-scatter per wrapped module (a transformer block);
- *   - MixedPrecisionPolicy(reduce_dtype=None): reduce in the parameters'
- *     compute dtype; prefetching overlaps gathers and reduce-scatters.
- * torchtitan 0.1 (github.com/pytorch/torchtitan, torchtitan/config_manager.py):
- *   - training.mixed_precision_reduce default "float32";
- *   - data_parallel_shard_degree -1: FSDP2 over all DP ranks (ZeRO-3), one
- *     unit per transformer block (parallelize_llama.apply_fsdp);
- *   - attention: F.scaled_dot_product_attention (flash backend).
+ *     default value of max(40000000, 1000000 * dp_size) parameters";
+ *     distributed_data_parallel.py applies it, then sets bucket_size = None
+ *     (one bucket for all gradients) when overlap_grad_reduce is False, which
+ *     is what the simulator does without overlap (one reduce after backward).
+ *   - overlap_grad_reduce, overlap_param_gather, use_distributed_optimizer
+ *     [source]: all False in distributed_data_parallel_config.py; the
+ *     arguments.py flags --overlap-grad-reduce, --overlap-param-gather,
+ *     --use-distributed-optimizer are store_true (opt-in).
+ *   - attention [source]: arguments.py --transformer-impl default
+ *     "transformer_engine", i.e. Transformer Engine's DotProductAttention,
+ *     which picks its flash / cuDNN fused backend itself (TE's choice, not
+ *     read here). 0.9 has no --attention-backend flag (it first appears in
+ *     core_v0.11.0).
+ * nemo 2.0 (github.com/NVIDIA/NeMo, tag v2.0.0, commit e938df3; its
+ *   Dockerfile.ci pins Megatron-LM MCORE_TAG=core_r0.9.0):
+ *   - grad reduce dtype [source]: nemo/lightning/pytorch/plugins/mixed_precision.py
+ *     MegatronMixedPrecision(grad_reduce_in_fp32=True) by default, and
+ *     MegatronStrategy overwrites the DDP config's grad_reduce_in_fp32 with
+ *     the plugin's (update_config_with_dtype_overrides); the recipes' plugins
+ *     in nemo/collections/llm/recipes/precision/mixed_precision.py set it
+ *     True for bf16_mixed() (and bf16_with_fp8_mixed()) and False for
+ *     fp16_mixed(): fp32 for bf16 and fp8 runs, fp16 for fp16 runs.
+ *   - overlaps [source]: nemo/collections/llm/recipes/llama3_70b.py trainer()
+ *     DistributedDataParallelConfig(check_for_nan_in_grad=True,
+ *     grad_reduce_in_fp32=True, overlap_grad_reduce=True,
+ *     overlap_param_gather=True, average_in_collective=True);
+ *   - ZeRO-1 [source]: recipes/optim/adam.py
+ *     distributed_fused_adam_with_cosine_annealing: OptimizerConfig(
+ *     use_distributed_optimizer=True), copied into the DDP config by
+ *     nemo/lightning/pytorch/strategies/megatron_strategy.py;
+ *   - bucket [source]: the recipe sets no bucket_size: Megatron-Core 0.9's
+ *     default (above);
+ *   - attention [source]: nemo/collections/llm/gpt/model/base.py
+ *     default_layer_spec uses Megatron-Core's Transformer Engine spec when
+ *     Transformer Engine is installed.
+ * deepspeed 0.15 (github.com/microsoft/DeepSpeed, tag v0.15.0, commit
+ *   55b4cae; the lines cited are unchanged through v0.15.4):
+ *   - zero stage [source]: deepspeed/runtime/zero/config.py
+ *     "stage: ZeroStageEnum = 0";
+ *   - overlap_comm [source]: same file, "overlap_comm: Optional[bool] = None"
+ *     resolved by overlap_comm_valid to (stage == 3): false at stage 0;
+ *     stage 0 reduces once at the gradient-accumulation boundary
+ *     (deepspeed/runtime/engine.py allreduce_gradients);
+ *   - bucket [source]: at stage 0, engine.py allreduce_gradients(bucket_size=
+ *     MEMORY_OPT_ALLREDUCE_SIZE = 500000000) -> buffered_allreduce_fallback
+ *     in buckets of that many elements; zero_optimization.reduce_bucket_size
+ *     (stage 1/2) also defaults to 5e8 elements (zero/config.py);
+ *   - grad reduce dtype [source]: communication_data_type default None
+ *     (deepspeed/runtime/constants.py COMMUNICATION_DATA_TYPE_DEFAULT), which
+ *     engine.py communication_data_type resolves to fp16 when fp16 is
+ *     enabled, bf16 when bf16 is, else fp32: the model's dtype (bf16 at
+ *     stage 0 accumulates in fp32 by default, get_data_types, but
+ *     allreduce_bucket casts to bf16 for the collective);
+ *   - ZeRO-3 defaults [source, zero/config.py; used below]:
+ *     stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9,
+ *     stage3_param_persistence_threshold 1e5 (elements).
+ * fsdp2 (PyTorch 2.5: torch.distributed._composable.fsdp; the public page
+ *   pytorch.org/docs/stable/distributed.fsdp.fully_shard.html was created
+ *   on Dec 04, 2024, after 2.5, and documents the later
+ *   torch.distributed.fsdp path). Read [source] in
+ *   torch/distributed/_composable/fsdp/ of github.com/pytorch/pytorch at
+ *   stored commits from before 2.6 moved it (fully_shard.py 012c62d,
+ *   _fsdp_api.py 0b2c60e), not at tag v2.5.0 (the repository was too large
+ *   to fetch here):
+ *   - ZeRO-3: fully_shard shards parameters, "and in turn, so are their
+ *     gradients and optimizer states"; reshard_after_forward=True (frees
+ *     parameters after forward, all-gathers again in backward); "Each
+ *     group's parameters and its gradients are communicated together in one
+ *     collective": one all-gather and one reduce-scatter per wrapped module
+ *     (a transformer block);
+ *   - grad reduce dtype: MixedPrecisionPolicy(param_dtype=None,
+ *     reduce_dtype=None): reduce in the compute (parameter) dtype;
+ *   - overlap: collectives on their own streams; backward prefetches one
+ *     module implicitly (_fsdp_param_group.py _backward_prefetch, reverse
+ *     post-forward order).
+ * torchtitan 0.1 (github.com/pytorch/torchtitan, tag v0.1.0, commit f7084fc,
+ *   2025-06-17):
+ *   - grad reduce dtype [source]: torchtitan/config_manager.py
+ *     training.mixed_precision_reduce default "float32"
+ *     (mixed_precision_param "bfloat16"), passed to
+ *     MixedPrecisionPolicy(param_dtype, reduce_dtype) by apply_fsdp;
+ *   - ZeRO-3 [source]: parallelism.data_parallel_shard_degree default -1
+ *     (all leftover ranks); torchtitan/models/llama3/infra/parallelize.py
+ *     apply_fsdp calls fully_shard per transformer block, then on the root
+ *     (fsdp_reshard_after_forward "default": the last block and, without
+ *     PP, the root keep their parameters after forward);
+ *   - attention [source]: torchtitan/models/llama3/model/args.py
+ *     use_flex_attn False -> torchtitan/models/attention.py
+ *     ScaledDotProductAttention: F.scaled_dot_product_attention with
+ *     backends FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH (cuDNN first on
+ *     compute capability 10.0).
  *
  * ZeRO-3 collective granularity:
  *   - DeepSpeed 0.15 (deepspeed/runtime/zero/config.py): prefetch_bucket_size
@@ -84,34 +153,40 @@
 const struct framework framework_table[] = {
 	{ "megatron-core", "0.9", "NVIDIA Megatron-Core (Megatron-LM's defaults)",
 	  GRAD_FP32_IF_BF16, BUCKET_MCORE, 0, false, false, 0, ATTN_FLASH,
-	  "Megatron-LM core_r0.9.0: megatron/training/arguments.py (bf16 forces "
-	  "accumulate_allreduce_grads_in_fp32), megatron/core/distributed/"
-	  "distributed_data_parallel_config.py (bucket_size max(40e6, 1e6 dp) params; "
-	  "overlap_grad_reduce, overlap_param_gather, use_distributed_optimizer False)",
+	  "Megatron-LM core_v0.9.0 (1afee59): megatron/training/arguments.py (bf16 forces "
+	  "accumulate_allreduce_grads_in_fp32; --transformer-impl transformer_engine), "
+	  "megatron/core/distributed/distributed_data_parallel_config.py (bucket_size "
+	  "max(40e6, 1e6 dp) params; overlap_grad_reduce, overlap_param_gather, "
+	  "use_distributed_optimizer False)",
 	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
-	{ "nemo", "2.0", "NVIDIA NeMo 2.0 LLM recipes (on Megatron-Core)",
-	  GRAD_FP32, BUCKET_MCORE, 0, true, true, 1, ATTN_FLASH,
-	  "NeMo r2.0.0: nemo/collections/llm/recipes/llama3_70b.py (DDP config "
-	  "overlap_grad_reduce, overlap_param_gather, grad_reduce_in_fp32 True; "
-	  "use_distributed_optimizer True), nemo/lightning/pytorch/plugins/mixed_precision.py",
+	{ "nemo", "2.0", "NVIDIA NeMo 2.0 LLM recipes (on Megatron-Core 0.9)",
+	  GRAD_FP32_IF_BF16, BUCKET_MCORE, 0, true, true, 1, ATTN_FLASH,
+	  "NeMo v2.0.0 (e938df3): nemo/collections/llm/recipes/llama3_70b.py (DDP config "
+	  "overlap_grad_reduce, overlap_param_gather True), recipes/optim/adam.py "
+	  "(use_distributed_optimizer True), recipes/precision/mixed_precision.py "
+	  "(grad_reduce_in_fp32 True for bf16_mixed, False for fp16_mixed), "
+	  "nemo/lightning/pytorch/plugins/mixed_precision.py",
 	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
 	{ "deepspeed", "0.15", "Microsoft DeepSpeed (ZeRO config defaults)",
 	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_FLASH,
-	  "deepspeed.ai/docs/config-json (v0.15): zero_optimization.stage 0, "
-	  "reduce_bucket_size 5e8 elements, overlap_comm false, communication_data_type None; "
-	  "deepspeed/runtime/zero/config.py: stage3_prefetch_bucket_size 5e7, "
-	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9",
+	  "DeepSpeed v0.15.0 (55b4cae): deepspeed/runtime/zero/config.py (stage 0, "
+	  "overlap_comm false below stage 3, reduce_bucket_size 5e8 elements), "
+	  "deepspeed/runtime/engine.py (stage-0 allreduce buckets 5e8 elements; "
+	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
+	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
 	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
-	  "pytorch.org/docs/2.5/distributed.fsdp.fully_shard.html: fully_shard "
+	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "
+	  "(stored pre-2.6 commits 012c62d, 0b2c60e; tag v2.5.0 not read): fully_shard "
 	  "(ZeRO-3, one reduce-scatter per module), MixedPrecisionPolicy reduce_dtype None",
 	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
 	{ "torchtitan", "0.1", "PyTorch TorchTitan (FSDP2 + SDPA)",
 	  GRAD_FP32, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
-	  "github.com/pytorch/torchtitan v0.1: torchtitan/config_manager.py "
+	  "torchtitan v0.1.0 (f7084fc): torchtitan/config_manager.py "
 	  "(mixed_precision_reduce float32, data_parallel_shard_degree -1), "
-	  "torchtitan/parallelisms/parallelize_llama.py (fully_shard per block)",
+	  "torchtitan/models/llama3/infra/parallelize.py (fully_shard per block), "
+	  "torchtitan/models/attention.py (SDPA)",
 	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
 	{ NULL, NULL, NULL, GRAD_AS_PARAMS, BUCKET_BYTES, 0, false, false, 0, ATTN_UNFUSED, NULL,
 	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL },

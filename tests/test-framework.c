@@ -87,9 +87,15 @@ Test(framework, megatron_core_defaults)
 	json_decref(r);
 }
 
-/* NeMo: fp32 reduction, both overlaps, the distributed optimizer (ZeRO-1). */
+/* NeMo: fp32 reduction for bf16 (bf16_mixed), fp16 for fp16 (fp16_mixed
+ * sets grad_reduce_in_fp32=False), both overlaps, the distributed optimizer
+ * (ZeRO-1). */
 Test(framework, nemo_turns_on_overlaps_and_the_distributed_optimizer)
 {
+	bool known;
+	const struct framework *f = framework_find("nemo", &known);
+	cr_assert_eq(framework_grad_dtype(f, DTYPE_BF16), DTYPE_FP32);
+	cr_assert_eq(framework_grad_dtype(f, DTYPE_FP16), DTYPE_FP16);
 	json_t *r = run_with("nemo", "", "", "");
 	json_t *res = json_object_get(json_object_get(json_object_get(r, "scenario"), "framework"), "resolved");
 	cr_assert_str_eq(json_string_value(json_object_get(res, "grad_reduce_dtype")), "fp32");
