@@ -1,4 +1,4 @@
-/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]
+/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]
  *           [-j N] [--timeout S] [--mem-limit GB]`.
  *
  * One scenario runs in this process, prints its summary and writes its
@@ -23,7 +23,7 @@
 
 void cmd_run_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]\n"
+	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]\n"
 		   "                  [-j N] [--timeout S] [--mem-limit GB]\n\n"
 		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
 		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
@@ -37,7 +37,10 @@ void cmd_run_usage(FILE *f)
 		   "crashes or passes a limit gives a row with its status and error; the others\n"
 		   "go on.\n\n"
 		   "  --out DIR          report directory; '-': the CSV on stdout and no report files\n"
-		   "  --format LIST      json, csv or json,csv (default: the scenario's, else both)\n"
+		   "  --format LIST      comma-separated: json (report.json), csv (report.csv), svg\n"
+		   "                     (breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
+		   "                     self-contained); default: the scenario's output.formats,\n"
+		   "                     else json,csv\n"
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -45,14 +48,26 @@ void cmd_run_usage(FILE *f)
 		   "examples:\n"
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
+		   "  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
 		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
 		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
 }
 
 struct run_opts {
 	const char *out;            /* NULL, "-" or a directory */
-	bool want_json, want_csv, fmt_given, quiet;
+	unsigned formats;           /* enum report_format bits of --format */
+	bool fmt_given, quiet;
 };
+
+/* The formats a scenario's reports are written in: --format, else its
+ * output.formats. */
+static unsigned formats_of(const struct run_opts *o, const struct scenario *sc)
+{
+	if (o->fmt_given)
+		return o->formats;
+	return (sc->want_json ? REPORT_JSON : 0) | (sc->want_csv ? REPORT_CSV : 0) |
+	       (sc->want_svg ? REPORT_SVG : 0) | (sc->want_html ? REPORT_HTML : 0);
+}
 
 struct batch {
 	const struct run_opts *o;
@@ -78,8 +93,6 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 {
 	struct result r;
 	int rc = EXIT_FAIL;
-	bool want_json = o->fmt_given ? o->want_json : sc->want_json;
-	bool want_csv = o->fmt_given ? o->want_csv : sc->want_csv;
 	bool to_stdout = o->out && !strcmp(o->out, "-");
 
 	if (simulate_run(sc->in, &sc->plan, &r, d))
@@ -94,7 +107,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	if (!o->quiet)
 		report_print_summary(&r, stdout);
 	const char *dir = o->out ? o->out : sc->out_dir;
-	if (report_write(&r, dir, want_json, want_csv, d))
+	if (report_write(&r, dir, formats_of(o, sc), d))
 		goto out;
 	if (!o->quiet)
 		printf("\nreports written to %s/\n", dir);
@@ -119,9 +132,7 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	}
 	result_set_meta(&r, &sc->meta);
 	if (b->dirs[i]) {
-		bool j = b->o->fmt_given ? b->o->want_json : sc->want_json;
-		bool c = b->o->fmt_given ? b->o->want_csv : sc->want_csv;
-		if (report_write(&r, b->dirs[i], j, c, &d)) {
+		if (report_write(&r, b->dirs[i], formats_of(b->o, sc), &d)) {
 			result_row_fail(row, RESULT_FAILED, diag_text(&d));
 			result_finish(&r);
 			goto out;
@@ -217,7 +228,7 @@ out:
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .want_json = true, .want_csv = true };
+	struct run_opts o = { .formats = REPORT_JSON | REPORT_CSV };
 	struct runner_opts ro = { .jobs = 1 };
 	const char **paths = xcalloc((size_t)argc, sizeof(char *));
 	int npaths = 0, rc = EXIT_USAGE;
@@ -235,20 +246,21 @@ int cmd_run(int argc, char **argv)
 			o.out = argv[i];
 		} else if (!strcmp(a, "--format")) {
 			if (++i == argc) {
-				cli_usage_error("--format needs json, csv or json,csv");
+				cli_usage_error("--format needs a list of json, csv, svg, html");
 				goto out_paths;
 			}
 			o.fmt_given = true;
-			o.want_json = o.want_csv = false;
+			o.formats = 0;
 			char *buf = xstrdup(argv[i]), *save = NULL;
 			int n = 0;
 			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
-				if (!strcmp(t, "json"))
-					o.want_json = true;
-				else if (!strcmp(t, "csv"))
-					o.want_csv = true;
+				int k = 0;
+				while (k < 4 && strcmp(t, report_format_names[k]))
+					k++;
+				if (k < 4)
+					o.formats |= 1u << k;
 				else {
-					cli_usage_error("--format: expected json or csv, got '%s'", t);
+					cli_usage_error("--format: expected json, csv, svg or html, got '%s'", t);
 					free(buf);
 					goto out_paths;
 				}

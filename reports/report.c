@@ -14,6 +14,8 @@
 #include "atomic_file.h"
 #include "coll.h"
 #include "framework.h"
+#include "html.h"
+#include "plot.h"
 #include "schedule.h"
 #include "xalloc.h"
 
@@ -463,28 +465,35 @@ int report_write_atomic(const char *path, const char *data, size_t len, struct d
 	return 0;
 }
 
-int report_write(const struct result *r, const char *dir, bool json, bool csv,
-		 struct diag *d)
-{
-	char *path_json = NULL, *path_csv = NULL;
-	char *jtext = NULL, *ctext = NULL;
-	size_t clen = 0;
-	int rc = -1;
+const char *const report_format_names[4] = { "json", "csv", "svg", "html" };
 
-	/* render both before creating anything */
-	if (json) {
+enum { OUT_JSON, OUT_CSV, OUT_BREAKDOWN, OUT_SCHEDULE, OUT_MEMORY, OUT_HTML, OUT_N };
+static const char *const out_files[OUT_N] = {
+	"report.json", "report.csv", "breakdown.svg", "schedule.svg", "memory.svg", "report.html"
+};
+
+int report_write(const struct result *r, const char *dir, unsigned formats, struct diag *d)
+{
+	char *text[OUT_N] = { 0 };
+	size_t len[OUT_N] = { 0 };
+	int rc = -1, written = 0;
+
+	/* render everything before creating anything */
+	if (formats & REPORT_JSON) {
 		const char *bad = NULL;
 		json_t *j = report_to_json(r, &bad);
 		if (!j)
 			return diag_errf(d, "cannot serialise the report's '%s' section: a value is not "
 				   "finite or a string is not valid UTF-8; no report written", bad);
-		jtext = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		char *t = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		json_decref(j);
-		if (!jtext)
+		if (!t)
 			return diag_errf(d, "cannot render the JSON report");
+		text[OUT_JSON] = xasprintf("%s\n", t);
+		free(t);
 	}
-	if (csv) {
-		FILE *m = open_memstream(&ctext, &clen);
+	if (formats & REPORT_CSV) {
+		FILE *m = open_memstream(&text[OUT_CSV], &len[OUT_CSV]);
 		if (!m || report_write_csv_stream(r, m, true)) {
 			if (m)
 				fclose(m);
@@ -493,29 +502,45 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 		}
 		fclose(m);
 	}
+	if (formats & REPORT_SVG) {
+		text[OUT_BREAKDOWN] = plot_breakdown_svg(r);
+		text[OUT_SCHEDULE] = plot_gantt_svg(r);
+		text[OUT_MEMORY] = plot_memory_svg(r);
+		if (!text[OUT_BREAKDOWN] || !text[OUT_SCHEDULE] || !text[OUT_MEMORY]) {
+			diag_errf(d, "cannot render the SVG plots");
+			goto out;
+		}
+	}
+	if ((formats & REPORT_HTML) && !(text[OUT_HTML] = html_render(r))) {
+		diag_errf(d, "cannot render the HTML report");
+		goto out;
+	}
 	if (report_mkdirs(dir)) {
 		diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
 		goto out;
 	}
-	path_json = xasprintf("%s/report.json", dir);
-	path_csv = xasprintf("%s/report.csv", dir);
-	if (json) {
-		size_t n = strlen(jtext);
-		jtext[n] = '\n';
-		if (report_write_atomic(path_json, jtext, n + 1, d))
-			goto out;
-	}
-	if (csv && report_write_atomic(path_csv, ctext, clen, d)) {
-		if (json)
-			unlink(path_json);
-		goto out;
+	for (; written < OUT_N; written++) {
+		if (!text[written])
+			continue;
+		char *path = xasprintf("%s/%s", dir, out_files[written]);
+		size_t n = written == OUT_CSV ? len[written] : strlen(text[written]);
+		int e = report_write_atomic(path, text[written], n, d);
+		free(path);
+		if (e)
+			goto out_unlink;
 	}
 	rc = 0;
+	goto out;
+out_unlink:
+	for (int i = 0; i < written; i++)
+		if (text[i]) {
+			char *path = xasprintf("%s/%s", dir, out_files[i]);
+			unlink(path);
+			free(path);
+		}
 out:
-	free(path_json);
-	free(path_csv);
-	free(jtext);
-	free(ctext);
+	for (int i = 0; i < OUT_N; i++)
+		free(text[i]);
 	return rc;
 }
 

@@ -261,6 +261,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		jobj_end(&jo);
 	}
 	sc->want_json = sc->want_csv = true;
+	sc->want_svg = sc->want_html = false;
 	if (jobj_child(root, "output", &jo, 0) == 1) {
 		/* an output directory is created when the reports are written */
 		if (jobj_str(&jo, "dir", &str, 0) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
@@ -270,15 +271,19 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			json_t *v;
 			sc->want_json = sc->want_csv = false;
 			if (json_array_size(arr) == 0)
-				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", got an empty list");
+				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list");
 			json_array_foreach(arr, i, v) {
 				const char *f = json_is_string(v) ? json_string_value(v) : "";
 				if (strcmp(f, "json") == 0)
 					sc->want_json = true;
 				else if (strcmp(f, "csv") == 0)
 					sc->want_csv = true;
+				else if (strcmp(f, "svg") == 0)
+					sc->want_svg = true;
+				else if (strcmp(f, "html") == 0)
+					sc->want_html = true;
 				else
-					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\" or \"csv\", got %s%s%s",
+					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\", \"csv\", \"svg\" or \"html\", got %s%s%s",
 						 i, json_is_string(v) ? "'" : "",
 						 json_is_string(v) ? f : jload_type_name(v),
 						 json_is_string(v) ? "'" : "");
