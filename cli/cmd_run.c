@@ -267,7 +267,7 @@ int cmd_run(int argc, char **argv)
 			}
 			free(buf);
 			if (n == 0) {
-				cli_usage_error("--format: expected json, csv or json,csv, got ''");
+				cli_usage_error("--format: expected a list of json, csv, svg, html, got ''");
 				goto out_paths;
 			}
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {

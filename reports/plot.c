@@ -189,8 +189,8 @@ char *plot_gantt_svg(const struct result *r)
 	double h = MT + MB + (p * 26.0 < 80 ? 80 : p * 26.0 > 900 ? 900 : p * 26.0);
 	struct svg_axes a = { x0, x1, 0, p, ML, MT, W - ML - MR, h - MT - MB, false, false };
 	char title[256];
-	snprintf(title, sizeof(title), "Pipeline schedule of one iteration (%s, %d stages, %ld micro-batches%s)",
-		 schedule_registry[pl->schedule].name, p, m, v > 1 ? ", interleaved" : "");
+	snprintf(title, sizeof(title), "Pipeline schedule of one iteration (%s, %d stages, %ld micro-batches, %d chunks per stage)",
+		 schedule_registry[pl->schedule].name, p, m, v);
 	struct svg *sv = svg_create(W, h, title);
 	svg_text(sv, W / 2, 22, "middle", 14, 0, "%s", title);
 	/* the frame by hand: categorical y (stages), time on x */
