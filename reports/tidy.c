@@ -122,8 +122,8 @@ void tidy_csv_number(FILE *f, double x, int digits)
 	int dec = digits - 1 - mag;
 	if (dec < 0)
 		dec = 0;
-	if (dec > 17)
-		dec = 17;
+	if (dec > 12)
+		dec = 12;  /* below 1e-12 is rounding noise (a time of 6e-17 s) */
 	char buf[400];
 	snprintf(buf, sizeof(buf), "%.*f", dec, x);
 	if (strchr(buf, '.')) {

@@ -31,7 +31,8 @@ int tidy_csv_row(FILE *f, const json_t *rec);
 int tidy_jsonl(FILE *f, const json_t *rec);
 /* Write x as a plain decimal (never an exponent, so money and counts read
  * as written: 190690123, not 1.90690e+08) rounded to `digits` significant
- * digits with trailing zeros cut; an empty field when x is not finite. */
+ * digits, at most 12 decimals, trailing zeros cut; an empty field when x
+ * is not finite. */
 void tidy_csv_number(FILE *f, double x, int digits);
 /* Write one CSV field (quoted only where RFC 4180 needs it). */
 void tidy_csv_field(FILE *f, const char *s);
