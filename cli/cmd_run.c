@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "diag.h"
 #include "report.h"
@@ -95,9 +96,11 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	int rc = EXIT_FAIL;
 	bool to_stdout = o->out && !strcmp(o->out, "-");
 
+	cleanup_phase("simulating");
 	if (simulate_run(sc->in, &sc->plan, &r, d))
 		return EXIT_FAIL;
 	result_set_meta(&r, &sc->meta);
+	cleanup_phase("writing the reports");
 	if (to_stdout) {
 		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
 			goto out;
@@ -193,8 +196,10 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
 				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
 	}
+	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
 	if (runner_run(ro, b->n, batch_job, batch_done, b, d))
 		goto out;
+	cleanup_phase("writing the runs CSV");
 	if (to_stdout) {
 		if (write_rows(b, stdout) || fflush(stdout)) {
 			diag_errf(d, "cannot write the CSV to stdout");
@@ -307,6 +312,7 @@ int cmd_run(int argc, char **argv)
 	}
 
 	diag_init(&d, stderr);
+	cleanup_phase("loading the scenarios");
 	struct batch b = { .o = &o, .n = npaths };
 	b.sc = xcalloc((size_t)npaths, sizeof(*b.sc));
 	int bad = 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "cli.h"
 #include "ddlsim-config.h"
 
@@ -47,13 +48,15 @@ static void usage(FILE *f)
 		   "  0  success\n"
 		   "  1  the simulation or writing a report failed\n"
 		   "  2  bad command line\n"
-		   "  3  invalid input file (the message names the file and line:column or JSON path)\n\n"
+		   "  3  invalid input file (the message names the file and line:column or JSON path)\n"
+		   "  130, 143  interrupted by SIGINT or SIGTERM (temporary files removed, no report)\n\n"
 		   "example:\n"
 		   "  ddlsim run scenarios/quickstart.json --out out/quickstart\n");
 }
 
 int main(int argc, char **argv)
 {
+	cleanup_install();
 	if (argc < 2)
 		return usage(stderr), EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -322,6 +322,29 @@ int jobj_str(struct jobj *jo, const char *key, const char **out, int flags)
 	return 1;
 }
 
+int jobj_str_copy(struct jobj *jo, const char *key, char *out, size_t size, int flags)
+{
+	const char *s;
+	int rc = jobj_str(jo, key, &s, flags);
+	if (rc <= 0)
+		return rc;
+	size_t n = strlen(s);
+	if (n >= size)
+		return jobj_err(jo, key, "expected a string of at most %zu bytes, got %zu bytes", size - 1, n);
+	memcpy(out, s, n + 1);
+	return 1;
+}
+
+int jload_copy_path(const char *path, char *out, size_t size, struct diag *d)
+{
+	size_t n = strlen(path);
+	if (n >= size)
+		return diag_err(d, path, "", "file name of %zu bytes is longer than the %zu this ddlsim keeps",
+				n, size - 1);
+	memcpy(out, path, n + 1);
+	return 0;
+}
+
 int jobj_enum_table(struct jobj *jo, const char *key, const void *table, size_t stride,
 		    int *out, int flags)
 {

@@ -76,6 +76,11 @@ int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags);
 int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags);
 /* *out borrows the string from the JSON tree. */
 int jobj_str(struct jobj *jo, const char *key, const char **out, int flags);
+/* Copy a string into a field of size bytes; a longer one is an error
+ * naming the limit (never cut, so never cut inside a UTF-8 character). */
+int jobj_str_copy(struct jobj *jo, const char *key, char *out, size_t size, int flags);
+/* Copy a file name into a field; too long: an error, returns -1. */
+int jload_copy_path(const char *path, char *out, size_t size, struct diag *d);
 /* Match a string against names (NULL-terminated); *out = index. */
 int jobj_enum(struct jobj *jo, const char *key, const char *const *names,
 	      int *out, int flags);

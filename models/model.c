@@ -66,7 +66,8 @@ static void load_transformer(struct jobj *jo, struct model *m)
 {
 	int e;
 
-	jobj_int(jo, "layers", &m->layers, 1, JREQ);
+	if (jobj_int(jo, "layers", &m->layers, 1, JREQ) == 1 && m->layers > MODEL_MAX_LAYERS)
+		jobj_err(jo, "layers", "expected at most %d layers, got %ld", MODEL_MAX_LAYERS, m->layers);
 	jobj_int(jo, "hidden_size", &m->hidden, 1, JREQ);
 	jobj_int(jo, "heads", &m->heads, 1, JREQ);
 	m->kv_heads = m->heads;
@@ -94,7 +95,6 @@ struct model *model_load(const char *path, struct diag *d)
 {
 	struct model *m = xcalloc(1, sizeof(*m));
 	struct jobj jo;
-	const char *s;
 	int arch = 0;
 	int before = diag_count(d);
 
@@ -107,11 +107,9 @@ struct model *model_load(const char *path, struct diag *d)
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
-	snprintf(m->path, sizeof(m->path), "%s", path);
-	if (jobj_str(&jo, "name", &s, JREQ) == 1)
-		snprintf(m->name, sizeof(m->name), "%s", s);
-	if (jobj_str(&jo, "source", &s, JREQ) == 1)
-		snprintf(m->source, sizeof(m->source), "%s", s);
+	jload_copy_path(path, m->path, sizeof(m->path), d);
+	jobj_str_copy(&jo, "name", m->name, sizeof(m->name), JREQ);
+	jobj_str_copy(&jo, "source", m->source, sizeof(m->source), JREQ);
 	if (jobj_enum_table(&jo, "architecture", model_archs, sizeof(model_archs[0]), &arch, JREQ) == 1) {
 		m->arch = arch;
 		model_archs[arch].load(&jo, m);

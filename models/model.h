@@ -39,6 +39,10 @@
 #ifndef DDLSIM_MODEL_H
 #define DDLSIM_MODEL_H
 
+/* Transformer blocks a model file may have (the largest published models
+ * have a few hundred). */
+#define MODEL_MAX_LAYERS 100000
+
 #include <stdbool.h>
 
 #include "diag.h"
@@ -61,7 +65,7 @@ struct model {
 	enum model_arch arch;
 	struct model_cnn cnn;       /* arch == MODEL_ARCH_CNN; transformer fields are 0 */
 	char name[96];
-	char source[512];
+	char source[4096];
 	char path[1024];            /* file it was loaded from */
 	long layers;
 	long hidden;

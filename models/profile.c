@@ -21,9 +21,7 @@ static const char *const bw_names[] = { "d2d", "h2d", "d2h", NULL };
 
 static void copy_str(struct jobj *jo, const char *key, char *out, size_t n)
 {
-	const char *s;
-	if (jobj_str(jo, key, &s, JREQ) == 1)
-		snprintf(out, n, "%s", s);
+	jobj_str_copy(jo, key, out, n, JREQ);
 }
 
 static double int_num(struct jobj *jo, const char *key, long min)
@@ -229,7 +227,7 @@ struct profile *profile_load(const char *path, struct diag *d)
 
 	if (!p)
 		return NULL;
-	snprintf(p->path, sizeof(p->path), "%s", path);
+	jload_copy_path(path, p->path, sizeof(p->path), d);
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;

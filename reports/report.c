@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -473,7 +474,7 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 {
 	char *text[OUT_N] = { 0 };
 	size_t len[OUT_N] = { 0 };
-	int rc = -1, written = 0;
+	int rc = -1, written = 0, lock_fd = -1;
 
 	/* render everything before creating anything */
 	if (formats & REPORT_JSON) {
@@ -516,6 +517,13 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 		diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
 		goto out;
 	}
+	/* runs writing the same directory publish their files in turn (a lock
+	 * on the directory itself), so all the files always come from the
+	 * same run */
+	lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd >= 0)
+		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+			;
 	for (; written < OUT_N; written++) {
 		if (!text[written])
 			continue;
@@ -536,6 +544,8 @@ out_unlink:
 			free(path);
 		}
 out:
+	if (lock_fd >= 0)
+		close(lock_fd);  /* releases the lock */
 	for (int i = 0; i < OUT_N; i++)
 		free(text[i]);
 	return rc;

@@ -19,6 +19,7 @@
 
 #include "coll-private.h"
 #include "nccl_model.h"
+#include "xalloc.h"
 
 const struct coll_algo coll_algos[] = {
 	{ "auto", "NCCL's tuning model picks algorithm and protocol (LL, LL128, Simple) by size and shape", NULL },
@@ -149,9 +150,7 @@ static int cmp_int(const void *a, const void *b)
 
 int *coll_sorted_ranks(const int *ranks, int n)
 {
-	int *r = malloc((size_t)n * sizeof(*r));
-	if (!r)
-		return NULL;
+	int *r = xreallocarray(NULL, (size_t)(n ? n : 1), sizeof(*r));
 	memcpy(r, ranks, (size_t)n * sizeof(*r));
 	qsort(r, (size_t)n, sizeof(*r), cmp_int);
 	return r;
@@ -170,14 +169,9 @@ int coll_node_runs(const struct topology *t, const int *r, int n, int *start)
 int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 		  double latency_s)
 {
-	if (p->nflows == *cap) {
-		int nc = *cap ? 2 * *cap : 16;
-		struct coll_flow *f = realloc(p->flows, (size_t)nc * sizeof(*f));
-		if (!f)
-			return -1;
-		p->flows = f;
-		*cap = nc;
-	}
+	size_t c = (size_t)*cap;
+	XGROW(p->flows, c, (size_t)p->nflows + 1);
+	*cap = (int)c;
 	p->flows[p->nflows++] = (struct coll_flow){ src, dst, bytes, latency_s };
 	return 0;
 }
@@ -231,14 +225,26 @@ struct load {
 	bool used;
 };
 
+/* splitmix64's finaliser: every bit of the key (kind, direction, node,
+ * index) reaches the low bits the table is indexed with. */
+static size_t load_slot(unsigned long long key, size_t cap)
+{
+	key ^= key >> 30;
+	key *= 0xBF58476D1CE4E5B9ULL;
+	key ^= key >> 27;
+	key *= 0x94D049BB133111EBULL;
+	key ^= key >> 31;
+	return (size_t)(key & (cap - 1));
+}
+
 static double max_link_time(const struct topology *t, const struct coll_plan *p)
 {
-	size_t cap = 64, used = 0;
-	struct load *tab = calloc(cap, sizeof(*tab));
+	size_t cap = 64, used = 0; /* cap: a power of two */
+	struct load *tab = xcalloc(cap, sizeof(*tab));
 	double worst = 0;
 	struct topo_hop h[TOPO_MAX_HOPS];
 
-	for (int i = 0; i < p->nflows && tab; i++) {
+	for (int i = 0; i < p->nflows; i++) {
 		int k = topology_route(t, p->flows[i].src, p->flows[i].dst, h);
 		for (int j = 0; j < k; j++) {
 			double bw = topology_link_bw(t, &h[j]);
@@ -249,27 +255,23 @@ static double max_link_time(const struct topology *t, const struct coll_plan *p)
 			}
 			if (2 * (used + 1) > cap) {
 				size_t nc = cap * 2;
-				struct load *nt = calloc(nc, sizeof(*nt));
-				if (!nt) {
-					free(tab);
-					return worst;
-				}
+				struct load *nt = xcalloc(nc, sizeof(*nt));
 				for (size_t q = 0; q < cap; q++)
 					if (tab[q].used) {
-						size_t s = (tab[q].key * 0x9E3779B97F4A7C15ULL) >> 20;
-						while (nt[s % nc].used)
-							s++;
-						nt[s % nc] = tab[q];
+						size_t s = load_slot(tab[q].key, nc);
+						while (nt[s].used)
+							s = (s + 1) & (nc - 1);
+						nt[s] = tab[q];
 					}
 				free(tab);
 				tab = nt;
 				cap = nc;
 			}
 			unsigned long long key = topology_link_key(t, &h[j]);
-			size_t s = (key * 0x9E3779B97F4A7C15ULL) >> 20;
-			while (tab[s % cap].used && tab[s % cap].key != key)
-				s++;
-			struct load *l = &tab[s % cap];
+			size_t s = load_slot(key, cap);
+			while (tab[s].used && tab[s].key != key)
+				s = (s + 1) & (cap - 1);
+			struct load *l = &tab[s];
 			if (!l->used) {
 				*l = (struct load){ key, 0, bw, true };
 				used++;
@@ -288,9 +290,9 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 				  int n, double bytes)
 {
 	struct nccl_model *m = NULL;
-	struct coll_plan *p = calloc(1, sizeof(*p));
-	if (!p || !a)
-		goto err;
+	if (!a)
+		return NULL;
+	struct coll_plan *p = xcalloc(1, sizeof(*p));
 	p->op = op;
 	p->algo = a->name;
 	p->proto = nccl_proto_name(PROTO_SIMPLE);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 int coll_hier_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double N, struct coll_plan *p)
@@ -23,7 +24,7 @@ int coll_hier_plan(const struct topology *t, enum coll_op op, const int *ranks,
 	if (op != COLL_ALLREDUCE && op != COLL_REDUCE_SCATTER && op != COLL_ALLGATHER)
 		return -1;
 	int *r = coll_sorted_ranks(ranks, n);
-	int *start = malloc((size_t)(n + 1) * sizeof(*start));
+	int *start = xreallocarray(NULL, (size_t)n + 1, sizeof(*start));
 	int cap = 0, rc = -1;
 	if (!r || !start)
 		goto out;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 #define MESH_MAX 12
 
@@ -63,9 +64,7 @@ static double best_cycle(int len, const double *cap, int *cycle)
 static double *mesh_caps(const struct topology *t, const int *r, int len)
 {
 	int G = t->gpus_per_node;
-	double *cap = calloc((size_t)len * len, sizeof(*cap));
-	if (!cap)
-		return NULL;
+	double *cap = xcalloc((size_t)len * len + 1, sizeof(*cap));
 	for (int i = 0; i < len; i++)
 		for (int j = 0; j < len; j++)
 			if (i != j)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 #define MAX_MESH_RINGS 8
 
@@ -54,9 +55,9 @@ int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 	}
 
 	int *r = coll_sorted_ranks(ranks, n);
-	int *start = malloc((size_t)(n + 1) * sizeof(*start));
-	int *order = malloc((size_t)n * sizeof(*order));
-	int *rings = malloc((size_t)n * MAX_MESH_RINGS * sizeof(*rings));
+	int *start = xreallocarray(NULL, (size_t)n + 1, sizeof(*start));
+	int *order = xreallocarray(NULL, (size_t)n + 1, sizeof(*order));
+	int *rings = xreallocarray(NULL, (size_t)n * MAX_MESH_RINGS + 1, sizeof(*rings));
 	double w[MAX_MESH_RINGS];
 	int cap = 0, rc = -1;
 	if (!r || !start || !order || !rings)

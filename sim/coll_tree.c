@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 static int add_both(struct coll_plan *p, int *cap, int a, int b, double bytes)
 {
@@ -31,7 +32,7 @@ int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
 	if (op != COLL_ALLREDUCE)
 		return -1;
 	int *r = coll_sorted_ranks(ranks, n);
-	int *start = malloc((size_t)(n + 1) * sizeof(*start));
+	int *start = xreallocarray(NULL, (size_t)n + 1, sizeof(*start));
 	int cap = 0, rc = -1, maxlen = 0;
 	double a_intra = 0, a_inter = 0;
 	if (!r || !start)

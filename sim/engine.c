@@ -1,7 +1,7 @@
 /* engine: SimGrid replay of per-rank programs (see engine.h).
  *
  * Layout of the run:
- *   engine_run          builds the platform file, initialises SimGrid once,
+ *   engine_run          initialises SimGrid once, builds the platform,
  *                       creates one actor per (simulated rank, used stream)
  *                       and one daemon sink per folded peer mailbox, runs.
  *   stream_main         one stream: for each of its tasks, wait for the
@@ -10,6 +10,8 @@
  * Plans are cached per (group leader, group kind, op, bytes): every member
  * of a group shares one plan and finds its own flows by binary search. */
 #include "engine.h"
+
+#include "cleanup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-#include "platform.h"
+#include "engine_platform.h"
+#include "xalloc.h"
 
 /* ---- plan cache ---------------------------------------------------- */
 
@@ -47,6 +50,8 @@ struct sim {
 	struct cplan *plans;
 	size_t nplans_cap, nplans;
 	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
+	struct stream_arg *args;/* [nargs] one per actor */
+	int nargs;
 	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
 	int **gmem[GROUP_N];    /* [kind][leader rank] members of that group, shared */
 	int *stream_ntasks;
@@ -58,9 +63,13 @@ struct sim {
 struct rank_inst {
 	int rank, stage;
 	const struct program *prog;
-	sg_sem_t *sem;          /* [prog->n] */
+	unsigned char *done;    /* [prog->n] task finished */
+	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
+	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
+				 * for one dependency at a time */
 	double *xfer_start;     /* [prog->n] recv transfer start */
-	double *done_at;        /* [prog->n] */
+	double *post_s;         /* [prog->n] when a send was posted (the
+				 * message's payload: nothing to free) */
 	struct engine_rank_stats *st;
 	sg_host_t host;
 	const int *grp[GROUP_N];/* this rank's groups (into sim.gmem), resolved once */
@@ -70,14 +79,15 @@ struct rank_inst {
 	int comm_end_cat;       /* what that stream carried last */
 };
 
+/* Owned by struct sim (freed after the run, also when a deadlock killed
+ * the actor), as are the actor's buffers. */
 struct stream_arg {
 	struct sim *sim;
 	struct rank_inst *ri;
 	enum stream s;
-};
-
-struct p2p_msg {
-	double post_s;
+	sg_comm_t *comms;       /* run_coll's pending transfers */
+	size_t ncomms_cap;
+	sg_comm_t *sends;       /* posted pipeline sends */
 };
 
 static struct sim *g_sim;
@@ -93,13 +103,35 @@ static unsigned long hash_key(int leader, int kind, int op, double bytes)
 	return h;
 }
 
+static int cmp_by_dst(const void *a, const void *b, void *arg)
+{
+	const struct coll_plan *p = arg;
+	const struct coll_flow *x = &p->flows[*(const int *)a], *y = &p->flows[*(const int *)b];
+	if (x->dst != y->dst)
+		return (x->dst > y->dst) - (x->dst < y->dst);
+	if (x->src != y->src)
+		return (x->src > y->src) - (x->src < y->src);
+	return (x > y) - (x < y); /* plan order: a stable sort */
+}
+
+/* Indices of p's flows sorted by (dst, src, plan order), O(n log n): an
+ * all-to-all plan has P(P-1) flows. Caller frees. */
+static int *flows_by_dst(const struct coll_plan *p)
+{
+	int *bd = xreallocarray(NULL, (size_t)p->nflows + 1, sizeof(*bd));
+	for (int i = 0; i < p->nflows; i++)
+		bd[i] = i;
+	qsort_r(bd, (size_t)p->nflows, sizeof(int), cmp_by_dst, (void *)p);
+	return bd;
+}
+
 static struct coll_plan *plan_get(struct sim *S, int kind, const int *members,
 				  int n, int op, double bytes, int **by_dst)
 {
 	int leader = members[0];
 	if (S->nplans * 2 >= S->nplans_cap) {
 		size_t ncap = S->nplans_cap ? 2 * S->nplans_cap : 1024;
-		struct cplan *np = calloc(ncap, sizeof(*np));
+		struct cplan *np = xcalloc(ncap, sizeof(*np));
 		for (size_t i = 0; i < S->nplans_cap; i++) {
 			struct cplan *c = &S->plans[i];
 			if (!c->p)
@@ -126,18 +158,7 @@ static struct coll_plan *plan_get(struct sim *S, int kind, const int *members,
 					       members, n, bytes);
 	if (!p)
 		return NULL;
-	int *bd = malloc((size_t)(p->nflows ? p->nflows : 1) * sizeof(*bd));
-	for (int i = 0; i < p->nflows; i++)
-		bd[i] = i;
-	/* insertion-free sort of flow indices by dst */
-	for (int i = 1; i < p->nflows; i++) {
-		int v = bd[i], k = i - 1;
-		while (k >= 0 && p->flows[bd[k]].dst > p->flows[v].dst) {
-			bd[k + 1] = bd[k];
-			k--;
-		}
-		bd[k + 1] = v;
-	}
+	int *bd = flows_by_dst(p);
 	S->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd };
 	S->nplans++;
 	*by_dst = bd;
@@ -195,7 +216,7 @@ static void resolve_groups(struct sim *S, struct rank_inst *ri)
 	const struct placement *pl = S->job->pl;
 	for (int g = 0; g < GROUP_N; g++) {
 		int cap = placement_group_size(pl, g);
-		int *tmp = malloc((size_t)cap * sizeof(*tmp));
+		int *tmp = xreallocarray(NULL, (size_t)cap, sizeof(*tmp));
 		int n = placement_group(pl, g, ri->rank, tmp);
 		int leader = tmp[0];
 		if (!S->gmem[g][leader])
@@ -207,8 +228,9 @@ static void resolve_groups(struct sim *S, struct rank_inst *ri)
 	}
 }
 
-static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
+static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 {
+	struct rank_inst *ri = a->ri;
 	const int *mem = ri->grp[t->group];
 	int n = ri->ngrp[t->group];
 	if (n <= 1 || t->bytes <= 0)
@@ -228,7 +250,8 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 	int o0 = lower(p, NULL, ri->rank, false), o1 = lower(p, NULL, ri->rank + 1, false);
 	int i0 = lower(p, by_dst, ri->rank, true), i1 = lower(p, by_dst, ri->rank + 1, true);
 	int nc = 0;
-	sg_comm_t *c = malloc((size_t)(o1 - o0 + i1 - i0 + 1) * sizeof(*c));
+	XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + i1 - i0 + 1));
+	sg_comm_t *c = a->comms;
 	void *sink = NULL;
 	for (int i = o0; i < o1; i++) {
 		const struct coll_flow *f = &p->flows[i];
@@ -243,7 +266,6 @@ static void run_coll(struct sim *S, struct rank_inst *ri, const struct task *t)
 			c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
 	}
 	sg_comm_wait_all(c, (size_t)nc);
-	free(c);
 	sg_barrier_wait(bar);
 	/* count merged calls: count x steps latencies, one already in the flows */
 	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
@@ -263,13 +285,16 @@ static void account_wait(struct rank_inst *ri, int dep, double from, double to);
 
 /* Wait for t's cross-stream deps; on the compute stream, charge each
  * blocked interval to the dependency it waited for. */
-static void wait_deps(struct rank_inst *ri, const struct task *t, bool account)
+static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, bool account)
 {
 	const struct program *pr = ri->prog;
 	for (int k = 0; k < t->ndeps; k++) {
 		int d = pr->deps[t->dep0 + k];
+		if (ri->done[d])
+			continue;
 		double t0 = simgrid_get_clock();
-		sg_sem_acquire(ri->sem[d]);
+		ri->waiting[s] = d;
+		sg_sem_acquire(ri->wake[s]);
 		double t1 = simgrid_get_clock();
 		if (account && t1 > t0)
 			account_wait(ri, d, t0, t1);
@@ -306,16 +331,14 @@ static void stream_main(int argc, char **argv)
 	const struct program *pr = ri->prog;
 	int *list = S->stream_tasks[ri->stage * STREAM_N + a->s];
 	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
-	sg_comm_t *sends = NULL;
+	sg_comm_t *sends = a->sends;
 	int nsends = 0;
 	(void)argc, (void)argv;
 
-	if (a->s == STREAM_SEND)
-		sends = malloc((size_t)(nl ? nl : 1) * sizeof(*sends));
 	for (int li = 0; li < nl && !S->failed; li++) {
 		int ti = list[li];
 		const struct task *t = &pr->t[ti];
-		wait_deps(ri, t, a->s == STREAM_COMPUTE);
+		wait_deps(ri, a->s, t, a->s == STREAM_COMPUTE);
 		double start = simgrid_get_clock();
 		switch (t->kind) {
 		case TASK_COMPUTE:
@@ -324,36 +347,37 @@ static void stream_main(int argc, char **argv)
 			ri->st->compute_s[t->cat] += t->time_s;
 			break;
 		case TASK_COLL:
-			run_coll(S, ri, t);
+			run_coll(S, a, t);
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_SEND: {
 			int peer = p2p_peer(S, ri, t->dir, true);
-			struct p2p_msg *m = malloc(sizeof(*m));
-			m->post_s = start;
+			ri->post_s[ti] = start;
 			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
-							       m, (long)ceil(t->bytes));
+							       &ri->post_s[ti], (long)ceil(t->bytes));
 			ri->st->sent_bytes[t->cat] += t->bytes;
 			S->flows++;
 			break;
 		}
 		case TASK_RECV: {
 			int peer = p2p_peer(S, ri, t->dir, false);
-			struct p2p_msg *m = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
-			ri->xfer_start[ti] = m->post_s > start ? m->post_s : start;
+			const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
+			ri->xfer_start[ti] = *post > start ? *post : start;
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
-			free(m);
 			break;
 		}
 		}
-		ri->done_at[ti] = simgrid_get_clock();
-		for (int k = 0; k < t->nwaiters; k++)
-			sg_sem_release(ri->sem[ti]);
+		ri->done[ti] = 1;
+		if (t->nwaiters)
+			for (int s = 0; s < STREAM_N; s++)
+				if (ri->waiting[s] == ti) {
+					ri->waiting[s] = -1;
+					sg_sem_release(ri->wake[s]);
+				}
 		S->tasks++;
 	}
 	if (nsends)
 		sg_comm_wait_all(sends, (size_t)nsends);
-	free(sends);
 	double now = simgrid_get_clock();
 	if (now > ri->st->finish_s)
 		ri->st->finish_s = now;
@@ -364,7 +388,6 @@ static void stream_main(int argc, char **argv)
 		ri->comm_end_cat = pr->t[list[nl - 1]].cat;
 	}
 	S->finished++;
-	free(a);
 }
 
 static void sink_main(int argc, char **argv)
@@ -379,20 +402,25 @@ static void sink_main(int argc, char **argv)
 
 static bool g_initialised;
 
-/* Initialise SimGrid as a pure alpha-beta network and load (then delete)
- * the platform file. Once per process. */
-static void start_simgrid(const char *platform)
+/* Initialise SimGrid as a pure alpha-beta network and build the platform
+ * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
+static int start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
+			 struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
 	xbt_log_control_set("root.thres:critical");
 	simgrid_init(&argc, argv);
+	/* SimGrid installs its own SIGINT handler (a status dump, then exit 1):
+	 * ours removes temporaries and exits 130 (cleanup.h) */
+	cleanup_install();
 	sg_cfg_set_string("network/model", "CM02");
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	simgrid_load_platform(platform);
-	unlink(platform);
+	if (engine_platform_build(t, nodes, used))
+		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
+	return 0;
 }
 
 static void start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
@@ -418,7 +446,7 @@ static int make_sinks(struct sim *S)
 {
 	const struct placement *pl = S->job->pl;
 	size_t scap = 1024, nset = 0;
-	sg_mailbox_t *set = calloc(scap, sizeof(*set));
+	sg_mailbox_t *set = xcalloc(scap, sizeof(*set));
 	int rc = 0;
 
 	for (int r = 0; r < pl->nranks && !rc; r++) {
@@ -454,7 +482,7 @@ static int make_sinks(struct sim *S)
 				set[h] = mb;
 				if (++nset * 2 > scap) { /* grow and rehash */
 					size_t ncap = scap * 2;
-					sg_mailbox_t *ns = calloc(ncap, sizeof(*ns));
+					sg_mailbox_t *ns = xcalloc(ncap, sizeof(*ns));
 					for (size_t q = 0; q < scap; q++)
 						if (set[q]) {
 							size_t g = ((size_t)set[q] >> 4) % ncap;
@@ -479,7 +507,6 @@ static int make_sinks(struct sim *S)
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d)
 {
 	const struct placement *pl = job->pl;
-	char platform[512];
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -489,28 +516,24 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 
 	if (topology_check_nodes(job->topo, job->nodes, d))
 		return -1;
-	if (platform_write_temp(job->topo, job->nodes, platform, sizeof(platform)))
-		return diag_errf(d, "cannot write the platform file: %m");
-
-	start_simgrid(platform);
 
 	struct sim S = { .job = job };
 	g_sim = &S;
 	int N = pl->nranks, pp = pl->size[DIM_PP];
-	S.ri = calloc((size_t)N, sizeof(*S.ri));
-	S.active = calloc((size_t)N, sizeof(*S.active));
-	S.bars = calloc((size_t)N * GROUP_N * STREAM_N, sizeof(*S.bars));
+	S.ri = xcalloc((size_t)N, sizeof(*S.ri));
+	S.active = xcalloc((size_t)N, sizeof(*S.active));
+	S.bars = xcalloc((size_t)N * GROUP_N * STREAM_N, sizeof(*S.bars));
 	for (int g = 0; g < GROUP_N; g++)
-		S.gmem[g] = calloc((size_t)N, sizeof(*S.gmem[g]));
-	S.stream_tasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_tasks));
-	S.stream_ntasks = calloc((size_t)pp * STREAM_N, sizeof(*S.stream_ntasks));
-	out->rank = calloc((size_t)N, sizeof(*out->rank));
+		S.gmem[g] = xcalloc((size_t)N, sizeof(*S.gmem[g]));
+	S.stream_tasks = xcalloc((size_t)pp * STREAM_N, sizeof(*S.stream_tasks));
+	S.stream_ntasks = xcalloc((size_t)pp * STREAM_N, sizeof(*S.stream_ntasks));
+	out->rank = xcalloc((size_t)N, sizeof(*out->rank));
 	out->nranks = N;
 
 	for (int s = 0; s < pp; s++) {
 		const struct program *pr = job->stage_prog[s];
 		for (int k = 0; k < STREAM_N; k++)
-			S.stream_tasks[s * STREAM_N + k] = malloc((size_t)(pr->n + 1) * sizeof(int));
+			S.stream_tasks[s * STREAM_N + k] = xreallocarray(NULL, (size_t)pr->n + 1, sizeof(int));
 		for (int i = 0; i < pr->n; i++) {
 			int k = s * STREAM_N + pr->t[i].stream;
 			S.stream_tasks[k][S.stream_ntasks[k]++] = i;
@@ -521,6 +544,29 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		placement_coords(pl, r, c);
 		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_CP] == 0 && c[DIM_DP] == 0);
 	}
+	/* the platform holds the simulated ranks and every GPU they talk to */
+	unsigned char *used = xcalloc((size_t)job->nodes * job->topo->gpus_per_node, 1);
+	int *grp = xreallocarray(NULL, (size_t)N + 2, sizeof(*grp));
+	for (int r = 0; r < N; r++) {
+		if (!S.active[r])
+			continue;
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		used[r] = 1;
+		for (int g = 0; g < GROUP_N; g++) {
+			int n = placement_group(pl, g, r, grp);
+			for (int i = 0; i < n; i++)
+				used[grp[i]] = 1;
+		}
+		for (int dlt = -1; dlt <= 1; dlt += 2)
+			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
+				used[placement_stage_peer(pl, r, c[DIM_PP] + dlt)] = 1;
+	}
+	free(grp);
+	int started = start_simgrid(job->topo, job->nodes, used, d);
+	free(used);
+	if (started)
+		goto out;
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -540,26 +586,33 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			goto out;
 		}
 		resolve_groups(&S, ri);
-		ri->sem = calloc((size_t)ri->prog->n + 1, sizeof(*ri->sem));
-		ri->xfer_start = calloc((size_t)ri->prog->n + 1, sizeof(double));
-		ri->done_at = calloc((size_t)ri->prog->n + 1, sizeof(double));
-		for (int i = 0; i < ri->prog->n; i++)
-			if (ri->prog->t[i].nwaiters)
-				ri->sem[i] = sg_sem_init(0);
+		ri->done = xcalloc((size_t)ri->prog->n + 1, 1);
+		ri->xfer_start = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
+		ri->post_s = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
+		for (int s = 0; s < STREAM_N; s++) {
+			ri->waiting[s] = -1;
+			if (S.stream_ntasks[ri->stage * STREAM_N + s])
+				S.nargs++;
+		}
 	}
+	S.args = xcalloc((size_t)S.nargs + 1, sizeof(*S.args));
 	if (job->fold && make_sinks(&S)) {
 		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
 		goto out;
 	}
-	for (int r = 0; r < N; r++) {
+	for (int r = 0, k = 0; r < N; r++) {
 		struct rank_inst *ri = &S.ri[r];
 		if (!ri->prog)
 			continue;
 		for (int s = 0; s < STREAM_N; s++) {
-			if (!S.stream_ntasks[ri->stage * STREAM_N + s])
+			int nl = S.stream_ntasks[ri->stage * STREAM_N + s];
+			if (!nl)
 				continue;
-			struct stream_arg *a = malloc(sizeof(*a));
-			*a = (struct stream_arg){ &S, ri, s };
+			struct stream_arg *a = &S.args[k++];
+			*a = (struct stream_arg){ .sim = &S, .ri = ri, .s = s };
+			if (s == STREAM_SEND)
+				a->sends = xreallocarray(NULL, (size_t)nl, sizeof(*a->sends));
+			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
 			start_actor(name, ri->host, stream_main, a, false);
@@ -605,13 +658,18 @@ out:
 			free(S.plans[i].by_dst);
 		}
 	free(S.plans);
+	for (int k = 0; k < S.nargs && S.args; k++) {
+		free(S.args[k].comms);
+		free(S.args[k].sends);
+	}
+	free(S.args);
 	for (int r = 0; r < N; r++) {
-		for (int i = 0; S.ri[r].sem && i < S.ri[r].prog->n; i++)
-			if (S.ri[r].sem[i])
-				sg_sem_destroy(S.ri[r].sem[i]);
-		free(S.ri[r].sem);
+		for (int s = 0; s < STREAM_N; s++)
+			if (S.ri[r].wake[s])
+				sg_sem_destroy(S.ri[r].wake[s]);
+		free(S.ri[r].done);
 		free(S.ri[r].xfer_start);
-		free(S.ri[r].done_at);
+		free(S.ri[r].post_s);
 	}
 	for (int k = 0; k < pp * STREAM_N; k++)
 		free(S.stream_tasks[k]);
@@ -675,7 +733,7 @@ static void sweep_main(int argc, char **argv)
 		double t0 = simgrid_get_clock();
 		int o0 = lower(p, NULL, me, false), o1 = lower(p, NULL, me + 1, false);
 		int i0 = lower(p, W->by_dst[s], me, true), i1 = lower(p, W->by_dst[s], me + 1, true);
-		sg_comm_t *c = malloc((size_t)(o1 - o0 + i1 - i0 + 1) * sizeof(*c));
+		sg_comm_t *c = xreallocarray(NULL, (size_t)(o1 - o0 + i1 - i0 + 1), sizeof(*c));
 		int nc = 0;
 		for (int i = o0; i < o1; i++)
 			c[nc++] = sg_mailbox_put_async(coll_mailbox(0, p->flows[i].src, p->flows[i].dst),
@@ -695,14 +753,6 @@ static void sweep_main(int argc, char **argv)
 	W->finished++;
 }
 
-static int cmp_by_dst(const void *a, const void *b, void *arg)
-{
-	const struct coll_plan *p = arg;
-	const struct coll_flow *x = &p->flows[*(const int *)a], *y = &p->flows[*(const int *)b];
-	if (x->dst != y->dst)
-		return (x->dst > y->dst) - (x->dst < y->dst);
-	return (x->src > y->src) - (x->src < y->src);
-}
 
 int engine_collective_sweep(const struct topology *t, int nodes, const int *ranks, int n,
 			    enum coll_op op, const char *algo, struct engine_coll_point *pts,
@@ -717,7 +767,6 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 			  const char *algo, struct engine_coll_point *pts, int npts,
 			  struct diag *d)
 {
-	char platform[512];
 	int rc = -1;
 	struct sweep W = { .t = t, .ranks = ranks, .n = n, .pts = pts, .npts = npts };
 
@@ -730,10 +779,8 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 		if (ranks[i] < 0 || ranks[i] >= nodes * t->gpus_per_node)
 			return diag_errf(d, "rank %d is not a GPU of %d nodes x %d GPUs", ranks[i],
 					 nodes, t->gpus_per_node);
-	W.plans = calloc((size_t)npts, sizeof(*W.plans));
-	W.by_dst = calloc((size_t)npts, sizeof(*W.by_dst));
-	if (!W.plans || !W.by_dst)
-		goto out;
+	W.plans = xcalloc((size_t)npts + 1, sizeof(*W.plans));
+	W.by_dst = xcalloc((size_t)npts + 1, sizeof(*W.by_dst));
 	for (int s = 0; s < npts; s++) {
 		bool empty = !(pts[s].bytes > 0);
 		struct coll_plan *p = coll_plan_create(t, algo, pts[s].op, ranks, n,
@@ -744,10 +791,7 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 			goto out;
 		}
 		W.plans[s] = p;
-		W.by_dst[s] = malloc((size_t)(p->nflows + 1) * sizeof(int));
-		for (int i = 0; i < p->nflows; i++)
-			W.by_dst[s][i] = i;
-		qsort_r(W.by_dst[s], (size_t)p->nflows, sizeof(int), cmp_by_dst, p);
+		W.by_dst[s] = flows_by_dst(p);
 		pts[s].algo = p->algo;
 		pts[s].proto = p->proto;
 		pts[s].ideal_s = p->ideal_time_s;
@@ -759,11 +803,13 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 		rc = 0;
 		goto out;
 	}
-	if (platform_write_temp(t, nodes, platform, sizeof(platform))) {
-		diag_errf(d, "cannot write the platform file: %m");
+	unsigned char *used = xcalloc((size_t)nodes * t->gpus_per_node, 1);
+	for (int i = 0; i < n; i++)
+		used[ranks[i]] = 1;
+	int started = start_simgrid(t, nodes, used, d);
+	free(used);
+	if (started)
 		goto out;
-	}
-	start_simgrid(platform);
 
 	g_sweep = &W;
 	W.bar = sg_barrier_init((unsigned)n);

@@ -399,5 +399,14 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 			 p->global_batch / div);
 	if (p->zero == ZERO_3 && p->pp > 1)
 		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", p->pp);
+	/* the replayed programs live in memory: bound their tasks before the
+	 * builder allocates them (about 100 bytes each with dependencies) */
+	double per_layer = (p->tp > 1 ? 8 : 2) + 4.0 * (p->cp - 1);
+	double tasks = 2.0 * (double)(p->global_batch / div) * (double)m->layers * per_layer;
+	if (tasks > PLAN_MAX_TASKS)
+		diag_err(d, f, "/training/global_batch", "an iteration of %ld micro-batches x %ld layers is about "
+			 "%.3g tasks, more than the %.0f this ddlsim replays in memory; raise micro_batch "
+			 "(fewer, larger micro-batches) or simulate a smaller global batch and scale",
+			 p->global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
 	return diag_count(d) - before;
 }

@@ -64,6 +64,9 @@
 #define PLAN_MAX_STAGES 512
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
+/* Tasks of one iteration's programs (all stages): the replay holds them in
+ * memory, about 100 bytes each; 30 M is about 3 GB. */
+#define PLAN_MAX_TASKS 30000000L
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
 

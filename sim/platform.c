@@ -24,10 +24,10 @@
  * changes neither latency nor bandwidth. In a zone, child zones come first,
  * then links, then routes (SimGrid's DTD). */
 #include "platform.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define GROUP_NODES 64
 
@@ -66,114 +66,155 @@ static void link_name(const struct topology *t, const struct topo_hop *h, char *
 	}
 }
 
-static void put_link(FILE *f, const char *ind, const char *id, double bw, double lat, bool fatpipe)
+typedef const struct platform_sink SINK;
+
+static void put_link(SINK *f, const char *ind, const char *id, double bw, double lat, bool fatpipe)
 {
-	fprintf(f, "%s<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
-		ind, id, bw, lat, fatpipe ? "FATPIPE" : "SPLITDUPLEX");
+	(void)ind;
+	f->link(f->ctx, id, bw, lat, fatpipe);
 }
 
-static void put_hop_link(FILE *f, const char *ind, const struct topology *t, const struct topo_hop *h)
+static void put_hop_link(SINK *f, const char *ind, const struct topology *t, const struct topo_hop *h)
 {
 	char id[64];
 	link_name(t, h, id, sizeof(id));
 	put_link(f, ind, id, topology_link_bw(t, h), topology_link_latency(t, h), h->dir == 0);
 }
 
-static void put_ctns(FILE *f, const struct topology *t, const struct topo_hop *h, int n)
+/* A route's links from a topology path. */
+static int put_ctns(const struct topology *t, const struct topo_hop *h, int n,
+		    struct platform_hop *out)
 {
-	char id[64];
 	for (int i = 0; i < n; i++) {
-		link_name(t, &h[i], id, sizeof(id));
-		if (h[i].dir)
-			fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", id, h[i].dir > 0 ? "UP" : "DOWN");
-		else
-			fprintf(f, "<link_ctn id=\"%s\"/>", id);
+		link_name(t, &h[i], out[i].id, sizeof(out[i].id));
+		out[i].dir = h[i].dir;
 	}
+	return n;
 }
 
-static void zone_route(FILE *f, const char *ind, const char *src, const char *dst,
-		       const char *gws, const char *gwd, const char *links)
+/* A zone route through one link id (dir as in struct platform_hop). */
+static void zone_route1(SINK *f, const char *src, const char *dst, const char *gws,
+			const char *gwd, const char *link, int dir)
 {
-	fprintf(f, "%s<zoneRoute src=\"%s\" dst=\"%s\" gw_src=\"%s\" gw_dst=\"%s\" symmetrical=\"YES\">%s</zoneRoute>\n",
-		ind, src, dst, gws, gwd, links);
+	struct platform_hop h;
+	snprintf(h.id, sizeof(h.id), "%s", link);
+	h.dir = dir;
+	f->route(f->ctx, src, dst, gws, gwd, &h, 1);
 }
 
-static void write_node(const struct topology *t, int n, bool net, FILE *f, const char *ind)
+/* GPUs to emit during platform_emit() (NULL: all); emission happens once
+ * per process, from one thread. */
+static const unsigned char *g_used;
+
+static bool gpu_used(int r)
+{
+	return !g_used || g_used[r];
+}
+
+static bool node_used(const struct topology *t, int n)
+{
+	for (int g = 0; g < t->gpus_per_node; g++)
+		if (gpu_used(n * t->gpus_per_node + g))
+			return true;
+	return false;
+}
+
+/* A node's zone: its used GPUs, its gateway, the links their routes
+ * cross (an unused link carries nothing), the routes between them and to
+ * the gateway. */
+static void write_node(const struct topology *t, int n, bool net, SINK *f, const char *ind)
 {
 	int G = t->gpus_per_node;
-	struct topo_hop h[TOPO_MAX_HOPS];
+	int maxr = G * (G - 1) / 2 + G;
+	struct topo_hop (*h)[TOPO_MAX_HOPS] = xreallocarray(NULL, (size_t)maxr, sizeof(*h));
+	int *k = xreallocarray(NULL, (size_t)maxr, sizeof(*k));
+	int *src = xreallocarray(NULL, (size_t)maxr, sizeof(*src));
+	int *dst = xreallocarray(NULL, (size_t)maxr, sizeof(*dst)); /* -1: the gateway */
+	struct topo_hop *lk = xreallocarray(NULL, (size_t)maxr * TOPO_MAX_HOPS, sizeof(*lk));
+	struct platform_hop ph[TOPO_MAX_HOPS];
+	int nr = 0, nl = 0;
+	char a[32], b[32];
+	(void)ind;
 
-	fprintf(f, "%s<zone id=\"n%d\" routing=\"Full\">\n", ind, n);
+	for (int x = 0; x < G; x++)
+		for (int y = x + 1; y < G; y++)
+			if (gpu_used(n * G + x) && gpu_used(n * G + y)) {
+				src[nr] = x, dst[nr] = y;
+				k[nr] = topology_route(t, n * G + x, n * G + y, h[nr]);
+				nr++;
+			}
+	if (net)
+		for (int g = 0; g < G; g++)
+			if (gpu_used(n * G + g)) {
+				src[nr] = g, dst[nr] = -1;
+				k[nr] = topology_route_to_nic(t, n, g, h[nr]);
+				if (k[nr])
+					nr++;
+			}
+	/* the distinct links, in the order first crossed */
+	for (int i = 0; i < nr; i++)
+		for (int j = 0; j < k[i]; j++) {
+			struct topo_hop x = h[i][j];
+			x.dir = x.dir ? +1 : 0; /* one link, either direction */
+			unsigned long long key = topology_link_key(t, &x);
+			int q = 0;
+			while (q < nl && topology_link_key(t, &lk[q]) != key)
+				q++;
+			if (q == nl)
+				lk[nl++] = x;
+		}
+
+	snprintf(a, sizeof(a), "n%d", n);
+	f->zone_begin(f->ctx, a);
 	for (int g = 0; g < G; g++)
-		fprintf(f, "%s <host id=\"g%d\" speed=\"1Gf\"/>\n", ind, n * G + g);
-	fprintf(f, "%s <router id=\"n%d_gw\"/>\n", ind, n);
-	char li[64];
-	snprintf(li, sizeof(li), "%s ", ind);
-	for (int g = 0; g < G; g++) {
-		struct topo_hop x = { TL_GPU, n, g, 0, +1 };
-		put_hop_link(f, li, t, &x);
+		if (gpu_used(n * G + g)) {
+			snprintf(a, sizeof(a), "g%d", n * G + g);
+			f->host(f->ctx, a);
+		}
+	snprintf(a, sizeof(a), "n%d_gw", n);
+	f->router(f->ctx, a);
+	for (int q = 0; q < nl; q++)
+		put_hop_link(f, "", t, &lk[q]);
+	for (int i = 0; i < nr; i++) {
+		snprintf(a, sizeof(a), "g%d", n * G + src[i]);
+		if (dst[i] >= 0)
+			snprintf(b, sizeof(b), "g%d", n * G + dst[i]);
+		else
+			snprintf(b, sizeof(b), "n%d_gw", n);
+		f->route(f->ctx, a, b, NULL, NULL, ph, put_ctns(t, h[i], k[i], ph));
 	}
-	if (t->intra == INTRA_NVLINK_MESH)
-		for (int a = 0; a < G; a++)
-			for (int b = a + 1; b < G; b++)
-				if (t->nvl_bw_Bps[a * G + b] > 0) {
-					struct topo_hop x = { TL_NVLINK, n, a, b, +1 };
-					put_hop_link(f, li, t, &x);
-				}
-	if (t->intra == INTRA_PCIE && t->pcie_switches > 0) {
-		for (int s = 0; s < t->pcie_switches; s++) {
-			struct topo_hop x = { TL_PCIE_UP, n, s, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-		if (t->pcie_sockets > 1) {
-			struct topo_hop x = { TL_XSOCKET, n, 0, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-	}
-	if (net)
-		for (int i = 0; i < t->nics; i++) {
-			struct topo_hop x = { TL_NIC, n, i, 0, +1 };
-			put_hop_link(f, li, t, &x);
-		}
-	for (int a = 0; a < G; a++)
-		for (int b = a + 1; b < G; b++) {
-			int k = topology_route(t, n * G + a, n * G + b, h);
-			fprintf(f, "%s <route src=\"g%d\" dst=\"g%d\" symmetrical=\"YES\">", ind,
-				n * G + a, n * G + b);
-			put_ctns(f, t, h, k);
-			fprintf(f, "</route>\n");
-		}
-	if (net)
-		for (int g = 0; g < G; g++) {
-			int k = topology_route_to_nic(t, n, g, h);
-			if (!k)
-				continue;
-			fprintf(f, "%s <route src=\"g%d\" dst=\"n%d_gw\" symmetrical=\"YES\">", ind,
-				n * G + g, n);
-			put_ctns(f, t, h, k);
-			fprintf(f, "</route>\n");
-		}
-	fprintf(f, "%s</zone>\n", ind);
+	f->zone_end(f->ctx);
+	free(h);
+	free(k);
+	free(src);
+	free(dst);
+	free(lk);
 }
 
 /* A zone holding a router only: the gateway of a group of zones. */
-static void write_switch_zone(FILE *f, const char *ind, const char *id)
+static void write_switch_zone(SINK *f, const char *ind, const char *id)
 {
-	fprintf(f, "%s<zone id=\"%s\" routing=\"Full\"><router id=\"%s_r\"/></zone>\n", ind, id, id);
+	char r[64];
+	(void)ind;
+	snprintf(r, sizeof(r), "%s_r", id);
+	f->zone_begin(f->ctx, id);
+	f->router(f->ctx, r);
+	f->zone_end(f->ctx);
 }
 
 /* Nodes [n0, n1) as children of the current zone, joined pairwise through
  * link `fab` (a FATPIPE declared here unless declare is NULL); with sw,
  * also routed to the switch zone sw through link `up`. */
-static void write_node_set(const struct topology *t, int n0, int n1, bool net, FILE *f,
+static void write_node_set(const struct topology *t, int n0, int n1, bool net, SINK *f,
 			   const char *ind, const char *fab, double fab_lat,
 			   const char *sw, const char *up, double up_lat, bool per_node)
 {
-	char a[32], b[32], ga[40], gb[40], links[160], name[64];
+	char a[32], b[32], ga[40], gb[40], name[64];
 	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
 
 	for (int n = n0; n < n1; n++)
-		write_node(t, n, net, f, ind);
+		if (node_used(t, n))
+			write_node(t, n, net, f, ind);
 	if (sw)
 		write_switch_zone(f, ind, sw);
 	if (!net)
@@ -184,6 +225,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, F
 	 * system (same latency, no bandwidth limit either way) */
 	if (per_node) {
 		for (int x = n0; x < n1; x++) {
+			if (!node_used(t, x))
+				continue;
 			snprintf(name, sizeof(name), "%s_%d", fab, x);
 			put_link(f, ind, name, bw, fab_lat, true);
 			if (sw && up) {
@@ -198,32 +241,36 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, F
 	}
 	for (int x = n0; x < n1; x++)
 		for (int y = x + 1; y < n1; y++) {
+			if (!node_used(t, x) || !node_used(t, y))
+				continue;
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(b, sizeof(b), "n%d", y);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
 			snprintf(gb, sizeof(gb), "n%d_gw", y);
 			if (per_node)
-				snprintf(links, sizeof(links), "<link_ctn id=\"%s_%d\"/>", fab, x);
+				snprintf(name, sizeof(name), "%s_%d", fab, x);
 			else
-				snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", fab);
-			zone_route(f, ind, a, b, ga, gb, links);
+				snprintf(name, sizeof(name), "%s", fab);
+			zone_route1(f, a, b, ga, gb, name, 0);
 		}
 	if (sw) {
 		char swr[64];
 		snprintf(swr, sizeof(swr), "%s_r", sw);
 		for (int x = n0; x < n1; x++) {
+			if (!node_used(t, x))
+				continue;
 			snprintf(a, sizeof(a), "n%d", x);
 			snprintf(ga, sizeof(ga), "n%d_gw", x);
 			if (per_node)
-				snprintf(links, sizeof(links), "<link_ctn id=\"%s_%d\"/>", up, x);
+				snprintf(name, sizeof(name), "%s_%d", up, x);
 			else
-				snprintf(links, sizeof(links), "<link_ctn id=\"%s\"/>", up);
-			zone_route(f, ind, a, sw, ga, swr, links);
+				snprintf(name, sizeof(name), "%s", up);
+			zone_route1(f, a, sw, ga, swr, name, 0);
 		}
 	}
 }
 
-static void write_nonblocking(const struct topology *t, int nodes, FILE *f)
+static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 {
 	if (nodes <= GROUP_NODES) {
 		write_node_set(t, 0, nodes, nodes > 1, f, " ", "fabric", t->fabric_latency_s,
@@ -231,37 +278,36 @@ static void write_nonblocking(const struct topology *t, int nodes, FILE *f)
 		return;
 	}
 	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
-	char id[32], fab[32], sw[32], nop[32], links[64];
+	char id[32], fab[32], sw[32], nop[32], name[40];
 	for (int k = 0; k < groups; k++) {
 		snprintf(id, sizeof(id), "grp%d", k);
 		snprintf(fab, sizeof(fab), "grp%d_f", k);
 		snprintf(sw, sizeof(sw), "grp%d_sw", k);
 		snprintf(nop, sizeof(nop), "grp%d_nop", k);
-		fprintf(f, " <zone id=\"%s\" routing=\"Full\">\n", id);
+		f->zone_begin(f->ctx, id);
 		int n1 = (k + 1) * GROUP_NODES < nodes ? (k + 1) * GROUP_NODES : nodes;
 		write_node_set(t, k * GROUP_NODES, n1, true, f, "  ", fab, t->fabric_latency_s,
 			       sw, nop, 0, true);
-		fprintf(f, " </zone>\n");
+		f->zone_end(f->ctx);
 	}
 	for (int a = 0; a < groups; a++) {
-		char name[40];
 		snprintf(name, sizeof(name), "fabric_%d", a);
 		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
 			 t->fabric_latency_s, true);
 	}
 	for (int a = 0; a < groups; a++)
 		for (int b = a + 1; b < groups; b++) {
-			snprintf(links, sizeof(links), "<link_ctn id=\"fabric_%d\"/>", a);
+			snprintf(name, sizeof(name), "fabric_%d", a);
 			char za[32], zb[32], ra[40], rb[40];
 			snprintf(za, sizeof(za), "grp%d", a);
 			snprintf(zb, sizeof(zb), "grp%d", b);
 			snprintf(ra, sizeof(ra), "grp%d_sw_r", a);
 			snprintf(rb, sizeof(rb), "grp%d_sw_r", b);
-			zone_route(f, " ", za, zb, ra, rb, links);
+			zone_route1(f, za, zb, ra, rb, name, 0);
 		}
 }
 
-static void write_leaf(const struct topology *t, int leaf, int nodes, FILE *f, const char *ind)
+static void write_leaf(const struct topology *t, int leaf, int nodes, SINK *f, const char *ind)
 {
 	int npl = t->ft_nodes_per_leaf;
 	int n0 = leaf * npl, n1 = n0 + npl < nodes ? n0 + npl : nodes;
@@ -269,17 +315,20 @@ static void write_leaf(const struct topology *t, int leaf, int nodes, FILE *f, c
 	snprintf(id, sizeof(id), "sw%d", leaf);
 	snprintf(sw, sizeof(sw), "leaf%d_sw", leaf);
 	snprintf(ci, sizeof(ci), "%s ", ind);
-	fprintf(f, "%s<zone id=\"leaf%d\" routing=\"Full\">\n", ind, leaf);
+	char z[32];
+	snprintf(z, sizeof(z), "leaf%d", leaf);
+	f->zone_begin(f->ctx, z);
 	write_node_set(t, n0, n1, true, f, ci, id, t->fabric_latency_s, sw, id, 0, false);
-	fprintf(f, "%s</zone>\n", ind);
+	f->zone_end(f->ctx);
 }
 
 /* Zones [z0, z1) named prefix<k> with gateways prefix<k>_sw_r, joined
  * pairwise by up-links uname<k> (UP out of a, DOWN into b). */
-static void join_zones(const struct topology *t, FILE *f, const char *ind, const char *prefix,
+static void join_zones(const struct topology *t, SINK *f, const char *ind, const char *prefix,
 		       int z0, int z1, enum topo_link_kind uk, bool declare)
 {
-	char za[32], zb[32], ra[40], rb[40], links[256];
+	char za[32], zb[32], ra[40], rb[40];
+	struct platform_hop h[2];
 	if (declare)
 		for (int z = z0; z < z1; z++) {
 			struct topo_hop x = { uk, -1, z, 0, +1 };
@@ -291,14 +340,15 @@ static void join_zones(const struct topology *t, FILE *f, const char *ind, const
 			snprintf(zb, sizeof(zb), "%s%d", prefix, b);
 			snprintf(ra, sizeof(ra), "%s%d_sw_r", prefix, a);
 			snprintf(rb, sizeof(rb), "%s%d_sw_r", prefix, b);
-			snprintf(links, sizeof(links), "<link_ctn id=\"%s%d\" direction=\"UP\"/>"
-				 "<link_ctn id=\"%s%d\" direction=\"DOWN\"/>",
-				 uk == TL_LEAF_UP ? "lu" : "podup", a, uk == TL_LEAF_UP ? "lu" : "podup", b);
-			zone_route(f, ind, za, zb, ra, rb, links);
+			snprintf(h[0].id, sizeof(h[0].id), "%s%d", uk == TL_LEAF_UP ? "lu" : "podup", a);
+			snprintf(h[1].id, sizeof(h[1].id), "%s%d", uk == TL_LEAF_UP ? "lu" : "podup", b);
+			h[0].dir = +1;
+			h[1].dir = -1;
+			f->route(f->ctx, za, zb, ra, rb, h, 2);
 		}
 }
 
-static void write_fat_tree(const struct topology *t, int nodes, FILE *f)
+static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 {
 	int npl = t->ft_nodes_per_leaf, lpp = t->ft_leaves_per_pod;
 	int leaves = (nodes + npl - 1) / npl;
@@ -312,10 +362,12 @@ static void write_fat_tree(const struct topology *t, int nodes, FILE *f)
 	int pods = (leaves + lpp - 1) / lpp;
 	for (int p = 0; p < pods; p++) {
 		int l0 = p * lpp, l1 = l0 + lpp < leaves ? l0 + lpp : leaves;
-		fprintf(f, " <zone id=\"pod%d\" routing=\"Full\">\n", p);
+		char pz[32];
+		snprintf(pz, sizeof(pz), "pod%d", p);
+		f->zone_begin(f->ctx, pz);
 		for (int l = l0; l < l1; l++)
 			write_leaf(t, l, nodes, f, "  ");
-		char sw[32], swr[40], lz[32], links[64];
+		char sw[32], swr[40], lz[32], lu[40];
 		snprintf(sw, sizeof(sw), "pod%d_sw", p);
 		snprintf(swr, sizeof(swr), "pod%d_sw_r", p);
 		write_switch_zone(f, "  ", sw);
@@ -324,47 +376,96 @@ static void write_fat_tree(const struct topology *t, int nodes, FILE *f)
 			char lr[40];
 			snprintf(lz, sizeof(lz), "leaf%d", l);
 			snprintf(lr, sizeof(lr), "leaf%d_sw_r", l);
-			snprintf(links, sizeof(links), "<link_ctn id=\"lu%d\" direction=\"UP\"/>", l);
-			zone_route(f, "  ", lz, sw, lr, swr, links);
+			snprintf(lu, sizeof(lu), "lu%d", l);
+			zone_route1(f, lz, sw, lr, swr, lu, +1);
 		}
-		fprintf(f, " </zone>\n");
+		f->zone_end(f->ctx);
 	}
 	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true);
 }
 
-int platform_write(const struct topology *t, int nodes, FILE *f)
+int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
+		  const struct platform_sink *f)
 {
-	fprintf(f, "<?xml version='1.0'?>\n"
-		   "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-		   "<platform version=\"4.1\">\n"
-		   "<zone id=\"world\" routing=\"Full\">\n");
+	g_used = used;
+	f->zone_begin(f->ctx, "world");
 	if (nodes <= 1 || t->nics < 1)
 		write_node(t, 0, false, f, " ");
 	else if (t->fabric == FABRIC_FAT_TREE)
 		write_fat_tree(t, nodes, f);
 	else
 		write_nonblocking(t, nodes, f);
-	fprintf(f, "</zone>\n</platform>\n");
-	return ferror(f) ? -1 : 0;
+	f->zone_end(f->ctx);
+	g_used = NULL;
+	return 0;
 }
 
-int platform_write_temp(const struct topology *t, int nodes, char *path, size_t n)
+/* ---- the XML sink -------------------------------------------------- */
+
+struct xml {
+	FILE *f;
+	int depth;
+};
+
+static void xml_zone_begin(void *ctx, const char *id)
 {
-	const char *dir = getenv("TMPDIR");
-	snprintf(path, n, "%s/ddlsim-platform-XXXXXX.xml", dir && *dir ? dir : "/tmp");
-	int fd = mkstemps(path, 4);
-	if (fd < 0)
-		return -1;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	int rc = platform_write(t, nodes, f);
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc)
-		unlink(path);
-	return rc;
+	struct xml *x = ctx;
+	fprintf(x->f, "%*s<zone id=\"%s\" routing=\"Full\">\n", x->depth++, "", id);
+}
+
+static void xml_zone_end(void *ctx)
+{
+	struct xml *x = ctx;
+	fprintf(x->f, "%*s</zone>\n", --x->depth, "");
+}
+
+static void xml_host(void *ctx, const char *id)
+{
+	struct xml *x = ctx;
+	fprintf(x->f, "%*s<host id=\"%s\" speed=\"1Gf\"/>\n", x->depth, "", id);
+}
+
+static void xml_router(void *ctx, const char *id)
+{
+	struct xml *x = ctx;
+	fprintf(x->f, "%*s<router id=\"%s\"/>\n", x->depth, "", id);
+}
+
+static void xml_link(void *ctx, const char *id, double bw_Bps, double latency_s, bool fatpipe)
+{
+	struct xml *x = ctx;
+	fprintf(x->f, "%*s<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
+		x->depth, "", id, bw_Bps, latency_s, fatpipe ? "FATPIPE" : "SPLITDUPLEX");
+}
+
+static void xml_route(void *ctx, const char *src, const char *dst, const char *gw_src,
+		      const char *gw_dst, const struct platform_hop *h, int n)
+{
+	struct xml *x = ctx;
+	if (gw_src)
+		fprintf(x->f, "%*s<zoneRoute src=\"%s\" dst=\"%s\" gw_src=\"%s\" gw_dst=\"%s\" symmetrical=\"YES\">",
+			x->depth, "", src, dst, gw_src, gw_dst);
+	else
+		fprintf(x->f, "%*s<route src=\"%s\" dst=\"%s\" symmetrical=\"YES\">", x->depth, "",
+			src, dst);
+	for (int i = 0; i < n; i++)
+		if (h[i].dir)
+			fprintf(x->f, "<link_ctn id=\"%s\" direction=\"%s\"/>", h[i].id,
+				h[i].dir > 0 ? "UP" : "DOWN");
+		else
+			fprintf(x->f, "<link_ctn id=\"%s\"/>", h[i].id);
+	fprintf(x->f, "</%s>\n", gw_src ? "zoneRoute" : "route");
+}
+
+int platform_write(const struct topology *t, int nodes, FILE *f)
+{
+	struct xml x = { f, 0 };
+	const struct platform_sink sink = { &x, xml_zone_begin, xml_zone_end, xml_host,
+					    xml_router, xml_link, xml_route };
+	fprintf(f, "<?xml version='1.0'?>\n"
+		   "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+		   "<platform version=\"4.1\">\n");
+	platform_emit(t, nodes, NULL, &sink);
+	fprintf(f, "</platform>\n");
+	return ferror(f) ? -1 : 0;
 }

@@ -9,20 +9,53 @@
  * (Full routing) and is the link list of topology_route(), so a transfer's
  * path, and hence its alpha-beta cost, is exactly what the topology says.
  * Routes grow about linearly with nodes (see platform.c). This module does
- * not include SimGrid: it only writes the file the engine loads. */
+ * not include SimGrid: it describes the platform to a sink, which either
+ * writes SimGrid XML (platform_write) or, in the engine, builds it with
+ * SimGrid's platform API (engine_platform.cpp): no link is ever looked up
+ * by name in SimGrid, so building is linear in the platform's size. */
 #ifndef DDLSIM_PLATFORM_H
 #define DDLSIM_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "topology.h"
 
+/* A link of a route: its id and, for a split-duplex link, the direction
+ * (+1 UP, -1 DOWN; 0 for a FATPIPE link). */
+struct platform_hop {
+	char id[64];
+	int dir;
+};
+
+/* Receiver of a platform description. Calls come in SimGrid's order: in a
+ * zone, child zones (zone_begin ... zone_end), hosts and routers, links,
+ * then routes; every zone is Full-routed. route() joins two hosts or
+ * routers of the current zone (gw_src = gw_dst = NULL) or two child zones
+ * through their gateways; routes are symmetrical. Names are borrowed for
+ * the call. */
+struct platform_sink {
+	void *ctx;
+	void (*zone_begin)(void *ctx, const char *id);
+	void (*zone_end)(void *ctx);
+	void (*host)(void *ctx, const char *id);
+	void (*router)(void *ctx, const char *id);
+	void (*link)(void *ctx, const char *id, double bw_Bps, double latency_s, bool fatpipe);
+	void (*route)(void *ctx, const char *src, const char *dst, const char *gw_src,
+		      const char *gw_dst, const struct platform_hop *h, int n);
+};
+
+/* Describe the platform of nodes nodes of t to sink (the caller has
+ * checked topology_check_nodes()); the root zone is "world". used[r]
+ * (nodes x gpus_per_node, NULL: all) selects the GPUs to describe: the
+ * others, their links, and nodes without a used GPU are left out, which
+ * changes no transfer between used GPUs (every link their routes cross is
+ * kept). Returns 0. */
+int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
+		  const struct platform_sink *sink);
+
 /* Write the platform of nodes nodes of t to f (the caller has checked
  * topology_check_nodes()). Returns 0 or -1 (I/O). */
 int platform_write(const struct topology *t, int nodes, FILE *f);
-
-/* Write it to a new temporary file; its path goes into path (size n).
- * The caller unlink()s it. Returns 0 or -1 with errno set. */
-int platform_write_temp(const struct topology *t, int nodes, char *path, size_t n);
 
 #endif

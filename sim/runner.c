@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bug.h"
+#include "cleanup.h"
 #include "xalloc.h"
 
 struct slot {
@@ -110,8 +111,10 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		cleanup_reset_in_child();
 		child(o, fds[1], i, job, ctx);
 	}
+	cleanup_remember_child(pid);
 	close(fds[1]);
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
@@ -137,6 +140,7 @@ static bool drain(const struct runner_opts *o, struct slot *s, runner_done_fn do
 	close(s->fd);
 	while (waitpid(s->pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
+	cleanup_forget_child(s->pid);
 	if (s->got != sizeof(s->row) || s->timed_out)
 		lost_row(o, s, wstatus);
 	BUG_ON(s->row.index != s->index, "child for job %d sent the row of job %d", s->index, s->row.index);

@@ -159,15 +159,13 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 {
 	struct jobj jo, pk, ef;
-	const char *s;
 	double x;
 	json_t *arr;
 	char ap[300];
 
 	if (jobj_child(top, "gpu", &jo, JREQ) != 1)
 		return;
-	if (jobj_str(&jo, "name", &s, JREQ) == 1)
-		snprintf(g->name, sizeof(g->name), "%s", s);
+	jobj_str_copy(&jo, "name", g->name, sizeof(g->name), JREQ);
 	if (jobj_child(&jo, "peak_tflops", &pk, JREQ) == 1) {
 		for (int i = 0; i < DTYPE_N; i++)
 			if (jobj_num(&pk, dtype_names[i], &x, JPOS) == 1)
@@ -366,7 +364,6 @@ struct topology *topology_load(const char *path, struct diag *d)
 {
 	struct topology *t = xcalloc(1, sizeof(*t));
 	struct jobj jo, node, intra, fab;
-	const char *s;
 	double x;
 	long n;
 	int e;
@@ -382,11 +379,9 @@ struct topology *topology_load(const char *path, struct diag *d)
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
 	       &t->schema_minor);
 	jobj_init(&jo, root, path, "", d);
-	snprintf(t->path, sizeof(t->path), "%s", path);
-	if (jobj_str(&jo, "name", &s, JREQ) == 1)
-		snprintf(t->name, sizeof(t->name), "%s", s);
-	if (jobj_str(&jo, "source", &s, JREQ) == 1)
-		snprintf(t->source, sizeof(t->source), "%s", s);
+	jload_copy_path(path, t->path, sizeof(t->path), d);
+	jobj_str_copy(&jo, "name", t->name, sizeof(t->name), JREQ);
+	jobj_str_copy(&jo, "source", t->source, sizeof(t->source), JREQ);
 	load_gpu(&jo, &t->gpu, t->schema_minor);
 
 	if (jobj_child(&jo, "node", &node, JREQ) == 1) {

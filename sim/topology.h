@@ -106,7 +106,7 @@ enum fabric_kind { FABRIC_NONBLOCKING, FABRIC_FAT_TREE, FABRIC_RAIL };
 
 struct topology {
 	char name[96];
-	char source[512];
+	char source[4096];
 	char path[1024];
 	int schema_minor;
 	struct gpu_spec gpu;
@@ -193,6 +193,16 @@ double topology_path_bw(const struct topology *t, int a, int b);
 /* Fat-tree shape for nodes: 0, or -1 after reporting why the fabric cannot
  * hold that many nodes into d. */
 int topology_check_nodes(const struct topology *t, int nodes, struct diag *d);
+
+/* Whether nodes nodes of t form a symmetric fabric: every node sees the
+ * same switches, link capacities and sharing above it, so identical
+ * replicas placed node-aligned see identical contention and can be folded
+ * (engine.h). True for a non-blocking fabric; a fat tree of any
+ * oversubscription whose nodes fill whole leaves (and, above one pod, whole
+ * pods); a rail fabric whose rail switches are filled alike (radix 0, one
+ * switch per rail, or a multiple of the radix). False for a partly filled
+ * leaf or pod, which would give some replicas a less loaded uplink. */
+bool topology_is_symmetric(const struct topology *t, int nodes);
 
 /* Classes of links a group of GPUs crosses when its members talk to each
  * other, as a comma-separated list in a fixed order from "nvswitch",

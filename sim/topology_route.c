@@ -278,3 +278,23 @@ const char *topology_group_links(const struct topology *t, const int *ranks, int
 			w += (size_t)snprintf(out + w, size - w, "%s%s", w ? "," : "", names[c]);
 	return out;
 }
+
+bool topology_is_symmetric(const struct topology *t, int nodes)
+{
+	switch (t->fabric) {
+	case FABRIC_NONBLOCKING:
+		return true;
+	case FABRIC_FAT_TREE: {
+		int npl = t->ft_nodes_per_leaf, lpp = t->ft_leaves_per_pod;
+		if (nodes <= 1 || npl <= 0)
+			return true;
+		if (nodes % npl)
+			return false;
+		int leaves = nodes / npl;
+		return t->ft_levels == 2 || lpp <= 0 || leaves <= lpp || leaves % lpp == 0;
+	}
+	case FABRIC_RAIL:
+		return t->rail_radix <= 0 || nodes <= t->rail_radix || nodes % t->rail_radix == 0;
+	}
+	return false;
+}

@@ -1,6 +1,9 @@
 /* test-cli: the command line end to end: help, version, usage errors,
  * `validate` on every shipped file, `run` on every shipped scenario. */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <glob.h>
 #include <stdio.h>
@@ -108,6 +111,51 @@ Test(cli, an_unknown_key_suggests_the_nearest_known_key)
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
 	cr_expect(strstr(err, "/training/micro_bach: error: unknown key 'micro_bach' (did you mean 'micro_batch'?)"),
 		  "%s", err);
+	free(err);
+	free(p);
+	free(d);
+}
+
+Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 60)
+{
+	char *d = tmp_dir(), out[1100], errp[1100];
+	snprintf(out, sizeof(out), "%s/out", d);
+	snprintf(errp, sizeof(errp), "%s/err", d);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		freopen(errp, "w", stderr);
+		freopen("/dev/null", "w", stdout);
+		const char *bin = getenv("DDLSIM_BIN");
+		execl(bin, bin, "run", src_path("scenarios/megatron/1t.json"), "--out", out, (char *)NULL);
+		_exit(127);
+	}
+	usleep(500000);  /* inside loading or simulating: a 12 s scenario */
+	kill(pid, SIGINT);
+	int st;
+	waitpid(pid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
+	FILE *f = fopen(errp, "r");
+	char msg[512] = { 0 };
+	cr_assert(f);
+	size_t n = fread(msg, 1, sizeof(msg) - 1, f);
+	msg[n] = 0;
+	fclose(f);
+	cr_expect(strstr(msg, "ddlsim: interrupted by SIGINT while "), "%s", msg);
+	cr_expect(!file_exists(out), "an output directory was left behind");
+	free(d);
+}
+
+Test(cli, a_model_of_a_million_layers_is_refused_before_allocating)
+{
+	char *d = tmp_dir(), args[1200], *err = NULL;
+	char *p = write_file(d, "m.json",
+		"{\"schema\": \"ddlsim.model\", \"schema_version\": \"1.0\", \"name\": \"x\",\n"
+		" \"source\": \"test\", \"architecture\": \"decoder_transformer\", \"layers\": 1000000,\n"
+		" \"hidden_size\": 1024, \"heads\": 8, \"vocab_size\": 1000}\n");
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "/layers: error: expected at most 100000 layers, got 1000000"), "%s", err);
 	free(err);
 	free(p);
 	free(d);

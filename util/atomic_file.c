@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "xalloc.h"
 
 int atomic_file_open(struct atomic_file *af, const char *path)
@@ -22,6 +23,7 @@ int atomic_file_open(struct atomic_file *af, const char *path)
 		memset(af, 0, sizeof(*af));
 		return -e;
 	}
+	cleanup_remember(af->tmp);  /* removed if a signal ends the run */
 	fchmod(fd, 0644);
 	af->f = fdopen(fd, "w");
 	if (!af->f) {
@@ -48,6 +50,7 @@ int atomic_file_commit(struct atomic_file *af)
 		e = errno;
 	if (e)
 		unlink(af->tmp);
+	cleanup_forget(af->tmp);
 	free(af->path);
 	free(af->tmp);
 	memset(af, 0, sizeof(*af));
@@ -58,8 +61,10 @@ void atomic_file_abort(struct atomic_file *af)
 {
 	if (af->f)
 		fclose(af->f);
-	if (af->tmp)
+	if (af->tmp) {
 		unlink(af->tmp);
+		cleanup_forget(af->tmp);
+	}
 	free(af->path);
 	free(af->tmp);
 	memset(af, 0, sizeof(*af));

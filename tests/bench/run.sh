@@ -17,9 +17,17 @@ cases=(
 	"scenarios/gpt3-175b-dp1024.json|off"
 	"scenarios/megatron/145b.json|"
 	"scenarios/megatron/1t.json|"
+	# issue 16: Llama-3 405B, TP 8 x PP 16, seq 8192, 16M tokens, fat tree 3 levels
+	"tests/bench/scenarios/llama3-405b-1024.json|"
+	"tests/bench/scenarios/llama3-405b-2048.json|"
+	"tests/bench/scenarios/llama3-405b-4096.json|"
+	"tests/bench/scenarios/llama3-405b-8192.json|"
+	"tests/bench/scenarios/llama3-405b-16384.json|"
+	"tests/bench/scenarios/llama2-70b-256-fattree2-2to1.json|"
+	"tests/bench/scenarios/llama2-70b-256-rail.json|"
 )
 
-printf "%-38s %-6s %10s %10s %12s %10s\n" scenario fold wall_s_med wall_s_min peak_rss_MB ranks
+printf "%-48s %-6s %10s %10s %12s %10s\n" scenario fold wall_s_med wall_s_min peak_rss_MB ranks
 for c in "${cases[@]}"; do
 	scn=${c%%|*}
 	fold=${c#*|}
@@ -49,5 +57,14 @@ PY
 	med=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	min=$(echo "$sorted" | head -1)
 	ranks=$(python3 -c "import json;r=json.load(open('$out/r/report.json'))['simulation'];print('%d/%d'%(r['simulated_ranks'],r['ranks']))")
-	printf "%-38s %-6s %10s %10s %12.1f %10s\n" "$scn" "${fold:-auto}" "$med" "$min" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks"
+	printf "%-48s %-6s %10s %10s %12.1f %10s\n" "$scn" "${fold:-auto}" "$med" "$min" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks"
 done
+
+# issue 16: 1 GiB all-to-all over 1,024 ranks (128 DGX H100) on the 3-level fat tree
+t0=$(date +%s.%N)
+/usr/bin/time -f "%e %M" -o "$out/t" "$build/cli/ddlsim" collective \
+	--topology topologies/dgx-h100-fattree3.json --nodes 128 --op alltoall \
+	--min-bytes 1G --max-bytes 1G > /dev/null || true
+read -r t m < "$out/t" || true
+printf "%-48s %-6s %10s %10s %12.1f %10s\n" "alltoall 1GiB x 1024 ranks (fattree3)" - "$t" "$t" \
+	"$(awk -v k="${m:-0}" 'BEGIN{print k/1024}')" 1024

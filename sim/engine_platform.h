@@ -1,0 +1,16 @@
+/* engine_platform: builds the SimGrid platform of a topology in memory
+ * (SimGrid's C++ platform API), in time linear in its size. Part of the
+ * engine adapter: only engine.c calls it, after SimGrid is initialised and
+ * configured and before any actor is created. */
+#ifndef DDLSIM_ENGINE_PLATFORM_H
+#define DDLSIM_ENGINE_PLATFORM_H
+
+#include "topology.h"
+
+/* Build the platform of nodes nodes of t (checked by
+ * topology_check_nodes()) as platform_emit() describes it, with the GPUs
+ * used[] marks (NULL: all). Returns 0, or -1 if SimGrid rejected it. Once
+ * per process. */
+int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
+
+#endif
