@@ -114,7 +114,11 @@ Test(scenario, negative_bandwidth_in_topology)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
-	char *bad = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300");
+	char *bad0 = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300"), gpu[1100];
+	/* the copy lives elsewhere: its GPU preset by absolute path */
+	snprintf(gpu, sizeof(gpu), "\"%s\"", src_path("gpus/a100-sxm4-80gb.json"));
+	char *bad = subst(bad0, "\"../gpus/a100-sxm4-80gb.json\"", gpu);
+	free(bad0);
 	char *tp = write_file(d, "topo.json", bad);
 	char *s = scenario("\"dp\": 16", "512", "", tp);
 	char want[2048];
@@ -195,7 +199,7 @@ Test(scenario, gradient_reduction_dtype_is_checked)
 Test(scenario, empty_output_formats_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"output\": {\"formats\": []}", NULL);
-	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", got an empty list\n");
+	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list\n");
 }
 
 Test(scenario, too_many_nodes_for_the_fabric_is_an_input_error)
