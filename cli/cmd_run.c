@@ -20,12 +20,13 @@
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "trace.h"
 #include "xalloc.h"
 
 void cmd_run_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]\n"
-		   "                  [-j N] [--timeout S] [--mem-limit GB]\n\n"
+		   "                  [-j N] [--timeout S] [--mem-limit GB] [--trace FILE [--trace-ranks LIST]]\n\n"
 		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
 		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
 		   "(atomically: a failed run leaves no report). DIR defaults to the scenario's\n"
@@ -42,6 +43,11 @@ void cmd_run_usage(FILE *f)
 		   "                     (breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
 		   "                     self-contained); default: the scenario's output.formats,\n"
 		   "                     else json,csv\n"
+		   "  --trace FILE       write the iteration's timeline as Chrome trace-event JSON\n"
+		   "                     (open in ui.perfetto.dev): a process per simulated rank, a\n"
+		   "                     track per stream, a slice per task, send->recv arrows,\n"
+		   "                     memory in use; one scenario only\n"
+		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -50,6 +56,7 @@ void cmd_run_usage(FILE *f)
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
 		   "  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
+		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks 0-3\n"
 		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
 		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
 }
@@ -57,6 +64,8 @@ void cmd_run_usage(FILE *f)
 struct run_opts {
 	const char *out;            /* NULL, "-" or a directory */
 	unsigned formats;           /* enum report_format bits of --format */
+	const char *trace;          /* --trace FILE, NULL: none */
+	const char *trace_ranks;    /* --trace-ranks LIST, NULL: all */
 	bool fmt_given, quiet;
 };
 
@@ -97,8 +106,17 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	bool to_stdout = o->out && !strcmp(o->out, "-");
 
 	cleanup_phase("simulating");
-	if (simulate_run(sc->in, &sc->plan, &r, d))
+	struct trace *tr = NULL;
+	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, d)))
 		return EXIT_FAIL;
+	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
+		trace_destroy(tr);
+		return EXIT_FAIL;
+	}
+	if (tr && trace_finish(tr, &r, d)) {
+		result_finish(&r);
+		return EXIT_FAIL;
+	}
 	result_set_meta(&r, &sc->meta);
 	cleanup_phase("writing the reports");
 	if (to_stdout) {
@@ -275,6 +293,12 @@ int cmd_run(int argc, char **argv)
 				cli_usage_error("--format: expected a list of json, csv, svg, html, got ''");
 				goto out_paths;
 			}
+		} else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-ranks")) {
+			if (++i == argc) {
+				cli_usage_error("%s needs %s", a, a[7] ? "a list of ranks" : "a file");
+				goto out_paths;
+			}
+			*(a[7] ? &o.trace_ranks : &o.trace) = argv[i];
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o.quiet = true;
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
@@ -309,6 +333,26 @@ int cmd_run(int argc, char **argv)
 	if (npaths == 0) {
 		cli_usage_error("'run' needs a scenario file");
 		goto out_paths;
+	}
+	if ((o.trace || o.trace_ranks) && (npaths > 1 || batch)) {
+		cli_usage_error("--trace records one scenario simulated in this process: give one scenario, no -j/--timeout/--mem-limit");
+		goto out_paths;
+	}
+	if (o.trace_ranks && !o.trace) {
+		cli_usage_error("--trace-ranks needs --trace FILE");
+		goto out_paths;
+	}
+	if (o.trace_ranks) {
+		struct diag td;
+		diag_init(&td, NULL);
+		if (trace_ranks_check(o.trace_ranks, &td)) {
+			const char *m = diag_text(&td);
+			m += strncmp(m, "error: ", 7) ? 0 : 7;
+			cli_usage_error("%.*s", (int)strcspn(m, "\n"), m);
+			diag_finish(&td);
+			goto out_paths;
+		}
+		diag_finish(&td);
 	}
 
 	diag_init(&d, stderr);

@@ -333,6 +333,7 @@ static void stream_main(int argc, char **argv)
 	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
 	sg_comm_t *sends = a->sends;
 	int nsends = 0;
+	const struct engine_observer *obs = S->job->obs;
 	(void)argc, (void)argv;
 
 	for (int li = 0; li < nl && !S->failed; li++) {
@@ -340,6 +341,9 @@ static void stream_main(int argc, char **argv)
 		const struct task *t = &pr->t[ti];
 		wait_deps(ri, a->s, t, a->s == STREAM_COMPUTE);
 		double start = simgrid_get_clock();
+		int peer = -1;
+		if (obs && obs->task_start)
+			obs->task_start(obs->ctx, ri->rank, pr, ti, start);
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
@@ -351,7 +355,7 @@ static void stream_main(int argc, char **argv)
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_SEND: {
-			int peer = p2p_peer(S, ri, t->dir, true);
+			peer = p2p_peer(S, ri, t->dir, true);
 			ri->post_s[ti] = start;
 			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
 							       &ri->post_s[ti], (long)ceil(t->bytes));
@@ -360,13 +364,16 @@ static void stream_main(int argc, char **argv)
 			break;
 		}
 		case TASK_RECV: {
-			int peer = p2p_peer(S, ri, t->dir, false);
+			peer = p2p_peer(S, ri, t->dir, false);
 			const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
 			ri->xfer_start[ti] = *post > start ? *post : start;
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
 			break;
 		}
 		}
+		if (obs && obs->task_end)
+			obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+				      simgrid_get_clock(), peer);
 		ri->done[ti] = 1;
 		if (t->nwaiters)
 			for (int s = 0; s < STREAM_N; s++)

@@ -661,6 +661,12 @@ static double now_s(void)
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {
+	return simulate_run_observed(in, pl, NULL, r, d);
+}
+
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d)
+{
 	const struct topology *topo = inputs_topology(in);
 	const struct model *m = inputs_model(in);
 	struct cost *cost = inputs_cost(in);
@@ -718,7 +724,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
-				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold };
+				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold, .obs = obs };
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 
