@@ -48,6 +48,8 @@ void cmd_run_usage(FILE *f)
 		   "                     track per stream, a slice per task, send->recv arrows,\n"
 		   "                     memory in use; one scenario only\n"
 		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
+		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
+		   "                     busiest-links counters (default 0.01; 0: off)\n"
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -66,6 +68,7 @@ struct run_opts {
 	unsigned formats;           /* enum report_format bits of --format */
 	const char *trace;          /* --trace FILE, NULL: none */
 	const char *trace_ranks;    /* --trace-ranks LIST, NULL: all */
+	double trace_link_period_s; /* --trace-link-period, 0: no link sampling */
 	bool fmt_given, quiet;
 };
 
@@ -107,7 +110,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 
 	cleanup_phase("simulating");
 	struct trace *tr = NULL;
-	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, d)))
+	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
 	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
 		trace_destroy(tr);
@@ -251,7 +254,7 @@ out:
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .formats = REPORT_JSON | REPORT_CSV };
+	struct run_opts o = { .formats = REPORT_JSON | REPORT_CSV, .trace_link_period_s = 1e-2 };
 	struct runner_opts ro = { .jobs = 1 };
 	const char **paths = xcalloc((size_t)argc, sizeof(char *));
 	int npaths = 0, rc = EXIT_USAGE;
@@ -291,6 +294,12 @@ int cmd_run(int argc, char **argv)
 			free(buf);
 			if (n == 0) {
 				cli_usage_error("--format: expected a list of json, csv, svg, html, got ''");
+				goto out_paths;
+			}
+		} else if (!strcmp(a, "--trace-link-period")) {
+			if (++i == argc || parse_count(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
+				if (i == argc)
+					cli_usage_error("%s needs seconds", a);
 				goto out_paths;
 			}
 		} else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-ranks")) {

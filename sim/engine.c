@@ -24,6 +24,7 @@
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 #include <xbt/config.h>
@@ -58,6 +59,7 @@ struct sim {
 	int nactors, finished;
 	long flows, collectives, tasks;
 	bool failed;
+	sg_link_t *links;       /* the link sampler's list (freed after the run) */
 };
 
 struct rank_inst {
@@ -397,6 +399,35 @@ static void stream_main(int argc, char **argv)
 	S->finished++;
 }
 
+/* The link sampler (engine_observer.link_sample): a daemon that reads every
+ * link's usage each period. It gives up once no task has ended for
+ * SAMPLER_IDLE_S of simulated time, so a deadlocked replay still ends
+ * (the daemon alone would keep the clock running). */
+#define SAMPLER_IDLE_S 100.0
+static void sampler_main(int argc, char **argv)
+{
+	struct sim *S = sg_actor_self_get_data();
+	const struct engine_observer *obs = S->job->obs;
+	size_t n = sg_link_count();
+	sg_link_t *l = sg_link_list();
+	long last_tasks = -1;
+	double last_progress = 0;
+	(void)argc, (void)argv;
+	S->links = l;
+	for (;;) {
+		sg_actor_sleep_for(obs->link_sample_s);
+		double now = simgrid_get_clock();
+		if (S->tasks != last_tasks) {
+			last_tasks = S->tasks;
+			last_progress = now;
+		} else if (now - last_progress > SAMPLER_IDLE_S)
+			return;
+		for (size_t i = 0; i < n; i++)
+			obs->link_sample(obs->ctx, (int)i, sg_link_get_name(l[i]), now,
+					 engine_platform_link_usage(l[i]), sg_link_get_bandwidth(l[i]));
+	}
+}
+
 static void sink_main(int argc, char **argv)
 {
 	sg_mailbox_t mb = sg_actor_self_get_data();
@@ -626,6 +657,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			S.nactors++;
 		}
 	}
+	if (job->obs && job->obs->link_sample && job->obs->link_sample_s > 0 && S.nactors)
+		start_actor("link_sampler", S.args[0].ri->host, sampler_main, &S, true);
 	simgrid_run();
 
 	if (S.failed) {
@@ -665,6 +698,7 @@ out:
 			free(S.plans[i].by_dst);
 		}
 	free(S.plans);
+	free(S.links);
 	for (int k = 0; k < S.nargs && S.args; k++) {
 		free(S.args[k].comms);
 		free(S.args[k].sends);

@@ -55,6 +55,13 @@ struct engine_observer {
 	void (*task_start)(void *ctx, int rank, const struct program *prog, int ti, double now_s);
 	void (*task_end)(void *ctx, int rank, const struct program *prog, int ti, double start_s,
 			 double end_s, int peer);
+	/* Every link_sample_s of simulated time (0: never), the bytes per
+	 * second crossing each link of the platform (link: its index, stable
+	 * over the run; name borrowed for the call), from a daemon that stops
+	 * with the simulation. */
+	double link_sample_s;
+	void (*link_sample)(void *ctx, int link, const char *name, double t_s, double used_Bps,
+			    double bw_Bps);
 };
 
 struct engine_job {

@@ -35,6 +35,14 @@ struct prog_marks {
 	unsigned char *opens, *closes;   /* [prog->n] */
 };
 
+/* One link's utilisation over the run: changes only. */
+struct link_rec {
+	char *name;
+	double bw_Bps, busy_bytes, last_used, last_t;
+	struct mem_step *pts;       /* t_s and utilisation in per mille (delta field) */
+	size_t npts, cap;
+};
+
 struct trace {
 	struct engine_observer obs;
 	struct atomic_file af;
@@ -46,7 +54,11 @@ struct trace {
 	struct prog_marks *pm;
 	int npm;
 	long events;
+	struct link_rec *lk;
+	size_t nlk;
 };
+
+#define TRACE_BUSIEST_LINKS 8
 
 static bool selected(const struct trace *tr, int rank)
 {
@@ -172,6 +184,33 @@ static void on_end(void *ctx, int rank, const struct program *p, int ti, double 
 		step(rr, end, -1);
 }
 
+static void on_link(void *ctx, int i, const char *name, double t, double used, double bw)
+{
+	struct trace *tr = ctx;
+	if ((size_t)i >= tr->nlk) {
+		size_t n = (size_t)i + 1;
+		tr->lk = xreallocarray(tr->lk, n, sizeof(*tr->lk));
+		memset(tr->lk + tr->nlk, 0, (n - tr->nlk) * sizeof(*tr->lk));
+		tr->nlk = n;
+	}
+	struct link_rec *l = &tr->lk[i];
+	if (!l->name) {
+		l->name = xstrdup(name);
+		l->bw_Bps = bw;
+	}
+	/* the usage held since the last sample */
+	l->busy_bytes += l->last_used * (t - l->last_t);
+	int permille = bw > 0 ? (int)(1000 * used / bw + 0.5) : 0;
+	int prev = l->npts ? l->pts[l->npts - 1].delta : 0;
+	if (permille != prev) {
+		XGROW(l->pts, l->cap, l->npts + 1);
+		l->pts[l->npts].t_s = t;
+		l->pts[l->npts++].delta = permille;
+	}
+	l->last_used = used;
+	l->last_t = t;
+}
+
 static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 {
 	if (!s || !strcmp(s, "all"))
@@ -209,7 +248,7 @@ int trace_ranks_check(const char *ranks, struct diag *d)
 	return rc;
 }
 
-struct trace *trace_create(const char *path, const char *ranks, struct diag *d)
+struct trace *trace_create(const char *path, const char *ranks, double link_period_s, struct diag *d)
 {
 	struct trace *tr = xcalloc(1, sizeof(*tr));
 	if (parse_ranks(tr, ranks, d))
@@ -220,7 +259,7 @@ struct trace *trace_create(const char *path, const char *ranks, struct diag *d)
 		goto err;
 	}
 	tr->open = true;
-	tr->obs = (struct engine_observer){ tr, on_start, on_end };
+	tr->obs = (struct engine_observer){ tr, on_start, on_end, link_period_s, on_link };
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"ddlsim\",\"time\":"
 	      "\"simulated, one training iteration\"},\"traceEvents\":[", tr->af.f);
 	return tr;
@@ -251,6 +290,11 @@ void trace_destroy(struct trace *tr)
 		free(tr->pm[i].opens);
 		free(tr->pm[i].closes);
 	}
+	for (size_t i = 0; i < tr->nlk; i++) {
+		free(tr->lk[i].name);
+		free(tr->lk[i].pts);
+	}
+	free(tr->lk);
 	free(tr->pm);
 	free(tr->rk);
 	free(tr->sel);
@@ -268,6 +312,14 @@ static void json_str(FILE *f, const char *s)
 		else
 			fputc(*s, f);
 	fputc('"', f);
+}
+
+/* Links by bytes carried, most first (ties: lower index first). */
+static int by_busy(const void *a, const void *b, void *ctx)
+{
+	const struct trace *tr = ctx;
+	double x = tr->lk[*(const int *)a].busy_bytes, y = tr->lk[*(const int *)b].busy_bytes;
+	return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
 }
 
 int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
@@ -350,6 +402,41 @@ int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
 	free(llen);
 	free(count);
 	free(shown);
+	/* the busiest links: most bytes carried */
+	int *order = xcalloc(tr->nlk + 1, sizeof(int)), ntop = 0;
+	for (size_t i = 0; i < tr->nlk; i++)
+		if (tr->lk[i].busy_bytes > 0)
+			order[ntop++] = (int)i;
+	qsort_r(order, (size_t)ntop, sizeof(int), by_busy, tr);
+	if (ntop > TRACE_BUSIEST_LINKS)
+		ntop = TRACE_BUSIEST_LINKS;
+	const int *top = order;
+	if (ntop) {
+		int pid = n;  /* after every rank */
+		comma(tr);
+		fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+			"\"busiest links (%% of bandwidth, sampled every %g ms)\"}}", pid, tr->obs.link_sample_s * 1e3);
+		comma(tr);
+		fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":-1}}",
+			pid);
+	}
+	for (int k = 0; k < ntop; k++) {
+		const struct link_rec *l = &tr->lk[top[k]];
+		char *name = xasprintf("%s (%.0f GB/s) %%", l->name, l->bw_Bps / 1e9);
+		comma(tr);
+		fputs("{\"name\":", f);
+		json_str(f, name);
+		fprintf(f, ",\"ph\":\"C\",\"ts\":0,\"pid\":%d,\"args\":{\"util\":0}}", n);
+		for (size_t j = 0; j < l->npts; j++) {
+			comma(tr);
+			fputs("{\"name\":", f);
+			json_str(f, name);
+			fprintf(f, ",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,\"args\":{\"util\":%.1f}}",
+				l->pts[j].t_s * 1e6, n, l->pts[j].delta / 10.0);
+		}
+		free(name);
+	}
+	free(order);
 	fputs("\n]}\n", f);
 	int rc = 0;
 	if (ferror(f)) {

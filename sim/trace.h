@@ -25,8 +25,13 @@
  * Events are written to the file as the engine reports them (nothing is
  * held but the memory steps), into a temporary file renamed on
  * trace_finish(): a failed run leaves no trace. --trace-ranks limits the
- * ranks recorded. Link utilisation is not recorded (the engine does not
- * sample link loads). */
+ * ranks recorded.
+ *   links     a process "busiest links": one counter per link, its usage
+ *             in percent of its bandwidth, sampled every period (the
+ *             engine's link sampler, engine.h); changes only are written;
+ *             the 8 links that carried the most bytes. Sampling is
+ *             instantaneous usage, so a flow shorter than the period can
+ *             be missed: a finer --trace-link-period sees it. */
 #ifndef DDLSIM_TRACE_H
 #define DDLSIM_TRACE_H
 
@@ -37,9 +42,11 @@
 struct trace;
 
 /* Start a trace to path recording the ranks in ranks ("0-7,64"; NULL or
- * "all": every simulated rank). Returns NULL after reporting (a bad
+ * "all": every simulated rank), and every link_period_s of simulated time
+ * (0: not at all) the usage of every link, of which the busiest
+ * TRACE_BUSIEST_LINKS (8, by bytes carried) become counters. Returns NULL after reporting (a bad
  * selection, the file cannot be created). */
-struct trace *trace_create(const char *path, const char *ranks, struct diag *d);
+struct trace *trace_create(const char *path, const char *ranks, double link_period_s, struct diag *d);
 /* Check a rank selection as trace_create() reads it. Returns 0, or -1
  * after reporting. */
 int trace_ranks_check(const char *ranks, struct diag *d);

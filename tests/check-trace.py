@@ -4,9 +4,9 @@ has ts >= 0 and dur >= 0; slices on one track (pid, tid) do not overlap
 (each ends before the next begins, to the printed nanosecond, so
 begin/end pairs balance); every flow
 start has exactly one finish; every process has a name and every track a
-thread name; the memory counter is non-negative. --partial: a flow may lack its other
+thread name; the memory counter is non-negative; link utilisation is 0..100 %. --partial: a flow may lack its other
 end (a --trace-ranks selection). Prints a summary line
-"ranks=R slices=S flows=F counters=C mem_peak_GB=M" or what is wrong."""
+"ranks=R slices=S flows=F counters=C mem_peak_GB=M links=L" or what is wrong."""
 import collections
 import json
 import sys
@@ -17,6 +17,7 @@ tracks = collections.defaultdict(list)
 flows = collections.Counter()
 names, threads = set(), set()
 mem_peak = collections.defaultdict(float)
+links = set()
 for e in ev:
     ph = e["ph"]
     if ph == "X":
@@ -24,12 +25,16 @@ for e in ev:
         tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
     elif ph in "sf":
         flows[e["id"]] += 1 if ph == "s" else 1000
-    elif ph == "C":
+    elif ph == "C" and "GB" in e["args"]:
         v = e["args"]["GB"]
         assert v >= 0, e
         mem_peak[e["pid"]] = max(mem_peak[e["pid"]], v)
+    elif ph == "C":
+        v = e["args"]["util"]
+        assert 0 <= v <= 100.05, e
+        links.add(e["name"])
     elif ph == "M":
-        if e["name"] == "process_name":
+        if e["name"] == "process_name" and e["args"]["name"].startswith("rank "):
             names.add(e["pid"])
         elif e["name"] == "thread_name":
             threads.add((e["pid"], e["tid"]))
@@ -44,4 +49,5 @@ partial = "--partial" in sys.argv[2:]
 bad = [i for i, n in flows.items() if n != 1001 and not (partial and n in (1, 1000))]
 assert not bad, f"flows without exactly one start and one finish: {bad[:5]}"
 print(f"ranks={len(names)} slices={sum(len(s) for s in tracks.values())} flows={len(flows)} "
-      f"counters={len(mem_peak)} mem_peak_GB={max(mem_peak.values()) if mem_peak else 0:.4f}")
+      f"counters={len(mem_peak)} mem_peak_GB={max(mem_peak.values()) if mem_peak else 0:.4f} "
+      f"links={len(links)}")

@@ -34,10 +34,10 @@ Test(trace, megatron_76b_has_a_slice_per_task_balanced_tracks_flows_and_memory, 
 	cr_assert_eq(check(tr, "", line, sizeof(line)), 0, "%s", line);
 	json_t *rep = load_report(d);
 	cr_assert(rep);
-	int ranks, slices, flows, counters;
+	int ranks, slices, flows, counters, links;
 	double peak;
-	cr_assert_eq(sscanf(line, "ranks=%d slices=%d flows=%d counters=%d mem_peak_GB=%lf", &ranks, &slices,
-			    &flows, &counters, &peak), 5, "%s", line);
+	cr_assert_eq(sscanf(line, "ranks=%d slices=%d flows=%d counters=%d mem_peak_GB=%lf links=%d", &ranks,
+			    &slices, &flows, &counters, &peak, &links), 6, "%s", line);
 	/* folded: one rank per stage stands for its replicas */
 	cr_expect_eq(ranks, (int)jnum(rep, "simulation/simulated_ranks"));
 	cr_expect_eq(ranks, 4);
@@ -45,11 +45,36 @@ Test(trace, megatron_76b_has_a_slice_per_task_balanced_tracks_flows_and_memory, 
 	cr_expect_gt(flows, 0);
 	cr_expect_eq(counters, 4);
 	cr_expect_float_eq(peak, jnum(rep, "memory/worst_total_GB"), 1e-4, "%s", line);
+	/* the busiest links, sampled every 10 ms by default */
+	cr_expect_eq(links, 8, "%s", line);
 	/* the processes say which ranks they stand for */
 	char cmd[1400];
 	snprintf(cmd, sizeof(cmd), "grep -q '\"labels\":\"stands for 256 ranks: 0, 1, 2' %s", tr);
 	cr_expect_eq(system(cmd), 0);
 	json_decref(rep);
+	free(err);
+	free(d);
+}
+
+Test(trace, tracing_does_not_change_the_simulation, .timeout = 120)
+{
+	char *d = tmp_dir(), args[4096], *err = NULL, d2[1200], tr[1200];
+	snprintf(d2, sizeof(d2), "%s/traced", d);
+	snprintf(tr, sizeof(tr), "%s/t.json", d);
+	snprintf(args, sizeof(args), "run %s --out %s --format json --quiet", src_path("scenarios/megatron/76b.json"), d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err);
+	/* a fine link sampling period: many more events in the simulation */
+	snprintf(args, sizeof(args), "run %s --out %s --format json --quiet --trace %s --trace-link-period 0.001",
+		 src_path("scenarios/megatron/76b.json"), d2, tr);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	json_t *a = load_report(d), *b = load_report(d2);
+	cr_assert(a && b);
+	cr_expect_eq(jnum(a, "summary/iteration_time_s"), jnum(b, "summary/iteration_time_s"));
+	cr_expect_eq(jnum(a, "breakdown/mean/exposed_comm_s"), jnum(b, "breakdown/mean/exposed_comm_s"));
+	cr_expect_eq(jnum(a, "breakdown/mean/bubble_s"), jnum(b, "breakdown/mean/bubble_s"));
+	json_decref(a);
+	json_decref(b);
 	free(err);
 	free(d);
 }
