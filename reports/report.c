@@ -84,6 +84,8 @@ static json_t *scenario_json(const struct result *r)
 		return NULL;
 	json_t *par = json_object_get(o, "parallel"), *com = json_object_get(o, "communication");
 	json_object_set_new(par, "cp", json_integer(pl->cp));
+	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
+			    json_integer(t->gpus_per_node_physical));
 	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
 	json_t *vl = json_array();
 	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
@@ -578,8 +580,10 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
 	else
 		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
-	fprintf(f, "cluster      %d x %s = %d x %s\n", sc->nodes, topo->name, (int)r->gpus,
-		topo->gpu.name);
+	fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
+	if (topo->gpus_per_node != topo->gpus_per_node_physical)
+		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
+	fputc('\n', f);
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));

@@ -13,6 +13,9 @@
  *   model                         string   path    required      model file
  *   topology                      string   path    required      topology file
  *   nodes                         int      -       required      nodes in the job
+ *   gpus_per_node_used            int      -       node.gpus     GPUs of each node the job uses (the first
+ *                                                                ones; e.g. 64 of a 72-GPU NVL72 rack); the
+ *                                                                others idle (topology_use_gpus())
  *   framework                     string   -       none          megatron-core | nemo | deepspeed |
  *                                                                fsdp2 | torchtitan, optionally
  *                                                                "@version" (models/framework.h): fills

@@ -490,7 +490,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 			jobj_err(&node, "gpus", "must be <= %d, got %ld", TOPO_MAX_GPUS_PER_NODE, n);
 			n = 1;
 		}
-		t->gpus_per_node = (int)n;
+		t->gpus_per_node = t->gpus_per_node_physical = (int)n;
 		if (jobj_child(&node, "intra", &intra, JREQ) == 1) {
 			e = 0;
 			jobj_enum(&intra, "kind", intra_names, &e, JREQ);
@@ -548,6 +548,33 @@ err_json:
 err_free:
 	topology_destroy(t);
 	return NULL;
+}
+
+int topology_use_gpus(struct topology *t, int used, const char *file, const char *jpath,
+		      struct diag *d)
+{
+	int G = t->gpus_per_node;
+	if (used < 1 || used > G)
+		return diag_err(d, file, jpath, "must be between 1 and the %d GPUs per node of topology '%s', got %d",
+				G, t->name, used);
+	if (used == G)
+		return 0;
+	if (t->nvl_bw_Bps) {
+		double *bw = xcalloc((size_t)used * used, sizeof(double));
+		int *via = xcalloc((size_t)used * used, sizeof(int));
+		for (int a = 0; a < used; a++)
+			for (int b = 0; b < used; b++) {
+				bw[a * used + b] = t->nvl_bw_Bps[a * G + b];
+				int v = t->nvl_via[a * G + b];
+				via[a * used + b] = v >= used ? -2 : v;
+			}
+		free(t->nvl_bw_Bps);
+		free(t->nvl_via);
+		t->nvl_bw_Bps = bw;
+		t->nvl_via = via;
+	}
+	t->gpus_per_node = used;
+	return 0;
 }
 
 void topology_destroy(struct topology *t)

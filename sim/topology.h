@@ -116,7 +116,8 @@ struct topology {
 	char gpu_preset[1024];          /* the GPU preset file ("" = inline gpu) */
 	int schema_minor;
 	struct gpu_spec gpu;
-	int gpus_per_node;
+	int gpus_per_node;              /* GPUs of a node the job uses (topology_use_gpus()) */
+	int gpus_per_node_physical;     /* node.gpus */
 	enum intra_kind intra;
 	double intra_bw_Bps;        /* per GPU per direction (see the key table) */
 	double intra_latency_s;
@@ -150,6 +151,15 @@ struct topology {
 /* Load and validate. Returns a new topology (topology_destroy()) or NULL
  * after reporting every problem into d. */
 struct topology *topology_load(const char *path, struct diag *d);
+
+/* Use only the first used GPUs of each node (a scenario's
+ * gpus_per_node_used): t then describes nodes of used GPUs with the same
+ * NICs, fabric and per-GPU links; the others idle and carry nothing. A
+ * 2-hop NVLink route through an unused GPU falls back to the host (no
+ * NCCL kernel runs on an unused GPU to forward it). Returns 0, or -1
+ * after reporting "file: jpath: ..." when used is not in 1..node.gpus. */
+int topology_use_gpus(struct topology *t, int used, const char *file, const char *jpath,
+		      struct diag *d);
 
 /* Check a GPU preset file (schema "ddlsim.gpu" 1.0, gpus/<name>.json): the
  * keys of the topology's gpu object at the top level, plus "sources", an
