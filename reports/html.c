@@ -211,6 +211,7 @@ char *html_render(const struct result *r)
 	row(f, "scenario", "%s", r->meta.path ? r->meta.path : "");
 	row(f, "model file", "%s", inputs_model_path(r->in));
 	row(f, "topology file", "%s", inputs_topology_path(r->in));
+	row(f, "GPU preset", "%s", topo->gpu_preset[0] ? topo->gpu_preset : "inline in the topology");
 	row(f, "cost source", "%s", r->cost_source ? r->cost_source : "roofline");
 	row(f, "profile", "%s", profile ? profile : "none (roofline)");
 	row(f, "cost detail", "%s", r->cost_detail ? r->cost_detail : "");

@@ -86,6 +86,7 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(par, "cp", json_integer(pl->cp));
 	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
 			    json_integer(t->gpus_per_node_physical));
+	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
 	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
 	json_t *vl = json_array();
 	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
