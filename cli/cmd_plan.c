@@ -6,7 +6,8 @@
  * wall time to train, the Pareto front of time and cost over all options,
  * the fewest GPUs of each GPU type that meet the deadline (and budget),
  * and how the screen's ranking compares with the engine's. Every
- * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl. */
+ * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
+ * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "assess.h"
+#include "plot.h"
 #include "cli.h"
 #include "report.h"
 #include "runner.h"
@@ -38,7 +40,8 @@ void cmd_plan_usage(FILE *f)
 		   "and the screen's rank correlation with the engine.\n\n"
 		   "  --top N         plans simulated per cluster option (default: the goal's, 20)\n"
 		   "  -j, --jobs N    simulations at once (default 2)\n"
-		   "  --out DIR       write DIR/plans.csv and DIR/plans.jsonl (default out/<goal name>)\n"
+		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
+		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
 		   "  --quiet         only the tables\n\n"
 		   "examples:\n"
@@ -281,6 +284,8 @@ int cmd_plan(int argc, char **argv)
 		io_ok = !fclose(csv) && io_ok;
 	if (jl)
 		io_ok = !fclose(jl) && io_ok;
+	if (io_ok && plot_write_points(jp, dir, p.g->name, &d))
+		io_ok = false;
 
 	/* per option */
 	for (int ci = 0; ci < p.g->nclusters; ci++) {

@@ -1,4 +1,4 @@
-/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]
+/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]
  *           [-j N] [--timeout S] [--mem-limit GB]`.
  *
  * One scenario runs in this process, prints its summary and writes its
@@ -20,12 +20,13 @@
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "trace.h"
 #include "xalloc.h"
 
 void cmd_run_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv] [--quiet]\n"
-		   "                  [-j N] [--timeout S] [--mem-limit GB]\n\n"
+	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]\n"
+		   "                  [-j N] [--timeout S] [--mem-limit GB] [--trace FILE [--trace-ranks LIST]]\n\n"
 		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
 		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
 		   "(atomically: a failed run leaves no report). DIR defaults to the scenario's\n"
@@ -38,7 +39,17 @@ void cmd_run_usage(FILE *f)
 		   "crashes or passes a limit gives a row with its status and error; the others\n"
 		   "go on.\n\n"
 		   "  --out DIR          report directory; '-': the CSV on stdout and no report files\n"
-		   "  --format LIST      json, csv or json,csv (default: the scenario's, else both)\n"
+		   "  --format LIST      comma-separated: json (report.json), csv (report.csv), svg\n"
+		   "                     (breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
+		   "                     self-contained); default: the scenario's output.formats,\n"
+		   "                     else json,csv\n"
+		   "  --trace FILE       write the iteration's timeline as Chrome trace-event JSON\n"
+		   "                     (open in ui.perfetto.dev): a process per simulated rank, a\n"
+		   "                     track per stream, a slice per task, send->recv arrows,\n"
+		   "                     memory in use; one scenario only\n"
+		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
+		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
+		   "                     busiest-links counters (default 0.01; 0: off)\n"
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -46,14 +57,30 @@ void cmd_run_usage(FILE *f)
 		   "examples:\n"
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
+		   "  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
+		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks 0-3\n"
 		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
 		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
 }
 
 struct run_opts {
 	const char *out;            /* NULL, "-" or a directory */
-	bool want_json, want_csv, fmt_given, quiet;
+	unsigned formats;           /* enum report_format bits of --format */
+	const char *trace;          /* --trace FILE, NULL: none */
+	const char *trace_ranks;    /* --trace-ranks LIST, NULL: all */
+	double trace_link_period_s; /* --trace-link-period, 0: no link sampling */
+	bool fmt_given, quiet;
 };
+
+/* The formats a scenario's reports are written in: --format, else its
+ * output.formats. */
+static unsigned formats_of(const struct run_opts *o, const struct scenario *sc)
+{
+	if (o->fmt_given)
+		return o->formats;
+	return (sc->want_json ? REPORT_JSON : 0) | (sc->want_csv ? REPORT_CSV : 0) |
+	       (sc->want_svg ? REPORT_SVG : 0) | (sc->want_html ? REPORT_HTML : 0);
+}
 
 struct batch {
 	const struct run_opts *o;
@@ -79,13 +106,20 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 {
 	struct result r;
 	int rc = EXIT_FAIL;
-	bool want_json = o->fmt_given ? o->want_json : sc->want_json;
-	bool want_csv = o->fmt_given ? o->want_csv : sc->want_csv;
 	bool to_stdout = o->out && !strcmp(o->out, "-");
 
 	cleanup_phase("simulating");
-	if (simulate_run(sc->in, &sc->plan, &r, d))
+	struct trace *tr = NULL;
+	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
+	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
+		trace_destroy(tr);
+		return EXIT_FAIL;
+	}
+	if (tr && trace_finish(tr, &r, d)) {
+		result_finish(&r);
+		return EXIT_FAIL;
+	}
 	result_set_meta(&r, &sc->meta);
 	cleanup_phase("writing the reports");
 	if (to_stdout) {
@@ -97,7 +131,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	if (!o->quiet)
 		report_print_summary(&r, stdout);
 	const char *dir = o->out ? o->out : sc->out_dir;
-	if (report_write(&r, dir, want_json, want_csv, d))
+	if (report_write(&r, dir, formats_of(o, sc), d))
 		goto out;
 	if (!o->quiet)
 		printf("\nreports written to %s/\n", dir);
@@ -122,9 +156,7 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	}
 	result_set_meta(&r, &sc->meta);
 	if (b->dirs[i]) {
-		bool j = b->o->fmt_given ? b->o->want_json : sc->want_json;
-		bool c = b->o->fmt_given ? b->o->want_csv : sc->want_csv;
-		if (report_write(&r, b->dirs[i], j, c, &d)) {
+		if (report_write(&r, b->dirs[i], formats_of(b->o, sc), &d)) {
 			result_row_fail(row, RESULT_FAILED, diag_text(&d));
 			result_finish(&r);
 			goto out;
@@ -222,7 +254,7 @@ out:
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .want_json = true, .want_csv = true };
+	struct run_opts o = { .formats = REPORT_JSON | REPORT_CSV, .trace_link_period_s = 1e-2 };
 	struct runner_opts ro = { .jobs = 1 };
 	const char **paths = xcalloc((size_t)argc, sizeof(char *));
 	int npaths = 0, rc = EXIT_USAGE;
@@ -240,29 +272,42 @@ int cmd_run(int argc, char **argv)
 			o.out = argv[i];
 		} else if (!strcmp(a, "--format")) {
 			if (++i == argc) {
-				cli_usage_error("--format needs json, csv or json,csv");
+				cli_usage_error("--format needs a list of json, csv, svg, html");
 				goto out_paths;
 			}
 			o.fmt_given = true;
-			o.want_json = o.want_csv = false;
+			o.formats = 0;
 			char *buf = xstrdup(argv[i]), *save = NULL;
 			int n = 0;
 			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
-				if (!strcmp(t, "json"))
-					o.want_json = true;
-				else if (!strcmp(t, "csv"))
-					o.want_csv = true;
+				int k = 0;
+				while (k < 4 && strcmp(t, report_format_names[k]))
+					k++;
+				if (k < 4)
+					o.formats |= 1u << k;
 				else {
-					cli_usage_error("--format: expected json or csv, got '%s'", t);
+					cli_usage_error("--format: expected json, csv, svg or html, got '%s'", t);
 					free(buf);
 					goto out_paths;
 				}
 			}
 			free(buf);
 			if (n == 0) {
-				cli_usage_error("--format: expected json, csv or json,csv, got ''");
+				cli_usage_error("--format: expected a list of json, csv, svg, html, got ''");
 				goto out_paths;
 			}
+		} else if (!strcmp(a, "--trace-link-period")) {
+			if (++i == argc || parse_count(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
+				if (i == argc)
+					cli_usage_error("%s needs seconds", a);
+				goto out_paths;
+			}
+		} else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-ranks")) {
+			if (++i == argc) {
+				cli_usage_error("%s needs %s", a, a[7] ? "a list of ranks" : "a file");
+				goto out_paths;
+			}
+			*(a[7] ? &o.trace_ranks : &o.trace) = argv[i];
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o.quiet = true;
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
@@ -297,6 +342,26 @@ int cmd_run(int argc, char **argv)
 	if (npaths == 0) {
 		cli_usage_error("'run' needs a scenario file");
 		goto out_paths;
+	}
+	if ((o.trace || o.trace_ranks) && (npaths > 1 || batch)) {
+		cli_usage_error("--trace records one scenario simulated in this process: give one scenario, no -j/--timeout/--mem-limit");
+		goto out_paths;
+	}
+	if (o.trace_ranks && !o.trace) {
+		cli_usage_error("--trace-ranks needs --trace FILE");
+		goto out_paths;
+	}
+	if (o.trace_ranks) {
+		struct diag td;
+		diag_init(&td, NULL);
+		if (trace_ranks_check(o.trace_ranks, &td)) {
+			const char *m = diag_text(&td);
+			m += strncmp(m, "error: ", 7) ? 0 : 7;
+			cli_usage_error("%.*s", (int)strcspn(m, "\n"), m);
+			diag_finish(&td);
+			goto out_paths;
+		}
+		diag_finish(&td);
 	}
 
 	diag_init(&d, stderr);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "assess.h"
+#include "plot.h"
 #include "cli.h"
 #include "diag.h"
 #include "report.h"
@@ -39,7 +40,8 @@ void cmd_sweep_usage(FILE *f)
 		   "with their reason; the others are simulated, N at a time. One CSV row and one\n"
 		   "JSON line per point are appended to DIR/points.csv and DIR/points.jsonl as\n"
 		   "each finishes (flushed: an interrupted sweep keeps them). DIR defaults to\n"
-		   "the sweep's output.dir, else out/<sweep name>.\n\n"
+		   "the sweep's output.dir, else out/<sweep name>. At the end, DIR/pareto.svg\n"
+		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg plot every point in the file.\n\n"
 		   "  --out DIR          output directory\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --resume           skip the points already in the output, run the rest\n"
@@ -383,10 +385,13 @@ int cmd_sweep(int argc, char **argv)
 		diag_err(&d, csv_path, "", "cannot write the output");
 		goto out;
 	}
+	/* the pictures of every point in the file (resumed ones too) */
+	if (plot_write_points(jsonl_path, dir, w.s->name, &d))
+		goto out;
 	if (!quiet)
 		printf("%ld points (%ld already done): %ld simulated, %ld invalid, %ld failed; "
-		       "rows in %s and %s\n", w.total + skipped, skipped, w.total - w.invalid - w.failed,
-		       w.invalid, w.failed, csv_path, jsonl_path);
+		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped, w.total - w.invalid - w.failed,
+		       w.invalid, w.failed, csv_path, jsonl_path, dir);
 	rc = w.failed ? EXIT_FAIL : EXIT_OK;
 out:
 	if (w.csv)

@@ -50,11 +50,13 @@ static int validate_one(const char *path, struct diag *d)
 		model_destroy(model_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.topology")) {
 		topology_destroy(topology_load(path, d));
+	} else if (!strcmp(kind, "ddlsim.gpu")) {
+		topology_gpu_preset_check(path, d);
 	} else if (!strcmp(kind, "ddlsim.profile")) {
 		profile_destroy(profile_load(path, d));
 	} else {
 		diag_err(d, path, "/schema", "expected \"ddlsim.scenario\", \"ddlsim.model\", "
-			 "\"ddlsim.topology\", \"ddlsim.profile\", \"ddlsim.sweep\" or \"ddlsim.goal\", got '%s'", kind);
+			 "\"ddlsim.topology\", \"ddlsim.gpu\", \"ddlsim.profile\", \"ddlsim.sweep\" or \"ddlsim.goal\", got '%s'", kind);
 	}
 	return diag_count(d) == before ? 0 : -1;
 }

@@ -1,7 +1,6 @@
 /* report: report writers (see report.h). */
 #include "report.h"
 
-#include <csv.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
@@ -15,7 +14,10 @@
 #include "atomic_file.h"
 #include "coll.h"
 #include "framework.h"
+#include "html.h"
+#include "plot.h"
 #include "schedule.h"
+#include "tidy.h"
 #include "xalloc.h"
 
 #define GB 1e9
@@ -82,6 +84,9 @@ static json_t *scenario_json(const struct result *r)
 		return NULL;
 	json_t *par = json_object_get(o, "parallel"), *com = json_object_get(o, "communication");
 	json_object_set_new(par, "cp", json_integer(pl->cp));
+	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
+			    json_integer(t->gpus_per_node_physical));
+	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
 	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
 	json_t *vl = json_array();
 	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
@@ -361,28 +366,24 @@ static const char *const csv_cols[] = {
 	"fits", "time_to_train_days", "gpu_hours", "cost_usd", "status", "error", NULL
 };
 
+/* One text field, quoted only where RFC 4180 needs it (tidy.h). */
 static void field(FILE *f, const char *s, bool first)
 {
 	if (!first)
 		fputc(',', f);
-	csv_fwrite(f, s, strlen(s));
+	tidy_csv_field(f, s);
 }
 
-/* One CSV field, printf-formatted, no length limit. */
-static void fieldf(FILE *f, bool first, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fieldf(FILE *f, bool first, const char *fmt, ...)
+/* One number, unquoted, in plain decimal to `digits` significant digits. */
+static void numf(FILE *f, double x, int digits)
 {
-	va_list ap;
-	char *s;
-	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		fprintf(stderr, "ddlsim: fatal: out of memory formatting a CSV field\n");
-		exit(1);
-	}
-	field(f, s, first);
-	free(s);
+	fputc(',', f);
+	tidy_csv_number(f, x, digits);
+}
+
+static void intf(FILE *f, long x)
+{
+	fprintf(f, ",%ld", x);
 }
 
 int report_csv_header(FILE *f)
@@ -399,46 +400,47 @@ int report_csv_row(FILE *f, const struct result_row *row, const char *name, cons
 	const struct topology *topo = inputs_topology(in);
 	bool ok = row->status == RESULT_OK;
 
-	fieldf(f, true, "%s", name ? name : "");
-	fieldf(f, false, "%s", inputs_model(in)->name);
-	fieldf(f, false, "%s", topo->name);
-	fieldf(f, false, "%s", topo->gpu.name);
-	fieldf(f, false, "%d", pl->nodes);
-	fieldf(f, false, "%ld", (long)pl->nodes * topo->gpus_per_node);
-	fieldf(f, false, "%d", pl->dp);
-	fieldf(f, false, "%d", pl->tp);
-	fieldf(f, false, "%d", pl->pp);
-	fieldf(f, false, "%s", pl->sp ? "true" : "false");
-	fieldf(f, false, "%d", (int)pl->zero);
-	fieldf(f, false, "%s", schedule_registry[pl->schedule].name);
-	fieldf(f, false, "%d", pl->interleave);
-	fieldf(f, false, "%s", recompute_name(pl->recompute));
-	fieldf(f, false, "%ld", pl->seq);
-	fieldf(f, false, "%ld", pl->global_batch);
-	fieldf(f, false, "%ld", pl->micro_batch);
-	fieldf(f, false, "%s", dtype_name(pl->precision));
+	field(f, name ? name : "", true);
+	field(f, inputs_model(in)->name, false);
+	field(f, topo->name, false);
+	field(f, topo->gpu.name, false);
+	intf(f, pl->nodes);
+	intf(f, (long)pl->nodes * topo->gpus_per_node);
+	intf(f, pl->dp);
+	intf(f, pl->tp);
+	intf(f, pl->pp);
+	field(f, pl->sp ? "true" : "false", false);
+	intf(f, (int)pl->zero);
+	field(f, schedule_registry[pl->schedule].name, false);
+	intf(f, pl->interleave);
+	field(f, recompute_name(pl->recompute), false);
+	intf(f, pl->seq);
+	intf(f, pl->global_batch);
+	intf(f, pl->micro_batch);
+	field(f, dtype_name(pl->precision), false);
 	if (ok) {
-		fieldf(f, false, "%.9g", row->iteration_s);
-		fieldf(f, false, "%.9g", row->samples_per_s);
-		fieldf(f, false, "%.9g", row->tokens_per_s);
-		fieldf(f, false, "%.6g", row->model_tflops_per_gpu);
-		fieldf(f, false, "%.6g", row->hardware_tflops_per_gpu);
-		fieldf(f, false, "%.6g", row->mfu);
-		fieldf(f, false, "%.9g", row->mean.compute_s);
-		fieldf(f, false, "%.9g", row->mean.exposed_s);
-		fieldf(f, false, "%.9g", row->mean.bubble_s);
-		fieldf(f, false, "%.9g", row->mean.idle_s);
-		fieldf(f, false, "%.6g", row->mem_worst_bytes / GB);
-		fieldf(f, false, "%.6g", row->mem_capacity_bytes / GB);
-		fieldf(f, false, "%s", row->fits ? "true" : "false");
-		fieldf(f, false, "%.6g", row->time_to_train_s / 86400);
-		fieldf(f, false, "%.6g", row->gpu_hours);
-		fieldf(f, false, "%.6g", row->cost_usd);
+		numf(f, row->iteration_s, 9);
+		numf(f, row->samples_per_s, 9);
+		numf(f, row->tokens_per_s, 9);
+		numf(f, row->model_tflops_per_gpu, 6);
+		numf(f, row->hardware_tflops_per_gpu, 6);
+		numf(f, row->mfu, 6);
+		numf(f, row->mean.compute_s, 9);
+		numf(f, row->mean.exposed_s, 9);
+		numf(f, row->mean.bubble_s, 9);
+		numf(f, row->mean.idle_s, 9);
+		numf(f, row->mem_worst_bytes / GB, 6);
+		numf(f, row->mem_capacity_bytes / GB, 6);
+		field(f, row->fits ? "true" : "false", false);
+		numf(f, row->time_to_train_s / 86400, 6);
+		/* GPU-hours and money to the unit and the cent, whatever their size */
+		fprintf(f, ",%.1f", row->gpu_hours);
+		fprintf(f, ",%.2f", row->cost_usd);
 	} else
 		for (int i = 0; i < 16; i++)
 			field(f, "", false);
-	fieldf(f, false, "%s", result_status_names[row->status]);
-	fieldf(f, false, "%s", ok ? "" : row->reason);
+	field(f, result_status_names[row->status], false);
+	field(f, ok ? "" : row->reason, false);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
@@ -480,29 +482,35 @@ int report_write_atomic(const char *path, const char *data, size_t len, struct d
 	return 0;
 }
 
-int report_write(const struct result *r, const char *dir, bool json, bool csv,
-		 struct diag *d)
-{
-	char *path_json = NULL, *path_csv = NULL;
-	char *jtext = NULL, *ctext = NULL;
-	int lock_fd = -1;
-	size_t clen = 0;
-	int rc = -1;
+const char *const report_format_names[4] = { "json", "csv", "svg", "html" };
 
-	/* render both before creating anything */
-	if (json) {
+enum { OUT_JSON, OUT_CSV, OUT_BREAKDOWN, OUT_SCHEDULE, OUT_MEMORY, OUT_HTML, OUT_N };
+static const char *const out_files[OUT_N] = {
+	"report.json", "report.csv", "breakdown.svg", "schedule.svg", "memory.svg", "report.html"
+};
+
+int report_write(const struct result *r, const char *dir, unsigned formats, struct diag *d)
+{
+	char *text[OUT_N] = { 0 };
+	size_t len[OUT_N] = { 0 };
+	int rc = -1, written = 0, lock_fd = -1;
+
+	/* render everything before creating anything */
+	if (formats & REPORT_JSON) {
 		const char *bad = NULL;
 		json_t *j = report_to_json(r, &bad);
 		if (!j)
 			return diag_errf(d, "cannot serialise the report's '%s' section: a value is not "
 				   "finite or a string is not valid UTF-8; no report written", bad);
-		jtext = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		char *t = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		json_decref(j);
-		if (!jtext)
+		if (!t)
 			return diag_errf(d, "cannot render the JSON report");
+		text[OUT_JSON] = xasprintf("%s\n", t);
+		free(t);
 	}
-	if (csv) {
-		FILE *m = open_memstream(&ctext, &clen);
+	if (formats & REPORT_CSV) {
+		FILE *m = open_memstream(&text[OUT_CSV], &len[OUT_CSV]);
 		if (!m || report_write_csv_stream(r, m, true)) {
 			if (m)
 				fclose(m);
@@ -511,38 +519,54 @@ int report_write(const struct result *r, const char *dir, bool json, bool csv,
 		}
 		fclose(m);
 	}
+	if (formats & REPORT_SVG) {
+		text[OUT_BREAKDOWN] = plot_breakdown_svg(r);
+		text[OUT_SCHEDULE] = plot_gantt_svg(r);
+		text[OUT_MEMORY] = plot_memory_svg(r);
+		if (!text[OUT_BREAKDOWN] || !text[OUT_SCHEDULE] || !text[OUT_MEMORY]) {
+			diag_errf(d, "cannot render the SVG plots");
+			goto out;
+		}
+	}
+	if ((formats & REPORT_HTML) && !(text[OUT_HTML] = html_render(r))) {
+		diag_errf(d, "cannot render the HTML report");
+		goto out;
+	}
 	if (report_mkdirs(dir)) {
 		diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
 		goto out;
 	}
-	path_json = xasprintf("%s/report.json", dir);
-	path_csv = xasprintf("%s/report.csv", dir);
 	/* runs writing the same directory publish their files in turn (a lock
-	 * on the directory itself), so report.json and report.csv always come
-	 * from the same run */
+	 * on the directory itself), so all the files always come from the
+	 * same run */
 	lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock_fd >= 0)
 		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
 			;
-	if (json) {
-		size_t n = strlen(jtext);
-		jtext[n] = '\n';
-		if (report_write_atomic(path_json, jtext, n + 1, d))
-			goto out;
-	}
-	if (csv && report_write_atomic(path_csv, ctext, clen, d)) {
-		if (json)
-			unlink(path_json);
-		goto out;
+	for (; written < OUT_N; written++) {
+		if (!text[written])
+			continue;
+		char *path = xasprintf("%s/%s", dir, out_files[written]);
+		size_t n = written == OUT_CSV ? len[written] : strlen(text[written]);
+		int e = report_write_atomic(path, text[written], n, d);
+		free(path);
+		if (e)
+			goto out_unlink;
 	}
 	rc = 0;
+	goto out;
+out_unlink:
+	for (int i = 0; i < written; i++)
+		if (text[i]) {
+			char *path = xasprintf("%s/%s", dir, out_files[i]);
+			unlink(path);
+			free(path);
+		}
 out:
 	if (lock_fd >= 0)
 		close(lock_fd);  /* releases the lock */
-	free(path_json);
-	free(path_csv);
-	free(jtext);
-	free(ctext);
+	for (int i = 0; i < OUT_N; i++)
+		free(text[i]);
 	return rc;
 }
 
@@ -573,8 +597,10 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
 	else
 		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
-	fprintf(f, "cluster      %d x %s = %d x %s\n", sc->nodes, topo->name, (int)r->gpus,
-		topo->gpu.name);
+	fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
+	if (topo->gpus_per_node != topo->gpus_per_node_physical)
+		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
+	fputc('\n', f);
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
@@ -609,25 +635,27 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
 	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
 	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
-	human_bytes(r->comm_bytes_per_gpu[CAT_DP_COMM], buf, sizeof(buf));
-	fprintf(f, "%-28s %14s\n", "dp bytes sent per GPU", buf);
-	if (sc->tp > 1) {
-		human_bytes(r->comm_bytes_per_gpu[CAT_TP_COMM], buf, sizeof(buf));
-		fprintf(f, "%-28s %14s\n", "tp bytes sent per GPU", buf);
-	}
-	if (sc->cp > 1) {
-		human_bytes(r->comm_bytes_per_gpu[CAT_CP_COMM], buf, sizeof(buf));
-		fprintf(f, "%-28s %14s\n", "cp bytes sent per GPU", buf);
+	/* communication per dimension, mean over ranks: busy on the
+	 * communication streams and exposed (the compute stream waiting) */
+	static const struct { const char *name; int cat; } dims[] = {
+		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
+		{ "param", CAT_PARAM_COMM }, { "ep", CAT_EP_COMM }, { "pp", CAT_PP_COMM } };
+	fprintf(f, "\n%-16s %12s %12s %14s\n", "communication", "busy s", "exposed s", "sent per GPU");
+	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+		double busy = 0, exposed = 0;
+		int c = dims[k].cat, n = r->eng.nranks;
+		for (int i = 0; i < n; i++) {
+			busy += r->eng.rank[i].comm_s[c] / n;
+			exposed += r->eng.rank[i].exposed_s[c] / n;
+		}
+		if (busy <= 0 && exposed <= 0 && r->comm_bytes_per_gpu[c] <= 0)
+			continue;
+		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
+		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy, exposed, buf);
 	}
 	if (r->moe) {
-		human_bytes(r->comm_bytes_per_gpu[CAT_EP_COMM], buf, sizeof(buf));
-		fprintf(f, "%-28s %14s\n", "ep bytes sent per GPU", buf);
 		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
-	}
-	if (sc->pp > 1) {
-		human_bytes(r->comm_bytes_per_gpu[CAT_PP_COMM], buf, sizeof(buf));
-		fprintf(f, "%-28s %14s\n", "pp bytes sent per GPU", buf);
 	}
 	const struct stage_result *w = &r->stage[r->worst_stage];
 	/* memory in GB (1e9 bytes, as datasheets count) and GiB (2^30, as
@@ -648,7 +676,24 @@ void report_print_summary(const struct result *r, FILE *f)
 			fprintf(f, "  %-26s %14.2f %10.2f\n", rows[i].name, rows[i].bytes / GB,
 				rows[i].bytes / 1073741824.0);
 	verdict(r, vbuf, sizeof(vbuf));
-	fprintf(f, "memory: %s\n", vbuf);
+	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
+		w->mem.capacity_bytes / 1073741824.0);
+	/* the published figures and the error of the prediction against them */
+	struct result_row row = { 0 };
+	result_row_fill(&row, r);
+	bool head = false;
+	for (int k = 0; k < PUB_NFIGURES; k++) {
+		double want = published_figure(&r->meta.pub, k);
+		if (want <= 0)
+			continue;
+		if (!head)
+			fprintf(f, "\npublished vs predicted%s%s\n", r->meta.pub.source ? ": " : "",
+				r->meta.pub.source ? r->meta.pub.source : "");
+		head = true;
+		double got = result_row_figure(&row, k);
+		fprintf(f, "  %-24s %12.4g %-8s predicted %12.4g  error %+.1f%%\n", pub_figures[k].key,
+			want, pub_figures[k].unit, got, 100 * (got / want - 1));
+	}
 	if (sc->train_tokens > 0)
 		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
 			sc->train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);

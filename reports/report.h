@@ -22,10 +22,20 @@
  * missing. */
 json_t *report_to_json(const struct result *r, const char **bad_section);
 
-/* Write DIR/report.json and/or DIR/report.csv (creating DIR). Returns 0
+/* The report files, as bits of report_write()'s formats. */
+enum report_format {
+	REPORT_JSON = 1 << 0,       /* report.json */
+	REPORT_CSV = 1 << 1,        /* report.csv */
+	REPORT_SVG = 1 << 2,        /* breakdown.svg, schedule.svg, memory.svg (plot.h) */
+	REPORT_HTML = 1 << 3,       /* report.html (html.h) */
+};
+/* The formats' names in bit order ("json", "csv", "svg", "html"). */
+extern const char *const report_format_names[4];
+
+/* Write the files of formats (enum report_format bits) to DIR (creating
+ * it). Everything is rendered before the first file is written. Returns 0
  * or -1 after reporting; on failure no report file is left behind. */
-int report_write(const struct result *r, const char *dir, bool json, bool csv,
-		 struct diag *d);
+int report_write(const struct result *r, const char *dir, unsigned formats, struct diag *d);
 
 /* The CSV header and row (the columns of report.csv). */
 int report_write_csv_stream(const struct result *r, FILE *f, bool header);

@@ -109,6 +109,33 @@ void tidy_csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void tidy_csv_number(FILE *f, double x, int digits)
+{
+	if (!isfinite(x))
+		return;  /* an empty field: the value does not exist */
+	if (x == 0) {
+		fputc('0', f);
+		return;
+	}
+	/* `digits` significant digits in fixed notation, trailing zeros cut */
+	int mag = (int)floor(log10(fabs(x)));
+	int dec = digits - 1 - mag;
+	if (dec < 0)
+		dec = 0;
+	if (dec > 12)
+		dec = 12;  /* below 1e-12 is rounding noise (a time of 6e-17 s) */
+	char buf[400];
+	snprintf(buf, sizeof(buf), "%.*f", dec, x);
+	if (strchr(buf, '.')) {
+		char *e = buf + strlen(buf) - 1;
+		while (*e == '0')
+			*e-- = 0;
+		if (*e == '.')
+			*e = 0;
+	}
+	fputs(strcmp(buf, "-0") ? buf : "0", f);
+}
+
 static bool scalar(const json_t *v)
 {
 	return !json_is_object(v) && !json_is_array(v);
@@ -147,7 +174,7 @@ int tidy_csv_row(FILE *f, const json_t *rec)
 		else if (json_is_integer(v))
 			fprintf(f, "%lld", (long long)json_integer_value(v));
 		else if (json_is_real(v))
-			fprintf(f, "%.9g", json_real_value(v));
+			tidy_csv_number(f, json_real_value(v), 9);
 		else if (json_is_boolean(v))
 			fputs(json_is_true(v) ? "true" : "false", f);
 	}

@@ -24,6 +24,7 @@
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 #include <xbt/config.h>
@@ -58,6 +59,7 @@ struct sim {
 	int nactors, finished;
 	long flows, collectives, tasks;
 	bool failed;
+	sg_link_t *links;       /* the link sampler's list (freed after the run) */
 };
 
 struct rank_inst {
@@ -389,6 +391,7 @@ static void stream_main(int argc, char **argv)
 	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
 	sg_comm_t *sends = a->sends;
 	int nsends = 0;
+	const struct engine_observer *obs = S->job->obs;
 	(void)argc, (void)argv;
 
 	for (int li = 0; li < nl && !S->failed; li++) {
@@ -396,6 +399,9 @@ static void stream_main(int argc, char **argv)
 		const struct task *t = &pr->t[ti];
 		wait_deps(ri, a->s, t, a->s == STREAM_COMPUTE);
 		double start = simgrid_get_clock();
+		int peer = -1;
+		if (obs && obs->task_start)
+			obs->task_start(obs->ctx, ri->rank, pr, ti, start);
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
@@ -407,7 +413,7 @@ static void stream_main(int argc, char **argv)
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_SEND: {
-			int peer = p2p_peer(S, ri, t->dir, true);
+			peer = p2p_peer(S, ri, t->dir, true);
 			ri->post_s[ti] = start;
 			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
 							       &ri->post_s[ti], (long)ceil(t->bytes));
@@ -416,13 +422,16 @@ static void stream_main(int argc, char **argv)
 			break;
 		}
 		case TASK_RECV: {
-			int peer = p2p_peer(S, ri, t->dir, false);
+			peer = p2p_peer(S, ri, t->dir, false);
 			const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
 			ri->xfer_start[ti] = *post > start ? *post : start;
 			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
 			break;
 		}
 		}
+		if (obs && obs->task_end)
+			obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+				      simgrid_get_clock(), peer);
 		ri->done[ti] = 1;
 		if (t->nwaiters)
 			for (int s = 0; s < STREAM_N; s++)
@@ -444,6 +453,35 @@ static void stream_main(int argc, char **argv)
 		ri->comm_end_cat = pr->t[list[nl - 1]].cat;
 	}
 	S->finished++;
+}
+
+/* The link sampler (engine_observer.link_sample): a daemon that reads every
+ * link's usage each period. It gives up once no task has ended for
+ * SAMPLER_IDLE_S of simulated time, so a deadlocked replay still ends
+ * (the daemon alone would keep the clock running). */
+#define SAMPLER_IDLE_S 100.0
+static void sampler_main(int argc, char **argv)
+{
+	struct sim *S = sg_actor_self_get_data();
+	const struct engine_observer *obs = S->job->obs;
+	size_t n = sg_link_count();
+	sg_link_t *l = sg_link_list();
+	long last_tasks = -1;
+	double last_progress = 0;
+	(void)argc, (void)argv;
+	S->links = l;
+	for (;;) {
+		sg_actor_sleep_for(obs->link_sample_s);
+		double now = simgrid_get_clock();
+		if (S->tasks != last_tasks) {
+			last_tasks = S->tasks;
+			last_progress = now;
+		} else if (now - last_progress > SAMPLER_IDLE_S)
+			return;
+		for (size_t i = 0; i < n; i++)
+			obs->link_sample(obs->ctx, (int)i, sg_link_get_name(l[i]), now,
+					 engine_platform_link_usage(l[i]), sg_link_get_bandwidth(l[i]));
+	}
 }
 
 static void sink_main(int argc, char **argv)
@@ -678,6 +716,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			S.nactors++;
 		}
 	}
+	if (job->obs && job->obs->link_sample && job->obs->link_sample_s > 0 && S.nactors)
+		start_actor("link_sampler", S.args[0].ri->host, sampler_main, &S, true);
 	simgrid_run();
 
 	if (S.failed) {
@@ -717,6 +757,7 @@ out:
 			free(S.plans[i].by_dst);
 		}
 	free(S.plans);
+	free(S.links);
 	for (int k = 0; k < S.nargs && S.args; k++) {
 		free(S.args[k].comms);
 		free(S.args[k].sends);

@@ -60,6 +60,28 @@ struct engine_rank_stats {
 	int stage;                  /* pipeline stage of the rank */
 };
 
+/* An observer of the replay (the trace export, sim/trace.h): told when a
+ * task of a simulated rank starts and ends, in simulated seconds. Task ti
+ * is prog->t[ti] of the rank's stage program. For a receive, start_s is
+ * when the transfer began (the sender's post or the receive, whichever is
+ * later); peer is the pipeline peer of a send or receive, else -1. Either
+ * callback may be NULL. A job without an observer (NULL) pays one pointer
+ * test per task and records nothing. Callbacks run inside SimGrid actors:
+ * they must not block or call the engine. */
+struct engine_observer {
+	void *ctx;
+	void (*task_start)(void *ctx, int rank, const struct program *prog, int ti, double now_s);
+	void (*task_end)(void *ctx, int rank, const struct program *prog, int ti, double start_s,
+			 double end_s, int peer);
+	/* Every link_sample_s of simulated time (0: never), the bytes per
+	 * second crossing each link of the platform (link: its index, stable
+	 * over the run; name borrowed for the call), from a daemon that stops
+	 * with the simulation. */
+	double link_sample_s;
+	void (*link_sample)(void *ctx, int link, const char *name, double t_s, double used_Bps,
+			    double bw_Bps);
+};
+
 struct engine_job {
 	const struct topology *topo;
 	int nodes;
@@ -69,6 +91,7 @@ struct engine_job {
 	bool fold;
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
+	const struct engine_observer *obs;   /* NULL: none */
 };
 
 struct engine_result {

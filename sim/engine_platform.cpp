@@ -121,3 +121,8 @@ extern "C" int engine_platform_build(const struct topology *t, int nodes, const 
 	}
 	return 0;
 }
+
+extern "C" double engine_platform_link_usage(const void *l)
+{
+	return static_cast<const sg4::Link *>(l)->get_usage();
+}

@@ -13,4 +13,8 @@
  * per process. */
 int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
 
+/* The bytes per second crossing link l now (SimGrid's Link::get_usage());
+ * l is an sg_link_t of the built platform. */
+double engine_platform_link_usage(const void *l);
+
 #endif

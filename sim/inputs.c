@@ -13,6 +13,12 @@ struct inputs {
 struct inputs *inputs_load(const char *model_path, const char *topo_path, const char *cost_source,
 			   const char *profile_path, struct diag *d)
 {
+	return inputs_load_gpus(model_path, topo_path, cost_source, profile_path, 0, NULL, d);
+}
+
+struct inputs *inputs_load_gpus(const char *model_path, const char *topo_path, const char *cost_source,
+				const char *profile_path, int used, const char *file, struct diag *d)
+{
 	struct inputs *in = xcalloc(1, sizeof(*in));
 	int before = diag_count(d);
 
@@ -23,6 +29,8 @@ struct inputs *inputs_load(const char *model_path, const char *topo_path, const 
 	in->model = model_load(model_path, d);
 	in->topo = topology_load(topo_path, d);
 	if (!in->model || !in->topo)
+		goto err;
+	if (used && topology_use_gpus(in->topo, used, file, "/gpus_per_node_used", d))
 		goto err;
 	const struct cost_registry_entry *src = cost_registry_find(cost_source);
 	if (!src) {

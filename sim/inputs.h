@@ -21,6 +21,12 @@ struct inputs;
  * new inputs (inputs_destroy()). */
 struct inputs *inputs_load(const char *model_path, const char *topo_path, const char *cost_source,
 			   const char *profile_path, struct diag *d);
+/* As inputs_load(), using only the first gpus_per_node_used GPUs of each
+ * node (0: all; topology_use_gpus(); a bad count is reported as
+ * "file: /gpus_per_node_used: ..."). */
+struct inputs *inputs_load_gpus(const char *model_path, const char *topo_path, const char *cost_source,
+				const char *profile_path, int gpus_per_node_used, const char *file,
+				struct diag *d);
 void inputs_destroy(struct inputs *in);
 
 /* Borrowed; valid as long as in. */

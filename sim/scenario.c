@@ -278,6 +278,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		jobj_end(&jo);
 	}
 	sc->want_json = sc->want_csv = true;
+	sc->want_svg = sc->want_html = false;
 	if (jobj_child(root, "output", &jo, 0) == 1) {
 		/* an output directory is created when the reports are written */
 		if (jobj_str(&jo, "dir", &str, 0) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
@@ -287,15 +288,19 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			json_t *v;
 			sc->want_json = sc->want_csv = false;
 			if (json_array_size(arr) == 0)
-				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", got an empty list");
+				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list");
 			json_array_foreach(arr, i, v) {
 				const char *f = json_is_string(v) ? json_string_value(v) : "";
 				if (strcmp(f, "json") == 0)
 					sc->want_json = true;
 				else if (strcmp(f, "csv") == 0)
 					sc->want_csv = true;
+				else if (strcmp(f, "svg") == 0)
+					sc->want_svg = true;
+				else if (strcmp(f, "html") == 0)
+					sc->want_html = true;
 				else
-					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\" or \"csv\", got %s%s%s",
+					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\", \"csv\", \"svg\" or \"html\", got %s%s%s",
 						 i, json_is_string(v) ? "'" : "",
 						 json_is_string(v) ? f : jload_type_name(v),
 						 json_is_string(v) ? "'" : "");
@@ -384,15 +389,18 @@ static bool same(const char *a, const char *b)
 
 /* The cached inputs for these paths, loading them on first use. */
 static struct inputs *cache_get(struct inputs_cache *c, const char *model, const char *topo,
-				const char *cost, const char *profile, struct diag *d)
+				const char *cost, const char *profile, int used, const char *file,
+				struct diag *d)
 {
 	for (int i = 0; i < c->n; i++)
-		if (!strcmp(inputs_model_path(c->in[i]), model) &&
+		if (inputs_topology(c->in[i])->gpus_per_node ==
+			    (used ? used : inputs_topology(c->in[i])->gpus_per_node_physical) &&
+		    !strcmp(inputs_model_path(c->in[i]), model) &&
 		    !strcmp(inputs_topology_path(c->in[i]), topo) &&
 		    !strcmp(cost_name(inputs_cost(c->in[i])), cost) &&
 		    same(inputs_profile_path(c->in[i]), profile))
 			return c->in[i];
-	struct inputs *in = inputs_load(model, topo, cost, profile, d);
+	struct inputs *in = inputs_load_gpus(model, topo, cost, profile, used, file, d);
 	if (!in)
 		return NULL;
 	XGROW(c->in, c->cap, (size_t)c->n + 1);
@@ -440,6 +448,8 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	s->meta.description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
 	path_key(&jo, "model", ps.model, sizeof(ps.model), JREQ);
 	path_key(&jo, "topology", ps.topo, sizeof(ps.topo), JREQ);
+	long used = 0;
+	jobj_int(&jo, "gpus_per_node_used", &used, 1, 0);
 	if (jobj_int(&jo, "nodes", &nodes, 1, JREQ) == 1) {
 		if (nodes > PLAN_MAX_GPUS)
 			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, nodes);
@@ -466,10 +476,10 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	if (ps.model[0] && ps.topo[0]) {
 		const char *prof = ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL;
 		if (cache) {
-			s->in = cache_get(cache, ps.model, ps.topo, ps.cost->name, prof, d);
+			s->in = cache_get(cache, ps.model, ps.topo, ps.cost->name, prof, (int)used, path, d);
 			s->in_borrowed = true;
 		} else
-			s->in = inputs_load(ps.model, ps.topo, ps.cost->name, prof, d);
+			s->in = inputs_load_gpus(ps.model, ps.topo, ps.cost->name, prof, (int)used, path, d);
 	}
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
 	if (m && !model_arch(m)->sequence) {

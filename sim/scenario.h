@@ -13,6 +13,9 @@
  *   model                         string   path    required      model file
  *   topology                      string   path    required      topology file
  *   nodes                         int      -       required      nodes in the job
+ *   gpus_per_node_used            int      -       node.gpus     GPUs of each node the job uses (the first
+ *                                                                ones; e.g. 64 of a 72-GPU NVL72 rack); the
+ *                                                                others idle (topology_use_gpus())
  *   framework                     string   -       none          megatron-core | nemo | deepspeed |
  *                                                                fsdp2 | torchtitan, optionally
  *                                                                "@version" (models/framework.h): fills
@@ -83,7 +86,8 @@
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
- *   output.formats                [string] -       ["json","csv"]
+ *   output.formats                [string] -       ["json","csv"]  reports to write: json, csv, svg
+ *                                                                (breakdown, schedule, memory plots), html
  *   published.tflops_per_gpu      number   TFLOP/s -             a published measurement to hold the
  *                                                                prediction against (reported with its
  *                                                                error): hardware TFLOP/s per GPU (with
@@ -131,7 +135,8 @@ struct scenario {
 	bool in_borrowed;
 	struct plan plan;
 	char *out_dir;                  /* owned */
-	bool want_json, want_csv;
+	bool want_json, want_csv;       /* output.formats */
+	bool want_svg, want_html;
 };
 
 /* Load a scenario and the inputs it names, and check its plan against

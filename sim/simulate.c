@@ -1120,6 +1120,12 @@ static double now_s(void)
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {
+	return simulate_run_observed(in, pl, NULL, r, d);
+}
+
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d)
+{
 	const struct topology *topo = inputs_topology(in);
 	const struct model *m = inputs_model(in);
 	struct cost *cost = inputs_cost(in);
@@ -1179,7 +1185,7 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .sm_count = (int)topo->gpu.sm_count,
-				  .interference_factor = cost_interference(cost) };
+				  .interference_factor = cost_interference(cost), .obs = obs };
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 

@@ -21,6 +21,11 @@
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d);
 
+/* As simulate_run(), with obs (NULL: none) watching the engine's replay
+ * (the trace export, trace.h). */
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d);
+
 /* Build stage's program without running it (tests, trace export), priced
  * as simulate_run() prices it. Returns 0 or -1. */
 int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,

@@ -156,36 +156,36 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 		jobj_err(jo, key, "needs schema_version \"1.2\" (the file says \"1.%d\")", minor);
 }
 
-static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
+/* Read the keys of a GPU description (the topology's "gpu" object, or a
+ * preset file's root) from jo into g. */
+static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 {
-	struct jobj jo, pk, ef;
+	struct jobj pk, ef;
 	double x;
 	json_t *arr;
 	char ap[300];
 
-	if (jobj_child(top, "gpu", &jo, JREQ) != 1)
-		return;
-	jobj_str_copy(&jo, "name", g->name, sizeof(g->name), JREQ);
-	if (jobj_child(&jo, "peak_tflops", &pk, JREQ) == 1) {
+	jobj_str_copy(jo, "name", g->name, sizeof(g->name), JREQ);
+	if (jobj_child(jo, "peak_tflops", &pk, JREQ) == 1) {
 		for (int i = 0; i < DTYPE_N; i++)
 			if (jobj_num(&pk, dtype_names[i], &x, JPOS) == 1)
 				g->peak_flops[i] = x * 1e12;
 		if (g->peak_flops[DTYPE_FP32] <= 0)
-			jobj_err(&jo, "peak_tflops", "missing required key 'fp32'");
+			jobj_err(jo, "peak_tflops", "missing required key 'fp32'");
 		jobj_end(&pk);
 	}
-	if (jobj_num(&jo, "hbm_GB", &x, JREQ | JPOS) == 1)
+	if (jobj_num(jo, "hbm_GB", &x, JREQ | JPOS) == 1)
 		g->hbm_bytes = x * 1e9;
-	if (jobj_has(&jo, "hbm_total_bytes")) {
-		need_12(minor, &jo, "hbm_total_bytes");
-		if (jobj_num(&jo, "hbm_total_bytes", &x, JPOS) == 1)
+	if (jobj_has(jo, "hbm_total_bytes")) {
+		need_12(minor, jo, "hbm_total_bytes");
+		if (jobj_num(jo, "hbm_total_bytes", &x, JPOS) == 1)
 			g->hbm_bytes = x;
 	}
-	if (jobj_num(&jo, "hbm_bw_GBps", &x, JREQ | JPOS) == 1)
+	if (jobj_num(jo, "hbm_bw_GBps", &x, JREQ | JPOS) == 1)
 		g->hbm_bw_Bps = x * 1e9;
-	jobj_int(&jo, "sm_count", &g->sm_count, 1, JREQ);
+	jobj_int(jo, "sm_count", &g->sm_count, 1, JREQ);
 	x = 2;
-	jobj_num(&jo, "memory_reserved_GB", &x, JNONNEG);
+	jobj_num(jo, "memory_reserved_GB", &x, JNONNEG);
 	g->mem_reserved_bytes = x * 1e9;
 
 	/* defaults: a large GEMM at 80% of peak, half of that at 1 GFLOP */
@@ -197,7 +197,7 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 	g->kernel_launch_s = 4e-6;
 	g->gemm_tile_m = 128;
 	g->gemm_tile_n = 256;
-	if (jobj_child(&jo, "efficiency", &ef, 0) == 1) {
+	if (jobj_child(jo, "efficiency", &ef, 0) == 1) {
 		jobj_num(&ef, "gemm_max", &g->gemm_eff_max, JUNIT);
 		if (jobj_num(&ef, "gemm_half_GFLOP", &x, JNONNEG) == 1)
 			g->gemm_half_flops = x * 1e9;
@@ -240,10 +240,10 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 		jobj_end(&ef);
 	}
 	struct jobj pw;
-	if (jobj_has(&jo, "power")) {
+	if (jobj_has(jo, "power")) {
 		if (minor < 3)
-			jobj_err(&jo, "power", "needs schema_version \"1.3\" (the file says \"1.%d\")", minor);
-		else if (jobj_child(&jo, "power", &pw, 0) == 1) {
+			jobj_err(jo, "power", "needs schema_version \"1.3\" (the file says \"1.%d\")", minor);
+		else if (jobj_child(jo, "power", &pw, 0) == 1) {
 			const char *src;
 			jobj_num(&pw, "tdp_W", &g->tdp_W, JREQ | JPOS);
 			jobj_num(&pw, "idle_W", &g->idle_W, JREQ | JNONNEG);
@@ -253,6 +253,99 @@ static void load_gpu(struct jobj *top, struct gpu_spec *g, int minor)
 			jobj_end(&pw);
 		}
 	}
+}
+
+/* A GPU preset file (schema ddlsim.gpu 1.0) read and checked on its own:
+ * its GPU keys (as the topology's "gpu" object, every 1.x key allowed)
+ * and "sources", a string per key saying where the number comes from.
+ * Returns the GPU object without schema and sources (new reference), or
+ * NULL after reporting. */
+static json_t *read_preset(const char *path, struct diag *d)
+{
+	json_t *pre = jload_file(path, d), *out = NULL;
+	struct jobj pj, src;
+	struct gpu_spec scratch = { 0 };
+	if (!pre || jload_schema(pre, path, d, "ddlsim.gpu", 1, 0))
+		goto out;
+	jobj_init(&pj, pre, path, "", d);
+	int before = diag_count(d);
+	if (jobj_child(&pj, "sources", &src, JREQ) == 1) {
+		const char *k, *str;
+		json_t *sv;
+		json_object_foreach(src.o, k, sv)
+			jobj_str(&src, k, &str, 0);
+		jobj_end(&src);
+	}
+	load_gpu_keys(&pj, &scratch, 3);
+	jobj_end(&pj);
+	if (diag_count(d) == before) {
+		out = json_deep_copy(pre);
+		json_object_del(out, "schema");
+		json_object_del(out, "schema_version");
+		json_object_del(out, "sources");
+	}
+out:
+	json_decref(pre);
+	return out;
+}
+
+int topology_gpu_preset_check(const char *path, struct diag *d)
+{
+	json_t *g = read_preset(path, d);
+	json_decref(g);
+	return g ? 0 : -1;
+}
+
+/* The topology's "gpu": inline (every version), or (1.4) a preset file's
+ * path, or {"preset": path, overrides...}. A preset is read and checked on
+ * its own (errors name the preset file), then copied under the
+ * topology's "gpu" with the overrides laid over it (an object such as
+ * efficiency or power key by key), so the topology reads one description
+ * and an override's error names the topology's /gpu path. */
+static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct diag *d)
+{
+	json_t *v = json_object_get(root, "gpu");
+	const char *rel = json_is_string(v) ? json_string_value(v)
+			: json_is_string(json_object_get(v, "preset")) ? json_string_value(json_object_get(v, "preset"))
+			: NULL;
+	if (!rel && json_is_object(v) && json_object_get(v, "preset"))
+		jobj_err(top, "gpu", "/preset: expected a path to a GPU preset, got %s",
+			 jload_type_name(json_object_get(v, "preset")));
+	if (rel) {
+		if (t->schema_minor < 4) {
+			jobj_err(top, "gpu", "a GPU preset needs schema_version \"1.4\" (the file says \"1.%d\")",
+				 t->schema_minor);
+			json_object_del(root, "gpu");
+		} else if (jload_resolve(t->path, rel, t->gpu_preset, sizeof(t->gpu_preset))) {
+			jobj_err(top, "gpu", "preset path too long");
+			json_object_del(root, "gpu");
+		} else {
+			json_t *merged = read_preset(t->gpu_preset, d);
+			if (merged && json_is_object(v)) {
+				const char *k;
+				json_t *ov;
+				json_object_foreach(v, k, ov) {
+					json_t *base = json_object_get(merged, k);
+					if (!strcmp(k, "preset"))
+						continue;
+					if (json_is_object(base) && json_is_object(ov))
+						json_object_update(base, ov);
+					else
+						json_object_set(merged, k, ov);
+				}
+			}
+			if (merged)
+				json_object_set_new(root, "gpu", merged);
+			else
+				json_object_del(root, "gpu");  /* reported above; no second error */
+		}
+		if (!json_object_get(root, "gpu"))
+			return;  /* reported; not a second "missing gpu" */
+	}
+	struct jobj jo;
+	if (jobj_child(top, "gpu", &jo, JREQ) != 1)
+		return;
+	load_gpu_keys(&jo, &t->gpu, t->schema_minor);
 	jobj_end(&jo);
 }
 
@@ -374,7 +467,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.topology", 1, 3))
+	if (jload_schema(root, path, d, "ddlsim.topology", 1, 4))
 		goto err_json;
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
 	       &t->schema_minor);
@@ -382,7 +475,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	jload_copy_path(path, t->path, sizeof(t->path), d);
 	jobj_str_copy(&jo, "name", t->name, sizeof(t->name), JREQ);
 	jobj_str_copy(&jo, "source", t->source, sizeof(t->source), JREQ);
-	load_gpu(&jo, &t->gpu, t->schema_minor);
+	load_gpu(&jo, root, t, d);
 
 	if (jobj_child(&jo, "node", &node, JREQ) == 1) {
 		n = 1;
@@ -397,7 +490,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 			jobj_err(&node, "gpus", "must be <= %d, got %ld", TOPO_MAX_GPUS_PER_NODE, n);
 			n = 1;
 		}
-		t->gpus_per_node = (int)n;
+		t->gpus_per_node = t->gpus_per_node_physical = (int)n;
 		if (jobj_child(&node, "intra", &intra, JREQ) == 1) {
 			e = 0;
 			jobj_enum(&intra, "kind", intra_names, &e, JREQ);
@@ -458,6 +551,33 @@ err_json:
 err_free:
 	topology_destroy(t);
 	return NULL;
+}
+
+int topology_use_gpus(struct topology *t, int used, const char *file, const char *jpath,
+		      struct diag *d)
+{
+	int G = t->gpus_per_node;
+	if (used < 1 || used > G)
+		return diag_err(d, file, jpath, "must be between 1 and the %d GPUs per node of topology '%s', got %d",
+				G, t->name, used);
+	if (used == G)
+		return 0;
+	if (t->nvl_bw_Bps) {
+		double *bw = xcalloc((size_t)used * used, sizeof(double));
+		int *via = xcalloc((size_t)used * used, sizeof(int));
+		for (int a = 0; a < used; a++)
+			for (int b = 0; b < used; b++) {
+				bw[a * used + b] = t->nvl_bw_Bps[a * G + b];
+				int v = t->nvl_via[a * G + b];
+				via[a * used + b] = v >= used ? -2 : v;
+			}
+		free(t->nvl_bw_Bps);
+		free(t->nvl_via);
+		t->nvl_bw_Bps = bw;
+		t->nvl_via = via;
+	}
+	t->gpus_per_node = used;
+	return 0;
 }
 
 void topology_destroy(struct topology *t)

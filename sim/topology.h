@@ -1,11 +1,16 @@
 /* topology: the hardware of a cluster, as a topology file describes it.
  *
- * A topology file (schema "ddlsim.topology" 1.3; 1.0 to 1.2 files are accepted)
+ * A topology file (schema "ddlsim.topology" 1.4; 1.0 to 1.3 files are accepted)
  * describes one kind of node and the fabric that joins nodes; a scenario
  * says how many nodes. Keys marked 1.1 need schema_version "1.1".
  *
  *   key                          type    unit    default   meaning
  *   name, source                 string  -       required  display name; public spec cited
+ *   gpu                          string  path    -         (1.4) a GPU preset file (schema ddlsim.gpu 1.0,
+ *                                                          gpus/; relative to this file) instead of the
+ *                                                          inline object below
+ *   gpu.preset                   string  path    -         (1.4) a GPU preset; the object's other keys
+ *                                                          override the preset's (objects key by key)
  *   gpu.name                     string  -       required
  *   gpu.peak_tflops.{fp32,tf32,fp16,bf16,fp8}  number TFLOP/s  dense peak (absent = unsupported)
  *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)
@@ -111,9 +116,11 @@ struct topology {
 	char name[96];
 	char source[4096];
 	char path[1024];
+	char gpu_preset[1024];          /* the GPU preset file ("" = inline gpu) */
 	int schema_minor;
 	struct gpu_spec gpu;
-	int gpus_per_node;
+	int gpus_per_node;              /* GPUs of a node the job uses (topology_use_gpus()) */
+	int gpus_per_node_physical;     /* node.gpus */
 	enum intra_kind intra;
 	double intra_bw_Bps;        /* per GPU per direction (see the key table) */
 	double intra_latency_s;
@@ -147,6 +154,21 @@ struct topology {
 /* Load and validate. Returns a new topology (topology_destroy()) or NULL
  * after reporting every problem into d. */
 struct topology *topology_load(const char *path, struct diag *d);
+
+/* Use only the first used GPUs of each node (a scenario's
+ * gpus_per_node_used): t then describes nodes of used GPUs with the same
+ * NICs, fabric and per-GPU links; the others idle and carry nothing. A
+ * 2-hop NVLink route through an unused GPU falls back to the host (no
+ * NCCL kernel runs on an unused GPU to forward it). Returns 0, or -1
+ * after reporting "file: jpath: ..." when used is not in 1..node.gpus. */
+int topology_use_gpus(struct topology *t, int used, const char *file, const char *jpath,
+		      struct diag *d);
+
+/* Check a GPU preset file (schema "ddlsim.gpu" 1.0, gpus/<name>.json): the
+ * keys of the topology's gpu object at the top level, plus "sources", an
+ * object with a string per key citing where its number comes from.
+ * Returns 0, or -1 after reporting every problem into d. */
+int topology_gpu_preset_check(const char *path, struct diag *d);
 void topology_destroy(struct topology *t);
 
 /* Per-direction bandwidth of one GPU's link to host memory (CPU

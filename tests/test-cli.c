@@ -67,7 +67,7 @@ Test(cli, validate_rejects_an_unknown_schema)
 	snprintf(args, sizeof(args), "validate %s", p);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
 	snprintf(want, sizeof(want), "%s: /schema: error: expected \"ddlsim.scenario\", \"ddlsim.model\", "
-		 "\"ddlsim.topology\", \"ddlsim.profile\", \"ddlsim.sweep\" or \"ddlsim.goal\", got 'ddlsim.nothing'\n", p);
+		 "\"ddlsim.topology\", \"ddlsim.gpu\", \"ddlsim.profile\", \"ddlsim.sweep\" or \"ddlsim.goal\", got 'ddlsim.nothing'\n", p);
 	cr_assert_str_eq(err, want);
 }
 

@@ -256,11 +256,18 @@ Test(run_many, csv_on_stdout_has_one_row_per_scenario_in_order, .timeout = 120)
 	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
 	cr_expect_eq(count_lines(out), 4, "%s", out);
 	const char *r1 = strchr(out, '\n') + 1;
-	cr_expect_eq(strncmp(r1, "\"resnet50-v100-1gpu\"", 20), 0, "%s", out);
+	/* text unquoted where RFC 4180 allows, numbers in plain decimal */
+	cr_expect_eq(strncmp(r1, "resnet50-v100-1gpu,ResNet-50,", 29), 0, "%s", out);
 	const char *r2 = strchr(r1, '\n') + 1;
-	cr_expect_eq(strncmp(r2, "\"megatron-1.7b\"", 15), 0, "%s", out);
-	cr_expect(strstr(out, ",\"status\",\"error\"\n"));
-	cr_expect(strstr(r1, ",\"ok\",\"\"\n"));
+	cr_expect_eq(strncmp(r2, "megatron-1.7b,", 14), 0, "%s", out);
+	cr_expect_eq(strncmp(out, "scenario,model,topology,gpu,nodes,gpus,dp,tp,pp,", 48), 0, "%s", out);
+	cr_expect(strstr(out, ",status,error\n"));
+	cr_expect(strstr(r1, ",ok,\n"), "%s", r1);
+	/* the one field with a comma is the only quoted one */
+	cr_expect(strstr(r1, ",\"V100 server, 1 GPU per node, EDR InfiniBand\",Tesla V100-SXM2-32GB,1,1,1,1,1,false,"),
+		  "%s", r1);
+	cr_expect(strstr(r2, ",fp16,2.95606364,"), "%s", r2);
+	cr_expect(!strstr(out, "e+") && !strstr(out, "e-0"), "an exponent in %s", out);
 	free(out);
 	free(err);
 }
@@ -307,7 +314,10 @@ Test(run_many, usage_errors_exit_2)
 	cr_expect(strstr(err, "-j: expected a number in [1, 1024], got '0'"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --format ''", NULL, &err), 2);
-	cr_expect(strstr(err, "--format: expected json, csv or json,csv, got ''"), "%s", err);
+	cr_expect(strstr(err, "--format: expected a list of json, csv, svg, html, got ''"), "%s", err);
+	free(err);
+	cr_expect_eq(run_ddlsim("run x.json --format json,pdf", NULL, &err), 2);
+	cr_expect(strstr(err, "--format: expected json, csv, svg or html, got 'pdf'"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --timeout nan", NULL, &err), 2);
 	free(err);

@@ -114,7 +114,11 @@ Test(scenario, negative_bandwidth_in_topology)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
-	char *bad = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300");
+	char *bad0 = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300"), gpu[1100];
+	/* the copy lives elsewhere: its GPU preset by absolute path */
+	snprintf(gpu, sizeof(gpu), "\"%s\"", src_path("gpus/a100-sxm4-80gb.json"));
+	char *bad = subst(bad0, "\"../gpus/a100-sxm4-80gb.json\"", gpu);
+	free(bad0);
 	char *tp = write_file(d, "topo.json", bad);
 	char *s = scenario("\"dp\": 16", "512", "", tp);
 	char want[2048];
@@ -195,7 +199,7 @@ Test(scenario, gradient_reduction_dtype_is_checked)
 Test(scenario, empty_output_formats_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"output\": {\"formats\": []}", NULL);
-	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", got an empty list\n");
+	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list\n");
 }
 
 Test(scenario, too_many_nodes_for_the_fabric_is_an_input_error)
@@ -408,4 +412,63 @@ Test(scenario, tp_comm_overlap_needs_sequence_parallelism)
 		     "(parallel.sp) with tp > 1, got sp = false, tp = 2\n");
 	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": 0}", NULL),
 		     "%s: /communication/tp_comm_overlap: error: expected a boolean, got integer\n");
+}
+
+/* ---- gpus_per_node_used ------------------------------------------------- */
+
+static char *gb200_scenario(const char *dir, const char *name, const char *used)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"%s\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":2,%s"
+		 "\"parallel\":{\"tp\":8,\"dp\":16,\"zero\":1},"
+		 "\"training\":{\"seq_len\":4096,\"global_batch\":1024,\"micro_batch\":1,\"precision\":\"bf16\"}}",
+		 name, src_path("models/zoo/llama2-7b.json"), src_path("topologies/gb200-nvl72.json"), used);
+	char file[128];
+	snprintf(file, sizeof(file), "%s.json", name);
+	return write_file(dir, file, text);
+}
+
+Test(scenario, gpus_per_node_used_runs_64_of_an_nvl72_racks_72_gpus, .timeout = 120)
+{
+	char *d = tmp_dir(), *p = gb200_scenario(d, "gb64", "\"gpus_per_node_used\":64,");
+	char args[2048], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/out", p, d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "cluster      2 x GB200 NVL72 = 128 x B200 (GB200) (64 of 72 GPUs per node used)"),
+		  "%s", out);
+	char rd[1200];
+	snprintf(rd, sizeof(rd), "%s/out", d);
+	json_t *r = load_report(rd);
+	cr_assert(r);
+	cr_expect_eq(jnum(r, "scenario/gpus"), 128);
+	cr_expect_eq(jnum(r, "scenario/topology/gpus_per_node"), 64);
+	cr_expect_eq(jnum(r, "scenario/topology/gpus_per_node_physical"), 72);
+	json_decref(r);
+	free(out);
+	free(err);
+	free(p);
+	free(d);
+}
+
+Test(scenario, gpus_per_node_used_must_fit_the_node_and_the_plan)
+{
+	char *d = tmp_dir(), *p = gb200_scenario(d, "gb80", "\"gpus_per_node_used\":80,");
+	char args[2048], *err = NULL, want[1400];
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpus_per_node_used: error: must be between 1 and the 72 GPUs per node "
+		 "of topology 'GB200 NVL72', got 80\n", p);
+	cr_expect_str_eq(err, want);
+	free(err);
+	free(p);
+	/* 2 x 60 GPUs: dp 16 x tp 8 = 128 ranks do not match 120 GPUs */
+	p = gb200_scenario(d, "gb60", "\"gpus_per_node_used\":60,");
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "120"), "%s", err);
+	free(err);
+	free(p);
+	free(d);
 }

@@ -226,3 +226,91 @@ Test(topology, platform_matches_paths_nonblocking_groups)
 	free(p);
 	free(dir);
 }
+
+/* ---- GPU presets -------------------------------------------------------- */
+
+/* A 1.4 topology whose gpu is the JSON text given. */
+static char *preset_topo(const char *dir, const char *version, const char *gpu)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.topology\",\"schema_version\":\"%s\",\"name\":\"t\",\"source\":\"s\","
+		 "\"gpu\":%s,\"node\":" NODE_1GPU ",\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":1}}",
+		 version, gpu);
+	return write_file(dir, "t.json", text);
+}
+
+Test(topology, gpu_preset_by_path_equals_the_inline_description)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	char gpu[1100];
+	snprintf(gpu, sizeof(gpu), "\"%s\"", src_path("gpus/h100-sxm5-80gb.json"));
+	char *dir = tmp_dir(), *p = preset_topo(dir, "1.4", gpu);
+	struct topology *t = topology_load(p, &d);
+	cr_assert(t, "%s", diag_text(&d));
+	cr_expect_str_eq(t->gpu.name, "H100-SXM5-80GB");
+	cr_expect_float_eq(t->gpu.peak_flops[DTYPE_BF16], 989.4e12, 1);
+	cr_expect_float_eq(t->gpu.hbm_bytes, 85520809984.0, 0.5);   /* hbm_total_bytes */
+	cr_expect_float_eq(t->gpu.gemm_eff_max, 0.803, 1e-12);
+	cr_expect_float_eq(t->gpu.tdp_W, 700, 1e-9);
+	cr_expect_str_eq(t->gpu_preset, src_path("gpus/h100-sxm5-80gb.json"));
+	topology_destroy(t);
+	diag_finish(&d);
+	free(p);
+	free(dir);
+}
+
+Test(topology, gpu_preset_overrides_replace_fields_and_merge_objects)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	char gpu[1400];
+	/* an A100 40 GB described as the 80 GB preset with two fields changed */
+	snprintf(gpu, sizeof(gpu), "{\"preset\":\"%s\",\"name\":\"A100-40\",\"hbm_GB\":40,"
+		 "\"efficiency\":{\"mem_max\":0.9},\"power\":{\"tdp_W\":400,\"idle_W\":50,\"source\":\"x\"}}",
+		 src_path("gpus/a100-sxm4-80gb.json"));
+	char *dir = tmp_dir(), *p = preset_topo(dir, "1.4", gpu);
+	struct topology *t = topology_load(p, &d);
+	cr_assert(t, "%s", diag_text(&d));
+	cr_expect_str_eq(t->gpu.name, "A100-40");
+	cr_expect_float_eq(t->gpu.mem_eff_max, 0.9, 1e-12);
+	/* the preset's other efficiencies stay */
+	struct topology *ref = topology_load(src_path("topologies/dgx-a100.json"), &d);
+	cr_assert(ref);
+	cr_expect_float_eq(t->gpu.gemm_eff_max, ref->gpu.gemm_eff_max, 1e-12);
+	cr_expect_float_eq(t->gpu.peak_flops[DTYPE_BF16], ref->gpu.peak_flops[DTYPE_BF16], 1);
+	cr_expect_float_eq(t->gpu.tdp_W, 400, 1e-9);
+	topology_destroy(ref);
+	topology_destroy(t);
+	diag_finish(&d);
+	free(p);
+	free(dir);
+}
+
+Test(topology, gpu_preset_needs_1_4_and_a_bad_preset_names_its_own_file)
+{
+	char *dir = tmp_dir(), *err = NULL, args[1200];
+	char *p = preset_topo(dir, "1.3", "\"g.json\"");
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "/gpu: error: a GPU preset needs schema_version \"1.4\" (the file says \"1.3\")"),
+		  "%s", err);
+	free(err);
+	free(p);
+	char *g = write_file(dir, "g.json", "{\"schema\":\"ddlsim.gpu\",\"schema_version\":\"1.0\","
+			     "\"name\":\"g\",\"peak_tflops\":{\"fp32\":10},\"hbm_GB\":-1,\"hbm_bw_GBps\":900,"
+			     "\"sm_count\":80,\"sources\":{\"hbm_GB\":\"datasheet\"},\"colour\":1}");
+	p = preset_topo(dir, "1.4", "\"g.json\"");
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	char want[1200];
+	snprintf(want, sizeof(want), "%s: /hbm_GB: error:", g);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /colour: error:", g);
+	cr_expect(strstr(err, want), "%s", err);
+	cr_expect(!strstr(err, "missing required key 'gpu'"), "%s", err);
+	free(err);
+	free(g);
+	free(p);
+	free(dir);
+}

@@ -1,0 +1,495 @@
+/* plot: the report's pictures (see plot.h).
+ *
+ * Layout: every chart is W x H px with the plot area inset by fixed
+ * margins and the legend in a column at the right, so the HTML report can
+ * stack them at one width. A Gantt of a long schedule (many stages times
+ * many micro-batches) would be hundreds of thousands of rectangles: past
+ * GANTT_MAX_RECTS passes only the first micro-batches are drawn and the
+ * caption says how many of how many (no silent caps). */
+#include "plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bug.h"
+#include "report.h"
+#include "schedule.h"
+#include "svg.h"
+#include "xalloc.h"
+
+#define GB 1e9
+#define W 820.0
+#define H 420.0
+#define ML 70.0                 /* margins: left, right (legend), top, bottom */
+#define MR 190.0
+#define MT 40.0
+#define MB 60.0
+#define GANTT_MAX_RECTS 20000
+
+static struct svg_axes frame(double x0, double x1, double y0, double y1)
+{
+	struct svg_axes a = { x0, x1, y0, y1, ML, MT, W - ML - MR, H - MT - MB, false, false };
+	return a;
+}
+
+/* ---- breakdown ------------------------------------------------------- */
+
+enum { BK_COMPUTE, BK_TP, BK_CP, BK_DP, BK_PARAM, BK_PP, BK_BUBBLE, BK_IDLE, BK_N };
+static const char *const bk_names[BK_N] = {
+	"compute", "exposed TP comm", "exposed CP comm", "exposed DP comm",
+	"exposed param comm", "exposed PP comm", "pipeline bubble", "idle"
+};
+static const char *const bk_colors[BK_N] = {
+	"#4e79a7", "#f28e2b", "#b07aa1", "#e15759", "#ff9da7", "#76b7b2", "#edc948", "#bab0ac"
+};
+
+char *plot_breakdown_svg(const struct result *r)
+{
+	int ns = r->nstages > 0 ? r->nstages : 1;
+	double *v = xcalloc((size_t)ns * BK_N, sizeof(double));
+	int *cnt = xcalloc((size_t)ns, sizeof(int));
+	static const int cat[BK_N] = { -1, CAT_TP_COMM, CAT_CP_COMM, CAT_DP_COMM, CAT_PARAM_COMM,
+				       CAT_PP_COMM, -1, -1 };
+	for (int i = 0; i < r->eng.nranks; i++) {
+		const struct engine_rank_stats *st = &r->eng.rank[i];
+		int s = st->stage < ns ? st->stage : 0;
+		struct result_split x = result_rank_split(r, i);
+		double *row = v + (size_t)s * BK_N;
+		row[BK_COMPUTE] += x.compute_s;
+		for (int k = BK_TP; k <= BK_PP; k++)
+			row[k] += st->exposed_s[cat[k]];
+		row[BK_BUBBLE] += x.bubble_s;
+		row[BK_IDLE] += x.idle_s;
+		cnt[s]++;
+	}
+	double ymax = r->iteration_s;
+	for (int s = 0; s < ns; s++) {
+		double tot = 0;
+		for (int k = 0; k < BK_N; k++)
+			tot += (v[(size_t)s * BK_N + k] /= (cnt[s] ? cnt[s] : 1));
+		if (tot > ymax)
+			ymax = tot;
+	}
+	double y0 = 0;
+	svg_axes_nice(&y0, &ymax, false);
+	struct svg_axes a = frame(0, ns, 0, ymax);
+	a.xcat = true;
+	char title[256];
+	snprintf(title, sizeof(title), "Iteration breakdown per pipeline stage%s%s",
+		 r->meta.name ? ": " : "", r->meta.name ? r->meta.name : "");
+	struct svg *g = svg_create(W, H, title);
+	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", title);
+	svg_axes_draw(g, &a, "pipeline stage (mean over the stage's ranks)", "time per iteration (s)");
+	double slot = a.pw / ns, bw = slot * 0.7 > 60 ? 60 : slot * 0.7;
+	for (int s = 0; s < ns; s++) {
+		double x = a.px + slot * (s + 0.5) - bw / 2, acc = 0;
+		for (int k = 0; k < BK_N; k++) {
+			double t = v[(size_t)s * BK_N + k];
+			if (t <= 0)
+				continue;
+			char tip[160];
+			snprintf(tip, sizeof(tip), "stage %d: %s %.6f s (%.1f%% of the iteration)", s,
+				 bk_names[k], t, r->iteration_s > 0 ? 100 * t / r->iteration_s : 0);
+			svg_rect(g, x, svg_ax_y(&a, acc + t), bw, svg_ax_y(&a, acc) - svg_ax_y(&a, acc + t),
+				 bk_colors[k], tip);
+			acc += t;
+		}
+		if (ns <= 32 || s % ((ns + 31) / 32) == 0)
+			svg_text(g, a.px + slot * (s + 0.5), a.py + a.ph + 16, "middle", 11, 0, "%d", s);
+	}
+	double yi = svg_ax_y(&a, r->iteration_s);
+	svg_line(g, a.px, yi, a.px + a.pw, yi, "#333333", 1, true);
+	svg_text(g, a.px + a.pw, yi - 4, "end", 10, 0, "iteration %.4f s", r->iteration_s);
+	svg_legend(g, W - MR + 16, MT, bk_names, bk_colors, BK_N);
+	free(v);
+	free(cnt);
+	return svg_finish(g, NULL);
+}
+
+/* ---- gantt ------------------------------------------------------------ */
+
+struct gstep {
+	double start, end;
+	struct sched_step st;
+};
+
+char *plot_gantt_svg(const struct result *r)
+{
+	const struct plan *pl = &r->plan;
+	int p = r->nstages > 0 ? r->nstages : 1;
+	int v = pl->schedule == SCHED_INTERLEAVED && pl->interleave > 1 ? pl->interleave : 1;
+	long m = plan_microbatches(pl);
+	if (m < 1)
+		m = 1;
+	int nv = p * v, nsteps = (int)(2 * m * v);
+	long layers = inputs_model(r->in)->layers;
+	struct gstep **g = xcalloc((size_t)p, sizeof(*g));
+	double *fdone = xcalloc((size_t)(m * nv), sizeof(double));   /* end time; <0 not yet */
+	double *bdone = xcalloc((size_t)(m * nv), sizeof(double));
+	double *frac = xcalloc((size_t)nv, sizeof(double));
+	int *next = xcalloc((size_t)p, sizeof(int));
+	double *free_at = xcalloc((size_t)p, sizeof(double));
+	for (long i = 0; i < m * nv; i++)
+		fdone[i] = bdone[i] = -1;
+	for (int s = 0; s < p; s++) {
+		double tot = 0;
+		for (int c = 0; c < v; c++) {
+			int first;
+			tot += frac[c * p + s] = plan_vstage_layers(pl, layers, c * p + s, nv, &first);
+		}
+		for (int c = 0; c < v; c++)
+			frac[c * p + s] = tot > 0 ? frac[c * p + s] / tot : 1.0 / v;
+		struct sched_step *o = schedule_order(pl->schedule, p, s, (int)m, v);
+		g[s] = xcalloc((size_t)nsteps, sizeof(**g));
+		for (int k = 0; k < nsteps; k++)
+			g[s][k].st = o[k];
+		free(o);
+	}
+	/* list-schedule: repeatedly run every stage's next pass whose producer
+	 * has ended; a round without progress would be a schedule bug */
+	double end = 0;
+	for (int left = p * nsteps; left > 0;) {
+		int progressed = 0;
+		for (int s = 0; s < p; s++) {
+			while (next[s] < nsteps) {
+				struct gstep *x = &g[s][next[s]];
+				int vs = x->st.chunk * p + s;
+				long id = x->st.mb * nv + vs;
+				double ready;
+				if (x->st.fwd)
+					ready = vs == 0 ? 0 : fdone[id - 1];
+				else
+					ready = vs == nv - 1 ? fdone[id] : bdone[id + 1];
+				if (ready < 0)
+					break;
+				double dur = (x->st.fwd ? r->stage[s].compute_fwd_s : r->stage[s].compute_bwd_s) * frac[vs];
+				x->start = ready > free_at[s] ? ready : free_at[s];
+				x->end = free_at[s] = x->start + dur;
+				(x->st.fwd ? fdone : bdone)[id] = x->end;
+				if (x->end > end)
+					end = x->end;
+				next[s]++;
+				left--;
+				progressed++;
+			}
+		}
+		BUG_ON(!progressed, "the schedule of %d stages deadlocks in the Gantt replay", p);
+	}
+	/* draw */
+	long mshow = m;
+	if ((long)p * nsteps > GANTT_MAX_RECTS)
+		mshow = GANTT_MAX_RECTS / ((long)p * 2 * v) > 0 ? GANTT_MAX_RECTS / ((long)p * 2 * v) : 1;
+	double x0 = 0, x1 = end > 0 ? end : 1;
+	if (r->iteration_s > x1)
+		x1 = r->iteration_s;
+	svg_axes_nice(&x0, &x1, false);
+	double h = MT + MB + (p * 26.0 < 80 ? 80 : p * 26.0 > 900 ? 900 : p * 26.0);
+	struct svg_axes a = { x0, x1, 0, p, ML, MT, W - ML - MR, h - MT - MB, false, false };
+	char title[256];
+	snprintf(title, sizeof(title), "Pipeline schedule of one iteration (%s, %d stages, %ld micro-batches, %d chunks per stage)",
+		 schedule_registry[pl->schedule].name, p, m, v);
+	struct svg *sv = svg_create(W, h, title);
+	svg_text(sv, W / 2, 22, "middle", 14, 0, "%s", title);
+	/* the frame by hand: categorical y (stages), time on x */
+	double sx = a.pw / (x1 - x0), row = a.ph / p;
+	for (int k = 0; k <= 6; k++) {
+		double tv = x0 + (x1 - x0) * k / 6, x = a.px + (tv - x0) * sx;
+		svg_line(sv, x, a.py, x, a.py + a.ph, "#e0e0e0", 1, false);
+		svg_text(sv, x, a.py + a.ph + 16, "middle", 11, 0, "%.3g", tv);
+	}
+	svg_line(sv, a.px, a.py + a.ph, a.px + a.pw, a.py + a.ph, "#333333", 1.2, false);
+	svg_line(sv, a.px, a.py, a.px, a.py + a.ph, "#333333", 1.2, false);
+	svg_text(sv, a.px + a.pw / 2, a.py + a.ph + 36, "middle", 12, 0,
+		 "time from the start of the iteration (s), compute passes only");
+	svg_text(sv, a.px - 46, a.py + a.ph / 2, "middle", 12, -90, "pipeline stage");
+	for (int s = 0; s < p; s++) {
+		double y = a.py + row * s;
+		if (p <= 40 || s % ((p + 39) / 40) == 0)
+			svg_text(sv, a.px - 6, y + row / 2 + 4, "end", 11, 0, "%d", s);
+		for (int k = 0; k < nsteps; k++) {
+			const struct gstep *x = &g[s][k];
+			if (x->st.mb >= mshow)
+				continue;
+			char tip[128];
+			snprintf(tip, sizeof(tip), "stage %d %s micro-batch %d chunk %d: %.6f-%.6f s", s,
+				 x->st.fwd ? "forward" : "backward", x->st.mb, x->st.chunk, x->start, x->end);
+			const char *col = x->st.fwd ? (x->st.chunk % 2 ? "#a0cbe8" : "#4e79a7")
+						    : (x->st.chunk % 2 ? "#ffbe7d" : "#f28e2b");
+			double rx = a.px + (x->start - x0) * sx, rw = (x->end - x->start) * sx;
+			svg_rect(sv, rx, y + row * 0.1, rw > 0.3 ? rw - 0.3 : rw, row * 0.8, col, tip);
+			if (rw > 16 && row >= 12)
+				svg_text(sv, rx + rw / 2, y + row / 2 + 4, "middle", 9, 0, "%d", x->st.mb);
+		}
+	}
+	double xi = a.px + (r->iteration_s - x0) * sx;
+	if (r->iteration_s <= x1) {
+		svg_line(sv, xi, a.py, xi, a.py + a.ph, "#333333", 1, true);
+		svg_text(sv, xi - 2, a.py - 4, "end", 10, 0, "simulated iteration %.4f s", r->iteration_s);
+	}
+	static const char *const names[] = { "forward (chunk 0, 2, ...)", "forward (chunk 1, 3, ...)",
+					     "backward (chunk 0, 2, ...)", "backward (chunk 1, 3, ...)" };
+	static const char *const cols[] = { "#4e79a7", "#a0cbe8", "#f28e2b", "#ffbe7d" };
+	svg_legend(sv, W - MR + 16, MT, names, cols, v > 1 ? 4 : 1);
+	if (v == 1)
+		svg_legend(sv, W - MR + 16, MT + 18, names + 2, cols + 2, 1);
+	svg_text(sv, W - MR + 16, MT + 90, "start", 10, 0, "numbers: micro-batch");
+	if (mshow < m)
+		svg_text(sv, W - MR + 16, MT + 106, "start", 10, 0, "micro-batches 0-%ld of %ld drawn",
+			 mshow - 1, m);
+	for (int s = 0; s < p; s++)
+		free(g[s]);
+	free(g);
+	free(fdone);
+	free(bdone);
+	free(frac);
+	free(next);
+	free(free_at);
+	return svg_finish(sv, NULL);
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+enum { MEM_W, MEM_G, MEM_O, MEM_FP8, MEM_ACT, MEM_LOGITS, MEM_COMM, MEM_CTX, MEM_NCCL, MEM_FRAG, MEM_N };
+static const char *const mem_names[MEM_N] = {
+	"weights", "gradients", "optimizer state", "fp8 weight copies", "activations", "logits",
+	"comm buffers", "CUDA context", "NCCL buffers", "allocator reserve"
+};
+
+static double mem_term(const struct mem_anatomy *m, int k)
+{
+	switch (k) {
+	case MEM_W: return m->weights_bytes;
+	case MEM_G: return m->grads_bytes;
+	case MEM_O: return m->optimizer_bytes;
+	case MEM_FP8: return m->fp8_weight_bytes;
+	case MEM_ACT: return m->activations_bytes;
+	case MEM_LOGITS: return m->logits_bytes;
+	case MEM_COMM: return m->comm_buffer_bytes;
+	case MEM_CTX: return m->context_bytes;
+	case MEM_NCCL: return m->nccl_bytes;
+	default: return m->fragmentation_bytes;
+	}
+}
+
+char *plot_memory_svg(const struct result *r)
+{
+	int ns = r->nstages > 0 ? r->nstages : 1;
+	double cap = inputs_topology(r->in)->gpu.hbm_bytes / GB, ymax = cap;
+	for (int s = 0; s < r->nstages; s++)
+		if (r->stage[s].mem.total_bytes / GB > ymax)
+			ymax = r->stage[s].mem.total_bytes / GB;
+	double y0 = 0;
+	svg_axes_nice(&y0, &ymax, false);
+	struct svg_axes a = frame(0, ns, 0, ymax);
+	a.xcat = true;
+	char title[256];
+	snprintf(title, sizeof(title), "Memory per GPU by pipeline stage (%s)",
+		 r->fits ? "fits" : "does not fit");
+	struct svg *g = svg_create(W, H, title);
+	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", title);
+	svg_axes_draw(g, &a, "pipeline stage", "memory per GPU (GB, 1e9 bytes)");
+	double slot = a.pw / ns, bw = slot * 0.7 > 60 ? 60 : slot * 0.7;
+	for (int s = 0; s < r->nstages; s++) {
+		const struct mem_anatomy *m = &r->stage[s].mem;
+		double x = a.px + slot * (s + 0.5) - bw / 2, acc = 0;
+		for (int k = 0; k < MEM_N; k++) {
+			double t = mem_term(m, k) / GB;
+			if (t <= 0)
+				continue;
+			char tip[160];
+			snprintf(tip, sizeof(tip), "stage %d: %s %.3f GB (%.3f GiB)", s, mem_names[k], t,
+				 t * GB / 1073741824.0);
+			svg_rect(g, x, svg_ax_y(&a, acc + t), bw, svg_ax_y(&a, acc) - svg_ax_y(&a, acc + t),
+				 svg_palette[k], tip);
+			acc += t;
+		}
+		if (ns <= 32 || s % ((ns + 31) / 32) == 0)
+			svg_text(g, a.px + slot * (s + 0.5), a.py + a.ph + 16, "middle", 11, 0, "%d", s);
+	}
+	double yc = svg_ax_y(&a, cap);
+	svg_line(g, a.px, yc, a.px + a.pw, yc, "#d62728", 1.5, true);
+	svg_text(g, a.px + a.pw, yc - 4, "end", 10, 0, "capacity %.1f GB (%.1f GiB)", cap,
+		 cap * GB / 1073741824.0);
+	svg_legend(g, W - MR + 16, MT, mem_names, svg_palette, MEM_N);
+	return svg_finish(g, NULL);
+}
+
+/* ---- sweep and plan points ------------------------------------------- */
+
+struct pt {
+	double gpus, mfu, days, cost;
+	char label[96];
+	bool front;
+};
+
+static double getnum(const json_t *o, const char *k, bool *ok)
+{
+	const json_t *v = json_object_get(o, k);
+	if (!json_is_number(v)) {
+		*ok = false;
+		return 0;
+	}
+	return json_number_value(v);
+}
+
+/* The usable points of records; *left_out counts the others. */
+static struct pt *points(const json_t *records, int *n, int *left_out)
+{
+	size_t cap = json_array_size(records);
+	struct pt *p = xcalloc(cap ? cap : 1, sizeof(*p));
+	*n = *left_out = 0;
+	size_t i;
+	const json_t *rec;
+	json_array_foreach(records, i, rec) {
+		bool ok = json_is_object(rec);
+		const json_t *st = json_object_get(rec, "status");
+		if (!json_is_string(st) || strcmp(json_string_value(st), "ok"))
+			ok = false;
+		struct pt x = { 0 };
+		x.gpus = getnum(rec, "gpus", &ok);
+		x.mfu = getnum(rec, "mfu", &ok);
+		x.days = getnum(rec, "wall_days", &ok);
+		x.cost = getnum(rec, "cost_usd", &ok);
+		if (!ok || !(x.gpus > 0)) {
+			(*left_out)++;
+			continue;
+		}
+		bool b = true;
+		snprintf(x.label, sizeof(x.label), "%s%s%.0f GPUs dp=%.0f tp=%.0f pp=%.0f",
+			 json_is_string(json_object_get(rec, "cluster")) ? json_string_value(json_object_get(rec, "cluster")) : "",
+			 json_is_string(json_object_get(rec, "cluster")) ? ": " : "", x.gpus,
+			 getnum(rec, "dp", &b), getnum(rec, "tp", &b), getnum(rec, "pp", &b));
+		p[(*n)++] = x;
+	}
+	for (int a = 0; a < *n; a++) {
+		p[a].front = true;
+		for (int b = 0; b < *n && p[a].front; b++)
+			if (b != a && p[b].days <= p[a].days && p[b].cost <= p[a].cost &&
+			    (p[b].days < p[a].days || p[b].cost < p[a].cost))
+				p[a].front = false;
+	}
+	return p;
+}
+
+static int cmp_days(const void *a, const void *b)
+{
+	const struct pt *x = a, *y = b;
+	return (x->days > y->days) - (x->days < y->days);
+}
+
+static void caption(struct svg *g, int n, int left_out)
+{
+	svg_text(g, W - MR + 16, MT + 60, "start", 10, 0, "%d plans plotted", n);
+	if (left_out)
+		svg_text(g, W - MR + 16, MT + 76, "start", 10, 0, "%d failed or unpriced left out", left_out);
+}
+
+char *plot_pareto_svg(const json_t *records, const char *title)
+{
+	int n, out;
+	struct pt *p = points(records, &n, &out);
+	double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+	for (int i = 0; i < n; i++) {
+		if (i == 0 || p[i].days > x1) x1 = p[i].days;
+		if (i == 0 || p[i].cost / 1e6 > y1) y1 = p[i].cost / 1e6;
+	}
+	svg_axes_nice(&x0, &x1, false);
+	svg_axes_nice(&y0, &y1, false);
+	struct svg_axes a = frame(x0, x1, y0, y1);
+	char t[256];
+	snprintf(t, sizeof(t), "Time to train vs cost%s%s", title ? ": " : "", title ? title : "");
+	struct svg *g = svg_create(W, H, t);
+	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
+	svg_axes_draw(g, &a, "wall time to train incl. failures (days)", "cost (million USD)");
+	qsort(p, (size_t)n, sizeof(*p), cmp_days);
+	double *xy = xcalloc((size_t)(2 * (n ? n : 1)), sizeof(double));
+	int nf = 0;
+	for (int i = 0; i < n; i++)
+		if (p[i].front) {
+			xy[2 * nf] = svg_ax_x(&a, p[i].days);
+			xy[2 * nf++ + 1] = svg_ax_y(&a, p[i].cost / 1e6);
+		}
+	if (nf > 1)
+		svg_polyline(g, xy, nf, "#e15759", 1.5);
+	for (int i = 0; i < n; i++) {
+		char tip[200];
+		snprintf(tip, sizeof(tip), "%s: %.2f days, $%.3fM, MFU %.1f%%%s", p[i].label, p[i].days,
+			 p[i].cost / 1e6, 100 * p[i].mfu, p[i].front ? " (Pareto front)" : "");
+		svg_circle(g, svg_ax_x(&a, p[i].days), svg_ax_y(&a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
+			   p[i].front ? "#e15759" : "#4e79a7", p[i].front ? "#7f0000" : NULL, tip);
+	}
+	static const char *const names[] = { "simulated plan", "Pareto front" };
+	static const char *const cols[] = { "#4e79a7", "#e15759" };
+	svg_legend(g, W - MR + 16, MT, names, cols, 2);
+	caption(g, n, out);
+	free(xy);
+	free(p);
+	return svg_finish(g, NULL);
+}
+
+char *plot_mfu_svg(const json_t *records, const char *title)
+{
+	int n, out;
+	struct pt *p = points(records, &n, &out);
+	double x0 = 1, x1 = 10, y0 = 0, y1 = 0.1;
+	for (int i = 0; i < n; i++) {
+		if (i == 0 || p[i].gpus < x0) x0 = p[i].gpus;
+		if (i == 0 || p[i].gpus > x1) x1 = p[i].gpus;
+		if (100 * p[i].mfu > y1) y1 = 100 * p[i].mfu;
+	}
+	svg_axes_nice(&x0, &x1, true);
+	svg_axes_nice(&y0, &y1, false);
+	struct svg_axes a = frame(x0, x1, y0, y1);
+	a.xlog = true;
+	char t[256];
+	snprintf(t, sizeof(t), "MFU vs GPU count%s%s", title ? ": " : "", title ? title : "");
+	struct svg *g = svg_create(W, H, t);
+	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
+	svg_axes_draw(g, &a, "GPUs (log scale)", "model FLOPs utilisation (%)");
+	for (int i = 0; i < n; i++) {
+		char tip[200];
+		snprintf(tip, sizeof(tip), "%s: MFU %.2f%%", p[i].label, 100 * p[i].mfu);
+		svg_circle(g, svg_ax_x(&a, p[i].gpus), svg_ax_y(&a, 100 * p[i].mfu), 4,
+			   p[i].front ? "#e15759" : "#4e79a7", NULL, tip);
+	}
+	static const char *const names[] = { "simulated plan", "on the time-cost Pareto front" };
+	static const char *const cols[] = { "#4e79a7", "#e15759" };
+	svg_legend(g, W - MR + 16, MT, names, cols, 2);
+	caption(g, n, out);
+	free(p);
+	return svg_finish(g, NULL);
+}
+
+int plot_write_points(const char *jsonl_path, const char *dir, const char *title, struct diag *d)
+{
+	FILE *f = fopen(jsonl_path, "r");
+	if (!f)
+		return diag_err(d, jsonl_path, "", "cannot read the points for the plots: %s", strerror(errno));
+	json_t *recs = json_array();
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		if (o)
+			json_array_append_new(recs, o);
+	}
+	free(line);
+	fclose(f);
+	int rc = 0;
+	char *svgs[2] = { plot_pareto_svg(recs, title), plot_mfu_svg(recs, title) };
+	const char *names[2] = { "pareto.svg", "mfu-gpus.svg" };
+	for (int i = 0; i < 2; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]);
+		if (!svgs[i])
+			rc = diag_err(d, path, "", "cannot render the plot");
+		else if (report_write_atomic(path, svgs[i], strlen(svgs[i]), d))
+			rc = -1;
+		free(path);
+		free(svgs[i]);
+	}
+	json_decref(recs);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* plot: the report's pictures as SVG documents (drawn with svg.h).
+ *
+ *   breakdown  one iteration per pipeline stage as a stacked bar: compute,
+ *              exposed communication per dimension (tp, cp, dp, param,
+ *              pp), pipeline bubble, idle; seconds, averaged over the
+ *              stage's ranks (engine_rank_stats)
+ *   gantt      the pipeline schedule of one iteration: each stage's
+ *              forward and backward passes in the schedule's order
+ *              (schedule_order()) with the stage's per-micro-batch times
+ *              (stage_result), each pass starting when its stage is free
+ *              and its producer pass (previous virtual stage forward, next
+ *              virtual stage backward) has ended; communication is not
+ *              drawn (the per-task timeline is `ddlsim run --trace`)
+ *   memory     per-GPU memory anatomy per stage as stacked bars against
+ *              the GPU's capacity (dashed line); GB (1e9 bytes)
+ *   pareto     sweeps and plans: wall time to train vs cost, one point per
+ *              simulated plan, the Pareto front (no other plan both faster
+ *              and cheaper) joined and ringed
+ *   mfu        sweeps and plans: MFU against the number of GPUs (log x)
+ *
+ * Every plot has axes with units and a legend. Each function returns the
+ * document's text (caller frees), NULL when the stream failed. */
+#ifndef DDLSIM_PLOT_H
+#define DDLSIM_PLOT_H
+
+#include <jansson.h>
+
+#include "result.h"
+
+char *plot_breakdown_svg(const struct result *r);
+char *plot_gantt_svg(const struct result *r);
+char *plot_memory_svg(const struct result *r);
+
+/* Sweep and plan plots from tidy records (reports/tidy.h): an array of
+ * objects; records whose status is not "ok" or that lack the figures
+ * (gpus, mfu, wall_days, cost_usd) are left out and counted in the
+ * caption. */
+char *plot_pareto_svg(const json_t *records, const char *title);
+char *plot_mfu_svg(const json_t *records, const char *title);
+
+/* Read the JSON lines at jsonl_path and write DIR/pareto.svg and
+ * DIR/mfu-gpus.svg (atomically). Returns 0, or -1 after reporting into d. */
+int plot_write_points(const char *jsonl_path, const char *dir, const char *title, struct diag *d);
+
+#endif

@@ -1,0 +1,64 @@
+/* trace: the replay of one iteration as a Chrome trace-event file
+ * (JSON object format), which Perfetto (ui.perfetto.dev) and
+ * chrome://tracing open.
+ *
+ *   process   one per simulated rank (pid = rank), named "rank R (stage
+ *             S)"; its label says which ranks it stands for when the
+ *             simulation was folded (engine.h)
+ *   thread    one per stream (tid = enum stream): compute, tp, dp, param,
+ *             send, recv_prev, recv_next, cp
+ *   slice     one complete event ("X") per task, ts and dur in
+ *             microseconds of simulated time; args: category, micro-batch,
+ *             chunk, FLOPs (compute), bytes and merged calls (collectives,
+ *             sends, receives), peer rank (sends, receives). Compute tasks
+ *             carry no layer or kernel name: a program's task is a whole
+ *             block pass (program.h), not one kernel
+ *   flow      an arrow from each pipeline send to its receive (the k-th
+ *             send from rank a in one direction is the k-th receive of
+ *             its peer in that direction: mailboxes are FIFO)
+ *   counter   "memory in use (GB)" per rank: the stage's anatomy without
+ *             activations, plus the activations of the (micro-batch,
+ *             chunk) pairs alive (first forward task started, last
+ *             backward task not ended), each 1 / peak of the anatomy's
+ *             activations, so the counter peaks at the anatomy's total
+ *
+ * Events are written to the file as the engine reports them (nothing is
+ * held but the memory steps), into a temporary file renamed on
+ * trace_finish(): a failed run leaves no trace. --trace-ranks limits the
+ * ranks recorded.
+ *   links     a process "busiest links": one counter per link, its usage
+ *             in percent of its bandwidth, sampled every period (the
+ *             engine's link sampler, engine.h); changes only are written;
+ *             the 8 links that carried the most bytes. Sampling is
+ *             instantaneous usage, so a flow shorter than the period can
+ *             be missed: a finer --trace-link-period sees it. */
+#ifndef DDLSIM_TRACE_H
+#define DDLSIM_TRACE_H
+
+#include "diag.h"
+#include "engine.h"
+#include "result.h"
+
+struct trace;
+
+/* Start a trace to path recording the ranks in ranks ("0-7,64"; NULL or
+ * "all": every simulated rank), and every link_period_s of simulated time
+ * (0: not at all) the usage of every link, of which the busiest
+ * TRACE_BUSIEST_LINKS (8, by bytes carried) become counters. Returns NULL after reporting (a bad
+ * selection, the file cannot be created). */
+struct trace *trace_create(const char *path, const char *ranks, double link_period_s, struct diag *d);
+/* Check a rank selection as trace_create() reads it. Returns 0, or -1
+ * after reporting. */
+int trace_ranks_check(const char *ranks, struct diag *d);
+/* The observer to pass to simulate_run_observed() (borrowed from tr). */
+const struct engine_observer *trace_observer(struct trace *tr);
+/* Write the process names, labels and counters of the simulated result r
+ * and move the file into place. Frees tr. Returns 0, or -1 after
+ * reporting (no file left behind). */
+int trace_finish(struct trace *tr, const struct result *r, struct diag *d);
+/* Drop the trace (no file left behind); NULL is a no-op. */
+void trace_destroy(struct trace *tr);
+/* Events written so far (slices, flows). */
+long trace_events(const struct trace *tr);
+
+#endif
