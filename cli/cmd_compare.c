@@ -36,16 +36,7 @@ struct cctx {
 static void job(void *ctx, int i, struct result_row *row)
 {
 	struct cctx *c = ctx;
-	struct result r;
-	struct diag d;
-	diag_init(&d, NULL);
-	if (simulate_run(c->sc[i]->in, &c->sc[i]->plan, &r, &d))
-		result_row_fail(row, RESULT_FAILED, diag_text(&d));
-	else {
-		result_row_fill(row, &r);
-		result_finish(&r);
-	}
-	diag_finish(&d);
+	simulate_row(c->sc[i]->in, &c->sc[i]->plan, row);
 }
 
 static void done(void *ctx, int i, const struct result_row *row)

@@ -68,16 +68,7 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct pctx *p = ctx;
 	struct fin *f = &p->f[i];
-	struct result r;
-	struct diag d;
-	diag_init(&d, NULL);
-	if (simulate_run(p->g->clusters[f->c.cluster].in, &f->c.plan, &r, &d))
-		result_row_fail(row, RESULT_FAILED, diag_text(&d));
-	else {
-		result_row_fill(row, &r);
-		result_finish(&r);
-	}
-	diag_finish(&d);
+	simulate_row(p->g->clusters[f->c.cluster].in, &f->c.plan, row);
 }
 
 static void done(void *ctx, int i, const struct result_row *row)

@@ -128,17 +128,7 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct sw *w = ctx;
 	struct point *p = &w->pts[i];
-	struct result r;
-	struct diag d;
-	diag_init(&d, NULL);
-	if (simulate_run(p->sc->in, &p->sc->plan, &r, &d)) {
-		result_row_fail(row, RESULT_FAILED, diag_text(&d));
-		row->plan = p->sc->plan;
-	} else {
-		result_row_fill(row, &r);
-		result_finish(&r);
-	}
-	diag_finish(&d);
+	simulate_row(p->sc->in, &p->sc->plan, row);
 }
 
 static void done(void *ctx, int i, const struct result_row *row)

@@ -195,18 +195,7 @@ static void val_job(void *ctx, int i, struct result_row *row)
 {
 	struct suite *su = ctx;
 	struct scenario *sc = su->c[i].sc;
-	struct result r;
-	struct diag d;
-
-	diag_init(&d, NULL);
-	if (simulate_run(sc->in, &sc->plan, &r, &d)) {
-		result_row_fail(row, RESULT_FAILED, diag_text(&d));
-		goto out;
-	}
-	result_row_fill(row, &r);
-	result_finish(&r);
-out:
-	diag_finish(&d);
+	simulate_row(sc->in, &sc->plan, row);
 }
 
 static void val_done(void *ctx, int i, const struct result_row *row)

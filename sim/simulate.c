@@ -1286,3 +1286,19 @@ out:
 	free(pp);
 	return rc;
 }
+
+void simulate_row(const struct inputs *in, const struct plan *pl, struct result_row *row)
+{
+	struct result r;
+	struct diag d;
+
+	diag_init(&d, NULL);
+	if (simulate_run(in, pl, &r, &d)) {
+		result_row_fail(row, RESULT_FAILED, diag_text(&d));
+		row->plan = *pl;
+	} else {
+		result_row_fill(row, &r);
+		result_finish(&r);
+	}
+	diag_finish(&d);
+}

@@ -26,6 +26,11 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			  const struct engine_observer *obs, struct result *r, struct diag *d);
 
+/* Simulate pl on in into a runner row: the headline figures, or status
+ * RESULT_FAILED with the error text; the row carries pl either way. For
+ * a runner job (runner.h), which must not print: messages go to the row. */
+void simulate_row(const struct inputs *in, const struct plan *pl, struct result_row *row);
+
 /* Build stage's program without running it (tests, trace export), priced
  * as simulate_run() prices it. Returns 0 or -1. */
 int simulate_build_program(const struct inputs *in, const struct plan *pl, int stage,
