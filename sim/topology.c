@@ -459,7 +459,8 @@ static void load_fabric(struct jobj *fab, struct topology *t)
  * unit. The limits are documented here:
  *   peak            <= 1e6 TFLOP/s    (today's GPUs: 1e3 to 1e4)
  *   HBM             <= 1e5 GB          (warning above 1e4 GB)
- *   bandwidths      <= 1e6 GB/s        (NIC warning above 3.2 Tb/s per port)
+ *   bandwidths      <= 1e12 GB/s       (NIC warning above 3.2 Tb/s per port;
+ *                                       tests use 1e9 GB/s as "free")
  *   latencies       <= 1e6 us */
 static void check_ranges(const struct topology *t, const char *f, struct diag *d)
 {
@@ -470,11 +471,11 @@ static void check_ranges(const struct topology *t, const char *f, struct diag *d
 		{ "/gpu/peak_tflops/fp8", t->gpu.peak_flops[DTYPE_FP8], 1e18, "TFLOP/s", 1e12 },
 		{ "/gpu/peak_tflops/tf32", t->gpu.peak_flops[DTYPE_TF32], 1e18, "TFLOP/s", 1e12 },
 		{ "/gpu/hbm_GB", t->gpu.hbm_bytes, 1e14, "GB", 1e9 },
-		{ "/gpu/hbm_bw_GBps", t->gpu.hbm_bw_Bps, 1e15, "GB/s", 1e9 },
+		{ "/gpu/hbm_bw_GBps", t->gpu.hbm_bw_Bps, 1e21, "GB/s", 1e9 },
 		{ "/gpu/memory_reserved_GB", t->gpu.mem_reserved_bytes, 1e14, "GB", 1e9 },
-		{ "/node/intra/bw_GBps", t->intra_bw_Bps, 1e15, "GB/s", 1e9 },
-		{ "/node/intra/host_bw_GBps", t->host_bw_Bps, 1e15, "GB/s", 1e9 },
-		{ "/node/nics/bw_Gbps", t->nic_bw_Bps, 1e15, "Gb/s", 1e9 / 8 },
+		{ "/node/intra/bw_GBps", t->intra_bw_Bps, 1e21, "GB/s", 1e9 },
+		{ "/node/intra/host_bw_GBps", t->host_bw_Bps, 1e21, "GB/s", 1e9 },
+		{ "/node/nics/bw_Gbps", t->nic_bw_Bps, 1e21, "Gb/s", 1e9 / 8 },
 		{ "/node/nics/latency_us", t->nic_latency_s, 1, "us", 1e-6 },
 		{ "/node/intra/latency_us", t->intra_latency_s, 1, "us", 1e-6 },
 		{ "/fabric/latency_us", t->fabric_latency_s, 1, "us", 1e-6 },
@@ -483,7 +484,7 @@ static void check_ranges(const struct topology *t, const char *f, struct diag *d
 		if (!isfinite(r[i].v) || r[i].v > r[i].max)
 			diag_err(d, f, r[i].jpath, "expected at most %g %s, got %g", r[i].max / r[i].scale,
 				 r[i].unit, r[i].v / r[i].scale);
-	if (t->nic_bw_Bps > 3.2e12 / 8 && isfinite(t->nic_bw_Bps) && t->nic_bw_Bps <= 1e15)
+	if (t->nic_bw_Bps > 3.2e12 / 8 && isfinite(t->nic_bw_Bps) && t->nic_bw_Bps <= 1e21)
 		diag_warn(d, f, "/node/nics/bw_Gbps", "%g Gb/s per NIC is more than any NIC ships "
 			  "(800 Gb/s in 2025); the unit is Gb/s", t->nic_bw_Bps * 8 / 1e9);
 	if (t->gpu.hbm_bytes > 1e13 && t->gpu.hbm_bytes <= 1e14)
