@@ -76,7 +76,9 @@
  * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
  * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
  * share it (each rank's process updates its shard on its share of the
- * cores). */
+ * cores). The figure was transcribed without re-reading the table in the
+ * session that added it: check it against the paper before relying on
+ * offload times. */
 #define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
 #include "simulate.h"
 
