@@ -43,6 +43,10 @@ void cmd_calib_usage(FILE *f);
 int cmd_collective(int argc, char **argv);
 void cmd_collective_usage(FILE *f);
 
+/* Parse option opt's value v as a number in [lo, hi] into *out. Returns 0,
+ * or EXIT_USAGE after saying what was expected (nan, junk, out of range). */
+int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out);
+
 /* Print "ddlsim: error: ..." to stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

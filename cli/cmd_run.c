@@ -90,17 +90,6 @@ struct batch {
 	int n, done, failed;
 };
 
-static int parse_count(const char *opt, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi))
-		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
-	*out = x;
-	return 0;
-}
-
 /* Run one scenario in this process (summary, reports). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
 {
@@ -297,7 +286,7 @@ int cmd_run(int argc, char **argv)
 				goto out_paths;
 			}
 		} else if (!strcmp(a, "--trace-link-period")) {
-			if (++i == argc || parse_count(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
+			if (++i == argc || cli_parse_number(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
 				if (i == argc)
 					cli_usage_error("%s needs seconds", a);
 				goto out_paths;
@@ -311,7 +300,7 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o.quiet = true;
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-			if (++i == argc || parse_count(a, argv[i], 1, 1024, &x)) {
+			if (++i == argc || cli_parse_number(a, argv[i], 1, 1024, &x)) {
 				if (i == argc)
 					cli_usage_error("%s needs a number of jobs", a);
 				goto out_paths;
@@ -319,14 +308,14 @@ int cmd_run(int argc, char **argv)
 			ro.jobs = (int)x;
 			batch = true;
 		} else if (!strcmp(a, "--timeout")) {
-			if (++i == argc || parse_count(a, argv[i], 0.001, 1e7, &ro.timeout_s)) {
+			if (++i == argc || cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s)) {
 				if (i == argc)
 					cli_usage_error("--timeout needs seconds");
 				goto out_paths;
 			}
 			batch = true;
 		} else if (!strcmp(a, "--mem-limit")) {
-			if (++i == argc || parse_count(a, argv[i], 0.01, 1e6, &x)) {
+			if (++i == argc || cli_parse_number(a, argv[i], 0.01, 1e6, &x)) {
 				if (i == argc)
 					cli_usage_error("--mem-limit needs GB");
 				goto out_paths;

@@ -387,17 +387,6 @@ static int check_ratchet(const char *path, const struct family_stat *fam, int nf
 	return over ? 1 : 0;
 }
 
-static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi))
-		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
-	*out = x;
-	return 0;
-}
-
 int cmd_validation(int argc, char **argv)
 {
 	struct runner_opts ro = { .jobs = 1 };
@@ -415,7 +404,7 @@ int cmd_validation(int argc, char **argv)
 				cli_usage_error("%s needs a number of jobs", a);
 				goto out_paths;
 			}
-			if (parse_num(a, argv[i], 1, 1024, &x))
+			if (cli_parse_number(a, argv[i], 1, 1024, &x))
 				goto out_paths;
 			ro.jobs = (int)x;
 		} else if (!strcmp(a, "--timeout")) {
@@ -423,7 +412,7 @@ int cmd_validation(int argc, char **argv)
 				cli_usage_error("--timeout needs seconds");
 				goto out_paths;
 			}
-			if (parse_num(a, argv[i], 0.001, 1e7, &ro.timeout_s))
+			if (cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s))
 				goto out_paths;
 		} else if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
 			if (++i == argc) {

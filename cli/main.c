@@ -2,7 +2,9 @@
  *
  * The command table lives here; each command is its own file. --help is
  * handled before anything touches SimGrid, whose init parses argv. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +35,17 @@ int cli_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\n(see 'ddlsim --help')\n", stderr);
 	return EXIT_USAGE;
+}
+
+int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi))
+		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
+	*out = x;
+	return 0;
 }
 
 static void usage(FILE *f)
