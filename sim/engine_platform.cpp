@@ -8,6 +8,7 @@
  * every link named in a route (links x zones); here nothing is looked up
  * in SimGrid by name. Zones are sealed when they close, the platform at the
  * end. */
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -125,4 +126,16 @@ extern "C" int engine_platform_build(const struct topology *t, int nodes, const 
 extern "C" double engine_platform_link_usage(const void *l)
 {
 	return static_cast<const sg4::Link *>(l)->get_usage();
+}
+
+extern "C" sg_comm_t engine_sendto_async(sg_host_t from, sg_host_t to, double bytes)
+{
+	sg4::CommPtr c = sg4::Comm::sendto_async(from, to, (uint64_t)bytes);
+	c->add_ref();
+	return c.get();
+}
+
+extern "C" void engine_comm_release(sg_comm_t c)
+{
+	intrusive_ptr_release(c);
 }

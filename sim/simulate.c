@@ -1179,10 +1179,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * the fabric's symmetry under this node count, not from its kind. */
 	bool fold = pl->fold == FOLD_ON ||
 		    (pl->fold == FOLD_AUTO && topology_is_symmetric(topo, pl->nodes) &&
-		     (long)pl->tp * pl->cp * pl->dp > 1 &&
-		     /* a forced tree is not exact folded beyond one switch (the
-		      * residue of issue 16): simulate every rank */
-		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
+		     (long)pl->tp * pl->cp * pl->dp > 1);
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
