@@ -1,0 +1,78 @@
+/* test-fold: a folded simulation (one rank per stage simulated, its
+ * replicas' traffic posted where it can meet simulated traffic) gives the
+ * iteration time of the full simulation, to 1e-9, on symmetric fabrics:
+ * fat trees 1:1, 2:1 and 3:1, a rail fabric, placements across leaves,
+ * for ring, tree, hierarchical and auto (engine.c, "folding").
+ *
+ * Each case runs `ddlsim run folded.json unfolded.json`: two simulations,
+ * each in its own process, and compares their reports. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static void fold_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
+			     const char *algo, const char *order)
+{
+	char *d = tmp_dir(), text[2048], args[4096];
+	const char *fold[2] = { "on", "off" };
+	char *path[2];
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"f%s\","
+			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
+			 "\"parallel\":{\"tp\":%d,\"dp\":%d,\"pp\":%d,\"order\":\"%s\"},"
+			 "\"training\":{\"seq_len\":2048,\"global_batch\":%d,\"micro_batch\":1},"
+			 "\"communication\":{\"algorithm\":\"%s\"},\"simulation\":{\"fold\":\"%s\"}}",
+			 fold[i], src_path("models/zoo/llama3-8b.json"), src_path(topo), nodes, tp, dp,
+			 pp, order, dp * 2 * pp, algo, fold[i]);
+		char name[32];
+		snprintf(name, sizeof(name), "%s.json", fold[i]);
+		path[i] = write_file(d, name, text);
+	}
+	char *err = NULL, dir[2][1024];
+	snprintf(args, sizeof(args), "run %s %s --out %s --quiet --format json", path[0], path[1], d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	double it[2];
+	for (int i = 0; i < 2; i++) {
+		snprintf(dir[i], sizeof(dir[i]), "%s/f%s", d, fold[i]);
+		json_t *r = load_report(dir[i]);
+		cr_assert_not_null(r, "no report in %s", dir[i]);
+		it[i] = jnum(r, "summary/iteration_time_s");
+		json_decref(r);
+	}
+	cr_assert(it[0] > 0 && it[1] > 0);
+	cr_assert_lt(fabs(it[0] / it[1] - 1), 1e-9, "%s %s: folded %.17g, unfolded %.17g", topo,
+		     algo, it[0], it[1]);
+	free(err);
+}
+
+#define FT1 "topologies/dgx-h100-fattree3.json"
+#define FT2 "topologies/dgx-h100-fattree2-2to1.json"
+#define FT3 "tests/data/fattree2-3to1.json"
+#define RAIL "topologies/dgx-h100-rail.json"
+
+Test(fold, fat_tree_1to1_ring_tree_hier_auto, .timeout = 600)
+{
+	fold_equals_full(FT1, 8, 8, 8, 1, "ring", "tp,dp,pp");
+	fold_equals_full(FT1, 8, 8, 8, 1, "tree", "tp,dp,pp");
+	fold_equals_full(FT1, 8, 8, 8, 1, "hierarchical", "tp,dp,pp");
+	fold_equals_full(FT1, 8, 8, 8, 1, "auto", "tp,dp,pp");
+}
+
+Test(fold, fat_tree_2to1_and_3to1_across_leaves, .timeout = 600)
+{
+	fold_equals_full(FT2, 8, 4, 16, 1, "tree", "tp,dp,pp");
+	fold_equals_full(FT2, 8, 8, 8, 1, "auto", "tp,dp,pp");
+	fold_equals_full(FT3, 8, 8, 8, 1, "ring", "tp,dp,pp");
+	fold_equals_full(FT3, 8, 8, 8, 1, "tree", "tp,dp,pp");
+}
+
+Test(fold, rail_fabric, .timeout = 600)
+{
+	fold_equals_full(RAIL, 8, 8, 8, 1, "tree", "tp,dp,pp");
+	fold_equals_full(RAIL, 8, 8, 4, 2, "auto", "tp,dp,pp");
+}
