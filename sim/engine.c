@@ -45,6 +45,9 @@ struct cplan {
 	int nmir;               /* -1: not yet listed */
 	signed char posted;     /* folded mirror: -1 unknown, 0 left out, 1 posted */
 	bool closed;            /* its flows are in the closure (fold_closure) */
+	signed char own;        /* folded: -1 unknown, 1 the representative's own
+				 * flows stand for the group's (plan_own_only) */
+	unsigned long long psig;/* hash of its set of (src, dst) pairs */
 };
 
 struct rank_inst;
@@ -79,6 +82,13 @@ struct sim {
 	int *uf;                /* [lcap] union-find over links joined by a flow */
 	bool *rooted;           /* [lcap] by root: joined to simulated traffic */
 	bool lu_binds, pod_binds; /* fat-tree leaf / pod uplinks can limit a rate */
+	int *lown;              /* [lcap] by link id: the one group instance whose
+				 * flows cross it (kind * nranks + leader + 1), 0
+				 * none yet, -1 several or a pipeline message */
+	long long *lpair;       /* [lcap] by link id: src * nranks + dst + 1 of
+				 * the one pair crossing it, 0 none, -1 several */
+	unsigned long long *isig[GROUP_N]; /* [kind][leader] pair-set hash of
+				 * every plan of that instance, 1 if they differ */
 };
 
 struct rank_inst {
@@ -184,7 +194,7 @@ static struct cplan *cplan_get(struct sim *S, int kind, const int *members, int 
 	if (!p)
 		return NULL;
 	int *bd = flows_by_dst(p);
-	S->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false };
+	S->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0 };
 	S->nplans++;
 	return &S->plans[j];
 }
@@ -240,6 +250,8 @@ static int link_id(struct sim *S, unsigned long long k, bool add)
 		S->lcap = ncap;
 		S->uf = xreallocarray(S->uf, ncap, sizeof(*S->uf));
 		S->rooted = xreallocarray(S->rooted, ncap, sizeof(*S->rooted));
+		S->lown = xreallocarray(S->lown, ncap, sizeof(*S->lown));
+		S->lpair = xreallocarray(S->lpair, ncap, sizeof(*S->lpair));
 	}
 	if (!S->lcap)
 		return -1;
@@ -255,6 +267,8 @@ static int link_id(struct sim *S, unsigned long long k, bool add)
 	S->lid[j] = S->nlinks;
 	S->uf[S->nlinks] = S->nlinks;
 	S->rooted[S->nlinks] = false;
+	S->lown[S->nlinks] = 0;
+	S->lpair[S->nlinks] = 0;
 	return S->nlinks++;
 }
 
@@ -284,12 +298,19 @@ static int uf_find(int *uf, int x)
 	return x;
 }
 
-/* Join the binding links of a -> b; mark them as simulated traffic if root. */
-static void fold_join(struct sim *S, int a, int b, bool root)
+/* Join the binding links of a -> b; mark them as simulated traffic if root.
+ * owner: the group instance the flow belongs to (-1: a pipeline message),
+ * recorded with the pair a -> b on every link it crosses. */
+static void fold_join(struct sim *S, int a, int b, bool root, int owner)
 {
 	int ids[TOPO_MAX_HOPS];
 	int n = fold_link_ids(S, a, b, ids, true);
+	long long pair = (long long)a * S->job->pl->nranks + b + 1;
 	for (int i = 0; i < n; i++) {
+		int *o = &S->lown[ids[i]];
+		long long *q = &S->lpair[ids[i]];
+		*o = *o == 0 ? owner : *o == owner ? owner : -1;
+		*q = *q == 0 ? pair : *q == pair ? pair : -1;
 		int x = uf_find(S->uf, ids[i]), y = uf_find(S->uf, ids[0]);
 		if (x != y) {
 			S->uf[x] = y;
@@ -387,6 +408,123 @@ static int cmp_int4(const void *a, const void *b)
 	return 0;
 }
 
+/* ---- folding: groups whose representative's own flows suffice ---------
+ *
+ * Posting a folded group's every flow (so that a tree's slowest flow is
+ * seen) multiplies the flows of the common case, a ring inside a node, by
+ * the group size (megatron-1t: 525,890 flows unfolded-ring style against
+ * 3,941,772 whole-group). It is not needed where every flow of the group
+ * provably runs at the representative's pace: the plan is pair-uniform
+ * (its flows go over n distinct (src, dst) pairs, every member the source
+ * of one and the destination of one, each pair with the same byte counts
+ * over a path of the same link kinds, bandwidths and latencies), every
+ * plan of this group instance uses the same set of pairs, and every
+ * binding link a flow crosses is crossed, over the whole iteration and by
+ * every replica, only by flows of this instance and of this one pair
+ * (fold_join records it). Then each pair's flows see the same loads at the
+ * same times, and the representative's own flows give the collective's
+ * time; nothing else can meet them, so leaving the others out changes no
+ * rate. tests/test-fold.c checks the result against unfolded runs. */
+
+struct pflow {
+	int src, dst;
+	double bytes;
+};
+
+static int cmp_pflow(const void *a, const void *b)
+{
+	const struct pflow *x = a, *y = b;
+	if (x->src != y->src)
+		return (x->src > y->src) - (x->src < y->src);
+	if (x->dst != y->dst)
+		return (x->dst > y->dst) - (x->dst < y->dst);
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* p's flows sorted by (src, dst, bytes); caller frees. */
+static struct pflow *pflows_sorted(const struct coll_plan *p)
+{
+	struct pflow *f = xreallocarray(NULL, (size_t)p->nflows + 1, sizeof(*f));
+	for (int i = 0; i < p->nflows; i++)
+		f[i] = (struct pflow){ p->flows[i].src, p->flows[i].dst, p->flows[i].bytes };
+	qsort(f, (size_t)p->nflows, sizeof(*f), cmp_pflow);
+	return f;
+}
+
+/* Record c's pair-set hash, and note it on its instance (kind, leader):
+ * 1 there once two plans of the instance use different pairs. */
+static void pair_sig_note(struct sim *S, struct cplan *c, int kind, int leader)
+{
+	struct pflow *f = pflows_sorted(c->p);
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < c->p->nflows; i++) {
+		if (i && f[i].src == f[i - 1].src && f[i].dst == f[i - 1].dst)
+			continue;
+		h = (h ^ (unsigned long long)f[i].src) * 0x100000001b3ULL;
+		h = (h ^ (unsigned long long)f[i].dst) * 0x100000001b3ULL;
+	}
+	free(f);
+	c->psig = h | 2; /* never 0 (unset) nor 1 (mixed) */
+	unsigned long long *is = &S->isig[kind][leader];
+	*is = *is == 0 ? c->psig : *is == c->psig ? *is : 1;
+}
+
+/* Whether the representative's own flows of c stand for its group (see
+ * above). c is the plan of a simulated group of kind and n members. */
+static bool plan_own_only(struct sim *S, struct cplan *c, int kind, int n)
+{
+	if (c->own >= 0)
+		return c->own;
+	c->own = 0;
+	if (!c->closed || S->isig[kind][c->leader] != c->psig)
+		return false;
+	const struct topology *t = S->job->topo;
+	const struct coll_plan *p = c->p;
+	int N = S->job->pl->nranks, owner = kind * N + c->leader + 1;
+	struct pflow *f = pflows_sorted(p);
+	struct topo_hop h0[TOPO_MAX_HOPS], h[TOPO_MAX_HOPS];
+	int nh0 = 0, run0 = 0, npairs = 0, stamp = ++S->stampv;
+	bool ok = true;
+	for (int i = 0; i < p->nflows && ok;) {
+		int j = i;
+		while (j < p->nflows && f[j].src == f[i].src && f[j].dst == f[i].dst)
+			j++;
+		/* the pair f[i..j): same bytes as the first pair, new src and dst */
+		if (npairs == 0)
+			run0 = j - i;
+		else if (j - i != run0)
+			ok = false;
+		for (int k = 0; ok && npairs && k < run0; k++)
+			ok = f[i + k].bytes == f[k].bytes;
+		if (ok && npairs && f[i].src == f[i - 1].src)
+			ok = false;
+		if (ok && S->stamp[f[i].dst] == stamp)
+			ok = false;
+		S->stamp[f[i].dst] = stamp;
+		/* the same path up to which links */
+		int nh = topology_route(t, f[i].src, f[i].dst, npairs ? h : h0);
+		if (npairs == 0)
+			nh0 = nh;
+		else if (nh != nh0)
+			ok = false;
+		for (int k = 0; ok && npairs && k < nh; k++)
+			ok = h[k].kind == h0[k].kind &&
+			     topology_link_bw(t, &h[k]) == topology_link_bw(t, &h0[k]) &&
+			     topology_link_latency(t, &h[k]) == topology_link_latency(t, &h0[k]);
+		/* its binding links carry this pair of this instance only */
+		int ids[TOPO_MAX_HOPS];
+		int m = fold_link_ids(S, f[i].src, f[i].dst, ids, false);
+		long long pair = (long long)f[i].src * N + f[i].dst + 1;
+		for (int k = 0; ok && k < m; k++)
+			ok = S->lown[ids[k]] == owner && S->lpair[ids[k]] == pair;
+		npairs++;
+		i = j;
+	}
+	free(f);
+	c->own = ok && npairs == n;
+	return c->own;
+}
+
 /* Folded: join the binding links of every flow the replicas of every
  * stage could send (their collectives' plans across nodes, their pipeline
  * messages), rooted at the simulated ranks' own; then mark in used the
@@ -449,9 +587,12 @@ static int fold_closure(struct sim *S, unsigned char *used)
 					goto out;
 				if (c->closed)
 					continue;
+				int owner = k[0] * N + tmp[0] + 1;
 				c->closed = true;
 				for (int i = 0; i < c->p->nflows; i++)
-					fold_join(S, c->p->flows[i].src, c->p->flows[i].dst, root);
+					fold_join(S, c->p->flows[i].src, c->p->flows[i].dst, root,
+						  owner);
+				pair_sig_note(S, c, k[0], tmp[0]);
 			}
 		}
 	}
@@ -460,7 +601,8 @@ static int fold_closure(struct sim *S, unsigned char *used)
 		placement_coords(pl, r, c);
 		for (int dlt = -1; dlt <= 1; dlt += 2)
 			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
-				fold_join(S, r, placement_stage_peer(pl, r, c[DIM_PP] + dlt), S->active[r]);
+				fold_join(S, r, placement_stage_peer(pl, r, c[DIM_PP] + dlt), S->active[r],
+					  -1);
 	}
 	/* the GPUs of what is posted */
 	for (size_t i = 0; i < S->nplans_cap; i++) {
@@ -679,13 +821,21 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 				S->failed = true;
 				return;
 			}
-			size_t need = 1;
-			for (int m = 0; m < cp->nmir; m++)
+			/* the group's own flows: all, or only the representative's
+			 * where they stand for the others' (plan_own_only) */
+			int o0 = 0, o1 = p->nflows;
+			if (plan_own_only(S, cp, t->group, n)) {
+				o0 = lower(p, NULL, ri->rank, false);
+				o1 = lower(p, NULL, ri->rank + 1, false);
+			}
+			size_t need = 1 + (size_t)(o1 - o0);
+			for (int m = 1; m < cp->nmir; m++)
 				need += (size_t)cp->mir[m]->nflows;
 			XGROW(a->comms, a->ncomms_cap, need);
 			for (int m = 0; m < cp->nmir; m++) {
 				const struct coll_plan *mp = cp->mir[m];
-				for (int i = 0; i < mp->nflows; i++) {
+				int i0 = m ? 0 : o0, i1 = m ? mp->nflows : o1;
+				for (int i = i0; i < i1; i++) {
 					const struct coll_flow *f = &mp->flows[i];
 					a->comms[nc++] = engine_sendto_async(S->host[f->src], S->host[f->dst],
 									     ceil(f->bytes));
@@ -978,6 +1128,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	unsigned char *used = xcalloc((size_t)ngpus, 1);
 	int *grp = xreallocarray(NULL, (size_t)N + 2, sizeof(*grp));
 	S.stamp = xcalloc((size_t)N, sizeof(*S.stamp));
+	for (int g = 0; g < GROUP_N && job->fold; g++)
+		S.isig[g] = xcalloc((size_t)N, sizeof(*S.isig[g]));
 	for (int r = 0; r < N; r++) {
 		if (!S.active[r])
 			continue;
@@ -1112,6 +1264,10 @@ out:
 	free(S.host);
 	free(S.uf);
 	free(S.rooted);
+	free(S.lown);
+	free(S.lpair);
+	for (int g = 0; g < GROUP_N; g++)
+		free(S.isig[g]);
 	free(S.lkey);
 	free(S.lid);
 	free(S.stamp);
