@@ -659,6 +659,19 @@ static void mirror_p2p_list(struct sim *S, struct rank_inst *ri, int dir)
 static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, double bytes)
 {
 	for (int k = 0; k < ri->nmp2p[dir]; k++) {
+		if (S->nloose == S->loose_cap) {
+			/* drop the finished ones first: the list holds what is in
+			 * flight, not every transfer of the run (megatron-1t:
+			 * 650,000 of them held 550 MB) */
+			size_t keep = 0;
+			for (size_t i = 0; i < S->nloose; i++) {
+				if (engine_comm_finished(S->loose[i]))
+					engine_comm_release(S->loose[i]);
+				else
+					S->loose[keep++] = S->loose[i];
+			}
+			S->nloose = keep;
+		}
 		XGROW(S->loose, S->loose_cap, S->nloose + 1);
 		S->loose[S->nloose++] = engine_sendto_async(S->host[ri->mp2p[dir][2 * k]],
 							    S->host[ri->mp2p[dir][2 * k + 1]],

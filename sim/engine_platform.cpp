@@ -139,3 +139,8 @@ extern "C" void engine_comm_release(sg_comm_t c)
 {
 	intrusive_ptr_release(c);
 }
+
+extern "C" bool engine_comm_finished(sg_comm_t c)
+{
+	return c->test(); /* a simcall: from an actor only */
+}

@@ -5,6 +5,8 @@
 #ifndef DDLSIM_ENGINE_PLATFORM_H
 #define DDLSIM_ENGINE_PLATFORM_H
 
+#include <stdbool.h>
+
 #include <simgrid/forward.h>
 
 #include "topology.h"
@@ -27,5 +29,8 @@ sg_comm_t engine_sendto_async(sg_host_t from, sg_host_t to, double bytes);
 
 /* Drop the reference engine_sendto_async() gave (the transfer goes on). */
 void engine_comm_release(sg_comm_t c);
+
+/* Whether the transfer c has ended (engine_sendto_async()); from an actor. */
+bool engine_comm_finished(sg_comm_t c);
 
 #endif
