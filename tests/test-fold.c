@@ -76,3 +76,49 @@ Test(fold, rail_fabric, .timeout = 600)
 	fold_equals_full(RAIL, 8, 8, 8, 1, "tree", "tp,dp,pp");
 	fold_equals_full(RAIL, 8, 8, 4, 2, "auto", "tp,dp,pp");
 }
+
+/* The cases the others leave out: ring on the 2:1 tree and the rail
+ * fabric, auto on the 3:1 tree, and pipelines: each stage on a leaf of its
+ * own (5 nodes per leaf on the 2:1 tree, 6 on the 3:1, 4 on the 1:1),
+ * every pipeline message crossing the oversubscribed uplinks, or (order
+ * tp,pp,dp) DP groups over both leaves. A placement that is not symmetric
+ * (10 nodes over leaves of 6: a replica's messages stay in the leaf where
+ * another's cross it) is not folded by default (topology_is_symmetric),
+ * nor is a tree with a pipeline (simulate.c; the last case here). */
+Test(fold, ring_and_auto_everywhere_with_pipelines_across_leaves, .timeout = 600)
+{
+	fold_equals_full(FT2, 8, 8, 8, 1, "ring", "tp,dp,pp");
+	fold_equals_full(FT3, 8, 8, 8, 1, "auto", "tp,dp,pp");
+	fold_equals_full(RAIL, 8, 8, 8, 1, "ring", "tp,dp,pp");
+	fold_equals_full(FT2, 10, 8, 5, 2, "ring", "tp,dp,pp");
+	fold_equals_full(FT2, 10, 8, 5, 2, "auto", "tp,dp,pp");
+	fold_equals_full(FT3, 12, 8, 6, 2, "ring", "tp,dp,pp");
+	fold_equals_full(FT3, 12, 8, 6, 2, "tree", "tp,dp,pp");
+	fold_equals_full(FT1, 8, 8, 4, 2, "auto", "tp,pp,dp");
+	fold_equals_full(FT1, 8, 8, 4, 2, "hierarchical", "tp,dp,pp");
+}
+
+/* Where folding is not exact it is not chosen by default: a tree with a
+ * pipeline loads the data-parallel replicas' NICs unequally (forced on,
+ * this case gives 0.42985 s against 0.43004 s unfolded). */
+Test(fold, auto_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
+{
+	char *d = tmp_dir(), text[2048], args[4096], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"t\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":10,"
+		 "\"parallel\":{\"tp\":8,\"dp\":5,\"pp\":2},"
+		 "\"training\":{\"seq_len\":2048,\"global_batch\":20,\"micro_batch\":1},"
+		 "\"communication\":{\"algorithm\":\"tree\"}}",
+		 src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-a100.json"));
+	char *p = write_file(d, "t.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/t --quiet --format json", p, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	snprintf(args, sizeof(args), "%s/t", d);
+	json_t *r = load_report(args);
+	cr_assert_not_null(r);
+	cr_assert(json_is_false(json_object_get(json_object_get(r, "simulation"), "folded")));
+	cr_assert_eq(jnum(r, "simulation/simulated_ranks"), 80);
+	json_decref(r);
+	free(err);
+}
