@@ -1,4 +1,4 @@
-/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]
+/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--per-rank] [--quiet]
  *           [-j N] [--timeout S] [--mem-limit GB]`.
  *
  * One scenario runs in this process, prints its summary and writes its
@@ -25,7 +25,7 @@
 
 void cmd_run_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--quiet]\n"
+	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--per-rank] [--quiet]\n"
 		   "                  [-j N] [--timeout S] [--mem-limit GB] [--trace FILE [--trace-ranks LIST]]\n\n"
 		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
 		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
@@ -50,6 +50,9 @@ void cmd_run_usage(FILE *f)
 		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
 		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
 		   "                     busiest-links counters (default 0.01; 0: off)\n"
+		   "  --per-rank         a row per rank in report.json (breakdown.per_rank), every\n"
+		   "                     rank; without it only breakdown.rank_classes (ranks with\n"
+		   "                     equal figures grouped, with their count and ranges)\n"
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -69,17 +72,18 @@ struct run_opts {
 	const char *trace;          /* --trace FILE, NULL: none */
 	const char *trace_ranks;    /* --trace-ranks LIST, NULL: all */
 	double trace_link_period_s; /* --trace-link-period, 0: no link sampling */
-	bool fmt_given, quiet;
+	bool fmt_given, quiet, per_rank;
 };
 
 /* The formats a scenario's reports are written in: --format, else its
  * output.formats. */
 static unsigned formats_of(const struct run_opts *o, const struct scenario *sc)
 {
+	unsigned pr = o->per_rank ? REPORT_PER_RANK : 0;
 	if (o->fmt_given)
-		return o->formats;
+		return o->formats | pr;
 	return (sc->want_json ? REPORT_JSON : 0) | (sc->want_csv ? REPORT_CSV : 0) |
-	       (sc->want_svg ? REPORT_SVG : 0) | (sc->want_html ? REPORT_HTML : 0);
+	       (sc->want_svg ? REPORT_SVG : 0) | (sc->want_html ? REPORT_HTML : 0) | pr;
 }
 
 struct batch {
@@ -299,6 +303,8 @@ int cmd_run(int argc, char **argv)
 			*(a[7] ? &o.trace_ranks : &o.trace) = argv[i];
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o.quiet = true;
+		} else if (!strcmp(a, "--per-rank")) {
+			o.per_rank = true;
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
 			if (++i == argc || cli_parse_number(a, argv[i], 1, 1024, &x)) {
 				if (i == argc)

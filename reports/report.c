@@ -21,7 +21,6 @@
 #include "xalloc.h"
 
 #define GB 1e9
-#define REPORT_MAX_RANK_ROWS 4096
 
 static json_t *num(double x)
 {
@@ -219,7 +218,98 @@ static void put(json_t *o, const char **bad, const char *key, json_t *v)
 		*bad = key;
 }
 
-static json_t *build_json(const struct result *r, const char **bad)
+/* Append "a" or "a-b" (a run of consecutive ranks) to a comma-separated
+ * list in *buf (grown as needed). */
+static void range_add(char **buf, size_t *len, size_t *cap, int a, int b)
+{
+	char tmp[32];
+	int n = a == b ? snprintf(tmp, sizeof(tmp), "%s%d", *len ? "," : "", a)
+		       : snprintf(tmp, sizeof(tmp), "%s%d-%d", *len ? "," : "", a, b);
+	XGROW(*buf, *cap, *len + (size_t)n + 1);
+	memcpy(*buf + *len, tmp, (size_t)n + 1);
+	*len += (size_t)n;
+}
+
+struct rank_class {
+	char *key;              /* the row without its rank, compact JSON */
+	json_t *row;            /* the first rank's row (owned) */
+	int count, last;        /* ranks in it; the last one added */
+	char *ranges;           /* "0-7,64-71" */
+	size_t len, cap;
+	int run0;               /* start of the open run of ranges */
+};
+
+/* The distinct rank classes: ranks whose rows (every figure of
+ * rank_json() but the rank itself and whom it was simulated as) are equal,
+ * in order of their first rank, each with how many ranks and which (as
+ * ranges). Always written, at any size: it is what the per-rank table
+ * says, without a row per rank. NULL if a row cannot be built. */
+static json_t *rank_classes_json(const struct result *r)
+{
+	int n = r->eng.nranks, nc = 0;
+	size_t cap = 0, hcap = 64;
+	while (hcap < 2 * (size_t)n + 2)
+		hcap *= 2;
+	struct rank_class *c = NULL;
+	int *hash = xreallocarray(NULL, hcap, sizeof(*hash)); /* class index + 1, 0 free */
+	memset(hash, 0, hcap * sizeof(*hash));
+	json_t *out = NULL;
+	for (int i = 0; i < n; i++) {
+		json_t *row = rank_json(r, i);
+		if (!row)
+			goto fail;
+		json_object_del(row, "rank");
+		json_object_del(row, "simulated_as");
+		char *key = json_dumps(row, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+		if (!key) {
+			json_decref(row);
+			goto fail;
+		}
+		unsigned long h = 5381;
+		for (const char *q = key; *q; q++)
+			h = h * 33 + (unsigned char)*q;
+		size_t j = h & (hcap - 1);
+		while (hash[j] && strcmp(c[hash[j] - 1].key, key))
+			j = (j + 1) & (hcap - 1);
+		if (hash[j]) {
+			struct rank_class *k = &c[hash[j] - 1];
+			if (i != k->last + 1) {
+				range_add(&k->ranges, &k->len, &k->cap, k->run0, k->last);
+				k->run0 = i;
+			}
+			k->last = i;
+			k->count++;
+			free(key);
+			json_decref(row);
+			continue;
+		}
+		XGROW(c, cap, (size_t)nc + 1);
+		c[nc] = (struct rank_class){ .key = key, .row = row, .count = 1, .last = i, .run0 = i };
+		hash[j] = ++nc;
+	}
+	out = json_array();
+	for (int k = 0; k < nc; k++) {
+		range_add(&c[k].ranges, &c[k].len, &c[k].cap, c[k].run0, c[k].last);
+		json_t *o = json_pack("{s:i, s:s, s:i, s:O}", "count", c[k].count, "ranks", c[k].ranges,
+				      "first_rank", (int)strtol(c[k].ranges, NULL, 10), "figures", c[k].row);
+		if (!o || json_array_append_new(out, o)) {
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+	}
+fail:
+	for (int k = 0; k < nc; k++) {
+		free(c[k].key);
+		free(c[k].ranges);
+		json_decref(c[k].row);
+	}
+	free(c);
+	free(hash);
+	return out;
+}
+
+static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
 {
 	const struct plan *pl = &r->plan;
 	const struct topology *topo = inputs_topology(r->in);
@@ -245,20 +335,23 @@ static json_t *build_json(const struct result *r, const char **bad)
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();
 	struct result_split mean = result_mean_split(r);
-	/* the first REPORT_MAX_RANK_ROWS ranks; the report says how many more
-	 * there are (the per-stage table and the mean stand for them) */
-	int nrows = r->eng.nranks < REPORT_MAX_RANK_ROWS ? r->eng.nranks : REPORT_MAX_RANK_ROWS;
-	for (int i = 0; i < nrows; i++)
-		json_array_append_new(ranks, rank_json(r, i));
+	/* a row per rank only when asked for (--per-rank), all of them; the
+	 * rank classes always */
+	for (int i = 0; per_rank && i < r->eng.nranks; i++)
+		if (json_array_append_new(ranks, rank_json(r, i)) && !*bad)
+			*bad = "per_rank";
 	for (int s = 0; s < r->nstages; s++)
 		json_array_append_new(stages, json_pack("{s:i, s:f, s:f, s:f, s:f}",
 			"stage", s, "compute_fwd_per_microbatch_s", r->stage[s].compute_fwd_s,
 			"compute_bwd_per_microbatch_s", r->stage[s].compute_bwd_s,
 			"bubble_s", r->stage[s].bubble_s, "bubble_fraction", r->stage[s].bubble_fraction));
-	put(root, bad, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o, s:b, s:i}",
+	json_t *classes = rank_classes_json(r);
+	if (!classes && !*bad)
+		*bad = "rank_classes";
+	put(root, bad, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o*, s:o, s:b}",
 		"mean", "compute_s", mean.compute_s, "exposed_comm_s", mean.exposed_s,
-		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages, "per_rank", ranks,
-		"per_rank_truncated", nrows < r->eng.nranks, "per_rank_left_out", r->eng.nranks - nrows));
+		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages,
+		"rank_classes", classes, "per_rank", ranks, "per_rank_written", per_rank));
 
 	put(root, bad, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
 		"algorithm", pl->coll_algo, "bytes_per_gpu",
@@ -341,10 +434,10 @@ static json_t *build_json(const struct result *r, const char **bad)
 	return root;
 }
 
-json_t *report_to_json(const struct result *r, const char **bad_section)
+json_t *report_to_json(const struct result *r, bool per_rank, const char **bad_section)
 {
 	const char *bad = NULL;
-	json_t *j = build_json(r, &bad);
+	json_t *j = build_json(r, per_rank, &bad);
 	if (bad_section)
 		*bad_section = bad;
 	if (bad) {
@@ -498,7 +591,7 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 	/* render everything before creating anything */
 	if (formats & REPORT_JSON) {
 		const char *bad = NULL;
-		json_t *j = report_to_json(r, &bad);
+		json_t *j = report_to_json(r, formats & REPORT_PER_RANK, &bad);
 		if (!j)
 			return diag_errf(d, "cannot serialise the report's '%s' section: a value is not "
 				   "finite or a string is not valid UTF-8; no report written", bad);

@@ -16,11 +16,13 @@
 #include "diag.h"
 #include "result.h"
 
-/* The report as JSON (new reference), or NULL when a section cannot be
+/* The report as JSON (new reference), with a row per rank in
+ * breakdown.per_rank if per_rank (else that list is empty; the rank
+ * classes are always there), or NULL when a section cannot be
  * serialised (a non-finite number, a string that is not UTF-8): then
  * *bad_section (if not NULL) names it. Never a report with a section
  * missing. */
-json_t *report_to_json(const struct result *r, const char **bad_section);
+json_t *report_to_json(const struct result *r, bool per_rank, const char **bad_section);
 
 /* The report files, as bits of report_write()'s formats. */
 enum report_format {
@@ -28,6 +30,9 @@ enum report_format {
 	REPORT_CSV = 1 << 1,        /* report.csv */
 	REPORT_SVG = 1 << 2,        /* breakdown.svg, schedule.svg, memory.svg (plot.h) */
 	REPORT_HTML = 1 << 3,       /* report.html (html.h) */
+	REPORT_PER_RANK = 1 << 4,   /* not a file: report.json's breakdown.per_rank
+				     * has a row per rank (else it is empty and
+				     * breakdown.rank_classes alone describes them) */
 };
 /* The formats' names in bit order ("json", "csv", "svg", "html"). */
 extern const char *const report_format_names[4];

@@ -212,7 +212,7 @@ Test(cli, quickstart_report_has_the_promised_fields)
 {
 	char *d = tmp_dir();
 	char args[1200];
-	snprintf(args, sizeof(args), "run %s --out %s --quiet", src_path("scenarios/quickstart.json"), d);
+	snprintf(args, sizeof(args), "run %s --out %s --quiet --per-rank", src_path("scenarios/quickstart.json"), d);
 	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
 	json_t *r = load_report(d);
 	cr_assert_str_eq(json_string_value(json_object_get(r, "schema")), "ddlsim.report");
@@ -275,4 +275,105 @@ Test(cli, calib_without_gpu_fails_and_writes_nothing)
 	cr_assert(rc == 4 || rc == 1, "exit %d: %s", rc, err);
 	cr_assert(strstr(err, rc == 4 ? "no CUDA GPU found" : "calibration tool was not built"), "%s", err);
 	cr_assert(!file_exists(prof));
+}
+
+/* Expand a class's "a-b,c" ranges into mark[] (counting each rank). */
+static void mark_ranges(const char *s, int *mark, int n)
+{
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		cr_assert(a >= 0 && b >= a && b < n, "bad range in '%s'", s);
+		for (long i = a; i <= b; i++)
+			mark[i]++;
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+/* breakdown.rank_classes is always there and partitions the ranks; the
+ * per-rank rows come only with --per-rank, all of them, and each equals
+ * its class's figures. */
+static void check_classes(const char *scn, int nranks, int want_classes)
+{
+	char *d = tmp_dir(), args[2400], out[1200];
+	for (int pr = 0; pr < 2; pr++) {
+		snprintf(out, sizeof(out), "%s/%d", d, pr);
+		snprintf(args, sizeof(args), "run %s --out %s --quiet --format json%s", scn, out,
+			 pr ? " --per-rank" : "");
+		char *err = NULL;
+		cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+		free(err);
+		json_t *r = load_report(out);
+		cr_assert_not_null(r);
+		json_t *b = json_object_get(r, "breakdown");
+		json_t *cl = json_object_get(b, "rank_classes"), *rows = json_object_get(b, "per_rank");
+		cr_assert(json_is_boolean(json_object_get(b, "per_rank_written")));
+		cr_assert_eq(json_is_true(json_object_get(b, "per_rank_written")), pr);
+		cr_assert_eq(json_array_size(rows), pr ? (size_t)nranks : 0);
+		cr_assert_eq(json_array_size(cl), (size_t)want_classes);
+		int *mark = calloc((size_t)nranks, sizeof(int)), total = 0;
+		size_t k;
+		json_t *c;
+		json_array_foreach(cl, k, c) {
+			const char *rs = json_string_value(json_object_get(c, "ranks"));
+			cr_assert_not_null(rs);
+			int before = 0;
+			for (int i = 0; i < nranks; i++)
+				before += mark[i];
+			mark_ranges(rs, mark, nranks);
+			int after = 0;
+			for (int i = 0; i < nranks; i++)
+				after += mark[i];
+			cr_assert_eq(after - before, json_integer_value(json_object_get(c, "count")), "%s", rs);
+			total += after - before;
+			cr_assert_eq(json_integer_value(json_object_get(c, "first_rank")), strtol(rs, NULL, 10));
+			for (int i = 0; pr && i < nranks; i++) {
+				/* every row of the class has the class's figures */
+				char *e;
+				long a = strtol(rs, &e, 10);
+				if (i != a)
+					continue;
+				json_t *row = json_deep_copy(json_array_get(rows, (size_t)i));
+				json_object_del(row, "rank");
+				json_object_del(row, "simulated_as");
+				cr_assert(json_equal(row, json_object_get(c, "figures")), "rank %d", i);
+				json_decref(row);
+			}
+		}
+		cr_assert_eq(total, nranks);
+		for (int i = 0; i < nranks; i++)
+			cr_assert_eq(mark[i], 1, "rank %d in %d classes", i, mark[i]);
+		/* and with the rows: a row's figures decide its class */
+		for (int i = 0; pr && i < nranks; i++) {
+			json_t *row = json_deep_copy(json_array_get(rows, (size_t)i));
+			json_object_del(row, "rank");
+			json_object_del(row, "simulated_as");
+			int hits = 0;
+			json_array_foreach(cl, k, c)
+				hits += json_equal(row, json_object_get(c, "figures"));
+			cr_assert_eq(hits, 1, "rank %d matches %d classes", i, hits);
+			json_decref(row);
+		}
+		free(mark);
+		json_decref(r);
+	}
+}
+
+Test(cli, rank_classes_always_per_rank_rows_on_request, .timeout = 120)
+{
+	/* 16 data-parallel ranks, folded: one class, every rank */
+	check_classes(src_path("scenarios/quickstart.json"), 16, 1);
+	/* TP 2 x PP 2 x DP 2 unfolded: the stages differ; TP and DP peers of
+	 * a stage do the same work and wait the same */
+	char *d = tmp_dir(), text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"classes\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":1,"
+		 "\"parallel\":{\"tp\":2,\"pp\":2,\"dp\":2},"
+		 "\"training\":{\"seq_len\":1024,\"global_batch\":8,\"micro_batch\":1},"
+		 "\"simulation\":{\"fold\":\"off\"}}",
+		 src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-a100.json"));
+	check_classes(write_file(d, "s.json", text), 8, 2);
 }

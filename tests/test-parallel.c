@@ -33,7 +33,7 @@ static char *tiny(const char *dir, const char *parallel, int gb, int nodes)
 static json_t *run(const char *scn, const char *dir)
 {
 	char args[2048], *err = NULL;
-	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", scn, dir);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet --per-rank", scn, dir);
 	int rc = run_ddlsim(args, NULL, &err);
 	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
 	char out[1100];
@@ -459,7 +459,7 @@ Test(parallel, tp_comm_overlap_hides_tp_communication)
 	char out[8192];
 	snprintf(out, sizeof(out), "%.*s\"tp_comm_overlap\": true, %s", (int)(alg - text), text, alg);
 	char *s2 = write_file(d2, "s2.json", out);
-	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", s2, d2);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet --per-rank", s2, d2);
 	cr_assert_eq(run_ddlsim(args, NULL, &e), 0, "%s", e);
 	snprintf(args, sizeof(args), "%s/out", d2);
 	json_t *b = load_report(args);
