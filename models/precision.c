@@ -26,6 +26,7 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 	p->head_gemm = training == DTYPE_FP8 ? DTYPE_BF16 : training;
 	p->activation = full ? DTYPE_FP32 : training == DTYPE_FP8 ? DTYPE_BF16 : training;
 	p->weight = p->activation;
+	p->saved_gemm_input = training == DTYPE_FP8 ? DTYPE_FP8 : p->activation;
 	p->tp_comm = training == DTYPE_FP8 && fp8_comm ? DTYPE_FP8 : p->activation;
 	p->fp8 = training == DTYPE_FP8;
 	p->fp8_weight_copy_bytes = p->fp8 ? 2 * dtype_bytes(DTYPE_FP8) : 0;

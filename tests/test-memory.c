@@ -21,6 +21,7 @@ static struct model gpt(void)
 	m.act = MODEL_ACT_GELU;
 	m.norm = MODEL_NORM_LAYERNORM;
 	m.tied_embeddings = true;
+	m.dropout = true;   /* Korthikanti's GPT: dropout after attention and MLP */
 	return m;
 }
 
@@ -50,6 +51,8 @@ static double act(int t, bool sp, enum recompute rc)
 	struct model m = gpt();
 	m.hidden = 12288;
 	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
 	struct gpu_spec g = { 0 };
 	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
 				     .micro_batch = 1, .seq = 2048, .tp = t, .sp = sp,
@@ -101,6 +104,67 @@ Test(memory, flash_attention_drops_the_score_term)
 	in.recompute = RECOMPUTE_NONE;
 	double unfused = s * b * h / t * (34 + 5 * a * s / h);
 	cr_assert_float_eq(memory_layer_activations(&in), unfused, 1e-6 * unfused);
+}
+
+/* The terms come from the model's own dimensions: without dropout the
+ * two 1-byte masks, the dropout output and its mask go (GPT:
+ * 32 sbh + 2as^2b); Llama 3 70B (SwiGLU, f = 3.5h, 8 KV heads of 64,
+ * no dropout) with flash, TP 8 + SP: norm inputs and GEMM inputs
+ * 8h, Q K V 2h (1 + 2/8), the kernel's output 2h, the log-sum-exp 4a,
+ * fc1 output 2 x 2f, SwiGLU output 2f, per token / t. */
+Test(memory, activations_follow_the_model_dimensions)
+{
+	struct model m = gpt();
+	m.dropout = false;
+	m.hidden = 12288;
+	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
+	struct gpu_spec g = { 0 };
+	double s = 2048, h = 12288, a = 96, sbh = s * h;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .micro_batch = 1, .seq = s, .tp = 1 };
+	double want = sbh * (32 + 2 * a * s / h);
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+
+	m.hidden = 8192;
+	m.heads = 64;
+	m.kv_heads = 8;
+	m.ffn = 28672;
+	m.act = MODEL_ACT_SWIGLU;
+	h = 8192;
+	a = 64;
+	double f = 28672, t = 8;
+	in.attention = ATTN_FLASH;
+	in.tp = (int)t;
+	in.sp = true;
+	in.seq = 8192;
+	want = 8192 * (8 * h + 2 * h * (1 + 2.0 / 8) + 2 * h + 4 * a + 2 * 2 * f + 2 * f) / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+}
+
+/* Transformer Engine saves the fp8 copies of the GEMM inputs it cast
+ * (QKV, fc1 and fc2 inputs: 1 byte instead of 2) and the projection's
+ * fp8 input beside the attention kernel's bf16 output: a GPT layer with
+ * flash, TP + SP, stores 29 sbh / t instead of 34 (plus the fp32
+ * log-sum-exp, 4 a s b / t). */
+Test(memory, fp8_saves_gemm_inputs_in_one_byte)
+{
+	struct model m = gpt();
+	m.hidden = 12288;
+	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
+	struct gpu_spec g = { 0 };
+	double s = 2048, b = 1, h = 12288, a = 96, t = 4;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8,
+				     .attention = ATTN_FLASH, .micro_batch = b, .seq = s,
+				     .tp = (int)t, .sp = true };
+	double want = s * b * h / t * 29 + 4 * a * s * b / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+	in.dtype = DTYPE_BF16;
+	want = s * b * h / t * 34 + 4 * a * s * b / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
 }
 
 /* Transformer Engine fp8: bf16 weights and gradients as before, K = 12
