@@ -155,6 +155,10 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 			    ((model_layer_params(m) - model_layer_expert_params(m)) / t +
 			     model_layer_expert_params(m) / (t * ep));
 		o->weights_bytes -= lw;
+	} else if (pr.fp8 && in->fp8_params) { /* the fp8 copies are the weights */
+		o->weights_bytes -= wbytes *
+			(in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t /
+			 (in->zero >= ZERO_3 ? nd : 1) + psi_e / (in->zero >= ZERO_3 ? ned : 1));
 	}
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)

@@ -45,7 +45,11 @@
  * Precision (precision.h): fp32/tf32 weights are their own master (K = 8);
  * under fp8 Transformer Engine adds an fp8 copy and an fp8 transpose of
  * every transformer-layer weight (2 bytes per parameter; TE docs, "FP8
- * weights ... and their transposes are cached").
+ * weights ... and their transposes are cached"). With fp8 parameters
+ * (TE `fp8_model_params`, Megatron-Core `--fp8-param-gather`) the layer
+ * weights exist only as those fp8 tensors: no 16-bit copy (the
+ * distributed optimizer's fp32 master is the high-precision copy); the
+ * embedding and the LM head stay 16-bit.
  *
  * What the device has: capacity is the total the device reports (nvidia-smi
  * / cudaMemGetInfo, gpu.hbm_total_bytes), minus
@@ -93,6 +97,7 @@ struct mem_rank_input {
 	const struct gpu_spec *gpu;
 	enum dtype dtype;          /* training precision (precision.h) */
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
+	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */

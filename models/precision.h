@@ -58,6 +58,8 @@ struct precision {
 	enum dtype saved_gemm_input; /* a GEMM input kept for the weight-gradient GEMM
 				       (fp8 under TE: the cast copy the GEMM read) */
 	enum dtype weight;       /* weights as the compute reads them between steps */
+	enum dtype layer_weight; /* transformer-layer weights as stored and gathered
+				    (fp8 with precision_fp8_params, else weight) */
 	enum dtype tp_comm;      /* TP/SP activations on the wire */
 	bool fp8;                /* Transformer Engine fp8: casts, amax, fp8 weight copies */
 	double fp8_weight_copy_bytes;  /* per parameter: fp8 weight + fp8 transpose (2), else 0 */
@@ -68,5 +70,12 @@ struct precision {
 /* Fill p for training precision `training`; fp8_comm moves TP/SP
  * activations in fp8 (only meaningful with fp8). */
 void precision_init(struct precision *p, enum dtype training, bool fp8_comm);
+
+/* fp8 parameters (TE fp8_model_params, Megatron-Core --fp8-param-gather):
+ * the transformer-layer weights exist only as their fp8 copies, so
+ * ZeRO's parameter all-gathers move one byte per parameter and the
+ * optimizer writes the fp8 weight and transpose from the fp32 master
+ * directly (no 16-bit write and re-read). No effect unless p->fp8. */
+void precision_fp8_params(struct precision *p);
 
 #endif

@@ -194,6 +194,32 @@ Test(memory, fp8_anatomy_adds_te_weight_copies)
 	cr_assert_float_eq(o.optimizer_bytes, 8 * psi, 1);
 }
 
+/* With fp8 parameters (TE fp8_model_params) the layer weights are only
+ * their fp8 copy and transpose (1 + 1 bytes): the 16-bit weights of the
+ * layers go, the embedding's stay; ZeRO-3 shards what is left. */
+Test(memory, fp8_params_drop_the_16bit_layer_weights)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	double L = 4, P = model_layer_params(&m), E = model_embedding_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8,
+				     .grad_elem_bytes = 2, .micro_batch = 1, .seq = 1, .tp = 2,
+				     .dp = 8, .layers = L, .has_embedding = true, .fp8_params = true };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * E / 2, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 2 * L * P / 2, 1);
+	cr_assert_float_eq(o.grads_bytes, 2 * (L * P + E) / 2, 1);
+	in.zero = ZERO_3;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * E / 2 / 8, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 2 * L * P / 2 / 8, 1);
+	in.dtype = DTYPE_BF16;  /* fp8_params means nothing without fp8 */
+	in.zero = ZERO_0;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * (L * P + E) / 2, 1);
+}
+
 /* Capacity is what the device reports; the CUDA context, NCCL's buffers
  * (16 channels x 2 connections x (512 KiB + 4,915,200 B + 4 MiB) per
  * communicator) and the allocator reserve come off it. */
