@@ -6,10 +6,14 @@
 
 #include "framework.h"
 #include "inputs.h"
+#include "platform.h"
 
 const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
 const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
+const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };
+const char *const plan_ps_attach_names[] = { "fabric", "gpus", NULL };
+const char *const plan_ps_shard_names[] = { "even", "round_robin", NULL };
 
 void plan_init(struct plan *p)
 {
@@ -30,6 +34,9 @@ void plan_init(struct plan *p)
 	p->fold = FOLD_AUTO;
 	p->attention = ATTN_UNFUSED;
 	p->memory_reserve = 0.05;
+	p->dp_sync = DP_SYNC_ALLREDUCE;
+	p->ps_servers = 1;
+	p->ps_latency_s = -1;
 }
 
 struct wl_shape plan_wl_shape(const struct plan *p)
@@ -353,6 +360,41 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe_capacity_factor);
 }
 
+/* Parameter servers (plan dp_sync "ps"). */
+static void check_ps(const struct plan *p, const struct inputs *in, long gpus, const char *f,
+		     struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	if (p->dp_sync != DP_SYNC_PS) {
+		if (p->given & PLAN_GIVEN_PS)
+			diag_err(d, f, "/parallel/ps", "applies to parameter servers only (parallel.dp_sync "
+				 "\"ps\"), got dp_sync \"%s\"", plan_dp_sync_names[p->dp_sync]);
+		return;
+	}
+	if (p->zero != ZERO_0)
+		diag_err(d, f, "/parallel/dp_sync", "parameter servers hold the whole model and return it "
+			 "whole: needs zero 0, got zero %d", (int)p->zero);
+	if (p->ep > 1)
+		diag_err(d, f, "/parallel/dp_sync", "parameter servers with expert parallelism are not "
+			 "supported (ep = %d)", p->ep);
+	if (p->fold == FOLD_ON)
+		diag_err(d, f, "/simulation/fold", "parameter servers are simulated with every rank: "
+			 "\"on\" cannot be used with dp_sync \"ps\"");
+	long group = p->dp > 0 ? (long)p->dp * p->cp : gpus;
+	if (p->ps_servers < 1)
+		diag_err(d, f, "/parallel/ps/servers", "expected at least 1 server, got %d", p->ps_servers);
+	else if (p->ps_attach == PS_ATTACH_GPUS && p->ps_servers > group)
+		diag_err(d, f, "/parallel/ps/servers", "colocated servers (attach \"gpus\") live on the "
+			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->ps_servers);
+	if (p->ps_attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
+		diag_err(d, f, "/parallel/ps", "nic_Gbps and latency_us describe dedicated servers: "
+			 "attach \"fabric\" only (colocated servers use their GPU's NIC)");
+	if (p->ps_attach == PS_ATTACH_FABRIC && !platform_ps_supported(t, p->nodes))
+		diag_err(d, f, "/parallel/ps/attach", "dedicated servers attach to the fabric core of a "
+			 "multi-node job on a non-blocking, rail or two-level fat-tree fabric; topology '%s' "
+			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
+}
+
 int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
 {
 	const struct model *m = inputs_model(in);
@@ -381,6 +423,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
 	check_precision(p, in, f, d);
+	check_ps(p, in, gpus, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;

@@ -53,6 +53,19 @@
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
  *                                             they feed (needs sp; see simulate.c)
+ *   dp_sync            -        allreduce     allreduce (collectives) | ps (parameter servers:
+ *                                             each DP gradient bucket pushed to the servers
+ *                                             and the updated weights pulled back; engine.h)
+ *   ps_servers         -        1             parameter servers
+ *   ps_attach          -        fabric        fabric (dedicated CPU hosts on the fabric core,
+ *                                             platform.h) | gpus (colocated: server k on
+ *                                             member k of each DP group, as in seed 002)
+ *   ps_shard           -        even          even (every bucket split evenly over the
+ *                                             servers by bytes) | round_robin (bucket i
+ *                                             whole to server i mod servers)
+ *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
+ *                                             the topology's NIC bandwidth
+ *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -76,6 +89,7 @@
 #define PLAN_MAX_STAGES 512
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
+#define PLAN_MAX_PS_SERVERS 4096
 /* Tasks of one iteration's programs (all stages): the replay holds them in
  * memory, about 100 bytes each; 30 M is about 3 GB. */
 #define PLAN_MAX_TASKS 30000000L
@@ -91,6 +105,12 @@ enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
  * Ulysses, cp_comm_type "a2a"). */
 enum cp_comm { CP_P2P, CP_A2A, CP_COMM_N };
 
+/* Data-parallel gradient synchronisation: collectives over the DP group,
+ * or parameter servers (push gradients, pull weights). */
+enum dp_sync { DP_SYNC_ALLREDUCE, DP_SYNC_PS, DP_SYNC_N };
+enum ps_attach { PS_ATTACH_FABRIC, PS_ATTACH_GPUS, PS_ATTACH_N };
+enum ps_shard { PS_SHARD_EVEN, PS_SHARD_ROUND_ROBIN, PS_SHARD_N };
+
 /* Keys a scenario gave explicitly (a framework preset fills the others). */
 enum plan_given {
 	PLAN_GIVEN_ZERO = 1 << 0,
@@ -101,6 +121,8 @@ enum plan_given {
 	PLAN_GIVEN_MOE_DIST = 1 << 5,
 	PLAN_GIVEN_MOE_ZIPF = 1 << 6,
 	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
+	PLAN_GIVEN_PS = 1 << 8,         /* a parallel.ps object */
+	PLAN_GIVEN_PS_NIC = 1 << 9,     /* parallel.ps.nic_Gbps or latency_us */
 };
 
 struct inputs;
@@ -142,6 +164,12 @@ struct plan {
 	bool overlap_param_gather;
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (simulate.c) */
 	unsigned given;                 /* enum plan_given bits */
+	enum dp_sync dp_sync;
+	int ps_servers;
+	enum ps_attach ps_attach;
+	enum ps_shard ps_shard;
+	double ps_nic_Bps;              /* 0: the topology's NIC */
+	double ps_latency_s;            /* < 0: the topology's NIC latency */
 };
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
@@ -184,5 +212,8 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 extern const char *const plan_fold_names[];
 extern const char *const plan_cp_comm_names[];
 extern const char *const plan_offload_names[];
+extern const char *const plan_dp_sync_names[];
+extern const char *const plan_ps_attach_names[];
+extern const char *const plan_ps_shard_names[];
 
 #endif

@@ -85,6 +85,34 @@ static void small_int(struct jobj *jo, const char *key, long min, long max, cons
 		*out = (int)x;
 }
 
+/* parallel.ps: the parameter servers (plan.h). */
+static void load_ps(struct jobj *parallel, struct plan *s)
+{
+	struct jobj jo;
+	double v;
+	int e;
+
+	if (jobj_child(parallel, "ps", &jo, 0) != 1)
+		return;
+	s->given |= PLAN_GIVEN_PS;
+	small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->ps_servers);
+	e = PS_ATTACH_FABRIC;
+	jobj_enum(&jo, "attach", plan_ps_attach_names, &e, 0);
+	s->ps_attach = e;
+	e = PS_SHARD_EVEN;
+	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
+	s->ps_shard = e;
+	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
+		s->ps_nic_Bps = v * 1e9 / 8;
+		s->given |= PLAN_GIVEN_PS_NIC;
+	}
+	if (jobj_num(&jo, "latency_us", &v, JNONNEG) == 1) {
+		s->ps_latency_s = v * 1e-6;
+		s->given |= PLAN_GIVEN_PS_NIC;
+	}
+	jobj_end(&jo);
+}
+
 static void load_parallel(struct jobj *root, struct plan *s)
 {
 	struct jobj jo;
@@ -122,6 +150,10 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	e = OFFLOAD_NONE;
 	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
 	s->offload = e;
+	e = DP_SYNC_ALLREDUCE;
+	jobj_enum(&jo, "dp_sync", plan_dp_sync_names, &e, 0);
+	s->dp_sync = e;
+	load_ps(&jo, s);
 	jobj_bool(&jo, "sp", &s->sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {

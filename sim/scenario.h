@@ -33,6 +33,20 @@
  *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
  *                                                                offload over the topology's host link
  *                                                                (sim/simulate.c; needs host_bw_GBps)
+ *   parallel.dp_sync              string   -       "allreduce"   allreduce | ps: gradient buckets pushed to
+ *                                                                parameter servers, weights pulled back
+ *                                                                (synchronous; needs zero 0, ep 1)
+ *   parallel.ps.servers           int      -       1             parameter servers (attach gpus: at most
+ *                                                                dp x cp)
+ *   parallel.ps.attach            string   -       "fabric"      fabric (dedicated CPU hosts on the fabric
+ *                                                                core: the switch, or a fat tree's spine) |
+ *                                                                gpus (colocated: server k on member k of
+ *                                                                each DP group)
+ *   parallel.ps.sharding          string   -       "even"        even (each bucket split over all servers
+ *                                                                by bytes) | round_robin (bucket i whole
+ *                                                                to server i mod servers)
+ *   parallel.ps.nic_Gbps          number   Gb/s    node NIC's    a dedicated server's NIC, per direction
+ *   parallel.ps.latency_us        number   us      node NIC's    its NIC latency
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)

@@ -977,6 +977,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+	if (pl->dp_sync == DP_SYNC_PS)
+		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
@@ -1178,7 +1180,8 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	/* Folding needs identical replicas and a symmetric fabric: decided from
 	 * the fabric's symmetry under this node count, not from its kind. */
 	bool fold = pl->fold == FOLD_ON ||
-		    (pl->fold == FOLD_AUTO && topology_is_symmetric(topo, pl->nodes) &&
+		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
+		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
 		      * residue of issue 16): simulate every rank */
@@ -1188,6 +1191,14 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .sm_count = (int)topo->gpu.sm_count,
 				  .interference_factor = cost_interference(cost), .obs = obs };
+	struct engine_ps ps = {
+		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
+		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
+		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
+		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
+	};
+	if (pl->dp_sync == DP_SYNC_PS)
+		job.ps = &ps;
 	if (engine_run(&job, &r->eng, d))
 		goto out;
 
