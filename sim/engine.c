@@ -85,6 +85,7 @@ struct rank_inst {
 	double comm_end;        /* when the last communication stream finished */
 	int comm_end_cat;       /* what that stream carried last */
 	int ps_bucket;          /* parameter-server rounds so far (round robin) */
+	double speed;           /* compute-time factor (stragglers) */
 };
 
 /* Owned by struct sim (freed after the run, also when a deadlock killed
@@ -463,7 +464,7 @@ static void stream_main(int argc, char **argv)
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
-				run_compute(S, ri, t->time_s);
+				run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
 			ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_COLL:
@@ -557,7 +558,7 @@ static bool g_initialised;
 /* Initialise SimGrid as a pure alpha-beta network and build the platform
  * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
 static int start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
-			 const struct platform_ps *ps, struct diag *d)
+			 const struct platform_extra *x, struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
@@ -570,7 +571,7 @@ static int start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	if (engine_platform_build_ps(t, nodes, used, ps))
+	if (engine_platform_build_ex(t, nodes, used, x))
 		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
 	return 0;
 }
@@ -719,7 +720,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	if (job->ps && !job->ps->colocated)
 		pps = (struct platform_ps){ job->ps->servers, job->ps->nic_bw_Bps,
 					    job->ps->nic_latency_s };
-	int started = start_simgrid(job->topo, job->nodes, used, &pps, d);
+	struct platform_extra px = { &pps, job->degraded, job->ndegraded };
+	int started = start_simgrid(job->topo, job->nodes, used, &px, d);
 	free(used);
 	if (started)
 		goto out;
@@ -744,6 +746,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		ri->st = &out->rank[r];
 		ri->st->representative = job->fold ? placement_rank(pl, 0, 0, c[DIM_PP]) : r;
 		ri->st->stage = c[DIM_PP];
+		ri->speed = job->compute_scale ? job->compute_scale[r] : 1;
 		if (!S.active[r])
 			continue;
 		out->nsimulated++;

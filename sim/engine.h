@@ -52,6 +52,15 @@
  *   colocated, S = P:   2 (P-1)/P N / B          (seed 002's sharded servers)
  * With ps, folding is off (every rank simulated).
  *
+ * Stragglers (job.compute_scale): a rank's compute-stream tasks take their
+ * priced time x its factor (a slower or throttled GPU). Degraded links
+ * (job.degraded): the platform's links of those names get their
+ * bandwidth and latency scaled (platform.h); the transfers crossing them
+ * see it, but a collective plan's per-step latency (steps x alpha) is
+ * still computed from the topology (coll.h), so a latency factor counts
+ * once per transfer, not once per ring step. Either makes replicas
+ * differ: the caller turns folding off.
+ *
  * SimGrid runs one simulation per process: engine_run() can be called once
  * per process (a sweep forks a process per simulation). */
 #ifndef DDLSIM_ENGINE_H
@@ -64,6 +73,8 @@
 #include "coll.h"
 #include "program.h"
 #include "topology.h"
+
+struct platform_degrade;
 
 struct engine_rank_stats {
 	double finish_s;            /* when the rank's last stream finished */
@@ -119,6 +130,9 @@ struct engine_job {
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
+	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */
+	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
+	int ndegraded;
 };
 
 struct engine_result {

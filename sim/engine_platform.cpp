@@ -112,16 +112,16 @@ void route(void *ctx, const char *src, const char *dst, const char *gw_src, cons
 
 extern "C" int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used)
 {
-	return engine_platform_build_ps(t, nodes, used, nullptr);
+	return engine_platform_build_ex(t, nodes, used, nullptr);
 }
 
-extern "C" int engine_platform_build_ps(const struct topology *t, int nodes, const unsigned char *used,
-					const struct platform_ps *ps)
+extern "C" int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+					const struct platform_extra *x)
 {
 	try {
 		builder b;
 		const struct platform_sink sink = { &b, zone_begin, zone_end, host, router, link, route };
-		platform_emit_ps(t, nodes, used, ps, &sink);
+		platform_emit_ex(t, nodes, used, x, &sink);
 		sg4::Engine::get_instance()->seal_platform();
 	} catch (const std::exception &) {
 		return -1;

@@ -13,11 +13,11 @@
  * per process. */
 int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
 
-/* As engine_platform_build(), with the parameter servers of ps
- * (platform.h; NULL: none). */
-struct platform_ps;
-int engine_platform_build_ps(const struct topology *t, int nodes, const unsigned char *used,
-			     const struct platform_ps *ps);
+/* As engine_platform_build(), with x's parameter servers and degraded
+ * links (platform.h; NULL: none). */
+struct platform_extra;
+int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+			     const struct platform_extra *x);
 
 /* Start a transfer of bytes from host `from` to host `to` (sg_host_t)
  * with no actor on either (SimGrid's Comm::sendto_async): the parameter

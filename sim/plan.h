@@ -66,6 +66,23 @@
  *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
  *                                             the topology's NIC bandwidth
  *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
+ *   straggler_rank     ranks    none          ranks whose GPU computes slower (nstragglers)
+ *   straggler_fraction fraction 0             instead: this fraction of the ranks, drawn with
+ *                                             the seed
+ *   straggler_slowdown factor   1             their compute time x this (fixed), or the
+ *                                             mean (normal) / median (log-normal) of a draw
+ *                                             per rank and iteration
+ *   straggler_dist     -        fixed         fixed | normal | lognormal
+ *   straggler_sigma    -        0             normal: standard deviation of the factor;
+ *                                             log-normal: of its logarithm
+ *   straggler_seed     -        1             seed of the draws (simulate.c)
+ *   iterations         -        1             iterations sampled (a process each): the
+ *                                             iteration time's P50/P95/P99 and the ranks
+ *                                             on the critical path
+ *   degraded           -        none          links of the platform (platform.c names) with
+ *                                             bandwidth and latency factors (ndegraded)
+ *   sensitivity        -        false         also simulate without them and with each
+ *                                             alone: what each degraded link costs
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -90,6 +107,9 @@
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 #define PLAN_MAX_PS_SERVERS 4096
+#define PLAN_MAX_STRAGGLERS 32
+#define PLAN_MAX_DEGRADED 8
+#define PLAN_MAX_ITERATIONS 1000
 /* Tasks of one iteration's programs (all stages): the replay holds them in
  * memory, about 100 bytes each; 30 M is about 3 GB. */
 #define PLAN_MAX_TASKS 30000000L
@@ -110,6 +130,16 @@ enum cp_comm { CP_P2P, CP_A2A, CP_COMM_N };
 enum dp_sync { DP_SYNC_ALLREDUCE, DP_SYNC_PS, DP_SYNC_N };
 enum ps_attach { PS_ATTACH_FABRIC, PS_ATTACH_GPUS, PS_ATTACH_N };
 enum ps_shard { PS_SHARD_EVEN, PS_SHARD_ROUND_ROBIN, PS_SHARD_N };
+
+/* Stragglers: how a slow rank's compute-time factor is drawn. */
+enum straggler_dist { STRAG_FIXED, STRAG_NORMAL, STRAG_LOGNORMAL, STRAG_N };
+
+/* A degraded link: its platform name (platform.c) and factors on its
+ * bandwidth and latency. */
+struct plan_degraded {
+	char link[40];
+	double bw_factor, latency_factor;
+};
 
 /* Keys a scenario gave explicitly (a framework preset fills the others). */
 enum plan_given {
@@ -170,7 +200,28 @@ struct plan {
 	enum ps_shard ps_shard;
 	double ps_nic_Bps;              /* 0: the topology's NIC */
 	double ps_latency_s;            /* < 0: the topology's NIC latency */
+	int nstragglers;
+	int straggler_rank[PLAN_MAX_STRAGGLERS];
+	double straggler_fraction;
+	double straggler_slowdown;
+	enum straggler_dist straggler_dist;
+	double straggler_sigma;
+	unsigned straggler_seed;
+	int iterations;
+	int ndegraded;
+	struct plan_degraded degraded[PLAN_MAX_DEGRADED];
+	bool sensitivity;
 };
+
+/* Whether some rank computes at another speed than the others (plan
+ * stragglers): folding is off then. */
+bool plan_has_stragglers(const struct plan *p);
+
+/* The compute-time factor of every rank (nranks of them) in sampled
+ * iteration iter (0 = the reported one): 1, or the stragglers' factor
+ * (fixed, or drawn from the seed, the iteration and the rank; never
+ * below 0.05). Same plan, same numbers on every machine. */
+void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out);
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
 void plan_init(struct plan *p);
@@ -215,5 +266,6 @@ extern const char *const plan_offload_names[];
 extern const char *const plan_dp_sync_names[];
 extern const char *const plan_ps_attach_names[];
 extern const char *const plan_ps_shard_names[];
+extern const char *const plan_straggler_dist_names[];
 
 #endif

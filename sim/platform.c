@@ -68,9 +68,17 @@ static void link_name(const struct topology *t, const struct topo_hop *h, char *
 
 typedef const struct platform_sink SINK;
 
+/* Degraded links of the platform being emitted (NULL: none). */
+static const struct platform_extra *g_x;
+
 static void put_link(SINK *f, const char *ind, const char *id, double bw, double lat, bool fatpipe)
 {
 	(void)ind;
+	for (int i = 0; g_x && i < g_x->ndeg; i++)
+		if (strcmp(g_x->deg[i].link, id) == 0) {
+			bw *= g_x->deg[i].bw_factor;
+			lat *= g_x->deg[i].latency_factor;
+		}
 	f->link(f->ctx, id, bw, lat, fatpipe);
 }
 
@@ -123,7 +131,7 @@ static void write_ps_zones(SINK *f)
 		f->zone_begin(f->ctx, z);
 		f->host(f->ctx, h);
 		f->router(f->ctx, gw);
-		f->link(f->ctx, nic, g_ps->nic_bw_Bps, g_ps->nic_latency_s, false);
+		put_link(f, "", nic, g_ps->nic_bw_Bps, g_ps->nic_latency_s, false);
 		zone_route1(f, h, gw, NULL, NULL, nic, +1);
 		f->zone_end(f->ctx);
 	}
@@ -457,13 +465,50 @@ bool platform_ps_supported(const struct topology *t, int nodes)
 	return true;
 }
 
-int platform_emit_ps(const struct topology *t, int nodes, const unsigned char *used,
-		     const struct platform_ps *ps, const struct platform_sink *f)
+int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *used,
+		     const struct platform_extra *x, const struct platform_sink *f)
 {
-	g_ps = ps && ps->servers > 0 ? ps : NULL;
+	g_ps = x && x->ps && x->ps->servers > 0 ? x->ps : NULL;
+	g_x = x;
 	int rc = platform_emit(t, nodes, used, f);
 	g_ps = NULL;
+	g_x = NULL;
 	return rc;
+}
+
+struct finder {
+	const char *const *names;
+	int n;
+	bool *found;
+};
+
+static void find_zone_begin(void *ctx, const char *id) { (void)ctx, (void)id; }
+static void find_zone_end(void *ctx) { (void)ctx; }
+static void find_point(void *ctx, const char *id) { (void)ctx, (void)id; }
+static void find_route(void *ctx, const char *src, const char *dst, const char *gws,
+		       const char *gwd, const struct platform_hop *h, int n)
+{
+	(void)ctx, (void)src, (void)dst, (void)gws, (void)gwd, (void)h, (void)n;
+}
+
+static void find_link(void *ctx, const char *id, double bw, double lat, bool fatpipe)
+{
+	struct finder *fd = ctx;
+	(void)bw, (void)lat, (void)fatpipe;
+	for (int i = 0; i < fd->n; i++)
+		if (strcmp(fd->names[i], id) == 0)
+			fd->found[i] = true;
+}
+
+void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
+			 const char *const *names, int n, bool *found)
+{
+	struct finder fd = { names, n, found };
+	const struct platform_sink sink = { &fd, find_zone_begin, find_zone_end, find_point,
+					    find_point, find_link, find_route };
+	for (int i = 0; i < n; i++)
+		found[i] = false;
+	platform_emit_ex(t, nodes, NULL, x, &sink);
 }
 
 int platform_emit(const struct topology *t, int nodes, const unsigned char *used,

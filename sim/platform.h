@@ -72,10 +72,32 @@ struct platform_ps {
  * one node or no NICs (no fabric), and for a fat tree with a pod level. */
 bool platform_ps_supported(const struct topology *t, int nodes);
 
-/* As platform_emit(), with the parameter servers of ps (NULL or 0
- * servers: none; platform_ps_supported() must hold otherwise). */
-int platform_emit_ps(const struct topology *t, int nodes, const unsigned char *used,
-		     const struct platform_ps *ps, const struct platform_sink *sink);
+/* A link whose bandwidth and latency are scaled (a degraded NIC, leaf
+ * uplink, spine...), named as above (link_name in platform.c). */
+struct platform_degrade {
+	const char *link;
+	double bw_factor, latency_factor;
+};
+
+/* What a job adds to the topology's platform. */
+struct platform_extra {
+	const struct platform_ps *ps;          /* NULL or 0 servers: none;
+						  platform_ps_supported() must hold */
+	const struct platform_degrade *deg;    /* [ndeg] */
+	int ndeg;
+};
+
+/* As platform_emit(), with x's servers and degraded links (x NULL:
+ * none). A degraded link that the platform does not have changes nothing
+ * (platform_find_links() tells). */
+int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *used,
+		     const struct platform_extra *x, const struct platform_sink *sink);
+
+/* Which of names[0..n) are links of the platform of nodes nodes of t with
+ * x's parameter servers (every GPU used): found[i]. Describes the whole
+ * platform once: linear in its size. */
+void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
+			 const char *const *names, int n, bool *found);
 
 /* Write the platform of nodes nodes of t to f (the caller has checked
  * topology_check_nodes()). Returns 0 or -1 (I/O). */

@@ -98,6 +98,26 @@
  *   moe.capacity_factor           number   -       model's       expert capacity in balanced loads,
  *                                                                tokens beyond it dropped; 0 = dropless
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
+ *   simulation.iterations         int      -       1             iterations sampled (straggler draws):
+ *                                                                P50/P95/P99 of the iteration time and
+ *                                                                the ranks on the critical path
+ *   simulation.stragglers.ranks   [int]    ranks   -             ranks whose GPU computes slower (at most 32)
+ *   simulation.stragglers.fraction number  0..1    -             instead: this fraction of all ranks,
+ *                                                                chosen with the seed
+ *   simulation.stragglers.slowdown number  factor  1             compute time x this (fixed; the mean of
+ *                                                                normal, the median of log-normal draws)
+ *   simulation.stragglers.distribution string -    "fixed"       fixed | normal | lognormal: a draw per
+ *                                                                rank and iteration
+ *   simulation.stragglers.sigma   number   -       0             normal: standard deviation of the
+ *                                                                factor; log-normal: of its logarithm
+ *   simulation.stragglers.seed    int      -       1             seed of the draws
+ *   simulation.degraded_links     [object] -       []            links with bandwidth / latency factors
+ *                                                                (at most 8): {link, bw_factor,
+ *                                                                latency_factor}; link names as in
+ *                                                                sim/platform.c: nic<node>_<i>, gl<gpu>,
+ *                                                                lu<leaf>, podup<pod>, psnic<k>, ...
+ *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
+ *                                                                and with each alone: what each costs
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]  reports to write: json, csv, svg

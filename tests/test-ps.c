@@ -28,18 +28,6 @@
 #define P 8
 #define NIC_BPS (100e9 / 8)   /* 100 Gb/s */
 
-/* One V100 per node behind a 100 Gb/s NIC; the PCIe link wide enough
- * (1 TB/s) that the NIC is every path's bottleneck. */
-static const char *star_topology =
-	"{ \"schema\": \"ddlsim.topology\", \"schema_version\": \"1.0\", \"name\": \"star\","
-	" \"source\": \"test: a star of one-GPU nodes\","
-	" \"gpu\": { \"name\": \"V100\", \"peak_tflops\": { \"fp32\": 15.7, \"fp16\": 125 },"
-	"  \"hbm_GB\": 32, \"hbm_bw_GBps\": 900, \"sm_count\": 80, \"memory_reserved_GB\": 1.0,"
-	"  \"efficiency\": { \"gemm_max\": 0.8, \"gemm_half_GFLOP\": 0.1, \"attention_max\": 0.5,"
-	"   \"mem_max\": 0.85, \"mem_half_MB\": 0.9, \"kernel_launch_us\": 4, \"gemm_tile\": [128, 128] } },"
-	" \"node\": { \"gpus\": 1, \"intra\": { \"kind\": \"pcie\", \"bw_GBps\": 1000, \"latency_us\": 1.0 },"
-	"  \"nics\": { \"count\": 1, \"bw_Gbps\": 100, \"latency_us\": 1.0 } },"
-	" \"fabric\": { \"kind\": \"nonblocking\", \"latency_us\": 0.5 } }\n";
 
 /* Simulate ResNet-50 (fp32, one gradient bucket) on P nodes of the star
  * with the parallel object given; fills r. */
@@ -48,7 +36,9 @@ static double g_alpha; /* GPU-to-GPU path latency of the star */
 static void run_star(const char *parallel, const char *algo, struct result *r)
 {
 	char *dir = tmp_dir(), text[4096];
-	char *topo = write_file(dir, "star.json", star_topology);
+	/* one V100 per node behind a 100 Gb/s NIC; PCIe wide enough (1 TB/s)
+	 * that the NIC is every path's bottleneck */
+	const char *topo = src_path("tests/data/topo-star-v100.json");
 	snprintf(text, sizeof(text),
 		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
 		 " \"topology\": \"%s\", \"nodes\": %d, \"parallel\": { %s },"
@@ -64,7 +54,7 @@ static void run_star(const char *parallel, const char *algo, struct result *r)
 	g_alpha = topology_path_latency(inputs_topology(sc->in), 0, 1);
 	scenario_destroy(sc);
 	diag_finish(&d);
-	free(topo), free(path), free(dir);
+	free(path), free(dir);
 }
 
 /* ResNet-50's fp32 gradient bytes: what a worker pushes to a single
