@@ -241,6 +241,9 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 	if (p->fp8_comm && p->precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->precision));
+	if (p->fp8_params && p->precision != DTYPE_FP8)
+		diag_err(d, f, "/training/fp8_params", "needs precision \"fp8\", got \"%s\"",
+			 dtype_name(p->precision));
 	if (p->memory_reserve < 0 || p->memory_reserve >= 0.5)
 		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
 			 p->memory_reserve);

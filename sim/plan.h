@@ -38,6 +38,9 @@
  *   grad_dtype         -        precision     dtype of the gradient reduction
  *   attention          -        see plan_resolve  flash | unfused (models/attention.h)
  *   fp8_comm           -        false         TP/SP all-gathers move fp8 (precision fp8)
+ *   fp8_params         -        false         transformer-layer weights kept only in fp8
+ *                                             (TE fp8_model_params / Megatron-Core
+ *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   coll_algo          -        "auto"        collective algorithm (coll.h registry)
@@ -183,6 +186,7 @@ struct plan {
 	enum attention attention;       /* resolved by plan_resolve() unless attention_set */
 	bool attention_set;
 	bool fp8_comm;
+	bool fp8_params;
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	char coll_algo[32];

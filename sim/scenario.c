@@ -225,6 +225,7 @@ static bool load_training(struct jobj *root, struct plan *s)
 		s->attention_set = true;
 	}
 	jobj_bool(&jo, "fp8_comm", &s->fp8_comm, 0);
+	jobj_bool(&jo, "fp8_params", &s->fp8_params, 0);
 	jobj_num(&jo, "memory_reserve", &s->memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);

@@ -73,6 +73,10 @@
  *                                                                flash kernel and precision is 16-bit
  *                                                                or fp8, else unfused
  *   training.fp8_comm             bool     -       false         TP/SP all-gathers move fp8 (needs fp8)
+ *   training.fp8_params           bool     -       false         transformer-layer weights only in fp8
+ *                                                                (TE fp8_model_params, Megatron-Core
+ *                                                                --fp8-param-gather; needs fp8): no
+ *                                                                bf16 copy, fp8 parameter all-gathers
  *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
  *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)

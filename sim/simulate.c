@@ -816,6 +816,8 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
 	struct precision pr;
 	precision_init(&pr, pl->precision, false);
+	if (pl->fp8_params)
+		precision_fp8_params(&pr);
 	op.bytes = params_local * pr.optimizer_step_bytes;
 	return cost_roofline_time(g, &op);
 }
@@ -837,6 +839,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	double t = pl->tp;
 	struct precision pr;
 	precision_init(&pr, pl->precision, pl->fp8_comm);
+	if (pl->fp8_params)
+		precision_fp8_params(&pr);
 	double s_local = (double)pl->seq / pl->cp;   /* tokens of this rank */
 	b.act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
 		      dtype_bytes(pr.activation);
@@ -871,8 +875,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	double tied_copy = m->tied_embeddings && pl->pp > 1
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
-	b.wbytes = dtype_bytes(pr.weight);
+	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
+	b.wbytes = dtype_bytes(pr.layer_weight);
 	b.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	b.launch_s = b.fw ? b.fw->launch_s : 0;
 	b.per_tensor = b.fw && b.fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
@@ -937,7 +941,9 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
-	double ag_total = psi * dtype_bytes(pr.weight);
+	double psi_layers = layers * (model_layer_params(m) - le) / t;
+	double ag_total = psi_layers * dtype_bytes(pr.layer_weight) +
+			  (psi - psi_layers) * dtype_bytes(pr.weight);
 	double ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b.param_bytes_layer;
 	int ag_count = ag_chunk > 0 ? (int)ceil(ag_total / ag_chunk) : 1;
 	if (ag_count < 1)
@@ -1010,7 +1016,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	if (gather && psi_e > 0 && nedp > 1) {
 		/* the experts' updated parameters over the expert-data-parallel
 		 * group, in buckets as the dense ones */
-		double ag_e = psi_e * dtype_bytes(pr.weight);
+		double ag_e = psi_e * dtype_bytes(pr.layer_weight);
 		int n_e = ag_chunk > 0 ? (int)ceil(ag_e / ag_chunk) : 1;
 		if (n_e < 1)
 			n_e = 1;
