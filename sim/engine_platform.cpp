@@ -8,6 +8,7 @@
  * every link named in a route (links x zones); here nothing is looked up
  * in SimGrid by name. Zones are sealed when they close, the platform at the
  * end. */
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -111,10 +112,16 @@ void route(void *ctx, const char *src, const char *dst, const char *gw_src, cons
 
 extern "C" int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used)
 {
+	return engine_platform_build_ex(t, nodes, used, nullptr);
+}
+
+extern "C" int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+					const struct platform_extra *x)
+{
 	try {
 		builder b;
 		const struct platform_sink sink = { &b, zone_begin, zone_end, host, router, link, route };
-		platform_emit(t, nodes, used, &sink);
+		platform_emit_ex(t, nodes, used, x, &sink);
 		sg4::Engine::get_instance()->seal_platform();
 	} catch (const std::exception &) {
 		return -1;
@@ -125,4 +132,13 @@ extern "C" int engine_platform_build(const struct topology *t, int nodes, const 
 extern "C" double engine_platform_link_usage(const void *l)
 {
 	return static_cast<const sg4::Link *>(l)->get_usage();
+}
+
+extern "C" void *engine_platform_sendto_async(void *from, void *to, double bytes)
+{
+	sg4::CommPtr c = sg4::Comm::sendto_async(static_cast<sg4::Host *>(from),
+						 static_cast<sg4::Host *>(to),
+						 static_cast<uint64_t>(bytes + 0.5));
+	intrusive_ptr_add_ref(c.get()); /* released by sg_comm_wait_all() */
+	return c.get();
 }

@@ -13,6 +13,18 @@
  * per process. */
 int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
 
+/* As engine_platform_build(), with x's parameter servers and degraded
+ * links (platform.h; NULL: none). */
+struct platform_extra;
+int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+			     const struct platform_extra *x);
+
+/* Start a transfer of bytes from host `from` to host `to` (sg_host_t)
+ * with no actor on either (SimGrid's Comm::sendto_async): the parameter
+ * servers' pushes and pulls. Returns an sg_comm_t for sg_comm_wait_all(),
+ * which releases it. */
+void *engine_platform_sendto_async(void *from, void *to, double bytes);
+
 /* The bytes per second crossing link l now (SimGrid's Link::get_usage());
  * l is an sg_link_t of the built platform. */
 double engine_platform_link_usage(const void *l);

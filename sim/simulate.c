@@ -86,8 +86,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "anatomy.h"
+#include "platform.h"
 #include "build_cnn.h"
 #include "bug.h"
 #include "cost.h"
@@ -983,6 +986,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+	if (pl->dp_sync == DP_SYNC_PS)
+		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
@@ -1125,6 +1130,156 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The rank with the most compute time: the one a synchronous iteration
+ * waits for. */
+static int critical_rank(const struct engine_result *e)
+{
+	int best = 0;
+	double most = -1;
+	for (int i = 0; i < e->nranks; i++) {
+		double c = 0;
+		for (int k = 0; k < CAT_N; k++)
+			c += e->rank[i].compute_s[k];
+		if (c > most + 1e-12 * most) {
+			most = c;
+			best = i;
+		}
+	}
+	return best;
+}
+
+struct side_out {
+	double iteration_s;
+	int critical;
+	int ok;
+};
+
+/* One more engine run of job, in a child process (SimGrid runs once per
+ * process; this one has not started it yet): its iteration time and
+ * critical rank come back over a pipe. ok = 0 when it failed. */
+static struct side_out side_run(const struct engine_job *job)
+{
+	struct side_out o = { 0, -1, 0 };
+	int fd[2];
+	if (pipe(fd))
+		return o;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return o;
+	}
+	if (pid == 0) {
+		struct engine_result er;
+		struct diag dq;
+		close(fd[0]);
+		diag_init(&dq, NULL);
+		if (engine_run(job, &er, &dq) == 0) {
+			o.iteration_s = er.iteration_s;
+			o.critical = critical_rank(&er);
+			o.ok = 1;
+		}
+		_exit(write(fd[1], &o, sizeof(o)) == (ssize_t)sizeof(o) ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	struct side_out in = o;
+	while (got < sizeof(in)) {
+		ssize_t n = read(fd[0], (char *)&in + got, sizeof(in) - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	waitpid(pid, NULL, 0);
+	return got == sizeof(in) ? in : o;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile q (0..100) of sorted v[0..n). */
+static double percentile(const double *v, int n, double q)
+{
+	int k = (int)ceil(q / 100 * n);
+	return v[k < 1 ? 0 : k - 1];
+}
+
+/* Stragglers' sampled iterations 1..iterations-1 and the degraded links'
+ * sensitivity runs, before the reported run (job, iteration 0) starts
+ * SimGrid in this process. times[0] and crit[0] are left for it. */
+static int side_runs(const struct plan *pl, const struct engine_job *job0, int nranks,
+		     double *times, int *crit, struct result *r, struct diag *d)
+{
+	struct engine_job job = *job0;
+	job.obs = NULL;
+	double *f = xreallocarray(NULL, (size_t)nranks, sizeof(*f));
+	int rc = 0;
+	for (int i = 1; i < pl->iterations && !rc; i++) {
+		plan_straggler_factors(pl, nranks, i, f);
+		job.compute_scale = f;
+		struct side_out o = side_run(&job);
+		if (!o.ok)
+			rc = diag_errf(d, "sampled iteration %d of %d failed", i, pl->iterations);
+		times[i] = o.iteration_s;
+		crit[i] = o.critical;
+	}
+	job = *job0;
+	job.obs = NULL;
+	if (pl->sensitivity && !rc) {
+		job.ndegraded = 0;
+		struct side_out o = side_run(&job);
+		r->sens_baseline_s = o.iteration_s;
+		rc = o.ok ? 0 : diag_errf(d, "the run without degraded links failed");
+		for (int i = 0; i < job0->ndegraded && !rc; i++) {
+			job.degraded = &job0->degraded[i];
+			job.ndegraded = 1;
+			o = side_run(&job);
+			r->sens_iteration_s[i] = o.iteration_s;
+			if (!o.ok)
+				rc = diag_errf(d, "the run with degraded link '%s' alone failed",
+					       job0->degraded[i].link);
+		}
+		r->nsens = job0->ndegraded;
+	}
+	free(f);
+	return rc;
+}
+
+/* The iteration-time distribution and the critical ranks (result.h). */
+static void straggler_stats(int n, double *times, const int *crit, int nranks, struct result *r)
+{
+	int *count = xcalloc((size_t)nranks, sizeof(*count));
+	for (int i = 0; i < n; i++)
+		if (crit[i] >= 0 && crit[i] < nranks)
+			count[crit[i]]++;
+	r->ncritical = 0;
+	for (int k = 0; k < RESULT_MAX_CRITICAL; k++) {
+		int best = -1;
+		for (int q = 0; q < nranks; q++)
+			if (count[q] > 0 && (best < 0 || count[q] > count[best]))
+				best = q;
+		if (best < 0)
+			break;
+		r->critical_rank[k] = best;
+		r->critical_count[k] = count[best];
+		r->ncritical++;
+		count[best] = 0;
+	}
+	free(count);
+	r->iterations = n;
+	qsort(times, (size_t)n, sizeof(*times), cmp_double);
+	r->iter_min_s = times[0];
+	r->iter_max_s = times[n - 1];
+	r->iter_p50_s = percentile(times, n, 50);
+	r->iter_p95_s = percentile(times, n, 95);
+	r->iter_p99_s = percentile(times, n, 99);
+}
+
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {
@@ -1184,7 +1339,9 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	/* Folding needs identical replicas and a symmetric fabric: decided from
 	 * the fabric's symmetry under this node count, not from its kind. */
 	bool fold = pl->fold == FOLD_ON ||
-		    (pl->fold == FOLD_AUTO && topology_is_symmetric(topo, pl->nodes) &&
+		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
+		     !plan_has_stragglers(pl) && pl->ndegraded == 0 &&
+		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
 		      * residue of issue 16): simulate every rank */
@@ -1194,7 +1351,37 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .sm_count = (int)topo->gpu.sm_count,
 				  .interference_factor = cost_interference(cost), .obs = obs };
-	if (engine_run(&job, &r->eng, d))
+	struct engine_ps ps = {
+		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
+		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
+		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
+		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
+	};
+	if (pl->dp_sync == DP_SYNC_PS)
+		job.ps = &ps;
+	struct platform_degrade deg[PLAN_MAX_DEGRADED];
+	for (int i = 0; i < pl->ndegraded; i++)
+		deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
+						    pl->degraded[i].latency_factor };
+	job.degraded = deg;
+	job.ndegraded = pl->ndegraded;
+	int nranks = place.nranks, nit = pl->iterations > 1 ? pl->iterations : 1;
+	double *speed = xreallocarray(NULL, (size_t)nranks, sizeof(*speed));
+	double *times = xcalloc((size_t)nit, sizeof(*times));
+	int *crit = xcalloc((size_t)nit, sizeof(*crit));
+	plan_straggler_factors(pl, nranks, 0, speed);
+	if (plan_has_stragglers(pl))
+		job.compute_scale = speed;
+	int bad = side_runs(pl, &job, nranks, times, crit, r, d) || engine_run(&job, &r->eng, d);
+	if (!bad && plan_has_stragglers(pl)) {
+		times[0] = r->eng.iteration_s;
+		crit[0] = critical_rank(&r->eng);
+		straggler_stats(nit, times, crit, nranks, r);
+	}
+	free(speed);
+	free(times);
+	free(crit);
+	if (bad)
 		goto out;
 
 	r->params = model_params(m);
