@@ -1,9 +1,11 @@
 /* bench_attn.c - causal self-attention timings, unfused: cuBLAS batched GEMMs + the softmax kernel.
  *
- * A fused flash-attention kernel written without a GPU to tune it on would
- * be far from the state of the art, so this section times what Megatron
- * calls the unfused ("local") attention path and labels it
- * "unfused_cublas_softmax":
+ * The fused (flash) path is cuDNN's, timed by bench_sdpa.c for each shape
+ * right after the unfused point (impl "cudnn_sdpa"; skipped with --no-sdpa
+ * or without cuDNN).  The project has no fused kernel of its own: one
+ * written without a GPU to tune it on would be far from the state of the
+ * art.  This file times what Megatron calls the unfused ("local")
+ * attention path and labels it "unfused_cublas_softmax":
  *
  *   fwd:  S = (Q K^T) / sqrt(d)     cublasGemmStridedBatchedEx
  *         P = causal_softmax(S)     kernels_softmax_fwd, in place
@@ -383,8 +385,11 @@ int bench_attn(struct calib *c)
 	} else {
 		n = shapes_attn(c->quick, &shapes);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (run_point(c, &shapes[i]) < 0)
 			return -1;
+		if (!c->no_sdpa && bench_sdpa(c, &shapes[i]) < 0)
+			return -1;
+	}
 	return 0;
 }

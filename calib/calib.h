@@ -4,7 +4,7 @@
  * versioned profile (PROFILE-FORMAT.md) that the simulator reads as its
  * compute-cost source.  The tool is one context, `struct calib`, threaded
  * through five benchmark sections (bench_gemm.c, bench_conv.c,
- * bench_mem.c, bench_attn.c, bench_bw.c).  Each section, for each point:
+ * bench_mem.c, bench_attn.c with bench_sdpa.c, bench_bw.c).  Each section, for each point:
  *
  *   1. allocates rotating copies of its operands (timer.c) and fills them
  *      with random data (kernels/fill.cu),
@@ -83,6 +83,7 @@ struct calib {
 	int device;
 	bool quick;
 	bool self_test;
+	bool no_sdpa;		/* --no-sdpa: skip cuDNN fused attention (bench_sdpa.c) */
 	unsigned sections;	/* bit (1u << enum calib_section) selected */
 	int warmup_runs;
 	int timed_runs;
@@ -264,6 +265,13 @@ int bench_gemm(struct calib *c);
 int bench_conv(struct calib *c);
 int bench_mem(struct calib *c);
 int bench_attn(struct calib *c);
+/* bench_sdpa.c, called by bench_attn() for each of its shapes: causal
+ * attention fused by cuDNN's SDPA graphs (impl "cudnn_sdpa"), forward and
+ * backward, checked and then timed.  Returns 0 when checked (self-test) or
+ * recorded (the forward alone when cuDNN refuses only the backward), 1 when
+ * nothing is recorded because cuDNN cannot run it here or it does not fit
+ * (a warning says why), -1 on a failed check or a CUDA error. */
+int bench_sdpa(struct calib *c, const struct attn_shape *sh);
 int bench_bw(struct calib *c);
 /* bench_interference.c: a bf16 GEMM timed alone and beside a copy kernel
  * of c->interf_blocks blocks; fills c->interf_alone_s and interf_with_s

@@ -22,10 +22,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [--out PROFILE.json] [--csv RAW.csv] [--quick]\n"
 		"                    [--only gemm,conv,mem,attn,bw] [--device N] [--self-test]\n"
-		"                    [--help] [--version]\n"
+		"                    [--no-sdpa] [--help] [--version]\n"
 		"\n"
 		"Measures GEMMs (cuBLAS/cuBLASLt), convolutions (cuDNN or the project's\n"
-		"implicit GEMM), memory-bound kernels, unfused attention and copy bandwidth\n"
+		"implicit GEMM), memory-bound kernels, attention (unfused, and fused by\n"
+		"cuDNN's SDPA graphs where cuDNN runs them) and copy bandwidth\n"
 		"on a local NVIDIA GPU and writes a ddlsim.profile 1.0 JSON file for the\n"
 		"simulator.  Every kernel is checked against a CPU reference before it is\n"
 		"timed; a failed check writes nothing.\n"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 		"  --device N      CUDA device index (default 0)\n"
 		"  --self-test     run only the correctness checks, at small sizes, and\n"
 		"                  print one line per check and a summary; writes nothing\n"
+		"  --no-sdpa       skip cuDNN fused attention (the attention section then\n"
+		"                  holds the unfused entries only)\n"
 		"  --help          this text\n"
 		"  --version       print the version\n"
 		"\n"
@@ -112,6 +115,7 @@ int main(int argc, char **argv)
 		{ "only", required_argument, NULL, 'O' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "self-test", no_argument, NULL, 't' },
+		{ "no-sdpa", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -157,6 +161,9 @@ int main(int argc, char **argv)
 		}
 		case 't':
 			c.self_test = true;
+			break;
+		case 'S':
+			c.no_sdpa = true;
 			break;
 		case 'h':
 			usage(stdout);

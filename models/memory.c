@@ -21,68 +21,93 @@ double memory_nccl_bytes(int ncomms)
 	return ncomms * MEMORY_NCCL_CHANNELS * 2 * MEMORY_NCCL_CONN_BYTES;
 }
 
-/* Bytes (16-bit activations) of an MLP block's stored tensors over X
- * tokens with inner size f per token copy, under t: the fc1 output
- * (2 f for SwiGLU's gate and up) and the activation output. */
-static double mlp_inner(const struct model *m, double X, double f, double t)
+/* A layer's stored tensors per token, in bytes, by how tensor and
+ * sequence parallelism divide them (memory.h, "Activations"):
+ * rep: replicated over TP unless SP shards the sequence (norm inputs,
+ * the GEMM inputs that are the norm outputs, dropout masks); tp: split
+ * over TP heads or the MLP's inner dimension; core: the unfused
+ * attention's s x s tensors (split over TP heads); whole: never split
+ * (an MoE block's permuted token copies). */
+struct act_terms {
+	double rep, tp, core, whole;
+};
+
+/* Bytes per element: stored activations, saved GEMM inputs (fp8 under
+ * Transformer Engine), dropout masks (1). */
+struct act_bytes {
+	double act, gemm_in;
+};
+
+/* An MLP's inner tensors over `copies` token copies with inner size f:
+ * the fc1 output (gate and up for SwiGLU: 2 f), kept in the activation
+ * dtype for the activation's backward, and the activation output, saved
+ * as fc2's GEMM input. */
+static double mlp_inner(const struct model *m, const struct act_bytes *by,
+			double copies, double f)
 {
 	double fc1 = m->act == MODEL_ACT_SWIGLU ? 2 * f : f;
-	return 2 * X * (fc1 + f) / t;
+	return copies * (by->act * fc1 + by->gemm_in * f);
 }
 
-/* What an MoE block stores beyond the dense MLP's 19 sbh share (memory.h). */
-static double moe_delta(const struct mem_rank_input *in)
+static void attention_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+			    struct act_terms *t)
 {
 	const struct model *m = in->model;
+	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
+	double kv = (double)m->kv_heads / a;
+	double mask = m->dropout ? 1 : 0;
+
+	t->rep += by->act * h +            /* norm input */
+		  by->gemm_in * h +        /* QKV GEMM input */
+		  mask * h;                /* dropout mask after the projection */
+	t->tp += by->act * h * (1 + 2 * kv); /* Q, K, V */
+	if (in->attention == ATTN_FLASH) {
+		/* the kernel keeps its output for the backward; the
+		 * projection saves its own copy when it is narrower (fp8) */
+		t->tp += by->act * h + (by->gemm_in < by->act ? by->gemm_in * h : 0);
+		t->tp += 4 * a;            /* fp32 log-sum-exp per head */
+	} else {
+		t->tp += by->gemm_in * h;  /* projection input (the context) */
+		if (in->recompute != RECOMPUTE_SELECTIVE) /* softmax output, mask, dropout output */
+			t->core += a * s * (by->act + mask * (1 + by->act));
+	}
+}
+
+static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+		      struct act_terms *t)
+{
+	const struct model *m = in->model;
+	double h = (double)m->hidden, mask = m->dropout ? 1 : 0;
+
+	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
+	if (!model_is_moe(m)) {
+		t->rep += by->gemm_in * h;  /* fc1 input */
+		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
+		return;
+	}
 	const struct moe_config *c = &m->moe;
-	double s = in->seq, b = in->micro_batch, h = (double)m->hidden, t = in->tp;
-	double X = s * b, load = in->moe_rank_load > 0 ? in->moe_rank_load : 1;
-	double sp = in->sp ? t : 1;
-	/* the dense MLP's terms as the formulas above count them */
-	double dense = t <= 1 ? 19 * X * h : 3 * X * h / sp + 16 * X * h / t;
-	double moe = 3 * X * h / sp +                          /* input, mask */
-		     2 * X * (double)c->top_k * load * h +     /* permuted copies */
-		     mlp_inner(m, X * (double)c->top_k * load, (double)c->expert_ffn, t) +
-		     mlp_inner(m, X, (double)(c->shared_experts * c->shared_ffn), t);
-	return moe - dense;
-}
-
-/* The formulas of memory.h for a dense layer. */
-static double dense_layer_activations(const struct mem_rank_input *in)
-{
-	const struct model *m = in->model;
-	double s = in->seq, b = in->micro_batch, h = (double)m->hidden;
-	double a = (double)m->heads, t = in->tp;
-	double sbh = s * b * h;
-	double core = 5 * a * s / h;   /* softmax input/output + dropout mask */
-
-	/* The formulas assume 16-bit activations; fp32 doubles the tensors
-	 * but not the 1-byte dropout masks: scale the whole as a bound. */
-	struct precision pr;
-	precision_init(&pr, in->dtype, false);
-	double scale = dtype_bytes(pr.activation) / 2;
-	if (in->recompute == RECOMPUTE_FULL)
-		return scale * 2 * sbh / (in->sp ? t : 1);
-	if (in->attention == ATTN_FLASH) /* fp32 log-sum-exp per head and token */
-		return scale * (t <= 1 ? 34 * sbh : in->sp ? 34 * sbh / t : sbh * (10 + 24 / t)) +
-		       4 * a * s * b / t;
-	if (in->recompute == RECOMPUTE_SELECTIVE)
-		core = 0;
-	if (t <= 1)
-		return scale * sbh * (34 + core);
-	if (in->sp)
-		return scale * sbh / t * (34 + core);
-	return scale * sbh * (10 + 24 / t + core / t);
+	double load = in->moe_rank_load > 0 ? in->moe_rank_load : 1;
+	t->rep += by->act * h;              /* router input */
+	t->whole += by->gemm_in * h * (double)c->top_k * load; /* permuted copies */
+	t->tp += mlp_inner(m, by, (double)c->top_k * load, (double)c->expert_ffn) +
+		 mlp_inner(m, by, 1, (double)(c->shared_experts * c->shared_ffn));
 }
 
 double memory_layer_activations(const struct mem_rank_input *in)
 {
-	double a = dense_layer_activations(in);
-	if (!model_is_moe(in->model) || in->recompute == RECOMPUTE_FULL)
-		return a;
+	const struct model *m = in->model;
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
-	return a + dtype_bytes(pr.activation) / 2 * moe_delta(in);
+	struct act_bytes by = { dtype_bytes(pr.activation), dtype_bytes(pr.saved_gemm_input) };
+	double tokens = in->seq * in->micro_batch, t = in->tp < 1 ? 1 : in->tp;
+	double sp = in->sp ? t : 1;
+
+	if (in->recompute == RECOMPUTE_FULL) /* the layer's input only */
+		return tokens * by.act * (double)m->hidden / sp;
+	struct act_terms a = { 0 };
+	attention_terms(in, &by, &a);
+	mlp_terms(in, &by, &a);
+	return tokens * (a.rep / sp + a.tp / t + a.core / t + a.whole);
 }
 
 void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
@@ -130,6 +155,10 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 			    ((model_layer_params(m) - model_layer_expert_params(m)) / t +
 			     model_layer_expert_params(m) / (t * ep));
 		o->weights_bytes -= lw;
+	} else if (pr.fp8 && in->fp8_params) { /* the fp8 copies are the weights */
+		o->weights_bytes -= wbytes *
+			(in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t /
+			 (in->zero >= ZERO_3 ? nd : 1) + psi_e / (in->zero >= ZERO_3 ? ned : 1));
 	}
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)

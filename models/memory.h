@@ -8,29 +8,48 @@
  * also the parameters. In fp32 training K = 8 (the weights are the master).
  *
  * Activations follow Korthikanti et al. 2022, "Reducing Activation
- * Recomputation in Large Transformer Models", bytes per layer for sequence
- * s, micro-batch b, hidden h, heads a, tensor parallelism t (16-bit
- * activations, 1-byte dropout masks):
+ * Recomputation in Large Transformer Models", Section 4, tensor by tensor
+ * from the model's own dimensions (memory.c), bytes per token of a layer:
+ *   attention: norm input A h, QKV GEMM input G h, Q K V A h (1 + 2 kv/a),
+ *     the projection input G h (the context), dropout mask h;
+ *     unfused core, split over TP heads: softmax output A a s, and with
+ *     dropout its mask a s and the dropout output A a s;
+ *   MLP: norm input A h, fc1 input G h, fc1 output A f (2 f for SwiGLU's
+ *     gate and up), activation output G f (fc2's input), dropout mask h;
+ * with A the activation dtype's bytes, G a saved GEMM input's (A, or 1
+ * under fp8: precision.h), masks only when the model has dropout. Norm
+ * inputs, the norm outputs that feed GEMMs and the masks are replicated
+ * over tensor parallelism t unless sequence parallelism shards them too;
+ * the rest is split over t. For GPT (f = 4h, a = kv, dropout, 16-bit)
+ * this is Korthikanti's Table 2 exactly:
  *   no parallelism            sbh (34 + 5as/h)
  *   tensor parallel           sbh (10 + 24/t + 5as/(ht))
  *   tensor + sequence par.    sbh/t (34 + 5as/h)
- *   selective recompute       drops the 5as/h term (the attention core)
- *   full recompute            2sbh (only the layer input), / t with SP
+ *   selective recompute       drops the core term (5as/h)
+ *   full recompute            the layer input, 2sbh (/ t with SP)
  * times the layers a rank holds and the micro-batches in flight at its
  * peak, which the pipeline schedule counts (1F1B: p - stage on stage
  * `stage`; GPipe: m; interleaving adds its factor).
  *
  * Fused (flash) attention never stores the s x s softmax output or dropout
- * mask (attention.h): the 5as/h term is gone whatever the recompute mode,
- * and the kernel keeps instead an fp32 log-sum-exp per head and token,
- * 4 a s b bytes per layer (/ t, heads are split over TP). Selective
- * recomputation (Megatron-Core checkpoints the core attention) then saves
- * nothing more in memory and costs a flash forward in the backward pass.
+ * mask (attention.h): the core term is gone whatever the recompute mode,
+ * and the kernel keeps instead its output (A h, which is also the
+ * projection's input unless fp8 makes the projection save its own 1-byte
+ * copy) and an fp32 log-sum-exp per head and token, 4 a bytes (/ t, heads
+ * are split over TP). Selective recomputation (Megatron-Core checkpoints
+ * the core attention) then saves nothing more in memory and costs a flash
+ * forward in the backward pass. Under fp8 a GPT layer stores 29 sbh
+ * instead of 34 (fc1, QKV and fc2 inputs at one byte, the projection's
+ * fp8 copy beside the kernel's bf16 output).
  *
  * Precision (precision.h): fp32/tf32 weights are their own master (K = 8);
  * under fp8 Transformer Engine adds an fp8 copy and an fp8 transpose of
  * every transformer-layer weight (2 bytes per parameter; TE docs, "FP8
- * weights ... and their transposes are cached").
+ * weights ... and their transposes are cached"). With fp8 parameters
+ * (TE `fp8_model_params`, Megatron-Core `--fp8-param-gather`) the layer
+ * weights exist only as those fp8 tensors: no 16-bit copy (the
+ * distributed optimizer's fp32 master is the high-precision copy); the
+ * embedding and the LM head stay 16-bit.
  *
  * What the device has: capacity is the total the device reports (nvidia-smi
  * / cudaMemGetInfo, gpu.hbm_total_bytes), minus
@@ -50,12 +69,11 @@
  * shards the dense part over the N_d data-parallel ranks and the experts
  * over the N_d / ep expert-data-parallel ones (Megatron-Core's distributed
  * optimizer shards expert parameters over the expert-data-parallel
- * group). Activations: the dense MLP's share of Korthikanti's 34 sbh,
- * 19 sbh for ffn = 4h (input 2sbh, fc1 output 2 x 4sbh, activation output
- * 8sbh, dropout mask sbh), is replaced by the same terms of the MoE block:
- * the block input, k routed copies of the token (x the busiest rank's
- * load) with their fc1 and activation outputs of the expert FFN, the
- * shared experts' fc1 and activation outputs, the mask.
+ * group). Activations: the MLP's terms are replaced by the MoE block's:
+ * the norm and router inputs, the mask, k routed copies of the token (x
+ * the busiest rank's load; saved GEMM inputs, not split over t) with
+ * their fc1 and activation outputs of the expert FFN, the shared experts'
+ * fc1 and activation outputs.
  *
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
@@ -79,6 +97,7 @@ struct mem_rank_input {
 	const struct gpu_spec *gpu;
 	enum dtype dtype;          /* training precision (precision.h) */
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
+	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */

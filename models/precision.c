@@ -26,6 +26,8 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 	p->head_gemm = training == DTYPE_FP8 ? DTYPE_BF16 : training;
 	p->activation = full ? DTYPE_FP32 : training == DTYPE_FP8 ? DTYPE_BF16 : training;
 	p->weight = p->activation;
+	p->layer_weight = p->weight;
+	p->saved_gemm_input = training == DTYPE_FP8 ? DTYPE_FP8 : p->activation;
 	p->tp_comm = training == DTYPE_FP8 && fp8_comm ? DTYPE_FP8 : p->activation;
 	p->fp8 = training == DTYPE_FP8;
 	p->fp8_weight_copy_bytes = p->fp8 ? 2 * dtype_bytes(DTYPE_FP8) : 0;
@@ -38,4 +40,12 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 	p->optimizer_step_bytes = full ? 28 : 34;
 	if (p->fp8)
 		p->optimizer_step_bytes += 2 + p->fp8_weight_copy_bytes;
+}
+
+void precision_fp8_params(struct precision *p)
+{
+	if (!p->fp8 || p->layer_weight == DTYPE_FP8)
+		return;
+	p->layer_weight = DTYPE_FP8;
+	p->optimizer_step_bytes -= 2 + 2;  /* no bf16 weight write, no re-read to cast */
 }

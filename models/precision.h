@@ -25,7 +25,12 @@
  * and of its transpose (the layout the backward GEMMs read), refreshed once
  * per optimizer step; tensors entering an fp8 GEMM are cast (and, where the
  * backward needs the other layout, transposed) by memory-bound kernels that
- * also record the amax. TP/SP communication may optionally move fp8
+ * also record the amax. What a TE module saves for its backward is that
+ * fp8 copy of its GEMM input, not the bf16 tensor (TE's Linear,
+ * LayerNormLinear and LayerNormMLP save the fp8 input they cast for the
+ * weight-gradient GEMM, and LayerNormMLP the fp8 GELU output fc2 reads;
+ * the fc1 output before the activation stays bf16 for the GELU/SwiGLU
+ * backward). TP/SP communication may optionally move fp8
  * (Megatron-Core `--fp8` with TE's userbuffers / `tp_comm_overlap` fp8 path).
  */
 #ifndef DDLSIM_PRECISION_H
@@ -50,7 +55,11 @@ struct precision {
 	enum dtype gemm;         /* transformer-layer GEMMs (fp8: E4M3 fwd, E5M2 grads) */
 	enum dtype head_gemm;    /* the LM head's GEMM (bf16 under fp8) */
 	enum dtype activation;   /* stored activations, non-GEMM kernels, attention core */
+	enum dtype saved_gemm_input; /* a GEMM input kept for the weight-gradient GEMM
+				       (fp8 under TE: the cast copy the GEMM read) */
 	enum dtype weight;       /* weights as the compute reads them between steps */
+	enum dtype layer_weight; /* transformer-layer weights as stored and gathered
+				    (fp8 with precision_fp8_params, else weight) */
 	enum dtype tp_comm;      /* TP/SP activations on the wire */
 	bool fp8;                /* Transformer Engine fp8: casts, amax, fp8 weight copies */
 	double fp8_weight_copy_bytes;  /* per parameter: fp8 weight + fp8 transpose (2), else 0 */
@@ -61,5 +70,12 @@ struct precision {
 /* Fill p for training precision `training`; fp8_comm moves TP/SP
  * activations in fp8 (only meaningful with fp8). */
 void precision_init(struct precision *p, enum dtype training, bool fp8_comm);
+
+/* fp8 parameters (TE fp8_model_params, Megatron-Core --fp8-param-gather):
+ * the transformer-layer weights exist only as their fp8 copies, so
+ * ZeRO's parameter all-gathers move one byte per parameter and the
+ * optimizer writes the fp8 weight and transpose from the fp32 master
+ * directly (no 16-bit write and re-read). No effect unless p->fp8. */
+void precision_fp8_params(struct precision *p);
 
 #endif

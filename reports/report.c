@@ -309,6 +309,45 @@ fail:
 	return out;
 }
 
+
+/* Parameter servers, stragglers and degraded links, when the plan has them. */
+static void whatifs_json(const struct result *r, json_t *root, const char **bad)
+{
+	const struct plan *pl = &r->plan;
+	if (pl->dp_sync == DP_SYNC_PS)
+		put(root, bad, "parameter_servers", json_pack("{s:i, s:s, s:s}", "servers", pl->ps_servers,
+			"attach", plan_ps_attach_names[pl->ps_attach], "sharding",
+			plan_ps_shard_names[pl->ps_shard]));
+	if (r->iterations > 0) {
+		json_t *cr = json_array();
+		for (int i = 0; i < r->ncritical; i++)
+			json_array_append_new(cr, json_pack("{s:i, s:i}", "rank", r->critical_rank[i],
+							    "iterations", r->critical_count[i]));
+		put(root, bad, "stragglers", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:o}",
+			"iterations", r->iterations, "iteration_p50_s", r->iter_p50_s,
+			"iteration_p95_s", r->iter_p95_s, "iteration_p99_s", r->iter_p99_s,
+			"iteration_min_s", r->iter_min_s, "iteration_max_s", r->iter_max_s,
+			"critical_ranks", cr));
+	}
+	if (pl->ndegraded > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < pl->ndegraded; i++) {
+			json_t *o = json_pack("{s:s, s:f, s:f}", "link", pl->degraded[i].link,
+					      "bw_factor", pl->degraded[i].bw_factor,
+					      "latency_factor", pl->degraded[i].latency_factor);
+			if (r->nsens > 0) {
+				json_object_set_new(o, "iteration_alone_s", num(r->sens_iteration_s[i]));
+				json_object_set_new(o, "cost_s", num(r->sens_iteration_s[i] - r->sens_baseline_s));
+			}
+			json_array_append_new(a, o);
+		}
+		json_t *o = json_pack("{s:o}", "links", a);
+		if (r->nsens > 0)
+			json_object_set_new(o, "iteration_without_s", num(r->sens_baseline_s));
+		put(root, bad, "degraded_links", o);
+	}
+}
+
 static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
 {
 	const struct plan *pl = &r->plan;
@@ -367,6 +406,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			"busiest_rank_load", r->moe_rank_load, "dropped_fraction", r->moe_dropped_fraction,
 			"a2a_bytes_per_rank", r->moe_a2a_bytes));
 	}
+	whatifs_json(r, root, bad);
 
 	json_t *mem = json_array();
 	for (int s = 0; s < r->nstages; s++)
@@ -749,6 +789,40 @@ void report_print_summary(const struct result *r, FILE *f)
 	if (r->moe) {
 		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
+	}
+	if (r->plan.dp_sync == DP_SYNC_PS)
+		fprintf(f, "parameter servers            %d (%s, %s)\n", r->plan.ps_servers,
+			r->plan.ps_attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
+			plan_ps_shard_names[r->plan.ps_shard]);
+	if (r->iterations > 1)
+		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
+			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
+			r->iter_max_s);
+	if (r->iterations > 0) {
+		fprintf(f, "%scritical path (rank: iterations)", r->iterations > 1 ? "" : "\n");
+		for (int i = 0; i < r->ncritical; i++)
+			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
+		fprintf(f, "\n");
+	}
+	if (r->nsens > 0) {
+		/* most costly first */
+		int ord[PLAN_MAX_DEGRADED];
+		for (int i = 0; i < r->nsens; i++)
+			ord[i] = i;
+		for (int i = 1; i < r->nsens; i++)
+			for (int j = i; j > 0 && r->sens_iteration_s[ord[j]] > r->sens_iteration_s[ord[j - 1]]; j--) {
+				int x = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = x;
+			}
+		fprintf(f, "\ndegraded links (alone)          bw x   lat x   iteration s     cost s\n");
+		fprintf(f, "  %-28s %6s %7s %12.4f %10s\n", "(none)", "", "", r->sens_baseline_s, "");
+		for (int k = 0; k < r->nsens; k++) {
+			const struct plan_degraded *g = &r->plan.degraded[ord[k]];
+			fprintf(f, "  %-28s %6.2f %7.2f %12.4f %+10.4f\n", g->link, g->bw_factor,
+				g->latency_factor, r->sens_iteration_s[ord[k]],
+				r->sens_iteration_s[ord[k]] - r->sens_baseline_s);
+		}
 	}
 	const struct stage_result *w = &r->stage[r->worst_stage];
 	/* memory in GB (1e9 bytes, as datasheets count) and GiB (2^30, as

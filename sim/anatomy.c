@@ -12,6 +12,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 	struct mem_rank_input x = {
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->precision,
 		.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
+		.fp8_params = pl->fp8_params,
 		.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
 		/* context parallelism: a rank holds seq/cp tokens; gradients and
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */

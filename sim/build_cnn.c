@@ -162,6 +162,8 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = sgd_time(gpu, params) };
+	if (pl->dp_sync == DP_SYNC_PS)
+		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 1) * sizeof(int));
 	for (int i = 0; i < b.ndp; i++)
 		deps[i] = b.dp_tasks[i];

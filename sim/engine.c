@@ -31,6 +31,7 @@
 #include <xbt/log.h>
 
 #include "engine_platform.h"
+#include "platform.h"
 #include "xalloc.h"
 
 /* ---- plan cache ---------------------------------------------------- */
@@ -89,6 +90,7 @@ struct sim {
 				 * the one pair crossing it, 0 none, -1 several */
 	unsigned long long *isig[GROUP_N]; /* [kind][leader] pair-set hash of
 				 * every plan of that instance, 1 if they differ */
+	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
 };
 
 struct rank_inst {
@@ -114,6 +116,8 @@ struct rank_inst {
 	int nsent[2], nrecv[2]; /* pipeline messages posted, per p2p_dir */
 	int *mp2p[2];           /* folded: mirror (src, dst) pairs of a send, per dir */
 	int nmp2p[2];
+	int ps_bucket;          /* parameter-server rounds so far (round robin) */
+	double speed;           /* compute-time factor (stragglers) */
 };
 
 /* Owned by struct sim (freed after the run, also when a deadlock killed
@@ -679,15 +683,15 @@ static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, 
 			 * 650,000 of them held 550 MB) */
 			size_t keep = 0;
 			for (size_t i = 0; i < S->nloose; i++) {
-				if (engine_comm_finished(S->loose[i]))
-					engine_comm_release(S->loose[i]);
+				if (engine_platform_comm_finished(S->loose[i]))
+					engine_platform_comm_release(S->loose[i]);
 				else
 					S->loose[keep++] = S->loose[i];
 			}
 			S->nloose = keep;
 		}
 		XGROW(S->loose, S->loose_cap, S->nloose + 1);
-		S->loose[S->nloose++] = engine_sendto_async(S->host[ri->mp2p[dir][2 * k]],
+		S->loose[S->nloose++] = engine_platform_sendto_async(S->host[ri->mp2p[dir][2 * k]],
 							    S->host[ri->mp2p[dir][2 * k + 1]],
 							    ceil(bytes));
 		S->flows++;
@@ -816,6 +820,57 @@ static bool posts_group(const struct sim *S, const int *mem, int n, int rank)
 	return false;
 }
 
+/* Post this rank's transfers of one parameter-server phase (push: to
+ * the servers; else from them) and wait for them. */
+static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0, int nk,
+		     double part, bool push, enum task_cat cat)
+{
+	struct rank_inst *ri = a->ri;
+	const struct engine_ps *ps = S->job->ps;
+	int nc = 0;
+	XGROW(a->comms, a->ncomms_cap, (size_t)nk + 1);
+	for (int i = 0; i < nk; i++) {
+		int k = k0 + i;
+		sg_host_t h = ps->colocated ? S->ri[mem[k]].host : S->ps_hosts[k];
+		if (h == ri->host)
+			continue;   /* the rank's own shard stays */
+		a->comms[nc++] = push ? engine_platform_sendto_async(ri->host, h, part)
+				      : engine_platform_sendto_async(h, ri->host, part);
+		if (push)
+			ri->st->sent_bytes[cat] += part;
+		S->flows++;
+	}
+	sg_comm_wait_all(a->comms, (size_t)nc);
+}
+
+/* A DP all-reduce through the parameter servers (engine.h). */
+static void run_ps(struct sim *S, struct stream_arg *a, const struct task *t)
+{
+	struct rank_inst *ri = a->ri;
+	const struct engine_ps *ps = S->job->ps;
+	const int *mem = ri->grp[t->group];
+	int n = ri->ngrp[t->group];
+	double bytes = t->bytes * t->count;
+	int ns = ps->colocated && ps->servers > n ? n : ps->servers;
+	int k0 = 0, nk = ns;
+	double part = bytes / ns;
+
+	if (ps->round_robin) {
+		k0 = ri->ps_bucket % ns;
+		nk = 1;
+		part = bytes;
+	}
+	ri->ps_bucket++;
+	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
+	S->collectives++;
+	if (t->launch_s > 0)
+		sg_actor_sleep_for(t->launch_s * t->count);
+	ri->st->collectives[t->cat] += t->count;
+	ps_phase(S, a, mem, k0, nk, part, true, t->cat);
+	sg_barrier_wait(bar);   /* the servers hold every worker's gradients */
+	ps_phase(S, a, mem, k0, nk, part, false, t->cat);
+}
+
 static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 {
 	struct rank_inst *ri = a->ri;
@@ -823,6 +878,10 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 	int n = ri->ngrp[t->group];
 	if (n <= 1 || t->bytes <= 0)
 		return;
+	if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE) {
+		run_ps(S, a, t);
+		return;
+	}
 	int *by_dst;
 	double bytes = t->bytes * t->count;
 	struct coll_plan *p = plan_get(S, t->group, mem, n, t->op, bytes, &by_dst);
@@ -864,7 +923,7 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 				int i0 = m ? 0 : o0, i1 = m ? mp->nflows : o1;
 				for (int i = i0; i < i1; i++) {
 					const struct coll_flow *f = &mp->flows[i];
-					a->comms[nc++] = engine_sendto_async(S->host[f->src], S->host[f->dst],
+					a->comms[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 									     ceil(f->bytes));
 					if (m == 0 && S->active[f->src])
 						S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
@@ -973,7 +1032,7 @@ static void stream_main(int argc, char **argv)
 		switch (t->kind) {
 		case TASK_COMPUTE:
 			if (t->time_s > 0)
-				run_compute(S, ri, t->time_s);
+				run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
 			ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
 			break;
 		case TASK_COLL:
@@ -1067,7 +1126,7 @@ static bool g_initialised;
 /* Initialise SimGrid as a pure alpha-beta network and build the platform
  * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
 static int start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
-			 struct diag *d)
+			 const struct platform_extra *x, struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
@@ -1086,7 +1145,7 @@ static int start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	 * posted by 1024); the full update does not, which folding relies on
 	 * (tests/test-fold.c) */
 	sg_cfg_set_string("network/optim", "Full");
-	if (engine_platform_build(t, nodes, used))
+	if (engine_platform_build_ex(t, nodes, used, x))
 		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
 	return 0;
 }
@@ -1179,7 +1238,12 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		goto out;
 	}
 	free(grp);
-	int started = start_simgrid(job->topo, job->nodes, used, d);
+	struct platform_ps pps = { 0, 0, 0 };
+	if (job->ps && !job->ps->colocated)
+		pps = (struct platform_ps){ job->ps->servers, job->ps->nic_bw_Bps,
+					    job->ps->nic_latency_s };
+	struct platform_extra px = { &pps, job->degraded, job->ndegraded };
+	int started = start_simgrid(job->topo, job->nodes, used, &px, d);
 	if (started) {
 		free(used);
 		goto out;
@@ -1189,6 +1253,18 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		if (used[r])
 			S.host[r] = host_of(r);
 	free(used);
+	if (pps.servers > 0) {
+		S.ps_hosts = xcalloc((size_t)pps.servers, sizeof(*S.ps_hosts));
+		for (int k = 0; k < pps.servers; k++) {
+			char name[32];
+			snprintf(name, sizeof(name), "ps%d", k);
+			S.ps_hosts[k] = sg_host_by_name(name);
+			if (!S.ps_hosts[k]) {
+				diag_errf(d, "platform has no parameter server '%s'", name);
+				goto out;
+			}
+		}
+	}
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -1198,6 +1274,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		ri->st = &out->rank[r];
 		ri->st->representative = job->fold ? placement_rank(pl, 0, 0, c[DIM_PP]) : r;
 		ri->st->stage = c[DIM_PP];
+		ri->speed = job->compute_scale ? job->compute_scale[r] : 1;
 		if (!S.active[r])
 			continue;
 		out->nsimulated++;
@@ -1286,7 +1363,7 @@ out:
 			free(S.plans[i].mir);
 		}
 	for (size_t i = 0; i < S.nloose; i++)
-		engine_comm_release(S.loose[i]);
+		engine_platform_comm_release(S.loose[i]);
 	free(S.loose);
 	free(S.host);
 	free(S.uf);
@@ -1300,6 +1377,7 @@ out:
 	free(S.stamp);
 	free(S.plans);
 	free(S.links);
+	free(S.ps_hosts);
 	for (int k = 0; k < S.nargs && S.args; k++) {
 		free(S.args[k].comms);
 		free(S.args[k].sends);
@@ -1452,7 +1530,7 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 	unsigned char *used = xcalloc((size_t)nodes * t->gpus_per_node, 1);
 	for (int i = 0; i < n; i++)
 		used[ranks[i]] = 1;
-	int started = start_simgrid(t, nodes, used, d);
+	int started = start_simgrid(t, nodes, used, NULL, d);
 	free(used);
 	if (started)
 		goto out;

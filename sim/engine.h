@@ -34,6 +34,33 @@
  * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
  * few CTAs) do not slow compute.
  *
+ * Parameter servers (job.ps): every all-reduce of a DP group becomes a
+ * synchronous push and pull. The rank sends its bucket to the servers
+ * (split evenly by bytes over all of them, or whole to one in turn), waits
+ * for its pushes, meets its DP group (every server then holds the
+ * group's gradients), and pulls the same bytes back. Transfers are real
+ * flows between the GPU's host and the server's host (dedicated servers:
+ * hosts "ps<k>" behind their own NIC on the fabric core, platform.h;
+ * colocated: the host of member k of the group; a rank's own shard does
+ * not move), so fan-in at a server's NIC is shared max-min. The servers'
+ * summing and optimizer step are not priced (the workers run no
+ * optimizer). PS transfers are RDMA/CPU copies: they do not slow
+ * compute (no SMs). Closed forms on a star of P one-GPU nodes of NIC
+ * bandwidth B, N bytes, S servers (latencies aside):
+ *   dedicated:          2 max(N / B, P N / (S B_s))
+ *   colocated, S = 1:   2 (P-1) N / B            (seed 002's single master)
+ *   colocated, S = P:   2 (P-1)/P N / B          (seed 002's sharded servers)
+ * With ps, folding is off (every rank simulated).
+ *
+ * Stragglers (job.compute_scale): a rank's compute-stream tasks take their
+ * priced time x its factor (a slower or throttled GPU). Degraded links
+ * (job.degraded): the platform's links of those names get their
+ * bandwidth and latency scaled (platform.h); the transfers crossing them
+ * see it, but a collective plan's per-step latency (steps x alpha) is
+ * still computed from the topology (coll.h), so a latency factor counts
+ * once per transfer, not once per ring step. Either makes replicas
+ * differ: the caller turns folding off.
+ *
  * SimGrid runs one simulation per process: engine_run() can be called once
  * per process (a sweep forks a process per simulation). */
 #ifndef DDLSIM_ENGINE_H
@@ -46,6 +73,8 @@
 #include "coll.h"
 #include "program.h"
 #include "topology.h"
+
+struct platform_degrade;
 
 struct engine_rank_stats {
 	double finish_s;            /* when the rank's last stream finished */
@@ -82,6 +111,14 @@ struct engine_observer {
 			    double bw_Bps);
 };
 
+/* Parameter servers of a job (see above). */
+struct engine_ps {
+	int servers;
+	bool colocated;                      /* server k on member k of each DP group */
+	bool round_robin;                    /* bucket i whole to server i mod servers */
+	double nic_bw_Bps, nic_latency_s;    /* dedicated servers' NIC */
+};
+
 struct engine_job {
 	const struct topology *topo;
 	int nodes;
@@ -92,6 +129,10 @@ struct engine_job {
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 	const struct engine_observer *obs;   /* NULL: none */
+	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
+	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */
+	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
+	int ndegraded;
 };
 
 struct engine_result {

@@ -112,10 +112,16 @@ void route(void *ctx, const char *src, const char *dst, const char *gw_src, cons
 
 extern "C" int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used)
 {
+	return engine_platform_build_ex(t, nodes, used, nullptr);
+}
+
+extern "C" int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+					const struct platform_extra *x)
+{
 	try {
 		builder b;
 		const struct platform_sink sink = { &b, zone_begin, zone_end, host, router, link, route };
-		platform_emit(t, nodes, used, &sink);
+		platform_emit_ex(t, nodes, used, x, &sink);
 		sg4::Engine::get_instance()->seal_platform();
 	} catch (const std::exception &) {
 		return -1;
@@ -128,19 +134,21 @@ extern "C" double engine_platform_link_usage(const void *l)
 	return static_cast<const sg4::Link *>(l)->get_usage();
 }
 
-extern "C" sg_comm_t engine_sendto_async(sg_host_t from, sg_host_t to, double bytes)
+extern "C" void *engine_platform_sendto_async(void *from, void *to, double bytes)
 {
-	sg4::CommPtr c = sg4::Comm::sendto_async(from, to, (uint64_t)bytes);
-	c->add_ref();
+	sg4::CommPtr c = sg4::Comm::sendto_async(static_cast<sg4::Host *>(from),
+						 static_cast<sg4::Host *>(to),
+						 static_cast<uint64_t>(bytes + 0.5));
+	intrusive_ptr_add_ref(c.get()); /* released by sg_comm_wait_all() */
 	return c.get();
 }
 
-extern "C" void engine_comm_release(sg_comm_t c)
+extern "C" void engine_platform_comm_release(void *c)
 {
-	intrusive_ptr_release(c);
+	intrusive_ptr_release(static_cast<sg4::Comm *>(c));
 }
 
-extern "C" bool engine_comm_finished(sg_comm_t c)
+extern "C" bool engine_platform_comm_finished(void *c)
 {
-	return c->test(); /* a simcall: from an actor only */
+	return static_cast<sg4::Comm *>(c)->test(); /* a simcall: from an actor only */
 }

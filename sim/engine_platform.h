@@ -7,8 +7,6 @@
 
 #include <stdbool.h>
 
-#include <simgrid/forward.h>
-
 #include "topology.h"
 
 /* Build the platform of nodes nodes of t (checked by
@@ -17,20 +15,30 @@
  * per process. */
 int engine_platform_build(const struct topology *t, int nodes, const unsigned char *used);
 
+/* As engine_platform_build(), with x's parameter servers and degraded
+ * links (platform.h; NULL: none). */
+struct platform_extra;
+int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned char *used,
+			     const struct platform_extra *x);
+
+/* Start a transfer of bytes from host `from` to host `to` (sg_host_t)
+ * with no actor on either (SimGrid's Comm::sendto_async): the parameter
+ * servers' pushes and pulls, folding's posted group and mirror flows
+ * (engine.c). It costs what a mailbox transfer between the two hosts
+ * costs. Returns an sg_comm_t for sg_comm_wait_all(),
+ * which releases it. */
+void *engine_platform_sendto_async(void *from, void *to, double bytes);
+
 /* The bytes per second crossing link l now (SimGrid's Link::get_usage());
  * l is an sg_link_t of the built platform. */
 double engine_platform_link_usage(const void *l);
 
-/* Start a transfer of bytes from host from to host to with no actor on
- * either side (the mirror traffic of folding, engine.c): it costs what a
- * mailbox transfer between the two hosts costs. The caller holds one
- * reference: sg_comm_wait_all() drops it, or engine_comm_release(). */
-sg_comm_t engine_sendto_async(sg_host_t from, sg_host_t to, double bytes);
+/* Drop the reference engine_platform_sendto_async() gave, for a transfer
+ * nobody waits for (the transfer goes on). */
+void engine_platform_comm_release(void *c);
 
-/* Drop the reference engine_sendto_async() gave (the transfer goes on). */
-void engine_comm_release(sg_comm_t c);
-
-/* Whether the transfer c has ended (engine_sendto_async()); from an actor. */
-bool engine_comm_finished(sg_comm_t c);
+/* Whether the transfer c (engine_platform_sendto_async()) has ended; from
+ * an actor only (a simcall). */
+bool engine_platform_comm_finished(void *c);
 
 #endif

@@ -1,15 +1,23 @@
 /* plan: defaults, resolution and the validity check of a plan (see plan.h). */
 #include "plan.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "framework.h"
 #include "inputs.h"
+#include "platform.h"
+#include "xalloc.h"
 
 const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
 const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
+const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };
+const char *const plan_ps_attach_names[] = { "fabric", "gpus", NULL };
+const char *const plan_ps_shard_names[] = { "even", "round_robin", NULL };
+const char *const plan_straggler_dist_names[] = { "fixed", "normal", "lognormal", NULL };
 
 void plan_init(struct plan *p)
 {
@@ -30,6 +38,78 @@ void plan_init(struct plan *p)
 	p->fold = FOLD_AUTO;
 	p->attention = ATTN_UNFUSED;
 	p->memory_reserve = 0.05;
+	p->dp_sync = DP_SYNC_ALLREDUCE;
+	p->ps_servers = 1;
+	p->ps_latency_s = -1;
+	p->straggler_slowdown = 1;
+	p->straggler_seed = 1;
+	p->iterations = 1;
+}
+
+bool plan_has_stragglers(const struct plan *p)
+{
+	return (p->nstragglers > 0 || p->straggler_fraction > 0) &&
+	       (p->straggler_slowdown != 1 || p->straggler_dist != STRAG_FIXED);
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014): a stateless hash of the seed,
+ * iteration and rank, so a draw does not depend on the order of others. */
+static unsigned long long mix64(unsigned long long x)
+{
+	x += 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+/* A uniform draw in (0, 1) from key k. */
+static double uniform01(unsigned long long k)
+{
+	return ((double)(mix64(k) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out)
+{
+	for (int r = 0; r < nranks; r++)
+		out[r] = 1;
+	if (!plan_has_stragglers(p))
+		return;
+	unsigned long long seed = (unsigned long long)p->straggler_seed << 32;
+	bool *slow = xcalloc((size_t)nranks, sizeof(*slow));
+	for (int i = 0; i < p->nstragglers; i++)
+		if (p->straggler_rank[i] < nranks)
+			slow[p->straggler_rank[i]] = true;
+	if (p->straggler_fraction > 0) {
+		/* the first k of a seeded shuffle (Fisher-Yates) */
+		int k = (int)(p->straggler_fraction * nranks + 0.5), *perm;
+		perm = xreallocarray(NULL, (size_t)nranks, sizeof(*perm));
+		for (int r = 0; r < nranks; r++)
+			perm[r] = r;
+		for (int r = nranks - 1; r > 0; r--) {
+			int j = (int)(uniform01(seed ^ 0xA5A5A5A5ULL ^ (unsigned long long)r) * (r + 1));
+			int x = perm[r];
+			perm[r] = perm[j];
+			perm[j] = x;
+		}
+		for (int i = 0; i < k && i < nranks; i++)
+			slow[perm[i]] = true;
+		free(perm);
+	}
+	for (int r = 0; r < nranks; r++) {
+		if (!slow[r])
+			continue;
+		double f = p->straggler_slowdown;
+		if (p->straggler_dist != STRAG_FIXED) {
+			/* Box-Muller from two draws keyed by (seed, iteration, rank) */
+			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
+			double u1 = uniform01(2 * k), u2 = uniform01(2 * k + 1);
+			double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+			f = p->straggler_dist == STRAG_NORMAL ? f + p->straggler_sigma * z
+							     : f * exp(p->straggler_sigma * z);
+		}
+		out[r] = f < 0.05 ? 0.05 : f;
+	}
+	free(slow);
 }
 
 struct wl_shape plan_wl_shape(const struct plan *p)
@@ -160,6 +240,9 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 			 dtype_name(p->precision), g->name, t->name, inputs_topology_path(in));
 	if (p->fp8_comm && p->precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
+			 dtype_name(p->precision));
+	if (p->fp8_params && p->precision != DTYPE_FP8)
+		diag_err(d, f, "/training/fp8_params", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->precision));
 	if (p->memory_reserve < 0 || p->memory_reserve >= 0.5)
 		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
@@ -353,6 +436,89 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe_capacity_factor);
 }
 
+/* Parameter servers (plan dp_sync "ps"). */
+static void check_ps(const struct plan *p, const struct inputs *in, long gpus, const char *f,
+		     struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	if (p->dp_sync != DP_SYNC_PS) {
+		if (p->given & PLAN_GIVEN_PS)
+			diag_err(d, f, "/parallel/ps", "applies to parameter servers only (parallel.dp_sync "
+				 "\"ps\"), got dp_sync \"%s\"", plan_dp_sync_names[p->dp_sync]);
+		return;
+	}
+	if (p->zero != ZERO_0)
+		diag_err(d, f, "/parallel/dp_sync", "parameter servers hold the whole model and return it "
+			 "whole: needs zero 0, got zero %d", (int)p->zero);
+	if (p->ep > 1)
+		diag_err(d, f, "/parallel/dp_sync", "parameter servers with expert parallelism are not "
+			 "supported (ep = %d)", p->ep);
+	if (p->fold == FOLD_ON)
+		diag_err(d, f, "/simulation/fold", "parameter servers are simulated with every rank: "
+			 "\"on\" cannot be used with dp_sync \"ps\"");
+	long group = p->dp > 0 ? (long)p->dp * p->cp : gpus;
+	if (p->ps_servers < 1)
+		diag_err(d, f, "/parallel/ps/servers", "expected at least 1 server, got %d", p->ps_servers);
+	else if (p->ps_attach == PS_ATTACH_GPUS && p->ps_servers > group)
+		diag_err(d, f, "/parallel/ps/servers", "colocated servers (attach \"gpus\") live on the "
+			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->ps_servers);
+	if (p->ps_attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
+		diag_err(d, f, "/parallel/ps", "nic_Gbps and latency_us describe dedicated servers: "
+			 "attach \"fabric\" only (colocated servers use their GPU's NIC)");
+	if (p->ps_attach == PS_ATTACH_FABRIC && !platform_ps_supported(t, p->nodes))
+		diag_err(d, f, "/parallel/ps/attach", "dedicated servers attach to the fabric core of a "
+			 "multi-node job on a non-blocking, rail or two-level fat-tree fabric; topology '%s' "
+			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
+}
+
+/* Stragglers, sampled iterations and degraded links. */
+static void check_whatifs(const struct plan *p, const struct inputs *in, long gpus, const char *f,
+			  struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	char jp[96];
+	for (int i = 0; i < p->nstragglers; i++)
+		if (p->straggler_rank[i] >= gpus) {
+			snprintf(jp, sizeof(jp), "/simulation/stragglers/ranks/%d", i);
+			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
+				 p->straggler_rank[i]);
+		}
+	if ((plan_has_stragglers(p) || p->ndegraded > 0) && p->fold == FOLD_ON)
+		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make ranks differ: "
+			 "\"on\" cannot be used with them");
+	if (p->sensitivity && p->ndegraded == 0)
+		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
+	if (p->iterations > 1 && !(plan_has_stragglers(p) && p->straggler_dist != STRAG_FIXED))
+		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
+			 "distribution \"normal\" or \"lognormal\" (every iteration would be the same), "
+			 "got %d iterations", p->iterations);
+	if (p->ndegraded == 0)
+		return;
+	struct diag inner;
+	diag_init(&inner, NULL);
+	int bad = topology_check_nodes(t, p->nodes, &inner);
+	diag_finish(&inner);
+	if (bad)
+		return;     /* reported with /nodes */
+	const char *names[PLAN_MAX_DEGRADED];
+	bool found[PLAN_MAX_DEGRADED];
+	struct platform_ps ps = { p->ps_servers, 1, 0 };
+	struct platform_extra x = { NULL, NULL, 0 };
+	if (p->dp_sync == DP_SYNC_PS && p->ps_attach == PS_ATTACH_FABRIC &&
+	    platform_ps_supported(t, p->nodes))
+		x.ps = &ps;
+	for (int i = 0; i < p->ndegraded; i++)
+		names[i] = p->degraded[i].link;
+	platform_find_links(t, p->nodes, &x, names, p->ndegraded, found);
+	for (int i = 0; i < p->ndegraded; i++)
+		if (!found[i]) {
+			snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
+			diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
+				 "(names as sim/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
+				 "psnic<server>, ...)", names[i], p->nodes, t->name);
+		}
+}
+
 int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
 {
 	const struct model *m = inputs_model(in);
@@ -381,6 +547,8 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
 	check_precision(p, in, f, d);
+	check_ps(p, in, gpus, f, d);
+	check_whatifs(p, in, gpus, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;

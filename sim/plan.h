@@ -38,6 +38,9 @@
  *   grad_dtype         -        precision     dtype of the gradient reduction
  *   attention          -        see plan_resolve  flash | unfused (models/attention.h)
  *   fp8_comm           -        false         TP/SP all-gathers move fp8 (precision fp8)
+ *   fp8_params         -        false         transformer-layer weights kept only in fp8
+ *                                             (TE fp8_model_params / Megatron-Core
+ *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   coll_algo          -        "auto"        collective algorithm (coll.h registry)
@@ -53,6 +56,36 @@
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
  *                                             they feed (needs sp; see simulate.c)
+ *   dp_sync            -        allreduce     allreduce (collectives) | ps (parameter servers:
+ *                                             each DP gradient bucket pushed to the servers
+ *                                             and the updated weights pulled back; engine.h)
+ *   ps_servers         -        1             parameter servers
+ *   ps_attach          -        fabric        fabric (dedicated CPU hosts on the fabric core,
+ *                                             platform.h) | gpus (colocated: server k on
+ *                                             member k of each DP group, as in seed 002)
+ *   ps_shard           -        even          even (every bucket split evenly over the
+ *                                             servers by bytes) | round_robin (bucket i
+ *                                             whole to server i mod servers)
+ *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
+ *                                             the topology's NIC bandwidth
+ *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
+ *   straggler_rank     ranks    none          ranks whose GPU computes slower (nstragglers)
+ *   straggler_fraction fraction 0             instead: this fraction of the ranks, drawn with
+ *                                             the seed
+ *   straggler_slowdown factor   1             their compute time x this (fixed), or the
+ *                                             mean (normal) / median (log-normal) of a draw
+ *                                             per rank and iteration
+ *   straggler_dist     -        fixed         fixed | normal | lognormal
+ *   straggler_sigma    -        0             normal: standard deviation of the factor;
+ *                                             log-normal: of its logarithm
+ *   straggler_seed     -        1             seed of the draws (simulate.c)
+ *   iterations         -        1             iterations sampled (a process each): the
+ *                                             iteration time's P50/P95/P99 and the ranks
+ *                                             on the critical path
+ *   degraded           -        none          links of the platform (platform.c names) with
+ *                                             bandwidth and latency factors (ndegraded)
+ *   sensitivity        -        false         also simulate without them and with each
+ *                                             alone: what each degraded link costs
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -76,6 +109,10 @@
 #define PLAN_MAX_STAGES 512
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
 #define PLAN_MAX_GPUS 1000000L
+#define PLAN_MAX_PS_SERVERS 4096
+#define PLAN_MAX_STRAGGLERS 32
+#define PLAN_MAX_DEGRADED 8
+#define PLAN_MAX_ITERATIONS 1000
 /* Tasks of one iteration's programs (all stages): the replay holds them in
  * memory, about 100 bytes each; 30 M is about 3 GB. */
 #define PLAN_MAX_TASKS 30000000L
@@ -91,6 +128,22 @@ enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
  * Ulysses, cp_comm_type "a2a"). */
 enum cp_comm { CP_P2P, CP_A2A, CP_COMM_N };
 
+/* Data-parallel gradient synchronisation: collectives over the DP group,
+ * or parameter servers (push gradients, pull weights). */
+enum dp_sync { DP_SYNC_ALLREDUCE, DP_SYNC_PS, DP_SYNC_N };
+enum ps_attach { PS_ATTACH_FABRIC, PS_ATTACH_GPUS, PS_ATTACH_N };
+enum ps_shard { PS_SHARD_EVEN, PS_SHARD_ROUND_ROBIN, PS_SHARD_N };
+
+/* Stragglers: how a slow rank's compute-time factor is drawn. */
+enum straggler_dist { STRAG_FIXED, STRAG_NORMAL, STRAG_LOGNORMAL, STRAG_N };
+
+/* A degraded link: its platform name (platform.c) and factors on its
+ * bandwidth and latency. */
+struct plan_degraded {
+	char link[40];
+	double bw_factor, latency_factor;
+};
+
 /* Keys a scenario gave explicitly (a framework preset fills the others). */
 enum plan_given {
 	PLAN_GIVEN_ZERO = 1 << 0,
@@ -101,6 +154,8 @@ enum plan_given {
 	PLAN_GIVEN_MOE_DIST = 1 << 5,
 	PLAN_GIVEN_MOE_ZIPF = 1 << 6,
 	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
+	PLAN_GIVEN_PS = 1 << 8,         /* a parallel.ps object */
+	PLAN_GIVEN_PS_NIC = 1 << 9,     /* parallel.ps.nic_Gbps or latency_us */
 };
 
 struct inputs;
@@ -131,6 +186,7 @@ struct plan {
 	enum attention attention;       /* resolved by plan_resolve() unless attention_set */
 	bool attention_set;
 	bool fp8_comm;
+	bool fp8_params;
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	char coll_algo[32];
@@ -142,7 +198,34 @@ struct plan {
 	bool overlap_param_gather;
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (simulate.c) */
 	unsigned given;                 /* enum plan_given bits */
+	enum dp_sync dp_sync;
+	int ps_servers;
+	enum ps_attach ps_attach;
+	enum ps_shard ps_shard;
+	double ps_nic_Bps;              /* 0: the topology's NIC */
+	double ps_latency_s;            /* < 0: the topology's NIC latency */
+	int nstragglers;
+	int straggler_rank[PLAN_MAX_STRAGGLERS];
+	double straggler_fraction;
+	double straggler_slowdown;
+	enum straggler_dist straggler_dist;
+	double straggler_sigma;
+	unsigned straggler_seed;
+	int iterations;
+	int ndegraded;
+	struct plan_degraded degraded[PLAN_MAX_DEGRADED];
+	bool sensitivity;
 };
+
+/* Whether some rank computes at another speed than the others (plan
+ * stragglers): folding is off then. */
+bool plan_has_stragglers(const struct plan *p);
+
+/* The compute-time factor of every rank (nranks of them) in sampled
+ * iteration iter (0 = the reported one): 1, or the stragglers' factor
+ * (fixed, or drawn from the seed, the iteration and the rank; never
+ * below 0.05). Same plan, same numbers on every machine. */
+void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out);
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
 void plan_init(struct plan *p);
@@ -184,5 +267,9 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 extern const char *const plan_fold_names[];
 extern const char *const plan_cp_comm_names[];
 extern const char *const plan_offload_names[];
+extern const char *const plan_dp_sync_names[];
+extern const char *const plan_ps_attach_names[];
+extern const char *const plan_ps_shard_names[];
+extern const char *const plan_straggler_dist_names[];
 
 #endif

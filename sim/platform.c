@@ -68,9 +68,17 @@ static void link_name(const struct topology *t, const struct topo_hop *h, char *
 
 typedef const struct platform_sink SINK;
 
+/* Degraded links of the platform being emitted (NULL: none). */
+static const struct platform_extra *g_x;
+
 static void put_link(SINK *f, const char *ind, const char *id, double bw, double lat, bool fatpipe)
 {
 	(void)ind;
+	for (int i = 0; g_x && i < g_x->ndeg; i++)
+		if (strcmp(g_x->deg[i].link, id) == 0) {
+			bw *= g_x->deg[i].bw_factor;
+			lat *= g_x->deg[i].latency_factor;
+		}
 	f->link(f->ctx, id, bw, lat, fatpipe);
 }
 
@@ -105,6 +113,41 @@ static void zone_route1(SINK *f, const char *src, const char *dst, const char *g
 /* GPUs to emit during platform_emit() (NULL: all); emission happens once
  * per process, from one thread. */
 static const unsigned char *g_used;
+
+/* Parameter servers to emit (NULL: none), and whether the node set being
+ * written is the root's (where they attach on a non-blocking fabric). */
+static const struct platform_ps *g_ps;
+static bool g_ps_here;
+
+/* The zones of the parameter servers (platform.h): host, gateway, NIC. */
+static void write_ps_zones(SINK *f)
+{
+	char z[32], h[32], gw[40], nic[40];
+	for (int k = 0; g_ps && k < g_ps->servers; k++) {
+		snprintf(z, sizeof(z), "psz%d", k);
+		snprintf(h, sizeof(h), "ps%d", k);
+		snprintf(gw, sizeof(gw), "ps%d_gw", k);
+		snprintf(nic, sizeof(nic), "psnic%d", k);
+		f->zone_begin(f->ctx, z);
+		f->host(f->ctx, h);
+		f->router(f->ctx, gw);
+		put_link(f, "", nic, g_ps->nic_bw_Bps, g_ps->nic_latency_s, false);
+		zone_route1(f, h, gw, NULL, NULL, nic, +1);
+		f->zone_end(f->ctx);
+	}
+}
+
+/* Routes from child zone `zone` (gateway gw) to every parameter server
+ * through link `via` (dir as in struct platform_hop). */
+static void route_ps(SINK *f, const char *zone, const char *gw, const char *via, int dir)
+{
+	char z[32], g[40];
+	for (int k = 0; g_ps && k < g_ps->servers; k++) {
+		snprintf(z, sizeof(z), "psz%d", k);
+		snprintf(g, sizeof(g), "ps%d_gw", k);
+		zone_route1(f, zone, z, gw, g, via, dir);
+	}
+}
 
 static bool gpu_used(int r)
 {
@@ -217,6 +260,8 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 			write_node(t, n, net, f, ind);
 	if (sw)
 		write_switch_zone(f, ind, sw);
+	if (g_ps_here)
+		write_ps_zones(f);
 	if (!net)
 		return;
 	/* per_node: a switch that only adds latency is written as one port
@@ -253,6 +298,13 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 				snprintf(name, sizeof(name), "%s", fab);
 			zone_route1(f, a, b, ga, gb, name, 0);
 		}
+	for (int x = n0; x < n1 && g_ps_here; x++)
+		if (node_used(t, x)) {
+			snprintf(a, sizeof(a), "n%d", x);
+			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			snprintf(name, sizeof(name), per_node ? "%s_%d" : "%s", fab, x);
+			route_ps(f, a, ga, name, 0);
+		}
 	if (sw) {
 		char swr[64];
 		snprintf(swr, sizeof(swr), "%s_r", sw);
@@ -273,8 +325,10 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 {
 	if (nodes <= GROUP_NODES) {
+		g_ps_here = true;
 		write_node_set(t, 0, nodes, nodes > 1, f, " ", "fabric", t->fabric_latency_s,
 			       NULL, NULL, 0, true);
+		g_ps_here = false;
 		return;
 	}
 	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
@@ -290,6 +344,7 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 			       sw, nop, 0, true);
 		f->zone_end(f->ctx);
 	}
+	write_ps_zones(f);
 	for (int a = 0; a < groups; a++) {
 		snprintf(name, sizeof(name), "fabric_%d", a);
 		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
@@ -305,6 +360,13 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 			snprintf(rb, sizeof(rb), "grp%d_sw_r", b);
 			zone_route1(f, za, zb, ra, rb, name, 0);
 		}
+	for (int a = 0; a < groups; a++) {
+		char za[32], ra[40];
+		snprintf(name, sizeof(name), "fabric_%d", a);
+		snprintf(za, sizeof(za), "grp%d", a);
+		snprintf(ra, sizeof(ra), "grp%d_sw_r", a);
+		route_ps(f, za, ra, name, 0);
+	}
 }
 
 static void write_leaf(const struct topology *t, int leaf, int nodes, SINK *f, const char *ind)
@@ -356,7 +418,15 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 	if (t->ft_levels == 2 || leaves <= lpp) {
 		for (int l = 0; l < leaves; l++)
 			write_leaf(t, l, nodes, f, " ");
+		write_ps_zones(f);
 		join_zones(t, f, " ", "leaf", 0, leaves, TL_LEAF_UP, true);
+		for (int l = 0; l < leaves && g_ps; l++) {
+			char lz[32], lr[40], lu[40];
+			snprintf(lz, sizeof(lz), "leaf%d", l);
+			snprintf(lr, sizeof(lr), "leaf%d_sw_r", l);
+			snprintf(lu, sizeof(lu), "lu%d", l);
+			route_ps(f, lz, lr, lu, +1);
+		}
 		return;
 	}
 	int pods = (leaves + lpp - 1) / lpp;
@@ -382,6 +452,63 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 		f->zone_end(f->ctx);
 	}
 	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true);
+}
+
+bool platform_ps_supported(const struct topology *t, int nodes)
+{
+	if (nodes <= 1 || t->nics < 1)
+		return false;
+	if (t->fabric == FABRIC_FAT_TREE) {
+		int leaves = (nodes + t->ft_nodes_per_leaf - 1) / t->ft_nodes_per_leaf;
+		return t->ft_levels == 2 || leaves <= t->ft_leaves_per_pod;
+	}
+	return true;
+}
+
+int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *used,
+		     const struct platform_extra *x, const struct platform_sink *f)
+{
+	g_ps = x && x->ps && x->ps->servers > 0 ? x->ps : NULL;
+	g_x = x;
+	int rc = platform_emit(t, nodes, used, f);
+	g_ps = NULL;
+	g_x = NULL;
+	return rc;
+}
+
+struct finder {
+	const char *const *names;
+	int n;
+	bool *found;
+};
+
+static void find_zone_begin(void *ctx, const char *id) { (void)ctx, (void)id; }
+static void find_zone_end(void *ctx) { (void)ctx; }
+static void find_point(void *ctx, const char *id) { (void)ctx, (void)id; }
+static void find_route(void *ctx, const char *src, const char *dst, const char *gws,
+		       const char *gwd, const struct platform_hop *h, int n)
+{
+	(void)ctx, (void)src, (void)dst, (void)gws, (void)gwd, (void)h, (void)n;
+}
+
+static void find_link(void *ctx, const char *id, double bw, double lat, bool fatpipe)
+{
+	struct finder *fd = ctx;
+	(void)bw, (void)lat, (void)fatpipe;
+	for (int i = 0; i < fd->n; i++)
+		if (strcmp(fd->names[i], id) == 0)
+			fd->found[i] = true;
+}
+
+void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
+			 const char *const *names, int n, bool *found)
+{
+	struct finder fd = { names, n, found };
+	const struct platform_sink sink = { &fd, find_zone_begin, find_zone_end, find_point,
+					    find_point, find_link, find_route };
+	for (int i = 0; i < n; i++)
+		found[i] = false;
+	platform_emit_ex(t, nodes, NULL, x, &sink);
 }
 
 int platform_emit(const struct topology *t, int nodes, const unsigned char *used,

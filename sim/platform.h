@@ -54,6 +54,51 @@ struct platform_sink {
 int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
 		  const struct platform_sink *sink);
 
+/* Parameter servers on the fabric (plan dp_sync "ps", attach "fabric"):
+ * host "ps<k>" (k < servers) in its own zone "psz<k>", behind one
+ * split-duplex NIC link "psnic<k>" of nic_bw_Bps per direction and
+ * nic_latency_s, routed to every node through the fabric core: on a
+ * non-blocking or rail fabric the node's switch port ("fabric_<node>", or
+ * the group's "fabric_<g>" above 64 nodes), on a two-level fat tree the
+ * leaf's aggregated uplinks ("lu<leaf>", UP towards the server: CPU
+ * servers on the spine). A push into server k crosses psnic<k> DOWN, a
+ * pull UP, so fan-in at a server is shared max-min on its NIC. */
+struct platform_ps {
+	int servers;
+	double nic_bw_Bps, nic_latency_s;
+};
+
+/* Whether parameter servers can attach to nodes nodes of t: false for
+ * one node or no NICs (no fabric), and for a fat tree with a pod level. */
+bool platform_ps_supported(const struct topology *t, int nodes);
+
+/* A link whose bandwidth and latency are scaled (a degraded NIC, leaf
+ * uplink, spine...), named as above (link_name in platform.c). */
+struct platform_degrade {
+	const char *link;
+	double bw_factor, latency_factor;
+};
+
+/* What a job adds to the topology's platform. */
+struct platform_extra {
+	const struct platform_ps *ps;          /* NULL or 0 servers: none;
+						  platform_ps_supported() must hold */
+	const struct platform_degrade *deg;    /* [ndeg] */
+	int ndeg;
+};
+
+/* As platform_emit(), with x's servers and degraded links (x NULL:
+ * none). A degraded link that the platform does not have changes nothing
+ * (platform_find_links() tells). */
+int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *used,
+		     const struct platform_extra *x, const struct platform_sink *sink);
+
+/* Which of names[0..n) are links of the platform of nodes nodes of t with
+ * x's parameter servers (every GPU used): found[i]. Describes the whole
+ * platform once: linear in its size. */
+void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
+			 const char *const *names, int n, bool *found);
+
 /* Write the platform of nodes nodes of t to f (the caller has checked
  * topology_check_nodes()). Returns 0 or -1 (I/O). */
 int platform_write(const struct topology *t, int nodes, FILE *f);

@@ -41,6 +41,8 @@ struct op_timing {
 	bool measured;              /* from a calibration profile */
 };
 
+#define RESULT_MAX_CRITICAL 8
+
 struct result {
 	struct plan plan;           /* what was simulated */
 	const struct inputs *in;    /* borrowed */
@@ -90,6 +92,19 @@ struct result {
 	int *cp_group0, ncp0;       /* owned: rank 0's context-parallel ring */
 	char links_tp[128], links_dp[128], links_pp[128];  /* link classes each group crosses */
 	char links_cp[128];
+	/* stragglers (plan iterations): the iteration time over the sampled
+	 * iterations (the reported one is iteration 0) and the ranks most
+	 * often on the critical path (the rank with the most compute time of
+	 * an iteration: the one a synchronous step waits for), most first */
+	int iterations;
+	double iter_p50_s, iter_p95_s, iter_p99_s, iter_min_s, iter_max_s;
+	int ncritical;
+	int critical_rank[RESULT_MAX_CRITICAL], critical_count[RESULT_MAX_CRITICAL];
+	/* degraded links (plan sensitivity): the iteration without any, and
+	 * with each alone (in plan.degraded's order); nsens 0: not run */
+	int nsens;
+	double sens_baseline_s;
+	double sens_iteration_s[PLAN_MAX_DEGRADED];
 };
 
 /* A rank's iteration split: compute, exposed communication, pipeline

@@ -85,6 +85,34 @@ static void small_int(struct jobj *jo, const char *key, long min, long max, cons
 		*out = (int)x;
 }
 
+/* parallel.ps: the parameter servers (plan.h). */
+static void load_ps(struct jobj *parallel, struct plan *s)
+{
+	struct jobj jo;
+	double v;
+	int e;
+
+	if (jobj_child(parallel, "ps", &jo, 0) != 1)
+		return;
+	s->given |= PLAN_GIVEN_PS;
+	small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->ps_servers);
+	e = PS_ATTACH_FABRIC;
+	jobj_enum(&jo, "attach", plan_ps_attach_names, &e, 0);
+	s->ps_attach = e;
+	e = PS_SHARD_EVEN;
+	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
+	s->ps_shard = e;
+	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
+		s->ps_nic_Bps = v * 1e9 / 8;
+		s->given |= PLAN_GIVEN_PS_NIC;
+	}
+	if (jobj_num(&jo, "latency_us", &v, JNONNEG) == 1) {
+		s->ps_latency_s = v * 1e-6;
+		s->given |= PLAN_GIVEN_PS_NIC;
+	}
+	jobj_end(&jo);
+}
+
 static void load_parallel(struct jobj *root, struct plan *s)
 {
 	struct jobj jo;
@@ -122,6 +150,10 @@ static void load_parallel(struct jobj *root, struct plan *s)
 	e = OFFLOAD_NONE;
 	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
 	s->offload = e;
+	e = DP_SYNC_ALLREDUCE;
+	jobj_enum(&jo, "dp_sync", plan_dp_sync_names, &e, 0);
+	s->dp_sync = e;
+	load_ps(&jo, s);
 	jobj_bool(&jo, "sp", &s->sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
@@ -193,12 +225,92 @@ static bool load_training(struct jobj *root, struct plan *s)
 		s->attention_set = true;
 	}
 	jobj_bool(&jo, "fp8_comm", &s->fp8_comm, 0);
+	jobj_bool(&jo, "fp8_params", &s->fp8_params, 0);
 	jobj_num(&jo, "memory_reserve", &s->memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
 	jobj_end(&jo);
 	return true;
+}
+
+/* simulation.stragglers (plan.h). */
+static void load_stragglers(struct jobj *sim, struct plan *s)
+{
+	struct jobj jo;
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	int e;
+
+	if (jobj_child(sim, "stragglers", &jo, 0) != 1)
+		return;
+	if (jobj_array(&jo, "ranks", &arr, ap, sizeof(ap), 0) == 1) {
+		if (json_array_size(arr) > PLAN_MAX_STRAGGLERS)
+			diag_err(jo.d, jo.file, ap, "at most %d ranks, got %zu", PLAN_MAX_STRAGGLERS,
+				 json_array_size(arr));
+		else
+			json_array_foreach(arr, i, v) {
+				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+				    json_integer_value(v) >= PLAN_MAX_GPUS) {
+					diag_err(jo.d, jo.file, ap, "/%zu: expected a rank >= 0, got %s", i,
+						 json_is_integer(v) ? "a negative or too large number"
+								    : jload_type_name(v));
+					continue;
+				}
+				s->straggler_rank[s->nstragglers++] = (int)json_integer_value(v);
+			}
+	}
+	if (jobj_num(&jo, "fraction", &s->straggler_fraction, JPOS) == 1 && s->straggler_fraction > 1) {
+		jobj_err(&jo, "fraction", "expected a fraction of the ranks in (0, 1], got %g",
+			 s->straggler_fraction);
+		s->straggler_fraction = 0;
+	}
+	if (s->nstragglers > 0 && s->straggler_fraction > 0)
+		diag_err(jo.d, jo.file, "/simulation/stragglers", "give ranks or fraction, not both");
+	if (s->nstragglers == 0 && !(s->straggler_fraction > 0))
+		diag_err(jo.d, jo.file, "/simulation/stragglers", "names no rank: give ranks or fraction");
+	jobj_num(&jo, "slowdown", &s->straggler_slowdown, JPOS);
+	e = STRAG_FIXED;
+	jobj_enum(&jo, "distribution", plan_straggler_dist_names, &e, 0);
+	s->straggler_dist = e;
+	jobj_num(&jo, "sigma", &s->straggler_sigma, JNONNEG);
+	long seed = 1;
+	if (jobj_int(&jo, "seed", &seed, 0, 0) == 1)
+		s->straggler_seed = (unsigned)seed;
+	jobj_end(&jo);
+}
+
+/* simulation.degraded_links (plan.h): names are checked against the
+ * platform by plan_check(). */
+static void load_degraded(struct jobj *sim, struct plan *s)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+
+	if (jobj_array(sim, "degraded_links", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (json_array_size(arr) > PLAN_MAX_DEGRADED) {
+		diag_err(sim->d, sim->file, ap, "at most %d links, got %zu", PLAN_MAX_DEGRADED,
+			 json_array_size(arr));
+		return;
+	}
+	json_array_foreach(arr, i, v) {
+		struct jobj jo;
+		char ep[340];
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (jobj_init(&jo, v, sim->file, ep, sim->d))
+			continue;
+		struct plan_degraded *g = &s->degraded[s->ndegraded];
+		g->bw_factor = g->latency_factor = 1;
+		if (jobj_str_copy(&jo, "link", g->link, sizeof(g->link), JREQ) == 1) {
+			jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
+			jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
+			s->ndegraded++;
+		}
+		jobj_end(&jo);
+	}
 }
 
 static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
@@ -271,6 +383,10 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = FOLD_AUTO;
 		jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
 		s->fold = e;
+		small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->iterations);
+		load_stragglers(&jo, s);
+		load_degraded(&jo, s);
+		jobj_bool(&jo, "sensitivity", &s->sensitivity, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "cost", &jo, 0) == 1) {

@@ -33,6 +33,20 @@
  *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
  *                                                                offload over the topology's host link
  *                                                                (sim/simulate.c; needs host_bw_GBps)
+ *   parallel.dp_sync              string   -       "allreduce"   allreduce | ps: gradient buckets pushed to
+ *                                                                parameter servers, weights pulled back
+ *                                                                (synchronous; needs zero 0, ep 1)
+ *   parallel.ps.servers           int      -       1             parameter servers (attach gpus: at most
+ *                                                                dp x cp)
+ *   parallel.ps.attach            string   -       "fabric"      fabric (dedicated CPU hosts on the fabric
+ *                                                                core: the switch, or a fat tree's spine) |
+ *                                                                gpus (colocated: server k on member k of
+ *                                                                each DP group)
+ *   parallel.ps.sharding          string   -       "even"        even (each bucket split over all servers
+ *                                                                by bytes) | round_robin (bucket i whole
+ *                                                                to server i mod servers)
+ *   parallel.ps.nic_Gbps          number   Gb/s    node NIC's    a dedicated server's NIC, per direction
+ *   parallel.ps.latency_us        number   us      node NIC's    its NIC latency
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
@@ -59,6 +73,10 @@
  *                                                                flash kernel and precision is 16-bit
  *                                                                or fp8, else unfused
  *   training.fp8_comm             bool     -       false         TP/SP all-gathers move fp8 (needs fp8)
+ *   training.fp8_params           bool     -       false         transformer-layer weights only in fp8
+ *                                                                (TE fp8_model_params, Megatron-Core
+ *                                                                --fp8-param-gather; needs fp8): no
+ *                                                                bf16 copy, fp8 parameter all-gathers
  *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
  *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)
@@ -84,6 +102,26 @@
  *   moe.capacity_factor           number   -       model's       expert capacity in balanced loads,
  *                                                                tokens beyond it dropped; 0 = dropless
  *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
+ *   simulation.iterations         int      -       1             iterations sampled (straggler draws):
+ *                                                                P50/P95/P99 of the iteration time and
+ *                                                                the ranks on the critical path
+ *   simulation.stragglers.ranks   [int]    ranks   -             ranks whose GPU computes slower (at most 32)
+ *   simulation.stragglers.fraction number  0..1    -             instead: this fraction of all ranks,
+ *                                                                chosen with the seed
+ *   simulation.stragglers.slowdown number  factor  1             compute time x this (fixed; the mean of
+ *                                                                normal, the median of log-normal draws)
+ *   simulation.stragglers.distribution string -    "fixed"       fixed | normal | lognormal: a draw per
+ *                                                                rank and iteration
+ *   simulation.stragglers.sigma   number   -       0             normal: standard deviation of the
+ *                                                                factor; log-normal: of its logarithm
+ *   simulation.stragglers.seed    int      -       1             seed of the draws
+ *   simulation.degraded_links     [object] -       []            links with bandwidth / latency factors
+ *                                                                (at most 8): {link, bw_factor,
+ *                                                                latency_factor}; link names as in
+ *                                                                sim/platform.c: nic<node>_<i>, gl<gpu>,
+ *                                                                lu<leaf>, podup<pod>, psnic<k>, ...
+ *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
+ *                                                                and with each alone: what each costs
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]  reports to write: json, csv, svg

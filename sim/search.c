@@ -389,6 +389,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	const struct price *pr = price_of(c, pl);
 	struct precision prec;
 	precision_init(&prec, pl->precision, pl->fp8_comm);
+	if (pl->fp8_params)
+		precision_fp8_params(&prec);
 	int v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
 	double mbs = (double)plan_microbatches(pl);
 	double L = (double)m->layers / pl->pp;
@@ -419,9 +421,9 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	if (pl->dp > 1) {
 		double window = pl->overlap_grad_reduce ? L * pr->b : 0;
 		if (pl->zero == ZERO_3) {
-			double lp = L * model_layer_params(m) / pl->tp * dtype_bytes(prec.weight);
+			double lp = L * model_layer_params(m) / pl->tp * dtype_bytes(prec.layer_weight);
 			double per_mb = 2 * comm_time(c, pl, 1, COLL_ALLGATHER, lp) +
-					comm_time(c, pl, 1, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec.weight) *
+					comm_time(c, pl, 1, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec.layer_weight) *
 									   dtype_bytes(pl->grad_dtype));
 			exposed = mbs * fmax(0, per_mb - L * layer);
 		} else {
@@ -429,7 +431,7 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
 			exposed = fmax(0, red - window);
 			if (pl->zero != ZERO_0)
-				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.weight));
+				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.layer_weight));
 		}
 	}
 	double psi_opt = psi / (pl->zero >= ZERO_1 ? pl->dp : 1);

@@ -86,8 +86,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "anatomy.h"
+#include "platform.h"
 #include "build_cnn.h"
 #include "bug.h"
 #include "cost.h"
@@ -813,6 +816,8 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
 	struct precision pr;
 	precision_init(&pr, pl->precision, false);
+	if (pl->fp8_params)
+		precision_fp8_params(&pr);
 	op.bytes = params_local * pr.optimizer_step_bytes;
 	return cost_roofline_time(g, &op);
 }
@@ -834,6 +839,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	double t = pl->tp;
 	struct precision pr;
 	precision_init(&pr, pl->precision, pl->fp8_comm);
+	if (pl->fp8_params)
+		precision_fp8_params(&pr);
 	double s_local = (double)pl->seq / pl->cp;   /* tokens of this rank */
 	b.act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
 		      dtype_bytes(pr.activation);
@@ -868,8 +875,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	double tied_copy = m->tied_embeddings && pl->pp > 1
 				   ? (double)m->vocab * (double)m->hidden / t : 0;
 	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.weight);
-	b.wbytes = dtype_bytes(pr.weight);
+	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
+	b.wbytes = dtype_bytes(pr.layer_weight);
 	b.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	b.launch_s = b.fw ? b.fw->launch_s : 0;
 	b.per_tensor = b.fw && b.fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
@@ -934,7 +941,9 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
-	double ag_total = psi * dtype_bytes(pr.weight);
+	double psi_layers = layers * (model_layer_params(m) - le) / t;
+	double ag_total = psi_layers * dtype_bytes(pr.layer_weight) +
+			  (psi - psi_layers) * dtype_bytes(pr.weight);
 	double ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b.param_bytes_layer;
 	int ag_count = ag_chunk > 0 ? (int)ceil(ag_total / ag_chunk) : 1;
 	if (ag_count < 1)
@@ -977,6 +986,8 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+	if (pl->dp_sync == DP_SYNC_PS)
+		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
 	if (b.ndp)
 		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
@@ -1005,7 +1016,7 @@ static int build_transformer_program(const struct inputs *in, const struct plan 
 	if (gather && psi_e > 0 && nedp > 1) {
 		/* the experts' updated parameters over the expert-data-parallel
 		 * group, in buckets as the dense ones */
-		double ag_e = psi_e * dtype_bytes(pr.weight);
+		double ag_e = psi_e * dtype_bytes(pr.layer_weight);
 		int n_e = ag_chunk > 0 ? (int)ceil(ag_e / ag_chunk) : 1;
 		if (n_e < 1)
 			n_e = 1;
@@ -1119,6 +1130,156 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The rank with the most compute time: the one a synchronous iteration
+ * waits for. */
+static int critical_rank(const struct engine_result *e)
+{
+	int best = 0;
+	double most = -1;
+	for (int i = 0; i < e->nranks; i++) {
+		double c = 0;
+		for (int k = 0; k < CAT_N; k++)
+			c += e->rank[i].compute_s[k];
+		if (c > most + 1e-12 * most) {
+			most = c;
+			best = i;
+		}
+	}
+	return best;
+}
+
+struct side_out {
+	double iteration_s;
+	int critical;
+	int ok;
+};
+
+/* One more engine run of job, in a child process (SimGrid runs once per
+ * process; this one has not started it yet): its iteration time and
+ * critical rank come back over a pipe. ok = 0 when it failed. */
+static struct side_out side_run(const struct engine_job *job)
+{
+	struct side_out o = { 0, -1, 0 };
+	int fd[2];
+	if (pipe(fd))
+		return o;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return o;
+	}
+	if (pid == 0) {
+		struct engine_result er;
+		struct diag dq;
+		close(fd[0]);
+		diag_init(&dq, NULL);
+		if (engine_run(job, &er, &dq) == 0) {
+			o.iteration_s = er.iteration_s;
+			o.critical = critical_rank(&er);
+			o.ok = 1;
+		}
+		_exit(write(fd[1], &o, sizeof(o)) == (ssize_t)sizeof(o) ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	struct side_out in = o;
+	while (got < sizeof(in)) {
+		ssize_t n = read(fd[0], (char *)&in + got, sizeof(in) - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	waitpid(pid, NULL, 0);
+	return got == sizeof(in) ? in : o;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile q (0..100) of sorted v[0..n). */
+static double percentile(const double *v, int n, double q)
+{
+	int k = (int)ceil(q / 100 * n);
+	return v[k < 1 ? 0 : k - 1];
+}
+
+/* Stragglers' sampled iterations 1..iterations-1 and the degraded links'
+ * sensitivity runs, before the reported run (job, iteration 0) starts
+ * SimGrid in this process. times[0] and crit[0] are left for it. */
+static int side_runs(const struct plan *pl, const struct engine_job *job0, int nranks,
+		     double *times, int *crit, struct result *r, struct diag *d)
+{
+	struct engine_job job = *job0;
+	job.obs = NULL;
+	double *f = xreallocarray(NULL, (size_t)nranks, sizeof(*f));
+	int rc = 0;
+	for (int i = 1; i < pl->iterations && !rc; i++) {
+		plan_straggler_factors(pl, nranks, i, f);
+		job.compute_scale = f;
+		struct side_out o = side_run(&job);
+		if (!o.ok)
+			rc = diag_errf(d, "sampled iteration %d of %d failed", i, pl->iterations);
+		times[i] = o.iteration_s;
+		crit[i] = o.critical;
+	}
+	job = *job0;
+	job.obs = NULL;
+	if (pl->sensitivity && !rc) {
+		job.ndegraded = 0;
+		struct side_out o = side_run(&job);
+		r->sens_baseline_s = o.iteration_s;
+		rc = o.ok ? 0 : diag_errf(d, "the run without degraded links failed");
+		for (int i = 0; i < job0->ndegraded && !rc; i++) {
+			job.degraded = &job0->degraded[i];
+			job.ndegraded = 1;
+			o = side_run(&job);
+			r->sens_iteration_s[i] = o.iteration_s;
+			if (!o.ok)
+				rc = diag_errf(d, "the run with degraded link '%s' alone failed",
+					       job0->degraded[i].link);
+		}
+		r->nsens = job0->ndegraded;
+	}
+	free(f);
+	return rc;
+}
+
+/* The iteration-time distribution and the critical ranks (result.h). */
+static void straggler_stats(int n, double *times, const int *crit, int nranks, struct result *r)
+{
+	int *count = xcalloc((size_t)nranks, sizeof(*count));
+	for (int i = 0; i < n; i++)
+		if (crit[i] >= 0 && crit[i] < nranks)
+			count[crit[i]]++;
+	r->ncritical = 0;
+	for (int k = 0; k < RESULT_MAX_CRITICAL; k++) {
+		int best = -1;
+		for (int q = 0; q < nranks; q++)
+			if (count[q] > 0 && (best < 0 || count[q] > count[best]))
+				best = q;
+		if (best < 0)
+			break;
+		r->critical_rank[k] = best;
+		r->critical_count[k] = count[best];
+		r->ncritical++;
+		count[best] = 0;
+	}
+	free(count);
+	r->iterations = n;
+	qsort(times, (size_t)n, sizeof(*times), cmp_double);
+	r->iter_min_s = times[0];
+	r->iter_max_s = times[n - 1];
+	r->iter_p50_s = percentile(times, n, 50);
+	r->iter_p95_s = percentile(times, n, 95);
+	r->iter_p99_s = percentile(times, n, 99);
+}
+
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {
@@ -1184,7 +1345,9 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * 0.42985 s, unfolded 0.43004 s), and one replica cannot stand for
 	 * the others: every rank is simulated. */
 	bool fold = pl->fold == FOLD_ON ||
-		    (pl->fold == FOLD_AUTO && topology_is_symmetric(topo, pl->nodes) &&
+		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
+		     !plan_has_stragglers(pl) && pl->ndegraded == 0 &&
+		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     !(pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree")));
 	r->folded = fold;
@@ -1192,7 +1355,37 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .sm_count = (int)topo->gpu.sm_count,
 				  .interference_factor = cost_interference(cost), .obs = obs };
-	if (engine_run(&job, &r->eng, d))
+	struct engine_ps ps = {
+		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
+		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
+		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
+		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
+	};
+	if (pl->dp_sync == DP_SYNC_PS)
+		job.ps = &ps;
+	struct platform_degrade deg[PLAN_MAX_DEGRADED];
+	for (int i = 0; i < pl->ndegraded; i++)
+		deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
+						    pl->degraded[i].latency_factor };
+	job.degraded = deg;
+	job.ndegraded = pl->ndegraded;
+	int nranks = place.nranks, nit = pl->iterations > 1 ? pl->iterations : 1;
+	double *speed = xreallocarray(NULL, (size_t)nranks, sizeof(*speed));
+	double *times = xcalloc((size_t)nit, sizeof(*times));
+	int *crit = xcalloc((size_t)nit, sizeof(*crit));
+	plan_straggler_factors(pl, nranks, 0, speed);
+	if (plan_has_stragglers(pl))
+		job.compute_scale = speed;
+	int bad = side_runs(pl, &job, nranks, times, crit, r, d) || engine_run(&job, &r->eng, d);
+	if (!bad && plan_has_stragglers(pl)) {
+		times[0] = r->eng.iteration_s;
+		crit[0] = critical_rank(&r->eng);
+		straggler_stats(nit, times, crit, nranks, r);
+	}
+	free(speed);
+	free(times);
+	free(crit);
+	if (bad)
 		goto out;
 
 	r->params = model_params(m);

@@ -21,6 +21,7 @@ static struct model gpt(void)
 	m.act = MODEL_ACT_GELU;
 	m.norm = MODEL_NORM_LAYERNORM;
 	m.tied_embeddings = true;
+	m.dropout = true;   /* Korthikanti's GPT: dropout after attention and MLP */
 	return m;
 }
 
@@ -50,6 +51,8 @@ static double act(int t, bool sp, enum recompute rc)
 	struct model m = gpt();
 	m.hidden = 12288;
 	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
 	struct gpu_spec g = { 0 };
 	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
 				     .micro_batch = 1, .seq = 2048, .tp = t, .sp = sp,
@@ -103,6 +106,67 @@ Test(memory, flash_attention_drops_the_score_term)
 	cr_assert_float_eq(memory_layer_activations(&in), unfused, 1e-6 * unfused);
 }
 
+/* The terms come from the model's own dimensions: without dropout the
+ * two 1-byte masks, the dropout output and its mask go (GPT:
+ * 32 sbh + 2as^2b); Llama 3 70B (SwiGLU, f = 3.5h, 8 KV heads of 64,
+ * no dropout) with flash, TP 8 + SP: norm inputs and GEMM inputs
+ * 8h, Q K V 2h (1 + 2/8), the kernel's output 2h, the log-sum-exp 4a,
+ * fc1 output 2 x 2f, SwiGLU output 2f, per token / t. */
+Test(memory, activations_follow_the_model_dimensions)
+{
+	struct model m = gpt();
+	m.dropout = false;
+	m.hidden = 12288;
+	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
+	struct gpu_spec g = { 0 };
+	double s = 2048, h = 12288, a = 96, sbh = s * h;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .micro_batch = 1, .seq = s, .tp = 1 };
+	double want = sbh * (32 + 2 * a * s / h);
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+
+	m.hidden = 8192;
+	m.heads = 64;
+	m.kv_heads = 8;
+	m.ffn = 28672;
+	m.act = MODEL_ACT_SWIGLU;
+	h = 8192;
+	a = 64;
+	double f = 28672, t = 8;
+	in.attention = ATTN_FLASH;
+	in.tp = (int)t;
+	in.sp = true;
+	in.seq = 8192;
+	want = 8192 * (8 * h + 2 * h * (1 + 2.0 / 8) + 2 * h + 4 * a + 2 * 2 * f + 2 * f) / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+}
+
+/* Transformer Engine saves the fp8 copies of the GEMM inputs it cast
+ * (QKV, fc1 and fc2 inputs: 1 byte instead of 2) and the projection's
+ * fp8 input beside the attention kernel's bf16 output: a GPT layer with
+ * flash, TP + SP, stores 29 sbh / t instead of 34 (plus the fp32
+ * log-sum-exp, 4 a s b / t). */
+Test(memory, fp8_saves_gemm_inputs_in_one_byte)
+{
+	struct model m = gpt();
+	m.hidden = 12288;
+	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
+	struct gpu_spec g = { 0 };
+	double s = 2048, b = 1, h = 12288, a = 96, t = 4;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8,
+				     .attention = ATTN_FLASH, .micro_batch = b, .seq = s,
+				     .tp = (int)t, .sp = true };
+	double want = s * b * h / t * 29 + 4 * a * s * b / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+	in.dtype = DTYPE_BF16;
+	want = s * b * h / t * 34 + 4 * a * s * b / t;
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+}
+
 /* Transformer Engine fp8: bf16 weights and gradients as before, K = 12
  * (fp32 master, momentum, variance), plus an fp8 weight and an fp8
  * transpose of every transformer-layer parameter: 2 bytes each. */
@@ -128,6 +192,32 @@ Test(memory, fp8_anatomy_adds_te_weight_copies)
 	memory_rank(&in, &o);
 	cr_assert_float_eq(o.weights_bytes, 4 * psi, 1);
 	cr_assert_float_eq(o.optimizer_bytes, 8 * psi, 1);
+}
+
+/* With fp8 parameters (TE fp8_model_params) the layer weights are only
+ * their fp8 copy and transpose (1 + 1 bytes): the 16-bit weights of the
+ * layers go, the embedding's stay; ZeRO-3 shards what is left. */
+Test(memory, fp8_params_drop_the_16bit_layer_weights)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	double L = 4, P = model_layer_params(&m), E = model_embedding_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8,
+				     .grad_elem_bytes = 2, .micro_batch = 1, .seq = 1, .tp = 2,
+				     .dp = 8, .layers = L, .has_embedding = true, .fp8_params = true };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * E / 2, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 2 * L * P / 2, 1);
+	cr_assert_float_eq(o.grads_bytes, 2 * (L * P + E) / 2, 1);
+	in.zero = ZERO_3;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * E / 2 / 8, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 2 * L * P / 2 / 8, 1);
+	in.dtype = DTYPE_BF16;  /* fp8_params means nothing without fp8 */
+	in.zero = ZERO_0;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * (L * P + E) / 2, 1);
 }
 
 /* Capacity is what the device reports; the CUDA context, NCCL's buffers

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "cost.h"
 #include "profile.h"
 #include "testutil.h"
@@ -204,7 +205,7 @@ Test(profile, reproduces_measured_points_exactly)
 		if (pg->transa != 'N')
 			continue;
 		struct op op = gemm("g", pg->m, pg->n, pg->k, 1, DTYPE_BF16);
-		double t = price(c, &op, &measured);
+		double t = cost_op_time_ex(c, &op, &measured);
 		cr_expect(measured);
 		cr_expect_eq(t, pg->time_s, "gemm %g x %g x %g: %.17g != %.17g", pg->m, pg->n,
 			     pg->k, t, pg->time_s);
@@ -236,7 +237,7 @@ Test(profile, interpolation_is_monotone_between_measured_points)
 				double s[3] = { 4096, 4096, 4096 };
 				s[dim] = x;
 				struct op op = gemm("g", s[0], s[1], s[2], 1, DTYPE_BF16);
-				double t = price(c, &op, &measured);
+				double t = cost_op_time_ex(c, &op, &measured);
 				cr_expect(measured);
 				cr_expect_geq(t, prev, "dim %d at %g: %g < %g", dim, x, t, prev);
 				prev = t;
@@ -251,7 +252,7 @@ Test(profile, interpolation_is_monotone_between_measured_points)
 	for (int i = 0; i <= 200; i++) {
 		double b = round((1 << 20) * pow(256.0, i / 200.0));
 		struct op op = membound("mb", "rmsnorm_fwd", b, 4096);
-		double t = price(c, &op, &measured);
+		double t = cost_op_time_ex(c, &op, &measured);
 		cr_expect(measured);
 		cr_expect_geq(t, prev, "at %g B", b);
 		prev = t;
@@ -347,6 +348,58 @@ Test(profile, warns_when_the_gpu_differs)
 	cr_expect(cost_profile_gpu_matches("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"));
 	cr_expect(!cost_profile_gpu_matches("NVIDIA H100 80GB HBM3", "A100-SXM4-80GB"));
 	cr_expect(cost_profile_gpu_matches("Tesla V100-SXM2-32GB", "V100"));
+}
+
+/* calib's cudnn_sdpa entries count flops as a causal flash kernel does
+ * (calib/attn_ref.c: 2 b h s^2 d forward, 5 b h s^2 d backward), the count
+ * the workload gives its flash attention ops (attention_flops), so an op
+ * of a measured shape is priced at the measured time; the unfused entry of
+ * the same shape is never used for it. */
+Test(profile, cudnn_sdpa_entries_price_flash_attention_at_the_measured_time)
+{
+	const double bh = 32, s = 4096, d = 128, t_fwd = 1.5e-3, t_bwd = 4e-3;
+	const double f_fwd = 2 * bh * s * s * d, f_bwd = 5 * bh * s * s * d;
+	char text[8192], attn[1024];
+	const char *base = profile_text("ddlsim.profile", "", "1e-4", true);
+	size_t n = strlen(base);
+
+	cr_assert(n > 2 && strcmp(base + n - 2, "}\n") == 0);
+	snprintf(attn, sizeof(attn),
+		 ",\n \"attention\": [\n"
+		 "  {\"impl\": \"unfused_cublas_softmax\", \"pass\": \"fwd\", \"dtype\": \"bf16\", \"b\": 1,"
+		 " \"heads\": 32, \"s\": 4096, \"head_dim\": 128, \"causal\": true, \"time_s\": 0.1,"
+		 " \"tflops\": 1.0},\n"
+		 "  {\"impl\": \"cudnn_sdpa\", \"pass\": \"fwd\", \"dtype\": \"bf16\", \"b\": 1,"
+		 " \"heads\": 32, \"s\": 4096, \"head_dim\": 128, \"causal\": true, \"time_s\": %.17g,"
+		 " \"tflops\": %.17g},\n"
+		 "  {\"impl\": \"cudnn_sdpa\", \"pass\": \"bwd\", \"dtype\": \"bf16\", \"b\": 1,"
+		 " \"heads\": 32, \"s\": 4096, \"head_dim\": 128, \"causal\": true, \"time_s\": %.17g,"
+		 " \"tflops\": %.17g}]}\n",
+		 t_fwd, f_fwd / t_fwd * 1e-12, t_bwd, f_bwd / t_bwd * 1e-12);
+	snprintf(text, sizeof(text), "%.*s%s", (int)(n - 2), base, attn);
+
+	char *dir = tmp_dir(), *path = write_file(dir, "sdpa.json", text);
+	struct gpu_spec g = h100("H100-SXM5-80GB");
+	struct diag dg;
+	diag_init(&dg, NULL);
+	struct cost *c = cost_profile_create(&g, path, &dg);
+	cr_assert_not_null(c, "%s", diag_text(&dg));
+	for (int bwd = 0; bwd < 2; bwd++) {
+		struct op op;
+		bool measured;
+		memset(&op, 0, sizeof(op));
+		snprintf(op.name, sizeof(op.name), "%s", bwd ? "flash_attn.bwd" : "flash_attn");
+		op.kind = OP_ATTN, op.pass = bwd ? PASS_BWD : PASS_FWD, op.dtype = DTYPE_BF16;
+		op.batch = bh, op.m = op.n = s, op.k = d, op.causal = true;
+		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, s, d);
+		double t = cost_op_time_ex(c, &op, &measured);
+		cr_expect(measured, "pass %d", bwd);
+		cr_expect(fabs(t - (bwd ? t_bwd : t_fwd)) <= 1e-12 * t, "pass %d: %.17g s", bwd, t);
+	}
+	cost_destroy(c);
+	diag_finish(&dg);
+	free(path);
+	free(dir);
 }
 
 Test(profile, scenario_with_profile_runs_end_to_end)

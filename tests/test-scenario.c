@@ -282,6 +282,18 @@ Test(scenario, fp8_comm_needs_fp8)
 		     "%s: /training/fp8_comm: error: needs precision \"fp8\", got \"bf16\"\n");
 }
 
+Test(scenario, fp8_params_needs_fp8)
+{
+	expect_error(training_with("\"fp8_params\": true", NULL),
+		     "%s: /training/fp8_params: error: needs precision \"fp8\", got \"bf16\"\n");
+}
+
+Test(scenario, fp8_params_must_be_a_bool)
+{
+	expect_error(training_with("\"fp8_params\": 1", NULL),
+		     "%s: /training/fp8_params: error: expected a boolean, got integer\n");
+}
+
 Test(scenario, memory_reserve_is_a_fraction_below_one_half)
 {
 	expect_error(training_with("\"memory_reserve\": 0.6", NULL),

@@ -27,9 +27,12 @@ static struct topology *free_network(int gpus)
 	return t;
 }
 
-/* Build each stage's program from the schedule: F takes tf / v, B tb / v;
- * activations and gradients travel between neighbouring virtual stages. */
-static double bubble(enum sched_kind k, int p, int m, int v)
+/* Build each stage's program from the schedule: F takes tf / v, B tb / v
+ * (x scale[stage] on that stage's GPU when scale is not NULL: a straggler);
+ * activations and gradients travel between neighbouring virtual stages.
+ * Replays it into res. */
+static void replay(enum sched_kind k, int p, int m, int v, const double *scale,
+		   struct engine_result *res)
 {
 	const double tf = 1.0, tb = 2.0;
 	struct topology *t = free_network(p);
@@ -69,12 +72,19 @@ static double bubble(enum sched_kind k, int p, int m, int v)
 	}
 	struct placement pl;
 	placement_init(&pl, 1, 1, p, NULL);
-	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp, .coll_algo = "ring" };
-	struct engine_result res;
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp, .coll_algo = "ring",
+				  .compute_scale = scale };
 	struct diag dg;
 	diag_init(&dg, stderr);
-	int erc = engine_run(&job, &res, &dg);
+	int erc = engine_run(&job, res, &dg);
 	cr_assert_eq(erc, 0, "%s", diag_text(&dg));
+}
+
+static double bubble(enum sched_kind k, int p, int m, int v)
+{
+	const double tf = 1.0, tb = 2.0;
+	struct engine_result res;
+	replay(k, p, m, v, NULL, &res);
 	double ideal = m * (tf + tb);
 	double frac = (res.iteration_s - ideal) / ideal;
 	/* the measured bubble of stage 0 is the same number */
@@ -253,4 +263,90 @@ Test(schedule, first_and_last_stage_layers_split_over_chunks)
 		total += n;
 	}
 	cr_assert_eq(total, 126);
+}
+
+/* The pipeline's dependency equations, solved directly: each stage runs
+ * its schedule's steps in order, F(s, i) after F(s - 1, i), B(s, i) after
+ * B(s + 1, i) (the last stage's after its own F), a step of stage s taking
+ * its time x scale[s]. Returns when the last step ends. */
+static double recurrence(enum sched_kind k, int p, int m, const double *scale)
+{
+	const double tf = 1.0, tb = 2.0;
+	double fe[64][64], be[64][64], free_at[64] = { 0 };
+	int next[64] = { 0 }, left = 2 * m * p;
+	struct sched_step *o[64];
+	for (int s = 0; s < p; s++)
+		o[s] = schedule_order(k, p, s, m, 1);
+	for (int s = 0; s < p; s++)
+		for (int i = 0; i < m; i++)
+			fe[s][i] = be[s][i] = -1;
+	while (left > 0)
+		for (int s = 0; s < p; s++) {
+			if (next[s] == 2 * m)
+				continue;
+			struct sched_step x = o[s][next[s]];
+			double dep = x.fwd ? (s > 0 ? fe[s - 1][x.mb] : 0)
+					   : (s < p - 1 ? be[s + 1][x.mb] : fe[s][x.mb]);
+			if (dep < 0)
+				continue;   /* not yet computed */
+			double start = dep > free_at[s] ? dep : free_at[s];
+			double end = start + (x.fwd ? tf : tb) * scale[s];
+			(x.fwd ? fe : be)[s][x.mb] = end;
+			free_at[s] = end;
+			next[s]++;
+			left--;
+		}
+	double last = 0;
+	for (int s = 0; s < p; s++) {
+		if (free_at[s] > last)
+			last = free_at[s];
+		free(o[s]);
+	}
+	return last;
+}
+
+/* One straggler stage (its GPU x f slower) in a pipeline of otherwise
+ * uniform stages of time T = tf + tb per micro-batch. GPipe: the slow
+ * stage paces every micro-batch once filled, so the iteration is
+ * (m - 1) f T + the sum of the stage times = (m - 1) f T + (p - 1) T + f T.
+ * 1F1B: the slow stage also starves while its first backward makes the
+ * round trip through the faster stages after it; the replay matches the
+ * schedule's dependency equations, and both stay below the bound
+ * (m + p - 1) f T (every stage as slow as the slowest). */
+static void one_slow_stage(enum sched_kind k, int p, int m, int slow, double f)
+{
+	double scale[64], T = 3.0;
+	for (int s = 0; s < p; s++)
+		scale[s] = s == slow ? f : 1;
+	struct engine_result res;
+	replay(k, p, m, 1, scale, &res);
+	double want = k == SCHED_GPIPE ? (m - 1) * f * T + (p - 1) * T + f * T : recurrence(k, p, m, scale);
+	cr_expect_float_eq(res.iteration_s, want, 1e-9 * want, "%s p=%d m=%d slow %d x%g: %.9g, closed form %.9g",
+			   schedule_registry[k].name, p, m, slow, f, res.iteration_s, want);
+	cr_expect_float_eq(recurrence(k, p, m, scale), res.iteration_s, 1e-9 * want);
+	cr_expect_leq(res.iteration_s, (m + p - 1) * f * T * (1 + 1e-12));
+	cr_log_info("%s p=%d m=%d slow stage %d x%g: %.4g (uniform %.4g, bound %.4g)",
+		    schedule_registry[k].name, p, m, slow, f, res.iteration_s, (m + p - 1) * T,
+		    (m + p - 1) * f * T);
+	engine_result_finish(&res);
+}
+
+Test(schedule, one_slow_stage_one_f_one_b_closed_form)
+{
+	one_slow_stage(SCHED_1F1B, 4, 8, 2, 1.5);
+}
+
+Test(schedule, one_slow_stage_gpipe_closed_form)
+{
+	one_slow_stage(SCHED_GPIPE, 4, 8, 2, 1.5);
+}
+
+Test(schedule, one_slow_first_stage_one_f_one_b_closed_form)
+{
+	one_slow_stage(SCHED_1F1B, 8, 16, 0, 1.2);
+}
+
+Test(schedule, one_slow_last_stage_gpipe_closed_form)
+{
+	one_slow_stage(SCHED_GPIPE, 8, 16, 7, 2.0);
 }
