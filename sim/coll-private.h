@@ -43,5 +43,7 @@ int coll_nvls_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);
 int coll_direct_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		     int n, double bytes, struct coll_plan *p);
+int coll_pairwise_plan(const struct topology *t, enum coll_op op, const int *ranks,
+		       int n, double bytes, struct coll_plan *p);
 
 #endif

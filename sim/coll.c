@@ -27,7 +27,8 @@ const struct coll_algo coll_algos[] = {
 	{ "tree", "NCCL double binary tree over nodes, chains inside nodes, all-reduce (tree:LL|LL128|Simple)", coll_tree_plan },
 	{ "nvls", "NCCL NVLink SHARP on one NVSwitch-3 node (Hopper and later): all-reduce, reduce-scatter, all-gather", coll_nvls_plan },
 	{ "hierarchical", "intra-node reduce-scatter, per-rail inter-node all-reduce, intra-node all-gather", coll_hier_plan },
-	{ "direct", "all-to-all as P(P-1) direct flows; send/recv to the next rank", coll_direct_plan },
+	{ "direct", "all-to-all as direct flows, rail-aligned (PXN) across NVSwitch nodes, else P(P-1); send/recv to the next rank", coll_direct_plan },
+	{ "pairwise", "all-to-all as P(P-1) direct flows, every pair (the reference for direct's rail-aligned plan)", coll_pairwise_plan },
 	{ NULL, NULL, NULL },
 };
 
@@ -120,13 +121,15 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 	/* all-to-all and send/recv are NCCL point-to-point operations, which
 	 * NCCL_ALGO does not govern: whatever algorithm is forced, they run
 	 * as direct flows (as "auto" plans them) */
-	if ((op == COLL_ALLTOALL || op == COLL_SENDRECV) && a->plan != coll_direct_plan)
+	if ((op == COLL_ALLTOALL || op == COLL_SENDRECV) && a->plan != coll_direct_plan &&
+	    !(op == COLL_ALLTOALL && a->plan == coll_pairwise_plan))
 		return coll_plan_build(t, coll_algo_find("direct"), PROTO_AUTO, op, ranks, n, bytes);
 	struct coll_plan *p = coll_plan_build(t, a, proto, op, ranks, n, bytes);
 	/* an algorithm without this operation (tree: all-reduce only) or
 	 * this group (NVLS across nodes) falls back to ring for it, as NCCL
 	 * does, with NCCL's choice of protocol if the forced one cannot run */
-	if (!p && a->plan != coll_ring_plan && a->plan != coll_direct_plan) {
+	if (!p && a->plan != coll_ring_plan && a->plan != coll_direct_plan &&
+	    a->plan != coll_pairwise_plan) {
 		p = coll_plan_build(t, &coll_algos[1], proto, op, ranks, n, bytes);
 		if (!p)
 			p = coll_plan_build(t, &coll_algos[1], PROTO_AUTO, op, ranks, n, bytes);

@@ -30,8 +30,12 @@
  *   hierarchical  intra-node reduce-scatter, per-rail inter-node all-reduce,
  *                 intra-node all-gather (and the halves of it for
  *                 reduce-scatter and all-gather) (coll_hier.c)
- *   direct        all-to-all: every rank sends N/P to every other, P(P-1)
- *                 flows (the one O(P^2) plan); send/recv (coll_direct.c)
+ *   direct        all-to-all: rail-aligned as NCCL's PXN (NVLink to the GPU
+ *                 on the destination's rail, then one flow per node pair
+ *                 and rail) where the group is whole nodes of NVSwitch
+ *                 GPUs with a NIC each, else every rank sends N/P to every
+ *                 other, P(P-1) flows; send/recv (coll_direct.c)
+ *   pairwise      all-to-all as P(P-1) flows always (the reference)
  *   nvls          NVLink SHARP (NVSwitch-3, one node): every GPU sends its
  *                 buffer into the switch and receives the result (coll_nvls.c)
  *   auto          NCCL's tuning model picks algorithm and protocol (coll_tune.c)
