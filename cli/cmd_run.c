@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "diag.h"
+#include "engine.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -102,6 +103,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	bool to_stdout = o->out && !strcmp(o->out, "-");
 
 	cleanup_phase("simulating");
+	engine_set_progress(!o->quiet && !to_stdout);
 	struct trace *tr = NULL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;

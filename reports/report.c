@@ -467,10 +467,11 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"train_tokens", pl->train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
 		"usd_per_gpu_hour", pl->usd_per_gpu_hour, "cost_usd", r->cost_usd));
-	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f}",
+	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
 		"folded", r->folded, "ranks", r->eng.nranks, "simulated_ranks", r->eng.nsimulated,
 		"flows", (json_int_t)r->eng.flows, "collectives", (json_int_t)r->eng.collectives,
-		"tasks", (json_int_t)r->eng.tasks, "wall_s", r->sim_wall_s));
+		"tasks", (json_int_t)r->eng.tasks, "wall_s", r->sim_wall_s,
+		"platform_s", r->eng.platform_s));
 	return root;
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <simgrid/actor.h>
@@ -33,6 +34,52 @@
 #include "engine_platform.h"
 #include "platform.h"
 #include "xalloc.h"
+
+/* ---- progress ------------------------------------------------------ */
+
+static bool g_progress;         /* engine_set_progress() */
+
+void engine_set_progress(bool on)
+{
+	g_progress = on;
+}
+
+static double wall_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define PROGRESS_AFTER_S 3.0    /* no line for runs shorter than this */
+#define PROGRESS_EVERY_S 0.5
+
+struct progress {
+	bool on, shown;
+	double t0, last;
+	long total;             /* tasks of every simulated rank */
+};
+
+/* Called every 4,096 tasks: a line "simulating: 42% (...)" on stderr,
+ * rewritten in place. */
+static void progress_tick(struct progress *pg, long done)
+{
+	double now = wall_now_s();
+	if (now - pg->t0 < PROGRESS_AFTER_S || now - pg->last < PROGRESS_EVERY_S)
+		return;
+	pg->last = now;
+	pg->shown = true;
+	fprintf(stderr, "\rddlsim: simulating %3.0f%% (%ld of %ld tasks, %.3f s simulated, %.0f s)  ",
+		pg->total > 0 ? 100.0 * (double)done / (double)pg->total : 0.0, done, pg->total,
+		simgrid_get_clock(), now - pg->t0);
+	fflush(stderr);
+}
+
+static void progress_end(struct progress *pg)
+{
+	if (pg->shown)
+		fprintf(stderr, "\r%80s\r", "");
+}
 
 /* ---- plan cache ---------------------------------------------------- */
 
@@ -68,6 +115,7 @@ struct sim {
 	int nactors, finished;
 	long flows, collectives, tasks;
 	bool failed;
+	struct progress progress;
 	sg_link_t *links;       /* the link sampler's list (freed after the run) */
 	/* folding */
 	sg_host_t *host;        /* [nranks] hosts of the GPUs on the platform */
@@ -133,6 +181,7 @@ struct stream_arg {
 
 static struct sim *g_sim;
 static int dummy_payload;
+
 
 static unsigned long hash_key(int leader, int kind, int op, double bytes)
 {
@@ -1075,6 +1124,8 @@ static void stream_main(int argc, char **argv)
 					sg_sem_release(ri->wake[s]);
 				}
 		S->tasks++;
+		if (S->progress.on && !(S->tasks & 4095))
+			progress_tick(&S->progress, S->tasks);
 	}
 	if (nsends)
 		sg_comm_wait_all(sends, (size_t)nsends);
@@ -1126,7 +1177,8 @@ static bool g_initialised;
 /* Initialise SimGrid as a pure alpha-beta network and build the platform
  * of nodes nodes of t. Once per process. Returns 0 or -1 (reported). */
 static int start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
-			 const struct platform_extra *x, bool full_update, struct diag *d)
+			 const struct platform_extra *x, bool full_update, double *platform_s,
+			 struct diag *d)
 {
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
@@ -1148,8 +1200,11 @@ static int start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	 * 1,024-rank all-to-all takes 139 s instead of 91 s */
 	if (full_update)
 		sg_cfg_set_string("network/optim", "Full");
+	double t0 = wall_now_s();
 	if (engine_platform_build_ex(t, nodes, used, x))
 		return diag_errf(d, "SimGrid rejected the platform of %d nodes", nodes);
+	if (platform_s)
+		*platform_s = wall_now_s() - t0;
 	return 0;
 }
 
@@ -1246,7 +1301,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		pps = (struct platform_ps){ job->ps->servers, job->ps->nic_bw_Bps,
 					    job->ps->nic_latency_s };
 	struct platform_extra px = { &pps, job->degraded, job->ndegraded };
-	int started = start_simgrid(job->topo, job->nodes, used, &px, true, d);
+	int started = start_simgrid(job->topo, job->nodes, used, &px, true, &out->platform_s, d);
 	if (started) {
 		free(used);
 		goto out;
@@ -1326,7 +1381,14 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	}
 	if (job->obs && job->obs->link_sample && job->obs->link_sample_s > 0 && S.nactors)
 		start_actor("link_sampler", S.args[0].ri->host, sampler_main, &S, true);
+	if (g_progress && isatty(STDERR_FILENO)) {
+		S.progress = (struct progress){ .on = true, .t0 = wall_now_s() };
+		for (int r = 0; r < N; r++)
+			if (S.ri[r].prog)
+				S.progress.total += S.ri[r].prog->n;
+	}
 	simgrid_run();
+	progress_end(&S.progress);
 
 	if (S.failed) {
 		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
@@ -1533,7 +1595,7 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 	unsigned char *used = xcalloc((size_t)nodes * t->gpus_per_node, 1);
 	for (int i = 0; i < n; i++)
 		used[ranks[i]] = 1;
-	int started = start_simgrid(t, nodes, used, NULL, false, d);
+	int started = start_simgrid(t, nodes, used, NULL, false, NULL, d);
 	free(used);
 	if (started)
 		goto out;

@@ -140,7 +140,13 @@ struct engine_result {
 	int nranks, nsimulated;
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
+	double platform_s;      /* wall seconds building the SimGrid platform */
 };
+
+/* Print a progress line on stderr while engine_run() runs, if stderr is
+ * a terminal and the run has taken more than a few seconds (off by
+ * default: `ddlsim run` of one scenario turns it on unless --quiet). */
+void engine_set_progress(bool on);
 
 /* Simulate one iteration of job. Returns 0, or -1 after reporting into d
  * (second call in a process, platform error, deadlock). */
