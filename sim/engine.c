@@ -138,6 +138,10 @@ struct sim {
 				 * the one pair crossing it, 0 none, -1 several */
 	unsigned long long *isig[GROUP_N]; /* [kind][leader] pair-set hash of
 				 * every plan of that instance, 1 if they differ */
+	bool serial[GROUP_N];   /* every collective of the kind runs on one
+				 * stream: two of one group never overlap */
+	long long *lmark;       /* [lcap] scratch for plan_own_only */
+	long long lmarkv;
 	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
 };
 
@@ -319,6 +323,7 @@ static int link_id(struct sim *S, unsigned long long k, bool add)
 		S->rooted = xreallocarray(S->rooted, ncap, sizeof(*S->rooted));
 		S->lown = xreallocarray(S->lown, ncap, sizeof(*S->lown));
 		S->lpair = xreallocarray(S->lpair, ncap, sizeof(*S->lpair));
+		S->lmark = xreallocarray(S->lmark, ncap, sizeof(*S->lmark));
 	}
 	if (!S->lcap)
 		return -1;
@@ -336,6 +341,7 @@ static int link_id(struct sim *S, unsigned long long k, bool add)
 	S->rooted[S->nlinks] = false;
 	S->lown[S->nlinks] = 0;
 	S->lpair[S->nlinks] = 0;
+	S->lmark[S->nlinks] = 0;
 	return S->nlinks++;
 }
 
@@ -543,8 +549,14 @@ static bool plan_own_only(struct sim *S, struct cplan *c, int kind, int n)
 	if (c->own >= 0)
 		return c->own;
 	c->own = 0;
-	if (!c->closed || S->isig[kind][c->leader] != c->psig)
+	/* a group whose collectives all run on one stream has one plan at a
+	 * time on its links: the pairs must be exclusive within this plan
+	 * only; otherwise within every plan of the instance, all using the
+	 * same pairs */
+	bool serial = S->serial[kind];
+	if (!c->closed || (!serial && S->isig[kind][c->leader] != c->psig))
 		return false;
+	long long mark0 = S->lmarkv;
 	const struct topology *t = S->job->topo;
 	const struct coll_plan *p = c->p;
 	int N = S->job->pl->nranks, owner = kind * N + c->leader + 1;
@@ -582,12 +594,18 @@ static bool plan_own_only(struct sim *S, struct cplan *c, int kind, int n)
 		int ids[TOPO_MAX_HOPS];
 		int m = fold_link_ids(S, f[i].src, f[i].dst, ids, false);
 		long long pair = (long long)f[i].src * N + f[i].dst + 1;
-		for (int k = 0; ok && k < m; k++)
-			ok = S->lown[ids[k]] == owner && S->lpair[ids[k]] == pair;
+		for (int k = 0; ok && k < m; k++) {
+			long long *mk = &S->lmark[ids[k]];
+			ok = S->lown[ids[k]] == owner &&
+			     (serial ? *mk <= mark0 || *mk == mark0 + npairs + 1
+				     : S->lpair[ids[k]] == pair);
+			*mk = mark0 + npairs + 1;
+		}
 		npairs++;
 		i = j;
 	}
 	free(f);
+	S->lmarkv = mark0 + npairs + 1;
 	c->own = ok && npairs == n;
 	return c->own;
 }
@@ -610,6 +628,21 @@ static int fold_closure(struct sim *S, unsigned char *used)
 		double lfeed = S->lu_binds ? t->ft_leaf_up_bw_Bps : feed;
 		S->pod_binds = t->ft_levels == 3 && t->ft_pod_up_bw_Bps < t->ft_leaves_per_pod * lfeed;
 	}
+	int stream_of[GROUP_N];
+	for (int g = 0; g < GROUP_N; g++) {
+		stream_of[g] = -1;
+		S->serial[g] = true;
+	}
+	for (int st = 0; st < pp; st++)
+		for (int i = 0; i < job->stage_prog[st]->n; i++) {
+			const struct task *tk = &job->stage_prog[st]->t[i];
+			if (tk->kind != TASK_COLL)
+				continue;
+			if (stream_of[tk->group] < 0)
+				stream_of[tk->group] = tk->stream;
+			else if (stream_of[tk->group] != (int)tk->stream)
+				S->serial[tk->group] = false;
+		}
 	int *tmp = xreallocarray(NULL, (size_t)N + 2, sizeof(*tmp));
 	int *keys = NULL;
 	size_t kcap = 0;
@@ -1435,6 +1468,7 @@ out:
 	free(S.rooted);
 	free(S.lown);
 	free(S.lpair);
+	free(S.lmark);
 	for (int g = 0; g < GROUP_N; g++)
 		free(S.isig[g]);
 	free(S.lkey);
