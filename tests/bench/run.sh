@@ -60,11 +60,39 @@ PY
 	printf "%-48s %-6s %10s %10s %12.1f %10s\n" "$scn" "${fold:-auto}" "$med" "$min" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks"
 done
 
-# issue 16: 1 GiB all-to-all over 1,024 ranks (128 DGX H100) on the 3-level fat tree
-t0=$(date +%s.%N)
-/usr/bin/time -f "%e %M" -o "$out/t" "$build/cli/ddlsim" collective \
-	--topology topologies/dgx-h100-fattree3.json --nodes 128 --op alltoall \
-	--min-bytes 1G --max-bytes 1G > /dev/null || true
-read -r t m < "$out/t" || true
-printf "%-48s %-6s %10s %10s %12.1f %10s\n" "alltoall 1GiB x 1024 ranks (fattree3)" - "$t" "$t" \
-	"$(awk -v k="${m:-0}" 'BEGIN{print k/1024}')" 1024
+# issue 16: 1 GiB all-to-all on the 3-level fat tree: 1,024 ranks rail-aligned
+# (direct: 130,048 flows), and 256 ranks both ways (pairwise: P(P-1) flows)
+for c in "128|direct" "32|direct" "32|pairwise"; do
+	nodes=${c%%|*}
+	algo=${c#*|}
+	/usr/bin/time -f "%e %M" -o "$out/t" "$bin" collective \
+		--topology topologies/dgx-h100-fattree3.json --nodes "$nodes" --op alltoall \
+		--algo "$algo" --min-bytes 1G --max-bytes 1G > /dev/null || true
+	read -r t m < "$out/t" || true
+	printf "%-48s %-6s %10s %10s %12.1f %10s\n" "alltoall 1GiB x $((nodes * 8)) ranks $algo" - "$t" "$t" \
+		"$(awk -v k="${m:-0}" 'BEGIN{print k/1024}')" $((nodes * 8))
+done
+
+# platform load time (report.json simulation.platform_s) against nodes:
+# Llama 3 8B, TP 8 x DP = nodes, ring, on the 3-level fat tree (at most
+# 8,192 nodes: 64 pods of 32 leaves of 4); the exponent is the
+# least-squares slope of log time on log nodes
+printf "\n%-10s %12s %10s\n" nodes platform_s wall_s
+pts=""
+for nodes in 256 512 1024 2048 4096 8192; do
+	printf '{"schema":"ddlsim.scenario","schema_version":"1.0","name":"pl%s","model":"%s","topology":"%s","nodes":%s,"parallel":{"tp":8,"dp":%s},"training":{"seq_len":8192,"global_batch":%s,"micro_batch":1,"precision":"bf16"},"communication":{"algorithm":"ring"}}\n' \
+		"$nodes" "$PWD/models/zoo/llama3-8b.json" "$PWD/topologies/dgx-h100-fattree3.json" \
+		"$nodes" "$nodes" "$nodes" > "$out/pl.json"
+	"$bin" run "$out/pl.json" --out "$out/pl" --quiet --format json
+	read -r ps ws < <(python3 -c "import json;s=json.load(open('$out/pl/report.json'))['simulation'];print(s['platform_s'],s['wall_s'])")
+	printf "%-10s %12.4f %10.2f\n" "$nodes" "$ps" "$ws"
+	pts="$pts $nodes:$ps"
+done
+python3 -c '
+import math, sys
+xy = [tuple(map(float, a.split(":"))) for a in sys.argv[1:]]
+lx = [math.log(x) for x, _ in xy]; ly = [math.log(max(y, 1e-9)) for _, y in xy]
+mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+k = sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+print("platform load time ~ nodes^%.2f (%d to %d nodes)" % (k, xy[0][0], xy[-1][0]))
+' $pts
