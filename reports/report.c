@@ -224,9 +224,22 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 {
 	const struct plan *pl = &r->plan;
 	if (pl->dp_sync == DP_SYNC_PS)
-		put(root, bad, "parameter_servers", json_pack("{s:i, s:s, s:s}", "servers", pl->ps_servers,
+	{
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "servers", pl->ps_servers,
 			"attach", plan_ps_attach_names[pl->ps_attach], "sharding",
-			plan_ps_shard_names[pl->ps_shard]));
+			plan_ps_shard_names[pl->ps_shard], "mode", plan_ps_mode_names[pl->ps_async]);
+		if (pl->ps_async) {
+			json_object_set_new(o, "staleness_bound", pl->ps_staleness >= 0
+					    ? json_integer(pl->ps_staleness) : json_null());
+			json_object_set_new(o, "iterations", json_integer(pl->ps_iterations));
+			json_object_set_new(o, "iterations_per_s", num(1 / r->iteration_s));
+			json_object_set_new(o, "updates", json_integer(r->eng.ps_updates));
+			json_object_set_new(o, "staleness", json_pack("{s:f, s:f, s:f, s:f}",
+				"mean", r->eng.staleness_mean, "p50", r->eng.staleness_p50,
+				"p95", r->eng.staleness_p95, "max", r->eng.staleness_max));
+		}
+		put(root, bad, "parameter_servers", o);
+	}
 	if (r->iterations > 0) {
 		json_t *cr = json_array();
 		for (int i = 0; i < r->ncritical; i++)
@@ -697,9 +710,13 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
 	}
 	if (r->plan.dp_sync == DP_SYNC_PS)
-		fprintf(f, "parameter servers            %d (%s, %s)\n", r->plan.ps_servers,
+		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.ps_servers,
 			r->plan.ps_attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
-			plan_ps_shard_names[r->plan.ps_shard]);
+			plan_ps_shard_names[r->plan.ps_shard], plan_ps_mode_names[r->plan.ps_async]);
+	if (r->plan.dp_sync == DP_SYNC_PS && r->plan.ps_async)
+		fprintf(f, "async: %d iterations, %.3f it/s, staleness mean %.2f, P50 %.0f, P95 %.0f, max %.0f "
+			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, r->eng.staleness_mean,
+			r->eng.staleness_p50, r->eng.staleness_p95, r->eng.staleness_max, r->plan.ps_staleness);
 	if (r->iterations > 1)
 		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
 			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,

@@ -62,12 +62,18 @@ struct sim {
 	bool failed;
 	sg_link_t *links;       /* the link sampler's list (freed after the run) */
 	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
+	int *clock;             /* [nranks] iterations a rank's compute stream finished */
+	int ps_nb;              /* most DP buckets of a stage's program */
+	double *ps_upd;         /* async: [leader * ps_nb + bucket] updates applied */
+	double *stale;          /* async: staleness of every update */
+	size_t nstale, stale_cap;
 };
 
 struct rank_inst {
 	int rank, stage;
 	const struct program *prog;
-	unsigned char *done;    /* [prog->n] task finished */
+	int *done;              /* [prog->n] times the task finished (one per
+				 * replayed iteration) */
 	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
 	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
 				 * for one dependency at a time */
@@ -86,6 +92,10 @@ struct rank_inst {
 	int comm_end_cat;       /* what that stream carried last */
 	int ps_bucket;          /* parameter-server rounds so far (round robin) */
 	double speed;           /* compute-time factor (stragglers) */
+	int ps_nb;              /* DP buckets per iteration of this rank's program */
+	double *ps_seen;        /* async: [bucket] updates applied when it last pulled */
+	sg_sem_t ssp;           /* async: wakes a rank held by the staleness bound */
+	bool ssp_blocked;
 };
 
 /* Owned by struct sim (freed after the run, also when a deadlock killed
@@ -188,6 +198,12 @@ static int lower(const struct coll_plan *p, const int *idx, int r, bool by_dst)
 			hi = mid;
 	}
 	return lo;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
 static sg_mailbox_t coll_mailbox(int stream, int src, int dst)
@@ -309,6 +325,54 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 	sg_comm_wait_all(a->comms, (size_t)nc);
 }
 
+/* Whether the job runs asynchronous parameter servers with a staleness
+ * bound. */
+static bool ssp_on(const struct sim *S)
+{
+	return S->job->ps && S->job->ps->async && S->job->ps->staleness >= 0;
+}
+
+/* Before iteration it of ri's compute stream: with a staleness bound s,
+ * wait until every rank of its DP group has finished iteration it - s - 1
+ * (stale synchronous parallel, Ho et al. 2013); the wait counts as exposed
+ * DP communication. */
+static void ssp_wait(struct sim *S, struct rank_inst *ri, int it)
+{
+	if (!ssp_on(S))
+		return;
+	const int *mem = ri->grp[GROUP_DP];
+	int n = ri->ngrp[GROUP_DP];
+	double t0 = simgrid_get_clock();
+	for (;;) {
+		int lo = it;
+		for (int i = 0; i < n; i++)
+			if (S->clock[mem[i]] < lo)
+				lo = S->clock[mem[i]];
+		if (lo >= it - S->job->ps->staleness)
+			break;
+		ri->ssp_blocked = true;
+		sg_sem_acquire(ri->ssp);
+	}
+	ri->st->exposed_s[CAT_DP_COMM] += simgrid_get_clock() - t0;
+}
+
+/* ri's compute stream finished an iteration: wake the ranks of its DP
+ * group that the bound holds. */
+static void ssp_tick(struct sim *S, struct rank_inst *ri)
+{
+	S->clock[ri->rank]++;
+	if (!ssp_on(S))
+		return;
+	const int *mem = ri->grp[GROUP_DP];
+	for (int i = 0; i < ri->ngrp[GROUP_DP]; i++) {
+		struct rank_inst *o = &S->ri[mem[i]];
+		if (o->ssp_blocked) {
+			o->ssp_blocked = false;
+			sg_sem_release(o->ssp);
+		}
+	}
+}
+
 /* A DP all-reduce through the parameter servers (engine.h). */
 static void run_ps(struct sim *S, struct stream_arg *a, const struct task *t)
 {
@@ -326,12 +390,25 @@ static void run_ps(struct sim *S, struct stream_arg *a, const struct task *t)
 		nk = 1;
 		part = bytes;
 	}
+	int b = ri->ps_nb > 0 ? ri->ps_bucket % ri->ps_nb : 0;
 	ri->ps_bucket++;
-	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
 	if (t->launch_s > 0)
 		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
+	if (ps->async) {
+		/* the servers apply each push as it comes: its staleness is the
+		 * updates of others applied since this rank pulled the weights */
+		ps_phase(S, a, mem, k0, nk, part, true, t->cat);
+		double *u = &S->ps_upd[(size_t)mem[0] * S->ps_nb + b];
+		XGROW(S->stale, S->stale_cap, S->nstale + 1);
+		S->stale[S->nstale++] = *u - ri->ps_seen[b];
+		*u += 1;
+		ri->ps_seen[b] = *u;
+		ps_phase(S, a, mem, k0, nk, part, false, t->cat);
+		return;
+	}
+	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	ps_phase(S, a, mem, k0, nk, part, true, t->cat);
 	sg_barrier_wait(bar);   /* the servers hold every worker's gradients */
 	ps_phase(S, a, mem, k0, nk, part, false, t->cat);
@@ -402,16 +479,18 @@ static void account_wait(struct rank_inst *ri, int dep, double from, double to);
 
 /* Wait for t's cross-stream deps; on the compute stream, charge each
  * blocked interval to the dependency it waited for. */
-static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, bool account)
+static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, int it, bool account)
 {
 	const struct program *pr = ri->prog;
 	for (int k = 0; k < t->ndeps; k++) {
 		int d = pr->deps[t->dep0 + k];
-		if (ri->done[d])
+		if (ri->done[d] > it)
 			continue;
 		double t0 = simgrid_get_clock();
-		ri->waiting[s] = d;
-		sg_sem_acquire(ri->wake[s]);
+		while (ri->done[d] <= it) {     /* an earlier iteration's end wakes it too */
+			ri->waiting[s] = d;
+			sg_sem_acquire(ri->wake[s]);
+		}
 		double t1 = simgrid_get_clock();
 		if (account && t1 > t0)
 			account_wait(ri, d, t0, t1);
@@ -453,52 +532,59 @@ static void stream_main(int argc, char **argv)
 	const struct engine_observer *obs = S->job->obs;
 	(void)argc, (void)argv;
 
-	for (int li = 0; li < nl && !S->failed; li++) {
-		int ti = list[li];
-		const struct task *t = &pr->t[ti];
-		wait_deps(ri, a->s, t, a->s == STREAM_COMPUTE);
-		double start = simgrid_get_clock();
-		int peer = -1;
-		if (obs && obs->task_start)
-			obs->task_start(obs->ctx, ri->rank, pr, ti, start);
-		switch (t->kind) {
-		case TASK_COMPUTE:
-			if (t->time_s > 0)
-				run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
-			ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
-			break;
-		case TASK_COLL:
-			run_coll(S, a, t);
-			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
-			break;
-		case TASK_SEND: {
-			peer = p2p_peer(S, ri, t->dir, true);
-			ri->post_s[ti] = start;
-			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
-							       &ri->post_s[ti], (long)ceil(t->bytes));
-			ri->st->sent_bytes[t->cat] += t->bytes;
-			S->flows++;
-			break;
+	int reps = S->job->repeat > 1 ? S->job->repeat : 1;
+	for (int it = 0; it < reps && !S->failed; it++) {
+		if (it > 0 && a->s == STREAM_COMPUTE)
+			ssp_wait(S, ri, it);
+		for (int li = 0; li < nl && !S->failed; li++) {
+			int ti = list[li];
+			const struct task *t = &pr->t[ti];
+			wait_deps(ri, a->s, t, it, a->s == STREAM_COMPUTE);
+			double start = simgrid_get_clock();
+			int peer = -1;
+			if (obs && obs->task_start)
+				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
+			switch (t->kind) {
+			case TASK_COMPUTE:
+				if (t->time_s > 0)
+					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
+				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_COLL:
+				run_coll(S, a, t);
+				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_SEND: {
+				peer = p2p_peer(S, ri, t->dir, true);
+				ri->post_s[ti] = start;
+				sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
+								       &ri->post_s[ti], (long)ceil(t->bytes));
+				ri->st->sent_bytes[t->cat] += t->bytes;
+				S->flows++;
+				break;
+			}
+			case TASK_RECV: {
+				peer = p2p_peer(S, ri, t->dir, false);
+				const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
+				ri->xfer_start[ti] = *post > start ? *post : start;
+				ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
+				break;
+			}
+			}
+			if (obs && obs->task_end)
+				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+					      simgrid_get_clock(), peer);
+			ri->done[ti]++;
+			if (t->nwaiters)
+				for (int s = 0; s < STREAM_N; s++)
+					if (ri->waiting[s] == ti) {
+						ri->waiting[s] = -1;
+						sg_sem_release(ri->wake[s]);
+					}
+			S->tasks++;
 		}
-		case TASK_RECV: {
-			peer = p2p_peer(S, ri, t->dir, false);
-			const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
-			ri->xfer_start[ti] = *post > start ? *post : start;
-			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
-			break;
-		}
-		}
-		if (obs && obs->task_end)
-			obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
-				      simgrid_get_clock(), peer);
-		ri->done[ti] = 1;
-		if (t->nwaiters)
-			for (int s = 0; s < STREAM_N; s++)
-				if (ri->waiting[s] == ti) {
-					ri->waiting[s] = -1;
-					sg_sem_release(ri->wake[s]);
-				}
-		S->tasks++;
+		if (a->s == STREAM_COMPUTE)
+			ssp_tick(S, ri);
 	}
 	if (nsends)
 		sg_comm_wait_all(sends, (size_t)nsends);
@@ -757,7 +843,16 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			goto out;
 		}
 		resolve_groups(&S, ri);
-		ri->done = xcalloc((size_t)ri->prog->n + 1, 1);
+		ri->done = xcalloc((size_t)ri->prog->n + 1, sizeof(*ri->done));
+		for (int i = 0; i < ri->prog->n; i++)
+			ri->ps_nb += ri->prog->t[i].kind == TASK_COLL && ri->prog->t[i].group == GROUP_DP &&
+				     ri->prog->t[i].op == COLL_ALLREDUCE;
+		if (ri->ps_nb > S.ps_nb)
+			S.ps_nb = ri->ps_nb;
+		if (job->ps && job->ps->async) {
+			ri->ps_seen = xcalloc((size_t)ri->ps_nb + 1, sizeof(*ri->ps_seen));
+			ri->ssp = sg_sem_init(0);
+		}
 		ri->xfer_start = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
 		ri->post_s = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
 		if (job->sm_count > 1 || job->interference_factor > 0) {
@@ -770,6 +865,9 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		}
 	}
 	S.args = xcalloc((size_t)S.nargs + 1, sizeof(*S.args));
+	S.clock = xcalloc((size_t)N, sizeof(*S.clock));
+	if (job->ps && job->ps->async)
+		S.ps_upd = xcalloc((size_t)N * (S.ps_nb + 1), sizeof(*S.ps_upd));
 	if (job->fold && make_sinks(&S)) {
 		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
 		goto out;
@@ -785,7 +883,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			struct stream_arg *a = &S.args[k++];
 			*a = (struct stream_arg){ .sim = &S, .ri = ri, .s = s };
 			if (s == STREAM_SEND)
-				a->sends = xreallocarray(NULL, (size_t)nl, sizeof(*a->sends));
+				a->sends = xreallocarray(NULL, (size_t)nl * (job->repeat > 1 ? job->repeat : 1),
+							 sizeof(*a->sends));
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
@@ -812,6 +911,34 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		if (ri->prog && ri->comm_end > ri->compute_end)
 			ri->st->exposed_s[ri->comm_end_cat] += ri->comm_end - ri->compute_end;
 	}
+	if (job->repeat > 1)    /* the mean iteration of the replayed ones */
+		for (int r = 0; r < N; r++) {
+			struct engine_rank_stats *st = &out->rank[r];
+			if (!S.ri[r].prog)
+				continue;
+			double k = job->repeat;
+			st->finish_s /= k;
+			st->bubble_s /= k;
+			st->interference_s /= k;
+			for (int c = 0; c < CAT_N; c++) {
+				st->compute_s[c] /= k;
+				st->comm_s[c] /= k;
+				st->exposed_s[c] /= k;
+				st->sent_bytes[c] /= k;
+				st->collectives[c] = (int)(st->collectives[c] / k + 0.5);
+			}
+		}
+	if (S.nstale > 0) {
+		qsort(S.stale, S.nstale, sizeof(*S.stale), cmp_double);
+		double sum = 0;
+		for (size_t i = 0; i < S.nstale; i++)
+			sum += S.stale[i];
+		out->ps_updates = (long)S.nstale;
+		out->staleness_mean = sum / (double)S.nstale;
+		out->staleness_p50 = S.stale[(size_t)ceil(0.50 * (double)S.nstale) - 1];
+		out->staleness_p95 = S.stale[(size_t)ceil(0.95 * (double)S.nstale) - 1];
+		out->staleness_max = S.stale[S.nstale - 1];
+	}
 	for (int r = 0; r < N; r++) {
 		int rep = out->rank[r].representative;
 		if (rep != r) {
@@ -822,6 +949,14 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		}
 		if (out->rank[r].finish_s > out->iteration_s)
 			out->iteration_s = out->rank[r].finish_s;
+	}
+	if (job->repeat > 1) {
+		/* asynchronous ranks run at their own pace: the job's rate is
+		 * the mean of theirs (samples per second add up) */
+		double rate = 0;
+		for (int r = 0; r < N; r++)
+			rate += 1 / out->rank[r].finish_s / N;
+		out->iteration_s = 1 / rate;
 	}
 	out->flows = S.flows;
 	out->collectives = S.collectives;
@@ -836,6 +971,9 @@ out:
 	free(S.plans);
 	free(S.links);
 	free(S.ps_hosts);
+	free(S.clock);
+	free(S.ps_upd);
+	free(S.stale);
 	for (int k = 0; k < S.nargs && S.args; k++) {
 		free(S.args[k].comms);
 		free(S.args[k].sends);
@@ -847,6 +985,9 @@ out:
 				sg_sem_destroy(S.ri[r].wake[s]);
 		if (S.ri[r].rate)
 			sg_sem_destroy(S.ri[r].rate);
+		if (S.ri[r].ssp)
+			sg_sem_destroy(S.ri[r].ssp);
+		free(S.ri[r].ps_seen);
 		free(S.ri[r].done);
 		free(S.ri[r].xfer_start);
 		free(S.ri[r].post_s);

@@ -50,7 +50,14 @@
  *   dedicated:          2 max(N / B, P N / (S B_s))
  *   colocated, S = 1:   2 (P-1) N / B            (seed 002's single master)
  *   colocated, S = P:   2 (P-1)/P N / B          (seed 002's sharded servers)
- * With ps, folding is off (every rank simulated).
+ * With ps, folding is off (every rank simulated). Asynchronous servers
+ * (ps.async) skip the meeting: each push is applied as it arrives and the
+ * worker pulls right after its own; the job replays job.repeat iterations
+ * back to back so workers drift apart, a rank's next iteration starts
+ * after its pulls (its optimizer step waits for them), and with a
+ * staleness bound s a rank starts iteration i only when every rank of its
+ * DP group has finished iteration i - s - 1 (stale synchronous parallel,
+ * Ho et al. 2013). The staleness of each update is recorded.
  *
  * Stragglers (job.compute_scale): a rank's compute-stream tasks take their
  * priced time x its factor (a slower or throttled GPU). Degraded links
@@ -116,6 +123,8 @@ struct engine_ps {
 	int servers;
 	bool colocated;                      /* server k on member k of each DP group */
 	bool round_robin;                    /* bucket i whole to server i mod servers */
+	bool async;                          /* no meeting: each push applied as it comes */
+	int staleness;                       /* async: SSP bound in iterations, < 0: none */
 	double nic_bw_Bps, nic_latency_s;    /* dedicated servers' NIC */
 };
 
@@ -133,6 +142,9 @@ struct engine_job {
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
+	int repeat;                          /* iterations replayed back to back (<= 1: one);
+					        the rank statistics are their mean and the
+					        iteration the inverse of the ranks' mean rate */
 };
 
 struct engine_result {
@@ -140,6 +152,11 @@ struct engine_result {
 	int nranks, nsimulated;
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
+	/* asynchronous parameter servers: each push's staleness, the updates
+	 * of other workers the servers applied to its bucket since the worker
+	 * pulled the weights it computed on */
+	long ps_updates;
+	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
 };
 
 /* Simulate one iteration of job. Returns 0, or -1 after reporting into d

@@ -17,6 +17,7 @@ const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+param
 const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };
 const char *const plan_ps_attach_names[] = { "fabric", "gpus", NULL };
 const char *const plan_ps_shard_names[] = { "even", "round_robin", NULL };
+const char *const plan_ps_mode_names[] = { "sync", "async", NULL };
 const char *const plan_straggler_dist_names[] = { "fixed", "normal", "lognormal", NULL };
 
 void plan_init(struct plan *p)
@@ -41,6 +42,8 @@ void plan_init(struct plan *p)
 	p->dp_sync = DP_SYNC_ALLREDUCE;
 	p->ps_servers = 1;
 	p->ps_latency_s = -1;
+	p->ps_staleness = -1;
+	p->ps_iterations = 8;
 	p->straggler_slowdown = 1;
 	p->straggler_seed = 1;
 	p->iterations = 1;
@@ -462,6 +465,9 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 	else if (p->ps_attach == PS_ATTACH_GPUS && p->ps_servers > group)
 		diag_err(d, f, "/parallel/ps/servers", "colocated servers (attach \"gpus\") live on the "
 			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->ps_servers);
+	if (!p->ps_async && (p->given & PLAN_GIVEN_PS_ASYNC))
+		diag_err(d, f, "/parallel/ps", "staleness and iterations apply to mode \"async\" only, "
+			 "got mode \"sync\"");
 	if (p->ps_attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
 		diag_err(d, f, "/parallel/ps", "nic_Gbps and latency_us describe dedicated servers: "
 			 "attach \"fabric\" only (colocated servers use their GPU's NIC)");

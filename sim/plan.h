@@ -69,6 +69,12 @@
  *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
  *                                             the topology's NIC bandwidth
  *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
+ *   ps_async           -        false         asynchronous servers: each push applied as it
+ *                                             comes, no meeting (engine.h)
+ *   ps_staleness       iterations -1          async: SSP bound (a rank starts iteration i
+ *                                             once its DP group finished i - s - 1); < 0: none
+ *   ps_iterations      -        8             async: iterations replayed back to back (the
+ *                                             report gives their mean)
  *   straggler_rank     ranks    none          ranks whose GPU computes slower (nstragglers)
  *   straggler_fraction fraction 0             instead: this fraction of the ranks, drawn with
  *                                             the seed
@@ -156,6 +162,7 @@ enum plan_given {
 	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
 	PLAN_GIVEN_PS = 1 << 8,         /* a parallel.ps object */
 	PLAN_GIVEN_PS_NIC = 1 << 9,     /* parallel.ps.nic_Gbps or latency_us */
+	PLAN_GIVEN_PS_ASYNC = 1 << 10,  /* parallel.ps.staleness or iterations */
 };
 
 struct inputs;
@@ -204,6 +211,9 @@ struct plan {
 	enum ps_shard ps_shard;
 	double ps_nic_Bps;              /* 0: the topology's NIC */
 	double ps_latency_s;            /* < 0: the topology's NIC latency */
+	bool ps_async;
+	int ps_staleness;               /* < 0: unbounded */
+	int ps_iterations;
 	int nstragglers;
 	int straggler_rank[PLAN_MAX_STRAGGLERS];
 	double straggler_fraction;
@@ -270,6 +280,7 @@ extern const char *const plan_offload_names[];
 extern const char *const plan_dp_sync_names[];
 extern const char *const plan_ps_attach_names[];
 extern const char *const plan_ps_shard_names[];
+extern const char *const plan_ps_mode_names[];
 extern const char *const plan_straggler_dist_names[];
 
 #endif

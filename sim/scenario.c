@@ -102,6 +102,24 @@ static void load_ps(struct jobj *parallel, struct plan *s)
 	e = PS_SHARD_EVEN;
 	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
 	s->ps_shard = e;
+	e = 0;
+	jobj_enum(&jo, "mode", plan_ps_mode_names, &e, 0);
+	s->ps_async = e == 1;
+	long x = 0;
+	if (jobj_int(&jo, "staleness", &x, 0, 0) == 1) {
+		if (x > PLAN_MAX_ITERATIONS)
+			jobj_err(&jo, "staleness", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
+		else
+			s->ps_staleness = (int)x;
+		s->given |= PLAN_GIVEN_PS_ASYNC;
+	}
+	if (jobj_int(&jo, "iterations", &x, 2, 0) == 1) {
+		if (x > PLAN_MAX_ITERATIONS)
+			jobj_err(&jo, "iterations", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
+		else
+			s->ps_iterations = (int)x;
+		s->given |= PLAN_GIVEN_PS_ASYNC;
+	}
 	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
 		s->ps_nic_Bps = v * 1e9 / 8;
 		s->given |= PLAN_GIVEN_PS_NIC;

@@ -45,6 +45,14 @@
  *   parallel.ps.sharding          string   -       "even"        even (each bucket split over all servers
  *                                                                by bytes) | round_robin (bucket i whole
  *                                                                to server i mod servers)
+ *   parallel.ps.mode              string   -       "sync"        sync (push, meet the DP group, pull) |
+ *                                                                async (each push applied as it comes)
+ *   parallel.ps.staleness         int      iterations none       async: SSP bound, a worker starts
+ *                                                                iteration i once its DP group finished
+ *                                                                i - s - 1
+ *   parallel.ps.iterations        int      -       8             async: iterations replayed back to back;
+ *                                                                the report gives their mean, the rate
+ *                                                                and the updates' staleness
  *   parallel.ps.nic_Gbps          number   Gb/s    node NIC's    a dedicated server's NIC, per direction
  *   parallel.ps.latency_us        number   us      node NIC's    its NIC latency
  *   parallel.pp                   int      -       1             pipeline stages

@@ -1354,11 +1354,15 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	struct engine_ps ps = {
 		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
 		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
+		.async = pl->ps_async, .staleness = pl->ps_staleness,
 		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
 		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
 	};
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->dp_sync == DP_SYNC_PS) {
 		job.ps = &ps;
+		if (pl->ps_async)
+			job.repeat = pl->ps_iterations;
+	}
 	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	for (int i = 0; i < pl->ndegraded; i++)
 		deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
