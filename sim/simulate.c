@@ -76,9 +76,13 @@
  * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
  * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
  * share it (each rank's process updates its shard on its share of the
- * cores). The figure was transcribed without re-reading the table in the
- * session that added it: check it against the paper before relying on
- * offload times. */
+ * cores). The table could not be re-read from a stored copy since (the
+ * paper's text is not in the project's reference corpus); the one other
+ * public figure found, from CPU-Adam's author (DeepSpeed PR #735,
+ * 2021-02-08: an 11.6B-parameter GPT-2 step in 8.2 s, host unstated),
+ * is 1.41e9 parameters/s, 2.8x slower. CPU Adam is bound by the host's
+ * memory bandwidth and cores, which the topology does not describe yet:
+ * treat offload times as +-3x until a host is measured. */
 #define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
 #include "simulate.h"
 
