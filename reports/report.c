@@ -251,6 +251,23 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 			"iteration_min_s", r->iter_min_s, "iteration_max_s", r->iter_max_s,
 			"critical_ranks", cr));
 	}
+	if (r->ngroups > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < r->ngroups; i++) {
+			const struct group_result *g = &r->group[i];
+			json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:b}",
+				"group", r->group_index[i], "gpu", g->gpu, "first_node", g->first_node,
+				"nodes", g->nodes, "first_rank", g->first_rank, "ranks", g->ranks,
+				"stage_first", g->stage_lo, "stage_last", g->stage_hi,
+				"compute_s", g->compute_s, "memory_worst_GB", g->worst_total_bytes / 1e9,
+				"capacity_GB", g->capacity_bytes / 1e9, "fits", g->fits));
+		}
+		put(root, bad, "node_groups", json_pack("{s:s, s:o}", "order",
+			plan_node_order_names[pl->node_order], "groups", a));
+	}
+	if (pl->nthrottle > 0)
+		put(root, bad, "throttle", json_pack("{s:i, s:f}", "windows", pl->nthrottle,
+			"added_compute_s", r->throttle_s));
 	if (pl->ndegraded > 0) {
 		json_t *a = json_array();
 		for (int i = 0; i < pl->ndegraded; i++) {
@@ -649,10 +666,22 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
 	else
 		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
-	fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
+	if (r->ngroups > 0) {
+		fprintf(f, "cluster      %d x %s nodes, %d GPUs in %d node groups (%s order)", sc->nodes,
+			topo->name, (int)r->gpus, r->ngroups, plan_node_order_names[sc->node_order]);
+	} else
+		fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
 	if (topo->gpus_per_node != topo->gpus_per_node_physical)
 		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
 	fputc('\n', f);
+	for (int i = 0; i < r->ngroups; i++) {
+		const struct group_result *g = &r->group[i];
+		fprintf(f, "  group %d    nodes %d-%d, ranks %d-%d: %s, stages %d-%d, compute %.4f s, "
+			"memory %.1f of %.1f GB%s\n", r->group_index[i], g->first_node,
+			g->first_node + g->nodes - 1, g->first_rank, g->first_rank + g->ranks - 1, g->gpu,
+			g->stage_lo, g->stage_hi, g->compute_s, g->worst_total_bytes / 1e9,
+			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
+	}
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
@@ -727,6 +756,9 @@ void report_print_summary(const struct result *r, FILE *f)
 			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
 		fprintf(f, "\n");
 	}
+	if (r->plan.nthrottle > 0)
+		fprintf(f, "\nthrottling: %d window%s added %.4f s of compute (summed over the ranks)\n",
+			r->plan.nthrottle, r->plan.nthrottle > 1 ? "s" : "", r->throttle_s);
 	if (r->nsens > 0) {
 		/* most costly first */
 		int ord[PLAN_MAX_DEGRADED];

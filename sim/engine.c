@@ -279,27 +279,69 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	return (double)sm / (sm - c);
 }
 
-/* A compute task of time_s (alone): segments at the current rate, cut
- * whenever a collective starts or ends on this rank. */
-static void run_compute(struct sim *S, struct rank_inst *ri, double time_s)
+/* The throttling factor of rank at time t (engine.h), and in *next the
+ * next window edge after t (INFINITY: none). */
+static double throttle_at(const struct sim *S, int rank, double t, double *next)
 {
-	if (!ri->rate) {
+	double f = 1;
+	*next = INFINITY;
+	for (int i = 0; i < S->job->nthrottle; i++) {
+		const struct engine_throttle *w = &S->job->throttle[i];
+		if (w->rank != rank)
+			continue;
+		if (t >= w->start_s && t < w->end_s) {
+			f *= w->factor;
+			*next = fmin(*next, w->end_s);
+		} else if (t < w->start_s)
+			*next = fmin(*next, w->start_s);
+	}
+	return f;
+}
+
+/* A compute task of time_s (alone): segments at the current rate, cut
+ * whenever a collective starts or ends on this rank, and (gpu: a
+ * compute-stream task) at the edges of its throttling windows. */
+static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool gpu)
+{
+	bool thr = gpu && S->job->nthrottle > 0;
+	if (!ri->rate && !thr) {
 		sg_actor_sleep_for(time_s);
 		return;
 	}
-	double start = simgrid_get_clock(), left = time_s;
+	double start = simgrid_get_clock(), left = time_s, throttled = 0;
 	while (left > 0) {
-		double f = slowdown(S, ri), t0 = simgrid_get_clock();
-		ri->computing = true;
-		int timed_out = sg_sem_acquire_timeout(ri->rate, left * f);
-		ri->computing = false;
-		if (timed_out)
-			break;  /* the work is done */
-		left -= (simgrid_get_clock() - t0) / f;
+		double t0 = simgrid_get_clock(), next = INFINITY, ft = 1;
+		if (thr) {
+			ft = throttle_at(S, ri->rank, t0, &next);
+			if (next - t0 <= 1e-12 * fmax(1, t0))  /* on an edge (rounding) */
+				ft = throttle_at(S, ri->rank, next, &next);
+		}
+		double f = (ri->rate ? slowdown(S, ri) : 1) * ft;
+		double need = left * f, edge = next - t0;
+		bool cut = edge < need;
+		double span = cut ? edge : need;
+		if (ri->rate) {
+			ri->computing = true;
+			int timed_out = sg_sem_acquire_timeout(ri->rate, span);
+			ri->computing = false;
+			if (timed_out && !cut) {
+				throttled += need * (1 - 1 / ft);
+				break;  /* the work is done */
+			}
+		} else
+			sg_actor_sleep_for(span);
+		double e = simgrid_get_clock() - t0;
+		if (!ri->rate && !cut) {
+			throttled += e * (1 - 1 / ft);
+			break;
+		}
+		throttled += e * (1 - 1 / ft);
+		left -= e / f;
 	}
-	double extra = simgrid_get_clock() - start - time_s;
+	double extra = simgrid_get_clock() - start - time_s - throttled;
 	if (extra > 0)
 		ri->st->interference_s += extra;
+	ri->st->throttle_s += throttled;
 }
 
 /* Post this rank's transfers of one parameter-server phase (push: to
@@ -547,7 +589,8 @@ static void stream_main(int argc, char **argv)
 			switch (t->kind) {
 			case TASK_COMPUTE:
 				if (t->time_s > 0)
-					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
+					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1),
+						    a->s == STREAM_COMPUTE);
 				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
 				break;
 			case TASK_COLL:
@@ -836,7 +879,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		if (!S.active[r])
 			continue;
 		out->nsimulated++;
-		ri->prog = job->stage_prog[ri->stage];
+		ri->prog = job->rank_prog ? job->rank_prog[r] : job->stage_prog[ri->stage];
 		ri->host = host_of(r);
 		if (!ri->host) {
 			diag_errf(d, "platform has no host for rank %d", r);

@@ -68,6 +68,14 @@
  * once per transfer, not once per ring step. Either makes replicas
  * differ: the caller turns folding off.
  *
+ * Mixed GPUs (job.rank_prog): each rank replays its own program, priced
+ * for its GPU (same tasks as its stage's template, other times).
+ * Throttling windows (job.throttle): while simulated time is inside a
+ * window of a rank, its compute-stream tasks progress factor x slower; a
+ * task straddling an edge runs piecewise (work at rate 1 / factor inside,
+ * 1 outside), with the interference slowdown on top. Times are from the
+ * start of the job (the iteration's start).
+ *
  * SimGrid runs one simulation per process: engine_run() can be called once
  * per process (a sweep forks a process per simulation). */
 #ifndef DDLSIM_ENGINE_H
@@ -90,6 +98,7 @@ struct engine_rank_stats {
 	double exposed_s[CAT_N];    /* compute stream waiting for communication */
 	double bubble_s;            /* compute stream waiting for a pipeline peer's work */
 	double interference_s;      /* compute slowed by concurrent communication (in compute_s) */
+	double throttle_s;          /* compute slowed by throttling windows (in compute_s) */
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
 	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
@@ -128,6 +137,12 @@ struct engine_ps {
 	double nic_bw_Bps, nic_latency_s;    /* dedicated servers' NIC */
 };
 
+/* A throttling window of one rank: compute x factor in [start_s, end_s). */
+struct engine_throttle {
+	int rank;
+	double start_s, end_s, factor;
+};
+
 struct engine_job {
 	const struct topology *topo;
 	int nodes;
@@ -140,6 +155,10 @@ struct engine_job {
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */
+	struct program *const *rank_prog;    /* [nranks] each rank's program (the structure of
+						its stage's stage_prog), NULL: stage_prog */
+	const struct engine_throttle *throttle; /* [nthrottle] */
+	int nthrottle;
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
 	int repeat;                          /* iterations replayed back to back (<= 1: one);
