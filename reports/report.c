@@ -315,9 +315,22 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 {
 	const struct plan *pl = &r->plan;
 	if (pl->dp_sync == DP_SYNC_PS)
-		put(root, bad, "parameter_servers", json_pack("{s:i, s:s, s:s}", "servers", pl->ps_servers,
+	{
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "servers", pl->ps_servers,
 			"attach", plan_ps_attach_names[pl->ps_attach], "sharding",
-			plan_ps_shard_names[pl->ps_shard]));
+			plan_ps_shard_names[pl->ps_shard], "mode", plan_ps_mode_names[pl->ps_async]);
+		if (pl->ps_async) {
+			json_object_set_new(o, "staleness_bound", pl->ps_staleness >= 0
+					    ? json_integer(pl->ps_staleness) : json_null());
+			json_object_set_new(o, "iterations", json_integer(pl->ps_iterations));
+			json_object_set_new(o, "iterations_per_s", num(1 / r->iteration_s));
+			json_object_set_new(o, "updates", json_integer(r->eng.ps_updates));
+			json_object_set_new(o, "staleness", json_pack("{s:f, s:f, s:f, s:f}",
+				"mean", r->eng.staleness_mean, "p50", r->eng.staleness_p50,
+				"p95", r->eng.staleness_p95, "max", r->eng.staleness_max));
+		}
+		put(root, bad, "parameter_servers", o);
+	}
 	if (r->iterations > 0) {
 		json_t *cr = json_array();
 		for (int i = 0; i < r->ncritical; i++)
@@ -329,6 +342,23 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 			"iteration_min_s", r->iter_min_s, "iteration_max_s", r->iter_max_s,
 			"critical_ranks", cr));
 	}
+	if (r->ngroups > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < r->ngroups; i++) {
+			const struct group_result *g = &r->group[i];
+			json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:b}",
+				"group", r->group_index[i], "gpu", g->gpu, "first_node", g->first_node,
+				"nodes", g->nodes, "first_rank", g->first_rank, "ranks", g->ranks,
+				"stage_first", g->stage_lo, "stage_last", g->stage_hi,
+				"compute_s", g->compute_s, "memory_worst_GB", g->worst_total_bytes / 1e9,
+				"capacity_GB", g->capacity_bytes / 1e9, "fits", g->fits));
+		}
+		put(root, bad, "node_groups", json_pack("{s:s, s:o}", "order",
+			plan_node_order_names[pl->node_order], "groups", a));
+	}
+	if (pl->nthrottle > 0)
+		put(root, bad, "throttle", json_pack("{s:i, s:f}", "windows", pl->nthrottle,
+			"added_compute_s", r->throttle_s));
 	if (pl->ndegraded > 0) {
 		json_t *a = json_array();
 		for (int i = 0; i < pl->ndegraded; i++) {
@@ -731,10 +761,22 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
 	else
 		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
-	fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
+	if (r->ngroups > 0) {
+		fprintf(f, "cluster      %d x %s nodes, %d GPUs in %d node groups (%s order)", sc->nodes,
+			topo->name, (int)r->gpus, r->ngroups, plan_node_order_names[sc->node_order]);
+	} else
+		fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
 	if (topo->gpus_per_node != topo->gpus_per_node_physical)
 		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
 	fputc('\n', f);
+	for (int i = 0; i < r->ngroups; i++) {
+		const struct group_result *g = &r->group[i];
+		fprintf(f, "  group %d    nodes %d-%d, ranks %d-%d: %s, stages %d-%d, compute %.4f s, "
+			"memory %.1f of %.1f GB%s\n", r->group_index[i], g->first_node,
+			g->first_node + g->nodes - 1, g->first_rank, g->first_rank + g->ranks - 1, g->gpu,
+			g->stage_lo, g->stage_hi, g->compute_s, g->worst_total_bytes / 1e9,
+			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
+	}
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
 		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
 		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
@@ -792,9 +834,13 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
 	}
 	if (r->plan.dp_sync == DP_SYNC_PS)
-		fprintf(f, "parameter servers            %d (%s, %s)\n", r->plan.ps_servers,
+		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.ps_servers,
 			r->plan.ps_attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
-			plan_ps_shard_names[r->plan.ps_shard]);
+			plan_ps_shard_names[r->plan.ps_shard], plan_ps_mode_names[r->plan.ps_async]);
+	if (r->plan.dp_sync == DP_SYNC_PS && r->plan.ps_async)
+		fprintf(f, "async: %d iterations, %.3f it/s, staleness mean %.2f, P50 %.0f, P95 %.0f, max %.0f "
+			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, r->eng.staleness_mean,
+			r->eng.staleness_p50, r->eng.staleness_p95, r->eng.staleness_max, r->plan.ps_staleness);
 	if (r->iterations > 1)
 		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
 			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
@@ -805,6 +851,9 @@ void report_print_summary(const struct result *r, FILE *f)
 			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
 		fprintf(f, "\n");
 	}
+	if (r->plan.nthrottle > 0)
+		fprintf(f, "\nthrottling: %d window%s added %.4f s of compute (summed over the ranks)\n",
+			r->plan.nthrottle, r->plan.nthrottle > 1 ? "s" : "", r->throttle_s);
 	if (r->nsens > 0) {
 		/* most costly first */
 		int ord[PLAN_MAX_DEGRADED];

@@ -143,12 +143,18 @@ struct sim {
 	long long *lmark;       /* [lcap] scratch for plan_own_only */
 	long long lmarkv;
 	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
+	int *clock;             /* [nranks] iterations a rank's compute stream finished */
+	int ps_nb;              /* most DP buckets of a stage's program */
+	double *ps_upd;         /* async: [leader * ps_nb + bucket] updates applied */
+	double *stale;          /* async: staleness of every update */
+	size_t nstale, stale_cap;
 };
 
 struct rank_inst {
 	int rank, stage;
 	const struct program *prog;
-	unsigned char *done;    /* [prog->n] task finished */
+	int *done;              /* [prog->n] times the task finished (one per
+				 * replayed iteration) */
 	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
 	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
 				 * for one dependency at a time */
@@ -170,6 +176,10 @@ struct rank_inst {
 	int nmp2p[2];
 	int ps_bucket;          /* parameter-server rounds so far (round robin) */
 	double speed;           /* compute-time factor (stragglers) */
+	int ps_nb;              /* DP buckets per iteration of this rank's program */
+	double *ps_seen;        /* async: [bucket] updates applied when it last pulled */
+	sg_sem_t ssp;           /* async: wakes a rank held by the staleness bound */
+	bool ssp_blocked;
 };
 
 /* Owned by struct sim (freed after the run, also when a deadlock killed
@@ -796,6 +806,12 @@ static int lower(const struct coll_plan *p, const int *idx, int r, bool by_dst)
 	return lo;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static sg_mailbox_t coll_mailbox(int stream, int src, int dst)
 {
 	char name[64];
@@ -869,27 +885,69 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	return (double)sm / (sm - c);
 }
 
-/* A compute task of time_s (alone): segments at the current rate, cut
- * whenever a collective starts or ends on this rank. */
-static void run_compute(struct sim *S, struct rank_inst *ri, double time_s)
+/* The throttling factor of rank at time t (engine.h), and in *next the
+ * next window edge after t (INFINITY: none). */
+static double throttle_at(const struct sim *S, int rank, double t, double *next)
 {
-	if (!ri->rate) {
+	double f = 1;
+	*next = INFINITY;
+	for (int i = 0; i < S->job->nthrottle; i++) {
+		const struct engine_throttle *w = &S->job->throttle[i];
+		if (w->rank != rank)
+			continue;
+		if (t >= w->start_s && t < w->end_s) {
+			f *= w->factor;
+			*next = fmin(*next, w->end_s);
+		} else if (t < w->start_s)
+			*next = fmin(*next, w->start_s);
+	}
+	return f;
+}
+
+/* A compute task of time_s (alone): segments at the current rate, cut
+ * whenever a collective starts or ends on this rank, and (gpu: a
+ * compute-stream task) at the edges of its throttling windows. */
+static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool gpu)
+{
+	bool thr = gpu && S->job->nthrottle > 0;
+	if (!ri->rate && !thr) {
 		sg_actor_sleep_for(time_s);
 		return;
 	}
-	double start = simgrid_get_clock(), left = time_s;
+	double start = simgrid_get_clock(), left = time_s, throttled = 0;
 	while (left > 0) {
-		double f = slowdown(S, ri), t0 = simgrid_get_clock();
-		ri->computing = true;
-		int timed_out = sg_sem_acquire_timeout(ri->rate, left * f);
-		ri->computing = false;
-		if (timed_out)
-			break;  /* the work is done */
-		left -= (simgrid_get_clock() - t0) / f;
+		double t0 = simgrid_get_clock(), next = INFINITY, ft = 1;
+		if (thr) {
+			ft = throttle_at(S, ri->rank, t0, &next);
+			if (next - t0 <= 1e-12 * fmax(1, t0))  /* on an edge (rounding) */
+				ft = throttle_at(S, ri->rank, next, &next);
+		}
+		double f = (ri->rate ? slowdown(S, ri) : 1) * ft;
+		double need = left * f, edge = next - t0;
+		bool cut = edge < need;
+		double span = cut ? edge : need;
+		if (ri->rate) {
+			ri->computing = true;
+			int timed_out = sg_sem_acquire_timeout(ri->rate, span);
+			ri->computing = false;
+			if (timed_out && !cut) {
+				throttled += need * (1 - 1 / ft);
+				break;  /* the work is done */
+			}
+		} else
+			sg_actor_sleep_for(span);
+		double e = simgrid_get_clock() - t0;
+		if (!ri->rate && !cut) {
+			throttled += e * (1 - 1 / ft);
+			break;
+		}
+		throttled += e * (1 - 1 / ft);
+		left -= e / f;
 	}
-	double extra = simgrid_get_clock() - start - time_s;
+	double extra = simgrid_get_clock() - start - time_s - throttled;
 	if (extra > 0)
 		ri->st->interference_s += extra;
+	ri->st->throttle_s += throttled;
 }
 
 /* Folded: the simulated member of a group that posts the flows of the
@@ -925,6 +983,54 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 	sg_comm_wait_all(a->comms, (size_t)nc);
 }
 
+/* Whether the job runs asynchronous parameter servers with a staleness
+ * bound. */
+static bool ssp_on(const struct sim *S)
+{
+	return S->job->ps && S->job->ps->async && S->job->ps->staleness >= 0;
+}
+
+/* Before iteration it of ri's compute stream: with a staleness bound s,
+ * wait until every rank of its DP group has finished iteration it - s - 1
+ * (stale synchronous parallel, Ho et al. 2013); the wait counts as exposed
+ * DP communication. */
+static void ssp_wait(struct sim *S, struct rank_inst *ri, int it)
+{
+	if (!ssp_on(S))
+		return;
+	const int *mem = ri->grp[GROUP_DP];
+	int n = ri->ngrp[GROUP_DP];
+	double t0 = simgrid_get_clock();
+	for (;;) {
+		int lo = it;
+		for (int i = 0; i < n; i++)
+			if (S->clock[mem[i]] < lo)
+				lo = S->clock[mem[i]];
+		if (lo >= it - S->job->ps->staleness)
+			break;
+		ri->ssp_blocked = true;
+		sg_sem_acquire(ri->ssp);
+	}
+	ri->st->exposed_s[CAT_DP_COMM] += simgrid_get_clock() - t0;
+}
+
+/* ri's compute stream finished an iteration: wake the ranks of its DP
+ * group that the bound holds. */
+static void ssp_tick(struct sim *S, struct rank_inst *ri)
+{
+	S->clock[ri->rank]++;
+	if (!ssp_on(S))
+		return;
+	const int *mem = ri->grp[GROUP_DP];
+	for (int i = 0; i < ri->ngrp[GROUP_DP]; i++) {
+		struct rank_inst *o = &S->ri[mem[i]];
+		if (o->ssp_blocked) {
+			o->ssp_blocked = false;
+			sg_sem_release(o->ssp);
+		}
+	}
+}
+
 /* A DP all-reduce through the parameter servers (engine.h). */
 static void run_ps(struct sim *S, struct stream_arg *a, const struct task *t)
 {
@@ -942,12 +1048,25 @@ static void run_ps(struct sim *S, struct stream_arg *a, const struct task *t)
 		nk = 1;
 		part = bytes;
 	}
+	int b = ri->ps_nb > 0 ? ri->ps_bucket % ri->ps_nb : 0;
 	ri->ps_bucket++;
-	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
 	if (t->launch_s > 0)
 		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
+	if (ps->async) {
+		/* the servers apply each push as it comes: its staleness is the
+		 * updates of others applied since this rank pulled the weights */
+		ps_phase(S, a, mem, k0, nk, part, true, t->cat);
+		double *u = &S->ps_upd[(size_t)mem[0] * S->ps_nb + b];
+		XGROW(S->stale, S->stale_cap, S->nstale + 1);
+		S->stale[S->nstale++] = *u - ri->ps_seen[b];
+		*u += 1;
+		ri->ps_seen[b] = *u;
+		ps_phase(S, a, mem, k0, nk, part, false, t->cat);
+		return;
+	}
+	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	ps_phase(S, a, mem, k0, nk, part, true, t->cat);
 	sg_barrier_wait(bar);   /* the servers hold every worker's gradients */
 	ps_phase(S, a, mem, k0, nk, part, false, t->cat);
@@ -1052,16 +1171,18 @@ static void account_wait(struct rank_inst *ri, int dep, double from, double to);
 
 /* Wait for t's cross-stream deps; on the compute stream, charge each
  * blocked interval to the dependency it waited for. */
-static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, bool account)
+static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, int it, bool account)
 {
 	const struct program *pr = ri->prog;
 	for (int k = 0; k < t->ndeps; k++) {
 		int d = pr->deps[t->dep0 + k];
-		if (ri->done[d])
+		if (ri->done[d] > it)
 			continue;
 		double t0 = simgrid_get_clock();
-		ri->waiting[s] = d;
-		sg_sem_acquire(ri->wake[s]);
+		while (ri->done[d] <= it) {     /* an earlier iteration's end wakes it too */
+			ri->waiting[s] = d;
+			sg_sem_acquire(ri->wake[s]);
+		}
 		double t1 = simgrid_get_clock();
 		if (account && t1 > t0)
 			account_wait(ri, d, t0, t1);
@@ -1103,62 +1224,70 @@ static void stream_main(int argc, char **argv)
 	const struct engine_observer *obs = S->job->obs;
 	(void)argc, (void)argv;
 
-	for (int li = 0; li < nl && !S->failed; li++) {
-		int ti = list[li];
-		const struct task *t = &pr->t[ti];
-		wait_deps(ri, a->s, t, a->s == STREAM_COMPUTE);
-		double start = simgrid_get_clock();
-		int peer = -1;
-		if (obs && obs->task_start)
-			obs->task_start(obs->ctx, ri->rank, pr, ti, start);
-		switch (t->kind) {
-		case TASK_COMPUTE:
-			if (t->time_s > 0)
-				run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1));
-			ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
-			break;
-		case TASK_COLL:
-			run_coll(S, a, t);
-			ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
-			break;
-		case TASK_SEND: {
-			peer = p2p_peer(S, ri, t->dir, true);
-			ri->post_s[ti] = start;
-			sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
-							       &ri->post_s[ti], (long)ceil(t->bytes));
-			/* the mirrors start with the message: now if its receive
-			 * is posted, else when it is */
-			if (S->job->fold && S->ri[peer].nrecv[t->dir] > ri->nsent[t->dir])
-				mirror_p2p_post(S, ri, t->dir, t->bytes);
-			ri->nsent[t->dir]++;
-			ri->st->sent_bytes[t->cat] += t->bytes;
-			S->flows++;
-			break;
+	int reps = S->job->repeat > 1 ? S->job->repeat : 1;
+	for (int it = 0; it < reps && !S->failed; it++) {
+		if (it > 0 && a->s == STREAM_COMPUTE)
+			ssp_wait(S, ri, it);
+		for (int li = 0; li < nl && !S->failed; li++) {
+			int ti = list[li];
+			const struct task *t = &pr->t[ti];
+			wait_deps(ri, a->s, t, it, a->s == STREAM_COMPUTE);
+			double start = simgrid_get_clock();
+			int peer = -1;
+			if (obs && obs->task_start)
+				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
+			switch (t->kind) {
+			case TASK_COMPUTE:
+				if (t->time_s > 0)
+					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1),
+						    a->s == STREAM_COMPUTE);
+				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_COLL:
+				run_coll(S, a, t);
+				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_SEND: {
+				peer = p2p_peer(S, ri, t->dir, true);
+				ri->post_s[ti] = start;
+				sends[nsends++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, peer),
+								       &ri->post_s[ti], (long)ceil(t->bytes));
+				/* the mirrors start with the message: now if its
+				 * receive is posted, else when it is */
+				if (S->job->fold && S->ri[peer].nrecv[t->dir] > ri->nsent[t->dir])
+					mirror_p2p_post(S, ri, t->dir, t->bytes);
+				ri->nsent[t->dir]++;
+				ri->st->sent_bytes[t->cat] += t->bytes;
+				S->flows++;
+				break;
+			}
+			case TASK_RECV: {
+				peer = p2p_peer(S, ri, t->dir, false);
+				if (S->job->fold && S->ri[peer].nsent[t->dir] > ri->nrecv[t->dir])
+					mirror_p2p_post(S, &S->ri[peer], t->dir, t->bytes);
+				ri->nrecv[t->dir]++;
+				const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
+				ri->xfer_start[ti] = *post > start ? *post : start;
+				ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
+				break;
+			}
+			}
+			if (obs && obs->task_end)
+				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+					      simgrid_get_clock(), peer);
+			ri->done[ti]++;
+			if (t->nwaiters)
+				for (int s = 0; s < STREAM_N; s++)
+					if (ri->waiting[s] == ti) {
+						ri->waiting[s] = -1;
+						sg_sem_release(ri->wake[s]);
+					}
+			S->tasks++;
+			if (S->progress.on && !(S->tasks & 4095))
+				progress_tick(&S->progress, S->tasks);
 		}
-		case TASK_RECV: {
-			peer = p2p_peer(S, ri, t->dir, false);
-			if (S->job->fold && S->ri[peer].nsent[t->dir] > ri->nrecv[t->dir])
-				mirror_p2p_post(S, &S->ri[peer], t->dir, t->bytes);
-			ri->nrecv[t->dir]++;
-			const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
-			ri->xfer_start[ti] = *post > start ? *post : start;
-			ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
-			break;
-		}
-		}
-		if (obs && obs->task_end)
-			obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
-				      simgrid_get_clock(), peer);
-		ri->done[ti] = 1;
-		if (t->nwaiters)
-			for (int s = 0; s < STREAM_N; s++)
-				if (ri->waiting[s] == ti) {
-					ri->waiting[s] = -1;
-					sg_sem_release(ri->wake[s]);
-				}
-		S->tasks++;
-		if (S->progress.on && !(S->tasks & 4095))
-			progress_tick(&S->progress, S->tasks);
+		if (a->s == STREAM_COMPUTE)
+			ssp_tick(S, ri);
 	}
 	if (nsends)
 		sg_comm_wait_all(sends, (size_t)nsends);
@@ -1369,7 +1498,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		if (!S.active[r])
 			continue;
 		out->nsimulated++;
-		ri->prog = job->stage_prog[ri->stage];
+		ri->prog = job->rank_prog ? job->rank_prog[r] : job->stage_prog[ri->stage];
 		ri->host = S.host[r];
 		if (!ri->host) {
 			diag_errf(d, "platform has no host for rank %d", r);
@@ -1380,7 +1509,16 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			mirror_p2p_list(&S, ri, P2P_FWD);
 			mirror_p2p_list(&S, ri, P2P_BWD);
 		}
-		ri->done = xcalloc((size_t)ri->prog->n + 1, 1);
+		ri->done = xcalloc((size_t)ri->prog->n + 1, sizeof(*ri->done));
+		for (int i = 0; i < ri->prog->n; i++)
+			ri->ps_nb += ri->prog->t[i].kind == TASK_COLL && ri->prog->t[i].group == GROUP_DP &&
+				     ri->prog->t[i].op == COLL_ALLREDUCE;
+		if (ri->ps_nb > S.ps_nb)
+			S.ps_nb = ri->ps_nb;
+		if (job->ps && job->ps->async) {
+			ri->ps_seen = xcalloc((size_t)ri->ps_nb + 1, sizeof(*ri->ps_seen));
+			ri->ssp = sg_sem_init(0);
+		}
 		ri->xfer_start = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
 		ri->post_s = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
 		if (job->sm_count > 1 || job->interference_factor > 0) {
@@ -1393,6 +1531,9 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		}
 	}
 	S.args = xcalloc((size_t)S.nargs + 1, sizeof(*S.args));
+	S.clock = xcalloc((size_t)N, sizeof(*S.clock));
+	if (job->ps && job->ps->async)
+		S.ps_upd = xcalloc((size_t)N * (S.ps_nb + 1), sizeof(*S.ps_upd));
 	for (int r = 0, k = 0; r < N; r++) {
 		struct rank_inst *ri = &S.ri[r];
 		if (!ri->prog)
@@ -1404,7 +1545,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			struct stream_arg *a = &S.args[k++];
 			*a = (struct stream_arg){ .sim = &S, .ri = ri, .s = s };
 			if (s == STREAM_SEND)
-				a->sends = xreallocarray(NULL, (size_t)nl, sizeof(*a->sends));
+				a->sends = xreallocarray(NULL, (size_t)nl * (job->repeat > 1 ? job->repeat : 1),
+							 sizeof(*a->sends));
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
@@ -1438,6 +1580,34 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		if (ri->prog && ri->comm_end > ri->compute_end)
 			ri->st->exposed_s[ri->comm_end_cat] += ri->comm_end - ri->compute_end;
 	}
+	if (job->repeat > 1)    /* the mean iteration of the replayed ones */
+		for (int r = 0; r < N; r++) {
+			struct engine_rank_stats *st = &out->rank[r];
+			if (!S.ri[r].prog)
+				continue;
+			double k = job->repeat;
+			st->finish_s /= k;
+			st->bubble_s /= k;
+			st->interference_s /= k;
+			for (int c = 0; c < CAT_N; c++) {
+				st->compute_s[c] /= k;
+				st->comm_s[c] /= k;
+				st->exposed_s[c] /= k;
+				st->sent_bytes[c] /= k;
+				st->collectives[c] = (int)(st->collectives[c] / k + 0.5);
+			}
+		}
+	if (S.nstale > 0) {
+		qsort(S.stale, S.nstale, sizeof(*S.stale), cmp_double);
+		double sum = 0;
+		for (size_t i = 0; i < S.nstale; i++)
+			sum += S.stale[i];
+		out->ps_updates = (long)S.nstale;
+		out->staleness_mean = sum / (double)S.nstale;
+		out->staleness_p50 = S.stale[(size_t)ceil(0.50 * (double)S.nstale) - 1];
+		out->staleness_p95 = S.stale[(size_t)ceil(0.95 * (double)S.nstale) - 1];
+		out->staleness_max = S.stale[S.nstale - 1];
+	}
 	for (int r = 0; r < N; r++) {
 		int rep = out->rank[r].representative;
 		if (rep != r) {
@@ -1448,6 +1618,14 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		}
 		if (out->rank[r].finish_s > out->iteration_s)
 			out->iteration_s = out->rank[r].finish_s;
+	}
+	if (job->repeat > 1) {
+		/* asynchronous ranks run at their own pace: the job's rate is
+		 * the mean of theirs (samples per second add up) */
+		double rate = 0;
+		for (int r = 0; r < N; r++)
+			rate += 1 / out->rank[r].finish_s / N;
+		out->iteration_s = 1 / rate;
 	}
 	out->flows = S.flows;
 	out->collectives = S.collectives;
@@ -1477,6 +1655,9 @@ out:
 	free(S.plans);
 	free(S.links);
 	free(S.ps_hosts);
+	free(S.clock);
+	free(S.ps_upd);
+	free(S.stale);
 	for (int k = 0; k < S.nargs && S.args; k++) {
 		free(S.args[k].comms);
 		free(S.args[k].sends);
@@ -1488,6 +1669,9 @@ out:
 				sg_sem_destroy(S.ri[r].wake[s]);
 		if (S.ri[r].rate)
 			sg_sem_destroy(S.ri[r].rate);
+		if (S.ri[r].ssp)
+			sg_sem_destroy(S.ri[r].ssp);
+		free(S.ri[r].ps_seen);
 		free(S.ri[r].done);
 		free(S.ri[r].xfer_start);
 		free(S.ri[r].post_s);

@@ -50,7 +50,14 @@
  *   dedicated:          2 max(N / B, P N / (S B_s))
  *   colocated, S = 1:   2 (P-1) N / B            (seed 002's single master)
  *   colocated, S = P:   2 (P-1)/P N / B          (seed 002's sharded servers)
- * With ps, folding is off (every rank simulated).
+ * With ps, folding is off (every rank simulated). Asynchronous servers
+ * (ps.async) skip the meeting: each push is applied as it arrives and the
+ * worker pulls right after its own; the job replays job.repeat iterations
+ * back to back so workers drift apart, a rank's next iteration starts
+ * after its pulls (its optimizer step waits for them), and with a
+ * staleness bound s a rank starts iteration i only when every rank of its
+ * DP group has finished iteration i - s - 1 (stale synchronous parallel,
+ * Ho et al. 2013). The staleness of each update is recorded.
  *
  * Stragglers (job.compute_scale): a rank's compute-stream tasks take their
  * priced time x its factor (a slower or throttled GPU). Degraded links
@@ -60,6 +67,14 @@
  * still computed from the topology (coll.h), so a latency factor counts
  * once per transfer, not once per ring step. Either makes replicas
  * differ: the caller turns folding off.
+ *
+ * Mixed GPUs (job.rank_prog): each rank replays its own program, priced
+ * for its GPU (same tasks as its stage's template, other times).
+ * Throttling windows (job.throttle): while simulated time is inside a
+ * window of a rank, its compute-stream tasks progress factor x slower; a
+ * task straddling an edge runs piecewise (work at rate 1 / factor inside,
+ * 1 outside), with the interference slowdown on top. Times are from the
+ * start of the job (the iteration's start).
  *
  * SimGrid runs one simulation per process: engine_run() can be called once
  * per process (a sweep forks a process per simulation). */
@@ -83,6 +98,7 @@ struct engine_rank_stats {
 	double exposed_s[CAT_N];    /* compute stream waiting for communication */
 	double bubble_s;            /* compute stream waiting for a pipeline peer's work */
 	double interference_s;      /* compute slowed by concurrent communication (in compute_s) */
+	double throttle_s;          /* compute slowed by throttling windows (in compute_s) */
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
 	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
@@ -116,7 +132,15 @@ struct engine_ps {
 	int servers;
 	bool colocated;                      /* server k on member k of each DP group */
 	bool round_robin;                    /* bucket i whole to server i mod servers */
+	bool async;                          /* no meeting: each push applied as it comes */
+	int staleness;                       /* async: SSP bound in iterations, < 0: none */
 	double nic_bw_Bps, nic_latency_s;    /* dedicated servers' NIC */
+};
+
+/* A throttling window of one rank: compute x factor in [start_s, end_s). */
+struct engine_throttle {
+	int rank;
+	double start_s, end_s, factor;
 };
 
 struct engine_job {
@@ -131,8 +155,15 @@ struct engine_job {
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */
+	struct program *const *rank_prog;    /* [nranks] each rank's program (the structure of
+						its stage's stage_prog), NULL: stage_prog */
+	const struct engine_throttle *throttle; /* [nthrottle] */
+	int nthrottle;
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
+	int repeat;                          /* iterations replayed back to back (<= 1: one);
+					        the rank statistics are their mean and the
+					        iteration the inverse of the ranks' mean rate */
 };
 
 struct engine_result {
@@ -141,6 +172,11 @@ struct engine_result {
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
 	double platform_s;      /* wall seconds building the SimGrid platform */
+	/* asynchronous parameter servers: each push's staleness, the updates
+	 * of other workers the servers applied to its bucket since the worker
+	 * pulled the weights it computed on */
+	long ps_updates;
+	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
 };
 
 /* Print a progress line on stderr while engine_run() runs, if stderr is

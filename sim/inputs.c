@@ -8,6 +8,7 @@ struct inputs {
 	struct model *model;
 	struct topology *topo;
 	struct cost *cost;
+	const struct inputs *base;      /* a variant (inputs_with_gpu()): model and topology arrays borrowed */
 };
 
 struct inputs *inputs_load(const char *model_path, const char *topo_path, const char *cost_source,
@@ -50,10 +51,38 @@ err:
 	return NULL;
 }
 
+struct inputs *inputs_with_gpu(const struct inputs *base, const struct gpu_spec *gpu)
+{
+	struct inputs *in = xcalloc(1, sizeof(*in));
+	in->base = base;
+	in->model_path = xstrdup(base->model_path);
+	in->topo_path = xstrdup(base->topo_path);
+	in->cost_source = xstrdup("roofline");
+	in->model = base->model;
+	in->topo = xmalloc(sizeof(*in->topo));
+	*in->topo = *base->topo;        /* the arrays stay the base's */
+	in->topo->gpu = *gpu;
+	in->cost = cost_roofline_create(&in->topo->gpu);
+	if (!in->cost) {
+		inputs_destroy(in);
+		return NULL;
+	}
+	return in;
+}
+
 void inputs_destroy(struct inputs *in)
 {
 	if (!in)
 		return;
+	if (in->base) {
+		cost_destroy(in->cost);
+		free(in->topo);
+		free(in->model_path);
+		free(in->topo_path);
+		free(in->cost_source);
+		free(in);
+		return;
+	}
 	cost_destroy(in->cost);
 	topology_destroy(in->topo);
 	model_destroy(in->model);

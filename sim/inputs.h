@@ -27,6 +27,13 @@ struct inputs *inputs_load(const char *model_path, const char *topo_path, const 
 struct inputs *inputs_load_gpus(const char *model_path, const char *topo_path, const char *cost_source,
 				const char *profile_path, int gpus_per_node_used, const char *file,
 				struct diag *d);
+/* A variant of base whose nodes have GPU gpu (a node group of a mixed
+ * cluster, plan.h): the same model and topology links, the topology's
+ * gpu replaced by *gpu, priced by the roofline of that GPU (a calibration
+ * profile measures one GPU only). base must outlive it. Returns a new
+ * inputs (inputs_destroy(); it frees only what the variant owns), or NULL
+ * on allocation failure. */
+struct inputs *inputs_with_gpu(const struct inputs *base, const struct gpu_spec *gpu);
 void inputs_destroy(struct inputs *in);
 
 /* Borrowed; valid as long as in. */

@@ -17,7 +17,9 @@ const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+param
 const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };
 const char *const plan_ps_attach_names[] = { "fabric", "gpus", NULL };
 const char *const plan_ps_shard_names[] = { "even", "round_robin", NULL };
-const char *const plan_straggler_dist_names[] = { "fixed", "normal", "lognormal", NULL };
+const char *const plan_ps_mode_names[] = { "sync", "async", NULL };
+const char *const plan_straggler_dist_names[] = { "fixed", "normal", "lognormal", "empirical", NULL };
+const char *const plan_node_order_names[] = { "listed", "fast_first", "slow_first", NULL };
 
 void plan_init(struct plan *p)
 {
@@ -41,6 +43,8 @@ void plan_init(struct plan *p)
 	p->dp_sync = DP_SYNC_ALLREDUCE;
 	p->ps_servers = 1;
 	p->ps_latency_s = -1;
+	p->ps_staleness = -1;
+	p->ps_iterations = 8;
 	p->straggler_slowdown = 1;
 	p->straggler_seed = 1;
 	p->iterations = 1;
@@ -99,7 +103,12 @@ void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *
 		if (!slow[r])
 			continue;
 		double f = p->straggler_slowdown;
-		if (p->straggler_dist != STRAG_FIXED) {
+		if (p->straggler_dist == STRAG_EMPIRICAL && p->nstraggler_samples > 0) {
+			/* one measured sample, uniformly, keyed by (seed, iteration, rank) */
+			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
+			int i = (int)(uniform01(2 * k) * p->nstraggler_samples);
+			f = p->straggler_samples[i < p->nstraggler_samples ? i : p->nstraggler_samples - 1];
+		} else if (p->straggler_dist != STRAG_FIXED) {
 			/* Box-Muller from two draws keyed by (seed, iteration, rank) */
 			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
 			double u1 = uniform01(2 * k), u2 = uniform01(2 * k + 1);
@@ -110,6 +119,54 @@ void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *
 		out[r] = f < 0.05 ? 0.05 : f;
 	}
 	free(slow);
+}
+
+double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt)
+{
+	return g->peak_flops[dt] * gpu_gemm_eff_max(g, dt);
+}
+
+int plan_node_group(const struct plan *p, int node)
+{
+	int idx[PLAN_MAX_NODE_GROUPS];
+	for (int i = 0; i < p->ngroups; i++)
+		idx[i] = i;
+	if (p->node_order != NODE_ORDER_LISTED) {
+		/* stable insertion sort by speed: ties keep the listed order */
+		for (int i = 1; i < p->ngroups; i++)
+			for (int j = i; j > 0; j--) {
+				double a = plan_gpu_speed(&p->group[idx[j - 1]].gpu, p->precision);
+				double b = plan_gpu_speed(&p->group[idx[j]].gpu, p->precision);
+				bool swap = p->node_order == NODE_ORDER_FAST_FIRST ? b > a : b < a;
+				if (!swap)
+					break;
+				int x = idx[j];
+				idx[j] = idx[j - 1];
+				idx[j - 1] = x;
+			}
+	}
+	int first = 0;
+	for (int i = 0; i < p->ngroups; i++) {
+		if (node < first + p->group[idx[i]].nodes)
+			return idx[i];
+		first += p->group[idx[i]].nodes;
+	}
+	return -1;
+}
+
+const struct gpu_spec *plan_rank_gpu(const struct plan *p, const struct inputs *in, int r)
+{
+	const struct topology *t = inputs_topology(in);
+	int g = p->ngroups > 0 ? plan_node_group(p, topology_node_of(t, r)) : -1;
+	return g >= 0 ? &p->group[g].gpu : &t->gpu;
+}
+
+bool plan_mixed_gpus(const struct plan *p)
+{
+	for (int i = 1; i < p->ngroups; i++)
+		if (memcmp(&p->group[i].gpu, &p->group[0].gpu, sizeof(p->group[0].gpu)) != 0)
+			return true;
+	return false;
 }
 
 struct wl_shape plan_wl_shape(const struct plan *p)
@@ -462,6 +519,9 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 	else if (p->ps_attach == PS_ATTACH_GPUS && p->ps_servers > group)
 		diag_err(d, f, "/parallel/ps/servers", "colocated servers (attach \"gpus\") live on the "
 			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->ps_servers);
+	if (!p->ps_async && (p->given & PLAN_GIVEN_PS_ASYNC))
+		diag_err(d, f, "/parallel/ps", "staleness and iterations apply to mode \"async\" only, "
+			 "got mode \"sync\"");
 	if (p->ps_attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
 		diag_err(d, f, "/parallel/ps", "nic_Gbps and latency_us describe dedicated servers: "
 			 "attach \"fabric\" only (colocated servers use their GPU's NIC)");
@@ -488,9 +548,40 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			 "\"on\" cannot be used with them");
 	if (p->sensitivity && p->ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
+	if (plan_mixed_gpus(p) && p->fold == FOLD_ON)
+		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ: "
+			 "\"on\" cannot be used with them");
+	if (p->ngroups > 0) {
+		long sum = 0;
+		for (int i = 0; i < p->ngroups; i++) {
+			const struct gpu_spec *g = &p->group[i].gpu;
+			sum += p->group[i].nodes;
+			snprintf(jp, sizeof(jp), "/node_groups/%d/gpu", i);
+			if (g->peak_flops[p->precision] <= 0)
+				diag_err(d, f, jp, "%s needs a GPU with a peak for %s, but GPU '%s' has none",
+					 dtype_name(p->precision), dtype_name(p->precision), g->name);
+		}
+		if (sum != p->nodes)
+			diag_err(d, f, "/nodes", "must equal the node groups' %ld nodes, got %d", sum, p->nodes);
+	} else if (p->node_order != NODE_ORDER_LISTED)
+		diag_err(d, f, "/node_order", "orders node groups: needs node_groups");
+	for (int i = 0; i < p->nthrottle; i++) {
+		const struct plan_throttle *w = &p->throttle[i];
+		long lim = w->by_node ? p->nodes : gpus;
+		for (int k = 0; k < w->n; k++)
+			if (w->id[k] >= lim) {
+				snprintf(jp, sizeof(jp), "/simulation/throttle/%d/%s/%d", i,
+					 w->by_node ? "nodes" : "ranks", k);
+				diag_err(d, f, jp, "expected a %s below the job's %ld, got %d",
+					 w->by_node ? "node" : "rank", lim, w->id[k]);
+			}
+	}
+	if (p->nthrottle > 0 && p->fold == FOLD_ON)
+		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ: "
+			 "\"on\" cannot be used with them");
 	if (p->iterations > 1 && !(plan_has_stragglers(p) && p->straggler_dist != STRAG_FIXED))
 		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
-			 "distribution \"normal\" or \"lognormal\" (every iteration would be the same), "
+			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
 			 "got %d iterations", p->iterations);
 	if (p->ndegraded == 0)
 		return;
@@ -553,7 +644,24 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;
 	}
-	check_attention(p, &t->gpu, f, d);
+	if (p->ngroups > 0) {
+		/* every group's GPU must run the plan's kernels */
+		for (int i = 0; i < p->ngroups; i++) {
+			char jp[64];
+			struct diag inner;
+			diag_init(&inner, NULL);
+			check_attention(p, &p->group[i].gpu, f, &inner);
+			if (diag_count(&inner)) {
+				snprintf(jp, sizeof(jp), "/node_groups/%d/gpu", i);
+				diag_err(d, f, jp, "GPU '%s' cannot run attention \"%s\" at precision %s (set "
+					 "training.attention \"unfused\" for a cluster with a GPU without a "
+					 "fused kernel)", p->group[i].gpu.name, attention_names[p->attention],
+					 dtype_name(p->precision));
+			}
+			diag_finish(&inner);
+		}
+	} else
+		check_attention(p, &t->gpu, f, d);
 	long tpp = (long)p->tp * p->pp;
 	if (p->cp > 1) {
 		long tcp = tpp * p->cp;

@@ -1,7 +1,9 @@
 /* plan: one parallel and training plan, the knobs a sweep or a search varies.
  *
- * A plan is a small fixed-size value (no pointers, no file paths): it can
- * be copied, compared, varied in a loop and sent through a pipe. Together
+ * A plan is a small fixed-size value (no pointers, no file paths; under
+ * 8 KiB, test-runner.c): it can be copied, compared, varied in a loop and
+ * sent through a pipe. A mixed cluster's GPUs are in it by value (the
+ * presets' numbers, not their paths), so a plan says what was simulated. Together
  * with the immutable inputs (model, topology, cost source; see inputs.h)
  * it is everything simulate_run() needs.
  *
@@ -69,6 +71,12 @@
  *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
  *                                             the topology's NIC bandwidth
  *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
+ *   ps_async           -        false         asynchronous servers: each push applied as it
+ *                                             comes, no meeting (engine.h)
+ *   ps_staleness       iterations -1          async: SSP bound (a rank starts iteration i
+ *                                             once its DP group finished i - s - 1); < 0: none
+ *   ps_iterations      -        8             async: iterations replayed back to back (the
+ *                                             report gives their mean)
  *   straggler_rank     ranks    none          ranks whose GPU computes slower (nstragglers)
  *   straggler_fraction fraction 0             instead: this fraction of the ranks, drawn with
  *                                             the seed
@@ -86,6 +94,16 @@
  *                                             bandwidth and latency factors (ndegraded)
  *   sensitivity        -        false         also simulate without them and with each
  *                                             alone: what each degraded link costs
+ *   straggler_samples  factors  -             empirical: measured slowdown factors, one
+ *                                             drawn uniformly per rank and iteration
+ *   throttle           -        none          windows of the iteration in which some ranks'
+ *                                             (or all) compute runs slower (nthrottle)
+ *   group              -        none          node groups (ngroups): consecutive nodes with
+ *                                             their own GPU (a mixed cluster); the topology
+ *                                             gives the nodes' links and NICs
+ *   node_order         -        listed        listed | fast_first | slow_first: the order in
+ *                                             which the groups' nodes are numbered (ranks
+ *                                             fill nodes in order, placement.h)
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -107,12 +125,16 @@
 #include "workload.h"
 
 #define PLAN_MAX_STAGES 512
-#define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 4 KiB) */
+#define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 8 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 #define PLAN_MAX_PS_SERVERS 4096
 #define PLAN_MAX_STRAGGLERS 32
 #define PLAN_MAX_DEGRADED 8
 #define PLAN_MAX_ITERATIONS 1000
+#define PLAN_MAX_SAMPLES 64             /* empirical straggler samples */
+#define PLAN_MAX_THROTTLE 8             /* throttling windows */
+#define PLAN_MAX_THROTTLE_RANKS 16      /* ranks or nodes of one window */
+#define PLAN_MAX_NODE_GROUPS 4
 /* Tasks of one iteration's programs (all stages): the replay holds them in
  * memory, about 100 bytes each; 30 M is about 3 GB. */
 #define PLAN_MAX_TASKS 30000000L
@@ -135,7 +157,27 @@ enum ps_attach { PS_ATTACH_FABRIC, PS_ATTACH_GPUS, PS_ATTACH_N };
 enum ps_shard { PS_SHARD_EVEN, PS_SHARD_ROUND_ROBIN, PS_SHARD_N };
 
 /* Stragglers: how a slow rank's compute-time factor is drawn. */
-enum straggler_dist { STRAG_FIXED, STRAG_NORMAL, STRAG_LOGNORMAL, STRAG_N };
+enum straggler_dist { STRAG_FIXED, STRAG_NORMAL, STRAG_LOGNORMAL, STRAG_EMPIRICAL, STRAG_N };
+
+/* A throttling window (DVFS / thermal): from start_s for duration_s of
+ * the iteration (simulated time from its start), compute on the listed
+ * ranks (or every rank of the listed nodes; none: every rank) takes
+ * factor x as long; a task straddling an edge is priced piecewise. */
+struct plan_throttle {
+	int n;                          /* 0: every rank */
+	int id[PLAN_MAX_THROTTLE_RANKS];/* ranks, or nodes when by_node */
+	bool by_node;
+	double start_s, duration_s, factor;
+};
+
+/* A node group of a mixed cluster: nodes consecutive nodes with GPU gpu
+ * (a preset's values, loaded by the scenario). */
+struct plan_node_group {
+	int nodes;
+	struct gpu_spec gpu;
+};
+
+enum node_order { NODE_ORDER_LISTED, NODE_ORDER_FAST_FIRST, NODE_ORDER_SLOW_FIRST, NODE_ORDER_N };
 
 /* A degraded link: its platform name (platform.c) and factors on its
  * bandwidth and latency. */
@@ -156,6 +198,7 @@ enum plan_given {
 	PLAN_GIVEN_MOE_CAPACITY = 1 << 7,
 	PLAN_GIVEN_PS = 1 << 8,         /* a parallel.ps object */
 	PLAN_GIVEN_PS_NIC = 1 << 9,     /* parallel.ps.nic_Gbps or latency_us */
+	PLAN_GIVEN_PS_ASYNC = 1 << 10,  /* parallel.ps.staleness or iterations */
 };
 
 struct inputs;
@@ -204,6 +247,9 @@ struct plan {
 	enum ps_shard ps_shard;
 	double ps_nic_Bps;              /* 0: the topology's NIC */
 	double ps_latency_s;            /* < 0: the topology's NIC latency */
+	bool ps_async;
+	int ps_staleness;               /* < 0: unbounded */
+	int ps_iterations;
 	int nstragglers;
 	int straggler_rank[PLAN_MAX_STRAGGLERS];
 	double straggler_fraction;
@@ -215,6 +261,13 @@ struct plan {
 	int ndegraded;
 	struct plan_degraded degraded[PLAN_MAX_DEGRADED];
 	bool sensitivity;
+	int nstraggler_samples;         /* empirical */
+	double straggler_samples[PLAN_MAX_SAMPLES];
+	int nthrottle;
+	struct plan_throttle throttle[PLAN_MAX_THROTTLE];
+	int ngroups;                    /* 0: every node has the topology's GPU */
+	struct plan_node_group group[PLAN_MAX_NODE_GROUPS];
+	enum node_order node_order;
 };
 
 /* Whether some rank computes at another speed than the others (plan
@@ -226,6 +279,18 @@ bool plan_has_stragglers(const struct plan *p);
  * (fixed, or drawn from the seed, the iteration and the rank; never
  * below 0.05). Same plan, same numbers on every machine. */
 void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out);
+
+/* The node group (index into p->group) holding node, after node_order:
+ * -1 when the plan has no groups. */
+int plan_node_group(const struct plan *p, int node);
+/* The GPU of global rank (GPU index) r: its node group's, else the
+ * topology's. Borrowed from p or in. */
+const struct gpu_spec *plan_rank_gpu(const struct plan *p, const struct inputs *in, int r);
+/* Whether some node has another GPU than the others (folding off). */
+bool plan_mixed_gpus(const struct plan *p);
+/* A GPU's GEMM rate at precision dt (peak x best GEMM efficiency), the
+ * speed node_order sorts by. */
+double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt);
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
 void plan_init(struct plan *p);
@@ -270,6 +335,8 @@ extern const char *const plan_offload_names[];
 extern const char *const plan_dp_sync_names[];
 extern const char *const plan_ps_attach_names[];
 extern const char *const plan_ps_shard_names[];
+extern const char *const plan_ps_mode_names[];
 extern const char *const plan_straggler_dist_names[];
+extern const char *const plan_node_order_names[];
 
 #endif

@@ -43,6 +43,20 @@ struct op_timing {
 
 #define RESULT_MAX_CRITICAL 8
 
+/* One node group of a mixed cluster (plan node_groups), as simulated:
+ * where its nodes and ranks are, the pipeline stages they hold, their
+ * mean compute time and the fullest of their GPUs against its own HBM. */
+struct group_result {
+	char gpu[96];
+	int first_node, nodes;
+	int first_rank, ranks;
+	int stage_lo, stage_hi;     /* pipeline stages held (-1: none) */
+	double compute_s;           /* mean compute-stream busy time of its ranks */
+	double worst_total_bytes;   /* the fullest stage of the group, on its GPU */
+	double capacity_bytes;      /* that GPU's HBM */
+	bool fits;
+};
+
 struct result {
 	struct plan plan;           /* what was simulated */
 	const struct inputs *in;    /* borrowed */
@@ -105,6 +119,12 @@ struct result {
 	int nsens;
 	double sens_baseline_s;
 	double sens_iteration_s[PLAN_MAX_DEGRADED];
+	/* node groups (plan ngroups), in the order their nodes are numbered */
+	int ngroups;
+	int group_index[PLAN_MAX_NODE_GROUPS];  /* the plan's group (listed order) */
+	struct group_result group[PLAN_MAX_NODE_GROUPS];
+	/* throttling windows: compute time they added, summed over ranks */
+	double throttle_s;
 };
 
 /* A rank's iteration split: compute, exposed communication, pipeline

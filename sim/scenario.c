@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -102,6 +103,24 @@ static void load_ps(struct jobj *parallel, struct plan *s)
 	e = PS_SHARD_EVEN;
 	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
 	s->ps_shard = e;
+	e = 0;
+	jobj_enum(&jo, "mode", plan_ps_mode_names, &e, 0);
+	s->ps_async = e == 1;
+	long x = 0;
+	if (jobj_int(&jo, "staleness", &x, 0, 0) == 1) {
+		if (x > PLAN_MAX_ITERATIONS)
+			jobj_err(&jo, "staleness", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
+		else
+			s->ps_staleness = (int)x;
+		s->given |= PLAN_GIVEN_PS_ASYNC;
+	}
+	if (jobj_int(&jo, "iterations", &x, 2, 0) == 1) {
+		if (x > PLAN_MAX_ITERATIONS)
+			jobj_err(&jo, "iterations", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
+		else
+			s->ps_iterations = (int)x;
+		s->given |= PLAN_GIVEN_PS_ASYNC;
+	}
 	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
 		s->ps_nic_Bps = v * 1e9 / 8;
 		s->given |= PLAN_GIVEN_PS_NIC;
@@ -234,6 +253,8 @@ static bool load_training(struct jobj *root, struct plan *s)
 	return true;
 }
 
+static void load_samples(struct jobj *jo, struct plan *s);
+
 /* simulation.stragglers (plan.h). */
 static void load_stragglers(struct jobj *sim, struct plan *s)
 {
@@ -275,10 +296,227 @@ static void load_stragglers(struct jobj *sim, struct plan *s)
 	jobj_enum(&jo, "distribution", plan_straggler_dist_names, &e, 0);
 	s->straggler_dist = e;
 	jobj_num(&jo, "sigma", &s->straggler_sigma, JNONNEG);
+	load_samples(&jo, s);
 	long seed = 1;
 	if (jobj_int(&jo, "seed", &seed, 0, 0) == 1)
 		s->straggler_seed = (unsigned)seed;
 	jobj_end(&jo);
+}
+
+/* A list of positive numbers (factors) from a CSV file: numbers separated
+ * by commas, blanks or line breaks; a line starting with '#' and a first
+ * line that is not a number (a header) are skipped. Returns the count, or
+ * -1 after reporting against jo's key. */
+static int read_samples_csv(struct jobj *jo, const char *key, const char *path, double *out, int max)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int n = 0, lineno = 0;
+	if (!f) {
+		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (line[0] == '#')
+			continue;
+		char *p = line;
+		for (;;) {
+			p += strspn(p, " \t,\r\n");
+			if (!*p)
+				break;
+			char *end;
+			double x = strtod(p, &end);
+			if (end == p) {
+				if (lineno == 1 && n == 0)
+					break;  /* a header */
+				jobj_err(jo, key, "%s:%d: expected a number, got '%.*s'", path, lineno,
+					 (int)strcspn(p, " \t,\r\n"), p);
+				fclose(f);
+				return -1;
+			}
+			if (!(x > 0) || !isfinite(x)) {
+				jobj_err(jo, key, "%s:%d: expected a positive slowdown factor, got %g", path,
+					 lineno, x);
+				fclose(f);
+				return -1;
+			}
+			if (n == max) {
+				jobj_err(jo, key, "%s: at most %d samples, got more", path, max);
+				fclose(f);
+				return -1;
+			}
+			out[n++] = x;
+			p = end;
+		}
+	}
+	fclose(f);
+	if (n == 0)
+		jobj_err(jo, key, "%s: no samples", path);
+	return n ? n : -1;
+}
+
+/* simulation.stragglers.samples / samples_file (empirical). */
+static void load_samples(struct jobj *jo, struct plan *s)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	bool list = jobj_has(jo, "samples"), file = jobj_has(jo, "samples_file");
+
+	if (s->straggler_dist != STRAG_EMPIRICAL) {
+		if (list || file)
+			jobj_err(jo, list ? "samples" : "samples_file", "applies to distribution "
+				 "\"empirical\" only, got \"%s\"", plan_straggler_dist_names[s->straggler_dist]);
+		return;
+	}
+	if (list == file) {
+		diag_err(jo->d, jo->file, "/simulation/stragglers", "distribution \"empirical\" needs "
+			 "samples or samples_file (one of them)");
+		return;
+	}
+	if (jobj_has(jo, "slowdown") || jobj_has(jo, "sigma"))
+		diag_err(jo->d, jo->file, "/simulation/stragglers", "slowdown and sigma do not apply "
+			 "to distribution \"empirical\" (the samples are the factors)");
+	if (file) {
+		const char *str;
+		char path[1024];
+		if (jobj_str(jo, "samples_file", &str, 0) != 1)
+			return;
+		if (jload_resolve(jo->file, str, path, sizeof(path))) {
+			jobj_err(jo, "samples_file", "path too long");
+			return;
+		}
+		int n = read_samples_csv(jo, "samples_file", path, s->straggler_samples, PLAN_MAX_SAMPLES);
+		s->nstraggler_samples = n > 0 ? n : 0;
+		return;
+	}
+	if (jobj_array(jo, "samples", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (json_array_size(arr) == 0 || json_array_size(arr) > PLAN_MAX_SAMPLES) {
+		diag_err(jo->d, jo->file, ap, "expected 1 to %d samples, got %zu", PLAN_MAX_SAMPLES,
+			 json_array_size(arr));
+		return;
+	}
+	json_array_foreach(arr, i, v) {
+		if (!json_is_number(v) || !(json_number_value(v) > 0)) {
+			diag_err(jo->d, jo->file, ap, "/%zu: expected a positive slowdown factor, got %s", i,
+				 json_is_number(v) ? "a number <= 0" : jload_type_name(v));
+			continue;
+		}
+		s->straggler_samples[s->nstraggler_samples++] = json_number_value(v);
+	}
+}
+
+/* simulation.throttle (plan.h): windows of slower compute. */
+static void load_throttle(struct jobj *sim, struct plan *s)
+{
+	json_t *arr, *v, *ids, *x;
+	char ap[300], ip[400];
+	size_t i, k;
+
+	if (jobj_array(sim, "throttle", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (json_array_size(arr) > PLAN_MAX_THROTTLE) {
+		diag_err(sim->d, sim->file, ap, "at most %d windows, got %zu", PLAN_MAX_THROTTLE,
+			 json_array_size(arr));
+		return;
+	}
+	json_array_foreach(arr, i, v) {
+		struct jobj jo;
+		char ep[340];
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (jobj_init(&jo, v, sim->file, ep, sim->d))
+			continue;
+		struct plan_throttle *w = &s->throttle[s->nthrottle];
+		memset(w, 0, sizeof(*w));
+		w->factor = 1;
+		bool byr = jobj_has(&jo, "ranks"), byn = jobj_has(&jo, "nodes");
+		if (byr && byn)
+			diag_err(jo.d, jo.file, ep, "give ranks or nodes, not both");
+		w->by_node = byn;
+		if ((byr || byn) && jobj_array(&jo, byn ? "nodes" : "ranks", &ids, ip, sizeof(ip), 0) == 1) {
+			if (json_array_size(ids) == 0 || json_array_size(ids) > PLAN_MAX_THROTTLE_RANKS)
+				diag_err(jo.d, jo.file, ip, "expected 1 to %d entries, got %zu",
+					 PLAN_MAX_THROTTLE_RANKS, json_array_size(ids));
+			else
+				json_array_foreach(ids, k, x) {
+					if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+					    json_integer_value(x) >= PLAN_MAX_GPUS) {
+						diag_err(jo.d, jo.file, ip, "/%zu: expected a %s >= 0, got %s", k,
+							 byn ? "node" : "rank",
+							 json_is_integer(x) ? "a negative or too large number"
+									    : jload_type_name(x));
+						continue;
+					}
+					w->id[w->n++] = (int)json_integer_value(x);
+				}
+		}
+		int ok = jobj_num(&jo, "start_s", &w->start_s, JREQ | JNONNEG) == 1;
+		ok &= jobj_num(&jo, "duration_s", &w->duration_s, JREQ | JPOS) == 1;
+		ok &= jobj_num(&jo, "factor", &w->factor, JREQ | JPOS) == 1;
+		if (ok && w->factor < 1)
+			jobj_err(&jo, "factor", "expected a slowdown factor >= 1 (compute time x factor), got %g",
+				 w->factor);
+		if (ok && w->factor >= 1)
+			s->nthrottle++;
+		jobj_end(&jo);
+	}
+}
+
+/* node_groups and node_order (plan.h): a mixed cluster. Returns the
+ * groups' node count (0: none). */
+static long load_groups(struct jobj *root, struct plan *s)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	long sum = 0;
+	int e = NODE_ORDER_LISTED;
+
+	if (jobj_enum(root, "node_order", plan_node_order_names, &e, 0) == 1)
+		s->node_order = e;
+	if (jobj_array(root, "node_groups", &arr, ap, sizeof(ap), 0) != 1)
+		return 0;
+	if (json_array_size(arr) == 0 || json_array_size(arr) > PLAN_MAX_NODE_GROUPS) {
+		diag_err(root->d, root->file, ap, "expected 1 to %d node groups, got %zu",
+			 PLAN_MAX_NODE_GROUPS, json_array_size(arr));
+		return 0;
+	}
+	json_array_foreach(arr, i, v) {
+		struct jobj jo;
+		char ep[340], path[1024];
+		long n = 0;
+		const char *str;
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (jobj_init(&jo, v, root->file, ep, root->d))
+			continue;
+		struct plan_node_group *g = &s->group[s->ngroups];
+		int ok = jobj_int(&jo, "nodes", &n, 1, JREQ) == 1;
+		if (ok && n > PLAN_MAX_GPUS) {
+			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, n);
+			ok = 0;
+		}
+		if (jobj_str(&jo, "gpu", &str, JREQ) == 1) {
+			if (jload_resolve(jo.file, str, path, sizeof(path))) {
+				jobj_err(&jo, "gpu", "path too long");
+				ok = 0;
+			} else if (access(path, R_OK) != 0) {
+				jobj_err(&jo, "gpu", "referenced file '%s' cannot be read (%s)", path,
+					 strerror(errno));
+				ok = 0;
+			} else if (topology_gpu_preset_load(path, &g->gpu, jo.d))
+				ok = 0;
+		} else
+			ok = 0;
+		jobj_end(&jo);
+		if (ok) {
+			g->nodes = (int)n;
+			sum += n;
+			s->ngroups++;
+		}
+	}
+	return sum;
 }
 
 /* simulation.degraded_links (plan.h): names are checked against the
@@ -386,6 +624,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->iterations);
 		load_stragglers(&jo, s);
 		load_degraded(&jo, s);
+		load_throttle(&jo, s);
 		jobj_bool(&jo, "sensitivity", &s->sensitivity, 0);
 		jobj_end(&jo);
 	}
@@ -566,7 +805,10 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	path_key(&jo, "topology", ps.topo, sizeof(ps.topo), JREQ);
 	long used = 0;
 	jobj_int(&jo, "gpus_per_node_used", &used, 1, 0);
-	if (jobj_int(&jo, "nodes", &nodes, 1, JREQ) == 1) {
+	long group_nodes = load_groups(&jo, &s->plan);
+	if (jobj_has(&jo, "node_groups") && !jobj_has(&jo, "nodes"))
+		s->plan.nodes = (int)group_nodes;
+	else if (jobj_int(&jo, "nodes", &nodes, 1, JREQ) == 1) {
 		if (nodes > PLAN_MAX_GPUS)
 			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, nodes);
 		else

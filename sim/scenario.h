@@ -13,6 +13,26 @@
  *   model                         string   path    required      model file
  *   topology                      string   path    required      topology file
  *   nodes                         int      -       required      nodes in the job
+ *   node_groups                   [object] -       none          a mixed cluster (at most 4 groups): {nodes,
+ *                                                                gpu}, consecutive nodes whose GPU is the
+ *                                                                preset gpu (path, gpus/), each rank's
+ *                                                                kernels priced by the roofline of its own
+ *                                                                GPU and its memory held against its own
+ *                                                                HBM; the topology gives every node's
+ *                                                                links and NICs; nodes defaults to the
+ *                                                                groups' sum (and must equal it); folding
+ *                                                                off when the GPUs differ
+ *   node_groups[].nodes           int      -       required      nodes of the group
+ *   node_groups[].gpu             string   path    required      GPU preset (schema ddlsim.gpu)
+ *   node_order                    string   -       "listed"      listed | fast_first | slow_first: the
+ *                                                                order in which the groups' nodes are
+ *                                                                numbered (by GEMM rate at the plan's
+ *                                                                precision, peak x gemm_max); ranks fill
+ *                                                                nodes in order, so with the default
+ *                                                                order "tp,cp,dp,pp" the first stages
+ *                                                                (or DP replicas) land on the first group;
+ *                                                                give slower stages fewer layers with
+ *                                                                parallel.stage_layers
  *   gpus_per_node_used            int      -       node.gpus     GPUs of each node the job uses (the first
  *                                                                ones; e.g. 64 of a 72-GPU NVL72 rack); the
  *                                                                others idle (topology_use_gpus())
@@ -45,6 +65,14 @@
  *   parallel.ps.sharding          string   -       "even"        even (each bucket split over all servers
  *                                                                by bytes) | round_robin (bucket i whole
  *                                                                to server i mod servers)
+ *   parallel.ps.mode              string   -       "sync"        sync (push, meet the DP group, pull) |
+ *                                                                async (each push applied as it comes)
+ *   parallel.ps.staleness         int      iterations none       async: SSP bound, a worker starts
+ *                                                                iteration i once its DP group finished
+ *                                                                i - s - 1
+ *   parallel.ps.iterations        int      -       8             async: iterations replayed back to back;
+ *                                                                the report gives their mean, the rate
+ *                                                                and the updates' staleness
  *   parallel.ps.nic_Gbps          number   Gb/s    node NIC's    a dedicated server's NIC, per direction
  *   parallel.ps.latency_us        number   us      node NIC's    its NIC latency
  *   parallel.pp                   int      -       1             pipeline stages
@@ -110,8 +138,14 @@
  *                                                                chosen with the seed
  *   simulation.stragglers.slowdown number  factor  1             compute time x this (fixed; the mean of
  *                                                                normal, the median of log-normal draws)
- *   simulation.stragglers.distribution string -    "fixed"       fixed | normal | lognormal: a draw per
- *                                                                rank and iteration
+ *   simulation.stragglers.distribution string -    "fixed"       fixed | normal | lognormal | empirical: a
+ *                                                                draw per rank and iteration (empirical:
+ *                                                                one of the samples, uniformly)
+ *   simulation.stragglers.samples [number] factor  -             empirical: measured slowdown factors
+ *                                                                (> 0, at most 64)
+ *   simulation.stragglers.samples_file string path -             empirical, instead: a CSV file of them
+ *                                                                (numbers separated by commas, blanks or
+ *                                                                lines; '#' lines and a header skipped)
  *   simulation.stragglers.sigma   number   -       0             normal: standard deviation of the
  *                                                                factor; log-normal: of its logarithm
  *   simulation.stragglers.seed    int      -       1             seed of the draws
@@ -120,6 +154,20 @@
  *                                                                latency_factor}; link names as in
  *                                                                sim/platform.c: nic<node>_<i>, gl<gpu>,
  *                                                                lu<leaf>, podup<pod>, psnic<k>, ...
+ *   simulation.throttle           [object] -       []            throttling windows (DVFS / thermal, at
+ *                                                                most 8): {ranks | nodes, start_s,
+ *                                                                duration_s, factor}; compute-stream
+ *                                                                tasks of those ranks (or every rank of
+ *                                                                those nodes; neither: all ranks) take
+ *                                                                factor x as long while simulated time is
+ *                                                                in [start_s, start_s + duration_s) of
+ *                                                                the iteration, a task straddling an edge
+ *                                                                priced piecewise; folding off
+ *   simulation.throttle[].ranks   [int]    ranks   -             at most 16
+ *   simulation.throttle[].nodes   [int]    nodes   -             at most 16
+ *   simulation.throttle[].start_s number   s       required      from the iteration's start, >= 0
+ *   simulation.throttle[].duration_s number s      required      > 0
+ *   simulation.throttle[].factor  number   factor  required      >= 1: compute time x this inside
  *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
  *                                                                and with each alone: what each costs
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train

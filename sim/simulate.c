@@ -76,9 +76,13 @@
  * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
  * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
  * share it (each rank's process updates its shard on its share of the
- * cores). The figure was transcribed without re-reading the table in the
- * session that added it: check it against the paper before relying on
- * offload times. */
+ * cores). The table could not be re-read from a stored copy since (the
+ * paper's text is not in the project's reference corpus); the one other
+ * public figure found, from CPU-Adam's author (DeepSpeed PR #735,
+ * 2021-02-08: an 11.6B-parameter GPT-2 step in 8.2 s, host unstated),
+ * is 1.41e9 parameters/s, 2.8x slower. CPU Adam is bound by the host's
+ * memory bandwidth and cores, which the topology does not describe yet:
+ * treat offload times as +-3x until a host is measured. */
 #define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
 #include "simulate.h"
 
@@ -1280,6 +1284,201 @@ static void straggler_stats(int n, double *times, const int *crit, int nranks, s
 	r->iter_p99_s = percentile(times, n, 99);
 }
 
+/* Mixed clusters (plan node_groups): per group, the inputs priced for its
+ * GPU and the programs of the stages its ranks hold; each rank's program. */
+struct groups_built {
+	struct inputs *vin[PLAN_MAX_NODE_GROUPS];      /* owned variants (NULL: the base) */
+	struct program *prog[PLAN_MAX_NODE_GROUPS];    /* [pp] each, NULL: none built */
+	struct program **rank_prog;                    /* [nranks] */
+	double mem_worst[PLAN_MAX_NODE_GROUPS];        /* fullest stage on the group's GPU */
+	double mem_capacity[PLAN_MAX_NODE_GROUPS];
+	bool mem_fits[PLAN_MAX_NODE_GROUPS];
+};
+
+static void groups_finish(struct groups_built *g, int pp)
+{
+	for (int k = 0; k < PLAN_MAX_NODE_GROUPS; k++) {
+		for (int s = 0; g->prog[k] && s < pp; s++)
+			program_finish(&g->prog[k][s]);
+		free(g->prog[k]);
+		inputs_destroy(g->vin[k]);
+	}
+	free(g->rank_prog);
+}
+
+/* Whether two programs have the same tasks (kind, stream, group) in the
+ * same order: ranks of one stage on different GPUs must replay the same
+ * schedule with other times. */
+static bool same_shape(const struct program *a, const struct program *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (a->t[i].kind != b->t[i].kind || a->t[i].stream != b->t[i].stream ||
+		    a->t[i].group != b->t[i].group)
+			return false;
+	return true;
+}
+
+/* Build each group's programs (priced by its GPU's roofline, or by the
+ * job's cost source where the GPU is the topology's) and point every rank
+ * at its own; each stage's memory becomes the fullest of its GPUs
+ * against that GPU's HBM (r->stage[s].mem, r->fits). */
+static int build_groups(const struct inputs *in, const struct plan *pl,
+			const struct placement *place, struct program *base, struct groups_built *g,
+			struct result *r, struct diag *d)
+{
+	const struct topology *topo = inputs_topology(in);
+	int nranks = place->nranks;
+	bool *need = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*need));
+	int *rg = xreallocarray(NULL, (size_t)nranks, sizeof(*rg));
+	double *cfwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*cfwd));
+	double *cbwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*cbwd));
+	int rc = -1;
+
+	for (int q = 0; q < nranks; q++) {
+		int c[DIM_N];
+		placement_coords(place, q, c);
+		rg[q] = plan_node_group(pl, topology_node_of(topo, q));
+		BUG_ON(rg[q] < 0, "rank %d on node %d outside the node groups", q, topology_node_of(topo, q));
+		need[rg[q] * pl->pp + c[DIM_PP]] = true;
+	}
+	for (int s = 0; s < pl->pp; s++)
+		r->stage[s].mem.fits = true;
+	bool first[PLAN_MAX_STAGES];
+	for (int s = 0; s < pl->pp; s++)
+		first[s] = true;
+	for (int k = 0; k < pl->ngroups; k++) {
+		const struct inputs *cin = in;
+		bool any = false;
+		for (int s = 0; s < pl->pp; s++)
+			any |= need[k * pl->pp + s];
+		if (!any)
+			continue;
+		if (memcmp(&pl->group[k].gpu, &topo->gpu, sizeof(topo->gpu)) != 0) {
+			g->vin[k] = inputs_with_gpu(in, &pl->group[k].gpu);
+			if (!g->vin[k]) {
+				diag_errf(d, "out of memory for node group %d", k);
+				goto out;
+			}
+			cin = g->vin[k];
+		}
+		g->prog[k] = xcalloc((size_t)pl->pp, sizeof(*g->prog[k]));
+		g->mem_fits[k] = true;
+		for (int s = 0; s < pl->pp; s++) {
+			struct stage_result sr;
+			program_init(&g->prog[k][s]);
+			if (!need[k * pl->pp + s])
+				continue;
+			if (simulate_build_program(cin, pl, s, &g->prog[k][s], &sr)) {
+				diag_errf(d, "cannot build the program of stage %d on node group %d (%s)", s, k,
+					  pl->group[k].gpu.name);
+				goto out;
+			}
+			BUG_ON(!same_shape(&g->prog[k][s], &base[s]),
+			       "stage %d's program on GPU '%s' has another shape than on '%s'", s,
+			       pl->group[k].gpu.name, topo->gpu.name);
+			if (sr.mem.total_bytes > g->mem_worst[k]) {
+				g->mem_worst[k] = sr.mem.total_bytes;
+				g->mem_capacity[k] = sr.mem.capacity_bytes;
+			}
+			g->mem_fits[k] = g->mem_fits[k] && sr.mem.fits;
+			cfwd[k * pl->pp + s] = sr.compute_fwd_s;
+			cbwd[k * pl->pp + s] = sr.compute_bwd_s;
+			/* memory: the stage's fullest GPU, relative to its own HBM */
+			struct mem_anatomy *mm = &r->stage[s].mem;
+			if (first[s] || sr.mem.total_bytes - sr.mem.capacity_bytes >
+					mm->total_bytes - mm->capacity_bytes) {
+				bool fits = first[s] ? sr.mem.fits : mm->fits && sr.mem.fits;
+				*mm = sr.mem;
+				mm->fits = fits;
+			} else
+				mm->fits = mm->fits && sr.mem.fits;
+			first[s] = false;
+		}
+	}
+	/* the stage's compute figures: its first rank's GPU */
+	for (int s = 0; s < pl->pp; s++) {
+		int k = rg[placement_rank(place, 0, 0, s)];
+		r->stage[s].compute_fwd_s = cfwd[k * pl->pp + s];
+		r->stage[s].compute_bwd_s = cbwd[k * pl->pp + s];
+	}
+	g->rank_prog = xreallocarray(NULL, (size_t)nranks, sizeof(*g->rank_prog));
+	for (int q = 0; q < nranks; q++) {
+		int c[DIM_N];
+		placement_coords(place, q, c);
+		g->rank_prog[q] = &g->prog[rg[q]][c[DIM_PP]];
+	}
+	rc = 0;
+out:
+	free(need);
+	free(rg);
+	free(cfwd);
+	free(cbwd);
+	return rc;
+}
+
+/* The node groups of the report, in node order (result.h). */
+static void group_stats(const struct plan *pl, const struct placement *place,
+			const struct topology *topo, const struct groups_built *gb, struct result *r)
+{
+	int node = 0;
+	r->ngroups = 0;
+	while (node < pl->nodes && r->ngroups < PLAN_MAX_NODE_GROUPS) {
+		int k = plan_node_group(pl, node);
+		struct group_result *gr = &r->group[r->ngroups];
+		r->group_index[r->ngroups++] = k;
+		memset(gr, 0, sizeof(*gr));
+		snprintf(gr->gpu, sizeof(gr->gpu), "%s", pl->group[k].gpu.name);
+		gr->first_node = node;
+		gr->nodes = pl->group[k].nodes;
+		gr->first_rank = node * topo->gpus_per_node;
+		gr->ranks = gr->nodes * topo->gpus_per_node;
+		gr->stage_lo = gr->stage_hi = -1;
+		gr->fits = gb->mem_fits[k];
+		gr->worst_total_bytes = gb->mem_worst[k];
+		gr->capacity_bytes = gb->mem_capacity[k];
+		for (int q = gr->first_rank; q < gr->first_rank + gr->ranks && q < r->eng.nranks; q++) {
+			int c[DIM_N];
+			placement_coords(place, q, c);
+			int s = c[DIM_PP];
+			if (gr->stage_lo < 0 || s < gr->stage_lo)
+				gr->stage_lo = s;
+			if (s > gr->stage_hi)
+				gr->stage_hi = s;
+			for (int cat = 0; cat < CAT_N; cat++)
+				gr->compute_s += r->eng.rank[q].compute_s[cat] / gr->ranks;
+		}
+		node += gr->nodes;
+	}
+}
+
+/* The throttling windows of the plan, one entry per rank and window
+ * (caller frees; NULL when none). */
+static struct engine_throttle *throttle_windows(const struct plan *pl, const struct topology *topo,
+						int nranks, int *n)
+{
+	*n = 0;
+	if (pl->nthrottle == 0)
+		return NULL;
+	struct engine_throttle *w = NULL;
+	size_t cap = 0;
+	for (int i = 0; i < pl->nthrottle; i++) {
+		const struct plan_throttle *t = &pl->throttle[i];
+		for (int q = 0; q < nranks; q++) {
+			bool on = t->n == 0;
+			for (int k = 0; k < t->n && !on; k++)
+				on = t->by_node ? topology_node_of(topo, q) == t->id[k] : q == t->id[k];
+			if (!on)
+				continue;
+			XGROW(w, cap, (size_t)*n + 1);
+			w[(*n)++] = (struct engine_throttle){ q, t->start_s, t->start_s + t->duration_s,
+							      t->factor };
+		}
+	}
+	return w;
+}
+
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d)
 {
@@ -1294,6 +1493,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	struct cost *cost = inputs_cost(in);
 	struct placement place;
 	struct program *progs = NULL, **pp = NULL;
+	struct groups_built grp = { 0 };
 	int rc = -1;
 	double t0 = now_s();
 
@@ -1324,6 +1524,8 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			goto out;
 		}
 	}
+	if (pl->ngroups > 0 && build_groups(in, pl, &place, progs, &grp, r, d))
+		goto out;
 	if (collect_ops(in, pl, cost, r)) {
 		diag_errf(d, "cannot list the kernels of the model");
 		goto out;
@@ -1347,6 +1549,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	bool fold = pl->fold == FOLD_ON ||
 		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
 		     !plan_has_stragglers(pl) && pl->ndegraded == 0 &&
+		     !plan_mixed_gpus(pl) && pl->nthrottle == 0 &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     !(pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree")));
@@ -1358,17 +1561,24 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	struct engine_ps ps = {
 		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
 		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
+		.async = pl->ps_async, .staleness = pl->ps_staleness,
 		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
 		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
 	};
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->dp_sync == DP_SYNC_PS) {
 		job.ps = &ps;
+		if (pl->ps_async)
+			job.repeat = pl->ps_iterations;
+	}
 	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	for (int i = 0; i < pl->ndegraded; i++)
 		deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
 						    pl->degraded[i].latency_factor };
 	job.degraded = deg;
 	job.ndegraded = pl->ndegraded;
+	job.rank_prog = grp.rank_prog;
+	struct engine_throttle *thr = throttle_windows(pl, topo, place.nranks, &job.nthrottle);
+	job.throttle = thr;
 	int nranks = place.nranks, nit = pl->iterations > 1 ? pl->iterations : 1;
 	double *speed = xreallocarray(NULL, (size_t)nranks, sizeof(*speed));
 	double *times = xcalloc((size_t)nit, sizeof(*times));
@@ -1385,8 +1595,11 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	free(speed);
 	free(times);
 	free(crit);
+	free(thr);
 	if (bad)
 		goto out;
+	for (int i = 0; i < r->eng.nranks; i++)
+		r->throttle_s += r->eng.rank[i].throttle_s;
 
 	r->params = model_params(m);
 	r->active_params = model_active_params(m);
@@ -1411,6 +1624,13 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
 	r->hardware_flops = builders[m->arch].hardware_flops(in, pl);
 	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->precision];
+	if (pl->ngroups > 0) {
+		/* the mean peak of the job's GPUs */
+		double sum = 0;
+		for (int g = 0; g < pl->ngroups; g++)
+			sum += (double)pl->group[g].nodes * pl->group[g].gpu.peak_flops[pl->precision];
+		r->peak_flops_per_gpu = sum / pl->nodes;
+	}
 	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / r->gpus / 1e12;
 	r->hardware_tflops_per_gpu = r->hardware_flops / r->iteration_s / r->gpus / 1e12;
 	r->mfu = r->model_tflops_per_gpu * 1e12 / r->peak_flops_per_gpu;
@@ -1431,6 +1651,20 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		}
 	}
 	r->shortfall_bytes = r->fits ? 0 : r->worst_total_bytes - topo->gpu.hbm_bytes;
+	if (pl->ngroups > 0) {
+		/* each stage was checked on every GPU holding it (build_groups()) */
+		double worst = -INFINITY;
+		for (int s = 0; s < pl->pp; s++) {
+			const struct mem_anatomy *mm = &r->stage[s].mem;
+			if (mm->total_bytes - mm->capacity_bytes > worst) {
+				worst = mm->total_bytes - mm->capacity_bytes;
+				r->worst_stage = s;
+				r->worst_total_bytes = mm->total_bytes;
+			}
+		}
+		r->shortfall_bytes = r->fits ? 0 : worst;
+		group_stats(pl, &place, topo, &grp, r);
+	}
 	for (int k = 0; k < CAT_N; k++) {
 		double sum = 0;
 		for (int i = 0; i < r->eng.nranks; i++)
@@ -1479,6 +1713,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	rc = 0;
 out:
 	r->sim_wall_s = now_s() - t0;
+	groups_finish(&grp, pl->pp);
 	for (int s = 0; s < pl->pp && progs; s++)
 		program_finish(&progs[s]);
 	free(progs);

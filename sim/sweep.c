@@ -71,8 +71,34 @@ json_t *sweep_range(const char *text, char *err, size_t n)
 	return arr;
 }
 
-/* Set v (stolen) at dotted path key in doc, creating objects on the way.
- * Returns 0, or -1 when a path component is not an object. */
+/* The index of path component tok in an array of n elements, or -1 when
+ * tok is not a decimal index below n. */
+static long array_index(const char *tok, size_t n)
+{
+	char *end;
+	if (!*tok || strspn(tok, "0123456789") != strlen(tok))
+		return -1;
+	long i = strtol(tok, &end, 10);
+	return i >= 0 && (size_t)i < n ? i : -1;
+}
+
+/* The child tok of o: an object's member or (a decimal index) an array's
+ * element; NULL if none. */
+static json_t *child_of(json_t *o, const char *tok)
+{
+	if (json_is_object(o))
+		return json_object_get(o, tok);
+	if (json_is_array(o)) {
+		long i = array_index(tok, json_array_size(o));
+		return i >= 0 ? json_array_get(o, (size_t)i) : NULL;
+	}
+	return NULL;
+}
+
+/* Set v (stolen) at dotted path key in doc, creating objects on the way;
+ * a component that is a decimal index goes into an existing array
+ * ("simulation.degraded_links.0.bw_factor"). Returns 0, or -1 when a
+ * path component is neither an object nor an element of an array. */
 static int set_path(json_t *doc, const char *key, json_t *v)
 {
 	char buf[256];
@@ -80,16 +106,25 @@ static int set_path(json_t *doc, const char *key, json_t *v)
 	json_t *o = doc;
 	char *save = NULL, *tok = strtok_r(buf, ".", &save), *next;
 	for (; tok && (next = strtok_r(NULL, ".", &save)); tok = next) {
-		json_t *c = json_object_get(o, tok);
-		if (!c) {
+		json_t *c = child_of(o, tok);
+		if (!c && json_is_object(o)) {
 			c = json_object();
 			json_object_set_new(o, tok, c);
 		}
-		if (!json_is_object(c)) {
+		if (!json_is_object(c) && !json_is_array(c)) {
 			json_decref(v);
 			return -1;
 		}
 		o = c;
+	}
+	if (json_is_array(o)) {
+		long i = array_index(tok, json_array_size(o));
+		if (i < 0) {
+			json_decref(v);
+			return -1;
+		}
+		json_array_set_new(o, (size_t)i, v);
+		return 0;
 	}
 	json_object_set_new(o, tok, v);
 	return 0;
@@ -105,7 +140,7 @@ static json_t *get_path(json_t *doc, const char *key, size_t len)
 	json_t *o = doc;
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
-		o = json_is_object(o) ? json_object_get(o, tok) : NULL;
+		o = child_of(o, tok);
 	return o;
 }
 

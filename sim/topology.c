@@ -289,6 +289,20 @@ out:
 	return out;
 }
 
+int topology_gpu_preset_load(const char *path, struct gpu_spec *out, struct diag *d)
+{
+	json_t *g = read_preset(path, d);
+	struct jobj jo;
+	if (!g)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	int before = diag_count(d);
+	jobj_init(&jo, g, path, "", d);
+	load_gpu_keys(&jo, out, 3);
+	json_decref(g);
+	return diag_count(d) == before ? 0 : -1;
+}
+
 int topology_gpu_preset_check(const char *path, struct diag *d)
 {
 	json_t *g = read_preset(path, d);

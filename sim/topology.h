@@ -169,6 +169,10 @@ int topology_use_gpus(struct topology *t, int used, const char *file, const char
  * object with a string per key citing where its number comes from.
  * Returns 0, or -1 after reporting every problem into d. */
 int topology_gpu_preset_check(const char *path, struct diag *d);
+/* Read a GPU preset file (checked as topology_gpu_preset_check() does)
+ * into out, as a topology's gpu would read. Returns 0, or -1 after
+ * reporting every problem into d. */
+int topology_gpu_preset_load(const char *path, struct gpu_spec *out, struct diag *d);
 void topology_destroy(struct topology *t);
 
 /* Per-direction bandwidth of one GPU's link to host memory (CPU

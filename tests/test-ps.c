@@ -25,6 +25,9 @@
 #include "simulate.h"
 #include "testutil.h"
 
+static void expect_error(const char *parallel, const char *extra, const char *topo, int nodes,
+			 const char *want_tail);
+
 #define P 8
 #define NIC_BPS (100e9 / 8)   /* 100 Gb/s */
 
@@ -159,6 +162,71 @@ Test(ps, dedicated_servers_share_their_nic_fan_in)
 		waitpid(pid, &st, 0);
 		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "case %s", c[i].ps);
 	}
+}
+
+/* Asynchronous servers, no straggler: the workers run in lockstep and all
+ * push their one bucket at once, so in round i worker j's update lands at
+ * position q_j of P; it pulled right after its round-(i-1) update, so its
+ * staleness is P - 1 + q_j(i) - q_j(i-1) (round 0: q_j, nothing pulled yet),
+ * and the mean over K rounds is ((P-1)/2 + (K-1)(P-1)) / K. */
+Test(ps, async_lockstep_staleness_is_p_minus_1)
+{
+	struct result r;
+	run_star("\"dp_sync\": \"ps\", \"ps\": { \"servers\": 1, \"mode\": \"async\", \"iterations\": 6 }",
+		 "ring", &r);
+	int K = 6;
+	cr_expect_eq(r.eng.ps_updates, (long)P * K);
+	double want = ((P - 1) / 2.0 + (K - 1) * (P - 1.0)) / K;
+	cr_expect_float_eq(r.eng.staleness_mean, want, 1e-9, "mean staleness %g, want %g",
+			   r.eng.staleness_mean, want);
+	cr_expect_leq(r.eng.staleness_max, 2 * (P - 1));
+	result_finish(&r);
+}
+
+/* One straggler at 1.5x: synchronous servers wait for it every bucket;
+ * asynchronous ones let the others run ahead (the job's rate is the mean
+ * of the workers'), and a staleness bound of 0 holds them back to within
+ * an iteration of it. Each in its own process. */
+static double straggler_iteration(const char *ps)
+{
+	char par[512];
+	snprintf(par, sizeof(par), "\"dp_sync\": \"ps\", \"ps\": { \"servers\": 2%s }", ps);
+	char *dir = tmp_dir(), text[4096];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": %d, \"parallel\": { %s },"
+		 " \"training\": { \"global_batch\": %d, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+		 " \"simulation\": { \"stragglers\": { \"ranks\": [3], \"slowdown\": 1.5 } } }\n",
+		 src_path("models/zoo/resnet50.json"), src_path("tests/data/topo-star-v100.json"), P, par,
+		 32 * P);
+	char *path = write_file(dir, "s.json", text), args[2048], *out = NULL;
+	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet --format json", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	char o[1100];
+	snprintf(o, sizeof(o), "%s/o", dir);
+	json_t *rep = load_report(o);
+	cr_assert(rep);
+	double it = jnum(rep, "summary/iteration_time_s");
+	json_decref(rep);
+	free(out), free(path), free(dir);
+	return it;
+}
+
+Test(ps, async_servers_let_workers_pass_a_straggler)
+{
+	double sync = straggler_iteration("");
+	double async = straggler_iteration(", \"mode\": \"async\", \"iterations\": 12");
+	double bound0 = straggler_iteration(", \"mode\": \"async\", \"staleness\": 0, \"iterations\": 12");
+	cr_log_info("straggler 1.5x: sync %.4f s, async %.4f s, async bound 0 %.4f s", sync, async, bound0);
+	cr_expect_lt(async, 0.8 * sync, "async %g vs sync %g", async, sync);
+	cr_expect_gt(bound0, async * 1.05, "bound 0 %g vs unbounded %g", bound0, async);
+	cr_expect_leq(bound0, sync * (1 + 1e-9));
+}
+
+Test(ps, rejects_async_keys_in_sync_mode)
+{
+	expect_error("\"dp_sync\": \"ps\", \"ps\": { \"staleness\": 2 }", "", "topologies/v100-1gpu-edr.json", 2,
+		     "/parallel/ps: error: staleness and iterations apply to mode \"async\" only, got mode \"sync\"");
 }
 
 /* Bad input: the exact message. */

@@ -193,7 +193,8 @@ Test(whatif, rejects_iterations_without_draws)
 {
 	expect_error("\"iterations\": 10, \"stragglers\": { \"ranks\": [1], \"slowdown\": 2 }", 2,
 		     "/simulation/iterations: error: samples straggler draws: needs stragglers with "
-		     "distribution \"normal\" or \"lognormal\" (every iteration would be the same), got 10 "
+		     "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the "
+		     "same), got 10 "
 		     "iterations");
 }
 

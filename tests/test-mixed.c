@@ -1,0 +1,433 @@
+/* test-mixed: mixed GPUs (node_groups), throttling windows, empirical
+ * straggler samples and sweeps over what-if keys, through the scenario
+ * path.
+ *
+ * Two GPU presets written here: "fast", and "slow" with every peak and
+ * the HBM bandwidth halved; both with no kernel launch cost, so that the
+ * roofline (models/cost_roofline.c: max(FLOPs / (peak eff), bytes / (bw
+ * eff)) + launch, the efficiencies a function of the work only) prices
+ * every kernel exactly twice as long on "slow". Closed forms:
+ *   GPipe, 2 stages, stage 1 on slow (the slower stage), m micro-batches,
+ *   links of no latency and unbounded bandwidth: stage 1 computes back to
+ *   back from the first activation on, so
+ *     iteration = F0 + m (F1 + B1) + max(B0 + O0, O1)
+ *   (Fs, Bs: stage s's forward and backward of one micro-batch, Os its
+ *   optimizer step: stage 0's after its last backward, stage 1's right
+ *   after its own);
+ *   data parallelism over P one-GPU nodes, half of them slow, one bucket
+ *   reduced after backward: every rank waits for the slow replicas, so
+ *     iteration = C_slow + ring,  C_slow = 2 C_fast
+ *   (C: a rank's compute, optimizer included; ring as in test-whatif.c);
+ *   a throttling window [a, a + d) of factor f inside a rank's compute
+ *   adds d (1 - 1/f) to it (work runs at 1/f inside the window).
+ * One simulation per test (SimGrid runs once per process). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "model.h"
+#include "program.h"
+#include "scenario.h"
+#include "simulate.h"
+#include "testutil.h"
+
+#define P 8
+#define NIC_BPS (100e9 / 8)
+
+/* A GPU preset: V100-like, peaks and HBM bandwidth divided by div. */
+static char *write_gpu(const char *dir, const char *name, double div, double hbm_GB)
+{
+	char text[2048], file[64];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.gpu\", \"schema_version\": \"1.0\", \"name\": \"%s\","
+		 " \"peak_tflops\": { \"fp32\": %.17g, \"fp16\": %.17g, \"bf16\": %.17g },"
+		 " \"hbm_GB\": %g, \"hbm_bw_GBps\": %.17g, \"sm_count\": 80, \"memory_reserved_GB\": 1.0,"
+		 " \"efficiency\": { \"gemm_max\": 0.8, \"gemm_half_GFLOP\": 0.1, \"attention_max\": 0.5,"
+		 " \"mem_max\": 0.85, \"mem_half_MB\": 0.9, \"kernel_launch_us\": 0, \"gemm_tile\": [128, 128] },"
+		 " \"sources\": { \"name\": \"test fixture\" } }\n",
+		 name, 15.7 / div, 125 / div, 125 / div, hbm_GB, 900 / div);
+	snprintf(file, sizeof(file), "%s.json", name);
+	return write_file(dir, file, text);
+}
+
+/* A star of one-GPU nodes; ideal: no latency, unbounded links. */
+static char *write_star(const char *dir, bool ideal)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.topology\", \"schema_version\": \"1.4\", \"name\": \"star\","
+		 " \"source\": \"test fixture\", \"gpu\": \"fast.json\","
+		 " \"node\": { \"gpus\": 1, \"intra\": { \"kind\": \"pcie\", \"bw_GBps\": 1000, \"latency_us\": %s },"
+		 " \"nics\": { \"count\": 1, \"bw_Gbps\": %s, \"latency_us\": %s } },"
+		 " \"fabric\": { \"kind\": \"nonblocking\", \"latency_us\": %s } }\n",
+		 ideal ? "0" : "1.0", ideal ? "1e9" : "100", ideal ? "0" : "1.0", ideal ? "0" : "0.5");
+	return write_file(dir, "star.json", text);
+}
+
+struct run {
+	char *dir;
+	struct scenario *sc;
+	struct result r;
+};
+
+/* Load body (the scenario's keys after schema, model and topology) and
+ * simulate it. */
+static void run(struct run *x, const char *model, bool ideal, double slow_hbm_GB, const char *body)
+{
+	char text[4096];
+	x->dir = tmp_dir();
+	free(write_gpu(x->dir, "fast", 1, 32));
+	free(write_gpu(x->dir, "slow", 2, slow_hbm_GB));
+	free(write_star(x->dir, ideal));
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"star.json\", %s }\n", src_path(model), body);
+	char *path = write_file(x->dir, "s.json", text);
+	struct diag d;
+	diag_init(&d, stderr);
+	x->sc = scenario_load(path, &d);
+	cr_assert(x->sc, "%s", diag_text(&d));
+	cr_assert_eq(simulate_run(x->sc->in, &x->sc->plan, &x->r, &d), 0, "%s", diag_text(&d));
+	diag_finish(&d);
+	free(path);
+}
+
+static void run_finish(struct run *x)
+{
+	result_finish(&x->r);
+	scenario_destroy(x->sc);
+	free(x->dir);
+}
+
+static double compute_of(const struct result *r, int rank, int from, int to)
+{
+	double c = 0;
+	for (int k = from; k <= to; k++)
+		c += r->eng.rank[rank].compute_s[k];
+	return c;
+}
+
+/* ResNet-50 data parallelism on the star, one bucket after backward. */
+static const char *dp_body(char *buf, size_t n, const char *extra)
+{
+	snprintf(buf, n,
+		 "\"node_groups\": [ { \"nodes\": %d, \"gpu\": \"fast.json\" }, { \"nodes\": %d, \"gpu\": \"slow.json\" } ],"
+		 " \"training\": { \"global_batch\": %d, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+		 " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 }%s",
+		 P / 2, P / 2, 32 * P, extra);
+	return buf;
+}
+
+Test(mixed, two_stage_pipeline_with_a_half_speed_stage_matches_the_closed_form)
+{
+	struct run x;
+	run(&x, "models/zoo/llama2-7b.json", true, 32,
+	    "\"node_groups\": [ { \"nodes\": 1, \"gpu\": \"fast.json\" }, { \"nodes\": 1, \"gpu\": \"slow.json\" } ],"
+	    " \"parallel\": { \"pp\": 2, \"schedule\": \"gpipe\" },"
+	    " \"training\": { \"seq_len\": 512, \"global_batch\": 8, \"micro_batch\": 1, \"precision\": \"bf16\","
+	    " \"attention\": \"unfused\" }");
+	const struct result *r = &x.r;
+	int m = 8;
+	/* stage 1 priced on slow: exactly twice its price on fast (the topology's GPU) */
+	struct program p;
+	struct stage_result sr;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(x.sc->in, &x.sc->plan, 1, &p, &sr), 0);
+	cr_expect_float_eq(r->stage[1].compute_fwd_s, 2 * sr.compute_fwd_s, 1e-12 * sr.compute_fwd_s);
+	cr_expect_float_eq(r->stage[1].compute_bwd_s, 2 * sr.compute_bwd_s, 1e-12 * sr.compute_bwd_s);
+	program_finish(&p);
+	double f0 = compute_of(r, 0, CAT_FORWARD, CAT_FORWARD) / m;
+	double b0 = compute_of(r, 0, CAT_BACKWARD, CAT_BACKWARD) / m;
+	double o0 = compute_of(r, 0, CAT_OPTIMIZER, CAT_OPTIMIZER);
+	double t1 = compute_of(r, 1, CAT_FORWARD, CAT_BACKWARD) / m;
+	cr_assert_gt(t1, f0 + b0, "stage 1 must be the slower one");
+	double o1 = compute_of(r, 1, CAT_OPTIMIZER, CAT_OPTIMIZER);
+	double want = f0 + m * t1 + fmax(b0 + o0, o1);
+	cr_expect_float_eq(r->iteration_s, want, 1e-6 * want, "%.9g s, closed form %.9g s", r->iteration_s, want);
+	cr_expect_not(r->folded);
+	cr_expect_eq(r->ngroups, 2);
+	cr_expect_str_eq(r->group[1].gpu, "slow");
+	cr_expect_eq(r->group[1].stage_lo, 1);
+	cr_expect_eq(r->group[1].stage_hi, 1);
+	run_finish(&x);
+}
+
+Test(mixed, data_parallelism_runs_at_the_slow_replicas_pace)
+{
+	struct run x;
+	char body[2048];
+	run(&x, "models/zoo/resnet50.json", false, 32, dp_body(body, sizeof(body), ""));
+	const struct result *r = &x.r;
+	double cf = compute_of(r, 0, 0, CAT_N - 1), cs = compute_of(r, P - 1, 0, CAT_N - 1);
+	cr_expect_float_eq(cs, 2 * cf, 1e-9 * cs, "slow %.9g s, fast %.9g s", cs, cf);
+	const struct topology *t = inputs_topology(x.sc->in);
+	double alpha = topology_path_latency(t, 0, 1);
+	double n = model_params(inputs_model(x.sc->in)) * 4;
+	double ring = 2.0 * (P - 1) * alpha + 2.0 * (P - 1) / P * n / NIC_BPS;
+	cr_expect_float_eq(r->iteration_s, cs + ring, 1e-6 * r->iteration_s, "%.9g vs %.9g + %.9g",
+			   r->iteration_s, cs, ring);
+	cr_expect_float_eq(r->group[0].compute_s, cf, 1e-9 * cf);
+	cr_expect_float_eq(r->group[1].compute_s, cs, 1e-9 * cs);
+	/* the mean peak of the job's GPUs */
+	cr_expect_float_eq(r->peak_flops_per_gpu, 0.75 * 15.7e12, 1e-9 * 15.7e12);
+	run_finish(&x);
+}
+
+Test(mixed, fast_first_numbers_the_fast_group_first)
+{
+	struct run x;
+	run(&x, "models/zoo/resnet50.json", false, 32,
+	    "\"node_order\": \"fast_first\","
+	    " \"node_groups\": [ { \"nodes\": 3, \"gpu\": \"slow.json\" }, { \"nodes\": 5, \"gpu\": \"fast.json\" } ],"
+	    " \"training\": { \"global_batch\": 256, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+	    " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 }");
+	const struct result *r = &x.r;
+	cr_expect_eq(r->group_index[0], 1);
+	cr_expect_str_eq(r->group[0].gpu, "fast");
+	cr_expect_eq(r->group[0].first_rank, 0);
+	cr_expect_eq(r->group[0].ranks, 5);
+	cr_expect_eq(r->group[1].first_node, 5);
+	double c0 = compute_of(r, 0, 0, CAT_N - 1), c7 = compute_of(r, 7, 0, CAT_N - 1);
+	cr_expect_float_eq(c7, 2 * c0, 1e-9 * c7);
+	run_finish(&x);
+}
+
+Test(mixed, memory_is_checked_against_each_gpus_own_hbm)
+{
+	struct run x;
+	char body[2048];
+	/* the slow GPU has 2 GB: ResNet-50 at 32 images in fp32 does not fit */
+	run(&x, "models/zoo/resnet50.json", false, 2, dp_body(body, sizeof(body), ""));
+	const struct result *r = &x.r;
+	cr_expect(r->group[0].fits);
+	cr_expect_not(r->group[1].fits);
+	cr_expect_float_eq(r->group[1].capacity_bytes, 2e9, 1);
+	cr_expect_float_eq(r->group[0].capacity_bytes, 32e9, 1);
+	cr_expect_not(r->fits);
+	cr_expect_float_eq(r->stage[0].mem.capacity_bytes, 2e9, 1);
+	cr_expect_float_eq(r->shortfall_bytes, r->stage[0].mem.total_bytes - 2e9, 1);
+	run_finish(&x);
+}
+
+Test(mixed, throttling_window_adds_its_closed_form)
+{
+	struct run x;
+	char body[2048];
+	/* rank 0 (fast; the slow replicas pace the step) throttled 2x for 20 ms
+	 * from 10 ms, and rank 7 (slow) 3x for 5 ms from 50 ms */
+	run(&x, "models/zoo/resnet50.json", false, 32,
+	    dp_body(body, sizeof(body),
+		    ", \"simulation\": { \"throttle\": [ { \"ranks\": [0], \"start_s\": 0.01, \"duration_s\": 0.02,"
+		    " \"factor\": 2 }, { \"nodes\": [7], \"start_s\": 0.05, \"duration_s\": 0.005, \"factor\": 3 } ] }"));
+	const struct result *r = &x.r;
+	double c0 = compute_of(r, 0, 0, CAT_N - 1), c1 = compute_of(r, 1, 0, CAT_N - 1);
+	double c6 = compute_of(r, 6, 0, CAT_N - 1), c7 = compute_of(r, 7, 0, CAT_N - 1);
+	cr_assert_gt(c1, 0.03, "the window must lie inside the compute");
+	cr_expect_float_eq(c0, c1 + 0.02 * (1 - 1 / 2.0), 1e-9 * c0, "%.9g vs %.9g", c0, c1);
+	cr_expect_float_eq(c7, c6 + 0.005 * (1 - 1 / 3.0), 1e-9 * c7, "%.9g vs %.9g", c7, c6);
+	cr_expect_float_eq(r->throttle_s, 0.01 + 0.005 * 2 / 3.0, 1e-9);
+	const struct topology *t = inputs_topology(x.sc->in);
+	double n = model_params(inputs_model(x.sc->in)) * 4;
+	double ring = 2.0 * (P - 1) * topology_path_latency(t, 0, 1) + 2.0 * (P - 1) / P * n / NIC_BPS;
+	cr_expect_float_eq(r->iteration_s, c7 + ring, 1e-6 * r->iteration_s);
+	cr_expect_not(r->folded);
+	run_finish(&x);
+}
+
+Test(mixed, throttling_every_rank_on_one_gpu)
+{
+	struct run x;
+	/* one node, no communication: the iteration is the compute, a window
+	 * straddling task edges priced piecewise */
+	run(&x, "models/zoo/resnet50.json", false, 32,
+	    "\"nodes\": 1, \"training\": { \"global_batch\": 32, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+	    " \"simulation\": { \"throttle\": [ { \"start_s\": 0.0123, \"duration_s\": 0.0311, \"factor\": 1.7 } ] }");
+	const struct result *r = &x.r;
+	double c = r->stage[0].compute_fwd_s + r->stage[0].compute_bwd_s;
+	double opt = compute_of(r, 0, CAT_OPTIMIZER, CAT_OPTIMIZER);
+	cr_assert_gt(c, 0.0123 + 0.0311);
+	double want = c + opt + 0.0311 * (1 - 1 / 1.7);
+	cr_expect_float_eq(r->iteration_s, want, 1e-9 * want, "%.12g vs %.12g", r->iteration_s, want);
+	run_finish(&x);
+}
+
+Test(mixed, empirical_with_one_sample_equals_fixed)
+{
+	struct run x;
+	run(&x, "models/zoo/resnet50.json", false, 32,
+	    "\"nodes\": 8, \"training\": { \"global_batch\": 256, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+	    " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 },"
+	    " \"simulation\": { \"stragglers\": { \"ranks\": [5], \"distribution\": \"empirical\", \"samples\": [1.5] } }");
+	const struct result *r = &x.r;
+	double c5 = compute_of(r, 5, 0, CAT_N - 1), c0 = compute_of(r, 0, 0, CAT_N - 1);
+	cr_expect_float_eq(c5, 1.5 * c0, 1e-9 * c5);
+	cr_expect_eq(r->critical_rank[0], 5);
+	run_finish(&x);
+}
+
+Test(mixed, empirical_draws_come_from_the_samples)
+{
+	struct plan p;
+	plan_init(&p);
+	p.straggler_fraction = 1;
+	p.straggler_dist = STRAG_EMPIRICAL;
+	p.nstraggler_samples = 3;
+	p.straggler_samples[0] = 1.1, p.straggler_samples[1] = 1.3, p.straggler_samples[2] = 2.0;
+	double f[64];
+	int seen[3] = { 0 };
+	for (int it = 0; it < 20; it++) {
+		plan_straggler_factors(&p, 64, it, f);
+		for (int q = 0; q < 64; q++) {
+			int k = f[q] == 1.1 ? 0 : f[q] == 1.3 ? 1 : f[q] == 2.0 ? 2 : -1;
+			cr_assert_geq(k, 0, "rank %d drew %g", q, f[q]);
+			seen[k]++;
+		}
+	}
+	/* 1280 uniform draws: each sample about a third */
+	for (int k = 0; k < 3; k++)
+		cr_expect(seen[k] > 380 && seen[k] < 480, "sample %d drawn %d times", k, seen[k]);
+}
+
+Test(mixed, sweep_over_slowdown_is_monotone)
+{
+	char *dir = tmp_dir(), text[4096], args[2048];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 4, \"training\": { \"global_batch\": 128, \"micro_batch\": 32,"
+		 " \"precision\": \"fp32\" }, \"simulation\": { \"stragglers\": { \"ranks\": [2], \"slowdown\": 1 },"
+		 " \"degraded_links\": [ { \"link\": \"nic1_0\", \"bw_factor\": 1 } ] } }\n",
+		 src_path("models/zoo/resnet50.json"), src_path("tests/data/topo-star-v100.json"));
+	free(write_file(dir, "base.json", text));
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"name\": \"s\", \"base\": \"base.json\","
+		 " \"axes\": { \"simulation.stragglers.slowdown\": [1, 1.25, 1.5, 2],"
+		 " \"simulation.degraded_links.0.bw_factor\": [1, 0.25] } }\n");
+	char *sw = write_file(dir, "sweep.json", text);
+	snprintf(args, sizeof(args), "sweep '%s' --out '%s/o' --quiet", sw, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(text, sizeof(text), "%s/o/points.jsonl", dir);
+	FILE *f = fopen(text, "r");
+	cr_assert(f);
+	double t[8] = { 0 };
+	int n = 0;
+	char line[65536];
+	while (n < 8 && fgets(line, sizeof(line), f)) {
+		json_t *o = json_loads(line, 0, NULL);
+		cr_assert(o, "%s", line);
+		json_t *it = json_object_get(json_object_get(o, "summary"), "iteration_time_s");
+		if (!it)
+			it = json_object_get(o, "iteration_time_s");
+		cr_assert(json_is_number(it), "%s", line);
+		t[n++] = json_number_value(it);
+		json_decref(o);
+	}
+	fclose(f);
+	cr_assert_eq(n, 8);
+	/* row-major: bw_factor varies fastest */
+	for (int i = 1; i < 4; i++) {
+		cr_expect_gt(t[2 * i], t[2 * (i - 1)], "slowdown step %d: %.9g <= %.9g", i, t[2 * i], t[2 * (i - 1)]);
+		cr_expect_gt(t[2 * i + 1], t[2 * (i - 1) + 1]);
+	}
+	for (int i = 0; i < 4; i++)
+		cr_expect_gt(t[2 * i + 1], t[2 * i], "a NIC at 1/4 must cost time");
+	free(sw), free(dir);
+}
+
+/* Exit 3 and exactly "path: want_tail" on stderr. */
+static void expect_error(const char *body, const char *want_tail)
+{
+	char *dir = tmp_dir(), args[2048], *err = NULL, text[4096], want[4096];
+	free(write_gpu(dir, "fast", 1, 32));
+	free(write_gpu(dir, "slow", 2, 32));
+	free(write_star(dir, false));
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"star.json\", \"training\": { \"global_batch\": 64, \"micro_batch\": 32,"
+		 " \"precision\": \"fp32\" }, %s }\n", src_path("models/zoo/resnet50.json"), body);
+	char *path = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet", path, dir);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: %s\n", path, want_tail);
+	cr_expect_str_eq(err, want);
+	free(err), free(path), free(dir);
+}
+
+Test(mixed, rejects_nodes_other_than_the_groups)
+{
+	expect_error("\"nodes\": 1, \"node_groups\": [ { \"nodes\": 1, \"gpu\": \"fast.json\" },"
+		     " { \"nodes\": 1, \"gpu\": \"slow.json\" } ]",
+		     "/nodes: error: must equal the node groups' 2 nodes, got 1");
+}
+
+Test(mixed, rejects_node_order_without_groups)
+{
+	expect_error("\"nodes\": 2, \"node_order\": \"fast_first\"",
+		     "/node_order: error: orders node groups: needs node_groups");
+}
+
+Test(mixed, rejects_a_missing_gpu_preset)
+{
+	expect_error("\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"/nonexistent/none.json\" } ]",
+		     "/node_groups/0/gpu: error: referenced file '/nonexistent/none.json' cannot be read "
+		     "(No such file or directory)");
+}
+
+Test(mixed, rejects_forced_folding_with_mixed_gpus)
+{
+	expect_error("\"simulation\": { \"fold\": \"on\" }, \"node_groups\": [ { \"nodes\": 1, \"gpu\": \"fast.json\" },"
+		     " { \"nodes\": 1, \"gpu\": \"slow.json\" } ]",
+		     "/simulation/fold: error: node groups with different GPUs make ranks differ: \"on\" "
+		     "cannot be used with them");
+}
+
+Test(mixed, rejects_a_throttle_factor_below_one)
+{
+	expect_error("\"nodes\": 2, \"simulation\": { \"throttle\": [ { \"ranks\": [1], \"start_s\": 0,"
+		     " \"duration_s\": 1, \"factor\": 0.5 } ] }",
+		     "/simulation/throttle/0/factor: error: expected a slowdown factor >= 1 (compute time x "
+		     "factor), got 0.5");
+}
+
+Test(mixed, rejects_a_throttled_rank_outside_the_job)
+{
+	expect_error("\"nodes\": 2, \"simulation\": { \"throttle\": [ { \"ranks\": [0, 2], \"start_s\": 0,"
+		     " \"duration_s\": 1, \"factor\": 2 } ] }",
+		     "/simulation/throttle/0/ranks/1: error: expected a rank below the job's 2, got 2");
+}
+
+Test(mixed, rejects_empirical_without_samples)
+{
+	expect_error("\"nodes\": 2, \"simulation\": { \"stragglers\": { \"ranks\": [1], \"distribution\": \"empirical\" } }",
+		     "/simulation/stragglers: error: distribution \"empirical\" needs samples or "
+		     "samples_file (one of them)");
+}
+
+Test(mixed, rejects_samples_for_another_distribution)
+{
+	expect_error("\"nodes\": 2, \"simulation\": { \"stragglers\": { \"ranks\": [1], \"slowdown\": 2,"
+		     " \"samples\": [1.5] } }",
+		     "/simulation/stragglers/samples: error: applies to distribution \"empirical\" only, "
+		     "got \"fixed\"");
+}
+
+Test(mixed, reads_samples_from_a_csv_file)
+{
+	char *dir = tmp_dir(), text[1024];
+	free(write_file(dir, "samples.csv", "slowdown\n1.5\n"));
+	struct run x;
+	x.dir = NULL;
+	snprintf(text, sizeof(text),
+		 "\"nodes\": 8, \"training\": { \"global_batch\": 256, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+		 " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 },"
+		 " \"simulation\": { \"stragglers\": { \"ranks\": [5], \"distribution\": \"empirical\","
+		 " \"samples_file\": \"%s/samples.csv\" } }", dir);
+	run(&x, "models/zoo/resnet50.json", false, 32, text);
+	double c5 = compute_of(&x.r, 5, 0, CAT_N - 1), c0 = compute_of(&x.r, 0, 0, CAT_N - 1);
+	cr_expect_float_eq(c5, 1.5 * c0, 1e-9 * c5);
+	cr_expect_eq(x.sc->plan.nstraggler_samples, 1);
+	run_finish(&x);
+	free(dir);
+}
