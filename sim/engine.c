@@ -1099,7 +1099,7 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 	sg_barrier_wait(bar);
 	comm_busy(S, ri, p->sm_channels, +1);
 	int nc = 0;
-	if (S->job->fold) {
+	if (S->job->fold_exact) {
 		/* one simulated member posts every flow of the group and of its
 		 * mirror groups, host to host; the others wait at the barrier */
 		if (posts_group(S, mem, n, ri->rank)) {
@@ -1147,7 +1147,8 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 		}
 		for (int i = i0; i < i1; i++) {
 			const struct coll_flow *f = &p->flows[by_dst[i]];
-			c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
+			if (S->active[f->src]) /* a folded source sends nothing */
+				c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
 		}
 	}
 	sg_comm_wait_all(a->comms, (size_t)nc);
@@ -1254,7 +1255,7 @@ static void stream_main(int argc, char **argv)
 								       &ri->post_s[ti], (long)ceil(t->bytes));
 				/* the mirrors start with the message: now if its
 				 * receive is posted, else when it is */
-				if (S->job->fold && S->ri[peer].nrecv[t->dir] > ri->nsent[t->dir])
+				if (S->job->fold_exact && S->ri[peer].nrecv[t->dir] > ri->nsent[t->dir])
 					mirror_p2p_post(S, ri, t->dir, t->bytes);
 				ri->nsent[t->dir]++;
 				ri->st->sent_bytes[t->cat] += t->bytes;
@@ -1263,7 +1264,7 @@ static void stream_main(int argc, char **argv)
 			}
 			case TASK_RECV: {
 				peer = p2p_peer(S, ri, t->dir, false);
-				if (S->job->fold && S->ri[peer].nsent[t->dir] > ri->nrecv[t->dir])
+				if (S->job->fold_exact && S->ri[peer].nsent[t->dir] > ri->nrecv[t->dir])
 					mirror_p2p_post(S, &S->ri[peer], t->dir, t->bytes);
 				ri->nrecv[t->dir]++;
 				const double *post = sg_mailbox_get(p2p_mailbox(t->dir, peer, ri->rank));
@@ -1332,6 +1333,14 @@ static void sampler_main(int argc, char **argv)
 	}
 }
 
+static void sink_main(int argc, char **argv)
+{
+	sg_mailbox_t mb = sg_actor_self_get_data();
+	(void)argc, (void)argv;
+	for (;;)
+		sg_mailbox_get(mb);
+}
+
 /* ---- setup --------------------------------------------------------- */
 
 static bool g_initialised;
@@ -1385,6 +1394,70 @@ static sg_host_t host_of(int rank)
 	char name[32];
 	snprintf(name, sizeof(name), "g%d", rank);
 	return sg_host_by_name(name);
+}
+
+/* Create a daemon sink for every mailbox a simulated rank sends collective
+ * flows on to a folded rank, standing in for the folded receiver. */
+static int make_sinks(struct sim *S)
+{
+	const struct placement *pl = S->job->pl;
+	size_t scap = 1024, nset = 0;
+	sg_mailbox_t *set = xcalloc(scap, sizeof(*set));
+	int rc = 0;
+
+	for (int r = 0; r < pl->nranks && !rc; r++) {
+		struct rank_inst *ri = &S->ri[r];
+		if (!ri->prog)
+			continue;
+		for (int i = 0; i < ri->prog->n && !rc; i++) {
+			const struct task *t = &ri->prog->t[i];
+			if (t->kind != TASK_COLL)
+				continue;
+			const int *mem = ri->grp[t->group];
+			int n = ri->ngrp[t->group];
+			if (n <= 1 || t->bytes <= 0)
+				continue;
+			int *bd;
+			struct coll_plan *p = plan_get(S, t->group, mem, n, t->op,
+						       t->bytes * t->count, &bd);
+			if (!p) {
+				rc = -1;
+				break;
+			}
+			int o0 = lower(p, NULL, r, false), o1 = lower(p, NULL, r + 1, false);
+			for (int k = o0; k < o1; k++) {
+				int dst = p->flows[k].dst;
+				if (S->active[dst])
+					continue;
+				sg_mailbox_t mb = coll_mailbox(t->stream, r, dst);
+				size_t h = ((size_t)mb >> 4) % scap;
+				while (set[h] && set[h] != mb)
+					h = (h + 1) % scap;
+				if (set[h])
+					continue;
+				set[h] = mb;
+				if (++nset * 2 > scap) { /* grow and rehash */
+					size_t ncap = scap * 2;
+					sg_mailbox_t *ns = xcalloc(ncap, sizeof(*ns));
+					for (size_t q = 0; q < scap; q++)
+						if (set[q]) {
+							size_t g = ((size_t)set[q] >> 4) % ncap;
+							while (ns[g])
+								g = (g + 1) % ncap;
+							ns[g] = set[q];
+						}
+					free(set);
+					set = ns;
+					scap = ncap;
+				}
+				char name[64];
+				snprintf(name, sizeof(name), "sink_%d_%d_%d", t->stream, r, dst);
+				start_actor(name, host_of(dst), sink_main, mb, true);
+			}
+		}
+	}
+	free(set);
+	return rc;
 }
 
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d)
@@ -1451,7 +1524,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
 				used[placement_stage_peer(pl, r, c[DIM_PP] + dlt)] = 1;
 	}
-	if (job->fold && fold_closure(&S, used)) {
+	if (job->fold_exact && fold_closure(&S, used)) {
 		free(grp);
 		free(used);
 		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
@@ -1505,7 +1578,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			goto out;
 		}
 		resolve_groups(&S, ri);
-		if (job->fold) {
+		if (job->fold_exact) {
 			mirror_p2p_list(&S, ri, P2P_FWD);
 			mirror_p2p_list(&S, ri, P2P_BWD);
 		}
@@ -1531,6 +1604,10 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		}
 	}
 	S.args = xcalloc((size_t)S.nargs + 1, sizeof(*S.args));
+	if (job->fold && !job->fold_exact && make_sinks(&S)) {
+		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
+		goto out;
+	}
 	S.clock = xcalloc((size_t)N, sizeof(*S.clock));
 	if (job->ps && job->ps->async)
 		S.ps_upd = xcalloc((size_t)N * (S.ps_nb + 1), sizeof(*S.ps_upd));

@@ -150,6 +150,7 @@ struct engine_job {
 	struct program *const *stage_prog;  /* [pp], one template per stage */
 	const char *coll_algo;               /* "auto", "ring", ... */
 	bool fold;
+	bool fold_exact;        /* folded exactly: whole groups and mirror traffic (engine.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 	const struct engine_observer *obs;   /* NULL: none */

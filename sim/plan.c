@@ -11,7 +11,7 @@
 #include "platform.h"
 #include "xalloc.h"
 
-const char *const plan_fold_names[] = { "auto", "on", "off", NULL };
+const char *const plan_fold_names[] = { "auto", "on", "off", "exact", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
 const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
 const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };
@@ -510,7 +510,7 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 	if (p->ep > 1)
 		diag_err(d, f, "/parallel/dp_sync", "parameter servers with expert parallelism are not "
 			 "supported (ep = %d)", p->ep);
-	if (p->fold == FOLD_ON)
+	if ((p->fold == FOLD_ON || p->fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "parameter servers are simulated with every rank: "
 			 "\"on\" cannot be used with dp_sync \"ps\"");
 	long group = p->dp > 0 ? (long)p->dp * p->cp : gpus;
@@ -543,12 +543,12 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 				 p->straggler_rank[i]);
 		}
-	if ((plan_has_stragglers(p) || p->ndegraded > 0) && p->fold == FOLD_ON)
+	if ((plan_has_stragglers(p) || p->ndegraded > 0) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make ranks differ: "
 			 "\"on\" cannot be used with them");
 	if (p->sensitivity && p->ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
-	if (plan_mixed_gpus(p) && p->fold == FOLD_ON)
+	if (plan_mixed_gpus(p) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ: "
 			 "\"on\" cannot be used with them");
 	if (p->ngroups > 0) {
@@ -576,7 +576,7 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 					 w->by_node ? "node" : "rank", lim, w->id[k]);
 			}
 	}
-	if (p->nthrottle > 0 && p->fold == FOLD_ON)
+	if (p->nthrottle > 0 && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ: "
 			 "\"on\" cannot be used with them");
 	if (p->iterations > 1 && !(plan_has_stragglers(p) && p->straggler_dist != STRAG_FIXED))

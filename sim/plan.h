@@ -139,7 +139,7 @@
  * memory, about 100 bytes each; 30 M is about 3 GB. */
 #define PLAN_MAX_TASKS 30000000L
 
-enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF };
+enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF, FOLD_EXACT };
 
 /* CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity, Rajbhandari
  * et al. 2021): where the optimizer state and the parameters live. */

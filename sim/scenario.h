@@ -129,7 +129,7 @@
  *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing
  *   moe.capacity_factor           number   -       model's       expert capacity in balanced loads,
  *                                                                tokens beyond it dropped; 0 = dropless
- *   simulation.fold               string   -       "auto"        auto | on | off (see engine.h)
+ *   simulation.fold               string   -       "auto"        auto | on | off | exact (see engine.h)
  *   simulation.iterations         int      -       1             iterations sampled (straggler draws):
  *                                                                P50/P95/P99 of the iteration time and
  *                                                                the ranks on the critical path

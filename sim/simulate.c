@@ -1539,23 +1539,33 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	r->roofline_ops = xstrdup(names);
 
 	/* Folding needs identical replicas and a symmetric fabric: decided from
-	 * the fabric's symmetry under this node count, not from its kind. It
-	 * is exact there (tests/test-fold.c) but for one case: a forced tree
-	 * with a pipeline. A tree loads its members' NICs unequally, so the
-	 * pipeline messages that share those NICs make the data-parallel
-	 * replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x PP 2: folded
-	 * 0.42985 s, unfolded 0.43004 s), and one replica cannot stand for
-	 * the others: every rank is simulated. */
-	bool fold = pl->fold == FOLD_ON ||
+	 * the fabric's symmetry under this node count, not from its kind.
+	 * "auto" and "on" fold cheaply: the representative's own flows, daemon
+	 * sinks for its folded peers (within about 1e-4 of the unfolded run
+	 * for ring and auto, more for a tree across switches). "exact"
+	 * (engine.c, "folding") posts whole groups and the mirror traffic that
+	 * can meet simulated flows, equal to the unfolded run to 1e-9
+	 * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
+	 * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
+	 * is not exact even so, and "exact" simulates every rank there: a
+	 * forced tree with a pipeline. A tree loads its members' NICs
+	 * unequally, so the pipeline messages that share those NICs make the
+	 * data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
+	 * PP 2: folded 0.42985 s, unfolded 0.43004 s). */
+	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
+	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp) ||
 		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
 		     !plan_has_stragglers(pl) && pl->ndegraded == 0 &&
 		     !plan_mixed_gpus(pl) && pl->nthrottle == 0 &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
-		     !(pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree")));
+		     /* a forced tree is not exact folded beyond one switch (the
+		      * residue of issue 16): simulate every rank */
+		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
+				  .fold_exact = fold && pl->fold == FOLD_EXACT,
 				  .sm_count = (int)topo->gpu.sm_count,
 				  .interference_factor = cost_interference(cost), .obs = obs };
 	struct engine_ps ps = {

@@ -1,6 +1,7 @@
-/* test-fold: a folded simulation (one rank per stage simulated, its
- * replicas' traffic posted where it can meet simulated traffic) gives the
- * iteration time of the full simulation, to 1e-9, on symmetric fabrics:
+/* test-fold: an exactly folded simulation (simulation.fold "exact": one
+ * rank per stage simulated, its replicas' traffic posted where it can meet
+ * simulated traffic) gives the iteration time of the full simulation, to
+ * 1e-9, on symmetric fabrics:
  * fat trees 1:1, 2:1 and 3:1, a rail fabric, placements across leaves,
  * for ring, tree, hierarchical and auto (engine.c, "folding").
  *
@@ -18,7 +19,7 @@ static void fold_equals_full(const char *topo, int nodes, int tp, int dp, int pp
 			     const char *algo, const char *order)
 {
 	char *d = tmp_dir(), text[2048], args[4096];
-	const char *fold[2] = { "on", "off" };
+	const char *fold[2] = { "exact", "off" };
 	char *path[2];
 	for (int i = 0; i < 2; i++) {
 		snprintf(text, sizeof(text),
@@ -98,10 +99,10 @@ Test(fold, ring_and_auto_everywhere_with_pipelines_across_leaves, .timeout = 600
 	fold_equals_full(FT1, 8, 8, 4, 2, "hierarchical", "tp,dp,pp");
 }
 
-/* Where folding is not exact it is not chosen by default: a tree with a
- * pipeline loads the data-parallel replicas' NICs unequally (forced on,
+/* Where folding cannot be exact, "exact" simulates every rank: a tree with
+ * a pipeline loads the data-parallel replicas' NICs unequally (folded,
  * this case gives 0.42985 s against 0.43004 s unfolded). */
-Test(fold, auto_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
+Test(fold, exact_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
 {
 	char *d = tmp_dir(), text[2048], args[4096], *err = NULL;
 	snprintf(text, sizeof(text),
@@ -109,7 +110,7 @@ Test(fold, auto_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
 		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":10,"
 		 "\"parallel\":{\"tp\":8,\"dp\":5,\"pp\":2},"
 		 "\"training\":{\"seq_len\":2048,\"global_batch\":20,\"micro_batch\":1},"
-		 "\"communication\":{\"algorithm\":\"tree\"}}",
+		 "\"communication\":{\"algorithm\":\"tree\"},\"simulation\":{\"fold\":\"exact\"}}",
 		 src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-a100.json"));
 	char *p = write_file(d, "t.json", text);
 	snprintf(args, sizeof(args), "run %s --out %s/t --quiet --format json", p, d);
