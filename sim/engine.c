@@ -1396,6 +1396,39 @@ static sg_host_t host_of(int rank)
 	return sg_host_by_name(name);
 }
 
+/* Mark in used the GPUs the simulated ranks' collective flows go to
+ * (what run_coll posts when folding is not exact). */
+static int mark_flow_peers(struct sim *S, unsigned char *used)
+{
+	const struct placement *pl = S->job->pl;
+
+	for (int r = 0; r < pl->nranks; r++) {
+		if (!S->active[r])
+			continue;
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		struct rank_inst ri = { .rank = r };
+		resolve_groups(S, &ri);
+		const struct program *prog = S->job->rank_prog ? S->job->rank_prog[r]
+							       : S->job->stage_prog[c[DIM_PP]];
+		for (int i = 0; i < prog->n; i++) {
+			const struct task *t = &prog->t[i];
+			int n = ri.ngrp[t->group];
+			if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0)
+				continue;
+			int *bd;
+			struct coll_plan *p = plan_get(S, t->group, ri.grp[t->group], n, t->op,
+						       t->bytes * t->count, &bd);
+			if (!p)
+				return -1;
+			int o1 = lower(p, NULL, r + 1, false);
+			for (int k = lower(p, NULL, r, false); k < o1; k++)
+				used[p->flows[k].dst] = 1;
+		}
+	}
+	return 0;
+}
+
 /* Create a daemon sink for every mailbox a simulated rank sends collective
  * flows on to a folded rank, standing in for the folded receiver. */
 static int make_sinks(struct sim *S)
@@ -1509,13 +1542,18 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	S.stamp = xcalloc((size_t)N, sizeof(*S.stamp));
 	for (int g = 0; g < GROUP_N && job->fold; g++)
 		S.isig[g] = xcalloc((size_t)N, sizeof(*S.isig[g]));
+	/* cheap folding posts only the simulated ranks' own flows: the
+	 * platform needs their destinations, not every member of their
+	 * groups (building every node made the load quadratic: SimGrid
+	 * checks each new name against the whole platform) */
+	bool narrow = job->fold && !job->fold_exact && !job->ps;
 	for (int r = 0; r < N; r++) {
 		if (!S.active[r])
 			continue;
 		int c[DIM_N];
 		placement_coords(pl, r, c);
 		used[r] = 1;
-		for (int g = 0; g < GROUP_N; g++) {
+		for (int g = 0; g < GROUP_N && !narrow; g++) {
 			int n = placement_group(pl, g, r, grp);
 			for (int i = 0; i < n; i++)
 				used[grp[i]] = 1;
@@ -1524,7 +1562,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
 				used[placement_stage_peer(pl, r, c[DIM_PP] + dlt)] = 1;
 	}
-	if (job->fold_exact && fold_closure(&S, used)) {
+	if ((job->fold_exact && fold_closure(&S, used)) || (narrow && mark_flow_peers(&S, used))) {
 		free(grp);
 		free(used);
 		diag_errf(d, "cannot plan a collective with algorithm '%s'", job->coll_algo);
