@@ -137,28 +137,10 @@ fail:
 	return NULL;
 }
 
-struct verdict {
-	bool ok;
-	double worst, got, want;
-};
-
-static void judge(struct verdict *v, double got, double want, double lim)
-{
-	const double ratio = fabs(got - want) / lim;
-
-	if (!(fabs(got - want) <= lim))
-		v->ok = false;
-	if (!(ratio <= v->worst)) {
-		v->worst = ratio;
-		v->got = got;
-		v->want = want;
-	}
-}
-
 /* Checks forward (bwd = false) or backward results of head `hd`, rows /
  * columns `idx[0..n)`. */
 static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, int n,
-		      struct verdict *v)
+		      struct calib_verdict *v)
 {
 	const size_t s = (size_t)a->sh.seq, d = (size_t)a->sh.head_dim;
 	const size_t base = (size_t)hd * s * d, sbase = (size_t)hd * s * s;
@@ -197,7 +179,7 @@ static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, in
 			for (j = 0; j < s; j++) {
 				const double ref = j <= r ? exp(tmp[j] - mx) / sum : 0.0;
 
-				judge(v, row[j], ref, ATTN_TOL * fabs(ref) + 1e-6);
+				calib_judge(v, row[j], ref, ATTN_TOL * fabs(ref) + 1e-6, NULL);
 			}
 			for (t = 0; t < d; t++) {
 				double ref = 0.0, sq = 0.0;
@@ -209,7 +191,7 @@ static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, in
 					ref += pr;
 					sq += pr * pr;
 				}
-				judge(v, res[t], ref, ATTN_TOL * (sqrt(sq) + fabs(ref)) + 1e-6);
+				calib_judge(v, res[t], ref, ATTN_TOL * (sqrt(sq) + fabs(ref)) + 1e-6, NULL);
 			}
 			continue;
 		}
@@ -235,8 +217,8 @@ static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, in
 			for (j = 0; j < s; j++) {
 				const double ref = row[j] * (tmp[j] - dot);
 
-				judge(v, row2[j], ref,
-				      ATTN_TOL * (fabs(ref) + fabs(row[j]) * (fabs(tmp[j]) + fabs(dot))) + 1e-6);
+				calib_judge(v, row2[j], ref,
+					    ATTN_TOL * (fabs(ref) + fabs(row[j]) * (fabs(tmp[j]) + fabs(dot))) + 1e-6, NULL);
 			}
 		}
 		{
@@ -260,9 +242,9 @@ static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, in
 					rk += pk; sq_k += pk * pk;
 					rv += pv; sq_v += pv * pv;
 				}
-				judge(v, dq[t], rq, ATTN_TOL * (sqrt(sq_q) + fabs(rq)) + 1e-6);
-				judge(v, dk[t], rk, ATTN_TOL * (sqrt(sq_k) + fabs(rk)) + 1e-6);
-				judge(v, dv[t], rv, ATTN_TOL * (sqrt(sq_v) + fabs(rv)) + 1e-6);
+				calib_judge(v, dq[t], rq, ATTN_TOL * (sqrt(sq_q) + fabs(rq)) + 1e-6, NULL);
+				calib_judge(v, dk[t], rk, ATTN_TOL * (sqrt(sq_k) + fabs(rk)) + 1e-6, NULL);
+				calib_judge(v, dv[t], rv, ATTN_TOL * (sqrt(sq_v) + fabs(rv)) + 1e-6, NULL);
 			}
 			free(dq);
 			free(dk);
@@ -279,7 +261,7 @@ out:
 
 static int check_attn(struct attn *a, bool bwd)
 {
-	struct verdict v = { true, 0.0, 0.0, 0.0 };
+	struct calib_verdict v = { true, 0.0, 0.0, 0.0, NULL };
 	const int s = a->sh.seq;
 	int idx[512], n = 0, h, r;
 	long long heads[2] = { 0, a->bh - 1 };

@@ -205,32 +205,13 @@ static double eps_of(enum calib_dtype dt)
 	return dt == CALIB_FP32 ? 1e-5 : dt == CALIB_FP16 ? 4e-3 : 2e-2;
 }
 
-struct verdict {
-	bool ok;
-	double worst;		/* largest |err| / limit */
-	double got, want;
-};
-
-static void judge(struct verdict *v, double got, double want, double lim)
-{
-	const double ratio = fabs(got - want) / lim;
-
-	if (!(fabs(got - want) <= lim))
-		v->ok = false;
-	if (!(ratio <= v->worst)) {
-		v->worst = ratio;
-		v->got = got;
-		v->want = want;
-	}
-}
-
 static double gelu_ref(double x)
 {
 	return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
 /* Checks row r of the output against the CPU reference. */
-static int check_row(struct mem *m, size_t r, struct verdict *v)
+static int check_row(struct mem *m, size_t r, struct calib_verdict *v)
 {
 	const size_t n = m->row, e0 = r * n;
 	const double eps = eps_of(m->dt);
@@ -246,7 +227,7 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 		for (j = 0; j < n; j++) {
 			const double ref = gelu_ref(in0[j] + in1[j]);
 
-			judge(v, out[j], ref, eps * (1.0 + fabs(ref)));
+			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
 		}
 		break;
 	case MK_BIAS_SWIGLU:
@@ -257,7 +238,7 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 			const double g = in0[j] + in1[j], u = in0[n + j] + in1[n + j];
 			const double ref = g / (1.0 + exp(-g)) * u;
 
-			judge(v, out[j], ref, eps * (1.0 + fabs(ref)));
+			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
 		}
 		break;
 	case MK_LN_FWD:
@@ -278,12 +259,12 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 		for (j = 0; j < n; j++) {
 			const double ref = (in0[j] - mu) * rs * in1[j] + (ln ? in2[j] : 0.0);
 
-			judge(v, out[j], ref, eps * (1.0 + fabs(ref)));
+			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
 		}
 		/* Saved statistics are fp32 whatever the data type. */
-		judge(v, st1[0], rs, 1e-4 * fabs(rs));
+		calib_judge(v, st1[0], rs, 1e-4 * fabs(rs), NULL);
 		if (ln)
-			judge(v, st0[0], mu, 1e-5);
+			calib_judge(v, st0[0], mu, 1e-5, NULL);
 		break;
 	}
 	case MK_LN_BWD: {
@@ -308,7 +289,7 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 			const double ref = rs * (g - sg - xhat * sgx);
 			const double scale = fabs(rs) * (fabs(g) + fabs(sg) + fabs(xhat * sgx)) + 1.0;
 
-			judge(v, out[j], ref, eps * (scale + fabs(ref)) + 1e-5 * scale);
+			calib_judge(v, out[j], ref, eps * (scale + fabs(ref)) + 1e-5 * scale, NULL);
 		}
 		break;
 	}
@@ -325,7 +306,7 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 		for (j = 0; j < n; j++) {
 			const double ref = j < valid ? exp(in0[j] - mx) / s : 0.0;
 
-			judge(v, out[j], ref, eps * fabs(ref) + 1e-7);
+			calib_judge(v, out[j], ref, eps * fabs(ref) + 1e-7, NULL);
 		}
 		break;
 	}
@@ -342,8 +323,8 @@ static int check_row(struct mem *m, size_t r, struct verdict *v)
 		for (j = 0; j < n; j++) {
 			const double ref = in0[j] * (in1[j] - s);
 
-			judge(v, out[j], ref,
-			      eps * (fabs(ref) + fabs(in0[j]) * (1.0 + sqrt(sq))) + 1e-6);
+			calib_judge(v, out[j], ref,
+				    eps * (fabs(ref) + fabs(in0[j]) * (1.0 + sqrt(sq))) + 1e-6, NULL);
 		}
 		break;
 	}
@@ -362,7 +343,7 @@ out:
 }
 
 /* dgamma / dbeta of layernorm_bwd, all columns, from all rows. */
-static int check_ln_wgrad(struct mem *m, struct verdict *v)
+static int check_ln_wgrad(struct mem *m, struct calib_verdict *v)
 {
 	const size_t n = m->row, e = m->rows * n;
 	double *dy = fetch(m, 0, 0, e), *x = fetch(m, 1, 0, e);
@@ -386,8 +367,8 @@ static int check_ln_wgrad(struct mem *m, struct verdict *v)
 			sb += d * d;
 		}
 		/* fp32 sums in another order: eps 1e-5 whatever the dtype. */
-		judge(v, dg[j], g, 1e-5 * (sqrt(sg) + fabs(g)) + 1e-5);
-		judge(v, db[j], b, 1e-5 * (sqrt(sb) + fabs(b)) + 1e-5);
+		calib_judge(v, dg[j], g, 1e-5 * (sqrt(sg) + fabs(g)) + 1e-5, NULL);
+		calib_judge(v, db[j], b, 1e-5 * (sqrt(sb) + fabs(b)) + 1e-5, NULL);
 	}
 	rc = 0;
 out:
@@ -402,7 +383,7 @@ out:
 
 static int check_mem(struct mem *m, bool all_rows)
 {
-	struct verdict v = { true, 0.0, 0.0, 0.0 };
+	struct calib_verdict v = { true, 0.0, 0.0, 0.0, NULL };
 	size_t r, rows_checked = 0;
 
 	if (cuda_failed(cudaStreamSynchronize(m->c->stream), mk_names[m->kind]))

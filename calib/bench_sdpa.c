@@ -653,30 +653,10 @@ fail:
 	return NULL;
 }
 
-struct verdict {
-	bool ok;
-	double worst, got, want;
-	const char *where;
-};
-
-static void judge(struct verdict *v, double got, double want, double lim, const char *where)
-{
-	const double ratio = fabs(got - want) / lim;
-
-	if (!(fabs(got - want) <= lim))
-		v->ok = false;
-	if (!(ratio <= v->worst)) {
-		v->worst = ratio;
-		v->got = got;
-		v->want = want;
-		v->where = where;
-	}
-}
-
 /* Checks the forward (bwd = false) or backward results of head `hd`, rows
  * idx[0..n). */
 static int check_head(const struct sdpa *a, bool bwd, long long hd, const int *idx, int n,
-		      struct verdict *v)
+		      struct calib_verdict *v)
 {
 	const size_t s = (size_t)a->sh.seq, d = (size_t)a->sh.head_dim, base = (size_t)hd * s * d;
 	double *q = fetch(a, BQ, KERNELS_BF16, base, s * d);
@@ -707,20 +687,20 @@ static int check_head(const struct sdpa *a, bool bwd, long long hd, const int *i
 			if (!bwd) {
 				attn_ref_fwd_row(&h, (int)r, r1, &l, m1);
 				for (size_t t = 0; t < d; t++)
-					judge(v, o[r * d + t], r1[t],
+					calib_judge(v, o[r * d + t], r1[t],
 					      SDPA_TOL * (m1[t] + fabs(r1[t])) + 1e-6, "O");
-				judge(v, lse[r], l, SDPA_LSE_TOL * (1.0 + fabs(l)), "Stats");
+				calib_judge(v, lse[r], l, SDPA_LSE_TOL * (1.0 + fabs(l)), "Stats");
 				continue;
 			}
 			attn_ref_dq_row(&h, (int)r, r1, m1);
 			for (size_t t = 0; t < d; t++)
-				judge(v, dq[r * d + t], r1[t], SDPA_TOL * (m1[t] + fabs(r1[t])) + 1e-6,
+				calib_judge(v, dq[r * d + t], r1[t], SDPA_TOL * (m1[t] + fabs(r1[t])) + 1e-6,
 				      "dQ");
 			attn_ref_dkv_row(&h, (int)r, r1, m1, r2, m2);
 			for (size_t t = 0; t < d; t++) {
-				judge(v, dk[r * d + t], r1[t], SDPA_TOL * (m1[t] + fabs(r1[t])) + 1e-6,
+				calib_judge(v, dk[r * d + t], r1[t], SDPA_TOL * (m1[t] + fabs(r1[t])) + 1e-6,
 				      "dK");
-				judge(v, dv[r * d + t], r2[t], SDPA_TOL * (m2[t] + fabs(r2[t])) + 1e-6,
+				calib_judge(v, dv[r * d + t], r2[t], SDPA_TOL * (m2[t] + fabs(r2[t])) + 1e-6,
 				      "dV");
 			}
 		}
@@ -735,7 +715,7 @@ out:
 
 static int check(struct sdpa *a, bool bwd)
 {
-	struct verdict v = { true, 0.0, 0.0, 0.0, "-" };
+	struct calib_verdict v = { true, 0.0, 0.0, 0.0, "-" };
 	const int s = a->sh.seq;
 	int idx[512], n = 0;
 	const long long heads[2] = { 0, a->bh - 1 };

@@ -8,6 +8,7 @@
  * Errors follow the house format "ddlsim-calib: error: what went wrong
  * 'subject'".
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,20 @@ int calib_add(struct calib *c, const struct calib_point *pt)
 	}
 	c->points[c->npoints++] = *pt;
 	return 0;
+}
+
+void calib_judge(struct calib_verdict *v, double got, double want, double lim, const char *where)
+{
+	const double ratio = fabs(got - want) / lim;
+
+	if (!(fabs(got - want) <= lim))
+		v->ok = false;
+	if (!(ratio <= v->worst)) {
+		v->worst = ratio;
+		v->got = got;
+		v->want = want;
+		v->where = where;
+	}
 }
 
 int calib_check(struct calib *c, bool ok, const char *fmt, ...)

@@ -149,6 +149,19 @@ int calib_add(struct calib *c, const struct calib_point *pt);
  * arguments.  In self-test mode prints "ok ..." or "FAIL ...", counts it
  * and returns 0.  Otherwise prints nothing on success and an error on
  * failure, and returns -1 on failure so that the caller aborts. */
+/* The running verdict of a correctness check: every compared value is
+ * judged against its limit; worst is the largest |got - want| / limit seen,
+ * with that comparison's got, want and where (a label, or NULL). */
+struct calib_verdict {
+	bool ok;
+	double worst, got, want;
+	const char *where;
+};
+
+/* Judge one value: v->ok goes false when |got - want| > lim (or either is
+ * NaN); the worst ratio so far is kept. */
+void calib_judge(struct calib_verdict *v, double got, double want, double lim, const char *where);
+
 int calib_check(struct calib *c, bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

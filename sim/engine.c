@@ -1396,8 +1396,39 @@ static sg_host_t host_of(int rank)
 	return sg_host_by_name(name);
 }
 
+/* Call fn for every flow rank r posts in its collectives (program prog,
+ * groups grp / ngrp) when folding is not exact: its own flows of each
+ * collective's plan. Returns -1 if a plan cannot be made, else 0. */
+static int each_own_flow(struct sim *S, int r, const struct program *prog,
+			 const int *const *grp, const int *ngrp,
+			 void (*fn)(void *ctx, const struct task *t, int dst), void *ctx)
+{
+	for (int i = 0; i < prog->n; i++) {
+		const struct task *t = &prog->t[i];
+		int n = ngrp[t->group];
+		if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0)
+			continue;
+		int *bd;
+		struct coll_plan *p = plan_get(S, t->group, grp[t->group], n, t->op,
+					       t->bytes * t->count, &bd);
+		if (!p)
+			return -1;
+		int o1 = lower(p, NULL, r + 1, false);
+		for (int k = lower(p, NULL, r, false); k < o1; k++)
+			fn(ctx, t, p->flows[k].dst);
+	}
+	return 0;
+}
+
+static void mark_dst(void *ctx, const struct task *t, int dst)
+{
+	(void)t;
+	((unsigned char *)ctx)[dst] = 1;
+}
+
 /* Mark in used the GPUs the simulated ranks' collective flows go to
- * (what run_coll posts when folding is not exact). */
+ * (what run_coll posts when folding is not exact), before the platform
+ * and the rank instances exist. */
 static int mark_flow_peers(struct sim *S, unsigned char *used)
 {
 	const struct placement *pl = S->job->pl;
@@ -1411,22 +1442,49 @@ static int mark_flow_peers(struct sim *S, unsigned char *used)
 		resolve_groups(S, &ri);
 		const struct program *prog = S->job->rank_prog ? S->job->rank_prog[r]
 							       : S->job->stage_prog[c[DIM_PP]];
-		for (int i = 0; i < prog->n; i++) {
-			const struct task *t = &prog->t[i];
-			int n = ri.ngrp[t->group];
-			if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0)
-				continue;
-			int *bd;
-			struct coll_plan *p = plan_get(S, t->group, ri.grp[t->group], n, t->op,
-						       t->bytes * t->count, &bd);
-			if (!p)
-				return -1;
-			int o1 = lower(p, NULL, r + 1, false);
-			for (int k = lower(p, NULL, r, false); k < o1; k++)
-				used[p->flows[k].dst] = 1;
-		}
+		if (each_own_flow(S, r, prog, ri.grp, ri.ngrp, mark_dst, used))
+			return -1;
 	}
 	return 0;
+}
+
+/* make_sinks' state: the mailboxes that have a sink (open addressing). */
+struct sink_set {
+	const struct sim *S;
+	int rank;
+	size_t cap, n;
+	sg_mailbox_t *mb;
+};
+
+static void sink_add(void *ctx, const struct task *t, int dst)
+{
+	struct sink_set *ss = ctx;
+	if (ss->S->active[dst])
+		return;
+	sg_mailbox_t mb = coll_mailbox(t->stream, ss->rank, dst);
+	size_t h = ((size_t)mb >> 4) % ss->cap;
+	while (ss->mb[h] && ss->mb[h] != mb)
+		h = (h + 1) % ss->cap;
+	if (ss->mb[h])
+		return;
+	ss->mb[h] = mb;
+	if (++ss->n * 2 > ss->cap) { /* grow and rehash */
+		size_t ncap = ss->cap * 2;
+		sg_mailbox_t *ns = xcalloc(ncap, sizeof(*ns));
+		for (size_t q = 0; q < ss->cap; q++)
+			if (ss->mb[q]) {
+				size_t g = ((size_t)ss->mb[q] >> 4) % ncap;
+				while (ns[g])
+					g = (g + 1) % ncap;
+				ns[g] = ss->mb[q];
+			}
+		free(ss->mb);
+		ss->mb = ns;
+		ss->cap = ncap;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "sink_%d_%d_%d", t->stream, ss->rank, dst);
+	start_actor(name, host_of(dst), sink_main, mb, true);
 }
 
 /* Create a daemon sink for every mailbox a simulated rank sends collective
@@ -1434,62 +1492,17 @@ static int mark_flow_peers(struct sim *S, unsigned char *used)
 static int make_sinks(struct sim *S)
 {
 	const struct placement *pl = S->job->pl;
-	size_t scap = 1024, nset = 0;
-	sg_mailbox_t *set = xcalloc(scap, sizeof(*set));
+	struct sink_set ss = { .S = S, .cap = 1024, .mb = xcalloc(1024, sizeof(sg_mailbox_t)) };
 	int rc = 0;
 
 	for (int r = 0; r < pl->nranks && !rc; r++) {
 		struct rank_inst *ri = &S->ri[r];
 		if (!ri->prog)
 			continue;
-		for (int i = 0; i < ri->prog->n && !rc; i++) {
-			const struct task *t = &ri->prog->t[i];
-			if (t->kind != TASK_COLL)
-				continue;
-			const int *mem = ri->grp[t->group];
-			int n = ri->ngrp[t->group];
-			if (n <= 1 || t->bytes <= 0)
-				continue;
-			int *bd;
-			struct coll_plan *p = plan_get(S, t->group, mem, n, t->op,
-						       t->bytes * t->count, &bd);
-			if (!p) {
-				rc = -1;
-				break;
-			}
-			int o0 = lower(p, NULL, r, false), o1 = lower(p, NULL, r + 1, false);
-			for (int k = o0; k < o1; k++) {
-				int dst = p->flows[k].dst;
-				if (S->active[dst])
-					continue;
-				sg_mailbox_t mb = coll_mailbox(t->stream, r, dst);
-				size_t h = ((size_t)mb >> 4) % scap;
-				while (set[h] && set[h] != mb)
-					h = (h + 1) % scap;
-				if (set[h])
-					continue;
-				set[h] = mb;
-				if (++nset * 2 > scap) { /* grow and rehash */
-					size_t ncap = scap * 2;
-					sg_mailbox_t *ns = xcalloc(ncap, sizeof(*ns));
-					for (size_t q = 0; q < scap; q++)
-						if (set[q]) {
-							size_t g = ((size_t)set[q] >> 4) % ncap;
-							while (ns[g])
-								g = (g + 1) % ncap;
-							ns[g] = set[q];
-						}
-					free(set);
-					set = ns;
-					scap = ncap;
-				}
-				char name[64];
-				snprintf(name, sizeof(name), "sink_%d_%d_%d", t->stream, r, dst);
-				start_actor(name, host_of(dst), sink_main, mb, true);
-			}
-		}
+		ss.rank = r;
+		rc = each_own_flow(S, r, ri->prog, ri->grp, ri->ngrp, sink_add, &ss);
 	}
-	free(set);
+	free(ss.mb);
 	return rc;
 }
 
