@@ -4,10 +4,12 @@
  * models and topologies can be checked in one call. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "diag.h"
+#include "engine.h"
 #include "jload.h"
 #include "model.h"
 #include "profile.h"
@@ -18,13 +20,19 @@
 
 void cmd_validate_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim validate FILE...\n\n"
+	fprintf(f, "usage: ddlsim validate FILE...\n"
+		   "       ddlsim validate --platform NODES TOPOLOGY\n\n"
 		   "Checks scenario, model, topology, calibration profile, sweep and goal files (the kind\n"
 		   "comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
 		   "checked with the model and topology it references and its plan.\n\n"
-		   "example:\n"
-		   "  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n\n"
-		   "exit codes: 0 all valid, 2 usage, 3 some file is invalid\n");
+		   "--platform NODES  also build the simulator's platform of NODES nodes of one topology file\n"
+		   "                  with every GPU (what a run without folding builds) and print how long\n"
+		   "                  it took\n\n"
+		   "examples:\n"
+		   "  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n"
+		   "  ddlsim validate --platform 2048 topologies/dgx-h100-fattree3.json\n\n"
+		   "exit codes: 0 all valid, 1 the platform could not be built, 2 usage, 3 some file is\n"
+		   "invalid\n");
 }
 
 static int validate_one(const char *path, struct diag *d)
@@ -61,11 +69,41 @@ static int validate_one(const char *path, struct diag *d)
 	return diag_count(d) == before ? 0 : -1;
 }
 
+/* `--platform NODES TOPOLOGY`: load the topology, build its platform. */
+static int validate_platform(const char *arg, const char *path)
+{
+	char *end;
+	long nodes = strtol(arg, &end, 10);
+	if (end == arg || *end || nodes < 1 || nodes > TOPO_MAX_NODES)
+		return cli_usage_error("--platform expects a node count from 1 to %d, got '%s'",
+				       TOPO_MAX_NODES, arg);
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(path, &d);
+	double s = 0;
+	long hosts = 0;
+	int rc = EXIT_INPUT;
+	if (t) {
+		rc = engine_platform_load(t, (int)nodes, &s, &hosts, &d) ? EXIT_FAIL : EXIT_OK;
+		if (rc == EXIT_OK)
+			printf("%s: ok, platform of %ld nodes (%ld GPUs) built in %.3f s\n", path,
+			       nodes, hosts, s);
+	}
+	topology_destroy(t);
+	diag_finish(&d);
+	return rc;
+}
+
 int cmd_validate(int argc, char **argv)
 {
 	struct diag d;
 	int bad = 0;
 
+	if (argc >= 2 && !strcmp(argv[1], "--platform")) {
+		if (argc != 4)
+			return cli_usage_error("'validate --platform' needs a node count and one topology file");
+		return validate_platform(argv[2], argv[3]);
+	}
 	if (argc < 2)
 		return cli_usage_error("'validate' needs at least one file");
 	for (int i = 1; i < argc; i++)

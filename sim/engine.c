@@ -1898,6 +1898,20 @@ int engine_collective_sweep(const struct topology *t, int nodes, const int *rank
 	return engine_collective_run(t, nodes, ranks, n, algo, pts, npts, d);
 }
 
+int engine_platform_load(const struct topology *t, int nodes, double *platform_s, long *hosts,
+			 struct diag *d)
+{
+	if (g_initialised)
+		return diag_errf(d, "the simulation engine runs once per process");
+	g_initialised = true;
+	if (topology_check_nodes(t, nodes, d))
+		return -1;
+	if (start_simgrid(t, nodes, NULL, NULL, true, platform_s, d))
+		return -1;
+	*hosts = (long)sg_host_count();
+	return 0;
+}
+
 int engine_collective_run(const struct topology *t, int nodes, const int *ranks, int n,
 			  const char *algo, struct engine_coll_point *pts, int npts,
 			  struct diag *d)

@@ -185,6 +185,14 @@ struct engine_result {
  * default: `ddlsim run` of one scenario turns it on unless --quiet). */
 void engine_set_progress(bool on);
 
+/* Build the SimGrid platform of nodes nodes of t with every GPU (what an
+ * unfolded run builds) and simulate nothing: *platform_s is the time it
+ * took, *hosts the GPUs made. `ddlsim validate --platform`, the benchmark
+ * of platform load. Returns 0, or -1 after reporting into d (too many
+ * nodes, SimGrid rejected it, second call in a process). */
+int engine_platform_load(const struct topology *t, int nodes, double *platform_s, long *hosts,
+			 struct diag *d);
+
 /* Simulate one iteration of job. Returns 0, or -1 after reporting into d
  * (second call in a process, platform error, deadlock). */
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d);

@@ -19,6 +19,8 @@
  *                      (nodes/64)^2) routes;
  *   fat tree           a zone per leaf ("leaf<k>", gateway "leaf<k>_sw"),
  *                      for 3 levels a zone per pod ("pod<p>") above them.
+ * Zones without a used GPU (nodes, leaves, pods, groups) are left out,
+ * with their links and routes: no route between used GPUs crosses them.
  * SimGrid forbids empty routes, so the route from a node to its group's
  * switch zone crosses a zero-latency FATPIPE link ("grp<k>_nop"), which
  * changes neither latency nor bandwidth. In a zone, child zones come first,
@@ -333,7 +335,16 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 	}
 	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
 	char id[32], fab[32], sw[32], nop[32], name[40];
+	/* only the groups that hold a used GPU: nothing routes through the others */
+	bool *gu = xreallocarray(NULL, (size_t)groups, sizeof(*gu));
 	for (int k = 0; k < groups; k++) {
+		gu[k] = false;
+		for (int n = k * GROUP_NODES; n < (k + 1) * GROUP_NODES && n < nodes && !gu[k]; n++)
+			gu[k] = node_used(t, n);
+	}
+	for (int k = 0; k < groups; k++) {
+		if (!gu[k])
+			continue;
 		snprintf(id, sizeof(id), "grp%d", k);
 		snprintf(fab, sizeof(fab), "grp%d_f", k);
 		snprintf(sw, sizeof(sw), "grp%d_sw", k);
@@ -346,12 +357,16 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 	}
 	write_ps_zones(f);
 	for (int a = 0; a < groups; a++) {
+		if (!gu[a])
+			continue;
 		snprintf(name, sizeof(name), "fabric_%d", a);
 		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
 			 t->fabric_latency_s, true);
 	}
 	for (int a = 0; a < groups; a++)
 		for (int b = a + 1; b < groups; b++) {
+			if (!gu[a] || !gu[b])
+				continue;
 			snprintf(name, sizeof(name), "fabric_%d", a);
 			char za[32], zb[32], ra[40], rb[40];
 			snprintf(za, sizeof(za), "grp%d", a);
@@ -362,11 +377,14 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 		}
 	for (int a = 0; a < groups; a++) {
 		char za[32], ra[40];
+		if (!gu[a])
+			continue;
 		snprintf(name, sizeof(name), "fabric_%d", a);
 		snprintf(za, sizeof(za), "grp%d", a);
 		snprintf(ra, sizeof(ra), "grp%d_sw_r", a);
 		route_ps(f, za, ra, name, 0);
 	}
+	free(gu);
 }
 
 static void write_leaf(const struct topology *t, int leaf, int nodes, SINK *f, const char *ind)
@@ -384,20 +402,46 @@ static void write_leaf(const struct topology *t, int leaf, int nodes, SINK *f, c
 	f->zone_end(f->ctx);
 }
 
+static bool leaf_used(const struct topology *t, int leaf, int nodes)
+{
+	int npl = t->ft_nodes_per_leaf;
+	for (int n = leaf * npl; n < (leaf + 1) * npl && n < nodes; n++)
+		if (node_used(t, n))
+			return true;
+	return false;
+}
+
+static bool pod_used(const struct topology *t, int pod, int nodes)
+{
+	int lpp = t->ft_leaves_per_pod, leaves = (nodes + t->ft_nodes_per_leaf - 1) / t->ft_nodes_per_leaf;
+	for (int l = pod * lpp; l < (pod + 1) * lpp && l < leaves; l++)
+		if (leaf_used(t, l, nodes))
+			return true;
+	return false;
+}
+
 /* Zones [z0, z1) named prefix<k> with gateways prefix<k>_sw_r, joined
- * pairwise by up-links uname<k> (UP out of a, DOWN into b). */
+ * pairwise by up-links uname<k> (UP out of a, DOWN into b). Only the zones
+ * that hold a used GPU are written (used(t, k, nodes)): nothing routes
+ * through the others. */
 static void join_zones(const struct topology *t, SINK *f, const char *ind, const char *prefix,
-		       int z0, int z1, enum topo_link_kind uk, bool declare)
+		       int z0, int z1, enum topo_link_kind uk, bool declare, int nodes,
+		       bool (*used)(const struct topology *, int, int))
 {
 	char za[32], zb[32], ra[40], rb[40];
 	struct platform_hop h[2];
 	if (declare)
 		for (int z = z0; z < z1; z++) {
 			struct topo_hop x = { uk, -1, z, 0, +1 };
-			put_hop_link(f, ind, t, &x);
+			if (used(t, z, nodes))
+				put_hop_link(f, ind, t, &x);
 		}
-	for (int a = z0; a < z1; a++)
+	for (int a = z0; a < z1; a++) {
+		if (!used(t, a, nodes))
+			continue;
 		for (int b = a + 1; b < z1; b++) {
+			if (!used(t, b, nodes))
+				continue;
 			snprintf(za, sizeof(za), "%s%d", prefix, a);
 			snprintf(zb, sizeof(zb), "%s%d", prefix, b);
 			snprintf(ra, sizeof(ra), "%s%d_sw_r", prefix, a);
@@ -408,6 +452,7 @@ static void join_zones(const struct topology *t, SINK *f, const char *ind, const
 			h[1].dir = -1;
 			f->route(f->ctx, za, zb, ra, rb, h, 2);
 		}
+	}
 }
 
 static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
@@ -417,11 +462,14 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 
 	if (t->ft_levels == 2 || leaves <= lpp) {
 		for (int l = 0; l < leaves; l++)
-			write_leaf(t, l, nodes, f, " ");
+			if (leaf_used(t, l, nodes))
+				write_leaf(t, l, nodes, f, " ");
 		write_ps_zones(f);
-		join_zones(t, f, " ", "leaf", 0, leaves, TL_LEAF_UP, true);
+		join_zones(t, f, " ", "leaf", 0, leaves, TL_LEAF_UP, true, nodes, leaf_used);
 		for (int l = 0; l < leaves && g_ps; l++) {
 			char lz[32], lr[40], lu[40];
+			if (!leaf_used(t, l, nodes))
+				continue;
 			snprintf(lz, sizeof(lz), "leaf%d", l);
 			snprintf(lr, sizeof(lr), "leaf%d_sw_r", l);
 			snprintf(lu, sizeof(lu), "lu%d", l);
@@ -433,17 +481,22 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 	for (int p = 0; p < pods; p++) {
 		int l0 = p * lpp, l1 = l0 + lpp < leaves ? l0 + lpp : leaves;
 		char pz[32];
+		if (!pod_used(t, p, nodes))
+			continue;
 		snprintf(pz, sizeof(pz), "pod%d", p);
 		f->zone_begin(f->ctx, pz);
 		for (int l = l0; l < l1; l++)
-			write_leaf(t, l, nodes, f, "  ");
+			if (leaf_used(t, l, nodes))
+				write_leaf(t, l, nodes, f, "  ");
 		char sw[32], swr[40], lz[32], lu[40];
 		snprintf(sw, sizeof(sw), "pod%d_sw", p);
 		snprintf(swr, sizeof(swr), "pod%d_sw_r", p);
 		write_switch_zone(f, "  ", sw);
-		join_zones(t, f, "  ", "leaf", l0, l1, TL_LEAF_UP, true);
+		join_zones(t, f, "  ", "leaf", l0, l1, TL_LEAF_UP, true, nodes, leaf_used);
 		for (int l = l0; l < l1; l++) {
 			char lr[40];
+			if (!leaf_used(t, l, nodes))
+				continue;
 			snprintf(lz, sizeof(lz), "leaf%d", l);
 			snprintf(lr, sizeof(lr), "leaf%d_sw_r", l);
 			snprintf(lu, sizeof(lu), "lu%d", l);
@@ -451,7 +504,7 @@ static void write_fat_tree(const struct topology *t, int nodes, SINK *f)
 		}
 		f->zone_end(f->ctx);
 	}
-	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true);
+	join_zones(t, f, " ", "pod", 0, pods, TL_POD_UP, true, nodes, pod_used);
 }
 
 bool platform_ps_supported(const struct topology *t, int nodes)

@@ -84,6 +84,32 @@ Test(cli, validate_reads_profiles_and_rejects_unknown_options)
 	free(err);
 }
 
+Test(cli, validate_platform_builds_every_gpu_or_says_why_not)
+{
+	char args[1200], want[1400], *out = NULL, *err = NULL;
+	const char *topo = src_path("topologies/dgx-h100-fattree3.json");
+	snprintf(args, sizeof(args), "validate --platform 33 %s", topo);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	snprintf(want, sizeof(want), "%s: ok, platform of 33 nodes (264 GPUs) built in ", topo);
+	cr_expect(!strncmp(out, want, strlen(want)), "%s", out);
+	free(out);
+	free(err);
+	snprintf(args, sizeof(args), "validate --platform 8193 %s", topo);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 1);
+	snprintf(want, sizeof(want), "%s: /fabric/radix: error: a 3-level fat tree of radix 64 holds "
+		 "at most 8192 nodes (4 per leaf), got 8193\n", topo);
+	cr_expect_str_eq(err, want);
+	free(err);
+	snprintf(args, sizeof(args), "validate --platform 0 %s", topo);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
+	cr_expect(strstr(err, "--platform expects a node count from 1 to 16384, got '0'"), "%s", err);
+	free(err);
+	snprintf(args, sizeof(args), "validate --platform 4 %s %s", topo, topo);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
+	cr_expect(strstr(err, "'validate --platform' needs a node count and one topology file"), "%s", err);
+	free(err);
+}
+
 Test(cli, a_fifo_or_a_directory_is_an_error_not_a_hang, .timeout = 10)
 {
 	char *d = tmp_dir(), fifo[1100], args[2400], want[2400], *err = NULL;

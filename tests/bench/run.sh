@@ -23,6 +23,8 @@ cases=(
 	"tests/bench/scenarios/llama3-405b-4096.json|"
 	"tests/bench/scenarios/llama3-405b-8192.json|"
 	"tests/bench/scenarios/llama3-405b-16384.json|"
+	# the stretch: 98,304 H100 on a 3-level fat tree of 128-port switches
+	"tests/bench/scenarios/llama3-405b-98304.json|"
 	"tests/bench/scenarios/llama2-70b-256-fattree2-2to1.json|"
 	"tests/bench/scenarios/llama2-70b-256-rail.json|"
 )
@@ -96,3 +98,28 @@ mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
 k = sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 print("platform load time ~ nodes^%.2f (%d to %d nodes)" % (k, xy[0][0], xy[-1][0]))
 ' $pts
+
+# whole platforms (every GPU, what a run without folding or with exact
+# folding builds): `ddlsim validate --platform`, 3-level fat tree
+fit() {
+	python3 -c '
+import math, sys
+xy = [tuple(map(float, a.split(":"))) for a in sys.argv[2:]]
+lx = [math.log(x) for x, _ in xy]; ly = [math.log(max(y, 1e-9)) for _, y in xy]
+mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+k = sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+print("%s ~ nodes^%.2f (%d to %d nodes)" % (sys.argv[1], k, xy[0][0], xy[-1][0]))
+' "$@"
+}
+printf "\n%-10s %8s %12s %10s %12s\n" nodes gpus platform_s wall_s peak_rss_MB
+pts=""
+for nodes in 256 512 1024 2048 4096 8192 16384; do
+	topo=topologies/dgx-h100-fattree3.json
+	[ "$nodes" -gt 8192 ] && topo=topologies/dgx-h100-fattree3-r128.json
+	/usr/bin/time -f "%e %M" -o "$out/t" "$bin" validate --platform "$nodes" "$topo" > "$out/v"
+	read -r ws m < "$out/t"
+	ps=$(sed -n 's/.* built in \([0-9.]*\) s$/\1/p' "$out/v")
+	printf "%-10s %8s %12s %10s %12.1f\n" "$nodes" $((nodes * 8)) "$ps" "$ws" "$(awk -v k="$m" 'BEGIN{print k/1024}')"
+	pts="$pts $nodes:$ps"
+done
+fit "whole platform load time" $pts
