@@ -527,6 +527,10 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"flows", (json_int_t)r->eng.flows, "collectives", (json_int_t)r->eng.collectives,
 		"tasks", (json_int_t)r->eng.tasks, "wall_s", r->sim_wall_s,
 		"platform_s", r->eng.platform_s));
+	json_t *sim = json_object_get(root, "simulation");
+	if (sim)
+		json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason)
+									: json_null());
 	return root;
 }
 
@@ -942,4 +946,6 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
 		r->eng.nsimulated, r->eng.nranks, r->folded ? " (folded replicas)" : "",
 		r->eng.flows, r->eng.tasks, r->sim_wall_s);
+	if (!r->folded && r->fold_reason && r->eng.nranks > 1)
+		fprintf(f, "not folded: %s\n", r->fold_reason);
 }

@@ -93,6 +93,7 @@ struct result {
 	double gpu_hours;
 	double cost_usd;
 	bool folded;
+	const char *fold_reason;    /* static: why not folded, NULL if folded */
 	double sim_wall_s;
 	const char *cost_source;
 	char *measured_ops;         /* owned: op names priced from a measurement */

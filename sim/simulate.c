@@ -1484,6 +1484,38 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 {
 	return simulate_run_observed(in, pl, NULL, r, d);
 }
+/* Why a run is not folded (NULL if nothing stops it): said in the report
+ * and after the summary, because an unfolded run of many ranks is slow
+ * and the user may prefer simulation.fold "on" or "exact" (not exact
+ * there). */
+static const char *fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp)
+{
+	if (pl->fold == FOLD_OFF)
+		return "simulation.fold is \"off\"";
+	if (pl->fold == FOLD_EXACT && tree_pp)
+		return "a tree all-reduce with a pipeline loads its members' NICs unequally, so the "
+		       "replicas' timelines differ: \"exact\" simulates every rank";
+	if ((long)pl->tp * pl->cp * pl->dp <= 1)
+		return "one rank per pipeline stage: nothing to fold";
+	if (pl->dp_sync == DP_SYNC_PS)
+		return "parameter servers: the replicas' pushes and pulls are not identical";
+	if (plan_has_stragglers(pl))
+		return "stragglers make the replicas differ";
+	if (pl->ndegraded > 0)
+		return "a degraded link makes the replicas differ";
+	if (plan_mixed_gpus(pl))
+		return "node groups with different GPUs make the replicas differ";
+	if (pl->nthrottle > 0)
+		return "throttle windows make the replicas differ";
+	if (!topology_is_symmetric(t, pl->nodes))
+		return t->fabric == FABRIC_RAIL
+		       ? "the rail fabric is not symmetric at this node count (a partly filled rail switch)"
+		       : "the fat tree is not symmetric at this node count (a partly filled leaf or pod)";
+	if (t->fabric != FABRIC_NONBLOCKING && !strcmp(pl->coll_algo, "tree"))
+		return "a forced tree all-reduce across switches is not folded exactly";
+	return NULL;
+}
+
 
 int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			  const struct engine_observer *obs, struct result *r, struct diag *d)
@@ -1563,6 +1595,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		      * residue of issue 16): simulate every rank */
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
+	r->fold_reason = fold ? NULL : fold_reason(pl, topo, tree_pp);
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .fold_exact = fold && pl->fold == FOLD_EXACT,

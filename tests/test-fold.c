@@ -120,6 +120,50 @@ Test(fold, exact_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
 	cr_assert_not_null(r);
 	cr_assert(json_is_false(json_object_get(json_object_get(r, "simulation"), "folded")));
 	cr_assert_eq(jnum(r, "simulation/simulated_ranks"), 80);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "simulation"),
+							   "fold_reason")),
+			 "a tree all-reduce with a pipeline loads its members' NICs unequally, so the "
+			 "replicas' timelines differ: \"exact\" simulates every rank");
 	json_decref(r);
 	free(err);
+}
+
+/* A run that is not folded says why, in report.json and after the
+ * summary: here 7 nodes on leaves of 5 (the 2:1 tree), a partly filled
+ * leaf; the same job on 10 nodes is folded and says nothing. */
+Test(fold, an_unfolded_run_says_why, .timeout = 300)
+{
+	char *d = tmp_dir(), text[2048], args[4096], *err = NULL, *out = NULL;
+	for (int nodes = 7; nodes <= 10; nodes += 3) {
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"w%d\","
+			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
+			 "\"parallel\":{\"tp\":8,\"dp\":%d},"
+			 "\"training\":{\"seq_len\":2048,\"global_batch\":%d,\"micro_batch\":1}}",
+			 nodes, src_path("models/zoo/llama3-8b.json"), src_path(FT2), nodes, nodes,
+			 nodes);
+		char *p = write_file(d, "w.json", text);
+		snprintf(args, sizeof(args), "run %s --out %s/w%d", p, d, nodes);
+		cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+		snprintf(args, sizeof(args), "%s/w%d", d, nodes);
+		json_t *r = load_report(args);
+		cr_assert_not_null(r);
+		json_t *sim = json_object_get(r, "simulation");
+		const char *why = "the fat tree is not symmetric at this node count (a partly filled "
+				  "leaf or pod)";
+		if (nodes == 7) {
+			cr_expect(json_is_false(json_object_get(sim, "folded")));
+			cr_expect_str_eq(json_string_value(json_object_get(sim, "fold_reason")), why);
+			char line[256];
+			snprintf(line, sizeof(line), "\nnot folded: %s\n", why);
+			cr_expect(strstr(out, line), "%s", out);
+		} else {
+			cr_expect(json_is_true(json_object_get(sim, "folded")));
+			cr_expect(json_is_null(json_object_get(sim, "fold_reason")));
+			cr_expect(!strstr(out, "not folded"), "%s", out);
+		}
+		json_decref(r);
+		free(out);
+		free(err);
+	}
 }
