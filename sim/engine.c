@@ -104,6 +104,7 @@ struct sim {
 	const struct engine_job *job;
 	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
 	bool *active;           /* [nranks] */
+	int rep_dp;             /* folded: the data-parallel index of the representative replica */
 	struct cplan *plans;
 	size_t nplans_cap, nplans;
 	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
@@ -1541,11 +1542,34 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			S.stream_tasks[k][S.stream_ntasks[k]++] = i;
 		}
 	}
+	/* folded: rank (tp 0, cp 0) of every stage of the representative
+	 * replica, the first data-parallel replica without a distinct rank;
+	 * a replica with one (a straggler, a throttled GPU) is simulated
+	 * whole, its ranks standing for themselves: its collectives' barriers
+	 * hold the representative's as long as the slow rank holds them
+	 * (partial folding: 405B on 1,024 GPUs with one straggler simulates
+	 * 144 ranks, not 1,024) */
+	S.rep_dp = 0;
+	unsigned char *drep = NULL;
+	if (job->fold && job->distinct) {
+		int ndp = pl->size[DIM_DP] * pl->size[DIM_EP];
+		drep = xcalloc((size_t)ndp, 1);
+		for (int r = 0; r < N; r++)
+			if (job->distinct[r]) {
+				int c[DIM_N];
+				placement_coords(pl, r, c);
+				drep[c[DIM_DP]] = 1;
+			}
+		while (S.rep_dp < ndp - 1 && drep[S.rep_dp])
+			S.rep_dp++;
+	}
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
-		S.active[r] = !job->fold || (c[DIM_TP] == 0 && c[DIM_CP] == 0 && c[DIM_DP] == 0);
+		S.active[r] = !job->fold || (drep && drep[c[DIM_DP]]) ||
+			      (c[DIM_TP] == 0 && c[DIM_CP] == 0 && c[DIM_DP] == S.rep_dp);
 	}
+	free(drep);
 	/* the platform holds the simulated ranks and every GPU they talk to;
 	 * folded, also the GPUs of the mirror traffic that is posted */
 	const struct topology *topo = job->topo;
@@ -1616,7 +1640,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		ri->rank = r;
 		ri->stage = c[DIM_PP];
 		ri->st = &out->rank[r];
-		ri->st->representative = job->fold ? placement_rank(pl, 0, 0, c[DIM_PP]) : r;
+		ri->st->representative = job->fold && !S.active[r]
+					 ? placement_rank(pl, 0, S.rep_dp, c[DIM_PP]) : r;
 		ri->st->stage = c[DIM_PP];
 		ri->speed = job->compute_scale ? job->compute_scale[r] : 1;
 		if (!S.active[r])

@@ -65,8 +65,13 @@
  * bandwidth and latency scaled (platform.h); the transfers crossing them
  * see it, but a collective plan's per-step latency (steps x alpha) is
  * still computed from the topology (coll.h), so a latency factor counts
- * once per transfer, not once per ring step. Either makes replicas
- * differ: the caller turns folding off.
+ * once per transfer, not once per ring step. Degraded links make
+ * replicas differ: the caller turns folding off. Stragglers and throttled
+ * ranks (job.distinct) make theirs differ: folded, every data-parallel
+ * replica holding one is simulated whole, its ranks standing for
+ * themselves, and the others fold into the first replica without one;
+ * the collectives' barriers among simulated members make the
+ * representative wait for the slow replicas (tests/test-fold.c).
  *
  * Mixed GPUs (job.rank_prog): each rank replays its own program, priced
  * for its GPU (same tasks as its stage's template, other times).
@@ -160,6 +165,9 @@ struct engine_job {
 						its stage's stage_prog), NULL: stage_prog */
 	const struct engine_throttle *throttle; /* [nthrottle] */
 	int nthrottle;
+	const unsigned char *distinct;       /* [nranks] ranks unlike their replicas (stragglers,
+						throttled), NULL: none; folded, the data-parallel
+						replicas holding one are simulated whole */
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
 	int repeat;                          /* iterations replayed back to back (<= 1: one);

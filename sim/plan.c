@@ -72,17 +72,15 @@ static double uniform01(unsigned long long k)
 	return ((double)(mix64(k) >> 11) + 0.5) / 9007199254740992.0;
 }
 
-void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out)
+void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow)
 {
-	for (int r = 0; r < nranks; r++)
-		out[r] = 1;
+	memset(slow, 0, (size_t)nranks);
 	if (!plan_has_stragglers(p))
 		return;
 	unsigned long long seed = (unsigned long long)p->straggler_seed << 32;
-	bool *slow = xcalloc((size_t)nranks, sizeof(*slow));
 	for (int i = 0; i < p->nstragglers; i++)
 		if (p->straggler_rank[i] < nranks)
-			slow[p->straggler_rank[i]] = true;
+			slow[p->straggler_rank[i]] = 1;
 	if (p->straggler_fraction > 0) {
 		/* the first k of a seeded shuffle (Fisher-Yates) */
 		int k = (int)(p->straggler_fraction * nranks + 0.5), *perm;
@@ -96,9 +94,20 @@ void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *
 			perm[j] = x;
 		}
 		for (int i = 0; i < k && i < nranks; i++)
-			slow[perm[i]] = true;
+			slow[perm[i]] = 1;
 		free(perm);
 	}
+}
+
+void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out)
+{
+	for (int r = 0; r < nranks; r++)
+		out[r] = 1;
+	if (!plan_has_stragglers(p))
+		return;
+	unsigned long long seed = (unsigned long long)p->straggler_seed << 32;
+	unsigned char *slow = xcalloc((size_t)nranks, sizeof(*slow));
+	plan_straggler_mask(p, nranks, slow);
 	for (int r = 0; r < nranks; r++) {
 		if (!slow[r])
 			continue;
@@ -543,9 +552,13 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 				 p->straggler_rank[i]);
 		}
-	if ((plan_has_stragglers(p) || p->ndegraded > 0) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
-		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make ranks differ: "
-			 "\"on\" cannot be used with them");
+	if (p->ndegraded > 0 && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
+		diag_err(d, f, "/simulation/fold", "degraded links make ranks differ: "
+			 "\"%s\" cannot be used with them", plan_fold_names[p->fold]);
+	else if (plan_has_stragglers(p) && p->fold == FOLD_EXACT)
+		diag_err(d, f, "/simulation/fold", "stragglers make their replicas differ, which exact "
+			 "folding does not fold: use \"auto\" or \"on\" (the others folded, their "
+			 "replicas simulated whole)");
 	if (p->sensitivity && p->ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
 	if (plan_mixed_gpus(p) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
@@ -576,9 +589,10 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 					 w->by_node ? "node" : "rank", lim, w->id[k]);
 			}
 	}
-	if (p->nthrottle > 0 && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
-		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ: "
-			 "\"on\" cannot be used with them");
+	if (p->nthrottle > 0 && p->fold == FOLD_EXACT)
+		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ, which exact "
+			 "folding does not fold: use \"auto\" or \"on\" (the others folded, the "
+			 "throttled replicas simulated whole)");
 	if (p->iterations > 1 && !(plan_has_stragglers(p) && p->straggler_dist != STRAG_FIXED))
 		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
 			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "

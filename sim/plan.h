@@ -271,8 +271,12 @@ struct plan {
 };
 
 /* Whether some rank computes at another speed than the others (plan
- * stragglers): folding is off then. */
+ * stragglers): folding then simulates the replicas they are in. */
 bool plan_has_stragglers(const struct plan *p);
+
+/* slow[r] (nranks of them) = 1 for the stragglers (listed, or the seeded
+ * fraction), the same ranks in every sampled iteration. */
+void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow);
 
 /* The compute-time factor of every rank (nranks of them) in sampled
  * iteration iter (0 = the reported one): 1, or the stragglers' factor

@@ -162,7 +162,8 @@
  *                                                                factor x as long while simulated time is
  *                                                                in [start_s, start_s + duration_s) of
  *                                                                the iteration, a task straddling an edge
- *                                                                priced piecewise; folding off
+ *                                                                priced piecewise; folded, the throttled
+ *                                                                ranks' replicas are simulated whole
  *   simulation.throttle[].ranks   [int]    ranks   -             at most 16
  *   simulation.throttle[].nodes   [int]    nodes   -             at most 16
  *   simulation.throttle[].start_s number   s       required      from the iteration's start, >= 0

@@ -1499,14 +1499,10 @@ static const char *fold_reason(const struct plan *pl, const struct topology *t, 
 		return "one rank per pipeline stage: nothing to fold";
 	if (pl->dp_sync == DP_SYNC_PS)
 		return "parameter servers: the replicas' pushes and pulls are not identical";
-	if (plan_has_stragglers(pl))
-		return "stragglers make the replicas differ";
 	if (pl->ndegraded > 0)
 		return "a degraded link makes the replicas differ";
 	if (plan_mixed_gpus(pl))
 		return "node groups with different GPUs make the replicas differ";
-	if (pl->nthrottle > 0)
-		return "throttle windows make the replicas differ";
 	if (!topology_is_symmetric(t, pl->nodes))
 		return t->fabric == FABRIC_RAIL
 		       ? "the rail fabric is not symmetric at this node count (a partly filled rail switch)"
@@ -1585,10 +1581,26 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
 	 * PP 2: folded 0.42985 s, unfolded 0.43004 s). */
 	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
-	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp) ||
+	/* stragglers and GPUs throttled on their own (not the whole job) make
+	 * their replicas differ: cheap folding simulates those replicas whole
+	 * (engine.c, partial folding); exact folding does not fold them */
+	unsigned char *distinct = NULL;
+	bool any_distinct = false;
+	if (plan_has_stragglers(pl) || pl->nthrottle > 0) {
+		distinct = xcalloc((size_t)place.nranks, 1);
+		plan_straggler_mask(pl, place.nranks, distinct);
+		for (int i = 0; i < pl->nthrottle; i++)
+			for (int q = 0; q < place.nranks && pl->throttle[i].n > 0; q++)
+				for (int k = 0; k < pl->throttle[i].n; k++)
+					if (pl->throttle[i].by_node ? topology_node_of(topo, q) == pl->throttle[i].id[k]
+								    : q == pl->throttle[i].id[k])
+						distinct[q] = 1;
+		for (int q = 0; q < place.nranks && !any_distinct; q++)
+			any_distinct = distinct[q];
+	}
+	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !any_distinct) ||
 		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
-		     !plan_has_stragglers(pl) && pl->ndegraded == 0 &&
-		     !plan_mixed_gpus(pl) && pl->nthrottle == 0 &&
+		     pl->ndegraded == 0 && !plan_mixed_gpus(pl) &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
@@ -1629,6 +1641,8 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	plan_straggler_factors(pl, nranks, 0, speed);
 	if (plan_has_stragglers(pl))
 		job.compute_scale = speed;
+	if (any_distinct)
+		job.distinct = distinct;
 	int bad = side_runs(pl, &job, nranks, times, crit, r, d) || engine_run(&job, &r->eng, d);
 	if (!bad && plan_has_stragglers(pl)) {
 		times[0] = r->eng.iteration_s;
@@ -1639,10 +1653,16 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	free(times);
 	free(crit);
 	free(thr);
+	free(distinct);
 	if (bad)
 		goto out;
 	for (int i = 0; i < r->eng.nranks; i++)
 		r->throttle_s += r->eng.rank[i].throttle_s;
+	if (r->folded && any_distinct && r->eng.nsimulated == r->eng.nranks) {
+		r->folded = false;
+		r->fold_reason = "every data-parallel replica holds a straggler or a throttled GPU: "
+				 "nothing left to fold";
+	}
 
 	r->params = model_params(m);
 	r->active_params = model_active_params(m);

@@ -204,9 +204,13 @@ Test(whatif, rejects_sensitivity_without_links)
 		     "/simulation/sensitivity: error: needs degraded_links to measure");
 }
 
-Test(whatif, rejects_forced_folding_with_a_straggler)
+Test(whatif, rejects_exact_folding_with_a_straggler_or_forced_folding_with_a_degraded_link)
 {
-	expect_error("\"fold\": \"on\", \"stragglers\": { \"ranks\": [1], \"slowdown\": 2 }", 2,
-		     "/simulation/fold: error: stragglers and degraded links make ranks differ: \"on\" "
-		     "cannot be used with them");
+	expect_error("\"fold\": \"exact\", \"stragglers\": { \"ranks\": [1], \"slowdown\": 2 }", 2,
+		     "/simulation/fold: error: stragglers make their replicas differ, which exact "
+		     "folding does not fold: use \"auto\" or \"on\" (the others folded, their "
+		     "replicas simulated whole)");
+	expect_error("\"fold\": \"on\", \"degraded_links\": [ { \"link\": \"nic1_0\", \"bw_factor\": 0.5 } ]",
+		     2, "/simulation/fold: error: degraded links make ranks differ: \"on\" cannot be "
+		     "used with them");
 }
