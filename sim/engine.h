@@ -15,7 +15,12 @@
  * fabric is symmetric, only the ranks with tp = dp = 0 are simulated; their
  * flows to folded peers still cross the real links (a daemon receiver
  * stands in for the peer), so link sharing is kept, and each simulated
- * rank's statistics stand for the ranks it represents.
+ * rank's statistics stand for the ranks it represents. A plan that loads
+ * its members unequally (a tree) is timed by its busiest member, not the
+ * representative: the folded members' flows of the group are posted too,
+ * host to host. Replicas made distinct (job.distinct) are simulated
+ * whole. With fold_exact, whole groups and the mirror traffic that can
+ * meet them are posted instead (engine.c, "folding").
  *
  * Interference: NCCL's kernels run on the SMs the compute would use (one
  * CTA, so one SM, per channel: src/device/common.h launches nChannels
@@ -65,9 +70,9 @@
  * bandwidth and latency scaled (platform.h); the transfers crossing them
  * see it, but a collective plan's per-step latency (steps x alpha) is
  * still computed from the topology (coll.h), so a latency factor counts
- * once per transfer, not once per ring step. Degraded links make
- * replicas differ: the caller turns folding off. Stragglers and throttled
- * ranks (job.distinct) make theirs differ: folded, every data-parallel
+ * once per transfer, not once per ring step. Stragglers, throttled ranks
+ * and the GPUs behind a degraded link (job.distinct) make their replicas
+ * differ: folded, every data-parallel
  * replica holding one is simulated whole, its ranks standing for
  * themselves, and the others fold into the first replica without one;
  * the collectives' barriers among simulated members make the
@@ -166,7 +171,8 @@ struct engine_job {
 	const struct engine_throttle *throttle; /* [nthrottle] */
 	int nthrottle;
 	const unsigned char *distinct;       /* [nranks] ranks unlike their replicas (stragglers,
-						throttled), NULL: none; folded, the data-parallel
+						throttled, behind a degraded link), NULL: none;
+						folded, the data-parallel
 						replicas holding one are simulated whole */
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;

@@ -552,13 +552,10 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 				 p->straggler_rank[i]);
 		}
-	if (p->ndegraded > 0 && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
-		diag_err(d, f, "/simulation/fold", "degraded links make ranks differ: "
-			 "\"%s\" cannot be used with them", plan_fold_names[p->fold]);
-	else if (plan_has_stragglers(p) && p->fold == FOLD_EXACT)
-		diag_err(d, f, "/simulation/fold", "stragglers make their replicas differ, which exact "
-			 "folding does not fold: use \"auto\" or \"on\" (the others folded, their "
-			 "replicas simulated whole)");
+	if ((plan_has_stragglers(p) || p->ndegraded > 0) && p->fold == FOLD_EXACT)
+		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
+			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
+			 "folded, those replicas simulated whole)");
 	if (p->sensitivity && p->ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
 	if (plan_mixed_gpus(p) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))

@@ -564,6 +564,65 @@ void platform_find_links(const struct topology *t, int nodes, const struct platf
 	platform_emit_ex(t, nodes, NULL, x, &sink);
 }
 
+bool platform_hop_is(const struct topology *t, const struct topo_hop *h, const char *name)
+{
+	char b[64];
+	link_name(t, h, b, sizeof(b));
+	return strcmp(b, name) == 0;
+}
+
+/* Mark nodes [n0, n1) (clipped to nodes) in node_mark. */
+static void mark_nodes(unsigned char *node_mark, int n0, int n1, int nodes)
+{
+	for (int n = n0 < 0 ? 0 : n0; n < n1 && n < nodes; n++)
+		node_mark[n] = 1;
+}
+
+void platform_link_nodes(const struct topology *t, int nodes, const char *link,
+			 unsigned char *node_mark)
+{
+	int a = -1, b = -1, c = -1, k = 0;
+	int npl = t->ft_nodes_per_leaf > 0 ? t->ft_nodes_per_leaf : 1;
+	int npp = npl * (t->ft_leaves_per_pod > 0 ? t->ft_leaves_per_pod : 1);
+	char tail;
+	/* inside one node (nv<node>_<a>_<b> before nic<node>_<i>: both parse as %d_%d) */
+	if (sscanf(link, "gl%d%c", &a, &tail) == 1) {
+		mark_nodes(node_mark, a / t->gpus_per_node, a / t->gpus_per_node + 1, nodes);
+		return;
+	}
+	if (sscanf(link, "nv%d_%d_%d%c", &a, &b, &c, &tail) == 3 ||
+	    sscanf(link, "pu%d_%d%c", &a, &b, &tail) == 2 || sscanf(link, "xs%d%c", &a, &tail) == 1 ||
+	    sscanf(link, "nic%d_%d%c", &a, &b, &tail) == 2) {
+		mark_nodes(node_mark, a, a + 1, nodes);
+		return;
+	}
+	/* a node's port on a non-blocking switch, or its group's */
+	if (sscanf(link, "grp%d_f_%d%c", &b, &a, &tail) == 2 ||
+	    sscanf(link, "grp%d_nop_%d%c", &b, &a, &tail) == 2) {
+		mark_nodes(node_mark, a, a + 1, nodes);
+		return;
+	}
+	if (sscanf(link, "fabric_%d%c", &a, &tail) == 1) {
+		if (nodes <= GROUP_NODES)
+			mark_nodes(node_mark, a, a + 1, nodes);
+		else
+			mark_nodes(node_mark, a * GROUP_NODES, (a + 1) * GROUP_NODES, nodes);
+		return;
+	}
+	/* a leaf switch or its uplinks, a pod's uplinks */
+	if (sscanf(link, "sw%d%c", &a, &tail) == 1 || sscanf(link, "lu%d%c", &a, &tail) == 1) {
+		mark_nodes(node_mark, a * npl, (a + 1) * npl, nodes);
+		return;
+	}
+	if (sscanf(link, "podup%d%c", &a, &tail) == 1) {
+		mark_nodes(node_mark, a * npp, (a + 1) * npp, nodes);
+		return;
+	}
+	/* anything else (the shared fabric, a parameter server's NIC) */
+	for (k = 0; k < nodes; k++)
+		node_mark[k] = 1;
+}
+
 int platform_emit(const struct topology *t, int nodes, const unsigned char *used,
 		  const struct platform_sink *f)
 {

@@ -99,6 +99,18 @@ int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *u
 void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
 			 const char *const *names, int n, bool *found);
 
+/* Whether hop h of a topology route (topology_route()) is the platform
+ * link named name. */
+bool platform_hop_is(const struct topology *t, const struct topo_hop *h, const char *name);
+
+/* Mark in node_mark[nodes] the nodes whose GPUs' traffic can cross
+ * link (a name platform_find_links() found): the node of a GPU, NVLink,
+ * PCIe or NIC link or of a switch port, the nodes under a leaf or a pod
+ * for its switch and uplinks, every node for a link the whole fabric
+ * shares. Folding simulates the replicas on those nodes (simulate.c). */
+void platform_link_nodes(const struct topology *t, int nodes, const char *link,
+			 unsigned char *node_mark);
+
 /* Write the platform of nodes nodes of t to f (the caller has checked
  * topology_check_nodes()). Returns 0 or -1 (I/O). */
 int platform_write(const struct topology *t, int nodes, FILE *f);

@@ -1499,8 +1499,6 @@ static const char *fold_reason(const struct plan *pl, const struct topology *t, 
 		return "one rank per pipeline stage: nothing to fold";
 	if (pl->dp_sync == DP_SYNC_PS)
 		return "parameter servers: the replicas' pushes and pulls are not identical";
-	if (pl->ndegraded > 0)
-		return "a degraded link makes the replicas differ";
 	if (plan_mixed_gpus(pl))
 		return "node groups with different GPUs make the replicas differ";
 	if (!topology_is_symmetric(t, pl->nodes))
@@ -1569,8 +1567,11 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	/* Folding needs identical replicas and a symmetric fabric: decided from
 	 * the fabric's symmetry under this node count, not from its kind.
 	 * "auto" and "on" fold cheaply: the representative's own flows, daemon
-	 * sinks for its folded peers (within about 1e-4 of the unfolded run
-	 * for ring and auto, more for a tree across switches). "exact"
+	 * sinks for its folded peers, and where a plan loads its members
+	 * unequally (a tree) the group's other flows too (engine.c,
+	 * plan_crit): within about 1e-4 of the unfolded run for ring and auto,
+	 * a tree with a pipeline within 0.5 % (it was -8 to -16 % from the
+	 * representative's flows alone). "exact"
 	 * (engine.c, "folding") posts whole groups and the mirror traffic that
 	 * can meet simulated flows, equal to the unfolded run to 1e-9
 	 * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
@@ -1581,14 +1582,23 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
 	 * PP 2: folded 0.42985 s, unfolded 0.43004 s). */
 	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
-	/* stragglers and GPUs throttled on their own (not the whole job) make
-	 * their replicas differ: cheap folding simulates those replicas whole
-	 * (engine.c, partial folding); exact folding does not fold them */
+	/* stragglers, GPUs throttled on their own (not the whole job) and the
+	 * GPUs whose traffic can cross a degraded link make their replicas
+	 * differ: cheap folding simulates those replicas whole (engine.c,
+	 * partial folding); exact folding does not fold them */
 	unsigned char *distinct = NULL;
 	bool any_distinct = false;
-	if (plan_has_stragglers(pl) || pl->nthrottle > 0) {
+	if (plan_has_stragglers(pl) || pl->nthrottle > 0 || pl->ndegraded > 0) {
 		distinct = xcalloc((size_t)place.nranks, 1);
 		plan_straggler_mask(pl, place.nranks, distinct);
+		if (pl->ndegraded > 0) {
+			unsigned char *nm = xcalloc((size_t)pl->nodes, 1);
+			for (int i = 0; i < pl->ndegraded; i++)
+				platform_link_nodes(topo, pl->nodes, pl->degraded[i].link, nm);
+			for (int q = 0; q < place.nranks; q++)
+				distinct[q] |= nm[topology_node_of(topo, q)];
+			free(nm);
+		}
 		for (int i = 0; i < pl->nthrottle; i++)
 			for (int q = 0; q < place.nranks && pl->throttle[i].n > 0; q++)
 				for (int k = 0; k < pl->throttle[i].n; k++)
@@ -1599,8 +1609,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			any_distinct = distinct[q];
 	}
 	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !any_distinct) ||
-		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS &&
-		     pl->ndegraded == 0 && !plan_mixed_gpus(pl) &&
+		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
@@ -1660,8 +1669,8 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		r->throttle_s += r->eng.rank[i].throttle_s;
 	if (r->folded && any_distinct && r->eng.nsimulated == r->eng.nranks) {
 		r->folded = false;
-		r->fold_reason = "every data-parallel replica holds a straggler or a throttled GPU: "
-				 "nothing left to fold";
+		r->fold_reason = "every data-parallel replica holds a straggler, a throttled GPU or a "
+				 "GPU behind a degraded link: nothing left to fold";
 	}
 
 	r->params = model_params(m);
