@@ -965,6 +965,24 @@ static bool posts_group(const struct sim *S, const int *mem, int n, int rank)
 	return false;
 }
 
+/* Cheap folding: whether the group holds a rank of the representative
+ * replica (a replica made distinct, partial folding, is simulated whole:
+ * its groups post their own flows, as the representative's folded peers
+ * would in the symmetric run, so a what-if differs from its baseline by
+ * what it changes, not by what is posted). */
+static bool holds_rep(const struct sim *S, const int *mem, int n)
+{
+	const struct placement *pl = S->job->pl;
+	for (int i = 0; i < n; i++)
+		if (S->active[mem[i]]) {
+			int c[DIM_N];
+			placement_coords(pl, mem[i], c);
+			if (c[DIM_DP] == S->rep_dp && c[DIM_TP] == 0 && c[DIM_CP] == 0)
+				return true;
+		}
+	return false;
+}
+
 /* ---- cheap folding: plans that load their members unequally ---------
  *
  * Folded cheaply, the representative posts its own flows, which stand for
@@ -1238,7 +1256,7 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 			if (S->active[f->src]) /* a folded source sends nothing */
 				c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
 		}
-		if (S->job->fold && posts_group(S, mem, n, ri->rank)) {
+		if (S->job->fold && posts_group(S, mem, n, ri->rank) && holds_rep(S, mem, n)) {
 			struct cplan *cp = cplan_get(S, t->group, mem, n, t->op, bytes);
 			struct crit_post cpst = { S, a, nc };
 			if (cp)
@@ -1616,7 +1634,7 @@ static int mark_flow_peers(struct sim *S, unsigned char *used)
 			const struct task *t = &prog->t[i];
 			int n = ri.ngrp[t->group];
 			if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0 ||
-			    !posts_group(S, ri.grp[t->group], n, r))
+			    !posts_group(S, ri.grp[t->group], n, r) || !holds_rep(S, ri.grp[t->group], n))
 				continue;
 			struct cplan *cp = cplan_get(S, t->group, ri.grp[t->group], n, t->op,
 						     t->bytes * t->count);

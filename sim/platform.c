@@ -596,19 +596,20 @@ void platform_link_nodes(const struct topology *t, int nodes, const char *link,
 		mark_nodes(node_mark, a, a + 1, nodes);
 		return;
 	}
-	/* a node's port on a non-blocking switch, or its group's */
-	if (sscanf(link, "grp%d_f_%d%c", &b, &a, &tail) == 2 ||
-	    sscanf(link, "grp%d_nop_%d%c", &b, &a, &tail) == 2) {
+	/* a node's port into its group's switch (traffic leaving the group) */
+	if (sscanf(link, "grp%d_nop_%d%c", &b, &a, &tail) == 2) {
 		mark_nodes(node_mark, a, a + 1, nodes);
 		return;
 	}
-	if (sscanf(link, "fabric_%d%c", &a, &tail) == 1) {
-		if (nodes <= GROUP_NODES)
-			mark_nodes(node_mark, a, a + 1, nodes);
-		else
-			mark_nodes(node_mark, a * GROUP_NODES, (a + 1) * GROUP_NODES, nodes);
+	/* inside a group, the route between nodes x < y takes x's port
+	 * "grp<k>_f_<x>": every node of the group can cross it */
+	if (sscanf(link, "grp%d_f_%d%c", &b, &a, &tail) == 2) {
+		mark_nodes(node_mark, b * GROUP_NODES, (b + 1) * GROUP_NODES, nodes);
 		return;
 	}
+	/* "fabric_<x>" (a node's port, or a group's above 64 nodes) carries x's
+	 * traffic with every higher node or group: every node can cross it;
+	 * "fabric" likewise (below) */
 	/* a leaf switch or its uplinks, a pod's uplinks */
 	if (sscanf(link, "sw%d%c", &a, &tail) == 1 || sscanf(link, "lu%d%c", &a, &tail) == 1) {
 		mark_nodes(node_mark, a * npl, (a + 1) * npl, nodes);
