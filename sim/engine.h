@@ -17,8 +17,8 @@
  * stands in for the peer), so link sharing is kept, and each simulated
  * rank's statistics stand for the ranks it represents. A plan that loads
  * its members unequally (a tree) is timed by its busiest member, not the
- * representative: the folded members' flows of the group are posted too,
- * host to host. Replicas made distinct (job.distinct) are simulated
+ * representative: the folded members' flows to and from it and its peers
+ * are posted too, host to host. Replicas made distinct (job.distinct) are simulated
  * whole. With fold_exact, whole groups and the mirror traffic that can
  * meet them are posted instead (engine.c, "folding").
  *

@@ -1568,9 +1568,9 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * the fabric's symmetry under this node count, not from its kind.
 	 * "auto" and "on" fold cheaply: the representative's own flows, daemon
 	 * sinks for its folded peers, and where a plan loads its members
-	 * unequally (a tree) the group's other flows too (engine.c,
+	 * unequally (a tree) the flows around its busiest member too (engine.c,
 	 * plan_crit): within about 1e-4 of the unfolded run for ring and auto,
-	 * a tree with a pipeline within 0.5 % (it was -8 to -16 % from the
+	 * a tree with a pipeline within 1 % (it was -8 to -16 % from the
 	 * representative's flows alone). "exact"
 	 * (engine.c, "folding") posts whole groups and the mirror traffic that
 	 * can meet simulated flows, equal to the unfolded run to 1e-9
