@@ -984,6 +984,7 @@ static bool holds_rep(const struct sim *S, const int *mem, int n)
 	return false;
 }
 
+
 /* ---- cheap folding: plans that load their members unequally ---------
  *
  * Folded cheaply, the representative posts its own flows, which stand for
@@ -1000,7 +1001,7 @@ static bool holds_rep(const struct sim *S, const int *mem, int n)
  * TP 8 x DP 128 x PP 2 on the 3-level fat tree (NCCL's auto picks trees
  * there), -8.3 % -> -0.72 %. Returns the member moving the most bytes of
  * an unequal plan, or -1 for an equal one. */
-static int plan_crit(struct sim *S, struct cplan *c)
+static int plan_crit(struct cplan *c)
 {
 	if (c->crit != -2)
 		return c->crit;
@@ -1039,8 +1040,17 @@ static int plan_crit(struct sim *S, struct cplan *c)
 	bool equal = nwho[0] == nwho[1] && hi[0] <= lo[0] * (1 + 1e-9) && hi[1] <= lo[1] * (1 + 1e-9);
 	(void)clo, (void)chi;
 	c->crit = equal ? -1 : who_hi;
-	(void)S;
 	return c->crit;
+}
+
+/* Whether rank, simulating a member of the group mem of plan c, posts the
+ * flows around c's busiest member (each_crit_flow): cheap folding, an
+ * unequal plan (cached), the group's first simulated member, a group of
+ * the representative replica. */
+static bool posts_crit(const struct sim *S, struct cplan *c, const int *mem, int n, int rank)
+{
+	return S->job->fold && !S->job->fold_exact && plan_crit(c) >= 0 &&
+	       posts_group(S, mem, n, rank) && holds_rep(S, mem, n);
 }
 
 /* Call fn(ctx, flow) for the flows of an unequal plan c (plan_crit) that
@@ -1052,9 +1062,7 @@ static int plan_crit(struct sim *S, struct cplan *c)
 static void each_crit_flow(struct sim *S, struct cplan *c,
 			   void (*fn)(void *ctx, const struct coll_flow *f), void *ctx)
 {
-	int crit = plan_crit(S, c);
-	if (crit < 0)
-		return;
+	int crit = plan_crit(c);
 	const struct coll_plan *p = c->p;
 	if (!c->cflows) {
 		/* the busiest member and its peers */
@@ -1225,13 +1233,14 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 		run_ps(S, a, t);
 		return;
 	}
-	int *by_dst;
 	double bytes = t->bytes * t->count;
-	struct coll_plan *p = plan_get(S, t->group, mem, n, t->op, bytes, &by_dst);
-	if (!p) {
+	struct cplan *cp0 = cplan_get(S, t->group, mem, n, t->op, bytes);
+	if (!cp0) {
 		S->failed = true;
 		return;
 	}
+	struct coll_plan *p = cp0->p;
+	const int *by_dst = cp0->by_dst;
 	sg_bar_t bar = group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
 	if (t->launch_s > 0)
@@ -1292,11 +1301,10 @@ static void run_coll(struct sim *S, struct stream_arg *a, const struct task *t)
 			if (S->active[f->src]) /* a folded source sends nothing */
 				c[nc++] = sg_mailbox_get_async(coll_mailbox(t->stream, f->src, f->dst), &sink);
 		}
-		if (S->job->fold && posts_group(S, mem, n, ri->rank) && holds_rep(S, mem, n)) {
-			struct cplan *cp = cplan_get(S, t->group, mem, n, t->op, bytes);
+		/* no plan is made since cp0 was found: the pointer holds */
+		if (posts_crit(S, cp0, mem, n, ri->rank)) {
 			struct crit_post cpst = { S, a, nc };
-			if (cp)
-				each_crit_flow(S, cp, crit_post_one, &cpst);
+			each_crit_flow(S, cp0, crit_post_one, &cpst);
 			nc = cpst.nc;
 		}
 	}
@@ -1669,14 +1677,14 @@ static int mark_flow_peers(struct sim *S, unsigned char *used)
 		for (int i = 0; i < prog->n; i++) {
 			const struct task *t = &prog->t[i];
 			int n = ri.ngrp[t->group];
-			if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0 ||
-			    !posts_group(S, ri.grp[t->group], n, r) || !holds_rep(S, ri.grp[t->group], n))
+			if (t->kind != TASK_COLL || n <= 1 || t->bytes <= 0)
 				continue;
 			struct cplan *cp = cplan_get(S, t->group, ri.grp[t->group], n, t->op,
 						     t->bytes * t->count);
 			if (!cp)
 				return -1;
-			each_crit_flow(S, cp, mark_ends, used);
+			if (posts_crit(S, cp, ri.grp[t->group], n, r))
+				each_crit_flow(S, cp, mark_ends, used);
 		}
 	}
 	return 0;

@@ -1453,6 +1453,15 @@ static void group_stats(const struct plan *pl, const struct placement *place,
 	}
 }
 
+/* Whether window t lists rank q (by its rank or its node). */
+static bool throttle_lists(const struct plan_throttle *t, const struct topology *topo, int q)
+{
+	for (int k = 0; k < t->n; k++)
+		if (t->by_node ? topology_node_of(topo, q) == t->id[k] : q == t->id[k])
+			return true;
+	return false;
+}
+
 /* The throttling windows of the plan, one entry per rank and window
  * (caller frees; NULL when none). */
 static struct engine_throttle *throttle_windows(const struct plan *pl, const struct topology *topo,
@@ -1466,10 +1475,7 @@ static struct engine_throttle *throttle_windows(const struct plan *pl, const str
 	for (int i = 0; i < pl->nthrottle; i++) {
 		const struct plan_throttle *t = &pl->throttle[i];
 		for (int q = 0; q < nranks; q++) {
-			bool on = t->n == 0;
-			for (int k = 0; k < t->n && !on; k++)
-				on = t->by_node ? topology_node_of(topo, q) == t->id[k] : q == t->id[k];
-			if (!on)
+			if (t->n > 0 && !throttle_lists(t, topo, q))
 				continue;
 			XGROW(w, cap, (size_t)*n + 1);
 			w[(*n)++] = (struct engine_throttle){ q, t->start_s, t->start_s + t->duration_s,
@@ -1599,12 +1605,10 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 				distinct[q] |= nm[topology_node_of(topo, q)];
 			free(nm);
 		}
+		/* a window over the whole job (no ranks, no nodes) keeps replicas alike */
 		for (int i = 0; i < pl->nthrottle; i++)
-			for (int q = 0; q < place.nranks && pl->throttle[i].n > 0; q++)
-				for (int k = 0; k < pl->throttle[i].n; k++)
-					if (pl->throttle[i].by_node ? topology_node_of(topo, q) == pl->throttle[i].id[k]
-								    : q == pl->throttle[i].id[k])
-						distinct[q] = 1;
+			for (int q = 0; q < place.nranks; q++)
+				distinct[q] |= throttle_lists(&pl->throttle[i], topo, q);
 		for (int q = 0; q < place.nranks && !any_distinct; q++)
 			any_distinct = distinct[q];
 	}
