@@ -151,6 +151,53 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct member_bytes {
+	int who;
+	double bytes;
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member_bytes *x = a, *y = b;
+	return (x->who > y->who) - (x->who < y->who);
+}
+
+/* The members' sums of m[0..n) (sorted here by member) all within 1e-9
+ * of each other; *members gets how many there are. */
+static bool sums_equal(struct member_bytes *m, int n, int *members)
+{
+	qsort(m, (size_t)n, sizeof(*m), cmp_member);
+	double lo = INFINITY, hi = 0;
+	*members = 0;
+	for (int i = 0; i < n;) {
+		double sum = 0;
+		int j = i;
+		for (; j < n && m[j].who == m[i].who; j++)
+			sum += m[j].bytes;
+		lo = fmin(lo, sum);
+		hi = fmax(hi, sum);
+		(*members)++;
+		i = j;
+	}
+	return hi <= lo * (1 + 1e-9);
+}
+
+bool coll_plan_balanced(const struct coll_plan *p)
+{
+	if (p->nflows == 0)
+		return true;
+	struct member_bytes *m = xreallocarray(NULL, (size_t)p->nflows, sizeof(*m));
+	int nsrc, ndst;
+	for (int i = 0; i < p->nflows; i++)
+		m[i] = (struct member_bytes){ p->flows[i].src, p->flows[i].bytes };
+	bool eq = sums_equal(m, p->nflows, &nsrc);
+	for (int i = 0; i < p->nflows && eq; i++)
+		m[i] = (struct member_bytes){ p->flows[i].dst, p->flows[i].bytes };
+	eq = eq && sums_equal(m, p->nflows, &ndst) && nsrc == ndst;
+	free(m);
+	return eq;
+}
+
 int *coll_sorted_ranks(const int *ranks, int n)
 {
 	int *r = xreallocarray(NULL, (size_t)(n ? n : 1), sizeof(*r));

@@ -1494,13 +1494,18 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
  * and after the summary, because an unfolded run of many ranks is slow
  * and the user may prefer simulation.fold "on" or "exact" (not exact
  * there). */
-static const char *fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp)
+static const char *fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
+			       bool drift)
 {
 	if (pl->fold == FOLD_OFF)
 		return "simulation.fold is \"off\"";
 	if (pl->fold == FOLD_EXACT && tree_pp)
 		return "a tree all-reduce with a pipeline loads its members' NICs unequally, so the "
 		       "replicas' timelines differ: \"exact\" simulates every rank";
+	if (pl->fold == FOLD_EXACT && drift)
+		return "a pipeline of more than 2 stages with data-parallel groups whose members' "
+		       "paths differ (a ring over several leaves) lets the replicas' timelines drift "
+		       "apart: \"exact\" simulates every rank";
 	if ((long)pl->tp * pl->cp * pl->dp <= 1)
 		return "one rank per pipeline stage: nothing to fold";
 	if (pl->dp_sync == DP_SYNC_PS)
@@ -1516,6 +1521,57 @@ static const char *fold_reason(const struct plan *pl, const struct topology *t, 
 	return NULL;
 }
 
+
+/* How the gradient all-reduces of stage 0's program s0 treat the members
+ * of rank 0's data-parallel group under the plan's algorithm. */
+enum dp_alike {
+	DP_ALIKE,          /* same bytes, same path latencies */
+	DP_UNEQUAL_BYTES,  /* some move more bytes (coll_plan_balanced): a tree,
+			    * forced or chosen by "auto" for some bucket sizes */
+	DP_UNEQUAL_PATHS,  /* equal bytes, but some members' flows cross more
+			    * switch levels (a ring over several leaves) */
+};
+
+static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
+			   const struct placement *place, const struct program *s0)
+{
+	int *mem = xreallocarray(NULL, (size_t)place->nranks + 1, sizeof(*mem));
+	int n = placement_group(place, GROUP_DP, 0, mem), rc = DP_ALIKE;
+	int *at = xreallocarray(NULL, (size_t)place->nranks + 1, sizeof(*at));
+	double (*lat)[2] = xcalloc((size_t)n + 1, sizeof(*lat));
+	for (int k = 0; k < n; k++)
+		at[mem[k]] = k;
+	for (int i = 0; i < s0->n && n > 1 && rc != DP_UNEQUAL_BYTES; i++) {
+		const struct task *k = &s0->t[i];
+		if (k->kind != TASK_COLL || k->group != GROUP_DP || k->op != COLL_ALLREDUCE ||
+		    k->bytes <= 0)
+			continue;
+		struct coll_plan *cp = coll_plan_create(t, pl->coll_algo, COLL_ALLREDUCE, mem, n,
+							k->bytes * k->count);
+		if (!cp) {
+			rc = -1;
+			break;
+		}
+		if (!coll_plan_balanced(cp))
+			rc = DP_UNEQUAL_BYTES;
+		/* the slowest path out of and into each member */
+		memset(lat, 0, (size_t)n * sizeof(*lat));
+		for (int f = 0; f < cp->nflows && rc == DP_ALIKE; f++) {
+			const struct coll_flow *fl = &cp->flows[f];
+			double l = topology_path_latency(t, fl->src, fl->dst);
+			lat[at[fl->src]][0] = fmax(lat[at[fl->src]][0], l);
+			lat[at[fl->dst]][1] = fmax(lat[at[fl->dst]][1], l);
+		}
+		for (int m = 1; m < n && rc == DP_ALIKE; m++)
+			if (fabs(lat[m][0] - lat[0][0]) > 1e-12 || fabs(lat[m][1] - lat[0][1]) > 1e-12)
+				rc = DP_UNEQUAL_PATHS;
+		coll_plan_destroy(cp);
+	}
+	free(lat);
+	free(at);
+	free(mem);
+	return rc;
+}
 
 int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			  const struct engine_observer *obs, struct result *r, struct diag *d)
@@ -1575,19 +1631,38 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * "auto" and "on" fold cheaply: the representative's own flows, daemon
 	 * sinks for its folded peers, and where a plan loads its members
 	 * unequally (a tree) the flows around its busiest member too (engine.c,
-	 * plan_crit): within about 1e-4 of the unfolded run for ring and auto,
-	 * a tree with a pipeline within 1 % (it was -8 to -16 % from the
-	 * representative's flows alone). "exact"
+	 * plan_crit), the representative a replica of the trees' most common
+	 * member (engine.c, majority_replica): within about 1e-4 of the
+	 * unfolded run for ring and auto up to 64 nodes; with a pipeline the
+	 * replicas run in lockstep, their messages and buckets aligned, which
+	 * the unfolded replicas are not: +0.07 to +3.3 % with rings (Llama 3
+	 * 8B, TP 8 x PP 4..16 x DP 16..64 on the 3-level fat tree), +3.9 %
+	 * and +6.3 % with trees (PP 16 x DP 32 forced, PP 16 x DP 128 auto,
+	 * where a light representative read -1.0 % and -9.6 %). "exact"
 	 * (engine.c, "folding") posts whole groups and the mirror traffic that
 	 * can meet simulated flows, equal to the unfolded run to 1e-9
 	 * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
 	 * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
 	 * is not exact even so, and "exact" simulates every rank there: a
-	 * forced tree with a pipeline. A tree loads its members' NICs
+	 * tree with a pipeline, forced or chosen by "auto" for some bucket
+	 * sizes (dp_reduce_unbalanced; folded, Llama 3 8B on 2,048 DGX H100,
+	 * TP 8 x PP 16 x DP 128, read 0.4085 s against 0.4506 s unfolded).
+	 * A tree loads its members' NICs
 	 * unequally, so the pipeline messages that share those NICs make the
 	 * data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
 	 * PP 2: folded 0.42985 s, unfolded 0.43004 s). */
 	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
+	bool drift = false;
+	if (pl->fold == FOLD_EXACT && !tree_pp && pl->pp > 1 && pl->dp > 1 && pl->dp_sync != DP_SYNC_PS) {
+		int u = dp_reduce_alike(topo, pl, &place, &progs[0]);
+		if (u < 0) {
+			diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+				  pl->coll_algo);
+			goto out;
+		}
+		tree_pp = u == DP_UNEQUAL_BYTES;
+		drift = u == DP_UNEQUAL_PATHS && pl->pp > 2;
+	}
 	/* stragglers, GPUs throttled on their own (not the whole job) and the
 	 * GPUs whose traffic can cross a degraded link make their replicas
 	 * differ: cheap folding simulates those replicas whole (engine.c,
@@ -1612,7 +1687,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		for (int q = 0; q < place.nranks && !any_distinct; q++)
 			any_distinct = distinct[q];
 	}
-	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !any_distinct) ||
+	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
 		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
@@ -1620,7 +1695,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		      * residue of issue 16): simulate every rank */
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
 	r->folded = fold;
-	r->fold_reason = fold ? NULL : fold_reason(pl, topo, tree_pp);
+	r->fold_reason = fold ? NULL : fold_reason(pl, topo, tree_pp, drift);
 	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
 				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
 				  .fold_exact = fold && pl->fold == FOLD_EXACT,
