@@ -1064,6 +1064,20 @@ static bool posts_crit(const struct sim *S, struct cplan *c, const int *mem, int
  * stage-0 gradient all-reduce's plan (bytes sent and received, the flows
  * counted). Equal plans (rings) and no all-reduce: first (replica 0 or
  * the first one not distinct). Returns -1 if no plan could be made. */
+struct member_sig {
+	double v[4];    /* bytes out, bytes in, flows out, flows in */
+	int k;          /* index in the group */
+};
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct member_sig *x = a, *y = b;
+	for (int i = 0; i < 4; i++)
+		if (x->v[i] != y->v[i])
+			return x->v[i] < y->v[i] ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
 static int majority_replica(struct sim *S, const unsigned char *drep, int first)
 {
 	const struct engine_job *job = S->job;
@@ -1072,11 +1086,15 @@ static int majority_replica(struct sim *S, const unsigned char *drep, int first)
 	if (pl->size[DIM_DP] < 2)
 		return first;
 	int *mem = xreallocarray(NULL, (size_t)pl->nranks + 1, sizeof(*mem));
+	int *at = xreallocarray(NULL, (size_t)pl->nranks + 1, sizeof(*at));
 	int n = placement_group(pl, GROUP_DP, placement_rank(pl, 0, 0, 0), mem), pick = first;
 	bool unequal = false;
-	/* per member, over the stage's gradient all-reduces: bytes out, bytes
-	 * in, flows out, flows in */
-	double (*sig)[4] = xcalloc((size_t)n, sizeof(*sig));
+	struct member_sig *sig = xcalloc((size_t)n + 1, sizeof(*sig));
+	for (int k = 0; k < n; k++) {
+		at[mem[k]] = k;
+		sig[k].k = k;
+	}
+	/* per member, over the stage's gradient all-reduces */
 	for (int i = 0; i < pr->n; i++) {
 		const struct task *t = &pr->t[i];
 		if (t->kind != TASK_COLL || t->group != GROUP_DP || t->op != COLL_ALLREDUCE ||
@@ -1092,33 +1110,36 @@ static int majority_replica(struct sim *S, const unsigned char *drep, int first)
 		unequal = true;
 		for (int f = 0; f < c->p->nflows; f++) {
 			const struct coll_flow *fl = &c->p->flows[f];
-			for (int k = 0; k < n; k++) {
-				if (mem[k] == fl->src) {
-					sig[k][0] += fl->bytes;
-					sig[k][2]++;
-				}
-				if (mem[k] == fl->dst) {
-					sig[k][1] += fl->bytes;
-					sig[k][3]++;
-				}
-			}
+			sig[at[fl->src]].v[0] += fl->bytes;
+			sig[at[fl->src]].v[2]++;
+			sig[at[fl->dst]].v[1] += fl->bytes;
+			sig[at[fl->dst]].v[3]++;
 		}
 	}
+	if (!unequal)
+		goto out;
+	/* the largest class holding a candidate (cp 0, a replica not made
+	 * distinct); its first candidate */
+	qsort(sig, (size_t)n, sizeof(*sig), cmp_sig);
 	int best = 0;
-	for (int k = 0; k < n && unequal; k++) {
-		int cnt = 0, dk[DIM_N];
-		placement_coords(pl, mem[k], dk);
-		if (drep && drep[dk[DIM_DP]])
-			continue;
-		for (int j = 0; j < n; j++)
-			cnt += !memcmp(sig[j], sig[k], sizeof(sig[k]));
-		if (cnt > best) {
-			best = cnt;
-			pick = dk[DIM_DP];
+	for (int a = 0; a < n;) {
+		int b = a, cand = -1;
+		for (; b < n && !memcmp(sig[b].v, sig[a].v, sizeof(sig[a].v)); b++) {
+			int dk[DIM_N];
+			placement_coords(pl, mem[sig[b].k], dk);
+			if (dk[DIM_CP] == 0 && !(drep && drep[dk[DIM_DP]]) &&
+			    (cand < 0 || dk[DIM_DP] < cand))
+				cand = dk[DIM_DP];
 		}
+		if (cand >= 0 && b - a > best) {
+			best = b - a;
+			pick = cand;
+		}
+		a = b;
 	}
 out:
 	free(sig);
+	free(at);
 	free(mem);
 	return pick;
 }
