@@ -1611,6 +1611,12 @@ static int start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
 	sg_cfg_set_int("contexts/guard-size", 0);
+	/* an actor's stack: SimGrid's default is 8 MiB, malloc'ed without
+	 * guard pages, and the actors here are shallow (a stream's loop and
+	 * SimGrid's calls). Untouched pages cost nothing, but malloc
+	 * perturbation (meson test sets MALLOC_PERTURB_) writes every byte:
+	 * 512 unfolded ranks took 22 GB and were killed */
+	sg_cfg_set_int("contexts/stack-size", 256);
 	/* SimGrid's default lazy update of the network model gives a time
 	 * that depends on the order the flows of an instant were posted (a
 	 * 1024-rank tree all-reduce: 18.06 ms posted by one actor, 19.18 ms
