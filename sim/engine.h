@@ -8,8 +8,13 @@
  * and the plan's extra step latency; pipeline sends and receives are
  * mailbox transfers between stage ranks. The network is pure alpha-beta
  * (CM02, no cross-traffic, no TCP gamma), so an uncontended transfer of S
- * bytes costs latency + S / bandwidth and concurrent flows share links
- * max-min fairly.
+ * bytes costs latency + S / bandwidth. Concurrent flows share links
+ * max-min fairly with SimGrid's sharing penalty, which for CM02 is the
+ * route's latency (TCP's RTT unfairness): where flows meet, one whose
+ * route crosses more switches gets less of the link (a pipeline message
+ * across pods against gradient flows inside a leaf: about 1 : 1.8). Plain
+ * max-min, which credit-based InfiniBand is closer to, would give equal
+ * shares; see docs/howto.md on folding for what it changes.
  *
  * Folding: when every (tp, dp) replica of a stage is identical and the
  * fabric is symmetric, only the ranks with tp = dp = 0 are simulated; their
