@@ -152,50 +152,65 @@ static int cmp_int(const void *a, const void *b)
 }
 
 struct member_bytes {
-	int who;
+	int who, peer;
 	double bytes;
 };
 
 static int cmp_member(const void *a, const void *b)
 {
 	const struct member_bytes *x = a, *y = b;
-	return (x->who > y->who) - (x->who < y->who);
+	if (x->who != y->who)
+		return (x->who > y->who) - (x->who < y->who);
+	return (x->peer > y->peer) - (x->peer < y->peer);
 }
 
-/* The members' sums of m[0..n) (sorted here by member) all within 1e-9
- * of each other; *members gets how many there are. */
-static bool sums_equal(struct member_bytes *m, int n, int *members)
+struct member_sums {
+	double lo, hi;
+	int members;
+};
+
+/* Sum m[0..n) per member (sorted here by member, then peer: a plan's
+ * endpoints are unique, so the order is fixed): the least and the largest
+ * sum and how many members; *top and *who_top become the first sum above
+ * *top and its member. */
+static struct member_sums sum_members(struct member_bytes *m, int n, double *top, int *who_top)
 {
+	struct member_sums s = { INFINITY, 0, 0 };
 	qsort(m, (size_t)n, sizeof(*m), cmp_member);
-	double lo = INFINITY, hi = 0;
-	*members = 0;
 	for (int i = 0; i < n;) {
 		double sum = 0;
 		int j = i;
 		for (; j < n && m[j].who == m[i].who; j++)
 			sum += m[j].bytes;
-		lo = fmin(lo, sum);
-		hi = fmax(hi, sum);
-		(*members)++;
+		s.lo = fmin(s.lo, sum);
+		s.hi = fmax(s.hi, sum);
+		s.members++;
+		if (sum > *top) {
+			*top = sum;
+			*who_top = m[i].who;
+		}
 		i = j;
 	}
-	return hi <= lo * (1 + 1e-9);
+	return s;
 }
 
-bool coll_plan_balanced(const struct coll_plan *p)
+int coll_plan_busiest(const struct coll_plan *p)
 {
 	if (p->nflows == 0)
-		return true;
+		return -1;
 	struct member_bytes *m = xreallocarray(NULL, (size_t)p->nflows, sizeof(*m));
-	int nsrc, ndst;
+	double top = 0;
+	int who = -1;
 	for (int i = 0; i < p->nflows; i++)
-		m[i] = (struct member_bytes){ p->flows[i].src, p->flows[i].bytes };
-	bool eq = sums_equal(m, p->nflows, &nsrc);
-	for (int i = 0; i < p->nflows && eq; i++)
-		m[i] = (struct member_bytes){ p->flows[i].dst, p->flows[i].bytes };
-	eq = eq && sums_equal(m, p->nflows, &ndst) && nsrc == ndst;
+		m[i] = (struct member_bytes){ p->flows[i].src, p->flows[i].dst, p->flows[i].bytes };
+	struct member_sums out = sum_members(m, p->nflows, &top, &who);
+	for (int i = 0; i < p->nflows; i++)
+		m[i] = (struct member_bytes){ p->flows[i].dst, p->flows[i].src, p->flows[i].bytes };
+	struct member_sums in = sum_members(m, p->nflows, &top, &who);
 	free(m);
-	return eq;
+	bool balanced = out.members == in.members && out.hi <= out.lo * (1 + 1e-9) &&
+			in.hi <= in.lo * (1 + 1e-9);
+	return balanced ? -1 : who;
 }
 
 int *coll_sorted_ranks(const int *ranks, int n)

@@ -132,11 +132,12 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 				   enum coll_op op, const int *ranks, int n,
 				   double bytes);
 void coll_plan_destroy(struct coll_plan *p);
-/* Whether every member of p sends the same bytes and receives the same
+/* -1 if every member of p sends the same bytes and receives the same
  * bytes (a ring, a double binary tree whose members are all inner in one
- * tree and leaves in the other); a tree of unequal members is not, and
- * loads their NICs unequally. */
-bool coll_plan_balanced(const struct coll_plan *p);
+ * tree and leaves in the other); else the member moving the most bytes
+ * out or in (the first such, by rank, sources before destinations): a
+ * tree of unequal members, which loads their NICs unequally. */
+int coll_plan_busiest(const struct coll_plan *p);
 
 const char *coll_op_name(enum coll_op op);
 /* Parse an op name ("allreduce", "reduce_scatter", ...; also

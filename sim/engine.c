@@ -13,7 +13,6 @@
 
 #include "cleanup.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1003,41 +1002,13 @@ static bool holds_rep(const struct sim *S, const int *mem, int n)
  * an unequal plan, or -1 for an equal one. */
 static int plan_crit(struct cplan *c)
 {
-	if (c->crit != -2)
-		return c->crit;
-	const struct coll_plan *p = c->p;
-	/* balanced: a ring, and a double binary tree whose members are inner
-	 * in one tree and leaves in the other. Counting flows too would post
-	 * whole trees of balanced bytes: Llama 3 405B on 98,304 GPUs (DP
+	/* balanced (-1): a ring, and a double binary tree whose members are
+	 * inner in one tree and leaves in the other. Counting flows too would
+	 * post whole trees of balanced bytes: Llama 3 405B on 98,304 GPUs (DP
 	 * trees of 768) went from 0.3 s to minutes, for no change where it
 	 * was measured */
-	if (coll_plan_balanced(p)) {
-		c->crit = -1;
-		return c->crit;
-	}
-	double hi = 0;
-	int who_hi = -1;
-	for (int pass = 0; pass < 2; pass++) {
-		/* pass 0: bytes out per source (flows sorted by src); 1: in per dst */
-		for (int i = 0; i < p->nflows;) {
-			const struct coll_flow *f0 = &p->flows[pass ? c->by_dst[i] : i];
-			int who = pass ? f0->dst : f0->src;
-			double sum = 0;
-			int j = i;
-			for (; j < p->nflows; j++) {
-				const struct coll_flow *f = &p->flows[pass ? c->by_dst[j] : j];
-				if ((pass ? f->dst : f->src) != who)
-					break;
-				sum += f->bytes;
-			}
-			if (sum > hi) {
-				hi = sum;
-				who_hi = who;
-			}
-			i = j;
-		}
-	}
-	c->crit = who_hi;
+	if (c->crit == -2)
+		c->crit = coll_plan_busiest(c->p);
 	return c->crit;
 }
 
@@ -1049,6 +1020,20 @@ static bool posts_crit(const struct sim *S, struct cplan *c, const int *mem, int
 {
 	return S->job->fold && !S->job->fold_exact && plan_crit(c) >= 0 &&
 	       posts_group(S, mem, n, rank) && holds_rep(S, mem, n);
+}
+
+struct member_sig {
+	double v[4];    /* bytes out, bytes in, flows out, flows in */
+	int k;          /* index in the group */
+};
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct member_sig *x = a, *y = b;
+	for (int i = 0; i < 4; i++)
+		if (x->v[i] != y->v[i])
+			return x->v[i] < y->v[i] ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
 }
 
 /* Cheap folding: the data-parallel index of the replica to simulate, so
@@ -1064,20 +1049,6 @@ static bool posts_crit(const struct sim *S, struct cplan *c, const int *mem, int
  * stage-0 gradient all-reduce's plan (bytes sent and received, the flows
  * counted). Equal plans (rings) and no all-reduce: first (replica 0 or
  * the first one not distinct). Returns -1 if no plan could be made. */
-struct member_sig {
-	double v[4];    /* bytes out, bytes in, flows out, flows in */
-	int k;          /* index in the group */
-};
-
-static int cmp_sig(const void *a, const void *b)
-{
-	const struct member_sig *x = a, *y = b;
-	for (int i = 0; i < 4; i++)
-		if (x->v[i] != y->v[i])
-			return x->v[i] < y->v[i] ? -1 : 1;
-	return (x->k > y->k) - (x->k < y->k);
-}
-
 static int majority_replica(struct sim *S, const unsigned char *drep, int first)
 {
 	const struct engine_job *job = S->job;

@@ -1526,7 +1526,7 @@ static const char *fold_reason(const struct plan *pl, const struct topology *t, 
  * of rank 0's data-parallel group under the plan's algorithm. */
 enum dp_alike {
 	DP_ALIKE,          /* same bytes, same path latencies */
-	DP_UNEQUAL_BYTES,  /* some move more bytes (coll_plan_balanced): a tree,
+	DP_UNEQUAL_BYTES,  /* some move more bytes (coll_plan_busiest): a tree,
 			    * forced or chosen by "auto" for some bucket sizes */
 	DP_UNEQUAL_PATHS,  /* equal bytes, but some members' flows cross more
 			    * switch levels (a ring over several leaves) */
@@ -1539,20 +1539,21 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
 	int n = placement_group(place, GROUP_DP, 0, mem), rc = DP_ALIKE;
 	int *at = xreallocarray(NULL, (size_t)place->nranks + 1, sizeof(*at));
 	double (*lat)[2] = xcalloc((size_t)n + 1, sizeof(*lat));
+	double last = -1;   /* buckets of one size have one plan */
 	for (int k = 0; k < n; k++)
 		at[mem[k]] = k;
 	for (int i = 0; i < s0->n && n > 1 && rc != DP_UNEQUAL_BYTES; i++) {
 		const struct task *k = &s0->t[i];
 		if (k->kind != TASK_COLL || k->group != GROUP_DP || k->op != COLL_ALLREDUCE ||
-		    k->bytes <= 0)
+		    k->bytes <= 0 || k->bytes * k->count == last)
 			continue;
-		struct coll_plan *cp = coll_plan_create(t, pl->coll_algo, COLL_ALLREDUCE, mem, n,
-							k->bytes * k->count);
+		last = k->bytes * k->count;
+		struct coll_plan *cp = coll_plan_create(t, pl->coll_algo, COLL_ALLREDUCE, mem, n, last);
 		if (!cp) {
 			rc = -1;
 			break;
 		}
-		if (!coll_plan_balanced(cp))
+		if (coll_plan_busiest(cp) >= 0)
 			rc = DP_UNEQUAL_BYTES;
 		/* the slowest path out of and into each member */
 		memset(lat, 0, (size_t)n * sizeof(*lat));
@@ -1645,7 +1646,7 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	 * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
 	 * is not exact even so, and "exact" simulates every rank there: a
 	 * tree with a pipeline, forced or chosen by "auto" for some bucket
-	 * sizes (dp_reduce_unbalanced; folded, Llama 3 8B on 2,048 DGX H100,
+	 * sizes (dp_reduce_alike; folded, Llama 3 8B on 2,048 DGX H100,
 	 * TP 8 x PP 16 x DP 128, read 0.4085 s against 0.4506 s unfolded).
 	 * A tree loads its members' NICs
 	 * unequally, so the pipeline messages that share those NICs make the

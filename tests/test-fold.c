@@ -15,44 +15,61 @@
 
 #include "testutil.h"
 
-static void fold_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
-			     const char *algo, const char *order)
+/* Write Llama 3 8B scenarios <prefix><fold[i]>.json (seq 2048,
+ * micro-batch 1; order and sim_extra, extra simulation keys, left out when
+ * "") with simulation.fold fold[0] and fold[1], run both in one `ddlsim
+ * run` (each in its own process) and return their reports in r. */
+static void run_pair(const char *prefix, const char *const fold[2], const char *topo, int nodes,
+		     int tp, int dp, int pp, const char *order, int global_batch, const char *algo,
+		     const char *sim_extra, json_t *r[2])
 {
-	char *d = tmp_dir(), text[2048], args[4096];
-	const char *fold[2] = { "exact", "off" };
-	char *path[2];
+	char *d = tmp_dir(), text[2048], args[4096], order_kv[64] = "";
+	char *path[2], *err = NULL, dir[1024];
+	if (*order)
+		snprintf(order_kv, sizeof(order_kv), ",\"order\":\"%s\"", order);
 	for (int i = 0; i < 2; i++) {
 		snprintf(text, sizeof(text),
-			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"f%s\","
+			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"%s%s\","
 			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
-			 "\"parallel\":{\"tp\":%d,\"dp\":%d,\"pp\":%d,\"order\":\"%s\"},"
+			 "\"parallel\":{\"tp\":%d,\"dp\":%d,\"pp\":%d%s},"
 			 "\"training\":{\"seq_len\":2048,\"global_batch\":%d,\"micro_batch\":1},"
-			 "\"communication\":{\"algorithm\":\"%s\"},\"simulation\":{\"fold\":\"%s\"}}",
-			 fold[i], src_path("models/zoo/llama3-8b.json"), src_path(topo), nodes, tp, dp,
-			 pp, order, dp * 2 * pp, algo, fold[i]);
+			 "\"communication\":{\"algorithm\":\"%s\"},\"simulation\":{\"fold\":\"%s\"%s%s}}",
+			 prefix, fold[i], src_path("models/zoo/llama3-8b.json"), src_path(topo), nodes,
+			 tp, dp, pp, order_kv, global_batch, algo, fold[i], *sim_extra ? "," : "",
+			 sim_extra);
 		char name[32];
 		snprintf(name, sizeof(name), "%s.json", fold[i]);
 		path[i] = write_file(d, name, text);
 	}
-	char *err = NULL, dir[2][1024];
 	snprintf(args, sizeof(args), "run %s %s --out %s --quiet --format json", path[0], path[1], d);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
-	double it[2];
+	free(err);
 	for (int i = 0; i < 2; i++) {
-		snprintf(dir[i], sizeof(dir[i]), "%s/f%s", d, fold[i]);
-		json_t *r = load_report(dir[i]);
-		cr_assert_not_null(r, "no report in %s", dir[i]);
-		it[i] = jnum(r, "summary/iteration_time_s");
+		snprintf(dir, sizeof(dir), "%s/%s%s", d, prefix, fold[i]);
+		r[i] = load_report(dir);
+		cr_assert_not_null(r[i], "no report in %s", dir);
+	}
+}
+
+static void fold_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
+			     const char *algo, const char *order)
+{
+	const char *const fold[2] = { "exact", "off" };
+	json_t *r[2];
+	double it[2];
+	run_pair("f", fold, topo, nodes, tp, dp, pp, order, dp * 2 * pp, algo, "", r);
+	for (int i = 0; i < 2; i++) {
+		it[i] = jnum(r[i], "summary/iteration_time_s");
 		/* an "exact" run that simulated every rank would pass for nothing */
-		cr_assert(json_is_boolean(json_object_get(json_object_get(r, "simulation"), "folded")));
-		cr_assert_eq(json_is_true(json_object_get(json_object_get(r, "simulation"), "folded")),
-			     i == 0, "%s %s: %s folded?", topo, algo, fold[i]);
-		json_decref(r);
+		json_t *sim = json_object_get(r[i], "simulation");
+		cr_assert(json_is_boolean(json_object_get(sim, "folded")));
+		cr_assert_eq(json_is_true(json_object_get(sim, "folded")), i == 0, "%s %s: %s folded?",
+			     topo, algo, fold[i]);
+		json_decref(r[i]);
 	}
 	cr_assert(it[0] > 0 && it[1] > 0);
 	cr_assert_lt(fabs(it[0] / it[1] - 1), 1e-9, "%s %s: folded %.17g, unfolded %.17g", topo,
 		     algo, it[0], it[1]);
-	free(err);
 }
 
 #define FT1 "topologies/dgx-h100-fattree3.json"
@@ -299,41 +316,21 @@ Test(fold, an_unfolded_run_says_why, .timeout = 300)
 static void partial_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
 				const char *algo, const char *what, int simulated, double tol)
 {
-	char *d = tmp_dir(), text[2048], args[4096];
-	const char *fold[2] = { "auto", "off" };
-	char *path[2];
-	for (int i = 0; i < 2; i++) {
-		snprintf(text, sizeof(text),
-			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"p%s\","
-			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
-			 "\"parallel\":{\"tp\":%d,\"dp\":%d,\"pp\":%d},"
-			 "\"training\":{\"seq_len\":2048,\"global_batch\":%d,\"micro_batch\":1},"
-			 "\"communication\":{\"algorithm\":\"%s\"},\"simulation\":{\"fold\":\"%s\"%s%s}}",
-			 fold[i], src_path("models/zoo/llama3-8b.json"), src_path(topo), nodes, tp, dp,
-			 pp, dp * 8, algo, fold[i], *what ? "," : "", what);
-		char name[32];
-		snprintf(name, sizeof(name), "%s.json", fold[i]);
-		path[i] = write_file(d, name, text);
-	}
-	char *err = NULL, dir[1024];
-	snprintf(args, sizeof(args), "run %s %s --out %s --quiet --format json", path[0], path[1], d);
-	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	const char *const fold[2] = { "auto", "off" };
+	json_t *r[2];
 	double it[2];
+	run_pair("p", fold, topo, nodes, tp, dp, pp, "", dp * 8, algo, what, r);
 	for (int i = 0; i < 2; i++) {
-		snprintf(dir, sizeof(dir), "%s/p%s", d, fold[i]);
-		json_t *r = load_report(dir);
-		cr_assert_not_null(r, "no report in %s", dir);
-		it[i] = jnum(r, "summary/iteration_time_s");
+		it[i] = jnum(r[i], "summary/iteration_time_s");
 		if (i == 0) {
-			cr_expect(json_is_true(json_object_get(json_object_get(r, "simulation"), "folded")));
-			cr_expect_eq(jnum(r, "simulation/simulated_ranks"), simulated, "%s: %g simulated",
-				     what, jnum(r, "simulation/simulated_ranks"));
+			cr_expect(json_is_true(json_object_get(json_object_get(r[i], "simulation"), "folded")));
+			cr_expect_eq(jnum(r[i], "simulation/simulated_ranks"), simulated, "%s: %g simulated",
+				     what, jnum(r[i], "simulation/simulated_ranks"));
 		}
-		json_decref(r);
+		json_decref(r[i]);
 	}
 	cr_assert_lt(fabs(it[0] / it[1] - 1), tol, "%s %s: folded %.17g, unfolded %.17g", topo, what,
 		     it[0], it[1]);
-	free(err);
 }
 
 Test(fold, a_straggler_or_a_throttled_gpu_folds_the_other_replicas, .timeout = 600)
