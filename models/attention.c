@@ -5,6 +5,10 @@
 #include <stddef.h>
 
 const char *const attention_names[ATTN_N + 1] = { "unfused", "flash", NULL };
+const char *const attn_backend_names[ATTN_BE_N + 1] = { "best", "fa2", "fa3", "cudnn", NULL };
+
+_Static_assert(ATTN_BE_N <= (int)(sizeof(((struct gpu_spec *)0)->flash_be_fwd) /
+				  sizeof(double)), "gpu_spec.flash_be_* too small");
 
 #define HD_HALF 56.0     /* head-dim saturation, FA3 H100 d = 128 vs 256 */
 #define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k */
@@ -25,10 +29,15 @@ double attention_flops(enum attention a, bool causal, bool bwd, double bh,
 	return (bwd ? 2.5 : 1) * fwd * c;
 }
 
-double attention_flash_eff(const struct gpu_spec *g, bool bwd, double s, double d,
-			   bool causal)
+double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,
+			   double s, double d, bool causal)
 {
 	double max = bwd ? g->flash_bwd_max : g->flash_fwd_max;
+	if (max > 0 && be > ATTN_BE_BEST && be < ATTN_BE_N) {
+		double m = bwd ? g->flash_be_bwd[be] : g->flash_be_fwd[be];
+		if (m > 0)
+			max = m;
+	}
 	if (max <= 0 || s <= 0 || d <= 0)
 		return 0;
 	double sk = causal ? s / 2 : s;

@@ -46,6 +46,18 @@ enum attention { ATTN_UNFUSED, ATTN_FLASH, ATTN_N };  /* zero = unfused, the his
 /* "unfused", "flash", NULL: for loaders. */
 extern const char *const attention_names[ATTN_N + 1];
 
+/* Which fused kernel runs the flash core. Stacks differ: Transformer
+ * Engine prefers cuDNN's fused attention on Hopper and FlashAttention-2
+ * on Ampere; PyTorch's SDPA runs its FlashAttention-2 backend; the
+ * FlashAttention-3 package runs on Hopper only (stack.c cites each).
+ * ATTN_BE_BEST is the GPU's flash_fwd_max / flash_bwd_max: the best
+ * kernel measured on it. A backend the GPU file gives no figure for is
+ * priced as ATTN_BE_BEST. */
+enum attn_backend { ATTN_BE_BEST, ATTN_BE_FA2, ATTN_BE_FA3, ATTN_BE_CUDNN, ATTN_BE_N };
+
+/* "best", "fa2", "fa3", "cudnn", NULL. */
+extern const char *const attn_backend_names[ATTN_BE_N + 1];
+
 /* What a transformer runs on g when the scenario does not say: flash where
  * the topology describes a flash kernel (Ampere and later), else unfused. */
 enum attention attention_default(const struct gpu_spec *g);
@@ -55,9 +67,9 @@ enum attention attention_default(const struct gpu_spec *g);
 double attention_flops(enum attention a, bool causal, bool bwd, double bh,
 		       double s, double d);
 
-/* Fraction of the 16-bit peak a flash kernel reaches on g (formulas above);
- * 0 if g has no flash kernel. */
-double attention_flash_eff(const struct gpu_spec *g, bool bwd, double s, double d,
-			   bool causal);
+/* Fraction of the 16-bit peak the flash kernel of backend be reaches on g
+ * (formulas above); 0 if g has no flash kernel. */
+double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,
+			   double s, double d, bool causal);
 
 #endif

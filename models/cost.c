@@ -14,7 +14,7 @@ static struct cost *roofline_create(const struct gpu_spec *gpu, const char *prof
 }
 
 const struct cost_registry_entry cost_registry[] = {
-	{ "roofline", "max(FLOPs/(peak*eff), bytes/(HBM bw*eff)) + launch, efficiency curves from the GPU description",
+	{ "roofline", "max(compute, bytes/(HBM bw*eff)) + launch: GEMMs in waves of tiles, attention by backend, memory-bound kernels by class",
 	  false, roofline_create },
 	{ "profile", "times measured by ddlsim-calib on a real GPU, interpolated by shape; roofline outside the measured range",
 	  true, cost_profile_create },

@@ -3,9 +3,9 @@
  * A cost source prices an op (see workload.h). Sources are interchangeable
  * behind a const vtable and listed in a registry, so the CLI can name them:
  *
- *   roofline   max(FLOPs / (peak x eff), bytes / (HBM bw x eff)) + launch,
- *              with efficiency curves and GEMM wave quantization taken
- *              from the GPU description; needs nothing measured.
+ *   roofline   max(compute, bytes / (HBM bw x eff)) + launch: GEMMs in
+ *              waves of tiles, attention by backend, memory-bound kernels
+ *              by class (cost_roofline.c); needs nothing measured.
  *   profile    times measured by the calib tool, interpolated by shape;
  *              falls back to the roofline outside the measured range.
  *
@@ -64,8 +64,12 @@ double cost_op_time_ex(struct cost *c, const struct op *op, bool *measured);
 /* Seconds the ops of l take, one after another. */
 double cost_list_time(struct cost *c, const struct op_list *l);
 
-/* The roofline price of op on gpu, for sources that fall back to it. */
+/* The roofline price of op on gpu inside a training step (sustained
+ * clock), for sources that fall back to it. */
 double cost_roofline_time(const struct gpu_spec *gpu, const struct op *op);
+/* The same for the kernel alone, as a micro-benchmark times it (clock as
+ * measured by the benchmarks behind the GPU's efficiencies). */
+double cost_roofline_time_isolated(const struct gpu_spec *gpu, const struct op *op);
 
 const char *cost_name(const struct cost *c);
 /* One line on what prices the ops, borrowed: for a profile its file, the

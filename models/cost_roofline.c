@@ -1,17 +1,39 @@
 /* cost_roofline: the analytic cost source.
  *
- *   time = max(FLOPs / (peak x eff_c x q), bytes / (bw x eff_m)) + launch
+ *   time = max(compute, memory) + launch
  *
- * eff_c(W) = gemm_eff_max x W / (W + gemm_half_flops) is a saturation curve
- * in the work W of one kernel: small GEMMs cannot fill the GPU. q is wave
- * quantization: a GEMM of ceil(m/tm) x ceil(n/tn) output tiles runs in
- * ceil(tiles / SMs) waves, and a partial last wave idles SMs; an output of
- * fewer tiles than SMs is split along k (split-K) when k is deep. Batched
- * GEMMs of the unfused attention core use attn_eff_max; fp8 GEMMs their own
- * gemm_max (gpu_gemm_eff_max). A fused attention kernel (OP_ATTN) runs at
- * its own efficiency over head dim and sequence (attention.h), with no
- * wave quantization and no saturation in work. eff_m(B) = mem_eff_max x
- * B / (B + mem_half_bytes) for memory-bound kernels. */
+ * GEMMs (and convolutions as implicit GEMMs) run in waves of output
+ * tiles: a kernel of ceil(m/tm) x ceil(n/tn) x batch tiles of tm x tn
+ * (gpu.h gemm_tile) occupies the SMs in ceil(tiles / SMs) waves, each as
+ * long as one tile's 2 tm tn k FLOPs at an SM's share of the peak times
+ * gemm_max:
+ *
+ *   compute = waves x 2 tm tn k' / (peak x gemm_max x clock / SMs)
+ *
+ * A partial last wave idles SMs and a tile padded past m or n computes
+ * zeros, which is how small and odd-shaped GEMMs lose efficiency (NVIDIA,
+ * "Matrix Multiplication Background User's Guide", sections on tile and
+ * wave quantization); there is no second saturation curve in the work.
+ * With fewer output tiles than SMs, cuBLAS and cuDNN split a deep
+ * reduction (weight gradients: k = tokens or N P Q) over several CTAs,
+ * chunks of at least 512: the tiles multiply and k' = k / split. A
+ * batched GEMM is priced by the same rule per matrix (its tiles add up).
+ * gemm_max is what the best-shaped large GEMM reaches in a micro-benchmark
+ * (mamf-finder); fp8 GEMMs have their own (gpu_gemm_eff_max).
+ *
+ * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
+ * over head dim and sequence (attention.h), without waves. Compute-bound
+ * kernels (GEMM, convolution, attention) run at the clock a training step
+ * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
+ * kernel (cost_roofline_time_isolated, what a micro-benchmark measures).
+ *
+ * A memory-bound kernel moves its bytes at a fraction of HBM bandwidth
+ * set by its class: element-wise kernels (casts, activations, residual
+ * adds, dropout, the optimizer) stream at mem_max; row-wise kernels
+ * (norms, softmax, the loss: op->row > 0) reduce a row before writing and
+ * reach mem_rowwise_max. Every kernel pays the fixed kernel_launch; an
+ * op that stands for several kernels (an eager piece, stack.h) pays it
+ * for each. */
 #include "cost-private.h"
 #include "xalloc.h"
 
@@ -20,46 +42,69 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double sat(double max, double w, double half)
+/* Seconds of the compute side of a GEMM-like op at clock ratio clk: its
+ * FLOPs over the fraction q of the SMs' tile time doing useful work. */
+static double gemm_compute_time(const struct gpu_spec *g, const struct op *op, double peak,
+				double emax, double clk)
 {
-	return max * w / (w + half);
+	double t = op->flops / (peak * emax * clk);
+	double batch = fmax(op->batch, 1);
+	if (g->sm_count <= 0 || g->gemm_tile_m <= 0 || g->gemm_tile_n <= 0 ||
+	    op->m <= 0 || op->n <= 0 || op->k <= 0)
+		return t;
+	double sms = (double)g->sm_count;
+	double tiles = ceil(op->m / g->gemm_tile_m) * ceil(op->n / g->gemm_tile_n) * batch;
+	double kk = op->k;
+	double split = fmin(floor(sms / tiles), floor(op->k / 512));
+	if (split > 1) {
+		tiles *= split;
+		kk = op->k / split;
+	}
+	double waves = ceil(tiles / sms);
+	/* useful work over what the waves of padded tiles occupy (a
+	 * convolution's implicit GEMM keeps its own FLOP count) */
+	double q = batch * op->m * op->n * op->k /
+		   (waves * sms * g->gemm_tile_m * g->gemm_tile_n * kk);
+	return t / fmin(q, 1);
 }
 
-double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
+static double roofline(const struct gpu_spec *g, const struct op *op, double clk)
 {
 	double mem_t = 0, comp_t = 0;
 
-	if (op->bytes > 0)
-		mem_t = op->bytes / (g->hbm_bw_Bps * sat(g->mem_eff_max, op->bytes,
-							  g->mem_half_bytes));
+	if (op->bytes > 0) {
+		double eff = op->row > 0 && g->mem_rowwise_max > 0 ? g->mem_rowwise_max
+								   : g->mem_eff_max;
+		mem_t = op->bytes / (g->hbm_bw_Bps * eff);
+	}
 	if (op->flops > 0) {
 		double peak = g->peak_flops[op->dtype];
 		if (peak <= 0)
 			peak = g->peak_flops[DTYPE_FP32];
-		double emax = op->batch > 1 ? g->attn_eff_max : gpu_gemm_eff_max(g, op->dtype);
-		double eff = sat(emax, op->flops, g->gemm_half_flops);
-		double q = 1;
+		double emax = gpu_gemm_eff_max(g, op->dtype);
 		if (op->kind == OP_ATTN) {
-			double fe = attention_flash_eff(g, op->pass == PASS_BWD, op->m, op->k,
-							op->causal);
-			eff = fe > 0 ? fe : g->attn_eff_max;
+			double fe = attention_flash_eff(g, op->backend, op->pass == PASS_BWD,
+							op->m, op->k, op->causal);
+			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk);
+		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
+			comp_t = gemm_compute_time(g, op, peak, emax, clk);
+		} else {
+			comp_t = op->flops / (peak * emax);
 		}
-		if ((op->kind == OP_GEMM || op->kind == OP_CONV) && g->sm_count > 0 &&
-		    g->gemm_tile_m > 0 && g->gemm_tile_n > 0) {
-			double tiles = ceil(op->m / g->gemm_tile_m) *
-				       ceil(op->n / g->gemm_tile_n) * op->batch;
-			/* split-K: with fewer output tiles than SMs, cuBLAS and
-			 * cuDNN split a deep reduction (weight gradients: K =
-			 * tokens or N P Q) over several CTAs, chunks of >= 512 */
-			double split = fmin(floor((double)g->sm_count / tiles), floor(op->k / 512));
-			if (split > 1)
-				tiles *= split;
-			double waves = ceil(tiles / (double)g->sm_count);
-			q = tiles / (waves * (double)g->sm_count);
-		}
-		comp_t = op->flops / (peak * eff * q);
 	}
-	return fmax(mem_t, comp_t) + g->kernel_launch_s;
+	/* an eager piece is several kernels, each with its own latency */
+	return fmax(mem_t, comp_t) + g->kernel_launch_s * (op->kernels > 1 ? op->kernels : 1);
+}
+
+double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
+{
+	double clk = g->sustained_clock_ratio > 0 ? g->sustained_clock_ratio : 1;
+	return roofline(g, op, clk);
+}
+
+double cost_roofline_time_isolated(const struct gpu_spec *g, const struct op *op)
+{
+	return roofline(g, op, 1);
 }
 
 static double roofline_op_time(struct cost *c, const struct op *op, bool *measured)
@@ -75,7 +120,7 @@ static void roofline_destroy(struct cost *c)
 
 static const struct cost_impl roofline_impl = {
 	.name = "roofline",
-	.description = "analytic roofline with efficiency curves",
+	.description = "analytic roofline: GEMMs in waves of tiles, memory-bound kernels by class",
 	.op_time = roofline_op_time,
 	.destroy = roofline_destroy,
 };

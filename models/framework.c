@@ -139,7 +139,11 @@
  *   (record_param_comms included). Every preset issues its data-parallel
  *   collectives through c10d, so all carry it; DeepSpeed's per-submodule
  *   hook bookkeeping on top of it is not in a published profile and is
- *   left out (the figure is a lower bound there). */
+ *   left out (the figure is a lower bound there).
+ * Kernel stacks (stack.h, cited in stack.c): Megatron-Core and NeMo run
+ *   Transformer Engine's fused kernels (megatron-te); DeepSpeed and FSDP2
+ *   wrap whatever model code they are given, most often a Hugging Face
+ *   model run eagerly (hf-eager); TorchTitan its own eager Llama. */
 #include "framework.h"
 
 #include <stdio.h>
@@ -158,7 +162,7 @@ const struct framework framework_table[] = {
 	  "megatron/core/distributed/distributed_data_parallel_config.py (bucket_size "
 	  "max(40e6, 1e6 dp) params; overlap_grad_reduce, overlap_param_gather, "
 	  "use_distributed_optimizer False)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te" },
 	{ "nemo", "2.0", "NVIDIA NeMo 2.0 LLM recipes (on Megatron-Core 0.9)",
 	  GRAD_FP32_IF_BF16, BUCKET_MCORE, 0, true, true, 1, ATTN_FLASH,
 	  "NeMo v2.0.0 (e938df3): nemo/collections/llm/recipes/llama3_70b.py (DDP config "
@@ -166,7 +170,7 @@ const struct framework framework_table[] = {
 	  "(use_distributed_optimizer True), recipes/precision/mixed_precision.py "
 	  "(grad_reduce_in_fp32 True for bf16_mixed, False for fp16_mixed), "
 	  "nemo/lightning/pytorch/plugins/mixed_precision.py",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te" },
 	{ "deepspeed", "0.15", "Microsoft DeepSpeed (ZeRO config defaults)",
 	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_FLASH,
 	  "DeepSpeed v0.15.0 (55b4cae): deepspeed/runtime/zero/config.py (stage 0, "
@@ -174,22 +178,22 @@ const struct framework framework_table[] = {
 	  "deepspeed/runtime/engine.py (stage-0 allreduce buckets 5e8 elements; "
 	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
 	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
-	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
+	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager" },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "
 	  "(stored pre-2.6 commits 012c62d, 0b2c60e; tag v2.5.0 not read): fully_shard "
 	  "(ZeRO-3, one reduce-scatter per module), MixedPrecisionPolicy reduce_dtype None",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager" },
 	{ "torchtitan", "0.1", "PyTorch TorchTitan (FSDP2 + SDPA)",
 	  GRAD_FP32, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "torchtitan v0.1.0 (f7084fc): torchtitan/config_manager.py "
 	  "(mixed_precision_reduce float32, data_parallel_shard_degree -1), "
 	  "torchtitan/models/llama3/infra/parallelize.py (fully_shard per block), "
 	  "torchtitan/models/attention.py (SDPA)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "torchtitan" },
 	{ NULL, NULL, NULL, GRAD_AS_PARAMS, BUCKET_BYTES, 0, false, false, 0, ATTN_UNFUSED, NULL,
-	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL },
+	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL, NULL },
 };
 
 const struct framework *framework_find(const char *spec, bool *known_name)

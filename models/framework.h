@@ -68,6 +68,7 @@ struct framework {
 	double launch_s;           /* host-side cost of one data-parallel collective call
 				      (framework bookkeeping + c10d + NCCL enqueue), seconds */
 	const char *launch_source; /* the published profile launch_s is read from */
+	const char *stack;         /* the kernels it runs (stack.h stack_table name) */
 };
 
 /* The presets, newest version of each framework first, NULL name last. */

@@ -19,17 +19,31 @@ struct gpu_spec {
 	double hbm_bytes;             /* capacity as the device reports it (cudaMemGetInfo total) */
 	double hbm_bw_Bps;            /* peak memory bandwidth */
 	long sm_count;                /* streaming multiprocessors (wave quantization) */
-	/* Roofline efficiency curves: eff(work) = max_eff * work / (work + half_work). */
+	double compute_capability;    /* CUDA compute capability (8.0 A100, 9.0 H100); 0 = unknown */
+	/* Roofline efficiencies (cost_roofline.c): a GEMM's tile runs at
+	 * gemm_eff_max of an SM's share of the peak, the GEMM in waves of
+	 * tiles; a memory-bound kernel at a fraction of HBM bandwidth that
+	 * depends on its class (element-wise or row-wise). */
 	double gemm_eff_max;          /* best fraction of peak a large GEMM reaches */
 	double gemm_eff_max_fp8;      /* the same for fp8 GEMMs; 0 = gemm_eff_max */
-	double gemm_half_flops;       /* GEMM work at which it reaches half of max */
-	double mem_eff_max;           /* best fraction of HBM bandwidth */
-	double mem_half_bytes;        /* traffic at which a kernel reaches half of max */
-	double attn_eff_max;          /* fraction of peak for the unfused attention core's GEMMs */
+	double gemm_half_flops;       /* obsolete (topology 1.4): read, not used */
+	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */
+	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): the same */
+	double mem_half_bytes;        /* obsolete (topology 1.4): read, not used */
+	double attn_eff_max;          /* obsolete (topology 1.4): read, not used */
 	/* Fused (flash) attention: fraction of the 16-bit peak at head dim 128
-	 * and long sequences, forward and backward; 0 = no flash kernel. */
+	 * and long sequences, forward and backward, of the best kernel known
+	 * on this GPU; 0 = no flash kernel. flash_be_* give it per backend
+	 * (attention.h enum attn_backend; 0 = not measured: the best). */
 	double flash_fwd_max, flash_bwd_max;
-	double kernel_launch_s;       /* fixed overhead per kernel */
+	double flash_be_fwd[8], flash_be_bwd[8];
+	/* Compute clock inside a training step over the clock of the
+	 * micro-benchmarks behind gemm_max and flash_*_max (power cap and
+	 * heat under sustained load, communication kernels beside compute):
+	 * compute-bound kernels run this much slower in situ; 1 = as
+	 * measured alone. */
+	double sustained_clock_ratio;
+	double kernel_launch_s;       /* fixed latency of every kernel (launch, fill, drain) */
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */

@@ -13,7 +13,7 @@
 
 static const char *const act_names[] = { "gelu", "swiglu", NULL };
 static const char *const norm_names[] = { "layernorm", "rmsnorm", NULL };
-static const char *const pos_names[] = { "rope", "learned", NULL };
+static const char *const pos_names[] = { "rope", "learned", "alibi", NULL };
 static const char *const cnn_family_names[] = { "resnet", NULL };
 
 const char *model_act_name(enum model_act a)

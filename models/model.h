@@ -22,7 +22,8 @@
  *                                                      residual branches (GPT-2/3, Megatron GPT)
  *   vocab_size             int      -      required    V
  *   tied_embeddings        bool     -      false       LM head shares the embedding matrix
- *   position_embedding     string   -      "rope"      "rope" or "learned"
+ *   position_embedding     string   -      "rope"      "rope", "learned" or "alibi" (a bias inside
+ *                                                      the attention kernel: no parameters, no op)
  *   max_position           int      tokens 2048        rows of a learned position table
  *   published_params       number   params 0           published parameter count, for checks
  *   published_active_params number  params 0           published activated parameters (MoE)
@@ -66,7 +67,7 @@
 
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
-enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED };
+enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED, MODEL_POS_ALIBI };
 enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_N };
 enum model_cnn_family { MODEL_CNN_RESNET };
 

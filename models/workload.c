@@ -57,6 +57,7 @@ const char *recompute_name(enum recompute r)
 
 struct emitter {
 	struct op_list *out;
+	const struct stack *stk;
 	enum op_pass pass;
 	enum dtype dt;          /* activations, memory-bound kernels */
 	enum dtype gdt;         /* the GEMM being emitted */
@@ -135,6 +136,80 @@ static void membound(struct emitter *e, const char *name, const char *family,
 	e->rc |= op_list_push(e->out, &op);
 }
 
+/* A piece of the stack (stack.h): bytes per element and kernels as the
+ * stack runs it; a piece of several kernels is named "<name>.eager". */
+static void piece(struct emitter *e, const char *name, const char *family,
+		  const struct stack_piece *pc, double elements, double row)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
+	int p = e->pass == PASS_BWD;
+	int k = pc->kernels[p] > 0 ? pc->kernels[p] : 1;
+	/* the counts are for 16-bit activations */
+	double scale = dtype_bytes(e->dt) > 2 ? dtype_bytes(e->dt) / 2 : 1;
+
+	snprintf(op.name, sizeof(op.name), "%s%s%s", name, k > 1 ? ".eager" : "", p ? ".bwd" : "");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", family, p ? "bwd" : "fwd");
+	op.m = elements;
+	op.row = row;
+	op.bytes = pc->bytes[p] * scale * elements;
+	op.kernels = k;
+	e->rc |= op_list_push(e->out, &op);
+}
+
+static const struct stack_piece *norm_piece(const struct emitter *e, const struct model *m)
+{
+	return m->norm == MODEL_NORM_RMSNORM ? &e->stk->rmsnorm : &e->stk->layernorm;
+}
+
+/* The norm in front of a half-layer (or the final one). */
+static void norm_op(struct emitter *e, const struct model *m, const char *name, double el)
+{
+	const char *fam = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
+	piece(e, name, fam, norm_piece(e, m), el, (double)m->hidden);
+}
+
+/* The residual add after a half-layer, with dropout's one-byte mask
+ * written (forward) and read (backward) where the model has dropout. */
+static void residual_op(struct emitter *e, const struct model *m, double el)
+{
+	struct stack_piece pc = e->stk->residual;
+	if (m->dropout) {
+		pc.bytes[0] += 1;
+		pc.bytes[1] += 1;
+	}
+	piece(e, m->dropout ? "dropout_residual" : "residual", "residual", &pc, el, 0);
+}
+
+/* The activation of an MLP over el output elements. */
+static void act_op(struct emitter *e, const struct model *m, const char *name, double el)
+{
+	if (m->act == MODEL_ACT_SWIGLU)
+		piece(e, name, "bias_swiglu", &e->stk->swiglu, el, 0);
+	else
+		piece(e, name, "bias_gelu", &e->stk->gelu, el, 0);
+}
+
+/* Backward: the weight gradients of params (this rank's) accumulated
+ * into the main gradients (stack.h main_grad_Bpp), where the stack does
+ * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
+ * epilogue reads them as well (2 B), a separate cast has nothing to do. */
+static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char *name,
+			 double params)
+{
+	const struct stack *k = e->stk;
+	double bpp = s->grad_fp32 ? k->main_grad_Bpp : (k->main_grad_kernels == 0 ? 2 : 0);
+	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0)
+		return;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "%s.main_grad", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "main_grad");
+	op.m = params;
+	op.bytes = bpp * params;
+	/* fused into the wgrad epilogue: no kernel, no launch of its own */
+	op.kernels = k->main_grad_kernels;
+	e->rc |= op_list_push(e->out, &op);
+}
+
 static void attention_core(struct emitter *e, const struct model *m,
 			   const struct wl_shape *s, enum dtype core_dt)
 {
@@ -153,7 +228,8 @@ static void attention_core(struct emitter *e, const struct model *m,
 			sq /= cp;               /* the ring: this rank's two chunks */
 		double bh = b * heads;
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
-				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true };
+				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true,
+				 .backend = s->attn_backend };
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
 		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, sq, hd);
@@ -165,7 +241,8 @@ static void attention_core(struct emitter *e, const struct model *m,
 			/* a ring step: 2 bh non-causal blocks of s/2c x s/2c */
 			double ch = sq / 2;
 			struct op st = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
-					 .batch = 2 * bh, .m = ch, .n = ch, .k = hd, .causal = false };
+					 .batch = 2 * bh, .m = ch, .n = ch, .k = hd, .causal = false,
+					 .backend = s->attn_backend };
 			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
 			st.flops = attention_flops(ATTN_FLASH, false, bwd, 2 * bh, ch, hd);
 			st.bytes = 2 * bh * ch * (hd * B * (bwd ? 8 : 4) + 4);
@@ -213,13 +290,11 @@ static void mlp_ops(struct emitter *e, const struct model *m, const char *prefix
 	snprintf(n1, sizeof(n1), "%s_fc1", prefix);
 	snprintf(na, sizeof(na), "%s_act", prefix);
 	snprintf(n2, sizeof(n2), "%s_fc2", prefix);
-	if (m->act == MODEL_ACT_SWIGLU) {
+	if (m->act == MODEL_ACT_SWIGLU)
 		gemm_ex(e, n1, batch, mt, 2 * f, h, false, false);
-		membound(e, na, "bias_swiglu", T * f, 3, 0);
-	} else {
+	else
 		gemm_ex(e, n1, batch, mt, f, h, false, false);
-		membound(e, na, "bias_gelu", T * f, 2, 0);
-	}
+	act_op(e, m, na, T * f);
 	gemm(e, n2, batch, mt, h, f);
 }
 
@@ -234,7 +309,7 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 
 	workload_moe_balance(m, s, &bal);
 	double local = E / ep, R = T * k * bal.rank_load;
-	membound(e, norm, norm, Tn * h, 2, h);
+	norm_op(e, m, norm, Tn * h);
 	gemm(e, "router", 1, Tn, E, h);
 	membound(e, "router_topk", "softmax", Tn * E, 2, E);
 	membound(e, "moe_permute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
@@ -242,7 +317,10 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 	membound(e, "moe_unpermute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
 	if (c->shared_experts > 0)
 		mlp_ops(e, m, "shared", 1, T, (double)(c->shared_experts * c->shared_ffn) / t);
-	membound(e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
+	residual_op(e, m, Tn * h);
+	double w = m->act == MODEL_ACT_SWIGLU ? 3 : 2;
+	main_grad_op(e, s, "moe", (E * h + local * w * h * (double)c->expert_ffn +
+				   w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
 }
 
 int workload_block(const struct model *m, const struct wl_shape *s,
@@ -251,8 +329,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 {
 	struct precision pr;
 	precision_init(&pr, s->dtype, false);
-	struct emitter e = { .out = out, .pass = pass, .dt = pr.activation, .gdt = pr.gemm,
-			     .fp8 = pr.fp8 };
+	struct emitter e = { .out = out, .stk = s->stack ? s->stack : stack_default(),
+			     .pass = pass, .dt = pr.activation, .gdt = pr.gemm, .fp8 = pr.fp8 };
 	double t = s->tp, h = (double)m->hidden;
 	double T = s->micro_batch * s->seq / (s->cp > 1 ? s->cp : 1);  /* this rank's tokens */
 	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
@@ -271,34 +349,39 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			attention_core(&fw, m, s, pr.head_gemm);
 			e.rc |= fw.rc;
 		}
-		membound(&e, norm, norm, Tn * h, 2, h);
+		norm_op(&e, m, norm, Tn * h);
 		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
+		if (m->pos == MODEL_POS_ROPE)
+			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
 		attention_core(&e, m, s, pr.head_gemm);
 		gemm_ex(&e, "attn_out", 1, T, h, h / t, true, true);
-		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
+		residual_op(&e, m, Tn * h);
+		main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
 		break;
 	case WL_MLP:
 		if (model_is_moe(m)) {
 			moe_block(&e, m, s, T, Tn, norm);
 			break;
 		}
-		membound(&e, norm, norm, Tn * h, 2, h);
+		norm_op(&e, m, norm, Tn * h);
 		if (m->act == MODEL_ACT_SWIGLU) {
 			gemm_ex(&e, "mlp_gate_up", 1, T, 2 * ffn, h, false, false);
-			membound(&e, "swiglu", "bias_swiglu", T * ffn, 3, 0);
+			act_op(&e, m, "swiglu", T * ffn);
 		} else {
 			gemm_ex(&e, "mlp_up", 1, T, ffn, h, false, false);
-			membound(&e, "gelu", "bias_gelu", T * ffn, 2, 0);
+			act_op(&e, m, "gelu", T * ffn);
 		}
 		gemm(&e, "mlp_down", 1, T, h, ffn);
-		membound(&e, "dropout_residual", "residual", Tn * h, m->dropout ? 3.5 : 3, 0);
+		residual_op(&e, m, Tn * h);
+		main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;
 	case WL_HEAD:
-		membound(&e, "final_norm", norm, Tn * h, 2, h);
+		norm_op(&e, m, "final_norm", Tn * h);
 		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
-		membound(&e, "cross_entropy", "softmax", T * (double)m->vocab / t, 2,
-			 (double)m->vocab / t);
+		piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
+		      T * (double)m->vocab / t, (double)m->vocab / t);
+		main_grad_op(&e, s, "lm_head", m->tied_embeddings ? 0 : h * (double)m->vocab / t);
 		break;
 	default:
 		return -1;

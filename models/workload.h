@@ -47,6 +47,7 @@
 #include "attention.h"
 #include "gpu.h"
 #include "model.h"
+#include "stack.h"
 
 enum op_kind {
 	OP_GEMM,        /* C[m,n] = A[m,k] B[k,n], batch independent copies */
@@ -75,7 +76,9 @@ struct op {
 	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
 	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
 	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
-	char membound_kind[24]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
+	enum attn_backend backend; /* OP_ATTN: the fused kernel that runs it */
+	char membound_kind[32]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
+	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1 */
 };
 
 struct op_list {
@@ -97,6 +100,9 @@ struct wl_shape {
 	bool moe_override;      /* routing below, not the model file's */
 	int moe_dist;           /* enum moe_dist */
 	double moe_zipf_s, moe_capacity;
+	const struct stack *stack; /* the kernels around the GEMMs (NULL: stack_default()) */
+	enum attn_backend attn_backend; /* the flash kernel that runs the attention core */
+	bool grad_fp32;         /* weight gradients accumulate into fp32 main gradients */
 };
 
 void op_list_init(struct op_list *l);

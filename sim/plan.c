@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "framework.h"
+#include "stack.h"
 #include "inputs.h"
 #include "platform.h"
 #include "xalloc.h"
@@ -28,6 +29,8 @@ void plan_init(struct plan *p)
 	p->cp_comm = CP_P2P;
 	p->interleave = 1;
 	p->framework = -1;
+	p->stack = -1;
+	p->attn_backend_set = -1;
 	p->schedule = SCHED_1F1B;
 	p->zero = ZERO_0;
 	p->recompute = RECOMPUTE_NONE;
@@ -182,7 +185,9 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 {
 	struct wl_shape shp = { (double)p->micro_batch, (double)p->seq, p->tp, p->sp,
 				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A,
-				p->ep, true, p->moe_dist, p->moe_zipf_s, p->moe_capacity_factor };
+				p->ep, true, p->moe_dist, p->moe_zipf_s, p->moe_capacity_factor,
+				p->stack >= 0 ? &stack_table[p->stack] : stack_default(),
+				p->attn_backend, p->grad_dtype == DTYPE_FP32 };
 	return shp;
 }
 
@@ -215,7 +220,22 @@ static void apply_framework(struct plan *p, const struct inputs *in, bool model_
 		p->bucket_bytes = framework_bucket_bytes(f, p->dp * p->cp, dtype_bytes(p->grad_dtype));
 	if (!p->attention_set && p->attention == ATTN_FLASH)
 		p->attention = f->attention;
+	if (p->stack < 0)
+		p->stack = stack_index(stack_find(f->stack));
 	(void)in;
+}
+
+/* The kernel stack (given, the framework's, else the default) and the
+ * attention backend it runs on this GPU (models/stack.h). */
+static void resolve_stack(struct plan *p, const struct inputs *in)
+{
+	if (p->stack < 0)
+		p->stack = stack_index(stack_default());
+	if (p->attn_backend_set >= 0)
+		p->attn_backend = (enum attn_backend)p->attn_backend_set;
+	else
+		p->attn_backend = stack_attn_backend(&stack_table[p->stack],
+						     inputs_topology(in)->gpu.compute_capability);
 }
 
 void plan_resolve(struct plan *p, const struct inputs *in)
@@ -246,6 +266,7 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 	}
 	if (p->framework >= 0)
 		apply_framework(p, in, arch->model_parallel);
+	resolve_stack(p, in);
 }
 
 /* Layers of pipeline stage s over all its chunks when per-stage counts

@@ -238,6 +238,10 @@ struct plan {
 	enum fold_mode fold;
 	double usd_per_gpu_hour;
 	int framework;                  /* framework_table index, -1 = none */
+	int stack;                      /* stack_table index, -1 = the framework's (default
+					   stack_default()); plan_resolve() sets it */
+	int attn_backend_set;           /* attn_backend given (enum attn_backend), -1 = no */
+	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
 	bool overlap_param_gather;
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (simulate.c) */
 	unsigned given;                 /* enum plan_given bits */

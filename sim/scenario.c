@@ -13,6 +13,7 @@
 #include "coll.h"
 #include "cost.h"
 #include "framework.h"
+#include "stack.h"
 #include "placement.h"
 #include "xalloc.h"
 
@@ -603,6 +604,12 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			ps->cost = &cost_registry[e];
 		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
 			 ps->cost->needs_profile ? JREQ : 0);
+		e = 0;
+		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1)
+			s->stack = e;
+		e = 0;
+		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
+			s->attn_backend_set = (int)e;
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "moe", &jo, 0) == 1) {

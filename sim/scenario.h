@@ -124,6 +124,14 @@
  *                                                                chunks; needs parallel.sp
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile)
+ *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
+ *                                                                attention: megatron-te | hf-eager |
+ *                                                                torchtitan | llm-foundry
+ *                                                                (models/stack.h); default the
+ *                                                                framework preset's, else megatron-te
+ *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |
+ *                                                                best (the GPU's best measured);
+ *                                                                default the stack's on this GPU
  *   moe.routing                   string   -       model's       uniform | zipf | loads (models/moe.h;
  *                                                                loads: the model's expert_loads)
  *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing

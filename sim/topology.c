@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "jload.h"
 
 static const char *const intra_names[] = { "nvswitch", "pcie", "nvlink_mesh", NULL };
@@ -156,6 +157,43 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 		jobj_err(jo, key, "needs schema_version \"1.2\" (the file says \"1.%d\")", minor);
 }
 
+/* The 1.5 efficiency keys (in situ and per class): mem_rowwise_max,
+ * sustained_clock_ratio, attention_backends {fa2|fa3|cudnn: {fwd_max,
+ * bwd_max}}. */
+static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
+{
+	static const char *const keys[] = { "mem_rowwise_max", "sustained_clock_ratio",
+					    "attention_backends" };
+	for (int i = 0; i < 3; i++)
+		if (jobj_has(ef, keys[i]) && minor < 5)
+			jobj_err(ef, keys[i], "needs schema_version \"1.5\" (the file says \"1.%d\")",
+				 minor);
+	if (minor < 5)
+		return;
+	if (jobj_num(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT) == 1 &&
+	    g->mem_rowwise_max <= 0)
+		jobj_err(ef, "mem_rowwise_max", "must be > 0, got %g", g->mem_rowwise_max);
+	if (jobj_num(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT) == 1 &&
+	    g->sustained_clock_ratio <= 0)
+		jobj_err(ef, "sustained_clock_ratio", "must be > 0, got %g",
+			 g->sustained_clock_ratio);
+	struct jobj ab, be;
+	if (jobj_child(ef, "attention_backends", &ab, 0) != 1)
+		return;
+	for (int b = ATTN_BE_BEST + 1; b < ATTN_BE_N; b++) {
+		if (jobj_child(&ab, attn_backend_names[b], &be, 0) != 1)
+			continue;
+		jobj_num(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT);
+		jobj_num(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT);
+		if (g->flash_be_fwd[b] <= 0 || g->flash_be_bwd[b] <= 0)
+			jobj_err(&be, "fwd_max", "fwd_max and bwd_max must be > 0, got %g and %g",
+				 g->flash_be_fwd[b], g->flash_be_bwd[b]);
+		jobj_str(&be, "source", &(const char *){ NULL }, JREQ);
+		jobj_end(&be);
+	}
+	jobj_end(&ab);
+}
+
 /* Read the keys of a GPU description (the topology's "gpu" object, or a
  * preset file's root) from jo into g. */
 static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
@@ -184,6 +222,15 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	if (jobj_num(jo, "hbm_bw_GBps", &x, JREQ | JPOS) == 1)
 		g->hbm_bw_Bps = x * 1e9;
 	jobj_int(jo, "sm_count", &g->sm_count, 1, JREQ);
+	if (jobj_has(jo, "compute_capability")) {
+		if (minor < 5)
+			jobj_err(jo, "compute_capability", "needs schema_version \"1.5\" (the file says \"1.%d\")",
+				 minor);
+		else if (jobj_num(jo, "compute_capability", &g->compute_capability, JPOS) == 1 &&
+			 (g->compute_capability < 1 || g->compute_capability > 20))
+			jobj_err(jo, "compute_capability", "expected a CUDA compute capability such as 9.0, got %g",
+				 g->compute_capability);
+	}
 	x = 2;
 	jobj_num(jo, "memory_reserved_GB", &x, JNONNEG);
 	g->mem_reserved_bytes = x * 1e9;
@@ -195,6 +242,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	g->mem_eff_max = 0.85;
 	g->mem_half_bytes = 1e6;
 	g->kernel_launch_s = 4e-6;
+	g->sustained_clock_ratio = 1;
 	g->gemm_tile_m = 128;
 	g->gemm_tile_n = 256;
 	if (jobj_child(jo, "efficiency", &ef, 0) == 1) {
@@ -216,6 +264,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 			jobj_str(&ef, "source", &src, 0);
 		}
 		jobj_num(&ef, "mem_max", &g->mem_eff_max, JUNIT);
+		load_gpu_15(&ef, g, minor);
 		if (jobj_num(&ef, "mem_half_MB", &x, JNONNEG) == 1)
 			g->mem_half_bytes = x * 1e6;
 		if (jobj_num(&ef, "kernel_launch_us", &x, JNONNEG) == 1)
@@ -265,7 +314,7 @@ static json_t *read_preset(const char *path, struct diag *d)
 	json_t *pre = jload_file(path, d), *out = NULL;
 	struct jobj pj, src;
 	struct gpu_spec scratch = { 0 };
-	if (!pre || jload_schema(pre, path, d, "ddlsim.gpu", 1, 0))
+	if (!pre || jload_schema(pre, path, d, "ddlsim.gpu", 1, 1))
 		goto out;
 	jobj_init(&pj, pre, path, "", d);
 	int before = diag_count(d);
@@ -276,7 +325,7 @@ static json_t *read_preset(const char *path, struct diag *d)
 			jobj_str(&src, k, &str, 0);
 		jobj_end(&src);
 	}
-	load_gpu_keys(&pj, &scratch, 3);
+	load_gpu_keys(&pj, &scratch, 5);
 	jobj_end(&pj);
 	if (diag_count(d) == before) {
 		out = json_deep_copy(pre);
@@ -298,7 +347,7 @@ int topology_gpu_preset_load(const char *path, struct gpu_spec *out, struct diag
 	memset(out, 0, sizeof(*out));
 	int before = diag_count(d);
 	jobj_init(&jo, g, path, "", d);
-	load_gpu_keys(&jo, out, 3);
+	load_gpu_keys(&jo, out, 5);
 	json_decref(g);
 	return diag_count(d) == before ? 0 : -1;
 }
@@ -359,7 +408,8 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 	struct jobj jo;
 	if (jobj_child(top, "gpu", &jo, JREQ) != 1)
 		return;
-	load_gpu_keys(&jo, &t->gpu, t->schema_minor);
+	/* a preset's keys were checked against the preset's own schema */
+	load_gpu_keys(&jo, &t->gpu, rel ? 5 : t->schema_minor);
 	jobj_end(&jo);
 }
 
@@ -520,7 +570,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.topology", 1, 4))
+	if (jload_schema(root, path, d, "ddlsim.topology", 1, 5))
 		goto err_json;
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d",
 	       &t->schema_minor);

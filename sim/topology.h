@@ -1,6 +1,6 @@
 /* topology: the hardware of a cluster, as a topology file describes it.
  *
- * A topology file (schema "ddlsim.topology" 1.4; 1.0 to 1.3 files are accepted)
+ * A topology file (schema "ddlsim.topology" 1.5; 1.0 to 1.4 files are accepted)
  * describes one kind of node and the fabric that joins nodes; a scenario
  * says how many nodes. Keys marked 1.1 need schema_version "1.1".
  *
@@ -16,21 +16,36 @@
  *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)
  *   gpu.hbm_bw_GBps              number  GB/s    required  peak HBM bandwidth
  *   gpu.sm_count                 int     -       required  streaming multiprocessors
+ *   gpu.compute_capability       number  -       0         (1.5) CUDA compute capability (8.0 A100, 9.0
+ *                                                          H100): which attention kernel a stack runs
  *   gpu.hbm_total_bytes          number  bytes   hbm_GB    (1.2) capacity as the device reports it
  *                                                          (nvidia-smi / cudaMemGetInfo total)
  *   gpu.memory_reserved_GB       number  GB      2         CUDA context and library workspaces
  *   gpu.efficiency.gemm_max      number  0..1    0.8       best GEMM fraction of peak
- *   gpu.efficiency.gemm_half_GFLOP number GFLOP  1         GEMM work reaching half of gemm_max
+ *   gpu.efficiency.gemm_half_GFLOP number GFLOP  -         obsolete since 1.5 (GEMMs are priced in
+ *                                                          waves of tiles): read, not used
  *   gpu.efficiency.gemm_max_fp8  number  0..1    gemm_max  (1.2) best fp8 GEMM fraction of the fp8 peak
- *   gpu.efficiency.attention_max number  0..1    0.5       unfused attention-core batched GEMMs
+ *   gpu.efficiency.attention_max number  0..1    -         obsolete since 1.5 (batched GEMMs are
+ *                                                          priced as GEMMs): read, not used
  *   gpu.efficiency.flash_fwd_max number  0..1    0 (none)  (1.2) fused attention forward, fraction of the
  *                                                          16-bit peak at head dim 128, long sequences
  *   gpu.efficiency.flash_bwd_max number  0..1    0 (none)  (1.2) the same, backward (models/attention.h)
  *   gpu.efficiency.source        string  -       -         (1.2) the micro-benchmarks every efficiency
  *                                                          comes from
- *   gpu.efficiency.mem_max       number  0..1    0.85      best fraction of HBM bandwidth
- *   gpu.efficiency.mem_half_MB   number  MB      1         traffic reaching half of mem_max
- *   gpu.efficiency.kernel_launch_us number us    4         fixed cost per kernel
+ *   gpu.efficiency.mem_max       number  0..1    0.85      element-wise kernels: fraction of HBM
+ *                                                          bandwidth
+ *   gpu.efficiency.mem_rowwise_max number 0..1   mem_max   (1.5) row-wise kernels (norms, softmax,
+ *                                                          the loss): fraction of HBM bandwidth
+ *   gpu.efficiency.mem_half_MB   number  MB      -         obsolete since 1.5 (a fixed latency per
+ *                                                          kernel instead): read, not used
+ *   gpu.efficiency.sustained_clock_ratio number 0..1 1     (1.5) compute clock inside a training step
+ *                                                          over the benchmarks' (compute-bound kernels
+ *                                                          run 1/ratio slower; cost_roofline.c)
+ *   gpu.efficiency.attention_backends object -   -         (1.5) per flash kernel ("fa2", "fa3",
+ *                                                          "cudnn"): {fwd_max, bwd_max, source}, as
+ *                                                          flash_fwd_max (models/attention.h)
+ *   gpu.efficiency.kernel_launch_us number us    4         fixed latency of every kernel (launch,
+ *                                                          fill, drain)
  *   gpu.efficiency.gemm_tile     [int,int] -     [128,256] CTA output tile (m, n), wave quantization
  *   gpu.power.tdp_W              number  W       -         (1.3) board power limit (datasheet TDP)
  *   gpu.power.idle_W             number  W       -         (1.3) power of an idle GPU

@@ -4,7 +4,7 @@
  *
  * Each CSV row is one measured kernel. The suite builds the op ddlsim would
  * emit for it (models/workload.h struct op), prices it with
- * cost_roofline_time() on the GPU preset the row names (gpus/<gpu>.json),
+ * cost_roofline_time_isolated() on the GPU preset the row names (gpus/<gpu>.json),
  * and prints, per op class and GPU (tests/kernel-classes.h), the number of
  * points and the median signed and absolute error, err = ddlsim /
  * measured - 1. CI asserts the ratchet (validation/kernels/ratchet.json:
@@ -103,19 +103,20 @@ static struct op kernel_membound_op(const char *kernel, enum op_pass pass, enum 
 /* THE place where a measured fused-attention kernel becomes ddlsim's op:
  * OP_ATTN, batch = b x heads, m = n = s, k = head dim, FLOPs as
  * models/attention.h counts flash (the convention of the benchmarks the
- * rows come from), bytes as workload.c's attention_core(). ddlsim has no
- * attention backend selection yet, so `backend` ("fa2", "fa3", "cudnn")
- * only names the class; when the pricing learns backends (an
- * op.attn_backend or similar), set it here from `backend`. GQA's fewer
- * K/V heads change neither count. */
+ * rows come from), bytes as workload.c's attention_core(), priced as the
+ * row's backend ("fa2", "fa3", "cudnn": attention.h enum attn_backend).
+ * GQA's fewer K/V heads change neither count. */
 static struct op kernel_attention_op(const char *backend, enum op_pass pass, enum dtype dt,
 				     double b, double heads, double s, double d, bool causal)
 {
-	(void)backend;
 	bool bwd = pass == PASS_BWD;
 	double bh = b * heads, B = dtype_bytes(dt);
+	enum attn_backend be = ATTN_BE_BEST;
+	for (int i = 0; attn_backend_names[i]; i++)
+		if (!strcmp(attn_backend_names[i], backend))
+			be = (enum attn_backend)i;
 	struct op op = { .kind = OP_ATTN, .pass = pass, .dtype = dt, .batch = bh,
-			 .m = s, .n = s, .k = d, .causal = causal };
+			 .m = s, .n = s, .k = d, .causal = causal, .backend = be };
 	snprintf(op.name, sizeof(op.name), "flash_attn%s", bwd ? ".bwd" : "");
 	op.flops = attention_flops(ATTN_FLASH, causal, bwd, bh, s, d);
 	op.bytes = bh * s * (d * B * (bwd ? 8 : 4) + 4);
@@ -272,7 +273,7 @@ static void add_point(struct kset *s, struct row *r, const struct gpu_spec *g, c
 	snprintf(p->gpu, sizeof(p->gpu), "%s", str(r, "gpu"));
 	kc_class(op, backend, p->cls, sizeof(p->cls));
 	p->meas_s = meas_s;
-	p->ddl_s = cost_roofline_time(g, op);
+	p->ddl_s = cost_roofline_time_isolated(g, op);  /* a micro-benchmark: no in-situ clock */
 }
 
 static void parse_row(struct kset *s, struct row *r, enum kind kind)

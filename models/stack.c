@@ -1,0 +1,216 @@
+/* stack: byte counts of the kernels each training stack runs (see stack.h).
+ *
+ * Bytes are HBM reads + writes per element of the tensor named in
+ * stack.h, each kernel counted once (no reuse across kernels), bf16 = 2 B,
+ * fp32 = 4 B. "[source]" counts are read op by op in the file named;
+ * "[derived]" backward counts follow from PyTorch autograd's formula of
+ * each forward op (tools/autograd/derivatives.yaml) applied to the ops
+ * read in the source. The study behind them, line by line, is
+ * docs/kernels.md.
+ *
+ * megatron-te: Megatron-Core core_v0.9.0 (commit 1afee59) with
+ *   Transformer Engine v1.11 (commit c27ee60).
+ *   - fusions on by default [source]: megatron/training/arguments.py
+ *     L1205-1215 (bias_swiglu_fusion, bias_dropout_fusion,
+ *     apply_rope_fusion True), L1216-1218 (cross_entropy_loss_fusion
+ *     False), L1245-1249 (gradient_accumulation_fusion True).
+ *   - norm [source]: TE module/layernorm_linear.py L121-149 (a separate
+ *     rmsnorm/layernorm kernel writes ln_out), common/rmsnorm/
+ *     rmsnorm_fwd_kernels.cuh L81, L123 (read x, write z): 4 B/el;
+ *     backward tex.rmsnorm_bwd (layernorm_linear.py L689-697,
+ *     rmsnorm_bwd_kernels.cuh L85-86, L128): read dz, x, write dx 6 B/el,
+ *     plus the dgamma finalize kernel.
+ *   - RoPE [source]: models/common/embeddings/rotary_pos_embedding.py
+ *     L241-245 (fused path, q and k separately), apex
+ *     csrc/megatron/fused_rotary_positional_embedding.h L28-48, L67-88:
+ *     one read and one write: 4 B/el of q and of k, each pass.
+ *   - SwiGLU [source]: fusions/fused_bias_swiglu.py L27-31, L58-73: reads
+ *     [gate, up] (4 B per output element), writes 2: 6 B; backward reads
+ *     g 2 + y 4, writes 4: 10 B.
+ *   - GELU [source]: fusions/fused_bias_gelu.py (bias_gelu, bias_gelu_back):
+ *     read 2, write 2; backward read g and x, write 2: 4 / 6 B.
+ *   - residual [source]: fusions/fused_bias_dropout.py L9-38: reads x and
+ *     the residual, writes the sum: 6 B/el; [derived] backward: the two
+ *     gradients meeting at the residual stream summed, 6 B/el.
+ *   - loss [source]: megatron/core/tensor_parallel/cross_entropy.py
+ *     L27 (.float(): r2 w4), L29 (max: r4), L43 (sub in place: r4 w4),
+ *     L62-63 (exp in place: r4 w4), L64 (sum: r4), L77 (div in place:
+ *     r4 w4): 38 B/logit, 6 kernels; backward L112 (mul_ in place: r4 w4)
+ *     and [derived] the .float() cast back to bf16 (r4 w2): 14 B/logit.
+ *   - main gradients [source]: arguments.py L335-339 (bf16 accumulates in
+ *     fp32), TE layernorm_linear.py L643-655 (the wgrad GEMM accumulates
+ *     into main_grad, beta = 1): reads and writes fp32 instead of writing
+ *     bf16, +6 B/param/micro-batch, fused (no kernel).
+ *   - optimizer [source]: distributed/param_and_grad_buffer.py L646-650
+ *     (grad buffer zeroed: w4), optimizer/clip_grads.py L91-102
+ *     (multi_tensor_l2norm: r4): 8 B/param beyond the Adam step
+ *     precision.h counts (TE FusedAdam r16 w12, the fp32-to-bf16 copy r4
+ *     w2: multi_tensor_adam.cu L226-264, distrib_optimizer.py L1742).
+ *   - attention [source]: TE pytorch/attention.py L818-829: with flash-attn
+ *     and cuDNN both usable on sm90, "Disabling FlashAttention to give
+ *     FusedAttention preference on Hopper+": cuDNN on H100, flash-attn
+ *     (FlashAttention-2) on A100 (L846-854).
+ * hf-eager: Hugging Face transformers LlamaForCausalLM, modeling_llama.py
+ *   at commit 26a9443 (4.45.0.dev0, 2024-08-06; the Llama code has this
+ *   shape in 4.40-4.45), SDPA attention (the default), no torch.compile.
+ *   - RMSNorm [source] L111-125: .to(float32) r2 w4, pow r4 w4, mean r4,
+ *     mul by rsqrt r4 w4, .to(bf16) r4 w2, weight mul r2 w2: 36 B/el in 5
+ *     full-size kernels + 2 per-row ones; [derived] backward about 90 B/el
+ *     in 10 kernels.
+ *   - RoPE [source] L246-276: q*cos r2 w2, -x2 r1 w1, cat r2 w2, *sin r2
+ *     w2, add r4 w2: 20 B/el of q and of k, 5 kernels each; [derived]
+ *     backward 28 B/el.
+ *   - SwiGLU [source] L309: silu r2 w2, mul r4 w2: 10 B per output element,
+ *     2 kernels; [derived] backward 18 B, 3 kernels.
+ *   - residual [source] L745, L751: add r4 w2, [derived] backward 6.
+ *   - loss [source] L1208-1222: logits.float() r2 w4, the shift's
+ *     .contiguous() r4 w4, log_softmax r4 w4 (nll small): 22 B/logit;
+ *     [derived] backward 34 B/logit (nll and log_softmax backward, the
+ *     slice's zero-fill and copy, the cast back).
+ *   - LayerNorm, GELU: F.layer_norm and F.gelu are one ATen kernel each:
+ *     as fused (4 / 6 B).
+ *   - main gradients: FSDP/DeepSpeed reduce in fp32 from the bf16 wgrad:
+ *     the cast into the reduce buffer, r2 w4 = 6 B/param/micro-batch
+ *     [derived] (torchtitan's reduce_dtype float32, config_manager.py L229).
+ *   - optimizer [source]: the Trainer's default optim "adamw_torch"
+ *     (training_args.py L1252-1261) is torch.optim.AdamW without fused,
+ *     the foreach path (_multi_tensor_adamw: _foreach_mul_, lerp_, mul_,
+ *     addcmul_, sqrt, div_, add_, addcdiv_: about 80 B/param in 8
+ *     passes) and max_grad_norm 1.0 (L879): clip_grad_norm_ (r4, then an
+ *     unconditional _foreach_mul_ r4 w4: torch/nn/utils/clip_grad.py at
+ *     01a57d8).
+ *   - attention: SDPA's flash backend (FlashAttention-2) on A100 and H100.
+ * torchtitan: v0.1.0 (commit f7084fc), torch.compile off (config_manager.py
+ *   L235 compile False; llama3_8b.toml and llama3_70b.toml L37).
+ *   - RMSNorm: nn.RMSNorm (model.py L276-277), eager ATen composite
+ *     rms_norm_symint (to fp32, pow, mean, mul rsqrt, mul weight, type_as):
+ *     about 40 B/el forward [source, PyTorch 2.4-2.7 layer_norm.cpp, tag
+ *     not pinned]; backward [derived] as HF's.
+ *   - RoPE [source] model.py L69-95: xq.float() r2 w4, complex multiply r4
+ *     w4, type_as r4 w2: 20 B/el of q and of k, 3 kernels each; [derived]
+ *     backward 20 B/el.
+ *   - SwiGLU [source] L236-237: as HF (10 / 18 B).
+ *   - loss [source] components/loss.py L18-22: .float() r2 w4, log_softmax
+ *     r4 w4: 14 B/logit; [derived] backward: log_softmax backward r8 w4,
+ *     cast r4 w2: 18 B/logit.
+ *   - optimizer [source]: AdamW(fused=True) (components/optimizer.py
+ *     L276-287; torch fused_adam_utils.cuh at 01e5d8d: r16 w12), max_norm
+ *     1.0 (config_manager.py L210): clip_grad_norm_ as hf-eager.
+ *   - attention [source] models/attention.py L183-214: SDPA with FLASH
+ *     first (cuDNN only on compute capability 10.0): FlashAttention-2.
+ * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
+ *   - LayerNorm [source]: configuration_mpt.py L46 low_precision_layernorm,
+ *     layers/norm.py L33-68: one F.layer_norm kernel in bf16, 4 B/el;
+ *     [derived] backward: ATen's LayerNorm backward (dy, x -> dx) and the
+ *     column reduction for dgamma, dbeta: 10 B/el in 2 kernels.
+ *   - ALiBi [source]: layers/attention.py L356-376: alibi_slopes passed to
+ *     flash-attn, no op of its own; attn_impl flash (mpt-7b.yaml L23-24):
+ *     FlashAttention-2.
+ *   - GELU [source]: layers/ffn.py L50-53, L167-168: F.gelu, one kernel.
+ *   - loss [source]: modeling_mpt.py L1281, L1315-1323 fused_crossentropy =
+ *     flash-attn's Triton cross-entropy (flash_attn/ops/triton/
+ *     cross_entropy.py at v2.6.3 L24-87: reads each logit once; L96-138:
+ *     reads logits, writes dlogits): 2 + 4 B/logit.
+ *   - residual adds as hf-eager; FSDP's fp32 reduce as hf-eager (the
+ *     validation cases reduce in fp32); the optimizer (Composer's
+ *     DecoupledAdamW, not read) priced as torch's foreach AdamW. */
+#include "stack.h"
+
+#include <string.h>
+
+#define FWD_BWD(bf, bb, kf, kb) { { (bf), (bb) }, { (kf), (kb) } }
+
+/* The fused Transformer Engine pieces, shared by the rows that run
+ * them. */
+#define TE_NORM FWD_BWD(4, 6, 1, 2)
+#define TE_GELU FWD_BWD(4, 6, 1, 1)
+#define EAGER_RESIDUAL FWD_BWD(6, 6, 1, 1)
+#define EAGER_SWIGLU FWD_BWD(10, 18, 2, 3)
+#define EAGER_LOSS FWD_BWD(22, 34, 3, 5)
+/* Beyond precision.h's fused Adam step with its 16-bit copy (34 B):
+ * torch AdamW(fused=True) r16 w12 with clip_grad_norm_ (r4, and an
+ * unconditional _foreach_mul_ r4 w4) and no 16-bit copy (FSDP casts at
+ * the gather): 28 + 12 - 34 = 6; torch's default foreach AdamW, eight
+ * multi-tensor passes, 80 B, with the same clipping: 80 + 12 - 34 = 58. */
+#define TORCH_FUSED_ADAM_CLIP 6
+#define TORCH_FOREACH_ADAMW_CLIP 58
+
+const struct stack stack_table[] = {
+	{ "megatron-te", "Megatron-Core 0.9 + Transformer Engine 1.11 (fused kernels)",
+	  .rmsnorm = TE_NORM, .layernorm = TE_NORM,
+	  .rope = FWD_BWD(4, 4, 2, 2),
+	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(38, 14, 6, 2),
+	  .main_grad_Bpp = 6, .main_grad_kernels = 0,
+	  .optimizer_Bpp = 8, .optimizer_kernels = 4,
+	  .host_issue_s = 0,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
+	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "
+		    "megatron/core/tensor_parallel/cross_entropy.py L27-77, L112; TransformerEngine "
+		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
+	{ "hf-eager", "Hugging Face transformers eager model (SDPA attention, no compile)",
+	  .rmsnorm = FWD_BWD(36, 90, 7, 10), .layernorm = TE_NORM,
+	  .rope = FWD_BWD(20, 28, 10, 12),
+	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = EAGER_LOSS,
+	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
+	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  .host_issue_s = 0,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .source = "huggingface/transformers 26a9443 (4.45.0.dev0) "
+		    "src/transformers/models/llama/modeling_llama.py L111-125, L246-276, L309, "
+		    "L745-751, L1208-1222" },
+	{ "torchtitan", "TorchTitan 0.1 Llama (eager, torch.compile off)",
+	  .rmsnorm = FWD_BWD(40, 90, 7, 10), .layernorm = TE_NORM,
+	  .rope = FWD_BWD(20, 20, 6, 6),
+	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(14, 18, 2, 2),
+	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
+	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
+	  .host_issue_s = 0,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) torchtitan/models/llama3/model/model.py "
+		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "
+		    "L210, L229, L235; models/attention.py L183-214" },
+	{ "llm-foundry", "MosaicML llm-foundry MPT (low-precision LayerNorm, ALiBi, FSDP)",
+	  .rmsnorm = FWD_BWD(36, 90, 7, 10), .layernorm = FWD_BWD(4, 10, 1, 2),
+	  .rope = FWD_BWD(20, 28, 10, 12),
+	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(2, 4, 1, 1),
+	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
+	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  .host_issue_s = 0,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .source = "mosaicml/llm-foundry 061f2c7c (MPT: low_precision_layernorm, ALiBi, "
+		    "attn_impl flash); eager pieces as hf-eager" },
+	{ NULL, NULL, .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST, .source = NULL },
+};
+
+const struct stack *stack_find(const char *name)
+{
+	for (const struct stack *s = stack_table; s->name; s++)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+int stack_index(const struct stack *s)
+{
+	return s ? (int)(s - stack_table) : -1;
+}
+
+const struct stack *stack_default(void)
+{
+	return &stack_table[0];
+}
+
+enum attn_backend stack_attn_backend(const struct stack *s, double cc)
+{
+	if (cc <= 0)
+		return ATTN_BE_BEST;
+	return cc >= 9 ? s->attn_hopper : s->attn_ampere;
+}

@@ -1,0 +1,82 @@
+/* stack: the kernels a training stack runs around its GEMMs and attention.
+ *
+ * Two stacks that run the same GEMMs and the same attention kernel still
+ * differ by gigabytes of HBM traffic per layer: Transformer Engine fuses
+ * the norm, RoPE, the bias-activation and the bias-dropout-add into one
+ * kernel each, while an eager PyTorch model (Hugging Face style) runs
+ * RMSNorm as six kernels through fp32 intermediates, RoPE as rotate_half's
+ * slices, negation, concatenation, two products and a sum, and SwiGLU as
+ * two. The loss, the gradient accumulation across micro-batches and the
+ * optimizer also move bytes that depend on the stack, not on the model.
+ *
+ * A stack is a row of byte counts: for each piece of a layer, the bytes
+ * its kernels read and write per element of the tensor it works on, in
+ * forward and in backward, and how many kernels that is. Every count is
+ * read from the stack's source at a named version (stack.c cites file and
+ * line); none is fitted. workload.c emits one op per piece with these
+ * bytes, named "<piece>" (fused) or "<piece>.eager" (several kernels,
+ * priced as one op moving their sum and paying one launch per kernel),
+ * so the report's kernel table shows what each stack runs.
+ *
+ * A framework preset (framework.h) names its stack; a scenario may set
+ * another (compute.stack). Without either, the Megatron-Core +
+ * Transformer Engine stack prices the kernels: the leanest stack in wide
+ * use, so the default is never leaner than a real stack. */
+#ifndef DDLSIM_STACK_H
+#define DDLSIM_STACK_H
+
+#include "attention.h"
+
+/* One piece of a layer: bytes per element and kernels, forward and
+ * backward (index 0 fwd, 1 bwd). Bytes are for 16-bit activations. */
+struct stack_piece {
+	double bytes[2];
+	int kernels[2];
+};
+
+struct stack {
+	const char *name;
+	const char *description;
+	struct stack_piece rmsnorm;    /* per element of the normalised tensor (T x h) */
+	struct stack_piece layernorm;  /* the same for LayerNorm */
+	struct stack_piece rope;       /* per element of q and k (T x (heads + kv_heads) x d) */
+	struct stack_piece swiglu;     /* per element of the activation's output (T x ffn) */
+	struct stack_piece gelu;       /* per element of the activation's output (T x ffn) */
+	struct stack_piece residual;   /* (bias-)dropout-add, per element of T x h */
+	struct stack_piece loss;       /* cross-entropy, per logit (T x vocab / t) */
+	/* Weight gradients accumulated into fp32 main gradients, bytes per
+	 * parameter per micro-batch beyond the wgrad GEMM's own 16-bit write
+	 * (fused into its epilogue: read and write fp32 instead of writing
+	 * 16 bits; a separate add: read the 16-bit gradient, read and write
+	 * fp32), and the kernels it takes per layer (0: fused). */
+	double main_grad_Bpp;
+	int main_grad_kernels;
+	/* The optimizer step as the stack runs it, bytes per local parameter
+	 * (mixed-precision Adam: fp32 master, moments, gradient, 16-bit
+	 * weight out; plus gradient-norm and clipping passes), and kernels per
+	 * step per tensor group (multi-tensor apply: a handful per step). */
+	double optimizer_Bpp;
+	int optimizer_kernels;
+	/* CPU time to issue one kernel (Python + dispatcher + launch), s; the
+	 * GPU waits when kernels are shorter. 0 where CUDA graphs replay the
+	 * layer. */
+	double host_issue_s;
+	/* Fused attention kernel on compute capability < 9 and >= 9. */
+	enum attn_backend attn_ampere, attn_hopper;
+	const char *source;
+};
+
+/* The stacks, NULL name last. */
+extern const struct stack stack_table[];
+
+/* The stack named name, or NULL. */
+const struct stack *stack_find(const char *name);
+/* Index into stack_table, or -1 for NULL. */
+int stack_index(const struct stack *s);
+/* The default (Megatron-Core + Transformer Engine). */
+const struct stack *stack_default(void);
+/* The attention backend s runs on a GPU of compute capability cc
+ * (0: unknown, taken as the GPU's best kernel). */
+enum attn_backend stack_attn_backend(const struct stack *s, double cc);
+
+#endif
