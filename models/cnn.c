@@ -280,14 +280,51 @@ static int fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enum
 	return rc;
 }
 
+/* Bytes per element of l's output under fusion fu (cnn.h), or -1 when
+ * l is priced as its own kernel with the unfused touches. Names tell a
+ * layer's place: the stem's have no '.', a block's "bn3" ends it, its
+ * "downsample.1" is the projection's BN. */
+static double fused_bytes_per_el(const struct cnn_layer *l, enum cnn_fusion fu, bool bwd)
+{
+	bool in_block = strchr(l->name, '.') != NULL;
+	const char *leaf = in_block ? strrchr(l->name, '.') + 1 : l->name;
+	bool last_bn = in_block && !strcmp(leaf, "bn3");
+	bool proj = in_block && !strcmp(leaf, "1") && strstr(l->name, "downsample");
+	bool add = l->kind == CNN_ADD;
+
+	if (fu == CNN_FUSE_NONE || (l->kind != CNN_BN && l->kind != CNN_RELU && !add))
+		return -1;
+	if (l->kind == CNN_RELU)
+		return 0;                       /* inside a BN kernel or a conv prologue */
+	if (fu == CNN_FUSE_BN_ACT || !in_block) {
+		if (add)                        /* BatchNormAddRelu carries it (on bn3) */
+			return 0;
+		if (last_bn)
+			return bwd ? 12.125 : 8.125;
+		return bwd ? 10 : 6;
+	}
+	/* CNN_FUSE_CONV_BN: ScaleBiasAddRelu on the add; the projection's BN
+	 * applied there too, its backward in place */
+	if (add)
+		return bwd ? 12.125 : 6.125;
+	if (proj)
+		return bwd ? 10 : 0;
+	return bwd ? 10 : 0;
+}
+
 int cnn_layer_ops(const struct cnn_layer *l, double b, enum dtype dt,
-		  enum op_pass pass, bool first, struct op_list *out)
+		  enum op_pass pass, bool first, enum cnn_fusion fu, struct op_list *out)
 {
 	double B = dtype_bytes(dt);
 	double in = b * l->c * l->h * l->w, outp = b * l->k * l->p * l->q;
 	bool bwd = pass == PASS_BWD;
 	int rc = 0;
+	double fb = fused_bytes_per_el(l, fu, bwd);
 
+	if (fb == 0)
+		return 0;                       /* no kernel of its own */
+	if (fb > 0)
+		return membound(out, l, dt, pass, fb * outp);
 	switch (l->kind) {
 	case CNN_CONV:
 		if (!bwd)

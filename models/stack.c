@@ -113,7 +113,28 @@
  *     reads logits, writes dlogits): 2 + 4 B/logit.
  *   - residual adds as hf-eager; FSDP's fp32 reduce as hf-eager (the
  *     validation cases reduce in fp32); the optimizer (Composer's
- *     DecoupledAdamW, not read) priced as torch's foreach AdamW. */
+ *     DecoupledAdamW, not read) priced as torch's foreach AdamW.
+ * mxnet-normconv, mxnet-nhwc-bn: NVIDIA's MLPerf Training v4.0 ResNet-50
+ *   (mlcommons/training_results_v4.0 6fe9543, implementations/
+ *   eos_ngc24.04_mxnet), fp16 NHWC, --fuse-bn-relu 1 --fuse-bn-add-relu 1
+ *   (run_and_time.sh L124-137). One node runs resnet-v1b-mainloop-fl
+ *   (config_DGXH100.sh L18): per bottleneck three NormConvolution ops
+ *   (the previous BN's scale, bias and ReLU in the prologue, the next
+ *   BN's statistics in the epilogue: no forward bytes; backward a BN
+ *   backward on the dgrad output reading dy and x, writing dx: 6 B/el if
+ *   the tile stays on chip, 10 when re-read, taken at 400 images per GPU
+ *   where the early tensors are hundreds of MB) and one ScaleBiasAddRelu
+ *   (reads x and the shortcut, writes y and a 1-bit mask: 6.125 B/el;
+ *   backward reads dy, x, the mask, writes dx and dz: 12.125 re-read; a
+ *   projection unit's BN backward in place, +10). Several nodes run
+ *   resnet-v1b-fl (config_DGXH100_multi_8x8x50.sh L18): NHWC BatchNorm
+ *   with ReLU (x read twice, y written: 6 / 10 B/el) and
+ *   BatchNormAddRelu (8.125 / 12.125). NVIDIA's MXNet 24.04 source is not
+ *   public: the kernels' reads and writes are those of the same ops in
+ *   NVIDIA's MXNet fork at sneaxiy/NVIDIA-MxNet ce30b18
+ *   (cudnn_norm_convolution-inl.h L57-62, L199-263, L328-444;
+ *   cudnn_scale_bias_add_relu-inl.h L233-263, L346-365;
+ *   nhwc_batch_norm_kernel.cc L1049-1058, L1282-1897, L2301-3202). */
 #include "stack.h"
 
 #include <string.h>
@@ -187,6 +208,31 @@ const struct stack stack_table[] = {
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
 	  .source = "mosaicml/llm-foundry 061f2c7c (MPT: low_precision_layernorm, ALiBi, "
 		    "attn_impl flash); eager pieces as hf-eager" },
+	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
+	 * transformer pieces are the fused ones (unused by a CNN) */
+	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
+	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
+	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(38, 14, 6, 2), .main_grad_Bpp = 6,
+	  .cnn = CNN_FUSE_CONV_BN,
+	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
+	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
+		    "eos_ngc24.04_mxnet: config_DGXH100.sh L18 (resnet-v1b-mainloop-fl), "
+		    "symbols/resnet-v1b-mainloop-fl.py L208-302 (NormConvolution, ScaleBiasAddRelu), "
+		    "run_and_time.sh L124-137; byte counts from NVIDIA's MXNet fork (sneaxiy/NVIDIA-MxNet "
+		    "ce30b18) cudnn_norm_convolution-inl.h, cudnn_scale_bias_add_relu-inl.h, "
+		    "nhwc_batch_norm_kernel.cc" },
+	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU",
+	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
+	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(38, 14, 6, 2), .main_grad_Bpp = 6,
+	  .cnn = CNN_FUSE_BN_ACT,
+	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
+	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
+		    "eos_ngc24.04_mxnet: config_DGXH100_multi_8x8x50.sh L18 (resnet-v1b-fl), "
+		    "symbols/resnet-v1b-fl.py L158-208 (BatchNorm act relu, BatchNormAddRelu); NVIDIA's "
+		    "MXNet fork (sneaxiy/NVIDIA-MxNet ce30b18) batch_norm.cu L1111-1147, "
+		    "batch_norm_add_relu.cu L678-705, nhwc_batch_norm_kernel.cc" },
 	{ NULL, NULL, .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST, .source = NULL },
 };
 

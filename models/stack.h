@@ -14,9 +14,10 @@
  * forward and in backward, and how many kernels that is. Every count is
  * read from the stack's source at a named version (stack.c cites file and
  * line); none is fitted. workload.c emits one op per piece with these
- * bytes, named "<piece>" (fused) or "<piece>.eager" (several kernels,
- * priced as one op moving their sum and paying one launch per kernel),
- * so the report's kernel table shows what each stack runs.
+ * bytes ("rmsnorm", "rope", "swiglu", "residual", "cross_entropy",
+ * "*.main_grad"), priced as one op moving the kernels' sum and paying
+ * one launch per kernel (op.kernels), so the report's kernel table shows
+ * what each stack runs.
  *
  * A framework preset (framework.h) names its stack; a scenario may set
  * another (compute.stack). Without either, the Megatron-Core +
@@ -26,6 +27,26 @@
 #define DDLSIM_STACK_H
 
 #include "attention.h"
+
+/* How a stack runs batch norm, ReLU and the residual add (stack.h):
+ *   CNN_FUSE_NONE     each its own kernel (PyTorch eager NCHW): batch norm
+ *                     3 / 5 touches of its tensor forward / backward, ReLU
+ *                     2 / 3, the add 3;
+ *   CNN_FUSE_BN_ACT   NVIDIA's NHWC batch norm with the ReLU (and the
+ *                     residual add) fused (MXNet BatchNorm act_type relu,
+ *                     BatchNormAddRelu): BN+ReLU 6 / 10 B/el, BN alone 6 /
+ *                     10, BN+add+ReLU 8.125 / 12.125 (a 1-bit mask), fp16;
+ *   CNN_FUSE_CONV_BN  the bottleneck's batch norms folded into the
+ *                     convolutions (MXNet NormConvolution: the BN
+ *                     statistics in the conv's epilogue, scale, bias and
+ *                     ReLU in the next conv's prologue): no forward bytes
+ *                     of their own, backward 10 B/el each; the last BN,
+ *                     the add and the ReLU one ScaleBiasAddRelu (6.125 /
+ *                     12.125; with a projection BN applied too: +10 bwd);
+ *                     the stem's BN+ReLU as CNN_FUSE_BN_ACT.
+ * Byte counts of the fused kernels: stack.c cites the sources; cnn.c
+ * applies them. */
+enum cnn_fusion { CNN_FUSE_NONE, CNN_FUSE_BN_ACT, CNN_FUSE_CONV_BN };
 
 /* One piece of a layer: bytes per element and kernels, forward and
  * backward (index 0 fwd, 1 bwd). Bytes are for 16-bit activations. */
@@ -61,6 +82,9 @@ struct stack {
 	 * GPU waits when kernels are shorter. 0 where CUDA graphs replay the
 	 * layer. */
 	double host_issue_s;
+	/* Convolutional networks: how batch norm, ReLU and the residual add
+	 * run (cnn.h). */
+	enum cnn_fusion cnn;
 	/* Fused attention kernel on compute capability < 9 and >= 9. */
 	enum attn_backend attn_ampere, attn_hopper;
 	const char *source;

@@ -137,7 +137,7 @@ static void membound(struct emitter *e, const char *name, const char *family,
 }
 
 /* A piece of the stack (stack.h): bytes per element and kernels as the
- * stack runs it; a piece of several kernels is named "<name>.eager". */
+ * stack runs it, one op standing for its kernels (op.kernels). */
 static void piece(struct emitter *e, const char *name, const char *family,
 		  const struct stack_piece *pc, double elements, double row)
 {
@@ -147,7 +147,7 @@ static void piece(struct emitter *e, const char *name, const char *family,
 	/* the counts are for 16-bit activations */
 	double scale = dtype_bytes(e->dt) > 2 ? dtype_bytes(e->dt) / 2 : 1;
 
-	snprintf(op.name, sizeof(op.name), "%s%s%s", name, k > 1 ? ".eager" : "", p ? ".bwd" : "");
+	snprintf(op.name, sizeof(op.name), "%s%s", name, p ? ".bwd" : "");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", family, p ? "bwd" : "fwd");
 	op.m = elements;
 	op.row = row;

@@ -1,5 +1,6 @@
 /* html: the self-contained HTML report (see html.h). */
 #include "html.h"
+#include "stack.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,6 +98,11 @@ char *html_render(const struct result *r)
 	    pl->dp, pl->tp, pl->pp, pl->cp, pl->sp ? ", sp" : "", (int)pl->zero,
 	    schedule_registry[pl->schedule].name, pl->interleave, recompute_name(pl->recompute),
 	    dtype_name(pl->precision));
+	if (model_arch(model)->sequence)
+		row(f, "kernels", "%s stack (%s), attention %s",
+		    (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->name,
+		    (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->description,
+		    pl->attention == ATTN_FLASH ? attn_backend_names[pl->attn_backend] : "unfused");
 	row(f, "batch", "%ld sequences x %ld tokens, micro-batch %ld, %g micro-batches per pipeline",
 	    pl->global_batch, pl->seq, pl->micro_batch, r->microbatches);
 	row(f, "iteration time", "%.4f s", r->iteration_s);

@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "coll.h"
 #include "framework.h"
+#include "stack.h"
 #include "html.h"
 #include "plot.h"
 #include "schedule.h"
@@ -22,6 +23,22 @@
 #include "xalloc.h"
 
 #define GB 1e9
+
+
+/* The kernel stack and attention backend that priced the ops (stack.h). */
+static const struct stack *plan_stack(const struct plan *pl)
+{
+	return pl->stack >= 0 ? &stack_table[pl->stack] : stack_default();
+}
+
+static json_t *kernels_json(const struct plan *pl)
+{
+	const struct stack *k = plan_stack(pl);
+	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
+			 k->description, "source", k->source, "attention_backend",
+			 pl->attention == ATTN_FLASH ? attn_backend_names[pl->attn_backend] : "unfused",
+			 "stack_given", pl->stack_set);
+}
 
 static json_t *num(double x)
 {
@@ -120,6 +137,7 @@ static json_t *scenario_json(const struct result *r)
 	} else
 		fw = json_null();
 	json_object_set_new(o, "framework", fw);
+	json_object_set_new(o, "kernels", kernels_json(pl));
 	return o;
 }
 
@@ -819,6 +837,10 @@ void report_print_summary(const struct result *r, FILE *f)
 			dtype_name(sc->grad_dtype), sc->bucket_bytes / 1e6,
 			sc->overlap_grad_reduce ? "on" : "off", sc->overlap_param_gather ? "on" : "off");
 	}
+	if (model_arch(model)->sequence)
+		fprintf(f, "kernels      %s stack%s, attention %s\n", plan_stack(sc)->name,
+			sc->stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
+			sc->attention == ATTN_FLASH ? attn_backend_names[sc->attn_backend] : "unfused");
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
 	if (sc->cp > 1)

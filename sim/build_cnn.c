@@ -28,6 +28,7 @@
 #include "cnn.h"
 #include "cost.h"
 #include "inputs.h"
+#include "stack.h"
 #include "xalloc.h"
 
 struct cnn_builder {
@@ -71,6 +72,7 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 {
 	enum dtype dt = pl->precision;
 	double mb = (double)pl->micro_batch, B = dtype_bytes(dt);
+	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
 	struct op_list l;
 
 	g->n = net->ngroups;
@@ -82,12 +84,12 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 		const struct cnn_layer *ly = &net->v[i];
 		int gi = ly->group;
 		op_list_init(&l);
-		if (cnn_layer_ops(ly, mb, dt, PASS_FWD, i == 0, &l))
+		if (cnn_layer_ops(ly, mb, dt, PASS_FWD, i == 0, fu, &l))
 			goto fail;
 		g->fwd_s[gi] += cost_list_time(cost, &l);
 		g->fwd_flops[gi] += op_list_flops(&l);
 		op_list_finish(&l);
-		if (cnn_layer_ops(ly, mb, dt, PASS_BWD, i == 0, &l))
+		if (cnn_layer_ops(ly, mb, dt, PASS_BWD, i == 0, fu, &l))
 			goto fail;
 		g->bwd_s[gi] += cost_list_time(cost, &l);
 		op_list_finish(&l);

@@ -240,6 +240,7 @@ struct plan {
 	int framework;                  /* framework_table index, -1 = none */
 	int stack;                      /* stack_table index, -1 = the framework's (default
 					   stack_default()); plan_resolve() sets it */
+	bool stack_set;                 /* compute.stack given */
 	int attn_backend_set;           /* attn_backend given (enum attn_backend), -1 = no */
 	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
 	bool overlap_param_gather;

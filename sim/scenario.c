@@ -605,8 +605,10 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
 			 ps->cost->needs_profile ? JREQ : 0);
 		e = 0;
-		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1)
+		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
 			s->stack = e;
+			s->stack_set = true;
+		}
 		e = 0;
 		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
 			s->attn_backend_set = (int)e;
