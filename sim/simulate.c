@@ -329,51 +329,62 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
 	return rc;
 }
 
-int simulate_run_observed(const struct inputs *in, const struct plan *pl,
-			  const struct engine_observer *obs, struct result *r, struct diag *d)
+/* The result's header: the plan (which must pass plan_check(): a BUG
+ * otherwise), the inputs borrowed, the producer. */
+static void result_begin(const struct inputs *in, const struct plan *pl, struct result *r)
 {
-	const struct topology *topo = inputs_topology(in);
-	const struct model *m = inputs_model(in);
-	struct cost *cost = inputs_cost(in);
-	struct placement place;
-	struct program *progs = NULL, **pp = NULL;
-	struct groups_built grp = { 0 };
-	int rc = -1;
-	double t0 = now_s();
-
 	memset(r, 0, sizeof(*r));
 	r->plan = *pl;
 	r->in = in;
 	r->gpus = plan_gpus(pl, in);
 	snprintf(r->producer_version, sizeof(r->producer_version), "%s", DDLSIM_VERSION);
-	{
-		struct diag quiet;
-		diag_init(&quiet, NULL);
-		int problems = plan_check(pl, in, "plan", &quiet);
-		BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
-		diag_finish(&quiet);
-	}
-	if (placement_init_ep(&place, pl->tp, pl->cp, pl->ep, pl->dp, pl->pp, pl->order))
-		return diag_errf(d, "invalid rank order '%s'", pl->order);
+	struct diag quiet;
+	diag_init(&quiet, NULL);
+	int problems = plan_check(pl, in, "plan", &quiet);
+	BUG_ON(problems != 0, "simulate_run() given a plan plan_check() rejects: %s", diag_text(&quiet));
+	diag_finish(&quiet);
+}
+
+/* The programs of a run: one per stage, and per GPU type on mixed
+ * clusters (grp). */
+struct programs {
+	struct program *progs;  /* [pp] */
+	struct program **pp;    /* [pp] pointers into progs, for the engine */
+	struct groups_built grp;
+};
+
+static void programs_finish(struct programs *P, int npp)
+{
+	groups_finish(&P->grp, npp);
+	for (int s = 0; s < npp && P->progs; s++)
+		program_finish(&P->progs[s]);
+	free(P->progs);
+	free(P->pp);
+}
+
+/* Build every stage's program (r->stage), the node groups' programs, the
+ * per-kernel table and the cost source's names. Returns 0 or -1
+ * (reported). */
+static int build_programs(const struct inputs *in, const struct plan *pl,
+			  const struct placement *place, struct programs *P, struct result *r,
+			  struct diag *d)
+{
+	struct cost *cost = inputs_cost(in);
 
 	r->nstages = pl->pp;
 	r->stage = xcalloc((size_t)pl->pp, sizeof(*r->stage));
-	progs = xcalloc((size_t)pl->pp, sizeof(*progs));
-	pp = xcalloc((size_t)pl->pp, sizeof(*pp));
+	P->progs = xcalloc((size_t)pl->pp, sizeof(*P->progs));
+	P->pp = xcalloc((size_t)pl->pp, sizeof(*P->pp));
 	for (int s = 0; s < pl->pp; s++) {
-		program_init(&progs[s]);
-		pp[s] = &progs[s];
-		if (simulate_build_program(in, pl, s, &progs[s], &r->stage[s])) {
-			diag_errf(d, "cannot build the program of stage %d", s);
-			goto out;
-		}
+		program_init(&P->progs[s]);
+		P->pp[s] = &P->progs[s];
+		if (simulate_build_program(in, pl, s, &P->progs[s], &r->stage[s]))
+			return diag_errf(d, "cannot build the program of stage %d", s);
 	}
-	if (pl->ngroups > 0 && build_groups(in, pl, &place, progs, &grp, r, d))
-		goto out;
-	if (collect_ops(in, pl, cost, r)) {
-		diag_errf(d, "cannot list the kernels of the model");
-		goto out;
-	}
+	if (pl->ngroups > 0 && build_groups(in, pl, place, P->progs, &P->grp, r, d))
+		return -1;
+	if (collect_ops(in, pl, cost, r))
+		return diag_errf(d, "cannot list the kernels of the model");
 	r->cost_source = cost_name(cost);
 	r->cost_detail = xstrdup(cost_describe(cost));
 	const char *names;
@@ -381,65 +392,84 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	r->measured_ops = xstrdup(names);
 	cost_roofline_ops(cost, &names);
 	r->roofline_ops = xstrdup(names);
+	return 0;
+}
 
-	/* Folding needs identical replicas and a symmetric fabric: decided from
-	 * the fabric's symmetry under this node count, not from its kind.
-	 * "auto" and "on" fold cheaply: the representative's own flows, daemon
-	 * sinks for its folded peers, and where a plan loads its members
-	 * unequally (a tree) the flows around its busiest member too (fold.c,
-	 * plan_crit), the representative a replica of the trees' most common
-	 * member (fold.c, majority_replica): within about 1e-4 of the
-	 * unfolded run for ring and auto up to 64 nodes; with a pipeline the
-	 * replicas run in lockstep, their messages and buckets aligned, which
-	 * the unfolded replicas are not: +0.07 to +3.3 % with rings (Llama 3
-	 * 8B, TP 8 x PP 4..16 x DP 16..64 on the 3-level fat tree), +3.9 %
-	 * and +6.3 % with trees (PP 16 x DP 32 forced, PP 16 x DP 128 auto,
-	 * where a light representative read -1.0 % and -9.6 %). "exact"
-	 * (fold.c) posts whole groups and the mirror traffic that
-	 * can meet simulated flows, equal to the unfolded run to 1e-9
-	 * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
-	 * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
-	 * is not exact even so, and "exact" simulates every rank there: a
-	 * tree with a pipeline, forced or chosen by "auto" for some bucket
-	 * sizes (dp_reduce_alike; folded, Llama 3 8B on 2,048 DGX H100,
-	 * TP 8 x PP 16 x DP 128, read 0.4085 s against 0.4506 s unfolded).
-	 * A tree loads its members' NICs
-	 * unequally, so the pipeline messages that share those NICs make the
-	 * data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
-	 * PP 2: folded 0.42985 s, unfolded 0.43004 s). */
+/* Whether to fold (r->folded, r->fold_reason; *fold). Folding needs
+ * identical replicas and a symmetric fabric: decided from the fabric's
+ * symmetry under this node count, not from its kind.
+ * "auto" and "on" fold cheaply: the representative's own flows, daemon
+ * sinks for its folded peers, and where a plan loads its members
+ * unequally (a tree) the flows around its busiest member too (fold.c,
+ * plan_crit), the representative a replica of the trees' most common
+ * member (fold.c, majority_replica): within about 1e-4 of the
+ * unfolded run for ring and auto up to 64 nodes; with a pipeline the
+ * replicas run in lockstep, their messages and buckets aligned, which
+ * the unfolded replicas are not: +0.07 to +3.3 % with rings (Llama 3
+ * 8B, TP 8 x PP 4..16 x DP 16..64 on the 3-level fat tree), +3.9 %
+ * and +6.3 % with trees (PP 16 x DP 32 forced, PP 16 x DP 128 auto,
+ * where a light representative read -1.0 % and -9.6 %). "exact"
+ * (fold.c) posts whole groups and the mirror traffic that
+ * can meet simulated flows, equal to the unfolded run to 1e-9
+ * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
+ * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
+ * is not exact even so, and "exact" simulates every rank there: a
+ * tree with a pipeline, forced or chosen by "auto" for some bucket
+ * sizes (dp_reduce_alike; folded, Llama 3 8B on 2,048 DGX H100,
+ * TP 8 x PP 16 x DP 128, read 0.4085 s against 0.4506 s unfolded).
+ * A tree loads its members' NICs unequally, so the pipeline messages
+ * that share those NICs make the data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
+ * PP 2: folded 0.42985 s, unfolded 0.43004 s). Returns 0 or -1
+ * (reported). */
+static int fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
+		       const struct program *s0, bool any_distinct, struct result *r, bool *fold,
+		       struct diag *d)
+{
+	const struct topology *topo = inputs_topology(in);
 	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
 	bool drift = false;
 	if (pl->fold == FOLD_EXACT && !tree_pp && pl->pp > 1 && pl->dp > 1 && pl->dp_sync != DP_SYNC_PS) {
-		int u = dp_reduce_alike(topo, pl, &place, &progs[0]);
-		if (u < 0) {
-			diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
-				  pl->coll_algo);
-			goto out;
-		}
+		int u = dp_reduce_alike(topo, pl, place, s0);
+		if (u < 0)
+			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+					 pl->coll_algo);
 		tree_pp = u == DP_UNEQUAL_BYTES;
 		drift = u == DP_UNEQUAL_PATHS && pl->pp > 2;
 	}
-	/* stragglers, GPUs throttled on their own (not the whole job) and the
-	 * GPUs whose traffic can cross a degraded link make their replicas
-	 * differ: cheap folding simulates those replicas whole (fold.c,
-	 * partial folding); exact folding does not fold them */
-	bool any_distinct;
-	unsigned char *distinct = whatif_distinct_ranks(pl, topo, place.nranks, &any_distinct);
-	bool fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
+	*fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
 		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
 		     topology_is_symmetric(topo, pl->nodes) &&
 		     (long)pl->tp * pl->cp * pl->dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
 		      * residue of issue 16): simulate every rank */
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
-	r->folded = fold;
-	r->fold_reason = fold ? NULL : fold_reason(pl, topo, tree_pp, drift);
-	struct engine_job job = { .topo = topo, .nodes = pl->nodes, .pl = &place,
-				  .stage_prog = pp, .coll_algo = pl->coll_algo, .fold = fold,
-				  .fold_exact = fold && pl->fold == FOLD_EXACT,
-				  .sm_count = (int)topo->gpu.sm_count,
-				  .interference_factor = cost_interference(cost), .obs = obs };
-	struct engine_ps ps = {
+	r->folded = *fold;
+	r->fold_reason = *fold ? NULL : fold_reason(pl, topo, tree_pp, drift);
+	return 0;
+}
+
+/* The engine's job and what it points to. */
+struct job_parts {
+	struct engine_job job;
+	struct engine_ps ps;
+	struct platform_degrade deg[PLAN_MAX_DEGRADED];
+	struct engine_throttle *thr;    /* owned */
+};
+
+/* The engine job of plan pl on in: programs, folding, interference,
+ * parameter servers, degraded links, throttling, distinct ranks. */
+static void job_init(struct job_parts *J, const struct inputs *in, const struct plan *pl,
+		     const struct placement *place, const struct programs *P, bool fold,
+		     const unsigned char *distinct, const struct engine_observer *obs)
+{
+	const struct topology *topo = inputs_topology(in);
+	J->job = (struct engine_job){ .topo = topo, .nodes = pl->nodes, .pl = place,
+				      .stage_prog = P->pp, .coll_algo = pl->coll_algo, .fold = fold,
+				      .fold_exact = fold && pl->fold == FOLD_EXACT,
+				      .sm_count = (int)topo->gpu.sm_count,
+				      .interference_factor = cost_interference(inputs_cost(in)),
+				      .obs = obs };
+	J->ps = (struct engine_ps){
 		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
 		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
 		.async = pl->ps_async, .staleness = pl->ps_staleness,
@@ -447,33 +477,26 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
 	};
 	if (pl->dp_sync == DP_SYNC_PS) {
-		job.ps = &ps;
+		J->job.ps = &J->ps;
 		if (pl->ps_async)
-			job.repeat = pl->ps_iterations;
+			J->job.repeat = pl->ps_iterations;
 	}
-	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	for (int i = 0; i < pl->ndegraded; i++)
-		deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
-						    pl->degraded[i].latency_factor };
-	job.degraded = deg;
-	job.ndegraded = pl->ndegraded;
-	job.rank_prog = grp.rank_prog;
-	struct engine_throttle *thr = whatif_throttle_windows(pl, topo, place.nranks, &job.nthrottle);
-	job.throttle = thr;
-	if (any_distinct)
-		job.distinct = distinct;
-	int bad = whatif_run(pl, &job, r, d);
-	free(thr);
-	free(distinct);
-	if (bad)
-		goto out;
-	for (int i = 0; i < r->eng.nranks; i++)
-		r->throttle_s += r->eng.rank[i].throttle_s;
-	if (r->folded && any_distinct && r->eng.nsimulated == r->eng.nranks) {
-		r->folded = false;
-		r->fold_reason = "every data-parallel replica holds a straggler, a throttled GPU or a "
-				 "GPU behind a degraded link: nothing left to fold";
-	}
+		J->deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
+						       pl->degraded[i].latency_factor };
+	J->job.degraded = J->deg;
+	J->job.ndegraded = pl->ndegraded;
+	J->job.rank_prog = P->grp.rank_prog;
+	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
+	J->job.throttle = J->thr;
+	J->job.distinct = distinct;
+}
+
+/* Throughput, FLOPs, MFU/HFU and the MoE figures from the iteration time. */
+static void derive_speed(const struct inputs *in, const struct plan *pl, struct result *r)
+{
+	const struct topology *topo = inputs_topology(in);
+	const struct model *m = inputs_model(in);
 
 	r->params = model_params(m);
 	r->active_params = model_active_params(m);
@@ -510,11 +533,21 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	r->mfu = r->model_tflops_per_gpu * 1e12 / r->peak_flops_per_gpu;
 	r->hfu = r->hardware_tflops_per_gpu * 1e12 / r->peak_flops_per_gpu;
 
+}
+
+/* Memory: the fullest stage against its GPU's HBM, per node group on
+ * mixed clusters; the bubble of each stage. */
+static void derive_memory(const struct inputs *in, const struct plan *pl,
+			  const struct placement *place, const struct groups_built *grp,
+			  struct result *r)
+{
+	const struct topology *topo = inputs_topology(in);
+
 	r->fits = true;
 	r->worst_total_bytes = 0;
 	for (int s = 0; s < pl->pp; s++) {
 		struct stage_result *sr = &r->stage[s];
-		int rank = placement_rank(&place, 0, 0, s);
+		int rank = placement_rank(place, 0, 0, s);
 		sr->bubble_s = r->eng.rank[rank].bubble_s;
 		sr->bubble_fraction = sr->bubble_s / r->iteration_s;
 		if (!sr->mem.fits)
@@ -537,8 +570,13 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			}
 		}
 		r->shortfall_bytes = r->fits ? 0 : worst;
-		group_stats(pl, &place, topo, &grp, r);
+		group_stats(pl, place, topo, grp, r);
 	}
+}
+
+/* Bytes sent per GPU and the time and cost to train. */
+static void derive_training(const struct plan *pl, struct result *r)
+{
 	for (int k = 0; k < CAT_N; k++) {
 		double sum = 0;
 		for (int i = 0; i < r->eng.nranks; i++)
@@ -550,33 +588,39 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 		r->gpu_hours = r->time_to_train_s / 3600 * r->gpus;
 		r->cost_usd = r->gpu_hours * pl->usd_per_gpu_hour;
 	}
-	/* validate after derivation: a figure that reaches a report is finite */
-	{
-		const struct { const char *name; double v; } figs[] = {
-			{ "iteration_time_s", r->iteration_s }, { "tokens_per_s", r->tokens_per_s },
-			{ "mfu", r->mfu }, { "hfu", r->hfu }, { "memory total", r->worst_total_bytes },
-			{ "time_to_train_s", r->time_to_train_s }, { "cost_usd", r->cost_usd },
-		};
-		for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
-			if (!isfinite(figs[i].v) || figs[i].v < 0) {
-				diag_errf(d, "the simulation derived %s = %g from topology '%s' and model '%s': "
-					  "an input is out of range (a peak, a bandwidth or a price too large or zero)",
-					  figs[i].name, figs[i].v, inputs_topology_path(in), inputs_model_path(in));
-				goto out;
-			}
-	}
+}
 
-	/* rank 0's groups, whole, and the link classes each crosses */
+/* A figure that reaches a report is finite and not negative: 0, or -1
+ * (reported) naming the first that is not. */
+static int check_figures(const struct inputs *in, const struct result *r, struct diag *d)
+{
+	const struct { const char *name; double v; } figs[] = {
+		{ "iteration_time_s", r->iteration_s }, { "tokens_per_s", r->tokens_per_s },
+		{ "mfu", r->mfu }, { "hfu", r->hfu }, { "memory total", r->worst_total_bytes },
+		{ "time_to_train_s", r->time_to_train_s }, { "cost_usd", r->cost_usd },
+	};
+	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+		if (!isfinite(figs[i].v) || figs[i].v < 0)
+			return diag_errf(d, "the simulation derived %s = %g from topology '%s' and model '%s': "
+					 "an input is out of range (a peak, a bandwidth or a price too large or zero)",
+					 figs[i].name, figs[i].v, inputs_topology_path(in), inputs_model_path(in));
+	return 0;
+}
+
+/* Rank 0's groups, whole, and the link classes each crosses. */
+static void rank0_groups(const struct plan *pl, const struct placement *place,
+			 const struct topology *topo, struct result *r)
+{
 	r->tp_group0 = xcalloc((size_t)pl->tp, sizeof(int));
 	r->dp_group0 = xcalloc((size_t)pl->dp * pl->cp, sizeof(int));
 	r->cp_group0 = xcalloc((size_t)pl->cp, sizeof(int));
 	r->pp_ranks0 = xcalloc((size_t)pl->pp, sizeof(int));
-	r->ntp0 = placement_group(&place, GROUP_TP, 0, r->tp_group0);
-	r->ndp0 = placement_group(&place, GROUP_DP, 0, r->dp_group0);
+	r->ntp0 = placement_group(place, GROUP_TP, 0, r->tp_group0);
+	r->ndp0 = placement_group(place, GROUP_DP, 0, r->dp_group0);
 	r->npp0 = pl->pp;
 	for (int s = 0; s < pl->pp; s++)
-		r->pp_ranks0[s] = placement_stage_peer(&place, 0, s);
-	r->ncp0 = placement_group(&place, GROUP_CP, 0, r->cp_group0);
+		r->pp_ranks0[s] = placement_stage_peer(place, 0, s);
+	r->ncp0 = placement_group(place, GROUP_CP, 0, r->cp_group0);
 	BUG_ON(r->ntp0 != pl->tp || r->ndp0 != pl->dp * pl->cp || r->ncp0 != pl->cp,
 	       "placement groups of %d, %d and %d ranks for tp %d, dp %d, cp %d",
 	       r->ntp0, r->ndp0, r->ncp0, pl->tp, pl->dp, pl->cp);
@@ -584,14 +628,54 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	topology_group_links(topo, r->tp_group0, r->ntp0, r->links_tp, sizeof(r->links_tp));
 	topology_group_links(topo, r->dp_group0, r->ndp0, r->links_dp, sizeof(r->links_dp));
 	topology_group_links(topo, r->pp_ranks0, r->npp0, r->links_pp, sizeof(r->links_pp));
+}
+
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d)
+{
+	const struct topology *topo = inputs_topology(in);
+	struct placement place;
+	struct programs P = { 0 };
+	struct job_parts J = { 0 };
+	unsigned char *distinct = NULL;
+	bool fold = false, any_distinct;
+	int rc = -1;
+	double t0 = now_s();
+
+	result_begin(in, pl, r);
+	if (placement_init_ep(&place, pl->tp, pl->cp, pl->ep, pl->dp, pl->pp, pl->order))
+		return diag_errf(d, "invalid rank order '%s'", pl->order);
+	if (build_programs(in, pl, &place, &P, r, d))
+		goto out;
+	/* stragglers, GPUs throttled on their own (not the whole job) and the
+	 * GPUs whose traffic can cross a degraded link make their replicas
+	 * differ: cheap folding simulates those replicas whole (fold.c,
+	 * partial folding); exact folding does not fold them */
+	distinct = whatif_distinct_ranks(pl, topo, place.nranks, &any_distinct);
+	if (fold_decide(in, pl, &place, &P.progs[0], any_distinct, r, &fold, d))
+		goto out;
+	job_init(&J, in, pl, &place, &P, fold, any_distinct ? distinct : NULL, obs);
+	if (whatif_run(pl, &J.job, r, d))
+		goto out;
+	for (int i = 0; i < r->eng.nranks; i++)
+		r->throttle_s += r->eng.rank[i].throttle_s;
+	if (r->folded && any_distinct && r->eng.nsimulated == r->eng.nranks) {
+		r->folded = false;
+		r->fold_reason = "every data-parallel replica holds a straggler, a throttled GPU or a "
+				 "GPU behind a degraded link: nothing left to fold";
+	}
+	derive_speed(in, pl, r);
+	derive_memory(in, pl, &place, &P.grp, r);
+	derive_training(pl, r);
+	if (check_figures(in, r, d))
+		goto out;
+	rank0_groups(pl, &place, topo, r);
 	rc = 0;
 out:
 	r->sim_wall_s = now_s() - t0;
-	groups_finish(&grp, pl->pp);
-	for (int s = 0; s < pl->pp && progs; s++)
-		program_finish(&progs[s]);
-	free(progs);
-	free(pp);
+	free(J.thr);
+	free(distinct);
+	programs_finish(&P, pl->pp);
 	return rc;
 }
 
