@@ -159,6 +159,10 @@ struct builder {
 	double *hist_el;              /* and the elements its gather fetched (0: resident) */
 	int nhist;
 	size_t caphist, caphist2;
+	struct precision pr;          /* the plan's dtypes (fp8 comm and params applied) */
+	double gb;                    /* bytes per gradient element */
+	double le;                    /* expert parameters of a layer (0: dense) */
+	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 };
 
 /* Split the attention block's ops of one pass for context parallelism:
@@ -820,65 +824,62 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	return cost_roofline_time(g, &op);
 }
 
-int build_transformer_program(const struct inputs *in, const struct plan *pl, int stage,
-			      struct program *p, struct stage_result *sr)
+/* The builder's sizes for plan pl: messages, collectives, gradients and
+ * parameters per layer, the framework's granularity, a layer's weight
+ * tensors. */
+static void builder_sizes(struct builder *b, const struct inputs *in, const struct plan *pl)
 {
 	const struct model *m = inputs_model(in);
 	const struct topology *topo = inputs_topology(in);
-	struct cost *cost = inputs_cost(in);
-	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->pp, .last = -1,
-			   .gate = -1, .prev_mark = -1 };
-	int m_mb = (int)plan_microbatches(pl);
-	int rc = -1;
-
-	b.v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
-	if (price_blocks(pl, m, cost, &b.bk))
-		return -1;
 	double t = pl->tp;
 	struct precision pr;
+
 	precision_init(&pr, pl->precision, pl->fp8_comm);
 	if (pl->fp8_params)
 		precision_fp8_params(&pr);
+	b->pr = pr;
 	double s_local = (double)pl->seq / pl->cp;   /* tokens of this rank */
-	b.act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
-		      dtype_bytes(pr.activation);
+	b->act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
+		       dtype_bytes(pr.activation);
 	{
 		/* K and V of this rank's tokens; KV heads fewer than tp are replicated */
 		double hd = (double)model_head_dim(m), kvh = (double)m->kv_heads / t;
 		double tok = (double)pl->micro_batch * s_local * dtype_bytes(pr.activation);
 		if (kvh < 1)
 			kvh = 1;
-		b.cp_kv_bytes = 2 * kvh * hd * tok;
-		b.cp_qkv_bytes = ((double)m->heads / t * hd) * tok + b.cp_kv_bytes;
-		b.cp_out_bytes = (double)m->heads / t * hd * tok;
+		b->cp_kv_bytes = 2 * kvh * hd * tok;
+		b->cp_qkv_bytes = ((double)m->heads / t * hd) * tok + b->cp_kv_bytes;
+		b->cp_out_bytes = (double)m->heads / t * hd * tok;
 	}
-	b.ag_bytes = b.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
+	b->ag_bytes = b->act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->grad_dtype);
 	double le = model_layer_expert_params(m);   /* 0 when dense */
-	b.grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
-	b.grad_bytes_expert = le / (t * pl->ep) * gb;
-	b.moe_a2a = model_is_moe(m) && pl->ep > 1;
-	b.host_bw_Bps = topology_host_bw(topo);
+	b->gb = gb;
+	b->le = le;
+	b->grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
+	b->grad_bytes_expert = le / (t * pl->ep) * gb;
+	b->moe_a2a = model_is_moe(m) && pl->ep > 1;
+	b->host_bw_Bps = topology_host_bw(topo);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
 		struct moe_balance bal;
 		workload_moe_balance(m, &shp, &bal);
 		double tok = (double)pl->micro_batch * s_local / (pl->sp ? t : 1);
-		b.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
-			     dtype_bytes(pr.activation);
+		b->ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
+			      dtype_bytes(pr.activation);
 	}
-	b.grad_bytes_embed = model_embedding_params(m) / t * gb;
+	b->grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
-	double tied_copy = m->tied_embeddings && pl->pp > 1
-				   ? (double)m->vocab * (double)m->hidden / t : 0;
-	b.grad_bytes_head = (model_head_params(m) / t + tied_copy) * gb;
-	b.param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
-	b.wbytes = dtype_bytes(pr.layer_weight);
-	b.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
-	b.launch_s = b.fw ? b.fw->launch_s : 0;
-	b.per_tensor = b.fw && b.fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
-		       (long)pl->dp * pl->cp > 1 && pl->tp <= 1 && pl->cp <= 1;
+	b->tied_copy = m->tied_embeddings && pl->pp > 1
+			       ? (double)m->vocab * (double)m->hidden / t : 0;
+	b->grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
+	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
+	b->wbytes = dtype_bytes(pr.layer_weight);
+	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
+	b->launch_s = b->fw ? b->fw->launch_s : 0;
+	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
+			(long)pl->dp * pl->cp > 1 && pl->tp <= 1 && pl->cp <= 1;
 	{
 		/* a layer's weight tensors, as the nn.Linear modules of the
 		 * reference implementations hold them: HF Llama's q, k, v, o,
@@ -888,134 +889,147 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 		double sw[] = { h * h, h * kv, h * kv, h * h, h * ffn, h * ffn, ffn * h };
 		double ge[] = { h * (h + 2 * kv), h * h, h * ffn, ffn * h };
 		bool swiglu = m->act == MODEL_ACT_SWIGLU;
-		b.ntens = swiglu ? 7 : 4;
-		b.tens_total = 0;
-		for (int i = 0; i < b.ntens; i++) {
-			b.tens[i] = (swiglu ? sw[i] : ge[i]) / t;
-			b.tens_total += b.tens[i];
+		b->ntens = swiglu ? 7 : 4;
+		b->tens_total = 0;
+		for (int i = 0; i < b->ntens; i++) {
+			b->tens[i] = (swiglu ? sw[i] : ge[i]) / t;
+			b->tens_total += b->tens[i];
 		}
 	}
-	b.last_use = xmalloc((size_t)m->layers * sizeof(double));
+	b->last_use = xmalloc((size_t)m->layers * sizeof(double));
 	for (long i = 0; i < m->layers; i++)
-		b.last_use[i] = -1;
+		b->last_use[i] = -1;
+}
 
-	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
-	if (!order) {
-		free(b.last_use);
-		return -1;
-	}
-	int nsteps = 2 * m_mb * b.v;
-	int *last_b = xmalloc((size_t)b.v * sizeof(int));
-	int *chunk_layers = xmalloc((size_t)b.v * sizeof(int));
-	for (int c = 0; c < b.v; c++)
-		last_b[c] = -1;
-	for (int i = 0; i < nsteps; i++)
+/* What a stage holds and does around its steps. */
+struct stage_plan {
+	int nsteps;
+	int *last_b;            /* [v] step of each chunk's last backward */
+	int layers, first0;     /* the stage's layers, its first chunk's first */
+	double peak_alive;      /* layers' activations alive at once, at most */
+	bool has_emb, has_head;
+	double psi, psi_e;      /* this rank's parameters: dense, experts */
+	int ndp, nedp;          /* gradient/optimizer shards: dp x cp, / ep for experts */
+	bool gather;            /* ZeRO-1/2 all-gather of updated parameters */
+	double ag_total, ag_chunk;
+	int ag_count;
+};
+
+/* The stage's layers and its parameters' shards, from the schedule's
+ * order of steps. */
+static void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struct model *m,
+			    const struct sched_step *order, int m_mb)
+{
+	const struct plan *pl = b->pl;
+	int stage = b->stage;
+	double t = pl->tp, le = b->le;
+	int *chunk_layers = xmalloc((size_t)b->v * sizeof(int));
+
+	memset(sp, 0, sizeof(*sp));
+	sp->nsteps = 2 * m_mb * b->v;
+	sp->last_b = xmalloc((size_t)b->v * sizeof(int));
+	for (int c = 0; c < b->v; c++)
+		sp->last_b[c] = -1;
+	for (int i = 0; i < sp->nsteps; i++)
 		if (!order[i].fwd)
-			last_b[order[i].chunk] = i;
+			sp->last_b[order[i].chunk] = i;
 
 	/* stage bookkeeping, memory inputs */
-	int nv = pl->pp * b.v, layers = 0, first0 = 0;
-	for (int c = 0; c < b.v; c++) {
+	int nv = pl->pp * b->v;
+	for (int c = 0; c < b->v; c++) {
 		int f;
-		chunk_layers[c] = vstage_layers(&b, c * pl->pp + stage, nv, &f);
+		chunk_layers[c] = vstage_layers(b, c * pl->pp + stage, nv, &f);
 		if (c == 0)
-			first0 = f;
-		layers += chunk_layers[c];
+			sp->first0 = f;
+		sp->layers += chunk_layers[c];
 	}
-	double alive = 0, peak_alive = 0;
-	for (int i = 0; i < nsteps; i++) {
+	double alive = 0;
+	for (int i = 0; i < sp->nsteps; i++) {
 		alive += (order[i].fwd ? 1 : -1) * chunk_layers[order[i].chunk];
-		if (alive > peak_alive)
-			peak_alive = alive;
+		if (alive > sp->peak_alive)
+			sp->peak_alive = alive;
 	}
+	free(chunk_layers);
 
-	bool has_emb = stage == 0, has_head = stage == pl->pp - 1;
-	double psi = layers * (model_layer_params(m) - le) / t +
-		     (has_emb ? model_embedding_params(m) / t : 0) +
-		     (has_head ? model_head_params(m) / t + tied_copy : 0);
-	double psi_e = layers * le / (t * pl->ep);  /* this rank's experts */
-	int ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
-	int nedp = ndp / pl->ep;    /* experts: the expert-data-parallel ranks */
+	int layers = sp->layers;
+	sp->has_emb = stage == 0;
+	sp->has_head = stage == pl->pp - 1;
+	sp->psi = layers * (model_layer_params(m) - le) / t +
+		  (sp->has_emb ? model_embedding_params(m) / t : 0) +
+		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
+	sp->psi_e = layers * le / (t * pl->ep);  /* this rank's experts */
+	sp->ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
+	sp->nedp = sp->ndp / pl->ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
-	bool gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && ndp > 1;
+	sp->gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && sp->ndp > 1;
 	double psi_layers = layers * (model_layer_params(m) - le) / t;
-	double ag_total = psi_layers * dtype_bytes(pr.layer_weight) +
-			  (psi - psi_layers) * dtype_bytes(pr.weight);
-	double ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b.param_bytes_layer;
-	int ag_count = ag_chunk > 0 ? (int)ceil(ag_total / ag_chunk) : 1;
-	if (ag_count < 1)
-		ag_count = 1;
-	if (gather && pl->overlap_param_gather) {
-		/* Megatron-Core's overlap_param_gather: the previous step's
-		 * gather runs during this forward, bucket by bucket; the first
-		 * forward waits for the first bucket only */
-		struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = 1, .launch_s = b.launch_s };
-		b.gate = program_add(p, &ag, NULL, 0);
-		if (ag_count > 1) {
-			ag.count = ag_count - 1;
-			program_add(p, &ag, NULL, 0);
-		}
-	}
+	sp->ag_total = psi_layers * dtype_bytes(b->pr.layer_weight) +
+		       (sp->psi - psi_layers) * dtype_bytes(b->pr.weight);
+	sp->ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b->param_bytes_layer;
+	sp->ag_count = sp->ag_chunk > 0 ? (int)ceil(sp->ag_total / sp->ag_chunk) : 1;
+	if (sp->ag_count < 1)
+		sp->ag_count = 1;
+}
 
-	for (int i = 0; i < nsteps; i++) {
-		if (order[i].fwd)
-			forward(&b, order[i].mb, order[i].chunk);
-		else
-			backward(&b, order[i].mb, order[i].chunk, i == last_b[order[i].chunk]);
+/* Megatron-Core's overlap_param_gather: the previous step's gather runs
+ * during this forward, bucket by bucket; the first forward waits for the
+ * first bucket only. */
+static void overlapped_param_gather(struct builder *b, const struct stage_plan *sp)
+{
+	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+			   .count = 1, .launch_s = b->launch_s };
+	b->gate = program_add(b->p, &ag, NULL, 0);
+	if (sp->ag_count > 1) {
+		ag.count = sp->ag_count - 1;
+		program_add(b->p, &ag, NULL, 0);
 	}
-	flush_bucket(&b);
+}
 
-	/* the two copies of tied embeddings sum their gradients (Megatron's
-	 * embedding group: first and last stage) */
-	if (tied_copy > 0 && (has_emb || has_head)) {
-		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = tied_copy * gb,
-				      .launch_s = b.launch_s };
-		int id = program_add(p, &t_emb, &b.last, 1);
-		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
-		b.dp_tasks[b.ndp++] = id;
-	}
-
-	/* optimizer after every reduction; ZeRO-1/2 gather updated parameters */
-	double psi_opt = psi / (pl->zero >= ZERO_1 ? ndp : 1) +
-			 psi_e / (pl->zero >= ZERO_1 ? nedp : 1);
+/* The optimizer step after every reduction (on the CPU with offload),
+ * then the ZeRO-1/2 gathers of updated parameters. */
+static void optimizer_step(struct builder *b, const struct stage_plan *sp,
+			   const struct topology *topo)
+{
+	const struct plan *pl = b->pl;
+	struct program *p = b->p;
+	double psi_opt = sp->psi / (pl->zero >= ZERO_1 ? sp->ndp : 1) +
+			 sp->psi_e / (pl->zero >= ZERO_1 ? sp->nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
 	if (pl->dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
-	int *deps = xmalloc((size_t)(b.ndp + 2) * sizeof(int));
-	if (b.ndp)
-		memcpy(deps, b.dp_tasks, (size_t)b.ndp * sizeof(int));
-	deps[b.ndp] = b.last;
+	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));
+	if (b->ndp)
+		memcpy(deps, b->dp_tasks, (size_t)b->ndp * sizeof(int));
+	deps[b->ndp] = b->last;
 	if (pl->offload != OFFLOAD_NONE) {
 		/* the CPU step after every gradient copy (host stream order) */
 		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
 				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
-		int c = program_add(p, &cpu, deps, b.ndp + 1);
+		int c = program_add(p, &cpu, deps, b->ndp + 1);
 		if (pl->offload == OFFLOAD_OPTIMIZER)
-			c = host_copy(&b, psi_opt * dtype_bytes(pr.weight), c);
+			c = host_copy(b, psi_opt * dtype_bytes(b->pr.weight), c);
 		opt.time_s = 0;
 		deps[0] = c;
-		deps[1] = b.last;
-		b.last = program_add(p, &opt, deps, 2);
+		deps[1] = b->last;
+		b->last = program_add(p, &opt, deps, 2);
 	} else
-		b.last = program_add(p, &opt, deps, b.ndp + 1);
+		b->last = program_add(p, &opt, deps, b->ndp + 1);
 	free(deps);
-	if (gather && !pl->overlap_param_gather) {
+	if (sp->gather && !pl->overlap_param_gather) {
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = ag_total / ag_count,
-				   .count = ag_count, .launch_s = b.launch_s };
-		program_add(p, &ag, &b.last, 1);
+				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+				   .count = sp->ag_count, .launch_s = b->launch_s };
+		program_add(p, &ag, &b->last, 1);
 	}
-	if (gather && psi_e > 0 && nedp > 1) {
+	if (sp->gather && sp->psi_e > 0 && sp->nedp > 1) {
 		/* the experts' updated parameters over the expert-data-parallel
 		 * group, in buckets as the dense ones */
-		double ag_e = psi_e * dtype_bytes(pr.layer_weight);
-		int n_e = ag_chunk > 0 ? (int)ceil(ag_e / ag_chunk) : 1;
+		double ag_e = sp->psi_e * dtype_bytes(b->pr.layer_weight);
+		int n_e = sp->ag_chunk > 0 ? (int)ceil(ag_e / sp->ag_chunk) : 1;
 		if (n_e < 1)
 			n_e = 1;
 		struct task ag = { .kind = TASK_COLL, .stream = pl->overlap_param_gather ? STREAM_PARAM : STREAM_DP,
@@ -1025,36 +1039,82 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 		if (pl->overlap_param_gather)
 			program_add(p, &ag, NULL, 0);
 		else
-			program_add(p, &ag, &b.last, 1);
+			program_add(p, &ag, &b->last, 1);
 	}
-	p->peak_inflight = schedule_peak_inflight(order, nsteps);
+}
 
-	if (sr) {
-		memset(sr, 0, sizeof(*sr));
-		sr->stage = stage;
-		sr->layers = layers;
-		sr->first_layer = first0;
-		sr->has_embedding = has_emb;
-		sr->has_head = has_head;
-		sr->peak_inflight_chunks = (int)p->peak_inflight;
-		sr->inflight = layers ? peak_alive / layers : 0;
-		sr->compute_fwd_s = layers * (b.bk.fwd[WL_ATTN] + b.bk.fwd[WL_MLP]) +
-				    (has_emb ? b.bk.fwd[WL_EMBED] : 0) + (has_head ? b.bk.fwd[WL_HEAD] : 0);
-		sr->compute_bwd_s = layers * (b.bk.bwd[WL_ATTN] + b.bk.bwd[WL_MLP]) +
-				    (has_emb ? b.bk.bwd[WL_EMBED] : 0) + (has_head ? b.bk.bwd[WL_HEAD] : 0);
-		struct mem_rank_input mi;
-		anatomy_input(in, pl, layers, sr->inflight, has_emb, has_head, &mi);
-		memory_rank(&mi, &sr->mem);
+/* The stage's compute times and memory anatomy (stage_result). */
+static void stage_result_fill(struct stage_result *sr, const struct builder *b,
+			      const struct stage_plan *sp, const struct inputs *in)
+{
+	int layers = sp->layers;
+	bool has_emb = sp->has_emb, has_head = sp->has_head;
+	memset(sr, 0, sizeof(*sr));
+	sr->stage = b->stage;
+	sr->layers = layers;
+	sr->first_layer = sp->first0;
+	sr->has_embedding = has_emb;
+	sr->has_head = has_head;
+	sr->peak_inflight_chunks = (int)b->p->peak_inflight;
+	sr->inflight = layers ? sp->peak_alive / layers : 0;
+	sr->compute_fwd_s = layers * (b->bk.fwd[WL_ATTN] + b->bk.fwd[WL_MLP]) +
+			    (has_emb ? b->bk.fwd[WL_EMBED] : 0) + (has_head ? b->bk.fwd[WL_HEAD] : 0);
+	sr->compute_bwd_s = layers * (b->bk.bwd[WL_ATTN] + b->bk.bwd[WL_MLP]) +
+			    (has_emb ? b->bk.bwd[WL_EMBED] : 0) + (has_head ? b->bk.bwd[WL_HEAD] : 0);
+	struct mem_rank_input mi;
+	anatomy_input(in, b->pl, layers, sr->inflight, has_emb, has_head, &mi);
+	memory_rank(&mi, &sr->mem);
+}
+
+int build_transformer_program(const struct inputs *in, const struct plan *pl, int stage,
+			      struct program *p, struct stage_result *sr)
+{
+	const struct model *m = inputs_model(in);
+	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->pp, .last = -1,
+			   .gate = -1, .prev_mark = -1 };
+	int m_mb = (int)plan_microbatches(pl);
+	struct stage_plan sp;
+
+	b.v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
+	if (price_blocks(pl, m, inputs_cost(in), &b.bk))
+		return -1;
+	builder_sizes(&b, in, pl);
+	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
+	if (!order) {
+		free(b.last_use);
+		return -1;
 	}
-	rc = 0;
-	free(last_b);
-	free(chunk_layers);
+	stage_plan_init(&sp, &b, m, order, m_mb);
+	if (sp.gather && pl->overlap_param_gather)
+		overlapped_param_gather(&b, &sp);
+	for (int i = 0; i < sp.nsteps; i++) {
+		if (order[i].fwd)
+			forward(&b, order[i].mb, order[i].chunk);
+		else
+			backward(&b, order[i].mb, order[i].chunk, i == sp.last_b[order[i].chunk]);
+	}
+	flush_bucket(&b);
+	/* the two copies of tied embeddings sum their gradients (Megatron's
+	 * embedding group: first and last stage) */
+	if (b.tied_copy > 0 && (sp.has_emb || sp.has_head)) {
+		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = b.tied_copy * b.gb,
+				      .launch_s = b.launch_s };
+		int id = program_add(p, &t_emb, &b.last, 1);
+		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
+		b.dp_tasks[b.ndp++] = id;
+	}
+	optimizer_step(&b, &sp, inputs_topology(in));
+	p->peak_inflight = schedule_peak_inflight(order, sp.nsteps);
+	if (sr)
+		stage_result_fill(sr, &b, &sp, in);
+	free(sp.last_b);
 	free(order);
 	free(b.dp_tasks);
 	free(b.last_use);
 	free(b.hist_before);
 	free(b.hist_el);
-	return rc;
+	return 0;
 }
 
 double build_transformer_hardware_flops(const struct inputs *in, const struct plan *pl)
