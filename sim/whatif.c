@@ -4,8 +4,9 @@
  *
  * A straggler's compute factors are drawn per iteration: the reported run
  * is iteration 0 and iterations 1..n-1 are side runs, each in a child
- * process (SimGrid runs once per process), whose iteration times and
- * critical ranks give the distribution of the report (result.h). With
+ * process through the runner (runner.h: its error rows carry why a run
+ * failed), whose iteration times and critical ranks give the
+ * distribution of the report (result.h). With
  * sensitivity on, one side run without any degraded link and one per
  * degraded link alone price each link's cost. Side runs go before the
  * reported run, which starts SimGrid in this process. */
@@ -13,10 +14,9 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "platform.h"
+#include "runner.h"
 #include "xalloc.h"
 
 /* Whether window t lists rank q (by its rank or its node). */
@@ -69,92 +69,105 @@ int whatif_critical_rank(const struct engine_result *e)
 	return best;
 }
 
-struct side_out {
-	double iteration_s;
-	int critical;
-	int ok;
+/* The side runs of a plan, as runner jobs: sampled iterations 1..n-1 of
+ * the stragglers, then (sensitivity) the run without degraded links and
+ * one per degraded link alone. */
+struct side_jobs {
+	const struct plan *pl;
+	const struct engine_job *job0;
+	int nranks;
+	int niter;              /* sampled iterations run aside: iterations - 1 */
+	int nsens;              /* sensitivity runs: 1 + degraded links, or 0 */
+	struct result_row *rows;/* [niter + nsens] as they come back */
 };
 
-/* One more engine run of job, in a child process (SimGrid runs once per
- * process; this one has not started it yet): its iteration time and
- * critical rank come back over a pipe. ok = 0 when it failed. */
-static struct side_out side_run(const struct engine_job *job)
+/* The engine job of side run i. f: room for nranks factors. */
+static struct engine_job side_job(const struct side_jobs *sj, int i, double *f)
 {
-	struct side_out o = { 0, -1, 0 };
-	int fd[2];
-	if (pipe(fd))
-		return o;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return o;
+	struct engine_job job = *sj->job0;
+	job.obs = NULL;
+	if (i < sj->niter) {
+		plan_straggler_factors(sj->pl, sj->nranks, i + 1, f);
+		job.compute_scale = f;
+	} else if (i == sj->niter) {
+		job.ndegraded = 0;
+	} else {
+		job.degraded = &sj->job0->degraded[i - sj->niter - 1];
+		job.ndegraded = 1;
 	}
-	if (pid == 0) {
-		struct engine_result er;
-		struct diag dq;
-		close(fd[0]);
-		diag_init(&dq, NULL);
-		if (engine_run(job, &er, &dq) == 0) {
-			o.iteration_s = er.iteration_s;
-			o.critical = whatif_critical_rank(&er);
-			o.ok = 1;
-		}
-		_exit(write(fd[1], &o, sizeof(o)) == (ssize_t)sizeof(o) ? 0 : 1);
-	}
-	close(fd[1]);
-	size_t got = 0;
-	struct side_out in = o;
-	while (got < sizeof(in)) {
-		ssize_t n = read(fd[0], (char *)&in + got, sizeof(in) - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd[0]);
-	waitpid(pid, NULL, 0);
-	return got == sizeof(in) ? in : o;
+	return job;
+}
+
+/* Runner job (in the child: SimGrid runs once per process, and this one
+ * has not started it yet): side run i's iteration time and critical rank,
+ * or the engine's message. */
+static void side_job_run(void *ctx, int i, struct result_row *row)
+{
+	const struct side_jobs *sj = ctx;
+	double *f = xreallocarray(NULL, (size_t)sj->nranks, sizeof(*f));
+	struct engine_job job = side_job(sj, i, f);
+	struct engine_result er;
+	struct diag dq;
+	diag_init(&dq, NULL);
+	if (engine_run(&job, &er, &dq) == 0) {
+		row->status = RESULT_OK;
+		row->reason[0] = 0;
+		row->iteration_s = er.iteration_s;
+		row->critical_rank = whatif_critical_rank(&er);
+	} else
+		result_row_fail(row, RESULT_FAILED, diag_text(&dq));
+	diag_finish(&dq);
+	free(f);
+}
+
+static void side_job_done(void *ctx, int i, const struct result_row *row)
+{
+	struct side_jobs *sj = ctx;
+	sj->rows[i] = *row;
 }
 
 /* Stragglers' sampled iterations 1..iterations-1 and the degraded links'
- * sensitivity runs, before the reported run (job, iteration 0) starts
- * SimGrid in this process. times[0] and crit[0] are left for it. */
+ * sensitivity runs, through the runner (one child each, one at a time),
+ * before the reported run (job, iteration 0) starts SimGrid in this
+ * process. times[0] and crit[0] are left for it. */
 static int side_runs(const struct plan *pl, const struct engine_job *job0, int nranks,
 		     double *times, int *crit, struct result *r, struct diag *d)
 {
-	struct engine_job job = *job0;
-	job.obs = NULL;
-	double *f = xreallocarray(NULL, (size_t)nranks, sizeof(*f));
-	int rc = 0;
-	for (int i = 1; i < pl->iterations && !rc; i++) {
-		plan_straggler_factors(pl, nranks, i, f);
-		job.compute_scale = f;
-		struct side_out o = side_run(&job);
-		if (!o.ok)
-			rc = diag_errf(d, "sampled iteration %d of %d failed", i, pl->iterations);
-		times[i] = o.iteration_s;
-		crit[i] = o.critical;
+	struct side_jobs sj = { .pl = pl, .job0 = job0, .nranks = nranks,
+				.niter = pl->iterations > 1 ? pl->iterations - 1 : 0,
+				.nsens = pl->sensitivity ? 1 + job0->ndegraded : 0 };
+	int n = sj.niter + sj.nsens, rc = 0;
+	if (n == 0)
+		return 0;
+	sj.rows = xcalloc((size_t)n, sizeof(*sj.rows));
+	struct runner_opts ro = { .jobs = 1 };
+	if (runner_run(&ro, n, side_job_run, side_job_done, &sj, d)) {
+		free(sj.rows);
+		return -1;
 	}
-	job = *job0;
-	job.obs = NULL;
-	if (pl->sensitivity && !rc) {
-		job.ndegraded = 0;
-		struct side_out o = side_run(&job);
-		r->sens_baseline_s = o.iteration_s;
-		rc = o.ok ? 0 : diag_errf(d, "the run without degraded links failed");
-		for (int i = 0; i < job0->ndegraded && !rc; i++) {
-			job.degraded = &job0->degraded[i];
-			job.ndegraded = 1;
-			o = side_run(&job);
-			r->sens_iteration_s[i] = o.iteration_s;
-			if (!o.ok)
-				rc = diag_errf(d, "the run with degraded link '%s' alone failed",
-					       job0->degraded[i].link);
+	for (int i = 0; i < sj.niter && !rc; i++) {
+		const struct result_row *row = &sj.rows[i];
+		if (row->status != RESULT_OK)
+			rc = diag_errf(d, "sampled iteration %d of %d failed: %s", i + 1, pl->iterations,
+				       row->reason);
+		times[i + 1] = row->iteration_s;
+		crit[i + 1] = row->status == RESULT_OK ? row->critical_rank : -1;
+	}
+	if (sj.nsens > 0 && !rc) {
+		const struct result_row *row = &sj.rows[sj.niter];
+		r->sens_baseline_s = row->iteration_s;
+		if (row->status != RESULT_OK)
+			rc = diag_errf(d, "the run without degraded links failed: %s", row->reason);
+		for (int k = 0; k < job0->ndegraded && !rc; k++) {
+			row = &sj.rows[sj.niter + 1 + k];
+			r->sens_iteration_s[k] = row->iteration_s;
+			if (row->status != RESULT_OK)
+				rc = diag_errf(d, "the run with degraded link '%s' alone failed: %s",
+					       job0->degraded[k].link, row->reason);
 		}
 		r->nsens = job0->ndegraded;
 	}
-	free(f);
+	free(sj.rows);
 	return rc;
 }
 

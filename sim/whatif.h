@@ -28,8 +28,9 @@ struct engine_throttle *whatif_throttle_windows(const struct plan *pl, const str
  * waits for. */
 int whatif_critical_rank(const struct engine_result *e);
 
-/* Run job for plan pl into r->eng: the side runs first (each in a child
- * process), then the reported run in this process (iteration 0, with the
+/* Run job for plan pl into r->eng: the side runs first (each a child of
+ * the runner, runner.h, one at a time), then the reported run in this
+ * process (iteration 0, with the
  * stragglers' factors of iteration 0), then the iteration distribution
  * and critical ranks (r->iter_*, r->critical_*) and the sensitivity
  * figures (r->sens_*). job->compute_scale points at the factors during
