@@ -108,7 +108,7 @@ struct stream_arg {
 	struct sim *sim;
 	struct rank_inst *ri;
 	enum stream s;
-	sg_comm_t *comms;       /* run_coll's pending transfers */
+	sg_comm_t *comms;       /* engine_coll_task's pending transfers */
 	size_t ncomms_cap;
 	sg_comm_t *sends;       /* posted pipeline sends */
 };

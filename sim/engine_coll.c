@@ -92,7 +92,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 				return;
 			}
 			/* the group's own flows: all, or only the representative's
-			 * where they stand for the others' (plan_own_only) */
+			 * where they stand for the others' (fold_own_only) */
 			int o0 = 0, o1 = p->nflows;
 			if (fold_own_only(&S->fold, cp, t->group, n)) {
 				o0 = cplan_lower(p, NULL, ri->rank, false);
@@ -157,7 +157,7 @@ static void sink_main(int argc, char **argv)
 		sg_mailbox_get(mb);
 }
 
-/* make_sinks' state: the mailboxes that have a sink (open addressing). */
+/* engine_make_sinks' state: the mailboxes that have a sink (open addressing). */
 struct sink_set {
 	const struct sim *S;
 	int rank;

@@ -673,7 +673,7 @@ out:
 }
 
 /* Call fn(ctx, flow) for the flows of an unequal plan c (plan_crit) that
- * run_coll posts host to host: those a folded member sends to or from
+ * engine_coll_task posts host to host: those a folded member sends to or from
  * the busiest member or one of its peers, so that the busiest member's
  * transfers and the link loads that pace them are simulated, at the cost
  * of a few flows whatever the group's size (a tree of 768 members posted
@@ -833,7 +833,7 @@ static int mark_degraded_replicas(struct fold *F, unsigned char *drep)
 }
 
 /* Mark in used the GPUs the simulated ranks' collective flows go to
- * (what run_coll posts when folding is not exact), before the platform
+ * (what engine_coll_task posts when folding is not exact), before the platform
  * and the rank instances exist. */
 static int mark_flow_peers(struct fold *F, unsigned char *used)
 {
