@@ -1,7 +1,8 @@
 /* cmd_list: `ddlsim list` prints the registries: pipeline schedules,
- * collective algorithms and compute cost sources. */
+ * collective algorithms, compute cost sources and program builders. */
 #include <stdio.h>
 
+#include "builders.h"
 #include "cli.h"
 #include "coll.h"
 #include "cost.h"
@@ -11,7 +12,8 @@ void cmd_list_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim list\n\n"
 		   "Lists the pipeline schedules, collective algorithms and compute cost\n"
-		   "sources a scenario can name.\n");
+		   "sources a scenario can name, and the program builder of each model\n"
+		   "architecture.\n");
 }
 
 int cmd_list(int argc, char **argv)
@@ -28,5 +30,8 @@ int cmd_list(int argc, char **argv)
 	printf("\ncompute cost sources (compute.cost):\n");
 	for (int i = 0; cost_registry[i].name; i++)
 		printf("  %-14s %s\n", cost_registry[i].name, cost_registry[i].description);
+	printf("\nprogram builders (model architecture):\n");
+	for (int i = 0; builder_registry[i].name; i++)
+		printf("  %-20s %s\n", builder_registry[i].name, builder_registry[i].description);
 	return EXIT_OK;
 }

@@ -204,3 +204,8 @@ out:
 	cnn_net_finish(&net);
 	return rc;
 }
+
+double build_cnn_hardware_flops(const struct inputs *in, const struct plan *pl)
+{
+	return model_iteration_flops(inputs_model(in), (double)pl->global_batch, (double)pl->seq);
+}

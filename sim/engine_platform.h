@@ -1,6 +1,6 @@
 /* engine_platform: builds the SimGrid platform of a topology in memory
  * (SimGrid's C++ platform API), in time linear in its size. Part of the
- * engine adapter: only engine.c calls it, after SimGrid is initialised and
+ * engine adapter: only the engine's files call it, after SimGrid is initialised and
  * configured and before any actor is created. */
 #ifndef DDLSIM_ENGINE_PLATFORM_H
 #define DDLSIM_ENGINE_PLATFORM_H
@@ -24,7 +24,7 @@ int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned
 /* Start a transfer of bytes from host `from` to host `to` (sg_host_t)
  * with no actor on either (SimGrid's Comm::sendto_async): the parameter
  * servers' pushes and pulls, folding's posted group and mirror flows
- * (engine.c). It costs what a mailbox transfer between the two hosts
+ * (engine_coll.c, engine_p2p.c, engine_ps.c). It costs what a mailbox transfer between the two hosts
  * costs. Returns an sg_comm_t for sg_comm_wait_all(),
  * which releases it. */
 void *engine_platform_sendto_async(void *from, void *to, double bytes);

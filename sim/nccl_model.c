@@ -340,14 +340,11 @@ static int log2i(double x)
 	return l;
 }
 
-/* tuning.cc: the latency (us) and algorithm bandwidth (GB/s) of (op, a,
- * p) before size corrections; false when NCCL would not run it. */
-static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, enum coll_proto p,
-		 double *lat_us, double *bw_GBps)
+/* Whether NCCL would run op with algorithm a and protocol p here. */
+static bool tune_runs(const struct nccl_model *m, enum coll_op op, enum nccl_algo a,
+		      enum coll_proto p)
 {
 	int P = m->nranks, nn = m->nnodes, ch = m->channels[a];
-	int i2 = nn <= 2 ? nn - 1 : 2;
-	int arch = m->arch;
 	bool ar = op == COLL_ALLREDUCE, rsag = op == COLL_REDUCE_SCATTER || op == COLL_ALLGATHER;
 	bool bcrd = op == COLL_BROADCAST || op == COLL_REDUCE;
 
@@ -363,6 +360,18 @@ static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, 
 		return false;                       /* NVLS: Simple; across nodes it needs CollNet */
 	if (p == PROTO_LL128 && (!m->nvlink || m->compcap < 70))
 		return false;                       /* LL128 only over NVLink */
+	return true;
+}
+
+/* The algorithm bandwidth (GB/s) of (op, a, p): the channels' bus
+ * bandwidth, the protocol caps, the algorithm's steps. */
+static double tune_bw(const struct nccl_model *m, enum coll_op op, enum nccl_algo a,
+		      enum coll_proto p, int nsteps)
+{
+	int P = m->nranks, nn = m->nnodes, ch = m->channels[a];
+	int i2 = nn <= 2 ? nn - 1 : 2;
+	int arch = m->arch;
+	bool ar = op == COLL_ALLREDUCE, rsag = op == COLL_REDUCE_SCATTER || op == COLL_ALLGATHER;
 
 	double speed = m->speed_GBps[a];
 	double bus = ch * speed;
@@ -380,7 +389,6 @@ static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, 
 		bus = fmin(bus / 3.8, ll_max);
 	if (a == NCCL_ALGO_TREE && p == PROTO_LL128)
 		bus = fmin(bus * (nn == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * per_ch_tree_ll128[arch][i2]);
-	int nsteps = ar ? 2 * (P - 1) : rsag ? P - 1 : P;
 	if (!(a != NCCL_ALGO_RING && rsag)) {
 		if (a == NCCL_ALGO_RING)
 			bus *= (double)P / nsteps;
@@ -389,7 +397,17 @@ static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, 
 		else
 			bus *= 0.5;
 	}
-	*bw_GBps = bus;
+	return bus;
+}
+
+/* The latency (us) of (op, a, p): the base latency, then the intra- and
+ * inter-node hops of the algorithm's steps. */
+static double tune_lat(const struct nccl_model *m, enum coll_op op, enum nccl_algo a,
+		       enum coll_proto p, int nsteps)
+{
+	int P = m->nranks, nn = m->nnodes;
+	bool ar = op == COLL_ALLREDUCE;
+	bool bcrd = op == COLL_BROADCAST || op == COLL_REDUCE;
 
 	int intra_hw = m->nvlink ? HW_NVLINK : HW_PCI;
 	double lat = base_lat_us[a][p];
@@ -411,7 +429,22 @@ static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, 
 	} else {
 		lat = intra + (nn > 1 ? inter : 0);
 	}
-	*lat_us = lat;
+	return lat;
+}
+
+/* tuning.cc: the latency (us) and algorithm bandwidth (GB/s) of (op, a,
+ * p) before size corrections; false when NCCL would not run it. */
+static bool tune(const struct nccl_model *m, enum coll_op op, enum nccl_algo a, enum coll_proto p,
+		 double *lat_us, double *bw_GBps)
+{
+	int P = m->nranks;
+	bool ar = op == COLL_ALLREDUCE, rsag = op == COLL_REDUCE_SCATTER || op == COLL_ALLGATHER;
+
+	if (!tune_runs(m, op, a, p))
+		return false;
+	int nsteps = ar ? 2 * (P - 1) : rsag ? P - 1 : P;
+	*bw_GBps = tune_bw(m, op, a, p, nsteps);
+	*lat_us = tune_lat(m, op, a, p, nsteps);
 	return true;
 }
 

@@ -642,40 +642,26 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		}
 }
 
-int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+/* The node count against the topology: its limits, NICs between nodes. */
+static void check_nodes(const struct plan *p, const struct topology *t, const char *f,
+			struct diag *d)
 {
-	const struct model *m = inputs_model(in);
-	const struct topology *t = inputs_topology(in);
-	int before = diag_count(d);
-	long gpus = plan_gpus(p, in);
-
-	if (p->nodes < 1 || gpus > PLAN_MAX_GPUS) {
-		if (p->nodes < 1)
-			diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
-		else
-			diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
-				 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
-		return diag_count(d) - before;
+	struct diag inner;
+	diag_init(&inner, NULL);
+	if (topology_check_nodes(t, p->nodes, &inner)) {
+		const char *e = strstr(diag_text(&inner), "error: ");
+		diag_err(d, f, "/nodes", "%d nodes do not fit topology '%s': %s", p->nodes, t->name,
+			 e ? e + 7 : diag_text(&inner));
 	}
-	{
-		struct diag inner;
-		diag_init(&inner, NULL);
-		if (topology_check_nodes(t, p->nodes, &inner)) {
-			const char *e = strstr(diag_text(&inner), "error: ");
-			diag_err(d, f, "/nodes", "%d nodes do not fit topology '%s': %s", p->nodes, t->name,
-				 e ? e + 7 : diag_text(&inner));
-		}
-		diag_finish(&inner);
-	}
+	diag_finish(&inner);
 	if (p->nodes > 1 && t->nics < 1)
 		diag_err(d, f, "/nodes", "%d nodes need NICs, but topology '%s' has none", p->nodes, t->name);
-	check_precision(p, in, f, d);
-	check_ps(p, in, gpus, f, d);
-	check_whatifs(p, in, gpus, f, d);
-	if (!model_arch(m)->model_parallel) {
-		check_cnn(p, gpus, f, d);
-		return diag_count(d) - before;
-	}
+}
+
+/* The attention kernel on every GPU of the plan (each node group's). */
+static void check_attention_gpus(const struct plan *p, const struct topology *t, const char *f,
+				 struct diag *d)
+{
 	if (p->ngroups > 0) {
 		/* every group's GPU must run the plan's kernels */
 		for (int i = 0; i < p->ngroups; i++) {
@@ -694,6 +680,13 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		}
 	} else
 		check_attention(p, &t->gpu, f, d);
+}
+
+/* tp x cp x pp dividing the GPUs, dp x the rest equal to them. Returns
+ * false after reporting (the checks that follow need the shape). */
+static bool check_shape(const struct plan *p, const struct topology *t, long gpus, const char *f,
+			struct diag *d)
+{
 	long tpp = (long)p->tp * p->pp;
 	if (p->cp > 1) {
 		long tcp = tpp * p->cp;
@@ -701,27 +694,33 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 			diag_err(d, f, "/parallel", "tp x cp x pp = %d x %d x %d = %ld must divide the %ld GPUs "
 				 "(%d nodes x %d GPUs)", p->tp, p->cp, p->pp, tcp, gpus, p->nodes,
 				 t->gpus_per_node);
-			return diag_count(d) - before;
+			return false;
 		}
 		if ((long)p->dp * tcp != gpus) {
 			diag_err(d, f, "/parallel/dp", "dp x tp x cp x pp must equal the %ld GPUs (%d nodes x %d "
 				 "GPUs): %d x %d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp,
 				 p->tp, p->cp, p->pp, (long)p->dp * tcp);
-			return diag_count(d) - before;
+			return false;
 		}
 		tpp = tcp;
 	}
 	if (gpus % tpp) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %ld must divide the %ld GPUs "
 			 "(%d nodes x %d GPUs)", p->tp, p->pp, tpp, gpus, p->nodes, t->gpus_per_node);
-		return diag_count(d) - before;
+		return false;
 	}
 	if ((long)p->dp * tpp != gpus) {
 		diag_err(d, f, "/parallel/dp", "dp x tp x pp must equal the %ld GPUs (%d nodes x %d GPUs): "
 			 "%d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp, p->tp, p->pp,
 			 (long)p->dp * tpp);
-		return diag_count(d) - before;
+		return false;
 	}
+	return true;
+}
+
+/* Tensor and sequence parallelism against the model's heads and sizes. */
+static void check_tp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
 	if (m->heads % p->tp)
 		diag_err(d, f, "/parallel/tp", "must divide the model's %ld attention heads, got %d", m->heads, p->tp);
 	else if (m->kv_heads % p->tp && p->tp % m->kv_heads)
@@ -737,15 +736,12 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 			 "needs sequence parallelism (parallel.sp) with tp > 1, got sp = false, tp = %d", p->tp);
 	if (p->seq > 0 && p->sp && p->seq % p->tp)
 		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
-	check_stages(p, m, f, d);
-	check_cp(p, m, f, d);
-	check_ep(p, m, f, d);
-	if (p->offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
-		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
-			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
-	if (p->offload == OFFLOAD_PARAMS && p->zero == ZERO_3)
-		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
-			 "(parameters come from host memory layer by layer already)");
+}
+
+/* The batch: divisible by dp x micro_batch (and pp when interleaved),
+ * within what is replayed in memory; ZeRO-3 without a pipeline. */
+static void check_batch(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
 	long div = (long)p->dp * p->micro_batch;
 	if (p->global_batch > 0 && p->global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
@@ -769,5 +765,44 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 			 "%.3g tasks, more than the %.0f this ddlsim replays in memory; raise micro_batch "
 			 "(fewer, larger micro-batches) or simulate a smaller global batch and scale",
 			 p->global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
+}
+
+int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	const struct topology *t = inputs_topology(in);
+	int before = diag_count(d);
+	long gpus = plan_gpus(p, in);
+
+	if (p->nodes < 1 || gpus > PLAN_MAX_GPUS) {
+		if (p->nodes < 1)
+			diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
+		else
+			diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
+				 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
+		return diag_count(d) - before;
+	}
+	check_nodes(p, t, f, d);
+	check_precision(p, in, f, d);
+	check_ps(p, in, gpus, f, d);
+	check_whatifs(p, in, gpus, f, d);
+	if (!model_arch(m)->model_parallel) {
+		check_cnn(p, gpus, f, d);
+		return diag_count(d) - before;
+	}
+	check_attention_gpus(p, t, f, d);
+	if (!check_shape(p, t, gpus, f, d))
+		return diag_count(d) - before;
+	check_tp(p, m, f, d);
+	check_stages(p, m, f, d);
+	check_cp(p, m, f, d);
+	check_ep(p, m, f, d);
+	if (p->offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
+			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
+	if (p->offload == OFFLOAD_PARAMS && p->zero == ZERO_3)
+		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
+			 "(parameters come from host memory layer by layer already)");
+	check_batch(p, m, f, d);
 	return diag_count(d) - before;
 }

@@ -57,7 +57,7 @@
  *   overlap_param_gather -      false         ZeRO-1/2 parameter all-gather overlaps forward
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
- *                                             they feed (needs sp; see simulate.c)
+ *                                             they feed (needs sp; see build_transformer.c)
  *   dp_sync            -        allreduce     allreduce (collectives) | ps (parameter servers:
  *                                             each DP gradient bucket pushed to the servers
  *                                             and the updated weights pulled back; engine.h)
@@ -244,7 +244,7 @@ struct plan {
 	int attn_backend_set;           /* attn_backend given (enum attn_backend), -1 = no */
 	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
 	bool overlap_param_gather;
-	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (simulate.c) */
+	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
 	unsigned given;                 /* enum plan_given bits */
 	enum dp_sync dp_sync;
 	int ps_servers;

@@ -163,6 +163,8 @@ struct result_row {
 	double comm_bytes_per_gpu[CAT_N];
 	double time_to_train_s, gpu_hours, cost_usd;
 	double sim_wall_s;
+	int critical_rank;          /* what-if side runs (whatif.c): the rank with the
+				     * most compute time; 0 elsewhere */
 };
 
 /* The figures a scenario may publish (struct published), each with the

@@ -52,7 +52,7 @@
  *                                                                group lies inside the DP group)
  *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
  *                                                                offload over the topology's host link
- *                                                                (sim/simulate.c; needs host_bw_GBps)
+ *                                                                (sim/build_transformer.c; needs host_bw_GBps)
  *   parallel.dp_sync              string   -       "allreduce"   allreduce | ps: gradient buckets pushed to
  *                                                                parameter servers, weights pulled back
  *                                                                (synchronous; needs zero 0, ep 1)

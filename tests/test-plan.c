@@ -141,11 +141,12 @@ static char *slurp_sorted(const char *path)
  * between two runs of the same point). */
 static char *rows(const char *path)
 {
-	char cmd[1200];
-	snprintf(cmd, sizeof(cmd),
+	char cmd[1600];
+	int w = snprintf(cmd, sizeof(cmd),
 		 "python3 -c \"import csv,sys; r=list(csv.DictReader(open('%s')));"
 		 "[x.pop('sim_wall_s') for x in r]; r.sort(key=lambda x:int(x['point']));"
 		 "print('\\n'.join(','.join(x.values()) for x in r))\"", path);
+	cr_assert(w > 0 && (size_t)w < sizeof(cmd), "path too long: %s", path);
 	FILE *f = popen(cmd, "r");
 	char *buf = calloc(1, 1 << 20);
 	size_t n = fread(buf, 1, (1 << 20) - 1, f);

@@ -160,7 +160,8 @@ static struct op membound(const char *name, const char *kind, double bytes, doub
 	struct op op;
 	memset(&op, 0, sizeof(op));
 	snprintf(op.name, sizeof(op.name), "%s", name);
-	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s", kind);
+	int w = snprintf(op.membound_kind, sizeof(op.membound_kind), "%s", kind);
+	cr_assert(w >= 0 && (size_t)w < sizeof(op.membound_kind), "kernel family '%s' too long", kind);
 	op.kind = OP_MEMBOUND, op.dtype = DTYPE_BF16, op.batch = 1;
 	op.bytes = bytes, op.row = row, op.m = bytes / 2;
 	return op;

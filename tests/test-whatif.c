@@ -68,7 +68,7 @@ Test(whatif, ring_with_one_nic_halved_matches_the_closed_form)
 		cr_expect_float_eq(got, want, 1e-6 * want, "rank %d: %.9g s, closed form %.9g s", k, got, want);
 	}
 	/* folded but for the replicas whose traffic crosses the NIC: node 3's
-	 * and node 2's, the ring predecessor sending into it (engine.c) */
+	 * and node 2's, the ring predecessor sending into it (fold.c) */
 	cr_expect(r.folded);
 	cr_expect_eq(r.eng.nsimulated, 3);
 	result_finish(&r);

@@ -1,0 +1,191 @@
+/* engine-private.h: the engine's internal structures, shared by its files
+ * and by no one else (SQLite's vdbeInt.h).
+ *
+ * The engine is the one module that talks to SimGrid. It is split by
+ * concept, each file with its part of a run:
+ *   engine.c           the adapter: SimGrid set up once per process, the
+ *                      platform, engine_run as phases, the result
+ *   engine_stream.c    one actor per (simulated rank, used stream): its
+ *                      tasks in order, cross-stream waits, compute with
+ *                      interference and throttling
+ *   engine_coll.c      collectives: barriers, the flows a member posts
+ *                      (folded: for its mirrors too), daemon sinks
+ *   engine_p2p.c       pipeline messages between stages (and their
+ *                      mirrors when folded exactly)
+ *   engine_ps.c        data-parallel all-reduces through parameter
+ *                      servers, synchronous or with a staleness bound
+ *   engine_observer.c  the progress line and the link sampler
+ *   engine_sweep.c     the collective sweep (ddlsim collective)
+ * The folding planner (fold.h) and the plan cache (cplan.h) hold no
+ * SimGrid object; struct sim embeds the planner's state. */
+#ifndef DDLSIM_ENGINE_PRIVATE_H
+#define DDLSIM_ENGINE_PRIVATE_H
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+
+#include "engine.h"
+#include "fold.h"
+
+/* The progress line of a long run (engine_observer.c). */
+struct progress {
+	bool on, shown;
+	double t0, last;
+	long total;             /* tasks of every simulated rank */
+};
+
+struct platform_extra;
+struct rank_inst;
+
+/* One run of engine_run(). */
+struct sim {
+	const struct engine_job *job;
+	struct fold fold;       /* which ranks are simulated, plan cache, mirrors */
+	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
+	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
+	struct stream_arg *args;/* [nargs] one per actor */
+	int nargs;
+	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
+	int *stream_ntasks;
+	int nactors, finished;
+	long flows, collectives, tasks;
+	bool failed;
+	struct progress progress;
+	sg_link_t *links;       /* the link sampler's list (freed after the run) */
+	sg_host_t *host;        /* [nranks] hosts of the GPUs on the platform */
+	sg_comm_t *loose;       /* mirror pipeline transfers nobody waits for */
+	size_t nloose, loose_cap;
+	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
+	int *clock;             /* [nranks] iterations a rank's compute stream finished */
+	int ps_nb;              /* most DP buckets of a stage's program */
+	double *ps_upd;         /* async: [leader * ps_nb + bucket] updates applied */
+	double *stale;          /* async: staleness of every update */
+	size_t nstale, stale_cap;
+};
+
+/* A simulated rank (prog != NULL) or a folded one. */
+struct rank_inst {
+	int rank, stage;
+	const struct program *prog;
+	int *done;              /* [prog->n] times the task finished (one per
+				 * replayed iteration) */
+	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
+	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
+				 * for one dependency at a time */
+	double *xfer_start;     /* [prog->n] recv transfer start */
+	double *post_s;         /* [prog->n] when a send was posted (the
+				 * message's payload: nothing to free) */
+	struct engine_rank_stats *st;
+	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
+	bool computing;         /* the compute stream sleeps on `rate` */
+	int coll_active, coll_sms;
+	sg_host_t host;
+	const int *grp[GROUP_N];/* this rank's groups (into fold.gmem), resolved once */
+	int ngrp[GROUP_N];
+	double compute_end;     /* when the compute stream finished */
+	double comm_end;        /* when the last communication stream finished */
+	int comm_end_cat;       /* what that stream carried last */
+	int nsent[2], nrecv[2]; /* pipeline messages posted, per p2p_dir */
+	int *mp2p[2];           /* folded: mirror (src, dst) pairs of a send, per dir */
+	int nmp2p[2];
+	int ps_bucket;          /* parameter-server rounds so far (round robin) */
+	double speed;           /* compute-time factor (stragglers) */
+	int ps_nb;              /* DP buckets per iteration of this rank's program */
+	double *ps_seen;        /* async: [bucket] updates applied when it last pulled */
+	sg_sem_t ssp;           /* async: wakes a rank held by the staleness bound */
+	bool ssp_blocked;
+};
+
+/* Owned by struct sim (freed after the run, also when a deadlock killed
+ * the actor), as are the actor's buffers. */
+struct stream_arg {
+	struct sim *sim;
+	struct rank_inst *ri;
+	enum stream s;
+	sg_comm_t *comms;       /* engine_coll_task's pending transfers */
+	size_t ncomms_cap;
+	sg_comm_t *sends;       /* posted pipeline sends */
+};
+
+/* ---- engine.c: the adapter ---- */
+
+/* Claim this process for one simulation: 0, or -1 (reported) if SimGrid
+ * already ran in it. */
+int engine_claim_process(struct diag *d);
+/* Initialise SimGrid as a pure alpha-beta network and build the platform
+ * of nodes nodes of t (used: the GPUs to hold, NULL all; x: servers and
+ * degraded links, NULL none). full_update: the network model's full
+ * update (order-independent, folding relies on it). Returns 0 or -1
+ * (reported). */
+int engine_start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
+			 const struct platform_extra *x, bool full_update, double *platform_s,
+			 struct diag *d);
+/* Start an actor running fn(data) on h; a daemon ends with the run. */
+void engine_start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
+			bool daemon);
+/* The host of GPU rank on the platform, NULL if it is not there. */
+sg_host_t engine_host_of(int rank);
+
+/* ---- engine_stream.c ---- */
+
+/* An actor's main: the tasks of one stream of one rank (stream_arg). */
+void engine_stream_main(int argc, char **argv);
+/* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
+ * compute stream re-evaluates its rate. */
+void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
+
+/* ---- engine_coll.c ---- */
+
+/* Run collective task t on a's rank: barrier, flows, barrier, latency
+ * (or through the parameter servers). Sets S->failed if no plan. */
+void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t);
+/* The barrier of the group instance (leader, kind) on stream, made on
+ * first use for its simulated members. */
+sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
+			      const int *members, int n);
+/* The mailbox of a collective flow src -> dst on stream. */
+sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst);
+/* Cheap folding: a daemon sink for every mailbox a simulated rank sends
+ * collective flows on to a folded rank. Returns 0 or -1 (no plan). */
+int engine_make_sinks(struct sim *S);
+
+/* ---- engine_p2p.c ---- */
+
+/* Post the pipeline send task ti (t) of a's rank into sends[*nsends]. */
+void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
+		     double start, int *nsends, int *peer);
+/* Receive pipeline message task ti (t) of a's rank. */
+void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
+		     double start, int *peer);
+
+/* ---- engine_ps.c ---- */
+
+/* A DP all-reduce through the parameter servers (engine.h). */
+void engine_ps_task(struct sim *S, struct stream_arg *a, const struct task *t);
+/* Before iteration it of ri's compute stream: the staleness bound. */
+void engine_ssp_wait(struct sim *S, struct rank_inst *ri, int it);
+/* ri's compute stream finished an iteration. */
+void engine_ssp_tick(struct sim *S, struct rank_inst *ri);
+/* The staleness of the asynchronous updates into out. */
+void engine_ps_summary(struct sim *S, struct engine_result *out);
+
+/* ---- engine_observer.c ---- */
+
+/* Wall-clock seconds (monotonic). */
+double engine_wall_s(void);
+/* Start the progress line if asked (engine_set_progress) and on a tty. */
+void engine_progress_start(struct sim *S);
+/* Called every 4,096 tasks: rewrite the progress line. */
+void engine_progress_tick(struct progress *pg, long done);
+/* Erase the progress line if one was shown. */
+void engine_progress_end(struct progress *pg);
+/* The link sampler daemon's main (engine_observer.link_sample). */
+void engine_sampler_main(int argc, char **argv);
+
+#endif

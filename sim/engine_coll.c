@@ -1,0 +1,216 @@
+/* engine_coll: collectives on the engine (see engine-private.h).
+ *
+ * engine_coll_task: the members meet at a barrier, each posts its own flows of
+ * the group's plan (puts where it is the source, gets where it is the
+ * destination: plans are cached per group instance, cplan.h), waits for
+ * them, meets the others again, then sleeps the plan's extra latency.
+ * Folded exactly, one simulated member posts every flow of its group and
+ * of the mirror groups whose flows can meet simulated ones, host to host
+ * (fold.h); folded cheaply, a folded destination is a daemon sink, and
+ * the flows around an unequal plan's busiest member are posted too. */
+#include "engine-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine_platform.h"
+#include "xalloc.h"
+
+static int dummy_payload;
+
+sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "c%d_%d_%d", stream, src, dst);
+	return sg_mailbox_by_name(name);
+}
+
+sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
+			      const int *members, int n)
+{
+	size_t k = ((size_t)leader * GROUP_N + (size_t)kind) * STREAM_N + (size_t)stream;
+	if (!S->bars[k]) {
+		int act = 0;
+		for (int i = 0; i < n; i++)
+			act += S->fold.active[members[i]];
+		S->bars[k] = sg_barrier_init((unsigned)act);
+	}
+	return S->bars[k];
+}
+
+struct crit_post {
+	struct sim *S;
+	struct stream_arg *a;
+	int nc;
+};
+
+static void crit_post_one(void *ctx, const struct coll_flow *f)
+{
+	struct crit_post *c = ctx;
+	XGROW(c->a->comms, c->a->ncomms_cap, (size_t)c->nc + 1);
+	c->a->comms[c->nc++] = engine_platform_sendto_async(c->S->host[f->src], c->S->host[f->dst],
+							    ceil(f->bytes));
+	c->S->flows++;
+}
+
+void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
+{
+	struct rank_inst *ri = a->ri;
+	const int *mem = ri->grp[t->group];
+	int n = ri->ngrp[t->group];
+	if (n <= 1 || t->bytes <= 0)
+		return;
+	if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE) {
+		engine_ps_task(S, a, t);
+		return;
+	}
+	double bytes = t->bytes * t->count;
+	struct cplan *cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes);
+	if (!cp0) {
+		S->failed = true;
+		return;
+	}
+	struct coll_plan *p = cp0->p;
+	const int *by_dst = cp0->by_dst;
+	sg_bar_t bar = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
+	S->collectives++;
+	if (t->launch_s > 0)
+		sg_actor_sleep_for(t->launch_s * t->count);
+	ri->st->collectives[t->cat] += t->count;
+
+	sg_barrier_wait(bar);
+	engine_comm_busy(ri, p->sm_channels, +1);
+	int nc = 0;
+	if (S->job->fold_exact) {
+		/* one simulated member posts every flow of the group and of its
+		 * mirror groups, host to host; the others wait at the barrier */
+		if (fold_posts_group(&S->fold, mem, n, ri->rank)) {
+			struct cplan *cp = fold_mirrors(&S->fold, ri->stage, t->group, mem, n, t->op, bytes);
+			if (!cp) {
+				S->failed = true;
+				return;
+			}
+			/* the group's own flows: all, or only the representative's
+			 * where they stand for the others' (fold_own_only) */
+			int o0 = 0, o1 = p->nflows;
+			if (fold_own_only(&S->fold, cp, t->group, n)) {
+				o0 = cplan_lower(p, NULL, ri->rank, false);
+				o1 = cplan_lower(p, NULL, ri->rank + 1, false);
+			}
+			size_t need = 1 + (size_t)(o1 - o0);
+			for (int m = 1; m < cp->nmir; m++)
+				need += (size_t)cp->mir[m]->nflows;
+			XGROW(a->comms, a->ncomms_cap, need);
+			for (int m = 0; m < cp->nmir; m++) {
+				const struct coll_plan *mp = cp->mir[m];
+				int i0 = m ? 0 : o0, i1 = m ? mp->nflows : o1;
+				for (int i = i0; i < i1; i++) {
+					const struct coll_flow *f = &mp->flows[i];
+					a->comms[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
+									     ceil(f->bytes));
+					if (m == 0 && S->fold.active[f->src])
+						S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
+					S->flows++;
+				}
+			}
+		}
+	} else {
+		int o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
+		int i0 = cplan_lower(p, by_dst, ri->rank, true), i1 = cplan_lower(p, by_dst, ri->rank + 1, true);
+		XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + i1 - i0 + 1));
+		sg_comm_t *c = a->comms;
+		void *sink = NULL;
+		for (int i = o0; i < o1; i++) {
+			const struct coll_flow *f = &p->flows[i];
+			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
+						       &dummy_payload, (long)ceil(f->bytes));
+			ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
+			S->flows++;
+		}
+		for (int i = i0; i < i1; i++) {
+			const struct coll_flow *f = &p->flows[by_dst[i]];
+			if (S->fold.active[f->src]) /* a folded source sends nothing */
+				c[nc++] = sg_mailbox_get_async(engine_coll_mailbox(t->stream, f->src, f->dst), &sink);
+		}
+		/* no plan is made since cp0 was found: the pointer holds */
+		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank)) {
+			struct crit_post cpst = { S, a, nc };
+			fold_each_crit_flow(&S->fold, cp0, crit_post_one, &cpst);
+			nc = cpst.nc;
+		}
+	}
+	sg_comm_wait_all(a->comms, (size_t)nc);
+	sg_barrier_wait(bar);
+	/* count merged calls: count x steps latencies, one already in the flows */
+	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
+	if (extra > 0)
+		sg_actor_sleep_for(extra);
+	engine_comm_busy(ri, p->sm_channels, -1);
+}
+
+static void sink_main(int argc, char **argv)
+{
+	sg_mailbox_t mb = sg_actor_self_get_data();
+	(void)argc, (void)argv;
+	for (;;)
+		sg_mailbox_get(mb);
+}
+
+/* engine_make_sinks' state: the mailboxes that have a sink (open addressing). */
+struct sink_set {
+	const struct sim *S;
+	int rank;
+	size_t cap, n;
+	sg_mailbox_t *mb;
+};
+
+static void sink_add(void *ctx, const struct task *t, int dst)
+{
+	struct sink_set *ss = ctx;
+	if (ss->S->fold.active[dst])
+		return;
+	sg_mailbox_t mb = engine_coll_mailbox(t->stream, ss->rank, dst);
+	size_t h = ((size_t)mb >> 4) % ss->cap;
+	while (ss->mb[h] && ss->mb[h] != mb)
+		h = (h + 1) % ss->cap;
+	if (ss->mb[h])
+		return;
+	ss->mb[h] = mb;
+	if (++ss->n * 2 > ss->cap) { /* grow and rehash */
+		size_t ncap = ss->cap * 2;
+		sg_mailbox_t *ns = xcalloc(ncap, sizeof(*ns));
+		for (size_t q = 0; q < ss->cap; q++)
+			if (ss->mb[q]) {
+				size_t g = ((size_t)ss->mb[q] >> 4) % ncap;
+				while (ns[g])
+					g = (g + 1) % ncap;
+				ns[g] = ss->mb[q];
+			}
+		free(ss->mb);
+		ss->mb = ns;
+		ss->cap = ncap;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "sink_%d_%d_%d", t->stream, ss->rank, dst);
+	engine_start_actor(name, engine_host_of(dst), sink_main, mb, true);
+}
+
+/* Create a daemon sink for every mailbox a simulated rank sends collective
+ * flows on to a folded rank, standing in for the folded receiver. */
+int engine_make_sinks(struct sim *S)
+{
+	const struct placement *pl = S->job->pl;
+	struct sink_set ss = { .S = S, .cap = 1024, .mb = xcalloc(1024, sizeof(sg_mailbox_t)) };
+	int rc = 0;
+
+	for (int r = 0; r < pl->nranks && !rc; r++) {
+		struct rank_inst *ri = &S->ri[r];
+		if (!ri->prog)
+			continue;
+		ss.rank = r;
+		rc = fold_each_own_flow(&S->fold, r, ri->prog, ri->grp, ri->ngrp, sink_add, &ss);
+	}
+	free(ss.mb);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* engine_observer: what the engine tells while it runs, apart from its
+ * result: a progress line on a terminal for runs longer than a few
+ * seconds, and the link sampler that feeds an engine_observer's
+ * link_sample (the trace export, trace.h) every period. */
+#include "engine-private.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine_platform.h"
+
+static bool g_progress;         /* engine_set_progress() */
+
+void engine_set_progress(bool on)
+{
+	g_progress = on;
+}
+
+double engine_wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define PROGRESS_AFTER_S 3.0    /* no line for runs shorter than this */
+#define PROGRESS_EVERY_S 0.5
+
+/* Called every 4,096 tasks: a line "simulating: 42% (...)" on stderr,
+ * rewritten in place. */
+void engine_progress_tick(struct progress *pg, long done)
+{
+	double now = engine_wall_s();
+	if (now - pg->t0 < PROGRESS_AFTER_S || now - pg->last < PROGRESS_EVERY_S)
+		return;
+	pg->last = now;
+	pg->shown = true;
+	fprintf(stderr, "\rddlsim: simulating %3.0f%% (%ld of %ld tasks, %.3f s simulated, %.0f s)  ",
+		pg->total > 0 ? 100.0 * (double)done / (double)pg->total : 0.0, done, pg->total,
+		simgrid_get_clock(), now - pg->t0);
+	fflush(stderr);
+}
+
+void engine_progress_end(struct progress *pg)
+{
+	if (pg->shown)
+		fprintf(stderr, "\r%80s\r", "");
+}
+
+void engine_progress_start(struct sim *S)
+{
+	if (!g_progress || !isatty(STDERR_FILENO))
+		return;
+	S->progress = (struct progress){ .on = true, .t0 = engine_wall_s() };
+	for (int r = 0; r < S->job->pl->nranks; r++)
+		if (S->ri[r].prog)
+			S->progress.total += S->ri[r].prog->n;
+}
+
+/* The link sampler (engine_observer.link_sample): a daemon that reads every
+ * link's usage each period. It gives up once no task has ended for
+ * SAMPLER_IDLE_S of simulated time, so a deadlocked replay still ends
+ * (the daemon alone would keep the clock running). */
+#define SAMPLER_IDLE_S 100.0
+void engine_sampler_main(int argc, char **argv)
+{
+	struct sim *S = sg_actor_self_get_data();
+	const struct engine_observer *obs = S->job->obs;
+	size_t n = sg_link_count();
+	sg_link_t *l = sg_link_list();
+	long last_tasks = -1;
+	double last_progress = 0;
+	(void)argc, (void)argv;
+	S->links = l;
+	for (;;) {
+		sg_actor_sleep_for(obs->link_sample_s);
+		double now = simgrid_get_clock();
+		if (S->tasks != last_tasks) {
+			last_tasks = S->tasks;
+			last_progress = now;
+		} else if (now - last_progress > SAMPLER_IDLE_S)
+			return;
+		for (size_t i = 0; i < n; i++)
+			obs->link_sample(obs->ctx, (int)i, sg_link_get_name(l[i]), now,
+					 engine_platform_link_usage(l[i]), sg_link_get_bandwidth(l[i]));
+	}
+}

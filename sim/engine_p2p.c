@@ -1,0 +1,89 @@
+/* engine_p2p: pipeline messages between adjacent stages (see
+ * engine-private.h).
+ *
+ * A send is posted on the mailbox (direction, src, dst) with its posting
+ * time as the payload; the receive takes it, and the transfer's start
+ * (the later of the two postings) tells account_wait what part of a wait
+ * was the message itself. Folded exactly, the replicas' messages that can
+ * meet simulated traffic (fold_mirror_p2p) start host to host at the
+ * instant the simulated message starts, its send and receive both
+ * posted, and nobody waits for them. */
+#include "engine-private.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "engine_platform.h"
+#include "xalloc.h"
+
+static sg_mailbox_t p2p_mailbox(int dir, int src, int dst)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "p%d_%d_%d", dir, src, dst);
+	return sg_mailbox_by_name(name);
+}
+
+/* Start the mirror transfers of a pipeline message of bytes from ri in
+ * direction dir: at the instant the message itself starts (its send and
+ * receive both posted). */
+static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, double bytes)
+{
+	for (int k = 0; k < ri->nmp2p[dir]; k++) {
+		if (S->nloose == S->loose_cap) {
+			/* drop the finished ones first: the list holds what is in
+			 * flight, not every transfer of the run (megatron-1t:
+			 * 650,000 of them held 550 MB) */
+			size_t keep = 0;
+			for (size_t i = 0; i < S->nloose; i++) {
+				if (engine_platform_comm_finished(S->loose[i]))
+					engine_platform_comm_release(S->loose[i]);
+				else
+					S->loose[keep++] = S->loose[i];
+			}
+			S->nloose = keep;
+		}
+		XGROW(S->loose, S->loose_cap, S->nloose + 1);
+		S->loose[S->nloose++] = engine_platform_sendto_async(S->host[ri->mp2p[dir][2 * k]],
+							    S->host[ri->mp2p[dir][2 * k + 1]],
+							    ceil(bytes));
+		S->flows++;
+	}
+}
+
+static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_dir dir,
+		    bool sending)
+{
+	/* FWD goes to stage + 1; a receive of FWD comes from stage - 1 */
+	int delta = (dir == P2P_FWD) == sending ? +1 : -1;
+	return placement_stage_peer(S->job->pl, ri->rank, ri->stage + delta);
+}
+
+void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
+		     double start, int *nsends, int *peer)
+{
+	struct rank_inst *ri = a->ri;
+	*peer = p2p_peer(S, ri, t->dir, true);
+	ri->post_s[ti] = start;
+	a->sends[(*nsends)++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, *peer),
+						     &ri->post_s[ti], (long)ceil(t->bytes));
+	/* the mirrors start with the message: now if its receive is posted,
+	 * else when it is */
+	if (S->job->fold_exact && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
+		mirror_p2p_post(S, ri, t->dir, t->bytes);
+	ri->nsent[t->dir]++;
+	ri->st->sent_bytes[t->cat] += t->bytes;
+	S->flows++;
+}
+
+void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
+		     double start, int *peer)
+{
+	struct rank_inst *ri = a->ri;
+	*peer = p2p_peer(S, ri, t->dir, false);
+	if (S->job->fold_exact && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
+		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
+	ri->nrecv[t->dir]++;
+	const double *post = sg_mailbox_get(p2p_mailbox(t->dir, *peer, ri->rank));
+	ri->xfer_start[ti] = *post > start ? *post : start;
+	ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
+}

@@ -1,0 +1,217 @@
+/* engine_stream: one actor per (simulated rank, used stream) replays that
+ * stream's tasks in program order (see engine-private.h).
+ *
+ * Before a task, the stream waits for its cross-stream dependencies (one
+ * semaphore per stream: it waits for one task at a time); on the compute
+ * stream each blocked interval is charged to what it waited for (bubble,
+ * exposed pipeline or other communication). A compute task runs in
+ * segments at the current rate: slowed while collectives hold SMs
+ * (interference) and inside its rank's throttling windows. */
+#include "engine-private.h"
+
+#include <math.h>
+
+void engine_comm_busy(struct rank_inst *ri, int sms, int dir)
+{
+	if (!ri->rate)
+		return;
+	ri->coll_active += dir;
+	ri->coll_sms += dir * sms;
+	if (ri->computing) {    /* actors run one at a time: no lock needed */
+		ri->computing = false;
+		sg_sem_release(ri->rate);
+	}
+}
+
+/* The compute slowdown now (engine.h). */
+static double slowdown(const struct sim *S, const struct rank_inst *ri)
+{
+	if (ri->coll_active <= 0)
+		return 1;
+	if (S->job->interference_factor > 0)
+		return S->job->interference_factor;
+	int sm = S->job->sm_count, c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
+	return (double)sm / (sm - c);
+}
+
+/* The throttling factor of rank at time t (engine.h), and in *next the
+ * next window edge after t (INFINITY: none). */
+static double throttle_at(const struct sim *S, int rank, double t, double *next)
+{
+	double f = 1;
+	*next = INFINITY;
+	for (int i = 0; i < S->job->nthrottle; i++) {
+		const struct engine_throttle *w = &S->job->throttle[i];
+		if (w->rank != rank)
+			continue;
+		if (t >= w->start_s && t < w->end_s) {
+			f *= w->factor;
+			*next = fmin(*next, w->end_s);
+		} else if (t < w->start_s)
+			*next = fmin(*next, w->start_s);
+	}
+	return f;
+}
+
+/* A compute task of time_s (alone): segments at the current rate, cut
+ * whenever a collective starts or ends on this rank, and (gpu: a
+ * compute-stream task) at the edges of its throttling windows. */
+static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool gpu)
+{
+	bool thr = gpu && S->job->nthrottle > 0;
+	if (!ri->rate && !thr) {
+		sg_actor_sleep_for(time_s);
+		return;
+	}
+	double start = simgrid_get_clock(), left = time_s, throttled = 0;
+	while (left > 0) {
+		double t0 = simgrid_get_clock(), next = INFINITY, ft = 1;
+		if (thr) {
+			ft = throttle_at(S, ri->rank, t0, &next);
+			if (next - t0 <= 1e-12 * fmax(1, t0))  /* on an edge (rounding) */
+				ft = throttle_at(S, ri->rank, next, &next);
+		}
+		double f = (ri->rate ? slowdown(S, ri) : 1) * ft;
+		double need = left * f, edge = next - t0;
+		bool cut = edge < need;
+		double span = cut ? edge : need;
+		if (ri->rate) {
+			ri->computing = true;
+			int timed_out = sg_sem_acquire_timeout(ri->rate, span);
+			ri->computing = false;
+			if (timed_out && !cut) {
+				throttled += need * (1 - 1 / ft);
+				break;  /* the work is done */
+			}
+		} else
+			sg_actor_sleep_for(span);
+		double e = simgrid_get_clock() - t0;
+		if (!ri->rate && !cut) {
+			throttled += e * (1 - 1 / ft);
+			break;
+		}
+		throttled += e * (1 - 1 / ft);
+		left -= e / f;
+	}
+	double extra = simgrid_get_clock() - start - time_s - throttled;
+	if (extra > 0)
+		ri->st->interference_s += extra;
+	ri->st->throttle_s += throttled;
+}
+
+static void account_wait(struct rank_inst *ri, int dep, double from, double to);
+
+/* Wait for t's cross-stream deps; on the compute stream, charge each
+ * blocked interval to the dependency it waited for. */
+static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, int it, bool account)
+{
+	const struct program *pr = ri->prog;
+	for (int k = 0; k < t->ndeps; k++) {
+		int d = pr->deps[t->dep0 + k];
+		if (ri->done[d] > it)
+			continue;
+		double t0 = simgrid_get_clock();
+		while (ri->done[d] <= it) {     /* an earlier iteration's end wakes it too */
+			ri->waiting[s] = d;
+			sg_sem_acquire(ri->wake[s]);
+		}
+		double t1 = simgrid_get_clock();
+		if (account && t1 > t0)
+			account_wait(ri, d, t0, t1);
+	}
+}
+
+static void account_wait(struct rank_inst *ri, int dep, double from, double to)
+{
+	double w = to - from;
+	if (w <= 0 || dep < 0)
+		return;
+	const struct task *d = &ri->prog->t[dep];
+	if (d->kind == TASK_RECV) {
+		double xs = ri->xfer_start[dep];
+		double exposed = to - (xs > from ? xs : from);
+		if (exposed < 0)
+			exposed = 0;
+		if (exposed > w)
+			exposed = w;
+		ri->st->exposed_s[CAT_PP_COMM] += exposed;
+		ri->st->bubble_s += w - exposed;
+	} else if (d->kind == TASK_COMPUTE && d->stream == STREAM_COMPUTE) {
+		ri->st->bubble_s += w;   /* (CPU offload's host-stream work counts as exposed) */
+	} else {
+		ri->st->exposed_s[d->cat] += w;
+	}
+}
+
+void engine_stream_main(int argc, char **argv)
+{
+	struct stream_arg *a = sg_actor_self_get_data();
+	struct sim *S = a->sim;
+	struct rank_inst *ri = a->ri;
+	const struct program *pr = ri->prog;
+	int *list = S->stream_tasks[ri->stage * STREAM_N + a->s];
+	int nl = S->stream_ntasks[ri->stage * STREAM_N + a->s];
+	int nsends = 0;
+	const struct engine_observer *obs = S->job->obs;
+	(void)argc, (void)argv;
+
+	int reps = S->job->repeat > 1 ? S->job->repeat : 1;
+	for (int it = 0; it < reps && !S->failed; it++) {
+		if (it > 0 && a->s == STREAM_COMPUTE)
+			engine_ssp_wait(S, ri, it);
+		for (int li = 0; li < nl && !S->failed; li++) {
+			int ti = list[li];
+			const struct task *t = &pr->t[ti];
+			wait_deps(ri, a->s, t, it, a->s == STREAM_COMPUTE);
+			double start = simgrid_get_clock();
+			int peer = -1;
+			if (obs && obs->task_start)
+				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
+			switch (t->kind) {
+			case TASK_COMPUTE:
+				if (t->time_s > 0)
+					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1),
+						    a->s == STREAM_COMPUTE);
+				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_COLL:
+				engine_coll_task(S, a, t);
+				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+				break;
+			case TASK_SEND:
+				engine_p2p_send(S, a, ti, t, start, &nsends, &peer);
+				break;
+			case TASK_RECV:
+				engine_p2p_recv(S, a, ti, t, start, &peer);
+				break;
+			}
+			if (obs && obs->task_end)
+				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+					      simgrid_get_clock(), peer);
+			ri->done[ti]++;
+			if (t->nwaiters)
+				for (int s = 0; s < STREAM_N; s++)
+					if (ri->waiting[s] == ti) {
+						ri->waiting[s] = -1;
+						sg_sem_release(ri->wake[s]);
+					}
+			S->tasks++;
+			if (S->progress.on && !(S->tasks & 4095))
+				engine_progress_tick(&S->progress, S->tasks);
+		}
+		if (a->s == STREAM_COMPUTE)
+			engine_ssp_tick(S, ri);
+	}
+	if (nsends)
+		sg_comm_wait_all(a->sends, (size_t)nsends);
+	double now = simgrid_get_clock();
+	if (now > ri->st->finish_s)
+		ri->st->finish_s = now;
+	if (a->s == STREAM_COMPUTE)
+		ri->compute_end = now;
+	else if (nl && now >= ri->comm_end && a->s != STREAM_RECV_PREV && a->s != STREAM_RECV_NEXT) {
+		ri->comm_end = now;
+		ri->comm_end_cat = pr->t[list[nl - 1]].cat;
+	}
+	S->finished++;
+}

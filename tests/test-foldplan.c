@@ -1,0 +1,215 @@
+/* test-foldplan: the folding planner (sim/fold.h) on hand-built jobs,
+ * without the engine: this suite links the sim library but not SimGrid,
+ * so a SimGrid call reaching fold.c or cplan.c fails its link.
+ *
+ * The jobs: DGX H100 nodes of 8 GPUs, TP 8 inside a node, DP across
+ * nodes, one stage whose program is one gradient all-reduce of the DP
+ * group. Ranks are tp + 8 x dp: replica k is node k, its rank tp 0 is
+ * rank 8k. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold.h"
+#include "testutil.h"
+
+struct job {
+	struct topology *topo;
+	struct placement pl;
+	struct program prog;
+	struct program *stage[1];
+	unsigned char distinct[256];
+	struct engine_job ej;
+	struct fold F;
+};
+
+/* A folded job of dp nodes x 8 GPUs (TP 8 x DP dp) whose program is one
+ * all-reduce of 64 MiB over the DP group with algorithm algo. */
+static void job_init(struct job *j, int dp, const char *algo, bool exact)
+{
+	struct diag d;
+	memset(j, 0, sizeof(*j));
+	diag_init(&d, stderr);
+	j->topo = topology_load(src_path("topologies/dgx-h100.json"), &d);
+	cr_assert_not_null(j->topo);
+	diag_finish(&d);
+	cr_assert_eq(placement_init(&j->pl, 8, dp, 1, "tp,cp,dp,pp"), 0);
+	program_init(&j->prog);
+	program_coll(&j->prog, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, 64.0 * (1 << 20), 1,
+		     NULL, 0);
+	j->stage[0] = &j->prog;
+	j->ej = (struct engine_job){ .topo = j->topo, .nodes = dp, .pl = &j->pl,
+				     .stage_prog = j->stage, .coll_algo = algo, .fold = true,
+				     .fold_exact = exact };
+}
+
+static void job_finish(struct job *j)
+{
+	fold_finish(&j->F);
+	program_finish(&j->prog);
+	topology_destroy(j->topo);
+}
+
+/* Plan j's ranks; the count of simulated ranks. */
+static int pick(struct job *j)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	fold_init(&j->F, &j->ej);
+	cr_assert_eq(fold_pick_ranks(&j->F, &d), 0);
+	diag_finish(&d);
+	int n = 0;
+	for (int r = 0; r < j->pl.nranks; r++)
+		n += j->F.active[r];
+	return n;
+}
+
+/* Rings load every member alike: replica 0 represents, its rank tp 0
+ * alone is simulated and stands for every rank of its stage. */
+Test(foldplan, a_ring_is_represented_by_replica_0)
+{
+	struct job j;
+	job_init(&j, 16, "ring", false);
+	cr_expect_eq(pick(&j), 1);
+	cr_expect_eq(j.F.rep_dp, 0);
+	cr_expect(j.F.active[0]);
+	cr_expect_eq(fold_representative(&j.F, 0), 0);
+	cr_expect_eq(fold_representative(&j.F, 8), 0);
+	cr_expect_eq(fold_representative(&j.F, 127), 0);
+	job_finish(&j);
+}
+
+/* A double binary tree of 16 nodes: members 0, 7, 8 and 15 move 3
+ * half-buffers each way, the other 12 move 4. The most common class
+ * holds node 1 first, so replica 1 (rank 8) represents, not replica 0
+ * (one of the four light members). */
+Test(foldplan, a_tree_is_represented_by_its_most_common_member)
+{
+	struct job j;
+	job_init(&j, 16, "tree", false);
+	cr_expect_eq(pick(&j), 1);
+	cr_expect_eq(j.F.rep_dp, 1);
+	cr_expect(j.F.active[8]);
+	cr_expect(!j.F.active[0]);
+	cr_expect_eq(fold_representative(&j.F, 0), 8);
+	cr_expect_eq(fold_representative(&j.F, 8), 8);
+	cr_expect_eq(fold_representative(&j.F, 100), 8);
+	job_finish(&j);
+}
+
+/* Exact folding posts every flow of its groups, so it needs no majority:
+ * replica 0 represents trees too. */
+Test(foldplan, exact_folding_keeps_replica_0_for_trees)
+{
+	struct job j;
+	job_init(&j, 16, "tree", true);
+	cr_expect_eq(pick(&j), 1);
+	cr_expect_eq(j.F.rep_dp, 0);
+	cr_expect(j.F.active[0]);
+	job_finish(&j);
+}
+
+/* A straggler (rank 29: tp 5 of replica 3) makes its replica distinct:
+ * replica 3 is simulated whole (ranks 24..31), and replica 0 still
+ * represents the others: 8 + 1 ranks. */
+Test(foldplan, a_straggler_makes_its_replica_simulated_whole)
+{
+	struct job j;
+	job_init(&j, 16, "ring", false);
+	j.distinct[29] = 1;
+	j.ej.distinct = j.distinct;
+	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(j.F.rep_dp, 0);
+	for (int r = 24; r < 32; r++) {
+		cr_expect(j.F.active[r], "rank %d", r);
+		cr_expect_eq(fold_representative(&j.F, r), r);
+	}
+	cr_expect(j.F.active[0]);
+	cr_expect_eq(fold_representative(&j.F, 1), 0);
+	cr_expect_eq(fold_representative(&j.F, 40), 0);
+	job_finish(&j);
+}
+
+/* A straggler in replica 0 moves the representative to the first replica
+ * not made distinct: replica 1 (rank 8), and replica 0 is simulated
+ * whole. */
+Test(foldplan, a_straggler_in_replica_0_moves_the_representative)
+{
+	struct job j;
+	job_init(&j, 4, "ring", false);
+	j.distinct[2] = 1;
+	j.ej.distinct = j.distinct;
+	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(j.F.rep_dp, 1);
+	for (int r = 0; r < 9; r++)
+		cr_expect(j.F.active[r], "rank %d", r);
+	cr_expect_eq(fold_representative(&j.F, 20), 8);
+	job_finish(&j);
+}
+
+/* With trees, a straggler in replica 1 (the majority's first) moves the
+ * representative to the next replica of the most common class: node 2. */
+Test(foldplan, a_straggler_in_the_majority_moves_it_to_the_next_member)
+{
+	struct job j;
+	job_init(&j, 16, "tree", false);
+	j.distinct[12] = 1;     /* tp 4 of replica 1 */
+	j.ej.distinct = j.distinct;
+	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(j.F.rep_dp, 2);
+	for (int r = 8; r < 16; r++)
+		cr_expect(j.F.active[r], "rank %d", r);
+	cr_expect(j.F.active[16]);
+	cr_expect_eq(fold_representative(&j.F, 0), 16);
+	job_finish(&j);
+}
+
+/* Unfolded, every rank is simulated and stands for itself. */
+Test(foldplan, unfolded_simulates_every_rank)
+{
+	struct job j;
+	job_init(&j, 2, "tree", false);
+	j.ej.fold = false;
+	cr_expect_eq(pick(&j), 16);
+	for (int r = 0; r < 16; r++)
+		cr_expect_eq(fold_representative(&j.F, r), r);
+	job_finish(&j);
+}
+
+/* Cheap folding of a 2-member ring: the platform holds the simulated
+ * rank 0 and the destination of its flows, rank 8; not the other 14
+ * GPUs of its TP groups (narrow: only its own flows are posted). */
+Test(foldplan, cheap_folding_holds_the_simulated_rank_and_its_flows_peers)
+{
+	struct job j;
+	job_init(&j, 2, "ring", false);
+	cr_expect_eq(pick(&j), 1);
+	unsigned char used[16] = { 0 };
+	cr_assert_eq(fold_mark_used(&j.F, used), 0);
+	int n = 0;
+	for (int r = 0; r < 16; r++)
+		n += used[r];
+	cr_expect(used[0]);
+	cr_expect(used[8]);
+	cr_expect_eq(n, 2);
+	job_finish(&j);
+}
+
+/* Each group instance's members are resolved once and shared. */
+Test(foldplan, groups_are_shared_by_their_members)
+{
+	struct job j;
+	job_init(&j, 4, "ring", false);
+	pick(&j);
+	const int *g0[GROUP_N], *g8[GROUP_N];
+	int n0[GROUP_N], n8[GROUP_N];
+	fold_groups(&j.F, 0, g0, n0);
+	fold_groups(&j.F, 8, g8, n8);
+	cr_expect_eq(n0[GROUP_DP], 4);
+	cr_expect_eq(g0[GROUP_DP], g8[GROUP_DP]);
+	cr_expect_eq(g0[GROUP_DP][3], 24);
+	cr_expect_eq(n0[GROUP_TP], 8);
+	cr_expect_neq(g0[GROUP_TP], g8[GROUP_TP]);
+	cr_expect_eq(g8[GROUP_TP][0], 8);
+	job_finish(&j);
+}
