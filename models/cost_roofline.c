@@ -33,7 +33,7 @@
  * (norms, softmax, the loss: op->row > 0) reduce a row before writing and
  * reach mem_rowwise_max. Every kernel pays the fixed kernel_launch; an
  * op that stands for several kernels (an eager piece, stack.h) pays it
- * for each. */
+ * for each, one fused into the kernel before it (op->kernels < 0) none. */
 #include "cost-private.h"
 #include "xalloc.h"
 
@@ -93,7 +93,8 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 		}
 	}
 	/* an eager piece is several kernels, each with its own latency */
-	return fmax(mem_t, comp_t) + g->kernel_launch_s * (op->kernels > 1 ? op->kernels : 1);
+	double launches = op->kernels < 0 ? 0 : op->kernels > 1 ? op->kernels : 1;
+	return fmax(mem_t, comp_t) + g->kernel_launch_s * launches;
 }
 
 double cost_roofline_time(const struct gpu_spec *g, const struct op *op)

@@ -43,6 +43,11 @@ struct gpu_spec {
 	 * compute-bound kernels run this much slower in situ; 1 = as
 	 * measured alone. */
 	double sustained_clock_ratio;
+	/* The same while communication kernels run beside compute (their
+	 * SMs and HBM traffic push the board to its power limit): the
+	 * engine applies it to compute-bound kernels that overlap a
+	 * collective (engine.h); 1 = no drop known. */
+	double comm_overlap_clock_ratio;
 	double kernel_launch_s;       /* fixed latency of every kernel (launch, fill, drain) */
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */

@@ -206,7 +206,7 @@ static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char
 	op.m = params;
 	op.bytes = bpp * params;
 	/* fused into the wgrad epilogue: no kernel, no launch of its own */
-	op.kernels = k->main_grad_kernels;
+	op.kernels = k->main_grad_kernels > 0 ? k->main_grad_kernels : -1;
 	e->rc |= op_list_push(e->out, &op);
 }
 

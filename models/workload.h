@@ -78,7 +78,8 @@ struct op {
 	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
 	enum attn_backend backend; /* OP_ATTN: the fused kernel that runs it */
 	char membound_kind[32]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
-	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1 */
+	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1;
+				   -1: fused into the previous kernel (no launch of its own) */
 };
 
 struct op_list {

@@ -512,9 +512,10 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *ops = json_array();
 	for (int i = 0; i < r->nops; i++) {
 		const struct op_timing *o = &r->ops[i];
-		json_array_append_new(ops, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s}",
+		json_array_append_new(ops, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:s}",
 			"block", o->block, "pass", o->pass, "op", o->name, "m", o->m, "n", o->n,
 			"k", o->k, "batch", o->batch, "flops", o->flops, "bytes", o->bytes,
+			"kernels", o->kernels,
 			"time_s", o->time_s, "tflops", o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0,
 			"source", o->measured ? "profile" : "roofline"));
 	}

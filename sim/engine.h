@@ -48,6 +48,10 @@
  * T_alone that overlaps communication for a time o (wall clock) takes
  * T_alone + o (f - 1) / f. HBM traffic is not charged separately (a GEMM
  * is compute-bound; the measured factor includes it when there is one).
+ * Without a measured factor, the board's clock drop while communication
+ * runs beside compute multiplies the SM model's f: 1 + c (1 / r - 1),
+ * r the GPU's comm_overlap_clock_ratio (gpu.h) and c the share of the
+ * compute time in compute-bound kernels (simulate.c).
  * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
  * few CTAs) do not slow compute.
  *
@@ -175,6 +179,10 @@ struct engine_job {
 	bool fold_exact;        /* folded exactly: whole groups and mirror traffic (fold.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
+	double overlap_clock_slowdown;       /* >= 1: compute while a collective runs, on top of
+						the SM model: the clock drop (gpu.h
+						comm_overlap_clock_ratio) over the compute-bound
+						share of the work; 0 or 1: none */
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */

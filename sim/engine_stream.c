@@ -31,7 +31,8 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	if (S->job->interference_factor > 0)
 		return S->job->interference_factor;
 	int sm = S->job->sm_count, c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
-	return (double)sm / (sm - c);
+	double clk = S->job->overlap_clock_slowdown > 1 ? S->job->overlap_clock_slowdown : 1;
+	return (double)sm / (sm - c) * clk;
 }
 
 /* The throttling factor of rank at time t (engine.h), and in *next the

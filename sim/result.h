@@ -33,11 +33,13 @@ struct stage_result {
 
 /* One kernel of one micro-batch, as the cost source priced it. */
 struct op_timing {
-	char block[16];             /* "embedding", "attention", "mlp", "head" */
+	char block[40];             /* "embedding", "attention", "mlp", "head"; a CNN's layer */
 	char pass[4];               /* "fwd" or "bwd" */
 	char name[32];
 	double m, n, k, batch;
 	double flops, bytes, time_s;
+	int kernels;                /* kernels the op stands for (an eager piece: several; a
+				       main-gradient accumulation fused into its GEMM: 0) */
 	bool measured;              /* from a calibration profile */
 };
 

@@ -18,6 +18,8 @@
 #include "builders.h"
 #include "bug.h"
 #include "cost.h"
+#include "stack.h"
+#include "cnn.h"
 #include "ddlsim-config.h"
 #include "framework.h"
 #include "whatif.h"
@@ -29,6 +31,49 @@ int simulate_build_program(const struct inputs *in, const struct plan *pl, int s
 	return builders_find(inputs_model(in))->build(in, pl, stage, p, sr);
 }
 
+/* One row of the per-kernel table. */
+static void put_op(struct result *r, struct cost *cost, const char *block, enum op_pass pass,
+		   const struct op *op)
+{
+	struct op_timing *o = &r->ops[r->nops++];
+	bool measured = false;
+	memset(o, 0, sizeof(*o));
+	snprintf(o->block, sizeof(o->block), "%s", block);
+	snprintf(o->pass, sizeof(o->pass), "%s", pass == PASS_FWD ? "fwd" : "bwd");
+	snprintf(o->name, sizeof(o->name), "%s", op->name);
+	o->m = op->m, o->n = op->n, o->k = op->k, o->batch = op->batch;
+	o->flops = op->flops;
+	o->bytes = op->bytes;
+	o->kernels = op->kernels < 0 ? 0 : op->kernels > 1 ? op->kernels : 1;
+	o->time_s = cost_op_time_ex(cost, op, &measured);
+	o->measured = measured;
+}
+
+/* A convolutional network's table: every layer's kernels, one
+ * micro-batch, as the plan's stack runs them (stack.h cnn). */
+static int collect_cnn_ops(const struct inputs *in, const struct plan *pl, struct cost *cost,
+			   struct result *r)
+{
+	struct cnn_net net;
+	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
+	if (cnn_build(inputs_model(in), &net))
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < net.n && !rc; i++)
+		for (int pass = PASS_FWD; pass <= PASS_BWD && !rc; pass++) {
+			struct op_list l;
+			op_list_init(&l);
+			rc = cnn_layer_ops(&net.v[i], (double)pl->micro_batch, pl->precision, pass,
+					   i == 0, fu, &l);
+			r->ops = xreallocarray(r->ops, (size_t)(r->nops + l.n), sizeof(*r->ops));
+			for (int j = 0; j < l.n && !rc; j++)
+				put_op(r, cost, net.v[i].name, pass, &l.v[j]);
+			op_list_finish(&l);
+		}
+	cnn_net_finish(&net);
+	return rc;
+}
+
 /* The per-kernel table of the report: every op of every block, one
  * micro-batch, priced again by the same (deterministic) cost source. */
 static int collect_ops(const struct inputs *in, const struct plan *pl, struct cost *cost,
@@ -36,6 +81,8 @@ static int collect_ops(const struct inputs *in, const struct plan *pl, struct co
 {
 	const struct model *m = inputs_model(in);
 	struct wl_shape shp = plan_wl_shape(pl);
+	if (m->arch == MODEL_ARCH_CNN)
+		return collect_cnn_ops(in, pl, cost, r);
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;
@@ -45,20 +92,8 @@ static int collect_ops(const struct inputs *in, const struct plan *pl, struct co
 				return -1;
 			}
 			r->ops = xreallocarray(r->ops, (size_t)(r->nops + l.n), sizeof(*r->ops));
-			for (int i = 0; i < l.n; i++) {
-				struct op_timing *o = &r->ops[r->nops++];
-				const struct op *op = &l.v[i];
-				bool measured = false;
-				memset(o, 0, sizeof(*o));
-				snprintf(o->block, sizeof(o->block), "%s", wl_block_name(b));
-				snprintf(o->pass, sizeof(o->pass), "%s", pass == PASS_FWD ? "fwd" : "bwd");
-				snprintf(o->name, sizeof(o->name), "%s", op->name);
-				o->m = op->m, o->n = op->n, o->k = op->k, o->batch = op->batch;
-				o->flops = op->flops;
-				o->bytes = op->bytes;
-				o->time_s = cost_op_time_ex(cost, op, &measured);
-				o->measured = measured;
-			}
+			for (int i = 0; i < l.n; i++)
+				put_op(r, cost, wl_block_name(b), pass, &l.v[i]);
 			op_list_finish(&l);
 		}
 	return 0;
@@ -456,6 +491,41 @@ struct job_parts {
 	struct engine_throttle *thr;    /* owned */
 };
 
+/* The share of one layer's compute time (a CNN: the network's) spent in
+ * compute-bound kernels (GEMMs, convolutions, fused attention), priced
+ * by in's cost source: what a drop of the SM clock slows. */
+static double compute_bound_share(const struct inputs *in, const struct plan *pl)
+{
+	struct cost *cost = inputs_cost(in);
+	const struct model *m = inputs_model(in);
+	struct wl_shape shp = plan_wl_shape(pl);
+	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
+	struct cnn_net net = { 0 };
+	double cb = 0, all = 0;
+	bool cnn = m->arch == MODEL_ARCH_CNN;
+	if (cnn && cnn_build(m, &net))
+		return 0;
+	int n = cnn ? net.n : 2;
+	for (int i = 0; i < n; i++)
+		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
+			struct op_list l;
+			op_list_init(&l);
+			int rc = cnn ? cnn_layer_ops(&net.v[i], (double)pl->micro_batch, pl->precision,
+						     pass, i == 0, fu, &l)
+				     : workload_block(m, &shp, i ? WL_MLP : WL_ATTN, pass,
+						      RECOMPUTE_NONE, &l);
+			for (int j = 0; j < l.n && !rc; j++) {
+				double t = cost_op_time(cost, &l.v[j]);
+				all += t;
+				if (l.v[j].kind != OP_MEMBOUND)
+					cb += t;
+			}
+			op_list_finish(&l);
+		}
+	cnn_net_finish(&net);
+	return all > 0 ? cb / all : 0;
+}
+
 /* The engine job of plan pl on in: programs, folding, interference,
  * parameter servers, degraded links, throttling, distinct ranks. */
 static void job_init(struct job_parts *J, const struct inputs *in, const struct plan *pl,
@@ -469,6 +539,9 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
+	double r = topo->gpu.comm_overlap_clock_ratio;
+	if (r > 0 && r < 1)
+		J->job.overlap_clock_slowdown = 1 + compute_bound_share(in, pl) * (1 / r - 1);
 	J->ps = (struct engine_ps){
 		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
 		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,

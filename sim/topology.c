@@ -158,13 +158,13 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 }
 
 /* The 1.5 efficiency keys (in situ and per class): mem_rowwise_max,
- * sustained_clock_ratio, attention_backends {fa2|fa3|cudnn: {fwd_max,
- * bwd_max}}. */
+ * sustained_clock_ratio, comm_overlap_clock_ratio, attention_backends
+ * {fa2|fa3|cudnn: {fwd_max, bwd_max, source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 {
 	static const char *const keys[] = { "mem_rowwise_max", "sustained_clock_ratio",
-					    "attention_backends" };
-	for (int i = 0; i < 3; i++)
+					    "attention_backends", "comm_overlap_clock_ratio" };
+	for (int i = 0; i < 4; i++)
 		if (jobj_has(ef, keys[i]) && minor < 5)
 			jobj_err(ef, keys[i], "needs schema_version \"1.5\" (the file says \"1.%d\")",
 				 minor);
@@ -177,6 +177,10 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	    g->sustained_clock_ratio <= 0)
 		jobj_err(ef, "sustained_clock_ratio", "must be > 0, got %g",
 			 g->sustained_clock_ratio);
+	if (jobj_num(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT) == 1 &&
+	    g->comm_overlap_clock_ratio <= 0)
+		jobj_err(ef, "comm_overlap_clock_ratio", "must be > 0, got %g",
+			 g->comm_overlap_clock_ratio);
 	struct jobj ab, be;
 	if (jobj_child(ef, "attention_backends", &ab, 0) != 1)
 		return;
@@ -243,6 +247,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	g->mem_half_bytes = 1e6;
 	g->kernel_launch_s = 4e-6;
 	g->sustained_clock_ratio = 1;
+	g->comm_overlap_clock_ratio = 1;
 	g->gemm_tile_m = 128;
 	g->gemm_tile_n = 256;
 	if (jobj_child(jo, "efficiency", &ef, 0) == 1) {
