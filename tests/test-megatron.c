@@ -9,9 +9,12 @@
  * +10.5 % (18B) to +22.2 % (1T), mean 16.9 %: what the roofline does not
  * price (GEMM shapes below the best one, framework and launch overheads,
  * memory-bound kernels below their bandwidth) is now visible instead of
- * absorbed. The bounds record that level as a ratchet: each row in
- * [-5 %, +25 %], mean absolute error <= 17.5 %. Lower them when the model
- * improves; never raise them without a hardware reason. */
+ * absorbed. Issue 23 (the kernels of the Megatron + Transformer Engine
+ * stack, GEMMs in waves, memory-bound kernels by class) brought it to
+ * +5.3 % (18B) .. +15.4 % (76B), mean 10.7 %, with no constant fitted.
+ * The bounds record that level as a ratchet: each row in [-5 %, +16.5 %],
+ * mean absolute error <= 11.7 %. Lower them when the model improves;
+ * never raise them without a hardware reason. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,12 +40,12 @@ Test(megatron, weak_scaling_table_within_recorded_error, .timeout = 900)
 		double pub = jnum(r, "published/hardware_tflops_per_gpu");
 		double e = pred / pub - 1;
 		printf("%-6s %12.1f %12.1f %+7.1f%%\n", rows[i], pred, pub, 100 * e);
-		cr_expect(e > -0.05 && e < 0.25, "%s: predicted %.1f vs published %.1f TFLOP/s", rows[i], pred, pub);
+		cr_expect(e > -0.05 && e < 0.165, "%s: predicted %.1f vs published %.1f TFLOP/s", rows[i], pred, pub);
 		sum += fabs(e);
 		n++;
 		json_decref(r);
 	}
 	printf("mean absolute error %.1f%%\n", 100 * sum / n);
 	fflush(stdout);
-	cr_assert_leq(sum / n, 0.175, "mean absolute error %.1f%%", 100 * sum / n);
+	cr_assert_leq(sum / n, 0.117, "mean absolute error %.1f%%", 100 * sum / n);
 }
