@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "cost.h"
+#include "stack.h"
 #include "schedule.h"
 
 void cmd_list_usage(FILE *f)
@@ -30,6 +31,12 @@ int cmd_list(int argc, char **argv)
 	printf("\ncompute cost sources (compute.cost):\n");
 	for (int i = 0; cost_registry[i].name; i++)
 		printf("  %-14s %s\n", cost_registry[i].name, cost_registry[i].description);
+	printf("\nkernel stacks (compute.stack; a framework preset names its own):\n");
+	for (int i = 0; stack_table[i].name; i++)
+		printf("  %-14s %s\n", stack_table[i].name, stack_table[i].description);
+	printf("\nattention kernels (compute.attention_backend):\n");
+	for (int i = 0; attn_backend_names[i]; i++)
+		printf("  %s\n", attn_backend_names[i]);
 	printf("\nprogram builders (model architecture):\n");
 	for (int i = 0; builder_registry[i].name; i++)
 		printf("  %-20s %s\n", builder_registry[i].name, builder_registry[i].description);

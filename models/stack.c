@@ -79,7 +79,11 @@
  *     passes) and max_grad_norm 1.0 (L879): clip_grad_norm_ (r4, then an
  *     unconditional _foreach_mul_ r4 w4: torch/nn/utils/clip_grad.py at
  *     01a57d8).
- *   - attention: SDPA's flash backend (FlashAttention-2) on A100 and H100.
+ *   - attention: SDPA's flash backend (FlashAttention-2) on A100 and H100;
+ *     with grouped-query attention repeat_kv (L314-323, called L642-643)
+ *     expands and reshapes K and V to one copy per query head first:
+ *     reads each K/V element, writes it n_rep times; [derived] backward
+ *     sums the copies back.
  * torchtitan: v0.1.0 (commit f7084fc), torch.compile off (config_manager.py
  *   L235 compile False; llama3_8b.toml and llama3_70b.toml L37).
  *   - RMSNorm: nn.RMSNorm (model.py L276-277), eager ATen composite
@@ -96,6 +100,7 @@
  *   - optimizer [source]: AdamW(fused=True) (components/optimizer.py
  *     L276-287; torch fused_adam_utils.cuh at 01e5d8d: r16 w12), max_norm
  *     1.0 (config_manager.py L210): clip_grad_norm_ as hf-eager.
+ *   - repeat_kv [source] model.py L98-107 (called L185-186): as hf-eager.
  *   - attention [source] models/attention.py L183-214: SDPA with FLASH
  *     first (cuDNN only on compute capability 10.0): FlashAttention-2.
  * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
@@ -175,7 +180,7 @@ const struct stack stack_table[] = {
 	  .rope = FWD_BWD(20, 28, 10, 12),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
-	  .loss = EAGER_LOSS,
+	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
 	  .host_issue_s = 0,
@@ -188,7 +193,7 @@ const struct stack stack_table[] = {
 	  .rope = FWD_BWD(20, 20, 6, 6),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(14, 18, 2, 2),
+	  .loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
 	  .host_issue_s = 0,

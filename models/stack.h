@@ -65,6 +65,10 @@ struct stack {
 	struct stack_piece gelu;       /* per element of the activation's output (T x ffn) */
 	struct stack_piece residual;   /* (bias-)dropout-add, per element of T x h */
 	struct stack_piece loss;       /* cross-entropy, per logit (T x vocab / t) */
+	/* Grouped-query attention: K and V materialised once per query head
+	 * before the attention kernel (repeat_kv), where the kernel cannot
+	 * read shared K/V heads itself. */
+	bool repeat_kv;
 	/* Weight gradients accumulated into fp32 main gradients, bytes per
 	 * parameter per micro-batch beyond the wgrad GEMM's own 16-bit write
 	 * (fused into its epilogue: read and write fp32 instead of writing

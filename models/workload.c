@@ -210,6 +210,20 @@ static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char
 	e->rc |= op_list_push(e->out, &op);
 }
 
+/* GQA's K and V (kv_el elements) written once per query head, n_rep
+ * copies: forward reads kv_el and writes n_rep kv_el; backward reads the
+ * n_rep gradients and writes their sum (16-bit). */
+static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "repeat_kv%s", e->pass == PASS_BWD ? ".bwd" : "");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_%s",
+		 e->pass == PASS_BWD ? "bwd" : "fwd");
+	op.m = kv_el * n_rep;
+	op.bytes = kv_el * (1 + n_rep) * dtype_bytes(e->dt);
+	e->rc |= op_list_push(e->out, &op);
+}
+
 static void attention_core(struct emitter *e, const struct model *m,
 			   const struct wl_shape *s, enum dtype core_dt)
 {
@@ -353,6 +367,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
+		if (e.stk->repeat_kv && m->kv_heads < m->heads)
+			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
 		attention_core(&e, m, s, pr.head_gemm);
 		gemm_ex(&e, "attn_out", 1, T, h, h / t, true, true);
 		residual_op(&e, m, Tn * h);
