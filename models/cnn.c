@@ -114,6 +114,8 @@ static void block(struct cursor *cu, const char *pre, double width, double strid
 		conv(cu, NAME("conv2"), width, 3, 1, 1);
 		simple(cu, CNN_BN, NAME("bn2"));
 	}
+	if (cu->net->n > 0)
+		cu->net->v[cu->net->n - 1].pre_add = true;
 	if (stride != 1 || in_c != out_c) {
 		double c = cu->c, h = cu->h, w = cu->w;
 		cu->c = in_c, cu->h = in_h, cu->w = in_w;
@@ -280,16 +282,13 @@ static int fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enum
 	return rc;
 }
 
-/* Bytes per element of l's output under fusion fu (cnn.h), or -1 when
- * l is priced as its own kernel with the unfused touches. Names tell a
- * layer's place: the stem's have no '.', a block's "bn3" ends it, its
- * "downsample.1" is the projection's BN. */
+/* Bytes per element of l's output under fusion fu (stack.h), for fp16
+ * tensors, or -1 when l is priced as its own kernel with the unfused
+ * touches. A block's layers have a '.' in their names, the stem's none;
+ * pre_add marks the batch norm that ends a block's main branch. */
 static double fused_bytes_per_el(const struct cnn_layer *l, enum cnn_fusion fu, bool bwd)
 {
 	bool in_block = strchr(l->name, '.') != NULL;
-	const char *leaf = in_block ? strrchr(l->name, '.') + 1 : l->name;
-	bool last_bn = in_block && !strcmp(leaf, "bn3");
-	bool proj = in_block && !strcmp(leaf, "1") && strstr(l->name, "downsample");
 	bool add = l->kind == CNN_ADD;
 
 	if (fu == CNN_FUSE_NONE || (l->kind != CNN_BN && l->kind != CNN_RELU && !add))
@@ -297,18 +296,16 @@ static double fused_bytes_per_el(const struct cnn_layer *l, enum cnn_fusion fu, 
 	if (l->kind == CNN_RELU)
 		return 0;                       /* inside a BN kernel or a conv prologue */
 	if (fu == CNN_FUSE_BN_ACT || !in_block) {
-		if (add)                        /* BatchNormAddRelu carries it (on bn3) */
+		if (add)                        /* BatchNormAddRelu carries it (pre_add) */
 			return 0;
-		if (last_bn)
+		if (l->pre_add)
 			return bwd ? 12.125 : 8.125;
 		return bwd ? 10 : 6;
 	}
-	/* CNN_FUSE_CONV_BN: ScaleBiasAddRelu on the add; the projection's BN
-	 * applied there too, its backward in place */
+	/* CNN_FUSE_CONV_BN: ScaleBiasAddRelu on the add (applying the last
+	 * BN and a projection's); every BN's backward its own pass */
 	if (add)
 		return bwd ? 12.125 : 6.125;
-	if (proj)
-		return bwd ? 10 : 0;
 	return bwd ? 10 : 0;
 }
 
@@ -323,8 +320,8 @@ int cnn_layer_ops(const struct cnn_layer *l, double b, enum dtype dt,
 
 	if (fb == 0)
 		return 0;                       /* no kernel of its own */
-	if (fb > 0)
-		return membound(out, l, dt, pass, fb * outp);
+	if (fb > 0)                             /* the counts are for fp16 */
+		return membound(out, l, dt, pass, fb * outp * B / 2);
 	switch (l->kind) {
 	case CNN_CONV:
 		if (!bwd)

@@ -42,6 +42,7 @@ struct cnn_layer {
 	double k, p, q;         /* output channels (features for fc), height, width */
 	double r, s, stride, pad;
 	double params;
+	bool pre_add;           /* the batch norm ending a block's main branch, before its add */
 };
 
 struct cnn_net {

@@ -83,7 +83,8 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			peak = g->peak_flops[DTYPE_FP32];
 		double emax = gpu_gemm_eff_max(g, op->dtype);
 		if (op->kind == OP_ATTN) {
-			double fe = attention_flash_eff(g, op->backend, op->pass == PASS_BWD,
+			enum attn_backend be = op->backend[g->compute_capability >= 9];
+			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD,
 							op->m, op->k, op->causal);
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {

@@ -38,6 +38,7 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 	 * TE then refreshes the fp8 weight and transpose from the bf16
 	 * weights (read 2, write 1 + 1). */
 	p->optimizer_step_bytes = full ? 28 : 34;
+	p->optimizer_copy_bytes = full ? 0 : 6;  /* read fp32 master, write 16-bit */
 	if (p->fp8)
 		p->optimizer_step_bytes += 2 + p->fp8_weight_copy_bytes;
 }
@@ -48,4 +49,5 @@ void precision_fp8_params(struct precision *p)
 		return;
 	p->layer_weight = DTYPE_FP8;
 	p->optimizer_step_bytes -= 2 + 2;  /* no bf16 weight write, no re-read to cast */
+	p->optimizer_copy_bytes -= 2 + 2;
 }

@@ -65,6 +65,7 @@ struct precision {
 	double fp8_weight_copy_bytes;  /* per parameter: fp8 weight + fp8 transpose (2), else 0 */
 	double optimizer_bytes;  /* K per parameter (12 mixed, 8 fp32/tf32) */
 	double optimizer_step_bytes; /* HBM traffic of one Adam step per parameter */
+	double optimizer_copy_bytes; /* of which the 16-bit weight copy (0 in fp32) */
 };
 
 /* Fill p for training precision `training`; fp8_comm moves TP/SP

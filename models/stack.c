@@ -54,9 +54,10 @@
  *   at commit 26a9443 (4.45.0.dev0, 2024-08-06; the Llama code has this
  *   shape in 4.40-4.45), SDPA attention (the default), no torch.compile.
  *   - RMSNorm [source] L111-125: .to(float32) r2 w4, pow r4 w4, mean r4,
- *     mul by rsqrt r4 w4, .to(bf16) r4 w2, weight mul r2 w2: 36 B/el in 5
- *     full-size kernels + 2 per-row ones; [derived] backward about 90 B/el
- *     in 10 kernels.
+ *     mul by rsqrt r4 w4, .to(bf16) r4 w2, weight mul r2 w2: 36 B/el in 6
+ *     full-size kernels + 2 per-row ones (8); [derived] backward 90 B/el
+ *     in 10 kernels (Liger-Kernel's published timings of this module,
+ *     benchmark/data/all_benchmark_data.csv at ead96b6, imply 96).
  *   - RoPE [source] L246-276: q*cos r2 w2, -x2 r1 w1, cat r2 w2, *sin r2
  *     w2, add r4 w2: 20 B/el of q and of k, 5 kernels each; [derived]
  *     backward 28 B/el.
@@ -67,8 +68,9 @@
  *     .contiguous() r4 w4, log_softmax r4 w4 (nll small): 22 B/logit;
  *     [derived] backward 34 B/logit (nll and log_softmax backward, the
  *     slice's zero-fill and copy, the cast back).
- *   - LayerNorm, GELU: F.layer_norm and F.gelu are one ATen kernel each:
- *     as fused (4 / 6 B).
+ *   - LayerNorm, GELU: F.layer_norm and F.gelu are one ATen kernel each
+ *     (4 B/el forward); LayerNorm's backward adds the dgamma, dbeta
+ *     reduction (10 B/el, ATEN_LAYERNORM).
  *   - main gradients: FSDP/DeepSpeed reduce in fp32 from the bf16 wgrad:
  *     the cast into the reduce buffer, r2 w4 = 6 B/param/micro-batch
  *     [derived] (torchtitan's reduce_dtype float32, config_manager.py L229).
@@ -86,10 +88,11 @@
  *     sums the copies back.
  * torchtitan: v0.1.0 (commit f7084fc), torch.compile off (config_manager.py
  *   L235 compile False; llama3_8b.toml and llama3_70b.toml L37).
- *   - RMSNorm: nn.RMSNorm (model.py L276-277), eager ATen composite
- *     rms_norm_symint (to fp32, pow, mean, mul rsqrt, mul weight, type_as):
- *     about 40 B/el forward [source, PyTorch 2.4-2.7 layer_norm.cpp, tag
- *     not pinned]; backward [derived] as HF's.
+ *   - RMSNorm: nn.RMSNorm (model.py L276-277), in eager torch up to 2.7
+ *     the ATen composite rms_norm_symint (to fp32, pow, mean, add eps,
+ *     rsqrt, mul, mul weight, type_as: the op sequence of HF's RMSNorm,
+ *     whose bytes are taken, 36 B/el; PyTorch's layer_norm.cpp read at an
+ *     unpinned 2.4-2.7 commit); backward [derived] as HF's.
  *   - RoPE [source] model.py L69-95: xq.float() r2 w4, complex multiply r4
  *     w4, type_as r4 w2: 20 B/el of q and of k, 3 kernels each; [derived]
  *     backward 20 B/el.
@@ -102,7 +105,9 @@
  *     1.0 (config_manager.py L210): clip_grad_norm_ as hf-eager.
  *   - repeat_kv [source] model.py L98-107 (called L185-186): as hf-eager.
  *   - attention [source] models/attention.py L183-214: SDPA with FLASH
- *     first (cuDNN only on compute capability 10.0): FlashAttention-2.
+ *     first (cuDNN first only on compute capability 10.0, B200, for which
+ *     no cuDNN figure is known: priced as the GPU's best): FlashAttention-2
+ *     on A100 and H100.
  * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
  *   - LayerNorm [source]: configuration_mpt.py L46 low_precision_layernorm,
  *     layers/norm.py L33-68: one F.layer_norm kernel in bf16, 4 B/el;
@@ -153,73 +158,73 @@
 #define EAGER_RESIDUAL FWD_BWD(6, 6, 1, 1)
 #define EAGER_SWIGLU FWD_BWD(10, 18, 2, 3)
 #define EAGER_LOSS FWD_BWD(22, 34, 3, 5)
-/* Beyond precision.h's fused Adam step with its 16-bit copy (34 B):
- * torch AdamW(fused=True) r16 w12 with clip_grad_norm_ (r4, and an
- * unconditional _foreach_mul_ r4 w4) and no 16-bit copy (FSDP casts at
- * the gather): 28 + 12 - 34 = 6; torch's default foreach AdamW, eight
- * multi-tensor passes, 80 B, with the same clipping: 80 + 12 - 34 = 58. */
-#define TORCH_FUSED_ADAM_CLIP 6
-#define TORCH_FOREACH_ADAMW_CLIP 58
+/* ATen's LayerNorm: one forward kernel; backward dx and a column
+ * reduction for dgamma, dbeta re-reading dy and x [derived]: 10 B/el. */
+#define ATEN_LAYERNORM FWD_BWD(4, 10, 1, 2)
+/* Transformer Engine's transformer pieces (the megatron-te row), also
+ * carried by the CNN stacks, which never emit them. */
+#define TE_TRANSFORMER_PIECES \
+	.rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2), \
+	.swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL, \
+	.loss = FWD_BWD(38, 14, 6, 2), .main_grad_Bpp = 6, .main_grad_kernels = 0
+/* Beyond a fused Adam step (r16 w12, precision.h): clip_grad_norm_ (r4,
+ * and an unconditional _foreach_mul_ r4 w4) = 12 B; torch's default
+ * foreach AdamW, eight multi-tensor passes, 80 B instead of 28, with the
+ * same clipping: 52 + 12 = 64 B. Neither writes a 16-bit copy (FSDP casts
+ * at the gather). */
+#define TORCH_FUSED_ADAM_CLIP 12
+#define TORCH_FOREACH_ADAMW_CLIP 64
 
 const struct stack stack_table[] = {
 	{ "megatron-te", "Megatron-Core 0.9 + Transformer Engine 1.11 (fused kernels)",
-	  .rmsnorm = TE_NORM, .layernorm = TE_NORM,
-	  .rope = FWD_BWD(4, 4, 2, 2),
-	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(38, 14, 6, 2),
-	  .main_grad_Bpp = 6, .main_grad_kernels = 0,
-	  .optimizer_Bpp = 8, .optimizer_kernels = 4,
-	  .host_issue_s = 0,
+	  TE_TRANSFORMER_PIECES,
+	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 4,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
 	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "
 		    "megatron/core/tensor_parallel/cross_entropy.py L27-77, L112; TransformerEngine "
 		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
 	{ "hf-eager", "Hugging Face transformers eager model (SDPA attention, no compile)",
-	  .rmsnorm = FWD_BWD(36, 90, 7, 10), .layernorm = TE_NORM,
+	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
 	  .rope = FWD_BWD(20, 28, 10, 12),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
 	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
-	  .host_issue_s = 0,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
 	  .source = "huggingface/transformers 26a9443 (4.45.0.dev0) "
 		    "src/transformers/models/llama/modeling_llama.py L111-125, L246-276, L309, "
 		    "L745-751, L1208-1222" },
 	{ "torchtitan", "TorchTitan 0.1 Llama (eager, torch.compile off)",
-	  .rmsnorm = FWD_BWD(40, 90, 7, 10), .layernorm = TE_NORM,
+	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
 	  .rope = FWD_BWD(20, 20, 6, 6),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
 	  .loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
-	  .host_issue_s = 0,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
 	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) torchtitan/models/llama3/model/model.py "
 		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "
 		    "L210, L229, L235; models/attention.py L183-214" },
 	{ "llm-foundry", "MosaicML llm-foundry MPT (low-precision LayerNorm, ALiBi, FSDP)",
-	  .rmsnorm = FWD_BWD(36, 90, 7, 10), .layernorm = FWD_BWD(4, 10, 1, 2),
+	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
 	  .rope = FWD_BWD(20, 28, 10, 12),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
 	  .loss = FWD_BWD(2, 4, 1, 1),
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
-	  .host_issue_s = 0,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
-	  .source = "mosaicml/llm-foundry 061f2c7c (MPT: low_precision_layernorm, ALiBi, "
-		    "attn_impl flash); eager pieces as hf-eager" },
+	  .source = "mosaicml/llm-foundry v0.10.0 (742f340) llmfoundry/models/mpt/configuration_mpt.py "
+		    "L46, layers/norm.py L33-68, layers/attention.py L356-376, layers/ffn.py L50-53, "
+		    "modeling_mpt.py L1281-1323; eager pieces as hf-eager (the benchmark table is at "
+		    "061f2c7c)" },
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
-	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
-	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(38, 14, 6, 2), .main_grad_Bpp = 6,
-	  .cnn = CNN_FUSE_CONV_BN,
+	  TE_TRANSFORMER_PIECES,
+	  .optimizer_copy16 = true, .cnn = CNN_FUSE_CONV_BN,
 	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100.sh L18 (resnet-v1b-mainloop-fl), "
@@ -228,10 +233,8 @@ const struct stack stack_table[] = {
 		    "ce30b18) cudnn_norm_convolution-inl.h, cudnn_scale_bias_add_relu-inl.h, "
 		    "nhwc_batch_norm_kernel.cc" },
 	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU",
-	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
-	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(38, 14, 6, 2), .main_grad_Bpp = 6,
-	  .cnn = CNN_FUSE_BN_ACT,
+	  TE_TRANSFORMER_PIECES,
+	  .optimizer_copy16 = true, .cnn = CNN_FUSE_BN_ACT,
 	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100_multi_8x8x50.sh L18 (resnet-v1b-fl), "
@@ -261,7 +264,10 @@ const struct stack *stack_default(void)
 
 enum attn_backend stack_attn_backend(const struct stack *s, double cc)
 {
-	if (cc <= 0)
-		return ATTN_BE_BEST;
 	return cc >= 9 ? s->attn_hopper : s->attn_ampere;
+}
+
+const struct stack *stack_at(int index)
+{
+	return index >= 0 ? &stack_table[index] : stack_default();
 }

@@ -21,8 +21,11 @@
  *
  * A framework preset (framework.h) names its stack; a scenario may set
  * another (compute.stack). Without either, the Megatron-Core +
- * Transformer Engine stack prices the kernels: the leanest stack in wide
- * use, so the default is never leaner than a real stack. */
+ * Transformer Engine stack prices the kernels: the most fused of the
+ * stacks in wide use for transformers.
+ *
+ * Not modelled: the CPU time to issue kernels (no citable per-kernel
+ * figure was found; docs/kernels.md section 10). */
 #ifndef DDLSIM_STACK_H
 #define DDLSIM_STACK_H
 
@@ -76,16 +79,16 @@ struct stack {
 	 * fp32), and the kernels it takes per layer (0: fused). */
 	double main_grad_Bpp;
 	int main_grad_kernels;
-	/* The optimizer step as the stack runs it, bytes per local parameter
-	 * (mixed-precision Adam: fp32 master, moments, gradient, 16-bit
-	 * weight out; plus gradient-norm and clipping passes), and kernels per
-	 * step per tensor group (multi-tensor apply: a handful per step). */
+	/* The optimizer step as the stack runs it: bytes per local parameter
+	 * beyond a fused Adam's (precision.h: fp32 master, moments and
+	 * gradient read, master and moments written), i.e. gradient zeroing,
+	 * norm and clipping passes and an unfused Adam's extra passes; whether
+	 * it then writes a 16-bit copy of the weights (Megatron's distributed
+	 * optimizer does; FSDP casts the shard at each gather instead); and
+	 * its kernels per step (multi-tensor apply: a handful). */
 	double optimizer_Bpp;
+	bool optimizer_copy16;
 	int optimizer_kernels;
-	/* CPU time to issue one kernel (Python + dispatcher + launch), s; the
-	 * GPU waits when kernels are shorter. 0 where CUDA graphs replay the
-	 * layer. */
-	double host_issue_s;
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;
@@ -103,8 +106,10 @@ const struct stack *stack_find(const char *name);
 int stack_index(const struct stack *s);
 /* The default (Megatron-Core + Transformer Engine). */
 const struct stack *stack_default(void);
-/* The attention backend s runs on a GPU of compute capability cc
- * (0: unknown, taken as the GPU's best kernel). */
+/* The attention backend s runs on a GPU of compute capability cc (0:
+ * unknown, taken as below 9). */
 enum attn_backend stack_attn_backend(const struct stack *s, double cc);
+/* stack_table[index], or stack_default() for index < 0. */
+const struct stack *stack_at(int index);
 
 #endif

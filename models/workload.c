@@ -192,12 +192,18 @@ static void act_op(struct emitter *e, const struct model *m, const char *name, d
 /* Backward: the weight gradients of params (this rank's) accumulated
  * into the main gradients (stack.h main_grad_Bpp), where the stack does
  * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
- * epilogue reads them as well (2 B), a separate cast has nothing to do. */
-static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char *name,
-			 double params)
+ * epilogue reads them as well (2 B), a separate cast has nothing to do.
+ * separate: a gradient no GEMM epilogue can take (the embedding's), added
+ * by its own kernel where the stack fuses the others: read the 16-bit
+ * gradient, read and write the main gradient. */
+static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
+			    double params, bool separate)
 {
 	const struct stack *k = e->stk;
-	double bpp = s->grad_fp32 ? k->main_grad_Bpp : (k->main_grad_kernels == 0 ? 2 : 0);
+	double gb = s->grad_fp32 ? 4 : 2;
+	bool fused = k->main_grad_kernels == 0 && !separate;
+	double bpp = k->main_grad_kernels == 0 ? (fused ? 2 * gb - 2 : 2 + 2 * gb)
+			 : s->grad_fp32 ? k->main_grad_Bpp : 0;
 	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0)
 		return;
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32, .batch = 1 };
@@ -206,8 +212,14 @@ static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char
 	op.m = params;
 	op.bytes = bpp * params;
 	/* fused into the wgrad epilogue: no kernel, no launch of its own */
-	op.kernels = k->main_grad_kernels > 0 ? k->main_grad_kernels : -1;
+	op.kernels = fused ? -1 : k->main_grad_kernels > 0 ? k->main_grad_kernels : 1;
 	e->rc |= op_list_push(e->out, &op);
+}
+
+static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char *name,
+			 double params)
+{
+	main_grad_op_ex(e, s, name, params, false);
 }
 
 /* GQA's K and V (kv_el elements) written once per query head, n_rep
@@ -221,6 +233,7 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 		 e->pass == PASS_BWD ? "bwd" : "fwd");
 	op.m = kv_el * n_rep;
 	op.bytes = kv_el * (1 + n_rep) * dtype_bytes(e->dt);
+	op.kernels = 2;     /* K and V */
 	e->rc |= op_list_push(e->out, &op);
 }
 
@@ -243,7 +256,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 		double bh = b * heads;
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true,
-				 .backend = s->attn_backend };
+				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
 		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, sq, hd);
@@ -256,7 +269,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 			double ch = sq / 2;
 			struct op st = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 					 .batch = 2 * bh, .m = ch, .n = ch, .k = hd, .causal = false,
-					 .backend = s->attn_backend };
+					 .backend = { s->attn_backend[0], s->attn_backend[1] } };
 			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
 			st.flops = attention_flops(ATTN_FLASH, false, bwd, 2 * bh, ch, hd);
 			st.bytes = 2 * bh * ch * (hd * B * (bwd ? 8 : 4) + 4);
@@ -333,8 +346,9 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 		mlp_ops(e, m, "shared", 1, T, (double)(c->shared_experts * c->shared_ffn) / t);
 	residual_op(e, m, Tn * h);
 	double w = m->act == MODEL_ACT_SWIGLU ? 3 : 2;
-	main_grad_op(e, s, "moe", (E * h + local * w * h * (double)c->expert_ffn +
-				   w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
+	/* the router is replicated over TP; experts and shared experts split */
+	main_grad_op(e, s, "moe", E * h + (local * w * h * (double)c->expert_ffn +
+					   w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
 }
 
 int workload_block(const struct model *m, const struct wl_shape *s,
@@ -355,6 +369,10 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	switch (blk) {
 	case WL_EMBED:
 		membound(&e, "embedding", "gather", T * h, 2, 0);
+		/* the embedding's gradient is not a GEMM's output: a separate
+		 * add into the main gradient where the stack fuses the others */
+		if (!m->tied_embeddings)
+			main_grad_op_ex(&e, s, "embedding", h * (double)m->vocab / t, true);
 		break;
 	case WL_ATTN:
 		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE) {
@@ -397,7 +415,9 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
 		piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
 		      T * (double)m->vocab / t, (double)m->vocab / t);
-		main_grad_op(&e, s, "lm_head", m->tied_embeddings ? 0 : h * (double)m->vocab / t);
+		/* tied or not, the LM head's wgrad accumulates into a main gradient
+		 * (with a pipeline, the last stage's own copy of the embedding) */
+		main_grad_op(&e, s, "lm_head", h * (double)m->vocab / t);
 		break;
 	default:
 		return -1;

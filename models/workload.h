@@ -76,7 +76,8 @@ struct op {
 	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
 	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
 	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
-	enum attn_backend backend; /* OP_ATTN: the fused kernel that runs it */
+	enum attn_backend backend[2]; /* OP_ATTN: the fused kernel that runs it, compute
+				   capability < 9 and >= 9 (wl_shape) */
 	char membound_kind[32]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
 	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1;
 				   -1: fused into the previous kernel (no launch of its own) */
@@ -102,7 +103,10 @@ struct wl_shape {
 	int moe_dist;           /* enum moe_dist */
 	double moe_zipf_s, moe_capacity;
 	const struct stack *stack; /* the kernels around the GEMMs (NULL: stack_default()) */
-	enum attn_backend attn_backend; /* the flash kernel that runs the attention core */
+	/* the flash kernel that runs the attention core on a GPU of compute
+	 * capability below 9 ([0]) and from 9 on ([1]): each node group's GPU
+	 * takes its own */
+	enum attn_backend attn_backend[2];
 	bool grad_fp32;         /* weight gradients accumulate into fp32 main gradients */
 };
 

@@ -100,9 +100,9 @@ char *html_render(const struct result *r)
 	    dtype_name(pl->precision));
 	if (model_arch(model)->sequence)
 		row(f, "kernels", "%s stack (%s), attention %s",
-		    (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->name,
-		    (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->description,
-		    pl->attention == ATTN_FLASH ? attn_backend_names[pl->attn_backend] : "unfused");
+		    plan_stack(pl)->name,
+		    plan_stack(pl)->description,
+		    plan_attention_kernel(pl));
 	row(f, "batch", "%ld sequences x %ld tokens, micro-batch %ld, %g micro-batches per pipeline",
 	    pl->global_batch, pl->seq, pl->micro_batch, r->microbatches);
 	row(f, "iteration time", "%.4f s", r->iteration_s);

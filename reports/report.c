@@ -24,19 +24,13 @@
 
 #define GB 1e9
 
-
-/* The kernel stack and attention backend that priced the ops (stack.h). */
-static const struct stack *plan_stack(const struct plan *pl)
-{
-	return pl->stack >= 0 ? &stack_table[pl->stack] : stack_default();
-}
-
+/* The kernel stack and attention kernel that priced the ops (stack.h). */
 static json_t *kernels_json(const struct plan *pl)
 {
 	const struct stack *k = plan_stack(pl);
 	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
 			 k->description, "source", k->source, "attention_backend",
-			 pl->attention == ATTN_FLASH ? attn_backend_names[pl->attn_backend] : "unfused",
+			 plan_attention_kernel(pl),
 			 "stack_given", pl->stack_set);
 }
 
@@ -841,7 +835,7 @@ void report_print_summary(const struct result *r, FILE *f)
 	if (model_arch(model)->sequence)
 		fprintf(f, "kernels      %s stack%s, attention %s\n", plan_stack(sc)->name,
 			sc->stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
-			sc->attention == ATTN_FLASH ? attn_backend_names[sc->attn_backend] : "unfused");
+			plan_attention_kernel(sc));
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
 	if (sc->cp > 1)

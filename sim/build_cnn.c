@@ -72,7 +72,7 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 {
 	enum dtype dt = pl->precision;
 	double mb = (double)pl->micro_batch, B = dtype_bytes(dt);
-	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
+	enum cnn_fusion fu = plan_stack(pl)->cnn;
 	struct op_list l;
 
 	g->n = net->ngroups;

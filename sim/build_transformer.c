@@ -813,19 +813,21 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
  * gradient, write the 16-bit weights: about 34 bytes per local parameter
  * (precision.h), plus what the stack's optimizer moves beyond it
  * (gradient zeroing, norm and clipping, an unfused Adam's extra passes:
- * stack.h optimizer_Bpp) in its kernels. */
+ * stack.h optimizer_Bpp) in its kernels, less the 16-bit copy where the
+ * stack writes none. */
 static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 			     double params_local)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
-	const struct stack *k = pl->stack >= 0 ? &stack_table[pl->stack] : stack_default();
+	const struct stack *k = plan_stack(pl);
 	snprintf(op.name, sizeof(op.name), "adam_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
 	struct precision pr;
 	precision_init(&pr, pl->precision, false);
 	if (pl->fp8_params)
 		precision_fp8_params(&pr);
-	op.bytes = params_local * (pr.optimizer_step_bytes + k->optimizer_Bpp);
+	op.bytes = params_local * (pr.optimizer_step_bytes + k->optimizer_Bpp -
+				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
 	op.kernels = k->optimizer_kernels;
 	return cost_roofline_time(g, &op);
 }

@@ -60,7 +60,7 @@ static double throttle_at(const struct sim *S, int rank, double t, double *next)
 static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool gpu)
 {
 	bool thr = gpu && S->job->nthrottle > 0;
-	if (!ri->rate && !thr) {
+	if ((!ri->rate || !gpu) && !thr) {   /* a host task: NCCL's SMs and clock do not slow it */
 		sg_actor_sleep_for(time_s);
 		return;
 	}

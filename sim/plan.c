@@ -186,9 +186,24 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 	struct wl_shape shp = { (double)p->micro_batch, (double)p->seq, p->tp, p->sp,
 				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A,
 				p->ep, true, p->moe_dist, p->moe_zipf_s, p->moe_capacity_factor,
-				p->stack >= 0 ? &stack_table[p->stack] : stack_default(),
-				p->attn_backend, p->grad_dtype == DTYPE_FP32 };
+				plan_stack(p), { ATTN_BE_BEST, ATTN_BE_BEST },
+				p->grad_dtype == DTYPE_FP32 };
+	const struct stack *k = plan_stack(p);
+	shp.attn_backend[0] = p->attn_backend_set >= 0 ? (enum attn_backend)p->attn_backend_set
+						       : k->attn_ampere;
+	shp.attn_backend[1] = p->attn_backend_set >= 0 ? (enum attn_backend)p->attn_backend_set
+						       : k->attn_hopper;
 	return shp;
+}
+
+const struct stack *plan_stack(const struct plan *p)
+{
+	return stack_at(p->stack);
+}
+
+const char *plan_attention_kernel(const struct plan *p)
+{
+	return p->attention == ATTN_FLASH ? attn_backend_names[p->attn_backend] : "unfused";
 }
 
 long plan_gpus(const struct plan *p, const struct inputs *in)
@@ -240,6 +255,8 @@ static void resolve_stack(struct plan *p, const struct inputs *in)
 
 void plan_resolve(struct plan *p, const struct inputs *in)
 {
+	if (!p->stack_set)
+		p->stack = -1;   /* the framework's or the default, resolved below */
 	long gpus = plan_gpus(p, in);
 	if (!p->attention_set) {
 		bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
@@ -343,6 +360,19 @@ static void check_attention(const struct plan *p, const struct gpu_spec *g, cons
 {
 	bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
 
+	if (p->attn_backend_set >= 0) {
+		enum attn_backend be = (enum attn_backend)p->attn_backend_set;
+		if (p->attention != ATTN_FLASH)
+			diag_err(d, f, "/compute/attention_backend", "a flash kernel needs attention "
+				 "\"flash\", got \"%s\"", attention_names[p->attention]);
+		else if (be == ATTN_BE_FA3 && g->compute_capability > 0 && g->compute_capability < 9)
+			diag_err(d, f, "/compute/attention_backend", "fa3 needs compute capability 9.0 or "
+				 "later (Hopper), GPU '%s' has %.1f", g->name, g->compute_capability);
+		else if (be != ATTN_BE_BEST && g->flash_be_fwd[be] <= 0)
+			diag_warn(d, f, "/compute/attention_backend", "GPU '%s' gives no figure for %s "
+				  "(gpu.efficiency.attention_backends): priced as its best flash kernel",
+				  g->name, attn_backend_names[be]);
+	}
 	if (p->attention != ATTN_FLASH)
 		return;
 	if (!gpu_has_flash(g))
@@ -352,6 +382,19 @@ static void check_attention(const struct plan *p, const struct gpu_spec *g, cons
 	else if (full)
 		diag_err(d, f, "/training/attention", "flash needs precision fp16, bf16 or fp8, "
 			 "got \"%s\"", dtype_name(p->precision));
+}
+
+/* A kernel stack is written for transformers or for CNNs (stack.h): one
+ * of the other kind would price kernels its model never runs. */
+static void check_stack(const struct plan *p, const struct model *m, const char *f,
+			struct diag *d)
+{
+	const struct stack *k = plan_stack(p);
+	bool cnn_model = m->arch == MODEL_ARCH_CNN, cnn_stack = k->cnn != CNN_FUSE_NONE;
+	if (p->stack_set && cnn_model != cnn_stack)
+		diag_err(d, f, "/compute/stack", "stack '%s' runs %s, the model is a %s",
+			 k->name, cnn_stack ? "convolutional networks" : "transformers",
+			 cnn_model ? "convolutional network" : "transformer");
 }
 
 /* A CNN trains with data parallelism only: one replica per GPU. */
@@ -786,6 +829,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_precision(p, in, f, d);
 	check_ps(p, in, gpus, f, d);
 	check_whatifs(p, in, gpus, f, d);
+	check_stack(p, m, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;

@@ -304,6 +304,12 @@ double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt);
 /* The defaults of the table above (nodes, seq, global_batch left 0). */
 void plan_init(struct plan *p);
 
+/* The kernel stack that prices p's ops (models/stack.h). */
+const struct stack *plan_stack(const struct plan *p);
+/* The kernel that runs p's attention core, for reports: the resolved
+ * flash backend ("fa2", "fa3", "cudnn", "best") or "unfused". */
+const char *plan_attention_kernel(const struct plan *p);
+
 /* Set p->dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
  * GPU for a CNN), seq to 1 for a CNN, and the attention kernel when not
  * set: flash where the GPU has a flash kernel and the precision is 16-bit

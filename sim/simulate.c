@@ -55,7 +55,7 @@ static int collect_cnn_ops(const struct inputs *in, const struct plan *pl, struc
 			   struct result *r)
 {
 	struct cnn_net net;
-	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
+	enum cnn_fusion fu = plan_stack(pl)->cnn;
 	if (cnn_build(inputs_model(in), &net))
 		return -1;
 	int rc = 0;
@@ -499,7 +499,7 @@ static double compute_bound_share(const struct inputs *in, const struct plan *pl
 	struct cost *cost = inputs_cost(in);
 	const struct model *m = inputs_model(in);
 	struct wl_shape shp = plan_wl_shape(pl);
-	enum cnn_fusion fu = (pl->stack >= 0 ? &stack_table[pl->stack] : stack_default())->cnn;
+	enum cnn_fusion fu = plan_stack(pl)->cnn;
 	struct cnn_net net = { 0 };
 	double cb = 0, all = 0;
 	bool cnn = m->arch == MODEL_ARCH_CNN;

@@ -116,7 +116,7 @@ static struct op kernel_attention_op(const char *backend, enum op_pass pass, enu
 		if (!strcmp(attn_backend_names[i], backend))
 			be = (enum attn_backend)i;
 	struct op op = { .kind = OP_ATTN, .pass = pass, .dtype = dt, .batch = bh,
-			 .m = s, .n = s, .k = d, .causal = causal, .backend = be };
+			 .m = s, .n = s, .k = d, .causal = causal, .backend = { be, be } };
 	snprintf(op.name, sizeof(op.name), "flash_attn%s", bwd ? ".bwd" : "");
 	op.flops = attention_flops(ATTN_FLASH, causal, bwd, bh, s, d);
 	op.bytes = bh * s * (d * B * (bwd ? 8 : 4) + 4);
@@ -309,8 +309,11 @@ static void parse_row(struct kset *s, struct row *r, enum kind kind)
 	case K_ATTN: {
 		enum op_pass ps = pass_of(r);
 		backend = str(r, "backend");
-		if (!*backend)
-			bad(r, "column 'backend': empty%s", "");
+		bool known = false;
+		for (int i = 1; attn_backend_names[i]; i++)
+			known |= !strcmp(attn_backend_names[i], backend);
+		if (!known)
+			bad(r, "column 'backend': expected fa2, fa3 or cudnn, got '%s'", backend);
 		double b = num(r, "batch", false), h = num(r, "heads", false), sq = num(r, "seq", false),
 		       d = num(r, "head_dim", false);
 		const char *c = str(r, "causal");
