@@ -7,9 +7,10 @@
  * their reason, and simulates the valid ones through the runner, N at a
  * time. Each finished point is appended to DIR/points.csv and
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
- * interrupted sweep keeps every finished point; --resume reads the CSV,
- * drops a torn last line and the JSON lines of points the CSV lacks, and
- * runs only the rest. A progress line goes to a terminal. */
+ * interrupted sweep keeps every finished point; --resume reads the CSV
+ * through libcsv (util/csvfile.h: a quoted error message may hold commas,
+ * quotes and line breaks), drops a torn last record and the JSON lines of
+ * points the CSV lacks, and runs only the rest. A progress line goes to a terminal. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "assess.h"
 #include "plot.h"
 #include "cli.h"
+#include "csvfile.h"
 #include "diag.h"
 #include "report.h"
 #include "runner.h"
@@ -152,47 +154,62 @@ static void one_line(const char *text, char *out, size_t n)
 			*c = ';';
 }
 
-/* Read the point indices of an existing CSV; truncate a torn last line.
- * Returns a calloc'd flag per point, or NULL on error (reported). */
+/* What read_done learns from the records of an existing CSV. */
+struct done {
+	const char *csv;
+	bool *seen;                 /* per point */
+	long npoints;
+	bool had_header;
+	long good_end;              /* byte offset past the last complete record */
+	struct diag *d;
+};
+
+/* One record (csvfile.h): the header, which must start with 'point', or
+ * a finished point's row. A quoted field may hold commas, quotes and line
+ * breaks: the index is the record's first field. */
+static int done_record(void *ctx, const struct csvfile_record *r)
+{
+	struct done *dn = ctx;
+	if (!dn->had_header) {
+		dn->had_header = true;
+		if (strcmp(r->field[0], "point")) {
+			diag_err(dn->d, dn->csv, "", "not a sweep output (its header does not start with 'point')");
+			return 1;
+		}
+	} else {
+		char *end;
+		long i = strtol(r->field[0], &end, 10);
+		if (end != r->field[0] && !*end && i >= 0 && i < dn->npoints)
+			dn->seen[i] = true;
+	}
+	dn->good_end = r->end;
+	return 0;
+}
+
+/* Read the point indices of an existing CSV; cut a torn last record (a
+ * kill while a row was written, perhaps inside a quoted field). Returns a
+ * calloc'd flag per point, or NULL on error (reported). */
 static bool *read_done(const char *csv, long npoints, bool *had_header, struct diag *d)
 {
-	bool *seen = xcalloc((size_t)npoints, 1);
+	struct done dn = { .csv = csv, .seen = xcalloc((size_t)npoints, 1), .npoints = npoints, .d = d };
 	FILE *f = fopen(csv, "r+");
 	*had_header = false;
 	if (!f)
-		return seen;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	long good_end = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] != '\n')
-			break;  /* torn */
-		if (!*had_header) {
-			*had_header = true;
-			if (strncmp(line, "point,", 6)) {
-				diag_err(d, csv, "", "not a sweep output (its header does not start with 'point')");
-				free(line);
-				fclose(f);
-				free(seen);
-				return NULL;
-			}
-		} else {
-			long i = strtol(line, NULL, 10);
-			if (i >= 0 && i < npoints)
-				seen[i] = true;
-		}
-		good_end = ftell(f);
-	}
-	free(line);
-	if (ftruncate(fileno(f), good_end)) {
+		return dn.seen;
+	int rc = csvfile_read(f, 0, done_record, &dn);
+	if (rc < 0)
+		diag_err(d, csv, "", "cannot read: %s", strerror(errno));
+	else if (!rc && ftruncate(fileno(f), dn.good_end)) {
 		diag_err(d, csv, "", "cannot truncate a torn last line: %s", strerror(errno));
-		fclose(f);
-		free(seen);
-		return NULL;
+		rc = -1;
 	}
 	fclose(f);
-	return seen;
+	if (rc) {
+		free(dn.seen);
+		return NULL;
+	}
+	*had_header = dn.had_header;
+	return dn.seen;
 }
 
 /* Keep only the JSON lines of points in seen (a kill may leave a JSON line

@@ -46,6 +46,7 @@
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "tidy.h"
 #include "xalloc.h"
 
 #define OVERALL "overall"
@@ -283,17 +284,8 @@ static void print_table(const struct suite *su, const struct family_stat *fam, i
 			fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0.0, 100 * fam[k].max_abs);
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-	fputc('"', f);
-}
-
+/* Text fields through tidy_csv_field, the one CSV field writer (RFC 4180:
+ * quoted where a comma, a quote or a line break needs it). */
 static int write_csv(const struct suite *su, FILE *f)
 {
 	fprintf(f, "case,family,path,gpus,figure,published,predicted,error,compute_fraction,"
@@ -303,11 +295,11 @@ static int write_csv(const struct suite *su, FILE *f)
 		const struct result_row *r = &c->row;
 		bool ok = r->status == RESULT_OK;
 		double it = ok && r->iteration_s > 0 ? r->iteration_s : 1;
-		csv_str(f, c->sc->meta.name);
+		tidy_csv_field(f, c->sc->meta.name);
 		fputc(',', f);
-		csv_str(f, c->family);
+		tidy_csv_field(f, c->family);
 		fputc(',', f);
-		csv_str(f, c->path);
+		tidy_csv_field(f, c->path);
 		fprintf(f, ",%ld,%s,%.6g,", ok ? r->gpus : 0, pub_figures[c->fig].key,
 			published_figure(&c->sc->meta.pub, c->fig));
 		if (ok)
@@ -317,7 +309,7 @@ static int write_csv(const struct suite *su, FILE *f)
 		else
 			fputs(",,,,,,,,", f);
 		fprintf(f, "%s,", result_status_names[r->status]);
-		csv_str(f, r->reason);
+		tidy_csv_field(f, r->reason);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;

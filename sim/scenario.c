@@ -11,6 +11,7 @@
 
 #include "jload.h"
 #include "coll.h"
+#include "csvfile.h"
 #include "cost.h"
 #include "framework.h"
 #include "stack.h"
@@ -304,24 +305,26 @@ static void load_stragglers(struct jobj *sim, struct plan *s)
 	jobj_end(&jo);
 }
 
-/* A list of positive numbers (factors) from a CSV file: numbers separated
- * by commas, blanks or line breaks; a line starting with '#' and a first
- * line that is not a number (a header) are skipped. Returns the count, or
- * -1 after reporting against jo's key. */
-static int read_samples_csv(struct jobj *jo, const char *key, const char *path, double *out, int max)
+/* What samples_record collects from the records of a samples file. */
+struct samples {
+	struct jobj *jo;
+	const char *key, *path;
+	double *out;
+	int n, max;
+};
+
+/* One record of a samples file (csvfile.h): the numbers of its fields,
+ * blanks, commas and line breaks separating numbers inside a quoted field
+ * too; a record whose first
+ * field starts with '#' is a comment, a first record that does not start
+ * with a number is a header. Returns 0, or 1 after reporting. */
+static int samples_record(void *ctx, const struct csvfile_record *r)
 {
-	FILE *f = fopen(path, "r");
-	char line[4096];
-	int n = 0, lineno = 0;
-	if (!f) {
-		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (line[0] == '#')
-			continue;
-		char *p = line;
+	struct samples *sm = ctx;
+	if (r->nfields && r->field[0][0] == '#')
+		return 0;
+	for (int k = 0; k < r->nfields; k++) {
+		const char *p = r->field[k];
 		for (;;) {
 			p += strspn(p, " \t,\r\n");
 			if (!*p)
@@ -329,32 +332,49 @@ static int read_samples_csv(struct jobj *jo, const char *key, const char *path, 
 			char *end;
 			double x = strtod(p, &end);
 			if (end == p) {
-				if (lineno == 1 && n == 0)
-					break;  /* a header */
-				jobj_err(jo, key, "%s:%d: expected a number, got '%.*s'", path, lineno,
-					 (int)strcspn(p, " \t,\r\n"), p);
-				fclose(f);
-				return -1;
+				if (r->line == 1 && sm->n == 0)
+					return 0;  /* a header */
+				jobj_err(sm->jo, sm->key, "%s:%ld: expected a number, got '%.*s'", sm->path,
+					 r->line, (int)strcspn(p, " \t,\r\n"), p);
+				return 1;
 			}
 			if (!(x > 0) || !isfinite(x)) {
-				jobj_err(jo, key, "%s:%d: expected a positive slowdown factor, got %g", path,
-					 lineno, x);
-				fclose(f);
-				return -1;
+				jobj_err(sm->jo, sm->key, "%s:%ld: expected a positive slowdown factor, got %g",
+					 sm->path, r->line, x);
+				return 1;
 			}
-			if (n == max) {
-				jobj_err(jo, key, "%s: at most %d samples, got more", path, max);
-				fclose(f);
-				return -1;
+			if (sm->n == sm->max) {
+				jobj_err(sm->jo, sm->key, "%s: at most %d samples, got more", sm->path, sm->max);
+				return 1;
 			}
-			out[n++] = x;
+			sm->out[sm->n++] = x;
 			p = end;
 		}
 	}
+	return 0;
+}
+
+/* A list of positive numbers (factors) from a CSV file, read through
+ * libcsv: numbers separated by commas, blanks or line breaks; a line
+ * starting with '#' and a first line that is not a number (a header) are
+ * skipped. Returns the count, or -1 after reporting against jo's key. */
+static int read_samples_csv(struct jobj *jo, const char *key, const char *path, double *out, int max)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
+		return -1;
+	}
+	struct samples sm = { .jo = jo, .key = key, .path = path, .out = out, .max = max };
+	int rc = csvfile_read(f, CSVFILE_TAIL, samples_record, &sm);
+	if (rc < 0)
+		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
 	fclose(f);
-	if (n == 0)
+	if (rc)
+		return -1;
+	if (sm.n == 0)
 		jobj_err(jo, key, "%s: no samples", path);
-	return n ? n : -1;
+	return sm.n ? sm.n : -1;
 }
 
 /* simulation.stragglers.samples / samples_file (empirical). */

@@ -413,10 +413,25 @@ Test(mixed, rejects_samples_for_another_distribution)
 		     "got \"fixed\"");
 }
 
+/* libcsv reads the file: a quoted field may hold commas and line breaks,
+ * and a message names the line its record starts on. */
+Test(mixed, reports_the_line_of_a_bad_sample_after_a_quoted_field)
+{
+	char *dir = tmp_dir(), body[2048], want[2048];
+	char *p = write_file(dir, "samples.csv", "slowdown\n\"1.5,\n2\"\n2 x\n");
+	snprintf(body, sizeof(body),
+		 "\"nodes\": 2, \"simulation\": { \"stragglers\": { \"ranks\": [1], \"distribution\": \"empirical\","
+		 " \"samples_file\": \"%s\" } }", p);
+	snprintf(want, sizeof(want), "/simulation/stragglers/samples_file: error: %s:4: expected a number, got 'x'", p);
+	expect_error(body, want);
+	free(p), free(dir);
+}
+
 Test(mixed, reads_samples_from_a_csv_file)
 {
 	char *dir = tmp_dir(), text[1024];
-	free(write_file(dir, "samples.csv", "slowdown\n1.5\n"));
+	free(write_file(dir, "samples.csv",
+			"slowdown\n\"1.5,\n1.5\"\r\n# a comment, \"quoted\"\n1.5"));  /* no final line break */
 	struct run x;
 	x.dir = NULL;
 	snprintf(text, sizeof(text),
@@ -427,7 +442,7 @@ Test(mixed, reads_samples_from_a_csv_file)
 	run(&x, "models/zoo/resnet50.json", false, 32, text);
 	double c5 = compute_of(&x.r, 5, 0, CAT_N - 1), c0 = compute_of(&x.r, 0, 0, CAT_N - 1);
 	cr_expect_float_eq(c5, 1.5 * c0, 1e-9 * c5);
-	cr_expect_eq(x.sc->plan.nstraggler_samples, 1);
+	cr_expect_eq(x.sc->plan.nstraggler_samples, 3);
 	run_finish(&x);
 	free(dir);
 }

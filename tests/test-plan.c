@@ -1,4 +1,5 @@
-/* test-plan: sweeps (expansion, constraints, resume, shards), the
+/* test-plan: sweeps (expansion, constraints, resume, shards, merge; CSV
+ * fields with commas, quotes and line breaks), the
  * expression language, economics and goodput against their closed forms,
  * and the plan search's screen against the engine. */
 #include <criterion/criterion.h>
@@ -191,6 +192,136 @@ Test(sweep, resume_and_shards_give_the_rows_of_one_run, .timeout = 300)
 	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
 	snprintf(path, sizeof(path), "%s/merged.csv", dir);
 	cr_expect_str_eq(rows(path), full);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "cannot read %s", path);
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* An error message with a comma, a quote and a line break, as the sweep
+ * writes it (RFC 4180: quoted, the quote doubled), in hand-written shards. */
+Test(sweep, merge_keeps_a_quoted_field_with_a_comma_a_quote_and_a_newline)
+{
+	char *dir = tmp_dir(), args[1200], path[1200], *out = NULL;
+	char *a = write_file(dir, "a.csv",
+			     "point,sweep,error\n"
+			     "2,t,\"constraint \"\"max(micro_batch,\n 16) <= 16\"\" is false\"\n"
+			     "0,t,\n");
+	char *b = write_file(dir, "b.csv",
+			     "point,sweep,error\n"
+			     "1,t,\"x,y\"\n"
+			     "2,t,a duplicate: the first input's row is kept\n");
+	snprintf(args, sizeof(args), "merge %s/m.csv %s %s", dir, a, b);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	snprintf(path, sizeof(path), "%s/m.csv", dir);
+	cr_expect_str_eq(slurp(path),
+			 "point,sweep,error\n"
+			 "0,t,\n"
+			 "1,t,\"x,y\"\n"
+			 "2,t,\"constraint \"\"max(micro_batch,\n 16) <= 16\"\" is false\"\n");
+	char want[1400];
+	snprintf(want, sizeof(want), "3 points from 2 files written to %s/m.csv\n", dir);
+	cr_expect_str_eq(out, want);
+}
+
+Test(sweep, merge_bad_input_exact_messages)
+{
+	char *dir = tmp_dir(), args[1200], *err = NULL, want[1400];
+	char *a = write_file(dir, "a.csv", "point,sweep,error\n0,t,\"two\nlines\"\nx,t,\n");
+	char *b = write_file(dir, "b.csv", "point,sweep\n0,t\n");
+	snprintf(args, sizeof(args), "merge %s/m.csv %s", dir, a);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s:4: error: expected a point index in the first column, got 'x'\n", a);
+	cr_expect_str_eq(err, want);
+	free(err);
+	snprintf(args, sizeof(args), "merge %s/m.csv %s %s", dir, b, a);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s:1: error: header differs from %s's\n", a, b);
+	cr_expect_str_eq(err, want);
+}
+
+/* A sweep whose invalid points' error field holds a comma, quotes and a
+ * line break (the constraint's text): --resume on the finished output
+ * runs nothing again and leaves it byte for byte; a kill inside that
+ * quoted field is a torn record, cut and run again; merge keeps the rows. */
+Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline, .timeout = 300)
+{
+	char *dir = tmp_dir(), text[2048], args[2400], path[1200], want[4000], *out = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"name\": \"q\",\n"
+		 " \"base\": \"%s\",\n"
+		 " \"axes\": {\"training.micro_batch\": [16, 32, 64], \"training.global_batch\": [64]},\n"
+		 " \"constraints\": [\"max(micro_batch,\\n 16) <= 16\"]}\n",
+		 src_path("scenarios/resnet50-v100-1gpu.json"));
+	char *p = write_file(dir, "q.json", text);
+	snprintf(args, sizeof(args), "sweep %s --out %s/full --quiet", p, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(path, sizeof(path), "%s/full/points.csv", dir);
+	char *full = slurp(path);
+	const char *field = ",invalid,\"constraint \"\"max(micro_batch,\n 16) <= 16\"\" is false\",";
+	char *r1 = strstr(full, "\n1,q,"), *r2 = strstr(full, "\n2,q,"), *r0 = strstr(full, "\n0,q,");
+	cr_assert(r0 && r1 && r2, "%s", full);
+	cr_assert(r1 < r2 && r2 < r0, "invalid rows first, then the simulated one:\n%s", full);
+	cr_expect(strstr(r1, field) && strstr(r1, field) < r2, "%s", full);
+	cr_expect(strstr(r2, field), "%s", full);
+	cr_expect(strstr(r0, ",ok,"), "%s", full);
+
+	/* resume a finished sweep: nothing runs, the file is unchanged */
+	snprintf(args, sizeof(args), "sweep %s --out %s/full --resume", p, dir);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	snprintf(want, sizeof(want),
+		 "3 points (3 already done): 0 simulated, 0 invalid, 0 failed; rows in %s/full/points.csv "
+		 "and %s/full/points.jsonl; plots in %s/full/pareto.svg and mfu-gpus.svg\n", dir, dir, dir);
+	cr_expect_str_eq(out, want);
+	cr_expect_str_eq(slurp(path), full);
+
+	/* killed inside point 2's quoted field, after its line break, with
+	 * points 1 and 0 written before it */
+	char *hdr_end = strchr(full, '\n') + 1;
+	size_t cut = (size_t)(strstr(r2, "micro_batch,\n") + strlen("micro_batch,\n") - (r2 + 1));
+	char part[8192], whole[8192];
+	snprintf(part, sizeof(part), "%.*s%s%.*s", (int)(r2 + 1 - full), full, r0 + 1, (int)cut, r2 + 1);
+	snprintf(whole, sizeof(whole), "%.*s%s%.*s", (int)(r2 + 1 - full), full, r0 + 1, (int)(r0 - r2), r2 + 1);
+	snprintf(args, sizeof(args), "mkdir -p %s/part && cp %s/full/points.jsonl %s/part/", dir, dir, dir);
+	cr_assert_eq(system(args), 0);
+	free(write_file(dir, "part/points.csv", part));
+	snprintf(args, sizeof(args), "sweep %s --out %s/part --resume", p, dir);
+	free(out);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	snprintf(want, sizeof(want),
+		 "3 points (2 already done): 0 simulated, 1 invalid, 0 failed; rows in %s/part/points.csv "
+		 "and %s/part/points.jsonl; plots in %s/part/pareto.svg and mfu-gpus.svg\n", dir, dir, dir);
+	cr_expect_str_eq(out, want);
+	snprintf(path, sizeof(path), "%s/part/points.csv", dir);
+	cr_expect_str_eq(slurp(path), whole);
+
+	/* the rows as two shards, point 1 in both */
+	snprintf(args, sizeof(args),
+		 "cd %s && head -1 full/points.csv > s1.csv && head -1 full/points.csv > s2.csv", dir);
+	cr_assert_eq(system(args), 0);
+	snprintf(path, sizeof(path), "%s/s1.csv", dir);
+	FILE *f = fopen(path, "a");
+	fprintf(f, "%.*s%s", (int)(r2 + 1 - hdr_end), hdr_end, r0 + 1);  /* points 1 and 0 */
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/s2.csv", dir);
+	f = fopen(path, "a");
+	fprintf(f, "%.*s", (int)(r0 - r1), r1 + 1);                       /* points 1 and 2 */
+	fclose(f);
+	snprintf(args, sizeof(args), "merge %s/m.csv %s/s2.csv %s/s1.csv", dir, dir, dir);
+	free(out);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	snprintf(path, sizeof(path), "%s/m.csv", dir);
+	char *merged = slurp(path);
+	/* one header, then points 0, 1, 2 each once, as written */
+	snprintf(want, sizeof(want), "%.*s%s%.*s", (int)(hdr_end - full), full, r0 + 1, (int)(r0 - r1), r1 + 1);
+	cr_expect_str_eq(merged, want);
 }
 
 Test(goodput, daly_and_young_closed_forms)
