@@ -391,21 +391,32 @@ static const struct family *find_family(const struct cost_profile *cp, const cha
 	return best;
 }
 
+/* A memory-bound op on its family's measured curve. An op that stands for
+ * k kernels (an eager piece, stack.h) is k kernels of bytes / k each; the
+ * loss is priced on the softmax curve (calib measures no cross-entropy);
+ * an op fused into the kernel before it (kernels < 0) has no launch of
+ * its own: the roofline's bandwidth term, which adds none. */
 static double membound_time(const struct cost_profile *cp, const struct op *op)
 {
-	char name[32];
+	char name[32], kind[40];
 	const struct family *f = NULL;
+	int k = op->kernels > 1 ? op->kernels : 1;
 
-	if (op->membound_kind[0]) {
-		f = find_family(cp, op->membound_kind, op->dtype, op->row);
-		size_t l = strlen(op->membound_kind);
-		if (!f && l > 4 && (strcmp(op->membound_kind + l - 4, "_fwd") == 0 ||
-				    strcmp(op->membound_kind + l - 4, "_bwd") == 0)) {
-			snprintf(name, sizeof(name), "%.*s", (int)(l - 4), op->membound_kind);
+	if (op->kernels < 0)
+		return -1;
+	snprintf(kind, sizeof(kind), "%s", op->membound_kind);
+	if (!strncmp(kind, "cross_entropy_", 14))
+		snprintf(kind, sizeof(kind), "softmax_%s", op->membound_kind + 14);
+	if (kind[0]) {
+		f = find_family(cp, kind, op->dtype, op->row);
+		size_t l = strlen(kind);
+		if (!f && l > 4 && (strcmp(kind + l - 4, "_fwd") == 0 ||
+				    strcmp(kind + l - 4, "_bwd") == 0)) {
+			snprintf(name, sizeof(name), "%.*s", (int)(l - 4), kind);
 			f = find_family(cp, name, op->dtype, op->row);
 		}
 	}
-	return curve_time(f ? &f->c : &cp->d2d, op->bytes);
+	return k * curve_time(f ? &f->c : &cp->d2d, op->bytes / k);
 }
 
 /* A fused attention op at the rate of the nearest measured fused entry; -1

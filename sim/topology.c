@@ -157,17 +157,25 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 		jobj_err(jo, key, "needs schema_version \"1.2\" (the file says \"1.%d\")", minor);
 }
 
-/* The 1.5 efficiency keys (in situ and per class): mem_rowwise_max,
- * sustained_clock_ratio, comm_overlap_clock_ratio, attention_backends
- * {fa2|fa3|cudnn: {fwd_max, bwd_max, source}}. */
+/* The 1.5 efficiency keys (in situ and per class). */
+static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
+				       "attention_backends", "comm_overlap_clock_ratio", NULL };
+
+/* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
+static void need_15(int minor, struct jobj *jo, const char *key)
+{
+	if (minor < 5)
+		jobj_err(jo, key, "needs schema_version \"1.5\" (a GPU preset: \"1.1\"), the file "
+			 "says \"1.%d\"", minor);
+}
+
+/* mem_rowwise_max, sustained_clock_ratio, comm_overlap_clock_ratio,
+ * attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max, source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 {
-	static const char *const keys[] = { "mem_rowwise_max", "sustained_clock_ratio",
-					    "attention_backends", "comm_overlap_clock_ratio" };
-	for (int i = 0; i < 4; i++)
-		if (jobj_has(ef, keys[i]) && minor < 5)
-			jobj_err(ef, keys[i], "needs schema_version \"1.5\" (the file says \"1.%d\")",
-				 minor);
+	for (int i = 0; keys_15[i]; i++)
+		if (jobj_has(ef, keys_15[i]))
+			need_15(minor, ef, keys_15[i]);
 	if (minor < 5)
 		return;
 	if (jobj_num(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT) == 1 &&
@@ -187,15 +195,19 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	for (int b = ATTN_BE_BEST + 1; b < ATTN_BE_N; b++) {
 		if (jobj_child(&ab, attn_backend_names[b], &be, 0) != 1)
 			continue;
-		jobj_num(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT);
-		jobj_num(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT);
-		if (g->flash_be_fwd[b] <= 0 || g->flash_be_bwd[b] <= 0)
-			jobj_err(&be, "fwd_max", "fwd_max and bwd_max must be > 0, got %g and %g",
-				 g->flash_be_fwd[b], g->flash_be_bwd[b]);
+		if (jobj_num(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT) == 1 &&
+		    g->flash_be_fwd[b] <= 0)
+			jobj_err(&be, "fwd_max", "must be > 0, got %g", g->flash_be_fwd[b]);
+		if (jobj_num(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT) == 1 &&
+		    g->flash_be_bwd[b] <= 0)
+			jobj_err(&be, "bwd_max", "must be > 0, got %g", g->flash_be_bwd[b]);
 		jobj_str(&be, "source", &(const char *){ NULL }, JREQ);
 		jobj_end(&be);
 	}
 	jobj_end(&ab);
+	if (g->flash_fwd_max <= 0)
+		jobj_err(ef, "attention_backends", "needs flash_fwd_max and flash_bwd_max (the best "
+			 "flash kernel), got none");
 }
 
 /* Read the keys of a GPU description (the topology's "gpu" object, or a
@@ -227,13 +239,12 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 		g->hbm_bw_Bps = x * 1e9;
 	jobj_int(jo, "sm_count", &g->sm_count, 1, JREQ);
 	if (jobj_has(jo, "compute_capability")) {
-		if (minor < 5)
-			jobj_err(jo, "compute_capability", "needs schema_version \"1.5\" (the file says \"1.%d\")",
-				 minor);
-		else if (jobj_num(jo, "compute_capability", &g->compute_capability, JPOS) == 1 &&
-			 (g->compute_capability < 1 || g->compute_capability > 20))
-			jobj_err(jo, "compute_capability", "expected a CUDA compute capability such as 9.0, got %g",
-				 g->compute_capability);
+		need_15(minor, jo, "compute_capability");
+		double *cc = &g->compute_capability;
+		if (minor >= 5 && jobj_num(jo, "compute_capability", cc, JPOS) == 1 &&
+		    (*cc < 1 || *cc > 20))
+			jobj_err(jo, "compute_capability", "expected a CUDA compute capability such as "
+				 "9.0, got %g", *cc);
 	}
 	x = 2;
 	jobj_num(jo, "memory_reserved_GB", &x, JNONNEG);
@@ -309,18 +320,24 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	}
 }
 
-/* A GPU preset file (schema ddlsim.gpu 1.0) read and checked on its own:
- * its GPU keys (as the topology's "gpu" object, every 1.x key allowed)
+/* A GPU preset file (schema ddlsim.gpu 1.1; 1.0 accepted) read and
+ * checked on its own: its GPU keys (as the topology's "gpu" object: a
+ * 1.0 preset takes the keys of a topology 1.4, a 1.1 preset those of 1.5)
  * and "sources", a string per key saying where the number comes from.
  * Returns the GPU object without schema and sources (new reference), or
- * NULL after reporting. */
-static json_t *read_preset(const char *path, struct diag *d)
+ * NULL after reporting; *minor is the topology minor version its keys
+ * were read at. */
+static json_t *read_preset(const char *path, int *minor, struct diag *d)
 {
 	json_t *pre = jload_file(path, d), *out = NULL;
 	struct jobj pj, src;
 	struct gpu_spec scratch = { 0 };
+	int pminor = 0;
+	*minor = 4;
 	if (!pre || jload_schema(pre, path, d, "ddlsim.gpu", 1, 1))
 		goto out;
+	sscanf(json_string_value(json_object_get(pre, "schema_version")), "%*d.%d", &pminor);
+	*minor = pminor >= 1 ? 5 : 4;
 	jobj_init(&pj, pre, path, "", d);
 	int before = diag_count(d);
 	if (jobj_child(&pj, "sources", &src, JREQ) == 1) {
@@ -330,7 +347,7 @@ static json_t *read_preset(const char *path, struct diag *d)
 			jobj_str(&src, k, &str, 0);
 		jobj_end(&src);
 	}
-	load_gpu_keys(&pj, &scratch, 5);
+	load_gpu_keys(&pj, &scratch, *minor);
 	jobj_end(&pj);
 	if (diag_count(d) == before) {
 		out = json_deep_copy(pre);
@@ -345,21 +362,23 @@ out:
 
 int topology_gpu_preset_load(const char *path, struct gpu_spec *out, struct diag *d)
 {
-	json_t *g = read_preset(path, d);
+	int minor;
+	json_t *g = read_preset(path, &minor, d);
 	struct jobj jo;
 	if (!g)
 		return -1;
 	memset(out, 0, sizeof(*out));
 	int before = diag_count(d);
 	jobj_init(&jo, g, path, "", d);
-	load_gpu_keys(&jo, out, 5);
+	load_gpu_keys(&jo, out, minor);
 	json_decref(g);
 	return diag_count(d) == before ? 0 : -1;
 }
 
 int topology_gpu_preset_check(const char *path, struct diag *d)
 {
-	json_t *g = read_preset(path, d);
+	int minor;
+	json_t *g = read_preset(path, &minor, d);
 	json_decref(g);
 	return g ? 0 : -1;
 }
@@ -367,12 +386,28 @@ int topology_gpu_preset_check(const char *path, struct diag *d)
 /* The topology's "gpu": inline (every version), or (1.4) a preset file's
  * path, or {"preset": path, overrides...}. A preset is read and checked on
  * its own (errors name the preset file), then copied under the
- * topology's "gpu" with the overrides laid over it (an object such as
- * efficiency or power key by key), so the topology reads one description
+ * topology's "gpu" with the overrides laid over it (objects such as
+ * efficiency or power key by key, recursively), so the topology reads one description
  * and an override's error names the topology's /gpu path. */
+/* An override of a preset names a 1.5 key in an older topology. */
+static void check_override_15(struct jobj *top, json_t *v, int minor)
+{
+	if (minor >= 5 || !json_is_object(v))
+		return;
+	json_t *ef = json_object_get(v, "efficiency");
+	if (json_object_get(v, "compute_capability"))
+		jobj_err(top, "gpu", "/compute_capability: needs schema_version \"1.5\", the file "
+			 "says \"1.%d\"", minor);
+	for (int i = 0; keys_15[i] && json_is_object(ef); i++)
+		if (json_object_get(ef, keys_15[i]))
+			jobj_err(top, "gpu", "/efficiency/%s: needs schema_version \"1.5\", the file "
+				 "says \"1.%d\"", keys_15[i], minor);
+}
+
 static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct diag *d)
 {
 	json_t *v = json_object_get(root, "gpu");
+	int minor = t->schema_minor;
 	const char *rel = json_is_string(v) ? json_string_value(v)
 			: json_is_string(json_object_get(v, "preset")) ? json_string_value(json_object_get(v, "preset"))
 			: NULL;
@@ -388,7 +423,11 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 			jobj_err(top, "gpu", "preset path too long");
 			json_object_del(root, "gpu");
 		} else {
-			json_t *merged = read_preset(t->gpu_preset, d);
+			int pminor;
+			json_t *merged = read_preset(t->gpu_preset, &pminor, d);
+			check_override_15(top, v, t->schema_minor);
+			if (pminor > minor)
+				minor = pminor;
 			if (merged && json_is_object(v)) {
 				const char *k;
 				json_t *ov;
@@ -397,7 +436,7 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 					if (!strcmp(k, "preset"))
 						continue;
 					if (json_is_object(base) && json_is_object(ov))
-						json_object_update(base, ov);
+						json_object_update_recursive(base, ov);
 					else
 						json_object_set(merged, k, ov);
 				}
@@ -413,8 +452,9 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 	struct jobj jo;
 	if (jobj_child(top, "gpu", &jo, JREQ) != 1)
 		return;
-	/* a preset's keys were checked against the preset's own schema */
-	load_gpu_keys(&jo, &t->gpu, rel ? 5 : t->schema_minor);
+	/* a preset's keys were checked against the preset's own schema, the
+	 * overrides against the topology's */
+	load_gpu_keys(&jo, &t->gpu, minor);
 	jobj_end(&jo);
 }
 
