@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "coll.h"
 #include "diag.h"
 #include "engine.h"
@@ -327,4 +328,94 @@ Test(topology, a_value_that_overflows_when_scaled_is_refused)
 		       "\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}}",
 		       "{\"kind\":\"nonblocking\",\"latency_us\":1}", "/node/intra/bw_GBps",
 		       "expected at most 1e+12 GB/s, got inf");
+}
+
+/* ---- schema 1.5: in-situ and per-class efficiencies, attention kernels -- */
+
+#define GPU_15_BASE "\"name\":\"g\",\"peak_tflops\":{\"fp32\":60,\"bf16\":900},\"hbm_GB\":80," \
+	"\"hbm_bw_GBps\":3000,\"sm_count\":132"
+
+Test(topology, reads_the_1_5_gpu_keys)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	char *dir = tmp_dir();
+	char *p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"compute_capability\":9.0,"
+			      "\"efficiency\":{\"mem_max\":0.8,\"mem_rowwise_max\":0.6,"
+			      "\"sustained_clock_ratio\":0.9,\"comm_overlap_clock_ratio\":0.8,"
+			      "\"flash_fwd_max\":0.6,\"flash_bwd_max\":0.5,\"attention_backends\":{"
+			      "\"fa2\":{\"fwd_max\":0.3,\"bwd_max\":0.31,\"source\":\"a\"},"
+			      "\"cudnn\":{\"fwd_max\":0.62,\"bwd_max\":0.52,\"source\":\"b\"}}}}");
+	struct topology *t = topology_load(p, &d);
+	cr_assert(t, "%s", diag_text(&d));
+	cr_expect_float_eq(t->gpu.compute_capability, 9.0, 1e-12);
+	cr_expect_float_eq(t->gpu.mem_rowwise_max, 0.6, 1e-12);
+	cr_expect_float_eq(t->gpu.sustained_clock_ratio, 0.9, 1e-12);
+	cr_expect_float_eq(t->gpu.comm_overlap_clock_ratio, 0.8, 1e-12);
+	cr_expect_float_eq(t->gpu.flash_be_fwd[ATTN_BE_FA2], 0.3, 1e-12);
+	cr_expect_float_eq(t->gpu.flash_be_bwd[ATTN_BE_CUDNN], 0.52, 1e-12);
+	cr_expect_eq(t->gpu.flash_be_fwd[ATTN_BE_FA3], 0);  /* not given: the best */
+	/* the backend's figure is what a flash op of that backend runs at */
+	cr_expect_float_eq(attention_flash_eff(&t->gpu, ATTN_BE_FA2, false, 1e9, 128, false), 0.3,
+			   1e-6);
+	cr_expect_float_eq(attention_flash_eff(&t->gpu, ATTN_BE_FA3, false, 1e9, 128, false), 0.6,
+			   1e-6);
+	topology_destroy(t);
+	diag_finish(&d);
+	free(p);
+	free(dir);
+}
+
+Test(topology, rejects_1_5_keys_in_older_files_and_bad_backends_with_their_paths)
+{
+	char *dir = tmp_dir(), *err = NULL, args[1200], want[1400];
+	/* a 1.4 inline GPU with 1.5 keys */
+	char *p = preset_topo(dir, "1.4", "{" GPU_15_BASE ",\"compute_capability\":9.0,"
+			      "\"efficiency\":{\"mem_rowwise_max\":0.6}}");
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu/compute_capability: error: needs schema_version \"1.5\" "
+		 "(a GPU preset: \"1.1\"), the file says \"1.4\"", p);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/mem_rowwise_max: error: needs schema_version", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	/* a 1.4 topology overriding a preset with a 1.5 key */
+	char gpu[1400];
+	snprintf(gpu, sizeof(gpu), "{\"preset\":\"%s\",\"efficiency\":{\"sustained_clock_ratio\":0.9}}",
+		 src_path("gpus/h100-sxm5-80gb.json"));
+	p = preset_topo(dir, "1.4", gpu);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu: error: /efficiency/sustained_clock_ratio: needs "
+		 "schema_version \"1.5\", the file says \"1.4\"", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	/* a backend without its source, one out of range, one unknown */
+	p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"efficiency\":{\"flash_fwd_max\":0.6,"
+			"\"flash_bwd_max\":0.5,\"attention_backends\":{\"fa2\":{\"fwd_max\":0.3,"
+			"\"bwd_max\":0.3},\"fa3\":{\"fwd_max\":0.6,\"bwd_max\":0,\"source\":\"s\"},"
+			"\"fa4\":{}}}}");
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/attention_backends/fa2/source: error: missing "
+		 "required key 'source'", p);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/attention_backends/fa3/bwd_max: error: "
+		 "must be > 0, got 0", p);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/attention_backends/fa4: error: unknown key", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	/* backends without the best flash kernel */
+	p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"efficiency\":{\"attention_backends\":{"
+			"\"fa2\":{\"fwd_max\":0.3,\"bwd_max\":0.3,\"source\":\"s\"}}}}");
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/attention_backends: error: needs "
+		 "flash_fwd_max and flash_bwd_max (the best flash kernel), got none", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	free(dir);
 }

@@ -1,0 +1,315 @@
+/* test-stack: the kernels each training stack runs (models/stack.c), as
+ * workload.c and cnn.c emit them, against the byte counts worked by hand
+ * from each stack's source (the counts stack.c cites), and how the
+ * roofline prices their kernels; the scenario checks of compute.stack and
+ * compute.attention_backend with their exact messages. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnn.h"
+#include "cost.h"
+#include "model.h"
+#include "stack.h"
+#include "topology.h"
+#include "testutil.h"
+#include "workload.h"
+
+static struct model *load(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct model *m = model_load(src_path(rel), &d);
+	cr_assert_not_null(m, "%s", diag_text(&d));
+	diag_finish(&d);
+	return m;
+}
+
+/* One micro-batch of s tokens, TP t, the stack named, fp32 main gradients. */
+static struct wl_shape shape(const char *stack, double s, int t)
+{
+	struct wl_shape w = { 1, s, t, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0,
+			      stack_find(stack), { ATTN_BE_FA2, ATTN_BE_CUDNN }, true };
+	cr_assert(w.stack, "no stack '%s'", stack);
+	return w;
+}
+
+/* The op named name in block blk, pass ps; fails if absent. */
+static struct op find_op(const struct model *m, const struct wl_shape *w, enum wl_block blk,
+			 enum op_pass ps, const char *name)
+{
+	struct op_list l;
+	op_list_init(&l);
+	cr_assert_eq(workload_block(m, w, blk, ps, RECOMPUTE_NONE, &l), 0);
+	for (int i = 0; i < l.n; i++)
+		if (!strcmp(l.v[i].name, name)) {
+			struct op o = l.v[i];
+			op_list_finish(&l);
+			return o;
+		}
+	op_list_finish(&l);
+	cr_assert_fail("no op '%s'", name);
+	return (struct op){ 0 };
+}
+
+static bool has_op(const struct model *m, const struct wl_shape *w, enum wl_block blk,
+		   enum op_pass ps, const char *prefix)
+{
+	struct op_list l;
+	bool found = false;
+	op_list_init(&l);
+	cr_assert_eq(workload_block(m, w, blk, ps, RECOMPUTE_NONE, &l), 0);
+	for (int i = 0; i < l.n; i++)
+		found |= !strncmp(l.v[i].name, prefix, strlen(prefix));
+	op_list_finish(&l);
+	return found;
+}
+
+#define EXPECT_BYTES(o, want) \
+	cr_expect_float_eq((o).bytes, (want), 1e-9 * (want), "%s: %.17g vs %.17g", (o).name, \
+			   (o).bytes, (double)(want))
+
+/* Llama 2 7B (h 4096, 32 heads, no GQA), 4,096 tokens. HF's eager
+ * RMSNorm: .to(fp32) r2 w4, pow r4 w4, mean r4, mul r4 w4, .to(bf16) r4
+ * w2, weight mul r2 w2 = 36 B per element in 8 kernels (with the two
+ * per-row ones); Transformer Engine's: read x, write y = 4 B in one. */
+Test(stack, norms_as_each_stack_runs_them)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	double T = 4096, h = 4096;
+	struct wl_shape hf = shape("hf-eager", T, 1), te = shape("megatron-te", T, 1);
+	struct op a = find_op(m, &hf, WL_ATTN, PASS_FWD, "rmsnorm");
+	EXPECT_BYTES(a, 36 * T * h);
+	cr_expect_eq(a.kernels, 8);
+	a = find_op(m, &hf, WL_ATTN, PASS_BWD, "rmsnorm.bwd");
+	EXPECT_BYTES(a, 90 * T * h);
+	struct op b = find_op(m, &te, WL_ATTN, PASS_FWD, "rmsnorm");
+	EXPECT_BYTES(b, 4 * T * h);
+	cr_expect_eq(b.kernels, 1);
+	cr_expect_gt(b.row, 0, "a norm is a row-wise kernel");
+	model_destroy(m);
+}
+
+/* RoPE on q and k (h + kv = 8192 per token for Llama 2 7B): fused 4 B per
+ * element (two kernels, q and k), HF's rotate_half 20 B forward; none for
+ * an ALiBi model (MPT). */
+Test(stack, rope_on_q_and_k_and_none_for_alibi)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	double T = 4096;
+	struct wl_shape hf = shape("hf-eager", T, 2), te = shape("megatron-te", T, 2);
+	struct op a = find_op(m, &te, WL_ATTN, PASS_FWD, "rope");
+	EXPECT_BYTES(a, 4 * T * (4096 + 4096) / 2);
+	cr_expect_eq(a.kernels, 2);
+	a = find_op(m, &hf, WL_ATTN, PASS_FWD, "rope");
+	EXPECT_BYTES(a, 20 * T * (4096 + 4096) / 2);
+	model_destroy(m);
+	m = load("models/zoo/mpt-7b.json");
+	cr_expect(!has_op(m, &hf, WL_ATTN, PASS_FWD, "rope"));
+	model_destroy(m);
+}
+
+/* Megatron's vocab-parallel cross-entropy: 38 B per logit forward, 14
+ * backward (the fp32 upcast, max, sub, exp, sum, div; mul_ and the cast
+ * back); llm-foundry's fused Triton loss 2 + 4. Llama 2 7B, vocabulary
+ * 32,000, TP 2: 16,000 logits per token. */
+Test(stack, the_loss_per_logit)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	double T = 2048, V = 32000;
+	struct wl_shape te = shape("megatron-te", T, 2), lf = shape("llm-foundry", T, 2);
+	EXPECT_BYTES(find_op(m, &te, WL_HEAD, PASS_FWD, "cross_entropy"), 38 * T * V / 2);
+	EXPECT_BYTES(find_op(m, &te, WL_HEAD, PASS_BWD, "cross_entropy.bwd"), 14 * T * V / 2);
+	EXPECT_BYTES(find_op(m, &lf, WL_HEAD, PASS_FWD, "cross_entropy"), 2 * T * V / 2);
+	EXPECT_BYTES(find_op(m, &lf, WL_HEAD, PASS_BWD, "cross_entropy.bwd"), 4 * T * V / 2);
+	model_destroy(m);
+}
+
+/* fp32 main gradients: Transformer Engine's wgrad epilogue reads and
+ * writes them instead of writing 16 bits, +6 B per parameter, no kernel
+ * (so no launch: the roofline prices the bytes alone); an FSDP stack
+ * casts the 16-bit gradient into its fp32 reduce buffer, 6 B in a
+ * kernel; with 16-bit gradients the epilogue reads them (2 B) and the
+ * cast does nothing. The attention block's weights: h (h + 2 kv) + h^2. */
+Test(stack, main_gradients_in_the_epilogue_or_a_cast)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *topo = topology_load(src_path("topologies/dgx-h100.json"), &d);
+	cr_assert(topo, "%s", diag_text(&d));
+	double h = 4096, P = (h * (h + 2 * h) + h * h) / 2;
+	struct wl_shape te = shape("megatron-te", 4096, 2), tt = shape("torchtitan", 4096, 2);
+	struct op a = find_op(m, &te, WL_ATTN, PASS_BWD, "attn.main_grad");
+	EXPECT_BYTES(a, 6 * P);
+	cr_expect_eq(a.kernels, -1);
+	double bw = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
+	cr_expect_float_eq(cost_roofline_time(&topo->gpu, &a), 6 * P / bw, 1e-12,
+			   "a fused accumulation pays no launch");
+	struct op b = find_op(m, &tt, WL_ATTN, PASS_BWD, "attn.main_grad");
+	EXPECT_BYTES(b, 6 * P);
+	cr_expect_eq(b.kernels, 1);
+	te.grad_fp32 = tt.grad_fp32 = false;
+	EXPECT_BYTES(find_op(m, &te, WL_ATTN, PASS_BWD, "attn.main_grad"), 2 * P);
+	cr_expect(!has_op(m, &tt, WL_ATTN, PASS_BWD, "attn.main_grad"));
+	/* the LM head accumulates whatever the embeddings' tying */
+	cr_expect(has_op(m, &te, WL_HEAD, PASS_BWD, "lm_head.main_grad"));
+	topology_destroy(topo);
+	diag_finish(&d);
+	model_destroy(m);
+}
+
+/* Grouped-query attention in an eager stack: repeat_kv writes K and V
+ * once per query head. Llama 3 8B: 32 heads, 8 KV heads of 128, so per
+ * token 2 x 1024 K/V elements read, 4 x that written. */
+Test(stack, repeat_kv_in_eager_stacks_only)
+{
+	struct model *m = load("models/zoo/llama3-8b.json");
+	double T = 1024, kv = 2 * 1024;
+	struct wl_shape tt = shape("torchtitan", T, 1), te = shape("megatron-te", T, 1);
+	struct op a = find_op(m, &tt, WL_ATTN, PASS_FWD, "repeat_kv");
+	EXPECT_BYTES(a, T * kv * (1 + 4) * 2);
+	cr_expect_eq(a.kernels, 2);
+	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "repeat_kv"));
+	model_destroy(m);
+}
+
+/* An eager piece pays one launch per kernel: HF's RMSNorm costs seven
+ * launches more than its bytes alone with one. */
+Test(stack, an_eager_piece_pays_a_launch_per_kernel)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *topo = topology_load(src_path("topologies/dgx-a100.json"), &d);
+	cr_assert(topo, "%s", diag_text(&d));
+	struct wl_shape hf = shape("hf-eager", 4096, 1);
+	struct op a = find_op(m, &hf, WL_ATTN, PASS_FWD, "rmsnorm"), one = a;
+	one.kernels = 1;
+	cr_expect_float_eq(cost_roofline_time(&topo->gpu, &a) - cost_roofline_time(&topo->gpu, &one),
+			   7 * topo->gpu.kernel_launch_s, 1e-15);
+	topology_destroy(topo);
+	diag_finish(&d);
+	model_destroy(m);
+}
+
+/* ResNet under NVIDIA's MLPerf MXNet kernels: the ReLUs have no kernel,
+ * inside a bottleneck the batch norms have no forward bytes (folded into
+ * the convolutions), the add is ScaleBiasAddRelu at 6.125 B per element
+ * (fp16: x and the shortcut read, y and a bit mask written); on several
+ * nodes NHWC BN+ReLU at 6 and BatchNormAddRelu at 8.125 on the block's
+ * last BN (bn2 of a ResNet-18 basic block, bn3 of a bottleneck). */
+static double layer_bytes(const struct cnn_net *net, const char *name, enum op_pass ps,
+			  enum cnn_fusion fu, int *nops)
+{
+	for (int i = 0; i < net->n; i++) {
+		if (strcmp(net->v[i].name, name))
+			continue;
+		struct op_list l;
+		op_list_init(&l);
+		cr_assert_eq(cnn_layer_ops(&net->v[i], 2, DTYPE_FP16, ps, i == 0, fu, &l), 0);
+		double b = 0;
+		for (int j = 0; j < l.n; j++)
+			b += l.v[j].bytes;
+		*nops = l.n;
+		op_list_finish(&l);
+		return b;
+	}
+	cr_assert_fail("no layer '%s'", name);
+	return 0;
+}
+
+static double out_el(const struct cnn_net *net, const char *name)
+{
+	for (int i = 0; i < net->n; i++)
+		if (!strcmp(net->v[i].name, name))
+			return 2 * net->v[i].k * net->v[i].p * net->v[i].q;
+	return 0;
+}
+
+Test(stack, cnn_batch_norm_fused_as_mlperf_runs_it)
+{
+	struct model *m = load("models/zoo/resnet50.json");
+	struct cnn_net net;
+	int n;
+	cr_assert_eq(cnn_build(m, &net), 0);
+	cr_expect_eq(layer_bytes(&net, "layer1.0.relu1", PASS_FWD, CNN_FUSE_CONV_BN, &n), 0);
+	cr_expect_eq(n, 0);
+	cr_expect_eq(layer_bytes(&net, "layer1.0.bn1", PASS_FWD, CNN_FUSE_CONV_BN, &n), 0);
+	double o = out_el(&net, "layer1.0.add");
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.add", PASS_FWD, CNN_FUSE_CONV_BN, &n),
+			   6.125 * o, 1e-6 * o);
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn3", PASS_BWD, CNN_FUSE_CONV_BN, &n),
+			   10 * out_el(&net, "layer1.0.bn3"), 1e-6 * o);
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn3", PASS_FWD, CNN_FUSE_BN_ACT, &n),
+			   8.125 * out_el(&net, "layer1.0.bn3"), 1e-6 * o);
+	cr_expect_float_eq(layer_bytes(&net, "bn1", PASS_FWD, CNN_FUSE_CONV_BN, &n),
+			   6 * out_el(&net, "bn1"), 1e-6 * o);
+	/* unfused: BN 3 touches of fp16 */
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn1", PASS_FWD, CNN_FUSE_NONE, &n),
+			   3 * 2 * out_el(&net, "layer1.0.bn1"), 1e-6 * o);
+	cnn_net_finish(&net);
+	model_destroy(m);
+	/* a basic block ends with bn2 */
+	struct diag d;
+	diag_init(&d, stderr);
+	char *dir = tmp_dir();
+	char *p = write_file(dir, "r18.json", "{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.0\","
+			     "\"name\":\"r18\",\"source\":\"s\",\"architecture\":\"cnn\",\"cnn\":{"
+			     "\"family\":\"resnet\",\"depth\":18,\"image\":224,\"classes\":1000}}");
+	m = model_load(p, &d);
+	cr_assert(m, "%s", diag_text(&d));
+	cr_assert_eq(cnn_build(m, &net), 0);
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn2", PASS_FWD, CNN_FUSE_BN_ACT, &n),
+			   8.125 * out_el(&net, "layer1.0.bn2"), 1e-6);
+	cr_expect_eq(layer_bytes(&net, "layer1.0.add", PASS_FWD, CNN_FUSE_BN_ACT, &n), 0);
+	cnn_net_finish(&net);
+	model_destroy(m);
+	diag_finish(&d);
+	free(p);
+	free(dir);
+}
+
+/* compute.stack and compute.attention_backend: bad names, a kernel that
+ * needs flash, FlashAttention-3 on an Ampere GPU, a CNN stack on a
+ * transformer; exit code 3 and the JSON path. */
+static void expect_invalid(const char *topo, const char *model, const char *compute,
+			   const char *attention, const char *want)
+{
+	char *dir = tmp_dir(), text[2048], args[1400], *err = NULL, w[1600];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 1, \"compute\": %s,"
+		 " \"training\": { \"seq_len\": 2048, \"global_batch\": 8%s } }\n",
+		 src_path(model), src_path(topo), compute, attention);
+	char *p = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "validate '%s'", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	snprintf(w, sizeof(w), "%s: %s", p, want);
+	cr_expect(err && strstr(err, w), "want '%s' in: %s", w, err);
+	free(err);
+	free(p);
+	free(dir);
+}
+
+Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
+{
+	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
+		       "{ \"stack\": \"megatron\" }", "",
+		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
+		       "llm-foundry, mxnet-normconv, mxnet-nhwc-bn}, got 'megatron'");
+	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
+		       "{ \"attention_backend\": \"fa3\" }", "",
+		       "/compute/attention_backend: error: fa3 needs compute capability 9.0 or later "
+		       "(Hopper), GPU 'A100-SXM4-80GB' has 8.0");
+	expect_invalid("topologies/dgx-h100.json", "models/zoo/llama2-7b.json",
+		       "{ \"attention_backend\": \"fa3\" }", ", \"attention\": \"unfused\"",
+		       "/compute/attention_backend: error: a flash kernel needs attention \"flash\", "
+		       "got \"unfused\"");
+	expect_invalid("topologies/dgx-h100.json", "models/zoo/llama2-7b.json",
+		       "{ \"stack\": \"mxnet-normconv\" }", "",
+		       "/compute/stack: error: stack 'mxnet-normconv' runs convolutional networks, "
+		       "the model is a transformer");
+}
