@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "bug.h"
-#include "report.h"
+#include "result.h"
 #include "schedule.h"
 #include "svg.h"
 #include "xalloc.h"
@@ -481,12 +482,13 @@ int plot_write_points(const char *jsonl_path, const char *dir, const char *title
 	int rc = 0;
 	char *svgs[2] = { plot_pareto_svg(recs, title), plot_mfu_svg(recs, title) };
 	const char *names[2] = { "pareto.svg", "mfu-gpus.svg" };
+	int rc2;
 	for (int i = 0; i < 2; i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]);
 		if (!svgs[i])
 			rc = diag_err(d, path, "", "cannot render the plot");
-		else if (report_write_atomic(path, svgs[i], strlen(svgs[i]), d))
-			rc = -1;
+		else if ((rc2 = atomic_file_write(path, svgs[i], strlen(svgs[i]))))
+			rc = diag_err(d, path, "", "cannot write report: %s", strerror(-rc2));
 		free(path);
 		free(svgs[i]);
 	}
