@@ -121,6 +121,14 @@
  *     flash-attn's Triton cross-entropy (flash_attn/ops/triton/
  *     cross_entropy.py at v2.6.3 L24-87: reads each logit once; L96-138:
  *     reads logits, writes dlogits): 2 + 4 B/logit.
+ *   - copies around flash [source]: layers/attention.py L277-293
+ *     (bert_padding.index_first_axis gathers q, k, v into (nnz, h, d):
+ *     r2 w2 each; flash_attn/bert_padding.py at v2.6.3 L8-17) and
+ *     L383-384 (pad_input on the output: zero-fill w2 and scatter r2 w2),
+ *     made even when nothing is padded: (3 x 4 + 6) / 4 = 4.5 B per
+ *     element of q, k, v, o forward; [derived] backward the scatters of
+ *     dq, dk, dv (zero-fill and copy, 6 each) and the gather of dO (4):
+ *     (3 x 6 + 4) / 4 = 5.5 B.
  *   - residual adds as hf-eager; FSDP's fp32 reduce as hf-eager (the
  *     validation cases reduce in fp32); the optimizer (Composer's
  *     DecoupledAdamW, not read) priced as torch's foreach AdamW.
@@ -212,7 +220,7 @@ const struct stack stack_table[] = {
 	  .rope = FWD_BWD(20, 28, 10, 12),
 	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
 	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(2, 4, 1, 1),
+	  .loss = FWD_BWD(2, 4, 1, 1), .attn_copy = FWD_BWD(4.5, 5.5, 4, 4),
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,

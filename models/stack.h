@@ -68,6 +68,10 @@ struct stack {
 	struct stack_piece gelu;       /* per element of the activation's output (T x ffn) */
 	struct stack_piece residual;   /* (bias-)dropout-add, per element of T x h */
 	struct stack_piece loss;       /* cross-entropy, per logit (T x vocab / t) */
+	/* Copies around the attention kernel, per element of q, k, v and the
+	 * output (T x (2 heads + 2 kv_heads) x d / t): an unpadding gather
+	 * of q, k, v and a padding scatter of the output (kernels: 4). */
+	struct stack_piece attn_copy;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */

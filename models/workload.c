@@ -385,6 +385,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
+		if (e.stk->attn_copy.bytes[0] > 0)
+			piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (h + kv) / t, 0);
 		if (e.stk->repeat_kv && m->kv_heads < m->heads)
 			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
 		attention_core(&e, m, s, pr.head_gemm);

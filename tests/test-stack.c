@@ -108,6 +108,14 @@ Test(stack, rope_on_q_and_k_and_none_for_alibi)
 	model_destroy(m);
 	m = load("models/zoo/mpt-7b.json");
 	cr_expect(!has_op(m, &hf, WL_ATTN, PASS_FWD, "rope"));
+	/* llm-foundry's unpad/pad copies around flash: 4.5 B per element of q,
+	 * k, v and the output (h 4096, no GQA), 5.5 backward, 4 kernels */
+	struct wl_shape lf = shape("llm-foundry", T, 2);
+	struct op c = find_op(m, &lf, WL_ATTN, PASS_FWD, "attn_copy");
+	EXPECT_BYTES(c, 4.5 * T * 4 * 4096 / 2);
+	cr_expect_eq(c.kernels, 4);
+	EXPECT_BYTES(find_op(m, &lf, WL_ATTN, PASS_BWD, "attn_copy.bwd"), 5.5 * T * 4 * 4096 / 2);
+	cr_expect(!has_op(m, &hf, WL_ATTN, PASS_FWD, "attn_copy"));
 	model_destroy(m);
 }
 
