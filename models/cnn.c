@@ -284,11 +284,11 @@ static int fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enum
 
 /* Bytes per element of l's output under fusion fu (stack.h), for fp16
  * tensors, or -1 when l is priced as its own kernel with the unfused
- * touches. A block's layers have a '.' in their names, the stem's none;
- * pre_add marks the batch norm that ends a block's main branch. */
+ * touches. The stem is group 0; pre_add marks the batch norm that ends a
+ * block's main branch. */
 static double fused_bytes_per_el(const struct cnn_layer *l, enum cnn_fusion fu, bool bwd)
 {
-	bool in_block = strchr(l->name, '.') != NULL;
+	bool in_block = l->group > 0;
 	bool add = l->kind == CNN_ADD;
 
 	if (fu == CNN_FUSE_NONE || (l->kind != CNN_BN && l->kind != CNN_RELU && !add))

@@ -400,9 +400,9 @@ static double membound_time(const struct cost_profile *cp, const struct op *op)
 {
 	char name[32], kind[40];
 	const struct family *f = NULL;
-	int k = op->kernels > 1 ? op->kernels : 1;
+	int k = op_launches(op);
 
-	if (op->kernels < 0)
+	if (k == 0)
 		return -1;
 	snprintf(kind, sizeof(kind), "%s", op->membound_kind);
 	if (!strncmp(kind, "cross_entropy_", 14))

@@ -94,8 +94,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 		}
 	}
 	/* an eager piece is several kernels, each with its own latency */
-	double launches = op->kernels < 0 ? 0 : op->kernels > 1 ? op->kernels : 1;
-	return fmax(mem_t, comp_t) + g->kernel_launch_s * launches;
+	return fmax(mem_t, comp_t) + g->kernel_launch_s * op_launches(op);
 }
 
 double cost_roofline_time(const struct gpu_spec *g, const struct op *op)

@@ -26,11 +26,10 @@ struct gpu_spec {
 	 * depends on its class (element-wise or row-wise). */
 	double gemm_eff_max;          /* best fraction of peak a large GEMM reaches */
 	double gemm_eff_max_fp8;      /* the same for fp8 GEMMs; 0 = gemm_eff_max */
-	double gemm_half_flops;       /* obsolete (topology 1.4): read, not used */
 	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */
 	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): the same */
-	double mem_half_bytes;        /* obsolete (topology 1.4): read, not used */
-	double attn_eff_max;          /* obsolete (topology 1.4): read, not used */
+	/* (gemm_half_GFLOP, mem_half_MB, attention_max of topologies before
+	 * 1.5 are read and checked, not kept: sim/topology.h) */
 	/* Fused (flash) attention: fraction of the 16-bit peak at head dim 128
 	 * and long sequences, forward and backward, of the best kernel known
 	 * on this GPU; 0 = no flash kernel. flash_be_* give it per backend

@@ -180,6 +180,11 @@
  * foreach AdamW, eight multi-tensor passes, 80 B instead of 28, with the
  * same clipping: 52 + 12 = 64 B. Neither writes a 16-bit copy (FSDP casts
  * at the gather). */
+/* A CNN stack: the TE pieces (unused), Megatron's optimizer copy, the
+ * GPU's best flash kernel (unused), and its batch-norm fusion. */
+#define CNN_STACK(fusion) \
+	TE_TRANSFORMER_PIECES, .optimizer_copy16 = true, .cnn = (fusion), \
+	.attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
 
@@ -231,9 +236,7 @@ const struct stack stack_table[] = {
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
-	  TE_TRANSFORMER_PIECES,
-	  .optimizer_copy16 = true, .cnn = CNN_FUSE_CONV_BN,
-	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
+	  CNN_STACK(CNN_FUSE_CONV_BN),
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100.sh L18 (resnet-v1b-mainloop-fl), "
 		    "symbols/resnet-v1b-mainloop-fl.py L208-302 (NormConvolution, ScaleBiasAddRelu), "
@@ -241,9 +244,7 @@ const struct stack stack_table[] = {
 		    "ce30b18) cudnn_norm_convolution-inl.h, cudnn_scale_bias_add_relu-inl.h, "
 		    "nhwc_batch_norm_kernel.cc" },
 	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU",
-	  TE_TRANSFORMER_PIECES,
-	  .optimizer_copy16 = true, .cnn = CNN_FUSE_BN_ACT,
-	  .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST,
+	  CNN_STACK(CNN_FUSE_BN_ACT),
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100_multi_8x8x50.sh L18 (resnet-v1b-fl), "
 		    "symbols/resnet-v1b-fl.py L158-208 (BatchNorm act relu, BatchNormAddRelu); NVIDIA's "

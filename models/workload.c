@@ -35,6 +35,11 @@ int op_list_push(struct op_list *l, const struct op *op)
 	return 0;
 }
 
+int op_launches(const struct op *op)
+{
+	return op->kernels < 0 ? 0 : op->kernels > 1 ? op->kernels : 1;
+}
+
 double op_list_flops(const struct op_list *l)
 {
 	double f = 0;
@@ -200,10 +205,14 @@ static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const c
 			    double params, bool separate)
 {
 	const struct stack *k = e->stk;
-	double gb = s->grad_fp32 ? 4 : 2;
 	bool fused = k->main_grad_kernels == 0 && !separate;
-	double bpp = k->main_grad_kernels == 0 ? (fused ? 2 * gb - 2 : 2 + 2 * gb)
-			 : s->grad_fp32 ? k->main_grad_Bpp : 0;
+	double gb = s->grad_fp32 ? 4 : 2, bpp;
+	if (fused)                      /* the epilogue reads and writes them */
+		bpp = s->grad_fp32 ? k->main_grad_Bpp : 2;
+	else if (k->main_grad_kernels == 0)     /* an add beside fused ones */
+		bpp = 2 + 2 * gb;
+	else                            /* a cast into the reduce buffer */
+		bpp = s->grad_fp32 ? k->main_grad_Bpp : 0;
 	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0)
 		return;
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32, .batch = 1 };

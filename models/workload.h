@@ -141,6 +141,10 @@ void workload_moe_balance(const struct model *m, const struct wl_shape *s,
  * (the ops between dispatch and combine). */
 bool workload_op_is_expert(const struct op *op);
 
+/* Kernel launches op pays: its kernels (at least 1), 0 for an op fused
+ * into the kernel before it (kernels < 0). */
+int op_launches(const struct op *op);
+
 /* Sum of the ops' FLOPs. */
 double op_list_flops(const struct op_list *l);
 

@@ -66,6 +66,31 @@ static int inline_svg(FILE *f, char *svg)
 	return 0;
 }
 
+/* The kernels of one micro-batch, one row per op. */
+static void ops_table(FILE *f, const struct result *r)
+{
+	fputs("<section id=\"ops\"><h2>Kernels of one micro-batch</h2><table>\n<tr><th>block</th>"
+	      "<th>pass</th><th>op</th><th class=\"n\">m</th><th class=\"n\">n</th><th class=\"n\">k</th>"
+	      "<th class=\"n\">batch</th><th class=\"n\">GFLOP</th><th class=\"n\">MB moved</th>"
+	      "<th class=\"n\">kernels</th><th class=\"n\">time (us)</th><th class=\"n\">TFLOP/s</th><th>source</th></tr>\n", f);
+	for (int i = 0; i < r->nops; i++) {
+		const struct op_timing *o = &r->ops[i];
+		fputs("<tr><td>", f);
+		esc(f, o->block);
+		fputs("</td><td>", f);
+		esc(f, o->pass);
+		fputs("</td><td>", f);
+		esc(f, o->name);
+		fprintf(f, "</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td>"
+			"<td class=\"n\">%.0f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%d</td><td class=\"n\">%.2f</td><td class=\"n\">%.1f</td><td>%s</td></tr>\n",
+			o->m, o->n, o->k, o->batch, o->flops / 1e9, o->bytes / 1e6, o->kernels, o->time_s * 1e6,
+			o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0, o->measured ? "profile" : "roofline");
+	}
+	fputs("</table></section>\n", f);
+
+}
+
 char *html_render(const struct result *r)
 {
 	const struct plan *pl = &r->plan;
@@ -189,26 +214,7 @@ char *html_render(const struct result *r)
 	      "(nvidia-smi, PyTorch); reserved = CUDA context + NCCL buffers + allocator reserve.</p>"
 	      "</section>\n", f);
 
-	/* per-op table */
-	fputs("<section id=\"ops\"><h2>Kernels of one micro-batch</h2><table>\n<tr><th>block</th>"
-	      "<th>pass</th><th>op</th><th class=\"n\">m</th><th class=\"n\">n</th><th class=\"n\">k</th>"
-	      "<th class=\"n\">batch</th><th class=\"n\">GFLOP</th><th class=\"n\">MB moved</th>"
-	      "<th class=\"n\">kernels</th><th class=\"n\">time (us)</th><th class=\"n\">TFLOP/s</th><th>source</th></tr>\n", f);
-	for (int i = 0; i < r->nops; i++) {
-		const struct op_timing *o = &r->ops[i];
-		fputs("<tr><td>", f);
-		esc(f, o->block);
-		fputs("</td><td>", f);
-		esc(f, o->pass);
-		fputs("</td><td>", f);
-		esc(f, o->name);
-		fprintf(f, "</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td>"
-			"<td class=\"n\">%.0f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
-			"<td class=\"n\">%d</td><td class=\"n\">%.2f</td><td class=\"n\">%.1f</td><td>%s</td></tr>\n",
-			o->m, o->n, o->k, o->batch, o->flops / 1e9, o->bytes / 1e6, o->kernels, o->time_s * 1e6,
-			o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0, o->measured ? "profile" : "roofline");
-	}
-	fputs("</table></section>\n", f);
+	ops_table(f, r);
 
 	/* provenance */
 	const char *profile = inputs_profile_path(r->in);

@@ -790,13 +790,13 @@ static void human_bytes(double b, char *out, size_t n)
 		snprintf(out, n, "%.0f B", b);
 }
 
-void report_print_summary(const struct result *r, FILE *f)
+/* The summary's head: what was simulated (scenario, model, cluster and
+ * node groups, plan, framework, kernels, links, batch). */
+static void print_setup(const struct result *r, FILE *f)
 {
 	const struct plan *sc = &r->plan;
 	const struct model *model = inputs_model(r->in);
 	const struct topology *topo = inputs_topology(r->in);
-	char buf[64], vbuf[512];
-	struct result_split mean = result_mean_split(r);
 
 	fprintf(f, "scenario     %s\n", (r->meta.name ? r->meta.name : ""));
 	if (r->params >= 1e9)
@@ -846,6 +846,15 @@ void report_print_summary(const struct result *r, FILE *f)
 	else
 		fprintf(f, "batch        %ld x %ld tokens, micro-batch %ld, %g micro-batches per pipeline, %s\n",
 			sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+}
+
+void report_print_summary(const struct result *r, FILE *f)
+{
+	const struct plan *sc = &r->plan;
+	char buf[64], vbuf[512];
+	struct result_split mean = result_mean_split(r);
+
+	print_setup(r, f);
 	fprintf(f, "\n%-28s %14s\n", "metric", "value");
 	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
 	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);

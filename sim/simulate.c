@@ -44,7 +44,7 @@ static void put_op(struct result *r, struct cost *cost, const char *block, enum 
 	o->m = op->m, o->n = op->n, o->k = op->k, o->batch = op->batch;
 	o->flops = op->flops;
 	o->bytes = op->bytes;
-	o->kernels = op->kernels < 0 ? 0 : op->kernels > 1 ? op->kernels : 1;
+	o->kernels = op_launches(op);
 	o->time_s = cost_op_time_ex(cost, op, &measured);
 	o->measured = measured;
 }

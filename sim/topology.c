@@ -252,10 +252,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 
 	/* defaults: a large GEMM at 80% of peak, half of that at 1 GFLOP */
 	g->gemm_eff_max = 0.8;
-	g->gemm_half_flops = 1e9;
-	g->attn_eff_max = 0.5;
 	g->mem_eff_max = 0.85;
-	g->mem_half_bytes = 1e6;
 	g->kernel_launch_s = 4e-6;
 	g->sustained_clock_ratio = 1;
 	g->comm_overlap_clock_ratio = 1;
@@ -263,9 +260,11 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	g->gemm_tile_n = 256;
 	if (jobj_child(jo, "efficiency", &ef, 0) == 1) {
 		jobj_num(&ef, "gemm_max", &g->gemm_eff_max, JUNIT);
-		if (jobj_num(&ef, "gemm_half_GFLOP", &x, JNONNEG) == 1)
-			g->gemm_half_flops = x * 1e9;
-		jobj_num(&ef, "attention_max", &g->attn_eff_max, JUNIT);
+		/* obsolete since 1.5 (GEMMs in waves, memory-bound kernels with a
+		 * fixed latency): still checked, not kept */
+		jobj_num(&ef, "gemm_half_GFLOP", &x, JNONNEG);
+		if (jobj_num(&ef, "attention_max", &x, JUNIT) == 1 && x <= 0)
+			jobj_err(&ef, "attention_max", "must be > 0, got %g", x);
 		static const char *const k12[] = { "gemm_max_fp8", "flash_fwd_max", "flash_bwd_max" };
 		double *v12[] = { &g->gemm_eff_max_fp8, &g->flash_fwd_max, &g->flash_bwd_max };
 		for (int i = 0; i < 3; i++)
@@ -281,8 +280,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 		}
 		jobj_num(&ef, "mem_max", &g->mem_eff_max, JUNIT);
 		load_gpu_15(&ef, g, minor);
-		if (jobj_num(&ef, "mem_half_MB", &x, JNONNEG) == 1)
-			g->mem_half_bytes = x * 1e6;
+		jobj_num(&ef, "mem_half_MB", &x, JNONNEG);
 		if (jobj_num(&ef, "kernel_launch_us", &x, JNONNEG) == 1)
 			g->kernel_launch_s = x * 1e-6;
 		if (jobj_array(&ef, "gemm_tile", &arr, ap, sizeof(ap), 0) == 1) {
@@ -300,8 +298,6 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 			jobj_err(&ef, "gemm_max", "must be > 0, got %g", g->gemm_eff_max);
 		if (g->mem_eff_max <= 0)
 			jobj_err(&ef, "mem_max", "must be > 0, got %g", g->mem_eff_max);
-		if (g->attn_eff_max <= 0)
-			jobj_err(&ef, "attention_max", "must be > 0, got %g", g->attn_eff_max);
 		jobj_end(&ef);
 	}
 	struct jobj pw;

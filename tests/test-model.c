@@ -124,7 +124,7 @@ Test(model, rejects_heads_not_dividing_hidden)
 Test(model, roofline_prices_a_large_gemm_near_its_efficiency)
 {
 	struct gpu_spec g = { .hbm_bw_Bps = 2e12, .sm_count = 108, .gemm_eff_max = 0.8,
-			      .gemm_half_flops = 0, .mem_eff_max = 1, .attn_eff_max = 0.5,
+			      .mem_eff_max = 1,
 			      .gemm_tile_m = 128, .gemm_tile_n = 128 };
 	g.peak_flops[DTYPE_BF16] = 312e12;
 	g.peak_flops[DTYPE_FP32] = 19.5e12;

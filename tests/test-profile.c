@@ -136,8 +136,8 @@ static struct gpu_spec h100(const char *name)
 	g.peak_flops[DTYPE_FP16] = 989e12;
 	g.hbm_bw_Bps = 3.35e12;
 	g.sm_count = 132;
-	g.gemm_eff_max = 0.8, g.gemm_half_flops = 2e9, g.attn_eff_max = 0.5;
-	g.mem_eff_max = 0.85, g.mem_half_bytes = 2e6, g.kernel_launch_s = 4e-6;
+	g.gemm_eff_max = 0.8;
+	g.mem_eff_max = 0.85, g.kernel_launch_s = 4e-6;
 	g.gemm_tile_m = 128, g.gemm_tile_n = 256;
 	return g;
 }
