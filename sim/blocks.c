@@ -1,0 +1,144 @@
+/* blocks: a transformer layer's blocks priced for one micro-batch (see
+ * blocks.h). */
+#include "blocks.h"
+
+#include <string.h>
+
+/* Split the attention block's ops of one pass for context parallelism:
+ * before the core, the own (causal) block, a ring step, after the core. */
+static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pass,
+		     struct blocks *bk)
+{
+	bool after = false;
+	double steps = 0;
+	for (int i = 0; i < l->n; i++) {
+		double t = cost_op_time(cost, &l->v[i]);
+		if (l->v[i].kind == OP_ATTN) {
+			after = true;
+			if (l->v[i].causal)
+				bk->cp_diag[pass] += t;
+			else
+				steps += t;
+		} else if (after)
+			bk->cp_post[pass] += t;
+		else
+			bk->cp_pre[pass] += t;
+	}
+	bk->cp_step[pass] = cp > 1 ? steps / (cp - 1) : 0;
+}
+
+/* 1 for an op of the half-layer's first (column-parallel) GEMM, 2 for
+ * the last (row-parallel) one, 0 otherwise (workload.c's names: the GEMM,
+ * its ".dgrad", ".wgrad" and ".fp8_cast"). */
+static int gemm_role(const char *name)
+{
+	static const struct { const char *prefix; int role; } roles[] = {
+		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 },
+		{ "attn_out", 2 }, { "mlp_down", 2 },
+	};
+	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		size_t n = strlen(roles[i].prefix);
+		if (strncmp(name, roles[i].prefix, n) == 0 && (name[n] == '\0' || name[n] == '.'))
+			return roles[i].role;
+	}
+	return 0;
+}
+
+/* Split a half-layer's ops of one pass around its first and last GEMM
+ * (tp_comm_overlap). */
+static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int pass,
+			struct blocks *bk)
+{
+	int seen = 0;  /* 0 before the first GEMM, 1 between, 2 after the last */
+	for (int i = 0; i < l->n; i++) {
+		const struct op *o = &l->v[i];
+		double t = cost_op_time(cost, o);
+		int role = gemm_role(o->name);
+		bool wgrad = strstr(o->name, ".wgrad") != NULL;
+		if (role == 1) {
+			seen = 1;
+			if (wgrad)
+				bk->wfirst[blk] += t;
+			else
+				bk->gfirst[pass][blk] += t;
+		} else if (role == 2) {
+			seen = 2;
+			if (wgrad)
+				bk->wlast[blk] += t;
+			else
+				bk->glast[pass][blk] += t;
+		} else if (seen == 0)
+			bk->pre[pass][blk] += t;
+		else if (seen == 1)
+			bk->mid[pass][blk] += t;
+		else
+			bk->post[pass][blk] += t;
+	}
+}
+
+/* Split the MoE MLP block's ops of one pass around the experts. */
+static void split_moe(struct cost *cost, const struct op_list *l, int pass, struct blocks *bk)
+{
+	bool seen = false;
+	for (int i = 0; i < l->n; i++) {
+		double t = cost_op_time(cost, &l->v[i]);
+		if (workload_op_is_expert(&l->v[i])) {
+			seen = true;
+			bk->moe_mid[pass] += t;
+		} else if (seen)
+			bk->moe_post[pass] += t;
+		else
+			bk->moe_pre[pass] += t;
+	}
+}
+
+int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
+		 struct blocks *bk)
+{
+	struct wl_shape shp = plan_wl_shape(pl);
+	struct op_list l;
+
+	memset(bk, 0, sizeof(*bk));
+	for (int b = 0; b < WL_NBLOCKS; b++) {
+		op_list_init(&l);
+		if (workload_block(m, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l))
+			goto fail;
+		bk->fwd[b] = cost_list_time(cost, &l);
+		bk->flops_fwd[b] = op_list_flops(&l);
+		if (b == WL_ATTN && pl->cp > 1)
+			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_FWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_FWD, bk);
+		op_list_finish(&l);
+		op_list_init(&l);
+		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
+			goto fail;
+		bk->bwd[b] = cost_list_time(cost, &l);
+		if (b == WL_ATTN && pl->cp > 1)
+			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
+		if (b == WL_ATTN || b == WL_MLP)
+			split_gemms(cost, &l, b, PASS_BWD, bk);
+		if (b == WL_MLP && model_is_moe(m))
+			split_moe(cost, &l, PASS_BWD, bk);
+		op_list_finish(&l);
+	}
+	/* the selective-recompute extra: attention backward with minus without */
+	op_list_init(&l);
+	if (workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
+		goto fail;
+	double with = cost_list_time(cost, &l);
+	bk->recompute_sel = with - bk->bwd[WL_ATTN];
+	bk->flops_core = op_list_flops(&l);
+	op_list_finish(&l);
+	op_list_init(&l);
+	workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l);
+	bk->flops_core -= op_list_flops(&l);
+	op_list_finish(&l);
+	return 0;
+fail:
+	op_list_finish(&l);
+	return -1;
+}
+

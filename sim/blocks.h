@@ -1,0 +1,46 @@
+/* blocks: a transformer layer's blocks priced for one micro-batch.
+ *
+ * The program builder (build_transformer.c) schedules a layer as tasks:
+ * the attention and MLP halves, forward and backward, with their TP,
+ * CP and expert-parallel communication between. blocks_price() lists the
+ * kernels of every block (workload.c, as the plan's stack runs them),
+ * prices them with the cost source, and keeps the sums the schedule
+ * needs: each block and pass, the selective-recompute extra, and the
+ * parts around which communication is cut in (context parallelism's
+ * core and ring steps, tp_comm_overlap's first and last GEMMs, an MoE
+ * block's experts). */
+#ifndef DDLSIM_BLOCKS_H
+#define DDLSIM_BLOCKS_H
+
+#include "cost.h"
+#include "plan.h"
+#include "workload.h"
+
+/* Priced blocks of one micro-batch. */
+struct blocks {
+	double fwd[WL_NBLOCKS], bwd[WL_NBLOCKS];
+	double recompute_sel;         /* selective: attention core forward again */
+	double flops_fwd[WL_NBLOCKS];
+	double flops_core;            /* attention core forward flops */
+	/* cp > 1, per pass: the attention block's ops before the core, after
+	 * it, the own causal block (a2a: the whole core) and one ring step */
+	double cp_pre[2], cp_post[2], cp_diag[2], cp_step[2];
+	/* tp_comm_overlap, per half-layer block and pass: the first
+	 * (column-parallel) and last (row-parallel) GEMM with their fp8
+	 * casts, split into dgrad and wgrad in backward (gfirst/glast are
+	 * the forward GEMM or the backward dgrad), and the ops before the
+	 * first GEMM, between the two and after the last */
+	double gfirst[2][WL_NBLOCKS], glast[2][WL_NBLOCKS];
+	double wfirst[WL_NBLOCKS], wlast[WL_NBLOCKS];
+	double pre[2][WL_NBLOCKS], mid[2][WL_NBLOCKS], post[2][WL_NBLOCKS];
+	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
+	 * after the combine */
+	double moe_pre[2], moe_mid[2], moe_post[2];
+};
+
+/* Price the blocks of plan pl's layer of model m into bk (zeroed
+ * first). Returns 0, or -1 when the workload cannot be listed. */
+int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
+		 struct blocks *bk);
+
+#endif
