@@ -30,7 +30,8 @@
 
 #include "gpu.h"
 #include "model.h"
-#include "workload.h"
+#include "op.h"
+#include "stack.h"
 
 enum cnn_layer_kind { CNN_CONV, CNN_BN, CNN_RELU, CNN_MAXPOOL, CNN_AVGPOOL, CNN_FC, CNN_ADD };
 

@@ -47,46 +47,12 @@
 #include "attention.h"
 #include "gpu.h"
 #include "model.h"
+#include "op.h"
 #include "stack.h"
-
-enum op_kind {
-	OP_GEMM,        /* C[m,n] = A[m,k] B[k,n], batch independent copies */
-	OP_MEMBOUND,    /* elementwise, norm, softmax, gather: bytes dominate */
-	OP_CONV,        /* convolution (CNN workloads) */
-	OP_ATTN,        /* fused (flash) attention core: batch = b x heads, m = n = s,
-			   k = head dim; priced by its own efficiency (attention.h) */
-};
-
-enum op_pass { PASS_FWD, PASS_BWD };
 
 enum wl_block { WL_EMBED, WL_ATTN, WL_MLP, WL_HEAD, WL_NBLOCKS };
 
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
-
-struct op {
-	char name[32];          /* "qkv", "attn_score.dgrad", "layernorm", ... */
-	enum op_kind kind;
-	enum op_pass pass;
-	enum dtype dtype;
-	double m, n, k, batch;  /* GEMM shape (batch = 1 for a plain GEMM) */
-	double row;             /* row length of a row-wise kernel (softmax, norm) */
-	double flops;
-	double bytes;           /* HBM traffic, read + written */
-	/* convolution shape (OP_CONV): output channels k_out, input c, image h x w */
-	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
-	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
-	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
-	enum attn_backend backend[2]; /* OP_ATTN: the fused kernel that runs it, compute
-				   capability < 9 and >= 9 (wl_shape) */
-	char membound_kind[32]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
-	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1;
-				   -1: fused into the previous kernel (no launch of its own) */
-};
-
-struct op_list {
-	struct op *v;
-	int n, cap;
-};
 
 /* How one GPU sees a micro-batch. */
 struct wl_shape {
@@ -109,11 +75,6 @@ struct wl_shape {
 	enum attn_backend attn_backend[2];
 	bool grad_fp32;         /* weight gradients accumulate into fp32 main gradients */
 };
-
-void op_list_init(struct op_list *l);
-void op_list_finish(struct op_list *l);
-/* Append a copy of op; returns 0 or -1 on allocation failure. */
-int op_list_push(struct op_list *l, const struct op *op);
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE
  * the backward of WL_ATTN first recomputes the attention core; full
@@ -141,12 +102,6 @@ void workload_moe_balance(const struct model *m, const struct wl_shape *s,
  * (the ops between dispatch and combine). */
 bool workload_op_is_expert(const struct op *op);
 
-/* Kernel launches op pays: its kernels (at least 1), 0 for an op fused
- * into the kernel before it (kernels < 0). */
-int op_launches(const struct op *op);
-
-/* Sum of the ops' FLOPs. */
-double op_list_flops(const struct op_list *l);
 
 const char *wl_block_name(enum wl_block b);
 const char *recompute_name(enum recompute r);

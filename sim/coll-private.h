@@ -26,8 +26,9 @@ int coll_mesh_rings(const struct topology *t, const int *r, int len, int maxc,
 /* Plan with NCCL's choice of (algorithm, protocol) (auto, coll_tune.c). */
 struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
 				   const int *ranks, int n, double bytes);
-/* The NCCL algorithm behind a registry entry, or -1 (hierarchical, direct). */
-int coll_tune_nccl_algo(const struct coll_algo *a);
+/* The registry entry of exactly this name (no ":PROTO"), or NULL
+ * (coll_registry.c). */
+const struct coll_algo *coll_algo_by_name(const char *name);
 /* Build a plan with a given algorithm and protocol; NULL if it cannot. */
 struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
 				  enum coll_proto proto, enum coll_op op, const int *ranks,

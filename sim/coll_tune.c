@@ -9,24 +9,14 @@
  * buildable on the group's shape (NVLS off a single NVSwitch node), the
  * next pair by predicted time is taken. All-to-all and send/recv are
  * point-to-point in NCCL, outside its tuning model: the direct plan. */
-#include <string.h>
-
 #include "coll-private.h"
 #include "nccl_model.h"
-
-int coll_tune_nccl_algo(const struct coll_algo *a)
-{
-	for (int i = 0; i < NCCL_ALGO_N; i++)
-		if (!strcmp(a->name, nccl_algo_plan_name(i)))
-			return i;
-	return -1;
-}
 
 struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
 				   const int *ranks, int n, double bytes)
 {
 	if (op == COLL_ALLTOALL || op == COLL_SENDRECV || n <= 1)
-		return coll_plan_build(t, coll_algo_find(op == COLL_ALLTOALL || op == COLL_SENDRECV
+		return coll_plan_build(t, coll_algo_by_name(op == COLL_ALLTOALL || op == COLL_SENDRECV
 							 ? "direct" : "ring"),
 				       PROTO_AUTO, op, ranks, n, bytes);
 	struct nccl_model *m = nccl_model_create(t, ranks, n);
@@ -49,7 +39,7 @@ struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
 		if (ba < 0)
 			break;
 		tried[ba][bp] = true;
-		p = coll_plan_build(t, coll_algo_find(nccl_algo_plan_name(ba)), bp, op, ranks, n, bytes);
+		p = coll_plan_build(t, coll_algo_by_name(nccl_algo_plan_name(ba)), bp, op, ranks, n, bytes);
 	}
 	nccl_model_destroy(m);
 	return p;

@@ -7,8 +7,9 @@
  *                      platform, engine_run as phases, the result
  *   engine_stream.c    one actor per (simulated rank, used stream): its
  *                      tasks in order, cross-stream waits, compute with
- *                      interference and throttling
- *   engine_coll.c      collectives: barriers, the flows a member posts
+ *                      interference and throttling; it dispatches each
+ *                      task to its kind's file
+ *   engine_coll.c      collectives: the flows a member posts
  *                      (folded: for its mirrors too), daemon sinks
  *   engine_p2p.c       pipeline messages between stages (and their
  *                      mirrors when folded exactly)
@@ -16,6 +17,10 @@
  *                      servers, synchronous or with a staleness bound
  *   engine_observer.c  the progress line and the link sampler
  *   engine_sweep.c     the collective sweep (ddlsim collective)
+ *   engine_rank.c      below every task kind: a rank's host, starting an
+ *                      actor, group barriers, the SM-busy count
+ * Calls run one way: engine.c -> engine_stream.c -> the task kinds ->
+ * engine_rank.c (no circle among the engine's files).
  * The folding planner (fold.h) and the plan cache (cplan.h) hold no
  * SimGrid object; struct sim embeds the planner's state. */
 #ifndef DDLSIM_ENGINE_PRIVATE_H
@@ -126,29 +131,32 @@ int engine_claim_process(struct diag *d);
 int engine_start_simgrid(const struct topology *t, int nodes, const unsigned char *used,
 			 const struct platform_extra *x, bool full_update, double *platform_s,
 			 struct diag *d);
+
+/* ---- engine_rank.c: below every task kind ---- */
+
 /* Start an actor running fn(data) on h; a daemon ends with the run. */
 void engine_start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
 			bool daemon);
 /* The host of GPU rank on the platform, NULL if it is not there. */
 sg_host_t engine_host_of(int rank);
+/* The barrier of the group instance (leader, kind) on stream, made on
+ * first use for its simulated members. */
+sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
+			      const int *members, int n);
+/* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
+ * compute stream re-evaluates its rate. */
+void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
 
 /* ---- engine_stream.c ---- */
 
 /* An actor's main: the tasks of one stream of one rank (stream_arg). */
 void engine_stream_main(int argc, char **argv);
-/* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
- * compute stream re-evaluates its rate. */
-void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
 
 /* ---- engine_coll.c ---- */
 
-/* Run collective task t on a's rank: barrier, flows, barrier, latency
- * (or through the parameter servers). Sets S->failed if no plan. */
+/* Run collective task t on a's rank: barrier, flows, barrier, latency.
+ * Sets S->failed if no plan. */
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t);
-/* The barrier of the group instance (leader, kind) on stream, made on
- * first use for its simulated members. */
-sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
-			      const int *members, int n);
 /* The mailbox of a collective flow src -> dst on stream. */
 sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst);
 /* Cheap folding: a daemon sink for every mailbox a simulated rank sends

@@ -81,23 +81,6 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	return 0;
 }
 
-void engine_start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
-			bool daemon)
-{
-	sg_actor_t a = sg_actor_init(name, h);
-	sg_actor_set_data(a, data);
-	sg_actor_start_(a, fn, 0, NULL);
-	if (daemon)
-		sg_actor_daemonize(a);
-}
-
-sg_host_t engine_host_of(int rank)
-{
-	char name[32];
-	snprintf(name, sizeof(name), "g%d", rank);
-	return sg_host_by_name(name);
-}
-
 int engine_platform_load(const struct topology *t, int nodes, double *platform_s, long *hosts,
 			 struct diag *d)
 {

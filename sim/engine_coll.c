@@ -26,19 +26,6 @@ sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
 	return sg_mailbox_by_name(name);
 }
 
-sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
-			      const int *members, int n)
-{
-	size_t k = ((size_t)leader * GROUP_N + (size_t)kind) * STREAM_N + (size_t)stream;
-	if (!S->bars[k]) {
-		int act = 0;
-		for (int i = 0; i < n; i++)
-			act += S->fold.active[members[i]];
-		S->bars[k] = sg_barrier_init((unsigned)act);
-	}
-	return S->bars[k];
-}
-
 struct crit_post {
 	struct sim *S;
 	struct stream_arg *a;
@@ -61,10 +48,6 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	int n = ri->ngrp[t->group];
 	if (n <= 1 || t->bytes <= 0)
 		return;
-	if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE) {
-		engine_ps_task(S, a, t);
-		return;
-	}
 	double bytes = t->bytes * t->count;
 	struct cplan *cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes);
 	if (!cp0) {

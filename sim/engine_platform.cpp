@@ -59,7 +59,7 @@ void attach_pending(builder *b)
 	b->pending.clear();
 }
 
-void zone_begin(void *ctx, const char *id)
+void build_zone_begin(void *ctx, const char *id)
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::NetZone *z = sg4::create_full_zone(id); /* the first: SimGrid's root */
@@ -76,7 +76,7 @@ void zone_begin(void *ctx, const char *id)
 	b->stack.push_back(z);
 }
 
-void zone_end(void *ctx)
+void build_zone_end(void *ctx)
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::NetZone *z = b->stack.back();
@@ -93,7 +93,7 @@ void zone_end(void *ctx)
 	}
 }
 
-void host(void *ctx, const char *id)
+void build_host(void *ctx, const char *id)
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::Host *h = b->stack.back()->create_host(id, 1e9);
@@ -101,13 +101,13 @@ void host(void *ctx, const char *id)
 	b->points[id] = h->get_netpoint();
 }
 
-void router(void *ctx, const char *id)
+void build_router(void *ctx, const char *id)
 {
 	auto *b = static_cast<builder *>(ctx);
 	b->points[id] = b->stack.back()->create_router(id);
 }
 
-void link(void *ctx, const char *id, double bw_Bps, double latency_s, bool fatpipe)
+void build_link(void *ctx, const char *id, double bw_Bps, double latency_s, bool fatpipe)
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::Link *l;
@@ -130,7 +130,7 @@ NetPoint *point(builder *b, const char *id)
 	return it->second;
 }
 
-void route(void *ctx, const char *src, const char *dst, const char *gw_src, const char *gw_dst,
+void build_route(void *ctx, const char *src, const char *dst, const char *gw_src, const char *gw_dst,
 	   const struct platform_hop *h, int n)
 {
 	auto *b = static_cast<builder *>(ctx);
@@ -161,7 +161,8 @@ extern "C" int engine_platform_build_ex(const struct topology *t, int nodes, con
 {
 	try {
 		builder b;
-		const struct platform_sink sink = { &b, zone_begin, zone_end, host, router, link, route };
+		const struct platform_sink sink = { &b, build_zone_begin, build_zone_end, build_host, build_router,
+						  build_link, build_route };
 		platform_emit_ex(t, nodes, used, x, &sink);
 		sg4::Engine::get_instance()->seal_platform();
 	} catch (const std::exception &) {

@@ -11,18 +11,6 @@
 
 #include <math.h>
 
-void engine_comm_busy(struct rank_inst *ri, int sms, int dir)
-{
-	if (!ri->rate)
-		return;
-	ri->coll_active += dir;
-	ri->coll_sms += dir * sms;
-	if (ri->computing) {    /* actors run one at a time: no lock needed */
-		ri->computing = false;
-		sg_sem_release(ri->rate);
-	}
-}
-
 /* The compute slowdown now (engine.h). */
 static double slowdown(const struct sim *S, const struct rank_inst *ri)
 {
@@ -176,7 +164,10 @@ void engine_stream_main(int argc, char **argv)
 				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
 				break;
 			case TASK_COLL:
-				engine_coll_task(S, a, t);
+				if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE)
+					engine_ps_task(S, a, t);
+				else
+					engine_coll_task(S, a, t);
 				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 				break;
 			case TASK_SEND:

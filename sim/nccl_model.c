@@ -169,6 +169,14 @@ const char *nccl_algo_plan_name(enum nccl_algo a)
 	return a >= 0 && a < NCCL_ALGO_N ? n[a] : "?";
 }
 
+int nccl_algo_of_plan(const char *name)
+{
+	for (int i = 0; i < NCCL_ALGO_N; i++)
+		if (!strcmp(name, nccl_algo_plan_name(i)))
+			return i;
+	return -1;
+}
+
 const char *nccl_proto_name(enum coll_proto p)
 {
 	static const char *const n[] = { "LL", "LL128", "Simple" };

@@ -31,6 +31,9 @@ void nccl_model_destroy(struct nccl_model *m);
 const char *nccl_algo_name(enum nccl_algo a);
 /* The ddlsim algorithm name of a: "tree", "ring", "nvls". */
 const char *nccl_algo_plan_name(enum nccl_algo a);
+/* The NCCL algorithm of a ddlsim algorithm name, or -1 (hierarchical,
+ * direct, pairwise). */
+int nccl_algo_of_plan(const char *name);
 /* "LL", "LL128", "Simple"; "?" when out of range. */
 const char *nccl_proto_name(enum coll_proto p);
 
