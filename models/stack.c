@@ -108,6 +108,18 @@
  *     first (cuDNN first only on compute capability 10.0, B200, for which
  *     no cuDNN figure is known: priced as the GPU's best): FlashAttention-2
  *     on A100 and H100.
+ *   - FSDP2 copies [source] pytorch/pytorch 01d66d2 torch/distributed/
+ *     _composable/fsdp/_fsdp_collectives.py: foreach_all_gather_copy_out
+ *     (torch.split_with_sizes_copy of the whole all-gather output into
+ *     the parameters' own tensors: r2 w2 per gathered bf16 element, on
+ *     the current stream, at every all-gather, forward and the
+ *     re-gather in backward); foreach_reduce_scatter_copy_in (torch.cat
+ *     of the unsharded gradients into the reduce-scatter input of the
+ *     reduce dtype: r2 w4 with fp32, on the reduce-scatter stream). The
+ *     same copies are torch.ops.fsdp.split_with_sizes_copy and chunk_cat
+ *     in torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
+ *     010ae4a. Not counted: the copy-in of the local shard (1/dp of the
+ *     layer) and the gradient divides (AVG reduction in later torch).
  * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
  *   - LayerNorm [source]: configuration_mpt.py L46 low_precision_layernorm,
  *     layers/norm.py L33-68: one F.layer_norm kernel in bf16, 4 B/el;
@@ -216,6 +228,7 @@ const struct stack stack_table[] = {
 	  .loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
+	  .fsdp2_copies = true,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
 	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) torchtitan/models/llama3/model/model.py "
 		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "

@@ -93,6 +93,14 @@ struct stack {
 	double optimizer_Bpp;
 	bool optimizer_copy16;
 	int optimizer_kernels;
+	/* FSDP2's copies around its collectives (ZeRO-3), on top of the
+	 * collectives: after each all-gather, split_with_sizes_copy of the
+	 * gathered 16-bit parameters into the layer's own tensors (read and
+	 * write, on the compute stream); before each reduce-scatter, the
+	 * unsharded 16-bit gradients concatenated into the reduce-scatter
+	 * buffer in the reduce dtype (on the reduce-scatter stream). FSDP1's
+	 * flat parameter gathers in place: false. */
+	bool fsdp2_copies;
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;

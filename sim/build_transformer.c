@@ -89,6 +89,7 @@
 #include "build_transformer.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,8 @@ struct builder {
 	double gb;                    /* bytes per gradient element */
 	double le;                    /* expert parameters of a layer (0: dense) */
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
+	struct cost *cost;            /* prices the FSDP2 copies */
+	double gather_copy_s;         /* FSDP2: the copy-out after a layer's all-gather */
 };
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index. */
@@ -398,6 +401,17 @@ static int host_copy(struct builder *b, double bytes, int dep)
 	return program_add(b->p, &t, &dep, 1);
 }
 
+/* The time of a copy kernel moving bytes over elements (stack pieces
+ * FSDP2 runs around its collectives), priced by the cost source. */
+static double copy_time(struct builder *b, const char *name, double elements, double bytes)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_BF16,
+			 .batch = 1, .m = elements, .bytes = bytes };
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
+	return cost_op_time(b->cost, &op);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -409,10 +423,20 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 			host_copy(b, bytes, b->last);
 		return;
 	}
+	int dep = b->last;
+	if (b->gather_copy_s > 0 && pl->zero >= ZERO_3) {
+		/* FSDP2: the unsharded 16-bit gradients concatenated into the
+		 * reduce-scatter buffer (reduce dtype), on its stream */
+		double el = bytes / b->gb;
+		struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				  .time_s = copy_time(b, "fsdp_rs_copy_in", el,
+						      el * (dtype_bytes(DTYPE_BF16) + b->gb)) };
+		dep = program_add(b->p, &c, &dep, 1);
+	}
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
-	int id = program_add(b->p, &t, &b->last, 1);
+	int id = program_add(b->p, &t, &dep, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
 	if (pl->offload != OFFLOAD_NONE)
@@ -458,8 +482,9 @@ static void flush_bucket(struct builder *b)
 
 /* ZeRO-3 / FSDP: all-gather the next layer's parameters, issued when the
  * previous layer starts (one layer of prefetch); the layer's first
- * compute task waits for it. */
-static void zero3_gather(struct builder *b)
+ * compute task waits for it. Under FSDP2 (stack.fsdp2_copies) that first
+ * task is the copy-out of the gathered parameters (cat: the pass). */
+static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	int mark = b->last;
 	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1 || b->per_tensor)
@@ -469,6 +494,8 @@ static void zero3_gather(struct builder *b)
 			  .launch_s = b->launch_s };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
+	if (b->gather_copy_s > 0)
+		compute(b, cat, b->gather_copy_s, 0, mb, chunk, b->last);
 }
 
 /* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
@@ -569,7 +596,7 @@ static void forward(struct builder *b, int mb, int chunk)
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
 		b->layer = first + l;
-		zero3_gather(b);
+		zero3_gather(b, CAT_FORWARD, mb, chunk);
 		host_fetch(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
@@ -614,7 +641,7 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		b->layer = first + l;
-		zero3_gather(b);
+		zero3_gather(b, CAT_BACKWARD, mb, chunk);
 		host_fetch(b);
 		if (pl->recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
@@ -725,6 +752,9 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
 	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
 	b->wbytes = dtype_bytes(pr.layer_weight);
+	if (plan_stack(pl)->fsdp2_copies && pl->zero >= ZERO_3 && (long)pl->dp * pl->cp > 1)
+		b->gather_copy_s = copy_time(b, "fsdp_gather_copy_out", b->param_bytes_layer / b->wbytes,
+					     2 * b->param_bytes_layer);
 	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	b->launch_s = b->fw ? b->fw->launch_s : 0;
 	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
@@ -920,7 +950,7 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 {
 	const struct model *m = inputs_model(in);
 	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->pp, .last = -1,
-			   .gate = -1, .prev_mark = -1 };
+			   .gate = -1, .prev_mark = -1, .cost = inputs_cost(in) };
 	int m_mb = (int)plan_microbatches(pl);
 	struct stage_plan sp;
 

@@ -26,6 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "build_transformer.h"
+#include "diag.h"
+#include "inputs.h"
+#include "plan.h"
+#include "program.h"
+#include "stack.h"
 #include "testutil.h"
 
 #define H 8192.0
@@ -102,4 +108,76 @@ Test(zero3, traffic_that_cannot_hide_is_exposed_at_1024_gpus)
 	cr_expect_gt(exposed, 0.5 * it, "exposed %g of %g s", exposed, it);
 	cr_expect_gt(exposed, compute, "exposed %g s, compute %g s", exposed, compute);
 	json_decref(r);
+}
+
+/* FSDP2 (the torchtitan stack) copies the gathered parameters out of the
+ * all-gather buffer after every gather, on the compute stream: 2 B read
+ * and 2 B written per bf16 element of the layer (stack.c cites
+ * _fsdp_collectives.py). Llama 2 7B's layer holds 4 h^2 + 3 h f + 2 h =
+ * 202,383,360 elements (h 4096, f 11008), so each copy-out is one
+ * element-wise kernel of 4 x that many bytes at the A100's element-wise
+ * efficiency (0.85 of 2039 GB/s) plus its 4 us: 0.4711 ms. One
+ * micro-batch gathers each of the 32 layers in forward and again in
+ * backward: 64 copies on the compute stream, where ZeRO-2 gathers
+ * nothing. Before each reduce-scatter the gradients are concatenated into
+ * an fp32 buffer (r2 w4 per element) on the reduce-scatter stream. The
+ * programs are compared task by task (the simulation would add the
+ * slowdown of compute beside the gathers). */
+static void stream_sums(const char *stack, int zero, double *compute, double *dp)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in);
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.dp = 8;
+	pl.zero = (enum zero_stage)zero;
+	pl.seq = 2048;
+	pl.global_batch = 8;
+	pl.micro_batch = 1;
+	pl.grad_dtype = DTYPE_FP32;
+	pl.stack = stack_index(stack_find(stack));
+	pl.stack_set = true;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	*compute = *dp = 0;
+	for (int i = 0; i < p.n; i++) {
+		if (p.t[i].kind != TASK_COMPUTE)
+			continue;
+		if (p.t[i].stream == STREAM_COMPUTE)
+			*compute += p.t[i].time_s;
+		else if (p.t[i].stream == STREAM_DP)
+			*dp += p.t[i].time_s;
+	}
+	program_finish(&p);
+	inputs_destroy(in);
+	diag_finish(&d);
+}
+
+Test(zero3, fsdp2_copies_out_every_gathered_layer)
+{
+	double el = 4 * 4096.0 * 4096 + 3 * 4096.0 * 11008 + 2 * 4096.0;
+	double copy = 4 * el / (2039e9 * 0.85) + 4e-6;
+	double c3, d3, c2, d2;
+	stream_sums("torchtitan", 3, &c3, &d3);
+	stream_sums("torchtitan", 2, &c2, &d2);
+	cr_expect(fabs((c3 - c2) - 64 * copy) < 1e-9 * c3, "ZeRO-3 - ZeRO-2 compute %.9f s, "
+		  "expected 64 copies of %.9f s = %.9f s", c3 - c2, copy, 64 * copy);
+	/* the reduce-scatter copy-in: every layer's gradient, 6 B per element,
+	 * in buckets (one launch each): at least the bytes' time */
+	double layers_el = 32 * el;
+	cr_expect(d3 >= 6 * layers_el / (2039e9 * 0.85) && d3 < 1.2 * 6 * layers_el / (2039e9 * 0.85)
+		  + 1e-3, "reduce-scatter copy-in %.6f s", d3);
+	cr_expect_eq(d2, 0);
+	/* FSDP1 (llm-foundry) gathers into its flat parameter in place */
+	double f3, e3, f2, e2;
+	stream_sums("llm-foundry", 3, &f3, &e3);
+	stream_sums("llm-foundry", 2, &f2, &e2);
+	cr_expect(fabs(f3 - f2) < 1e-12 * f3, "llm-foundry ZeRO-3 - ZeRO-2: %.9f s", f3 - f2);
+	cr_expect_eq(e3, 0);
 }

@@ -1,0 +1,19 @@
+/* host: the host's issue time and the GPU's wait for it (see host.h). */
+#include "host.h"
+
+#include <math.h>
+
+double host_issue_time(const struct host_issue *h, const struct op_list *l)
+{
+	double t = 0;
+	if (!h)
+		return 0;
+	for (int i = 0; i < l->n; i++)
+		t += op_launches(&l->v[i]) * (l->v[i].pass == PASS_BWD ? h->bwd_s : h->fwd_s);
+	return t;
+}
+
+double host_bound_time(double gpu_s, double issue_s)
+{
+	return fmax(gpu_s, issue_s);
+}
