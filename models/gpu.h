@@ -29,7 +29,7 @@ struct gpu_spec {
 	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */
 	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): the same */
 	/* (gemm_half_GFLOP, mem_half_MB, attention_max of topologies before
-	 * 1.5 are read and checked, not kept: sim/topology.h) */
+	 * 1.5 are read and checked, not kept: fabric/topology.h) */
 	/* Fused (flash) attention: fraction of the 16-bit peak at head dim 128
 	 * and long sequences, forward and backward, of the best kernel known
 	 * on this GPU; 0 = no flash kernel. flash_be_* give it per backend

@@ -363,7 +363,7 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		if (!found[i]) {
 			snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
 			diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
-				 "(names as sim/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
+				 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
 				 "psnic<server>, ...)", names[i], p->nodes, t->name);
 		}
 }

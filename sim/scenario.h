@@ -160,8 +160,8 @@
  *   simulation.degraded_links     [object] -       []            links with bandwidth / latency factors
  *                                                                (at most 8): {link, bw_factor,
  *                                                                latency_factor}; link names as in
- *                                                                sim/platform.c: nic<node>_<i>, gl<gpu>,
- *                                                                lu<leaf>, podup<pod>, psnic<k>, ...
+ *                                                                fabric/platform.c: nic<node>_<i>,
+ *                                                                gl<gpu>, lu<leaf>, podup<pod>, psnic<k>, ...
  *   simulation.throttle           [object] -       []            throttling windows (DVFS / thermal, at
  *                                                                most 8): {ranks | nodes, start_s,
  *                                                                duration_s, factor}; compute-stream

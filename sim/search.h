@@ -13,7 +13,7 @@
  *   3. an analytic iteration time (search_estimate()): per-layer compute
  *      priced by the cost source, TP collectives, pipeline sends and the
  *      data-parallel reduction from the collective closed forms
- *      (coll_plan_create()'s uncontended time, sim/coll.h), the pipeline
+ *      (coll_plan_create()'s uncontended time, fabric/coll.h), the pipeline
  *      bubble (p - 1) / (v m) of the micro-batches' time, the optimizer.
  * The plans that survive are ranked by the estimate's wall time to train
  * (goodput included) and the best `top` per cluster, plus the best of each

@@ -44,7 +44,7 @@ static double sim(const struct topology *t, int nodes, const int *ranks, int n, 
 #define REL(a, b) (fabs((a) - (b)) / (b))
 
 /* The values below are NCCL 2.27.3's model worked by hand from the
- * tables cited in sim/nccl_model.c; the engine replays them exactly. */
+ * tables cited in fabric/nccl_model.c; the engine replays them exactly. */
 Test(coll, ring_allreduce_inside_a_node_is_nccls_model)
 {
 	struct topology *t = load("topologies/dgx-a100.json");

@@ -1,4 +1,4 @@
-/* test-nccl-model: NCCL 2.27.3's tuning model (sim/nccl_model.c) against
+/* test-nccl-model: NCCL 2.27.3's tuning model (fabric/nccl_model.c) against
  * values worked by hand from the tables it cites, and its choices. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -171,7 +171,7 @@ Test(whatif, rejects_an_unknown_link)
 	expect_error("\"degraded_links\": [ { \"link\": \"nic9_0\", \"bw_factor\": 0.5 } ]", 2,
 		     "/simulation/degraded_links/0/link: error: no link 'nic9_0' in the platform of 2 "
 		     "nodes of topology 'V100 server, 1 GPU per node, EDR InfiniBand' (names as "
-		     "sim/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, psnic<server>, ...)");
+		     "fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, psnic<server>, ...)");
 }
 
 Test(whatif, rejects_a_zero_bandwidth_factor)

@@ -19,7 +19,7 @@ import sys
 # comment line.
 FILES = [
     ("Scenario", "ddlsim.scenario", "sim/scenario.h"),
-    ("Topology", "ddlsim.topology (GPU presets: ddlsim.gpu)", "sim/topology.h"),
+    ("Topology", "ddlsim.topology (GPU presets: ddlsim.gpu)", "fabric/topology.h"),
     ("Model", "ddlsim.model", "models/model.h"),
     ("Calibration profile", "ddlsim.profile", "models/profile.h"),
     ("Sweep", "ddlsim.sweep", "sim/sweep.h"),

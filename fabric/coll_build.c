@@ -14,7 +14,8 @@
  * The closed form is then latency + max(NCCL's, the fabric's) transfer.
  * The helpers the algorithms share (sorted ranks, node runs, adding a
  * flow) live here too, so the algorithms and the builder sit below the
- * registry (coll_registry.c) and the API (coll.c). */
+ * entries' builds (coll_force.c, coll_tune.c), the registry
+ * (coll_registry.c) and the API (coll.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,16 +189,14 @@ static double max_link_time(const struct topology *t, const struct coll_plan *p)
 	return worst;
 }
 
-struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
+struct coll_plan *coll_plan_build(const struct topology *t, const char *name, coll_plan_fn plan,
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes)
 {
 	struct nccl_model *m = NULL;
-	if (!a)
-		return NULL;
 	struct coll_plan *p = xcalloc(1, sizeof(*p));
 	p->op = op;
-	p->algo = a->name;
+	p->algo = name;
 	p->proto = nccl_proto_name(PROTO_SIMPLE);
 	p->bytes = bytes;
 	p->nranks = n;
@@ -208,7 +207,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 		return p;
 
 	/* NCCL's latency and bandwidth for this algorithm and protocol */
-	int na = nccl_algo_of_plan(a->name);
+	int na = nccl_algo_of_plan(name);
 	double nccl_lat_us = 0, nccl_bw_GBps = 0, nccl_us = -1;
 	if (na >= 0) {
 		if (!(m = nccl_model_create(t, ranks, n)))
@@ -222,7 +221,7 @@ struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_al
 		p->proto = nccl_proto_name(proto);
 	}
 	int sm_ch = m ? nccl_model_channels(m, na) : 0;
-	if (a->plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
+	if (plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
 		goto err;
 
 	qsort(p->flows, (size_t)p->nflows, sizeof(*p->flows), cmp_flow);

@@ -1,10 +1,9 @@
 /* coll: the collectives' API (see coll.h): operation names, an
  * algorithm named "name[:PROTO]" resolved through the registry
- * (coll_registry.c), coll_plan_create's fallbacks (all-to-all and
- * send/recv always direct, an algorithm without the operation or the
- * group's shape falls back to ring), "auto" through NCCL's tuning model
- * (coll_tune.c), and the busiest member of an unequal plan. A plan is
- * built by coll_build.c. */
+ * (coll_registry.c) and planned by its entry's build (a forced
+ * algorithm with NCCL's fallbacks, coll_force.c; "auto" through NCCL's
+ * tuning model, coll_tune.c), and the busiest member of an unequal plan.
+ * A plan is built by coll_build.c. */
 #include "coll.h"
 
 #include <math.h>
@@ -82,25 +81,7 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 	const struct coll_algo *a = parse_algo(algo, &proto);
 	if (!a || n < 1 || bytes < 0 || op < 0 || op >= COLL_NOPS)
 		return NULL;
-	if (!a->plan)
-		return coll_tune_select(t, op, ranks, n, bytes);
-	/* all-to-all and send/recv are NCCL point-to-point operations, which
-	 * NCCL_ALGO does not govern: whatever algorithm is forced, they run
-	 * as direct flows (as "auto" plans them) */
-	if ((op == COLL_ALLTOALL || op == COLL_SENDRECV) && a->plan != coll_direct_plan &&
-	    !(op == COLL_ALLTOALL && a->plan == coll_pairwise_plan))
-		return coll_plan_build(t, coll_algo_find("direct"), PROTO_AUTO, op, ranks, n, bytes);
-	struct coll_plan *p = coll_plan_build(t, a, proto, op, ranks, n, bytes);
-	/* an algorithm without this operation (tree: all-reduce only) or
-	 * this group (NVLS across nodes) falls back to ring for it, as NCCL
-	 * does, with NCCL's choice of protocol if the forced one cannot run */
-	if (!p && a->plan != coll_ring_plan && a->plan != coll_direct_plan &&
-	    a->plan != coll_pairwise_plan) {
-		p = coll_plan_build(t, coll_algo_by_name("ring"), proto, op, ranks, n, bytes);
-		if (!p)
-			p = coll_plan_build(t, coll_algo_by_name("ring"), PROTO_AUTO, op, ranks, n, bytes);
-	}
-	return p;
+	return a->build(t, a, proto, op, ranks, n, bytes);
 }
 
 struct member_bytes {

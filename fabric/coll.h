@@ -40,6 +40,9 @@
  *                 buffer into the switch and receives the result (coll_nvls.c)
  *   auto          NCCL's tuning model picks algorithm and protocol (coll_tune.c)
  *
+ * Each entry's build makes the plan: the algorithm forced, with NCCL's
+ * fallbacks (coll_force.c), or, for "auto", NCCL's choice (coll_tune.c).
+ *
  * NCCL's model (nccl_model.c, NCCL 2.27.3 tuning.cc). "ring", "tree" and
  * "nvls" are NCCL's algorithms: a plan's latency is NCCL's latency for
  * the (algorithm, protocol), and its flows carry bytes scaled up so that,
@@ -110,9 +113,18 @@ struct coll_algo {
 	const char *description;
 	/* Add p's flows (any order, repeats allowed) and set p->steps,
 	 * p->channels and, when steps differ in latency, p->latency_s. 0 or
-	 * -1 (op not supported, or the group's shape). NULL for "auto". */
+	 * -1 (op not supported, or the group's shape). NULL for "auto",
+	 * which has no flows of its own: its build picks another's. */
 	int (*plan)(const struct topology *t, enum coll_op op, const int *ranks,
 		    int n, double bytes, struct coll_plan *p);
+	/* The plan of op over ranks with this entry a and protocol proto
+	 * (PROTO_AUTO: NCCL's choice): coll_force_build() (the algorithm
+	 * itself, with NCCL's fallbacks) or, for "auto",
+	 * coll_tune_build() (NCCL's choice of algorithm). A new plan, or
+	 * NULL when none can run op on this group. */
+	struct coll_plan *(*build)(const struct topology *t, const struct coll_algo *a,
+				   enum coll_proto proto, enum coll_op op, const int *ranks,
+				   int n, double bytes);
 };
 
 /* Registered algorithms, terminated by a NULL name. */

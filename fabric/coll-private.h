@@ -1,8 +1,12 @@
-/* coll-private: helpers shared by the collective algorithms (sim/ only). */
+/* coll-private: helpers shared by the collective algorithms (fabric/ only). */
 #ifndef DDLSIM_COLL_PRIVATE_H
 #define DDLSIM_COLL_PRIVATE_H
 
 #include "coll.h"
+
+/* An algorithm's plan function: struct coll_algo's plan (coll.h). */
+typedef int (*coll_plan_fn)(const struct topology *t, enum coll_op op, const int *ranks, int n,
+			    double bytes, struct coll_plan *p);
 
 /* A sorted copy of ranks (malloc'd), or NULL. */
 int *coll_sorted_ranks(const int *ranks, int n);
@@ -23,14 +27,25 @@ void coll_node_order(const struct topology *t, int *r, int len);
 int coll_mesh_rings(const struct topology *t, const int *r, int len, int maxc,
 		    int *rings, double *w);
 
-/* Plan with NCCL's choice of (algorithm, protocol) (auto, coll_tune.c). */
-struct coll_plan *coll_tune_select(const struct topology *t, enum coll_op op,
-				   const int *ranks, int n, double bytes);
+/* The builds of the registry's entries (struct coll_algo's build):
+ * "auto", NCCL's choice of (algorithm, protocol) (coll_tune.c; a and
+ * proto unused: "auto" takes no protocol), and every other entry, the
+ * algorithm a forced, with NCCL's fallbacks (coll_force.c). A new plan
+ * or NULL. */
+struct coll_plan *coll_tune_build(const struct topology *t, const struct coll_algo *a,
+				  enum coll_proto proto, enum coll_op op, const int *ranks,
+				  int n, double bytes);
+struct coll_plan *coll_force_build(const struct topology *t, const struct coll_algo *a,
+				   enum coll_proto proto, enum coll_op op, const int *ranks,
+				   int n, double bytes);
 /* The registry entry of exactly this name (no ":PROTO"), or NULL
  * (coll_registry.c). */
 const struct coll_algo *coll_algo_by_name(const char *name);
-/* Build a plan with a given algorithm and protocol; NULL if it cannot. */
-struct coll_plan *coll_plan_build(const struct topology *t, const struct coll_algo *a,
+/* Build a plan with the algorithm of this registry name and plan
+ * function and protocol proto; NULL if it cannot (coll_build.c). The
+ * builds name an algorithm by its name and plan function, not its
+ * registry entry, so that they sit below the registry (no circle). */
+struct coll_plan *coll_plan_build(const struct topology *t, const char *name, coll_plan_fn plan,
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes);
 
