@@ -193,10 +193,26 @@
  * same clipping: 52 + 12 = 64 B. Neither writes a 16-bit copy (FSDP casts
  * at the gather). */
 /* A CNN stack: the TE pieces (unused), Megatron's optimizer copy, the
- * GPU's best flash kernel (unused), and its batch-norm fusion. */
+ * GPU's best flash kernel (unused), and its batch-norm fusion. MXNet
+ * issues kernels from its C++ engine threads, at a cost no public
+ * measurement gives: no host issue time (host_issue_us 0). */
 #define CNN_STACK(fusion) \
 	TE_TRANSFORMER_PIECES, .optimizer_copy16 = true, .cnn = (fusion), \
 	.attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST
+/* The host's time to issue one kernel from PyTorch (host.h) [measured,
+ * two parts]: forward, a Python op with autograd recording, 6.8 us
+ * (pytorch/pytorch issue #41383, PyTorch 1.6: y = 2 * x with
+ * requires_grad, 1e6 calls; 5.0 us without autograd; CPU tensors, so no
+ * launch), plus cudaLaunchKernel, 2.6 us at the minimum
+ * (makslevental/persistent_kernel README.md at 1a1b230, driver
+ * 510.39.01): 9.4 us. Backward, a node of the autograd engine's C++
+ * thread: the same op from C++, about 1 us (ibid., a PyTorch
+ * maintainer's measurement: half of x*x's 2 us is Python), plus the
+ * launch: 3.6 us. Transformer Engine's modules issue their fused kernels
+ * through the same path with more Python per module (te.Linear's CPU
+ * time is 2.7 x nn.Linear's on GH200: NVIDIA/TransformerEngine issue
+ * #2053), so these are a lower bound for megatron-te. */
+#define TORCH_HOST_ISSUE { 9.4, 3.6 }
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
 
@@ -205,6 +221,7 @@ const struct stack stack_table[] = {
 	  TE_TRANSFORMER_PIECES,
 	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 4,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
+	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "
 		    "megatron/core/tensor_parallel/cross_entropy.py L27-77, L112; TransformerEngine "
 		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
@@ -217,6 +234,7 @@ const struct stack stack_table[] = {
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "huggingface/transformers 26a9443 (4.45.0.dev0) "
 		    "src/transformers/models/llama/modeling_llama.py L111-125, L246-276, L309, "
 		    "L745-751, L1208-1222" },
@@ -230,6 +248,7 @@ const struct stack stack_table[] = {
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
 	  .fsdp2_copies = true,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) torchtitan/models/llama3/model/model.py "
 		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "
 		    "L210, L229, L235; models/attention.py L183-214" },
@@ -242,6 +261,7 @@ const struct stack stack_table[] = {
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "mosaicml/llm-foundry v0.10.0 (742f340) llmfoundry/models/mpt/configuration_mpt.py "
 		    "L46, layers/norm.py L33-68, layers/attention.py L356-376, layers/ffn.py L50-53, "
 		    "modeling_mpt.py L1281-1323; eager pieces as hf-eager (the benchmark table is at "

@@ -24,8 +24,9 @@
  * Transformer Engine stack prices the kernels: the most fused of the
  * stacks in wide use for transformers.
  *
- * Not modelled: the CPU time to issue kernels (no citable per-kernel
- * figure was found; docs/kernels.md section 10). */
+ * Each stack also carries the host's time to issue one kernel, forward
+ * and backward (host.h: a block of kernels shorter than their issue time
+ * takes the host's time; docs/kernels.md section 10). */
 #ifndef DDLSIM_STACK_H
 #define DDLSIM_STACK_H
 
@@ -104,6 +105,9 @@ struct stack {
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;
+	/* The host's issue time per kernel launch, forward and backward
+	 * (host.h), on an x86 host; 0: not known for this stack. */
+	double host_issue_us[2];
 	/* Fused attention kernel on compute capability < 9 and >= 9. */
 	enum attn_backend attn_ampere, attn_hopper;
 	const char *source;

@@ -6,13 +6,13 @@
 
 /* Split the attention block's ops of one pass for context parallelism:
  * before the core, the own (causal) block, a ring step, after the core. */
-static void split_cp(struct cost *cost, const struct op_list *l, int cp, int pass,
+static void split_cp(struct cost *cost, const struct op_list *l, double scale, int cp, int pass,
 		     struct blocks *bk)
 {
 	bool after = false;
 	double steps = 0;
 	for (int i = 0; i < l->n; i++) {
-		double t = cost_op_time(cost, &l->v[i]);
+		double t = scale * cost_op_time(cost, &l->v[i]);
 		if (l->v[i].kind == OP_ATTN) {
 			after = true;
 			if (l->v[i].causal)
@@ -46,13 +46,13 @@ static int gemm_role(const char *name)
 
 /* Split a half-layer's ops of one pass around its first and last GEMM
  * (tp_comm_overlap). */
-static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int pass,
-			struct blocks *bk)
+static void split_gemms(struct cost *cost, const struct op_list *l, double scale, int blk,
+			int pass, struct blocks *bk)
 {
 	int seen = 0;  /* 0 before the first GEMM, 1 between, 2 after the last */
 	for (int i = 0; i < l->n; i++) {
 		const struct op *o = &l->v[i];
-		double t = cost_op_time(cost, o);
+		double t = scale * cost_op_time(cost, o);
 		int role = gemm_role(o->name);
 		bool wgrad = strstr(o->name, ".wgrad") != NULL;
 		if (role == 1) {
@@ -77,11 +77,12 @@ static void split_gemms(struct cost *cost, const struct op_list *l, int blk, int
 }
 
 /* Split the MoE MLP block's ops of one pass around the experts. */
-static void split_moe(struct cost *cost, const struct op_list *l, int pass, struct blocks *bk)
+static void split_moe(struct cost *cost, const struct op_list *l, double scale, int pass,
+		      struct blocks *bk)
 {
 	bool seen = false;
 	for (int i = 0; i < l->n; i++) {
-		double t = cost_op_time(cost, &l->v[i]);
+		double t = scale * cost_op_time(cost, &l->v[i]);
 		if (workload_op_is_expert(&l->v[i])) {
 			seen = true;
 			bk->moe_mid[pass] += t;
@@ -92,43 +93,64 @@ static void split_moe(struct cost *cost, const struct op_list *l, int pass, stru
 	}
 }
 
+/* The time of ops l on the GPU as the host issues them (host.h), and
+ * in *scale its ratio to their GPU time (every op's share of a host-bound
+ * block stretches alike); the GPU's wait for the host into *wait. */
+static double list_time(struct cost *cost, const struct host_issue *h, const struct op_list *l,
+			double *scale, double *wait)
+{
+	double gpu = cost_list_time(cost, l);
+	double t = host_bound_time(gpu, host_issue_time(h, l));
+	*scale = gpu > 0 ? t / gpu : 1;
+	*wait += t - gpu;
+	return t;
+}
+
+/* Price block b of pass pass into bk (splits as the plan needs them). */
+static int price_block(const struct plan *pl, const struct model *m, struct cost *cost,
+		       const struct host_issue *h, const struct wl_shape *shp, int b,
+		       enum op_pass pass, struct blocks *bk)
+{
+	struct op_list l;
+	double scale;
+	op_list_init(&l);
+	if (workload_block(m, shp, b, pass, RECOMPUTE_NONE, &l)) {
+		op_list_finish(&l);
+		return -1;
+	}
+	if (pass == PASS_FWD) {
+		bk->fwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_fwd[b]);
+		bk->flops_fwd[b] = op_list_flops(&l);
+	} else
+		bk->bwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_bwd[b]);
+	if (b == WL_ATTN && pl->cp > 1)
+		split_cp(cost, &l, scale, pl->cp, pass, bk);
+	if (b == WL_ATTN || b == WL_MLP)
+		split_gemms(cost, &l, scale, b, pass, bk);
+	if (b == WL_MLP && model_is_moe(m))
+		split_moe(cost, &l, scale, pass, bk);
+	op_list_finish(&l);
+	return 0;
+}
+
 int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
 		 struct blocks *bk)
 {
 	struct wl_shape shp = plan_wl_shape(pl);
+	struct host_issue h = plan_host_issue(pl);
 	struct op_list l;
+	double scale, wait = 0;
 
 	memset(bk, 0, sizeof(*bk));
-	for (int b = 0; b < WL_NBLOCKS; b++) {
-		op_list_init(&l);
-		if (workload_block(m, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l))
-			goto fail;
-		bk->fwd[b] = cost_list_time(cost, &l);
-		bk->flops_fwd[b] = op_list_flops(&l);
-		if (b == WL_ATTN && pl->cp > 1)
-			split_cp(cost, &l, pl->cp, PASS_FWD, bk);
-		if (b == WL_ATTN || b == WL_MLP)
-			split_gemms(cost, &l, b, PASS_FWD, bk);
-		if (b == WL_MLP && model_is_moe(m))
-			split_moe(cost, &l, PASS_FWD, bk);
-		op_list_finish(&l);
-		op_list_init(&l);
-		if (workload_block(m, &shp, b, PASS_BWD, RECOMPUTE_NONE, &l))
-			goto fail;
-		bk->bwd[b] = cost_list_time(cost, &l);
-		if (b == WL_ATTN && pl->cp > 1)
-			split_cp(cost, &l, pl->cp, PASS_BWD, bk);
-		if (b == WL_ATTN || b == WL_MLP)
-			split_gemms(cost, &l, b, PASS_BWD, bk);
-		if (b == WL_MLP && model_is_moe(m))
-			split_moe(cost, &l, PASS_BWD, bk);
-		op_list_finish(&l);
-	}
+	for (int b = 0; b < WL_NBLOCKS; b++)
+		if (price_block(pl, m, cost, &h, &shp, b, PASS_FWD, bk) ||
+		    price_block(pl, m, cost, &h, &shp, b, PASS_BWD, bk))
+			return -1;
 	/* the selective-recompute extra: attention backward with minus without */
 	op_list_init(&l);
 	if (workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
 		goto fail;
-	double with = cost_list_time(cost, &l);
+	double with = list_time(cost, &h, &l, &scale, &wait);
 	bk->recompute_sel = with - bk->bwd[WL_ATTN];
 	bk->flops_core = op_list_flops(&l);
 	op_list_finish(&l);

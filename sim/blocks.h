@@ -8,7 +8,9 @@
  * needs: each block and pass, the selective-recompute extra, and the
  * parts around which communication is cut in (context parallelism's
  * core and ring steps, tp_comm_overlap's first and last GEMMs, an MoE
- * block's experts). */
+ * block's experts). A block whose kernels are shorter than the host's
+ * time to issue them takes the host's time (models/host.h); its parts
+ * stretch alike. */
 #ifndef DDLSIM_BLOCKS_H
 #define DDLSIM_BLOCKS_H
 
@@ -36,6 +38,9 @@ struct blocks {
 	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
 	 * after the combine */
 	double moe_pre[2], moe_mid[2], moe_post[2];
+	/* the GPU's wait for the host within each block (host.h; 0 when the
+	 * kernels outlast their issue), part of fwd and bwd */
+	double host_wait_fwd[WL_NBLOCKS], host_wait_bwd[WL_NBLOCKS];
 };
 
 /* Price the blocks of plan pl's layer of model m into bk (zeroed

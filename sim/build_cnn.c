@@ -73,6 +73,7 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 	enum dtype dt = pl->precision;
 	double mb = (double)pl->micro_batch, B = dtype_bytes(dt);
 	enum cnn_fusion fu = plan_stack(pl)->cnn;
+	struct host_issue h = plan_host_issue(pl);
 	struct op_list l;
 
 	g->n = net->ngroups;
@@ -80,6 +81,10 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 	g->bwd_s = xcalloc((size_t)g->n, sizeof(double));
 	g->fwd_flops = xcalloc((size_t)g->n, sizeof(double));
 	g->params = xcalloc((size_t)g->n, sizeof(double));
+	/* the host's time to issue each group's kernels (host.h): a group
+	 * whose kernels are shorter takes the host's time */
+	double *issue_f = xcalloc((size_t)g->n, sizeof(double));
+	double *issue_b = xcalloc((size_t)g->n, sizeof(double));
 	for (int i = 0; i < net->n; i++) {
 		const struct cnn_layer *ly = &net->v[i];
 		int gi = ly->group;
@@ -87,11 +92,13 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 		if (cnn_layer_ops(ly, mb, dt, PASS_FWD, i == 0, fu, &l))
 			goto fail;
 		g->fwd_s[gi] += cost_list_time(cost, &l);
+		issue_f[gi] += host_issue_time(&h, &l);
 		g->fwd_flops[gi] += op_list_flops(&l);
 		op_list_finish(&l);
 		if (cnn_layer_ops(ly, mb, dt, PASS_BWD, i == 0, fu, &l))
 			goto fail;
 		g->bwd_s[gi] += cost_list_time(cost, &l);
+		issue_b[gi] += host_issue_time(&h, &l);
 		op_list_finish(&l);
 		g->params[gi] += ly->params;
 		double out = mb * ly->k * ly->p * ly->q;
@@ -100,9 +107,17 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 		else if (ly->kind == CNN_MAXPOOL)
 			g->saved_bytes += out * (B + 8);
 	}
+	for (int gi = 0; gi < g->n; gi++) {
+		g->fwd_s[gi] = host_bound_time(g->fwd_s[gi], issue_f[gi]);
+		g->bwd_s[gi] = host_bound_time(g->bwd_s[gi], issue_b[gi]);
+	}
+	free(issue_f);
+	free(issue_b);
 	return 0;
 fail:
 	op_list_finish(&l);
+	free(issue_f);
+	free(issue_b);
 	return -1;
 }
 

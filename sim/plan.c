@@ -31,6 +31,7 @@ void plan_init(struct plan *p)
 	p->framework = -1;
 	p->stack = -1;
 	p->attn_backend_set = -1;
+	p->host_issue_us[0] = p->host_issue_us[1] = -1;
 	p->schedule = SCHED_1F1B;
 	p->zero = ZERO_0;
 	p->recompute = RECOMPUTE_NONE;
@@ -184,6 +185,17 @@ bool plan_mixed_gpus(const struct plan *p)
 const struct stack *plan_stack(const struct plan *p)
 {
 	return stack_at(p->stack);
+}
+
+struct host_issue plan_host_issue(const struct plan *p)
+{
+	const struct stack *s = plan_stack(p);
+	struct host_issue h = { 0, 0 };
+	if (p->cuda_graphs)
+		return h;
+	h.fwd_s = 1e-6 * (p->host_issue_us[0] >= 0 ? p->host_issue_us[0] : s->host_issue_us[0]);
+	h.bwd_s = 1e-6 * (p->host_issue_us[1] >= 0 ? p->host_issue_us[1] : s->host_issue_us[1]);
+	return h;
 }
 
 /* The flash kernel p runs on a GPU of compute capability cc: the given

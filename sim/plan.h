@@ -120,6 +120,7 @@
 #include "attention.h"
 #include "diag.h"
 #include "gpu.h"
+#include "host.h"
 #include "memory.h"
 #include "schedule.h"
 #include "workload.h"
@@ -243,6 +244,8 @@ struct plan {
 	bool stack_set;                 /* compute.stack given */
 	int attn_backend_set;           /* attn_backend given (enum attn_backend), -1 = no */
 	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
+	bool cuda_graphs;               /* compute.cuda_graphs: kernels replayed from CUDA graphs */
+	double host_issue_us[2];        /* compute.host_issue_{fwd,bwd}_us, -1: the stack's */
 	bool overlap_param_gather;
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
 	unsigned given;                 /* enum plan_given bits */
@@ -306,6 +309,9 @@ void plan_init(struct plan *p);
 
 /* The kernel stack that prices p's ops (models/stack.h). */
 const struct stack *plan_stack(const struct plan *p);
+/* The host's issue time per kernel launch under p (models/host.h): the
+ * given one, else the stack's; none when kernels replay from CUDA graphs. */
+struct host_issue plan_host_issue(const struct plan *p);
 /* The kernel that runs p's attention core, for reports: the resolved
  * flash backend ("fa2", "fa3", "cudnn", "best") or "unfused". */
 const char *plan_attention_kernel(const struct plan *p);

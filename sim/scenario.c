@@ -632,6 +632,9 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = 0;
 		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
 			s->attn_backend_set = (int)e;
+		jobj_bool(&jo, "cuda_graphs", &s->cuda_graphs, 0);
+		jobj_num(&jo, "host_issue_fwd_us", &s->host_issue_us[0], JNONNEG);
+		jobj_num(&jo, "host_issue_bwd_us", &s->host_issue_us[1], JNONNEG);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "moe", &jo, 0) == 1) {

@@ -132,6 +132,15 @@
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |
  *                                                                best (the GPU's best measured);
  *                                                                default the stack's on this GPU
+ *   compute.cuda_graphs           bool     -       false         kernels replayed from CUDA graphs:
+ *                                                                the host issues none of them
+ *                                                                (models/host.h)
+ *   compute.host_issue_fwd_us     number   us      stack's       the host's time to issue one kernel
+ *                                                                in forward (eager PyTorch 9.4;
+ *                                                                MXNet stacks 0: not known); a
+ *                                                                block of shorter kernels waits
+ *   compute.host_issue_bwd_us     number   us      stack's       the same in backward (autograd's
+ *                                                                C++ thread; eager PyTorch 3.6)
  *   moe.routing                   string   -       model's       uniform | zipf | loads (models/moe.h;
  *                                                                loads: the model's expert_loads)
  *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing

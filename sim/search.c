@@ -305,14 +305,17 @@ void search_cache_destroy(struct search_cache *c)
 	free(c);
 }
 
-static double block_time(const struct inputs *in, const struct wl_shape *shp, enum wl_block b,
-			 enum op_pass pass, enum recompute rc)
+/* A block's time as blocks_price() takes it: its kernels' GPU time, or
+ * the host's time to issue them where that is longer (host.h). */
+static double block_time(const struct inputs *in, const struct wl_shape *shp,
+			 const struct host_issue *h, enum wl_block b, enum op_pass pass,
+			 enum recompute rc)
 {
 	struct op_list l;
 	op_list_init(&l);
 	double t = 0;
 	if (!workload_block(inputs_model(in), shp, b, pass, rc, &l))
-		t = cost_list_time(inputs_cost(in), &l);
+		t = host_bound_time(cost_list_time(inputs_cost(in), &l), host_issue_time(h, &l));
 	op_list_finish(&l);
 	return t;
 }
@@ -326,16 +329,17 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	XGROW(c->p, c->capp, (size_t)c->np + 1);
 	struct price *p = &c->p[c->np++];
 	struct wl_shape shp = plan_wl_shape(pl);
+	struct host_issue h = plan_host_issue(pl);
 	p->mb = pl->micro_batch, p->tp = pl->tp, p->sp = pl->sp, p->attn = pl->attention;
-	p->f = block_time(c->in, &shp, WL_ATTN, PASS_FWD, RECOMPUTE_NONE) +
-	       block_time(c->in, &shp, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
-	double ab = block_time(c->in, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
-	p->b = ab + block_time(c->in, &shp, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
-	p->sel = block_time(c->in, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
-	p->embed_f = block_time(c->in, &shp, WL_EMBED, PASS_FWD, RECOMPUTE_NONE);
-	p->embed_b = block_time(c->in, &shp, WL_EMBED, PASS_BWD, RECOMPUTE_NONE);
-	p->head_f = block_time(c->in, &shp, WL_HEAD, PASS_FWD, RECOMPUTE_NONE);
-	p->head_b = block_time(c->in, &shp, WL_HEAD, PASS_BWD, RECOMPUTE_NONE);
+	p->f = block_time(c->in, &shp, &h, WL_ATTN, PASS_FWD, RECOMPUTE_NONE) +
+	       block_time(c->in, &shp, &h, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
+	double ab = block_time(c->in, &shp, &h, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
+	p->b = ab + block_time(c->in, &shp, &h, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
+	p->sel = block_time(c->in, &shp, &h, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
+	p->embed_f = block_time(c->in, &shp, &h, WL_EMBED, PASS_FWD, RECOMPUTE_NONE);
+	p->embed_b = block_time(c->in, &shp, &h, WL_EMBED, PASS_BWD, RECOMPUTE_NONE);
+	p->head_f = block_time(c->in, &shp, &h, WL_HEAD, PASS_FWD, RECOMPUTE_NONE);
+	p->head_b = block_time(c->in, &shp, &h, WL_HEAD, PASS_BWD, RECOMPUTE_NONE);
 	return p;
 }
 
