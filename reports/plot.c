@@ -55,8 +55,8 @@ char *plot_breakdown_svg(const struct result *r)
 	int *cnt = xcalloc((size_t)ns, sizeof(int));
 	static const int cat[BK_N] = { -1, CAT_TP_COMM, CAT_CP_COMM, CAT_DP_COMM, CAT_PARAM_COMM,
 				       CAT_PP_COMM, -1, -1 };
-	for (int i = 0; i < r->eng.nranks; i++) {
-		const struct engine_rank_stats *st = &r->eng.rank[i];
+	for (int i = 0; i < result_nranks(r); i++) {
+		const struct result_rank rk = result_rank(r, i), *st = &rk;
 		int s = st->stage < ns ? st->stage : 0;
 		struct result_split x = result_rank_split(r, i);
 		double *row = v + (size_t)s * BK_N;

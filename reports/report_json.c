@@ -182,10 +182,10 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 					    ? json_integer(pl->ps_staleness) : json_null());
 			json_object_set_new(o, "iterations", json_integer(pl->ps_iterations));
 			json_object_set_new(o, "iterations_per_s", num(1 / r->iteration_s));
-			json_object_set_new(o, "updates", json_integer(r->eng.ps_updates));
+			json_object_set_new(o, "updates", json_integer(result_sim(r).ps_updates));
 			json_object_set_new(o, "staleness", json_pack("{s:f, s:f, s:f, s:f}",
-				"mean", r->eng.staleness_mean, "p50", r->eng.staleness_p50,
-				"p95", r->eng.staleness_p95, "max", r->eng.staleness_max));
+				"mean", result_sim(r).staleness_mean, "p50", result_sim(r).staleness_p50,
+				"p95", result_sim(r).staleness_p95, "max", result_sim(r).staleness_max));
 		}
 		put(root, bad, "parameter_servers", o);
 	}
@@ -264,7 +264,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	struct result_split mean = result_mean_split(r);
 	/* a row per rank only when asked for (--per-rank), all of them; the
 	 * rank classes always */
-	for (int i = 0; per_rank && i < r->eng.nranks; i++)
+	for (int i = 0; per_rank && i < result_nranks(r); i++)
 		if (json_array_append_new(ranks, report_rank_json(r, i)) && !*bad)
 			*bad = "per_rank";
 	for (int s = 0; s < r->nstages; s++)
@@ -301,8 +301,8 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		json_array_append_new(mem, mem_json(&r->stage[s]));
 	report_verdict(r, v, sizeof(v));
 	int over = 0;
-	for (int i = 0; i < r->eng.nranks; i++)
-		over += !r->stage[r->eng.rank[i].stage].mem.fits;
+	for (int i = 0; i < result_nranks(r); i++)
+		over += !r->stage[result_rank(r, i).stage].mem.fits;
 	put(root, bad, "memory", json_pack("{s:b, s:i, s:i, s:f, s:f, s:f, s:s, s:o}",
 		"fits", r->fits, "ranks_over_capacity", over, "worst_stage", r->worst_stage,
 		"worst_total_GB", r->worst_total_bytes / GB,
@@ -357,10 +357,10 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
 		"usd_per_gpu_hour", pl->usd_per_gpu_hour, "cost_usd", r->cost_usd));
 	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
-		"folded", r->folded, "ranks", r->eng.nranks, "simulated_ranks", r->eng.nsimulated,
-		"flows", (json_int_t)r->eng.flows, "collectives", (json_int_t)r->eng.collectives,
-		"tasks", (json_int_t)r->eng.tasks, "wall_s", r->sim_wall_s,
-		"platform_s", r->eng.platform_s));
+		"folded", r->folded, "ranks", result_nranks(r), "simulated_ranks", result_sim(r).nsimulated,
+		"flows", (json_int_t)result_sim(r).flows, "collectives", (json_int_t)result_sim(r).collectives,
+		"tasks", (json_int_t)result_sim(r).tasks, "wall_s", r->sim_wall_s,
+		"platform_s", result_sim(r).platform_s));
 	json_t *sim = json_object_get(root, "simulation");
 	if (sim)
 		json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason)

@@ -5,7 +5,6 @@
 #include "report-private.h"
 
 #include <stdlib.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "xalloc.h"
@@ -17,13 +16,13 @@ static json_t *num(double x)
 
 json_t *report_rank_json(const struct result *r, int i)
 {
-	const struct engine_rank_stats *st = &r->eng.rank[i];
+	const struct result_rank rk = result_rank(r, i), *st = &rk;
 	struct result_split x = result_rank_split(r, i);
 	double compute = x.compute_s, exposed = x.exposed_s, idle = x.idle_s;
 	const struct mem_anatomy *mem = &r->stage[st->stage].mem;
 	json_t *o = json_pack("{s:i, s:i, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}",
 			 "rank", i, "stage", st->stage, "fits", mem->fits,
-			 "mem_total_GB", mem->total_bytes / GB, "simulated_as", st->representative,
+			 "mem_total_GB", mem->total_bytes / GB, "simulated_as", st->simulated_as,
 			 "compute_s", compute, "exposed_comm_s", exposed, "bubble_s", st->bubble_s,
 			 "idle_s", idle, "forward_s", st->compute_s[CAT_FORWARD],
 			 "backward_s", st->compute_s[CAT_BACKWARD],
@@ -38,7 +37,7 @@ json_t *report_rank_json(const struct result *r, int i)
 			 "tp_collectives", st->collectives[CAT_TP_COMM],
 			 "dp_collectives", st->collectives[CAT_DP_COMM],
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
-	if (o)  /* compute time added by concurrent communication (engine.h), in compute_s */
+	if (o)  /* compute time added by concurrent communication (sim/engine.h), in compute_s */
 		json_object_set_new(o, "interference_s", num(st->interference_s));
 	if (o && r->plan.ep > 1) {
 		json_object_set_new(o, "exposed_ep_comm_s", num(st->exposed_s[CAT_EP_COMM]));
@@ -72,15 +71,27 @@ struct rank_class {
 	char *ranges;           /* "0-7,64-71" */
 	size_t len, cap;
 	int run0;               /* start of the open run of ranges */
+	struct result_rank fig; /* the first rank's figures */
 };
 
-/* Whether two ranks have the same figures in rank_json() but their rank
- * and representative: every figure there is one of these or derived from
- * them, the stage, and the job's iteration time. */
-static bool same_figures(const struct engine_rank_stats *a, const struct engine_rank_stats *b)
+/* Whether n numbers are the same, bit for bit (0 and -0 print apart). */
+static bool same(const double *a, const double *b, int n)
 {
-	return memcmp(a, b, offsetof(struct engine_rank_stats, representative)) == 0 &&
-	       a->stage == b->stage;
+	return memcmp(a, b, (size_t)n * sizeof(*a)) == 0;
+}
+
+/* Whether two ranks have the same figures in report_rank_json() but their
+ * rank and whom they were simulated as: every figure there is one of
+ * these, read field by field, or derived from them, the stage (its
+ * memory) and the job's iteration time. Equal figures give equal rows;
+ * unequal ones have their row built and compared. */
+static bool same_figures(const struct result_rank *a, const struct result_rank *b)
+{
+	return a->stage == b->stage && same(&a->finish_s, &b->finish_s, 1) &&
+	       same(a->compute_s, b->compute_s, CAT_N) && same(a->comm_s, b->comm_s, CAT_N) &&
+	       same(a->exposed_s, b->exposed_s, CAT_N) && same(&a->bubble_s, &b->bubble_s, 1) &&
+	       same(&a->interference_s, &b->interference_s, 1) &&
+	       !memcmp(a->collectives, b->collectives, sizeof(a->collectives));
 }
 
 /* The distinct rank classes: ranks whose rows (every figure of
@@ -90,7 +101,7 @@ static bool same_figures(const struct engine_rank_stats *a, const struct engine_
  * says, without a row per rank. NULL if a row cannot be built. */
 json_t *report_rank_classes_json(const struct result *r)
 {
-	int n = r->eng.nranks, nc = 0;
+	int n = result_nranks(r), nc = 0;
 	size_t cap = 0, hcap = 64;
 	while (hcap < 2 * (size_t)n + 2)
 		hcap *= 2;
@@ -105,10 +116,10 @@ json_t *report_rank_classes_json(const struct result *r)
 		rep_class[i] = -1;
 	json_t *out = NULL;
 	for (int i = 0; i < n; i++) {
-		const struct engine_rank_stats *st = &r->eng.rank[i];
-		int rep = st->representative >= 0 && st->representative < n ? st->representative : i;
+		const struct result_rank st = result_rank(r, i);
+		int rep = st.simulated_as >= 0 && st.simulated_as < n ? st.simulated_as : i;
 		int k = rep_class[rep];
-		if (k < 0 || !same_figures(&r->eng.rank[c[k].first], st)) {
+		if (k < 0 || !same_figures(&c[k].fig, &st)) {
 			json_t *row = report_rank_json(r, i);
 			if (!row)
 				goto fail;
@@ -128,7 +139,7 @@ json_t *report_rank_classes_json(const struct result *r)
 			if (!hash[j]) {
 				XGROW(c, cap, (size_t)nc + 1);
 				c[nc] = (struct rank_class){ .key = key, .row = row, .count = 1,
-							     .first = i, .last = i, .run0 = i };
+							     .first = i, .last = i, .run0 = i, .fig = st };
 				hash[j] = ++nc;
 				rep_class[rep] = nc - 1;
 				continue;

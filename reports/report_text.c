@@ -99,10 +99,38 @@ static void print_setup(const struct result *r, FILE *f)
 			sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
 }
 
+/* Communication per dimension, mean over ranks: busy on the communication
+ * streams and exposed (the compute stream waiting), and bytes sent. */
+static void print_comm(const struct result *r, FILE *f)
+{
+	enum { NDIMS = 6 };
+	static const struct { const char *name; int cat; } dims[NDIMS] = {
+		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
+		{ "param", CAT_PARAM_COMM }, { "ep", CAT_EP_COMM }, { "pp", CAT_PP_COMM } };
+	double busy[NDIMS] = { 0 }, exposed[NDIMS] = { 0 };
+	int n = result_nranks(r);
+	for (int i = 0; i < n; i++) {
+		struct result_rank x = result_rank(r, i);
+		for (int k = 0; k < NDIMS; k++) {
+			busy[k] += x.comm_s[dims[k].cat] / n;
+			exposed[k] += x.exposed_s[dims[k].cat] / n;
+		}
+	}
+	fprintf(f, "\n%-16s %12s %12s %14s\n", "communication", "busy s", "exposed s", "sent per GPU");
+	for (int k = 0; k < NDIMS; k++) {
+		int c = dims[k].cat;
+		char buf[64];
+		if (busy[k] <= 0 && exposed[k] <= 0 && r->comm_bytes_per_gpu[c] <= 0)
+			continue;
+		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
+		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy[k], exposed[k], buf);
+	}
+}
+
 void report_print_summary(const struct result *r, FILE *f)
 {
 	const struct plan *sc = &r->plan;
-	char buf[64], vbuf[512];
+	char vbuf[512];
 	struct result_split mean = result_mean_split(r);
 
 	print_setup(r, f);
@@ -117,24 +145,7 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
 	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
 	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
-	/* communication per dimension, mean over ranks: busy on the
-	 * communication streams and exposed (the compute stream waiting) */
-	static const struct { const char *name; int cat; } dims[] = {
-		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
-		{ "param", CAT_PARAM_COMM }, { "ep", CAT_EP_COMM }, { "pp", CAT_PP_COMM } };
-	fprintf(f, "\n%-16s %12s %12s %14s\n", "communication", "busy s", "exposed s", "sent per GPU");
-	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
-		double busy = 0, exposed = 0;
-		int c = dims[k].cat, n = r->eng.nranks;
-		for (int i = 0; i < n; i++) {
-			busy += r->eng.rank[i].comm_s[c] / n;
-			exposed += r->eng.rank[i].exposed_s[c] / n;
-		}
-		if (busy <= 0 && exposed <= 0 && r->comm_bytes_per_gpu[c] <= 0)
-			continue;
-		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
-		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy, exposed, buf);
-	}
+	print_comm(r, f);
 	if (r->moe) {
 		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
@@ -145,8 +156,8 @@ void report_print_summary(const struct result *r, FILE *f)
 			plan_ps_shard_names[r->plan.ps_shard], plan_ps_mode_names[r->plan.ps_async]);
 	if (r->plan.dp_sync == DP_SYNC_PS && r->plan.ps_async)
 		fprintf(f, "async: %d iterations, %.3f it/s, staleness mean %.2f, P50 %.0f, P95 %.0f, max %.0f "
-			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, r->eng.staleness_mean,
-			r->eng.staleness_p50, r->eng.staleness_p95, r->eng.staleness_max, r->plan.ps_staleness);
+			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, result_sim(r).staleness_mean,
+			result_sim(r).staleness_p50, result_sim(r).staleness_p95, result_sim(r).staleness_max, r->plan.ps_staleness);
 	if (r->iterations > 1)
 		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
 			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
@@ -221,8 +232,8 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
 			sc->train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
 	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
-		r->eng.nsimulated, r->eng.nranks, r->folded ? " (folded replicas)" : "",
-		r->eng.flows, r->eng.tasks, r->sim_wall_s);
-	if (!r->folded && r->fold_reason && r->eng.nranks > 1)
+		result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
+		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);
+	if (!r->folded && r->fold_reason && result_nranks(r) > 1)
 		fprintf(f, "not folded: %s\n", r->fold_reason);
 }
