@@ -5,7 +5,8 @@
  * through the runner, and prints per option the simulated plans ranked by
  * wall time to train, the Pareto front of time and cost over all options,
  * the fewest GPUs of each GPU type that meet the deadline (and budget),
- * and how the screen's ranking compares with the engine's. Every
+ * and how the screen's ranking compares with the engine's (the ranking,
+ * the front, the fewest GPUs and the correlation: sim/study.h). Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
  * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "runner.h"
 #include "search.h"
 #include "simulate.h"
+#include "study.h"
 #include "tidy.h"
 #include "xalloc.h"
 
@@ -55,6 +57,7 @@ struct fin {
 	struct result_row row;
 	struct assessment a;
 	bool ok;
+	struct study_point pt;      /* the plan as the analysis sees it */
 };
 
 struct pctx {
@@ -62,6 +65,13 @@ struct pctx {
 	struct fin *f;
 	int n, done;
 	bool quiet;
+};
+
+struct plan_opts {
+	const char *file, *out;
+	int top;
+	bool screen_only, quiet;
+	struct runner_opts ro;
 };
 
 static void job(void *ctx, int i, struct result_row *row)
@@ -103,102 +113,71 @@ static void plan_text(const struct plan *pl, char *buf, size_t n)
 		 pl->sp ? " sp" : "", pl->order);
 }
 
+static const char *gpu_of(const struct goal *g, int ci)
+{
+	return inputs_topology(g->clusters[ci].in)->gpu.name;
+}
+
+static long gpus_of(const struct goal *g, const struct fin *f)
+{
+	return plan_gpus(&f->c.plan, g->clusters[f->c.cluster].in);
+}
+
 static int cmp_fin(const void *a, const void *b)
 {
 	const struct fin *x = a, *y = b;
-	if (x->ok != y->ok)
-		return x->ok ? -1 : 1;
-	if (x->c.cluster != y->c.cluster)
-		return x->c.cluster - y->c.cluster;
-	double p = x->a.gp.wall_s, q = y->a.gp.wall_s;
-	return (p > q) - (p < q);
+	return study_compare(&x->pt, &y->pt);
 }
 
-/* Spearman's rho of the estimate vs the engine over the simulated plans
- * of cluster ci. */
-static double spearman(const struct fin *f, int n, int ci, int *count)
+/* Returns 0, or EXIT_USAGE after saying what is wrong. */
+static int parse_args(int argc, char **argv, struct plan_opts *o)
 {
-	int m = 0;
-	double *e = xcalloc((size_t)n + 1, sizeof(double)), *s = xcalloc((size_t)n + 1, sizeof(double));
-	for (int i = 0; i < n; i++)
-		if (f[i].ok && f[i].c.cluster == ci) {
-			e[m] = f[i].c.est_iter_s / f[i].c.plan.global_batch;
-			s[m++] = f[i].row.iteration_s / f[i].c.plan.global_batch;
-		}
-	double d2 = 0;
-	for (int i = 0; i < m; i++) {
-		double re = 0, rs = 0;
-		for (int k = 0; k < m; k++) {
-			re += e[k] < e[i] ? 1 : e[k] == e[i] ? 0.5 : 0;
-			rs += s[k] < s[i] ? 1 : s[k] == s[i] ? 0.5 : 0;
-		}
-		d2 += (re - rs) * (re - rs);
-	}
-	free(e);
-	free(s);
-	*count = m;
-	return m > 2 ? 1 - 6 * d2 / ((double)m * ((double)m * m - 1)) : NAN;
-}
-
-int cmd_plan(int argc, char **argv)
-{
-	const char *file = NULL, *out = NULL;
-	int top = 0;
-	bool screen_only = false, quiet = false;
-	struct runner_opts ro = { .jobs = 2 };
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-			top = (int)strtol(argv[++i], &end, 10);
-			if (*end || top < 1 || top > 1000)
+			o->top = (int)strtol(argv[++i], &end, 10);
+			if (*end || o->top < 1 || o->top > 1000)
 				return cli_usage_error("--top: expected a number in [1, 1000], got '%s'", argv[i]);
 		} else if ((!strcmp(argv[i], "-j") || !strcmp(argv[i], "--jobs")) && i + 1 < argc) {
-			ro.jobs = (int)strtol(argv[++i], &end, 10);
-			if (*end || ro.jobs < 1 || ro.jobs > 1024)
+			o->ro.jobs = (int)strtol(argv[++i], &end, 10);
+			if (*end || o->ro.jobs < 1 || o->ro.jobs > 1024)
 				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", argv[i - 1], argv[i]);
 		} else if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) && i + 1 < argc)
-			out = argv[++i];
+			o->out = argv[++i];
 		else if (!strcmp(argv[i], "--screen-only"))
-			screen_only = true;
+			o->screen_only = true;
 		else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
-			quiet = true;
+			o->quiet = true;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return cli_usage_error("unknown option or missing value '%s' for 'plan'", argv[i]);
-		else if (file)
+		else if (o->file)
 			return cli_usage_error("'plan' takes one goal file");
 		else
-			file = argv[i];
+			o->file = argv[i];
 	}
-	if (!file)
+	if (!o->file)
 		return cli_usage_error("'plan' needs a goal file");
-	struct diag d;
-	diag_init(&d, stderr);
-	int rc = EXIT_INPUT;
-	struct pctx p = { .quiet = quiet };
+	return 0;
+}
+
+/* Screen every cluster option, print what each screen found, and keep as
+ * finalists the best `top` of each option and the best of each node
+ * count. */
+static void screen(struct pctx *p)
+{
 	struct search_stats st = { 0 };
 	size_t cap = 0;
-	double t0 = now_s();
-
-	p.g = goal_load(file, &d);
-	if (!p.g)
-		goto out;
-	if (top)
-		p.g->top = top;
-	rc = EXIT_FAIL;
-	printf("goal %s: %s\n", p.g->name, p.g->description);
-	for (int ci = 0; ci < p.g->nclusters; ci++) {
+	for (int ci = 0; ci < p->g->nclusters; ci++) {
 		long n;
 		struct search_stats s1 = { 0 };
-		struct candidate *c = search_screen(p.g, ci, &n, &s1);
+		struct candidate *c = search_screen(p->g, ci, &n, &s1);
 		st.enumerated += s1.enumerated, st.invalid += s1.invalid, st.no_fit += s1.no_fit;
 		st.screened += s1.screened, st.screen_s += s1.screen_s;
 		printf("\n%s: %ld plans enumerated, %ld rejected by plan_check, %ld do not fit in memory, "
-		       "%ld screened in %.2f s (%.0f plans/s)\n", p.g->clusters[ci].name, s1.enumerated,
+		       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
 		       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
-		/* finalists: the best `top`, and the best of each node count */
-		const struct goal_cluster *cl = &p.g->clusters[ci];
 		for (long k = 0; k < n; k++) {
-			bool pick = k < p.g->top;
+			bool pick = k < p->g->top;
 			if (!pick) {
 				bool first_of_nodes = true;
 				for (long q = 0; q < k; q++)
@@ -210,57 +189,60 @@ int cmd_plan(int argc, char **argv)
 			}
 			if (!pick)
 				continue;
-			XGROW(p.f, cap, (size_t)p.n + 1);
-			memset(&p.f[p.n], 0, sizeof(p.f[p.n]));
-			p.f[p.n++].c = c[k];
+			XGROW(p->f, cap, (size_t)p->n + 1);
+			memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
+			p->f[p->n++].c = c[k];
 		}
 		if (n == 0)
 			printf("  no plan fits: try more nodes, a smaller micro-batch or recompute\n");
-		(void)cl;
 		free(c);
 	}
 	printf("\nscreen: %ld plans in %.2f s, %.0f plans/s (plan_check, memory anatomy, estimate)\n",
 	       st.enumerated, st.screen_s, st.enumerated / fmax(st.screen_s, 1e-9));
-	if (screen_only) {
-		for (int i = 0; i < p.n; i++) {
-			char pt[160];
-			plan_text(&p.f[i].c.plan, pt, sizeof(pt));
-			printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%.3g\n", p.g->clusters[p.f[i].c.cluster].name,
-			       plan_gpus(&p.f[i].c.plan, p.g->clusters[p.f[i].c.cluster].in), pt,
-			       p.f[i].c.est.gp.wall_s / 86400, p.f[i].c.est.econ.cost_usd);
-		}
-		rc = EXIT_OK;
-		goto out;
-	}
-	double t_sim = now_s();
-	if (p.n && runner_run(&ro, p.n, job, done, &p, &d))
-		goto out;
-	t_sim = now_s() - t_sim;
-	qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
+}
 
-	/* outputs */
-	const char *dir = out ? out : NULL;
-	char *dflt = xasprintf("out/%s", p.g->name);
-	if (!dir)
-		dir = dflt;
-	char *csvp = xasprintf("%s/plans.csv", dir), *jp = xasprintf("%s/plans.jsonl", dir);
+static void print_screen_only(const struct pctx *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		char pt[160];
+		plan_text(&p->f[i].c.plan, pt, sizeof(pt));
+		printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%.3g\n", p->g->clusters[p->f[i].c.cluster].name,
+		       gpus_of(p->g, &p->f[i]), pt, p->f[i].c.est.gp.wall_s / 86400, p->f[i].c.est.econ.cost_usd);
+	}
+}
+
+/* Each finalist's point for the analysis (sim/study.h). */
+static void fill_points(struct pctx *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct fin *f = &p->f[i];
+		f->pt = (struct study_point){ .option = f->c.cluster, .gpu = gpu_of(p->g, f->c.cluster),
+					      .gpus = gpus_of(p->g, f), .ok = f->ok, .wall_s = f->a.gp.wall_s,
+					      .cost_usd = f->a.econ.cost_usd };
+	}
+}
+
+/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order)
+ * and the plots. Returns whether every file was written. */
+static bool write_outputs(const struct pctx *p, const char *dir, const char *csvp, struct diag *d)
+{
+	char *jp = xasprintf("%s/plans.jsonl", dir);
 	FILE *csv = NULL, *jl = NULL;
 	if (report_mkdirs(dir) == 0) {
 		csv = fopen(csvp, "w");
 		jl = fopen(jp, "w");
 	}
-	int failed = 0;
-	for (int i = 0; i < p.n; i++) {
-		struct fin *f = &p.f[i];
-		const struct goal_cluster *cl = &p.g->clusters[f->c.cluster];
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
 		json_t *rec = json_object();
 		json_object_set_new(rec, "cluster", json_string(cl->name));
 		json_object_set_new(rec, "rank", json_integer(i + 1));
 		json_object_set_new(rec, "est_iteration_time_s", json_real(f->c.est_iter_s));
 		json_object_set_new(rec, "est_wall_days", json_real(f->c.est.gp.wall_s / 86400));
 		tidy_add_row(rec, &f->row, cl->in, f->ok ? &f->a : NULL);
-		json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p.g->deadline_s || f->a.gp.wall_s <= p.g->deadline_s)));
-		json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p.g->budget_usd || f->a.econ.cost_usd <= p.g->budget_usd)));
+		json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
+		json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
 		if (csv && i == 0)
 			tidy_csv_header(csv, rec);
 		if (csv)
@@ -268,105 +250,146 @@ int cmd_plan(int argc, char **argv)
 		if (jl)
 			tidy_jsonl(jl, rec);
 		json_decref(rec);
-		failed += !f->ok;
 	}
 	bool io_ok = csv && jl;
 	if (csv)
 		io_ok = !fclose(csv) && io_ok;
 	if (jl)
 		io_ok = !fclose(jl) && io_ok;
-	if (io_ok && plot_write_points(jp, dir, p.g->name, &d))
+	if (io_ok && plot_write_points(jp, dir, p->g->name, d))
 		io_ok = false;
+	free(jp);
+	return io_ok;
+}
 
-	/* per option */
-	for (int ci = 0; ci < p.g->nclusters; ci++) {
-		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p.g->clusters[ci].name);
+/* Per option: its simulated plans ranked, and the screen's rank
+ * correlation with the engine (time per sample). */
+static void print_options(const struct pctx *p)
+{
+	double *e = xcalloc((size_t)p->n + 1, sizeof(double)), *s = xcalloc((size_t)p->n + 1, sizeof(double));
+	for (int ci = 0; ci < p->g->nclusters; ci++) {
+		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p->g->clusters[ci].name);
 		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s\n", "rank", "GPUs", "plan", "MFU", "mem GB",
 		       "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good");
-		int k = 0;
-		for (int i = 0; i < p.n; i++) {
-			struct fin *f = &p.f[i];
+		int k = 0, m = 0;
+		for (int i = 0; i < p->n; i++) {
+			const struct fin *f = &p->f[i];
 			if (f->c.cluster != ci)
 				continue;
 			char pt[160];
 			plan_text(&f->c.plan, pt, sizeof(pt));
-			long gpus = plan_gpus(&f->c.plan, p.g->clusters[ci].in);
 			if (!f->ok) {
-				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", gpus, pt, result_status_names[f->row.status], f->row.reason);
+				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", f->pt.gpus, pt, result_status_names[f->row.status], f->row.reason);
 				continue;
 			}
-			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%%%s\n", ++k, gpus, pt,
+			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%%%s\n", ++k, f->pt.gpus, pt,
 			       100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400, f->a.gp.wall_s / 86400,
 			       f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh, 100 * f->a.gp.ratio,
-			       p.g->deadline_s && f->a.gp.wall_s > p.g->deadline_s ? "  late" : "");
+			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
+			e[m] = f->c.est_iter_s / f->c.plan.global_batch;
+			s[m++] = f->row.iteration_s / f->c.plan.global_batch;
 		}
-		int cnt;
-		double rho = spearman(p.f, p.n, ci, &cnt);
-		printf("  screen vs engine over %d plans: Spearman rho %.2f (time per sample)\n", cnt, rho);
+		printf("  screen vs engine over %d plans: Spearman rho %.2f (time per sample)\n", m,
+		       study_spearman(e, s, m));
 	}
-	/* Pareto front: no other simulated plan is both faster and cheaper */
+	free(e);
+	free(s);
+}
+
+/* The Pareto front of all options, and the fewest GPUs of each GPU type
+ * that meet the deadline and the budget. */
+static void print_front(const struct pctx *p)
+{
+	struct study_point *pts = xcalloc((size_t)p->n + 1, sizeof(*pts));
+	bool *front = xcalloc((size_t)p->n + 1, sizeof(*front));
+	const char **option_gpu = xcalloc((size_t)p->g->nclusters + 1, sizeof(*option_gpu));
+	struct study_fewest *fewest = xcalloc((size_t)p->g->nclusters + 1, sizeof(*fewest));
+	for (int i = 0; i < p->n; i++)
+		pts[i] = p->f[i].pt;
+	for (int ci = 0; ci < p->g->nclusters; ci++)
+		option_gpu[ci] = gpu_of(p->g, ci);
+
 	printf("\n== Pareto front, wall time vs cost (all options) ==\n");
-	for (int i = 0; i < p.n; i++) {
-		struct fin *f = &p.f[i];
-		if (!f->ok)
-			continue;
-		bool dominated = false;
-		for (int k = 0; k < p.n && !dominated; k++)
-			if (k != i && p.f[k].ok && p.f[k].a.gp.wall_s <= f->a.gp.wall_s &&
-			    p.f[k].a.econ.cost_usd <= f->a.econ.cost_usd &&
-			    (p.f[k].a.gp.wall_s < f->a.gp.wall_s || p.f[k].a.econ.cost_usd < f->a.econ.cost_usd))
-				dominated = true;
-		if (dominated)
+	study_pareto(pts, p->n, front);
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (!front[i])
 			continue;
 		char pt[160];
 		plan_text(&f->c.plan, pt, sizeof(pt));
-		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok\n", p.g->clusters[f->c.cluster].name,
-		       plan_gpus(&f->c.plan, p.g->clusters[f->c.cluster].in), pt, f->a.gp.wall_s / 86400,
-		       f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken);
+		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok\n", p->g->clusters[f->c.cluster].name,
+		       f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken);
 	}
-	/* fewest GPUs per GPU type meeting deadline and budget */
 	printf("\n== fewest GPUs that meet the goal (deadline %.0f d%s) per GPU type ==\n",
-	       p.g->deadline_s / 86400, p.g->budget_usd ? ", budget" : "");
-	for (int ci = 0; ci < p.g->nclusters; ci++) {
-		const char *gname = inputs_topology(p.g->clusters[ci].in)->gpu.name;
-		bool seen_before = false;
-		for (int q = 0; q < ci; q++)
-			seen_before |= !strcmp(inputs_topology(p.g->clusters[q].in)->gpu.name, gname);
-		if (seen_before)
-			continue;
-		struct fin *best = NULL;
-		for (int i = 0; i < p.n; i++) {
-			struct fin *f = &p.f[i];
-			if (!f->ok || strcmp(inputs_topology(p.g->clusters[f->c.cluster].in)->gpu.name, gname))
-				continue;
-			if (p.g->deadline_s && f->a.gp.wall_s > p.g->deadline_s)
-				continue;
-			if (p.g->budget_usd && f->a.econ.cost_usd > p.g->budget_usd)
-				continue;
-			long gg = plan_gpus(&f->c.plan, p.g->clusters[f->c.cluster].in);
-			long bg = best ? plan_gpus(&best->c.plan, p.g->clusters[best->c.cluster].in) : 0;
-			if (!best || gg < bg || (gg == bg && f->a.econ.cost_usd < best->a.econ.cost_usd))
-				best = f;
-		}
-		if (!best) {
-			printf("  %-20s none of the simulated plans meets it\n", gname);
+	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
+	int ntypes = study_fewest_gpus(pts, p->n, option_gpu, p->g->nclusters, p->g->deadline_s,
+				       p->g->budget_usd, fewest);
+	for (int t = 0; t < ntypes; t++) {
+		if (fewest[t].point < 0) {
+			printf("  %-20s none of the simulated plans meets it\n", fewest[t].gpu);
 			continue;
 		}
+		const struct fin *best = &p->f[fewest[t].point];
 		char pt[160];
 		plan_text(&best->c.plan, pt, sizeof(pt));
-		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions\n", gname,
-		       plan_gpus(&best->c.plan, p.g->clusters[best->c.cluster].in), p.g->clusters[best->c.cluster].name,
-		       pt, best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
+		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions\n",
+		       fewest[t].gpu, best->pt.gpus, p->g->clusters[best->c.cluster].name, pt,
+		       best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
 		       best->a.econ.energy_MWh, best->a.gp.interruptions);
 	}
-	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, ro.jobs,
+	free(fewest);
+	free(option_gpu);
+	free(front);
+	free(pts);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct plan_opts o = { .ro = { .jobs = 2 } };
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	struct diag d;
+	diag_init(&d, stderr);
+	rc = EXIT_INPUT;
+	struct pctx p = { .quiet = o.quiet };
+	double t0 = now_s();
+
+	p.g = goal_load(o.file, &d);
+	if (!p.g)
+		goto out;
+	if (o.top)
+		p.g->top = o.top;
+	rc = EXIT_FAIL;
+	printf("goal %s: %s\n", p.g->name, p.g->description);
+	screen(&p);
+	if (o.screen_only) {
+		print_screen_only(&p);
+		rc = EXIT_OK;
+		goto out;
+	}
+	double t_sim = now_s();
+	if (p.n && runner_run(&o.ro, p.n, job, done, &p, &d))
+		goto out;
+	t_sim = now_s() - t_sim;
+	fill_points(&p);
+	qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
+
+	char *dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", p.g->name);
+	char *csvp = xasprintf("%s/plans.csv", dir);
+	bool io_ok = write_outputs(&p, dir, csvp, &d);
+	int failed = 0;
+	for (int i = 0; i < p.n; i++)
+		failed += !p.f[i].ok;
+	print_options(&p);
+	print_front(&p);
+	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
 	       now_s() - t0, csvp);
 	if (!io_ok)
 		diag_err(&d, csvp, "", "cannot write the plan output: %s", strerror(errno));
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;
-	free(dflt);
+	free(dir);
 	free(csvp);
-	free(jp);
 out:
 	free(p.f);
 	goal_destroy(p.g);

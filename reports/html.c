@@ -228,8 +228,8 @@ char *html_render(const struct result *r)
 	row(f, "profile", "%s", profile ? profile : "none (roofline)");
 	row(f, "cost detail", "%s", r->cost_detail ? r->cost_detail : "");
 	row(f, "simulation", "%d of %d ranks simulated%s, %ld flows, %ld tasks, %.2f s wall",
-	    r->eng.nsimulated, r->eng.nranks, r->folded ? " (folded replicas)" : "", r->eng.flows,
-	    r->eng.tasks, r->sim_wall_s);
+	    result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "", result_sim(r).flows,
+	    result_sim(r).tasks, r->sim_wall_s);
 	fputs("</table></section>\n"
 	      "<script>document.body.setAttribute('data-rendered','ok');</script>\n"
 	      "</body></html>\n", f);

@@ -18,6 +18,7 @@
 #include "bug.h"
 #include "result.h"
 #include "schedule.h"
+#include "study.h"
 #include "svg.h"
 #include "xalloc.h"
 
@@ -54,8 +55,8 @@ char *plot_breakdown_svg(const struct result *r)
 	int *cnt = xcalloc((size_t)ns, sizeof(int));
 	static const int cat[BK_N] = { -1, CAT_TP_COMM, CAT_CP_COMM, CAT_DP_COMM, CAT_PARAM_COMM,
 				       CAT_PP_COMM, -1, -1 };
-	for (int i = 0; i < r->eng.nranks; i++) {
-		const struct engine_rank_stats *st = &r->eng.rank[i];
+	for (int i = 0; i < result_nranks(r); i++) {
+		const struct result_rank rk = result_rank(r, i), *st = &rk;
 		int s = st->stage < ns ? st->stage : 0;
 		struct result_split x = result_rank_split(r, i);
 		double *row = v + (size_t)s * BK_N;
@@ -365,13 +366,16 @@ static struct pt *points(const json_t *records, int *n, int *left_out)
 			 getnum(rec, "dp", &b), getnum(rec, "tp", &b), getnum(rec, "pp", &b));
 		p[(*n)++] = x;
 	}
-	for (int a = 0; a < *n; a++) {
-		p[a].front = true;
-		for (int b = 0; b < *n && p[a].front; b++)
-			if (b != a && p[b].days <= p[a].days && p[b].cost <= p[a].cost &&
-			    (p[b].days < p[a].days || p[b].cost < p[a].cost))
-				p[a].front = false;
-	}
+	/* the time-cost front (sim/study.h; the order of days is that of seconds) */
+	struct study_point *sp = xcalloc((size_t)*n + 1, sizeof(*sp));
+	bool *front = xcalloc((size_t)*n + 1, sizeof(*front));
+	for (int a = 0; a < *n; a++)
+		sp[a] = (struct study_point){ .ok = true, .wall_s = p[a].days, .cost_usd = p[a].cost };
+	study_pareto(sp, *n, front);
+	for (int a = 0; a < *n; a++)
+		p[a].front = front[a];
+	free(front);
+	free(sp);
 	return p;
 }
 

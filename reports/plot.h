@@ -3,7 +3,7 @@
  *   breakdown  one iteration per pipeline stage as a stacked bar: compute,
  *              exposed communication per dimension (tp, cp, dp, param,
  *              pp), pipeline bubble, idle; seconds, averaged over the
- *              stage's ranks (engine_rank_stats)
+ *              stage's ranks (result_rank(), sim/result.h)
  *   gantt      the pipeline schedule of one iteration: each stage's
  *              forward and backward passes in the schedule's order
  *              (schedule_order()) with the stage's per-micro-batch times

@@ -6,7 +6,10 @@
  * provenance and time/cost to train. report.csv is one header and one row
  * of the headline numbers, so that runs and sweeps concatenate. Both are
  * written atomically: to a temporary file in the same directory, flushed,
- * then renamed, so a failed run never leaves a partial report. */
+ * then renamed, so a failed run never leaves a partial report.
+ * One file per output: report_json.c, report_csv.c, report_text.c (the
+ * summary), report.c (the files); report-private.h holds what they
+ * share. */
 #ifndef DDLSIM_REPORT_H
 #define DDLSIM_REPORT_H
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GB 1e9
+#include "runcols.h"
 
 static void put(json_t *o, const char *k, json_t *v)
 {
@@ -20,78 +20,20 @@ static json_t *num(double x)
 void tidy_add_row(json_t *rec, const struct result_row *row, const struct inputs *in,
 		  const struct assessment *a)
 {
-	const struct plan *pl = &row->plan;
-	const struct topology *t = inputs_topology(in);
-	bool ok = row->status == RESULT_OK;
-
-	put(rec, "model", json_string(inputs_model(in)->name));
-	put(rec, "topology", json_string(t->name));
-	put(rec, "gpu", json_string(t->gpu.name));
-	put(rec, "nodes", json_integer(pl->nodes));
-	put(rec, "gpus", json_integer((json_int_t)pl->nodes * t->gpus_per_node));
-	put(rec, "dp", json_integer(pl->dp));
-	put(rec, "tp", json_integer(pl->tp));
-	put(rec, "pp", json_integer(pl->pp));
-	put(rec, "sp", json_boolean(pl->sp));
-	put(rec, "zero", json_integer((int)pl->zero));
-	put(rec, "schedule", json_string(schedule_registry[pl->schedule].name));
-	put(rec, "interleave", json_integer(pl->interleave));
-	put(rec, "recompute", json_string(recompute_name(pl->recompute)));
-	put(rec, "order", json_string(pl->order));
-	put(rec, "seq_len", json_integer(pl->seq));
-	put(rec, "global_batch", json_integer(pl->global_batch));
-	put(rec, "micro_batch", json_integer(pl->micro_batch));
-	put(rec, "precision", json_string(dtype_name(pl->precision)));
-	put(rec, "status", json_string(result_status_names[row->status]));
-	put(rec, "error", json_string(ok ? "" : row->reason));
-	static const char *const figs[] = {
-		"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu", "hfu",
-		"compute_s", "exposed_comm_s", "bubble_s", "idle_s", "mem_peak_GB",
-		"mem_capacity_GB", "fits", "sim_wall_s", "train_days", "wall_days",
-		"goodput_ratio", "interruptions", "mtbf_h", "checkpoint_GB", "checkpoint_write_s",
-		"checkpoint_interval_min", "gpu_hours", "cost_usd", "usd_per_Mtoken",
-		"energy_MWh", "avg_power_kW", "network_ports", "capex_usd", "usd_per_year", NULL
-	};
-	if (!ok) {
-		for (int i = 0; figs[i]; i++)
-			put(rec, figs[i], json_null());
-		return;
+	const struct runcol_src src = { .row = row, .in = in, .a = a };
+	for (int i = 0; i < runcols_record.n; i++) {
+		enum runcol_id id = runcols_record.cols[i];
+		struct runcol_value v;
+		json_t *j = NULL;
+		if (runcol_get(id, &src, &v))
+			switch (runcol_info(id)->kind) {
+			case RUNCOL_TEXT: j = json_string(v.text); break;
+			case RUNCOL_INT: j = json_integer(v.integer); break;
+			case RUNCOL_BOOL: j = json_boolean(v.boolean); break;
+			case RUNCOL_NUMBER: j = num(v.number); break;
+			}
+		put(rec, runcol_info(id)->name, j);
 	}
-	put(rec, "iteration_time_s", num(row->iteration_s));
-	put(rec, "tokens_per_s", num(row->tokens_per_s));
-	put(rec, "model_tflops_per_gpu", num(row->model_tflops_per_gpu));
-	put(rec, "mfu", num(row->mfu));
-	put(rec, "hfu", num(row->hfu));
-	put(rec, "compute_s", num(row->mean.compute_s));
-	put(rec, "exposed_comm_s", num(row->mean.exposed_s));
-	put(rec, "bubble_s", num(row->mean.bubble_s));
-	put(rec, "idle_s", num(row->mean.idle_s));
-	put(rec, "mem_peak_GB", num(row->mem_worst_bytes / GB));
-	put(rec, "mem_capacity_GB", num(row->mem_capacity_bytes / GB));
-	put(rec, "fits", json_boolean(row->fits));
-	put(rec, "sim_wall_s", num(row->sim_wall_s));
-	if (!a) {
-		for (int i = 13; figs[i]; i++)
-			put(rec, figs[i], json_null());
-		return;
-	}
-	long gpus = (long)pl->nodes * t->gpus_per_node;
-	put(rec, "train_days", num(a->train_s / 86400));
-	put(rec, "wall_days", num(a->gp.wall_s / 86400));
-	put(rec, "goodput_ratio", num(a->gp.ratio));
-	put(rec, "interruptions", num(a->gp.interruptions));
-	put(rec, "mtbf_h", num(a->gp.mtbf_s / 3600));
-	put(rec, "checkpoint_GB", num(a->gp.checkpoint_bytes / GB));
-	put(rec, "checkpoint_write_s", num(a->gp.checkpoint_write_s));
-	put(rec, "checkpoint_interval_min", num(a->gp.interval_s / 60));
-	put(rec, "gpu_hours", num(a->gp.wall_s / 3600 * gpus));
-	put(rec, "cost_usd", num(a->econ.cost_usd));
-	put(rec, "usd_per_Mtoken", num(a->econ.usd_per_Mtoken));
-	put(rec, "energy_MWh", t->gpu.tdp_W > 0 ? num(a->econ.energy_MWh) : json_null());
-	put(rec, "avg_power_kW", t->gpu.tdp_W > 0 ? num(a->econ.facility_W / 1e3) : json_null());
-	put(rec, "network_ports", num(a->econ.ports));
-	put(rec, "capex_usd", num(a->econ.capex_usd));
-	put(rec, "usd_per_year", num(a->econ.usd_per_year));
 }
 
 void tidy_csv_field(FILE *f, const char *s)

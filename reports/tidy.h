@@ -19,7 +19,7 @@
 #include "result.h"
 
 /* Append the plan, status and figures of row (and of a when not NULL and
- * the row is OK) to rec. */
+ * the row is OK) to rec: the columns of runcols.h's runcols_record. */
 void tidy_add_row(json_t *rec, const struct result_row *row, const struct inputs *in,
 		  const struct assessment *a);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bug.h"
+#include "engine.h"
 #include "xalloc.h"
 
 const char *const result_status_names[RESULT_NSTATUS] = {
@@ -65,7 +66,9 @@ void result_finish(struct result *r)
 	free(r->pp_ranks0);
 	free(r->ops);
 	free(r->stage);
-	engine_result_finish(&r->eng);
+	if (r->eng)
+		engine_result_finish(r->eng);
+	free(r->eng);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -79,7 +82,7 @@ static double sum_cat(const double *v, int from, int to)
 
 struct result_split result_rank_split(const struct result *r, int i)
 {
-	const struct engine_rank_stats *st = &r->eng.rank[i];
+	const struct engine_rank_stats *st = &r->eng->rank[i];
 	struct result_split x = { sum_cat(st->compute_s, CAT_FORWARD, CAT_OPTIMIZER),
 				  sum_cat(st->exposed_s, CAT_TP_COMM, CAT_PP_COMM)  /* incl. CP, EP, offload */, st->bubble_s, 0 };
 	x.idle_s = r->iteration_s - x.compute_s - x.exposed_s - x.bubble_s;
@@ -88,10 +91,38 @@ struct result_split result_rank_split(const struct result *r, int i)
 	return x;
 }
 
+int result_nranks(const struct result *r)
+{
+	return r->eng->nranks;
+}
+
+struct result_rank result_rank(const struct result *r, int i)
+{
+	const struct engine_rank_stats *st = &r->eng->rank[i];
+	struct result_rank x = { .stage = st->stage, .simulated_as = st->representative,
+				 .finish_s = st->finish_s, .bubble_s = st->bubble_s,
+				 .interference_s = st->interference_s };
+	memcpy(x.compute_s, st->compute_s, sizeof(x.compute_s));
+	memcpy(x.comm_s, st->comm_s, sizeof(x.comm_s));
+	memcpy(x.exposed_s, st->exposed_s, sizeof(x.exposed_s));
+	memcpy(x.collectives, st->collectives, sizeof(x.collectives));
+	return x;
+}
+
+struct result_sim result_sim(const struct result *r)
+{
+	const struct engine_result *e = r->eng;
+	return (struct result_sim){ .nranks = e->nranks, .nsimulated = e->nsimulated, .flows = e->flows,
+				    .collectives = e->collectives, .tasks = e->tasks, .platform_s = e->platform_s,
+				    .ps_updates = e->ps_updates, .staleness_mean = e->staleness_mean,
+				    .staleness_p50 = e->staleness_p50, .staleness_p95 = e->staleness_p95,
+				    .staleness_max = e->staleness_max };
+}
+
 struct result_split result_mean_split(const struct result *r)
 {
 	struct result_split m = { 0, 0, 0, 0 };
-	int n = r->eng.nranks;
+	int n = r->eng->nranks;
 	for (int i = 0; i < n; i++) {
 		struct result_split x = result_rank_split(r, i);
 		m.compute_s += x.compute_s / n;

@@ -5,17 +5,24 @@
  * (immutable, they outlive the result), the scenario's name and published
  * figures are copied in by the caller (result_set_meta()). Times in
  * seconds, sizes in bytes, rates per second, all per training iteration
- * unless the name says otherwise. No table is capped. */
+ * unless the name says otherwise. No table is capped.
+ *
+ * The engine's own figures (struct engine_result, sim/engine.h) are held
+ * behind a pointer: the reports do not see the engine's per-rank layout
+ * and read a rank through result_rank() and the run through result_sim(),
+ * views of their own that hold what the reports print. */
 #ifndef DDLSIM_RESULT_H
 #define DDLSIM_RESULT_H
 
 #include <stdbool.h>
 
-#include "engine.h"
 #include "memory.h"
 #include "inputs.h"
 #include "plan.h"
+#include "program.h"
 #include "scenario.h"
+
+struct engine_result;
 
 struct stage_result {
 	int stage;
@@ -89,7 +96,7 @@ struct result {
 	double worst_total_bytes;
 	int worst_stage;
 	double shortfall_bytes;     /* worst_total - capacity if it does not fit */
-	struct engine_result eng;
+	struct engine_result *eng;  /* owned: the engine's figures (sim/engine.h), for sim/ only */
 	double comm_bytes_per_gpu[CAT_N];
 	double time_to_train_s;
 	double gpu_hours;
@@ -138,6 +145,35 @@ struct result_split {
 struct result_split result_rank_split(const struct result *r, int rank);
 /* The split averaged over all ranks. */
 struct result_split result_mean_split(const struct result *r);
+
+/* One rank's figures as the reports read them: where it is, whom it was
+ * simulated as, and its times and collectives by category (enum task_cat),
+ * summed over the iteration. */
+struct result_rank {
+	int stage;                  /* pipeline stage of the rank */
+	int simulated_as;           /* the rank whose simulation these figures are */
+	double finish_s;            /* when the rank's last stream finished */
+	double compute_s[CAT_N];    /* compute-stream busy time */
+	double comm_s[CAT_N];       /* communication-stream busy time */
+	double exposed_s[CAT_N];    /* compute stream waiting for communication */
+	double bubble_s;            /* compute stream waiting for a pipeline peer */
+	double interference_s;      /* compute slowed by concurrent communication (in compute_s) */
+	int collectives[CAT_N];     /* collectives the rank took part in */
+};
+/* The ranks of the job (simulated or stood for by a replica). */
+int result_nranks(const struct result *r);
+/* Rank i's figures (0 <= i < result_nranks()). */
+struct result_rank result_rank(const struct result *r, int i);
+
+/* The simulation's own size and what only some plans have. */
+struct result_sim {
+	int nranks, nsimulated;     /* ranks of the job; ranks simulated (folding) */
+	long flows, collectives, tasks;
+	double platform_s;          /* wall seconds building the SimGrid platform */
+	long ps_updates;            /* asynchronous parameter servers: updates applied */
+	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
+};
+struct result_sim result_sim(const struct result *r);
 
 enum result_status {
 	RESULT_OK,

@@ -260,7 +260,7 @@ static void group_stats(const struct plan *pl, const struct placement *place,
 		gr->fits = gb->mem_fits[k];
 		gr->worst_total_bytes = gb->mem_worst[k];
 		gr->capacity_bytes = gb->mem_capacity[k];
-		for (int q = gr->first_rank; q < gr->first_rank + gr->ranks && q < r->eng.nranks; q++) {
+		for (int q = gr->first_rank; q < gr->first_rank + gr->ranks && q < r->eng->nranks; q++) {
 			int c[DIM_N];
 			placement_coords(place, q, c);
 			int s = c[DIM_PP];
@@ -269,7 +269,7 @@ static void group_stats(const struct plan *pl, const struct placement *place,
 			if (s > gr->stage_hi)
 				gr->stage_hi = s;
 			for (int cat = 0; cat < CAT_N; cat++)
-				gr->compute_s += r->eng.rank[q].compute_s[cat] / gr->ranks;
+				gr->compute_s += r->eng->rank[q].compute_s[cat] / gr->ranks;
 		}
 		node += gr->nodes;
 	}
@@ -369,6 +369,7 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
 static void result_begin(const struct inputs *in, const struct plan *pl, struct result *r)
 {
 	memset(r, 0, sizeof(*r));
+	r->eng = xcalloc(1, sizeof(*r->eng));
 	r->plan = *pl;
 	r->in = in;
 	r->gpus = plan_gpus(pl, in);
@@ -588,7 +589,7 @@ static void derive_speed(const struct inputs *in, const struct plan *pl, struct 
 				   (double)m->hidden * dtype_bytes(pr.activation);
 	}
 	r->microbatches = (double)plan_microbatches(pl);
-	r->iteration_s = r->eng.iteration_s;
+	r->iteration_s = r->eng->iteration_s;
 	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)pl->seq;
 	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
@@ -621,7 +622,7 @@ static void derive_memory(const struct inputs *in, const struct plan *pl,
 	for (int s = 0; s < pl->pp; s++) {
 		struct stage_result *sr = &r->stage[s];
 		int rank = placement_rank(place, 0, 0, s);
-		sr->bubble_s = r->eng.rank[rank].bubble_s;
+		sr->bubble_s = r->eng->rank[rank].bubble_s;
 		sr->bubble_fraction = sr->bubble_s / r->iteration_s;
 		if (!sr->mem.fits)
 			r->fits = false;
@@ -652,9 +653,9 @@ static void derive_training(const struct plan *pl, struct result *r)
 {
 	for (int k = 0; k < CAT_N; k++) {
 		double sum = 0;
-		for (int i = 0; i < r->eng.nranks; i++)
-			sum += r->eng.rank[i].sent_bytes[k];
-		r->comm_bytes_per_gpu[k] = sum / r->eng.nranks;
+		for (int i = 0; i < r->eng->nranks; i++)
+			sum += r->eng->rank[i].sent_bytes[k];
+		r->comm_bytes_per_gpu[k] = sum / r->eng->nranks;
 	}
 	if (pl->train_tokens > 0) {
 		r->time_to_train_s = pl->train_tokens / r->tokens_per_s;
@@ -730,9 +731,9 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	job_init(&J, in, pl, &place, &P, fold, any_distinct ? distinct : NULL, obs);
 	if (whatif_run(pl, &J.job, r, d))
 		goto out;
-	for (int i = 0; i < r->eng.nranks; i++)
-		r->throttle_s += r->eng.rank[i].throttle_s;
-	if (r->folded && any_distinct && r->eng.nsimulated == r->eng.nranks) {
+	for (int i = 0; i < r->eng->nranks; i++)
+		r->throttle_s += r->eng->rank[i].throttle_s;
+	if (r->folded && any_distinct && r->eng->nsimulated == r->eng->nranks) {
 		r->folded = false;
 		r->fold_reason = "every data-parallel replica holds a straggler, a throttled GPU or a "
 				 "GPU behind a degraded link: nothing left to fold";

@@ -325,14 +325,14 @@ static int by_busy(const void *a, const void *b, void *ctx)
 int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
 {
 	FILE *f = tr->af.f;
-	int n = r->eng.nranks;
+	int n = r->eng->nranks;
 	/* ranks each simulated rank stands for */
 	int *count = xcalloc((size_t)n + 1, sizeof(int)), *shown = xcalloc((size_t)n + 1, sizeof(int));
 	char **label = xcalloc((size_t)n + 1, sizeof(char *));
 	size_t *llen = xcalloc((size_t)n + 1, sizeof(size_t));
 	FILE **lf = xcalloc((size_t)n + 1, sizeof(FILE *));
 	for (int i = 0; i < n; i++) {
-		int rep = r->eng.rank[i].representative;
+		int rep = r->eng->rank[i].representative;
 		if (rep < 0 || rep >= n || (size_t)rep >= tr->nrk || !tr->rk[rep].seen)
 			continue;
 		if (!lf[rep])
@@ -352,7 +352,7 @@ int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
 		struct rank_rec *rr = &tr->rk[rank];
 		if (!rr->seen)
 			continue;
-		int stage = r->eng.rank[rank].stage;
+		int stage = r->eng->rank[rank].stage;
 		comma(tr);
 		fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
 			"\"rank %d (stage %d)\"}}", rank, rank, stage);

@@ -248,10 +248,10 @@ int whatif_run(const struct plan *pl, struct engine_job *job, struct result *r, 
 	plan_straggler_factors(pl, nranks, 0, speed);
 	if (plan_has_stragglers(pl))
 		job->compute_scale = speed;
-	int bad = side_runs(pl, job, nranks, times, crit, r, d) || engine_run(job, &r->eng, d);
+	int bad = side_runs(pl, job, nranks, times, crit, r, d) || engine_run(job, r->eng, d);
 	if (!bad && plan_has_stragglers(pl)) {
-		times[0] = r->eng.iteration_s;
-		crit[0] = whatif_critical_rank(&r->eng);
+		times[0] = r->eng->iteration_s;
+		crit[0] = whatif_critical_rank(r->eng);
 		straggler_stats(nit, times, crit, nranks, r);
 	}
 	job->compute_scale = NULL;

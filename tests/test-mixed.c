@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "engine.h"
 #include "model.h"
 #include "program.h"
 #include "scenario.h"
@@ -106,7 +107,7 @@ static double compute_of(const struct result *r, int rank, int from, int to)
 {
 	double c = 0;
 	for (int k = from; k <= to; k++)
-		c += r->eng.rank[rank].compute_s[k];
+		c += r->eng->rank[rank].compute_s[k];
 	return c;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "testutil.h"
 
 /* A 2-layer GPT (h 1024, 16 heads) scenario on one DGX A100, ring
@@ -611,7 +612,7 @@ Test(parallel, zero3_replay_pays_each_collective_and_its_steps)
 			int rc = simulate_run(in, &pl, &r, &dg);
 			if (rc)
 				_exit(2);
-			const struct engine_rank_stats *st = &r.eng.rank[0];
+			const struct engine_rank_stats *st = &r.eng->rank[0];
 			int P = 8 * nodes, ranks[16];
 			for (int i = 0; i < P; i++)
 				ranks[i] = i;

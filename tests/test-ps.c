@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "engine.h"
 #include "model.h"
 #include "program.h"
 #include "scenario.h"
@@ -85,13 +86,13 @@ Test(ps, single_master_receives_p_minus_1_n)
 	run_star("\"dp_sync\": \"ps\", \"ps\": { \"servers\": 1, \"attach\": \"gpus\" }", "ring", &r);
 	double n = grad_bytes(), in = 0;
 	for (int k = 1; k < P; k++)
-		in += r.eng.rank[k].sent_bytes[CAT_DP_COMM];
+		in += r.eng->rank[k].sent_bytes[CAT_DP_COMM];
 	cr_expect_float_eq(in, (P - 1) * n, 1e-6 * n, "master receives %g, want (P-1) N = %g", in, (P - 1) * n);
-	cr_expect_eq(r.eng.rank[0].sent_bytes[CAT_DP_COMM], 0);
+	cr_expect_eq(r.eng->rank[0].sent_bytes[CAT_DP_COMM], 0);
 	double want = 2 * (P - 1) * n / NIC_BPS + 2 * ALPHA;
-	double got = r.eng.rank[1].comm_s[CAT_DP_COMM];
+	double got = r.eng->rank[1].comm_s[CAT_DP_COMM];
 	cr_expect_float_eq(got, want, 1e-6 * want, "worker's push + pull %.9g s, closed form %.9g s", got, want);
-	cr_expect_eq(r.eng.nsimulated, P);
+	cr_expect_eq(r.eng->nsimulated, P);
 	result_finish(&r);
 }
 
@@ -101,10 +102,10 @@ Test(ps, sharded_servers_match_the_ring_bandwidth_term)
 	run_star("\"dp_sync\": \"ps\", \"ps\": { \"servers\": 8, \"attach\": \"gpus\" }", "ring", &r);
 	double n = grad_bytes();
 	for (int k = 0; k < P; k++)
-		cr_expect_float_eq(r.eng.rank[k].sent_bytes[CAT_DP_COMM], (P - 1) * n / P, 1e-6 * n);
+		cr_expect_float_eq(r.eng->rank[k].sent_bytes[CAT_DP_COMM], (P - 1) * n / P, 1e-6 * n);
 	double want = 2.0 * (P - 1) / P * n / NIC_BPS + 2 * ALPHA;
 	for (int k = 0; k < P; k++) {
-		double got = r.eng.rank[k].comm_s[CAT_DP_COMM];
+		double got = r.eng->rank[k].comm_s[CAT_DP_COMM];
 		cr_expect_float_eq(got, want, 1e-6 * want, "rank %d: %.9g s, closed form %.9g s", k, got, want);
 	}
 	result_finish(&r);
@@ -118,7 +119,7 @@ Test(ps, ring_allreduce_matches_its_closed_form)
 	run_star("\"dp_sync\": \"allreduce\"", "hierarchical", &r);
 	double n = grad_bytes();
 	double want = 2.0 * (P - 1) * ALPHA + 2.0 * (P - 1) / P * n / NIC_BPS;
-	double got = r.eng.rank[0].comm_s[CAT_DP_COMM];
+	double got = r.eng->rank[0].comm_s[CAT_DP_COMM];
 	cr_expect_float_eq(got, want, 1e-6 * want, "ring %.9g s, closed form %.9g s", got, want);
 	result_finish(&r);
 }
@@ -152,7 +153,7 @@ Test(ps, dedicated_servers_share_their_nic_fan_in)
 			snprintf(par, sizeof(par), "\"dp_sync\": \"ps\", \"ps\": { %s }", c[i].ps);
 			run_star(par, "ring", &r);
 			double want = c[i].want + 2 * ALPHA;
-			double got = r.eng.rank[3].comm_s[CAT_DP_COMM];
+			double got = r.eng->rank[3].comm_s[CAT_DP_COMM];
 			int ok = fabs(got - want) <= 1e-6 * want;
 			if (!ok)
 				printf("# %s: %.9g s, closed form %.9g s\n", c[i].ps, got, want);
@@ -175,11 +176,11 @@ Test(ps, async_lockstep_staleness_is_p_minus_1)
 	run_star("\"dp_sync\": \"ps\", \"ps\": { \"servers\": 1, \"mode\": \"async\", \"iterations\": 6 }",
 		 "ring", &r);
 	int K = 6;
-	cr_expect_eq(r.eng.ps_updates, (long)P * K);
+	cr_expect_eq(r.eng->ps_updates, (long)P * K);
 	double want = ((P - 1) / 2.0 + (K - 1) * (P - 1.0)) / K;
-	cr_expect_float_eq(r.eng.staleness_mean, want, 1e-9, "mean staleness %g, want %g",
-			   r.eng.staleness_mean, want);
-	cr_expect_leq(r.eng.staleness_max, 2 * (P - 1));
+	cr_expect_float_eq(r.eng->staleness_mean, want, 1e-9, "mean staleness %g, want %g",
+			   r.eng->staleness_mean, want);
+	cr_expect_leq(r.eng->staleness_max, 2 * (P - 1));
 	result_finish(&r);
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "diag.h"
+#include "engine.h"
 #include "model.h"
 #include "program.h"
 #include "scenario.h"
@@ -64,13 +65,13 @@ Test(whatif, ring_with_one_nic_halved_matches_the_closed_form)
 	double n = grad_bytes(&r);
 	double want = 2.0 * (P - 1) * g_alpha + 2.0 * (P - 1) / P * n / (NIC_BPS / 2);
 	for (int k = 0; k < P; k++) {
-		double got = r.eng.rank[k].comm_s[CAT_DP_COMM];
+		double got = r.eng->rank[k].comm_s[CAT_DP_COMM];
 		cr_expect_float_eq(got, want, 1e-6 * want, "rank %d: %.9g s, closed form %.9g s", k, got, want);
 	}
 	/* folded but for the replicas whose traffic crosses the NIC: node 3's
 	 * and node 2's, the ring predecessor sending into it (fold.c) */
 	cr_expect(r.folded);
-	cr_expect_eq(r.eng.nsimulated, 3);
+	cr_expect_eq(r.eng->nsimulated, 3);
 	result_finish(&r);
 }
 
@@ -97,8 +98,8 @@ Test(whatif, fixed_straggler_is_the_critical_rank)
 	run_star("\"stragglers\": { \"ranks\": [5], \"slowdown\": 1.5 }", &r);
 	double c5 = 0, c0 = 0;
 	for (int k = 0; k < CAT_N; k++) {
-		c5 += r.eng.rank[5].compute_s[k];
-		c0 += r.eng.rank[0].compute_s[k];
+		c5 += r.eng->rank[5].compute_s[k];
+		c0 += r.eng->rank[0].compute_s[k];
 	}
 	cr_expect_float_eq(c5, 1.5 * c0, 1e-9 * c5, "straggler %.9g s vs others %.9g s", c5, c0);
 	cr_expect_eq(r.iterations, 1);

@@ -1,0 +1,29 @@
+/* report-private: what the report's outputs share, inside reports/ only.
+ *
+ * The report is written by output: report_json.c (report.json), with the
+ * per-rank rows and rank classes in report_ranks.c; report_csv.c
+ * (report.csv and the runs' CSV); report_text.c (the terminal summary);
+ * report.c renders the chosen formats and writes the files. */
+#ifndef DDLSIM_REPORT_PRIVATE_H
+#define DDLSIM_REPORT_PRIVATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "result.h"
+
+#define GB 1e9
+
+/* Rank i's row of breakdown.per_rank (new reference), NULL when jansson
+ * cannot build it (a non-finite number). */
+json_t *report_rank_json(const struct result *r, int i);
+
+/* breakdown.rank_classes: the ranks whose rows are equal but for the rank,
+ * grouped (new reference), NULL if a row cannot be built. */
+json_t *report_rank_classes_json(const struct result *r);
+
+/* The memory verdict in words (fits, or by how much the worst stage does
+ * not), into buf of n bytes. */
+void report_verdict(const struct result *r, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,382 @@
+/* report_json: report.json, schema "ddlsim.report" 1.0 (see report.h):
+ * the resolved scenario, throughput, the breakdown (per stage, rank
+ * classes, per rank on request), communication, the what-ifs, memory per
+ * stage with its verdict, placement, the cost model and its ops, the
+ * published figures and the error against them, the training run and the
+ * simulation's own figures. A section jansson cannot build fails the whole
+ * report and is named. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework.h"
+#include "report-private.h"
+#include "schedule.h"
+#include "stack.h"
+#include "xalloc.h"
+
+/* The kernel stack and attention kernel that priced the ops (stack.h). */
+static json_t *kernels_json(const struct plan *pl)
+{
+	const struct stack *k = plan_stack(pl);
+	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
+			 k->description, "source", k->source, "attention_backend",
+			 plan_attention_kernel(pl),
+			 "stack_given", pl->stack_set);
+}
+
+static json_t *num(double x)
+{
+	return json_real(x);
+}
+
+static json_t *ranks_array(const int *v, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
+}
+
+static json_t *scenario_json(const struct result *r)
+{
+	const struct plan *pl = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *t = inputs_topology(r->in);
+	const char *profile = inputs_profile_path(r->in);
+	json_t *peak = json_object();
+	for (int i = 0; i < DTYPE_N; i++)
+		if (t->gpu.peak_flops[i] > 0)
+			json_object_set_new(peak, dtype_name(i), num(t->gpu.peak_flops[i] / 1e12));
+	json_t *o = json_pack(
+		"{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f},"
+		" s:{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:I, s:f, s:f, s:o},"
+		" s:i, s:i,"
+		" s:{s:i, s:i, s:i, s:b, s:i, s:s, s:i, s:s, s:s},"
+		" s:{s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:f},"
+		" s:{s:s, s:f}, s:{s:s, s:s}}",
+		"name", r->meta.name ? r->meta.name : "", "path", r->meta.path ? r->meta.path : "",
+		"description", r->meta.description ? r->meta.description : "",
+		"model", "name", model->name, "architecture",
+		model_arch(model)->name, "path", inputs_model_path(r->in),
+		"layers", (json_int_t)model->layers, "hidden_size", (json_int_t)model->hidden,
+		"heads", (json_int_t)model->heads, "kv_heads", (json_int_t)model->kv_heads,
+		"ffn_size", (json_int_t)model->ffn, "vocab_size", (json_int_t)model->vocab,
+		"activation", model_act_name(model->act), "params", model_params(model),
+		"topology", "name", t->name, "path", inputs_topology_path(r->in), "gpu", t->gpu.name,
+		"gpus_per_node", (json_int_t)t->gpus_per_node, "intra", intra_kind_name(t->intra),
+		"intra_bw_GBps", t->intra_bw_Bps / GB, "intra_latency_us", t->intra_latency_s * 1e6,
+		"nics_per_node", (json_int_t)t->nics, "nic_bw_Gbps", t->nic_bw_Bps * 8 / GB,
+		"hbm_GB", t->gpu.hbm_bytes / GB, "peak_tflops", peak,
+		"nodes", pl->nodes, "gpus", (int)r->gpus,
+		"parallel", "dp", pl->dp, "tp", pl->tp, "pp", pl->pp, "sp", pl->sp,
+		"zero", (int)pl->zero, "schedule", schedule_registry[pl->schedule].name,
+		"interleave", pl->interleave, "recompute", recompute_name(pl->recompute),
+		"order", pl->order,
+		"training", "seq_len", (json_int_t)pl->seq, "global_batch", (json_int_t)pl->global_batch,
+		"micro_batch", (json_int_t)pl->micro_batch,
+		"microbatches_per_pipeline", (json_int_t)plan_microbatches(pl),
+		"precision", dtype_name(pl->precision), "grad_reduce_dtype", dtype_name(pl->grad_dtype),
+		"optimizer", model_arch(model)->optimizer,
+		"train_tokens", pl->train_tokens,
+		"communication", "algorithm", pl->coll_algo, "bucket_MB", pl->bucket_bytes / 1e6,
+		"compute", "cost", profile ? "profile" : "roofline",
+		"profile", profile ? profile : "");
+	if (!o)
+		return NULL;
+	json_t *par = json_object_get(o, "parallel"), *com = json_object_get(o, "communication");
+	json_object_set_new(par, "cp", json_integer(pl->cp));
+	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
+			    json_integer(t->gpus_per_node_physical));
+	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
+	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
+	json_t *vl = json_array();
+	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
+	for (int vs = 0; vs < nv; vs++) {
+		int first;
+		json_array_append_new(vl, json_integer(plan_vstage_layers(pl, model->layers, vs, nv, &first)));
+	}
+	json_object_set_new(par, "vstage_layers", vl);
+	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->overlap_grad_reduce));
+	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->overlap_param_gather));
+	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->tp_comm_overlap));
+	json_object_set_new(o, "attention", json_string(attention_names[pl->attention]));
+	/* the preset and what it resolved to; "given": the scenario's own keys */
+	json_t *fw;
+	if (pl->framework >= 0) {
+		const struct framework *f = &framework_table[pl->framework];
+		char label[64];
+		fw = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:f, s:b, s:b, s:i, s:s},"
+			       " s:{s:b, s:b, s:b, s:b, s:b, s:b}}",
+			"name", f->name, "version", f->version,
+			"label", framework_label(f, label, sizeof(label)), "source", f->source,
+			"resolved", "grad_reduce_dtype", dtype_name(pl->grad_dtype),
+			"bucket_MB", pl->bucket_bytes / 1e6, "overlap_grad_reduce", pl->overlap_grad_reduce,
+			"overlap_param_gather", pl->overlap_param_gather, "zero", (int)pl->zero,
+			"attention", attention_names[pl->attention],
+			"given", "grad_reduce_dtype", (pl->given & PLAN_GIVEN_GRAD_DTYPE) != 0,
+			"bucket_MB", (pl->given & PLAN_GIVEN_BUCKET) != 0,
+			"overlap_grad_reduce", (pl->given & PLAN_GIVEN_OVERLAP_GRAD) != 0,
+			"overlap_param_gather", (pl->given & PLAN_GIVEN_OVERLAP_PARAM) != 0,
+			"zero", (pl->given & PLAN_GIVEN_ZERO) != 0, "attention", pl->attention_set);
+	} else
+		fw = json_null();
+	json_object_set_new(o, "framework", fw);
+	json_object_set_new(o, "kernels", kernels_json(pl));
+	return o;
+}
+
+static json_t *mem_json(const struct stage_result *s)
+{
+	const struct mem_anatomy *m = &s->mem;
+	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
+			 "stage", s->stage, "layers", s->layers, "embedding", s->has_embedding,
+			 "head", s->has_head, "params_local", m->params_local,
+			 "peak_inflight_microbatch_chunks", s->peak_inflight_chunks,
+			 "inflight_factor", s->inflight,
+			 "weights_GB", m->weights_bytes / GB, "gradients_GB", m->grads_bytes / GB,
+			 "optimizer_GB", m->optimizer_bytes / GB,
+			 "activations_GB", m->activations_bytes / GB,
+			 "activations_per_layer_microbatch_GB", m->act_per_layer_bytes / GB,
+			 "logits_GB", m->logits_bytes / GB, "comm_buffers_GB", m->comm_buffer_bytes / GB,
+			 "reserved_GB", m->reserved_bytes / GB, "fp8_weight_copies_GB", m->fp8_weight_bytes / GB,
+			 "cuda_context_GB", m->context_bytes / GB, "nccl_buffers_GB", m->nccl_bytes / GB,
+			 "allocator_reserve_GB", m->fragmentation_bytes / GB,
+			 "total_GB", m->total_bytes / GB, "total_GiB", m->total_bytes / 1073741824.0,
+			 "capacity_GiB", m->capacity_bytes / 1073741824.0,
+			 "capacity_GB", m->capacity_bytes / GB, "fits", m->fits,
+			 "headroom_GB", (m->capacity_bytes - m->total_bytes) / GB);
+}
+
+static json_t *split_list(const char *s)
+{
+	json_t *a = json_array();
+	char *buf = xstrdup(s ? s : ""), *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		json_array_append_new(a, json_string(tok));
+	free(buf);
+	return a;
+}
+
+/* Set o[key] = v. A section jansson could not build (json_pack() gives
+ * NULL for a non-finite number or a string that is not UTF-8) is never
+ * dropped silently: the first one is named in *bad and the report fails. */
+static void put(json_t *o, const char **bad, const char *key, json_t *v)
+{
+	if ((!v || !o || json_object_set_new(o, key, v)) && !*bad)
+		*bad = key;
+}
+
+/* Parameter servers, stragglers and degraded links, when the plan has them. */
+static void whatifs_json(const struct result *r, json_t *root, const char **bad)
+{
+	const struct plan *pl = &r->plan;
+	if (pl->dp_sync == DP_SYNC_PS)
+	{
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "servers", pl->ps_servers,
+			"attach", plan_ps_attach_names[pl->ps_attach], "sharding",
+			plan_ps_shard_names[pl->ps_shard], "mode", plan_ps_mode_names[pl->ps_async]);
+		if (pl->ps_async) {
+			json_object_set_new(o, "staleness_bound", pl->ps_staleness >= 0
+					    ? json_integer(pl->ps_staleness) : json_null());
+			json_object_set_new(o, "iterations", json_integer(pl->ps_iterations));
+			json_object_set_new(o, "iterations_per_s", num(1 / r->iteration_s));
+			json_object_set_new(o, "updates", json_integer(result_sim(r).ps_updates));
+			json_object_set_new(o, "staleness", json_pack("{s:f, s:f, s:f, s:f}",
+				"mean", result_sim(r).staleness_mean, "p50", result_sim(r).staleness_p50,
+				"p95", result_sim(r).staleness_p95, "max", result_sim(r).staleness_max));
+		}
+		put(root, bad, "parameter_servers", o);
+	}
+	if (r->iterations > 0) {
+		json_t *cr = json_array();
+		for (int i = 0; i < r->ncritical; i++)
+			json_array_append_new(cr, json_pack("{s:i, s:i}", "rank", r->critical_rank[i],
+							    "iterations", r->critical_count[i]));
+		put(root, bad, "stragglers", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:o}",
+			"iterations", r->iterations, "iteration_p50_s", r->iter_p50_s,
+			"iteration_p95_s", r->iter_p95_s, "iteration_p99_s", r->iter_p99_s,
+			"iteration_min_s", r->iter_min_s, "iteration_max_s", r->iter_max_s,
+			"critical_ranks", cr));
+	}
+	if (r->ngroups > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < r->ngroups; i++) {
+			const struct group_result *g = &r->group[i];
+			json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:b}",
+				"group", r->group_index[i], "gpu", g->gpu, "first_node", g->first_node,
+				"nodes", g->nodes, "first_rank", g->first_rank, "ranks", g->ranks,
+				"stage_first", g->stage_lo, "stage_last", g->stage_hi,
+				"compute_s", g->compute_s, "memory_worst_GB", g->worst_total_bytes / 1e9,
+				"capacity_GB", g->capacity_bytes / 1e9, "fits", g->fits));
+		}
+		put(root, bad, "node_groups", json_pack("{s:s, s:o}", "order",
+			plan_node_order_names[pl->node_order], "groups", a));
+	}
+	if (pl->nthrottle > 0)
+		put(root, bad, "throttle", json_pack("{s:i, s:f}", "windows", pl->nthrottle,
+			"added_compute_s", r->throttle_s));
+	if (pl->ndegraded > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < pl->ndegraded; i++) {
+			json_t *o = json_pack("{s:s, s:f, s:f}", "link", pl->degraded[i].link,
+					      "bw_factor", pl->degraded[i].bw_factor,
+					      "latency_factor", pl->degraded[i].latency_factor);
+			if (r->nsens > 0) {
+				json_object_set_new(o, "iteration_alone_s", num(r->sens_iteration_s[i]));
+				json_object_set_new(o, "cost_s", num(r->sens_iteration_s[i] - r->sens_baseline_s));
+			}
+			json_array_append_new(a, o);
+		}
+		json_t *o = json_pack("{s:o}", "links", a);
+		if (r->nsens > 0)
+			json_object_set_new(o, "iteration_without_s", num(r->sens_baseline_s));
+		put(root, bad, "degraded_links", o);
+	}
+}
+
+static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
+{
+	const struct plan *pl = &r->plan;
+	const struct topology *topo = inputs_topology(r->in);
+	const struct published *pb = &r->meta.pub;
+	char v[512];
+	json_t *root = json_object();
+
+	put(root, bad, "schema", json_string("ddlsim.report"));
+	put(root, bad, "schema_version", json_string("1.0"));
+	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
+							"version", r->producer_version));
+	put(root, bad, "scenario", scenario_json(r));
+	put(root, bad, "summary", json_pack(
+		"{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+		"iteration_time_s", r->iteration_s, "samples_per_s", r->samples_per_s,
+		"tokens_per_s", r->tokens_per_s, "tokens_per_s_per_gpu", r->tokens_per_s / (double)r->gpus,
+		"model_tflops_per_gpu", r->model_tflops_per_gpu,
+		"hardware_tflops_per_gpu", r->hardware_tflops_per_gpu,
+		"mfu", r->mfu, "hfu", r->hfu, "model_flops_per_iteration", r->model_flops,
+		"hardware_flops_per_iteration", r->hardware_flops,
+		"peak_tflops_per_gpu", r->peak_flops_per_gpu / 1e12));
+
+	/* breakdown */
+	json_t *ranks = json_array(), *stages = json_array();
+	struct result_split mean = result_mean_split(r);
+	/* a row per rank only when asked for (--per-rank), all of them; the
+	 * rank classes always */
+	for (int i = 0; per_rank && i < result_nranks(r); i++)
+		if (json_array_append_new(ranks, report_rank_json(r, i)) && !*bad)
+			*bad = "per_rank";
+	for (int s = 0; s < r->nstages; s++)
+		json_array_append_new(stages, json_pack("{s:i, s:f, s:f, s:f, s:f}",
+			"stage", s, "compute_fwd_per_microbatch_s", r->stage[s].compute_fwd_s,
+			"compute_bwd_per_microbatch_s", r->stage[s].compute_bwd_s,
+			"bubble_s", r->stage[s].bubble_s, "bubble_fraction", r->stage[s].bubble_fraction));
+	json_t *classes = report_rank_classes_json(r);
+	if (!classes && !*bad)
+		*bad = "rank_classes";
+	put(root, bad, "breakdown", json_pack("{s:{s:f, s:f, s:f, s:f}, s:o, s:o*, s:o, s:b}",
+		"mean", "compute_s", mean.compute_s, "exposed_comm_s", mean.exposed_s,
+		"bubble_s", mean.bubble_s, "idle_s", mean.idle_s, "per_stage", stages,
+		"rank_classes", classes, "per_rank", ranks, "per_rank_written", per_rank));
+
+	put(root, bad, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
+		"algorithm", pl->coll_algo, "bytes_per_gpu",
+		"tp", r->comm_bytes_per_gpu[CAT_TP_COMM], "dp", r->comm_bytes_per_gpu[CAT_DP_COMM],
+		"param", r->comm_bytes_per_gpu[CAT_PARAM_COMM], "pp", r->comm_bytes_per_gpu[CAT_PP_COMM]));
+	json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
+			    "cp", num(r->comm_bytes_per_gpu[CAT_CP_COMM]));
+	if (r->moe) {
+		json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
+				    "ep", num(r->comm_bytes_per_gpu[CAT_EP_COMM]));
+		put(root, bad, "moe", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "ep", r->plan.ep,
+			"active_params", r->active_params, "imbalance_factor", r->moe_imbalance,
+			"busiest_rank_load", r->moe_rank_load, "dropped_fraction", r->moe_dropped_fraction,
+			"a2a_bytes_per_rank", r->moe_a2a_bytes));
+	}
+	whatifs_json(r, root, bad);
+
+	json_t *mem = json_array();
+	for (int s = 0; s < r->nstages; s++)
+		json_array_append_new(mem, mem_json(&r->stage[s]));
+	report_verdict(r, v, sizeof(v));
+	int over = 0;
+	for (int i = 0; i < result_nranks(r); i++)
+		over += !r->stage[result_rank(r, i).stage].mem.fits;
+	put(root, bad, "memory", json_pack("{s:b, s:i, s:i, s:f, s:f, s:f, s:s, s:o}",
+		"fits", r->fits, "ranks_over_capacity", over, "worst_stage", r->worst_stage,
+		"worst_total_GB", r->worst_total_bytes / GB,
+		"capacity_GB", topo->gpu.hbm_bytes / GB, "shortfall_GB", r->shortfall_bytes / GB,
+		"verdict", v, "per_stage", mem));
+
+	put(root, bad, "placement", json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
+		"order", pl->order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
+		"dp_group_of_rank0", ranks_array(r->dp_group0, r->ndp0),
+		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0),
+		"links_crossed", "tp", split_list(r->links_tp), "dp", split_list(r->links_dp),
+		"pp", split_list(r->links_pp)));
+	{
+		json_t *plc = json_object_get(root, "placement");
+		json_object_set_new(plc, "cp_group_of_rank0", ranks_array(r->cp_group0, r->ncp0));
+		json_object_set_new(json_object_get(plc, "links_crossed"), "cp", split_list(r->links_cp));
+	}
+	put(root, bad, "cost_model", json_pack("{s:s, s:s, s:o, s:o}",
+		"source", r->cost_source ? r->cost_source : "roofline", "detail", r->cost_detail,
+		"measured_ops", split_list(r->measured_ops),
+		"roofline_ops", split_list(r->roofline_ops)));
+	json_t *ops = json_array();
+	for (int i = 0; i < r->nops; i++) {
+		const struct op_timing *o = &r->ops[i];
+		json_array_append_new(ops, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:s}",
+			"block", o->block, "pass", o->pass, "op", o->name, "m", o->m, "n", o->n,
+			"k", o->k, "batch", o->batch, "flops", o->flops, "bytes", o->bytes,
+			"kernels", o->kernels,
+			"time_s", o->time_s, "tflops", o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0,
+			"source", o->measured ? "profile" : "roofline"));
+	}
+	put(json_object_get(root, "cost_model"), bad, "ops_per_microbatch", ops);
+	{
+		struct result_row row = { 0 };
+		json_t *pub = NULL;
+		result_row_fill(&row, r);
+		for (int f = 0; f < PUB_NFIGURES; f++) {
+			double want = published_figure(pb, f);
+			if (want <= 0)
+				continue;
+			if (!pub)
+				pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
+			json_object_set_new(pub, pub_figures[f].report_key, num(want));
+			json_object_set_new(pub, pub_figures[f].error_key,
+					    num(result_row_figure(&row, f) / want - 1));
+		}
+		if (pub)
+			put(root, bad, "published", pub);
+	}
+	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
+		"train_tokens", pl->train_tokens, "time_to_train_s", r->time_to_train_s,
+		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
+		"usd_per_gpu_hour", pl->usd_per_gpu_hour, "cost_usd", r->cost_usd));
+	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
+		"folded", r->folded, "ranks", result_nranks(r), "simulated_ranks", result_sim(r).nsimulated,
+		"flows", (json_int_t)result_sim(r).flows, "collectives", (json_int_t)result_sim(r).collectives,
+		"tasks", (json_int_t)result_sim(r).tasks, "wall_s", r->sim_wall_s,
+		"platform_s", result_sim(r).platform_s));
+	json_t *sim = json_object_get(root, "simulation");
+	if (sim)
+		json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason)
+									: json_null());
+	return root;
+}
+
+json_t *report_to_json(const struct result *r, bool per_rank, const char **bad_section)
+{
+	const char *bad = NULL;
+	json_t *j = build_json(r, per_rank, &bad);
+	if (bad_section)
+		*bad_section = bad;
+	if (bad) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}

@@ -1,0 +1,239 @@
+/* report_text: the terminal summary of one simulation (see report.h):
+ * what was simulated, the headline metrics, communication per dimension,
+ * MoE, parameter servers, stragglers, throttling, degraded links, memory
+ * per GPU with its verdict, the published figures against the prediction,
+ * the training run and the simulation's own size. */
+#include "report.h"
+
+#include <string.h>
+
+#include "framework.h"
+#include "report-private.h"
+#include "schedule.h"
+#include "stack.h"
+
+void report_verdict(const struct result *r, char *buf, size_t n)
+{
+	const struct stage_result *w = &r->stage[r->worst_stage];
+	if (r->fits)
+		snprintf(buf, n, "fits: the fullest GPU (stage %d) needs %.1f GB of %.1f GB",
+			 r->worst_stage, w->mem.total_bytes / GB, w->mem.capacity_bytes / GB);
+	else {
+		int bad = 0;
+		for (int s = 0; s < r->nstages; s++)
+			bad += !r->stage[s].mem.fits;
+		snprintf(buf, n, "does not fit: stage %d needs %.1f GB per GPU but has %.1f GB "
+			 "(short by %.1f GB); %d of %d stages do not fit",
+			 r->worst_stage, w->mem.total_bytes / GB, w->mem.capacity_bytes / GB,
+			 r->shortfall_bytes / GB, bad, r->nstages);
+	}
+}
+
+static void human_bytes(double b, char *out, size_t n)
+{
+	if (b >= 1e12)
+		snprintf(out, n, "%.2f TB", b / 1e12);
+	else if (b >= 1e9)
+		snprintf(out, n, "%.2f GB", b / 1e9);
+	else if (b >= 1e6)
+		snprintf(out, n, "%.2f MB", b / 1e6);
+	else
+		snprintf(out, n, "%.0f B", b);
+}
+
+/* The summary's head: what was simulated (scenario, model, cluster and
+ * node groups, plan, framework, kernels, links, batch). */
+static void print_setup(const struct result *r, FILE *f)
+{
+	const struct plan *sc = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *topo = inputs_topology(r->in);
+
+	fprintf(f, "scenario     %s\n", (r->meta.name ? r->meta.name : ""));
+	if (r->params >= 1e9)
+		fprintf(f, "model        %s (%.2f B params)\n", model->name, r->params / 1e9);
+	else
+		fprintf(f, "model        %s (%.2f M params)\n", model->name, r->params / 1e6);
+	if (r->ngroups > 0) {
+		fprintf(f, "cluster      %d x %s nodes, %d GPUs in %d node groups (%s order)", sc->nodes,
+			topo->name, (int)r->gpus, r->ngroups, plan_node_order_names[sc->node_order]);
+	} else
+		fprintf(f, "cluster      %d x %s = %d x %s", sc->nodes, topo->name, (int)r->gpus, topo->gpu.name);
+	if (topo->gpus_per_node != topo->gpus_per_node_physical)
+		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
+	fputc('\n', f);
+	for (int i = 0; i < r->ngroups; i++) {
+		const struct group_result *g = &r->group[i];
+		fprintf(f, "  group %d    nodes %d-%d, ranks %d-%d: %s, stages %d-%d, compute %.4f s, "
+			"memory %.1f of %.1f GB%s\n", r->group_index[i], g->first_node,
+			g->first_node + g->nodes - 1, g->first_rank, g->first_rank + g->ranks - 1, g->gpu,
+			g->stage_lo, g->stage_hi, g->compute_s, g->worst_total_bytes / 1e9,
+			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
+	}
+	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
+		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
+		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
+	if (sc->cp > 1)
+		fprintf(f, "context      cp=%d (%s), gradients over dp x cp = %d ranks\n", sc->cp,
+			plan_cp_comm_names[sc->cp_comm], sc->dp * sc->cp);
+	if (sc->framework >= 0) {
+		char label[64];
+		fprintf(f, "framework    %s: grad reduce %s, bucket %g MB, overlap grad %s, param %s\n",
+			framework_label(&framework_table[sc->framework], label, sizeof(label)),
+			dtype_name(sc->grad_dtype), sc->bucket_bytes / 1e6,
+			sc->overlap_grad_reduce ? "on" : "off", sc->overlap_param_gather ? "on" : "off");
+	}
+	if (model_arch(model)->sequence)
+		fprintf(f, "kernels      %s stack%s, attention %s\n", plan_stack(sc)->name,
+			sc->stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
+			plan_attention_kernel(sc));
+	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
+		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
+	if (sc->cp > 1)
+		fprintf(f, "             cp: %s\n", r->links_cp[0] ? r->links_cp : "-");
+	if (!model_arch(model)->sequence)
+		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
+			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+	else
+		fprintf(f, "batch        %ld x %ld tokens, micro-batch %ld, %g micro-batches per pipeline, %s\n",
+			sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+}
+
+/* Communication per dimension, mean over ranks: busy on the communication
+ * streams and exposed (the compute stream waiting), and bytes sent. */
+static void print_comm(const struct result *r, FILE *f)
+{
+	enum { NDIMS = 6 };
+	static const struct { const char *name; int cat; } dims[NDIMS] = {
+		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
+		{ "param", CAT_PARAM_COMM }, { "ep", CAT_EP_COMM }, { "pp", CAT_PP_COMM } };
+	double busy[NDIMS] = { 0 }, exposed[NDIMS] = { 0 };
+	int n = result_nranks(r);
+	for (int i = 0; i < n; i++) {
+		struct result_rank x = result_rank(r, i);
+		for (int k = 0; k < NDIMS; k++) {
+			busy[k] += x.comm_s[dims[k].cat] / n;
+			exposed[k] += x.exposed_s[dims[k].cat] / n;
+		}
+	}
+	fprintf(f, "\n%-16s %12s %12s %14s\n", "communication", "busy s", "exposed s", "sent per GPU");
+	for (int k = 0; k < NDIMS; k++) {
+		int c = dims[k].cat;
+		char buf[64];
+		if (busy[k] <= 0 && exposed[k] <= 0 && r->comm_bytes_per_gpu[c] <= 0)
+			continue;
+		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
+		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy[k], exposed[k], buf);
+	}
+}
+
+void report_print_summary(const struct result *r, FILE *f)
+{
+	const struct plan *sc = &r->plan;
+	char vbuf[512];
+	struct result_split mean = result_mean_split(r);
+
+	print_setup(r, f);
+	fprintf(f, "\n%-28s %14s\n", "metric", "value");
+	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
+	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);
+	fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
+	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
+	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
+	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
+	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", mean.compute_s);
+	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
+	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
+	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
+	print_comm(r, f);
+	if (r->moe) {
+		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
+		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
+	}
+	if (r->plan.dp_sync == DP_SYNC_PS)
+		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.ps_servers,
+			r->plan.ps_attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
+			plan_ps_shard_names[r->plan.ps_shard], plan_ps_mode_names[r->plan.ps_async]);
+	if (r->plan.dp_sync == DP_SYNC_PS && r->plan.ps_async)
+		fprintf(f, "async: %d iterations, %.3f it/s, staleness mean %.2f, P50 %.0f, P95 %.0f, max %.0f "
+			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, result_sim(r).staleness_mean,
+			result_sim(r).staleness_p50, result_sim(r).staleness_p95, result_sim(r).staleness_max, r->plan.ps_staleness);
+	if (r->iterations > 1)
+		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
+			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
+			r->iter_max_s);
+	if (r->iterations > 0) {
+		fprintf(f, "%scritical path (rank: iterations)", r->iterations > 1 ? "" : "\n");
+		for (int i = 0; i < r->ncritical; i++)
+			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
+		fprintf(f, "\n");
+	}
+	if (r->plan.nthrottle > 0)
+		fprintf(f, "\nthrottling: %d window%s added %.4f s of compute (summed over the ranks)\n",
+			r->plan.nthrottle, r->plan.nthrottle > 1 ? "s" : "", r->throttle_s);
+	if (r->nsens > 0) {
+		/* most costly first */
+		int ord[PLAN_MAX_DEGRADED];
+		for (int i = 0; i < r->nsens; i++)
+			ord[i] = i;
+		for (int i = 1; i < r->nsens; i++)
+			for (int j = i; j > 0 && r->sens_iteration_s[ord[j]] > r->sens_iteration_s[ord[j - 1]]; j--) {
+				int x = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = x;
+			}
+		fprintf(f, "\ndegraded links (alone)          bw x   lat x   iteration s     cost s\n");
+		fprintf(f, "  %-28s %6s %7s %12.4f %10s\n", "(none)", "", "", r->sens_baseline_s, "");
+		for (int k = 0; k < r->nsens; k++) {
+			const struct plan_degraded *g = &r->plan.degraded[ord[k]];
+			fprintf(f, "  %-28s %6.2f %7.2f %12.4f %+10.4f\n", g->link, g->bw_factor,
+				g->latency_factor, r->sens_iteration_s[ord[k]],
+				r->sens_iteration_s[ord[k]] - r->sens_baseline_s);
+		}
+	}
+	const struct stage_result *w = &r->stage[r->worst_stage];
+	/* memory in GB (1e9 bytes, as datasheets count) and GiB (2^30, as
+	 * nvidia-smi and PyTorch count) */
+	fprintf(f, "\nmemory per GPU (stage %d)     %14s %10s\n", r->worst_stage, "GB", "GiB");
+	const struct { const char *name; double bytes; } rows[] = {
+		{ "weights", w->mem.weights_bytes }, { "gradients", w->mem.grads_bytes },
+		{ "optimizer state", w->mem.optimizer_bytes },
+		{ "fp8 weight copies", w->mem.fp8_weight_bytes },
+		{ "activations", w->mem.activations_bytes }, { "logits", w->mem.logits_bytes },
+		{ "comm buffers", w->mem.comm_buffer_bytes },
+		{ "CUDA context", w->mem.context_bytes }, { "NCCL buffers", w->mem.nccl_bytes },
+		{ "allocator reserve", w->mem.fragmentation_bytes },
+		{ "total", w->mem.total_bytes }, { "capacity", w->mem.capacity_bytes },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].bytes > 0 || strcmp(rows[i].name, "fp8 weight copies"))
+			fprintf(f, "  %-26s %14.2f %10.2f\n", rows[i].name, rows[i].bytes / GB,
+				rows[i].bytes / 1073741824.0);
+	report_verdict(r, vbuf, sizeof(vbuf));
+	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
+		w->mem.capacity_bytes / 1073741824.0);
+	/* the published figures and the error of the prediction against them */
+	struct result_row row = { 0 };
+	result_row_fill(&row, r);
+	bool head = false;
+	for (int k = 0; k < PUB_NFIGURES; k++) {
+		double want = published_figure(&r->meta.pub, k);
+		if (want <= 0)
+			continue;
+		if (!head)
+			fprintf(f, "\npublished vs predicted%s%s\n", r->meta.pub.source ? ": " : "",
+				r->meta.pub.source ? r->meta.pub.source : "");
+		head = true;
+		double got = result_row_figure(&row, k);
+		fprintf(f, "  %-24s %12.4g %-8s predicted %12.4g  error %+.1f%%\n", pub_figures[k].key,
+			want, pub_figures[k].unit, got, 100 * (got / want - 1));
+	}
+	if (sc->train_tokens > 0)
+		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
+			sc->train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
+	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
+		result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
+		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);
+	if (!r->folded && r->fold_reason && result_nranks(r) > 1)
+		fprintf(f, "not folded: %s\n", r->fold_reason);
+}

@@ -1,0 +1,85 @@
+/* study: ranking, Pareto front, fewest GPUs per type and rank correlation
+ * of a study's simulated plans (see study.h). */
+#include "study.h"
+
+#include <math.h>
+#include <string.h>
+
+int study_compare(const struct study_point *a, const struct study_point *b)
+{
+	if (a->ok != b->ok)
+		return a->ok ? -1 : 1;
+	if (a->option != b->option)
+		return a->option - b->option;
+	return (a->wall_s > b->wall_s) - (a->wall_s < b->wall_s);
+}
+
+/* Whether q dominates p: as fast and as cheap, and better in one. */
+static bool dominates(const struct study_point *q, const struct study_point *p)
+{
+	return q->wall_s <= p->wall_s && q->cost_usd <= p->cost_usd &&
+	       (q->wall_s < p->wall_s || q->cost_usd < p->cost_usd);
+}
+
+int study_pareto(const struct study_point *p, int n, bool *front)
+{
+	int count = 0;
+	for (int i = 0; i < n; i++) {
+		front[i] = p[i].ok;
+		for (int k = 0; k < n && front[i]; k++)
+			if (k != i && p[k].ok && dominates(&p[k], &p[i]))
+				front[i] = false;
+		count += front[i];
+	}
+	return count;
+}
+
+/* The rank of v[i] among v[0..n): the values below it, plus half of those
+ * equal to it (itself included). */
+static double rank_of(const double *v, int n, int i)
+{
+	double r = 0;
+	for (int k = 0; k < n; k++)
+		r += v[k] < v[i] ? 1 : v[k] == v[i] ? 0.5 : 0;
+	return r;
+}
+
+double study_spearman(const double *a, const double *b, int n)
+{
+	double d2 = 0;
+	for (int i = 0; i < n; i++) {
+		double d = rank_of(a, n, i) - rank_of(b, n, i);
+		d2 += d * d;
+	}
+	return n > 2 ? 1 - 6 * d2 / ((double)n * ((double)n * n - 1)) : NAN;
+}
+
+/* Whether p meets the goal: simulated, within the deadline and budget. */
+static bool meets(const struct study_point *p, double deadline_s, double budget_usd)
+{
+	return p->ok && !(deadline_s && p->wall_s > deadline_s) && !(budget_usd && p->cost_usd > budget_usd);
+}
+
+int study_fewest_gpus(const struct study_point *p, int n, const char *const *option_gpu, int noptions,
+		      double deadline_s, double budget_usd, struct study_fewest *out)
+{
+	int ntypes = 0;
+	for (int ci = 0; ci < noptions; ci++) {
+		const char *gpu = option_gpu[ci];
+		bool seen = false;
+		for (int t = 0; t < ntypes && !seen; t++)
+			seen = !strcmp(out[t].gpu, gpu);
+		if (seen)
+			continue;
+		int best = -1;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(p[i].gpu, gpu) || !meets(&p[i], deadline_s, budget_usd))
+				continue;
+			if (best < 0 || p[i].gpus < p[best].gpus ||
+			    (p[i].gpus == p[best].gpus && p[i].cost_usd < p[best].cost_usd))
+				best = i;
+		}
+		out[ntypes++] = (struct study_fewest){ .gpu = gpu, .point = best };
+	}
+	return ntypes;
+}
