@@ -67,7 +67,7 @@ struct cplan *cplan_get(struct cplan_cache *C, int kind, const int *members, int
 	if (!p)
 		return NULL;
 	int *bd = cplan_flows_by_dst(p);
-	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, -2 };
+	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, -2, -1 };
 	C->n++;
 	return &C->plans[j];
 }

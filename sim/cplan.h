@@ -33,6 +33,9 @@ struct cplan {
 	int crit;               /* cheap folding: the member whose link load
 				 * paces the plan when the leader's does not
 				 * (plan_crit), -1 none, -2 not yet found */
+	double route_alpha_s;   /* the engine's: the largest route latency of its
+				 * flows on a platform with degraded links, -1 not
+				 * yet found */
 };
 
 /* An open-addressing table of plans, made with one topology and one

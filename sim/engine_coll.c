@@ -3,7 +3,10 @@
  * engine_coll_task: the members meet at a barrier, each posts its own flows of
  * the group's plan (puts where it is the source, gets where it is the
  * destination: plans are cached per group instance, cplan.h), waits for
- * them, meets the others again, then sleeps the plan's extra latency.
+ * them, meets the others again, then sleeps the plan's latency: the
+ * flows share their links plain max-min and carry no latency of their own
+ * (engine_platform.cpp), so the latency is charged once per collective,
+ * max(the plan's, its longest route's).
  * Folded exactly, one simulated member posts every flow of its group and
  * of the mirror groups whose flows can meet simulated ones, host to host
  * (fold.h); folded cheaply, a folded destination is a daemon sink, and
@@ -24,6 +27,27 @@ sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
 	char name[64];
 	snprintf(name, sizeof(name), "c%d_%d_%d", stream, src, dst);
 	return sg_mailbox_by_name(name);
+}
+
+/* The longest route latency among cp's flows: the topology's (the plan's
+ * alpha), or with degraded links on the platform the routes' own (their
+ * latency factors applied), found once per plan. */
+static double route_alpha(struct sim *S, struct cplan *cp)
+{
+	const struct coll_plan *p = cp->p;
+	if (S->job->ndegraded == 0)
+		return p->alpha_s;
+	if (cp->route_alpha_s < 0) {
+		double a = 0;
+		for (int i = 0; i < p->nflows; i++) {
+			const struct coll_flow *f = &p->flows[i];
+			sg_host_t hs = S->host[f->src], hd = S->host[f->dst];
+			double l = hs && hd ? engine_platform_route_latency(hs, hd) : f->latency_s;
+			a = fmax(a, l);
+		}
+		cp->route_alpha_s = a;
+	}
+	return cp->route_alpha_s;
 }
 
 struct crit_post {
@@ -125,10 +149,11 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	}
 	sg_comm_wait_all(a->comms, (size_t)nc);
 	sg_barrier_wait(bar);
-	/* count merged calls: count x steps latencies, one already in the flows */
-	double extra = p->extra_latency_s * t->count + (t->count - 1) * p->alpha_s;
-	if (extra > 0)
-		sg_actor_sleep_for(extra);
+	/* the latency of each merged call: the plan's beyond its longest
+	 * route, and that route's (cp0 still holds: no plan was made since) */
+	double lat = (p->extra_latency_s + route_alpha(S, cp0)) * t->count;
+	if (lat > 0)
+		sg_actor_sleep_for(lat);
 	engine_comm_busy(ri, p->sm_channels, -1);
 }
 

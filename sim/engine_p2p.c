@@ -4,7 +4,8 @@
  * A send is posted on the mailbox (direction, src, dst) with its posting
  * time as the payload; the receive takes it, and the transfer's start
  * (the later of the two postings) tells account_wait what part of a wait
- * was the message itself. Folded exactly, the replicas' messages that can
+ * was the message itself; the receiver then waits the route's latency
+ * (the links carry none: plain max-min, engine_platform.cpp). Folded exactly, the replicas' messages that can
  * meet simulated traffic (fold_mirror_p2p) start host to host at the
  * instant the simulated message starts, its send and receive both
  * posted, and nobody waits for them. */
@@ -84,6 +85,10 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
 	ri->nrecv[t->dir]++;
 	const double *post = sg_mailbox_get(p2p_mailbox(t->dir, *peer, ri->rank));
+	/* the message's route latency (the links carry none: plain max-min) */
+	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
+	if (lat > 0)
+		sg_actor_sleep_for(lat);
 	ri->xfer_start[ti] = *post > start ? *post : start;
 	ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
 }

@@ -17,7 +17,19 @@
  * alone. What remains is one listing per child of the root when the
  * platform is sealed (pods, groups of 64 nodes: T x (Z + H), T small).
  * Hosts are sealed as they are made (a detached zone's seal does not reach
- * them). */
+ * them).
+ *
+ * Plain max-min sharing: SimGrid's CM02 model gives a flow of route
+ * latency L a sharing penalty L once its latency is paid, so two flows on
+ * one link share it in inverse proportion to their routes' latencies
+ * (TCP's RTT unfairness: a cross-pod flow gets about 1/1.8 of a NIC
+ * against a flow inside a leaf). NCCL over InfiniBand or NVLink does not
+ * share that way. The links are therefore built with latency 0, where
+ * CM02 gives every flow the same penalty (network_cm02.cpp:
+ * variable_new(action, 1.0, ...) when the latency is 0), and the engine
+ * charges each transfer its route's latency itself
+ * (engine_platform_route_latency(): once per collective, after a
+ * pipeline receive, after a parameter-server phase). */
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -37,6 +49,18 @@ extern "C" {
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
+
+/* Each built link's latency (SimGrid's is 0: plain max-min), and the
+ * route latencies asked for so far, per (source, destination) host. */
+static std::unordered_map<const sg4::Link *, double> g_link_latency;
+struct host_pair_hash {
+	size_t operator()(const std::pair<const void *, const void *> &k) const
+	{
+		return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
+	}
+};
+static std::unordered_map<std::pair<const void *, const void *>, double, host_pair_hash>
+	g_route_latency;
 
 namespace {
 
@@ -111,12 +135,18 @@ void build_link(void *ctx, const char *id, double bw_Bps, double latency_s, bool
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::Link *l;
-	if (fatpipe)
+	if (fatpipe) {
 		l = b->stack.back()->create_link(id, bw_Bps)
 			    ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
-	else
-		l = b->stack.back()->create_split_duplex_link(id, bw_Bps);
-	l->set_latency(latency_s)->seal();
+		g_link_latency[l] = latency_s;
+	} else {
+		sg4::SplitDuplexLink *d = b->stack.back()->create_split_duplex_link(id, bw_Bps);
+		/* routes hold its two directions, not the pair */
+		g_link_latency[d->get_link_up()] = latency_s;
+		g_link_latency[d->get_link_down()] = latency_s;
+		l = d;
+	}
+	l->set_latency(0)->seal();
 	b->links[id] = l;
 }
 
@@ -183,6 +213,24 @@ extern "C" void *engine_platform_sendto_async(void *from, void *to, double bytes
 						 static_cast<uint64_t>(bytes + 0.5));
 	intrusive_ptr_add_ref(c.get()); /* released by sg_comm_wait_all() */
 	return c.get();
+}
+
+extern "C" double engine_platform_route_latency(void *from, void *to)
+{
+	auto key = std::make_pair(static_cast<const void *>(from), static_cast<const void *>(to));
+	auto it = g_route_latency.find(key);
+	if (it != g_route_latency.end())
+		return it->second;
+	std::vector<sg4::Link *> links;
+	static_cast<sg4::Host *>(from)->route_to(static_cast<sg4::Host *>(to), links, nullptr);
+	double lat = 0;
+	for (const sg4::Link *l : links) {
+		auto li = g_link_latency.find(l);
+		if (li != g_link_latency.end())
+			lat += li->second;
+	}
+	g_route_latency.emplace(key, lat);
+	return lat;
 }
 
 extern "C" void engine_platform_comm_release(void *c)

@@ -29,6 +29,12 @@ int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned
  * which releases it. */
 void *engine_platform_sendto_async(void *from, void *to, double bytes);
 
+/* The latency of the route from host `from` to host `to` (sg_host_t): the
+ * sum of its links' latencies as the topology gives them, degraded links'
+ * factors applied. The SimGrid links themselves have none (plain max-min
+ * sharing, engine_platform.cpp): the engine charges this. */
+double engine_platform_route_latency(void *from, void *to);
+
 /* The bytes per second crossing link l now (SimGrid's Link::get_usage());
  * l is an sg_link_t of the built platform. */
 double engine_platform_link_usage(const void *l);

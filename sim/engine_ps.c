@@ -24,6 +24,7 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 	struct rank_inst *ri = a->ri;
 	const struct engine_ps *ps = S->job->ps;
 	int nc = 0;
+	double lat = 0;
 	XGROW(a->comms, a->ncomms_cap, (size_t)nk + 1);
 	for (int i = 0; i < nk; i++) {
 		int k = k0 + i;
@@ -32,11 +33,16 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 			continue;   /* the rank's own shard stays */
 		a->comms[nc++] = push ? engine_platform_sendto_async(ri->host, h, part)
 				      : engine_platform_sendto_async(h, ri->host, part);
+		lat = fmax(lat, push ? engine_platform_route_latency(ri->host, h)
+				     : engine_platform_route_latency(h, ri->host));
 		if (push)
 			ri->st->sent_bytes[cat] += part;
 		S->flows++;
 	}
 	sg_comm_wait_all(a->comms, (size_t)nc);
+	/* the phase's longest route latency (the links carry none) */
+	if (lat > 0)
+		sg_actor_sleep_for(lat);
 }
 
 /* Whether the job runs asynchronous parameter servers with a staleness
