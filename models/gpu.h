@@ -53,7 +53,9 @@ struct gpu_spec {
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
 };
 
-/* Best GEMM efficiency for dtype dt (fp8 has its own). */
+/* Best GEMM efficiency for dtype dt (fp8 has its own; tf32 takes the
+ * 16-bit gemm_eff_max, which the public TF32 GEMM measurements reach
+ * within about 1 % on A100 and H100: validation/kernels/README.md). */
 double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt);
 /* True if a fused (flash) attention kernel is known for this GPU: the
  * topology gives its efficiency (FlashAttention-2 needs sm80, Ampere+). */

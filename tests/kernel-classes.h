@@ -10,6 +10,9 @@
  *   gemm_mid      plain GEMM, 2 .. 69 GFLOP
  *   gemm_small    plain GEMM, < 2 GFLOP
  *   gemm_batched  batch > 1 (bmm), whatever its size
+ *   gemm_tf32     every TF32 GEMM (fp32 tensors on TF32 tensor cores),
+ *                 whatever its size or batch: kept apart so that the
+ *                 16-bit classes above mean what they meant before
  *   layernorm, softmax, dropout    memory-bound kernels of that family
  *   elementwise   every other memory-bound kernel (GELU, add, mul, ...)
  *   attn_fwd_<backend>, attn_bwd_<backend>   fused attention per backend
@@ -41,7 +44,9 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
 	switch (op->kind) {
 	case OP_GEMM:
 	case OP_CONV:
-		if (op->batch > 1)
+		if (op->dtype == DTYPE_TF32)
+			snprintf(out, n, "gemm_tf32");
+		else if (op->batch > 1)
 			snprintf(out, n, "gemm_batched");
 		else if (op->flops >= KC_GEMM_LARGE_FLOPS)
 			snprintf(out, n, "gemm_large");
@@ -70,7 +75,8 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
 
 /* Issue 23's target for a class, in percent of median |err|; < 0 = none
  * stated (gemm_batched: the issue prices batched GEMMs "by the same rule
- * per matrix" but gives them no target of their own). */
+ * per matrix" but gives them no target of their own; gemm_tf32: its
+ * targets are by size, and this class holds every size). */
 static inline double kc_target_pct(const char *cls)
 {
 	if (!strcmp(cls, "gemm_large"))
@@ -79,7 +85,7 @@ static inline double kc_target_pct(const char *cls)
 		return 15;
 	if (!strcmp(cls, "gemm_small"))
 		return 30;
-	if (!strcmp(cls, "gemm_batched"))
+	if (!strcmp(cls, "gemm_batched") || !strcmp(cls, "gemm_tf32"))
 		return -1;
 	return 15;  /* memory-bound classes, attention */
 }

@@ -444,7 +444,7 @@ struct group {
 static int class_rank(const char *c)
 {
 	static const char *const order[] = { "gemm_large", "gemm_mid", "gemm_small", "gemm_batched",
-					     "layernorm", "softmax", "elementwise", "dropout", NULL };
+					     "gemm_tf32", "layernorm", "softmax", "elementwise", "dropout", NULL };
 	for (int i = 0; order[i]; i++)
 		if (!strcmp(c, order[i]))
 			return i;

@@ -9,7 +9,9 @@ was kept. Nothing is estimated.
 usage: extract.py XLA_GIT LLMCOMPASS_GIT NEUSIGHT_GIT OUTDIR
   each *_GIT is a git directory (bare or not) holding the pinned commit:
   openxla/xla (or its ROCm/xla mirror), PrincetonUniversity/LLMCompass,
-  sitar-lab/NeuSight.
+  sitar-lab/NeuSight. The TF32 table (xla_tf32()) is read from XLA_GIT
+  too: the file tensorflow carries at TF_COMMIT is openxla/xla's at
+  XLA_TF32_COMMIT (either commit will do).
 The attention file (attention.csv) is hand-copied from PR and README text
 and is not written by this script.
 """
@@ -22,6 +24,14 @@ import sys
 
 XLA_COMMIT = "ad6eaee1b2f13931e3ceb26dc50bf3ac6b425496"
 XLA_PATH = "xla/service/gpu/model/default_matmul_perf_table.txtpb"
+# the TF32 table (xla_tf32): tensorflow/tensorflow's copy of XLA's H100
+# matmul table; openxla/xla holds the same file (79,026 bytes; README.md
+# says how it was compared) at XLA_TF32_COMMIT, 2025-08-12, "[XLA:GPU] Update Latency-hiding
+# scheduler cost model for GEMMS on H100"
+TF_COMMIT = "372d578bb861cc5804e56d37d93aec931a59762c"
+TF_PATH = "third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h"
+XLA_TF32_COMMIT = "b2766086ecf90e6e0a52b32f3b1837348859027f"
+XLA_TF32_PATH = "xla/service/gpu/model/matmul_interpolator_data.h"
 LLMC_COMMIT = "b95c6c95a80071414d31da8ba8d2e62334753f3d"
 NEU_COMMIT = "6945927d9afcca2b9daf021f8395e53edc5b4eef"
 
@@ -57,6 +67,40 @@ def xla(git, out):
             rows.append(["h100-sxm5-80gb", keep[key], b, m, n, k, fmt(t_us), fmt(flops / 1e12, 6)])
     rows.sort(key=lambda r: (r[1], r[2], r[3], r[4], r[5]))
     with open(f"{out}/xla-h100-gemm.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["gpu", "dtype", "batch", "m", "n", "k", "time_us", "tflops"])
+        w.writerows(rows)
+    return len(rows)
+
+
+def xla_tf32(git, out):
+    """The f32 x f32 -> f32 dots of the sm_90 table, as dtype tf32.
+
+    XLA compiles an f32 dot at its default precision, which lets cuBLAS and
+    Triton use TF32 tensor cores on sm_80+ (README.md: the table's 4096^3
+    point is 401.6 TFLOP/s, 6x H100's 67 TFLOP/s FP32 peak)."""
+    text = None
+    for commit, path in ((TF_COMMIT, TF_PATH), (XLA_TF32_COMMIT, XLA_TF32_PATH)):
+        if subprocess.run(["git", "--git-dir", git, "cat-file", "-e", f"{commit}:{path}"],
+                          capture_output=True).returncode == 0:
+            text = show(git, commit, path)
+            break
+    if text is None:
+        sys.exit(f"{git}: neither {TF_COMMIT}:{TF_PATH} nor {XLA_TF32_COMMIT}:{XLA_TF32_PATH}")
+    sec = text.split('key: "sm_90"')[1]
+    ents = re.findall(r"entries \{\s*b: (\d+)\s*m: (\d+)\s*n: (\d+)\s*k: (\d+)\s*((?:flops \{[^}]*\}\s*)+)\}", sec)
+    rows = []
+    for b, m, n, k, fl in ents:
+        b, m, n, k = int(b), int(m), int(n), int(k)
+        for key, val in re.findall(r'flops \{ key: "([^"]*)" value: (\d+) \}', fl):
+            if key != "f32xf32->f32":
+                continue
+            flops = int(val)
+            # matmul_perf_table_gen.cc: value = 2bmnk * 1e9 / kernel ns
+            t_us = 2.0 * b * m * n * k / flops * 1e6
+            rows.append(["h100-sxm5-80gb", "tf32", b, m, n, k, fmt(t_us), fmt(flops / 1e12, 6)])
+    rows.sort(key=lambda r: (r[2], r[3], r[4], r[5]))
+    with open(f"{out}/xla-h100-tf32-gemm.csv", "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["gpu", "dtype", "batch", "m", "n", "k", "time_us", "tflops"])
         w.writerows(rows)
@@ -199,5 +243,6 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     xg, lg, ng, out = sys.argv[1:]
     print("xla rows", xla(xg, out))
+    print("xla tf32 rows", xla_tf32(xg, out))
     print("llmcompass gemm, membound", llmcompass(lg, out))
     print("neusight floor_us, bmm, a100 membound, h100 membound", neusight(ng, out))
