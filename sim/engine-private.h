@@ -147,6 +147,13 @@ sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
  * compute stream re-evaluates its rate. */
 void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
 
+/* Mailboxes of messages: a collective's flow (channel: the stream) or a
+ * pipeline message (channel: the direction). */
+enum engine_mbox { MBOX_COLL, MBOX_P2P };
+/* The mailbox of kind on channel chan from src to dst, made on first use
+ * (ranks below 2^29, channels below 16). */
+sg_mailbox_t engine_mailbox(enum engine_mbox kind, int chan, int src, int dst);
+
 /* ---- engine_stream.c ---- */
 
 /* An actor's main: the tasks of one stream of one rank (stream_arg). */

@@ -24,9 +24,7 @@ static int dummy_payload;
 
 sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
 {
-	char name[64];
-	snprintf(name, sizeof(name), "c%d_%d_%d", stream, src, dst);
-	return sg_mailbox_by_name(name);
+	return engine_mailbox(MBOX_COLL, stream, src, dst);
 }
 
 /* The longest route latency among cp's flows: the topology's (the plan's

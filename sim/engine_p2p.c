@@ -19,9 +19,7 @@
 
 static sg_mailbox_t p2p_mailbox(int dir, int src, int dst)
 {
-	char name[64];
-	snprintf(name, sizeof(name), "p%d_%d_%d", dir, src, dst);
-	return sg_mailbox_by_name(name);
+	return engine_mailbox(MBOX_P2P, dir, src, dst);
 }
 
 /* Start the mirror transfers of a pipeline message of bytes from ri in
