@@ -361,23 +361,20 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 	diag_finish(&inner);
 	if (bad)
 		return;     /* reported with /nodes */
-	const char *names[PLAN_MAX_DEGRADED];
-	bool found[PLAN_MAX_DEGRADED];
 	struct platform_ps ps = { p->parallel.ps.servers, 1, 0 };
 	struct platform_extra x = { NULL, NULL, 0 };
 	if (p->parallel.dp_sync == DP_SYNC_PS && p->parallel.ps.attach == PS_ATTACH_FABRIC &&
 	    platform_ps_supported(t, p->nodes))
 		x.ps = &ps;
-	for (int i = 0; i < p->simulation.ndegraded; i++)
-		names[i] = p->simulation.degraded[i].link;
-	platform_find_links(t, p->nodes, &x, names, p->simulation.ndegraded, found);
-	for (int i = 0; i < p->simulation.ndegraded; i++)
-		if (!found[i]) {
-			snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
-			diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
-				 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
-				 "psnic<server>, ...)", names[i], p->nodes, t->name);
-		}
+	for (int i = 0; i < p->simulation.ndegraded; i++) {
+		const char *name = p->simulation.degraded[i].link;
+		if (platform_has_link(t, p->nodes, &x, name))
+			continue;
+		snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
+		diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
+			 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
+			 "psnic<server>, ...)", name, p->nodes, t->name);
+	}
 }
 
 /* The node count against the topology: its limits, NICs between nodes. */
