@@ -107,10 +107,12 @@ static double now_s(void)
 
 static void plan_text(const struct plan *pl, char *buf, size_t n)
 {
-	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s %s", pl->tp, pl->pp,
-		 pl->schedule == SCHED_INTERLEAVED ? (char[8]){ 'v', (char)('0' + pl->interleave % 10), 0 } : "",
-		 pl->dp, pl->micro_batch, pl->global_batch, (int)pl->zero, recompute_name(pl->recompute),
-		 pl->sp ? " sp" : "", pl->order);
+	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s %s", pl->parallel.tp, pl->parallel.pp,
+		 pl->parallel.schedule == SCHED_INTERLEAVED
+			 ? (char[8]){ 'v', (char)('0' + pl->parallel.interleave % 10), 0 } : "",
+		 pl->parallel.dp, pl->training.micro_batch, pl->training.global_batch, (int)pl->parallel.zero,
+		 recompute_name(pl->parallel.recompute),
+		 pl->parallel.sp ? " sp" : "", pl->parallel.order);
 }
 
 static const char *gpu_of(const struct goal *g, int ci)
@@ -286,8 +288,8 @@ static void print_options(const struct pctx *p)
 			       100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400, f->a.gp.wall_s / 86400,
 			       f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh, 100 * f->a.gp.ratio,
 			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
-			e[m] = f->c.est_iter_s / f->c.plan.global_batch;
-			s[m++] = f->row.iteration_s / f->c.plan.global_batch;
+			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
+			s[m++] = f->row.iteration_s / f->c.plan.training.global_batch;
 		}
 		printf("  screen vs engine over %d plans: Spearman rho %.2f (time per sample)\n", m,
 		       study_spearman(e, s, m));

@@ -89,22 +89,26 @@ struct platform_extra {
 
 /* As platform_emit(), with x's servers and degraded links (x NULL:
  * none). A degraded link that the platform does not have changes nothing
- * (platform_find_links() tells). */
+ * (platform_has_link() tells). */
 int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *used,
 		     const struct platform_extra *x, const struct platform_sink *sink);
 
-/* Which of names[0..n) are links of the platform of nodes nodes of t with
- * x's parameter servers (every GPU used): found[i]. Describes the whole
- * platform once: linear in its size. */
-void platform_find_links(const struct topology *t, int nodes, const struct platform_extra *x,
-			 const char *const *names, int n, bool *found);
+/* Whether the platform of nodes nodes of t with x's parameter servers
+ * (x NULL: none; every GPU used) has a link named name: the name checked
+ * against the naming rule above (link_name in platform.c, the fabric's
+ * and the servers' names) and the index ranges of that platform, without
+ * describing it: the names are those platform_emit_ex() gives its sink.
+ * A node's own links are those its routes cross (gpus_per_node^2 / 2
+ * routes at most, no allocation), the others' by their index ranges. */
+bool platform_has_link(const struct topology *t, int nodes, const struct platform_extra *x,
+		       const char *name);
 
 /* Whether hop h of a topology route (topology_route()) is the platform
  * link named name. */
 bool platform_hop_is(const struct topology *t, const struct topo_hop *h, const char *name);
 
 /* Mark in node_mark[nodes] the nodes whose GPUs' traffic can cross
- * link (a name platform_find_links() found): the node of a GPU, NVLink,
+ * link (a name platform_has_link() accepts): the node of a GPU, NVLink,
  * PCIe or NIC link or of a switch port, the nodes under a leaf or a pod
  * for its switch and uplinks, every node for a link the whole fabric
  * shares. Folding simulates the replicas on those nodes (simulate.c). */

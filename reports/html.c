@@ -120,16 +120,18 @@ char *html_render(const struct result *r)
 	row(f, "model", "%s (%.3g B parameters)", model->name, r->params / 1e9);
 	row(f, "cluster", "%d x %s = %ld x %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
 	row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
-	    pl->dp, pl->tp, pl->pp, pl->cp, pl->sp ? ", sp" : "", (int)pl->zero,
-	    schedule_registry[pl->schedule].name, pl->interleave, recompute_name(pl->recompute),
-	    dtype_name(pl->precision));
+	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
+	    (int)pl->parallel.zero,
+	    schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,
+	    recompute_name(pl->parallel.recompute),
+	    dtype_name(pl->training.precision));
 	if (model_arch(model)->sequence)
 		row(f, "kernels", "%s stack (%s), attention %s",
 		    plan_stack(pl)->name,
 		    plan_stack(pl)->description,
 		    plan_attention_kernel(pl));
 	row(f, "batch", "%ld sequences x %ld tokens, micro-batch %ld, %g micro-batches per pipeline",
-	    pl->global_batch, pl->seq, pl->micro_batch, r->microbatches);
+	    pl->training.global_batch, pl->training.seq, pl->training.micro_batch, r->microbatches);
 	row(f, "iteration time", "%.4f s", r->iteration_s);
 	row(f, "throughput", "%.2f samples/s, %.0f tokens/s", r->samples_per_s, r->tokens_per_s);
 	row(f, "model TFLOP/s per GPU", "%.1f", r->model_tflops_per_gpu);
@@ -140,8 +142,8 @@ char *html_render(const struct result *r)
 	row(f, "memory", "%s: worst stage %d needs %.2f GB (%.2f GiB) of %.2f GB",
 	    r->fits ? "fits" : "does not fit", r->worst_stage, r->worst_total_bytes / GB,
 	    r->worst_total_bytes / GIB, topo->gpu.hbm_bytes / GB);
-	if (pl->train_tokens > 0)
-		row(f, "training run", "%.3g tokens: %.1f days, %.0f GPU-hours, $%.0f", pl->train_tokens,
+	if (pl->training.train_tokens > 0)
+		row(f, "training run", "%.3g tokens: %.1f days, %.0f GPU-hours, $%.0f", pl->training.train_tokens,
 		    r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
 	fputs("</table></section>\n", f);
 

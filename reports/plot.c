@@ -122,7 +122,8 @@ char *plot_gantt_svg(const struct result *r)
 {
 	const struct plan *pl = &r->plan;
 	int p = r->nstages > 0 ? r->nstages : 1;
-	int v = pl->schedule == SCHED_INTERLEAVED && pl->interleave > 1 ? pl->interleave : 1;
+	int v = pl->parallel.schedule == SCHED_INTERLEAVED && pl->parallel.interleave > 1 ?
+		pl->parallel.interleave : 1;
 	long m = plan_microbatches(pl);
 	if (m < 1)
 		m = 1;
@@ -144,7 +145,7 @@ char *plot_gantt_svg(const struct result *r)
 		}
 		for (int c = 0; c < v; c++)
 			frac[c * p + s] = tot > 0 ? frac[c * p + s] / tot : 1.0 / v;
-		struct sched_step *o = schedule_order(pl->schedule, p, s, (int)m, v);
+		struct sched_step *o = schedule_order(pl->parallel.schedule, p, s, (int)m, v);
 		g[s] = xcalloc((size_t)nsteps, sizeof(**g));
 		for (int k = 0; k < nsteps; k++)
 			g[s][k].st = o[k];
@@ -192,7 +193,7 @@ char *plot_gantt_svg(const struct result *r)
 	struct svg_axes a = { x0, x1, 0, p, ML, MT, W - ML - MR, h - MT - MB, false, false };
 	char title[256];
 	snprintf(title, sizeof(title), "Pipeline schedule of one iteration (%s, %d stages, %ld micro-batches, %d chunks per stage)",
-		 schedule_registry[pl->schedule].name, p, m, v);
+		 schedule_registry[pl->parallel.schedule].name, p, m, v);
 	struct svg *sv = svg_create(W, h, title);
 	svg_text(sv, W / 2, 22, "middle", 14, 0, "%s", title);
 	/* the frame by hand: categorical y (stages), time on x */

@@ -23,7 +23,7 @@ static json_t *kernels_json(const struct plan *pl)
 	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
 			 k->description, "source", k->source, "attention_backend",
 			 plan_attention_kernel(pl),
-			 "stack_given", pl->stack_set);
+			 "stack_given", pl->compute.stack_set);
 }
 
 static json_t *num(double x)
@@ -70,38 +70,42 @@ static json_t *scenario_json(const struct result *r)
 		"nics_per_node", (json_int_t)t->nics, "nic_bw_Gbps", t->nic_bw_Bps * 8 / GB,
 		"hbm_GB", t->gpu.hbm_bytes / GB, "peak_tflops", peak,
 		"nodes", pl->nodes, "gpus", (int)r->gpus,
-		"parallel", "dp", pl->dp, "tp", pl->tp, "pp", pl->pp, "sp", pl->sp,
-		"zero", (int)pl->zero, "schedule", schedule_registry[pl->schedule].name,
-		"interleave", pl->interleave, "recompute", recompute_name(pl->recompute),
-		"order", pl->order,
-		"training", "seq_len", (json_int_t)pl->seq, "global_batch", (json_int_t)pl->global_batch,
-		"micro_batch", (json_int_t)pl->micro_batch,
+		"parallel", "dp", pl->parallel.dp, "tp", pl->parallel.tp, "pp", pl->parallel.pp,
+		"sp", pl->parallel.sp,
+		"zero", (int)pl->parallel.zero, "schedule", schedule_registry[pl->parallel.schedule].name,
+		"interleave", pl->parallel.interleave, "recompute", recompute_name(pl->parallel.recompute),
+		"order", pl->parallel.order,
+		"training", "seq_len", (json_int_t)pl->training.seq,
+		"global_batch", (json_int_t)pl->training.global_batch,
+		"micro_batch", (json_int_t)pl->training.micro_batch,
 		"microbatches_per_pipeline", (json_int_t)plan_microbatches(pl),
-		"precision", dtype_name(pl->precision), "grad_reduce_dtype", dtype_name(pl->grad_dtype),
+		"precision", dtype_name(pl->training.precision),
+		"grad_reduce_dtype", dtype_name(pl->training.grad_dtype),
 		"optimizer", model_arch(model)->optimizer,
-		"train_tokens", pl->train_tokens,
-		"communication", "algorithm", pl->coll_algo, "bucket_MB", pl->bucket_bytes / 1e6,
+		"train_tokens", pl->training.train_tokens,
+		"communication", "algorithm", pl->communication.coll_algo,
+		"bucket_MB", pl->communication.bucket_bytes / 1e6,
 		"compute", "cost", profile ? "profile" : "roofline",
 		"profile", profile ? profile : "");
 	if (!o)
 		return NULL;
 	json_t *par = json_object_get(o, "parallel"), *com = json_object_get(o, "communication");
-	json_object_set_new(par, "cp", json_integer(pl->cp));
+	json_object_set_new(par, "cp", json_integer(pl->parallel.cp));
 	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
 			    json_integer(t->gpus_per_node_physical));
 	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
-	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->cp_comm]));
+	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->parallel.cp_comm]));
 	json_t *vl = json_array();
-	int nv = pl->pp * (pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1);
+	int nv = pl->parallel.pp * (pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1);
 	for (int vs = 0; vs < nv; vs++) {
 		int first;
 		json_array_append_new(vl, json_integer(plan_vstage_layers(pl, model->layers, vs, nv, &first)));
 	}
 	json_object_set_new(par, "vstage_layers", vl);
-	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->overlap_grad_reduce));
-	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->overlap_param_gather));
-	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->tp_comm_overlap));
-	json_object_set_new(o, "attention", json_string(attention_names[pl->attention]));
+	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->communication.overlap_grad_reduce));
+	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->communication.overlap_param_gather));
+	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->communication.tp_comm_overlap));
+	json_object_set_new(o, "attention", json_string(attention_names[pl->training.attention]));
 	/* the preset and what it resolved to; "given": the scenario's own keys */
 	json_t *fw;
 	if (pl->framework >= 0) {
@@ -111,15 +115,17 @@ static json_t *scenario_json(const struct result *r)
 			       " s:{s:b, s:b, s:b, s:b, s:b, s:b}}",
 			"name", f->name, "version", f->version,
 			"label", framework_label(f, label, sizeof(label)), "source", f->source,
-			"resolved", "grad_reduce_dtype", dtype_name(pl->grad_dtype),
-			"bucket_MB", pl->bucket_bytes / 1e6, "overlap_grad_reduce", pl->overlap_grad_reduce,
-			"overlap_param_gather", pl->overlap_param_gather, "zero", (int)pl->zero,
-			"attention", attention_names[pl->attention],
+			"resolved", "grad_reduce_dtype", dtype_name(pl->training.grad_dtype),
+			"bucket_MB", pl->communication.bucket_bytes / 1e6,
+			"overlap_grad_reduce", pl->communication.overlap_grad_reduce,
+			"overlap_param_gather", pl->communication.overlap_param_gather,
+			"zero", (int)pl->parallel.zero,
+			"attention", attention_names[pl->training.attention],
 			"given", "grad_reduce_dtype", (pl->given & PLAN_GIVEN_GRAD_DTYPE) != 0,
 			"bucket_MB", (pl->given & PLAN_GIVEN_BUCKET) != 0,
 			"overlap_grad_reduce", (pl->given & PLAN_GIVEN_OVERLAP_GRAD) != 0,
 			"overlap_param_gather", (pl->given & PLAN_GIVEN_OVERLAP_PARAM) != 0,
-			"zero", (pl->given & PLAN_GIVEN_ZERO) != 0, "attention", pl->attention_set);
+			"zero", (pl->given & PLAN_GIVEN_ZERO) != 0, "attention", pl->training.attention_set);
 	} else
 		fw = json_null();
 	json_object_set_new(o, "framework", fw);
@@ -172,15 +178,16 @@ static void put(json_t *o, const char **bad, const char *key, json_t *v)
 static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 {
 	const struct plan *pl = &r->plan;
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
 	{
-		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "servers", pl->ps_servers,
-			"attach", plan_ps_attach_names[pl->ps_attach], "sharding",
-			plan_ps_shard_names[pl->ps_shard], "mode", plan_ps_mode_names[pl->ps_async]);
-		if (pl->ps_async) {
-			json_object_set_new(o, "staleness_bound", pl->ps_staleness >= 0
-					    ? json_integer(pl->ps_staleness) : json_null());
-			json_object_set_new(o, "iterations", json_integer(pl->ps_iterations));
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "servers", pl->parallel.ps.servers,
+			"attach", plan_ps_attach_names[pl->parallel.ps.attach],
+			"sharding", plan_ps_shard_names[pl->parallel.ps.shard],
+			"mode", plan_ps_mode_names[pl->parallel.ps.async]);
+		if (pl->parallel.ps.async) {
+			json_object_set_new(o, "staleness_bound", pl->parallel.ps.staleness >= 0
+					    ? json_integer(pl->parallel.ps.staleness) : json_null());
+			json_object_set_new(o, "iterations", json_integer(pl->parallel.ps.iterations));
 			json_object_set_new(o, "iterations_per_s", num(1 / r->iteration_s));
 			json_object_set_new(o, "updates", json_integer(result_sim(r).ps_updates));
 			json_object_set_new(o, "staleness", json_pack("{s:f, s:f, s:f, s:f}",
@@ -214,15 +221,15 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 		put(root, bad, "node_groups", json_pack("{s:s, s:o}", "order",
 			plan_node_order_names[pl->node_order], "groups", a));
 	}
-	if (pl->nthrottle > 0)
-		put(root, bad, "throttle", json_pack("{s:i, s:f}", "windows", pl->nthrottle,
+	if (pl->simulation.nthrottle > 0)
+		put(root, bad, "throttle", json_pack("{s:i, s:f}", "windows", pl->simulation.nthrottle,
 			"added_compute_s", r->throttle_s));
-	if (pl->ndegraded > 0) {
+	if (pl->simulation.ndegraded > 0) {
 		json_t *a = json_array();
-		for (int i = 0; i < pl->ndegraded; i++) {
-			json_t *o = json_pack("{s:s, s:f, s:f}", "link", pl->degraded[i].link,
-					      "bw_factor", pl->degraded[i].bw_factor,
-					      "latency_factor", pl->degraded[i].latency_factor);
+		for (int i = 0; i < pl->simulation.ndegraded; i++) {
+			json_t *o = json_pack("{s:s, s:f, s:f}", "link", pl->simulation.degraded[i].link,
+					      "bw_factor", pl->simulation.degraded[i].bw_factor,
+					      "latency_factor", pl->simulation.degraded[i].latency_factor);
 			if (r->nsens > 0) {
 				json_object_set_new(o, "iteration_alone_s", num(r->sens_iteration_s[i]));
 				json_object_set_new(o, "cost_s", num(r->sens_iteration_s[i] - r->sens_baseline_s));
@@ -281,7 +288,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"rank_classes", classes, "per_rank", ranks, "per_rank_written", per_rank));
 
 	put(root, bad, "communication", json_pack("{s:s, s:{s:f, s:f, s:f, s:f}}",
-		"algorithm", pl->coll_algo, "bytes_per_gpu",
+		"algorithm", pl->communication.coll_algo, "bytes_per_gpu",
 		"tp", r->comm_bytes_per_gpu[CAT_TP_COMM], "dp", r->comm_bytes_per_gpu[CAT_DP_COMM],
 		"param", r->comm_bytes_per_gpu[CAT_PARAM_COMM], "pp", r->comm_bytes_per_gpu[CAT_PP_COMM]));
 	json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
@@ -289,7 +296,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	if (r->moe) {
 		json_object_set_new(json_object_get(json_object_get(root, "communication"), "bytes_per_gpu"),
 				    "ep", num(r->comm_bytes_per_gpu[CAT_EP_COMM]));
-		put(root, bad, "moe", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "ep", r->plan.ep,
+		put(root, bad, "moe", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "ep", r->plan.parallel.ep,
 			"active_params", r->active_params, "imbalance_factor", r->moe_imbalance,
 			"busiest_rank_load", r->moe_rank_load, "dropped_fraction", r->moe_dropped_fraction,
 			"a2a_bytes_per_rank", r->moe_a2a_bytes));
@@ -310,7 +317,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"verdict", v, "per_stage", mem));
 
 	put(root, bad, "placement", json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
-		"order", pl->order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
+		"order", pl->parallel.order, "tp_group_of_rank0", ranks_array(r->tp_group0, r->ntp0),
 		"dp_group_of_rank0", ranks_array(r->dp_group0, r->ndp0),
 		"pipeline_of_rank0", ranks_array(r->pp_ranks0, r->npp0),
 		"links_crossed", "tp", split_list(r->links_tp), "dp", split_list(r->links_dp),
@@ -353,9 +360,9 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			put(root, bad, "published", pub);
 	}
 	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
-		"train_tokens", pl->train_tokens, "time_to_train_s", r->time_to_train_s,
+		"train_tokens", pl->training.train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
-		"usd_per_gpu_hour", pl->usd_per_gpu_hour, "cost_usd", r->cost_usd));
+		"usd_per_gpu_hour", pl->cost.usd_per_gpu_hour, "cost_usd", r->cost_usd));
 	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
 		"folded", r->folded, "ranks", result_nranks(r), "simulated_ranks", result_sim(r).nsimulated,
 		"flows", (json_int_t)result_sim(r).flows, "collectives", (json_int_t)result_sim(r).collectives,

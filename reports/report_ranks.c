@@ -39,12 +39,12 @@ json_t *report_rank_json(const struct result *r, int i)
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
 	if (o)  /* compute time added by concurrent communication (sim/engine.h), in compute_s */
 		json_object_set_new(o, "interference_s", num(st->interference_s));
-	if (o && r->plan.ep > 1) {
+	if (o && r->plan.parallel.ep > 1) {
 		json_object_set_new(o, "exposed_ep_comm_s", num(st->exposed_s[CAT_EP_COMM]));
 		json_object_set_new(o, "ep_comm_s", num(st->comm_s[CAT_EP_COMM]));
 		json_object_set_new(o, "ep_collectives", json_integer(st->collectives[CAT_EP_COMM]));
 	}
-	if (o && r->plan.cp > 1) {
+	if (o && r->plan.parallel.cp > 1) {
 		json_object_set_new(o, "exposed_cp_comm_s", num(st->exposed_s[CAT_CP_COMM]));
 		json_object_set_new(o, "cp_comm_s", num(st->comm_s[CAT_CP_COMM]));
 		json_object_set_new(o, "cp_collectives", json_integer(st->collectives[CAT_CP_COMM]));

@@ -71,32 +71,37 @@ static void print_setup(const struct result *r, FILE *f)
 			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
 	}
 	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
-		sc->dp, sc->tp, sc->pp, sc->sp ? " sp" : "", (int)sc->zero,
-		schedule_registry[sc->schedule].name, sc->interleave, recompute_name(sc->recompute));
-	if (sc->cp > 1)
-		fprintf(f, "context      cp=%d (%s), gradients over dp x cp = %d ranks\n", sc->cp,
-			plan_cp_comm_names[sc->cp_comm], sc->dp * sc->cp);
+		sc->parallel.dp, sc->parallel.tp, sc->parallel.pp, sc->parallel.sp ? " sp" : "",
+		(int)sc->parallel.zero,
+		schedule_registry[sc->parallel.schedule].name, sc->parallel.interleave,
+		recompute_name(sc->parallel.recompute));
+	if (sc->parallel.cp > 1)
+		fprintf(f, "context      cp=%d (%s), gradients over dp x cp = %d ranks\n", sc->parallel.cp,
+			plan_cp_comm_names[sc->parallel.cp_comm], sc->parallel.dp * sc->parallel.cp);
 	if (sc->framework >= 0) {
 		char label[64];
 		fprintf(f, "framework    %s: grad reduce %s, bucket %g MB, overlap grad %s, param %s\n",
 			framework_label(&framework_table[sc->framework], label, sizeof(label)),
-			dtype_name(sc->grad_dtype), sc->bucket_bytes / 1e6,
-			sc->overlap_grad_reduce ? "on" : "off", sc->overlap_param_gather ? "on" : "off");
+			dtype_name(sc->training.grad_dtype), sc->communication.bucket_bytes / 1e6,
+			sc->communication.overlap_grad_reduce ? "on" : "off",
+			sc->communication.overlap_param_gather ? "on" : "off");
 	}
 	if (model_arch(model)->sequence)
 		fprintf(f, "kernels      %s stack%s, attention %s\n", plan_stack(sc)->name,
-			sc->stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
+			sc->compute.stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
 			plan_attention_kernel(sc));
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
-	if (sc->cp > 1)
+	if (sc->parallel.cp > 1)
 		fprintf(f, "             cp: %s\n", r->links_cp[0] ? r->links_cp : "-");
 	if (!model_arch(model)->sequence)
 		fprintf(f, "batch        %ld images, micro-batch %ld, %g micro-batches per GPU, %s\n",
-			sc->global_batch, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+			sc->training.global_batch, sc->training.micro_batch, r->microbatches,
+			dtype_name(sc->training.precision));
 	else
 		fprintf(f, "batch        %ld x %ld tokens, micro-batch %ld, %g micro-batches per pipeline, %s\n",
-			sc->global_batch, sc->seq, sc->micro_batch, r->microbatches, dtype_name(sc->precision));
+			sc->training.global_batch, sc->training.seq, sc->training.micro_batch, r->microbatches,
+			dtype_name(sc->training.precision));
 }
 
 /* Communication per dimension, mean over ranks: busy on the communication
@@ -150,14 +155,17 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
 		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
 	}
-	if (r->plan.dp_sync == DP_SYNC_PS)
-		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.ps_servers,
-			r->plan.ps_attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
-			plan_ps_shard_names[r->plan.ps_shard], plan_ps_mode_names[r->plan.ps_async]);
-	if (r->plan.dp_sync == DP_SYNC_PS && r->plan.ps_async)
+	if (r->plan.parallel.dp_sync == DP_SYNC_PS)
+		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.parallel.ps.servers,
+			r->plan.parallel.ps.attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
+			plan_ps_shard_names[r->plan.parallel.ps.shard],
+			plan_ps_mode_names[r->plan.parallel.ps.async]);
+	if (r->plan.parallel.dp_sync == DP_SYNC_PS && r->plan.parallel.ps.async)
 		fprintf(f, "async: %d iterations, %.3f it/s, staleness mean %.2f, P50 %.0f, P95 %.0f, max %.0f "
-			"updates (bound %d)\n", r->plan.ps_iterations, 1 / r->iteration_s, result_sim(r).staleness_mean,
-			result_sim(r).staleness_p50, result_sim(r).staleness_p95, result_sim(r).staleness_max, r->plan.ps_staleness);
+			"updates (bound %d)\n", r->plan.parallel.ps.iterations, 1 / r->iteration_s,
+			result_sim(r).staleness_mean,
+			result_sim(r).staleness_p50, result_sim(r).staleness_p95, result_sim(r).staleness_max,
+			r->plan.parallel.ps.staleness);
 	if (r->iterations > 1)
 		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
 			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
@@ -168,9 +176,9 @@ void report_print_summary(const struct result *r, FILE *f)
 			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
 		fprintf(f, "\n");
 	}
-	if (r->plan.nthrottle > 0)
+	if (r->plan.simulation.nthrottle > 0)
 		fprintf(f, "\nthrottling: %d window%s added %.4f s of compute (summed over the ranks)\n",
-			r->plan.nthrottle, r->plan.nthrottle > 1 ? "s" : "", r->throttle_s);
+			r->plan.simulation.nthrottle, r->plan.simulation.nthrottle > 1 ? "s" : "", r->throttle_s);
 	if (r->nsens > 0) {
 		/* most costly first */
 		int ord[PLAN_MAX_DEGRADED];
@@ -185,7 +193,7 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "\ndegraded links (alone)          bw x   lat x   iteration s     cost s\n");
 		fprintf(f, "  %-28s %6s %7s %12.4f %10s\n", "(none)", "", "", r->sens_baseline_s, "");
 		for (int k = 0; k < r->nsens; k++) {
-			const struct plan_degraded *g = &r->plan.degraded[ord[k]];
+			const struct plan_degraded *g = &r->plan.simulation.degraded[ord[k]];
 			fprintf(f, "  %-28s %6.2f %7.2f %12.4f %+10.4f\n", g->link, g->bw_factor,
 				g->latency_factor, r->sens_iteration_s[ord[k]],
 				r->sens_iteration_s[ord[k]] - r->sens_baseline_s);
@@ -228,9 +236,9 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "  %-24s %12.4g %-8s predicted %12.4g  error %+.1f%%\n", pub_figures[k].key,
 			want, pub_figures[k].unit, got, 100 * (got / want - 1));
 	}
-	if (sc->train_tokens > 0)
+	if (sc->training.train_tokens > 0)
 		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
-			sc->train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
+			sc->training.train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
 	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
 		result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
 		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);

@@ -10,18 +10,19 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		   double inflight, bool has_embedding, bool has_head, struct mem_rank_input *mi)
 {
 	struct mem_rank_input x = {
-		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->precision,
-		.grad_elem_bytes = dtype_bytes(pl->grad_dtype), .attention = pl->attention,
-		.fp8_params = pl->fp8_params,
-		.pp = pl->pp, .reserve_fraction = pl->memory_reserve,
+		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
+		.grad_elem_bytes = dtype_bytes(pl->training.grad_dtype), .attention = pl->training.attention,
+		.fp8_params = pl->training.fp8_params,
+		.pp = pl->parallel.pp, .reserve_fraction = pl->training.memory_reserve,
 		/* context parallelism: a rank holds seq/cp tokens; gradients and
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */
-		.micro_batch = (double)pl->micro_batch, .seq = (double)pl->seq / pl->cp,
-		.tp = pl->tp, .dp = pl->dp * pl->cp, .cp = pl->cp, .sp = pl->sp, .zero = pl->zero,
-		.recompute = pl->recompute, .layers = layers,
+		.micro_batch = (double)pl->training.micro_batch, .seq = (double)pl->training.seq / pl->parallel.cp,
+		.tp = pl->parallel.tp, .dp = pl->parallel.dp * pl->parallel.cp, .cp = pl->parallel.cp,
+		.sp = pl->parallel.sp, .zero = pl->parallel.zero,
+		.recompute = pl->parallel.recompute, .layers = layers,
 		.has_embedding = has_embedding, .has_head = has_head,
-		.inflight = inflight, .bucket_bytes = pl->bucket_bytes,
-		.prefetch_layers = 1, .ep = pl->ep, .offload = (int)pl->offload,
+		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
+		.prefetch_layers = 1, .ep = pl->parallel.ep, .offload = (int)pl->parallel.offload,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;
@@ -34,16 +35,16 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 		   struct mem_anatomy *out)
 {
 	const struct model *m = inputs_model(in);
-	int v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
-	int nv = pl->pp * v, layers = 0, first;
+	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
+	int nv = pl->parallel.pp * v, layers = 0, first;
 	int mb = (int)plan_microbatches(pl);
 	int *chunk_layers = xmalloc((size_t)v * sizeof(int));
 
 	for (int c = 0; c < v; c++) {
-		chunk_layers[c] = plan_vstage_layers(pl, m->layers, c * pl->pp + stage, nv, &first);
+		chunk_layers[c] = plan_vstage_layers(pl, m->layers, c * pl->parallel.pp + stage, nv, &first);
 		layers += chunk_layers[c];
 	}
-	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, mb, v);
+	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, mb, v);
 	double alive = 0, peak = 0;
 	for (int i = 0; i < 2 * mb * v; i++) {
 		alive += (order[i].fwd ? 1 : -1) * chunk_layers[order[i].chunk];
@@ -53,7 +54,7 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 	free(order);
 	free(chunk_layers);
 	struct mem_rank_input mi;
-	anatomy_input(in, pl, layers, layers ? peak / layers : 0, stage == 0, stage == pl->pp - 1, &mi);
+	anatomy_input(in, pl, layers, layers ? peak / layers : 0, stage == 0, stage == pl->parallel.pp - 1, &mi);
 	memory_rank(&mi, out);
 }
 
@@ -64,12 +65,12 @@ void anatomy_worst(const struct inputs *in, const struct plan *pl, struct mem_an
 	anatomy_stage(in, pl, 0, out);
 	if (stage)
 		*stage = 0;
-	if (pl->pp > 1) {
-		anatomy_stage(in, pl, pl->pp - 1, &last);
+	if (pl->parallel.pp > 1) {
+		anatomy_stage(in, pl, pl->parallel.pp - 1, &last);
 		if (last.total_bytes > out->total_bytes) {
 			*out = last;
 			if (stage)
-				*stage = pl->pp - 1;
+				*stage = pl->parallel.pp - 1;
 		}
 	}
 }

@@ -6,7 +6,7 @@
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl)
 {
 	return model_params(inputs_model(in)) *
-	       (dtype_bytes(pl->precision) + memory_optimizer_bytes_per_param(pl->precision));
+	       (dtype_bytes(pl->training.precision) + memory_optimizer_bytes_per_param(pl->training.precision));
 }
 
 void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_per_s, double busy,
@@ -14,10 +14,10 @@ void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_p
 {
 	const struct topology *t = inputs_topology(in);
 	struct econ_params e = *ep;
-	if (e.usd_per_gpu_hour <= 0 && e.capex_per_node_usd <= 0 && pl->usd_per_gpu_hour > 0)
-		e.usd_per_gpu_hour = pl->usd_per_gpu_hour;
+	if (e.usd_per_gpu_hour <= 0 && e.capex_per_node_usd <= 0 && pl->cost.usd_per_gpu_hour > 0)
+		e.usd_per_gpu_hour = pl->cost.usd_per_gpu_hour;
 	long gpus = plan_gpus(pl, in);
-	o->train_s = tokens_per_s > 0 ? pl->train_tokens / tokens_per_s : 0;
+	o->train_s = tokens_per_s > 0 ? pl->training.train_tokens / tokens_per_s : 0;
 	o->busy = busy;
 	goodput_compute(gpp, (double)gpus, pl->nodes, assess_checkpoint_bytes(in, pl), o->train_s, &o->gp);
 	struct econ_cluster c = {
@@ -27,5 +27,5 @@ void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_p
 		.gpu_tdp_W = t->gpu.tdp_W, .gpu_idle_W = t->gpu.idle_W,
 		.node_power_max_W = t->node_power_max_W,
 	};
-	econ_compute(&e, &c, o->gp.wall_s, busy, pl->train_tokens, &o->econ);
+	econ_compute(&e, &c, o->gp.wall_s, busy, pl->training.train_tokens, &o->econ);
 }

@@ -123,8 +123,8 @@ static int price_block(const struct plan *pl, const struct model *m, struct cost
 		bk->flops_fwd[b] = op_list_flops(&l);
 	} else
 		bk->bwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_bwd[b]);
-	if (b == WL_ATTN && pl->cp > 1)
-		split_cp(cost, &l, scale, pl->cp, pass, bk);
+	if (b == WL_ATTN && pl->parallel.cp > 1)
+		split_cp(cost, &l, scale, pl->parallel.cp, pass, bk);
 	if (b == WL_ATTN || b == WL_MLP)
 		split_gemms(cost, &l, scale, b, pass, bk);
 	if (b == WL_MLP && model_is_moe(m))

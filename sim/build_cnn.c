@@ -43,7 +43,7 @@ struct cnn_builder {
 
 static void reduce(struct cnn_builder *b, double bytes)
 {
-	if (b->pl->dp <= 1 || bytes <= 0)
+	if (b->pl->parallel.dp <= 1 || bytes <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = COLL_ALLREDUCE, .group = GROUP_DP, .bytes = bytes };
@@ -70,8 +70,8 @@ struct groups {
 static int price(const struct plan *pl, struct cost *cost, const struct cnn_net *net,
 		 struct groups *g)
 {
-	enum dtype dt = pl->precision;
-	double mb = (double)pl->micro_batch, B = dtype_bytes(dt);
+	enum dtype dt = pl->training.precision;
+	double mb = (double)pl->training.micro_batch, B = dtype_bytes(dt);
 	enum cnn_fusion fu = plan_stack(pl)->cnn;
 	struct host_issue h = plan_host_issue(pl);
 	struct op_list l;
@@ -147,7 +147,7 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 	struct groups g = { 0 };
 	struct cnn_builder b = { .pl = pl, .p = p, .last = -1 };
 	long nmb = plan_microbatches(pl);
-	double gbytes = dtype_bytes(pl->grad_dtype);
+	double gbytes = dtype_bytes(pl->training.grad_dtype);
 	double params = 0, fwd_s = 0, bwd_s = 0;
 	int rc = -1;
 
@@ -169,7 +169,7 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 			if (!last_mb)
 				continue;
 			b.pending += g.params[i] * gbytes;
-			if (b.pending >= pl->bucket_bytes) {
+			if (b.pending >= pl->communication.bucket_bytes) {
 				reduce(&b, b.pending);
 				b.pending = 0;
 			}
@@ -179,7 +179,7 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = sgd_time(gpu, params) };
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 1) * sizeof(int));
 	for (int i = 0; i < b.ndp; i++)
@@ -200,12 +200,13 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 		sr->compute_bwd_s = bwd_s;
 		m->params_local = params;
 		/* fp32 master weights, plus a 16-bit copy under mixed precision */
-		m->weights_bytes = params * (4 + (pl->precision == DTYPE_FP32 ? 0 : dtype_bytes(pl->precision)));
+		m->weights_bytes = params * (4 + (pl->training.precision == DTYPE_FP32 ? 0 :
+						  dtype_bytes(pl->training.precision)));
 		m->grads_bytes = params * 4;
 		m->optimizer_bytes = 0;
 		m->activations_bytes = g.saved_bytes;
 		m->act_per_layer_bytes = sr->layers ? g.saved_bytes / sr->layers : 0;
-		m->comm_buffer_bytes = pl->dp > 1 ? 2 * pl->bucket_bytes : 0;
+		m->comm_buffer_bytes = pl->parallel.dp > 1 ? 2 * pl->communication.bucket_bytes : 0;
 		m->reserved_bytes = gpu->mem_reserved_bytes;
 		m->total_bytes = m->weights_bytes + m->grads_bytes + m->activations_bytes +
 				 m->comm_buffer_bytes + m->reserved_bytes;
@@ -222,5 +223,5 @@ out:
 
 double build_cnn_hardware_flops(const struct inputs *in, const struct plan *pl)
 {
-	return model_iteration_flops(inputs_model(in), (double)pl->global_batch, (double)pl->seq);
+	return model_iteration_flops(inputs_model(in), (double)pl->training.global_batch, (double)pl->training.seq);
 }

@@ -174,7 +174,7 @@ static int compute(struct builder *b, enum task_cat cat, double time_s, double f
 
 static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
-	if (b->pl->tp <= 1)
+	if (b->pl->parallel.tp <= 1)
 		return b->last;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
@@ -203,13 +203,13 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 		    double flops, int mb, int chunk, int dep)
 {
 	const struct blocks *k = &b->bk;
-	int cp = b->pl->cp, ps = bwd ? PASS_BWD : PASS_FWD;
+	int cp = b->pl->parallel.cp, ps = bwd ? PASS_BWD : PASS_FWD;
 	/* backward runs the block in reverse: the output projection first */
 	double first = bwd ? k->cp_post[ps] + extra_s : k->cp_pre[ps];
 	double last = bwd ? k->cp_pre[ps] : k->cp_post[ps];
 
 	compute(b, cat, first, flops, mb, chunk, dep);
-	if (b->pl->cp_comm == CP_A2A) {
+	if (b->pl->parallel.cp_comm == CP_A2A) {
 		double in = bwd ? b->cp_out_bytes : b->cp_qkv_bytes;   /* dO : q, k, v */
 		double out = bwd ? b->cp_qkv_bytes : b->cp_out_bytes;  /* dq dk dv : O */
 		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->last);
@@ -260,7 +260,7 @@ static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops
 static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk, int dep)
 {
-	if (blk == WL_ATTN && b->pl->cp > 1)
+	if (blk == WL_ATTN && b->pl->parallel.cp > 1)
 		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
 	else if (blk == WL_MLP && b->moe_a2a)
 		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
@@ -285,7 +285,7 @@ static int tp_step(struct builder *b, double bytes, int mb, int chunk, int dep)
 static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
 		    int mb, int chunk)
 {
-	int tp = b->pl->tp;
+	int tp = b->pl->parallel.tp;
 	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
 	compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
 	for (int s = 1; s < tp; s++) {
@@ -303,7 +303,7 @@ static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double 
 static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
 		   int mb, int chunk)
 {
-	int tp = b->pl->tp, x = -1;
+	int tp = b->pl->parallel.tp, x = -1;
 	for (int s = 0; s < tp; s++) {
 		compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
 		if (s + 1 < tp)
@@ -328,7 +328,7 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 			 double extra_s, double flops, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	double ag_shard = b->ag_bytes / b->pl->tp, rs_shard = b->act_bytes / b->pl->tp;
+	double ag_shard = b->ag_bytes / b->pl->parallel.tp, rs_shard = b->act_bytes / b->pl->parallel.tp;
 
 	if (cat != CAT_BACKWARD) {
 		compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
@@ -359,12 +359,13 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk)
 {
-	bool tp = b->pl->tp > 1;
-	if (tp && b->pl->sp && b->pl->tp_comm_overlap && !(blk == WL_ATTN && b->pl->cp > 1)) {
+	bool tp = b->pl->parallel.tp > 1;
+	if (tp && b->pl->parallel.sp && b->pl->communication.tp_comm_overlap &&
+	    !(blk == WL_ATTN && b->pl->parallel.cp > 1)) {
 		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);
 		return;
 	}
-	if (tp && b->pl->sp) {
+	if (tp && b->pl->parallel.sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		if (cat == CAT_BACKWARD) {
 			/* Megatron-SP backward: the column-parallel GEMM's input,
@@ -384,13 +385,13 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 	}
 	body(b, cat, blk, time_s, extra_s, flops, mb, chunk, b->last);
 	if (tp)
-		tp_coll(b, b->pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, b->pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
 
 /* Ranks that hold copies of a gradient of group g (GROUP_DP, GROUP_EDP). */
 static long grad_ranks(const struct plan *pl, enum group_kind g)
 {
-	return (long)pl->dp * pl->cp / (g == GROUP_EDP ? pl->ep : 1);
+	return (long)pl->parallel.dp * pl->parallel.cp / (g == GROUP_EDP ? pl->parallel.ep : 1);
 }
 
 /* Offload: a copy of bytes over the GPU's host link after dep. */
@@ -419,12 +420,12 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 	if (bytes <= 0)
 		return;
 	if (n <= 1) {
-		if (pl->offload != OFFLOAD_NONE)
+		if (pl->parallel.offload != OFFLOAD_NONE)
 			host_copy(b, bytes, b->last);
 		return;
 	}
 	int dep = b->last;
-	if (b->gather_copy_s > 0 && pl->zero >= ZERO_3) {
+	if (b->gather_copy_s > 0 && pl->parallel.zero >= ZERO_3) {
 		/* FSDP2: the unsharded 16-bit gradients concatenated into the
 		 * reduce-scatter buffer (reduce dtype), on its stream */
 		double el = bytes / b->gb;
@@ -434,13 +435,13 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 		dep = program_add(b->p, &c, &dep, 1);
 	}
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-			  .op = pl->zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
+			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
 	int id = program_add(b->p, &t, &dep, 1);
 	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
 	b->dp_tasks[b->ndp++] = id;
-	if (pl->offload != OFFLOAD_NONE)
-		host_copy(b, bytes / (pl->zero >= ZERO_1 ? n : 1), id);
+	if (pl->parallel.offload != OFFLOAD_NONE)
+		host_copy(b, bytes / (pl->parallel.zero >= ZERO_1 ? n : 1), id);
 }
 
 static void dp_reduce(struct builder *b, double bytes)
@@ -452,16 +453,16 @@ static void dp_reduce(struct builder *b, double bytes)
  * on the compute stream (last task). */
 static void grads_ready2(struct builder *b, double bytes, double expert, bool reduce_now)
 {
-	bool overlap = b->pl->overlap_grad_reduce || b->pl->zero >= ZERO_2;
+	bool overlap = b->pl->communication.overlap_grad_reduce || b->pl->parallel.zero >= ZERO_2;
 	if (!reduce_now)
 		return;
 	b->pending += bytes;
-	if (overlap && b->pending >= b->pl->bucket_bytes) {
+	if (overlap && b->pending >= b->pl->communication.bucket_bytes) {
 		dp_reduce(b, b->pending);
 		b->pending = 0;
 	}
 	b->pending_e += expert;
-	if (overlap && b->pending_e >= b->pl->bucket_bytes) {
+	if (overlap && b->pending_e >= b->pl->communication.bucket_bytes) {
 		dp_reduce_group(b, b->pending_e, GROUP_EDP);
 		b->pending_e = 0;
 	}
@@ -487,7 +488,7 @@ static void flush_bucket(struct builder *b)
 static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	int mark = b->last;
-	if (b->pl->zero < ZERO_3 || (long)b->pl->dp * b->pl->cp <= 1 || b->per_tensor)
+	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer,
@@ -550,7 +551,7 @@ static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, do
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->bk;
-	if (b->pl->tp <= 1 && b->pl->cp <= 1 && !b->moe_a2a) {
+	if (b->pl->parallel.tp <= 1 && b->pl->parallel.cp <= 1 && !b->moe_a2a) {
 		if (b->per_tensor)
 			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
@@ -568,7 +569,7 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
 static void host_fetch(struct builder *b)
 {
 	int mark = b->last;
-	if (b->pl->offload != OFFLOAD_PARAMS)
+	if (b->pl->parallel.offload != OFFLOAD_PARAMS)
 		return;
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
 			  .time_s = b->param_bytes_layer / b->host_bw_Bps };
@@ -585,13 +586,13 @@ static void forward(struct builder *b, int mb, int chunk)
 
 	if (vs > 0) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 	}
 	if (vs == 0) {
 		compute(b, CAT_FORWARD, b->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
-		tp_coll(b, pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
@@ -601,17 +602,18 @@ static void forward(struct builder *b, int mb, int chunk)
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
-		if (pl->sp)
+		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_FORWARD, b->bk.fwd[WL_HEAD], b->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
-			tp_coll_bytes(b, COLL_ALLREDUCE, 4.0 * (double)pl->micro_batch * (double)pl->seq /
-				      pl->cp, mb, chunk);
+			tp_coll_bytes(b, COLL_ALLREDUCE,
+				      4.0 * (double)pl->training.micro_batch * (double)pl->training.seq /
+				      pl->parallel.cp, mb, chunk);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
@@ -624,32 +626,32 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
 	int nl = vstage_layers(b, vs, nv, &first);
 	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
-	bool reduce = last_mb || pl->zero >= ZERO_2;
+	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
 	int dep = b->last;
 
 	if (vs < nv - 1) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 	} else {
 		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], 2 * k->flops_fwd[WL_HEAD], mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
-		tp_coll(b, pl->sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		b->layer = first + l;
 		zero3_gather(b, CAT_BACKWARD, mb, chunk);
 		host_fetch(b);
-		if (pl->recompute == RECOMPUTE_FULL)
+		if (pl->parallel.recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
-		double sel = pl->recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->tp <= 1 && pl->cp <= 1 && !b->moe_a2a && b->per_tensor) {
+		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
+		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a && b->per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, true);
-		} else if (pl->tp <= 1 && pl->cp <= 1 && !b->moe_a2a) {
+		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
 		} else {
@@ -661,19 +663,19 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
-		if (pl->sp)
+		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
 		grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->sp ? pl->tp : 1),
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */
-	if (reduce && (pl->overlap_grad_reduce || pl->zero >= ZERO_2))
+	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))
 		flush_bucket(b);
 }
 
@@ -691,8 +693,8 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	snprintf(op.name, sizeof(op.name), "adam_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
 	struct precision pr;
-	precision_init(&pr, pl->precision, false);
-	if (pl->fp8_params)
+	precision_init(&pr, pl->training.precision, false);
+	if (pl->training.fp8_params)
 		precision_fp8_params(&pr);
 	op.bytes = params_local * (pr.optimizer_step_bytes + k->optimizer_Bpp -
 				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
@@ -707,20 +709,20 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 {
 	const struct model *m = inputs_model(in);
 	const struct topology *topo = inputs_topology(in);
-	double t = pl->tp;
+	double t = pl->parallel.tp;
 	struct precision pr;
 
-	precision_init(&pr, pl->precision, pl->fp8_comm);
-	if (pl->fp8_params)
+	precision_init(&pr, pl->training.precision, pl->training.fp8_comm);
+	if (pl->training.fp8_params)
 		precision_fp8_params(&pr);
 	b->pr = pr;
-	double s_local = (double)pl->seq / pl->cp;   /* tokens of this rank */
-	b->act_bytes = (double)pl->micro_batch * s_local * (double)m->hidden *
+	double s_local = (double)pl->training.seq / pl->parallel.cp;   /* tokens of this rank */
+	b->act_bytes = (double)pl->training.micro_batch * s_local * (double)m->hidden *
 		       dtype_bytes(pr.activation);
 	{
 		/* K and V of this rank's tokens; KV heads fewer than tp are replicated */
 		double hd = (double)model_head_dim(m), kvh = (double)m->kv_heads / t;
-		double tok = (double)pl->micro_batch * s_local * dtype_bytes(pr.activation);
+		double tok = (double)pl->training.micro_batch * s_local * dtype_bytes(pr.activation);
 		if (kvh < 1)
 			kvh = 1;
 		b->cp_kv_bytes = 2 * kvh * hd * tok;
@@ -728,37 +730,38 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		b->cp_out_bytes = (double)m->heads / t * hd * tok;
 	}
 	b->ag_bytes = b->act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
-	double gb = dtype_bytes(pl->grad_dtype);
+	double gb = dtype_bytes(pl->training.grad_dtype);
 	double le = model_layer_expert_params(m);   /* 0 when dense */
 	b->gb = gb;
 	b->le = le;
 	b->grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
-	b->grad_bytes_expert = le / (t * pl->ep) * gb;
-	b->moe_a2a = model_is_moe(m) && pl->ep > 1;
+	b->grad_bytes_expert = le / (t * pl->parallel.ep) * gb;
+	b->moe_a2a = model_is_moe(m) && pl->parallel.ep > 1;
 	b->host_bw_Bps = topology_host_bw(topo);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
 		struct moe_balance bal;
 		workload_moe_balance(m, &shp, &bal);
-		double tok = (double)pl->micro_batch * s_local / (pl->sp ? t : 1);
+		double tok = (double)pl->training.micro_batch * s_local / (pl->parallel.sp ? t : 1);
 		b->ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
 			      dtype_bytes(pr.activation);
 	}
 	b->grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
-	b->tied_copy = m->tied_embeddings && pl->pp > 1
+	b->tied_copy = m->tied_embeddings && pl->parallel.pp > 1
 			       ? (double)m->vocab * (double)m->hidden / t : 0;
 	b->grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
 	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
 	b->wbytes = dtype_bytes(pr.layer_weight);
-	if (plan_stack(pl)->fsdp2_copies && pl->zero >= ZERO_3 && (long)pl->dp * pl->cp > 1)
+	if (plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
+	    (long)pl->parallel.dp * pl->parallel.cp > 1)
 		b->gather_copy_s = copy_time(b, "fsdp_gather_copy_out", b->param_bytes_layer / b->wbytes,
 					     2 * b->param_bytes_layer);
 	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	b->launch_s = b->fw ? b->fw->launch_s : 0;
-	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->zero >= ZERO_3 &&
-			(long)pl->dp * pl->cp > 1 && pl->tp <= 1 && pl->cp <= 1;
+	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
+			(long)pl->parallel.dp * pl->parallel.cp > 1 && pl->parallel.tp <= 1 && pl->parallel.cp <= 1;
 	{
 		/* a layer's weight tensors, as the nn.Linear modules of the
 		 * reference implementations hold them: HF Llama's q, k, v, o,
@@ -801,7 +804,7 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 {
 	const struct plan *pl = b->pl;
 	int stage = b->stage;
-	double t = pl->tp, le = b->le;
+	double t = pl->parallel.tp, le = b->le;
 	int *chunk_layers = xmalloc((size_t)b->v * sizeof(int));
 
 	memset(sp, 0, sizeof(*sp));
@@ -814,10 +817,10 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 			sp->last_b[order[i].chunk] = i;
 
 	/* stage bookkeeping, memory inputs */
-	int nv = pl->pp * b->v;
+	int nv = pl->parallel.pp * b->v;
 	for (int c = 0; c < b->v; c++) {
 		int f;
-		chunk_layers[c] = vstage_layers(b, c * pl->pp + stage, nv, &f);
+		chunk_layers[c] = vstage_layers(b, c * pl->parallel.pp + stage, nv, &f);
 		if (c == 0)
 			sp->first0 = f;
 		sp->layers += chunk_layers[c];
@@ -832,20 +835,20 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 
 	int layers = sp->layers;
 	sp->has_emb = stage == 0;
-	sp->has_head = stage == pl->pp - 1;
+	sp->has_head = stage == pl->parallel.pp - 1;
 	sp->psi = layers * (model_layer_params(m) - le) / t +
 		  (sp->has_emb ? model_embedding_params(m) / t : 0) +
 		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
-	sp->psi_e = layers * le / (t * pl->ep);  /* this rank's experts */
-	sp->ndp = pl->dp * pl->cp;  /* gradients and optimizer shards span dp x cp */
-	sp->nedp = sp->ndp / pl->ep;    /* experts: the expert-data-parallel ranks */
+	sp->psi_e = layers * le / (t * pl->parallel.ep);  /* this rank's experts */
+	sp->ndp = pl->parallel.dp * pl->parallel.cp;  /* gradients and optimizer shards span dp x cp */
+	sp->nedp = sp->ndp / pl->parallel.ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
-	sp->gather = (pl->zero == ZERO_1 || pl->zero == ZERO_2) && sp->ndp > 1;
+	sp->gather = (pl->parallel.zero == ZERO_1 || pl->parallel.zero == ZERO_2) && sp->ndp > 1;
 	double psi_layers = layers * (model_layer_params(m) - le) / t;
 	sp->ag_total = psi_layers * dtype_bytes(b->pr.layer_weight) +
 		       (sp->psi - psi_layers) * dtype_bytes(b->pr.weight);
-	sp->ag_chunk = pl->bucket_bytes > 0 ? pl->bucket_bytes * 8 : b->param_bytes_layer;
+	sp->ag_chunk = pl->communication.bucket_bytes > 0 ? pl->communication.bucket_bytes * 8 : b->param_bytes_layer;
 	sp->ag_count = sp->ag_chunk > 0 ? (int)ceil(sp->ag_total / sp->ag_chunk) : 1;
 	if (sp->ag_count < 1)
 		sp->ag_count = 1;
@@ -873,22 +876,22 @@ static void optimizer_step(struct builder *b, const struct stage_plan *sp,
 {
 	const struct plan *pl = b->pl;
 	struct program *p = b->p;
-	double psi_opt = sp->psi / (pl->zero >= ZERO_1 ? sp->ndp : 1) +
-			 sp->psi_e / (pl->zero >= ZERO_1 ? sp->nedp : 1);
+	double psi_opt = sp->psi / (pl->parallel.zero >= ZERO_1 ? sp->ndp : 1) +
+			 sp->psi_e / (pl->parallel.zero >= ZERO_1 ? sp->nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));
 	if (b->ndp)
 		memcpy(deps, b->dp_tasks, (size_t)b->ndp * sizeof(int));
 	deps[b->ndp] = b->last;
-	if (pl->offload != OFFLOAD_NONE) {
+	if (pl->parallel.offload != OFFLOAD_NONE) {
 		/* the CPU step after every gradient copy (host stream order) */
 		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
 				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
 		int c = program_add(p, &cpu, deps, b->ndp + 1);
-		if (pl->offload == OFFLOAD_OPTIMIZER)
+		if (pl->parallel.offload == OFFLOAD_OPTIMIZER)
 			c = host_copy(b, psi_opt * dtype_bytes(b->pr.weight), c);
 		opt.time_s = 0;
 		deps[0] = c;
@@ -897,7 +900,7 @@ static void optimizer_step(struct builder *b, const struct stage_plan *sp,
 	} else
 		b->last = program_add(p, &opt, deps, b->ndp + 1);
 	free(deps);
-	if (sp->gather && !pl->overlap_param_gather) {
+	if (sp->gather && !pl->communication.overlap_param_gather) {
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
@@ -911,11 +914,12 @@ static void optimizer_step(struct builder *b, const struct stage_plan *sp,
 		int n_e = sp->ag_chunk > 0 ? (int)ceil(ag_e / sp->ag_chunk) : 1;
 		if (n_e < 1)
 			n_e = 1;
-		struct task ag = { .kind = TASK_COLL, .stream = pl->overlap_param_gather ? STREAM_PARAM : STREAM_DP,
-				   .cat = pl->overlap_param_gather ? CAT_PARAM_COMM : CAT_DP_COMM,
+		struct task ag = { .kind = TASK_COLL,
+				   .stream = pl->communication.overlap_param_gather ? STREAM_PARAM : STREAM_DP,
+				   .cat = pl->communication.overlap_param_gather ? CAT_PARAM_COMM : CAT_DP_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_EDP, .bytes = ag_e / n_e,
 				   .count = n_e };
-		if (pl->overlap_param_gather)
+		if (pl->communication.overlap_param_gather)
 			program_add(p, &ag, NULL, 0);
 		else
 			program_add(p, &ag, &b->last, 1);
@@ -949,22 +953,22 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 			      struct program *p, struct stage_result *sr)
 {
 	const struct model *m = inputs_model(in);
-	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->pp, .last = -1,
+	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->parallel.pp, .last = -1,
 			   .gate = -1, .prev_mark = -1, .cost = inputs_cost(in) };
 	int m_mb = (int)plan_microbatches(pl);
 	struct stage_plan sp;
 
-	b.v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
+	b.v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
 	if (blocks_price(pl, m, inputs_cost(in), &b.bk))
 		return -1;
 	builder_sizes(&b, in, pl);
-	struct sched_step *order = schedule_order(pl->schedule, pl->pp, stage, m_mb, b.v);
+	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, m_mb, b.v);
 	if (!order) {
 		free(b.last_use);
 		return -1;
 	}
 	stage_plan_init(&sp, &b, m, order, m_mb);
-	if (sp.gather && pl->overlap_param_gather)
+	if (sp.gather && pl->communication.overlap_param_gather)
 		overlapped_param_gather(&b, &sp);
 	for (int i = 0; i < sp.nsteps; i++) {
 		if (order[i].fwd)
@@ -999,6 +1003,6 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 double build_transformer_hardware_flops(const struct inputs *in, const struct plan *pl)
 {
 	struct wl_shape shp = plan_wl_shape(pl);
-	return workload_iteration_flops(inputs_model(in), &shp, pl->recompute,
-					(double)pl->global_batch);
+	return workload_iteration_flops(inputs_model(in), &shp, pl->parallel.recompute,
+					(double)pl->training.global_batch);
 }

@@ -25,39 +25,39 @@ const char *const plan_node_order_names[] = { "listed", "fast_first", "slow_firs
 void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->tp = p->pp = p->cp = p->ep = 1;
-	p->cp_comm = CP_P2P;
-	p->interleave = 1;
+	p->parallel.tp = p->parallel.pp = p->parallel.cp = p->parallel.ep = 1;
+	p->parallel.cp_comm = CP_P2P;
+	p->parallel.interleave = 1;
 	p->framework = -1;
-	p->stack = -1;
-	p->attn_backend_set = -1;
-	p->host_issue_us[0] = p->host_issue_us[1] = -1;
-	p->schedule = SCHED_1F1B;
-	p->zero = ZERO_0;
-	p->recompute = RECOMPUTE_NONE;
-	snprintf(p->order, sizeof(p->order), "tp,cp,dp,pp");
-	p->micro_batch = 1;
-	p->precision = p->grad_dtype = DTYPE_BF16;
-	snprintf(p->coll_algo, sizeof(p->coll_algo), "auto");
-	p->bucket_bytes = 25e6;
-	p->overlap_grad_reduce = true;
-	p->fold = FOLD_AUTO;
-	p->attention = ATTN_UNFUSED;
-	p->memory_reserve = 0.05;
-	p->dp_sync = DP_SYNC_ALLREDUCE;
-	p->ps_servers = 1;
-	p->ps_latency_s = -1;
-	p->ps_staleness = -1;
-	p->ps_iterations = 8;
-	p->straggler_slowdown = 1;
-	p->straggler_seed = 1;
-	p->iterations = 1;
+	p->compute.stack = -1;
+	p->compute.attn_backend_set = -1;
+	p->compute.host_issue_us[0] = p->compute.host_issue_us[1] = -1;
+	p->parallel.schedule = SCHED_1F1B;
+	p->parallel.zero = ZERO_0;
+	p->parallel.recompute = RECOMPUTE_NONE;
+	snprintf(p->parallel.order, sizeof(p->parallel.order), "tp,cp,dp,pp");
+	p->training.micro_batch = 1;
+	p->training.precision = p->training.grad_dtype = DTYPE_BF16;
+	snprintf(p->communication.coll_algo, sizeof(p->communication.coll_algo), "auto");
+	p->communication.bucket_bytes = 25e6;
+	p->communication.overlap_grad_reduce = true;
+	p->simulation.fold = FOLD_AUTO;
+	p->training.attention = ATTN_UNFUSED;
+	p->training.memory_reserve = 0.05;
+	p->parallel.dp_sync = DP_SYNC_ALLREDUCE;
+	p->parallel.ps.servers = 1;
+	p->parallel.ps.latency_s = -1;
+	p->parallel.ps.staleness = -1;
+	p->parallel.ps.iterations = 8;
+	p->simulation.stragglers.slowdown = 1;
+	p->simulation.stragglers.seed = 1;
+	p->simulation.iterations = 1;
 }
 
 bool plan_has_stragglers(const struct plan *p)
 {
-	return (p->nstragglers > 0 || p->straggler_fraction > 0) &&
-	       (p->straggler_slowdown != 1 || p->straggler_dist != STRAG_FIXED);
+	return (p->simulation.stragglers.nranks > 0 || p->simulation.stragglers.fraction > 0) &&
+	       (p->simulation.stragglers.slowdown != 1 || p->simulation.stragglers.dist != STRAG_FIXED);
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): a stateless hash of the seed,
@@ -81,13 +81,13 @@ void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow)
 	memset(slow, 0, (size_t)nranks);
 	if (!plan_has_stragglers(p))
 		return;
-	unsigned long long seed = (unsigned long long)p->straggler_seed << 32;
-	for (int i = 0; i < p->nstragglers; i++)
-		if (p->straggler_rank[i] < nranks)
-			slow[p->straggler_rank[i]] = 1;
-	if (p->straggler_fraction > 0) {
+	unsigned long long seed = (unsigned long long)p->simulation.stragglers.seed << 32;
+	for (int i = 0; i < p->simulation.stragglers.nranks; i++)
+		if (p->simulation.stragglers.rank[i] < nranks)
+			slow[p->simulation.stragglers.rank[i]] = 1;
+	if (p->simulation.stragglers.fraction > 0) {
 		/* the first k of a seeded shuffle (Fisher-Yates) */
-		int k = (int)(p->straggler_fraction * nranks + 0.5), *perm;
+		int k = (int)(p->simulation.stragglers.fraction * nranks + 0.5), *perm;
 		perm = xreallocarray(NULL, (size_t)nranks, sizeof(*perm));
 		for (int r = 0; r < nranks; r++)
 			perm[r] = r;
@@ -109,25 +109,26 @@ void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *
 		out[r] = 1;
 	if (!plan_has_stragglers(p))
 		return;
-	unsigned long long seed = (unsigned long long)p->straggler_seed << 32;
+	unsigned long long seed = (unsigned long long)p->simulation.stragglers.seed << 32;
 	unsigned char *slow = xcalloc((size_t)nranks, sizeof(*slow));
 	plan_straggler_mask(p, nranks, slow);
 	for (int r = 0; r < nranks; r++) {
 		if (!slow[r])
 			continue;
-		double f = p->straggler_slowdown;
-		if (p->straggler_dist == STRAG_EMPIRICAL && p->nstraggler_samples > 0) {
+		double f = p->simulation.stragglers.slowdown;
+		if (p->simulation.stragglers.dist == STRAG_EMPIRICAL && p->simulation.stragglers.nsamples > 0) {
 			/* one measured sample, uniformly, keyed by (seed, iteration, rank) */
 			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
-			int i = (int)(uniform01(2 * k) * p->nstraggler_samples);
-			f = p->straggler_samples[i < p->nstraggler_samples ? i : p->nstraggler_samples - 1];
-		} else if (p->straggler_dist != STRAG_FIXED) {
+			int i = (int)(uniform01(2 * k) * p->simulation.stragglers.nsamples);
+			int last = p->simulation.stragglers.nsamples - 1;
+			f = p->simulation.stragglers.samples[i < last ? i : last];
+		} else if (p->simulation.stragglers.dist != STRAG_FIXED) {
 			/* Box-Muller from two draws keyed by (seed, iteration, rank) */
 			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
 			double u1 = uniform01(2 * k), u2 = uniform01(2 * k + 1);
 			double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-			f = p->straggler_dist == STRAG_NORMAL ? f + p->straggler_sigma * z
-							     : f * exp(p->straggler_sigma * z);
+			f = p->simulation.stragglers.dist == STRAG_NORMAL ? f + p->simulation.stragglers.sigma * z
+							     : f * exp(p->simulation.stragglers.sigma * z);
 		}
 		out[r] = f < 0.05 ? 0.05 : f;
 	}
@@ -148,8 +149,8 @@ int plan_node_group(const struct plan *p, int node)
 		/* stable insertion sort by speed: ties keep the listed order */
 		for (int i = 1; i < p->ngroups; i++)
 			for (int j = i; j > 0; j--) {
-				double a = plan_gpu_speed(&p->group[idx[j - 1]].gpu, p->precision);
-				double b = plan_gpu_speed(&p->group[idx[j]].gpu, p->precision);
+				double a = plan_gpu_speed(&p->group[idx[j - 1]].gpu, p->training.precision);
+				double b = plan_gpu_speed(&p->group[idx[j]].gpu, p->training.precision);
 				bool swap = p->node_order == NODE_ORDER_FAST_FIRST ? b > a : b < a;
 				if (!swap)
 					break;
@@ -184,17 +185,17 @@ bool plan_mixed_gpus(const struct plan *p)
 
 const struct stack *plan_stack(const struct plan *p)
 {
-	return stack_at(p->stack);
+	return stack_at(p->compute.stack);
 }
 
 struct host_issue plan_host_issue(const struct plan *p)
 {
 	const struct stack *s = plan_stack(p);
 	struct host_issue h = { 0, 0 };
-	if (p->cuda_graphs)
+	if (p->compute.cuda_graphs)
 		return h;
-	h.fwd_s = 1e-6 * (p->host_issue_us[0] >= 0 ? p->host_issue_us[0] : s->host_issue_us[0]);
-	h.bwd_s = 1e-6 * (p->host_issue_us[1] >= 0 ? p->host_issue_us[1] : s->host_issue_us[1]);
+	h.fwd_s = 1e-6 * (p->compute.host_issue_us[0] >= 0 ? p->compute.host_issue_us[0] : s->host_issue_us[0]);
+	h.bwd_s = 1e-6 * (p->compute.host_issue_us[1] >= 0 ? p->compute.host_issue_us[1] : s->host_issue_us[1]);
 	return h;
 }
 
@@ -202,24 +203,26 @@ struct host_issue plan_host_issue(const struct plan *p)
  * one, else its stack's. */
 static enum attn_backend attn_backend_at(const struct plan *p, double cc)
 {
-	if (p->attn_backend_set >= 0)
-		return (enum attn_backend)p->attn_backend_set;
+	if (p->compute.attn_backend_set >= 0)
+		return (enum attn_backend)p->compute.attn_backend_set;
 	return stack_attn_backend(plan_stack(p), cc);
 }
 
 struct wl_shape plan_wl_shape(const struct plan *p)
 {
-	struct wl_shape shp = { (double)p->micro_batch, (double)p->seq, p->tp, p->sp,
-				p->precision, p->attention, p->cp, p->cp_comm == CP_A2A,
-				p->ep, true, p->moe_dist, p->moe_zipf_s, p->moe_capacity_factor,
+	struct wl_shape shp = { (double)p->training.micro_batch, (double)p->training.seq,
+				p->parallel.tp, p->parallel.sp,
+				p->training.precision, p->training.attention,
+				p->parallel.cp, p->parallel.cp_comm == CP_A2A,
+				p->parallel.ep, true, p->moe.dist, p->moe.zipf_s, p->moe.capacity_factor,
 				plan_stack(p), { attn_backend_at(p, 0), attn_backend_at(p, 9) },
-				p->grad_dtype == DTYPE_FP32 };
+				p->training.grad_dtype == DTYPE_FP32 };
 	return shp;
 }
 
 const char *plan_attention_kernel(const struct plan *p)
 {
-	return p->attention == ATTN_FLASH ? attn_backend_names[p->attn_backend] : "unfused";
+	return p->training.attention == ATTN_FLASH ? attn_backend_names[p->compute.attn_backend] : "unfused";
 }
 
 long plan_gpus(const struct plan *p, const struct inputs *in)
@@ -229,30 +232,31 @@ long plan_gpus(const struct plan *p, const struct inputs *in)
 
 long plan_microbatches(const struct plan *p)
 {
-	return p->global_batch / ((long)p->dp * p->micro_batch);
+	return p->training.global_batch / ((long)p->parallel.dp * p->training.micro_batch);
 }
 
 /* The preset's knobs that the scenario did not give (framework.h). */
 static void apply_framework(struct plan *p, const struct inputs *in, bool model_parallel)
 {
 	const struct framework *f = &framework_table[p->framework];
-	enum dtype param = p->precision == DTYPE_FP8 ? DTYPE_BF16
-			   : p->precision == DTYPE_TF32 ? DTYPE_FP32 : p->precision;
+	enum dtype param = p->training.precision == DTYPE_FP8 ? DTYPE_BF16
+			   : p->training.precision == DTYPE_TF32 ? DTYPE_FP32 : p->training.precision;
 
 	if (!(p->given & PLAN_GIVEN_GRAD_DTYPE))
-		p->grad_dtype = framework_grad_dtype(f, param);
+		p->training.grad_dtype = framework_grad_dtype(f, param);
 	if (!(p->given & PLAN_GIVEN_ZERO) && model_parallel)
-		p->zero = (enum zero_stage)f->zero;
+		p->parallel.zero = (enum zero_stage)f->zero;
 	if (!(p->given & PLAN_GIVEN_OVERLAP_GRAD))
-		p->overlap_grad_reduce = f->overlap_grad_reduce;
+		p->communication.overlap_grad_reduce = f->overlap_grad_reduce;
 	if (!(p->given & PLAN_GIVEN_OVERLAP_PARAM))
-		p->overlap_param_gather = f->overlap_param_gather;
+		p->communication.overlap_param_gather = f->overlap_param_gather;
 	if (!(p->given & PLAN_GIVEN_BUCKET))
-		p->bucket_bytes = framework_bucket_bytes(f, p->dp * p->cp, dtype_bytes(p->grad_dtype));
-	if (!p->attention_set && p->attention == ATTN_FLASH)
-		p->attention = f->attention;
-	if (p->stack < 0)
-		p->stack = stack_index(stack_find(f->stack));
+		p->communication.bucket_bytes = framework_bucket_bytes(f, p->parallel.dp * p->parallel.cp,
+								       dtype_bytes(p->training.grad_dtype));
+	if (!p->training.attention_set && p->training.attention == ATTN_FLASH)
+		p->training.attention = f->attention;
+	if (p->compute.stack < 0)
+		p->compute.stack = stack_index(stack_find(f->stack));
 	(void)in;
 }
 
@@ -260,38 +264,38 @@ static void apply_framework(struct plan *p, const struct inputs *in, bool model_
  * attention backend it runs on this GPU (models/stack.h). */
 static void resolve_stack(struct plan *p, const struct inputs *in)
 {
-	if (p->stack < 0)
-		p->stack = stack_index(stack_default());
-	p->attn_backend = attn_backend_at(p, inputs_topology(in)->gpu.compute_capability);
+	if (p->compute.stack < 0)
+		p->compute.stack = stack_index(stack_default());
+	p->compute.attn_backend = attn_backend_at(p, inputs_topology(in)->gpu.compute_capability);
 }
 
 void plan_resolve(struct plan *p, const struct inputs *in)
 {
-	if (!p->stack_set)
-		p->stack = -1;   /* the framework's or the default, resolved below */
+	if (!p->compute.stack_set)
+		p->compute.stack = -1;   /* the framework's or the default, resolved below */
 	long gpus = plan_gpus(p, in);
-	if (!p->attention_set) {
-		bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
-		p->attention = full || !model_arch(inputs_model(in))->model_parallel
+	if (!p->training.attention_set) {
+		bool full = p->training.precision == DTYPE_FP32 || p->training.precision == DTYPE_TF32;
+		p->training.attention = full || !model_arch(inputs_model(in))->model_parallel
 				       ? ATTN_UNFUSED : attention_default(&inputs_topology(in)->gpu);
 	}
 	const struct model_arch_ops *arch = model_arch(inputs_model(in));
 	const struct moe_config *moe = &inputs_model(in)->moe;
 	if (!(p->given & PLAN_GIVEN_MOE_DIST))
-		p->moe_dist = moe->dist;
+		p->moe.dist = moe->dist;
 	if (!(p->given & PLAN_GIVEN_MOE_ZIPF))
-		p->moe_zipf_s = moe->zipf_s;
+		p->moe.zipf_s = moe->zipf_s;
 	if (!(p->given & PLAN_GIVEN_MOE_CAPACITY))
-		p->moe_capacity_factor = moe->capacity_factor;
+		p->moe.capacity_factor = moe->capacity_factor;
 	if (!arch->sequence)
-		p->seq = 1;  /* a sample is one item (an image): tokens/s report items/s */
+		p->training.seq = 1;  /* a sample is one item (an image): tokens/s report items/s */
 	if (!arch->model_parallel) {
-		if (p->dp == 0 && gpus <= PLAN_MAX_GPUS)
-			p->dp = (int)gpus;
+		if (p->parallel.dp == 0 && gpus <= PLAN_MAX_GPUS)
+			p->parallel.dp = (int)gpus;
 	} else {
-		long tpp = (long)p->tp * p->cp * p->pp;
-		if (p->dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
-			p->dp = (int)(gpus / tpp);
+		long tpp = (long)p->parallel.tp * p->parallel.cp * p->parallel.pp;
+		if (p->parallel.dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
+			p->parallel.dp = (int)(gpus / tpp);
 	}
 	if (p->framework >= 0)
 		apply_framework(p, in, arch->model_parallel);
@@ -302,24 +306,24 @@ void plan_resolve(struct plan *p, const struct inputs *in)
  * apply (stage_layers, first/last_stage_layers), else -1. */
 static long stage_count(const struct plan *p, long L, int s)
 {
-	if (p->nstage_layers)
-		return p->stage_layers[s];
-	if (!p->first_stage_layers && !p->last_stage_layers)
+	if (p->parallel.nstage_layers)
+		return p->parallel.stage_layers[s];
+	if (!p->parallel.first_stage_layers && !p->parallel.last_stage_layers)
 		return -1;
-	if (s == 0 && p->first_stage_layers)
-		return p->first_stage_layers;
-	if (s == p->pp - 1 && p->last_stage_layers)
-		return p->last_stage_layers;
-	int left = p->pp - (p->first_stage_layers > 0) - (p->last_stage_layers > 0);
-	return left > 0 ? (L - p->first_stage_layers - p->last_stage_layers) / left : 0;
+	if (s == 0 && p->parallel.first_stage_layers)
+		return p->parallel.first_stage_layers;
+	if (s == p->parallel.pp - 1 && p->parallel.last_stage_layers)
+		return p->parallel.last_stage_layers;
+	int left = p->parallel.pp - (p->parallel.first_stage_layers > 0) - (p->parallel.last_stage_layers > 0);
+	return left > 0 ? (L - p->parallel.first_stage_layers - p->parallel.last_stage_layers) / left : 0;
 }
 
 static int vstage_count(const struct plan *p, long L, int vs, int nv)
 {
-	if (p->nvstage_layers)
-		return p->vstage_layers[vs];
-	int v = nv / p->pp, stage = vs % p->pp, chunk = vs / p->pp;
-	long S = p->pp == nv || v < 1 ? stage_count(p, L, vs) : stage_count(p, L, stage);
+	if (p->parallel.nvstage_layers)
+		return p->parallel.vstage_layers[vs];
+	int v = nv / p->parallel.pp, stage = vs % p->parallel.pp, chunk = vs / p->parallel.pp;
+	long S = p->parallel.pp == nv || v < 1 ? stage_count(p, L, vs) : stage_count(p, L, stage);
 	if (S < 0) {
 		long base = L / nv, extra = L % nv;
 		return (int)(base + (vs < extra ? 1 : 0));
@@ -331,7 +335,7 @@ static int vstage_count(const struct plan *p, long L, int vs, int nv)
 
 int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first)
 {
-	if (!p->nvstage_layers && stage_count(p, model_layers, 0) < 0) {
+	if (!p->parallel.nvstage_layers && stage_count(p, model_layers, 0) < 0) {
 		long base = model_layers / nv, extra = model_layers % nv;
 		*first = (int)(vs * base + (vs < extra ? vs : extra));
 		return (int)(base + (vs < extra ? 1 : 0));

@@ -9,6 +9,18 @@
  *
  *   field              unit     default       meaning
  *   nodes              -        required      nodes in the job
+ *   framework          -        none          preset index (models/framework.h); fills
+ *                                             grad_dtype, bucket_bytes, overlaps, zero and
+ *                                             attention where `given` says the scenario
+ *                                             did not set them
+ *   group              -        none          node groups (ngroups): consecutive nodes with
+ *                                             their own GPU (a mixed cluster); the topology
+ *                                             gives the nodes' links and NICs
+ *   node_order         -        listed        listed | fast_first | slow_first: the order in
+ *                                             which the groups' nodes are numbered (ranks
+ *                                             fill nodes in order, placement.h)
+ *
+ *   parallel (struct plan_parallel)
  *   dp, tp, pp         -        dp derived    data-, tensor-, pipeline-parallel degrees
  *   cp                 -        1             context-parallel degree (sequence split, CP group)
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
@@ -17,9 +29,6 @@
  *   offload            -        none          none | optimizer | optimizer+params: ZeRO-Offload's
  *                                             optimizer state and step on the CPU (and
  *                                             ZeRO-Infinity's parameters in host memory)
- *   moe_dist           -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
- *   moe_zipf_s         -        model's       Zipf exponent
- *   moe_capacity_factor -       model's       expert capacity in balanced loads, 0 = dropless
  *   sp                 -        false         sequence parallelism (tp > 1)
  *   zero               -        0             ZeRO stage 0..3 (3 = FSDP)
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
@@ -33,6 +42,29 @@
  *                                             other stages split the rest evenly
  *   vstage_layers      layers   -             layers of each of pp x interleave virtual
  *                                             stages, in virtual-stage order (chunk-major)
+ *   dp_sync            -        allreduce     allreduce (collectives) | ps (parameter servers:
+ *                                             each DP gradient bucket pushed to the servers
+ *                                             and the updated weights pulled back; engine.h)
+ *
+ *   parallel.ps (struct plan_ps: the parameter servers)
+ *   servers            -        1             parameter servers
+ *   attach             -        fabric        fabric (dedicated CPU hosts on the fabric core,
+ *                                             platform.h) | gpus (colocated: server k on
+ *                                             member k of each DP group, as in seed 002)
+ *   shard              -        even          even (every bucket split evenly over the
+ *                                             servers by bytes) | round_robin (bucket i
+ *                                             whole to server i mod servers)
+ *   nic_Bps            B/s      0             a dedicated server's NIC per direction; 0:
+ *                                             the topology's NIC bandwidth
+ *   latency_s          s        -1            its NIC latency; < 0: the topology's NIC's
+ *   async              -        false         asynchronous servers: each push applied as it
+ *                                             comes, no meeting (engine.h)
+ *   staleness          iterations -1          async: SSP bound (a rank starts iteration i
+ *                                             once its DP group finished i - s - 1); < 0: none
+ *   iterations         -        8             async: iterations replayed back to back (the
+ *                                             report gives their mean)
+ *
+ *   training (struct plan_training)
  *   seq                tokens   required      sequence length (1 for CNNs: a sample is an image)
  *   global_batch       samples  required
  *   micro_batch        samples  1
@@ -45,48 +77,33 @@
  *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
+ *
+ *   communication (struct plan_comm)
  *   coll_algo          -        "auto"        collective algorithm (coll.h registry)
  *   bucket_bytes       bytes    25e6          gradient bucket
  *   overlap_grad_reduce -       true          reduce buckets during backward
- *   fold               -        auto          fold identical replicas (engine.h)
- *   usd_per_gpu_hour   USD      0             price for cost-to-train
- *   framework          -        none          preset index (models/framework.h); fills
- *                                             grad_dtype, bucket_bytes, overlaps, zero and
- *                                             attention where `given` says the scenario
- *                                             did not set them
  *   overlap_param_gather -      false         ZeRO-1/2 parameter all-gather overlaps forward
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
  *                                             they feed (needs sp; see build_transformer.c)
- *   dp_sync            -        allreduce     allreduce (collectives) | ps (parameter servers:
- *                                             each DP gradient bucket pushed to the servers
- *                                             and the updated weights pulled back; engine.h)
- *   ps_servers         -        1             parameter servers
- *   ps_attach          -        fabric        fabric (dedicated CPU hosts on the fabric core,
- *                                             platform.h) | gpus (colocated: server k on
- *                                             member k of each DP group, as in seed 002)
- *   ps_shard           -        even          even (every bucket split evenly over the
- *                                             servers by bytes) | round_robin (bucket i
- *                                             whole to server i mod servers)
- *   ps_nic_Bps         B/s      0             a dedicated server's NIC per direction; 0:
- *                                             the topology's NIC bandwidth
- *   ps_latency_s       s        -1            its NIC latency; < 0: the topology's NIC's
- *   ps_async           -        false         asynchronous servers: each push applied as it
- *                                             comes, no meeting (engine.h)
- *   ps_staleness       iterations -1          async: SSP bound (a rank starts iteration i
- *                                             once its DP group finished i - s - 1); < 0: none
- *   ps_iterations      -        8             async: iterations replayed back to back (the
- *                                             report gives their mean)
- *   straggler_rank     ranks    none          ranks whose GPU computes slower (nstragglers)
- *   straggler_fraction fraction 0             instead: this fraction of the ranks, drawn with
- *                                             the seed
- *   straggler_slowdown factor   1             their compute time x this (fixed), or the
- *                                             mean (normal) / median (log-normal) of a draw
- *                                             per rank and iteration
- *   straggler_dist     -        fixed         fixed | normal | lognormal
- *   straggler_sigma    -        0             normal: standard deviation of the factor;
- *                                             log-normal: of its logarithm
- *   straggler_seed     -        1             seed of the draws (simulate.c)
+ *
+ *   compute (struct plan_compute)
+ *   stack              -        framework's   kernel stack (models/stack.h), a stack_table
+ *                                             index; plan_resolve() sets it when not given
+ *   attn_backend       -        stack's       flash kernel: fa2 | fa3 | cudnn | best; the
+ *                                             stack's on this GPU unless given
+ *   cuda_graphs        -        false         kernels replayed from CUDA graphs: the host
+ *                                             issues none of them (models/host.h)
+ *   host_issue_us      us       stack's       the host's time to issue one kernel, forward
+ *                                             and backward; < 0: the stack's
+ *
+ *   moe (struct plan_moe)
+ *   dist               -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
+ *   zipf_s             -        model's       Zipf exponent
+ *   capacity_factor    -        model's       expert capacity in balanced loads, 0 = dropless
+ *
+ *   simulation (struct plan_simulation)
+ *   fold               -        auto          fold identical replicas (engine.h)
  *   iterations         -        1             iterations sampled (a process each): the
  *                                             iteration time's P50/P95/P99 and the ranks
  *                                             on the critical path
@@ -94,16 +111,25 @@
  *                                             bandwidth and latency factors (ndegraded)
  *   sensitivity        -        false         also simulate without them and with each
  *                                             alone: what each degraded link costs
- *   straggler_samples  factors  -             empirical: measured slowdown factors, one
- *                                             drawn uniformly per rank and iteration
  *   throttle           -        none          windows of the iteration in which some ranks'
  *                                             (or all) compute runs slower (nthrottle)
- *   group              -        none          node groups (ngroups): consecutive nodes with
- *                                             their own GPU (a mixed cluster); the topology
- *                                             gives the nodes' links and NICs
- *   node_order         -        listed        listed | fast_first | slow_first: the order in
- *                                             which the groups' nodes are numbered (ranks
- *                                             fill nodes in order, placement.h)
+ *
+ *   simulation.stragglers (struct plan_stragglers)
+ *   rank               ranks    none          ranks whose GPU computes slower (nranks)
+ *   fraction           fraction 0             instead: this fraction of the ranks, drawn with
+ *                                             the seed
+ *   slowdown           factor   1             their compute time x this (fixed), or the
+ *                                             mean (normal) / median (log-normal) of a draw
+ *                                             per rank and iteration
+ *   dist               -        fixed         fixed | normal | lognormal
+ *   sigma              -        0             normal: standard deviation of the factor;
+ *                                             log-normal: of its logarithm
+ *   seed               -        1             seed of the draws (simulate.c)
+ *   samples            factors  -             empirical: measured slowdown factors, one
+ *                                             drawn uniformly per rank and iteration
+ *
+ *   cost (struct plan_cost)
+ *   usd_per_gpu_hour   USD      0             price for cost-to-train
  *
  * A stage's layers, with interleave v, are split over its v chunks as
  * evenly as possible, the remainder on the earlier chunks (Megatron-Core
@@ -204,15 +230,29 @@ enum plan_given {
 
 struct inputs;
 
-struct plan {
-	int nodes;
+/* The plan mirrors the scenario file: one sub-struct per JSON object
+ * (scenario.h's key table), the keys with no object of their own at the
+ * top. Every member is a value, so the plan stays copyable as a whole. */
+
+/* parallel.ps: the parameter servers (dp_sync ps). */
+struct plan_ps {
+	int servers;
+	enum ps_attach attach;
+	enum ps_shard shard;
+	double nic_Bps;                 /* 0: the topology's NIC */
+	double latency_s;               /* < 0: the topology's NIC latency */
+	bool async;
+	int staleness;                  /* < 0: unbounded */
+	int iterations;
+};
+
+/* parallel: degrees, rank order, pipeline split, sharding, offload. */
+struct plan_parallel {
 	int dp, tp, pp;                 /* dp = 0: derived by plan_resolve() */
 	int cp;
 	enum cp_comm cp_comm;
 	int ep;                         /* expert parallelism (MoE) */
 	enum offload offload;
-	int moe_dist;                   /* enum moe_dist; the model's unless given */
-	double moe_zipf_s, moe_capacity_factor;
 	bool sp;
 	enum zero_stage zero;
 	enum sched_kind schedule;
@@ -224,6 +264,12 @@ struct plan {
 	int first_stage_layers, last_stage_layers;  /* 0 = unset */
 	int nvstage_layers;             /* 0 = none, else pp x interleave */
 	int vstage_layers[PLAN_MAX_VSTAGES];
+	enum dp_sync dp_sync;
+	struct plan_ps ps;
+};
+
+/* training: the batch, the dtypes, the attention kernel, memory. */
+struct plan_training {
 	long seq, global_batch, micro_batch;
 	enum dtype precision;
 	enum dtype grad_dtype;
@@ -233,12 +279,19 @@ struct plan {
 	bool fp8_params;
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
+};
+
+/* communication: the collective algorithm and the gradient reduction. */
+struct plan_comm {
 	char coll_algo[32];
 	double bucket_bytes;
 	bool overlap_grad_reduce;
-	enum fold_mode fold;
-	double usd_per_gpu_hour;
-	int framework;                  /* framework_table index, -1 = none */
+	bool overlap_param_gather;
+	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
+};
+
+/* compute: the kernel stack, its attention backend, the host's issue time. */
+struct plan_compute {
 	int stack;                      /* stack_table index, -1 = the framework's (default
 					   stack_default()); plan_resolve() sets it */
 	bool stack_set;                 /* compute.stack given */
@@ -246,36 +299,58 @@ struct plan {
 	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
 	bool cuda_graphs;               /* compute.cuda_graphs: kernels replayed from CUDA graphs */
 	double host_issue_us[2];        /* compute.host_issue_{fwd,bwd}_us, -1: the stack's */
-	bool overlap_param_gather;
-	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
-	unsigned given;                 /* enum plan_given bits */
-	enum dp_sync dp_sync;
-	int ps_servers;
-	enum ps_attach ps_attach;
-	enum ps_shard ps_shard;
-	double ps_nic_Bps;              /* 0: the topology's NIC */
-	double ps_latency_s;            /* < 0: the topology's NIC latency */
-	bool ps_async;
-	int ps_staleness;               /* < 0: unbounded */
-	int ps_iterations;
-	int nstragglers;
-	int straggler_rank[PLAN_MAX_STRAGGLERS];
-	double straggler_fraction;
-	double straggler_slowdown;
-	enum straggler_dist straggler_dist;
-	double straggler_sigma;
-	unsigned straggler_seed;
+};
+
+/* moe: the routing (the model's unless given). */
+struct plan_moe {
+	int dist;                       /* enum moe_dist */
+	double zipf_s, capacity_factor;
+};
+
+/* simulation.stragglers: slow ranks and how their factor is drawn. */
+struct plan_stragglers {
+	int nranks;
+	int rank[PLAN_MAX_STRAGGLERS];
+	double fraction;
+	double slowdown;
+	enum straggler_dist dist;
+	double sigma;
+	unsigned seed;
+	int nsamples;                   /* empirical */
+	double samples[PLAN_MAX_SAMPLES];
+};
+
+/* simulation: folding, sampled iterations and the what-ifs. */
+struct plan_simulation {
+	enum fold_mode fold;
 	int iterations;
+	struct plan_stragglers stragglers;
 	int ndegraded;
 	struct plan_degraded degraded[PLAN_MAX_DEGRADED];
 	bool sensitivity;
-	int nstraggler_samples;         /* empirical */
-	double straggler_samples[PLAN_MAX_SAMPLES];
 	int nthrottle;
 	struct plan_throttle throttle[PLAN_MAX_THROTTLE];
-	int ngroups;                    /* 0: every node has the topology's GPU */
+};
+
+/* cost: the price of a GPU-hour. */
+struct plan_cost {
+	double usd_per_gpu_hour;
+};
+
+struct plan {
+	int nodes;
+	int framework;                  /* framework_table index, -1 = none */
+	unsigned given;                 /* enum plan_given bits */
+	int ngroups;                    /* 0: every node has the topology's GPU (node_groups) */
 	struct plan_node_group group[PLAN_MAX_NODE_GROUPS];
 	enum node_order node_order;
+	struct plan_parallel parallel;
+	struct plan_training training;
+	struct plan_comm communication;
+	struct plan_compute compute;
+	struct plan_moe moe;
+	struct plan_simulation simulation;
+	struct plan_cost cost;
 };
 
 /* Whether some rank computes at another speed than the others (plan
@@ -316,7 +391,7 @@ struct host_issue plan_host_issue(const struct plan *p);
  * flash backend ("fa2", "fa3", "cudnn", "best") or "unfused". */
 const char *plan_attention_kernel(const struct plan *p);
 
-/* Set p->dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
+/* Set p->parallel.dp from the cluster when it is 0 (GPUs / (tp x cp x pp); every
  * GPU for a CNN), seq to 1 for a CNN, and the attention kernel when not
  * set: flash where the GPU has a flash kernel and the precision is 16-bit
  * or fp8 (FlashAttention has no fp32 kernels), else unfused; the MoE

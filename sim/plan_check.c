@@ -21,19 +21,20 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 	const struct topology *t = inputs_topology(in);
 	const struct gpu_spec *g = &t->gpu;
 
-	if (g->peak_flops[p->precision] <= 0)
+	if (g->peak_flops[p->training.precision] <= 0)
 		diag_err(d, f, "/training/precision", "%s needs a GPU with a peak for %s, "
-			 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)", dtype_name(p->precision),
-			 dtype_name(p->precision), g->name, t->name, inputs_topology_path(in));
-	if (p->fp8_comm && p->precision != DTYPE_FP8)
+			 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)",
+			 dtype_name(p->training.precision),
+			 dtype_name(p->training.precision), g->name, t->name, inputs_topology_path(in));
+	if (p->training.fp8_comm && p->training.precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
-			 dtype_name(p->precision));
-	if (p->fp8_params && p->precision != DTYPE_FP8)
+			 dtype_name(p->training.precision));
+	if (p->training.fp8_params && p->training.precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_params", "needs precision \"fp8\", got \"%s\"",
-			 dtype_name(p->precision));
-	if (p->memory_reserve < 0 || p->memory_reserve >= 0.5)
+			 dtype_name(p->training.precision));
+	if (p->training.memory_reserve < 0 || p->training.memory_reserve >= 0.5)
 		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
-			 p->memory_reserve);
+			 p->training.memory_reserve);
 }
 
 /* The attention kernel: flash needs a GPU with one and a 16-bit or fp8
@@ -41,13 +42,13 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 static void check_attention(const struct plan *p, const struct gpu_spec *g, const char *f,
 			    struct diag *d)
 {
-	bool full = p->precision == DTYPE_FP32 || p->precision == DTYPE_TF32;
+	bool full = p->training.precision == DTYPE_FP32 || p->training.precision == DTYPE_TF32;
 
-	if (p->attn_backend_set >= 0) {
-		enum attn_backend be = (enum attn_backend)p->attn_backend_set;
-		if (p->attention != ATTN_FLASH)
+	if (p->compute.attn_backend_set >= 0) {
+		enum attn_backend be = (enum attn_backend)p->compute.attn_backend_set;
+		if (p->training.attention != ATTN_FLASH)
 			diag_err(d, f, "/compute/attention_backend", "a flash kernel needs attention "
-				 "\"flash\", got \"%s\"", attention_names[p->attention]);
+				 "\"flash\", got \"%s\"", attention_names[p->training.attention]);
 		else if (be == ATTN_BE_FA3 && g->compute_capability > 0 && g->compute_capability < 9)
 			diag_err(d, f, "/compute/attention_backend", "fa3 needs compute capability 9.0 or "
 				 "later (Hopper), GPU '%s' has %.1f", g->name, g->compute_capability);
@@ -56,7 +57,7 @@ static void check_attention(const struct plan *p, const struct gpu_spec *g, cons
 				  "(gpu.efficiency.attention_backends): priced as its best flash kernel",
 				  g->name, attn_backend_names[be]);
 	}
-	if (p->attention != ATTN_FLASH)
+	if (p->training.attention != ATTN_FLASH)
 		return;
 	if (!gpu_has_flash(g))
 		diag_err(d, f, "/training/attention", "flash needs a GPU with a fused attention "
@@ -64,7 +65,7 @@ static void check_attention(const struct plan *p, const struct gpu_spec *g, cons
 			 "GPU '%s' has none", g->name);
 	else if (full)
 		diag_err(d, f, "/training/attention", "flash needs precision fp16, bf16 or fp8, "
-			 "got \"%s\"", dtype_name(p->precision));
+			 "got \"%s\"", dtype_name(p->training.precision));
 }
 
 /* A kernel stack is written for transformers or for CNNs (stack.h): one
@@ -74,7 +75,7 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 {
 	const struct stack *k = plan_stack(p);
 	bool cnn_model = m->arch == MODEL_ARCH_CNN, cnn_stack = k->cnn != CNN_FUSE_NONE;
-	if (p->stack_set && cnn_model != cnn_stack)
+	if (p->compute.stack_set && cnn_model != cnn_stack)
 		diag_err(d, f, "/compute/stack", "stack '%s' runs %s, the model is a %s",
 			 k->name, cnn_stack ? "convolutional networks" : "transformers",
 			 cnn_model ? "convolutional network" : "transformer");
@@ -83,59 +84,63 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 /* A CNN trains with data parallelism only: one replica per GPU. */
 static void check_cnn(const struct plan *p, long gpus, const char *f, struct diag *d)
 {
-	if (p->tp > 1)
-		diag_err(d, f, "/parallel/tp", "CNN models train with data parallelism only, got tp = %d", p->tp);
-	if (p->pp > 1)
-		diag_err(d, f, "/parallel/pp", "CNN models train with data parallelism only, got pp = %d", p->pp);
-	if (p->zero != ZERO_0)
-		diag_err(d, f, "/parallel/zero", "ZeRO is not supported for CNN models, got zero = %d", (int)p->zero);
-	if (p->sp)
+	if (p->parallel.tp > 1)
+		diag_err(d, f, "/parallel/tp", "CNN models train with data parallelism only, got tp = %d",
+			 p->parallel.tp);
+	if (p->parallel.pp > 1)
+		diag_err(d, f, "/parallel/pp", "CNN models train with data parallelism only, got pp = %d",
+			 p->parallel.pp);
+	if (p->parallel.zero != ZERO_0)
+		diag_err(d, f, "/parallel/zero", "ZeRO is not supported for CNN models, got zero = %d",
+			 (int)p->parallel.zero);
+	if (p->parallel.sp)
 		diag_err(d, f, "/parallel/sp", "sequence parallelism does not apply to CNN models");
-	if (p->cp > 1)
+	if (p->parallel.cp > 1)
 		diag_err(d, f, "/parallel/cp", "context parallelism does not apply to CNN models");
-	if (p->recompute != RECOMPUTE_NONE)
+	if (p->parallel.recompute != RECOMPUTE_NONE)
 		diag_err(d, f, "/parallel/recompute", "recomputation is not supported for CNN models, got '%s'",
-			 recompute_name(p->recompute));
-	if (p->attention_set)
+			 recompute_name(p->parallel.recompute));
+	if (p->training.attention_set)
 		diag_err(d, f, "/training/attention", "applies to transformer models only");
-	if (p->precision == DTYPE_FP8)
+	if (p->training.precision == DTYPE_FP8)
 		diag_err(d, f, "/training/precision", "fp8 (Transformer Engine) applies to transformer models only");
-	if (p->dp != gpus)
-		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus, p->dp);
-	long div = (long)p->dp * p->micro_batch;
-	if (div > 0 && p->global_batch > 0 && p->global_batch % div)
+	if (p->parallel.dp != gpus)
+		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus,
+			 p->parallel.dp);
+	long div = (long)p->parallel.dp * p->training.micro_batch;
+	if (div > 0 && p->training.global_batch > 0 && p->training.global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
-			 p->dp, p->micro_batch, div, p->global_batch);
+			 p->parallel.dp, p->training.micro_batch, div, p->training.global_batch);
 }
 
 /* first/last_stage_layers against the model and the other split keys. */
 static void check_first_last(const struct plan *p, const struct model *m, const char *f,
 			     struct diag *d)
 {
-	const char *key = p->first_stage_layers ? "/parallel/first_stage_layers"
+	const char *key = p->parallel.first_stage_layers ? "/parallel/first_stage_layers"
 						: "/parallel/last_stage_layers";
-	if (!p->first_stage_layers && !p->last_stage_layers)
+	if (!p->parallel.first_stage_layers && !p->parallel.last_stage_layers)
 		return;
-	if (p->pp < 2) {
-		diag_err(d, f, key, "needs pipeline parallelism (pp >= 2), got pp = %d", p->pp);
+	if (p->parallel.pp < 2) {
+		diag_err(d, f, key, "needs pipeline parallelism (pp >= 2), got pp = %d", p->parallel.pp);
 		return;
 	}
-	if (p->nstage_layers)
+	if (p->parallel.nstage_layers)
 		diag_err(d, f, key, "cannot be combined with stage_layers");
-	if (p->nvstage_layers)
+	if (p->parallel.nvstage_layers)
 		diag_err(d, f, key, "cannot be combined with vstage_layers");
-	if (p->nstage_layers || p->nvstage_layers)
+	if (p->parallel.nstage_layers || p->parallel.nvstage_layers)
 		return;
-	int left = p->pp - (p->first_stage_layers > 0) - (p->last_stage_layers > 0);
-	long rest = m->layers - p->first_stage_layers - p->last_stage_layers;
+	int left = p->parallel.pp - (p->parallel.first_stage_layers > 0) - (p->parallel.last_stage_layers > 0);
+	long rest = m->layers - p->parallel.first_stage_layers - p->parallel.last_stage_layers;
 	if (left == 0 && rest != 0)
 		diag_err(d, f, key, "first_stage_layers + last_stage_layers must equal the model's %ld "
-			 "layers with pp = 2, got %d + %d", m->layers, p->first_stage_layers,
-			 p->last_stage_layers);
+			 "layers with pp = 2, got %d + %d", m->layers, p->parallel.first_stage_layers,
+			 p->parallel.last_stage_layers);
 	else if (left > 0 && (rest < left || rest % left))
 		diag_err(d, f, key, "the %ld layers left after the first and last stages (%ld - %d - %d) "
 			 "must split evenly over the other %d stages", rest, m->layers,
-			 p->first_stage_layers, p->last_stage_layers, left);
+			 p->parallel.first_stage_layers, p->parallel.last_stage_layers, left);
 }
 
 /* vstage_layers: one count per virtual stage, adding up to the model. */
@@ -144,16 +149,16 @@ static void check_vstages(const struct plan *p, const struct model *m, int v, co
 {
 	long sum = 0;
 
-	if (!p->nvstage_layers)
+	if (!p->parallel.nvstage_layers)
 		return;
-	if (p->nstage_layers)
+	if (p->parallel.nstage_layers)
 		diag_err(d, f, "/parallel/vstage_layers", "cannot be combined with stage_layers");
-	if (p->nvstage_layers != p->pp * v)
+	if (p->parallel.nvstage_layers != p->parallel.pp * v)
 		diag_err(d, f, "/parallel/vstage_layers", "expected one layer count per virtual stage "
-			 "(pp x interleave = %d x %d = %d), got %d", p->pp, v, p->pp * v,
-			 p->nvstage_layers);
-	for (int i = 0; i < p->nvstage_layers; i++)
-		sum += p->vstage_layers[i];
+			 "(pp x interleave = %d x %d = %d), got %d", p->parallel.pp, v, p->parallel.pp * v,
+			 p->parallel.nvstage_layers);
+	for (int i = 0; i < p->parallel.nvstage_layers; i++)
+		sum += p->parallel.vstage_layers[i];
 	if (sum != m->layers)
 		diag_err(d, f, "/parallel/vstage_layers", "must add up to the model's %ld layers, got %ld",
 			 m->layers, sum);
@@ -161,58 +166,62 @@ static void check_vstages(const struct plan *p, const struct model *m, int v, co
 
 static void check_stages(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
-	int v = p->schedule == SCHED_INTERLEAVED ? p->interleave : 1;
-	bool explicit = p->nstage_layers || p->nvstage_layers || p->first_stage_layers ||
-			p->last_stage_layers;
+	int v = p->parallel.schedule == SCHED_INTERLEAVED ? p->parallel.interleave : 1;
+	bool explicit = p->parallel.nstage_layers || p->parallel.nvstage_layers || p->parallel.first_stage_layers ||
+			p->parallel.last_stage_layers;
 
-	if (p->pp > m->layers)
-		diag_err(d, f, "/parallel/pp", "must be <= the model's %ld layers, got %d", m->layers, p->pp);
-	else if (p->nstage_layers) {
+	if (p->parallel.pp > m->layers)
+		diag_err(d, f, "/parallel/pp", "must be <= the model's %ld layers, got %d", m->layers,
+			 p->parallel.pp);
+	else if (p->parallel.nstage_layers) {
 		long sum = 0;
-		if (p->nstage_layers != p->pp)
+		if (p->parallel.nstage_layers != p->parallel.pp)
 			diag_err(d, f, "/parallel/stage_layers", "expected one layer count per pipeline stage (pp = %d), got %d",
-				 p->pp, p->nstage_layers);
-		for (int i = 0; i < p->nstage_layers; i++)
-			sum += p->stage_layers[i];
+				 p->parallel.pp, p->parallel.nstage_layers);
+		for (int i = 0; i < p->parallel.nstage_layers; i++)
+			sum += p->parallel.stage_layers[i];
 		if (sum != m->layers)
 			diag_err(d, f, "/parallel/stage_layers", "must add up to the model's %ld layers, got %ld",
 				 m->layers, sum);
-	} else if (!explicit && p->schedule == SCHED_INTERLEAVED && m->layers % ((long)p->pp * p->interleave))
+	} else if (!explicit && p->parallel.schedule == SCHED_INTERLEAVED &&
+		   m->layers % ((long)p->parallel.pp * p->parallel.interleave))
 		diag_err(d, f, "/parallel/interleave", "pp x interleave = %d x %d must divide the %ld layers "
 			 "(or give first_stage_layers / last_stage_layers or vstage_layers)",
-			 p->pp, p->interleave, m->layers);
+			 p->parallel.pp, p->parallel.interleave, m->layers);
 	check_first_last(p, m, f, d);
 	check_vstages(p, m, v, f, d);
-	if (p->interleave > 1 && p->pp < 2)
+	if (p->parallel.interleave > 1 && p->parallel.pp < 2)
 		diag_err(d, f, "/parallel/interleave", "interleaving needs pipeline parallelism (pp >= 2), got pp = %d",
-			 p->pp);
-	if (p->interleave > 1 && p->schedule != SCHED_INTERLEAVED)
+			 p->parallel.pp);
+	if (p->parallel.interleave > 1 && p->parallel.schedule != SCHED_INTERLEAVED)
 		diag_err(d, f, "/parallel/interleave", "needs schedule \"interleaved\", got \"%s\"",
-			 schedule_registry[p->schedule].name);
+			 schedule_registry[p->parallel.schedule].name);
 }
 
 /* Context parallelism: the load-balanced causal split, the attention
  * kernel it runs with, and the all-to-all variant's head split. */
 static void check_cp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
-	if (p->cp <= 1) {
-		if (p->cp_comm != CP_P2P)
-			diag_err(d, f, "/parallel/cp_comm", "needs context parallelism (cp > 1), got cp = %d", p->cp);
+	if (p->parallel.cp <= 1) {
+		if (p->parallel.cp_comm != CP_P2P)
+			diag_err(d, f, "/parallel/cp_comm", "needs context parallelism (cp > 1), got cp = %d",
+				 p->parallel.cp);
 		return;
 	}
-	if (p->seq > 0 && p->seq % (2L * p->cp))
+	if (p->training.seq > 0 && p->training.seq % (2L * p->parallel.cp))
 		diag_err(d, f, "/parallel/cp", "seq_len %ld must be divisible by 2 x cp = %d (two chunks "
-			 "per rank in the load-balanced causal split)", p->seq, 2 * p->cp);
-	else if (p->seq > 0 && p->sp && (p->seq / p->cp) % p->tp)
+			 "per rank in the load-balanced causal split)", p->training.seq, 2 * p->parallel.cp);
+	else if (p->training.seq > 0 && p->parallel.sp && (p->training.seq / p->parallel.cp) % p->parallel.tp)
 		diag_err(d, f, "/parallel/cp", "seq_len / cp = %ld must be divisible by tp = %d "
-			 "(sequence parallelism)", p->seq / p->cp, p->tp);
-	if (p->attention != ATTN_FLASH)
+			 "(sequence parallelism)", p->training.seq / p->parallel.cp, p->parallel.tp);
+	if (p->training.attention != ATTN_FLASH)
 		diag_err(d, f, "/parallel/cp", "context parallelism needs attention \"flash\" (Transformer "
-			 "Engine's fused attention), got \"%s\"", attention_names[p->attention]);
-	if (p->cp_comm == CP_A2A && m->heads % ((long)p->cp * p->tp))
+			 "Engine's fused attention), got \"%s\"", attention_names[p->training.attention]);
+	if (p->parallel.cp_comm == CP_A2A && m->heads % ((long)p->parallel.cp * p->parallel.tp))
 		diag_err(d, f, "/parallel/cp_comm", "a2a needs the model's %ld attention heads divisible "
-			 "by cp x tp = %d x %d = %ld, got a remainder of %ld", m->heads, p->cp, p->tp,
-			 (long)p->cp * p->tp, m->heads % ((long)p->cp * p->tp));
+			 "by cp x tp = %d x %d = %ld, got a remainder of %ld", m->heads,
+			 p->parallel.cp, p->parallel.tp, (long)p->parallel.cp * p->parallel.tp,
+			 m->heads % ((long)p->parallel.cp * p->parallel.tp));
 }
 
 /* Expert parallelism: an MoE model, experts and the DP group divisible,
@@ -222,31 +231,33 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 	const struct moe_config *c = &m->moe;
 
 	if (!model_is_moe(m)) {
-		if (p->ep > 1)
+		if (p->parallel.ep > 1)
 			diag_err(d, f, "/parallel/ep", "expert parallelism needs a mixture-of-experts model "
-				 "(a \"moe\" object in the model file), got ep = %d", p->ep);
+				 "(a \"moe\" object in the model file), got ep = %d", p->parallel.ep);
 		if (p->given & (PLAN_GIVEN_MOE_DIST | PLAN_GIVEN_MOE_ZIPF | PLAN_GIVEN_MOE_CAPACITY))
 			diag_err(d, f, "/moe", "applies to mixture-of-experts models only");
 		return;
 	}
-	if (c->experts % p->ep)
-		diag_err(d, f, "/parallel/ep", "must divide the model's %ld experts, got %d", c->experts, p->ep);
-	if (p->dp % p->ep)
+	if (c->experts % p->parallel.ep)
+		diag_err(d, f, "/parallel/ep", "must divide the model's %ld experts, got %d", c->experts,
+			 p->parallel.ep);
+	if (p->parallel.dp % p->parallel.ep)
 		diag_err(d, f, "/parallel/ep", "must divide the data-parallel degree dp = %d (expert "
-			 "parallelism lives inside the DP group), got %d", p->dp, p->ep);
-	if (c->expert_ffn % p->tp)
-		diag_err(d, f, "/parallel/tp", "must divide the expert FFN size %ld, got %d", c->expert_ffn, p->tp);
-	if (p->tp > 1 && !p->sp)
+			 "parallelism lives inside the DP group), got %d", p->parallel.dp, p->parallel.ep);
+	if (c->expert_ffn % p->parallel.tp)
+		diag_err(d, f, "/parallel/tp", "must divide the expert FFN size %ld, got %d", c->expert_ffn,
+			 p->parallel.tp);
+	if (p->parallel.tp > 1 && !p->parallel.sp)
 		diag_err(d, f, "/parallel/sp", "mixture of experts with tensor parallelism needs sequence "
-			 "parallelism (Megatron-LM arguments.py), got tp = %d without sp", p->tp);
-	if (p->moe_dist == MOE_DIST_LOADS && c->nloads != c->experts)
+			 "parallelism (Megatron-LM arguments.py), got tp = %d without sp", p->parallel.tp);
+	if (p->moe.dist == MOE_DIST_LOADS && c->nloads != c->experts)
 		diag_err(d, f, "/moe/routing", "\"loads\" needs the model's expert_loads (model '%s' has none)",
 			 m->name);
-	if (p->zero == ZERO_3 && p->ep > 1)
+	if (p->parallel.zero == ZERO_3 && p->parallel.ep > 1)
 		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with expert parallelism is not supported (ep = %d)",
-			 p->ep);
-	if (p->moe_capacity_factor < 0)
-		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe_capacity_factor);
+			 p->parallel.ep);
+	if (p->moe.capacity_factor < 0)
+		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe.capacity_factor);
 }
 
 /* Parameter servers (plan dp_sync "ps"). */
@@ -254,34 +265,34 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 		     struct diag *d)
 {
 	const struct topology *t = inputs_topology(in);
-	if (p->dp_sync != DP_SYNC_PS) {
+	if (p->parallel.dp_sync != DP_SYNC_PS) {
 		if (p->given & PLAN_GIVEN_PS)
 			diag_err(d, f, "/parallel/ps", "applies to parameter servers only (parallel.dp_sync "
-				 "\"ps\"), got dp_sync \"%s\"", plan_dp_sync_names[p->dp_sync]);
+				 "\"ps\"), got dp_sync \"%s\"", plan_dp_sync_names[p->parallel.dp_sync]);
 		return;
 	}
-	if (p->zero != ZERO_0)
+	if (p->parallel.zero != ZERO_0)
 		diag_err(d, f, "/parallel/dp_sync", "parameter servers hold the whole model and return it "
-			 "whole: needs zero 0, got zero %d", (int)p->zero);
-	if (p->ep > 1)
+			 "whole: needs zero 0, got zero %d", (int)p->parallel.zero);
+	if (p->parallel.ep > 1)
 		diag_err(d, f, "/parallel/dp_sync", "parameter servers with expert parallelism are not "
-			 "supported (ep = %d)", p->ep);
-	if ((p->fold == FOLD_ON || p->fold == FOLD_EXACT))
+			 "supported (ep = %d)", p->parallel.ep);
+	if ((p->simulation.fold == FOLD_ON || p->simulation.fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "parameter servers are simulated with every rank: "
 			 "\"on\" cannot be used with dp_sync \"ps\"");
-	long group = p->dp > 0 ? (long)p->dp * p->cp : gpus;
-	if (p->ps_servers < 1)
-		diag_err(d, f, "/parallel/ps/servers", "expected at least 1 server, got %d", p->ps_servers);
-	else if (p->ps_attach == PS_ATTACH_GPUS && p->ps_servers > group)
+	long group = p->parallel.dp > 0 ? (long)p->parallel.dp * p->parallel.cp : gpus;
+	if (p->parallel.ps.servers < 1)
+		diag_err(d, f, "/parallel/ps/servers", "expected at least 1 server, got %d", p->parallel.ps.servers);
+	else if (p->parallel.ps.attach == PS_ATTACH_GPUS && p->parallel.ps.servers > group)
 		diag_err(d, f, "/parallel/ps/servers", "colocated servers (attach \"gpus\") live on the "
-			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->ps_servers);
-	if (!p->ps_async && (p->given & PLAN_GIVEN_PS_ASYNC))
+			 "DP group's GPUs: at most dp x cp = %ld, got %d", group, p->parallel.ps.servers);
+	if (!p->parallel.ps.async && (p->given & PLAN_GIVEN_PS_ASYNC))
 		diag_err(d, f, "/parallel/ps", "staleness and iterations apply to mode \"async\" only, "
 			 "got mode \"sync\"");
-	if (p->ps_attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
+	if (p->parallel.ps.attach == PS_ATTACH_GPUS && (p->given & PLAN_GIVEN_PS_NIC))
 		diag_err(d, f, "/parallel/ps", "nic_Gbps and latency_us describe dedicated servers: "
 			 "attach \"fabric\" only (colocated servers use their GPU's NIC)");
-	if (p->ps_attach == PS_ATTACH_FABRIC && !platform_ps_supported(t, p->nodes))
+	if (p->parallel.ps.attach == PS_ATTACH_FABRIC && !platform_ps_supported(t, p->nodes))
 		diag_err(d, f, "/parallel/ps/attach", "dedicated servers attach to the fabric core of a "
 			 "multi-node job on a non-blocking, rail or two-level fat-tree fabric; topology '%s' "
 			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
@@ -293,19 +304,19 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 {
 	const struct topology *t = inputs_topology(in);
 	char jp[96];
-	for (int i = 0; i < p->nstragglers; i++)
-		if (p->straggler_rank[i] >= gpus) {
+	for (int i = 0; i < p->simulation.stragglers.nranks; i++)
+		if (p->simulation.stragglers.rank[i] >= gpus) {
 			snprintf(jp, sizeof(jp), "/simulation/stragglers/ranks/%d", i);
 			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
-				 p->straggler_rank[i]);
+				 p->simulation.stragglers.rank[i]);
 		}
-	if ((plan_has_stragglers(p) || p->ndegraded > 0) && p->fold == FOLD_EXACT)
+	if ((plan_has_stragglers(p) || p->simulation.ndegraded > 0) && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
 			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
 			 "folded, those replicas simulated whole)");
-	if (p->sensitivity && p->ndegraded == 0)
+	if (p->simulation.sensitivity && p->simulation.ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
-	if (plan_mixed_gpus(p) && (p->fold == FOLD_ON || p->fold == FOLD_EXACT))
+	if (plan_mixed_gpus(p) && (p->simulation.fold == FOLD_ON || p->simulation.fold == FOLD_EXACT))
 		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ: "
 			 "\"on\" cannot be used with them");
 	if (p->ngroups > 0) {
@@ -314,16 +325,17 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			const struct gpu_spec *g = &p->group[i].gpu;
 			sum += p->group[i].nodes;
 			snprintf(jp, sizeof(jp), "/node_groups/%d/gpu", i);
-			if (g->peak_flops[p->precision] <= 0)
+			if (g->peak_flops[p->training.precision] <= 0)
 				diag_err(d, f, jp, "%s needs a GPU with a peak for %s, but GPU '%s' has none",
-					 dtype_name(p->precision), dtype_name(p->precision), g->name);
+					 dtype_name(p->training.precision), dtype_name(p->training.precision),
+					 g->name);
 		}
 		if (sum != p->nodes)
 			diag_err(d, f, "/nodes", "must equal the node groups' %ld nodes, got %d", sum, p->nodes);
 	} else if (p->node_order != NODE_ORDER_LISTED)
 		diag_err(d, f, "/node_order", "orders node groups: needs node_groups");
-	for (int i = 0; i < p->nthrottle; i++) {
-		const struct plan_throttle *w = &p->throttle[i];
+	for (int i = 0; i < p->simulation.nthrottle; i++) {
+		const struct plan_throttle *w = &p->simulation.throttle[i];
 		long lim = w->by_node ? p->nodes : gpus;
 		for (int k = 0; k < w->n; k++)
 			if (w->id[k] >= lim) {
@@ -333,15 +345,15 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 					 w->by_node ? "node" : "rank", lim, w->id[k]);
 			}
 	}
-	if (p->nthrottle > 0 && p->fold == FOLD_EXACT)
+	if (p->simulation.nthrottle > 0 && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ, which exact "
 			 "folding does not fold: use \"auto\" or \"on\" (the others folded, the "
 			 "throttled replicas simulated whole)");
-	if (p->iterations > 1 && !(plan_has_stragglers(p) && p->straggler_dist != STRAG_FIXED))
+	if (p->simulation.iterations > 1 && !(plan_has_stragglers(p) && p->simulation.stragglers.dist != STRAG_FIXED))
 		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
 			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
-			 "got %d iterations", p->iterations);
-	if (p->ndegraded == 0)
+			 "got %d iterations", p->simulation.iterations);
+	if (p->simulation.ndegraded == 0)
 		return;
 	struct diag inner;
 	diag_init(&inner, NULL);
@@ -349,23 +361,20 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 	diag_finish(&inner);
 	if (bad)
 		return;     /* reported with /nodes */
-	const char *names[PLAN_MAX_DEGRADED];
-	bool found[PLAN_MAX_DEGRADED];
-	struct platform_ps ps = { p->ps_servers, 1, 0 };
+	struct platform_ps ps = { p->parallel.ps.servers, 1, 0 };
 	struct platform_extra x = { NULL, NULL, 0 };
-	if (p->dp_sync == DP_SYNC_PS && p->ps_attach == PS_ATTACH_FABRIC &&
+	if (p->parallel.dp_sync == DP_SYNC_PS && p->parallel.ps.attach == PS_ATTACH_FABRIC &&
 	    platform_ps_supported(t, p->nodes))
 		x.ps = &ps;
-	for (int i = 0; i < p->ndegraded; i++)
-		names[i] = p->degraded[i].link;
-	platform_find_links(t, p->nodes, &x, names, p->ndegraded, found);
-	for (int i = 0; i < p->ndegraded; i++)
-		if (!found[i]) {
-			snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
-			diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
-				 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
-				 "psnic<server>, ...)", names[i], p->nodes, t->name);
-		}
+	for (int i = 0; i < p->simulation.ndegraded; i++) {
+		const char *name = p->simulation.degraded[i].link;
+		if (platform_has_link(t, p->nodes, &x, name))
+			continue;
+		snprintf(jp, sizeof(jp), "/simulation/degraded_links/%d/link", i);
+		diag_err(d, f, jp, "no link '%s' in the platform of %d nodes of topology '%s' "
+			 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
+			 "psnic<server>, ...)", name, p->nodes, t->name);
+	}
 }
 
 /* The node count against the topology: its limits, NICs between nodes. */
@@ -399,8 +408,9 @@ static void check_attention_gpus(const struct plan *p, const struct topology *t,
 				snprintf(jp, sizeof(jp), "/node_groups/%d/gpu", i);
 				diag_err(d, f, jp, "GPU '%s' cannot run attention \"%s\" at precision %s (set "
 					 "training.attention \"unfused\" for a cluster with a GPU without a "
-					 "fused kernel)", p->group[i].gpu.name, attention_names[p->attention],
-					 dtype_name(p->precision));
+					 "fused kernel)", p->group[i].gpu.name,
+					 attention_names[p->training.attention],
+					 dtype_name(p->training.precision));
 			}
 			diag_finish(&inner);
 		}
@@ -413,32 +423,33 @@ static void check_attention_gpus(const struct plan *p, const struct topology *t,
 static bool check_shape(const struct plan *p, const struct topology *t, long gpus, const char *f,
 			struct diag *d)
 {
-	long tpp = (long)p->tp * p->pp;
-	if (p->cp > 1) {
-		long tcp = tpp * p->cp;
+	long tpp = (long)p->parallel.tp * p->parallel.pp;
+	if (p->parallel.cp > 1) {
+		long tcp = tpp * p->parallel.cp;
 		if (gpus % tcp) {
 			diag_err(d, f, "/parallel", "tp x cp x pp = %d x %d x %d = %ld must divide the %ld GPUs "
-				 "(%d nodes x %d GPUs)", p->tp, p->cp, p->pp, tcp, gpus, p->nodes,
-				 t->gpus_per_node);
+				 "(%d nodes x %d GPUs)", p->parallel.tp, p->parallel.cp, p->parallel.pp, tcp,
+				 gpus, p->nodes, t->gpus_per_node);
 			return false;
 		}
-		if ((long)p->dp * tcp != gpus) {
+		if ((long)p->parallel.dp * tcp != gpus) {
 			diag_err(d, f, "/parallel/dp", "dp x tp x cp x pp must equal the %ld GPUs (%d nodes x %d "
-				 "GPUs): %d x %d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp,
-				 p->tp, p->cp, p->pp, (long)p->dp * tcp);
+				 "GPUs): %d x %d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->parallel.dp,
+				 p->parallel.tp, p->parallel.cp, p->parallel.pp, (long)p->parallel.dp * tcp);
 			return false;
 		}
 		tpp = tcp;
 	}
 	if (gpus % tpp) {
 		diag_err(d, f, "/parallel", "tp x pp = %d x %d = %ld must divide the %ld GPUs "
-			 "(%d nodes x %d GPUs)", p->tp, p->pp, tpp, gpus, p->nodes, t->gpus_per_node);
+			 "(%d nodes x %d GPUs)", p->parallel.tp, p->parallel.pp, tpp, gpus, p->nodes,
+			 t->gpus_per_node);
 		return false;
 	}
-	if ((long)p->dp * tpp != gpus) {
+	if ((long)p->parallel.dp * tpp != gpus) {
 		diag_err(d, f, "/parallel/dp", "dp x tp x pp must equal the %ld GPUs (%d nodes x %d GPUs): "
-			 "%d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node, p->dp, p->tp, p->pp,
-			 (long)p->dp * tpp);
+			 "%d x %d x %d = %ld", gpus, p->nodes, t->gpus_per_node,
+			 p->parallel.dp, p->parallel.tp, p->parallel.pp, (long)p->parallel.dp * tpp);
 		return false;
 	}
 	return true;
@@ -447,50 +458,56 @@ static bool check_shape(const struct plan *p, const struct topology *t, long gpu
 /* Tensor and sequence parallelism against the model's heads and sizes. */
 static void check_tp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
-	if (m->heads % p->tp)
-		diag_err(d, f, "/parallel/tp", "must divide the model's %ld attention heads, got %d", m->heads, p->tp);
-	else if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+	if (m->heads % p->parallel.tp)
+		diag_err(d, f, "/parallel/tp", "must divide the model's %ld attention heads, got %d", m->heads,
+			 p->parallel.tp);
+	else if (m->kv_heads % p->parallel.tp && p->parallel.tp % m->kv_heads)
 		diag_err(d, f, "/parallel/tp", "must divide or be a multiple of the model's %ld KV heads, got %d",
-			 m->kv_heads, p->tp);
-	if (m->ffn % p->tp)
-		diag_err(d, f, "/parallel/tp", "must divide the FFN size %ld, got %d", m->ffn, p->tp);
+			 m->kv_heads, p->parallel.tp);
+	if (m->ffn % p->parallel.tp)
+		diag_err(d, f, "/parallel/tp", "must divide the FFN size %ld, got %d", m->ffn, p->parallel.tp);
 	/* a vocabulary not divisible by tp is fine: Megatron pads it */
-	if (p->sp && p->tp < 2)
-		diag_err(d, f, "/parallel/sp", "sequence parallelism needs tp > 1, got tp = %d", p->tp);
-	if (p->tp_comm_overlap && !p->sp)
+	if (p->parallel.sp && p->parallel.tp < 2)
+		diag_err(d, f, "/parallel/sp", "sequence parallelism needs tp > 1, got tp = %d", p->parallel.tp);
+	if (p->communication.tp_comm_overlap && !p->parallel.sp)
 		diag_err(d, f, "/communication/tp_comm_overlap",
-			 "needs sequence parallelism (parallel.sp) with tp > 1, got sp = false, tp = %d", p->tp);
-	if (p->seq > 0 && p->sp && p->seq % p->tp)
-		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->seq, p->tp);
+			 "needs sequence parallelism (parallel.sp) with tp > 1, got sp = false, tp = %d",
+			 p->parallel.tp);
+	if (p->training.seq > 0 && p->parallel.sp && p->training.seq % p->parallel.tp)
+		diag_err(d, f, "/parallel/sp", "seq_len %ld must be divisible by tp = %d", p->training.seq,
+			 p->parallel.tp);
 }
 
 /* The batch: divisible by dp x micro_batch (and pp when interleaved),
  * within what is replayed in memory; ZeRO-3 without a pipeline. */
 static void check_batch(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
-	long div = (long)p->dp * p->micro_batch;
-	if (p->global_batch > 0 && p->global_batch % div)
+	long div = (long)p->parallel.dp * p->training.micro_batch;
+	if (p->training.global_batch > 0 && p->training.global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
-			 p->dp, p->micro_batch, div, p->global_batch);
-	else if (p->schedule == SCHED_INTERLEAVED && p->interleave > 1 && (p->global_batch / div) % p->pp)
+			 p->parallel.dp, p->training.micro_batch, div, p->training.global_batch);
+	else if (p->parallel.schedule == SCHED_INTERLEAVED && p->parallel.interleave > 1 &&
+		 (p->training.global_batch / div) % p->parallel.pp)
 		diag_err(d, f, "/training/global_batch", "interleaving needs micro-batches per pipeline (%ld) divisible by pp = %d",
-			 p->global_batch / div, p->pp);
-	long steps = 2 * (p->global_batch / div) * (p->schedule == SCHED_INTERLEAVED ? p->interleave : 1);
+			 p->training.global_batch / div, p->parallel.pp);
+	long steps = 2 * (p->training.global_batch / div) *
+		     (p->parallel.schedule == SCHED_INTERLEAVED ? p->parallel.interleave : 1);
 	if (steps > 4000000)
 		diag_err(d, f, "/training/global_batch", "%ld micro-batches per pipeline are more than this ddlsim "
 			 "replays (2 x micro-batches x chunks must be <= 4000000); raise micro_batch",
-			 p->global_batch / div);
-	if (p->zero == ZERO_3 && p->pp > 1)
-		diag_err(d, f, "/parallel/zero", "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", p->pp);
+			 p->training.global_batch / div);
+	if (p->parallel.zero == ZERO_3 && p->parallel.pp > 1)
+		diag_err(d, f, "/parallel/zero",
+			 "ZeRO-3 / FSDP with pipeline parallelism is not supported (pp = %d)", p->parallel.pp);
 	/* the replayed programs live in memory: bound their tasks before the
 	 * builder allocates them (about 100 bytes each with dependencies) */
-	double per_layer = (p->tp > 1 ? 8 : 2) + 4.0 * (p->cp - 1);
-	double tasks = 2.0 * (double)(p->global_batch / div) * (double)m->layers * per_layer;
+	double per_layer = (p->parallel.tp > 1 ? 8 : 2) + 4.0 * (p->parallel.cp - 1);
+	double tasks = 2.0 * (double)(p->training.global_batch / div) * (double)m->layers * per_layer;
 	if (tasks > PLAN_MAX_TASKS)
 		diag_err(d, f, "/training/global_batch", "an iteration of %ld micro-batches x %ld layers is about "
 			 "%.3g tasks, more than the %.0f this ddlsim replays in memory; raise micro_batch "
 			 "(fewer, larger micro-batches) or simulate a smaller global batch and scale",
-			 p->global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
+			 p->training.global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
 }
 
 int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
@@ -524,10 +541,10 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_stages(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
-	if (p->offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
 		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
 			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
-	if (p->offload == OFFLOAD_PARAMS && p->zero == ZERO_3)
+	if (p->parallel.offload == OFFLOAD_PARAMS && p->parallel.zero == ZERO_3)
 		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
 			 "(parameters come from host memory layer by layer already)");
 	check_batch(p, m, f, d);

@@ -125,7 +125,7 @@ struct result {
 	int ncritical;
 	int critical_rank[RESULT_MAX_CRITICAL], critical_count[RESULT_MAX_CRITICAL];
 	/* degraded links (plan sensitivity): the iteration without any, and
-	 * with each alone (in plan.degraded's order); nsens 0: not run */
+	 * with each alone (in plan.simulation.degraded's order); nsens 0: not run */
 	int nsens;
 	double sens_baseline_s;
 	double sens_iteration_s[PLAN_MAX_DEGRADED];

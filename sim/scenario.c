@@ -98,37 +98,37 @@ static void load_ps(struct jobj *parallel, struct plan *s)
 	if (jobj_child(parallel, "ps", &jo, 0) != 1)
 		return;
 	s->given |= PLAN_GIVEN_PS;
-	small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->ps_servers);
+	small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->parallel.ps.servers);
 	e = PS_ATTACH_FABRIC;
 	jobj_enum(&jo, "attach", plan_ps_attach_names, &e, 0);
-	s->ps_attach = e;
+	s->parallel.ps.attach = e;
 	e = PS_SHARD_EVEN;
 	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
-	s->ps_shard = e;
+	s->parallel.ps.shard = e;
 	e = 0;
 	jobj_enum(&jo, "mode", plan_ps_mode_names, &e, 0);
-	s->ps_async = e == 1;
+	s->parallel.ps.async = e == 1;
 	long x = 0;
 	if (jobj_int(&jo, "staleness", &x, 0, 0) == 1) {
 		if (x > PLAN_MAX_ITERATIONS)
 			jobj_err(&jo, "staleness", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
 		else
-			s->ps_staleness = (int)x;
+			s->parallel.ps.staleness = (int)x;
 		s->given |= PLAN_GIVEN_PS_ASYNC;
 	}
 	if (jobj_int(&jo, "iterations", &x, 2, 0) == 1) {
 		if (x > PLAN_MAX_ITERATIONS)
 			jobj_err(&jo, "iterations", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
 		else
-			s->ps_iterations = (int)x;
+			s->parallel.ps.iterations = (int)x;
 		s->given |= PLAN_GIVEN_PS_ASYNC;
 	}
 	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
-		s->ps_nic_Bps = v * 1e9 / 8;
+		s->parallel.ps.nic_Bps = v * 1e9 / 8;
 		s->given |= PLAN_GIVEN_PS_NIC;
 	}
 	if (jobj_num(&jo, "latency_us", &v, JNONNEG) == 1) {
-		s->ps_latency_s = v * 1e-6;
+		s->parallel.ps.latency_s = v * 1e-6;
 		s->given |= PLAN_GIVEN_PS_NIC;
 	}
 	jobj_end(&jo);
@@ -147,56 +147,56 @@ static void load_parallel(struct jobj *root, struct plan *s)
 		if (x > PLAN_MAX_GPUS)
 			jobj_err(&jo, "dp", "expected at most %ld, got %ld", PLAN_MAX_GPUS, x);
 		else
-			s->dp = (int)x;
+			s->parallel.dp = (int)x;
 	}
 	x = 1;
 	if (jobj_int(&jo, "tp", &x, 1, 0) == 1) {
 		if (x > PLAN_MAX_GPUS)
 			jobj_err(&jo, "tp", "expected at most %ld, got %ld", PLAN_MAX_GPUS, x);
 		else
-			s->tp = (int)x;
+			s->parallel.tp = (int)x;
 	}
 	x = 1;
 	if (jobj_int(&jo, "pp", &x, 1, 0) == 1) {
 		if (x > PLAN_MAX_STAGES)
 			jobj_err(&jo, "pp", "expected at most %d stages, got %ld", PLAN_MAX_STAGES, x);
 		else
-			s->pp = (int)x;
+			s->parallel.pp = (int)x;
 	}
-	small_int(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->cp);
+	small_int(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->parallel.cp);
 	e = CP_P2P;
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
-	s->cp_comm = e;
-	small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->ep);
+	s->parallel.cp_comm = e;
+	small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
 	e = OFFLOAD_NONE;
 	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
-	s->offload = e;
+	s->parallel.offload = e;
 	e = DP_SYNC_ALLREDUCE;
 	jobj_enum(&jo, "dp_sync", plan_dp_sync_names, &e, 0);
-	s->dp_sync = e;
+	s->parallel.dp_sync = e;
 	load_ps(&jo, s);
-	jobj_bool(&jo, "sp", &s->sp, 0);
+	jobj_bool(&jo, "sp", &s->parallel.sp, 0);
 	x = 0;
 	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
 		if (x > 3)
 			jobj_err(&jo, "zero", "expected a ZeRO stage 0..3, got %ld", x);
 		else
-			s->zero = (enum zero_stage)x;
+			s->parallel.zero = (enum zero_stage)x;
 		s->given |= PLAN_GIVEN_ZERO;
 	}
 	e = SCHED_1F1B;
 	jobj_enum_table(&jo, "schedule", schedule_registry, sizeof(schedule_registry[0]), &e, 0);
-	s->schedule = e;
+	s->parallel.schedule = e;
 	x = 1;
 	if (jobj_int(&jo, "interleave", &x, 1, 0) == 1) {
 		if (x > PLAN_MAX_STAGES)
 			jobj_err(&jo, "interleave", "expected at most %d chunks, got %ld", PLAN_MAX_STAGES, x);
 		else
-			s->interleave = (int)x;
+			s->parallel.interleave = (int)x;
 	}
 	e = RECOMPUTE_NONE;
 	jobj_enum(&jo, "recompute", rc_names, &e, 0);
-	s->recompute = e;
+	s->parallel.recompute = e;
 	const char *ord;
 	if (jobj_str(&jo, "order", &ord, 0) == 1) {
 		struct placement pl;
@@ -204,12 +204,12 @@ static void load_parallel(struct jobj *root, struct plan *s)
 			jobj_err(&jo, "order", "expected a permutation of tp, cp, ep, dp, pp (cp and ep may "
 				 "be left out) such as \"tp,cp,dp,pp\", got '%s'", ord);
 		else
-			snprintf(s->order, sizeof(s->order), "%s", ord);
+			snprintf(s->parallel.order, sizeof(s->parallel.order), "%s", ord);
 	}
-	s->nstage_layers = layer_list(&jo, "stage_layers", s->stage_layers, PLAN_MAX_STAGES, 1);
-	small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->first_stage_layers);
-	small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->last_stage_layers);
-	s->nvstage_layers = layer_list(&jo, "vstage_layers", s->vstage_layers, PLAN_MAX_VSTAGES, 0);
+	s->parallel.nstage_layers = layer_list(&jo, "stage_layers", s->parallel.stage_layers, PLAN_MAX_STAGES, 1);
+	small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->parallel.first_stage_layers);
+	small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->parallel.last_stage_layers);
+	s->parallel.nvstage_layers = layer_list(&jo, "vstage_layers", s->parallel.vstage_layers, PLAN_MAX_VSTAGES, 0);
 	jobj_end(&jo);
 }
 
@@ -222,35 +222,35 @@ static bool load_training(struct jobj *root, struct plan *s)
 
 	if (jobj_child(root, "training", &jo, JREQ) != 1)
 		return false;
-	if (jobj_int(&jo, "seq_len", &s->seq, 1, 0) < 0)
-		s->seq = -1;  /* reported; not "missing" */
-	jobj_int(&jo, "global_batch", &s->global_batch, 1, JREQ);
-	jobj_int(&jo, "micro_batch", &s->micro_batch, 1, 0);
+	if (jobj_int(&jo, "seq_len", &s->training.seq, 1, 0) < 0)
+		s->training.seq = -1;  /* reported; not "missing" */
+	jobj_int(&jo, "global_batch", &s->training.global_batch, 1, JREQ);
+	jobj_int(&jo, "micro_batch", &s->training.micro_batch, 1, 0);
 	e = DTYPE_BF16;
 	jobj_enum(&jo, "precision", dtype_names, &e, 0);
-	s->precision = e;
+	s->training.precision = e;
 	/* gradients are reduced in the weights' dtype unless told otherwise */
-	s->grad_dtype = e == DTYPE_TF32 ? DTYPE_FP32 : e == DTYPE_FP8 ? DTYPE_BF16 : e;
+	s->training.grad_dtype = e == DTYPE_TF32 ? DTYPE_FP32 : e == DTYPE_FP8 ? DTYPE_BF16 : e;
 	if (jobj_enum(&jo, "grad_reduce_dtype", dtype_names, &e, 0) == 1) {
 		if (e == DTYPE_TF32 || e == DTYPE_FP8)
 			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got '%s'",
 				 dtype_name(e));
 		else
-			s->grad_dtype = e;
+			s->training.grad_dtype = e;
 		s->given |= PLAN_GIVEN_GRAD_DTYPE;
 	}
 	/* fidelity keys (models/attention.h, models/precision.h, models/memory.h) */
 	e = ATTN_FLASH;
 	if (jobj_enum(&jo, "attention", attention_names, &e, 0) == 1) {
-		s->attention = e;
-		s->attention_set = true;
+		s->training.attention = e;
+		s->training.attention_set = true;
 	}
-	jobj_bool(&jo, "fp8_comm", &s->fp8_comm, 0);
-	jobj_bool(&jo, "fp8_params", &s->fp8_params, 0);
-	jobj_num(&jo, "memory_reserve", &s->memory_reserve, JNONNEG);
+	jobj_bool(&jo, "fp8_comm", &s->training.fp8_comm, 0);
+	jobj_bool(&jo, "fp8_params", &s->training.fp8_params, 0);
+	jobj_num(&jo, "memory_reserve", &s->training.memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
-	jobj_num(&jo, "train_tokens", &s->train_tokens, JNONNEG);
+	jobj_num(&jo, "train_tokens", &s->training.train_tokens, JNONNEG);
 	jobj_end(&jo);
 	return true;
 }
@@ -281,27 +281,29 @@ static void load_stragglers(struct jobj *sim, struct plan *s)
 								    : jload_type_name(v));
 					continue;
 				}
-				s->straggler_rank[s->nstragglers++] = (int)json_integer_value(v);
+				struct plan_stragglers *st = &s->simulation.stragglers;
+				st->rank[st->nranks++] = (int)json_integer_value(v);
 			}
 	}
-	if (jobj_num(&jo, "fraction", &s->straggler_fraction, JPOS) == 1 && s->straggler_fraction > 1) {
+	if (jobj_num(&jo, "fraction", &s->simulation.stragglers.fraction, JPOS) == 1 &&
+	    s->simulation.stragglers.fraction > 1) {
 		jobj_err(&jo, "fraction", "expected a fraction of the ranks in (0, 1], got %g",
-			 s->straggler_fraction);
-		s->straggler_fraction = 0;
+			 s->simulation.stragglers.fraction);
+		s->simulation.stragglers.fraction = 0;
 	}
-	if (s->nstragglers > 0 && s->straggler_fraction > 0)
+	if (s->simulation.stragglers.nranks > 0 && s->simulation.stragglers.fraction > 0)
 		diag_err(jo.d, jo.file, "/simulation/stragglers", "give ranks or fraction, not both");
-	if (s->nstragglers == 0 && !(s->straggler_fraction > 0))
+	if (s->simulation.stragglers.nranks == 0 && !(s->simulation.stragglers.fraction > 0))
 		diag_err(jo.d, jo.file, "/simulation/stragglers", "names no rank: give ranks or fraction");
-	jobj_num(&jo, "slowdown", &s->straggler_slowdown, JPOS);
+	jobj_num(&jo, "slowdown", &s->simulation.stragglers.slowdown, JPOS);
 	e = STRAG_FIXED;
 	jobj_enum(&jo, "distribution", plan_straggler_dist_names, &e, 0);
-	s->straggler_dist = e;
-	jobj_num(&jo, "sigma", &s->straggler_sigma, JNONNEG);
+	s->simulation.stragglers.dist = e;
+	jobj_num(&jo, "sigma", &s->simulation.stragglers.sigma, JNONNEG);
 	load_samples(&jo, s);
 	long seed = 1;
 	if (jobj_int(&jo, "seed", &seed, 0, 0) == 1)
-		s->straggler_seed = (unsigned)seed;
+		s->simulation.stragglers.seed = (unsigned)seed;
 	jobj_end(&jo);
 }
 
@@ -385,10 +387,11 @@ static void load_samples(struct jobj *jo, struct plan *s)
 	size_t i;
 	bool list = jobj_has(jo, "samples"), file = jobj_has(jo, "samples_file");
 
-	if (s->straggler_dist != STRAG_EMPIRICAL) {
+	if (s->simulation.stragglers.dist != STRAG_EMPIRICAL) {
 		if (list || file)
 			jobj_err(jo, list ? "samples" : "samples_file", "applies to distribution "
-				 "\"empirical\" only, got \"%s\"", plan_straggler_dist_names[s->straggler_dist]);
+				 "\"empirical\" only, got \"%s\"",
+				 plan_straggler_dist_names[s->simulation.stragglers.dist]);
 		return;
 	}
 	if (list == file) {
@@ -408,8 +411,9 @@ static void load_samples(struct jobj *jo, struct plan *s)
 			jobj_err(jo, "samples_file", "path too long");
 			return;
 		}
-		int n = read_samples_csv(jo, "samples_file", path, s->straggler_samples, PLAN_MAX_SAMPLES);
-		s->nstraggler_samples = n > 0 ? n : 0;
+		int n = read_samples_csv(jo, "samples_file", path, s->simulation.stragglers.samples,
+					 PLAN_MAX_SAMPLES);
+		s->simulation.stragglers.nsamples = n > 0 ? n : 0;
 		return;
 	}
 	if (jobj_array(jo, "samples", &arr, ap, sizeof(ap), 0) != 1)
@@ -425,7 +429,7 @@ static void load_samples(struct jobj *jo, struct plan *s)
 				 json_is_number(v) ? "a number <= 0" : jload_type_name(v));
 			continue;
 		}
-		s->straggler_samples[s->nstraggler_samples++] = json_number_value(v);
+		s->simulation.stragglers.samples[s->simulation.stragglers.nsamples++] = json_number_value(v);
 	}
 }
 
@@ -449,7 +453,7 @@ static void load_throttle(struct jobj *sim, struct plan *s)
 		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
 		if (jobj_init(&jo, v, sim->file, ep, sim->d))
 			continue;
-		struct plan_throttle *w = &s->throttle[s->nthrottle];
+		struct plan_throttle *w = &s->simulation.throttle[s->simulation.nthrottle];
 		memset(w, 0, sizeof(*w));
 		w->factor = 1;
 		bool byr = jobj_has(&jo, "ranks"), byn = jobj_has(&jo, "nodes");
@@ -480,7 +484,7 @@ static void load_throttle(struct jobj *sim, struct plan *s)
 			jobj_err(&jo, "factor", "expected a slowdown factor >= 1 (compute time x factor), got %g",
 				 w->factor);
 		if (ok && w->factor >= 1)
-			s->nthrottle++;
+			s->simulation.nthrottle++;
 		jobj_end(&jo);
 	}
 }
@@ -561,12 +565,12 @@ static void load_degraded(struct jobj *sim, struct plan *s)
 		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
 		if (jobj_init(&jo, v, sim->file, ep, sim->d))
 			continue;
-		struct plan_degraded *g = &s->degraded[s->ndegraded];
+		struct plan_degraded *g = &s->simulation.degraded[s->simulation.ndegraded];
 		g->bw_factor = g->latency_factor = 1;
 		if (jobj_str_copy(&jo, "link", g->link, sizeof(g->link), JREQ) == 1) {
 			jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
 			jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
-			s->ndegraded++;
+			s->simulation.ndegraded++;
 		}
 		jobj_end(&jo);
 	}
@@ -589,20 +593,20 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			if (!coll_algo_find(str))
 				jobj_err(&jo, "algorithm", "unknown collective algorithm '%s' (see 'ddlsim list')", str);
 			else
-				snprintf(s->coll_algo, sizeof(s->coll_algo), "%s", str);
+				snprintf(s->communication.coll_algo, sizeof(s->communication.coll_algo), "%s", str);
 		}
 		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1) {
 			if (mb < 0.1)
 				jobj_err(&jo, "bucket_MB", "must be >= 0.1 (100 kB), got %g", mb);
 			else
-				s->bucket_bytes = mb * 1e6;
+				s->communication.bucket_bytes = mb * 1e6;
 			s->given |= PLAN_GIVEN_BUCKET;
 		}
-		if (jobj_bool(&jo, "overlap_grad_reduce", &s->overlap_grad_reduce, 0) == 1)
+		if (jobj_bool(&jo, "overlap_grad_reduce", &s->communication.overlap_grad_reduce, 0) == 1)
 			s->given |= PLAN_GIVEN_OVERLAP_GRAD;
-		if (jobj_bool(&jo, "overlap_param_gather", &s->overlap_param_gather, 0) == 1)
+		if (jobj_bool(&jo, "overlap_param_gather", &s->communication.overlap_param_gather, 0) == 1)
 			s->given |= PLAN_GIVEN_OVERLAP_PARAM;
-		jobj_bool(&jo, "tp_comm_overlap", &s->tp_comm_overlap, 0);
+		jobj_bool(&jo, "tp_comm_overlap", &s->communication.tp_comm_overlap, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "published", &jo, 0) == 1) {
@@ -626,42 +630,42 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 			 ps->cost->needs_profile ? JREQ : 0);
 		e = 0;
 		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
-			s->stack = e;
-			s->stack_set = true;
+			s->compute.stack = e;
+			s->compute.stack_set = true;
 		}
 		e = 0;
 		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
-			s->attn_backend_set = (int)e;
-		jobj_bool(&jo, "cuda_graphs", &s->cuda_graphs, 0);
-		jobj_num(&jo, "host_issue_fwd_us", &s->host_issue_us[0], JNONNEG);
-		jobj_num(&jo, "host_issue_bwd_us", &s->host_issue_us[1], JNONNEG);
+			s->compute.attn_backend_set = (int)e;
+		jobj_bool(&jo, "cuda_graphs", &s->compute.cuda_graphs, 0);
+		jobj_num(&jo, "host_issue_fwd_us", &s->compute.host_issue_us[0], JNONNEG);
+		jobj_num(&jo, "host_issue_bwd_us", &s->compute.host_issue_us[1], JNONNEG);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "moe", &jo, 0) == 1) {
 		e = 0;
 		if (jobj_enum(&jo, "routing", moe_dist_names, &e, 0) == 1) {
-			s->moe_dist = e;
+			s->moe.dist = e;
 			s->given |= PLAN_GIVEN_MOE_DIST;
 		}
-		if (jobj_num(&jo, "zipf_s", &s->moe_zipf_s, JNONNEG) == 1)
+		if (jobj_num(&jo, "zipf_s", &s->moe.zipf_s, JNONNEG) == 1)
 			s->given |= PLAN_GIVEN_MOE_ZIPF;
-		if (jobj_num(&jo, "capacity_factor", &s->moe_capacity_factor, JNONNEG) == 1)
+		if (jobj_num(&jo, "capacity_factor", &s->moe.capacity_factor, JNONNEG) == 1)
 			s->given |= PLAN_GIVEN_MOE_CAPACITY;
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "simulation", &jo, 0) == 1) {
 		e = FOLD_AUTO;
 		jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
-		s->fold = e;
-		small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->iterations);
+		s->simulation.fold = e;
+		small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
 		load_stragglers(&jo, s);
 		load_degraded(&jo, s);
 		load_throttle(&jo, s);
-		jobj_bool(&jo, "sensitivity", &s->sensitivity, 0);
+		jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "cost", &jo, 0) == 1) {
-		jobj_num(&jo, "usd_per_gpu_hour", &s->usd_per_gpu_hour, JNONNEG);
+		jobj_num(&jo, "usd_per_gpu_hour", &s->cost.usd_per_gpu_hour, JNONNEG);
 		jobj_end(&jo);
 	}
 	sc->want_json = sc->want_csv = true;
@@ -704,16 +708,18 @@ static void warn_plausibility(const struct scenario *s, struct diag *d)
 	const struct topology *t = inputs_topology(s->in);
 	const struct model *m = inputs_model(s->in);
 
-	if (p->bucket_bytes > 10e9)
+	if (p->communication.bucket_bytes > 10e9)
 		diag_warn(d, s->meta.path, "/communication/bucket_MB", "%g MB is %g GB per gradient bucket; "
-			  "the unit is MB (1e6 bytes), not bytes", p->bucket_bytes / 1e6, p->bucket_bytes / 1e9);
-	if (p->tp > t->gpus_per_node)
+			  "the unit is MB (1e6 bytes), not bytes", p->communication.bucket_bytes / 1e6,
+			  p->communication.bucket_bytes / 1e9);
+	if (p->parallel.tp > t->gpus_per_node)
 		diag_warn(d, s->meta.path, "/parallel/tp", "tp = %d spans %d nodes of %d GPUs: every "
-			  "tensor-parallel collective crosses the inter-node fabric", p->tp,
-			  (p->tp + t->gpus_per_node - 1) / t->gpus_per_node, t->gpus_per_node);
-	if (model_arch(m)->model_parallel && p->tp > 1 && m->kv_heads % p->tp)
+			  "tensor-parallel collective crosses the inter-node fabric", p->parallel.tp,
+			  (p->parallel.tp + t->gpus_per_node - 1) / t->gpus_per_node, t->gpus_per_node);
+	if (model_arch(m)->model_parallel && p->parallel.tp > 1 && m->kv_heads % p->parallel.tp)
 		diag_warn(d, s->meta.path, "/parallel/tp", "tp = %d does not divide the model's %ld KV heads: "
-			  "each KV head is replicated on %ld ranks", p->tp, m->kv_heads, p->tp / m->kv_heads);
+			  "each KV head is replicated on %ld ranks", p->parallel.tp, m->kv_heads,
+			  p->parallel.tp / m->kv_heads);
 }
 
 /* "megatron-core, nemo, ..." (static buffer: one message at a time). */
@@ -873,10 +879,10 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	}
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
 	if (m && !model_arch(m)->sequence) {
-		if (s->plan.seq > 0)
+		if (s->plan.training.seq > 0)
 			diag_err(d, path, "/training/seq_len", "applies to transformer models only, "
 				 "not to CNN model '%s'", m->name);
-	} else if (have_training && s->plan.seq == 0)
+	} else if (have_training && s->plan.training.seq == 0)
 		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
 	if (diag_count(d) != before || !s->in)
 		goto err;

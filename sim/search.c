@@ -323,14 +323,15 @@ static double block_time(const struct inputs *in, const struct wl_shape *shp,
 static const struct price *price_of(struct search_cache *c, const struct plan *pl)
 {
 	for (int i = 0; i < c->np; i++)
-		if (c->p[i].mb == pl->micro_batch && c->p[i].tp == pl->tp && c->p[i].sp == pl->sp &&
-		    c->p[i].attn == pl->attention)
+		if (c->p[i].mb == pl->training.micro_batch && c->p[i].tp == pl->parallel.tp &&
+		    c->p[i].sp == pl->parallel.sp && c->p[i].attn == pl->training.attention)
 			return &c->p[i];
 	XGROW(c->p, c->capp, (size_t)c->np + 1);
 	struct price *p = &c->p[c->np++];
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct host_issue h = plan_host_issue(pl);
-	p->mb = pl->micro_batch, p->tp = pl->tp, p->sp = pl->sp, p->attn = pl->attention;
+	p->mb = pl->training.micro_batch, p->tp = pl->parallel.tp, p->sp = pl->parallel.sp,
+	p->attn = pl->training.attention;
 	p->f = block_time(c->in, &shp, &h, WL_ATTN, PASS_FWD, RECOMPUTE_NONE) +
 	       block_time(c->in, &shp, &h, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
 	double ab = block_time(c->in, &shp, &h, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
@@ -351,20 +352,22 @@ static double comm_time(struct search_cache *c, const struct plan *pl, int group
 {
 	struct comm *k = NULL;
 	for (int i = 0; i < c->nc; i++)
-		if (c->c[i].nodes == pl->nodes && c->c[i].tp == pl->tp && c->c[i].pp == pl->pp &&
-		    c->c[i].group == group && c->c[i].op == op && !strcmp(c->c[i].order, pl->order)) {
+		if (c->c[i].nodes == pl->nodes && c->c[i].tp == pl->parallel.tp && c->c[i].pp == pl->parallel.pp &&
+		    c->c[i].group == group && c->c[i].op == op && !strcmp(c->c[i].order, pl->parallel.order)) {
 			k = &c->c[i];
 			break;
 		}
 	if (!k) {
 		XGROW(c->c, c->capc, (size_t)c->nc + 1);
 		k = &c->c[c->nc++];
-		*k = (struct comm){ .nodes = pl->nodes, .tp = pl->tp, .pp = pl->pp, .dp = pl->dp,
+		*k = (struct comm){ .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
+				    .dp = pl->parallel.dp,
 				    .group = group, .op = op };
-		snprintf(k->order, sizeof(k->order), "%s", pl->order);
+		snprintf(k->order, sizeof(k->order), "%s", pl->parallel.order);
 		struct placement place;
-		placement_init(&place, pl->tp, pl->dp, pl->pp, pl->order);
-		int n, *ranks = xmalloc((size_t)(pl->tp > pl->dp ? pl->tp : pl->dp) * sizeof(int) + 2 * sizeof(int));
+		placement_init(&place, pl->parallel.tp, pl->parallel.dp, pl->parallel.pp, pl->parallel.order);
+		int most = pl->parallel.tp > pl->parallel.dp ? pl->parallel.tp : pl->parallel.dp;
+		int n, *ranks = xmalloc((size_t)most * sizeof(int) + 2 * sizeof(int));
 		if (group == 2) {
 			ranks[0] = 0;
 			ranks[1] = placement_stage_peer(&place, 0, 1);
@@ -373,7 +376,8 @@ static double comm_time(struct search_cache *c, const struct plan *pl, int group
 			n = placement_group(&place, group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
 		double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
 		for (int s = 0; s < 2 && n > 1; s++) {
-			struct coll_plan *cp = coll_plan_create(inputs_topology(c->in), pl->coll_algo, op, ranks, n, sz[s]);
+			struct coll_plan *cp = coll_plan_create(inputs_topology(c->in),
+								pl->communication.coll_algo, op, ranks, n, sz[s]);
 			if (cp) {
 				t[s] = fmax(cp->ideal_time_s, cp->nccl_time_s);
 				coll_plan_destroy(cp);
@@ -392,18 +396,19 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	const struct topology *t = inputs_topology(c->in);
 	const struct price *pr = price_of(c, pl);
 	struct precision prec;
-	precision_init(&prec, pl->precision, pl->fp8_comm);
-	if (pl->fp8_params)
+	precision_init(&prec, pl->training.precision, pl->training.fp8_comm);
+	if (pl->training.fp8_params)
 		precision_fp8_params(&prec);
-	int v = pl->schedule == SCHED_INTERLEAVED ? pl->interleave : 1;
+	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
 	double mbs = (double)plan_microbatches(pl);
-	double L = (double)m->layers / pl->pp;
-	double rc = pl->recompute == RECOMPUTE_FULL ? pr->f : pl->recompute == RECOMPUTE_SELECTIVE ? pr->sel : 0;
-	double act = (double)pl->micro_batch * pl->seq * m->hidden * dtype_bytes(prec.activation);
+	double L = (double)m->layers / pl->parallel.pp;
+	double rc = pl->parallel.recompute == RECOMPUTE_FULL ? pr->f :
+		    pl->parallel.recompute == RECOMPUTE_SELECTIVE ? pr->sel : 0;
+	double act = (double)pl->training.micro_batch * pl->training.seq * m->hidden * dtype_bytes(prec.activation);
 	double tpc = 0;
-	if (pl->tp > 1) {
-		int n = pl->recompute == RECOMPUTE_FULL ? 6 : 4;
-		if (pl->sp)
+	if (pl->parallel.tp > 1) {
+		int n = pl->parallel.recompute == RECOMPUTE_FULL ? 6 : 4;
+		if (pl->parallel.sp)
 			tpc = n * (comm_time(c, pl, 0, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
 							   dtype_bytes(prec.tp_comm)) +
 				   comm_time(c, pl, 0, COLL_REDUCE_SCATTER, act));
@@ -414,31 +419,32 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	double first = L * (layer + tpc) + pr->embed_f + pr->embed_b;
 	double last = L * (layer + tpc) + pr->head_f + pr->head_b;
 	double t_mb = fmax(first, last);
-	if (pl->pp > 1)
-		t_mb += 2.0 * v * comm_time(c, pl, 2, COLL_SENDRECV, act / pl->tp * (pl->sp ? 1 : pl->tp));
-	double pipe = (mbs + (double)(pl->pp - 1) / v) * t_mb;
+	if (pl->parallel.pp > 1)
+		t_mb += 2.0 * v * comm_time(c, pl, 2, COLL_SENDRECV,
+					    act / pl->parallel.tp * (pl->parallel.sp ? 1 : pl->parallel.tp));
+	double pipe = (mbs + (double)(pl->parallel.pp - 1) / v) * t_mb;
 
 	/* data parallel: gradients of a rank's parameters, overlapped with the
 	 * last micro-batch's backward */
-	double psi = L * model_layer_params(m) / pl->tp + model_embedding_params(m) / pl->tp;
-	double gbytes = psi * dtype_bytes(pl->grad_dtype), exposed = 0;
-	if (pl->dp > 1) {
-		double window = pl->overlap_grad_reduce ? L * pr->b : 0;
-		if (pl->zero == ZERO_3) {
-			double lp = L * model_layer_params(m) / pl->tp * dtype_bytes(prec.layer_weight);
+	double psi = L * model_layer_params(m) / pl->parallel.tp + model_embedding_params(m) / pl->parallel.tp;
+	double gbytes = psi * dtype_bytes(pl->training.grad_dtype), exposed = 0;
+	if (pl->parallel.dp > 1) {
+		double window = pl->communication.overlap_grad_reduce ? L * pr->b : 0;
+		if (pl->parallel.zero == ZERO_3) {
+			double lp = L * model_layer_params(m) / pl->parallel.tp * dtype_bytes(prec.layer_weight);
 			double per_mb = 2 * comm_time(c, pl, 1, COLL_ALLGATHER, lp) +
 					comm_time(c, pl, 1, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec.layer_weight) *
-									   dtype_bytes(pl->grad_dtype));
+									   dtype_bytes(pl->training.grad_dtype));
 			exposed = mbs * fmax(0, per_mb - L * layer);
 		} else {
-			double red = pl->zero == ZERO_0 ? comm_time(c, pl, 1, COLL_ALLREDUCE, gbytes)
+			double red = pl->parallel.zero == ZERO_0 ? comm_time(c, pl, 1, COLL_ALLREDUCE, gbytes)
 							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
 			exposed = fmax(0, red - window);
-			if (pl->zero != ZERO_0)
+			if (pl->parallel.zero != ZERO_0)
 				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.layer_weight));
 		}
 	}
-	double psi_opt = psi / (pl->zero >= ZERO_1 ? pl->dp : 1);
+	double psi_opt = psi / (pl->parallel.zero >= ZERO_1 ? pl->parallel.dp : 1);
 	double opt = psi_opt * prec.optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
 	double iter = pipe + exposed + opt;
 	if (busy)
@@ -549,21 +555,21 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					struct plan pl;
 					plan_init(&pl);
 					pl.nodes = (int)cl->nodes[ni];
-					pl.tp = tp, pl.pp = pp, pl.dp = (int)dp;
-					pl.interleave = v;
-					pl.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
-					pl.micro_batch = mb;
-					pl.global_batch = unit * ms[f];
-					pl.seq = g->seq;
-					pl.zero = (enum zero_stage)g->zero[z];
-					pl.recompute = (enum recompute)g->rc[r];
-					pl.sp = g->sp[s];
-					snprintf(pl.order, sizeof(pl.order), "%s", g->order[o]);
-					pl.precision = g->precision;
-					pl.grad_dtype = g->precision == DTYPE_TF32 ? DTYPE_FP32
+					pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
+					pl.parallel.interleave = v;
+					pl.parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
+					pl.training.micro_batch = mb;
+					pl.training.global_batch = unit * ms[f];
+					pl.training.seq = g->seq;
+					pl.parallel.zero = (enum zero_stage)g->zero[z];
+					pl.parallel.recompute = (enum recompute)g->rc[r];
+					pl.parallel.sp = g->sp[s];
+					snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
+					pl.training.precision = g->precision;
+					pl.training.grad_dtype = g->precision == DTYPE_TF32 ? DTYPE_FP32
 							: g->precision == DTYPE_FP8 ? DTYPE_BF16 : g->precision;
-					pl.train_tokens = g->train_tokens;
-					pl.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
+					pl.training.train_tokens = g->train_tokens;
+					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
 					plan_resolve(&pl, in);
 					st->enumerated++;
 					if (plan_check(&pl, in, g->path, &quiet)) {
@@ -579,7 +585,8 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					st->screened++;
 					struct candidate cd = { .plan = pl, .cluster = ci, .mem_bytes = mem.total_bytes };
 					cd.est_iter_s = search_estimate(cache, &pl, &cd.est_busy);
-					cd.est_tokens_per_s = (double)pl.global_batch * pl.seq / cd.est_iter_s;
+					cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
+							      cd.est_iter_s;
 					assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
 					XGROW(out, cap, (size_t)*n + 1);
 					out[(*n)++] = cd;

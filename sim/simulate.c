@@ -63,7 +63,7 @@ static int collect_cnn_ops(const struct inputs *in, const struct plan *pl, struc
 		for (int pass = PASS_FWD; pass <= PASS_BWD && !rc; pass++) {
 			struct op_list l;
 			op_list_init(&l);
-			rc = cnn_layer_ops(&net.v[i], (double)pl->micro_batch, pl->precision, pass,
+			rc = cnn_layer_ops(&net.v[i], (double)pl->training.micro_batch, pl->training.precision, pass,
 					   i == 0, fu, &l);
 			r->ops = xreallocarray(r->ops, (size_t)(r->nops + l.n), sizeof(*r->ops));
 			for (int j = 0; j < l.n && !rc; j++)
@@ -152,10 +152,10 @@ static int build_groups(const struct inputs *in, const struct plan *pl,
 {
 	const struct topology *topo = inputs_topology(in);
 	int nranks = place->nranks;
-	bool *need = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*need));
+	bool *need = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->parallel.pp, sizeof(*need));
 	int *rg = xreallocarray(NULL, (size_t)nranks, sizeof(*rg));
-	double *cfwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*cfwd));
-	double *cbwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->pp, sizeof(*cbwd));
+	double *cfwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->parallel.pp, sizeof(*cfwd));
+	double *cbwd = xcalloc((size_t)PLAN_MAX_NODE_GROUPS * pl->parallel.pp, sizeof(*cbwd));
 	int rc = -1;
 
 	for (int q = 0; q < nranks; q++) {
@@ -163,18 +163,18 @@ static int build_groups(const struct inputs *in, const struct plan *pl,
 		placement_coords(place, q, c);
 		rg[q] = plan_node_group(pl, topology_node_of(topo, q));
 		BUG_ON(rg[q] < 0, "rank %d on node %d outside the node groups", q, topology_node_of(topo, q));
-		need[rg[q] * pl->pp + c[DIM_PP]] = true;
+		need[rg[q] * pl->parallel.pp + c[DIM_PP]] = true;
 	}
-	for (int s = 0; s < pl->pp; s++)
+	for (int s = 0; s < pl->parallel.pp; s++)
 		r->stage[s].mem.fits = true;
 	bool first[PLAN_MAX_STAGES];
-	for (int s = 0; s < pl->pp; s++)
+	for (int s = 0; s < pl->parallel.pp; s++)
 		first[s] = true;
 	for (int k = 0; k < pl->ngroups; k++) {
 		const struct inputs *cin = in;
 		bool any = false;
-		for (int s = 0; s < pl->pp; s++)
-			any |= need[k * pl->pp + s];
+		for (int s = 0; s < pl->parallel.pp; s++)
+			any |= need[k * pl->parallel.pp + s];
 		if (!any)
 			continue;
 		if (memcmp(&pl->group[k].gpu, &topo->gpu, sizeof(topo->gpu)) != 0) {
@@ -185,12 +185,12 @@ static int build_groups(const struct inputs *in, const struct plan *pl,
 			}
 			cin = g->vin[k];
 		}
-		g->prog[k] = xcalloc((size_t)pl->pp, sizeof(*g->prog[k]));
+		g->prog[k] = xcalloc((size_t)pl->parallel.pp, sizeof(*g->prog[k]));
 		g->mem_fits[k] = true;
-		for (int s = 0; s < pl->pp; s++) {
+		for (int s = 0; s < pl->parallel.pp; s++) {
 			struct stage_result sr;
 			program_init(&g->prog[k][s]);
-			if (!need[k * pl->pp + s])
+			if (!need[k * pl->parallel.pp + s])
 				continue;
 			if (simulate_build_program(cin, pl, s, &g->prog[k][s], &sr)) {
 				diag_errf(d, "cannot build the program of stage %d on node group %d (%s)", s, k,
@@ -205,8 +205,8 @@ static int build_groups(const struct inputs *in, const struct plan *pl,
 				g->mem_capacity[k] = sr.mem.capacity_bytes;
 			}
 			g->mem_fits[k] = g->mem_fits[k] && sr.mem.fits;
-			cfwd[k * pl->pp + s] = sr.compute_fwd_s;
-			cbwd[k * pl->pp + s] = sr.compute_bwd_s;
+			cfwd[k * pl->parallel.pp + s] = sr.compute_fwd_s;
+			cbwd[k * pl->parallel.pp + s] = sr.compute_bwd_s;
 			/* memory: the stage's fullest GPU, relative to its own HBM */
 			struct mem_anatomy *mm = &r->stage[s].mem;
 			if (first[s] || sr.mem.total_bytes - sr.mem.capacity_bytes >
@@ -220,10 +220,10 @@ static int build_groups(const struct inputs *in, const struct plan *pl,
 		}
 	}
 	/* the stage's compute figures: its first rank's GPU */
-	for (int s = 0; s < pl->pp; s++) {
+	for (int s = 0; s < pl->parallel.pp; s++) {
 		int k = rg[placement_rank(place, 0, 0, s)];
-		r->stage[s].compute_fwd_s = cfwd[k * pl->pp + s];
-		r->stage[s].compute_bwd_s = cbwd[k * pl->pp + s];
+		r->stage[s].compute_fwd_s = cfwd[k * pl->parallel.pp + s];
+		r->stage[s].compute_bwd_s = cbwd[k * pl->parallel.pp + s];
 	}
 	g->rank_prog = xreallocarray(NULL, (size_t)nranks, sizeof(*g->rank_prog));
 	for (int q = 0; q < nranks; q++) {
@@ -287,18 +287,18 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 static const char *fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
 			       bool drift)
 {
-	if (pl->fold == FOLD_OFF)
+	if (pl->simulation.fold == FOLD_OFF)
 		return "simulation.fold is \"off\"";
-	if (pl->fold == FOLD_EXACT && tree_pp)
+	if (pl->simulation.fold == FOLD_EXACT && tree_pp)
 		return "a tree all-reduce with a pipeline loads its members' NICs unequally, so the "
 		       "replicas' timelines differ: \"exact\" simulates every rank";
-	if (pl->fold == FOLD_EXACT && drift)
+	if (pl->simulation.fold == FOLD_EXACT && drift)
 		return "a pipeline of more than 2 stages with data-parallel groups whose members' "
 		       "paths differ (a ring over several leaves) lets the replicas' timelines drift "
 		       "apart: \"exact\" simulates every rank";
-	if ((long)pl->tp * pl->cp * pl->dp <= 1)
+	if ((long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp <= 1)
 		return "one rank per pipeline stage: nothing to fold";
-	if (pl->dp_sync == DP_SYNC_PS)
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		return "parameter servers: the replicas' pushes and pulls are not identical";
 	if (plan_mixed_gpus(pl))
 		return "node groups with different GPUs make the replicas differ";
@@ -306,7 +306,7 @@ static const char *fold_reason(const struct plan *pl, const struct topology *t, 
 		return t->fabric == FABRIC_RAIL
 		       ? "the rail fabric is not symmetric at this node count (a partly filled rail switch)"
 		       : "the fat tree is not symmetric at this node count (a partly filled leaf or pod)";
-	if (t->fabric != FABRIC_NONBLOCKING && !strcmp(pl->coll_algo, "tree"))
+	if (t->fabric != FABRIC_NONBLOCKING && !strcmp(pl->communication.coll_algo, "tree"))
 		return "a forced tree all-reduce across switches is not folded exactly";
 	return NULL;
 }
@@ -338,7 +338,7 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
 		    k->bytes <= 0 || k->bytes * k->count == last)
 			continue;
 		last = k->bytes * k->count;
-		struct coll_plan *cp = coll_plan_create(t, pl->coll_algo, COLL_ALLREDUCE, mem, n, last);
+		struct coll_plan *cp = coll_plan_create(t, pl->communication.coll_algo, COLL_ALLREDUCE, mem, n, last);
 		if (!cp) {
 			rc = -1;
 			break;
@@ -407,11 +407,11 @@ static int build_programs(const struct inputs *in, const struct plan *pl,
 {
 	struct cost *cost = inputs_cost(in);
 
-	r->nstages = pl->pp;
-	r->stage = xcalloc((size_t)pl->pp, sizeof(*r->stage));
-	P->progs = xcalloc((size_t)pl->pp, sizeof(*P->progs));
-	P->pp = xcalloc((size_t)pl->pp, sizeof(*P->pp));
-	for (int s = 0; s < pl->pp; s++) {
+	r->nstages = pl->parallel.pp;
+	r->stage = xcalloc((size_t)pl->parallel.pp, sizeof(*r->stage));
+	P->progs = xcalloc((size_t)pl->parallel.pp, sizeof(*P->progs));
+	P->pp = xcalloc((size_t)pl->parallel.pp, sizeof(*P->pp));
+	for (int s = 0; s < pl->parallel.pp; s++) {
 		program_init(&P->progs[s]);
 		P->pp[s] = &P->progs[s];
 		if (simulate_build_program(in, pl, s, &P->progs[s], &r->stage[s]))
@@ -462,23 +462,26 @@ static int fold_decide(const struct inputs *in, const struct plan *pl, const str
 		       struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
-	bool tree_pp = pl->pp > 1 && pl->dp > 1 && !strcmp(pl->coll_algo, "tree");
+	bool tree_pp = pl->parallel.pp > 1 && pl->parallel.dp > 1 && !strcmp(pl->communication.coll_algo, "tree");
 	bool drift = false;
-	if (pl->fold == FOLD_EXACT && !tree_pp && pl->pp > 1 && pl->dp > 1 && pl->dp_sync != DP_SYNC_PS) {
+	if (pl->simulation.fold == FOLD_EXACT && !tree_pp && pl->parallel.pp > 1 && pl->parallel.dp > 1 &&
+	    pl->parallel.dp_sync != DP_SYNC_PS) {
 		int u = dp_reduce_alike(topo, pl, place, s0);
 		if (u < 0)
 			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
-					 pl->coll_algo);
+					 pl->communication.coll_algo);
 		tree_pp = u == DP_UNEQUAL_BYTES;
-		drift = u == DP_UNEQUAL_PATHS && pl->pp > 2;
+		drift = u == DP_UNEQUAL_PATHS && pl->parallel.pp > 2;
 	}
-	*fold = pl->fold == FOLD_ON || (pl->fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
-		    (pl->fold == FOLD_AUTO && pl->dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
+	*fold = pl->simulation.fold == FOLD_ON ||
+		    (pl->simulation.fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
+		    (pl->simulation.fold == FOLD_AUTO && pl->parallel.dp_sync != DP_SYNC_PS &&
+		     !plan_mixed_gpus(pl) &&
 		     topology_is_symmetric(topo, pl->nodes) &&
-		     (long)pl->tp * pl->cp * pl->dp > 1 &&
+		     (long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp > 1 &&
 		     /* a forced tree is not exact folded beyond one switch (the
 		      * residue of issue 16): simulate every rank */
-		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->coll_algo, "tree") != 0));
+		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->communication.coll_algo, "tree") != 0));
 	r->folded = *fold;
 	r->fold_reason = *fold ? NULL : fold_reason(pl, topo, tree_pp, drift);
 	return 0;
@@ -511,7 +514,8 @@ static double compute_bound_share(const struct inputs *in, const struct plan *pl
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list l;
 			op_list_init(&l);
-			int rc = cnn ? cnn_layer_ops(&net.v[i], (double)pl->micro_batch, pl->precision,
+			int rc = cnn ? cnn_layer_ops(&net.v[i], (double)pl->training.micro_batch,
+						     pl->training.precision,
 						     pass, i == 0, fu, &l)
 				     : workload_block(m, &shp, i ? WL_MLP : WL_ATTN, pass,
 						      RECOMPUTE_NONE, &l);
@@ -535,8 +539,8 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 {
 	const struct topology *topo = inputs_topology(in);
 	J->job = (struct engine_job){ .topo = topo, .nodes = pl->nodes, .pl = place,
-				      .stage_prog = P->pp, .coll_algo = pl->coll_algo, .fold = fold,
-				      .fold_exact = fold && pl->fold == FOLD_EXACT,
+				      .stage_prog = P->pp, .coll_algo = pl->communication.coll_algo, .fold = fold,
+				      .fold_exact = fold && pl->simulation.fold == FOLD_EXACT,
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
@@ -544,22 +548,23 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 	if (r > 0 && r < 1)
 		J->job.overlap_clock_slowdown = 1 + compute_bound_share(in, pl) * (1 / r - 1);
 	J->ps = (struct engine_ps){
-		.servers = pl->ps_servers, .colocated = pl->ps_attach == PS_ATTACH_GPUS,
-		.round_robin = pl->ps_shard == PS_SHARD_ROUND_ROBIN,
-		.async = pl->ps_async, .staleness = pl->ps_staleness,
-		.nic_bw_Bps = pl->ps_nic_Bps > 0 ? pl->ps_nic_Bps : topo->nic_bw_Bps,
-		.nic_latency_s = pl->ps_latency_s >= 0 ? pl->ps_latency_s : topo->nic_latency_s,
+		.servers = pl->parallel.ps.servers, .colocated = pl->parallel.ps.attach == PS_ATTACH_GPUS,
+		.round_robin = pl->parallel.ps.shard == PS_SHARD_ROUND_ROBIN,
+		.async = pl->parallel.ps.async, .staleness = pl->parallel.ps.staleness,
+		.nic_bw_Bps = pl->parallel.ps.nic_Bps > 0 ? pl->parallel.ps.nic_Bps : topo->nic_bw_Bps,
+		.nic_latency_s = pl->parallel.ps.latency_s >= 0 ? pl->parallel.ps.latency_s : topo->nic_latency_s,
 	};
-	if (pl->dp_sync == DP_SYNC_PS) {
+	if (pl->parallel.dp_sync == DP_SYNC_PS) {
 		J->job.ps = &J->ps;
-		if (pl->ps_async)
-			J->job.repeat = pl->ps_iterations;
+		if (pl->parallel.ps.async)
+			J->job.repeat = pl->parallel.ps.iterations;
 	}
-	for (int i = 0; i < pl->ndegraded; i++)
-		J->deg[i] = (struct platform_degrade){ pl->degraded[i].link, pl->degraded[i].bw_factor,
-						       pl->degraded[i].latency_factor };
+	for (int i = 0; i < pl->simulation.ndegraded; i++)
+		J->deg[i] = (struct platform_degrade){ pl->simulation.degraded[i].link,
+						       pl->simulation.degraded[i].bw_factor,
+						       pl->simulation.degraded[i].latency_factor };
 	J->job.degraded = J->deg;
-	J->job.ndegraded = pl->ndegraded;
+	J->job.ndegraded = pl->simulation.ndegraded;
 	J->job.rank_prog = P->grp.rank_prog;
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;
@@ -579,27 +584,27 @@ static void derive_speed(const struct inputs *in, const struct plan *pl, struct 
 		struct moe_balance bal;
 		workload_moe_balance(m, &shp, &bal);
 		struct precision pr;
-		precision_init(&pr, pl->precision, false);
+		precision_init(&pr, pl->training.precision, false);
 		r->moe = true;
 		r->moe_imbalance = bal.imbalance;
 		r->moe_rank_load = bal.rank_load;
 		r->moe_dropped_fraction = 1 - bal.kept_fraction;
-		r->moe_a2a_bytes = (double)pl->micro_batch * (double)pl->seq / pl->cp /
-				   (pl->sp ? pl->tp : 1) * (double)m->moe.top_k * bal.rank_load *
+		r->moe_a2a_bytes = (double)pl->training.micro_batch * (double)pl->training.seq / pl->parallel.cp /
+				   (pl->parallel.sp ? pl->parallel.tp : 1) * (double)m->moe.top_k * bal.rank_load *
 				   (double)m->hidden * dtype_bytes(pr.activation);
 	}
 	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->eng->iteration_s;
-	r->samples_per_s = (double)pl->global_batch / r->iteration_s;
-	r->tokens_per_s = r->samples_per_s * (double)pl->seq;
-	r->model_flops = model_iteration_flops(m, (double)pl->global_batch, (double)pl->seq);
+	r->samples_per_s = (double)pl->training.global_batch / r->iteration_s;
+	r->tokens_per_s = r->samples_per_s * (double)pl->training.seq;
+	r->model_flops = model_iteration_flops(m, (double)pl->training.global_batch, (double)pl->training.seq);
 	r->hardware_flops = builders_find(m)->hardware_flops(in, pl);
-	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->precision];
+	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->training.precision];
 	if (pl->ngroups > 0) {
 		/* the mean peak of the job's GPUs */
 		double sum = 0;
 		for (int g = 0; g < pl->ngroups; g++)
-			sum += (double)pl->group[g].nodes * pl->group[g].gpu.peak_flops[pl->precision];
+			sum += (double)pl->group[g].nodes * pl->group[g].gpu.peak_flops[pl->training.precision];
 		r->peak_flops_per_gpu = sum / pl->nodes;
 	}
 	r->model_tflops_per_gpu = r->model_flops / r->iteration_s / r->gpus / 1e12;
@@ -619,7 +624,7 @@ static void derive_memory(const struct inputs *in, const struct plan *pl,
 
 	r->fits = true;
 	r->worst_total_bytes = 0;
-	for (int s = 0; s < pl->pp; s++) {
+	for (int s = 0; s < pl->parallel.pp; s++) {
 		struct stage_result *sr = &r->stage[s];
 		int rank = placement_rank(place, 0, 0, s);
 		sr->bubble_s = r->eng->rank[rank].bubble_s;
@@ -635,7 +640,7 @@ static void derive_memory(const struct inputs *in, const struct plan *pl,
 	if (pl->ngroups > 0) {
 		/* each stage was checked on every GPU holding it (build_groups()) */
 		double worst = -INFINITY;
-		for (int s = 0; s < pl->pp; s++) {
+		for (int s = 0; s < pl->parallel.pp; s++) {
 			const struct mem_anatomy *mm = &r->stage[s].mem;
 			if (mm->total_bytes - mm->capacity_bytes > worst) {
 				worst = mm->total_bytes - mm->capacity_bytes;
@@ -657,10 +662,10 @@ static void derive_training(const struct plan *pl, struct result *r)
 			sum += r->eng->rank[i].sent_bytes[k];
 		r->comm_bytes_per_gpu[k] = sum / r->eng->nranks;
 	}
-	if (pl->train_tokens > 0) {
-		r->time_to_train_s = pl->train_tokens / r->tokens_per_s;
+	if (pl->training.train_tokens > 0) {
+		r->time_to_train_s = pl->training.train_tokens / r->tokens_per_s;
 		r->gpu_hours = r->time_to_train_s / 3600 * r->gpus;
-		r->cost_usd = r->gpu_hours * pl->usd_per_gpu_hour;
+		r->cost_usd = r->gpu_hours * pl->cost.usd_per_gpu_hour;
 	}
 }
 
@@ -685,19 +690,20 @@ static int check_figures(const struct inputs *in, const struct result *r, struct
 static void rank0_groups(const struct plan *pl, const struct placement *place,
 			 const struct topology *topo, struct result *r)
 {
-	r->tp_group0 = xcalloc((size_t)pl->tp, sizeof(int));
-	r->dp_group0 = xcalloc((size_t)pl->dp * pl->cp, sizeof(int));
-	r->cp_group0 = xcalloc((size_t)pl->cp, sizeof(int));
-	r->pp_ranks0 = xcalloc((size_t)pl->pp, sizeof(int));
+	r->tp_group0 = xcalloc((size_t)pl->parallel.tp, sizeof(int));
+	r->dp_group0 = xcalloc((size_t)pl->parallel.dp * pl->parallel.cp, sizeof(int));
+	r->cp_group0 = xcalloc((size_t)pl->parallel.cp, sizeof(int));
+	r->pp_ranks0 = xcalloc((size_t)pl->parallel.pp, sizeof(int));
 	r->ntp0 = placement_group(place, GROUP_TP, 0, r->tp_group0);
 	r->ndp0 = placement_group(place, GROUP_DP, 0, r->dp_group0);
-	r->npp0 = pl->pp;
-	for (int s = 0; s < pl->pp; s++)
+	r->npp0 = pl->parallel.pp;
+	for (int s = 0; s < pl->parallel.pp; s++)
 		r->pp_ranks0[s] = placement_stage_peer(place, 0, s);
 	r->ncp0 = placement_group(place, GROUP_CP, 0, r->cp_group0);
-	BUG_ON(r->ntp0 != pl->tp || r->ndp0 != pl->dp * pl->cp || r->ncp0 != pl->cp,
+	BUG_ON(r->ntp0 != pl->parallel.tp || r->ndp0 != pl->parallel.dp * pl->parallel.cp ||
+	       r->ncp0 != pl->parallel.cp,
 	       "placement groups of %d, %d and %d ranks for tp %d, dp %d, cp %d",
-	       r->ntp0, r->ndp0, r->ncp0, pl->tp, pl->dp, pl->cp);
+	       r->ntp0, r->ndp0, r->ncp0, pl->parallel.tp, pl->parallel.dp, pl->parallel.cp);
 	topology_group_links(topo, r->cp_group0, r->ncp0, r->links_cp, sizeof(r->links_cp));
 	topology_group_links(topo, r->tp_group0, r->ntp0, r->links_tp, sizeof(r->links_tp));
 	topology_group_links(topo, r->dp_group0, r->ndp0, r->links_dp, sizeof(r->links_dp));
@@ -717,8 +723,9 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	double t0 = now_s();
 
 	result_begin(in, pl, r);
-	if (placement_init_ep(&place, pl->tp, pl->cp, pl->ep, pl->dp, pl->pp, pl->order))
-		return diag_errf(d, "invalid rank order '%s'", pl->order);
+	if (placement_init_ep(&place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
+			      pl->parallel.pp, pl->parallel.order))
+		return diag_errf(d, "invalid rank order '%s'", pl->parallel.order);
 	if (build_programs(in, pl, &place, &P, r, d))
 		goto out;
 	/* stragglers, GPUs throttled on their own (not the whole job) and the
@@ -749,7 +756,7 @@ out:
 	r->sim_wall_s = now_s() - t0;
 	free(J.thr);
 	free(distinct);
-	programs_finish(&P, pl->pp);
+	programs_finish(&P, pl->parallel.pp);
 	return rc;
 }
 

@@ -34,12 +34,12 @@ struct engine_throttle *whatif_throttle_windows(const struct plan *pl, const str
 					       int nranks, int *n)
 {
 	*n = 0;
-	if (pl->nthrottle == 0)
+	if (pl->simulation.nthrottle == 0)
 		return NULL;
 	struct engine_throttle *w = NULL;
 	size_t cap = 0;
-	for (int i = 0; i < pl->nthrottle; i++) {
-		const struct plan_throttle *t = &pl->throttle[i];
+	for (int i = 0; i < pl->simulation.nthrottle; i++) {
+		const struct plan_throttle *t = &pl->simulation.throttle[i];
 		for (int q = 0; q < nranks; q++) {
 			if (t->n > 0 && !throttle_lists(t, topo, q))
 				continue;
@@ -134,8 +134,8 @@ static int side_runs(const struct plan *pl, const struct engine_job *job0, int n
 		     double *times, int *crit, struct result *r, struct diag *d)
 {
 	struct side_jobs sj = { .pl = pl, .job0 = job0, .nranks = nranks,
-				.niter = pl->iterations > 1 ? pl->iterations - 1 : 0,
-				.nsens = pl->sensitivity ? 1 + job0->ndegraded : 0 };
+				.niter = pl->simulation.iterations > 1 ? pl->simulation.iterations - 1 : 0,
+				.nsens = pl->simulation.sensitivity ? 1 + job0->ndegraded : 0 };
 	int n = sj.niter + sj.nsens, rc = 0;
 	if (n == 0)
 		return 0;
@@ -148,7 +148,7 @@ static int side_runs(const struct plan *pl, const struct engine_job *job0, int n
 	for (int i = 0; i < sj.niter && !rc; i++) {
 		const struct result_row *row = &sj.rows[i];
 		if (row->status != RESULT_OK)
-			rc = diag_errf(d, "sampled iteration %d of %d failed: %s", i + 1, pl->iterations,
+			rc = diag_errf(d, "sampled iteration %d of %d failed: %s", i + 1, pl->simulation.iterations,
 				       row->reason);
 		times[i + 1] = row->iteration_s;
 		crit[i + 1] = row->status == RESULT_OK ? row->critical_rank : -1;
@@ -218,22 +218,22 @@ unsigned char *whatif_distinct_ranks(const struct plan *pl, const struct topolog
 				     bool *any)
 {
 	*any = false;
-	if (!plan_has_stragglers(pl) && pl->nthrottle == 0 && pl->ndegraded == 0)
+	if (!plan_has_stragglers(pl) && pl->simulation.nthrottle == 0 && pl->simulation.ndegraded == 0)
 		return NULL;
 	unsigned char *distinct = xcalloc((size_t)nranks, 1);
 	plan_straggler_mask(pl, nranks, distinct);
-	if (pl->ndegraded > 0) {
+	if (pl->simulation.ndegraded > 0) {
 		unsigned char *nm = xcalloc((size_t)pl->nodes, 1);
-		for (int i = 0; i < pl->ndegraded; i++)
-			platform_link_nodes(topo, pl->nodes, pl->degraded[i].link, nm);
+		for (int i = 0; i < pl->simulation.ndegraded; i++)
+			platform_link_nodes(topo, pl->nodes, pl->simulation.degraded[i].link, nm);
 		for (int q = 0; q < nranks; q++)
 			distinct[q] |= nm[topology_node_of(topo, q)];
 		free(nm);
 	}
 	/* a window over the whole job (no ranks, no nodes) keeps replicas alike */
-	for (int i = 0; i < pl->nthrottle; i++)
+	for (int i = 0; i < pl->simulation.nthrottle; i++)
 		for (int q = 0; q < nranks; q++)
-			distinct[q] |= throttle_lists(&pl->throttle[i], topo, q);
+			distinct[q] |= throttle_lists(&pl->simulation.throttle[i], topo, q);
 	for (int q = 0; q < nranks && !*any; q++)
 		*any = distinct[q];
 	return distinct;
@@ -241,7 +241,7 @@ unsigned char *whatif_distinct_ranks(const struct plan *pl, const struct topolog
 
 int whatif_run(const struct plan *pl, struct engine_job *job, struct result *r, struct diag *d)
 {
-	int nranks = job->pl->nranks, nit = pl->iterations > 1 ? pl->iterations : 1;
+	int nranks = job->pl->nranks, nit = pl->simulation.iterations > 1 ? pl->simulation.iterations : 1;
 	double *speed = xreallocarray(NULL, (size_t)nranks, sizeof(*speed));
 	double *times = xcalloc((size_t)nit, sizeof(*times));
 	int *crit = xcalloc((size_t)nit, sizeof(*crit));

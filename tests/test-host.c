@@ -61,12 +61,12 @@ static void price(const char *model_path, const char *stack, long seq, bool grap
 	struct plan pl;
 	plan_init(&pl);
 	pl.nodes = 1;
-	pl.dp = 8;
-	pl.seq = seq;
-	pl.global_batch = 8;
-	pl.stack = stack_index(stack_find(stack));
-	pl.stack_set = true;
-	pl.cuda_graphs = graphs;
+	pl.parallel.dp = 8;
+	pl.training.seq = seq;
+	pl.training.global_batch = 8;
+	pl.compute.stack = stack_index(stack_find(stack));
+	pl.compute.stack_set = true;
+	pl.compute.cuda_graphs = graphs;
 	plan_resolve(&pl, in);
 	cr_assert_eq(blocks_price(&pl, inputs_model(in), inputs_cost(in), bk), 0);
 	struct wl_shape shp = plan_wl_shape(&pl);

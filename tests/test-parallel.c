@@ -265,14 +265,14 @@ static struct plan cp_plan(struct inputs *in, int cp, enum cp_comm comm, int tp,
 	struct plan pl;
 	plan_init(&pl);
 	pl.nodes = 1;
-	pl.tp = tp;
-	pl.sp = tp > 1;
-	pl.cp = cp;
-	pl.cp_comm = comm;
-	pl.seq = 1024;
-	pl.global_batch = mbs * (8 / (tp * cp));
-	pl.attention = ATTN_FLASH;
-	pl.attention_set = true;
+	pl.parallel.tp = tp;
+	pl.parallel.sp = tp > 1;
+	pl.parallel.cp = cp;
+	pl.parallel.cp_comm = comm;
+	pl.training.seq = 1024;
+	pl.training.global_batch = mbs * (8 / (tp * cp));
+	pl.training.attention = ATTN_FLASH;
+	pl.training.attention_set = true;
 	plan_resolve(&pl, in);
 	struct diag dg;
 	diag_init(&dg, stderr);
@@ -407,7 +407,7 @@ Test(parallel, tp_comm_overlap_splits_sp_collectives_into_ring_steps)
 		int tp = tps[c];
 		long mbs = 3, L = 2;
 		struct plan off = cp_plan(in, 1, CP_P2P, tp, mbs), on = off;
-		on.tp_comm_overlap = true;
+		on.communication.tp_comm_overlap = true;
 		double bytes[2] = { 0, 0 }, compute[2] = { 0, 0 };
 		int steps = 0, bulk = 0;
 		for (int k = 0; k < 2; k++) {
@@ -540,10 +540,10 @@ static struct plan zero3_plan(struct inputs *in, const char *fw, int nodes, long
 	struct plan pl;
 	plan_init(&pl);
 	pl.nodes = nodes;
-	pl.zero = ZERO_3;
+	pl.parallel.zero = ZERO_3;
 	pl.given |= PLAN_GIVEN_ZERO;
-	pl.seq = 1024;
-	pl.global_batch = mbs * 8 * nodes;
+	pl.training.seq = 1024;
+	pl.training.global_batch = mbs * 8 * nodes;
 	pl.framework = fw ? framework_id(fw) : -1;
 	plan_resolve(&pl, in);
 	struct diag dg;
@@ -603,7 +603,7 @@ Test(parallel, zero3_replay_pays_each_collective_and_its_steps)
 	struct inputs *in = wide_inputs(d);
 	for (int nodes = 1; nodes <= 2; nodes++) {
 		struct plan pl = zero3_plan(in, "fsdp2", nodes, 1);
-		snprintf(pl.coll_algo, sizeof(pl.coll_algo), "ring");
+		snprintf(pl.communication.coll_algo, sizeof(pl.communication.coll_algo), "ring");
 		struct result r;
 		struct diag dg;
 		diag_init(&dg, stderr);

@@ -167,10 +167,10 @@ Test(plan, check_has_no_side_effects_and_counts_every_problem)
 
 	plan_init(&p);
 	p.nodes = 2;
-	p.seq = 4096;
-	p.global_batch = 1024;
+	p.training.seq = 4096;
+	p.training.global_batch = 1024;
 	plan_resolve(&p, in);
-	cr_assert_eq(p.dp, 16);
+	cr_assert_eq(p.parallel.dp, 16);
 	copy = p;
 	diag_init(&d, NULL);
 	cr_expect_eq(plan_check(&p, in, "plan", &d), 0, "%s", diag_text(&d));
@@ -178,7 +178,7 @@ Test(plan, check_has_no_side_effects_and_counts_every_problem)
 	diag_finish(&d);
 
 	/* tp 3 does not divide 16 GPUs: one problem, reported with its path */
-	p.tp = 3;
+	p.parallel.tp = 3;
 	copy = p;
 	diag_init(&d, NULL);
 	cr_expect_eq(plan_check(&p, in, "plan", &d), 1);
@@ -190,10 +190,10 @@ Test(plan, check_has_no_side_effects_and_counts_every_problem)
 	/* several problems at once: sp without tp, micro-batch not dividing */
 	plan_init(&p);
 	p.nodes = 2;
-	p.dp = 16;
-	p.seq = 4096;
-	p.global_batch = 1000;
-	p.sp = true;
+	p.parallel.dp = 16;
+	p.training.seq = 4096;
+	p.training.global_batch = 1000;
+	p.parallel.sp = true;
 	diag_init(&d, NULL);
 	cr_expect_eq(plan_check(&p, in, "plan", &d), 2, "%s", diag_text(&d));
 	cr_expect(strstr(diag_text(&d), "sequence parallelism needs tp > 1"));
@@ -263,7 +263,7 @@ Test(plan, is_a_pointer_free_value_that_survives_a_pipe, .timeout = 120)
 	struct scenario *s = scenario_load(path, &d);
 	cr_assert(s, "%s", diag_text(&d));
 	cr_expect_eq(memcmp(copy, &s->plan, sizeof(*copy)), 0, "the plan changed through the pipe");
-	cr_expect_str_eq(copy->order, "tp,cp,dp,pp");
+	cr_expect_str_eq(copy->parallel.order, "tp,cp,dp,pp");
 	diag_finish(&d);
 	diag_init(&d, NULL);
 	cr_expect_eq(plan_check(copy, s->in, "copy", &d), 0, "%s", diag_text(&d));

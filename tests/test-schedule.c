@@ -158,7 +158,7 @@ Test(schedule, interleaved_inflight_matches_megatron_factor)
 static struct engine_result replay_layers(enum sched_kind k, const struct plan *pl, long L, int m,
 					  double tf, double tb)
 {
-	int p = pl->pp, v = k == SCHED_INTERLEAVED ? pl->interleave : 1, nv = p * v;
+	int p = pl->parallel.pp, v = k == SCHED_INTERLEAVED ? pl->parallel.interleave : 1, nv = p * v;
 	struct topology *t = free_network(p);
 	struct program *progs = calloc((size_t)p, sizeof(*progs));
 	struct program **pp = calloc((size_t)p, sizeof(*pp));
@@ -206,8 +206,8 @@ Test(schedule, uneven_stages_bubble_is_the_closed_form)
 {
 	struct plan pl;
 	plan_init(&pl);
-	pl.pp = 2;
-	pl.first_stage_layers = 1;
+	pl.parallel.pp = 2;
+	pl.parallel.first_stage_layers = 1;
 	const double tf = 1, tb = 2;
 	const int m = 8;
 	struct engine_result r = replay_layers(SCHED_1F1B, &pl, 4, m, tf, tb);
@@ -226,12 +226,12 @@ Test(schedule, explicit_vstage_layers_reach_the_replay)
 {
 	struct plan pl;
 	plan_init(&pl);
-	pl.pp = 4;
-	pl.interleave = 2;
-	pl.schedule = SCHED_INTERLEAVED;
-	pl.nvstage_layers = 8;
+	pl.parallel.pp = 4;
+	pl.parallel.interleave = 2;
+	pl.parallel.schedule = SCHED_INTERLEAVED;
+	pl.parallel.nvstage_layers = 8;
 	for (int i = 0; i < 8; i++)
-		pl.vstage_layers[i] = 2;
+		pl.parallel.vstage_layers[i] = 2;
 	const int m = 8;
 	struct engine_result r = replay_layers(SCHED_INTERLEAVED, &pl, 16, m, 0.5, 1.0);
 	double ideal = m * 4 * (0.5 + 1.0);
@@ -246,11 +246,11 @@ Test(schedule, first_and_last_stage_layers_split_over_chunks)
 {
 	struct plan pl;
 	plan_init(&pl);
-	pl.pp = 16;
-	pl.interleave = 2;
-	pl.schedule = SCHED_INTERLEAVED;
-	pl.first_stage_layers = 7;
-	pl.last_stage_layers = 7;
+	pl.parallel.pp = 16;
+	pl.parallel.interleave = 2;
+	pl.parallel.schedule = SCHED_INTERLEAVED;
+	pl.parallel.first_stage_layers = 7;
+	pl.parallel.last_stage_layers = 7;
 	int nv = 32, total = 0, first, want_first = 0;
 	for (int vs = 0; vs < nv; vs++) {
 		int stage = vs % 16, chunk = vs / 16;
