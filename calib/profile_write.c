@@ -30,7 +30,7 @@ static FILE *open_tmp(const char *path, struct atomic_file *af)
 {
 	int e = atomic_file_open(af, path);
 	if (e) {
-		calib_error("cannot create file: %s '%s'", strerror(-e), path);
+		calib_error("cannot create file: %s '%s'", atomic_file_strerror(-e), path);
 		return NULL;
 	}
 	return af->f;
@@ -41,7 +41,7 @@ static int commit(struct atomic_file *af, const char *path)
 {
 	int e = atomic_file_commit(af);
 	if (e)
-		return calib_error("cannot write file: %s '%s'", strerror(-e), path);
+		return calib_error("cannot write file: %s '%s'", atomic_file_strerror(-e), path);
 	return 0;
 }
 

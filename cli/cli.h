@@ -47,6 +47,12 @@ void cmd_collective_usage(FILE *f);
  * or EXIT_USAGE after saying what was expected (nan, junk, out of range). */
 int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out);
 
+/* The one rule for outputs (util/atomic_file.h): an output path ("-" and
+ * NULL pass) must be a regular file or nothing. Returns 0, or EXIT_INPUT
+ * after "ddlsim: error: 'p' is a FIFO, expected a regular file or nothing
+ * (refusing to replace it)". */
+int cli_check_output(const char *path);
+
 /* Print "ddlsim: error: ..." to stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -483,25 +483,25 @@ static void write_json(FILE *f, const struct args *a, const struct topology *t,
 	fprintf(f, "\n  ]\n}\n");
 }
 
-/* Write to path atomically, or to stdout for "-". 0 or -1 after reporting. */
+/* Write to path's staged temporary *af (published by the caller with the
+ * other output), or to stdout for "-". 0 or -1 after reporting. */
 static int write_out(const char *path, int json, const struct args *a, const struct topology *t,
 		     const struct row *rows, int nrows, const struct engine_coll_point *pts, int n,
-		     struct diag *d)
+		     struct atomic_file *af, struct diag *d)
 {
-	struct atomic_file af;
 	FILE *f = stdout;
 	int e;
 	if (strcmp(path, "-")) {
-		if ((e = atomic_file_open(&af, path)))
-			return diag_errf(d, "%s: cannot write: %s", path, strerror(-e));
-		f = af.f;
+		if ((e = atomic_file_open(af, path)))
+			return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(-e));
+		f = af->f;
 	}
 	if (json)
 		write_json(f, a, t, rows, nrows, pts, n);
 	else
 		write_csv(f, rows, nrows, pts, n);
-	if (f != stdout && (e = atomic_file_commit(&af)))
-		return diag_errf(d, "%s: cannot write: %s", path, strerror(-e));
+	if (f != stdout && (e = atomic_file_stage(af)))
+		return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(-e));
 	return 0;
 }
 
@@ -516,6 +516,8 @@ int cmd_collective(int argc, char **argv)
 	struct diag d;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
+		return rc;
+	if ((rc = cli_check_output(a.csv)) || (rc = cli_check_output(a.json)))
 		return rc;
 	int nsizes = sizes_of(&a, NULL);
 	if (nsizes < 0)
@@ -607,10 +609,19 @@ int cmd_collective(int argc, char **argv)
 		print_nccl_tests(stdout, &a, t, n, rows, r0, r1, pts);
 		r0 = r1;
 	}
-	if (a.csv && write_out(a.csv, 0, &a, t, rows, nrows, pts, n, &d))
+	/* both files or neither (util/atomic_file.h) */
+	struct atomic_file af[2] = { 0 };
+	int e;
+	if ((a.csv && write_out(a.csv, 0, &a, t, rows, nrows, pts, n, &af[0], &d)) ||
+	    (a.json && write_out(a.json, 1, &a, t, rows, nrows, pts, n, &af[1], &d))) {
+		atomic_file_abort(&af[0]);
+		atomic_file_abort(&af[1]);
 		goto out_mem;
-	if (a.json && write_out(a.json, 1, &a, t, rows, nrows, pts, n, &d))
+	}
+	if ((e = atomic_file_publish(af, 2))) {
+		diag_errf(&d, "%s: cannot write: %s", a.csv ? a.csv : a.json, atomic_file_strerror(-e));
 		goto out_mem;
+	}
 	rc = fflush(stdout) ? EXIT_FAIL : EXIT_OK;
 out_mem:
 	free(pts);

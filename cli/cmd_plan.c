@@ -10,10 +10,12 @@
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
  * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,44 +226,91 @@ static void fill_points(struct pctx *p)
 	}
 }
 
-/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order)
- * and the plots. Returns whether every file was written. */
-static bool write_outputs(const struct pctx *p, const char *dir, const char *csvp, struct diag *d)
+static const char *const out_names[4] = { "plans.csv", "plans.jsonl", "pareto.svg", "mfu-gpus.svg" };
+
+/* The record of finalist i (tidy.h). New reference. */
+static json_t *record(const struct pctx *p, int i)
 {
-	char *jp = xasprintf("%s/plans.jsonl", dir);
-	FILE *csv = NULL, *jl = NULL;
-	if (report_mkdirs(dir) == 0) {
-		csv = fopen(csvp, "w");
-		jl = fopen(jp, "w");
+	const struct fin *f = &p->f[i];
+	const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
+	json_t *rec = json_object();
+	json_object_set_new(rec, "cluster", json_string(cl->name));
+	json_object_set_new(rec, "rank", json_integer(i + 1));
+	json_object_set_new(rec, "est_iteration_time_s", json_real(f->c.est_iter_s));
+	json_object_set_new(rec, "est_wall_days", json_real(f->c.est.gp.wall_s / 86400));
+	tidy_add_row(rec, &f->row, cl->in, f->ok ? &f->a : NULL);
+	json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
+	json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
+	return rec;
+}
+
+/* Stage path with len bytes of text into *af. 0 or -1 after reporting. */
+static int stage_text(struct atomic_file *af, const char *path, const char *text, size_t len, struct diag *d)
+{
+	int e = atomic_file_open(af, path);
+	if (!e && len && fwrite(text, 1, len, af->f) != len)
+		e = -(errno ? errno : EIO);
+	if (!e)
+		e = atomic_file_stage(af);
+	if (e) {
+		atomic_file_abort(af);
+		return diag_err(d, path, "", "cannot write the plan output: %s", atomic_file_strerror(-e));
 	}
-	for (int i = 0; i < p->n; i++) {
-		const struct fin *f = &p->f[i];
-		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
-		json_t *rec = json_object();
-		json_object_set_new(rec, "cluster", json_string(cl->name));
-		json_object_set_new(rec, "rank", json_integer(i + 1));
-		json_object_set_new(rec, "est_iteration_time_s", json_real(f->c.est_iter_s));
-		json_object_set_new(rec, "est_wall_days", json_real(f->c.est.gp.wall_s / 86400));
-		tidy_add_row(rec, &f->row, cl->in, f->ok ? &f->a : NULL);
-		json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
-		json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
-		if (csv && i == 0)
-			tidy_csv_header(csv, rec);
-		if (csv)
-			tidy_csv_row(csv, rec);
-		if (jl)
-			tidy_jsonl(jl, rec);
-		json_decref(rec);
+	return 0;
+}
+
+/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order)
+ * and the plots: rendered in memory, staged, then published together
+ * under a lock on DIR (util/atomic_file.h), so a full disk or a kill
+ * leaves the earlier plan's four files, never a mixed or empty set.
+ * Returns whether every file was written. */
+static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
+{
+	char *text[2] = { 0 };
+	size_t len[2] = { 0 };
+	FILE *m[2] = { open_memstream(&text[0], &len[0]), open_memstream(&text[1], &len[1]) };
+	struct atomic_file af[4] = { 0 };
+	json_t *recs = json_array();
+	bool ok = m[0] && m[1];
+	for (int i = 0; i < p->n && ok; i++) {
+		json_t *rec = record(p, i);
+		if ((i == 0 && tidy_csv_header(m[0], rec)) || tidy_csv_row(m[0], rec) || tidy_jsonl(m[1], rec))
+			ok = false;
+		json_array_append_new(recs, rec);
 	}
-	bool io_ok = csv && jl;
-	if (csv)
-		io_ok = !fclose(csv) && io_ok;
-	if (jl)
-		io_ok = !fclose(jl) && io_ok;
-	if (io_ok && plot_write_points(jp, dir, p->g->name, d))
-		io_ok = false;
-	free(jp);
-	return io_ok;
+	for (int i = 0; i < 2; i++)
+		if (m[i] && fclose(m[i]))
+			ok = false;
+	if (!ok)
+		diag_errf(d, "cannot render the plan output");
+	if (ok && report_mkdirs(dir)) {
+		diag_err(d, dir, "", "cannot create the output directory: %s", strerror(errno));
+		ok = false;
+	}
+	int lock_fd = ok ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (lock_fd >= 0)
+		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+			;
+	for (int i = 0; i < 2 && ok; i++) {
+		char *path = xasprintf("%s/%s", dir, out_names[i]);
+		ok = stage_text(&af[i], path, text[i], len[i], d) == 0;
+		free(path);
+	}
+	if (ok && plot_stage_points(recs, dir, p->g->name, &af[2], d))
+		ok = false;
+	int e = ok ? atomic_file_publish(af, 4) : 0;
+	if (e) {
+		diag_err(d, dir, "", "cannot publish the plan output: %s (the earlier files were kept)", strerror(-e));
+		ok = false;
+	}
+	for (int i = 0; i < 4; i++)
+		atomic_file_abort(&af[i]);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	json_decref(recs);
+	free(text[0]);
+	free(text[1]);
+	return ok;
 }
 
 /* Per option: its simulated plans ranked, and the screen's rank
@@ -355,6 +404,7 @@ int cmd_plan(int argc, char **argv)
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
 	struct pctx p = { .quiet = o.quiet };
+	char *dir = NULL;
 	double t0 = now_s();
 
 	p.g = goal_load(o.file, &d);
@@ -362,6 +412,14 @@ int cmd_plan(int argc, char **argv)
 		goto out;
 	if (o.top)
 		p.g->top = o.top;
+	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", p.g->name);
+	for (int i = 0; i < 4 && !o.screen_only; i++) {
+		char *path = xasprintf("%s/%s", dir, out_names[i]);
+		rc = cli_check_output(path);
+		free(path);
+		if (rc)
+			goto out;
+	}
 	rc = EXIT_FAIL;
 	printf("goal %s: %s\n", p.g->name, p.g->description);
 	screen(&p);
@@ -377,9 +435,8 @@ int cmd_plan(int argc, char **argv)
 	fill_points(&p);
 	qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
 
-	char *dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", p.g->name);
 	char *csvp = xasprintf("%s/plans.csv", dir);
-	bool io_ok = write_outputs(&p, dir, csvp, &d);
+	bool io_ok = write_outputs(&p, dir, &d);
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
@@ -387,12 +444,10 @@ int cmd_plan(int argc, char **argv)
 	print_front(&p);
 	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
 	       now_s() - t0, csvp);
-	if (!io_ok)
-		diag_err(&d, csvp, "", "cannot write the plan output: %s", strerror(errno));
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;
-	free(dir);
 	free(csvp);
 out:
+	free(dir);
 	free(p.f);
 	goal_destroy(p.g);
 	diag_finish(&d);

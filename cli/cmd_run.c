@@ -95,13 +95,34 @@ struct batch {
 	int n, done, failed;
 };
 
-/* Run one scenario in this process (summary, reports). */
+/* The one rule for outputs, before simulating: the trace and the report
+ * files must be regular files or nothing (cli_check_output). Returns 0 or
+ * EXIT_INPUT after saying which. */
+static int check_outputs(const char *dir, unsigned formats, const char *trace)
+{
+	char *names[6];
+	int n = dir ? report_paths(dir, formats, names) : 0, rc = cli_check_output(trace);
+	for (int i = 0; i < n; i++) {
+		if (!rc)
+			rc = cli_check_output(names[i]);
+		free(names[i]);
+	}
+	return rc;
+}
+
+/* Run one scenario in this process (summary, reports and trace, published
+ * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
 {
 	struct result r;
 	int rc = EXIT_FAIL;
 	bool to_stdout = o->out && !strcmp(o->out, "-");
+	const char *dir = o->out ? o->out : sc->out_dir;
+	struct atomic_file trace_af = { 0 };
 
+	if ((rc = check_outputs(to_stdout ? NULL : dir, formats_of(o, sc), o->trace)))
+		return rc;
+	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
 	engine_set_progress(!o->quiet && !to_stdout);
 	struct trace *tr = NULL;
@@ -111,7 +132,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 		trace_destroy(tr);
 		return EXIT_FAIL;
 	}
-	if (tr && trace_finish(tr, &r, d)) {
+	if (tr && trace_finish(tr, &r, &trace_af, d)) {
 		result_finish(&r);
 		return EXIT_FAIL;
 	}
@@ -120,18 +141,23 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	if (to_stdout) {
 		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
 			goto out;
+		int e = atomic_file_publish(&trace_af, 1);
+		if (e) {
+			diag_err(d, o->trace, "", "cannot write the trace: %s", strerror(-e));
+			goto out;
+		}
 		rc = EXIT_OK;
 		goto out;
 	}
 	if (!o->quiet)
 		report_print_summary(&r, stdout);
-	const char *dir = o->out ? o->out : sc->out_dir;
-	if (report_write(&r, dir, formats_of(o, sc), d))
+	if (report_write(&r, dir, formats_of(o, sc), &trace_af, d))
 		goto out;
 	if (!o->quiet)
 		printf("\nreports written to %s/\n", dir);
 	rc = EXIT_OK;
 out:
+	atomic_file_abort(&trace_af);
 	result_finish(&r);
 	return rc;
 }
@@ -151,7 +177,7 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	}
 	result_set_meta(&r, &sc->meta);
 	if (b->dirs[i]) {
-		if (report_write(&r, b->dirs[i], formats_of(b->o, sc), &d)) {
+		if (report_write(&r, b->dirs[i], formats_of(b->o, sc), NULL, &d)) {
 			result_row_fail(row, RESULT_FAILED, diag_text(&d));
 			result_finish(&r);
 			goto out;
@@ -212,6 +238,17 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
 				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
 	}
+	for (int i = 0; i < b->n; i++)
+		if (b->dirs[i] && (rc = check_outputs(b->dirs[i], formats_of(o, b->sc[i]), NULL)))
+			goto out;
+	if (!to_stdout) {
+		char *runs = xasprintf("%s/runs.csv", o->out);
+		rc = cli_check_output(runs);
+		free(runs);
+		if (rc)
+			goto out;
+	}
+	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
 	if (runner_run(ro, b->n, batch_job, batch_done, b, d))
 		goto out;
@@ -231,7 +268,7 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 		} else if (!e)
 			e = atomic_file_commit(&af);
 		if (e)
-			diag_err(d, path, "", "cannot write the runs CSV: %s", strerror(-e));
+			diag_err(d, path, "", "cannot write the runs CSV: %s", atomic_file_strerror(-e));
 		else if (!o->quiet)
 			printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
 		free(path);

@@ -7,14 +7,27 @@
  * their reason, and simulates the valid ones through the runner, N at a
  * time. Each finished point is appended to DIR/points.csv and
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
- * interrupted sweep keeps every finished point; --resume reads the CSV
- * through libcsv (util/csvfile.h: a quoted error message may hold commas,
- * quotes and line breaks), drops a torn last record and the JSON lines of
- * points the CSV lacks, and runs only the rest. A progress line goes to a terminal. */
+ * interrupted sweep keeps every finished point. The points are expanded
+ * and checked before any output is created (an invalid base leaves no
+ * empty files); DIR/points.sweep.json records the sweep the files belong
+ * to (cli/sweep_origin.h), and the CSV is locked (flock) while the sweep
+ * runs, so a second sweep on the same output is refused instead of
+ * duplicating rows.
+ *
+ * --resume continues only an output of the same sweep and shard (its
+ * origin file says so); it reads the CSV through libcsv (util/csvfile.h:
+ * a quoted error message may hold commas, quotes and line breaks) and cuts
+ * a torn last record, reads the JSON lines and drops torn or foreign ones,
+ * then runs every point one of the two files lacks and appends it to the
+ * file that lacks it: a JSON line lost to a kill is restored by running its
+ * point again (the CSV row lacks the breakdowns the JSON line holds). A
+ * progress line goes to a terminal. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +36,9 @@
 #include "plot.h"
 #include "cli.h"
 #include "csvfile.h"
+#include "atomic_file.h"
+#include "infile.h"
+#include "sweep_origin.h"
 #include "diag.h"
 #include "report.h"
 #include "runner.h"
@@ -46,7 +62,8 @@ void cmd_sweep_usage(FILE *f)
 		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg plot every point in the file.\n\n"
 		   "  --out DIR          output directory\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
-		   "  --resume           skip the points already in the output, run the rest\n"
+		   "  --resume           continue this sweep's output: run the points it lacks\n"
+		   "                     (refused on another sweep's output)\n"
 		   "  --shard I/N        run shard I of N (1-based): the points with index mod N = I-1,\n"
 		   "                     into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
@@ -57,19 +74,25 @@ void cmd_sweep_usage(FILE *f)
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
 		   "  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
 		   "exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
-		   "output failed, 2 usage, 3 invalid sweep file\n");
+		   "output failed or another sweep holds the output, 2 usage (the output exists\n"
+		   "without --resume), 3 invalid sweep file, or an output that is another sweep's,\n"
+		   "not a sweep output or not a regular file\n");
 }
 
 struct point {
 	long index;
 	json_t *values;             /* axis and derived values */
-	struct scenario *sc;
+	struct scenario *sc;        /* NULL: an invalid point */
+	char *reason;               /* why it is invalid */
 };
 
 struct sw {
 	struct sweep *s;
 	struct point *pts;          /* valid points to simulate */
 	int npts;
+	struct point *inv;          /* invalid points, recorded without simulating */
+	int ninv;
+	bool *in_csv, *in_jsonl;    /* per point: the file has it already */
 	FILE *csv, *jsonl;
 	bool header_done, quiet, tty;
 	long total, done, failed, invalid;
@@ -94,6 +117,7 @@ static void progress(struct sw *w, bool last)
 		w->total, rate, eta, w->failed, w->invalid, last ? "\n" : "");
 }
 
+/* Append point index to the file(s) that lack it. */
 static void emit(struct sw *w, long index, json_t *values, const struct result_row *row,
 		 const struct inputs *in)
 {
@@ -115,7 +139,8 @@ static void emit(struct sw *w, long index, json_t *values, const struct result_r
 			w->io_error = 1;
 		w->header_done = true;
 	}
-	if (tidy_jsonl(w->jsonl, rec) || tidy_csv_row(w->csv, rec))
+	if ((!w->in_jsonl[index] && tidy_jsonl(w->jsonl, rec)) ||
+	    (!w->in_csv[index] && tidy_csv_row(w->csv, rec)))
 		w->io_error = 1;
 	json_decref(rec);
 	w->done++;
@@ -159,7 +184,7 @@ struct done {
 	const char *csv;
 	bool *seen;                 /* per point */
 	long npoints;
-	bool had_header;
+	bool had_header, foreign;
 	long good_end;              /* byte offset past the last complete record */
 	struct diag *d;
 };
@@ -174,6 +199,7 @@ static int done_record(void *ctx, const struct csvfile_record *r)
 		dn->had_header = true;
 		if (strcmp(r->field[0], "point")) {
 			diag_err(dn->d, dn->csv, "", "not a sweep output (its header does not start with 'point')");
+			dn->foreign = true;
 			return 1;
 		}
 	} else {
@@ -186,216 +212,355 @@ static int done_record(void *ctx, const struct csvfile_record *r)
 	return 0;
 }
 
-/* Read the point indices of an existing CSV; cut a torn last record (a
- * kill while a row was written, perhaps inside a quoted field). Returns a
- * calloc'd flag per point, or NULL on error (reported). */
-static bool *read_done(const char *csv, long npoints, bool *had_header, struct diag *d)
+/* Mark the points of the CSV open (and locked) on fd in seen; cut a torn
+ * last record (a kill while a row was written, perhaps inside a quoted
+ * field). Returns 0, or an exit code after reporting. */
+static int read_done(const char *csv, int fd, bool *seen, long npoints, bool *had_header, struct diag *d)
 {
-	struct done dn = { .csv = csv, .seen = xcalloc((size_t)npoints, 1), .npoints = npoints, .d = d };
-	FILE *f = fopen(csv, "r+");
-	*had_header = false;
-	if (!f)
-		return dn.seen;
-	int rc = csvfile_read(f, 0, done_record, &dn);
-	if (rc < 0)
+	struct done dn = { .csv = csv, .seen = seen, .npoints = npoints, .d = d };
+	int dfd = dup(fd);
+	FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
+	if (!f) {
+		if (dfd >= 0)
+			close(dfd);
 		diag_err(d, csv, "", "cannot read: %s", strerror(errno));
-	else if (!rc && ftruncate(fileno(f), dn.good_end)) {
-		diag_err(d, csv, "", "cannot truncate a torn last line: %s", strerror(errno));
-		rc = -1;
+		return EXIT_FAIL;
 	}
+	struct csvfile_error ce;
+	int rc = csvfile_read(f, 0, done_record, &dn, &ce);
 	fclose(f);
-	if (rc) {
-		free(dn.seen);
-		return NULL;
+	if (rc < 0) {
+		if (ce.line)
+			diag_err_at(d, csv, (int)ce.line, 1, "line %s: not a sweep output", ce.why);
+		else
+			diag_err(d, csv, "", "%s", ce.why);
+		return ce.line ? EXIT_INPUT : EXIT_FAIL;
+	}
+	if (rc)
+		return dn.foreign ? EXIT_INPUT : EXIT_FAIL;
+	if (ftruncate(fd, dn.good_end)) {
+		diag_err(d, csv, "", "cannot truncate a torn last line: %s", strerror(errno));
+		return EXIT_FAIL;
 	}
 	*had_header = dn.had_header;
-	return dn.seen;
+	return 0;
 }
 
-/* Keep only the JSON lines of points in seen (a kill may leave a JSON line
- * whose CSV row was never written, or a torn line). */
-static int filter_jsonl(const char *path, const bool *seen, long npoints)
+/* Mark the points of the JSON lines at path in seen, keeping one line per
+ * point of this sweep; the file is rewritten (atomically) without the
+ * torn, unreadable, foreign or repeated lines when there are any.
+ * Returns 0, or an exit code after reporting. */
+static int read_jsonl_done(const char *path, bool *seen, long npoints, struct diag *d)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char why[1200];
+	FILE *f = infile_open(path, why, sizeof(why));
+	if (!f && errno == ENOENT)
 		return 0;
-	char *tmp = xasprintf("%s.tmp", path);
-	FILE *o = fopen(tmp, "w");
-	if (!o) {
+	if (!f)
+		return diag_err(d, path, "", "%s", why), EXIT_INPUT;
+	struct atomic_file af;
+	int e = atomic_file_open(&af, path);
+	if (e) {
 		fclose(f);
-		free(tmp);
-		return -1;
+		diag_err(d, path, "", "cannot rewrite the JSON lines: %s", atomic_file_strerror(-e));
+		return EXIT_FAIL;
 	}
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
+	bool dropped = false;
 	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] != '\n')
-			break;
-		json_t *j = json_loads(line, 0, NULL);
+		json_t *j = line[len - 1] != '\n' || infile_line_check(line, (size_t)len, why, sizeof(why))
+			    ? NULL : json_loads(line, 0, NULL);
 		json_t *pi = json_object_get(j, "point");
 		long i = json_is_integer(pi) ? (long)json_integer_value(pi) : -1;
-		if (i >= 0 && i < npoints && seen[i])
-			fputs(line, o);
+		if (i >= 0 && i < npoints && !seen[i]) {
+			seen[i] = true;
+			fwrite(line, 1, (size_t)len, af.f);
+		} else
+			dropped = true;
 		json_decref(j);
 	}
 	free(line);
 	fclose(f);
-	int rc = fclose(o) || rename(tmp, path) ? -1 : 0;
-	free(tmp);
-	return rc;
+	if (!dropped) {
+		atomic_file_abort(&af);
+		return 0;
+	}
+	if ((e = atomic_file_commit(&af))) {
+		diag_err(d, path, "", "cannot rewrite the JSON lines: %s", atomic_file_strerror(-e));
+		return EXIT_FAIL;
+	}
+	return 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+struct sweep_opts {
+	const char *file, *out;
+	struct runner_opts ro;
+	bool resume, quiet;
+	long shard_i, shard_n;      /* 0-based shard of shard_n */
+};
+
+static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
-	const char *file = NULL, *out = NULL;
-	struct runner_opts ro = { .jobs = 1 };
-	bool resume = false, quiet = false;
-	long shard_i = 0, shard_n = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		char *end;
 		if ((!strcmp(a, "--out") || !strcmp(a, "-o")) && i + 1 < argc)
-			out = argv[++i];
+			o->out = argv[++i];
 		else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc) {
 			long j = strtol(argv[++i], &end, 10);
 			if (*end || j < 1 || j > 1024)
 				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", a, argv[i]);
-			ro.jobs = (int)j;
+			o->ro.jobs = (int)j;
 		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			ro.timeout_s = strtod(argv[++i], &end);
-			if (*end || !(ro.timeout_s > 0))
+			o->ro.timeout_s = strtod(argv[++i], &end);
+			if (*end || !(o->ro.timeout_s > 0))
 				return cli_usage_error("--timeout: expected seconds > 0, got '%s'", argv[i]);
 		} else if (!strcmp(a, "--mem-limit") && i + 1 < argc) {
-			ro.mem_limit_bytes = strtod(argv[++i], &end) * 1e9;
-			if (*end || !(ro.mem_limit_bytes > 0))
+			o->ro.mem_limit_bytes = strtod(argv[++i], &end) * 1e9;
+			if (*end || !(o->ro.mem_limit_bytes > 0))
 				return cli_usage_error("--mem-limit: expected GB > 0, got '%s'", argv[i]);
 		} else if (!strcmp(a, "--shard") && i + 1 < argc) {
-			if (sscanf(argv[++i], "%ld/%ld", &shard_i, &shard_n) != 2 || shard_n < 1 ||
-			    shard_i < 1 || shard_i > shard_n)
+			if (sscanf(argv[++i], "%ld/%ld", &o->shard_i, &o->shard_n) != 2 || o->shard_n < 1 ||
+			    o->shard_i < 1 || o->shard_i > o->shard_n)
 				return cli_usage_error("--shard: expected I/N with 1 <= I <= N, got '%s'", argv[i]);
-			shard_i--;
+			o->shard_i--;
 		} else if (!strcmp(a, "--resume"))
-			resume = true;
+			o->resume = true;
 		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-			quiet = true;
+			o->quiet = true;
 		else if (a[0] == '-' && a[1])
 			return cli_usage_error("unknown option or missing value '%s' for 'sweep'", a);
-		else if (file)
-			return cli_usage_error("'sweep' takes one sweep file, got '%s' and '%s'", file, a);
+		else if (o->file)
+			return cli_usage_error("'sweep' takes one sweep file, got '%s' and '%s'", o->file, a);
 		else
-			file = a;
+			o->file = a;
 	}
-	if (!file)
+	if (!o->file)
 		return cli_usage_error("'sweep' needs a sweep file");
+	return 0;
+}
 
-	struct diag d;
-	diag_init(&d, stderr);
-	int rc = EXIT_INPUT;
-	struct sw w = { .quiet = quiet, .tty = isatty(2) };
-	struct inputs_cache *cache = inputs_cache_create();
-	char *csv_path = NULL, *jsonl_path = NULL;
-	bool *seen = NULL;
-
-	w.s = sweep_load(file, &d);
-	if (!w.s)
-		goto out;
-	const char *dir = out ? out : w.s->out_dir;
-	rc = EXIT_FAIL;
-	if (report_mkdirs(dir)) {
-		diag_err(&d, dir, "", "cannot create the output directory: %s", strerror(errno));
-		goto out;
-	}
-	if (shard_n > 1) {
-		csv_path = xasprintf("%s/points.shard-%ld-of-%ld.csv", dir, shard_i + 1, shard_n);
-		jsonl_path = xasprintf("%s/points.shard-%ld-of-%ld.jsonl", dir, shard_i + 1, shard_n);
-	} else {
-		csv_path = xasprintf("%s/points.csv", dir);
-		jsonl_path = xasprintf("%s/points.jsonl", dir);
-	}
-	struct stat st;
-	if (!resume && (stat(csv_path, &st) == 0 || stat(jsonl_path, &st) == 0)) {
-		diag_err(&d, csv_path, "", "the output exists: pass --resume to continue it, or remove it");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	bool had_header = false;
-	seen = resume ? read_done(csv_path, w.s->npoints, &had_header, &d) : xcalloc((size_t)w.s->npoints, 1);
-	if (!seen || (resume && filter_jsonl(jsonl_path, seen, w.s->npoints))) {
-		if (seen)
-			diag_err(&d, jsonl_path, "", "cannot rewrite the JSON lines");
-		goto out;
-	}
-	w.header_done = had_header;
-	w.csv = fopen(csv_path, "a");
-	w.jsonl = fopen(jsonl_path, "a");
-	if (!w.csv || !w.jsonl) {
-		diag_err(&d, csv_path, "", "cannot open the output: %s", strerror(errno));
-		goto out;
-	}
-
-	long skipped = 0;
-	for (long i = shard_i; i < w.s->npoints; i += shard_n)
-		if (seen[i])
-			skipped++;
-		else
-			w.total++;
-	w.t0 = now();
-	w.pts = xcalloc((size_t)(w.total ? w.total : 1), sizeof(*w.pts));
-	/* expand: invalid points are recorded now, valid ones queued */
-	for (long i = shard_i; i < w.s->npoints; i += shard_n) {
-		if (seen[i])
+/* Expand this shard's points the outputs lack: valid ones into w->pts,
+ * invalid ones (with their reason) into w->inv. Returns 0, or EXIT_INPUT
+ * after reporting when an invalid point needs the base scenario's inputs
+ * for its row and the base itself is invalid (nothing is written yet). */
+static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache *cache,
+		  struct scenario **base, struct diag *d)
+{
+	w->pts = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->pts));
+	w->inv = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->inv));
+	for (long i = o->shard_i; i < w->s->npoints; i += o->shard_n) {
+		if (w->in_csv[i] && w->in_jsonl[i])
 			continue;
 		char reason[512] = "";
 		json_t *values;
-		json_t *doc = sweep_point(w.s, i, &values, reason, sizeof(reason));
+		json_t *doc = sweep_point(w->s, i, &values, reason, sizeof(reason));
 		struct scenario *sc = NULL;
 		struct diag pd;
 		diag_init(&pd, NULL);
 		if (doc) {
-			sc = scenario_load_json(doc, w.s->base_path, cache, &pd);
+			sc = scenario_load_json(doc, w->s->base_path, cache, &pd);
 			if (!sc)
 				one_line(diag_text(&pd), reason, sizeof(reason));
 			json_decref(doc);
 		}
 		diag_finish(&pd);
-		if (sc) {
-			w.pts[w.npts].index = i;
-			w.pts[w.npts].values = values;
-			w.pts[w.npts++].sc = sc;
-			continue;
-		}
-		/* an invalid point: its row with the base's inputs and plan */
-		struct result_row row = { .index = (int)i };
-		result_row_fail(&row, RESULT_INVALID, reason);
-		struct diag bd;
-		diag_init(&bd, NULL);
-		struct scenario *base = scenario_load_json(w.s->base, w.s->base_path, cache, &bd);
-		diag_finish(&bd);
-		if (!base) {
-			diag_err(&d, w.s->base_path, "", "the base scenario is invalid: fix it first");
-			json_decref(values);
-			rc = EXIT_INPUT;
-			goto out;
-		}
+		struct point *p = sc ? &w->pts[w->npts++] : &w->inv[w->ninv++];
+		*p = (struct point){ .index = i, .values = values, .sc = sc,
+				     .reason = sc ? NULL : xstrdup(reason) };
+	}
+	if (!w->ninv)
+		return 0;
+	/* the rows of invalid points carry the base's inputs and plan */
+	struct diag bd;
+	diag_init(&bd, NULL);
+	*base = scenario_load_json(w->s->base, w->s->base_path, cache, &bd);
+	diag_finish(&bd);
+	if (!*base) {
+		diag_err(d, w->s->base_path, "", "the base scenario is invalid: fix it first");
+		return EXIT_INPUT;
+	}
+	return 0;
+}
+
+/* The output paths of this shard, checked: regular files or nothing. */
+static int output_paths(const struct sweep_opts *o, const char *dir, char **csv, char **jsonl)
+{
+	if (o->shard_n > 1) {
+		*csv = xasprintf("%s/points.shard-%ld-of-%ld.csv", dir, o->shard_i + 1, o->shard_n);
+		*jsonl = xasprintf("%s/points.shard-%ld-of-%ld.jsonl", dir, o->shard_i + 1, o->shard_n);
+	} else {
+		*csv = xasprintf("%s/points.csv", dir);
+		*jsonl = xasprintf("%s/points.jsonl", dir);
+	}
+	char *origin = sweep_origin_path(*csv), *p1 = xasprintf("%s/pareto.svg", dir),
+	     *p2 = xasprintf("%s/mfu-gpus.svg", dir);
+	int rc = cli_check_output(*csv);
+	if (!rc)
+		rc = cli_check_output(*jsonl);
+	if (!rc)
+		rc = cli_check_output(origin);
+	if (!rc)
+		rc = cli_check_output(p1);
+	if (!rc)
+		rc = cli_check_output(p2);
+	free(origin);
+	free(p1);
+	free(p2);
+	return rc;
+}
+
+/* Open and lock the CSV: an existing one for --resume (fd -1 when there is
+ * none), a new one otherwise. Returns 0, or an exit code after reporting. */
+static int open_csv(const char *csv, bool create, int *fd, struct diag *d)
+{
+	*fd = open(csv, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT | O_EXCL : 0), 0644);
+	if (*fd < 0 && !create && errno == ENOENT)
+		return 0;
+	if (*fd < 0) {
+		diag_err(d, csv, "", "cannot open the output: %s", strerror(errno));
+		return errno == EEXIST ? EXIT_USAGE : EXIT_FAIL;
+	}
+	struct stat st;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+		diag_err(d, csv, "", "expected a regular file (refusing to write it)");
+		return EXIT_INPUT;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+		diag_err(d, csv, "", "another ddlsim sweep is writing this output (it holds its lock): "
+			 "wait for it or use another --out");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* --resume: the output must be this sweep's (its origin file), and what
+ * its files hold is marked done. Returns 0 or an exit code. */
+static int resume_state(struct sw *w, const char *csv, const char *jsonl, int fd,
+			const struct sweep_origin *me, struct diag *d)
+{
+	struct sweep_origin theirs;
+	char why[1200];
+	int r = sweep_origin_read(csv, &theirs, why, sizeof(why));
+	struct stat st;
+	if (r == 0 && fd < 0 && stat(jsonl, &st) != 0)
+		return 0;  /* nothing to resume: a fresh start */
+	if (r <= 0)
+		return diag_err(d, csv, "", "cannot resume: %s; it may be another sweep's output or one "
+				"written before ddlsim recorded origins: remove it or use another --out", why),
+		       EXIT_INPUT;
+	if (!sweep_origin_same(me, &theirs) || theirs.shard != me->shard || theirs.shards != me->shards)
+		return diag_err(d, csv, "", "cannot resume: the output belongs to sweep '%s' (hash %s, %ld "
+				"points, shard %ld of %ld), not to this one '%s' (hash %s, %ld points, shard %ld of %ld)",
+				theirs.sweep, theirs.hash, theirs.points, theirs.shard, theirs.shards, me->sweep,
+				me->hash, me->points, me->shard, me->shards), EXIT_INPUT;
+	int rc = fd >= 0 ? read_done(csv, fd, w->in_csv, w->s->npoints, &w->header_done, d) : 0;
+	return rc ? rc : read_jsonl_done(jsonl, w->in_jsonl, w->s->npoints, d);
+}
+
+/* Create (or continue) the outputs, record the invalid points, simulate
+ * the valid ones. Returns an exit code. */
+static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, const char *csv_path,
+		      const char *jsonl_path, const struct sweep_origin *me, struct scenario *base,
+		      struct diag *d)
+{
+	int e = sweep_origin_write(csv_path, me);
+	if (e) {
+		diag_err(d, csv_path, "", "cannot write its origin file: %s", atomic_file_strerror(-e));
+		return EXIT_FAIL;
+	}
+	int rc;
+	if (*csv_fd < 0 && (rc = open_csv(csv_path, true, csv_fd, d)))
+		return rc;
+	w->csv = fdopen(*csv_fd, "a");
+	if (w->csv)
+		*csv_fd = -1;  /* the stream owns it (and its lock) now */
+	w->jsonl = fopen(jsonl_path, "a");
+	if (!w->csv || !w->jsonl) {
+		diag_err(d, w->csv ? jsonl_path : csv_path, "", "cannot open the output: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	for (int k = 0; k < w->ninv; k++) {
+		struct result_row row = { .index = (int)w->inv[k].index };
+		result_row_fail(&row, RESULT_INVALID, w->inv[k].reason);
 		row.plan = base->plan;
-		emit(&w, i, values, &row, base->in);
-		scenario_destroy(base);
-		json_decref(values);
+		emit(w, w->inv[k].index, w->inv[k].values, &row, base->in);
 	}
-	if (!quiet && !w.tty && skipped)
+	if (w->npts && runner_run(&o->ro, w->npts, job, done, w, d))
+		return EXIT_FAIL;
+	progress(w, true);
+	if (w->io_error) {
+		diag_err(d, csv_path, "", "cannot write the output");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_opts o = { .ro = { .jobs = 1 }, .shard_n = 1 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+
+	struct diag d;
+	diag_init(&d, stderr);
+	rc = EXIT_INPUT;
+	struct sw w = { .quiet = o.quiet, .tty = isatty(2) };
+	struct inputs_cache *cache = inputs_cache_create();
+	struct scenario *base = NULL;
+	char *csv_path = NULL, *jsonl_path = NULL, why[1200];
+	int csv_fd = -1;
+	struct sweep_origin me = { .shard = o.shard_i + 1, .shards = o.shard_n };
+
+	w.s = sweep_load(o.file, &d);
+	if (!w.s)
+		goto out;
+	if (sweep_origin_hash(o.file, w.s->base_path, me.hash, why, sizeof(why))) {
+		diag_err(&d, o.file, "", "%s", why);
+		goto out;
+	}
+	snprintf(me.sweep, sizeof(me.sweep), "%s", w.s->name);
+	me.points = w.s->npoints;
+	const char *dir = o.out ? o.out : w.s->out_dir;
+	if ((rc = output_paths(&o, dir, &csv_path, &jsonl_path)))
+		goto out;
+	rc = EXIT_FAIL;
+	if (report_mkdirs(dir)) {
+		diag_err(&d, dir, "", "cannot create the output directory: %s", strerror(errno));
+		goto out;
+	}
+	struct stat st;
+	if (!o.resume && (stat(csv_path, &st) == 0 || stat(jsonl_path, &st) == 0)) {
+		diag_err(&d, csv_path, "", "the output exists: pass --resume to continue it, or remove it");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	w.in_csv = xcalloc((size_t)w.s->npoints, 1);
+	w.in_jsonl = xcalloc((size_t)w.s->npoints, 1);
+	if (o.resume && ((rc = open_csv(csv_path, false, &csv_fd, &d)) ||
+			 (rc = resume_state(&w, csv_path, jsonl_path, csv_fd, &me, &d))))
+		goto out;
+	long skipped = 0;
+	for (long i = o.shard_i; i < w.s->npoints; i += o.shard_n)
+		if (w.in_csv[i] && w.in_jsonl[i])
+			skipped++;
+		else
+			w.total++;
+	w.t0 = now();
+	if ((rc = expand(&w, &o, cache, &base, &d)))
+		goto out;
+	if (!o.quiet && !w.tty && skipped)
 		fprintf(stderr, "ddlsim: resuming: %ld points already done\n", skipped);
-	if (w.npts && runner_run(&ro, w.npts, job, done, &w, &d))
+	if ((rc = run_points(&w, &o, &csv_fd, csv_path, jsonl_path, &me, base, &d)))
 		goto out;
-	progress(&w, true);
-	if (w.io_error) {
-		diag_err(&d, csv_path, "", "cannot write the output");
-		goto out;
-	}
+	rc = EXIT_FAIL;
 	/* the pictures of every point in the file (resumed ones too) */
-	if (plot_write_points(jsonl_path, dir, w.s->name, &d))
+	if (fflush(w.jsonl) || plot_write_points(jsonl_path, dir, w.s->name, &d))
 		goto out;
-	if (!quiet)
+	if (!o.quiet)
 		printf("%ld points (%ld already done): %ld simulated, %ld invalid, %ld failed; "
 		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped, w.total - w.invalid - w.failed,
 		       w.invalid, w.failed, csv_path, jsonl_path, dir);
@@ -405,12 +570,21 @@ out:
 		fclose(w.csv);
 	if (w.jsonl)
 		fclose(w.jsonl);
+	if (csv_fd >= 0)
+		close(csv_fd);
 	for (int i = 0; i < w.npts; i++) {
 		scenario_destroy(w.pts[i].sc);
 		json_decref(w.pts[i].values);
 	}
+	for (int i = 0; i < w.ninv; i++) {
+		json_decref(w.inv[i].values);
+		free(w.inv[i].reason);
+	}
+	scenario_destroy(base);
 	free(w.pts);
-	free(seen);
+	free(w.inv);
+	free(w.in_csv);
+	free(w.in_jsonl);
 	free(csv_path);
 	free(jsonl_path);
 	inputs_cache_destroy(cache);

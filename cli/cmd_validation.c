@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 
 #include "atomic_file.h"
+#include "infile.h"
 #include "cli.h"
 #include "diag.h"
 #include "jload.h"
@@ -146,7 +147,12 @@ static void add_case(struct suite *su, const char *path)
 static bool is_scenario_file(const char *path)
 {
 	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
+	char why[1200];
+	FILE *f = infile_open(path, why, sizeof(why));  /* a FIFO is the loader's to report */
+	if (!f)
+		return true;
+	json_t *root = json_loadf(f, 0, &je);
+	fclose(f);
 	if (!root)
 		return true;
 	json_t *s = json_object_get(root, "schema");
@@ -327,7 +333,7 @@ static int csv_out(const struct suite *su, const char *path, struct diag *d)
 	} else if (!e)
 		e = atomic_file_commit(&af);
 	if (e)
-		return diag_err(d, path, "", "cannot write the CSV: %s", strerror(-e)), -1;
+		return diag_err(d, path, "", "cannot write the CSV: %s", atomic_file_strerror(-e)), -1;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "atomic_file.h"
 #include "cli.h"
 #include "ddlsim-config.h"
 
@@ -37,6 +38,15 @@ int cli_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_check_output(const char *path)
+{
+	char why[1200];
+	if (!path || !strcmp(path, "-") || atomic_file_check(path, why, sizeof(why)) == 0)
+		return 0;
+	fprintf(stderr, "ddlsim: error: %s\n", why);
+	return EXIT_INPUT;
+}
+
 int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
 {
 	char *end;
@@ -61,8 +71,11 @@ static void usage(FILE *f)
 		   "  0  success\n"
 		   "  1  the simulation or writing a report failed\n"
 		   "  2  bad command line\n"
-		   "  3  invalid input file (the message names the file and line:column or JSON path)\n"
-		   "  130, 143  interrupted by SIGINT or SIGTERM (temporary files removed, no report)\n\n"
+		   "  3  invalid input file (the message names the file and line:column or JSON path),\n"
+		   "     an input that is not a regular file (a FIFO, a device, a directory), or an\n"
+		   "     output that exists and is not a regular file (never replaced)\n"
+		   "  130, 143, 153  interrupted by SIGINT, SIGTERM or SIGXFSZ (ulimit -f): temporary\n"
+		   "     files removed, no output published or half-replaced\n\n"
 		   "example:\n"
 		   "  ddlsim run scenarios/quickstart.json --out out/quickstart\n");
 }

@@ -418,6 +418,8 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 		} else if (jload_resolve(t->path, rel, t->gpu_preset, sizeof(t->gpu_preset))) {
 			jobj_err(top, "gpu", "preset path too long");
 			json_object_del(root, "gpu");
+		} else if (jload_check_ref(top, json_is_string(v) ? "gpu" : "gpu/preset", t->gpu_preset)) {
+			json_object_del(root, "gpu");
 		} else {
 			int pminor;
 			json_t *merged = read_preset(t->gpu_preset, &pminor, d);

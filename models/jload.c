@@ -2,6 +2,7 @@
 #include "jload.h"
 
 #include "bug.h"
+#include "infile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -17,32 +18,10 @@
 json_t *jload_file(const char *path, struct diag *d)
 {
 	json_error_t err;
-	struct stat st;
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files
-	 * ignore the flag */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0) {
-		diag_err(d, path, "", "cannot open file: %s", strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		diag_err(d, path, "", "expected a regular JSON file, got %s",
-			 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
-			 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
-		close(fd);
-		return NULL;
-	}
-	if (st.st_size > JLOAD_MAX_FILE_BYTES) {
-		diag_err(d, path, "", "file of %lld bytes is larger than the %d MB an input file may have",
-			 (long long)st.st_size, JLOAD_MAX_FILE_BYTES >> 20);
-		close(fd);
-		return NULL;
-	}
-	FILE *f = fdopen(fd, "r");
+	char why[1200];
+	FILE *f = infile_open(path, why, sizeof(why));  /* regular files only (infile.h) */
 	if (!f) {
-		diag_err(d, path, "", "cannot open file: %s", strerror(errno));
-		close(fd);
+		diag_err(d, path, "", "%s", why);
 		return NULL;
 	}
 	json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
@@ -54,6 +33,14 @@ json_t *jload_file(const char *path, struct diag *d)
 		return NULL;
 	}
 	return root;
+}
+
+int jload_check_ref(struct jobj *jo, const char *key, const char *path)
+{
+	char why[1200];
+	if (infile_check(path, why, sizeof(why)) == 0)
+		return 0;
+	return jobj_err(jo, key, "%s", why);
 }
 
 const char *jload_type_name(const json_t *v)

@@ -19,9 +19,6 @@
 
 #include "diag.h"
 
-/* The largest input file ddlsim reads (a scenario, model, topology or
- * profile is a few KB to a few MB). */
-#define JLOAD_MAX_FILE_BYTES (64 << 20)
 
 /* Keys one loader may read from one object: a limit on the loaders' own
  * code (a BUG when exceeded), never on what a file may contain. */
@@ -45,8 +42,9 @@ enum {
 	JUNIT = 1 << 3,    /* value must be in [0, 1] */
 };
 
-/* Parse path as JSON. Only regular files of at most JLOAD_MAX_FILE_BYTES
- * are read (a FIFO, a directory or a device is an error, never a hang).
+/* Parse path as JSON. It is opened through util/infile.h: only a regular
+ * file of at most INFILE_MAX_BYTES is read (a FIFO, a directory or a
+ * device is an error, never a hang).
  * Returns a new reference (caller json_decref()s) or NULL after reporting
  * "file:line:col: error: ..." or what the path is instead. */
 json_t *jload_file(const char *path, struct diag *d);
@@ -94,6 +92,12 @@ int jobj_child(struct jobj *jo, const char *key, struct jobj *child, int flags);
 /* Fetch key as an array (borrowed) and write its JSON path into jpath. */
 int jobj_array(struct jobj *jo, const char *key, json_t **out,
 	       char *jpath, size_t jpath_size, int flags);
+
+/* Check that path, which key of jo names, is a file ddlsim may read
+ * (util/infile.h). Returns 0, or -1 after reporting against the referring
+ * file and key: "topology.json: /gpu: error: cannot open 'p': No such
+ * file or directory". */
+int jload_check_ref(struct jobj *jo, const char *key, const char *path);
 
 /* Report an error at jo's path + "/" + key. Returns -1. */
 int jobj_err(struct jobj *jo, const char *key, const char *fmt, ...)

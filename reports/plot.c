@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "infile.h"
 #include "bug.h"
 #include "result.h"
 #include "schedule.h"
@@ -469,34 +470,57 @@ char *plot_mfu_svg(const json_t *records, const char *title)
 	return svg_finish(g, NULL);
 }
 
+int plot_stage_points(const json_t *records, const char *dir, const char *title, struct atomic_file af[2],
+		      struct diag *d)
+{
+	char *svgs[2] = { plot_pareto_svg(records, title), plot_mfu_svg(records, title) };
+	static const char *const names[2] = { "pareto.svg", "mfu-gpus.svg" };
+	int rc = 0;
+	memset(af, 0, 2 * sizeof(*af));
+	for (int i = 0; i < 2 && !rc; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]);
+		size_t n = svgs[i] ? strlen(svgs[i]) : 0;
+		int e = 0;
+		if (!svgs[i])
+			rc = diag_err(d, path, "", "cannot render the plot");
+		else if ((e = atomic_file_open(&af[i], path)) == 0 && fwrite(svgs[i], 1, n, af[i].f) != n)
+			e = -(errno ? errno : EIO);
+		if (!e && !rc)
+			e = atomic_file_stage(&af[i]);
+		if (e)
+			rc = diag_err(d, path, "", "cannot write report: %s", atomic_file_strerror(-e));
+		free(path);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (rc)
+			atomic_file_abort(&af[i]);
+		free(svgs[i]);
+	}
+	return rc;
+}
+
 int plot_write_points(const char *jsonl_path, const char *dir, const char *title, struct diag *d)
 {
-	FILE *f = fopen(jsonl_path, "r");
+	char why[1200];
+	FILE *f = infile_open(jsonl_path, why, sizeof(why));
 	if (!f)
-		return diag_err(d, jsonl_path, "", "cannot read the points for the plots: %s", strerror(errno));
+		return diag_err(d, jsonl_path, "", "cannot read the points for the plots: %s", why);
 	json_t *recs = json_array();
 	char *line = NULL;
 	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0) {
-		json_t *o = json_loads(line, 0, NULL);
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_t *o = infile_line_check(line, (size_t)len, why, sizeof(why)) ? NULL
+			    : json_loads(line, 0, NULL);
 		if (o)
 			json_array_append_new(recs, o);
 	}
 	free(line);
 	fclose(f);
-	int rc = 0;
-	char *svgs[2] = { plot_pareto_svg(recs, title), plot_mfu_svg(recs, title) };
-	const char *names[2] = { "pareto.svg", "mfu-gpus.svg" };
-	int rc2;
-	for (int i = 0; i < 2; i++) {
-		char *path = xasprintf("%s/%s", dir, names[i]);
-		if (!svgs[i])
-			rc = diag_err(d, path, "", "cannot render the plot");
-		else if ((rc2 = atomic_file_write(path, svgs[i], strlen(svgs[i]))))
-			rc = diag_err(d, path, "", "cannot write report: %s", strerror(-rc2));
-		free(path);
-		free(svgs[i]);
-	}
+	struct atomic_file af[2];
+	int rc = plot_stage_points(recs, dir, title, af, d), e;
+	if (!rc && (e = atomic_file_publish(af, 2)))
+		rc = diag_err(d, dir, "", "cannot write the plots: %s", strerror(-e));
 	json_decref(recs);
 	return rc;
 }

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "atomic_file.h"
 #include "result.h"
 
 char *plot_breakdown_svg(const struct result *r);
@@ -38,8 +39,16 @@ char *plot_memory_svg(const struct result *r);
 char *plot_pareto_svg(const json_t *records, const char *title);
 char *plot_mfu_svg(const json_t *records, const char *title);
 
-/* Read the JSON lines at jsonl_path and write DIR/pareto.svg and
- * DIR/mfu-gpus.svg (atomically). Returns 0, or -1 after reporting into d. */
+/* Render the plots of records and stage DIR/pareto.svg and
+ * DIR/mfu-gpus.svg into af[0] and af[1] (util/atomic_file.h), for the
+ * caller to publish with its other outputs. Returns 0, or -1 after
+ * reporting into d (nothing staged). */
+int plot_stage_points(const json_t *records, const char *dir, const char *title, struct atomic_file af[2],
+		      struct diag *d);
+
+/* Read the JSON lines at jsonl_path (util/infile.h) and write
+ * DIR/pareto.svg and DIR/mfu-gpus.svg, both or neither. Returns 0, or -1
+ * after reporting into d. */
 int plot_write_points(const char *jsonl_path, const char *dir, const char *title, struct diag *d);
 
 #endif

@@ -38,7 +38,7 @@ int report_write_atomic(const char *path, const char *data, size_t len, struct d
 {
 	int rc = atomic_file_write(path, data, len);
 	if (rc)
-		return diag_err(d, path, "", "cannot write report: %s", strerror(-rc));
+		return diag_err(d, path, "", "cannot write report: %s", atomic_file_strerror(-rc));
 	return 0;
 }
 
@@ -49,13 +49,22 @@ static const char *const out_files[OUT_N] = {
 	"report.json", "report.csv", "breakdown.svg", "schedule.svg", "memory.svg", "report.html"
 };
 
-int report_write(const struct result *r, const char *dir, unsigned formats, struct diag *d)
+int report_paths(const char *dir, unsigned formats, char *names[6])
 {
-	char *text[OUT_N] = { 0 };
-	size_t len[OUT_N] = { 0 };
-	int rc = -1, written = 0, lock_fd = -1;
+	static const unsigned need[OUT_N] = { REPORT_JSON, REPORT_CSV, REPORT_SVG, REPORT_SVG, REPORT_SVG,
+					      REPORT_HTML };
+	int n = 0;
+	for (int i = 0; i < OUT_N; i++)
+		if (formats & need[i])
+			names[n++] = xasprintf("%s/%s", dir, out_files[i]);
+	return n;
+}
 
-	/* render everything before creating anything */
+/* Render every format asked for into text[] (len[] for the CSV, which
+ * may hold no NUL). Returns 0 or -1 after reporting. */
+static int render(const struct result *r, unsigned formats, char *text[OUT_N], size_t len[OUT_N],
+		  struct diag *d)
+{
 	if (formats & REPORT_JSON) {
 		const char *bad = NULL;
 		json_t *j = report_to_json(r, formats & REPORT_PER_RANK, &bad);
@@ -74,8 +83,7 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 		if (!m || report_write_csv_stream(r, m, true)) {
 			if (m)
 				fclose(m);
-			diag_errf(d, "cannot render the CSV report");
-			goto out;
+			return diag_errf(d, "cannot render the CSV report");
 		}
 		fclose(m);
 	}
@@ -83,15 +91,53 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 		text[OUT_BREAKDOWN] = plot_breakdown_svg(r);
 		text[OUT_SCHEDULE] = plot_gantt_svg(r);
 		text[OUT_MEMORY] = plot_memory_svg(r);
-		if (!text[OUT_BREAKDOWN] || !text[OUT_SCHEDULE] || !text[OUT_MEMORY]) {
-			diag_errf(d, "cannot render the SVG plots");
-			goto out;
-		}
+		if (!text[OUT_BREAKDOWN] || !text[OUT_SCHEDULE] || !text[OUT_MEMORY])
+			return diag_errf(d, "cannot render the SVG plots");
 	}
-	if ((formats & REPORT_HTML) && !(text[OUT_HTML] = html_render(r))) {
-		diag_errf(d, "cannot render the HTML report");
+	if ((formats & REPORT_HTML) && !(text[OUT_HTML] = html_render(r)))
+		return diag_errf(d, "cannot render the HTML report");
+	return 0;
+}
+
+/* Stage text[i] into af[i] (util/atomic_file.h). Returns 0 or -1 after
+ * reporting. */
+static int stage(const char *dir, char *text[OUT_N], const size_t len[OUT_N],
+		 struct atomic_file af[OUT_N], struct diag *d)
+{
+	for (int i = 0; i < OUT_N; i++) {
+		if (!text[i])
+			continue;
+		char *path = xasprintf("%s/%s", dir, out_files[i]);
+		size_t n = i == OUT_CSV ? len[i] : strlen(text[i]);
+		int e = atomic_file_open(&af[i], path);
+		if (!e && n && fwrite(text[i], 1, n, af[i].f) != n)
+			e = -(errno ? errno : EIO);
+		if (!e)
+			e = atomic_file_stage(&af[i]);
+		if (e)
+			diag_err(d, path, "", "cannot write report: %s", atomic_file_strerror(-e));
+		free(path);
+		if (e)
+			return -1;
+	}
+	return 0;
+}
+
+int report_write(const struct result *r, const char *dir, unsigned formats, struct atomic_file *also,
+		 struct diag *d)
+{
+	char *text[OUT_N] = { 0 };
+	size_t len[OUT_N] = { 0 };
+	struct atomic_file af[OUT_N + 1] = { 0 };
+	int rc = -1, lock_fd = -1;
+
+	if (also) {
+		af[OUT_N] = *also;  /* consumed: published or removed below */
+		memset(also, 0, sizeof(*also));
+	}
+	/* render everything before creating anything */
+	if (render(r, formats, text, len, d))
 		goto out;
-	}
 	if (report_mkdirs(dir)) {
 		diag_err(d, dir, "", "cannot create report directory: %s", strerror(errno));
 		goto out;
@@ -103,26 +149,18 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 	if (lock_fd >= 0)
 		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
 			;
-	for (; written < OUT_N; written++) {
-		if (!text[written])
-			continue;
-		char *path = xasprintf("%s/%s", dir, out_files[written]);
-		size_t n = written == OUT_CSV ? len[written] : strlen(text[written]);
-		int e = report_write_atomic(path, text[written], n, d);
-		free(path);
-		if (e)
-			goto out_unlink;
+	if (stage(dir, text, len, af, d))
+		goto out;
+	int e = atomic_file_publish(af, OUT_N + 1);
+	if (e) {
+		diag_err(d, dir, "", "cannot publish the reports: %s (the earlier files were kept)",
+			 strerror(-e));
+		goto out;
 	}
 	rc = 0;
-	goto out;
-out_unlink:
-	for (int i = 0; i < written; i++)
-		if (text[i]) {
-			char *path = xasprintf("%s/%s", dir, out_files[i]);
-			unlink(path);
-			free(path);
-		}
 out:
+	for (int i = 0; i <= OUT_N; i++)
+		atomic_file_abort(&af[i]);  /* a no-op on published files */
 	if (lock_fd >= 0)
 		close(lock_fd);  /* releases the lock */
 	for (int i = 0; i < OUT_N; i++)

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "atomic_file.h"
 #include "diag.h"
 #include "result.h"
 
@@ -41,9 +42,19 @@ enum report_format {
 extern const char *const report_format_names[4];
 
 /* Write the files of formats (enum report_format bits) to DIR (creating
- * it). Everything is rendered before the first file is written. Returns 0
- * or -1 after reporting; on failure no report file is left behind. */
-int report_write(const struct result *r, const char *dir, unsigned formats, struct diag *d);
+ * it), with also (a staged file such as the trace; NULL or zeroed: none):
+ * all published together or none (util/atomic_file.h). Everything is
+ * rendered and staged before the first file is replaced, so a failure
+ * (a full disk, a FIFO where report.json goes) leaves the earlier run's
+ * files as they were. also is consumed either way. Returns 0 or -1 after
+ * reporting. */
+int report_write(const struct result *r, const char *dir, unsigned formats, struct atomic_file *also,
+		 struct diag *d);
+
+/* The names of the files formats write into dir, for checking them
+ * before a run (cli_check_output): fills names[] with up to 6 paths
+ * (caller frees each) and returns their count. */
+int report_paths(const char *dir, unsigned formats, char *names[6]);
 
 /* The CSV header and row (the columns of report.csv). */
 int report_write_csv_stream(const struct result *r, FILE *f, bool header);

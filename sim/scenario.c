@@ -12,6 +12,7 @@
 #include "jload.h"
 #include "coll.h"
 #include "csvfile.h"
+#include "infile.h"
 #include "cost.h"
 #include "framework.h"
 #include "stack.h"
@@ -37,10 +38,8 @@ static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int 
 		jobj_err(jo, key, "path too long");
 		return;
 	}
-	if (access(out, R_OK) != 0) {
-		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", out, strerror(errno));
+	if (jload_check_ref(jo, key, out))
 		out[0] = 0;
-	}
 }
 
 /* A list of at most max layer counts (each >= min) into out; returns the
@@ -362,15 +361,19 @@ static int samples_record(void *ctx, const struct csvfile_record *r)
  * skipped. Returns the count, or -1 after reporting against jo's key. */
 static int read_samples_csv(struct jobj *jo, const char *key, const char *path, double *out, int max)
 {
-	FILE *f = fopen(path, "r");
+	char why[1200];
+	FILE *f = infile_open(path, why, sizeof(why));
 	if (!f) {
-		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
+		jobj_err(jo, key, "%s", why);
 		return -1;
 	}
 	struct samples sm = { .jo = jo, .key = key, .path = path, .out = out, .max = max };
-	int rc = csvfile_read(f, CSVFILE_TAIL, samples_record, &sm);
-	if (rc < 0)
-		jobj_err(jo, key, "referenced file '%s' cannot be read (%s)", path, strerror(errno));
+	struct csvfile_error ce;
+	int rc = csvfile_read(f, CSVFILE_TAIL, samples_record, &sm, &ce);
+	if (rc < 0 && ce.line)
+		jobj_err(jo, key, "%s:%ld: line %s", path, ce.line, ce.why);
+	else if (rc < 0)
+		jobj_err(jo, key, "%s: %s", path, ce.why);
 	fclose(f);
 	if (rc)
 		return -1;
@@ -526,9 +529,7 @@ static long load_groups(struct jobj *root, struct plan *s)
 			if (jload_resolve(jo.file, str, path, sizeof(path))) {
 				jobj_err(&jo, "gpu", "path too long");
 				ok = 0;
-			} else if (access(path, R_OK) != 0) {
-				jobj_err(&jo, "gpu", "referenced file '%s' cannot be read (%s)", path,
-					 strerror(errno));
+			} else if (jload_check_ref(&jo, "gpu", path)) {
 				ok = 0;
 			} else if (topology_gpu_preset_load(path, &g->gpu, jo.d))
 				ok = 0;

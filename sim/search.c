@@ -112,9 +112,12 @@ static void load_clusters(struct jobj *root, struct goal *g)
 		struct goal_cluster *c = &g->clusters[g->nclusters++];
 		econ_params_init(&c->econ);
 		const char *s;
-		if (jobj_str(&jo, "topology", &s, JREQ) == 1 &&
-		    jload_resolve(root->file, s, c->topology, sizeof(c->topology)))
-			jobj_err(&jo, "topology", "path too long");
+		if (jobj_str(&jo, "topology", &s, JREQ) == 1) {
+			if (jload_resolve(root->file, s, c->topology, sizeof(c->topology)))
+				jobj_err(&jo, "topology", "path too long");
+			else
+				jload_check_ref(&jo, "topology", c->topology);
+		}
 		if (jobj_str(&jo, "name", &s, 0) == 1)
 			snprintf(c->name, sizeof(c->name), "%s", s);
 		json_t *nodes = json_object_get(v, "nodes");
@@ -199,8 +202,12 @@ struct goal *goal_load(const char *path, struct diag *d)
 		g->name = xstrdup(s);
 	}
 	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
-	if (jobj_str(&jo, "model", &s, JREQ) == 1 && jload_resolve(path, s, g->model, sizeof(g->model)))
-		jobj_err(&jo, "model", "path too long");
+	if (jobj_str(&jo, "model", &s, JREQ) == 1) {
+		if (jload_resolve(path, s, g->model, sizeof(g->model)))
+			jobj_err(&jo, "model", "path too long");
+		else
+			jload_check_ref(&jo, "model", g->model);
+	}
 	jobj_int(&jo, "seq_len", &g->seq, 1, JREQ);
 	jobj_num(&jo, "train_tokens", &g->train_tokens, JREQ | JPOS);
 	double days = 0;

@@ -400,7 +400,7 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 	if (jobj_str(&jo, "base", &str, JREQ) == 1) {
 		if (jload_resolve(path, str, s->base_path, sizeof(s->base_path)))
 			jobj_err(&jo, "base", "path too long");
-		else {
+		else if (jload_check_ref(&jo, "base", s->base_path) == 0) {
 			int b0 = diag_count(d);
 			s->base = jload_file(s->base_path, d);
 			if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1, 0) == 0 &&

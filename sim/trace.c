@@ -255,7 +255,7 @@ struct trace *trace_create(const char *path, const char *ranks, double link_peri
 		goto err;
 	int e = atomic_file_open(&tr->af, path);
 	if (e) {
-		diag_err(d, path, "", "cannot write the trace: %s", strerror(-e));
+		diag_err(d, path, "", "cannot write the trace: %s", atomic_file_strerror(-e));
 		goto err;
 	}
 	tr->open = true;
@@ -322,7 +322,7 @@ static int by_busy(const void *a, const void *b, void *ctx)
 	return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
 }
 
-int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
+int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *out, struct diag *d)
 {
 	FILE *f = tr->af.f;
 	int n = r->eng->nranks;
@@ -439,14 +439,17 @@ int trace_finish(struct trace *tr, const struct result *r, struct diag *d)
 	free(order);
 	fputs("\n]}\n", f);
 	int rc = 0;
+	memset(out, 0, sizeof(*out));
 	if (ferror(f)) {
 		rc = diag_err(d, tr->af.path, "", "cannot write the trace");
 		atomic_file_abort(&tr->af);
 	} else {
 		char *path = xstrdup(tr->af.path);
-		int e = atomic_file_commit(&tr->af);
+		int e = atomic_file_stage(&tr->af);
 		if (e)
-			rc = diag_err(d, path, "", "cannot write the trace: %s", strerror(-e));
+			rc = diag_err(d, path, "", "cannot write the trace: %s", atomic_file_strerror(-e));
+		else
+			*out = tr->af;  /* the caller publishes it with the reports */
 		free(path);
 	}
 	tr->open = false;

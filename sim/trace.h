@@ -23,8 +23,9 @@
  *             activations, so the counter peaks at the anatomy's total
  *
  * Events are written to the file as the engine reports them (nothing is
- * held but the memory steps), into a temporary file renamed on
- * trace_finish(): a failed run leaves no trace. --trace-ranks limits the
+ * held but the memory steps), into a temporary file that trace_finish()
+ * stages and the caller publishes with the reports (util/atomic_file.h):
+ * a failed run, or a run whose reports fail, leaves no trace. --trace-ranks limits the
  * ranks recorded.
  *   links     a process "busiest links": one counter per link, its usage
  *             in percent of its bandwidth, sampled every period (the
@@ -35,6 +36,7 @@
 #ifndef DDLSIM_TRACE_H
 #define DDLSIM_TRACE_H
 
+#include "atomic_file.h"
 #include "diag.h"
 #include "engine.h"
 #include "result.h"
@@ -53,9 +55,10 @@ int trace_ranks_check(const char *ranks, struct diag *d);
 /* The observer to pass to simulate_run_observed() (borrowed from tr). */
 const struct engine_observer *trace_observer(struct trace *tr);
 /* Write the process names, labels and counters of the simulated result r
- * and move the file into place. Frees tr. Returns 0, or -1 after
- * reporting (no file left behind). */
-int trace_finish(struct trace *tr, const struct result *r, struct diag *d);
+ * and stage the file into *out, for the caller to publish with its other
+ * outputs (atomic_file_publish) or drop (atomic_file_abort). Frees tr.
+ * Returns 0, or -1 after reporting (*out zeroed, no file left behind). */
+int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *out, struct diag *d);
 /* Drop the trace (no file left behind); NULL is a no-op. */
 void trace_destroy(struct trace *tr);
 /* Events written so far (slices, flows). */

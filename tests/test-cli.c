@@ -1,6 +1,7 @@
 /* test-cli: the command line end to end: help, version, usage errors,
  * `validate` on every shipped file, `run` on every shipped scenario. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,8 +118,8 @@ Test(cli, a_fifo_or_a_directory_is_an_error_not_a_hang, .timeout = 10)
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(args, sizeof(args), "validate %s %s", fifo, d);
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
-	snprintf(want, sizeof(want), "%s: error: expected a regular JSON file, got a FIFO\n"
-		 "%s: error: expected a regular JSON file, got a directory\n", fifo, d);
+	snprintf(want, sizeof(want), "%s: error: '%s' is a FIFO, expected a regular file\n"
+		 "%s: error: '%s' is a directory, expected a regular file\n", fifo, fifo, d, d);
 	cr_expect_str_eq(err, want);
 	free(err);
 	free(d);
@@ -142,23 +143,45 @@ Test(cli, an_unknown_key_suggests_the_nearest_known_key)
 	free(d);
 }
 
-Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 60)
+/* Whether dir holds a file whose name has ".tmp." in it. */
+static bool has_temporary(const char *dir)
 {
-	char *d = tmp_dir(), out[1100], errp[1100];
+	DIR *dh = opendir(dir);
+	bool yes = false;
+	struct dirent *e;
+	while (dh && (e = readdir(dh)))
+		yes |= strstr(e->d_name, ".tmp.") != NULL;
+	if (dh)
+		closedir(dh);
+	return yes;
+}
+
+/* The signal goes only after the trace's temporary exists: the handler is
+ * installed before any output is opened, so it is in place (no race with
+ * a slow start under a sanitizer). */
+Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 120)
+{
+	char *d = tmp_dir(), out[1100], errp[1100], trace[1100];
 	snprintf(out, sizeof(out), "%s/out", d);
 	snprintf(errp, sizeof(errp), "%s/err", d);
+	snprintf(trace, sizeof(trace), "%s/t.json", d);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		freopen(errp, "w", stderr);
 		freopen("/dev/null", "w", stdout);
 		const char *bin = getenv("DDLSIM_BIN");
-		execl(bin, bin, "run", src_path("scenarios/megatron/1t.json"), "--out", out, (char *)NULL);
+		execl(bin, bin, "run", src_path("scenarios/megatron/1t.json"), "--out", out, "--trace", trace,
+		      (char *)NULL);
 		_exit(127);
 	}
-	usleep(500000);  /* inside loading or simulating: a 12 s scenario */
+	int st, waited = 0;
+	while (!has_temporary(d) && waited < 100000 && waitpid(pid, &st, WNOHANG) == 0) {
+		usleep(1000);  /* up to 100 s: loading the scenario under ASan is slow */
+		waited++;
+	}
+	cr_assert(has_temporary(d), "the trace's temporary never appeared");
 	kill(pid, SIGINT);
-	int st;
 	waitpid(pid, &st, 0);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
 	FILE *f = fopen(errp, "r");
@@ -169,6 +192,8 @@ Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 60)
 	fclose(f);
 	cr_expect(strstr(msg, "ddlsim: interrupted by SIGINT while "), "%s", msg);
 	cr_expect(!file_exists(out), "an output directory was left behind");
+	cr_expect(!has_temporary(d), "a temporary was left behind");
+	cr_expect(!file_exists(trace), "a trace was published");
 	free(d);
 }
 

@@ -373,8 +373,7 @@ Test(mixed, rejects_node_order_without_groups)
 Test(mixed, rejects_a_missing_gpu_preset)
 {
 	expect_error("\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"/nonexistent/none.json\" } ]",
-		     "/node_groups/0/gpu: error: referenced file '/nonexistent/none.json' cannot be read "
-		     "(No such file or directory)");
+		     "/node_groups/0/gpu: error: cannot open '/nonexistent/none.json': No such file or directory");
 }
 
 Test(mixed, rejects_forced_folding_with_mixed_gpus)

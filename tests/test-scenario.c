@@ -97,7 +97,7 @@ Test(scenario, unknown_key_is_an_error)
 Test(scenario, missing_referenced_file)
 {
 	char *s = scenario("\"dp\": 16", "512", "", "/nonexistent/topo.json");
-	expect_error(s, "%s: /topology: error: referenced file '/nonexistent/topo.json' cannot be read (No such file or directory)\n");
+	expect_error(s, "%s: /topology: error: cannot open '/nonexistent/topo.json': No such file or directory\n");
 }
 
 Test(scenario, batch_not_divisible_by_dp_times_microbatch)

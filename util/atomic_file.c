@@ -1,26 +1,90 @@
-/* atomic_file: temp file + fsync + rename (see atomic_file.h). */
+/* atomic_file: temp file + fsync + rename, all or none (see atomic_file.h). */
 #include "atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "infile.h"
 #include "xalloc.h"
+
+int atomic_file_check(const char *path, char *why, size_t n)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return 0;
+	snprintf(why, n, "'%s' is %s, expected a regular file or nothing (refusing to replace it)", path,
+		 infile_kind(st.st_mode));
+	return -1;
+}
+
+const char *atomic_file_strerror(int e)
+{
+	return e == ATOMIC_FILE_ENOTREG ? "not a regular file (refusing to replace it)" : strerror(e);
+}
+
+/* Whether name is "<base>.tmp.<pid>.XXXXXX" (or a backup "....bak") of a
+ * process that is gone. */
+static bool stale(const char *name, const char *base)
+{
+	size_t bl = strlen(base);
+	if (strncmp(name, base, bl) || strncmp(name + bl, ".tmp.", 5))
+		return false;
+	char *end;
+	long pid = strtol(name + bl + 5, &end, 10);
+	if (end == name + bl + 5 || *end != '.' || pid <= 0 || pid == (long)getpid())
+		return false;
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Remove the temporaries of path left by processes that are gone. */
+static void clean_stale(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		slash[slash == dir ? 1 : 0] = 0;
+	DIR *dh = opendir(slash ? dir : ".");
+	if (dh) {
+		struct dirent *e;
+		while ((e = readdir(dh)))
+			if (stale(e->d_name, base)) {
+				char *p = slash ? xasprintf("%s/%s", slash == dir ? "" : dir, e->d_name)
+						: xstrdup(e->d_name);
+				unlink(p);
+				free(p);
+			}
+		closedir(dh);
+	}
+	free(dir);
+}
+
+static void forget(struct atomic_file *af)
+{
+	free(af->path);
+	free(af->tmp);
+	memset(af, 0, sizeof(*af));
+}
 
 int atomic_file_open(struct atomic_file *af, const char *path)
 {
+	char why[8];
 	memset(af, 0, sizeof(*af));
+	if (atomic_file_check(path, why, sizeof(why)))
+		return -ATOMIC_FILE_ENOTREG;
+	clean_stale(path);
 	af->path = xstrdup(path);
-	af->tmp = xasprintf("%s.tmp.XXXXXX", path);
+	af->tmp = xasprintf("%s.tmp.%ld.XXXXXX", path, (long)getpid());
 	int fd = mkstemp(af->tmp);
 	if (fd < 0) {
 		int e = errno;
-		free(af->path);
-		free(af->tmp);
-		memset(af, 0, sizeof(*af));
+		forget(af);
 		return -e;
 	}
 	cleanup_remember(af->tmp);  /* removed if a signal ends the run */
@@ -30,31 +94,91 @@ int atomic_file_open(struct atomic_file *af, const char *path)
 		int e = errno;
 		close(fd);
 		unlink(af->tmp);
-		free(af->path);
-		free(af->tmp);
-		memset(af, 0, sizeof(*af));
+		cleanup_forget(af->tmp);
+		forget(af);
 		return -e;
 	}
 	return 0;
 }
 
-int atomic_file_commit(struct atomic_file *af)
+int atomic_file_stage(struct atomic_file *af)
 {
 	int e = 0;
+	errno = 0;
 	if (fflush(af->f) != 0 || ferror(af->f) || fsync(fileno(af->f)) != 0)
 		e = errno ? errno : EIO;
 	if (fclose(af->f) != 0 && !e)
 		e = errno ? errno : EIO;
 	af->f = NULL;
-	if (!e && rename(af->tmp, af->path) != 0)
-		e = errno;
-	if (e)
+	if (e) {
 		unlink(af->tmp);
-	cleanup_forget(af->tmp);
-	free(af->path);
-	free(af->tmp);
-	memset(af, 0, sizeof(*af));
+		cleanup_forget(af->tmp);
+		forget(af);
+	}
 	return -e;
+}
+
+/* Undo the first k renames of publish(): the backups back, new files
+ * that replaced nothing removed. */
+static void roll_back(struct atomic_file *af, char **bak, int k)
+{
+	for (int i = 0; i < k; i++) {
+		if (!af[i].tmp)
+			continue;
+		if (bak[i])
+			rename(bak[i], af[i].path);
+		else
+			unlink(af[i].path);
+	}
+}
+
+int atomic_file_publish(struct atomic_file *af, int n)
+{
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	char **bak = xcalloc((size_t)n + 1, sizeof(char *));
+	int e = 0, i;
+	/* backups (hard links: no data copied) of what will be replaced */
+	for (i = 0; i < n && !e; i++) {
+		if (!af[i].tmp || n == 1)
+			continue;
+		bak[i] = xasprintf("%s.bak", af[i].tmp);
+		if (link(af[i].path, bak[i]) != 0) {
+			if (errno != ENOENT)
+				e = errno;
+			free(bak[i]);
+			bak[i] = NULL;
+		}
+	}
+	for (i = 0; i < n && !e; i++)
+		if (af[i].tmp && rename(af[i].tmp, af[i].path) != 0) {
+			e = errno;
+			roll_back(af, bak, i);
+		}
+	for (i = 0; i < n; i++) {
+		if (bak[i])
+			unlink(bak[i]);
+		free(bak[i]);
+		if (!af[i].tmp)
+			continue;
+		if (e)
+			unlink(af[i].tmp);
+		cleanup_forget(af[i].tmp);
+		forget(&af[i]);
+	}
+	free(bak);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return -e;
+}
+
+int atomic_file_commit(struct atomic_file *af)
+{
+	int e = atomic_file_stage(af);
+	return e ? e : atomic_file_publish(af, 1);
 }
 
 void atomic_file_abort(struct atomic_file *af)
@@ -65,9 +189,7 @@ void atomic_file_abort(struct atomic_file *af)
 		unlink(af->tmp);
 		cleanup_forget(af->tmp);
 	}
-	free(af->path);
-	free(af->tmp);
-	memset(af, 0, sizeof(*af));
+	forget(af);
 }
 
 int atomic_file_write(const char *path, const void *data, size_t len)

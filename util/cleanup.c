@@ -42,7 +42,8 @@ static void handler(int sig)
 	if (quiet)
 		_exit(128 + sig);
 	say("\nddlsim: interrupted by ");
-	say(sig == SIGINT ? "SIGINT" : "SIGTERM");
+	say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
+	    : "SIGXFSZ (a file reached the size limit, ulimit -f)");
 	if (phase) {
 		say(" while ");
 		say(phase);
@@ -59,6 +60,7 @@ void cleanup_install(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 void cleanup_phase(const char *s)

@@ -1,11 +1,12 @@
 /* cleanup: what an interrupted ddlsim must undo, and how it says so.
  *
  * Temporary files (the atomic writers' temporaries) register here while
- * they exist; runner children register their pids. On SIGINT or SIGTERM
+ * they exist; runner children register their pids. On SIGINT, SIGTERM or
+ * SIGXFSZ (a write past `ulimit -f`, which would otherwise kill silently)
  * the handler (installed by cleanup_install()) removes every registered
  * file, kills every registered child, prints what was interrupted (the
  * phase the command last set) and exits with 128 + the signal (130 for
- * SIGINT), so an interrupted run leaves no temporary file, no orphan and
+ * SIGINT, 153 for SIGXFSZ), so an interrupted run leaves no temporary file, no orphan and
  * no half report. Everything the handler does is async-signal-safe: fixed
  * tables, unlink(), kill(), write(), _exit(). */
 #ifndef DDLSIM_CLEANUP_H
@@ -13,7 +14,7 @@
 
 #include <sys/types.h>
 
-/* Install the SIGINT/SIGTERM handler (once, in main). */
+/* Install the SIGINT/SIGTERM/SIGXFSZ handler (once, in main). */
 void cleanup_install(void);
 
 /* What the command is doing, for the interruption message ("loading

@@ -9,11 +9,13 @@
 #include <csv.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
 #include "csvfile.h"
+#include "infile.h"
 #include "xalloc.h"
 
 struct state {
@@ -84,11 +86,16 @@ static int deliver(struct state *st, long end, int (*fn)(void *, const struct cs
 }
 
 int csvfile_read(FILE *f, unsigned flags, int (*fn)(void *ctx, const struct csvfile_record *r),
-		 void *ctx)
+		 void *ctx, struct csvfile_error *err)
 {
+	struct csvfile_error scratch;
+	if (!err)
+		err = &scratch;
+	err->line = 0;
+	err->why[0] = 0;
 	struct csv_parser p;
 	if (csv_init(&p, 0)) {
-		errno = ENOMEM;
+		snprintf(err->why, sizeof(err->why), "%s", strerror(ENOMEM));
 		return -1;
 	}
 	csv_set_space_func(&p, is_blank);
@@ -103,6 +110,11 @@ int csvfile_read(FILE *f, unsigned flags, int (*fn)(void *ctx, const struct csvf
 		off = 0;  /* a pipe: offsets from where reading began */
 	while ((len = getline(&line, &cap, f)) > 0) {
 		st.line++;
+		if (infile_line_check(line, (size_t)len, err->why, sizeof(err->why))) {
+			err->line = st.line;
+			rc = -1;
+			goto out;
+		}
 		if (line[len - 1] != '\n' && !(flags & CSVFILE_TAIL))
 			break;  /* torn: its record is left out */
 		off += len;
@@ -117,7 +129,7 @@ int csvfile_read(FILE *f, unsigned flags, int (*fn)(void *ctx, const struct csvf
 		st.text_len += (size_t)len;
 		st.text[st.text_len] = 0;
 		if (csv_parse(&p, line, (size_t)len, on_field, on_row, &st) != (size_t)len) {
-			errno = ENOMEM;
+			snprintf(err->why, sizeof(err->why), "%s", strerror(ENOMEM));
 			rc = -1;
 			goto out;
 		}
@@ -125,6 +137,7 @@ int csvfile_read(FILE *f, unsigned flags, int (*fn)(void *ctx, const struct csvf
 			goto out;
 	}
 	if (ferror(f)) {
+		snprintf(err->why, sizeof(err->why), "cannot read: %s", strerror(errno ? errno : EIO));
 		rc = -1;
 		goto out;
 	}

@@ -27,11 +27,19 @@ struct csvfile_record {
  * hand); without it, such a record is a torn write and is left out. */
 #define CSVFILE_TAIL 1u
 
+/* Why csvfile_read() failed: the line (0 when not one line's fault) and
+ * what is wrong, for "file:line: error: why". */
+struct csvfile_error {
+	long line;
+	char why[160];
+};
+
 /* Call fn for each complete record of f, read from its current position,
  * in order. Returns 0 after the last one, fn's value as soon as fn returns
- * nonzero (nothing more is read), or -1 with errno set when f cannot be
- * read or memory runs out. */
+ * nonzero (nothing more is read), or -1 with *err filled when f cannot be
+ * read, a line holds a NUL byte or is longer than INFILE_MAX_LINE
+ * (infile.h: never a field cut at the NUL or split), or memory runs out. */
 int csvfile_read(FILE *f, unsigned flags, int (*fn)(void *ctx, const struct csvfile_record *r),
-		 void *ctx);
+		 void *ctx, struct csvfile_error *err);
 
 #endif
