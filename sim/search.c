@@ -427,6 +427,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	/* data parallel: gradients of a rank's parameters, overlapped with the
 	 * last micro-batch's backward */
 	double psi = L * model_layer_params(m) / pl->parallel.tp + model_embedding_params(m) / pl->parallel.tp;
+	if (finetune_frozen(&pl->training.finetune)) /* LoRA: the adapters are trained */
+		psi = L * finetune_layer_adapter_params(m, &pl->training.finetune, pl->parallel.tp);
 	double gbytes = psi * dtype_bytes(pl->training.grad_dtype), exposed = 0;
 	if (pl->parallel.dp > 1) {
 		double window = pl->communication.overlap_grad_reduce ? L * pr->b : 0;
@@ -441,7 +443,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
 			exposed = fmax(0, red - window);
 			if (pl->parallel.zero != ZERO_0)
-				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.layer_weight));
+				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(
+					finetune_frozen(&pl->training.finetune) ? prec.weight : prec.layer_weight));
 		}
 	}
 	double psi_opt = psi / (pl->parallel.zero >= ZERO_1 ? pl->parallel.dp : 1);
