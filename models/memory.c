@@ -36,6 +36,8 @@ struct act_terms {
  * Transformer Engine), dropout masks (1). */
 struct act_bytes {
 	double act, gemm_in;
+	double wgrad_in;        /* a GEMM input kept only for its weight gradient:
+				   gemm_in, or 0 when the weights are frozen */
 };
 
 /* An MLP's inner tensors over `copies` token copies with inner size f:
@@ -46,7 +48,7 @@ static double mlp_inner(const struct model *m, const struct act_bytes *by,
 			double copies, double f)
 {
 	double fc1 = m->act == MODEL_ACT_SWIGLU ? 2 * f : f;
-	return copies * (by->act * fc1 + by->gemm_in * f);
+	return copies * (by->act * fc1 + by->wgrad_in * f);
 }
 
 static void attention_terms(const struct mem_rank_input *in, const struct act_bytes *by,
@@ -58,16 +60,16 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 	double mask = m->dropout ? 1 : 0;
 
 	t->rep += by->act * h +            /* norm input */
-		  by->gemm_in * h +        /* QKV GEMM input */
+		  by->wgrad_in * h +       /* QKV GEMM input */
 		  mask * h;                /* dropout mask after the projection */
 	t->tp += by->act * h * (1 + 2 * kv); /* Q, K, V */
 	if (in->attention == ATTN_FLASH) {
 		/* the kernel keeps its output for the backward; the
 		 * projection saves its own copy when it is narrower (fp8) */
-		t->tp += by->act * h + (by->gemm_in < by->act ? by->gemm_in * h : 0);
+		t->tp += by->act * h + (by->gemm_in < by->act ? by->wgrad_in * h : 0);
 		t->tp += 4 * a;            /* fp32 log-sum-exp per head */
 	} else {
-		t->tp += by->gemm_in * h;  /* projection input (the context) */
+		t->tp += by->wgrad_in * h; /* projection input (the context) */
 		if (in->recompute != RECOMPUTE_SELECTIVE) /* softmax output, mask, dropout output */
 			t->core += a * s * (by->act + mask * (1 + by->act));
 	}
@@ -81,7 +83,7 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 
 	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
 	if (!model_is_moe(m)) {
-		t->rep += by->gemm_in * h;  /* fc1 input */
+		t->rep += by->wgrad_in * h; /* fc1 input */
 		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
 		return;
 	}
@@ -93,12 +95,48 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 		 mlp_inner(m, by, 1, (double)(c->shared_experts * c->shared_ffn));
 }
 
+/* A layer's LoRA adapters' stored tensors (memory.h, "Fine-tuning"):
+ * per target x A, and its input for A's weight gradient: the dropped
+ * input and its mask per adapter, or without dropout the base layer's
+ * input, once for the adapters that share it. */
+static void adapter_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+			  struct act_terms *t)
+{
+	static const unsigned share[] = {
+		(1u << FT_Q) | (1u << FT_K) | (1u << FT_V) | (1u << FT_QKV),
+		1u << FT_O, (1u << FT_GATE) | (1u << FT_UP), 1u << FT_DOWN,
+	};
+	const struct model *m = in->model;
+	for (size_t g = 0; g < sizeof(share) / sizeof(share[0]); g++) {
+		int n = 0;
+		double din = 0, dout;
+		bool row = false;
+		for (int k = 0; k < FT_TARGET_N; k++) {
+			if (!(share[g] & (1u << k)) || !finetune_targets(&in->ft, (enum ft_target)k))
+				continue;
+			finetune_target_dims(m, (enum ft_target)k, &din, &dout, &row);
+			t->whole += by->act * in->ft.rank;      /* x A, B's input */
+			n++;
+		}
+		/* the input: split over TP on a row-parallel layer, else as
+		 * the norm output it is (replicated unless SP) */
+		double x = in->ft.dropout > 0 ? n * (by->act + 1) * din : (n ? by->act * din : 0);
+		if (row)
+			t->tp += x;
+		else
+			t->rep += x;
+	}
+}
+
 double memory_layer_activations(const struct mem_rank_input *in)
 {
 	const struct model *m = in->model;
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
-	struct act_bytes by = { dtype_bytes(pr.activation), dtype_bytes(pr.saved_gemm_input) };
+	struct act_bytes by = { dtype_bytes(pr.activation), dtype_bytes(pr.saved_gemm_input),
+				dtype_bytes(pr.saved_gemm_input) };
+	if (finetune_frozen(&in->ft))
+		by.wgrad_in = 0;
 	double tokens = in->seq * in->micro_batch, t = in->tp < 1 ? 1 : in->tp;
 	double sp = in->sp ? t : 1;
 
@@ -107,7 +145,29 @@ double memory_layer_activations(const struct mem_rank_input *in)
 	struct act_terms a = { 0 };
 	attention_terms(in, &by, &a);
 	mlp_terms(in, &by, &a);
+	adapter_terms(in, &by, &a);
 	return tokens * (a.rep / sp + a.tp / t + a.core / t + a.whole);
+}
+
+/* Frozen base weights (memory.h, "Fine-tuning"): model states of the
+ * adapters only, the layers' linear weights in their storage dtype. */
+static void frozen_states(const struct mem_rank_input *in, double wbytes, double opt_bytes,
+			  struct mem_anatomy *o)
+{
+	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
+	double ad = in->layers * finetune_layer_adapter_params(in->model, &in->ft, in->tp);
+	double lin = in->layers * finetune_layer_linear_params(in->model) / t;
+	double sb = finetune_base_stored_bytes(&in->ft);
+	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
+	double z3 = in->zero >= ZERO_3 ? nd : 1;
+
+	if (sb > 0)
+		o->weights_bytes += (sb - wbytes) * lin / z3;
+	o->weights_bytes += wbytes * ad / z3;
+	o->grads_bytes = gbytes * ad / (in->zero >= ZERO_2 ? nd : 1);
+	o->optimizer_bytes = opt_bytes * ad / (in->zero >= ZERO_1 ? nd : 1);
+	o->params_local += ad;
+	o->trained_params = ad;
 }
 
 void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
@@ -142,6 +202,10 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 			      (model_layer_params(m) - model_layer_expert_params(m)) / t /
 			      (in->zero >= ZERO_3 ? nd : 1) +
 			      pr.fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? ned : 1);
+
+	o->trained_params = o->params_local;
+	if (finetune_frozen(&in->ft))
+		frozen_states(in, wbytes, pr.optimizer_bytes, o);
 
 	o->act_per_layer_bytes = memory_layer_activations(in);
 	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;

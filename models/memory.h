@@ -78,13 +78,34 @@
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
  * (ZeRO-Infinity) the GPU holds no layer weights but buffers for the layer
- * in use and the one prefetched (embedding and head stay). */
+ * in use and the one prefetched (embedding and head stay).
+ *
+ * Fine-tuning with frozen base weights (finetune.h; dense models): the
+ * model states are those of the adapters' Psi_a parameters (2 Psi_a of
+ * 16-bit weights, the gradient bytes x Psi_a, K Psi_a of optimizer
+ * state, ZeRO-sharded as above), beside the frozen weights, which keep
+ * only their storage: the precision's 16-bit weights, or under QLoRA the
+ * transformer layers' linear weights in NF4 (finetune.h: 0.516 bytes per
+ * parameter) and the rest 16-bit. The activations are the layer's as
+ * above (the backward through a frozen layer still needs its norms',
+ * activation's and attention's saved tensors) less the GEMM inputs kept
+ * only for weight gradients: the QKV, projection (or its fp8 copy), fc1
+ * and fc2 inputs (Transformer Engine v1.6, c81733f,
+ * transformer_engine/pytorch/module/linear.py:317-330: `saved_inputmat`
+ * only `if weight.requires_grad`; PyTorch's autograd codegen likewise
+ * guards a saved input used by one derivative alone,
+ * tools/autograd/gen_variable_type.py guard_for). Each adapter adds per
+ * token x A (r elements, whole on every TP rank) and its input for A's
+ * weight gradient: with dropout the dropped input and its one-byte mask,
+ * else the base layer's input, once for the adapters sharing it (d_in,
+ * split over TP on a row-parallel layer, else replicated unless SP). */
 #ifndef DDLSIM_MEMORY_H
 #define DDLSIM_MEMORY_H
 
 #include <stdbool.h>
 
 #include "attention.h"
+#include "finetune.h"
 #include "gpu.h"
 #include "model.h"
 #include "workload.h"
@@ -119,6 +140,7 @@ struct mem_rank_input {
 	double bucket_bytes;       /* gradient bucket size (DDP / ZeRO) */
 	double prefetch_layers;    /* ZeRO-3: layers all-gathered ahead */
 	double reserve_fraction;   /* allocator fragmentation reserve, fraction of capacity */
+	struct finetune ft;        /* LoRA / QLoRA (finetune.h); zeroed: all weights trained */
 };
 
 /* NCCL channels per communicator assumed for its buffers: NCCL builds up
@@ -130,6 +152,7 @@ struct mem_rank_input {
 
 struct mem_anatomy {
 	double params_local;       /* parameters this rank owns before ZeRO sharding */
+	double trained_params;     /* of which trained (LoRA: the adapters; else all) */
 	double weights_bytes;
 	double grads_bytes;
 	double optimizer_bytes;

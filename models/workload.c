@@ -33,6 +33,7 @@ struct emitter {
 	enum dtype dt;          /* activations, memory-bound kernels */
 	enum dtype gdt;         /* the GEMM being emitted */
 	bool fp8;               /* Transformer Engine fp8 casts */
+	bool frozen;            /* weight GEMMs without weight gradients (finetune.h) */
 	int rc;
 };
 
@@ -46,7 +47,10 @@ static void fp8_cast(struct emitter *e, const char *name, double elements)
 	snprintf(op.name, sizeof(op.name), "%s.fp8_cast", name);
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "fp8_cast_transpose");
 	op.m = elements;
-	op.bytes = elements * (dtype_bytes(e->dt) + 2 * dtype_bytes(DTYPE_FP8));
+	/* a frozen weight needs no transpose for a weight gradient (TE v1.6,
+	 * c81733f, pytorch/module/linear.py:116-131: cast-transpose only when
+	 * weight.requires_grad) */
+	op.bytes = elements * (dtype_bytes(e->dt) + (e->frozen ? 1 : 2) * dtype_bytes(DTYPE_FP8));
 	e->rc |= op_list_push(e->out, &op);
 }
 
@@ -78,6 +82,8 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	op.flops = 2 * batch * m * n * k;
 	op.bytes = batch * ((m * n + n * k) * Bi + m * k * Bo);
 	e->rc |= op_list_push(e->out, &op);
+	if (e->frozen)          /* a frozen weight: no gradient of its own */
+		return;
 	/* wgrad: dW[k,n] = X^T[k,m] dY[m,n]; the weight gradient is 16-bit */
 	snprintf(op.name, sizeof(op.name), "%s.wgrad", name);
 	op.m = k, op.n = n, op.k = m;
@@ -179,7 +185,7 @@ static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const c
 		bpp = 2 + 2 * gb;
 	else                            /* a cast into the reduce buffer */
 		bpp = s->grad_fp32 ? k->main_grad_Bpp : 0;
-	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0)
+	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0 || e->frozen)
 		return;
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32, .batch = 1 };
 	snprintf(op.name, sizeof(op.name), "%s.main_grad", name);
@@ -221,6 +227,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 	struct emitter c = *e;
 
 	c.gdt = core_dt;  /* the core is 16-bit even under fp8 */
+	c.frozen = false; /* its backward GEMMs are both activation gradients */
 	if (s->attention == ATTN_FLASH) {
 		bool bwd = e->pass == PASS_BWD;
 		double B = dtype_bytes(e->dt);
@@ -258,6 +265,94 @@ static void attention_core(struct emitter *e, const struct model *m,
 		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);
 	gemm(&c, "attn_over_v", b * heads, sq, hd, sq);
 	e->rc |= c.rc;
+}
+
+/* An element-wise kernel of the adapters: touches x elements x the
+ * activation dtype's bytes, named as given (".bwd" added in backward). */
+static void elementwise(struct emitter *e, const char *name, const char *family,
+			double elements, double touches)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
+	bool bwd = e->pass == PASS_BWD;
+	snprintf(op.name, sizeof(op.name), "%s%s", name, bwd ? ".bwd" : "");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", family, bwd ? "bwd" : "fwd");
+	op.m = elements;
+	op.bytes = touches * elements * dtype_bytes(e->dt);
+	e->rc |= op_list_push(e->out, &op);
+}
+
+/* QLoRA: bitsandbytes' dequantize_4bit of a weight of `elements` to the
+ * compute dtype before its GEMM (finetune.h: bytes and kernels). */
+static void dequant_op(struct emitter *e, const char *name, double elements)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "%s.dequant%s", name, e->pass == PASS_BWD ? ".bwd" : "");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "dequant_nf4");
+	op.m = elements;
+	op.bytes = elements * FT_NF4_DEQUANT_BYTES;
+	op.kernels = FT_NF4_DEQUANT_KERNELS;
+	e->rc |= op_list_push(e->out, &op);
+}
+
+/* One LoRA adapter (finetune.h) on T tokens: PEFT's dropout, x A, (x A) B,
+ * the scaling and the add into the base output; in backward their
+ * gradients, the input's two gradients summed, the adapters' main
+ * gradients. */
+static void adapter(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		    enum ft_target tg, double T)
+{
+	double din, dout, t = s->tp > 1 ? s->tp : 1, r = s->ft.rank;
+	bool row, bwd = e->pass == PASS_BWD;
+	char n[48], x[64];
+	struct emitter a = *e;
+
+	finetune_target_dims(m, tg, &din, &dout, &row);
+	double ain = row ? din / t : din, bout = row ? dout : dout / t;
+	a.frozen = false;
+	a.gdt = e->dt;          /* 16-bit adapters, fp8 or not */
+	snprintf(n, sizeof(n), "lora_%s", ft_target_names[tg]);
+#define NAME(suffix) (snprintf(x, sizeof(x), "%s.%s", n, suffix), x)
+	if (!bwd && s->ft.dropout > 0)  /* read, write, a one-byte mask */
+		elementwise(&a, NAME("dropout"), "dropout", T * ain, 2.5);
+	if (bwd) {
+		elementwise(&a, NAME("scale"), "scale", T * bout, 2);
+		gemm(&a, NAME("b"), 1, T, bout, r);
+		gemm(&a, NAME("a"), 1, T, r, ain);
+		if (s->ft.dropout > 0)  /* the gradient through the mask */
+			elementwise(&a, NAME("dropout"), "dropout", T * ain, 2.5);
+		elementwise(&a, NAME("grad_add"), "add", T * ain, 3);
+		main_grad_op(&a, s, n, r * (ain + bout));
+	} else {
+		gemm(&a, NAME("a"), 1, T, r, ain);
+		gemm(&a, NAME("b"), 1, T, bout, r);
+		elementwise(&a, NAME("scale"), "scale", T * bout, 2);
+		elementwise(&a, NAME("add"), "add", T * bout, 3);
+	}
+#undef NAME
+	e->rc |= a.rc;
+}
+
+/* A transformer-layer linear layer named `name` (its GEMM T x n x k on
+ * this rank): NF4 dequantization before the GEMM, the GEMM, and the
+ * adapters of the targets on it (finetune.h's naming). */
+static void linear(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		   const char *name, double T, double n, double k, bool cast_in, bool cast_dy)
+{
+	static const struct { const char *gemm; enum ft_target tg[4]; int ntg; } on[] = {
+		{ "qkv", { FT_QKV, FT_Q, FT_K, FT_V }, 4 }, { "attn_out", { FT_O }, 1 },
+		{ "mlp_gate_up", { FT_GATE, FT_UP }, 2 }, { "mlp_up", { FT_UP }, 1 },
+		{ "mlp_down", { FT_DOWN }, 1 },
+	};
+	if (e->frozen && s->ft.base == FT_BASE_NF4)
+		dequant_op(e, name, n * k);
+	gemm_ex(e, name, 1, T, n, k, cast_in, cast_dy);
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		if (strcmp(on[i].gemm, name) != 0)
+			continue;
+		for (int j = 0; j < on[i].ntg; j++)
+			if (finetune_targets(&s->ft, on[i].tg[j]))
+				adapter(e, m, s, on[i].tg[j], T);
+	}
 }
 
 void workload_moe_balance(const struct model *m, const struct wl_shape *s,
@@ -333,7 +428,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	struct precision pr;
 	precision_init(&pr, s->dtype, false);
 	struct emitter e = { .out = out, .stk = s->stack ? s->stack : stack_default(),
-			     .pass = pass, .dt = pr.activation, .gdt = pr.gemm, .fp8 = pr.fp8 };
+			     .pass = pass, .dt = pr.activation, .gdt = pr.gemm, .fp8 = pr.fp8,
+			     .frozen = finetune_frozen(&s->ft) };
 	double t = s->tp, h = (double)m->hidden;
 	double T = s->micro_batch * s->seq / (s->cp > 1 ? s->cp : 1);  /* this rank's tokens */
 	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
@@ -357,7 +453,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			e.rc |= fw.rc;
 		}
 		norm_op(&e, m, norm, Tn * h);
-		gemm(&e, "qkv", 1, T, (h + 2 * kv) / t, h);
+		linear(&e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
 		if (e.stk->attn_copy.bytes[0] > 0)
@@ -365,7 +461,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		if (e.stk->repeat_kv && m->kv_heads < m->heads)
 			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
 		attention_core(&e, m, s, pr.head_gemm);
-		gemm_ex(&e, "attn_out", 1, T, h, h / t, true, true);
+		linear(&e, m, s, "attn_out", T, h, h / t, true, true);
 		residual_op(&e, m, Tn * h);
 		main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
 		break;
@@ -376,13 +472,13 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		norm_op(&e, m, norm, Tn * h);
 		if (m->act == MODEL_ACT_SWIGLU) {
-			gemm_ex(&e, "mlp_gate_up", 1, T, 2 * ffn, h, false, false);
+			linear(&e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
 			act_op(&e, m, "swiglu", T * ffn);
 		} else {
-			gemm_ex(&e, "mlp_up", 1, T, ffn, h, false, false);
+			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
 			act_op(&e, m, "gelu", T * ffn);
 		}
-		gemm(&e, "mlp_down", 1, T, h, ffn);
+		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
 		residual_op(&e, m, Tn * h);
 		main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;

@@ -38,13 +38,25 @@
  * busiest rank's copies, T k x rank_load; expert FFN split over t as the
  * dense MLP), the unpermutation, the shared experts (dense GEMMs over T)
  * and the residual. The ops named "expert_*" are the ones between the
- * dispatch and the combine all-to-all. */
+ * dispatch and the combine all-to-all.
+ *
+ * Fine-tuning (finetune.h; dense models): with frozen base weights every
+ * weight GEMM's backward is its data gradient alone and no main gradient
+ * is accumulated; NF4 base weights are dequantized ("<gemm>.dequant",
+ * three kernels) before each transformer-layer GEMM, forward and
+ * backward; each adapter of a targeted layer follows its base GEMM as the
+ * ops "lora_<target>.dropout" (dropout > 0), ".a" and ".b" (GEMMs with
+ * their ".dgrad" and ".wgrad"), ".scale" and ".add", in backward also
+ * ".grad_add" (the input's two gradients summed) and ".main_grad". The
+ * adapter GEMMs run in the activation dtype (16-bit under fp8: NeMo's
+ * adapters are not Transformer Engine modules). */
 #ifndef DDLSIM_WORKLOAD_H
 #define DDLSIM_WORKLOAD_H
 
 #include <stdbool.h>
 
 #include "attention.h"
+#include "finetune.h"
 #include "gpu.h"
 #include "model.h"
 #include "op.h"
@@ -74,6 +86,7 @@ struct wl_shape {
 	 * takes its own */
 	enum attn_backend attn_backend[2];
 	bool grad_fp32;         /* weight gradients accumulate into fp32 main gradients */
+	struct finetune ft;     /* LoRA / QLoRA (finetune.h); zeroed: every weight trained */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE

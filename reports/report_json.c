@@ -136,9 +136,10 @@ static json_t *scenario_json(const struct result *r)
 static json_t *mem_json(const struct stage_result *s)
 {
 	const struct mem_anatomy *m = &s->mem;
-	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
+	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
 			 "stage", s->stage, "layers", s->layers, "embedding", s->has_embedding,
 			 "head", s->has_head, "params_local", m->params_local,
+			 "trained_params", m->trained_params,
 			 "peak_inflight_microbatch_chunks", s->peak_inflight_chunks,
 			 "inflight_factor", s->inflight,
 			 "weights_GB", m->weights_bytes / GB, "gradients_GB", m->grads_bytes / GB,

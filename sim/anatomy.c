@@ -23,6 +23,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
 		.prefetch_layers = 1, .ep = pl->parallel.ep, .offload = (int)pl->parallel.offload,
+		.ft = pl->training.finetune,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

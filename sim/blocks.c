@@ -36,6 +36,8 @@ static int gemm_role(const char *name)
 		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 },
 		{ "attn_out", 2 }, { "mlp_down", 2 },
 	};
+	if (strstr(name, ".dequant"))  /* QLoRA: before the GEMM, not part of it */
+		return 0;
 	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		size_t n = strlen(roles[i].prefix);
 		if (strncmp(name, roles[i].prefix, n) == 0 && (name[n] == '\0' || name[n] == '.'))
@@ -121,8 +123,10 @@ static int price_block(const struct plan *pl, const struct model *m, struct cost
 	if (pass == PASS_FWD) {
 		bk->fwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_fwd[b]);
 		bk->flops_fwd[b] = op_list_flops(&l);
-	} else
+	} else {
 		bk->bwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_bwd[b]);
+		bk->flops_bwd[b] = op_list_flops(&l);
+	}
 	if (b == WL_ATTN && pl->parallel.cp > 1)
 		split_cp(cost, &l, scale, pl->parallel.cp, pass, bk);
 	if (b == WL_ATTN || b == WL_MLP)

@@ -23,6 +23,7 @@ struct blocks {
 	double fwd[WL_NBLOCKS], bwd[WL_NBLOCKS];
 	double recompute_sel;         /* selective: attention core forward again */
 	double flops_fwd[WL_NBLOCKS];
+	double flops_bwd[WL_NBLOCKS]; /* as executed (frozen weights: no wgrad) */
 	double flops_core;            /* attention core forward flops */
 	/* cp > 1, per pass: the attention block's ops before the core, after
 	 * it, the own causal block (a2a: the whole core) and one ring step */

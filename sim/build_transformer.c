@@ -146,7 +146,15 @@ struct builder {
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 	struct cost *cost;            /* prices the FSDP2 copies */
 	double gather_copy_s;         /* FSDP2: the copy-out after a layer's all-gather */
+	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
 };
+
+/* Backward FLOPs of block blk, one micro-batch: twice the forward's, or
+ * as executed when frozen weights skip their weight gradients. */
+static double bwd_flops(const struct builder *b, enum wl_block blk)
+{
+	return b->frozen ? b->bk.flops_bwd[blk] : 2 * b->bk.flops_fwd[blk];
+}
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index. */
 static int vstage_layers(const struct builder *b, int vs, int nv, int *first)
@@ -636,7 +644,7 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		dep = program_add(b->p, &r, NULL, 0);
 		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 	} else {
-		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], 2 * k->flops_fwd[WL_HEAD], mb, chunk, dep);
+		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		grads_ready(b, b->grad_bytes_head, reduce);
@@ -650,13 +658,13 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
 		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a && b->per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
-				     2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, true);
+				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
 		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
-				2 * (k->flops_fwd[WL_MLP] + k->flops_fwd[WL_ATTN]), mb, chunk, b->last);
+				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->last);
 		} else {
-			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, 2 * k->flops_fwd[WL_MLP], mb, chunk);
-			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, 2 * k->flops_fwd[WL_ATTN], mb, chunk);
+			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
+			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, bwd_flops(b, WL_ATTN), mb, chunk);
 		}
 		grads_ready2(b, b->grad_bytes_layer, b->grad_bytes_expert, reduce);
 	}
@@ -752,6 +760,14 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->tied_copy = m->tied_embeddings && pl->parallel.pp > 1
 			       ? (double)m->vocab * (double)m->hidden / t : 0;
 	b->grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
+	b->frozen = finetune_frozen(&pl->training.finetune);
+	if (b->frozen) {
+		/* LoRA / QLoRA: only the adapters' gradients are reduced */
+		b->grad_bytes_layer = finetune_layer_adapter_params(m, &pl->training.finetune,
+								    pl->parallel.tp) * gb;
+		b->grad_bytes_expert = b->grad_bytes_embed = b->grad_bytes_head = 0;
+		b->tied_copy = 0;
+	}
 	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
 	b->wbytes = dtype_bytes(pr.layer_weight);
 	if (plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
@@ -848,6 +864,11 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 	double psi_layers = layers * (model_layer_params(m) - le) / t;
 	sp->ag_total = psi_layers * dtype_bytes(b->pr.layer_weight) +
 		       (sp->psi - psi_layers) * dtype_bytes(b->pr.weight);
+	if (b->frozen) {        /* the adapters are the trained parameters */
+		sp->psi = layers * finetune_layer_adapter_params(m, &pl->training.finetune, pl->parallel.tp);
+		sp->psi_e = 0;
+		sp->ag_total = sp->psi * dtype_bytes(b->pr.weight);
+	}
 	sp->ag_chunk = pl->communication.bucket_bytes > 0 ? pl->communication.bucket_bytes * 8 : b->param_bytes_layer;
 	sp->ag_count = sp->ag_chunk > 0 ? (int)ceil(sp->ag_total / sp->ag_chunk) : 1;
 	if (sp->ag_count < 1)

@@ -77,6 +77,9 @@
  *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
+ *   finetune           -        full          LoRA / QLoRA (models/finetune.h): method,
+ *                                             rank, alpha, dropout, targets, base dtype;
+ *                                             zeroed: every weight trained
  *
  *   communication (struct plan_comm)
  *   coll_algo          -        "auto"        collective algorithm (coll.h registry)
@@ -279,6 +282,7 @@ struct plan_training {
 	bool fp8_params;
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
+	struct finetune finetune;       /* training.finetune (models/finetune.h) */
 };
 
 /* communication: the collective algorithm and the gradient reduction. */

@@ -113,6 +113,45 @@ static void check_cnn(const struct plan *p, long gpus, const char *f, struct dia
 			 p->parallel.dp, p->training.micro_batch, div, p->training.global_batch);
 }
 
+/* training.finetune against the model and the plan (models/finetune.h):
+ * dense transformers; NF4 dequantizes to a 16-bit precision; a LoRA base
+ * is the precision's own weights. */
+static void check_finetune(const struct plan *p, const struct model *m, const char *f,
+			   struct diag *d)
+{
+	const struct finetune *ft = &p->training.finetune;
+	if (!finetune_frozen(ft))
+		return;
+	if (!model_arch(m)->model_parallel) {
+		diag_err(d, f, "/training/finetune", "applies to transformer models only");
+		return;
+	}
+	if (model_is_moe(m))
+		diag_err(d, f, "/training/finetune", "mixture-of-experts models are not supported yet "
+			 "(model '%s')", m->name);
+	if (p->parallel.offload != OFFLOAD_NONE)
+		diag_err(d, f, "/parallel/offload", "CPU offload with frozen base weights is not "
+			 "supported, got \"%s\"", plan_offload_names[p->parallel.offload]);
+	if (finetune_targets(ft, FT_GATE) && m->act != MODEL_ACT_SWIGLU)
+		diag_err(d, f, "/training/finetune/targets", "gate_proj needs a SwiGLU MLP, "
+			 "model '%s' has none", m->name);
+	struct precision pr;
+	precision_init(&pr, p->training.precision, false);
+	if (ft->base == FT_BASE_NF4) {
+		if (p->training.precision != DTYPE_BF16 && p->training.precision != DTYPE_FP16)
+			diag_err(d, f, "/training/finetune/base_dtype", "nf4 weights are dequantized to "
+				 "a bf16 or fp16 precision, got precision \"%s\"",
+				 dtype_name(p->training.precision));
+		if (p->parallel.zero >= ZERO_3)
+			diag_err(d, f, "/training/finetune/base_dtype", "nf4 weights with ZeRO-3 are not "
+				 "supported");
+	} else if (ft->base_set &&
+		   (ft->base == FT_BASE_FP16 ? DTYPE_FP16 : DTYPE_BF16) != pr.weight)
+		diag_err(d, f, "/training/finetune/base_dtype", "a lora base is the precision's own "
+			 "weights, %s under precision \"%s\", got '%s'", dtype_name(pr.weight),
+			 dtype_name(p->training.precision), ft_base_names[ft->base]);
+}
+
 /* first/last_stage_layers against the model and the other split keys. */
 static void check_first_last(const struct plan *p, const struct model *m, const char *f,
 			     struct diag *d)
@@ -530,6 +569,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_ps(p, in, gpus, f, d);
 	check_whatifs(p, in, gpus, f, d);
 	check_stack(p, m, f, d);
+	check_finetune(p, m, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, gpus, f, d);
 		return diag_count(d) - before;

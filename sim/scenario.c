@@ -250,6 +250,11 @@ static bool load_training(struct jobj *root, struct plan *s)
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);
 	jobj_num(&jo, "train_tokens", &s->training.train_tokens, JNONNEG);
+	struct jobj ft;
+	if (jobj_child(&jo, "finetune", &ft, 0) == 1) {
+		finetune_load(&ft, &s->training.finetune);
+		jobj_end(&ft);
+	}
 	jobj_end(&jo);
 	return true;
 }

@@ -111,6 +111,23 @@
  *   training.grad_reduce_dtype    string   -       precision     dtype of gradient reduction: fp32 |
  *                                                                fp16 | bf16 (tf32: fp32, fp8: bf16)
  *   training.train_tokens         number   tokens  0             for time- and cost-to-train
+ *   training.finetune.method      string   -       required      full | lora | qlora (models/finetune.h):
+ *                                                                lora and qlora freeze the base weights
+ *                                                                (no weight gradients, optimizer state or
+ *                                                                DP reduction) and train adapters;
+ *                                                                dense transformers, no offload
+ *   training.finetune.rank        int      -       required      LoRA rank r (lora, qlora)
+ *   training.finetune.alpha       number   -       rank          scaling alpha / r (no cost of its own)
+ *   training.finetune.dropout     number   0..1    0             dropout on each adapter's input
+ *   training.finetune.targets     [string] -       required      the adapted linear layers (lora, qlora):
+ *                                                                q_proj | k_proj | v_proj | qkv_proj
+ *                                                                (fused) | o_proj | gate_proj (SwiGLU) |
+ *                                                                up_proj | down_proj
+ *   training.finetune.base_dtype  string   -       see meaning   storage of the frozen weights: the
+ *                                                                precision's 16-bit weights (bf16 | fp16)
+ *                                                                for lora; nf4 for qlora (bitsandbytes,
+ *                                                                dequantized before each GEMM; needs
+ *                                                                precision bf16 or fp16, ZeRO <= 2)
  *   communication.algorithm       string   -       "auto"        collective algorithm
  *   communication.bucket_MB       number   MB      25            gradient bucket (1e6 bytes)
  *   communication.overlap_grad_reduce bool -       true          reduce buckets during backward (DDP);

@@ -156,6 +156,32 @@ static void load_clusters(struct jobj *root, struct goal *g)
 	}
 }
 
+/* The tokens to train on: train_tokens, or epochs over dataset_tokens
+ * (a fine-tuning set), not both. */
+static void load_tokens(struct jobj *jo, struct goal *g)
+{
+	double epochs = 0, dataset = 0;
+	bool e = jobj_num(jo, "epochs", &epochs, JPOS) == 1;
+	bool ds = jobj_num(jo, "dataset_tokens", &dataset, JPOS) == 1;
+	if (!jobj_has(jo, "train_tokens") && !jobj_has(jo, "epochs") && !jobj_has(jo, "dataset_tokens")) {
+		jobj_err(jo, "train_tokens", "missing required key 'train_tokens' (or epochs and "
+			 "dataset_tokens)");
+		return;
+	}
+	if (jobj_has(jo, "train_tokens")) {
+		jobj_num(jo, "train_tokens", &g->train_tokens, JPOS);
+		if (jobj_has(jo, "epochs") || jobj_has(jo, "dataset_tokens"))
+			jobj_err(jo, "train_tokens", "give train_tokens or epochs and dataset_tokens, not both");
+		return;
+	}
+	if (!jobj_has(jo, "epochs"))
+		jobj_err(jo, "epochs", "missing required key 'epochs' (with dataset_tokens)");
+	else if (!jobj_has(jo, "dataset_tokens"))
+		jobj_err(jo, "dataset_tokens", "missing required key 'dataset_tokens' (with epochs)");
+	else if (e && ds)
+		g->train_tokens = epochs * dataset;
+}
+
 struct goal *goal_load(const char *path, struct diag *d)
 {
 	struct goal *g = xcalloc(1, sizeof(*g));
@@ -209,7 +235,7 @@ struct goal *goal_load(const char *path, struct diag *d)
 			jload_check_ref(&jo, "model", g->model);
 	}
 	jobj_int(&jo, "seq_len", &g->seq, 1, JREQ);
-	jobj_num(&jo, "train_tokens", &g->train_tokens, JREQ | JPOS);
+	load_tokens(&jo, g);
 	double days = 0;
 	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
 		g->deadline_s = days * 86400;
@@ -229,6 +255,10 @@ struct goal *goal_load(const char *path, struct diag *d)
 		g->top = (int)(top > 1000 ? 1000 : top);
 	load_clusters(&jo, g);
 	load_search(&jo, g);
+	if (jobj_child(&jo, "finetune", &sub, 0) == 1) {
+		finetune_load(&sub, &g->finetune);
+		jobj_end(&sub);
+	}
 	if (jobj_child(&jo, "goodput", &sub, 0) == 1) {
 		goodput_params_load(&sub, &g->goodput);
 		jobj_end(&sub);
@@ -434,6 +464,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	/* data parallel: gradients of a rank's parameters, overlapped with the
 	 * last micro-batch's backward */
 	double psi = L * model_layer_params(m) / pl->parallel.tp + model_embedding_params(m) / pl->parallel.tp;
+	if (finetune_frozen(&pl->training.finetune)) /* LoRA: the adapters are trained */
+		psi = L * finetune_layer_adapter_params(m, &pl->training.finetune, pl->parallel.tp);
 	double gbytes = psi * dtype_bytes(pl->training.grad_dtype), exposed = 0;
 	if (pl->parallel.dp > 1) {
 		double window = pl->communication.overlap_grad_reduce ? L * pr->b : 0;
@@ -448,7 +480,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
 			exposed = fmax(0, red - window);
 			if (pl->parallel.zero != ZERO_0)
-				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(prec.layer_weight));
+				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(
+					finetune_frozen(&pl->training.finetune) ? prec.weight : prec.layer_weight));
 		}
 	}
 	double psi_opt = psi / (pl->parallel.zero >= ZERO_1 ? pl->parallel.dp : 1);
@@ -576,6 +609,7 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					pl.training.grad_dtype = g->precision == DTYPE_TF32 ? DTYPE_FP32
 							: g->precision == DTYPE_FP8 ? DTYPE_BF16 : g->precision;
 					pl.training.train_tokens = g->train_tokens;
+					pl.training.finetune = g->finetune;
 					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
 					plan_resolve(&pl, in);
 					st->enumerated++;

@@ -24,7 +24,9 @@
  *   name, description         string    -       file name
  *   model                     string    path    required    model file
  *   seq_len                   int       tokens  required
- *   train_tokens              number    tokens  required
+ *   train_tokens              number    tokens  required    (or epochs and dataset_tokens)
+ *   epochs                    number    -       -           instead of train_tokens: passes over
+ *   dataset_tokens            number    tokens  -           a dataset of this many tokens
  *   deadline_days             number    days    -           wall time to train, goodput included
  *   budget_usd                number    USD     -           cost to train
  *   global_batch_tokens.min   number    tokens  required    global batch range (samples x seq_len)
@@ -43,6 +45,9 @@
  *   search.sp                 [bool]    -       false, true (true only with tp > 1)
  *   search.order              [string]  -       "tp,dp,pp", "tp,pp,dp"
  *   goodput                   object    -       goodput.h keys
+ *   finetune                  object    -       full        LoRA / QLoRA, the keys of the
+ *                                                           scenario's training.finetune
+ *                                                           (models/finetune.h), for every plan
  *
  * Global batch: for each (dp, micro-batch) the numbers of micro-batches m
  * that are powers of two, and the largest m, whose batch lies in the
@@ -91,6 +96,7 @@ struct goal {
 	char order[4][16];
 	int norder;
 	struct goodput_params goodput;
+	struct finetune finetune;         /* LoRA / QLoRA of the plans (finetune.h) */
 };
 
 struct goal *goal_load(const char *path, struct diag *d);

@@ -597,7 +597,8 @@ static void derive_speed(const struct inputs *in, const struct plan *pl, struct 
 	r->iteration_s = r->eng->iteration_s;
 	r->samples_per_s = (double)pl->training.global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)pl->training.seq;
-	r->model_flops = model_iteration_flops(m, (double)pl->training.global_batch, (double)pl->training.seq);
+	r->model_flops = finetune_model_flops(m, &pl->training.finetune, (double)pl->training.global_batch,
+					      (double)pl->training.seq);
 	r->hardware_flops = builders_find(m)->hardware_flops(in, pl);
 	r->peak_flops_per_gpu = topo->gpu.peak_flops[pl->training.precision];
 	if (pl->ngroups > 0) {
