@@ -1,4 +1,5 @@
-/* cmd_plan: `ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]`.
+/* cmd_plan: `ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]
+ *            [--show-rejected]`.
  *
  * Screens every plan of every cluster option in-process (sim/search.h),
  * simulates the best `top` of each option and the best of each node count
@@ -6,7 +7,10 @@
  * wall time to train, the Pareto front of time and cost over all options,
  * the fewest GPUs of each GPU type that meet the deadline (and budget),
  * and how the screen's ranking compares with the engine's (the ranking,
- * the front, the fewest GPUs and the correlation: sim/study.h). Every
+ * the front, the fewest GPUs and the correlation: sim/study.h). Fit
+ * first: the best plan that fits opens the output, a simulated plan that
+ * does not fit in GPU memory ("oom") is never ranked nor on the front, and
+ * --show-rejected lists those apart with the GB each misses. Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
  * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
 #include <errno.h>
@@ -30,13 +34,15 @@
 
 void cmd_plan_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only] [--quiet]\n\n"
+	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]\n"
+		   "                   [--show-rejected] [--quiet]\n\n"
 		   "Searches parallel plans and cluster sizes for a training goal (schema\n"
 		   "ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
 		   "batch range, candidate clusters with node counts and prices; sim/search.h).\n"
 		   "Every plan is checked (plan_check, memory anatomy) and estimated in-process;\n"
 		   "the best N per cluster option (and the best per node count) are simulated.\n"
-		   "Prints the simulated plans per option ranked by wall time to train (failures\n"
+		   "Prints first the best plan that fits in GPU memory, then the simulated plans\n"
+		   "that fit per option ranked by wall time to train (failures\n"
 		   "and checkpoints included), cost, $ per million tokens and energy; the Pareto\n"
 		   "front of time and cost; the fewest GPUs per GPU type that meet the deadline;\n"
 		   "and the screen's rank correlation with the engine.\n\n"
@@ -45,6 +51,8 @@ void cmd_plan_usage(FILE *f)
 		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
+		   "  --show-rejected list the simulated plans that do not fit in GPU memory (status\n"
+		   "                  'oom', never ranked nor on the front) apart, with the GB missing\n"
 		   "  --quiet         only the tables\n\n"
 		   "examples:\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
@@ -64,13 +72,13 @@ struct pctx {
 	struct goal *g;
 	struct fin *f;
 	int n, done;
-	bool quiet;
+	bool quiet, show_rejected;
 };
 
 struct plan_opts {
 	const char *file, *out;
 	int top;
-	bool screen_only, quiet;
+	bool screen_only, quiet, show_rejected;
 	struct runner_opts ro;
 };
 
@@ -148,6 +156,8 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 			o->out = argv[++i];
 		else if (!strcmp(argv[i], "--screen-only"))
 			o->screen_only = true;
+		else if (!strcmp(argv[i], "--show-rejected"))
+			o->show_rejected = true;
 		else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
 			o->quiet = true;
 		else if (argv[i][0] == '-' && argv[i][1])
@@ -219,7 +229,8 @@ static void fill_points(struct pctx *p)
 	for (int i = 0; i < p->n; i++) {
 		struct fin *f = &p->f[i];
 		f->pt = (struct study_point){ .option = f->c.cluster, .gpu = gpu_of(p->g, f->c.cluster),
-					      .gpus = gpus_of(p->g, f), .ok = f->ok, .wall_s = f->a.gp.wall_s,
+					      .gpus = gpus_of(p->g, f), .ok = f->ok, .oom = f->ok && !f->row.fits,
+					      .wall_s = f->a.gp.wall_s,
 					      .cost_usd = f->a.econ.cost_usd };
 	}
 }
@@ -237,14 +248,16 @@ static bool write_outputs(const struct pctx *p, const char *dir, const char *csv
 	for (int i = 0; i < p->n; i++) {
 		const struct fin *f = &p->f[i];
 		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
+		bool usable = study_usable(&f->pt);
 		json_t *rec = json_object();
 		json_object_set_new(rec, "cluster", json_string(cl->name));
-		json_object_set_new(rec, "rank", json_integer(i + 1));
+		/* ranked only when it fits (p->f is in rank order, usable first) */
+		json_object_set_new(rec, "rank", usable ? json_integer(i + 1) : json_null());
 		json_object_set_new(rec, "est_iteration_time_s", json_real(f->c.est_iter_s));
 		json_object_set_new(rec, "est_wall_days", json_real(f->c.est.gp.wall_s / 86400));
 		tidy_add_row(rec, &f->row, cl->in, f->ok ? &f->a : NULL);
-		json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
-		json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
+		json_object_set_new(rec, "meets_deadline", json_boolean(usable && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
+		json_object_set_new(rec, "meets_budget", json_boolean(usable && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
 		if (csv && i == 0)
 			tidy_csv_header(csv, rec);
 		if (csv)
@@ -273,13 +286,17 @@ static void print_options(const struct pctx *p)
 		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p->g->clusters[ci].name);
 		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s\n", "rank", "GPUs", "plan", "MFU", "mem GB",
 		       "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good");
-		int k = 0, m = 0;
+		int k = 0, m = 0, nrej = 0;
 		for (int i = 0; i < p->n; i++) {
 			const struct fin *f = &p->f[i];
 			if (f->c.cluster != ci)
 				continue;
 			char pt[160];
 			plan_text(&f->c.plan, pt, sizeof(pt));
+			if (f->pt.oom) {
+				nrej++;
+				continue;
+			}
 			if (!f->ok) {
 				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", f->pt.gpus, pt, result_status_names[f->row.status], f->row.reason);
 				continue;
@@ -291,11 +308,62 @@ static void print_options(const struct pctx *p)
 			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
 			s[m++] = f->row.iteration_s / f->c.plan.training.global_batch;
 		}
+		if (nrej)
+			printf("  %d simulated plan%s not ranked: %s not fit in GPU memory%s\n", nrej, nrej > 1 ? "s" : "",
+			       nrej > 1 ? "they do" : "it does", p->show_rejected ? " (listed below)" : " (--show-rejected lists them)");
 		printf("  screen vs engine over %d plans: Spearman rho %.2f (time per sample)\n", m,
 		       study_spearman(e, s, m));
 	}
 	free(e);
 	free(s);
+}
+
+/* The best plan that fits: the fastest to train of the plans that fit
+ * and meet the budget (the fastest that fits when none does). */
+static void print_best(const struct pctx *p)
+{
+	int best = -1;
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+		for (int i = 0; i < p->n; i++) {
+			const struct fin *f = &p->f[i];
+			if (!study_usable(&f->pt) || (pass == 0 && p->g->budget_usd && f->a.econ.cost_usd > p->g->budget_usd))
+				continue;
+			if (best < 0 || f->a.gp.wall_s < p->f[best].a.gp.wall_s)
+				best = i;
+		}
+	printf("\n== best plan that fits (fastest to train%s) ==\n", p->g->budget_usd ? " within the budget" : "");
+	if (best < 0) {
+		printf("  none of the simulated plans fits in GPU memory: try more nodes, a smaller "
+		       "micro-batch or recompute\n");
+		return;
+	}
+	const struct fin *f = &p->f[best];
+	char pt[160];
+	plan_text(&f->c.plan, pt, sizeof(pt));
+	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
+	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
+	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
+	       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
+}
+
+/* The simulated plans that do not fit in GPU memory, apart. */
+static void print_rejected(const struct pctx *p)
+{
+	printf("\n== rejected: simulated plans that do not fit in GPU memory (never ranked) ==\n");
+	int k = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (!f->pt.oom)
+			continue;
+		char pt[160];
+		plan_text(&f->c.plan, pt, sizeof(pt));
+		printf("  %-16s %6ld GPUs  %-44s needs %.1f GB of %.1f GB, %.1f GB missing\n",
+		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->row.mem_worst_bytes / 1e9,
+		       f->row.mem_capacity_bytes / 1e9, f->row.mem_short_bytes / 1e9);
+		k++;
+	}
+	if (!k)
+		printf("  none: every simulated plan fits\n");
 }
 
 /* The Pareto front of all options, and the fewest GPUs of each GPU type
@@ -354,7 +422,7 @@ int cmd_plan(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct pctx p = { .quiet = o.quiet };
+	struct pctx p = { .quiet = o.quiet, .show_rejected = o.show_rejected };
 	double t0 = now_s();
 
 	p.g = goal_load(o.file, &d);
@@ -383,8 +451,11 @@ int cmd_plan(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
+	print_best(&p);
 	print_options(&p);
 	print_front(&p);
+	if (o.show_rejected)
+		print_rejected(&p);
 	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
 	       now_s() - t0, csvp);
 	if (!io_ok)

@@ -51,8 +51,8 @@ INT(seq_len, PL->training.seq)
 INT(global_batch, PL->training.global_batch)
 INT(micro_batch, PL->training.micro_batch)
 TEXT(precision, dtype_name(PL->training.precision))
-TEXT(status, result_status_names[ROW->status])
-TEXT(error, ROW->status == RESULT_OK ? "" : ROW->reason)
+TEXT(status, result_row_status_name(ROW))
+TEXT(error, result_row_usable(ROW) ? "" : ROW->reason)
 NUM(iteration_s, ROW->iteration_s)
 NUM(samples_per_s, ROW->samples_per_s)
 NUM(tokens_per_s, ROW->tokens_per_s)
@@ -67,6 +67,9 @@ NUM(idle_s, ROW->mean.idle_s)
 NUM(mem_peak_GB, ROW->mem_worst_bytes / GB)
 NUM(mem_capacity_GB, ROW->mem_capacity_bytes / GB)
 BOOL(fits, ROW->fits)
+NUM(mem_short_GB, ROW->mem_short_bytes / GB)
+BOOL(folded, ROW->folded)
+TEXT(fold_reason, ROW->fold_reason)
 NUM(sim_wall_s, ROW->sim_wall_s)
 NUM(train_days, ROW->time_to_train_s / 86400)
 NUM(gpu_hours, ROW->gpu_hours)
@@ -159,6 +162,9 @@ static const struct col cols[RC_N] = {
 	C_NUM(RC_A_PORTS, "network_ports", NEED_ASSESS, 9, 0, a_ports),
 	C_NUM(RC_A_CAPEX_USD, "capex_usd", NEED_ASSESS, 9, 0, a_capex_usd),
 	C_NUM(RC_A_USD_PER_YEAR, "usd_per_year", NEED_ASSESS, 9, 0, a_usd_per_year),
+	C_NUM(RC_MEM_SHORT_GB, "mem_short_GB", NEED_OK, 6, 0, mem_short_GB),
+	C_BOOL(RC_FOLDED, "folded", NEED_OK, folded),
+	C_TEXT(RC_FOLD_REASON, "fold_reason", NEED_OK, fold_reason),
 };
 
 const struct runcol *runcol_info(enum runcol_id id)
@@ -187,6 +193,8 @@ static const enum runcol_id report_cols[] = {
 	RC_PRECISION, RC_ITERATION_S, RC_SAMPLES_PER_S, RC_TOKENS_PER_S, RC_MODEL_TFLOPS, RC_HW_TFLOPS,
 	RC_MFU, RC_COMPUTE_S, RC_EXPOSED_S, RC_BUBBLE_S, RC_IDLE_S, RC_MEM_PEAK_GB, RC_MEM_CAPACITY_GB,
 	RC_FITS, RC_TRAIN_DAYS, RC_GPU_HOURS, RC_COST_USD, RC_STATUS, RC_ERROR,
+	/* appended (issue 27): never reorder, readers index by position too */
+	RC_MEM_SHORT_GB,
 };
 
 static const enum runcol_id record_cols[] = {
@@ -198,6 +206,8 @@ static const enum runcol_id record_cols[] = {
 	RC_A_MTBF_H, RC_A_CKPT_GB, RC_A_CKPT_WRITE_S, RC_A_CKPT_INTERVAL_MIN, RC_A_GPU_HOURS,
 	RC_A_COST_USD, RC_A_USD_PER_MTOKEN, RC_A_ENERGY_MWH, RC_A_POWER_KW, RC_A_PORTS, RC_A_CAPEX_USD,
 	RC_A_USD_PER_YEAR,
+	/* appended (issue 27) */
+	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON,
 };
 
 const struct runcol_schema runcols_report = { report_cols, (int)(sizeof(report_cols) / sizeof(report_cols[0])) };
