@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "assess.h"
+#include "band.h"
 #include "plot.h"
 #include "cli.h"
 #include "report.h"
@@ -131,6 +132,12 @@ static const char *gpu_of(const struct goal *g, int ci)
 static long gpus_of(const struct goal *g, const struct fin *f)
 {
 	return plan_gpus(&f->c.plan, g->clusters[f->c.cluster].in);
+}
+
+/* The error band of a finalist's plan (sim/band.h). */
+static const struct band *band_of(const struct goal *g, const struct fin *f)
+{
+	return band_lookup(g->clusters[f->c.cluster].in, &f->c.plan);
 }
 
 static int cmp_fin(const void *a, const void *b)
@@ -284,8 +291,8 @@ static void print_options(const struct pctx *p)
 	double *e = xcalloc((size_t)p->n + 1, sizeof(double)), *s = xcalloc((size_t)p->n + 1, sizeof(double));
 	for (int ci = 0; ci < p->g->nclusters; ci++) {
 		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p->g->clusters[ci].name);
-		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s\n", "rank", "GPUs", "plan", "MFU", "mem GB",
-		       "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good");
+		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s %7s %5s  %s\n", "rank", "GPUs", "plan", "MFU",
+		       "mem GB", "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good", "±err", "+GPUs", "band");
 		int k = 0, m = 0, nrej = 0;
 		for (int i = 0; i < p->n; i++) {
 			const struct fin *f = &p->f[i];
@@ -301,9 +308,11 @@ static void print_options(const struct pctx *p)
 				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", f->pt.gpus, pt, result_status_names[f->row.status], f->row.reason);
 				continue;
 			}
-			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%%%s\n", ++k, f->pt.gpus, pt,
-			       100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400, f->a.gp.wall_s / 86400,
-			       f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh, 100 * f->a.gp.ratio,
+			const struct band *b = band_of(p->g, f);
+			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s\n", ++k,
+			       f->pt.gpus, pt, 100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400,
+			       f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh,
+			       100 * f->a.gp.ratio, 100 * b->mean_abs, band_more_gpus(b, f->pt.gpus), b->family,
 			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
 			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
 			s[m++] = f->row.iteration_s / f->c.plan.training.global_batch;
@@ -338,12 +347,17 @@ static void print_best(const struct pctx *p)
 		return;
 	}
 	const struct fin *f = &p->f[best];
-	char pt[160];
+	const struct band *b = band_of(p->g, f);
+	char pt[160], bt[200];
 	plan_text(&f->c.plan, pt, sizeof(pt));
 	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
 	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
 	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
 	       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
+	printf("  error band %s: at the bias %.1f d, $%.3fM, MFU %.1f%%; %ld GPUs (%ld more)\n",
+	       band_text(b, bt, sizeof(bt)), f->a.gp.wall_s / 86400 * (1 + b->bias),
+	       f->a.econ.cost_usd / 1e6 * (1 + b->bias), 100 * f->row.mfu / (1 + b->bias),
+	       f->pt.gpus + band_more_gpus(b, f->pt.gpus), band_more_gpus(b, f->pt.gpus));
 }
 
 /* The simulated plans that do not fit in GPU memory, apart. */
@@ -387,8 +401,9 @@ static void print_front(const struct pctx *p)
 			continue;
 		char pt[160];
 		plan_text(&f->c.plan, pt, sizeof(pt));
-		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok\n", p->g->clusters[f->c.cluster].name,
-		       f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken);
+		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok  ±%.1f%% (%s)\n",
+		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6,
+		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f)->mean_abs, band_of(p->g, f)->family);
 	}
 	printf("\n== fewest GPUs that meet the goal (deadline %.0f d%s) per GPU type ==\n",
 	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
@@ -402,10 +417,13 @@ static void print_front(const struct pctx *p)
 		const struct fin *best = &p->f[fewest[t].point];
 		char pt[160];
 		plan_text(&best->c.plan, pt, sizeof(pt));
-		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions\n",
+		const struct band *b = band_of(p->g, best);
+		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
+		       "±%.1f%% (%s): %ld more GPUs at its bias\n",
 		       fewest[t].gpu, best->pt.gpus, p->g->clusters[best->c.cluster].name, pt,
 		       best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
-		       best->a.econ.energy_MWh, best->a.gp.interruptions);
+		       best->a.econ.energy_MWh, best->a.gp.interruptions, 100 * b->mean_abs, b->family,
+		       band_more_gpus(b, best->pt.gpus));
 	}
 	free(fewest);
 	free(option_gpu);

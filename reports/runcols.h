@@ -33,6 +33,11 @@ enum runcol_id {
 	RC_A_ENERGY_MWH, RC_A_POWER_KW, RC_A_PORTS, RC_A_CAPEX_USD, RC_A_USD_PER_YEAR,
 	/* memory fit and folding (a row that simulated) */
 	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON,
+	/* the error band of the nearest validation family (sim/band.h): its
+	 * name, published runs, mean and max |error| and bias in percent, and
+	 * the GPUs more than the plan's that its optimism implies */
+	RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT,
+	RC_BAND_GPUS_MORE,
 	RC_N
 };
 
