@@ -35,7 +35,20 @@
  * GPU name has the code at the start of a word ("H200-SXM5-141GB" is
  * H200; "B200 (GB200)" is not). H200 counts as H100: the same Hopper SMs
  * and NVLink, more and faster memory. A family the shipped table lacks
- * falls back to the overall row. */
+ * falls back to the overall row.
+ *
+ * The bands file, validation/bands.json (written by the suite, never by
+ * hand; families in name order, the overall row last):
+ *
+ *   key                                 type    unit  default   meaning
+ *   families                            array   -     required  one object per family, then "overall"
+ *   families[].family                   string  -     required  validation/<family>/, or "overall"
+ *   families[].runs                     int     -     required  published runs it sums up (that simulated)
+ *   families[].mean_abs_error_pct       number  %     required  mean |predicted / published - 1|, to 0.1
+ *   families[].max_abs_error_pct        number  %     required  the largest |error|, to 0.1
+ *   families[].bias_pct                 number  %     required  mean speed error, to 0.1; > 0: optimistic
+ *   families[].optimistic_runs          int     -     required  runs predicted faster than measured
+ *   generated                           string  -     required  how it was written */
 #ifndef DDLSIM_BAND_H
 #define DDLSIM_BAND_H
 
