@@ -1,4 +1,5 @@
-/* cmd_plan: `ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]`.
+/* cmd_plan: `ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]
+ *            [--show-rejected]`.
  *
  * Screens every plan of every cluster option in-process (sim/search.h),
  * simulates the best `top` of each option and the best of each node count
@@ -6,7 +7,10 @@
  * wall time to train, the Pareto front of time and cost over all options,
  * the fewest GPUs of each GPU type that meet the deadline (and budget),
  * and how the screen's ranking compares with the engine's (the ranking,
- * the front, the fewest GPUs and the correlation: sim/study.h). Every
+ * the front, the fewest GPUs and the correlation: sim/study.h). Fit
+ * first: the best plan that fits opens the output, a simulated plan that
+ * does not fit in GPU memory ("oom") is never ranked nor on the front, and
+ * --show-rejected lists those apart with the GB each misses. Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
  * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
 #include <errno.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include "assess.h"
+#include "band.h"
 #include "plot.h"
 #include "cli.h"
 #include "report.h"
@@ -32,13 +37,15 @@
 
 void cmd_plan_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only] [--quiet]\n\n"
+	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]\n"
+		   "                   [--show-rejected] [--quiet]\n\n"
 		   "Searches parallel plans and cluster sizes for a training goal (schema\n"
 		   "ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
 		   "batch range, candidate clusters with node counts and prices; sim/search.h).\n"
 		   "Every plan is checked (plan_check, memory anatomy) and estimated in-process;\n"
 		   "the best N per cluster option (and the best per node count) are simulated.\n"
-		   "Prints the simulated plans per option ranked by wall time to train (failures\n"
+		   "Prints first the best plan that fits in GPU memory, then the simulated plans\n"
+		   "that fit per option ranked by wall time to train (failures\n"
 		   "and checkpoints included), cost, $ per million tokens and energy; the Pareto\n"
 		   "front of time and cost; the fewest GPUs per GPU type that meet the deadline;\n"
 		   "and the screen's rank correlation with the engine.\n\n"
@@ -47,6 +54,8 @@ void cmd_plan_usage(FILE *f)
 		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
+		   "  --show-rejected list the simulated plans that do not fit in GPU memory (status\n"
+		   "                  'oom', never ranked nor on the front) apart, with the GB missing\n"
 		   "  --quiet         only the tables\n\n"
 		   "examples:\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
@@ -66,13 +75,13 @@ struct pctx {
 	struct goal *g;
 	struct fin *f;
 	int n, done;
-	bool quiet;
+	bool quiet, show_rejected;
 };
 
 struct plan_opts {
 	const char *file, *out;
 	int top;
-	bool screen_only, quiet;
+	bool screen_only, quiet, show_rejected;
 	struct runner_opts ro;
 };
 
@@ -127,6 +136,12 @@ static long gpus_of(const struct goal *g, const struct fin *f)
 	return plan_gpus(&f->c.plan, g->clusters[f->c.cluster].in);
 }
 
+/* The error band of a finalist's plan (sim/band.h). */
+static const struct band *band_of(const struct goal *g, const struct fin *f)
+{
+	return band_lookup(g->clusters[f->c.cluster].in, &f->c.plan);
+}
+
 static int cmp_fin(const void *a, const void *b)
 {
 	const struct fin *x = a, *y = b;
@@ -150,6 +165,8 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 			o->out = argv[++i];
 		else if (!strcmp(argv[i], "--screen-only"))
 			o->screen_only = true;
+		else if (!strcmp(argv[i], "--show-rejected"))
+			o->show_rejected = true;
 		else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
 			o->quiet = true;
 		else if (argv[i][0] == '-' && argv[i][1])
@@ -221,7 +238,8 @@ static void fill_points(struct pctx *p)
 	for (int i = 0; i < p->n; i++) {
 		struct fin *f = &p->f[i];
 		f->pt = (struct study_point){ .option = f->c.cluster, .gpu = gpu_of(p->g, f->c.cluster),
-					      .gpus = gpus_of(p->g, f), .ok = f->ok, .wall_s = f->a.gp.wall_s,
+					      .gpus = gpus_of(p->g, f), .ok = f->ok, .oom = f->ok && !f->row.fits,
+					      .wall_s = f->a.gp.wall_s,
 					      .cost_usd = f->a.econ.cost_usd };
 	}
 }
@@ -233,14 +251,16 @@ static json_t *record(const struct pctx *p, int i)
 {
 	const struct fin *f = &p->f[i];
 	const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
+	bool usable = study_usable(&f->pt);
 	json_t *rec = json_object();
 	json_object_set_new(rec, "cluster", json_string(cl->name));
-	json_object_set_new(rec, "rank", json_integer(i + 1));
+	/* ranked only when it fits (p->f is in rank order, usable first) */
+	json_object_set_new(rec, "rank", usable ? json_integer(i + 1) : json_null());
 	json_object_set_new(rec, "est_iteration_time_s", json_real(f->c.est_iter_s));
 	json_object_set_new(rec, "est_wall_days", json_real(f->c.est.gp.wall_s / 86400));
 	tidy_add_row(rec, &f->row, cl->in, f->ok ? &f->a : NULL);
-	json_object_set_new(rec, "meets_deadline", json_boolean(f->ok && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
-	json_object_set_new(rec, "meets_budget", json_boolean(f->ok && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
+	json_object_set_new(rec, "meets_deadline", json_boolean(usable && (!p->g->deadline_s || f->a.gp.wall_s <= p->g->deadline_s)));
+	json_object_set_new(rec, "meets_budget", json_boolean(usable && (!p->g->budget_usd || f->a.econ.cost_usd <= p->g->budget_usd)));
 	return rec;
 }
 
@@ -320,31 +340,93 @@ static void print_options(const struct pctx *p)
 	double *e = xcalloc((size_t)p->n + 1, sizeof(double)), *s = xcalloc((size_t)p->n + 1, sizeof(double));
 	for (int ci = 0; ci < p->g->nclusters; ci++) {
 		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p->g->clusters[ci].name);
-		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s\n", "rank", "GPUs", "plan", "MFU", "mem GB",
-		       "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good");
-		int k = 0, m = 0;
+		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s %7s %5s  %s\n", "rank", "GPUs", "plan", "MFU",
+		       "mem GB", "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good", "±err", "+GPUs", "band");
+		int k = 0, m = 0, nrej = 0;
 		for (int i = 0; i < p->n; i++) {
 			const struct fin *f = &p->f[i];
 			if (f->c.cluster != ci)
 				continue;
 			char pt[160];
 			plan_text(&f->c.plan, pt, sizeof(pt));
+			if (f->pt.oom) {
+				nrej++;
+				continue;
+			}
 			if (!f->ok) {
 				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", f->pt.gpus, pt, result_status_names[f->row.status], f->row.reason);
 				continue;
 			}
-			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%%%s\n", ++k, f->pt.gpus, pt,
-			       100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400, f->a.gp.wall_s / 86400,
-			       f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh, 100 * f->a.gp.ratio,
+			const struct band *b = band_of(p->g, f);
+			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s\n", ++k,
+			       f->pt.gpus, pt, 100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400,
+			       f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh,
+			       100 * f->a.gp.ratio, 100 * b->mean_abs, band_more_gpus(b, f->pt.gpus), b->family,
 			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
 			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
 			s[m++] = f->row.iteration_s / f->c.plan.training.global_batch;
 		}
+		if (nrej)
+			printf("  %d simulated plan%s not ranked: %s not fit in GPU memory%s\n", nrej, nrej > 1 ? "s" : "",
+			       nrej > 1 ? "they do" : "it does", p->show_rejected ? " (listed below)" : " (--show-rejected lists them)");
 		printf("  screen vs engine over %d plans: Spearman rho %.2f (time per sample)\n", m,
 		       study_spearman(e, s, m));
 	}
 	free(e);
 	free(s);
+}
+
+/* The best plan that fits: the fastest to train of the plans that fit
+ * and meet the budget (the fastest that fits when none does). */
+static void print_best(const struct pctx *p)
+{
+	int best = -1;
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+		for (int i = 0; i < p->n; i++) {
+			const struct fin *f = &p->f[i];
+			if (!study_usable(&f->pt) || (pass == 0 && p->g->budget_usd && f->a.econ.cost_usd > p->g->budget_usd))
+				continue;
+			if (best < 0 || f->a.gp.wall_s < p->f[best].a.gp.wall_s)
+				best = i;
+		}
+	printf("\n== best plan that fits (fastest to train%s) ==\n", p->g->budget_usd ? " within the budget" : "");
+	if (best < 0) {
+		printf("  none of the simulated plans fits in GPU memory: try more nodes, a smaller "
+		       "micro-batch or recompute\n");
+		return;
+	}
+	const struct fin *f = &p->f[best];
+	const struct band *b = band_of(p->g, f);
+	char pt[160], bt[200];
+	plan_text(&f->c.plan, pt, sizeof(pt));
+	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
+	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
+	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
+	       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
+	printf("  error band %s: at the bias %.1f d, $%.3fM, MFU %.1f%%; %ld GPUs (%ld more)\n",
+	       band_text(b, bt, sizeof(bt)), f->a.gp.wall_s / 86400 * (1 + b->bias),
+	       f->a.econ.cost_usd / 1e6 * (1 + b->bias), 100 * f->row.mfu / (1 + b->bias),
+	       f->pt.gpus + band_more_gpus(b, f->pt.gpus), band_more_gpus(b, f->pt.gpus));
+}
+
+/* The simulated plans that do not fit in GPU memory, apart. */
+static void print_rejected(const struct pctx *p)
+{
+	printf("\n== rejected: simulated plans that do not fit in GPU memory (never ranked) ==\n");
+	int k = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (!f->pt.oom)
+			continue;
+		char pt[160];
+		plan_text(&f->c.plan, pt, sizeof(pt));
+		printf("  %-16s %6ld GPUs  %-44s needs %.1f GB of %.1f GB, %.1f GB missing\n",
+		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->row.mem_worst_bytes / 1e9,
+		       f->row.mem_capacity_bytes / 1e9, f->row.mem_short_bytes / 1e9);
+		k++;
+	}
+	if (!k)
+		printf("  none: every simulated plan fits\n");
 }
 
 /* The Pareto front of all options, and the fewest GPUs of each GPU type
@@ -368,8 +450,9 @@ static void print_front(const struct pctx *p)
 			continue;
 		char pt[160];
 		plan_text(&f->c.plan, pt, sizeof(pt));
-		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok\n", p->g->clusters[f->c.cluster].name,
-		       f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken);
+		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok  ±%.1f%% (%s)\n",
+		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6,
+		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f)->mean_abs, band_of(p->g, f)->family);
 	}
 	printf("\n== fewest GPUs that meet the goal (deadline %.0f d%s) per GPU type ==\n",
 	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
@@ -383,10 +466,13 @@ static void print_front(const struct pctx *p)
 		const struct fin *best = &p->f[fewest[t].point];
 		char pt[160];
 		plan_text(&best->c.plan, pt, sizeof(pt));
-		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions\n",
+		const struct band *b = band_of(p->g, best);
+		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
+		       "±%.1f%% (%s): %ld more GPUs at its bias\n",
 		       fewest[t].gpu, best->pt.gpus, p->g->clusters[best->c.cluster].name, pt,
 		       best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
-		       best->a.econ.energy_MWh, best->a.gp.interruptions);
+		       best->a.econ.energy_MWh, best->a.gp.interruptions, 100 * b->mean_abs, b->family,
+		       band_more_gpus(b, best->pt.gpus));
 	}
 	free(fewest);
 	free(option_gpu);
@@ -403,7 +489,7 @@ int cmd_plan(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct pctx p = { .quiet = o.quiet };
+	struct pctx p = { .quiet = o.quiet, .show_rejected = o.show_rejected };
 	char *dir = NULL;
 	double t0 = now_s();
 
@@ -440,8 +526,11 @@ int cmd_plan(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
+	print_best(&p);
 	print_options(&p);
 	print_front(&p);
+	if (o.show_rejected)
+		print_rejected(&p);
 	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
 	       now_s() - t0, csvp);
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;

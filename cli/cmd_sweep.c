@@ -1,5 +1,5 @@
 /* cmd_sweep: `ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume]
- *             [--shard I/N] [--timeout S] [--mem-limit GB] [--quiet]`.
+ *             [--shard I/N] [--timeout S] [--mem-limit GB] [--show-rejected] [--quiet]`.
  *
  * Expands the sweep (sim/sweep.h), loads each point of this shard through
  * the scenario loader with shared inputs, records the points that fail a
@@ -21,9 +21,15 @@
  * then runs every point one of the two files lacks and appends it to the
  * file that lacks it: a JSON line lost to a kill is restored by running its
  * point again (the CSV row lacks the breakdowns the JSON line holds). A
- * progress line goes to a terminal. */
+ * progress line goes to a terminal.
+ *
+ * Fit first: a point that simulated but does not fit in GPU memory has
+ * status "oom" (never on the Pareto front); the closing summary names the
+ * best point that fits (the fastest to train) before anything else, and
+ * --show-rejected lists the points that do not fit apart. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +46,7 @@
 #include "infile.h"
 #include "sweep_origin.h"
 #include "diag.h"
+#include "human.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -51,11 +58,12 @@
 void cmd_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume] [--shard I/N]\n"
-		   "                    [--timeout S] [--mem-limit GB] [--quiet]\n\n"
+		   "                    [--timeout S] [--mem-limit GB] [--show-rejected] [--quiet]\n\n"
 		   "Runs every point of a sweep (schema ddlsim.sweep: a base scenario, axes over\n"
 		   "any scenario key, derived values and constraints; see sim/sweep.h). Points\n"
 		   "that break a constraint or fail the scenario checks are recorded as invalid\n"
-		   "with their reason; the others are simulated, N at a time. One CSV row and one\n"
+		   "with their reason; the others are simulated, N at a time; a point that does\n"
+		   "not fit in GPU memory gets status 'oom' (never on the Pareto front). One CSV row and one\n"
 		   "JSON line per point are appended to DIR/points.csv and DIR/points.jsonl as\n"
 		   "each finishes (flushed: an interrupted sweep keeps them). DIR defaults to\n"
 		   "the sweep's output.dir, else out/<sweep name>. At the end, DIR/pareto.svg\n"
@@ -68,6 +76,8 @@ void cmd_sweep_usage(FILE *f)
 		   "                     into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
 		   "  --mem-limit GB     address-space limit per simulation\n"
+		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
+		   "                     point that fits\n"
 		   "  --quiet            no progress line or summary\n\n"
 		   "examples:\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
@@ -95,7 +105,7 @@ struct sw {
 	bool *in_csv, *in_jsonl;    /* per point: the file has it already */
 	FILE *csv, *jsonl;
 	bool header_done, quiet, tty;
-	long total, done, failed, invalid;
+	long total, done, failed, invalid, oom;
 	double t0;
 	int io_error;
 };
@@ -148,6 +158,8 @@ static void emit(struct sw *w, long index, json_t *values, const struct result_r
 		w->invalid++;
 	else if (row->status != RESULT_OK)
 		w->failed++;
+	else if (!row->fits)
+		w->oom++;
 	progress(w, false);
 }
 
@@ -165,6 +177,93 @@ static void done(void *ctx, int i, const struct result_row *row)
 	if (copy.status != RESULT_OK)
 		copy.plan = w->pts[i].sc->plan;
 	emit(w, w->pts[i].index, w->pts[i].values, &copy, w->pts[i].sc->in);
+}
+
+/* A record's axis values ("k=v, ..."): its keys between "sweep" and
+ * "model" (emit() writes them there). */
+static void axes_text(const json_t *rec, char *buf, size_t n)
+{
+	const char *k;
+	json_t *v;
+	bool in = false;
+	size_t len = 0;
+	buf[0] = 0;
+	json_object_foreach((json_t *)rec, k, v) {
+		if (!strcmp(k, "model"))
+			break;
+		if (in && len < n) {
+			char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? ", " : "", k, val ? val : "?");
+			free(val);
+		}
+		in |= !strcmp(k, "sweep");
+	}
+}
+
+static double rec_num(const json_t *rec, const char *k)
+{
+	const json_t *v = json_object_get(rec, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The best point that fits (the fastest to train, else the shortest
+ * iteration) of every record in the JSON lines, then with show_rejected
+ * the points that do not fit. */
+static void summarise(const char *jsonl_path, bool show_rejected)
+{
+	FILE *f = fopen(jsonl_path, "r");
+	if (!f)
+		return;
+	json_t *recs = json_array(), *best = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	long noom = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		if (!o)
+			continue;
+		json_array_append_new(recs, o);
+		const char *st = json_string_value(json_object_get(o, "status"));
+		noom += st && !strcmp(st, "oom");
+		if (!st || strcmp(st, "ok"))
+			continue;
+		double key = isfinite(rec_num(o, "wall_days")) ? rec_num(o, "wall_days") : rec_num(o, "iteration_time_s");
+		double bk = !best ? INFINITY : isfinite(rec_num(best, "wall_days")) ? rec_num(best, "wall_days")
+										 : rec_num(best, "iteration_time_s");
+		if (!best || key < bk)
+			best = o;
+	}
+	free(line);
+	fclose(f);
+	char ax[512];
+	if (best) {
+		axes_text(best, ax, sizeof(ax));
+		char days[32], usd[32];
+		printf("best point that fits: point %lld (%s): %s d to train, $%s, MFU %.1f%%, %.1f of %.1f GB\n",
+		       (long long)json_integer_value(json_object_get(best, "point")), ax,
+		       human_number(rec_num(best, "wall_days"), days, sizeof(days)),
+		       human_number(rec_num(best, "cost_usd"), usd, sizeof(usd)), 100 * rec_num(best, "mfu"),
+		       rec_num(best, "mem_peak_GB"), rec_num(best, "mem_capacity_GB"));
+	} else
+		printf("best point that fits: none of the points simulated and fits in GPU memory\n");
+	if (noom && !show_rejected)
+		printf("%ld point%s that do%s not fit in GPU memory (status oom) left out; --show-rejected lists them\n",
+		       noom, noom > 1 ? "s" : "", noom > 1 ? "" : "es");
+	if (show_rejected) {
+		printf("rejected: %ld point%s that do%s not fit in GPU memory\n", noom, noom == 1 ? "" : "s", noom == 1 ? "es" : "");
+		size_t i;
+		json_t *o;
+		json_array_foreach(recs, i, o) {
+			const char *st = json_string_value(json_object_get(o, "status"));
+			if (!st || strcmp(st, "oom"))
+				continue;
+			axes_text(o, ax, sizeof(ax));
+			printf("  point %lld (%s): needs %.1f GB of %.1f GB, %.1f GB missing\n",
+			       (long long)json_integer_value(json_object_get(o, "point")), ax, rec_num(o, "mem_peak_GB"),
+			       rec_num(o, "mem_capacity_GB"), rec_num(o, "mem_short_GB"));
+		}
+	}
+	json_decref(recs);
 }
 
 /* One line of diag text: messages joined by "; ". */
@@ -297,7 +396,7 @@ static int read_jsonl_done(const char *path, bool *seen, long npoints, struct di
 struct sweep_opts {
 	const char *file, *out;
 	struct runner_opts ro;
-	bool resume, quiet;
+	bool resume, quiet, show_rejected;
 	long shard_i, shard_n;      /* 0-based shard of shard_n */
 };
 
@@ -330,6 +429,8 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			o->resume = true;
 		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
 			o->quiet = true;
+		else if (!strcmp(a, "--show-rejected"))
+			o->show_rejected = true;
 		else if (a[0] == '-' && a[1])
 			return cli_usage_error("unknown option or missing value '%s' for 'sweep'", a);
 		else if (o->file)
@@ -560,10 +661,12 @@ int cmd_sweep(int argc, char **argv)
 	/* the pictures of every point in the file (resumed ones too) */
 	if (fflush(w.jsonl) || plot_write_points(jsonl_path, dir, w.s->name, &d))
 		goto out;
+	if (!o.quiet || o.show_rejected)
+		summarise(jsonl_path, o.show_rejected);
 	if (!o.quiet)
-		printf("%ld points (%ld already done): %ld simulated, %ld invalid, %ld failed; "
-		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped, w.total - w.invalid - w.failed,
-		       w.invalid, w.failed, csv_path, jsonl_path, dir);
+		printf("%ld points (%ld already done): %ld simulated (%ld do not fit in memory), %ld invalid, %ld failed; "
+		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped,
+		       w.total - w.invalid - w.failed, w.oom, w.invalid, w.failed, csv_path, jsonl_path, dir);
 	rc = w.failed ? EXIT_FAIL : EXIT_OK;
 out:
 	if (w.csv)

@@ -1,5 +1,6 @@
 /* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
- *                  [--ratchet FILE] [--timeout S] [--quiet]`.
+ *                  [--ratchet FILE] [--write-bands FILE] [--check-bands FILE]
+ *                  [--timeout S] [--quiet]`.
  *
  * The published-results suite: every scenario under the given directories
  * (default validation/) that carries a `published` block is simulated
@@ -29,7 +30,17 @@
  *
  * Every family that ran must have an entry (a new family records its
  * level when it is added); entries for families that did not run are
- * ignored, so a subset can be checked against the same file. */
+ * ignored, so a subset can be checked against the same file.
+ *
+ * The bands file (schema "ddlsim.validation-bands" 1.0) is the family table
+ * as the predictions' error bands (sim/band.h): per family and overall,
+ * the runs, the mean and the largest absolute error and the bias (the mean
+ * speed error: a throughput's signed error, 1 / (1 + e) - 1 for an
+ * iteration time; positive is optimistic) in percent to 0.1, and the
+ * runs predicted faster than measured. --write-bands writes it;
+ * --check-bands fails when the file differs from what the suite computes
+ * now (validation/bands.json is compiled into the binary: a change to the
+ * model that moves an error must re-write it). */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -55,7 +66,8 @@
 void cmd_validation_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
-		   "                         [--all] [--timeout S] [--quiet]\n\n"
+		   "                         [--write-bands FILE] [--check-bands FILE] [--all]\n"
+		   "                         [--timeout S] [--quiet]\n\n"
 		   "Runs the published-results suite: every scenario with a 'published' block in\n"
 		   "the given files and directories (default: validation/, searched recursively;\n"
 		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
@@ -75,6 +87,10 @@ void cmd_validation_usage(FILE *f)
 		   "                     error exceeds the level recorded in FILE\n"
 		   "                     (schema ddlsim.validation-ratchet: {\"mean_abs_error_pct\":\n"
 		   "                     {\"<family>\": pct, ..., \"overall\": pct}})\n"
+		   "  --write-bands FILE write the family table as error bands (schema\n"
+		   "                     ddlsim.validation-bands; validation/bands.json is compiled into\n"
+		   "                     ddlsim and gives every prediction its band, sim/band.h)\n"
+		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now\n"
 		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
 		   "  --quiet            no progress lines\n\n"
@@ -107,6 +123,8 @@ struct family_stat {
 	const char *name;
 	int n, failed;
 	double sum_abs, max_abs;
+	double sum_speed;           /* speed errors (band.h): + optimistic */
+	int optimistic;
 };
 
 /* The name of the directory holding path ("." when none), or of the one
@@ -254,6 +272,9 @@ static int family_stats(const struct suite *su, struct family_stat *fam)
 				continue;
 			}
 			double a = fabs(c->err);
+			double speed = c->fig == PUB_ITERATION_S ? 1 / (1 + c->err) - 1 : c->err;
+			t->sum_speed += speed;
+			t->optimistic += speed > 0;
 			t->n++;
 			t->sum_abs += a;
 			if (a > t->max_abs)
@@ -284,10 +305,12 @@ static void print_table(const struct suite *su, const struct family_stat *fam, i
 			100 * r->mean.compute_s / it, 100 * r->mean.exposed_s / it,
 			100 * r->mean.bubble_s / it, r->fits ? "yes" : "NO");
 	}
-	fprintf(f, "\n%-22s %5s %6s %15s %14s\n", "family", "cases", "failed", "mean |error|", "max |error|");
+	fprintf(f, "\n%-22s %5s %6s %15s %14s %10s\n", "family", "cases", "failed", "mean |error|", "max |error|",
+		"bias");
 	for (int k = 0; k <= nfam; k++)
-		fprintf(f, "%-22s %5d %6d %14.1f%% %13.1f%%\n", fam[k].name, fam[k].n, fam[k].failed,
-			fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0.0, 100 * fam[k].max_abs);
+		fprintf(f, "%-22s %5d %6d %14.1f%% %13.1f%% %+9.1f%%\n", fam[k].name, fam[k].n, fam[k].failed,
+			fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0.0, 100 * fam[k].max_abs,
+			fam[k].n ? 100 * fam[k].sum_speed / fam[k].n : 0.0);
 }
 
 /* Text fields through tidy_csv_field, the one CSV field writer (RFC 4180:
@@ -335,6 +358,90 @@ static int csv_out(const struct suite *su, const char *path, struct diag *d)
 	if (e)
 		return diag_err(d, path, "", "cannot write the CSV: %s", atomic_file_strerror(-e)), -1;
 	return 0;
+}
+
+/* Percent to 0.1 (the bands file's precision). */
+static double pct1(double frac)
+{
+	return round(1000 * frac) / 10;
+}
+
+/* The bands file's families array (cmd_validation's header). */
+static json_t *bands_families(const struct family_stat *fam, int nfam)
+{
+	json_t *a = json_array();
+	for (int k = 0; k <= nfam; k++) {
+		const struct family_stat *s = &fam[k];
+		double n = s->n ? s->n : 1;
+		json_array_append_new(a, json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "family", s->name, "runs", s->n,
+						   "mean_abs_error_pct", pct1(s->sum_abs / n), "max_abs_error_pct",
+						   pct1(s->max_abs), "bias_pct", pct1(s->sum_speed / n),
+						   "optimistic_runs", s->optimistic));
+	}
+	return a;
+}
+
+static int write_bands(const char *path, const struct family_stat *fam, int nfam, struct diag *d)
+{
+	json_t *root = json_pack("{s:s, s:s, s:s, s:o}", "schema", "ddlsim.validation-bands", "schema_version", "1.0",
+				 "generated", "by `ddlsim validation --write-bands` from the suite's family table "
+				 "(percent, to 0.1; bias: mean speed error, positive = optimistic); compiled into "
+				 "ddlsim (sim/band.h); test-validation checks it against the suite: never edit by hand",
+				 "families", bands_families(fam, nfam));
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	size_t len = strlen(text);
+	text = xreallocarray(text, len + 2, 1);
+	memcpy(text + len, "\n", 2);
+	int e = atomic_file_write(path, text, len + 1);
+	free(text);
+	json_decref(root);
+	if (e)
+		return diag_err(d, path, "", "cannot write the bands: %s", strerror(-e)), -1;
+	return 0;
+}
+
+/* Whether the bands file at path says what the suite gives now: 0 yes,
+ * 1 no (each difference said), -1 bad input. */
+static int check_bands(const char *path, const struct family_stat *fam, int nfam, struct diag *d)
+{
+	json_t *root = jload_file(path, d);
+	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 1, 0)) {
+		json_decref(root);
+		return -1;
+	}
+	json_t *now = bands_families(fam, nfam), *was = json_object_get(root, "families");
+	int diff = 0;
+	size_t i;
+	json_t *row;
+	json_array_foreach(now, i, row) {
+		const char *name = json_string_value(json_object_get(row, "family"));
+		json_t *old = NULL, *o;
+		size_t k;
+		json_array_foreach(was, k, o)
+			if (json_is_string(json_object_get(o, "family")) &&
+			    !strcmp(json_string_value(json_object_get(o, "family")), name))
+				old = o;
+		if (!json_equal(row, old)) {
+			char *a = json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(6));
+			char *b = old ? json_dumps(old, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+			fprintf(stderr, "ddlsim: bands: family '%s': the suite gives %s, %s has %s\n", name, a, path,
+				b ? b : "none");
+			free(a);
+			free(b);
+			diff++;
+		}
+	}
+	if (json_array_size(was) != json_array_size(now)) {
+		fprintf(stderr, "ddlsim: bands: %s has %zu families, the suite %zu\n", path, json_array_size(was),
+			json_array_size(now));
+		diff++;
+	}
+	if (diff)
+		fprintf(stderr, "ddlsim: bands: re-write them: ddlsim validation --write-bands %s (and say why in the commit)\n",
+			path);
+	json_decref(now);
+	json_decref(root);
+	return diff ? 1 : 0;
 }
 
 /* Check the statistics against the ratchet file. Returns 0 when every
@@ -390,7 +497,7 @@ int cmd_validation(int argc, char **argv)
 	struct runner_opts ro = { .jobs = 1 };
 	struct suite su = { 0 };
 	const char **paths = xcalloc((size_t)argc + 1, sizeof(char *));
-	const char *csv = NULL, *ratchet = NULL;
+	const char *csv = NULL, *ratchet = NULL, *bands_out = NULL, *bands_check = NULL;
 	int npaths = 0, rc = EXIT_USAGE, bad = 0;
 	double x;
 	struct diag d;
@@ -418,6 +525,12 @@ int cmd_validation(int argc, char **argv)
 				goto out_paths;
 			}
 			*(a[2] == 'c' ? &csv : &ratchet) = argv[i];
+		} else if (!strcmp(a, "--write-bands") || !strcmp(a, "--check-bands")) {
+			if (++i == argc) {
+				cli_usage_error("%s needs a file", a);
+				goto out_paths;
+			}
+			*(a[2] == 'w' ? &bands_out : &bands_check) = argv[i];
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			su.quiet = true;
 		} else if (!strcmp(a, "--all")) {
@@ -489,6 +602,15 @@ int cmd_validation(int argc, char **argv)
 			rc = EXIT_FAIL;
 		else if (r == 0 && !su.quiet)
 			fprintf(stderr, "ratchet %s: every family within its recorded level\n", ratchet);
+	}
+	if (bands_out && write_bands(bands_out, fam, nfam, &d))
+		rc = EXIT_FAIL;
+	if (bands_check) {
+		int r = check_bands(bands_check, fam, nfam, &d);
+		if (r < 0)
+			rc = EXIT_INPUT;
+		else if (r > 0 && rc == EXIT_OK)
+			rc = EXIT_FAIL;
 	}
 	if (fam[nfam].failed)
 		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", fam[nfam].failed, su.n);

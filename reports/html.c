@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plot.h"
+#include "report-private.h"
 #include "schedule.h"
 #include "xalloc.h"
 
@@ -145,6 +146,13 @@ char *html_render(const struct result *r)
 	if (pl->training.train_tokens > 0)
 		row(f, "training run", "%.3g tokens: %.1f days, %.0f GPU-hours, $%.0f", pl->training.train_tokens,
 		    r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
+	{
+		struct report_band rb;
+		char bt[200];
+		report_band(r, &rb);
+		row(f, "error band", "%s: iteration %.4f s, MFU %.1f %%, %ld more GPUs (%ld) at the bias",
+		    band_text(rb.b, bt, sizeof(bt)), rb.iteration_s, 100 * rb.mfu, rb.gpus_more, rb.gpus + rb.gpus_more);
+	}
 	fputs("</table></section>\n", f);
 
 	/* published vs predicted */

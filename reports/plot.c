@@ -339,12 +339,13 @@ static double getnum(const json_t *o, const char *k, bool *ok)
 	return json_number_value(v);
 }
 
-/* The usable points of records; *left_out counts the others. */
-static struct pt *points(const json_t *records, int *n, int *left_out)
+/* The usable points of records: simulated ("ok"), so fitting in memory;
+ * *oom counts those that do not fit ("oom"), *left_out the others. */
+static struct pt *points(const json_t *records, int *n, int *oom, int *left_out)
 {
 	size_t cap = json_array_size(records);
 	struct pt *p = xcalloc(cap ? cap : 1, sizeof(*p));
-	*n = *left_out = 0;
+	*n = *oom = *left_out = 0;
 	size_t i;
 	const json_t *rec;
 	json_array_foreach(records, i, rec) {
@@ -357,6 +358,10 @@ static struct pt *points(const json_t *records, int *n, int *left_out)
 		x.mfu = getnum(rec, "mfu", &ok);
 		x.days = getnum(rec, "wall_days", &ok);
 		x.cost = getnum(rec, "cost_usd", &ok);
+		if (json_is_string(st) && !strcmp(json_string_value(st), "oom")) {
+			(*oom)++;
+			continue;
+		}
 		if (!ok || !(x.gpus > 0)) {
 			(*left_out)++;
 			continue;
@@ -387,17 +392,20 @@ static int cmp_days(const void *a, const void *b)
 	return (x->days > y->days) - (x->days < y->days);
 }
 
-static void caption(struct svg *g, int n, int left_out)
+static void caption(struct svg *g, int n, int oom, int left_out)
 {
-	svg_text(g, W - MR + 16, MT + 60, "start", 10, 0, "%d plans plotted", n);
+	double y = MT + 60;
+	svg_text(g, W - MR + 16, y, "start", 10, 0, "%d plans that fit plotted", n);
+	if (oom)
+		svg_text(g, W - MR + 16, y += 16, "start", 10, 0, "%d that do not fit in memory left out", oom);
 	if (left_out)
-		svg_text(g, W - MR + 16, MT + 76, "start", 10, 0, "%d failed or unpriced left out", left_out);
+		svg_text(g, W - MR + 16, y += 16, "start", 10, 0, "%d failed or unpriced left out", left_out);
 }
 
 char *plot_pareto_svg(const json_t *records, const char *title)
 {
-	int n, out;
-	struct pt *p = points(records, &n, &out);
+	int n, oom, out;
+	struct pt *p = points(records, &n, &oom, &out);
 	double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
 	for (int i = 0; i < n; i++) {
 		if (i == 0 || p[i].days > x1) x1 = p[i].days;
@@ -428,10 +436,10 @@ char *plot_pareto_svg(const json_t *records, const char *title)
 		svg_circle(g, svg_ax_x(&a, p[i].days), svg_ax_y(&a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
 			   p[i].front ? "#e15759" : "#4e79a7", p[i].front ? "#7f0000" : NULL, tip);
 	}
-	static const char *const names[] = { "simulated plan", "Pareto front" };
+	static const char *const names[] = { "simulated plan that fits", "Pareto front" };
 	static const char *const cols[] = { "#4e79a7", "#e15759" };
 	svg_legend(g, W - MR + 16, MT, names, cols, 2);
-	caption(g, n, out);
+	caption(g, n, oom, out);
 	free(xy);
 	free(p);
 	return svg_finish(g, NULL);
@@ -439,8 +447,8 @@ char *plot_pareto_svg(const json_t *records, const char *title)
 
 char *plot_mfu_svg(const json_t *records, const char *title)
 {
-	int n, out;
-	struct pt *p = points(records, &n, &out);
+	int n, oom, out;
+	struct pt *p = points(records, &n, &oom, &out);
 	double x0 = 1, x1 = 10, y0 = 0, y1 = 0.1;
 	for (int i = 0; i < n; i++) {
 		if (i == 0 || p[i].gpus < x0) x0 = p[i].gpus;
@@ -465,7 +473,7 @@ char *plot_mfu_svg(const json_t *records, const char *title)
 	static const char *const names[] = { "simulated plan", "on the time-cost Pareto front" };
 	static const char *const cols[] = { "#4e79a7", "#e15759" };
 	svg_legend(g, W - MR + 16, MT, names, cols, 2);
-	caption(g, n, out);
+	caption(g, n, oom, out);
 	free(p);
 	return svg_finish(g, NULL);
 }

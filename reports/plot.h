@@ -33,9 +33,10 @@ char *plot_gantt_svg(const struct result *r);
 char *plot_memory_svg(const struct result *r);
 
 /* Sweep and plan plots from tidy records (reports/tidy.h): an array of
- * objects; records whose status is not "ok" or that lack the figures
- * (gpus, mfu, wall_days, cost_usd) are left out and counted in the
- * caption. */
+ * objects; records whose status is not "ok" (a plan that does not fit
+ * in memory is "oom": never plotted, never on the front) or that lack the
+ * figures (gpus, mfu, wall_days, cost_usd) are left out and counted in
+ * the caption. */
 char *plot_pareto_svg(const json_t *records, const char *title);
 char *plot_mfu_svg(const json_t *records, const char *title);
 

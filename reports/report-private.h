@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "band.h"
 #include "result.h"
 
 #define GB 1e9
@@ -25,5 +26,17 @@ json_t *report_rank_classes_json(const struct result *r);
 /* The memory verdict in words (fits, or by how much the worst stage does
  * not), into buf of n bytes. */
 void report_verdict(const struct result *r, char *buf, size_t n);
+
+/* A run's figures with the error band of its nearest validation family
+ * (sim/band.h): each at the family's bias (what the suite says a real run
+ * gives when ddlsim errs as it did on the family's published runs: times
+ * and cost x (1 + bias), MFU / (1 + bias)) and the GPUs more the bias
+ * implies. */
+struct report_band {
+	const struct band *b;       /* the shipped table's row */
+	double iteration_s, mfu, train_days, cost_usd;  /* at the bias */
+	long gpus, gpus_more;
+};
+void report_band(const struct result *r, struct report_band *out);
 
 #endif

@@ -364,6 +364,17 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"train_tokens", pl->training.train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
 		"usd_per_gpu_hour", pl->cost.usd_per_gpu_hour, "cost_usd", r->cost_usd));
+	{
+		struct report_band rb;
+		report_band(r, &rb);
+		put(root, bad, "error_band", json_pack(
+			"{s:s, s:i, s:f, s:f, s:f, s:i, s:{s:f, s:f, s:f, s:f}, s:I, s:I}",
+			"family", rb.b->family, "published_runs", rb.b->runs, "mean_abs_error", rb.b->mean_abs,
+			"max_abs_error", rb.b->max_abs, "bias", rb.b->bias, "optimistic_runs", rb.b->optimistic_runs,
+			"at_bias", "iteration_time_s", rb.iteration_s, "mfu", rb.mfu,
+			"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
+			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more));
+	}
 	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
 		"folded", r->folded, "ranks", result_nranks(r), "simulated_ranks", result_sim(r).nsimulated,
 		"flows", (json_int_t)result_sim(r).flows, "collectives", (json_int_t)result_sim(r).collectives,

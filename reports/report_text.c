@@ -2,12 +2,15 @@
  * what was simulated, the headline metrics, communication per dimension,
  * MoE, parameter servers, stragglers, throttling, degraded links, memory
  * per GPU with its verdict, the published figures against the prediction,
- * the training run and the simulation's own size. */
+ * the training run, the error band of the nearest validation family
+ * (sim/band.h) and the simulation's own size. */
 #include "report.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "framework.h"
+#include "human.h"
 #include "report-private.h"
 #include "schedule.h"
 #include "stack.h"
@@ -132,6 +135,40 @@ static void print_comm(const struct result *r, FILE *f)
 	}
 }
 
+void report_band(const struct result *r, struct report_band *out)
+{
+	const struct band *b = band_lookup(r->in, &r->plan);
+	*out = (struct report_band){
+		.b = b, .iteration_s = r->iteration_s * (1 + b->bias), .mfu = r->mfu / (1 + b->bias),
+		.train_days = r->time_to_train_s / 86400 * (1 + b->bias), .cost_usd = r->cost_usd * (1 + b->bias),
+		.gpus = r->gpus, .gpus_more = band_more_gpus(b, r->gpus),
+	};
+}
+
+/* The error band of the prediction (sim/band.h). */
+static void print_band(const struct result *r, FILE *f)
+{
+	struct report_band rb;
+	report_band(r, &rb);
+	const struct band *b = rb.b;
+	char bt[200];
+	fprintf(f, "\nerror band: %s\n", band_text(b, bt, sizeof(bt)));
+	fprintf(f, "  (nearest validation family of the plan, sim/band.h; bias > 0: ddlsim predicts faster "
+		"than the published runs)\n");
+	fprintf(f, "  %-26s %12.4f s, %.4f - %.4f; %.4f at the bias\n", "iteration_time_s", r->iteration_s,
+		r->iteration_s * (1 - b->mean_abs), r->iteration_s * (1 + b->mean_abs), rb.iteration_s);
+	fprintf(f, "  %-26s %11.1f%%, %.1f - %.1f %%; %.1f %% at the bias\n", "mfu", 100 * r->mfu,
+		100 * r->mfu / (1 + b->mean_abs), 100 * r->mfu / (1 - fmin(b->mean_abs, 0.99)), 100 * rb.mfu);
+	fprintf(f, "  %-26s %12ld, %ld more at the bias (%ld)\n", "gpus", r->gpus, rb.gpus_more,
+		r->gpus + rb.gpus_more);
+	if (r->plan.training.train_tokens > 0) {
+		char c0[32], c1[32];
+		fprintf(f, "  %-26s %12.1f d, $%s; %.1f d, $%s at the bias\n", "training run", r->time_to_train_s / 86400,
+			human_number(r->cost_usd, c0, sizeof(c0)), rb.train_days,
+			human_number(rb.cost_usd, c1, sizeof(c1)));
+	}
+}
+
 void report_print_summary(const struct result *r, FILE *f)
 {
 	const struct plan *sc = &r->plan;
@@ -239,6 +276,7 @@ void report_print_summary(const struct result *r, FILE *f)
 	if (sc->training.train_tokens > 0)
 		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
 			sc->training.train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
+	print_band(r, f);
 	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
 		result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
 		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);

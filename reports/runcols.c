@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "band.h"
 #include "schedule.h"
 
 #define GB 1e9
@@ -51,8 +52,8 @@ INT(seq_len, PL->training.seq)
 INT(global_batch, PL->training.global_batch)
 INT(micro_batch, PL->training.micro_batch)
 TEXT(precision, dtype_name(PL->training.precision))
-TEXT(status, result_status_names[ROW->status])
-TEXT(error, ROW->status == RESULT_OK ? "" : ROW->reason)
+TEXT(status, result_row_status_name(ROW))
+TEXT(error, result_row_usable(ROW) ? "" : ROW->reason)
 NUM(iteration_s, ROW->iteration_s)
 NUM(samples_per_s, ROW->samples_per_s)
 NUM(tokens_per_s, ROW->tokens_per_s)
@@ -67,6 +68,16 @@ NUM(idle_s, ROW->mean.idle_s)
 NUM(mem_peak_GB, ROW->mem_worst_bytes / GB)
 NUM(mem_capacity_GB, ROW->mem_capacity_bytes / GB)
 BOOL(fits, ROW->fits)
+NUM(mem_short_GB, ROW->mem_short_bytes / GB)
+BOOL(folded, ROW->folded)
+TEXT(fold_reason, ROW->fold_reason)
+#define BAND band_lookup(src->in, PL)
+TEXT(band_family, BAND->family)
+INT(band_runs, BAND->runs)
+NUM(band_mean_abs_pct, 100 * BAND->mean_abs)
+NUM(band_max_abs_pct, 100 * BAND->max_abs)
+NUM(band_bias_pct, 100 * BAND->bias)
+INT(band_gpus_more, band_more_gpus(BAND, gpus_of(src)))
 NUM(sim_wall_s, ROW->sim_wall_s)
 NUM(train_days, ROW->time_to_train_s / 86400)
 NUM(gpu_hours, ROW->gpu_hours)
@@ -99,6 +110,7 @@ struct col {
 
 #define C_TEXT(id, name, need, fn) [id] = { { name, RUNCOL_TEXT, 0, 0 }, need, .text = fn }
 #define C_INT(id, name, fn) [id] = { { name, RUNCOL_INT, 0, 0 }, NEED_NONE, .integer = fn }
+#define C_INT_OK(id, name, fn) [id] = { { name, RUNCOL_INT, 0, 0 }, NEED_OK, .integer = fn }
 #define C_BOOL(id, name, need, fn) [id] = { { name, RUNCOL_BOOL, 0, 0 }, need, .boolean = fn }
 #define C_NUM(id, name, need, digits, decimals, fn) [id] = { { name, RUNCOL_NUMBER, digits, decimals }, need, .number = fn }
 
@@ -159,6 +171,16 @@ static const struct col cols[RC_N] = {
 	C_NUM(RC_A_PORTS, "network_ports", NEED_ASSESS, 9, 0, a_ports),
 	C_NUM(RC_A_CAPEX_USD, "capex_usd", NEED_ASSESS, 9, 0, a_capex_usd),
 	C_NUM(RC_A_USD_PER_YEAR, "usd_per_year", NEED_ASSESS, 9, 0, a_usd_per_year),
+	C_NUM(RC_MEM_SHORT_GB, "mem_short_GB", NEED_OK, 6, 0, mem_short_GB),
+	C_BOOL(RC_FOLDED, "folded", NEED_OK, folded),
+	C_TEXT(RC_FOLD_REASON, "fold_reason", NEED_OK, fold_reason),
+	/* the error band of the nearest validation family (sim/band.h) */
+	C_TEXT(RC_BAND_FAMILY, "band_family", NEED_OK, band_family),
+	C_INT_OK(RC_BAND_RUNS, "band_runs", band_runs),
+	C_NUM(RC_BAND_MEAN_ABS_PCT, "band_mean_abs_error_pct", NEED_OK, 4, 0, band_mean_abs_pct),
+	C_NUM(RC_BAND_MAX_ABS_PCT, "band_max_abs_error_pct", NEED_OK, 4, 0, band_max_abs_pct),
+	C_NUM(RC_BAND_BIAS_PCT, "band_bias_pct", NEED_OK, 4, 0, band_bias_pct),
+	C_INT_OK(RC_BAND_GPUS_MORE, "band_gpus_more", band_gpus_more),
 };
 
 const struct runcol *runcol_info(enum runcol_id id)
@@ -187,6 +209,9 @@ static const enum runcol_id report_cols[] = {
 	RC_PRECISION, RC_ITERATION_S, RC_SAMPLES_PER_S, RC_TOKENS_PER_S, RC_MODEL_TFLOPS, RC_HW_TFLOPS,
 	RC_MFU, RC_COMPUTE_S, RC_EXPOSED_S, RC_BUBBLE_S, RC_IDLE_S, RC_MEM_PEAK_GB, RC_MEM_CAPACITY_GB,
 	RC_FITS, RC_TRAIN_DAYS, RC_GPU_HOURS, RC_COST_USD, RC_STATUS, RC_ERROR,
+	/* appended (issue 27): never reorder, readers index by position too */
+	RC_MEM_SHORT_GB, RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT,
+	RC_BAND_BIAS_PCT, RC_BAND_GPUS_MORE,
 };
 
 static const enum runcol_id record_cols[] = {
@@ -198,6 +223,9 @@ static const enum runcol_id record_cols[] = {
 	RC_A_MTBF_H, RC_A_CKPT_GB, RC_A_CKPT_WRITE_S, RC_A_CKPT_INTERVAL_MIN, RC_A_GPU_HOURS,
 	RC_A_COST_USD, RC_A_USD_PER_MTOKEN, RC_A_ENERGY_MWH, RC_A_POWER_KW, RC_A_PORTS, RC_A_CAPEX_USD,
 	RC_A_USD_PER_YEAR,
+	/* appended (issue 27) */
+	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON, RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT,
+	RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT, RC_BAND_GPUS_MORE,
 };
 
 const struct runcol_schema runcols_report = { report_cols, (int)(sizeof(report_cols) / sizeof(report_cols[0])) };

@@ -31,6 +31,13 @@ enum runcol_id {
 	RC_A_TRAIN_DAYS, RC_A_WALL_DAYS, RC_A_GOODPUT, RC_A_INTERRUPTIONS, RC_A_MTBF_H, RC_A_CKPT_GB,
 	RC_A_CKPT_WRITE_S, RC_A_CKPT_INTERVAL_MIN, RC_A_GPU_HOURS, RC_A_COST_USD, RC_A_USD_PER_MTOKEN,
 	RC_A_ENERGY_MWH, RC_A_POWER_KW, RC_A_PORTS, RC_A_CAPEX_USD, RC_A_USD_PER_YEAR,
+	/* memory fit and folding (a row that simulated) */
+	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON,
+	/* the error band of the nearest validation family (sim/band.h): its
+	 * name, published runs, mean and max |error| and bias in percent, and
+	 * the GPUs more than the plan's that its optimism implies */
+	RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT,
+	RC_BAND_GPUS_MORE,
 	RC_N
 };
 

@@ -2,6 +2,7 @@
  * (see result.h). */
 #include "result.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bug.h"
@@ -152,11 +153,29 @@ void result_row_fill(struct result_row *row, const struct result *r)
 	row->mem_worst_bytes = r->worst_total_bytes;
 	row->mem_capacity_bytes = inputs_topology(r->in)->gpu.hbm_bytes;
 	row->fits = r->fits;
+	row->mem_short_bytes = r->fits ? 0 : r->shortfall_bytes;
+	row->folded = r->folded;
+	snprintf(row->fold_reason, sizeof(row->fold_reason), "%s",
+		 !r->folded && r->fold_reason && result_nranks(r) > 1 ? r->fold_reason : "");
+	if (!r->fits)
+		snprintf(row->reason, sizeof(row->reason), "does not fit: the fullest GPU needs %.1f GB of %.1f GB, "
+			 "%.1f GB missing", r->worst_total_bytes / 1e9, (r->worst_total_bytes - r->shortfall_bytes) / 1e9,
+			 r->shortfall_bytes / 1e9);
 	memcpy(row->comm_bytes_per_gpu, r->comm_bytes_per_gpu, sizeof(row->comm_bytes_per_gpu));
 	row->time_to_train_s = r->time_to_train_s;
 	row->gpu_hours = r->gpu_hours;
 	row->cost_usd = r->cost_usd;
 	row->sim_wall_s = r->sim_wall_s;
+}
+
+const char *result_row_status_name(const struct result_row *row)
+{
+	return row->status == RESULT_OK && !row->fits ? "oom" : result_status_names[row->status];
+}
+
+bool result_row_usable(const struct result_row *row)
+{
+	return row->status == RESULT_OK && row->fits;
 }
 
 void result_row_fail(struct result_row *row, enum result_status st, const char *reason)

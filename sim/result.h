@@ -197,7 +197,12 @@ struct result_row {
 	double model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, hfu;
 	struct result_split mean;
 	double mem_worst_bytes, mem_capacity_bytes;
-	bool fits;
+	bool fits;                  /* every rank fits in its GPU's memory; a row that
+				     * simulated but does not is "oom" (result_row_status_name),
+				     * its reason says how many GB are missing */
+	double mem_short_bytes;     /* the fullest GPU's need beyond its capacity, 0 if it fits */
+	bool folded;                /* replicas folded (sim/fold.h) */
+	char fold_reason[160];      /* why not folded, "" if folded or one rank */
 	double comm_bytes_per_gpu[CAT_N];
 	double time_to_train_s, gpu_hours, cost_usd;
 	double sim_wall_s;
@@ -230,7 +235,17 @@ double published_figure(const struct published *pb, enum pub_figure f);
 /* The predicted value of figure f from a row with status OK. */
 double result_row_figure(const struct result_row *row, enum pub_figure f);
 
-/* Fill row from a finished simulation (status OK). */
+/* The status a row's reports print: its status's name, or "oom" for a row
+ * that simulated (RESULT_OK) but does not fit in GPU memory: its figures
+ * are those of a plan that cannot run, so it is never "ok", never ranked
+ * and never on a Pareto front. Static string. */
+const char *result_row_status_name(const struct result_row *row);
+/* Whether a row may be ranked: it simulated and fits in GPU memory. */
+bool result_row_usable(const struct result_row *row);
+
+/* Fill row from a finished simulation (status OK; a plan that does not
+ * fit gets its reason: "does not fit: the fullest GPU needs X GB of Y GB,
+ * Z GB missing"). */
 void result_row_fill(struct result_row *row, const struct result *r);
 /* Set row's status and reason (copied, cut on a UTF-8 character boundary
  * with "..." when longer than the row holds). */

@@ -5,10 +5,21 @@
 #include <math.h>
 #include <string.h>
 
+bool study_usable(const struct study_point *p)
+{
+	return p->ok && !p->oom;
+}
+
+/* 0: may be ranked, 1: does not fit, 2: failed. */
+static int group(const struct study_point *p)
+{
+	return !p->ok ? 2 : p->oom ? 1 : 0;
+}
+
 int study_compare(const struct study_point *a, const struct study_point *b)
 {
-	if (a->ok != b->ok)
-		return a->ok ? -1 : 1;
+	if (group(a) != group(b))
+		return group(a) - group(b);
 	if (a->option != b->option)
 		return a->option - b->option;
 	return (a->wall_s > b->wall_s) - (a->wall_s < b->wall_s);
@@ -25,9 +36,9 @@ int study_pareto(const struct study_point *p, int n, bool *front)
 {
 	int count = 0;
 	for (int i = 0; i < n; i++) {
-		front[i] = p[i].ok;
+		front[i] = study_usable(&p[i]);
 		for (int k = 0; k < n && front[i]; k++)
-			if (k != i && p[k].ok && dominates(&p[k], &p[i]))
+			if (k != i && study_usable(&p[k]) && dominates(&p[k], &p[i]))
 				front[i] = false;
 		count += front[i];
 	}
@@ -54,10 +65,10 @@ double study_spearman(const double *a, const double *b, int n)
 	return n > 2 ? 1 - 6 * d2 / ((double)n * ((double)n * n - 1)) : NAN;
 }
 
-/* Whether p meets the goal: simulated, within the deadline and budget. */
+/* Whether p meets the goal: simulated, fits, within the deadline and budget. */
 static bool meets(const struct study_point *p, double deadline_s, double budget_usd)
 {
-	return p->ok && !(deadline_s && p->wall_s > deadline_s) && !(budget_usd && p->cost_usd > budget_usd);
+	return study_usable(p) && !(deadline_s && p->wall_s > deadline_s) && !(budget_usd && p->cost_usd > budget_usd);
 }
 
 int study_fewest_gpus(const struct study_point *p, int n, const char *const *option_gpu, int noptions,

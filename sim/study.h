@@ -5,7 +5,12 @@
  * (sim/search.h picks them). Each is reduced to a point: its option, the
  * GPU type and count, whether it simulated, its wall time to train
  * (goodput included) and its cost. From the points:
- *   - the ranking: simulated plans first, by option, then by wall time;
+ * Fit first: a plan that simulated but does not fit in GPU memory ("oom")
+ * is never ranked, never on a front and never the fewest GPUs; it sorts
+ * after the plans that fit, so a listing shows the best plan that fits
+ * first and may list the rejected ones apart.
+ *   - the ranking: plans that simulated and fit first, then those that do
+ *     not fit, then failures; each by option, then by wall time;
  *   - the Pareto front of time and cost: the points no other point
  *     dominates, i.e. none is at least as fast and as cheap and strictly
  *     better in one of the two;
@@ -28,17 +33,23 @@ struct study_point {
 	const char *gpu;            /* its GPU type (borrowed) */
 	long gpus;
 	bool ok;                    /* simulated without error: the figures below apply */
+	bool oom;                   /* simulated, but does not fit in GPU memory */
 	double wall_s;              /* wall time to train, failures included */
 	double cost_usd;            /* cost to train */
 };
 
-/* Order of the ranking (a qsort-style comparison): points that simulated
- * first, then by option, then by wall time. */
+/* Whether point p may be ranked: it simulated and fits in memory. */
+bool study_usable(const struct study_point *p);
+
+/* Order of the ranking (a qsort-style comparison): points that may be
+ * ranked first, then those that do not fit, then failures; each group by
+ * option, then by wall time. */
 int study_compare(const struct study_point *a, const struct study_point *b);
 
 /* Set front[i] (n entries) to whether point i is on the time-cost Pareto
- * front of the points that simulated (a point that did not is never on it
- * and dominates nothing). Returns the number on the front. */
+ * front of the points that may be ranked (one that did not simulate or
+ * does not fit is never on it and dominates nothing). Returns the number
+ * on the front. */
 int study_pareto(const struct study_point *p, int n, bool *front);
 
 /* Spearman's rho of a[i] against b[i] over n pairs; NAN when n < 3. */
@@ -53,7 +64,7 @@ struct study_fewest {
 
 /* For each GPU type among option_gpu[0..noptions) (the options' GPU types,
  * in the order they first appear), the simulated point of that type with
- * the fewest GPUs whose wall time is within deadline_s and whose cost is
+ * the fewest GPUs that fits in memory, whose wall time is within deadline_s and whose cost is
  * within budget_usd (0: no deadline, no budget), the cheaper of equals.
  * Writes one entry per type to out (room for noptions) and returns how
  * many. */

@@ -428,3 +428,73 @@ Test(cli, rank_classes_always_per_rank_rows_on_request, .timeout = 120)
 		 src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-a100.json"));
 	check_classes(write_file(d, "s.json", text), 8, 2);
 }
+
+/* compare (issue 27 item 7): two ResNet-50 plans on one 32 GB V100 whose
+ * names share their first 24 characters; the second's micro-batch of 512
+ * needs 48.0 GB. The names are printed whole, wrapped at a '-' within the
+ * 26-character column; the plan that fits is named best; the second is
+ * "oom" with its reason wrapped and the memory line per column; 1.5e13
+ * tokens' training of ~6e5 days reads "599.1 k", never an exponent. */
+static char *long_name_case(const char *dir, const char *v, int mb)
+{
+	char text[2048], name[64];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"name\": \"resnet50-v100-single-gpu-data-parallel-variant-%s\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"training\": {\"global_batch\": %d, \"micro_batch\": %d, \"precision\": \"fp32\",\n"
+		 "   \"train_tokens\": 1.5e13}}\n",
+		 v, src_path("models/zoo/resnet50.json"), src_path("topologies/v100-1gpu-edr.json"), mb, mb);
+	snprintf(name, sizeof(name), "%s.json", v);
+	return write_file(dir, name, text);
+}
+
+/* The lines of out from the one starting with `from` up to the one
+ * starting with `to` (excluded). */
+static char *lines_between(const char *out, const char *from, const char *to)
+{
+	const char *a = strstr(out, from), *b = a ? strstr(a, to) : NULL;
+	cr_assert(a && b, "no '%s' ... '%s' in:\n%s", from, to, out);
+	return strndup(a, (size_t)(b - a));
+}
+
+Test(cli, compare_prints_long_names_whole_human_numbers_and_memory_fit, .timeout = 60)
+{
+	char *d = tmp_dir(), args[2400], *out = NULL;
+	char *a = long_name_case(d, "a", 64), *b = long_name_case(d, "b", 512);
+	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0, "%s", out);
+	char *head = lines_between(out, "best that fits", "  nodes ");
+	cr_expect_str_eq(head,
+		"best that fits: resnet50-v100-single-gpu-data-parallel-variant-a\n"
+		"* scenario                 resnet50-v100-single-gpu-  resnet50-v100-single-gpu-\n"
+		"                           data-parallel-variant-a    data-parallel-variant-b\n"
+		"  model                    ResNet-50                  ResNet-50\n"
+		"  topology                 V100 server, 1 GPU per     V100 server, 1 GPU per\n"
+		"                           node, EDR InfiniBand       node, EDR InfiniBand\n"
+		"  gpu                      Tesla V100-SXM2-32GB       Tesla V100-SXM2-32GB\n");
+	char *st = lines_between(out, "* status", "  iteration_time_s");
+	cr_expect_str_eq(st,
+		"* status                   ok                         oom\n"
+		"* error                                               does not fit: the fullest\n"
+		"                                                      GPU needs 48.0 GB of 32.0\n"
+		"                                                      GB, 16.0 GB missing\n");
+	char *days = lines_between(out, "  train_days", "  goodput_ratio");
+	cr_expect_str_eq(days,
+		"  train_days               599.1 k                    566.9 k (-5.4%)\n"
+		"  wall_days                599.1 k                    566.9 k (-5.4%)\n");
+	const char *mem = strstr(out, "* memory");
+	cr_expect_str_eq(mem,
+		"* memory                   fits: 7.0 of 32.0 GB       does not fit: 48.0 of\n"
+		"                                                      32.0 GB, 16.0 GB missing\n");
+	cr_expect(strstr(out, "\n* fits                     true                       false\n"), "%s", out);
+	cr_expect(strstr(out, "\n  fold_reason\n"), "one rank: nothing to fold\n%s", out);
+	cr_expect(!strstr(out, "e+") && !strstr(out, "e-0"), "an exponent in\n%s", out);
+	free(head);
+	free(st);
+	free(days);
+	free(out);
+	free(a);
+	free(b);
+	free(d);
+}

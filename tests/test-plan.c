@@ -281,7 +281,9 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	snprintf(args, sizeof(args), "sweep %s --out %s/full --resume", p, dir);
 	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
 	snprintf(want, sizeof(want),
-		 "3 points (3 already done): 0 simulated, 0 invalid, 0 failed; rows in %s/full/points.csv "
+		 "best point that fits: point 0 (training.micro_batch=16, training.global_batch=64): 0 d to train, "
+		 "$0, MFU 40.4%%, 2.7 of 32.0 GB\n"
+		 "3 points (3 already done): 0 simulated (0 do not fit in memory), 0 invalid, 0 failed; rows in %s/full/points.csv "
 		 "and %s/full/points.jsonl; plots in %s/full/pareto.svg and mfu-gpus.svg\n", dir, dir, dir);
 	cr_expect_str_eq(out, want);
 	cr_expect_str_eq(slurp(path), full);
@@ -301,7 +303,9 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	free(out);
 	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
 	snprintf(want, sizeof(want),
-		 "3 points (2 already done): 0 simulated, 1 invalid, 0 failed; rows in %s/part/points.csv "
+		 "best point that fits: point 0 (training.micro_batch=16, training.global_batch=64): 0 d to train, "
+		 "$0, MFU 40.4%%, 2.7 of 32.0 GB\n"
+		 "3 points (2 already done): 0 simulated (0 do not fit in memory), 1 invalid, 0 failed; rows in %s/part/points.csv "
 		 "and %s/part/points.jsonl; plots in %s/part/pareto.svg and mfu-gpus.svg\n", dir, dir, dir);
 	cr_expect_str_eq(out, want);
 	snprintf(path, sizeof(path), "%s/part/points.csv", dir);
@@ -327,6 +331,53 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	/* one header, then points 0, 1, 2 each once, as written */
 	snprintf(want, sizeof(want), "%.*s%s%.*s", (int)(hdr_end - full), full, r0 + 1, (int)(r0 - r1), r1 + 1);
 	cr_expect_str_eq(merged, want);
+}
+
+/* Fit first (issue 27): ResNet-50 on one 32 GB V100 at micro-batch 512
+ * needs 48.0 GB: the point simulates, but its status is "oom" with the GB
+ * missing, the summary names the point that fits as the best, the plot
+ * leaves it out (and says so), and --show-rejected lists it apart. */
+Test(sweep, a_point_that_does_not_fit_is_oom_and_never_on_the_front, .timeout = 120)
+{
+	char *dir = tmp_dir(), text[2048], args[2400], path[1200], want[4000], *out = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"name\": \"r\",\n"
+		 " \"base\": \"%s\",\n"
+		 " \"axes\": {\"training.micro_batch\": [16, 512]},\n"
+		 " \"derived\": {\"training.global_batch\": \"micro_batch\"}}\n",
+		 src_path("scenarios/resnet50-v100-1gpu.json"));
+	char *p = write_file(dir, "r.json", text);
+	snprintf(args, sizeof(args), "sweep %s --out %s/o --show-rejected", p, dir);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0, "a point that does not fit is not a failure");
+	snprintf(want, sizeof(want),
+		 "best point that fits: point 0 (training.micro_batch=16, training.global_batch=16): 0 d to train, "
+		 "$0, MFU 40.2%%, 2.7 of 32.0 GB\n"
+		 "rejected: 1 point that does not fit in GPU memory\n"
+		 "  point 1 (training.micro_batch=512, training.global_batch=512): needs 48.0 GB of 32.0 GB, "
+		 "16.0 GB missing\n"
+		 "2 points (0 already done): 2 simulated (1 do not fit in memory), 0 invalid, 0 failed; "
+		 "rows in %s/o/points.csv and %s/o/points.jsonl; plots in %s/o/pareto.svg and mfu-gpus.svg\n",
+		 dir, dir, dir);
+	cr_expect_str_eq(out, want);
+	snprintf(path, sizeof(path), "%s/o/points.csv", dir);
+	char *csv = slurp(path);
+	cr_expect(strstr(csv, ",oom,\"does not fit: the fullest GPU needs 48.0 GB of 32.0 GB, 16.0 GB missing\","),
+		  "%s", csv);
+	cr_expect(strstr(csv, "\n0,r,16,16,") && strstr(strstr(csv, "\n0,r,16,16,"), ",ok,,"), "%s", csv);
+	snprintf(path, sizeof(path), "%s/o/pareto.svg", dir);
+	char *svg = slurp(path);
+	cr_expect(strstr(svg, ">1 plans that fit plotted</text>"), "%s", svg);
+	cr_expect(strstr(svg, ">1 that do not fit in memory left out</text>"), "%s", svg);
+	int front = 0;
+	for (const char *q = svg; (q = strstr(q, "(Pareto front)")); q++)
+		front++;
+	cr_expect_eq(front, 1, "the one point that fits is the front:\n%s", svg);
+	cr_expect_null(strstr(svg, "MFU 47.9"), "the point that does not fit is drawn:\n%s", svg);
+	free(svg);
+	free(csv);
+	free(out);
+	free(p);
+	free(dir);
 }
 
 Test(goodput, daly_and_young_closed_forms)

@@ -161,6 +161,8 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	json_array_append_new(r, rec("ok", 512, 0.45, 20, 3e6));    /* front: cheapest */
 	json_array_append_new(r, rec("ok", 768, 0.30, 15, 6e6));    /* dominated by the first */
 	json_array_append_new(r, rec("failed", 64, 0, 0, 0));       /* left out */
+	/* faster and cheaper than all, but does not fit: never plotted nor on the front */
+	json_array_append_new(r, rec("oom", 256, 0.60, 5, 1e6));
 	char *t = plot_pareto_svg(r, "goal");
 	cr_assert(t);
 	int front = 0;
@@ -169,7 +171,9 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	cr_expect_eq(front, 2, "%s", t);
 	cr_expect(strstr(t, "10.00 days, $5.000M, MFU 40.0% (Pareto front)"), "%s", t);
 	cr_expect(strstr(t, "15.00 days, $6.000M, MFU 30.0%</title>"), "%s", t);
-	cr_expect(strstr(t, ">3 plans plotted</text>"), "%s", t);
+	cr_expect(strstr(t, ">3 plans that fit plotted</text>"), "%s", t);
+	cr_expect(strstr(t, ">1 that do not fit in memory left out</text>"), "%s", t);
+	cr_expect_null(strstr(t, ": 5.00 days"), "a plan that does not fit is drawn:\n%s", t);
 	cr_expect(strstr(t, ">1 failed or unpriced left out</text>"), "%s", t);
 	cr_expect(strstr(t, "wall time to train incl. failures (days)"));
 	cr_expect(strstr(t, "cost (million USD)"));

@@ -92,3 +92,34 @@ Test(study, ranking_puts_simulated_plans_first_by_option_then_time)
 	cr_assert_lt(study_compare(&p[0], &p[1]), 0, "simulated before failed");
 	cr_assert_eq(study_compare(&p[3], &p[3]), 0);
 }
+
+/* Fit first: a plan that simulated but does not fit in GPU memory (286 GB
+ * on an 80 GB GPU, say) is the fastest and cheapest of four, yet it ranks
+ * after every plan that fits (before a failure), is not on the front, does
+ * not push (10, 5) off it, and is never the fewest GPUs. */
+Test(study, a_plan_that_does_not_fit_is_never_ranked_nor_on_the_front)
+{
+	struct study_point p[] = {
+		PT(0, "H100", 512, true, 10, 5), PT(0, "H100", 256, true, 1, 1),
+		PT(0, "H100", 1024, true, 8, 7), PT(0, "H100", 128, false, 0, 0),
+	};
+	p[1].oom = true;
+	cr_assert(!study_usable(&p[1]));
+	cr_assert(study_usable(&p[0]));
+	cr_assert_gt(study_compare(&p[1], &p[0]), 0, "a plan that fits ranks first, however slow");
+	cr_assert_gt(study_compare(&p[1], &p[2]), 0);
+	cr_assert_lt(study_compare(&p[1], &p[3]), 0, "oom before failed");
+	bool front[4];
+	cr_assert_eq(study_pareto(p, 4, front), 2);
+	cr_assert(front[0] && front[2], "(10, 5) and (8, 7): the oom plan at (1, 1) dominates nothing");
+	cr_assert(!front[1], "a plan that does not fit is never on the front");
+	const char *const opt[] = { "H100" };
+	struct study_fewest f[1];
+	cr_assert_eq(study_fewest_gpus(p, 4, opt, 1, 0, 0, f), 1);
+	cr_assert_eq(f[0].point, 0, "512 GPUs: the 256 that do not fit are not an answer");
+	qsort(p, 4, sizeof(p[0]), (int (*)(const void *, const void *))study_compare);
+	cr_assert_eq(p[0].gpus, 1024, "ranked: 8 s first");
+	cr_assert_eq(p[1].gpus, 512);
+	cr_assert(p[2].oom, "then the plan that does not fit");
+	cr_assert(!p[3].ok);
+}

@@ -14,11 +14,13 @@
 
 #include "testutil.h"
 
-Test(validation, suite_stays_within_the_ratchet, .timeout = 590)
+Test(validation, suite_stays_within_the_ratchet_and_matches_the_shipped_bands, .timeout = 590)
 {
 	char args[4096], *out = NULL, *err = NULL;
-	snprintf(args, sizeof(args), "validation '%s' -j 2 --quiet --ratchet '%s'",
-		 src_path("validation"), src_path("validation/ratchet.json"));
+	/* and the error bands compiled into ddlsim (validation/bands.json,
+	 * sim/band.h) are what the suite gives now */
+	snprintf(args, sizeof(args), "validation '%s' -j 2 --quiet --ratchet '%s' --check-bands '%s'",
+		 src_path("validation"), src_path("validation/ratchet.json"), src_path("validation/bands.json"));
 	int rc = run_ddlsim(args, &out, &err);
 	cr_log_info("%s", out ? out : "");
 	cr_assert_eq(rc, 0, "exit %d:\n%s\n%s", rc, out, err);
@@ -111,6 +113,46 @@ Test(validation, ratchet_without_a_family_that_ran_is_invalid)
 	free(out);
 	free(err);
 	free(r);
+	free(path);
+	free(dir);
+}
+
+/* The bands a suite writes check clean against itself; a file that says
+ * otherwise (a hand edit, or a model change without re-writing it) fails
+ * with the family, both rows and how to re-write it. */
+Test(validation, stale_bands_fail_the_check_and_say_which_family)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, args[4096], want[4096];
+	char *path = write_case(dir, ", \"published\": {\"iteration_time_s\": 1.42, \"source\": \"x\"}");
+	char bands[1200];
+	snprintf(bands, sizeof(bands), "%s/bands.json", dir);
+	snprintf(args, sizeof(args), "validation '%s' --quiet --write-bands '%s'", path, bands);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s%s", out, err);
+	free(out);
+	free(err);
+	snprintf(args, sizeof(args), "validation '%s' --quiet --check-bands '%s'", path, bands);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s%s", out, err);
+	free(out);
+	free(err);
+	/* one family's runs edited by hand */
+	char text[8192];
+	FILE *f = fopen(bands, "r");
+	cr_assert(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+	fclose(f);
+	char *runs = strstr(text, "\"runs\": 1,");
+	cr_assert(runs, "%s", text);
+	runs[8] = '7';
+	free(write_file(dir, "bands.json", text));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 1, "%s%s", out, err);
+	snprintf(want, sizeof(want), "ddlsim: bands: family '%s': the suite gives {\"family\":\"%s\",\"runs\":1,",
+		 strrchr(dir, '/') + 1, strrchr(dir, '/') + 1);
+	cr_expect(strstr(err, want), "%s", err);
+	cr_expect(strstr(err, "has {\"family\":\"") && strstr(err, "\"runs\":7,"), "%s", err);
+	snprintf(want, sizeof(want), "ddlsim: bands: re-write them: ddlsim validation --write-bands %s", bands);
+	cr_expect(strstr(err, want), "%s", err);
+	free(out);
+	free(err);
 	free(path);
 	free(dir);
 }

@@ -24,6 +24,7 @@ FILES = [
     ("Calibration profile", "ddlsim.profile", "models/profile.h"),
     ("Sweep", "ddlsim.sweep", "sim/sweep.h"),
     ("Goal (`ddlsim plan`)", "ddlsim.goal", "sim/search.h"),
+    ("Validation error bands", "ddlsim.validation-bands", "sim/band.h"),
 ]
 
 

@@ -1,0 +1,18 @@
+/* human: numbers as a reader of a table wants them.
+ *
+ * A count, a rate or an amount of money of any size reads as written, with
+ * an SI prefix past ten thousand and never an exponent: 1.5e13 tokens ->
+ * "15 T", 10100541 $ -> "10.1 M", 12345 -> "12.35 k", 0.000032 ->
+ * "0.000032". Four significant digits, trailing zeros cut. */
+#ifndef DDLSIM_HUMAN_H
+#define DDLSIM_HUMAN_H
+
+#include <stddef.h>
+
+/* Write x into buf (n bytes, cut if too small): below 10,000 in absolute
+ * value in plain decimals (4 significant digits, at most 12 decimals);
+ * above, scaled to a prefix k, M, G, T, P, E followed by a space ("15 T",
+ * "10.1 M"). Not finite: "-". Returns buf. */
+char *human_number(double x, char *buf, size_t n);
+
+#endif
