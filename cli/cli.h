@@ -53,6 +53,15 @@ int cli_parse_number(const char *opt, const char *v, double lo, double hi, doubl
  * (refusing to replace it)". */
 int cli_check_output(const char *path);
 
+/* Parse --shard's value "I/N" (decimal integers, 1 <= I <= N <= CLI_MAX_SHARDS)
+ * into *i (0-based) and *n. Returns 0, or EXIT_USAGE after saying why. */
+#define CLI_MAX_SHARDS 100000
+int cli_parse_shard(const char *opt, const char *v, long *i, long *n);
+
+/* The smallest --trace-link-period: a microsecond, the scale of one link's
+ * latency (a finer period sees nothing new and only multiplies samples). */
+#define CLI_MIN_LINK_PERIOD_S 1e-6
+
 /* Print "ddlsim: error: ..." to stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -197,23 +197,20 @@ static void screen(struct pctx *p)
 		printf("\n%s: %ld plans enumerated, %ld rejected by plan_check, %ld do not fit in memory, "
 		       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
 		       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
+		/* node counts are at most SEARCH_MAX_NODES (goal_load): one bit
+		 * each, so finding the first of each node count is linear */
+		unsigned char *seen = xcalloc(SEARCH_MAX_NODES / 8 + 1, 1);
 		for (long k = 0; k < n; k++) {
-			bool pick = k < p->g->top;
-			if (!pick) {
-				bool first_of_nodes = true;
-				for (long q = 0; q < k; q++)
-					if (c[q].plan.nodes == c[k].plan.nodes) {
-						first_of_nodes = false;
-						break;
-					}
-				pick = first_of_nodes;
-			}
-			if (!pick)
+			int nodes = c[k].plan.nodes;
+			bool first_of_nodes = !(seen[nodes / 8] & (1u << (nodes % 8)));
+			seen[nodes / 8] |= (unsigned char)(1u << (nodes % 8));
+			if (k >= p->g->top && !first_of_nodes)
 				continue;
 			XGROW(p->f, cap, (size_t)p->n + 1);
 			memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
 			p->f[p->n++].c = c[k];
 		}
+		free(seen);
 		if (n == 0)
 			printf("  no plan fits: try more nodes, a smaller micro-batch or recompute\n");
 		free(c);

@@ -50,7 +50,9 @@ void cmd_run_usage(FILE *f)
 		   "                     memory in use; one scenario only\n"
 		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
 		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
-		   "                     busiest-links counters (default 0.01; 0: off)\n"
+		   "                     busiest-links counters (default 0.01; 0: off; at least\n"
+		   "                     1e-6; the period doubles after every 4096 samples, so a\n"
+		   "                     long run's trace stays bounded)\n"
 		   "  --per-rank         a row per rank in report.json (breakdown.per_rank), every\n"
 		   "                     rank; without it only breakdown.rank_classes (ranks with\n"
 		   "                     equal figures grouped, with their count and ranges)\n"
@@ -332,6 +334,11 @@ int cmd_run(int argc, char **argv)
 			if (++i == argc || cli_parse_number(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
 				if (i == argc)
 					cli_usage_error("%s needs seconds", a);
+				goto out_paths;
+			}
+			if (o.trace_link_period_s > 0 && o.trace_link_period_s < CLI_MIN_LINK_PERIOD_S) {
+				cli_usage_error("%s: expected 0 (off) or at least %g s (a link's latency; finer "
+						"samples see nothing new), got '%s'", a, CLI_MIN_LINK_PERIOD_S, argv[i]);
 				goto out_paths;
 			}
 		} else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-ranks")) {

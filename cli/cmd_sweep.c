@@ -413,18 +413,16 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", a, argv[i]);
 			o->ro.jobs = (int)j;
 		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			o->ro.timeout_s = strtod(argv[++i], &end);
-			if (*end || !(o->ro.timeout_s > 0))
-				return cli_usage_error("--timeout: expected seconds > 0, got '%s'", argv[i]);
+			if (cli_parse_number(a, argv[++i], 0.001, 1e7, &o->ro.timeout_s))
+				return EXIT_USAGE;
 		} else if (!strcmp(a, "--mem-limit") && i + 1 < argc) {
-			o->ro.mem_limit_bytes = strtod(argv[++i], &end) * 1e9;
-			if (*end || !(o->ro.mem_limit_bytes > 0))
-				return cli_usage_error("--mem-limit: expected GB > 0, got '%s'", argv[i]);
+			double gb;
+			if (cli_parse_number(a, argv[++i], 0.01, 1e6, &gb))
+				return EXIT_USAGE;
+			o->ro.mem_limit_bytes = gb * 1e9;
 		} else if (!strcmp(a, "--shard") && i + 1 < argc) {
-			if (sscanf(argv[++i], "%ld/%ld", &o->shard_i, &o->shard_n) != 2 || o->shard_n < 1 ||
-			    o->shard_i < 1 || o->shard_i > o->shard_n)
-				return cli_usage_error("--shard: expected I/N with 1 <= I <= N, got '%s'", argv[i]);
-			o->shard_i--;
+			if (cli_parse_shard(a, argv[++i], &o->shard_i, &o->shard_n))
+				return EXIT_USAGE;
 		} else if (!strcmp(a, "--resume"))
 			o->resume = true;
 		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))

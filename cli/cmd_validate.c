@@ -35,6 +35,45 @@ void cmd_validate_usage(FILE *f)
 		   "invalid\n");
 }
 
+struct point_ctx {
+	struct sweep *s;
+	struct inputs_cache *cache;
+	bool loaded_one;        /* a point loaded: the rest only need their expressions */
+};
+
+/* A sweep point's scenario loads (checked until one does: a sweep of
+ * invalid points only is what validate must catch). */
+static int point_loads(void *ctx, json_t *doc, char *reason, size_t n)
+{
+	struct point_ctx *pc = ctx;
+	if (pc->loaded_one)
+		return 0;
+	struct diag pd;
+	diag_init(&pd, NULL);
+	struct scenario *sc = scenario_load_json(doc, pc->s->base_path, pc->cache, &pd);
+	if (!sc) {
+		const char *t = diag_text(&pd);
+		size_t len = strcspn(t, "\n");
+		snprintf(reason, n, "%.*s", (int)(len < 400 ? len : 400), t);
+	}
+	diag_finish(&pd);
+	pc->loaded_one = sc != NULL;
+	scenario_destroy(sc);
+	return pc->loaded_one ? 0 : -1;
+}
+
+/* A sweep: the file, then every point's expressions (sweep_check_points). */
+static void validate_sweep(const char *path, struct diag *d)
+{
+	struct sweep *s = sweep_load(path, d);
+	if (!s)
+		return;
+	struct point_ctx pc = { .s = s, .cache = inputs_cache_create() };
+	sweep_check_points(s, d, point_loads, &pc);
+	inputs_cache_destroy(pc.cache);
+	sweep_destroy(s);
+}
+
 static int validate_one(const char *path, struct diag *d)
 {
 	int before = diag_count(d);
@@ -51,7 +90,7 @@ static int validate_one(const char *path, struct diag *d)
 		struct scenario *sc = scenario_load(path, d);
 		scenario_destroy(sc);
 	} else if (!strcmp(kind, "ddlsim.sweep")) {
-		sweep_destroy(sweep_load(path, d));
+		validate_sweep(path, d);
 	} else if (!strcmp(kind, "ddlsim.goal")) {
 		goal_destroy(goal_load(path, d));
 	} else if (!strcmp(kind, "ddlsim.model")) {

@@ -2,7 +2,9 @@
  *
  * The command table lives here; each command is its own file. --help is
  * handled before anything touches SimGrid, whose init parses argv. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -55,6 +57,24 @@ int cli_parse_number(const char *opt, const char *v, double lo, double hi, doubl
 	if (errno || end == v || *end || !(x >= lo && x <= hi))
 		return cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, v);
 	*out = x;
+	return 0;
+}
+
+int cli_parse_shard(const char *opt, const char *v, long *i, long *n)
+{
+	char *end, *end2;
+	errno = 0;
+	long a = strtol(v, &end, 10), b = 0;
+	bool ok = !errno && end != v && *end == '/' && isdigit((unsigned char)end[1]);
+	if (ok) {
+		b = strtol(end + 1, &end2, 10);
+		ok = !errno && !*end2 && b >= 1 && b <= CLI_MAX_SHARDS && a >= 1 && a <= b;
+	}
+	if (!ok)
+		return cli_usage_error("%s: expected I/N, integers with 1 <= I <= N <= %d, got '%s'", opt,
+				       CLI_MAX_SHARDS, v);
+	*i = a - 1;
+	*n = b;
 	return 0;
 }
 

@@ -438,6 +438,10 @@ static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct 
 					else
 						json_object_set(merged, k, ov);
 				}
+				/* the preset's device-reported total belongs to its hbm_GB:
+				 * an hbm_GB override alone would otherwise be ignored */
+				if (json_object_get(v, "hbm_GB") && !json_object_get(v, "hbm_total_bytes"))
+					json_object_del(merged, "hbm_total_bytes");
 			}
 			if (merged)
 				json_object_set_new(root, "gpu", merged);

@@ -10,7 +10,11 @@
  *                                                          gpus/; relative to this file) instead of the
  *                                                          inline object below
  *   gpu.preset                   string  path    -         (1.4) a GPU preset; the object's other keys
- *                                                          override the preset's (objects key by key)
+ *                                                          override the preset's (objects key by key;
+ *                                                          hbm_GB alone also replaces the preset's
+ *                                                          hbm_total_bytes). Every number, a preset's
+ *                                                          and an override's, is bounded as
+ *                                                          models/bounds.h says
  *   gpu.name                     string  -       required
  *   gpu.peak_tflops.{fp32,tf32,fp16,bf16,fp8}  number TFLOP/s  dense peak (absent = unsupported)
  *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)

@@ -590,6 +590,28 @@ bool cost_profile_gpu_matches(const char *profile_gpu, const char *topology_gpu)
 	return a[0] && strcmp(a, b) == 0;
 }
 
+/* Refuse GEMM entries faster than the GPU's dense peak (with
+ * PROFILE_PEAK_MARGIN for boost clocks): a time of 1e-300 s would price
+ * the GEMMs at an MFU of hundreds of percent. Returns 0 or -1 (reported). */
+static int check_peak(const struct profile *p, const struct gpu_spec *gpu, const char *path,
+		      struct diag *d)
+{
+	int rc = 0;
+	for (int i = 0; i < p->ngemm; i++) {
+		const struct profile_gemm *g = &p->gemm[i];
+		double peak = gpu->peak_flops[g->dtype], rate = 2 * g->m * g->n * g->k / g->time_s;
+		if (!(peak > 0) || rate <= PROFILE_PEAK_MARGIN * peak)
+			continue;
+		char jp[64];
+		snprintf(jp, sizeof(jp), "/gemm/%d/time_s", i);
+		rc = diag_err(d, path, jp, "must be at least %g s (2 m n k FLOPs at %g x the %s peak of "
+			      "%g TFLOP/s of '%s'), got %g s (%g TFLOP/s)", 2 * g->m * g->n * g->k /
+			      (PROFILE_PEAK_MARGIN * peak), PROFILE_PEAK_MARGIN, dtype_name(g->dtype),
+			      peak / 1e12, gpu->name, g->time_s, rate / 1e12);
+	}
+	return rc;
+}
+
 struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile_path,
 				 struct diag *d)
 {
@@ -608,6 +630,8 @@ struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile
 		goto err;
 	}
 	bool match = cost_profile_gpu_matches(cp->prof->gpu_name, gpu->name);
+	if (match && check_peak(cp->prof, gpu, profile_path, d))
+		goto err;
 	if (!match)
 		diag_warn(d, profile_path, "/gpu/name",
 			  "profile measured on '%s' prices topology GPU '%s' (different GPU model)",

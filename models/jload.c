@@ -1,6 +1,7 @@
 /* jload: strict, versioned JSON input (see jload.h). */
 #include "jload.h"
 
+#include "bounds.h"
 #include "bug.h"
 #include "infile.h"
 #include "xalloc.h"
@@ -231,8 +232,9 @@ static int fetch(struct jobj *jo, const char *key, json_t **v, int flags)
 
 static int check_range(struct jobj *jo, const char *key, double x, int flags)
 {
-	if (!isfinite(x))
-		return jobj_err(jo, key, "expected a finite number, got %g", x);
+	char why[160];
+	if (!bound_check(key, x, why, sizeof(why)))
+		return jobj_err(jo, key, "%s", why);
 	if ((flags & JPOS) && !(x > 0))
 		return jobj_err(jo, key, "must be > 0, got %g", x);
 	if ((flags & JNONNEG) && x < 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cnn.h"
+#include "bounds.h"
 #include "jload.h"
 
 static const char *const act_names[] = { "gelu", "swiglu", NULL };
@@ -96,9 +97,12 @@ static void load_moe(struct jobj *top, struct model *m)
 				 c->experts, n);
 		for (size_t i = 0; i < n && i < MOE_MAX_EXPERTS; i++) {
 			json_t *v = json_array_get(arr, i);
+			char why[160];
 			if (!json_is_number(v) || json_number_value(v) < 0)
 				jobj_err(&jo, "expert_loads", "element %zu: expected a number >= 0, got %s",
 					 i, jload_type_name(v));
+			else if (!bound_check("expert_loads", json_number_value(v), why, sizeof(why)))
+				jobj_err(&jo, "expert_loads", "element %zu: %s", i, why);
 			else
 				sum += c->loads[i] = json_number_value(v);
 		}

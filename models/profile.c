@@ -250,6 +250,10 @@ struct profile *profile_load(const char *path, struct diag *d)
 		    p->interf_with_s < p->interf_alone_s)
 			jobj_err(&ij, "gemm_with_copy_s", "must be >= gemm_alone_s (%g), got %g",
 				 p->interf_alone_s, p->interf_with_s);
+		else if (p->interf_alone_s > 0 && p->interf_with_s > PROFILE_MAX_INTERFERENCE * p->interf_alone_s)
+			jobj_err(&ij, "gemm_with_copy_s", "must be at most %g x gemm_alone_s (%g s: a GEMM "
+				 "slowed more than that by a copy is no measurement), got %g s",
+				 (double)PROFILE_MAX_INTERFERENCE, p->interf_alone_s, p->interf_with_s);
 		jobj_end(&ij);
 	}
 	jobj_end(&jo);

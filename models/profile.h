@@ -36,6 +36,9 @@
  *               while a copy kernel of copy_blocks blocks runs beside it
  *               (calib/bench_interference.c); the engine slows compute by
  *               gemm_with_copy_s / gemm_alone_s while communication runs
+ *               (at most PROFILE_MAX_INTERFERENCE)
+ * Every time and rate is bounded as models/bounds.h says; a GEMM faster
+ * than the priced GPU's peak is refused when the profile is used.
  * The five arrays are optional (absent = nothing measured in that section);
  * dtype is one of fp32, tf32, fp16, bf16, fp8.
  *
@@ -43,6 +46,13 @@
  * of the profile cost source (cost_profile.c). */
 #ifndef DDLSIM_PROFILE_H
 #define DDLSIM_PROFILE_H
+
+/* The largest slowdown of a GEMM beside a copy an interference
+ * measurement may report (gemm_with_copy_s / gemm_alone_s). */
+#define PROFILE_MAX_INTERFERENCE 100
+/* A GEMM entry may run at most this factor above the dense peak of the GPU
+ * it prices (boost clocks); faster is refused (cost_profile_create()). */
+#define PROFILE_PEAK_MARGIN 1.25
 
 #include <stdbool.h>
 

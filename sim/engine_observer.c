@@ -63,6 +63,11 @@ void engine_progress_start(struct sim *S)
  * SAMPLER_IDLE_S of simulated time, so a deadlocked replay still ends
  * (the daemon alone would keep the clock running). */
 #define SAMPLER_IDLE_S 100.0
+/* The period doubles after every SAMPLER_DOUBLE_AFTER samples: however
+ * fine the period asked for, a run of length T takes at most about
+ * SAMPLER_DOUBLE_AFTER x log2(T / period) samples per link, so the work is
+ * bounded by the run's length. */
+#define SAMPLER_DOUBLE_AFTER 4096
 void engine_sampler_main(int argc, char **argv)
 {
 	struct sim *S = sg_actor_self_get_data();
@@ -70,11 +75,13 @@ void engine_sampler_main(int argc, char **argv)
 	size_t n = sg_link_count();
 	sg_link_t *l = sg_link_list();
 	long last_tasks = -1;
-	double last_progress = 0;
+	double last_progress = 0, period = obs->link_sample_s;
 	(void)argc, (void)argv;
 	S->links = l;
-	for (;;) {
-		sg_actor_sleep_for(obs->link_sample_s);
+	for (long k = 1;; k++) {
+		sg_actor_sleep_for(period);
+		if (k % SAMPLER_DOUBLE_AFTER == 0)
+			period *= 2;
 		double now = simgrid_get_clock();
 		if (S->tasks != last_tasks) {
 			last_tasks = S->tasks;

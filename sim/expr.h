@@ -4,10 +4,14 @@
  * variables (a sweep point's axes and plan keys, see sweep.h):
  *
  *   numbers     64, 0.5, 1e6
- *   variables   tp, dp, nodes, gpus, micro_batch, ... (names [A-Za-z_][A-Za-z0-9_.]*)
+ *   booleans    true, false (1 and 0 in arithmetic)
+ *   variables   tp, dp, nodes, gpus, micro_batch, ... (names [A-Za-z_][A-Za-z0-9_.]*);
+ *               a boolean key of the scenario reads 1 or 0
  *   arithmetic  + - * / % (remainder of integers), unary -, parentheses
- *   comparison  < <= > >= == != (1 or 0)
- *   logic       && || ! (0 is false, anything else true)
+ *   comparison  < <= > >= == != (true or false)
+ *   logic       && || ! (0 is false, anything else true; the result is true or false)
+ *   precedence  lowest first: ||, &&, comparisons (one per level: "a < b < c" is an
+ *               error; write "a < b && b < c"), + -, * / %, unary - !, calls and ( )
  *   functions   min(a, b)  max(a, b)  floor(x)  ceil(x)  round(x)  abs(x)
  *               div(a, b)      integer division, floor(a / b)
  *               round_to(m, x) the multiple of m nearest x (ties up), at least m:
@@ -17,7 +21,20 @@
  *               if(c, a, b)    a when c is true, else b
  *               log2(x)  pow(a, b)
  *
- * Evaluation is in doubles; integers up to 2^53 are exact. */
+ * Evaluation is in doubles; integers up to 2^53 are exact.
+ *
+ * Types: a comparison, &&, ||, !, true, false and if(c, a, b) of two
+ * truth values give a truth value; anything else a number. A derived
+ * value that is a truth value is written into the scenario as a JSON
+ * boolean ("parallel.sp": "tp > 1"), as is a 0 or 1 written over a key
+ * that is a boolean in the base scenario.
+ *
+ * Limits (so no input can crash or stall the evaluator): an expression
+ * has at most EXPR_MAX_LEN bytes and nests parentheses, calls and unary
+ * operators at most EXPR_MAX_DEPTH deep; every intermediate result must be
+ * a finite number (1e308 * 10, log2(0), pow(-1, 0.5) and a variable that
+ * is not finite are errors, never NaN or infinity: NaN would make a
+ * comparison read as true). */
 #ifndef DDLSIM_EXPR_H
 #define DDLSIM_EXPR_H
 
@@ -28,8 +45,17 @@
  * return true, or return false when unknown. */
 typedef bool (*expr_var_fn)(void *ctx, const char *name, size_t len, double *out);
 
+#define EXPR_MAX_LEN 4096
+#define EXPR_MAX_DEPTH 64
+
 /* Evaluate src. Returns 0 and sets *out, or -1 with a message in err
- * ("unknown variable 'x' at column 5", "expected ')' at column 9", ...). */
+ * ("unknown variable 'x' at column 5", "expected ')' at column 9",
+ * "result inf is not a finite number at column 7", ...). */
 int expr_eval(const char *src, expr_var_fn var, void *ctx, double *out, char *err, size_t errn);
+
+/* The same, and *boolean (when not NULL) says whether the result is a
+ * truth value (see Types above). */
+int expr_eval_typed(const char *src, expr_var_fn var, void *ctx, double *out, bool *boolean,
+		    char *err, size_t errn);
 
 #endif

@@ -140,8 +140,8 @@ static void load_clusters(struct jobj *root, struct goal *g)
 			json_t *x;
 			c->nodes = xcalloc(json_array_size(list), sizeof(long));
 			json_array_foreach(list, k, x) {
-				if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > 100000)
-					jobj_err(&jo, "nodes", "expected node counts in [1, 100000], got %s",
+				if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > SEARCH_MAX_NODES)
+					jobj_err(&jo, "nodes", "expected node counts in [1, %d], got %s", SEARCH_MAX_NODES,
 						 json_is_integer(x) ? "another integer" : jload_type_name(x));
 				else
 					c->nodes[c->nnodes++] = (long)json_integer_value(x);
@@ -507,7 +507,20 @@ static int cmp_cand(const void *a, const void *b)
 	double p = x->est.gp.wall_s, q = y->est.gp.wall_s;
 	if (p != q)
 		return p < q ? -1 : 1;
-	return (x->est.econ.cost_usd > y->est.econ.cost_usd) - (x->est.econ.cost_usd < y->est.econ.cost_usd);
+	if (x->est.econ.cost_usd != y->est.econ.cost_usd)
+		return x->est.econ.cost_usd < y->est.econ.cost_usd ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Keep the best keep of the n candidates at c (one node count's): the
+ * best `top` of a cluster and the best of each node count are among them,
+ * so the screen holds O(node counts x top) plans, never every plan that
+ * fits. Returns how many are kept. */
+static long keep_best(struct candidate *c, long n, long keep)
+{
+	if (n > 1)
+		qsort(c, (size_t)n, sizeof(*c), cmp_cand);
+	return n < keep ? n : keep;
 }
 
 /* True if order o places ranks as an earlier order does: with pp = 1 the
@@ -558,7 +571,7 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 	*n = 0;
 	diag_init(&quiet, NULL);
 	for (int ni = 0; ni < cl->nnodes; ni++) {
-		long gpus = cl->nodes[ni] * t->gpus_per_node;
+		long gpus = cl->nodes[ni] * t->gpus_per_node, start = *n;
 		for (int a = 0; a < g->ntp; a++)
 		for (int b = 0; b < npp; b++) {
 			int tp = g->tp[a], pp = pps[b];
@@ -624,7 +637,8 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 						continue;
 					}
 					st->screened++;
-					struct candidate cd = { .plan = pl, .cluster = ci, .mem_bytes = mem.total_bytes };
+					struct candidate cd = { .plan = pl, .cluster = ci, .mem_bytes = mem.total_bytes,
+								.index = st->screened };
 					cd.est_iter_s = search_estimate(cache, &pl, &cd.est_busy);
 					cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
 							      cd.est_iter_s;
@@ -639,6 +653,7 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 				}
 			}
 		}
+		*n = start + keep_best(out + start, *n - start, g->top > 0 ? g->top : 1);
 	}
 	diag_finish(&quiet);
 	search_cache_destroy(cache);

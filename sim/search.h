@@ -64,6 +64,7 @@
 #include "plan.h"
 
 #define SEARCH_MAX_VALUES 32
+#define SEARCH_MAX_NODES 100000   /* the largest node count a goal may list */
 
 struct goal_cluster {
 	char name[96];
@@ -108,6 +109,7 @@ struct candidate {
 	int cluster;
 	double est_iter_s, est_tokens_per_s, est_busy;
 	double mem_bytes;
+	long index;                 /* order of enumeration: breaks ties of the ranking */
 	struct assessment est;      /* from the estimate */
 };
 
@@ -124,8 +126,12 @@ struct search_cache *search_cache_create(const struct inputs *in);
 void search_cache_destroy(struct search_cache *c);
 double search_estimate(struct search_cache *c, const struct plan *pl, double *busy);
 
-/* Screen every plan of cluster ci of g: the plans that fit, as a new
- * array (caller frees) of *n, sorted by estimated wall time to train. */
+/* Screen every plan of cluster ci of g: the best g->top plans that fit of
+ * each node count (so the best `top` of the cluster and the best of each
+ * node count are there, and memory and work grow linearly with the node
+ * counts), as a new array (caller frees) of *n, sorted by estimated wall
+ * time to train, then cost, then order of enumeration. The statistics in
+ * *st count every plan. */
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st);
 
 #endif

@@ -16,54 +16,80 @@
 #include "jload.h"
 #include "xalloc.h"
 
-json_t *sweep_range(const char *text, char *err, size_t n)
+/* The number of values of range a..b by step (kind '+' or 'x'), counted
+ * before expanding; -1 when it does not advance or is not finite. */
+static double range_count(double a, double b, double step, char kind)
 {
-	double a, b, step = 1;
-	char kind = '+';
+	if (kind == '+')
+		return floor((b - a) / step * (1 + 1e-12) + 1e-9) + 1;
+	return floor(log(b / a) / log(step) * (1 + 1e-12) + 1e-9) + 1;
+}
+
+/* Split "A..B[ step [x]S]" into its numbers. Returns 0, or -1 with why. */
+static int range_parse(const char *text, double *a, double *b, double *step, char *kind,
+		       char *err, size_t n)
+{
 	char *end;
 	const char *dots = strstr(text, "..");
-	int used = 0;
+	*step = 1;
+	*kind = '+';
 	if (dots) {
 		char left[64];
 		snprintf(left, sizeof(left), "%.*s", (int)(dots - text < 63 ? dots - text : 63), text);
-		a = strtod(left, &end);
+		*a = strtod(left, &end);
 		bool ok_a = end != left && strspn(end, " ") == strlen(end);
-		b = strtod(dots + 2, &end);
-		if (ok_a && end != dots + 2) {
-			while (*end == ' ')
-				end++;
-			used = (int)(end - text);
-		} else
+		*b = strtod(dots + 2, &end);
+		if (!ok_a || end == dots + 2)
 			dots = NULL;
 	}
 	if (!dots) {
 		snprintf(err, n, "expected a list or a range \"A..B\", \"A..B step S\" or \"A..B step xF\", got '%s'", text);
-		return NULL;
+		return -1;
 	}
-	const char *rest = text + used;
-	if (*rest) {
+	while (*end == ' ')
+		end++;
+	if (*end) {
 		int u2 = 0;
-		if (sscanf(rest, "step x%lf %n", &step, &u2) == 1 && !rest[u2])
-			kind = 'x';
-		else if (sscanf(rest, "step %lf %n", &step, &u2) == 1 && !rest[u2])
-			kind = '+';
+		if (sscanf(end, "step x%lf %n", step, &u2) == 1 && !end[u2])
+			*kind = 'x';
+		else if (sscanf(end, "step %lf %n", step, &u2) == 1 && !end[u2])
+			*kind = '+';
 		else {
-			snprintf(err, n, "expected \"step S\" or \"step xF\" after the range, got '%s'", rest);
-			return NULL;
+			snprintf(err, n, "expected \"step S\" or \"step xF\" after the range, got '%s'", end);
+			return -1;
 		}
+	}
+	return 0;
+}
+
+json_t *sweep_range(const char *text, char *err, size_t n)
+{
+	double a, b, step;
+	char kind;
+	if (range_parse(text, &a, &b, &step, &kind, err, n))
+		return NULL;
+	const double lim = SWEEP_RANGE_MAX_ABS;
+	if (!(fabs(a) <= lim && fabs(b) <= lim && fabs(step) <= lim)) {
+		snprintf(err, n, "range '%s': ends and step must be finite numbers of magnitude at most %g, "
+			 "got %g..%g step %s%g", text, lim, a, b, kind == 'x' ? "x" : "", step);
+		return NULL;
 	}
 	if (b < a || (kind == '+' && !(step > 0)) || (kind == 'x' && !(step > 1 && a > 0))) {
 		snprintf(err, n, "range '%s' is empty or does not advance (needs A <= B and step > 0, "
 			 "or factor > 1 and A > 0)", text);
 		return NULL;
 	}
+	double count = range_count(a, b, step, kind);
+	if (!(count <= SWEEP_RANGE_MAX_VALUES)) {
+		snprintf(err, n, "range '%s' has %.0f values, more than the %d a range may have", text,
+			 count, SWEEP_RANGE_MAX_VALUES);
+		return NULL;
+	}
 	json_t *arr = json_array();
-	for (double x = a; x <= b * (1 + 1e-12); x = kind == 'x' ? x * step : x + step) {
-		if (json_array_size(arr) >= 100000) {
-			json_decref(arr);
-			snprintf(err, n, "range '%s' has more than 100000 values", text);
-			return NULL;
-		}
+	for (long i = 0; i < (long)count; i++) {
+		double x = kind == 'x' ? a * pow(step, (double)i) : a + step * (double)i;
+		if (x > b * (1 + 1e-12) + 1e-9)
+			break;
 		double r = round(x);
 		json_array_append_new(arr, fabs(x - r) < 1e-9 * fmax(1, fabs(x)) ? json_integer((json_int_t)r)
 									      : json_real(x));
@@ -247,8 +273,25 @@ static int gpus_per_node(struct sweep *s, json_t *doc)
 	return n;
 }
 
-json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
+/* The JSON value a derived key gets (a new reference): a boolean when the
+ * expression is a truth value or the key is a boolean in doc and x is 0
+ * or 1, an integer when x is integral, else a real. x is finite. */
+static json_t *derived_value(json_t *doc, const char *key, double x, bool boolean)
 {
+	json_t *old = get_path(doc, key, strlen(key));
+	if (boolean || (json_is_boolean(old) && (x == 0 || x == 1)))
+		return json_boolean(x != 0);
+	if (fabs(x - round(x)) < 1e-9 && fabs(x) < 9e15)
+		return json_integer((json_int_t)round(x));
+	return json_real(x);
+}
+
+/* sweep_point(), and *failed says whether a NULL result is an error in
+ * the sweep file (an expression that cannot be evaluated, a path that
+ * cannot be set) rather than a constraint that is false. */
+static json_t *point(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *failed)
+{
+	*failed = true;
 	json_t *doc = json_deep_copy(s->base);
 	*values = json_object();
 	long rest = i;
@@ -278,13 +321,13 @@ json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size
 	char err[200];
 	for (int k = 0; k < s->nderived; k++) {
 		double x;
-		if (expr_eval(s->derived[k].expr, lookup, &vs, &x, err, sizeof(err))) {
+		bool boolean;
+		if (expr_eval_typed(s->derived[k].expr, lookup, &vs, &x, &boolean, err, sizeof(err))) {
 			snprintf(reason, n, "derived '%s' = \"%s\": %s", s->derived[k].key, s->derived[k].expr, err);
 			json_object_set_new(*values, s->derived[k].key, json_null());
 			goto fail;
 		}
-		json_t *v = fabs(x - round(x)) < 1e-9 && fabs(x) < 9e15 ? json_integer((json_int_t)round(x))
-								      : json_real(x);
+		json_t *v = derived_value(doc, s->derived[k].key, x, boolean);
 		json_object_set(*values, s->derived[k].key, v);
 		if (set_path(doc, s->derived[k].key, v)) {
 			snprintf(reason, n, "derived '%s': a part of the path is not an object", s->derived[k].key);
@@ -299,13 +342,54 @@ json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size
 		}
 		if (x == 0) {
 			snprintf(reason, n, "constraint \"%s\" is false", s->constraints[k]);
+			*failed = false;
 			goto fail;
 		}
 	}
+	*failed = false;
 	return doc;
 fail:
 	json_decref(doc);
 	return NULL;
+}
+
+json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
+{
+	bool failed;
+	return point(s, i, values, reason, n, &failed);
+}
+
+int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void *ctx)
+{
+	long valid = 0;
+	char first[600] = "", why[512] = "";
+	for (long i = 0; i < s->npoints; i++) {
+		json_t *values;
+		bool failed;
+		char reason[512] = "";
+		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed);
+		char *vals = json_dumps(values, JSON_COMPACT);
+		json_decref(values);
+		if (failed) {
+			diag_err(d, s->path, "", "point %ld %s: %s", i, vals ? vals : "", reason);
+			free(vals);
+			return -1;
+		}
+		if (doc && fn && fn(ctx, doc, why, sizeof(why))) {
+			snprintf(reason, sizeof(reason), "%s", why);
+			json_decref(doc);
+			doc = NULL;
+		}
+		if (doc)
+			valid++;
+		else if (!first[0])
+			snprintf(first, sizeof(first), "point %ld %s: %s", i, vals ? vals : "", reason);
+		free(vals);
+		json_decref(doc);
+	}
+	if (!valid)
+		return diag_err(d, s->path, "", "none of the %ld points is valid (first, %s)", s->npoints, first);
+	return 0;
 }
 
 static void load_axes(struct jobj *root, struct sweep *s)
@@ -339,6 +423,11 @@ static void load_axes(struct jobj *root, struct sweep *s)
 				 k, json_is_array(v) ? "an empty list" : jload_type_name(v));
 		if (!strlen(k) || strlen(k) > 200 || k[0] == '.' || strstr(k, ".."))
 			diag_err(root->d, s->path, "/axes", "/%s: expected a scenario key path such as \"parallel.tp\"", k);
+		if (vals && json_array_size(vals) == 0) {
+			diag_err(root->d, s->path, "/axes", "/%s: expected at least one value", k);
+			json_decref(vals);
+			vals = NULL;
+		}
 		if (!vals)
 			continue;
 		s->axes[s->naxes].key = xstrdup(k);
@@ -365,7 +454,8 @@ static void check_expr(struct diag *d, const char *file, const char *jpath, cons
 	double x;
 	/* syntax only: every variable reads 1 (unknown names show at a point) */
 	if (expr_eval(src, var_any, NULL, &x, err, sizeof(err)) && !strstr(err, "division") &&
-	    !strstr(err, "remainder") && !strstr(err, "round_to"))
+	    !strstr(err, "remainder") && !strstr(err, "round_to") &&
+	    !strstr(err, "finite"))
 		diag_err(d, file, jpath, "%s in \"%s\"", err, src);
 }
 

@@ -19,8 +19,10 @@
  *   derived       object            {}          scenario key -> expression (expr.h),
  *                                               evaluated in order after the axes are
  *                                               set; integral results are written as
- *                                               integers
- *   constraints   [string]          []          expressions; a point where one is 0 is
+ *                                               integers, truth values as booleans
+ *                                               ("parallel.sp": "tp > 1"); a result that
+ *                                               is not finite is an error
+ *   constraints   [string]          []          expressions; a point where one is false is
  *                                               recorded as invalid with the constraint
  *   economics     object            see economics.h
  *   goodput       object            see goodput.h
@@ -45,6 +47,11 @@
 #include "goodput.h"
 
 #define SWEEP_MAX_POINTS 10000000L
+/* A range's values are counted before it is expanded: at most this many,
+ * its ends and step finite and of magnitude at most SWEEP_RANGE_MAX_ABS
+ * (integers are exact in a double up to 2^53). */
+#define SWEEP_RANGE_MAX_VALUES 100000
+#define SWEEP_RANGE_MAX_ABS 1e15
 
 struct sweep_axis {
 	char *key;                  /* dotted scenario path */
@@ -84,6 +91,18 @@ void sweep_destroy(struct sweep *s);
  * expression that failed). *values gets a new object of the point's axis
  * and derived values (key -> value) for the record, also on failure. */
 json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n);
+
+/* Check one point's document: 0, or -1 with why (a line) in reason. */
+typedef int (*sweep_point_fn)(void *ctx, json_t *doc, char *reason, size_t n);
+
+/* Evaluate the derived values and constraints of every point (what
+ * `ddlsim validate` does): the first point whose expression cannot be
+ * evaluated (an unknown variable, a division by zero, a result that is not
+ * a finite number) is an error naming the point, its values and the
+ * expression; so is a sweep none of whose points is valid (constraints,
+ * and fn, when not NULL, on each point's document). Returns 0 or -1
+ * (reported into d). */
+int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void *ctx);
 
 /* Parse a range string ("16..512 step x2") into a new array; NULL with
  * why in err if it is not a range. */

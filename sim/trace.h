@@ -32,7 +32,10 @@
  *             engine's link sampler, engine.h); changes only are written;
  *             the 8 links that carried the most bytes. Sampling is
  *             instantaneous usage, so a flow shorter than the period can
- *             be missed: a finer --trace-link-period sees it. */
+ *             be missed: a finer --trace-link-period sees it (at least
+ *             1 us; the period doubles after every 4096 samples, so the
+ *             samples grow with the log of the run's length, never
+ *             without bound: engine_observer.c). */
 #ifndef DDLSIM_TRACE_H
 #define DDLSIM_TRACE_H
 

@@ -316,18 +316,19 @@ Test(topology, gpu_preset_needs_1_4_and_a_bad_preset_names_its_own_file)
 	free(dir);
 }
 
-/* A number valid in the file that overflows once scaled is an error that
- * names its key and unit, never an infinite bandwidth downstream. */
+/* A number valid in the file but beyond the physical bound of its unit
+ * (models/bounds.h) is an error that names its key, bound and unit, never
+ * an infinite bandwidth downstream. */
 Test(topology, a_value_that_overflows_when_scaled_is_refused)
 {
 	expect_invalid("{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":100,\"latency_us\":2},"
 		       "\"nics\":{\"count\":1,\"bw_Gbps\":1e308,\"latency_us\":1}}",
 		       "{\"kind\":\"nonblocking\",\"latency_us\":1}", "/node/nics/bw_Gbps",
-		       "expected at most 8e+12 Gb/s, got inf");
+		       "must be at most 8e+12 Gbit/s, got 1e+308");
 	expect_invalid("{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":1e300,\"latency_us\":2},"
 		       "\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":1}}",
 		       "{\"kind\":\"nonblocking\",\"latency_us\":1}", "/node/intra/bw_GBps",
-		       "expected at most 1e+12 GB/s, got inf");
+		       "must be at most 1e+12 GB/s, got 1e+300");
 }
 
 /* ---- schema 1.5: in-situ and per-class efficiencies, attention kernels -- */

@@ -27,6 +27,13 @@ FILES = [
     ("Validation error bands", "ddlsim.validation-bands", "sim/band.h"),
 ]
 
+# (title, header): references copied whole from a header's opening comment
+# (the language or rule the code implements, beside the code).
+PROSE = [
+    ("Numbers: physical bounds", "models/bounds.h"),
+    ("Expressions (sweep `derived` and `constraints`)", "sim/expr.h"),
+]
+
 
 def comment_lines(text):
     """The lines of the header's first block comment, without ' * '."""
@@ -95,6 +102,13 @@ def render(root):
             if caption:
                 out += [caption, ""]
             out += ["```", t, "```", ""]
+    for title, rel in PROSE:
+        lines = comment_lines(open(os.path.join(root, rel), encoding="utf-8").read())
+        while lines and not lines[-1].strip():
+            lines.pop()
+        out += [f"## {title}", "", f"From `{rel}`:", "", "```"]
+        out += [l[1:] if l.startswith(" ") else l for l in lines]
+        out += ["```", ""]
     return "\n".join(out)
 
 

@@ -1,0 +1,78 @@
+/* bounds: the physical range of every number ddlsim reads (see bounds.h). */
+#include "bounds.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct bound table[] = {
+	{ "sigma", 0, 2, "" },
+	{ "slowdown", 0, 1000, "x" },
+	{ "factor", 0, 1000, "x" },
+	{ "latency_factor", 0, 1e6, "x" },
+	{ "bw_factor", 1e-6, 1e6, "x" },
+	{ "capacity_factor", 0, 1000, "x" },
+	{ "oversubscription", 0, 1000, "x" },
+	{ "pue", 0, 10, "" },
+	{ "zipf_s", 0, 100, "" },
+	{ "usd_per_gpu_hour", 0, 1e4, "USD/GPU-hour" },
+	{ "usd_per_kWh", 0, 1000, "USD/kWh" },
+	{ "train_tokens", 0, 1e18, "tokens" },
+	{ "tflops", 1e-6, 1e6, "TFLOP/s" },
+	{ "GBps", 1e-6, 1e12, "GB/s" },
+	{ "tflops_per_gpu", 1e-6, 1e6, "TFLOP/s" },
+	{ "*_tflops_per_gpu", 1e-6, 1e6, "TFLOP/s" },
+	{ "*_us", 0, 1e6, "us" },
+	{ "*_s", 1e-12, 1e9, "s" },
+	{ "*_days", 0, 36500, "days" },
+	{ "*_per_hour", 0, 1e4, "per hour" },
+	{ "*_GBps", 1e-6, 1e12, "GB/s" },
+	{ "*_Gbps", 1e-6, 8e12, "Gbit/s" },
+	{ "*_W", 0, 1e8, "W" },
+	{ "*_MB", 0, 1e9, "MB" },
+	{ "*_GB", 0, 1e7, "GB" },
+	{ "*_GFLOP", 0, 1e12, "GFLOP" },
+	{ "*_usd", 0, 1e13, "USD" },
+	{ NULL, 0, 1e30, "" },
+};
+
+static bool matches(const char *pattern, const char *key)
+{
+	if (pattern[0] != '*')
+		return !strcmp(pattern, key);
+	size_t np = strlen(pattern + 1), nk = strlen(key);
+	return nk > np && !strcmp(key + nk - np, pattern + 1);
+}
+
+const struct bound *bound_of(const char *key)
+{
+	const struct bound *b;
+	/* exact names first: "zipf_s" is no duration */
+	for (b = table; b->key; b++)
+		if (b->key[0] != '*' && key && matches(b->key, key))
+			return b;
+	for (b = table; b->key; b++)
+		if (b->key[0] == '*' && key && matches(b->key, key))
+			return b;
+	return b;
+}
+
+bool bound_check(const char *key, double x, char *msg, unsigned long n)
+{
+	const struct bound *b = bound_of(key);
+	const char *sp = b->unit[0] ? " " : "";
+	if (!isfinite(x)) {
+		snprintf(msg, n, "expected a finite number, got %g", x);
+		return false;
+	}
+	if (fabs(x) > b->max) {
+		snprintf(msg, n, "must be at most %g%s%s%s, got %g", b->max, sp, b->unit,
+			 b->key ? "" : " (no quantity ddlsim models is larger)", x);
+		return false;
+	}
+	if (x != 0 && fabs(x) < b->tiny) {
+		snprintf(msg, n, "must be 0 or at least %g%s%s, got %g", b->tiny, sp, b->unit, x);
+		return false;
+	}
+	return true;
+}
