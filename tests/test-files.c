@@ -36,6 +36,7 @@ static char *samples_scenario(const char *dir, const char *samples)
 static char *fifo_in(const char *dir, const char *name)
 {
 	char *p = malloc(strlen(dir) + strlen(name) + 2);
+	cr_assert_not_null(p);
 	sprintf(p, "%s/%s", dir, name);
 	cr_assert_eq(mkfifo(p, 0644), 0);
 	return p;

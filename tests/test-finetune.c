@@ -268,6 +268,7 @@ static char *subst(const char *s, const char *key, const char *val)
 		return strdup(s);
 	size_t n = strlen(s) - strlen(key) + strlen(val) + 1;
 	char *o = malloc(n);
+	cr_assert_not_null(o);
 	snprintf(o, n, "%.*s%s%s", (int)(p - s), s, val, p + strlen(key));
 	return o;
 }

@@ -203,6 +203,7 @@ Test(hostile, deep_or_long_expressions_are_refused_without_overflowing_the_stack
 {
 	char *src = malloc(100001), err[200];
 	double x;
+	cr_assert_not_null(src);
 	for (int i = 0; i < 50000; i++)
 		src[i] = '(', src[100000 - 1 - i] = ')';
 	src[100000] = 0;
