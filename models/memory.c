@@ -209,8 +209,10 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 
 	o->act_per_layer_bytes = memory_layer_activations(in);
 	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
-	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel */
-		o->logits_bytes = 2 * 4 * in->micro_batch * in->seq * (double)m->vocab / t;
+	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
+			   * encoder's MLM head: its masked positions only) */
+		o->logits_bytes = 2 * 4 * in->micro_batch * model_head_tokens(m, in->seq) *
+				  (double)m->vocab / t;
 
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;

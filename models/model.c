@@ -25,14 +25,19 @@ const char *model_act_name(enum model_act a)
 
 static void load_transformer(struct jobj *jo, struct model *m);
 static void load_cnn(struct jobj *top, struct model *m);
+static void load_encoder(struct jobj *jo, struct model *m);
 static double transformer_params(const struct model *m);
 static double transformer_iteration_flops(const struct model *m, double batch, double seq);
+static double encoder_params(const struct model *m);
+static double encoder_iteration_flops(const struct model *m, double batch, double seq);
 static double cnn_iteration_flops(const struct model *m, double batch, double seq);
 
 const struct model_arch_ops model_archs[MODEL_ARCH_N + 1] = {
 	[MODEL_ARCH_DECODER] = { "decoder_transformer", "adam", true, true, load_transformer,
 				 transformer_params, transformer_iteration_flops },
 	[MODEL_ARCH_CNN] = { "cnn", "sgd", false, false, load_cnn, cnn_params, cnn_iteration_flops },
+	[MODEL_ARCH_ENCODER] = { "encoder_transformer", "adam", true, true, load_encoder,
+				 encoder_params, encoder_iteration_flops },
 	[MODEL_ARCH_N] = { NULL, NULL, false, false, NULL, NULL, NULL },
 };
 
@@ -117,7 +122,9 @@ static void load_moe(struct jobj *top, struct model *m)
 	jobj_end(&jo);
 }
 
-static void load_transformer(struct jobj *jo, struct model *m)
+/* The keys decoders and encoders share; m's defaults set by the caller
+ * where they differ (bias, tied_embeddings, pos, max_position). */
+static bool load_layers(struct jobj *jo, struct model *m)
 {
 	int e;
 
@@ -139,15 +146,45 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	jobj_bool(jo, "dropout", &m->dropout, 0);
 	jobj_int(jo, "vocab_size", &m->vocab, 1, JREQ);
 	jobj_bool(jo, "tied_embeddings", &m->tied_embeddings, 0);
-	e = MODEL_POS_ROPE;
+	e = m->pos;
 	jobj_enum(jo, "position_embedding", pos_names, &e, 0);
 	m->pos = e;
-	m->max_position = 2048;
 	jobj_int(jo, "max_position", &m->max_position, 1, 0);
 	jobj_num(jo, "published_active_params", &m->published_active_params, JNONNEG);
+	return ffn_given;
+}
+
+static void load_transformer(struct jobj *jo, struct model *m)
+{
+	m->pos = MODEL_POS_ROPE;
+	m->max_position = 2048;
+	bool ffn_given = load_layers(jo, m);
 	load_moe(jo, m);
 	if (model_is_moe(m) && !ffn_given)
 		m->ffn = m->moe.expert_ffn;
+}
+
+/* An encoder (model.h's second table); "moe" is left unknown. */
+static void load_encoder(struct jobj *jo, struct model *m)
+{
+	m->pos = MODEL_POS_LEARNED;
+	m->max_position = 512;
+	m->bias = true;
+	m->tied_embeddings = true;
+	m->type_vocab = 2;
+	m->mlm_head = true;
+	load_layers(jo, m);
+	if (m->pos != MODEL_POS_LEARNED)
+		jobj_err(jo, "position_embedding", "an encoder_transformer has learned positions "
+			 "(BERT's table), expected \"learned\", got \"%s\"", pos_names[m->pos]);
+	jobj_int(jo, "type_vocab_size", &m->type_vocab, 1, 0);
+	jobj_bool(jo, "mlm_head", &m->mlm_head, 0);
+	jobj_int(jo, "mlm_positions", &m->mlm_positions, 1, 0);
+	jobj_bool(jo, "nsp_head", &m->nsp_head, 0);
+	if (m->mlm_positions > 0 && !m->mlm_head)
+		jobj_err(jo, "mlm_positions", "needs mlm_head true");
+	if (!m->mlm_head && !m->nsp_head)
+		jobj_err(jo, "mlm_head", "an encoder needs a head to train: mlm_head or nsp_head");
 }
 
 struct model *model_load(const char *path, struct diag *d)
@@ -276,9 +313,29 @@ double model_active_params(const struct model *m)
 	       model_head_params(m);
 }
 
+bool model_is_encoder(const struct model *m)
+{
+	return m->arch == MODEL_ARCH_ENCODER;
+}
+
+double model_head_tokens(const struct model *m, double seq)
+{
+	if (model_is_encoder(m) && m->mlm_positions > 0 && (double)m->mlm_positions < seq)
+		return (double)m->mlm_positions;
+	return seq;
+}
+
+/* BERT's pooler: dense h x h with its bias. */
+static double pooler_params(const struct model *m)
+{
+	return (double)m->hidden * (double)m->hidden + (double)m->hidden;
+}
+
 double model_embedding_params(const struct model *m)
 {
 	double p = (double)m->vocab * (double)m->hidden;
+	if (model_is_encoder(m))        /* word + position + token type + LayerNorm */
+		return p + (double)(m->max_position + m->type_vocab + 2) * (double)m->hidden;
 	if (m->pos == MODEL_POS_LEARNED)
 		p += (double)m->max_position * (double)m->hidden;
 	return p;
@@ -286,6 +343,15 @@ double model_embedding_params(const struct model *m)
 
 double model_head_params(const struct model *m)
 {
+	if (model_is_encoder(m)) {
+		double h = (double)m->hidden, p = 0;
+		if (m->mlm_head)        /* transform dense, LayerNorm, decoder bias */
+			p += pooler_params(m) + 2 * h + (double)m->vocab +
+			     (m->tied_embeddings ? 0 : (double)m->vocab * h);
+		if (m->nsp_head)        /* pooler, 2-way classifier */
+			p += pooler_params(m) + 2 * h + 2;
+		return p;
+	}
 	double final_norm = (m->norm == MODEL_NORM_LAYERNORM ? 2 : 1) * (double)m->hidden;
 	return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab * (double)m->hidden);
 }
@@ -294,6 +360,17 @@ static double transformer_params(const struct model *m)
 {
 	return (double)m->layers * model_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
+}
+
+double model_encoder_base_params(const struct model *m)
+{
+	return (double)m->layers * model_layer_params(m) + model_embedding_params(m) +
+	       pooler_params(m);
+}
+
+static double encoder_params(const struct model *m)
+{
+	return transformer_params(m);
 }
 
 static double cnn_iteration_flops(const struct model *m, double batch, double seq)
@@ -329,5 +406,21 @@ static double transformer_iteration_flops(const struct model *m, double batch, d
 	}
 	double attn = 4 * seq * h; /* QK^T and AV per token */
 	double fwd = tok * (L * (gemm + attn) + 2 * h * (double)m->vocab);
+	return 3 * fwd;
+}
+
+/* An encoder: the layers as the decoder's (full attention, model.h), the
+ * MLM head on model_head_tokens() per sample (transform 2h^2, decoder
+ * 2hV per token), the pooler and the NSP classifier on the first token. */
+static double encoder_iteration_flops(const struct model *m, double batch, double seq)
+{
+	double h = (double)m->hidden, V = (double)m->vocab;
+	struct model body = *m;
+	body.vocab = 0;  /* the layers alone */
+	double fwd = transformer_iteration_flops(&body, batch, seq) / 3;
+	if (m->mlm_head)
+		fwd += batch * model_head_tokens(m, seq) * (2 * h * h + 2 * h * V);
+	if (m->nsp_head)
+		fwd += batch * (2 * h * h + 2 * h * 2);
 	return 3 * fwd;
 }

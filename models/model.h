@@ -1,4 +1,5 @@
-/* model: a decoder-only transformer or a CNN, as a model file describes it.
+/* model: a decoder-only transformer, an encoder transformer (BERT) or a
+ * CNN, as a model file describes it.
  *
  * The model file (schema "ddlsim.model" 1.1; 1.0 files are read as
  * before, "moe" is new in 1.1) describes the architecture a
@@ -42,6 +43,32 @@
  *                                                      "loads"; normalised, >= 0, not all 0)
  *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
  *
+ * With architecture "encoder_transformer" (BERT, RoBERTa: Devlin et al.
+ * 2019; Liu et al. 2019): the keys above except "moe" (an unknown key),
+ * with other defaults and four more. Attention is bidirectional (the
+ * attention core is not causal); norms are post-LN as BERT's (after each
+ * residual, plus one over the embeddings, no final norm: the same count of
+ * norms and parameters as the pre-LN decoder, and the placement changes no
+ * FLOPs); the embedding sums word, learned position and token-type rows.
+ *   key                    type     unit   default     meaning
+ *   position_embedding     string   -      "learned"   only "learned" (BERT's table)
+ *   max_position           int      tokens 512         max_position_embeddings (RoBERTa: 514)
+ *   bias                   bool     -      true        BERT's linear layers have biases
+ *   tied_embeddings        bool     -      true        the MLM decoder shares the word embeddings
+ *   type_vocab_size        int      -      2           token-type (segment) rows (RoBERTa: 1)
+ *   mlm_head               bool     -      true        the MLM head: dense h x h + GELU +
+ *                                                      LayerNorm + decoder over the vocabulary
+ *                                                      (its own bias of V)
+ *   mlm_positions          int      tokens 0           tokens per sequence the MLM head runs on
+ *                                                      (MLPerf's max_predictions_per_seq, the
+ *                                                      masked positions gathered); 0 = all
+ *   nsp_head               bool     -      false       next-sentence prediction: the pooler
+ *                                                      (dense h x h + tanh on the first token)
+ *                                                      and a 2-way classifier
+ * The published counts of the Hugging Face base models (BertModel,
+ * RobertaModel) are embeddings + layers + the pooler:
+ * model_encoder_base_params().
+ *
  * With architecture "cnn" (the layers are generated, see cnn.h):
  *   key                    type     unit   default     meaning
  *   name, source           string   -      required
@@ -68,7 +95,7 @@
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
 enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED, MODEL_POS_ALIBI };
-enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_N };
+enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_ENCODER, MODEL_ARCH_N };
 enum model_cnn_family { MODEL_CNN_RESNET };
 
 /* The generator of a CNN (architecture "cnn"). */
@@ -101,6 +128,10 @@ struct model {
 	double published_params;
 	double published_active_params;
 	struct moe_config moe;      /* moe.experts = 0: a dense model */
+	/* architecture "encoder_transformer" */
+	long type_vocab;
+	bool mlm_head, nsp_head;
+	long mlm_positions;         /* 0: every token */
 };
 
 /* Load and validate a model file. Returns a new model (model_destroy()) or
@@ -129,13 +160,25 @@ double model_active_params(const struct model *m);
 /* Parameters outside the blocks: embeddings, final norm, LM head. */
 double model_embedding_params(const struct model *m);
 double model_head_params(const struct model *m);   /* 0 if tied */
-/* Whole-model parameter count (either architecture). */
+/* True for architecture "encoder_transformer". */
+bool model_is_encoder(const struct model *m);
+/* An encoder: embeddings + layers + pooler, the Hugging Face base model's
+ * count (bert-base-uncased 109,482,240) whatever the heads. */
+double model_encoder_base_params(const struct model *m);
+/* Tokens of a seq-token sample the LM / MLM head runs on (mlm_positions
+ * where given, else seq). */
+double model_head_tokens(const struct model *m, double seq);
+/* Whole-model parameter count (every architecture): an encoder's is what
+ * it trains, the embeddings, the layers, the MLM head (dense, LayerNorm,
+ * decoder bias; the decoder weight tied) and with NSP the pooler and the
+ * classifier. */
 double model_params(const struct model *m);
 
 /* Training FLOPs of one iteration (forward + backward, no recomputation),
  * counting every GEMM as 2mnk and full (unmasked) attention (an MoE
  * layer: its activated parameters only, 6 N_active per token, plus the
- * router), for
+ * router; an encoder: its heads on model_head_tokens() per sample, the
+ * pooler and classifier on one), for
  * batch samples of seq tokens. For a CNN: 3 x forward conv + fc FLOPs of
  * batch images (seq is ignored). */
 double model_iteration_flops(const struct model *m, double batch, double seq);

@@ -236,12 +236,13 @@ static void attention_core(struct emitter *e, const struct model *m,
 		else if (cp > 1)
 			sq /= cp;               /* the ring: this rank's two chunks */
 		double bh = b * heads;
+		bool causal = !model_is_encoder(m);     /* an encoder attends both ways */
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
-				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = true,
+				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = causal,
 				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
-		op.flops = attention_flops(ATTN_FLASH, true, bwd, bh, sq, hd);
+		op.flops = attention_flops(ATTN_FLASH, causal, bwd, bh, sq, hd);
 		/* fwd: read Q K V, write O and the fp32 log-sum-exp; bwd: read
 		 * Q K V O dO and the LSE, write dQ dK dV */
 		op.bytes = bh * sq * (hd * B * (bwd ? 8 : 4) + 4);
@@ -421,6 +422,50 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 					   w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
 }
 
+/* An encoder's embedding (model.h): the word, position and token-type
+ * rows gathered and summed (three reads, one write), BERT's LayerNorm;
+ * the position and type tables' gradients (replicated over TP) added by
+ * a kernel of their own, the word table's as the decoder's. */
+static void encoder_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
+			  double T, double Tn)
+{
+	double h = (double)m->hidden;
+	membound(e, "embedding", "gather", T * h, 4, 0);
+	norm_op(e, m, "embedding_norm", Tn * h);
+	if (!m->tied_embeddings)
+		main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
+	main_grad_op_ex(e, s, "position_type",
+			(double)(m->max_position + m->type_vocab + 2) * h, true);
+}
+
+/* An encoder's heads (model.h): the MLM head on the masked positions
+ * (gathered first when mlm_positions is given): dense, GELU, LayerNorm,
+ * the decoder over the vocabulary (vocabulary-parallel as the LM head)
+ * and the cross entropy; NSP: the pooler on the first token, tanh, the
+ * 2-way classifier and its loss. */
+static void encoder_head(struct emitter *e, const struct model *m, const struct wl_shape *s)
+{
+	double h = (double)m->hidden, Vt = (double)m->vocab / s->tp, b = s->micro_batch;
+	double Th = b * model_head_tokens(m, s->seq) / (s->cp > 1 ? s->cp : 1);
+	if (m->mlm_head) {
+		if (m->mlm_positions > 0)
+			membound(e, "mlm_gather", "gather", Th * h, 2, 0);
+		gemm(e, "mlm_dense", 1, Th, h, h);
+		piece(e, "mlm_gelu", "bias_gelu", &e->stk->gelu, Th * h, 0);
+		norm_op(e, m, "mlm_norm", Th * h);
+		gemm(e, "mlm_decoder", 1, Th, Vt, h);
+		piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, Th * Vt, Vt);
+		main_grad_op(e, s, "mlm", h * h + h * Vt);
+	}
+	if (m->nsp_head) {
+		gemm(e, "pooler", 1, b, h, h);
+		membound(e, "pooler_tanh", "tanh", b * h, 2, 0);
+		gemm(e, "nsp_classifier", 1, b, 2, h);
+		piece(e, "nsp_loss", "cross_entropy", &e->stk->loss, b * 2, 2);
+		main_grad_op(e, s, "nsp", h * h + 2 * h);
+	}
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -436,9 +481,14 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	double kv = (double)(m->kv_heads * model_head_dim(m));
 	const char *norm = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
 	double ffn = (double)m->ffn / t;
+	bool post = model_is_encoder(m);        /* BERT's post-LN: norm after the residual */
 
 	switch (blk) {
 	case WL_EMBED:
+		if (post) {
+			encoder_embed(&e, m, s, T, Tn);
+			break;
+		}
 		membound(&e, "embedding", "gather", T * h, 2, 0);
 		/* the embedding's gradient is not a GEMM's output: a separate
 		 * add into the main gradient where the stack fuses the others */
@@ -452,7 +502,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			attention_core(&fw, m, s, pr.head_gemm);
 			e.rc |= fw.rc;
 		}
-		norm_op(&e, m, norm, Tn * h);
+		if (!post)
+			norm_op(&e, m, norm, Tn * h);
 		linear(&e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
@@ -463,6 +514,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		attention_core(&e, m, s, pr.head_gemm);
 		linear(&e, m, s, "attn_out", T, h, h / t, true, true);
 		residual_op(&e, m, Tn * h);
+		if (post)
+			norm_op(&e, m, norm, Tn * h);
 		main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
 		break;
 	case WL_MLP:
@@ -470,7 +523,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			moe_block(&e, m, s, T, Tn, norm);
 			break;
 		}
-		norm_op(&e, m, norm, Tn * h);
+		if (!post)
+			norm_op(&e, m, norm, Tn * h);
 		if (m->act == MODEL_ACT_SWIGLU) {
 			linear(&e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
 			act_op(&e, m, "swiglu", T * ffn);
@@ -480,9 +534,16 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
 		residual_op(&e, m, Tn * h);
+		if (post)
+			norm_op(&e, m, norm, Tn * h);
 		main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;
 	case WL_HEAD:
+		if (post) {
+			e.gdt = pr.head_gemm;
+			encoder_head(&e, m, s);
+			break;
+		}
 		norm_op(&e, m, "final_norm", Tn * h);
 		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);

@@ -11,6 +11,9 @@ const struct program_builder builder_registry[MODEL_ARCH_N + 1] = {
 				 build_transformer_program, build_transformer_hardware_flops },
 	[MODEL_ARCH_CNN] = { "cnn", "data-parallel residual blocks, DDP buckets overlapped",
 			     build_cnn_program, build_cnn_hardware_flops },
+	[MODEL_ARCH_ENCODER] = { "encoder_transformer",
+				 "the decoder's layers with bidirectional attention, post-LN, MLM / NSP heads",
+				 build_transformer_program, build_transformer_hardware_flops },
 	[MODEL_ARCH_N] = { NULL, NULL, NULL, NULL },
 };
 

@@ -237,6 +237,26 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 			 schedule_registry[p->parallel.schedule].name);
 }
 
+/* An encoder (model.h): its learned position table bounds the sequence;
+ * context parallelism's split is the causal one; no adapters yet. */
+static void check_encoder(const struct plan *p, const struct model *m, const char *f,
+			  struct diag *d)
+{
+	if (!model_is_encoder(m))
+		return;
+	if (p->training.seq > m->max_position)
+		diag_err(d, f, "/training/seq_len", "must be at most the %ld learned positions of "
+			 "model '%s' (max_position), got %ld", m->max_position, m->name,
+			 p->training.seq);
+	if (p->parallel.cp > 1)
+		diag_err(d, f, "/parallel/cp", "context parallelism here is the load-balanced causal "
+			 "split of a decoder; model '%s' is an encoder_transformer, got cp = %d",
+			 m->name, p->parallel.cp);
+	if (finetune_frozen(&p->training.finetune))
+		diag_err(d, f, "/training/finetune", "encoder_transformer models are not supported "
+			 "yet (model '%s')", m->name);
+}
+
 /* Context parallelism: the load-balanced causal split, the attention
  * kernel it runs with, and the all-to-all variant's head split. */
 static void check_cp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
@@ -579,6 +599,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		return diag_count(d) - before;
 	check_tp(p, m, f, d);
 	check_stages(p, m, f, d);
+	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
 	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
