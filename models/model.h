@@ -43,13 +43,17 @@
  *                                                      "loads"; normalised, >= 0, not all 0)
  *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
  *
- * With architecture "encoder_transformer" (BERT, RoBERTa: Devlin et al.
- * 2019; Liu et al. 2019): the keys above except "moe" (an unknown key),
- * with other defaults and four more. Attention is bidirectional (the
- * attention core is not causal); norms are post-LN as BERT's (after each
- * residual, plus one over the embeddings, no final norm: the same count of
- * norms and parameters as the pre-LN decoder, and the placement changes no
- * FLOPs); the embedding sums word, learned position and token-type rows.
+ * An encoder transformer (BERT, RoBERTa: Devlin et al. 2019; Liu et al.
+ * 2019) is the decoder's layer with bidirectional attention (the
+ * attention core is not causal); its norms are post-LN as BERT's (after
+ * each residual, plus one over the embeddings, no final norm: the same
+ * count of norms and parameters as the pre-LN decoder, and the placement
+ * changes no FLOPs); its embedding sums word, learned position and
+ * token-type rows. The published counts of the Hugging Face base models
+ * (BertModel, RobertaModel) are embeddings + layers + the pooler:
+ * model_encoder_base_params().
+ *
+ * With architecture "encoder_transformer" (the keys above but "moe", with these defaults and four more):
  *   key                    type     unit   default     meaning
  *   position_embedding     string   -      "learned"   only "learned" (BERT's table)
  *   max_position           int      tokens 512         max_position_embeddings (RoBERTa: 514)
@@ -65,9 +69,6 @@
  *   nsp_head               bool     -      false       next-sentence prediction: the pooler
  *                                                      (dense h x h + tanh on the first token)
  *                                                      and a 2-way classifier
- * The published counts of the Hugging Face base models (BertModel,
- * RobertaModel) are embeddings + layers + the pooler:
- * model_encoder_base_params().
  *
  * With architecture "cnn" (the layers are generated, see cnn.h):
  *   key                    type     unit   default     meaning
