@@ -22,11 +22,18 @@ enum attention attention_default(const struct gpu_spec *g)
 double attention_flops(enum attention a, bool causal, bool bwd, double bh,
 		       double s, double d)
 {
-	double fwd = 4 * bh * s * s * d;
+	return attention_flops_qkv(a, causal, bwd, bh, s, d, d);
+}
+
+double attention_flops_qkv(enum attention a, bool causal, bool bwd, double bh,
+			   double s, double dqk, double dv)
+{
+	double qk = 2 * bh * s * s * dqk, pv = 2 * bh * s * s * dv;
 	if (a == ATTN_UNFUSED)
-		return bwd ? 2 * fwd : fwd;
+		return (bwd ? 2 : 1) * (qk + pv);
 	double c = causal ? 0.5 : 1;
-	return (bwd ? 2.5 : 1) * fwd * c;
+	/* backward: QK^T again, dV and dP (over dv), dQ and dK (over dqk) */
+	return (bwd ? 3 * qk + 2 * pv : qk + pv) * c;
 }
 
 double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,

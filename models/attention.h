@@ -67,6 +67,15 @@ enum attention attention_default(const struct gpu_spec *g);
 double attention_flops(enum attention a, bool causal, bool bwd, double bh,
 		       double s, double d);
 
+/* The same with query/key head dim dqk and value head dim dv (multi-head
+ * latent attention, model.h: dqk = nope + rope, dv = v_head_dim): QK^T
+ * costs 2 s^2 dqk and PV 2 s^2 dv per head, so the forward is
+ * 2 s^2 (dqk + dv) c and flash's backward (QK^T recomputed, dV, dP, dQ,
+ * dK) 2 s^2 (3 dqk + 2 dv) c; unfused: forward 2 s^2 (dqk + dv), backward
+ * twice that. dqk = dv = d gives the formulas above. */
+double attention_flops_qkv(enum attention a, bool causal, bool bwd, double bh,
+			   double s, double dqk, double dv);
+
 /* Fraction of the 16-bit peak the flash kernel of backend be reaches on g
  * (formulas above); 0 if g has no flash kernel. */
 double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,

@@ -51,10 +51,37 @@ static double mlp_inner(const struct model *m, const struct act_bytes *by,
 	return copies * (by->act * fc1 + by->wgrad_in * f);
 }
 
+/* MLA's attention terms (memory.h, "Multi-head latent attention"). */
+static void mla_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+		      struct act_terms *t)
+{
+	const struct model *m = in->model;
+	const struct model_mla *ml = &m->mla;
+	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
+	double dqk = (double)(ml->nope + ml->rope), dv = (double)ml->v;
+	double mask = m->dropout ? 1 : 0;
+
+	t->rep += by->act * h + by->wgrad_in * h + mask * h;
+	t->whole += (by->act + by->wgrad_in) * (double)(ml->q_lora + ml->kv_lora);
+	t->tp += by->act * a * (2 * dqk + dv);  /* Q, K, V */
+	if (in->attention == ATTN_FLASH) {
+		t->tp += by->act * a * dv + (by->gemm_in < by->act ? by->wgrad_in * a * dv : 0);
+		t->tp += 4 * a;
+	} else {
+		t->tp += by->wgrad_in * a * dv;
+		if (in->recompute != RECOMPUTE_SELECTIVE)
+			t->core += a * s * (by->act + mask * (1 + by->act));
+	}
+}
+
 static void attention_terms(const struct mem_rank_input *in, const struct act_bytes *by,
 			    struct act_terms *t)
 {
 	const struct model *m = in->model;
+	if (model_is_mla(m)) {
+		mla_terms(in, by, t);
+		return;
+	}
 	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
 	double kv = (double)m->kv_heads / a;
 	double mask = m->dropout ? 1 : 0;

@@ -75,6 +75,22 @@
  * their fc1 and activation outputs of the expert FFN, the shared experts'
  * fc1 and activation outputs.
  *
+ * Multi-head latent attention (model.h "mla"; DeepSeek-V2 section 2.1),
+ * the attention's terms, bytes per token: the norm input A h, the down
+ * projections' shared input G h and the mask h (replicated unless SP, as
+ * above); the latents, whole on every TP rank (the down projections and
+ * the latents' norms are replicated): the query latent c_Q as the norm's
+ * input A d_c' and as q_up's input G d_c', the key-value latent c_KV
+ * likewise A d_c + G d_c; split over TP heads: the kernel's Q, K of a
+ * (d_h + d_h^R) and V of a d_v (A each: the RoPE key broadcast to every
+ * head as the kernel reads it), flash's output A a d_v (the output
+ * projection's input; its own G copy under fp8) and log-sum-exp 4 a;
+ * unfused: the projection input G a d_v and the s x s terms above. This
+ * is what a stack that saves every GEMM input and the kernel's operands
+ * keeps; DeepSeek-V3 (arXiv 2412.19437 section 3.2.3) recomputes the
+ * RMSNorms and the MLA up-projections in the backward instead, keeping
+ * the latents only: not modelled (Q, K, V are counted).
+ *
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
  * (ZeRO-Infinity) the GPU holds no layer weights but buffers for the layer

@@ -68,6 +68,49 @@ static void load_cnn(struct jobj *top, struct model *m)
 	m->layers = m->cnn.depth;
 }
 
+/* The "moe" object's dense first layers and expert groups. */
+static void load_moe_layout(struct jobj *jo, struct model *m)
+{
+	struct moe_config *c = &m->moe;
+
+	if (jobj_int(jo, "first_dense_layers", &c->first_dense, 0, 0) == 1 && m->layers > 0 &&
+	    c->first_dense >= m->layers)
+		jobj_err(jo, "first_dense_layers", "must be below the %ld layers, got %ld", m->layers,
+			 c->first_dense);
+	if (jobj_int(jo, "groups", &c->groups, 1, 0) == 1 && c->experts > 0 &&
+	    c->experts % c->groups)
+		jobj_err(jo, "groups", "must divide the %ld experts, got %ld", c->experts, c->groups);
+	bool limit = jobj_int(jo, "groups_per_token", &c->groups_per_token, 1, 0) == 1;
+	if (limit && c->groups == 0)
+		jobj_err(jo, "groups_per_token", "needs groups");
+	else if (limit && c->groups_per_token > c->groups)
+		jobj_err(jo, "groups_per_token", "must be at most the %ld groups, got %ld", c->groups,
+			 c->groups_per_token);
+	else if (!limit)
+		c->groups_per_token = c->groups;
+}
+
+/* The "mla" object (model.h's table). */
+static void load_mla(struct jobj *top, struct model *m, bool kv_given)
+{
+	struct model_mla *a = &m->mla;
+	struct jobj jo;
+
+	if (jobj_child(top, "mla", &jo, 0) != 1)
+		return;
+	jobj_int(&jo, "q_lora_rank", &a->q_lora, 0, 0);
+	jobj_int(&jo, "kv_lora_rank", &a->kv_lora, 1, JREQ);
+	jobj_int(&jo, "qk_nope_head_dim", &a->nope, 1, JREQ);
+	jobj_int(&jo, "qk_rope_head_dim", &a->rope, 1, JREQ);
+	jobj_int(&jo, "v_head_dim", &a->v, 1, JREQ);
+	jobj_end(&jo);
+	if (kv_given)
+		jobj_err(top, "kv_heads", "must be left out with \"mla\" (its K and V are per head)");
+	if (m->pos != MODEL_POS_ROPE)
+		jobj_err(top, "position_embedding", "must be \"rope\" with \"mla\" (decoupled RoPE), got \"%s\"",
+			 pos_names[m->pos]);
+}
+
 /* The "moe" object (model.h's table). */
 static void load_moe(struct jobj *top, struct model *m)
 {
@@ -119,12 +162,13 @@ static void load_moe(struct jobj *top, struct model *m)
 				 moe_dist_names[c->dist]);
 	} else if (c->dist == MOE_DIST_LOADS)
 		jobj_err(&jo, "routing", "\"loads\" needs expert_loads");
+	load_moe_layout(&jo, m);
 	jobj_end(&jo);
 }
 
 /* The keys decoders and encoders share; m's defaults set by the caller
  * where they differ (bias, tied_embeddings, pos, max_position). */
-static bool load_layers(struct jobj *jo, struct model *m)
+static bool load_layers(struct jobj *jo, struct model *m, bool *kv_given)
 {
 	int e;
 
@@ -133,7 +177,7 @@ static bool load_layers(struct jobj *jo, struct model *m)
 	jobj_int(jo, "hidden_size", &m->hidden, 1, JREQ);
 	jobj_int(jo, "heads", &m->heads, 1, JREQ);
 	m->kv_heads = m->heads;
-	jobj_int(jo, "kv_heads", &m->kv_heads, 1, 0);
+	*kv_given = jobj_int(jo, "kv_heads", &m->kv_heads, 1, 0) == 1;
 	m->ffn = 4 * m->hidden;
 	bool ffn_given = jobj_int(jo, "ffn_size", &m->ffn, 1, 0) == 1;
 	e = MODEL_ACT_GELU;
@@ -158,8 +202,9 @@ static void load_transformer(struct jobj *jo, struct model *m)
 {
 	m->pos = MODEL_POS_ROPE;
 	m->max_position = 2048;
-	bool ffn_given = load_layers(jo, m);
+	bool kv_given, ffn_given = load_layers(jo, m, &kv_given);
 	load_moe(jo, m);
+	load_mla(jo, m, kv_given);
 	if (model_is_moe(m) && !ffn_given)
 		m->ffn = m->moe.expert_ffn;
 }
@@ -173,7 +218,8 @@ static void load_encoder(struct jobj *jo, struct model *m)
 	m->tied_embeddings = true;
 	m->type_vocab = 2;
 	m->mlm_head = true;
-	load_layers(jo, m);
+	bool kv_given;
+	load_layers(jo, m, &kv_given);
 	if (m->pos != MODEL_POS_LEARNED)
 		jobj_err(jo, "position_embedding", "an encoder_transformer has learned positions "
 			 "(BERT's table), expected \"learned\", got \"%s\"", pos_names[m->pos]);
@@ -199,7 +245,7 @@ struct model *model_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.model", 1, 1))
+	if (jload_schema(root, path, d, "ddlsim.model", 1, 2))
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
@@ -256,16 +302,47 @@ static double mlp_params(const struct model *m, double f)
 	return p;
 }
 
+bool model_is_mla(const struct model *m)
+{
+	return m->mla.kv_lora > 0;
+}
+
+long model_qk_head_dim(const struct model *m)
+{
+	return model_is_mla(m) ? m->mla.nope + m->mla.rope : model_head_dim(m);
+}
+
+long model_v_head_dim(const struct model *m)
+{
+	return model_is_mla(m) ? m->mla.v : model_head_dim(m);
+}
+
+long model_moe_layers(const struct model *m)
+{
+	return model_is_moe(m) ? m->layers - m->moe.first_dense : 0;
+}
+
+double model_attn_params(const struct model *m)
+{
+	double h = (double)m->hidden;
+	if (!model_is_mla(m)) {
+		double kv = (double)(m->kv_heads * model_head_dim(m));
+		return h * (h + 2 * kv) + h * h + (m->bias ? (h + 2 * kv) + h : 0);
+	}
+	const struct model_mla *a = &m->mla;
+	double heads = (double)m->heads, ql = (double)a->q_lora, kl = (double)a->kv_lora;
+	double dqk = (double)(a->nope + a->rope), ln = m->norm == MODEL_NORM_LAYERNORM ? 2 : 1;
+	double q = ql > 0 ? h * ql + ln * ql + ql * heads * dqk : h * heads * dqk;
+	double kv = h * (kl + (double)a->rope) + ln * kl + kl * heads * (double)(a->nope + a->v);
+	double o = heads * (double)a->v * h;
+	return q + kv + o + (m->bias ? heads * dqk + kl + (double)a->rope + heads *
+				       (double)(a->nope + a->v) + h : 0);
+}
+
 /* Attention (with biases) and the two norms. */
 static double attn_norm_params(const struct model *m)
 {
-	double h = (double)m->hidden;
-	double kv = (double)(m->kv_heads * model_head_dim(m));
-	double p = h * (h + 2 * kv) + h * h;               /* QKV + output */
-	if (m->bias)
-		p += (h + 2 * kv) + h;
-	p += (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * h; /* two norms */
-	return p;
+	return model_attn_params(m) + (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * (double)m->hidden;
 }
 
 /* Router and shared experts of an MoE layer. */
@@ -283,18 +360,17 @@ double model_layer_expert_params(const struct model *m)
 	return (double)m->moe.experts * mlp_params(m, (double)m->moe.expert_ffn);
 }
 
+/* A dense layer (of an MoE model too: its first_dense_layers). */
+static double dense_layer_params(const struct model *m)
+{
+	return attn_norm_params(m) + mlp_params(m, (double)m->ffn);
+}
+
 double model_layer_params(const struct model *m)
 {
-	double h = (double)m->hidden, f = (double)m->ffn;
-	double kv = (double)(m->kv_heads * model_head_dim(m));
 	if (model_is_moe(m))
 		return attn_norm_params(m) + moe_dense_params(m) + model_layer_expert_params(m);
-	double p = h * (h + 2 * kv) + h * h;               /* QKV + output */
-	p += (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f; /* MLP */
-	if (m->bias)
-		p += (h + 2 * kv) + h + (m->act == MODEL_ACT_SWIGLU ? 2 * f : f) + h;
-	p += (m->norm == MODEL_NORM_LAYERNORM ? 4 : 2) * h; /* two norms */
-	return p;
+	return dense_layer_params(m);
 }
 
 double model_layer_active_params(const struct model *m)
@@ -309,8 +385,9 @@ double model_active_params(const struct model *m)
 {
 	if (!model_is_moe(m))
 		return model_params(m);
-	return (double)m->layers * model_layer_active_params(m) + model_embedding_params(m) +
-	       model_head_params(m);
+	double moe = (double)model_moe_layers(m);
+	return moe * model_layer_active_params(m) + ((double)m->layers - moe) * dense_layer_params(m) +
+	       model_embedding_params(m) + model_head_params(m);
 }
 
 bool model_is_encoder(const struct model *m)
@@ -358,7 +435,8 @@ double model_head_params(const struct model *m)
 
 static double transformer_params(const struct model *m)
 {
-	return (double)m->layers * model_layer_params(m) +
+	double moe = (double)model_moe_layers(m);
+	return moe * model_layer_params(m) + ((double)m->layers - moe) * dense_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
 }
 
@@ -389,23 +467,41 @@ double model_iteration_flops(const struct model *m, double batch, double seq)
 	return model_arch(m)->iteration_flops(m, batch, seq);
 }
 
+/* Forward GEMM FLOPs per token of a layer's attention projections: 2 x
+ * their weights (MLA: the five projections of model.h, eqs. 9-19 of
+ * DeepSeek-V2; the latents' norms are no GEMMs). */
+static double attn_gemm_flops(const struct model *m)
+{
+	double h = (double)m->hidden;
+	if (!model_is_mla(m)) {
+		double kv = (double)(m->kv_heads * model_head_dim(m));
+		return 2 * (h * (h + 2 * kv) + h * h);
+	}
+	const struct model_mla *a = &m->mla;
+	double heads = (double)m->heads, ql = (double)a->q_lora, kl = (double)a->kv_lora;
+	double dqk = (double)(a->nope + a->rope);
+	double q = ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk;
+	return 2 * (q + h * (kl + (double)a->rope) + kl * heads * (double)(a->nope + a->v) +
+		    heads * (double)a->v * h);
+}
+
 static double transformer_iteration_flops(const struct model *m, double batch, double seq)
 {
 	double h = (double)m->hidden, f = (double)m->ffn, L = (double)m->layers;
-	double kv = (double)(m->kv_heads * model_head_dim(m));
-	double tok = batch * seq;
+	double tok = batch * seq, fm = (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h;
+	double Lm = (double)model_moe_layers(m);
 	/* forward GEMM flops per token per layer: 2 * weights */
-	double gemm = 2 * (h * (h + 2 * kv) + h * h +
-			   (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * f);
+	double dense = attn_gemm_flops(m) + 2 * fm * f, moe = 0;
 	if (model_is_moe(m)) {  /* activated weights only: k routed + shared experts, router */
 		const struct moe_config *c = &m->moe;
-		double fm = (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h;
-		gemm = 2 * (h * (h + 2 * kv) + h * h + h * (double)c->experts +
+		moe = attn_gemm_flops(m) + 2 * (h * (double)c->experts +
 			    fm * ((double)c->top_k * (double)c->expert_ffn +
 				  (double)c->shared_experts * (double)c->shared_ffn));
 	}
-	double attn = 4 * seq * h; /* QK^T and AV per token */
-	double fwd = tok * (L * (gemm + attn) + 2 * h * (double)m->vocab);
+	/* QK^T and AV per token, full s x s: 2 s a (d_qk + d_v) */
+	double attn = 2 * seq * (double)m->heads *
+		      (double)(model_qk_head_dim(m) + model_v_head_dim(m));
+	double fwd = tok * ((L - Lm) * dense + Lm * moe + L * attn + 2 * h * (double)m->vocab);
 	return 3 * fwd;
 }
 

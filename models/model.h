@@ -1,9 +1,11 @@
 /* model: a decoder-only transformer, an encoder transformer (BERT) or a
  * CNN, as a model file describes it.
  *
- * The model file (schema "ddlsim.model" 1.1; 1.0 files are read as
- * before, "moe" is new in 1.1) describes the architecture a
- * training job trains; it holds no parallelism and no hardware.
+ * The model file (schema "ddlsim.model" 1.2; 1.0 and 1.1 files are read
+ * as before: "moe" is new in 1.1, "mla" and moe.first_dense_layers,
+ * moe.groups, moe.groups_per_token in 1.2) describes the architecture a
+ * training job trains; it holds no parallelism and no hardware. A new
+ * optional key is a minor bump; a key whose meaning changes, a major.
  *
  * With architecture "decoder_transformer":
  *
@@ -41,7 +43,21 @@
  *   moe.zipf_s             number   -      1.0         Zipf exponent (routing "zipf")
  *   moe.expert_loads       [number] -      -           per-expert shares, one per expert (routing
  *                                                      "loads"; normalised, >= 0, not all 0)
+ *   moe.first_dense_layers int  -      0           the first n layers are dense MLPs of ffn_size
+ *                                                      (HF first_k_dense_replace; DeepSeek-V3: 3)
+ *   moe.groups             int      -      0           G groups of E / G consecutive experts (HF
+ *                                                      n_group); 0 = no group-limited routing
+ *   moe.groups_per_token   int      -      groups      M groups a token's k experts may come from
+ *                                                      (HF topk_group; DeepSeek-V3 node-limited
+ *                                                      routing: M = 4 of 8; moe.h)
  *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
+ *   mla.q_lora_rank        int      -      0           d_c' query latent (0: q projected from h)
+ *   mla.kv_lora_rank       int      -      required    d_c key-value latent
+ *   mla.qk_nope_head_dim   int      -      required    d_h per-head q/k part without RoPE
+ *   mla.qk_rope_head_dim   int      -      required    d_h^R decoupled RoPE part (q per head, k shared)
+ *   mla.v_head_dim         int      -      required    per-head value dimension
+ *   ("mla": multi-head latent attention, DeepSeek-V2 arXiv 2405.04434
+ *   section 2.1, eqs. 9-19; kv_heads must be left out)
  *
  * An encoder transformer (BERT, RoBERTa: Devlin et al. 2019; Liu et al.
  * 2019) is the decoder's layer with bidirectional attention (the
@@ -107,6 +123,26 @@ struct model_cnn {
 	long classes;
 };
 
+/* Multi-head latent attention (DeepSeek-V2 section 2.1; kv_lora = 0:
+ * standard attention). Per layer, with a heads of query/key dim
+ * nope + rope and value dim v:
+ *   q:  h -> q_lora (W^DQ, eq. 12), RMSNorm, q_lora -> a (nope + rope)
+ *       (W^UQ and W^QR fused, eqs. 13, 15); q_lora = 0: h -> a (nope + rope)
+ *   kv: h -> kv_lora + rope (W^DKV and the shared RoPE key W^KR, eqs. 9,
+ *       17), RMSNorm on the latent, kv_lora -> a (nope + v) (W^UK, W^UV,
+ *       eqs. 10, 11)
+ *   core: q.k over nope + rope (eqs. 16-18), values of v (eq. 18)
+ *   out:  a v -> h (W^O, eq. 19)
+ * (the RMSNorms of the latents are DeepSeek-V2's implementation detail,
+ * config.json q_a_layernorm / kv_a_layernorm.) */
+struct model_mla {
+	long q_lora;                /* d_c' (0: no query compression) */
+	long kv_lora;               /* d_c; 0 = not MLA */
+	long nope;                  /* qk_nope_head_dim */
+	long rope;                  /* qk_rope_head_dim d_h^R */
+	long v;                     /* v_head_dim */
+};
+
 struct model {
 	enum model_arch arch;
 	struct model_cnn cnn;       /* arch == MODEL_ARCH_CNN; transformer fields are 0 */
@@ -133,6 +169,7 @@ struct model {
 	long type_vocab;
 	bool mlm_head, nsp_head;
 	long mlm_positions;         /* 0: every token */
+	struct model_mla mla;       /* mla.kv_lora = 0: standard attention */
 };
 
 /* Load and validate a model file. Returns a new model (model_destroy()) or
@@ -143,7 +180,23 @@ void model_destroy(struct model *m);
 /* Head dimension h / a. */
 long model_head_dim(const struct model *m);
 
-/* Parameters of one transformer block (all of it, before any sharding). */
+/* True if the model's attention is multi-head latent attention. */
+bool model_is_mla(const struct model *m);
+/* MLA: per-head query/key and value dimensions (nope + rope, v); other
+ * models: the head dimension h / a for both. */
+long model_qk_head_dim(const struct model *m);
+long model_v_head_dim(const struct model *m);
+/* Parameters of one layer's attention projections (biases included, norms
+ * of the latents included for MLA, the layer norms not): MLA's
+ * h q_lora + q_lora + q_lora a (nope + rope) + h (kv_lora + rope) + kv_lora
+ * + kv_lora a (nope + v) + a v h (187,107,328 for DeepSeek-V3). */
+double model_attn_params(const struct model *m);
+/* Layers whose MLP is an MoE layer (layers - first_dense_layers; 0 when
+ * dense). */
+long model_moe_layers(const struct model *m);
+
+/* Parameters of one transformer block (all of it, before any sharding;
+ * an MoE model: one MoE layer). */
 double model_layer_params(const struct model *m);
 /* True if the model's layers are mixture-of-experts layers. */
 bool model_is_moe(const struct model *m);

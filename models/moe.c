@@ -54,3 +54,42 @@ void moe_balance(const struct moe_config *cfg, enum moe_dist dist, double zipf_s
 	out->rank_load = max / (double)per;
 	out->imbalance = kept > 0 ? max / (kept / ep) : 1;
 }
+
+/* C(n, r) / C(n', r) for n <= n' as a product (no overflow). */
+static double binom_ratio(double n, double n2, long r)
+{
+	double q = 1;
+	for (long i = 0; i < r; i++)
+		q *= n - i > 0 ? (n - (double)i) / (n2 - (double)i) : 0;
+	return q;
+}
+
+double moe_node_copies(const struct moe_config *cfg, int nodes)
+{
+	if (nodes <= 1 || cfg->experts < 1)
+		return 0;
+	long mn = nodes;
+	if (cfg->groups > 0 && cfg->groups_per_token < cfg->groups) {
+		long per = nodes / cfg->groups > 1 ? nodes / cfg->groups : 1;
+		mn = cfg->groups_per_token * per < nodes ? cfg->groups_per_token * per : nodes;
+	}
+	double G = (double)cfg->experts / nodes, M = (double)mn;
+	double D = M * (1 - binom_ratio((M - 1) * G, M * G, cfg->top_k));
+	return D * (nodes - 1) / nodes;
+}
+
+double moe_flat_node_copies(const struct moe_config *cfg, int nodes)
+{
+	if (nodes <= 1)
+		return 0;
+	return (double)cfg->top_k * (nodes - 1) / nodes;
+}
+
+double moe_dispatch_scale(const struct moe_config *cfg, int ep, int stride, int gpn)
+{
+	long span = (long)ep * (stride > 0 ? stride : 1);
+	int nodes = gpn > 0 && span > gpn ? (int)(span / gpn) : 1;
+	if (cfg->groups <= 0 || nodes <= 1 || nodes > ep)
+		return 1;
+	return moe_node_copies(cfg, nodes) / moe_flat_node_copies(cfg, nodes);
+}

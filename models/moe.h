@@ -52,6 +52,9 @@ struct moe_config {
 	double zipf_s;            /* Zipf exponent (dist = zipf) */
 	int nloads;               /* = experts when dist = loads */
 	double loads[MOE_MAX_EXPERTS];
+	long first_dense;         /* the first layers are dense (first_k_dense_replace) */
+	long groups;              /* G expert groups (n_group); 0 = no group limit */
+	long groups_per_token;    /* M groups a token may use (topk_group) */
 };
 
 /* What the routing does to an EP group of ep ranks. */
@@ -67,6 +70,37 @@ struct moe_balance {
  * (ep must divide cfg->experts; BUG otherwise). */
 void moe_balance(const struct moe_config *cfg, enum moe_dist dist, double zipf_s,
 		 double capacity_factor, int ep, struct moe_balance *out);
+
+/* Node-limited routing (DeepSeek-V3, arXiv 2412.19437, section 2.1.2:
+ * "each token will be sent to at most M nodes", chosen by their experts'
+ * affinities; HF config n_group / topk_group) and its dispatch (section
+ * 3.2.2: a token crosses InfiniBand once per target node, to the GPU of
+ * the same in-node index, and is forwarded over NVLink to the GPUs of
+ * its experts there). For an EP group over N nodes of G = E / N experts
+ * each and uniform routing, a token's k copies land on distinct experts
+ * of the M_n nodes it may use (M_n = min(N, groups_per_token x max(1,
+ * N / groups)); no group limit: M_n = N), touching on average
+ *   D = M_n (1 - C((M_n - 1) G, k) / C(M_n G, k))
+ * nodes, of which a share (N - 1) / N is not the token's own node. So
+ * the InfiniBand copies per token are D (N - 1) / N, against the flat
+ * all-to-all's k (N - 1) / N. DeepSeek-V3 with EP 64 over 8 nodes, k 8,
+ * M 4: D = 3.629, 3.175 copies against 7 (no node limit: D = 5.295,
+ * 4.633 copies).
+ * Returns the deduplicated node copies per token, D (N - 1) / N; 0 when
+ * N <= 1 or the model has no experts. */
+double moe_node_copies(const struct moe_config *cfg, int nodes);
+/* The flat all-to-all's cross-node copies per token, k (N - 1) / N. */
+double moe_flat_node_copies(const struct moe_config *cfg, int nodes);
+
+/* What the dispatch and combine all-to-alls of a model with expert
+ * groups (cfg->groups > 0: node-limited routing, dispatched as above)
+ * move, over the flat all-to-all of T k copies: moe_node_copies() /
+ * moe_flat_node_copies() for an EP group of ep ranks, stride ranks apart
+ * (tp x cp in Megatron's order), on nodes of gpn GPUs; 1 without groups
+ * or within one node. The flat all-to-all's bytes scaled by it carry
+ * the deduplicated InfiniBand volume (the NVLink forwarding is folded
+ * into the same scale: InfiniBand is the bound, section 3.2.2). */
+double moe_dispatch_scale(const struct moe_config *cfg, int ep, int stride, int gpn);
 
 /* Name tables, NULL-terminated, in enum order. */
 extern const char *const moe_dist_names[];

@@ -221,7 +221,8 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 static void attention_core(struct emitter *e, const struct model *m,
 			   const struct wl_shape *s, enum dtype core_dt)
 {
-	double heads = (double)m->heads / s->tp, hd = (double)model_head_dim(m);
+	double heads = (double)m->heads / s->tp;
+	double dqk = (double)model_qk_head_dim(m), dv = (double)model_v_head_dim(m);
 	double b = s->micro_batch, sq = s->seq;
 	int cp = s->cp > 1 ? s->cp : 1;
 	struct emitter c = *e;
@@ -238,33 +239,34 @@ static void attention_core(struct emitter *e, const struct model *m,
 		double bh = b * heads;
 		bool causal = !model_is_encoder(m);     /* an encoder attends both ways */
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
-				 .batch = bh, .m = sq, .n = sq, .k = hd, .causal = causal,
+				 .batch = bh, .m = sq, .n = sq, .k = dqk, .causal = causal,
 				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
-		op.flops = attention_flops(ATTN_FLASH, causal, bwd, bh, sq, hd);
+		op.flops = attention_flops_qkv(ATTN_FLASH, causal, bwd, bh, sq, dqk, dv);
 		/* fwd: read Q K V, write O and the fp32 log-sum-exp; bwd: read
-		 * Q K V O dO and the LSE, write dQ dK dV */
-		op.bytes = bh * sq * (hd * B * (bwd ? 8 : 4) + 4);
+		 * Q K V O dO and the LSE, write dQ dK dV (Q, K of dqk, V, O of dv) */
+		double qkvo = (dqk + dv) * B * (bwd ? 4 : 2);
+		op.bytes = bh * sq * (qkvo + 4);
 		e->rc |= op_list_push(e->out, &op);
 		for (int k = 1; k < cp && !s->cp_a2a; k++) {
 			/* a ring step: 2 bh non-causal blocks of s/2c x s/2c */
 			double ch = sq / 2;
 			struct op st = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
-					 .batch = 2 * bh, .m = ch, .n = ch, .k = hd, .causal = false,
+					 .batch = 2 * bh, .m = ch, .n = ch, .k = dqk, .causal = false,
 					 .backend = { s->attn_backend[0], s->attn_backend[1] } };
 			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
-			st.flops = attention_flops(ATTN_FLASH, false, bwd, 2 * bh, ch, hd);
-			st.bytes = 2 * bh * ch * (hd * B * (bwd ? 8 : 4) + 4);
+			st.flops = attention_flops_qkv(ATTN_FLASH, false, bwd, 2 * bh, ch, dqk, dv);
+			st.bytes = 2 * bh * ch * (qkvo + 4);
 			e->rc |= op_list_push(e->out, &st);
 		}
 		return;
 	}
-	gemm(&c, "attn_score", b * heads, sq, sq, hd);
+	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
 	membound(e, "softmax", "softmax", b * heads * sq * sq, 2, sq);
 	if (m->dropout) /* read, write, and a one-byte mask */
 		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);
-	gemm(&c, "attn_over_v", b * heads, sq, hd, sq);
+	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
 	e->rc |= c.rc;
 }
 
@@ -354,6 +356,45 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 			if (finetune_targets(&s->ft, on[i].tg[j]))
 				adapter(e, m, s, on[i].tg[j], T);
 	}
+}
+
+/* Multi-head latent attention's projections, forward or backward (model.h
+ * struct model_mla; DeepSeek-V2 section 2.1). The down projections (W^DQ;
+ * W^DKV with the shared RoPE key W^KR) are replicated over TP, as
+ * Megatron-Core's MLA builds them (linear_q_down_proj and
+ * linear_kv_down_proj "duplicated"), and see all T tokens; the up
+ * projections are column-parallel (a / t heads), the RMSNorms of the
+ * latents replicated. RoPE runs on the rope parts only: a / t query heads
+ * of d_h^R and the one shared key of d_h^R; "mla_concat" writes
+ * [q_nope, q_rope] and [k_nope, k_rope broadcast to every head] for the
+ * kernel. Returns the rank's projection weights (for the main gradients). */
+static double mla_projections(struct emitter *e, const struct model *m,
+			      const struct wl_shape *s, double T)
+{
+	const struct model_mla *a = &m->mla;
+	double t = s->tp, h = (double)m->hidden, heads = (double)m->heads / t;
+	double ql = (double)a->q_lora, kl = (double)a->kv_lora, r = (double)a->rope;
+	double dqk = (double)(a->nope + a->rope), w = 0;
+	const struct stack_piece *np = norm_piece(e, m);
+	const char *fam = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
+
+	if (ql > 0) {
+		linear(e, m, s, "q_down", T, ql, h, false, false);
+		piece(e, "q_norm", fam, np, T * ql, ql);
+		linear(e, m, s, "q_up", T, heads * dqk, ql, false, false);
+		w += h * ql + ql * heads * dqk;
+	} else {
+		linear(e, m, s, "q_proj", T, heads * dqk, h, false, false);
+		w += h * heads * dqk;
+	}
+	linear(e, m, s, "kv_down", T, kl + r, h, false, false);
+	piece(e, "kv_norm", fam, np, T * kl, kl);
+	linear(e, m, s, "kv_up", T, heads * (double)(a->nope + a->v), kl, false, false);
+	w += h * (kl + r) + kl * heads * (double)(a->nope + a->v);
+	piece(e, "rope", "rope", &e->stk->rope, T * (heads * r + r), 0);
+	/* read q and k's parts, write q and k of dqk per head */
+	membound(e, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
+	return w;
 }
 
 void workload_moe_balance(const struct model *m, const struct wl_shape *s,
@@ -504,6 +545,17 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
+		if (model_is_mla(m)) {
+			double w = mla_projections(&e, m, s, T);
+			double o = (double)m->heads / t * (double)m->mla.v;
+			attention_core(&e, m, s, pr.head_gemm);
+			linear(&e, m, s, "attn_out", T, h, o, true, true);
+			residual_op(&e, m, Tn * h);
+			if (post)
+				norm_op(&e, m, norm, Tn * h);
+			main_grad_op(&e, s, "attn", w + o * h);
+			break;
+		}
 		linear(&e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
@@ -580,27 +632,43 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 	s.cp = 1;
 	s.ep = 1;  /* every expert on one rank: the kept copies, no busiest-rank pace */
 	double L = (double)m->layers, per_mb = 0, f;
+	/* an MoE model's first_dense_layers: dense MLP blocks of ffn_size */
+	double Ld = model_is_moe(m) ? (double)m->moe.first_dense : 0;
+	struct model *dm = xmalloc(sizeof(*dm));
+	*dm = *m;
+	dm->moe.experts = 0;
 
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		double n = (b == WL_ATTN || b == WL_MLP) ? L : 1;
 		for (int p = PASS_FWD; p <= PASS_BWD; p++) {
 			if ((f = block_flops(m, &s, b, p, RECOMPUTE_NONE)) < 0)
-				return -1;
+				goto err;
+			if (b == WL_MLP && Ld > 0) {
+				double g = block_flops(dm, &s, b, p, RECOMPUTE_NONE);
+				if (g < 0)
+					goto err;
+				per_mb += Ld * (g - f);
+			}
 			per_mb += n * f;
 		}
 	}
 	if (rc == RECOMPUTE_FULL) {
 		double a = block_flops(m, &s, WL_ATTN, PASS_FWD, RECOMPUTE_NONE);
 		double b = block_flops(m, &s, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
-		if (a < 0 || b < 0)
-			return -1;
-		per_mb += L * (a + b);
+		double g = Ld > 0 ? block_flops(dm, &s, WL_MLP, PASS_FWD, RECOMPUTE_NONE) : 0;
+		if (a < 0 || b < 0 || g < 0)
+			goto err;
+		per_mb += L * (a + b) + Ld * (g - b);
 	} else if (rc == RECOMPUTE_SELECTIVE) {
 		double with = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE);
 		double without = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
 		if (with < 0 || without < 0)
-			return -1;
+			goto err;
 		per_mb += L * (with - without);
 	}
+	free(dm);
 	return per_mb * samples / s.micro_batch;
+err:
+	free(dm);
+	return -1;
 }

@@ -751,8 +751,11 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		struct moe_balance bal;
 		workload_moe_balance(m, &shp, &bal);
 		double tok = (double)pl->training.micro_batch * s_local / (pl->parallel.sp ? t : 1);
+		/* node-limited routing: the deduplicated cross-node volume (moe.h) */
+		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep,
+					       pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
 		b->ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
-			      dtype_bytes(pr.activation);
+			      dtype_bytes(pr.activation) * nl;
 	}
 	b->grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own

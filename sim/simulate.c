@@ -591,7 +591,9 @@ static void derive_speed(const struct inputs *in, const struct plan *pl, struct 
 		r->moe_dropped_fraction = 1 - bal.kept_fraction;
 		r->moe_a2a_bytes = (double)pl->training.micro_batch * (double)pl->training.seq / pl->parallel.cp /
 				   (pl->parallel.sp ? pl->parallel.tp : 1) * (double)m->moe.top_k * bal.rank_load *
-				   (double)m->hidden * dtype_bytes(pr.activation);
+				   (double)m->hidden * dtype_bytes(pr.activation) *
+				   moe_dispatch_scale(&m->moe, pl->parallel.ep,
+						      pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
 	}
 	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->eng->iteration_s;
