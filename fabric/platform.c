@@ -539,9 +539,10 @@ static const char *scan_index(const char *s, int *v)
 	*v = 0;
 	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
 		return NULL;
-	while (s[n] >= '0' && s[n] <= '9' && n < 10)
+	while (n < 9 && s[n] >= '0' && s[n] <= '9')
 		*v = *v * 10 + (s[n++] - '0');
-	return n > 0 && n < 10 ? s + n : NULL;
+	/* a tenth digit refuses the name (and never overflows *v) */
+	return n > 0 && !(s[n] >= '0' && s[n] <= '9') ? s + n : NULL;
 }
 
 /* Whether name is prefix<a>[sep<b>[sep2<c>]] exactly (sep NULL: one index,
