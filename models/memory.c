@@ -238,8 +238,8 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
 	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
 			   * encoder's MLM head: its masked positions only) */
-		o->logits_bytes = 2 * 4 * in->micro_batch * model_head_tokens(m, in->seq) *
-				  (double)m->vocab / t;
+		o->logits_bytes = 2 * 4 * in->micro_batch *
+				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : t);
 
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;

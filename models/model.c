@@ -31,6 +31,8 @@ static double transformer_iteration_flops(const struct model *m, double batch, d
 static double encoder_params(const struct model *m);
 static double encoder_iteration_flops(const struct model *m, double batch, double seq);
 static double cnn_iteration_flops(const struct model *m, double batch, double seq);
+static void load_vit(struct jobj *jo, struct model *m);
+static double vit_iteration_flops(const struct model *m, double batch, double seq);
 
 const struct model_arch_ops model_archs[MODEL_ARCH_N + 1] = {
 	[MODEL_ARCH_DECODER] = { "decoder_transformer", "adam", true, true, load_transformer,
@@ -38,6 +40,8 @@ const struct model_arch_ops model_archs[MODEL_ARCH_N + 1] = {
 	[MODEL_ARCH_CNN] = { "cnn", "sgd", false, false, load_cnn, cnn_params, cnn_iteration_flops },
 	[MODEL_ARCH_ENCODER] = { "encoder_transformer", "adam", true, true, load_encoder,
 				 encoder_params, encoder_iteration_flops },
+	[MODEL_ARCH_VIT] = { "vit", "adam", true, true, load_vit, encoder_params,
+			     vit_iteration_flops },
 	[MODEL_ARCH_N] = { NULL, NULL, false, false, NULL, NULL, NULL },
 };
 
@@ -188,11 +192,13 @@ static bool load_layers(struct jobj *jo, struct model *m, bool *kv_given)
 	m->norm = e;
 	jobj_bool(jo, "bias", &m->bias, 0);
 	jobj_bool(jo, "dropout", &m->dropout, 0);
-	jobj_int(jo, "vocab_size", &m->vocab, 1, JREQ);
-	jobj_bool(jo, "tied_embeddings", &m->tied_embeddings, 0);
 	e = m->pos;
 	jobj_enum(jo, "position_embedding", pos_names, &e, 0);
 	m->pos = e;
+	if (m->arch == MODEL_ARCH_VIT)  /* no words; positions from the image */
+		return ffn_given;
+	jobj_int(jo, "vocab_size", &m->vocab, 1, JREQ);
+	jobj_bool(jo, "tied_embeddings", &m->tied_embeddings, 0);
 	jobj_int(jo, "max_position", &m->max_position, 1, 0);
 	jobj_num(jo, "published_active_params", &m->published_active_params, JNONNEG);
 	return ffn_given;
@@ -231,6 +237,31 @@ static void load_encoder(struct jobj *jo, struct model *m)
 		jobj_err(jo, "mlm_positions", "needs mlm_head true");
 	if (!m->mlm_head && !m->nsp_head)
 		jobj_err(jo, "mlm_head", "an encoder needs a head to train: mlm_head or nsp_head");
+}
+
+/* A Vision Transformer (model.h's "vit" table). */
+static void load_vit(struct jobj *jo, struct model *m)
+{
+	m->pos = MODEL_POS_LEARNED;
+	m->bias = true;
+	m->channels = 3;
+	m->num_classes = 1000;
+	bool kv_given;
+	load_layers(jo, m, &kv_given);
+	if (m->pos != MODEL_POS_LEARNED)
+		jobj_err(jo, "position_embedding", "a vit has learned positions, expected \"learned\", "
+			 "got \"%s\"", pos_names[m->pos]);
+	if (kv_given && m->kv_heads != m->heads)
+		jobj_err(jo, "kv_heads", "a vit has multi-head attention, expected %ld (heads), got %ld",
+			 m->heads, m->kv_heads);
+	int ri = jobj_int(jo, "image_size", &m->image_size, 1, JREQ);
+	int rp = jobj_int(jo, "patch_size", &m->patch_size, 1, JREQ);
+	jobj_int(jo, "channels", &m->channels, 1, 0);
+	jobj_int(jo, "num_classes", &m->num_classes, 1, 0);
+	if (ri == 1 && rp == 1 && m->image_size % m->patch_size)
+		jobj_err(jo, "patch_size", "must divide image_size %ld, got %ld", m->image_size,
+			 m->patch_size);
+	m->max_position = model_vit_seq(m);
 }
 
 struct model *model_load(const char *path, struct diag *d)
@@ -395,6 +426,38 @@ bool model_is_encoder(const struct model *m)
 	return m->arch == MODEL_ARCH_ENCODER;
 }
 
+bool model_is_vit(const struct model *m)
+{
+	return m->arch == MODEL_ARCH_VIT;
+}
+
+bool model_is_bidirectional(const struct model *m)
+{
+	return model_is_encoder(m) || model_is_vit(m);
+}
+
+long model_vit_seq(const struct model *m)
+{
+	if (!model_is_vit(m) || m->patch_size <= 0)
+		return 0;
+	long n = m->image_size / m->patch_size;
+	return n * n + 1;
+}
+
+double model_logits_per_sample(const struct model *m, double seq)
+{
+	if (model_is_vit(m))
+		return (double)m->num_classes;
+	return model_head_tokens(m, seq) * (double)m->vocab;
+}
+
+/* A ViT's patch embedding: the linear of p^2 C -> h and its bias. */
+static double patch_embed_params(const struct model *m)
+{
+	double p = (double)m->patch_size;
+	return p * p * (double)m->channels * (double)m->hidden + (double)m->hidden;
+}
+
 double model_head_tokens(const struct model *m, double seq)
 {
 	if (model_is_encoder(m) && m->mlm_positions > 0 && (double)m->mlm_positions < seq)
@@ -411,6 +474,8 @@ static double pooler_params(const struct model *m)
 double model_embedding_params(const struct model *m)
 {
 	double p = (double)m->vocab * (double)m->hidden;
+	if (model_is_vit(m))            /* patches, class token, positions */
+		return patch_embed_params(m) + (double)(1 + model_vit_seq(m)) * (double)m->hidden;
 	if (model_is_encoder(m))        /* word + position + token type + LayerNorm */
 		return p + (double)(m->max_position + m->type_vocab + 2) * (double)m->hidden;
 	if (m->pos == MODEL_POS_LEARNED)
@@ -420,6 +485,8 @@ double model_embedding_params(const struct model *m)
 
 double model_head_params(const struct model *m)
 {
+	if (model_is_vit(m))            /* final LayerNorm, classifier and its bias */
+		return 2 * (double)m->hidden + ((double)m->hidden + 1) * (double)m->num_classes;
 	if (model_is_encoder(m)) {
 		double h = (double)m->hidden, p = 0;
 		if (m->mlm_head)        /* transform dense, LayerNorm, decoder bias */
@@ -518,5 +585,20 @@ static double encoder_iteration_flops(const struct model *m, double batch, doubl
 		fwd += batch * model_head_tokens(m, seq) * (2 * h * h + 2 * h * V);
 	if (m->nsp_head)
 		fwd += batch * (2 * h * h + 2 * h * 2);
+	return 3 * fwd;
+}
+
+/* A ViT (model.h): the patch embedding's GEMM on (image/patch)^2 patches
+ * per image, the layers on seq tokens (full attention), the classifier on
+ * the class token. */
+static double vit_iteration_flops(const struct model *m, double batch, double seq)
+{
+	double h = (double)m->hidden, p = (double)m->patch_size;
+	double patches = (double)(model_vit_seq(m) - 1);
+	struct model body = *m;
+	body.vocab = 0;
+	double fwd = transformer_iteration_flops(&body, batch, seq) / 3;
+	fwd += batch * (2 * patches * p * p * (double)m->channels * h +
+			2 * h * (double)m->num_classes);
 	return 3 * fwd;
 }

@@ -86,6 +86,31 @@
  *                                                      (dense h x h + tanh on the first token)
  *                                                      and a 2-way classifier
  *
+ * A Vision Transformer (Dosovitskiy et al. 2021, arXiv:2010.11929 eqs.
+ * 1-4; Hugging Face ViTForImageClassification) cuts the image into
+ * (image_size / patch_size)^2 patches, flattens each (im2col, a
+ * memory-bound copy) and projects it by a linear of patch_size^2 x
+ * channels -> hidden_size with its bias (a GEMM over the patches),
+ * prepends a class token and adds learned position embeddings: a sample
+ * is seq = (image_size / patch_size)^2 + 1 tokens, and the scenario's
+ * training.seq_len is derived from the model (left out, or equal to seq,
+ * else an error at /training/seq_len). Then pre-LN layers (bidirectional
+ * attention, GELU MLP, biases), a final LayerNorm and the classifier
+ * (hidden -> num_classes with its bias) on the class token, cross-entropy
+ * loss. Parameters: patch embedding p^2 C h + h, class token h, positions
+ * seq h, the layers (4h^2 + 2hf + 9h + f each), final LayerNorm 2h,
+ * classifier h K + K (ViT-B/16 at 224 px, K = 1000: 86,567,656).
+ *
+ * With architecture "vit" (the decoder's keys but vocab_size, tied_embeddings, max_position, "moe", "mla"; these defaults and four more):
+ *   key                    type     unit   default     meaning
+ *   position_embedding     string   -      "learned"   only "learned"
+ *   bias                   bool     -      true        ViT's linear layers have biases
+ *   kv_heads               int      -      heads       only heads (multi-head attention)
+ *   image_size             int      pixels required    side of the square input image
+ *   patch_size             int      pixels required    side of a square patch; divides image_size
+ *   channels               int      -      3           input channels (RGB)
+ *   num_classes            int      -      1000        classifier outputs (ImageNet-1k)
+ *
  * With architecture "cnn" (the layers are generated, see cnn.h):
  *   key                    type     unit   default     meaning
  *   name, source           string   -      required
@@ -112,7 +137,8 @@
 enum model_act { MODEL_ACT_GELU, MODEL_ACT_SWIGLU };
 enum model_norm { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM };
 enum model_pos { MODEL_POS_ROPE, MODEL_POS_LEARNED, MODEL_POS_ALIBI };
-enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_ENCODER, MODEL_ARCH_N };
+enum model_arch { MODEL_ARCH_DECODER, MODEL_ARCH_CNN, MODEL_ARCH_ENCODER, MODEL_ARCH_VIT,
+		  MODEL_ARCH_N };
 enum model_cnn_family { MODEL_CNN_RESNET };
 
 /* The generator of a CNN (architecture "cnn"). */
@@ -169,6 +195,8 @@ struct model {
 	long type_vocab;
 	bool mlm_head, nsp_head;
 	long mlm_positions;         /* 0: every token */
+	/* architecture "vit" (vocab = 0: no word table) */
+	long image_size, patch_size, channels, num_classes;
 	struct model_mla mla;       /* mla.kv_lora = 0: standard attention */
 };
 
@@ -216,6 +244,16 @@ double model_embedding_params(const struct model *m);
 double model_head_params(const struct model *m);   /* 0 if tied */
 /* True for architecture "encoder_transformer". */
 bool model_is_encoder(const struct model *m);
+/* True for architecture "vit". */
+bool model_is_vit(const struct model *m);
+/* True where attention is bidirectional (an encoder, a ViT). */
+bool model_is_bidirectional(const struct model *m);
+/* A ViT's tokens per image: (image_size / patch_size)^2 + 1 (the class
+ * token); 0 for other architectures. */
+long model_vit_seq(const struct model *m);
+/* Output logits of one seq-token sample: the LM / MLM head's tokens x
+ * vocabulary, a ViT's num_classes (its class token only). */
+double model_logits_per_sample(const struct model *m, double seq);
 /* An encoder: embeddings + layers + pooler, the Hugging Face base model's
  * count (bert-base-uncased 109,482,240) whatever the heads. */
 double model_encoder_base_params(const struct model *m);

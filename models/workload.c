@@ -237,7 +237,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 		else if (cp > 1)
 			sq /= cp;               /* the ring: this rank's two chunks */
 		double bh = b * heads;
-		bool causal = !model_is_encoder(m);     /* an encoder attends both ways */
+		bool causal = !model_is_bidirectional(m);  /* an encoder, a ViT: both ways */
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 				 .batch = bh, .m = sq, .n = sq, .k = dqk, .causal = causal,
 				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
@@ -507,6 +507,37 @@ static void encoder_head(struct emitter *e, const struct model *m, const struct 
 	}
 }
 
+/* A ViT's embedding (model.h): im2col, the image flattened into patches
+ * (read and write each pixel once), the patch linear as a GEMM over the
+ * patches (its weight's gradient fused as a GEMM's), the class token
+ * prepended and the positions added (two reads, one write), whose
+ * gradients a kernel of its own adds. Replicated over TP. */
+static void vit_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		      double T)
+{
+	double h = (double)m->hidden, p = (double)m->patch_size, b = s->micro_batch;
+	double kp = p * p * (double)m->channels, P = b * (double)(model_vit_seq(m) - 1);
+	membound(e, "im2col", "copy", P * kp, 2, 0);
+	gemm(e, "patch_embed", 1, P, h, kp);
+	membound(e, "cls_pos", "add", T * h, 3, 0);
+	main_grad_op(e, s, "patch_embed", kp * h + h);
+	main_grad_op_ex(e, s, "cls_pos", (double)(1 + model_vit_seq(m)) * h, true);
+}
+
+/* A ViT's head (model.h): the final LayerNorm over every token (as Hugging
+ * Face's ViTModel), the class token's row gathered, the classifier and
+ * the cross entropy over num_classes. Replicated over TP. */
+static void vit_head(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		     double Tn)
+{
+	double h = (double)m->hidden, K = (double)m->num_classes, b = s->micro_batch;
+	norm_op(e, m, "final_norm", Tn * h);
+	membound(e, "cls_gather", "gather", b * h, 2, 0);
+	gemm(e, "classifier", 1, b, K, h);
+	piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, b * K, K);
+	main_grad_op(e, s, "classifier", h * K + K);
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -526,6 +557,10 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 
 	switch (blk) {
 	case WL_EMBED:
+		if (model_is_vit(m)) {
+			vit_embed(&e, m, s, T);
+			break;
+		}
 		if (post) {
 			encoder_embed(&e, m, s, T, Tn);
 			break;
@@ -591,6 +626,11 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;
 	case WL_HEAD:
+		if (model_is_vit(m)) {
+			e.gdt = pr.head_gemm;
+			vit_head(&e, m, s, Tn);
+			break;
+		}
 		if (post) {
 			e.gdt = pr.head_gemm;
 			encoder_head(&e, m, s);

@@ -14,6 +14,8 @@ const struct program_builder builder_registry[MODEL_ARCH_N + 1] = {
 	[MODEL_ARCH_ENCODER] = { "encoder_transformer",
 				 "the decoder's layers with bidirectional attention, post-LN, MLM / NSP heads",
 				 build_transformer_program, build_transformer_hardware_flops },
+	[MODEL_ARCH_VIT] = { "vit", "patch embedding GEMM, pre-LN bidirectional layers, class-token classifier",
+			     build_transformer_program, build_transformer_hardware_flops },
 	[MODEL_ARCH_N] = { NULL, NULL, NULL, NULL },
 };
 

@@ -237,24 +237,26 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 			 schedule_registry[p->parallel.schedule].name);
 }
 
-/* An encoder (model.h): its learned position table bounds the sequence;
+/* An encoder or a ViT (model.h): its learned position table bounds the
+ * sequence (a ViT's is the sequence: scenario.c derives seq_len);
  * context parallelism's split is the causal one; no adapters yet. */
 static void check_encoder(const struct plan *p, const struct model *m, const char *f,
 			  struct diag *d)
 {
-	if (!model_is_encoder(m))
+	if (!model_is_bidirectional(m))
 		return;
+	const char *arch = model_arch(m)->name;
 	if (p->training.seq > m->max_position)
 		diag_err(d, f, "/training/seq_len", "must be at most the %ld learned positions of "
 			 "model '%s' (max_position), got %ld", m->max_position, m->name,
 			 p->training.seq);
 	if (p->parallel.cp > 1)
 		diag_err(d, f, "/parallel/cp", "context parallelism here is the load-balanced causal "
-			 "split of a decoder; model '%s' is an encoder_transformer, got cp = %d",
-			 m->name, p->parallel.cp);
+			 "split of a decoder; model '%s' is a%s %s, got cp = %d",
+			 m->name, strchr("aeiou", arch[0]) ? "n" : "", arch, p->parallel.cp);
 	if (finetune_frozen(&p->training.finetune))
-		diag_err(d, f, "/training/finetune", "encoder_transformer models are not supported "
-			 "yet (model '%s')", m->name);
+		diag_err(d, f, "/training/finetune", "%s models are not supported "
+			 "yet (model '%s')", arch, m->name);
 }
 
 /* Context parallelism: the load-balanced causal split, the attention

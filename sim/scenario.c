@@ -888,6 +888,14 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		if (s->plan.training.seq > 0)
 			diag_err(d, path, "/training/seq_len", "applies to transformer models only, "
 				 "not to CNN model '%s'", m->name);
+	} else if (m && model_is_vit(m)) {     /* a ViT's tokens follow from its image */
+		long vs = model_vit_seq(m);
+		if (s->plan.training.seq > 0 && s->plan.training.seq != vs)
+			diag_err(d, path, "/training/seq_len", "must be left out or equal the %ld tokens "
+				 "of vit model '%s' ((image_size / patch_size)^2 + 1), got %ld", vs,
+				 m->name, s->plan.training.seq);
+		else
+			s->plan.training.seq = vs;
 	} else if (have_training && s->plan.training.seq == 0)
 		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
 	if (diag_count(d) != before || !s->in)

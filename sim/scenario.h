@@ -90,7 +90,9 @@
  *   parallel.last_stage_layers    int      layers  -             rest split evenly over the others)
  *   parallel.vstage_layers        [int]    layers  -             layers of each of pp x interleave
  *                                                                virtual stages (chunk-major), >= 0
- *   training.seq_len              int      tokens  required
+ *   training.seq_len              int      tokens  required      (a vit model: derived,
+ *                                                                (image_size/patch_size)^2 + 1;
+ *                                                                if given, must equal it)
  *   training.global_batch         int      samples required
  *   training.micro_batch          int      samples 1
  *   training.precision            string   -       "bf16"        fp32 | tf32 | fp16 | bf16 | fp8
