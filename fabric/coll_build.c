@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "coll-private.h"
+#include "hash.h"
 #include "nccl_model.h"
 #include "xalloc.h"
 
@@ -129,18 +130,6 @@ struct load {
 	bool used;
 };
 
-/* splitmix64's finaliser: every bit of the key (kind, direction, node,
- * index) reaches the low bits the table is indexed with. */
-static size_t load_slot(unsigned long long key, size_t cap)
-{
-	key ^= key >> 30;
-	key *= 0xBF58476D1CE4E5B9ULL;
-	key ^= key >> 27;
-	key *= 0x94D049BB133111EBULL;
-	key ^= key >> 31;
-	return (size_t)(key & (cap - 1));
-}
-
 static double max_link_time(const struct topology *t, const struct coll_plan *p)
 {
 	size_t cap = 64, used = 0; /* cap: a power of two */
@@ -162,7 +151,7 @@ static double max_link_time(const struct topology *t, const struct coll_plan *p)
 				struct load *nt = xcalloc(nc, sizeof(*nt));
 				for (size_t q = 0; q < cap; q++)
 					if (tab[q].used) {
-						size_t s = load_slot(tab[q].key, nc);
+						size_t s = hash_slot(tab[q].key, nc);
 						while (nt[s].used)
 							s = (s + 1) & (nc - 1);
 						nt[s] = tab[q];
@@ -172,7 +161,7 @@ static double max_link_time(const struct topology *t, const struct coll_plan *p)
 				cap = nc;
 			}
 			unsigned long long key = topology_link_key(t, &h[j]);
-			size_t s = load_slot(key, cap);
+			size_t s = hash_slot(key, cap);
 			while (tab[s].used && tab[s].key != key)
 				s = (s + 1) & (cap - 1);
 			struct load *l = &tab[s];

@@ -145,6 +145,7 @@ struct builder {
 	double le;                    /* expert parameters of a layer (0: dense) */
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 	struct cost *cost;            /* prices the FSDP2 copies */
+	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
 	double gather_copy_s;         /* FSDP2: the copy-out after a layer's all-gather */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
 };
@@ -433,7 +434,7 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 		return;
 	}
 	int dep = b->last;
-	if (b->gather_copy_s > 0 && pl->parallel.zero >= ZERO_3) {
+	if (b->fsdp2) {
 		/* FSDP2: the unsharded 16-bit gradients concatenated into the
 		 * reduce-scatter buffer (reduce dtype), on its stream */
 		double el = bytes / b->gb;
@@ -503,7 +504,7 @@ static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk
 			  .launch_s = b->launch_s };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
-	if (b->gather_copy_s > 0)
+	if (b->fsdp2)
 		compute(b, cat, b->gather_copy_s, 0, mb, chunk, b->last);
 }
 
@@ -773,8 +774,9 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	}
 	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
 	b->wbytes = dtype_bytes(pr.layer_weight);
-	if (plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
-	    (long)pl->parallel.dp * pl->parallel.cp > 1)
+	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
+		   (long)pl->parallel.dp * pl->parallel.cp > 1;
+	if (b->fsdp2)
 		b->gather_copy_s = copy_time(b, "fsdp_gather_copy_out", b->param_bytes_layer / b->wbytes,
 					     2 * b->param_bytes_layer);
 	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;

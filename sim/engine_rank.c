@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hash.h"
 #include "xalloc.h"
 
 void engine_start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void *data,
@@ -65,21 +66,13 @@ static struct mbox_slot {
 } *g_mbox;
 static size_t g_mbox_cap, g_mbox_n;
 
-static size_t mbox_slot(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
-}
-
 static void mbox_grow(void)
 {
 	size_t ncap = g_mbox_cap ? 2 * g_mbox_cap : 4096;
 	struct mbox_slot *n = xcalloc(ncap, sizeof(*n));
 	for (size_t i = 0; i < g_mbox_cap; i++)
 		if (g_mbox[i].key) {
-			size_t j = mbox_slot(g_mbox[i].key, ncap);
+			size_t j = hash_slot(g_mbox[i].key, ncap);
 			while (n[j].key)
 				j = (j + 1) & (ncap - 1);
 			n[j] = g_mbox[i];
@@ -95,7 +88,7 @@ static struct mbox_slot *mbox_find(uint64_t key)
 {
 	if (2 * (g_mbox_n + 1) > g_mbox_cap)
 		mbox_grow();
-	size_t j = mbox_slot(key, g_mbox_cap);
+	size_t j = hash_slot(key, g_mbox_cap);
 	while (g_mbox[j].key && g_mbox[j].key != key)
 		j = (j + 1) & (g_mbox_cap - 1);
 	return &g_mbox[j];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "platform.h"
 #include "xalloc.h"
 
@@ -25,20 +26,10 @@
  * NVLink, PCIe) take part like any other: a TP group of a replica on a
  * node no simulated flow reaches is left out. */
 
-/* A slot for link key k in a table of cap (a power of two) slots: a
- * splitmix64 finaliser, so that every field of the key (the node is in
- * bits 36 and up) moves the low bits; (k * phi) >> 17 never saw the node
- * and every node's NIC i collided (16,384 GPUs: 72 % of the run). */
-static size_t link_slot(unsigned long long k, size_t cap)
-{
-	k ^= k >> 30;
-	k *= 0xbf58476d1ce4e5b9ULL;
-	k ^= k >> 27;
-	k *= 0x94d049bb133111ebULL;
-	k ^= k >> 31;
-	return (size_t)k & (cap - 1);
-}
-
+/* Link keys are slotted by util/hash.h's hash_slot: every field of the
+ * key (the node is in bits 36 and up) moves the low bits; (k * phi) >> 17
+ * never saw the node and every node's NIC i collided (16,384 GPUs: 72 %
+ * of the run). */
 /* Id of the link of key k (topology_link_key), made if add; -1 if unknown. */
 static int link_id(struct fold *F, unsigned long long k, bool add)
 {
@@ -49,7 +40,7 @@ static int link_id(struct fold *F, unsigned long long k, bool add)
 		for (size_t i = 0; i < F->lcap; i++) {
 			if (!F->lkey[i])
 				continue;
-			size_t j = link_slot(F->lkey[i], ncap);
+			size_t j = hash_slot(F->lkey[i], ncap);
 			while (nk[j])
 				j = (j + 1) & (ncap - 1);
 			nk[j] = F->lkey[i];
@@ -69,7 +60,7 @@ static int link_id(struct fold *F, unsigned long long k, bool add)
 	if (!F->lcap)
 		return -1;
 	k++; /* 0 marks a free slot */
-	size_t j = link_slot(k, F->lcap);
+	size_t j = hash_slot(k, F->lcap);
 	while (F->lkey[j] && F->lkey[j] != k)
 		j = (j + 1) % F->lcap;
 	if (F->lkey[j])

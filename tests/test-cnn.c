@@ -85,19 +85,11 @@ Test(cnn, resnet50_layers_have_the_expected_shapes)
 
 static void expect_model_error(const char *body, const char *msg)
 {
-	char *dir = tmp_dir(), text[1024], want[2048];
+	char text[1024];
 	snprintf(text, sizeof(text),
 		 "{\"schema\": \"ddlsim.model\", \"schema_version\": \"1.0\", \"name\": \"r\",\n"
 		 " \"source\": \"test\", \"architecture\": \"cnn\", %s}\n", body);
-	char *path = write_file(dir, "m.json", text);
-	struct diag d;
-	diag_init(&d, NULL);
-	cr_expect_null(model_load(path, &d));
-	snprintf(want, sizeof(want), "%s: %s\n", path, msg);
-	cr_expect_str_eq(diag_text(&d), want);
-	diag_finish(&d);
-	free(path);
-	free(dir);
+	expect_model_text_error(text, msg);
 }
 
 Test(cnn, rejects_unknown_resnet_depth)

@@ -165,20 +165,12 @@ Test(encoder, mlperf_bert_large_scenario_runs_end_to_end)
 
 static void expect_model_error(const char *body, const char *msg)
 {
-	char *dir = tmp_dir(), text[2048], want[2048];
+	char text[2048];
 	snprintf(text, sizeof(text),
 		 "{\"schema\": \"ddlsim.model\", \"schema_version\": \"1.1\", \"name\": \"e\",\n"
 		 " \"source\": \"test\", \"architecture\": \"encoder_transformer\", \"layers\": 2,\n"
 		 " \"hidden_size\": 64, \"heads\": 4, \"vocab_size\": 100%s}\n", body);
-	char *path = write_file(dir, "m.json", text);
-	struct diag d;
-	diag_init(&d, NULL);
-	cr_expect_null(model_load(path, &d));
-	snprintf(want, sizeof(want), "%s: %s\n", path, msg);
-	cr_expect_str_eq(diag_text(&d), want);
-	diag_finish(&d);
-	free(path);
-	free(dir);
+	expect_model_text_error(text, msg);
 }
 
 Test(encoder, rejects_bad_keys)
@@ -202,7 +194,7 @@ Test(encoder, rejects_bad_keys)
 }
 
 /* A scenario the plan checks refuse: exit 3 with the JSON path. */
-static void expect_run_error(const char *parallel, const char *training, const char *msg)
+static void expect_plan_error(const char *parallel, const char *training, const char *msg)
 {
 	char *dir = tmp_dir(), text[2048], args[2048], *err = NULL;
 	snprintf(text, sizeof(text),
@@ -223,10 +215,10 @@ static void expect_run_error(const char *parallel, const char *training, const c
 
 Test(encoder, plan_checks_refuse_what_an_encoder_cannot_run)
 {
-	expect_run_error("\"dp\": 8", "\"seq_len\": 1024, \"global_batch\": 64, \"micro_batch\": 8",
+	expect_plan_error("\"dp\": 8", "\"seq_len\": 1024, \"global_batch\": 64, \"micro_batch\": 8",
 			 "/training/seq_len: error: must be at most the 512 learned positions of model "
 			 "'BERT-Large (uncased)' (max_position), got 1024");
-	expect_run_error("\"dp\": 4, \"cp\": 2",
+	expect_plan_error("\"dp\": 4, \"cp\": 2",
 			 "\"seq_len\": 512, \"global_batch\": 64, \"micro_batch\": 8",
 			 "/parallel/cp: error: context parallelism here is the load-balanced causal "
 			 "split of a decoder; model 'BERT-Large (uncased)' is an encoder_transformer, "

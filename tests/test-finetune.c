@@ -261,18 +261,6 @@ Test(finetune, mlperf_scenario_trains_and_reduces_only_the_adapters)
 
 /* ---- bad input ---- */
 
-static char *subst(const char *s, const char *key, const char *val)
-{
-	const char *p = strstr(s, key);
-	if (!p)
-		return strdup(s);
-	size_t n = strlen(s) - strlen(key) + strlen(val) + 1;
-	char *o = malloc(n);
-	cr_assert_not_null(o);
-	snprintf(o, n, "%.*s%s%s", (int)(p - s), s, val, p + strlen(key));
-	return o;
-}
-
 /* A scenario of model (zoo name) with training.finetune = ft and the
  * extra training and parallel keys given. */
 static char *scenario(const char *model, const char *ft, const char *training, const char *par)
@@ -289,43 +277,18 @@ static char *scenario(const char *model, const char *ft, const char *training, c
 		"}\n";
 	char path[256];
 	snprintf(path, sizeof(path), "models/zoo/%s.json", model);
-	char *a = subst(base, "@MODEL@", src_path(path));
-	char *b = subst(a, "@TOPO@", src_path("topologies/dgx-h100.json"));
-	char *c = subst(b, "@PAR@", par);
-	char *e = subst(c, "@TRAIN@", training);
-	char *f = subst(e, "@FT@", ft);
+	char *a = str_subst(base, "@MODEL@", src_path(path));
+	char *b = str_subst(a, "@TOPO@", src_path("topologies/dgx-h100.json"));
+	char *c = str_subst(b, "@PAR@", par);
+	char *e = str_subst(c, "@TRAIN@", training);
+	char *f = str_subst(e, "@FT@", ft);
 	free(a), free(b), free(c), free(e);
 	return f;
 }
 
-/* Run `ddlsim run` on text; expect exit 3 and exactly want (each %s: the
- * file's path), no report. */
-static void expect_error(const char *text, const char *want_fmt)
-{
-	char *d = tmp_dir();
-	char *p = write_file(d, "s.json", text);
-	char args[2048], want[4096], *err = NULL;
-	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", p, d);
-	int rc = run_ddlsim(args, NULL, &err);
-	size_t w = 0;
-	for (const char *q = want_fmt; *q && w + 1 < sizeof(want);) {
-		if (q[0] == '%' && q[1] == 's') {
-			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s", p);
-			q += 2;
-		} else
-			want[w++] = *q++;
-	}
-	want[w < sizeof(want) ? w : sizeof(want) - 1] = 0;
-	cr_assert_eq(rc, 3, "exit %d, stderr: %s", rc, err);
-	cr_assert_str_eq(err, want);
-	char out[1100];
-	snprintf(out, sizeof(out), "%s/out", d);
-	cr_assert(!file_exists(out), "the report directory was created despite the error");
-}
-
 static void bad(const char *ft, const char *want)
 {
-	expect_error(scenario("llama2-7b", ft, "", ""), want);
+	expect_run_error(scenario("llama2-7b", ft, "", ""), want);
 }
 
 #define FT(keys) "{ \"method\": \"lora\", \"rank\": 8, \"targets\": [\"q_proj\"]" keys " }"
@@ -395,7 +358,7 @@ Test(finetune, rejects_unknown_and_repeated_targets)
 
 Test(finetune, rejects_gate_proj_without_swiglu)
 {
-	expect_error(scenario("mpt-7b", "{ \"method\": \"lora\", \"rank\": 8, \"targets\": [\"gate_proj\"] }",
+	expect_run_error(scenario("mpt-7b", "{ \"method\": \"lora\", \"rank\": 8, \"targets\": [\"gate_proj\"] }",
 			      "", ""),
 		     "%s: /training/finetune/targets: error: gate_proj needs a SwiGLU MLP, model "
 		     "'MPT-7B' has none\n");
@@ -417,19 +380,19 @@ Test(finetune, rejects_bad_base_dtypes)
 Test(finetune, rejects_nf4_with_fp8_or_zero3)
 {
 	const char *q = "{ \"method\": \"qlora\", \"rank\": 8, \"targets\": [\"q_proj\"] }";
-	expect_error(scenario("llama2-7b", q, ", \"precision\": \"fp8\"", ""),
+	expect_run_error(scenario("llama2-7b", q, ", \"precision\": \"fp8\"", ""),
 		     "%s: /training/finetune/base_dtype: error: nf4 weights are dequantized to a bf16 or "
 		     "fp16 precision, got precision \"fp8\"\n");
-	expect_error(scenario("llama2-7b", q, "", ", \"zero\": 3"),
+	expect_run_error(scenario("llama2-7b", q, "", ", \"zero\": 3"),
 		     "%s: /training/finetune/base_dtype: error: nf4 weights with ZeRO-3 are not supported\n");
 }
 
 Test(finetune, rejects_moe_models_and_offload)
 {
-	expect_error(scenario("mixtral-8x7b", FT(""), "", ", \"sp\": true"),
+	expect_run_error(scenario("mixtral-8x7b", FT(""), "", ", \"sp\": true"),
 		     "%s: /training/finetune: error: mixture-of-experts models are not supported yet "
 		     "(model 'Mixtral 8x7B')\n");
-	expect_error(scenario("llama2-7b", FT(""), "", ", \"offload\": \"optimizer\""),
+	expect_run_error(scenario("llama2-7b", FT(""), "", ", \"offload\": \"optimizer\""),
 		     "%s: /parallel/offload: error: CPU offload with frozen base weights is not "
 		     "supported, got \"optimizer\"\n");
 }
@@ -448,9 +411,9 @@ static void bad_goal(const char *keys, const char *want_fmt)
 		"  \"model\": \"@MODEL@\", \"seq_len\": 4096, @KEYS@,\n"
 		"  \"global_batch_tokens\": { \"min\": 32768, \"max\": 65536 },\n"
 		"  \"clusters\": [ { \"topology\": \"@TOPO@\", \"nodes\": [1] } ] }\n";
-	char *a = subst(base, "@MODEL@", src_path("models/zoo/llama2-7b.json"));
-	char *b = subst(a, "@TOPO@", src_path("topologies/dgx-h100.json"));
-	char *c = subst(b, "@KEYS@", keys);
+	char *a = str_subst(base, "@MODEL@", src_path("models/zoo/llama2-7b.json"));
+	char *b = str_subst(a, "@TOPO@", src_path("topologies/dgx-h100.json"));
+	char *c = str_subst(b, "@KEYS@", keys);
 	char *d = tmp_dir(), *p = write_file(d, "g.json", c), args[2048], want[4096], *err = NULL;
 	snprintf(args, sizeof(args), "plan %s --out %s/out --quiet --screen-only", p, d);
 	int rc = run_ddlsim(args, NULL, &err);

@@ -20,90 +20,52 @@ static const char *base =
 	"  \"training\": { \"seq_len\": 2048, \"global_batch\": @GB@, \"micro_batch\": 1 }@EXTRA@\n"
 	"}\n";
 
-static char *subst(const char *s, const char *key, const char *val)
-{
-	const char *p = strstr(s, key);
-	if (!p)
-		return strdup(s);
-	size_t n = strlen(s) - strlen(key) + strlen(val) + 1;
-	char *o = malloc(n);
-	snprintf(o, n, "%.*s%s%s", (int)(p - s), s, val, p + strlen(key));
-	return o;
-}
-
 static char *scenario(const char *par, const char *gb, const char *extra, const char *topo)
 {
-	char *a = subst(base, "@MODEL@", src_path("models/zoo/llama2-7b.json"));
-	char *b = subst(a, "@TOPO@", topo ? topo : src_path("topologies/dgx-a100.json"));
-	char *c = subst(b, "@PAR@", par);
-	char *d = subst(c, "@GB@", gb);
-	char *e = subst(d, "@EXTRA@", extra);
+	char *a = str_subst(base, "@MODEL@", src_path("models/zoo/llama2-7b.json"));
+	char *b = str_subst(a, "@TOPO@", topo ? topo : src_path("topologies/dgx-a100.json"));
+	char *c = str_subst(b, "@PAR@", par);
+	char *d = str_subst(c, "@GB@", gb);
+	char *e = str_subst(d, "@EXTRA@", extra);
 	free(a), free(b), free(c), free(d);
 	return e;
 }
 
-/* Run `ddlsim run` on text; expect exit 3, the exact stderr, no report. */
-static void expect_error(const char *text, const char *want_fmt)
-{
-	char *d = tmp_dir();
-	char *p = write_file(d, "s.json", text);
-	char args[2048], want[4096], *err = NULL;
-	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", p, d);
-	int rc = run_ddlsim(args, NULL, &err);
-	/* every %s in want_fmt stands for the scenario's path */
-	size_t w = 0;
-	for (const char *q = want_fmt; *q && w + 1 < sizeof(want);) {
-		if (q[0] == '%' && q[1] == 's') {
-			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s", p);
-			q += 2;
-		} else
-			want[w++] = *q++;
-	}
-	want[w < sizeof(want) ? w : sizeof(want) - 1] = 0;
-	cr_assert_eq(rc, 3, "exit %d, stderr: %s", rc, err);
-	cr_assert_str_eq(err, want);
-	char rep[1100];
-	snprintf(rep, sizeof(rep), "%s/out/report.json", d);
-	cr_assert(!file_exists(rep), "a report was written despite the error");
-	snprintf(rep, sizeof(rep), "%s/out", d);
-	cr_assert(!file_exists(rep), "the report directory was created despite the error");
-}
-
 Test(scenario, malformed_json_gives_line_and_column)
 {
-	expect_error("{\n  \"schema\": \"ddlsim.scenario\",\n  \"nodes\": 2,,\n}\n",
+	expect_run_error("{\n  \"schema\": \"ddlsim.scenario\",\n  \"nodes\": 2,,\n}\n",
 		     "%s:3:14: error: malformed JSON: string or '}' expected near ','\n");
 }
 
 Test(scenario, missing_key_is_named)
 {
 	char *s = scenario("\"dp\": 16", "512", "", NULL);
-	char *t = subst(s, "\"nodes\": 2,\n", "");
-	expect_error(t, "%s: /nodes: error: missing required key 'nodes'\n");
+	char *t = str_subst(s, "\"nodes\": 2,\n", "");
+	expect_run_error(t, "%s: /nodes: error: missing required key 'nodes'\n");
 }
 
 Test(scenario, wrong_type_says_expected_and_found)
 {
 	char *s = scenario("\"dp\": \"sixteen\"", "512", "", NULL);
-	expect_error(s, "%s: /parallel/dp: error: expected an integer, got string\n");
+	expect_run_error(s, "%s: /parallel/dp: error: expected an integer, got string\n");
 }
 
 Test(scenario, unknown_key_is_an_error)
 {
 	char *s = scenario("\"dp\": 16, \"pipeline\": 2", "512", "", NULL);
-	expect_error(s, "%s: /parallel/pipeline: error: unknown key 'pipeline'\n");
+	expect_run_error(s, "%s: /parallel/pipeline: error: unknown key 'pipeline'\n");
 }
 
 Test(scenario, missing_referenced_file)
 {
 	char *s = scenario("\"dp\": 16", "512", "", "/nonexistent/topo.json");
-	expect_error(s, "%s: /topology: error: cannot open '/nonexistent/topo.json': No such file or directory\n");
+	expect_run_error(s, "%s: /topology: error: cannot open '/nonexistent/topo.json': No such file or directory\n");
 }
 
 Test(scenario, batch_not_divisible_by_dp_times_microbatch)
 {
 	char *s = scenario("\"dp\": 16", "100", "", NULL);
-	expect_error(s, "%s: /training/global_batch: error: must be divisible by dp x micro_batch = 16 x 1 = 16, got 100\n");
+	expect_run_error(s, "%s: /training/global_batch: error: must be divisible by dp x micro_batch = 16 x 1 = 16, got 100\n");
 }
 
 Test(scenario, negative_bandwidth_in_topology)
@@ -114,10 +76,10 @@ Test(scenario, negative_bandwidth_in_topology)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
-	char *bad0 = subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300"), gpu[1100];
+	char *bad0 = str_subst(buf, "\"bw_GBps\": 300", "\"bw_GBps\": -300"), gpu[1100];
 	/* the copy lives elsewhere: its GPU preset by absolute path */
 	snprintf(gpu, sizeof(gpu), "\"%s\"", src_path("gpus/a100-sxm4-80gb.json"));
-	char *bad = subst(bad0, "\"../gpus/a100-sxm4-80gb.json\"", gpu);
+	char *bad = str_subst(bad0, "\"../gpus/a100-sxm4-80gb.json\"", gpu);
 	free(bad0);
 	char *tp = write_file(d, "topo.json", bad);
 	char *s = scenario("\"dp\": 16", "512", "", tp);
@@ -135,77 +97,77 @@ Test(scenario, tp_must_divide_heads)
 {
 	char *s = scenario("\"tp\": 3, \"dp\": 5, \"pp\": 1", "512", "", NULL);
 	/* 16 GPUs: 3 does not divide them either, reported first */
-	expect_error(s, "%s: /parallel: error: tp x pp = 3 x 1 = 3 must divide the 16 GPUs (2 nodes x 8 GPUs)\n");
+	expect_run_error(s, "%s: /parallel: error: tp x pp = 3 x 1 = 3 must divide the 16 GPUs (2 nodes x 8 GPUs)\n");
 	char *u = scenario("\"tp\": 16", "512", "", NULL);
 	/* 32 heads: 16 divides; use the 24-head Megatron 1.7B model */
-	char *v = subst(u, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-1.7b.json"));
-	expect_error(v, "%s: /parallel/tp: error: must divide the model's 24 attention heads, got 16\n");
+	char *v = str_subst(u, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-1.7b.json"));
+	expect_run_error(v, "%s: /parallel/tp: error: must divide the model's 24 attention heads, got 16\n");
 }
 
 Test(scenario, pp_larger_than_layers)
 {
 	char *s = scenario("\"pp\": 32", "512", "", NULL);
-	char *v = subst(s, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-3.6b.json"));
-	char *w = subst(v, "\"nodes\": 2", "\"nodes\": 4");
-	expect_error(w, "%s: /parallel/pp: error: must be <= the model's 30 layers, got 32\n");
+	char *v = str_subst(s, src_path("models/zoo/llama2-7b.json"), src_path("models/zoo/megatron/gpt-3.6b.json"));
+	char *w = str_subst(v, "\"nodes\": 2", "\"nodes\": 4");
+	expect_run_error(w, "%s: /parallel/pp: error: must be <= the model's 30 layers, got 32\n");
 }
 
 Test(scenario, dp_that_does_not_match_the_cluster)
 {
 	char *s = scenario("\"dp\": 8", "512", "", NULL);
-	expect_error(s, "%s: /parallel/dp: error: dp x tp x pp must equal the 16 GPUs (2 nodes x 8 GPUs): 8 x 1 x 1 = 8\n");
+	expect_run_error(s, "%s: /parallel/dp: error: dp x tp x pp must equal the 16 GPUs (2 nodes x 8 GPUs): 8 x 1 x 1 = 8\n");
 }
 
 Test(scenario, reports_every_problem_not_just_the_first)
 {
 	char *s = scenario("\"dp\": 16, \"sp\": 1", "512", ", \"colour\": \"red\"", NULL);
-	expect_error(s, "%s: /parallel/sp: error: expected a boolean, got integer\n"
+	expect_run_error(s, "%s: /parallel/sp: error: expected a boolean, got integer\n"
 			"%s: /colour: error: unknown key 'colour'\n");
 }
 
 Test(scenario, interleaving_needs_a_pipeline)
 {
 	char *s = scenario("\"dp\": 16, \"schedule\": \"interleaved\", \"interleave\": 2", "512", "", NULL);
-	expect_error(s, "%s: /parallel/interleave: error: interleaving needs pipeline parallelism (pp >= 2), got pp = 1\n");
+	expect_run_error(s, "%s: /parallel/interleave: error: interleaving needs pipeline parallelism (pp >= 2), got pp = 1\n");
 }
 
 Test(scenario, integers_beyond_int_are_refused_not_truncated)
 {
 	char *s = scenario("\"dp\": 16", "512", "", NULL);
-	char *t = subst(s, "\"nodes\": 2", "\"nodes\": 4294967298");
-	expect_error(t, "%s: /nodes: error: must be <= 2147483647, got 4294967298\n");
+	char *t = str_subst(s, "\"nodes\": 2", "\"nodes\": 4294967298");
+	expect_run_error(t, "%s: /nodes: error: must be <= 2147483647, got 4294967298\n");
 }
 
 Test(scenario, tiny_gradient_buckets_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"communication\": {\"bucket_MB\": 1e-9}", NULL);
-	expect_error(s, "%s: /communication/bucket_MB: error: must be >= 0.1 (100 kB), got 1e-09\n");
+	expect_run_error(s, "%s: /communication/bucket_MB: error: must be >= 0.1 (100 kB), got 1e-09\n");
 }
 
 Test(scenario, seq_len_zero_is_one_error)
 {
 	char *s = scenario("\"dp\": 16", "512", "", NULL);
-	char *t = subst(s, "\"seq_len\": 2048", "\"seq_len\": 0");
-	expect_error(t, "%s: /training/seq_len: error: must be >= 1, got 0\n");
+	char *t = str_subst(s, "\"seq_len\": 2048", "\"seq_len\": 0");
+	expect_run_error(t, "%s: /training/seq_len: error: must be >= 1, got 0\n");
 }
 
 Test(scenario, gradient_reduction_dtype_is_checked)
 {
 	char *s = scenario("\"dp\": 16", "512", "", NULL);
-	char *t = subst(s, "\"micro_batch\": 1", "\"micro_batch\": 1, \"grad_reduce_dtype\": \"tf32\"");
-	expect_error(t, "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'tf32'\n");
+	char *t = str_subst(s, "\"micro_batch\": 1", "\"micro_batch\": 1, \"grad_reduce_dtype\": \"tf32\"");
+	expect_run_error(t, "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'tf32'\n");
 }
 
 Test(scenario, empty_output_formats_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"output\": {\"formats\": []}", NULL);
-	expect_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list\n");
+	expect_run_error(s, "%s: /output/formats: error: expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list\n");
 }
 
 Test(scenario, too_many_nodes_for_the_fabric_is_an_input_error)
 {
 	char *s = scenario("\"dp\": 16", "512", "", src_path("topologies/dgx-h100-fattree2-2to1.json"));
-	char *t = subst(s, "\"nodes\": 2", "\"nodes\": 20000");
+	char *t = str_subst(s, "\"nodes\": 2", "\"nodes\": 20000");
 	char *d = tmp_dir();
 	char *p = write_file(d, "s.json", t);
 	char args[2048], *err = NULL;
@@ -223,20 +185,20 @@ static char *training_with(const char *keys, const char *topo)
 	char *s = scenario("\"dp\": 16", "512", "", topo);
 	char with[256];
 	snprintf(with, sizeof(with), "\"micro_batch\": 1, %s", keys);
-	char *t = subst(s, "\"micro_batch\": 1", with);
+	char *t = str_subst(s, "\"micro_batch\": 1", with);
 	free(s);
 	return t;
 }
 
 Test(scenario, unknown_attention_kernel)
 {
-	expect_error(training_with("\"attention\": \"fused\"", NULL),
+	expect_run_error(training_with("\"attention\": \"fused\"", NULL),
 		     "%s: /training/attention: error: expected one of {unfused, flash}, got 'fused'\n");
 }
 
 Test(scenario, flash_needs_a_gpu_with_a_flash_kernel)
 {
-	expect_error(training_with("\"precision\": \"fp16\", \"attention\": \"flash\"",
+	expect_run_error(training_with("\"precision\": \"fp16\", \"attention\": \"flash\"",
 				   src_path("topologies/dgx1-v100.json")),
 		     "%s: /training/attention: error: flash needs a GPU with a fused attention kernel "
 		     "(Ampere or later: the topology's gpu.efficiency.flash_fwd_max), GPU "
@@ -245,7 +207,7 @@ Test(scenario, flash_needs_a_gpu_with_a_flash_kernel)
 
 Test(scenario, flash_needs_16_bit_or_fp8)
 {
-	expect_error(training_with("\"precision\": \"tf32\", \"attention\": \"flash\"", NULL),
+	expect_run_error(training_with("\"precision\": \"tf32\", \"attention\": \"flash\"", NULL),
 		     "%s: /training/attention: error: flash needs precision fp16, bf16 or fp8, got \"tf32\"\n");
 }
 
@@ -258,7 +220,7 @@ static void expect_no_peak(const char *prec, const char *topo, const char *gpu, 
 	snprintf(want, sizeof(want), "%%s: /training/precision: error: %s needs a GPU with a peak for %s, "
 		 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)\n", prec, prec, gpu, tname,
 		 src_path(topo));
-	expect_error(training_with(keys, src_path(topo)), want);
+	expect_run_error(training_with(keys, src_path(topo)), want);
 }
 
 Test(scenario, fp8_needs_an_fp8_peak)
@@ -278,31 +240,31 @@ Test(scenario, bf16_on_a_gpu_without_bf16_is_an_error_not_an_infinite_mfu)
 
 Test(scenario, fp8_comm_needs_fp8)
 {
-	expect_error(training_with("\"fp8_comm\": true", NULL),
+	expect_run_error(training_with("\"fp8_comm\": true", NULL),
 		     "%s: /training/fp8_comm: error: needs precision \"fp8\", got \"bf16\"\n");
 }
 
 Test(scenario, fp8_params_needs_fp8)
 {
-	expect_error(training_with("\"fp8_params\": true", NULL),
+	expect_run_error(training_with("\"fp8_params\": true", NULL),
 		     "%s: /training/fp8_params: error: needs precision \"fp8\", got \"bf16\"\n");
 }
 
 Test(scenario, fp8_params_must_be_a_bool)
 {
-	expect_error(training_with("\"fp8_params\": 1", NULL),
+	expect_run_error(training_with("\"fp8_params\": 1", NULL),
 		     "%s: /training/fp8_params: error: expected a boolean, got integer\n");
 }
 
 Test(scenario, memory_reserve_is_a_fraction_below_one_half)
 {
-	expect_error(training_with("\"memory_reserve\": 0.6", NULL),
+	expect_run_error(training_with("\"memory_reserve\": 0.6", NULL),
 		     "%s: /training/memory_reserve: error: expected a fraction of HBM below 0.5, got 0.6\n");
 }
 
 Test(scenario, gradients_are_not_reduced_in_fp8)
 {
-	expect_error(training_with("\"grad_reduce_dtype\": \"fp8\"", NULL),
+	expect_run_error(training_with("\"grad_reduce_dtype\": \"fp8\"", NULL),
 		     "%s: /training/grad_reduce_dtype: error: expected one of {fp32, fp16, bf16}, got 'fp8'\n");
 }
 
@@ -311,7 +273,7 @@ Test(scenario, gradients_are_not_reduced_in_fp8)
 /* scenario() with one more substitution in the text. */
 static char *scenario_with(const char *par, const char *from, const char *to)
 {
-	char *s = scenario(par, "8", "", NULL), *o = subst(s, from, to);
+	char *s = scenario(par, "8", "", NULL), *o = str_subst(s, from, to);
 	free(s);
 	return o;
 }
@@ -319,21 +281,21 @@ static char *scenario_with(const char *par, const char *from, const char *to)
 Test(scenario, cp_must_divide_the_gpus_with_tp_and_pp)
 {
 	char *s = scenario("\"tp\": 2, \"cp\": 3", "8", "", NULL);
-	expect_error(s, "%s: /parallel: error: tp x cp x pp = 2 x 3 x 1 = 6 must divide the 16 GPUs "
+	expect_run_error(s, "%s: /parallel: error: tp x cp x pp = 2 x 3 x 1 = 6 must divide the 16 GPUs "
 			"(2 nodes x 8 GPUs)\n");
 }
 
 Test(scenario, cp_times_tp_pp_dp_must_equal_the_gpus)
 {
 	char *s = scenario("\"tp\": 2, \"cp\": 2, \"dp\": 2", "8", "", NULL);
-	expect_error(s, "%s: /parallel/dp: error: dp x tp x cp x pp must equal the 16 GPUs (2 nodes x 8 "
+	expect_run_error(s, "%s: /parallel/dp: error: dp x tp x cp x pp must equal the 16 GPUs (2 nodes x 8 "
 			"GPUs): 2 x 2 x 2 x 1 = 8\n");
 }
 
 Test(scenario, cp_needs_two_chunks_per_rank)
 {
 	char *s = scenario_with("\"tp\": 2, \"cp\": 4", "\"seq_len\": 2048", "\"seq_len\": 2052");
-	expect_error(s, "%s: /parallel/cp: error: seq_len 2052 must be divisible by 2 x cp = 8 (two "
+	expect_run_error(s, "%s: /parallel/cp: error: seq_len 2052 must be divisible by 2 x cp = 8 (two "
 			"chunks per rank in the load-balanced causal split)\n");
 }
 
@@ -341,7 +303,7 @@ Test(scenario, cp_needs_flash_attention)
 {
 	char *s = scenario_with("\"tp\": 2, \"cp\": 2", "\"micro_batch\": 1", "\"micro_batch\": 1, "
 				"\"attention\": \"unfused\"");
-	expect_error(s, "%s: /parallel/cp: error: context parallelism needs attention \"flash\" "
+	expect_run_error(s, "%s: /parallel/cp: error: context parallelism needs attention \"flash\" "
 			"(Transformer Engine's fused attention), got \"unfused\"\n");
 }
 
@@ -349,38 +311,38 @@ Test(scenario, cp_a2a_needs_heads_divisible_by_cp_times_tp)
 {
 	char *a = scenario_with("\"tp\": 8, \"cp\": 3, \"cp_comm\": \"a2a\"", "\"seq_len\": 2048",
 				"\"seq_len\": 2304");
-	char *s = subst(a, "\"nodes\": 2", "\"nodes\": 3");
-	expect_error(s, "%s: /parallel/cp_comm: error: a2a needs the model's 32 attention heads "
+	char *s = str_subst(a, "\"nodes\": 2", "\"nodes\": 3");
+	expect_run_error(s, "%s: /parallel/cp_comm: error: a2a needs the model's 32 attention heads "
 			"divisible by cp x tp = 3 x 8 = 24, got a remainder of 8\n");
 	free(a);
 }
 
 Test(scenario, cp_comm_needs_cp_and_a_known_name)
 {
-	expect_error(scenario("\"tp\": 2, \"cp_comm\": \"a2a\"", "8", "", NULL),
+	expect_run_error(scenario("\"tp\": 2, \"cp_comm\": \"a2a\"", "8", "", NULL),
 		     "%s: /parallel/cp_comm: error: needs context parallelism (cp > 1), got cp = 1\n");
-	expect_error(scenario("\"tp\": 2, \"cp\": 2, \"cp_comm\": \"ring\"", "8", "", NULL),
+	expect_run_error(scenario("\"tp\": 2, \"cp\": 2, \"cp_comm\": \"ring\"", "8", "", NULL),
 		     "%s: /parallel/cp_comm: error: expected one of {p2p, a2a}, got 'ring'\n");
-	expect_error(scenario("\"tp\": 2, \"cp\": 0", "8", "", NULL),
+	expect_run_error(scenario("\"tp\": 2, \"cp\": 0", "8", "", NULL),
 		     "%s: /parallel/cp: error: must be >= 1, got 0\n");
 }
 
 Test(scenario, first_stage_layers_need_a_pipeline)
 {
-	expect_error(scenario("\"tp\": 2, \"first_stage_layers\": 3", "8", "", NULL),
+	expect_run_error(scenario("\"tp\": 2, \"first_stage_layers\": 3", "8", "", NULL),
 		     "%s: /parallel/first_stage_layers: error: needs pipeline parallelism (pp >= 2), "
 		     "got pp = 1\n");
-	expect_error(scenario("\"tp\": 2, \"pp\": 2, \"first_stage_layers\": 0", "8", "", NULL),
+	expect_run_error(scenario("\"tp\": 2, \"pp\": 2, \"first_stage_layers\": 0", "8", "", NULL),
 		     "%s: /parallel/first_stage_layers: error: must be >= 1, got 0\n");
 }
 
 Test(scenario, first_and_last_stage_layers_leave_an_even_split)
 {
-	expect_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, \"last_stage_layers\": 4",
+	expect_run_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, \"last_stage_layers\": 4",
 			      "8", "", NULL),
 		     "%s: /parallel/first_stage_layers: error: the 25 layers left after the first and last "
 		     "stages (32 - 3 - 4) must split evenly over the other 2 stages\n");
-	expect_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, "
+	expect_run_error(scenario("\"tp\": 2, \"pp\": 4, \"first_stage_layers\": 3, "
 			      "\"stage_layers\": [8, 8, 8, 8]", "8", "", NULL),
 		     "%s: /parallel/first_stage_layers: error: cannot be combined with stage_layers\n");
 }
@@ -390,39 +352,39 @@ Test(scenario, vstage_layers_one_per_virtual_stage_adding_up)
 	const char *il = "\"tp\": 2, \"pp\": 2, \"schedule\": \"interleaved\", \"interleave\": 2, ";
 	char par[256];
 	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, 8, 8]", il);
-	expect_error(scenario(par, "8", "", NULL),
+	expect_run_error(scenario(par, "8", "", NULL),
 		     "%s: /parallel/vstage_layers: error: expected one layer count per virtual stage "
 		     "(pp x interleave = 2 x 2 = 4), got 3\n"
 		     "%s: /parallel/vstage_layers: error: must add up to the model's 32 layers, got 24\n");
 	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, -1, 8, \"x\"]", il);
-	expect_error(scenario(par, "8", "", NULL),
+	expect_run_error(scenario(par, "8", "", NULL),
 		     "%s: /parallel/vstage_layers/1: error: expected a layer count >= 0, got -1\n"
 		     "%s: /parallel/vstage_layers/3: error: expected a layer count >= 0, got string\n");
 	snprintf(par, sizeof(par), "%s\"vstage_layers\": [8, 8, 8, 8], \"stage_layers\": [16, 16]", il);
-	expect_error(scenario(par, "8", "", NULL),
+	expect_run_error(scenario(par, "8", "", NULL),
 		     "%s: /parallel/vstage_layers: error: cannot be combined with stage_layers\n");
 }
 
 Test(scenario, unknown_framework_or_version)
 {
-	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron\"", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron\"", NULL),
 		     "%s: /framework: error: unknown framework 'megatron' (known: megatron-core, nemo, "
 		     "deepspeed, fsdp2, torchtitan)\n");
-	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron-core@0.3\"", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"framework\": \"megatron-core@0.3\"", NULL),
 		     "%s: /framework: error: unknown version of framework 'megatron-core', got "
 		     "'megatron-core@0.3' (known: 0.9)\n");
-	expect_error(scenario("\"tp\": 2", "8", ", \"framework\": 9", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"framework\": 9", NULL),
 		     "%s: /framework: error: expected a string, got integer\n");
-	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"overlap_param_gather\": 1}", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"overlap_param_gather\": 1}", NULL),
 		     "%s: /communication/overlap_param_gather: error: expected a boolean, got integer\n");
 }
 
 Test(scenario, tp_comm_overlap_needs_sequence_parallelism)
 {
-	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": true}", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": true}", NULL),
 		     "%s: /communication/tp_comm_overlap: error: needs sequence parallelism "
 		     "(parallel.sp) with tp > 1, got sp = false, tp = 2\n");
-	expect_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": 0}", NULL),
+	expect_run_error(scenario("\"tp\": 2", "8", ", \"communication\": {\"tp_comm_overlap\": 0}", NULL),
 		     "%s: /communication/tp_comm_overlap: error: expected a boolean, got integer\n");
 }
 

@@ -141,20 +141,12 @@ Test(vit, vit_l16_scenario_runs_end_to_end)
 
 static void expect_model_error(const char *body, const char *msg)
 {
-	char *dir = tmp_dir(), text[2048], want[2048];
+	char text[2048];
 	snprintf(text, sizeof(text),
 		 "{\"schema\": \"ddlsim.model\", \"schema_version\": \"1.2\", \"name\": \"v\",\n"
 		 " \"source\": \"test\", \"architecture\": \"vit\", \"layers\": 2,\n"
 		 " \"hidden_size\": 64, \"heads\": 4%s}\n", body);
-	char *path = write_file(dir, "m.json", text);
-	struct diag d;
-	diag_init(&d, NULL);
-	cr_expect_null(model_load(path, &d));
-	snprintf(want, sizeof(want), "%s: %s\n", path, msg);
-	cr_expect_str_eq(diag_text(&d), want);
-	diag_finish(&d);
-	free(path);
-	free(dir);
+	expect_model_text_error(text, msg);
 }
 
 Test(vit, rejects_bad_keys)
@@ -181,7 +173,7 @@ Test(vit, rejects_bad_keys)
 }
 
 /* A scenario refused: exit 3 with the JSON path. */
-static void expect_run_error(const char *parallel, const char *training, const char *msg)
+static void expect_plan_error(const char *parallel, const char *training, const char *msg)
 {
 	char *dir = tmp_dir(), text[2048], args[2048], *err = NULL;
 	snprintf(text, sizeof(text),
@@ -202,11 +194,11 @@ static void expect_run_error(const char *parallel, const char *training, const c
 
 Test(vit, seq_len_is_derived_from_the_image)
 {
-	expect_run_error("\"dp\": 8", "\"seq_len\": 256, \"global_batch\": 64, \"micro_batch\": 8",
+	expect_plan_error("\"dp\": 8", "\"seq_len\": 256, \"global_batch\": 64, \"micro_batch\": 8",
 			 "/training/seq_len: error: must be left out or equal the 197 tokens of vit "
 			 "model 'ViT-L/16 (224 px, ImageNet-1k head)' ((image_size / patch_size)^2 + 1), "
 			 "got 256");
-	expect_run_error("\"dp\": 4, \"cp\": 2", "\"global_batch\": 64, \"micro_batch\": 8",
+	expect_plan_error("\"dp\": 4, \"cp\": 2", "\"global_batch\": 64, \"micro_batch\": 8",
 			 "/parallel/cp: error: context parallelism here is the load-balanced causal "
 			 "split of a decoder; model 'ViT-L/16 (224 px, ImageNet-1k head)' is a vit, "
 			 "got cp = 2");

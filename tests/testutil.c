@@ -1,12 +1,17 @@
 /* testutil: test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include <criterion/criterion.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "diag.h"
+#include "model.h"
 
 const char *src_path(const char *rel)
 {
@@ -103,4 +108,59 @@ bool file_exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
+}
+
+char *str_subst(const char *s, const char *key, const char *val)
+{
+	const char *p = strstr(s, key);
+	if (!p)
+		return strdup(s);
+	size_t n = strlen(s) - strlen(key) + strlen(val) + 1;
+	char *o = malloc(n);
+	cr_assert_not_null(o);
+	snprintf(o, n, "%.*s%s%s", (int)(p - s), s, val, p + strlen(key));
+	return o;
+}
+
+void expect_run_error(const char *text, const char *want_fmt)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "s.json", text);
+	char args[2048], want[4096], *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", p, d);
+	int rc = run_ddlsim(args, NULL, &err);
+	/* every %s in want_fmt stands for the scenario's path */
+	size_t w = 0;
+	for (const char *q = want_fmt; *q && w + 1 < sizeof(want);) {
+		if (q[0] == '%' && q[1] == 's') {
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s", p);
+			q += 2;
+		} else
+			want[w++] = *q++;
+	}
+	want[w < sizeof(want) ? w : sizeof(want) - 1] = 0;
+	cr_assert_eq(rc, 3, "exit %d, stderr: %s", rc, err);
+	cr_assert_str_eq(err, want);
+	char rep[1100];
+	snprintf(rep, sizeof(rep), "%s/out/report.json", d);
+	cr_assert(!file_exists(rep), "a report was written despite the error");
+	snprintf(rep, sizeof(rep), "%s/out", d);
+	cr_assert(!file_exists(rep), "the report directory was created despite the error");
+	free(err);
+	free(p);
+	free(d);
+}
+
+void expect_model_text_error(const char *text, const char *msg)
+{
+	char *dir = tmp_dir(), want[2048];
+	char *path = write_file(dir, "m.json", text);
+	struct diag d;
+	diag_init(&d, NULL);
+	cr_expect_null(model_load(path, &d));
+	snprintf(want, sizeof(want), "%s: %s\n", path, msg);
+	cr_expect_str_eq(diag_text(&d), want);
+	diag_finish(&d);
+	free(path);
+	free(dir);
 }

@@ -27,4 +27,15 @@ double jnum(json_t *root, const char *path);
 
 bool file_exists(const char *path);
 
+/* s with its first key replaced by val (malloc'd; a copy of s without
+ * key). */
+char *str_subst(const char *s, const char *key, const char *val);
+
+/* Run `ddlsim run` on scenario text: expect exit 3, exactly want_fmt on
+ * stderr (each %s: the scenario's path), and no report directory. */
+void expect_run_error(const char *text, const char *want_fmt);
+
+/* Load model file text: expect it refused with exactly "PATH: msg\n". */
+void expect_model_text_error(const char *text, const char *msg);
+
 #endif
