@@ -72,6 +72,17 @@ static void forget(struct atomic_file *af)
 	memset(af, 0, sizeof(*af));
 }
 
+/* Block the signals cleanup.h handles (a run's end) into *old. */
+static void block_ending_signals(sigset_t *old)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
 int atomic_file_open(struct atomic_file *af, const char *path)
 {
 	char why[8];
@@ -81,13 +92,19 @@ int atomic_file_open(struct atomic_file *af, const char *path)
 	clean_stale(path);
 	af->path = xstrdup(path);
 	af->tmp = xasprintf("%s.tmp.%ld.XXXXXX", path, (long)getpid());
+	/* the temporary exists only once it is remembered: a signal between
+	 * the two would leave it behind */
+	sigset_t old;
+	block_ending_signals(&old);
 	int fd = mkstemp(af->tmp);
+	if (fd >= 0)
+		cleanup_remember(af->tmp);  /* removed if a signal ends the run */
+	int e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
-		int e = errno;
 		forget(af);
 		return -e;
 	}
-	cleanup_remember(af->tmp);  /* removed if a signal ends the run */
 	fchmod(fd, 0644);
 	af->f = fdopen(fd, "w");
 	if (!af->f) {
@@ -134,12 +151,8 @@ static void roll_back(struct atomic_file *af, char **bak, int k)
 
 int atomic_file_publish(struct atomic_file *af, int n)
 {
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_ending_signals(&old);
 	char **bak = xcalloc((size_t)n + 1, sizeof(char *));
 	int e = 0, i;
 	/* backups (hard links: no data copied) of what will be replaced */
