@@ -5,7 +5,8 @@
 #include <stddef.h>
 
 const char *const attention_names[ATTN_N + 1] = { "unfused", "flash", NULL };
-const char *const attn_backend_names[ATTN_BE_N + 1] = { "best", "fa2", "fa3", "cudnn", NULL };
+const char *const attn_backend_names[ATTN_BE_N + 1] = { "best", "fa2", "fa3", "cudnn", "fa1",
+							      NULL };
 
 _Static_assert(ATTN_BE_N <= (int)(sizeof(((struct gpu_spec *)0)->flash_be_fwd) /
 				  sizeof(double)), "gpu_spec.flash_be_* too small");

@@ -49,13 +49,17 @@ extern const char *const attention_names[ATTN_N + 1];
 /* Which fused kernel runs the flash core. Stacks differ: Transformer
  * Engine prefers cuDNN's fused attention on Hopper and FlashAttention-2
  * on Ampere; PyTorch's SDPA runs its FlashAttention-2 backend; the
- * FlashAttention-3 package runs on Hopper only (stack.c cites each).
+ * FlashAttention-3 package runs on Hopper only; stacks of 2023 ran
+ * FlashAttention-1 or its Triton port (stack.c cites each).
  * ATTN_BE_BEST is the GPU's flash_fwd_max / flash_bwd_max: the best
  * kernel measured on it. A backend the GPU file gives no figure for is
  * priced as ATTN_BE_BEST. */
-enum attn_backend { ATTN_BE_BEST, ATTN_BE_FA2, ATTN_BE_FA3, ATTN_BE_CUDNN, ATTN_BE_N };
+enum attn_backend { ATTN_BE_BEST, ATTN_BE_FA2, ATTN_BE_FA3, ATTN_BE_CUDNN, ATTN_BE_FA1, ATTN_BE_N };
 
-/* "best", "fa2", "fa3", "cudnn", NULL. */
+/* "best", "fa2", "fa3", "cudnn", "fa1", NULL. fa1 is FlashAttention-1
+ * (2022: CUDA, and the Triton port of flash_attn_triton.py, which its
+ * author puts at the CUDA kernel's forward + backward speed), the kernel
+ * of the 2023 stacks that predate FlashAttention-2. */
 extern const char *const attn_backend_names[ATTN_BE_N + 1];
 
 /* What a transformer runs on g when the scenario does not say: flash where

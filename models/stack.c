@@ -144,6 +144,24 @@
  *   - residual adds as hf-eager; FSDP's fp32 reduce as hf-eager (the
  *     validation cases reduce in fp32); the optimizer (Composer's
  *     DecoupledAdamW, not read) priced as torch's foreach AdamW.
+ * llm-foundry-triton: the stack of llm-foundry's published MPT benchmark
+ *   table (scripts/train/benchmarking/README.md at 061f2c7c, October 2023):
+ *   the pieces of llm-foundry above except the attention.
+ *   - attention [source]: submit_benchmarks.py L142 (--attn_impl default
+ *     'triton'), run on mosaicml/pytorch:2.0.1_cu118 (sweep.sh L5); the A100
+ *     40GB rows, kept from May 2023, ran the same kernel under torch 1.13.1
+ *     (layers/attention.py L317-342). layers/attention.py L398-420 at
+ *     061f2c7c: q, k, v rearranged as views, flash_attn_func of
+ *     flash_attn_triton.py (Tri Dao's FlashAttention in Triton, copied from
+ *     flash-attention eff9fe6b), ALiBi as its bias argument: no unpad or
+ *     pad copies (attn_copy 0). Its header: "Triton forward is generally
+ *     faster than CUDA forward, while Triton backward is generally slower
+ *     than CUDA backward. Overall Triton forward + backward is slightly
+ *     slower than CUDA forward + backward": priced as FlashAttention-1's
+ *     CUDA kernel (fa1; the GPU files cite its measured rate).
+ *   - loss [source]: modeling_mpt.py L723-729 at 061f2c7c, flash-attn's
+ *     CrossEntropyLoss (the xentropy CUDA extension): the bytes of the
+ *     Triton one above, 2 + 4 B/logit.
  * mxnet-normconv, mxnet-nhwc-bn: NVIDIA's MLPerf Training v4.0 ResNet-50
  *   (mlcommons/training_results_v4.0 6fe9543, implementations/
  *   eos_ngc24.04_mxnet), fp16 NHWC, --fuse-bn-relu 1 --fuse-bn-add-relu 1
@@ -266,6 +284,20 @@ const struct stack stack_table[] = {
 		    "L46, layers/norm.py L33-68, layers/attention.py L356-376, layers/ffn.py L50-53, "
 		    "modeling_mpt.py L1281-1323; eager pieces as hf-eager (the benchmark table is at "
 		    "061f2c7c)" },
+	{ "llm-foundry-triton", "MosaicML llm-foundry MPT benchmark table of 2023 (Triton FlashAttention)",
+	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
+	  .rope = FWD_BWD(20, 28, 10, 12),
+	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = FWD_BWD(2, 4, 1, 1),
+	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
+	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  .attn_ampere = ATTN_BE_FA1, .attn_hopper = ATTN_BE_FA1,
+	  .host_issue_us = TORCH_HOST_ISSUE,
+	  .source = "mosaicml/llm-foundry 061f2c7c scripts/train/benchmarking/submit_benchmarks.py "
+		    "L142, sweep.sh L5; llmfoundry/models/layers/attention.py L300-420, "
+		    "flash_attn_triton.py header; modeling_mpt.py L723-729; other pieces as "
+		    "llm-foundry" },
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",

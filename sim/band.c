@@ -31,7 +31,7 @@ static enum style style_of(const struct inputs *in, const struct plan *pl)
 	const char *stack = plan_stack(pl)->name;
 	if (inputs_model(in)->arch == MODEL_ARCH_CNN)
 		return STYLE_CNN;
-	if (!strcmp(stack, "llm-foundry"))
+	if (!strncmp(stack, "llm-foundry", strlen("llm-foundry")))
 		return STYLE_FOUNDRY;
 	if (!strcmp(stack, "torchtitan") || !strcmp(stack, "hf-eager") ||
 	    (pl->parallel.zero == 3 && pl->parallel.tp == 1 && pl->parallel.pp == 1))

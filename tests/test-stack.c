@@ -203,6 +203,46 @@ Test(stack, an_eager_piece_pays_a_launch_per_kernel)
 	model_destroy(m);
 }
 
+/* llm-foundry's benchmark table of 2023 ran Tri Dao's Triton
+ * FlashAttention, priced as FlashAttention-1 (fa1) on Ampere and Hopper,
+ * with no unpad/pad copies around it. Forward + backward on A100, causal,
+ * head dim 128, 16k tokens of 16 heads: the FlashAttention-2 paper's
+ * figure measures FlashAttention-1 at 69, 76 and 80 TFLOP/s at 2k, 4k
+ * and 8k (the figures gpus/a100-sxm4-80gb.json's fa1 comes from); the
+ * roofline must give them within 2 %. */
+Test(stack, triton_flash_of_2023_priced_as_fa1)
+{
+	const struct stack *st = stack_find("llm-foundry-triton");
+	cr_assert(st);
+	cr_expect_eq(stack_attn_backend(st, 8.0), ATTN_BE_FA1);
+	cr_expect_eq(stack_attn_backend(st, 9.0), ATTN_BE_FA1);
+	struct model *m = load("models/zoo/mpt-7b.json");
+	struct wl_shape w = shape("llm-foundry-triton", 2048, 1);
+	w.attn_backend[0] = w.attn_backend[1] = ATTN_BE_FA1;
+	cr_expect_not(has_op(m, &w, WL_ATTN, PASS_FWD, "attn_copy"));
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *topo = topology_load(src_path("topologies/dgx-a100.json"), &d);
+	cr_assert(topo, "%s", diag_text(&d));
+	static const double seq[] = { 2048, 4096, 8192 }, measured[] = { 69, 76, 80 };
+	for (int i = 0; i < 3; i++) {
+		struct op f = { .kind = OP_ATTN, .pass = PASS_FWD, .dtype = DTYPE_BF16,
+				.batch = 16384 / seq[i] * 16, .m = seq[i], .n = seq[i], .k = 128,
+				.causal = true, .backend = { ATTN_BE_FA1, ATTN_BE_FA1 } };
+		struct op b = f;
+		b.pass = PASS_BWD;
+		f.flops = attention_flops(ATTN_FLASH, true, false, f.batch, seq[i], 128);
+		b.flops = attention_flops(ATTN_FLASH, true, true, b.batch, seq[i], 128);
+		double t = cost_roofline_time(&topo->gpu, &f) + cost_roofline_time(&topo->gpu, &b);
+		double tf = (f.flops + b.flops) / t / 1e12;
+		cr_expect(fabs(tf / measured[i] - 1) < 0.02, "s %g: %.1f TFLOP/s vs %g measured",
+			  seq[i], tf, measured[i]);
+	}
+	topology_destroy(topo);
+	diag_finish(&d);
+	model_destroy(m);
+}
+
 /* ResNet under NVIDIA's MLPerf MXNet kernels: the ReLUs have no kernel,
  * inside a bottleneck the batch norms have no forward bytes (folded into
  * the convolutions), the add is ScaleBiasAddRelu at 6.125 B per element
@@ -307,7 +347,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, mxnet-normconv, mxnet-nhwc-bn}, got 'megatron'");
+		       "llm-foundry, llm-foundry-triton, mxnet-normconv, mxnet-nhwc-bn}, got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
 		       "/compute/attention_backend: error: fa3 needs compute capability 9.0 or later "
