@@ -49,6 +49,11 @@ struct coll_plan *coll_plan_build(const struct topology *t, const char *name, co
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes);
 
+/* Make p, planned to run alone, one flow per flow class where that ends
+ * at the same time as its per-pair flows (coll_classes.c); p unchanged
+ * otherwise. Returns 0, or -1 (out of memory; p unchanged). */
+int coll_plan_classes(const struct topology *t, struct coll_plan *p);
+
 int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);
 int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,

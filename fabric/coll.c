@@ -84,6 +84,18 @@ struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 	return a->build(t, a, proto, op, ranks, n, bytes);
 }
 
+struct coll_plan *coll_plan_create_alone(const struct topology *t, const char *algo,
+					 enum coll_op op, const int *ranks, int n,
+					 double bytes)
+{
+	struct coll_plan *p = coll_plan_create(t, algo, op, ranks, n, bytes);
+	if (p && coll_plan_classes(t, p)) {
+		coll_plan_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
 struct member_bytes {
 	int who, peer;
 	double bytes;

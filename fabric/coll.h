@@ -143,6 +143,15 @@ const struct coll_algo *coll_algo_find(const char *name);
 struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 				   enum coll_op op, const int *ranks, int n,
 				   double bytes);
+/* The same for a collective that runs alone on the fabric (the
+ * collective sweep): where per-pair flows would end together, one flow
+ * per flow class instead (coll_classes.c: the rail-aligned all-to-all on
+ * fabrics where only NICs bind), with the same times, latency and closed
+ * form. Not for plans that share links with other traffic: max-min
+ * shares them by flow count. */
+struct coll_plan *coll_plan_create_alone(const struct topology *t, const char *algo,
+					 enum coll_op op, const int *ranks, int n,
+					 double bytes);
 void coll_plan_destroy(struct coll_plan *p);
 /* -1 if every member of p sends the same bytes and receives the same
  * bytes (a ring, a double binary tree whose members are all inner in one

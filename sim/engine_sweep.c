@@ -97,8 +97,8 @@ int engine_collective_run(const struct topology *t, int nodes, const int *ranks,
 	W.by_dst = xcalloc((size_t)npts + 1, sizeof(*W.by_dst));
 	for (int s = 0; s < npts; s++) {
 		bool empty = !(pts[s].bytes > 0);
-		struct coll_plan *p = coll_plan_create(t, algo, pts[s].op, ranks, n,
-						       empty ? 1 : pts[s].bytes);
+		struct coll_plan *p = coll_plan_create_alone(t, algo, pts[s].op, ranks, n,
+							     empty ? 1 : pts[s].bytes);
 		if (!p) {
 			diag_errf(d, "algorithm '%s' cannot run %s on this group of %d GPUs",
 				  algo, coll_op_name(pts[s].op), n);

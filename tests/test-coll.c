@@ -547,13 +547,15 @@ static double sim_forked(const struct topology *t, int nodes, const int *ranks, 
 	return v;
 }
 
-/* The rail-aligned all-to-all (coll_direct.c) against every pair's flow:
+/* The rail-aligned all-to-all (coll_direct.c) against every pair's flow,
+ * both run alone (the sweep, where coll_classes.c makes one flow per NIC
+ * where only NICs bind):
  * without contention (non-blocking, 1:1 fat tree, rail fabric) the same
  * time to 1e-9; on oversubscribed trees (2:1 with 10 and 7 nodes, 3:1
  * with 9: leaves filled or not) within 1e-6, and both at or above the
  * closed-form bound of leaf 0's uplink: the bytes its GPUs send off the
  * leaf over its bandwidth. And far fewer flows: 1,024 ranks in 130,048 instead of
- * 1,047,552. */
+ * 1,047,552, and alone on the 1:1 tree 8,192. */
 Test(coll, alltoall_rail_aligned_equals_pairwise_and_the_uplink_bounds_both, .timeout = 300)
 {
 	const struct { const char *topo; int nodes; } c[] = {
@@ -599,10 +601,27 @@ Test(coll, alltoall_rail_aligned_equals_pairwise_and_the_uplink_bounds_both, .ti
 	struct coll_plan *a = coll_plan_create(t, "direct", COLL_ALLTOALL, r, n, N);
 	struct coll_plan *b = coll_plan_create(t, "pairwise", COLL_ALLTOALL, r, n, N);
 	cr_assert(a && b);
+	struct coll_plan *cl = coll_plan_create_alone(t, "direct", COLL_ALLTOALL, r, n, N);
+	cr_assert(cl);
 	cr_expect_eq(a->nflows, 128 * 8 * 7 + 8 * 128 * 127);
 	cr_expect_eq(b->nflows, 1024 * 1023);
+	/* alone on the 1:1 tree: the NVLink stage and one flow per NIC */
+	cr_expect_eq(cl->nflows, 128 * 8 * 7 + 8 * 128);
+	/* the latency and closed form of the longest pair (across pods) kept,
+	 * whatever the shifted flows cross */
+	cr_expect_float_eq(cl->latency_s, topology_path_latency(t, 0, 1023), 1e-15);
+	cr_expect_float_eq(cl->alpha_s + cl->extra_latency_s, a->latency_s, 1e-15);
+	cr_expect_float_eq(cl->ideal_time_s, a->ideal_time_s, 1e-15);
 	coll_plan_destroy(a);
 	coll_plan_destroy(b);
+	coll_plan_destroy(cl);
+	topology_destroy(t);
+	/* 2:1 tree: an uplink can bind, so every node pair keeps its flow */
+	t = load("topologies/dgx-h100-fattree2-2to1.json");
+	cl = coll_plan_create_alone(t, "direct", COLL_ALLTOALL, r, 80, N);
+	cr_assert(cl);
+	cr_expect_eq(cl->nflows, 10 * 8 * 7 + 8 * 10 * 9);
+	coll_plan_destroy(cl);
 	free(r);
 	topology_destroy(t);
 }
