@@ -245,6 +245,23 @@ static double nvlink_total_GBps(const struct topology *t, int cc, int local)
 	return 0;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* A sorted copy of ranks[0..n) (malloc'd), or NULL. */
+static int *sorted_copy(const int *ranks, int n)
+{
+	int *r = malloc((size_t)n * sizeof(*r));
+	if (r) {
+		memcpy(r, ranks, (size_t)n * sizeof(*r));
+		qsort(r, (size_t)n, sizeof(*r), cmp_int);
+	}
+	return r;
+}
+
 struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks, int n)
 {
 	struct nccl_model *m = xcalloc(1, sizeof(*m));
@@ -255,31 +272,33 @@ struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks,
 	m->nvswitch = t->intra == INTRA_NVSWITCH;
 	m->nvlink = t->intra != INTRA_PCIE;
 
-	/* nodes, GPUs per node (the most loaded), NICs the group uses per node */
+	/* nodes, GPUs per node (the most loaded), NICs the group uses per
+	 * node: one pass over the ranks sorted (a node's ranks are adjacent) */
 	int nodes = 0, ppn = 0, nics = TOPO_MAX_NICS, first = -1;
-	for (int i = 0; i < n; i++) {
-		int node = topology_node_of(t, ranks[i]), seen = 0, cnt = 0;
+	int *r = n > 0 ? sorted_copy(ranks, n) : NULL;
+	if (n > 0 && !r) {
+		free(m);
+		return NULL;
+	}
+	for (int i = 0; i < n;) {
+		int node = topology_node_of(t, r[i]), cnt = 0, dn = 0;
 		bool nic_seen[TOPO_MAX_NICS] = { false };
-		int dn = 0;
-		for (int j = 0; j < i; j++)
-			seen |= topology_node_of(t, ranks[j]) == node;
-		if (seen)
-			continue;
-		nodes++;
-		for (int j = 0; j < n; j++)
-			if (topology_node_of(t, ranks[j]) == node) {
-				int nic = t->nics > 0 ? t->gpu_nic[topology_local_of(t, ranks[j])] : -1;
-				cnt++;
-				if (nic >= 0 && !nic_seen[nic]) {
-					nic_seen[nic] = true;
-					dn++;
-				}
-				if (first < 0)
-					first = topology_local_of(t, ranks[j]);
+		for (; i < n && topology_node_of(t, r[i]) == node; i++) {
+			int nic = t->nics > 0 ? t->gpu_nic[topology_local_of(t, r[i])] : -1;
+			cnt++;
+			if (nic >= 0 && !nic_seen[nic]) {
+				nic_seen[nic] = true;
+				dn++;
 			}
+		}
+		nodes++;
 		ppn = cnt > ppn ? cnt : ppn;
 		nics = dn < nics ? dn : nics;
 	}
+	/* the first member's local GPU (NVLink bandwidth of its GPU) */
+	if (n > 0)
+		first = topology_local_of(t, ranks[0]);
+	free(r);
 	m->nnodes = nodes;
 	m->ppn = ppn;
 	if (n <= 1)
