@@ -102,14 +102,16 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 	}
 }
 
-static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+/* The MLP's terms; dense: the dense MLP of ffn_size (a dense model, or
+ * an MoE model's first dense layers). */
+static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *by, bool dense,
 		      struct act_terms *t)
 {
 	const struct model *m = in->model;
 	double h = (double)m->hidden, mask = m->dropout ? 1 : 0;
 
 	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
-	if (!model_is_moe(m)) {
+	if (dense || !model_is_moe(m)) {
 		t->rep += by->wgrad_in * h; /* fc1 input */
 		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
 		return;
@@ -155,7 +157,8 @@ static void adapter_terms(const struct mem_rank_input *in, const struct act_byte
 	}
 }
 
-double memory_layer_activations(const struct mem_rank_input *in)
+/* One layer's activations, an MoE layer or (dense) a dense one. */
+static double layer_activations(const struct mem_rank_input *in, bool dense)
 {
 	const struct model *m = in->model;
 	struct precision pr;
@@ -171,9 +174,40 @@ double memory_layer_activations(const struct mem_rank_input *in)
 		return tokens * by.act * (double)m->hidden / sp;
 	struct act_terms a = { 0 };
 	attention_terms(in, &by, &a);
-	mlp_terms(in, &by, &a);
+	mlp_terms(in, &by, dense, &a);
 	adapter_terms(in, &by, &a);
 	return tokens * (a.rep / sp + a.tp / t + a.core / t + a.whole);
+}
+
+double memory_layer_activations(const struct mem_rank_input *in)
+{
+	return layer_activations(in, false);
+}
+
+double memory_dense_layer_activations(const struct mem_rank_input *in)
+{
+	return layer_activations(in, true);
+}
+
+/* The rank's layers by kind (memory.h, "Mixture of experts"): MoE layers
+ * and dense ones (a dense model's, an MoE model's first_dense_layers). */
+static void rank_layers(const struct mem_rank_input *in, double *moe, double *dense)
+{
+	*moe = model_is_moe(in->model) ? in->layers - in->dense_layers : 0;
+	*dense = in->layers - *moe;
+}
+
+/* Parameters of the largest layer the rank holds, its TP shard (experts
+ * whole: what ZeRO-3 gathers) or with the experts / ep (offloaded
+ * parameters' buffers). */
+static double largest_layer(const struct mem_rank_input *in, bool experts_over_ep)
+{
+	const struct model *m = in->model;
+	double lm, ld, le = model_layer_expert_params(m), ep = in->ep > 1 ? in->ep : 1;
+	rank_layers(in, &lm, &ld);
+	double moe = lm > 0 ? model_layer_params(m) - le + le / (experts_over_ep ? ep : 1) : 0;
+	double dense = ld > 0 ? model_dense_layer_params(m) : 0;
+	return (moe > dense ? moe : dense) / in->tp;
 }
 
 /* Frozen base weights (memory.h, "Fine-tuning"): model states of the
@@ -208,8 +242,13 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	memset(o, 0, sizeof(*o));
 	int ep = in->ep > 1 ? in->ep : 1;
 	double ned = nd / ep < 1 ? 1 : nd / ep;   /* expert-data-parallel ranks */
-	double psi_e = in->layers * model_layer_expert_params(m) / (t * ep);
-	double psi = in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t;
+	double lm, ld, le = model_layer_expert_params(m);
+	rank_layers(in, &lm, &ld);
+	double psi_e = lm * le / (t * ep);          /* this rank's experts */
+	/* the layers' TP-sharded parameters: MoE layers less their experts,
+	 * dense layers whole */
+	double psi_l = (lm * (model_layer_params(m) - le) + ld * model_dense_layer_params(m)) / t;
+	double psi = psi_l;
 	if (in->has_embedding)
 		psi += model_embedding_params(m) / t;
 	if (in->has_head)
@@ -225,17 +264,17 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 				   psi_e / (in->zero >= ZERO_2 ? ned : 1));
 	o->optimizer_bytes = pr.optimizer_bytes * (psi / (in->zero >= ZERO_1 ? nd : 1) +
 						   psi_e / (in->zero >= ZERO_1 ? ned : 1));
-	o->fp8_weight_bytes = pr.fp8_weight_copy_bytes * in->layers *
-			      (model_layer_params(m) - model_layer_expert_params(m)) / t /
-			      (in->zero >= ZERO_3 ? nd : 1) +
+	o->fp8_weight_bytes = pr.fp8_weight_copy_bytes * psi_l / (in->zero >= ZERO_3 ? nd : 1) +
 			      pr.fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? ned : 1);
 
 	o->trained_params = o->params_local;
 	if (finetune_frozen(&in->ft))
 		frozen_states(in, wbytes, pr.optimizer_bytes, o);
 
-	o->act_per_layer_bytes = memory_layer_activations(in);
-	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
+	double acts = (lm > 0 ? lm * layer_activations(in, false) : 0) +
+		      (ld > 0 ? ld * layer_activations(in, true) : 0);
+	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
+	o->activations_bytes = acts * in->inflight;
 	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
 			   * encoder's MLM head: its masked positions only) */
 		o->logits_bytes = 2 * 4 * in->micro_batch *
@@ -244,24 +283,18 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;
 	if (in->offload >= 2) {
-		double lw = wbytes * in->layers *
-			    ((model_layer_params(m) - model_layer_expert_params(m)) / t +
-			     model_layer_expert_params(m) / (t * ep));
-		o->weights_bytes -= lw;
+		o->weights_bytes -= wbytes * (psi_l + psi_e);
 	} else if (pr.fp8 && in->fp8_params) { /* the fp8 copies are the weights */
-		o->weights_bytes -= wbytes *
-			(in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t /
-			 (in->zero >= ZERO_3 ? nd : 1) + psi_e / (in->zero >= ZERO_3 ? ned : 1));
+		o->weights_bytes -= wbytes * (psi_l / (in->zero >= ZERO_3 ? nd : 1) +
+					      psi_e / (in->zero >= ZERO_3 ? ned : 1));
 	}
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
 	if (in->offload >= 2)
-		o->comm_buffer_bytes += wbytes * 2 * (model_layer_params(m) - model_layer_expert_params(m) +
-						      model_layer_expert_params(m) / ep) / t;
+		o->comm_buffer_bytes += wbytes * 2 * largest_layer(in, true);
 	if (in->zero >= ZERO_3)
-		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) *
-					model_layer_params(m) / t;
+		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) * largest_layer(in, false);
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
 	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
