@@ -129,8 +129,8 @@ Test(mla, model_flops_count_dense_first_layers_and_mla)
 #define DENSE_MLP (2 * 3 * H * 18432)
 #define MOE_MLP (2 * H * 256 + 2 * 3 * H * 2048 * 8 + 2 * 3 * H * 2048)
 
-/* DeepSeek-V3's plan (scenarios/deepseek-v3-h100-2048.json) with 16
- * micro-batches: pp 16, ep 64, dp 128, ZeRO-1, fp8, tp 1. */
+/* DeepSeek-V3's parallel layout (scenarios/deepseek-v3-h100-2048.json) without
+ * recomputation, 16 micro-batches: pp 16, ep 64, dp 128, ZeRO-1, fp8, tp 1. */
 static struct inputs *v3_plan(struct plan *pl)
 {
 	struct diag d;
