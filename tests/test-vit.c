@@ -254,3 +254,52 @@ Test(vit, seq_len_is_derived_from_the_image)
 			 "split of a decoder; model 'ViT-L/16 (224 px, ImageNet-1k head)' is a vit, "
 			 "got cp = 2");
 }
+
+/* A goal of `ddlsim plan` (sim/search.h) for model rel with `keys`
+ * (seq_len or not), a global batch of exactly 4096 x 197 tokens, one
+ * DGX H100 node; returns the exit code, the output in *out. */
+static int plan_goal(const char *rel, const char *keys, char **out, char **err, char **path)
+{
+	char *dir = tmp_dir(), text[2048], args[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"v\",\n"
+		 " \"model\": \"%s\",%s \"epochs\": 10, \"dataset_tokens\": 252389899,\n"
+		 " \"deadline_days\": 1, \"global_batch_tokens\": {\"min\": 806912, \"max\": 806912},\n"
+		 " \"search\": {\"tp\": [1], \"pp\": [1], \"zero\": [1], \"micro_batch\": [4, 8]},\n"
+		 " \"clusters\": [{\"topology\": \"%s\", \"nodes\": [1]}]}\n",
+		 src_path(rel), keys, src_path("topologies/dgx-h100.json"));
+	*path = write_file(dir, "g.json", text);
+	snprintf(args, sizeof(args), "plan %s --out %s/out --quiet --screen-only", *path, dir);
+	free(dir);
+	return run_ddlsim(args, out, err);
+}
+
+/* A ViT goal may leave seq_len out: 197 tokens, so the batch of 806,912
+ * tokens is 4096 images; a differing seq_len is refused at /seq_len; a
+ * decoder's goal still needs it. */
+Test(vit, goal_derives_seq_len_from_the_image)
+{
+	char *out = NULL, *err = NULL, *path = NULL, want[2048];
+	int rc = plan_goal("models/zoo/vit-l16.json", "", &out, &err, &path);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+	cr_expect(strstr(out, "tp1 pp1 dp8 mb8 gb4096 z1") != NULL, "no 4096-image plan in:\n%s", out);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/vit-l16.json", " \"seq_len\": 197,", &out, &err, &path);
+	cr_expect_eq(rc, 0, "exit %d: %s", rc, err);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/vit-l16.json", " \"seq_len\": 196,", &out, &err, &path);
+	cr_expect_eq(rc, 3);
+	snprintf(want, sizeof(want), "%s: /seq_len: error: must be left out or equal the 197 tokens "
+		 "of vit model 'ViT-L/16 (224 px, ImageNet-1k head)' ((image_size / patch_size)^2 "
+		 "+ 1), got 196\n", path);
+	cr_expect_str_eq(err, want);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/llama2-7b.json", "", &out, &err, &path);
+	cr_expect_eq(rc, 3);
+	snprintf(want, sizeof(want), "%s: /seq_len: error: missing required key 'seq_len'\n", path);
+	cr_expect_str_eq(err, want);
+	free(out), free(err), free(path);
+}
