@@ -231,17 +231,29 @@ static void frozen_states(const struct mem_rank_input *in, double wbytes, double
 	o->trained_params = ad;
 }
 
-void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
+/* How ZeRO shards a rank's states: over the nd data-parallel ranks, the
+ * experts over the ned expert-data-parallel ones. */
+struct shard {
+	enum zero_stage zero;
+	double nd, ned;
+};
+
+/* This rank's share of psi dense and psi_e expert elements, sharded when
+ * the ZeRO stage is `from` or higher. */
+static double sharded(const struct shard *sh, enum zero_stage from, double psi, double psi_e)
+{
+	return psi / (sh->zero >= from ? sh->nd : 1) + psi_e / (sh->zero >= from ? sh->ned : 1);
+}
+
+/* Model states (memory.h): the rank's parameters, weights, gradients,
+ * optimizer state and fp8 copies, frozen weights, offload. */
+static void model_states(const struct mem_rank_input *in, const struct precision *pr,
+			 struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
-	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
-	struct precision pr;
-	precision_init(&pr, in->dtype, false);
-	double wbytes = dtype_bytes(pr.weight);
-
-	memset(o, 0, sizeof(*o));
+	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp, wbytes = dtype_bytes(pr->weight);
 	int ep = in->ep > 1 ? in->ep : 1;
-	double ned = nd / ep < 1 ? 1 : nd / ep;   /* expert-data-parallel ranks */
+	struct shard sh = { in->zero, nd, nd / ep < 1 ? 1 : nd / ep };
 	double lm, ld, le = model_layer_expert_params(m);
 	rank_layers(in, &lm, &ld);
 	double psi_e = lm * le / (t * ep);          /* this rank's experts */
@@ -257,37 +269,33 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 		psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
 	o->params_local = psi + psi_e;
 
-	o->weights_bytes = wbytes * (psi / (in->zero >= ZERO_3 ? nd : 1) +
-				     psi_e / (in->zero >= ZERO_3 ? ned : 1));
 	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
-	o->grads_bytes = gbytes * (psi / (in->zero >= ZERO_2 ? nd : 1) +
-				   psi_e / (in->zero >= ZERO_2 ? ned : 1));
-	o->optimizer_bytes = pr.optimizer_bytes * (psi / (in->zero >= ZERO_1 ? nd : 1) +
-						   psi_e / (in->zero >= ZERO_1 ? ned : 1));
-	o->fp8_weight_bytes = pr.fp8_weight_copy_bytes * psi_l / (in->zero >= ZERO_3 ? nd : 1) +
-			      pr.fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? ned : 1);
-
+	o->weights_bytes = wbytes * sharded(&sh, ZERO_3, psi, psi_e);
+	o->grads_bytes = gbytes * sharded(&sh, ZERO_2, psi, psi_e);
+	o->optimizer_bytes = pr->optimizer_bytes * sharded(&sh, ZERO_1, psi, psi_e);
+	o->fp8_weight_bytes = pr->fp8_weight_copy_bytes * psi_l / (in->zero >= ZERO_3 ? nd : 1) +
+			      pr->fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? sh.ned : 1);
 	o->trained_params = o->params_local;
 	if (finetune_frozen(&in->ft))
-		frozen_states(in, wbytes, pr.optimizer_bytes, o);
-
-	double acts = (lm > 0 ? lm * layer_activations(in, false) : 0) +
-		      (ld > 0 ? ld * layer_activations(in, true) : 0);
-	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
-	o->activations_bytes = acts * in->inflight;
-	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
-			   * encoder's MLM head: its masked positions only) */
-		o->logits_bytes = 2 * 4 * in->micro_batch *
-				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : t);
-
+		frozen_states(in, wbytes, pr->optimizer_bytes, o);
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;
-	if (in->offload >= 2) {
+	if (in->offload >= 2)
 		o->weights_bytes -= wbytes * (psi_l + psi_e);
-	} else if (pr.fp8 && in->fp8_params) { /* the fp8 copies are the weights */
-		o->weights_bytes -= wbytes * (psi_l / (in->zero >= ZERO_3 ? nd : 1) +
-					      psi_e / (in->zero >= ZERO_3 ? ned : 1));
-	}
+	else if (pr->fp8 && in->fp8_params) /* the fp8 copies are the weights */
+		o->weights_bytes -= wbytes * sharded(&sh, ZERO_3, psi_l, psi_e);
+}
+
+/* Buffers and what the device keeps back: gradient buckets, ZeRO-3's
+ * gathered layers, offload's layer buffers, the CUDA context, NCCL, the
+ * allocator's reserve. */
+static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
+	double nd = in->dp < 1 ? 1 : in->dp;
+	int ep = in->ep > 1 ? in->ep : 1;
+	double ned = nd / ep < 1 ? 1 : nd / ep;
+
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
@@ -303,6 +311,27 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	o->nccl_bytes = memory_nccl_bytes(ncomms);
 	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;
 	o->reserved_bytes = o->context_bytes + o->nccl_bytes + o->fragmentation_bytes;
+}
+
+void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
+	struct precision pr;
+	precision_init(&pr, in->dtype, false);
+	double lm, ld;
+
+	memset(o, 0, sizeof(*o));
+	model_states(in, &pr, o);
+	rank_layers(in, &lm, &ld);
+	double acts = (lm > 0 ? lm * layer_activations(in, false) : 0) +
+		      (ld > 0 ? ld * layer_activations(in, true) : 0);
+	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
+	o->activations_bytes = acts * in->inflight;
+	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
+			   * encoder's MLM head: its masked positions only) */
+		o->logits_bytes = 2 * 4 * in->micro_batch *
+				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : in->tp);
+	reserved(in, dtype_bytes(pr.weight), o);
 	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
 			 o->fp8_weight_bytes + o->activations_bytes + o->logits_bytes +
 			 o->comm_buffer_bytes + o->reserved_bytes;
