@@ -102,14 +102,16 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 	}
 }
 
-static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *by,
+/* The MLP's terms; dense: the dense MLP of ffn_size (a dense model, or
+ * an MoE model's first dense layers). */
+static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *by, bool dense,
 		      struct act_terms *t)
 {
 	const struct model *m = in->model;
 	double h = (double)m->hidden, mask = m->dropout ? 1 : 0;
 
 	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
-	if (!model_is_moe(m)) {
+	if (dense || !model_is_moe(m)) {
 		t->rep += by->wgrad_in * h; /* fc1 input */
 		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
 		return;
@@ -155,7 +157,8 @@ static void adapter_terms(const struct mem_rank_input *in, const struct act_byte
 	}
 }
 
-double memory_layer_activations(const struct mem_rank_input *in)
+/* One layer's activations, an MoE layer or (dense) a dense one. */
+static double layer_activations(const struct mem_rank_input *in, bool dense)
 {
 	const struct model *m = in->model;
 	struct precision pr;
@@ -171,9 +174,40 @@ double memory_layer_activations(const struct mem_rank_input *in)
 		return tokens * by.act * (double)m->hidden / sp;
 	struct act_terms a = { 0 };
 	attention_terms(in, &by, &a);
-	mlp_terms(in, &by, &a);
+	mlp_terms(in, &by, dense, &a);
 	adapter_terms(in, &by, &a);
 	return tokens * (a.rep / sp + a.tp / t + a.core / t + a.whole);
+}
+
+double memory_layer_activations(const struct mem_rank_input *in)
+{
+	return layer_activations(in, false);
+}
+
+double memory_dense_layer_activations(const struct mem_rank_input *in)
+{
+	return layer_activations(in, true);
+}
+
+/* The rank's layers by kind (memory.h, "Mixture of experts"): MoE layers
+ * and dense ones (a dense model's, an MoE model's first_dense_layers). */
+static void rank_layers(const struct mem_rank_input *in, double *moe, double *dense)
+{
+	*moe = model_is_moe(in->model) ? in->layers - in->dense_layers : 0;
+	*dense = in->layers - *moe;
+}
+
+/* Parameters of the largest layer the rank holds, its TP shard (experts
+ * whole: what ZeRO-3 gathers) or with the experts / ep (offloaded
+ * parameters' buffers). */
+static double largest_layer(const struct mem_rank_input *in, bool experts_over_ep)
+{
+	const struct model *m = in->model;
+	double lm, ld, le = model_layer_expert_params(m), ep = in->ep > 1 ? in->ep : 1;
+	rank_layers(in, &lm, &ld);
+	double moe = lm > 0 ? model_layer_params(m) - le + le / (experts_over_ep ? ep : 1) : 0;
+	double dense = ld > 0 ? model_dense_layer_params(m) : 0;
+	return (moe > dense ? moe : dense) / in->tp;
 }
 
 /* Frozen base weights (memory.h, "Fine-tuning"): model states of the
@@ -197,19 +231,36 @@ static void frozen_states(const struct mem_rank_input *in, double wbytes, double
 	o->trained_params = ad;
 }
 
-void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
+/* How ZeRO shards a rank's states: over the nd data-parallel ranks, the
+ * experts over the ned expert-data-parallel ones. */
+struct shard {
+	enum zero_stage zero;
+	double nd, ned;
+};
+
+/* This rank's share of psi dense and psi_e expert elements, sharded when
+ * the ZeRO stage is `from` or higher. */
+static double sharded(const struct shard *sh, enum zero_stage from, double psi, double psi_e)
+{
+	return psi / (sh->zero >= from ? sh->nd : 1) + psi_e / (sh->zero >= from ? sh->ned : 1);
+}
+
+/* Model states (memory.h): the rank's parameters, weights, gradients,
+ * optimizer state and fp8 copies, frozen weights, offload. */
+static void model_states(const struct mem_rank_input *in, const struct precision *pr,
+			 struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
-	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
-	struct precision pr;
-	precision_init(&pr, in->dtype, false);
-	double wbytes = dtype_bytes(pr.weight);
-
-	memset(o, 0, sizeof(*o));
+	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp, wbytes = dtype_bytes(pr->weight);
 	int ep = in->ep > 1 ? in->ep : 1;
-	double ned = nd / ep < 1 ? 1 : nd / ep;   /* expert-data-parallel ranks */
-	double psi_e = in->layers * model_layer_expert_params(m) / (t * ep);
-	double psi = in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t;
+	struct shard sh = { in->zero, nd, nd / ep < 1 ? 1 : nd / ep };
+	double lm, ld, le = model_layer_expert_params(m);
+	rank_layers(in, &lm, &ld);
+	double psi_e = lm * le / (t * ep);          /* this rank's experts */
+	/* the layers' TP-sharded parameters: MoE layers less their experts,
+	 * dense layers whole */
+	double psi_l = (lm * (model_layer_params(m) - le) + ld * model_dense_layer_params(m)) / t;
+	double psi = psi_l;
 	if (in->has_embedding)
 		psi += model_embedding_params(m) / t;
 	if (in->has_head)
@@ -218,50 +269,40 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 		psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
 	o->params_local = psi + psi_e;
 
-	o->weights_bytes = wbytes * (psi / (in->zero >= ZERO_3 ? nd : 1) +
-				     psi_e / (in->zero >= ZERO_3 ? ned : 1));
 	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
-	o->grads_bytes = gbytes * (psi / (in->zero >= ZERO_2 ? nd : 1) +
-				   psi_e / (in->zero >= ZERO_2 ? ned : 1));
-	o->optimizer_bytes = pr.optimizer_bytes * (psi / (in->zero >= ZERO_1 ? nd : 1) +
-						   psi_e / (in->zero >= ZERO_1 ? ned : 1));
-	o->fp8_weight_bytes = pr.fp8_weight_copy_bytes * in->layers *
-			      (model_layer_params(m) - model_layer_expert_params(m)) / t /
-			      (in->zero >= ZERO_3 ? nd : 1) +
-			      pr.fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? ned : 1);
-
+	o->weights_bytes = wbytes * sharded(&sh, ZERO_3, psi, psi_e);
+	o->grads_bytes = gbytes * sharded(&sh, ZERO_2, psi, psi_e);
+	o->optimizer_bytes = pr->optimizer_bytes * sharded(&sh, ZERO_1, psi, psi_e);
+	o->fp8_weight_bytes = pr->fp8_weight_copy_bytes * psi_l / (in->zero >= ZERO_3 ? nd : 1) +
+			      pr->fp8_weight_copy_bytes * psi_e / (in->zero >= ZERO_3 ? sh.ned : 1);
 	o->trained_params = o->params_local;
 	if (finetune_frozen(&in->ft))
-		frozen_states(in, wbytes, pr.optimizer_bytes, o);
-
-	o->act_per_layer_bytes = memory_layer_activations(in);
-	o->activations_bytes = o->act_per_layer_bytes * in->layers * in->inflight;
-	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
-			   * encoder's MLM head: its masked positions only) */
-		o->logits_bytes = 2 * 4 * in->micro_batch *
-				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : t);
-
+		frozen_states(in, wbytes, pr->optimizer_bytes, o);
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;
-	if (in->offload >= 2) {
-		double lw = wbytes * in->layers *
-			    ((model_layer_params(m) - model_layer_expert_params(m)) / t +
-			     model_layer_expert_params(m) / (t * ep));
-		o->weights_bytes -= lw;
-	} else if (pr.fp8 && in->fp8_params) { /* the fp8 copies are the weights */
-		o->weights_bytes -= wbytes *
-			(in->layers * (model_layer_params(m) - model_layer_expert_params(m)) / t /
-			 (in->zero >= ZERO_3 ? nd : 1) + psi_e / (in->zero >= ZERO_3 ? ned : 1));
-	}
+	if (in->offload >= 2)
+		o->weights_bytes -= wbytes * (psi_l + psi_e);
+	else if (pr->fp8 && in->fp8_params) /* the fp8 copies are the weights */
+		o->weights_bytes -= wbytes * sharded(&sh, ZERO_3, psi_l, psi_e);
+}
+
+/* Buffers and what the device keeps back: gradient buckets, ZeRO-3's
+ * gathered layers, offload's layer buffers, the CUDA context, NCCL, the
+ * allocator's reserve. */
+static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
+	double nd = in->dp < 1 ? 1 : in->dp;
+	int ep = in->ep > 1 ? in->ep : 1;
+	double ned = nd / ep < 1 ? 1 : nd / ep;
+
 	o->comm_buffer_bytes = 0;
 	if (nd > 1)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
 	if (in->offload >= 2)
-		o->comm_buffer_bytes += wbytes * 2 * (model_layer_params(m) - model_layer_expert_params(m) +
-						      model_layer_expert_params(m) / ep) / t;
+		o->comm_buffer_bytes += wbytes * 2 * largest_layer(in, true);
 	if (in->zero >= ZERO_3)
-		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) *
-					model_layer_params(m) / t;
+		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) * largest_layer(in, false);
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
 	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
@@ -270,6 +311,27 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	o->nccl_bytes = memory_nccl_bytes(ncomms);
 	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;
 	o->reserved_bytes = o->context_bytes + o->nccl_bytes + o->fragmentation_bytes;
+}
+
+void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
+	struct precision pr;
+	precision_init(&pr, in->dtype, false);
+	double lm, ld;
+
+	memset(o, 0, sizeof(*o));
+	model_states(in, &pr, o);
+	rank_layers(in, &lm, &ld);
+	double acts = (lm > 0 ? lm * layer_activations(in, false) : 0) +
+		      (ld > 0 ? ld * layer_activations(in, true) : 0);
+	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
+	o->activations_bytes = acts * in->inflight;
+	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
+			   * encoder's MLM head: its masked positions only) */
+		o->logits_bytes = 2 * 4 * in->micro_batch *
+				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : in->tp);
+	reserved(in, dtype_bytes(pr.weight), o);
 	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
 			 o->fp8_weight_bytes + o->activations_bytes + o->logits_bytes +
 			 o->comm_buffer_bytes + o->reserved_bytes;

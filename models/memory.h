@@ -150,6 +150,8 @@ struct mem_rank_input {
 	enum zero_stage zero;
 	enum recompute recompute;
 	double layers;             /* transformer layers on this rank (all chunks) */
+	double dense_layers;       /* of which an MoE model's dense first layers
+				      (model.h moe.first_dense_layers); 0: all MoE */
 	bool has_embedding, has_head;
 	double inflight;           /* peak micro-batches in flight, in units of the
 				      rank's whole layer set (chunks / v) */
@@ -173,7 +175,8 @@ struct mem_anatomy {
 	double grads_bytes;
 	double optimizer_bytes;
 	double activations_bytes;  /* peak */
-	double act_per_layer_bytes;/* one layer, one micro-batch */
+	double act_per_layer_bytes;/* one layer, one micro-batch (the mean of the
+				      rank's layers where MoE and dense ones mix) */
 	double logits_bytes;
 	double fp8_weight_bytes;   /* fp8 weight copies and transposes (TE) */
 	double comm_buffer_bytes;  /* gradient buckets, ZeRO-3 gathered layers */
@@ -187,8 +190,12 @@ struct mem_anatomy {
 };
 
 /* Activation bytes of one layer for one micro-batch under the input's
- * parallelism and recompute mode (formulas above). */
+ * parallelism and recompute mode (formulas above); an MoE model's: an
+ * MoE layer's. */
 double memory_layer_activations(const struct mem_rank_input *in);
+/* As memory_layer_activations() for a dense layer: an MoE model's first
+ * dense layers (the dense MLP of ffn_size); a dense model's layer. */
+double memory_dense_layer_activations(const struct mem_rank_input *in);
 
 /* Bytes per parameter of optimizer state before sharding (12 or 8). */
 double memory_optimizer_bytes_per_param(enum dtype dt);

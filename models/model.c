@@ -391,17 +391,26 @@ double model_layer_expert_params(const struct model *m)
 	return (double)m->moe.experts * mlp_params(m, (double)m->moe.expert_ffn);
 }
 
-/* A dense layer (of an MoE model too: its first_dense_layers). */
-static double dense_layer_params(const struct model *m)
+double model_dense_layer_params(const struct model *m)
 {
 	return attn_norm_params(m) + mlp_params(m, (double)m->ffn);
+}
+
+long model_moe_layers_in(const struct model *m, long first, long n)
+{
+	if (!model_is_moe(m))
+		return 0;
+	long dense = m->moe.first_dense - first;    /* dense layers from `first` on */
+	if (dense < 0)
+		dense = 0;
+	return dense < n ? n - dense : 0;
 }
 
 double model_layer_params(const struct model *m)
 {
 	if (model_is_moe(m))
 		return attn_norm_params(m) + moe_dense_params(m) + model_layer_expert_params(m);
-	return dense_layer_params(m);
+	return model_dense_layer_params(m);
 }
 
 double model_layer_active_params(const struct model *m)
@@ -417,7 +426,7 @@ double model_active_params(const struct model *m)
 	if (!model_is_moe(m))
 		return model_params(m);
 	double moe = (double)model_moe_layers(m);
-	return moe * model_layer_active_params(m) + ((double)m->layers - moe) * dense_layer_params(m) +
+	return moe * model_layer_active_params(m) + ((double)m->layers - moe) * model_dense_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
 }
 
@@ -503,7 +512,7 @@ double model_head_params(const struct model *m)
 static double transformer_params(const struct model *m)
 {
 	double moe = (double)model_moe_layers(m);
-	return moe * model_layer_params(m) + ((double)m->layers - moe) * dense_layer_params(m) +
+	return moe * model_layer_params(m) + ((double)m->layers - moe) * model_dense_layer_params(m) +
 	       model_embedding_params(m) + model_head_params(m);
 }
 

@@ -222,10 +222,16 @@ double model_attn_params(const struct model *m);
 /* Layers whose MLP is an MoE layer (layers - first_dense_layers; 0 when
  * dense). */
 long model_moe_layers(const struct model *m);
+/* Of the n layers from index `first` on (0-based), those whose MLP is an
+ * MoE layer (the others are the first_dense_layers; 0 when dense). */
+long model_moe_layers_in(const struct model *m, long first, long n);
 
 /* Parameters of one transformer block (all of it, before any sharding;
  * an MoE model: one MoE layer). */
 double model_layer_params(const struct model *m);
+/* Parameters of a dense layer: attention, norms, the MLP of ffn_size (an
+ * MoE model's first_dense_layers; = model_layer_params() when dense). */
+double model_dense_layer_params(const struct model *m);
 /* True if the model's layers are mixture-of-experts layers. */
 bool model_is_moe(const struct model *m);
 /* Parameters of one layer's routed experts (E expert MLPs; 0 when

@@ -8,7 +8,6 @@
  * same FLOPs; backward of a memory-bound kernel moves 1.5x the bytes of its
  * forward (it reads the saved input and the incoming gradient). */
 #include "workload.h"
-#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -606,7 +605,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
 		break;
 	case WL_MLP:
-		if (model_is_moe(m)) {
+		if (model_is_moe(m) && !s->dense_layer) {
 			moe_block(&e, m, s, T, Tn, norm);
 			break;
 		}
@@ -666,49 +665,46 @@ static double block_flops(const struct model *m, const struct wl_shape *s,
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples)
 {
-	struct wl_shape s = *shp;
+	struct wl_shape s = *shp, d;
 	s.tp = 1;  /* the whole model */
 	s.sp = false;
 	s.cp = 1;
 	s.ep = 1;  /* every expert on one rank: the kept copies, no busiest-rank pace */
-	double L = (double)m->layers, per_mb = 0, f;
+	s.dense_layer = false;
+	d = s;
+	d.dense_layer = true;
 	/* an MoE model's first_dense_layers: dense MLP blocks of ffn_size */
-	double Ld = model_is_moe(m) ? (double)m->moe.first_dense : 0;
-	struct model *dm = xmalloc(sizeof(*dm));
-	*dm = *m;
-	dm->moe.experts = 0;
+	double L = (double)m->layers, Ld = (double)(m->layers - model_moe_layers(m));
+	double per_mb = 0, f, g;
 
+	if (!model_is_moe(m))
+		Ld = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		double n = (b == WL_ATTN || b == WL_MLP) ? L : 1;
 		for (int p = PASS_FWD; p <= PASS_BWD; p++) {
 			if ((f = block_flops(m, &s, b, p, RECOMPUTE_NONE)) < 0)
-				goto err;
-			if (b == WL_MLP && Ld > 0) {
-				double g = block_flops(dm, &s, b, p, RECOMPUTE_NONE);
-				if (g < 0)
-					goto err;
-				per_mb += Ld * (g - f);
-			}
+				return -1;
 			per_mb += n * f;
+			if (b != WL_MLP || Ld <= 0)
+				continue;
+			if ((g = block_flops(m, &d, b, p, RECOMPUTE_NONE)) < 0)
+				return -1;
+			per_mb += Ld * (g - f);
 		}
 	}
 	if (rc == RECOMPUTE_FULL) {
 		double a = block_flops(m, &s, WL_ATTN, PASS_FWD, RECOMPUTE_NONE);
 		double b = block_flops(m, &s, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
-		double g = Ld > 0 ? block_flops(dm, &s, WL_MLP, PASS_FWD, RECOMPUTE_NONE) : 0;
+		g = Ld > 0 ? block_flops(m, &d, WL_MLP, PASS_FWD, RECOMPUTE_NONE) : 0;
 		if (a < 0 || b < 0 || g < 0)
-			goto err;
+			return -1;
 		per_mb += L * (a + b) + Ld * (g - b);
 	} else if (rc == RECOMPUTE_SELECTIVE) {
 		double with = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE);
 		double without = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
 		if (with < 0 || without < 0)
-			goto err;
+			return -1;
 		per_mb += L * (with - without);
 	}
-	free(dm);
 	return per_mb * samples / s.micro_batch;
-err:
-	free(dm);
-	return -1;
 }

@@ -87,6 +87,9 @@ struct wl_shape {
 	enum attn_backend attn_backend[2];
 	bool grad_fp32;         /* weight gradients accumulate into fp32 main gradients */
 	struct finetune ft;     /* LoRA / QLoRA (finetune.h); zeroed: every weight trained */
+	bool dense_layer;       /* an MoE model's dense first layer (model.h
+				   moe.first_dense_layers): the MLP block is the
+				   dense one of ffn_size, no router, no experts */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE

@@ -7,7 +7,8 @@
 #include "xalloc.h"
 
 void anatomy_input(const struct inputs *in, const struct plan *pl, double layers,
-		   double inflight, bool has_embedding, bool has_head, struct mem_rank_input *mi)
+		   double dense_layers, double inflight, bool has_embedding, bool has_head,
+		   struct mem_rank_input *mi)
 {
 	struct mem_rank_input x = {
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
@@ -19,7 +20,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.micro_batch = (double)pl->training.micro_batch, .seq = (double)pl->training.seq / pl->parallel.cp,
 		.tp = pl->parallel.tp, .dp = pl->parallel.dp * pl->parallel.cp, .cp = pl->parallel.cp,
 		.sp = pl->parallel.sp, .zero = pl->parallel.zero,
-		.recompute = pl->parallel.recompute, .layers = layers,
+		.recompute = pl->parallel.recompute, .layers = layers, .dense_layers = dense_layers,
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
 		.prefetch_layers = 1, .ep = pl->parallel.ep, .offload = (int)pl->parallel.offload,
@@ -32,19 +33,33 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 	*mi = x;
 }
 
+int anatomy_stage_layers(const struct plan *pl, const struct model *m, int stage,
+			 int *chunk_layers, int *dense)
+{
+	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
+	int nv = pl->parallel.pp * v, layers = 0, first;
+
+	*dense = 0;
+	for (int c = 0; c < v; c++) {
+		int n = plan_vstage_layers(pl, m->layers, c * pl->parallel.pp + stage, nv, &first);
+		if (chunk_layers)
+			chunk_layers[c] = n;
+		layers += n;
+		*dense += n - (int)model_moe_layers_in(m, first, n);
+	}
+	if (!model_is_moe(m))
+		*dense = 0;
+	return layers;
+}
+
 void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 		   struct mem_anatomy *out)
 {
 	const struct model *m = inputs_model(in);
 	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
-	int nv = pl->parallel.pp * v, layers = 0, first;
-	int mb = (int)plan_microbatches(pl);
+	int mb = (int)plan_microbatches(pl), dense;
 	int *chunk_layers = xmalloc((size_t)v * sizeof(int));
-
-	for (int c = 0; c < v; c++) {
-		chunk_layers[c] = plan_vstage_layers(pl, m->layers, c * pl->parallel.pp + stage, nv, &first);
-		layers += chunk_layers[c];
-	}
+	int layers = anatomy_stage_layers(pl, m, stage, chunk_layers, &dense);
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, mb, v);
 	double alive = 0, peak = 0;
 	for (int i = 0; i < 2 * mb * v; i++) {
@@ -55,7 +70,8 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 	free(order);
 	free(chunk_layers);
 	struct mem_rank_input mi;
-	anatomy_input(in, pl, layers, layers ? peak / layers : 0, stage == 0, stage == pl->parallel.pp - 1, &mi);
+	anatomy_input(in, pl, layers, dense, layers ? peak / layers : 0, stage == 0,
+		      stage == pl->parallel.pp - 1, &mi);
 	memory_rank(&mi, out);
 }
 

@@ -16,10 +16,18 @@
 #include "plan.h"
 
 /* Fill mi for a rank of plan pl on inputs in that holds `layers`
- * transformer layers (all chunks), `inflight` peak micro-batches in units
- * of that layer set, and the embedding and/or head. */
+ * transformer layers (all chunks), of which `dense_layers` are an MoE
+ * model's dense first layers, `inflight` peak micro-batches in units of
+ * that layer set, and the embedding and/or head. */
 void anatomy_input(const struct inputs *in, const struct plan *pl, double layers,
-		   double inflight, bool has_embedding, bool has_head, struct mem_rank_input *mi);
+		   double dense_layers, double inflight, bool has_embedding, bool has_head,
+		   struct mem_rank_input *mi);
+
+/* Layers of pipeline stage `stage` over its chunks (the plan's split) and
+ * into *dense those of them that are an MoE model's dense first layers
+ * (model_moe_layers_in()); chunk_layers (may be NULL) gets each chunk's. */
+int anatomy_stage_layers(const struct plan *pl, const struct model *m, int stage,
+			 int *chunk_layers, int *dense);
 
 /* The anatomy of a rank of pipeline stage `stage` (0..pp-1) of a plan
  * that passed plan_check(): its layers from the plan's split, its peak in

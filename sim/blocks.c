@@ -131,20 +131,22 @@ static int price_block(const struct plan *pl, const struct model *m, struct cost
 		split_cp(cost, &l, scale, pl->parallel.cp, pass, bk);
 	if (b == WL_ATTN || b == WL_MLP)
 		split_gemms(cost, &l, scale, b, pass, bk);
-	if (b == WL_MLP && model_is_moe(m))
+	if (b == WL_MLP && model_is_moe(m) && !shp->dense_layer)
 		split_moe(cost, &l, scale, pass, bk);
 	op_list_finish(&l);
 	return 0;
 }
 
-int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
-		 struct blocks *bk)
+/* The blocks of a layer, an MoE model's dense first layer where dense. */
+static int price_layer(const struct plan *pl, const struct model *m, struct cost *cost,
+		       bool dense, struct blocks *bk)
 {
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct host_issue h = plan_host_issue(pl);
 	struct op_list l;
 	double scale, wait = 0;
 
+	shp.dense_layer = dense;
 	memset(bk, 0, sizeof(*bk));
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		if (price_block(pl, m, cost, &h, &shp, b, PASS_FWD, bk) ||
@@ -168,3 +170,15 @@ fail:
 	return -1;
 }
 
+
+int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
+		 struct blocks *bk)
+{
+	return price_layer(pl, m, cost, false, bk);
+}
+
+int blocks_price_dense(const struct plan *pl, const struct model *m, struct cost *cost,
+		       struct blocks *bk)
+{
+	return price_layer(pl, m, cost, true, bk);
+}

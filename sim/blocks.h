@@ -45,8 +45,14 @@ struct blocks {
 };
 
 /* Price the blocks of plan pl's layer of model m into bk (zeroed
- * first). Returns 0, or -1 when the workload cannot be listed. */
+ * first; an MoE model's: an MoE layer's). Returns 0, or -1 when the
+ * workload cannot be listed. */
 int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
 		 struct blocks *bk);
+/* As blocks_price() for a dense layer: an MoE model's first dense layers
+ * (model.h moe.first_dense_layers; workload.h wl_shape.dense_layer), a
+ * dense model's layer. */
+int blocks_price_dense(const struct plan *pl, const struct model *m, struct cost *cost,
+		       struct blocks *bk);
 
 #endif

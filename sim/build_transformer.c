@@ -53,6 +53,11 @@
  * rank, so the group runs at its slowest rank's pace. Dense gradients are
  * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
  * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
+ * An MoE model's first_dense_layers (models/model.h; DeepSeek-V3's first
+ * three) are built as dense layers (struct layer_kind): their blocks
+ * priced with the dense MLP of ffn_size, no all-to-alls, their whole
+ * gradients over GROUP_DP, their parameters and activations in the
+ * stage's memory as a dense model's.
  *
  * CPU offload (plan offload; ZeRO-Offload, Ren et al. 2021, section 4.1:
  * gradients to the CPU as they are produced, the Adam step on the CPU,
@@ -101,22 +106,35 @@
 #include "stack.h"
 #include "xalloc.h"
 
+/* What differs between an MoE layer and a dense one (an MoE model's
+ * first_dense_layers, models/model.h): its priced blocks, whether its MLP
+ * has the all-to-alls, the sizes of its gradients and parameters. */
+struct layer_kind {
+	struct blocks bk;
+	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
+	double grad_bytes;            /* one layer's dense gradients (of this rank) */
+	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
+	double param_bytes;           /* one layer's parameters (ZeRO-3, offload fetch) */
+	double gather_copy_s;         /* FSDP2: the copy-out after the layer's all-gather */
+};
+
 struct builder {
 	const struct plan *pl;
 	const struct model *m;
 	struct program *p;
-	struct blocks bk;
+	/* [0] the model's layer (an MoE model's MoE layer), [1] an MoE
+	 * model's dense first layers, the first n_dense of the model */
+	struct layer_kind kind[2];
+	const struct layer_kind *lk;  /* the layer being built (embedding, head: any) */
+	long n_dense;
 	int stage, pp, v;
 	double act_bytes;             /* p2p message / TP collective size */
 	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
-	double grad_bytes_layer, grad_bytes_embed, grad_bytes_head;
-	double param_bytes_layer;
+	double grad_bytes_embed, grad_bytes_head;
 	double cp_kv_bytes;           /* ring: one K/V block of this rank */
 	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
 	double pending;               /* bytes in the open bucket */
-	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
 	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
-	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
 	double pending_e;             /* expert bytes in the open bucket */
 	double host_bw_Bps;           /* offload: the GPU's host link */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
@@ -146,7 +164,6 @@ struct builder {
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 	struct cost *cost;            /* prices the FSDP2 copies */
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
-	double gather_copy_s;         /* FSDP2: the copy-out after a layer's all-gather */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
 };
 
@@ -154,7 +171,14 @@ struct builder {
  * as executed when frozen weights skip their weight gradients. */
 static double bwd_flops(const struct builder *b, enum wl_block blk)
 {
-	return b->frozen ? b->bk.flops_bwd[blk] : 2 * b->bk.flops_fwd[blk];
+	return b->frozen ? b->lk->bk.flops_bwd[blk] : 2 * b->lk->bk.flops_fwd[blk];
+}
+
+/* Build global layer `layer` next: its kind. */
+static void set_layer(struct builder *b, int layer)
+{
+	b->layer = layer;
+	b->lk = &b->kind[layer < b->n_dense ? 1 : 0];
 }
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index. */
@@ -211,7 +235,7 @@ static int cp_coll(struct builder *b, enum coll_op op, double bytes, int mb, int
 static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra_s,
 		    double flops, int mb, int chunk, int dep)
 {
-	const struct blocks *k = &b->bk;
+	const struct blocks *k = &b->lk->bk;
 	int cp = b->pl->parallel.cp, ps = bwd ? PASS_BWD : PASS_FWD;
 	/* backward runs the block in reverse: the output projection first */
 	double first = bwd ? k->cp_post[ps] + extra_s : k->cp_pre[ps];
@@ -255,7 +279,7 @@ static int ep_coll(struct builder *b, int mb, int chunk, int dep)
 static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb,
 		    int chunk, int dep)
 {
-	const struct blocks *k = &b->bk;
+	const struct blocks *k = &b->lk->bk;
 	int ps = bwd ? PASS_BWD : PASS_FWD;
 
 	compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
@@ -271,7 +295,7 @@ static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double
 {
 	if (blk == WL_ATTN && b->pl->parallel.cp > 1)
 		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
-	else if (blk == WL_MLP && b->moe_a2a)
+	else if (blk == WL_MLP && b->lk->moe_a2a)
 		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
 	else
 		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
@@ -336,7 +360,7 @@ static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double s
 static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk,
 			 double extra_s, double flops, int mb, int chunk)
 {
-	const struct blocks *k = &b->bk;
+	const struct blocks *k = &b->lk->bk;
 	double ag_shard = b->ag_bytes / b->pl->parallel.tp, rs_shard = b->act_bytes / b->pl->parallel.tp;
 
 	if (cat != CAT_BACKWARD) {
@@ -500,12 +524,12 @@ static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk
 	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->param_bytes_layer,
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->lk->param_bytes,
 			  .launch_s = b->launch_s };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
 	if (b->fsdp2)
-		compute(b, cat, b->gather_copy_s, 0, mb, chunk, b->last);
+		compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
 }
 
 /* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
@@ -559,8 +583,8 @@ static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, do
 
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
-	const struct blocks *k = &b->bk;
-	if (b->pl->parallel.tp <= 1 && b->pl->parallel.cp <= 1 && !b->moe_a2a) {
+	const struct blocks *k = &b->lk->bk;
+	if (b->pl->parallel.tp <= 1 && b->pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
 		if (b->per_tensor)
 			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
@@ -581,7 +605,7 @@ static void host_fetch(struct builder *b)
 	if (b->pl->parallel.offload != OFFLOAD_PARAMS)
 		return;
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
-			  .time_s = b->param_bytes_layer / b->host_bw_Bps };
+			  .time_s = b->lk->param_bytes / b->host_bw_Bps };
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
 }
@@ -600,12 +624,12 @@ static void forward(struct builder *b, int mb, int chunk)
 		dep = program_add(b->p, &r, NULL, 0);
 	}
 	if (vs == 0) {
-		compute(b, CAT_FORWARD, b->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
+		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else
 		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
-		b->layer = first + l;
+		set_layer(b, first + l);
 		zero3_gather(b, CAT_FORWARD, mb, chunk);
 		host_fetch(b);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
@@ -613,7 +637,7 @@ static void forward(struct builder *b, int mb, int chunk)
 	if (vs == nv - 1) {
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		compute(b, CAT_FORWARD, b->bk.fwd[WL_HEAD], b->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
+		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
@@ -631,7 +655,7 @@ static void forward(struct builder *b, int mb, int chunk)
 static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 {
 	const struct plan *pl = b->pl;
-	const struct blocks *k = &b->bk;
+	const struct blocks *k = &b->lk->bk;
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
 	int nl = vstage_layers(b, vs, nv, &first);
 	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
@@ -651,23 +675,24 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
 		grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
-		b->layer = first + l;
+		set_layer(b, first + l);
+		k = &b->lk->bk;
 		zero3_gather(b, CAT_BACKWARD, mb, chunk);
 		host_fetch(b);
 		if (pl->parallel.recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
-		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a && b->per_tensor) {
+		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
-		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->moe_a2a) {
+		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
 			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->last);
 		} else {
 			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
 			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, bwd_flops(b, WL_ATTN), mb, chunk);
 		}
-		grads_ready2(b, b->grad_bytes_layer, b->grad_bytes_expert, reduce);
+		grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
 	}
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
@@ -711,6 +736,28 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	return cost_roofline_time(g, &op);
 }
 
+/* A layer kind's sizes (struct layer_kind; dense: an MoE model's dense
+ * first layers), its blocks not priced. */
+static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
+{
+	const struct plan *pl = b->pl;
+	const struct model *m = b->m;
+	double t = pl->parallel.tp, le = dense ? 0 : b->le;
+	double lp = dense ? model_dense_layer_params(m) : model_layer_params(m);
+
+	k->moe_a2a = !dense && model_is_moe(m) && pl->parallel.ep > 1;
+	k->grad_bytes = (lp - le) / t * b->gb;
+	k->grad_bytes_expert = le / (t * pl->parallel.ep) * b->gb;
+	if (b->frozen) {
+		k->grad_bytes = finetune_layer_adapter_params(m, &pl->training.finetune,
+							      pl->parallel.tp) * b->gb;
+		k->grad_bytes_expert = 0;
+	}
+	k->param_bytes = lp / t * b->wbytes;
+	k->gather_copy_s = b->fsdp2 ? copy_time(b, "fsdp_gather_copy_out", k->param_bytes / b->wbytes,
+						2 * k->param_bytes) : 0;
+}
+
 /* The builder's sizes for plan pl: messages, collectives, gradients and
  * parameters per layer, the framework's granularity, a layer's weight
  * tensors. */
@@ -740,12 +787,8 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	}
 	b->ag_bytes = b->act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->training.grad_dtype);
-	double le = model_layer_expert_params(m);   /* 0 when dense */
 	b->gb = gb;
-	b->le = le;
-	b->grad_bytes_layer = (model_layer_params(m) - le) / t * gb;
-	b->grad_bytes_expert = le / (t * pl->parallel.ep) * gb;
-	b->moe_a2a = model_is_moe(m) && pl->parallel.ep > 1;
+	b->le = model_layer_expert_params(m);   /* 0 when dense */
 	b->host_bw_Bps = topology_host_bw(topo);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
@@ -767,18 +810,16 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->frozen = finetune_frozen(&pl->training.finetune);
 	if (b->frozen) {
 		/* LoRA / QLoRA: only the adapters' gradients are reduced */
-		b->grad_bytes_layer = finetune_layer_adapter_params(m, &pl->training.finetune,
-								    pl->parallel.tp) * gb;
-		b->grad_bytes_expert = b->grad_bytes_embed = b->grad_bytes_head = 0;
+		b->grad_bytes_embed = b->grad_bytes_head = 0;
 		b->tied_copy = 0;
 	}
-	b->param_bytes_layer = model_layer_params(m) / t * dtype_bytes(pr.layer_weight);
 	b->wbytes = dtype_bytes(pr.layer_weight);
 	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
 		   (long)pl->parallel.dp * pl->parallel.cp > 1;
-	if (b->fsdp2)
-		b->gather_copy_s = copy_time(b, "fsdp_gather_copy_out", b->param_bytes_layer / b->wbytes,
-					     2 * b->param_bytes_layer);
+	kind_sizes(b, &b->kind[0], false);
+	kind_sizes(b, &b->kind[1], true);
+	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;
+	b->lk = &b->kind[0];
 	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	b->launch_s = b->fw ? b->fw->launch_s : 0;
 	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
@@ -809,6 +850,7 @@ struct stage_plan {
 	int nsteps;
 	int *last_b;            /* [v] step of each chunk's last backward */
 	int layers, first0;     /* the stage's layers, its first chunk's first */
+	int dense;              /* of the layers, an MoE model's dense first layers */
 	double peak_alive;      /* layers' activations alive at once, at most */
 	bool has_emb, has_head;
 	double psi, psi_e;      /* this rank's parameters: dense, experts */
@@ -845,6 +887,8 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 		if (c == 0)
 			sp->first0 = f;
 		sp->layers += chunk_layers[c];
+		if (f < b->n_dense)
+			sp->dense += chunk_layers[c] - (int)model_moe_layers_in(m, f, chunk_layers[c]);
 	}
 	double alive = 0;
 	for (int i = 0; i < sp->nsteps; i++) {
@@ -854,19 +898,21 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 	}
 	free(chunk_layers);
 
-	int layers = sp->layers;
+	int layers = sp->layers, moe = layers - sp->dense;
+	/* the layers' TP-sharded parameters: MoE layers less their experts,
+	 * dense first layers whole */
+	double psi_layers = (moe * (model_layer_params(m) - le) +
+			     sp->dense * model_dense_layer_params(m)) / t;
 	sp->has_emb = stage == 0;
 	sp->has_head = stage == pl->parallel.pp - 1;
-	sp->psi = layers * (model_layer_params(m) - le) / t +
-		  (sp->has_emb ? model_embedding_params(m) / t : 0) +
+	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
 		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
-	sp->psi_e = layers * le / (t * pl->parallel.ep);  /* this rank's experts */
+	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
 	sp->ndp = pl->parallel.dp * pl->parallel.cp;  /* gradients and optimizer shards span dp x cp */
 	sp->nedp = sp->ndp / pl->parallel.ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	sp->gather = (pl->parallel.zero == ZERO_1 || pl->parallel.zero == ZERO_2) && sp->ndp > 1;
-	double psi_layers = layers * (model_layer_params(m) - le) / t;
 	sp->ag_total = psi_layers * dtype_bytes(b->pr.layer_weight) +
 		       (sp->psi - psi_layers) * dtype_bytes(b->pr.weight);
 	if (b->frozen) {        /* the adapters are the trained parameters */
@@ -874,7 +920,7 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 		sp->psi_e = 0;
 		sp->ag_total = sp->psi * dtype_bytes(b->pr.weight);
 	}
-	sp->ag_chunk = pl->communication.bucket_bytes > 0 ? pl->communication.bucket_bytes * 8 : b->param_bytes_layer;
+	sp->ag_chunk = pl->communication.bucket_bytes > 0 ? pl->communication.bucket_bytes * 8 : b->kind[0].param_bytes;
 	sp->ag_count = sp->ag_chunk > 0 ? (int)ceil(sp->ag_total / sp->ag_chunk) : 1;
 	if (sp->ag_count < 1)
 		sp->ag_count = 1;
@@ -956,7 +1002,8 @@ static void optimizer_step(struct builder *b, const struct stage_plan *sp,
 static void stage_result_fill(struct stage_result *sr, const struct builder *b,
 			      const struct stage_plan *sp, const struct inputs *in)
 {
-	int layers = sp->layers;
+	int layers = sp->layers, dense = sp->dense;
+	const struct blocks *k = &b->kind[0].bk, *kd = &b->kind[1].bk;
 	bool has_emb = sp->has_emb, has_head = sp->has_head;
 	memset(sr, 0, sizeof(*sr));
 	sr->stage = b->stage;
@@ -966,12 +1013,14 @@ static void stage_result_fill(struct stage_result *sr, const struct builder *b,
 	sr->has_head = has_head;
 	sr->peak_inflight_chunks = (int)b->p->peak_inflight;
 	sr->inflight = layers ? sp->peak_alive / layers : 0;
-	sr->compute_fwd_s = layers * (b->bk.fwd[WL_ATTN] + b->bk.fwd[WL_MLP]) +
-			    (has_emb ? b->bk.fwd[WL_EMBED] : 0) + (has_head ? b->bk.fwd[WL_HEAD] : 0);
-	sr->compute_bwd_s = layers * (b->bk.bwd[WL_ATTN] + b->bk.bwd[WL_MLP]) +
-			    (has_emb ? b->bk.bwd[WL_EMBED] : 0) + (has_head ? b->bk.bwd[WL_HEAD] : 0);
+	sr->compute_fwd_s = (layers - dense) * (k->fwd[WL_ATTN] + k->fwd[WL_MLP]) +
+			    dense * (kd->fwd[WL_ATTN] + kd->fwd[WL_MLP]) +
+			    (has_emb ? k->fwd[WL_EMBED] : 0) + (has_head ? k->fwd[WL_HEAD] : 0);
+	sr->compute_bwd_s = (layers - dense) * (k->bwd[WL_ATTN] + k->bwd[WL_MLP]) +
+			    dense * (kd->bwd[WL_ATTN] + kd->bwd[WL_MLP]) +
+			    (has_emb ? k->bwd[WL_EMBED] : 0) + (has_head ? k->bwd[WL_HEAD] : 0);
 	struct mem_rank_input mi;
-	anatomy_input(in, b->pl, layers, sr->inflight, has_emb, has_head, &mi);
+	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);
 	memory_rank(&mi, &sr->mem);
 }
 
@@ -985,9 +1034,12 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	struct stage_plan sp;
 
 	b.v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
-	if (blocks_price(pl, m, inputs_cost(in), &b.bk))
-		return -1;
 	builder_sizes(&b, in, pl);
+	if (blocks_price(pl, m, inputs_cost(in), &b.kind[0].bk) ||
+	    (b.n_dense > 0 && blocks_price_dense(pl, m, inputs_cost(in), &b.kind[1].bk))) {
+		free(b.last_use);
+		return -1;
+	}
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, m_mb, b.v);
 	if (!order) {
 		free(b.last_use);

@@ -156,6 +156,29 @@ static void load_clusters(struct jobj *root, struct goal *g)
 	}
 }
 
+/* seq_len: required, but a ViT's follows from its image (model.h:
+ * (image_size / patch_size)^2 + 1) and may be left out; given, it must
+ * equal that. The model file is read here for its architecture only
+ * (silently: the clusters' loading reports its errors). */
+static void load_seq(struct jobj *jo, struct goal *g)
+{
+	struct diag quiet;
+	diag_init(&quiet, NULL);
+	struct model *m = g->model[0] ? model_load(g->model, &quiet) : NULL;
+	diag_finish(&quiet);
+	if (!m || !model_is_vit(m)) {
+		jobj_int(jo, "seq_len", &g->seq, 1, JREQ);
+		model_destroy(m);
+		return;
+	}
+	long vs = model_vit_seq(m);
+	if (jobj_int(jo, "seq_len", &g->seq, 1, 0) == 1 && g->seq != vs)
+		jobj_err(jo, "seq_len", "must be left out or equal the %ld tokens of vit model '%s' "
+			 "((image_size / patch_size)^2 + 1), got %ld", vs, m->name, g->seq);
+	g->seq = vs;
+	model_destroy(m);
+}
+
 /* The tokens to train on: train_tokens, or epochs over dataset_tokens
  * (a fine-tuning set), not both. */
 static void load_tokens(struct jobj *jo, struct goal *g)
@@ -234,7 +257,7 @@ struct goal *goal_load(const char *path, struct diag *d)
 		else
 			jload_check_ref(&jo, "model", g->model);
 	}
-	jobj_int(&jo, "seq_len", &g->seq, 1, JREQ);
+	load_seq(&jo, g);
 	load_tokens(&jo, g);
 	double days = 0;
 	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)

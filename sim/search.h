@@ -23,7 +23,9 @@
  *   key                       type      unit    default     meaning
  *   name, description         string    -       file name
  *   model                     string    path    required    model file
- *   seq_len                   int       tokens  required
+ *   seq_len                   int       tokens  required    a vit model's: derived from its image
+ *                                                           ((image_size / patch_size)^2 + 1),
+ *                                                           may be left out
  *   train_tokens              number    tokens  required    (or epochs and dataset_tokens)
  *   epochs                    number    -       -           instead of train_tokens: passes over
  *   dataset_tokens            number    tokens  -           a dataset of this many tokens

@@ -1,13 +1,16 @@
 /* test-encoder: architecture "encoder_transformer" (models/model.h):
  * parameter counts equal to the published ones, FLOPs from BERT's
  * equations, the non-causal attention core, the MLPerf BERT-Large
- * scenario end to end, and the new keys' bad input. */
+ * scenario end to end and its memory in closed form, and the new keys'
+ * bad input. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "anatomy.h"
+#include "memory.h"
 #include "model.h"
 #include "scenario.h"
 #include "testutil.h"
@@ -159,6 +162,60 @@ Test(encoder, mlperf_bert_large_scenario_runs_end_to_end)
 	json_decref(r);
 	free(err);
 	free(d);
+}
+
+/* The MLPerf BERT-Large scenario's GPU (fp16, DP 64, one micro-batch of
+ * 72 sequences of 512 tokens, flash attention) in closed form, worked
+ * from the dimensions alone (h 1024, a 16, f 4h, V 30522, 512 positions,
+ * 2 types, 76 masked positions, dropout):
+ *   trained parameters: embeddings (V + 512 + 2) h + 2h, 24 layers of
+ *     4h^2 + 4h + 2hf + f + h + 4h, the MLM head (dense h^2 + h,
+ *     LayerNorm 2h, the decoder's bias V; its weight tied), NSP (pooler
+ *     h^2 + h, classifier 2h + 2);
+ *   weights and gradients 2 bytes each, Adam 12 (fp32 master, m, v);
+ *     ZeRO-1 divides the 12 by the 64 ranks;
+ *   activations per layer (Korthikanti et al. 2022, Table 2, no
+ *     parallelism; bidirectional attention stores the same tensors as
+ *     causal: the mask is not a tensor): unfused sbh (34 + 5as/h); flash
+ *     (memory.h) no s x s terms, the kernel's fp32 log-sum-exp instead:
+ *     34 sbh + 4 a s b; the GPU holds the 24 layers of one micro-batch;
+ *   logits: fp32 logits and their gradient on the masked positions,
+ *     2 x 4 x b x 76 x V. */
+Test(encoder, mlperf_bert_large_memory_follows_the_closed_form)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct scenario *sc = scenario_load(src_path("scenarios/bert-large-mlperf.json"), &d);
+	cr_assert_not_null(sc);
+	diag_finish(&d);
+	double h = 1024, a = 16, f = 4096, V = 30522, s = 512, b = 72, L = 24;
+	double layer = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h;
+	double psi = (V + 512 + 2) * h + 2 * h + L * layer + (h * h + h + 2 * h + V) +
+		     (h * h + h + 2 * h + 2);
+	double flash = 34 * s * b * h + 4 * a * s * b, unfused = s * b * h * (34 + 5 * a * s / h);
+	struct mem_anatomy o;
+
+	cr_assert_eq(sc->plan.training.attention, ATTN_FLASH);
+	anatomy_stage(sc->in, &sc->plan, 0, &o);
+	cr_expect_eq(o.params_local, psi);
+	cr_expect_eq(o.weights_bytes, 2 * psi);
+	cr_expect_eq(o.grads_bytes, 2 * psi);
+	cr_expect_eq(o.optimizer_bytes, 12 * psi);
+	cr_expect_eq(o.fp8_weight_bytes, 0);
+	cr_expect_float_eq(o.act_per_layer_bytes, flash, 1e-12 * flash);
+	cr_expect_float_eq(o.activations_bytes, L * flash, 1e-12 * L * flash);
+	cr_expect_eq(o.logits_bytes, 2 * 4 * b * 76 * V);
+	printf("MLPerf BERT-Large: %.0f parameters, %.3f GB of activations a layer (flash), "
+	       "%.3f GB unfused\n", psi, flash / 1e9, unfused / 1e9);
+
+	struct plan pl = sc->plan;
+	pl.training.attention = ATTN_UNFUSED;
+	pl.parallel.zero = ZERO_1;
+	anatomy_stage(sc->in, &pl, 0, &o);
+	cr_expect_float_eq(o.act_per_layer_bytes, unfused, 1e-12 * unfused);
+	cr_expect_float_eq(o.optimizer_bytes, 12 * psi / 64, 1e-12 * psi);
+	cr_expect_eq(o.grads_bytes, 2 * psi);
+	scenario_destroy(sc);
 }
 
 /* ---- bad input ---- */

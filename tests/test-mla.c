@@ -3,18 +3,27 @@
  * arithmetic, per-token FLOPs of an MLA layer against DeepSeek-V2's
  * equations (section 2.1) in closed form, the activation bytes an MLA
  * layer stores, node-limited routing's cross-node copies (DeepSeek-V3
- * sections 2.1.2 and 3.2.2), and the loader's messages for bad keys. */
+ * sections 2.1.2 and 3.2.2), the first three layers priced, stored and
+ * held as dense layers (FLOPs per token, parameters per stage, EP
+ * all-to-alls on MoE layers only), and the loader's messages for bad
+ * keys. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "anatomy.h"
+#include "build_transformer.h"
 #include "diag.h"
+#include "inputs.h"
 #include "memory.h"
 #include "model.h"
 #include "moe.h"
 #include "op.h"
+#include "plan.h"
+#include "program.h"
+#include "stack.h"
 #include "testutil.h"
 #include "workload.h"
 
@@ -108,6 +117,142 @@ Test(mla, model_flops_count_dense_first_layers_and_mla)
 	double wf = workload_iteration_flops(m, &w, RECOMPUTE_NONE, 1);
 	cr_expect(fabs(wf / model_iteration_flops(m, 1, s) - 1) < 1e-9, "%g vs %g", wf,
 		  model_iteration_flops(m, 1, s));
+	model_destroy(m);
+}
+
+/* Per token, forward, tp 1, flash: one MLA attention block (the core's
+ * Q K^T and P V, 2 s a (d_qk + d_v), halved by the causal mask), a dense MLP of 18432, an MoE MLP (router, 8 routed
+ * experts at a balanced load, the shared expert). */
+#define ATTN_GEMM (2 * (H * QL + QL * A * (NOPE + ROPE) + H * (KL + ROPE) + \
+			KL * A * (NOPE + VD) + A * VD * H))
+#define CORE(s) ((s) * A * (NOPE + ROPE + VD))
+#define DENSE_MLP (2 * 3 * H * 18432)
+#define MOE_MLP (2 * H * 256 + 2 * 3 * H * 2048 * 8 + 2 * 3 * H * 2048)
+
+/* DeepSeek-V3's parallel layout (scenarios/deepseek-v3-h100-2048.json) without
+ * recomputation, 16 micro-batches: pp 16, ep 64, dp 128, ZeRO-1, fp8, tp 1. */
+static struct inputs *v3_plan(struct plan *pl)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/deepseek-v3.json"),
+					src_path("topologies/dgx-h100.json"), "roofline", NULL, &d);
+	cr_assert(in);
+	diag_finish(&d);
+	plan_init(pl);
+	pl->nodes = 256;
+	pl->parallel.dp = 128;
+	pl->parallel.pp = 16;
+	pl->parallel.ep = 64;
+	pl->parallel.zero = ZERO_1;
+	pl->training.seq = 4096;
+	pl->training.global_batch = 2048;
+	pl->training.micro_batch = 1;
+	pl->training.precision = DTYPE_FP8;
+	plan_resolve(pl, in);
+	return in;
+}
+
+/* The program of one stage: its compute FLOPs (forward and backward,
+ * what the tasks stand for: 3 x forward) and its EP all-to-alls. */
+static void stage_program(const struct inputs *in, const struct plan *pl, int stage,
+			  double *flops, int *a2a, struct stage_result *sr)
+{
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, pl, stage, &p, sr), 0);
+	*flops = 0;
+	*a2a = 0;
+	for (int i = 0; i < p.n; i++) {
+		if (p.t[i].kind == TASK_COMPUTE)
+			*flops += p.t[i].flops;
+		if (p.t[i].kind == TASK_COLL && p.t[i].group == GROUP_EP)
+			*a2a += p.t[i].count > 1 ? p.t[i].count : 1;
+	}
+	program_finish(&p);
+}
+
+/* Stage 0 holds layers 0-3: the three dense first layers and one MoE
+ * layer; stage 1 four MoE layers; stage 15 the last three and the head. */
+Test(mla, builder_prices_the_first_three_layers_as_dense)
+{
+	struct plan pl;
+	struct inputs *in = v3_plan(&pl);
+	double s = 4096, tok = 16 * s, f;
+	int a2a;
+	struct stage_result sr;
+
+	stage_program(in, &pl, 0, &f, &a2a, &sr);
+	double want = 3 * (4 * (ATTN_GEMM + CORE(s)) + 3 * DENSE_MLP + MOE_MLP);
+	cr_expect(fabs(f / tok / want - 1) < 1e-12, "stage 0: %.6g FLOPs per token, want %.6g",
+		  f / tok, want);
+	/* dispatch and combine, forward and backward: the one MoE layer */
+	cr_expect_eq(a2a, 16 * 1 * 4);
+	stage_program(in, &pl, 1, &f, &a2a, &sr);
+	want = 3 * 4 * (ATTN_GEMM + CORE(s) + MOE_MLP);
+	cr_expect(fabs(f / tok / want - 1) < 1e-12, "stage 1: %.6g, want %.6g", f / tok, want);
+	cr_expect_eq(a2a, 16 * 4 * 4);
+	stage_program(in, &pl, 15, &f, &a2a, &sr);
+	want = 3 * (3 * (ATTN_GEMM + CORE(s) + MOE_MLP) + 2 * H * V);
+	cr_expect(fabs(f / tok / want - 1) < 1e-12, "stage 15: %.6g, want %.6g", f / tok, want);
+	cr_expect_eq(a2a, 16 * 3 * 4);
+	inputs_destroy(in);
+}
+
+/* Parameters a rank of each stage holds: a dense layer is the attention,
+ * two RMSNorms and the dense MLP; an MoE layer the same with the router,
+ * the shared expert and 256 / 64 = 4 routed experts. */
+Test(mla, stages_hold_dense_first_layers_and_experts_over_ep)
+{
+	struct plan pl;
+	struct inputs *in = v3_plan(&pl);
+	double attn = 187107328.0 + 2 * H, expert = 3 * H * 2048;
+	double dense = attn + 3 * H * 18432, moe = attn + 256 * H + expert + 4 * expert;
+	struct mem_anatomy o;
+
+	anatomy_stage(in, &pl, 0, &o);
+	cr_expect_eq(o.params_local, V * H + 3 * dense + moe);
+	cr_expect_eq(o.params_local, 3086286848.0);
+	anatomy_stage(in, &pl, 1, &o);
+	cr_expect_eq(o.params_local, 4 * moe);
+	anatomy_stage(in, &pl, 15, &o);
+	cr_expect_eq(o.params_local, 3 * moe + V * H + H);
+	/* the builder's stage result says the same */
+	double f;
+	int a2a;
+	struct stage_result sr;
+	stage_program(in, &pl, 0, &f, &a2a, &sr);
+	cr_expect_eq(sr.mem.params_local, V * H + 3 * dense + moe);
+	inputs_destroy(in);
+}
+
+/* bf16, flash, tp 1, one token: a dense first layer stores the MLA terms
+ * (activation_bytes_follow_the_saved_tensors) and the dense SwiGLU MLP's
+ * 2h + 2h + 2 x 2f + 2f; an MoE layer the norm and router inputs 2h +
+ * 2h, k copies of h, each with 2 x 2 f_e + 2 f_e, and the shared expert's
+ * 2 x 2 f_e + 2 f_e. */
+Test(mla, dense_first_layers_store_the_dense_mlps_activations)
+{
+	struct model *m = load("models/zoo/deepseek-v3.json");
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	struct mem_rank_input in = { .model = m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .attention = ATTN_FLASH, .micro_batch = 1, .seq = 1, .tp = 1,
+				     .dp = 128, .pp = 16, .ep = 64, .zero = ZERO_1, .layers = 4,
+				     .dense_layers = 3, .inflight = 16 };
+	double dqk = NOPE + ROPE, fe = 2048;
+	double attn = 4 * H + 4 * (QL + KL) + 2 * A * (2 * dqk + VD) + 2 * A * VD + 4 * A;
+	double dense = attn + 4 * H + 6 * 18432;
+	double moe = attn + 4 * H + 2 * H * 8 + 8 * 6 * fe + 6 * fe;
+	cr_expect_eq(memory_dense_layer_activations(&in), dense);
+	cr_expect_eq(memory_layer_activations(&in), moe);
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	cr_expect_eq(o.activations_bytes, 16 * (3 * dense + moe));
+	cr_expect_eq(o.act_per_layer_bytes, (3 * dense + moe) / 4);
+	/* every layer MoE (dense_layers 0): as before the first layers were told apart */
+	in.dense_layers = 0;
+	memory_rank(&in, &o);
+	cr_expect_eq(o.activations_bytes, 16 * 4 * moe);
 	model_destroy(m);
 }
 

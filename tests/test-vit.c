@@ -1,13 +1,15 @@
 /* test-vit: architecture "vit" (models/model.h): parameter counts of
  * ViT-B/16, L/16, H/14 in closed form, FLOPs per image, the kernels
  * (patch GEMM, non-causal core, pre-LN), the shipped ViT-L/16 scenario end
- * to end, and the new keys' bad input. */
+ * to end and its memory in closed form, and the new keys' bad input. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "anatomy.h"
+#include "memory.h"
 #include "model.h"
 #include "scenario.h"
 #include "testutil.h"
@@ -137,6 +139,55 @@ Test(vit, vit_l16_scenario_runs_end_to_end)
 	free(d);
 }
 
+/* The ViT-L/16 scenario's GPU (bf16, DP 8, 4 micro-batches of 128
+ * images of s = 197 tokens, flash attention) in closed form from the
+ * dimensions alone (h 1024, a 16, f 4h, no dropout: ViT's dropout 0):
+ *   parameters: patch embedding 16^2 x 3 x h + h, class token h,
+ *     positions 197 h, 24 layers of 4h + 4h^2 + 4h + 2hf + f + h, final
+ *     LayerNorm 2h, classifier 1000 h + 1000 (304,326,632);
+ *   weights and gradients 2 bytes each, Adam 12;
+ *   activations per layer (Korthikanti et al. 2022, Table 2, without
+ *     dropout: the attention's and the MLP's one-byte masks and the
+ *     attention dropout's output and mask go: sbh (32 + 2as/h), the core
+ *     bidirectional, as stored for a causal one); flash (memory.h): 32 sbh
+ *     + 4 a s b; one micro-batch of the 24 layers in flight (no pipeline);
+ *   logits: fp32 logits and gradient of the class token, 2 x 4 x b x 1000. */
+Test(vit, vit_l16_memory_follows_the_closed_form)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct scenario *sc = scenario_load(src_path("scenarios/vit-l16-h100-dp8.json"), &d);
+	cr_assert_not_null(sc);
+	diag_finish(&d);
+	double h = 1024, a = 16, f = 4096, s = 197, b = 128, L = 24, K = 1000;
+	double layer = 4 * h + 4 * h * h + 4 * h + 2 * h * f + f + h;
+	double psi = 16 * 16 * 3 * h + h + h + s * h + L * layer + 2 * h + h * K + K;
+	double flash = 32 * s * b * h + 4 * a * s * b, unfused = s * b * h * (32 + 2 * a * s / h);
+	struct mem_anatomy o;
+
+	cr_assert_eq(psi, 304326632.0);
+	cr_assert_eq(sc->plan.training.attention, ATTN_FLASH);
+	anatomy_stage(sc->in, &sc->plan, 0, &o);
+	cr_expect_eq(o.params_local, psi);
+	cr_expect_eq(o.weights_bytes, 2 * psi);
+	cr_expect_eq(o.grads_bytes, 2 * psi);
+	cr_expect_eq(o.optimizer_bytes, 12 * psi);
+	cr_expect_float_eq(o.act_per_layer_bytes, flash, 1e-12 * flash);
+	cr_expect_float_eq(o.activations_bytes, L * flash, 1e-12 * L * flash);
+	cr_expect_eq(o.logits_bytes, 2 * 4 * b * K);
+	printf("ViT-L/16: %.3f GB of activations a layer and micro-batch (flash), %.3f GB "
+	       "unfused\n", flash / 1e9, unfused / 1e9);
+
+	struct plan pl = sc->plan;
+	pl.training.attention = ATTN_UNFUSED;
+	pl.parallel.zero = ZERO_2;
+	anatomy_stage(sc->in, &pl, 0, &o);
+	cr_expect_float_eq(o.act_per_layer_bytes, unfused, 1e-12 * unfused);
+	cr_expect_float_eq(o.grads_bytes, 2 * psi / 8, 1e-12 * psi);
+	cr_expect_float_eq(o.optimizer_bytes, 12 * psi / 8, 1e-12 * psi);
+	scenario_destroy(sc);
+}
+
 /* ---- bad input ---- */
 
 static void expect_model_error(const char *body, const char *msg)
@@ -202,4 +253,53 @@ Test(vit, seq_len_is_derived_from_the_image)
 			 "/parallel/cp: error: context parallelism here is the load-balanced causal "
 			 "split of a decoder; model 'ViT-L/16 (224 px, ImageNet-1k head)' is a vit, "
 			 "got cp = 2");
+}
+
+/* A goal of `ddlsim plan` (sim/search.h) for model rel with `keys`
+ * (seq_len or not), a global batch of exactly 4096 x 197 tokens, one
+ * DGX H100 node; returns the exit code, the output in *out. */
+static int plan_goal(const char *rel, const char *keys, char **out, char **err, char **path)
+{
+	char *dir = tmp_dir(), text[2048], args[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"v\",\n"
+		 " \"model\": \"%s\",%s \"epochs\": 10, \"dataset_tokens\": 252389899,\n"
+		 " \"deadline_days\": 1, \"global_batch_tokens\": {\"min\": 806912, \"max\": 806912},\n"
+		 " \"search\": {\"tp\": [1], \"pp\": [1], \"zero\": [1], \"micro_batch\": [4, 8]},\n"
+		 " \"clusters\": [{\"topology\": \"%s\", \"nodes\": [1]}]}\n",
+		 src_path(rel), keys, src_path("topologies/dgx-h100.json"));
+	*path = write_file(dir, "g.json", text);
+	snprintf(args, sizeof(args), "plan %s --out %s/out --quiet --screen-only", *path, dir);
+	free(dir);
+	return run_ddlsim(args, out, err);
+}
+
+/* A ViT goal may leave seq_len out: 197 tokens, so the batch of 806,912
+ * tokens is 4096 images; a differing seq_len is refused at /seq_len; a
+ * decoder's goal still needs it. */
+Test(vit, goal_derives_seq_len_from_the_image)
+{
+	char *out = NULL, *err = NULL, *path = NULL, want[2048];
+	int rc = plan_goal("models/zoo/vit-l16.json", "", &out, &err, &path);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+	cr_expect(strstr(out, "tp1 pp1 dp8 mb8 gb4096 z1") != NULL, "no 4096-image plan in:\n%s", out);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/vit-l16.json", " \"seq_len\": 197,", &out, &err, &path);
+	cr_expect_eq(rc, 0, "exit %d: %s", rc, err);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/vit-l16.json", " \"seq_len\": 196,", &out, &err, &path);
+	cr_expect_eq(rc, 3);
+	snprintf(want, sizeof(want), "%s: /seq_len: error: must be left out or equal the 197 tokens "
+		 "of vit model 'ViT-L/16 (224 px, ImageNet-1k head)' ((image_size / patch_size)^2 "
+		 "+ 1), got 196\n", path);
+	cr_expect_str_eq(err, want);
+	free(out), free(err), free(path);
+	out = err = NULL;
+	rc = plan_goal("models/zoo/llama2-7b.json", "", &out, &err, &path);
+	cr_expect_eq(rc, 3);
+	snprintf(want, sizeof(want), "%s: /seq_len: error: missing required key 'seq_len'\n", path);
+	cr_expect_str_eq(err, want);
+	free(out), free(err), free(path);
 }
