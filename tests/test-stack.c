@@ -248,7 +248,7 @@ Test(stack, deepspeed_engine_gradient_ops_per_zero_stage)
 
 /* The share of gradients in buckets spanning partitions: (d - 1) bucket /
  * P, at most 1; none on one rank; all in one bucket over several. */
-Test(stack, deepspeed_span_fraction)
+Test(stack, share_of_buckets_spanning_partitions_grows_with_ranks)
 {
 	cr_expect_float_eq(stack_span_fraction(8, 5e8, 7e9), 0.5, 1e-15);
 	cr_expect_float_eq(stack_span_fraction(16, 5e8, 7e9), 1, 1e-15);
