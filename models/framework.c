@@ -143,7 +143,10 @@
  * Kernel stacks (stack.h, cited in stack.c): Megatron-Core and NeMo run
  *   Transformer Engine's fused kernels (megatron-te); DeepSpeed and FSDP2
  *   wrap whatever model code they are given, most often a Hugging Face
- *   model run eagerly (hf-eager); TorchTitan its own eager Llama. */
+ *   model run eagerly: FSDP2 as it is (hf-eager), DeepSpeed with its
+ *   engine's gradient hooks, reduce buckets and ZeRO optimizer step
+ *   (deepspeed: hf-eager's pieces plus the engine's, per ZeRO stage);
+ *   TorchTitan its own eager Llama. */
 #include "framework.h"
 
 #include <stdio.h>
@@ -178,7 +181,7 @@ const struct framework framework_table[] = {
 	  "deepspeed/runtime/engine.py (stage-0 allreduce buckets 5e8 elements; "
 	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
 	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
-	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager" },
+	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed" },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "

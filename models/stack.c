@@ -162,6 +162,108 @@
  *   - loss [source]: modeling_mpt.py L723-729 at 061f2c7c, flash-attn's
  *     CrossEntropyLoss (the xentropy CUDA extension): the bytes of the
  *     Triton one above, 2 + 4 B/logit.
+ * deepspeed: a Hugging Face model (the hf-eager pieces above: the engine
+ *   does not change the model's kernels; SDPA's FlashAttention-2 on A100
+ *   and H100) trained by the DeepSpeed engine, v0.15.0 (commit 55b4cae),
+ *   bf16, FusedAdam (the config's "Adam"/"AdamW" optimizer: engine.py
+ *   L1332-1357). The engine's gradient path and step, per ZeRO stage
+ *   (struct stack_zero_path; P the rank's parameters, P/d its partition):
+ *   - which optimizer [source]: engine.py L1149 (module.bfloat16()),
+ *     get_data_types L931-946 (grad_accum_dtype: fp32 without ZeRO, the
+ *     model's bf16 with it), L1233-1236, L1264-1265 (BF16_Optimizer at
+ *     stage 0, and at stage 1 only with an explicit fp32
+ *     grad_accum_dtype), L1548-1589 (DeepSpeedZeroOptimizer at stage 1/2,
+ *     partition_grads = stage 2), L1625-1660 (stage 3). zero/config.py:
+ *     contiguous_gradients True L95, reduce_scatter True L101,
+ *     reduce_bucket_size 5e8 L106, use_multi_rank_bucket_allreduce True
+ *     L112, overlap_comm None -> stage == 3 L131, L325-327.
+ *     communication_data_type: the model's bf16 (engine.py L866-877).
+ *   - stage 1/2 per reduction [source] zero/stage_1_and_2.py: each
+ *     gradient copied into the IPG bucket, r2 w2 (L932-956, copy_ L955);
+ *     a full bucket reduced (reduce_ipg_grads L1364-1419 ->
+ *     average_tensor L1044-1145): the bucket divided by d, r2 w2
+ *     (L1118-1119), its slices per owning rank all-reduced together
+ *     (allreduce_and_scatter L1016-1042, allreduce_bucket L1488-1517: an
+ *     all-reduce of the whole bucket in bf16, no cast L1500), where the
+ *     slices are several torch.cat copies the bucket first (flatten
+ *     L1489, r2 w2) and each rank copies its own slices back (L1012-1014,
+ *     r2 w2 of P/d); one slice is flattened and copied back as a view
+ *     (PyTorch aten flatten_dense_tensors returns the one tensor's view,
+ *     copy_impl exits early on the same data: TensorShape.cpp, Copy.cpp,
+ *     read at an unpinned 2.x commit): 8 B/param + 4 in spanning
+ *     buckets + 4 x span / d; the rank's own gradients then copied into
+ *     its partition buffer, bf16, r2 w2 of P/d (copy_grads_in_partition
+ *     L1328-1362, called L1410-1414). Stage 2 hooks every gradient as
+ *     backward makes it (L520-521, L897-913) and reduces on every
+ *     micro-batch (engine.py L1963-1965); the epilogue adds each later
+ *     micro-batch's partition into the first's, bf16 add_ r4 w2 of P/d
+ *     (L776-793). Stage 1 has no hooks (overlap_comm off): autograd
+ *     accumulates .grad in bf16 in place on every micro-batch after a
+ *     step's first, r4 w2 (PyTorch accumulate_grad.h: variable_grad +=
+ *     new_grad; the first micro-batch steals the gradient), and the
+ *     engine reduces once, at the boundary (engine.py L1967-1971 ->
+ *     reduce_gradients L699-719), the same bucket path.
+ *   - stage 3 per micro-batch [source] zero/stage3.py: hooks on every
+ *     gradient (L1145-1177); each copied into the IPG bucket, r2 w2
+ *     (__add_grad_to_ipg_bucket L1263-1278); a full bucket
+ *     reduce-scattered (reduce_scatter default, L1302-1307 ->
+ *     __avg_scatter_grads L1360-1385: bf16, no cast, no predivide) by
+ *     runtime/comm/coalesced_collectives.py reduce_scatter_coalesced
+ *     L81-141: torch.cat of the ranks' interleaved chunks r2 w2 (L122),
+ *     div_ r2 w2 (L124), the reduce-scatter in place (L128-130): 12
+ *     B/param; partition_grads (L1451-1512) copies the rank's chunk into
+ *     the bf16 partition buffer on a step's first micro-batch (L1466-1467,
+ *     r2 w2 of P/d; buffer dtype grad_accum_dtype, L530-532) and adds it
+ *     on later ones (L1471-1472, r4 w2).
+ *   - stage 0 [source] runtime/bf16_optimizer.py: every micro-batch each
+ *     bf16 gradient cast to fp32 and added to the fp32 gradient buffer
+ *     (_update_hp_grad L345-359, L353: .to r2 w4, add_ r8 w4 = 18
+ *     B/param); at the boundary the whole fp32 buffer all-reduced by
+ *     engine.py buffered_allreduce_fallback (L2502-2513 -> allreduce_bucket
+ *     L2382-2407): cast to bf16 r4 w2, mul_ by 1/d r2 w2, copied back
+ *     r2 w4: 16 B/param once per step (the one flat tensor needs no
+ *     flatten and its copy-back exits early).
+ *   - step, stages 1-3 [source]: no overflow check in bf16
+ *     (stage_1_and_2.py L1832-1833, stage3.py L2000-2001); the norm per
+ *     gradient tensor of the partition in fp64, g.double() r2 w8 then
+ *     torch.norm r8 (stage_1_and_2.py L1691-1697, stage3.py L1782); the
+ *     partition flattened r2 w2 and cast to fp32 r2 w4
+ *     (stage_1_and_2.py L1888-1894, stage3.py L1883-1884);
+ *     unscale_and_clip_grads scales it unconditionally, mul_ r4 w4
+ *     (L1967-1982; stage3.py L2141-2150); FusedAdam on the fp32 partition
+ *     (ops/adam/fused_adam.py L169-173, L191; csrc/adam/
+ *     multi_tensor_adam.cu L59-62, L84-87, L120-122: r16 w12); the fp32
+ *     partition copied to the bf16 parameters r4 w2 (L1915-1917;
+ *     stage3.py L2032-2035), then, at stage 1/2, one all-gather of the
+ *     flat bf16 buffer (L1927-1931 -> runtime/utils.py L954-968,
+ *     all_gather_into_tensor). Gradients are dropped, not zeroed
+ *     (zero_grad set_to_none: L1636-1651, stage3.py L1722-1739; engine.py
+ *     L2137-2140): 18 + 4 + 6 + 8 = 36 B/param of P/d beyond the 34 of a
+ *     fused Adam and its bf16 copy, 5 kernels (flatten, cast, scale,
+ *     Adam, copy) and two per gradient tensor of the partition for the
+ *     norm, not counted (a Llama 2 7B partition at d = 8 holds about 37).
+ *   - step, stage 0 [source] bf16_optimizer.py step L294-327: the norm
+ *     of every fp32 gradient, r4 (runtime/utils.py L873-877; .float() of
+ *     fp32 is the tensor), clipping only when the norm exceeds the
+ *     maximum (utils.py L918-936, not counted, as Megatron's), FusedAdam
+ *     and the bf16 copy (L436-449), the fp32 buffer zeroed, w4
+ *     (clear_hp_grads L451-456): 8 B/param beyond. BF16_Optimizer shards
+ *     the fp32 master, the Adam states and the step over the d ranks
+ *     (L147-156) and all-gathers the bf16 parameters after it (L445-449),
+ *     as ZeRO-1 does: ddlsim's zero = 0 plan prices Adam on every
+ *     parameter and no gather (a framework fact not modelled here).
+ *   - kernels per block op [derived]: one copy_ or add_ per weight tensor
+ *     (a block taken as four: HF Llama's q, k, v, o; its MLP has three);
+ *     the per-bucket div_, cat and copy-backs (a handful per 5e8
+ *     parameters) in one more; stage 0's three casts per step over the
+ *     whole buffer: no launch of their own.
+ *   Not counted: ZeRO-3's parameter gathers coalesce the tensors fetched
+ *   together into one all-gather with a torch.cat of the local chunks
+ *   (zero/partition_parameters.py L1145-1178) and copy each gathered
+ *   tensor out of it, r2 w2 per element, on the compute stream (L683-704;
+ *   a lone tensor is gathered in place, L1227-1248); a parameter of more
+ *   than 5e8 elements skips the stage 1/2 bucket copy (L949-951). Host
+ *   issue time as the other torch stacks.
  * mxnet-normconv, mxnet-nhwc-bn: NVIDIA's MLPerf Training v4.0 ResNet-50
  *   (mlcommons/training_results_v4.0 6fe9543, implementations/
  *   eos_ngc24.04_mxnet), fp16 NHWC, --fuse-bn-relu 1 --fuse-bn-add-relu 1
@@ -185,6 +287,7 @@
  *   nhwc_batch_norm_kernel.cc L1049-1058, L1282-1897, L2301-3202). */
 #include "stack.h"
 
+#include <math.h>
 #include <string.h>
 
 #define FWD_BWD(bf, bb, kf, kb) { { (bf), (bb) }, { (kf), (kb) } }
@@ -233,6 +336,28 @@
 #define TORCH_HOST_ISSUE { 9.4, 3.6 }
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
+
+/* DeepSpeed v0.15.0's engine per ZeRO stage (the deepspeed block above):
+ * stage 0 BF16_Optimizer, 1 and 2 DeepSpeedZeroOptimizer, 3 stage3.py.
+ * Beyond Adam in stages 1-3: the fp64 norm 18, flatten 4, fp32 cast 6,
+ * scale 8. */
+#define DS_ZERO_STEP_BPP (18 + 4 + 6 + 8)
+static const struct stack_zero_path deepspeed_zero[4] = {
+	{ .accum_every_Bpp = 6 + 12, .accum_kernels = 8,
+	  .reduce_Bpp = 6 + 4 + 6, .reduce_kernels = 0,
+	  .optimizer_Bpp = 4 + 4, .optimizer_kernels = 3 },
+	{ .accum_later_Bpp = 6, .accum_kernels = 4,
+	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
+	  .reduce_kernels = 5,
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
+	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true,
+	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
+	  .reduce_kernels = 5,
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
+	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true,
+	  .reduce_Bpp = 4 + 4 + 4, .shard_first_Bpp = 4, .reduce_kernels = 5,
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
+};
 
 const struct stack stack_table[] = {
 	{ "megatron-te", "Megatron-Core 0.9 + Transformer Engine 1.11 (fused kernels)",
@@ -298,6 +423,24 @@ const struct stack stack_table[] = {
 		    "L142, sweep.sh L5; llmfoundry/models/layers/attention.py L300-420, "
 		    "flash_attn_triton.py header; modeling_mpt.py L723-729; other pieces as "
 		    "llm-foundry" },
+	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)",
+	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
+	  .rope = FWD_BWD(20, 28, 10, 12),
+	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
+	  .residual = EAGER_RESIDUAL,
+	  .loss = EAGER_LOSS, .repeat_kv = true,
+	  /* no fp32 main gradient: the engine's ops (zero_path) instead */
+	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_copy16 = true, .optimizer_kernels = 5,
+	  .zero_path = deepspeed_zero,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .host_issue_us = TORCH_HOST_ISSUE,
+	  .source = "microsoft/DeepSpeed v0.15.0 (55b4cae) deepspeed/runtime/engine.py L931-946, "
+		    "L1233-1265, L1548-1660, L1960-1974; runtime/zero/stage_1_and_2.py L932-956, "
+		    "L1044-1145, L1328-1419, L1488-1517, L1823-1941; runtime/zero/stage3.py "
+		    "L1263-1316, L1360-1385, L1451-1512, L2049-2150; runtime/bf16_optimizer.py "
+		    "L294-456; ops/adam/fused_adam.py, csrc/adam/multi_tensor_adam.cu; model pieces "
+		    "as hf-eager" },
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
@@ -344,4 +487,62 @@ enum attn_backend stack_attn_backend(const struct stack *s, double cc)
 const struct stack *stack_at(int index)
 {
 	return index >= 0 ? &stack_table[index] : stack_default();
+}
+
+const struct stack_zero_path *stack_zero_path(const struct stack *s, int zero)
+{
+	return s->zero_path && zero >= 0 && zero <= 3 ? &s->zero_path[zero] : NULL;
+}
+
+double stack_span_fraction(int ranks, double bucket_params, double params)
+{
+	if (ranks <= 1)
+		return 0;
+	if (bucket_params <= 0 || params <= 0)
+		return 1;
+	double f = (ranks - 1) * bucket_params / params;
+	return f < 1 ? f : 1;
+}
+
+/* Kernels of an op on an average micro-batch: k on the share `runs` of
+ * them, at least one when it moves bytes; -1 (none of its own) for k 0. */
+static int avg_kernels(int k, double runs, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	if (k <= 0)
+		return -1;
+	int n = (int)lround(k * runs);
+	return n > 0 ? n : 1;
+}
+
+void stack_zero_grad_Bpp(const struct stack_zero_path *z, int ranks, int m, double span,
+			 double *accum_Bpp, double *reduce_Bpp, int *accum_kernels,
+			 int *reduce_kernels)
+{
+	double d = ranks > 1 ? ranks : 1, n = m > 1 ? m : 1;
+	double later = (n - 1) / n;             /* micro-batches after a step's first */
+	double reduces = z->reduce_every_mb ? 1 : 1 / n;   /* reductions per micro-batch */
+	double shard_later = z->reduce_every_mb ? later : 0;
+
+	*accum_Bpp = z->accum_every_Bpp + z->accum_later_Bpp * later +
+		     z->accum_shard_Bpp * shard_later / d;
+	*reduce_Bpp = reduces * (z->reduce_Bpp + z->span_Bpp * span +
+				 (z->span_shard_Bpp * span + z->shard_Bpp) / d) +
+		      z->shard_first_Bpp / (d * n);
+	*accum_kernels = avg_kernels(z->accum_kernels, z->accum_every_Bpp > 0 ? 1 : later,
+				     *accum_Bpp);
+	*reduce_kernels = avg_kernels(z->reduce_kernels, reduces, *reduce_Bpp);
+}
+
+double stack_optimizer_Bpp(const struct stack *s, int zero)
+{
+	const struct stack_zero_path *z = stack_zero_path(s, zero);
+	return z ? z->optimizer_Bpp : s->optimizer_Bpp;
+}
+
+int stack_optimizer_kernels(const struct stack *s, int zero)
+{
+	const struct stack_zero_path *z = stack_zero_path(s, zero);
+	return z ? z->optimizer_kernels : s->optimizer_kernels;
 }

@@ -59,6 +59,41 @@ struct stack_piece {
 	int kernels[2];
 };
 
+/* What a training engine does with the gradients and in the optimizer
+ * step at one ZeRO stage, where the engine (not the model code, not the
+ * GEMMs) runs the kernels: DeepSpeed's gradient hooks, reduce buckets
+ * and fp32 partitions (stack.c cites every count). Bytes are HBM reads +
+ * writes per parameter: of the rank's parameters P (those its backward
+ * produces), or of its partition P / d, d the ranks a gradient is reduced
+ * over; a step runs m micro-batches. workload.c emits two ops per block
+ * with the bytes of stack_zero_grad_Bpp(), per micro-batch on average
+ * over the step:
+ *   "<block>.grad_accum"   the gradients accumulated across a step's
+ *                          micro-batches (in autograd's .grad, an fp32
+ *                          copy, or the reduced partition);
+ *   "<block>.grad_bucket"  the copies around each reduction: into the
+ *                          reduce bucket, its division by d, the
+ *                          flatten of a bucket that holds slices of
+ *                          several ranks' partitions, the rank's slices
+ *                          copied out, the partition's gradient buffer.
+ * The collectives themselves are the schedule's (sim/). */
+struct stack_zero_path {
+	double accum_every_Bpp;   /* every micro-batch, per P */
+	double accum_later_Bpp;   /* each micro-batch after a step's first, per P */
+	double accum_shard_Bpp;   /* each reduction after a step's first, per P / d */
+	int accum_kernels;        /* per block op on a micro-batch that accumulates */
+	bool reduce_every_mb;     /* gradients reduced every micro-batch, else at the step's last */
+	double reduce_Bpp;        /* each reduction, per P */
+	double span_Bpp;          /* each reduction, per P in a bucket spanning partitions */
+	double span_shard_Bpp;    /* the same, per P / d (the rank's slices copied out) */
+	double shard_Bpp;         /* each reduction, per P / d */
+	double shard_first_Bpp;   /* a step's first reduction, per P / d */
+	int reduce_kernels;       /* per block op on a micro-batch that reduces */
+	/* the step, as struct stack's optimizer_Bpp and optimizer_kernels */
+	double optimizer_Bpp;
+	int optimizer_kernels;
+};
+
 struct stack {
 	const char *name;
 	const char *description;
@@ -102,6 +137,11 @@ struct stack {
 	 * buffer in the reduce dtype (on the reduce-scatter stream). FSDP1's
 	 * flat parameter gathers in place: false. */
 	bool fsdp2_copies;
+	/* The engine's gradient path and optimizer step per ZeRO stage
+	 * (index 0-3), where it differs from the fields above (main_grad_*,
+	 * optimizer_*): NULL for the stacks whose gradients and step those
+	 * fields describe. */
+	const struct stack_zero_path *zero_path;
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;
@@ -127,5 +167,28 @@ const struct stack *stack_default(void);
 enum attn_backend stack_attn_backend(const struct stack *s, double cc);
 /* stack_table[index], or stack_default() for index < 0. */
 const struct stack *stack_at(int index);
+
+/* The gradient path of s at ZeRO stage zero (0-3), or NULL when s has
+ * none (stack.h struct stack_zero_path). */
+const struct stack_zero_path *stack_zero_path(const struct stack *s, int zero);
+/* The share of a rank's gradients that sit in reduce buckets holding
+ * slices of two or more ranks' partitions (stage 1/2 flattens those):
+ * the d - 1 partition boundaries each fall in one bucket of
+ * bucket_params, so min(1, (d - 1) bucket / params); 1 for one bucket
+ * (bucket_params <= 0) over d > 1 ranks, 0 for d <= 1. */
+double stack_span_fraction(int ranks, double bucket_params, double params);
+/* The bytes per parameter of z's two ops per micro-batch, on average
+ * over a step of m micro-batches (m < 1: 1) with d ranks (d < 1: 1) and
+ * span the share of stack_span_fraction(): *accum_Bpp for grad_accum,
+ * *reduce_Bpp for grad_bucket; and their kernels per block op on an
+ * average micro-batch (at least 1 where the bytes are not 0). */
+void stack_zero_grad_Bpp(const struct stack_zero_path *z, int ranks, int m, double span,
+			 double *accum_Bpp, double *reduce_Bpp, int *accum_kernels,
+			 int *reduce_kernels);
+/* The optimizer step's bytes per local parameter beyond a fused Adam's
+ * and its kernels at ZeRO stage zero: the stage's where s has a
+ * gradient path, else s->optimizer_Bpp and s->optimizer_kernels. */
+double stack_optimizer_Bpp(const struct stack *s, int zero);
+int stack_optimizer_kernels(const struct stack *s, int zero);
 
 #endif

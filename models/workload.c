@@ -27,6 +27,7 @@ const char *recompute_name(enum recompute r)
 
 struct emitter {
 	struct op_list *out;
+	const struct model *m;
 	const struct stack *stk;
 	enum op_pass pass;
 	enum dtype dt;          /* activations, memory-bound kernels */
@@ -165,17 +166,55 @@ static void act_op(struct emitter *e, const struct model *m, const char *name, d
 		piece(e, name, "bias_gelu", &e->stk->gelu, el, 0);
 }
 
+/* One of the engine's gradient ops (zero_grad_ops): name.suffix over
+ * params parameters, bytes and kernels as given, priced as a copy. */
+static void engine_grad_op(struct emitter *e, const char *name, const char *suffix,
+			   double params, double bytes, int kernels)
+{
+	if (bytes <= 0)
+		return;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = e->dt, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "%s.%s", name, suffix);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s", suffix);
+	op.m = params;
+	op.bytes = bytes;
+	op.kernels = kernels;
+	e->rc |= op_list_push(e->out, &op);
+}
+
+/* Backward: what the stack's engine does with the gradients of params
+ * (this rank's) at the plan's ZeRO stage, per micro-batch on average over
+ * the step (stack.h struct stack_zero_path): "name.grad_accum" and
+ * "name.grad_bucket". The share of gradients in reduce buckets spanning
+ * several ranks' partitions is taken over the whole model on this rank. */
+static void zero_grad_ops(struct emitter *e, const struct wl_shape *s, const char *name,
+			  double params)
+{
+	const struct stack_zero_path *z = stack_zero_path(e->stk, s->grad.zero);
+	double accum, reduce;
+	int ka, kr;
+	if (!z || e->pass != PASS_BWD || params <= 0 || e->frozen)
+		return;
+	double span = stack_span_fraction(s->grad.ranks, s->grad.bucket_params,
+					  model_params(e->m) / (s->tp > 1 ? s->tp : 1));
+	stack_zero_grad_Bpp(z, s->grad.ranks, s->grad.microbatches, span, &accum, &reduce, &ka, &kr);
+	engine_grad_op(e, name, "grad_accum", params, accum * params, ka);
+	engine_grad_op(e, name, "grad_bucket", params, reduce * params, kr);
+}
+
 /* Backward: the weight gradients of params (this rank's) accumulated
  * into the main gradients (stack.h main_grad_Bpp), where the stack does
  * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
  * epilogue reads them as well (2 B), a separate cast has nothing to do.
  * separate: a gradient no GEMM epilogue can take (the embedding's), added
  * by its own kernel where the stack fuses the others: read the 16-bit
- * gradient, read and write the main gradient. */
+ * gradient, read and write the main gradient. A stack whose engine
+ * handles the gradients itself adds its ops (zero_grad_ops) here. */
 static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
 			    double params, bool separate)
 {
 	const struct stack *k = e->stk;
+	zero_grad_ops(e, s, name, params);
 	bool fused = k->main_grad_kernels == 0 && !separate;
 	double gb = s->grad_fp32 ? 4 : 2, bpp;
 	if (fused)                      /* the epilogue reads and writes them */
@@ -543,7 +582,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 {
 	struct precision pr;
 	precision_init(&pr, s->dtype, false);
-	struct emitter e = { .out = out, .stk = s->stack ? s->stack : stack_default(),
+	struct emitter e = { .out = out, .m = m, .stk = s->stack ? s->stack : stack_default(),
 			     .pass = pass, .dt = pr.activation, .gdt = pr.gemm, .fp8 = pr.fp8,
 			     .frozen = finetune_frozen(&s->ft) };
 	double t = s->tp, h = (double)m->hidden;

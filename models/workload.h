@@ -66,6 +66,15 @@ enum wl_block { WL_EMBED, WL_ATTN, WL_MLP, WL_HEAD, WL_NBLOCKS };
 
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 
+/* The data-parallel gradient path, for a stack whose engine runs it
+ * (stack.h struct stack_zero_path). */
+struct wl_grad_path {
+	int zero;               /* ZeRO stage */
+	int ranks;              /* ranks a gradient is reduced over (dp x cp; 0 or 1: one) */
+	int microbatches;       /* per optimizer step (0 or 1: one) */
+	double bucket_params;   /* reduce bucket, parameters (0: one bucket) */
+};
+
 /* How one GPU sees a micro-batch. */
 struct wl_shape {
 	double micro_batch;     /* b, samples */
@@ -90,6 +99,7 @@ struct wl_shape {
 	bool dense_layer;       /* an MoE model's dense first layer (model.h
 				   moe.first_dense_layers): the MLP block is the
 				   dense one of ffn_size, no router, no experts */
+	struct wl_grad_path grad; /* zeroed: ZeRO 0, one rank, one micro-batch */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE

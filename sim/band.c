@@ -34,6 +34,7 @@ static enum style style_of(const struct inputs *in, const struct plan *pl)
 	if (!strncmp(stack, "llm-foundry", strlen("llm-foundry")))
 		return STYLE_FOUNDRY;
 	if (!strcmp(stack, "torchtitan") || !strcmp(stack, "hf-eager") ||
+	    !strcmp(stack, "deepspeed") ||
 	    (pl->parallel.zero == 3 && pl->parallel.tp == 1 && pl->parallel.pp == 1))
 		return STYLE_FSDP;
 	if (pl->training.precision == DTYPE_FP8)

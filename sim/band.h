@@ -23,8 +23,8 @@
  *   style                                        GPU           family
  *   CNN (architecture "cnn")                     H100, H200    resnet50-mlperf
  *   llm-foundry stack                            A100, H100, H200  llm-foundry-mpt
- *   FSDP: torchtitan or hf-eager stack, or       A100          torchtitan-a100
- *     ZeRO-3 without TP and PP                   H100, H200    llm-foundry-mpt
+ *   FSDP: torchtitan, hf-eager or deepspeed      A100          torchtitan-a100
+ *     stack, or ZeRO-3 without TP and PP         H100, H200    llm-foundry-mpt
  *   fp8 (Megatron-style, TP/PP)                  H100, H200    nemo-h100-fp8
  *   Megatron-Core + TE (the default stack)       H100, H200    megatron-core-h100
  *                                                A100          korthikanti-a100

@@ -717,8 +717,9 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
  * gradient, write the 16-bit weights: about 34 bytes per local parameter
  * (precision.h), plus what the stack's optimizer moves beyond it
  * (gradient zeroing, norm and clipping, an unfused Adam's extra passes:
- * stack.h optimizer_Bpp) in its kernels, less the 16-bit copy where the
- * stack writes none. */
+ * stack.h optimizer_Bpp, per ZeRO stage where the stack's engine has a
+ * gradient path) in its kernels, less the 16-bit copy where the stack
+ * writes none. */
 static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 			     double params_local)
 {
@@ -730,9 +731,9 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	precision_init(&pr, pl->training.precision, false);
 	if (pl->training.fp8_params)
 		precision_fp8_params(&pr);
-	op.bytes = params_local * (pr.optimizer_step_bytes + k->optimizer_Bpp -
+	op.bytes = params_local * (pr.optimizer_step_bytes + stack_optimizer_Bpp(k, pl->parallel.zero) -
 				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
-	op.kernels = k->optimizer_kernels;
+	op.kernels = stack_optimizer_kernels(k, pl->parallel.zero);
 	return cost_roofline_time(g, &op);
 }
 

@@ -216,7 +216,10 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 				p->parallel.cp, p->parallel.cp_comm == CP_A2A,
 				p->parallel.ep, true, p->moe.dist, p->moe.zipf_s, p->moe.capacity_factor,
 				plan_stack(p), { attn_backend_at(p, 0), attn_backend_at(p, 9) },
-				p->training.grad_dtype == DTYPE_FP32, p->training.finetune, false };
+				p->training.grad_dtype == DTYPE_FP32, p->training.finetune, false,
+				{ (int)p->parallel.zero, p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1),
+				  p->parallel.dp > 0 && p->training.micro_batch > 0 ? (int)plan_microbatches(p) : 1,
+				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) } };
 	return shp;
 }
 

@@ -145,7 +145,9 @@
  *   compute.profile               string   path    -             calib profile (cost = profile)
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
- *                                                                torchtitan | llm-foundry
+ *                                                                torchtitan | llm-foundry |
+ *                                                                llm-foundry-triton | deepspeed |
+ *                                                                mxnet-normconv | mxnet-nhwc-bn
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |

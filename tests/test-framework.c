@@ -114,6 +114,18 @@ Test(framework, deepspeed_buckets_are_elements)
 	cr_assert_str_eq(jstr(r, "scenario", "training", "grad_reduce_dtype"), "bf16");
 	cr_assert_float_eq(jnum(r, "scenario/communication/bucket_MB"), 1000, 1e-9);
 	cr_assert_eq(jnum(r, "scenario/parallel/zero"), 0);
+	/* its stack: the HF model's kernels and the engine's (stage 0:
+	 * BF16_Optimizer's fp32 accumulation), in the kernel table */
+	cr_assert_str_eq(jstr(r, "scenario", "kernels", "stack"), "deepspeed");
+	json_t *ops = json_object_get(json_object_get(r, "cost_model"), "ops_per_microbatch");
+	bool accum = false, main_grad = false;
+	for (size_t i = 0; i < json_array_size(ops); i++) {
+		const char *n = json_string_value(json_object_get(json_array_get(ops, i), "op"));
+		accum |= n && !strcmp(n, "attn.grad_accum");
+		main_grad |= n && strstr(n, ".main_grad") != NULL;
+	}
+	cr_expect(accum, "no attn.grad_accum in the kernel table");
+	cr_expect(!main_grad, "DeepSpeed keeps no fp32 main gradient at the wgrad");
 	json_decref(r);
 }
 

@@ -9,9 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_transformer.h"
 #include "cnn.h"
 #include "cost.h"
+#include "inputs.h"
 #include "model.h"
+#include "plan.h"
+#include "program.h"
 #include "stack.h"
 #include "topology.h"
 #include "testutil.h"
@@ -31,7 +35,7 @@ static struct model *load(const char *rel)
 static struct wl_shape shape(const char *stack, double s, int t)
 {
 	struct wl_shape w = { 1, s, t, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0,
-			      stack_find(stack), { ATTN_BE_FA2, ATTN_BE_CUDNN }, true, { 0 }, false };
+			      stack_find(stack), { ATTN_BE_FA2, ATTN_BE_CUDNN }, true, { 0 }, false, { 0 } };
 	cr_assert(w.stack, "no stack '%s'", stack);
 	return w;
 }
@@ -167,6 +171,145 @@ Test(stack, main_gradients_in_the_epilogue_or_a_cast)
 	topology_destroy(topo);
 	diag_finish(&d);
 	model_destroy(m);
+}
+
+/* DeepSpeed 0.15's engine on a Hugging Face Llama 2 7B (stack.c cites
+ * each count): P = 32 (4 h^2 + 3 h f + 2 h) + 2 V h + h = 6,738,415,616
+ * parameters (h 4096, f 11008, V 32000), d = 8 ranks, m = 4
+ * micro-batches, reduce buckets of 5e8 parameters. The 7 partition
+ * boundaries each fall in one bucket, so 7 x 5e8 / P of the gradients sit
+ * in buckets that hold several ranks' slices and are flattened (r2 w2)
+ * before the all-reduce, each rank copying its slices back (r2 w2 of
+ * P/d). Per parameter and micro-batch, ZeRO-2: every micro-batch the
+ * copy into the bucket and the division (8), the flatten (4 f), the
+ * copy-back and the copy into the partition ((4 f + 4) / 8); the bf16
+ * add_ of micro-batches 2-4 into the first's partition (6 / 8 x 3/4).
+ * ZeRO-1 reduces once, at the boundary (the same bytes / 4), while
+ * autograd adds .grad in place on micro-batches 2-4 (6 x 3/4). ZeRO-3:
+ * the bucket copy, reduce_scatter_coalesced's cat and div_ (12), the
+ * chunk copied into the partition on the first micro-batch (4 / 8 / 4)
+ * and added on the others (6 / 8 x 3/4). Stage 0 (BF16_Optimizer): every
+ * micro-batch the bf16 gradient cast and added into fp32 (6 + 12), once
+ * per step the fp32 buffer cast to bf16, divided and copied back (16 /
+ * 4). The attention block's weights: 4 h^2. */
+static struct wl_shape ds_shape(int zero)
+{
+	struct wl_shape w = shape("deepspeed", 4096, 1);
+	w.grad_fp32 = false;    /* DeepSpeed reduces in the model's bf16 */
+	w.grad = (struct wl_grad_path){ zero, 8, 4, 5e8 };
+	return w;
+}
+
+Test(stack, deepspeed_engine_gradient_ops_per_zero_stage)
+{
+	struct model *m = load("models/zoo/llama2-7b.json");
+	double h = 4096, A = 4 * h * h, P = 6738415616.0, f = 7 * 5e8 / P;
+	struct wl_shape w = ds_shape(2);
+	struct op a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+	EXPECT_BYTES(a, 6.0 / 8 * 3 / 4 * A);
+	cr_expect_eq(a.kernels, 1);
+	struct op b = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket");
+	EXPECT_BYTES(b, (8 + 4 * f + (4 * f + 4) / 8) * A);
+	cr_expect_eq(b.kernels, 5);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.main_grad"), "no fp32 main gradient");
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_FWD, "attn.grad"), "backward only");
+	w = ds_shape(1);
+	a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+	EXPECT_BYTES(a, 6.0 * 3 / 4 * A);
+	cr_expect_eq(a.kernels, 3);
+	b = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket");
+	EXPECT_BYTES(b, (8 + 4 * f + (4 * f + 4) / 8) / 4 * A);
+	cr_expect_eq(b.kernels, 1);
+	w = ds_shape(3);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum"), 6.0 / 8 * 3 / 4 * A);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket"), (12 + 4.0 / 8 / 4) * A);
+	w = ds_shape(0);
+	a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+	EXPECT_BYTES(a, 18 * A);
+	cr_expect_eq(a.kernels, 8);
+	b = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket");
+	EXPECT_BYTES(b, 16.0 / 4 * A);
+	cr_expect_eq(b.kernels, -1, "the three casts per step launch nothing per block");
+	/* one micro-batch, one rank: nothing to accumulate, one slice per bucket */
+	w = ds_shape(2);
+	w.grad = (struct wl_grad_path){ 2, 1, 1, 5e8 };
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum"));
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket"), (8 + 4) * A);
+	/* the MLP's weights (3 h f) and the other stacks' unchanged ops */
+	w = ds_shape(2);
+	EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_bucket"),
+		     (8 + 4 * f + (4 * f + 4) / 8) * 3 * h * 11008);
+	struct wl_shape hf = shape("hf-eager", 4096, 1);
+	hf.grad = w.grad;
+	cr_expect(!has_op(m, &hf, WL_ATTN, PASS_BWD, "attn.grad_"));
+	EXPECT_BYTES(find_op(m, &hf, WL_ATTN, PASS_BWD, "attn.main_grad"), 6 * A);
+	model_destroy(m);
+}
+
+/* The share of gradients in buckets spanning partitions: (d - 1) bucket /
+ * P, at most 1; none on one rank; all in one bucket over several. */
+Test(stack, share_of_buckets_spanning_partitions_grows_with_ranks)
+{
+	cr_expect_float_eq(stack_span_fraction(8, 5e8, 7e9), 0.5, 1e-15);
+	cr_expect_float_eq(stack_span_fraction(16, 5e8, 7e9), 1, 1e-15);
+	cr_expect_float_eq(stack_span_fraction(1, 5e8, 7e9), 0, 1e-15);
+	cr_expect_float_eq(stack_span_fraction(8, 0, 7e9), 1, 1e-15);
+}
+
+/* The step: stages 1-3 add the fp64 norm (r2 w8 + r8), the flatten (r2
+ * w2), the fp32 cast (r2 w4) and the unconditional scale (r4 w4) to
+ * FusedAdam's r16 w12 and the bf16 copy, 70 B per parameter of the
+ * partition in 5 kernels; BF16_Optimizer (stage 0) the fp32 norm (r4)
+ * and the buffer's zeroing (w4). Other stacks ignore the stage. Under
+ * ZeRO-2 on 8 A100s the optimizer task of Llama 2 7B moves P / 8 x 70
+ * bytes at the GPU's element-wise rate plus 5 launches. */
+Test(stack, deepspeed_optimizer_step_per_zero_stage)
+{
+	const struct stack *ds = stack_find("deepspeed"), *hf = stack_find("hf-eager");
+	cr_assert(ds && hf);
+	for (int z = 1; z <= 3; z++) {
+		cr_expect_float_eq(stack_optimizer_Bpp(ds, z), 36, 1e-15);
+		cr_expect_eq(stack_optimizer_kernels(ds, z), 5);
+	}
+	cr_expect_float_eq(stack_optimizer_Bpp(ds, 0), 8, 1e-15);
+	cr_expect_eq(stack_optimizer_kernels(ds, 0), 3);
+	cr_expect(ds->optimizer_copy16);
+	for (int z = 0; z <= 3; z++)
+		cr_expect_float_eq(stack_optimizer_Bpp(hf, z), 64, 1e-15);
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in, "%s", diag_text(&d));
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.dp = 8;
+	pl.parallel.zero = ZERO_2;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 32;
+	pl.training.micro_batch = 1;
+	pl.training.grad_dtype = DTYPE_BF16;
+	pl.compute.stack = stack_index(ds);
+	pl.compute.stack_set = true;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	int n = 0;
+	double t = 0;
+	for (int i = 0; i < p.n; i++)
+		if (p.t[i].cat == CAT_OPTIMIZER && p.t[i].kind == TASK_COMPUTE) {
+			t = p.t[i].time_s;
+			n++;
+		}
+	cr_assert_eq(n, 1);
+	const struct gpu_spec *g = &inputs_topology(in)->gpu;
+	double want = 6738415616.0 / 8 * 70 / (g->hbm_bw_Bps * g->mem_eff_max) + 5 * g->kernel_launch_s;
+	cr_expect_float_eq(t, want, 1e-6 * want, "%.9g s vs %.9g s", t, want);
+	program_finish(&p);
+	inputs_destroy(in);
+	diag_finish(&d);
 }
 
 /* Grouped-query attention in an eager stack: repeat_kv writes K and V
@@ -342,12 +485,31 @@ static void expect_invalid(const char *topo, const char *model, const char *comp
 	free(dir);
 }
 
+/* A scenario naming the stack validates (exit 0). */
+static void expect_valid(const char *compute)
+{
+	char *dir = tmp_dir(), text[2048], args[1400], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 1, \"compute\": %s, \"parallel\": { \"zero\": 2 },"
+		 " \"training\": { \"seq_len\": 2048, \"global_batch\": 32 } }\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-h100.json"), compute);
+	char *p = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "validate '%s'", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", compute, err ? err : "");
+	free(err);
+	free(p);
+	free(dir);
+}
+
 Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 {
+	expect_valid("{ \"stack\": \"deepspeed\" }");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, llm-foundry-triton, mxnet-normconv, mxnet-nhwc-bn}, got 'megatron'");
+		       "llm-foundry, llm-foundry-triton, deepspeed, mxnet-normconv, mxnet-nhwc-bn}, "
+		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
 		       "/compute/attention_backend: error: fa3 needs compute capability 9.0 or later "
