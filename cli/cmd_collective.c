@@ -5,15 +5,27 @@
  * It takes nccl-tests' flags (-b -e -f -i -g -t -n -w -m -c -o -d -r -a -z
  * -G -C -p -y -T and their long forms, sizes parsed as nccl-tests'
  * parsesize(): a number and an optional K, M or G, powers of 1024) and
- * prints nccl-tests' layout, as src/common.cu of nccl-tests v2.13.9 prints
+ * prints nccl-tests' layout, as src/common.cu of nccl-tests v2.16.0 prints
  * it: the "# nThread ..." line, "# Using devices" with one line per
- * simulated rank, the two column header rows, one row per size with
+ * simulated rank (PCI bus id as "[%04x:%02x:%02x]", the form since v2.14.1;
+ * v2.13 printed "[0x%02x]"), the two column header rows, one row per size with
  * "%12li  %12li  %8s  %6s  %6s" then, out-of-place and in-place,
  * "  %7s  %6.2f  %6.2f  %5g" (time with 2 decimals below 100 us, 1 below
  * 10 ms, none above), and the "# Out of bounds values" and
  * "# Avg bus bandwidth" footer. So a script that parses an nccl-tests log
- * parses this one (tests/test-coll.c holds the layout against a recorded
- * public log, tests/data/nccl-tests-*.log).
+ * parses this one (tests/test-coll.c holds the layout against recorded
+ * public logs, tests/data/nccl-tests-*.log). Nothing else goes to standard
+ * output: what ddlsim simulated (topology, nodes, algorithm) is one line
+ * on standard error.
+ *
+ * Processes as mpirun starts them: --procs P is mpirun's -np (P processes
+ * over --nodes N, P / N per node, mpirun -npernode), each of -t threads x
+ * -g GPUs, so P x T x G ranks, as nccl-tests counts them (-g is GPUs per
+ * process: `mpirun -np 16 -npernode 8 all_reduce_perf -g 1` is --nodes 2
+ * --procs 16 -g 1, 16 ranks). Without --procs, one process per node, and
+ * -g defaults to every GPU of the node (with --procs, to nccl-tests' 1).
+ * The first argument may name the nccl-tests binary (all_reduce_perf,
+ * all_gather_perf_mpi, a path to either): it selects the collective.
  *
  * Byte counts follow each test's GetCollByteCount(): a requested size S of
  * dtype size w is count = S / w elements; all-gather and reduce-scatter
@@ -28,8 +40,8 @@
  * every dtype of the same byte count; -n, -w, -m, -a, -G, -z, -p, -y, -T,
  * -C are accepted and echoed where nccl-tests echoes them. #wrong is 0
  * (-c 1) or N/A (-c 0). Pid, host name and PCI bus id of the device lines
- * are simulated: one process per node (pid 10000 + node, host node<k>),
- * bus id the local GPU index. All sizes of all ops run in one simulation
+ * are simulated: pid 10000 + the process's index, host node<k>, bus id
+ * 0000:<local GPU index>:00. All sizes of all ops run in one simulation
  * (engine_collective_run()), one after another on the same platform. */
 #include <errno.h>
 #include <getopt.h>
@@ -65,7 +77,7 @@ static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "mulsum
 
 void cmd_collective_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim collective --topology FILE [--nodes N] [nccl-tests flags]\n"
+	fprintf(f, "usage: ddlsim collective [BINARY] --topology FILE [--nodes N] [--procs P] [nccl-tests flags]\n"
 		   "                         [--ops OP,OP...] [--algo ALGO] [--csv FILE|-] [--json FILE|-]\n\n"
 		   "Simulates collectives over a range of message sizes and prints what nccl-tests'\n"
 		   "all_reduce_perf (all_gather_perf, ...) prints, in its layout (nccl-tests v2.13):\n"
@@ -80,7 +92,10 @@ void cmd_collective_usage(FILE *f)
 		   "not apply: hierarchical, direct) and the plan's closed form.\n\n"
 		   "ddlsim options:\n"
 		   "  --topology FILE          topology file (see topologies/README.md)\n"
-		   "  --nodes N                nodes, one process of -t x -g GPUs each (default 1)\n"
+		   "  --nodes N                nodes (default 1)\n"
+		   "  --procs P                processes over the nodes, as mpirun -np (P / N per node),\n"
+		   "                           each of -t x -g GPUs: P x T x G ranks (default: one\n"
+		   "                           process per node of every GPU)\n"
 		   "  --gpus-per-node-used K   same as -g K with -t 1 (default: every GPU of a node)\n"
 		   "  --ops OP,...             all_reduce (default), all_gather, reduce_scatter,\n"
 		   "                           alltoall, sendrecv, broadcast, reduce: one nccl-tests\n"
@@ -99,7 +114,8 @@ void cmd_collective_usage(FILE *f)
 		   "                   (powers of 1024), 1 to 1T (default 8 and 8G; nccl-tests: 32M)\n"
 		   "  -f,--stepfactor F   multiply the size by F > 1 (default 2); F = 1: add -i\n"
 		   "  -i,--stepbytes S    increment when F = 1 (default 1M)\n"
-		   "  -g,--ngpus K  -t,--nthreads T   GPUs per node = T x K (default: all GPUs)\n"
+		   "  -g,--ngpus K  -t,--nthreads T   GPUs per process = T x K (default: with\n"
+		   "                 --procs 1 x 1, as nccl-tests; without, every GPU of the node)\n"
 		   "  -o,--op OP     sum, prod, max, min, avg, mulsum or all (default sum)\n"
 		   "  -d,--datatype T   int8, uint8, int32, uint32, int64, uint64, half, float,\n"
 		   "                 double, bfloat16 or all (default float)\n"
@@ -182,7 +198,7 @@ struct row {
 
 struct args {
 	const char *topo, *algo, *csv, *json;
-	long nodes, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
+	long nodes, procs, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
 		cputime, pinit;
 	double minb, maxb, stepf, stepb;
 	int redop, dtype;      /* -1: all */
@@ -212,9 +228,27 @@ static int add_ops(struct args *a, const char *list)
 }
 
 /* Parse argv into a; 0 or EXIT_USAGE (message printed). */
+/* nccl-tests' binary name (a path, "_perf", an optional "_mpi") as the
+ * collective it runs: 0 and a->ops set, or -1 if arg is not one. */
+static int binary_op(struct args *a, const char *arg)
+{
+	const char *base = strrchr(arg, '/');
+	base = base ? base + 1 : arg;
+	for (int op = 0; op < COLL_NOPS; op++) {
+		char name[64];
+		size_t len = (size_t)snprintf(name, sizeof(name), "%s_perf", test_name(op));
+		if (!strncmp(base, name, len) && (!base[len] || !strcmp(base + len, "_mpi"))) {
+			a->ops[0] = op;
+			a->nops = 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { O_TOPO = 256, O_NODES, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON };
+	enum { O_TOPO = 256, O_NODES, O_PROCS, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON };
 	static const struct option lo[] = {
 		{"nthreads", required_argument, 0, 't'}, {"ngpus", required_argument, 0, 'g'},
 		{"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
@@ -229,6 +263,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{"min-bytes", required_argument, 0, 'b'}, {"max-bytes", required_argument, 0, 'e'},
 		{"factor", required_argument, 0, 'F'},
 		{"topology", required_argument, 0, O_TOPO}, {"nodes", required_argument, 0, O_NODES},
+		{"procs", required_argument, 0, O_PROCS},
 		{"gpus-per-node-used", required_argument, 0, O_USED},
 		{"ops", required_argument, 0, O_OPS}, {"algo", required_argument, 0, O_ALGO},
 		{"csv", required_argument, 0, O_CSV}, {"json", required_argument, 0, O_JSON},
@@ -257,6 +292,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'g': a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
 		case O_USED: a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); a->threads = 1; break;
 		case O_NODES: a->nodes = parse_long(v, 1, TOPO_MAX_NODES, &ok); break;
+		case O_PROCS:
+			a->procs = parse_long(v, 1, (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE, &ok);
+			break;
 		case 'b': ok = (a->minb = parse_size(v, 1)) >= 0; break;
 		case 'e': ok = (a->maxb = parse_size(v, 1)) >= 0; break;
 		case 'i': ok = (a->stepb = parse_size(v, 1)) >= 0; break;
@@ -319,8 +357,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim "
 					       "collective --help' for the ranges)", flag, v);
 	}
+	if (optind < argc && binary_op(a, argv[optind]) == 0)
+		optind++;
 	if (optind < argc)
-		return cli_usage_error("'collective' takes no argument '%s'", argv[optind]);
+		return cli_usage_error("'collective' takes no argument '%s' (an nccl-tests binary name "
+				       "is all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+				       "alltoall_perf, sendrecv_perf, broadcast_perf or reduce_perf)",
+				       argv[optind]);
+	if (a->procs > 0 && a->procs % a->nodes)
+		return cli_usage_error("--procs %ld is not a multiple of --nodes %ld (mpirun's -np over "
+				       "-npernode processes per node)", a->procs, a->nodes);
 	if (!a->topo)
 		return cli_usage_error("'collective' needs --topology FILE");
 	if (a->maxb < a->minb)
@@ -396,8 +442,6 @@ static void print_nccl_tests(FILE *f, const struct args *a, const struct topolog
 			     const struct row *rows, int r0, int r1, const struct engine_coll_point *pts)
 {
 	int op = rows[r0].op;
-	fprintf(f, "# ddlsim collective: %s_perf simulated on %s, %ld node(s) x %ld GPU(s), algo %s\n",
-		test_name(op), t->name, a->nodes, a->threads * a->gpus, a->algo);
 	fprintf(f, "# nThread %ld nGpus %ld minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %ld "
 		   "iters: %ld agg iters: %ld validation: %ld graph: %ld\n",
 		a->threads, a->gpus, a->minb, a->maxb, a->stepf > 1 ? floor(a->stepf) : a->stepb,
@@ -407,12 +451,13 @@ static void print_nccl_tests(FILE *f, const struct args *a, const struct topolog
 	if (a->pinit)
 		fprintf(f, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n");
 	fprintf(f, "#\n# Using devices\n");
-	long per = a->threads * a->gpus;
+	long per_proc = a->threads * a->gpus, per_node = per_proc * (a->procs / a->nodes);
 	for (int r = 0; r < n; r++) {
 		char host[32];
-		snprintf(host, sizeof(host), "node%ld", r / per);
-		fprintf(f, "#  Rank %2d Group %2d Pid %6ld on %10s device %2ld [0x%02lx] %s\n", r, 0,
-			10000 + r / per, host, r % per, (unsigned long)(r % per), t->gpu.name);
+		snprintf(host, sizeof(host), "node%ld", r / per_node);
+		fprintf(f, "#  Rank %2d Group %2d Pid %6ld on %10s device %2ld [%04x:%02lx:%02x] %s\n", r,
+			0, 10000 + r / per_proc, host, r % per_node, 0, (unsigned long)(r % per_node), 0,
+			t->gpu.name);
 	}
 	const char *ts = a->cputime ? "cputime" : "time";
 	fprintf(f, "#\n");
@@ -468,7 +513,7 @@ static void write_json(FILE *f, const struct args *a, const struct topology *t,
 	fprintf(f, "{\n  \"schema\": \"ddlsim.collective\", \"schema_version\": \"1.0\",\n"
 		   "  \"producer\": \"ddlsim %s\", \"topology\": \"%s\", \"nodes\": %ld,\n"
 		   "  \"gpus_per_node\": %ld, \"ranks\": %d, \"algo\": \"%s\",\n  \"rows\": [",
-		DDLSIM_VERSION, t->name, a->nodes, a->threads * a->gpus, n, a->algo);
+		DDLSIM_VERSION, t->name, a->nodes, a->threads * a->gpus * (a->procs / a->nodes), n, a->algo);
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 		const struct engine_coll_point *p = &pts[r->pt];
@@ -533,11 +578,16 @@ int cmd_collective(int argc, char **argv)
 	}
 	int G = t->gpus_per_node;
 	if (a.gpus == 0)
-		a.gpus = G / a.threads > 0 ? G / a.threads : 1;
-	long used = a.threads * a.gpus; /* both <= TOPO_MAX_GPUS_PER_NODE: no overflow */
+		a.gpus = a.procs > 0 ? 1 : G / a.threads > 0 ? G / a.threads : 1;
+	long ppn = a.procs > 0 ? a.procs / a.nodes : 1;
+	if (a.procs == 0)
+		a.procs = a.nodes;
+	/* each <= TOPO_MAX_GPUS_PER_NODE before the check: no overflow */
+	long used = ppn <= G ? ppn * a.threads * a.gpus : (long)G + 1;
 	if (used > G) {
-		diag_err(&d, a.topo, "/node/gpus", "-t %ld x -g %ld = %ld GPUs per node exceeds the %d "
-			 "GPUs of a node", a.threads, a.gpus, used, G);
+		diag_err(&d, a.topo, "/node/gpus", "%ld process(es) per node x -t %ld x -g %ld = %ld "
+			 "GPUs per node exceeds the %d GPUs of a node", ppn, a.threads, a.gpus,
+			 ppn * a.threads * a.gpus, G);
 		rc = EXIT_USAGE;
 		goto out_topo;
 	}
@@ -602,6 +652,9 @@ int cmd_collective(int argc, char **argv)
 	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))
 		goto out_mem;
 	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
+	if (!quiet)
+		fprintf(stderr, "ddlsim collective: simulated on %s, %ld node(s) x %ld process(es) x "
+			"%ld GPU(s), algo %s\n", t->name, a.nodes, ppn, a.threads * a.gpus, a.algo);
 	for (int r0 = 0; r0 < nrows && !quiet;) {
 		int r1 = r0;
 		while (r1 < nrows && rows[r1].op == rows[r0].op)
