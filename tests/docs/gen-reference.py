@@ -30,6 +30,8 @@ FILES = [
 # (title, header): references copied whole from a header's opening comment
 # (the language or rule the code implements, beside the code).
 PROSE = [
+    ("Economics (the `economics` object of sweep and goal files)", "models/economics.h"),
+    ("Goodput (the `goodput` object of sweep and goal files)", "models/goodput.h"),
     ("Numbers: physical bounds", "models/bounds.h"),
     ("Expressions (sweep `derived` and `constraints`)", "sim/expr.h"),
 ]
