@@ -21,6 +21,7 @@
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "timeline.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -112,6 +113,22 @@ static int check_outputs(const char *dir, unsigned formats, const char *trace)
 	return rc;
 }
 
+/* Simulate sc into r, recording the timeline the schedule chart draws
+ * when the formats have one (svg, html), the trace's observer inside it.
+ * Returns 0, or -1 after reporting. */
+static int simulate(const struct scenario *sc, unsigned formats, struct trace *tr, struct result *r,
+		    struct diag *d)
+{
+	const struct engine_observer *obs = tr ? trace_observer(tr) : NULL;
+	struct timeline *tl = formats & (REPORT_SVG | REPORT_HTML) ? timeline_create(obs) : NULL;
+	if (simulate_run_observed(sc->in, &sc->plan, tl ? timeline_observer(tl) : obs, r, d)) {
+		timeline_destroy(tl);
+		return -1;
+	}
+	result_set_timeline(r, tl);
+	return 0;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -130,7 +147,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	struct trace *tr = NULL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
-	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
+	if (simulate(sc, to_stdout ? 0 : formats_of(o, sc), tr, &r, d)) {
 		trace_destroy(tr);
 		return EXIT_FAIL;
 	}
@@ -173,7 +190,7 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	struct diag d;
 
 	diag_init(&d, b->o->quiet ? NULL : stderr);
-	if (simulate_run(sc->in, &sc->plan, &r, &d)) {
+	if (simulate(sc, b->dirs[i] ? formats_of(b->o, sc) : 0, NULL, &r, &d)) {
 		result_row_fail(row, RESULT_FAILED, diag_text(&d));
 		goto out;
 	}

@@ -279,8 +279,12 @@ static void collect(struct sim *S, struct engine_result *out)
 	/* communication still running after the last compute is exposed too */
 	for (int r = 0; r < N; r++) {
 		struct rank_inst *ri = &S->ri[r];
-		if (ri->prog && ri->comm_end > ri->compute_end)
+		if (ri->prog && ri->comm_end > ri->compute_end) {
 			ri->st->exposed_s[ri->comm_end_cat] += ri->comm_end - ri->compute_end;
+			if (job->obs && job->obs->compute_wait)
+				job->obs->compute_wait(job->obs->ctx, r, ri->compute_end, ri->comm_end,
+						       ri->comm_end_cat);
+		}
 	}
 	if (job->repeat > 1)    /* the mean iteration of the replayed ones */
 		for (int r = 0; r < N; r++)
@@ -377,6 +381,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			  job->coll_algo);
 		goto out_sim;
 	}
+	if (job->obs && job->obs->begin)
+		job->obs->begin(job->obs->ctx, out);
 	start_actors(&S);
 	simgrid_run();
 	engine_progress_end(&S.progress);

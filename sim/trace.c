@@ -259,7 +259,8 @@ struct trace *trace_create(const char *path, const char *ranks, double link_peri
 		goto err;
 	}
 	tr->open = true;
-	tr->obs = (struct engine_observer){ tr, on_start, on_end, link_period_s, on_link };
+	tr->obs = (struct engine_observer){ .ctx = tr, .task_start = on_start, .task_end = on_end,
+					    .link_sample_s = link_period_s, .link_sample = on_link };
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"ddlsim\",\"time\":"
 	      "\"simulated, one training iteration\"},\"traceEvents\":[", tr->af.f);
 	return tr;
