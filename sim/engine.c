@@ -173,6 +173,11 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 	const struct engine_job *job = S->job;
 	const struct placement *pl = job->pl;
 
+	int *cls = xcalloc((size_t)pl->nranks + 1, sizeof(int));
+	fold_classes(&S->fold, cls);
+	for (int r = 0; r < pl->nranks; r++)
+		out->rank[r].class_rank = cls[r];
+	free(cls);
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -294,9 +299,10 @@ static void collect(struct sim *S, struct engine_result *out)
 	for (int r = 0; r < N; r++) {
 		int rep = out->rank[r].representative;
 		if (rep != r) {
-			int stage = out->rank[r].stage;
+			int stage = out->rank[r].stage, cls = out->rank[r].class_rank;
 			out->rank[r] = out->rank[rep];
 			out->rank[r].representative = rep;
+			out->rank[r].class_rank = cls;
 			out->rank[r].stage = stage;
 		}
 		if (out->rank[r].finish_s > out->iteration_s)

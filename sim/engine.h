@@ -128,6 +128,8 @@ struct engine_rank_stats {
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
 	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
+	int class_rank;             /* the simulated rank that stands for the rank's class of
+				       alike ranks in a summary (fold_classes(), fold.h) */
 	int stage;                  /* pipeline stage of the rank */
 };
 
@@ -149,9 +151,10 @@ struct engine_result;
  * call the engine. */
 struct engine_observer {
 	void *ctx;
-	/* Once, before the first task: every rank's stage and the simulated
-	 * rank whose figures it takes (representative; itself if simulated),
-	 * in out->rank[0..out->nranks) (borrowed for the call). */
+	/* Once, before the first task: every rank's stage, the simulated rank
+	 * whose figures it takes (representative; itself if simulated) and
+	 * the simulated rank of its class of alike ranks (class_rank), in
+	 * out->rank[0..out->nranks) (borrowed for the call). */
 	void (*begin)(void *ctx, const struct engine_result *out);
 	void (*task_start)(void *ctx, int rank, const struct program *prog, int ti, double now_s);
 	void (*task_end)(void *ctx, int rank, const struct program *prog, int ti, double start_s,
