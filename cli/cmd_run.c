@@ -21,6 +21,7 @@
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "timeline.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -45,10 +46,13 @@ void cmd_run_usage(FILE *f)
 		   "                     self-contained); default: the scenario's output.formats,\n"
 		   "                     else json,csv\n"
 		   "  --trace FILE       write the iteration's timeline as Chrome trace-event JSON\n"
-		   "                     (open in ui.perfetto.dev): a process per simulated rank, a\n"
-		   "                     track per stream, a slice per task, send->recv arrows,\n"
-		   "                     memory in use; one scenario only\n"
-		   "  --trace-ranks LIST ranks to record, e.g. 0-7,64 (default: every simulated rank)\n"
+		   "                     (open in ui.perfetto.dev), gzip-compressed if FILE ends in\n"
+		   "                     .gz: a process per recorded rank, a track per stream, a\n"
+		   "                     slice per task (times to the nanosecond), send->recv\n"
+		   "                     arrows, memory in use; one scenario only\n"
+		   "  --trace-ranks LIST ranks to record: 'all' (every simulated rank) or ranks like\n"
+		   "                     0-7,64 (default: one rank per class of alike ranks, e.g.\n"
+		   "                     one per pipeline stage, labelled with the ranks it stands for)\n"
 		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
 		   "                     busiest-links counters (default 0.01; 0: off; at least\n"
 		   "                     1e-6; the period doubles after every 4096 samples, so a\n"
@@ -64,7 +68,8 @@ void cmd_run_usage(FILE *f)
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
 		   "  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
-		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks 0-3\n"
+		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json.gz\n"
+		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks all\n"
 		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
 		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
 }
@@ -73,7 +78,7 @@ struct run_opts {
 	const char *out;            /* NULL, "-" or a directory */
 	unsigned formats;           /* enum report_format bits of --format */
 	const char *trace;          /* --trace FILE, NULL: none */
-	const char *trace_ranks;    /* --trace-ranks LIST, NULL: all */
+	const char *trace_ranks;    /* --trace-ranks LIST, NULL: a rank per class */
 	double trace_link_period_s; /* --trace-link-period, 0: no link sampling */
 	bool fmt_given, quiet, per_rank;
 };
@@ -112,6 +117,22 @@ static int check_outputs(const char *dir, unsigned formats, const char *trace)
 	return rc;
 }
 
+/* Simulate sc into r, recording the timeline the schedule chart draws
+ * when the formats have one (svg, html), the trace's observer inside it.
+ * Returns 0, or -1 after reporting. */
+static int simulate(const struct scenario *sc, unsigned formats, struct trace *tr, struct result *r,
+		    struct diag *d)
+{
+	const struct engine_observer *obs = tr ? trace_observer(tr) : NULL;
+	struct timeline *tl = formats & (REPORT_SVG | REPORT_HTML) ? timeline_create(obs) : NULL;
+	if (simulate_run_observed(sc->in, &sc->plan, tl ? timeline_observer(tl) : obs, r, d)) {
+		timeline_destroy(tl);
+		return -1;
+	}
+	result_set_timeline(r, tl);
+	return 0;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -130,7 +151,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	struct trace *tr = NULL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
-	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
+	if (simulate(sc, to_stdout ? 0 : formats_of(o, sc), tr, &r, d)) {
 		trace_destroy(tr);
 		return EXIT_FAIL;
 	}
@@ -173,7 +194,7 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	struct diag d;
 
 	diag_init(&d, b->o->quiet ? NULL : stderr);
-	if (simulate_run(sc->in, &sc->plan, &r, &d)) {
+	if (simulate(sc, b->dirs[i] ? formats_of(b->o, sc) : 0, NULL, &r, &d)) {
 		result_row_fail(row, RESULT_FAILED, diag_text(&d));
 		goto out;
 	}

@@ -1,18 +1,27 @@
-/* html: the self-contained HTML report (see html.h). */
+/* html: the self-contained HTML report (see html.h).
+ *
+ * The page is written section by section into a memory stream: first the
+ * decision (the headline figures with their error bands), then the
+ * appendix (summary, published figures, breakdown, schedule, memory,
+ * kernels, provenance). Every text from the scenario is escaped (esc);
+ * every count, rate and amount of money goes through human_number()
+ * (util/human.h): "$10.1 M", "15 T tokens", never an exponent. */
 #include "html.h"
 #include "stack.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "assess.h"
+#include "human.h"
 #include "plot.h"
 #include "report-private.h"
 #include "schedule.h"
 #include "xalloc.h"
 
-#define GB 1e9
 #define GIB 1073741824.0
 
 static void esc(FILE *f, const char *s)
@@ -27,25 +36,40 @@ static void esc(FILE *f, const char *s)
 		}
 }
 
+/* printf into a new string (caller frees); out of memory ends the run. */
+static char *vfmt(const char *fmt, va_list ap)
+{
+	char *v;
+	if (vasprintf(&v, fmt, ap) < 0) {
+		fprintf(stderr, "ddlsim: fatal: out of memory formatting the HTML report\n");
+		exit(1);
+	}
+	return v;
+}
+
 /* A table row of a label and a printf-formatted, escaped value. */
 static void row(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void row(FILE *f, const char *label, const char *fmt, ...)
 {
 	va_list ap;
-	char *v;
 	va_start(ap, fmt);
-	int n = vasprintf(&v, fmt, ap);
+	char *v = vfmt(fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		fprintf(stderr, "ddlsim: fatal: out of memory formatting the HTML report\n");
-		exit(1);
-	}
 	fputs("<tr><th>", f);
 	esc(f, label);
 	fputs("</th><td>", f);
 	esc(f, v);
 	fputs("</td></tr>\n", f);
 	free(v);
+}
+
+/* x in human units into one of four rotating buffers (for one printf). */
+static const char *hn(double x)
+{
+	static char buf[4][32];
+	static int k;
+	k = (k + 1) % 4;
+	return human_number(x, buf[k], sizeof(buf[k]));
 }
 
 static const char css[] =
@@ -55,7 +79,13 @@ static const char css[] =
 	"th,td{border:1px solid #ddd;padding:.2em .5em;text-align:left}"
 	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
 	"tr:nth-child(even){background:#f7f7f7}.bad{color:#b00}.good{color:#070}"
-	"svg{max-width:100%;height:auto}.note{color:#666;font-size:.85em}";
+	"svg{max-width:100%;height:auto}.note{color:#666;font-size:.85em}"
+	".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:.6em;margin:.6em 0}"
+	".card{border:1px solid #ddd;border-radius:6px;padding:.5em .7em;background:#fafafa}"
+	".card .k{font-size:.8em;color:#666;text-transform:uppercase;letter-spacing:.04em}"
+	".card .v{font-size:1.5em;font-weight:600;margin:.15em 0;font-variant-numeric:tabular-nums}"
+	".card .v.long{font-size:1.15em}.card .b{font-size:.8em;color:#444}.card.bad .v{color:#b00}.card.good .v{color:#070}"
+	".appendix{margin-top:2.5em}";
 
 /* Inline an SVG document, dropping nothing: <svg> is valid HTML5. */
 static int inline_svg(FILE *f, char *svg)
@@ -65,6 +95,262 @@ static int inline_svg(FILE *f, char *svg)
 	fputs(svg, f);
 	free(svg);
 	return 0;
+}
+
+/* ---- the decision ----------------------------------------------------- */
+
+/* A headline card: its id, label, value and band line (printf-formatted,
+ * escaped); cls "good", "bad" or "". */
+static void card(FILE *f, const char *id, const char *cls, const char *label, const char *value,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void card(FILE *f, const char *id, const char *cls, const char *label, const char *value,
+		 const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *b = vfmt(fmt, ap);
+	va_end(ap);
+	fprintf(f, "<div class=\"card %s\" id=\"%s\"><div class=\"k\">", cls, id);
+	esc(f, label);
+	fprintf(f, "</div><div class=\"v%s\">", strlen(value) > 16 ? " long" : "");
+	esc(f, value);
+	fputs("</div><div class=\"b\">", f);
+	esc(f, b);
+	fputs("</div></div>\n", f);
+	free(b);
+}
+
+/* GPUs: count and type (each node group's on a mixed cluster), the
+ * nodes, the GPUs more the family's bias implies. */
+static void card_gpus(FILE *f, const struct result *r, const struct report_band *rb)
+{
+	const struct topology *topo = inputs_topology(r->in);
+	char v[512];
+	int n = snprintf(v, sizeof(v), "%ld × %s", r->gpus, topo->gpu.name);
+	if (r->ngroups > 0) {
+		n = snprintf(v, sizeof(v), "%ld GPUs:", r->gpus);
+		for (int i = 0; i < r->ngroups && n < (int)sizeof(v); i++)
+			n += snprintf(v + n, sizeof(v) - (size_t)n, "%s %d × %s", i ? "," : "",
+				      r->group[i].ranks, r->group[i].gpu);
+	}
+	card(f, "d-gpus", "", "GPUs", v, "%d nodes of %s; %ld more at the bias (%ld)", r->plan.nodes, topo->name,
+	     rb->gpus_more, rb->gpus + rb->gpus_more);
+}
+
+/* A figure proportional to the run's time (days, cost, energy): value,
+ * the band's range, the figure at the bias. */
+static void card_time_like(FILE *f, const char *id, const char *label, const char *pre, double x,
+			   const char *unit, const struct band *b)
+{
+	char v[64];
+	snprintf(v, sizeof(v), "%s%s%s", pre, hn(x), unit);
+	card(f, id, "", label, v, "±%.1f %%: %s%s – %s%s%s; %s%s%s at the bias", 100 * b->mean_abs, pre,
+	     hn(x * (1 - b->mean_abs)), pre, hn(x * (1 + b->mean_abs)), unit, pre, hn(x * (1 + b->bias)), unit);
+}
+
+/* The training run: days, cost, energy, tokens per dollar. */
+static void cards_run(FILE *f, const struct result *r, const struct band *b)
+{
+	const struct plan *pl = &r->plan;
+	if (!(pl->training.train_tokens > 0)) {
+		card(f, "d-days", "", "days to train", "–", "the scenario sets no training.train_tokens");
+		return;
+	}
+	double days = r->time_to_train_s / 86400;
+	card_time_like(f, "d-days", "days to train", "", days, " days", b);
+	if (r->cost_usd > 0) {
+		card_time_like(f, "d-cost", "cost", "$", r->cost_usd, "", b);
+		double tpd = pl->training.train_tokens / r->cost_usd;
+		char v[64];
+		snprintf(v, sizeof(v), "%s tokens", hn(tpd));
+		card(f, "d-tokens-per-usd", "", "tokens per dollar", v, "±%.1f %%: %s – %s; %s at the bias",
+		     100 * b->mean_abs, hn(tpd / (1 + b->mean_abs)), hn(tpd / (1 - fmin(b->mean_abs, 0.99))),
+		     hn(tpd / (1 + b->bias)));
+	} else
+		card(f, "d-cost", "", "cost", "–", "the scenario sets no cost.usd_per_gpu_hour");
+	struct result_split m = result_mean_split(r);
+	double busy = r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
+	double mwh = assess_energy_MWh(r->in, pl, r->time_to_train_s, busy);
+	if (isfinite(mwh))
+		card_time_like(f, "d-energy", "energy", "", mwh, " MWh", b);
+}
+
+/* Memory: fits or not, needed against capacity. */
+static void card_memory(FILE *f, const struct result *r)
+{
+	const struct stage_result *w = &r->stage[r->worst_stage];
+	char v[64];
+	if (r->fits) {
+		card(f, "d-memory", "good", "memory per GPU", "fits", "%.1f GB needed of %.1f GB (stage %d, the fullest)",
+		     w->mem.total_bytes / GB, w->mem.capacity_bytes / GB, r->worst_stage);
+		return;
+	}
+	int bad = 0;
+	for (int s = 0; s < r->nstages; s++)
+		bad += !r->stage[s].mem.fits;
+	snprintf(v, sizeof(v), "does not fit: %.1f GB missing", r->shortfall_bytes / GB);
+	card(f, "d-memory", "bad", "memory per GPU", v, "stage %d needs %.1f GB of %.1f GB; %d of %d stages do not fit",
+	     r->worst_stage, w->mem.total_bytes / GB, w->mem.capacity_bytes / GB, bad, r->nstages);
+}
+
+/* The decision: what a reader needs to say yes or no, each figure with
+ * the error band of the plan's nearest validation family. */
+static void decision(FILE *f, const struct result *r)
+{
+	struct report_band rb;
+	char bt[200], v[64];
+	report_band(r, &rb);
+	const struct band *b = rb.b;
+	fputs("<section id=\"decision\"><h2>Decision</h2>\n", f);
+	if (!r->fits)
+		fputs("<p class=\"bad\" id=\"d-verdict\">This plan does not fit in GPU memory: its time, cost "
+		      "and energy are those of a run that cannot start.</p>\n", f);
+	fputs("<div class=\"cards\">\n", f);
+	card_gpus(f, r, &rb);
+	cards_run(f, r, b);
+	snprintf(v, sizeof(v), "%s s", hn(r->iteration_s));
+	card(f, "d-iteration", "", "iteration time", v, "±%.1f %%: %s – %s s; %s s at the bias", 100 * b->mean_abs,
+	     hn(r->iteration_s * (1 - b->mean_abs)), hn(r->iteration_s * (1 + b->mean_abs)), hn(rb.iteration_s));
+	snprintf(v, sizeof(v), "%.1f %%", 100 * r->mfu);
+	card(f, "d-mfu", "", "MFU", v, "±%.1f %%: %.1f – %.1f %%; %.1f %% at the bias", 100 * b->mean_abs,
+	     100 * r->mfu / (1 + b->mean_abs), 100 * r->mfu / (1 - fmin(b->mean_abs, 0.99)), 100 * rb.mfu);
+	card_memory(f, r);
+	fputs("</div>\n<p id=\"d-band\">error band: ", f);
+	esc(f, band_text(b, bt, sizeof(bt)));
+	fputs("</p>\n<p class=\"note\">The band is the mean |error| of ddlsim against the published runs of "
+	      "the plan's nearest validation family (sim/band.h): a range of ± that much around each "
+	      "figure; \"at the bias\" moves the figure by the family's mean signed error (positive: "
+	      "ddlsim predicted faster than measured, so real runs take longer). Days, cost and energy "
+	      "are failure-free; energy counts the GPUs at their busy share between idle and TDP, the "
+	      "nodes' other parts and a PUE of 1.58.</p></section>\n", f);
+}
+
+/* ---- the appendix ------------------------------------------------------ */
+
+static void summary(FILE *f, const struct result *r)
+{
+	const struct plan *pl = &r->plan;
+	const struct model *model = inputs_model(r->in);
+	const struct topology *topo = inputs_topology(r->in);
+	struct result_split mean = result_mean_split(r);
+	fputs("<section id=\"summary\"><h2>Summary</h2><table>\n", f);
+	row(f, "model", "%s (%s parameters)", model->name, hn(r->params));
+	row(f, "cluster", "%d × %s = %ld × %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
+	row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
+	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
+	    (int)pl->parallel.zero, schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,
+	    recompute_name(pl->parallel.recompute), dtype_name(pl->training.precision));
+	if (model_arch(model)->sequence)
+		row(f, "kernels", "%s stack (%s), attention %s", plan_stack(pl)->name, plan_stack(pl)->description,
+		    plan_attention_kernel(pl));
+	row(f, "batch", "%s sequences × %s tokens, micro-batch %ld, %s micro-batches per pipeline",
+	    hn((double)pl->training.global_batch), hn((double)pl->training.seq), pl->training.micro_batch,
+	    hn(r->microbatches));
+	row(f, "iteration time", "%s s", hn(r->iteration_s));
+	row(f, "throughput", "%s samples/s, %s tokens/s", hn(r->samples_per_s), hn(r->tokens_per_s));
+	row(f, "model TFLOP/s per GPU", "%.1f", r->model_tflops_per_gpu);
+	row(f, "hardware TFLOP/s per GPU", "%.1f", r->hardware_tflops_per_gpu);
+	row(f, "MFU / HFU", "%.1f %% / %.1f %%", 100 * r->mfu, 100 * r->hfu);
+	row(f, "mean split (s)", "compute %.4f, exposed communication %.4f, bubble %.4f, idle %.4f",
+	    mean.compute_s, mean.exposed_s, mean.bubble_s, mean.idle_s);
+	row(f, "memory", "%s: worst stage %d needs %.2f GB (%.2f GiB) of %.2f GB", r->fits ? "fits" : "does not fit",
+	    r->worst_stage, r->worst_total_bytes / GB, r->worst_total_bytes / GIB, topo->gpu.hbm_bytes / GB);
+	if (pl->training.train_tokens > 0)
+		row(f, "training run", "%s tokens: %s days, %s GPU-hours, $%s", hn(pl->training.train_tokens),
+		    hn(r->time_to_train_s / 86400), hn(r->gpu_hours), hn(r->cost_usd));
+	fputs("</table></section>\n", f);
+}
+
+static void published(FILE *f, const struct result *r)
+{
+	struct result_row rr = { 0 };
+	result_row_fill(&rr, r);
+	bool any = false;
+	for (int k = 0; k < PUB_NFIGURES; k++)
+		any |= published_figure(&r->meta.pub, k) > 0;
+	if (!any)
+		return;
+	fputs("<section id=\"published\"><h2>Published vs predicted</h2><table>\n"
+	      "<tr><th>figure</th><th class=\"n\">published</th><th class=\"n\">predicted</th>"
+	      "<th class=\"n\">error</th></tr>\n", f);
+	for (int k = 0; k < PUB_NFIGURES; k++) {
+		double want = published_figure(&r->meta.pub, k);
+		if (want <= 0)
+			continue;
+		double got = result_row_figure(&rr, k), e = got / want - 1;
+		fprintf(f, "<tr><td>%s (%s)</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+			"<td class=\"n %s\">%+.1f %%</td></tr>\n", pub_figures[k].key, pub_figures[k].unit,
+			hn(want), hn(got), e > 0.1 || e < -0.1 ? "bad" : "good", 100 * e);
+	}
+	fputs("</table><p class=\"note\">source: ", f);
+	esc(f, r->meta.pub.source);
+	fputs("</p></section>\n", f);
+}
+
+/* Bytes in human units: "25.27 GB". */
+static const char *hbytes(double b)
+{
+	static char buf[2][40];
+	static int k;
+	k = (k + 1) % 2;
+	char n[32];
+	snprintf(buf[k], sizeof(buf[k]), "%sB", human_number(b, n, sizeof(n)));
+	return buf[k];
+}
+
+static int breakdown(FILE *f, const struct result *r)
+{
+	fputs("<section id=\"breakdown\"><h2>Where the time goes</h2>\n", f);
+	int bad = inline_svg(f, plot_breakdown_svg(r));
+	fputs("<table><tr><th>stage</th><th class=\"n\">forward per micro-batch (s)</th>"
+	      "<th class=\"n\">backward per micro-batch (s)</th><th class=\"n\">bubble (s)</th>"
+	      "<th class=\"n\">bubble fraction</th></tr>\n", f);
+	for (int s = 0; s < r->nstages; s++)
+		fprintf(f, "<tr><td>%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td>"
+			"<td class=\"n\">%.4f</td><td class=\"n\">%.1f %%</td></tr>\n", s,
+			r->stage[s].compute_fwd_s, r->stage[s].compute_bwd_s, r->stage[s].bubble_s,
+			100 * r->stage[s].bubble_fraction);
+	fputs("</table>\n<table><tr><th>dimension</th><th class=\"n\">bytes sent per GPU</th></tr>\n", f);
+	static const struct { const char *n; int c; } dims[] = {
+		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
+		{ "param", CAT_PARAM_COMM }, { "pp", CAT_PP_COMM } };
+	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++)
+		fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td></tr>\n", dims[k].n,
+			hbytes(r->comm_bytes_per_gpu[dims[k].c]));
+	fputs("</table></section>\n<section id=\"schedule\"><h2>Pipeline schedule</h2>\n", f);
+	bad |= inline_svg(f, plot_gantt_svg(r));
+	fputs("<p class=\"note\">One row per pipeline stage, from the simulated timeline of the rank that "
+	      "stands for it: the upper lane is its compute stream (forward, backward, other compute; "
+	      "waiting for a collective or a pipeline transfer: exposed communication; waiting for a "
+	      "peer's work: bubble; the rest idle), each column the shares of its time; the strip below "
+	      "shows its collectives and pipeline transfers in flight, overlapped or not. Hover for the "
+	      "figures. <code>ddlsim run --trace</code> records every task.</p></section>\n", f);
+	return bad;
+}
+
+static int memory(FILE *f, const struct result *r)
+{
+	fputs("<section id=\"memory\"><h2>Memory anatomy per GPU</h2>\n", f);
+	int bad = inline_svg(f, plot_memory_svg(r));
+	fputs("<table><tr><th>stage</th><th class=\"n\">weights</th><th class=\"n\">gradients</th>"
+	      "<th class=\"n\">optimizer</th><th class=\"n\">activations</th><th class=\"n\">logits</th>"
+	      "<th class=\"n\">comm buffers</th><th class=\"n\">reserved</th><th class=\"n\">total GB</th>"
+	      "<th class=\"n\">total GiB</th><th>fits</th></tr>\n", f);
+	for (int s = 0; s < r->nstages; s++) {
+		const struct mem_anatomy *m = &r->stage[s].mem;
+		fprintf(f, "<tr><td>%d</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
+			"<td class=\"n\">%.2f</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
+			"<td class=\"n\">%.2f</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
+			"<td class=\"n\">%.2f</td><td class=\"%s\">%s</td></tr>\n", s,
+			m->weights_bytes / GB, m->grads_bytes / GB, m->optimizer_bytes / GB,
+			m->activations_bytes / GB, m->logits_bytes / GB, m->comm_buffer_bytes / GB,
+			m->reserved_bytes / GB, m->total_bytes / GB, m->total_bytes / GIB,
+			m->fits ? "good" : "bad", m->fits ? "yes" : "no");
+	}
+	fputs("</table><p class=\"note\">GB = 1e9 bytes (datasheets), GiB = 2^30 bytes "
+	      "(nvidia-smi, PyTorch); reserved = CUDA context + NCCL buffers + allocator reserve.</p>"
+	      "</section>\n", f);
+	return bad;
 }
 
 /* The kernels of one micro-batch, one row per op. */
@@ -89,144 +375,11 @@ static void ops_table(FILE *f, const struct result *r)
 			o->time_s > 0 ? o->flops / o->time_s / 1e12 : 0.0, o->measured ? "profile" : "roofline");
 	}
 	fputs("</table></section>\n", f);
-
 }
 
-char *html_render(const struct result *r)
+static void provenance(FILE *f, const struct result *r)
 {
-	const struct plan *pl = &r->plan;
-	const struct model *model = inputs_model(r->in);
 	const struct topology *topo = inputs_topology(r->in);
-	char *buf = NULL;
-	size_t len = 0;
-	int bad = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	const char *name = r->meta.name ? r->meta.name : "scenario";
-
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ddlsim: ", f);
-	esc(f, name);
-	fprintf(f, "</title>\n<style>%s</style>\n"
-		"<script>window.onerror=function(){document.documentElement.setAttribute('data-errors','1')};</script>\n"
-		"</head><body>\n<h1>", css);
-	esc(f, name);
-	fputs("</h1>\n<p>", f);
-	esc(f, r->meta.description);
-	fputs("</p>\n", f);
-
-	/* summary */
-	struct result_split mean = result_mean_split(r);
-	fputs("<section id=\"summary\"><h2>Summary</h2><table>\n", f);
-	row(f, "model", "%s (%.3g B parameters)", model->name, r->params / 1e9);
-	row(f, "cluster", "%d x %s = %ld x %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
-	row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
-	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
-	    (int)pl->parallel.zero,
-	    schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,
-	    recompute_name(pl->parallel.recompute),
-	    dtype_name(pl->training.precision));
-	if (model_arch(model)->sequence)
-		row(f, "kernels", "%s stack (%s), attention %s",
-		    plan_stack(pl)->name,
-		    plan_stack(pl)->description,
-		    plan_attention_kernel(pl));
-	row(f, "batch", "%ld sequences x %ld tokens, micro-batch %ld, %g micro-batches per pipeline",
-	    pl->training.global_batch, pl->training.seq, pl->training.micro_batch, r->microbatches);
-	row(f, "iteration time", "%.4f s", r->iteration_s);
-	row(f, "throughput", "%.2f samples/s, %.0f tokens/s", r->samples_per_s, r->tokens_per_s);
-	row(f, "model TFLOP/s per GPU", "%.1f", r->model_tflops_per_gpu);
-	row(f, "hardware TFLOP/s per GPU", "%.1f", r->hardware_tflops_per_gpu);
-	row(f, "MFU / HFU", "%.1f %% / %.1f %%", 100 * r->mfu, 100 * r->hfu);
-	row(f, "mean split (s)", "compute %.4f, exposed communication %.4f, bubble %.4f, idle %.4f",
-	    mean.compute_s, mean.exposed_s, mean.bubble_s, mean.idle_s);
-	row(f, "memory", "%s: worst stage %d needs %.2f GB (%.2f GiB) of %.2f GB",
-	    r->fits ? "fits" : "does not fit", r->worst_stage, r->worst_total_bytes / GB,
-	    r->worst_total_bytes / GIB, topo->gpu.hbm_bytes / GB);
-	if (pl->training.train_tokens > 0)
-		row(f, "training run", "%.3g tokens: %.1f days, %.0f GPU-hours, $%.0f", pl->training.train_tokens,
-		    r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
-	{
-		struct report_band rb;
-		char bt[200];
-		report_band(r, &rb);
-		row(f, "error band", "%s: iteration %.4f s, MFU %.1f %%, %ld more GPUs (%ld) at the bias",
-		    band_text(rb.b, bt, sizeof(bt)), rb.iteration_s, 100 * rb.mfu, rb.gpus_more, rb.gpus + rb.gpus_more);
-	}
-	fputs("</table></section>\n", f);
-
-	/* published vs predicted */
-	struct result_row rr = { 0 };
-	result_row_fill(&rr, r);
-	bool any = false;
-	for (int k = 0; k < PUB_NFIGURES; k++)
-		any |= published_figure(&r->meta.pub, k) > 0;
-	if (any) {
-		fputs("<section id=\"published\"><h2>Published vs predicted</h2><table>\n"
-		      "<tr><th>figure</th><th class=\"n\">published</th><th class=\"n\">predicted</th>"
-		      "<th class=\"n\">error</th></tr>\n", f);
-		for (int k = 0; k < PUB_NFIGURES; k++) {
-			double want = published_figure(&r->meta.pub, k);
-			if (want <= 0)
-				continue;
-			double got = result_row_figure(&rr, k), e = got / want - 1;
-			fprintf(f, "<tr><td>%s (%s)</td><td class=\"n\">%.4g</td><td class=\"n\">%.4g</td>"
-				"<td class=\"n %s\">%+.1f %%</td></tr>\n", pub_figures[k].key, pub_figures[k].unit,
-				want, got, e > 0.1 || e < -0.1 ? "bad" : "good", 100 * e);
-		}
-		fputs("</table><p class=\"note\">source: ", f);
-		esc(f, r->meta.pub.source);
-		fputs("</p></section>\n", f);
-	}
-
-	/* plots */
-	fputs("<section id=\"breakdown\"><h2>Where the time goes</h2>\n", f);
-	bad |= inline_svg(f, plot_breakdown_svg(r));
-	fputs("<table><tr><th>stage</th><th class=\"n\">forward per micro-batch (s)</th>"
-	      "<th class=\"n\">backward per micro-batch (s)</th><th class=\"n\">bubble (s)</th>"
-	      "<th class=\"n\">bubble fraction</th></tr>\n", f);
-	for (int s = 0; s < r->nstages; s++)
-		fprintf(f, "<tr><td>%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td>"
-			"<td class=\"n\">%.4f</td><td class=\"n\">%.1f %%</td></tr>\n", s,
-			r->stage[s].compute_fwd_s, r->stage[s].compute_bwd_s, r->stage[s].bubble_s,
-			100 * r->stage[s].bubble_fraction);
-	fputs("</table>\n<table><tr><th>dimension</th><th class=\"n\">bytes sent per GPU</th></tr>\n", f);
-	static const struct { const char *n; int c; } dims[] = {
-		{ "tp", CAT_TP_COMM }, { "cp", CAT_CP_COMM }, { "dp", CAT_DP_COMM },
-		{ "param", CAT_PARAM_COMM }, { "pp", CAT_PP_COMM } };
-	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++)
-		fprintf(f, "<tr><td>%s</td><td class=\"n\">%.4g GB</td></tr>\n", dims[k].n,
-			r->comm_bytes_per_gpu[dims[k].c] / GB);
-	fputs("</table></section>\n<section id=\"schedule\"><h2>Pipeline schedule</h2>\n", f);
-	bad |= inline_svg(f, plot_gantt_svg(r));
-	fputs("<p class=\"note\">Forward and backward passes in the schedule's order with each stage's "
-	      "per-micro-batch compute time; communication and the optimizer step are not drawn. "
-	      "<code>ddlsim run --trace</code> records every task.</p></section>\n", f);
-
-	fputs("<section id=\"memory\"><h2>Memory anatomy per GPU</h2>\n", f);
-	bad |= inline_svg(f, plot_memory_svg(r));
-	fputs("<table><tr><th>stage</th><th class=\"n\">weights</th><th class=\"n\">gradients</th>"
-	      "<th class=\"n\">optimizer</th><th class=\"n\">activations</th><th class=\"n\">logits</th>"
-	      "<th class=\"n\">comm buffers</th><th class=\"n\">reserved</th><th class=\"n\">total GB</th>"
-	      "<th class=\"n\">total GiB</th><th>fits</th></tr>\n", f);
-	for (int s = 0; s < r->nstages; s++) {
-		const struct mem_anatomy *m = &r->stage[s].mem;
-		fprintf(f, "<tr><td>%d</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
-			"<td class=\"n\">%.2f</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
-			"<td class=\"n\">%.2f</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
-			"<td class=\"n\">%.2f</td><td class=\"%s\">%s</td></tr>\n", s,
-			m->weights_bytes / GB, m->grads_bytes / GB, m->optimizer_bytes / GB,
-			m->activations_bytes / GB, m->logits_bytes / GB, m->comm_buffer_bytes / GB,
-			m->reserved_bytes / GB, m->total_bytes / GB, m->total_bytes / GIB,
-			m->fits ? "good" : "bad", m->fits ? "yes" : "no");
-	}
-	fputs("</table><p class=\"note\">GB = 1e9 bytes (datasheets), GiB = 2^30 bytes "
-	      "(nvidia-smi, PyTorch); reserved = CUDA context + NCCL buffers + allocator reserve.</p>"
-	      "</section>\n", f);
-
-	ops_table(f, r);
-
-	/* provenance */
 	const char *profile = inputs_profile_path(r->in);
 	fputs("<section id=\"provenance\"><h2>Provenance</h2><table>\n", f);
 	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.0)", r->producer_version);
@@ -237,12 +390,38 @@ char *html_render(const struct result *r)
 	row(f, "cost source", "%s", r->cost_source ? r->cost_source : "roofline");
 	row(f, "profile", "%s", profile ? profile : "none (roofline)");
 	row(f, "cost detail", "%s", r->cost_detail ? r->cost_detail : "");
-	row(f, "simulation", "%d of %d ranks simulated%s, %ld flows, %ld tasks, %.2f s wall",
-	    result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "", result_sim(r).flows,
-	    result_sim(r).tasks, r->sim_wall_s);
-	fputs("</table></section>\n"
-	      "<script>document.body.setAttribute('data-rendered','ok');</script>\n"
-	      "</body></html>\n", f);
+	row(f, "simulation", "%d of %d ranks simulated%s, %s flows, %s tasks, %.2f s wall",
+	    result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
+	    hn((double)result_sim(r).flows), hn((double)result_sim(r).tasks), r->sim_wall_s);
+	fputs("</table></section>\n", f);
+}
+
+char *html_render(const struct result *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	const char *name = r->meta.name ? r->meta.name : "scenario";
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ddlsim: ", f);
+	esc(f, name);
+	fprintf(f, "</title>\n<style>%s</style>\n"
+		"<script>window.onerror=function(){document.documentElement.setAttribute('data-errors','1')};</script>\n"
+		"</head><body>\n<h1>", css);
+	esc(f, name);
+	fputs("</h1>\n<p>", f);
+	esc(f, r->meta.description);
+	fputs("</p>\n", f);
+	decision(f, r);
+	fputs("<div class=\"appendix\">\n", f);
+	summary(f, r);
+	published(f, r);
+	int bad = breakdown(f, r);
+	bad |= memory(f, r);
+	ops_table(f, r);
+	provenance(f, r);
+	fputs("</div>\n<script>document.body.setAttribute('data-rendered','ok');</script>\n</body></html>\n", f);
 	bad |= ferror(f) != 0;
 	fclose(f);
 	if (bad) {

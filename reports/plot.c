@@ -2,10 +2,7 @@
  *
  * Layout: every chart is W x H px with the plot area inset by fixed
  * margins and the legend in a column at the right, so the HTML report can
- * stack them at one width. A Gantt of a long schedule (many stages times
- * many micro-batches) would be hundreds of thousands of rectangles: past
- * GANTT_MAX_RECTS passes only the first micro-batches are drawn and the
- * caption says how many of how many (no silent caps). */
+ * stack them at one width. The schedule chart is gantt.c. */
 #include "plot.h"
 
 #include <errno.h>
@@ -30,7 +27,6 @@
 #define MR 190.0
 #define MT 40.0
 #define MB 60.0
-#define GANTT_MAX_RECTS 20000
 
 static struct svg_axes frame(double x0, double x1, double y0, double y1)
 {
@@ -110,148 +106,6 @@ char *plot_breakdown_svg(const struct result *r)
 	free(v);
 	free(cnt);
 	return svg_finish(g, NULL);
-}
-
-/* ---- gantt ------------------------------------------------------------ */
-
-struct gstep {
-	double start, end;
-	struct sched_step st;
-};
-
-char *plot_gantt_svg(const struct result *r)
-{
-	const struct plan *pl = &r->plan;
-	int p = r->nstages > 0 ? r->nstages : 1;
-	int v = pl->parallel.schedule == SCHED_INTERLEAVED && pl->parallel.interleave > 1 ?
-		pl->parallel.interleave : 1;
-	long m = plan_microbatches(pl);
-	if (m < 1)
-		m = 1;
-	int nv = p * v, nsteps = (int)(2 * m * v);
-	long layers = inputs_model(r->in)->layers;
-	struct gstep **g = xcalloc((size_t)p, sizeof(*g));
-	double *fdone = xcalloc((size_t)(m * nv), sizeof(double));   /* end time; <0 not yet */
-	double *bdone = xcalloc((size_t)(m * nv), sizeof(double));
-	double *frac = xcalloc((size_t)nv, sizeof(double));
-	int *next = xcalloc((size_t)p, sizeof(int));
-	double *free_at = xcalloc((size_t)p, sizeof(double));
-	for (long i = 0; i < m * nv; i++)
-		fdone[i] = bdone[i] = -1;
-	for (int s = 0; s < p; s++) {
-		double tot = 0;
-		for (int c = 0; c < v; c++) {
-			int first;
-			tot += frac[c * p + s] = plan_vstage_layers(pl, layers, c * p + s, nv, &first);
-		}
-		for (int c = 0; c < v; c++)
-			frac[c * p + s] = tot > 0 ? frac[c * p + s] / tot : 1.0 / v;
-		struct sched_step *o = schedule_order(pl->parallel.schedule, p, s, (int)m, v);
-		g[s] = xcalloc((size_t)nsteps, sizeof(**g));
-		for (int k = 0; k < nsteps; k++)
-			g[s][k].st = o[k];
-		free(o);
-	}
-	/* list-schedule: repeatedly run every stage's next pass whose producer
-	 * has ended; a round without progress would be a schedule bug */
-	double end = 0;
-	for (int left = p * nsteps; left > 0;) {
-		int progressed = 0;
-		for (int s = 0; s < p; s++) {
-			while (next[s] < nsteps) {
-				struct gstep *x = &g[s][next[s]];
-				int vs = x->st.chunk * p + s;
-				long id = x->st.mb * nv + vs;
-				double ready;
-				if (x->st.fwd)
-					ready = vs == 0 ? 0 : fdone[id - 1];
-				else
-					ready = vs == nv - 1 ? fdone[id] : bdone[id + 1];
-				if (ready < 0)
-					break;
-				double dur = (x->st.fwd ? r->stage[s].compute_fwd_s : r->stage[s].compute_bwd_s) * frac[vs];
-				x->start = ready > free_at[s] ? ready : free_at[s];
-				x->end = free_at[s] = x->start + dur;
-				(x->st.fwd ? fdone : bdone)[id] = x->end;
-				if (x->end > end)
-					end = x->end;
-				next[s]++;
-				left--;
-				progressed++;
-			}
-		}
-		BUG_ON(!progressed, "the schedule of %d stages deadlocks in the Gantt replay", p);
-	}
-	/* draw */
-	long mshow = m;
-	if ((long)p * nsteps > GANTT_MAX_RECTS)
-		mshow = GANTT_MAX_RECTS / ((long)p * 2 * v) > 0 ? GANTT_MAX_RECTS / ((long)p * 2 * v) : 1;
-	double x0 = 0, x1 = end > 0 ? end : 1;
-	if (r->iteration_s > x1)
-		x1 = r->iteration_s;
-	svg_axes_nice(&x0, &x1, false);
-	double h = MT + MB + (p * 26.0 < 80 ? 80 : p * 26.0 > 900 ? 900 : p * 26.0);
-	struct svg_axes a = { x0, x1, 0, p, ML, MT, W - ML - MR, h - MT - MB, false, false };
-	char title[256];
-	snprintf(title, sizeof(title), "Pipeline schedule of one iteration (%s, %d stages, %ld micro-batches, %d chunks per stage)",
-		 schedule_registry[pl->parallel.schedule].name, p, m, v);
-	struct svg *sv = svg_create(W, h, title);
-	svg_text(sv, W / 2, 22, "middle", 14, 0, "%s", title);
-	/* the frame by hand: categorical y (stages), time on x */
-	double sx = a.pw / (x1 - x0), row = a.ph / p;
-	for (int k = 0; k <= 6; k++) {
-		double tv = x0 + (x1 - x0) * k / 6, x = a.px + (tv - x0) * sx;
-		svg_line(sv, x, a.py, x, a.py + a.ph, "#e0e0e0", 1, false);
-		svg_text(sv, x, a.py + a.ph + 16, "middle", 11, 0, "%.3g", tv);
-	}
-	svg_line(sv, a.px, a.py + a.ph, a.px + a.pw, a.py + a.ph, "#333333", 1.2, false);
-	svg_line(sv, a.px, a.py, a.px, a.py + a.ph, "#333333", 1.2, false);
-	svg_text(sv, a.px + a.pw / 2, a.py + a.ph + 36, "middle", 12, 0,
-		 "time from the start of the iteration (s), compute passes only");
-	svg_text(sv, a.px - 46, a.py + a.ph / 2, "middle", 12, -90, "pipeline stage");
-	for (int s = 0; s < p; s++) {
-		double y = a.py + row * s;
-		if (p <= 40 || s % ((p + 39) / 40) == 0)
-			svg_text(sv, a.px - 6, y + row / 2 + 4, "end", 11, 0, "%d", s);
-		for (int k = 0; k < nsteps; k++) {
-			const struct gstep *x = &g[s][k];
-			if (x->st.mb >= mshow)
-				continue;
-			char tip[128];
-			snprintf(tip, sizeof(tip), "stage %d %s micro-batch %d chunk %d: %.6f-%.6f s", s,
-				 x->st.fwd ? "forward" : "backward", x->st.mb, x->st.chunk, x->start, x->end);
-			const char *col = x->st.fwd ? (x->st.chunk % 2 ? "#a0cbe8" : "#4e79a7")
-						    : (x->st.chunk % 2 ? "#ffbe7d" : "#f28e2b");
-			double rx = a.px + (x->start - x0) * sx, rw = (x->end - x->start) * sx;
-			svg_rect(sv, rx, y + row * 0.1, rw > 0.3 ? rw - 0.3 : rw, row * 0.8, col, tip);
-			if (rw > 16 && row >= 12)
-				svg_text(sv, rx + rw / 2, y + row / 2 + 4, "middle", 9, 0, "%d", x->st.mb);
-		}
-	}
-	double xi = a.px + (r->iteration_s - x0) * sx;
-	if (r->iteration_s <= x1) {
-		svg_line(sv, xi, a.py, xi, a.py + a.ph, "#333333", 1, true);
-		svg_text(sv, xi - 2, a.py - 4, "end", 10, 0, "simulated iteration %.4f s", r->iteration_s);
-	}
-	static const char *const names[] = { "forward (chunk 0, 2, ...)", "forward (chunk 1, 3, ...)",
-					     "backward (chunk 0, 2, ...)", "backward (chunk 1, 3, ...)" };
-	static const char *const cols[] = { "#4e79a7", "#a0cbe8", "#f28e2b", "#ffbe7d" };
-	svg_legend(sv, W - MR + 16, MT, names, cols, v > 1 ? 4 : 1);
-	if (v == 1)
-		svg_legend(sv, W - MR + 16, MT + 18, names + 2, cols + 2, 1);
-	svg_text(sv, W - MR + 16, MT + 90, "start", 10, 0, "numbers: micro-batch");
-	if (mshow < m)
-		svg_text(sv, W - MR + 16, MT + 106, "start", 10, 0, "micro-batches 0-%ld of %ld drawn",
-			 mshow - 1, m);
-	for (int s = 0; s < p; s++)
-		free(g[s]);
-	free(g);
-	free(fdone);
-	free(bdone);
-	free(frac);
-	free(next);
-	free(free_at);
-	return svg_finish(sv, NULL);
 }
 
 /* ---- memory ----------------------------------------------------------- */

@@ -4,13 +4,13 @@
  *              exposed communication per dimension (tp, cp, dp, param,
  *              pp), pipeline bubble, idle; seconds, averaged over the
  *              stage's ranks (result_rank(), sim/result.h)
- *   gantt      the pipeline schedule of one iteration: each stage's
- *              forward and backward passes in the schedule's order
- *              (schedule_order()) with the stage's per-micro-batch times
- *              (stage_result), each pass starting when its stage is free
- *              and its producer pass (previous virtual stage forward, next
- *              virtual stage backward) has ended; communication is not
- *              drawn (the per-task timeline is `ddlsim run --trace`)
+ *   gantt      the pipeline schedule of one iteration as simulated
+ *              (gantt.c): a row per stage from the timeline of the rank
+ *              that stands for it (sim/timeline.h, result.timeline), its
+ *              compute stream (forward, backward, other compute, exposed
+ *              collective, exposed pipeline transfer, bubble, idle) over
+ *              a strip of its collectives and pipeline transfers in
+ *              flight; each pixel column the shares of its time
  *   memory     per-GPU memory anatomy per stage as stacked bars against
  *              the GPU's capacity (dashed line); GB (1e9 bytes)
  *   pareto     sweeps and plans: wall time to train vs cost, one point per

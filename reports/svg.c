@@ -131,6 +131,18 @@ void svg_circle(struct svg *s, double cx, double cy, double r, const char *fill,
 	tip_close(s, "circle", tip);
 }
 
+void svg_group_begin(struct svg *s, const char *tip)
+{
+	fputs("<g><title>", s->f);
+	esc(s->f, tip);
+	fputs("</title>\n", s->f);
+}
+
+void svg_group_end(struct svg *s)
+{
+	fputs("</g>\n", s->f);
+}
+
 void svg_polyline(struct svg *s, const double *xy, int n, const char *stroke, double width)
 {
 	fputs("<polyline fill=\"none\" stroke=\"", s->f);
@@ -169,6 +181,20 @@ static double nice_step(double span, int want)
 {
 	double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
 	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+int svg_nice_ticks(double lo, double hi, int want, double *ticks, int max, double *step)
+{
+	int n = 0;
+	double st = hi > lo && want > 0 ? nice_step(hi - lo, want) : 0;
+	if (step)
+		*step = st;
+	if (!(st > 0) || !isfinite(st))
+		return 0;
+	/* k x step, not a running sum: 0.1 + 0.2 is not 0.3 */
+	for (double k = ceil(lo / st - 1e-9); k <= floor(hi / st + 1e-9) && n < max; k++)
+		ticks[n++] = k == 0 ? 0 : k * st;
+	return n;
 }
 
 void svg_axes_nice(double *lo, double *hi, bool log)
@@ -223,12 +249,13 @@ static void tick_label(double v, double step, char *out, size_t n)
 void svg_axes_draw(struct svg *s, const struct svg_axes *a, const char *xlabel, const char *ylabel)
 {
 	char lab[32];
+	double tk[SVG_MAX_TICKS], st;
 	/* y grid and ticks */
-	double st = nice_step(a->y1 - a->y0, 5);
-	for (double v = a->y0; v <= a->y1 + st * 1e-6; v += st) {
-		double y = svg_ax_y(a, v);
+	int n = svg_nice_ticks(a->y0, a->y1, 5, tk, SVG_MAX_TICKS, &st);
+	for (int i = 0; i < n; i++) {
+		double y = svg_ax_y(a, tk[i]);
 		svg_line(s, a->px, y, a->px + a->pw, y, "#e0e0e0", 1, false);
-		tick_label(v, st, lab, sizeof(lab));
+		tick_label(tk[i], st, lab, sizeof(lab));
 		svg_text(s, a->px - 6, y + 4, "end", 11, 0, "%s", lab);
 	}
 	if (!a->xcat) {
@@ -240,11 +267,11 @@ void svg_axes_draw(struct svg *s, const struct svg_axes *a, const char *xlabel, 
 				svg_text(s, x, a->py + a->ph + 16, "middle", 11, 0, "%s", lab);
 			}
 		} else {
-			double sx = nice_step(a->x1 - a->x0, 6);
-			for (double v = a->x0; v <= a->x1 + sx * 1e-6; v += sx) {
-				double x = svg_ax_x(a, v);
+			n = svg_nice_ticks(a->x0, a->x1, 6, tk, SVG_MAX_TICKS, &st);
+			for (int i = 0; i < n; i++) {
+				double x = svg_ax_x(a, tk[i]);
 				svg_line(s, x, a->py, x, a->py + a->ph, "#e0e0e0", 1, false);
-				tick_label(v, sx, lab, sizeof(lab));
+				tick_label(tk[i], st, lab, sizeof(lab));
 				svg_text(s, x, a->py + a->ph + 16, "middle", 11, 0, "%s", lab);
 			}
 		}

@@ -35,6 +35,10 @@ void svg_line(struct svg *s, double x1, double y1, double x2, double y2, const c
 	      double width_px, bool dashed);
 void svg_circle(struct svg *s, double cx, double cy, double r, const char *fill, const char *stroke,
 		const char *tip);
+/* A group of shapes sharing one tooltip (tip, escaped): begin, the
+ * shapes, end. */
+void svg_group_begin(struct svg *s, const char *tip);
+void svg_group_end(struct svg *s);
 /* An open polyline through n points xy[2i], xy[2i+1]. */
 void svg_polyline(struct svg *s, const double *xy, int n, const char *stroke, double width_px);
 /* Text at (x, y) anchored "start", "middle" or "end", size in px, rotated
@@ -50,6 +54,14 @@ struct svg_axes {
 	bool xlog;                  /* log10 x axis (x0 > 0) */
 	bool xcat;                  /* categorical x: no x ticks, the caller labels */
 };
+/* The ticks of a linear axis over [lo, hi]: the multiples of a nice step
+ * (1, 2 or 5 times a power of ten, about `want` steps over the span) that
+ * lie in [lo, hi], each computed as k x step (0, 0.1, 0.2, 0.3: no
+ * running sum's 0.30000000000000004), into ticks[0..max). Returns their
+ * number (0 when hi <= lo) and the step in *step (NULL: not wanted).
+ * 0..11.7 for 5 steps: 0, 2, 4, 6, 8, 10 (step 2). */
+#define SVG_MAX_TICKS 64
+int svg_nice_ticks(double lo, double hi, int want, double *ticks, int max, double *step);
 /* Round [*lo, *hi] out to nice tick values (hi > lo afterwards). */
 void svg_axes_nice(double *lo, double *hi, bool log);
 /* Data to pixels. */

@@ -1,6 +1,8 @@
 /* assess: cost, energy and goodput of a plan (see assess.h). */
 #include "assess.h"
 
+#include <math.h>
+
 #include "memory.h"
 
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl)
@@ -9,23 +11,40 @@ double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl)
 	       (dtype_bytes(pl->training.precision) + memory_optimizer_bytes_per_param(pl->training.precision));
 }
 
-void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_per_s, double busy,
-		 const struct econ_params *ep, const struct goodput_params *gpp, struct assessment *o)
+/* The cluster of plan pl on in, as economics prices it. */
+static struct econ_cluster cluster_of(const struct inputs *in, const struct plan *pl)
 {
 	const struct topology *t = inputs_topology(in);
-	struct econ_params e = *ep;
-	if (e.usd_per_gpu_hour <= 0 && e.capex_per_node_usd <= 0 && pl->cost.usd_per_gpu_hour > 0)
-		e.usd_per_gpu_hour = pl->cost.usd_per_gpu_hour;
-	long gpus = plan_gpus(pl, in);
-	o->train_s = tokens_per_s > 0 ? pl->training.train_tokens / tokens_per_s : 0;
-	o->busy = busy;
-	goodput_compute(gpp, (double)gpus, pl->nodes, assess_checkpoint_bytes(in, pl), o->train_s, &o->gp);
-	struct econ_cluster c = {
-		.nodes = pl->nodes, .gpus = gpus, .nics_per_node = t->nics,
+	return (struct econ_cluster){
+		.nodes = pl->nodes, .gpus = plan_gpus(pl, in), .nics_per_node = t->nics,
 		.fabric_levels = t->fabric == FABRIC_FAT_TREE ? t->ft_levels : 1,
 		.oversubscription = t->fabric == FABRIC_FAT_TREE ? t->ft_oversub : 1,
 		.gpu_tdp_W = t->gpu.tdp_W, .gpu_idle_W = t->gpu.idle_W,
 		.node_power_max_W = t->node_power_max_W,
 	};
+}
+
+void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_per_s, double busy,
+		 const struct econ_params *ep, const struct goodput_params *gpp, struct assessment *o)
+{
+	struct econ_params e = *ep;
+	if (e.usd_per_gpu_hour <= 0 && e.capex_per_node_usd <= 0 && pl->cost.usd_per_gpu_hour > 0)
+		e.usd_per_gpu_hour = pl->cost.usd_per_gpu_hour;
+	struct econ_cluster c = cluster_of(in, pl);
+	o->train_s = tokens_per_s > 0 ? pl->training.train_tokens / tokens_per_s : 0;
+	o->busy = busy;
+	goodput_compute(gpp, (double)c.gpus, pl->nodes, assess_checkpoint_bytes(in, pl), o->train_s, &o->gp);
 	econ_compute(&e, &c, o->gp.wall_s, busy, pl->training.train_tokens, &o->econ);
+}
+
+double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double time_s, double busy)
+{
+	if (!(inputs_topology(in)->gpu.tdp_W > 0))
+		return NAN;
+	struct econ_params e;
+	struct econ_result o;
+	econ_params_init(&e);
+	struct econ_cluster c = cluster_of(in, pl);
+	econ_compute(&e, &c, time_s, busy, pl->training.train_tokens, &o);
+	return o.energy_MWh;
 }

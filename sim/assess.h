@@ -29,6 +29,12 @@ struct assessment {
 void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_per_s, double busy,
 		 const struct econ_params *ep, const struct goodput_params *gp, struct assessment *out);
 
+/* The energy (MWh) of running plan pl's cluster on in for time_s with
+ * its GPUs busy `busy` of the time, at the default economics parameters
+ * (PUE 1.58, node overhead from the topology, no port power:
+ * economics.h), failures not counted; NAN when the GPU has no TDP. */
+double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double time_s, double busy);
+
 /* Checkpoint bytes of the model's states under pl's precision. */
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl);
 

@@ -173,6 +173,11 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 	const struct engine_job *job = S->job;
 	const struct placement *pl = job->pl;
 
+	int *cls = xcalloc((size_t)pl->nranks + 1, sizeof(int));
+	fold_classes(&S->fold, cls);
+	for (int r = 0; r < pl->nranks; r++)
+		out->rank[r].class_rank = cls[r];
+	free(cls);
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -279,8 +284,12 @@ static void collect(struct sim *S, struct engine_result *out)
 	/* communication still running after the last compute is exposed too */
 	for (int r = 0; r < N; r++) {
 		struct rank_inst *ri = &S->ri[r];
-		if (ri->prog && ri->comm_end > ri->compute_end)
+		if (ri->prog && ri->comm_end > ri->compute_end) {
 			ri->st->exposed_s[ri->comm_end_cat] += ri->comm_end - ri->compute_end;
+			if (job->obs && job->obs->compute_wait)
+				job->obs->compute_wait(job->obs->ctx, r, ri->compute_end, ri->comm_end,
+						       ri->comm_end_cat);
+		}
 	}
 	if (job->repeat > 1)    /* the mean iteration of the replayed ones */
 		for (int r = 0; r < N; r++)
@@ -290,9 +299,10 @@ static void collect(struct sim *S, struct engine_result *out)
 	for (int r = 0; r < N; r++) {
 		int rep = out->rank[r].representative;
 		if (rep != r) {
-			int stage = out->rank[r].stage;
+			int stage = out->rank[r].stage, cls = out->rank[r].class_rank;
 			out->rank[r] = out->rank[rep];
 			out->rank[r].representative = rep;
+			out->rank[r].class_rank = cls;
 			out->rank[r].stage = stage;
 		}
 		if (out->rank[r].finish_s > out->iteration_s)
@@ -377,6 +387,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 			  job->coll_algo);
 		goto out_sim;
 	}
+	if (job->obs && job->obs->begin)
+		job->obs->begin(job->obs->ctx, out);
 	start_actors(&S);
 	simgrid_run();
 	engine_progress_end(&S.progress);

@@ -128,19 +128,34 @@ struct engine_rank_stats {
 	double sent_bytes[CAT_N];   /* bytes this rank put on the wire */
 	int collectives[CAT_N];     /* collectives this rank took part in */
 	int representative;         /* rank whose simulation these numbers are */
+	int class_rank;             /* the simulated rank that stands for the rank's class of
+				       alike ranks in a summary (fold_classes(), fold.h) */
 	int stage;                  /* pipeline stage of the rank */
 };
 
-/* An observer of the replay (the trace export, sim/trace.h): told when a
- * task of a simulated rank starts and ends, in simulated seconds. Task ti
- * is prog->t[ti] of the rank's stage program. For a receive, start_s is
- * when the transfer began (the sender's post or the receive, whichever is
- * later); peer is the pipeline peer of a send or receive, else -1. Either
- * callback may be NULL. A job without an observer (NULL) pays one pointer
- * test per task and records nothing. Callbacks run inside SimGrid actors:
- * they must not block or call the engine. */
+struct engine_result;
+
+/* What the compute stream waited for (engine_observer.compute_wait): a
+ * pipeline peer's work or its message still to be sent (the bubble), else
+ * the task_cat of the communication it waited on (exposed). */
+#define ENGINE_WAIT_BUBBLE (-1)
+
+/* An observer of the replay (the trace export, sim/trace.h; the report's
+ * timeline, sim/timeline.h): told when a task of a simulated rank starts
+ * and ends, in simulated seconds. Task ti is prog->t[ti] of the rank's
+ * stage program. For a receive, start_s is when the transfer began (the
+ * sender's post or the receive, whichever is later); peer is the pipeline
+ * peer of a send or receive, else -1. Any callback may be NULL. A job
+ * without an observer (NULL) pays one pointer test per task and records
+ * nothing. Callbacks run inside SimGrid actors: they must not block or
+ * call the engine. */
 struct engine_observer {
 	void *ctx;
+	/* Once, before the first task: every rank's stage, the simulated rank
+	 * whose figures it takes (representative; itself if simulated) and
+	 * the simulated rank of its class of alike ranks (class_rank), in
+	 * out->rank[0..out->nranks) (borrowed for the call). */
+	void (*begin)(void *ctx, const struct engine_result *out);
 	void (*task_start)(void *ctx, int rank, const struct program *prog, int ti, double now_s);
 	void (*task_end)(void *ctx, int rank, const struct program *prog, int ti, double start_s,
 			 double end_s, int peer);
@@ -151,6 +166,12 @@ struct engine_observer {
 	double link_sample_s;
 	void (*link_sample)(void *ctx, int link, const char *name, double t_s, double used_Bps,
 			    double bw_Bps);
+	/* The compute stream of simulated rank was blocked over [from_s, to_s)
+	 * waiting for `what` (ENGINE_WAIT_BUBBLE or a task_cat, above): the
+	 * intervals its bubble_s and exposed_s sum, each iteration replayed,
+	 * and at the end the communication still running after the last
+	 * compute (told after the replay, not from an actor). */
+	void (*compute_wait)(void *ctx, int rank, double from_s, double to_s, int what);
 };
 
 /* Parameter servers of a job (see above). */

@@ -88,11 +88,12 @@ static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool
 	ri->st->throttle_s += throttled;
 }
 
-static void account_wait(struct rank_inst *ri, int dep, double from, double to);
+static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, double from, double to);
 
 /* Wait for t's cross-stream deps; on the compute stream, charge each
  * blocked interval to the dependency it waited for. */
-static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t, int it, bool account)
+static void wait_deps(const struct sim *S, struct rank_inst *ri, enum stream s, const struct task *t, int it,
+		      bool account)
 {
 	const struct program *pr = ri->prog;
 	for (int k = 0; k < t->ndeps; k++) {
@@ -106,17 +107,26 @@ static void wait_deps(struct rank_inst *ri, enum stream s, const struct task *t,
 		}
 		double t1 = simgrid_get_clock();
 		if (account && t1 > t0)
-			account_wait(ri, d, t0, t1);
+			account_wait(S, ri, d, t0, t1);
 	}
 }
 
-static void account_wait(struct rank_inst *ri, int dep, double from, double to)
+/* Tell the observer, if any, what the compute stream waited for. */
+static void tell_wait(const struct sim *S, const struct rank_inst *ri, double from, double to, int what)
+{
+	const struct engine_observer *obs = S->job->obs;
+	if (obs && obs->compute_wait && to > from)
+		obs->compute_wait(obs->ctx, ri->rank, from, to, what);
+}
+
+static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, double from, double to)
 {
 	double w = to - from;
 	if (w <= 0 || dep < 0)
 		return;
 	const struct task *d = &ri->prog->t[dep];
 	if (d->kind == TASK_RECV) {
+		/* the bubble until the peer sent, the transfer after */
 		double xs = ri->xfer_start[dep];
 		double exposed = to - (xs > from ? xs : from);
 		if (exposed < 0)
@@ -125,10 +135,14 @@ static void account_wait(struct rank_inst *ri, int dep, double from, double to)
 			exposed = w;
 		ri->st->exposed_s[CAT_PP_COMM] += exposed;
 		ri->st->bubble_s += w - exposed;
+		tell_wait(S, ri, from, to - exposed, ENGINE_WAIT_BUBBLE);
+		tell_wait(S, ri, to - exposed, to, CAT_PP_COMM);
 	} else if (d->kind == TASK_COMPUTE && d->stream == STREAM_COMPUTE) {
 		ri->st->bubble_s += w;   /* (CPU offload's host-stream work counts as exposed) */
+		tell_wait(S, ri, from, to, ENGINE_WAIT_BUBBLE);
 	} else {
 		ri->st->exposed_s[d->cat] += w;
+		tell_wait(S, ri, from, to, d->cat);
 	}
 }
 
@@ -151,7 +165,7 @@ void engine_stream_main(int argc, char **argv)
 		for (int li = 0; li < nl && !S->failed; li++) {
 			int ti = list[li];
 			const struct task *t = &pr->t[ti];
-			wait_deps(ri, a->s, t, it, a->s == STREAM_COMPUTE);
+			wait_deps(S, ri, a->s, t, it, a->s == STREAM_COMPUTE);
 			double start = simgrid_get_clock();
 			int peer = -1;
 			if (obs && obs->task_start)

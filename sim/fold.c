@@ -982,6 +982,62 @@ int fold_mark_used(struct fold *F, unsigned char *used)
 	return 0;
 }
 
+/* The replicas whose ranks differ from the others': folded, those
+ * simulated whole; unfolded, those holding a distinct rank ([ndp]). */
+static unsigned char *unlike_replicas(const struct fold *F)
+{
+	const struct engine_job *job = F->job;
+	const struct placement *pl = job->pl;
+	int N = pl->nranks, ndp = pl->size[DIM_DP] * pl->size[DIM_EP], c[DIM_N];
+	unsigned char *whole = xcalloc((size_t)ndp + 1, 1);
+	for (int r = 0; r < N; r++) {
+		placement_coords(pl, r, c);
+		if (job->fold ? F->active[r] && c[DIM_DP] != F->rep_dp : job->distinct && job->distinct[r])
+			whole[c[DIM_DP]] = 1;
+	}
+	return whole;
+}
+
+void fold_classes(const struct fold *F, int *cls)
+{
+	const struct engine_job *job = F->job;
+	const struct placement *pl = job->pl;
+	int N = pl->nranks, nk = 0, c[DIM_N];
+	unsigned char *whole = unlike_replicas(F);
+	/* the classes seen: (stage, program, who) and their first rank; who
+	 * is -1 for the alike replicas, the replica's index in an unlike
+	 * one, -2 - r for a distinct rank r */
+	const struct program **kprog = xcalloc((size_t)N + 1, sizeof(*kprog));
+	int *kstage = xcalloc((size_t)N + 1, sizeof(int)), *kwho = xcalloc((size_t)N + 1, sizeof(int));
+	int *krank = xcalloc((size_t)N + 1, sizeof(int));
+	for (int r = 0; r < N; r++) {
+		cls[r] = -1;
+		if (!F->active[r])
+			continue;
+		placement_coords(pl, r, c);
+		const struct program *prog = job->rank_prog ? job->rank_prog[r] : job->stage_prog[c[DIM_PP]];
+		int who = job->distinct && job->distinct[r] ? -2 - r : whole[c[DIM_DP]] ? c[DIM_DP] : -1, k = 0;
+		while (k < nk && !(kstage[k] == c[DIM_PP] && kprog[k] == prog && kwho[k] == who))
+			k++;
+		if (k == nk) {
+			kstage[nk] = c[DIM_PP];
+			kprog[nk] = prog;
+			kwho[nk] = who;
+			krank[nk++] = r;
+		}
+		cls[r] = krank[k];
+	}
+	/* a folded rank is of its representative's class */
+	for (int r = 0; r < N; r++)
+		if (cls[r] < 0)
+			cls[r] = cls[fold_representative(F, r)];
+	free(whole);
+	free(kprog);
+	free(kstage);
+	free(kwho);
+	free(krank);
+}
+
 int fold_representative(const struct fold *F, int r)
 {
 	const struct placement *pl = F->job->pl;

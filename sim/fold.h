@@ -78,6 +78,17 @@ int fold_mark_used(struct fold *F, unsigned char *used);
  * representative's rank of r's stage. */
 int fold_representative(const struct fold *F, int r);
 
+/* The class of every rank into cls[0..nranks): the simulated rank that
+ * stands for it where a summary shows one rank of each kind (the trace
+ * by default). Alike: the simulated ranks of one stage running one
+ * program (a node group's GPU) in the replicas like the others; in a
+ * replica unlike the others (folded: simulated whole; unfolded: holding
+ * a distinct rank, job.distinct: a straggler, a throttled GPU, a GPU
+ * behind a degraded link) those of its own stage and program; a distinct
+ * rank alone. The class's rank is its first. A folded rank is of its
+ * representative's class. Every class's rank is simulated. */
+void fold_classes(const struct fold *F, int *cls);
+
 /* rank's groups: grp[kind] its members (shared, owned by F), ngrp[kind]
  * their count. */
 void fold_groups(struct fold *F, int rank, const int *grp[GROUP_N], int ngrp[GROUP_N]);

@@ -7,6 +7,7 @@
 
 #include "bug.h"
 #include "engine.h"
+#include "timeline.h"
 #include "xalloc.h"
 
 const char *const result_status_names[RESULT_NSTATUS] = {
@@ -70,7 +71,14 @@ void result_finish(struct result *r)
 	if (r->eng)
 		engine_result_finish(r->eng);
 	free(r->eng);
+	timeline_destroy(r->timeline);
 	memset(r, 0, sizeof(*r));
+}
+
+void result_set_timeline(struct result *r, struct timeline *tl)
+{
+	timeline_destroy(r->timeline);
+	r->timeline = tl;
 }
 
 static double sum_cat(const double *v, int from, int to)

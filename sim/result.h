@@ -23,6 +23,7 @@
 #include "scenario.h"
 
 struct engine_result;
+struct timeline;
 
 struct stage_result {
 	int stage;
@@ -135,6 +136,9 @@ struct result {
 	struct group_result group[PLAN_MAX_NODE_GROUPS];
 	/* throttling windows: compute time they added, summed over ranks */
 	double throttle_s;
+	/* owned: a rank per stage over the iteration (sim/timeline.h), for
+	 * the schedule chart; NULL: not recorded (result_set_timeline) */
+	struct timeline *timeline;
 };
 
 /* A rank's iteration split: compute, exposed communication, pipeline
@@ -250,6 +254,10 @@ void result_row_fill(struct result_row *row, const struct result *r);
 /* Set row's status and reason (copied, cut on a UTF-8 character boundary
  * with "..." when longer than the row holds). */
 void result_row_fail(struct result_row *row, enum result_status st, const char *reason);
+
+/* Give r the timeline recorded while it was simulated (timeline_create(),
+ * its observer passed to simulate_run_observed()); r owns it from now. */
+void result_set_timeline(struct result *r, struct timeline *tl);
 
 /* Copy meta (name, description, published figures) into r. */
 void result_set_meta(struct result *r, const struct scenario_meta *meta);

@@ -1,22 +1,32 @@
 /* trace: Chrome trace-event export of the replay (see trace.h).
  *
  * The engine calls task_end() for every task of every simulated rank in
- * nondecreasing simulated time; the writer filters by rank (a short list
- * of ranges), prints one line per event and keeps per rank only what the
- * counters and flows need: send and receive sequence numbers per
- * direction, and the memory steps (time, +1 or -1 activation unit). */
+ * nondecreasing simulated time; the writer filters by rank (the ranks of
+ * their class, or a list of ranges), prints one line per event through a
+ * checked streaming writer (util/outfile.h: plain or gzip, the first
+ * failed write kept and reported at the end) and keeps per rank only what
+ * the counters and flows need: send and receive sequence numbers per
+ * direction, and the memory steps (time, +1 or -1 activation unit).
+ *
+ * Times: every instant is rounded once to an integer nanosecond (ns_of),
+ * and a slice prints ts = begin_ns / 1000 and dur = (end_ns - begin_ns) /
+ * 1000 microseconds with exactly three decimals (US_FMT): a slice that
+ * begins when the previous one on its track ends begins on its nanosecond,
+ * never a nanosecond before it as two rounded %.3f figures could. A task
+ * of no duration is a slice of dur 0.000 (its flow arrow binds to it). */
 #include "trace.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 struct mem_step {
-	double t_s;
+	long long t_ns;
 	int delta;
 };
 
@@ -39,16 +49,25 @@ struct prog_marks {
 struct link_rec {
 	char *name;
 	double bw_Bps, busy_bytes, last_used, last_t;
-	struct mem_step *pts;       /* t_s and utilisation in per mille (delta field) */
+	struct mem_step *pts;       /* t_ns and utilisation in per mille (delta field) */
 	size_t npts, cap;
+};
+
+enum trace_sel {
+	SEL_CLASSES,                /* default: a rank per class (engine_rank_stats.class_rank) */
+	SEL_ALL,                    /* --trace-ranks all */
+	SEL_LIST,                   /* --trace-ranks 0-7,64 */
 };
 
 struct trace {
 	struct engine_observer obs;
-	struct atomic_file af;
+	struct outfile out;
 	bool open;
-	long (*sel)[2];             /* rank ranges [lo, hi], NULL: all */
+	enum trace_sel mode;
+	long (*sel)[2];             /* SEL_LIST: rank ranges [lo, hi] */
 	int nsel;
+	unsigned char *keep;        /* SEL_CLASSES: [nranks] a class's rank, set by on_begin */
+	int nranks;
 	struct rank_rec *rk;
 	size_t nrk;
 	struct prog_marks *pm;
@@ -60,10 +79,26 @@ struct trace {
 
 #define TRACE_BUSIEST_LINKS 8
 
+/* Simulated seconds to integer nanoseconds: the one rounding of a time. */
+static long long ns_of(double t_s)
+{
+	return t_s > 0 ? llround(t_s * 1e9) : 0;
+}
+
+/* Microseconds with exactly three decimals: printf(US_FMT, US(ns)). */
+#define US_FMT "%lld.%03lld"
+#define US(ns) (ns) / 1000, (ns) % 1000
+
 static bool selected(const struct trace *tr, int rank)
 {
-	if (!tr->sel)
+	switch (tr->mode) {
+	case SEL_CLASSES:
+		return tr->keep && rank >= 0 && rank < tr->nranks && tr->keep[rank];
+	case SEL_ALL:
 		return true;
+	case SEL_LIST:
+		break;
+	}
 	for (int i = 0; i < tr->nsel; i++)
 		if (rank >= tr->sel[i][0] && rank <= tr->sel[i][1])
 			return true;
@@ -128,13 +163,51 @@ static const struct prog_marks *marks(struct trace *tr, const struct program *p)
 static void step(struct rank_rec *rr, double t_s, int delta)
 {
 	XGROW(rr->steps, rr->cap, rr->nsteps + 1);
-	rr->steps[rr->nsteps].t_s = t_s;
+	rr->steps[rr->nsteps].t_ns = ns_of(t_s);
 	rr->steps[rr->nsteps++].delta = delta;
 }
 
-static void comma(struct trace *tr)
+/* The one JSON string writer: s quoted, '"', '\' and control characters
+ * escaped. */
+static void put_str(struct outfile *o, const char *s)
 {
-	fputs(tr->events++ ? ",\n" : "\n", tr->af.f);
+	char buf[256];
+	size_t n = 0;
+	buf[n++] = '"';
+	for (; *s; s++) {
+		if (n + 8 > sizeof(buf)) {
+			outfile_write(o, buf, n);
+			n = 0;
+		}
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c < 0x20)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\\u%04x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n++] = '"';
+	outfile_write(o, buf, n);
+}
+
+/* Start an event: the separator, then {"name":NAME (more to follow). */
+static void event(struct trace *tr, const char *name)
+{
+	outfile_puts(&tr->out, tr->events++ ? ",\n{\"name\":" : "\n{\"name\":");
+	put_str(&tr->out, name);
+}
+
+static void on_begin(void *ctx, const struct engine_result *out)
+{
+	struct trace *tr = ctx;
+	tr->nranks = out->nranks;
+	if (tr->mode != SEL_CLASSES)
+		return;
+	tr->keep = xcalloc((size_t)out->nranks + 1, 1);
+	for (int r = 0; r < out->nranks; r++)
+		tr->keep[out->rank[r].class_rank] = 1;
 }
 
 static void on_start(void *ctx, int rank, const struct program *p, int ti, double now)
@@ -146,40 +219,54 @@ static void on_start(void *ctx, int rank, const struct program *p, int ti, doubl
 		step(rec(tr, rank), now, +1);
 }
 
-static void on_end(void *ctx, int rank, const struct program *p, int ti, double start, double end,
-		   int peer)
+/* A send's or receive's flow event (an arrow from the k-th send of rank
+ * a in one direction to the k-th receive of its peer in that direction),
+ * when the peer is recorded too: an arrow always has both ends. */
+static void flow(struct trace *tr, struct rank_rec *rr, const struct task *t, int rank, int peer,
+		 long long b_ns)
+{
+	int dir = t->dir == P2P_BWD;
+	int src = t->kind == TASK_SEND ? rank : peer;
+	long k = t->kind == TASK_SEND ? rr->sends[dir]++ : rr->recvs[dir]++;
+	long long id = ((long long)src * 2 + dir) * (1LL << 24) + k;
+	if (!selected(tr, peer))
+		return;
+	event(tr, "p2p");
+	outfile_printf(&tr->out, ",\"cat\":\"p2p\",\"ph\":\"%s\",%s\"id\":%lld,\"ts\":" US_FMT ",\"pid\":%d,"
+		       "\"tid\":%d}", t->kind == TASK_SEND ? "s" : "f",
+		       t->kind == TASK_SEND ? "" : "\"bp\":\"e\",", id, US(b_ns), rank, (int)t->stream);
+}
+
+static void on_end(void *ctx, int rank, const struct program *p, int ti, double start, double end, int peer)
 {
 	struct trace *tr = ctx;
 	if (!selected(tr, rank))
 		return;
 	const struct task *t = &p->t[ti];
 	struct rank_rec *rr = rec(tr, rank);
-	FILE *f = tr->af.f;
 	rr->seen = true;
 	rr->streams |= 1u << t->stream;
 	const char *name = t->kind == TASK_COMPUTE ? task_cat_name(t->cat)
 			 : t->kind == TASK_COLL ? coll_op_name(t->op)
 			 : t->kind == TASK_SEND ? "send" : "recv";
-	comma(tr);
-	fprintf(f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
-		"\"tid\":%d,\"args\":{\"mb\":%d,\"chunk\":%d", name, task_cat_name(t->cat), start * 1e6,
-		(end - start) * 1e6, rank, (int)t->stream, t->mb, t->chunk);
+	long long b = ns_of(start), e = ns_of(end);
+	if (e < b)
+		e = b;
+	event(tr, name);
+	outfile_puts(&tr->out, ",\"cat\":");
+	put_str(&tr->out, task_cat_name(t->cat));
+	outfile_printf(&tr->out, ",\"ph\":\"X\",\"ts\":" US_FMT ",\"dur\":" US_FMT ",\"pid\":%d,\"tid\":%d,"
+		       "\"args\":{", US(b), US(e - b), rank, (int)t->stream);
+	if (t->mb >= 0)
+		outfile_printf(&tr->out, "\"mb\":%d,\"chunk\":%d,", t->mb, t->chunk);
 	if (t->kind == TASK_COMPUTE)
-		fprintf(f, ",\"flops\":%.0f}}", t->flops);
+		outfile_printf(&tr->out, "\"flops\":%.0f}}", t->flops);
 	else if (t->kind == TASK_COLL)
-		fprintf(f, ",\"bytes\":%.0f,\"calls\":%d}}", t->bytes, t->count);
+		outfile_printf(&tr->out, "\"bytes\":%.0f,\"calls\":%d}}", t->bytes, t->count);
 	else
-		fprintf(f, ",\"bytes\":%.0f,\"peer\":%d}}", t->bytes, peer);
-	if (t->kind == TASK_SEND || t->kind == TASK_RECV) {
-		int dir = t->dir == P2P_BWD;
-		int src = t->kind == TASK_SEND ? rank : peer;
-		long k = t->kind == TASK_SEND ? rr->sends[dir]++ : rr->recvs[dir]++;
-		long long id = ((long long)src * 2 + dir) * (1LL << 24) + k;
-		comma(tr);
-		fprintf(f, "{\"name\":\"p2p\",\"cat\":\"p2p\",\"ph\":\"%s\",%s\"id\":%lld,\"ts\":%.3f,"
-			"\"pid\":%d,\"tid\":%d}", t->kind == TASK_SEND ? "s" : "f",
-			t->kind == TASK_SEND ? "" : "\"bp\":\"e\",", id, start * 1e6, rank, (int)t->stream);
-	}
+		outfile_printf(&tr->out, "\"bytes\":%.0f,\"peer\":%d}}", t->bytes, peer);
+	if (t->kind == TASK_SEND || t->kind == TASK_RECV)
+		flow(tr, rr, t, rank, peer, b);
 	if (t->kind == TASK_COMPUTE && marks(tr, p)->closes[ti])
 		step(rr, end, -1);
 }
@@ -204,7 +291,7 @@ static void on_link(void *ctx, int i, const char *name, double t, double used, d
 	int prev = l->npts ? l->pts[l->npts - 1].delta : 0;
 	if (permille != prev) {
 		XGROW(l->pts, l->cap, l->npts + 1);
-		l->pts[l->npts].t_s = t;
+		l->pts[l->npts].t_ns = ns_of(t);
 		l->pts[l->npts++].delta = permille;
 	}
 	l->last_used = used;
@@ -213,7 +300,8 @@ static void on_link(void *ctx, int i, const char *name, double t, double used, d
 
 static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 {
-	if (!s || !strcmp(s, "all"))
+	tr->mode = !s ? SEL_CLASSES : !strcmp(s, "all") ? SEL_ALL : SEL_LIST;
+	if (tr->mode != SEL_LIST)
 		return 0;
 	char *buf = xstrdup(s), *save = NULL;
 	int rc = 0;
@@ -227,7 +315,7 @@ static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 			end = e2;
 		}
 		if (errno || end == tok || *end || lo < 0 || hi < lo) {
-			rc = diag_errf(d, "--trace-ranks: expected ranks like '0-7,64', got '%s'", tok);
+			rc = diag_errf(d, "--trace-ranks: expected 'all' or ranks like '0-7,64', got '%s'", tok);
 			break;
 		}
 		tr->sel = xreallocarray(tr->sel, (size_t)tr->nsel + 1, sizeof(*tr->sel));
@@ -235,7 +323,7 @@ static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 		tr->sel[tr->nsel++][1] = hi;
 	}
 	if (!rc && !tr->sel)
-		rc = diag_errf(d, "--trace-ranks: expected ranks like '0-7,64', got '%s'", s);
+		rc = diag_errf(d, "--trace-ranks: expected 'all' or ranks like '0-7,64', got '%s'", s);
 	free(buf);
 	return rc;
 }
@@ -253,15 +341,17 @@ struct trace *trace_create(const char *path, const char *ranks, double link_peri
 	struct trace *tr = xcalloc(1, sizeof(*tr));
 	if (parse_ranks(tr, ranks, d))
 		goto err;
-	int e = atomic_file_open(&tr->af, path);
+	int e = outfile_open(&tr->out, path);
 	if (e) {
 		diag_err(d, path, "", "cannot write the trace: %s", atomic_file_strerror(-e));
 		goto err;
 	}
 	tr->open = true;
-	tr->obs = (struct engine_observer){ tr, on_start, on_end, link_period_s, on_link };
-	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"ddlsim\",\"time\":"
-	      "\"simulated, one training iteration\"},\"traceEvents\":[", tr->af.f);
+	tr->obs = (struct engine_observer){ .ctx = tr, .begin = on_begin, .task_start = on_start,
+					    .task_end = on_end, .link_sample_s = link_period_s,
+					    .link_sample = on_link };
+	outfile_puts(&tr->out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"ddlsim\",\"time\":"
+		     "\"simulated, one training iteration\"},\"traceEvents\":[");
 	return tr;
 err:
 	trace_destroy(tr);
@@ -283,7 +373,7 @@ void trace_destroy(struct trace *tr)
 	if (!tr)
 		return;
 	if (tr->open)
-		atomic_file_abort(&tr->af);
+		outfile_abort(&tr->out);
 	for (size_t i = 0; i < tr->nrk; i++)
 		free(tr->rk[i].steps);
 	for (int i = 0; i < tr->npm; i++) {
@@ -298,20 +388,8 @@ void trace_destroy(struct trace *tr)
 	free(tr->pm);
 	free(tr->rk);
 	free(tr->sel);
+	free(tr->keep);
 	free(tr);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	fputc('"', f);
 }
 
 /* Links by bytes carried, most first (ties: lower index first). */
@@ -322,87 +400,108 @@ static int by_busy(const void *a, const void *b, void *ctx)
 	return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
 }
 
-int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *out, struct diag *d)
+/* A metadata event ("M") of pid (tid < 0: none) with one argument. */
+static void meta(struct trace *tr, const char *name, int pid, int tid, const char *key, const char *str,
+		 int num)
 {
-	FILE *f = tr->af.f;
+	event(tr, name);
+	outfile_printf(&tr->out, ",\"ph\":\"M\",\"pid\":%d", pid);
+	if (tid >= 0)
+		outfile_printf(&tr->out, ",\"tid\":%d", tid);
+	outfile_printf(&tr->out, ",\"args\":{\"%s\":", key);
+	if (str)
+		put_str(&tr->out, str);
+	else
+		outfile_printf(&tr->out, "%d", num);
+	outfile_puts(&tr->out, "}}");
+}
+
+/* A counter event ("C") at t_ns with one value. */
+static void counter(struct trace *tr, const char *name, long long t_ns, int pid, const char *key,
+		    const char *fmt, double v)
+{
+	char num[64];
+	snprintf(num, sizeof(num), fmt, v);
+	event(tr, name);
+	outfile_printf(&tr->out, ",\"ph\":\"C\",\"ts\":" US_FMT ",\"pid\":%d,\"args\":{\"%s\":%s}}", US(t_ns), pid,
+		       key, num);
+}
+
+/* "stands for N ranks: a, b, ..." of every recorded rank: the ranks of
+ * its class (by default) or those whose figures it is (a selection).
+ * label[rank] (caller frees each and the array). */
+static char **labels(const struct trace *tr, const struct result *r)
+{
 	int n = r->eng->nranks;
-	/* ranks each simulated rank stands for */
 	int *count = xcalloc((size_t)n + 1, sizeof(int)), *shown = xcalloc((size_t)n + 1, sizeof(int));
-	char **label = xcalloc((size_t)n + 1, sizeof(char *));
-	size_t *llen = xcalloc((size_t)n + 1, sizeof(size_t));
-	FILE **lf = xcalloc((size_t)n + 1, sizeof(FILE *));
+	char **list = xcalloc((size_t)n + 1, sizeof(char *)), **label = xcalloc((size_t)n + 1, sizeof(char *));
 	for (int i = 0; i < n; i++) {
-		int rep = r->eng->rank[i].representative;
+		const struct engine_rank_stats *st = &r->eng->rank[i];
+		int rep = tr->mode == SEL_CLASSES ? st->class_rank : st->representative;
 		if (rep < 0 || rep >= n || (size_t)rep >= tr->nrk || !tr->rk[rep].seen)
 			continue;
-		if (!lf[rep])
-			lf[rep] = open_memstream(&label[rep], &llen[rep]);
-		if (!lf[rep]) {
-			fprintf(stderr, "ddlsim: fatal: out of memory labelling the trace\n");
-			exit(1);
+		if (shown[rep] < 16) {
+			char *x = xasprintf("%s%s%d", list[rep] ? list[rep] : "", shown[rep]++ ? ", " : "", i);
+			free(list[rep]);
+			list[rep] = x;
 		}
-		if (shown[rep] < 16)
-			fprintf(lf[rep], "%s%d", shown[rep]++ ? ", " : "", i);
 		count[rep]++;
 	}
+	for (int i = 0; i < n; i++)
+		if (count[i])
+			label[i] = xasprintf("stands for %d rank%s: %s%s", count[i], count[i] == 1 ? "" : "s", list[i],
+					     count[i] > shown[i] ? ", ..." : "");
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	free(count);
+	free(shown);
+	return label;
+}
+
+/* The processes of the recorded ranks: names, labels, tracks, memory. */
+static void rank_processes(struct trace *tr, const struct result *r)
+{
 	static const char *const tname[STREAM_N] = { "compute", "TP collectives", "DP gradient reduction",
 		"param gathers (ZeRO-3)", "pipeline send", "pipeline recv from previous stage",
 		"pipeline recv from next stage", "CP exchange" };
+	int n = r->eng->nranks;
+	char **label = labels(tr, r);
 	for (int rank = 0; rank < n && (size_t)rank < tr->nrk; rank++) {
 		struct rank_rec *rr = &tr->rk[rank];
 		if (!rr->seen)
 			continue;
 		int stage = r->eng->rank[rank].stage;
-		comma(tr);
-		fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
-			"\"rank %d (stage %d)\"}}", rank, rank, stage);
-		comma(tr);
-		fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":%d}}",
-			rank, rank);
-		if (lf[rank]) {
-			fclose(lf[rank]);
-			lf[rank] = NULL;
-			char *text = xasprintf("stands for %d rank%s: %s%s", count[rank], count[rank] == 1 ? "" : "s",
-					       label[rank], count[rank] > shown[rank] ? ", ..." : "");
-			comma(tr);
-			fprintf(f, "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"labels\":", rank);
-			json_str(f, text);
-			fputs("}}", f);
-			free(text);
-		}
+		char *pname = xasprintf("rank %d (stage %d)", rank, stage);
+		meta(tr, "process_name", rank, -1, "name", pname, 0);
+		free(pname);
+		meta(tr, "process_sort_index", rank, -1, "sort_index", NULL, rank);
+		if (label[rank])
+			meta(tr, "process_labels", rank, -1, "labels", label[rank], 0);
 		for (int s = 0; s < STREAM_N; s++)
-			if (rr->streams & (1u << s)) {
-				comma(tr);
-				fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":"
-					"{\"name\":\"%s\"}}", rank, s, tname[s]);
-			}
+			if (rr->streams & (1u << s))
+				meta(tr, "thread_name", rank, s, "name", tname[s], 0);
 		/* memory in use over the iteration */
 		const struct mem_anatomy *m = &r->stage[stage].mem;
 		double unit = r->stage[stage].peak_inflight_chunks > 0
 				      ? m->activations_bytes / r->stage[stage].peak_inflight_chunks : 0;
 		double base = m->total_bytes - m->activations_bytes;
 		int alive = 0;
-		comma(tr);
-		fprintf(f, "{\"name\":\"memory in use (GB)\",\"ph\":\"C\",\"ts\":0,\"pid\":%d,\"args\":"
-			"{\"GB\":%.6f}}", rank, base / 1e9);
+		counter(tr, "memory in use (GB)", 0, rank, "GB", "%.6f", base / 1e9);
 		for (size_t k = 0; k < rr->nsteps; k++) {
 			alive += rr->steps[k].delta;
-			comma(tr);
-			fprintf(f, "{\"name\":\"memory in use (GB)\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,\"args\":"
-				"{\"GB\":%.6f}}", rr->steps[k].t_s * 1e6, rank, (base + alive * unit) / 1e9);
+			counter(tr, "memory in use (GB)", rr->steps[k].t_ns, rank, "GB", "%.6f", (base + alive * unit) / 1e9);
 		}
 	}
-	for (int i = 0; i < n; i++) {
-		if (lf[i])
-			fclose(lf[i]);
+	for (int i = 0; i < n; i++)
 		free(label[i]);
-	}
-	free(lf);
 	free(label);
-	free(llen);
-	free(count);
-	free(shown);
-	/* the busiest links: most bytes carried */
+}
+
+/* The busiest links (most bytes carried) as counters of one process
+ * after every rank. */
+static void link_counters(struct trace *tr, int pid)
+{
 	int *order = xcalloc(tr->nlk + 1, sizeof(int)), ntop = 0;
 	for (size_t i = 0; i < tr->nlk; i++)
 		if (tr->lk[i].busy_bytes > 0)
@@ -410,49 +509,34 @@ int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *o
 	qsort_r(order, (size_t)ntop, sizeof(int), by_busy, tr);
 	if (ntop > TRACE_BUSIEST_LINKS)
 		ntop = TRACE_BUSIEST_LINKS;
-	const int *top = order;
 	if (ntop) {
-		int pid = n;  /* after every rank */
-		comma(tr);
-		fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
-			"\"busiest links (%% of bandwidth, sampled every %g ms)\"}}", pid, tr->obs.link_sample_s * 1e3);
-		comma(tr);
-		fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":-1}}",
-			pid);
+		char *pname = xasprintf("busiest links (%% of bandwidth, sampled every %g ms)", tr->obs.link_sample_s * 1e3);
+		meta(tr, "process_name", pid, -1, "name", pname, 0);
+		free(pname);
+		meta(tr, "process_sort_index", pid, -1, "sort_index", NULL, -1);
 	}
 	for (int k = 0; k < ntop; k++) {
-		const struct link_rec *l = &tr->lk[top[k]];
+		const struct link_rec *l = &tr->lk[order[k]];
 		char *name = xasprintf("%s (%.0f GB/s) %%", l->name, l->bw_Bps / 1e9);
-		comma(tr);
-		fputs("{\"name\":", f);
-		json_str(f, name);
-		fprintf(f, ",\"ph\":\"C\",\"ts\":0,\"pid\":%d,\"args\":{\"util\":0}}", n);
-		for (size_t j = 0; j < l->npts; j++) {
-			comma(tr);
-			fputs("{\"name\":", f);
-			json_str(f, name);
-			fprintf(f, ",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,\"args\":{\"util\":%.1f}}",
-				l->pts[j].t_s * 1e6, n, l->pts[j].delta / 10.0);
-		}
+		counter(tr, name, 0, pid, "util", "%.1f", 0);
+		for (size_t j = 0; j < l->npts; j++)
+			counter(tr, name, l->pts[j].t_ns, pid, "util", "%.1f", l->pts[j].delta / 10.0);
 		free(name);
 	}
 	free(order);
-	fputs("\n]}\n", f);
-	int rc = 0;
-	memset(out, 0, sizeof(*out));
-	if (ferror(f)) {
-		rc = diag_err(d, tr->af.path, "", "cannot write the trace");
-		atomic_file_abort(&tr->af);
-	} else {
-		char *path = xstrdup(tr->af.path);
-		int e = atomic_file_stage(&tr->af);
-		if (e)
-			rc = diag_err(d, path, "", "cannot write the trace: %s", atomic_file_strerror(-e));
-		else
-			*out = tr->af;  /* the caller publishes it with the reports */
-		free(path);
-	}
+}
+
+int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *out, struct diag *d)
+{
+	rank_processes(tr, r);
+	link_counters(tr, r->eng->nranks);
+	outfile_puts(&tr->out, "\n]}\n");
+	char *path = xstrdup(tr->out.af.path);
+	int rc = 0, e = outfile_stage(&tr->out, out);
 	tr->open = false;
+	if (e)
+		rc = diag_err(d, path, "", "cannot write the trace: %s", atomic_file_strerror(-e));
+	free(path);
 	trace_destroy(tr);
 	return rc;
 }

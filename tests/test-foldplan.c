@@ -213,3 +213,31 @@ Test(foldplan, groups_are_shared_by_their_members)
 	cr_expect_eq(g8[GROUP_TP][0], 8);
 	job_finish(&j);
 }
+
+/* The classes a summary (the trace) shows: folded, a straggler (rank 29
+ * of replica 3) alone, its 7 peers of the replica simulated whole one
+ * class, every other rank of the representative's; unfolded, the same
+ * split without folding (its peers by their first rank, the other
+ * replicas' ranks by rank 0). */
+Test(foldplan, classes_put_a_straggler_alone_and_its_replica_apart)
+{
+	for (int folded = 1; folded >= 0; folded--) {
+		struct job j;
+		job_init(&j, 16, "ring", false);
+		j.ej.fold = folded;
+		j.distinct[29] = 1;
+		j.ej.distinct = j.distinct;
+		cr_expect_eq(pick(&j), folded ? 9 : 128);
+		int cls[128], classes = 0;
+		fold_classes(&j.F, cls);
+		for (int r = 0; r < 128; r++) {
+			int want = r == 29 ? 29 : r >= 24 && r < 32 ? 24 : 0;
+			cr_expect_eq(cls[r], want, "%s: rank %d of class %d, want %d", folded ? "folded" : "unfolded",
+				     r, cls[r], want);
+			cr_expect(j.F.active[cls[r]], "rank %d's class rank %d is not simulated", r, cls[r]);
+			classes += cls[r] == r;
+		}
+		cr_expect_eq(classes, 3);
+		job_finish(&j);
+	}
+}

@@ -1,8 +1,10 @@
 /* test-report: the report writers other than JSON: the SVG writer and
  * plots (well-formed XML with axes, units and legends, checked by
- * python3's xml module), CSV numbers in plain decimal, and report.html
- * rendered by headless Chromium (no console message, every section, the
- * page's script ran, a PNG screenshot). */
+ * python3's xml module; nice ticks; the schedule chart), CSV numbers in
+ * plain decimal, report.html's decision page (exact strings, human
+ * units, escaping), and report.html rendered by headless Chromium (no
+ * console message, every section, the decision's figures in the DOM, the
+ * page's script ran, a PNG screenshot; skipped when chromium is absent). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "band.h"
+#include "diag.h"
 #include "plot.h"
+#include "scenario.h"
 #include "svg.h"
 #include "testutil.h"
 #include "tidy.h"
@@ -102,6 +107,38 @@ Test(svg, nice_axes_round_out_to_1_2_5_steps)
 	cr_expect_float_eq(hi, 100000, 1e-9);
 }
 
+Test(svg, nice_ticks_are_1_2_5_multiples_computed_not_summed)
+{
+	double t[SVG_MAX_TICKS], st;
+	/* 0..11.7 in about 5 steps: 0, 2, ..., 10 (step 2), not 0, 2.34, 4.68 */
+	int n = svg_nice_ticks(0, 11.7, 5, t, SVG_MAX_TICKS, &st);
+	cr_assert_eq(n, 6);
+	cr_expect_float_eq(st, 2, 1e-12);
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(t[i], 2.0 * i, "tick %d: %.17g", i, t[i]);
+	/* the same range as an axis: rounded out to 12, ticks 0..12 */
+	double lo = 0, hi = 11.7;
+	svg_axes_nice(&lo, &hi, false);
+	cr_expect_float_eq(hi, 12, 1e-12);
+	cr_expect_eq(svg_nice_ticks(lo, hi, 5, t, SVG_MAX_TICKS, NULL), 7);
+	/* 0..17.5 in about 3 steps: 0, 5, 10, 15 */
+	n = svg_nice_ticks(0, 17.5, 3, t, SVG_MAX_TICKS, &st);
+	cr_assert_eq(n, 4);
+	cr_expect(t[1] == 5 && t[2] == 10 && t[3] == 15, "%g %g %g", t[1], t[2], t[3]);
+	/* k x step: 0.3 is 3 x 0.1, printed as 0.3, not 0.30000000000000004 */
+	n = svg_nice_ticks(0, 0.5, 5, t, SVG_MAX_TICKS, &st);
+	cr_assert_eq(n, 6);
+	cr_expect_eq(t[3], 3 * 0.1);
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%g", t[3]);
+	cr_expect_str_eq(buf, "0.3");
+	/* not starting at 0; nothing for an empty range */
+	n = svg_nice_ticks(13.2, 27.9, 5, t, SVG_MAX_TICKS, &st);
+	cr_assert_eq(n, 7);
+	cr_expect(t[0] == 14 && t[6] == 26 && st == 2, "%g .. %g step %g", t[0], t[6], st);
+	cr_expect_eq(svg_nice_ticks(3, 3, 5, t, SVG_MAX_TICKS, NULL), 0);
+}
+
 /* ---- plots of a run ------------------------------------------------------ */
 
 Test(plot, run_writes_wellformed_plots_with_axes_units_and_legends, .timeout = 120)
@@ -120,29 +157,37 @@ Test(plot, run_writes_wellformed_plots_with_axes_units_and_legends, .timeout = 1
 	snprintf(p, sizeof(p), "%s/schedule.svg", d);
 	char *g = slurp_file(p);
 	cr_assert(g);
-	/* every pass of every stage: 4 stages x 2 passes x chunks x micro-batches */
-	int passes = 0;
-	for (const char *q = g; (q = strstr(q, "micro-batch ")); q++)
-		passes += strncmp(q - 8, "forward ", 8) == 0 || strncmp(q - 9, "backward ", 9) == 0;
-	json_t *rep = NULL;
-	{
-		char a2[2048], d2[1200];
-		snprintf(d2, sizeof(d2), "%s/j", d);
-		snprintf(a2, sizeof(a2), "run %s --out %s --format json --quiet",
-			 src_path("scenarios/megatron/76b.json"), d2);
-		cr_assert_eq(run_ddlsim(a2, NULL, NULL), 0);
-		rep = load_report(d2);
+	/* the simulated timeline: a row per stage, compute, exposed
+	 * communication, bubbles and communication in flight, each in its
+	 * own colour with its legend entry */
+	cr_expect_eq(check_svg(d, p, 4 * 20, "time from the start of the iteration (s)|pipeline stage|"
+			       "forward (chunk 0, 2, ...)|backward (chunk 1, 3, ...)|exposed collective|"
+			       "exposed pipeline transfer|pipeline bubble|idle|collective in flight|"
+			       "pipeline transfer in flight"), 0);
+	for (int s = 0; s < 4; s++) {
+		char want[64];
+		snprintf(want, sizeof(want), "<title>stage %d (rank ", s);
+		cr_expect(strstr(g, want), "no row for stage %d", s);
 	}
-	cr_assert(rep);
-	double m = jnum(rep, "scenario/training/microbatches_per_pipeline");
-	double v = jnum(rep, "scenario/parallel/interleave");
-	cr_expect_eq(passes, (int)(4 * 2 * v * m), "%d passes drawn, want 4 x 2 x %g x %g", passes, v, m);
-	cr_expect_eq(check_svg(d, p, (int)(4 * 2 * v * m), "time from the start of the iteration (s)|"
-			       "pipeline stage|forward (chunk 0, 2, ...)|backward (chunk 1, 3, ...)"), 0);
+	static const char *const fills[] = { "#4e79a7", "#59a14f", "#e15759", "#b07aa1", "#edc948",
+					     "#ff9da7", "#d4a6c8" };
+	for (size_t i = 0; i < sizeof(fills) / sizeof(fills[0]); i++) {
+		char want[64];
+		int n = 0;
+		snprintf(want, sizeof(want), "fill=\"%s\"", fills[i]);
+		for (const char *q = g; (q = strstr(q, want)); q++)
+			n++;
+		cr_expect_gt(n, 1, "colour %s only in the legend", fills[i]);
+	}
+	cr_expect(strstr(g, " exposed collective ") && strstr(g, "% tp") && strstr(g, " pipeline bubble ") &&
+		  strstr(g, "(most: forward of micro-batch 0, chunk 0)"), "tooltips");
+	/* nice ticks: 0, 2, ..., 14 for a 13.9 s iteration */
+	cr_expect(strstr(g, ">14</text>") && strstr(g, ">2</text>"));
+	/* a few hundred kB, whatever the number of tasks */
+	cr_expect_lt(strlen(g), 600000);
 	snprintf(p, sizeof(p), "%s/memory.svg", d);
 	cr_expect_eq(check_svg(d, p, 4 * 3, "memory per GPU (GB, 1e9 bytes)|weights|optimizer state|"
 			       "activations|capacity"), 0);
-	json_decref(rep);
 	free(g);
 	free(err);
 	free(d);
@@ -220,7 +265,171 @@ Test(csv, numbers_are_plain_decimal_never_an_exponent)
 	}
 }
 
+/* ---- html: the decision page ------------------------------------------------ */
+
+/* The band text of a shipped scenario's plan, as the page must print it. */
+static void band_of(const char *scenario, char *out, size_t n)
+{
+	struct diag d;
+	diag_init(&d, NULL);
+	struct scenario *sc = scenario_load(src_path(scenario), &d);
+	cr_assert(sc, "%s", diag_text(&d));
+	char bt[200];
+	snprintf(out, n, "error band: %s", band_text(band_lookup(sc->in, &sc->plan), bt, sizeof(bt)));
+	scenario_destroy(sc);
+	diag_finish(&d);
+}
+
+/* Run scenario (a path) with --format html,json into a new directory;
+ * report.html's text (caller frees), *dir the directory (caller frees). */
+static char *html_of(const char *scenario, char **dir)
+{
+	char args[2048], p[1200], *err = NULL;
+	*dir = tmp_dir();
+	snprintf(args, sizeof(args), "run '%s' --out %s --format html,json --quiet", scenario, *dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err);
+	snprintf(p, sizeof(p), "%s/report.html", *dir);
+	char *html = slurp_file(p);
+	cr_assert(html);
+	return html;
+}
+
+/* The quickstart's decision: each headline figure exactly as printed. */
+static const char *const quickstart_decision[] = {
+	">16 × A100-SXM4-80GB</div>", ">2 nodes of DGX A100; 1 more at the bias (17)</div>",
+	">283.3 days</div>", ">±4.3 %: 271.1 – 295.5 days; 296.3 days at the bias</div>",
+	">$195.8 k</div>", ">±4.3 %: $187.4 k – $204.2 k; $204.8 k at the bias</div>",
+	">10.21 M tokens</div>", ">139.6 MWh</div>",
+	">51.33 s</div>", ">±4.3 %: 49.12 – 53.54 s; 53.69 s at the bias</div>",
+	">75.4 %</div>", ">±4.3 %: 72.3 – 78.8 %; 72.1 % at the bias</div>",
+	">fits</div>", ">57.0 GB needed of 85.9 GB (stage 0, the fullest)</div>",
+	NULL
+};
+
+/* No number in the page written with an exponent or as a long raw
+ * amount of money. */
+static void expect_human_numbers(const char *html)
+{
+	for (const char *q = html; *q; q++) {
+		bool digit_before = q > html && q[-1] >= '0' && q[-1] <= '9';
+		if (digit_before && (q[0] == 'e' || q[0] == 'E') && (q[1] == '+' || q[1] == '-') &&
+		    q[2] >= '0' && q[2] <= '9')
+			cr_expect(0, "an exponent: ...%.40s", q - 8);
+		if (q[0] == '$' && strspn(q + 1, "0123456789") > 4)
+			cr_expect(0, "a raw amount: %.20s", q);
+	}
+}
+
+Test(html, decision_page_first_with_each_figure_and_its_band, .timeout = 120)
+{
+	char *d, band[300];
+	char *html = html_of(src_path("scenarios/quickstart.json"), &d);
+	const char *dec = strstr(html, "<section id=\"decision\">");
+	cr_assert(dec, "no decision section");
+	/* first: before the summary and every other section */
+	cr_expect_null(strstr(html, "<section") < dec ? html : NULL, "a section before the decision");
+	const char *end = strstr(dec, "</section>");
+	cr_assert(end);
+	for (int i = 0; quickstart_decision[i]; i++) {
+		const char *at = strstr(dec, quickstart_decision[i]);
+		cr_expect(at && at < end, "the decision lacks '%s'", quickstart_decision[i]);
+	}
+	band_of("scenarios/quickstart.json", band, sizeof(band));
+	cr_expect(strstr(band, "korthikanti-a100"), "%s", band);
+	const char *at = strstr(dec, band);
+	cr_expect(at && at < end, "the decision lacks '%s'", band);
+	/* human units in the appendix too */
+	cr_expect(strstr(html, "<td>2000 G tokens: 283.3 days, 108.8 k GPU-hours, $195.8 k</td>"));
+	cr_expect(strstr(html, "<td>19.95 samples/s, 81.71 k tokens/s</td>"));
+	expect_human_numbers(html);
+	free(html);
+	free(d);
+}
+
+Test(html, decision_page_says_how_much_memory_is_missing, .timeout = 120)
+{
+	char *d;
+	char *html = html_of(src_path("scenarios/gpt3-175b-dp1024.json"), &d);
+	json_t *rep = load_report(d);
+	cr_assert(rep);
+	char want[200];
+	snprintf(want, sizeof(want), ">does not fit: %.1f GB missing</div>", jnum(rep, "memory/shortfall_GB"));
+	cr_expect(strstr(html, want), "no '%s'", want);
+	cr_expect(strstr(html, ">1024 × A100-SXM4-80GB</div>"));
+	cr_expect(strstr(html, "id=\"d-verdict\">This plan does not fit in GPU memory"));
+	cr_expect(strstr(html, "<div class=\"card bad\" id=\"d-memory\">"));
+	expect_human_numbers(html);
+	json_decref(rep);
+	free(html);
+	free(d);
+}
+
+Test(html, scenario_text_is_escaped, .timeout = 120)
+{
+	char *text = slurp_file(src_path("scenarios/quickstart.json"));
+	cr_assert(text);
+	char model[1200], topo[1200];
+	snprintf(model, sizeof(model), "\"%s\"", src_path("models/zoo/llama2-7b.json"));
+	snprintf(topo, sizeof(topo), "\"%s\"", src_path("topologies/dgx-a100.json"));
+	char *a = str_subst(text, "\"quickstart\"", "\"q <b>&amp; \\\"x\\\" </b>\"");
+	char *b = str_subst(a, "\"../models/zoo/llama2-7b.json\"", model);
+	char *c = str_subst(b, "\"../topologies/dgx-a100.json\"", topo);
+	char *dir = tmp_dir(), *path = write_file(dir, "hostile.json", c), *d;
+	char *html = html_of(path, &d);
+	cr_expect(strstr(html, "<h1>q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;/b&gt;</h1>"), "name not escaped");
+	cr_expect(strstr(html, "<title>ddlsim: q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;/b&gt;</title>"));
+	cr_expect_null(strstr(html, "<b>"), "raw markup from the scenario");
+	free(html);
+	free(d);
+	free(path);
+	free(dir);
+	free(a);
+	free(b);
+	free(c);
+	free(text);
+}
+
 /* ---- html in a browser ------------------------------------------------------- */
+
+/* path's DOM after headless Chromium ran its scripts (caller frees). */
+static char *chromium_dom(const char *dir, const char *path)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		 "--no-first-run --user-data-dir=%s/profile --dump-dom file://%s >%s/dom.html 2>/dev/null",
+		 dir, dir, dir, path, dir);
+	cr_assert_eq(system(cmd), 0, "chromium failed on %s", path);
+	snprintf(cmd, sizeof(cmd), "%s/dom.html", dir);
+	char *dom = slurp_file(cmd);
+	cr_assert(dom);
+	return dom;
+}
+
+Test(html, chromium_renders_the_decision_page, .timeout = 180)
+{
+	if (system("command -v chromium >/dev/null 2>&1")) {
+		cr_skip("chromium is not installed (Debian package 'chromium'): the decision page not rendered");
+		return;
+	}
+	char *d, p[1200], band[300];
+	free(html_of(src_path("scenarios/quickstart.json"), &d));
+	snprintf(p, sizeof(p), "%s/report.html", d);
+	char *dom = chromium_dom(d, p);
+	cr_expect(strstr(dom, "data-rendered=\"ok\""), "the page's script did not run");
+	const char *dec = strstr(dom, "<section id=\"decision\">");
+	cr_assert(dec, "no decision section in the DOM");
+	for (int i = 0; quickstart_decision[i]; i++)
+		cr_expect(strstr(dec, quickstart_decision[i]), "the rendered decision lacks '%s'",
+			  quickstart_decision[i]);
+	band_of("scenarios/quickstart.json", band, sizeof(band));
+	cr_expect(strstr(dec, band), "the rendered decision lacks '%s'", band);
+	/* the schedule chart made it into the DOM with its legend */
+	cr_expect(strstr(dom, ">exposed collective</text>") && strstr(dom, ">pipeline bubble</text>"));
+	free(dom);
+	free(d);
+}
 
 Test(html, renders_in_chromium_with_every_section_and_no_console_message, .timeout = 180)
 {
@@ -251,8 +460,8 @@ Test(html, renders_in_chromium_with_every_section_and_no_console_message, .timeo
 	cr_expect(!strstr(console, ":CONSOLE"), "console messages:\n%s", console);
 	cr_expect(strstr(dom, "data-rendered=\"ok\""), "the page's script did not run");
 	cr_expect(!strstr(dom, "data-errors=\"1\""), "a script error");
-	static const char *const ids[] = { "summary", "published", "breakdown", "schedule", "memory",
-					   "ops", "provenance" };
+	static const char *const ids[] = { "decision", "summary", "published", "breakdown", "schedule",
+					   "memory", "ops", "provenance" };
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		char want[64];
 		snprintf(want, sizeof(want), "<section id=\"%s\">", ids[i]);
