@@ -74,7 +74,9 @@ struct fin {
 struct pctx {
 	struct goal *g;
 	struct fin *f;
+	size_t cap;
 	int n, done;
+	int base;               /* the first finalist of the runner's current batch */
 	bool quiet, show_rejected;
 };
 
@@ -88,14 +90,14 @@ struct plan_opts {
 static void job(void *ctx, int i, struct result_row *row)
 {
 	struct pctx *p = ctx;
-	struct fin *f = &p->f[i];
+	struct fin *f = &p->f[p->base + i];
 	simulate_row(p->g->clusters[f->c.cluster].in, &f->c.plan, row);
 }
 
 static void done(void *ctx, int i, const struct result_row *row)
 {
 	struct pctx *p = ctx;
-	struct fin *f = &p->f[i];
+	struct fin *f = &p->f[p->base + i];
 	f->row = *row;
 	f->row.plan = f->c.plan;
 	f->ok = row->status == RESULT_OK;
@@ -181,42 +183,132 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 	return 0;
 }
 
-/* Screen every cluster option, print what each screen found, and keep as
- * finalists the best `top` of each option and the best of each node
- * count. */
+/* Resolve cluster ci's "nodes": "auto" (search_auto_nodes) and say what
+ * the search found and which node counts go on. */
+static void auto_nodes(struct pctx *p, int ci)
+{
+	struct goal_cluster *cl = &p->g->clusters[ci];
+	struct search_auto sa;
+	search_auto_nodes(p->g, ci, &sa);
+	long G = inputs_topology(cl->in)->gpus_per_node;
+	printf("\n%s: nodes auto: %d node counts screened (%ld plans, %.2f s)", cl->name, sa.probes,
+	       sa.st.enumerated, sa.st.screen_s);
+	if (sa.boundary)
+		printf(": the screen meets the goal from %ld nodes (%ld GPUs) on\n", sa.boundary,
+		       sa.boundary * G);
+	else
+		printf(": no count up to the topology's %ld nodes meets the goal\n", sa.cap);
+	printf("  simulating around it: nodes");
+	for (int i = 0; i < cl->nnodes; i++)
+		printf("%s%ld", i ? ", " : " ", cl->nodes[i]);
+	printf("\n");
+}
+
+/* Screen cluster ci at its node counts, print what the screen found, and
+ * append as finalists the best `top` of it and the best of each node
+ * count; the screen's counts added to *st. */
+static void screen_cluster(struct pctx *p, int ci, struct search_stats *st)
+{
+	long n;
+	struct search_stats s1 = { 0 };
+	struct candidate *c = search_screen(p->g, ci, &n, &s1);
+	st->enumerated += s1.enumerated, st->invalid += s1.invalid, st->no_fit += s1.no_fit;
+	st->screened += s1.screened, st->screen_s += s1.screen_s;
+	printf("\n%s: %ld plans enumerated, %ld rejected by plan_check, %ld do not fit in memory, "
+	       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
+	       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
+	/* node counts are at most SEARCH_MAX_NODES (goal_load): one bit
+	 * each, so finding the first of each node count is linear */
+	unsigned char *seen = xcalloc(SEARCH_MAX_NODES / 8 + 1, 1);
+	for (long k = 0; k < n; k++) {
+		int nodes = c[k].plan.nodes;
+		bool first_of_nodes = !(seen[nodes / 8] & (1u << (nodes % 8)));
+		seen[nodes / 8] |= (unsigned char)(1u << (nodes % 8));
+		if (k >= p->g->top && !first_of_nodes)
+			continue;
+		XGROW(p->f, p->cap, (size_t)p->n + 1);
+		memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
+		p->f[p->n++].c = c[k];
+	}
+	free(seen);
+	if (n == 0)
+		printf("  no plan fits: try more nodes, a smaller micro-batch or recompute\n");
+	free(c);
+}
+
+/* Screen every cluster option (resolving "auto" node counts first). */
 static void screen(struct pctx *p)
 {
 	struct search_stats st = { 0 };
-	size_t cap = 0;
 	for (int ci = 0; ci < p->g->nclusters; ci++) {
-		long n;
-		struct search_stats s1 = { 0 };
-		struct candidate *c = search_screen(p->g, ci, &n, &s1);
-		st.enumerated += s1.enumerated, st.invalid += s1.invalid, st.no_fit += s1.no_fit;
-		st.screened += s1.screened, st.screen_s += s1.screen_s;
-		printf("\n%s: %ld plans enumerated, %ld rejected by plan_check, %ld do not fit in memory, "
-		       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
-		       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
-		/* node counts are at most SEARCH_MAX_NODES (goal_load): one bit
-		 * each, so finding the first of each node count is linear */
-		unsigned char *seen = xcalloc(SEARCH_MAX_NODES / 8 + 1, 1);
-		for (long k = 0; k < n; k++) {
-			int nodes = c[k].plan.nodes;
-			bool first_of_nodes = !(seen[nodes / 8] & (1u << (nodes % 8)));
-			seen[nodes / 8] |= (unsigned char)(1u << (nodes % 8));
-			if (k >= p->g->top && !first_of_nodes)
-				continue;
-			XGROW(p->f, cap, (size_t)p->n + 1);
-			memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
-			p->f[p->n++].c = c[k];
-		}
-		free(seen);
-		if (n == 0)
-			printf("  no plan fits: try more nodes, a smaller micro-batch or recompute\n");
-		free(c);
+		if (p->g->clusters[ci].auto_nodes)
+			auto_nodes(p, ci);
+		screen_cluster(p, ci, &st);
 	}
 	printf("\nscreen: %ld plans in %.2f s, %.0f plans/s (plan_check, memory anatomy, estimate)\n",
 	       st.enumerated, st.screen_s, st.enumerated / fmax(st.screen_s, 1e-9));
+}
+
+/* Whether finalist f meets the goal in the engine. */
+static bool fin_meets(const struct goal *g, const struct fin *f)
+{
+	return f->ok && f->row.fits && f->a.gp.wall_s <= g->deadline_s &&
+	       (g->budget_usd <= 0 || f->a.econ.cost_usd <= g->budget_usd);
+}
+
+/* "auto" node counts, the engine's turn. The screen's boundary is its own
+ * estimate's; the engine decides: hi is the fewest simulated nodes of
+ * cluster ci with a plan that meets the goal, lo the most simulated nodes
+ * below it. While they are more than one apart, the count between them is
+ * screened and its best plans simulated (bisection on the engine, taking
+ * the engine's best plan as monotone in the nodes); with no simulated
+ * count meeting it, twice the largest, up to the topology's capacity.
+ * Returns the next node count to screen and simulate, 0 when done. */
+static long next_auto_count(const struct pctx *p, int ci)
+{
+	long lo = 0, hi = 0, most = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (f->c.cluster != ci || !f->ok)
+			continue;
+		long nodes = f->c.plan.nodes;
+		most = nodes > most ? nodes : most;
+		if (fin_meets(p->g, f) && (!hi || nodes < hi))
+			hi = nodes;
+	}
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		long nodes = f->c.plan.nodes;
+		if (f->c.cluster == ci && f->ok && (!hi || nodes < hi) && nodes > lo)
+			lo = nodes;
+	}
+	if (!hi) {
+		long cap = topology_node_capacity(inputs_topology(p->g->clusters[ci].in));
+		cap = cap < SEARCH_MAX_NODES ? cap : SEARCH_MAX_NODES;
+		return most > 0 && most < cap ? (2 * most < cap ? 2 * most : cap) : 0;
+	}
+	return hi - lo > 1 ? lo + (hi - lo) / 2 : 0;
+}
+
+/* Screen and simulate cluster ci at nodes alone, appending its finalists.
+ * Returns 0, or -1 after reporting. */
+static int try_count(struct pctx *p, const struct plan_opts *o, int ci, long nodes, struct diag *d)
+{
+	struct goal_cluster *cl = &p->g->clusters[ci];
+	long *keep = cl->nodes;
+	int keepn = cl->nnodes;
+	struct search_stats st = { 0 };
+	cl->nodes = &nodes;
+	cl->nnodes = 1;
+	p->base = p->n;
+	printf("\n%s: nodes auto: the engine's turn, %ld nodes (%ld GPUs)\n", cl->name, nodes,
+	       nodes * inputs_topology(cl->in)->gpus_per_node);
+	screen_cluster(p, ci, &st);
+	cl->nodes = keep;
+	cl->nnodes = keepn;
+	int rc = p->n > p->base ? runner_run(&o->ro, p->n - p->base, job, done, p, d) : 0;
+	p->base = 0;
+	return rc;
 }
 
 static void print_screen_only(const struct pctx *p)
@@ -313,7 +405,8 @@ static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
 		ok = stage_text(&af[i], path, text[i], len[i], d) == 0;
 		free(path);
 	}
-	if (ok && plot_stage_points(recs, dir, p->g->name, &af[2], d))
+	struct plot_goal pg = { p->g->deadline_s / 86400, p->g->budget_usd };
+	if (ok && plot_stage_points(recs, dir, p->g->name, &pg, &af[2], d))
 		ok = false;
 	int e = ok ? atomic_file_publish(af, 4) : 0;
 	if (e) {
@@ -514,6 +607,10 @@ int cmd_plan(int argc, char **argv)
 	double t_sim = now_s();
 	if (p.n && runner_run(&o.ro, p.n, job, done, &p, &d))
 		goto out;
+	for (int ci = 0; ci < p.g->nclusters; ci++)
+		for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci));)
+			if (try_count(&p, &o, ci, nx, &d))
+				goto out;
 	t_sim = now_s() - t_sim;
 	fill_points(&p);
 	qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);

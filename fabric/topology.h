@@ -248,6 +248,8 @@ double topology_path_bw(const struct topology *t, int a, int b);
 /* Fat-tree shape for nodes: 0, or -1 after reporting why the fabric cannot
  * hold that many nodes into d. */
 int topology_check_nodes(const struct topology *t, int nodes, struct diag *d);
+/* The most nodes t holds (what topology_check_nodes() accepts). */
+long topology_node_capacity(const struct topology *t);
 
 /* Whether nodes nodes of t form a symmetric fabric: every node sees the
  * same switches, link capacities and sharing above it, so identical

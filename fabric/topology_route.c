@@ -204,26 +204,36 @@ double topology_path_bw(const struct topology *t, int a, int b)
 	return n ? bw : INFINITY;
 }
 
+long topology_node_capacity(const struct topology *t)
+{
+	long max = TOPO_MAX_NODES;
+	if (t->fabric == FABRIC_FAT_TREE) {
+		long leaves = t->ft_levels == 2 ? t->ft_radix
+						: (long)t->ft_radix * t->ft_leaves_per_pod;
+		if (leaves * t->ft_nodes_per_leaf < max)
+			max = leaves * t->ft_nodes_per_leaf;
+	}
+	if (t->fabric == FABRIC_RAIL && t->rail_radix > 0 && t->rail_radix < max)
+		max = t->rail_radix;
+	return max;
+}
+
 int topology_check_nodes(const struct topology *t, int nodes, struct diag *d)
 {
 	if (nodes > TOPO_MAX_NODES)
 		return diag_err(d, t->path, "/fabric",
 				"ddlsim simulates at most %d nodes, got %d", TOPO_MAX_NODES, nodes);
-	if (t->fabric == FABRIC_FAT_TREE) {
-		long leaves = t->ft_levels == 2 ? t->ft_radix
-						: (long)t->ft_radix * t->ft_leaves_per_pod;
-		long max = leaves * t->ft_nodes_per_leaf;
-		if (nodes > max)
-			return diag_err(d, t->path, "/fabric/radix",
-					"a %d-level fat tree of radix %d holds at most %ld nodes "
-					"(%d per leaf), got %d", t->ft_levels, t->ft_radix, max,
-					t->ft_nodes_per_leaf, nodes);
-	}
-	if (t->fabric == FABRIC_RAIL && t->rail_radix > 0 && nodes > t->rail_radix)
+	long max = topology_node_capacity(t);
+	if (nodes <= max)
+		return 0;
+	if (t->fabric == FABRIC_FAT_TREE)
 		return diag_err(d, t->path, "/fabric/radix",
-				"a rail switch of radix %d holds at most %d nodes, got %d",
-				t->rail_radix, t->rail_radix, nodes);
-	return 0;
+				"a %d-level fat tree of radix %d holds at most %ld nodes "
+				"(%d per leaf), got %d", t->ft_levels, t->ft_radix, max,
+				t->ft_nodes_per_leaf, nodes);
+	return diag_err(d, t->path, "/fabric/radix",
+			"a rail switch of radix %d holds at most %d nodes, got %d",
+			t->rail_radix, t->rail_radix, nodes);
 }
 
 enum { C_NVSWITCH, C_NVLINK, C_PCIE, C_HOST, C_NET, C_N };

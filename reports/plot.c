@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "human.h"
 #include "infile.h"
 #include "bug.h"
 #include "result.h"
@@ -181,7 +182,35 @@ struct pt {
 	double gpus, mfu, days, cost;
 	char label[96];
 	bool front;
+	int type;               /* index of its GPU type in struct types */
 };
+
+/* The GPU types of the points, in order of first appearance: each its own
+ * colour; a ninth and later share the last. */
+#define MAX_TYPES 8
+struct types {
+	const char *name[MAX_TYPES + 2];
+	const char *col[MAX_TYPES + 2];
+	int n;
+};
+
+static const char *const type_colors[MAX_TYPES] = {
+	"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac",
+};
+
+static int type_of(struct types *ty, const json_t *rec)
+{
+	const json_t *v = json_object_get(rec, "gpu");
+	const char *name = json_is_string(v) ? json_string_value(v) : "GPU";
+	for (int i = 0; i < ty->n; i++)
+		if (!strcmp(ty->name[i], name))
+			return i;
+	if (ty->n == MAX_TYPES)
+		return MAX_TYPES - 1;
+	ty->name[ty->n] = name;
+	ty->col[ty->n] = type_colors[ty->n];
+	return ty->n++;
+}
 
 static double getnum(const json_t *o, const char *k, bool *ok)
 {
@@ -195,8 +224,9 @@ static double getnum(const json_t *o, const char *k, bool *ok)
 
 /* The usable points of records: simulated ("ok"), so fitting in memory;
  * *oom counts those that do not fit ("oom"), *left_out the others. */
-static struct pt *points(const json_t *records, int *n, int *oom, int *left_out)
+static struct pt *points(const json_t *records, int *n, int *oom, int *left_out, struct types *ty)
 {
+	ty->n = 0;
 	size_t cap = json_array_size(records);
 	struct pt *p = xcalloc(cap ? cap : 1, sizeof(*p));
 	*n = *oom = *left_out = 0;
@@ -221,6 +251,7 @@ static struct pt *points(const json_t *records, int *n, int *oom, int *left_out)
 			continue;
 		}
 		bool b = true;
+		x.type = type_of(ty, rec);
 		snprintf(x.label, sizeof(x.label), "%s%s%.0f GPUs dp=%.0f tp=%.0f pp=%.0f",
 			 json_is_string(json_object_get(rec, "cluster")) ? json_string_value(json_object_get(rec, "cluster")) : "",
 			 json_is_string(json_object_get(rec, "cluster")) ? ": " : "", x.gpus,
@@ -246,9 +277,8 @@ static int cmp_days(const void *a, const void *b)
 	return (x->days > y->days) - (x->days < y->days);
 }
 
-static void caption(struct svg *g, int n, int oom, int left_out)
+static void caption(struct svg *g, double y, int n, int oom, int left_out)
 {
-	double y = MT + 60;
 	svg_text(g, W - MR + 16, y, "start", 10, 0, "%d plans that fit plotted", n);
 	if (oom)
 		svg_text(g, W - MR + 16, y += 16, "start", 10, 0, "%d that do not fit in memory left out", oom);
@@ -256,14 +286,29 @@ static void caption(struct svg *g, int n, int oom, int left_out)
 		svg_text(g, W - MR + 16, y += 16, "start", 10, 0, "%d failed or unpriced left out", left_out);
 }
 
-char *plot_pareto_svg(const json_t *records, const char *title)
+/* The legend of the point plots: each GPU type, then the extra entries
+ * (front, deadline, budget); the caption below it. */
+static void point_legend(struct svg *g, struct types *ty, const char *const *extra,
+			 const char *const *extra_col, int nextra, int n, int oom, int out)
+{
+	for (int i = 0; i < nextra; i++) {
+		ty->name[ty->n + i] = extra[i];
+		ty->col[ty->n + i] = extra_col[i];
+	}
+	svg_legend(g, W - MR + 16, MT, ty->name, ty->col, ty->n + nextra);
+	caption(g, MT + 16.0 * (ty->n + nextra) + 28, n, oom, out);
+}
+
+char *plot_pareto_svg(const json_t *records, const char *title, const struct plot_goal *goal)
 {
 	int n, oom, out;
-	struct pt *p = points(records, &n, &oom, &out);
-	double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+	struct types ty;
+	struct pt *p = points(records, &n, &oom, &out, &ty);
+	double dl = goal ? goal->deadline_days : 0, bud = goal ? goal->budget_usd / 1e6 : 0;
+	double x0 = 0, x1 = dl > 0 ? dl : 1, y0 = 0, y1 = bud > 0 ? bud : 1;
 	for (int i = 0; i < n; i++) {
-		if (i == 0 || p[i].days > x1) x1 = p[i].days;
-		if (i == 0 || p[i].cost / 1e6 > y1) y1 = p[i].cost / 1e6;
+		x1 = p[i].days > x1 ? p[i].days : x1;
+		y1 = p[i].cost / 1e6 > y1 ? p[i].cost / 1e6 : y1;
 	}
 	svg_axes_nice(&x0, &x1, false);
 	svg_axes_nice(&y0, &y1, false);
@@ -273,6 +318,21 @@ char *plot_pareto_svg(const json_t *records, const char *title)
 	struct svg *g = svg_create(W, H, t);
 	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
 	svg_axes_draw(g, &a, "wall time to train incl. failures (days)", "cost (million USD)");
+	const char *extra[3] = { "Pareto front (ringed)" }, *extra_col[3] = { "#e15759" };
+	int nextra = 1;
+	char hb[32];
+	if (dl > 0) {
+		double x = svg_ax_x(&a, dl);
+		svg_line(g, x, a.py, x, a.py + a.ph, "#d62728", 1.5, true);
+		svg_text(g, x - 4, a.py + 12, "end", 10, 0, "deadline %s d", human_number(dl, hb, sizeof(hb)));
+		extra[nextra] = "deadline", extra_col[nextra++] = "#d62728";
+	}
+	if (bud > 0) {
+		double y = svg_ax_y(&a, bud);
+		svg_line(g, a.px, y, a.px + a.pw, y, "#7f7f7f", 1.5, true);
+		svg_text(g, a.px + a.pw, y - 4, "end", 10, 0, "budget $%s M", human_number(bud, hb, sizeof(hb)));
+		extra[nextra] = "budget", extra_col[nextra++] = "#7f7f7f";
+	}
 	qsort(p, (size_t)n, sizeof(*p), cmp_days);
 	double *xy = xcalloc((size_t)(2 * (n ? n : 1)), sizeof(double));
 	int nf = 0;
@@ -288,12 +348,9 @@ char *plot_pareto_svg(const json_t *records, const char *title)
 		snprintf(tip, sizeof(tip), "%s: %.2f days, $%.3fM, MFU %.1f%%%s", p[i].label, p[i].days,
 			 p[i].cost / 1e6, 100 * p[i].mfu, p[i].front ? " (Pareto front)" : "");
 		svg_circle(g, svg_ax_x(&a, p[i].days), svg_ax_y(&a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
-			   p[i].front ? "#e15759" : "#4e79a7", p[i].front ? "#7f0000" : NULL, tip);
+			   ty.col[p[i].type], p[i].front ? "#7f0000" : NULL, tip);
 	}
-	static const char *const names[] = { "simulated plan that fits", "Pareto front" };
-	static const char *const cols[] = { "#4e79a7", "#e15759" };
-	svg_legend(g, W - MR + 16, MT, names, cols, 2);
-	caption(g, n, oom, out);
+	point_legend(g, &ty, extra, extra_col, nextra, n, oom, out);
 	free(xy);
 	free(p);
 	return svg_finish(g, NULL);
@@ -302,7 +359,8 @@ char *plot_pareto_svg(const json_t *records, const char *title)
 char *plot_mfu_svg(const json_t *records, const char *title)
 {
 	int n, oom, out;
-	struct pt *p = points(records, &n, &oom, &out);
+	struct types ty;
+	struct pt *p = points(records, &n, &oom, &out, &ty);
 	double x0 = 1, x1 = 10, y0 = 0, y1 = 0.1;
 	for (int i = 0; i < n; i++) {
 		if (i == 0 || p[i].gpus < x0) x0 = p[i].gpus;
@@ -321,21 +379,20 @@ char *plot_mfu_svg(const json_t *records, const char *title)
 	for (int i = 0; i < n; i++) {
 		char tip[200];
 		snprintf(tip, sizeof(tip), "%s: MFU %.2f%%", p[i].label, 100 * p[i].mfu);
-		svg_circle(g, svg_ax_x(&a, p[i].gpus), svg_ax_y(&a, 100 * p[i].mfu), 4,
-			   p[i].front ? "#e15759" : "#4e79a7", NULL, tip);
+		svg_circle(g, svg_ax_x(&a, p[i].gpus), svg_ax_y(&a, 100 * p[i].mfu), p[i].front ? 5 : 4,
+			   ty.col[p[i].type], p[i].front ? "#7f0000" : NULL, tip);
 	}
-	static const char *const names[] = { "simulated plan", "on the time-cost Pareto front" };
-	static const char *const cols[] = { "#4e79a7", "#e15759" };
-	svg_legend(g, W - MR + 16, MT, names, cols, 2);
-	caption(g, n, oom, out);
+	static const char *const names[] = { "on the time-cost Pareto front (ringed)" };
+	static const char *const cols[] = { "#e15759" };
+	point_legend(g, &ty, names, cols, 1, n, oom, out);
 	free(p);
 	return svg_finish(g, NULL);
 }
 
-int plot_stage_points(const json_t *records, const char *dir, const char *title, struct atomic_file af[2],
-		      struct diag *d)
+int plot_stage_points(const json_t *records, const char *dir, const char *title,
+		      const struct plot_goal *goal, struct atomic_file af[2], struct diag *d)
 {
-	char *svgs[2] = { plot_pareto_svg(records, title), plot_mfu_svg(records, title) };
+	char *svgs[2] = { plot_pareto_svg(records, title, goal), plot_mfu_svg(records, title) };
 	static const char *const names[2] = { "pareto.svg", "mfu-gpus.svg" };
 	int rc = 0;
 	memset(af, 0, 2 * sizeof(*af));
@@ -380,7 +437,7 @@ int plot_write_points(const char *jsonl_path, const char *dir, const char *title
 	free(line);
 	fclose(f);
 	struct atomic_file af[2];
-	int rc = plot_stage_points(recs, dir, title, af, d), e;
+	int rc = plot_stage_points(recs, dir, title, NULL, af, d), e;
 	if (!rc && (e = atomic_file_publish(af, 2)))
 		rc = diag_err(d, dir, "", "cannot write the plots: %s", strerror(-e));
 	json_decref(recs);

@@ -14,9 +14,11 @@
  *   memory     per-GPU memory anatomy per stage as stacked bars against
  *              the GPU's capacity (dashed line); GB (1e9 bytes)
  *   pareto     sweeps and plans: wall time to train vs cost, one point per
- *              simulated plan, the Pareto front (no other plan both faster
- *              and cheaper) joined and ringed
- *   mfu        sweeps and plans: MFU against the number of GPUs (log x)
+ *              simulated plan coloured by GPU type, the Pareto front (no
+ *              other plan both faster and cheaper) joined and ringed, and
+ *              a plan goal's deadline and budget as dashed lines
+ *   mfu        sweeps and plans: MFU against the number of GPUs (log x),
+ *              coloured by GPU type
  *
  * Every plot has axes with units and a legend. Each function returns the
  * document's text (caller frees), NULL when the stream failed. */
@@ -37,15 +39,21 @@ char *plot_memory_svg(const struct result *r);
  * in memory is "oom": never plotted, never on the front) or that lack the
  * figures (gpus, mfu, wall_days, cost_usd) are left out and counted in
  * the caption. */
-char *plot_pareto_svg(const json_t *records, const char *title);
+/* A plan goal's limits drawn on the Pareto plot (0: none). */
+struct plot_goal {
+	double deadline_days, budget_usd;
+};
+
+char *plot_pareto_svg(const json_t *records, const char *title, const struct plot_goal *goal);
 char *plot_mfu_svg(const json_t *records, const char *title);
 
 /* Render the plots of records and stage DIR/pareto.svg and
  * DIR/mfu-gpus.svg into af[0] and af[1] (util/atomic_file.h), for the
- * caller to publish with its other outputs. Returns 0, or -1 after
+ * caller to publish with its other outputs; goal (NULL: none) draws a
+ * plan goal's deadline and budget. Returns 0, or -1 after
  * reporting into d (nothing staged). */
-int plot_stage_points(const json_t *records, const char *dir, const char *title, struct atomic_file af[2],
-		      struct diag *d);
+int plot_stage_points(const json_t *records, const char *dir, const char *title,
+		      const struct plot_goal *goal, struct atomic_file af[2], struct diag *d);
 
 /* Read the JSON lines at jsonl_path (util/infile.h) and write
  * DIR/pareto.svg and DIR/mfu-gpus.svg, both or neither. Returns 0, or -1

@@ -126,6 +126,8 @@ static void load_clusters(struct jobj *root, struct goal *g)
 		char err[300];
 		if (!nodes)
 			jobj_err(&jo, "nodes", "missing required key 'nodes'");
+		else if (json_is_string(nodes) && !strcmp(json_string_value(nodes), "auto"))
+			c->auto_nodes = true;
 		else if (json_is_string(nodes)) {
 			list = sweep_range(json_string_value(nodes), err, sizeof(err));
 			if (!list)
@@ -133,7 +135,7 @@ static void load_clusters(struct jobj *root, struct goal *g)
 		} else if (json_is_array(nodes) && json_array_size(nodes))
 			list = json_incref(nodes);
 		else
-			jobj_err(&jo, "nodes", "expected a list of node counts or a range, got %s",
+			jobj_err(&jo, "nodes", "expected a list of node counts, a range or \"auto\", got %s",
 				 jload_type_name(nodes));
 		if (list) {
 			size_t k;
@@ -286,6 +288,13 @@ struct goal *goal_load(const char *path, struct diag *d)
 		goodput_params_load(&sub, &g->goodput);
 		jobj_end(&sub);
 	}
+	for (int i = 0; i < g->nclusters; i++)
+		if (g->clusters[i].auto_nodes && !(g->deadline_s > 0)) {
+			char jp[64];
+			snprintf(jp, sizeof(jp), "/clusters/%d/nodes", i);
+			diag_err(d, path, jp, "\"auto\" searches the fewest nodes that meet "
+				 "deadline_days, and the goal gives no deadline_days");
+		}
 	jobj_end(&jo);
 	json_decref(root);
 	root = NULL;
@@ -684,4 +693,78 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 		qsort(out, (size_t)*n, sizeof(*out), cmp_cand);
 	st->screen_s += now_s() - t0;
 	return out;
+}
+
+/* Whether the best screened plans of cluster ci at nodes meet g's
+ * deadline (and budget); their statistics added to *st. */
+static bool screen_meets(struct goal *g, int ci, long nodes, struct search_stats *st)
+{
+	struct goal_cluster *cl = &g->clusters[ci];
+	long *keep = cl->nodes, n = 0;
+	int keepn = cl->nnodes;
+	struct search_stats s1 = { 0 };
+	cl->nodes = &nodes;
+	cl->nnodes = 1;
+	struct candidate *c = search_screen(g, ci, &n, &s1);
+	cl->nodes = keep;
+	cl->nnodes = keepn;
+	st->enumerated += s1.enumerated, st->invalid += s1.invalid, st->no_fit += s1.no_fit;
+	st->screened += s1.screened, st->screen_s += s1.screen_s;
+	bool meets = false;
+	for (long k = 0; k < n && !meets; k++)
+		meets = c[k].est.gp.wall_s <= g->deadline_s &&
+			(g->budget_usd <= 0 || c[k].est.econ.cost_usd <= g->budget_usd);
+	free(c);
+	return meets;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+void search_auto_nodes(struct goal *g, int ci, struct search_auto *out)
+{
+	struct goal_cluster *cl = &g->clusters[ci];
+	long cap = topology_node_capacity(inputs_topology(cl->in)), lo = 0, hi = 0, n = 1;
+	if (cap > SEARCH_MAX_NODES)
+		cap = SEARCH_MAX_NODES;
+	*out = (struct search_auto){ .cap = cap };
+	/* doubling: lo fails, hi meets */
+	for (;;) {
+		out->probes++;
+		if (screen_meets(g, ci, n, &out->st)) {
+			hi = n;
+			break;
+		}
+		lo = n;
+		if (n >= cap)
+			break;
+		n = n * 2 < cap ? n * 2 : cap;
+	}
+	long want[6] = { cap };
+	int nw = 1;
+	if (hi) {
+		while (hi - lo > 1) {
+			long mid = lo + (hi - lo) / 2;
+			out->probes++;
+			*(screen_meets(g, ci, mid, &out->st) ? &hi : &lo) = mid;
+		}
+		long b = out->boundary = hi;
+		long around[6] = { b - 2, b - 1, b, b + 1, (long)ceil(1.1 * b), (long)ceil(1.25 * b) };
+		nw = 0;
+		for (int i = 0; i < 6; i++)
+			if (around[i] >= 1 && around[i] <= cap)
+				want[nw++] = around[i];
+	}
+	qsort(want, (size_t)nw, sizeof(*want), cmp_long);
+	long *nodes = xmalloc((size_t)nw * sizeof(*nodes));
+	int k = 0;
+	for (int i = 0; i < nw; i++)
+		if (!k || nodes[k - 1] != want[i])
+			nodes[k++] = want[i];
+	free(cl->nodes);
+	cl->nodes = nodes;
+	cl->nnodes = k;
 }

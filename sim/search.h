@@ -38,7 +38,9 @@
  *   clusters                  [object]  -       required    candidate clusters:
  *     name                    string    -       topology    display name
  *     topology                string    path    required
- *     nodes                   [int] | range     required    node counts ("32..512 step x2")
+ *     nodes                   [int] | range | "auto"     required    node counts ("32..512 step x2");
+ *                                                           "auto": the fewest that meet
+ *                                                           deadline_days (search_auto_nodes)
  *     economics               object    -       {}          economics.h keys (prices)
  *   search.tp, .pp, .interleave, .micro_batch, .zero   [int]   the values tried (defaults:
  *                                tp 1,2,4,8 (dividing GPUs per node); pp the divisors of the
@@ -73,6 +75,7 @@ struct goal_cluster {
 	char topology[1024];
 	long *nodes;
 	int nnodes;
+	bool auto_nodes;            /* "nodes": "auto": search_auto_nodes() fills nodes */
 	struct econ_params econ;
 	struct inputs *in;          /* owned */
 };
@@ -135,5 +138,26 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
  * time to train, then cost, then order of enumeration. The statistics in
  * *st count every plan. */
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st);
+
+/* What search_auto_nodes() found for one cluster. */
+struct search_auto {
+	long boundary;              /* fewest nodes whose screen meets the goal; 0: none up to cap */
+	long cap;                   /* the most nodes the topology holds (and SEARCH_MAX_NODES) */
+	int probes;                 /* node counts screened to find it */
+	struct search_stats st;     /* their screening, all together */
+};
+
+/* "How many GPUs?": for cluster ci with "nodes": "auto", the fewest nodes
+ * whose best screened plan meets the goal (wall time to train within
+ * deadline_days, goodput included, and cost within budget_usd when set),
+ * taking it as monotone in the nodes: the counts 1, 2, 4, ... are
+ * screened up to the first that meets it (or the topology's capacity),
+ * then the interval is bisected. The screen's estimate is not the
+ * engine's, so the cluster's node counts become the boundary b and the
+ * counts around it, b - 2, b - 1, b, b + 1, 1.1 b and 1.25 b (rounded up,
+ * within [1, cap]): the engine then decides among the plans of those
+ * (cmd_plan: fewest GPUs per type). With none meeting it up to the cap,
+ * the cap alone. */
+void search_auto_nodes(struct goal *g, int ci, struct search_auto *out);
 
 #endif

@@ -492,3 +492,62 @@ Test(search, finds_the_best_plan_of_exhaustive_simulation, .timeout = 300)
 	free(goal);
 	free(d);
 }
+
+/* "How many GPUs?": nodes "auto" finds the fewest GPUs that meet the
+ * deadline (screen doubling and bisection, then the engine's bisection,
+ * cmd_plan.c) equal to exhaustive simulation of every node count 1..32
+ * with the same plans, for several deadlines, simulating fewer node
+ * counts; without a deadline "auto" is refused with its JSON path. */
+static long fewest_gpus(const char *dir, const char *nodes, double days, int *simulated)
+{
+	char text[2048], args[2400], *out = NULL, *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"fewest\",\n"
+		 " \"model\": \"%s\", \"seq_len\": 4096, \"train_tokens\": 1e12, \"deadline_days\": %g,\n"
+		 " \"global_batch_tokens\": {\"min\": 2097152, \"max\": 8388608},\n"
+		 " \"search\": {\"tp\": [1, 2], \"pp\": [1], \"interleave\": [1], \"micro_batch\": [1],\n"
+		 "   \"zero\": [1], \"recompute\": [\"selective\"], \"sp\": [false], \"order\": [\"tp,dp,pp\"]},\n"
+		 " \"clusters\": [{\"name\": \"A100\", \"topology\": \"%s\", \"nodes\": %s,\n"
+		 "   \"economics\": {\"usd_per_gpu_hour\": 1.8}}]}\n",
+		 src_path("models/zoo/llama2-7b.json"), days, src_path("topologies/dgx-a100.json"), nodes);
+	char *goal = write_file(dir, "g.json", text);
+	snprintf(args, sizeof(args), "plan %s --top 3 -j 2 --out %s/o", goal, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	const char *f = strstr(out, "A100-SXM4-80GB");
+	long gpus = 0;
+	cr_assert(f && sscanf(f, "A100-SXM4-80GB %ld GPUs", &gpus) == 1, "%s", out);
+	const char *s = strstr(out, " plans simulated in ");
+	cr_assert(s);
+	while (s > out && s[-1] != '\n')
+		s--;
+	cr_assert_eq(sscanf(s, "%d", simulated), 1, "%s", s);
+	free(out);
+	free(err);
+	free(goal);
+	return gpus;
+}
+
+Test(search, auto_nodes_finds_the_fewest_gpus_of_exhaustive_simulation, .timeout = 300)
+{
+	char *d = tmp_dir();
+	static const double days[] = { 20, 45, 60, 120, 400 };
+	for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+		int sa = 0, se = 0;
+		long a = fewest_gpus(d, "\"auto\"", days[i], &sa);
+		long e = fewest_gpus(d, "\"1..32\"", days[i], &se);
+		cr_expect_eq(a, e, "deadline %g d: auto %ld GPUs, exhaustive %ld", days[i], a, e);
+		cr_expect_lt(sa, se, "deadline %g d: auto simulated %d plans, exhaustive %d", days[i], sa, se);
+	}
+	char *goal = write_file(d, "nodl.json",
+		"{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"model\": \"m.json\","
+		" \"seq_len\": 4096, \"train_tokens\": 1e12, \"global_batch_tokens\": {\"min\": 1, \"max\": 2},"
+		" \"clusters\": [{\"topology\": \"t.json\", \"nodes\": \"auto\"}]}\n");
+	char args[1400], *err = NULL;
+	snprintf(args, sizeof(args), "validate %s", goal);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(err && strstr(err, "/clusters/0/nodes: error: \"auto\" searches the fewest nodes that "
+				      "meet deadline_days, and the goal gives no deadline_days"), "%s", err);
+	free(err);
+	free(goal);
+	free(d);
+}

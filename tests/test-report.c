@@ -208,7 +208,12 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	json_array_append_new(r, rec("failed", 64, 0, 0, 0));       /* left out */
 	/* faster and cheaper than all, but does not fit: never plotted nor on the front */
 	json_array_append_new(r, rec("oom", 256, 0.60, 5, 1e6));
-	char *t = plot_pareto_svg(r, "goal");
+	/* coloured by GPU type, one legend entry each; the goal's lines */
+	json_object_set_new(json_array_get(r, 0), "gpu", json_string("H100-SXM5-80GB"));
+	json_object_set_new(json_array_get(r, 1), "gpu", json_string("H100-SXM5-80GB"));
+	json_object_set_new(json_array_get(r, 2), "gpu", json_string("A100-SXM4-80GB"));
+	struct plot_goal goal = { 12, 4e6 };
+	char *t = plot_pareto_svg(r, "goal", &goal);
 	cr_assert(t);
 	int front = 0;
 	for (const char *q = t; (q = strstr(q, "(Pareto front)")); q++)
@@ -223,7 +228,8 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	cr_expect(strstr(t, "wall time to train incl. failures (days)"));
 	cr_expect(strstr(t, "cost (million USD)"));
 	char *d = tmp_dir(), *p = write_file(d, "pareto.svg", t);
-	cr_expect_eq(check_svg(d, p, 2, "Pareto front|simulated plan"), 0);
+	cr_expect(strstr(t, ">deadline 12 d</text>") && strstr(t, ">budget $4 M</text>"), "%s", t);
+	cr_expect_eq(check_svg(d, p, 2, "Pareto front|H100-SXM5-80GB|A100-SXM4-80GB|deadline|budget"), 0);
 	free(t);
 	t = plot_mfu_svg(r, "goal");
 	cr_assert(t);
@@ -231,7 +237,7 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	cr_expect(strstr(t, "MFU 45.00%"), "%s", t);
 	free(p);
 	p = write_file(d, "mfu.svg", t);
-	cr_expect_eq(check_svg(d, p, 2, "simulated plan|Pareto front"), 0);
+	cr_expect_eq(check_svg(d, p, 2, "H100-SXM5-80GB|A100-SXM4-80GB|Pareto front"), 0);
 	free(p);
 	free(t);
 	free(d);
