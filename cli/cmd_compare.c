@@ -18,6 +18,8 @@
 #include "assess.h"
 #include "human.h"
 #include "cli.h"
+#include "longrun.h"
+#include "progress.h"
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
@@ -139,6 +141,7 @@ static json_t *memory_text(const struct result_row *r)
 struct cctx {
 	struct scenario **sc;
 	struct result_row *rows;
+	struct progress *pg;
 };
 
 static void job(void *ctx, int i, struct result_row *row)
@@ -152,6 +155,13 @@ static void done(void *ctx, int i, const struct result_row *row)
 	struct cctx *c = ctx;
 	c->rows[i] = *row;
 	c->rows[i].plan = c->sc[i]->plan;
+	progress_done(c->pg, i, row->status != RESULT_OK);
+}
+
+static void tick(void *ctx, const long *tasks)
+{
+	struct cctx *c = ctx;
+	progress_tasks(c->pg, tasks);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -187,7 +197,12 @@ int cmd_compare(int argc, char **argv)
 	if (bad)
 		goto out;
 	rc = EXIT_FAIL;
-	if (runner_run(&ro, n, job, done, &c, &d))
+	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, false);
+	longrun_scenarios(c.sc, n, ro.jobs, c.pg);
+	ro.tick = tick;
+	int run_rc = runner_run(&ro, n, job, done, &c, &d);
+	progress_destroy(c.pg);
+	if (run_rc)
 		goto out;
 	struct econ_params ep;
 	struct goodput_params gp;

@@ -17,6 +17,8 @@
 #include "cli.h"
 #include "diag.h"
 #include "engine.h"
+#include "longrun.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -95,6 +97,7 @@ struct batch {
 	char **dirs;                /* report directory per scenario, NULL = none */
 	struct result_row *rows;
 	int n, done, failed;
+	struct progress *pg;
 };
 
 /* The one rule for outputs, before simulating: the trace and the report
@@ -112,6 +115,47 @@ static int check_outputs(const char *dir, unsigned formats, const char *trace)
 	return rc;
 }
 
+/* One scenario in this process: the long-run warning and the progress
+ * line's expectation from the run's estimate, the line from the engine's
+ * count (in memory shared with the what-if's side runs, runner.h). */
+struct one_run {
+	const char *path;
+	struct progress *pg;
+	atomic_long *board;
+};
+
+static void one_before(void *ctx, const struct estimate *e)
+{
+	struct one_run *o = ctx;
+	if (longrun_warn(o->path, e))
+		progress_eager(o->pg);
+	progress_expect(o->pg, 0, e->cpu_s, e->tasks * e->runs);
+}
+
+static void one_tick(void *ctx)
+{
+	struct one_run *o = ctx;
+	long tasks = atomic_load_explicit(&o->board[0], memory_order_relaxed);
+	progress_tasks(o->pg, &tasks);
+}
+
+/* Simulate sc in this process into r, with the warning and the progress
+ * line (none with quiet). Returns 0 or -1 (reported). */
+static int simulate_one(struct scenario *sc, const struct engine_observer *obs, bool quiet,
+			struct result *r, struct diag *d)
+{
+	struct one_run one = { .path = sc->meta.path, .board = runner_board_create(1) };
+	one.pg = progress_create("run", "scenarios", 1, 1, quiet, false);
+	struct engine_progress ep = { .tasks = &one.board[0], .tick = one_tick, .ctx = &one };
+	struct simulate_hooks h = { .obs = obs, .before = one_before, .ctx = &one };
+	engine_set_progress(&ep);
+	int rc = simulate_run_hooked(sc->in, &sc->plan, &h, r, d);
+	engine_set_progress(NULL);
+	progress_destroy(one.pg);
+	runner_board_destroy(one.board, 1);
+	return rc;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -126,11 +170,10 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 		return rc;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
-	engine_set_progress(!o->quiet && !to_stdout);
 	struct trace *tr = NULL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
-	if (simulate_run_observed(sc->in, &sc->plan, tr ? trace_observer(tr) : NULL, &r, d)) {
+	if (simulate_one(sc, tr ? trace_observer(tr) : NULL, o->quiet || to_stdout, &r, d)) {
 		trace_destroy(tr);
 		return EXIT_FAIL;
 	}
@@ -198,14 +241,20 @@ static void batch_done(void *ctx, int i, const struct result_row *row)
 	b->done++;
 	if (row->status != RESULT_OK)
 		b->failed++;
-	if (b->o->quiet)
-		return;
-	if (row->status == RESULT_OK)
+	progress_clear(b->pg);     /* the line below the message, not before it */
+	if (!b->o->quiet && row->status == RESULT_OK)
 		fprintf(stderr, "[%d/%d] %s: %.4f s per iteration, MFU %.1f%%\n", b->done, b->n,
 			b->sc[i]->meta.name, row->iteration_s, 100 * row->mfu);
-	else
+	else if (!b->o->quiet)
 		fprintf(stderr, "[%d/%d] %s: %s: %s\n", b->done, b->n, b->sc[i]->meta.name,
 			result_status_names[row->status], row->reason);
+	progress_done(b->pg, i, row->status != RESULT_OK);
+}
+
+static void batch_tick(void *ctx, const long *tasks)
+{
+	struct batch *b = ctx;
+	progress_tasks(b->pg, tasks);
 }
 
 static int write_rows(struct batch *b, FILE *f)
@@ -252,7 +301,13 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 	}
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
-	if (runner_run(ro, b->n, batch_job, batch_done, b, d))
+	b->pg = progress_create("run", "scenarios", b->n, ro->jobs, o->quiet, false);
+	longrun_scenarios(b->sc, b->n, ro->jobs, b->pg);
+	struct runner_opts rt = *ro;
+	rt.tick = batch_tick;
+	int run_rc = runner_run(&rt, b->n, batch_job, batch_done, b, d);
+	progress_destroy(b->pg);
+	if (run_rc)
 		goto out;
 	cleanup_phase("writing the runs CSV");
 	if (to_stdout) {

@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,6 +22,7 @@
 
 #include "bug.h"
 #include "cleanup.h"
+#include "engine.h"
 #include "xalloc.h"
 
 struct slot {
@@ -53,9 +56,34 @@ static void write_all(int fd, const void *buf, size_t n)
 	}
 }
 
-static void child(const struct runner_opts *o, int fd, int i, runner_job_fn job, void *ctx)
+atomic_long *runner_board_create(int n)
+{
+	size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(atomic_long);
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "ddlsim: out of memory (a progress board of %d counters: %s)\n", n,
+			strerror(errno));
+		exit(1);
+	}
+	atomic_long *b = m;
+	for (int i = 0; i < n; i++)
+		atomic_init(&b[i], 0);
+	return b;
+}
+
+void runner_board_destroy(atomic_long *board, int n)
+{
+	if (board)
+		munmap(board, (size_t)(n > 0 ? n : 1) * sizeof(atomic_long));
+}
+
+static void child(const struct runner_opts *o, int fd, int i, runner_job_fn job, void *ctx,
+		  atomic_long *board)
 {
 	struct result_row row;
+
+	if (board)      /* this job's engine runs count into its slot */
+		engine_set_progress(&(struct engine_progress){ .tasks = &board[i] });
 
 	if (o->mem_limit_bytes > 0) {
 		struct rlimit rl = { (rlim_t)o->mem_limit_bytes, (rlim_t)o->mem_limit_bytes };
@@ -97,7 +125,7 @@ static void lost_row(const struct runner_opts *o, struct slot *s, int wstatus)
 }
 
 static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_fn job, void *ctx,
-		 struct diag *d)
+		 atomic_long *board, struct diag *d)
 {
 	int fds[2];
 	if (pipe(fds))
@@ -112,7 +140,7 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 	if (pid == 0) {
 		close(fds[0]);
 		cleanup_reset_in_child();
-		child(o, fds[1], i, job, ctx);
+		child(o, fds[1], i, job, ctx, board);
 	}
 	cleanup_remember_child(pid);
 	close(fds[1]);
@@ -159,11 +187,14 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 	struct pollfd *pfd = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*pfd));
 	int *map = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*map));
 	int next = 0, running = 0, rc = 0;
+	atomic_long *board = o->tick ? runner_board_create(n) : NULL;
+	long *tasks = o->tick ? xcalloc((size_t)n + 1, sizeof(*tasks)) : NULL;
+	double next_tick = now_s() + RUNNER_TICK_S;
 
 	while (next < n || running > 0) {
 		for (int k = 0; k < jobs && next < n && rc == 0; k++)
 			if (!slots[k].pid) {
-				if (start(o, &slots[k], next, job, ctx, d))
+				if (start(o, &slots[k], next, job, ctx, board, d))
 					rc = -1;
 				else {
 					next++;
@@ -187,6 +218,8 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 					wait_s = left;
 			}
 		}
+		if (board && (wait_s < 0 || next_tick - t < wait_s))
+			wait_s = next_tick - t > 0 ? next_tick - t : 0;
 		int pr = poll(pfd, (nfds_t)np, wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1);
 		if (pr < 0 && errno != EINTR) {
 			rc = diag_errf(d, "runner: poll failed: %s", strerror(errno));
@@ -200,14 +233,24 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 				kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
 			}
 			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
-				if (drain(o, s, done, ctx))
+				if (drain(o, s, done, ctx)) {
 					running--;
+					next_tick = t;  /* say at once that it ended */
+				}
+		}
+		if (board && t >= next_tick) {
+			for (int i = 0; i < n; i++)
+				tasks[i] = atomic_load_explicit(&board[i], memory_order_relaxed);
+			o->tick(ctx, tasks);
+			next_tick = t + RUNNER_TICK_S;
 		}
 	}
 	/* after a runner error: reap what still runs, delivering its rows */
 	for (int k = 0; k < jobs; k++)
 		while (slots[k].pid)
 			drain(o, &slots[k], done, ctx);
+	free(tasks);
+	runner_board_destroy(board, n);
 	free(map);
 	free(pfd);
 	free(slots);

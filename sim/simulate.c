@@ -793,16 +793,53 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 #define ALL_DISTINCT_REASON "every data-parallel replica holds a straggler, a throttled GPU or a " \
 			    "GPU behind a degraded link: nothing left to fold"
 
-int simulate_run_observed(const struct inputs *in, const struct plan *pl,
-			  const struct engine_observer *obs, struct result *r, struct diag *d)
+/* The estimate of the prepared run x (r: its result so far) into *e.
+ * Returns 0 or -1 (reported). */
+static int estimate_prepared(const struct plan *pl, struct prepared *x, const struct result *r,
+			     struct estimate *e, struct diag *d)
+{
+	memset(e, 0, sizeof(*e));
+	if (estimate_job(&x->J.job, e, d))
+		return -1;
+	e->runs = 1 + whatif_side_runs(pl);
+	e->folded = r->folded;
+	e->fold_reason = r->fold_reason;
+	e->fold_advice = x->fold_advice;
+	if (r->folded && x->any_distinct && e->simulated == e->ranks) {
+		e->folded = false;
+		e->fold_reason = ALL_DISTINCT_REASON;
+		e->fold_advice = "fewer stragglers, throttled GPUs or degraded links, or fewer nodes";
+	}
+	estimate_time(e);
+	return 0;
+}
+
+/* Tell h->before the run's estimate, when it can be made (a plan the
+ * estimate cannot make is the engine's to report). */
+static void before_engine(const struct plan *pl, struct prepared *x, const struct result *r,
+			  const struct simulate_hooks *h)
+{
+	struct estimate e;
+	struct diag quiet;
+	if (!h || !h->before)
+		return;
+	diag_init(&quiet, NULL);
+	if (!estimate_prepared(pl, x, r, &e, &quiet))
+		h->before(h->ctx, &e);
+	diag_finish(&quiet);
+}
+
+int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const struct simulate_hooks *h,
+			struct result *r, struct diag *d)
 {
 	struct prepared x = { 0 };
 	int rc = -1;
 	double t0 = now_s();
 
 	result_begin(in, pl, r);
-	if (prepare(in, pl, obs, &x, r, d) || describe_cost(in, pl, r, d))
+	if (prepare(in, pl, h ? h->obs : NULL, &x, r, d) || describe_cost(in, pl, r, d))
 		goto out;
+	before_engine(pl, &x, r, h);
 	if (whatif_run(pl, &x.J.job, r, d))
 		goto out;
 	for (int i = 0; i < r->eng->nranks; i++)
@@ -824,6 +861,13 @@ out:
 	return rc;
 }
 
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d)
+{
+	struct simulate_hooks h = { .obs = obs };
+	return simulate_run_hooked(in, pl, &h, r, d);
+}
+
 int simulate_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e,
 		      struct diag *d)
 {
@@ -833,20 +877,8 @@ int simulate_estimate(const struct inputs *in, const struct plan *pl, struct est
 
 	memset(e, 0, sizeof(*e));
 	result_begin(in, pl, &r);
-	if (prepare(in, pl, NULL, &x, &r, d) || estimate_job(&x.J.job, e, d))
-		goto out;
-	e->runs = 1 + whatif_side_runs(pl);
-	e->folded = r.folded;
-	e->fold_reason = r.fold_reason;
-	e->fold_advice = x.fold_advice;
-	if (r.folded && x.any_distinct && e->simulated == e->ranks) {
-		e->folded = false;
-		e->fold_reason = ALL_DISTINCT_REASON;
-		e->fold_advice = "fewer stragglers, throttled GPUs or degraded links, or fewer nodes";
-	}
-	estimate_time(e);
-	rc = 0;
-out:
+	if (!prepare(in, pl, NULL, &x, &r, d) && !estimate_prepared(pl, &x, &r, e, d))
+		rc = 0;
 	prepared_finish(&x, pl->parallel.pp);
 	result_finish(&r);
 	return rc;
