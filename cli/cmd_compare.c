@@ -9,7 +9,9 @@
  * status "oom". A cell is never cut: a longer text (a name, the reason
  * folding is off) wraps onto the lines below, at a '-', '_', '/', ',' or
  * space where there is one; numbers read without exponents (util/human.h:
- * 1.5e+13 -> 15 T). */
+ * 1.5e+13 -> 15 T). Before simulating, each scenario is estimated and a
+ * long one says so (cli/longrun.h); a progress line goes to a terminal
+ * (cli/progress.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,10 @@
  * does not fit in GPU memory ("oom") is never ranked nor on the front, and
  * --show-rejected lists those apart with the GB each misses. Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
- * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
+ * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. Before
+ * simulating, the finalists are estimated and a long search says so
+ * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
+ * line per plan to stderr otherwise (cli/progress.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -58,7 +61,8 @@ void cmd_plan_usage(FILE *f)
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
 		   "  --show-rejected list the simulated plans that do not fit in GPU memory (status\n"
 		   "                  'oom', never ranked nor on the front) apart, with the GB missing\n"
-		   "  --quiet         only the tables\n\n"
+		   "  --quiet         only the tables: no progress line (on a terminal), no JSON\n"
+		   "                  progress lines on stderr (otherwise)\n\n"
 		   "examples:\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"

@@ -6,7 +6,10 @@
  * file: exit 3, nothing simulated), then simulated by the runner, one
  * forked child each, N at a time; each child writes its scenario's reports
  * and sends back its row; the parent writes one CSV with a row per
- * scenario, in the order given, once all have ended. */
+ * scenario, in the order given, once all have ended. Before simulating,
+ * each scenario is estimated and a long one says so (cli/longrun.h); a
+ * progress line goes to a terminal (cli/progress.h): one scenario's from
+ * its engine's task count, several from their children's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

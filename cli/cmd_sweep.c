@@ -20,8 +20,10 @@
  * a torn last record, reads the JSON lines and drops torn or foreign ones,
  * then runs every point one of the two files lacks and appends it to the
  * file that lacks it: a JSON line lost to a kill is restored by running its
- * point again (the CSV row lacks the breakdowns the JSON line holds). A
- * progress line goes to a terminal.
+ * point again (the CSV row lacks the breakdowns the JSON line holds).
+ * Before simulating, every point is estimated and a long sweep says so
+ * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
+ * line per point to stderr otherwise (cli/progress.h).
  *
  * Fit first: a point that simulated but does not fit in GPU memory has
  * status "oom" (never on the Pareto front); the closing summary names the
@@ -80,7 +82,8 @@ void cmd_sweep_usage(FILE *f)
 		   "  --mem-limit GB     address-space limit per simulation\n"
 		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
 		   "                     point that fits\n"
-		   "  --quiet            no progress line or summary\n\n"
+		   "  --quiet            no progress line (on a terminal), no JSON progress lines on\n"
+		   "                     stderr (otherwise), no summary\n\n"
 		   "examples:\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"

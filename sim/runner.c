@@ -177,6 +177,73 @@ static bool drain(const struct runner_opts *o, struct slot *s, runner_done_fn do
 	return true;
 }
 
+/* The pollfds of the running children into pfd (their slots in map);
+ * returns their count, *wait_s the time to the nearest deadline (-1:
+ * none). */
+static int poll_set(struct slot *slots, int jobs, struct pollfd *pfd, int *map, double t,
+		    double *wait_s)
+{
+	int np = 0;
+	*wait_s = -1;
+	for (int k = 0; k < jobs; k++) {
+		if (!slots[k].pid)
+			continue;
+		pfd[np] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
+		map[np++] = k;
+		if (slots[k].deadline_s > 0 && !slots[k].timed_out) {
+			double left = slots[k].deadline_s - t;
+			if (left < 0)
+				left = 0;
+			if (*wait_s < 0 || left < *wait_s)
+				*wait_s = left;
+		}
+	}
+	return np;
+}
+
+/* The jobs' progress (runner_opts.tick): the board the children count
+ * into, and when the caller hears of it next. */
+struct ticker {
+	atomic_long *board;     /* NULL: no progress */
+	long *tasks;            /* [n] the board read */
+	int n;
+	double next_s;
+};
+
+static void ticker_init(struct ticker *tk, const struct runner_opts *o, int n)
+{
+	*tk = (struct ticker){ .n = n, .next_s = now_s() + RUNNER_TICK_S };
+	if (o->tick) {
+		tk->board = runner_board_create(n);
+		tk->tasks = xcalloc((size_t)n + 1, sizeof(*tk->tasks));
+	}
+}
+
+/* *wait_s no longer than the time to the next tick at t. */
+static void ticker_wait(const struct ticker *tk, double t, double *wait_s)
+{
+	double left = tk->next_s - t > 0 ? tk->next_s - t : 0;
+	if (tk->board && (*wait_s < 0 || left < *wait_s))
+		*wait_s = left;
+}
+
+/* At t, tell the caller the tasks each job has replayed, when due. */
+static void ticker_tick(struct ticker *tk, const struct runner_opts *o, void *ctx, double t)
+{
+	if (!tk->board || t < tk->next_s)
+		return;
+	for (int i = 0; i < tk->n; i++)
+		tk->tasks[i] = atomic_load_explicit(&tk->board[i], memory_order_relaxed);
+	o->tick(ctx, tk->tasks);
+	tk->next_s = t + RUNNER_TICK_S;
+}
+
+static void ticker_finish(struct ticker *tk)
+{
+	free(tk->tasks);
+	runner_board_destroy(tk->board, tk->n);
+}
+
 int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,
 	       void *ctx, struct diag *d)
 {
@@ -187,14 +254,13 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 	struct pollfd *pfd = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*pfd));
 	int *map = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*map));
 	int next = 0, running = 0, rc = 0;
-	atomic_long *board = o->tick ? runner_board_create(n) : NULL;
-	long *tasks = o->tick ? xcalloc((size_t)n + 1, sizeof(*tasks)) : NULL;
-	double next_tick = now_s() + RUNNER_TICK_S;
+	struct ticker tk;
+	ticker_init(&tk, o, n);
 
 	while (next < n || running > 0) {
 		for (int k = 0; k < jobs && next < n && rc == 0; k++)
 			if (!slots[k].pid) {
-				if (start(o, &slots[k], next, job, ctx, board, d))
+				if (start(o, &slots[k], next, job, ctx, tk.board, d))
 					rc = -1;
 				else {
 					next++;
@@ -203,23 +269,9 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 			}
 		if (running == 0)
 			break;
-		int np = 0;
-		double wait_s = -1, t = now_s();
-		for (int k = 0; k < jobs; k++) {
-			if (!slots[k].pid)
-				continue;
-			pfd[np] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
-			map[np++] = k;
-			if (slots[k].deadline_s > 0 && !slots[k].timed_out) {
-				double left = slots[k].deadline_s - t;
-				if (left < 0)
-					left = 0;
-				if (wait_s < 0 || left < wait_s)
-					wait_s = left;
-			}
-		}
-		if (board && (wait_s < 0 || next_tick - t < wait_s))
-			wait_s = next_tick - t > 0 ? next_tick - t : 0;
+		double wait_s, t = now_s();
+		int np = poll_set(slots, jobs, pfd, map, t, &wait_s);
+		ticker_wait(&tk, t, &wait_s);
 		int pr = poll(pfd, (nfds_t)np, wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1);
 		if (pr < 0 && errno != EINTR) {
 			rc = diag_errf(d, "runner: poll failed: %s", strerror(errno));
@@ -232,25 +284,19 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 				s->timed_out = true;
 				kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
 			}
-			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
-				if (drain(o, s, done, ctx)) {
-					running--;
-					next_tick = t;  /* say at once that it ended */
-				}
+			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    drain(o, s, done, ctx)) {
+				running--;
+				tk.next_s = t;  /* say at once that it ended */
+			}
 		}
-		if (board && t >= next_tick) {
-			for (int i = 0; i < n; i++)
-				tasks[i] = atomic_load_explicit(&board[i], memory_order_relaxed);
-			o->tick(ctx, tasks);
-			next_tick = t + RUNNER_TICK_S;
-		}
+		ticker_tick(&tk, o, ctx, t);
 	}
 	/* after a runner error: reap what still runs, delivering its rows */
 	for (int k = 0; k < jobs; k++)
 		while (slots[k].pid)
 			drain(o, &slots[k], done, ctx);
-	free(tasks);
-	runner_board_destroy(board, n);
+	ticker_finish(&tk);
 	free(map);
 	free(pfd);
 	free(slots);
