@@ -99,20 +99,24 @@ static double share_done(const struct progress *p, double elapsed, double *left_
 
 static void draw_line(struct progress *p, double share, double elapsed, double left)
 {
-	char e[32], l[32], a[32], b[32];
-	fprintf(stderr, "\r\033[Kddlsim %s: %.0f%% (", p->command, 100 * share);
+	char e[32], l[32], a[32], b[32], line[256];
+	size_t n = (size_t)snprintf(line, sizeof(line), "\r\033[Kddlsim %s: %.0f%% (", p->command,
+				    100 * share);
 	if (p->n == 1 && p->expect[0] > 0 && !p->ended[0])
-		fprintf(stderr, "%s of %s tasks", human_number((double)p->tasks[0], a, sizeof(a)),
-			human_number((double)p->expect[0], b, sizeof(b)));
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s of %s tasks",
+				      human_number((double)p->tasks[0], a, sizeof(a)),
+				      human_number((double)p->expect[0], b, sizeof(b)));
 	else
-		fprintf(stderr, "%d of %d %s done", p->done, p->n, p->unit);
-	if (p->failed)
-		fprintf(stderr, ", %d failed", p->failed);
-	fprintf(stderr, "), %s elapsed, about %s left", human_duration(elapsed, e, sizeof(e)),
-		human_duration(left, l, sizeof(l)));
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%d of %d %s done", p->done, p->n, p->unit);
+	if (p->failed && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n, ", %d failed", p->failed);
+	if (n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n, "), %s elapsed, about %s left",
+			 human_duration(elapsed, e, sizeof(e)), human_duration(left, l, sizeof(l)));
+	cleanup_line_shown(1);  /* before the first byte: a signal may come mid-line */
+	fputs(line, stderr);    /* one write (stderr is unbuffered) */
 	fflush(stderr);
 	p->shown = true;
-	cleanup_line_shown(1);
 }
 
 static void draw_json(struct progress *p, double share, double elapsed, double left)
