@@ -3,7 +3,8 @@
  * Above the threshold (DDLSIM_LONG_RUN_S, lowered here so that a short
  * run passes it) run, compare and sweep say before simulating how long
  * it will take, why folding is off and what would shorten it, in the
- * exact words below; below it they say nothing. On a terminal (a
+ * exact words below; below it they say nothing; the 4,096-GPU compare
+ * on the 2:1 tree (issue 27) says so before starting. On a terminal (a
  * pseudo-terminal here) a progress line is drawn and erased; off a
  * terminal there is none, except sweep's JSON progress lines; --quiet
  * silences both; an interruption erases the line before its message.
@@ -115,10 +116,10 @@ Test(longrun, compare_warns_per_scenario_and_for_the_whole, .timeout = 120)
 
 /* Run the ddlsim binary with argv (argv[0] unused) and environment
  * variable DDLSIM_LONG_RUN_S=limit, stderr on a pseudo-terminal, stdout
- * to /dev/null; with interrupt, SIGINT it once its progress line shows.
+ * to /dev/null; with interrupt_at, SIGINT it once that text shows.
  * Returns what it wrote on the terminal (malloc'd); *status its wait
  * status. */
-static char *run_on_pty(char *const argv[], const char *limit, bool interrupt, int *status)
+static char *run_on_pty(char *const argv[], const char *limit, const char *interrupt_at, int *status)
 {
 	int m = posix_openpt(O_RDWR | O_NOCTTY);
 	cr_assert(m >= 0 && !grantpt(m) && !unlockpt(m), "no pseudo-terminal: %s", strerror(errno));
@@ -149,7 +150,7 @@ static char *run_on_pty(char *const argv[], const char *limit, bool interrupt, i
 			break;  /* EIO: the child's side closed */
 		len += (size_t)r;
 		buf[len] = 0;
-		if (interrupt && !sent && strstr(buf, "\r\033[Kddlsim run: ")) {
+		if (interrupt_at && !sent && strstr(buf, interrupt_at)) {
 			kill(pid, SIGINT);
 			sent = true;
 		}
@@ -167,7 +168,7 @@ Test(progress, run_draws_a_line_on_a_terminal_and_erases_it, .timeout = 120)
 	snprintf(out, sizeof(out), "%s/out", d);
 	char *argv[] = { "ddlsim", "run", p, "--out", out, "--format", "json", NULL };
 	int st;
-	char *tty = run_on_pty(argv, "0", false, &st);
+	char *tty = run_on_pty(argv, "0", NULL, &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tty);
 	/* the warning, then the line, erased at the end */
 	char *line = strstr(tty, "\r\033[Kddlsim run: ");
@@ -186,14 +187,14 @@ Test(progress, quiet_and_a_short_run_draw_nothing, .timeout = 120)
 	snprintf(out, sizeof(out), "%s/out", d);
 	char *quiet[] = { "ddlsim", "run", p, "--out", out, "--format", "json", "--quiet", NULL };
 	int st;
-	char *tty = run_on_pty(quiet, "0", false, &st);
+	char *tty = run_on_pty(quiet, "0", NULL, &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tty);
 	cr_expect(!strstr(tty, "ddlsim run:"), "%s", tty);
 	free(tty);
 	/* below the threshold, a run shorter than PROGRESS_AFTER_S shows none */
 	char *plain[] = { "ddlsim", "run", (char *)src_path("scenarios/quickstart.json"), "--out", out,
 			  "--format", "json", NULL };
-	tty = run_on_pty(plain, "1000", false, &st);
+	tty = run_on_pty(plain, "1000", NULL, &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tty);
 	cr_expect_str_eq(tty, "");
 	free(tty), free(p), free(d);
@@ -219,7 +220,7 @@ Test(progress, compare_draws_a_line_on_a_terminal, .timeout = 120)
 	char *d = tmp_dir(), *p = small_off(d);
 	char *argv[] = { "ddlsim", "compare", p, (char *)src_path("scenarios/quickstart.json"), NULL };
 	int st;
-	char *tty = run_on_pty(argv, "0", false, &st);
+	char *tty = run_on_pty(argv, "0", NULL, &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tty);
 	cr_expect(strstr(tty, "\r\033[Kddlsim compare: "), "%s", tty);
 	cr_expect(strstr(tty, " of 2 scenarios done), "), "%s", tty);
@@ -270,11 +271,54 @@ Test(progress, interruption_erases_the_line, .timeout = 120)
 	snprintf(out, sizeof(out), "%s/out", d);
 	char *argv[] = { "ddlsim", "run", p, "--out", out, "--format", "json", NULL };
 	int st;
-	char *tty = run_on_pty(argv, "0", true, &st);
+	char *tty = run_on_pty(argv, "0", "\r\033[Kddlsim run: ", &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, tty);
 	cr_expect(strstr(tty, "\r\033[Kddlsim: interrupted by SIGINT while simulating; no partial report "
 			 "was left behind\r\n"), "%s", tty);
 	free(tty), free(p), free(d);
+}
+
+/* Issue 27's case: two plans on 4,096 GPUs behind a 2:1 fat tree whose
+ * last leaf is partly filled, so nothing folds. Before anything is
+ * simulated, compare says how long each will take, why folding is off
+ * and what would fold it; then its progress line shows at once, and the
+ * test interrupts it. */
+Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeout = 300)
+{
+	char *d = tmp_dir(), *path[2], text[2048];
+	const char *model[2] = { "llama3-70b", "llama3-8b" };
+	const int pp[2] = { 4, 1 };
+	for (int i = 0; i < 2; i++) {
+		char m[256], name[32];
+		snprintf(m, sizeof(m), "models/zoo/%s.json", model[i]);
+		int dp = 4096 / (8 * pp[i]);
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"%s-4096\","
+			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":512,"
+			 "\"parallel\":{\"tp\":8,\"pp\":%d,\"dp\":%d},\"training\":{\"seq_len\":8192,"
+			 "\"global_batch\":%d,\"micro_batch\":1,\"precision\":\"bf16\"}}",
+			 model[i], src_path(m), src_path("tests/data/fattree2-2to1-r128.json"), pp[i], dp,
+			 8 * dp);
+		snprintf(name, sizeof(name), "s%d.json", i);
+		path[i] = write_file(d, name, text);
+	}
+	char *argv[] = { "ddlsim", "compare", path[0], path[1], NULL };
+	int st;
+	char *tty = run_on_pty(argv, "30", "\r\033[Kddlsim compare: ", &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, tty);
+	const char *fold = "/simulation/fold: warning: not folded: the fat tree is not symmetric at this "
+			   "node count (a partly filled leaf or pod); to shorten it: simulation.fold \"on\" "
+			   "folds it anyway (the replicas' paths taken as alike), or a node count that fills "
+			   "whole leaves and pods\r\n";
+	char want[4096];
+	snprintf(want, sizeof(want),
+		 "%s: warning: a long simulation: about 54 s of CPU for 8590 k events (5552 k tasks and "
+		 "3037 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
+		 "%s: warning: a long simulation: about 1.5 min of CPU for 13.74 M events (8827 k tasks and "
+		 "4914 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
+		 "\r\033[Kddlsim compare: ", path[0], path[0], fold, path[1], path[1], fold);
+	cr_expect(!strncmp(tty, want, strlen(want)), "%s", tty);
+	free(tty), free(path[0]), free(path[1]), free(d);
 }
 
 Test(human, durations_read_in_their_unit)
