@@ -224,7 +224,7 @@ struct engine_result {
  * existing count, and when the run ends; tick, if not NULL, is then
  * called in the process that replays (it must not call the engine).
  * Reading the count changes nothing the engine computes. */
-#define ENGINE_PROGRESS_TASKS 1024
+#define ENGINE_PROGRESS_TASKS 1024    /* a power of two (the count is masked) */
 struct engine_progress {
 	atomic_long *tasks;     /* NULL: no progress (the default) */
 	void (*tick)(void *ctx);

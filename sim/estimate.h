@@ -14,11 +14,12 @@
  * every shipped scenario, tests/test-estimate.c).
  *
  * The time is a CPU cost per event plus the cost of SimGrid's max-min
- * solve, which walks every flow in flight at each event: a collective
- * posting F flows at once (with the group instances and pipeline stages
- * that run beside it) costs about F x F / 2 more (crowd). See ESTIMATE_*
- * in estimate.c for the fit, the machine and the scenarios it was
- * measured on, and the factor it holds to. What-if side runs (sampled
+ * solve, which walks every flow in flight at each event: each event
+ * costs the flows in flight at a mean instant (inflight), and a
+ * collective posting F flows at once costs about F x F / 2 more while
+ * they end (crowd). See ESTIMATE_* in estimate.c for the fit, the
+ * machine and the scenarios it was measured on, the factor it holds to
+ * and where it does not hold. What-if side runs (sampled
  * straggler iterations, degraded-link sensitivity) repeat the job: the
  * estimate counts them as runs. */
 #ifndef DDLSIM_ESTIMATE_H
@@ -41,6 +42,11 @@ struct estimate {
 	long tasks;             /* tasks of one run, as engine_result.tasks counts them */
 	long flows;             /* flows of one run, as engine_result.flows counts them */
 	long collectives;       /* collectives of one run (engine_result.collectives) */
+	double flow_s;          /* flows x how long their collective keeps them in
+				 * flight (uncontended, x a fat tree's oversubscription
+				 * across its uplinks), summed */
+	double inflight;        /* flows in flight at a mean instant: flow_s over the
+				 * busiest stage's compute time */
 	double crowd;           /* flows in flight seen by the flow events of one run:
 				 * a collective posting F flows at once (with its
 				 * group's other instances of the stage) adds
@@ -53,14 +59,15 @@ struct estimate {
 	const char *fold_advice;/* static: what would shorten it (NULL if nothing to say) */
 };
 
-/* Count into e->simulated, e->tasks, e->flows, e->collectives and
- * e->crowd what engine_run(job) will replay, and set e->ranks (the rest
- * is the caller's). Builds no SimGrid object. Returns 0, or -1 after reporting into d (a collective
- * plan that cannot be made). */
+/* Count into e->simulated, e->tasks, e->flows, e->collectives,
+ * e->flow_s, e->inflight and e->crowd what engine_run(job) will
+ * replay, and set e->ranks (the rest is the caller's). Builds no SimGrid
+ * object. Returns 0, or -1 after reporting into d (a collective plan
+ * that cannot be made). */
 int estimate_job(const struct engine_job *job, struct estimate *e, struct diag *d);
 
-/* e->events and e->cpu_s from e->tasks, e->flows, e->crowd, e->simulated and
- * e->runs. */
+/* e->events and e->cpu_s from e->tasks, e->flows, e->inflight, e->crowd
+ * and e->runs. */
 void estimate_time(struct estimate *e);
 
 #endif
