@@ -9,7 +9,9 @@
  * status "oom". A cell is never cut: a longer text (a name, the reason
  * folding is off) wraps onto the lines below, at a '-', '_', '/', ',' or
  * space where there is one; numbers read without exponents (util/human.h:
- * 1.5e+13 -> 15 T). */
+ * 1.5e+13 -> 15 T). Before simulating, each scenario is estimated and a
+ * long one says so (cli/longrun.h); a progress line goes to a terminal
+ * (cli/progress.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,8 @@
 #include "assess.h"
 #include "human.h"
 #include "cli.h"
+#include "longrun.h"
+#include "progress.h"
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
@@ -139,6 +143,7 @@ static json_t *memory_text(const struct result_row *r)
 struct cctx {
 	struct scenario **sc;
 	struct result_row *rows;
+	struct progress *pg;
 };
 
 static void job(void *ctx, int i, struct result_row *row)
@@ -152,6 +157,13 @@ static void done(void *ctx, int i, const struct result_row *row)
 	struct cctx *c = ctx;
 	c->rows[i] = *row;
 	c->rows[i].plan = c->sc[i]->plan;
+	progress_done(c->pg, i, row->status != RESULT_OK);
+}
+
+static void tick(void *ctx, const long *tasks)
+{
+	struct cctx *c = ctx;
+	progress_tasks(c->pg, tasks);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -187,7 +199,12 @@ int cmd_compare(int argc, char **argv)
 	if (bad)
 		goto out;
 	rc = EXIT_FAIL;
-	if (runner_run(&ro, n, job, done, &c, &d))
+	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, false);
+	longrun_scenarios(c.sc, n, ro.jobs, c.pg);
+	ro.tick = tick;
+	int run_rc = runner_run(&ro, n, job, done, &c, &d);
+	progress_destroy(c.pg);
+	if (run_rc)
 		goto out;
 	struct econ_params ep;
 	struct goodput_params gp;

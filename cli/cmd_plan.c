@@ -12,7 +12,10 @@
  * does not fit in GPU memory ("oom") is never ranked nor on the front, and
  * --show-rejected lists those apart with the GB each misses. Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
- * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. */
+ * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. Before
+ * simulating, the finalists are estimated and a long search says so
+ * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
+ * line per plan to stderr otherwise (cli/progress.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -27,6 +30,8 @@
 #include "band.h"
 #include "plot.h"
 #include "cli.h"
+#include "longrun.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "search.h"
@@ -56,7 +61,8 @@ void cmd_plan_usage(FILE *f)
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
 		   "  --show-rejected list the simulated plans that do not fit in GPU memory (status\n"
 		   "                  'oom', never ranked nor on the front) apart, with the GB missing\n"
-		   "  --quiet         only the tables\n\n"
+		   "  --quiet         only the tables: no progress line (on a terminal), no JSON\n"
+		   "                  progress lines on stderr (otherwise)\n\n"
 		   "examples:\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"
@@ -78,6 +84,7 @@ struct pctx {
 	int n, done;
 	int base;               /* the first finalist of the runner's current batch */
 	bool quiet, show_rejected;
+	struct progress *pg;
 };
 
 struct plan_opts {
@@ -107,8 +114,13 @@ static void done(void *ctx, int i, const struct result_row *row)
 		assess_plan(cl->in, &f->c.plan, row->tokens_per_s, busy, &cl->econ, &p->g->goodput, &f->a);
 	}
 	p->done++;
-	if (!p->quiet && isatty(2))
-		fprintf(stderr, "\r[%d/%d] simulated   %s", p->done, p->n, p->done == p->n ? "\n" : "");
+	progress_done(p->pg, i, !f->ok);
+}
+
+static void tick(void *ctx, const long *tasks)
+{
+	struct pctx *p = ctx;
+	progress_tasks(p->pg, tasks);
 }
 
 static double now_s(void)
@@ -319,6 +331,32 @@ static void print_screen_only(const struct pctx *p)
 		printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%.3g\n", p->g->clusters[p->f[i].c.cluster].name,
 		       gpus_of(p->g, &p->f[i]), pt, p->f[i].c.est.gp.wall_s / 86400, p->f[i].c.est.econ.cost_usd);
 	}
+}
+
+/* Before simulating: estimate every finalist, warn when the plans to
+ * simulate are long (cli/longrun.h), and give the estimates to the
+ * progress line. */
+static void estimate_finalists(struct pctx *p, const char *file, int jobs)
+{
+	struct estimate *e = xcalloc((size_t)p->n + 1, sizeof(*e));
+	bool *ok = xcalloc((size_t)p->n + 1, sizeof(*ok));
+	char **label = xcalloc((size_t)p->n + 1, sizeof(*label));
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		char pt[160];
+		plan_text(&f->c.plan, pt, sizeof(pt));
+		label[i] = xasprintf("plan %s on %s", pt, p->g->clusters[f->c.cluster].name);
+		ok[i] = !longrun_estimate(p->g->clusters[f->c.cluster].in, &f->c.plan, &e[i]);
+		if (ok[i])
+			progress_expect(p->pg, i, e[i].cpu_s, e[i].tasks * e[i].runs);
+	}
+	if (longrun_warn_batch(file, "plans", e, ok, (const char *const *)label, p->n, jobs))
+		progress_eager(p->pg);
+	for (int i = 0; i < p->n; i++)
+		free(label[i]);
+	free(label);
+	free(ok);
+	free(e);
 }
 
 /* Each finalist's point for the analysis (sim/study.h). */
@@ -604,8 +642,14 @@ int cmd_plan(int argc, char **argv)
 		rc = EXIT_OK;
 		goto out;
 	}
+	fflush(stdout);
+	p.pg = progress_create("plan", "plans", p.n, o.ro.jobs, o.quiet, true);
+	estimate_finalists(&p, o.file, o.ro.jobs);
 	double t_sim = now_s();
-	if (p.n && runner_run(&o.ro, p.n, job, done, &p, &d))
+	o.ro.tick = tick;
+	int run_rc = p.n ? runner_run(&o.ro, p.n, job, done, &p, &d) : 0;
+	progress_destroy(p.pg);
+	if (run_rc)
 		goto out;
 	for (int ci = 0; ci < p.g->nclusters; ci++)
 		for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci));)

@@ -6,7 +6,10 @@
  * file: exit 3, nothing simulated), then simulated by the runner, one
  * forked child each, N at a time; each child writes its scenario's reports
  * and sends back its row; the parent writes one CSV with a row per
- * scenario, in the order given, once all have ended. */
+ * scenario, in the order given, once all have ended. Before simulating,
+ * each scenario is estimated and a long one says so (cli/longrun.h); a
+ * progress line goes to a terminal (cli/progress.h): one scenario's from
+ * its engine's task count, several from their children's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 #include "cli.h"
 #include "diag.h"
 #include "engine.h"
+#include "longrun.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -100,6 +105,7 @@ struct batch {
 	char **dirs;                /* report directory per scenario, NULL = none */
 	struct result_row *rows;
 	int n, done, failed;
+	struct progress *pg;
 };
 
 /* The one rule for outputs, before simulating: the trace and the report
@@ -117,20 +123,64 @@ static int check_outputs(const char *dir, unsigned formats, const char *trace)
 	return rc;
 }
 
-/* Simulate sc into r, recording the timeline the schedule chart draws
- * when the formats have one (svg, html), the trace's observer inside it.
- * Returns 0, or -1 after reporting. */
-static int simulate(const struct scenario *sc, unsigned formats, struct trace *tr, struct result *r,
-		    struct diag *d)
+/* One scenario in this process: the long-run warning and the progress
+ * line's expectation from the run's estimate, the line from the engine's
+ * count (in memory shared with the what-if's side runs, runner.h). */
+struct one_run {
+	const char *path;
+	struct progress *pg;
+	atomic_long *board;
+};
+
+static void one_before(void *ctx, const struct estimate *e)
 {
-	const struct engine_observer *obs = tr ? trace_observer(tr) : NULL;
-	struct timeline *tl = formats & (REPORT_SVG | REPORT_HTML) ? timeline_create(obs) : NULL;
-	if (simulate_run_observed(sc->in, &sc->plan, tl ? timeline_observer(tl) : obs, r, d)) {
+	struct one_run *o = ctx;
+	if (longrun_warn(o->path, e))
+		progress_eager(o->pg);
+	progress_expect(o->pg, 0, e->cpu_s, e->tasks * e->runs);
+}
+
+static void one_tick(void *ctx)
+{
+	struct one_run *o = ctx;
+	long tasks = atomic_load_explicit(&o->board[0], memory_order_relaxed);
+	progress_tasks(o->pg, &tasks);
+}
+
+/* Simulate sc into r with hooks h, recording the timeline the schedule
+ * chart draws when the formats have one (svg, html), h's observer (the
+ * trace's) inside it. Returns 0 or -1 (reported). */
+static int simulate_recorded(struct scenario *sc, unsigned formats, struct simulate_hooks *h,
+			     struct result *r, struct diag *d)
+{
+	struct timeline *tl = formats & (REPORT_SVG | REPORT_HTML) ? timeline_create(h->obs) : NULL;
+	if (tl)
+		h->obs = timeline_observer(tl);
+	int rc = simulate_run_hooked(sc->in, &sc->plan, h, r, d);
+	if (rc)
 		timeline_destroy(tl);
-		return -1;
-	}
-	result_set_timeline(r, tl);
-	return 0;
+	else
+		result_set_timeline(r, tl);
+	return rc;
+}
+
+/* Simulate sc in this process into r, with the warning and the progress
+ * line (none with quiet), and the timeline (simulate_recorded).
+ * Returns 0 or -1 (reported). */
+static int simulate_one(struct scenario *sc, unsigned formats, struct trace *tr, bool quiet,
+			struct result *r, struct diag *d)
+{
+	struct one_run one = { .path = sc->meta.path, .board = runner_board_create(1) };
+	one.pg = progress_create("run", "scenarios", 1, 1, quiet, false);
+	struct engine_progress ep = { .tasks = &one.board[0], .tick = one_tick, .ctx = &one };
+	struct simulate_hooks h = { .obs = tr ? trace_observer(tr) : NULL, .before = one_before,
+				    .ctx = &one };
+	engine_set_progress(&ep);
+	int rc = simulate_recorded(sc, formats, &h, r, d);
+	engine_set_progress(NULL);
+	progress_destroy(one.pg);
+	runner_board_destroy(one.board, 1);
+	return rc;
 }
 
 /* Run one scenario in this process (summary, reports and trace, published
@@ -147,11 +197,10 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 		return rc;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
-	engine_set_progress(!o->quiet && !to_stdout);
 	struct trace *tr = NULL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
-	if (simulate(sc, to_stdout ? 0 : formats_of(o, sc), tr, &r, d)) {
+	if (simulate_one(sc, to_stdout ? 0 : formats_of(o, sc), tr, o->quiet || to_stdout, &r, d)) {
 		trace_destroy(tr);
 		return EXIT_FAIL;
 	}
@@ -194,7 +243,8 @@ static void batch_job(void *ctx, int i, struct result_row *row)
 	struct diag d;
 
 	diag_init(&d, b->o->quiet ? NULL : stderr);
-	if (simulate(sc, b->dirs[i] ? formats_of(b->o, sc) : 0, NULL, &r, &d)) {
+	struct simulate_hooks h = { 0 };
+	if (simulate_recorded(sc, b->dirs[i] ? formats_of(b->o, sc) : 0, &h, &r, &d)) {
 		result_row_fail(row, RESULT_FAILED, diag_text(&d));
 		goto out;
 	}
@@ -219,14 +269,20 @@ static void batch_done(void *ctx, int i, const struct result_row *row)
 	b->done++;
 	if (row->status != RESULT_OK)
 		b->failed++;
-	if (b->o->quiet)
-		return;
-	if (row->status == RESULT_OK)
+	progress_clear(b->pg);     /* the line below the message, not before it */
+	if (!b->o->quiet && row->status == RESULT_OK)
 		fprintf(stderr, "[%d/%d] %s: %.4f s per iteration, MFU %.1f%%\n", b->done, b->n,
 			b->sc[i]->meta.name, row->iteration_s, 100 * row->mfu);
-	else
+	else if (!b->o->quiet)
 		fprintf(stderr, "[%d/%d] %s: %s: %s\n", b->done, b->n, b->sc[i]->meta.name,
 			result_status_names[row->status], row->reason);
+	progress_done(b->pg, i, row->status != RESULT_OK);
+}
+
+static void batch_tick(void *ctx, const long *tasks)
+{
+	struct batch *b = ctx;
+	progress_tasks(b->pg, tasks);
 }
 
 static int write_rows(struct batch *b, FILE *f)
@@ -273,7 +329,13 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 	}
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
-	if (runner_run(ro, b->n, batch_job, batch_done, b, d))
+	b->pg = progress_create("run", "scenarios", b->n, ro->jobs, o->quiet, false);
+	longrun_scenarios(b->sc, b->n, ro->jobs, b->pg);
+	struct runner_opts rt = *ro;
+	rt.tick = batch_tick;
+	int run_rc = runner_run(&rt, b->n, batch_job, batch_done, b, d);
+	progress_destroy(b->pg);
+	if (run_rc)
 		goto out;
 	cleanup_phase("writing the runs CSV");
 	if (to_stdout) {

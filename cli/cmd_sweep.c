@@ -20,8 +20,10 @@
  * a torn last record, reads the JSON lines and drops torn or foreign ones,
  * then runs every point one of the two files lacks and appends it to the
  * file that lacks it: a JSON line lost to a kill is restored by running its
- * point again (the CSV row lacks the breakdowns the JSON line holds). A
- * progress line goes to a terminal.
+ * point again (the CSV row lacks the breakdowns the JSON line holds).
+ * Before simulating, every point is estimated and a long sweep says so
+ * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
+ * line per point to stderr otherwise (cli/progress.h).
  *
  * Fit first: a point that simulated but does not fit in GPU memory has
  * status "oom" (never on the Pareto front); the closing summary names the
@@ -44,6 +46,8 @@
 #include "csvfile.h"
 #include "atomic_file.h"
 #include "infile.h"
+#include "longrun.h"
+#include "progress.h"
 #include "sweep_origin.h"
 #include "diag.h"
 #include "human.h"
@@ -78,7 +82,8 @@ void cmd_sweep_usage(FILE *f)
 		   "  --mem-limit GB     address-space limit per simulation\n"
 		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
 		   "                     point that fits\n"
-		   "  --quiet            no progress line or summary\n\n"
+		   "  --quiet            no progress line (on a terminal), no JSON progress lines on\n"
+		   "                     stderr (otherwise), no summary\n\n"
 		   "examples:\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
@@ -106,26 +111,9 @@ struct sw {
 	FILE *csv, *jsonl;
 	bool header_done, quiet, tty;
 	long total, done, failed, invalid, oom;
-	double t0;
 	int io_error;
+	struct progress *pg;        /* over the points simulated */
 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void progress(struct sw *w, bool last)
-{
-	if (!w->tty || w->quiet)
-		return;
-	double dt = now() - w->t0, rate = dt > 0 ? w->done / dt : 0;
-	double eta = rate > 0 ? (w->total - w->done) / rate : 0;
-	fprintf(stderr, "\r[%ld/%ld] %.2f points/s, ETA %.0f s, %ld failed, %ld invalid   %s", w->done,
-		w->total, rate, eta, w->failed, w->invalid, last ? "\n" : "");
-}
 
 /* Append point index to the file(s) that lack it. */
 static void emit(struct sw *w, long index, json_t *values, const struct result_row *row,
@@ -160,7 +148,6 @@ static void emit(struct sw *w, long index, json_t *values, const struct result_r
 		w->failed++;
 	else if (!row->fits)
 		w->oom++;
-	progress(w, false);
 }
 
 static void job(void *ctx, int i, struct result_row *row)
@@ -177,6 +164,52 @@ static void done(void *ctx, int i, const struct result_row *row)
 	if (copy.status != RESULT_OK)
 		copy.plan = w->pts[i].sc->plan;
 	emit(w, w->pts[i].index, w->pts[i].values, &copy, w->pts[i].sc->in);
+	progress_done(w->pg, i, row->status != RESULT_OK);
+}
+
+static void tick(void *ctx, const long *tasks)
+{
+	struct sw *w = ctx;
+	progress_tasks(w->pg, tasks);
+}
+
+/* "point 17 (tp=1, dp=64)": a point and its axis values. Caller frees. */
+static char *point_label(const struct point *p)
+{
+	char ax[400] = "";
+	size_t len = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(p->values, k, v) {
+		char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
+		if (len < sizeof(ax))
+			len += (size_t)snprintf(ax + len, sizeof(ax) - len, "%s%s=%s", len ? ", " : "", k,
+						val ? val : "?");
+		free(val);
+	}
+	return *ax ? xasprintf("point %ld (%s)", p->index, ax) : xasprintf("point %ld", p->index);
+}
+
+/* Before simulating: estimate every valid point, warn when the sweep is
+ * long (cli/longrun.h), and give the estimates to the progress line. */
+static void estimate_points(struct sw *w, const char *file, int jobs)
+{
+	struct estimate *e = xcalloc((size_t)w->npts + 1, sizeof(*e));
+	bool *ok = xcalloc((size_t)w->npts + 1, sizeof(*ok));
+	char **label = xcalloc((size_t)w->npts + 1, sizeof(*label));
+	for (int i = 0; i < w->npts; i++) {
+		ok[i] = !longrun_estimate(w->pts[i].sc->in, &w->pts[i].sc->plan, &e[i]);
+		if (ok[i])
+			progress_expect(w->pg, i, e[i].cpu_s, e[i].tasks * e[i].runs);
+		label[i] = point_label(&w->pts[i]);
+	}
+	if (longrun_warn_batch(file, "points", e, ok, (const char *const *)label, w->npts, jobs))
+		progress_eager(w->pg);
+	for (int i = 0; i < w->npts; i++)
+		free(label[i]);
+	free(label);
+	free(ok);
+	free(e);
 }
 
 /* A record's axis values ("k=v, ..."): its keys between "sweep" and
@@ -587,9 +620,12 @@ static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, con
 		row.plan = base->plan;
 		emit(w, w->inv[k].index, w->inv[k].values, &row, base->in);
 	}
-	if (w->npts && runner_run(&o->ro, w->npts, job, done, w, d))
+	struct runner_opts ro = o->ro;
+	ro.tick = tick;
+	if (w->npts && runner_run(&ro, w->npts, job, done, w, d))
 		return EXIT_FAIL;
-	progress(w, true);
+	progress_destroy(w->pg);
+	w->pg = NULL;
 	if (w->io_error) {
 		diag_err(d, csv_path, "", "cannot write the output");
 		return EXIT_FAIL;
@@ -607,7 +643,7 @@ int cmd_sweep(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct sw w = { .quiet = o.quiet, .tty = isatty(2) };
+	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO) };
 	struct inputs_cache *cache = inputs_cache_create();
 	struct scenario *base = NULL;
 	char *csv_path = NULL, *jsonl_path = NULL, why[1200];
@@ -648,9 +684,10 @@ int cmd_sweep(int argc, char **argv)
 			skipped++;
 		else
 			w.total++;
-	w.t0 = now();
 	if ((rc = expand(&w, &o, cache, &base, &d)))
 		goto out;
+	w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
+	estimate_points(&w, o.file, o.ro.jobs);
 	if (!o.quiet && !w.tty && skipped)
 		fprintf(stderr, "ddlsim: resuming: %ld points already done\n", skipped);
 	if ((rc = run_points(&w, &o, &csv_fd, csv_path, jsonl_path, &me, base, &d)))
@@ -667,6 +704,7 @@ int cmd_sweep(int argc, char **argv)
 		       w.total - w.invalid - w.failed, w.oom, w.invalid, w.failed, csv_path, jsonl_path, dir);
 	rc = w.failed ? EXIT_FAIL : EXIT_OK;
 out:
+	progress_destroy(w.pg);
 	if (w.csv)
 		fclose(w.csv);
 	if (w.jsonl)

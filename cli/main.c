@@ -96,6 +96,10 @@ static void usage(FILE *f)
 		   "     output that exists and is not a regular file (never replaced)\n"
 		   "  130, 143, 153  interrupted by SIGINT, SIGTERM or SIGXFSZ (ulimit -f): temporary\n"
 		   "     files removed, no output published or half-replaced\n\n"
+		   "environment:\n"
+		   "  DDLSIM_LONG_RUN_S  seconds of CPU from which run, compare, sweep and plan warn,\n"
+		   "                     before simulating, how long it will take, why folding is off\n"
+		   "                     and what would shorten it (default 30; 0: always)\n\n"
 		   "example:\n"
 		   "  ddlsim run scenarios/quickstart.json --out out/quickstart\n");
 }

@@ -15,7 +15,7 @@
  *                      mirrors when folded exactly)
  *   engine_ps.c        data-parallel all-reduces through parameter
  *                      servers, synchronous or with a staleness bound
- *   engine_observer.c  the progress line and the link sampler
+ *   engine_observer.c  the progress count and the link sampler
  *   engine_sweep.c     the collective sweep (ddlsim collective)
  *   engine_rank.c      below every task kind: a rank's host, starting an
  *                      actor, group barriers, the SM-busy count
@@ -38,11 +38,10 @@
 #include "engine.h"
 #include "fold.h"
 
-/* The progress line of a long run (engine_observer.c). */
+/* A run's progress report (engine_observer.c, engine_set_progress). */
 struct progress {
-	bool on, shown;
-	double t0, last;
-	long total;             /* tasks of every simulated rank */
+	bool on;
+	long base;              /* the count found when the run started */
 };
 
 struct platform_extra;
@@ -194,12 +193,10 @@ void engine_ps_summary(struct sim *S, struct engine_result *out);
 
 /* Wall-clock seconds (monotonic). */
 double engine_wall_s(void);
-/* Start the progress line if asked (engine_set_progress) and on a tty. */
+/* Start reporting progress if asked (engine_set_progress). */
 void engine_progress_start(struct sim *S);
-/* Called every 4,096 tasks: rewrite the progress line. */
+/* Called every ENGINE_PROGRESS_TASKS tasks and at the end: report done. */
 void engine_progress_tick(struct progress *pg, long done);
-/* Erase the progress line if one was shown. */
-void engine_progress_end(struct progress *pg);
 /* The link sampler daemon's main (engine_observer.link_sample). */
 void engine_sampler_main(int argc, char **argv);
 

@@ -9,7 +9,7 @@
  *   make_ranks      the simulated ranks' state, groups, mirror pairs
  *   engine_make_sinks (cheap folding) daemon sinks for folded receivers
  *   start_actors    one actor per (simulated rank, used stream), the link
- *                   sampler, the progress line
+ *                   sampler, the progress count
  *   simgrid_run     the replay (engine_stream.c, engine_coll.c,
  *                   engine_p2p.c, engine_ps.c)
  *   collect         exposed tails, the mean of repeated iterations,
@@ -226,7 +226,7 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 }
 
 /* One actor per (simulated rank, stream with tasks); the link sampler
- * if observed; the progress line. */
+ * if observed; the progress count. */
 static void start_actors(struct sim *S)
 {
 	const struct engine_job *job = S->job;
@@ -391,7 +391,8 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		job->obs->begin(job->obs->ctx, out);
 	start_actors(&S);
 	simgrid_run();
-	engine_progress_end(&S.progress);
+	if (S.progress.on)
+		engine_progress_tick(&S.progress, S.tasks);
 	if (S.failed) {
 		diag_errf(d, "cannot plan a collective with algorithm '%s' during the replay",
 			  job->coll_algo);

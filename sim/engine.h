@@ -107,6 +107,7 @@
 #ifndef DDLSIM_ENGINE_H
 #define DDLSIM_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "diag.h"
@@ -235,10 +236,25 @@ struct engine_result {
 	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
 };
 
-/* Print a progress line on stderr while engine_run() runs, if stderr is
- * a terminal and the run has taken more than a few seconds (off by
- * default: `ddlsim run` of one scenario turns it on unless --quiet). */
-void engine_set_progress(bool on);
+/* Where engine_run() tells how far its replay has gone (issue 27: never
+ * a silent long run). *tasks counts the tasks replayed: a run adds its
+ * own to what it finds there, so the sampled iterations and sensitivity
+ * runs of a what-if (runner children of the run, whatif.h) add theirs
+ * when tasks lives in memory shared across fork (runner_board_create()).
+ * It is written every ENGINE_PROGRESS_TASKS tasks, from the task loop's
+ * existing count, and when the run ends; tick, if not NULL, is then
+ * called in the process that replays (it must not call the engine).
+ * Reading the count changes nothing the engine computes. */
+#define ENGINE_PROGRESS_TASKS 1024    /* a power of two (the count is masked) */
+struct engine_progress {
+	atomic_long *tasks;     /* NULL: no progress (the default) */
+	void (*tick)(void *ctx);
+	void *ctx;
+};
+
+/* Set (a copy of *p) or clear (NULL) where every later engine_run() of
+ * this process and of its forked children reports its progress. */
+void engine_set_progress(const struct engine_progress *p);
 
 /* Build the SimGrid platform of nodes nodes of t with every GPU (what an
  * unfolded run builds) and simulate nothing: *platform_s is the time it

@@ -76,8 +76,14 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		S->failed = true;
 		return;
 	}
+	/* the entry cp0 lives in the cache's table, which grows when any
+	 * actor makes a plan (while this one sleeps or waits, or here in
+	 * fold_mirrors): what it holds is read now, and it is looked up
+	 * again before it is used after a wait (4,096 unfolded ranks read a
+	 * moved entry: a crash at the latency below) */
 	struct coll_plan *p = cp0->p;
 	const int *by_dst = cp0->by_dst;
+	double alpha = route_alpha(S, cp0);
 	sg_bar_t bar = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
 	if (t->launch_s > 0)
@@ -138,7 +144,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			if (S->fold.active[f->src]) /* a folded source sends nothing */
 				c[nc++] = sg_mailbox_get_async(engine_coll_mailbox(t->stream, f->src, f->dst), &sink);
 		}
-		/* no plan is made since cp0 was found: the pointer holds */
+		cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
 		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank)) {
 			struct crit_post cpst = { S, a, nc };
 			fold_each_crit_flow(&S->fold, cp0, crit_post_one, &cpst);
@@ -148,8 +154,8 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	sg_comm_wait_all(a->comms, (size_t)nc);
 	sg_barrier_wait(bar);
 	/* the latency of each merged call: the plan's beyond its longest
-	 * route, and that route's (cp0 still holds: no plan was made since) */
-	double lat = (p->extra_latency_s + route_alpha(S, cp0)) * t->count;
+	 * route, and that route's */
+	double lat = (p->extra_latency_s + alpha) * t->count;
 	if (lat > 0)
 		sg_actor_sleep_for(lat);
 	engine_comm_busy(ri, p->sm_channels, -1);

@@ -1,20 +1,19 @@
 /* engine_observer: what the engine tells while it runs, apart from its
- * result: a progress line on a terminal for runs longer than a few
- * seconds, and the link sampler that feeds an engine_observer's
- * link_sample (the trace export, trace.h) every period. */
+ * result: how many tasks it has replayed (engine_set_progress: the
+ * caller draws a progress line from it, cli/progress.c), and the link
+ * sampler that feeds an engine_observer's link_sample (the trace export,
+ * trace.h) every period. */
 #include "engine-private.h"
 
-#include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "engine_platform.h"
 
-static bool g_progress;         /* engine_set_progress() */
+static struct engine_progress g_progress;      /* engine_set_progress() */
 
-void engine_set_progress(bool on)
+void engine_set_progress(const struct engine_progress *p)
 {
-	g_progress = on;
+	g_progress = p ? *p : (struct engine_progress){ 0 };
 }
 
 double engine_wall_s(void)
@@ -24,38 +23,19 @@ double engine_wall_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-#define PROGRESS_AFTER_S 3.0    /* no line for runs shorter than this */
-#define PROGRESS_EVERY_S 0.5
-
-/* Called every 4,096 tasks: a line "simulating: 42% (...)" on stderr,
- * rewritten in place. */
 void engine_progress_tick(struct progress *pg, long done)
 {
-	double now = engine_wall_s();
-	if (now - pg->t0 < PROGRESS_AFTER_S || now - pg->last < PROGRESS_EVERY_S)
-		return;
-	pg->last = now;
-	pg->shown = true;
-	fprintf(stderr, "\rddlsim: simulating %3.0f%% (%ld of %ld tasks, %.3f s simulated, %.0f s)  ",
-		pg->total > 0 ? 100.0 * (double)done / (double)pg->total : 0.0, done, pg->total,
-		simgrid_get_clock(), now - pg->t0);
-	fflush(stderr);
-}
-
-void engine_progress_end(struct progress *pg)
-{
-	if (pg->shown)
-		fprintf(stderr, "\r%80s\r", "");
+	atomic_store_explicit(g_progress.tasks, pg->base + done, memory_order_relaxed);
+	if (g_progress.tick)
+		g_progress.tick(g_progress.ctx);
 }
 
 void engine_progress_start(struct sim *S)
 {
-	if (!g_progress || !isatty(STDERR_FILENO))
+	if (!g_progress.tasks)
 		return;
-	S->progress = (struct progress){ .on = true, .t0 = engine_wall_s() };
-	for (int r = 0; r < S->job->pl->nranks; r++)
-		if (S->ri[r].prog)
-			S->progress.total += S->ri[r].prog->n;
+	S->progress = (struct progress){
+		.on = true, .base = atomic_load_explicit(g_progress.tasks, memory_order_relaxed) };
 }
 
 /* The link sampler (engine_observer.link_sample): a daemon that reads every

@@ -202,7 +202,7 @@ void engine_stream_main(int argc, char **argv)
 						sg_sem_release(ri->wake[s]);
 					}
 			S->tasks++;
-			if (S->progress.on && !(S->tasks & 4095))
+			if (S->progress.on && !(S->tasks & (ENGINE_PROGRESS_TASKS - 1)))
 				engine_progress_tick(&S->progress, S->tasks);
 		}
 		if (a->s == STREAM_COMPUTE)

@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,6 +22,7 @@
 
 #include "bug.h"
 #include "cleanup.h"
+#include "engine.h"
 #include "xalloc.h"
 
 struct slot {
@@ -53,9 +56,34 @@ static void write_all(int fd, const void *buf, size_t n)
 	}
 }
 
-static void child(const struct runner_opts *o, int fd, int i, runner_job_fn job, void *ctx)
+atomic_long *runner_board_create(int n)
+{
+	size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(atomic_long);
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "ddlsim: out of memory (a progress board of %d counters: %s)\n", n,
+			strerror(errno));
+		exit(1);
+	}
+	atomic_long *b = m;
+	for (int i = 0; i < n; i++)
+		atomic_init(&b[i], 0);
+	return b;
+}
+
+void runner_board_destroy(atomic_long *board, int n)
+{
+	if (board)
+		munmap(board, (size_t)(n > 0 ? n : 1) * sizeof(atomic_long));
+}
+
+static void child(const struct runner_opts *o, int fd, int i, runner_job_fn job, void *ctx,
+		  atomic_long *board)
 {
 	struct result_row row;
+
+	if (board)      /* this job's engine runs count into its slot */
+		engine_set_progress(&(struct engine_progress){ .tasks = &board[i] });
 
 	if (o->mem_limit_bytes > 0) {
 		struct rlimit rl = { (rlim_t)o->mem_limit_bytes, (rlim_t)o->mem_limit_bytes };
@@ -97,7 +125,7 @@ static void lost_row(const struct runner_opts *o, struct slot *s, int wstatus)
 }
 
 static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_fn job, void *ctx,
-		 struct diag *d)
+		 atomic_long *board, struct diag *d)
 {
 	int fds[2];
 	if (pipe(fds))
@@ -112,7 +140,7 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 	if (pid == 0) {
 		close(fds[0]);
 		cleanup_reset_in_child();
-		child(o, fds[1], i, job, ctx);
+		child(o, fds[1], i, job, ctx, board);
 	}
 	cleanup_remember_child(pid);
 	close(fds[1]);
@@ -149,6 +177,73 @@ static bool drain(const struct runner_opts *o, struct slot *s, runner_done_fn do
 	return true;
 }
 
+/* The pollfds of the running children into pfd (their slots in map);
+ * returns their count, *wait_s the time to the nearest deadline (-1:
+ * none). */
+static int poll_set(struct slot *slots, int jobs, struct pollfd *pfd, int *map, double t,
+		    double *wait_s)
+{
+	int np = 0;
+	*wait_s = -1;
+	for (int k = 0; k < jobs; k++) {
+		if (!slots[k].pid)
+			continue;
+		pfd[np] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
+		map[np++] = k;
+		if (slots[k].deadline_s > 0 && !slots[k].timed_out) {
+			double left = slots[k].deadline_s - t;
+			if (left < 0)
+				left = 0;
+			if (*wait_s < 0 || left < *wait_s)
+				*wait_s = left;
+		}
+	}
+	return np;
+}
+
+/* The jobs' progress (runner_opts.tick): the board the children count
+ * into, and when the caller hears of it next. */
+struct ticker {
+	atomic_long *board;     /* NULL: no progress */
+	long *tasks;            /* [n] the board read */
+	int n;
+	double next_s;
+};
+
+static void ticker_init(struct ticker *tk, const struct runner_opts *o, int n)
+{
+	*tk = (struct ticker){ .n = n, .next_s = now_s() + RUNNER_TICK_S };
+	if (o->tick) {
+		tk->board = runner_board_create(n);
+		tk->tasks = xcalloc((size_t)n + 1, sizeof(*tk->tasks));
+	}
+}
+
+/* *wait_s no longer than the time to the next tick at t. */
+static void ticker_wait(const struct ticker *tk, double t, double *wait_s)
+{
+	double left = tk->next_s - t > 0 ? tk->next_s - t : 0;
+	if (tk->board && (*wait_s < 0 || left < *wait_s))
+		*wait_s = left;
+}
+
+/* At t, tell the caller the tasks each job has replayed, when due. */
+static void ticker_tick(struct ticker *tk, const struct runner_opts *o, void *ctx, double t)
+{
+	if (!tk->board || t < tk->next_s)
+		return;
+	for (int i = 0; i < tk->n; i++)
+		tk->tasks[i] = atomic_load_explicit(&tk->board[i], memory_order_relaxed);
+	o->tick(ctx, tk->tasks);
+	tk->next_s = t + RUNNER_TICK_S;
+}
+
+static void ticker_finish(struct ticker *tk)
+{
+	free(tk->tasks);
+	runner_board_destroy(tk->board, tk->n);
+}
+
 int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,
 	       void *ctx, struct diag *d)
 {
@@ -159,11 +254,13 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 	struct pollfd *pfd = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*pfd));
 	int *map = xcalloc((size_t)(jobs ? jobs : 1), sizeof(*map));
 	int next = 0, running = 0, rc = 0;
+	struct ticker tk;
+	ticker_init(&tk, o, n);
 
 	while (next < n || running > 0) {
 		for (int k = 0; k < jobs && next < n && rc == 0; k++)
 			if (!slots[k].pid) {
-				if (start(o, &slots[k], next, job, ctx, d))
+				if (start(o, &slots[k], next, job, ctx, tk.board, d))
 					rc = -1;
 				else {
 					next++;
@@ -172,21 +269,9 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 			}
 		if (running == 0)
 			break;
-		int np = 0;
-		double wait_s = -1, t = now_s();
-		for (int k = 0; k < jobs; k++) {
-			if (!slots[k].pid)
-				continue;
-			pfd[np] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
-			map[np++] = k;
-			if (slots[k].deadline_s > 0 && !slots[k].timed_out) {
-				double left = slots[k].deadline_s - t;
-				if (left < 0)
-					left = 0;
-				if (wait_s < 0 || left < wait_s)
-					wait_s = left;
-			}
-		}
+		double wait_s, t = now_s();
+		int np = poll_set(slots, jobs, pfd, map, t, &wait_s);
+		ticker_wait(&tk, t, &wait_s);
 		int pr = poll(pfd, (nfds_t)np, wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1);
 		if (pr < 0 && errno != EINTR) {
 			rc = diag_errf(d, "runner: poll failed: %s", strerror(errno));
@@ -199,15 +284,19 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 				s->timed_out = true;
 				kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
 			}
-			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
-				if (drain(o, s, done, ctx))
-					running--;
+			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    drain(o, s, done, ctx)) {
+				running--;
+				tk.next_s = t;  /* say at once that it ended */
+			}
 		}
+		ticker_tick(&tk, o, ctx, t);
 	}
 	/* after a runner error: reap what still runs, delivering its rows */
 	for (int k = 0; k < jobs; k++)
 		while (slots[k].pid)
 			drain(o, &slots[k], done, ctx);
+	ticker_finish(&tk);
 	free(map);
 	free(pfd);
 	free(slots);

@@ -16,12 +16,24 @@
 #ifndef DDLSIM_RUNNER_H
 #define DDLSIM_RUNNER_H
 
+#include <stdatomic.h>
+
 #include "result.h"
+
+/* Progress (issue 27): with runner_opts.tick set, each child's engine
+ * runs count the tasks they replay (engine_set_progress) into a counter
+ * of a board shared across fork, and the parent calls tick(ctx, tasks)
+ * every RUNNER_TICK_S while children run and after each job ends, tasks[i]
+ * the tasks job i has replayed so far (its what-if side runs' included;
+ * 0 before it starts). */
+#define RUNNER_TICK_S 0.25
+typedef void (*runner_tick_fn)(void *ctx, const long *tasks);
 
 struct runner_opts {
 	int jobs;                   /* children at once (>= 1) */
 	double timeout_s;           /* per child; 0 = none */
 	double mem_limit_bytes;     /* per child address space; 0 = none */
+	runner_tick_fn tick;        /* NULL: no progress */
 };
 
 /* Runs in the child for job index i: fill row (result_row_fill() after a
@@ -37,5 +49,12 @@ typedef void (*runner_done_fn)(void *ctx, int i, const struct result_row *row);
  * stand. */
 int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,
 	       void *ctx, struct diag *d);
+
+/* n counters, zero, in memory shared with the children forked after
+ * (mmap MAP_SHARED): where engine runs in children report their
+ * progress (engine.h). Exits like xalloc when the memory cannot be had.
+ * runner_board_destroy(board, n) unmaps it (NULL: no-op). */
+atomic_long *runner_board_create(int n);
+void runner_board_destroy(atomic_long *board, int n);
 
 #endif

@@ -280,35 +280,60 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
 {
 	return simulate_run_observed(in, pl, NULL, r, d);
 }
-/* Why a run is not folded (NULL if nothing stops it): said in the report
- * and after the summary, because an unfolded run of many ranks is slow
- * and the user may prefer simulation.fold "on" or "exact" (not exact
- * there). */
-static const char *fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
-			       bool drift)
+/* Why a run is not folded (why NULL if nothing stops it): said in the
+ * report and after the summary, because an unfolded run of many ranks is
+ * slow and the user may prefer simulation.fold "on" or "exact" (not
+ * exact there); advice: what would let it fold or shorten it, said
+ * before a long run (estimate.h). Static strings. */
+struct fold_why {
+	const char *why, *advice;
+};
+
+#define FOLD_ON_ADVICE "simulation.fold \"on\" folds it (within a few % of every rank " \
+		       "simulated: docs/howto.md)"
+
+static struct fold_why fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
+				   bool drift)
 {
+	bool rail = t->fabric == FABRIC_RAIL;
 	if (pl->simulation.fold == FOLD_OFF)
-		return "simulation.fold is \"off\"";
+		return (struct fold_why){ "simulation.fold is \"off\"",
+					  "set simulation.fold to \"auto\" (one data-parallel replica "
+					  "simulated for all)" };
 	if (pl->simulation.fold == FOLD_EXACT && tree_pp)
-		return "a tree all-reduce with a pipeline loads its members' NICs unequally, so the "
-		       "replicas' timelines differ: \"exact\" simulates every rank";
+		return (struct fold_why){ "a tree all-reduce with a pipeline loads its members' NICs "
+					  "unequally, so the replicas' timelines differ: \"exact\" "
+					  "simulates every rank", FOLD_ON_ADVICE };
 	if (pl->simulation.fold == FOLD_EXACT && drift)
-		return "a pipeline of more than 2 stages with data-parallel groups whose members' "
-		       "paths differ (a ring over several leaves) lets the replicas' timelines drift "
-		       "apart: \"exact\" simulates every rank";
+		return (struct fold_why){ "a pipeline of more than 2 stages with data-parallel groups "
+					  "whose members' paths differ (a ring over several leaves) lets "
+					  "the replicas' timelines drift apart: \"exact\" simulates "
+					  "every rank", FOLD_ON_ADVICE };
 	if ((long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp <= 1)
-		return "one rank per pipeline stage: nothing to fold";
+		return (struct fold_why){ "one rank per pipeline stage: nothing to fold",
+					  "a smaller global batch (fewer micro-batches)" };
 	if (pl->parallel.dp_sync == DP_SYNC_PS)
-		return "parameter servers: the replicas' pushes and pulls are not identical";
+		return (struct fold_why){ "parameter servers: the replicas' pushes and pulls are not "
+					  "identical", "simulate fewer nodes (asynchronous servers: "
+					  "fewer parallel.ps.iterations)" };
 	if (plan_mixed_gpus(pl))
-		return "node groups with different GPUs make the replicas differ";
+		return (struct fold_why){ "node groups with different GPUs make the replicas differ",
+					  "simulate fewer nodes" };
 	if (!topology_is_symmetric(t, pl->nodes))
-		return t->fabric == FABRIC_RAIL
-		       ? "the rail fabric is not symmetric at this node count (a partly filled rail switch)"
-		       : "the fat tree is not symmetric at this node count (a partly filled leaf or pod)";
+		return (struct fold_why){
+			rail ? "the rail fabric is not symmetric at this node count (a partly filled "
+			       "rail switch)"
+			     : "the fat tree is not symmetric at this node count (a partly filled leaf "
+			       "or pod)",
+			rail ? "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "
+			       "alike), or a node count that fills whole rail switches"
+			     : "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "
+			       "alike), or a node count that fills whole leaves and pods" };
 	if (t->fabric != FABRIC_NONBLOCKING && !strcmp(pl->communication.coll_algo, "tree"))
-		return "a forced tree all-reduce across switches is not folded exactly";
-	return NULL;
+		return (struct fold_why){ "a forced tree all-reduce across switches is not folded "
+					  "exactly", "communication.algorithm \"auto\" or \"ring\" "
+					  "folds it, as does simulation.fold \"on\"" };
+	return (struct fold_why){ NULL, NULL };
 }
 
 
@@ -398,15 +423,12 @@ static void programs_finish(struct programs *P, int npp)
 	free(P->pp);
 }
 
-/* Build every stage's program (r->stage), the node groups' programs, the
- * per-kernel table and the cost source's names. Returns 0 or -1
- * (reported). */
+/* Build every stage's program (r->stage) and the node groups' programs.
+ * Returns 0 or -1 (reported). */
 static int build_programs(const struct inputs *in, const struct plan *pl,
 			  const struct placement *place, struct programs *P, struct result *r,
 			  struct diag *d)
 {
-	struct cost *cost = inputs_cost(in);
-
 	r->nstages = pl->parallel.pp;
 	r->stage = xcalloc((size_t)pl->parallel.pp, sizeof(*r->stage));
 	P->progs = xcalloc((size_t)pl->parallel.pp, sizeof(*P->progs));
@@ -419,6 +441,15 @@ static int build_programs(const struct inputs *in, const struct plan *pl,
 	}
 	if (pl->ngroups > 0 && build_groups(in, pl, place, P->progs, &P->grp, r, d))
 		return -1;
+	return 0;
+}
+
+/* The per-kernel table of the report and the cost source's names.
+ * Returns 0 or -1 (reported). */
+static int describe_cost(const struct inputs *in, const struct plan *pl, struct result *r,
+			 struct diag *d)
+{
+	struct cost *cost = inputs_cost(in);
 	if (collect_ops(in, pl, cost, r))
 		return diag_errf(d, "cannot list the kernels of the model");
 	r->cost_source = cost_name(cost);
@@ -459,7 +490,7 @@ static int build_programs(const struct inputs *in, const struct plan *pl,
  * (reported). */
 static int fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
 		       const struct program *s0, bool any_distinct, struct result *r, bool *fold,
-		       struct diag *d)
+		       const char **advice, struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
 	bool tree_pp = pl->parallel.pp > 1 && pl->parallel.dp > 1 && !strcmp(pl->communication.coll_algo, "tree");
@@ -482,8 +513,10 @@ static int fold_decide(const struct inputs *in, const struct plan *pl, const str
 		     /* a forced tree is not exact folded beyond one switch (the
 		      * residue of issue 16): simulate every rank */
 		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->communication.coll_algo, "tree") != 0));
+	struct fold_why w = *fold ? (struct fold_why){ NULL, NULL } : fold_reason(pl, topo, tree_pp, drift);
 	r->folded = *fold;
-	r->fold_reason = *fold ? NULL : fold_reason(pl, topo, tree_pp, drift);
+	r->fold_reason = w.why;
+	*advice = w.advice;
 	return 0;
 }
 
@@ -713,53 +746,141 @@ static void rank0_groups(const struct plan *pl, const struct placement *place,
 	topology_group_links(topo, r->pp_ranks0, r->npp0, r->links_pp, sizeof(r->links_pp));
 }
 
-int simulate_run_observed(const struct inputs *in, const struct plan *pl,
-			  const struct engine_observer *obs, struct result *r, struct diag *d)
+/* What a run prepares before the engine starts, and an estimate too:
+ * the placement, the programs, the ranks unlike their replicas, the
+ * folding decision and the engine job. */
+struct prepared {
+	struct placement place;
+	struct programs P;
+	struct job_parts J;
+	unsigned char *distinct;
+	bool any_distinct;
+	const char *fold_advice;        /* static, fold_decide() */
+};
+
+static void prepared_finish(struct prepared *x, int npp)
+{
+	free(x->J.thr);
+	free(x->distinct);
+	programs_finish(&x->P, npp);
+}
+
+/* Prepare plan pl on in into x (r: the result begun by result_begin()).
+ * Returns 0 or -1 (reported); x is to be finished either way. */
+static int prepare(const struct inputs *in, const struct plan *pl,
+		   const struct engine_observer *obs, struct prepared *x, struct result *r,
+		   struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
-	struct placement place;
-	struct programs P = { 0 };
-	struct job_parts J = { 0 };
-	unsigned char *distinct = NULL;
-	bool fold = false, any_distinct;
-	int rc = -1;
-	double t0 = now_s();
+	bool fold = false;
 
-	result_begin(in, pl, r);
-	if (placement_init_ep(&place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
+	if (placement_init_ep(&x->place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
 			      pl->parallel.pp, pl->parallel.order))
 		return diag_errf(d, "invalid rank order '%s'", pl->parallel.order);
-	if (build_programs(in, pl, &place, &P, r, d))
-		goto out;
+	if (build_programs(in, pl, &x->place, &x->P, r, d))
+		return -1;
 	/* stragglers, GPUs throttled on their own (not the whole job) and the
 	 * GPUs whose traffic can cross a degraded link make their replicas
 	 * differ: cheap folding simulates those replicas whole (fold.c,
 	 * partial folding); exact folding does not fold them */
-	distinct = whatif_distinct_ranks(pl, topo, place.nranks, &any_distinct);
-	if (fold_decide(in, pl, &place, &P.progs[0], any_distinct, r, &fold, d))
+	x->distinct = whatif_distinct_ranks(pl, topo, x->place.nranks, &x->any_distinct);
+	if (fold_decide(in, pl, &x->place, &x->P.progs[0], x->any_distinct, r, &fold, &x->fold_advice, d))
+		return -1;
+	job_init(&x->J, in, pl, &x->place, &x->P, fold, x->any_distinct ? x->distinct : NULL, obs);
+	return 0;
+}
+
+#define ALL_DISTINCT_REASON "every data-parallel replica holds a straggler, a throttled GPU or a " \
+			    "GPU behind a degraded link: nothing left to fold"
+
+/* The estimate of the prepared run x (r: its result so far) into *e.
+ * Returns 0 or -1 (reported). */
+static int estimate_prepared(const struct plan *pl, struct prepared *x, const struct result *r,
+			     struct estimate *e, struct diag *d)
+{
+	memset(e, 0, sizeof(*e));
+	if (estimate_job(&x->J.job, e, d))
+		return -1;
+	e->runs = 1 + whatif_side_runs(pl);
+	e->folded = r->folded;
+	e->fold_reason = r->fold_reason;
+	e->fold_advice = x->fold_advice;
+	if (r->folded && x->any_distinct && e->simulated == e->ranks) {
+		e->folded = false;
+		e->fold_reason = ALL_DISTINCT_REASON;
+		e->fold_advice = "fewer stragglers, throttled GPUs or degraded links, or fewer nodes";
+	}
+	estimate_time(e);
+	return 0;
+}
+
+/* Tell h->before the run's estimate, when it can be made (a plan the
+ * estimate cannot make is the engine's to report). */
+static void before_engine(const struct plan *pl, struct prepared *x, const struct result *r,
+			  const struct simulate_hooks *h)
+{
+	struct estimate e;
+	struct diag quiet;
+	if (!h || !h->before)
+		return;
+	diag_init(&quiet, NULL);
+	if (!estimate_prepared(pl, x, r, &e, &quiet))
+		h->before(h->ctx, &e);
+	diag_finish(&quiet);
+}
+
+int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const struct simulate_hooks *h,
+			struct result *r, struct diag *d)
+{
+	struct prepared x = { 0 };
+	int rc = -1;
+	double t0 = now_s();
+
+	result_begin(in, pl, r);
+	if (prepare(in, pl, h ? h->obs : NULL, &x, r, d) || describe_cost(in, pl, r, d))
 		goto out;
-	job_init(&J, in, pl, &place, &P, fold, any_distinct ? distinct : NULL, obs);
-	if (whatif_run(pl, &J.job, r, d))
+	before_engine(pl, &x, r, h);
+	if (whatif_run(pl, &x.J.job, r, d))
 		goto out;
 	for (int i = 0; i < r->eng->nranks; i++)
 		r->throttle_s += r->eng->rank[i].throttle_s;
-	if (r->folded && any_distinct && r->eng->nsimulated == r->eng->nranks) {
+	if (r->folded && x.any_distinct && r->eng->nsimulated == r->eng->nranks) {
 		r->folded = false;
-		r->fold_reason = "every data-parallel replica holds a straggler, a throttled GPU or a "
-				 "GPU behind a degraded link: nothing left to fold";
+		r->fold_reason = ALL_DISTINCT_REASON;
 	}
 	derive_speed(in, pl, r);
-	derive_memory(in, pl, &place, &P.grp, r);
+	derive_memory(in, pl, &x.place, &x.P.grp, r);
 	derive_training(pl, r);
 	if (check_figures(in, r, d))
 		goto out;
-	rank0_groups(pl, &place, topo, r);
+	rank0_groups(pl, &x.place, inputs_topology(in), r);
 	rc = 0;
 out:
 	r->sim_wall_s = now_s() - t0;
-	free(J.thr);
-	free(distinct);
-	programs_finish(&P, pl->parallel.pp);
+	prepared_finish(&x, pl->parallel.pp);
+	return rc;
+}
+
+int simulate_run_observed(const struct inputs *in, const struct plan *pl,
+			  const struct engine_observer *obs, struct result *r, struct diag *d)
+{
+	struct simulate_hooks h = { .obs = obs };
+	return simulate_run_hooked(in, pl, &h, r, d);
+}
+
+int simulate_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e,
+		      struct diag *d)
+{
+	struct prepared x = { 0 };
+	struct result r;
+	int rc = -1;
+
+	memset(e, 0, sizeof(*e));
+	result_begin(in, pl, &r);
+	if (!prepare(in, pl, NULL, &x, &r, d) && !estimate_prepared(pl, &x, &r, e, d))
+		rc = 0;
+	prepared_finish(&x, pl->parallel.pp);
+	result_finish(&r);
 	return rc;
 }
 

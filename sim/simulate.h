@@ -10,6 +10,7 @@
 #define DDLSIM_SIMULATE_H
 
 #include "diag.h"
+#include "estimate.h"
 #include "inputs.h"
 #include "plan.h"
 #include "result.h"
@@ -27,6 +28,29 @@ int simulate_run(const struct inputs *in, const struct plan *pl, struct result *
  * (the trace export, trace.h). */
 int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 			  const struct engine_observer *obs, struct result *r, struct diag *d);
+
+/* What a caller of simulate_run_hooked() hears of the run (each
+ * optional). */
+struct simulate_hooks {
+	const struct engine_observer *obs;      /* watches the replay (trace.h) */
+	/* Called once the engine job is made, before the engine starts, with
+	 * the run's estimate (estimate.h; not called when it cannot be
+	 * made): the long-run warning and the progress line's expectation. */
+	void (*before)(void *ctx, const struct estimate *e);
+	void *ctx;
+};
+
+/* As simulate_run(), with hooks h (NULL: none). */
+int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const struct simulate_hooks *h,
+			struct result *r, struct diag *d);
+
+/* Estimate what simulate_run(in, pl) will replay and how long it will
+ * take (estimate.h), before the engine starts and without SimGrid: the
+ * programs built, the folding decided and the flows counted as the run
+ * would, nothing simulated. pl must pass plan_check(). Returns 0, or -1
+ * after reporting into d (what simulate_run() would refuse too). */
+int simulate_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e,
+		      struct diag *d);
 
 /* Simulate pl on in into a runner row: the headline figures, or status
  * RESULT_FAILED with the error text; the row carries pl either way. For

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "bug.h"
 #include "platform.h"
 #include "runner.h"
 #include "xalloc.h"
@@ -136,6 +137,8 @@ static int side_runs(const struct plan *pl, const struct engine_job *job0, int n
 	struct side_jobs sj = { .pl = pl, .job0 = job0, .nranks = nranks,
 				.niter = pl->simulation.iterations > 1 ? pl->simulation.iterations - 1 : 0,
 				.nsens = pl->simulation.sensitivity ? 1 + job0->ndegraded : 0 };
+	BUG_ON(sj.niter + sj.nsens != whatif_side_runs(pl), "%d side runs, whatif_side_runs() says %d",
+	       sj.niter + sj.nsens, whatif_side_runs(pl));
 	int n = sj.niter + sj.nsens, rc = 0;
 	if (n == 0)
 		return 0;
@@ -237,6 +240,12 @@ unsigned char *whatif_distinct_ranks(const struct plan *pl, const struct topolog
 	for (int q = 0; q < nranks && !*any; q++)
 		*any = distinct[q];
 	return distinct;
+}
+
+int whatif_side_runs(const struct plan *pl)
+{
+	return (pl->simulation.iterations > 1 ? pl->simulation.iterations - 1 : 0) +
+	       (pl->simulation.sensitivity ? 1 + pl->simulation.ndegraded : 0);
 }
 
 int whatif_run(const struct plan *pl, struct engine_job *job, struct result *r, struct diag *d)

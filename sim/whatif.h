@@ -28,6 +28,11 @@ struct engine_throttle *whatif_throttle_windows(const struct plan *pl, const str
  * waits for. */
 int whatif_critical_rank(const struct engine_result *e);
 
+/* The side runs whatif_run() makes before the reported run: the sampled
+ * straggler iterations after the first, and with simulation.sensitivity
+ * the run without degraded links and one per degraded link alone. */
+int whatif_side_runs(const struct plan *pl);
+
 /* Run job for plan pl into r->eng: the side runs first (each a child of
  * the runner, runner.h, one at a time), then the reported run in this
  * process (iteration 0, with the

@@ -18,6 +18,7 @@ static volatile sig_atomic_t file_used[MAX_FILES];
 static volatile pid_t children[MAX_CHILDREN];
 static const char *volatile phase;
 static volatile sig_atomic_t quiet;  /* a runner child: the parent speaks */
+static volatile sig_atomic_t line;   /* a progress line stands on stderr */
 
 static void say(const char *s)
 {
@@ -41,7 +42,8 @@ static void handler(int sig)
 			unlink(files[i]);
 	if (quiet)
 		_exit(128 + sig);
-	say("\nddlsim: interrupted by ");
+	say(line ? "\r\033[K" : "\n");
+	say("ddlsim: interrupted by ");
 	say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
 	    : "SIGXFSZ (a file reached the size limit, ulimit -f)");
 	if (phase) {
@@ -61,6 +63,11 @@ void cleanup_install(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGXFSZ, &sa, NULL);
+}
+
+void cleanup_line_shown(int shown)
+{
+	line = shown;
 }
 
 void cleanup_phase(const char *s)

@@ -22,6 +22,11 @@ void cleanup_install(void);
  * literal or a string that outlives the phase); NULL clears it. */
 void cleanup_phase(const char *s);
 
+/* Whether a progress line stands unfinished on stderr (a terminal): the
+ * interruption message then erases it ("\r\033[K") instead of starting
+ * a new line below it. */
+void cleanup_line_shown(int shown);
+
 /* Remember path (copied) until cleanup_forget(path). Returns 0, or -1 when
  * the table is full (the file is then not removed on a signal). */
 int cleanup_remember(const char *path);

@@ -1,4 +1,5 @@
-/* human: numbers for tables, without exponents (see human.h). */
+/* human: numbers and durations for tables, without exponents (see
+ * human.h). */
 #include "human.h"
 
 #include <math.h>
@@ -46,5 +47,22 @@ char *human_number(double x, char *buf, size_t n)
 		snprintf(buf, n, "%s", num);
 	else
 		snprintf(buf, n, "%s %c", num, prefix[p]);
+	return buf;
+}
+
+char *human_duration(double s, char *buf, size_t n)
+{
+	if (!isfinite(s) || s < 0)
+		snprintf(buf, n, "-");
+	else if (s < 9.95)
+		snprintf(buf, n, "%.1f s", s);
+	else if (s < 59.5)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s < 3600 - 3)
+		snprintf(buf, n, "%.1f min", s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, n, "%.1f h", s / 3600);
+	else
+		snprintf(buf, n, "%.1f d", s / 86400);
 	return buf;
 }

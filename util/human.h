@@ -3,7 +3,8 @@
  * A count, a rate or an amount of money of any size reads as written, with
  * an SI prefix past ten thousand and never an exponent: 1.5e13 tokens ->
  * "15 T", 10100541 $ -> "10.1 M", 12345 -> "12.35 k", 0.000032 ->
- * "0.000032". Four significant digits, trailing zeros cut. */
+ * "0.000032". Four significant digits, trailing zeros cut. A duration
+ * reads in seconds, minutes, hours or days. */
 #ifndef DDLSIM_HUMAN_H
 #define DDLSIM_HUMAN_H
 
@@ -14,5 +15,10 @@
  * above, scaled to a prefix k, M, G, T, P, E followed by a space ("15 T",
  * "10.1 M"). Not finite: "-". Returns buf. */
 char *human_number(double x, char *buf, size_t n);
+
+/* Write a duration of s seconds into buf (n bytes) in the unit a reader
+ * wants: "3.5 s" below 10 s, "45 s" below a minute, "2.1 min", "1.5 h"
+ * below two days, "3.2 d". Not finite or negative: "-". Returns buf. */
+char *human_duration(double s, char *buf, size_t n);
 
 #endif

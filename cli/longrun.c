@@ -1,0 +1,116 @@
+/* longrun: the warning before a long simulation (see longrun.h). The
+ * messages follow diag's format ("file: /json/path: warning: ..."), one
+ * line each, so a script can grep them. */
+#include "longrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "human.h"
+#include "simulate.h"
+#include "xalloc.h"
+
+double longrun_threshold_s(void)
+{
+	const char *v = getenv("DDLSIM_LONG_RUN_S");
+	char *end;
+	if (!v || !*v)
+		return LONGRUN_DEFAULT_S;
+	double s = strtod(v, &end);
+	return *end || !isfinite(s) || s < 0 ? LONGRUN_DEFAULT_S : s;
+}
+
+int longrun_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e)
+{
+	struct diag quiet;
+	diag_init(&quiet, NULL);
+	int rc = simulate_estimate(in, pl, e, &quiet);
+	diag_finish(&quiet);
+	return rc;
+}
+
+/* "not folded: WHY; to shorten it: ADVICE" about path's /simulation/fold
+ * (path NULL: about "ddlsim"), of what (NULL: the scenario itself). */
+static void say_fold(const char *path, const char *what, const struct estimate *e)
+{
+	if (e->folded || !e->fold_reason)
+		return;
+	fprintf(stderr, "%s: %swarning: %s%snot folded: %s", path ? path : "ddlsim",
+		path ? "/simulation/fold: " : "", what ? what : "", what ? " is " : "", e->fold_reason);
+	if (e->fold_advice)
+		fprintf(stderr, "; to shorten it: %s", e->fold_advice);
+	fputc('\n', stderr);
+}
+
+bool longrun_warn(const char *path, const struct estimate *e)
+{
+	if (e->cpu_s < longrun_threshold_s())
+		return false;
+	char t[32], ev[32], tk[32], fl[32];
+	fprintf(stderr, "%s: warning: a long simulation: about %s of CPU for %s events (%s tasks and "
+		"%s flows on %d of %d ranks%s", path, human_duration(e->cpu_s, t, sizeof(t)),
+		human_number(e->events, ev, sizeof(ev)), human_number((double)e->tasks * e->runs, tk, sizeof(tk)),
+		human_number((double)e->flows * e->runs, fl, sizeof(fl)), e->simulated, e->ranks,
+		e->folded ? ", folded" : "");
+	if (e->runs > 1)
+		fprintf(stderr, ", over %d runs: the what-if's side runs", e->runs);
+	fprintf(stderr, "), estimated within %gx\n", ESTIMATE_FACTOR);
+	say_fold(path, NULL, e);
+	fflush(stderr);
+	return true;
+}
+
+bool longrun_warn_batch(const char *path, const char *unit, const struct estimate *e,
+			const bool *ok, const char *const *label, int n, int jobs)
+{
+	double cpu = 0, limit = longrun_threshold_s();
+	int longest = -1, over = 0, known = 0;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		known++;
+		cpu += e[i].cpu_s;
+		over += e[i].cpu_s >= limit;
+		if (longest < 0 || e[i].cpu_s > e[longest].cpu_s)
+			longest = i;
+	}
+	int par = jobs < n ? jobs : n;
+	double wall = cpu / (par > 0 ? par : 1);
+	if (longest < 0 || wall < limit)
+		return false;
+	char t[32], w[32], l[32];
+	fprintf(stderr, "%s: warning: a long run: about %s of CPU for %d %s", path ? path : "ddlsim",
+		human_duration(cpu, t, sizeof(t)), known, unit);
+	if (par > 1)
+		fprintf(stderr, " (about %s at -j %d)", human_duration(wall, w, sizeof(w)), par);
+	fprintf(stderr, ", estimated within %gx; %d take %s or more alone; the longest, %s, about %s "
+		"(%d of %d ranks simulated)\n", ESTIMATE_FACTOR, over, human_duration(limit, w, sizeof(w)),
+		label[longest], human_duration(e[longest].cpu_s, l, sizeof(l)), e[longest].simulated,
+		e[longest].ranks);
+	say_fold(path, label[longest], &e[longest]);
+	fflush(stderr);
+	return true;
+}
+
+void longrun_scenarios(struct scenario *const *sc, int n, int jobs, struct progress *pg)
+{
+	struct estimate *e = xcalloc((size_t)n + 1, sizeof(*e));
+	bool *ok = xcalloc((size_t)n + 1, sizeof(*ok)), warned = false;
+	const char **label = xcalloc((size_t)n + 1, sizeof(*label));
+	for (int i = 0; i < n; i++) {
+		ok[i] = !longrun_estimate(sc[i]->in, &sc[i]->plan, &e[i]);
+		label[i] = sc[i]->meta.name;
+		if (ok[i]) {
+			warned |= longrun_warn(sc[i]->meta.path, &e[i]);
+			progress_expect(pg, i, e[i].cpu_s, e[i].tasks * e[i].runs);
+		}
+	}
+	if (!warned)
+		warned = longrun_warn_batch(NULL, "scenarios", e, ok, label, n, jobs);
+	if (warned)
+		progress_eager(pg);
+	free(label);
+	free(ok);
+	free(e);
+}

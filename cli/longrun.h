@@ -1,0 +1,62 @@
+/* longrun: the warning before a long simulation (issue 27: never a
+ * silent long run).
+ *
+ * Before simulating, run, compare, sweep and plan estimate each
+ * simulation from its plan (sim/estimate.h: the ranks simulated after
+ * folding, the tasks and flows the engine will replay, the CPU time of
+ * those events on the machine the model was fitted on). When the
+ * estimate reaches the threshold, they say so on stderr before anything
+ * starts, with the reason folding is off and what would shorten it:
+ *
+ *   s.json: warning: a long simulation: about 2.1 min of CPU for 8.48 M events
+ *     (5.7 M tasks and 2.78 M flows on 1024 of 1024 ranks), estimated within 3x
+ *   s.json: /simulation/fold: warning: not folded: simulation.fold is "off"; to
+ *     shorten it: set simulation.fold to "auto" (one data-parallel replica ...)
+ *
+ * (each message one line). The threshold is LONGRUN_DEFAULT_S seconds,
+ * or the environment's DDLSIM_LONG_RUN_S (a number >= 0, in seconds;
+ * 0 warns about every simulation: the tests use it). */
+#ifndef DDLSIM_LONGRUN_H
+#define DDLSIM_LONGRUN_H
+
+#include <stdbool.h>
+
+#include "estimate.h"
+#include "progress.h"
+#include "scenario.h"
+
+#define LONGRUN_DEFAULT_S 30.0
+
+/* The threshold in seconds (see above). A DDLSIM_LONG_RUN_S that is not
+ * a number >= 0 is ignored. */
+double longrun_threshold_s(void);
+
+/* Estimate the simulation of plan pl on in into *e. Returns 0, or -1
+ * when it cannot be estimated (nothing said: the simulation will say
+ * why). */
+int longrun_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e);
+
+/* When e->cpu_s reaches the threshold, print the warning about the
+ * simulation of the scenario at path (see above) to stderr. Returns
+ * whether it warned. */
+bool longrun_warn(const char *path, const struct estimate *e);
+
+/* A batch of n simulations (the points of a sweep, the plans of a
+ * search, the scenarios of a compare) run jobs at a time, e[i] the
+ * estimate of simulation i when ok[i] (else unknown), label[i] what
+ * names it ("point 17 (tp=1, dp=64)"), unit what they are ("points"):
+ * when their wall time (their CPU over min(jobs, n)) reaches the
+ * threshold, print on stderr, about file path (NULL: "ddlsim"), the
+ * total, how many pass
+ * the threshold alone and the longest, and, when the longest is not
+ * folded, why and what would shorten it. Returns whether it warned. */
+bool longrun_warn_batch(const char *path, const char *unit, const struct estimate *e,
+			const bool *ok, const char *const *label, int n, int jobs);
+
+/* The scenarios sc[0..n), to be simulated jobs at a time (compare, a
+ * run of several): estimate each, warn about each long one and, when
+ * none is long alone, about their total (about "ddlsim"), and give the
+ * estimates to pg (progress.h; eager when a warning was given). */
+void longrun_scenarios(struct scenario *const *sc, int n, int jobs, struct progress *pg);
+
+#endif

@@ -1,0 +1,239 @@
+/* test-estimate: the estimate of a simulation (sim/estimate.h), made
+ * before the engine starts, counts what the engine then counts: the
+ * ranks simulated, the tasks, the flows and the collectives, exactly, on
+ * shipped scenarios folded (cheaply, with an unequal tree's flows around
+ * its busiest member, exactly with mirror flows), unfolded (the
+ * embedding group across stages), partly folded (a straggler, degraded
+ * links with their sensitivity runs), with parameter servers
+ * (synchronous, dedicated, asynchronous over several iterations) and
+ * with experts. The CPU model reads the figures estimate.c documents.
+ *
+ * Each case simulates in its own process (Criterion forks each test; the
+ * engine runs once per process). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "estimate.h"
+#include "scenario.h"
+#include "simulate.h"
+#include "testutil.h"
+
+/* Merge patch into doc: objects key by key, anything else replaced. */
+static void merge(json_t *doc, json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(patch, k, v) {
+		json_t *old = json_object_get(doc, k);
+		if (json_is_object(old) && json_is_object(v))
+			merge(old, v);
+		else
+			json_object_set(doc, k, v);
+	}
+}
+
+/* The shipped scenario rel with patch (JSON text, NULL: none) merged in,
+ * its relative paths still anchored at rel. */
+static struct scenario *load(const char *rel, const char *patch, struct diag *d)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(src_path(rel), 0, &je);
+	cr_assert_not_null(doc, "%s: %s", rel, je.text);
+	if (patch) {
+		json_t *p = json_loads(patch, 0, &je);
+		cr_assert_not_null(p, "%s: %s", patch, je.text);
+		merge(doc, p);
+		json_decref(p);
+	}
+	struct scenario *sc = scenario_load_json(doc, src_path(rel), NULL, d);
+	json_decref(doc);
+	cr_assert_not_null(sc, "%s: %s", rel, diag_text(d));
+	return sc;
+}
+
+/* Estimate rel (patched), simulate it, and hold the estimate's counts to
+ * the engine's; returns the estimate. */
+static struct estimate expect_counts(const char *rel, const char *patch)
+{
+	struct diag d;
+	struct estimate e;
+	struct result r;
+	diag_init(&d, NULL);
+	struct scenario *sc = load(rel, patch, &d);
+	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &d), 0, "%s", diag_text(&d));
+	const struct result_sim s = result_sim(&r);
+	cr_expect_eq(e.ranks, s.nranks, "%s: ranks %d, engine %d", rel, e.ranks, s.nranks);
+	cr_expect_eq(e.simulated, s.nsimulated, "%s: simulated %d, engine %d", rel, e.simulated,
+		     s.nsimulated);
+	cr_expect_eq(e.tasks, s.tasks, "%s: tasks %ld, engine %ld", rel, e.tasks, s.tasks);
+	cr_expect_eq(e.flows, s.flows, "%s: flows %ld, engine %ld", rel, e.flows, s.flows);
+	cr_expect_eq(e.collectives, s.collectives, "%s: collectives %ld, engine %ld", rel,
+		     e.collectives, s.collectives);
+	cr_expect_eq(e.folded, r.folded, "%s: folded %d, run %d", rel, e.folded, r.folded);
+	cr_expect(e.fold_reason == r.fold_reason || !strcmp(e.fold_reason, r.fold_reason),
+		  "%s: fold reason '%s', run '%s'", rel, e.fold_reason, r.fold_reason);
+	cr_expect_eq(e.events, (double)(e.tasks + e.flows) * e.runs);
+	cr_expect_gt(e.cpu_s, 0);
+	r.in = NULL;    /* borrowed from the scenario, freed here */
+	result_finish(&r);
+	scenario_destroy(sc);
+	diag_finish(&d);
+	return e;
+}
+
+Test(estimate, folded_quickstart_counts_the_engines_events, .timeout = 120)
+{
+	struct estimate e = expect_counts("scenarios/quickstart.json", NULL);
+	cr_expect_eq(e.simulated, 1);
+	cr_expect_eq(e.runs, 1);
+}
+
+Test(estimate, unfolded_quickstart_counts_every_rank, .timeout = 120)
+{
+	struct estimate e = expect_counts("scenarios/quickstart.json", "{\"simulation\":{\"fold\":\"off\"}}");
+	cr_expect_eq(e.simulated, 16);
+	cr_expect_str_eq(e.fold_reason, "simulation.fold is \"off\"");
+	cr_expect_str_eq(e.fold_advice,
+			 "set simulation.fold to \"auto\" (one data-parallel replica simulated for all)");
+}
+
+/* Megatron's tied embeddings: an all-reduce between the first and the
+ * last stage, whose flows each stage's member posts for itself */
+Test(estimate, unfolded_embedding_group_across_stages, .timeout = 120)
+{
+	expect_counts("scenarios/megatron/39b.json",
+		      "{\"nodes\":4,\"parallel\":{\"dp\":2},\"training\":{\"global_batch\":32},"
+		      "\"simulation\":{\"fold\":\"off\"}}");
+}
+
+Test(estimate, experts_and_pipeline, .timeout = 120)
+{
+	expect_counts("scenarios/mixtral-8x7b-h100-ep8.json", NULL);
+}
+
+Test(estimate, megatron_145b_folded, .timeout = 120)
+{
+	struct estimate e = expect_counts("scenarios/megatron/145b.json", NULL);
+	cr_expect(e.folded);
+	cr_expect_lt(e.simulated, e.ranks);
+}
+
+Test(estimate, parameter_servers_colocated_sharded, .timeout = 120)
+{
+	expect_counts("scenarios/ps/resnet50-v100-16n-ps-sharded.json", NULL);
+}
+
+Test(estimate, parameter_servers_dedicated, .timeout = 120)
+{
+	expect_counts("scenarios/ps/resnet50-v100-16n-ps-dedicated4.json", NULL);
+}
+
+Test(estimate, parameter_server_master, .timeout = 120)
+{
+	expect_counts("scenarios/ps/resnet50-v100-16n-ps-master.json", NULL);
+}
+
+/* each bucket whole to one server in turn: the rank's own turns move
+ * nothing */
+Test(estimate, parameter_servers_round_robin, .timeout = 120)
+{
+	expect_counts("scenarios/ps/resnet50-v100-16n-ps-sharded.json",
+		      "{\"parallel\":{\"ps\":{\"sharding\":\"round_robin\"}},"
+		      "\"communication\":{\"bucket_MB\":10}}");
+}
+
+Test(estimate, parameter_servers_asynchronous_iterations, .timeout = 120)
+{
+	expect_counts("scenarios/ps/resnet50-v100-16n-ps-async.json", NULL);
+}
+
+Test(estimate, straggler_replica_simulated_whole, .timeout = 300)
+{
+	struct estimate e = expect_counts("scenarios/whatif/llama2-13b-h100-pp4-straggler.json", NULL);
+	cr_expect_eq(e.runs, 1);
+}
+
+/* three degraded links and the sensitivity runs: the job without them
+ * and with each alone, before the reported one */
+Test(estimate, degraded_links_count_the_side_runs, .timeout = 300)
+{
+	struct estimate e = expect_counts("scenarios/whatif/llama3-8b-h100-fattree-degraded.json", NULL);
+	cr_expect_eq(e.runs, 5);
+}
+
+#define FT2 "{\"model\":\"../../models/zoo/llama3-8b.json\"," \
+	    "\"topology\":\"../../topologies/dgx-h100-fattree2-2to1.json\",\"nodes\":10," \
+	    "\"parallel\":{\"tp\":8,\"dp\":5,\"pp\":2,\"sp\":false,\"zero\":0}," \
+	    "\"training\":{\"seq_len\":2048,\"global_batch\":20,\"micro_batch\":1}," \
+	    "\"communication\":{\"algorithm\":\"%s\",\"bucket_MB\":25}," \
+	    "\"simulation\":{\"fold\":\"%s\",\"sensitivity\":false,\"degraded_links\":[]}}"
+
+/* exact folding: the group's flows and its mirror groups', the mirrors
+ * of each pipeline message */
+Test(estimate, exact_folding_posts_mirrors, .timeout = 120)
+{
+	char patch[1024];
+	snprintf(patch, sizeof(patch), FT2, "ring", "exact");
+	struct estimate e = expect_counts("scenarios/whatif/llama3-8b-h100-fattree-degraded.json", patch);
+	cr_expect(e.folded);
+	cr_expect_eq(e.simulated, 2);
+}
+
+/* cheap folding of a tree: the flows around its busiest member */
+Test(estimate, cheap_folding_of_a_tree, .timeout = 120)
+{
+	char patch[1024];
+	snprintf(patch, sizeof(patch), FT2, "tree", "on");
+	expect_counts("scenarios/whatif/llama3-8b-h100-fattree-degraded.json", patch);
+}
+
+/* the estimate of a plan needs no engine: a partly filled leaf of the
+ * 2:1 tree is not folded, and says what would fold it */
+Test(estimate, partly_filled_leaf_says_why_and_what_to_do)
+{
+	struct diag d;
+	struct estimate e;
+	diag_init(&d, NULL);
+	struct scenario *sc = load("scenarios/whatif/llama3-8b-h100-fattree-degraded.json",
+				   "{\"nodes\":6,\"parallel\":{\"dp\":6},\"training\":{\"global_batch\":24},"
+				   "\"simulation\":{\"sensitivity\":false,\"degraded_links\":[]}}", &d);
+	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+	cr_expect(!e.folded);
+	cr_expect_eq(e.simulated, 48);
+	cr_expect_str_eq(e.fold_reason,
+			 "the fat tree is not symmetric at this node count (a partly filled leaf or pod)");
+	cr_expect_str_eq(e.fold_advice, "simulation.fold \"on\" folds it anyway (the replicas' paths "
+			 "taken as alike), or a node count that fills whole leaves and pods");
+	scenario_destroy(sc);
+	diag_finish(&d);
+}
+
+/* The model's figures as estimate.c's table gives them (the predicted
+ * column), from the counts alone: the table cannot drift from the code. */
+static void expect_model(const char *rel, const char *patch, double cpu_s)
+{
+	struct diag d;
+	struct estimate e;
+	diag_init(&d, NULL);
+	struct scenario *sc = load(rel, patch, &d);
+	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+	cr_expect_lt(fabs(e.cpu_s / cpu_s - 1), 0.01, "%s: %.3f s, the table says %.2f s", rel, e.cpu_s,
+		     cpu_s);
+	scenario_destroy(sc);
+	diag_finish(&d);
+}
+
+Test(estimate, cpu_model_reads_the_documented_figures, .timeout = 120)
+{
+	const char *off = "{\"simulation\":{\"fold\":\"off\"}}";
+	expect_model("scenarios/gpt3-175b-dp1024.json", off, 3.14);
+	expect_model("scenarios/megatron/18b.json", off, 1.99);
+	expect_model("scenarios/megatron/76b.json", off, 29.5);
+	expect_model("scenarios/deepseek-v3-h100-2048.json", NULL, 2.18);
+	expect_model("scenarios/megatron/1t.json", NULL, 3.81);
+}
