@@ -632,8 +632,14 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = 0;
 		if (jobj_enum_table(&jo, "cost", cost_registry, sizeof(cost_registry[0]), &e, 0) == 1)
 			ps->cost = &cost_registry[e];
-		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
-			 ps->cost->needs_profile ? JREQ : 0);
+		/* a profile the cost source does not read would be ignored */
+		if (!ps->cost->needs_profile && jobj_has(&jo, "profile"))
+			jobj_err(&jo, "profile", "is read only with \"cost\": \"profile\", got \"cost\": \"%s\"%s: "
+				 "set cost to \"profile\" to price the kernels from it, or drop the key",
+				 ps->cost->name, json_object_get(jo.o, "cost") ? "" : " (the default)");
+		else
+			path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
+				 ps->cost->needs_profile ? JREQ : 0);
 		e = 0;
 		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
 			s->compute.stack = e;

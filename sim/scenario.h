@@ -142,7 +142,9 @@
  *                                                                tp ring steps pipelined with GEMM
  *                                                                chunks; needs parallel.sp
  *   compute.cost                  string   -       "roofline"    roofline | profile
- *   compute.profile               string   path    -             calib profile (cost = profile)
+ *   compute.profile               string   path    -             calib profile (cost = profile; with
+ *                                                                another cost an error: it would be
+ *                                                                ignored)
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | llm-foundry

@@ -394,3 +394,93 @@ Test(hostile, an_hbm_override_of_a_preset_is_honoured)
 	diag_finish(&dg);
 	free(d);
 }
+
+/* ---- the command line against the scenario, empty arguments ---- */
+
+Test(hostile, trace_ranks_beyond_the_job_are_refused_before_simulating)
+{
+	char *d = tmp_dir(), args[2048], t[1100];
+	snprintf(t, sizeof(t), "%s/t.json", d);
+	/* quickstart: 2 nodes x 8 GPUs */
+	static const char *const sel[][2] = {
+		{ "99999", "--trace-ranks: rank 99999 of '99999' is beyond the job, which has 16 ranks (0-15)" },
+		{ "0-7,16", "--trace-ranks: rank 16 of '0-7,16' is beyond the job, which has 16 ranks (0-15)" },
+		{ "8-99", "--trace-ranks: rank 99 of '8-99' is beyond the job, which has 16 ranks (0-15)" },
+	};
+	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+		snprintf(args, sizeof(args), "run %s --out %s/out --quiet --trace %s --trace-ranks %s",
+			 src_path("scenarios/quickstart.json"), d, t, sel[i][0]);
+		refused(args, 2, sel[i][1], d);
+		cr_expect(!file_exists(t), "%s: a trace was written", sel[i][0]);
+	}
+	/* up to the last rank is in the job: the trace has the simulated
+	 * rank 0 (the others are folded into it) */
+	snprintf(args, sizeof(args), "run %s --out %s/ok --quiet --trace %s --trace-ranks 0-15",
+		 src_path("scenarios/quickstart.json"), d, t);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	json_t *tr = json_load_file(t, 0, NULL), *e;
+	cr_assert_not_null(tr);
+	size_t k;
+	int named = 0;
+	json_array_foreach(json_object_get(tr, "traceEvents"), k, e)
+		named += !strcmp(json_string_value(json_object_get(e, "name")), "process_name") &&
+			 json_integer_value(json_object_get(e, "pid")) == 0;
+	cr_expect_eq(named, 1);
+	json_decref(tr);
+	free(d);
+}
+
+Test(hostile, a_folded_rank_in_trace_ranks_is_a_warning_naming_its_representative)
+{
+	char *d = tmp_dir(), args[2048], *err = NULL;
+	/* 1024 data-parallel replicas folded into one simulated rank */
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet --trace %s/t.json --trace-ranks 500",
+		 src_path("scenarios/gpt3-175b-dp1024.json"), d, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	cr_expect(strstr(err, "--trace-ranks: warning: 1 selected rank was not simulated but folded into a "
+			 "representative replica (rank 500 into rank "), "%s", err);
+	free(err);
+	free(d);
+}
+
+Test(hostile, an_empty_file_name_or_option_value_is_a_usage_error)
+{
+	char *d = tmp_dir(), args[2048];
+	const char *sc = src_path("scenarios/quickstart.json");
+	char *sw = sweep_file(d, "\"axes\": {\"nodes\": [32]}");
+	const struct { const char *fmt, *msg; } cases[] = {
+		{ "run %s --trace ''", "ddlsim: error: run: option '--trace' has an empty value, "
+				       "expected a file name or a value" },
+		{ "run %s --out ''", "ddlsim: error: run: option '--out' has an empty value" },
+		{ "run '' %s", "ddlsim: error: run: argument 1 is empty, expected a file name or an option" },
+		{ "sweep %s --out ''", "ddlsim: error: sweep: option '--out' has an empty value" },
+		{ "merge '' %s", "ddlsim: error: merge: argument 1 is empty" },
+		{ "validate %s ''", "ddlsim: error: validate: argument 2 is empty" },
+		{ "collective --topology %s --csv=", "ddlsim: error: collective: option '--csv' has an "
+							 "empty value" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), cases[i].fmt, i == 3 ? sw : sc);
+		refused(args, 2, cases[i].msg, d);
+	}
+	free(sw);
+	free(d);
+}
+
+Test(hostile, a_profile_the_cost_source_does_not_read_is_an_error)
+{
+	char *d = tmp_dir(), args[2048];
+	json_t *compute = json_pack("{s:s}", "profile", src_path("tests/data/profile-synthetic-h100.json"));
+	char *f = variant(d, "s.json", "scenarios/quickstart.json", "compute", compute);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", f, d);
+	refused(args, 3, "s.json: /compute/profile: error: is read only with \"cost\": \"profile\", got \"cost\": "
+		"\"roofline\" (the default): set cost to \"profile\" to price the kernels from it, or drop the key", d);
+	free(f);
+	f = variant(d, "s.json", "scenarios/quickstart.json", "compute",
+		    json_pack("{s:s, s:s}", "cost", "roofline", "profile",
+			      src_path("tests/data/profile-synthetic-h100.json")));
+	refused(args, 3, "s.json: /compute/profile: error: is read only with \"cost\": \"profile\", got \"cost\": "
+		"\"roofline\": set cost", d);
+	free(f);
+	free(d);
+}
