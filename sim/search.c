@@ -11,6 +11,7 @@
 #include "coll.h"
 #include "jload.h"
 #include "placement.h"
+#include "reasons.h"
 #include "sweep.h"
 #include "xalloc.h"
 
@@ -548,6 +549,34 @@ static bool same_order_before(const struct goal *g, int o, int pp)
 	return false;
 }
 
+/* Whether plan_check() rejects pl; a rejection is counted in st and its
+ * first problem ("/jpath: what", the goal's name and "error: " cut) is
+ * tallied into st->why with the plan as the example. */
+static bool rejected(const struct goal *g, const struct plan *pl, const struct inputs *in, struct diag *quiet,
+		     struct search_stats *st)
+{
+	size_t at = quiet->len, fl = strlen(g->path);
+	if (!plan_check(pl, in, g->path, quiet))
+		return false;
+	st->invalid++;
+	if (!st->why)
+		return true;
+	const char *msg = quiet->buf + at;
+	if (!strncmp(msg, g->path, fl) && !strncmp(msg + fl, ": ", 2))
+		msg += fl + 2;
+	const char *eol = msg + strcspn(msg, "\n"), *err = strstr(msg, "error: "), *rest = msg;
+	int jl = 0;
+	if (err && err < eol)
+		jl = (int)(err - msg), rest = err + 7;
+	char line[1024], example[256];
+	snprintf(line, sizeof(line), "%.*s%.*s", jl, msg, (int)(eol - rest), rest);
+	plan_describe(pl, example, sizeof(example) - 24);
+	size_t el = strlen(example);
+	snprintf(example + el, sizeof(example) - el, ", %d nodes", pl->nodes);
+	reasons_add(st->why, line, example);
+	return true;
+}
+
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
 {
 	const struct goal_cluster *cl = &g->clusters[ci];
@@ -626,10 +655,8 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
 					plan_resolve(&pl, in);
 					st->enumerated++;
-					if (plan_check(&pl, in, g->path, &quiet)) {
-						st->invalid++;
+					if (rejected(g, &pl, in, &quiet, st))
 						continue;
-					}
 					struct mem_anatomy mem;
 					anatomy_worst(in, &pl, &mem, NULL);
 					if (!mem.fits) {

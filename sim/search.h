@@ -62,6 +62,7 @@
 #include "diag.h"
 #include "inputs.h"
 #include "plan.h"
+#include "reasons.h"
 
 #define SEARCH_MAX_VALUES 32
 #define SEARCH_MAX_NODES 100000   /* the largest node count a goal may list */
@@ -116,6 +117,10 @@ struct candidate {
 struct search_stats {
 	long enumerated, invalid, no_fit, screened;
 	double screen_s;
+	struct reasons *why;        /* borrowed, NULL: none; with one, every plan
+				     * plan_check() rejects is tallied into it by its
+				     * first problem (util/reasons.h), the plan as the
+				     * example */
 };
 
 /* Analytic iteration time of pl (passes plan_check()) and the GPUs' busy

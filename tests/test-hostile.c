@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "expr.h"
 #include "gpu.h"
+#include "reasons.h"
 #include "sweep.h"
 #include "testutil.h"
 #include "topology.h"
@@ -481,6 +482,115 @@ Test(hostile, a_profile_the_cost_source_does_not_read_is_an_error)
 			      src_path("tests/data/profile-synthetic-h100.json")));
 	refused(args, 3, "s.json: /compute/profile: error: is read only with \"cost\": \"profile\", got \"cost\": "
 		"\"roofline\": set cost", d);
+	free(f);
+	free(d);
+}
+
+/* ---- rejections come with their reasons ---- */
+
+Test(hostile, rejections_are_grouped_by_reason_with_numbers_masked)
+{
+	struct reasons *r = reasons_create();
+	reasons_add(r, "/parallel/interleave: pp x interleave = 8 x 4 must divide the 80 layers", "a");
+	reasons_add(r, "/training/precision: fp8 needs a GPU with a peak for fp8", "b");
+	reasons_add(r, "/parallel/interleave: pp x interleave = 16 x 2 must divide the 80 layers", "c");
+	reasons_add(r, "/x: got 1e+06 and 2.5", "d");
+	reasons_add(r, "/x: got 3e-07 and 12", "e");
+	reasons_add(r, "/x: got 4 and 7", "f");
+	reasons_add(r, "constraint \"a,\n\x1b[2J\" is false", "g");
+	cr_expect_eq(reasons_total(r), 7);
+	cr_assert_eq(reasons_groups(r), 4);
+	const struct reason *g = reasons_get(r, 0);
+	cr_expect_str_eq(g->msg, "/x: got 1e+06 and 2.5");
+	cr_expect_str_eq(g->example, "d");
+	cr_expect_eq(g->count, 3);
+	g = reasons_get(r, 1);
+	cr_expect_str_eq(g->msg, "/parallel/interleave: pp x interleave = 8 x 4 must divide the 80 layers");
+	cr_expect_eq(g->count, 2);
+	cr_expect_eq(reasons_get(r, 2)->count, 1);
+	cr_expect_str_eq(reasons_get(r, 2)->example, "b");
+	/* one line, no raw control character */
+	cr_expect_str_eq(reasons_get(r, 3)->msg, "constraint \"a,\\n\\x1b[2J\" is false");
+	/* past REASONS_MAX groups, one last group of the others */
+	for (int i = 0; i < REASONS_MAX + 10; i++) {
+		char m[64];
+		snprintf(m, sizeof(m), "/k%c%c: distinct", 'a' + i % 26, 'a' + i / 26);
+		reasons_add(r, m, "");
+	}
+	cr_expect_eq(reasons_groups(r), REASONS_MAX + 1);
+	g = reasons_get(r, REASONS_MAX);
+	cr_expect_str_eq(g->msg, "other reasons");
+	cr_expect_eq(g->count, 14);
+	cr_expect_eq(reasons_total(r), 7 + REASONS_MAX + 10);
+	reasons_destroy(r);
+}
+
+/* A goal whose every plan plan_check rejects (fp8 on A100s, which have no
+ * fp8 peak) says why, not "try more nodes". */
+Test(hostile, a_plan_search_says_why_plan_check_rejected_its_plans, .timeout = 120)
+{
+	char *d = tmp_dir(), args[2048], *out = NULL;
+	json_t *g = json_load_file(src_path("scenarios/goals/llama3-70b-15t-90d.json"), 0, NULL);
+	cr_assert_not_null(g);
+	json_object_set_new(g, "model", json_string(src_path("models/zoo/llama3-70b.json")));
+	json_object_set_new(g, "precision", json_string("fp8"));
+	json_t *cl = json_array_get(json_object_get(g, "clusters"), 0);
+	json_object_set_new(cl, "topology", json_string(src_path("topologies/dgx-a100.json")));
+	json_object_set_new(cl, "nodes", json_pack("[i,i]", 32, 64));
+	char *text = json_dumps(g, 0), *f = write_file(d, "goal.json", text);
+	free(text);
+	json_decref(g);
+	snprintf(args, sizeof(args), "plan %s --screen-only", f);
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	cr_expect(strstr(out, "H100 cloud: 37656 plans enumerated, 37656 rejected by plan_check, 0 do not fit in "
+			 "memory, 0 screened"), "%s", out);
+	char want[1024];
+	snprintf(want, sizeof(want), "\n  37656 rejected: /training/precision: fp8 needs a GPU with a peak for fp8, "
+		 "but GPU 'A100-SXM4-80GB' of topology 'DGX A100' has none (%s: /gpu/peak_tflops)\n"
+		 "  no plan passes plan_check: see the reasons above\n", src_path("topologies/dgx-a100.json"));
+	cr_expect(strstr(out, want), "%s", out);
+	cr_expect(!strstr(out, "try more nodes"), "%s", out);
+	free(out);
+
+	/* the shipped goal: three reasons, their counts add up to the rejected */
+	snprintf(args, sizeof(args), "plan %s --screen-only --show-rejected",
+		 src_path("scenarios/goals/llama3-70b-15t-90d.json"));
+	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
+	long rejected = 0, sum = 0, c;
+	const char *p = strstr(out, "plans enumerated, ");
+	cr_assert(p && sscanf(p, "plans enumerated, %ld rejected", &rejected) == 1, "%s", out);
+	int groups = 0;
+	for (p = out; (p = strstr(p, "\n  ")); p++)
+		if (sscanf(p, "\n  %ld rejected: ", &c) == 1 && strstr(p, "rejected: ") - p < 16)
+			sum += c, groups++;
+	cr_expect_eq(groups, 3, "%s", out);
+	cr_expect_eq(sum, rejected, "%s", out);
+	cr_expect(strstr(out, "rejected: /parallel/zero: ZeRO-3 / FSDP with pipeline parallelism is not supported "
+			 "(pp = 2)\n      e.g. tp1 pp2 dp128 mb1 gb512 z3 none tp,dp,pp, 32 nodes\n"), "%s", out);
+	free(out);
+	free(f);
+	free(d);
+}
+
+/* An invalid point's row holds its own axis values and no plan columns:
+ * it used to carry the base scenario's (nodes 64, tp 8, pp 4 for a point
+ * of 32 nodes and tp 3), a silent wrong row. */
+Test(hostile, an_invalid_sweep_point_row_is_not_the_base_scenario)
+{
+	char *d = tmp_dir(), args[2048], p[1200];
+	char *f = sweep_file(d, "\"axes\": {\"nodes\": [32], \"parallel.tp\": [3]}");
+	snprintf(args, sizeof(args), "sweep %s --quiet", f);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(p, sizeof(p), "%s/out/points.jsonl", d);
+	json_t *rec = json_load_file(p, JSON_DISABLE_EOF_CHECK, NULL);
+	cr_assert_not_null(rec);
+	cr_expect_str_eq(json_string_value(json_object_get(rec, "status")), "invalid");
+	cr_expect_eq(json_integer_value(json_object_get(rec, "nodes")), 32);
+	cr_expect_eq(json_integer_value(json_object_get(rec, "parallel.tp")), 3);
+	static const char *const none[] = { "gpus", "tp", "pp", "dp", "model", "gpu", "global_batch" };
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		cr_expect(json_is_null(json_object_get(rec, none[i])), "%s", none[i]);
+	json_decref(rec);
 	free(f);
 	free(d);
 }
