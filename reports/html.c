@@ -10,6 +10,7 @@
 #include "plot.h"
 #include "report-private.h"
 #include "schedule.h"
+#include "svg.h"
 #include "xalloc.h"
 
 #define GB 1e9
@@ -17,14 +18,7 @@
 
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
+	svg_escape(f, s);  /* the one escaper for markup */
 }
 
 /* A table row of a label and a printf-formatted, escaped value. */

@@ -846,7 +846,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		if (dot)
 			*dot = 0;
 	}
-	if (jobj_str(&jo, "name", &str, 0) == 1) {
+	if (jobj_str(&jo, "name", &str, JFILENAME) == 1) {
 		free(s->meta.name);
 		s->meta.name = xstrdup(str);
 	}

@@ -119,8 +119,7 @@ static void load_clusters(struct jobj *root, struct goal *g)
 			else
 				jload_check_ref(&jo, "topology", c->topology);
 		}
-		if (jobj_str(&jo, "name", &s, 0) == 1)
-			snprintf(c->name, sizeof(c->name), "%s", s);
+		jobj_str_copy(&jo, "name", c->name, sizeof(c->name), JNAME);
 		json_t *nodes = json_object_get(v, "nodes");
 		jobj_has(&jo, "nodes");
 		json_t *list = NULL;
@@ -224,7 +223,7 @@ struct goal *goal_load(const char *path, struct diag *d)
 		if (dot)
 			*dot = 0;
 	}
-	if (jobj_str(&jo, "name", &s, 0) == 1) {
+	if (jobj_str(&jo, "name", &s, JFILENAME) == 1) {
 		free(g->name);
 		g->name = xstrdup(s);
 	}

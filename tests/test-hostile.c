@@ -14,7 +14,9 @@
 #include "expr.h"
 #include "gpu.h"
 #include "reasons.h"
+#include "svg.h"
 #include "sweep.h"
+#include "tidy.h"
 #include "testutil.h"
 #include "topology.h"
 
@@ -593,4 +595,105 @@ Test(hostile, an_invalid_sweep_point_row_is_not_the_base_scenario)
 	json_decref(rec);
 	free(f);
 	free(d);
+}
+
+/* ---- control characters: refused in names, escaped wherever quoted ---- */
+
+/* ddlsim ARGS exits 3 with msg on stderr and no raw escape (ESC, BEL,
+ * CSI) anywhere in what it printed. */
+static void refused_clean(const char *args, const char *msg, const char *dir)
+{
+	char *out = NULL, *err = NULL;
+	int rc = run_ddlsim(args, &out, &err);
+	cr_expect_eq(rc, 3, "%s: exit %d: %s", args, rc, err);
+	cr_expect(err && strstr(err, msg), "%s: expected '%s' in:\n%s", args, msg, err);
+	cr_expect(!strpbrk(err, "\x1b\x07") && !strstr(err, "\xc2\x9b"), "%s: a raw control character in:\n%s",
+		  args, err);
+	cr_expect(!strpbrk(out, "\x1b\x07"), "%s: a raw control character on stdout", args);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/out", dir);
+	cr_expect(!file_exists(p), "%s left %s behind", args, p);
+	free(out);
+	free(err);
+}
+
+Test(hostile, names_with_control_characters_or_slashes_are_refused_at_load)
+{
+	char *d = tmp_dir(), args[2048];
+	static const struct { const char *rel, *key, *v, *msg; } cases[] = {
+		{ "scenarios/quickstart.json", "name", "evil\x1b[2Jname",
+		  "s.json: /name: error: expected a name without control characters, got U+001B at byte 4" },
+		{ "scenarios/quickstart.json", "name", "a\xc2\x9b" "31m",
+		  "s.json: /name: error: expected a name without control characters, got U+009B at byte 1" },
+		{ "scenarios/quickstart.json", "name", "tab\there",
+		  "s.json: /name: error: expected a name without control characters, got U+0009 at byte 3" },
+		{ "scenarios/quickstart.json", "name", "../../etc",
+		  "s.json: /name: error: expected a name that can name a directory (no '/', not '.' or '..': "
+		  "outputs go to out/<name>), got '../../etc'" },
+		{ "scenarios/quickstart.json", "name", "", "s.json: /name: error: expected a name, got an empty string" },
+		{ "scenarios/quickstart.json", "description", "ok\nbut\x1b[31m red",
+		  "s.json: /description: error: expected a string without control characters, got U+001B at byte 6" },
+		{ "models/zoo/llama3-8b.json", "name", "L\a",
+		  "s.json: /name: error: expected a name without control characters, got U+0007 at byte 1" },
+		{ "topologies/dgx-h100.json", "name", "D\x1b",
+		  "s.json: /name: error: expected a name without control characters, got U+001B at byte 1" },
+		{ "scenarios/goals/llama3-70b-15t-90d.json", "name", "g/h",
+		  "s.json: /name: error: expected a name that can name a directory" },
+		{ "scenarios/goals/llama3-70b-15t-90d.json", "clusters/0/name", "c\x1b",
+		  "s.json: /clusters/0/name: error: expected a name without control characters, got U+001B" },
+		{ "scenarios/sweeps/llama3-70b-h100.json", "name", "..",
+		  "s.json: /name: error: expected a name that can name a directory" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = variant(d, "s.json", cases[i].rel, cases[i].key, json_string(cases[i].v));
+		snprintf(args, sizeof(args), "validate %s", f);
+		refused_clean(args, cases[i].msg, d);
+		if (i == 0) {
+			snprintf(args, sizeof(args), "run %s --out %s/out --quiet", f, d);
+			refused_clean(args, cases[i].msg, d);
+		}
+		free(f);
+	}
+	/* a key is quoted escaped, in the path and the message */
+	char *f = variant(d, "s.json", "scenarios/quickstart.json", "\x1b[2Jx", json_integer(1));
+	snprintf(args, sizeof(args), "validate %s", f);
+	refused_clean(args, "s.json: /\\x1b[2Jx: error: unknown key '\\x1b[2Jx'", d);
+	free(f);
+	/* a sweep's axis key and string values become CSV columns and cells */
+	f = sweep_file(d, "\"axes\": {\"name\": [\"ok\", \"x\\u001by\"]}");
+	snprintf(args, sizeof(args), "sweep %s", f);
+	refused_clean(args, "sweep.json: /axes: error: /name/1: expected a string without control characters, got "
+		      "U+001B at byte 1", d);
+	free(f);
+	f = sweep_file(d, "\"axes\": {\"parallel.\\u001btp\": [1]}");
+	snprintf(args, sizeof(args), "sweep %s", f);
+	refused_clean(args, "sweep.json: /axes: error: /parallel.\\x1btp: expected a scenario key path", d);
+	free(f);
+	free(d);
+}
+
+Test(hostile, markup_csv_and_json_writers_escape_what_they_quote)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_not_null(f);
+	svg_escape(f, "a<b>&\"\x1b[2J\xc2\x9b\x7f\tz\n");
+	fclose(f);
+	cr_expect_str_eq(buf, "a&lt;b&gt;&amp;&quot;\xef\xbf\xbd[2J\xef\xbf\xbd\xef\xbf\xbd\tz\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	tidy_csv_field(f, "a,\"b\"\nc");
+	fputc('|', f);
+	tidy_csv_field(f, "plain");
+	fclose(f);
+	cr_expect_str_eq(buf, "\"a,\"\"b\"\"\nc\"|plain");
+	free(buf);
+	json_t *rec = json_pack("{s:s}", "name", "x\x1b[2J\n");
+	f = open_memstream(&buf, &len);
+	tidy_jsonl(f, rec);
+	fclose(f);
+	cr_expect_str_eq(buf, "{\"name\":\"x\\u001B[2J\\n\"}\n");
+	free(buf);
+	json_decref(rec);
 }
