@@ -358,8 +358,9 @@ Test(hostile, profile_entries_faster_than_the_gpu_or_absurd_are_refused)
 	/* within the bound on durations, still 5x the GPU's peak */
 	diag_init(&dg, NULL);
 	cr_expect_null(cost_profile_create(&g, write_file(d, "p.json", profile("2.7e-5", "1e-3", "1.1e-3")), &dg));
-	cr_expect(strstr(diag_text(&dg), "p.json: /gemm/0/time_s: error: must be at least 0.000111174 s (2 m n k "
-			 "FLOPs at 1.25 x the bf16 peak of 989 TFLOP/s of 'H100-SXM5-80GB'), got 2.7e-05 s"),
+	cr_expect(strstr(diag_text(&dg), "p.json: /gemm/0/time_s: error: must be at least 0.000111174 s "
+			 "(1.37439e+11 FLOPs at 1.25 x the bf16 peak of 989 TFLOP/s of 'H100-SXM5-80GB'), got 2.7e-05 s "
+			 "(5090.33 TFLOP/s)\n"),
 		  "%s", diag_text(&dg));
 	diag_finish(&dg);
 	/* an interference ratio of 1e8 (an infinite one before the bounds) */
@@ -375,6 +376,69 @@ Test(hostile, profile_entries_faster_than_the_gpu_or_absurd_are_refused)
 	cr_expect_not_null(c, "%s", diag_text(&dg));
 	cost_destroy(c);
 	diag_finish(&dg);
+	free(d);
+}
+
+/* Every rate the profile cost source prices with is held to the GPU:
+ * convolutions and fused attention to the dtype's peak, memory-bound
+ * kernels and device copies to the HBM bandwidth (with the same 1.25 x
+ * margin). The shipped synthetic profile passes; each entry made faster
+ * than the GPU is refused with its JSON path, the implied rate and the
+ * peak. */
+Test(hostile, profile_rates_beyond_peak_flops_or_hbm_bandwidth_are_refused)
+{
+	char *d = tmp_dir();
+	struct gpu_spec g = h100();
+	g.peak_flops[DTYPE_FP16] = 989e12;
+	json_t *p = json_load_file(src_path("tests/data/profile-synthetic-h100.json"), 0, NULL);
+	cr_assert_not_null(p);
+	static const struct { const char *section, *key; double v; const char *msg; } cases[] = {
+		{ "conv", "time_s", 1e-6, "p.json: /conv/0/time_s: error: must be at least 1.19697e-05 s (1.47975e+10 "
+		  "FLOPs at 1.25 x the fp16 peak of 989 TFLOP/s of 'H100-SXM5-80GB'), got 1e-06 s (14797.5 TFLOP/s)\n" },
+		{ "attention", "tflops", 5000, "p.json: /attention/0/tflops: error: must be at most 1236.25 TFLOP/s "
+		  "(1.25 x the bf16 peak of 989 TFLOP/s of 'H100-SXM5-80GB'), got 5000 TFLOP/s\n" },
+		{ "memory_bound", "time_s", 1e-9, "p.json: /memory_bound/0/time_s: error: must be at least 2.50406e-07 s "
+		  "(1.04858e+06 bytes at 1.25 x the HBM bandwidth of 3350 GB/s of 'H100-SXM5-80GB'), got 1e-09 s "
+		  "(1.04858e+06 GB/s)\n" },
+		{ "bandwidth", "time_s", 1e-9, "p.json: /bandwidth/0/time_s: error: must be at least 5.00812e-07 s "
+		  "(2.09715e+06 bytes at 1.25 x the HBM bandwidth of 3350 GB/s of 'H100-SXM5-80GB'), got 1e-09 s "
+		  "(2.09715e+06 GB/s)\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *c = json_deep_copy(p);
+		json_object_set_new(json_array_get(json_object_get(c, cases[i].section), 0), cases[i].key,
+				    json_real(cases[i].v));
+		char *text = json_dumps(c, 0), *path = write_file(d, "p.json", text);
+		struct diag dg;
+		diag_init(&dg, NULL);
+		cr_expect_null(cost_profile_create(&g, path, &dg), "%s", cases[i].section);
+		cr_expect(strstr(diag_text(&dg), cases[i].msg), "%s", diag_text(&dg));
+		cr_expect_eq(diag_count(&dg), 1, "%s", diag_text(&dg));
+		diag_finish(&dg);
+		free(path);
+		free(text);
+		json_decref(c);
+	}
+	/* as shipped: it loads */
+	struct diag dg;
+	diag_init(&dg, NULL);
+	struct cost *c = cost_profile_create(&g, src_path("tests/data/profile-synthetic-h100.json"), &dg);
+	cr_expect_not_null(c, "%s", diag_text(&dg));
+	cost_destroy(c);
+	diag_finish(&dg);
+	/* an H100's profile pricing an A100 would run it above its own peak
+	 * (an MFU of 152 % on quickstart): refused too, naming both GPUs */
+	struct gpu_spec a100 = g;
+	snprintf(a100.name, sizeof(a100.name), "A100-SXM4-80GB");
+	a100.peak_flops[DTYPE_BF16] = 312e12;
+	a100.hbm_bw_Bps = 2.039e12;
+	diag_init(&dg, NULL);
+	cr_expect_null(cost_profile_create(&a100, src_path("tests/data/profile-synthetic-h100.json"), &dg));
+	cr_expect(strstr(diag_text(&dg), "/gemm/26/time_s: error: must be at least 0.0225541 s (8.79609e+12 FLOPs at "
+			 "1.25 x the bf16 peak of 312 TFLOP/s of 'A100-SXM4-80GB'; measured on 'NVIDIA H100 80GB "
+			 "HBM3'), got 0.012573 s (699.602 TFLOP/s)\n"), "%s", diag_text(&dg));
+	diag_finish(&dg);
+	json_decref(p);
 	free(d);
 }
 
