@@ -149,6 +149,20 @@ static void roll_back(struct atomic_file *af, char **bak, int k)
 	}
 }
 
+/* rename() for publishing, with the test hook: DDLSIM_TEST_FAIL_PUBLISH=N
+ * (tests only, atomic_file.h) makes the Nth of this process's publishing
+ * renames fail with EIO. */
+static int publish_rename(const char *from, const char *to)
+{
+	static long renames;
+	const char *fail = getenv("DDLSIM_TEST_FAIL_PUBLISH");
+	if (fail && ++renames == atol(fail)) {
+		errno = EIO;
+		return -1;
+	}
+	return rename(from, to);
+}
+
 int atomic_file_publish(struct atomic_file *af, int n)
 {
 	sigset_t old;
@@ -168,7 +182,7 @@ int atomic_file_publish(struct atomic_file *af, int n)
 		}
 	}
 	for (i = 0; i < n && !e; i++)
-		if (af[i].tmp && rename(af[i].tmp, af[i].path) != 0) {
+		if (af[i].tmp && publish_rename(af[i].tmp, af[i].path) != 0) {
 			e = errno;
 			roll_back(af, bak, i);
 		}

@@ -22,7 +22,13 @@
  * Temporaries of this naming whose process is gone (a kill -9 between
  * fsync and rename, a power cut) are removed by the next atomic_file_open()
  * of the same target; a live temporary registers with cleanup.h, so a
- * signal removes it. */
+ * signal removes it.
+ *
+ * Test hook: with DDLSIM_TEST_FAIL_PUBLISH=N in the environment, the Nth
+ * rename this process makes while publishing fails with EIO (as a full
+ * disk or a directory gone read-only would), so the all-or-none roll-back
+ * is tested end to end (tests/test-files.c); the renames that put backups
+ * back are not counted. Unset, as in every real run, it does nothing. */
 #ifndef DDLSIM_ATOMIC_FILE_H
 #define DDLSIM_ATOMIC_FILE_H
 
