@@ -224,8 +224,9 @@ static void screen(struct pctx *p)
 		if (n == 0)
 			printf("  %s\n", s1.no_fit ? "no plan fits: try more nodes, a smaller micro-batch or recompute"
 			       : s1.invalid ? "no plan passes plan_check: see the reasons above"
-			       : "no plan enumerated: no tp x pp searched divides the GPUs, or no global batch "
-				 "in the range divides into dp x micro-batch");
+			       : "no plan enumerated: no tp x pp searched fits (tp at most the GPUs of a node, "
+				 "tp x pp dividing the GPUs), or no global batch in the range is a multiple of "
+				 "dp x micro-batch");
 		reasons_destroy(s1.why);
 		free(c);
 	}

@@ -100,13 +100,18 @@ struct batch {
 };
 
 /* The one rule for outputs, before simulating: the trace and the report
- * files must be regular files or nothing (cli_check_output). Returns 0 or
- * EXIT_INPUT after saying which. */
+ * files must be regular files or nothing (cli_check_output), the trace
+ * none of the reports (cli_check_distinct). Returns 0, or EXIT_INPUT or
+ * EXIT_USAGE after saying which. */
 static int check_outputs(const char *dir, unsigned formats, const char *trace)
 {
-	char *names[6];
+	char *names[6], what[64];
 	int n = dir ? report_paths(dir, formats, names) : 0, rc = cli_check_output(trace);
 	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(names[i], '/');
+		snprintf(what, sizeof(what), "the %s of the reports", base ? base + 1 : names[i]);
+		if (!rc)
+			rc = cli_check_distinct("--trace", trace, what, names[i]);
 		if (!rc)
 			rc = cli_check_output(names[i]);
 		free(names[i]);

@@ -49,6 +49,14 @@ int cli_check_output(const char *path)
 	return EXIT_INPUT;
 }
 
+int cli_check_distinct(const char *what_a, const char *a, const char *what_b, const char *b)
+{
+	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || !atomic_file_same_target(a, b))
+		return 0;
+	return cli_usage_error("%s '%s' is also %s: give it another file (the one would replace the other)",
+			       what_a, a, what_b);
+}
+
 int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
 {
 	char *end;

@@ -329,6 +329,11 @@ static int check_string(struct jobj *jo, const char *key, const char *s, int fla
 				cp, at);
 	if ((flags & (JNAME | JFILENAME)) && !*s)
 		return jobj_err(jo, key, "expected a name, got an empty string");
+	if ((flags & JPATH) && !*s)
+		return jobj_err(jo, key, "expected a path, got an empty string");
+	if ((flags & JFILENAME) && strlen(s) > 255)
+		return jobj_err(jo, key, "expected a name of at most 255 bytes (it names a directory), got %zu bytes",
+				strlen(s));
 	if ((flags & JFILENAME) && (strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..")))
 		return jobj_err(jo, key, "expected a name that can name a directory (no '/', not '.' or '..': "
 				"outputs go to out/<name>), got '%s'", s);

@@ -44,7 +44,11 @@ enum {
 			    * terminals and in reports): not empty, no control
 			    * character at all (tab and newline included) */
 	JFILENAME = 1 << 5, /* a name that also names an output directory
-			     * (out/<name>): JNAME, and no '/', not '.' or '..' */
+			     * (out/<name>): JNAME, at most NAME_MAX (255) bytes,
+			     * no '/', not '.' or '..' */
+	JPATH = 1 << 6,    /* a file or directory path: not empty (an empty
+			    * one resolves to the directory of the file that
+			    * names it: reports written beside a scenario) */
 };
 
 /* Parse path as JSON. It is opened through util/infile.h: only a regular

@@ -210,7 +210,9 @@
  *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
  *                                                                and with each alone: what each costs
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
- *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
+ *   output.dir                    string   path    "out/<name>"  report directory (relative to the scenario
+ *                                                                file, like its other paths; the default
+ *                                                                relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]  reports to write: json, csv, svg
  *                                                                (breakdown, schedule, memory plots), html
  *   published.tflops_per_gpu      number   TFLOP/s -             a published measurement to hold the

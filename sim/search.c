@@ -33,8 +33,12 @@ static void int_list(struct jobj *jo, const char *key, int *out, int *n, int lo,
 	*n = 0;
 	json_array_foreach(arr, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-			diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %s", i, lo, hi,
-				 json_is_integer(v) ? "another integer" : jload_type_name(v));
+			if (json_is_integer(v))
+				diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %lld", i, lo,
+					 hi, (long long)json_integer_value(v));
+			else
+				diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %s", i, lo,
+					 hi, jload_type_name(v));
 			continue;
 		}
 		out[(*n)++] = (int)json_integer_value(v);
@@ -113,7 +117,7 @@ static void load_clusters(struct jobj *root, struct goal *g)
 		struct goal_cluster *c = &g->clusters[g->nclusters++];
 		econ_params_init(&c->econ);
 		const char *s;
-		if (jobj_str(&jo, "topology", &s, JREQ) == 1) {
+		if (jobj_str(&jo, "topology", &s, JREQ | JPATH) == 1) {
 			if (jload_resolve(root->file, s, c->topology, sizeof(c->topology)))
 				jobj_err(&jo, "topology", "path too long");
 			else
@@ -140,9 +144,12 @@ static void load_clusters(struct jobj *root, struct goal *g)
 			json_t *x;
 			c->nodes = xcalloc(json_array_size(list), sizeof(long));
 			json_array_foreach(list, k, x) {
-				if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > SEARCH_MAX_NODES)
+				if (!json_is_integer(x))
 					jobj_err(&jo, "nodes", "expected node counts in [1, %d], got %s", SEARCH_MAX_NODES,
-						 json_is_integer(x) ? "another integer" : jload_type_name(x));
+						 jload_type_name(x));
+				else if (json_integer_value(x) < 1 || json_integer_value(x) > SEARCH_MAX_NODES)
+					jobj_err(&jo, "nodes", "expected node counts in [1, %d], got %lld", SEARCH_MAX_NODES,
+						 (long long)json_integer_value(x));
 				else
 					c->nodes[c->nnodes++] = (long)json_integer_value(x);
 			}
@@ -228,7 +235,7 @@ struct goal *goal_load(const char *path, struct diag *d)
 		g->name = xstrdup(s);
 	}
 	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
-	if (jobj_str(&jo, "model", &s, JREQ) == 1) {
+	if (jobj_str(&jo, "model", &s, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, s, g->model, sizeof(g->model)))
 			jobj_err(&jo, "model", "path too long");
 		else
@@ -251,8 +258,12 @@ struct goal *goal_load(const char *path, struct diag *d)
 	jobj_enum(&jo, "precision", dtype_names, &e, 0);
 	g->precision = e;
 	long top = g->top;
-	if (jobj_int(&jo, "top", &top, 1, 0) == 1)
-		g->top = (int)(top > 1000 ? 1000 : top);
+	if (jobj_int(&jo, "top", &top, 1, 0) == 1) {
+		if (top > 1000)
+			jobj_err(&jo, "top", "expected at most 1000 plans simulated per cluster (as --top), got %ld", top);
+		else
+			g->top = (int)top;
+	}
 	load_clusters(&jo, g);
 	load_search(&jo, g);
 	if (jobj_child(&jo, "finetune", &sub, 0) == 1) {

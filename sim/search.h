@@ -32,7 +32,7 @@
  *   global_batch_tokens.min   number    tokens  required    global batch range (samples x seq_len)
  *   global_batch_tokens.max   number    tokens  required
  *   precision                 string    -       "bf16"      training precision
- *   top                       int       -       20          plans simulated per cluster
+ *   top                       int       -       20          plans simulated per cluster (1..1000)
  *   clusters                  [object]  -       required    candidate clusters:
  *     name                    string    -       topology    display name
  *     topology                string    path    required

@@ -511,7 +511,7 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 		s->name = xstrdup(str);
 	}
 	s->description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
-	if (jobj_str(&jo, "base", &str, JREQ) == 1) {
+	if (jobj_str(&jo, "base", &str, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, str, s->base_path, sizeof(s->base_path)))
 			jobj_err(&jo, "base", "path too long");
 		else if (jload_check_ref(&jo, "base", s->base_path) == 0) {
@@ -574,8 +574,9 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 	}
 	snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
 	if (jobj_child(&jo, "output", &sub, 0) == 1) {
-		if (jobj_str(&sub, "dir", &str, 0) == 1)
-			snprintf(s->out_dir, sizeof(s->out_dir), "%s", str);
+		if (jobj_str(&sub, "dir", &str, JPATH) == 1 &&
+		    (size_t)snprintf(s->out_dir, sizeof(s->out_dir), "%s", str) >= sizeof(s->out_dir))
+			jobj_err(&sub, "dir", "path too long (at most %zu bytes)", sizeof(s->out_dir) - 1);
 		jobj_end(&sub);
 	}
 	jobj_end(&jo);

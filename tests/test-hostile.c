@@ -1,15 +1,20 @@
 /* test-hostile: one case per class of hostile input closed by issue 26's
- * "one rule for numbers" and "bounded work": each input is refused before
- * anything is simulated, with the file, the key or JSON path, the bound
- * and its unit in the message, the documented exit code (3 invalid input,
- * 2 bad command line), and no output directory left behind. */
+ * "one rule for numbers" and "bounded work" (and "Hardening II": the
+ * command line against the scenario, empty arguments, keys that would be
+ * ignored, control characters, rates faster than the GPU, rejections
+ * without their reasons, two outputs for one file): each input is refused
+ * before anything is simulated, with the file, the key or JSON path, the
+ * bound and its unit in the message, the documented exit code (3 invalid
+ * input, 2 bad command line), and no output directory left behind. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "cost.h"
 #include "expr.h"
 #include "gpu.h"
@@ -760,4 +765,121 @@ Test(hostile, markup_csv_and_json_writers_escape_what_they_quote)
 	cr_expect_str_eq(buf, "{\"name\":\"x\\u001B[2J\\n\"}\n");
 	free(buf);
 	json_decref(rec);
+}
+
+/* ---- the second audit ---- */
+
+Test(hostile, empty_paths_and_overlong_names_in_files_are_refused)
+{
+	char *d = tmp_dir(), args[2048];
+	/* output.dir "" resolved to the scenario's own directory: reports
+	 * written beside it */
+	char *f = variant(d, "s.json", "scenarios/quickstart.json", "output", json_pack("{s:s}", "dir", ""));
+	snprintf(args, sizeof(args), "run %s --quiet", f);
+	refused(args, 3, "s.json: /output/dir: error: expected a path, got an empty string", d);
+	snprintf(args, sizeof(args), "%s/report.json", d);
+	cr_expect(!file_exists(args), "reports written beside the scenario");
+	free(f);
+	f = sweep_file(d, "\"axes\": {\"nodes\": [32]}, \"name\": \"x\"");
+	json_t *sw = json_load_file(f, 0, NULL);
+	json_object_set_new(json_object_get(sw, "output"), "dir", json_string(""));
+	json_dump_file(sw, f, 0);
+	json_decref(sw);
+	snprintf(args, sizeof(args), "sweep %s", f);
+	refused(args, 3, "sweep.json: /output/dir: error: expected a path, got an empty string", d);
+	free(f);
+	f = variant(d, "s.json", "scenarios/quickstart.json", "model", json_string(""));
+	snprintf(args, sizeof(args), "validate %s", f);
+	refused(args, 3, "s.json: /model: error: expected a path, got an empty string", d);
+	free(f);
+	/* a name is a directory name: at most 255 bytes */
+	char *longname = malloc(301);
+	cr_assert_not_null(longname);
+	memset(longname, 'n', 300);
+	longname[300] = 0;
+	f = variant(d, "s.json", "scenarios/quickstart.json", "name", json_string(longname));
+	refused(args, 3, "s.json: /name: error: expected a name of at most 255 bytes (it names a directory), got 300 "
+		"bytes", d);
+	free(longname);
+	free(f);
+	free(d);
+}
+
+Test(hostile, goal_values_beyond_their_range_are_refused_with_the_value_not_clamped)
+{
+	char *d = tmp_dir(), args[2048];
+	/* top was cut to 1000 silently; the others said "got another integer" */
+	static const struct { const char *key, *msg; } cases[] = {
+		{ "top", "goal.json: /top: error: expected at most 1000 plans simulated per cluster (as --top), "
+			 "got 1000000000" },
+		{ "clusters/0/nodes", "goal.json: /clusters/0/nodes: error: expected node counts in [1, 100000], got 0" },
+		{ "search", "goal.json: /search/tp: error: /0: expected an integer in [1, 1024], got 0" },
+	};
+	json_t *vals[] = { json_integer(1000000000), json_pack("[i]", 0), json_pack("{s:[i]}", "tp", 0) };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = variant(d, "goal.json", "scenarios/goals/llama3-70b-15t-90d.json", cases[i].key, vals[i]);
+		json_t *g = json_load_file(f, 0, NULL);
+		json_t *cl = json_array_get(json_object_get(g, "clusters"), 0);
+		json_object_set_new(cl, "topology", json_string(src_path("topologies/dgx-h100.json")));
+		json_dump_file(g, f, 0);
+		json_decref(g);
+		snprintf(args, sizeof(args), "plan %s --screen-only --out %s/out", f, d);
+		refused(args, 3, cases[i].msg, d);
+		free(f);
+	}
+	free(d);
+}
+
+Test(hostile, a_link_degraded_twice_and_straggler_ids_name_the_entry_and_value)
+{
+	char *d = tmp_dir(), args[2048];
+	json_t *links = json_pack("[{s:s, s:f}, {s:s, s:f}]", "link", "lu0", "bw_factor", 0.5, "link", "lu0", "bw_factor",
+				  0.25);
+	char *f = variant(d, "s.json", "scenarios/whatif/llama3-8b-h100-fattree-degraded.json",
+			  "simulation/degraded_links", links);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", f, d);
+	refused(args, 3, "s.json: /simulation/degraded_links/1/link: error: link 'lu0' is degraded by entry 0 already: "
+		"give each link once, with both factors", d);
+	free(f);
+	f = variant(d, "s.json", "scenarios/whatif/llama3-8b-h100-fattree-degraded.json", "simulation/stragglers",
+		    json_pack("{s:[i]}", "ranks", -1));
+	refused(args, 3, "s.json: /simulation/stragglers/ranks: error: /0: expected a rank in [0, 1000000), got -1", d);
+	free(f);
+	free(d);
+}
+
+Test(hostile, two_outputs_of_one_command_for_one_file_are_refused)
+{
+	char *d = tmp_dir(), args[2048];
+	/* the trace would have replaced report.json, exit 0 */
+	snprintf(args, sizeof(args), "mkdir -p %s/o", d);
+	cr_assert_eq(system(args), 0);
+	snprintf(args, sizeof(args), "run %s --out %s/o --quiet --trace %s/o/../o/report.json",
+		 src_path("scenarios/quickstart.json"), d, d);
+	char want[1200];
+	snprintf(want, sizeof(want), "ddlsim: error: --trace '%s/o/../o/report.json' is also the report.json of the "
+		 "reports: give it another file", d);
+	refused(args, 2, want, d);
+	snprintf(args, sizeof(args), "%s/o/report.json", d);
+	cr_expect(!file_exists(args));
+	/* the JSON would have replaced the CSV */
+	snprintf(args, sizeof(args), "collective --topology %s -e 1M --csv %s/c.out --json %s/./c.out",
+		 src_path("topologies/dgx-h100.json"), d, d);
+	snprintf(want, sizeof(want), "ddlsim: error: --json '%s/./c.out' is also the --csv file", d);
+	refused(args, 2, want, d);
+	snprintf(args, sizeof(args), "%s/c.out", d);
+	cr_expect(!file_exists(args));
+	/* and whatever the command, a set with one target twice publishes
+	 * nothing */
+	struct atomic_file af[2];
+	snprintf(args, sizeof(args), "%s/x.json", d);
+	cr_assert_eq(atomic_file_open(&af[0], args), 0);
+	cr_assert_eq(atomic_file_open(&af[1], args), 0);
+	fputs("a", af[0].f);
+	fputs("b", af[1].f);
+	cr_assert_eq(atomic_file_stage(&af[0]), 0);
+	cr_assert_eq(atomic_file_stage(&af[1]), 0);
+	cr_expect_eq(atomic_file_publish(af, 2), -EINVAL);
+	cr_expect(!file_exists(args));
+	free(d);
 }

@@ -83,6 +83,36 @@ static void block_ending_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &block, old);
 }
 
+/* path with its directory resolved (malloc'd); as given when the
+ * directory does not exist. */
+static char *canonical(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *real;
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	real = realpath(slash ? dir : ".", NULL);
+	char *out = real ? xasprintf("%s/%s", real, base) : xstrdup(path);
+	free(real);
+	free(dir);
+	return out;
+}
+
+bool atomic_file_same_target(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ea = stat(a, &sa), eb = stat(b, &sb);
+	if (!ea && !eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (!ea || !eb)
+		return false;
+	char *ca = canonical(a), *cb = canonical(b);
+	bool same = !strcmp(ca, cb);
+	free(ca);
+	free(cb);
+	return same;
+}
+
 int atomic_file_open(struct atomic_file *af, const char *path)
 {
 	char why[8];
@@ -169,6 +199,12 @@ int atomic_file_publish(struct atomic_file *af, int n)
 	block_ending_signals(&old);
 	char **bak = xcalloc((size_t)n + 1, sizeof(char *));
 	int e = 0, i;
+	/* two files of one set for one target: the second would replace the
+	 * first; nothing is published (callers check before writing) */
+	for (i = 0; i < n && !e; i++)
+		for (int j = i + 1; j < n && !e; j++)
+			if (af[i].tmp && af[j].tmp && atomic_file_same_target(af[i].path, af[j].path))
+				e = EINVAL;
 	/* backups (hard links: no data copied) of what will be replaced */
 	for (i = 0; i < n && !e; i++) {
 		if (!af[i].tmp || n == 1)
