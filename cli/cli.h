@@ -53,6 +53,12 @@ int cli_parse_number(const char *opt, const char *v, double lo, double hi, doubl
  * (refusing to replace it)". */
 int cli_check_output(const char *path);
 
+/* Two outputs of one command must be two files: a (what_a names it, e.g.
+ * "--trace") and b (what_b) may not be one (atomic_file_same_target(); "-"
+ * and NULL pass). Returns 0, or EXIT_USAGE after "ddlsim: error: --trace
+ * 'o/report.json' is also the report.json of --out: give it another file". */
+int cli_check_distinct(const char *what_a, const char *a, const char *what_b, const char *b);
+
 /* Parse --shard's value "I/N" (decimal integers, 1 <= I <= N <= CLI_MAX_SHARDS)
  * into *i (0-based) and *n. Returns 0, or EXIT_USAGE after saying why. */
 #define CLI_MAX_SHARDS 100000

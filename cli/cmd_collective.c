@@ -374,6 +374,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 				       a->minb, a->maxb);
 	if (a->csv && a->json && !strcmp(a->csv, "-") && !strcmp(a->json, "-"))
 		return cli_usage_error("--csv - and --json - cannot both write to stdout");
+	if (cli_check_distinct("--json", a->json, "the --csv file", a->csv))
+		return EXIT_USAGE;
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "longrun.h"
 #include "progress.h"
+#include "reasons.h"
 #include "report.h"
 #include "runner.h"
 #include "search.h"
@@ -59,8 +60,10 @@ void cmd_plan_usage(FILE *f)
 		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
-		   "  --show-rejected list the simulated plans that do not fit in GPU memory (status\n"
-		   "                  'oom', never ranked nor on the front) apart, with the GB missing\n"
+		   "  --show-rejected list every reason plan_check rejected plans for (with a count and\n"
+		   "                  an example plan; without it, the 3 most common), and the simulated\n"
+		   "                  plans that do not fit in GPU memory (status 'oom', never ranked\n"
+		   "                  nor on the front) apart, with the GB missing\n"
 		   "  --quiet         only the tables: no progress line (on a terminal), no JSON\n"
 		   "                  progress lines on stderr (otherwise)\n\n"
 		   "examples:\n"
@@ -130,16 +133,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void plan_text(const struct plan *pl, char *buf, size_t n)
-{
-	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s %s", pl->parallel.tp, pl->parallel.pp,
-		 pl->parallel.schedule == SCHED_INTERLEAVED
-			 ? (char[8]){ 'v', (char)('0' + pl->parallel.interleave % 10), 0 } : "",
-		 pl->parallel.dp, pl->training.micro_batch, pl->training.global_batch, (int)pl->parallel.zero,
-		 recompute_name(pl->parallel.recompute),
-		 pl->parallel.sp ? " sp" : "", pl->parallel.order);
-}
-
 static const char *gpu_of(const struct goal *g, int ci)
 {
 	return inputs_topology(g->clusters[ci].in)->gpu.name;
@@ -195,6 +188,22 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 	return 0;
 }
 
+/* The plans plan_check rejected, by reason, most common first: the first
+ * PLAN_REASONS_SHOWN, or with all every reason and an example plan. */
+#define PLAN_REASONS_SHOWN 3
+static void print_reasons(struct reasons *why, bool all)
+{
+	int ng = reasons_groups(why);
+	for (int i = 0; i < ng && (all || i < PLAN_REASONS_SHOWN); i++) {
+		const struct reason *r = reasons_get(why, i);
+		printf("  %ld rejected: %s\n", r->count, r->msg);
+		if (all && r->example[0])
+			printf("      e.g. %s\n", r->example);
+	}
+	if (!all && ng > PLAN_REASONS_SHOWN)
+		printf("  (%d more reasons: --show-rejected lists each with an example plan)\n", ng - PLAN_REASONS_SHOWN);
+}
+
 /* Resolve cluster ci's "nodes": "auto" (search_auto_nodes) and say what
  * the search found and which node counts go on. */
 static void auto_nodes(struct pctx *p, int ci)
@@ -222,13 +231,14 @@ static void auto_nodes(struct pctx *p, int ci)
 static void screen_cluster(struct pctx *p, int ci, struct search_stats *st)
 {
 	long n;
-	struct search_stats s1 = { 0 };
+	struct search_stats s1 = { .why = reasons_create() };
 	struct candidate *c = search_screen(p->g, ci, &n, &s1);
 	st->enumerated += s1.enumerated, st->invalid += s1.invalid, st->no_fit += s1.no_fit;
 	st->screened += s1.screened, st->screen_s += s1.screen_s;
 	printf("\n%s: %ld plans enumerated, %ld rejected by plan_check, %ld do not fit in memory, "
 	       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
 	       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
+	print_reasons(s1.why, p->show_rejected);
 	/* node counts are at most SEARCH_MAX_NODES (goal_load): one bit
 	 * each, so finding the first of each node count is linear */
 	unsigned char *seen = xcalloc(SEARCH_MAX_NODES / 8 + 1, 1);
@@ -244,7 +254,12 @@ static void screen_cluster(struct pctx *p, int ci, struct search_stats *st)
 	}
 	free(seen);
 	if (n == 0)
-		printf("  no plan fits: try more nodes, a smaller micro-batch or recompute\n");
+		printf("  %s\n", s1.no_fit ? "no plan fits: try more nodes, a smaller micro-batch or recompute"
+		       : s1.invalid ? "no plan passes plan_check: see the reasons above"
+		       : "no plan enumerated: no tp x pp searched fits (tp at most the GPUs of a node, "
+			 "tp x pp dividing the GPUs), or no global batch in the range is a multiple of "
+			 "dp x micro-batch");
+	reasons_destroy(s1.why);
 	free(c);
 }
 
@@ -327,7 +342,7 @@ static void print_screen_only(const struct pctx *p)
 {
 	for (int i = 0; i < p->n; i++) {
 		char pt[160];
-		plan_text(&p->f[i].c.plan, pt, sizeof(pt));
+		plan_describe(&p->f[i].c.plan, pt, sizeof(pt));
 		printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%.3g\n", p->g->clusters[p->f[i].c.cluster].name,
 		       gpus_of(p->g, &p->f[i]), pt, p->f[i].c.est.gp.wall_s / 86400, p->f[i].c.est.econ.cost_usd);
 	}
@@ -344,7 +359,7 @@ static void estimate_finalists(struct pctx *p, const char *file, int jobs)
 	for (int i = 0; i < p->n; i++) {
 		const struct fin *f = &p->f[i];
 		char pt[160];
-		plan_text(&f->c.plan, pt, sizeof(pt));
+		plan_describe(&f->c.plan, pt, sizeof(pt));
 		label[i] = xasprintf("plan %s on %s", pt, p->g->clusters[f->c.cluster].name);
 		ok[i] = !longrun_estimate(p->g->clusters[f->c.cluster].in, &f->c.plan, &e[i]);
 		if (ok[i])
@@ -476,7 +491,7 @@ static void print_options(const struct pctx *p)
 			if (f->c.cluster != ci)
 				continue;
 			char pt[160];
-			plan_text(&f->c.plan, pt, sizeof(pt));
+			plan_describe(&f->c.plan, pt, sizeof(pt));
 			if (f->pt.oom) {
 				nrej++;
 				continue;
@@ -526,7 +541,7 @@ static void print_best(const struct pctx *p)
 	const struct fin *f = &p->f[best];
 	const struct band *b = band_of(p->g, f);
 	char pt[160], bt[200];
-	plan_text(&f->c.plan, pt, sizeof(pt));
+	plan_describe(&f->c.plan, pt, sizeof(pt));
 	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
 	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
 	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
@@ -547,7 +562,7 @@ static void print_rejected(const struct pctx *p)
 		if (!f->pt.oom)
 			continue;
 		char pt[160];
-		plan_text(&f->c.plan, pt, sizeof(pt));
+		plan_describe(&f->c.plan, pt, sizeof(pt));
 		printf("  %-16s %6ld GPUs  %-44s needs %.1f GB of %.1f GB, %.1f GB missing\n",
 		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->row.mem_worst_bytes / 1e9,
 		       f->row.mem_capacity_bytes / 1e9, f->row.mem_short_bytes / 1e9);
@@ -577,7 +592,7 @@ static void print_front(const struct pctx *p)
 		if (!front[i])
 			continue;
 		char pt[160];
-		plan_text(&f->c.plan, pt, sizeof(pt));
+		plan_describe(&f->c.plan, pt, sizeof(pt));
 		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok  ±%.1f%% (%s)\n",
 		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6,
 		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f)->mean_abs, band_of(p->g, f)->family);
@@ -593,7 +608,7 @@ static void print_front(const struct pctx *p)
 		}
 		const struct fin *best = &p->f[fewest[t].point];
 		char pt[160];
-		plan_text(&best->c.plan, pt, sizeof(pt));
+		plan_describe(&best->c.plan, pt, sizeof(pt));
 		const struct band *b = band_of(p->g, best);
 		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
 		       "±%.1f%% (%s): %ld more GPUs at its bias\n",

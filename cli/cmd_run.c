@@ -57,7 +57,9 @@ void cmd_run_usage(FILE *f)
 		   "                     arrows, memory in use; one scenario only\n"
 		   "  --trace-ranks LIST ranks to record: 'all' (every simulated rank) or ranks like\n"
 		   "                     0-7,64 (default: one rank per class of alike ranks, e.g.\n"
-		   "                     one per pipeline stage, labelled with the ranks it stands for)\n"
+		   "                     one per pipeline stage, labelled with the ranks it stands for);\n"
+		   "                     a rank beyond the job is an error, a rank folded into its\n"
+		   "                     replicas' representative (not simulated) a warning\n"
 		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
 		   "                     busiest-links counters (default 0.01; 0: off; at least\n"
 		   "                     1e-6; the period doubles after every 4096 samples, so a\n"
@@ -109,13 +111,18 @@ struct batch {
 };
 
 /* The one rule for outputs, before simulating: the trace and the report
- * files must be regular files or nothing (cli_check_output). Returns 0 or
- * EXIT_INPUT after saying which. */
+ * files must be regular files or nothing (cli_check_output), the trace
+ * none of the reports (cli_check_distinct). Returns 0, or EXIT_INPUT or
+ * EXIT_USAGE after saying which. */
 static int check_outputs(const char *dir, unsigned formats, const char *trace)
 {
-	char *names[6];
+	char *names[6], what[64];
 	int n = dir ? report_paths(dir, formats, names) : 0, rc = cli_check_output(trace);
 	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(names[i], '/');
+		snprintf(what, sizeof(what), "the %s of the reports", base ? base + 1 : names[i]);
+		if (!rc)
+			rc = cli_check_distinct("--trace", trace, what, names[i]);
 		if (!rc)
 			rc = cli_check_output(names[i]);
 		free(names[i]);
@@ -183,6 +190,22 @@ static int simulate_one(struct scenario *sc, unsigned formats, struct trace *tr,
 	return rc;
 }
 
+/* --trace-ranks against the job's nranks ranks (0: its syntax only), as
+ * a usage error. Returns 0 or EXIT_USAGE. */
+static int check_trace_ranks(const char *ranks, long nranks)
+{
+	struct diag td;
+	int rc = 0;
+	diag_init(&td, NULL);
+	if (trace_ranks_check(ranks, nranks, &td)) {
+		const char *m = diag_text(&td);
+		m += strncmp(m, "error: ", 7) ? 0 : 7;
+		rc = cli_usage_error("%.*s", (int)strcspn(m, "\n"), m);
+	}
+	diag_finish(&td);
+	return rc;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -193,6 +216,8 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	const char *dir = o->out ? o->out : sc->out_dir;
 	struct atomic_file trace_af = { 0 };
 
+	if (o->trace_ranks && check_trace_ranks(o->trace_ranks, plan_gpus(&sc->plan, sc->in)))
+		return EXIT_USAGE;
 	if ((rc = check_outputs(to_stdout ? NULL : dir, formats_of(o, sc), o->trace)))
 		return rc;
 	rc = EXIT_FAIL;
@@ -410,7 +435,7 @@ int cmd_run(int argc, char **argv)
 			}
 			free(buf);
 			if (n == 0) {
-				cli_usage_error("--format: expected a list of json, csv, svg, html, got ''");
+				cli_usage_error("--format: expected a list of json, csv, svg, html, got '%s'", argv[i]);
 				goto out_paths;
 			}
 		} else if (!strcmp(a, "--trace-link-period")) {
@@ -475,18 +500,8 @@ int cmd_run(int argc, char **argv)
 		cli_usage_error("--trace-ranks needs --trace FILE");
 		goto out_paths;
 	}
-	if (o.trace_ranks) {
-		struct diag td;
-		diag_init(&td, NULL);
-		if (trace_ranks_check(o.trace_ranks, &td)) {
-			const char *m = diag_text(&td);
-			m += strncmp(m, "error: ", 7) ? 0 : 7;
-			cli_usage_error("%.*s", (int)strcspn(m, "\n"), m);
-			diag_finish(&td);
-			goto out_paths;
-		}
-		diag_finish(&td);
-	}
+	if (o.trace_ranks && check_trace_ranks(o.trace_ranks, 0))
+		goto out_paths;
 
 	diag_init(&d, stderr);
 	cleanup_phase("loading the scenarios");

@@ -52,6 +52,7 @@
 #include "diag.h"
 #include "human.h"
 #include "report.h"
+#include "reasons.h"
 #include "runner.h"
 #include "scenario.h"
 #include "simulate.h"
@@ -239,6 +240,23 @@ static double rec_num(const json_t *rec, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The invalid points by reason, most common first: the first 3, or with
+ * all every reason and an example point. */
+static void print_invalid(struct reasons *why, bool all)
+{
+	int ng = reasons_groups(why);
+	if (ng)
+		printf("invalid points by reason:\n");
+	for (int i = 0; i < ng && (all || i < 3); i++) {
+		const struct reason *r = reasons_get(why, i);
+		printf("  %ld invalid: %s\n", r->count, r->msg);
+		if (all && r->example[0])
+			printf("      e.g. %s\n", r->example);
+	}
+	if (!all && ng > 3)
+		printf("  (%d more reasons: --show-rejected lists each with an example point)\n", ng - 3);
+}
+
 /* The best point that fits (the fastest to train, else the shortest
  * iteration) of every record in the JSON lines, then with show_rejected
  * the points that do not fit. */
@@ -251,6 +269,8 @@ static void summarise(const char *jsonl_path, bool show_rejected)
 	char *line = NULL;
 	size_t cap = 0;
 	long noom = 0;
+	struct reasons *why = reasons_create();
+	char ax[512];
 	while (getline(&line, &cap, f) > 0) {
 		json_t *o = json_loads(line, 0, NULL);
 		if (!o)
@@ -258,6 +278,10 @@ static void summarise(const char *jsonl_path, bool show_rejected)
 		json_array_append_new(recs, o);
 		const char *st = json_string_value(json_object_get(o, "status"));
 		noom += st && !strcmp(st, "oom");
+		if (st && !strcmp(st, "invalid") && json_is_string(json_object_get(o, "error"))) {
+			axes_text(o, ax, sizeof(ax));
+			reasons_add(why, json_string_value(json_object_get(o, "error")), ax);
+		}
 		if (!st || strcmp(st, "ok"))
 			continue;
 		double key = isfinite(rec_num(o, "wall_days")) ? rec_num(o, "wall_days") : rec_num(o, "iteration_time_s");
@@ -268,7 +292,8 @@ static void summarise(const char *jsonl_path, bool show_rejected)
 	}
 	free(line);
 	fclose(f);
-	char ax[512];
+	print_invalid(why, show_rejected);
+	reasons_destroy(why);
 	if (best) {
 		axes_text(best, ax, sizeof(ax));
 		char days[32], usd[32];
@@ -505,7 +530,8 @@ static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache 
 	}
 	if (!w->ninv)
 		return 0;
-	/* the rows of invalid points carry the base's inputs and plan */
+	/* the rows of invalid points are written with the base's inputs, whose
+	 * plan columns stay empty (reports/runcols.c: NEED_PLAN) */
 	struct diag bd;
 	diag_init(&bd, NULL);
 	*base = scenario_load_json(w->s->base, w->s->base_path, cache, &bd);

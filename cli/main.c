@@ -49,6 +49,14 @@ int cli_check_output(const char *path)
 	return EXIT_INPUT;
 }
 
+int cli_check_distinct(const char *what_a, const char *a, const char *what_b, const char *b)
+{
+	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || !atomic_file_same_target(a, b))
+		return 0;
+	return cli_usage_error("%s '%s' is also %s: give it another file (the one would replace the other)",
+			       what_a, a, what_b);
+}
+
 int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
 {
 	char *end;
@@ -104,6 +112,28 @@ static void usage(FILE *f)
 		   "  ddlsim run scenarios/quickstart.json --out out/quickstart\n");
 }
 
+/* No argument of a command may be empty: an empty file name or option
+ * value ('--trace ""', '--csv=') is always a slip (an unset shell
+ * variable), never a choice, so it is a usage error here, for every
+ * command, before a command opens "" as a file. Returns 0 or EXIT_USAGE. */
+static int check_empty_args(int argc, char **argv)
+{
+	for (int k = 2; k < argc; k++) {
+		size_t n = strlen(argv[k]);
+		if (n && !(n > 2 && !strncmp(argv[k], "--", 2) && argv[k][n - 1] == '='))
+			continue;
+		if (n)
+			return cli_usage_error("%s: option '%.*s' has an empty value, expected a file name or a "
+					       "value", argv[1], (int)(n - 1), argv[k]);
+		if (k > 2 && argv[k - 1][0] == '-' && argv[k - 1][1])
+			return cli_usage_error("%s: option '%s' has an empty value, expected a file name or a "
+					       "value", argv[1], argv[k - 1]);
+		return cli_usage_error("%s: argument %d is empty, expected a file name or an option", argv[1],
+				       k - 1);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	cleanup_install();
@@ -126,6 +156,8 @@ int main(int argc, char **argv)
 			for (int k = 2; k < argc; k++)
 				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
 					return cli_commands[i].usage(stdout), EXIT_OK;
+			if (check_empty_args(argc, argv))
+				return EXIT_USAGE;
 			return cli_commands[i].run(argc - 1, argv + 1);
 		}
 	return cli_usage_error("unknown command '%s'", argv[1]);

@@ -219,7 +219,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	json_t *arr;
 	char ap[300];
 
-	jobj_str_copy(jo, "name", g->name, sizeof(g->name), JREQ);
+	jobj_str_copy(jo, "name", g->name, sizeof(g->name), JREQ | JNAME);
 	if (jobj_child(jo, "peak_tflops", &pk, JREQ) == 1) {
 		for (int i = 0; i < DTYPE_N; i++)
 			if (jobj_num(&pk, dtype_names[i], &x, JPOS) == 1)
@@ -623,7 +623,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 	       &t->schema_minor);
 	jobj_init(&jo, root, path, "", d);
 	jload_copy_path(path, t->path, sizeof(t->path), d);
-	jobj_str_copy(&jo, "name", t->name, sizeof(t->name), JREQ);
+	jobj_str_copy(&jo, "name", t->name, sizeof(t->name), JREQ | JNAME);
 	jobj_str_copy(&jo, "source", t->source, sizeof(t->source), JREQ);
 	load_gpu(&jo, root, t, d);
 

@@ -60,7 +60,12 @@
  * GPU check. The profile's GPU name is compared loosely with the
  * topology's (same model token such as "h100", "a100", "v100"). A mismatch
  * is a warning, not an error: pricing one GPU with another's profile is a
- * legitimate what-if, but cost_describe() and the warning say so. */
+ * legitimate what-if (a slower GPU's kernels on a faster one), but
+ * cost_describe() and the warning say so. No entry may be faster than the
+ * priced GPU, whichever GPU measured it (check_peak()): a FLOP rate above
+ * the dtype's dense peak or a byte rate above the HBM bandwidth, with
+ * PROFILE_PEAK_MARGIN, is refused with its JSON path, the implied rate and
+ * the peak. */
 #include "cost-private.h"
 #include "xalloc.h"
 
@@ -590,25 +595,90 @@ bool cost_profile_gpu_matches(const char *profile_gpu, const char *topology_gpu)
 	return a[0] && strcmp(a, b) == 0;
 }
 
-/* Refuse GEMM entries faster than the GPU's dense peak (with
- * PROFILE_PEAK_MARGIN for boost clocks): a time of 1e-300 s would price
- * the GEMMs at an MFU of hundreds of percent. Returns 0 or -1 (reported). */
-static int check_peak(const struct profile *p, const struct gpu_spec *gpu, const char *path,
+/* One measured rate of a profile entry against the GPU it prices. */
+struct rate {
+	char jp[64];                /* the key that sets it: /gemm/3/time_s */
+	double work;                /* FLOPs or bytes of the entry; 0: a rate given as is */
+	double time_s;
+	double rate;                /* FLOP/s or B/s */
+	int dtype;                  /* enum dtype of a FLOP rate; -1: bytes (HBM) */
+};
+
+/* The rates the cost source prices with: GEMMs and convolutions by FLOPs
+ * over time, fused attention by its TFLOP/s as written (attn_time()),
+ * memory-bound kernels and device-to-device copies by bytes over time.
+ * Returns the count written into out (malloc'd). */
+static int profile_rates(const struct profile *p, struct rate **out)
+{
+	struct rate *r = xcalloc((size_t)(p->ngemm + p->nconv + p->nattn + p->nmem + p->nbw) + 1, sizeof(*r));
+	int n = 0;
+	for (int i = 0; i < p->ngemm; i++, n++) {
+		const struct profile_gemm *g = &p->gemm[i];
+		r[n] = (struct rate){ .work = 2 * g->m * g->n * g->k, .time_s = g->time_s, .dtype = (int)g->dtype };
+		snprintf(r[n].jp, sizeof(r[n].jp), "/gemm/%d/time_s", i);
+	}
+	for (int i = 0; i < p->nconv; i++, n++) {
+		r[n] = (struct rate){ .work = profile_conv_flops(&p->conv[i]), .time_s = p->conv[i].time_s,
+				      .dtype = (int)p->conv[i].dtype };
+		snprintf(r[n].jp, sizeof(r[n].jp), "/conv/%d/time_s", i);
+	}
+	for (int i = 0; i < p->nattn; i++, n++) {
+		r[n] = (struct rate){ .rate = p->attn[i].tflops * 1e12, .dtype = (int)p->attn[i].dtype };
+		snprintf(r[n].jp, sizeof(r[n].jp), "/attention/%d/tflops", i);
+	}
+	for (int i = 0; i < p->nmem; i++, n++) {
+		r[n] = (struct rate){ .work = p->mem[i].bytes, .time_s = p->mem[i].time_s, .dtype = -1 };
+		snprintf(r[n].jp, sizeof(r[n].jp), "/memory_bound/%d/time_s", i);
+	}
+	for (int i = 0; i < p->nbw; i++) {
+		if (p->bw[i].kind != PROFILE_BW_D2D)
+			continue;  /* host copies: the host link, not HBM */
+		r[n] = (struct rate){ .work = p->bw[i].bytes, .time_s = p->bw[i].time_s, .dtype = -1 };
+		snprintf(r[n].jp, sizeof(r[n].jp), "/bandwidth/%d/time_s", i);
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		if (r[i].work > 0)
+			r[i].rate = r[i].work / r[i].time_s;
+	*out = r;
+	return n;
+}
+
+/* Refuse entries faster than the GPU they price: a FLOP rate above the
+ * dtype's dense peak, a byte rate above the HBM bandwidth, each with
+ * PROFILE_PEAK_MARGIN for boost clocks (a GEMM time of 1e-11 s would price
+ * the GEMMs at an MFU of thousands of percent). Measured on another GPU
+ * model (match false), the same: an H100's kernels priced on an A100 would
+ * run it above its own peak (an MFU of 152 %). Returns 0 or -1 (reported). */
+static int check_peak(const struct profile *p, const struct gpu_spec *gpu, bool match, const char *path,
 		      struct diag *d)
 {
-	int rc = 0;
-	for (int i = 0; i < p->ngemm; i++) {
-		const struct profile_gemm *g = &p->gemm[i];
-		double peak = gpu->peak_flops[g->dtype], rate = 2 * g->m * g->n * g->k / g->time_s;
-		if (!(peak > 0) || rate <= PROFILE_PEAK_MARGIN * peak)
+	struct rate *r;
+	int n = profile_rates(p, &r), rc = 0;
+	char other[160] = "";
+	if (!match)
+		snprintf(other, sizeof(other), "; measured on '%s'", p->gpu_name);
+	for (int i = 0; i < n; i++) {
+		bool flops = r[i].dtype >= 0;
+		double peak = flops ? gpu->peak_flops[r[i].dtype] : gpu->hbm_bw_Bps, lim = PROFILE_PEAK_MARGIN * peak;
+		double unit = flops ? 1e12 : 1e9;
+		const char *un = flops ? "TFLOP/s" : "GB/s";
+		char what[64];
+		snprintf(what, sizeof(what), flops ? "the %s peak" : "the HBM bandwidth",
+			 flops ? dtype_name((enum dtype)r[i].dtype) : "");
+		if (!(peak > 0) || r[i].rate <= lim)
 			continue;
-		char jp[64];
-		snprintf(jp, sizeof(jp), "/gemm/%d/time_s", i);
-		rc = diag_err(d, path, jp, "must be at least %g s (2 m n k FLOPs at %g x the %s peak of "
-			      "%g TFLOP/s of '%s'), got %g s (%g TFLOP/s)", 2 * g->m * g->n * g->k /
-			      (PROFILE_PEAK_MARGIN * peak), PROFILE_PEAK_MARGIN, dtype_name(g->dtype),
-			      peak / 1e12, gpu->name, g->time_s, rate / 1e12);
+		if (r[i].work > 0)
+			rc = diag_err(d, path, r[i].jp, "must be at least %g s (%g %s at %g x %s of %g %s of '%s'%s), "
+				      "got %g s (%g %s)", r[i].work / lim, r[i].work, flops ? "FLOPs" : "bytes",
+				      PROFILE_PEAK_MARGIN, what, peak / unit, un, gpu->name, other, r[i].time_s,
+				      r[i].rate / unit, un);
+		else
+			rc = diag_err(d, path, r[i].jp, "must be at most %g %s (%g x %s of %g %s of '%s'%s), got %g %s",
+				      lim / unit, un, PROFILE_PEAK_MARGIN, what, peak / unit, un, gpu->name, other,
+				      r[i].rate / unit, un);
 	}
+	free(r);
 	return rc;
 }
 
@@ -630,7 +700,7 @@ struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile
 		goto err;
 	}
 	bool match = cost_profile_gpu_matches(cp->prof->gpu_name, gpu->name);
-	if (match && check_peak(cp->prof, gpu, profile_path, d))
+	if (check_peak(cp->prof, gpu, match, profile_path, d))
 		goto err;
 	if (!match)
 		diag_warn(d, profile_path, "/gpu/name",

@@ -4,6 +4,7 @@
 #include "xalloc.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,31 @@ void diag_finish(struct diag *d)
 	d->len = 0;
 }
 
+/* msg on one line, safe on a terminal (malloc'd): trailing line breaks
+ * cut, other control characters (a key or value quoted from a file: an
+ * escape sequence, a line break) written as \n, \r or \xNN; tab kept. */
+static char *one_line(const char *msg)
+{
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		n--;
+	char *out = xmalloc(4 * n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)msg[i];
+		if (c == '\n' || c == '\r')
+			*o++ = '\\', *o++ = c == '\n' ? 'n' : 'r';
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			o += sprintf(o, "\\x%02x", c);
+		else if (c == 0xc2 && i + 1 < n && (unsigned char)msg[i + 1] >= 0x80 &&
+			 (unsigned char)msg[i + 1] <= 0x9f)  /* C1 controls, U+0080..U+009F */
+			o += sprintf(o, "\\u%04x", (unsigned char)msg[++i]);
+		else
+			*o++ = (char)c;
+	}
+	*o = 0;
+	return out;
+}
+
 static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap,
 		 bool count)
 {
@@ -28,7 +54,9 @@ static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap
 		fputs("ddlsim: fatal: out of memory formatting a message\n", stderr);
 		exit(1);
 	}
-	char *line = xasprintf("%s%s\n", prefix, msg);
+	char *whole = xasprintf("%s%s", prefix, msg), *safe = one_line(whole), *line = xasprintf("%s\n", safe);
+	free(whole);
+	free(safe);
 	free(msg);
 	if (count)
 		d->count++;

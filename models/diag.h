@@ -8,7 +8,10 @@
  *     model.json:3:14: error: ... (JSON syntax, from jansson)
  *
  * Messages go to the stream given at init (stderr in the CLI) and, when a
- * buffer is attached, are also appended to it so tests can check them. */
+ * buffer is attached, are also appended to it so tests can check them.
+ * A message is one line: what it quotes from a file (an unknown key, a
+ * value) reaches the terminal with its control characters escaped (\n,
+ * \x1b, \u009b), never as an escape sequence. */
 #ifndef DDLSIM_DIAG_H
 #define DDLSIM_DIAG_H
 

@@ -299,6 +299,47 @@ int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags)
 	return 1;
 }
 
+long jload_control_char(const char *s, bool text, unsigned *cp)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (text && (*c == '\t' || *c == '\n'))
+			continue;
+		if (*c < 0x20 || *c == 0x7f) {
+			*cp = *c;
+			return (long)(c - (const unsigned char *)s);
+		}
+		if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {  /* U+0080..U+009F */
+			*cp = c[1];
+			return (long)(c - (const unsigned char *)s);
+		}
+	}
+	return -1;
+}
+
+/* The string rules beyond the type: no control characters (a name: not
+ * even tab or newline, and not empty; a file name: no '/', '.' or '..').
+ * Returns 0 or -1 (reported). */
+static int check_string(struct jobj *jo, const char *key, const char *s, int flags)
+{
+	unsigned cp = 0;
+	long at = jload_control_char(s, !(flags & (JNAME | JFILENAME)), &cp);
+	const char *what = flags & (JNAME | JFILENAME) ? "a name" : "a string";
+	if (at >= 0)
+		return jobj_err(jo, key, "expected %s without control characters, got U+%04X at byte %ld", what,
+				cp, at);
+	if ((flags & (JNAME | JFILENAME)) && !*s)
+		return jobj_err(jo, key, "expected a name, got an empty string");
+	if ((flags & JPATH) && !*s)
+		return jobj_err(jo, key, "expected a path, got an empty string");
+	if ((flags & JFILENAME) && strlen(s) > 255)
+		return jobj_err(jo, key, "expected a name of at most 255 bytes (it names a directory), got %zu bytes",
+				strlen(s));
+	if ((flags & JFILENAME) && (strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..")))
+		return jobj_err(jo, key, "expected a name that can name a directory (no '/', not '.' or '..': "
+				"outputs go to out/<name>), got '%s'", s);
+	return 0;
+}
+
 int jobj_str(struct jobj *jo, const char *key, const char **out, int flags)
 {
 	json_t *v;
@@ -307,6 +348,8 @@ int jobj_str(struct jobj *jo, const char *key, const char **out, int flags)
 		return rc;
 	if (!json_is_string(v))
 		return jobj_err(jo, key, "expected a string, got %s", jload_type_name(v));
+	if (check_string(jo, key, json_string_value(v), flags))
+		return -1;
 	*out = json_string_value(v);
 	return 1;
 }

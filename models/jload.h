@@ -40,6 +40,15 @@ enum {
 	JPOS = 1 << 1,     /* value must be > 0 */
 	JNONNEG = 1 << 2,  /* value must be >= 0 */
 	JUNIT = 1 << 3,    /* value must be in [0, 1] */
+	JNAME = 1 << 4,    /* a string that is a name (an identifier shown on
+			    * terminals and in reports): not empty, no control
+			    * character at all (tab and newline included) */
+	JFILENAME = 1 << 5, /* a name that also names an output directory
+			     * (out/<name>): JNAME, at most NAME_MAX (255) bytes,
+			     * no '/', not '.' or '..' */
+	JPATH = 1 << 6,    /* a file or directory path: not empty (an empty
+			    * one resolves to the directory of the file that
+			    * names it: reports written beside a scenario) */
 };
 
 /* Parse path as JSON. It is opened through util/infile.h: only a regular
@@ -72,7 +81,11 @@ int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags);
 /* An integer without the INT_MAX bound (byte counts). */
 int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags);
 int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags);
-/* *out borrows the string from the JSON tree. */
+/* *out borrows the string from the JSON tree. Every string is refused
+ * when it holds a control character (C0 but tab and newline, DEL, C1:
+ * terminal escapes reach no screen through a name or a message), a
+ * JNAME / JFILENAME one as said above; the message names the character
+ * (U+001B) and its byte, never echoes it. */
 int jobj_str(struct jobj *jo, const char *key, const char **out, int flags);
 /* Copy a string into a field of size bytes; a longer one is an error
  * naming the limit (never cut, so never cut inside a UTF-8 character). */
@@ -98,6 +111,11 @@ int jobj_array(struct jobj *jo, const char *key, json_t **out,
  * file and key: "topology.json: /gpu: error: cannot open 'p': No such
  * file or directory". */
 int jload_check_ref(struct jobj *jo, const char *key, const char *path);
+
+/* The byte offset of the first control character of s (C0 and DEL; C1
+ * U+0080..U+009F as UTF-8; with text, tab and newline are allowed), its
+ * code point in *cp; -1 when there is none. */
+long jload_control_char(const char *s, bool text, unsigned *cp);
 
 /* Report an error at jo's path + "/" + key. Returns -1. */
 int jobj_err(struct jobj *jo, const char *key, const char *fmt, ...)

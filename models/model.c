@@ -281,7 +281,7 @@ struct model *model_load(const char *path, struct diag *d)
 	jobj_init(&jo, root, path, "", d);
 
 	jload_copy_path(path, m->path, sizeof(m->path), d);
-	jobj_str_copy(&jo, "name", m->name, sizeof(m->name), JREQ);
+	jobj_str_copy(&jo, "name", m->name, sizeof(m->name), JREQ | JNAME);
 	jobj_str_copy(&jo, "source", m->source, sizeof(m->source), JREQ);
 	if (jobj_enum_table(&jo, "architecture", model_archs, sizeof(model_archs[0]), &arch, JREQ) == 1) {
 		m->arch = arch;

@@ -37,8 +37,11 @@
  *               (calib/bench_interference.c); the engine slows compute by
  *               gemm_with_copy_s / gemm_alone_s while communication runs
  *               (at most PROFILE_MAX_INTERFERENCE)
- * Every time and rate is bounded as models/bounds.h says; a GEMM faster
- * than the priced GPU's peak is refused when the profile is used.
+ * Every time and rate is bounded as models/bounds.h says; an entry faster
+ * than the GPU the profile prices (whichever GPU measured it) is refused
+ * (PROFILE_PEAK_MARGIN): GEMMs and convolutions (FLOPs / time_s) and fused
+ * attention (tflops) above the dtype's dense peak, memory-bound kernels and
+ * d2d copies (bytes / time_s) above the HBM bandwidth.
  * The five arrays are optional (absent = nothing measured in that section);
  * dtype is one of fp32, tf32, fp16, bf16, fp8.
  *
@@ -50,8 +53,9 @@
 /* The largest slowdown of a GEMM beside a copy an interference
  * measurement may report (gemm_with_copy_s / gemm_alone_s). */
 #define PROFILE_MAX_INTERFERENCE 100
-/* A GEMM entry may run at most this factor above the dense peak of the GPU
- * it prices (boost clocks); faster is refused (cost_profile_create()). */
+/* A profile entry may run at most this factor above the dense peak or the
+ * HBM bandwidth of the GPU it prices (boost clocks); faster is refused
+ * (cost_profile_create()). */
 #define PROFILE_PEAK_MARGIN 1.25
 
 #include <stdbool.h>

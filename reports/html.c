@@ -20,20 +20,14 @@
 #include "plot.h"
 #include "report-private.h"
 #include "schedule.h"
+#include "svg.h"
 #include "xalloc.h"
 
 #define GIB 1073741824.0
 
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
+	svg_escape(f, s);  /* the one escaper for markup */
 }
 
 /* printf into a new string (caller frees); out of memory ends the run. */

@@ -13,7 +13,11 @@
 #define GB 1e9
 
 enum need {
-	NEED_NONE,                  /* always there (a failed row keeps its plan) */
+	NEED_NONE,                  /* always there */
+	NEED_PLAN,                  /* a row whose plan is its point's: a failed row keeps
+				     * its plan, an invalid point's row (sweep) has none
+				     * (it carries the base scenario's plan and inputs,
+				     * which are not the point's) */
 	NEED_OK,                    /* a row that simulated */
 	NEED_ASSESS,                /* a row that simulated, with its assessment */
 };
@@ -109,31 +113,31 @@ struct col {
 };
 
 #define C_TEXT(id, name, need, fn) [id] = { { name, RUNCOL_TEXT, 0, 0 }, need, .text = fn }
-#define C_INT(id, name, fn) [id] = { { name, RUNCOL_INT, 0, 0 }, NEED_NONE, .integer = fn }
+#define C_INT(id, name, fn) [id] = { { name, RUNCOL_INT, 0, 0 }, NEED_PLAN, .integer = fn }
 #define C_INT_OK(id, name, fn) [id] = { { name, RUNCOL_INT, 0, 0 }, NEED_OK, .integer = fn }
 #define C_BOOL(id, name, need, fn) [id] = { { name, RUNCOL_BOOL, 0, 0 }, need, .boolean = fn }
 #define C_NUM(id, name, need, digits, decimals, fn) [id] = { { name, RUNCOL_NUMBER, digits, decimals }, need, .number = fn }
 
 static const struct col cols[RC_N] = {
 	C_TEXT(RC_SCENARIO, "scenario", NEED_NONE, scenario),
-	C_TEXT(RC_MODEL, "model", NEED_NONE, model),
-	C_TEXT(RC_TOPOLOGY, "topology", NEED_NONE, topology),
-	C_TEXT(RC_GPU, "gpu", NEED_NONE, gpu),
+	C_TEXT(RC_MODEL, "model", NEED_PLAN, model),
+	C_TEXT(RC_TOPOLOGY, "topology", NEED_PLAN, topology),
+	C_TEXT(RC_GPU, "gpu", NEED_PLAN, gpu),
 	C_INT(RC_NODES, "nodes", nodes),
 	C_INT(RC_GPUS, "gpus", gpus),
 	C_INT(RC_DP, "dp", dp),
 	C_INT(RC_TP, "tp", tp),
 	C_INT(RC_PP, "pp", pp),
-	C_BOOL(RC_SP, "sp", NEED_NONE, sp),
+	C_BOOL(RC_SP, "sp", NEED_PLAN, sp),
 	C_INT(RC_ZERO, "zero", zero),
-	C_TEXT(RC_SCHEDULE, "schedule", NEED_NONE, schedule),
+	C_TEXT(RC_SCHEDULE, "schedule", NEED_PLAN, schedule),
 	C_INT(RC_INTERLEAVE, "interleave", interleave),
-	C_TEXT(RC_RECOMPUTE, "recompute", NEED_NONE, recompute),
-	C_TEXT(RC_ORDER, "order", NEED_NONE, order),
+	C_TEXT(RC_RECOMPUTE, "recompute", NEED_PLAN, recompute),
+	C_TEXT(RC_ORDER, "order", NEED_PLAN, order),
 	C_INT(RC_SEQ_LEN, "seq_len", seq_len),
 	C_INT(RC_GLOBAL_BATCH, "global_batch", global_batch),
 	C_INT(RC_MICRO_BATCH, "micro_batch", micro_batch),
-	C_TEXT(RC_PRECISION, "precision", NEED_NONE, precision),
+	C_TEXT(RC_PRECISION, "precision", NEED_PLAN, precision),
 	C_TEXT(RC_STATUS, "status", NEED_NONE, status),
 	C_TEXT(RC_ERROR, "error", NEED_NONE, error),
 	C_NUM(RC_ITERATION_S, "iteration_time_s", NEED_OK, 9, 0, iteration_s),
@@ -192,7 +196,8 @@ bool runcol_get(enum runcol_id id, const struct runcol_src *src, struct runcol_v
 {
 	const struct col *c = &cols[id];
 	bool ok = src->row->status == RESULT_OK;
-	if ((c->need >= NEED_OK && !ok) || (c->need == NEED_ASSESS && !src->a))
+	if ((c->need >= NEED_OK && !ok) || (c->need == NEED_ASSESS && !src->a) ||
+	    (c->need == NEED_PLAN && src->row->status == RESULT_INVALID))
 		return false;
 	switch (c->info.kind) {
 	case RUNCOL_TEXT: v->text = c->text(src); break;

@@ -24,19 +24,30 @@ const char *const svg_palette[12] = {
 	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#17becf", "#8c564b",
 };
 
-static void esc(FILE *f, const char *s)
+void svg_escape(FILE *f, const char *s)
 {
-	for (; *s; s++)
+	for (; s && *s; s++)
 		switch (*s) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		default:
-			/* control characters are not allowed in XML 1.0 */
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+			/* control characters are not allowed in XML 1.0 (nor
+			 * DEL and C1 in HTML): U+FFFD shows where one was */
+			if ((unsigned char)*s == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f) {
+				fputs("\xef\xbf\xbd", f);
+				s++;
+			} else if (((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f)
+				fputs("\xef\xbf\xbd", f);
+			else
 				fputc(*s, f);
 		}
+}
+
+static void esc(FILE *f, const char *s)
+{
+	svg_escape(f, s);
 }
 
 struct svg *svg_create(double w, double h, const char *title)

@@ -14,8 +14,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct svg;
+
+/* Write s as XML / HTML text (attributes are double-quoted): & < > " as
+ * entities; a control character (C0 but tab and newline, DEL, C1), which
+ * XML 1.0 forbids, as U+FFFD. NULL writes nothing. The one escaper of
+ * svg.c and html.c. */
+void svg_escape(FILE *f, const char *s);
 
 /* A new document width x height px with a <title> (tooltip and the
  * accessible name); the caller finishes it with svg_finish() or frees it

@@ -7,9 +7,12 @@
 
 #include "runcols.h"
 
+/* A value that does not apply (v NULL) never replaces one the caller set:
+ * a sweep's axis "nodes" stays in an invalid point's record. */
 static void put(json_t *o, const char *k, json_t *v)
 {
-	json_object_set_new(o, k, v ? v : json_null());
+	if (v || !json_object_get(o, k))
+		json_object_set_new(o, k, v ? v : json_null());
 }
 
 static json_t *num(double x)

@@ -349,3 +349,13 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 	*first = f;
 	return vstage_count(p, model_layers, vs, nv);
 }
+
+void plan_describe(const struct plan *p, char *buf, size_t n)
+{
+	char v[16] = "";
+	if (p->parallel.schedule == SCHED_INTERLEAVED)
+		snprintf(v, sizeof(v), "v%d", p->parallel.interleave);
+	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s %s", p->parallel.tp, p->parallel.pp, v,
+		 p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
+		 recompute_name(p->parallel.recompute), p->parallel.sp ? " sp" : "", p->parallel.order);
+}

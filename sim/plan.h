@@ -417,6 +417,11 @@ struct wl_shape plan_wl_shape(const struct plan *p);
 /* GPUs in the job: nodes x GPUs per node. */
 long plan_gpus(const struct plan *p, const struct inputs *in);
 
+/* The plan's parallel layout in one line for tables and messages, as
+ * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
+ * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage). */
+void plan_describe(const struct plan *p, char *buf, size_t n);
+
 /* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */
 long plan_microbatches(const struct plan *p);
 

@@ -32,7 +32,7 @@ struct paths {
 static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int flags)
 {
 	const char *s;
-	if (jobj_str(jo, key, &s, flags) != 1)
+	if (jobj_str(jo, key, &s, flags | JPATH) != 1)
 		return;
 	if (jload_resolve(jo->file, s, out, n)) {
 		jobj_err(jo, key, "path too long");
@@ -261,6 +261,17 @@ static bool load_training(struct jobj *root, struct plan *s)
 
 static void load_samples(struct jobj *jo, struct plan *s);
 
+/* A rank or node id at path/i that is not an integer in [0, PLAN_MAX_GPUS). */
+static void id_error(struct jobj *jo, const char *path, size_t i, const char *what, const json_t *v)
+{
+	if (json_is_integer(v))
+		diag_err(jo->d, jo->file, path, "/%zu: expected a %s in [0, %ld), got %lld", i, what, PLAN_MAX_GPUS,
+			 (long long)json_integer_value(v));
+	else
+		diag_err(jo->d, jo->file, path, "/%zu: expected a %s, an integer, got %s", i, what,
+			 jload_type_name(v));
+}
+
 /* simulation.stragglers (plan.h). */
 static void load_stragglers(struct jobj *sim, struct plan *s)
 {
@@ -280,9 +291,7 @@ static void load_stragglers(struct jobj *sim, struct plan *s)
 			json_array_foreach(arr, i, v) {
 				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 				    json_integer_value(v) >= PLAN_MAX_GPUS) {
-					diag_err(jo.d, jo.file, ap, "/%zu: expected a rank >= 0, got %s", i,
-						 json_is_integer(v) ? "a negative or too large number"
-								    : jload_type_name(v));
+					id_error(&jo, ap, i, "rank", v);
 					continue;
 				}
 				struct plan_stragglers *st = &s->simulation.stragglers;
@@ -413,7 +422,7 @@ static void load_samples(struct jobj *jo, struct plan *s)
 	if (file) {
 		const char *str;
 		char path[1024];
-		if (jobj_str(jo, "samples_file", &str, 0) != 1)
+		if (jobj_str(jo, "samples_file", &str, JPATH) != 1)
 			return;
 		if (jload_resolve(jo->file, str, path, sizeof(path))) {
 			jobj_err(jo, "samples_file", "path too long");
@@ -476,10 +485,7 @@ static void load_throttle(struct jobj *sim, struct plan *s)
 				json_array_foreach(ids, k, x) {
 					if (!json_is_integer(x) || json_integer_value(x) < 0 ||
 					    json_integer_value(x) >= PLAN_MAX_GPUS) {
-						diag_err(jo.d, jo.file, ip, "/%zu: expected a %s >= 0, got %s", k,
-							 byn ? "node" : "rank",
-							 json_is_integer(x) ? "a negative or too large number"
-									    : jload_type_name(x));
+						id_error(&jo, ip, k, byn ? "node" : "rank", x);
 						continue;
 					}
 					w->id[w->n++] = (int)json_integer_value(x);
@@ -530,7 +536,7 @@ static long load_groups(struct jobj *root, struct plan *s)
 			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, n);
 			ok = 0;
 		}
-		if (jobj_str(&jo, "gpu", &str, JREQ) == 1) {
+		if (jobj_str(&jo, "gpu", &str, JREQ | JPATH) == 1) {
 			if (jload_resolve(jo.file, str, path, sizeof(path))) {
 				jobj_err(&jo, "gpu", "path too long");
 				ok = 0;
@@ -573,7 +579,14 @@ static void load_degraded(struct jobj *sim, struct plan *s)
 			continue;
 		struct plan_degraded *g = &s->simulation.degraded[s->simulation.ndegraded];
 		g->bw_factor = g->latency_factor = 1;
-		if (jobj_str_copy(&jo, "link", g->link, sizeof(g->link), JREQ) == 1) {
+		int dup = -1, got = jobj_str_copy(&jo, "link", g->link, sizeof(g->link), JREQ);
+		for (int k = 0; got == 1 && k < s->simulation.ndegraded && dup < 0; k++)
+			if (!strcmp(s->simulation.degraded[k].link, g->link))
+				dup = k;
+		if (dup >= 0)
+			jobj_err(&jo, "link", "link '%s' is degraded by entry %d already: give each link once, with "
+				 "both factors", g->link, dup);
+		else if (got == 1) {
 			jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
 			jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
 			s->simulation.ndegraded++;
@@ -632,8 +645,14 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = 0;
 		if (jobj_enum_table(&jo, "cost", cost_registry, sizeof(cost_registry[0]), &e, 0) == 1)
 			ps->cost = &cost_registry[e];
-		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
-			 ps->cost->needs_profile ? JREQ : 0);
+		/* a profile the cost source does not read would be ignored */
+		if (!ps->cost->needs_profile && jobj_has(&jo, "profile"))
+			jobj_err(&jo, "profile", "is read only with \"cost\": \"profile\", got \"cost\": \"%s\"%s: "
+				 "set cost to \"profile\" to price the kernels from it, or drop the key",
+				 ps->cost->name, json_object_get(jo.o, "cost") ? "" : " (the default)");
+		else
+			path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
+				 ps->cost->needs_profile ? JREQ : 0);
 		e = 0;
 		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
 			s->compute.stack = e;
@@ -678,7 +697,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 	sc->want_svg = sc->want_html = false;
 	if (jobj_child(root, "output", &jo, 0) == 1) {
 		/* an output directory is created when the reports are written */
-		if (jobj_str(&jo, "dir", &str, 0) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
+		if (jobj_str(&jo, "dir", &str, JPATH) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
 			jobj_err(&jo, "dir", "path too long");
 		if (jobj_array(&jo, "formats", &arr, ap, sizeof(ap), 0) == 1) {
 			size_t i;
@@ -840,7 +859,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		if (dot)
 			*dot = 0;
 	}
-	if (jobj_str(&jo, "name", &str, 0) == 1) {
+	if (jobj_str(&jo, "name", &str, JFILENAME) == 1) {
 		free(s->meta.name);
 		s->meta.name = xstrdup(str);
 	}

@@ -142,7 +142,9 @@
  *                                                                tp ring steps pipelined with GEMM
  *                                                                chunks; needs parallel.sp
  *   compute.cost                  string   -       "roofline"    roofline | profile
- *   compute.profile               string   path    -             calib profile (cost = profile)
+ *   compute.profile               string   path    -             calib profile (cost = profile; with
+ *                                                                another cost an error: it would be
+ *                                                                ignored)
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | llm-foundry |
@@ -210,7 +212,9 @@
  *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
  *                                                                and with each alone: what each costs
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
- *   output.dir                    string   path    "out/<name>"  report directory (relative to the working directory)
+ *   output.dir                    string   path    "out/<name>"  report directory (relative to the scenario
+ *                                                                file, like its other paths; the default
+ *                                                                relative to the working directory)
  *   output.formats                [string] -       ["json","csv"]  reports to write: json, csv, svg
  *                                                                (breakdown, schedule, memory plots), html
  *   published.tflops_per_gpu      number   TFLOP/s -             a published measurement to hold the

@@ -11,6 +11,7 @@
 #include "coll.h"
 #include "jload.h"
 #include "placement.h"
+#include "reasons.h"
 #include "sweep.h"
 #include "xalloc.h"
 
@@ -32,8 +33,12 @@ static void int_list(struct jobj *jo, const char *key, int *out, int *n, int lo,
 	*n = 0;
 	json_array_foreach(arr, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-			diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %s", i, lo, hi,
-				 json_is_integer(v) ? "another integer" : jload_type_name(v));
+			if (json_is_integer(v))
+				diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %lld", i, lo,
+					 hi, (long long)json_integer_value(v));
+			else
+				diag_err(jo->d, jo->file, ap, "/%zu: expected an integer in [%d, %d], got %s", i, lo,
+					 hi, jload_type_name(v));
 			continue;
 		}
 		out[(*n)++] = (int)json_integer_value(v);
@@ -112,14 +117,13 @@ static void load_clusters(struct jobj *root, struct goal *g)
 		struct goal_cluster *c = &g->clusters[g->nclusters++];
 		econ_params_init(&c->econ);
 		const char *s;
-		if (jobj_str(&jo, "topology", &s, JREQ) == 1) {
+		if (jobj_str(&jo, "topology", &s, JREQ | JPATH) == 1) {
 			if (jload_resolve(root->file, s, c->topology, sizeof(c->topology)))
 				jobj_err(&jo, "topology", "path too long");
 			else
 				jload_check_ref(&jo, "topology", c->topology);
 		}
-		if (jobj_str(&jo, "name", &s, 0) == 1)
-			snprintf(c->name, sizeof(c->name), "%s", s);
+		jobj_str_copy(&jo, "name", c->name, sizeof(c->name), JNAME);
 		json_t *nodes = json_object_get(v, "nodes");
 		jobj_has(&jo, "nodes");
 		json_t *list = NULL;
@@ -142,9 +146,12 @@ static void load_clusters(struct jobj *root, struct goal *g)
 			json_t *x;
 			c->nodes = xcalloc(json_array_size(list), sizeof(long));
 			json_array_foreach(list, k, x) {
-				if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > SEARCH_MAX_NODES)
+				if (!json_is_integer(x))
 					jobj_err(&jo, "nodes", "expected node counts in [1, %d], got %s", SEARCH_MAX_NODES,
-						 json_is_integer(x) ? "another integer" : jload_type_name(x));
+						 jload_type_name(x));
+				else if (json_integer_value(x) < 1 || json_integer_value(x) > SEARCH_MAX_NODES)
+					jobj_err(&jo, "nodes", "expected node counts in [1, %d], got %lld", SEARCH_MAX_NODES,
+						 (long long)json_integer_value(x));
 				else
 					c->nodes[c->nnodes++] = (long)json_integer_value(x);
 			}
@@ -248,12 +255,12 @@ struct goal *goal_load(const char *path, struct diag *d)
 		if (dot)
 			*dot = 0;
 	}
-	if (jobj_str(&jo, "name", &s, 0) == 1) {
+	if (jobj_str(&jo, "name", &s, JFILENAME) == 1) {
 		free(g->name);
 		g->name = xstrdup(s);
 	}
 	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
-	if (jobj_str(&jo, "model", &s, JREQ) == 1) {
+	if (jobj_str(&jo, "model", &s, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, s, g->model, sizeof(g->model)))
 			jobj_err(&jo, "model", "path too long");
 		else
@@ -276,8 +283,12 @@ struct goal *goal_load(const char *path, struct diag *d)
 	jobj_enum(&jo, "precision", dtype_names, &e, 0);
 	g->precision = e;
 	long top = g->top;
-	if (jobj_int(&jo, "top", &top, 1, 0) == 1)
-		g->top = (int)(top > 1000 ? 1000 : top);
+	if (jobj_int(&jo, "top", &top, 1, 0) == 1) {
+		if (top > 1000)
+			jobj_err(&jo, "top", "expected at most 1000 plans simulated per cluster (as --top), got %ld", top);
+		else
+			g->top = (int)top;
+	}
 	load_clusters(&jo, g);
 	load_search(&jo, g);
 	if (jobj_child(&jo, "finetune", &sub, 0) == 1) {
@@ -580,6 +591,34 @@ static bool same_order_before(const struct goal *g, int o, int pp)
 	return false;
 }
 
+/* Whether plan_check() rejects pl; a rejection is counted in st and its
+ * first problem ("/jpath: what", the goal's name and "error: " cut) is
+ * tallied into st->why with the plan as the example. */
+static bool rejected(const struct goal *g, const struct plan *pl, const struct inputs *in, struct diag *quiet,
+		     struct search_stats *st)
+{
+	size_t at = quiet->len, fl = strlen(g->path);
+	if (!plan_check(pl, in, g->path, quiet))
+		return false;
+	st->invalid++;
+	if (!st->why)
+		return true;
+	const char *msg = quiet->buf + at;
+	if (!strncmp(msg, g->path, fl) && !strncmp(msg + fl, ": ", 2))
+		msg += fl + 2;
+	const char *eol = msg + strcspn(msg, "\n"), *err = strstr(msg, "error: "), *rest = msg;
+	int jl = 0;
+	if (err && err < eol)
+		jl = (int)(err - msg), rest = err + 7;
+	char line[1024], example[256];
+	snprintf(line, sizeof(line), "%.*s%.*s", jl, msg, (int)(eol - rest), rest);
+	plan_describe(pl, example, sizeof(example) - 24);
+	size_t el = strlen(example);
+	snprintf(example + el, sizeof(example) - el, ", %d nodes", pl->nodes);
+	reasons_add(st->why, line, example);
+	return true;
+}
+
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
 {
 	const struct goal_cluster *cl = &g->clusters[ci];
@@ -658,10 +697,8 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
 					plan_resolve(&pl, in);
 					st->enumerated++;
-					if (plan_check(&pl, in, g->path, &quiet)) {
-						st->invalid++;
+					if (rejected(g, &pl, in, &quiet, st))
 						continue;
-					}
 					struct mem_anatomy mem;
 					anatomy_worst(in, &pl, &mem, NULL);
 					if (!mem.fits) {

@@ -34,7 +34,7 @@
  *   global_batch_tokens.min   number    tokens  required    global batch range (samples x seq_len)
  *   global_batch_tokens.max   number    tokens  required
  *   precision                 string    -       "bf16"      training precision
- *   top                       int       -       20          plans simulated per cluster
+ *   top                       int       -       20          plans simulated per cluster (1..1000)
  *   clusters                  [object]  -       required    candidate clusters:
  *     name                    string    -       topology    display name
  *     topology                string    path    required
@@ -66,6 +66,7 @@
 #include "diag.h"
 #include "inputs.h"
 #include "plan.h"
+#include "reasons.h"
 
 #define SEARCH_MAX_VALUES 32
 #define SEARCH_MAX_NODES 100000   /* the largest node count a goal may list */
@@ -121,6 +122,10 @@ struct candidate {
 struct search_stats {
 	long enumerated, invalid, no_fit, screened;
 	double screen_s;
+	struct reasons *why;        /* borrowed, NULL: none; with one, every plan
+				     * plan_check() rejects is tallied into it by its
+				     * first problem (util/reasons.h), the plan as the
+				     * example */
 };
 
 /* Analytic iteration time of pl (passes plan_check()) and the GPUs' busy

@@ -392,6 +392,29 @@ int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void 
 	return 0;
 }
 
+/* A dotted scenario key path: 1..200 bytes, no empty component, no
+ * control character (it becomes a column of the points' CSV). */
+static bool key_path_ok(const char *k)
+{
+	unsigned cp;
+	return strlen(k) && strlen(k) <= 200 && k[0] != '.' && !strstr(k, "..") &&
+	       jload_control_char(k, false, &cp) < 0;
+}
+
+/* An axis's string values hold no control character: they are written to
+ * the points' CSV and printed in summaries as they are. */
+static void check_strings(struct jobj *root, const char *path, const char *k, const json_t *vals)
+{
+	size_t i;
+	json_t *v;
+	unsigned cp;
+	long at;
+	json_array_foreach(vals, i, v)
+		if (json_is_string(v) && (at = jload_control_char(json_string_value(v), false, &cp)) >= 0)
+			diag_err(root->d, path, "/axes", "/%s/%zu: expected a string without control characters, "
+				 "got U+%04X at byte %ld", k, i, cp, at);
+}
+
 static void load_axes(struct jobj *root, struct sweep *s)
 {
 	json_t *axes = json_object_get(root->o, "axes");
@@ -421,8 +444,9 @@ static void load_axes(struct jobj *root, struct sweep *s)
 		else
 			diag_err(root->d, s->path, "/axes", "/%s: expected a non-empty list or a range string, got %s",
 				 k, json_is_array(v) ? "an empty list" : jload_type_name(v));
-		if (!strlen(k) || strlen(k) > 200 || k[0] == '.' || strstr(k, ".."))
+		if (!key_path_ok(k))
 			diag_err(root->d, s->path, "/axes", "/%s: expected a scenario key path such as \"parallel.tp\"", k);
+		check_strings(root, s->path, k, vals);
 		if (vals && json_array_size(vals) == 0) {
 			diag_err(root->d, s->path, "/axes", "/%s: expected at least one value", k);
 			json_decref(vals);
@@ -482,12 +506,12 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 		if (dot)
 			*dot = 0;
 	}
-	if (jobj_str(&jo, "name", &str, 0) == 1) {
+	if (jobj_str(&jo, "name", &str, JFILENAME) == 1) {
 		free(s->name);
 		s->name = xstrdup(str);
 	}
 	s->description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
-	if (jobj_str(&jo, "base", &str, JREQ) == 1) {
+	if (jobj_str(&jo, "base", &str, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, str, s->base_path, sizeof(s->base_path)))
 			jobj_err(&jo, "base", "path too long");
 		else if (jload_check_ref(&jo, "base", s->base_path) == 0) {
@@ -507,6 +531,10 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 		s->derived = xcalloc(json_object_size(sub.o) + 1, sizeof(*s->derived));
 		json_object_foreach(sub.o, k, v) {
 			jobj_has(&sub, k);
+			if (!key_path_ok(k)) {
+				jobj_err(&sub, k, "expected a scenario key path such as \"training.global_batch\"");
+				continue;
+			}
 			if (!json_is_string(v)) {
 				jobj_err(&sub, k, "expected an expression string, got %s", jload_type_name(v));
 				continue;
@@ -546,8 +574,9 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 	}
 	snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
 	if (jobj_child(&jo, "output", &sub, 0) == 1) {
-		if (jobj_str(&sub, "dir", &str, 0) == 1)
-			snprintf(s->out_dir, sizeof(s->out_dir), "%s", str);
+		if (jobj_str(&sub, "dir", &str, JPATH) == 1 &&
+		    (size_t)snprintf(s->out_dir, sizeof(s->out_dir), "%s", str) >= sizeof(s->out_dir))
+			jobj_err(&sub, "dir", "path too long (at most %zu bytes)", sizeof(s->out_dir) - 1);
 		jobj_end(&sub);
 	}
 	jobj_end(&jo);

@@ -26,7 +26,8 @@
  *                                               recorded as invalid with the constraint
  *   economics     object            see economics.h
  *   goodput       object            see goodput.h
- *   output.dir    string (path)     "out/<name>" where points.csv / points.jsonl go
+ *   output.dir    string (path)     "out/<name>" where points.csv / points.jsonl go (relative
+ *                                               to the working directory, unlike base)
  *
  * Variables in expressions: every number or boolean in the point's
  * document by its dotted path ("parallel.tp") and by its last name when

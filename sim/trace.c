@@ -298,7 +298,9 @@ static void on_link(void *ctx, int i, const char *name, double t, double used, d
 	l->last_t = t;
 }
 
-static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
+/* The selection s into tr->sel; with nranks > 0, a rank beyond the job's
+ * nranks is an error (a trace of no rank is no trace). */
+static int parse_ranks(struct trace *tr, const char *s, long nranks, struct diag *d)
 {
 	tr->mode = !s ? SEL_CLASSES : !strcmp(s, "all") ? SEL_ALL : SEL_LIST;
 	if (tr->mode != SEL_LIST)
@@ -318,6 +320,11 @@ static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 			rc = diag_errf(d, "--trace-ranks: expected 'all' or ranks like '0-7,64', got '%s'", tok);
 			break;
 		}
+		if (nranks > 0 && hi >= nranks) {
+			rc = diag_errf(d, "--trace-ranks: rank %ld of '%s' is beyond the job, which has %ld rank%s "
+				       "(0-%ld)", hi, s, nranks, nranks == 1 ? "" : "s", nranks - 1);
+			break;
+		}
 		tr->sel = xreallocarray(tr->sel, (size_t)tr->nsel + 1, sizeof(*tr->sel));
 		tr->sel[tr->nsel][0] = lo;
 		tr->sel[tr->nsel++][1] = hi;
@@ -328,10 +335,10 @@ static int parse_ranks(struct trace *tr, const char *s, struct diag *d)
 	return rc;
 }
 
-int trace_ranks_check(const char *ranks, struct diag *d)
+int trace_ranks_check(const char *ranks, long nranks, struct diag *d)
 {
 	struct trace tr = { 0 };
-	int rc = parse_ranks(&tr, ranks, d);
+	int rc = parse_ranks(&tr, ranks, nranks, d);
 	free(tr.sel);
 	return rc;
 }
@@ -339,7 +346,7 @@ int trace_ranks_check(const char *ranks, struct diag *d)
 struct trace *trace_create(const char *path, const char *ranks, double link_period_s, struct diag *d)
 {
 	struct trace *tr = xcalloc(1, sizeof(*tr));
-	if (parse_ranks(tr, ranks, d))
+	if (parse_ranks(tr, ranks, 0, d))
 		goto err;
 	int e = outfile_open(&tr->out, path);
 	if (e) {
@@ -398,6 +405,21 @@ static int by_busy(const void *a, const void *b, void *ctx)
 	const struct trace *tr = ctx;
 	double x = tr->lk[*(const int *)a].busy_bytes, y = tr->lk[*(const int *)b].busy_bytes;
 	return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
+}
+
+/* Warn when selected ranks of the job were not simulated (folded into a
+ * representative replica): the trace has no process for them. */
+static void warn_folded(const struct trace *tr, const struct result *r, struct diag *d)
+{
+	long nfold = 0, first = -1;
+	for (int i = 0; i < r->eng->nranks; i++)
+		if (tr->sel && selected(tr, i) && r->eng->rank[i].representative != i && !nfold++)
+			first = i;
+	if (nfold)
+		diag_warn(d, "--trace-ranks", "", "%ld selected rank%s not simulated but folded into a "
+			  "representative replica (rank %ld into rank %d): the trace holds no process for %s; "
+			  "simulation.fold \"off\" simulates every rank", nfold, nfold == 1 ? " was" : "s were",
+			  first, r->eng->rank[first].representative, nfold == 1 ? "it" : "them");
 }
 
 /* A metadata event ("M") of pid (tid < 0: none) with one argument. */
@@ -528,6 +550,7 @@ static void link_counters(struct trace *tr, int pid)
 
 int trace_finish(struct trace *tr, const struct result *r, struct atomic_file *out, struct diag *d)
 {
+	warn_folded(tr, r, d);
 	rank_processes(tr, r);
 	link_counters(tr, r->eng->nranks);
 	outfile_puts(&tr->out, "\n]}\n");

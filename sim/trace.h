@@ -67,9 +67,11 @@ struct trace;
  * bytes carried) become counters. Returns NULL after reporting (a bad
  * selection, the file cannot be created). */
 struct trace *trace_create(const char *path, const char *ranks, double link_period_s, struct diag *d);
-/* Check a rank selection as trace_create() reads it. Returns 0, or -1
- * after reporting. */
-int trace_ranks_check(const char *ranks, struct diag *d);
+/* Check a rank selection as trace_create() reads it and, with nranks > 0,
+ * against the job's nranks ranks: a rank beyond them is an error naming
+ * the option, the selection and the ranks (it would trace nothing).
+ * Returns 0, or -1 after reporting. */
+int trace_ranks_check(const char *ranks, long nranks, struct diag *d);
 /* The observer to pass to simulate_run_observed() (borrowed from tr). */
 const struct engine_observer *trace_observer(struct trace *tr);
 /* Write the process names, labels and counters of the simulated result r

@@ -3,7 +3,8 @@
  * FIFOs, devices and directories as inputs (never a hang: every case runs
  * under alarm()), NUL bytes and long lines, non-regular output targets
  * (a FIFO stands for /dev/null, so no root is needed), stale temporaries,
- * a failed re-run that keeps the earlier outputs, and sweep outputs that
+ * a failed re-run that keeps the earlier outputs (a full disk, a rename
+ * failing half-way through publishing), and sweep outputs that
  * belong to another sweep or miss a shard. Messages and exit codes exact. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -280,6 +281,63 @@ Test(outputs, a_failed_rerun_keeps_the_earlier_outputs, .timeout = 120)
 	cr_expect(!file_exists(p), "the trace was published although the reports failed");
 	cr_expect_eq(count_temporaries(dir), 0);
 	cr_expect_eq(count_temporaries(d), 0);
+	free(d);
+}
+
+/* A re-run whose Nth rename fails while publishing (DDLSIM_TEST_FAIL_PUBLISH,
+ * util/atomic_file.h: a full disk or a directory gone read-only between
+ * two renames) publishes none of its outputs: the renames before it are
+ * rolled back, so the earlier run's report.json and report.csv are intact
+ * (an earlier, different scenario's), its trace does not appear, and no
+ * temporary or backup is left. N = 4 is past the three renames: all new. */
+Test(outputs, a_rename_failing_half_way_through_publishing_rolls_back, .timeout = 120)
+{
+	char *d = tmp_dir(), cmd[4096], dir[1100], p[1200];
+	snprintf(dir, sizeof(dir), "%s/o", d);
+	snprintf(cmd, sizeof(cmd), "run '%s' --out '%s' --quiet --format json,csv", src_path("scenarios/quickstart.json"),
+		 dir);
+	cr_assert_eq(run_ddlsim(cmd, NULL, NULL), 0);
+	const char *names[] = { "report.json", "report.csv" };
+	char *before[2];
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		before[i] = slurp_file(p);
+		cr_assert(before[i], "%s", p);
+	}
+	for (int n = 1; n <= 4; n++) {
+		char errp[1200];
+		snprintf(errp, sizeof(errp), "%s/err", d);
+		snprintf(cmd, sizeof(cmd), "DDLSIM_TEST_FAIL_PUBLISH=%d '%s' run '%s' --out '%s' --quiet --format json,csv "
+			 "--trace '%s/t.json' 2>'%s'", n, getenv("DDLSIM_BIN"), src_path("scenarios/resnet50-v100-1gpu.json"),
+			 dir, dir, errp);
+		int st = system(cmd);
+		char *err = slurp_file(errp);
+		snprintf(p, sizeof(p), "%s/t.json", dir);
+		if (n == 4) {
+			cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "N = 4: status %d: %s", st, err);
+			cr_expect(file_exists(p));
+		} else {
+			char want[1300];
+			snprintf(want, sizeof(want), "%s: error: cannot publish the reports: Input/output error (the earlier "
+				 "files were kept)\n", dir);
+			cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "N = %d: status %d", n, st);
+			/* the last line (ASan may print warnings before it) */
+			cr_expect(err && strlen(err) >= strlen(want) && !strcmp(err + strlen(err) - strlen(want), want),
+				  "N = %d: %s", n, err);
+			cr_expect(!file_exists(p), "N = %d: the trace was published", n);
+		}
+		for (int i = 0; i < 2; i++) {
+			snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+			char *after = slurp_file(p);
+			cr_expect(after && (n == 4 ? strcmp(after, before[i]) != 0 : !strcmp(after, before[i])),
+				  "N = %d: %s %s", n, names[i], n == 4 ? "was not replaced" : "changed or was removed");
+			free(after);
+		}
+		cr_expect_eq(count_temporaries(dir), 0, "N = %d", n);
+		free(err);
+	}
+	for (int i = 0; i < 2; i++)
+		free(before[i]);
 	free(d);
 }
 

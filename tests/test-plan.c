@@ -281,6 +281,8 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	snprintf(args, sizeof(args), "sweep %s --out %s/full --resume", p, dir);
 	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
 	snprintf(want, sizeof(want),
+		 "invalid points by reason:\n"
+		 "  2 invalid: constraint \"max(micro_batch,\\n 16) <= 16\" is false\n"
 		 "best point that fits: point 0 (training.micro_batch=16, training.global_batch=64): 0 d to train, "
 		 "$0, MFU 40.4%%, 2.7 of 32.0 GB\n"
 		 "3 points (3 already done): 0 simulated (0 do not fit in memory), 0 invalid, 0 failed; rows in %s/full/points.csv "
@@ -303,6 +305,8 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	free(out);
 	cr_assert_eq(run_ddlsim(args, &out, NULL), 0);
 	snprintf(want, sizeof(want),
+		 "invalid points by reason:\n"
+		 "  2 invalid: constraint \"max(micro_batch,\\n 16) <= 16\" is false\n"
 		 "best point that fits: point 0 (training.micro_batch=16, training.global_batch=64): 0 d to train, "
 		 "$0, MFU 40.4%%, 2.7 of 32.0 GB\n"
 		 "3 points (2 already done): 0 simulated (0 do not fit in memory), 1 invalid, 0 failed; rows in %s/part/points.csv "

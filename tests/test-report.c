@@ -378,14 +378,16 @@ Test(html, scenario_text_is_escaped, .timeout = 120)
 	char model[1200], topo[1200];
 	snprintf(model, sizeof(model), "\"%s\"", src_path("models/zoo/llama2-7b.json"));
 	snprintf(topo, sizeof(topo), "\"%s\"", src_path("topologies/dgx-a100.json"));
-	char *a = str_subst(text, "\"quickstart\"", "\"q <b>&amp; \\\"x\\\" </b>\"");
+	/* markup without '/' (names become directory names: sim/scenario.c) */
+	char *a = str_subst(text, "\"quickstart\"", "\"q <b>&amp; \\\"x\\\" <i>\"");
 	char *b = str_subst(a, "\"../models/zoo/llama2-7b.json\"", model);
 	char *c = str_subst(b, "\"../topologies/dgx-a100.json\"", topo);
 	char *dir = tmp_dir(), *path = write_file(dir, "hostile.json", c), *d;
 	char *html = html_of(path, &d);
-	cr_expect(strstr(html, "<h1>q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;/b&gt;</h1>"), "name not escaped");
-	cr_expect(strstr(html, "<title>ddlsim: q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;/b&gt;</title>"));
+	cr_expect(strstr(html, "<h1>q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;i&gt;</h1>"), "name not escaped");
+	cr_expect(strstr(html, "<title>ddlsim: q &lt;b&gt;&amp;amp; &quot;x&quot; &lt;i&gt;</title>"));
 	cr_expect_null(strstr(html, "<b>"), "raw markup from the scenario");
+	cr_expect_null(strstr(html, "<i>"), "raw markup from the scenario");
 	free(html);
 	free(d);
 	free(path);

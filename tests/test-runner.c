@@ -392,7 +392,10 @@ Test(run_many, usage_errors_exit_2)
 	cr_expect(strstr(err, "-j: expected a number in [1, 1024], got '0'"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --format ''", NULL, &err), 2);
-	cr_expect(strstr(err, "--format: expected a list of json, csv, svg, html, got ''"), "%s", err);
+	cr_expect(strstr(err, "run: option '--format' has an empty value"), "%s", err);
+	free(err);
+	cr_expect_eq(run_ddlsim("run x.json --format ,", NULL, &err), 2);
+	cr_expect(strstr(err, "--format: expected a list of json, csv, svg, html, got ','"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --format json,pdf", NULL, &err), 2);
 	cr_expect(strstr(err, "--format: expected json, csv, svg or html, got 'pdf'"), "%s", err);

@@ -83,6 +83,36 @@ static void block_ending_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &block, old);
 }
 
+/* path with its directory resolved (malloc'd); as given when the
+ * directory does not exist. */
+static char *canonical(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *real;
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	real = realpath(slash ? dir : ".", NULL);
+	char *out = real ? xasprintf("%s/%s", real, base) : xstrdup(path);
+	free(real);
+	free(dir);
+	return out;
+}
+
+bool atomic_file_same_target(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ea = stat(a, &sa), eb = stat(b, &sb);
+	if (!ea && !eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (!ea || !eb)
+		return false;
+	char *ca = canonical(a), *cb = canonical(b);
+	bool same = !strcmp(ca, cb);
+	free(ca);
+	free(cb);
+	return same;
+}
+
 int atomic_file_open(struct atomic_file *af, const char *path)
 {
 	char why[8];
@@ -149,12 +179,32 @@ static void roll_back(struct atomic_file *af, char **bak, int k)
 	}
 }
 
+/* rename() for publishing, with the test hook: DDLSIM_TEST_FAIL_PUBLISH=N
+ * (tests only, atomic_file.h) makes the Nth of this process's publishing
+ * renames fail with EIO. */
+static int publish_rename(const char *from, const char *to)
+{
+	static long renames;
+	const char *fail = getenv("DDLSIM_TEST_FAIL_PUBLISH");
+	if (fail && ++renames == atol(fail)) {
+		errno = EIO;
+		return -1;
+	}
+	return rename(from, to);
+}
+
 int atomic_file_publish(struct atomic_file *af, int n)
 {
 	sigset_t old;
 	block_ending_signals(&old);
 	char **bak = xcalloc((size_t)n + 1, sizeof(char *));
 	int e = 0, i;
+	/* two files of one set for one target: the second would replace the
+	 * first; nothing is published (callers check before writing) */
+	for (i = 0; i < n && !e; i++)
+		for (int j = i + 1; j < n && !e; j++)
+			if (af[i].tmp && af[j].tmp && atomic_file_same_target(af[i].path, af[j].path))
+				e = EINVAL;
 	/* backups (hard links: no data copied) of what will be replaced */
 	for (i = 0; i < n && !e; i++) {
 		if (!af[i].tmp || n == 1)
@@ -168,7 +218,7 @@ int atomic_file_publish(struct atomic_file *af, int n)
 		}
 	}
 	for (i = 0; i < n && !e; i++)
-		if (af[i].tmp && rename(af[i].tmp, af[i].path) != 0) {
+		if (af[i].tmp && publish_rename(af[i].tmp, af[i].path) != 0) {
 			e = errno;
 			roll_back(af, bak, i);
 		}

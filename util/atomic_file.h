@@ -22,7 +22,13 @@
  * Temporaries of this naming whose process is gone (a kill -9 between
  * fsync and rename, a power cut) are removed by the next atomic_file_open()
  * of the same target; a live temporary registers with cleanup.h, so a
- * signal removes it. */
+ * signal removes it.
+ *
+ * Test hook: with DDLSIM_TEST_FAIL_PUBLISH=N in the environment, the Nth
+ * rename this process makes while publishing fails with EIO (as a full
+ * disk or a directory gone read-only would), so the all-or-none roll-back
+ * is tested end to end (tests/test-files.c); the renames that put backups
+ * back are not counted. Unset, as in every real run, it does nothing. */
 #ifndef DDLSIM_ATOMIC_FILE_H
 #define DDLSIM_ATOMIC_FILE_H
 
@@ -54,13 +60,20 @@ int atomic_file_open(struct atomic_file *af, const char *path);
 int atomic_file_stage(struct atomic_file *af);
 /* Rename the n staged files into place, all or none (see above); af[i]
  * with a NULL tmp are skipped. Returns 0, or -errno after removing the
- * temporaries and putting back what was replaced. Frees af's strings. */
+ * temporaries and putting back what was replaced (-EINVAL: two of them
+ * have one target, nothing renamed). Frees af's strings. */
 int atomic_file_publish(struct atomic_file *af, int n);
 /* Stage and publish one file. Returns 0 or -errno. Frees af's strings. */
 int atomic_file_commit(struct atomic_file *af);
 /* Close and remove the temporary; the target is untouched. A no-op on a
  * zeroed or published af. */
 void atomic_file_abort(struct atomic_file *af);
+
+/* Whether paths a and b name one file: the same inode when both exist,
+ * else (neither exists) the same name once their directories are
+ * resolved ("o/r.json" and "./o/../o/r.json"). Two outputs of one command
+ * must not (cli_check_distinct()). */
+bool atomic_file_same_target(const char *a, const char *b);
 
 /* The whole cycle for data already in memory. Returns 0 or -errno. */
 int atomic_file_write(const char *path, const void *data, size_t len);
