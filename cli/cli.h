@@ -18,6 +18,12 @@ struct cli_command {
 	const char *summary;
 	int (*run)(int argc, char **argv);
 	void (*usage)(FILE *f);
+	/* The command's options that take no value ("--quiet", ...), NULL
+	 * last. main() hands the command "--opt=value" as "--opt" "value"
+	 * (getopt_long's long form, for every command alike) and refuses
+	 * "--flag=value" for these. NULL: the command reads --opt=value
+	 * itself (collective: getopt_long) or passes its arguments on (calib). */
+	const char *const *flags;
 };
 
 extern const struct cli_command cli_commands[];

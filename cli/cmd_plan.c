@@ -30,6 +30,7 @@
 #include "band.h"
 #include "plot.h"
 #include "cli.h"
+#include "human.h"
 #include "longrun.h"
 #include "progress.h"
 #include "reasons.h"
@@ -343,8 +344,10 @@ static void print_screen_only(const struct pctx *p)
 	for (int i = 0; i < p->n; i++) {
 		char pt[160];
 		plan_describe(&p->f[i].c.plan, pt, sizeof(pt));
-		printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%.3g\n", p->g->clusters[p->f[i].c.cluster].name,
-		       gpus_of(p->g, &p->f[i]), pt, p->f[i].c.est.gp.wall_s / 86400, p->f[i].c.est.econ.cost_usd);
+		char usd[32];
+		printf("  %-16s %5ld GPUs  %-52s est %.1f d, $%s\n", p->g->clusters[p->f[i].c.cluster].name,
+		       gpus_of(p->g, &p->f[i]), pt, p->f[i].c.est.gp.wall_s / 86400,
+		       human_number(p->f[i].c.est.econ.cost_usd, usd, sizeof(usd)));
 	}
 }
 

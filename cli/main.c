@@ -14,20 +14,57 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "ddlsim-config.h"
+#include "xalloc.h"
+
+#define FLAGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 const struct cli_command cli_commands[] = {
-	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage },
-	{ "sweep", "run every point of a sweep file into CSV and JSON lines", cmd_sweep, cmd_sweep_usage },
-	{ "merge", "join the outputs of sweep shards", cmd_merge, cmd_merge_usage },
-	{ "plan", "search plans and clusters for a training goal (time, cost, energy)", cmd_plan, cmd_plan_usage },
-	{ "compare", "simulate scenarios and show them side by side with differences", cmd_compare, cmd_compare_usage },
-	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage },
-	{ "validation", "run the published-results suite and print its error table", cmd_validation, cmd_validation_usage },
-	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage },
-	{ "collective", "sweep a collective over message sizes on a topology, like nccl-tests", cmd_collective, cmd_collective_usage },
-	{ "calib", "measure this GPU with the CUDA calibration tool and write a profile", cmd_calib, cmd_calib_usage },
-	{ NULL, NULL, NULL, NULL },
+	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage,
+	  FLAGS("--quiet", "--per-rank") },
+	{ "sweep", "run every point of a sweep file into CSV and JSON lines", cmd_sweep, cmd_sweep_usage,
+	  FLAGS("--quiet", "--resume", "--show-rejected") },
+	{ "merge", "join the outputs of sweep shards", cmd_merge, cmd_merge_usage, FLAGS("--partial") },
+	{ "plan", "search plans and clusters for a training goal (time, cost, energy)", cmd_plan, cmd_plan_usage,
+	  FLAGS("--quiet", "--screen-only", "--show-rejected") },
+	{ "compare", "simulate scenarios and show them side by side with differences", cmd_compare, cmd_compare_usage,
+	  FLAGS("--quiet") },
+	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage,
+	  FLAGS("--quiet") },
+	{ "validation", "run the published-results suite and print its error table", cmd_validation, cmd_validation_usage,
+	  FLAGS("--quiet", "--all", "--check-bands") },
+	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage, FLAGS("--quiet") },
+	{ "collective", "sweep a collective over message sizes on a topology, like nccl-tests", cmd_collective, cmd_collective_usage, NULL },
+	{ "calib", "measure this GPU with the CUDA calibration tool and write a profile", cmd_calib, cmd_calib_usage, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
+
+/* c's arguments argv[0..argc) with every "--opt=value" as "--opt" "value"
+ * into a new vector *out (its strings borrowed or new; the process
+ * keeps them to its end), or a usage error for "--flag=value" of one of
+ * c's flags. Returns the new count, or -1 (reported). */
+static int split_long_values(const struct cli_command *c, int argc, char **argv, char ***out)
+{
+	char **v = xcalloc(2 * (size_t)argc + 1, sizeof(*v));
+	int n = 0;
+	for (int k = 0; k < argc; k++) {
+		const char *eq = strncmp(argv[k], "--", 2) ? NULL : strchr(argv[k], '=');
+		if (k == 0 || !eq) {
+			v[n++] = argv[k];
+			continue;
+		}
+		size_t len = (size_t)(eq - argv[k]);
+		for (const char *const *f = c->flags; *f; f++)
+			if (strlen(*f) == len && !strncmp(*f, argv[k], len)) {
+				free(v);
+				return cli_usage_error("%s: option '%s' takes no value, got '%s'", c->name,
+						       *f, argv[k]), -1;
+			}
+		v[n++] = xasprintf("%.*s", (int)len, argv[k]);
+		v[n++] = (char *)eq + 1;
+	}
+	*out = v;
+	return n;
+}
 
 int cli_usage_error(const char *fmt, ...)
 {
@@ -158,7 +195,12 @@ int main(int argc, char **argv)
 					return cli_commands[i].usage(stdout), EXIT_OK;
 			if (check_empty_args(argc, argv))
 				return EXIT_USAGE;
-			return cli_commands[i].run(argc - 1, argv + 1);
+			const struct cli_command *c = &cli_commands[i];
+			char **v = argv + 1;
+			int n = argc - 1;
+			if (c->flags && (n = split_long_values(c, argc - 1, argv + 1, &v)) < 0)
+				return EXIT_USAGE;
+			return c->run(n, v);
 		}
 	return cli_usage_error("unknown command '%s'", argv[1]);
 }

@@ -38,6 +38,33 @@ Test(cli, unknown_command_is_a_usage_error)
 	cr_assert_eq(run_ddlsim("run a.json --bogus", NULL, NULL), 2);
 }
 
+/* Every command takes --opt=value as --opt value (main.c), and a flag
+ * given a value is a usage error naming it. */
+Test(cli, long_options_take_their_value_after_an_equals_sign, .timeout = 120)
+{
+	char *d = tmp_dir(), args[2400], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out=%s/q --format=json,csv --quiet",
+		 src_path("scenarios/quickstart.json"), d);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err);
+	snprintf(args, sizeof(args), "%s/q/report.csv", d);
+	cr_expect_eq(access(args, F_OK), 0, "no %s", args);
+	snprintf(args, sizeof(args), "plan %s --top=2 --screen-only --out=%s/p",
+		 src_path("scenarios/goals/llama3-70b-per-token.json"), d);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	free(out);
+	free(err);
+	snprintf(args, sizeof(args), "run %s --quiet=1", src_path("scenarios/quickstart.json"));
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
+	cr_expect(strstr(err, "run: option '--quiet' takes no value, got '--quiet=1'"), "%s", err);
+	free(err);
+	snprintf(args, sizeof(args), "sweep x.json --resume=yes");
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
+	cr_expect(strstr(err, "sweep: option '--resume' takes no value, got '--resume=yes'"), "%s", err);
+	free(err);
+	free(d);
+}
+
 static void each(const char *pattern, void (*fn)(const char *path))
 {
 	glob_t g;
