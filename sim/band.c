@@ -9,7 +9,7 @@
 
 #include "bug.h"
 
-enum style { STYLE_CNN, STYLE_FOUNDRY, STYLE_FSDP, STYLE_FP8, STYLE_MEGATRON };
+enum style { STYLE_CNN, STYLE_ENCODER, STYLE_FOUNDRY, STYLE_FSDP, STYLE_FP8, STYLE_MEGATRON };
 
 /* The rule table of band.h, in order. gpus: codes separated by '|'. */
 static const struct {
@@ -18,6 +18,7 @@ static const struct {
 	const char *family;
 } rules[] = {
 	{ STYLE_CNN, "H100|H200", "resnet50-mlperf" },
+	{ STYLE_ENCODER, "A100", "dle-bert-a100" },
 	{ STYLE_FOUNDRY, "A100|H100|H200", "llm-foundry-mpt" },
 	{ STYLE_FSDP, "A100", "torchtitan-a100" },
 	{ STYLE_FSDP, "H100|H200", "llm-foundry-mpt" },
@@ -31,6 +32,8 @@ static enum style style_of(const struct inputs *in, const struct plan *pl)
 	const char *stack = plan_stack(pl)->name;
 	if (inputs_model(in)->arch == MODEL_ARCH_CNN)
 		return STYLE_CNN;
+	if (inputs_model(in)->arch == MODEL_ARCH_ENCODER)
+		return STYLE_ENCODER;
 	if (!strncmp(stack, "llm-foundry", strlen("llm-foundry")))
 		return STYLE_FOUNDRY;
 	if (!strcmp(stack, "torchtitan") || !strcmp(stack, "hf-eager") ||

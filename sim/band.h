@@ -22,7 +22,8 @@
  *
  *   style                                        GPU           family
  *   CNN (architecture "cnn")                     H100, H200    resnet50-mlperf
- *   llm-foundry stack                            A100, H100, H200  llm-foundry-mpt
+ *   encoder (architecture "encoder_transformer") A100          dle-bert-a100
+ *   llm-foundry, llm-foundry-triton stacks       A100, H100, H200  llm-foundry-mpt
  *   FSDP: torchtitan, hf-eager or deepspeed      A100          torchtitan-a100
  *     stack, or ZeRO-3 without TP and PP         H100, H200    llm-foundry-mpt
  *   fp8 (Megatron-style, TP/PP)                  H100, H200    nemo-h100-fp8

@@ -7,7 +7,9 @@
  *   llama3-70b-h100-base (Megatron stack, TP 8 x PP 4)    -> megatron-core-h100
  *   NeMo Llama 2 70B fp8 on H100                           -> nemo-h100-fp8
  *   torchtitan Llama 2 13B, FSDP on A100                   -> torchtitan-a100
- *   MPT 7B, llm-foundry stack on H100                      -> llm-foundry-mpt
+ *   MPT 7B, llm-foundry-triton stack on H100               -> llm-foundry-mpt
+ *   BERT-Large (encoder) on DGX A100                       -> dle-bert-a100
+ *   BERT-Large (encoder) on DGX H100 (no encoder family)   -> overall
  *   ResNet-50 on a V100 (no family measured a V100)        -> overall
  * and its numbers are the file's row (runs, mean and max |error|, bias,
  * optimistic runs). The GPUs more: ceil(gpus x bias) when the bias is
@@ -84,6 +86,12 @@ Test(band, fsdp_on_a100_is_torchtitan)
 Test(band, llm_foundry_stack_is_llm_foundry)
 {
 	expect_band("validation/llm-foundry-mpt/mpt-7b-h100-8gpu.json", "llm-foundry-mpt");
+}
+
+Test(band, an_encoder_on_a100_is_dle_bert)
+{
+	expect_band("validation/dle-bert-a100/dle-bert-large-p1-8gpu.json", "dle-bert-a100");
+	expect_band("scenarios/bert-large-mlperf.json", "overall");
 }
 
 Test(band, a_gpu_no_family_measured_falls_back_to_overall)
