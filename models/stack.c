@@ -334,6 +334,19 @@
  * time is 2.7 x nn.Linear's on GH200: NVIDIA/TransformerEngine issue
  * #2053), so these are a lower bound for megatron-te. */
 #define TORCH_HOST_ISSUE { 9.4, 3.6 }
+/* The eager PyTorch pieces of a Hugging Face-style model (hf-eager's
+ * counts above), which llm-foundry and the DeepSpeed stack share. */
+#define HF_EAGER_PIECES \
+	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
+	.rope = FWD_BWD(20, 28, 10, 12), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
+	.residual = EAGER_RESIDUAL
+/* llm-foundry's MPT (both rows): the eager pieces, flash-attn's fused
+ * cross-entropy, fp32 main gradients from FSDP's reduce, foreach AdamW. */
+#define LLM_FOUNDRY_PIECES \
+	HF_EAGER_PIECES, .loss = FWD_BWD(2, 4, 1, 1), \
+	.main_grad_Bpp = 6, .main_grad_kernels = 1, \
+	.optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10, \
+	.host_issue_us = TORCH_HOST_ISSUE
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
 
@@ -369,10 +382,7 @@ const struct stack stack_table[] = {
 		    "megatron/core/tensor_parallel/cross_entropy.py L27-77, L112; TransformerEngine "
 		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
 	{ "hf-eager", "Hugging Face transformers eager model (SDPA attention, no compile)",
-	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
-	  .rope = FWD_BWD(20, 28, 10, 12),
-	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
+	  HF_EAGER_PIECES,
 	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
@@ -396,38 +406,21 @@ const struct stack stack_table[] = {
 		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "
 		    "L210, L229, L235; models/attention.py L183-214" },
 	{ "llm-foundry", "MosaicML llm-foundry MPT (low-precision LayerNorm, ALiBi, FSDP)",
-	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
-	  .rope = FWD_BWD(20, 28, 10, 12),
-	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(2, 4, 1, 1), .attn_copy = FWD_BWD(4.5, 5.5, 4, 4),
-	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
-	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  LLM_FOUNDRY_PIECES, .attn_copy = FWD_BWD(4.5, 5.5, 4, 4),
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
-	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "mosaicml/llm-foundry v0.10.0 (742f340) llmfoundry/models/mpt/configuration_mpt.py "
 		    "L46, layers/norm.py L33-68, layers/attention.py L356-376, layers/ffn.py L50-53, "
 		    "modeling_mpt.py L1281-1323; eager pieces as hf-eager (the benchmark table is at "
 		    "061f2c7c)" },
 	{ "llm-foundry-triton", "MosaicML llm-foundry MPT benchmark table of 2023 (Triton FlashAttention)",
-	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
-	  .rope = FWD_BWD(20, 28, 10, 12),
-	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(2, 4, 1, 1),
-	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
-	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  LLM_FOUNDRY_PIECES,
 	  .attn_ampere = ATTN_BE_FA1, .attn_hopper = ATTN_BE_FA1,
-	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "mosaicml/llm-foundry 061f2c7c scripts/train/benchmarking/submit_benchmarks.py "
 		    "L142, sweep.sh L5; llmfoundry/models/layers/attention.py L300-420, "
 		    "flash_attn_triton.py header; modeling_mpt.py L723-729; other pieces as "
 		    "llm-foundry" },
 	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)",
-	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
-	  .rope = FWD_BWD(20, 28, 10, 12),
-	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
+	  HF_EAGER_PIECES,
 	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  /* no fp32 main gradient: the engine's ops (zero_path) instead */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
