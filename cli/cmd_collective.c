@@ -552,6 +552,104 @@ static int write_out(const char *path, int json, const struct args *a, const str
 	return 0;
 }
 
+/* Processes and GPUs: -g's default, processes per node *ppn, GPUs used
+ * per node *used and ranks *n, checked against the node. Returns 0 or an
+ * exit code (reported). */
+static int layout(struct args *a, const struct topology *t, long *ppn, long *used, int *n,
+		  struct diag *d)
+{
+	int G = t->gpus_per_node;
+	if (a->gpus == 0)
+		a->gpus = a->procs > 0 ? 1 : G / a->threads > 0 ? G / a->threads : 1;
+	*ppn = a->procs > 0 ? a->procs / a->nodes : 1;
+	if (a->procs == 0)
+		a->procs = a->nodes;
+	/* each <= TOPO_MAX_GPUS_PER_NODE before the check: no overflow */
+	*used = *ppn <= G ? *ppn * a->threads * a->gpus : (long)G + 1;
+	if (*used > G) {
+		diag_err(d, a->topo, "/node/gpus", "%ld process(es) per node x -t %ld x -g %ld = %ld "
+			 "GPUs per node exceeds the %d GPUs of a node", *ppn, a->threads, a->gpus,
+			 *ppn * a->threads * a->gpus, G);
+		return EXIT_USAGE;
+	}
+	if (a->nodes > 1 && t->nics < 1) {
+		diag_err(d, a->topo, "/node/nics/count", "a node without NICs cannot join %ld nodes",
+			 a->nodes);
+		return EXIT_INPUT;
+	}
+	/* nodes <= TOPO_MAX_NODES and used <= TOPO_MAX_GPUS_PER_NODE (parse_args),
+	 * so n fits an int with room; checked again as an invariant. */
+	long nl = a->nodes * *used;
+	if (nl > (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE || nl > INT_MAX) {
+		fprintf(stderr, "ddlsim: error: %ld ranks is too many\n", nl);
+		return EXIT_USAGE;
+	}
+	*n = (int)nl;
+	if (a->root >= *n)
+		return cli_usage_error("-r: root %ld is not a rank of %d", a->root, *n);
+	return 0;
+}
+
+/* The rows of every op x dtype x reduction x size (nccl-tests' order)
+ * into rows, and the distinct (op, bytes) points to simulate into pts.
+ * Returns the rows' count; *npts the points'. */
+static int build_rows(const struct args *a, const double *sizes, int nsizes, int n, struct row *rows,
+		      struct engine_coll_point *pts, int *npts)
+{
+	int ndt = a->dtype < 0 ? NDTYPES : 1, nro = a->redop < 0 ? NREDOPS : 1, nrows = 0;
+	*npts = 0;
+	for (int o = 0; o < a->nops; o++)
+		for (int dt = 0; dt < ndt; dt++)
+			for (int ro = 0; ro < (has_redop(a->ops[o]) ? nro : 1); ro++)
+				for (int s = 0; s < nsizes; s++) {
+					struct row *r = &rows[nrows++];
+					r->op = a->ops[o];
+					r->dtype = a->dtype < 0 ? dt : a->dtype;
+					r->redop = !has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
+					byte_count(r, sizes[s], dtypes[r->dtype].size, n);
+					int p = 0;
+					while (p < *npts && !(pts[p].op == (enum coll_op)r->op &&
+							      pts[p].bytes == r->bytes))
+						p++;
+					if (p == *npts) {
+						pts[*npts].op = r->op;
+						pts[(*npts)++].bytes = r->bytes;
+					}
+					r->pt = p;
+				}
+	return nrows;
+}
+
+/* The nccl-tests layout on stdout (unless --csv - or --json -), the
+ * simulated setup on stderr, and the CSV and JSON files, both or neither.
+ * Returns 0, or -1 after reporting. */
+static int emit(const struct args *a, const struct topology *t, long ppn, int n,
+		const struct row *rows, int nrows, const struct engine_coll_point *pts, struct diag *d)
+{
+	bool quiet = (a->csv && !strcmp(a->csv, "-")) || (a->json && !strcmp(a->json, "-"));
+	if (!quiet)
+		fprintf(stderr, "ddlsim collective: simulated on %s, %ld node(s) x %ld process(es) x "
+			"%ld GPU(s), algo %s\n", t->name, a->nodes, ppn, a->threads * a->gpus, a->algo);
+	for (int r0 = 0; r0 < nrows && !quiet;) {
+		int r1 = r0;
+		while (r1 < nrows && rows[r1].op == rows[r0].op)
+			r1++;
+		print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		r0 = r1;
+	}
+	struct atomic_file af[2] = { 0 };
+	int e;
+	if ((a->csv && write_out(a->csv, 0, a, t, rows, nrows, pts, n, &af[0], d)) ||
+	    (a->json && write_out(a->json, 1, a, t, rows, nrows, pts, n, &af[1], d))) {
+		atomic_file_abort(&af[0]);
+		atomic_file_abort(&af[1]);
+		return -1;
+	}
+	if ((e = atomic_file_publish(af, 2)))
+		return diag_errf(d, "%s: cannot write: %s", a->csv ? a->csv : a->json, atomic_file_strerror(-e));
+	return 0;
+}
+
 int cmd_collective(int argc, char **argv)
 {
 	struct args a = {
@@ -578,39 +676,12 @@ int cmd_collective(int argc, char **argv)
 		diag_finish(&d);
 		return EXIT_INPUT;
 	}
+	long ppn = 1, used = 0;
+	int n = 0;
+	if ((rc = layout(&a, t, &ppn, &used, &n, &d)))
+		goto out_topo;
+	rc = EXIT_FAIL;
 	int G = t->gpus_per_node;
-	if (a.gpus == 0)
-		a.gpus = a.procs > 0 ? 1 : G / a.threads > 0 ? G / a.threads : 1;
-	long ppn = a.procs > 0 ? a.procs / a.nodes : 1;
-	if (a.procs == 0)
-		a.procs = a.nodes;
-	/* each <= TOPO_MAX_GPUS_PER_NODE before the check: no overflow */
-	long used = ppn <= G ? ppn * a.threads * a.gpus : (long)G + 1;
-	if (used > G) {
-		diag_err(&d, a.topo, "/node/gpus", "%ld process(es) per node x -t %ld x -g %ld = %ld "
-			 "GPUs per node exceeds the %d GPUs of a node", ppn, a.threads, a.gpus,
-			 ppn * a.threads * a.gpus, G);
-		rc = EXIT_USAGE;
-		goto out_topo;
-	}
-	if (a.nodes > 1 && t->nics < 1) {
-		diag_err(&d, a.topo, "/node/nics/count", "a node without NICs cannot join %ld nodes", a.nodes);
-		rc = EXIT_INPUT;
-		goto out_topo;
-	}
-	/* nodes <= TOPO_MAX_NODES and used <= TOPO_MAX_GPUS_PER_NODE (parse_args),
-	 * so n fits an int with room; checked again as an invariant. */
-	long nl = a.nodes * used;
-	if (nl > (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE || nl > INT_MAX) {
-		fprintf(stderr, "ddlsim: error: %ld ranks is too many\n", nl);
-		rc = EXIT_USAGE;
-		goto out_topo;
-	}
-	int n = (int)nl;
-	if (a.root >= n) {
-		rc = cli_usage_error("-r: root %ld is not a rank of %d", a.root, n);
-		goto out_topo;
-	}
 
 	int ndt = a.dtype < 0 ? NDTYPES : 1, nro = a.redop < 0 ? NREDOPS : 1;
 	long nrows_l = (long)a.nops * ndt * nro * nsizes;
@@ -632,51 +703,11 @@ int cmd_collective(int argc, char **argv)
 		for (long g = 0; g < used; g++)
 			ranks[k * used + g] = (int)(k * G + g);
 	sizes_of(&a, sizes);
-	for (int o = 0; o < a.nops; o++)
-		for (int dt = 0; dt < ndt; dt++)
-			for (int ro = 0; ro < (has_redop(a.ops[o]) ? nro : 1); ro++)
-				for (int s = 0; s < nsizes; s++) {
-					struct row *r = &rows[nrows++];
-					r->op = a.ops[o];
-					r->dtype = a.dtype < 0 ? dt : a.dtype;
-					r->redop = !has_redop(r->op) ? -1 : a.redop < 0 ? ro : a.redop;
-					byte_count(r, sizes[s], dtypes[r->dtype].size, n);
-					int p = 0;
-					while (p < npts && !(pts[p].op == (enum coll_op)r->op &&
-							     pts[p].bytes == r->bytes))
-						p++;
-					if (p == npts) {
-						pts[npts].op = r->op;
-						pts[npts++].bytes = r->bytes;
-					}
-					r->pt = p;
-				}
+	nrows = build_rows(&a, sizes, nsizes, n, rows, pts, &npts);
 	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))
 		goto out_mem;
-	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
-	if (!quiet)
-		fprintf(stderr, "ddlsim collective: simulated on %s, %ld node(s) x %ld process(es) x "
-			"%ld GPU(s), algo %s\n", t->name, a.nodes, ppn, a.threads * a.gpus, a.algo);
-	for (int r0 = 0; r0 < nrows && !quiet;) {
-		int r1 = r0;
-		while (r1 < nrows && rows[r1].op == rows[r0].op)
-			r1++;
-		print_nccl_tests(stdout, &a, t, n, rows, r0, r1, pts);
-		r0 = r1;
-	}
-	/* both files or neither (util/atomic_file.h) */
-	struct atomic_file af[2] = { 0 };
-	int e;
-	if ((a.csv && write_out(a.csv, 0, &a, t, rows, nrows, pts, n, &af[0], &d)) ||
-	    (a.json && write_out(a.json, 1, &a, t, rows, nrows, pts, n, &af[1], &d))) {
-		atomic_file_abort(&af[0]);
-		atomic_file_abort(&af[1]);
+	if (emit(&a, t, ppn, n, rows, nrows, pts, &d))
 		goto out_mem;
-	}
-	if ((e = atomic_file_publish(af, 2))) {
-		diag_errf(&d, "%s: cannot write: %s", a.csv ? a.csv : a.json, atomic_file_strerror(-e));
-		goto out_mem;
-	}
 	rc = fflush(stdout) ? EXIT_FAIL : EXIT_OK;
 out_mem:
 	free(pts);
