@@ -159,6 +159,7 @@ static char *run_on_pty(char *const argv[], const char *limit, const char *inter
 	close(m);
 	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
+	strip_sanitizer_notice(buf);
 	return buf;
 }
 

@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,41 @@ static char *slurp(const char *path)
 	return s;
 }
 
+/* Remove, in place, the three-line notice ASan prints once per process
+ * when SimGrid's actors switch stacks ("==PID==WARNING: ASan is ignoring
+ * requested __asan_handle_no_return ...", "False positive error reports
+ * may follow", "For details see ..."): it is the sanitizer's, not
+ * ddlsim's, and only the sanitizer build prints it. */
+void strip_sanitizer_notice(char *s)
+{
+	static const char *const lines[] = {
+		"WARNING: ASan is ignoring requested __asan_handle_no_return",
+		"False positive error reports may follow",
+		"For details see https://github.com/google/sanitizers/issues/189",
+	};
+	if (!s)
+		return;
+	char *w = s;
+	for (char *l = s; *l;) {
+		char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) + 1 : strlen(l);
+		const char *body = l;
+		if (l[0] == '=' && l[1] == '=') {  /* "==PID==" */
+			const char *q = strstr(l + 2, "==");
+			body = q && q < l + len ? q + 2 : l;
+		}
+		bool drop = false;
+		for (int i = 0; i < 3; i++)
+			drop |= !strncmp(body, lines[i], strlen(lines[i]));
+		if (!drop) {
+			memmove(w, l, len);
+			w += len;
+		}
+		l += len;
+	}
+	*w = 0;
+}
+
 int run_ddlsim(const char *args, char **out, char **err)
 {
 	char *d = tmp_dir();
@@ -75,6 +111,7 @@ int run_ddlsim(const char *args, char **out, char **err)
 	if (err) {
 		snprintf(p, sizeof(p), "%s/err", d);
 		*err = slurp(p);
+		strip_sanitizer_notice(*err);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
 	if (system(cmd)) {

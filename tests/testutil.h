@@ -18,6 +18,9 @@ char *write_file(const char *dir, const char *name, const char *text);
 /* Run `ddlsim args...` (a shell-quoted string), capturing stderr and stdout
  * into *err and *out (malloc'd, may be NULL). Returns the exit code. */
 int run_ddlsim(const char *args, char **out, char **err);
+/* Remove ASan's once-per-process notice about SimGrid's stack switches
+ * from captured stderr s, in place (run_ddlsim does it for err). */
+void strip_sanitizer_notice(char *s);
 
 /* Load dir/report.json (new reference) or NULL. */
 json_t *load_report(const char *dir);
