@@ -334,7 +334,14 @@ static int try_count(struct pctx *p, const struct plan_opts *o, int ci, long nod
 	screen_cluster(p, ci, &st);
 	cl->nodes = keep;
 	cl->nnodes = keepn;
-	int rc = p->n > p->base ? runner_run(&o->ro, p->n - p->base, job, done, p, d) : 0;
+	int rc = 0;
+	if (p->n > p->base) {
+		fflush(stdout);
+		p->pg = progress_create("plan", "plans", p->n - p->base, o->ro.jobs, o->quiet, true);
+		rc = runner_run(&o->ro, p->n - p->base, job, done, p, d);
+		progress_destroy(p->pg);
+		p->pg = NULL;
+	}
 	p->base = 0;
 	return rc;
 }
@@ -667,6 +674,7 @@ int cmd_plan(int argc, char **argv)
 	o.ro.tick = tick;
 	int run_rc = p.n ? runner_run(&o.ro, p.n, job, done, &p, &d) : 0;
 	progress_destroy(p.pg);
+	p.pg = NULL;
 	if (run_rc)
 		goto out;
 	for (int ci = 0; ci < p.g->nclusters; ci++)

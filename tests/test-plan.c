@@ -555,3 +555,24 @@ Test(search, auto_nodes_finds_the_fewest_gpus_of_exhaustive_simulation, .timeout
 	free(goal);
 	free(d);
 }
+
+/* The shipped "how many" goal: the screen's boundary is optimistic for
+ * H100 here, so the engine takes its turns (bisection by simulation,
+ * cmd_plan.c try_count: a batch of its own with its own progress), and
+ * every GPU type gets its fewest GPUs. */
+Test(search, auto_nodes_engine_turns_on_the_shipped_goal, .timeout = 300)
+{
+	char *d = tmp_dir(), args[2400], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "plan %s -j 2 --quiet --out %s/o",
+		 src_path("scenarios/goals/llama3-70b-15t-90d-how-many.json"), d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "H100 cloud: nodes auto: the engine's turn, "), "%s", out);
+	const char *f = strstr(out, "== fewest GPUs that meet the goal");
+	cr_assert(f, "%s", out);
+	cr_expect(strstr(f, "H100-SXM5-80GB") && strstr(f, "H200-SXM5-141GB") && strstr(f, "B200 (GB200)"),
+		  "%s", f);
+	cr_expect_null(strstr(f, "none of the simulated plans meets it"), "%s", f);
+	free(out);
+	free(err);
+	free(d);
+}
