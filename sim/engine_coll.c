@@ -1,9 +1,10 @@
 /* engine_coll: collectives on the engine (see engine-private.h).
  *
- * engine_coll_task: the members meet at a barrier, each posts its own flows of
- * the group's plan (puts where it is the source, gets where it is the
- * destination: plans are cached per group instance, cplan.h), waits for
- * them, meets the others again, then sleeps the plan's latency: the
+ * engine_coll_task: the members meet at a barrier, each posts the flows of
+ * the group's plan it is the source of (host to host: they start as the
+ * barrier opens, the destination posts nothing; plans are cached per
+ * group instance, cplan.h), waits for them, meets the others again (the
+ * last flow's end), then sleeps the plan's latency: the
  * flows share their links plain max-min and carry no latency of their own
  * (engine_platform.cpp), so the latency is charged once per collective,
  * max(the plan's, its longest route's).
