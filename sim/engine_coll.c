@@ -1,9 +1,10 @@
 /* engine_coll: collectives on the engine (see engine-private.h).
  *
- * engine_coll_task: the members meet at a barrier, each posts its own flows of
- * the group's plan (puts where it is the source, gets where it is the
- * destination: plans are cached per group instance, cplan.h), waits for
- * them, meets the others again, then sleeps the plan's latency: the
+ * engine_coll_task: the members meet at a barrier, each posts the flows of
+ * the group's plan it is the source of (host to host: they start as the
+ * barrier opens, the destination posts nothing; plans are cached per
+ * group instance, cplan.h), waits for them, meets the others again (the
+ * last flow's end), then sleeps the plan's latency: the
  * flows share their links plain max-min and carry no latency of their own
  * (engine_platform.cpp), so the latency is charged once per collective,
  * max(the plan's, its longest route's).
@@ -82,7 +83,6 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	 * again before it is used after a wait (4,096 unfolded ranks read a
 	 * moved entry: a crash at the latency below) */
 	struct coll_plan *p = cp0->p;
-	const int *by_dst = cp0->by_dst;
 	double alpha = route_alpha(S, cp0);
 	sg_bar_t bar = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
@@ -127,22 +127,24 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			}
 		}
 	} else {
+		/* a member posts its own flows; all start now (every member
+		 * left the barrier at this instant), host to host to a
+		 * simulated destination, which has nothing to post, and to a
+		 * folded one's sink through its mailbox (the sink takes them
+		 * one at a time); a folded source sends nothing */
 		int o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
-		int i0 = cplan_lower(p, by_dst, ri->rank, true), i1 = cplan_lower(p, by_dst, ri->rank + 1, true);
-		XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + i1 - i0 + 1));
+		XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
 		sg_comm_t *c = a->comms;
-		void *sink = NULL;
 		for (int i = o0; i < o1; i++) {
 			const struct coll_flow *f = &p->flows[i];
-			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
-						       &dummy_payload, (long)ceil(f->bytes));
+			if (S->fold.active[f->dst])
+				c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
+								       ceil(f->bytes));
+			else
+				c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
+							       &dummy_payload, (long)ceil(f->bytes));
 			ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
 			S->flows++;
-		}
-		for (int i = i0; i < i1; i++) {
-			const struct coll_flow *f = &p->flows[by_dst[i]];
-			if (S->fold.active[f->src]) /* a folded source sends nothing */
-				c[nc++] = sg_mailbox_get_async(engine_coll_mailbox(t->stream, f->src, f->dst), &sink);
 		}
 		cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
 		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank)) {
