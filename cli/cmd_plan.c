@@ -311,8 +311,7 @@ static long next_auto_count(const struct pctx *p, int ci)
 			lo = nodes;
 	}
 	if (!hi) {
-		long cap = topology_node_capacity(inputs_topology(p->g->clusters[ci].in));
-		cap = cap < SEARCH_MAX_NODES ? cap : SEARCH_MAX_NODES;
+		long cap = search_node_cap(&p->g->clusters[ci]);
 		return most > 0 && most < cap ? (2 * most < cap ? 2 * most : cap) : 0;
 	}
 	return hi - lo > 1 ? lo + (hi - lo) / 2 : 0;

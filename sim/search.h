@@ -164,5 +164,8 @@ struct search_auto {
  * (cmd_plan: fewest GPUs per type). With none meeting it up to the cap,
  * the cap alone. */
 void search_auto_nodes(struct goal *g, int ci, struct search_auto *out);
+/* The most nodes cluster cl may take: its topology's capacity, at most
+ * SEARCH_MAX_NODES. */
+long search_node_cap(const struct goal_cluster *cl);
 
 #endif
