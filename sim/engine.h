@@ -31,7 +31,7 @@
  * meet them are posted instead (fold.c). Either way the
  * replicas run in lockstep, where unfolded ones whose members differ
  * (trees, rings over several leaves) drift apart through a deep pipeline:
- * simulate.c says where "exact" simulates every rank instead, and the
+ * simulate_fold.c says where "exact" simulates every rank instead, and the
  * residue of cheap folding there (pessimistic, up to +6.3 % measured).
  *
  * Interference: NCCL's kernels run on the SMs the compute would use (one
