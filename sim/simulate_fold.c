@@ -120,16 +120,16 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
  * symmetry under this node count, not from its kind.
  * "auto" and "on" fold cheaply: the representative's own flows, daemon
  * sinks for its folded peers, and where a plan loads its members
- * unequally (a tree) the flows around its busiest member too (fold.c,
+ * unequally (a tree) the flows around its busiest member too (fold_cheap.c,
  * plan_crit), the representative a replica of the trees' most common
- * member (fold.c, majority_replica): within about 1e-4 of the
+ * member (fold_cheap.c, fold_majority_replica): within about 1e-4 of the
  * unfolded run for ring and auto up to 64 nodes; with a pipeline the
  * replicas run in lockstep, their messages and buckets aligned, which
  * the unfolded replicas are not: +0.07 to +3.3 % with rings (Llama 3
  * 8B, TP 8 x PP 4..16 x DP 16..64 on the 3-level fat tree), +3.9 %
  * and +6.3 % with trees (PP 16 x DP 32 forced, PP 16 x DP 128 auto,
  * where a light representative read -1.0 % and -9.6 %). "exact"
- * (fold.c) posts whole groups and the mirror traffic that
+ * (fold_exact.c) posts whole groups and the mirror traffic that
  * can meet simulated flows, equal to the unfolded run to 1e-9
  * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
  * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
