@@ -24,14 +24,14 @@
  * its members unequally (a tree) is timed by its busiest member, not the
  * representative: the folded members' flows to and from it and its peers
  * are posted too, host to host, and the representative is a replica of
- * the plan's most common member (fold.c, majority_replica): folding
+ * the plan's most common member (fold_cheap.c, fold_majority_replica): folding
  * 127 replicas onto one of the four light members of a 128-node tree was
  * 9.6 % fast. Replicas made distinct (job.distinct) are simulated
  * whole. With fold_exact, whole groups and the mirror traffic that can
- * meet them are posted instead (fold.c). Either way the
+ * meet them are posted instead (fold_exact.c). Either way the
  * replicas run in lockstep, where unfolded ones whose members differ
  * (trees, rings over several leaves) drift apart through a deep pipeline:
- * simulate.c says where "exact" simulates every rank instead, and the
+ * simulate_fold.c says where "exact" simulates every rank instead, and the
  * residue of cheap folding there (pessimistic, up to +6.3 % measured).
  *
  * Interference: NCCL's kernels run on the SMs the compute would use (one
@@ -198,7 +198,7 @@ struct engine_job {
 	struct program *const *stage_prog;  /* [pp], one template per stage */
 	const char *coll_algo;               /* "auto", "ring", ... */
 	bool fold;
-	bool fold_exact;        /* folded exactly: whole groups and mirror traffic (fold.c) */
+	bool fold_exact;        /* folded exactly: whole groups and mirror traffic (fold_exact.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 	double overlap_clock_slowdown;       /* >= 1: compute while a collective runs, on top of

@@ -8,7 +8,7 @@
  * SimGrid object exists:
  *   - which replica represents the others: the first one not made
  *     distinct, or with unequal collective plans (trees) the first of the
- *     most common class of members (majority_replica);
+ *     most common class of members (fold_majority_replica);
  *   - which replicas are simulated whole (partial folding): those holding
  *     a distinct rank (a straggler, a throttled GPU) and, cheap folding,
  *     those whose own traffic crosses a degraded link;

@@ -1,25 +1,23 @@
-/* scenario: scenario file loader and plan checks (see scenario.h). */
+/* scenario: scenario file loader and plan checks (see scenario.h); the
+ * parallel object and the simulation object's lists are read in their own
+ * files (scenario-private.h). */
 #include "scenario.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenario-private.h"
 #include "jload.h"
 #include "coll.h"
-#include "csvfile.h"
-#include "infile.h"
 #include "cost.h"
 #include "framework.h"
 #include "stack.h"
-#include "placement.h"
 #include "xalloc.h"
 
-static const char *const rc_names[] = { "none", "selective", "full", NULL };
 static const char *const opt_names[] = { "adam", NULL };
 
 /* What the loader reads besides the plan and the meta. */
@@ -42,41 +40,9 @@ static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int 
 		out[0] = 0;
 }
 
-/* A list of at most max layer counts (each >= min) into out; returns the
- * count read, 0 when the key is absent or too long. */
-static int layer_list(struct jobj *jo, const char *key, int *out, size_t max, long min)
-{
-	json_t *arr, *v;
-	char ap[300];
-	size_t i;
-
-	if (jobj_array(jo, key, &arr, ap, sizeof(ap), 0) != 1)
-		return 0;
-	if (json_array_size(arr) > max) {
-		diag_err(jo->d, jo->file, ap, "at most %zu stages, got %zu", max, json_array_size(arr));
-		return 0;
-	}
-	json_array_foreach(arr, i, v) {
-		const char *what = min > 0 ? "a positive layer count" : "a layer count >= 0";
-		char ep[340];
-		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
-		if (!json_is_integer(v)) {
-			diag_err(jo->d, jo->file, ep, "expected %s, got %s", what, jload_type_name(v));
-			continue;
-		}
-		if (json_integer_value(v) < min || json_integer_value(v) > INT_MAX) {
-			diag_err(jo->d, jo->file, ep, "expected %s, got %lld", what,
-				 (long long)json_integer_value(v));
-			continue;
-		}
-		out[i] = (int)json_integer_value(v);
-	}
-	return (int)json_array_size(arr);
-}
-
 /* An optional positive int key no larger than max into *out. */
-static void small_int(struct jobj *jo, const char *key, long min, long max, const char *what,
-		      int *out)
+void scenario_small_int(struct jobj *jo, const char *key, long min, long max, const char *what,
+			int *out)
 {
 	long x = 0;
 	if (jobj_int(jo, key, &x, min, 0) != 1)
@@ -85,131 +51,6 @@ static void small_int(struct jobj *jo, const char *key, long min, long max, cons
 		jobj_err(jo, key, "expected at most %ld %s, got %ld", max, what, x);
 	else
 		*out = (int)x;
-}
-
-/* parallel.ps: the parameter servers (plan.h). */
-static void load_ps(struct jobj *parallel, struct plan *s)
-{
-	struct jobj jo;
-	double v;
-	int e;
-
-	if (jobj_child(parallel, "ps", &jo, 0) != 1)
-		return;
-	s->given |= PLAN_GIVEN_PS;
-	small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->parallel.ps.servers);
-	e = PS_ATTACH_FABRIC;
-	jobj_enum(&jo, "attach", plan_ps_attach_names, &e, 0);
-	s->parallel.ps.attach = e;
-	e = PS_SHARD_EVEN;
-	jobj_enum(&jo, "sharding", plan_ps_shard_names, &e, 0);
-	s->parallel.ps.shard = e;
-	e = 0;
-	jobj_enum(&jo, "mode", plan_ps_mode_names, &e, 0);
-	s->parallel.ps.async = e == 1;
-	long x = 0;
-	if (jobj_int(&jo, "staleness", &x, 0, 0) == 1) {
-		if (x > PLAN_MAX_ITERATIONS)
-			jobj_err(&jo, "staleness", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
-		else
-			s->parallel.ps.staleness = (int)x;
-		s->given |= PLAN_GIVEN_PS_ASYNC;
-	}
-	if (jobj_int(&jo, "iterations", &x, 2, 0) == 1) {
-		if (x > PLAN_MAX_ITERATIONS)
-			jobj_err(&jo, "iterations", "expected at most %d iterations, got %ld", PLAN_MAX_ITERATIONS, x);
-		else
-			s->parallel.ps.iterations = (int)x;
-		s->given |= PLAN_GIVEN_PS_ASYNC;
-	}
-	if (jobj_num(&jo, "nic_Gbps", &v, JPOS) == 1) {
-		s->parallel.ps.nic_Bps = v * 1e9 / 8;
-		s->given |= PLAN_GIVEN_PS_NIC;
-	}
-	if (jobj_num(&jo, "latency_us", &v, JNONNEG) == 1) {
-		s->parallel.ps.latency_s = v * 1e-6;
-		s->given |= PLAN_GIVEN_PS_NIC;
-	}
-	jobj_end(&jo);
-}
-
-static void load_parallel(struct jobj *root, struct plan *s)
-{
-	struct jobj jo;
-	long x;
-	int e;
-
-	if (jobj_child(root, "parallel", &jo, 0) != 1)
-		return;
-	x = 0;
-	if (jobj_int(&jo, "dp", &x, 1, 0) == 1) {
-		if (x > PLAN_MAX_GPUS)
-			jobj_err(&jo, "dp", "expected at most %ld, got %ld", PLAN_MAX_GPUS, x);
-		else
-			s->parallel.dp = (int)x;
-	}
-	x = 1;
-	if (jobj_int(&jo, "tp", &x, 1, 0) == 1) {
-		if (x > PLAN_MAX_GPUS)
-			jobj_err(&jo, "tp", "expected at most %ld, got %ld", PLAN_MAX_GPUS, x);
-		else
-			s->parallel.tp = (int)x;
-	}
-	x = 1;
-	if (jobj_int(&jo, "pp", &x, 1, 0) == 1) {
-		if (x > PLAN_MAX_STAGES)
-			jobj_err(&jo, "pp", "expected at most %d stages, got %ld", PLAN_MAX_STAGES, x);
-		else
-			s->parallel.pp = (int)x;
-	}
-	small_int(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->parallel.cp);
-	e = CP_P2P;
-	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
-	s->parallel.cp_comm = e;
-	small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
-	e = OFFLOAD_NONE;
-	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
-	s->parallel.offload = e;
-	e = DP_SYNC_ALLREDUCE;
-	jobj_enum(&jo, "dp_sync", plan_dp_sync_names, &e, 0);
-	s->parallel.dp_sync = e;
-	load_ps(&jo, s);
-	jobj_bool(&jo, "sp", &s->parallel.sp, 0);
-	x = 0;
-	if (jobj_int(&jo, "zero", &x, 0, 0) == 1) {
-		if (x > 3)
-			jobj_err(&jo, "zero", "expected a ZeRO stage 0..3, got %ld", x);
-		else
-			s->parallel.zero = (enum zero_stage)x;
-		s->given |= PLAN_GIVEN_ZERO;
-	}
-	e = SCHED_1F1B;
-	jobj_enum_table(&jo, "schedule", schedule_registry, sizeof(schedule_registry[0]), &e, 0);
-	s->parallel.schedule = e;
-	x = 1;
-	if (jobj_int(&jo, "interleave", &x, 1, 0) == 1) {
-		if (x > PLAN_MAX_STAGES)
-			jobj_err(&jo, "interleave", "expected at most %d chunks, got %ld", PLAN_MAX_STAGES, x);
-		else
-			s->parallel.interleave = (int)x;
-	}
-	e = RECOMPUTE_NONE;
-	jobj_enum(&jo, "recompute", rc_names, &e, 0);
-	s->parallel.recompute = e;
-	const char *ord;
-	if (jobj_str(&jo, "order", &ord, 0) == 1) {
-		struct placement pl;
-		if (placement_init(&pl, 1, 1, 1, ord))
-			jobj_err(&jo, "order", "expected a permutation of tp, cp, ep, dp, pp (cp and ep may "
-				 "be left out) such as \"tp,cp,dp,pp\", got '%s'", ord);
-		else
-			snprintf(s->parallel.order, sizeof(s->parallel.order), "%s", ord);
-	}
-	s->parallel.nstage_layers = layer_list(&jo, "stage_layers", s->parallel.stage_layers, PLAN_MAX_STAGES, 1);
-	small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->parallel.first_stage_layers);
-	small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->parallel.last_stage_layers);
-	s->parallel.nvstage_layers = layer_list(&jo, "vstage_layers", s->parallel.vstage_layers, PLAN_MAX_VSTAGES, 0);
-	jobj_end(&jo);
 }
 
 /* Returns true if the training object was read. seq_len is checked
@@ -257,250 +98,6 @@ static bool load_training(struct jobj *root, struct plan *s)
 	}
 	jobj_end(&jo);
 	return true;
-}
-
-static void load_samples(struct jobj *jo, struct plan *s);
-
-/* A rank or node id at path/i that is not an integer in [0, PLAN_MAX_GPUS). */
-static void id_error(struct jobj *jo, const char *path, size_t i, const char *what, const json_t *v)
-{
-	if (json_is_integer(v))
-		diag_err(jo->d, jo->file, path, "/%zu: expected a %s in [0, %ld), got %lld", i, what, PLAN_MAX_GPUS,
-			 (long long)json_integer_value(v));
-	else
-		diag_err(jo->d, jo->file, path, "/%zu: expected a %s, an integer, got %s", i, what,
-			 jload_type_name(v));
-}
-
-/* simulation.stragglers (plan.h). */
-static void load_stragglers(struct jobj *sim, struct plan *s)
-{
-	struct jobj jo;
-	json_t *arr, *v;
-	char ap[300];
-	size_t i;
-	int e;
-
-	if (jobj_child(sim, "stragglers", &jo, 0) != 1)
-		return;
-	if (jobj_array(&jo, "ranks", &arr, ap, sizeof(ap), 0) == 1) {
-		if (json_array_size(arr) > PLAN_MAX_STRAGGLERS)
-			diag_err(jo.d, jo.file, ap, "at most %d ranks, got %zu", PLAN_MAX_STRAGGLERS,
-				 json_array_size(arr));
-		else
-			json_array_foreach(arr, i, v) {
-				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-				    json_integer_value(v) >= PLAN_MAX_GPUS) {
-					id_error(&jo, ap, i, "rank", v);
-					continue;
-				}
-				struct plan_stragglers *st = &s->simulation.stragglers;
-				st->rank[st->nranks++] = (int)json_integer_value(v);
-			}
-	}
-	if (jobj_num(&jo, "fraction", &s->simulation.stragglers.fraction, JPOS) == 1 &&
-	    s->simulation.stragglers.fraction > 1) {
-		jobj_err(&jo, "fraction", "expected a fraction of the ranks in (0, 1], got %g",
-			 s->simulation.stragglers.fraction);
-		s->simulation.stragglers.fraction = 0;
-	}
-	if (s->simulation.stragglers.nranks > 0 && s->simulation.stragglers.fraction > 0)
-		diag_err(jo.d, jo.file, "/simulation/stragglers", "give ranks or fraction, not both");
-	if (s->simulation.stragglers.nranks == 0 && !(s->simulation.stragglers.fraction > 0))
-		diag_err(jo.d, jo.file, "/simulation/stragglers", "names no rank: give ranks or fraction");
-	jobj_num(&jo, "slowdown", &s->simulation.stragglers.slowdown, JPOS);
-	e = STRAG_FIXED;
-	jobj_enum(&jo, "distribution", plan_straggler_dist_names, &e, 0);
-	s->simulation.stragglers.dist = e;
-	jobj_num(&jo, "sigma", &s->simulation.stragglers.sigma, JNONNEG);
-	load_samples(&jo, s);
-	long seed = 1;
-	if (jobj_int(&jo, "seed", &seed, 0, 0) == 1)
-		s->simulation.stragglers.seed = (unsigned)seed;
-	jobj_end(&jo);
-}
-
-/* What samples_record collects from the records of a samples file. */
-struct samples {
-	struct jobj *jo;
-	const char *key, *path;
-	double *out;
-	int n, max;
-};
-
-/* One record of a samples file (csvfile.h): the numbers of its fields,
- * blanks, commas and line breaks separating numbers inside a quoted field
- * too; a record whose first
- * field starts with '#' is a comment, a first record that does not start
- * with a number is a header. Returns 0, or 1 after reporting. */
-static int samples_record(void *ctx, const struct csvfile_record *r)
-{
-	struct samples *sm = ctx;
-	if (r->nfields && r->field[0][0] == '#')
-		return 0;
-	for (int k = 0; k < r->nfields; k++) {
-		const char *p = r->field[k];
-		for (;;) {
-			p += strspn(p, " \t,\r\n");
-			if (!*p)
-				break;
-			char *end;
-			double x = strtod(p, &end);
-			if (end == p) {
-				if (r->line == 1 && sm->n == 0)
-					return 0;  /* a header */
-				jobj_err(sm->jo, sm->key, "%s:%ld: expected a number, got '%.*s'", sm->path,
-					 r->line, (int)strcspn(p, " \t,\r\n"), p);
-				return 1;
-			}
-			if (!(x > 0) || !isfinite(x)) {
-				jobj_err(sm->jo, sm->key, "%s:%ld: expected a positive slowdown factor, got %g",
-					 sm->path, r->line, x);
-				return 1;
-			}
-			if (sm->n == sm->max) {
-				jobj_err(sm->jo, sm->key, "%s: at most %d samples, got more", sm->path, sm->max);
-				return 1;
-			}
-			sm->out[sm->n++] = x;
-			p = end;
-		}
-	}
-	return 0;
-}
-
-/* A list of positive numbers (factors) from a CSV file, read through
- * libcsv: numbers separated by commas, blanks or line breaks; a line
- * starting with '#' and a first line that is not a number (a header) are
- * skipped. Returns the count, or -1 after reporting against jo's key. */
-static int read_samples_csv(struct jobj *jo, const char *key, const char *path, double *out, int max)
-{
-	char why[1200];
-	FILE *f = infile_open(path, why, sizeof(why));
-	if (!f) {
-		jobj_err(jo, key, "%s", why);
-		return -1;
-	}
-	struct samples sm = { .jo = jo, .key = key, .path = path, .out = out, .max = max };
-	struct csvfile_error ce;
-	int rc = csvfile_read(f, CSVFILE_TAIL, samples_record, &sm, &ce);
-	if (rc < 0 && ce.line)
-		jobj_err(jo, key, "%s:%ld: line %s", path, ce.line, ce.why);
-	else if (rc < 0)
-		jobj_err(jo, key, "%s: %s", path, ce.why);
-	fclose(f);
-	if (rc)
-		return -1;
-	if (sm.n == 0)
-		jobj_err(jo, key, "%s: no samples", path);
-	return sm.n ? sm.n : -1;
-}
-
-/* simulation.stragglers.samples / samples_file (empirical). */
-static void load_samples(struct jobj *jo, struct plan *s)
-{
-	json_t *arr, *v;
-	char ap[300];
-	size_t i;
-	bool list = jobj_has(jo, "samples"), file = jobj_has(jo, "samples_file");
-
-	if (s->simulation.stragglers.dist != STRAG_EMPIRICAL) {
-		if (list || file)
-			jobj_err(jo, list ? "samples" : "samples_file", "applies to distribution "
-				 "\"empirical\" only, got \"%s\"",
-				 plan_straggler_dist_names[s->simulation.stragglers.dist]);
-		return;
-	}
-	if (list == file) {
-		diag_err(jo->d, jo->file, "/simulation/stragglers", "distribution \"empirical\" needs "
-			 "samples or samples_file (one of them)");
-		return;
-	}
-	if (jobj_has(jo, "slowdown") || jobj_has(jo, "sigma"))
-		diag_err(jo->d, jo->file, "/simulation/stragglers", "slowdown and sigma do not apply "
-			 "to distribution \"empirical\" (the samples are the factors)");
-	if (file) {
-		const char *str;
-		char path[1024];
-		if (jobj_str(jo, "samples_file", &str, JPATH) != 1)
-			return;
-		if (jload_resolve(jo->file, str, path, sizeof(path))) {
-			jobj_err(jo, "samples_file", "path too long");
-			return;
-		}
-		int n = read_samples_csv(jo, "samples_file", path, s->simulation.stragglers.samples,
-					 PLAN_MAX_SAMPLES);
-		s->simulation.stragglers.nsamples = n > 0 ? n : 0;
-		return;
-	}
-	if (jobj_array(jo, "samples", &arr, ap, sizeof(ap), 0) != 1)
-		return;
-	if (json_array_size(arr) == 0 || json_array_size(arr) > PLAN_MAX_SAMPLES) {
-		diag_err(jo->d, jo->file, ap, "expected 1 to %d samples, got %zu", PLAN_MAX_SAMPLES,
-			 json_array_size(arr));
-		return;
-	}
-	json_array_foreach(arr, i, v) {
-		if (!json_is_number(v) || !(json_number_value(v) > 0)) {
-			diag_err(jo->d, jo->file, ap, "/%zu: expected a positive slowdown factor, got %s", i,
-				 json_is_number(v) ? "a number <= 0" : jload_type_name(v));
-			continue;
-		}
-		s->simulation.stragglers.samples[s->simulation.stragglers.nsamples++] = json_number_value(v);
-	}
-}
-
-/* simulation.throttle (plan.h): windows of slower compute. */
-static void load_throttle(struct jobj *sim, struct plan *s)
-{
-	json_t *arr, *v, *ids, *x;
-	char ap[300], ip[400];
-	size_t i, k;
-
-	if (jobj_array(sim, "throttle", &arr, ap, sizeof(ap), 0) != 1)
-		return;
-	if (json_array_size(arr) > PLAN_MAX_THROTTLE) {
-		diag_err(sim->d, sim->file, ap, "at most %d windows, got %zu", PLAN_MAX_THROTTLE,
-			 json_array_size(arr));
-		return;
-	}
-	json_array_foreach(arr, i, v) {
-		struct jobj jo;
-		char ep[340];
-		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
-		if (jobj_init(&jo, v, sim->file, ep, sim->d))
-			continue;
-		struct plan_throttle *w = &s->simulation.throttle[s->simulation.nthrottle];
-		memset(w, 0, sizeof(*w));
-		w->factor = 1;
-		bool byr = jobj_has(&jo, "ranks"), byn = jobj_has(&jo, "nodes");
-		if (byr && byn)
-			diag_err(jo.d, jo.file, ep, "give ranks or nodes, not both");
-		w->by_node = byn;
-		if ((byr || byn) && jobj_array(&jo, byn ? "nodes" : "ranks", &ids, ip, sizeof(ip), 0) == 1) {
-			if (json_array_size(ids) == 0 || json_array_size(ids) > PLAN_MAX_THROTTLE_RANKS)
-				diag_err(jo.d, jo.file, ip, "expected 1 to %d entries, got %zu",
-					 PLAN_MAX_THROTTLE_RANKS, json_array_size(ids));
-			else
-				json_array_foreach(ids, k, x) {
-					if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-					    json_integer_value(x) >= PLAN_MAX_GPUS) {
-						id_error(&jo, ip, k, byn ? "node" : "rank", x);
-						continue;
-					}
-					w->id[w->n++] = (int)json_integer_value(x);
-				}
-		}
-		int ok = jobj_num(&jo, "start_s", &w->start_s, JREQ | JNONNEG) == 1;
-		ok &= jobj_num(&jo, "duration_s", &w->duration_s, JREQ | JPOS) == 1;
-		ok &= jobj_num(&jo, "factor", &w->factor, JREQ | JPOS) == 1;
-		if (ok && w->factor < 1)
-			jobj_err(&jo, "factor", "expected a slowdown factor >= 1 (compute time x factor), got %g",
-				 w->factor);
-		if (ok && w->factor >= 1)
-			s->simulation.nthrottle++;
-		jobj_end(&jo);
-	}
 }
 
 /* node_groups and node_order (plan.h): a mixed cluster. Returns the
@@ -554,45 +151,6 @@ static long load_groups(struct jobj *root, struct plan *s)
 		}
 	}
 	return sum;
-}
-
-/* simulation.degraded_links (plan.h): names are checked against the
- * platform by plan_check(). */
-static void load_degraded(struct jobj *sim, struct plan *s)
-{
-	json_t *arr, *v;
-	char ap[300];
-	size_t i;
-
-	if (jobj_array(sim, "degraded_links", &arr, ap, sizeof(ap), 0) != 1)
-		return;
-	if (json_array_size(arr) > PLAN_MAX_DEGRADED) {
-		diag_err(sim->d, sim->file, ap, "at most %d links, got %zu", PLAN_MAX_DEGRADED,
-			 json_array_size(arr));
-		return;
-	}
-	json_array_foreach(arr, i, v) {
-		struct jobj jo;
-		char ep[340];
-		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
-		if (jobj_init(&jo, v, sim->file, ep, sim->d))
-			continue;
-		struct plan_degraded *g = &s->simulation.degraded[s->simulation.ndegraded];
-		g->bw_factor = g->latency_factor = 1;
-		int dup = -1, got = jobj_str_copy(&jo, "link", g->link, sizeof(g->link), JREQ);
-		for (int k = 0; got == 1 && k < s->simulation.ndegraded && dup < 0; k++)
-			if (!strcmp(s->simulation.degraded[k].link, g->link))
-				dup = k;
-		if (dup >= 0)
-			jobj_err(&jo, "link", "link '%s' is degraded by entry %d already: give each link once, with "
-				 "both factors", g->link, dup);
-		else if (got == 1) {
-			jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
-			jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
-			s->simulation.ndegraded++;
-		}
-		jobj_end(&jo);
-	}
 }
 
 static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
@@ -682,10 +240,10 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = FOLD_AUTO;
 		jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
 		s->simulation.fold = e;
-		small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
-		load_stragglers(&jo, s);
-		load_degraded(&jo, s);
-		load_throttle(&jo, s);
+		scenario_small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
+		scenario_load_stragglers(&jo, s);
+		scenario_load_degraded(&jo, s);
+		scenario_load_throttle(&jo, s);
 		jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
 		jobj_end(&jo);
 	}
@@ -888,7 +446,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		else
 			jobj_err(&jo, "framework", "unknown framework '%s' (known: %s)", str, known_names());
 	}
-	load_parallel(&jo, &s->plan);
+	scenario_load_parallel(&jo, &s->plan);
 	bool have_training = load_training(&jo, &s->plan);
 	load_misc(&jo, s, &ps);
 	jobj_end(&jo);

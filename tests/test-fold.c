@@ -226,7 +226,7 @@ Test(fold, exact_does_not_fold_auto_trees_or_drifting_pipelines, .timeout = 300)
 
 /* Cheap folding ("auto") of trees stands for most replicas: the
  * representative is a replica of the trees' most common member
- * (fold.c, majority_replica). Of a double binary tree of 16 nodes,
+ * (fold_cheap.c, fold_majority_replica). Of a double binary tree of 16 nodes,
  * members 0, 7, 8 and 15 move 3 half-buffers each way and the others 4;
  * the representative is replica 1 (rank 8), not replica 0 as for rings.
  * Against the unfolded run: +0.42 % (0.0147010 s against 0.0146400 s;
@@ -364,7 +364,7 @@ Test(fold, a_straggler_or_a_throttled_gpu_folds_the_other_replicas, .timeout = 6
 /* Cheap folding of a tree: the representative's own flows do not stand
  * for the group's (an inner member sends to its parent and two children
  * at once, a leaf to its parent only), so where another member moves more
- * bytes the folded members' flows around it are posted too (fold.c,
+ * bytes the folded members' flows around it are posted too (fold_cheap.c,
  * plan_crit). Llama 3 8B, TP 8 x DP 16 on 16 DGX H100, forced tree:
  * 0.31554 s from the representative's own flows, 0.37706 s unfolded, now
  * equal; with a pipeline (32 nodes, PP 2) within 0.3 % (-15 % before),

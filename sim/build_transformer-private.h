@@ -1,0 +1,155 @@
+/* build_transformer-private: what the transformer builder's files share
+ * (sim/ only).
+ *
+ * The builder (build_transformer.h) is split by concept:
+ *   build_transformer.c        the design (its header comment), the
+ *                              builder's sizes, a stage's program
+ *   build_transformer_step.c   one forward or backward pass of a
+ *                              micro-batch through a (virtual) stage: the
+ *                              layers' compute, their TP/SP, CP and EP
+ *                              communication, ZeRO-3 and offload
+ *                              parameter fetches
+ *   build_transformer_grads.c  gradient buckets and their data-parallel
+ *                              reductions, offload copies
+ *   build_transformer_stage.c  what a stage holds and does around its
+ *                              steps: its layers and shards, the
+ *                              optimizer step, its stage_result
+ * No call runs back: build_transformer.c calls the other three, the
+ * stage file the step and grads files, the step file the grads file. */
+#ifndef DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
+#define DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "build_transformer.h"
+#include "blocks.h"
+#include "cost.h"
+#include "framework.h"
+
+/* What differs between an MoE layer and a dense one (an MoE model's
+ * first_dense_layers, models/model.h): its priced blocks, whether its MLP
+ * has the all-to-alls, the sizes of its gradients and parameters. */
+struct layer_kind {
+	struct blocks bk;
+	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
+	double grad_bytes;            /* one layer's dense gradients (of this rank) */
+	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
+	double param_bytes;           /* one layer's parameters (ZeRO-3, offload fetch) */
+	double gather_copy_s;         /* FSDP2: the copy-out after the layer's all-gather */
+};
+
+struct builder {
+	const struct plan *pl;
+	const struct model *m;
+	struct program *p;
+	/* [0] the model's layer (an MoE model's MoE layer), [1] an MoE
+	 * model's dense first layers, the first n_dense of the model */
+	struct layer_kind kind[2];
+	const struct layer_kind *lk;  /* the layer being built (embedding, head: any) */
+	long n_dense;
+	int stage, pp, v;
+	double act_bytes;             /* p2p message / TP collective size */
+	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
+	double grad_bytes_embed, grad_bytes_head;
+	double cp_kv_bytes;           /* ring: one K/V block of this rank */
+	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
+	double pending;               /* bytes in the open bucket */
+	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
+	double pending_e;             /* expert bytes in the open bucket */
+	double host_bw_Bps;           /* offload: the GPU's host link */
+	int *dp_tasks;                /* reductions, for the optimizer's deps */
+	int ndp;
+	size_t capdp;
+	int last;                     /* last task, for stream-order deps */
+	int gate;                     /* a task the next compute must wait for */
+	int prev_mark;                /* last task before the previous layer began */
+	/* framework granularity (framework.h; fw NULL: per layer, no launch cost) */
+	const struct framework *fw;
+	double launch_s;              /* per data-parallel collective call */
+	bool per_tensor;              /* ZeRO-3 gathers per parameter tensor, chunked compute */
+	int ntens;                    /* weight tensors of a layer (this rank's part) */
+	double tens[8];               /* their elements */
+	double tens_total;
+	double wbytes;                /* bytes per gathered parameter */
+	int layer;                    /* global index of the layer being built */
+	double used;                  /* parameter elements used so far (reuse distance) */
+	double *last_use;             /* [model layers] `used` after a layer's last use, -1 */
+	int *hist_before;             /* per computed tensor chunk: the task before it */
+	double *hist_el;              /* and the elements its gather fetched (0: resident) */
+	int nhist;
+	size_t caphist, caphist2;
+	struct precision pr;          /* the plan's dtypes (fp8 comm and params applied) */
+	double gb;                    /* bytes per gradient element */
+	double le;                    /* expert parameters of a layer (0: dense) */
+	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
+	struct cost *cost;            /* prices the FSDP2 copies */
+	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
+	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
+};
+
+/* What a stage holds and does around its steps. */
+struct stage_plan {
+	int nsteps;
+	int *last_b;            /* [v] step of each chunk's last backward */
+	int layers, first0;     /* the stage's layers, its first chunk's first */
+	int dense;              /* of the layers, an MoE model's dense first layers */
+	double peak_alive;      /* layers' activations alive at once, at most */
+	bool has_emb, has_head;
+	double psi, psi_e;      /* this rank's parameters: dense, experts */
+	int ndp, nedp;          /* gradient/optimizer shards: dp x cp, / ep for experts */
+	bool gather;            /* ZeRO-1/2 all-gather of updated parameters */
+	double ag_total, ag_chunk;
+	int ag_count;
+};
+
+/* The forward (backward) pass of micro-batch mb through chunk chunk of
+ * the stage; last_mb: the chunk's last backward, where gradients are
+ * reduced (build_transformer_step.c). */
+void builder_forward(struct builder *b, int mb, int chunk);
+void builder_backward(struct builder *b, int mb, int chunk, bool last_mb);
+
+/* Layers of virtual stage vs (of pp * v), and the first layer's index
+ * (build_transformer_step.c). */
+int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first);
+
+/* Gradients of bytes (dense) and expert (MoE experts) became ready on the
+ * compute stream; reduced in buckets when reduce_now
+ * (build_transformer_grads.c). */
+void builder_grads_ready2(struct builder *b, double bytes, double expert, bool reduce_now);
+void builder_grads_ready(struct builder *b, double bytes, bool reduce_now);
+
+/* Reduce what the open buckets hold (build_transformer_grads.c). */
+void builder_flush_bucket(struct builder *b);
+
+/* Offload: a copy of bytes over the GPU's host link after dep; returns
+ * the task (build_transformer_grads.c). */
+int builder_host_copy(struct builder *b, double bytes, int dep);
+
+/* The time of a copy kernel moving bytes over elements (stack pieces
+ * FSDP2 runs around its collectives), priced by the cost source
+ * (build_transformer_grads.c). */
+double builder_copy_time(struct builder *b, const char *name, double elements, double bytes);
+
+/* The stage's layers and its parameters' shards, from the schedule's
+ * order of steps (build_transformer_stage.c). */
+void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struct model *m,
+		     const struct sched_step *order, int m_mb);
+
+/* Megatron-Core's overlap_param_gather: the previous step's gather runs
+ * during this forward, bucket by bucket; the first forward waits for the
+ * first bucket only (build_transformer_stage.c). */
+void builder_overlapped_param_gather(struct builder *b, const struct stage_plan *sp);
+
+/* The optimizer step after every reduction (on the CPU with offload),
+ * then the ZeRO-1/2 gathers of updated parameters
+ * (build_transformer_stage.c). */
+void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
+			    const struct topology *topo);
+
+/* The stage's compute times and memory anatomy (stage_result)
+ * (build_transformer_stage.c). */
+void builder_stage_result(struct stage_result *sr, const struct builder *b,
+			  const struct stage_plan *sp, const struct inputs *in);
+
+#endif

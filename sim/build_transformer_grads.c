@@ -1,0 +1,103 @@
+/* build_transformer_grads: the transformer builder's gradients across
+ * data-parallel ranks: buckets filled as backward produces gradients,
+ * their reductions (all-reduce, or reduce-scatter under ZeRO >= 1; FSDP2's
+ * copy into the reduce-scatter buffer) on the DP stream, dense over
+ * GROUP_DP and experts over GROUP_EDP, and the offload copies of each
+ * reduced share over the host link. */
+#include <stdio.h>
+
+#include "build_transformer-private.h"
+#include "xalloc.h"
+
+/* Ranks that hold copies of a gradient of group g (GROUP_DP, GROUP_EDP). */
+static long grad_ranks(const struct plan *pl, enum group_kind g)
+{
+	return (long)pl->parallel.dp * pl->parallel.cp / (g == GROUP_EDP ? pl->parallel.ep : 1);
+}
+
+/* Offload: a copy of bytes over the GPU's host link after dep. */
+int builder_host_copy(struct builder *b, double bytes, int dep)
+{
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = bytes / b->host_bw_Bps };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The time of a copy kernel moving bytes over elements (stack pieces
+ * FSDP2 runs around its collectives), priced by the cost source. */
+double builder_copy_time(struct builder *b, const char *name, double elements, double bytes)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_BF16,
+			 .batch = 1, .m = elements, .bytes = bytes };
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
+	return cost_op_time(b->cost, &op);
+}
+
+static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
+{
+	const struct plan *pl = b->pl;
+	long n = grad_ranks(pl, g);
+	if (bytes <= 0)
+		return;
+	if (n <= 1) {
+		if (pl->parallel.offload != OFFLOAD_NONE)
+			builder_host_copy(b, bytes, b->last);
+		return;
+	}
+	int dep = b->last;
+	if (b->fsdp2) {
+		/* FSDP2: the unsharded 16-bit gradients concatenated into the
+		 * reduce-scatter buffer (reduce dtype), on its stream */
+		double el = bytes / b->gb;
+		struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				  .time_s = builder_copy_time(b, "fsdp_rs_copy_in", el,
+						      el * (dtype_bytes(DTYPE_BF16) + b->gb)) };
+		dep = program_add(b->p, &c, &dep, 1);
+	}
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
+			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
+	int id = program_add(b->p, &t, &dep, 1);
+	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
+	b->dp_tasks[b->ndp++] = id;
+	if (pl->parallel.offload != OFFLOAD_NONE)
+		builder_host_copy(b, bytes / (pl->parallel.zero >= ZERO_1 ? n : 1), id);
+}
+
+static void dp_reduce(struct builder *b, double bytes)
+{
+	dp_reduce_group(b, bytes, GROUP_DP);
+}
+
+/* Gradients of `bytes` (dense) and `expert` (MoE experts) became ready
+ * on the compute stream (last task). */
+void builder_grads_ready2(struct builder *b, double bytes, double expert, bool reduce_now)
+{
+	bool overlap = b->pl->communication.overlap_grad_reduce || b->pl->parallel.zero >= ZERO_2;
+	if (!reduce_now)
+		return;
+	b->pending += bytes;
+	if (overlap && b->pending >= b->pl->communication.bucket_bytes) {
+		dp_reduce(b, b->pending);
+		b->pending = 0;
+	}
+	b->pending_e += expert;
+	if (overlap && b->pending_e >= b->pl->communication.bucket_bytes) {
+		dp_reduce_group(b, b->pending_e, GROUP_EDP);
+		b->pending_e = 0;
+	}
+}
+
+void builder_grads_ready(struct builder *b, double bytes, bool reduce_now)
+{
+	builder_grads_ready2(b, bytes, 0, reduce_now);
+}
+
+void builder_flush_bucket(struct builder *b)
+{
+	dp_reduce(b, b->pending);
+	b->pending = 0;
+	dp_reduce_group(b, b->pending_e, GROUP_EDP);
+	b->pending_e = 0;
+}

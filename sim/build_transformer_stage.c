@@ -1,0 +1,216 @@
+/* build_transformer_stage: what a stage of the transformer builder holds
+ * and does around its steps: its layers and its parameters' shards, the
+ * optimizer step after every reduction (on the CPU with offload), the
+ * ZeRO-1/2 gathers of updated parameters (overlapped with the next
+ * forward under overlap_param_gather), and its compute times and memory
+ * anatomy (stage_result). */
+/* CPU Adam throughput of one node: DeepSpeed's CPU-Adam updates 10 B
+ * parameters in 2.57 s (Ren et al. 2021, "ZeRO-Offload: Democratizing
+ * Billion-Scale Model Training", USENIX ATC, Table 3, CPU-Adam column,
+ * the DGX-2's two Xeon sockets), 3.89e9 parameters/s; the GPUs of a node
+ * share it (each rank's process updates its shard on its share of the
+ * cores). The table could not be re-read from a stored copy since (the
+ * paper's text is not in the project's reference corpus); the one other
+ * public figure found, from CPU-Adam's author (DeepSpeed PR #735,
+ * 2021-02-08: an 11.6B-parameter GPT-2 step in 8.2 s, host unstated),
+ * is 1.41e9 parameters/s, 2.8x slower. CPU Adam is bound by the host's
+ * memory bandwidth and cores, which the topology does not describe yet:
+ * treat offload times as +-3x until a host is measured. */
+#define OFFLOAD_CPU_ADAM_PARAMS_PER_S (10e9 / 2.57)
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build_transformer-private.h"
+#include "anatomy.h"
+#include "stack.h"
+#include "xalloc.h"
+
+/* Adam step: read and write fp32 master, momentum, variance and the
+ * gradient, write the 16-bit weights: about 34 bytes per local parameter
+ * (precision.h), plus what the stack's optimizer moves beyond it
+ * (gradient zeroing, norm and clipping, an unfused Adam's extra passes:
+ * stack.h optimizer_Bpp, per ZeRO stage where the stack's engine has a
+ * gradient path) in its kernels, less the 16-bit copy where the stack
+ * writes none. */
+static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
+			     double params_local)
+{
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
+	const struct stack *k = plan_stack(pl);
+	snprintf(op.name, sizeof(op.name), "adam_step");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "adam");
+	struct precision pr;
+	precision_init(&pr, pl->training.precision, false);
+	if (pl->training.fp8_params)
+		precision_fp8_params(&pr);
+	op.bytes = params_local * (pr.optimizer_step_bytes + stack_optimizer_Bpp(k, pl->parallel.zero) -
+				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
+	op.kernels = stack_optimizer_kernels(k, pl->parallel.zero);
+	return cost_roofline_time(g, &op);
+}
+
+/* The stage's layers and its parameters' shards, from the schedule's
+ * order of steps. */
+void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struct model *m,
+			    const struct sched_step *order, int m_mb)
+{
+	const struct plan *pl = b->pl;
+	int stage = b->stage;
+	double t = pl->parallel.tp, le = b->le;
+	int *chunk_layers = xmalloc((size_t)b->v * sizeof(int));
+
+	memset(sp, 0, sizeof(*sp));
+	sp->nsteps = 2 * m_mb * b->v;
+	sp->last_b = xmalloc((size_t)b->v * sizeof(int));
+	for (int c = 0; c < b->v; c++)
+		sp->last_b[c] = -1;
+	for (int i = 0; i < sp->nsteps; i++)
+		if (!order[i].fwd)
+			sp->last_b[order[i].chunk] = i;
+
+	/* stage bookkeeping, memory inputs */
+	int nv = pl->parallel.pp * b->v;
+	for (int c = 0; c < b->v; c++) {
+		int f;
+		chunk_layers[c] = builder_vstage_layers(b, c * pl->parallel.pp + stage, nv, &f);
+		if (c == 0)
+			sp->first0 = f;
+		sp->layers += chunk_layers[c];
+		if (f < b->n_dense)
+			sp->dense += chunk_layers[c] - (int)model_moe_layers_in(m, f, chunk_layers[c]);
+	}
+	double alive = 0;
+	for (int i = 0; i < sp->nsteps; i++) {
+		alive += (order[i].fwd ? 1 : -1) * chunk_layers[order[i].chunk];
+		if (alive > sp->peak_alive)
+			sp->peak_alive = alive;
+	}
+	free(chunk_layers);
+
+	int layers = sp->layers, moe = layers - sp->dense;
+	/* the layers' TP-sharded parameters: MoE layers less their experts,
+	 * dense first layers whole */
+	double psi_layers = (moe * (model_layer_params(m) - le) +
+			     sp->dense * model_dense_layer_params(m)) / t;
+	sp->has_emb = stage == 0;
+	sp->has_head = stage == pl->parallel.pp - 1;
+	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
+		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
+	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
+	sp->ndp = pl->parallel.dp * pl->parallel.cp;  /* gradients and optimizer shards span dp x cp */
+	sp->nedp = sp->ndp / pl->parallel.ep;    /* experts: the expert-data-parallel ranks */
+	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
+	 * bucket_MB (a layer's parameters with per-unit buckets) */
+	sp->gather = (pl->parallel.zero == ZERO_1 || pl->parallel.zero == ZERO_2) && sp->ndp > 1;
+	sp->ag_total = psi_layers * dtype_bytes(b->pr.layer_weight) +
+		       (sp->psi - psi_layers) * dtype_bytes(b->pr.weight);
+	if (b->frozen) {        /* the adapters are the trained parameters */
+		sp->psi = layers * finetune_layer_adapter_params(m, &pl->training.finetune, pl->parallel.tp);
+		sp->psi_e = 0;
+		sp->ag_total = sp->psi * dtype_bytes(b->pr.weight);
+	}
+	sp->ag_chunk = pl->communication.bucket_bytes > 0 ? pl->communication.bucket_bytes * 8 : b->kind[0].param_bytes;
+	sp->ag_count = sp->ag_chunk > 0 ? (int)ceil(sp->ag_total / sp->ag_chunk) : 1;
+	if (sp->ag_count < 1)
+		sp->ag_count = 1;
+}
+
+/* Megatron-Core's overlap_param_gather: the previous step's gather runs
+ * during this forward, bucket by bucket; the first forward waits for the
+ * first bucket only. */
+void builder_overlapped_param_gather(struct builder *b, const struct stage_plan *sp)
+{
+	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+			   .count = 1, .launch_s = b->launch_s };
+	b->gate = program_add(b->p, &ag, NULL, 0);
+	if (sp->ag_count > 1) {
+		ag.count = sp->ag_count - 1;
+		program_add(b->p, &ag, NULL, 0);
+	}
+}
+
+/* The optimizer step after every reduction (on the CPU with offload),
+ * then the ZeRO-1/2 gathers of updated parameters. */
+void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
+			   const struct topology *topo)
+{
+	const struct plan *pl = b->pl;
+	struct program *p = b->p;
+	double psi_opt = sp->psi / (pl->parallel.zero >= ZERO_1 ? sp->ndp : 1) +
+			 sp->psi_e / (pl->parallel.zero >= ZERO_1 ? sp->nedp : 1);
+	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
+			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
+		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
+	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));
+	if (b->ndp)
+		memcpy(deps, b->dp_tasks, (size_t)b->ndp * sizeof(int));
+	deps[b->ndp] = b->last;
+	if (pl->parallel.offload != OFFLOAD_NONE) {
+		/* the CPU step after every gradient copy (host stream order) */
+		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
+		int c = program_add(p, &cpu, deps, b->ndp + 1);
+		if (pl->parallel.offload == OFFLOAD_OPTIMIZER)
+			c = builder_host_copy(b, psi_opt * dtype_bytes(b->pr.weight), c);
+		opt.time_s = 0;
+		deps[0] = c;
+		deps[1] = b->last;
+		b->last = program_add(p, &opt, deps, 2);
+	} else
+		b->last = program_add(p, &opt, deps, b->ndp + 1);
+	free(deps);
+	if (sp->gather && !pl->communication.overlap_param_gather) {
+		/* buckets back to back: one merged task */
+		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+				   .count = sp->ag_count, .launch_s = b->launch_s };
+		program_add(p, &ag, &b->last, 1);
+	}
+	if (sp->gather && sp->psi_e > 0 && sp->nedp > 1) {
+		/* the experts' updated parameters over the expert-data-parallel
+		 * group, in buckets as the dense ones */
+		double ag_e = sp->psi_e * dtype_bytes(b->pr.layer_weight);
+		int n_e = sp->ag_chunk > 0 ? (int)ceil(ag_e / sp->ag_chunk) : 1;
+		if (n_e < 1)
+			n_e = 1;
+		struct task ag = { .kind = TASK_COLL,
+				   .stream = pl->communication.overlap_param_gather ? STREAM_PARAM : STREAM_DP,
+				   .cat = pl->communication.overlap_param_gather ? CAT_PARAM_COMM : CAT_DP_COMM,
+				   .op = COLL_ALLGATHER, .group = GROUP_EDP, .bytes = ag_e / n_e,
+				   .count = n_e };
+		if (pl->communication.overlap_param_gather)
+			program_add(p, &ag, NULL, 0);
+		else
+			program_add(p, &ag, &b->last, 1);
+	}
+}
+
+/* The stage's compute times and memory anatomy (stage_result). */
+void builder_stage_result(struct stage_result *sr, const struct builder *b,
+			      const struct stage_plan *sp, const struct inputs *in)
+{
+	int layers = sp->layers, dense = sp->dense;
+	const struct blocks *k = &b->kind[0].bk, *kd = &b->kind[1].bk;
+	bool has_emb = sp->has_emb, has_head = sp->has_head;
+	memset(sr, 0, sizeof(*sr));
+	sr->stage = b->stage;
+	sr->layers = layers;
+	sr->first_layer = sp->first0;
+	sr->has_embedding = has_emb;
+	sr->has_head = has_head;
+	sr->peak_inflight_chunks = (int)b->p->peak_inflight;
+	sr->inflight = layers ? sp->peak_alive / layers : 0;
+	sr->compute_fwd_s = (layers - dense) * (k->fwd[WL_ATTN] + k->fwd[WL_MLP]) +
+			    dense * (kd->fwd[WL_ATTN] + kd->fwd[WL_MLP]) +
+			    (has_emb ? k->fwd[WL_EMBED] : 0) + (has_head ? k->fwd[WL_HEAD] : 0);
+	sr->compute_bwd_s = (layers - dense) * (k->bwd[WL_ATTN] + k->bwd[WL_MLP]) +
+			    dense * (kd->bwd[WL_ATTN] + kd->bwd[WL_MLP]) +
+			    (has_emb ? k->bwd[WL_EMBED] : 0) + (has_head ? k->bwd[WL_HEAD] : 0);
+	struct mem_rank_input mi;
+	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);
+	memory_rank(&mi, &sr->mem);
+}

@@ -1,0 +1,464 @@
+/* build_transformer_step: one forward or backward pass of a micro-batch
+ * through a (virtual) stage of the transformer builder (the design:
+ * build_transformer.c): each layer's compute with its tensor-parallel
+ * (SP, tp_comm_overlap), context-parallel and expert-parallel
+ * communication, the ZeRO-3 parameter gathers (per unit or per tensor,
+ * DeepSpeed's prefetch) and offloaded parameters' fetches before it,
+ * pipeline messages between stages, gradients handed to the reductions. */
+#include <stdio.h>
+
+#include "build_transformer-private.h"
+#include "xalloc.h"
+
+/* Backward FLOPs of block blk, one micro-batch: twice the forward's, or
+ * as executed when frozen weights skip their weight gradients. */
+static double bwd_flops(const struct builder *b, enum wl_block blk)
+{
+	return b->frozen ? b->lk->bk.flops_bwd[blk] : 2 * b->lk->bk.flops_fwd[blk];
+}
+
+/* Build global layer `layer` next: its kind. */
+static void set_layer(struct builder *b, int layer)
+{
+	b->layer = layer;
+	b->lk = &b->kind[layer < b->n_dense ? 1 : 0];
+}
+
+/* Layers of virtual stage vs (of pp * v), and the first layer's index. */
+int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first)
+{
+	return plan_vstage_layers(b->pl, b->m->layers, vs, nv, first);
+}
+
+static int add(struct builder *b, const struct task *t, int dep)
+{
+	int deps[3] = { dep, b->last, b->gate };
+	int id = program_add(b->p, t, deps, t->stream == STREAM_COMPUTE ? 3 : 2);
+	if (t->stream == STREAM_COMPUTE)
+		b->gate = -1;
+	return id;
+}
+
+static int compute(struct builder *b, enum task_cat cat, double time_s, double flops,
+		   int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
+			  .time_s = time_s, .flops = flops, .mb = mb, .chunk = chunk };
+	b->last = add(b, &t, dep);
+	return b->last;
+}
+
+static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
+{
+	if (b->pl->parallel.tp <= 1)
+		return b->last;
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
+			  .chunk = chunk };
+	b->last = add(b, &t, b->last);
+	return b->last;
+}
+
+/* A TP collective of one activation tensor (b x s x h). */
+static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
+{
+	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->ag_bytes : b->act_bytes, mb, chunk);
+}
+
+/* A collective on the CP group (CP stream) waiting for dep. */
+static int cp_coll(struct builder *b, enum coll_op op, double bytes, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_CP, .cat = CAT_CP_COMM, .op = op,
+			  .group = GROUP_CP, .bytes = bytes, .mb = mb, .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The attention block's compute under context parallelism, one pass;
+ * extra_s (selective recompute) goes with the part after the core. */
+static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra_s,
+		    double flops, int mb, int chunk, int dep)
+{
+	const struct blocks *k = &b->lk->bk;
+	int cp = b->pl->parallel.cp, ps = bwd ? PASS_BWD : PASS_FWD;
+	/* backward runs the block in reverse: the output projection first */
+	double first = bwd ? k->cp_post[ps] + extra_s : k->cp_pre[ps];
+	double last = bwd ? k->cp_pre[ps] : k->cp_post[ps];
+
+	compute(b, cat, first, flops, mb, chunk, dep);
+	if (b->pl->parallel.cp_comm == CP_A2A) {
+		double in = bwd ? b->cp_out_bytes : b->cp_qkv_bytes;   /* dO : q, k, v */
+		double out = bwd ? b->cp_qkv_bytes : b->cp_out_bytes;  /* dq dk dv : O */
+		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->last);
+		compute(b, cat, k->cp_diag[ps], 0, mb, chunk, x);
+		x = cp_coll(b, COLL_ALLTOALL, out, mb, chunk, b->last);
+		compute(b, cat, last, 0, mb, chunk, x);
+		return;
+	}
+	/* the ring: the first exchange starts when Q, K, V exist (forward) or
+	 * when dO has reached the core (backward) */
+	double bytes = b->cp_kv_bytes * (bwd ? 2 : 1);
+	int x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, b->last);
+	compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->last);
+	for (int s = 1; s < cp; s++) {
+		int have = x;
+		if (s + 1 < cp)
+			x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, have);
+		compute(b, cat, k->cp_step[ps], 0, mb, chunk, have);
+	}
+	compute(b, cat, last, 0, mb, chunk, b->last);
+}
+
+/* A token all-to-all on the EP group (EP stream) waiting for dep. */
+static int ep_coll(struct builder *b, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_EP, .cat = CAT_EP_COMM,
+			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->ep_bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* The MoE MLP block with its dispatch and combine, one pass (backward in
+ * reverse: the combine's gradient goes back first). */
+static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb,
+		    int chunk, int dep)
+{
+	const struct blocks *k = &b->lk->bk;
+	int ps = bwd ? PASS_BWD : PASS_FWD;
+
+	compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
+	int x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
+	x = ep_coll(b, mb, chunk, b->last);
+	compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
+}
+
+/* The compute of one half-layer: one task, or the attention under CP. */
+static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
+		 double extra_s, double flops, int mb, int chunk, int dep)
+{
+	if (blk == WL_ATTN && b->pl->parallel.cp > 1)
+		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
+	else if (blk == WL_MLP && b->lk->moe_a2a)
+		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
+	else
+		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
+}
+
+/* One ring step of tp_comm_overlap on the TP stream: every TP rank sends
+ * `bytes` to its ring neighbour, after dep. */
+static int tp_step(struct builder *b, double bytes, int mb, int chunk, int dep)
+{
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_SENDRECV, .group = GROUP_TP, .bytes = bytes, .mb = mb,
+			  .chunk = chunk };
+	return program_add(b->p, &t, &dep, 1);
+}
+
+/* A GEMM of gemm_s fed by an all-gather split into tp ring steps (TE
+ * userbuffers' ring exchange, CommOverlapP2P all-gather): chunk 0 is the
+ * rank's own shard; before chunk k the shard of step k arrives from the
+ * neighbour, exchanged while chunk k - 1 computes. */
+static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		    int mb, int chunk)
+{
+	int tp = b->pl->parallel.tp;
+	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+	for (int s = 1; s < tp; s++) {
+		int have = x;
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, have);
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, have);
+	}
+}
+
+/* A GEMM of gemm_s whose output is reduce-scattered in tp ring steps
+ * (TE's pipelined/ring-exchange reduce-scatter): after chunk k its partial
+ * (plus what came from the neighbour) goes on; the last step overlaps the
+ * last chunk. Returns the last step, which whatever follows waits for. */
+static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double shard_bytes,
+		   int mb, int chunk)
+{
+	int tp = b->pl->parallel.tp, x = -1;
+	for (int s = 0; s < tp; s++) {
+		compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+		if (s + 1 < tp)
+			x = tp_step(b, shard_bytes, mb, chunk, b->last);
+	}
+	return x;
+}
+
+/* One half-layer under tp_comm_overlap (Megatron-Core --tp-comm-overlap,
+ * Transformer Engine userbuffers; TE's initialize_ub() methods:
+ * "ring_exchange" for qkv/fc1 fprop and proj/fc2 dgrad, "pipeline" or
+ * ring exchange for proj/fc2 fprop, "bulk" for qkv/fc1 dgrad and wgrad).
+ * Forward: the SP all-gather before the first (column-parallel) GEMM is
+ * tp ring steps pipelined with tp GEMM chunks, and the reduce-scatter
+ * after the last (row-parallel) GEMM tp - 1 steps pipelined with its
+ * chunks. Backward (reverse order): the all-gather of the output gradient
+ * pipelined with the last GEMM's dgrad chunks, then its wgrad; the first
+ * GEMM's dgrad runs beside the bulk re-gather of its input (for the
+ * wgrad), and its wgrad beside the bulk reduce-scatter of the dgrad's
+ * output. The replay decides how much of each step is hidden. */
+static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk,
+			 double extra_s, double flops, int mb, int chunk)
+{
+	const struct blocks *k = &b->lk->bk;
+	double ag_shard = b->ag_bytes / b->pl->parallel.tp, rs_shard = b->act_bytes / b->pl->parallel.tp;
+
+	if (cat != CAT_BACKWARD) {
+		compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
+		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
+		compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
+		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk], rs_shard, mb, chunk);
+		compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
+		return;
+	}
+	compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
+	ag_gemm(b, cat, k->glast[PASS_BWD][blk], ag_shard, mb, chunk);
+	compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
+	compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->act_bytes,
+			  .mb = mb, .chunk = chunk };
+	int regather = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
+	t.op = COLL_REDUCE_SCATTER;
+	int rs = program_add(b->p, &t, &b->last, 1);
+	compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
+	compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
+}
+
+/* One half-layer (attention or MLP) with its tensor-parallel communication.
+ * Forward: SP all-gather, compute, SP reduce-scatter / all-reduce.
+ * Backward (Megatron): SP all-gather, compute, SP reduce-scatter / all-reduce. */
+static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
+		 double extra_s, double flops, int mb, int chunk)
+{
+	bool tp = b->pl->parallel.tp > 1;
+	if (tp && b->pl->parallel.sp && b->pl->communication.tp_comm_overlap &&
+	    !(blk == WL_ATTN && b->pl->parallel.cp > 1)) {
+		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);
+		return;
+	}
+	if (tp && b->pl->parallel.sp) {
+		tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		if (cat == CAT_BACKWARD) {
+			/* Megatron-SP backward: the column-parallel GEMM's input,
+			 * kept sharded, is gathered again for the weight gradient,
+			 * overlapping the data-gradient GEMM; the reduce-scatter
+			 * of the input gradient waits for both */
+			int gather = b->last;
+			struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+					  .op = COLL_ALLGATHER, .group = GROUP_TP,
+					  .bytes = b->act_bytes, .mb = mb, .chunk = chunk };
+			int regather = program_add(b->p, &t, &gather, 1);
+			(void)regather; /* the TP stream runs it before the reduce-scatter */
+			body(b, cat, blk, time_s, extra_s, flops, mb, chunk, gather);
+			tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
+			return;
+		}
+	}
+	body(b, cat, blk, time_s, extra_s, flops, mb, chunk, b->last);
+	if (tp)
+		tp_coll(b, b->pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+}
+
+/* ZeRO-3 / FSDP: all-gather the next layer's parameters, issued when the
+ * previous layer starts (one layer of prefetch); the layer's first
+ * compute task waits for it. Under FSDP2 (stack.fsdp2_copies) that first
+ * task is the copy-out of the gathered parameters (cat: the pass). */
+static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk)
+{
+	int mark = b->last;
+	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->per_tensor)
+		return;
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->lk->param_bytes,
+			  .launch_s = b->launch_s };
+	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
+	b->prev_mark = mark;
+	if (b->fsdp2)
+		compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
+}
+
+/* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
+ * when the computing tensor q was fetched, the latest q from which fewer
+ * than prefetch_elements gathered elements lie in between
+ * (PartitionedParameterCoordinator.fetch_sub_module). Returns the task
+ * that precedes q's compute (its start), or the last task when nothing
+ * has run yet. */
+static int prefetch_dep(const struct builder *b)
+{
+	double acc = 0;
+	int p = -1;
+	for (int q = b->nhist - 1; q >= 0 && acc < b->fw->prefetch_elements; q--) {
+		p = q;
+		acc += b->hist_el[q];
+	}
+	return p < 0 ? b->last : b->hist_before[p];
+}
+
+/* A layer's compute under per-tensor ZeRO-3 (DeepSpeed): one chunk per
+ * weight tensor, in proportion to its elements (reverse order in
+ * backward), each waiting for its tensor's all-gather unless the layer is
+ * still resident (used again within reuse_elements). */
+static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
+			 int mb, int chunk, bool reverse)
+{
+	const struct framework *f = b->fw;
+	double *lu = &b->last_use[b->layer];
+	bool resident = *lu >= 0 && b->used - *lu < f->reuse_elements;
+	for (int jj = 0; jj < b->ntens; jj++) {
+		int j = reverse ? b->ntens - 1 - jj : jj;
+		double el = b->tens[j];
+		int gate = -1;
+		bool fetch = !resident && el >= f->persist_elements;
+		if (fetch) {
+			struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM,
+					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = GROUP_DP,
+					  .bytes = el * b->wbytes, .launch_s = b->launch_s };
+			int dep = prefetch_dep(b);
+			gate = program_add(b->p, &t, &dep, 1);
+		}
+		XGROW(b->hist_before, b->caphist, (size_t)b->nhist + 1);
+		XGROW(b->hist_el, b->caphist2, (size_t)b->nhist + 1);
+		b->hist_before[b->nhist] = b->last;
+		b->hist_el[b->nhist++] = fetch ? el : 0;
+		compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+	}
+	b->used += b->tens_total;
+	*lu = b->used;
+}
+
+static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
+{
+	const struct blocks *k = &b->lk->bk;
+	if (b->pl->parallel.tp <= 1 && b->pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
+		if (b->per_tensor)
+			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
+		else
+			compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
+		return;
+	}
+	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
+	half(b, cat, WL_MLP, k->fwd[WL_MLP], 0, k->flops_fwd[WL_MLP], mb, chunk);
+}
+
+/* Offload of parameters: this layer's 16-bit parameters from host
+ * memory, issued when the previous layer starts; the layer waits. */
+static void host_fetch(struct builder *b)
+{
+	int mark = b->last;
+	if (b->pl->parallel.offload != OFFLOAD_PARAMS)
+		return;
+	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
+			  .time_s = b->lk->param_bytes / b->host_bw_Bps };
+	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
+	b->prev_mark = mark;
+}
+
+void builder_forward(struct builder *b, int mb, int chunk)
+{
+	const struct plan *pl = b->pl;
+	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nl = builder_vstage_layers(b, vs, nv, &first);
+	int dep = b->last;
+
+	if (vs > 0) {
+		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .mb = mb, .chunk = chunk };
+		dep = program_add(b->p, &r, NULL, 0);
+	}
+	if (vs == 0) {
+		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
+		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+	} else
+		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
+	for (int l = 0; l < nl; l++) {
+		set_layer(b, first + l);
+		zero3_gather(b, CAT_FORWARD, mb, chunk);
+		host_fetch(b);
+		layer_forward(b, CAT_FORWARD, mb, chunk);
+	}
+	if (vs == nv - 1) {
+		if (pl->parallel.sp)
+			tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
+		/* vocabulary-parallel cross entropy: all-reduce of the max, the
+		 * target logit and the sum of exponentials (fp32 per token) */
+		for (int i = 0; i < 3; i++)
+			tp_coll_bytes(b, COLL_ALLREDUCE,
+				      4.0 * (double)pl->training.micro_batch * (double)pl->training.seq /
+				      pl->parallel.cp, mb, chunk);
+	} else {
+		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .mb = mb, .chunk = chunk };
+		program_add(b->p, &s, &b->last, 1);
+	}
+}
+
+void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
+{
+	const struct plan *pl = b->pl;
+	const struct blocks *k = &b->lk->bk;
+	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nl = builder_vstage_layers(b, vs, nv, &first);
+	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
+	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
+	int dep = b->last;
+
+	if (vs < nv - 1) {
+		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .mb = mb, .chunk = chunk };
+		dep = program_add(b->p, &r, NULL, 0);
+		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
+	} else {
+		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
+		/* column-parallel head: its input gradient is summed over TP */
+		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+		builder_grads_ready(b, b->grad_bytes_head, reduce);
+	}
+	for (int l = nl - 1; l >= 0; l--) {
+		set_layer(b, first + l);
+		k = &b->lk->bk;
+		zero3_gather(b, CAT_BACKWARD, mb, chunk);
+		host_fetch(b);
+		if (pl->parallel.recompute == RECOMPUTE_FULL)
+			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
+		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
+		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->per_tensor) {
+			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
+				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
+		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
+			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
+				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->last);
+		} else {
+			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
+			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, bwd_flops(b, WL_ATTN), mb, chunk);
+		}
+		builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
+	}
+	if (vs == 0) {
+		/* the embedding's input is token ids: no gradient to reduce over
+		 * TP; with SP its forward reduce-scatter has an all-gather here */
+		if (pl->parallel.sp)
+			tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
+		builder_grads_ready(b, b->grad_bytes_embed, reduce);
+	} else {
+		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .mb = mb, .chunk = chunk };
+		program_add(b->p, &s, &b->last, 1);
+	}
+	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
+	 * the last micro-batch, whatever overlap_grad_reduce says */
+	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))
+		builder_flush_bucket(b);
+}

@@ -1,0 +1,51 @@
+/* fold-private: what the folding planner's files share (sim/ only).
+ *
+ * The planner (fold.h) is split by the kind of folding each file serves:
+ *   fold.c          the planner's phases (init, the ranks simulated, the
+ *                   GPUs the platform holds, classes of alike ranks) and
+ *                   a rank's groups and own flows
+ *   fold_exact.c    exact folding: the binding links every flow could
+ *                   join, the mirror flows that can meet simulated ones
+ *   fold_own.c      groups whose representative's own flows stand for
+ *                   the group's
+ *   fold_cheap.c    cheap folding: plans that load their members
+ *                   unequally, the representative replica, the GPUs
+ *                   the simulated ranks' flows reach
+ *   fold_partial.c  partial folding: replicas a degraded link touches
+ * No SimGrid in any of them. */
+#ifndef DDLSIM_FOLD_PRIVATE_H
+#define DDLSIM_FOLD_PRIVATE_H
+
+#include <stdbool.h>
+
+#include "fold.h"
+
+/* Ids of the binding links of the path a -> b, into ids (room for
+ * TOPO_MAX_HOPS), made if add (else unknown links are skipped); returns
+ * the count (fold_exact.c). */
+int fold_link_ids(struct fold *F, int a, int b, int *ids, bool add);
+
+/* Folded exactly: join the binding links of every flow the replicas
+ * could send, rooted at the simulated ranks' own, and mark in used the
+ * GPUs of every posted mirror flow. Returns 0 or -1 (a plan cannot be
+ * made) (fold_exact.c). */
+int fold_closure(struct fold *F, unsigned char *used);
+
+/* Record c's pair-set hash, and note it on its instance (kind, leader)
+ * (fold_own.c). */
+void fold_pair_sig_note(struct fold *F, struct cplan *c, int kind, int leader);
+
+/* Cheap folding: the data-parallel index of the replica to simulate, not
+ * marked in drep, first when every plan is equal; -1 if no plan could be
+ * made (fold_cheap.c). */
+int fold_majority_replica(struct fold *F, const unsigned char *drep, int first);
+
+/* Mark in used the GPUs the simulated ranks' collective flows go to when
+ * folding is not exact. Returns 0 or -1 (fold_cheap.c). */
+int fold_mark_flow_peers(struct fold *F, unsigned char *used);
+
+/* Mark in drep[dp] the replicas with a rank whose traffic crosses a
+ * degraded link. Returns 0 or -1 (fold_partial.c). */
+int fold_mark_degraded_replicas(struct fold *F, unsigned char *drep);
+
+#endif

@@ -1,0 +1,174 @@
+/* simulate_fold: whether a run folds (one data-parallel replica simulated
+ * for all), and when it does not, why and what would let it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simulate-private.h"
+#include "xalloc.h"
+
+/* Why a run is not folded (why NULL if nothing stops it): said in the
+ * report and after the summary, because an unfolded run of many ranks is
+ * slow and the user may prefer simulation.fold "on" or "exact" (not
+ * exact there); advice: what would let it fold or shorten it, said
+ * before a long run (estimate.h). Static strings. */
+struct fold_why {
+	const char *why, *advice;
+};
+
+#define FOLD_ON_ADVICE "simulation.fold \"on\" folds it (within a few % of every rank " \
+		       "simulated: docs/howto.md)"
+
+static struct fold_why fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
+				   bool drift)
+{
+	bool rail = t->fabric == FABRIC_RAIL;
+	if (pl->simulation.fold == FOLD_OFF)
+		return (struct fold_why){ "simulation.fold is \"off\"",
+					  "set simulation.fold to \"auto\" (one data-parallel replica "
+					  "simulated for all)" };
+	if (pl->simulation.fold == FOLD_EXACT && tree_pp)
+		return (struct fold_why){ "a tree all-reduce with a pipeline loads its members' NICs "
+					  "unequally, so the replicas' timelines differ: \"exact\" "
+					  "simulates every rank", FOLD_ON_ADVICE };
+	if (pl->simulation.fold == FOLD_EXACT && drift)
+		return (struct fold_why){ "a pipeline of more than 2 stages with data-parallel groups "
+					  "whose members' paths differ (a ring over several leaves) lets "
+					  "the replicas' timelines drift apart: \"exact\" simulates "
+					  "every rank", FOLD_ON_ADVICE };
+	if ((long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp <= 1)
+		return (struct fold_why){ "one rank per pipeline stage: nothing to fold",
+					  "a smaller global batch (fewer micro-batches)" };
+	if (pl->parallel.dp_sync == DP_SYNC_PS)
+		return (struct fold_why){ "parameter servers: the replicas' pushes and pulls are not "
+					  "identical", "simulate fewer nodes (asynchronous servers: "
+					  "fewer parallel.ps.iterations)" };
+	if (plan_mixed_gpus(pl))
+		return (struct fold_why){ "node groups with different GPUs make the replicas differ",
+					  "simulate fewer nodes" };
+	if (!topology_is_symmetric(t, pl->nodes))
+		return (struct fold_why){
+			rail ? "the rail fabric is not symmetric at this node count (a partly filled "
+			       "rail switch)"
+			     : "the fat tree is not symmetric at this node count (a partly filled leaf "
+			       "or pod)",
+			rail ? "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "
+			       "alike), or a node count that fills whole rail switches"
+			     : "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "
+			       "alike), or a node count that fills whole leaves and pods" };
+	if (t->fabric != FABRIC_NONBLOCKING && !strcmp(pl->communication.coll_algo, "tree"))
+		return (struct fold_why){ "a forced tree all-reduce across switches is not folded "
+					  "exactly", "communication.algorithm \"auto\" or \"ring\" "
+					  "folds it, as does simulation.fold \"on\"" };
+	return (struct fold_why){ NULL, NULL };
+}
+
+/* How the gradient all-reduces of stage 0's program s0 treat the members
+ * of rank 0's data-parallel group under the plan's algorithm. */
+enum dp_alike {
+	DP_ALIKE,          /* same bytes, same path latencies */
+	DP_UNEQUAL_BYTES,  /* some move more bytes (coll_plan_busiest): a tree,
+			    * forced or chosen by "auto" for some bucket sizes */
+	DP_UNEQUAL_PATHS,  /* equal bytes, but some members' flows cross more
+			    * switch levels (a ring over several leaves) */
+};
+
+static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
+			   const struct placement *place, const struct program *s0)
+{
+	int *mem = xreallocarray(NULL, (size_t)place->nranks + 1, sizeof(*mem));
+	int n = placement_group(place, GROUP_DP, 0, mem), rc = DP_ALIKE;
+	int *at = xreallocarray(NULL, (size_t)place->nranks + 1, sizeof(*at));
+	double (*lat)[2] = xcalloc((size_t)n + 1, sizeof(*lat));
+	double last = -1;   /* buckets of one size have one plan */
+	for (int k = 0; k < n; k++)
+		at[mem[k]] = k;
+	for (int i = 0; i < s0->n && n > 1 && rc != DP_UNEQUAL_BYTES; i++) {
+		const struct task *k = &s0->t[i];
+		if (k->kind != TASK_COLL || k->group != GROUP_DP || k->op != COLL_ALLREDUCE ||
+		    k->bytes <= 0 || k->bytes * k->count == last)
+			continue;
+		last = k->bytes * k->count;
+		struct coll_plan *cp = coll_plan_create(t, pl->communication.coll_algo, COLL_ALLREDUCE, mem, n, last);
+		if (!cp) {
+			rc = -1;
+			break;
+		}
+		if (coll_plan_busiest(cp) >= 0)
+			rc = DP_UNEQUAL_BYTES;
+		/* the slowest path out of and into each member */
+		memset(lat, 0, (size_t)n * sizeof(*lat));
+		for (int f = 0; f < cp->nflows && rc == DP_ALIKE; f++) {
+			const struct coll_flow *fl = &cp->flows[f];
+			double l = topology_path_latency(t, fl->src, fl->dst);
+			lat[at[fl->src]][0] = fmax(lat[at[fl->src]][0], l);
+			lat[at[fl->dst]][1] = fmax(lat[at[fl->dst]][1], l);
+		}
+		for (int m = 1; m < n && rc == DP_ALIKE; m++)
+			if (fabs(lat[m][0] - lat[0][0]) > 1e-12 || fabs(lat[m][1] - lat[0][1]) > 1e-12)
+				rc = DP_UNEQUAL_PATHS;
+		coll_plan_destroy(cp);
+	}
+	free(lat);
+	free(at);
+	free(mem);
+	return rc;
+}
+
+/* Whether to fold (r->folded, r->fold_reason; *fold). Folding needs
+ * identical replicas and a symmetric fabric: decided from the fabric's
+ * symmetry under this node count, not from its kind.
+ * "auto" and "on" fold cheaply: the representative's own flows, daemon
+ * sinks for its folded peers, and where a plan loads its members
+ * unequally (a tree) the flows around its busiest member too (fold_cheap.c,
+ * plan_crit), the representative a replica of the trees' most common
+ * member (fold_cheap.c, fold_majority_replica): within about 1e-4 of the
+ * unfolded run for ring and auto up to 64 nodes; with a pipeline the
+ * replicas run in lockstep, their messages and buckets aligned, which
+ * the unfolded replicas are not: +0.07 to +3.3 % with rings (Llama 3
+ * 8B, TP 8 x PP 4..16 x DP 16..64 on the 3-level fat tree), +3.9 %
+ * and +6.3 % with trees (PP 16 x DP 32 forced, PP 16 x DP 128 auto,
+ * where a light representative read -1.0 % and -9.6 %). "exact"
+ * (fold_exact.c) posts whole groups and the mirror traffic that
+ * can meet simulated flows, equal to the unfolded run to 1e-9
+ * (tests/test-fold.c) at up to 2.4x the time (megatron-1t) and far
+ * more where groups share nodes (TP 4 on 8-GPU nodes: 60x). One case
+ * is not exact even so, and "exact" simulates every rank there: a
+ * tree with a pipeline, forced or chosen by "auto" for some bucket
+ * sizes (dp_reduce_alike; folded, Llama 3 8B on 2,048 DGX H100,
+ * TP 8 x PP 16 x DP 128, read 0.4085 s against 0.4506 s unfolded).
+ * A tree loads its members' NICs unequally, so the pipeline messages
+ * that share those NICs make the data-parallel replicas' timelines differ (10 DGX A100, TP 8 x DP 5 x
+ * PP 2: folded 0.42985 s, unfolded 0.43004 s). Returns 0 or -1
+ * (reported). */
+int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
+		       const struct program *s0, bool any_distinct, struct result *r, bool *fold,
+		       const char **advice, struct diag *d)
+{
+	const struct topology *topo = inputs_topology(in);
+	bool tree_pp = pl->parallel.pp > 1 && pl->parallel.dp > 1 && !strcmp(pl->communication.coll_algo, "tree");
+	bool drift = false;
+	if (pl->simulation.fold == FOLD_EXACT && !tree_pp && pl->parallel.pp > 1 && pl->parallel.dp > 1 &&
+	    pl->parallel.dp_sync != DP_SYNC_PS) {
+		int u = dp_reduce_alike(topo, pl, place, s0);
+		if (u < 0)
+			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+					 pl->communication.coll_algo);
+		tree_pp = u == DP_UNEQUAL_BYTES;
+		drift = u == DP_UNEQUAL_PATHS && pl->parallel.pp > 2;
+	}
+	*fold = pl->simulation.fold == FOLD_ON ||
+		    (pl->simulation.fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
+		    (pl->simulation.fold == FOLD_AUTO && pl->parallel.dp_sync != DP_SYNC_PS &&
+		     !plan_mixed_gpus(pl) &&
+		     topology_is_symmetric(topo, pl->nodes) &&
+		     (long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp > 1 &&
+		     /* a forced tree is not exact folded beyond one switch (the
+		      * residue of issue 16): simulate every rank */
+		     (topo->fabric == FABRIC_NONBLOCKING || strcmp(pl->communication.coll_algo, "tree") != 0));
+	struct fold_why w = *fold ? (struct fold_why){ NULL, NULL } : fold_reason(pl, topo, tree_pp, drift);
+	r->folded = *fold;
+	r->fold_reason = w.why;
+	*advice = w.advice;
+	return 0;
+}
