@@ -62,7 +62,9 @@ struct stack_piece {
 /* What a training engine does with the gradients and in the optimizer
  * step at one ZeRO stage, where the engine (not the model code, not the
  * GEMMs) runs the kernels: DeepSpeed's gradient hooks, reduce buckets
- * and fp32 partitions (stack.c cites every count). Bytes are HBM reads +
+ * and fp32 partitions, or PyTorch DDP's bucket copies and comm hook as
+ * DeepLearningExamples' BERT uses them (stack.c cites every count).
+ * Bytes are HBM reads +
  * writes per parameter: of the rank's parameters P (those its backward
  * produces), or of its partition P / d, d the ranks a gradient is reduced
  * over; a step runs m micro-batches. workload.c emits two ops per block
