@@ -286,12 +286,14 @@
  *     prices the core itself).
  *   - norm, GELU, residual: a9e2c1d5 replaced apex's FusedLayerNorm and
  *     the scripted bias_gelu by nn.LayerNorm and F.gelu (mo L121-122,
- *     L275, L391-397, L427-433) so that nvFuser fuses them: the model is
- *     torch.jit.script'ed (rp L408-409) with nvFuser on (rp L55-60).
- *     nvFuser's fusion groups at the container's PyTorch were not read:
- *     each piece is taken as one kernel reading its inputs and writing
- *     its outputs once (the counts of the fused stack, TE_NORM, TE_GELU,
- *     EAGER_RESIDUAL with the dropout mask): the floor any fusion reaches.
+ *     L275, L391-397, L427-433), standard ops nvFuser can take: the
+ *     model is torch.jit.script'ed (rp L408-409) with nvFuser on (rp
+ *     L55-60). nvFuser's fusion groups at the container's PyTorch were
+ *     not read: each piece is taken as one kernel reading its inputs and
+ *     writing its outputs once (the counts of the fused stack, TE_NORM,
+ *     TE_GELU, EAGER_RESIDUAL with the dropout mask). Not a bound: one
+ *     group over dropout, residual add and LayerNorm would move less,
+ *     ATen's eager kernels more.
  *   - loss [source]: the MLM decoder's bias added by its own kernel (mo
  *     L553: decoder(x) + bias, r2 w2 per logit), then the criterion, not
  *     scripted (rp L75-95, L468), torch.nn.CrossEntropyLoss on the fp16
