@@ -62,7 +62,9 @@ struct stack_piece {
 /* What a training engine does with the gradients and in the optimizer
  * step at one ZeRO stage, where the engine (not the model code, not the
  * GEMMs) runs the kernels: DeepSpeed's gradient hooks, reduce buckets
- * and fp32 partitions (stack.c cites every count). Bytes are HBM reads +
+ * and fp32 partitions, or PyTorch DDP's bucket copies and comm hook as
+ * DeepLearningExamples' BERT uses them (stack.c cites every count).
+ * Bytes are HBM reads +
  * writes per parameter: of the rank's parameters P (those its backward
  * produces), or of its partition P / d, d the ranks a gradient is reduced
  * over; a step runs m micro-batches. workload.c emits two ops per block
@@ -84,6 +86,7 @@ struct stack_zero_path {
 	int accum_kernels;        /* per block op on a micro-batch that accumulates */
 	bool reduce_every_mb;     /* gradients reduced every micro-batch, else at the step's last */
 	double reduce_Bpp;        /* each reduction, per P */
+	double reduce_accum_Bpp;  /* each reduction of a step of two or more micro-batches, per P */
 	double span_Bpp;          /* each reduction, per P in a bucket spanning partitions */
 	double span_shard_Bpp;    /* the same, per P / d (the rank's slices copied out) */
 	double shard_Bpp;         /* each reduction, per P / d */
@@ -108,6 +111,9 @@ struct stack {
 	 * output (T x (2 heads + 2 kv_heads) x d / t): an unpadding gather
 	 * of q, k, v and a padding scatter of the output (kernels: 4). */
 	struct stack_piece attn_copy;
+	/* Query, key and value projected by three Linear layers, three
+	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM. */
+	bool qkv_separate;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */

@@ -382,7 +382,8 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 	static const struct { const char *gemm; enum ft_target tg[4]; int ntg; } on[] = {
 		{ "qkv", { FT_QKV, FT_Q, FT_K, FT_V }, 4 }, { "attn_out", { FT_O }, 1 },
 		{ "mlp_gate_up", { FT_GATE, FT_UP }, 2 }, { "mlp_up", { FT_UP }, 1 },
-		{ "mlp_down", { FT_DOWN }, 1 },
+		{ "mlp_down", { FT_DOWN }, 1 }, { "qkv.q", { FT_Q }, 1 },
+		{ "qkv.k", { FT_K }, 1 }, { "qkv.v", { FT_V }, 1 },
 	};
 	if (e->frozen && s->ft.base == FT_BASE_NF4)
 		dequant_op(e, name, n * k);
@@ -394,6 +395,22 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 			if (finetune_targets(&s->ft, on[i].tg[j]))
 				adapter(e, m, s, on[i].tg[j], T);
 	}
+}
+
+/* The query, key and value projection: one GEMM ("qkv"), or one per
+ * projection ("qkv.q", "qkv.k", "qkv.v") where the stack's model code has
+ * three Linear layers (stack.h qkv_separate). */
+static void qkv_linear(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		       double T, double kv)
+{
+	double h = (double)m->hidden, t = s->tp;
+	if (!e->stk->qkv_separate) {
+		linear(e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
+		return;
+	}
+	linear(e, m, s, "qkv.q", T, h / t, h, false, true);
+	linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
+	linear(e, m, s, "qkv.v", T, kv / t, h, false, true);
 }
 
 /* Multi-head latent attention's projections, forward or backward (model.h
@@ -629,10 +646,10 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			main_grad_op(&e, s, "attn", w + o * h);
 			break;
 		}
-		linear(&e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
+		qkv_linear(&e, m, s, T, kv);
 		if (m->pos == MODEL_POS_ROPE)
 			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
-		if (e.stk->attn_copy.bytes[0] > 0)
+		if (e.stk->attn_copy.bytes[pass == PASS_BWD] > 0)
 			piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (h + kv) / t, 0);
 		if (e.stk->repeat_kv && m->kv_heads < m->heads)
 			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);

@@ -149,7 +149,8 @@
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | llm-foundry |
  *                                                                llm-foundry-triton | deepspeed |
- *                                                                mxnet-normconv | mxnet-nhwc-bn
+ *                                                                dle-bert | mxnet-normconv |
+ *                                                                mxnet-nhwc-bn
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |

@@ -508,7 +508,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, llm-foundry-triton, deepspeed, mxnet-normconv, mxnet-nhwc-bn}, "
+		       "llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
@@ -522,4 +522,162 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 		       "{ \"stack\": \"mxnet-normconv\" }", "",
 		       "/compute/stack: error: stack 'mxnet-normconv' runs convolutional networks, "
 		       "the model is a transformer");
+}
+
+/* DeepLearningExamples' BERT-Large phase 1 (stack.c dle-bert): 256
+ * sequences of 128 tokens per micro-batch, fp16 (model.half()), unfused
+ * attention, 16-bit gradients reduced over 8 ranks, m micro-batches. */
+static struct wl_shape dle_shape(int m)
+{
+	struct wl_shape w = shape("dle-bert", 128, 1);
+	w.micro_batch = 256;
+	w.dtype = DTYPE_FP16;
+	w.attention = ATTN_UNFUSED;
+	w.grad_fp32 = false;
+	w.grad = (struct wl_grad_path){ 0, 8, m, 0 };
+	return w;
+}
+
+/* Three nn.Linear for query, key and value (modeling.py L316-318): three
+ * GEMMs of T x h x h, T = 32,768 tokens, h = 1024, and no fused one; the
+ * context's transpose(0, 1).contiguous() (L374) reads and writes T x h
+ * fp16 forward, nothing backward; the fused stack runs one QKV GEMM of
+ * T x 3h x h and no copy. */
+Test(stack, dle_bert_three_projections_and_the_context_copy)
+{
+	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	double T = 256 * 128, h = 1024;
+	struct wl_shape w = dle_shape(32);
+	const char *qkv[] = { "qkv.q", "qkv.k", "qkv.v" };
+	for (int i = 0; i < 3; i++) {
+		struct op g = find_op(m, &w, WL_ATTN, PASS_FWD, qkv[i]);
+		cr_expect(g.m == T && g.n == h && g.k == h, "%s: %g x %g x %g", g.name, g.m, g.n, g.k);
+		cr_expect_float_eq(g.flops, 2 * T * h * h, 1e-6);
+	}
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "qkv.k.wgrad"), (2 * T * h + h * h) * 2);
+	struct op_list l;
+	op_list_init(&l);
+	cr_assert_eq(workload_block(m, &w, WL_ATTN, PASS_FWD, RECOMPUTE_NONE, &l), 0);
+	int fused = 0, gemms = 0;
+	for (int i = 0; i < l.n; i++) {
+		fused += !strcmp(l.v[i].name, "qkv");
+		gemms += !strncmp(l.v[i].name, "qkv.", 4);
+	}
+	op_list_finish(&l);
+	cr_expect(fused == 0 && gemms == 3, "only qkv.q, .k, .v: %d fused, %d", fused, gemms);
+	struct op c = find_op(m, &w, WL_ATTN, PASS_FWD, "attn_copy");
+	EXPECT_BYTES(c, 4 * T * h);
+	cr_expect_eq(c.kernels, 1);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn_copy"), "a view backward");
+	struct wl_shape te = w;
+	te.stack = stack_find("megatron-te");
+	struct op f = find_op(m, &te, WL_ATTN, PASS_FWD, "qkv");
+	cr_expect(f.m == T && f.n == 3 * h && f.k == h);
+	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "attn_copy"));
+	model_destroy(m);
+}
+
+/* The MLM head on the 20 masked positions of each sequence (modeling.py
+ * L587-591): the decoder GEMM is 5,120 x 30,522 x 1,024 (320 GFLOP
+ * forward), then the decoder's bias add (r2 w2) and CrossEntropyLoss on
+ * the fp16 logits, log_softmax (r2 w2) and nll_loss: 8 B per logit in 3
+ * kernels; backward the zero-filled gradient (w2), log_softmax's backward
+ * (r4 w2) and the bias gradient's row sum (r2): 10 B in 4. Megatron's
+ * fp32 loss moves 38 / 14. */
+Test(stack, dle_bert_mlm_head_on_the_masked_positions)
+{
+	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	double N = 256 * 20, V = 30522, h = 1024;
+	struct wl_shape w = dle_shape(32);
+	struct op d = find_op(m, &w, WL_HEAD, PASS_FWD, "mlm_decoder");
+	cr_expect(d.m == N && d.n == V && d.k == h, "%g x %g x %g", d.m, d.n, d.k);
+	cr_expect_float_eq(d.flops, 2 * N * V * h, 1e-3);
+	cr_expect_float_eq(d.flops, 320.02e9, 1e-4 * 320.02e9);
+	struct op l = find_op(m, &w, WL_HEAD, PASS_FWD, "cross_entropy");
+	EXPECT_BYTES(l, 8 * N * V);
+	cr_expect_eq(l.kernels, 3);
+	struct op lb = find_op(m, &w, WL_HEAD, PASS_BWD, "cross_entropy.bwd");
+	EXPECT_BYTES(lb, 10 * N * V);
+	cr_expect_eq(lb.kernels, 4);
+	struct wl_shape te = w;
+	te.stack = stack_find("megatron-te");
+	EXPECT_BYTES(find_op(m, &te, WL_HEAD, PASS_FWD, "cross_entropy"), 38 * N * V);
+	model_destroy(m);
+}
+
+/* DDP under DLE's loop, per parameter (the attention block's weights A =
+ * 4 h^2): micro-batches 2..m add their fp16 gradient in place (r2 r2 w2);
+ * at the step's last the reducer copies it into the bucket view (4) and
+ * with m > 1 the comm hook divides the bucket twice (8), on average over
+ * the step's m micro-batches; with m = 1 no hook: the copy alone,
+ * dividing as it goes, and nothing accumulated. No fp32 main gradient. */
+Test(stack, dle_bert_ddp_gradient_path)
+{
+	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	double h = 1024, A = 4 * h * h;
+	struct wl_shape w = dle_shape(32);
+	struct op a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+	EXPECT_BYTES(a, 6.0 * 31 / 32 * A);
+	cr_expect_eq(a.kernels, 8);
+	struct op b = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket");
+	EXPECT_BYTES(b, (4.0 + 8) / 32 * A);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.main_grad"));
+	w = dle_shape(4);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket"), (4.0 + 8) / 4 * A);
+	w = dle_shape(1);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum"));
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_bucket"), 4 * A);
+	model_destroy(m);
+}
+
+/* FusedLAMBAMP's step (lamb_amp_opt at a9e2c1d5) per fp16 parameter: the
+ * scaler's unscale check r2 w2, the gradient norm r2, the fp32 master's
+ * norms r4, stage 1 r14 w10, the update's norms r2, stage 2 r8 w6: 50 B,
+ * its fp16 copy included, 22 beyond a fused Adam's 28. BERT-Large with
+ * the pooler and both heads: 31,782,912 in the embeddings, 24 layers of
+ * 12,596,224, the pooler 1,049,600, the MLM transform and decoder bias
+ * 1,082,170, NSP 2,050 = 336,226,108 parameters, so 16.81 GB per step,
+ * priced at the A100's element-wise rate with 11 launches. */
+Test(stack, dle_bert_lamb_step_bytes)
+{
+	const struct stack *s = stack_find("dle-bert");
+	cr_assert(s);
+	cr_expect_float_eq(stack_optimizer_Bpp(s, 0), 22, 1e-15);
+	cr_expect_eq(stack_optimizer_kernels(s, 0), 11);
+	cr_expect(!s->optimizer_copy16);
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/dle/bert-large-phase1.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in, "%s", diag_text(&d));
+	double P = 31782912.0 + 24 * 12596224.0 + 1049600 + 1082170 + 2050;
+	cr_expect_float_eq(P, 336226108, 0.5);
+	cr_expect_float_eq(model_params(inputs_model(in)), P, 0.5);
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.dp = 8;
+	pl.training.seq = 128;
+	pl.training.global_batch = 65536;
+	pl.training.micro_batch = 256;
+	pl.training.precision = DTYPE_FP16;
+	pl.training.grad_dtype = DTYPE_FP16;
+	pl.training.attention = ATTN_UNFUSED;
+	pl.compute.stack = stack_index(s);
+	pl.compute.stack_set = true;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	double t = -1;
+	for (int i = 0; i < p.n; i++)
+		if (p.t[i].cat == CAT_OPTIMIZER && p.t[i].kind == TASK_COMPUTE)
+			t = p.t[i].time_s;
+	const struct gpu_spec *g = &inputs_topology(in)->gpu;
+	double want = P * 50 / (g->hbm_bw_Bps * g->mem_eff_max) + 11 * g->kernel_launch_s;
+	cr_expect_float_eq(t, want, 1e-6 * want, "%.9g s vs %.9g s", t, want);
+	cr_expect_float_eq(P * 50, 16.811e9, 1e-4 * 16.811e9);
+	program_finish(&p);
+	inputs_destroy(in);
+	diag_finish(&d);
 }
