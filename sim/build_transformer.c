@@ -118,6 +118,17 @@ struct layer_kind {
 	double gather_copy_s;         /* FSDP2: the copy-out after the layer's all-gather */
 };
 
+/* Megatron-Core's overlapped all-gather of the updated parameters
+ * (overlapped_param_gather): one all-gather per gradient bucket, in
+ * forward order, and how far the first forward of each chunk has come
+ * through the stage's parameters. */
+struct param_gather {
+	int *ids;                     /* [n] the buckets' all-gathers, forward order */
+	int n;
+	double total, seen;           /* the stage's gradient bytes, those passed */
+	unsigned char *done;          /* [v] the chunk's first forward is built */
+};
+
 struct builder {
 	const struct plan *pl;
 	const struct model *m;
@@ -165,6 +176,7 @@ struct builder {
 	struct cost *cost;            /* prices the FSDP2 copies */
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
+	struct param_gather pg;       /* overlap_param_gather's buckets (n 0: none) */
 };
 
 /* Backward FLOPs of block blk, one micro-batch: twice the forward's, or
@@ -446,6 +458,25 @@ static double copy_time(struct builder *b, const char *name, double elements, do
 	return cost_op_time(b->cost, &op);
 }
 
+/* The data-parallel wrapper's passes over a bucket of `bytes` of
+ * gradients before its reduction (framework.h bucket_nan_check,
+ * bucket_scale): the NaN check's norm reads it, the 1/dp scaling reads
+ * and writes it; on the compute stream, where the gradient hook runs
+ * them. */
+static void bucket_passes(struct builder *b, double bytes)
+{
+	const struct framework *f = b->fw;
+	int kernels = f ? f->bucket_nan_check + f->bucket_scale : 0;
+	if (kernels == 0 || b->fsdp2)
+		return;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32,
+			 .batch = 1, .m = bytes / b->gb, .kernels = kernels,
+			 .bytes = bytes * (f->bucket_nan_check + 2 * f->bucket_scale) };
+	snprintf(op.name, sizeof(op.name), "grad_bucket_check");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
+	compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -457,6 +488,7 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 			host_copy(b, bytes, b->last);
 		return;
 	}
+	bucket_passes(b, bytes);
 	int dep = b->last;
 	if (b->fsdp2) {
 		/* FSDP2: the unsharded 16-bit gradients concatenated into the
@@ -610,6 +642,25 @@ static void host_fetch(struct builder *b)
 	b->prev_mark = mark;
 }
 
+/* The first forward of a chunk under overlap_param_gather: the next
+ * `bytes` of the stage's parameters (counted as their gradients, which
+ * share the buckets) are used now, so the compute that follows waits
+ * for the all-gather of the bucket they end in. */
+static void param_gate(struct builder *b, int chunk, double bytes)
+{
+	struct param_gather *g = &b->pg;
+	if (g->n == 0 || g->done[chunk])
+		return;
+	g->seen += bytes;
+	int i = (int)ceil(g->seen / g->total * g->n - 1e-9) - 1;
+	if (i < 0)
+		i = 0;
+	if (i > g->n - 1)
+		i = g->n - 1;
+	if (b->gate < 0)
+		b->gate = g->ids[i];
+}
+
 static void forward(struct builder *b, int mb, int chunk)
 {
 	const struct plan *pl = b->pl;
@@ -624,6 +675,7 @@ static void forward(struct builder *b, int mb, int chunk)
 		dep = program_add(b->p, &r, NULL, 0);
 	}
 	if (vs == 0) {
+		param_gate(b, chunk, b->grad_bytes_embed);
 		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else
@@ -632,11 +684,13 @@ static void forward(struct builder *b, int mb, int chunk)
 		set_layer(b, first + l);
 		zero3_gather(b, CAT_FORWARD, mb, chunk);
 		host_fetch(b);
+		param_gate(b, chunk, b->lk->grad_bytes);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		param_gate(b, chunk, b->grad_bytes_head);
 		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
@@ -650,6 +704,8 @@ static void forward(struct builder *b, int mb, int chunk)
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
+	if (b->pg.n)
+		b->pg.done[chunk] = 1;
 }
 
 static void backward(struct builder *b, int mb, int chunk, bool last_mb)
@@ -719,9 +775,10 @@ static void backward(struct builder *b, int mb, int chunk, bool last_mb)
  * (gradient zeroing, norm and clipping, an unfused Adam's extra passes:
  * stack.h optimizer_Bpp, per ZeRO stage where the stack's engine has a
  * gradient path) in its kernels, less the 16-bit copy where the stack
- * writes none. */
+ * writes none, and the zeroing of the whole gradient buffer where the
+ * stack zeroes it (stack.h zero_grad_buffer: params_rank, not the shard). */
 static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
-			     double params_local)
+			     double params_local, double params_rank)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
 	const struct stack *k = plan_stack(pl);
@@ -734,7 +791,14 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	op.bytes = params_local * (pr.optimizer_step_bytes + stack_optimizer_Bpp(k, pl->parallel.zero) -
 				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
 	op.kernels = stack_optimizer_kernels(k, pl->parallel.zero);
-	return cost_roofline_time(g, &op);
+	double t = cost_roofline_time(g, &op);
+	if (k->zero_grad_buffer) {
+		/* the whole gradient buffer of the rank's parameters (stack.h) */
+		op.bytes = params_rank * dtype_bytes(pl->training.grad_dtype);
+		op.kernels = 1;
+		t += cost_roofline_time(g, &op);
+	}
+	return t;
 }
 
 /* A layer kind's sizes (struct layer_kind; dense: an MoE model's dense
@@ -927,19 +991,54 @@ static void stage_plan_init(struct stage_plan *sp, const struct builder *b, cons
 		sp->ag_count = 1;
 }
 
-/* Megatron-Core's overlap_param_gather: the previous step's gather runs
- * during this forward, bucket by bucket; the first forward waits for the
- * first bucket only. */
+/* The stage's gradient bytes of dense parameters in forward order (the
+ * embedding, its chunks' layers, the head), which param_gate walks. */
+static double stage_grad_bytes(struct builder *b)
+{
+	int nv = b->pp * b->v, first;
+	double total = 0;
+	for (int c = 0; c < b->v; c++) {
+		int vs = c * b->pp + b->stage;
+		int nl = vstage_layers(b, vs, nv, &first);
+		for (int l = 0; l < nl; l++)
+			total += b->kind[first + l < b->n_dense ? 1 : 0].grad_bytes;
+		total += (vs == 0 ? b->grad_bytes_embed : 0) + (vs == nv - 1 ? b->grad_bytes_head : 0);
+	}
+	return total;
+}
+
+/* Megatron-Core's overlap_param_gather (Megatron-LM f2e5db40, the commit
+ * of the README's H100 table, megatron/core/optimizer/distrib_optimizer.py
+ * L1325-1337, L1413-1475): one all-gather per gradient bucket (the
+ * parameter buffer shares the gradient buffer's buckets, L484-501),
+ * ordered as the forward uses them (L1355-1361). The first is dispatched
+ * before the forward; a forward pre-hook makes each module's first use of
+ * a bucket's parameters wait for its all-gather and only then dispatches
+ * the next one (L1454-1475: not all at once, so that the communication
+ * kernels do not head-of-line block compute under
+ * CUDA_DEVICE_MAX_CONNECTIONS=1). The all-gathers thus run one after
+ * another on their stream during the first forward of the step, and each
+ * layer of that forward waits for the bucket its parameters end in
+ * (param_gate); later micro-batches find them gathered. A bucket is the
+ * gradient bucket's parameters (bucket_bytes of gradients) in the
+ * gathered dtype. */
 static void overlapped_param_gather(struct builder *b, const struct stage_plan *sp)
 {
+	double bucket_params = b->pl->communication.bucket_bytes / b->gb;
+	int n = bucket_params > 0 ? (int)ceil(sp->psi / bucket_params) : sp->ag_count;
+	if (n < 1)
+		n = 1;
 	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / n,
 			   .count = 1, .launch_s = b->launch_s };
-	b->gate = program_add(b->p, &ag, NULL, 0);
-	if (sp->ag_count > 1) {
-		ag.count = sp->ag_count - 1;
-		program_add(b->p, &ag, NULL, 0);
-	}
+	b->pg.total = stage_grad_bytes(b);
+	if (b->pg.total <= 0)
+		return;
+	b->pg.ids = xmalloc((size_t)n * sizeof(int));
+	b->pg.done = xcalloc((size_t)b->v, 1);
+	b->pg.n = n;
+	for (int i = 0; i < n; i++)
+		b->pg.ids[i] = program_add(b->p, &ag, i ? &b->pg.ids[i - 1] : NULL, i ? 1 : 0);
 }
 
 /* The optimizer step after every reduction (on the CPU with offload),
@@ -952,7 +1051,7 @@ static void optimizer_step(struct builder *b, const struct stage_plan *sp,
 	double psi_opt = sp->psi / (pl->parallel.zero >= ZERO_1 ? sp->ndp : 1) +
 			 sp->psi_e / (pl->parallel.zero >= ZERO_1 ? sp->nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
-			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt, sp->psi + sp->psi_e) };
 	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));
@@ -1076,6 +1175,8 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	free(b.last_use);
 	free(b.hist_before);
 	free(b.hist_el);
+	free(b.pg.ids);
+	free(b.pg.done);
 	return 0;
 }
 
