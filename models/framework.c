@@ -132,6 +132,22 @@
  *     one reduce-scatter per unit.
  *   - Megatron-Core 0.9 has no ZeRO-3 (its FSDP came later): a zero = 3 plan
  *     under megatron-core / nemo gathers per unit, as FSDP.
+ * Work on each gradient bucket before its reduction (bucket_nan_check,
+ *   bucket_scale) [source]: Megatron-Core's DDP, core_v0.9.0
+ *   megatron/core/distributed/param_and_grad_buffer.py L223-243
+ *   (start_grad_sync: check_for_nan_in_grad() takes grad_data.norm(p=2) of
+ *   every bucket of the group, L132-140; then grad_data *=
+ *   gradient_scaling_factor where it is not 1), the same at Megatron-LM
+ *   f2e5db40 (the commit of the README's H100 table), L109-123 per bucket.
+ *   megatron/training/training.py L528-530 passes check_for_nan_in_grad =
+ *   --check-for-nan-in-loss-and-grad (on: the flag is
+ *   --no-check-for-nan-in-loss-and-grad, store_false, arguments.py L1092)
+ *   and average_in_collective = --ddp-average-in-collective (off,
+ *   store_true, L1554); distributed_data_parallel.py then sets the
+ *   scaling factor to 1 / dp when the collective does not average. NeMo
+ *   2.0's recipe DDP config (above) has check_for_nan_in_grad=True and
+ *   average_in_collective=True: the norm, no scaling. The other presets
+ *   run neither on the compute stream.
  * Launch overhead: the host cost of one collective issued through c10d's
  *   ProcessGroupNCCL, from a published torch.profiler table of FSDP on
  *   multi-node A100 (github.com/pytorch/pytorch/issues/102434, 2023-05-29):
@@ -165,7 +181,7 @@ const struct framework framework_table[] = {
 	  "megatron/core/distributed/distributed_data_parallel_config.py (bucket_size "
 	  "max(40e6, 1e6 dp) params; overlap_grad_reduce, overlap_param_gather, "
 	  "use_distributed_optimizer False)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te" },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, true },
 	{ "nemo", "2.0", "NVIDIA NeMo 2.0 LLM recipes (on Megatron-Core 0.9)",
 	  GRAD_FP32_IF_BF16, BUCKET_MCORE, 0, true, true, 1, ATTN_FLASH,
 	  "NeMo v2.0.0 (e938df3): nemo/collections/llm/recipes/llama3_70b.py (DDP config "
@@ -173,7 +189,7 @@ const struct framework framework_table[] = {
 	  "(use_distributed_optimizer True), recipes/precision/mixed_precision.py "
 	  "(grad_reduce_in_fp32 True for bf16_mixed, False for fp16_mixed), "
 	  "nemo/lightning/pytorch/plugins/mixed_precision.py",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te" },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, false },
 	{ "deepspeed", "0.15", "Microsoft DeepSpeed (ZeRO config defaults)",
 	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_FLASH,
 	  "DeepSpeed v0.15.0 (55b4cae): deepspeed/runtime/zero/config.py (stage 0, "
@@ -181,22 +197,22 @@ const struct framework framework_table[] = {
 	  "deepspeed/runtime/engine.py (stage-0 allreduce buckets 5e8 elements; "
 	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
 	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
-	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed" },
+	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed", false, false },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "
 	  "(stored pre-2.6 commits 012c62d, 0b2c60e; tag v2.5.0 not read): fully_shard "
 	  "(ZeRO-3, one reduce-scatter per module), MixedPrecisionPolicy reduce_dtype None",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager" },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager", false, false },
 	{ "torchtitan", "0.1", "PyTorch TorchTitan (FSDP2 + SDPA)",
 	  GRAD_FP32, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "torchtitan v0.1.0 (f7084fc): torchtitan/config_manager.py "
 	  "(mixed_precision_reduce float32, data_parallel_shard_degree -1), "
 	  "torchtitan/models/llama3/infra/parallelize.py (fully_shard per block), "
 	  "torchtitan/models/attention.py (SDPA)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "torchtitan" },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "torchtitan", false, false },
 	{ NULL, NULL, NULL, GRAD_AS_PARAMS, BUCKET_BYTES, 0, false, false, 0, ATTN_UNFUSED, NULL,
-	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL, NULL },
+	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL, NULL, false, false },
 };
 
 const struct framework *framework_find(const char *spec, bool *known_name)

@@ -69,6 +69,12 @@ struct framework {
 				      (framework bookkeeping + c10d + NCCL enqueue), seconds */
 	const char *launch_source; /* the published profile launch_s is read from */
 	const char *stack;         /* the kernels it runs (stack.h stack_table name) */
+	/* What its data-parallel wrapper does to each gradient bucket on the
+	 * compute stream before reducing it: the NaN check's L2 norm (reads
+	 * the bucket) and the 1/dp scaling when the collective does not
+	 * average (reads and writes it). */
+	bool bucket_nan_check;
+	bool bucket_scale;
 };
 
 /* The presets, newest version of each framework first, NULL name last. */

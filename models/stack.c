@@ -41,11 +41,17 @@
  *     fp32), TE layernorm_linear.py L643-655 (the wgrad GEMM accumulates
  *     into main_grad, beta = 1): reads and writes fp32 instead of writing
  *     bf16, +6 B/param/micro-batch, fused (no kernel).
- *   - optimizer [source]: distributed/param_and_grad_buffer.py L646-650
- *     (grad buffer zeroed: w4), optimizer/clip_grads.py L91-102
- *     (multi_tensor_l2norm: r4): 8 B/param beyond the Adam step
- *     precision.h counts (TE FusedAdam r16 w12, the fp32-to-bf16 copy r4
- *     w2: multi_tensor_adam.cu L226-264, distrib_optimizer.py L1742).
+ *   - optimizer [source]: optimizer/clip_grads.py L91-102
+ *     (multi_tensor_l2norm of the optimizer's shard of main gradients:
+ *     r4): 4 B/param beyond the Adam step precision.h counts (TE
+ *     FusedAdam r16 w12, the fp32-to-bf16 copy r4 w2:
+ *     multi_tensor_adam.cu L226-264, distrib_optimizer.py L1742); and
+ *     distributed/param_and_grad_buffer.py L646-650 (reset():
+ *     grad_data.zero_(), called by zero_grad_buffer before every step,
+ *     training.py): the whole contiguous gradient buffer, every parameter
+ *     the rank holds, not the distributed optimizer's 1/dp shard: w4 of
+ *     fp32 main gradients per parameter (zero_grad_buffer). The same at
+ *     Megatron-LM f2e5db40 (L503-508; training.py L585).
  *   - attention [source]: TE pytorch/attention.py L818-829: with flash-attn
  *     and cuDNN both usable on sm90, "Disabling FlashAttention to give
  *     FusedAttention preference on Hopper+": cuDNN on H100, flash-attn
@@ -478,7 +484,8 @@ static const struct stack_zero_path dle_ddp[4] = {
 const struct stack stack_table[] = {
 	{ "megatron-te", "Megatron-Core 0.9 + Transformer Engine 1.11 (fused kernels)",
 	  TE_TRANSFORMER_PIECES,
-	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 4,
+	  .optimizer_Bpp = 4, .optimizer_copy16 = true, .optimizer_kernels = 3,
+	  .zero_grad_buffer = true,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
 	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "

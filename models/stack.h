@@ -135,6 +135,10 @@ struct stack {
 	double optimizer_Bpp;
 	bool optimizer_copy16;
 	int optimizer_kernels;
+	/* The whole gradient buffer zeroed every step (not the optimizer's
+	 * shard): one write of the gradient dtype per parameter the rank
+	 * holds (Megatron-Core's contiguous main-grad buffer). */
+	bool zero_grad_buffer;
 	/* FSDP2's copies around its collectives (ZeRO-3), on top of the
 	 * collectives: after each all-gather, split_with_sizes_copy of the
 	 * gathered 16-bit parameters into the layer's own tensors (read and

@@ -39,6 +39,17 @@ struct layer_kind {
 	double gather_copy_s;         /* FSDP2: the copy-out after the layer's all-gather */
 };
 
+/* Megatron-Core's overlapped all-gather of the updated parameters
+ * (overlapped_param_gather): one all-gather per gradient bucket, in
+ * forward order, and how far the first forward of each chunk has come
+ * through the stage's parameters. */
+struct param_gather {
+	int *ids;                     /* [n] the buckets' all-gathers, forward order */
+	int n;
+	double total, seen;           /* the stage's gradient bytes, those passed */
+	unsigned char *done;          /* [v] the chunk's first forward is built */
+};
+
 struct builder {
 	const struct plan *pl;
 	const struct model *m;
@@ -86,6 +97,7 @@ struct builder {
 	struct cost *cost;            /* prices the FSDP2 copies */
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
+	struct param_gather pg;       /* overlap_param_gather's buckets (n 0: none) */
 };
 
 /* What a stage holds and does around its steps. */
@@ -108,6 +120,11 @@ struct stage_plan {
  * reduced (build_transformer_step.c). */
 void builder_forward(struct builder *b, int mb, int chunk);
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb);
+
+/* A compute task on the compute stream after dep (and the stream's last
+ * task and the gate); returns it (build_transformer_step.c). */
+int builder_compute(struct builder *b, enum task_cat cat, double time_s, double flops, int mb,
+		    int chunk, int dep);
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index
  * (build_transformer_step.c). */
@@ -136,9 +153,9 @@ double builder_copy_time(struct builder *b, const char *name, double elements, d
 void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struct model *m,
 		     const struct sched_step *order, int m_mb);
 
-/* Megatron-Core's overlap_param_gather: the previous step's gather runs
- * during this forward, bucket by bucket; the first forward waits for the
- * first bucket only (build_transformer_stage.c). */
+/* Megatron-Core's overlap_param_gather: one all-gather per gradient
+ * bucket during the step's first forward, each layer waiting for its
+ * bucket's (build_transformer_stage.c). */
 void builder_overlapped_param_gather(struct builder *b, const struct stage_plan *sp);
 
 /* The optimizer step after every reduction (on the CPU with offload),

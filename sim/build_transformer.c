@@ -259,6 +259,8 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	free(b.last_use);
 	free(b.hist_before);
 	free(b.hist_el);
+	free(b.pg.ids);
+	free(b.pg.done);
 	return 0;
 }
 

@@ -34,6 +34,25 @@ double builder_copy_time(struct builder *b, const char *name, double elements, d
 	return cost_op_time(b->cost, &op);
 }
 
+/* The data-parallel wrapper's passes over a bucket of `bytes` of
+ * gradients before its reduction (framework.h bucket_nan_check,
+ * bucket_scale): the NaN check's norm reads it, the 1/dp scaling reads
+ * and writes it; on the compute stream, where the gradient hook runs
+ * them. */
+static void bucket_passes(struct builder *b, double bytes)
+{
+	const struct framework *f = b->fw;
+	int kernels = f ? f->bucket_nan_check + f->bucket_scale : 0;
+	if (kernels == 0 || b->fsdp2)
+		return;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32,
+			 .batch = 1, .m = bytes / b->gb, .kernels = kernels,
+			 .bytes = bytes * (f->bucket_nan_check + 2 * f->bucket_scale) };
+	snprintf(op.name, sizeof(op.name), "grad_bucket_check");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
+	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -45,6 +64,7 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 			builder_host_copy(b, bytes, b->last);
 		return;
 	}
+	bucket_passes(b, bytes);
 	int dep = b->last;
 	if (b->fsdp2) {
 		/* FSDP2: the unsharded 16-bit gradients concatenated into the

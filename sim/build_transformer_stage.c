@@ -33,9 +33,10 @@
  * (gradient zeroing, norm and clipping, an unfused Adam's extra passes:
  * stack.h optimizer_Bpp, per ZeRO stage where the stack's engine has a
  * gradient path) in its kernels, less the 16-bit copy where the stack
- * writes none. */
+ * writes none, and the zeroing of the whole gradient buffer where the
+ * stack zeroes it (stack.h zero_grad_buffer: params_rank, not the shard). */
 static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
-			     double params_local)
+			     double params_local, double params_rank)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
 	const struct stack *k = plan_stack(pl);
@@ -48,7 +49,14 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	op.bytes = params_local * (pr.optimizer_step_bytes + stack_optimizer_Bpp(k, pl->parallel.zero) -
 				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
 	op.kernels = stack_optimizer_kernels(k, pl->parallel.zero);
-	return cost_roofline_time(g, &op);
+	double t = cost_roofline_time(g, &op);
+	if (k->zero_grad_buffer) {
+		/* the whole gradient buffer of the rank's parameters (stack.h) */
+		op.bytes = params_rank * dtype_bytes(pl->training.grad_dtype);
+		op.kernels = 1;
+		t += cost_roofline_time(g, &op);
+	}
+	return t;
 }
 
 /* The stage's layers and its parameters' shards, from the schedule's
@@ -117,19 +125,54 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 		sp->ag_count = 1;
 }
 
-/* Megatron-Core's overlap_param_gather: the previous step's gather runs
- * during this forward, bucket by bucket; the first forward waits for the
- * first bucket only. */
+/* The stage's gradient bytes of dense parameters in forward order (the
+ * embedding, its chunks' layers, the head), which param_gate walks. */
+static double stage_grad_bytes(struct builder *b)
+{
+	int nv = b->pp * b->v, first;
+	double total = 0;
+	for (int c = 0; c < b->v; c++) {
+		int vs = c * b->pp + b->stage;
+		int nl = builder_vstage_layers(b, vs, nv, &first);
+		for (int l = 0; l < nl; l++)
+			total += b->kind[first + l < b->n_dense ? 1 : 0].grad_bytes;
+		total += (vs == 0 ? b->grad_bytes_embed : 0) + (vs == nv - 1 ? b->grad_bytes_head : 0);
+	}
+	return total;
+}
+
+/* Megatron-Core's overlap_param_gather (Megatron-LM f2e5db40, the commit
+ * of the README's H100 table, megatron/core/optimizer/distrib_optimizer.py
+ * L1325-1337, L1413-1475): one all-gather per gradient bucket (the
+ * parameter buffer shares the gradient buffer's buckets, L484-501),
+ * ordered as the forward uses them (L1355-1361). The first is dispatched
+ * before the forward; a forward pre-hook makes each module's first use of
+ * a bucket's parameters wait for its all-gather and only then dispatches
+ * the next one (L1454-1475: not all at once, so that the communication
+ * kernels do not head-of-line block compute under
+ * CUDA_DEVICE_MAX_CONNECTIONS=1). The all-gathers thus run one after
+ * another on their stream during the first forward of the step, and each
+ * layer of that forward waits for the bucket its parameters end in
+ * (param_gate, build_transformer_step.c); later micro-batches find them
+ * gathered. A bucket is the gradient bucket's parameters (bucket_bytes
+ * of gradients) in the gathered dtype. */
 void builder_overlapped_param_gather(struct builder *b, const struct stage_plan *sp)
 {
+	double bucket_params = b->pl->communication.bucket_bytes / b->gb;
+	int n = bucket_params > 0 ? (int)ceil(sp->psi / bucket_params) : sp->ag_count;
+	if (n < 1)
+		n = 1;
 	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / n,
 			   .count = 1, .launch_s = b->launch_s };
-	b->gate = program_add(b->p, &ag, NULL, 0);
-	if (sp->ag_count > 1) {
-		ag.count = sp->ag_count - 1;
-		program_add(b->p, &ag, NULL, 0);
-	}
+	b->pg.total = stage_grad_bytes(b);
+	if (b->pg.total <= 0)
+		return;
+	b->pg.ids = xmalloc((size_t)n * sizeof(int));
+	b->pg.done = xcalloc((size_t)b->v, 1);
+	b->pg.n = n;
+	for (int i = 0; i < n; i++)
+		b->pg.ids[i] = program_add(b->p, &ag, i ? &b->pg.ids[i - 1] : NULL, i ? 1 : 0);
 }
 
 /* The optimizer step after every reduction (on the CPU with offload),
@@ -142,7 +185,7 @@ void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
 	double psi_opt = sp->psi / (pl->parallel.zero >= ZERO_1 ? sp->ndp : 1) +
 			 sp->psi_e / (pl->parallel.zero >= ZERO_1 ? sp->nedp : 1);
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
-			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt) };
+			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt, sp->psi + sp->psi_e) };
 	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));

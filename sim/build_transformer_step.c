@@ -5,6 +5,7 @@
  * communication, the ZeRO-3 parameter gathers (per unit or per tensor,
  * DeepSpeed's prefetch) and offloaded parameters' fetches before it,
  * pipeline messages between stages, gradients handed to the reductions. */
+#include <math.h>
 #include <stdio.h>
 
 #include "build_transformer-private.h"
@@ -39,7 +40,7 @@ static int add(struct builder *b, const struct task *t, int dep)
 	return id;
 }
 
-static int compute(struct builder *b, enum task_cat cat, double time_s, double flops,
+int builder_compute(struct builder *b, enum task_cat cat, double time_s, double flops,
 		   int mb, int chunk, int dep)
 {
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
@@ -84,28 +85,28 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 	double first = bwd ? k->cp_post[ps] + extra_s : k->cp_pre[ps];
 	double last = bwd ? k->cp_pre[ps] : k->cp_post[ps];
 
-	compute(b, cat, first, flops, mb, chunk, dep);
+	builder_compute(b, cat, first, flops, mb, chunk, dep);
 	if (b->pl->parallel.cp_comm == CP_A2A) {
 		double in = bwd ? b->cp_out_bytes : b->cp_qkv_bytes;   /* dO : q, k, v */
 		double out = bwd ? b->cp_qkv_bytes : b->cp_out_bytes;  /* dq dk dv : O */
 		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->last);
-		compute(b, cat, k->cp_diag[ps], 0, mb, chunk, x);
+		builder_compute(b, cat, k->cp_diag[ps], 0, mb, chunk, x);
 		x = cp_coll(b, COLL_ALLTOALL, out, mb, chunk, b->last);
-		compute(b, cat, last, 0, mb, chunk, x);
+		builder_compute(b, cat, last, 0, mb, chunk, x);
 		return;
 	}
 	/* the ring: the first exchange starts when Q, K, V exist (forward) or
 	 * when dO has reached the core (backward) */
 	double bytes = b->cp_kv_bytes * (bwd ? 2 : 1);
 	int x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, b->last);
-	compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->last);
+	builder_compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->last);
 	for (int s = 1; s < cp; s++) {
 		int have = x;
 		if (s + 1 < cp)
 			x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, have);
-		compute(b, cat, k->cp_step[ps], 0, mb, chunk, have);
+		builder_compute(b, cat, k->cp_step[ps], 0, mb, chunk, have);
 	}
-	compute(b, cat, last, 0, mb, chunk, b->last);
+	builder_compute(b, cat, last, 0, mb, chunk, b->last);
 }
 
 /* A token all-to-all on the EP group (EP stream) waiting for dep. */
@@ -125,11 +126,11 @@ static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops
 	const struct blocks *k = &b->lk->bk;
 	int ps = bwd ? PASS_BWD : PASS_FWD;
 
-	compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
+	builder_compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
 	int x = ep_coll(b, mb, chunk, b->last);
-	compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
+	builder_compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
 	x = ep_coll(b, mb, chunk, b->last);
-	compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
+	builder_compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
 }
 
 /* The compute of one half-layer: one task, or the attention under CP. */
@@ -141,7 +142,7 @@ static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double
 	else if (blk == WL_MLP && b->lk->moe_a2a)
 		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
 	else
-		compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
+		builder_compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
 
 /* One ring step of tp_comm_overlap on the TP stream: every TP rank sends
@@ -163,12 +164,12 @@ static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double 
 {
 	int tp = b->pl->parallel.tp;
 	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
-	compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+	builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
 	for (int s = 1; s < tp; s++) {
 		int have = x;
 		if (s + 1 < tp)
 			x = tp_step(b, shard_bytes, mb, chunk, have);
-		compute(b, cat, gemm_s / tp, 0, mb, chunk, have);
+		builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, have);
 	}
 }
 
@@ -181,7 +182,7 @@ static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double s
 {
 	int tp = b->pl->parallel.tp, x = -1;
 	for (int s = 0; s < tp; s++) {
-		compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+		builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
 		if (s + 1 < tp)
 			x = tp_step(b, shard_bytes, mb, chunk, b->last);
 	}
@@ -207,26 +208,26 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 	double ag_shard = b->ag_bytes / b->pl->parallel.tp, rs_shard = b->act_bytes / b->pl->parallel.tp;
 
 	if (cat != CAT_BACKWARD) {
-		compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
+		builder_compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
 		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
-		compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
+		builder_compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
 		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk], rs_shard, mb, chunk);
-		compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
+		builder_compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
 		return;
 	}
-	compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
+	builder_compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
 	ag_gemm(b, cat, k->glast[PASS_BWD][blk], ag_shard, mb, chunk);
-	compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
-	compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
+	builder_compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
+	builder_compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->act_bytes,
 			  .mb = mb, .chunk = chunk };
 	int regather = program_add(b->p, &t, &b->last, 1);
-	compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
+	builder_compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
 	t.op = COLL_REDUCE_SCATTER;
 	int rs = program_add(b->p, &t, &b->last, 1);
-	compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
-	compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
+	builder_compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
+	builder_compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
 }
 
 /* One half-layer (attention or MLP) with its tensor-parallel communication.
@@ -279,7 +280,7 @@ static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk
 	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
 	b->prev_mark = mark;
 	if (b->fsdp2)
-		compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
+		builder_compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
 }
 
 /* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
@@ -325,7 +326,7 @@ static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, do
 		XGROW(b->hist_el, b->caphist2, (size_t)b->nhist + 1);
 		b->hist_before[b->nhist] = b->last;
 		b->hist_el[b->nhist++] = fetch ? el : 0;
-		compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+		builder_compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
 	}
 	b->used += b->tens_total;
 	*lu = b->used;
@@ -339,7 +340,7 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
 			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
 		else
-			compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
+			builder_compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
 		return;
 	}
@@ -360,6 +361,25 @@ static void host_fetch(struct builder *b)
 	b->prev_mark = mark;
 }
 
+/* The first forward of a chunk under overlap_param_gather: the next
+ * `bytes` of the stage's parameters (counted as their gradients, which
+ * share the buckets) are used now, so the compute that follows waits
+ * for the all-gather of the bucket they end in. */
+static void param_gate(struct builder *b, int chunk, double bytes)
+{
+	struct param_gather *g = &b->pg;
+	if (g->n == 0 || g->done[chunk])
+		return;
+	g->seen += bytes;
+	int i = (int)ceil(g->seen / g->total * g->n - 1e-9) - 1;
+	if (i < 0)
+		i = 0;
+	if (i > g->n - 1)
+		i = g->n - 1;
+	if (b->gate < 0)
+		b->gate = g->ids[i];
+}
+
 void builder_forward(struct builder *b, int mb, int chunk)
 {
 	const struct plan *pl = b->pl;
@@ -374,20 +394,23 @@ void builder_forward(struct builder *b, int mb, int chunk)
 		dep = program_add(b->p, &r, NULL, 0);
 	}
 	if (vs == 0) {
-		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
+		param_gate(b, chunk, b->grad_bytes_embed);
+		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else
-		compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
+		builder_compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 	for (int l = 0; l < nl; l++) {
 		set_layer(b, first + l);
 		zero3_gather(b, CAT_FORWARD, mb, chunk);
 		host_fetch(b);
+		param_gate(b, chunk, b->lk->grad_bytes);
 		layer_forward(b, CAT_FORWARD, mb, chunk);
 	}
 	if (vs == nv - 1) {
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
+		param_gate(b, chunk, b->grad_bytes_head);
+		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
@@ -400,6 +423,8 @@ void builder_forward(struct builder *b, int mb, int chunk)
 				  .mb = mb, .chunk = chunk };
 		program_add(b->p, &s, &b->last, 1);
 	}
+	if (b->pg.n)
+		b->pg.done[chunk] = 1;
 }
 
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
@@ -417,9 +442,9 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
-		compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
+		builder_compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 	} else {
-		compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
+		builder_compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		builder_grads_ready(b, b->grad_bytes_head, reduce);
@@ -436,7 +461,7 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
 		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
-			compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
+			builder_compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->last);
 		} else {
 			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
@@ -449,7 +474,7 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
+		builder_compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
 		builder_grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,

@@ -637,3 +637,159 @@ Test(parallel, zero3_replay_pays_each_collective_and_its_steps)
 	}
 	inputs_destroy(in);
 }
+
+/* ---- Megatron-Core's distributed optimizer (ZeRO-1) ----------------- */
+
+#include "model.h"
+#include "precision.h"
+
+/* The wide model under ZeRO-1 on one DGX A100 (dp 8), two micro-batches,
+ * both data-parallel overlaps on; framework fw (NULL: none). */
+static struct plan zero1_plan(struct inputs *in, const char *fw)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.zero = ZERO_1;
+	pl.communication.overlap_grad_reduce = true;
+	pl.communication.overlap_param_gather = true;
+	pl.given |= PLAN_GIVEN_ZERO | PLAN_GIVEN_OVERLAP_GRAD | PLAN_GIVEN_OVERLAP_PARAM;
+	pl.training.seq = 1024;
+	pl.training.global_batch = 16;
+	pl.framework = fw ? framework_id(fw) : -1;
+	plan_resolve(&pl, in);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(plan_check(&pl, in, "t", &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	return pl;
+}
+
+static bool depends_on(const struct program *p, int task, int on)
+{
+	const struct task *t = &p->t[task];
+	for (int i = 0; i < t->ndeps; i++)
+		if (p->deps[t->dep0 + i] == on)
+			return true;
+	return false;
+}
+
+/* overlap_param_gather as Megatron-Core runs it (distrib_optimizer.py at
+ * f2e5db40): one all-gather per gradient bucket of max(40e6, 1e6 dp) =
+ * 40e6 parameters, n = ceil(P / 40e6) of them back to back on the PARAM
+ * stream, P x 2 / n bf16 bytes each; the first forward's embedding, each
+ * layer and the head wait for the all-gather of the bucket their
+ * parameters end in, bucket ceil(n f) - 1 with f the share of the
+ * stage's parameters up to their end (embedding E, layers L each);
+ * the second micro-batch waits for none. */
+Test(parallel, overlapped_param_gather_gates_each_layer_of_the_first_forward)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	const struct model *m = inputs_model(in);
+	struct plan pl = zero1_plan(in, "megatron-core");
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, &pl, 0, &p, NULL), 0);
+	double E = model_embedding_params(m), L = model_layer_params(m);
+	double P = E + 4 * L + model_head_params(m);
+	int n = (int)ceil(P / 40e6), ag[64], nag = 0, fwd[2][6], nf[2] = { 0, 0 };
+	cr_assert_lt(n, 64);
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->stream == STREAM_PARAM) {
+			cr_assert_eq(t->op, COLL_ALLGATHER);
+			cr_assert_eq(t->count, 1);
+			cr_assert_float_eq(t->bytes, P * 2 / n, 1e-9 * t->bytes, "%.17g", t->bytes);
+			ag[nag++] = i;
+		} else if (t->stream == STREAM_COMPUTE && t->cat == CAT_FORWARD && t->mb >= 0 &&
+			   t->mb < 2 && nf[t->mb] < 6)
+			fwd[t->mb][nf[t->mb]++] = i;
+	}
+	cr_assert_eq(nag, n, "%d all-gathers, want %d", nag, n);
+	cr_assert_eq(nf[0], 6);
+	double end[6] = { E, E + L, E + 2 * L, E + 3 * L, E + 4 * L, P };
+	for (int j = 0; j < 6; j++) {
+		int want = (int)ceil(end[j] / P * n - 1e-9) - 1;
+		cr_assert(depends_on(&p, fwd[0][j], ag[want]), "forward piece %d: bucket %d", j, want);
+		for (int k = 0; k < n; k++)
+			cr_assert(k == want || !depends_on(&p, fwd[0][j], ag[k]), "piece %d waits for %d", j, k);
+		for (int k = 0; k < n; k++)
+			cr_assert(!depends_on(&p, fwd[1][j], ag[k]), "micro-batch 1 piece %d", j);
+	}
+	program_finish(&p);
+	inputs_destroy(in);
+}
+
+/* Before each bucket's reduce-scatter the data-parallel wrapper runs, on
+ * the compute stream, the NaN check's norm (reads the bucket's B bytes)
+ * and, without average_in_collective, the 1/dp scaling (reads and writes
+ * them): Megatron-Core 3 B in 2 kernels, NeMo (averaging in the
+ * collective) B in 1; without a framework nothing. Memory-bound at the
+ * GPU's element-wise rate: t = k B / (bw mem_max) + kernels x launch. */
+Test(parallel, megatron_ddp_checks_and_scales_each_bucket_before_reducing)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	const struct gpu_spec *g = &inputs_topology(in)->gpu;
+	const char *fws[] = { "megatron-core", "nemo", NULL };
+	int passes[] = { 3, 1, 0 }, kernels[] = { 2, 1, 0 };
+	for (int f = 0; f < 3; f++) {
+		struct plan pl = zero1_plan(in, fws[f]);
+		struct program p;
+		program_init(&p);
+		cr_assert_eq(simulate_build_program(in, &pl, 0, &p, NULL), 0);
+		int nrs = 0;
+		for (int i = 0; i < p.n; i++) {
+			const struct task *t = &p.t[i];
+			if (t->stream != STREAM_DP || t->op != COLL_REDUCE_SCATTER)
+				continue;
+			nrs++;
+			double want = passes[f] * t->bytes / (g->hbm_bw_Bps * g->mem_eff_max) +
+				      kernels[f] * g->kernel_launch_s;
+			int found = 0;
+			for (int k = 0; k < t->ndeps; k++) {
+				const struct task *c = &p.t[p.deps[t->dep0 + k]];
+				if (c->stream == STREAM_COMPUTE && c->mb < 0 &&
+				    fabs(c->time_s - want) <= 1e-12 * want)
+					found++;
+			}
+			cr_assert_eq(found, passes[f] ? 1 : 0, "%s: reduce-scatter %d", fws[f] ? fws[f] : "none", i);
+		}
+		cr_assert_gt(nrs, 1);
+		program_finish(&p);
+	}
+	inputs_destroy(in);
+}
+
+/* Megatron-Core's step zeroes its whole contiguous gradient buffer (P
+ * fp32 main gradients, not the optimizer's 1/dp shard) beside Adam on the
+ * shard: t = (P/8) (step bytes + 4) / (bw mem_max) + 3 launches +
+ * 4 P / (bw mem_max) + 1 launch. */
+Test(parallel, megatron_step_zeroes_the_whole_gradient_buffer)
+{
+	char *d = tmp_dir();
+	struct inputs *in = wide_inputs(d);
+	const struct model *m = inputs_model(in);
+	const struct gpu_spec *g = &inputs_topology(in)->gpu;
+	struct plan pl = zero1_plan(in, "megatron-core");
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, &pl, 0, &p, NULL), 0);
+	double P = model_embedding_params(m) + 4 * model_layer_params(m) + model_head_params(m);
+	struct precision pr;
+	precision_init(&pr, pl.training.precision, false);
+	double bw = g->hbm_bw_Bps * g->mem_eff_max;
+	double want = P / 8 * (pr.optimizer_step_bytes + 4) / bw + 3 * g->kernel_launch_s +
+		      4 * P / bw + g->kernel_launch_s;
+	int nopt = 0;
+	for (int i = 0; i < p.n; i++)
+		if (p.t[i].cat == CAT_OPTIMIZER && p.t[i].stream == STREAM_COMPUTE) {
+			cr_assert_float_eq(p.t[i].time_s, want, 1e-12 * want, "%.17g vs %.17g",
+					   p.t[i].time_s, want);
+			nopt++;
+		}
+	cr_assert_eq(nopt, 1);
+	program_finish(&p);
+	inputs_destroy(in);
+}
