@@ -246,6 +246,11 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 			jobj_err(jo, "compute_capability", "expected a CUDA compute capability such as "
 				 "9.0, got %g", *cc);
 	}
+	if (jobj_has(jo, "l2_MB")) {
+		need_15(minor, jo, "l2_MB");
+		if (minor >= 5 && jobj_num(jo, "l2_MB", &x, JPOS) == 1)
+			g->l2_bytes = x * 1e6;
+	}
 	x = 2;
 	jobj_num(jo, "memory_reserved_GB", &x, JNONNEG);
 	g->mem_reserved_bytes = x * 1e9;

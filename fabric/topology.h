@@ -22,6 +22,9 @@
  *   gpu.sm_count                 int     -       required  streaming multiprocessors
  *   gpu.compute_capability       number  -       0         (1.5) CUDA compute capability (8.0 A100, 9.0
  *                                                          H100): which attention kernel a stack runs
+ *   gpu.l2_MB                    number  MB      0 (none)  (1.5) L2 that caches one SM's accesses (one
+ *                                                          partition where the L2 is split): re-reads
+ *                                                          of row-wise kernels (models/rowwise.h)
  *   gpu.hbm_total_bytes          number  bytes   hbm_GB    (1.2) capacity as the device reports it
  *                                                          (nvidia-smi / cudaMemGetInfo total)
  *   gpu.memory_reserved_GB       number  GB      2         CUDA context and library workspaces
@@ -39,7 +42,8 @@
  *   gpu.efficiency.mem_max       number  0..1    0.85      element-wise kernels: fraction of HBM
  *                                                          bandwidth
  *   gpu.efficiency.mem_rowwise_max number 0..1   mem_max   (1.5) row-wise kernels (norms, softmax,
- *                                                          the loss): fraction of HBM bandwidth
+ *                                                          the loss): a measured fraction of HBM
+ *                                                          bandwidth over the bytes their passes move
  *   gpu.efficiency.mem_half_MB   number  MB      -         obsolete since 1.5 (a fixed latency per
  *                                                          kernel instead): read, not used
  *   gpu.efficiency.sustained_clock_ratio number 0..1 1     (1.5) compute clock inside a training step

@@ -27,17 +27,21 @@
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures).
  *
- * A memory-bound kernel moves its bytes at a fraction of HBM bandwidth
- * set by its class: element-wise kernels (casts, activations, residual
- * adds, dropout, the optimizer) stream at mem_max; row-wise kernels
- * (norms, softmax, the loss: op->row > 0) reduce a row before writing and
- * reach mem_rowwise_max. Every kernel pays the fixed kernel_launch; an
+ * A memory-bound kernel moves its HBM bytes at mem_max of the bandwidth,
+ * the fraction a streaming kernel reaches. A row-wise kernel (norms,
+ * softmax, the loss: op->row > 0) reduces a row before it writes and may
+ * read the row more than once: its re-reads come from the L2 while the
+ * resident rows fit and from HBM when they do not (rowwise.h), so its
+ * bytes, not its efficiency, differ from a copy's. A GPU preset may still
+ * give a measured mem_rowwise_max for row-wise kernels (then used over
+ * the same bytes). Every kernel pays the fixed kernel_launch; an
  * op that stands for several kernels (an eager piece, stack.h) pays it
  * for each, one fused into the kernel before it (op->kernels < 0) none. */
 #include "cost-private.h"
 #include "xalloc.h"
 
 #include "attention.h"
+#include "rowwise.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,7 +79,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 	if (op->bytes > 0) {
 		double eff = op->row > 0 && g->mem_rowwise_max > 0 ? g->mem_rowwise_max
 								   : g->mem_eff_max;
-		mem_t = op->bytes / (g->hbm_bw_Bps * eff);
+		mem_t = rowwise_hbm_bytes(g, op) / (g->hbm_bw_Bps * eff);
 	}
 	if (op->flops > 0) {
 		double peak = g->peak_flops[op->dtype];

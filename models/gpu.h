@@ -20,6 +20,8 @@ struct gpu_spec {
 	double hbm_bw_Bps;            /* peak memory bandwidth */
 	long sm_count;                /* streaming multiprocessors (wave quantization) */
 	double compute_capability;    /* CUDA compute capability (8.0 A100, 9.0 H100); 0 = unknown */
+	double l2_bytes;              /* L2 that caches one SM's accesses (one partition where the
+					 L2 is split); 0 = unknown (models/rowwise.h) */
 	/* Roofline efficiencies (cost_roofline.c): a GEMM's tile runs at
 	 * gemm_eff_max of an SM's share of the peak, the GEMM in waves of
 	 * tiles; a memory-bound kernel at a fraction of HBM bandwidth that
@@ -27,7 +29,9 @@ struct gpu_spec {
 	double gemm_eff_max;          /* best fraction of peak a large GEMM reaches */
 	double gemm_eff_max_fp8;      /* the same for fp8 GEMMs; 0 = gemm_eff_max */
 	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */
-	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): the same */
+	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): a measured
+					 override; 0 = mem_eff_max over the bytes their passes
+					 move (models/rowwise.h) */
 	/* (gemm_half_GFLOP, mem_half_MB, attention_max of topologies before
 	 * 1.5 are read and checked, not kept: fabric/topology.h) */
 	/* Fused (flash) attention: fraction of the 16-bit peak at head dim 128

@@ -26,6 +26,9 @@ struct op {
 	enum dtype dtype;
 	double m, n, k, batch;  /* GEMM shape (batch = 1 for a plain GEMM) */
 	double row;             /* row length of a row-wise kernel (softmax, norm) */
+	double reread_bytes;    /* a row-wise kernel's re-reads of its rows, beyond bytes:
+				   from the L2 while the resident rows fit (rowwise.h) */
+	int row_threads;        /* threads of its one CTA per row; 0 = not known */
 	double flops;
 	double bytes;           /* HBM traffic, read + written */
 	/* convolution shape (OP_CONV): output channels k_out, input c, image h x w */

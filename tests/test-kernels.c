@@ -34,6 +34,7 @@
 #include "cost.h"
 #include "diag.h"
 #include "kernel-classes.h"
+#include "rowwise.h"
 #include "testutil.h"
 #include "topology.h"
 
@@ -56,20 +57,15 @@ static struct op kernel_gemm_op(enum dtype dt, double b, double m, double n, dou
 	return op;
 }
 
-/* HBM bytes per element of a memory-bound kernel: what its one kernel
- * reads plus writes (row statistics and the affine parameters are
- * negligible; PyTorch's layer-norm backward also runs a second kernel for
- * the weight gradients, which ddlsim does not emit and is not counted).
- * Dropout writes a one-byte mask (forward) and reads it (backward). 0 for
- * an unknown kernel. */
+/* HBM bytes per element of an element-wise kernel: what its one kernel
+ * reads plus writes. 0 for an unknown kernel. (Layer norm, softmax and
+ * dropout are PyTorch's kernels as models/rowwise.h describes them.) */
 static double membound_bytes_per_elem(const char *kernel, enum op_pass pass, double B)
 {
 	static const char *const unary[] = { "gelu", "addu", "mulu", "divu", "powu", "relu", "tanh", NULL };
 	static const char *const binary[] = { "add", "mul", "div", "pow", NULL };
-	if (!strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax"))
-		return pass == PASS_BWD ? 3 * B : 2 * B;  /* bwd: read y (or x) and dy, write dx */
-	if (!strcmp(kernel, "dropout"))
-		return 2 * B + 1;
+	if (!strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax") || !strcmp(kernel, "dropout"))
+		return 1;  /* rowwise.h */
 	if (pass != PASS_FWD)
 		return 0;
 	for (int i = 0; unary[i]; i++)
@@ -81,22 +77,33 @@ static double membound_bytes_per_elem(const char *kernel, enum op_pass pass, dou
 	return 0;
 }
 
-/* The memory-bound op of kernel over rows x row_len elements. Row-wise
- * kernels (layernorm, softmax) carry their row length as workload.c's
- * membound() does. */
+/* The memory-bound op of kernel over rows x row_len elements. Layer norm,
+ * softmax and dropout are PyTorch 2.1's kernels (models/rowwise.h: the
+ * passes over each row, the re-reads the L2 may serve, the kernels of a
+ * backward). The only dropout backward rows are NeuSight's per-node
+ * timings, which call the node's grad_fn outside no_grad
+ * (neusight/Tracing/analysis.py run_kernel): autograd's grad-mode
+ * backward, three kernels. */
 static struct op kernel_membound_op(const char *kernel, enum op_pass pass, enum dtype dt,
 				    double rows, double row_len)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = pass, .dtype = dt, .batch = 1 };
-	bool rowwise = !strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax");
 	const char *fam = !strcmp(kernel, "gelu") ? "bias_gelu" : !strcmp(kernel, "add") ? "residual" :
-			  rowwise || !strcmp(kernel, "dropout") ? kernel : "elementwise";
+			  !strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax") ||
+			  !strcmp(kernel, "dropout") ? kernel : "elementwise";
 	snprintf(op.name, sizeof(op.name), "%s%s", kernel, pass == PASS_BWD ? ".bwd" : "");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", fam,
 		 pass == PASS_BWD ? "bwd" : "fwd");
-	op.m = rows * row_len;
-	op.row = rowwise ? row_len : 0;
-	op.bytes = op.m * membound_bytes_per_elem(kernel, pass, dtype_bytes(dt));
+	if (!strcmp(kernel, "softmax")) {
+		rowwise_aten_softmax(&op, rows, row_len);
+	} else if (!strcmp(kernel, "layernorm")) {
+		rowwise_aten_layernorm(&op, rows, row_len);
+	} else if (!strcmp(kernel, "dropout")) {
+		rowwise_aten_dropout(&op, rows * row_len, true);
+	} else {
+		op.m = rows * row_len;
+		op.bytes = op.m * membound_bytes_per_elem(kernel, pass, dtype_bytes(dt));
+	}
 	return op;
 }
 
