@@ -108,6 +108,12 @@ struct stack {
 	 * output (T x (2 heads + 2 kv_heads) x d / t): an unpadding gather
 	 * of q, k, v and a padding scatter of the output (kernels: 4). */
 	struct stack_piece attn_copy;
+	/* Unfused attention with ALiBi, where the bias enters the score
+	 * GEMM as its C operand (torch.baddbmm with beta != 0): per element
+	 * of the score tensor (b x heads / t x s x s), the broadcast bias
+	 * copied into the output and read back by the GEMM; no backward
+	 * (the bias is a constant). */
+	struct stack_piece alibi_bias;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */

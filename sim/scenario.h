@@ -149,9 +149,10 @@
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | llm-foundry |
  *                                                                llm-foundry-triton | deepspeed |
- *                                                                mxnet-normconv | mxnet-nhwc-bn
- *                                                                (models/stack.h); default the
- *                                                                framework preset's, else megatron-te
+ *                                                                mxnet-normconv | mxnet-nhwc-bn |
+ *                                                                megatron-deepspeed (models/stack.h);
+ *                                                                default the framework preset's, else
+ *                                                                megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |
  *                                                                best (the GPU's best measured);
  *                                                                default the stack's on this GPU

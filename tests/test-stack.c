@@ -246,6 +246,60 @@ Test(stack, deepspeed_engine_gradient_ops_per_zero_stage)
 	model_destroy(m);
 }
 
+/* BLOOM 176B (h 14336, 112 heads, ffn 57344, ALiBi, dropout) under the
+ * megatron-deepspeed stack of tr11, TP 4, micro-batch 2 of 2048 tokens,
+ * unfused attention: per layer 28 heads x 2 x 2048^2 = 234,881,024
+ * scores. The ALiBi bias copied into the score tensor and read back by
+ * the baddbmm's beta (4 B per score, forward only, one kernel); apex's
+ * LayerNorm backward 10 B/el in 3 kernels; the bias-GELU backward with
+ * the bias's sum 8 B/el in 2; BF16_Optimizer's fp32 accumulation 18 B per
+ * parameter every micro-batch, 12 kernels per block op, at ZeRO 0 and 1,
+ * and its cast-scale-copy of 16 B once per step of m = 4 micro-batches,
+ * launching nothing per block; megatron-te emits no ALiBi copy. */
+Test(stack, megatron_deepspeed_as_bloom_tr11_ran)
+{
+	struct model *m = load("models/zoo/bloom-176b.json");
+	double T = 4096, h = 14336, S = 2 * 28 * 2048.0 * 2048;
+	double attn_p = h * 3 * h / 4 + h * h / 4, mlp_p = 2 * h * 57344 / 4;
+	struct wl_shape w = shape("megatron-deepspeed", 2048, 4);
+	w.micro_batch = 2;
+	w.attention = ATTN_UNFUSED;
+	w.grad_fp32 = true;
+	struct op a = find_op(m, &w, WL_ATTN, PASS_FWD, "alibi_bias");
+	EXPECT_BYTES(a, 4 * S);
+	cr_expect_eq(a.kernels, 1);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "alibi_bias"), "the bias has no gradient");
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "attn_dropout"), 5 * S);
+	struct op n = find_op(m, &w, WL_ATTN, PASS_BWD, "layernorm.bwd");
+	EXPECT_BYTES(n, 10 * T * h);
+	cr_expect_eq(n.kernels, 3);
+	struct op g = find_op(m, &w, WL_MLP, PASS_BWD, "gelu.bwd");
+	EXPECT_BYTES(g, 8 * T * 57344 / 4);
+	cr_expect_eq(g.kernels, 2);
+	EXPECT_BYTES(find_op(m, &w, WL_HEAD, PASS_FWD, "cross_entropy"), 38 * T * 250880 / 4);
+	for (int z = 0; z <= 1; z++) {
+		w.grad = (struct wl_grad_path){ z, 8, 4, 5e8 };
+		struct op c = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+		EXPECT_BYTES(c, 18 * attn_p);
+		cr_expect_eq(c.kernels, 12);
+		EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_accum"), 18 * mlp_p);
+		struct op b = find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_bucket");
+		EXPECT_BYTES(b, 16.0 / 4 * mlp_p);
+		cr_expect_eq(b.kernels, -1);
+		cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.main_grad"),
+			  "no Megatron fp32 main gradient beside the optimizer's");
+	}
+	const struct stack *md = stack_find("megatron-deepspeed");
+	cr_expect_float_eq(stack_optimizer_Bpp(md, 1), 8, 1e-15);
+	cr_expect_float_eq(stack_optimizer_Bpp(md, 2), 36, 1e-15);
+	struct wl_shape te = w;
+	te.stack = stack_find("megatron-te");
+	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "alibi_bias"));
+	w.attention = ATTN_FLASH;
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_FWD, "alibi_bias"), "flash adds the bias itself");
+	model_destroy(m);
+}
+
 /* The share of gradients in buckets spanning partitions: (d - 1) bucket /
  * P, at most 1; none on one rank; all in one bucket over several. */
 Test(stack, share_of_buckets_spanning_partitions_grows_with_ranks)
@@ -508,7 +562,8 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, llm-foundry-triton, deepspeed, mxnet-normconv, mxnet-nhwc-bn}, "
+		       "llm-foundry, llm-foundry-triton, deepspeed, mxnet-normconv, mxnet-nhwc-bn, "
+		       "megatron-deepspeed}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
