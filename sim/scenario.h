@@ -165,6 +165,10 @@
  *                                                                block of shorter kernels waits
  *   compute.host_issue_bwd_us     number   us      stack's       the same in backward (autograd's
  *                                                                C++ thread; eager PyTorch 3.6)
+ *   compute.launch_blocking       bool     -       false         CUDA_LAUNCH_BLOCKING=1: each launch
+ *                                                                waits for its kernel, so the host's
+ *                                                                issue time adds to the GPU's
+ *                                                                (models/host.h)
  *   moe.routing                   string   -       model's       uniform | zipf | loads (models/moe.h;
  *                                                                loads: the model's expert_loads)
  *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing
