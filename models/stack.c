@@ -327,6 +327,19 @@
  *     zero = 0 and 1 both take this path; 2 and 3 (which this
  *     BF16_Optimizer refused, pipe/engine.py _exec_reduce_grads) take
  *     DeepSpeed v0.15's.
+ *   - pipeline [source] runtime/pipe/engine.py (2cd21f15c): with TP > 1
+ *     is_pipe_partitioned and is_grad_partitioned (L130-132);
+ *     _exec_forward_pass (L622-699) rebuilds the received input with
+ *     PartitionedTensor.full() (an all-gather over the TP group) and
+ *     keeps only its 1/t part of the output to send; _exec_backward_pass
+ *     (L701-775) all-gathers the output and the received gradient;
+ *     _exec_send_activations / _exec_send_grads (L937-1030) send 1/t
+ *     (and the partition's small meta tensor, not counted);
+ *     runtime/pipe/p2p.py send/recv (L48-83) call dist.send/dist.recv
+ *     (torch >= 1.8) without async_op: the compute stream waits for each
+ *     message. Not modelled: the receive is posted only when the engine
+ *     reaches it (a rendezvous with the blocked sender); ddlsim posts it
+ *     ahead, as for Megatron.
  *   Host issue time as the other torch stacks.
  * mxnet-normconv, mxnet-nhwc-bn: NVIDIA's MLPerf Training v4.0 ResNet-50
  *   (mlcommons/training_results_v4.0 6fe9543, implementations/
@@ -534,7 +547,7 @@ const struct stack stack_table[] = {
 	  .rmsnorm = TE_NORM, .layernorm = FWD_BWD(4, 10, 1, 3),
 	  .rope = FWD_BWD(4, 4, 2, 2), .swiglu = EAGER_SWIGLU, .gelu = FWD_BWD(4, 8, 1, 2),
 	  .residual = EAGER_RESIDUAL, .loss = FWD_BWD(38, 14, 6, 2),
-	  .alibi_bias = FWD_BWD(4, 0, 1, 0),
+	  .alibi_bias = FWD_BWD(4, 0, 1, 0), .pipe_partitioned = true,
 	  /* no fp32 main gradient of Megatron's: BF16_Optimizer's (zero_path) */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
 	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 3,

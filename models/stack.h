@@ -135,6 +135,13 @@ struct stack {
 	double optimizer_Bpp;
 	bool optimizer_copy16;
 	int optimizer_kernels;
+	/* DeepSpeed's PipelineEngine with tensor parallelism (pipe/engine.py
+	 * is_pipe_partitioned = is_grad_partitioned = model parallel size > 1):
+	 * each TP rank sends 1/t of a pipeline message, the receiver
+	 * all-gathers it over TP, the sender all-gathers its output again
+	 * before the backward, and p2p.send blocks until the message is
+	 * delivered (sim/build_transformer.c). */
+	bool pipe_partitioned;
 	/* FSDP2's copies around its collectives (ZeRO-3), on top of the
 	 * collectives: after each all-gather, split_with_sizes_copy of the
 	 * gathered 16-bit parameters into the layer's own tensors (read and

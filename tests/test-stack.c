@@ -300,6 +300,79 @@ Test(stack, megatron_deepspeed_as_bloom_tr11_ran)
 	model_destroy(m);
 }
 
+/* The pipeline messages of a stage of stack st: *send_B the bytes of its
+ * sends, *ag the TP all-gathers of act bytes, *blocking the sends a task
+ * of another stream waits for. Llama 2 7B, TP 2 x PP 2 x DP 2 on one DGX A100,
+ * 2 micro-batches of 2048 tokens. */
+static void pipe_tasks(const char *st, int stage, double act, double *send_B, int *ag,
+		       int *blocking)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in, "%s", diag_text(&d));
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.tp = 2;
+	pl.parallel.pp = 2;
+	pl.parallel.dp = 2;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 4;
+	pl.training.micro_batch = 1;
+	pl.compute.stack = stack_index(stack_find(st));
+	pl.compute.stack_set = true;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, stage, &p, NULL), 0);
+	*send_B = 0, *ag = 0, *blocking = 0;
+	bool *waited = calloc((size_t)p.n, sizeof(*waited));
+	cr_assert(waited);
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->kind == TASK_SEND)
+			*send_B += t->bytes;
+		if (t->kind == TASK_COLL && t->op == COLL_ALLGATHER && t->group == GROUP_TP &&
+		    t->bytes == act)
+			(*ag)++;
+		for (int k = 0; k < t->ndeps && t->kind != TASK_SEND; k++)
+			waited[p.deps[t->dep0 + k]] = true;
+	}
+	for (int i = 0; i < p.n; i++)
+		*blocking += p.t[i].kind == TASK_SEND && waited[i];
+	free(waited);
+	program_finish(&p);
+	inputs_destroy(in);
+	diag_finish(&d);
+}
+
+/* DeepSpeed's PipelineEngine (megatron-deepspeed) with TP 2: each rank
+ * sends half of the b x s x h bf16 activation (1 x 2048 x 4096 x 2 B =
+ * 16 MiB), the first stage all-gathers its output and the received
+ * gradient in each backward (2 per micro-batch), the last stage the
+ * received input in each forward (1), and the compute stream waits for
+ * every send (2 micro-batches: 2 sends a stage). Megatron (megatron-te)
+ * sends the whole tensor on its own stream and gathers nothing. */
+Test(stack, deepspeed_pipeline_partitions_its_messages_over_tp)
+{
+	double act = 16777216, B;
+	int ag, blk;
+	pipe_tasks("megatron-deepspeed", 0, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act / 2, 1e-9 * act);
+	cr_expect_eq(ag, 4, "%d all-gathers", ag);
+	cr_expect_eq(blk, 2, "%d waits for a send", blk);
+	pipe_tasks("megatron-deepspeed", 1, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act / 2, 1e-9 * act);
+	cr_expect_eq(ag, 2, "%d all-gathers", ag);
+	cr_expect_eq(blk, 2, "%d waits for a send", blk);
+	pipe_tasks("megatron-te", 0, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act, 1e-9 * act);
+	cr_expect_eq(ag, 0, "%d all-gathers", ag);
+	cr_expect_eq(blk, 0, "%d waits for a send", blk);
+}
+
 /* The share of gradients in buckets spanning partitions: (d - 1) bucket /
  * P, at most 1; none on one rank; all in one bucket over several. */
 Test(stack, share_of_buckets_spanning_partitions_grows_with_ranks)
