@@ -237,8 +237,9 @@ static double p2p_bytes(const struct builder *b)
  * its own stream. */
 static void p2p_send(struct builder *b, struct task *s)
 {
+	s->blocking = pipe_partitioned(b);
 	int id = program_add(b->p, s, &b->last, 1);
-	if (pipe_partitioned(b))
+	if (s->blocking)
 		b->last = id;
 }
 

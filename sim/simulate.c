@@ -490,8 +490,8 @@ static int describe_cost(const struct inputs *in, const struct plan *pl, struct 
  * (*exact) where a NIC serves several GPUs of a multi-node job: cheap
  * folding posts no flows of the folded ranks themselves, so the
  * representative would have a shared NIC to itself (BLOOM on Jean Zay,
- * two GPUs per Omni-Path port, TP 4 x PP 12 x DP 8: cheap 88.56 s,
- * exact and unfolded 92.90 s). Returns 0 or -1 (reported). */
+ * two GPUs per Omni-Path port, TP 4 x PP 12 x DP 8: cheap 88.62 s,
+ * exact and unfolded 93.02 s). Returns 0 or -1 (reported). */
 static int fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
 		       const struct program *s0, bool any_distinct, struct result *r, bool *fold,
 		       bool *exact, const char **advice, struct diag *d)
