@@ -17,3 +17,10 @@ double host_bound_time(double gpu_s, double issue_s)
 {
 	return fmax(gpu_s, issue_s);
 }
+
+double host_block_time(const struct host_issue *h, double gpu_s, double issue_s)
+{
+	if (!h)
+		return gpu_s;
+	return h->blocking ? gpu_s + issue_s : host_bound_time(gpu_s, issue_s);
+}

@@ -16,7 +16,15 @@
  * replays captured kernels with one launch: its kernels cost the host
  * (almost) nothing, which is why frameworks capture them. The issue
  * times per kernel are the stack's (stack.h, cited in stack.c); a
- * scenario may give measured ones. */
+ * scenario may give measured ones.
+ *
+ * With CUDA_LAUNCH_BLOCKING=1 (a debugging switch some runs keep on, as
+ * BLOOM-176B's tr11 did against a hang: bigscience train/tr11-176B-ml/
+ * tr11-176B-ml.slurm) every launch returns only when its kernel has
+ * finished (CUDA Programming Guide, "Asynchronous Concurrent Execution":
+ * the variable disables asynchronous kernel launches), so the host can
+ * no longer run ahead: the two stages work in turn and a run of kernels
+ * takes the sum of their GPU and issue times. */
 #ifndef DDLSIM_HOST_H
 #define DDLSIM_HOST_H
 
@@ -28,6 +36,7 @@
  * autograd engine's). */
 struct host_issue {
 	double fwd_s, bwd_s;
+	bool blocking;          /* CUDA_LAUNCH_BLOCKING=1: issue and GPU time add up */
 };
 
 /* The host's time to issue ops l (each op's launches, op_launches(), at
@@ -37,5 +46,9 @@ double host_issue_time(const struct host_issue *h, const struct op_list *l);
 /* The GPU time of a run of kernels of GPU time gpu_s that takes the host
  * issue_s to issue: the slower of the two stages. */
 double host_bound_time(double gpu_s, double issue_s);
+
+/* The same for h's launches: their sum where h->blocking (each launch
+ * waits for its kernel), else host_bound_time(); gpu_s for h NULL. */
+double host_block_time(const struct host_issue *h, double gpu_s, double issue_s);
 
 #endif

@@ -358,6 +358,83 @@
  *   gradients summed (embedding and tied decoder), the vocabulary padded
  *   to 30,528 (rp L374-375), torch.nonzero's host synchronisation in the
  *   head and the criterion (mo L590, rp L89).
+ * megatron-deepspeed: BigScience's Megatron-DeepSpeed as BLOOM-176B (tr11)
+ *   ran it in March 2022: bigscience-workshop/Megatron-DeepSpeed affff3d2
+ *   (2022-03-17) under DeepSpeed's olruwase/bf16-updates branch
+ *   (microsoft/DeepSpeed 2cd21f15c, 2022-03-17; merged as #1801),
+ *   PyTorch 1.11, unfused attention (bigscience train/tr11-176B-ml/
+ *   README.md "Software", chronicles.md 2022-03-18 and 2022-04-04).
+ *   - LayerNorm [source]: MixedFusedLayerNorm (model/fused_layer_norm.py
+ *     L62-90, switched to in b9883f44) runs megatron/fused_kernels/
+ *     layer_norm_cuda_kernel.cu: forward one cuApplyLayerNorm (L678, read
+ *     x, write y: 4 B/el); backward cuComputePartGradGammaBeta (L751,
+ *     reads dy and x), cuComputeGradGammaBeta (L764, the partial sums)
+ *     and cuComputeGradInput (L782, reads dy and x, writes dx): 10 B/el
+ *     in 3 kernels.
+ *   - GELU [source]: model/fused_bias_gelu.py L32-58, torch.jit.script
+ *     bias_gelu (read 2, write 2); backward bias_gelu_back (read g and
+ *     y, write 2) returns the same tensor for the input and the bias
+ *     (L58), and [derived] autograd sums it over the tokens for the
+ *     bias (read 2): 8 B/el in 2 kernels.
+ *   - residual: bias_dropout_add as megatron-te's count (6 B/el, the
+ *     mask's byte added where the model has dropout, workload.c); the
+ *     fusion of its dropout by PyTorch 1.11's default JIT fuser was not
+ *     read.
+ *   - ALiBi [source]: model/transformer.py ParallelAttention.forward
+ *     (affff3d2): the score GEMM is torch.baddbmm(alibi slice, q, k^T,
+ *     beta = 1 / layer_number, ...) into a fresh tensor; PyTorch's
+ *     baddbmm_out_cuda_impl (aten/src/ATen/native/cuda/Blas.cpp of the
+ *     1.1x releases, read at an unpinned commit) copies the expanded
+ *     bias into the result when beta != 0 (w2 per score) and cuBLAS
+ *     reads it back as C (r2): 4 B per score, 1 kernel, forward only.
+ *   - softmax [source]: FusedScaleMaskSoftmax takes the upper-triangular
+ *     kernel (ScaledUpperTriangMaskedSoftmax; --abort-on-unmet-fused-
+ *     kernel-constraints in the tr11 slurm script): workload.c's softmax
+ *     (2 touches forward, 3 backward); attention dropout as workload.c.
+ *   - loss [source]: GPTModelPipe appends float16_to_fp32 after the
+ *     logits (model/gpt_model.py, the last spec: r2 w4), then
+ *     mpu/cross_entropy.py L31 (max: r4), L36 (sub_: r4 w4), L69 (exp,
+ *     out=: r4 w4), L70 (sum: r4), L79 (div_: r4 w4): 38 B/logit in 6
+ *     kernels, megatron-te's count; backward mul_ (r4 w4) and the cast
+ *     back (r4 w2): 14.
+ *   - gradients and step [source]: BF16_Optimizer at 2cd21f15c
+ *     (runtime/bf16_optimizer.py), the tr11 config's ZeRO stage 0 ("bf16
+ *     must use z0! it implements its own zero stage 1 equivalent",
+ *     tr11-176B-ml.slurm): after each micro-batch's backward the
+ *     pipeline engine calls update_hp_grads (pipe/engine.py
+ *     _exec_backward_pass; bf16_optimizer.py update_hp_grads: each bf16
+ *     gradient .to(fp32) r2 w4 and add_ into the fp32 buffer r8 w4 = 18
+ *     B/param, 2 kernels per tensor: a BLOOM block's attention and MLP
+ *     have 6 tensors each, weights and biases of two linears and a
+ *     LayerNorm); at the step boundary the whole fp32 buffer all-reduced
+ *     by engine.py _bf16_reduce_grads -> buffered_allreduce_fallback ->
+ *     allreduce_bucket (cast to communication_data_type, which is bf16
+ *     for bf16 at stage 0, engine.py communication_data_type; mul_ by
+ *     1/d; copy back): 16 B/param once per step, as v0.15's stage 0
+ *     (deepspeed below); step(): the fp32 gradients' norm r4, FusedAdam
+ *     on the rank's 1/d partition, the bf16 copy and an all-gather of
+ *     the bf16 parameters (all_gather_dp_groups), clear_hp_grads w4: 8
+ *     B/param beyond Adam. ddlsim's zero = 1 plan holds what this
+ *     optimizer shards (fp32 master, moments: 1/d) and its gather; its
+ *     reduction is a reduce-scatter where BF16_Optimizer all-reduces in
+ *     bf16 (the same bytes on the wire as a reduce-scatter in fp32).
+ *     zero = 0 and 1 both take this path; 2 and 3 (which this
+ *     BF16_Optimizer refused, pipe/engine.py _exec_reduce_grads) take
+ *     DeepSpeed v0.15's.
+ *   - pipeline [source] runtime/pipe/engine.py (2cd21f15c): with TP > 1
+ *     is_pipe_partitioned and is_grad_partitioned (L130-132);
+ *     _exec_forward_pass (L622-699) rebuilds the received input with
+ *     PartitionedTensor.full() (an all-gather over the TP group) and
+ *     keeps only its 1/t part of the output to send; _exec_backward_pass
+ *     (L701-775) all-gathers the output and the received gradient;
+ *     _exec_send_activations / _exec_send_grads (L937-1030) send 1/t
+ *     (and the partition's small meta tensor, not counted);
+ *     runtime/pipe/p2p.py send/recv (L48-83) call dist.send/dist.recv
+ *     (torch >= 1.8) without async_op: the compute stream waits for each
+ *     message. Not modelled: the receive is posted only when the engine
+ *     reaches it (a rendezvous with the blocked sender); ddlsim posts it
+ *     ahead, as for Megatron.
+ *   Host issue time as the other torch stacks.
  * mxnet-normconv, mxnet-nhwc-bn: NVIDIA's MLPerf Training v4.0 ResNet-50
  *   (mlcommons/training_results_v4.0 6fe9543, implementations/
  *   eos_ngc24.04_mxnet), fp16 NHWC, --fuse-bn-relu 1 --fuse-bn-add-relu 1
@@ -449,21 +526,36 @@
  * Beyond Adam in stages 1-3: the fp64 norm 18, flatten 4, fp32 cast 6,
  * scale 8. */
 #define DS_ZERO_STEP_BPP (18 + 4 + 6 + 8)
+/* BF16_Optimizer: the fp32 accumulation after every micro-batch (kernels
+ * per block op: two per gradient tensor), the cast-scale-copy around the
+ * step's all-reduce, the norm and the zeroing. */
+#define DS_BF16_PATH(kernels) \
+	{ .accum_every_Bpp = 6 + 12, .accum_kernels = (kernels), \
+	  .reduce_Bpp = 6 + 4 + 6, .reduce_kernels = 0, \
+	  .optimizer_Bpp = 4 + 4, .optimizer_kernels = 3 }
+#define DS_ZERO2_PATH \
+	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true, \
+	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4, \
+	  .reduce_kernels = 5, \
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 }
+#define DS_ZERO3_PATH \
+	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true, \
+	  .reduce_Bpp = 4 + 4 + 4, .shard_first_Bpp = 4, .reduce_kernels = 5, \
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 }
 static const struct stack_zero_path deepspeed_zero[4] = {
-	{ .accum_every_Bpp = 6 + 12, .accum_kernels = 8,
-	  .reduce_Bpp = 6 + 4 + 6, .reduce_kernels = 0,
-	  .optimizer_Bpp = 4 + 4, .optimizer_kernels = 3 },
+	DS_BF16_PATH(8),
 	{ .accum_later_Bpp = 6, .accum_kernels = 4,
 	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
 	  .reduce_kernels = 5,
 	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
-	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true,
-	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
-	  .reduce_kernels = 5,
-	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
-	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true,
-	  .reduce_Bpp = 4 + 4 + 4, .shard_first_Bpp = 4, .reduce_kernels = 5,
-	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
+	DS_ZERO2_PATH,
+	DS_ZERO3_PATH,
+};
+/* Megatron-DeepSpeed of 2022 (tr11): BF16_Optimizer, its own ZeRO-1, at
+ * ddlsim's stages 0 and 1 (12 gradient tensors per BLOOM block: 2 x 6
+ * kernels per block op); later engines' stages 2 and 3. */
+static const struct stack_zero_path megatron_ds_zero[4] = {
+	DS_BF16_PATH(12), DS_BF16_PATH(12), DS_ZERO2_PATH, DS_ZERO3_PATH,
 };
 
 /* DeepLearningExamples BERT's DDP path (the dle-bert block above), the
@@ -577,6 +669,25 @@ const struct stack stack_table[] = {
 		    "symbols/resnet-v1b-fl.py L158-208 (BatchNorm act relu, BatchNormAddRelu); NVIDIA's "
 		    "MXNet fork (sneaxiy/NVIDIA-MxNet ce30b18) batch_norm.cu L1111-1147, "
 		    "batch_norm_add_relu.cu L678-705, nhwc_batch_norm_kernel.cc" },
+	{ "megatron-deepspeed", "BigScience Megatron-DeepSpeed of 2022 (BLOOM tr11: apex LayerNorm, unfused attention, BF16_Optimizer)",
+	  .rmsnorm = TE_NORM, .layernorm = FWD_BWD(4, 10, 1, 3),
+	  .rope = FWD_BWD(4, 4, 2, 2), .swiglu = EAGER_SWIGLU, .gelu = FWD_BWD(4, 8, 1, 2),
+	  .residual = EAGER_RESIDUAL, .loss = FWD_BWD(38, 14, 6, 2),
+	  .alibi_bias = FWD_BWD(4, 0, 1, 0), .pipe_partitioned = true,
+	  /* no fp32 main gradient of Megatron's: BF16_Optimizer's (zero_path) */
+	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
+	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 3,
+	  .zero_path = megatron_ds_zero,
+	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
+	  .host_issue_us = TORCH_HOST_ISSUE,
+	  .source = "bigscience-workshop/Megatron-DeepSpeed affff3d2 megatron/model/fused_layer_norm.py "
+		    "L62-90, megatron/fused_kernels/layer_norm_cuda_kernel.cu L678, L751-782, "
+		    "megatron/model/fused_bias_gelu.py L32-58, megatron/model/transformer.py "
+		    "(ALiBi baddbmm), megatron/model/gpt_model.py (float16_to_fp32), "
+		    "megatron/mpu/cross_entropy.py L31-79; microsoft/DeepSpeed 2cd21f15c "
+		    "deepspeed/runtime/bf16_optimizer.py (update_hp_grads, step, clear_hp_grads), "
+		    "runtime/pipe/engine.py (_exec_backward_pass, _bf16_reduce_grads), "
+		    "runtime/engine.py (communication_data_type, allreduce_bucket)" },
 	{ NULL, NULL, .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST, .source = NULL },
 };
 

@@ -114,6 +114,12 @@ struct stack {
 	/* Query, key and value projected by three Linear layers, three
 	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM. */
 	bool qkv_separate;
+	/* Unfused attention with ALiBi, where the bias enters the score
+	 * GEMM as its C operand (torch.baddbmm with beta != 0): per element
+	 * of the score tensor (b x heads / t x s x s), the broadcast bias
+	 * copied into the output and read back by the GEMM; no backward
+	 * (the bias is a constant). */
+	struct stack_piece alibi_bias;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */
@@ -139,6 +145,13 @@ struct stack {
 	 * shard): one write of the gradient dtype per parameter the rank
 	 * holds (Megatron-Core's contiguous main-grad buffer). */
 	bool zero_grad_buffer;
+	/* DeepSpeed's PipelineEngine with tensor parallelism (pipe/engine.py
+	 * is_pipe_partitioned = is_grad_partitioned = model parallel size > 1):
+	 * each TP rank sends 1/t of a pipeline message, the receiver
+	 * all-gathers it over TP, the sender all-gathers its output again
+	 * before the backward, and p2p.send blocks until the message is
+	 * delivered (sim/build_transformer.c). */
+	bool pipe_partitioned;
 	/* FSDP2's copies around its collectives (ZeRO-3), on top of the
 	 * collectives: after each all-gather, split_with_sizes_copy of the
 	 * gathered 16-bit parameters into the layer's own tensors (read and

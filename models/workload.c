@@ -301,6 +301,8 @@ static void attention_core(struct emitter *e, const struct model *m,
 		return;
 	}
 	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
+	if (m->pos == MODEL_POS_ALIBI && e->stk->alibi_bias.bytes[e->pass == PASS_BWD] > 0)
+		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
 	membound(e, "softmax", "softmax", b * heads * sq * sq, 2, sq);
 	if (m->dropout) /* read, write, and a one-byte mask */
 		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);

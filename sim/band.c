@@ -9,7 +9,8 @@
 
 #include "bug.h"
 
-enum style { STYLE_CNN, STYLE_ENCODER, STYLE_FOUNDRY, STYLE_FSDP, STYLE_FP8, STYLE_MEGATRON };
+enum style { STYLE_CNN, STYLE_ENCODER, STYLE_FOUNDRY, STYLE_MEGATRON_DS, STYLE_FSDP, STYLE_FP8,
+	     STYLE_MEGATRON };
 
 /* The rule table of band.h, in order. gpus: codes separated by '|'. */
 static const struct {
@@ -20,6 +21,7 @@ static const struct {
 	{ STYLE_CNN, "H100|H200", "resnet50-mlperf" },
 	{ STYLE_ENCODER, "A100", "dle-bert-a100" },
 	{ STYLE_FOUNDRY, "A100|H100|H200", "llm-foundry-mpt" },
+	{ STYLE_MEGATRON_DS, "A100", "bloom-a100" },
 	{ STYLE_FSDP, "A100", "torchtitan-a100" },
 	{ STYLE_FSDP, "H100|H200", "llm-foundry-mpt" },
 	{ STYLE_FP8, "H100|H200", "nemo-h100-fp8" },
@@ -36,6 +38,8 @@ static enum style style_of(const struct inputs *in, const struct plan *pl)
 		return STYLE_ENCODER;
 	if (!strncmp(stack, "llm-foundry", strlen("llm-foundry")))
 		return STYLE_FOUNDRY;
+	if (!strcmp(stack, "megatron-deepspeed"))
+		return STYLE_MEGATRON_DS;
 	if (!strcmp(stack, "torchtitan") || !strcmp(stack, "hf-eager") ||
 	    !strcmp(stack, "deepspeed") ||
 	    (pl->parallel.zero == 3 && pl->parallel.tp == 1 && pl->parallel.pp == 1))

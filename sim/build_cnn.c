@@ -108,8 +108,8 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 			g->saved_bytes += out * (B + 8);
 	}
 	for (int gi = 0; gi < g->n; gi++) {
-		g->fwd_s[gi] = host_bound_time(g->fwd_s[gi], issue_f[gi]);
-		g->bwd_s[gi] = host_bound_time(g->bwd_s[gi], issue_b[gi]);
+		g->fwd_s[gi] = host_block_time(&h, g->fwd_s[gi], issue_f[gi]);
+		g->bwd_s[gi] = host_block_time(&h, g->bwd_s[gi], issue_b[gi]);
 	}
 	free(issue_f);
 	free(issue_b);

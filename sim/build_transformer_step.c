@@ -60,6 +60,33 @@ static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int m
 	return b->last;
 }
 
+/* DeepSpeed's PipelineEngine with TP (stack.h pipe_partitioned): each TP
+ * rank sends 1/t of a pipeline message and the receiver all-gathers it. */
+static bool pipe_partitioned(const struct builder *b)
+{
+	const struct plan *pl = b->pl;
+	return plan_stack(pl)->pipe_partitioned && pl->parallel.tp > 1 && !pl->parallel.sp;
+}
+
+/* One pipeline message per rank: the activation (or its gradient), 1/t
+ * of it under SP or a partitioning engine. */
+static double p2p_bytes(const struct builder *b)
+{
+	const struct plan *pl = b->pl;
+	return b->act_bytes / (pl->parallel.sp || pipe_partitioned(b) ? pl->parallel.tp : 1);
+}
+
+/* A pipeline send: DeepSpeed's p2p.send blocks the compute stream until
+ * the message is delivered (pipe_partitioned stacks), Megatron's runs on
+ * its own stream. */
+static void p2p_send(struct builder *b, struct task *s)
+{
+	s->blocking = pipe_partitioned(b);
+	int id = program_add(b->p, s, &b->last, 1);
+	if (s->blocking)
+		b->last = id;
+}
+
 /* A TP collective of one activation tensor (b x s x h). */
 static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 {
@@ -389,7 +416,7 @@ void builder_forward(struct builder *b, int mb, int chunk)
 
 	if (vs > 0) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .dir = P2P_FWD, .bytes = p2p_bytes(b),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 	}
@@ -397,8 +424,11 @@ void builder_forward(struct builder *b, int mb, int chunk)
 		param_gate(b, chunk, b->grad_bytes_embed);
 		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
-	} else
+	} else {
 		builder_compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
+		if (pipe_partitioned(b))        /* PartitionedTensor.full() of the input */
+			tp_coll_bytes(b, COLL_ALLGATHER, b->act_bytes, mb, chunk);
+	}
 	for (int l = 0; l < nl; l++) {
 		set_layer(b, first + l);
 		zero3_gather(b, CAT_FORWARD, mb, chunk);
@@ -419,9 +449,9 @@ void builder_forward(struct builder *b, int mb, int chunk)
 				      pl->parallel.cp, mb, chunk);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .dir = P2P_FWD, .bytes = p2p_bytes(b),
 				  .mb = mb, .chunk = chunk };
-		program_add(b->p, &s, &b->last, 1);
+		p2p_send(b, &s);
 	}
 	if (b->pg.n)
 		b->pg.done[chunk] = 1;
@@ -439,10 +469,14 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 
 	if (vs < nv - 1) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .dir = P2P_BWD, .bytes = p2p_bytes(b),
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 		builder_compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
+		/* the output restored, then the received gradient (engine.py
+		 * _exec_backward_pass: two PartitionedTensor.full()) */
+		for (int i = 0; i < 2 && pipe_partitioned(b); i++)
+			tp_coll_bytes(b, COLL_ALLGATHER, b->act_bytes, mb, chunk);
 	} else {
 		builder_compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
@@ -478,9 +512,9 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		builder_grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = b->act_bytes / (pl->parallel.sp ? pl->parallel.tp : 1),
+				  .dir = P2P_BWD, .bytes = p2p_bytes(b),
 				  .mb = mb, .chunk = chunk };
-		program_add(b->p, &s, &b->last, 1);
+		p2p_send(b, &s);
 	}
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */

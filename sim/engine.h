@@ -19,7 +19,9 @@
  * Folding: when every (tp, dp) replica of a stage is identical and the
  * fabric is symmetric, only the ranks with tp = dp = 0 are simulated; their
  * flows to folded peers still cross the real links (a daemon receiver
- * stands in for the peer), so link sharing is kept, and each simulated
+ * stands in for the peer), so link sharing is kept (but not with the
+ * folded ranks' own flows: where GPUs share a NIC, "auto" folds exactly,
+ * simulate.c fold_decide), and each simulated
  * rank's statistics stand for the ranks it represents. A plan that loads
  * its members unequally (a tree) is timed by its busiest member, not the
  * representative: the folded members' flows to and from it and its peers

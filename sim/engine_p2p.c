@@ -63,8 +63,8 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	struct rank_inst *ri = a->ri;
 	*peer = p2p_peer(S, ri, t->dir, true);
 	ri->post_s[ti] = start;
-	a->sends[(*nsends)++] = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, *peer),
-						     &ri->post_s[ti], (long)ceil(t->bytes));
+	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, *peer), &ri->post_s[ti],
+					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
 	if (S->job->fold_exact && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
@@ -72,6 +72,14 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	ri->nsent[t->dir]++;
 	ri->st->sent_bytes[t->cat] += t->bytes;
 	S->flows++;
+	/* a blocking send ends with its delivery: the tasks that wait for it
+	 * (the compute stream's next, build_transformer.c) wait that long */
+	if (t->blocking) {
+		sg_comm_wait(c);
+		ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+	} else {
+		a->sends[(*nsends)++] = c;
+	}
 }
 
 void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,

@@ -191,7 +191,7 @@ const struct stack *plan_stack(const struct plan *p)
 struct host_issue plan_host_issue(const struct plan *p)
 {
 	const struct stack *s = plan_stack(p);
-	struct host_issue h = { 0, 0 };
+	struct host_issue h = { 0, 0, p->compute.launch_blocking };
 	if (p->compute.cuda_graphs)
 		return h;
 	h.fwd_s = 1e-6 * (p->compute.host_issue_us[0] >= 0 ? p->compute.host_issue_us[0] : s->host_issue_us[0]);

@@ -99,6 +99,8 @@
  *                                             issues none of them (models/host.h)
  *   host_issue_us      us       stack's       the host's time to issue one kernel, forward
  *                                             and backward; < 0: the stack's
+ *   launch_blocking    -        false         CUDA_LAUNCH_BLOCKING=1: issue and GPU time
+ *                                             add up (models/host.h)
  *
  *   moe (struct plan_moe)
  *   dist               -        model's       MoE routing: uniform | zipf | loads (models/moe.h)
@@ -303,6 +305,7 @@ struct plan_compute {
 	enum attn_backend attn_backend; /* resolved: the stack's on this GPU, or the given one */
 	bool cuda_graphs;               /* compute.cuda_graphs: kernels replayed from CUDA graphs */
 	double host_issue_us[2];        /* compute.host_issue_{fwd,bwd}_us, -1: the stack's */
+	bool launch_blocking;           /* compute.launch_blocking: CUDA_LAUNCH_BLOCKING=1 */
 };
 
 /* moe: the routing (the model's unless given). */

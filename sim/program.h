@@ -72,6 +72,8 @@ struct task {
 	double launch_s;        /* TASK_COLL: host launch cost per call (framework.h), waited
 				   on the stream before the call */
 	enum p2p_dir dir;       /* TASK_SEND/RECV: FWD goes to the next stage */
+	bool blocking;          /* TASK_SEND: done when delivered, not when posted
+				   (DeepSpeed's p2p.send; build_transformer.c) */
 	int mb, chunk;          /* micro-batch and model chunk, for traces */
 	int dep0, ndeps;        /* into program.deps (tasks of other streams) */
 	int nwaiters;           /* cross-stream tasks that wait for this one */

@@ -222,6 +222,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		jobj_bool(&jo, "cuda_graphs", &s->compute.cuda_graphs, 0);
 		jobj_num(&jo, "host_issue_fwd_us", &s->compute.host_issue_us[0], JNONNEG);
 		jobj_num(&jo, "host_issue_bwd_us", &s->compute.host_issue_us[1], JNONNEG);
+		jobj_bool(&jo, "launch_blocking", &s->compute.launch_blocking, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "moe", &jo, 0) == 1) {

@@ -150,7 +150,7 @@
  *                                                                torchtitan | llm-foundry |
  *                                                                llm-foundry-triton | deepspeed |
  *                                                                dle-bert | mxnet-normconv |
- *                                                                mxnet-nhwc-bn
+ *                                                                mxnet-nhwc-bn | megatron-deepspeed
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |
@@ -165,6 +165,10 @@
  *                                                                block of shorter kernels waits
  *   compute.host_issue_bwd_us     number   us      stack's       the same in backward (autograd's
  *                                                                C++ thread; eager PyTorch 3.6)
+ *   compute.launch_blocking       bool     -       false         CUDA_LAUNCH_BLOCKING=1: each launch
+ *                                                                waits for its kernel, so the host's
+ *                                                                issue time adds to the GPU's
+ *                                                                (models/host.h)
  *   moe.routing                   string   -       model's       uniform | zipf | loads (models/moe.h;
  *                                                                loads: the model's expert_loads)
  *   moe.zipf_s                    number   -       model's       Zipf exponent of the routing

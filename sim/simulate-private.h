@@ -47,12 +47,12 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 int simulate_describe_cost(const struct inputs *in, const struct plan *pl, struct result *r,
 			   struct diag *d);
 
-/* Whether to fold (r->folded, r->fold_reason; *fold, *advice: static
- * text) for stage 0's program s0 (simulate_fold.c says how). Returns 0
- * or -1 (reported). */
+/* Whether to fold (r->folded, r->fold_reason; *fold, *exact: folded
+ * exactly, *advice: static text) for stage 0's program s0
+ * (simulate_fold.c says how). Returns 0 or -1 (reported). */
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
 			 const struct program *s0, bool any_distinct, struct result *r, bool *fold,
-			 const char **advice, struct diag *d);
+			 bool *exact, const char **advice, struct diag *d);
 
 /* Throughput, FLOPs, MFU/HFU and the MoE figures from the iteration time. */
 void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struct result *r);

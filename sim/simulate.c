@@ -147,13 +147,13 @@ static double compute_bound_share(const struct inputs *in, const struct plan *pl
 /* The engine job of plan pl on in: programs, folding, interference,
  * parameter servers, degraded links, throttling, distinct ranks. */
 static void job_init(struct job_parts *J, const struct inputs *in, const struct plan *pl,
-		     const struct placement *place, const struct programs *P, bool fold,
+		     const struct placement *place, const struct programs *P, bool fold, bool exact,
 		     const unsigned char *distinct, const struct engine_observer *obs)
 {
 	const struct topology *topo = inputs_topology(in);
 	J->job = (struct engine_job){ .topo = topo, .nodes = pl->nodes, .pl = place,
 				      .stage_prog = P->pp, .coll_algo = pl->communication.coll_algo, .fold = fold,
-				      .fold_exact = fold && pl->simulation.fold == FOLD_EXACT,
+				      .fold_exact = fold && exact,
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
@@ -210,7 +210,7 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 		   struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
-	bool fold = false;
+	bool fold = false, exact = false;
 
 	if (placement_init_ep(&x->place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
 			      pl->parallel.pp, pl->parallel.order))
@@ -222,9 +222,10 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	 * differ: cheap folding simulates those replicas whole (fold.c,
 	 * partial folding); exact folding does not fold them */
 	x->distinct = whatif_distinct_ranks(pl, topo, x->place.nranks, &x->any_distinct);
-	if (simulate_fold_decide(in, pl, &x->place, &x->P.progs[0], x->any_distinct, r, &fold, &x->fold_advice, d))
+	if (simulate_fold_decide(in, pl, &x->place, &x->P.progs[0], x->any_distinct, r, &fold, &exact,
+				 &x->fold_advice, d))
 		return -1;
-	job_init(&x->J, in, pl, &x->place, &x->P, fold, x->any_distinct ? x->distinct : NULL, obs);
+	job_init(&x->J, in, pl, &x->place, &x->P, fold, exact, x->any_distinct ? x->distinct : NULL, obs);
 	return 0;
 }
 

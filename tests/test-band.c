@@ -8,6 +8,7 @@
  *   NeMo Llama 2 70B fp8 on H100                           -> nemo-h100-fp8
  *   torchtitan Llama 2 13B, FSDP on A100                   -> torchtitan-a100
  *   MPT 7B, llm-foundry-triton stack on H100               -> llm-foundry-mpt
+ *   BLOOM 176B, megatron-deepspeed stack on A100           -> bloom-a100
  *   BERT-Large (encoder) on DGX A100                       -> dle-bert-a100
  *   BERT-Large (encoder) on DGX H100 (no encoder family)   -> overall
  *   ResNet-50 on a V100 (no family measured a V100)        -> overall
@@ -86,6 +87,11 @@ Test(band, fsdp_on_a100_is_torchtitan)
 Test(band, llm_foundry_stack_is_llm_foundry)
 {
 	expect_band("validation/llm-foundry-mpt/mpt-7b-h100-8gpu.json", "llm-foundry-mpt");
+}
+
+Test(band, megatron_deepspeed_on_a100_is_bloom)
+{
+	expect_band("validation/bloom-a100/bloom-176b-384gpu.json", "bloom-a100");
 }
 
 Test(band, an_encoder_on_a100_is_dle_bert)

@@ -88,6 +88,45 @@ Test(engine, one_transfer_costs_alpha_plus_size_over_beta)
 	rel_eq(send_recv(t, 1, 1, S), 3e-6 + S / 100e9);
 }
 
+/* A compute of C seconds waiting for stage 0's send of S bytes: a
+ * blocking send (DeepSpeed's p2p.send) ends when the bytes have left, so
+ * the compute starts after S / beta (the route's latency alpha is the
+ * receiver's, engine_p2p.c); a posted one (Megatron's) ends at once and
+ * the compute overlaps the transfer, which the receiver sees at alpha +
+ * S / beta. */
+static double send_then_compute(bool blocking, double S, double C)
+{
+	struct topology *t = topo(2, 100, 3, 1, 200, 1, 0.5);
+	struct program p[2];
+	struct program *pp[2] = { &p[0], &p[1] };
+	program_init(&p[0]);
+	program_init(&p[1]);
+	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = P2P_FWD, .bytes = S,
+			  .blocking = blocking };
+	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .time_s = C };
+	struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .dir = P2P_FWD, .bytes = S };
+	int sid = program_add(&p[0], &s, NULL, 0);
+	program_add(&p[0], &c, &sid, 1);
+	program_add(&p[1], &r, NULL, 0);
+	struct engine_result res;
+	double it = run(t, 1, 1, 1, 2, pp, false, &res);
+	engine_result_finish(&res);
+	topology_destroy(t);
+	return it;
+}
+
+Test(engine, a_blocking_send_holds_the_compute_until_delivered)
+{
+	double S = 123456789, C = 2e-3;
+	rel_eq(send_then_compute(true, S, C), S / 100e9 + C);
+}
+
+Test(engine, a_posted_send_lets_the_compute_overlap_it)
+{
+	double S = 123456789, C = 2e-3, x = 3e-6 + S / 100e9;
+	rel_eq(send_then_compute(false, S, C), x > C ? x : C);
+}
+
 /* Across nodes the path is NIC, fabric, NIC: 2 x 1 us + 0.5 us, 25 GB/s. */
 Test(engine, one_transfer_across_nodes)
 {

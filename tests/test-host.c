@@ -38,20 +38,25 @@ Test(host, issue_time_counts_each_launch_at_its_pass_rate)
 	op_list_push(&l, &a);
 	op_list_push(&l, &b);
 	op_list_push(&l, &c);
-	struct host_issue h = { 9.4e-6, 3.6e-6 };
+	struct host_issue h = { 9.4e-6, 3.6e-6, false };
 	/* 3 forward launches, 1 backward, the fused op none */
 	cr_expect(fabs(host_issue_time(&h, &l) - (3 * 9.4e-6 + 3.6e-6)) < 1e-15);
 	cr_expect_eq(host_issue_time(NULL, &l), 0);
 	cr_expect_eq(host_bound_time(2e-3, 1e-3), 2e-3);
 	cr_expect_eq(host_bound_time(1e-5, 4e-5), 4e-5);
+	/* CUDA_LAUNCH_BLOCKING=1: the two stages in turn */
+	cr_expect_eq(host_block_time(&h, 2e-3, 1e-3), 2e-3);
+	h.blocking = true;
+	cr_expect_eq(host_block_time(&h, 2e-3, 1e-3), 3e-3);
+	cr_expect_eq(host_block_time(NULL, 2e-3, 1e-3), 2e-3);
 	op_list_finish(&l);
 }
 
 /* The forward and backward attention blocks of model_path under stack
  * with micro-batch 1 at seq tokens; *gpu and *issue: the blocks' kernel
  * sums, as blocks_price sees them. */
-static void price(const char *model_path, const char *stack, long seq, bool graphs,
-		  struct blocks *bk, double gpu[2], double issue[2])
+static void price_ex(const char *model_path, const char *stack, long seq, bool graphs,
+		     bool blocking, struct blocks *bk, double gpu[2], double issue[2])
 {
 	struct diag d;
 	diag_init(&d, stderr);
@@ -67,6 +72,7 @@ static void price(const char *model_path, const char *stack, long seq, bool grap
 	pl.compute.stack = stack_index(stack_find(stack));
 	pl.compute.stack_set = true;
 	pl.compute.cuda_graphs = graphs;
+	pl.compute.launch_blocking = blocking;
 	plan_resolve(&pl, in);
 	cr_assert_eq(blocks_price(&pl, inputs_model(in), inputs_cost(in), bk), 0);
 	struct wl_shape shp = plan_wl_shape(&pl);
@@ -81,6 +87,12 @@ static void price(const char *model_path, const char *stack, long seq, bool grap
 	}
 	inputs_destroy(in);
 	diag_finish(&d);
+}
+
+static void price(const char *model_path, const char *stack, long seq, bool graphs,
+		  struct blocks *bk, double gpu[2], double issue[2])
+{
+	price_ex(model_path, stack, seq, graphs, false, bk, gpu, issue);
 }
 
 Test(host, a_small_layer_waits_for_the_host_a_large_one_does_not)
@@ -113,6 +125,34 @@ Test(host, a_small_layer_waits_for_the_host_a_large_one_does_not)
 	cr_expect(issue[0] < 0.1 * gpu[0]);
 	cr_expect(fabs(bk.fwd[WL_ATTN] - gpu[0]) < 1e-15);
 	cr_expect_eq(bk.host_wait_fwd[WL_ATTN], 0);
+	free(model);
+	free(dir);
+}
+
+/* compute.launch_blocking (BLOOM tr11's CUDA_LAUNCH_BLOCKING=1): a block
+ * takes its kernels' GPU time plus their issue time, the small GPT-2
+ * layer and Llama 2 7B's alike, and the GPU waits the whole issue time;
+ * under CUDA graphs nothing is issued, nothing added. */
+Test(host, launch_blocking_adds_the_issue_time_to_the_gpu_time)
+{
+	char *dir = tmp_dir();
+	char *model = write_file(dir, "gpt2.json", gpt2_small);
+	struct blocks bk;
+	double gpu[2], issue[2];
+	const char *paths[2] = { model, src_path("models/zoo/llama2-7b.json") };
+	long seqs[2] = { 128, 4096 };
+	for (int i = 0; i < 2; i++) {
+		price_ex(paths[i], "hf-eager", seqs[i], false, true, &bk, gpu, issue);
+		cr_expect(issue[0] > 0 && issue[1] > 0);
+		cr_expect(fabs(bk.fwd[WL_ATTN] - (gpu[0] + issue[0])) < 1e-12 * bk.fwd[WL_ATTN],
+			  "fwd %.3f us, GPU %.3f + issue %.3f", 1e6 * bk.fwd[WL_ATTN], 1e6 * gpu[0],
+			  1e6 * issue[0]);
+		cr_expect(fabs(bk.bwd[WL_ATTN] - (gpu[1] + issue[1])) < 1e-12 * bk.bwd[WL_ATTN]);
+		cr_expect(fabs(bk.host_wait_fwd[WL_ATTN] - issue[0]) < 1e-12);
+	}
+	price_ex(model, "hf-eager", 128, true, true, &bk, gpu, issue);
+	cr_expect_eq(issue[0], 0);
+	cr_expect(fabs(bk.fwd[WL_ATTN] - gpu[0]) < 1e-15);
 	free(model);
 	free(dir);
 }

@@ -24,9 +24,13 @@
  * 15 us modelled) and 32-59 % too fast from 4 to 32 MiB; two A100 nodes on
  * 100G RoCE without QP tuning 50-620 % too fast (measured 72 GB/s busbw,
  * the same nodes with NCCL_IB_QPS_PER_CONNECTION=4 measure 223, model 192);
- * mean 105.4 %. The mean is dominated by the untuned RoCE log; it is a
- * ratchet, not a goal. */
-#define RATCHET 1.06
+ * mean 105.4 %. Then (2026-11-26, 61 rows) Jean Zay's 4 A100 nodes on
+ * Omni-Path: NCCL 2.10.3 ran its ring through one port per direction
+ * without GPUDirect RDMA, 5.07 GB/s busbw; the model, with the port at
+ * that measured 40.5 Gb/s, spreads the ring over four ports: 20.0 GB/s,
+ * +294 %: mean 108.5 %. The mean is dominated by the untuned RoCE log and
+ * this one; it is a ratchet, not a goal. */
+#define RATCHET 1.09
 
 Test(nccl_validation, mean_busbw_error_stays_below_the_ratchet)
 {

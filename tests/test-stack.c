@@ -246,6 +246,133 @@ Test(stack, deepspeed_engine_gradient_ops_per_zero_stage)
 	model_destroy(m);
 }
 
+/* BLOOM 176B (h 14336, 112 heads, ffn 57344, ALiBi, dropout) under the
+ * megatron-deepspeed stack of tr11, TP 4, micro-batch 2 of 2048 tokens,
+ * unfused attention: per layer 28 heads x 2 x 2048^2 = 234,881,024
+ * scores. The ALiBi bias copied into the score tensor and read back by
+ * the baddbmm's beta (4 B per score, forward only, one kernel); apex's
+ * LayerNorm backward 10 B/el in 3 kernels; the bias-GELU backward with
+ * the bias's sum 8 B/el in 2; BF16_Optimizer's fp32 accumulation 18 B per
+ * parameter every micro-batch, 12 kernels per block op, at ZeRO 0 and 1,
+ * and its cast-scale-copy of 16 B once per step of m = 4 micro-batches,
+ * launching nothing per block; megatron-te emits no ALiBi copy. */
+Test(stack, megatron_deepspeed_as_bloom_tr11_ran)
+{
+	struct model *m = load("models/zoo/bloom-176b.json");
+	double T = 4096, h = 14336, S = 2 * 28 * 2048.0 * 2048;
+	double attn_p = h * 3 * h / 4 + h * h / 4, mlp_p = 2 * h * 57344 / 4;
+	struct wl_shape w = shape("megatron-deepspeed", 2048, 4);
+	w.micro_batch = 2;
+	w.attention = ATTN_UNFUSED;
+	w.grad_fp32 = true;
+	struct op a = find_op(m, &w, WL_ATTN, PASS_FWD, "alibi_bias");
+	EXPECT_BYTES(a, 4 * S);
+	cr_expect_eq(a.kernels, 1);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "alibi_bias"), "the bias has no gradient");
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "attn_dropout"), 5 * S);
+	struct op n = find_op(m, &w, WL_ATTN, PASS_BWD, "layernorm.bwd");
+	EXPECT_BYTES(n, 10 * T * h);
+	cr_expect_eq(n.kernels, 3);
+	struct op g = find_op(m, &w, WL_MLP, PASS_BWD, "gelu.bwd");
+	EXPECT_BYTES(g, 8 * T * 57344 / 4);
+	cr_expect_eq(g.kernels, 2);
+	EXPECT_BYTES(find_op(m, &w, WL_HEAD, PASS_FWD, "cross_entropy"), 38 * T * 250880 / 4);
+	for (int z = 0; z <= 1; z++) {
+		w.grad = (struct wl_grad_path){ z, 8, 4, 5e8 };
+		struct op c = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
+		EXPECT_BYTES(c, 18 * attn_p);
+		cr_expect_eq(c.kernels, 12);
+		EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_accum"), 18 * mlp_p);
+		struct op b = find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_bucket");
+		EXPECT_BYTES(b, 16.0 / 4 * mlp_p);
+		cr_expect_eq(b.kernels, -1);
+		cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.main_grad"),
+			  "no Megatron fp32 main gradient beside the optimizer's");
+	}
+	const struct stack *md = stack_find("megatron-deepspeed");
+	cr_expect_float_eq(stack_optimizer_Bpp(md, 1), 8, 1e-15);
+	cr_expect_float_eq(stack_optimizer_Bpp(md, 2), 36, 1e-15);
+	struct wl_shape te = w;
+	te.stack = stack_find("megatron-te");
+	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "alibi_bias"));
+	w.attention = ATTN_FLASH;
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_FWD, "alibi_bias"), "flash adds the bias itself");
+	model_destroy(m);
+}
+
+/* The pipeline messages of a stage of stack st: *send_B the bytes of its
+ * sends, *ag the TP all-gathers of act bytes, *blocking the sends a task
+ * of another stream waits for. Llama 2 7B, TP 2 x PP 2 x DP 2 on one DGX A100,
+ * 2 micro-batches of 2048 tokens. */
+static void pipe_tasks(const char *st, int stage, double act, double *send_B, int *ag,
+		       int *blocking)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in, "%s", diag_text(&d));
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.tp = 2;
+	pl.parallel.pp = 2;
+	pl.parallel.dp = 2;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 4;
+	pl.training.micro_batch = 1;
+	pl.compute.stack = stack_index(stack_find(st));
+	pl.compute.stack_set = true;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, stage, &p, NULL), 0);
+	*send_B = 0, *ag = 0, *blocking = 0;
+	bool *waited = calloc((size_t)p.n, sizeof(*waited));
+	cr_assert(waited);
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->kind == TASK_SEND)
+			*send_B += t->bytes;
+		if (t->kind == TASK_COLL && t->op == COLL_ALLGATHER && t->group == GROUP_TP &&
+		    t->bytes == act)
+			(*ag)++;
+		for (int k = 0; k < t->ndeps && t->kind != TASK_SEND; k++)
+			waited[p.deps[t->dep0 + k]] = true;
+	}
+	for (int i = 0; i < p.n; i++)
+		*blocking += p.t[i].kind == TASK_SEND && waited[i];
+	free(waited);
+	program_finish(&p);
+	inputs_destroy(in);
+	diag_finish(&d);
+}
+
+/* DeepSpeed's PipelineEngine (megatron-deepspeed) with TP 2: each rank
+ * sends half of the b x s x h bf16 activation (1 x 2048 x 4096 x 2 B =
+ * 16 MiB), the first stage all-gathers its output and the received
+ * gradient in each backward (2 per micro-batch), the last stage the
+ * received input in each forward (1), and the compute stream waits for
+ * every send (2 micro-batches: 2 sends a stage). Megatron (megatron-te)
+ * sends the whole tensor on its own stream and gathers nothing. */
+Test(stack, deepspeed_pipeline_partitions_its_messages_over_tp)
+{
+	double act = 16777216, B;
+	int ag, blk;
+	pipe_tasks("megatron-deepspeed", 0, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act / 2, 1e-9 * act);
+	cr_expect_eq(ag, 4, "%d all-gathers", ag);
+	cr_expect_eq(blk, 2, "%d waits for a send", blk);
+	pipe_tasks("megatron-deepspeed", 1, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act / 2, 1e-9 * act);
+	cr_expect_eq(ag, 2, "%d all-gathers", ag);
+	cr_expect_eq(blk, 2, "%d waits for a send", blk);
+	pipe_tasks("megatron-te", 0, act, &B, &ag, &blk);
+	cr_expect_float_eq(B, 2 * act, 1e-9 * act);
+	cr_expect_eq(ag, 0, "%d all-gathers", ag);
+	cr_expect_eq(blk, 0, "%d waits for a send", blk);
+}
+
 /* The share of gradients in buckets spanning partitions: (d - 1) bucket /
  * P, at most 1; none on one rank; all in one bucket over several. */
 Test(stack, share_of_buckets_spanning_partitions_grows_with_ranks)
@@ -508,7 +635,8 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn}, "
+		       "llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn, "
+		       "megatron-deepspeed}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
