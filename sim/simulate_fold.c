@@ -16,9 +16,9 @@ struct fold_why {
 	const char *why, *advice;
 };
 
-#define FOLD_ON_ADVICE "simulation.fold \"on\" folds it (equal to every rank simulated on " \
-		       "fabrics of full bisection, within about 1 % on oversubscribed trees: " \
-		       "docs/howto.md)"
+#define FOLD_ON_ADVICE "simulation.fold \"on\" folds it cheaply (equal to every rank " \
+		       "simulated on fabrics of full bisection, about 1 % fast on " \
+		       "oversubscribed trees, more where GPUs share a NIC: docs/howto.md)"
 
 /* Whether every link above the NICs has full bisection (one non-blocking
  * switch, or a fat tree without oversubscription): then the replicas share
