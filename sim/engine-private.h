@@ -8,7 +8,8 @@
  *   engine_stream.c    one actor per (simulated rank, used stream): its
  *                      tasks in order, cross-stream waits, compute with
  *                      interference and throttling; it dispatches each
- *                      task to its kind's file
+ *                      task to its kind's file; streams the compute
+ *                      stream only waits through run on its actor
  *   engine_coll.c      collectives: the flows a member posts
  *                      (folded: for its mirrors too), daemon sinks
  *   engine_p2p.c       pipeline messages between stages (and their
@@ -47,12 +48,23 @@ struct progress {
 struct platform_extra;
 struct rank_inst;
 
+/* A group instance's barrier, where its simulated members meet before
+ * a collective's flows and after them, and what they tell each other in
+ * between (engine_coll.c). */
+struct group_bar {
+	sg_bar_t bar;
+	int members;            /* the simulated ones: the barrier's count */
+	int arrived, ended;     /* members at the first meeting, members whose flows ended */
+	double latency_s;       /* the collective's latency, as the first to arrive has it */
+	bool same_latency;      /* every member's latency is latency_s */
+};
+
 /* One run of engine_run(). */
 struct sim {
 	const struct engine_job *job;
 	struct fold fold;       /* which ranks are simulated, plan cache, mirrors */
 	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
-	sg_bar_t *bars;         /* [nranks * GROUP_N * STREAM_N], lazily made */
+	struct group_bar **bars;/* [nranks * GROUP_N * STREAM_N], lazily made */
 	struct stream_arg *args;/* [nargs] one per actor */
 	int nargs;
 	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
@@ -79,6 +91,7 @@ struct rank_inst {
 	const struct program *prog;
 	int *done;              /* [prog->n] times the task finished (one per
 				 * replayed iteration) */
+	double *done_at;        /* [prog->n] when it last finished */
 	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
 	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
 				 * for one dependency at a time */
@@ -140,8 +153,8 @@ void engine_start_actor(const char *name, sg_host_t h, xbt_main_func_t fn, void 
 sg_host_t engine_host_of(int rank);
 /* The barrier of the group instance (leader, kind) on stream, made on
  * first use for its simulated members. */
-sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
-			      const int *members, int n);
+struct group_bar *engine_group_barrier(struct sim *S, int leader, int kind, int stream,
+				       const int *members, int n);
 /* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
  * compute stream re-evaluates its rate. */
 void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
@@ -155,8 +168,16 @@ sg_mailbox_t engine_mailbox(enum engine_mbox kind, int chan, int src, int dst);
 
 /* ---- engine_stream.c ---- */
 
-/* An actor's main: the tasks of one stream of one rank (stream_arg). */
+/* An actor's main: the tasks of one stream of one rank (stream_arg),
+ * on the compute stream with those of the streams merged into it. */
 void engine_stream_main(int argc, char **argv);
+
+/* Before the actors start: merge into each stage's compute stream the
+ * streams whose tasks it would wait through one by one (collectives
+ * chained between compute tasks, as tensor-parallel ones are), to run
+ * on its actor with the same instants and charges; a merged stream gets
+ * no actor of its own. */
+void engine_stream_merge(struct sim *S);
 
 /* ---- engine_coll.c ---- */
 

@@ -4,10 +4,12 @@
  * the group's plan it is the source of (host to host: they start as the
  * barrier opens, the destination posts nothing; plans are cached per
  * group instance, cplan.h), waits for them, meets the others again (the
- * last flow's end), then sleeps the plan's latency: the
+ * last flow's end), and leaves the plan's latency after: the
  * flows share their links plain max-min and carry no latency of their own
  * (engine_platform.cpp), so the latency is charged once per collective,
- * max(the plan's, its longest route's).
+ * max(the plan's, its longest route's). The member whose flows end last
+ * sleeps it before the second meeting, the others wait through it there
+ * (meet_after: a sleep per collective, not per member).
  * Folded exactly, one simulated member posts every flow of its group and
  * of the mirror groups whose flows can meet simulated ones, host to host
  * (fold.h); folded cheaply, a folded destination is a daemon sink, and
@@ -49,6 +51,40 @@ static double route_alpha(struct sim *S, struct cplan *cp)
 	return cp->route_alpha_s;
 }
 
+/* The members meet before the flows; each says the latency it has. */
+static void meet_first(struct group_bar *gb, double lat)
+{
+	if (gb->arrived++ == 0) {
+		gb->latency_s = lat;
+		gb->same_latency = true;
+	} else if (lat != gb->latency_s)
+		gb->same_latency = false;
+	if (gb->arrived == gb->members)
+		gb->arrived = 0;
+	sg_barrier_wait(gb->bar);
+}
+
+/* The members meet again when the last one's flows end, and leave the
+ * latency after. When they all have the same latency (they do: one
+ * plan), the last whose flows end sleeps it before it joins and the
+ * others wait at the barrier through it: the same instant, one sleep
+ * per collective instead of one per member. */
+static void meet_after(struct group_bar *gb, double lat)
+{
+	if (!gb->same_latency) {
+		sg_barrier_wait(gb->bar);
+		if (lat > 0)
+			sg_actor_sleep_for(lat);
+		return;
+	}
+	if (++gb->ended == gb->members) {
+		gb->ended = 0;
+		if (lat > 0)
+			sg_actor_sleep_for(lat);
+	}
+	sg_barrier_wait(gb->bar);
+}
+
 struct crit_post {
 	struct sim *S;
 	struct stream_arg *a;
@@ -83,14 +119,16 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	 * again before it is used after a wait (4,096 unfolded ranks read a
 	 * moved entry: a crash at the latency below) */
 	struct coll_plan *p = cp0->p;
-	double alpha = route_alpha(S, cp0);
-	sg_bar_t bar = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
+	/* the latency of each merged call: the plan's beyond its longest
+	 * route, and that route's */
+	double lat = (p->extra_latency_s + route_alpha(S, cp0)) * t->count;
+	struct group_bar *gb = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
 	if (t->launch_s > 0)
 		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
 
-	sg_barrier_wait(bar);
+	meet_first(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, +1);
 	int nc = 0;
 	if (S->job->fold_exact) {
@@ -154,12 +192,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		}
 	}
 	sg_comm_wait_all(a->comms, (size_t)nc);
-	sg_barrier_wait(bar);
-	/* the latency of each merged call: the plan's beyond its longest
-	 * route, and that route's */
-	double lat = (p->extra_latency_s + alpha) * t->count;
-	if (lat > 0)
-		sg_actor_sleep_for(lat);
+	meet_after(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, -1);
 }
 

@@ -127,9 +127,9 @@ void engine_ps_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		ps_phase(S, a, mem, k0, nk, part, false, t->cat);
 		return;
 	}
-	sg_bar_t bar = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
+	struct group_bar *gb = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	ps_phase(S, a, mem, k0, nk, part, true, t->cat);
-	sg_barrier_wait(bar);   /* the servers hold every worker's gradients */
+	sg_barrier_wait(gb->bar);   /* the servers hold every worker's gradients */
 	ps_phase(S, a, mem, k0, nk, part, false, t->cat);
 }
 

@@ -45,15 +45,16 @@ void engine_comm_busy(struct rank_inst *ri, int sms, int dir)
 	}
 }
 
-sg_bar_t engine_group_barrier(struct sim *S, int leader, int kind, int stream,
-			      const int *members, int n)
+struct group_bar *engine_group_barrier(struct sim *S, int leader, int kind, int stream,
+				       const int *members, int n)
 {
 	size_t k = ((size_t)leader * GROUP_N + (size_t)kind) * STREAM_N + (size_t)stream;
 	if (!S->bars[k]) {
-		int act = 0;
+		struct group_bar *gb = xcalloc(1, sizeof(*gb));
 		for (int i = 0; i < n; i++)
-			act += S->fold.active[members[i]];
-		S->bars[k] = sg_barrier_init((unsigned)act);
+			gb->members += S->fold.active[members[i]];
+		gb->bar = sg_barrier_init((unsigned)gb->members);
+		S->bars[k] = gb;
 	}
 	return S->bars[k];
 }

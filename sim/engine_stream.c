@@ -10,6 +10,7 @@
 #include "engine-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* The compute slowdown now (engine.h). */
 static double slowdown(const struct sim *S, const struct rank_inst *ri)
@@ -91,16 +92,24 @@ static void run_compute(struct sim *S, struct rank_inst *ri, double time_s, bool
 static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, double from, double to);
 
 /* Wait for t's cross-stream deps; on the compute stream, charge each
- * blocked interval to the dependency it waited for. */
+ * blocked interval to the dependency it waited for. The stream began to
+ * wait at from (now, or where a merged collective ran in line: when
+ * that collective started, engine_stream_merge), so a dependency that
+ * ended after from is charged as if waited for then. */
 static void wait_deps(const struct sim *S, struct rank_inst *ri, enum stream s, const struct task *t, int it,
-		      bool account)
+		      bool account, double from)
 {
 	const struct program *pr = ri->prog;
+	double t0 = from;
 	for (int k = 0; k < t->ndeps; k++) {
 		int d = pr->deps[t->dep0 + k];
-		if (ri->done[d] > it)
+		if (ri->done[d] > it) {
+			if (account && ri->done_at[d] > t0) {
+				account_wait(S, ri, d, t0, ri->done_at[d]);
+				t0 = ri->done_at[d];
+			}
 			continue;
-		double t0 = simgrid_get_clock();
+		}
 		while (ri->done[d] <= it) {     /* an earlier iteration's end wakes it too */
 			ri->waiting[s] = d;
 			sg_sem_acquire(ri->wake[s]);
@@ -108,6 +117,7 @@ static void wait_deps(const struct sim *S, struct rank_inst *ri, enum stream s, 
 		double t1 = simgrid_get_clock();
 		if (account && t1 > t0)
 			account_wait(S, ri, d, t0, t1);
+		t0 = t1;
 	}
 }
 
@@ -146,6 +156,93 @@ static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, dou
 	}
 }
 
+/* May stream s's tasks of pr run on the compute stream's actor, with
+ * the same times and charges? Yes when s holds collectives only, each
+ * between two compute tasks: it waits for the one before (and for other
+ * compute tasks only), and the one after waits for it. The compute
+ * stream then waits from the instant the collective can start to at
+ * least its end: run in line, the collective starts and ends at the
+ * same instants, and the next task's wait is charged from its start
+ * (wait_deps). Tensor-parallel collectives chain so (they block
+ * compute): two actors woke each other twice per collective, 4 of the
+ * 10 simcalls a rank spent on one (Llama-2 70B, 256 GPUs). */
+static bool chained(const struct program *pr, enum stream s)
+{
+	int prev = -1, pending = -1;
+	bool any = false;
+
+	for (int i = 0; i < pr->n; i++) {
+		const struct task *t = &pr->t[i];
+		const int *dp = &pr->deps[t->dep0];
+		bool on = false;
+		if (t->stream == s) {
+			if (t->kind != TASK_COLL || prev < 0 || pending >= 0)
+				return false;
+			for (int k = 0; k < t->ndeps; k++) {
+				if (pr->t[dp[k]].stream != STREAM_COMPUTE)
+					return false;
+				on |= dp[k] == prev;
+			}
+			if (!on)
+				return false;
+			pending = i;
+			any = true;
+		} else if (t->stream == STREAM_COMPUTE) {
+			for (int k = 0; k < t->ndeps; k++)
+				on |= dp[k] == pending;
+			if (pending >= 0 && !on)
+				return false;
+			pending = -1;
+			prev = i;
+		}
+	}
+	return any && pending < 0;
+}
+
+/* Whether every simulated rank of stage st chains stream s (the ranks
+ * share the stage's task lists; a rank's own program has its shape). */
+static bool stage_chained(const struct sim *S, int st, enum stream s)
+{
+	const struct engine_job *job = S->job;
+	if (!chained(job->stage_prog[st], s))
+		return false;
+	for (int r = 0; job->rank_prog && r < job->pl->nranks; r++) {
+		const struct rank_inst *ri = &S->ri[r];
+		if (ri->prog && ri->stage == st && ri->prog != job->stage_prog[st] &&
+		    !chained(ri->prog, s))
+			return false;
+	}
+	return true;
+}
+
+void engine_stream_merge(struct sim *S)
+{
+	int pp = S->job->pl->size[DIM_PP];
+	if (S->job->repeat > 1)   /* a stream may run iterations ahead: done_at is a later one's */
+		return;
+	if (getenv("DDLSIM_ENGINE_SEPARATE_STREAMS"))   /* tests/test-engine.c compares */
+		return;
+	for (int st = 0; st < pp; st++) {
+		const struct program *pr = S->job->stage_prog[st];
+		bool in[STREAM_N] = { [STREAM_COMPUTE] = true };
+		bool some = false;
+		for (int s = 0; s < STREAM_N; s++)
+			if (s != STREAM_COMPUTE && S->stream_ntasks[st * STREAM_N + s] &&
+			    stage_chained(S, st, s))
+				some = in[s] = true;
+		if (!some)
+			continue;
+		int *list = S->stream_tasks[st * STREAM_N + STREAM_COMPUTE], n = 0;
+		for (int i = 0; i < pr->n; i++)
+			if (in[pr->t[i].stream])
+				list[n++] = i;
+		S->stream_ntasks[st * STREAM_N + STREAM_COMPUTE] = n;
+		for (int s = 0; s < STREAM_N; s++)
+			if (s != STREAM_COMPUTE && in[s])
+				S->stream_ntasks[st * STREAM_N + s] = 0;
+	}
+}
+
 void engine_stream_main(int argc, char **argv)
 {
 	struct stream_arg *a = sg_actor_self_get_data();
@@ -162,11 +259,15 @@ void engine_stream_main(int argc, char **argv)
 	for (int it = 0; it < reps && !S->failed; it++) {
 		if (it > 0 && a->s == STREAM_COMPUTE)
 			engine_ssp_wait(S, ri, it);
+		double from = -1;   /* a merged task ran in line from then */
 		for (int li = 0; li < nl && !S->failed; li++) {
 			int ti = list[li];
 			const struct task *t = &pr->t[ti];
-			wait_deps(S, ri, a->s, t, it, a->s == STREAM_COMPUTE);
+			bool in_line = t->stream != a->s;   /* engine_stream_merge */
+			wait_deps(S, ri, a->s, t, it, a->s == STREAM_COMPUTE && !in_line,
+				  from >= 0 ? from : simgrid_get_clock());
 			double start = simgrid_get_clock();
+			from = in_line ? start : -1;
 			int peer = -1;
 			if (obs && obs->task_start)
 				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
@@ -195,6 +296,7 @@ void engine_stream_main(int argc, char **argv)
 				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
 					      simgrid_get_clock(), peer);
 			ri->done[ti]++;
+			ri->done_at[ti] = simgrid_get_clock();
 			if (t->nwaiters)
 				for (int s = 0; s < STREAM_N; s++)
 					if (ri->waiting[s] == ti) {

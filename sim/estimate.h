@@ -14,7 +14,8 @@
  * every shipped scenario, tests/test-estimate.c).
  *
  * The time is a CPU cost per event plus the cost of SimGrid's max-min
- * solve, which walks every flow in flight at each event: each event
+ * solve, which walks the flows in flight at each event (those linked to
+ * what changed, since the selective update of engine.c): each event
  * costs the flows in flight at a mean instant (inflight), and a
  * collective posting F flows at once costs about F x F / 2 more while
  * they end (crowd). See ESTIMATE_* in estimate.c for the fit, the

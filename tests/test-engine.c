@@ -350,3 +350,59 @@ Test(engine, interference_needs_an_overlap)
 	rel_eq(st.compute_s[CAT_FORWARD], T);
 	cr_assert_eq(st.interference_s, 0);
 }
+
+/* The report of `ddlsim run` on scenario file path, its run's wall
+ * times removed; DDLSIM_ENGINE_SEPARATE_STREAMS set when separate. */
+static json_t *report_of(const char *path, bool separate)
+{
+	char *dir = tmp_dir(), args[1024], *err = NULL;
+	if (separate)
+		setenv("DDLSIM_ENGINE_SEPARATE_STREAMS", "1", 1);
+	else
+		unsetenv("DDLSIM_ENGINE_SEPARATE_STREAMS");
+	snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", path, err);
+	unsetenv("DDLSIM_ENGINE_SEPARATE_STREAMS");
+	json_t *r = load_report(dir);
+	cr_assert_not_null(r, "%s: no report", path);
+	json_t *sim = json_object_get(r, "simulation");
+	json_object_del(sim, "wall_s");
+	json_object_del(sim, "platform_s");
+	free(err);
+	free(dir);
+	return r;
+}
+
+/* Tensor-parallel collectives run on the compute stream's actor
+ * (engine_stream_merge): every figure of the report, to the last bit, is
+ * the one separate actors give: unfolded with pipeline receives waited
+ * for around them, with a straggler (a rank's own program), and with
+ * throttling windows (compute cut in segments). */
+Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"merge\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":8,"
+		 "\"parallel\":{\"tp\":8,\"pp\":4,\"dp\":2},"
+		 "\"training\":{\"seq_len\":4096,\"global_batch\":16,\"micro_batch\":1,\"precision\":\"bf16\"},"
+		 "\"simulation\":{\"fold\":\"off\"}}",
+		 src_path("models/zoo/llama2-70b.json"), src_path("topologies/dgx-h100-fattree2-2to1.json"));
+	char *d = tmp_dir();
+	const char *paths[] = { write_file(d, "merge.json", text),
+				src_path("scenarios/whatif/llama2-13b-h100-pp4-straggler.json"),
+				src_path("scenarios/whatif/llama2-13b-h100-pp4-throttle.json") };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		json_t *a = report_of(paths[i], false), *b = report_of(paths[i], true);
+		char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+		char *sb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+		cr_expect_str_eq(sa, sb, "%s: merged and separate streams differ", paths[i]);
+		cr_expect_gt(jnum(a, "breakdown/mean/exposed_comm_s"), 0, "%s", paths[i]);
+		free(sa);
+		free(sb);
+		json_decref(a);
+		json_decref(b);
+	}
+	free((char *)paths[0]);
+	free(d);
+}

@@ -231,9 +231,9 @@ static void expect_model(const char *rel, const char *patch, double cpu_s)
 Test(estimate, cpu_model_reads_the_documented_figures, .timeout = 120)
 {
 	const char *off = "{\"simulation\":{\"fold\":\"off\"}}";
-	expect_model("scenarios/gpt3-175b-dp1024.json", off, 3.14);
-	expect_model("scenarios/megatron/18b.json", off, 1.99);
-	expect_model("scenarios/megatron/76b.json", off, 29.5);
-	expect_model("scenarios/deepseek-v3-h100-2048.json", NULL, 2.18);
-	expect_model("scenarios/megatron/1t.json", NULL, 3.81);
+	expect_model("scenarios/gpt3-175b-dp1024.json", off, 2.99);
+	expect_model("scenarios/megatron/18b.json", off, 1.77);
+	expect_model("scenarios/megatron/76b.json", off, 27.0);
+	expect_model("scenarios/deepseek-v3-h100-2048.json", NULL, 1.96);
+	expect_model("scenarios/megatron/1t.json", NULL, 3.30);
 }
