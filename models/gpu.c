@@ -12,3 +12,10 @@ bool gpu_has_flash(const struct gpu_spec *g)
 {
 	return g->flash_fwd_max > 0 && g->flash_bwd_max > 0;
 }
+
+double gpu_sm_margin_slowdown(long sm_count, long margin_sms)
+{
+	if (margin_sms <= 0 || margin_sms >= sm_count)
+		return 1;
+	return (double)sm_count / (double)(sm_count - margin_sms);
+}

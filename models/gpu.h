@@ -65,4 +65,14 @@ double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt);
  * topology gives its efficiency (FlashAttention-2 needs sm80, Ampere+). */
 bool gpu_has_flash(const struct gpu_spec *g);
 
+/* The time factor of a compute-bound kernel launched on sm_count -
+ * margin_sms of the GPU's SMs, as Transformer Engine launches a GEMM
+ * whose userbuffers communication kernel holds margin_sms SMs with
+ * set_sm_margin (TE v1.8 pytorch/csrc/comm_gemm_overlap.h lines 184, 675:
+ * _math_sms = multiProcessorCount - num_comm_sm; common/gemm/
+ * cublaslt_gemm.cu line 133: CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET):
+ * sm_count / (sm_count - margin_sms), throughput proportional to the
+ * SMs. 1 when margin_sms <= 0 or not below sm_count. */
+double gpu_sm_margin_slowdown(long sm_count, long margin_sms);
+
 #endif

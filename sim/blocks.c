@@ -69,6 +69,8 @@ static void split_gemms(struct cost *cost, const struct op_list *l, double scale
 				bk->wlast[blk] += t;
 			else
 				bk->glast[pass][blk] += t;
+			if (!wgrad && strstr(o->name, ".fp8_cast"))
+				bk->glast_cast[pass][blk] += t;
 		} else if (seen == 0)
 			bk->pre[pass][blk] += t;
 		else if (seen == 1)

@@ -35,6 +35,7 @@ struct blocks {
 	 * first GEMM, between the two and after the last */
 	double gfirst[2][WL_NBLOCKS], glast[2][WL_NBLOCKS];
 	double wfirst[WL_NBLOCKS], wlast[WL_NBLOCKS];
+	double glast_cast[2][WL_NBLOCKS]; /* the fp8 casts inside glast */
 	double pre[2][WL_NBLOCKS], mid[2][WL_NBLOCKS], post[2][WL_NBLOCKS];
 	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
 	 * after the combine */

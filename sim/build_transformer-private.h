@@ -69,6 +69,8 @@ struct builder {
 	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
 	double pending_e;             /* expert bytes in the open bucket */
 	double host_bw_Bps;           /* offload: the GPU's host link */
+	double rs_margin[WL_NBLOCKS]; /* tp_comm_overlap: SMs / (SMs - the forward reduce-
+					 scatter's set_sm_margin SMs), per half-layer (1: none) */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
 	size_t capdp;

@@ -153,6 +153,10 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->gb = gb;
 	b->le = model_layer_expert_params(m);   /* 0 when dense */
 	b->host_bw_Bps = topology_host_bw(topo);
+	for (int i = 0; i < WL_NBLOCKS; i++)
+		b->rs_margin[i] = 1;
+	b->rs_margin[WL_ATTN] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[0]);
+	b->rs_margin[WL_MLP] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[1]);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
 		struct moe_balance bal;

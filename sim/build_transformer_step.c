@@ -238,7 +238,9 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 		builder_compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
 		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
 		builder_compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
-		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk], rs_shard, mb, chunk);
+		double gemm = k->glast[PASS_FWD][blk] - k->glast_cast[PASS_FWD][blk];
+		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk] + gemm * (b->rs_margin[blk] - 1),
+				 rs_shard, mb, chunk);
 		builder_compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
 		return;
 	}

@@ -89,6 +89,9 @@
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
  *                                             they feed (needs sp; see build_transformer.c)
+ *   tp_rs_margin_sms   SMs      0, 0          userbuffers "pipeline" reduce-scatter with
+ *                                             set_sm_margin: SMs its kernel holds, taken from
+ *                                             the attention-proj [0] / MLP fc2 [1] forward GEMM
  *
  *   compute (struct plan_compute)
  *   stack              -        framework's   kernel stack (models/stack.h), a stack_table
@@ -294,6 +297,7 @@ struct plan_comm {
 	bool overlap_grad_reduce;
 	bool overlap_param_gather;
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
+	long tp_rs_margin_sms[2];       /* SMs the fprop reduce-scatter holds (proj, fc2) */
 };
 
 /* compute: the kernel stack, its attention backend, the host's issue time. */

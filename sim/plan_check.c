@@ -481,6 +481,25 @@ static void check_attention_gpus(const struct plan *p, const struct topology *t,
 
 /* tp x cp x pp dividing the GPUs, dp x the rest equal to them. Returns
  * false after reporting (the checks that follow need the shape). */
+/* The userbuffers reduce-scatter's SMs: only with tp_comm_overlap, and
+ * fewer than the GPU has. */
+static void check_sm_margin(const struct plan *p, const struct topology *t, const char *f,
+			    struct diag *d)
+{
+	static const char *const key[2] = { "proj_fprop", "fc2_fprop" };
+	for (int i = 0; i < 2; i++) {
+		long n = p->communication.tp_rs_margin_sms[i];
+		char jp[96];
+		snprintf(jp, sizeof(jp), "/communication/tp_comm_overlap_sm_margin/%s", key[i]);
+		if (n > 0 && !p->communication.tp_comm_overlap)
+			diag_err(d, f, jp, "needs communication.tp_comm_overlap = true, got %ld SMs "
+				 "without it", n);
+		else if (n > 0 && n >= t->gpu.sm_count)
+			diag_err(d, f, jp, "must be below the GPU's %ld SMs (%s), got %ld",
+				 t->gpu.sm_count, t->gpu.name, n);
+	}
+}
+
 static bool check_shape(const struct plan *p, const struct topology *t, long gpus, const char *f,
 			struct diag *d)
 {
@@ -600,6 +619,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (!check_shape(p, t, gpus, f, d))
 		return diag_count(d) - before;
 	check_tp(p, m, f, d);
+	check_sm_margin(p, t, f, d);
 	check_stages(p, m, f, d);
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);

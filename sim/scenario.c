@@ -184,6 +184,12 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		if (jobj_bool(&jo, "overlap_param_gather", &s->communication.overlap_param_gather, 0) == 1)
 			s->given |= PLAN_GIVEN_OVERLAP_PARAM;
 		jobj_bool(&jo, "tp_comm_overlap", &s->communication.tp_comm_overlap, 0);
+		struct jobj mj;
+		if (jobj_child(&jo, "tp_comm_overlap_sm_margin", &mj, 0) == 1) {
+			jobj_int(&mj, "proj_fprop", &s->communication.tp_rs_margin_sms[0], 0, 0);
+			jobj_int(&mj, "fc2_fprop", &s->communication.tp_rs_margin_sms[1], 0, 0);
+			jobj_end(&mj);
+		}
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "published", &jo, 0) == 1) {

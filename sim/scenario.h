@@ -141,6 +141,12 @@
  *                                                                all-gather / reduce-scatter split into
  *                                                                tp ring steps pipelined with GEMM
  *                                                                chunks; needs parallel.sp
+ *   communication.tp_comm_overlap_sm_margin object SMs {}        TE userbuffers config: SMs of the
+ *                                                                "pipeline" reduce-scatter kernel
+ *                                                                run with set_sm_margin (keys
+ *                                                                proj_fprop, fc2_fprop); the
+ *                                                                forward GEMM before it runs on
+ *                                                                the other SMs; needs tp_comm_overlap
  *   compute.cost                  string   -       "roofline"    roofline | profile
  *   compute.profile               string   path    -             calib profile (cost = profile; with
  *                                                                another cost an error: it would be

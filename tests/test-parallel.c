@@ -216,6 +216,7 @@ Test(parallel, plan_that_does_not_fit_names_the_stage_and_shortfall)
 
 /* ---- context parallelism: the programs the builder writes ---------- */
 
+#include "gpu.h"
 #include "inputs.h"
 #include "placement.h"
 #include "simulate.h"
@@ -477,6 +478,53 @@ Test(parallel, tp_comm_overlap_hides_tp_communication)
 							      "communication"), "tp_comm_overlap")));
 	json_decref(a);
 	json_decref(b);
+}
+
+/* TE userbuffers' "pipeline" reduce-scatter with set_sm_margin: the
+ * forward GEMM before it runs on sm_count - n SMs, so its time is
+ * multiplied by sm_count / (sm_count - n) (gpu.h), nothing else moves.
+ * Closed form: the compute added by n SMs on proj_fprop is
+ * (f(n) - 1) G, G the GEMM's time summed over layers and micro-batches,
+ * so added(n1) / added(n2) = (f(n1) - 1) / (f(n2) - 1); the wire bytes
+ * do not change. */
+Test(parallel, tp_rs_sm_margin_scales_the_forward_rs_gemm)
+{
+	cr_assert_float_eq(gpu_sm_margin_slowdown(132, 24), 132.0 / 108.0, 1e-15);
+	cr_assert_float_eq(gpu_sm_margin_slowdown(132, 16), 132.0 / 116.0, 1e-15);
+	cr_assert_eq(gpu_sm_margin_slowdown(132, 0), 1.0);
+	cr_assert_eq(gpu_sm_margin_slowdown(132, 132), 1.0);
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	long sms = inputs_topology(in)->gpu.sm_count;
+	cr_assert_gt(sms, 8);
+	struct plan base = cp_plan(in, 1, CP_P2P, 4, 3);
+	base.communication.tp_comm_overlap = true;
+	const long n[3] = { 0, 4, sms / 2 };
+	double compute[3][2] = { { 0 } }, bytes[3] = { 0 };
+	for (int c = 0; c < 3; c++) {
+		for (int blk = 0; blk < 2; blk++) {
+			struct plan pl = base;
+			pl.communication.tp_rs_margin_sms[blk] = n[c];
+			struct program p;
+			program_init(&p);
+			cr_assert_eq(simulate_build_program(in, &pl, 0, &p, NULL), 0);
+			for (int i = 0; i < p.n; i++) {
+				if (p.t[i].kind == TASK_COMPUTE)
+					compute[c][blk] += p.t[i].time_s;
+				else if (blk == 0)
+					bytes[c] += p.t[i].bytes * p.t[i].count;
+			}
+			program_finish(&p);
+		}
+	}
+	for (int blk = 0; blk < 2; blk++) {
+		double a1 = compute[1][blk] - compute[0][blk], a2 = compute[2][blk] - compute[0][blk];
+		cr_assert_gt(a1, 0, "block %d: %.17g", blk, a1);
+		double want = (gpu_sm_margin_slowdown(sms, n[2]) - 1) / (gpu_sm_margin_slowdown(sms, n[1]) - 1);
+		cr_assert_float_eq(a2 / a1, want, 1e-9 * want, "block %d: %.17g vs %.17g", blk, a2 / a1, want);
+	}
+	cr_assert_float_eq(bytes[2], bytes[0], 1e-12 * bytes[0]);
+	inputs_destroy(in);
 }
 
 /* ---- ZeRO-3 granularity per framework preset ------------------------ */

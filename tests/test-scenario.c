@@ -388,6 +388,18 @@ Test(scenario, tp_comm_overlap_needs_sequence_parallelism)
 		     "%s: /communication/tp_comm_overlap: error: expected a boolean, got integer\n");
 }
 
+Test(scenario, tp_comm_overlap_sm_margin_needs_the_overlap)
+{
+	expect_run_error(scenario("\"tp\": 2, \"sp\": true", "8",
+				  ", \"communication\": {\"tp_comm_overlap_sm_margin\": {\"proj_fprop\": 24}}", NULL),
+			 "%s: /communication/tp_comm_overlap_sm_margin/proj_fprop: error: needs "
+			 "communication.tp_comm_overlap = true, got 24 SMs without it\n");
+	expect_run_error(scenario("\"tp\": 2, \"sp\": true", "8",
+				  ", \"communication\": {\"tp_comm_overlap\": true, "
+				  "\"tp_comm_overlap_sm_margin\": {\"fc2\": 16}}", NULL),
+			 "%s: /communication/tp_comm_overlap_sm_margin/fc2: error: unknown key 'fc2'\n");
+}
+
 /* ---- gpus_per_node_used ------------------------------------------------- */
 
 static char *gb200_scenario(const char *dir, const char *name, const char *used)
