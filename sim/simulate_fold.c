@@ -70,8 +70,10 @@ static struct fold_why fold_reason(const struct plan *pl, const struct topology 
 		return (struct fold_why){
 			rail ? "the rail fabric is not symmetric at this node count (a partly filled "
 			       "rail switch)"
-			     : "the fat tree is not symmetric at this node count (a partly filled leaf "
-			       "or pod)",
+			: full_bisection(t) ? "the fat tree is not symmetric at this node count (a "
+					      "partly filled leaf or pod)"
+			     : "the oversubscribed fat tree is not symmetric at this node count (a "
+			       "partly filled leaf or pod)",
 			rail ? "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "
 			       "alike), or a node count that fills whole rail switches"
 			     : "simulation.fold \"on\" folds it anyway (the replicas' paths taken as "

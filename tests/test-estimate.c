@@ -219,7 +219,8 @@ Test(estimate, partly_filled_leaf_says_why_and_what_to_do)
 	cr_expect(!e.folded);
 	cr_expect_eq(e.simulated, 48);
 	cr_expect_str_eq(e.fold_reason,
-			 "the fat tree is not symmetric at this node count (a partly filled leaf or pod)");
+			 "the oversubscribed fat tree is not symmetric at this node count (a partly "
+			 "filled leaf or pod)");
 	cr_expect_str_eq(e.fold_advice, "simulation.fold \"on\" folds it anyway (the replicas' paths "
 			 "taken as alike), or a node count that fills whole leaves and pods");
 	scenario_destroy(sc);

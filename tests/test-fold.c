@@ -345,8 +345,8 @@ Test(fold, an_unfolded_run_says_why, .timeout = 300)
 		json_t *r = load_report(args);
 		cr_assert_not_null(r);
 		json_t *sim = json_object_get(r, "simulation");
-		const char *why = "the fat tree is not symmetric at this node count (a partly filled "
-				  "leaf or pod)";
+		const char *why = "the oversubscribed fat tree is not symmetric at this node count (a "
+				  "partly filled leaf or pod)";
 		if (nodes == 7) {
 			cr_expect(json_is_false(json_object_get(sim, "folded")));
 			cr_expect_str_eq(json_string_value(json_object_get(sim, "fold_reason")), why);
