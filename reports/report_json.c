@@ -382,8 +382,12 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"platform_s", result_sim(r).platform_s));
 	json_t *sim = json_object_get(root, "simulation");
 	if (sim)
+	{
 		json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason)
 									: json_null());
+		json_object_set_new(sim, "whole_replicas", ranks_array(r->whole_replicas,
+									 r->nwhole_replicas));
+	}
 	return root;
 }
 

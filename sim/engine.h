@@ -201,6 +201,9 @@ struct engine_job {
 	const char *coll_algo;               /* "auto", "ring", ... */
 	bool fold;
 	bool fold_exact;        /* folded exactly: whole groups and mirror traffic (fold_exact.c) */
+	bool fold_partial_tree; /* folded on a fat tree with a partly filled leaf or pod: the
+				   replicas whose ranks or traffic touch it are simulated whole
+				   (fold_partial.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
 	double overlap_clock_slowdown;       /* >= 1: compute while a collective runs, on top of

@@ -47,5 +47,9 @@ int fold_mark_flow_peers(struct fold *F, unsigned char *used);
 /* Mark in drep[dp] the replicas with a rank whose traffic crosses a
  * degraded link. Returns 0 or -1 (fold_partial.c). */
 int fold_mark_degraded_replicas(struct fold *F, unsigned char *drep);
+/* Mark in drep[dp] the replicas with a rank on a partly filled leaf or pod
+ * of the fat tree, or whose traffic crosses its switch or uplinks. Returns
+ * 0, or -1 if a plan cannot be made. */
+int fold_mark_partial_tree_replicas(struct fold *F, unsigned char *drep);
 
 #endif

@@ -115,17 +115,22 @@ int fold_pick_ranks(struct fold *F, struct diag *d)
 	unsigned char *drep = NULL;
 
 	F->rep_dp = 0;
-	if (job->fold && job->distinct) {
+	if (job->fold && (job->distinct || job->fold_partial_tree)) {
 		int ndp = pl->size[DIM_DP] * pl->size[DIM_EP];
 		drep = xcalloc((size_t)ndp, 1);
 		for (int r = 0; r < N; r++)
-			if (job->distinct[r]) {
+			if (job->distinct && job->distinct[r]) {
 				int c[DIM_N];
 				placement_coords(pl, r, c);
 				drep[c[DIM_DP]] = 1;
 			}
 		if (job->ndegraded > 0 && !job->fold_exact && fold_mark_degraded_replicas(F, drep)) {
 			diag_errf(d, "a collective plan could not be made to find the replicas a degraded link touches");
+			goto out;
+		}
+		if (job->fold_partial_tree && fold_mark_partial_tree_replicas(F, drep)) {
+			diag_errf(d, "a collective plan could not be made to find the replicas a partly "
+				  "filled leaf or pod touches");
 			goto out;
 		}
 		while (F->rep_dp < ndp - 1 && drep[F->rep_dp])

@@ -66,6 +66,7 @@ void result_finish(struct result *r)
 	free(r->cp_group0);
 	free(r->dp_group0);
 	free(r->pp_ranks0);
+	free(r->whole_replicas);
 	free(r->ops);
 	free(r->stage);
 	if (r->eng)

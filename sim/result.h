@@ -104,6 +104,9 @@ struct result {
 	double cost_usd;
 	bool folded;
 	const char *fold_reason;    /* static: why not folded, NULL if folded */
+	int *whole_replicas;        /* owned [nwhole_replicas]: folded, the data-parallel
+				       replicas simulated whole (partial or class folding) */
+	int nwhole_replicas;
 	double sim_wall_s;
 	const char *cost_source;
 	char *measured_ops;         /* owned: op names priced from a measurement */

@@ -47,6 +47,16 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 int simulate_describe_cost(const struct inputs *in, const struct plan *pl, struct result *r,
 			   struct diag *d);
 
+/* Whether a folded run of pl on t (exact: folded exactly) folds by
+ * classes: "auto", cheaply, on a fat tree of full bisection with a partly
+ * filled leaf or pod, whose replicas touching it are simulated whole
+ * (fold_partial.c). */
+bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool exact);
+
+/* The data-parallel replicas a folded run simulated whole, the
+ * representative's aside, into r->whole_replicas (ascending). */
+void simulate_whole_replicas(const struct placement *place, struct result *r);
+
 /* Whether to fold (r->folded, r->fold_reason; *fold, *exact: folded
  * exactly, *advice: static text) for stage 0's program s0
  * (simulate_fold.c says how). Returns 0 or -1 (reported). */

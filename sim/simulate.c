@@ -182,6 +182,7 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;
 	J->job.distinct = distinct;
+	J->job.fold_partial_tree = fold && simulate_fold_classes(pl, topo, exact);
 }
 
 /* What a run prepares before the engine starts, and an estimate too:
@@ -231,6 +232,17 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 
 #define ALL_DISTINCT_REASON "every data-parallel replica holds a straggler, a throttled GPU or a " \
 			    "GPU behind a degraded link: nothing left to fold"
+#define ALL_CLASSES_REASON "every data-parallel replica has a rank or traffic on the partly " \
+			   "filled leaf or pod of the fat tree: nothing left to fold"
+
+/* Why a folded run x that simulates every rank is not folded after all
+ * (partial or class folding made every replica whole), NULL if it is. */
+static const char *all_whole_reason(const struct prepared *x, bool folded, int simulated, int ranks)
+{
+	if (!folded || simulated < ranks)
+		return NULL;
+	return x->any_distinct ? ALL_DISTINCT_REASON : x->J.job.fold_partial_tree ? ALL_CLASSES_REASON : NULL;
+}
 
 /* The estimate of the prepared run x (r: its result so far) into *e.
  * Returns 0 or -1 (reported). */
@@ -244,10 +256,13 @@ static int estimate_prepared(const struct plan *pl, struct prepared *x, const st
 	e->folded = r->folded;
 	e->fold_reason = r->fold_reason;
 	e->fold_advice = x->fold_advice;
-	if (r->folded && x->any_distinct && e->simulated == e->ranks) {
+	const char *whole = all_whole_reason(x, r->folded, e->simulated, e->ranks);
+	if (whole) {
 		e->folded = false;
-		e->fold_reason = ALL_DISTINCT_REASON;
-		e->fold_advice = "fewer stragglers, throttled GPUs or degraded links, or fewer nodes";
+		e->fold_reason = whole;
+		e->fold_advice = x->any_distinct ? "fewer stragglers, throttled GPUs or degraded links, "
+						   "or fewer nodes"
+						 : "a node count that fills whole leaves and pods";
 	}
 	estimate_time(e);
 	return 0;
@@ -283,9 +298,10 @@ int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const st
 		goto out;
 	for (int i = 0; i < r->eng->nranks; i++)
 		r->throttle_s += r->eng->rank[i].throttle_s;
-	if (r->folded && x.any_distinct && r->eng->nsimulated == r->eng->nranks) {
+	const char *whole = all_whole_reason(&x, r->folded, r->eng->nsimulated, r->eng->nranks);
+	if (whole) {
 		r->folded = false;
-		r->fold_reason = ALL_DISTINCT_REASON;
+		r->fold_reason = whole;
 	}
 	simulate_derive_speed(in, pl, r);
 	simulate_derive_memory(in, pl, &x.place, &x.P.grp, r);
@@ -293,6 +309,7 @@ int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const st
 	if (simulate_check_figures(in, r, d))
 		goto out;
 	simulate_rank0_groups(pl, &x.place, inputs_topology(in), r);
+	simulate_whole_replicas(&x.place, r);
 	rc = 0;
 out:
 	r->sim_wall_s = now_s() - t0;

@@ -192,6 +192,19 @@ Test(estimate, cheap_folding_of_a_tree, .timeout = 120)
 	expect_counts("scenarios/whatif/llama3-8b-h100-fattree-degraded.json", patch);
 }
 
+/* class folding: the replicas a partly filled leaf of the 1:1 3-level
+ * tree touches simulated whole (3 of 5, 50 ranks of 80) */
+Test(estimate, class_folding_of_a_partly_filled_leaf, .timeout = 120)
+{
+	struct estimate e = expect_counts("scenarios/whatif/llama3-8b-h100-fattree-degraded.json",
+		"{\"topology\":\"../../topologies/dgx-h100-fattree3.json\",\"nodes\":10,"
+		"\"parallel\":{\"dp\":5,\"pp\":2},\"training\":{\"global_batch\":20},"
+		"\"communication\":{\"algorithm\":\"ring\"},"
+		"\"simulation\":{\"fold\":\"auto\",\"sensitivity\":false,\"degraded_links\":[]}}");
+	cr_expect(e.folded);
+	cr_expect_eq(e.simulated, 50);
+}
+
 /* the estimate of a plan needs no engine: a partly filled leaf of the
  * 2:1 tree is not folded, and says what would fold it */
 Test(estimate, partly_filled_leaf_says_why_and_what_to_do)
@@ -206,7 +219,8 @@ Test(estimate, partly_filled_leaf_says_why_and_what_to_do)
 	cr_expect(!e.folded);
 	cr_expect_eq(e.simulated, 48);
 	cr_expect_str_eq(e.fold_reason,
-			 "the fat tree is not symmetric at this node count (a partly filled leaf or pod)");
+			 "the oversubscribed fat tree is not symmetric at this node count (a partly "
+			 "filled leaf or pod)");
 	cr_expect_str_eq(e.fold_advice, "simulation.fold \"on\" folds it anyway (the replicas' paths "
 			 "taken as alike), or a node count that fills whole leaves and pods");
 	scenario_destroy(sc);

@@ -345,8 +345,8 @@ Test(fold, an_unfolded_run_says_why, .timeout = 300)
 		json_t *r = load_report(args);
 		cr_assert_not_null(r);
 		json_t *sim = json_object_get(r, "simulation");
-		const char *why = "the fat tree is not symmetric at this node count (a partly filled "
-				  "leaf or pod)";
+		const char *why = "the oversubscribed fat tree is not symmetric at this node count (a "
+				  "partly filled leaf or pod)";
 		if (nodes == 7) {
 			cr_expect(json_is_false(json_object_get(sim, "folded")));
 			cr_expect_str_eq(json_string_value(json_object_get(sim, "fold_reason")), why);
@@ -362,6 +362,55 @@ Test(fold, an_unfolded_run_says_why, .timeout = 300)
 		free(out);
 		free(err);
 	}
+}
+
+/* Class folding: on a fat tree of full bisection with a partly filled
+ * leaf or pod (the 3-level tree, leaves of 4 nodes, pods of 32 leaves),
+ * "auto" simulates whole the replicas with a rank or traffic there and
+ * folds the others: equal to the unfolded run to 1e-9, simulating
+ * sim_ranks ranks (every rank: not folded, and it says why). */
+static void classes_equal_full(int nodes, int dp, int pp, const char *algo, int sim_ranks)
+{
+	const char *const fold[2] = { "auto", "off" };
+	json_t *r[2];
+	double it[2];
+	run_pair("c", fold, FT1, nodes, 8, dp, pp, "", 2 * dp, algo, "", r);
+	for (int i = 0; i < 2; i++)
+		it[i] = jnum(r[i], "summary/iteration_time_s");
+	json_t *sim = json_object_get(r[0], "simulation");
+	int ranks = (int)json_integer_value(json_object_get(sim, "ranks"));
+	cr_expect_eq(json_integer_value(json_object_get(sim, "simulated_ranks")), sim_ranks,
+		     "%d nodes %s: simulated %lld", nodes, algo,
+		     (long long)json_integer_value(json_object_get(sim, "simulated_ranks")));
+	cr_expect_eq(json_is_true(json_object_get(sim, "folded")), sim_ranks < ranks);
+	/* the representative's pp ranks and 8 pp per replica simulated whole */
+	json_t *whole = json_object_get(sim, "whole_replicas");
+	cr_assert(json_is_array(whole));
+	cr_expect_eq((int)json_array_size(whole) * 8 * pp + (sim_ranks < ranks ? pp : 0),
+		     sim_ranks < ranks ? sim_ranks : 0, "%d nodes %s: %zu replicas whole", nodes,
+		     algo, json_array_size(whole));
+	if (sim_ranks == ranks)
+		cr_expect_str_eq(json_string_value(json_object_get(sim, "fold_reason")),
+				 "every data-parallel replica has a rank or traffic on the partly "
+				 "filled leaf or pod of the fat tree: nothing left to fold");
+	else
+		cr_expect(json_is_null(json_object_get(sim, "fold_reason")));
+	cr_expect_lt(fabs(it[0] / it[1] - 1), 1e-9, "%d nodes %s: folded %.17g, unfolded %.17g",
+		     nodes, algo, it[0], it[1]);
+	json_decref(r[0]);
+	json_decref(r[1]);
+}
+
+/* 10 nodes (leaf 2 holds 2 of 4), 14 nodes without a pipeline, 132
+ * nodes (pod 1 holds one leaf of 32) with PP 4, 6 nodes where every
+ * replica touches the partly filled leaf */
+Test(fold, classes_on_a_partly_filled_leaf_or_pod, .timeout = 300)
+{
+	classes_equal_full(10, 5, 2, "ring", 50);  /* replicas 2, 3, 4 whole */
+	classes_equal_full(10, 5, 2, "tree", 80);
+	classes_equal_full(14, 14, 1, "auto", 25);
+	classes_equal_full(132, 33, 4, "ring", 164);
+	classes_equal_full(6, 3, 2, "auto", 48);
 }
 
 /* Partial folding: a straggler, a throttled GPU or a degraded link makes

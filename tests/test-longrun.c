@@ -307,10 +307,10 @@ Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeo
 	int st;
 	char *tty = run_on_pty(argv, "30", "\r\033[Kddlsim compare: ", &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, tty);
-	const char *fold = "/simulation/fold: warning: not folded: the fat tree is not symmetric at this "
-			   "node count (a partly filled leaf or pod); to shorten it: simulation.fold \"on\" "
-			   "folds it anyway (the replicas' paths taken as alike), or a node count that fills "
-			   "whole leaves and pods\r\n";
+	const char *fold = "/simulation/fold: warning: not folded: the oversubscribed fat tree is not "
+			   "symmetric at this node count (a partly filled leaf or pod); to shorten it: "
+			   "simulation.fold \"on\" folds it anyway (the replicas' paths taken as alike), "
+			   "or a node count that fills whole leaves and pods\r\n";
 	char want[4096];
 	snprintf(want, sizeof(want),
 		 "%s: warning: a long simulation: about 4.4 min of CPU for 8590 k events (5552 k tasks and "
