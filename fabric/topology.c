@@ -159,7 +159,8 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 
 /* The 1.5 efficiency keys (in situ and per class). */
 static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
-				       "attention_backends", "comm_overlap_clock_ratio", NULL };
+				       "attention_backends", "comm_overlap_clock_ratio",
+				       "gemm_libraries", NULL };
 
 /* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
 static void need_15(int minor, struct jobj *jo, const char *key)
@@ -169,8 +170,29 @@ static void need_15(int minor, struct jobj *jo, const char *key)
 			 "says \"1.%d\"", minor);
 }
 
+/* gemm_libraries {cublas11: {max, source}}: the best GEMM fraction of
+ * peak on an older library (models/gpu.h enum gemm_lib). */
+static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
+{
+	struct jobj gl, lb;
+
+	if (jobj_child(ef, "gemm_libraries", &gl, 0) != 1)
+		return;
+	for (int l = GEMM_LIB_CURRENT + 1; l < GEMM_LIB_N; l++) {
+		if (jobj_child(&gl, gemm_lib_names[l], &lb, 0) != 1)
+			continue;
+		if (jobj_num(&lb, "max", &g->gemm_lib_max[l], JREQ | JUNIT) == 1 &&
+		    g->gemm_lib_max[l] <= 0)
+			jobj_err(&lb, "max", "must be > 0, got %g", g->gemm_lib_max[l]);
+		jobj_str(&lb, "source", &(const char *){ NULL }, JREQ);
+		jobj_end(&lb);
+	}
+	jobj_end(&gl);
+}
+
 /* mem_rowwise_max, sustained_clock_ratio, comm_overlap_clock_ratio,
- * attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max, source}}. */
+ * gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
+ * source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 {
 	for (int i = 0; keys_15[i]; i++)
@@ -189,6 +211,7 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	    g->comm_overlap_clock_ratio <= 0)
 		jobj_err(ef, "comm_overlap_clock_ratio", "must be > 0, got %g",
 			 g->comm_overlap_clock_ratio);
+	load_gemm_libraries(ef, g);
 	struct jobj ab, be;
 	if (jobj_child(ef, "attention_backends", &ab, 0) != 1)
 		return;

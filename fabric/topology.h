@@ -32,6 +32,10 @@
  *   gpu.efficiency.gemm_half_GFLOP number GFLOP  -         obsolete since 1.5 (GEMMs are priced in
  *                                                          waves of tiles): read, not used
  *   gpu.efficiency.gemm_max_fp8  number  0..1    gemm_max  (1.2) best fp8 GEMM fraction of the fp8 peak
+ *   gpu.efficiency.gemm_libraries object -       -         (1.5) per older GEMM library a stack may run
+ *                                                          ("cublas11"): {max, source}, as gemm_max
+ *                                                          for that library's 16-bit GEMMs
+ *                                                          (models/gpu.h enum gemm_lib)
  *   gpu.efficiency.attention_max number  0..1    -         obsolete since 1.5 (batched GEMMs are
  *                                                          priced as GEMMs): read, not used
  *   gpu.efficiency.flash_fwd_max number  0..1    0 (none)  (1.2) fused attention forward, fraction of the

@@ -19,7 +19,9 @@
  * chunks of at least 512: the tiles multiply and k' = k / split. A
  * batched GEMM is priced by the same rule per matrix (its tiles add up).
  * gemm_max is what the best-shaped large GEMM reaches in a micro-benchmark
- * (mamf-finder); fp8 GEMMs have their own (gpu_gemm_eff_max).
+ * (mamf-finder); fp8 GEMMs have their own (gpu_gemm_eff_max), and so do
+ * GEMMs of a stack that ran an older library the GPU preset measured
+ * (op->lib, gpu_gemm_eff_max_lib: cuBLAS 11 on Hopper).
  *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
  * over head dim and sequence (attention.h), without waves. Compute-bound
@@ -85,7 +87,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 		double peak = g->peak_flops[op->dtype];
 		if (peak <= 0)
 			peak = g->peak_flops[DTYPE_FP32];
-		double emax = gpu_gemm_eff_max(g, op->dtype);
+		double emax = gpu_gemm_eff_max_lib(g, op->dtype, op->lib);
 		if (op->kind == OP_ATTN) {
 			enum attn_backend be = op->backend[g->compute_capability >= 9];
 			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD,

@@ -1,11 +1,22 @@
 /* gpu: derived facts of a GPU description (see gpu.h). */
 #include "gpu.h"
 
+#include <stddef.h>
+
+const char *const gemm_lib_names[GEMM_LIB_N + 1] = { "current", "cublas11", NULL };
+
 double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt)
 {
 	if (dt == DTYPE_FP8 && g->gemm_eff_max_fp8 > 0)
 		return g->gemm_eff_max_fp8;
 	return g->gemm_eff_max;
+}
+
+double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib)
+{
+	if (dt != DTYPE_FP8 && lib > GEMM_LIB_CURRENT && lib < GEMM_LIB_N && g->gemm_lib_max[lib] > 0)
+		return g->gemm_lib_max[lib];
+	return gpu_gemm_eff_max(g, dt);
 }
 
 bool gpu_has_flash(const struct gpu_spec *g)

@@ -13,6 +13,16 @@
 
 #include "precision.h"
 
+/* The library a stack's 16-bit GEMMs ran on (models/stack.h gemm_lib):
+ * the one behind gemm_max (a recent cuBLAS, as its micro-benchmark ran
+ * it), or an older one a GPU preset measured apart
+ * (efficiency.gemm_libraries): cublas11, the cuBLAS 11.x of the CUDA 11
+ * toolkits (on sm_90 only 11.11, CUDA 11.8's: earlier ones have no
+ * Hopper kernels). */
+enum gemm_lib { GEMM_LIB_CURRENT, GEMM_LIB_CUBLAS11, GEMM_LIB_N };
+/* "current", "cublas11", NULL */
+extern const char *const gemm_lib_names[GEMM_LIB_N + 1];
+
 struct gpu_spec {
 	char name[96];
 	double peak_flops[DTYPE_N];   /* FLOP/s per dtype, dense; 0 = unsupported */
@@ -28,6 +38,8 @@ struct gpu_spec {
 	 * depends on its class (element-wise or row-wise). */
 	double gemm_eff_max;          /* best fraction of peak a large GEMM reaches */
 	double gemm_eff_max_fp8;      /* the same for fp8 GEMMs; 0 = gemm_eff_max */
+	double gemm_lib_max[GEMM_LIB_N]; /* the same for 16-bit and tf32 GEMMs on an older
+					    library (enum gemm_lib); 0 = not measured: gemm_eff_max */
 	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */
 	double mem_rowwise_max;       /* row-wise kernels (norms, softmax, loss): a measured
 					 override; 0 = mem_eff_max over the bytes their passes
@@ -61,6 +73,10 @@ struct gpu_spec {
  * 16-bit gemm_eff_max, which the public TF32 GEMM measurements reach
  * within about 1 % on A100 and H100: validation/kernels/README.md). */
 double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt);
+/* The same on GEMM library lib: the preset's figure for lib where it
+ * measured one (not for fp8: no older library's fp8 GEMM is priced),
+ * else gpu_gemm_eff_max(). */
+double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib);
 /* True if a fused (flash) attention kernel is known for this GPU: the
  * topology gives its efficiency (FlashAttention-2 needs sm80, Ampere+). */
 bool gpu_has_flash(const struct gpu_spec *g);

@@ -168,6 +168,12 @@
  *   - loss [source]: modeling_mpt.py L723-729 at 061f2c7c, flash-attn's
  *     CrossEntropyLoss (the xentropy CUDA extension): the bytes of the
  *     Triton one above, 2 + 4 B/logit.
+ *   - GEMMs [source]: torch's cuBLAS of the image, CUDA 11.8's cuBLAS
+ *     11.11.3.6 (the cuda-11.8.0 label of NVIDIA's libcublas conda
+ *     package; the A100 40GB rows' torch 1.13.1: a CUDA 11 build): gemm_lib
+ *     cublas11, which gpus/h100-sxm5-80gb.json prices from a measurement
+ *     of 11.11.3.6 on H100; the A100 presets measure none (cuBLAS 11 was
+ *     Ampere's mature library): gemm_max there.
  * deepspeed: a Hugging Face model (the hf-eager pieces above: the engine
  *   does not change the model's kernels; SDPA's FlashAttention-2 on A100
  *   and H100) trained by the DeepSpeed engine, v0.15.0 (commit 55b4cae),
@@ -617,10 +623,12 @@ const struct stack stack_table[] = {
 	{ "llm-foundry-triton", "MosaicML llm-foundry MPT benchmark table of 2023 (Triton FlashAttention)",
 	  LLM_FOUNDRY_PIECES,
 	  .attn_ampere = ATTN_BE_FA1, .attn_hopper = ATTN_BE_FA1,
+	  .gemm_lib = GEMM_LIB_CUBLAS11,
 	  .source = "mosaicml/llm-foundry 061f2c7c scripts/train/benchmarking/submit_benchmarks.py "
 		    "L142, sweep.sh L5; llmfoundry/models/layers/attention.py L300-420, "
-		    "flash_attn_triton.py header; modeling_mpt.py L723-729; other pieces as "
-		    "llm-foundry" },
+		    "flash_attn_triton.py header; modeling_mpt.py L723-729; GEMMs on cuBLAS 11 "
+		    "(mosaicml/pytorch:2.0.1_cu118: cuBLAS 11.11.3.6; the A100 40GB rows' torch "
+		    "1.13.1: a CUDA 11 build); other pieces as llm-foundry" },
 	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)",
 	  HF_EAGER_PIECES,
 	  .loss = EAGER_LOSS, .repeat_kv = true,

@@ -173,6 +173,12 @@ struct stack {
 	double host_issue_us[2];
 	/* Fused attention kernel on compute capability < 9 and >= 9. */
 	enum attn_backend attn_ampere, attn_hopper;
+	/* The library its 16-bit GEMMs ran on (gpu.h): GEMM_LIB_CURRENT (0),
+	 * the recent cuBLAS behind every preset's gemm_max, unless the stack
+	 * is pinned to a release of an older toolkit; a GPU preset that
+	 * measured that library gives its own figure, the others price it
+	 * at gemm_max. */
+	enum gemm_lib gemm_lib;
 	const char *source;
 };
 

@@ -61,7 +61,8 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 		    double m, double n, double k, bool cast_in, bool cast_dy)
 {
 	double Bi = dtype_bytes(e->gdt), Bo = dtype_bytes(e->dt);
-	struct op op = { .kind = OP_GEMM, .pass = e->pass, .dtype = e->gdt, .batch = batch };
+	struct op op = { .kind = OP_GEMM, .pass = e->pass, .dtype = e->gdt, .batch = batch,
+			 .lib = e->stk->gemm_lib };
 	bool fp8 = e->fp8 && e->gdt == DTYPE_FP8;
 
 	if (e->pass == PASS_FWD) {
