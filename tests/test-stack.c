@@ -194,6 +194,53 @@ Test(stack, triton_flash_of_2023_priced_as_fa1)
 	model_destroy(m);
 }
 
+/* The benchmark table's GEMMs ran on the cuBLAS of CUDA 11.8
+ * (mosaicml/pytorch:2.0.1_cu118): gemm_lib cublas11, which the H100
+ * preset prices from pytorch/pytorch issue #100850's cuBLAS 11.11.3.6
+ * rows. Its B = 1 row, a 2048 x 8192 x 8192 GEMM at 720.3 TFLOP/s, must
+ * come back within 0.1 %; a compute-bound GEMM's compute time grows by
+ * gemm_max / cublas11 = 0.803 / 0.759 over the current library's. The
+ * A100 preset measures no cublas11 (its gemm_max), nor is fp8 priced on
+ * it, and llm-foundry's later stack runs the current library. */
+static struct topology *topo_at(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(src_path(rel), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	return t;
+}
+
+Test(stack, gemms_of_2023_on_the_cublas_of_cuda_11_8)
+{
+	cr_expect_eq(stack_find("llm-foundry-triton")->gemm_lib, GEMM_LIB_CUBLAS11);
+	cr_expect_eq(stack_find("llm-foundry")->gemm_lib, GEMM_LIB_CURRENT);
+	struct model *m = load("models/zoo/mpt-7b.json");
+	struct wl_shape w = shape("llm-foundry-triton", 2048, 1), v = shape("llm-foundry", 2048, 1);
+	cr_expect_eq(find_op(m, &w, WL_ATTN, PASS_FWD, "qkv").lib, GEMM_LIB_CUBLAS11);
+	cr_expect_eq(find_op(m, &w, WL_MLP, PASS_BWD, "mlp_up.wgrad").lib, GEMM_LIB_CUBLAS11);
+	cr_expect_eq(find_op(m, &v, WL_ATTN, PASS_FWD, "qkv").lib, GEMM_LIB_CURRENT);
+	model_destroy(m);
+
+	struct topology *h = topo_at("topologies/dgx-h100.json"), *a = topo_at("topologies/dgx-a100.json");
+	struct op g = { .kind = OP_GEMM, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 1,
+			.m = 2048, .n = 8192, .k = 8192, .lib = GEMM_LIB_CUBLAS11 };
+	g.flops = 2 * g.m * g.n * g.k;
+	struct op c = g;
+	c.lib = GEMM_LIB_CURRENT;
+	double tf = g.flops / cost_roofline_time_isolated(&h->gpu, &g) / 1e12;
+	cr_expect(fabs(tf / 720.3 - 1) < 1e-3, "%.1f TFLOP/s vs 720.3 measured", tf);
+	double L = h->gpu.kernel_launch_s;
+	cr_expect_float_eq((cost_roofline_time(&h->gpu, &g) - L) / (cost_roofline_time(&h->gpu, &c) - L),
+			   0.803 / 0.759, 1e-9);
+	cr_expect_float_eq(cost_roofline_time(&a->gpu, &g), cost_roofline_time(&a->gpu, &c), 1e-15);
+	g.dtype = c.dtype = DTYPE_FP8;
+	cr_expect_float_eq(cost_roofline_time(&h->gpu, &g), cost_roofline_time(&h->gpu, &c), 1e-15);
+	topology_destroy(h);
+	topology_destroy(a);
+}
+
 /* ResNet under NVIDIA's MLPerf MXNet kernels: the ReLUs have no kernel,
  * inside a bottleneck the batch norms have no forward bytes (folded into
  * the convolutions), the add is ScaleBiasAddRelu at 6.125 B per element

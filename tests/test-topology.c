@@ -420,3 +420,45 @@ Test(topology, rejects_1_5_keys_in_older_files_and_bad_backends_with_their_paths
 	free(p);
 	free(dir);
 }
+
+/* efficiency.gemm_libraries: an older GEMM library's best fraction of
+ * peak, read into gemm_lib_max; a library without its source, a figure
+ * out of range and an unknown library are refused with their paths. */
+Test(topology, reads_gemm_libraries_and_rejects_bad_ones_with_their_paths)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	char *dir = tmp_dir(), *err = NULL, args[1200], want[1400];
+	char *p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"efficiency\":{\"gemm_max\":0.8,"
+			      "\"gemm_libraries\":{\"cublas11\":{\"max\":0.7,\"source\":\"s\"}}}}");
+	struct topology *t = topology_load(p, &d);
+	cr_assert(t, "%s", diag_text(&d));
+	cr_expect_float_eq(t->gpu.gemm_lib_max[GEMM_LIB_CUBLAS11], 0.7, 1e-12);
+	cr_expect_float_eq(gpu_gemm_eff_max_lib(&t->gpu, DTYPE_BF16, GEMM_LIB_CUBLAS11), 0.7, 1e-12);
+	cr_expect_float_eq(gpu_gemm_eff_max_lib(&t->gpu, DTYPE_BF16, GEMM_LIB_CURRENT), 0.8, 1e-12);
+	topology_destroy(t);
+	free(p);
+	p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"efficiency\":{\"gemm_libraries\":{"
+			"\"cublas11\":{\"max\":1.5},\"cublas10\":{}}}}");
+	snprintf(args, sizeof(args), "validate %s", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/gemm_libraries/cublas11/max: error: must be "
+		 "between 0 and 1, got 1.5", p);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/gemm_libraries/cublas11/source: error: missing "
+		 "required key 'source'", p);
+	cr_expect(strstr(err, want), "%s", err);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/gemm_libraries/cublas10: error: unknown key", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	/* a 1.4 file with the 1.5 key */
+	p = preset_topo(dir, "1.4", "{" GPU_15_BASE ",\"efficiency\":{\"gemm_libraries\":{}}}");
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	snprintf(want, sizeof(want), "%s: /gpu/efficiency/gemm_libraries: error: needs schema_version", p);
+	cr_expect(strstr(err, want), "%s", err);
+	free(err);
+	free(p);
+	free(dir);
+	diag_finish(&d);
+}
