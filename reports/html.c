@@ -235,8 +235,9 @@ static void summary(FILE *f, const struct result *r)
 	    (int)pl->parallel.zero, schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,
 	    recompute_name(pl->parallel.recompute), dtype_name(pl->training.precision));
 	if (model_arch(model)->sequence)
-		row(f, "kernels", "%s stack (%s), attention %s", plan_stack(pl)->name, plan_stack(pl)->description,
-		    plan_attention_kernel(pl));
+		row(f, "kernels", "%s stack (%s), attention %s, GEMMs %s", plan_stack(pl)->name,
+		    plan_stack(pl)->description, plan_attention_kernel(pl),
+		    gemm_lib_names[plan_stack(pl)->gemm_lib]);
 	row(f, "batch", "%s sequences × %s tokens, micro-batch %ld, %s micro-batches per pipeline",
 	    hn((double)pl->training.global_batch), hn((double)pl->training.seq), pl->training.micro_batch,
 	    hn(r->microbatches));

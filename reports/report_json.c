@@ -16,13 +16,14 @@
 #include "stack.h"
 #include "xalloc.h"
 
-/* The kernel stack and attention kernel that priced the ops (stack.h). */
+/* The kernel stack, attention kernel and GEMM library that priced the
+ * ops (stack.h, gpu.h). */
 static json_t *kernels_json(const struct plan *pl)
 {
 	const struct stack *k = plan_stack(pl);
-	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "stack", k->name, "description",
 			 k->description, "source", k->source, "attention_backend",
-			 plan_attention_kernel(pl),
+			 plan_attention_kernel(pl), "gemm_library", gemm_lib_names[k->gemm_lib],
 			 "stack_given", pl->compute.stack_set);
 }
 

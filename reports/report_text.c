@@ -90,9 +90,10 @@ static void print_setup(const struct result *r, FILE *f)
 			sc->communication.overlap_param_gather ? "on" : "off");
 	}
 	if (model_arch(model)->sequence)
-		fprintf(f, "kernels      %s stack%s, attention %s\n", plan_stack(sc)->name,
+		fprintf(f, "kernels      %s stack%s, attention %s%s%s\n", plan_stack(sc)->name,
 			sc->compute.stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
-			plan_attention_kernel(sc));
+			plan_attention_kernel(sc), plan_stack(sc)->gemm_lib ? ", GEMMs " : "",
+			plan_stack(sc)->gemm_lib ? gemm_lib_names[plan_stack(sc)->gemm_lib] : "");
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
 	if (sc->parallel.cp > 1)

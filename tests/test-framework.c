@@ -117,6 +117,7 @@ Test(framework, deepspeed_buckets_are_elements)
 	/* its stack: the HF model's kernels and the engine's (stage 0:
 	 * BF16_Optimizer's fp32 accumulation), in the kernel table */
 	cr_assert_str_eq(jstr(r, "scenario", "kernels", "stack"), "deepspeed");
+	cr_assert_str_eq(jstr(r, "scenario", "kernels", "gemm_library"), "current");
 	json_t *ops = json_object_get(json_object_get(r, "cost_model"), "ops_per_microbatch");
 	bool accum = false, main_grad = false;
 	for (size_t i = 0; i < json_array_size(ops); i++) {
