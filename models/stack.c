@@ -491,6 +491,23 @@
 #define CNN_STACK(fusion) \
 	TE_TRANSFORMER_PIECES, .optimizer_copy16 = true, .cnn = (fusion), \
 	.attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST
+/* NVIDIA's MLPerf ResNet optimizer, SGDwFASTLARSV2 (eos_n316_ngc24.04_mxnet
+ * common/optimizer.py L155-245, --optimizer sgdwfastlars in every
+ * config_DGXH100*.sh), fp16 weights with fp32 master copies: per step
+ * multi_sum_sq over the 16-bit weights and over the 16-bit gradients of
+ * the LARS parameters (2 + 2 B: all but BN gamma/beta and biases, under
+ * 0.3 % of ResNet-50's), multi_lars_v2 and four small vector ops over the
+ * 55 per-layer rates (broadcast_mul, broadcast_div, slice_assign,
+ * copyto), then lars_multi_mp_sgd_mom_update_v2 in groups of
+ * MXNET_OPTIMIZER_AGGREGATION_SIZE = 54 tensors (config_DGXA100_common.sh):
+ * read the gradient (2), the fp32 master weight and momentum (4 + 4),
+ * write both (4 + 4) and the 16-bit weight (2), 20 B (LARSMultiSGDKernel,
+ * src/operator/lars_multi_sgd-inl.h L172-203 of NVIDIA's MXNet fork
+ * sneaxiy/NVIDIA-MxNet ce30b18; MXNet 24.04's _v2 ops are not public).
+ * 24 B per parameter; kernels: 2 sums, 5 small ops and ceil(161 / 54) = 3
+ * updates over ResNet-50's 161 parameter tensors. */
+#define MXNET_LARS_BPP 24
+#define MXNET_LARS_KERNELS 10
 /* The host's time to issue one kernel from PyTorch (host.h) [measured,
  * two parts]: forward, a Python op with autograd recording, 6.8 us
  * (pytorch/pytorch issue #41383, PyTorch 1.6: y = 2 * x with
@@ -656,6 +673,7 @@ const struct stack stack_table[] = {
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
 	  CNN_STACK(CNN_FUSE_CONV_BN),
+	  .cnn_optimizer_Bpp = MXNET_LARS_BPP, .cnn_optimizer_kernels = MXNET_LARS_KERNELS,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100.sh L18 (resnet-v1b-mainloop-fl), "
 		    "symbols/resnet-v1b-mainloop-fl.py L208-302 (NormConvolution, ScaleBiasAddRelu), "
@@ -664,6 +682,7 @@ const struct stack stack_table[] = {
 		    "nhwc_batch_norm_kernel.cc" },
 	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU",
 	  CNN_STACK(CNN_FUSE_BN_ACT),
+	  .cnn_optimizer_Bpp = MXNET_LARS_BPP, .cnn_optimizer_kernels = MXNET_LARS_KERNELS,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100_multi_8x8x50.sh L18 (resnet-v1b-fl), "
 		    "symbols/resnet-v1b-fl.py L158-208 (BatchNorm act relu, BatchNormAddRelu); NVIDIA's "

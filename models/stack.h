@@ -168,6 +168,12 @@ struct stack {
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;
+	/* Convolutional networks: the optimizer step's HBM bytes per
+	 * parameter and its kernels per step (0: plain SGD, read weight and
+	 * gradient and write the weight in fp32, 12 B, one kernel, as
+	 * Horovod's synthetic benchmarks run it). */
+	double cnn_optimizer_Bpp;
+	int cnn_optimizer_kernels;
 	/* The host's issue time per kernel launch, forward and backward
 	 * (host.h), on an x86 host; 0: not known for this stack. */
 	double host_issue_us[2];
