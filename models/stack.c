@@ -312,7 +312,10 @@
  *     GEMMs) depend on that split: fused into the GELU and the
  *     dropout-residual kernels where nvFuser split the linear, an add_
  *     and a reduction of their own where it did not; taken as fused, the
- *     pieces below unchanged.
+ *     pieces below unchanged: the container ran NVIDIA's devel nvFuser
+ *     (mo L122's F.gelu(approximate=True) is the approximate GELU that
+ *     pytorch#67943, 2021-11-06, held back from upstream), whose branch
+ *     split every linear with a bias by then (#1253).
  *   - attention core [source]: mo L354-373, unfused: bmm, scale, mask
  *     add, softmax, dropout, bmm (the scenario's "unfused"; workload.c
  *     prices the core itself).
