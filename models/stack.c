@@ -286,7 +286,36 @@
  *     (qkv_separate); the context copied back to [s, b, h] by
  *     .transpose(0, 1).contiguous() (mo L374): r2 w2 of T x h forward,
  *     1 B per element of q, k, v and the output; its backward is a view
- *     the bmm reads strided: 0 (attn_copy).
+ *     the bmm reads strided. The backward of the projections is not:
+ *     q and v reach the bmm as view(s, b * heads, d).transpose(0, 1) and
+ *     k as .permute(1, 2, 0) (mo L330-338, L349-351); the bmm's
+ *     gradients come back as new [b * heads, s, d] and [b * heads, d, s]
+ *     tensors, transposed back to [s, b * heads, d] with strides that do
+ *     not fold into [s, b, h], so view's backward (grad.reshape(self
+ *     sizes), PyTorch's tools/autograd/derivatives.yaml) copies each:
+ *     r2 w2 of T x h three times = 3 B per element of q, k, v and the
+ *     output in 3 kernels (attn_copy 1 / 3).
+ *   - QKV biases [source]: the layout is [s, b, h] (mo L498), a 3-D
+ *     input. PyTorch 1.11's at::linear takes addmm only for a 2-D input
+ *     and runs matmul then output.add_(bias) otherwise (the fused path
+ *     for contiguous 3-D input came with pytorch/pytorch#72728, February
+ *     2022, after the container's November 2021 build; pytorch#39661
+ *     states the 2020-2021 behaviour). nvFuser, where it splits linear
+ *     into matmul and prim::add_optional (csarofeen/pytorch#1253, 2021-11,
+ *     every linear with a bias until #1679, 2022-05), fuses the add only
+ *     into a neighbouring pointwise op: q, k and v go on to view,
+ *     transpose and bmm, none fusible there, so either way the bias add
+ *     is a kernel of its own, r2 w2, and the bias gradient a reduction
+ *     of the output's gradient over the tokens (autograd's sum_to, r2):
+ *     4 forward, 2 backward per element of q, k, v, 3 kernels each
+ *     (qkv_bias). The other Linear biases (attention output, both MLP
+ *     GEMMs) depend on that split: fused into the GELU and the
+ *     dropout-residual kernels where nvFuser split the linear, an add_
+ *     and a reduction of their own where it did not; taken as fused, the
+ *     pieces below unchanged: the container ran NVIDIA's devel nvFuser
+ *     (mo L122's F.gelu(approximate=True) is the approximate GELU that
+ *     pytorch#67943, 2021-11-06, held back from upstream), whose branch
+ *     split every linear with a bias by then (#1253).
  *   - attention core [source]: mo L354-373, unfused: bmm, scale, mask
  *     add, softmax, dropout, bmm (the scenario's "unfused"; workload.c
  *     prices the core itself).
@@ -656,8 +685,8 @@ const struct stack stack_table[] = {
 	{ "dle-bert", "NVIDIA DeepLearningExamples PyTorch BERT (fp16, TorchScript + nvFuser, DDP, LAMB)",
 	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
 	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(8, 10, 3, 4), .attn_copy = FWD_BWD(1, 0, 1, 0),
-	  .qkv_separate = true,
+	  .loss = FWD_BWD(8, 10, 3, 4), .attn_copy = FWD_BWD(1, 3, 1, 3),
+	  .qkv_separate = true, .qkv_bias = FWD_BWD(4, 2, 3, 3),
 	  /* no fp32 main gradient: the DDP path (zero_path) instead */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
 	  .optimizer_Bpp = 50 - 28, .optimizer_kernels = 11,
@@ -666,9 +695,10 @@ const struct stack stack_table[] = {
 	  .host_issue_us = { 3.6, 3.6 },
 	  .source = "NVIDIA/DeepLearningExamples a9e2c1d5 PyTorch/LanguageModeling/BERT: "
 		    "run_pretraining.py L55-60, L75-95, L403-464, L508-525, L668-675; modeling.py "
-		    "L316-374, L391-433, L553, L587-591; lamb_amp_opt/fused_lamb/fused_lamb.py L118-258, "
+		    "L316-374, L391-433, L498, L553, L587-591; lamb_amp_opt/fused_lamb/fused_lamb.py L118-258, "
 		    "csrc/multi_tensor_lamb.cu L43-500; PyTorch 1.11 reducer.cpp, default_hooks.py, "
-		    "accumulate_grad.h, LossNLL.cpp, AmpKernels.cu" },
+		    "accumulate_grad.h, LossNLL.cpp, AmpKernels.cu, Linear.cpp (before #72728), "
+		    "derivatives.yaml (view)" },
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
