@@ -292,7 +292,36 @@
  *     (qkv_separate); the context copied back to [s, b, h] by
  *     .transpose(0, 1).contiguous() (mo L374): r2 w2 of T x h forward,
  *     1 B per element of q, k, v and the output; its backward is a view
- *     the bmm reads strided: 0 (attn_copy).
+ *     the bmm reads strided. The backward of the projections is not:
+ *     q and v reach the bmm as view(s, b * heads, d).transpose(0, 1) and
+ *     k as .permute(1, 2, 0) (mo L330-338, L349-351); the bmm's
+ *     gradients come back as new [b * heads, s, d] and [b * heads, d, s]
+ *     tensors, transposed back to [s, b * heads, d] with strides that do
+ *     not fold into [s, b, h], so view's backward (grad.reshape(self
+ *     sizes), PyTorch's tools/autograd/derivatives.yaml) copies each:
+ *     r2 w2 of T x h three times = 3 B per element of q, k, v and the
+ *     output in 3 kernels (attn_copy 1 / 3).
+ *   - QKV biases [source]: the layout is [s, b, h] (mo L498), a 3-D
+ *     input. PyTorch 1.11's at::linear takes addmm only for a 2-D input
+ *     and runs matmul then output.add_(bias) otherwise (the fused path
+ *     for contiguous 3-D input came with pytorch/pytorch#72728, February
+ *     2022, after the container's November 2021 build; pytorch#39661
+ *     states the 2020-2021 behaviour). nvFuser, where it splits linear
+ *     into matmul and prim::add_optional (csarofeen/pytorch#1253, 2021-11,
+ *     every linear with a bias until #1679, 2022-05), fuses the add only
+ *     into a neighbouring pointwise op: q, k and v go on to view,
+ *     transpose and bmm, none fusible there, so either way the bias add
+ *     is a kernel of its own, r2 w2, and the bias gradient a reduction
+ *     of the output's gradient over the tokens (autograd's sum_to, r2):
+ *     4 forward, 2 backward per element of q, k, v, 3 kernels each
+ *     (qkv_bias). The other Linear biases (attention output, both MLP
+ *     GEMMs) depend on that split: fused into the GELU and the
+ *     dropout-residual kernels where nvFuser split the linear, an add_
+ *     and a reduction of their own where it did not; taken as fused, the
+ *     pieces below unchanged: the container ran NVIDIA's devel nvFuser
+ *     (mo L122's F.gelu(approximate=True) is the approximate GELU that
+ *     pytorch#67943, 2021-11-06, held back from upstream), whose branch
+ *     split every linear with a bias by then (#1253).
  *   - attention core [source]: mo L354-373, unfused: bmm, scale, mask
  *     add, softmax, dropout, bmm (the scenario's "unfused"; workload.c
  *     prices the core itself).
@@ -497,6 +526,23 @@
 #define CNN_STACK(fusion) \
 	TE_TRANSFORMER_PIECES, .optimizer_copy16 = true, .cnn = (fusion), \
 	.attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST
+/* NVIDIA's MLPerf ResNet optimizer, SGDwFASTLARSV2 (eos_n316_ngc24.04_mxnet
+ * common/optimizer.py L155-245, --optimizer sgdwfastlars in every
+ * config_DGXH100*.sh), fp16 weights with fp32 master copies: per step
+ * multi_sum_sq over the 16-bit weights and over the 16-bit gradients of
+ * the LARS parameters (2 + 2 B: all but BN gamma/beta and biases, under
+ * 0.3 % of ResNet-50's), multi_lars_v2 and four small vector ops over the
+ * 55 per-layer rates (broadcast_mul, broadcast_div, slice_assign,
+ * copyto), then lars_multi_mp_sgd_mom_update_v2 in groups of
+ * MXNET_OPTIMIZER_AGGREGATION_SIZE = 54 tensors (config_DGXA100_common.sh):
+ * read the gradient (2), the fp32 master weight and momentum (4 + 4),
+ * write both (4 + 4) and the 16-bit weight (2), 20 B (LARSMultiSGDKernel,
+ * src/operator/lars_multi_sgd-inl.h L172-203 of NVIDIA's MXNet fork
+ * sneaxiy/NVIDIA-MxNet ce30b18; MXNet 24.04's _v2 ops are not public).
+ * 24 B per parameter; kernels: 2 sums, 5 small ops and ceil(161 / 54) = 3
+ * updates over ResNet-50's 161 parameter tensors. */
+#define MXNET_LARS_BPP 24
+#define MXNET_LARS_KERNELS 10
 /* The host's time to issue one kernel from PyTorch (host.h) [measured,
  * two parts]: forward, a Python op with autograd recording, 6.8 us
  * (pytorch/pytorch issue #41383, PyTorch 1.6: y = 2 * x with
@@ -647,8 +693,8 @@ const struct stack stack_table[] = {
 	{ "dle-bert", "NVIDIA DeepLearningExamples PyTorch BERT (fp16, TorchScript + nvFuser, DDP, LAMB)",
 	  .rmsnorm = TE_NORM, .layernorm = TE_NORM, .rope = FWD_BWD(4, 4, 2, 2),
 	  .swiglu = FWD_BWD(6, 10, 1, 1), .gelu = TE_GELU, .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(8, 10, 3, 4), .attn_copy = FWD_BWD(1, 0, 1, 0),
-	  .qkv_separate = true,
+	  .loss = FWD_BWD(8, 10, 3, 4), .attn_copy = FWD_BWD(1, 3, 1, 3),
+	  .qkv_separate = true, .qkv_bias = FWD_BWD(4, 2, 3, 3),
 	  /* no fp32 main gradient: the DDP path (zero_path) instead */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
 	  .optimizer_Bpp = 50 - 28, .optimizer_kernels = 11,
@@ -657,13 +703,15 @@ const struct stack stack_table[] = {
 	  .host_issue_us = { 3.6, 3.6 },
 	  .source = "NVIDIA/DeepLearningExamples a9e2c1d5 PyTorch/LanguageModeling/BERT: "
 		    "run_pretraining.py L55-60, L75-95, L403-464, L508-525, L668-675; modeling.py "
-		    "L316-374, L391-433, L553, L587-591; lamb_amp_opt/fused_lamb/fused_lamb.py L118-258, "
+		    "L316-374, L391-433, L498, L553, L587-591; lamb_amp_opt/fused_lamb/fused_lamb.py L118-258, "
 		    "csrc/multi_tensor_lamb.cu L43-500; PyTorch 1.11 reducer.cpp, default_hooks.py, "
-		    "accumulate_grad.h, LossNLL.cpp, AmpKernels.cu" },
+		    "accumulate_grad.h, LossNLL.cpp, AmpKernels.cu, Linear.cpp (before #72728), "
+		    "derivatives.yaml (view)" },
 	/* NVIDIA's MLPerf Training v4.0 ResNet-50 (MXNet NGC 24.04): the
 	 * transformer pieces are the fused ones (unused by a CNN) */
 	{ "mxnet-normconv", "NVIDIA MLPerf MXNet ResNet, one node: BN folded into NormConvolution",
 	  CNN_STACK(CNN_FUSE_CONV_BN),
+	  .cnn_optimizer_Bpp = MXNET_LARS_BPP, .cnn_optimizer_kernels = MXNET_LARS_KERNELS,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100.sh L18 (resnet-v1b-mainloop-fl), "
 		    "symbols/resnet-v1b-mainloop-fl.py L208-302 (NormConvolution, ScaleBiasAddRelu), "
@@ -672,6 +720,7 @@ const struct stack stack_table[] = {
 		    "nhwc_batch_norm_kernel.cc" },
 	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU",
 	  CNN_STACK(CNN_FUSE_BN_ACT),
+	  .cnn_optimizer_Bpp = MXNET_LARS_BPP, .cnn_optimizer_kernels = MXNET_LARS_KERNELS,
 	  .source = "mlcommons/training_results_v4.0 (6fe9543) NVIDIA/benchmarks/resnet/implementations/"
 		    "eos_ngc24.04_mxnet: config_DGXH100_multi_8x8x50.sh L18 (resnet-v1b-fl), "
 		    "symbols/resnet-v1b-fl.py L158-208 (BatchNorm act relu, BatchNormAddRelu); NVIDIA's "

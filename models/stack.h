@@ -114,6 +114,12 @@ struct stack {
 	/* Query, key and value projected by three Linear layers, three
 	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM. */
 	bool qkv_separate;
+	/* The query, key and value biases where no kernel takes them in
+	 * (not the GEMM's epilogue, not a fused neighbour): per element of q,
+	 * k and v (T x (heads + 2 kv_heads) x d / t), the bias add forward
+	 * and the bias gradient's reduction over the tokens backward
+	 * ("qkv_bias"); only for a model with biases. */
+	struct stack_piece qkv_bias;
 	/* Unfused attention with ALiBi, where the bias enters the score
 	 * GEMM as its C operand (torch.baddbmm with beta != 0): per element
 	 * of the score tensor (b x heads / t x s x s), the broadcast bias
@@ -168,6 +174,12 @@ struct stack {
 	/* Convolutional networks: how batch norm, ReLU and the residual add
 	 * run (cnn.h). */
 	enum cnn_fusion cnn;
+	/* Convolutional networks: the optimizer step's HBM bytes per
+	 * parameter and its kernels per step (0: plain SGD, read weight and
+	 * gradient and write the weight in fp32, 12 B, one kernel, as
+	 * Horovod's synthetic benchmarks run it). */
+	double cnn_optimizer_Bpp;
+	int cnn_optimizer_kernels;
 	/* The host's issue time per kernel launch, forward and backward
 	 * (host.h), on an x86 host; 0: not known for this stack. */
 	double host_issue_us[2];

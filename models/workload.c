@@ -402,18 +402,21 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 
 /* The query, key and value projection: one GEMM ("qkv"), or one per
  * projection ("qkv.q", "qkv.k", "qkv.v") where the stack's model code has
- * three Linear layers (stack.h qkv_separate). */
+ * three Linear layers (stack.h qkv_separate); then their biases where the
+ * stack adds them by kernels of their own (stack.h qkv_bias). */
 static void qkv_linear(struct emitter *e, const struct model *m, const struct wl_shape *s,
 		       double T, double kv)
 {
 	double h = (double)m->hidden, t = s->tp;
 	if (!e->stk->qkv_separate) {
 		linear(e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
-		return;
+	} else {
+		linear(e, m, s, "qkv.q", T, h / t, h, false, true);
+		linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
+		linear(e, m, s, "qkv.v", T, kv / t, h, false, true);
 	}
-	linear(e, m, s, "qkv.q", T, h / t, h, false, true);
-	linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
-	linear(e, m, s, "qkv.v", T, kv / t, h, false, true);
+	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
+		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (h + 2 * kv) / t, 0);
 }
 
 /* Multi-head latent attention's projections, forward or backward (model.h

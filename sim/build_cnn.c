@@ -3,17 +3,20 @@
  * Program of one rank, for each of the m = global_batch / (dp x
  * micro_batch) micro-batches:
  *   forward:   one compute task per layer group (stem, each residual
- *              block, head), in order;
+ *              block, head), in order; with a batch-norm group
+ *              (parallel.bn_group) each batch norm also waits for its
+ *              peers' statistics in both passes (bn_sync_s());
  *   backward:  the groups in reverse; on the last micro-batch each group's
  *              gradients join the open bucket, and a full bucket (bucket_MB,
  *              as PyTorch DDP and Horovod's tensor fusion do) is all-reduced
  *              on the DP stream while backward goes on;
  *   end:       the last partial bucket, then the optimizer step after every
  *              reduction.
- * The optimizer is plain SGD, as in Horovod's synthetic benchmarks (read
- * weight and gradient, write weight: 3 x 4 bytes per fp32 parameter;
- * momentum would add 8), priced by the roofline like the transformer's
- * Adam step. Gradients are reduced in the scenario's grad_reduce_dtype.
+ * The optimizer is the stack's (stack.h cnn_optimizer_Bpp: NVIDIA's MXNet
+ * LARS, 24 B per parameter), else plain SGD, as in Horovod's synthetic
+ * benchmarks (read weight and gradient, write weight: 3 x 4 bytes per
+ * fp32 parameter; momentum would add 8), priced by the roofline like the
+ * transformer's Adam step. Gradients are reduced in the scenario's grad_reduce_dtype.
  *
  * Memory anatomy: fp32 weights and gradients (plus a 16-bit weight copy
  * under mixed precision), the activations autograd keeps (every
@@ -67,8 +70,26 @@ struct groups {
 	double saved_bytes;     /* activations kept for backward */
 };
 
+/* The time a batch norm's kernel waits, per pass, for the statistics of
+ * the other GPUs of its group (plan.h bn_group): NVIDIA's NHWC batch norm
+ * (sneaxiy/NVIDIA-MxNet ce30b18, src/operator/nn/cudnn/nhwc_batch_norm.h
+ * L810-828, nhwc_batch_norm_kernel.cc L600-675) exchanges partial sums
+ * inside the kernel in log2(group) pairwise steps, each CTA 0 writing
+ * its sums into the peer's buffer over the node's links and every CTA
+ * spinning until the peer's arrive: one link latency per step. Forward
+ * exchanges twice (the mean, then the variance: L1647, L1704), backward
+ * twice (dscale, dbias: L2160, L2175). The bytes (two floats per
+ * channel) are negligible. */
+static double bn_sync_s(const struct plan *pl, const struct topology *t)
+{
+	int steps = 0;
+	for (int g = pl->parallel.bn_group; g > 1; g /= 2)
+		steps++;
+	return 2 * steps * t->intra_latency_s;
+}
+
 static int price(const struct plan *pl, struct cost *cost, const struct cnn_net *net,
-		 struct groups *g)
+		 double bn_sync, struct groups *g)
 {
 	enum dtype dt = pl->training.precision;
 	double mb = (double)pl->training.micro_batch, B = dtype_bytes(dt);
@@ -100,6 +121,10 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 		g->bwd_s[gi] += cost_list_time(cost, &l);
 		issue_b[gi] += host_issue_time(&h, &l);
 		op_list_finish(&l);
+		if (ly->kind == CNN_BN) {
+			g->fwd_s[gi] += bn_sync;
+			g->bwd_s[gi] += bn_sync;
+		}
 		g->params[gi] += ly->params;
 		double out = mb * ly->k * ly->p * ly->q;
 		if (ly->kind == CNN_CONV || ly->kind == CNN_BN || ly->kind == CNN_AVGPOOL)
@@ -129,12 +154,14 @@ static void groups_finish(struct groups *g)
 	free(g->params);
 }
 
-static double sgd_time(const struct gpu_spec *gpu, double params)
+static double sgd_time(const struct plan *pl, const struct gpu_spec *gpu, double params)
 {
-	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1 };
+	const struct stack *st = plan_stack(pl);
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_FP32, .batch = 1,
+			 .kernels = st->cnn_optimizer_Bpp > 0 ? st->cnn_optimizer_kernels : 1 };
 	snprintf(op.name, sizeof(op.name), "sgd_step");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "sgd");
-	op.bytes = params * 12;
+	op.bytes = params * (st->cnn_optimizer_Bpp > 0 ? st->cnn_optimizer_Bpp : 12);
 	return cost_roofline_time(gpu, &op);
 }
 
@@ -153,7 +180,7 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 
 	if (cnn_build(model, &net))
 		return -1;
-	if (price(pl, inputs_cost(in), &net, &g))
+	if (price(pl, inputs_cost(in), &net, bn_sync_s(pl, inputs_topology(in)), &g))
 		goto out;
 	for (int i = 0; i < g.n; i++) {
 		params += g.params[i];
@@ -178,7 +205,7 @@ int build_cnn_program(const struct inputs *in, const struct plan *pl, int stage,
 	reduce(&b, b.pending);
 
 	struct task opt = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = CAT_OPTIMIZER,
-			    .time_s = sgd_time(gpu, params) };
+			    .time_s = sgd_time(pl, gpu, params) };
 	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
 	int *deps = xmalloc((size_t)(b.ndp + 1) * sizeof(int));

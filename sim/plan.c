@@ -26,6 +26,7 @@ void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->parallel.tp = p->parallel.pp = p->parallel.cp = p->parallel.ep = 1;
+	p->parallel.bn_group = 1;
 	p->parallel.cp_comm = CP_P2P;
 	p->parallel.interleave = 1;
 	p->framework = -1;

@@ -26,6 +26,9 @@
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
  *   ep                 -        1             expert-parallel degree (MoE models; divides dp and
  *                                             the experts; placement.h: inside the DP group)
+ *   bn_group           -        1             GPUs of one node whose batch norms share
+ *                                             statistics (CNN models; a power of two up to
+ *                                             16: NVIDIA's NHWC BN bn_group, sim/build_cnn.c)
  *   offload            -        none          none | optimizer | optimizer+params: ZeRO-Offload's
  *                                             optimizer state and step on the CPU (and
  *                                             ZeRO-Infinity's parameters in host memory)
@@ -160,6 +163,10 @@
 #include "workload.h"
 
 #define PLAN_MAX_STAGES 512
+/* The largest batch-norm group: NVIDIA's NHWC batch norm exchanges
+ * statistics in log2(group) pairwise steps, at most 4 (MAX_SYNC_ITERS,
+ * nhwc_batch_norm_kernel.h L193 of sneaxiy/NVIDIA-MxNet ce30b18). */
+#define BN_GROUP_MAX 16
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 8 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 #define PLAN_MAX_PS_SERVERS 4096
@@ -260,6 +267,7 @@ struct plan_parallel {
 	int cp;
 	enum cp_comm cp_comm;
 	int ep;                         /* expert parallelism (MoE) */
+	int bn_group;                   /* GPUs per synchronized batch norm (CNN) */
 	enum offload offload;
 	bool sp;
 	enum zero_stage zero;

@@ -50,6 +50,9 @@
  *   parallel.ep                   int      -       1             expert-parallel degree (MoE models;
  *                                                                divides dp and the experts; the EP
  *                                                                group lies inside the DP group)
+ *   parallel.bn_group             int      -       1             GPUs of one node that share batch-norm
+ *                                                                statistics (CNN models; 1, 2, 4, 8 or
+ *                                                                16, dividing the GPUs per node)
  *   parallel.offload              string   -       "none"        none | optimizer | optimizer+params: CPU
  *                                                                offload over the topology's host link
  *                                                                (sim/build_transformer.c; needs host_bw_GBps)

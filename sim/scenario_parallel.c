@@ -122,6 +122,8 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
 	s->parallel.cp_comm = e;
 	scenario_small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
+	scenario_small_int(&jo, "bn_group", 1, BN_GROUP_MAX, "GPUs per batch-norm group",
+			   &s->parallel.bn_group);
 	e = OFFLOAD_NONE;
 	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
 	s->parallel.offload = e;

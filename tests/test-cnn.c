@@ -197,3 +197,65 @@ Test(cnn, resnet50_v100_throughput_matches_seed_001)
 	json_decref(one);
 	json_decref(two);
 }
+
+/* A ResNet-50 step on one DGX H100 under NVIDIA's MXNet stack, with
+ * batch-norm groups of g GPUs: one micro-batch of 16 images per GPU and
+ * every gradient in one bucket (the MLPerf configs' Horovod group). */
+static json_t *mxnet_step(int g)
+{
+	char *dir = tmp_dir(), text[2048], args[2200];
+	char *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"bn_group\": %d},\n"
+		 " \"training\": {\"global_batch\": 128, \"micro_batch\": 16, \"precision\": \"fp16\"},\n"
+		 " \"communication\": {\"bucket_MB\": 67.108864},\n"
+		 " \"compute\": {\"stack\": \"mxnet-nhwc-bn\"}}\n",
+		 src_path("models/zoo/resnet50.json"), src_path("topologies/dgx-h100.json"), g);
+	char *path = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/r --quiet", path, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	snprintf(args, sizeof(args), "%s/r", dir);
+	json_t *r = load_report(args);
+	cr_assert_not_null(r);
+	free(err);
+	free(path);
+	free(dir);
+	return r;
+}
+
+/* NVIDIA's NHWC batch norm with bn_group g exchanges its partial sums
+ * with a peer in log2(g) steps, twice forward and twice backward, each
+ * step one NVLink latency (DGX H100: 2 us): ResNet-50's 53 batch norms
+ * wait 53 x 2 x log2(g) x 2 us more in each pass. */
+Test(cnn, bn_group_adds_one_link_latency_per_exchange)
+{
+	json_t *r1 = mxnet_step(1), *r2 = mxnet_step(2), *r8 = mxnet_step(8);
+	const char *fw = "breakdown/rank_classes/0/figures/forward_s";
+	const char *bw = "breakdown/rank_classes/0/figures/backward_s";
+	double per_step = 53 * 2 * 2e-6;
+	cr_expect_float_eq(jnum(r2, fw) - jnum(r1, fw), per_step, 1e-12);
+	cr_expect_float_eq(jnum(r2, bw) - jnum(r1, bw), per_step, 1e-12);
+	cr_expect_float_eq(jnum(r8, fw) - jnum(r1, fw), 3 * per_step, 1e-12);
+	cr_expect_float_eq(jnum(r8, "summary/iteration_time_s") - jnum(r1, "summary/iteration_time_s"),
+			   6 * per_step, 1e-9);
+	/* the LARS step (models/stack.c): 24 B per parameter and 10 kernels
+	 * at the H100's element-wise rate (3350 GB/s x 0.77, 4 us each) */
+	double params = jnum(r1, "memory/per_stage/0/params_local");
+	cr_expect_float_eq(jnum(r1, "breakdown/rank_classes/0/figures/optimizer_s"),
+			   params * 24 / (3350e9 * 0.77) + 10 * 4e-6, 1e-12);
+	json_decref(r1);
+	json_decref(r2);
+	json_decref(r8);
+}
+
+Test(cnn, scenario_rejects_a_bn_group_that_does_not_divide_the_node)
+{
+	expect_scenario_error("\"parallel\": {\"bn_group\": 3},", "\"global_batch\": 256",
+			      "/parallel/bn_group: error: expected a power of two dividing the 8 GPUs of a "
+			      "node (the group exchanges statistics over the node's links), got 3");
+	expect_scenario_error("\"parallel\": {\"bn_group\": 32},", "\"global_batch\": 256",
+			      "/parallel/bn_group: error: expected at most 16 GPUs per batch-norm "
+			      "group, got 32");
+}

@@ -285,4 +285,6 @@ Test(moe, ep_needs_an_moe_model_and_tp_needs_sp)
 	expect_plan_error("\"tp\": 1", "\"tp\": 2",
 		"%s: /parallel/sp: error: mixture of experts with tensor parallelism needs sequence "
 		"parallelism (Megatron-LM arguments.py), got tp = 2 without sp\n");
+	expect_plan_error("\"ep\": 8", "\"ep\": 8, \"bn_group\": 2",
+		"%s: /parallel/bn_group: error: batch-norm groups apply to CNN models only, got 2\n");
 }
