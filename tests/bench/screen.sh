@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Benchmark: the plan search's screen (plan_check, memory anatomy, the
+# closed-form estimate: sim/search.c) against the cluster size, issue 25
+# item 5. One goal, Llama 3 70B at 8k tokens on DGX H100 nodes of the
+# 3-level fat tree (topologies/dgx-h100-fattree3.json), screened alone
+# (--screen-only) at 512, 2,048, 4,096 and 16,384 GPUs. Prints per size
+# the plans enumerated, the screen's microseconds per plan (its own
+# clock, "plans/s" of `ddlsim plan`), the process's CPU seconds (user +
+# system) and peak RSS: medians of RUNS runs (RSS: the largest).
+# Usage: tests/bench/screen.sh [BUILD_DIR] [RUNS]
+set -eu
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+runs=${2:-5}
+bin=$build/cli/ddlsim
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+printf "%-8s %8s %10s %12s %10s %12s\n" gpus nodes plans us_per_plan cpu_s peak_rss_MB
+for nodes in 64 256 512 2048; do
+	cat > "$out/g.json" <<JSON
+{"schema": "ddlsim.goal", "schema_version": "1.0", "name": "screen$nodes",
+ "model": "$PWD/models/zoo/llama3-70b.json", "seq_len": 8192,
+ "train_tokens": 15e12, "deadline_days": 90,
+ "global_batch_tokens": {"min": 4000000, "max": 16777216}, "top": 20,
+ "clusters": [{"name": "ft3", "topology": "$PWD/topologies/dgx-h100-fattree3.json",
+   "nodes": [$nodes], "economics": {"usd_per_gpu_hour": 2.5}}]}
+JSON
+	us=() cpu=() peak=0 plans=0
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f "%U %S %M" -o "$out/t" "$bin" plan "$out/g.json" --screen-only \
+			--out "$out/o" > "$out/s"
+		read -r u s m < "$out/t"
+		line=$(grep -m1 'plans enumerated' "$out/s")
+		plans=$(echo "$line" | sed -n 's/.*: \([0-9]*\) plans enumerated.*/\1/p')
+		secs=$(echo "$line" | sed -n 's/.* screened in \([0-9.]*\) s .*/\1/p')
+		us+=("$(awk -v s="$secs" -v n="$plans" 'BEGIN{printf "%.2f", s / n * 1e6}')")
+		cpu+=("$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u + s}')")
+		[ "$m" -gt "$peak" ] && peak=$m
+	done
+	printf "%-8s %8s %10s %12s %10s %12.1f\n" $((nodes * 8)) "$nodes" "$plans" \
+		"$(printf "%s\n" "${us[@]}" | med)" "$(printf "%s\n" "${cpu[@]}" | med)" \
+		"$(awk -v k="$peak" 'BEGIN{print k/1024}')"
+done
