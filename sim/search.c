@@ -426,7 +426,11 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 
 /* Uncontended time of op on rank 0's group: alpha + bytes x s_per_byte,
  * both from the collective planner's closed form (and NCCL's predicted
- * time where it is the larger), measured at two sizes. */
+ * time where it is the larger), measured at two sizes. The closed form
+ * comes without the plan's flows where the group allows
+ * (coll_time_uncontended: a data-parallel group of 16,384 GPUs priced
+ * from one node and the fabric's link classes), so the screen's cost per
+ * plan does not grow with the cluster. */
 static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
 			double bytes)
 {
@@ -456,12 +460,10 @@ static double comm_time(struct search_cache *c, const struct plan *pl, int group
 			n = placement_group(&place, group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
 		double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
 		for (int s = 0; s < 2 && n > 1; s++) {
-			struct coll_plan *cp = coll_plan_create(inputs_topology(c->in),
-								pl->communication.coll_algo, op, ranks, n, sz[s]);
-			if (cp) {
-				t[s] = fmax(cp->ideal_time_s, cp->nccl_time_s);
-				coll_plan_destroy(cp);
-			}
+			struct coll_time ct;
+			if (!coll_time_uncontended(inputs_topology(c->in), pl->communication.coll_algo, op,
+						   ranks, n, sz[s], &ct))
+				t[s] = fmax(ct.ideal_time_s, ct.nccl_time_s);
 		}
 		free(ranks);
 		k->s_per_byte = (t[1] - t[0]) / (sz[1] - sz[0]);

@@ -1,0 +1,153 @@
+/* test-screen: the plan search's screen (sim/search.c) prices a
+ * collective without building its flows where the group allows it
+ * (fabric/coll_time.c), and the estimates stay what they were. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "placement.h"
+#include "search.h"
+#include "testutil.h"
+
+/* The screen of Llama 3 70B at 8k tokens on `nodes` nodes of topo: its
+ * best `top` candidates (caller frees), *n of them. */
+static struct candidate *screen(const char *topo, int nodes, long *n)
+{
+	char *d = tmp_dir(), text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"s\",\n"
+		 " \"model\": \"%s\", \"seq_len\": 8192, \"train_tokens\": 15e12, \"deadline_days\": 90,\n"
+		 " \"global_batch_tokens\": {\"min\": 4000000, \"max\": 16777216}, \"top\": 1000,\n"
+		 " \"clusters\": [{\"name\": \"c\", \"topology\": \"%s\", \"nodes\": [%d],\n"
+		 "   \"economics\": {\"usd_per_gpu_hour\": 2.5}}]}\n",
+		 src_path("models/zoo/llama3-70b.json"), src_path(topo), nodes);
+	char *path = write_file(d, "goal.json", text);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct goal *g = goal_load(path, &dg);
+	cr_assert(g, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	struct search_stats st = { 0 };
+	struct candidate *c = search_screen(g, 0, n, &st);
+	goal_destroy(g);
+	free(path);
+	free(d);
+	return c;
+}
+
+static void dump(const char *topo, int nodes)
+{
+	long n;
+	struct candidate *c = screen(topo, nodes, &n);
+	double sum = 0, wsum = 0;
+	for (long i = 0; i < n; i++) {
+		char b[256];
+		plan_describe(&c[i].plan, b, sizeof(b));
+		sum += c[i].est_iter_s;
+		wsum += c[i].est_busy * (i + 1);
+		if (i < 3)
+			fprintf(stderr, "{ \"%s\", %.17g, %.17g },\n", b, c[i].est_iter_s, c[i].est_busy);
+	}
+	fprintf(stderr, "%s %d: n %ld sum %.17g wsum %.17g\n", topo, nodes, n, sum, wsum);
+	free(c);
+}
+
+Test(screen, dump)
+{
+	dump("topologies/dgx-h100-fattree3.json", 2048);
+	dump("topologies/dgx-h100-fattree3.json", 64);
+	dump("topologies/dgx-h100-fattree2-2to1.json", 256);
+	dump("topologies/dgx-h100-rail.json", 32);
+	dump("topologies/dgx-a100.json", 128);
+}
+
+static struct topology *load(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(src_path(rel), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	return t;
+}
+
+/* Every group of rank 0 the screen prices (tp, dp and the pipeline's
+ * pair, both orders) on `nodes` nodes of topo, at the screen's two sizes
+ * and every collective it prices: the time without flows equals the
+ * built plan's to 1e-12. Returns how many were closed forms. */
+static int check_groups(const char *topo, int nodes, int *total, int *trees, int *fabrics)
+{
+	struct topology *t = load(topo);
+	static const char *const orders[] = { "tp,dp,pp", "tp,pp,dp" };
+	static const enum coll_op ops[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER };
+	int G = nodes * t->gpus_per_node, closed = 0;
+	int *ranks = malloc((size_t)G * sizeof(int));
+	for (int tp = 1; tp <= t->gpus_per_node; tp *= 2)
+		for (int pp = 1; pp <= 16; pp *= 2)
+			for (int o = 0; o < 2; o++) {
+				if (G % (tp * pp))
+					continue;
+				struct placement pl;
+				placement_init(&pl, tp, G / (tp * pp), pp, orders[o]);
+				for (int grp = 0; grp < 2; grp++) {
+					int n = placement_group(&pl, grp ? GROUP_DP : GROUP_TP, 0, ranks);
+					for (int k = 0; k < 3 && n > 1; k++)
+						for (double b = 1e6; b <= 1e9; b *= 1000) {
+							struct coll_time ct;
+							struct coll_plan *p = coll_plan_create(t, "auto", ops[k], ranks, n, b);
+							int rc = coll_time_uncontended(t, "auto", ops[k], ranks, n, b, &ct);
+							cr_assert_eq(rc, p ? 0 : -1);
+							if (!p)
+								continue;
+							cr_expect(fabs(ct.ideal_time_s - p->ideal_time_s) <= 1e-12 * p->ideal_time_s &&
+								  fabs(ct.nccl_time_s - p->nccl_time_s) <= 1e-12 * p->nccl_time_s,
+								  "%s, %d nodes, tp %d pp %d %s, %s of %d ranks, %g B: "
+								  "ideal %.17g vs plan %.17g, nccl %.17g vs %.17g (%s)",
+								  topo, nodes, tp, pp, orders[o], coll_op_name(ops[k]), n, b,
+								  ct.ideal_time_s, p->ideal_time_s, ct.nccl_time_s, p->nccl_time_s,
+								  p->algo);
+							/* the plan's fabric time: its transfer, NCCL's losses taken out */
+							double fab = (p->ideal_time_s - fmax(p->latency_s, p->alpha_s)) / p->wire_scale;
+							cr_expect(ct.fabric_s == 0 || fabs(ct.fabric_s - fab) <= 1e-6 * fab,
+								  "%s, %d nodes, tp %d pp %d %s, %s of %d ranks, %g B: "
+								  "fabric %.17g vs plan %.17g (%s)", topo, nodes, tp, pp, orders[o],
+								  coll_op_name(ops[k]), n, b, ct.fabric_s, fab, p->algo);
+							*fabrics += ct.fabric_s > 0;
+							closed += ct.closed;
+							*trees += ct.closed && !strcmp(p->algo, "tree");
+							++*total;
+							coll_plan_destroy(p);
+						}
+				}
+			}
+	free(ranks);
+	topology_destroy(t);
+	return closed;
+}
+
+Test(screen, closed_forms_equal_the_built_plans, .timeout = 300)
+{
+	static const struct { const char *topo; int nodes, min_closed; } cases[] = {
+		{ "topologies/dgx-h100-fattree3.json", 2048, 1 },
+		{ "topologies/dgx-h100-fattree3.json", 160, 1 },
+		{ "topologies/dgx-h100-fattree2-2to1.json", 256, 1 },
+		{ "topologies/dgx-h100-rail.json", 32, 1 },
+		{ "topologies/dgx-h100.json", 64, 1 },
+		{ "topologies/dgx-a100.json", 128, 1 },
+		{ "topologies/dgx1-v100.json", 16, 1 },
+		{ "topologies/jeanzay-a100-opa.json", 24, 1 },
+		{ "topologies/l40s-pcie-8gpu.json", 8, 1 },
+		{ "topologies/hgx-h200.json", 12, 1 },
+		{ "topologies/gb200-nvl72.json", 4, 0 },
+		{ "topologies/dgx-a100-40gb.json", 3, 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int total = 0, trees = 0, fabrics = 0;
+		int closed = check_groups(cases[i].topo, cases[i].nodes, &total, &trees, &fabrics);
+		fprintf(stderr, "%s x %d: %d of %d closed, %d trees, %d fabric\n", cases[i].topo, cases[i].nodes, closed, total, trees, fabrics);
+		cr_expect(closed >= cases[i].min_closed, "%s: %d of %d closed", cases[i].topo, closed, total);
+	}
+}
