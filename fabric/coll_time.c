@@ -114,7 +114,8 @@ static double loads_time_s(const struct loads *l)
  * local GPUs (lo, in ring order: coll_node_order) on each. */
 struct group {
 	const int *r;
-	int n, nn, len, C;
+	int n, nn, len;
+	int C;                          /* channels: the NICs a node's GPUs use */
 	int lo[TOPO_MAX_GPUS_PER_NODE];
 };
 

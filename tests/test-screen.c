@@ -13,7 +13,7 @@
 #include "testutil.h"
 
 /* The screen of Llama 3 70B at 8k tokens on `nodes` nodes of topo: its
- * best `top` candidates (caller frees), *n of them. */
+ * best 1000 candidates (caller frees), *n of them. */
 static struct candidate *screen(const char *topo, int nodes, long *n)
 {
 	char *d = tmp_dir(), text[2048];
@@ -38,30 +38,73 @@ static struct candidate *screen(const char *topo, int nodes, long *n)
 	return c;
 }
 
-static void dump(const char *topo, int nodes)
-{
+/* A screen as the search before coll_time.c made it (commit 994ce86,
+ * every collective built as a plan): the best three and the sums over
+ * the best 1000 (n of them) of the estimated iteration (s) and of the
+ * busy fraction weighted by rank, which moves if the order does. */
+struct recorded {
+	const char *topo;
+	int nodes;
+	struct { const char *plan; double iter_s, busy; } best[3];
 	long n;
-	struct candidate *c = screen(topo, nodes, &n);
-	double sum = 0, wsum = 0;
-	for (long i = 0; i < n; i++) {
-		char b[256];
-		plan_describe(&c[i].plan, b, sizeof(b));
-		sum += c[i].est_iter_s;
-		wsum += c[i].est_busy * (i + 1);
-		if (i < 3)
-			fprintf(stderr, "{ \"%s\", %.17g, %.17g },\n", b, c[i].est_iter_s, c[i].est_busy);
-	}
-	fprintf(stderr, "%s %d: n %ld sum %.17g wsum %.17g\n", topo, nodes, n, sum, wsum);
-	free(c);
-}
+	double sum_iter_s, sum_busy_rank;
+};
 
-Test(screen, dump)
+static const struct recorded recorded[] = {
+	{ "topologies/dgx-h100-fattree3.json", 2048,
+	  { { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,pp,dp", 1.2496133936407303, 0.53987430377669143 },
+	    { "tp8 pp4v4 dp512 mb1 gb2048 z2 none sp tp,pp,dp", 1.2496133936407303, 0.53987430377669143 },
+	    { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,dp,pp", 1.2496893936407301, 0.53984147126063131 } },
+	  1000, 2487.2176134730225, 111539.90415822821 },
+	{ "topologies/dgx-h100-fattree3.json", 64,
+	  { { "tp4 pp1 dp128 mb1 gb2048 z3 none sp tp,dp,pp", 24.556369893983728, 0.86357819617246268 },
+	    { "tp4 pp1 dp128 mb1 gb1024 z3 none sp tp,dp,pp", 12.279079584569688, 0.86351527700165975 },
+	    { "tp4 pp1 dp128 mb1 gb512 z3 none sp tp,dp,pp", 6.1404344298626699, 0.86338946616129386 } },
+	  1000, 20779.174374217208, 371108.55904484197 },
+	{ "topologies/dgx-h100-fattree2-2to1.json", 256,
+	  { { "tp4 pp1 dp512 mb1 gb2048 z3 none sp tp,dp,pp", 6.541409144300717, 0.81046549565190118 },
+	    { "tp4 pp1 dp512 mb1 gb2048 z3 selective sp tp,dp,pp", 6.541409144300717, 0.83292722469197666 },
+	    { "tp4 pp1 dp512 mb1 gb1024 z3 none sp tp,dp,pp", 3.2709282315448145, 0.81041007767597717 } },
+	  1000, 6564.21870215544, 327440.44625833782 },
+	{ "topologies/dgx-h100-rail.json", 32,
+	  { { "tp4 pp1 dp64 mb1 gb2048 z3 none sp tp,dp,pp", 49.112739787967456, 0.86357819617246268 },
+	    { "tp4 pp1 dp64 mb1 gb1024 z3 none sp tp,dp,pp", 24.558159169139376, 0.86351527700165975 },
+	    { "tp4 pp1 dp64 mb1 gb512 z3 none sp tp,dp,pp", 12.28086885972534, 0.86338946616129386 } },
+	  1000, 39718.21013707963, 381788.91772891115 },
+	{ "topologies/dgx-a100.json", 128,
+	  { { "tp4 pp1 dp256 mb1 gb2048 z3 none sp tp,dp,pp", 32.752993941504748, 0.91837636977531012 },
+	    { "tp4 pp1 dp256 mb1 gb1024 z3 none sp tp,dp,pp", 16.377162728947567, 0.91833903628815072 },
+	    { "tp4 pp1 dp256 mb1 gb512 z3 none sp tp,dp,pp", 8.1892471226689771, 0.91826437841909181 } },
+	  1000, 29117.061139560195, 383703.15241715533 },
+};
+
+#define SAME(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
+
+Test(screen, estimates_are_the_recorded_ones, .timeout = 300)
 {
-	dump("topologies/dgx-h100-fattree3.json", 2048);
-	dump("topologies/dgx-h100-fattree3.json", 64);
-	dump("topologies/dgx-h100-fattree2-2to1.json", 256);
-	dump("topologies/dgx-h100-rail.json", 32);
-	dump("topologies/dgx-a100.json", 128);
+	for (size_t k = 0; k < sizeof(recorded) / sizeof(recorded[0]); k++) {
+		const struct recorded *w = &recorded[k];
+		long n;
+		struct candidate *c = screen(w->topo, w->nodes, &n);
+		double sum = 0, wsum = 0;
+		cr_expect_eq(n, w->n, "%s x %d: %ld candidates kept, recorded %ld", w->topo, w->nodes, n, w->n);
+		for (long i = 0; i < n; i++) {
+			char b[256];
+			plan_describe(&c[i].plan, b, sizeof(b));
+			sum += c[i].est_iter_s;
+			wsum += c[i].est_busy * (i + 1);
+			if (i >= 3)
+				continue;
+			cr_expect_str_eq(b, w->best[i].plan, "%s x %d: #%ld", w->topo, w->nodes, i + 1);
+			cr_expect(SAME(c[i].est_iter_s, w->best[i].iter_s) && SAME(c[i].est_busy, w->best[i].busy),
+				  "%s x %d: #%ld %s: %.17g s, busy %.17g; recorded %.17g, %.17g", w->topo, w->nodes,
+				  i + 1, b, c[i].est_iter_s, c[i].est_busy, w->best[i].iter_s, w->best[i].busy);
+		}
+		cr_expect(SAME(sum, w->sum_iter_s) && SAME(wsum, w->sum_busy_rank),
+			  "%s x %d: sums %.17g, %.17g; recorded %.17g, %.17g", w->topo, w->nodes, sum, wsum,
+			  w->sum_iter_s, w->sum_busy_rank);
+		free(c);
+	}
 }
 
 static struct topology *load(const char *rel)
