@@ -115,7 +115,8 @@ static double loads_time_s(const struct loads *l)
 struct group {
 	const int *r;
 	int n, nn, len;
-	int C;                          /* channels: the NICs a node's GPUs use */
+	int nics;                       /* the NICs a node's GPUs use */
+	int C;                          /* channels: nics, at least 1, 1 with one NIC */
 	int lo[TOPO_MAX_GPUS_PER_NODE];
 };
 
@@ -140,11 +141,15 @@ static bool group_init(const struct topology *t, const int *ranks, int n, struct
 		len++;
 	if (len > TOPO_MAX_GPUS_PER_NODE || n % len || n / len < 2)
 		return false;
-	for (int i = len; i < n; i++)
-		if (topology_local_of(t, ranks[i]) != topology_local_of(t, ranks[i % len]) ||
-		    topology_node_of(t, ranks[i]) != topology_node_of(t, ranks[i - i % len]) ||
-		    (i % len == 0 && topology_node_of(t, ranks[i]) == topology_node_of(t, ranks[i - 1])))
-			return false;
+	/* node k's ranks are node k's base plus node 0's local indices (sorted
+	 * ranks: its node is past node k - 1's) */
+	int off = ranks[0] - topology_local_of(t, ranks[0]);
+	for (int b = len; b < n; b += len) {
+		int base = ranks[b] - topology_local_of(t, ranks[b]) - off;
+		for (int j = 0; j < len; j++)
+			if (ranks[b + j] != ranks[j] + base)
+				return false;
+	}
 	*g = (struct group){ .r = ranks, .n = n, .nn = n / len, .len = len, .C = 1 };
 	int first[TOPO_MAX_GPUS_PER_NODE];
 	memcpy(first, ranks, (size_t)len * sizeof(int));
@@ -159,6 +164,7 @@ static bool group_init(const struct topology *t, const int *ranks, int n, struct
 			d++;
 		}
 	}
+	g->nics = d;
 	if (t->nics > 1)
 		g->C = d < 1 ? 1 : d;
 	return true;
@@ -399,8 +405,9 @@ static int closed_form(const struct topology *t, const char *algo, enum coll_op 
 	    (op != COLL_ALLREDUCE && op != COLL_REDUCE_SCATTER && op != COLL_ALLGATHER) ||
 	    !group_init(t, ranks, n, &g))
 		return 1;
-	struct nccl_shape sh;
-	nccl_group_shape(t, ranks, n, &sh);
+	/* nccl_group_shape() of a uniform group, without its pass */
+	struct nccl_shape sh = { .nranks = n, .nodes = g.nn, .ppn = g.len, .nics = g.nics,
+				 .first_local = topology_local_of(t, ranks[0]) };
 	struct nccl_model *m = nccl_model_create_shape(t, &sh);
 	enum coll_proto proto = PROTO_SIMPLE;
 	int na = m ? tune_pick(m, op, bytes, &proto) : -1;

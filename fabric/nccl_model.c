@@ -273,12 +273,12 @@ void nccl_group_shape(const struct topology *t, const int *ranks, int n, struct 
 	const int *r = copy ? copy : ranks;
 	for (int i = 0; i < n;) {
 		int node = topology_node_of(t, r[i]), cnt = 0, dn = 0;
-		bool nic_seen[TOPO_MAX_NICS] = { false };
+		unsigned long long nic_seen[(TOPO_MAX_NICS + 63) / 64] = { 0 };
 		for (; i < n && topology_node_of(t, r[i]) == node; i++) {
 			int nic = t->nics > 0 ? t->gpu_nic[topology_local_of(t, r[i])] : -1;
 			cnt++;
-			if (nic >= 0 && !nic_seen[nic]) {
-				nic_seen[nic] = true;
+			if (nic >= 0 && !(nic_seen[nic / 64] >> (nic % 64) & 1)) {
+				nic_seen[nic / 64] |= 1ULL << (nic % 64);
 				dn++;
 			}
 		}
