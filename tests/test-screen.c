@@ -186,6 +186,8 @@ Test(screen, closed_forms_equal_the_built_plans, .timeout = 300)
 		{ "topologies/hgx-h200.json", 12, 1 },
 		{ "topologies/gb200-nvl72.json", 4, 0 },
 		{ "topologies/dgx-a100-40gb.json", 3, 1 },
+		{ "topologies/dgx-h100-fattree3-r128.json", 1536, 1 },
+		{ "topologies/v100-1gpu-edr.json", 48, 1 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int total = 0, trees = 0, fabrics = 0;
@@ -193,4 +195,32 @@ Test(screen, closed_forms_equal_the_built_plans, .timeout = 300)
 		fprintf(stderr, "%s x %d: %d of %d closed, %d trees, %d fabric\n", cases[i].topo, cases[i].nodes, closed, total, trees, fabrics);
 		cr_expect(closed >= cases[i].min_closed, "%s: %d of %d closed", cases[i].topo, closed, total);
 	}
+}
+
+/* Groups the closed form leaves to the built plan, and one it takes: the
+ * answer is the plan's either way. */
+Test(screen, other_groups_are_built)
+{
+	struct topology *t = load("topologies/dgx-h100-fattree3.json");
+	static const struct { int r[8], n; const char *algo; bool closed; } cases[] = {
+		{ { 0, 1, 8, 9, 16, 17, 24, 25 }, 8, "auto", true },     /* two GPUs on four nodes */
+		{ { 0, 1, 8, 16, 17, 24, 25, 32 }, 8, "auto", false },   /* one node short */
+		{ { 0, 1, 8, 10, 16, 17, 24, 25 }, 8, "auto", false },   /* another local GPU */
+		{ { 8, 9, 0, 1, 16, 17, 24, 25 }, 8, "auto", false },    /* not sorted */
+		{ { 0, 1, 8, 9, 16, 17, 24, 25 }, 8, "ring", false },    /* forced */
+		{ { 0, 1024, 2048, 4096, 8192, 16384, 32768, 65528 }, 8, "auto", true }, /* pods apart */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int op = COLL_ALLREDUCE; op <= COLL_ALLGATHER; op++) {
+			struct coll_time ct;
+			struct coll_plan *p = coll_plan_create(t, cases[i].algo, op, cases[i].r, cases[i].n, 1e8);
+			cr_assert(p);
+			cr_assert_eq(coll_time_uncontended(t, cases[i].algo, op, cases[i].r, cases[i].n, 1e8, &ct), 0);
+			cr_expect_eq(ct.closed, cases[i].closed, "case %zu, %s", i, coll_op_name(op));
+			cr_expect(fabs(ct.ideal_time_s - p->ideal_time_s) <= 1e-12 * p->ideal_time_s &&
+				  ct.nccl_time_s == p->nccl_time_s, "case %zu, %s: %.17g vs %.17g", i,
+				  coll_op_name(op), ct.ideal_time_s, p->ideal_time_s);
+			coll_plan_destroy(p);
+		}
+	topology_destroy(t);
 }
