@@ -143,6 +143,23 @@ const struct coll_algo *coll_algo_find(const char *name);
 struct coll_plan *coll_plan_create(const struct topology *t, const char *algo,
 				   enum coll_op op, const int *ranks, int n,
 				   double bytes);
+/* The closed form of the plan coll_plan_create() would make, without
+ * its flows where the group allows (coll_time.c): "auto" choosing NCCL's
+ * ring or tree over a uniform group across nodes whose fabric stays
+ * below NCCL's transfer. closed: true when no plan was built. */
+struct coll_time {
+	double ideal_time_s, nccl_time_s;   /* as struct coll_plan's */
+	double fabric_s;    /* the closed form's most loaded link, bytes / bandwidth
+			     * (also where the plan was built for reaching NCCL's
+			     * transfer); 0: not computed */
+	bool closed;
+};
+/* Fill *out for op over bytes on ranks[0..n) with algo, as
+ * coll_plan_create() then reading the plan would (to rounding: 1e-12
+ * relative). Returns 0, or -1 when no algorithm can run op on the group. */
+int coll_time_uncontended(const struct topology *t, const char *algo, enum coll_op op,
+			  const int *ranks, int n, double bytes, struct coll_time *out);
+
 /* The same for a collective that runs alone on the fabric (the
  * collective sweep): where per-pair flows would end together, one flow
  * per flow class instead (coll_classes.c: the rail-aligned all-to-all on

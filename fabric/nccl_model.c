@@ -251,54 +251,64 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A sorted copy of ranks[0..n) (malloc'd), or NULL. */
+/* A sorted copy of ranks[0..n) (caller frees). */
 static int *sorted_copy(const int *ranks, int n)
 {
-	int *r = malloc((size_t)n * sizeof(*r));
-	if (r) {
-		memcpy(r, ranks, (size_t)n * sizeof(*r));
-		qsort(r, (size_t)n, sizeof(*r), cmp_int);
-	}
+	int *r = xreallocarray(NULL, (size_t)n, sizeof(*r));
+	memcpy(r, ranks, (size_t)n * sizeof(*r));
+	qsort(r, (size_t)n, sizeof(*r), cmp_int);
 	return r;
+}
+
+void nccl_group_shape(const struct topology *t, const int *ranks, int n, struct nccl_shape *sh)
+{
+	*sh = (struct nccl_shape){ .nranks = n, .nics = TOPO_MAX_NICS, .first_local = -1 };
+	/* nodes, GPUs per node (the most loaded), NICs the group uses per
+	 * node: one pass over the ranks sorted (a node's ranks are adjacent;
+	 * placement groups come sorted, and a sorted list is not copied) */
+	bool sorted = true;
+	for (int i = 1; i < n && sorted; i++)
+		sorted = ranks[i - 1] <= ranks[i];
+	int *copy = sorted || n <= 0 ? NULL : sorted_copy(ranks, n);
+	const int *r = copy ? copy : ranks;
+	for (int i = 0; i < n;) {
+		int node = topology_node_of(t, r[i]), cnt = 0, dn = 0;
+		unsigned long long nic_seen[(TOPO_MAX_NICS + 63) / 64] = { 0 };
+		for (; i < n && topology_node_of(t, r[i]) == node; i++) {
+			int nic = t->nics > 0 ? t->gpu_nic[topology_local_of(t, r[i])] : -1;
+			cnt++;
+			if (nic >= 0 && !(nic_seen[nic / 64] >> (nic % 64) & 1)) {
+				nic_seen[nic / 64] |= 1ULL << (nic % 64);
+				dn++;
+			}
+		}
+		sh->nodes++;
+		sh->ppn = cnt > sh->ppn ? cnt : sh->ppn;
+		sh->nics = dn < sh->nics ? dn : sh->nics;
+	}
+	/* the first member's local GPU (NVLink bandwidth of its GPU) */
+	if (n > 0)
+		sh->first_local = topology_local_of(t, ranks[0]);
+	free(copy);
 }
 
 struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks, int n)
 {
+	struct nccl_shape sh;
+	nccl_group_shape(t, ranks, n, &sh);
+	return nccl_model_create_shape(t, &sh);
+}
+
+struct nccl_model *nccl_model_create_shape(const struct topology *t, const struct nccl_shape *sh)
+{
 	struct nccl_model *m = xcalloc(1, sizeof(*m));
+	int n = sh->nranks, nodes = sh->nodes, ppn = sh->ppn, nics = sh->nics, first = sh->first_local;
 	m->compcap = compcap_of(t->gpu.name);
 	m->arch = m->compcap >= 100 ? ARCH_BLACKWELL : m->compcap >= 90 ? ARCH_HOPPER
 		: m->compcap >= 80 ? ARCH_AMPERE : ARCH_VOLTA;
 	m->nranks = n;
 	m->nvswitch = t->intra == INTRA_NVSWITCH;
 	m->nvlink = t->intra != INTRA_PCIE;
-
-	/* nodes, GPUs per node (the most loaded), NICs the group uses per
-	 * node: one pass over the ranks sorted (a node's ranks are adjacent) */
-	int nodes = 0, ppn = 0, nics = TOPO_MAX_NICS, first = -1;
-	int *r = n > 0 ? sorted_copy(ranks, n) : NULL;
-	if (n > 0 && !r) {
-		free(m);
-		return NULL;
-	}
-	for (int i = 0; i < n;) {
-		int node = topology_node_of(t, r[i]), cnt = 0, dn = 0;
-		bool nic_seen[TOPO_MAX_NICS] = { false };
-		for (; i < n && topology_node_of(t, r[i]) == node; i++) {
-			int nic = t->nics > 0 ? t->gpu_nic[topology_local_of(t, r[i])] : -1;
-			cnt++;
-			if (nic >= 0 && !nic_seen[nic]) {
-				nic_seen[nic] = true;
-				dn++;
-			}
-		}
-		nodes++;
-		ppn = cnt > ppn ? cnt : ppn;
-		nics = dn < nics ? dn : nics;
-	}
-	/* the first member's local GPU (NVLink bandwidth of its GPU) */
-	if (n > 0)
-		first = topology_local_of(t, ranks[0]);
-	free(r);
 	m->nnodes = nodes;
 	m->ppn = ppn;
 	if (n <= 1)

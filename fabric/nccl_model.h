@@ -24,6 +24,19 @@ struct nccl_model;
  * t. Returns a new model (nccl_model_destroy()) or NULL when out of
  * memory. */
 struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks, int n);
+
+/* What the model reads of a group: its ranks, nodes, the GPUs of its
+ * most loaded node, the fewest NICs its GPUs use on a node, and the local
+ * index of its first member (ranks[0], whose NVLinks it counts). */
+struct nccl_shape {
+	int nranks, nodes, ppn, nics, first_local;
+};
+/* The shape of ranks[0..n) (any order, n >= 0) into *sh: one pass, no
+ * allocation when ranks are sorted. */
+void nccl_group_shape(const struct topology *t, const int *ranks, int n, struct nccl_shape *sh);
+/* The model of a group of shape sh: nccl_model_create() is this of
+ * nccl_group_shape(). Returns a new model or NULL (out of memory). */
+struct nccl_model *nccl_model_create_shape(const struct topology *t, const struct nccl_shape *sh);
 /* destroy(NULL) is a no-op. */
 void nccl_model_destroy(struct nccl_model *m);
 

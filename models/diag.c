@@ -46,6 +46,9 @@ static char *one_line(const char *msg)
 	return out;
 }
 
+/* Append prefix + the formatted message, on one line (one_line), and a
+ * line break to d's buffer, and print it. Formatted once, copied once: a
+ * plan search formats a message for every plan plan_check() rejects. */
 static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap,
 		 bool count)
 {
@@ -54,27 +57,51 @@ static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap
 		fputs("ddlsim: fatal: out of memory formatting a message\n", stderr);
 		exit(1);
 	}
-	char *whole = xasprintf("%s%s", prefix, msg), *safe = one_line(whole), *line = xasprintf("%s\n", safe);
-	free(whole);
-	free(safe);
+	size_t pl = strlen(prefix), ml = strlen(msg);
+	char *whole = xmalloc(pl + ml + 1);
+	memcpy(whole, prefix, pl);
+	memcpy(whole + pl, msg, ml + 1);
 	free(msg);
+	char *safe = one_line(whole);
+	free(whole);
+	size_t n = strlen(safe);
 	if (count)
 		d->count++;
+	d->buf = xreallocarray(d->buf, d->len + n + 2, 1);
+	char *line = d->buf + d->len;
+	memcpy(line, safe, n);
+	line[n] = '\n';
+	line[n + 1] = 0;
+	free(safe);
 	if (d->out)
 		fputs(line, d->out);
-	size_t n = strlen(line);
-	d->buf = xreallocarray(d->buf, d->len + n + 1, 1);
-	memcpy(d->buf + d->len, line, n + 1);
-	d->len += n;
-	free(line);
+	d->len += n + 1;
+}
+
+/* "file: jpath: kind: " ("<input>" without a file, no jpath when empty),
+ * malloc'd. */
+static char *located(const char *file, const char *jpath, const char *kind)
+{
+	const char *f = file ? file : "<input>", *j = jpath && *jpath ? jpath : "";
+	size_t fl = strlen(f), jl = strlen(j), kl = strlen(kind);
+	char *p = xmalloc(fl + jl + kl + 5), *w = p;
+	memcpy(w, f, fl);
+	w += fl;
+	*w++ = ':', *w++ = ' ';
+	if (jl) {
+		memcpy(w, j, jl);
+		w += jl;
+		*w++ = ':', *w++ = ' ';
+	}
+	memcpy(w, kind, kl + 1);
+	return p;
 }
 
 int diag_err(struct diag *d, const char *file, const char *jpath,
 	     const char *fmt, ...)
 {
 	va_list ap;
-	char *prefix = xasprintf("%s: %s%serror: ", file ? file : "<input>",
-				 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
+	char *prefix = located(file, jpath, "error: ");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, true);
 	va_end(ap);
@@ -86,8 +113,7 @@ void diag_warn(struct diag *d, const char *file, const char *jpath,
 	       const char *fmt, ...)
 {
 	va_list ap;
-	char *prefix = xasprintf("%s: %s%swarning: ", file ? file : "<input>",
-				 jpath && *jpath ? jpath : "", jpath && *jpath ? ": " : "");
+	char *prefix = located(file, jpath, "warning: ");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, false);
 	va_end(ap);

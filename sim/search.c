@@ -9,6 +9,7 @@
 
 #include "anatomy.h"
 #include "coll.h"
+#include "hash.h"
 #include "jload.h"
 #include "placement.h"
 #include "reasons.h"
@@ -367,6 +368,8 @@ struct search_cache {
 	struct comm *c;
 	int nc;
 	size_t capc;
+	int *slot;                  /* c's index + 1 by comm_hash(), 0: empty */
+	size_t nslot;               /* a power of two, at least 2 nc */
 };
 
 struct search_cache *search_cache_create(const struct inputs *in)
@@ -382,6 +385,7 @@ void search_cache_destroy(struct search_cache *c)
 		return;
 	free(c->p);
 	free(c->c);
+	free(c->slot);
 	free(c);
 }
 
@@ -424,49 +428,96 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	return p;
 }
 
+static uint64_t comm_hash(int nodes, int tp, int pp, int group, int op, const char *order)
+{
+	uint64_t k = ((uint64_t)nodes << 40) ^ ((uint64_t)tp << 24) ^ ((uint64_t)pp << 8) ^
+		     ((uint64_t)group << 5) ^ (uint64_t)op;
+	for (const char *s = order; *s; s++)
+		k = k * 31 + (unsigned char)*s;
+	return k;
+}
+
+static bool comm_is(const struct comm *k, const struct plan *pl, int group, enum coll_op op)
+{
+	return k->nodes == pl->nodes && k->tp == pl->parallel.tp && k->pp == pl->parallel.pp &&
+	       k->group == group && k->op == op && !strcmp(k->order, pl->parallel.order);
+}
+
+/* The slot of (pl's layout, group, op) in c's table: its entry's or the
+ * empty one where it goes. */
+static size_t comm_slot(const struct search_cache *c, const struct plan *pl, int group, enum coll_op op)
+{
+	size_t j = hash_slot(comm_hash(pl->nodes, pl->parallel.tp, pl->parallel.pp, group, op,
+				       pl->parallel.order), c->nslot);
+	while (c->slot[j] && !comm_is(&c->c[c->slot[j] - 1], pl, group, op))
+		j = (j + 1) & (c->nslot - 1);
+	return j;
+}
+
+/* Index every entry of c anew in a table of twice the slots. */
+static void comm_rehash(struct search_cache *c)
+{
+	free(c->slot);
+	c->nslot = c->nslot ? 2 * c->nslot : 64;
+	c->slot = xcalloc(c->nslot, sizeof(*c->slot));
+	for (int i = 0; i < c->nc; i++) {
+		const struct comm *k = &c->c[i];
+		size_t j = hash_slot(comm_hash(k->nodes, k->tp, k->pp, k->group, k->op, k->order), c->nslot);
+		while (c->slot[j])
+			j = (j + 1) & (c->nslot - 1);
+		c->slot[j] = i + 1;
+	}
+}
+
+/* alpha and s_per_byte of k (pl's layout): the closed form of op on rank
+ * 0's group at two sizes. */
+static void comm_price(const struct search_cache *c, const struct plan *pl, struct comm *k)
+{
+	struct placement place;
+	placement_init(&place, pl->parallel.tp, pl->parallel.dp, pl->parallel.pp, pl->parallel.order);
+	int most = pl->parallel.tp > pl->parallel.dp ? pl->parallel.tp : pl->parallel.dp;
+	int n, *ranks = xmalloc((size_t)most * sizeof(int) + 2 * sizeof(int));
+	if (k->group == 2) {
+		ranks[0] = 0;
+		ranks[1] = placement_stage_peer(&place, 0, 1);
+		n = 2;
+	} else
+		n = placement_group(&place, k->group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
+	double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
+	for (int s = 0; s < 2 && n > 1; s++) {
+		struct coll_time ct;
+		if (!coll_time_uncontended(inputs_topology(c->in), pl->communication.coll_algo, k->op,
+					   ranks, n, sz[s], &ct))
+			t[s] = fmax(ct.ideal_time_s, ct.nccl_time_s);
+	}
+	free(ranks);
+	k->s_per_byte = (t[1] - t[0]) / (sz[1] - sz[0]);
+	k->alpha_s = fmax(0, t[0] - k->s_per_byte * sz[0]);
+}
+
 /* Uncontended time of op on rank 0's group: alpha + bytes x s_per_byte,
  * both from the collective planner's closed form (and NCCL's predicted
- * time where it is the larger), measured at two sizes. */
+ * time where it is the larger), measured at two sizes. The closed form
+ * comes without the plan's flows where the group allows
+ * (coll_time_uncontended: a data-parallel group of 16,384 GPUs priced
+ * from one node and the fabric's link classes), and the prices are found
+ * by hash, so the screen's cost per plan does not grow with the cluster. */
 static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
 			double bytes)
 {
-	struct comm *k = NULL;
-	for (int i = 0; i < c->nc; i++)
-		if (c->c[i].nodes == pl->nodes && c->c[i].tp == pl->parallel.tp && c->c[i].pp == pl->parallel.pp &&
-		    c->c[i].group == group && c->c[i].op == op && !strcmp(c->c[i].order, pl->parallel.order)) {
-			k = &c->c[i];
-			break;
-		}
-	if (!k) {
+	if (2 * ((size_t)c->nc + 1) > c->nslot)
+		comm_rehash(c);
+	size_t j = comm_slot(c, pl, group, op);
+	if (!c->slot[j]) {
 		XGROW(c->c, c->capc, (size_t)c->nc + 1);
-		k = &c->c[c->nc++];
+		struct comm *k = &c->c[c->nc];
 		*k = (struct comm){ .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
-				    .dp = pl->parallel.dp,
-				    .group = group, .op = op };
+				    .dp = pl->parallel.dp, .group = group, .op = op };
 		snprintf(k->order, sizeof(k->order), "%s", pl->parallel.order);
-		struct placement place;
-		placement_init(&place, pl->parallel.tp, pl->parallel.dp, pl->parallel.pp, pl->parallel.order);
-		int most = pl->parallel.tp > pl->parallel.dp ? pl->parallel.tp : pl->parallel.dp;
-		int n, *ranks = xmalloc((size_t)most * sizeof(int) + 2 * sizeof(int));
-		if (group == 2) {
-			ranks[0] = 0;
-			ranks[1] = placement_stage_peer(&place, 0, 1);
-			n = 2;
-		} else
-			n = placement_group(&place, group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
-		double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
-		for (int s = 0; s < 2 && n > 1; s++) {
-			struct coll_plan *cp = coll_plan_create(inputs_topology(c->in),
-								pl->communication.coll_algo, op, ranks, n, sz[s]);
-			if (cp) {
-				t[s] = fmax(cp->ideal_time_s, cp->nccl_time_s);
-				coll_plan_destroy(cp);
-			}
-		}
-		free(ranks);
-		k->s_per_byte = (t[1] - t[0]) / (sz[1] - sz[0]);
-		k->alpha_s = fmax(0, t[0] - k->s_per_byte * sz[0]);
+		comm_price(c, pl, k);
+		c->slot[j] = ++c->nc;
 	}
+	const struct comm *k = &c->c[c->slot[j] - 1];
 	return k->alpha_s + bytes * k->s_per_byte;
 }
 
@@ -612,6 +663,8 @@ static bool rejected(const struct goal *g, const struct plan *pl, const struct i
 		jl = (int)(err - msg), rest = err + 7;
 	char line[1024], example[256];
 	snprintf(line, sizeof(line), "%.*s%.*s", jl, msg, (int)(eol - rest), rest);
+	if (reasons_count(st->why, line))
+		return true;   /* a reason seen before: its example is written */
 	plan_describe(pl, example, sizeof(example) - 24);
 	size_t el = strlen(example);
 	snprintf(example + el, sizeof(example) - el, ", %d nodes", pl->nodes);

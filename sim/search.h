@@ -13,8 +13,11 @@
  *   3. an analytic iteration time (search_estimate()): per-layer compute
  *      priced by the cost source, TP collectives, pipeline sends and the
  *      data-parallel reduction from the collective closed forms
- *      (coll_plan_create()'s uncontended time, fabric/coll.h), the pipeline
- *      bubble (p - 1) / (v m) of the micro-batches' time, the optimizer.
+ *      (coll_plan_create()'s uncontended time, read without building the
+ *      plan's flows where the group allows: coll_time_uncontended(),
+ *      fabric/coll.h, so the cost per plan does not grow with the
+ *      cluster), the pipeline bubble (p - 1) / (v m) of the
+ *      micro-batches' time, the optimizer.
  * The plans that survive are ranked by the estimate's wall time to train
  * (goodput included) and the best `top` per cluster, plus the best of each
  * node count, are simulated on the engine through the runner; the report

@@ -105,14 +105,35 @@ static struct group *open_group(struct reasons *r, char *key, uint64_t h, const 
 	return g;
 }
 
+/* The open group of masked key (hash h), or NULL. */
+static struct group *find_group(struct reasons *r, const char *key, uint64_t h)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->g[i].hash == h && !strcmp(r->g[i].key, key))
+			return &r->g[i];
+	return NULL;
+}
+
+bool reasons_count(struct reasons *r, const char *msg)
+{
+	uint64_t h;
+	char *line = one_line(msg), *key = mask(line, &h);
+	struct group *g = find_group(r, key, h);
+	free(key);
+	free(line);
+	if (!g)
+		return false;
+	g->r.count++;
+	r->total++;
+	r->sorted = false;
+	return true;
+}
+
 void reasons_add(struct reasons *r, const char *msg, const char *example)
 {
 	uint64_t h;
 	char *line = one_line(msg), *key = mask(line, &h);
-	struct group *g = NULL;
-	for (int i = 0; i < r->n && !g; i++)
-		if (r->g[i].hash == h && !strcmp(r->g[i].key, key))
-			g = &r->g[i];
+	struct group *g = find_group(r, key, h);
 	if (g)
 		free(key);
 	else if (r->n < REASONS_MAX)

@@ -12,6 +12,7 @@
 #ifndef DDLSIM_REASONS_H
 #define DDLSIM_REASONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define REASONS_MAX 256
@@ -32,6 +33,11 @@ void reasons_destroy(struct reasons *r);
 /* Count one rejection for msg, with example; both are copied when they
  * open a group. */
 void reasons_add(struct reasons *r, const char *msg, const char *example);
+/* Count one rejection for msg if its group is open and return true;
+ * false, counting nothing, when msg would open a group (then
+ * reasons_add() it with its example): a caller whose example is costly
+ * to write makes it only for a new group. */
+bool reasons_count(struct reasons *r, const char *msg);
 /* Rejections counted. */
 long reasons_total(const struct reasons *r);
 /* Groups, and the i-th of them, most rejections first (ties: the first

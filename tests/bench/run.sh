@@ -128,3 +128,8 @@ for nodes in 256 512 1024 2048 4096 8192 16384; do
 	pts="$pts $nodes:$ps"
 done
 fit "whole platform load time" $pts
+
+# issue 25 item 5: the plan search's screen per plan against the cluster
+# size (512 to 16,384 GPUs)
+echo
+tests/bench/screen.sh "$build" "$runs"
