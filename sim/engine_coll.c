@@ -95,9 +95,26 @@ static void crit_post_one(void *ctx, const struct coll_flow *f)
 {
 	struct crit_post *c = ctx;
 	XGROW(c->a->comms, c->a->ncomms_cap, (size_t)c->nc + 1);
+	engine_cls_touch(c->S, f->src, f->dst);
 	c->a->comms[c->nc++] = engine_platform_sendto_async(c->S->host[f->src], c->S->host[f->dst],
 							    ceil(f->bytes));
 	c->S->flows++;
+}
+
+/* An unfolded member's flows of the class plan cls (engine_classes.c)
+ * into a->comms; returns their count. */
+static int post_classes(struct sim *S, struct stream_arg *a, struct cls_inst *ci,
+			const struct coll_plan *cls, int cat, double wire_scale)
+{
+	struct rank_inst *ri = a->ri;
+	int o0 = cplan_lower(cls, NULL, ri->rank, false), o1 = cplan_lower(cls, NULL, ri->rank + 1, false);
+	int nc = 0;
+	XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
+	for (int i = o0; i < o1; i++) {
+		a->comms[nc++] = engine_cls_post(S, ci, ri->rank, &cls->flows[i]);
+		ri->st->sent_bytes[cat] += cls->flows[i].bytes / wire_scale; /* payload */
+	}
+	return nc;
 }
 
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
@@ -131,7 +148,12 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	meet_first(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, +1);
 	int nc = 0;
-	if (S->job->fold_exact) {
+	const struct coll_plan *cls;
+	cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
+	struct cls_inst *ci = engine_cls_join(S, gb, cp0, mem, n, &cls);
+	if (ci) {
+		nc = post_classes(S, a, ci, cls, t->cat, p->wire_scale);
+	} else if (S->job->fold_exact) {
 		/* one simulated member posts every flow of the group and of its
 		 * mirror groups, host to host; the others wait at the barrier */
 		if (fold_posts_group(&S->fold, mem, n, ri->rank)) {
@@ -156,6 +178,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 				int i0 = m ? 0 : o0, i1 = m ? mp->nflows : o1;
 				for (int i = i0; i < i1; i++) {
 					const struct coll_flow *f = &mp->flows[i];
+					engine_cls_touch(S, f->src, f->dst);
 					a->comms[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 									     ceil(f->bytes));
 					if (m == 0 && S->fold.active[f->src])
@@ -175,6 +198,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		sg_comm_t *c = a->comms;
 		for (int i = o0; i < o1; i++) {
 			const struct coll_flow *f = &p->flows[i];
+			engine_cls_touch(S, f->src, f->dst);
 			if (S->fold.active[f->dst])
 				c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 								       ceil(f->bytes));
@@ -191,7 +215,10 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			nc = cpst.nc;
 		}
 	}
-	sg_comm_wait_all(a->comms, (size_t)nc);
+	if (ci)
+		engine_cls_wait(S, ci, ri->rank, a->comms, nc);
+	else
+		sg_comm_wait_all(a->comms, (size_t)nc);
 	meet_after(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, -1);
 }
