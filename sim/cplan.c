@@ -67,8 +67,7 @@ struct cplan *cplan_get(struct cplan_cache *C, int kind, const int *members, int
 	if (!p)
 		return NULL;
 	int *bd = cplan_flows_by_dst(p);
-	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, -2, -1,
-				      NULL, NULL, false };
+	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, -2, -1 };
 	C->n++;
 	return &C->plans[j];
 }
@@ -93,7 +92,6 @@ void cplan_cache_finish(struct cplan_cache *C)
 	for (size_t i = 0; i < C->cap; i++)
 		if (C->plans[i].p) {
 			coll_plan_destroy(C->plans[i].p);
-			coll_plan_destroy(C->plans[i].cls);
 			free(C->plans[i].by_dst);
 			free(C->plans[i].cflows);
 			free(C->plans[i].mir);

@@ -36,9 +36,6 @@ struct cplan {
 	double route_alpha_s;   /* the engine's: the largest route latency of its
 				 * flows on a platform with degraded links, -1 not
 				 * yet found */
-	struct coll_plan *cls;  /* the engine's: its class plan (coll_plan_class_copy) */
-	const char *cls_why;    /* static: why it has none */
-	bool cls_made;          /* cls and cls_why are set */
 };
 
 /* An open-addressing table of plans, made with one topology and one

@@ -52,6 +52,13 @@ struct platform_extra;
 struct rank_inst;
 struct cls_inst;
 
+/* A per-pair plan of the plan cache and its class plan (NULL: none, why). */
+struct cls_map {
+	const struct coll_plan *pairs;
+	struct coll_plan *cls;
+	const char *why;
+};
+
 /* The class plans of the run's all-to-alls (engine_classes.c). */
 struct engine_cls {
 	bool on;                /* posted where provable: unfolded, no degraded link */
@@ -62,6 +69,8 @@ struct engine_cls {
 	void **link[2];         /* [nkeys] its outgoing and incoming SimGrid links, found lazily */
 	long posted, split;     /* all-to-alls posted as classes, of them split */
 	const char *why;        /* static: the first reason one stayed per pair */
+	struct cls_map *map;    /* [mapcap] open addressing on the per-pair plan */
+	size_t nmap, mapcap;
 };
 
 /* A group instance's barrier, where its simulated members meet before
@@ -73,7 +82,8 @@ struct group_bar {
 	int arrived, ended;     /* members at the first meeting, members whose flows ended */
 	double latency_s;       /* the collective's latency, as the first to arrive has it */
 	bool same_latency;      /* every member's latency is latency_s */
-	struct cls_inst *cls;   /* the collective's class plan, or NULL (engine_cls_join) */
+	struct cls_inst *cls;   /* the collective's class plan's holder, or NULL (engine_cls_join) */
+	const struct coll_plan *cls_plan; /* that class plan */
 	int cls_posters;        /* members that asked for it so far */
 };
 
@@ -261,8 +271,17 @@ void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struc
  * splits the class plans holding a NIC it crosses into their pairs.
  * Every flow the engine posts outside engine_cls_post() calls it first. */
 void engine_cls_touch(struct sim *S, int a, int b);
-/* owner waits for its transfers comms[0..nc) (released here) and, if ci
- * was split meanwhile, for its pairs; then drops its reference to ci. */
-void engine_cls_wait(struct sim *S, struct cls_inst *ci, int owner, sg_comm_t *comms, int nc);
+/* Folded exactly: owner (the posting member) posts every flow of plan p
+ * (a group's or a mirror group's) as p's class plan (*cls) into
+ * comms[*nc...] (room for p->nflows) and returns its holder, where p is
+ * a multi-node all-to-all whose class plan exists and whose NICs are
+ * all idle now; else NULL (*cls NULL: post p's pairs), the reason noted. */
+struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls);
+/* owner waits for its transfers comms[0..nc) (released here) and, for
+ * each holder cis[0..ncis) split meanwhile, for its pairs; then drops its
+ * references to them. */
+void engine_cls_wait(struct sim *S, struct cls_inst **cis, int ncis, int owner, sg_comm_t *comms,
+		     int nc);
 
 #endif

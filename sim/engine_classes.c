@@ -31,14 +31,18 @@
  *     safe (a flow on a busy NIC is only ever seen too early, never too
  *     late: the test is conservative).
  * The collective's latency, its flows' total bytes per member and its
- * NVLink flows are the per-pair plan's. Runs folded cheaply post each
- * simulated rank's own flows, nn - 1 per NIC already; exact folding and
- * runs with degraded links keep the pairs (the reason is reported,
+ * NVLink flows are the per-pair plan's. Unfolded, every member posts its
+ * own flows of the class plan; folded exactly, the posting member posts
+ * the whole class plan of its group and of each mirror group
+ * (fold_mirrors), each holding its own NICs. Runs folded cheaply post
+ * each simulated rank's own flows, nn - 1 per NIC already; runs with
+ * degraded links keep the pairs (the reason is reported,
  * engine_result.cls_why). DDLSIM_ENGINE_PAIRS=1 keeps the pairs
  * everywhere (tests/test-classes.c compares). */
 #include "engine-private.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "engine_platform.h"
@@ -87,19 +91,20 @@ void engine_cls_init(struct sim *S)
 	for (int d = 0; d < 2; d++)
 		C->link[d] = xcalloc((size_t)C->nkeys + 1, sizeof(*C->link[d]));
 	C->off_why = NULL;
-	if (job->fold_exact)
-		C->off_why = "exact folding posts whole groups per pair";
-	else if (job->fold)
-		C->off_why = NULL; /* each simulated rank posts its own flows: nothing to fold */
-	else if (job->ndegraded > 0)
+	if (job->ndegraded > 0)
 		C->off_why = "a degraded link can bind: per pair";
 	else if (getenv("DDLSIM_ENGINE_PAIRS"))
 		C->off_why = "DDLSIM_ENGINE_PAIRS is set: per pair";
-	C->on = !job->fold && !C->off_why;
+	/* folded cheaply, each simulated rank posts its own flows, nn - 1
+	 * per NIC already: nothing to do */
+	C->on = (!job->fold || job->fold_exact) && !C->off_why;
 }
 
 void engine_cls_finish(struct sim *S)
 {
+	for (size_t i = 0; i < S->cls.mapcap; i++)
+		coll_plan_destroy(S->cls.map[i].cls);
+	free(S->cls.map);
 	free(S->cls.occ);
 	free(S->cls.stamp);
 	free(S->cls.link[0]);
@@ -130,9 +135,9 @@ static bool nic_busy(struct sim *S, int k, int r, int peer, double now)
 	return false;
 }
 
-/* A new holder of the group mem's NICs for class plan c, or NULL if one
- * of them is busy. */
-static struct cls_inst *hold(struct sim *S, const struct cplan *c, const int *mem, int n)
+/* A new holder of the group mem's NICs for the per-pair plan p, or NULL
+ * if one of them is busy. */
+static struct cls_inst *hold(struct sim *S, const struct coll_plan *p, const int *mem, int n)
 {
 	const struct topology *t = S->job->topo;
 	double now = simgrid_get_clock();
@@ -147,7 +152,7 @@ static struct cls_inst *hold(struct sim *S, const struct cplan *c, const int *me
 			return NULL;
 	}
 	struct cls_inst *ci = xcalloc(1, sizeof(*ci));
-	ci->pairs = c->p;
+	ci->pairs = p;
 	ci->nics = xreallocarray(NULL, (size_t)n, sizeof(*ci->nics));
 	for (int i = 0; i < n; i++) {
 		int k = nic_key(t, mem[i]);
@@ -158,17 +163,44 @@ static struct cls_inst *hold(struct sim *S, const struct cplan *c, const int *me
 	return ci;
 }
 
-/* The class plan of c, made on first use; NULL (the reason noted) if it
- * stays per pair. */
-static const struct coll_plan *class_plan(struct sim *S, struct cplan *c)
+/* The slot of plan p in the map of class plans (open addressing on the
+ * plan's address: the plan cache's plans never move), grown as needed. */
+static struct cls_map *map_slot(struct engine_cls *C, const struct coll_plan *p)
 {
-	if (!c->cls_made) {
-		c->cls = coll_plan_class_copy(S->job->topo, c->p, &c->cls_why);
-		c->cls_made = true;
+	if ((C->nmap + 1) * 2 > C->mapcap) {
+		size_t ncap = C->mapcap ? 2 * C->mapcap : 256;
+		struct cls_map *nm = xcalloc(ncap, sizeof(*nm));
+		for (size_t i = 0; i < C->mapcap; i++) {
+			if (!C->map[i].pairs)
+				continue;
+			size_t j = ((uintptr_t)C->map[i].pairs >> 4) * 0x9E3779B97F4A7C15ULL % ncap;
+			while (nm[j].pairs)
+				j = (j + 1) % ncap;
+			nm[j] = C->map[i];
+		}
+		free(C->map);
+		C->map = nm;
+		C->mapcap = ncap;
 	}
-	if (!c->cls)
-		note_why(S, c->cls_why ? c->cls_why : "out of memory for the class plan: per pair");
-	return c->cls;
+	size_t j = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL % C->mapcap;
+	while (C->map[j].pairs && C->map[j].pairs != p)
+		j = (j + 1) % C->mapcap;
+	return &C->map[j];
+}
+
+/* The class plan of p, made on first use; NULL (the reason noted) if it
+ * stays per pair. */
+static const struct coll_plan *class_plan(struct sim *S, const struct coll_plan *p)
+{
+	struct cls_map *e = map_slot(&S->cls, p);
+	if (!e->pairs) {
+		e->pairs = p;
+		e->cls = coll_plan_class_copy(S->job->topo, p, &e->why);
+		S->cls.nmap++;
+	}
+	if (!e->cls)
+		note_why(S, e->why ? e->why : "out of memory for the class plan: per pair");
+	return e->cls;
 }
 
 /* Whether p's flows cross nodes. */
@@ -184,16 +216,16 @@ struct cls_inst *engine_cls_join(struct sim *S, struct group_bar *gb, struct cpl
 				 const int *mem, int n, const struct coll_plan **cls)
 {
 	*cls = NULL;
-	if (c->p->op != COLL_ALLTOALL)
-		return NULL;
+	if (c->p->op != COLL_ALLTOALL || S->job->fold)
+		return NULL;    /* folded exactly: engine_cls_post_plan() */
 	if (gb->cls_posters++ == 0) {
 		gb->cls = NULL;
 		if (!crosses_nodes(S->job->topo, c->p))
 			;
 		else if (!S->cls.on)
 			note_why(S, S->cls.off_why);
-		else if (class_plan(S, c))
-			gb->cls = hold(S, c, mem, n);
+		else if ((gb->cls_plan = class_plan(S, c->p)))
+			gb->cls = hold(S, c->p, mem, n);
 	}
 	struct cls_inst *ci = gb->cls;
 	if (gb->cls_posters == gb->members)
@@ -201,7 +233,7 @@ struct cls_inst *engine_cls_join(struct sim *S, struct group_bar *gb, struct cpl
 	if (!ci || ci->split)
 		return NULL;
 	ci->refs++;
-	*cls = c->cls;
+	*cls = gb->cls_plan;
 	return ci;
 }
 
@@ -309,29 +341,69 @@ void engine_cls_touch(struct sim *S, int a, int b)
 	}
 }
 
-void engine_cls_wait(struct sim *S, struct cls_inst *ci, int owner, sg_comm_t *comms, int nc)
+/* The members of p (its sources: every member of an all-to-all) into
+ * mem (room for p->nflows); returns their count. */
+static int plan_members(const struct coll_plan *p, int *mem)
+{
+	int n = 0;
+	for (int i = 0; i < p->nflows; i++)
+		if (!n || mem[n - 1] != p->flows[i].src)
+			mem[n++] = p->flows[i].src;
+	return n;
+}
+
+struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls)
+{
+	*cls = NULL;
+	if (!S->cls.on || p->op != COLL_ALLTOALL || !crosses_nodes(S->job->topo, p)) {
+		if (p->op == COLL_ALLTOALL && S->cls.off_why && crosses_nodes(S->job->topo, p))
+			note_why(S, S->cls.off_why);
+		return NULL;
+	}
+	const struct coll_plan *c = class_plan(S, p);
+	if (!c)
+		return NULL;
+	int *mem = xreallocarray(NULL, (size_t)p->nflows + 1, sizeof(*mem));
+	struct cls_inst *ci = hold(S, p, mem, plan_members(p, mem));
+	free(mem);
+	if (!ci)
+		return NULL;
+	ci->refs = 1;
+	for (int i = 0; i < c->nflows; i++)
+		comms[(*nc)++] = engine_cls_post(S, ci, owner, &c->flows[i]);
+	*cls = c;
+	return ci;
+}
+
+void engine_cls_wait(struct sim *S, struct cls_inst **cis, int ncis, int owner, sg_comm_t *comms,
+		     int nc)
 {
 	for (int i = 0; i < nc; i++)
 		engine_platform_comm_wait(comms[i]);
 	/* this poster's class flows are over (ended or cancelled): a later
 	 * split finds nothing of it to cancel, and no more pairs for it */
-	for (size_t j = 0; j < ci->nf; j++)
-		if (ci->f[j].owner == owner)
-			ci->f[j].c = NULL;
+	for (int k = 0; k < ncis; k++)
+		for (size_t j = 0; j < cis[k]->nf; j++)
+			if (cis[k]->f[j].owner == owner)
+				cis[k]->f[j].c = NULL;
 	for (int i = 0; i < nc; i++)
 		engine_platform_comm_release(comms[i]);
-	for (size_t j = 0; j < ci->nrep; j++)
-		if (ci->rep[j].owner == owner) {
-			engine_platform_comm_wait(ci->rep[j].c);
-			engine_platform_comm_release(ci->rep[j].c);
-			ci->rep[j].c = NULL;
-		}
-	if (--ci->refs > 0)
-		return;
-	if (!ci->split)
-		unhold(S, ci, false);
-	free(ci->nics);
-	free(ci->f);
-	free(ci->rep);
-	free(ci);
+	for (int k = 0; k < ncis; k++) {
+		struct cls_inst *ci = cis[k];
+		for (size_t j = 0; j < ci->nrep; j++)
+			if (ci->rep[j].owner == owner) {
+				engine_platform_comm_wait(ci->rep[j].c);
+				engine_platform_comm_release(ci->rep[j].c);
+				ci->rep[j].c = NULL;
+			}
+		if (--ci->refs > 0)
+			continue;
+		if (!ci->split)
+			unhold(S, ci, false);
+		free(ci->nics);
+		free(ci->f);
+		free(ci->rep);
+		free(ci);
+	}
 }

@@ -155,10 +155,10 @@ static json_t *report_of(const char *text, bool pairs)
 	return r;
 }
 
-/* Mixtral 8x7B, TP 4 with SP, EP 8 over 4 nodes (two GPUs each), every
- * rank simulated, on topo with nodes nodes, pp stages, seq tokens,
- * batch sequences. */
-static char *mixtral(const char *topo, int nodes, int pp, int seq, int batch)
+/* Mixtral 8x7B, TP 4 with SP, EP 8 over 4 nodes (two GPUs each), on
+ * topo with nodes nodes, pp stages, seq tokens, batch sequences, folding
+ * fold ("off": every rank simulated). */
+static char *mixtral_fold(const char *topo, int nodes, int pp, int seq, int batch, const char *fold)
 {
 	char *s = malloc(1024);
 	snprintf(s, 1024,
@@ -166,9 +166,14 @@ static char *mixtral(const char *topo, int nodes, int pp, int seq, int batch)
 		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
 		 "\"parallel\":{\"tp\":4,\"sp\":true,\"pp\":%d,\"ep\":8,\"zero\":0},"
 		 "\"training\":{\"seq_len\":%d,\"global_batch\":%d,\"micro_batch\":1,"
-		 "\"precision\":\"bf16\"},\"simulation\":{\"fold\":\"off\"}}",
-		 src_path("models/zoo/mixtral-8x7b.json"), src_path(topo), nodes, pp, seq, batch);
+		 "\"precision\":\"bf16\"},\"simulation\":{\"fold\":\"%s\"}}",
+		 src_path("models/zoo/mixtral-8x7b.json"), src_path(topo), nodes, pp, seq, batch, fold);
 	return s;
+}
+
+static char *mixtral(const char *topo, int nodes, int pp, int seq, int batch)
+{
+	return mixtral_fold(topo, nodes, pp, seq, batch, "off");
 }
 
 static const char *const figures[] = {
@@ -216,6 +221,15 @@ Test(classes, training_run_with_class_plans_equals_the_pairwise_run, .timeout = 
 Test(classes, class_plans_split_by_other_traffic_equal_the_pairwise_run, .timeout = 240)
 {
 	char *s = mixtral("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64);
+	expect_as_pairs(s, true);
+	free(s);
+}
+
+/* Folded exactly, the posting member posts its group's and its mirror
+ * groups' class plans: the same figures as its pairs, split or not. */
+Test(classes, exact_folding_with_class_plans_equals_its_pairwise_run, .timeout = 240)
+{
+	char *s = mixtral_fold("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64, "exact");
 	expect_as_pairs(s, true);
 	free(s);
 }
