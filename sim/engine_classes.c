@@ -83,13 +83,6 @@ void engine_cls_init(struct sim *S)
 {
 	const struct engine_job *job = S->job;
 	struct engine_cls *C = &S->cls;
-	C->nkeys = job->nodes * (job->topo->nics > 0 ? job->topo->nics : 0);
-	C->occ = xcalloc((size_t)C->nkeys + 1, sizeof(*C->occ));
-	C->stamp = xreallocarray(NULL, (size_t)C->nkeys + 1, sizeof(*C->stamp));
-	for (int k = 0; k < C->nkeys; k++)
-		C->stamp[k] = -1;
-	for (int d = 0; d < 2; d++)
-		C->link[d] = xcalloc((size_t)C->nkeys + 1, sizeof(*C->link[d]));
 	C->off_why = NULL;
 	if (job->ndegraded > 0)
 		C->off_why = "a degraded link can bind: per pair";
@@ -98,6 +91,15 @@ void engine_cls_init(struct sim *S)
 	/* folded cheaply, each simulated rank posts its own flows, nn - 1
 	 * per NIC already: nothing to do */
 	C->on = (!job->fold || job->fold_exact) && !C->off_why;
+	if (!C->on)
+		return;
+	C->nkeys = job->nodes * (job->topo->nics > 0 ? job->topo->nics : 0);
+	C->occ = xcalloc((size_t)C->nkeys + 1, sizeof(*C->occ));
+	C->stamp = xreallocarray(NULL, (size_t)C->nkeys + 1, sizeof(*C->stamp));
+	for (int k = 0; k < C->nkeys; k++)
+		C->stamp[k] = -1;
+	for (int d = 0; d < 2; d++)
+		C->link[d] = xcalloc((size_t)C->nkeys + 1, sizeof(*C->link[d]));
 }
 
 void engine_cls_finish(struct sim *S)

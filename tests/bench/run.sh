@@ -36,6 +36,9 @@ cases=(
 	# (sim/engine_classes.c), then the same run with pairs only
 	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json|"
 	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
+	# EP 8 over 8 nodes, one GPU of each (TP 8): 7 flows per NIC become 1
+	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json|"
+	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
 	# DeepSeek-V3, EP 256 over 32 nodes, folded (auto: each simulated
 	# rank posts its own flows)
 	"tests/bench/scenarios/deepseek-v3-ep256-1024.json|"
