@@ -27,7 +27,9 @@
  *     its nn - 1 pairs are posted with their shares of what it had left.
  *     Until then each pair had moved exactly what the class flow's share
  *     says (they moved in step), so from that instant on the run is the
- *     per-pair run: the split is exact, and splitting early is always
+ *     per-pair run: the split is exact (to half a byte a pair: SimGrid
+ *     moves whole bytes; 5e-11 of the iteration in tests/test-classes.c's
+ *     split run), and splitting early is always
  *     safe (a flow on a busy NIC is only ever seen too early, never too
  *     late: the test is conservative).
  * The collective's latency, its flows' total bytes per member and its
