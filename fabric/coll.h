@@ -169,6 +169,13 @@ int coll_time_uncontended(const struct topology *t, const char *algo, enum coll_
 struct coll_plan *coll_plan_create_alone(const struct topology *t, const char *algo,
 					 enum coll_op op, const int *ranks, int n,
 					 double bytes);
+/* A copy of p (a plan of coll_plan_create()) with one flow per flow
+ * class, as coll_plan_create_alone() makes it (coll_classes.c), for an
+ * engine that posts it only while the collective meets no other traffic
+ * on its binding links; NULL when p stays per pair (*why, a static
+ * string, says why) or out of memory (*why NULL). */
+struct coll_plan *coll_plan_class_copy(const struct topology *t, const struct coll_plan *p,
+				       const char **why);
 void coll_plan_destroy(struct coll_plan *p);
 /* -1 if every member of p sends the same bytes and receives the same
  * bytes (a ring, a double binary tree whose members are all inner in one

@@ -18,13 +18,17 @@
  *
  * "Alone" matters: beside other traffic on the same NICs (a pipeline send,
  * a gradient reduction), max-min gives the one shifted flow one share
- * where the per-pair flows took nn - 1, so the training engine keeps
- * per-pair flows; the collective sweep (`ddlsim collective`, one
- * collective at a time) uses this. On an oversubscribed tree an uplink
- * can bind and nothing changes. tests/test-coll.c holds the times to the
- * per-pair plan's to 1e-9. */
+ * where the per-pair flows took nn - 1. The collective sweep (`ddlsim
+ * collective`, one collective at a time) uses the class plan throughout;
+ * the training engine (sim/engine_classes.c) posts it only while nothing
+ * else crosses the group's NICs and splits it back into the per-pair
+ * flows, each with its share of what is left, the instant anything does
+ * (coll_plan_class_copy). On an oversubscribed tree an uplink can bind
+ * and nothing changes. tests/test-coll.c holds the times to the per-pair
+ * plan's to 1e-9. */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll-private.h"
 
@@ -87,18 +91,28 @@ static bool rail_shaped(const struct topology *t, const struct coll_plan *p, int
 	return b > 0;
 }
 
-int coll_plan_classes(const struct topology *t, struct coll_plan *p)
+/* coll_plan_classes() saying why p stays per pair (*why, a static string,
+ * NULL when it was made one flow per class). */
+static int classes(const struct topology *t, struct coll_plan *p, const char **why)
 {
-	if (p->op != COLL_ALLTOALL || !nics_bind_only(t) || p->nflows < 2)
+	*why = "not an all-to-all";
+	if (p->op != COLL_ALLTOALL || p->nflows < 2)
+		return 0;
+	*why = "the fabric's uplinks can bind (an oversubscribed fat tree): per pair";
+	if (!nics_bind_only(t))
 		return 0;
 	int *nodes = malloc(2 * (size_t)p->nflows * sizeof(*nodes)), *pos = NULL;
 	if (!nodes)
 		return -1;
 	int rc = -1, nn = group_nodes(t, p, nodes), last = nodes[nn - 1];
+	*why = nn < 3 ? "the group spans fewer than 3 nodes: one flow per NIC already"
+		      : "the group is not rail-aligned (another GPU count on some node, a GPU "
+			"without a NIC of its own, no NVSwitch): per pair";
 	if (nn < 3 || !rail_shaped(t, p, nn)) {
 		rc = 0;
 		goto out;
 	}
+	*why = NULL;
 	pos = malloc(((size_t)last + 1) * sizeof(*pos));
 	if (!pos)
 		goto out;
@@ -128,4 +142,27 @@ out:
 	free(pos);
 	free(nodes);
 	return rc;
+}
+
+int coll_plan_classes(const struct topology *t, struct coll_plan *p)
+{
+	const char *why;
+	return classes(t, p, &why);
+}
+
+struct coll_plan *coll_plan_class_copy(const struct topology *t, const struct coll_plan *p,
+				       const char **why)
+{
+	struct coll_plan *c = malloc(sizeof(*c));
+	*why = NULL;
+	if (!c)
+		return NULL;
+	*c = *p;
+	c->flows = malloc(((size_t)p->nflows + 1) * sizeof(*c->flows));
+	if (!c->flows || (memcpy(c->flows, p->flows, (size_t)p->nflows * sizeof(*c->flows)),
+			  classes(t, c, why)) || *why) {
+		coll_plan_destroy(c);
+		return NULL;
+	}
+	return c;
 }

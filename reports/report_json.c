@@ -388,6 +388,10 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 									: json_null());
 		json_object_set_new(sim, "whole_replicas", ranks_array(r->whole_replicas,
 									 r->nwhole_replicas));
+		struct result_sim rs = result_sim(r);
+		json_object_set_new(sim, "alltoall_class_plans", json_pack("{s:I, s:I, s:o}",
+			"posted", (json_int_t)rs.cls_posted, "split", (json_int_t)rs.cls_split,
+			"per_pair_reason", rs.cls_why ? json_string(rs.cls_why) : json_null()));
 	}
 	return root;
 }

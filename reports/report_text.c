@@ -283,4 +283,10 @@ void report_print_summary(const struct result *r, FILE *f)
 		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);
 	if (!r->folded && r->fold_reason && result_nranks(r) > 1)
 		fprintf(f, "not folded: %s\n", r->fold_reason);
+	struct result_sim rs = result_sim(r);
+	if (rs.cls_posted > 0)
+		fprintf(f, "all-to-alls one flow per NIC while alone: %ld, %ld of them split back into "
+			"pairs when other traffic met them\n", rs.cls_posted, rs.cls_split);
+	if (rs.cls_why)
+		fprintf(f, "all-to-alls per pair: %s\n", rs.cls_why);
 }

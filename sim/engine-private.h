@@ -18,6 +18,9 @@
  *                      servers, synchronous or with a staleness bound
  *   engine_observer.c  the progress count and the link sampler
  *   engine_sweep.c     the collective sweep (ddlsim collective)
+ *   engine_classes.c   a rail-aligned all-to-all as one flow per NIC while
+ *                      nothing else crosses its NICs, split back into
+ *                      pairs when anything does
  *   engine_rank.c      below every task kind: a rank's host, starting an
  *                      actor, group barriers, the SM-busy count
  * Calls run one way: engine.c -> engine_stream.c -> the task kinds ->
@@ -47,6 +50,28 @@ struct progress {
 
 struct platform_extra;
 struct rank_inst;
+struct cls_inst;
+
+/* A per-pair plan of the plan cache and its class plan (NULL: none, why). */
+struct cls_map {
+	const struct coll_plan *pairs;
+	struct coll_plan *cls;
+	const char *why;
+};
+
+/* The class plans of the run's all-to-alls (engine_classes.c). */
+struct engine_cls {
+	bool on;                /* posted where provable: unfolded, no degraded link */
+	const char *off_why;    /* static: why not on, NULL if on or nothing to fold */
+	int nkeys;              /* NICs of the platform: node x nics + index */
+	struct cls_inst **occ;  /* [nkeys] the class plan holding the NIC, or NULL */
+	double *stamp;          /* [nkeys] when a flow across it was last posted (-1) */
+	void **link[2];         /* [nkeys] its outgoing and incoming SimGrid links, found lazily */
+	long posted, split;     /* all-to-alls posted as classes, of them split */
+	const char *why;        /* static: the first reason one stayed per pair */
+	struct cls_map *map;    /* [mapcap] open addressing on the per-pair plan */
+	size_t nmap, mapcap;
+};
 
 /* A group instance's barrier, where its simulated members meet before
  * a collective's flows and after them, and what they tell each other in
@@ -57,12 +82,16 @@ struct group_bar {
 	int arrived, ended;     /* members at the first meeting, members whose flows ended */
 	double latency_s;       /* the collective's latency, as the first to arrive has it */
 	bool same_latency;      /* every member's latency is latency_s */
+	struct cls_inst *cls;   /* the collective's class plan's holder, or NULL (engine_cls_join) */
+	const struct coll_plan *cls_plan; /* that class plan */
+	int cls_posters;        /* members that asked for it so far */
 };
 
 /* One run of engine_run(). */
 struct sim {
 	const struct engine_job *job;
 	struct fold fold;       /* which ranks are simulated, plan cache, mirrors */
+	struct engine_cls cls;  /* all-to-alls posted one flow per NIC (engine_classes.c) */
 	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
 	struct group_bar **bars;/* [nranks * GROUP_N * STREAM_N], lazily made */
 	struct stream_arg *args;/* [nargs] one per actor */
@@ -220,5 +249,39 @@ void engine_progress_start(struct sim *S);
 void engine_progress_tick(struct progress *pg, long done);
 /* The link sampler daemon's main (engine_observer.link_sample). */
 void engine_sampler_main(int argc, char **argv);
+
+/* ---- engine_classes.c: all-to-alls as one flow per NIC while alone ---- */
+
+/* Set up and free S->cls for S's job (engine_classes.c says when it is on). */
+void engine_cls_init(struct sim *S);
+void engine_cls_finish(struct sim *S);
+/* Every simulated member of a collective of plan c on group mem (barrier
+ * gb) calls this between the two meetings, before posting: the class
+ * plan it posts its flows from (*cls, and a reference to the holder it
+ * returns) where the collective is a multi-node all-to-all whose class
+ * plan exists and whose NICs are all idle now; else NULL (*cls NULL:
+ * post the plan's pairs), the reason noted. */
+struct cls_inst *engine_cls_join(struct sim *S, struct group_bar *gb, struct cplan *c,
+				 const int *mem, int n, const struct coll_plan **cls);
+/* Post flow f of the class plan for owner (a member of ci): a pair's
+ * flow inside a node as it is, a class flow carrying the bytes of its
+ * pairs. Returns the transfer, for engine_cls_wait(). */
+void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f);
+/* A flow from GPU a to GPU b (either -1: a server's host) starts now:
+ * splits the class plans holding a NIC it crosses into their pairs.
+ * Every flow the engine posts outside engine_cls_post() calls it first. */
+void engine_cls_touch(struct sim *S, int a, int b);
+/* Folded exactly: owner (the posting member) posts every flow of plan p
+ * (a group's or a mirror group's) as p's class plan (*cls) into
+ * comms[*nc...] (room for p->nflows) and returns its holder, where p is
+ * a multi-node all-to-all whose class plan exists and whose NICs are
+ * all idle now; else NULL (*cls NULL: post p's pairs), the reason noted. */
+struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls);
+/* owner waits for its transfers comms[0..nc) (released here) and, for
+ * each holder cis[0..ncis) split meanwhile, for its pairs; then drops its
+ * references to them. */
+void engine_cls_wait(struct sim *S, struct cls_inst **cis, int ncis, int owner, sg_comm_t *comms,
+		     int nc);
 
 #endif

@@ -112,6 +112,7 @@ static void sim_init(struct sim *S, const struct engine_job *job, struct engine_
 
 	S->job = job;
 	fold_init(&S->fold, job);
+	engine_cls_init(S);
 	S->ri = xcalloc((size_t)N, sizeof(*S->ri));
 	S->bars = xcalloc((size_t)N * GROUP_N * STREAM_N, sizeof(*S->bars));
 	S->stream_tasks = xcalloc((size_t)pp * STREAM_N, sizeof(*S->stream_tasks));
@@ -328,6 +329,9 @@ static void collect(struct sim *S, struct engine_result *out)
 	out->flows = S->flows;
 	out->collectives = S->collectives;
 	out->tasks = S->tasks;
+	out->cls_posted = S->cls.posted;
+	out->cls_split = S->cls.split;
+	out->cls_why = S->cls.why;
 }
 
 /* Free what the run holds, SimGrid's objects included (also after a
@@ -378,6 +382,7 @@ static void sim_finish(struct sim *S)
 		}
 	free(S->bars);
 	free(S->ri);
+	engine_cls_finish(S);
 	fold_finish(&S->fold);
 }
 

@@ -233,6 +233,11 @@ struct engine_result {
 	int nranks, nsimulated;
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
+	/* multi-node rail-aligned all-to-alls posted one flow per NIC while
+	 * alone (engine_classes.c), those of them split back into pairs, and
+	 * why some stayed per pair (static, NULL if none) */
+	long cls_posted, cls_split;
+	const char *cls_why;
 	double platform_s;      /* wall seconds building the SimGrid platform */
 	/* asynchronous parameter servers: each push's staleness, the updates
 	 * of other workers the servers applied to its bucket since the worker

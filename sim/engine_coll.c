@@ -95,9 +95,77 @@ static void crit_post_one(void *ctx, const struct coll_flow *f)
 {
 	struct crit_post *c = ctx;
 	XGROW(c->a->comms, c->a->ncomms_cap, (size_t)c->nc + 1);
+	engine_cls_touch(c->S, f->src, f->dst);
 	c->a->comms[c->nc++] = engine_platform_sendto_async(c->S->host[f->src], c->S->host[f->dst],
 							    ceil(f->bytes));
 	c->S->flows++;
+}
+
+/* An unfolded member's flows of the class plan cls (engine_classes.c)
+ * into a->comms; returns their count. */
+static int post_classes(struct sim *S, struct stream_arg *a, struct cls_inst *ci,
+			const struct coll_plan *cls, int cat, double wire_scale)
+{
+	struct rank_inst *ri = a->ri;
+	int o0 = cplan_lower(cls, NULL, ri->rank, false), o1 = cplan_lower(cls, NULL, ri->rank + 1, false);
+	int nc = 0;
+	XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
+	for (int i = o0; i < o1; i++) {
+		a->comms[nc++] = engine_cls_post(S, ci, ri->rank, &cls->flows[i]);
+		ri->st->sent_bytes[cat] += cls->flows[i].bytes / wire_scale; /* payload */
+	}
+	return nc;
+}
+
+/* Folded exactly, the posting member: every flow of the group's plan
+ * (or only its own, fold_own_only) and of its mirror groups' into
+ * a->comms (*nc), each all-to-all as its class plan where it can
+ * (engine_cls_post_plan: its holders into *cis, *ncis). Returns 0, or -1
+ * if a plan cannot be made (S->failed set). */
+static int post_exact(struct sim *S, struct stream_arg *a, const struct task *t, const int *mem,
+		      int n, double bytes, int *nc, struct cls_inst ***cis, int *ncis)
+{
+	struct rank_inst *ri = a->ri;
+	struct cplan *cp = fold_mirrors(&S->fold, ri->stage, t->group, mem, n, t->op, bytes);
+	if (!cp) {
+		S->failed = true;
+		return -1;
+	}
+	const struct coll_plan *p = cp->mir[0];
+	/* the group's own flows: all, or only the representative's where
+	 * they stand for the others' (fold_own_only) */
+	int o0 = 0, o1 = p->nflows;
+	bool own = fold_own_only(&S->fold, cp, t->group, n);
+	if (own) {
+		o0 = cplan_lower(p, NULL, ri->rank, false);
+		o1 = cplan_lower(p, NULL, ri->rank + 1, false);
+	}
+	size_t need = 1 + (size_t)(o1 - o0);
+	for (int m = 1; m < cp->nmir; m++)
+		need += (size_t)cp->mir[m]->nflows;
+	XGROW(a->comms, a->ncomms_cap, need);
+	*cis = xreallocarray(NULL, (size_t)cp->nmir + 1, sizeof(**cis));
+	for (int m = 0; m < cp->nmir; m++) {
+		const struct coll_plan *mp = cp->mir[m], *cls = NULL;
+		struct cls_inst *ci = m == 0 && own ? NULL
+			: engine_cls_post_plan(S, mp, ri->rank, a->comms, nc, &cls);
+		if (ci)
+			(*cis)[(*ncis)++] = ci;
+		const struct coll_plan *q = ci ? cls : mp;
+		int i0 = ci || m ? 0 : o0, i1 = ci ? cls->nflows : m ? mp->nflows : o1;
+		for (int i = i0; i < i1; i++) {
+			const struct coll_flow *f = &q->flows[i];
+			if (!ci) {
+				engine_cls_touch(S, f->src, f->dst);
+				a->comms[(*nc)++] = engine_platform_sendto_async(S->host[f->src],
+									 S->host[f->dst], ceil(f->bytes));
+				S->flows++;
+			}
+			if (m == 0 && S->fold.active[f->src])
+				S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
+		}
+	}
+	return 0;
 }
 
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
@@ -130,40 +198,19 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 
 	meet_first(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, +1);
-	int nc = 0;
-	if (S->job->fold_exact) {
+	int nc = 0, ncis = 0;
+	struct cls_inst **cis = NULL;   /* folded exactly: the class plans posted */
+	const struct coll_plan *cls;
+	cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
+	struct cls_inst *ci = engine_cls_join(S, gb, cp0, mem, n, &cls);
+	if (ci) {
+		nc = post_classes(S, a, ci, cls, t->cat, p->wire_scale);
+	} else if (S->job->fold_exact) {
 		/* one simulated member posts every flow of the group and of its
 		 * mirror groups, host to host; the others wait at the barrier */
-		if (fold_posts_group(&S->fold, mem, n, ri->rank)) {
-			struct cplan *cp = fold_mirrors(&S->fold, ri->stage, t->group, mem, n, t->op, bytes);
-			if (!cp) {
-				S->failed = true;
-				return;
-			}
-			/* the group's own flows: all, or only the representative's
-			 * where they stand for the others' (fold_own_only) */
-			int o0 = 0, o1 = p->nflows;
-			if (fold_own_only(&S->fold, cp, t->group, n)) {
-				o0 = cplan_lower(p, NULL, ri->rank, false);
-				o1 = cplan_lower(p, NULL, ri->rank + 1, false);
-			}
-			size_t need = 1 + (size_t)(o1 - o0);
-			for (int m = 1; m < cp->nmir; m++)
-				need += (size_t)cp->mir[m]->nflows;
-			XGROW(a->comms, a->ncomms_cap, need);
-			for (int m = 0; m < cp->nmir; m++) {
-				const struct coll_plan *mp = cp->mir[m];
-				int i0 = m ? 0 : o0, i1 = m ? mp->nflows : o1;
-				for (int i = i0; i < i1; i++) {
-					const struct coll_flow *f = &mp->flows[i];
-					a->comms[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
-									     ceil(f->bytes));
-					if (m == 0 && S->fold.active[f->src])
-						S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
-					S->flows++;
-				}
-			}
-		}
+		if (fold_posts_group(&S->fold, mem, n, ri->rank) &&
+		    post_exact(S, a, t, mem, n, bytes, &nc, &cis, &ncis))
+			return;
 	} else {
 		/* a member posts its own flows; all start now (every member
 		 * left the barrier at this instant), host to host to a
@@ -175,6 +222,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		sg_comm_t *c = a->comms;
 		for (int i = o0; i < o1; i++) {
 			const struct coll_flow *f = &p->flows[i];
+			engine_cls_touch(S, f->src, f->dst);
 			if (S->fold.active[f->dst])
 				c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 								       ceil(f->bytes));
@@ -191,7 +239,13 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			nc = cpst.nc;
 		}
 	}
-	sg_comm_wait_all(a->comms, (size_t)nc);
+	if (ci)
+		engine_cls_wait(S, &ci, 1, ri->rank, a->comms, nc);
+	else if (ncis)
+		engine_cls_wait(S, cis, ncis, ri->rank, a->comms, nc);
+	else
+		sg_comm_wait_all(a->comms, (size_t)nc);
+	free(cis);
 	meet_after(gb, lat);
 	engine_comm_busy(ri, p->sm_channels, -1);
 }

@@ -42,6 +42,7 @@ static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, 
 			S->nloose = keep;
 		}
 		XGROW(S->loose, S->loose_cap, S->nloose + 1);
+		engine_cls_touch(S, ri->mp2p[dir][2 * k], ri->mp2p[dir][2 * k + 1]);
 		S->loose[S->nloose++] = engine_platform_sendto_async(S->host[ri->mp2p[dir][2 * k]],
 							    S->host[ri->mp2p[dir][2 * k + 1]],
 							    ceil(bytes));
@@ -63,6 +64,7 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	struct rank_inst *ri = a->ri;
 	*peer = p2p_peer(S, ri, t->dir, true);
 	ri->post_s[ti] = start;
+	engine_cls_touch(S, ri->rank, *peer); /* it starts now or when received */
 	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, *peer), &ri->post_s[ti],
 					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
@@ -90,6 +92,7 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 	if (S->job->fold_exact && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
 		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
 	ri->nrecv[t->dir]++;
+	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
 	const double *post = sg_mailbox_get(p2p_mailbox(t->dir, *peer, ri->rank));
 	/* the message's route latency (the links carry none: plain max-min) */
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);

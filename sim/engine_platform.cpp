@@ -30,6 +30,7 @@
  * charges each transfer its route's latency itself
  * (engine_platform_route_latency(): once per collective, after a
  * pipeline receive, after a parameter-server phase). */
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -241,4 +242,37 @@ extern "C" void engine_platform_comm_release(void *c)
 extern "C" bool engine_platform_comm_finished(void *c)
 {
 	return static_cast<sg4::Comm *>(c)->test(); /* a simcall: from an actor only */
+}
+
+extern "C" void *engine_platform_route_end(void *from, void *to, bool last)
+{
+	std::vector<sg4::Link *> links;
+	static_cast<sg4::Host *>(from)->route_to(static_cast<sg4::Host *>(to), links, nullptr);
+	if (links.empty())
+		return nullptr;
+	return last ? links.back() : links.front();
+}
+
+extern "C" double engine_platform_comm_remaining(void *c)
+{
+	return static_cast<sg4::Comm *>(c)->get_remaining();
+}
+
+extern "C" void engine_platform_comm_cancel(void *c)
+{
+	static_cast<sg4::Comm *>(c)->cancel();
+}
+
+extern "C" bool engine_platform_comm_wait(void *c)
+{
+	try {
+		static_cast<sg4::Comm *>(c)->wait();
+	} catch (const simgrid::CancelException &) {
+		return false;
+	} catch (const simgrid::NetworkFailureException &) {
+		/* what a cancelled transfer with no actor at either end
+		 * raises (CommImpl::finish(): no link fails in these runs) */
+		return false;
+	}
+	return true;
 }

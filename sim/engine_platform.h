@@ -47,4 +47,21 @@ void engine_platform_comm_release(void *c);
  * an actor only (a simcall). */
 bool engine_platform_comm_finished(void *c);
 
+/* The first (last: the last) link of the route from host `from` to host
+ * `to`, an sg_link_t, or NULL if the route has none. */
+void *engine_platform_route_end(void *from, void *to, bool last);
+
+/* The bytes transfer c (engine_platform_sendto_async()) still has to
+ * move; 0 once it ended. */
+double engine_platform_comm_remaining(void *c);
+
+/* Stop transfer c where it is (from an actor: a simcall); whoever waits
+ * for it sees it cancelled (engine_platform_comm_wait()). */
+void engine_platform_comm_cancel(void *c);
+
+/* Wait for transfer c; true if it ended, false if it was cancelled. The
+ * reference engine_platform_sendto_async() gave is kept:
+ * engine_platform_comm_release() drops it. */
+bool engine_platform_comm_wait(void *c);
+
 #endif

@@ -31,6 +31,7 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 		sg_host_t h = ps->colocated ? S->ri[mem[k]].host : S->ps_hosts[k];
 		if (h == ri->host)
 			continue;   /* the rank's own shard stays */
+		engine_cls_touch(S, ri->rank, ps->colocated ? mem[k] : -1);
 		a->comms[nc++] = push ? engine_platform_sendto_async(ri->host, h, part)
 				      : engine_platform_sendto_async(h, ri->host, part);
 		lat = fmax(lat, push ? engine_platform_route_latency(ri->host, h)

@@ -126,7 +126,8 @@ struct result_sim result_sim(const struct result *r)
 				    .collectives = e->collectives, .tasks = e->tasks, .platform_s = e->platform_s,
 				    .ps_updates = e->ps_updates, .staleness_mean = e->staleness_mean,
 				    .staleness_p50 = e->staleness_p50, .staleness_p95 = e->staleness_p95,
-				    .staleness_max = e->staleness_max };
+				    .staleness_max = e->staleness_max, .cls_posted = e->cls_posted,
+				    .cls_split = e->cls_split, .cls_why = e->cls_why };
 }
 
 struct result_split result_mean_split(const struct result *r)

@@ -179,6 +179,9 @@ struct result_sim {
 	double platform_s;          /* wall seconds building the SimGrid platform */
 	long ps_updates;            /* asynchronous parameter servers: updates applied */
 	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
+	long cls_posted, cls_split; /* all-to-alls posted one flow per NIC, of them split
+				     * back into pairs (engine_result) */
+	const char *cls_why;        /* static: why some stayed per pair, NULL if none */
 };
 struct result_sim result_sim(const struct result *r);
 

@@ -10,7 +10,8 @@ bin=$build/cli/ddlsim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# scenario, optional override of simulation.fold ("" = as shipped)
+# scenario, optional override of simulation.fold ("" = as shipped),
+# optional environment of the run (NAME=value)
 cases=(
 	"scenarios/quickstart.json|"
 	"scenarios/gpt3-175b-dp1024.json|"
@@ -30,12 +31,26 @@ cases=(
 	# partly filled leaf): CPU and iteration time against the unfolded row
 	"tests/bench/scenarios/llama2-70b-256-fattree2-2to1.json|on"
 	"tests/bench/scenarios/llama2-70b-256-rail.json|"
+	# issue 25, item 4: expert-parallel all-to-alls of a training run over
+	# 4 nodes, every rank of 1,024 simulated: one flow per NIC while alone
+	# (sim/engine_classes.c), then the same run with pairs only
+	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json|"
+	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
+	# EP 8 over 8 nodes, one GPU of each (TP 8): 7 flows per NIC become 1
+	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json|"
+	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
+	# DeepSeek-V3, EP 256 over 32 nodes, folded (auto: each simulated
+	# rank posts its own flows)
+	"tests/bench/scenarios/deepseek-v3-ep256-1024.json|"
 )
 
-printf "%-48s %-6s %10s %10s %12s %10s %12s\n" scenario fold wall_s_med wall_s_min peak_rss_MB ranks iteration_s
+printf "%-48s %-6s %10s %10s %10s %12s %10s %12s\n" scenario fold wall_s_med wall_s_min cpu_s_med peak_rss_MB ranks iteration_s
 for c in "${cases[@]}"; do
 	scn=${c%%|*}
-	fold=${c#*|}
+	rest=${c#*|}
+	fold=${rest%%|*}
+	envs=
+	[ "$rest" != "$fold" ] && envs=${rest#*|}
 	file=$scn
 	if [ -n "$fold" ]; then
 		file=$out/$(basename "$scn" .json)-fold-$fold.json
@@ -51,24 +66,28 @@ json.dump(s, open(dst, "w"))
 PY
 	fi
 	times=()
+	cpus=()
 	peak=0
 	for _ in $(seq "$runs"); do
-		/usr/bin/time -f "%e %M" -o "$out/t" "$bin" run "$file" --out "$out/r" --quiet --format json
-		read -r t m < "$out/t"
+		env $envs /usr/bin/time -f "%e %M %U %S" -o "$out/t" "$bin" run "$file" --out "$out/r" --quiet --format json
+		read -r t m u s < "$out/t"
 		times+=("$t")
+		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')")
 		[ "$m" -gt "$peak" ] && peak=$m
 	done
 	sorted=$(printf "%s\n" "${times[@]}" | sort -g)
 	med=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	min=$(echo "$sorted" | head -1)
+	cpu=$(printf "%s\n" "${cpus[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	read -r ranks iter < <(python3 -c "import json;j=json.load(open('$out/r/report.json'));r=j['simulation'];print('%d/%d'%(r['simulated_ranks'],r['ranks']),j['summary']['iteration_time_s'])")
-	printf "%-48s %-6s %10s %10s %12.1f %10s %12.6f\n" "$scn" "${fold:-auto}" "$med" "$min" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks" "$iter"
+	printf "%-48s %-6s %10s %10s %10s %12.1f %10s %12.6f %s\n" "$scn" "${fold:-auto}" "$med" "$min" "$cpu" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks" "$iter" "$envs"
 done
 
 # issue 16: 1 GiB all-to-all on the 3-level fat tree: 1,024 ranks rail-aligned
 # (direct alone, issue 25: the NVLink stage and one flow per NIC, 8,192
-# flows; 130,048 in a training run), and 256 ranks both ways (pairwise:
-# P(P-1) flows)
+# flows; in a training run the same while nothing else crosses its NICs,
+# its 130,048 pairs from the instant anything does, sim/engine_classes.c),
+# and 256 ranks both ways (pairwise: P(P-1) flows)
 for c in "128|direct" "32|direct" "32|pairwise"; do
 	nodes=${c%%|*}
 	algo=${c#*|}

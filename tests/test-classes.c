@@ -1,0 +1,250 @@
+/* test-classes: the rail-aligned all-to-all as one flow per NIC
+ * (fabric/coll_classes.c) in a training run (sim/engine_classes.c):
+ * the class plan's closed form and simulated time against the per-pair
+ * plan's, a training run with class plans (split back into pairs where
+ * other traffic meets them) against the same run with pairs only
+ * (DDLSIM_ENGINE_PAIRS=1), and the fallbacks with their reasons. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "diag.h"
+#include "engine.h"
+#include "topology.h"
+#include "testutil.h"
+
+#define REL(a, b) (fabs((a) - (b)) / fabs(b))
+
+static struct topology *load(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(src_path(rel), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	return t;
+}
+
+/* The collective sweep's time of one collective (a child process: one
+ * simulation per process). */
+static double sweep_forked(const struct topology *t, int nodes, const int *ranks, int n,
+			   const char *algo, double bytes)
+{
+	int fd[2];
+	cr_assert_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct diag d;
+		diag_init(&d, stderr);
+		struct engine_coll_point pt = { .bytes = bytes };
+		double v = engine_collective_sweep(t, nodes, ranks, n, COLL_ALLTOALL, algo, &pt, 1, &d)
+				   ? NAN : pt.time_s;
+		_exit(write(fd[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	double v = NAN;
+	close(fd[1]);
+	cr_assert_eq(read(fd[0], &v, sizeof(v)), (ssize_t)sizeof(v));
+	close(fd[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return v;
+}
+
+/* 4 DGX H100 on the 1:1 three-level fat tree, 32 ranks, 1 GiB each: the
+ * rail-aligned plan's inter-node flows, 8 x 4 x 3 = 96, become one per
+ * NIC, 32, beside the 4 x 56 NVLink flows. Each NIC sends and receives
+ * (P - g)/P N = 3/4 N, the binding load (the NVLink side carries
+ * (g - 1) nn N/P = 7/8 N at 9x a NIC's bandwidth), so both plans' closed
+ * form is latency + 3/4 N / B_nic, and both simulate to it. */
+Test(classes, class_plan_keeps_the_pairwise_closed_form_and_time, .timeout = 120)
+{
+	struct topology *t = load("topologies/dgx-h100-fattree3.json");
+	int n = 32, r[32];
+	for (int i = 0; i < n; i++)
+		r[i] = i;
+	double N = 1073741824.0;
+	struct coll_plan *p = coll_plan_create(t, "direct", COLL_ALLTOALL, r, n, N);
+	cr_assert(p);
+	const char *why = "unset";
+	struct coll_plan *c = coll_plan_class_copy(t, p, &why);
+	cr_assert(c, "no class plan: %s", why);
+	cr_expect_null(why);
+	cr_expect_eq(p->nflows, 4 * 56 + 96);
+	cr_expect_eq(c->nflows, 4 * 56 + 32);
+	double want = p->latency_s + 0.75 * N / t->nic_bw_Bps;
+	cr_expect_lt(REL(p->ideal_time_s, want), 1e-9, "pairs %.17g, hand %.17g", p->ideal_time_s, want);
+	cr_expect_lt(REL(c->ideal_time_s, want), 1e-9, "classes %.17g, hand %.17g", c->ideal_time_s,
+		     want);
+	cr_expect_float_eq(c->latency_s, p->latency_s, 1e-15);
+	/* every member sends the same bytes in both */
+	for (int m = 0; m < n; m++) {
+		double a = 0, b = 0;
+		for (int i = 0; i < p->nflows; i++)
+			a += p->flows[i].src == m ? p->flows[i].bytes : 0;
+		for (int i = 0; i < c->nflows; i++)
+			b += c->flows[i].src == m ? c->flows[i].bytes : 0;
+		cr_expect_lt(REL(b, a), 1e-12, "member %d: %g vs %g", m, b, a);
+	}
+	double ts = sweep_forked(t, 4, r, n, "direct", N);     /* one flow per NIC, alone */
+	double tp = sweep_forked(t, 4, r, n, "pairwise", N);   /* P(P - 1) flows */
+	cr_log_info("1 GiB all-to-all, 32 ranks: closed form %.12g s, classes %.12g s, pairwise %.12g s",
+		    want, ts, tp);
+	cr_expect_lt(REL(ts, want), 1e-9, "classes %.17g vs closed form %.17g", ts, want);
+	cr_expect_lt(REL(tp, want), 1e-9, "pairwise %.17g vs closed form %.17g", tp, want);
+	coll_plan_destroy(c);
+	coll_plan_destroy(p);
+	topology_destroy(t);
+}
+
+/* No class plan where it would not end with the pairs, and why. */
+Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
+{
+	double N = 1 << 30;
+	int r[80];
+	for (int i = 0; i < 80; i++)
+		r[i] = i;
+	const char *why;
+	/* the 2:1 tree: leaf uplinks can bind */
+	struct topology *t = load("topologies/dgx-h100-fattree2-2to1.json");
+	struct coll_plan *p = coll_plan_create(t, "direct", COLL_ALLTOALL, r, 32, N);
+	cr_assert(p);
+	cr_expect_null(coll_plan_class_copy(t, p, &why));
+	cr_expect_str_eq(why, "the fabric's uplinks can bind (an oversubscribed fat tree): per pair");
+	coll_plan_destroy(p);
+	topology_destroy(t);
+	/* a group of 8 + 4 + 4 GPUs: not rail-aligned, P(P - 1) pairs */
+	t = load("topologies/dgx-h100-fattree3.json");
+	int g[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19 };
+	p = coll_plan_create(t, "direct", COLL_ALLTOALL, g, 16, N);
+	cr_assert(p);
+	cr_expect_eq(p->nflows, 16 * 15);
+	cr_expect_null(coll_plan_class_copy(t, p, &why));
+	cr_expect_str_eq(why, "the group is not rail-aligned (another GPU count on some node, a GPU "
+			      "without a NIC of its own, no NVSwitch): per pair");
+	coll_plan_destroy(p);
+	/* two nodes: one flow per NIC already */
+	p = coll_plan_create(t, "direct", COLL_ALLTOALL, r, 16, N);
+	cr_expect_null(coll_plan_class_copy(t, p, &why));
+	cr_expect_str_eq(why, "the group spans fewer than 3 nodes: one flow per NIC already");
+	coll_plan_destroy(p);
+	topology_destroy(t);
+}
+
+/* The report of `ddlsim run` on scenario text, with DDLSIM_ENGINE_PAIRS
+ * set when pairs. */
+static json_t *report_of(const char *text, bool pairs)
+{
+	char *dir = tmp_dir(), args[1024], *err = NULL;
+	char *path = write_file(dir, "s.json", text);
+	if (pairs)
+		setenv("DDLSIM_ENGINE_PAIRS", "1", 1);
+	snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	unsetenv("DDLSIM_ENGINE_PAIRS");
+	json_t *r = load_report(dir);
+	cr_assert_not_null(r);
+	free(err);
+	free(path);
+	free(dir);
+	return r;
+}
+
+/* Mixtral 8x7B, TP 4 with SP, EP 8 over 4 nodes (two GPUs each), on
+ * topo with nodes nodes, pp stages, seq tokens, batch sequences, folding
+ * fold ("off": every rank simulated). */
+static char *mixtral_fold(const char *topo, int nodes, int pp, int seq, int batch, const char *fold)
+{
+	char *s = malloc(1024);
+	snprintf(s, 1024,
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"cls\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":%d,"
+		 "\"parallel\":{\"tp\":4,\"sp\":true,\"pp\":%d,\"ep\":8,\"zero\":0},"
+		 "\"training\":{\"seq_len\":%d,\"global_batch\":%d,\"micro_batch\":1,"
+		 "\"precision\":\"bf16\"},\"simulation\":{\"fold\":\"%s\"}}",
+		 src_path("models/zoo/mixtral-8x7b.json"), src_path(topo), nodes, pp, seq, batch, fold);
+	return s;
+}
+
+static char *mixtral(const char *topo, int nodes, int pp, int seq, int batch)
+{
+	return mixtral_fold(topo, nodes, pp, seq, batch, "off");
+}
+
+static const char *const figures[] = {
+	"summary/iteration_time_s", "breakdown/mean/compute_s", "breakdown/mean/exposed_comm_s",
+	"breakdown/mean/bubble_s", "breakdown/mean/idle_s",
+};
+
+/* The same run with class plans and with pairs: every figure to 1e-9,
+ * the class plans posted (and split, if split) as said, fewer flows. */
+static void expect_as_pairs(const char *text, bool want_split)
+{
+	json_t *c = report_of(text, false), *p = report_of(text, true);
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		double a = jnum(c, figures[i]), b = jnum(p, figures[i]);
+		cr_expect(b == 0 ? a == 0 : REL(a, b) < 1e-9, "%s: classes %.17g, pairs %.17g",
+			  figures[i], a, b);
+	}
+	double posted = jnum(c, "simulation/alltoall_class_plans/posted");
+	double split = jnum(c, "simulation/alltoall_class_plans/split");
+	cr_log_info("classes: %.0f posted, %.0f split; flows %.0f against %.0f", posted, split,
+		    jnum(c, "simulation/flows"), jnum(p, "simulation/flows"));
+	cr_expect_gt(posted, 0);
+	cr_expect(want_split ? split > 0 : split == 0, "split %g", split);
+	cr_expect_lt(jnum(c, "simulation/flows"), jnum(p, "simulation/flows"));
+	cr_expect_eq(jnum(p, "simulation/alltoall_class_plans/posted"), 0);
+	json_t *why = json_object_get(json_object_get(json_object_get(p, "simulation"),
+						      "alltoall_class_plans"), "per_pair_reason");
+	cr_expect_str_eq(json_string_value(why), "DDLSIM_ENGINE_PAIRS is set: per pair");
+	json_decref(c);
+	json_decref(p);
+}
+
+/* One stage on 4 non-blocking nodes: the all-to-alls meet only the
+ * gradient reductions, and start per pair where those hold the NICs. */
+Test(classes, training_run_with_class_plans_equals_the_pairwise_run, .timeout = 240)
+{
+	char *s = mixtral("topologies/dgx-h100.json", 4, 1, 4096, 8);
+	expect_as_pairs(s, false);
+	free(s);
+}
+
+/* Two stages of 4 nodes on the 1:1 fat tree, long sequences: pipeline
+ * messages cross the NICs while all-to-alls run, which splits them into
+ * their pairs mid-flight; the run still equals the pairwise one. */
+Test(classes, class_plans_split_by_other_traffic_equal_the_pairwise_run, .timeout = 240)
+{
+	char *s = mixtral("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64);
+	expect_as_pairs(s, true);
+	free(s);
+}
+
+/* Folded exactly, the posting member posts its group's and its mirror
+ * groups' class plans: the same figures as its pairs, split or not. */
+Test(classes, exact_folding_with_class_plans_equals_its_pairwise_run, .timeout = 240)
+{
+	char *s = mixtral_fold("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64, "exact");
+	expect_as_pairs(s, true);
+	free(s);
+}
+
+/* On the 2:1 tree the uplinks can bind: every all-to-all stays per
+ * pair, the report says why. */
+Test(classes, oversubscribed_tree_falls_back_to_pairs_with_its_reason, .timeout = 240)
+{
+	char *s = mixtral("topologies/dgx-h100-fattree2-2to1.json", 4, 1, 4096, 8);
+	json_t *r = report_of(s, false);
+	cr_expect_eq(jnum(r, "simulation/alltoall_class_plans/posted"), 0);
+	json_t *why = json_object_get(json_object_get(json_object_get(r, "simulation"),
+						      "alltoall_class_plans"), "per_pair_reason");
+	cr_expect_str_eq(json_string_value(why),
+			 "the fabric's uplinks can bind (an oversubscribed fat tree): per pair");
+	json_decref(r);
+	free(s);
+}
