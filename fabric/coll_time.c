@@ -372,26 +372,10 @@ static bool tree_terms(const struct topology *t, const struct group *g, double N
 static int tune_pick(const struct nccl_model *m, enum coll_op op, double bytes, enum coll_proto *proto)
 {
 	bool tried[NCCL_ALGO_N][PROTO_N] = { { false } };
-	for (int k = 0; k < NCCL_ALGO_N * PROTO_N; k++) {
-		double best = -1;
-		int ba = -1, bp = -1;
-		for (int a = 0; a < NCCL_ALGO_N; a++)
-			for (int pr = 0; pr < PROTO_N; pr++) {
-				double tm = nccl_model_predict(m, op, a, pr, bytes, NULL, NULL);
-				if (tm >= 0 && !tried[a][pr] && (best < 0 || tm < best)) {
-					best = tm;
-					ba = a;
-					bp = pr;
-				}
-			}
-		if (ba < 0)
-			return -1;
-		tried[ba][bp] = true;
-		if (ba == NCCL_ALGO_RING || (ba == NCCL_ALGO_TREE && op == COLL_ALLREDUCE)) {
-			*proto = bp;
-			return ba;
-		}
-	}
+	enum nccl_algo a;
+	while (nccl_model_next(m, op, bytes, tried, &a, proto))
+		if (a == NCCL_ALGO_RING || (a == NCCL_ALGO_TREE && op == COLL_ALLREDUCE))
+			return a;
 	return -1;
 }
 

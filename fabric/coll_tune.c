@@ -38,23 +38,10 @@ struct coll_plan *coll_tune_build(const struct topology *t, const struct coll_al
 		return NULL;
 	bool tried[NCCL_ALGO_N][PROTO_N] = { { false } };
 	struct coll_plan *p = NULL;
-	for (int k = 0; k < NCCL_ALGO_N * PROTO_N && !p; k++) {
-		double best = -1;
-		int ba = -1, bp = -1;
-		for (int a = 0; a < NCCL_ALGO_N; a++)
-			for (int pr = 0; pr < PROTO_N; pr++) {
-				double tm = nccl_model_predict(m, op, a, pr, bytes, NULL, NULL);
-				if (tm >= 0 && !tried[a][pr] && (best < 0 || tm < best)) {
-					best = tm;
-					ba = a;
-					bp = pr;
-				}
-			}
-		if (ba < 0)
-			break;
-		tried[ba][bp] = true;
-		p = coll_plan_build(t, nccl_algo_plan_name(ba), plan_of[ba], bp, op, ranks, n, bytes);
-	}
+	enum nccl_algo a;
+	enum coll_proto pr;
+	while (!p && nccl_model_next(m, op, bytes, tried, &a, &pr))
+		p = coll_plan_build(t, nccl_algo_plan_name(a), plan_of[a], pr, op, ranks, n, bytes);
 	nccl_model_destroy(m);
 	return p;
 }

@@ -522,3 +522,25 @@ double nccl_model_choose(const struct nccl_model *m, enum coll_op op, double byt
 	}
 	return best;
 }
+
+bool nccl_model_next(const struct nccl_model *m, enum coll_op op, double bytes,
+		     bool tried[NCCL_ALGO_N][PROTO_N], enum nccl_algo *a, enum coll_proto *p)
+{
+	double best = -1;
+	int ba = -1, bp = -1;
+	for (int i = 0; i < NCCL_ALGO_N; i++)
+		for (int k = 0; k < PROTO_N; k++) {
+			double tm = nccl_model_predict(m, op, i, k, bytes, NULL, NULL);
+			if (tm >= 0 && !tried[i][k] && (best < 0 || tm < best)) {
+				best = tm;
+				ba = i;
+				bp = k;
+			}
+		}
+	if (ba < 0)
+		return false;
+	tried[ba][bp] = true;
+	*a = ba;
+	*p = bp;
+	return true;
+}

@@ -76,5 +76,12 @@ double nccl_model_predict(const struct nccl_model *m, enum coll_op op, enum nccl
  * us, or -1 when no pair runs op. */
 double nccl_model_choose(const struct nccl_model *m, enum coll_op op, double bytes,
 			 int algo_only, enum nccl_algo *a, enum coll_proto *p);
+/* The pair nccl_model_choose() takes among those not yet tried
+ * (tried[a][p] false), marked tried: NCCL's choice on the first call,
+ * and on each further call the next by predicted time, for a caller
+ * whose plan of the chosen pair cannot be built (coll_tune.c). Returns
+ * false, *a and *p unchanged, when every pair that runs op was tried. */
+bool nccl_model_next(const struct nccl_model *m, enum coll_op op, double bytes,
+		     bool tried[NCCL_ALGO_N][PROTO_N], enum nccl_algo *a, enum coll_proto *p);
 
 #endif
