@@ -48,6 +48,7 @@
 #include <stdlib.h>
 
 #include "engine_platform.h"
+#include "hash.h"
 #include "xalloc.h"
 
 /* A class flow: who posted it, its ends, its transfer (NULL once its
@@ -167,29 +168,31 @@ static struct cls_inst *hold(struct sim *S, const struct coll_plan *p, const int
 	return ci;
 }
 
-/* The slot of plan p in the map of class plans (open addressing on the
- * plan's address: the plan cache's plans never move), grown as needed. */
+/* The slot of plan p in a map of cap slots (a power of two): its entry's
+ * or the empty one where it goes (open addressing on the plan's address:
+ * the plan cache's plans never move). */
+static size_t probe(const struct cls_map *map, size_t cap, const struct coll_plan *p)
+{
+	size_t j = hash_slot((uintptr_t)p, cap);
+	while (map[j].pairs && map[j].pairs != p)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* The slot of plan p in the map of class plans, grown as needed. */
 static struct cls_map *map_slot(struct engine_cls *C, const struct coll_plan *p)
 {
 	if ((C->nmap + 1) * 2 > C->mapcap) {
 		size_t ncap = C->mapcap ? 2 * C->mapcap : 256;
 		struct cls_map *nm = xcalloc(ncap, sizeof(*nm));
-		for (size_t i = 0; i < C->mapcap; i++) {
-			if (!C->map[i].pairs)
-				continue;
-			size_t j = ((uintptr_t)C->map[i].pairs >> 4) * 0x9E3779B97F4A7C15ULL % ncap;
-			while (nm[j].pairs)
-				j = (j + 1) % ncap;
-			nm[j] = C->map[i];
-		}
+		for (size_t i = 0; i < C->mapcap; i++)
+			if (C->map[i].pairs)
+				nm[probe(nm, ncap, C->map[i].pairs)] = C->map[i];
 		free(C->map);
 		C->map = nm;
 		C->mapcap = ncap;
 	}
-	size_t j = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL % C->mapcap;
-	while (C->map[j].pairs && C->map[j].pairs != p)
-		j = (j + 1) % C->mapcap;
-	return &C->map[j];
+	return &C->map[probe(C->map, C->mapcap, p)];
 }
 
 /* The class plan of p, made on first use; NULL (the reason noted) if it

@@ -428,28 +428,28 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	return p;
 }
 
-static uint64_t comm_hash(int nodes, int tp, int pp, int group, int op, const char *order)
+static uint64_t comm_hash(const struct comm *k)
 {
-	uint64_t k = ((uint64_t)nodes << 40) ^ ((uint64_t)tp << 24) ^ ((uint64_t)pp << 8) ^
-		     ((uint64_t)group << 5) ^ (uint64_t)op;
-	for (const char *s = order; *s; s++)
-		k = k * 31 + (unsigned char)*s;
-	return k;
+	uint64_t h = ((uint64_t)k->nodes << 40) ^ ((uint64_t)k->tp << 24) ^ ((uint64_t)k->pp << 8) ^
+		     ((uint64_t)k->group << 5) ^ (uint64_t)k->op;
+	for (const char *s = k->order; *s; s++)
+		h = h * 31 + (unsigned char)*s;
+	return h;
 }
 
-static bool comm_is(const struct comm *k, const struct plan *pl, int group, enum coll_op op)
+/* Whether a and b price the same collective (dp follows from the rest). */
+static bool comm_same(const struct comm *a, const struct comm *b)
 {
-	return k->nodes == pl->nodes && k->tp == pl->parallel.tp && k->pp == pl->parallel.pp &&
-	       k->group == group && k->op == op && !strcmp(k->order, pl->parallel.order);
+	return a->nodes == b->nodes && a->tp == b->tp && a->pp == b->pp && a->group == b->group &&
+	       a->op == b->op && !strcmp(a->order, b->order);
 }
 
-/* The slot of (pl's layout, group, op) in c's table: its entry's or the
- * empty one where it goes. */
-static size_t comm_slot(const struct search_cache *c, const struct plan *pl, int group, enum coll_op op)
+/* The slot of key in c's table: its entry's or the empty one where it
+ * goes. */
+static size_t comm_slot(const struct search_cache *c, const struct comm *key)
 {
-	size_t j = hash_slot(comm_hash(pl->nodes, pl->parallel.tp, pl->parallel.pp, group, op,
-				       pl->parallel.order), c->nslot);
-	while (c->slot[j] && !comm_is(&c->c[c->slot[j] - 1], pl, group, op))
+	size_t j = hash_slot(comm_hash(key), c->nslot);
+	while (c->slot[j] && !comm_same(&c->c[c->slot[j] - 1], key))
 		j = (j + 1) & (c->nslot - 1);
 	return j;
 }
@@ -460,13 +460,8 @@ static void comm_rehash(struct search_cache *c)
 	free(c->slot);
 	c->nslot = c->nslot ? 2 * c->nslot : 64;
 	c->slot = xcalloc(c->nslot, sizeof(*c->slot));
-	for (int i = 0; i < c->nc; i++) {
-		const struct comm *k = &c->c[i];
-		size_t j = hash_slot(comm_hash(k->nodes, k->tp, k->pp, k->group, k->op, k->order), c->nslot);
-		while (c->slot[j])
-			j = (j + 1) & (c->nslot - 1);
-		c->slot[j] = i + 1;
-	}
+	for (int i = 0; i < c->nc; i++)
+		c->slot[comm_slot(c, &c->c[i])] = i + 1;
 }
 
 /* alpha and s_per_byte of k (pl's layout): the closed form of op on rank
@@ -505,16 +500,17 @@ static void comm_price(const struct search_cache *c, const struct plan *pl, stru
 static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
 			double bytes)
 {
+	struct comm key = { .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
+			    .dp = pl->parallel.dp, .group = group, .op = op };
+	_Static_assert(sizeof(key.order) == sizeof(pl->parallel.order), "one order size");
+	memcpy(key.order, pl->parallel.order, sizeof(key.order));
 	if (2 * ((size_t)c->nc + 1) > c->nslot)
 		comm_rehash(c);
-	size_t j = comm_slot(c, pl, group, op);
+	size_t j = comm_slot(c, &key);
 	if (!c->slot[j]) {
 		XGROW(c->c, c->capc, (size_t)c->nc + 1);
-		struct comm *k = &c->c[c->nc];
-		*k = (struct comm){ .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
-				    .dp = pl->parallel.dp, .group = group, .op = op };
-		snprintf(k->order, sizeof(k->order), "%s", pl->parallel.order);
-		comm_price(c, pl, k);
+		c->c[c->nc] = key;
+		comm_price(c, pl, &c->c[c->nc]);
 		c->slot[j] = ++c->nc;
 	}
 	const struct comm *k = &c->c[c->slot[j] - 1];
