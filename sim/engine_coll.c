@@ -91,14 +91,20 @@ struct crit_post {
 	int nc;
 };
 
+/* Post flow f host to host, after splitting the class plans holding a
+ * NIC it crosses (engine_cls_touch). */
+static sg_comm_t post_flow(struct sim *S, const struct coll_flow *f)
+{
+	engine_cls_touch(S, f->src, f->dst);
+	S->flows++;
+	return engine_platform_sendto_async(S->host[f->src], S->host[f->dst], ceil(f->bytes));
+}
+
 static void crit_post_one(void *ctx, const struct coll_flow *f)
 {
 	struct crit_post *c = ctx;
 	XGROW(c->a->comms, c->a->ncomms_cap, (size_t)c->nc + 1);
-	engine_cls_touch(c->S, f->src, f->dst);
-	c->a->comms[c->nc++] = engine_platform_sendto_async(c->S->host[f->src], c->S->host[f->dst],
-							    ceil(f->bytes));
-	c->S->flows++;
+	c->a->comms[c->nc++] = post_flow(c->S, f);
 }
 
 /* An unfolded member's flows of the class plan cls (engine_classes.c)
@@ -115,6 +121,23 @@ static int post_classes(struct sim *S, struct stream_arg *a, struct cls_inst *ci
 		ri->st->sent_bytes[cat] += cls->flows[i].bytes / wire_scale; /* payload */
 	}
 	return nc;
+}
+
+/* Folded exactly: flows [i0, i1) of q, mirror plan mp or its class plan
+ * (cls: posted already, engine_cls_post_plan), into a->comms (*nc) unless
+ * posted; the payload of the group's own plan (own) counted for its
+ * simulated sources. */
+static void post_mirror(struct sim *S, struct stream_arg *a, const struct task *t,
+			const struct coll_plan *mp, const struct coll_plan *q, bool cls, bool own,
+			int i0, int i1, int *nc)
+{
+	for (int i = i0; i < i1; i++) {
+		const struct coll_flow *f = &q->flows[i];
+		if (!cls)
+			a->comms[(*nc)++] = post_flow(S, f);
+		if (own && S->fold.active[f->src])
+			S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
+	}
 }
 
 /* Folded exactly, the posting member: every flow of the group's plan
@@ -149,23 +172,49 @@ static int post_exact(struct sim *S, struct stream_arg *a, const struct task *t,
 		const struct coll_plan *mp = cp->mir[m], *cls = NULL;
 		struct cls_inst *ci = m == 0 && own ? NULL
 			: engine_cls_post_plan(S, mp, ri->rank, a->comms, nc, &cls);
+		if (!ci)
+			post_mirror(S, a, t, mp, mp, false, m == 0, m ? 0 : o0, m ? mp->nflows : o1, nc);
+		else if (m == 0) /* the payload: class flows carry their pairs' bytes */
+			post_mirror(S, a, t, mp, cls, true, true, 0, cls->nflows, nc);
 		if (ci)
 			(*cis)[(*ncis)++] = ci;
-		const struct coll_plan *q = ci ? cls : mp;
-		int i0 = ci || m ? 0 : o0, i1 = ci ? cls->nflows : m ? mp->nflows : o1;
-		for (int i = i0; i < i1; i++) {
-			const struct coll_flow *f = &q->flows[i];
-			if (!ci) {
-				engine_cls_touch(S, f->src, f->dst);
-				a->comms[(*nc)++] = engine_platform_sendto_async(S->host[f->src],
-									 S->host[f->dst], ceil(f->bytes));
-				S->flows++;
-			}
-			if (m == 0 && S->fold.active[f->src])
-				S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
-		}
 	}
 	return 0;
+}
+
+/* Unfolded or folded cheaply, a member posts its own flows of plan p:
+ * all start now (every member left the barrier at this instant), host to
+ * host to a simulated destination, which has nothing to post, and to a
+ * folded one's sink through its mailbox (the sink takes them one at a
+ * time); a folded source sends nothing. Then, where this member posts
+ * them (fold_posts_crit), the flows around an unequal plan's busiest
+ * member. Returns the count of a->comms. */
+static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
+		    const struct coll_plan *p, const int *mem, int n, double bytes)
+{
+	struct rank_inst *ri = a->ri;
+	int nc = 0, o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
+	XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
+	sg_comm_t *c = a->comms;
+	for (int i = o0; i < o1; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		engine_cls_touch(S, f->src, f->dst);
+		if (S->fold.active[f->dst])
+			c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
+							       ceil(f->bytes));
+		else
+			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
+						       &dummy_payload, (long)ceil(f->bytes));
+		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
+		S->flows++;
+	}
+	struct cplan *cp = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made before */
+	if (fold_posts_crit(&S->fold, cp, mem, n, ri->rank)) {
+		struct crit_post cpst = { S, a, nc };
+		fold_each_crit_flow(&S->fold, cp, crit_post_one, &cpst);
+		nc = cpst.nc;
+	}
+	return nc;
 }
 
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
@@ -212,32 +261,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		    post_exact(S, a, t, mem, n, bytes, &nc, &cis, &ncis))
 			return;
 	} else {
-		/* a member posts its own flows; all start now (every member
-		 * left the barrier at this instant), host to host to a
-		 * simulated destination, which has nothing to post, and to a
-		 * folded one's sink through its mailbox (the sink takes them
-		 * one at a time); a folded source sends nothing */
-		int o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
-		XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
-		sg_comm_t *c = a->comms;
-		for (int i = o0; i < o1; i++) {
-			const struct coll_flow *f = &p->flows[i];
-			engine_cls_touch(S, f->src, f->dst);
-			if (S->fold.active[f->dst])
-				c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
-								       ceil(f->bytes));
-			else
-				c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
-							       &dummy_payload, (long)ceil(f->bytes));
-			ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
-			S->flows++;
-		}
-		cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
-		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank)) {
-			struct crit_post cpst = { S, a, nc };
-			fold_each_crit_flow(&S->fold, cp0, crit_post_one, &cpst);
-			nc = cpst.nc;
-		}
+		nc = post_own(S, a, t, p, mem, n, bytes);
 	}
 	if (ci)
 		engine_cls_wait(S, &ci, 1, ri->rank, a->comms, nc);
