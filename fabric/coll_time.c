@@ -130,17 +130,18 @@ static int rank_at(const struct topology *t, const struct group *g, int k, int l
 	return node_id(t, g, k) * t->gpus_per_node + local;
 }
 
-/* Whether ranks[0..n) form a uniform group of two nodes or more; fills g. */
-static bool group_init(const struct topology *t, const int *ranks, int n, struct group *g)
+/* The GPUs per node of ranks[0..n) if they form a uniform group of two
+ * nodes or more (sorted; every node holds the same local GPUs), else 0. */
+static int uniform_len(const struct topology *t, const int *ranks, int n)
 {
 	int len = 0;
 	for (int i = 1; i < n; i++)
 		if (ranks[i] <= ranks[i - 1])
-			return false;
+			return 0;
 	while (len < n && topology_node_of(t, ranks[len]) == topology_node_of(t, ranks[0]))
 		len++;
 	if (len > TOPO_MAX_GPUS_PER_NODE || n % len || n / len < 2)
-		return false;
+		return 0;
 	/* node k's ranks are node k's base plus node 0's local indices (sorted
 	 * ranks: its node is past node k - 1's) */
 	int off = ranks[0] - topology_local_of(t, ranks[0]);
@@ -148,8 +149,18 @@ static bool group_init(const struct topology *t, const int *ranks, int n, struct
 		int base = ranks[b] - topology_local_of(t, ranks[b]) - off;
 		for (int j = 0; j < len; j++)
 			if (ranks[b + j] != ranks[j] + base)
-				return false;
+				return 0;
 	}
+	return len;
+}
+
+/* Whether ranks[0..n) form a uniform group of two nodes or more; fills g:
+ * node 0's local GPUs in ring order, the NICs they use, the channels. */
+static bool group_init(const struct topology *t, const int *ranks, int n, struct group *g)
+{
+	int len = uniform_len(t, ranks, n);
+	if (!len)
+		return false;
 	*g = (struct group){ .r = ranks, .n = n, .nn = n / len, .len = len, .C = 1 };
 	int first[TOPO_MAX_GPUS_PER_NODE];
 	memcpy(first, ranks, (size_t)len * sizeof(int));
@@ -269,6 +280,15 @@ struct tree_fabric {
 	int leaf_cross, pod_cross, level, child, parent;
 };
 
+/* The largest of v[0..n), 0 if none is positive. */
+static int most(const int *v, int n)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
 static void tree_fabric(const struct topology *t, const struct group *g, struct tree_fabric *f)
 {
 	int nn = g->nn, npl = t->ft_nodes_per_leaf > 0 ? t->ft_nodes_per_leaf : 1;
@@ -291,10 +311,8 @@ static void tree_fabric(const struct topology *t, const struct group *g, struct 
 			if (lv > f->level)
 				f->level = lv, f->child = c, f->parent = p;
 		}
-	for (int i = 0; i < nleaf; i++) {
-		f->leaf_cross = leaf[i] > f->leaf_cross ? leaf[i] : f->leaf_cross;
-		f->pod_cross = pod[i] > f->pod_cross ? pod[i] : f->pod_cross;
-	}
+	f->leaf_cross = most(leaf, nleaf);
+	f->pod_cross = most(pod, nleaf);
 	free(leaf);
 }
 
