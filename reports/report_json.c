@@ -245,6 +245,26 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 	}
 }
 
+/* What the engine simulated: ranks, flows, tasks, folding and why not,
+ * the all-to-alls posted one flow per NIC (sim/engine_classes.c). */
+static json_t *simulation_json(const struct result *r)
+{
+	struct result_sim rs = result_sim(r);
+	json_t *sim = json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}", "folded", r->folded,
+				"ranks", result_nranks(r), "simulated_ranks", rs.nsimulated,
+				"flows", (json_int_t)rs.flows, "collectives", (json_int_t)rs.collectives,
+				"tasks", (json_int_t)rs.tasks, "wall_s", r->sim_wall_s,
+				"platform_s", rs.platform_s);
+	if (!sim)
+		return NULL;
+	json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason) : json_null());
+	json_object_set_new(sim, "whole_replicas", ranks_array(r->whole_replicas, r->nwhole_replicas));
+	json_object_set_new(sim, "alltoall_class_plans", json_pack("{s:I, s:I, s:o}",
+		"posted", (json_int_t)rs.cls_posted, "split", (json_int_t)rs.cls_split,
+		"per_pair_reason", rs.cls_why ? json_string(rs.cls_why) : json_null()));
+	return sim;
+}
+
 static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
 {
 	const struct plan *pl = &r->plan;
@@ -376,23 +396,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
 			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more));
 	}
-	put(root, bad, "simulation", json_pack("{s:b, s:i, s:i, s:I, s:I, s:I, s:f, s:f}",
-		"folded", r->folded, "ranks", result_nranks(r), "simulated_ranks", result_sim(r).nsimulated,
-		"flows", (json_int_t)result_sim(r).flows, "collectives", (json_int_t)result_sim(r).collectives,
-		"tasks", (json_int_t)result_sim(r).tasks, "wall_s", r->sim_wall_s,
-		"platform_s", result_sim(r).platform_s));
-	json_t *sim = json_object_get(root, "simulation");
-	if (sim)
-	{
-		json_object_set_new(sim, "fold_reason", r->fold_reason ? json_string(r->fold_reason)
-									: json_null());
-		json_object_set_new(sim, "whole_replicas", ranks_array(r->whole_replicas,
-									 r->nwhole_replicas));
-		struct result_sim rs = result_sim(r);
-		json_object_set_new(sim, "alltoall_class_plans", json_pack("{s:I, s:I, s:o}",
-			"posted", (json_int_t)rs.cls_posted, "split", (json_int_t)rs.cls_split,
-			"per_pair_reason", rs.cls_why ? json_string(rs.cls_why) : json_null()));
-	}
+	put(root, bad, "simulation", simulation_json(r));
 	return root;
 }
 

@@ -44,6 +44,17 @@ static void human_bytes(double b, char *out, size_t n)
 		snprintf(out, n, "%.0f B", b);
 }
 
+/* The kernel stack, who chose it, the attention kernel and, when not
+ * the current one, the GEMM library. */
+static void print_kernels(const struct plan *sc, FILE *f)
+{
+	enum gemm_lib lib = plan_stack(sc)->gemm_lib;
+	fprintf(f, "kernels      %s stack%s, attention %s%s%s\n", plan_stack(sc)->name,
+		sc->compute.stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
+		plan_attention_kernel(sc), lib != GEMM_LIB_CURRENT ? ", GEMMs " : "",
+		lib != GEMM_LIB_CURRENT ? gemm_lib_names[lib] : "");
+}
+
 /* The summary's head: what was simulated (scenario, model, cluster and
  * node groups, plan, framework, kernels, links, batch). */
 static void print_setup(const struct result *r, FILE *f)
@@ -90,10 +101,7 @@ static void print_setup(const struct result *r, FILE *f)
 			sc->communication.overlap_param_gather ? "on" : "off");
 	}
 	if (model_arch(model)->sequence)
-		fprintf(f, "kernels      %s stack%s, attention %s%s%s\n", plan_stack(sc)->name,
-			sc->compute.stack_set ? "" : sc->framework >= 0 ? " (the framework's)" : " (default)",
-			plan_attention_kernel(sc), plan_stack(sc)->gemm_lib ? ", GEMMs " : "",
-			plan_stack(sc)->gemm_lib ? gemm_lib_names[plan_stack(sc)->gemm_lib] : "");
+		print_kernels(sc, f);
 	fprintf(f, "links        tp: %s; dp: %s; pp: %s\n", r->links_tp[0] ? r->links_tp : "-",
 		r->links_dp[0] ? r->links_dp : "-", r->links_pp[0] ? r->links_pp : "-");
 	if (sc->parallel.cp > 1)
@@ -168,6 +176,22 @@ static void print_band(const struct result *r, FILE *f)
 			human_number(r->cost_usd, c0, sizeof(c0)), rb.train_days,
 			human_number(rb.cost_usd, c1, sizeof(c1)));
 	}
+}
+
+/* What the engine simulated: ranks, flows, tasks, why it did not fold,
+ * and the all-to-alls posted one flow per NIC (sim/engine_classes.c). */
+static void print_simulation(const struct result *r, FILE *f)
+{
+	struct result_sim rs = result_sim(r);
+	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n", rs.nsimulated,
+		result_nranks(r), r->folded ? " (folded replicas)" : "", rs.flows, rs.tasks, r->sim_wall_s);
+	if (!r->folded && r->fold_reason && result_nranks(r) > 1)
+		fprintf(f, "not folded: %s\n", r->fold_reason);
+	if (rs.cls_posted > 0)
+		fprintf(f, "all-to-alls one flow per NIC while alone: %ld, %ld of them split back into "
+			"pairs when other traffic met them\n", rs.cls_posted, rs.cls_split);
+	if (rs.cls_why)
+		fprintf(f, "all-to-alls per pair: %s\n", rs.cls_why);
 }
 
 void report_print_summary(const struct result *r, FILE *f)
@@ -278,15 +302,5 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
 			sc->training.train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
 	print_band(r, f);
-	fprintf(f, "\nsimulated %d of %d ranks%s, %ld flows, %ld tasks in %.2f s\n",
-		result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
-		result_sim(r).flows, result_sim(r).tasks, r->sim_wall_s);
-	if (!r->folded && r->fold_reason && result_nranks(r) > 1)
-		fprintf(f, "not folded: %s\n", r->fold_reason);
-	struct result_sim rs = result_sim(r);
-	if (rs.cls_posted > 0)
-		fprintf(f, "all-to-alls one flow per NIC while alone: %ld, %ld of them split back into "
-			"pairs when other traffic met them\n", rs.cls_posted, rs.cls_split);
-	if (rs.cls_why)
-		fprintf(f, "all-to-alls per pair: %s\n", rs.cls_why);
+	print_simulation(r, f);
 }
