@@ -81,6 +81,20 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 			 cnn_model ? "convolutional network" : "transformer");
 }
 
+/* A batch-norm group (CNN models only): a power of two of one node's
+ * GPUs, which exchange statistics over its links (sim/build_cnn.c). */
+static void check_bn_group(const struct plan *p, const struct topology *t, bool cnn, const char *f,
+			   struct diag *d)
+{
+	int g = p->parallel.bn_group;
+	if (g > 1 && !cnn)
+		diag_err(d, f, "/parallel/bn_group", "batch-norm groups apply to CNN models only, got %d", g);
+	else if (g > 1 && ((g & (g - 1)) || t->gpus_per_node % g))
+		diag_err(d, f, "/parallel/bn_group", "expected a power of two dividing the %d GPUs of a "
+			 "node (the group exchanges statistics over the node's links), got %d",
+			 t->gpus_per_node, g);
+}
+
 /* A CNN trains with data parallelism only: one replica per GPU. */
 static void check_cnn(const struct plan *p, const struct topology *t, long gpus, const char *f,
 		      struct diag *d)
@@ -108,11 +122,7 @@ static void check_cnn(const struct plan *p, const struct topology *t, long gpus,
 	if (p->parallel.dp != gpus)
 		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus,
 			 p->parallel.dp);
-	int g = p->parallel.bn_group;
-	if (g > 1 && ((g & (g - 1)) || t->gpus_per_node % g))
-		diag_err(d, f, "/parallel/bn_group", "expected a power of two dividing the %d GPUs of a "
-			 "node (the group exchanges statistics over the node's links), got %d",
-			 t->gpus_per_node, g);
+	check_bn_group(p, t, true, f, d);
 	long div = (long)p->parallel.dp * p->training.micro_batch;
 	if (div > 0 && p->training.global_batch > 0 && p->training.global_batch % div)
 		diag_err(d, f, "/training/global_batch", "must be divisible by dp x micro_batch = %d x %ld = %ld, got %ld",
@@ -621,9 +631,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		check_cnn(p, t, gpus, f, d);
 		return diag_count(d) - before;
 	}
-	if (p->parallel.bn_group > 1)
-		diag_err(d, f, "/parallel/bn_group", "batch-norm groups apply to CNN models only, got %d",
-			 p->parallel.bn_group);
+	check_bn_group(p, t, false, f, d);
 	check_attention_gpus(p, t, f, d);
 	if (!check_shape(p, t, gpus, f, d))
 		return diag_count(d) - before;
