@@ -209,6 +209,8 @@ enum attn_backend stack_attn_backend(const struct stack *s, double cc);
 /* stack_table[index], or stack_default() for index < 0. */
 const struct stack *stack_at(int index);
 
+/* ---- stack_path.c: the gradient path and optimizer step per ZeRO stage ---- */
+
 /* The gradient path of s at ZeRO stage zero (0-3), or NULL when s has
  * none (stack.h struct stack_zero_path). */
 const struct stack_zero_path *stack_zero_path(const struct stack *s, int zero);
