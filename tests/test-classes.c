@@ -9,52 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "coll.h"
-#include "diag.h"
-#include "engine.h"
 #include "topology.h"
+#include "sweep-util.h"
 #include "testutil.h"
 
 #define REL(a, b) (fabs((a) - (b)) / fabs(b))
-
-static struct topology *load(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct topology *t = topology_load(src_path(rel), &d);
-	cr_assert(t, "%s", diag_text(&d));
-	diag_finish(&d);
-	return t;
-}
-
-/* The collective sweep's time of one collective (a child process: one
- * simulation per process). */
-static double sweep_forked(const struct topology *t, int nodes, const int *ranks, int n,
-			   const char *algo, double bytes)
-{
-	int fd[2];
-	cr_assert_eq(pipe(fd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		struct diag d;
-		diag_init(&d, stderr);
-		struct engine_coll_point pt = { .bytes = bytes };
-		double v = engine_collective_sweep(t, nodes, ranks, n, COLL_ALLTOALL, algo, &pt, 1, &d)
-				   ? NAN : pt.time_s;
-		_exit(write(fd[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
-	}
-	double v = NAN;
-	close(fd[1]);
-	cr_assert_eq(read(fd[0], &v, sizeof(v)), (ssize_t)sizeof(v));
-	close(fd[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return v;
-}
 
 /* 4 DGX H100 on the 1:1 three-level fat tree, 32 ranks, 1 GiB each: the
  * rail-aligned plan's inter-node flows, 8 x 4 x 3 = 96, become one per
@@ -64,7 +25,7 @@ static double sweep_forked(const struct topology *t, int nodes, const int *ranks
  * form is latency + 3/4 N / B_nic, and both simulate to it. */
 Test(classes, class_plan_keeps_the_pairwise_closed_form_and_time, .timeout = 120)
 {
-	struct topology *t = load("topologies/dgx-h100-fattree3.json");
+	struct topology *t = load_topology("topologies/dgx-h100-fattree3.json");
 	int n = 32, r[32];
 	for (int i = 0; i < n; i++)
 		r[i] = i;
@@ -91,8 +52,8 @@ Test(classes, class_plan_keeps_the_pairwise_closed_form_and_time, .timeout = 120
 			b += c->flows[i].src == m ? c->flows[i].bytes : 0;
 		cr_expect_lt(REL(b, a), 1e-12, "member %d: %g vs %g", m, b, a);
 	}
-	double ts = sweep_forked(t, 4, r, n, "direct", N);     /* one flow per NIC, alone */
-	double tp = sweep_forked(t, 4, r, n, "pairwise", N);   /* P(P - 1) flows */
+	double ts = sweep_forked(t, 4, r, n, COLL_ALLTOALL, "direct", N);     /* one flow per NIC, alone */
+	double tp = sweep_forked(t, 4, r, n, COLL_ALLTOALL, "pairwise", N);   /* P(P - 1) flows */
 	cr_log_info("1 GiB all-to-all, 32 ranks: closed form %.12g s, classes %.12g s, pairwise %.12g s",
 		    want, ts, tp);
 	cr_expect_lt(REL(ts, want), 1e-9, "classes %.17g vs closed form %.17g", ts, want);
@@ -111,7 +72,7 @@ Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
 		r[i] = i;
 	const char *why;
 	/* the 2:1 tree: leaf uplinks can bind */
-	struct topology *t = load("topologies/dgx-h100-fattree2-2to1.json");
+	struct topology *t = load_topology("topologies/dgx-h100-fattree2-2to1.json");
 	struct coll_plan *p = coll_plan_create(t, "direct", COLL_ALLTOALL, r, 32, N);
 	cr_assert(p);
 	cr_expect_null(coll_plan_class_copy(t, p, &why));
@@ -119,7 +80,7 @@ Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
 	coll_plan_destroy(p);
 	topology_destroy(t);
 	/* a group of 8 + 4 + 4 GPUs: not rail-aligned, P(P - 1) pairs */
-	t = load("topologies/dgx-h100-fattree3.json");
+	t = load_topology("topologies/dgx-h100-fattree3.json");
 	int g[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19 };
 	p = coll_plan_create(t, "direct", COLL_ALLTOALL, g, 16, N);
 	cr_assert(p);
@@ -130,6 +91,7 @@ Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
 	coll_plan_destroy(p);
 	/* two nodes: one flow per NIC already */
 	p = coll_plan_create(t, "direct", COLL_ALLTOALL, r, 16, N);
+	cr_assert(p);
 	cr_expect_null(coll_plan_class_copy(t, p, &why));
 	cr_expect_str_eq(why, "the group spans fewer than 3 nodes: one flow per NIC already");
 	coll_plan_destroy(p);

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "topology.h"
 #include "ddlsim-config.h"
+#include "sweep-util.h"
 #include "testutil.h"
 
 static struct topology *load(const char *rel)
@@ -589,32 +590,6 @@ Test(coll, collective_runs_several_ops_with_nccl_tests_byte_counts)
 	free(err);
 }
 
-/* sim() in a child process (the engine runs once per process): its time,
- * or NAN. */
-static double sim_forked(const struct topology *t, int nodes, const int *ranks, int n,
-			 enum coll_op op, const char *algo, double bytes)
-{
-	int fd[2];
-	cr_assert_eq(pipe(fd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		struct diag d;
-		diag_init(&d, stderr);
-		struct engine_coll_point pt = { .bytes = bytes };
-		double v = engine_collective_sweep(t, nodes, ranks, n, op, algo, &pt, 1, &d) ? NAN
-											      : pt.time_s;
-		_exit(write(fd[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
-	}
-	double v = NAN;
-	close(fd[1]);
-	cr_assert_eq(read(fd[0], &v, sizeof(v)), (ssize_t)sizeof(v));
-	close(fd[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return v;
-}
-
 /* The rail-aligned all-to-all (coll_direct.c) against every pair's flow,
  * both run alone (the sweep, where coll_classes.c makes one flow per NIC
  * where only NICs bind):
@@ -640,8 +615,8 @@ Test(coll, alltoall_rail_aligned_equals_pairwise_and_the_uplink_bounds_both, .ti
 		int n = c[k].nodes * t->gpus_per_node, *r = malloc(sizeof(int) * (size_t)n);
 		for (int i = 0; i < n; i++)
 			r[i] = i;
-		double d = sim_forked(t, c[k].nodes, r, n, COLL_ALLTOALL, "direct", N);
-		double p = sim_forked(t, c[k].nodes, r, n, COLL_ALLTOALL, "pairwise", N);
+		double d = sweep_forked(t, c[k].nodes, r, n, COLL_ALLTOALL, "direct", N);
+		double p = sweep_forked(t, c[k].nodes, r, n, COLL_ALLTOALL, "pairwise", N);
 		cr_log_info("all-to-all 1 GiB, %s x %d: rail-aligned %.9g s, pairwise %.9g s", c[k].topo,
 			    c[k].nodes, d, p);
 		cr_assert(d > 0 && p > 0, "%s: %g %g", c[k].topo, d, p);

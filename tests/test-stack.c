@@ -202,16 +202,6 @@ Test(stack, triton_flash_of_2023_priced_as_fa1)
  * gemm_max / cublas11 = 0.803 / 0.759 over the current library's. The
  * A100 preset measures no cublas11 (its gemm_max), nor is fp8 priced on
  * it, and llm-foundry's later stack runs the current library. */
-static struct topology *topo_at(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct topology *t = topology_load(src_path(rel), &d);
-	cr_assert(t, "%s", diag_text(&d));
-	diag_finish(&d);
-	return t;
-}
-
 Test(stack, gemms_of_2023_on_the_cublas_of_cuda_11_8)
 {
 	cr_expect_eq(stack_find("llm-foundry-triton")->gemm_lib, GEMM_LIB_CUBLAS11);
@@ -223,7 +213,7 @@ Test(stack, gemms_of_2023_on_the_cublas_of_cuda_11_8)
 	cr_expect_eq(find_op(m, &v, WL_ATTN, PASS_FWD, "qkv").lib, GEMM_LIB_CURRENT);
 	model_destroy(m);
 
-	struct topology *h = topo_at("topologies/dgx-h100.json"), *a = topo_at("topologies/dgx-a100.json");
+	struct topology *h = load_topology("topologies/dgx-h100.json"), *a = load_topology("topologies/dgx-a100.json");
 	struct op g = { .kind = OP_GEMM, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 1,
 			.m = 2048, .n = 8192, .k = 8192, .lib = GEMM_LIB_CUBLAS11 };
 	g.flops = 2 * g.m * g.n * g.k;

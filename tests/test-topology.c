@@ -454,6 +454,7 @@ Test(topology, reads_gemm_libraries_and_rejects_bad_ones_with_their_paths)
 	free(p);
 	/* a 1.4 file with the 1.5 key */
 	p = preset_topo(dir, "1.4", "{" GPU_15_BASE ",\"efficiency\":{\"gemm_libraries\":{}}}");
+	snprintf(args, sizeof(args), "validate %s", p);
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
 	snprintf(want, sizeof(want), "%s: /gpu/efficiency/gemm_libraries: error: needs schema_version", p);
 	cr_expect(strstr(err, want), "%s", err);

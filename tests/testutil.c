@@ -13,6 +13,7 @@
 
 #include "diag.h"
 #include "model.h"
+#include "topology.h"
 
 const char *src_path(const char *rel)
 {
@@ -200,4 +201,14 @@ void expect_model_text_error(const char *text, const char *msg)
 	diag_finish(&d);
 	free(path);
 	free(dir);
+}
+
+struct topology *load_topology(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(src_path(rel), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	return t;
 }

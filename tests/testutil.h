@@ -38,6 +38,10 @@ char *str_subst(const char *s, const char *key, const char *val);
  * stderr (each %s: the scenario's path), and no report directory. */
 void expect_run_error(const char *text, const char *want_fmt);
 
+/* The topology file rel (a path in the source tree), loaded; fails the
+ * test with the loader's messages if it is refused. Caller destroys. */
+struct topology *load_topology(const char *rel);
+
 /* Load model file text: expect it refused with exactly "PATH: msg\n". */
 void expect_model_text_error(const char *text, const char *msg);
 
