@@ -102,18 +102,10 @@ Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
  * set when pairs. */
 static json_t *report_of(const char *text, bool pairs)
 {
-	char *dir = tmp_dir(), args[1024], *err = NULL;
-	char *path = write_file(dir, "s.json", text);
 	if (pairs)
 		setenv("DDLSIM_ENGINE_PAIRS", "1", 1);
-	snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, dir);
-	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	json_t *r = report_of_text(text);
 	unsetenv("DDLSIM_ENGINE_PAIRS");
-	json_t *r = load_report(dir);
-	cr_assert_not_null(r);
-	free(err);
-	free(path);
-	free(dir);
 	return r;
 }
 

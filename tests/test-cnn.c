@@ -203,8 +203,7 @@ Test(cnn, resnet50_v100_throughput_matches_seed_001)
  * every gradient in one bucket (the MLPerf configs' Horovod group). */
 static json_t *mxnet_step(int g)
 {
-	char *dir = tmp_dir(), text[2048], args[2200];
-	char *err = NULL;
+	char text[2048];
 	snprintf(text, sizeof(text),
 		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
 		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
@@ -213,16 +212,7 @@ static json_t *mxnet_step(int g)
 		 " \"communication\": {\"bucket_MB\": 67.108864},\n"
 		 " \"compute\": {\"stack\": \"mxnet-nhwc-bn\"}}\n",
 		 src_path("models/zoo/resnet50.json"), src_path("topologies/dgx-h100.json"), g);
-	char *path = write_file(dir, "s.json", text);
-	snprintf(args, sizeof(args), "run %s --out %s/r --quiet", path, dir);
-	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
-	snprintf(args, sizeof(args), "%s/r", dir);
-	json_t *r = load_report(args);
-	cr_assert_not_null(r);
-	free(err);
-	free(path);
-	free(dir);
-	return r;
+	return report_of_text(text);
 }
 
 /* NVIDIA's NHWC batch norm with bn_group g exchanges its partial sums

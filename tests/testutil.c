@@ -128,6 +128,20 @@ json_t *load_report(const char *dir)
 	return json_load_file(p, 0, NULL);
 }
 
+json_t *report_of_text(const char *text)
+{
+	char *dir = tmp_dir(), args[2200], *err = NULL;
+	char *path = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err ? err : "");
+	json_t *r = load_report(dir);
+	cr_assert_not_null(r, "no report.json in %s", dir);
+	free(err);
+	free(path);
+	free(dir);
+	return r;
+}
+
 double jnum(json_t *root, const char *path)
 {
 	char buf[512];

@@ -25,6 +25,11 @@ void strip_sanitizer_notice(char *s);
 /* Load dir/report.json (new reference) or NULL. */
 json_t *load_report(const char *dir);
 
+/* Run `ddlsim run` on scenario text (written to a temporary directory)
+ * and return its report.json (caller json_decref()s); fails the test
+ * with ddlsim's stderr if the run does not exit 0. */
+json_t *report_of_text(const char *text);
+
 /* Number at a JSON path like "summary/iteration_time_s". */
 double jnum(json_t *root, const char *path);
 
