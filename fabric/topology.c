@@ -170,6 +170,14 @@ static void need_15(int minor, struct jobj *jo, const char *key)
 			 "says \"1.%d\"", minor);
 }
 
+/* Number key of jo into *v (flags as jobj_num()), refused with its path
+ * when present and not > 0. */
+static void read_positive(struct jobj *jo, const char *key, double *v, int flags)
+{
+	if (jobj_num(jo, key, v, flags) == 1 && *v <= 0)
+		jobj_err(jo, key, "must be > 0, got %g", *v);
+}
+
 /* gemm_libraries {cublas11: {max, source}}: the best GEMM fraction of
  * peak on an older library (models/gpu.h enum gemm_lib). */
 static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
@@ -181,9 +189,7 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 	for (int l = GEMM_LIB_CURRENT + 1; l < GEMM_LIB_N; l++) {
 		if (jobj_child(&gl, gemm_lib_names[l], &lb, 0) != 1)
 			continue;
-		if (jobj_num(&lb, "max", &g->gemm_lib_max[l], JREQ | JUNIT) == 1 &&
-		    g->gemm_lib_max[l] <= 0)
-			jobj_err(&lb, "max", "must be > 0, got %g", g->gemm_lib_max[l]);
+		read_positive(&lb, "max", &g->gemm_lib_max[l], JREQ | JUNIT);
 		jobj_str(&lb, "source", &(const char *){ NULL }, JREQ);
 		jobj_end(&lb);
 	}
@@ -200,17 +206,9 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 			need_15(minor, ef, keys_15[i]);
 	if (minor < 5)
 		return;
-	if (jobj_num(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT) == 1 &&
-	    g->mem_rowwise_max <= 0)
-		jobj_err(ef, "mem_rowwise_max", "must be > 0, got %g", g->mem_rowwise_max);
-	if (jobj_num(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT) == 1 &&
-	    g->sustained_clock_ratio <= 0)
-		jobj_err(ef, "sustained_clock_ratio", "must be > 0, got %g",
-			 g->sustained_clock_ratio);
-	if (jobj_num(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT) == 1 &&
-	    g->comm_overlap_clock_ratio <= 0)
-		jobj_err(ef, "comm_overlap_clock_ratio", "must be > 0, got %g",
-			 g->comm_overlap_clock_ratio);
+	read_positive(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT);
+	read_positive(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT);
+	read_positive(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT);
 	load_gemm_libraries(ef, g);
 	struct jobj ab, be;
 	if (jobj_child(ef, "attention_backends", &ab, 0) != 1)
@@ -218,12 +216,8 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	for (int b = ATTN_BE_BEST + 1; b < ATTN_BE_N; b++) {
 		if (jobj_child(&ab, attn_backend_names[b], &be, 0) != 1)
 			continue;
-		if (jobj_num(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT) == 1 &&
-		    g->flash_be_fwd[b] <= 0)
-			jobj_err(&be, "fwd_max", "must be > 0, got %g", g->flash_be_fwd[b]);
-		if (jobj_num(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT) == 1 &&
-		    g->flash_be_bwd[b] <= 0)
-			jobj_err(&be, "bwd_max", "must be > 0, got %g", g->flash_be_bwd[b]);
+		read_positive(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT);
+		read_positive(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT);
 		jobj_str(&be, "source", &(const char *){ NULL }, JREQ);
 		jobj_end(&be);
 	}
@@ -291,15 +285,13 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 		/* obsolete since 1.5 (GEMMs in waves, memory-bound kernels with a
 		 * fixed latency): still checked, not kept */
 		jobj_num(&ef, "gemm_half_GFLOP", &x, JNONNEG);
-		if (jobj_num(&ef, "attention_max", &x, JUNIT) == 1 && x <= 0)
-			jobj_err(&ef, "attention_max", "must be > 0, got %g", x);
+		read_positive(&ef, "attention_max", &x, JUNIT);
 		static const char *const k12[] = { "gemm_max_fp8", "flash_fwd_max", "flash_bwd_max" };
 		double *v12[] = { &g->gemm_eff_max_fp8, &g->flash_fwd_max, &g->flash_bwd_max };
 		for (int i = 0; i < 3; i++)
 			if (jobj_has(&ef, k12[i])) {
 				need_12(minor, &ef, k12[i]);
-				if (jobj_num(&ef, k12[i], v12[i], JUNIT) == 1 && *v12[i] <= 0)
-					jobj_err(&ef, k12[i], "must be > 0, got %g", *v12[i]);
+				read_positive(&ef, k12[i], v12[i], JUNIT);
 			}
 		if (jobj_has(&ef, "source")) {
 			const char *src;
