@@ -159,10 +159,17 @@ struct coll_plan *coll_plan_class_copy(const struct topology *t, const struct co
 		return NULL;
 	*c = *p;
 	c->flows = malloc(((size_t)p->nflows + 1) * sizeof(*c->flows));
-	if (!c->flows || (memcpy(c->flows, p->flows, (size_t)p->nflows * sizeof(*c->flows)),
-			  classes(t, c, why)) || *why) {
-		coll_plan_destroy(c);
-		return NULL;
+	if (!c->flows)
+		goto fail;
+	memcpy(c->flows, p->flows, (size_t)p->nflows * sizeof(*c->flows));
+	if (classes(t, c, why) < 0) {
+		*why = NULL;    /* out of memory, whatever reason was being tried */
+		goto fail;
 	}
+	if (*why)
+		goto fail;
 	return c;
+fail:
+	coll_plan_destroy(c);
+	return NULL;
 }
