@@ -219,21 +219,31 @@ static bool crosses_nodes(const struct topology *t, const struct coll_plan *p)
 	return false;
 }
 
+/* The holder of the NICs of group mem for p's class plan (*cls), where p
+ * is a multi-node all-to-all whose class plan exists and whose NICs are
+ * all idle now; else NULL, the reason noted. */
+static struct cls_inst *try_hold(struct sim *S, const struct coll_plan *p, const int *mem, int n,
+				 const struct coll_plan **cls)
+{
+	*cls = NULL;
+	if (p->op != COLL_ALLTOALL || !crosses_nodes(S->job->topo, p))
+		return NULL;
+	if (!S->cls.on) {
+		note_why(S, S->cls.off_why);
+		return NULL;
+	}
+	*cls = class_plan(S, p);
+	return *cls ? hold(S, p, mem, n) : NULL;
+}
+
 struct cls_inst *engine_cls_join(struct sim *S, struct group_bar *gb, struct cplan *c,
 				 const int *mem, int n, const struct coll_plan **cls)
 {
 	*cls = NULL;
 	if (c->p->op != COLL_ALLTOALL || S->job->fold)
 		return NULL;    /* folded exactly: engine_cls_post_plan() */
-	if (gb->cls_posters++ == 0) {
-		gb->cls = NULL;
-		if (!crosses_nodes(S->job->topo, c->p))
-			;
-		else if (!S->cls.on)
-			note_why(S, S->cls.off_why);
-		else if ((gb->cls_plan = class_plan(S, c->p)))
-			gb->cls = hold(S, c->p, mem, n);
-	}
+	if (gb->cls_posters++ == 0)
+		gb->cls = try_hold(S, c->p, mem, n, &gb->cls_plan);
 	struct cls_inst *ci = gb->cls;
 	if (gb->cls_posters == gb->members)
 		gb->cls_posters = 0;
@@ -363,16 +373,11 @@ struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, 
 				      sg_comm_t *comms, int *nc, const struct coll_plan **cls)
 {
 	*cls = NULL;
-	if (!S->cls.on || p->op != COLL_ALLTOALL || !crosses_nodes(S->job->topo, p)) {
-		if (p->op == COLL_ALLTOALL && S->cls.off_why && crosses_nodes(S->job->topo, p))
-			note_why(S, S->cls.off_why);
-		return NULL;
-	}
-	const struct coll_plan *c = class_plan(S, p);
-	if (!c)
+	if (p->op != COLL_ALLTOALL)
 		return NULL;
 	int *mem = xreallocarray(NULL, (size_t)p->nflows + 1, sizeof(*mem));
-	struct cls_inst *ci = hold(S, p, mem, plan_members(p, mem));
+	const struct coll_plan *c;
+	struct cls_inst *ci = try_hold(S, p, mem, plan_members(p, mem), &c);
 	free(mem);
 	if (!ci)
 		return NULL;
