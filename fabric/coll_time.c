@@ -53,7 +53,7 @@
 /* Link loads of one node's links, or of the fabric's. */
 struct loads {
 	unsigned long long key[LINKS_MAX];
-	double bytes[LINKS_MAX], bw[LINKS_MAX];
+	double bytes[LINKS_MAX], bw_Bps[LINKS_MAX];
 	int n;
 	bool full;
 	double fatpipe_s;    /* the largest flow / bandwidth on a FATPIPE hop */
@@ -62,9 +62,9 @@ struct loads {
 static void load_add(struct loads *l, const struct topology *t, const struct topo_hop *h,
 		     double bytes)
 {
-	double bw = topology_link_bw(t, h);
+	double bw_Bps = topology_link_bw(t, h);
 	if (h->dir == 0) { /* FATPIPE: never shared */
-		l->fatpipe_s = fmax(l->fatpipe_s, bytes / bw);
+		l->fatpipe_s = fmax(l->fatpipe_s, bytes / bw_Bps);
 		return;
 	}
 	unsigned long long key = topology_link_key(t, h);
@@ -76,7 +76,7 @@ static void load_add(struct loads *l, const struct topology *t, const struct top
 			l->full = true;
 			return;
 		}
-		l->key[i] = key, l->bytes[i] = 0, l->bw[i] = bw;
+		l->key[i] = key, l->bytes[i] = 0, l->bw_Bps[i] = bw_Bps;
 		l->n++;
 	}
 	l->bytes[i] += bytes;
@@ -99,14 +99,14 @@ static void loads_copy(struct loads *dst, const struct loads *src)
 	dst->fatpipe_s = src->fatpipe_s;
 	memcpy(dst->key, src->key, (size_t)src->n * sizeof(*src->key));
 	memcpy(dst->bytes, src->bytes, (size_t)src->n * sizeof(*src->bytes));
-	memcpy(dst->bw, src->bw, (size_t)src->n * sizeof(*src->bw));
+	memcpy(dst->bw_Bps, src->bw_Bps, (size_t)src->n * sizeof(*src->bw_Bps));
 }
 
 static double loads_time_s(const struct loads *l)
 {
 	double worst = l->fatpipe_s;
 	for (int i = 0; i < l->n; i++)
-		worst = fmax(worst, l->bytes[i] / l->bw[i]);
+		worst = fmax(worst, l->bytes[i] / l->bw_Bps[i]);
 	return worst;
 }
 
@@ -252,7 +252,7 @@ static void loads_merge(struct loads *dst, const struct loads *src, double d)
 				dst->full = true;
 				return;
 			}
-			dst->key[k] = src->key[i], dst->bytes[k] = 0, dst->bw[k] = src->bw[i];
+			dst->key[k] = src->key[i], dst->bytes[k] = 0, dst->bw_Bps[k] = src->bw_Bps[i];
 			dst->n++;
 		}
 		dst->bytes[k] += d * src->bytes[i];
@@ -413,7 +413,7 @@ static int closed_form(const struct topology *t, const char *algo, enum coll_op 
 	struct nccl_model *m = nccl_model_create_shape(t, &sh);
 	enum coll_proto proto = PROTO_SIMPLE;
 	int na = m ? tune_pick(m, op, bytes, &proto) : -1;
-	double lat_us = 0, bw = 0, us = na < 0 ? -1 : nccl_model_predict(m, op, na, proto, bytes, &lat_us, &bw);
+	double lat_us = 0, bw_GBps = 0, us = na < 0 ? -1 : nccl_model_predict(m, op, na, proto, bytes, &lat_us, &bw_GBps);
 	nccl_model_destroy(m);
 	double amax = 0, fabric_s = 0, xfer_s = (us - lat_us) * 1e-6;
 	if (us < 0 || !(na == NCCL_ALGO_RING ? ring_terms(t, &g, op, bytes, &amax, &fabric_s)

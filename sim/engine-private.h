@@ -65,7 +65,7 @@ struct engine_cls {
 	const char *off_why;    /* static: why not on, NULL if on or nothing to fold */
 	int nkeys;              /* NICs of the platform: node x nics + index */
 	struct cls_inst **occ;  /* [nkeys] the class plan holding the NIC, or NULL */
-	double *stamp;          /* [nkeys] when a flow across it was last posted (-1) */
+	double *stamp_s;        /* [nkeys] when a flow across it was last posted (-1) */
 	void **link[2];         /* [nkeys] its outgoing and incoming SimGrid links, found lazily */
 	long posted, split;     /* all-to-alls posted as classes, of them split */
 	const char *why;        /* static: the first reason one stayed per pair */

@@ -98,9 +98,9 @@ void engine_cls_init(struct sim *S)
 		return;
 	C->nkeys = job->nodes * (job->topo->nics > 0 ? job->topo->nics : 0);
 	C->occ = xcalloc((size_t)C->nkeys + 1, sizeof(*C->occ));
-	C->stamp = xreallocarray(NULL, (size_t)C->nkeys + 1, sizeof(*C->stamp));
+	C->stamp_s = xreallocarray(NULL, (size_t)C->nkeys + 1, sizeof(*C->stamp_s));
 	for (int k = 0; k < C->nkeys; k++)
-		C->stamp[k] = -1;
+		C->stamp_s[k] = -1;
 	for (int d = 0; d < 2; d++)
 		C->link[d] = xcalloc((size_t)C->nkeys + 1, sizeof(*C->link[d]));
 }
@@ -111,7 +111,7 @@ void engine_cls_finish(struct sim *S)
 		coll_plan_destroy(S->cls.map[i].cls);
 	free(S->cls.map);
 	free(S->cls.occ);
-	free(S->cls.stamp);
+	free(S->cls.stamp_s);
 	free(S->cls.link[0]);
 	free(S->cls.link[1]);
 }
@@ -128,7 +128,7 @@ static void note_why(struct sim *S, const char *why)
 static bool nic_busy(struct sim *S, int k, int r, int peer, double now)
 {
 	struct engine_cls *C = &S->cls;
-	if (C->occ[k] || C->stamp[k] == now)
+	if (C->occ[k] || C->stamp_s[k] == now)
 		return true;
 	for (int d = 0; d < 2; d++) {
 		if (!C->link[d][k])
@@ -316,7 +316,7 @@ static void unhold(struct sim *S, struct cls_inst *ci, bool stamp)
 		if (S->cls.occ[ci->nics[i]] == ci)
 			S->cls.occ[ci->nics[i]] = NULL;
 		if (stamp)
-			S->cls.stamp[ci->nics[i]] = now;
+			S->cls.stamp_s[ci->nics[i]] = now;
 	}
 }
 
@@ -352,7 +352,7 @@ void engine_cls_touch(struct sim *S, int a, int b)
 		int k = ends[e] >= 0 ? nic_key(t, ends[e]) : -1;
 		if (k < 0)
 			continue;
-		C->stamp[k] = now;
+		C->stamp_s[k] = now;
 		if (C->occ[k])
 			split(S, C->occ[k]);
 	}
