@@ -21,8 +21,8 @@ enum nccl_algo { NCCL_ALGO_TREE, NCCL_ALGO_RING, NCCL_ALGO_NVLS, NCCL_ALGO_N };
 struct nccl_model;
 
 /* The model of a group: ranks (global GPU indices, any order, n >= 1) of
- * t. Returns a new model (nccl_model_destroy()) or NULL when out of
- * memory. */
+ * t. Returns a new model (nccl_model_destroy()); out of memory exits
+ * (util/xalloc.h), as every allocation here does since nccl_group_shape(). */
 struct nccl_model *nccl_model_create(const struct topology *t, const int *ranks, int n);
 
 /* What the model reads of a group: its ranks, nodes, the GPUs of its
@@ -35,7 +35,7 @@ struct nccl_shape {
  * allocation when ranks are sorted. */
 void nccl_group_shape(const struct topology *t, const int *ranks, int n, struct nccl_shape *sh);
 /* The model of a group of shape sh: nccl_model_create() is this of
- * nccl_group_shape(). Returns a new model or NULL (out of memory). */
+ * nccl_group_shape(). Returns a new model; out of memory exits. */
 struct nccl_model *nccl_model_create_shape(const struct topology *t, const struct nccl_shape *sh);
 /* destroy(NULL) is a no-op. */
 void nccl_model_destroy(struct nccl_model *m);
