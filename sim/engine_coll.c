@@ -13,7 +13,9 @@
  * Folded exactly, one simulated member posts every flow of its group and
  * of the mirror groups whose flows can meet simulated ones, host to host
  * (fold.h); folded cheaply, a folded destination is a daemon sink, and
- * the flows around an unequal plan's busiest member are posted too. */
+ * the flows around an unequal plan's busiest member are posted too, and
+ * on an oversubscribed fat tree the folded ranks' flows over its binding
+ * uplinks (fold_uplink.c). */
 #include "engine-private.h"
 
 #include <math.h>
@@ -185,11 +187,20 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			S->flows++;
 		}
 		cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
-		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank)) {
-			struct crit_post cpst = { S, a, nc };
+		struct crit_post cpst = { S, a, nc };
+		if (fold_posts_crit(&S->fold, cp0, mem, n, ri->rank))
 			fold_each_crit_flow(&S->fold, cp0, crit_post_one, &cpst);
-			nc = cpst.nc;
+		if (fold_posts_uplink_copies(&S->fold, ri->rank)) {
+			/* the folded ranks' copies over binding uplinks (fold_uplink.c) */
+			cp0 = fold_uplink_flows(&S->fold, ri->stage, t->group, mem, n, t->op, bytes);
+			if (!cp0) {
+				S->failed = true;
+				return;
+			}
+			for (int i = 0; i < cp0->nuflows; i++)
+				crit_post_one(&cpst, &cp0->uflows[i]);
 		}
+		nc = cpst.nc;
 	}
 	sg_comm_wait_all(a->comms, (size_t)nc);
 	meet_after(gb, lat);
