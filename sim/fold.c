@@ -88,6 +88,7 @@ void fold_finish(struct fold *F)
 	free(F->lown);
 	free(F->lpair);
 	free(F->lmark);
+	free(F->uheld);
 	for (int g = 0; g < GROUP_N; g++)
 		free(F->isig[g]);
 	free(F->lkey);

@@ -47,6 +47,8 @@ struct fold {
 	bool lu_binds, pod_binds; /* fat-tree leaf / pod uplinks can limit a rate */
 	bool uplink_copies;     /* cheap folding where they do: the folded ranks'
 				 * flows over them posted (fold_uplink.c) */
+	unsigned char *uheld;   /* there: [leaves + pods] holding a simulated rank */
+	int nleaves;
 	int *lown;              /* [lcap] by link id: the one group instance whose
 				 * flows cross it (kind * nranks + leader + 1), 0
 				 * none yet, -1 several or a pipeline message */
@@ -135,8 +137,9 @@ int fold_each_own_flow(struct fold *F, int r, const struct program *prog,
 bool fold_posts_uplink_copies(const struct fold *F, int rank);
 
 /* Cheap folding there: the flows whose source is folded of the
- * collective (kind, op, bytes) of every group instance of stage with a
- * flow over a binding uplink, those fold_each_crit_flow posts left out,
+ * collective (kind, op, bytes) of every group instance of stage that
+ * cross a binding uplink of a leaf or pod holding a simulated rank, or
+ * go to or from an end of one, those fold_each_crit_flow posts left out,
  * listed once in the entry of mem's plan (its uflows / nuflows). Returns
  * the entry, or NULL if a plan cannot be made. */
 struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *mem, int n, int op,
@@ -144,7 +147,7 @@ struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *
 
 /* Cheap folding there: the (src, dst) pairs of the pipeline messages in
  * direction dir that the folded ranks of stage send over a binding uplink
- * with rank's (where fold_posts_uplink_copies(rank)), into *pairs (2 ints
+ * of a leaf or pod holding a simulated rank with rank's (where fold_posts_uplink_copies(rank)), into *pairs (2 ints
  * a pair, caller frees; NULL if none). Returns the count of pairs. */
 int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
 

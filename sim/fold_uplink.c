@@ -18,22 +18,26 @@
  *
  * So on such a tree the representative's rank of each stage (tp 0, cp 0
  * of the representative replica) also posts, host to host, at the
- * instant its own flows start (the replicas run in lockstep):
- *   - in each collective, the folded ranks' flows of every group instance
- *     of its stage with a flow over a binding uplink, the instance's
- *     every such flow, not only those over the uplink: the members' NICs
- *     then carry what they carry unfolded (a tree member sends to its
+ * instant its own flows start (the replicas run in lockstep), the folded
+ * ranks' flows over the binding uplinks of the leaves and pods that hold
+ * a simulated rank (held: those its own flows load; the replicas being
+ * alike, every other leaf's uplinks carry what these carry, and posting
+ * them all made Llama 3 70B on 4,096 GPUs of a 2:1 tree take 178 CPU s
+ * instead of 10):
+ *   - in each collective, those flows of every group instance of its
+ *     stage, and the instance's other flows to or from their ends: their
+ *     NICs then carry what they carry unfolded (a tree member sends to its
  *     parent and its children at once; with the uplink's flows alone the
  *     2:1 tree's Llama 3 8B, TP 8 x PP 4 x DP 10 with a forced tree, read
- *     -1.58 %, whole instances -0.71 %); it waits for them, as the
+ *     -1.58 %, with their ends' -0.71 %); it waits for them, as the
  *     unfolded group's barrier waits for its slowest member;
  *   - with each pipeline message, the messages of its stage's folded
- *     ranks that cross a binding uplink; nobody waits for those.
+ *     ranks over those uplinks; nobody waits for those.
  * The uplinks then carry the unfolded run's load: the bench's job reads
  * what it reads unfolded (15.4159309 s, 0.5 CPU s against 15 unfolded).
  * Still left out: the folded ranks' traffic that stays below the leaf
- * switch in instances that do not cross an uplink, and the replicas'
- * drift where their members' loads differ (a tree with a pipeline). */
+ * switch away from those ends, and the replicas' drift where their
+ * members' loads differ (a tree with a pipeline). */
 #include <stdlib.h>
 
 #include "fold-private.h"
@@ -52,13 +56,32 @@ void fold_binding_uplinks(struct fold *F)
 			   (F->lu_binds || F->pod_binds);
 }
 
-/* Whether the route a -> b crosses a binding leaf or pod uplink. */
+/* Mark in F->uheld the leaves ([0, leaves)) and pods ([leaves, ...))
+ * holding a simulated rank, once (after fold_pick_ranks). */
+static void mark_held(struct fold *F)
+{
+	const struct topology *t = F->job->topo;
+	if (F->uheld)
+		return;
+	int npl = t->ft_nodes_per_leaf, lpp = t->ft_leaves_per_pod > 0 ? t->ft_leaves_per_pod : 1;
+	F->nleaves = (F->job->nodes + npl - 1) / npl;
+	F->uheld = xcalloc((size_t)F->nleaves + (size_t)F->nleaves / lpp + 2, 1);
+	for (int r = 0; r < F->job->pl->nranks; r++)
+		if (F->active[r]) {
+			int leaf = topology_node_of(t, r) / npl;
+			F->uheld[leaf] = F->uheld[F->nleaves + leaf / lpp] = 1;
+		}
+}
+
+/* Whether the route a -> b crosses a binding uplink of a leaf or pod
+ * holding a simulated rank (mark_held). */
 static bool crosses_binding_uplink(const struct fold *F, int a, int b)
 {
 	struct topo_hop h[TOPO_MAX_HOPS];
 	int nh = topology_route(F->job->topo, a, b, h);
 	for (int i = 0; i < nh; i++)
-		if ((h[i].kind == TL_LEAF_UP && F->lu_binds) || (h[i].kind == TL_POD_UP && F->pod_binds))
+		if ((h[i].kind == TL_LEAF_UP && F->lu_binds && F->uheld[h[i].index]) ||
+		    (h[i].kind == TL_POD_UP && F->pod_binds && F->uheld[F->nleaves + h[i].index]))
 			return true;
 	return false;
 }
@@ -79,17 +102,25 @@ struct copy_list {
 	unsigned char *skip;    /* [nflows] of the own plan: posted already */
 };
 
-/* Add plan p's flows from a folded rank to L if one of its flows crosses
- * a binding uplink (skip: those of p posted already, NULL none). */
-static void add_copies(const struct fold *F, const struct coll_plan *p, const unsigned char *skip,
+/* Add to L plan p's flows from a folded rank that cross a held binding
+ * uplink, and those to or from a member at an end of one (its NIC's load)
+ * (skip: those of p posted already, NULL none). F->stamp marks the
+ * members. */
+static void add_copies(struct fold *F, const struct coll_plan *p, const unsigned char *skip,
 		       struct copy_list *L)
 {
-	bool any = false;
-	for (int i = 0; i < p->nflows && !any; i++)
-		any = crosses_binding_uplink(F, p->flows[i].src, p->flows[i].dst);
-	for (int i = 0; i < p->nflows && any; i++) {
+	int stamp = ++F->stampv, marked = 0;
+	for (int i = 0; i < p->nflows; i++) {
 		const struct coll_flow *f = &p->flows[i];
-		if (F->active[f->src] || (skip && skip[i]))
+		if (!F->active[f->src] && crosses_binding_uplink(F, f->src, f->dst)) {
+			F->stamp[f->src] = F->stamp[f->dst] = stamp;
+			marked++;
+		}
+	}
+	for (int i = 0; i < p->nflows && marked; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		if (F->active[f->src] || (skip && skip[i]) ||
+		    (F->stamp[f->src] != stamp && F->stamp[f->dst] != stamp))
 			continue;
 		XGROW(L->f, L->cap, (size_t)L->n + 1);
 		L->f[L->n++] = *f;
@@ -130,33 +161,36 @@ struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *
 	struct cplan *c = cplan_get(&F->cache, kind, mem, n, op, bytes);
 	if (!c || c->nuflows >= 0)
 		return c;
+	mark_held(F);
 	struct copy_list L = { 0 };
 	L.skip = crit_posted(F, c, mem, n);
 	add_copies(F, c->p, L.skip, &L);
 	free(L.skip);
 	int cap = placement_group_size(pl, kind);
 	int *tmp = xreallocarray(NULL, (size_t)cap + 1, sizeof(*tmp));
-	int stamp = ++F->stampv;
+	unsigned char *seen = xcalloc((size_t)pl->nranks + 1, 1);
 	for (int i = 0; i < n; i++)
-		F->stamp[mem[i]] = stamp;
+		seen[mem[i]] = 1;
 	for (int r = 0; r < pl->nranks; r++) {
 		int rc[DIM_N];
 		placement_coords(pl, r, rc);
-		if (F->stamp[r] == stamp || rc[DIM_PP] != stage)
+		if (seen[r] || rc[DIM_PP] != stage)
 			continue;
 		int m = placement_group(pl, kind, r, tmp);
 		for (int i = 0; i < m; i++)
-			F->stamp[tmp[i]] = stamp;
+			seen[tmp[i]] = 1;
 		if (m <= 1)
 			continue;
 		struct cplan *mc = cplan_get(&F->cache, kind, tmp, m, op, bytes);
 		if (!mc) {
+			free(seen);
 			free(tmp);
 			free(L.f);
 			return NULL;
 		}
 		add_copies(F, mc->p, NULL, &L);
 	}
+	free(seen);
 	free(tmp);
 	c = cplan_get(&F->cache, kind, mem, n, op, bytes); /* the table may have grown */
 	c->uflows = L.f;
@@ -172,6 +206,7 @@ int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs)
 	*pairs = NULL;
 	if (!fold_posts_uplink_copies(F, rank) || peer_stage < 0 || peer_stage >= pl->size[DIM_PP])
 		return 0;
+	mark_held(F);
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
