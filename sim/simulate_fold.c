@@ -17,9 +17,9 @@ struct fold_why {
 };
 
 #define FOLD_ON_ADVICE "simulation.fold \"on\" folds it cheaply (equal to every rank " \
-		       "simulated on fabrics of full bisection, within 0.2 % on the " \
-		       "oversubscribed trees measured, 0.7 % with a forced tree and a " \
-		       "pipeline, more where GPUs share a NIC: docs/howto.md)"
+		       "simulated on fabrics of full bisection, within 0.8 % on the " \
+		       "oversubscribed trees measured, more where GPUs share a NIC: " \
+		       "docs/howto.md)"
 
 /* Whether every link above the NICs has full bisection (one non-blocking
  * switch, or a fat tree without oversubscription): then the replicas share
@@ -173,8 +173,9 @@ bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool
  * flows over its binding uplinks (fold_uplink.c): equal to the unfolded
  * run on full leaves of the 2:1 and 3:1 trees measured (Llama 2 70B, TP 8
  * x PP 4 x DP 10 on 40 nodes: 15.4159309 s both, -1.69 % before), within
- * 0.2 % on partly filled ones ("on"), -0.71 % with a forced tree and a
- * pipeline (Llama 3 8B TP 8 x PP 4 x DP 10, -6.9 % before). (Before
+ * 0.8 % on partly filled ones ("on": -0.74 % where a stage straddles
+ * leaves), -0.71 % with a forced tree and a pipeline (Llama 3 8B TP 8 x
+ * PP 4 x DP 10, -6.9 % before). (Before
  * plain max-min sharing, the pipelined replicas drifted apart: +0.07 to
  * +3.3 % with rings, +3.9 and +6.3 % with trees.) "exact"
  * (fold_exact.c) posts whole groups and the mirror traffic that can meet
