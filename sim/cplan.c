@@ -67,7 +67,7 @@ struct cplan *cplan_get(struct cplan_cache *C, int kind, const int *members, int
 	if (!p)
 		return NULL;
 	int *bd = cplan_flows_by_dst(p);
-	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, -2, -1 };
+	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, NULL, -1, -2, -1 };
 	C->n++;
 	return &C->plans[j];
 }
@@ -94,6 +94,7 @@ void cplan_cache_finish(struct cplan_cache *C)
 			coll_plan_destroy(C->plans[i].p);
 			free(C->plans[i].by_dst);
 			free(C->plans[i].cflows);
+			free(C->plans[i].uflows);
 			free(C->plans[i].mir);
 		}
 	free(C->plans);

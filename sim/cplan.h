@@ -30,6 +30,9 @@ struct cplan {
 				 * flows stand for the group's (fold_own_only) */
 	unsigned long long psig;/* hash of its set of (src, dst) pairs */
 	int *cflows, ncflows;   /* cheap folding: the flows fold_each_crit_flow posts */
+	struct coll_flow *uflows; /* cheap folding, binding uplinks: the folded
+				 * ranks' flows over them (fold_uplink_flows) */
+	int nuflows;            /* -1: not yet listed */
 	int crit;               /* cheap folding: the member whose link load
 				 * paces the plan when the leader's does not
 				 * (plan_crit), -1 none, -2 not yet found */

@@ -205,10 +205,9 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		if (!ri->host)
 			return diag_errf(d, "platform has no host for rank %d", r);
 		fold_groups(&S->fold, r, ri->grp, ri->ngrp);
-		if (job->fold_exact) {
-			ri->nmp2p[P2P_FWD] = fold_mirror_p2p(&S->fold, r, ri->stage, P2P_FWD, &ri->mp2p[P2P_FWD]);
-			ri->nmp2p[P2P_BWD] = fold_mirror_p2p(&S->fold, r, ri->stage, P2P_BWD, &ri->mp2p[P2P_BWD]);
-		}
+		for (int dir = 0; dir < 2; dir++)
+			ri->nmp2p[dir] = job->fold_exact ? fold_mirror_p2p(&S->fold, r, ri->stage, dir, &ri->mp2p[dir])
+							 : fold_uplink_p2p(&S->fold, r, ri->stage, dir, &ri->mp2p[dir]);
 		ri->done = xcalloc((size_t)ri->prog->n + 1, sizeof(*ri->done));
 		ri->done_at = xcalloc((size_t)ri->prog->n + 1, sizeof(*ri->done_at));
 		for (int i = 0; i < ri->prog->n; i++)

@@ -13,7 +13,9 @@
  * Folded exactly, one simulated member posts every flow of its group and
  * of the mirror groups whose flows can meet simulated ones, host to host
  * (fold.h); folded cheaply, a folded destination is a daemon sink, and
- * the flows around an unequal plan's busiest member are posted too. */
+ * the flows around an unequal plan's busiest member are posted too, and
+ * on an oversubscribed fat tree the folded ranks' flows over its binding
+ * uplinks (fold_uplink.c). */
 #include "engine-private.h"
 
 #include <math.h>
@@ -188,7 +190,9 @@ static int post_exact(struct sim *S, struct stream_arg *a, const struct task *t,
  * folded one's sink through its mailbox (the sink takes them one at a
  * time); a folded source sends nothing. Then, where this member posts
  * them (fold_posts_crit), the flows around an unequal plan's busiest
- * member. Returns the count of a->comms. */
+ * member, and (fold_posts_uplink_copies) the folded ranks' copies over
+ * an oversubscribed tree's binding uplinks. Returns the count of
+ * a->comms, or -1 if the copies cannot be planned (S->failed set). */
 static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 		    const struct coll_plan *p, const int *mem, int n, double bytes)
 {
@@ -209,12 +213,20 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 		S->flows++;
 	}
 	struct cplan *cp = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made before */
-	if (fold_posts_crit(&S->fold, cp, mem, n, ri->rank)) {
-		struct crit_post cpst = { S, a, nc };
+	struct crit_post cpst = { S, a, nc };
+	if (fold_posts_crit(&S->fold, cp, mem, n, ri->rank))
 		fold_each_crit_flow(&S->fold, cp, crit_post_one, &cpst);
-		nc = cpst.nc;
+	if (fold_posts_uplink_copies(&S->fold, ri->rank)) {
+		/* the folded ranks' copies over binding uplinks (fold_uplink.c) */
+		cp = fold_uplink_flows(&S->fold, ri->stage, t->group, mem, n, t->op, bytes);
+		if (!cp) {
+			S->failed = true;
+			return -1;
+		}
+		for (int i = 0; i < cp->nuflows; i++)
+			crit_post_one(&cpst, &cp->uflows[i]);
 	}
-	return nc;
+	return cpst.nc;
 }
 
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
@@ -262,6 +274,8 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 			return;
 	} else {
 		nc = post_own(S, a, t, p, mem, n, bytes);
+		if (nc < 0)
+			return;
 	}
 	if (ci)
 		engine_cls_wait(S, &ci, 1, ri->rank, a->comms, nc);

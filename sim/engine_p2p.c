@@ -6,9 +6,11 @@
  * (the later of the two postings) tells account_wait what part of a wait
  * was the message itself; the receiver then waits the route's latency
  * (the links carry none: plain max-min, engine_platform.cpp). Folded exactly, the replicas' messages that can
- * meet simulated traffic (fold_mirror_p2p) start host to host at the
- * instant the simulated message starts, its send and receive both
- * posted, and nobody waits for them. */
+ * meet simulated traffic (fold_mirror_p2p), folded cheaply on an
+ * oversubscribed fat tree those of the folded ranks over its binding
+ * uplinks (fold_uplink_p2p), start host to host at the instant the
+ * simulated message starts, its send and receive both posted, and nobody
+ * waits for them. */
 #include "engine-private.h"
 
 #include <math.h>
@@ -69,7 +71,7 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
-	if (S->job->fold_exact && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
+	if (ri->nmp2p[t->dir] && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
 		mirror_p2p_post(S, ri, t->dir, t->bytes);
 	ri->nsent[t->dir]++;
 	ri->st->sent_bytes[t->cat] += t->bytes;
@@ -89,7 +91,7 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 {
 	struct rank_inst *ri = a->ri;
 	*peer = p2p_peer(S, ri, t->dir, false);
-	if (S->job->fold_exact && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
+	if (S->ri[*peer].nmp2p[t->dir] && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
 		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
 	ri->nrecv[t->dir]++;
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */

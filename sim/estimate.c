@@ -12,7 +12,10 @@
  *              per instance, not a walk of every rank's program;
  *   folded     the simulated ranks (few) walk their programs: their own
  *              flows and, cheaply folded, the flows around an unequal
- *              plan's busiest member (fold_posts_crit); exactly folded,
+ *              plan's busiest member (fold_posts_crit) and, on an
+ *              oversubscribed fat tree, the folded ranks' flows and
+ *              pipeline messages over its binding uplinks
+ *              (fold_uplink_flows, fold_uplink_p2p); exactly folded,
  *              the posting member's group and mirror groups
  *              (fold_mirrors) and each pipeline message's mirrors
  *              (fold_mirror_p2p);
@@ -174,6 +177,12 @@ static long coll_flows(struct fold *F, int r, int stage, const struct task *t, c
 		long f = cplan_lower(p, NULL, r + 1, false) - cplan_lower(p, NULL, r, false);
 		if (fold_posts_crit(F, c, mem, n, r))
 			fold_each_crit_flow(F, c, count_one, &f);
+		if (fold_posts_uplink_copies(F, r)) {
+			struct cplan *u = fold_uplink_flows(F, stage, t->group, mem, n, t->op, bytes);
+			if (!u)
+				return -1;
+			f += u->nuflows;
+		}
 		return f;
 	}
 	if (!fold_posts_group(F, mem, n, r))
@@ -201,9 +210,10 @@ static int count_rank(struct fold *F, int r, struct estimate *e)
 	for (int g = 0; g < GROUP_N; g++)
 		for (int i = 0; i < ngrp[g]; i++)
 			nsim[g] += F->active[grp[g][i]];
-	for (int dir = 0; dir < 2 && job->fold_exact; dir++) {
+	for (int dir = 0; dir < 2 && job->fold; dir++) {
 		int *pairs;
-		mp2p[dir] = fold_mirror_p2p(F, r, c[DIM_PP], dir, &pairs);
+		mp2p[dir] = job->fold_exact ? fold_mirror_p2p(F, r, c[DIM_PP], dir, &pairs)
+					    : fold_uplink_p2p(F, r, c[DIM_PP], dir, &pairs);
 		free(pairs);
 	}
 	for (int it = 0; it < reps; it++)

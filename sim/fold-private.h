@@ -12,6 +12,8 @@
  *                   unequally, the representative replica, the GPUs
  *                   the simulated ranks' flows reach
  *   fold_partial.c  partial folding: replicas a degraded link touches
+ *   fold_uplink.c   cheap folding on an oversubscribed fat tree: the
+ *                   folded ranks' flows over its binding uplinks
  * No SimGrid in any of them. */
 #ifndef DDLSIM_FOLD_PRIVATE_H
 #define DDLSIM_FOLD_PRIVATE_H
@@ -30,6 +32,17 @@ int fold_link_ids(struct fold *F, int a, int b, int *ids, bool add);
  * GPUs of every posted mirror flow. Returns 0 or -1 (a plan cannot be
  * made) (fold_exact.c). */
 int fold_closure(struct fold *F, unsigned char *used);
+
+/* Which fat-tree uplinks can bind a rate (those narrower than what feeds
+ * them: F->lu_binds, F->pod_binds) and whether cheap folding posts the
+ * folded ranks' flows over them (F->uplink_copies) (fold_uplink.c). */
+void fold_binding_uplinks(struct fold *F);
+
+/* Mark in used the GPUs of the copies the simulated rank r (program
+ * prog, groups grp / ngrp) posts over binding uplinks, if it posts them
+ * (fold_posts_uplink_copies). Returns 0 or -1 (fold_uplink.c). */
+int fold_mark_uplink_copies(struct fold *F, int r, const struct program *prog, const int *const *grp,
+			    const int *ngrp, unsigned char *used);
 
 /* Record c's pair-set hash, and note it on its instance (kind, leader)
  * (fold_own.c). */

@@ -76,6 +76,7 @@ void fold_init(struct fold *F, const struct engine_job *job)
 	F->stamp = xcalloc((size_t)N, sizeof(*F->stamp));
 	for (int g = 0; g < GROUP_N && job->fold; g++)
 		F->isig[g] = xcalloc((size_t)N, sizeof(*F->isig[g]));
+	fold_binding_uplinks(F);
 }
 
 void fold_finish(struct fold *F)
@@ -87,6 +88,7 @@ void fold_finish(struct fold *F)
 	free(F->lown);
 	free(F->lpair);
 	free(F->lmark);
+	free(F->uheld);
 	for (int g = 0; g < GROUP_N; g++)
 		free(F->isig[g]);
 	free(F->lkey);

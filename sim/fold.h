@@ -45,6 +45,10 @@ struct fold {
 	int *uf;                /* [lcap] union-find over links joined by a flow */
 	bool *rooted;           /* [lcap] by root: joined to simulated traffic */
 	bool lu_binds, pod_binds; /* fat-tree leaf / pod uplinks can limit a rate */
+	bool uplink_copies;     /* cheap folding where they do: the folded ranks'
+				 * flows over them posted (fold_uplink.c) */
+	unsigned char *uheld;   /* there: [leaves + pods] holding a simulated rank */
+	int nleaves;
 	int *lown;              /* [lcap] by link id: the one group instance whose
 				 * flows cross it (kind * nranks + leader + 1), 0
 				 * none yet, -1 several or a pipeline message */
@@ -126,6 +130,26 @@ void fold_each_crit_flow(const struct fold *F, struct cplan *c,
 int fold_each_own_flow(struct fold *F, int r, const struct program *prog,
 		       const int *const *grp, const int *ngrp,
 		       void (*fn)(void *ctx, const struct task *t, int dst), void *ctx);
+
+/* Cheap folding on a fat tree whose leaf or pod uplinks can limit a rate
+ * (fold_uplink.c): whether rank (simulated) is the representative's rank
+ * of its stage, which posts the folded ranks' flows over those uplinks. */
+bool fold_posts_uplink_copies(const struct fold *F, int rank);
+
+/* Cheap folding there: the flows whose source is folded of the
+ * collective (kind, op, bytes) of every group instance of stage that
+ * cross a binding uplink of a leaf or pod holding a simulated rank, or
+ * go to or from an end of one, those fold_each_crit_flow posts left out,
+ * listed once in the entry of mem's plan (its uflows / nuflows). Returns
+ * the entry, or NULL if a plan cannot be made. */
+struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *mem, int n, int op,
+				double bytes);
+
+/* Cheap folding there: the (src, dst) pairs of the pipeline messages in
+ * direction dir that the folded ranks of stage send over a binding uplink
+ * of a leaf or pod holding a simulated rank with rank's (where fold_posts_uplink_copies(rank)), into *pairs (2 ints
+ * a pair, caller frees; NULL if none). Returns the count of pairs. */
+int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
 
 /* Exact folding: the (src, dst) pairs of the pipeline messages in
  * direction dir that the other replicas of rank (of stage) send with it,

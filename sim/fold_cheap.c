@@ -227,7 +227,8 @@ int fold_mark_flow_peers(struct fold *F, unsigned char *used)
 		fold_groups(F, r, grp, ngrp);
 		const struct program *prog = F->job->rank_prog ? F->job->rank_prog[r]
 							       : F->job->stage_prog[c[DIM_PP]];
-		if (fold_each_own_flow(F, r, prog, grp, ngrp, mark_dst, used))
+		if (fold_each_own_flow(F, r, prog, grp, ngrp, mark_dst, used) ||
+		    fold_mark_uplink_copies(F, r, prog, grp, ngrp, used))
 			return -1;
 		/* the busiest members' transfers this rank posts (plan_crit) */
 		for (int i = 0; i < prog->n; i++) {

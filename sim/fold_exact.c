@@ -213,21 +213,13 @@ static int cmp_int4(const void *a, const void *b)
 	return 0;
 }
 
-/* Before the closure: which fat-tree uplinks can bind a rate (those
- * narrower than what feeds them), and which group kinds run every
- * collective on one stream (fold_own_only). */
+/* Before the closure (the binding uplinks are known: fold_init): which
+ * group kinds run every collective on one stream (fold_own_only). */
 static void closure_setup(struct fold *F)
 {
 	const struct engine_job *job = F->job;
-	const struct topology *t = job->topo;
 	int pp = job->pl->size[DIM_PP];
 
-	if (t->fabric == FABRIC_FAT_TREE) {
-		double feed = t->ft_nodes_per_leaf * t->nics * t->nic_bw_Bps;
-		F->lu_binds = t->ft_leaf_up_bw_Bps < feed;
-		double lfeed = F->lu_binds ? t->ft_leaf_up_bw_Bps : feed;
-		F->pod_binds = t->ft_levels == 3 && t->ft_pod_up_bw_Bps < t->ft_leaves_per_pod * lfeed;
-	}
 	int stream_of[GROUP_N];
 	for (int g = 0; g < GROUP_N; g++) {
 		stream_of[g] = -1;

@@ -488,3 +488,65 @@ Test(fold, a_tree_is_paced_by_its_busiest_member, .timeout = 600)
 	partial_equals_full("topologies/dgx-h100.json", 32, 8, 16, 2, "tree", "", 2, 3e-3);
 }
 
+
+/* Cheap folding on an oversubscribed fat tree: the representative also
+ * posts the folded ranks' flows over the binding uplinks (whole the group
+ * instances with one there) and their pipeline messages over them
+ * (fold_uplink.c), so the uplinks carry the unfolded run's load. Llama 3
+ * 8B, TP 8, 2 micro-batches per replica, against every rank simulated;
+ * before (the representative's flows alone on the uplinks): 10 nodes of
+ * the 2:1 tree -0.32 % (ring) and -0.35 % (auto), 12 nodes of the 3:1
+ * tree -1.2 % and -1.3 %, 12 and 22 nodes of the 2:1 tree (partly filled
+ * leaves, "on") -0.31 % and -0.41 % (ring), -0.61 % (auto). */
+static void cheap_within(const char *topo, int nodes, int dp, int pp, const char *algo,
+			 const char *fold, double tol)
+{
+	const char *const f[2] = { fold, "off" };
+	json_t *r[2];
+	double it[2];
+	run_pair("u", f, topo, nodes, 8, dp, pp, "", 2 * dp, algo, "", r);
+	for (int i = 0; i < 2; i++) {
+		it[i] = jnum(r[i], "summary/iteration_time_s");
+		cr_expect_eq(json_is_true(json_object_get(json_object_get(r[i], "simulation"), "folded")),
+			     i == 0, "%s %d nodes %s: %s folded?", topo, nodes, algo, f[i]);
+		json_decref(r[i]);
+	}
+	cr_assert_lt(fabs(it[0] / it[1] - 1), tol, "%s %d nodes %s %s: folded %.17g, unfolded %.17g",
+		     topo, nodes, algo, fold, it[0], it[1]);
+}
+
+Test(fold, cheap_folding_carries_the_uplinks_load, .timeout = 600)
+{
+	cheap_within(FT2, 10, 5, 2, "ring", "auto", 1e-9);
+	cheap_within(FT2, 10, 5, 2, "auto", "auto", 1e-9);
+	cheap_within(FT3, 12, 6, 2, "ring", "auto", 1e-9);
+	cheap_within(FT3, 12, 6, 2, "auto", "auto", 1e-9);
+	cheap_within(FT2, 12, 6, 2, "ring", "on", 1e-9);
+	/* the partly filled leaf, folded anyway: -0.12 % and -0.026 % */
+	cheap_within(FT2, 22, 11, 2, "ring", "on", 1.5e-3);
+	cheap_within(FT2, 22, 11, 2, "auto", "on", 5e-4);
+}
+
+/* The small model's DP 10 over two leaves of the 2:1 tree with PP 4,
+ * every pipeline message over the uplinks: before, -4.0 % with rings
+ * ("auto") and -5.0 % with a forced tree ("on"); now equal. */
+Test(fold, cheap_folding_of_pipelines_over_oversubscribed_uplinks, .timeout = 300)
+{
+	char *d = tmp_dir();
+	const char *algo[2] = { "ring", "tree" }, *fold[2] = { "auto", "on" };
+	for (int a = 0; a < 2; a++) {
+		double it[2];
+		for (int i = 0; i < 2; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "o%s%d", algo[a], i);
+			json_t *r = run_report(d, small_job(d, name, 4, algo[a], i ? "off" : fold[a], FT2),
+					       name, "");
+			it[i] = jnum(r, "summary/iteration_time_s");
+			cr_expect_eq(json_is_true(json_object_get(json_object_get(r, "simulation"), "folded")),
+				     i == 0, "%s", name);
+			json_decref(r);
+		}
+		cr_expect_lt(fabs(it[0] / it[1] - 1), 1e-9, "%s: folded %.17g, unfolded %.17g", algo[a],
+			     it[0], it[1]);
+	}
+}
