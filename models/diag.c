@@ -14,11 +14,18 @@ void diag_init(struct diag *d, FILE *out)
 	d->out = out;
 }
 
+void diag_first_only(struct diag *d)
+{
+	d->first_only = true;
+	d->mark = d->len;
+}
+
 void diag_finish(struct diag *d)
 {
 	free(d->buf);
 	d->buf = NULL;
 	d->len = 0;
+	d->mark = 0;
 }
 
 /* msg on one line, safe on a terminal (malloc'd): trailing line breaks
@@ -46,6 +53,27 @@ static char *one_line(const char *msg)
 	return out;
 }
 
+/* Whether one_line(msg) would be msg itself: no control character (tab
+ * kept), no C1 control, no trailing line break. */
+static bool plain(const char *msg)
+{
+	const unsigned char *c = (const unsigned char *)msg;
+	for (; *c; c++)
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f || (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f))
+			return false;
+	return true;
+}
+
+/* Whether a message is left out (diag_first_only: one was kept since
+ * the mark); an error left out is still counted. */
+static bool skipped(struct diag *d, bool count)
+{
+	if (!d->first_only || d->len == d->mark)
+		return false;
+	d->count += count;
+	return true;
+}
+
 /* Append prefix + the formatted message, on one line (one_line), and a
  * line break to d's buffer, and print it. Formatted once, copied once: a
  * plan search formats a message for every plan plan_check() rejects. */
@@ -62,8 +90,11 @@ static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap
 	memcpy(whole, prefix, pl);
 	memcpy(whole + pl, msg, ml + 1);
 	free(msg);
-	char *safe = one_line(whole);
-	free(whole);
+	char *safe = whole;
+	if (!plain(whole)) {
+		safe = one_line(whole);
+		free(whole);
+	}
 	size_t n = strlen(safe);
 	if (count)
 		d->count++;
@@ -101,6 +132,8 @@ int diag_err(struct diag *d, const char *file, const char *jpath,
 	     const char *fmt, ...)
 {
 	va_list ap;
+	if (skipped(d, true))
+		return -1;
 	char *prefix = located(file, jpath, "error: ");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, true);
@@ -113,6 +146,8 @@ void diag_warn(struct diag *d, const char *file, const char *jpath,
 	       const char *fmt, ...)
 {
 	va_list ap;
+	if (skipped(d, false))
+		return;
 	char *prefix = located(file, jpath, "warning: ");
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, false);
@@ -124,6 +159,8 @@ int diag_err_at(struct diag *d, const char *file, int line, int col,
 		const char *fmt, ...)
 {
 	va_list ap;
+	if (skipped(d, true))
+		return -1;
 	char *prefix = xasprintf("%s:%d:%d: error: ", file ? file : "<input>", line, col);
 	va_start(ap, fmt);
 	emit(d, prefix, fmt, ap, true);
@@ -135,6 +172,8 @@ int diag_err_at(struct diag *d, const char *file, int line, int col,
 int diag_errf(struct diag *d, const char *fmt, ...)
 {
 	va_list ap;
+	if (skipped(d, true))
+		return -1;
 
 	va_start(ap, fmt);
 	emit(d, "error: ", fmt, ap, true);

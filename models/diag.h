@@ -16,6 +16,7 @@
 #define DDLSIM_DIAG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 struct diag {
@@ -23,10 +24,18 @@ struct diag {
 	char *buf;      /* all messages, '\n'-separated; owned, may be NULL */
 	size_t len;
 	int count;      /* number of errors reported */
+	bool first_only;/* keep only the first message from mark on (diag_first_only) */
+	size_t mark;
 };
 
 /* Prepare d to print to out (may be NULL). */
 void diag_init(struct diag *d, FILE *out);
+/* From now on, keep (and print) only the first message reported, error
+ * or warning; later ones are counted (errors) but neither formatted,
+ * kept nor printed. For a caller that needs only whether something is
+ * wrong and its first reason (the plan search's screen rejects most
+ * plans it enumerates); calling it again starts afresh. */
+void diag_first_only(struct diag *d);
 /* Free the message buffer. */
 void diag_finish(struct diag *d);
 

@@ -506,11 +506,13 @@ static void check_sm_margin(const struct plan *p, const struct topology *t, cons
 	for (int i = 0; i < 2; i++) {
 		long n = p->communication.tp_rs_margin_sms[i];
 		char jp[96];
+		if (n <= 0)
+			continue;       /* unset: no path to format (the plan search) */
 		snprintf(jp, sizeof(jp), "/communication/tp_comm_overlap_sm_margin/%s", key[i]);
-		if (n > 0 && !p->communication.tp_comm_overlap)
+		if (!p->communication.tp_comm_overlap)
 			diag_err(d, f, jp, "needs communication.tp_comm_overlap = true, got %ld SMs "
 				 "without it", n);
-		else if (n > 0 && n >= t->gpu.sm_count)
+		else if (n >= t->gpu.sm_count)
 			diag_err(d, f, jp, "must be below the GPU's %ld SMs (%s), got %ld",
 				 t->gpu.sm_count, t->gpu.name, n);
 	}

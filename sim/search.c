@@ -645,6 +645,7 @@ static bool rejected(const struct goal *g, const struct plan *pl, const struct i
 		     struct search_stats *st)
 {
 	size_t at = quiet->len, fl = strlen(g->path);
+	diag_first_only(quiet); /* only the first problem is read below */
 	if (!plan_check(pl, in, g->path, quiet))
 		return false;
 	st->invalid++;
@@ -657,8 +658,17 @@ static bool rejected(const struct goal *g, const struct plan *pl, const struct i
 	int jl = 0;
 	if (err && err < eol)
 		jl = (int)(err - msg), rest = err + 7;
+	/* "jpath: " and the message after "error: ", copied (no printf:
+	 * most enumerated plans come here) */
 	char line[1024], example[256];
-	snprintf(line, sizeof(line), "%.*s%.*s", jl, msg, (int)(eol - rest), rest);
+	size_t rl = (size_t)(eol - rest);
+	if ((size_t)jl > sizeof(line) - 1)
+		jl = (int)sizeof(line) - 1;
+	if (rl > sizeof(line) - 1 - (size_t)jl)
+		rl = sizeof(line) - 1 - (size_t)jl;
+	memcpy(line, msg, (size_t)jl);
+	memcpy(line + jl, rest, rl);
+	line[jl + rl] = 0;
 	if (reasons_count(st->why, line))
 		return true;   /* a reason seen before: its example is written */
 	plan_describe(pl, example, sizeof(example) - 24);

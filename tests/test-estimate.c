@@ -55,15 +55,14 @@ static struct scenario *load(const char *rel, const char *patch, struct diag *d)
 	return sc;
 }
 
-/* Estimate rel (patched), simulate it, and hold the estimate's counts to
- * the engine's; returns the estimate. */
-static struct estimate expect_counts(const char *rel, const char *patch)
+/* Estimate scenario sc (named rel), simulate it, and hold the
+ * estimate's counts to the engine's; returns the estimate. Destroys sc. */
+static struct estimate expect_counts_of(struct scenario *sc, const char *rel)
 {
 	struct diag d;
 	struct estimate e;
 	struct result r;
 	diag_init(&d, NULL);
-	struct scenario *sc = load(rel, patch, &d);
 	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
 	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &d), 0, "%s", diag_text(&d));
 	const struct result_sim s = result_sim(&r);
@@ -82,6 +81,16 @@ static struct estimate expect_counts(const char *rel, const char *patch)
 	r.in = NULL;    /* borrowed from the scenario, freed here */
 	result_finish(&r);
 	scenario_destroy(sc);
+	diag_finish(&d);
+	return e;
+}
+
+/* expect_counts_of() on the shipped scenario rel with patch merged in. */
+static struct estimate expect_counts(const char *rel, const char *patch)
+{
+	struct diag d;
+	diag_init(&d, NULL);
+	struct estimate e = expect_counts_of(load(rel, patch, &d), rel);
 	diag_finish(&d);
 	return e;
 }
@@ -250,4 +259,96 @@ Test(estimate, cpu_model_reads_the_documented_figures, .timeout = 120)
 	expect_model("scenarios/megatron/76b.json", off, 27.0);
 	expect_model("scenarios/deepseek-v3-h100-2048.json", NULL, 1.96);
 	expect_model("scenarios/megatron/1t.json", NULL, 3.30);
+}
+
+/* Mixtral 8x7B, TP 4 with SP, EP 8 over 4 nodes, one stage, every rank
+ * simulated, on topo (as tests/test-classes.c), the gradient reductions
+ * overlapping the backward pass or not. */
+static struct scenario *mixtral_off(const char *topo, bool overlap, struct diag *d)
+{
+	char text[1024];
+	json_error_t je;
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"cls\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":4,"
+		 "\"parallel\":{\"tp\":4,\"sp\":true,\"pp\":1,\"ep\":8,\"zero\":0},"
+		 "\"training\":{\"seq_len\":4096,\"global_batch\":8,\"micro_batch\":1,"
+		 "\"precision\":\"bf16\"},\"communication\":{\"overlap_grad_reduce\":%s},"
+		 "\"simulation\":{\"fold\":\"off\"}}",
+		 src_path("models/zoo/mixtral-8x7b.json"), src_path(topo), overlap ? "true" : "false");
+	json_t *doc = json_loads(text, 0, &je);
+	cr_assert_not_null(doc, "%s", je.text);
+	struct scenario *sc = scenario_load_json(doc, src_path("scenarios/cls.json"), NULL, d);
+	json_decref(doc);
+	cr_assert_not_null(sc, "%s", diag_text(d));
+	return sc;
+}
+
+/* sc's estimated flows with the engine's class plans turned off. */
+static long pair_flows(struct scenario *sc)
+{
+	struct diag d;
+	struct estimate e;
+	diag_init(&d, NULL);
+	setenv("DDLSIM_ENGINE_PAIRS", "1", 1);
+	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+	unsetenv("DDLSIM_ENGINE_PAIRS");
+	diag_finish(&d);
+	return e.flows;
+}
+
+/* On 4 non-blocking nodes with the gradient reductions after the
+ * backward pass, nothing crosses the NICs while an all-to-all runs:
+ * each is posted as its class plan (one flow per NIC), never split, and
+ * the estimate counts the class flows, the engine's count, far fewer
+ * than the pairs'. */
+Test(estimate, class_plan_alltoalls_count_the_class_flows, .timeout = 240)
+{
+	struct diag d;
+	diag_init(&d, NULL);
+	struct scenario *sc = mixtral_off("topologies/dgx-h100.json", false, &d);
+	long pairs = pair_flows(sc);
+	struct estimate e = expect_counts_of(sc, "mixtral, 4 non-blocking nodes");
+	cr_log_info("flows: %ld with class plans, %ld per pair", e.flows, pairs);
+	cr_expect_lt(e.flows, pairs);
+	diag_finish(&d);
+}
+
+/* On the 2:1 tree the uplinks can bind: the all-to-alls stay per pair in
+ * the engine and in the estimate. */
+Test(estimate, oversubscribed_tree_alltoalls_count_pairs, .timeout = 240)
+{
+	struct diag d;
+	diag_init(&d, NULL);
+	struct scenario *sc = mixtral_off("topologies/dgx-h100-fattree2-2to1.json", true, &d);
+	long pairs = pair_flows(sc);
+	struct estimate e = expect_counts_of(sc, "mixtral, 2:1 tree");
+	cr_expect_eq(e.flows, pairs, "flows %ld, pairs %ld", e.flows, pairs);
+	diag_finish(&d);
+}
+
+/* With the gradient reductions overlapping the backward pass, some
+ * all-to-alls find their NICs busy and start per pair (or split): the
+ * engine then posts more than the estimate's class flows, never fewer,
+ * and fewer than the pairs (estimate.c: splits cannot be known before
+ * the run). */
+Test(estimate, busy_nics_add_pairs_to_the_class_flows, .timeout = 240)
+{
+	struct diag d;
+	struct estimate e;
+	struct result r;
+	diag_init(&d, NULL);
+	struct scenario *sc = mixtral_off("topologies/dgx-h100.json", true, &d);
+	long pairs = pair_flows(sc);
+	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &d), 0, "%s", diag_text(&d));
+	const struct result_sim s = result_sim(&r);
+	cr_log_info("flows: %ld estimated, %ld run, %ld per pair", e.flows, s.flows, pairs);
+	cr_expect_eq(e.tasks, s.tasks);
+	cr_expect_leq(e.flows, s.flows);
+	cr_expect_lt(s.flows, pairs);
+	r.in = NULL;    /* borrowed from the scenario, freed here */
+	result_finish(&r);
+	scenario_destroy(sc);
+	diag_finish(&d);
 }

@@ -15,6 +15,7 @@
 
 #include "atomic_file.h"
 #include "cost.h"
+#include "diag.h"
 #include "expr.h"
 #include "gpu.h"
 #include "reasons.h"
@@ -424,4 +425,50 @@ Test(hardening, two_outputs_of_one_command_for_one_file_are_refused)
 	cr_expect_eq(atomic_file_publish(af, 2), -EINVAL);
 	cr_expect(!file_exists(args));
 	free(d);
+}
+
+/* reasons_count() finds a message's group with or without characters to
+ * escape (its fast path skips the escaping only when there is none). */
+Test(hardening, rejections_counted_into_their_group_escaped_or_not)
+{
+	struct reasons *r = reasons_create();
+	reasons_add(r, "/a: got 8 x 4", "a");
+	reasons_add(r, "constraint \"a,\n\x1b[2J\" is 3", "b");
+	cr_expect(reasons_count(r, "/a: got 16 x 2"));
+	cr_expect(reasons_count(r, "constraint \"a,\n\x1b[2J\" is 5"));
+	/* its escaped text, nothing left to escape: the same group */
+	cr_expect(reasons_count(r, "constraint \"a,\\n\\x1b[2J\" is 7"));
+	cr_expect(!reasons_count(r, "/b: got 1"));
+	cr_expect_eq(reasons_total(r), 5);
+	reasons_destroy(r);
+}
+
+/* diag_first_only(): the first message after the mark kept as a plain
+ * diag keeps it (prefix, escaping), the later ones left out but their
+ * errors counted; a new mark keeps the next first message. */
+Test(hardening, diag_first_only_keeps_the_first_message_and_counts_the_rest)
+{
+	struct diag all, first;
+	diag_init(&all, NULL);
+	diag_init(&first, NULL);
+	struct diag *ds[2] = { &all, &first };
+	diag_first_only(&first);
+	for (int i = 0; i < 2; i++) {
+		diag_warn(ds[i], "g.json", "/w", "unused %d", 1);
+		diag_err(ds[i], "g.json", "/parallel/pp", "must divide the %d layers", 80);
+		diag_err_at(ds[i], "g.json", 3, 4, "bad");
+		diag_errf(ds[i], "no %s", "plan");
+	}
+	cr_expect_eq(diag_count(&first), 3);
+	cr_expect_eq(diag_count(&all), 3);
+	cr_expect_str_eq(diag_text(&first), "g.json: /w: warning: unused 1\n");
+	cr_expect_eq(strncmp(diag_text(&all), diag_text(&first), strlen(diag_text(&first))), 0);
+	diag_first_only(&first);
+	diag_err(&first, NULL, "", "line\nbreak \x1b[2J");
+	diag_err(&first, NULL, "", "left out");
+	cr_expect_str_eq(diag_text(&first), "g.json: /w: warning: unused 1\n"
+			 "<input>: error: line\\nbreak \\x1b[2J\n");
+	cr_expect_eq(diag_count(&first), 5);
+	diag_finish(&all);
+	diag_finish(&first);
 }

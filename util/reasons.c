@@ -114,10 +114,20 @@ static struct group *find_group(struct reasons *r, const char *key, uint64_t h)
 	return NULL;
 }
 
+/* Whether msg has a character one_line() would escape. */
+static bool needs_escape(const char *msg)
+{
+	for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return true;
+	return false;
+}
+
 bool reasons_count(struct reasons *r, const char *msg)
 {
 	uint64_t h;
-	char *line = one_line(msg), *key = mask(line, &h);
+	/* most calls (a plan search's rejections) have nothing to escape */
+	char *line = needs_escape(msg) ? one_line(msg) : NULL, *key = mask(line ? line : msg, &h);
 	struct group *g = find_group(r, key, h);
 	free(key);
 	free(line);

@@ -29,6 +29,21 @@
 # 72 % of its plans are rejected by plan_check (44 % at 512), and a
 # rejection costs more than a screened plan. CPU us include the process's
 # start and loading, spread over fewer plans at 16,384 GPUs.
+#
+# Rejections, 2026-11-26 (same machine, load about 1-2, debugoptimized;
+# us per plan: the screen's wall clock, 2 x 5 runs; instructions:
+# callgrind, one screen of one cluster, K = 1):
+#
+#   GPUs     before: us   instr/plan  instr/rejection   after: us   instr/plan  instr/rejection
+#   512      2.13-2.26    19.3k       19.1k                   2.00-2.06  15.2k       10.0k
+#   16,384   2.47-2.78    21.7k       20.2k                   1.85       14.2k        9.8k
+#
+# A rejection formatted every problem plan_check found, printf'd the
+# first into the tally's line and escaped it twice. Now the screen's diag
+# keeps only the first message (diag_first_only: the rest counted, not
+# formatted), copies it without printf, escapes only what has a control
+# character (models/diag.c, util/reasons.c), and plan_check formats the
+# SM-margin paths only when set. The output is the same, byte for byte.
 # Usage: tests/bench/screen.sh [BUILD_DIR] [RUNS]
 set -eu
 cd "$(dirname "$0")/../.."
