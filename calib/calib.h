@@ -62,7 +62,7 @@ enum calib_section {
  * (PROFILE-FORMAT.md has the table); the rest stay zero / empty. */
 struct calib_point {
 	enum calib_section section;
-	char dtype[8];		/* "fp32", "tf32", "fp16", "bf16", "fp8_e4m3" */
+	char dtype[16];		/* "fp32", "tf32", "fp16", "bf16", "fp8_e4m3" */
 	char impl[48];		/* "cublas", "cudnn:IMPLICIT_GEMM", ... */
 	char pass[16];		/* "fwd", "bwd_data", "bwd_filter", "bwd" */
 	char kernel[24];	/* memory_bound kernel name */
