@@ -14,6 +14,8 @@ _Static_assert(ATTN_BE_N <= (int)(sizeof(((struct gpu_spec *)0)->flash_be_fwd) /
 #define HD_HALF 56.0     /* head-dim saturation, FA3 H100 d = 128 vs 256 */
 #define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k */
 #define EFF_CAP 0.95
+#define GRID_BLOCK 128.0     /* query (fwd) or key (bwd) rows per CTA */
+#define GRID_REF_CTAS 2048.0 /* 16k tokens x 16 heads / 128: the efficiencies' grid */
 
 enum attention attention_default(const struct gpu_spec *g)
 {
@@ -52,4 +54,15 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
 	double f = (d / (d + HD_HALF)) / (128 / (128 + HD_HALF));
 	double e = max * f * sk / (sk + SEQ_HALF);
 	return fmin(e, EFF_CAP);
+}
+
+double attention_grid_factor(long sms, bool causal, double bh, double s)
+{
+	if (sms <= 0 || bh <= 0 || s <= 0)
+		return 1;
+	double x = bh * ceil(s / GRID_BLOCK) / (double)sms;
+	double xr = GRID_REF_CTAS / (double)sms;
+	if (causal)
+		return (1 + 1 / x) / (1 + 1 / xr);
+	return (ceil(x) / x) / (ceil(xr) / xr);
 }

@@ -85,4 +85,23 @@ double attention_flops_qkv(enum attention a, bool causal, bool bwd, double bh,
 double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,
 			   double s, double d, bool causal);
 
+/* How much longer a flash kernel of bh heads x s tokens runs on sms SMs
+ * than its efficiency says, for the shape of its grid. The kernel runs one
+ * CTA per 128 rows of queries (forward) or of keys (backward) per head: x
+ * = bh ceil(s / 128) / sms CTAs per SM. A causal kernel's CTAs differ in
+ * work (a block of queries sees every key block before it), so its last
+ * CTAs hold some SMs while the others idle, for about one CTA's time:
+ * time x + 1 for work x (the list-scheduling bound, work / SMs + the
+ * longest job). Equal CTAs (not causal) run in ceil(x) waves. The
+ * efficiencies above were measured on grids of 2048 CTAs (the
+ * FlashAttention papers' 16k tokens x 16 heads of 128), whose tail they
+ * hold, so the factor is relative to that grid: below 1 for larger grids.
+ * Measured on an H200 with cuDNN 9.19's SDPA (calib/profiles/h200-sxm5-
+ * 141gb.json, 60 causal points, bh 4-128, s 2-8k; docs/kernels.md
+ * section 15): measured over the unfactored price follows (1 + 1/x) /
+ * (1 + 1/15.5) within 4 % from x = 1.9 to 62 (1.42 at x = 1.9, 0.93 at
+ * x = 62); below one wave (x < 1) it overstates (1.91 against 1.65 at
+ * x = 0.97): a few busy SMs run at a higher clock under the power cap. */
+double attention_grid_factor(long sms, bool causal, double bh, double s);
+
 #endif

@@ -24,7 +24,8 @@
  * (op->lib, gpu_gemm_eff_max_lib: cuBLAS 11 on Hopper).
  *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
- * over head dim and sequence (attention.h), without waves. Compute-bound
+ * over head dim and sequence, times the tail of its grid of CTAs
+ * (attention.h, attention_grid_factor). Compute-bound
  * kernels (GEMM, convolution, attention) run at the clock a training step
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures).
@@ -92,7 +93,9 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			enum attn_backend be = op->backend[g->compute_capability >= 9];
 			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD,
 							op->m, op->k, op->causal);
-			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk);
+			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk) *
+				 attention_grid_factor(g->sm_count, op->causal, op->batch,
+						       op->pass == PASS_BWD ? op->n : op->m);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);
 		} else {

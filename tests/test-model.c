@@ -131,6 +131,40 @@ Test(model, roofline_prices_a_large_gemm_near_its_efficiency)
 	cr_assert_gt(t2 / t, 1.45);
 }
 
+/* The grid tail of a flash kernel (attention.h), by hand on 132 SMs; the
+ * reference grid is 2048 CTAs, x_ref = 2048 / 132. */
+Test(model, flash_grid_tail_by_hand)
+{
+	double xr = 2048.0 / 132;
+	/* causal, 8 heads x 2048 tokens: 8 x 16 = 128 CTAs, x = 128/132 */
+	double x = 128.0 / 132, want = (1 + 1 / x) / (1 + 1 / xr);
+	cr_expect_float_eq(attention_grid_factor(132, true, 8, 2048), want, 1e-12);
+	cr_expect_float_eq(want, 1.908256880733945, 1e-12);
+	/* 2048 CTAs is the reference itself; 8192 tokens x 64 heads is 4x it */
+	cr_expect_float_eq(attention_grid_factor(132, true, 16, 16384), 1, 1e-12);
+	cr_expect_float_eq(attention_grid_factor(132, true, 64, 8192),
+			   (1 + 132.0 / 4096) / (1 + 1 / xr), 1e-12);
+	/* a part-filled last row of blocks counts as a whole CTA: 2049 tokens */
+	cr_expect_float_eq(attention_grid_factor(132, true, 8, 2049),
+			   (1 + 132.0 / 136) / (1 + 1 / xr), 1e-12);
+	/* equal CTAs run in whole waves: 10 x 16 = 160 CTAs, 2 waves */
+	cr_expect_float_eq(attention_grid_factor(132, false, 10, 2048),
+			   (2 / (160.0 / 132)) / (16 / xr), 1e-12);
+	/* no SM count or an empty op: no factor */
+	cr_expect_eq(attention_grid_factor(0, true, 8, 2048), 1);
+	cr_expect_eq(attention_grid_factor(132, true, 0, 2048), 1);
+	/* the roofline applies it to the compute time of an OP_ATTN */
+	struct gpu_spec g = { .hbm_bw_Bps = 4.8e12, .sm_count = 132, .gemm_eff_max = 0.8,
+			      .mem_eff_max = 1, .flash_fwd_max = 0.6, .flash_bwd_max = 0.5 };
+	g.peak_flops[DTYPE_BF16] = 989e12;
+	struct op op = { .kind = OP_ATTN, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 8,
+			 .m = 2048, .n = 2048, .k = 128, .causal = true };
+	op.flops = attention_flops(ATTN_FLASH, true, false, 8, 2048, 128);
+	double fe = attention_flash_eff(&g, ATTN_BE_BEST, false, 2048, 128, true);
+	cr_expect_float_eq(cost_roofline_time_isolated(&g, &op), op.flops / (989e12 * fe) * want,
+			   1e-9 * op.flops / (989e12 * fe));
+}
+
 /* Flash attention's hardware FLOPs against the unfused count (attention.h):
  * causal forward does half of 4 s^2 d, the backward 2.5x its forward
  * (QK^T recomputed); unfused does the full square, backward 2x. */
