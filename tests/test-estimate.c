@@ -215,25 +215,39 @@ Test(estimate, class_folding_of_a_partly_filled_leaf, .timeout = 120)
 }
 
 /* the estimate of a plan needs no engine: a partly filled leaf of the
- * 2:1 tree is not folded, and says what would fold it */
+ * 2:1 tree is folded by classes (the replicas touching it whole), and a
+ * forced tree there is not folded and says what would fold it */
 Test(estimate, partly_filled_leaf_says_why_and_what_to_do)
 {
-	struct diag d;
-	struct estimate e;
-	diag_init(&d, NULL);
-	struct scenario *sc = load("scenarios/whatif/llama3-8b-h100-fattree-degraded.json",
-				   "{\"nodes\":6,\"parallel\":{\"dp\":6},\"training\":{\"global_batch\":24},"
-				   "\"simulation\":{\"sensitivity\":false,\"degraded_links\":[]}}", &d);
-	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
-	cr_expect(!e.folded);
-	cr_expect_eq(e.simulated, 48);
-	cr_expect_str_eq(e.fold_reason,
-			 "the oversubscribed fat tree is not symmetric at this node count (a partly "
-			 "filled leaf or pod)");
-	cr_expect_str_eq(e.fold_advice, "simulation.fold \"on\" folds it anyway (the replicas' paths "
-			 "taken as alike), or a node count that fills whole leaves and pods");
-	scenario_destroy(sc);
-	diag_finish(&d);
+	const char *algo[2] = { "ring", "tree" };
+	for (int a = 0; a < 2; a++) {
+		struct diag d;
+		struct estimate e;
+		char patch[512];
+		diag_init(&d, NULL);
+		snprintf(patch, sizeof(patch),
+			 "{\"nodes\":6,\"parallel\":{\"dp\":6},\"training\":{\"global_batch\":24},"
+			 "\"communication\":{\"algorithm\":\"%s\"},"
+			 "\"simulation\":{\"sensitivity\":false,\"degraded_links\":[]}}", algo[a]);
+		struct scenario *sc = load("scenarios/whatif/llama3-8b-h100-fattree-degraded.json", patch,
+					   &d);
+		cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
+		if (a == 0) {
+			cr_expect(e.folded);
+			/* the representative and 2 replicas of 8 whole */
+			cr_expect_eq(e.simulated, 1 + 2 * 8, "%d", e.simulated);
+			cr_expect_null(e.fold_reason);
+		} else {
+			cr_expect(!e.folded);
+			cr_expect_eq(e.simulated, 48);
+			cr_expect_str_eq(e.fold_reason, "a forced tree all-reduce across oversubscribed "
+					 "switches is not folded exactly");
+			cr_expect_str_eq(e.fold_advice, "communication.algorithm \"auto\" or \"ring\" folds "
+					 "it, as does simulation.fold \"on\"");
+		}
+		scenario_destroy(sc);
+		diag_finish(&d);
+	}
 }
 
 /* The model's figures as estimate.c's table gives them (the predicted
