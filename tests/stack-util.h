@@ -15,16 +15,6 @@
 #include "testutil.h"
 #include "workload.h"
 
-static inline struct model *load(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct model *m = model_load(src_path(rel), &d);
-	cr_assert_not_null(m, "%s", diag_text(&d));
-	diag_finish(&d);
-	return m;
-}
-
 /* One micro-batch of s tokens, TP t, the stack named, fp32 main gradients. */
 static inline struct wl_shape shape(const char *stack, double s, int t)
 {

@@ -10,19 +10,9 @@
 #include "testutil.h"
 #include "workload.h"
 
-static struct model *load(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct model *m = model_load(src_path(rel), &d);
-	cr_assert_not_null(m, "%s", diag_text(&d));
-	diag_finish(&d);
-	return m;
-}
-
 static void check_params(const char *rel)
 {
-	struct model *m = load(rel);
+	struct model *m = load_model(rel);
 	double p = model_params(m);
 	double err = fabs(p / m->published_params - 1);
 	cr_log_info("%s: %.6g params, published %.6g, error %.4f%%", m->name, p,
@@ -43,7 +33,7 @@ Test(model, bloom_176b_params_within_half_percent) { check_params("models/zoo/bl
 
 Test(model, llama2_7b_params_exact)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	cr_assert_eq(model_params(m), 6738415616.0);
 	model_destroy(m);
 }
@@ -57,7 +47,7 @@ static double megatron_flops(double B, double s, double L, double h, double V)
 
 Test(model, iteration_flops_equal_megatron_formula)
 {
-	struct model *m = load("models/zoo/gpt3-175b.json");
+	struct model *m = load_model("models/zoo/gpt3-175b.json");
 	double B = 1536, s = 2048;
 	double f = model_iteration_flops(m, B, s);
 	double want = megatron_flops(B, s, (double)m->layers, (double)m->hidden, (double)m->vocab);
@@ -69,7 +59,7 @@ Test(model, iteration_flops_equal_megatron_formula)
  * block for one micro-batch, x3 for training. */
 Test(model, workload_ops_add_up_to_megatron_flops)
 {
-	struct model *m = load("models/zoo/megatron/gpt-18b.json");
+	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
 	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
 	double fwd = 0, bwd = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
@@ -91,7 +81,7 @@ Test(model, workload_ops_add_up_to_megatron_flops)
 
 Test(model, tensor_parallel_divides_gemm_flops)
 {
-	struct model *m = load("models/zoo/llama2-70b.json");
+	struct model *m = load_model("models/zoo/llama2-70b.json");
 	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } }, s8 = s1;
 	s8.tp = 8;
 	struct op_list a, b;
@@ -155,7 +145,7 @@ Test(model, flash_flops_closed_forms)
 
 	/* the workload's iteration FLOPs: unfused = Megatron's formula exactly;
 	 * flash = that minus the attention difference, 12 - 7 = 5 b s^2 h per layer */
-	struct model *m = load("models/zoo/megatron/gpt-18b.json");
+	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
 	double B = 8, S = 2048, L = (double)m->layers, h = (double)m->hidden;
 	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
 	double want = megatron_flops(B, S, L, h, (double)m->vocab);
@@ -177,7 +167,7 @@ Test(model, flash_flops_closed_forms)
  * mlp_down backward). */
 Test(model, fp8_gemms_and_casts)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
 	struct op_list l;
 	double T = 4096, h = 4096;

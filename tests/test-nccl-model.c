@@ -9,16 +9,6 @@
 #include "topology.h"
 #include "testutil.h"
 
-static struct topology *load(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct topology *t = topology_load(src_path(rel), &d);
-	cr_assert(t, "%s", diag_text(&d));
-	diag_finish(&d);
-	return t;
-}
-
 static struct nccl_model *model(const struct topology *t, int nodes, int g)
 {
 	int r[1024];
@@ -32,7 +22,7 @@ static struct nccl_model *model(const struct topology *t, int nodes, int g)
 
 Test(nccl_model, channel_graphs_follow_the_search_speeds)
 {
-	struct topology *a = load("topologies/dgx-a100.json"), *h = load("topologies/dgx-h100.json");
+	struct topology *a = load_topology("topologies/dgx-a100.json"), *h = load_topology("topologies/dgx-h100.json");
 	struct nccl_model *a1 = model(a, 1, 8), *h1 = model(h, 1, 8), *h2 = model(h, 2, 8);
 	/* A100: 12 x 20 = 240 GB/s of NVLink: 6 rings at 40 */
 	cr_expect_eq(nccl_model_channels(a1, NCCL_ALGO_RING), 6);
@@ -55,7 +45,7 @@ Test(nccl_model, channel_graphs_follow_the_search_speeds)
 
 Test(nccl_model, latency_and_bandwidth_match_the_tables)
 {
-	struct topology *h = load("topologies/dgx-h100.json");
+	struct topology *h = load_topology("topologies/dgx-h100.json");
 	struct nccl_model *m1 = model(h, 1, 8), *m2 = model(h, 2, 8);
 	double lat, bw;
 	/* ring LL, one node: 6.6 + 14 x 0.6 us; min(141, 360 x 0.5) x 8/14 */
@@ -84,7 +74,7 @@ Test(nccl_model, latency_and_bandwidth_match_the_tables)
 
 Test(nccl_model, auto_choices_follow_the_least_predicted_time)
 {
-	struct topology *h = load("topologies/dgx-h100.json"), *l = load("topologies/l40s-pcie-8gpu.json");
+	struct topology *h = load_topology("topologies/dgx-h100.json"), *l = load_topology("topologies/l40s-pcie-8gpu.json");
 	struct nccl_model *m1 = model(h, 1, 8), *m16 = model(h, 16, 8), *pc = model(l, 1, 8);
 	enum nccl_algo a;
 	enum coll_proto p;

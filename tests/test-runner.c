@@ -150,12 +150,7 @@ Test(runner, long_reasons_are_cut_on_a_character_boundary)
 
 static struct inputs *llama7b_a100(void)
 {
-	struct diag d;
-	diag_init(&d, stderr);
-	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
-					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
-	cr_assert(in, "%s", diag_text(&d));
-	diag_finish(&d);
+	struct inputs *in = load_inputs(src_path("models/zoo/llama2-7b.json"), "topologies/dgx-a100.json");
 	return in;
 }
 

@@ -54,7 +54,7 @@ static struct wl_shape ds_shape(int zero)
 
 Test(stack_engines, deepspeed_engine_gradient_ops_per_zero_stage)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	double h = 4096, A = 4 * h * h, P = 6738415616.0, f = 7 * 5e8 / P;
 	struct wl_shape w = ds_shape(2);
 	struct op a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");
@@ -110,7 +110,7 @@ Test(stack_engines, deepspeed_engine_gradient_ops_per_zero_stage)
  * launching nothing per block; megatron-te emits no ALiBi copy. */
 Test(stack_engines, megatron_deepspeed_as_bloom_tr11_ran)
 {
-	struct model *m = load("models/zoo/bloom-176b.json");
+	struct model *m = load_model("models/zoo/bloom-176b.json");
 	double T = 4096, h = 14336, S = 2 * 28 * 2048.0 * 2048;
 	double attn_p = h * 3 * h / 4 + h * h / 4, mlp_p = 2 * h * 57344 / 4;
 	struct wl_shape w = shape("megatron-deepspeed", 2048, 4);
@@ -158,12 +158,7 @@ Test(stack_engines, megatron_deepspeed_as_bloom_tr11_ran)
  * after any other change). */
 static struct inputs *llama7b_a100(const char *st, int tp, int pp, int dp, long gb, struct plan *pl)
 {
-	struct diag d;
-	diag_init(&d, stderr);
-	struct inputs *in = inputs_load(src_path("models/zoo/llama2-7b.json"),
-					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
-	cr_assert(in, "%s", diag_text(&d));
-	diag_finish(&d);
+	struct inputs *in = load_inputs(src_path("models/zoo/llama2-7b.json"), "topologies/dgx-a100.json");
 	plan_init(pl);
 	pl->nodes = 1;
 	pl->parallel.tp = tp;
@@ -311,7 +306,7 @@ static struct wl_shape dle_shape(int m)
  * fused stack runs one QKV GEMM of T x 3h x h and no copy. */
 Test(stack_engines, dle_bert_three_projections_and_the_context_copy)
 {
-	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	struct model *m = load_model("models/zoo/dle/bert-large-phase1.json");
 	double T = 256 * 128, h = 1024;
 	struct wl_shape w = dle_shape(32);
 	const char *qkv[] = { "qkv.q", "qkv.k", "qkv.v" };
@@ -354,7 +349,7 @@ Test(stack_engines, dle_bert_three_projections_and_the_context_copy)
  * model without biases, nor for Megatron-Core's fused stack. */
 Test(stack_engines, dle_bert_qkv_biases_by_their_own_kernels)
 {
-	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	struct model *m = load_model("models/zoo/dle/bert-large-phase1.json");
 	double T = 256 * 128, h = 1024;
 	struct wl_shape w = dle_shape(32);
 	struct op f = find_op(m, &w, WL_ATTN, PASS_FWD, "qkv_bias");
@@ -379,7 +374,7 @@ Test(stack_engines, dle_bert_qkv_biases_by_their_own_kernels)
 	te.stack = stack_find("megatron-te");
 	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "qkv_bias"));
 	model_destroy(m);
-	struct model *nb = load("models/zoo/llama2-7b.json");
+	struct model *nb = load_model("models/zoo/llama2-7b.json");
 	cr_expect(!has_op(nb, &w, WL_ATTN, PASS_FWD, "qkv_bias"), "a model without biases");
 	model_destroy(nb);
 }
@@ -393,7 +388,7 @@ Test(stack_engines, dle_bert_qkv_biases_by_their_own_kernels)
  * fp32 loss moves 38 / 14. */
 Test(stack_engines, dle_bert_mlm_head_on_the_masked_positions)
 {
-	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	struct model *m = load_model("models/zoo/dle/bert-large-phase1.json");
 	double N = 256 * 20, V = 30522, h = 1024;
 	struct wl_shape w = dle_shape(32);
 	struct op d = find_op(m, &w, WL_HEAD, PASS_FWD, "mlm_decoder");
@@ -420,7 +415,7 @@ Test(stack_engines, dle_bert_mlm_head_on_the_masked_positions)
  * dividing as it goes, and nothing accumulated. No fp32 main gradient. */
 Test(stack_engines, dle_bert_ddp_gradient_path)
 {
-	struct model *m = load("models/zoo/dle/bert-large-phase1.json");
+	struct model *m = load_model("models/zoo/dle/bert-large-phase1.json");
 	double h = 1024, A = 4 * h * h;
 	struct wl_shape w = dle_shape(32);
 	struct op a = find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum");

@@ -28,7 +28,7 @@
  * per-row ones); Transformer Engine's: read x, write y = 4 B in one. */
 Test(stack, norms_as_each_stack_runs_them)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	double T = 4096, h = 4096;
 	struct wl_shape hf = shape("hf-eager", T, 1), te = shape("megatron-te", T, 1);
 	struct op a = find_op(m, &hf, WL_ATTN, PASS_FWD, "rmsnorm");
@@ -48,7 +48,7 @@ Test(stack, norms_as_each_stack_runs_them)
  * an ALiBi model (MPT). */
 Test(stack, rope_on_q_and_k_and_none_for_alibi)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	double T = 4096;
 	struct wl_shape hf = shape("hf-eager", T, 2), te = shape("megatron-te", T, 2);
 	struct op a = find_op(m, &te, WL_ATTN, PASS_FWD, "rope");
@@ -57,7 +57,7 @@ Test(stack, rope_on_q_and_k_and_none_for_alibi)
 	a = find_op(m, &hf, WL_ATTN, PASS_FWD, "rope");
 	EXPECT_BYTES(a, 20 * T * (4096 + 4096) / 2);
 	model_destroy(m);
-	m = load("models/zoo/mpt-7b.json");
+	m = load_model("models/zoo/mpt-7b.json");
 	cr_expect(!has_op(m, &hf, WL_ATTN, PASS_FWD, "rope"));
 	/* llm-foundry's unpad/pad copies around flash: 4.5 B per element of q,
 	 * k, v and the output (h 4096, no GQA), 5.5 backward, 4 kernels */
@@ -76,7 +76,7 @@ Test(stack, rope_on_q_and_k_and_none_for_alibi)
  * 32,000, TP 2: 16,000 logits per token. */
 Test(stack, the_loss_per_logit)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	double T = 2048, V = 32000;
 	struct wl_shape te = shape("megatron-te", T, 2), lf = shape("llm-foundry", T, 2);
 	EXPECT_BYTES(find_op(m, &te, WL_HEAD, PASS_FWD, "cross_entropy"), 38 * T * V / 2);
@@ -94,7 +94,7 @@ Test(stack, the_loss_per_logit)
  * cast does nothing. The attention block's weights: h (h + 2 kv) + h^2. */
 Test(stack, main_gradients_in_the_epilogue_or_a_cast)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	struct diag d;
 	diag_init(&d, stderr);
 	struct topology *topo = topology_load(src_path("topologies/dgx-h100.json"), &d);
@@ -125,7 +125,7 @@ Test(stack, main_gradients_in_the_epilogue_or_a_cast)
  * token 2 x 1024 K/V elements read, 4 x that written. */
 Test(stack, repeat_kv_in_eager_stacks_only)
 {
-	struct model *m = load("models/zoo/llama3-8b.json");
+	struct model *m = load_model("models/zoo/llama3-8b.json");
 	double T = 1024, kv = 2 * 1024;
 	struct wl_shape tt = shape("torchtitan", T, 1), te = shape("megatron-te", T, 1);
 	struct op a = find_op(m, &tt, WL_ATTN, PASS_FWD, "repeat_kv");
@@ -139,7 +139,7 @@ Test(stack, repeat_kv_in_eager_stacks_only)
  * launches more than its bytes alone with one. */
 Test(stack, an_eager_piece_pays_a_launch_per_kernel)
 {
-	struct model *m = load("models/zoo/llama2-7b.json");
+	struct model *m = load_model("models/zoo/llama2-7b.json");
 	struct diag d;
 	diag_init(&d, stderr);
 	struct topology *topo = topology_load(src_path("topologies/dgx-a100.json"), &d);
@@ -167,7 +167,7 @@ Test(stack, triton_flash_of_2023_priced_as_fa1)
 	cr_assert(st);
 	cr_expect_eq(stack_attn_backend(st, 8.0), ATTN_BE_FA1);
 	cr_expect_eq(stack_attn_backend(st, 9.0), ATTN_BE_FA1);
-	struct model *m = load("models/zoo/mpt-7b.json");
+	struct model *m = load_model("models/zoo/mpt-7b.json");
 	struct wl_shape w = shape("llm-foundry-triton", 2048, 1);
 	w.attn_backend[0] = w.attn_backend[1] = ATTN_BE_FA1;
 	cr_expect_not(has_op(m, &w, WL_ATTN, PASS_FWD, "attn_copy"));
@@ -206,7 +206,7 @@ Test(stack, gemms_of_2023_on_the_cublas_of_cuda_11_8)
 {
 	cr_expect_eq(stack_find("llm-foundry-triton")->gemm_lib, GEMM_LIB_CUBLAS11);
 	cr_expect_eq(stack_find("llm-foundry")->gemm_lib, GEMM_LIB_CURRENT);
-	struct model *m = load("models/zoo/mpt-7b.json");
+	struct model *m = load_model("models/zoo/mpt-7b.json");
 	struct wl_shape w = shape("llm-foundry-triton", 2048, 1), v = shape("llm-foundry", 2048, 1);
 	cr_expect_eq(find_op(m, &w, WL_ATTN, PASS_FWD, "qkv").lib, GEMM_LIB_CUBLAS11);
 	cr_expect_eq(find_op(m, &w, WL_MLP, PASS_BWD, "mlp_up.wgrad").lib, GEMM_LIB_CUBLAS11);
@@ -267,7 +267,7 @@ static double out_el(const struct cnn_net *net, const char *name)
 
 Test(stack, cnn_batch_norm_fused_as_mlperf_runs_it)
 {
-	struct model *m = load("models/zoo/resnet50.json");
+	struct model *m = load_model("models/zoo/resnet50.json");
 	struct cnn_net net;
 	int n;
 	cr_assert_eq(cnn_build(m, &net), 0);

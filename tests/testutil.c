@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "inputs.h"
 #include "model.h"
 #include "topology.h"
 
@@ -225,4 +226,24 @@ struct topology *load_topology(const char *rel)
 	cr_assert(t, "%s", diag_text(&d));
 	diag_finish(&d);
 	return t;
+}
+
+struct model *load_model(const char *rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct model *m = model_load(src_path(rel), &d);
+	cr_assert_not_null(m, "%s", diag_text(&d));
+	diag_finish(&d);
+	return m;
+}
+
+struct inputs *load_inputs(const char *model_path, const char *topo_rel)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(model_path, src_path(topo_rel), "roofline", NULL, &d);
+	cr_assert_not_null(in, "%s", diag_text(&d));
+	diag_finish(&d);
+	return in;
 }

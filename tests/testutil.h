@@ -6,6 +6,10 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+struct inputs;
+struct model;
+struct topology;
+
 /* Absolute path of a file in the source tree (static buffer rotation). */
 const char *src_path(const char *rel);
 
@@ -46,6 +50,11 @@ void expect_run_error(const char *text, const char *want_fmt);
 /* The topology file rel (a path in the source tree), loaded; fails the
  * test with the loader's messages if it is refused. Caller destroys. */
 struct topology *load_topology(const char *rel);
+/* The model file at rel (below the source tree), asserted to load. */
+struct model *load_model(const char *rel);
+/* The model file at model_path with the topology at topo_rel (below the
+ * source tree), priced by the roofline; asserted to load. */
+struct inputs *load_inputs(const char *model_path, const char *topo_rel);
 
 /* Load model file text: expect it refused with exactly "PATH: msg\n". */
 void expect_model_text_error(const char *text, const char *msg);
