@@ -286,15 +286,15 @@ static enum op_pass pass_of(struct row *r)
 enum kind { K_GEMM, K_MEM, K_ATTN };
 
 /* A row's measuring condition, column 'condition' (optional): blank,
- * "power_capped" (a micro-benchmark, back to back) or "in_step" (the
+ * "back_to_back" (a micro-benchmark, back to back) or "in_step" (the
  * kernel inside a steady training step). */
 static bool in_step_of(struct row *r)
 {
 	const char *t = str(r, "condition");
 	if (!strcmp(t, "in_step"))
 		return true;
-	if (*t && strcmp(t, "power_capped"))
-		bad(r, "column 'condition': expected power_capped, in_step or blank, got '%s'", t);
+	if (*t && strcmp(t, "back_to_back"))
+		bad(r, "column 'condition': expected back_to_back, in_step or blank, got '%s'", t);
 	return false;
 }
 
@@ -642,7 +642,7 @@ Test(kernels, bad_rows_are_errors_with_file_and_line)
 	snprintf(want[6], 600, "%s:4: column 'pass': expected fwd or bwd, got 'sideways'", q);
 	snprintf(want[7], 600, "%s:3: column 'row_threads': 'gelu' is not a row-wise kernel with a "
 		 "CTA per row", c);
-	snprintf(want[8], 600, "%s:4: column 'condition': expected power_capped, in_step or blank, "
+	snprintf(want[8], 600, "%s:4: column 'condition': expected back_to_back, in_step or blank, "
 		 "got 'hot'", c);
 	for (int i = 0; i < 9; i++)
 		cr_expect(s.errors && strstr(s.errors, want[i]), "missing '%s' in:\n%s", want[i], s.errors);

@@ -22,7 +22,7 @@ GPU = "h200-sxm5-141gb"
 PROFILE = "calib/profiles/h200-sxm5-141gb.csv"
 INSITU = ["calib/profiles/h200-2026-11-26/insitu-llama7b-layers.json",
           "calib/profiles/h200-2026-11-26/insitu-llama70b-layers.json"]
-CAPPED = "power_capped"  # back-to-back minutes of load, SM clock at the 700 W cap
+CALIB_COND = "back_to_back"  # a micro-benchmark, sections back to back (clocks per section: README.md)
 IN_STEP = "in_step"      # inside a steady training step (torch.profiler device time)
 
 # calib dtype -> ddlsim dtype; fp32 (SIMT sgemm) is dropped (README.md)
@@ -63,7 +63,7 @@ def gemm(points, out):
         if p["section"] != "gemm" or p["dtype"] not in GEMM_DTYPES:
             continue
         rows.append([GPU, GEMM_DTYPES[p["dtype"]], 1, int(p["m"]), int(p["n"]), int(p["k"]),
-                     us(p["time_s"]), p["tflops"], p["pass"], p["impl"], CAPPED])
+                     us(p["time_s"]), p["tflops"], p["pass"], p["impl"], CALIB_COND])
     rows.sort(key=lambda r: (r[1], r[3], r[4], r[5], r[8]))
     return write(f"{out}/calib-h200-gemm.csv",
                  ["gpu", "dtype", "batch", "m", "n", "k", "time_us", "tflops", "trans", "impl",
@@ -127,7 +127,7 @@ def membound(points, out):
             continue
         rt = row_threads(r) if kind in ("layernorm", "rmsnorm", "softmax") else ""
         rows.append([GPU, kind, "fwd", p["dtype"], nrows, r, us(p["time_s"]), rt, k,
-                     int(p["bytes"]), CAPPED])
+                     int(p["bytes"]), CALIB_COND])
     rows.sort(key=lambda x: (x[1], x[3], x[5], x[4]))
     for (k, why), n in sorted(dropped.items()):
         print(f"  membound dropped {n:4d} {k}: {why}", file=sys.stderr)
@@ -144,7 +144,7 @@ def attention(points, out):
         assert p["m"] == p["n"]
         h = int(p["c"])
         rows.append([GPU, "cudnn", p["pass"], p["dtype"], int(p["b"]), h, h, int(p["m"]),
-                     int(p["k"]), 1, us(p["time_s"]), p["tflops"], CAPPED,
+                     int(p["k"]), 1, us(p["time_s"]), p["tflops"], CALIB_COND,
                      f"{PROFILE} cudnn_sdpa"])
     rows.sort(key=lambda r: (r[2], r[7], r[5]))
     return write(f"{out}/calib-h200-attention.csv",
