@@ -691,8 +691,7 @@ struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile
 	if (!cp->prof)
 		goto err;
 	cp->sm = (double)cp->prof->sm_count;
-	if (cp->prof->interf_blocks > 0)
-		cp->base.interference = cp->prof->interf_with_s / cp->prof->interf_alone_s;
+	cp->base.interference = profile_interference(cp->prof);
 	cp->tile_m = gpu->gemm_tile_m > 0 ? gpu->gemm_tile_m : 128;
 	cp->tile_n = gpu->gemm_tile_n > 0 ? gpu->gemm_tile_n : 256;
 	if (build_gemm(cp) || build_curves(cp)) {
