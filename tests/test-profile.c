@@ -480,7 +480,7 @@ Test(profile, loads_the_measured_h200_excerpt)
 	cr_expect_eq(p->ngemm, 12);
 	cr_expect_eq(p->nconv, 9);
 	cr_expect_eq(p->nmem, 23);
-	cr_expect_eq(p->nattn, 4);
+	cr_expect_eq(p->nattn, 6);
 	cr_expect_eq(p->nbw, 19);
 	cr_expect_eq(p->gemm[6].dtype, DTYPE_FP8);
 	cr_expect_eq(p->gemm[6].time_s, 0.000101472);
@@ -601,6 +601,21 @@ Test(profile, every_section_of_the_h200_excerpt_prices_ops)
 		cr_expect(fabs(t / want - 1) < 1e-5, "pass %d: %.9g s, measured %.9g s", bwd, t, want);
 	}
 
+	/* s 8192 with 8 heads (Llama 70B at TP 8): the 8-head entry's rate
+	 * (501 TFLOP/s), not the 4-head one's (393) that shares its s;
+	 * 256 heads, 8x beyond the excerpt's largest (32): the roofline */
+	struct op a8;
+	memset(&a8, 0, sizeof(a8));
+	snprintf(a8.name, sizeof(a8.name), "flash_attn_8192");
+	a8.kind = OP_ATTN, a8.pass = PASS_FWD, a8.dtype = DTYPE_BF16;
+	a8.batch = 8, a8.m = a8.n = 8192, a8.k = 128, a8.causal = true;
+	a8.flops = attention_flops(ATTN_FLASH, true, false, 8, 8192, 128);
+	cr_expect_float_eq(cost_op_time_ex(c, &a8, &measured), a8.flops / 501.192e12, 1e-15);
+	cr_expect(measured);
+	a8.batch = 256, a8.flops = attention_flops(ATTN_FLASH, true, false, 256, 8192, 128);
+	cost_op_time_ex(c, &a8, &measured);
+	cr_expect(!measured);
+
 	struct op sw = membound("swiglu", "bias_swiglu_fwd", 16777216, 0);
 	cr_expect_eq(cost_op_time_ex(c, &sw, &measured), 9.648e-06);
 	cr_expect(measured);
@@ -612,7 +627,8 @@ Test(profile, every_section_of_the_h200_excerpt_prices_ops)
 	cr_expect(measured);
 
 	const char *names;
-	cr_expect_eq(cost_roofline_ops(c, &names), 0, "%s", names);
+	cr_expect_eq(cost_roofline_ops(c, &names), 1, "%s", names);
+	cr_expect_str_eq(names, "flash_attn_8192");
 	cost_destroy(c);
 	diag_finish(&d);
 }
