@@ -688,3 +688,40 @@ Test(profile, resnet50_on_h200_runs_with_the_measured_profile)
 	cr_expect_gt(jnum(r, "summary/iteration_time_s"), 0);
 	json_decref(r);
 }
+
+/* The committed profile itself loads on its GPU's preset, every entry of
+ * every section (no error; the interference warning), and an fp8 GEMM and
+ * a cuDNN attention backward of its shapes are priced from it. */
+Test(profile, the_committed_h200_profile_loads_whole)
+{
+	const char *path = src_path("calib/profiles/h200-sxm5-141gb.json");
+	struct gpu_spec g = h200_preset();
+	struct diag d;
+	bool measured;
+	diag_init(&d, NULL);
+	struct profile *p = profile_load(path, &d);
+	cr_assert_not_null(p, "%s", diag_text(&d));
+	cr_expect_eq(p->ngemm, 3371);
+	cr_expect_eq(p->nconv, 243);
+	cr_expect_eq(p->nmem, 930);
+	cr_expect_eq(p->nattn, 120);
+	cr_expect_eq(p->nbw, 73);
+	profile_destroy(p);
+	struct cost *c = cost_profile_create(&g, path, &d);
+	cr_assert_not_null(c, "%s", diag_text(&d));
+	cr_expect_eq(diag_count(&d), 0);
+	/* measured twice (grid, gemm 1031, and model shapes, 3194): the
+	 * geometric mean of the two times */
+	struct op f8 = gemm("fp8", 8192, 8192, 8192, 1, DTYPE_FP8);
+	cr_expect_float_eq(cost_op_time_ex(c, &f8, &measured), sqrt(0.000757504 * 0.00076208), 1e-15);
+	cr_expect(measured);
+	struct op a;
+	memset(&a, 0, sizeof(a));
+	a.kind = OP_ATTN, a.pass = PASS_BWD, a.dtype = DTYPE_BF16;
+	a.batch = 64, a.m = a.n = 8192, a.k = 128, a.causal = true;
+	a.flops = attention_flops(ATTN_FLASH, true, true, 64, 8192, 128);
+	cr_expect_float_eq(cost_op_time_ex(c, &a, &measured), a.flops / 495.814e12, 1e-15);
+	cr_expect(measured);
+	cost_destroy(c);
+	diag_finish(&d);
+}
