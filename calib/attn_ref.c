@@ -129,3 +129,19 @@ void attn_ref_dkv_row(const struct attn_ref_head *h, int c, double *dk, double *
 			dv_mag[t] = sqrt(dv_mag[t]);
 	}
 }
+
+void attn_ref_softmax_bwd_row(const double *p, const double *dp, int n, double *ds,
+			      double *mag)
+{
+	double D = 0.0, Dabs = 0.0;
+
+	for (int j = 0; j < n; j++) {
+		D += p[j] * dp[j];
+		Dabs += fabs(p[j] * dp[j]);
+	}
+	for (int j = 0; j < n; j++) {
+		ds[j] = p[j] * (dp[j] - D);
+		if (mag)
+			mag[j] = fabs(ds[j]) + fabs(p[j]) * (fabs(dp[j]) + Dabs);
+	}
+}

@@ -58,4 +58,33 @@ void attn_ref_dq_row(const struct attn_ref_head *h, int r, double *dq, double *m
 void attn_ref_dkv_row(const struct attn_ref_head *h, int c, double *dk, double *dk_mag,
 		      double *dv, double *dv_mag);
 
+/* The unfused path's check (bench_attn.c): |got - ref| <= TOL x mag +
+ * FLOOR.  TOL is about 5 units of bf16's relative precision (2^-8); FLOOR
+ * absorbs the rounding of values the magnitude cannot see (P entries and
+ * their products under 2^-20). */
+#define ATTN_REF_BF16_TOL 2e-2
+#define ATTN_REF_BF16_FLOOR 1e-6
+
+/* Softmax backward of one row of n probabilities, as the unfused path
+ * computes it (bench_attn.c: dP = dO V^T stored in bf16, then
+ * kernels_softmax_bwd): ds_j = p_j (dp_j - D), D = sum_i p_i dp_i, from
+ * the device's own p and the exact dp.  mag_j bounds the rounding error a
+ * correct kernel may make on ds_j, in units of the storage's relative
+ * precision u (errors stay under a few u x mag_j):
+ *
+ *   mag_j = |ds_j| + p_j (|dp_j| + sum_i p_i |dp_i|)
+ *
+ * |ds_j|: the output's rounding; p_j |dp_j|: the rounding of the stored
+ * dp_j; p_j sum_i p_i |dp_i|: the error of the device's D, a sum of the
+ * stored dp_i, each off by up to u |dp_i| (|D| would not do: D is a sum of
+ * terms of both signs, near zero on some rows, while its error is not,
+ * and a per-element test scaled by |D| failed a correct kernel on the
+ * H200, calib/profiles/h200-2026-11-26/selftest.log).  The bound is the
+ * row's scale, not the element's: an element near zero gets the row's
+ * absolute floor; a wrong kernel (no D, the D of another row, a mask or
+ * transpose error) errs by O(p_j |dp_j| or p_j |D|), far above a few
+ * percent of it. */
+void attn_ref_softmax_bwd_row(const double *p, const double *dp, int n, double *ds,
+			      double *mag);
+
 #endif

@@ -25,20 +25,26 @@
  * Check (before timing, on rotating copy 0): for two heads and a few rows,
  * the P row and O row of the forward pass; the dS row, dQ row, dK row and
  * dV row of the backward pass, each from the device's own inputs to that
- * step (so every product is O(s*d) on the CPU).  Tolerance
- * 2e-2 * (root sum of squared terms + |ref|), which bf16 rounding of S and
- * P stays well within and a wrong transpose or mask does not.
+ * step (so every product is O(s*d) on the CPU).  Tolerance 2e-2 (about
+ * 5 units of bf16's relative precision 2^-8) times the scale of the
+ * rounding a correct kernel makes: for a GEMM output, the root sum of
+ * squared terms + |ref|; for dS, the row's scale of
+ * attn_ref_softmax_bwd_row() (dP is stored in bf16, so the error of
+ * sum(P dP) follows sum P |dP|, not |sum P dP|, which is near zero on some
+ * rows).  bf16 rounding of S, P and dP stays well within it; a wrong
+ * transpose, mask or missing term does not.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_ref.h"
 #include "calib.h"
 
 enum { AQ, AK, AV, AO, ADO, ADQ, ADK, ADV, AS, ADP, ANBUFS };
 
-#define ATTN_TOL 2e-2
+#define ATTN_TOL ATTN_REF_BF16_TOL
 
 struct attn {
 	struct calib *c;
@@ -203,23 +209,25 @@ static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, in
 		    !(col2 = fetch(a, ADP, sbase + r, s, s)))
 			goto out;
 		{
-			double dot = 0.0;
+			double *ref = malloc(2 * s * sizeof(double) + 8);
 
-			/* dS row r = P (dP - sum(P dP)), dP = dO_r . v_j */
+			if (!ref) {
+				calib_error("out of memory 'attention check'");
+				goto out;
+			}
+			/* dS row r = P (dP - sum(P dP)), dP = dO_r . v_j, bounded
+			 * by the row's scale (attn_ref_softmax_bwd_row()) */
 			for (j = 0; j < s; j++) {
 				double dp = 0.0;
 
 				for (t = 0; t < d; t++)
 					dp += dout[r * d + t] * vv[j * d + t];
 				tmp[j] = dp;
-				dot += row[j] * dp;
 			}
-			for (j = 0; j < s; j++) {
-				const double ref = row[j] * (tmp[j] - dot);
-
-				calib_judge(v, row2[j], ref,
-					    ATTN_TOL * (fabs(ref) + fabs(row[j]) * (fabs(tmp[j]) + fabs(dot))) + 1e-6, NULL);
-			}
+			attn_ref_softmax_bwd_row(row, tmp, (int)s, ref, ref + s);
+			for (j = 0; j < s; j++)
+				calib_judge(v, row2[j], ref[j], ATTN_TOL * ref[s + j] + ATTN_REF_BF16_FLOOR, NULL);
+			free(ref);
 		}
 		{
 			double *dq = fetch(a, ADQ, base + r * d, 1, d);

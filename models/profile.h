@@ -32,26 +32,29 @@
  *   bandwidth[] kind "d2d"|"h2d"|"d2h", bytes int (d2d: read + written),
  *               time_s, GBps
  *   interference (optional object) copy_blocks int >= 1, gemm_alone_s s > 0,
- *               gemm_with_copy_s s >= gemm_alone_s: a GEMM timed alone and
- *               while a copy kernel of copy_blocks blocks runs beside it
+ *               gemm_with_copy_s s > 0: a GEMM timed alone and while a
+ *               copy kernel of copy_blocks blocks runs beside it
  *               (calib/bench_interference.c); the engine slows compute by
- *               gemm_with_copy_s / gemm_alone_s while communication runs
- *               (at most PROFILE_MAX_INTERFERENCE)
+ *               max(1, gemm_with_copy_s / gemm_alone_s) while
+ *               communication runs (profile_interference()); a ratio
+ *               beyond PROFILE_MAX_INTERFERENCE either way is refused, one
+ *               below 1 (clock noise) loads with a warning
  * Every time and rate is bounded as models/bounds.h says; an entry faster
  * than the GPU the profile prices (whichever GPU measured it) is refused
  * (PROFILE_PEAK_MARGIN): GEMMs and convolutions (FLOPs / time_s) and fused
  * attention (tflops) above the dtype's dense peak, memory-bound kernels and
  * d2d copies (bytes / time_s) above the HBM bandwidth.
  * The five arrays are optional (absent = nothing measured in that section);
- * dtype is one of fp32, tf32, fp16, bf16, fp8.
+ * dtype is one of fp32, tf32, fp16, bf16, fp8_e4m3 (calib's names).
  *
  * The loader keeps the numbers as written; interpolation is the business
  * of the profile cost source (cost_profile.c). */
 #ifndef DDLSIM_PROFILE_H
 #define DDLSIM_PROFILE_H
 
-/* The largest slowdown of a GEMM beside a copy an interference
- * measurement may report (gemm_with_copy_s / gemm_alone_s). */
+/* The largest slowdown (or speed-up) of a GEMM beside a copy an
+ * interference measurement may report (gemm_with_copy_s / gemm_alone_s or
+ * its inverse). */
 #define PROFILE_MAX_INTERFERENCE 100
 /* A profile entry may run at most this factor above the dense peak or the
  * HBM bandwidth of the GPU it prices (boost clocks); faster is refused
@@ -140,6 +143,10 @@ void profile_destroy(struct profile *p);
  *   bwd_data    M = N H W,  N = C,      K = K R S
  *   bwd_filter  M = K,      N = C R S,  K = N P Q */
 void profile_conv_gemm_dims(const struct profile_conv *c, double *m, double *n, double *k);
+/* The compute slowdown beside communication the profile measured:
+ * max(1, gemm_with_copy_s / gemm_alone_s), or 0 without an interference
+ * measurement. */
+double profile_interference(const struct profile *p);
 /* FLOPs of a convolution pass: 2 N P Q K C R S for all three passes. */
 double profile_conv_flops(const struct profile_conv *c);
 

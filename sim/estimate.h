@@ -18,9 +18,11 @@
  * what changed, since the selective update of engine.c): each event
  * costs the flows in flight at a mean instant (inflight), and a
  * collective posting F flows at once costs about F x F / 2 more while
- * they end (crowd). See ESTIMATE_* in estimate.c for the fit, the
- * machine and the scenarios it was measured on, the factor it holds to
- * and where it does not hold. What-if side runs (sampled
+ * they end (crowd). The uplink copies of cheap folding on an
+ * oversubscribed tree (fold_uplink.c) are counted apart
+ * (copies_inflight, copies_crowd): they cost more per flow. See
+ * ESTIMATE_* in estimate.c for the fit, the machine and the scenarios it
+ * was measured on, the factor it holds to and where it does not hold. What-if side runs (sampled
  * straggler iterations, degraded-link sensitivity) repeat the job: the
  * estimate counts them as runs. */
 #ifndef DDLSIM_ESTIMATE_H
@@ -49,10 +51,17 @@ struct estimate {
 	double inflight;        /* flows in flight at a mean instant: flow_s over the
 				 * busiest stage's compute time */
 	double crowd;           /* flows in flight seen by the flow events of one run:
-				 * a collective posting F flows at once (with its
-				 * group's other instances of the stage) adds
-				 * F x F x pp / 2, the pipeline's stages running
+				 * a collective whose F flows the stage's simulated
+				 * ranks post at once (every instance of its group)
+				 * adds F x F x pp / 2, the pipeline's stages running
 				 * side by side */
+	double copies_flow_s;   /* the part of flow_s of the uplink copies cheap
+				 * folding posts on an oversubscribed tree
+				 * (fold_uplink.c) */
+	double copies_inflight; /* the copies' part of inflight: copies_flow_s over
+				 * the busiest stage's compute time */
+	double copies_crowd;    /* the crowd of the collectives whose flows include
+				 * uplink copies, counted apart from crowd */
 	double events;          /* (tasks + flows) x runs */
 	double cpu_s;           /* predicted CPU seconds of every run */
 	bool folded;
@@ -61,14 +70,14 @@ struct estimate {
 };
 
 /* Count into e->simulated, e->tasks, e->flows, e->collectives,
- * e->flow_s, e->inflight and e->crowd what engine_run(job) will
- * replay, and set e->ranks (the rest is the caller's). Builds no SimGrid
- * object. Returns 0, or -1 after reporting into d (a collective plan
- * that cannot be made). */
+ * e->flow_s, e->inflight, e->crowd and their copies_ parts what
+ * engine_run(job) will replay, and set e->ranks (the rest is the
+ * caller's). Builds no SimGrid object. Returns 0, or -1 after reporting
+ * into d (a collective plan that cannot be made). */
 int estimate_job(const struct engine_job *job, struct estimate *e, struct diag *d);
 
-/* e->events and e->cpu_s from e->tasks, e->flows, e->inflight, e->crowd
- * and e->runs. */
+/* e->events and e->cpu_s from e->tasks, e->flows, e->inflight, e->crowd,
+ * their copies_ parts and e->runs. */
 void estimate_time(struct estimate *e);
 
 #endif

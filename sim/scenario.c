@@ -480,7 +480,10 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 				 m->name, s->plan.training.seq);
 		else
 			s->plan.training.seq = vs;
-	} else if (have_training && s->plan.training.seq == 0)
+	} else if (m && have_training && s->plan.training.seq == 0)
+		/* only a loaded model says whether it has a sequence: when the
+		 * inputs failed (a bad profile, topology or model, reported
+		 * already), a CNN scenario must not be told it lacks seq_len */
 		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
 	if (diag_count(d) != before || !s->in)
 		goto err;

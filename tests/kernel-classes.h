@@ -13,7 +13,11 @@
  *   gemm_tf32     every TF32 GEMM (fp32 tensors on TF32 tensor cores),
  *                 whatever its size or batch: kept apart so that the
  *                 16-bit classes above mean what they meant before
- *   layernorm, softmax, dropout    memory-bound kernels of that family
+ *   gemm_fp8      every fp8 GEMM (e4m3 inputs, 16-bit output), likewise
+ *   gemm_insitu   every GEMM timed inside a training step (test-kernels.c
+ *                 renames the class of an in-step row; other in-step
+ *                 rows take the suffix _insitu: attn_fwd_cudnn_insitu)
+ *   layernorm, rmsnorm, softmax, dropout    memory-bound kernels of that family
  *   elementwise   every other memory-bound kernel (GELU, add, mul, ...)
  *   attn_fwd_<backend>, attn_bwd_<backend>   fused attention per backend
  *                 (fa2, fa3, cudnn: the CSV's backend column)
@@ -46,6 +50,8 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
 	case OP_CONV:
 		if (op->dtype == DTYPE_TF32)
 			snprintf(out, n, "gemm_tf32");
+		else if (op->dtype == DTYPE_FP8)
+			snprintf(out, n, "gemm_fp8");
 		else if (op->batch > 1)
 			snprintf(out, n, "gemm_batched");
 		else if (op->flops >= KC_GEMM_LARGE_FLOPS)
@@ -62,6 +68,8 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
 	case OP_MEMBOUND:
 		if (!strncmp(op->membound_kind, "layernorm_", 10))
 			snprintf(out, n, "layernorm");
+		else if (!strncmp(op->membound_kind, "rmsnorm_", 8))
+			snprintf(out, n, "rmsnorm");
 		else if (!strncmp(op->membound_kind, "softmax_", 8))
 			snprintf(out, n, "softmax");
 		else if (!strncmp(op->membound_kind, "dropout_", 8))
@@ -75,10 +83,13 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
 
 /* Issue 23's target for a class, in percent of median |err|; < 0 = none
  * stated (gemm_batched: the issue prices batched GEMMs "by the same rule
- * per matrix" but gives them no target of their own; gemm_tf32: its
- * targets are by size, and this class holds every size). */
+ * per matrix" but gives them no target of their own; gemm_tf32, gemm_fp8:
+ * its targets are by size, and these classes hold every size; in-step
+ * classes: its targets are for kernels timed alone). */
 static inline double kc_target_pct(const char *cls)
 {
+	if (strstr(cls, "_insitu") || !strcmp(cls, "gemm_fp8"))
+		return -1;
 	if (!strcmp(cls, "gemm_large"))
 		return 5;
 	if (!strcmp(cls, "gemm_mid"))

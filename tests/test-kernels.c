@@ -20,7 +20,15 @@
  *   DDLSIM_KERNEL_RATCHET_WRITE=validation/kernels/ratchet.json \
  *   build/tests/test-kernels --filter 'kernels/error_table*'
  * It writes today's median |err| + 0.5 point per class and GPU and keeps
- * the file's "recorded" text (edit it). */
+ * the file's "recorded" text (edit it).
+ *
+ * Rows with condition "in_step" (a kernel timed inside a training step)
+ * are priced with cost_roofline_time (the preset's sustained clock) in
+ * classes of their own (gemm_insitu, <class>_insitu); the table also
+ * prints each class's median error at cost_roofline_time_isolated.
+ * DDLSIM_KERNEL_POINTS=FILE writes every point (file:line, gpu, class,
+ * dtype, measured and priced seconds) as CSV, for reading the errors of a
+ * subset (one dtype, one source). */
 #include <criterion/criterion.h>
 #include <glob.h>
 #include <jansson.h>
@@ -30,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "attention.h"
 #include "cost.h"
 #include "diag.h"
@@ -59,13 +68,17 @@ static struct op kernel_gemm_op(enum dtype dt, double b, double m, double n, dou
 
 /* HBM bytes per element of an element-wise kernel: what its one kernel
  * reads plus writes. 0 for an unknown kernel. (Layer norm, softmax and
- * dropout are PyTorch's kernels as models/rowwise.h describes them.) */
+ * dropout are PyTorch's kernels as models/rowwise.h describes them.)
+ * swiglu counts per output element: it reads two (gate and up) and writes
+ * one, as ddlsim's bias_swiglu piece does (models/stack.c). */
 static double membound_bytes_per_elem(const char *kernel, enum op_pass pass, double B)
 {
 	static const char *const unary[] = { "gelu", "addu", "mulu", "divu", "powu", "relu", "tanh", NULL };
-	static const char *const binary[] = { "add", "mul", "div", "pow", NULL };
+	static const char *const binary[] = { "add", "mul", "div", "pow", "swiglu", NULL };
 	if (!strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax") || !strcmp(kernel, "dropout"))
 		return 1;  /* rowwise.h */
+	if (!strcmp(kernel, "rmsnorm"))
+		return pass == PASS_FWD ? 1 : 0;
 	if (pass != PASS_FWD)
 		return 0;
 	for (int i = 0; unary[i]; i++)
@@ -89,14 +102,17 @@ static struct op kernel_membound_op(const char *kernel, enum op_pass pass, enum 
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = pass, .dtype = dt, .batch = 1 };
 	const char *fam = !strcmp(kernel, "gelu") ? "bias_gelu" : !strcmp(kernel, "add") ? "residual" :
+			  !strcmp(kernel, "swiglu") ? "bias_swiglu" :
 			  !strcmp(kernel, "layernorm") || !strcmp(kernel, "softmax") ||
-			  !strcmp(kernel, "dropout") ? kernel : "elementwise";
+			  !strcmp(kernel, "rmsnorm") || !strcmp(kernel, "dropout") ? kernel : "elementwise";
 	snprintf(op.name, sizeof(op.name), "%s%s", kernel, pass == PASS_BWD ? ".bwd" : "");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", fam,
 		 pass == PASS_BWD ? "bwd" : "fwd");
 	if (!strcmp(kernel, "softmax")) {
 		rowwise_aten_softmax(&op, rows, row_len);
-	} else if (!strcmp(kernel, "layernorm")) {
+	} else if (!strcmp(kernel, "layernorm") || !strcmp(kernel, "rmsnorm")) {
+		/* RMSNorm forward: the same sweeps (statistics, then re-read and
+		 * write); only calib's kernel (kernels/layernorm.cu) is measured */
 		rowwise_aten_layernorm(&op, rows, row_len);
 	} else if (!strcmp(kernel, "dropout")) {
 		rowwise_aten_dropout(&op, rows * row_len, true);
@@ -135,8 +151,11 @@ static struct op kernel_attention_op(const char *backend, enum op_pass pass, enu
 struct kpoint {
 	char where[320];   /* file:line */
 	char gpu[48];
-	char cls[40];
-	double meas_s, ddl_s;
+	char cls[48];
+	char dtype[8];
+	double meas_s;
+	double ddl_s;      /* the price the class is held to */
+	double ddl_iso_s;  /* cost_roofline_time_isolated (= ddl_s for isolated rows) */
 };
 
 struct kset {
@@ -266,9 +285,27 @@ static enum op_pass pass_of(struct row *r)
 
 enum kind { K_GEMM, K_MEM, K_ATTN };
 
+/* A row's measuring condition, column 'condition' (optional): blank,
+ * "back_to_back" (a micro-benchmark, back to back) or "in_step" (the
+ * kernel inside a steady training step). */
+static bool in_step_of(struct row *r)
+{
+	const char *t = str(r, "condition");
+	if (!strcmp(t, "in_step"))
+		return true;
+	if (*t && strcmp(t, "back_to_back"))
+		bad(r, "column 'condition': expected back_to_back, in_step or blank, got '%s'", t);
+	return false;
+}
+
+/* An isolated kernel is priced as a micro-benchmark measures it
+ * (cost_roofline_time_isolated: no in-situ clock); an in-step one at the
+ * clock the simulator applies inside a step (cost_roofline_time), in a
+ * class of its own: gemm_insitu, <class>_insitu. */
 static void add_point(struct kset *s, struct row *r, const struct gpu_spec *g, const struct op *op,
 		      const char *backend, double meas_s)
 {
+	bool insitu = in_step_of(r);
 	if (r->bad)
 		return;
 	if (s->n == s->cap) {
@@ -279,8 +316,14 @@ static void add_point(struct kset *s, struct row *r, const struct gpu_spec *g, c
 	snprintf(p->where, sizeof(p->where), "%s:%d", r->file, r->line);
 	snprintf(p->gpu, sizeof(p->gpu), "%s", str(r, "gpu"));
 	kc_class(op, backend, p->cls, sizeof(p->cls));
+	if (insitu && op->kind == OP_GEMM)
+		snprintf(p->cls, sizeof(p->cls), "gemm_insitu");
+	else if (insitu)
+		strncat(p->cls, "_insitu", sizeof(p->cls) - strlen(p->cls) - 1);
+	snprintf(p->dtype, sizeof(p->dtype), "%s", dtype_names[op->dtype]);
 	p->meas_s = meas_s;
-	p->ddl_s = cost_roofline_time_isolated(g, op);  /* a micro-benchmark: no in-situ clock */
+	p->ddl_iso_s = cost_roofline_time_isolated(g, op);
+	p->ddl_s = insitu ? cost_roofline_time(g, op) : p->ddl_iso_s;
 }
 
 static void parse_row(struct kset *s, struct row *r, enum kind kind)
@@ -310,6 +353,13 @@ static void parse_row(struct kset *s, struct row *r, enum kind kind)
 		if (!r->bad && membound_bytes_per_elem(kern, ps, dtype_bytes(dt)) <= 0)
 			bad(r, "column 'kernel': no byte count for '%s' in this pass", kern);
 		op = kernel_membound_op(kern, ps, dt, rows, rl);
+		/* the measured kernel's CTA per row, where the file gives it
+		 * (calib's own row-wise kernels: kernels/kernels-private.cuh) */
+		double rt = col(r, "row_threads") >= 0 ? num(r, "row_threads", true) : 0;
+		if (rt > 0 && op.row_threads > 0)
+			op.row_threads = (int)rt;
+		else if (rt > 0)
+			bad(r, "column 'row_threads': '%s' is not a row-wise kernel with a CTA per row", kern);
 		meas_s = num(r, "time_us", false) * 1e-6;
 		break;
 	}
@@ -444,14 +494,16 @@ static int load_all(struct kset *s)
 /* --- statistics per class and GPU ----------------------------------------- */
 
 struct group {
-	char cls[40], gpu[48];
+	char cls[48], gpu[48];
 	struct kc_stat st;
+	struct kc_stat st_iso;  /* the same points at cost_roofline_time_isolated */
 };
 
 static int class_rank(const char *c)
 {
 	static const char *const order[] = { "gemm_large", "gemm_mid", "gemm_small", "gemm_batched",
-					     "gemm_tf32", "layernorm", "softmax", "elementwise", "dropout", NULL };
+					     "gemm_tf32", "gemm_fp8", "gemm_insitu", "layernorm",
+					     "rmsnorm", "softmax", "elementwise", "dropout", NULL };
 	for (int i = 0; order[i]; i++)
 		if (!strcmp(c, order[i]))
 			return i;
@@ -473,6 +525,7 @@ static struct group *groups_of(const struct kset *s, int *n)
 {
 	struct group *g = calloc((size_t)(s->n ? s->n : 1), sizeof(*g));
 	double *err = malloc(sizeof(*err) * (size_t)(s->n ? s->n : 1));
+	double *eiso = malloc(sizeof(*eiso) * (size_t)(s->n ? s->n : 1));
 	int ng = 0;
 	for (int i = 0; i < s->n; i++) {
 		int j;
@@ -485,12 +538,16 @@ static struct group *groups_of(const struct kset *s, int *n)
 		snprintf(g[ng].gpu, sizeof(g[ng].gpu), "%s", s->v[i].gpu);
 		int ne = 0;
 		for (int k = 0; k < s->n; k++)
-			if (!strcmp(s->v[k].cls, g[ng].cls) && !strcmp(s->v[k].gpu, g[ng].gpu))
+			if (!strcmp(s->v[k].cls, g[ng].cls) && !strcmp(s->v[k].gpu, g[ng].gpu)) {
+				eiso[ne] = s->v[k].ddl_iso_s / s->v[k].meas_s - 1;
 				err[ne++] = s->v[k].ddl_s / s->v[k].meas_s - 1;
+			}
 		g[ng].st = kc_stats(err, ne);
+		g[ng].st_iso = kc_stats(eiso, ne);
 		ng++;
 	}
 	free(err);
+	free(eiso);
 	qsort(g, (size_t)ng, sizeof(*g), cmp_group);
 	*n = ng;
 	return g;
@@ -510,6 +567,23 @@ static double ratchet_level(json_t *levels, const char *cls, const char *gpu)
 {
 	json_t *v = json_object_get(json_object_get(levels, cls), gpu);
 	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* Every point of s as CSV to path (atomic_file). Returns 0 or -1. */
+static int points_write(const struct kset *s, const char *path)
+{
+	size_t cap = 128 + (size_t)s->n * 480, len = 0;
+	char *buf = malloc(cap);
+	len += (size_t)snprintf(buf, cap, "where,gpu,class,dtype,measured_s,ddlsim_s,"
+				"ddlsim_isolated_s\n");
+	for (int i = 0; i < s->n && len < cap; i++) {
+		const struct kpoint *p = &s->v[i];
+		len += (size_t)snprintf(buf + len, cap - len, "%s,%s,%s,%s,%.9g,%.9g,%.9g\n", p->where,
+					p->gpu, p->cls, p->dtype, p->meas_s, p->ddl_s, p->ddl_iso_s);
+	}
+	int rc = len < cap && atomic_file_write(path, buf, len) == 0 ? 0 : -1;
+	free(buf);
+	return rc;
 }
 
 /* --- tests ------------------------------------------------------------------ */
@@ -544,13 +618,21 @@ Test(kernels, bad_rows_are_errors_with_file_and_line)
 			     "a100-sxm4-40gb,frobnicate,fwd,fp32,8192,1024,83\n"
 			     "a100-sxm4-40gb,softmax,sideways,fp32,8192,1024,83\n");
 	char *u = write_file(dir, "what.csv", "gpu,x,y\nh100-sxm5-80gb,1,2\n");
+	char *c = write_file(dir, "cond.csv",
+			     "gpu,kernel,pass,dtype,rows,row_len,time_us,row_threads,condition\n"
+			     "h200-sxm5-141gb,layernorm,fwd,bf16,8192,1024,20,128,in_step\n"
+			     "h200-sxm5-141gb,gelu,fwd,bf16,8192,1024,20,128,\n"
+			     "h200-sxm5-141gb,layernorm,fwd,bf16,8192,1024,20,,hot\n");
 	struct kset s = { 0 };
 	load_csv(&s, p);
 	load_csv(&s, q);
 	load_csv(&s, u);
-	cr_expect_eq(s.n, 2, "good rows: %d", s.n);
-	cr_expect_eq(s.nerr, 8, "%s", s.errors);
-	char want[7][600];
+	load_csv(&s, c);
+	cr_expect_eq(s.n, 3, "good rows: %d", s.n);
+	cr_expect(s.n == 3 && !strcmp(s.v[2].cls, "layernorm_insitu"), "in-step class: %s",
+		  s.n == 3 ? s.v[2].cls : "?");
+	cr_expect_eq(s.nerr, 10, "%s", s.errors);
+	char want[9][600];
 	snprintf(want[0], 600, "%s:3: column 'n': expected a positive number, got 'x'", p);
 	snprintf(want[1], 600, "%s:4: column 'dtype': unknown dtype 'bf17'", p);
 	snprintf(want[2], 600, "%s:5: expected 7 fields (the header's), got 5", p);
@@ -558,13 +640,18 @@ Test(kernels, bad_rows_are_errors_with_file_and_line)
 	snprintf(want[4], 600, "%s:7: column 'time_us': expected a positive number, got '-3'", p);
 	snprintf(want[5], 600, "%s:3: column 'kernel': no byte count for 'frobnicate'", q);
 	snprintf(want[6], 600, "%s:4: column 'pass': expected fwd or bwd, got 'sideways'", q);
-	for (int i = 0; i < 7; i++)
+	snprintf(want[7], 600, "%s:3: column 'row_threads': 'gelu' is not a row-wise kernel with a "
+		 "CTA per row", c);
+	snprintf(want[8], 600, "%s:4: column 'condition': expected back_to_back, in_step or blank, "
+		 "got 'hot'", c);
+	for (int i = 0; i < 9; i++)
 		cr_expect(s.errors && strstr(s.errors, want[i]), "missing '%s' in:\n%s", want[i], s.errors);
 	cr_expect(s.errors && strstr(s.errors, "what.csv:1: cannot tell the kind"), "%s", s.errors);
 	kset_finish(&s);
 	free(p);
 	free(q);
 	free(u);
+	free(c);
 	free(dir);
 }
 
@@ -587,8 +674,8 @@ Test(kernels, error_table_within_ratchet)
 
 	say("per-kernel error of ddlsim's roofline (err = ddlsim / measured - 1), "
 		"%d points\n", s.n);
-	say("%-14s %-16s %5s %12s %13s %9s\n", "class", "gpu", "n", "median err",
-		"median |err|", "ratchet");
+	say("%-22s %-16s %5s %12s %13s %9s %14s\n", "class", "gpu", "n", "median err",
+		"median |err|", "ratchet", "isolated err");
 	char fails[4096] = "";
 	size_t fl = 0;
 	for (int i = 0; i < ng; i++) {
@@ -599,8 +686,10 @@ Test(kernels, error_table_within_ratchet)
 			snprintf(lvs, sizeof(lvs), "none");
 		else
 			snprintf(lvs, sizeof(lvs), "%.1f %%", lv);
-		say("%-14s %-16s %5d %10.1f %% %11.1f %% %9s\n", g[i].cls, g[i].gpu,
-			g[i].st.n, 100 * g[i].st.median_err, pct, lvs);
+		say("%-22s %-16s %5d %10.1f %% %11.1f %% %9s %8.1f %% %s\n", g[i].cls, g[i].gpu,
+			g[i].st.n, 100 * g[i].st.median_err, pct, lvs,
+			100 * g[i].st_iso.median_err, strstr(g[i].cls, "_insitu") ? "(in situ: "
+			"held at cost_roofline_time)" : "");
 		if (lv < 0 && fl < sizeof(fails) - 200)
 			fl += (size_t)snprintf(fails + fl, sizeof(fails) - fl,
 					       "  %s / %s: no ratchet level in %s (record one)\n",
@@ -615,12 +704,16 @@ Test(kernels, error_table_within_ratchet)
 	for (int i = 0; i < ng; i++) {
 		double t = kc_target_pct(g[i].cls), pct = 100 * g[i].st.median_abs_err;
 		if (t < 0)
-			say("  %-14s %-16s median |err| %6.1f %%  no target\n", g[i].cls,
+			say("  %-22s %-16s median |err| %6.1f %%  no target\n", g[i].cls,
 				g[i].gpu, pct);
 		else
-			say("  %-14s %-16s median |err| %6.1f %% <= %2.0f %%: %s\n", g[i].cls,
+			say("  %-22s %-16s median |err| %6.1f %% <= %2.0f %%: %s\n", g[i].cls,
 				g[i].gpu, pct, t, pct <= t ? "target met" : "target missed");
 	}
+
+	const char *dump = getenv("DDLSIM_KERNEL_POINTS");
+	if (dump && *dump)
+		cr_expect_eq(points_write(&s, dump), 0, "cannot write %s", dump);
 
 	const char *rec = getenv("DDLSIM_KERNEL_RATCHET_WRITE");
 	if (rec && *rec) {

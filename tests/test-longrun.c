@@ -103,8 +103,8 @@ Test(longrun, compare_warns_per_scenario_and_for_the_whole, .timeout = 120)
 		 "set simulation.fold to \"auto\" (one data-parallel replica simulated for all)\n", p, p);
 	cr_expect_str_eq(err, want);
 	free(err);
-	/* 0.103 s and 0.012 s estimated */
-	setenv("DDLSIM_LONG_RUN_S", "0.11", 1);
+	/* 0.077 s and 0.009 s estimated */
+	setenv("DDLSIM_LONG_RUN_S", "0.08", 1);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
 	cr_expect_str_eq(err, "ddlsim: warning: a long run: about 0.1 s of CPU for 2 scenarios, estimated "
 			 "within 3x; 0 take 0.1 s or more alone; the longest, qs-off, about 0.1 s (16 of 16 "
@@ -280,10 +280,12 @@ Test(progress, interruption_erases_the_line, .timeout = 120)
 }
 
 /* Issue 27's case: two plans on 4,096 GPUs behind a 2:1 fat tree whose
- * last leaf is partly filled, so nothing folds. Before anything is
- * simulated, compare says how long each will take, why folding is off
- * and what would fold it; then its progress line shows at once, and the
- * test interrupts it. */
+ * last leaf is partly filled, with simulation.fold "off" (by default
+ * class folding now takes them: the replicas touching the partly filled
+ * leaf simulated whole, 228 and 57 of 4,096 ranks, estimated 46 s and
+ * 7.7 s, measured 86 and 15.6 CPU s). Before anything is simulated, compare says how long each will
+ * take, why folding is off and what would fold it; then its progress line
+ * shows at once, and the test interrupts it. */
 Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeout = 300)
 {
 	char *d = tmp_dir(), *path[2], text[2048];
@@ -297,7 +299,8 @@ Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeo
 			 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"%s-4096\","
 			 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":512,"
 			 "\"parallel\":{\"tp\":8,\"pp\":%d,\"dp\":%d},\"training\":{\"seq_len\":8192,"
-			 "\"global_batch\":%d,\"micro_batch\":1,\"precision\":\"bf16\"}}",
+			 "\"global_batch\":%d,\"micro_batch\":1,\"precision\":\"bf16\"},"
+			 "\"simulation\":{\"fold\":\"off\"}}",
 			 model[i], src_path(m), src_path("tests/data/fattree2-2to1-r128.json"), pp[i], dp,
 			 8 * dp);
 		snprintf(name, sizeof(name), "s%d.json", i);
@@ -307,15 +310,14 @@ Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeo
 	int st;
 	char *tty = run_on_pty(argv, "30", "\r\033[Kddlsim compare: ", &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, tty);
-	const char *fold = "/simulation/fold: warning: not folded: the oversubscribed fat tree is not "
-			   "symmetric at this node count (a partly filled leaf or pod); to shorten it: "
-			   "simulation.fold \"on\" folds it anyway (the replicas' paths taken as alike), "
-			   "or a node count that fills whole leaves and pods\r\n";
+	const char *fold = "/simulation/fold: warning: not folded: simulation.fold is \"off\"; to "
+			   "shorten it: set simulation.fold to \"auto\" (one data-parallel replica "
+			   "simulated for all)\r\n";
 	char want[4096];
 	snprintf(want, sizeof(want),
-		 "%s: warning: a long simulation: about 4.4 min of CPU for 8590 k events (5552 k tasks and "
+		 "%s: warning: a long simulation: about 3.2 min of CPU for 8590 k events (5552 k tasks and "
 		 "3037 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
-		 "%s: warning: a long simulation: about 7.9 min of CPU for 13.74 M events (8827 k tasks and "
+		 "%s: warning: a long simulation: about 5.7 min of CPU for 13.74 M events (8827 k tasks and "
 		 "4914 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
 		 "\r\033[Kddlsim compare: ", path[0], path[0], fold, path[1], path[1], fold);
 	cr_expect(!strncmp(tty, want, strlen(want)), "%s", tty);

@@ -9,6 +9,7 @@
 #include "cost.h"
 #include "profile.h"
 #include "testutil.h"
+#include "topology.h"
 
 #define FIXTURE "tests/data/profile-synthetic-h100.json"
 
@@ -437,4 +438,290 @@ Test(profile, scenario_with_profile_runs_end_to_end)
 	free(err);
 	free(sc);
 	free(dir);
+}
+
+/* --- the real H200 profile (calib/profiles/h200-sxm5-141gb.json) --------- */
+
+/* tests/data/profile-h200-excerpt.json: entries copied verbatim from the
+ * measured profile (tests/data/README.md lists which). */
+#define H200_EXCERPT "tests/data/profile-h200-excerpt.json"
+
+/* The excerpt's warning about its interference entry (it loads with it). */
+#define SLOWER_ALONE_WARNING \
+	"/interference/gemm_with_copy_s: warning: the GEMM ran faster beside the copy " \
+	"kernel (0.00162397 s) than alone (0.00170349 s, ratio 0.953): clock or power noise, " \
+	"no slowdown seen; compute beside communication is priced at the measured factor 1 " \
+	"(no slowdown)"
+
+static struct gpu_spec h200_preset(void)
+{
+	struct gpu_spec g;
+	struct diag d;
+	diag_init(&d, stderr);
+	cr_assert_eq(topology_gpu_preset_load(src_path("gpus/h200-sxm5-141gb.json"), &g, &d), 0);
+	diag_finish(&d);
+	return g;
+}
+
+/* The measured file as it is: fp8 GEMMs named "fp8_e4m3" (the documented
+ * name) and a GEMM that ran faster beside the copy kernel than alone (the
+ * board at its 700 W cap) load; the interference factor is 1, with a
+ * warning that says why. */
+Test(profile, loads_the_measured_h200_excerpt)
+{
+	struct diag d;
+	char want[1024];
+	diag_init(&d, NULL);
+	struct profile *p = profile_load(src_path(H200_EXCERPT), &d);
+	cr_assert_not_null(p, "%s", diag_text(&d));
+	cr_expect_eq(diag_count(&d), 0);
+	snprintf(want, sizeof(want), "%s: " SLOWER_ALONE_WARNING "\n", src_path(H200_EXCERPT));
+	cr_expect_str_eq(diag_text(&d), want);
+	cr_expect_eq(p->ngemm, 12);
+	cr_expect_eq(p->nconv, 9);
+	cr_expect_eq(p->nmem, 23);
+	cr_expect_eq(p->nattn, 6);
+	cr_expect_eq(p->nbw, 19);
+	cr_expect_eq(p->gemm[6].dtype, DTYPE_FP8);
+	cr_expect_eq(p->gemm[6].time_s, 0.000101472);
+	cr_expect_eq(p->gemm[0].dtype, DTYPE_BF16);
+	cr_expect_eq(profile_interference(p), 1);
+	profile_destroy(p);
+	diag_finish(&d);
+}
+
+/* Text of the excerpt with its first occurrence of key replaced by val. */
+static char *excerpt_with(const char *key, const char *val)
+{
+	FILE *f = fopen(src_path(H200_EXCERPT), "r");
+	static char buf[32768];
+	cr_assert_not_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return str_subst(buf, key, val);
+}
+
+/* The excerpt with key replaced by val is refused with exactly jpath_msg
+ * (and, when the interference entry is untouched, its warning). */
+static void expect_excerpt_error(const char *key, const char *val, const char *jpath_msg)
+{
+	struct diag d;
+	char *path, want[2048], *text = excerpt_with(key, val);
+	struct profile *p = load_text(text, &d, &path);
+	cr_assert_null(p);
+	if (strstr(key, "gemm_with_copy_s"))
+		snprintf(want, sizeof(want), "%s: %s\n", path, jpath_msg);
+	else
+		snprintf(want, sizeof(want), "%s: %s\n%s: " SLOWER_ALONE_WARNING "\n", path, jpath_msg, path);
+	cr_expect_str_eq(diag_text(&d), want);
+	diag_finish(&d);
+	free(path);
+	free(text);
+}
+
+/* calib never wrote the short "fp8": only the documented name loads. */
+Test(profile, gemm_dtype_is_calibs_name)
+{
+	expect_excerpt_error("\"fp8_e4m3\"", "\"fp8\"",
+			     "/gemm/6/dtype: error: expected one of {fp32, tf32, fp16, bf16, fp8_e4m3}, "
+			     "got 'fp8'");
+}
+
+Test(profile, interference_factor_is_with_over_alone_when_slower)
+{
+	struct diag d;
+	char *path, *text = excerpt_with("\"gemm_with_copy_s\": 0.00162397",
+					 "\"gemm_with_copy_s\": 0.00204419");
+	struct profile *p = load_text(text, &d, &path);
+	cr_assert_not_null(p, "%s", diag_text(&d));
+	cr_expect_str_eq(diag_text(&d), "");
+	cr_expect_float_eq(profile_interference(p), 0.00204419 / 0.00170349, 1e-12);
+	profile_destroy(p);
+	diag_finish(&d);
+	free(path);
+	free(text);
+}
+
+Test(profile, interference_beyond_the_limit_either_way_is_refused)
+{
+	expect_excerpt_error("\"gemm_with_copy_s\": 0.00162397", "\"gemm_with_copy_s\": 1e-5",
+			     "/interference/gemm_with_copy_s: error: must be within 100 x of gemm_alone_s "
+			     "(0.00170349 s: a GEMM slowed or sped up more than that by a copy is no "
+			     "measurement), got 1e-05 s");
+	expect_excerpt_error("\"gemm_with_copy_s\": 0.00162397", "\"gemm_with_copy_s\": 0.5",
+			     "/interference/gemm_with_copy_s: error: must be within 100 x of gemm_alone_s "
+			     "(0.00170349 s: a GEMM slowed or sped up more than that by a copy is no "
+			     "measurement), got 0.5 s");
+}
+
+/* Every section of the measured profile prices an op of its kind on the
+ * H200 preset: an fp8 and a bf16 GEMM and the three passes of a
+ * convolution at measured shapes (their measured times), cuDNN's fused
+ * attention at a measured shape, a SwiGLU and an RMSNorm on their curves,
+ * and an uncalibrated element-wise kernel on the d2d copy curve. */
+Test(profile, every_section_of_the_h200_excerpt_prices_ops)
+{
+	struct gpu_spec g = h200_preset();
+	struct diag d;
+	bool measured;
+	diag_init(&d, NULL);
+	struct cost *c = cost_profile_create(&g, src_path(H200_EXCERPT), &d);
+	cr_assert_not_null(c, "%s", diag_text(&d));
+	cr_expect_eq(cost_interference(c), 1);
+
+	struct op f8 = gemm("fp8", 4096, 4096, 4096, 1, DTYPE_FP8);
+	cr_expect_eq(cost_op_time_ex(c, &f8, &measured), 0.000101472);
+	cr_expect(measured);
+	struct op b16 = gemm("bf16", 8192, 8192, 8192, 1, DTYPE_BF16);
+	cr_expect_eq(cost_op_time_ex(c, &b16, &measured), 0.00141013);
+	cr_expect(measured);
+
+	/* conv 3x3, 64 -> 64 channels, 56 x 56, batch 64 (implicit GEMM dims) */
+	const double want_conv[3] = { 4.0288e-05, 4.568e-05, 4.584e-05 };
+	const double dims[3][3] = { { 64 * 56 * 56, 64, 576 }, { 64 * 56 * 56, 64, 576 },
+				    { 64, 576, 64 * 56 * 56 } };
+	for (int pass = 0; pass < 3; pass++) {
+		struct op cv = gemm("conv", dims[pass][0], dims[pass][1], dims[pass][2], 1, DTYPE_FP16);
+		cv.kind = OP_CONV, cv.conv_pass = pass;
+		cr_expect_eq(cost_op_time_ex(c, &cv, &measured), want_conv[pass], "pass %d", pass);
+		cr_expect(measured, "pass %d", pass);
+	}
+
+	for (int bwd = 0; bwd < 2; bwd++) {
+		struct op a;
+		memset(&a, 0, sizeof(a));
+		snprintf(a.name, sizeof(a.name), "flash_attn");
+		a.kind = OP_ATTN, a.pass = bwd ? PASS_BWD : PASS_FWD, a.dtype = DTYPE_BF16;
+		a.batch = 32, a.m = a.n = 4096, a.k = 128, a.causal = true;
+		a.flops = attention_flops(ATTN_FLASH, true, bwd, 32, 4096, 128);
+		double t = cost_op_time_ex(c, &a, &measured), want = bwd ? 0.00075656 : 0.000255328;
+		cr_expect(measured, "pass %d", bwd);
+		/* the rate is the entry's 4-5 significant TFLOP/s digits */
+		cr_expect(fabs(t / want - 1) < 1e-5, "pass %d: %.9g s, measured %.9g s", bwd, t, want);
+	}
+
+	/* s 8192 with 8 heads (Llama 70B at TP 8): the 8-head entry's rate
+	 * (501 TFLOP/s), not the 4-head one's (393) that shares its s;
+	 * 256 heads, 8x beyond the excerpt's largest (32): the roofline */
+	struct op a8;
+	memset(&a8, 0, sizeof(a8));
+	snprintf(a8.name, sizeof(a8.name), "flash_attn_8192");
+	a8.kind = OP_ATTN, a8.pass = PASS_FWD, a8.dtype = DTYPE_BF16;
+	a8.batch = 8, a8.m = a8.n = 8192, a8.k = 128, a8.causal = true;
+	a8.flops = attention_flops(ATTN_FLASH, true, false, 8, 8192, 128);
+	cr_expect_float_eq(cost_op_time_ex(c, &a8, &measured), a8.flops / 501.192e12, 1e-15);
+	cr_expect(measured);
+	a8.batch = 256, a8.flops = attention_flops(ATTN_FLASH, true, false, 256, 8192, 128);
+	cost_op_time_ex(c, &a8, &measured);
+	cr_expect(!measured);
+
+	struct op sw = membound("swiglu", "bias_swiglu_fwd", 16777216, 0);
+	cr_expect_eq(cost_op_time_ex(c, &sw, &measured), 9.648e-06);
+	cr_expect(measured);
+	struct op rms = membound("rms", "rmsnorm_fwd", 67084276, 4096);
+	cr_expect_eq(cost_op_time_ex(c, &rms, &measured), 5.52e-05);
+	cr_expect(measured);
+	struct op res = membound("residual", "residual_fwd", 268435456, 0);
+	cr_expect_eq(cost_op_time_ex(c, &res, &measured), 6.7312e-05);
+	cr_expect(measured);
+
+	const char *names;
+	cr_expect_eq(cost_roofline_ops(c, &names), 1, "%s", names);
+	cr_expect_str_eq(names, "flash_attn_8192");
+	cost_destroy(c);
+	diag_finish(&d);
+}
+
+static char *resnet50_h200_text(const char *profile_path, int micro_batch)
+{
+	static char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"name\": \"resnet50-h200-profile\", \"model\": \"%s\", \"topology\": \"%s\",\n"
+		 " \"nodes\": 1,\n"
+		 " \"training\": {\"global_batch\": %d, \"micro_batch\": %d, \"precision\": \"fp16\"},\n"
+		 " \"compute\": {\"stack\": \"mxnet-normconv\", \"cost\": \"profile\", \"profile\": \"%s\"}}\n",
+		 src_path("models/zoo/resnet50.json"), src_path("topologies/hgx-h200.json"),
+		 8 * micro_batch, micro_batch, profile_path);
+	return text;
+}
+
+/* A CNN scenario whose profile is refused reports the profile's error
+ * only: without a loaded model the scenario cannot tell a CNN (no
+ * seq_len) from a transformer, so it must not ask for seq_len (it did). */
+Test(profile, cnn_scenario_with_a_refused_profile_is_not_asked_for_seq_len)
+{
+	char *dir = tmp_dir(), *text = excerpt_with("\"gemm_with_copy_s\": 0.00162397",
+						   "\"gemm_with_copy_s\": 0.5");
+	char *prof = write_file(dir, "bad.json", text), want[4096];
+	snprintf(want, sizeof(want),
+		 "%s: /interference/gemm_with_copy_s: error: must be within 100 x of gemm_alone_s "
+		 "(0.00170349 s: a GEMM slowed or sped up more than that by a copy is no measurement), "
+		 "got 0.5 s\n", prof);
+	expect_run_error(resnet50_h200_text(prof, 32), want);
+	free(prof);
+	free(text);
+	free(dir);
+}
+
+/* The ResNet-50 H200 scenario priced by the measured excerpt runs; its
+ * 3x3 64-channel convolutions (measured at batch 32) come from the
+ * profile at their measured times. */
+Test(profile, resnet50_on_h200_runs_with_the_measured_profile)
+{
+	json_t *r = report_of_text(resnet50_h200_text(src_path(H200_EXCERPT), 32));
+	json_t *cm = json_object_get(r, "cost_model"), *ops = json_object_get(cm, "ops_per_microbatch"), *o;
+	size_t i;
+	int seen = 0;
+	cr_expect_str_eq(json_string_value(json_object_get(cm, "source")), "profile");
+	json_array_foreach(ops, i, o) {
+		const char *name = json_string_value(json_object_get(o, "op"));
+		if (strcmp(name, "conv3x3") != 0 || json_number_value(json_object_get(o, "n")) != 64 ||
+		    json_number_value(json_object_get(o, "m")) != 32 * 56 * 56)
+			continue;
+		cr_expect_str_eq(json_string_value(json_object_get(o, "source")), "profile");
+		cr_expect_float_eq(json_number_value(json_object_get(o, "time_s")), 2.696e-05, 1e-12);
+		seen++;
+	}
+	cr_expect_gt(seen, 0);
+	cr_expect_gt(jnum(r, "summary/iteration_time_s"), 0);
+	json_decref(r);
+}
+
+/* The committed profile itself loads on its GPU's preset, every entry of
+ * every section (no error; the interference warning), and an fp8 GEMM and
+ * a cuDNN attention backward of its shapes are priced from it. */
+Test(profile, the_committed_h200_profile_loads_whole)
+{
+	const char *path = src_path("calib/profiles/h200-sxm5-141gb.json");
+	struct gpu_spec g = h200_preset();
+	struct diag d;
+	bool measured;
+	diag_init(&d, NULL);
+	struct profile *p = profile_load(path, &d);
+	cr_assert_not_null(p, "%s", diag_text(&d));
+	cr_expect_eq(p->ngemm, 3371);
+	cr_expect_eq(p->nconv, 243);
+	cr_expect_eq(p->nmem, 930);
+	cr_expect_eq(p->nattn, 120);
+	cr_expect_eq(p->nbw, 73);
+	profile_destroy(p);
+	struct cost *c = cost_profile_create(&g, path, &d);
+	cr_assert_not_null(c, "%s", diag_text(&d));
+	cr_expect_eq(diag_count(&d), 0);
+	/* measured twice (grid, gemm 1031, and model shapes, 3194): the
+	 * geometric mean of the two times */
+	struct op f8 = gemm("fp8", 8192, 8192, 8192, 1, DTYPE_FP8);
+	cr_expect_float_eq(cost_op_time_ex(c, &f8, &measured), sqrt(0.000757504 * 0.00076208), 1e-15);
+	cr_expect(measured);
+	struct op a;
+	memset(&a, 0, sizeof(a));
+	a.kind = OP_ATTN, a.pass = PASS_BWD, a.dtype = DTYPE_BF16;
+	a.batch = 64, a.m = a.n = 8192, a.k = 128, a.causal = true;
+	a.flops = attention_flops(ATTN_FLASH, true, true, 64, 8192, 128);
+	cr_expect_float_eq(cost_op_time_ex(c, &a, &measured), a.flops / 495.814e12, 1e-15);
+	cr_expect(measured);
+	cost_destroy(c);
+	diag_finish(&d);
 }
