@@ -115,9 +115,9 @@
  *   l70 on 2,048 GPUs (classes)                       228   0.47M      158      54    0.71      1.11
  *   l70 on 4,096 GPUs (classes)                       228   0.66M     3219    2864   85.84     46.31
  *   l70 on 4,160 GPUs (folded, full leaves)             4   0.11M     1587    1547    4.64      9.30
- *   l8 on 1,024 GPUs (classes)                        177   0.68M     1128     848   11.79     11.74
+ *   l8 on 1,024 GPUs (classes)                        177   0.68M     1128     848   11.79     11.48
  *   l8 on 2,048 GPUs (classes)                        137   0.56M     1243    1007   11.64     11.55
- *   l8 on 4,096 GPUs (classes)                         57   0.29M     1094     994   15.59      7.69
+ *   l8 on 4,096 GPUs (classes)                         57   0.29M     1094     994   15.59      7.57
  *   l8 on 1,024 GPUs, 200 MB buckets (classes)        177   0.59M      807     592    3.36      4.91
  *   l8 on 2,048 GPUs, 400 MB buckets (classes)        137   0.45M      997     801    2.41      4.25
  *   l8 on 4,096 GPUs, 400 MB, 1 micro-batch [t]        57   0.04M     6173    5672    1.85      2.28

@@ -315,9 +315,9 @@ Test(longrun, compare_of_4096_gpus_on_the_2to1_tree_says_before_starting, .timeo
 			   "simulated for all)\r\n";
 	char want[4096];
 	snprintf(want, sizeof(want),
-		 "%s: warning: a long simulation: about 3.2 min of CPU for 8590 k events (5552 k tasks and "
+		 "%s: warning: a long simulation: about 3.1 min of CPU for 8590 k events (5552 k tasks and "
 		 "3037 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
-		 "%s: warning: a long simulation: about 5.7 min of CPU for 13.74 M events (8827 k tasks and "
+		 "%s: warning: a long simulation: about 5.4 min of CPU for 13.74 M events (8827 k tasks and "
 		 "4914 k flows on 4096 of 4096 ranks), estimated within 3x\r\n%s: %s"
 		 "\r\033[Kddlsim compare: ", path[0], path[0], fold, path[1], path[1], fold);
 	cr_expect(!strncmp(tty, want, strlen(want)), "%s", tty);

@@ -304,11 +304,11 @@ static char *html_of(const char *scenario, char **dir)
 /* The quickstart's decision: each headline figure exactly as printed. */
 static const char *const quickstart_decision[] = {
 	">16 × A100-SXM4-80GB</div>", ">2 nodes of DGX A100; 1 more at the bias (17)</div>",
-	">282.4 days</div>", ">±5.1 %: 268 – 296.8 days; 298 days at the bias</div>",
-	">$195.2 k</div>", ">±5.1 %: $185.3 k – $205.2 k; $205.9 k at the bias</div>",
-	">10.25 M tokens</div>", ">139.1 MWh</div>",
-	">51.17 s</div>", ">±5.1 %: 48.56 – 53.78 s; 53.99 s at the bias</div>",
-	">75.7 %</div>", ">±5.1 %: 72.0 – 79.7 %; 71.7 % at the bias</div>",
+	">284.7 days</div>", ">±5.1 %: 270.2 – 299.2 days; 300.3 days at the bias</div>",
+	">$196.8 k</div>", ">±5.1 %: $186.7 k – $206.8 k; $207.6 k at the bias</div>",
+	">10.16 M tokens</div>", ">140.2 MWh</div>",
+	">51.58 s</div>", ">±5.1 %: 48.95 – 54.21 s; 54.42 s at the bias</div>",
+	">75.1 %</div>", ">±5.1 %: 71.4 – 79.1 %; 71.2 % at the bias</div>",
 	">fits</div>", ">57.0 GB needed of 85.9 GB (stage 0, the fullest)</div>",
 	NULL
 };
@@ -346,8 +346,8 @@ Test(html, decision_page_first_with_each_figure_and_its_band, .timeout = 120)
 	const char *at = strstr(dec, band);
 	cr_expect(at && at < end, "the decision lacks '%s'", band);
 	/* human units in the appendix too */
-	cr_expect(strstr(html, "<td>2000 G tokens: 282.4 days, 108.5 k GPU-hours, $195.2 k</td>"));
-	cr_expect(strstr(html, "<td>20.01 samples/s, 81.96 k tokens/s</td>"));
+	cr_expect(strstr(html, "<td>2000 G tokens: 284.7 days, 109.3 k GPU-hours, $196.8 k</td>"));
+	cr_expect(strstr(html, "<td>19.85 samples/s, 81.31 k tokens/s</td>"));
 	expect_human_numbers(html);
 	free(html);
 	free(d);
