@@ -80,7 +80,7 @@ const char *cost_describe(const struct cost *c);
 
 /* The compute slowdown measured beside a copy kernel (a profile's
  * "interference": GEMM time with / alone), or 0 when the source has none
- * (the engine then uses its SM model, engine.h). */
+ * (the engine takes it as a floor under its SM model, engine.h). */
 double cost_interference(const struct cost *c);
 /* Provenance summary: number of distinct op names priced by measurement
  * and by roofline, and the names ("qkv,mlp_up,...") of each, borrowed. */

@@ -41,17 +41,20 @@
  * blocks; src/enqueue.cc) and take their share of HBM. While at least one
  * communication stream of a rank is inside a collective (from the
  * group's meeting to its last step), the rank's compute runs slower by a
- * factor f: the measured factor of a calib profile when the job has one
- * (interference_factor > 0, calib/bench_interference.c: a GEMM alone and
- * beside a copy kernel), else SMs / (SMs - C) with C the CTAs of the
- * collectives in flight (coll_plan.sm_channels). It is event-driven: a
+ * factor f: SMs / (SMs - C) with C the CTAs of the collectives in flight
+ * (coll_plan.sm_channels), or the measured factor of a calib profile when
+ * the job has one and it is larger (interference_factor > 0,
+ * calib/bench_interference.c: a GEMM alone and beside a copy kernel of
+ * 16 blocks; a collective does at least what that copy does, and on the
+ * H200 of calib/profiles the copy cost the GEMM 1.6 % at most at the
+ * power cap, below the SM model's 132 / 116). It is event-driven: a
  * compute task sleeps in segments, and every collective start and end
  * wakes it (a semaphore it sleeps on with a timeout) to re-evaluate its rate, so a GEMM of
  * T_alone that overlaps communication for a time o (wall clock) takes
  * T_alone + o (f - 1) / f. HBM traffic is not charged separately (a GEMM
  * is compute-bound; the measured factor includes it when there is one).
- * Without a measured factor, the board's clock drop while communication
- * runs beside compute multiplies the SM model's f: 1 + c (1 / r - 1),
+ * The board's clock drop while communication runs beside compute
+ * multiplies the SM model's f: 1 + c (1 / r - 1),
  * r the GPU's comm_overlap_clock_ratio (gpu.h) and c the share of the
  * compute time in compute-bound kernels (simulate.c).
  * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
@@ -205,7 +208,7 @@ struct engine_job {
 				   replicas whose ranks or traffic touch it are simulated whole
 				   (fold_partial.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
-	double interference_factor;          /* > 0: measured slowdown, replaces the SM model */
+	double interference_factor;          /* > 0: measured slowdown, a floor under the SM model */
 	double overlap_clock_slowdown;       /* >= 1: compute while a collective runs, on top of
 						the SM model: the clock drop (gpu.h
 						comm_overlap_clock_ratio) over the compute-bound

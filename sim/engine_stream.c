@@ -17,11 +17,16 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 {
 	if (ri->coll_active <= 0)
 		return 1;
-	if (S->job->interference_factor > 0)
-		return S->job->interference_factor;
-	int sm = S->job->sm_count, c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
-	double clk = S->job->overlap_clock_slowdown > 1 ? S->job->overlap_clock_slowdown : 1;
-	return (double)sm / (sm - c) * clk;
+	double f = 1;
+	int sm = S->job->sm_count;
+	if (sm > 1) {
+		int c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
+		double clk = S->job->overlap_clock_slowdown > 1 ? S->job->overlap_clock_slowdown : 1;
+		f = (double)sm / (sm - c) * clk;
+	}
+	/* a measured factor (a copy kernel beside a GEMM) is a floor: a
+	 * collective does at least what the copy does */
+	return fmax(f, S->job->interference_factor);
 }
 
 /* The throttling factor of rank at time t (engine.h), and in *next the

@@ -332,14 +332,29 @@ Test(engine, interference_under_a_long_collective_is_the_whole_factor)
 	rel_eq(st.compute_s[CAT_FORWARD], T * 100.0 / (100 - C));
 }
 
-/* A measured factor (calib profile) replaces the SM model; a collective
- * that runs after the compute slows nothing (next test). */
+/* A measured factor (calib profile) above the SM model's is taken; a
+ * collective that runs after the compute slows nothing (next test). */
 Test(engine, interference_measured_factor_and_no_overlap)
 {
 	double T = 0.01, o;
 	int C;
 	struct engine_rank_stats st = interfere(T, 256e6, true, 1.5, &o, &C);
+	cr_assert_lt(100.0 / (100 - C), 1.5, "%d CTAs", C);
 	rel_eq(st.compute_s[CAT_FORWARD], T + o * 0.5 / 1.5);
+}
+
+/* A measured factor below the SM model's (the H200's copy kernel: 1) is a
+ * floor, not a replacement: the SM model's slowdown stays. */
+Test(engine, interference_measured_factor_is_a_floor)
+{
+	double T = 0.01, o;
+	int C;
+	struct engine_rank_stats st = interfere(T, 256e6, true, 1.0, &o, &C);
+	cr_assert_gt(C, 0);
+	cr_assert_lt(o, T);
+	double f = 100.0 / (100 - C);
+	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
+	rel_eq(st.interference_s, o * (f - 1) / f);
 }
 
 Test(engine, interference_needs_an_overlap)
