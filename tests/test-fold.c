@@ -458,13 +458,12 @@ Test(fold, classes_on_a_partly_filled_oversubscribed_tree, .timeout = 300)
  * others into their representative, whose collectives' barriers wait for
  * it. Llama 3 8B, one GPU 1.3x slower (or node 2 throttled 1.5x for
  * 50 ms): on a non-blocking fabric the folded run equals the unfolded
- * one to 1e-9 with ring all-reduces (the throttled case +2.0e-4, below);
- * elsewhere it is within cheap
+ * one to 1e-9 with ring all-reduces; elsewhere it is within cheap
  * folding's own residue, as without a straggler (3-level fat tree, ring:
  * -5.8e-5 with the straggler, -8.6e-5 without; "auto", whose tree flows
  * are not all the representative's own: 3.7e-4 with the throttled
- * replica out of step). It simulates the representative's stages plus
- * the slow replica. */
+ * replica out of step). It simulates the representative replica (every
+ * TP rank, fold_pick_ranks) plus the slow replica. */
 static void partial_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
 				const char *algo, const char *what, int simulated, double tol)
 {
@@ -492,36 +491,36 @@ Test(fold, a_straggler_or_a_throttled_gpu_folds_the_other_replicas, .timeout = 6
 	const char *s70 = "\"stragglers\":{\"ranks\":[70],\"slowdown\":1.3}";
 	const char *thr = "\"throttle\":[{\"nodes\":[2],\"start_s\":0.05,\"duration_s\":0.05,"
 			  "\"factor\":1.5}]";
-	/* one replica of TP 8: the representative and the straggler's 8 */
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "auto", s17, 1 + 8, 1e-9);
-	/* two stages: the representative's 2 and the straggler's replica, 16 */
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", s40, 2 + 16, 1e-9);
-	/* +2.0e-4 (0.262644 s against 0.262591 s, measured 2026-11-26; equal
-	 * before the flash attention grid tail, models/attention.c): the
-	 * representative simulates TP rank 0 only, so the stage-1 gradient
-	 * rings of TP ranks 1-7 hold no rank of it and post only the whole
-	 * replica's flows (fold_cheap.c, holds_rep); unfolded, the flows into
-	 * the whole replica (rank 41 to 49) share their NIC with replica 1's
-	 * backward pipeline send of micro-batch 7, which now falls inside the
-	 * third bucket's all-reduce: 2168.9 us unfolded, 1833.4 folded (TP
-	 * rank 0's ring, with the representative's own flow and send, is
-	 * equal). Simulating every TP rank of the representative replica
-	 * where a replica is whole gives the unfolded figure exactly, at 32
-	 * ranks instead of 18: not done yet */
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "ring", thr, 2 + 16, 3e-4);
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", thr, 2 + 16, 1e-3);
-	partial_equals_full(FT1, 16, 8, 8, 2, "ring", s70, 2 + 16, 1e-4);
-	partial_equals_full(FT1, 16, 8, 8, 2, "auto", s70, 2 + 16, 1e-4);
+	/* one replica of TP 8: the representative replica's 8 (every TP rank
+	 * with a replica whole) and the straggler's 8 */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "auto", s17, 8 + 8, 1e-9);
+	/* two stages: the representative replica's 16 and the straggler's 16 */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", s40, 16 + 16, 1e-9);
+	/* equal since every TP rank of the representative replica is
+	 * simulated with a replica whole (fold.c, fold_pick_ranks): with TP
+	 * rank 0 alone, +2.0e-4 (0.262644 s against 0.262591 s, measured
+	 * 2026-11-26 with the flash attention grid tail; equal before it by
+	 * coincidence): the stage-1 gradient rings of TP ranks 1-7 held no
+	 * rank of the representative and posted only the throttled replica's
+	 * flows, while unfolded the flows into it (rank 41 to 49) share their
+	 * NIC with replica 1's backward pipeline send of micro-batch 7, now
+	 * inside the third bucket's all-reduce: 2168.9 us unfolded, 1833.4
+	 * folded (TP rank 0's ring, with the representative's own flow and
+	 * send, was equal) */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "ring", thr, 16 + 16, 1e-9);
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", thr, 16 + 16, 1e-3);
+	partial_equals_full(FT1, 16, 8, 8, 2, "ring", s70, 16 + 16, 1e-4);
+	partial_equals_full(FT1, 16, 8, 8, 2, "auto", s70, 16 + 16, 1e-4);
 	/* a degraded NIC: its node's replica and the ring predecessor's, whose
 	 * flow enters the NIC; a leaf's uplinks: the replicas of its 4 nodes
 	 * and the one whose ring flow enters the leaf (TP 8 x DP 8 x PP 2 on
 	 * 16 nodes, tp,dp,pp: replica d on nodes d and d + 8). Equal to the
 	 * unfolded run; +1.5e-4 on the leaf without the predecessor's replica */
 	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "ring",
-			    "\"degraded_links\":[{\"link\":\"nic3_0\",\"bw_factor\":0.25}]", 1 + 2 * 8,
+			    "\"degraded_links\":[{\"link\":\"nic3_0\",\"bw_factor\":0.25}]", 8 + 2 * 8,
 			    1e-9);
 	partial_equals_full(FT1, 16, 8, 8, 2, "ring",
-			    "\"degraded_links\":[{\"link\":\"lu1\",\"bw_factor\":0.5}]", 2 + 5 * 16,
+			    "\"degraded_links\":[{\"link\":\"lu1\",\"bw_factor\":0.5}]", 16 + 5 * 16,
 			    1e-9);
 }
 
