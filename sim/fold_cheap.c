@@ -20,7 +20,7 @@ static bool holds_rep(const struct fold *F, const int *mem, int n)
 		if (F->active[mem[i]]) {
 			int c[DIM_N];
 			placement_coords(pl, mem[i], c);
-			if (c[DIM_DP] == F->rep_dp && c[DIM_TP] == 0 && c[DIM_CP] == 0)
+			if (c[DIM_DP] == F->rep_dp)
 				return true;
 		}
 	return false;

@@ -152,9 +152,16 @@ Test(fold, auto_folds_exactly_where_gpus_share_a_nic, .timeout = 300)
 
 /* "exact" simulates every rank where a tree meets a pipeline: its whole
  * groups do not reproduce the unfolded run there (this case folded
- * "exact" would read -0.5 %), while cheap folding ("auto", "on") equals
- * it on a fabric of full bisection such as this non-blocking switch
- * (0.432538966543019 s both). */
+ * "exact" would read -0.5 %). Cheap folding ("auto", "on") folds it with
+ * the residue of a tree with a pipeline (fold_cheap.c: the busiest tree
+ * members' NICs also carry their own replicas' pipeline messages, which
+ * it does not post): equal (0.432538966543019 s both) until the flash
+ * attention grid tail (models/attention.c) moved the compute against the
+ * buckets; measured 2026-11-26 with it: 0.439388 s against 0.439947 s
+ * (-0.127 %), within the 3e-3 of a_tree_is_paced_by_its_busiest_member:
+ * the stage-1 tree all-reduces take 134.515 ms of DP comm folded against
+ * 135.158 ms on every unfolded replica (they wait for the member whose
+ * NIC also carries its replica's pipeline messages; stage 0 0.56 ms). */
 Test(fold, exact_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
 {
 	char *d = tmp_dir(), text[2048], args[4096], *err = NULL;
@@ -187,7 +194,7 @@ Test(fold, exact_does_not_fold_a_tree_with_a_pipeline, .timeout = 300)
 		}
 		json_decref(r);
 	}
-	cr_assert_lt(fabs(it[1] / it[0] - 1), 1e-9, "auto %.17g, every rank %.17g", it[1], it[0]);
+	cr_assert_lt(fabs(it[1] / it[0] - 1), 3e-3, "auto %.17g, every rank %.17g", it[1], it[0]);
 }
 
 /* A small model (3 MB of gradients per layer and TP rank) with 2 MB
@@ -239,10 +246,19 @@ static json_t *run_report(const char *d, const char *scenario, const char *name,
  * here), and, on an oversubscribed
  * fabric (the 2:1 tree), rings over several leaves whose end members
  * cross the uplinks (more than 2 stages). On the 1:1 tree such rings fold
- * "exact", and cheap folding ("auto") folds a forced tree with a pipeline,
- * both equal to the unfolded run to 1e-9 (simulate_fold.c,
+ * "exact", equal to the unfolded run to 1e-9 (simulate_fold.c,
  * full_bisection; before plain max-min sharing the replicas drifted:
- * TP 8 x PP 8 x DP 8 over 64 nodes, folded 0.56901 s against 0.56600 s). */
+ * TP 8 x PP 8 x DP 8 over 64 nodes, folded 0.56901 s against 0.56600 s),
+ * and cheap folding ("auto") folds a forced tree with a pipeline, with
+ * the residue of a tree with a pipeline: equal until the flash attention
+ * grid tail (models/attention.c); measured 2026-11-26 with it, 0.0140453 s
+ * against 0.0137725 s (+1.98 %). The stage-3 and stage-2 tree all-reduces
+ * end early folded (520 against 552 us, 444 against 458 us: unfolded, the
+ * busiest members' NICs also carry their replicas' pipeline messages),
+ * so the stage-2 representative's second 2 MB bucket starts 15 us sooner
+ * and shares its NIC with the 4 MB backward send to stage 1 (micro-batch
+ * 3) longer: 301 us instead of 242; stage 0 waits 0.563 ms on the
+ * pipeline where the unfolded replicas wait 0.350 to 0.521 ms. */
 Test(fold, exact_folds_pipelines_on_full_bisection_not_on_oversubscribed, .timeout = 600)
 {
 	char *d = tmp_dir();
@@ -283,8 +299,8 @@ Test(fold, exact_folds_pipelines_on_full_bisection_not_on_oversubscribed, .timeo
 					  (f == 0), "%s", name);
 			json_decref(r);
 		}
-		cr_expect_lt(fabs(it[0] / it[1] - 1), 1e-9, "%s %s: folded %.17g, unfolded %.17g",
-			     fold[i], algo[i], it[0], it[1]);
+		cr_expect_lt(fabs(it[0] / it[1] - 1), i ? 2.5e-2 : 1e-9,
+			     "%s %s: folded %.17g, unfolded %.17g", fold[i], algo[i], it[0], it[1]);
 	}
 }
 
@@ -449,8 +465,8 @@ Test(fold, classes_on_a_partly_filled_oversubscribed_tree, .timeout = 300)
  * folding's own residue, as without a straggler (3-level fat tree, ring:
  * -5.8e-5 with the straggler, -8.6e-5 without; "auto", whose tree flows
  * are not all the representative's own: 3.7e-4 with the throttled
- * replica out of step). It simulates the representative's stages plus
- * the slow replica. */
+ * replica out of step). It simulates the representative replica (every
+ * TP rank, fold_pick_ranks) plus the slow replica. */
 static void partial_equals_full(const char *topo, int nodes, int tp, int dp, int pp,
 				const char *algo, const char *what, int simulated, double tol)
 {
@@ -478,24 +494,36 @@ Test(fold, a_straggler_or_a_throttled_gpu_folds_the_other_replicas, .timeout = 6
 	const char *s70 = "\"stragglers\":{\"ranks\":[70],\"slowdown\":1.3}";
 	const char *thr = "\"throttle\":[{\"nodes\":[2],\"start_s\":0.05,\"duration_s\":0.05,"
 			  "\"factor\":1.5}]";
-	/* one replica of TP 8: the representative and the straggler's 8 */
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "auto", s17, 1 + 8, 1e-9);
-	/* two stages: the representative's 2 and the straggler's replica, 16 */
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", s40, 2 + 16, 1e-9);
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "ring", thr, 2 + 16, 1e-9);
-	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", thr, 2 + 16, 1e-3);
-	partial_equals_full(FT1, 16, 8, 8, 2, "ring", s70, 2 + 16, 1e-4);
-	partial_equals_full(FT1, 16, 8, 8, 2, "auto", s70, 2 + 16, 1e-4);
+	/* one replica of TP 8: the representative replica's 8 (every TP rank
+	 * with a replica whole) and the straggler's 8 */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "auto", s17, 8 + 8, 1e-9);
+	/* two stages: the representative replica's 16 and the straggler's 16 */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", s40, 16 + 16, 1e-9);
+	/* equal since every TP rank of the representative replica is
+	 * simulated with a replica whole (fold.c, fold_pick_ranks): with TP
+	 * rank 0 alone, +2.0e-4 (0.262644 s against 0.262591 s, measured
+	 * 2026-11-26 with the flash attention grid tail; equal before it by
+	 * coincidence): the stage-1 gradient rings of TP ranks 1-7 held no
+	 * rank of the representative and posted only the throttled replica's
+	 * flows, while unfolded the flows into it (rank 41 to 49) share their
+	 * NIC with replica 1's backward pipeline send of micro-batch 7, now
+	 * inside the third bucket's all-reduce: 2168.9 us unfolded, 1833.4
+	 * folded (TP rank 0's ring, with the representative's own flow and
+	 * send, was equal) */
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "ring", thr, 16 + 16, 1e-9);
+	partial_equals_full("topologies/dgx-h100.json", 8, 8, 4, 2, "auto", thr, 16 + 16, 1e-3);
+	partial_equals_full(FT1, 16, 8, 8, 2, "ring", s70, 16 + 16, 1e-4);
+	partial_equals_full(FT1, 16, 8, 8, 2, "auto", s70, 16 + 16, 1e-4);
 	/* a degraded NIC: its node's replica and the ring predecessor's, whose
 	 * flow enters the NIC; a leaf's uplinks: the replicas of its 4 nodes
 	 * and the one whose ring flow enters the leaf (TP 8 x DP 8 x PP 2 on
 	 * 16 nodes, tp,dp,pp: replica d on nodes d and d + 8). Equal to the
 	 * unfolded run; +1.5e-4 on the leaf without the predecessor's replica */
 	partial_equals_full("topologies/dgx-h100.json", 8, 8, 8, 1, "ring",
-			    "\"degraded_links\":[{\"link\":\"nic3_0\",\"bw_factor\":0.25}]", 1 + 2 * 8,
+			    "\"degraded_links\":[{\"link\":\"nic3_0\",\"bw_factor\":0.25}]", 8 + 2 * 8,
 			    1e-9);
 	partial_equals_full(FT1, 16, 8, 8, 2, "ring",
-			    "\"degraded_links\":[{\"link\":\"lu1\",\"bw_factor\":0.5}]", 2 + 5 * 16,
+			    "\"degraded_links\":[{\"link\":\"lu1\",\"bw_factor\":0.5}]", 16 + 5 * 16,
 			    1e-9);
 }
 
@@ -547,9 +575,16 @@ Test(fold, cheap_folding_carries_the_uplinks_load, .timeout = 600)
 	cheap_within(FT3, 12, 6, 2, "ring", "auto", 1e-9);
 	cheap_within(FT3, 12, 6, 2, "auto", "auto", 1e-9);
 	cheap_within(FT2, 12, 6, 2, "ring", "on", 1e-9);
-	/* the partly filled leaf, folded anyway: -0.12 % and -0.026 % */
+	/* the partly filled leaf, folded anyway (the replicas' paths taken as
+	 * alike): -0.12 % and -0.026 %; "auto" -0.126 % (0.106150 s against
+	 * 0.106284 s) since the flash attention grid tail moved the compute
+	 * against the buckets (measured 2026-11-26): all of it stage 1's
+	 * gradient all-reduces, 45.222 ms folded against 45.356 ms unfolded
+	 * (rings through the partly filled leaf's replica 10, whose own
+	 * members read 45.691 ms), within the -0.74 to +0.17 % docs/howto.md
+	 * gives for "on" on a partly filled leaf */
 	cheap_within(FT2, 22, 11, 2, "ring", "on", 1.5e-3);
-	cheap_within(FT2, 22, 11, 2, "auto", "on", 5e-4);
+	cheap_within(FT2, 22, 11, 2, "auto", "on", 1.5e-3);
 }
 
 /* The small model's DP 10 over two leaves of the 2:1 tree with PP 4,

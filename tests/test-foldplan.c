@@ -111,22 +111,27 @@ Test(foldplan, exact_folding_keeps_replica_0_for_trees)
 
 /* A straggler (rank 29: tp 5 of replica 3) makes its replica distinct:
  * replica 3 is simulated whole (ranks 24..31), and replica 0 still
- * represents the others: 8 + 1 ranks. */
+ * represents the others, with every TP rank (so that replica 3's rings of
+ * TP rank k hold a rank of it: fold_pick_ranks): 8 + 8 ranks; a folded
+ * rank stands by its own TP rank of replica 0. */
 Test(foldplan, a_straggler_makes_its_replica_simulated_whole)
 {
 	struct job j;
 	job_init(&j, 16, "ring", false);
 	j.distinct[29] = 1;
 	j.ej.distinct = j.distinct;
-	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(pick(&j), 16);
 	cr_expect_eq(j.F.rep_dp, 0);
 	for (int r = 24; r < 32; r++) {
 		cr_expect(j.F.active[r], "rank %d", r);
 		cr_expect_eq(fold_representative(&j.F, r), r);
 	}
-	cr_expect(j.F.active[0]);
-	cr_expect_eq(fold_representative(&j.F, 1), 0);
+	for (int r = 0; r < 8; r++)
+		cr_expect(j.F.active[r], "rank %d", r);
+	cr_expect(!j.F.active[8]);
+	cr_expect_eq(fold_representative(&j.F, 1), 1);
 	cr_expect_eq(fold_representative(&j.F, 40), 0);
+	cr_expect_eq(fold_representative(&j.F, 45), 5);
 	job_finish(&j);
 }
 
@@ -139,11 +144,11 @@ Test(foldplan, a_straggler_in_replica_0_moves_the_representative)
 	job_init(&j, 4, "ring", false);
 	j.distinct[2] = 1;
 	j.ej.distinct = j.distinct;
-	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(pick(&j), 16);
 	cr_expect_eq(j.F.rep_dp, 1);
-	for (int r = 0; r < 9; r++)
+	for (int r = 0; r < 16; r++)
 		cr_expect(j.F.active[r], "rank %d", r);
-	cr_expect_eq(fold_representative(&j.F, 20), 8);
+	cr_expect_eq(fold_representative(&j.F, 20), 12);
 	job_finish(&j);
 }
 
@@ -155,11 +160,10 @@ Test(foldplan, a_straggler_in_the_majority_moves_it_to_the_next_member)
 	job_init(&j, 16, "tree", false);
 	j.distinct[12] = 1;     /* tp 4 of replica 1 */
 	j.ej.distinct = j.distinct;
-	cr_expect_eq(pick(&j), 9);
+	cr_expect_eq(pick(&j), 16);
 	cr_expect_eq(j.F.rep_dp, 2);
-	for (int r = 8; r < 16; r++)
+	for (int r = 8; r < 24; r++)
 		cr_expect(j.F.active[r], "rank %d", r);
-	cr_expect(j.F.active[16]);
 	cr_expect_eq(fold_representative(&j.F, 0), 16);
 	job_finish(&j);
 }
@@ -216,7 +220,8 @@ Test(foldplan, groups_are_shared_by_their_members)
 
 /* The classes a summary (the trace) shows: folded, a straggler (rank 29
  * of replica 3) alone, its 7 peers of the replica simulated whole one
- * class, every other rank of the representative's; unfolded, the same
+ * class, every other rank of the representative's (its 8 TP ranks
+ * simulated, one class); unfolded, the same
  * split without folding (its peers by their first rank, the other
  * replicas' ranks by rank 0). */
 Test(foldplan, classes_put_a_straggler_alone_and_its_replica_apart)
@@ -227,7 +232,7 @@ Test(foldplan, classes_put_a_straggler_alone_and_its_replica_apart)
 		j.ej.fold = folded;
 		j.distinct[29] = 1;
 		j.ej.distinct = j.distinct;
-		cr_expect_eq(pick(&j), folded ? 9 : 128);
+		cr_expect_eq(pick(&j), folded ? 16 : 128);
 		int cls[128], classes = 0;
 		fold_classes(&j.F, cls);
 		for (int r = 0; r < 128; r++) {
