@@ -160,7 +160,7 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 /* The 1.5 efficiency keys (in situ and per class). */
 static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
 				       "attention_backends", "comm_overlap_clock_ratio",
-				       "gemm_libraries", NULL };
+				       "gemm_libraries", "flash_sustained_ratio", NULL };
 
 /* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
 static void need_15(int minor, struct jobj *jo, const char *key)
@@ -196,7 +196,7 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 	jobj_end(&gl);
 }
 
-/* mem_rowwise_max, sustained_clock_ratio, comm_overlap_clock_ratio,
+/* mem_rowwise_max, sustained_clock_ratio, flash_sustained_ratio, comm_overlap_clock_ratio,
  * gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
  * source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
@@ -208,6 +208,7 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 		return;
 	read_positive(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT);
 	read_positive(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT);
+	read_positive(ef, "flash_sustained_ratio", &g->flash_sustained_ratio, JUNIT);
 	read_positive(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT);
 	load_gemm_libraries(ef, g);
 	struct jobj ab, be;
@@ -277,6 +278,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 	g->mem_eff_max = 0.85;
 	g->kernel_launch_s = 4e-6;
 	g->sustained_clock_ratio = 1;
+	g->flash_sustained_ratio = 1;
 	g->comm_overlap_clock_ratio = 1;
 	g->gemm_tile_m = 128;
 	g->gemm_tile_n = 256;

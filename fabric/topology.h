@@ -53,6 +53,9 @@
  *   gpu.efficiency.sustained_clock_ratio number 0..1 1     (1.5) compute clock inside a training step
  *                                                          over the benchmarks' (compute-bound kernels
  *                                                          run 1/ratio slower; cost_roofline.c)
+ *   gpu.efficiency.flash_sustained_ratio number 0..1 1     (1.5) flash attention's throughput in a steady
+ *                                                          step over its burst benchmarks' (on top of
+ *                                                          sustained_clock_ratio; cost_roofline.c)
  *   gpu.efficiency.comm_overlap_clock_ratio number 0..1 1  (1.5) the same while a collective runs beside
  *                                                          compute (the engine, compute-bound share)
  *   gpu.efficiency.attention_backends object -   -         (1.5) per flash kernel ("fa2", "fa3",

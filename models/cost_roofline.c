@@ -28,7 +28,9 @@
  * (attention.h, attention_grid_factor). Compute-bound
  * kernels (GEMM, convolution, attention) run at the clock a training step
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
- * kernel (cost_roofline_time_isolated, what a micro-benchmark measures).
+ * kernel (cost_roofline_time_isolated, what a micro-benchmark measures);
+ * flash attention, whose efficiencies come from burst benchmarks, also
+ * at gpu flash_sustained_ratio in situ.
  *
  * A memory-bound kernel moves its HBM bytes at mem_max of the bandwidth,
  * the fraction a streaming kernel reaches. A row-wise kernel (norms,
@@ -75,7 +77,9 @@ static double gemm_compute_time(const struct gpu_spec *g, const struct op *op, d
 	return t / fmin(q, 1);
 }
 
-static double roofline(const struct gpu_spec *g, const struct op *op, double clk)
+/* clk: the compute clock's ratio in situ (1: isolated); fclk: flash
+ * attention's on top of it. */
+static double roofline(const struct gpu_spec *g, const struct op *op, double clk, double fclk)
 {
 	double mem_t = 0, comp_t = 0;
 
@@ -93,7 +97,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			enum attn_backend be = op->backend[g->compute_capability >= 9];
 			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD,
 							op->m, op->k, op->causal);
-			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk) *
+			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
@@ -109,12 +113,13 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
 {
 	double clk = g->sustained_clock_ratio > 0 ? g->sustained_clock_ratio : 1;
-	return roofline(g, op, clk);
+	double fclk = g->flash_sustained_ratio > 0 ? g->flash_sustained_ratio : 1;
+	return roofline(g, op, clk, fclk);
 }
 
 double cost_roofline_time_isolated(const struct gpu_spec *g, const struct op *op)
 {
-	return roofline(g, op, 1);
+	return roofline(g, op, 1, 1);
 }
 
 static double roofline_op_time(struct cost *c, const struct op *op, bool *measured)

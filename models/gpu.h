@@ -58,6 +58,11 @@ struct gpu_spec {
 	 * compute-bound kernels run this much slower in situ; 1 = as
 	 * measured alone. */
 	double sustained_clock_ratio;
+	/* Flash attention's throughput inside a steady training step over
+	 * its throughput in the burst benchmarks its efficiencies come from
+	 * (the board at its boost clock, not yet at the power cap): on top of
+	 * sustained_clock_ratio for OP_ATTN; 1 = no difference known. */
+	double flash_sustained_ratio;
 	/* The same while communication kernels run beside compute (their
 	 * SMs and HBM traffic push the board to its power limit): the
 	 * engine applies it to compute-bound kernels that overlap a

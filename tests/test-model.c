@@ -165,6 +165,28 @@ Test(model, flash_grid_tail_by_hand)
 			   1e-9 * op.flops / (989e12 * fe));
 }
 
+/* In situ, flash attention also runs at flash_sustained_ratio (its
+ * efficiencies are burst figures) on top of sustained_clock_ratio; a GEMM
+ * only at sustained_clock_ratio; isolated, neither. */
+Test(model, flash_runs_at_its_sustained_ratio_in_situ)
+{
+	struct gpu_spec g = { .hbm_bw_Bps = 4.8e12, .sm_count = 132, .gemm_eff_max = 0.8,
+			      .mem_eff_max = 1, .flash_fwd_max = 0.6, .flash_bwd_max = 0.5,
+			      .gemm_tile_m = 128, .gemm_tile_n = 256,
+			      .sustained_clock_ratio = 0.95, .flash_sustained_ratio = 0.9 };
+	g.peak_flops[DTYPE_BF16] = 989e12;
+	struct op at = { .kind = OP_ATTN, .pass = PASS_BWD, .dtype = DTYPE_BF16, .batch = 64,
+			 .m = 4096, .n = 4096, .k = 128, .causal = true };
+	at.flops = attention_flops(ATTN_FLASH, true, true, 64, 4096, 128);
+	double iso = cost_roofline_time_isolated(&g, &at);  /* no launch latency, no bytes */
+	cr_expect_float_eq(cost_roofline_time(&g, &at), iso / (0.95 * 0.9), 1e-9 * iso);
+	struct op mm = { .kind = OP_GEMM, .dtype = DTYPE_BF16, .m = 8192, .n = 8192, .k = 8192,
+			 .batch = 1 };
+	mm.flops = 2 * mm.m * mm.n * mm.k;
+	double gi = cost_roofline_time_isolated(&g, &mm);
+	cr_expect_float_eq(cost_roofline_time(&g, &mm), gi / 0.95, 1e-9 * gi);
+}
+
 /* Flash attention's hardware FLOPs against the unfused count (attention.h):
  * causal forward does half of 4 s^2 d, the backward 2.5x its forward
  * (QK^T recomputed); unfused does the full square, backward 2x. */

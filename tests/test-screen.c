@@ -40,8 +40,9 @@ static struct candidate *screen(const char *topo, int nodes, long *n)
 
 /* A screen as the search before coll_time.c made it (commit 994ce86,
  * every collective built as a plan; equal to coll_time.c's at e37dec3),
- * re-recorded when the flash-attention grid tail (attention.h) moved
- * compute on 2026-11-26: the best three and the sums over
+ * re-recorded when the flash-attention grid tail (attention.h) and the
+ * H100/H200 flash_sustained_ratio moved compute on 2026-11-26: the best
+ * three and the sums over
  * the best 1000 (n of them) of the estimated iteration (s) and of the
  * busy fraction weighted by rank, which moves if the order does. */
 struct recorded {
@@ -54,25 +55,25 @@ struct recorded {
 
 static const struct recorded recorded[] = {
 	{ "topologies/dgx-h100-fattree3.json", 2048,
-	  { { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,pp,dp", 1.2635553981881624, 0.54498893180467789 },
-	    { "tp8 pp4v4 dp512 mb1 gb2048 z2 none sp tp,pp,dp", 1.2635553981881624, 0.54498893180467789 },
-	    { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,dp,pp", 1.2636313981881624, 0.54495615392429553 } },
-	  1000, 2503.4692625118951, 112087.50730063733 },
+	  { { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,pp,dp", 1.2731915591387413, 0.54810624516446804 },
+	    { "tp8 pp4v4 dp512 mb1 gb2048 z2 none sp tp,pp,dp", 1.2731915591387413, 0.54810624516446804 },
+	    { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,dp,pp", 1.2732675591387412, 0.54807352927978736 } },
+	  1000, 2524.6406932800719, 112540.16849430042 },
 	{ "topologies/dgx-h100-fattree3.json", 64,
-	  { { "tp4 pp1 dp128 mb1 gb2048 z3 none sp tp,dp,pp", 24.705591716413412, 0.86440218413518632 },
-	    { "tp4 pp1 dp128 mb1 gb1024 z3 none sp tp,dp,pp", 12.35369049578453, 0.86433958529668187 },
-	    { "tp4 pp1 dp128 mb1 gb512 z3 none sp tp,dp,pp", 6.1777398854700909, 0.86421441481567352 } },
-	  1000, 21020.161661540686, 372121.08383438142 },
+	  { { "tp4 pp1 dp128 mb1 gb2048 z3 none sp tp,dp,pp", 24.970410152854505, 0.86584023827055434 },
+	    { "tp4 pp1 dp128 mb1 gb1024 z3 none sp tp,dp,pp", 12.486099714005077, 0.86577820022574525 },
+	    { "tp4 pp1 dp128 mb1 gb512 z3 none sp tp,dp,pp", 6.2439444945803642, 0.86565415080271513 } },
+	  1000, 21231.574123308095, 373089.91831497243 },
 	{ "topologies/dgx-h100-fattree2-2to1.json", 256,
-	  { { "tp4 pp1 dp512 mb1 gb2048 z3 none sp tp,dp,pp", 6.541409144300717, 0.81616846496393758 },
-	    { "tp4 pp1 dp512 mb1 gb2048 z3 selective sp tp,dp,pp", 6.541409144300717, 0.83997841369952997 },
-	    { "tp4 pp1 dp512 mb1 gb1024 z3 none sp tp,dp,pp", 3.2709282315448145, 0.81611265703061531 } },
-	  1000, 6574.770533482354, 327257.46033794648 },
+	  { { "tp4 pp1 dp512 mb1 gb2048 z3 none sp tp,dp,pp", 6.541409144300717, 0.826289313186366 },
+	    { "tp4 pp1 dp512 mb1 gb2048 z3 selective sp tp,dp,pp", 6.541409144300717, 0.852491897435535 },
+	    { "tp4 pp1 dp512 mb1 gb1024 z3 none sp tp,dp,pp", 3.2709282315448145, 0.82623281321010533 } },
+	  1000, 6637.1868099376843, 328271.19729692221 },
 	{ "topologies/dgx-h100-rail.json", 32,
-	  { { "tp4 pp1 dp64 mb1 gb2048 z3 none sp tp,dp,pp", 49.411183432826824, 0.86440218413518632 },
-	    { "tp4 pp1 dp64 mb1 gb1024 z3 none sp tp,dp,pp", 24.70738099156906, 0.86433958529668187 },
-	    { "tp4 pp1 dp64 mb1 gb512 z3 none sp tp,dp,pp", 12.355479770940182, 0.86421441481567352 } },
-	  1000, 39956.318682481542, 381524.90004787024 },
+	  { { "tp4 pp1 dp64 mb1 gb2048 z3 none sp tp,dp,pp", 49.940820305709011, 0.86584023827055434 },
+	    { "tp4 pp1 dp64 mb1 gb1024 z3 none sp tp,dp,pp", 24.972199428010153, 0.86577820022574525 },
+	    { "tp4 pp1 dp64 mb1 gb512 z3 none sp tp,dp,pp", 12.487888989160728, 0.86565415080271513 } },
+	  1000, 40361.260618845772, 382509.94335200969 },
 	{ "topologies/dgx-a100.json", 128,
 	  { { "tp4 pp1 dp256 mb1 gb2048 z3 none sp tp,dp,pp", 32.948804617470749, 0.91886144892748733 },
 	    { "tp4 pp1 dp256 mb1 gb1024 z3 none sp tp,dp,pp", 16.475068066930568, 0.91882431769759587 },
