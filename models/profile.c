@@ -253,7 +253,7 @@ static void load_interference(struct jobj *root, struct profile *p)
 			diag_warn(root->d, root->file, "/interference/gemm_with_copy_s",
 				  "the GEMM ran faster beside the copy kernel (%g s) than alone (%g s, "
 				  "ratio %.3f): clock or power noise, no slowdown seen; compute beside "
-				  "communication is priced at the measured factor 1 (no slowdown)",
+				  "communication is priced by the SM-share model alone",
 				  w, a, w / a);
 	}
 	jobj_end(&jo);
