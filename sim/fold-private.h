@@ -33,6 +33,13 @@ int fold_link_ids(struct fold *F, int a, int b, int *ids, bool add);
  * made) (fold_exact.c). */
 int fold_closure(struct fold *F, unsigned char *used);
 
+/* Call fn(ctx, c) with the plan of every other instance of group kind
+ * on stage's ranks than mem's (of n members; instances of one member
+ * skipped), in rank order; c is valid until the next cplan_get. Returns
+ * 0, or -1 when a plan cannot be made or fn returns < 0 (fold.c). */
+int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, int n, int op,
+			  double bytes, int (*fn)(void *ctx, struct cplan *c), void *ctx);
+
 /* Which fat-tree uplinks can bind a rate (those narrower than what feeds
  * them: F->lu_binds, F->pod_binds) and whether cheap folding posts the
  * folded ranks' flows over them (F->uplink_copies) (fold_uplink.c). */

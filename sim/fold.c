@@ -273,3 +273,29 @@ int fold_representative(const struct fold *F, int r)
 	int same = placement_rank(pl, c[DIM_TP], F->rep_dp, c[DIM_PP]);
 	return c[DIM_CP] == 0 && F->active[same] ? same : placement_rank(pl, 0, F->rep_dp, c[DIM_PP]);
 }
+int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, int n, int op,
+			  double bytes, int (*fn)(void *ctx, struct cplan *c), void *ctx)
+{
+	const struct placement *pl = F->job->pl;
+	int *tmp = xreallocarray(NULL, (size_t)placement_group_size(pl, kind) + 1, sizeof(*tmp));
+	unsigned char *seen = xcalloc((size_t)pl->nranks + 1, 1);
+	int rc = 0;
+	for (int i = 0; i < n; i++)
+		seen[mem[i]] = 1;
+	for (int r = 0; r < pl->nranks && rc == 0; r++) {
+		int c[DIM_N];
+		placement_coords(pl, r, c);
+		if (seen[r] || c[DIM_PP] != stage)
+			continue;
+		int m = placement_group(pl, kind, r, tmp);
+		for (int i = 0; i < m; i++)
+			seen[tmp[i]] = 1;
+		if (m <= 1)
+			continue;
+		struct cplan *mc = cplan_get(&F->cache, kind, tmp, m, op, bytes);
+		rc = mc ? fn(ctx, mc) : -1;
+	}
+	free(seen);
+	free(tmp);
+	return rc < 0 ? -1 : 0;
+}

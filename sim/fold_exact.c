@@ -157,6 +157,22 @@ static bool stage_of_is(const struct placement *pl, int r, int stage)
 	return c[DIM_PP] == stage;
 }
 
+struct mirror_list {
+	struct fold *F;
+	struct coll_plan **mir;
+	int n, cap;
+};
+
+static int add_mirror(void *ctx, struct cplan *mc)
+{
+	struct mirror_list *L = ctx;
+	if (plan_posted(L->F, mc)) {
+		XGROW(L->mir, L->cap, (size_t)L->n + 1);
+		L->mir[L->n++] = mc->p;
+	}
+	return 0;
+}
+
 /* Folded: the plans of the group kind of mem (the group of a simulated
  * rank of stage) and of every mirror group of the same stage whose flows
  * are posted, the group's own first. In the unfolded simulation every
@@ -167,40 +183,18 @@ static bool stage_of_is(const struct placement *pl, int r, int stage)
 struct cplan *fold_mirrors(struct fold *F, int stage, int kind, const int *mem, int n, int op,
 			   double bytes)
 {
-	const struct placement *pl = F->job->pl;
 	struct cplan *c = cplan_get(&F->cache, kind, mem, n, op, bytes);
 	if (!c || c->nmir >= 0)
 		return c;
-	int cap = placement_group_size(pl, kind), nm = 1, mcap = 16;
-	int *tmp = xreallocarray(NULL, (size_t)cap + 1, sizeof(*tmp));
-	struct coll_plan **mir = xreallocarray(NULL, (size_t)mcap, sizeof(*mir));
-	mir[0] = c->p;
-	int stamp = ++F->stampv;
-	for (int i = 0; i < n; i++)
-		F->stamp[mem[i]] = stamp;
-	for (int r = 0; r < pl->nranks; r++) {
-		if (F->stamp[r] == stamp || !stage_of_is(pl, r, stage))
-			continue;
-		int m = placement_group(pl, kind, r, tmp);
-		for (int i = 0; i < m; i++)
-			F->stamp[tmp[i]] = stamp;
-		if (m <= 1)
-			continue;
-		struct cplan *mc = cplan_get(&F->cache, kind, tmp, m, op, bytes);
-		if (!mc) {
-			free(tmp);
-			free(mir);
-			return NULL;
-		}
-		if (!plan_posted(F, mc))
-			continue;
-		XGROW(mir, mcap, (size_t)nm + 1);
-		mir[nm++] = mc->p;
+	struct mirror_list L = { F, xreallocarray(NULL, 16, sizeof(*L.mir)), 1, 16 };
+	L.mir[0] = c->p;
+	if (fold_each_stage_group(F, stage, kind, mem, n, op, bytes, add_mirror, &L) < 0) {
+		free(L.mir);
+		return NULL;
 	}
-	free(tmp);
 	c = cplan_get(&F->cache, kind, mem, n, op, bytes); /* the table may have grown */
-	c->mir = mir;
-	c->nmir = nm;
+	c->mir = L.mir;
+	c->nmir = L.n;
 	return c;
 }
 

@@ -96,6 +96,7 @@ bool fold_posts_uplink_copies(const struct fold *F, int rank)
 }
 
 struct copy_list {
+	struct fold *F;
 	struct coll_flow *f;
 	int n;
 	size_t cap;
@@ -154,44 +155,30 @@ static unsigned char *crit_posted(const struct fold *F, struct cplan *c, const i
 	return m.skip;
 }
 
+/* fold_each_stage_group's callback: another instance's copies. */
+static int add_group_copies(void *ctx, struct cplan *mc)
+{
+	struct copy_list *L = ctx;
+	add_copies(L->F, mc->p, NULL, L);
+	return 0;
+}
+
 struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *mem, int n, int op,
 				double bytes)
 {
-	const struct placement *pl = F->job->pl;
 	struct cplan *c = cplan_get(&F->cache, kind, mem, n, op, bytes);
 	if (!c || c->nuflows >= 0)
 		return c;
 	mark_held(F);
-	struct copy_list L = { 0 };
+	struct copy_list L = { .F = F };
 	L.skip = crit_posted(F, c, mem, n);
 	add_copies(F, c->p, L.skip, &L);
 	free(L.skip);
-	int cap = placement_group_size(pl, kind);
-	int *tmp = xreallocarray(NULL, (size_t)cap + 1, sizeof(*tmp));
-	unsigned char *seen = xcalloc((size_t)pl->nranks + 1, 1);
-	for (int i = 0; i < n; i++)
-		seen[mem[i]] = 1;
-	for (int r = 0; r < pl->nranks; r++) {
-		int rc[DIM_N];
-		placement_coords(pl, r, rc);
-		if (seen[r] || rc[DIM_PP] != stage)
-			continue;
-		int m = placement_group(pl, kind, r, tmp);
-		for (int i = 0; i < m; i++)
-			seen[tmp[i]] = 1;
-		if (m <= 1)
-			continue;
-		struct cplan *mc = cplan_get(&F->cache, kind, tmp, m, op, bytes);
-		if (!mc) {
-			free(seen);
-			free(tmp);
-			free(L.f);
-			return NULL;
-		}
-		add_copies(F, mc->p, NULL, &L);
+	L.skip = NULL;
+	if (fold_each_stage_group(F, stage, kind, mem, n, op, bytes, add_group_copies, &L) < 0) {
+		free(L.f);
+		return NULL;
 	}
-	free(seen);
-	free(tmp);
 	c = cplan_get(&F->cache, kind, mem, n, op, bytes); /* the table may have grown */
 	c->uflows = L.f;
 	c->nuflows = L.n;
