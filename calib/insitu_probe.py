@@ -51,36 +51,36 @@ def nvml_handle():
         return None
 
 
-def nvml_read(h):
+def nvml_fields(h, fields):
+    """{key: fn()} for each (key, fn) of fields; None where NVML refuses,
+    bytes decoded; {} without NVML."""
     if h is None:
         return {}
     out = {}
-    for key, fn in (("sm_clock_MHz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)),
-                    ("mem_clock_MHz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)),
-                    ("power_W", lambda: pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0),
-                    ("temp_C", lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)),
-                    ("clock_event_reasons", lambda: pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h))):
-        try:
-            out[key] = fn()
-        except Exception:  # noqa: BLE001
-            out[key] = None
-    return out
-
-
-def nvml_static(h):
-    if h is None:
-        return {}
-    out = {}
-    for key, fn in (("max_sm_clock_MHz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
-                    ("max_mem_clock_MHz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
-                    ("power_limit_W", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
-                    ("driver", lambda: pynvml.nvmlSystemGetDriverVersion())):
+    for key, fn in fields:
         try:
             v = fn()
             out[key] = v.decode() if isinstance(v, bytes) else v
         except Exception:  # noqa: BLE001
             out[key] = None
     return out
+
+
+def nvml_read(h):
+    return nvml_fields(h, (
+        ("sm_clock_MHz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)),
+        ("mem_clock_MHz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)),
+        ("power_W", lambda: pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0),
+        ("temp_C", lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)),
+        ("clock_event_reasons", lambda: pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h))))
+
+
+def nvml_static(h):
+    return nvml_fields(h, (
+        ("max_sm_clock_MHz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+        ("max_mem_clock_MHz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
+        ("power_limit_W", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+        ("driver", lambda: pynvml.nvmlSystemGetDriverVersion())))
 
 
 def sustained(seconds, h):
