@@ -131,6 +131,7 @@ struct rank_inst {
 	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
 	bool computing;         /* the compute stream sleeps on `rate` */
 	int coll_active, coll_sms;
+	double coll_hbm_Bps;    /* HBM bytes per second the collectives in flight move */
 	sg_host_t host;
 	const int *grp[GROUP_N];/* this rank's groups (into fold.gmem), resolved once */
 	int ngrp[GROUP_N];
@@ -186,7 +187,7 @@ struct group_bar *engine_group_barrier(struct sim *S, int leader, int kind, int 
 				       const int *members, int n);
 /* A collective of sms CTAs starts (dir +1) or ends (-1) on ri: the
  * compute stream re-evaluates its rate. */
-void engine_comm_busy(struct rank_inst *ri, int sms, int dir);
+void engine_comm_busy(struct rank_inst *ri, int sms, double hbm_Bps, int dir);
 
 /* Mailboxes of messages: a collective's flow (channel: the stream) or a
  * pipeline message (channel: the direction). */

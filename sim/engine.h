@@ -51,12 +51,17 @@
  * compute task sleeps in segments, and every collective start and end
  * wakes it (a semaphore it sleeps on with a timeout) to re-evaluate its rate, so a GEMM of
  * T_alone that overlaps communication for a time o (wall clock) takes
- * T_alone + o (f - 1) / f. HBM traffic is not charged separately (a GEMM
- * is compute-bound; the measured factor includes it when there is one).
- * The board's clock drop while communication runs beside compute
- * multiplies the SM model's f: 1 + c (1 / r - 1),
- * r the GPU's comm_overlap_clock_ratio (gpu.h) and c the share of the
- * compute time in compute-bound kernels (simulate.c).
+ * T_alone + o (f - 1) / f. The SM model's f is multiplied by what the
+ * collective costs the work those SMs do: c / r + m B / max(B - H, B / 2),
+ * with c and m = 1 - c the shares of the compute time in compute-bound
+ * and memory-bound kernels (simulate.c), r the GPU's
+ * comm_overlap_clock_ratio (gpu.h; 1 where none) and, for the
+ * memory-bound share, HBM shared max-min between the kernel (which would
+ * take all of B, the bandwidth it gets alone) and the collectives in
+ * flight, which move H = ENGINE_NCCL_HBM_PER_WIRE x their bytes on the
+ * wire per second (coll_plan.bus_bytes / ideal_time_s): they get H while
+ * H < B / 2, the kernel the rest. A GEMM is compute-bound and gets no HBM
+ * term.
  * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
  * few CTAs) do not slow compute.
  *
@@ -213,6 +218,11 @@ struct engine_job {
 						the SM model: the clock drop (gpu.h
 						comm_overlap_clock_ratio) over the compute-bound
 						share of the work; 0 or 1: none */
+	double membound_share;               /* share of the compute time in memory-bound
+						kernels (simulate.c), which a collective's HBM
+						traffic slows; 0: none */
+	double hbm_Bps;                      /* HBM bandwidth a memory-bound kernel gets alone
+						(peak x mem_max); 0: no HBM sharing */
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */

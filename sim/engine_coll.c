@@ -27,6 +27,22 @@
 
 static int dummy_payload;
 
+/* HBM bytes a collective's kernels move per byte each rank puts on the
+ * wire [source: the NCCL maintainer, NVIDIA/nccl issue #1428,
+ * 2024-09-06: the NVLink rate "needs to be multiplied by at least 2x for
+ * memory bandwidth, as we need to store to memory, then read back from
+ * it. If you add reading from or writing to user data, it can be 3x"]:
+ * the lower bound, 2. */
+#define ENGINE_NCCL_HBM_PER_WIRE 2.0
+
+/* The HBM bytes per second a rank's kernels of collective p move while it
+ * runs (engine.h): its bytes on the wire per rank (nccl-tests' bus bytes)
+ * over its uncontended time. */
+static double coll_hbm_Bps(const struct coll_plan *p)
+{
+	return p->ideal_time_s > 0 ? ENGINE_NCCL_HBM_PER_WIRE * p->bus_bytes / p->ideal_time_s : 0;
+}
+
 sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
 {
 	return engine_mailbox(MBOX_COLL, stream, src, dst);
@@ -258,7 +274,8 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	ri->st->collectives[t->cat] += t->count;
 
 	meet_first(gb, lat);
-	engine_comm_busy(ri, p->sm_channels, +1);
+	double hbm = coll_hbm_Bps(p);
+	engine_comm_busy(ri, p->sm_channels, hbm, +1);
 	int nc = 0, ncis = 0;
 	struct cls_inst **cis = NULL;   /* folded exactly: the class plans posted */
 	const struct coll_plan *cls;
@@ -285,7 +302,7 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		sg_comm_wait_all(a->comms, (size_t)nc);
 	free(cis);
 	meet_after(gb, lat);
-	engine_comm_busy(ri, p->sm_channels, -1);
+	engine_comm_busy(ri, p->sm_channels, hbm, -1);
 }
 
 static void sink_main(int argc, char **argv)

@@ -33,12 +33,13 @@ sg_host_t engine_host_of(int rank)
 	return sg_host_by_name(name);
 }
 
-void engine_comm_busy(struct rank_inst *ri, int sms, int dir)
+void engine_comm_busy(struct rank_inst *ri, int sms, double hbm_Bps, int dir)
 {
 	if (!ri->rate)
 		return;
 	ri->coll_active += dir;
 	ri->coll_sms += dir * sms;
+	ri->coll_hbm_Bps = ri->coll_active ? ri->coll_hbm_Bps + dir * hbm_Bps : 0;
 	if (ri->computing) {    /* actors run one at a time: no lock needed */
 		ri->computing = false;
 		sg_sem_release(ri->rate);

@@ -20,8 +20,12 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	double f = 1;
 	int sm = S->job->sm_count;
 	if (sm > 1) {
+		const struct engine_job *J = S->job;
 		int c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
-		double clk = S->job->overlap_clock_slowdown > 1 ? S->job->overlap_clock_slowdown : 1;
+		double clk = J->overlap_clock_slowdown > 1 ? J->overlap_clock_slowdown : 1;
+		double B = J->hbm_Bps, H = ri->coll_hbm_Bps;
+		if (J->membound_share > 0 && B > 0 && H > 0)
+			clk += J->membound_share * (B / fmax(B - H, B / 2) - 1);
 		f = (double)sm / (sm - c) * clk;
 	}
 	/* a measured factor (a copy kernel beside a GEMM) is a floor: a

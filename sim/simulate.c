@@ -157,9 +157,11 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
-	double r = topo->gpu.comm_overlap_clock_ratio;
+	double r = topo->gpu.comm_overlap_clock_ratio, cb = compute_bound_share(in, pl);
 	if (r > 0 && r < 1)
-		J->job.overlap_clock_slowdown = 1 + compute_bound_share(in, pl) * (1 / r - 1);
+		J->job.overlap_clock_slowdown = 1 + cb * (1 / r - 1);
+	J->job.membound_share = 1 - cb;
+	J->job.hbm_Bps = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
 	J->ps = (struct engine_ps){
 		.servers = pl->parallel.ps.servers, .colocated = pl->parallel.ps.attach == PS_ATTACH_GPUS,
 		.round_robin = pl->parallel.ps.shard == PS_SHARD_ROUND_ROBIN,

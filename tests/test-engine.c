@@ -276,8 +276,9 @@ Test(engine, second_simulation_in_a_process_is_refused)
  * T on every rank and a ring all-gather of B on the TP stream, started
  * together (overlap = true) or the collective after the compute. Returns
  * rank 0's stats; *coll_s the collective's wall time. */
-static struct engine_rank_stats interfere(double T, double B, bool overlap, double factor,
-					  double *coll_s, int *ctas)
+static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, double factor,
+					      double membound, double hbm_Bps, double *coll_s,
+					      int *ctas, double *coll_hbm_Bps)
 {
 	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
 	struct program p;
@@ -290,7 +291,8 @@ static struct engine_rank_stats interfere(double T, double B, bool overlap, doub
 	cr_assert_eq(placement_init(&pl, 8, 1, 1, NULL), 0);
 	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
 				  .coll_algo = "ring", .fold = false, .sm_count = 100,
-				  .interference_factor = factor };
+				  .interference_factor = factor, .membound_share = membound,
+				  .hbm_Bps = hbm_Bps };
 	struct engine_result res;
 	struct diag dg;
 	diag_init(&dg, stderr);
@@ -301,11 +303,20 @@ static struct engine_rank_stats interfere(double T, double B, bool overlap, doub
 	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, B);
 	*ctas = cp->sm_channels;
+	/* engine_coll.c: 2 HBM bytes per byte on the wire (NVIDIA/nccl #1428) */
+	*coll_hbm_Bps = 2 * cp->bus_bytes / cp->ideal_time_s;
 	coll_plan_destroy(cp);
 	engine_result_finish(&res);
 	program_finish(&p);
 	topology_destroy(t);
 	return st;
+}
+
+static struct engine_rank_stats interfere(double T, double B, bool overlap, double factor,
+					  double *coll_s, int *ctas)
+{
+	double h;
+	return interfere_hbm(T, B, overlap, factor, 0, 0, coll_s, ctas, &h);
 }
 
 /* Overlap o shorter than the GEMM: T + o (f - 1) / f with f = SMs / (SMs - C),
@@ -355,6 +366,43 @@ Test(engine, interference_measured_factor_is_a_floor)
 	double f = 100.0 / (100 - C);
 	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
 	rel_eq(st.interference_s, o * (f - 1) / f);
+}
+
+/* Memory-bound work beside a collective: HBM shared max-min between the
+ * kernel (B alone) and the collective's H = 2 x its wire bytes per
+ * second, on top of the SM model: f = SMs / (SMs - C) x (1 + m (B /
+ * max(B - H, B / 2) - 1)), m the memory-bound share. With B = 4 H and
+ * m = 1/2 the kernel keeps 3/4 of HBM (f/SM model = 1 + 1/6); with B = H
+ * the collective is capped at half (f/SM model = 2). One engine run per
+ * process: a test each. */
+static void hbm_shared(double share, double b_over_h)
+{
+	double T = 0.01, o, H;
+	int C;
+	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
+	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, 256e6);
+	double Hp = 2 * cp->bus_bytes / cp->ideal_time_s;
+	coll_plan_destroy(cp);
+	topology_destroy(t);
+	double B = b_over_h * Hp;
+	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, share, B, &o, &C, &H);
+	rel_eq(H, Hp);
+	cr_assert_lt(o, T);
+	double f = 100.0 / (100 - C) * (1 + share * (B / fmax(B - H, B / 2) - 1));
+	cr_assert_gt(f, 100.0 / (100 - C) * 1.16, "%g", f);
+	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
+	rel_eq(st.interference_s, o * (f - 1) / f);
+}
+
+Test(engine, interference_of_a_collective_s_hbm_traffic)
+{
+	hbm_shared(0.5, 4);
+}
+
+Test(engine, interference_of_a_collective_s_hbm_traffic_capped_at_half)
+{
+	hbm_shared(1, 1);
 }
 
 Test(engine, interference_needs_an_overlap)
