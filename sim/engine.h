@@ -41,27 +41,29 @@
  * blocks; src/enqueue.cc) and take their share of HBM. While at least one
  * communication stream of a rank is inside a collective (from the
  * group's meeting to its last step), the rank's compute runs slower by a
- * factor f: SMs / (SMs - C) with C the CTAs of the collectives in flight
- * (coll_plan.sm_channels), or the measured factor of a calib profile when
- * the job has one and it is larger (interference_factor > 0,
+ * factor f, with C the CTAs of the collectives in flight
+ * (coll_plan.sm_channels) and H the HBM bytes per second they move
+ * (ENGINE_NCCL_HBM_PER_WIRE x their bytes on the wire per second,
+ * coll_plan.bus_bytes / ideal_time_s):
+ *   f = W(C) / r + m B / max(B - H, B / 2)
+ * W(C) the compute-bound kernels' time on SMs - C SMs over the whole
+ * work's time on all of them (job.sm_work, simulate_overlap.c: GEMM waves
+ * and flash attention's grid at that SM count; c = W(0) their share), r
+ * the GPU's comm_overlap_clock_ratio (gpu.h; 1 where none), m = 1 - c
+ * the memory-bound share, whose kernels share HBM max-min with the
+ * collectives (the kernel would take all of B, the bandwidth it gets
+ * alone: the collectives get H while H < B / 2, the kernel the rest) and
+ * lose nothing to their SMs. Without sm_work, SMs / (SMs - C) x (c / r +
+ * m B / max(B - H, B / 2)) over the whole work. The measured factor of a
+ * calib profile is a floor under f (interference_factor > 0,
  * calib/bench_interference.c: a GEMM alone and beside a copy kernel of
  * 16 blocks; a collective does at least what that copy does, and on the
  * H200 of calib/profiles the copy cost the GEMM 1.6 % at most at the
  * power cap, below the SM model's 132 / 116). It is event-driven: a
  * compute task sleeps in segments, and every collective start and end
- * wakes it (a semaphore it sleeps on with a timeout) to re-evaluate its rate, so a GEMM of
- * T_alone that overlaps communication for a time o (wall clock) takes
- * T_alone + o (f - 1) / f. The SM model's f is multiplied by what the
- * collective costs the work those SMs do: c / r + m B / max(B - H, B / 2),
- * with c and m = 1 - c the shares of the compute time in compute-bound
- * and memory-bound kernels (simulate.c), r the GPU's
- * comm_overlap_clock_ratio (gpu.h; 1 where none) and, for the
- * memory-bound share, HBM shared max-min between the kernel (which would
- * take all of B, the bandwidth it gets alone) and the collectives in
- * flight, which move H = ENGINE_NCCL_HBM_PER_WIRE x their bytes on the
- * wire per second (coll_plan.bus_bytes / ideal_time_s): they get H while
- * H < B / 2, the kernel the rest. A GEMM is compute-bound and gets no HBM
- * term.
+ * wakes it (a semaphore it sleeps on with a timeout) to re-evaluate its
+ * rate, so a task of T_alone that overlaps communication for a time o
+ * (wall clock) takes T_alone + o (f - 1) / f.
  * Pipeline sends and receives (copy engines in NCCL's p2p over NVLink, or
  * few CTAs) do not slow compute.
  *
@@ -214,13 +216,16 @@ struct engine_job {
 				   (fold_partial.c) */
 	int sm_count;                        /* SMs of a GPU (0: no interference) */
 	double interference_factor;          /* > 0: measured slowdown, a floor under the SM model */
-	double overlap_clock_slowdown;       /* >= 1: compute while a collective runs, on top of
-						the SM model: the clock drop (gpu.h
-						comm_overlap_clock_ratio) over the compute-bound
-						share of the work; 0 or 1: none */
+	double comm_clock_ratio;             /* (0, 1): the clock of compute-bound kernels beside
+						a collective (gpu.h comm_overlap_clock_ratio);
+						0 or 1: none */
 	double membound_share;               /* share of the compute time in memory-bound
-						kernels (simulate.c), which a collective's HBM
-						traffic slows; 0: none */
+						kernels (simulate_overlap.c), which a
+						collective's HBM traffic slows; 0: none */
+	const double *sm_work;               /* [sm_count] with C SMs running collectives, the
+						compute-bound kernels' time on the other SMs over
+						the whole work's time on all (simulate_overlap.c);
+						NULL: SMs / (SMs - C) on all of the work */
 	double hbm_Bps;                      /* HBM bandwidth a memory-bound kernel gets alone
 						(peak x mem_max); 0: no HBM sharing */
 	const struct engine_observer *obs;   /* NULL: none */

@@ -22,11 +22,11 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	if (sm > 1) {
 		const struct engine_job *J = S->job;
 		int c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
-		double clk = J->overlap_clock_slowdown > 1 ? J->overlap_clock_slowdown : 1;
-		double B = J->hbm_Bps, H = ri->coll_hbm_Bps;
-		if (J->membound_share > 0 && B > 0 && H > 0)
-			clk += J->membound_share * (B / fmax(B - H, B / 2) - 1);
-		f = (double)sm / (sm - c) * clk;
+		double r = J->comm_clock_ratio > 0 && J->comm_clock_ratio < 1 ? J->comm_clock_ratio : 1;
+		double B = J->hbm_Bps, H = ri->coll_hbm_Bps, m = J->membound_share;
+		double fbw = B > 0 && H > 0 ? B / fmax(B - H, B / 2) : 1;
+		double fluid = (double)sm / (sm - c);
+		f = J->sm_work ? J->sm_work[c] / r + fluid * m * fbw : fluid * ((1 - m) / r + m * fbw);
 	}
 	/* a measured factor (a copy kernel beside a GEMM) is a floor: a
 	 * collective does at least what the copy does */

@@ -53,6 +53,15 @@ int simulate_describe_cost(const struct inputs *in, const struct plan *pl, struc
  * (fold_partial.c). */
 bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool exact);
 
+/* What a collective costs the compute beside it (engine.h, interference),
+ * from one layer's kernels priced by in's cost source: the share of the
+ * compute time in memory-bound kernels into *membound_share, and into
+ * *sm_work (owned by the caller; NULL where the GPU gives no SM count)
+ * the compute-bound kernels' time on SMs - C SMs over the whole layer's
+ * time on every SM, for C = 0 .. SMs - 1 (simulate_overlap.c). Returns 0. */
+int simulate_overlap_work(const struct inputs *in, const struct plan *pl, double *membound_share,
+			  double **sm_work);
+
 /* The data-parallel replicas a folded run simulated whole, the
  * representative's aside, into r->whole_replicas (ascending). */
 void simulate_whole_replicas(const struct placement *place, struct result *r);

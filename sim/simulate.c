@@ -106,43 +106,8 @@ struct job_parts {
 	struct engine_ps ps;
 	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	struct engine_throttle *thr;    /* owned */
+	double *sm_work;                /* owned: job.sm_work */
 };
-
-/* The share of one layer's compute time (a CNN: the network's) spent in
- * compute-bound kernels (GEMMs, convolutions, fused attention), priced
- * by in's cost source: what a drop of the SM clock slows. */
-static double compute_bound_share(const struct inputs *in, const struct plan *pl)
-{
-	struct cost *cost = inputs_cost(in);
-	const struct model *m = inputs_model(in);
-	struct wl_shape shp = plan_wl_shape(pl);
-	enum cnn_fusion fu = plan_stack(pl)->cnn;
-	struct cnn_net net = { 0 };
-	double cb = 0, all = 0;
-	bool cnn = m->arch == MODEL_ARCH_CNN;
-	if (cnn && cnn_build(m, &net))
-		return 0;
-	int n = cnn ? net.n : 2;
-	for (int i = 0; i < n; i++)
-		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
-			struct op_list l;
-			op_list_init(&l);
-			int rc = cnn ? cnn_layer_ops(&net.v[i], (double)pl->training.micro_batch,
-						     pl->training.precision,
-						     pass, i == 0, fu, &l)
-				     : workload_block(m, &shp, i ? WL_MLP : WL_ATTN, pass,
-						      RECOMPUTE_NONE, &l);
-			for (int j = 0; j < l.n && !rc; j++) {
-				double t = cost_op_time(cost, &l.v[j]);
-				all += t;
-				if (l.v[j].kind != OP_MEMBOUND)
-					cb += t;
-			}
-			op_list_finish(&l);
-		}
-	cnn_net_finish(&net);
-	return all > 0 ? cb / all : 0;
-}
 
 /* The engine job of plan pl on in: programs, folding, interference,
  * parameter servers, degraded links, throttling, distinct ranks. */
@@ -157,10 +122,9 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
-	double r = topo->gpu.comm_overlap_clock_ratio, cb = compute_bound_share(in, pl);
-	if (r > 0 && r < 1)
-		J->job.overlap_clock_slowdown = 1 + cb * (1 / r - 1);
-	J->job.membound_share = 1 - cb;
+	J->job.comm_clock_ratio = topo->gpu.comm_overlap_clock_ratio;
+	simulate_overlap_work(in, pl, &J->job.membound_share, &J->sm_work);
+	J->job.sm_work = J->sm_work;
 	J->job.hbm_Bps = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
 	J->ps = (struct engine_ps){
 		.servers = pl->parallel.ps.servers, .colocated = pl->parallel.ps.attach == PS_ATTACH_GPUS,
@@ -202,6 +166,7 @@ struct prepared {
 static void prepared_finish(struct prepared *x, int npp)
 {
 	free(x->J.thr);
+	free(x->J.sm_work);
 	free(x->distinct);
 	programs_finish(&x->P, npp);
 }

@@ -277,8 +277,8 @@ Test(engine, second_simulation_in_a_process_is_refused)
  * together (overlap = true) or the collective after the compute. Returns
  * rank 0's stats; *coll_s the collective's wall time. */
 static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, double factor,
-					      double membound, double hbm_Bps, double *coll_s,
-					      int *ctas, double *coll_hbm_Bps)
+					      double membound, double hbm_Bps, const double *sm_work,
+					      double *coll_s, int *ctas, double *coll_hbm_Bps)
 {
 	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
 	struct program p;
@@ -292,7 +292,7 @@ static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, 
 	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
 				  .coll_algo = "ring", .fold = false, .sm_count = 100,
 				  .interference_factor = factor, .membound_share = membound,
-				  .hbm_Bps = hbm_Bps };
+				  .hbm_Bps = hbm_Bps, .sm_work = sm_work };
 	struct engine_result res;
 	struct diag dg;
 	diag_init(&dg, stderr);
@@ -316,7 +316,7 @@ static struct engine_rank_stats interfere(double T, double B, bool overlap, doub
 					  double *coll_s, int *ctas)
 {
 	double h;
-	return interfere_hbm(T, B, overlap, factor, 0, 0, coll_s, ctas, &h);
+	return interfere_hbm(T, B, overlap, factor, 0, 0, NULL, coll_s, ctas, &h);
 }
 
 /* Overlap o shorter than the GEMM: T + o (f - 1) / f with f = SMs / (SMs - C),
@@ -386,7 +386,7 @@ static void hbm_shared(double share, double b_over_h)
 	coll_plan_destroy(cp);
 	topology_destroy(t);
 	double B = b_over_h * Hp;
-	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, share, B, &o, &C, &H);
+	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, share, B, NULL, &o, &C, &H);
 	rel_eq(H, Hp);
 	cr_assert_lt(o, T);
 	double f = 100.0 / (100 - C) * (1 + share * (B / fmax(B - H, B / 2) - 1));
@@ -403,6 +403,26 @@ Test(engine, interference_of_a_collective_s_hbm_traffic)
 Test(engine, interference_of_a_collective_s_hbm_traffic_capped_at_half)
 {
 	hbm_shared(1, 1);
+}
+
+/* With the work's table (sim/simulate_overlap.c: the compute-bound
+ * kernels' time on SMs - C SMs over the whole work's on all), f =
+ * W(C) + m x SMs / (SMs - C): here W = 0.5 with no SM taken and 0.9 at
+ * any C (a GEMM of one wave, nearly twice as long), m = 0.5, no HBM
+ * sharing. */
+Test(engine, interference_by_the_work_table)
+{
+	double T = 0.01, o, H, w[100];
+	int C;
+	w[0] = 0.5;
+	for (int c = 1; c < 100; c++)
+		w[c] = 0.9;
+	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, 0.5, 0, w, &o, &C, &H);
+	cr_assert_gt(C, 0);
+	cr_assert_lt(o, T);
+	double f = 0.9 + 0.5 * 100.0 / (100 - C);
+	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
+	rel_eq(st.interference_s, o * (f - 1) / f);
 }
 
 Test(engine, interference_needs_an_overlap)

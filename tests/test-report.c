@@ -306,8 +306,8 @@ static const char *const quickstart_decision[] = {
 	">16 × A100-SXM4-80GB</div>", ">2 nodes of DGX A100; 1 more at the bias (17)</div>",
 	">284.7 days</div>", ">±5.1 %: 270.2 – 299.2 days; 300.1 days at the bias</div>",
 	">$196.8 k</div>", ">±5.1 %: $186.7 k – $206.8 k; $207.4 k at the bias</div>",
-	">10.16 M tokens</div>", ">140.2 MWh</div>",
-	">51.58 s</div>", ">±5.1 %: 48.95 – 54.21 s; 54.37 s at the bias</div>",
+	">10.16 M tokens</div>", ">140.3 MWh</div>",
+	">51.58 s</div>", ">±5.1 %: 48.95 – 54.22 s; 54.37 s at the bias</div>",
 	">75.1 %</div>", ">±5.1 %: 71.4 – 79.1 %; 71.2 % at the bias</div>",
 	">fits</div>", ">57.0 GB needed of 85.9 GB (stage 0, the fullest)</div>",
 	NULL
