@@ -44,17 +44,20 @@
  * factor f, with C the CTAs of the collectives in flight
  * (coll_plan.sm_channels) and H the HBM bytes per second they move
  * (ENGINE_NCCL_HBM_PER_WIRE x their bytes on the wire per second,
- * coll_plan.bus_bytes / ideal_time_s):
- *   f = W(C) / r + m B / max(B - H, B / 2)
+ * coll_plan.bus_bytes / ideal_time_s, x 2 for LL's lines and 128 / 120
+ * for LL128's: engine_coll.c):
+ *   f = W(C) / r + m SMs / (SMs - C) B / max(B - H, B / 2)
  * W(C) the compute-bound kernels' time on SMs - C SMs over the whole
  * work's time on all of them (job.sm_work, simulate_overlap.c: GEMM waves
  * and flash attention's grid at that SM count; c = W(0) their share), r
  * the GPU's comm_overlap_clock_ratio (gpu.h; 1 where none), m = 1 - c
- * the memory-bound share, whose kernels share HBM max-min with the
+ * the memory-bound share, whose kernels lose the SMs' fluid share
+ * (whether a kernel streaming HBM saturates it on fewer SMs depends on
+ * its loads' width, not known per kernel) and share HBM max-min with the
  * collectives (the kernel would take all of B, the bandwidth it gets
- * alone: the collectives get H while H < B / 2, the kernel the rest) and
- * lose nothing to their SMs. Without sm_work, SMs / (SMs - C) x (c / r +
- * m B / max(B - H, B / 2)) over the whole work. The measured factor of a
+ * alone: the collectives get H while H < B / 2, the kernel the rest).
+ * Without sm_work, SMs / (SMs - C) x (c / r + m B / max(B - H, B / 2))
+ * over the whole work. The measured factor of a
  * calib profile is a floor under f (interference_factor > 0,
  * calib/bench_interference.c: a GEMM alone and beside a copy kernel of
  * 16 blocks; a collective does at least what that copy does, and on the

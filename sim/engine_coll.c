@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_platform.h"
 #include "xalloc.h"
@@ -32,15 +33,30 @@ static int dummy_payload;
  * 2024-09-06: the NVLink rate "needs to be multiplied by at least 2x for
  * memory bandwidth, as we need to store to memory, then read back from
  * it. If you add reading from or writing to user data, it can be 3x"]:
- * the lower bound, 2. */
+ * the lower bound, 2, for the Simple protocol. */
 #define ENGINE_NCCL_HBM_PER_WIRE 2.0
+
+/* What the buffer lines a protocol stores and reads back hold per byte of
+ * data [source: NVIDIA/nccl ea38312 src/include/devcomm.h: union
+ * ncclLLFifoLine, 16 bytes of which data1 and data2 are 8; an LL128 line
+ * of NCCL_LL128_LINESIZE 128 bytes, NCCL_LL128_DATAELEMS 15 of its 16
+ * 8-byte elements data]: LL 2, LL128 128 / 120, Simple 1. */
+static double proto_line_factor(const char *proto)
+{
+	if (!proto || !strcmp(proto, "Simple"))
+		return 1;
+	return !strcmp(proto, "LL") ? 2 : 128.0 / 120;
+}
 
 /* The HBM bytes per second a rank's kernels of collective p move while it
  * runs (engine.h): its bytes on the wire per rank (nccl-tests' bus bytes)
- * over its uncontended time. */
+ * over its uncontended time, stored and read back in its protocol's
+ * lines. */
 static double coll_hbm_Bps(const struct coll_plan *p)
 {
-	return p->ideal_time_s > 0 ? ENGINE_NCCL_HBM_PER_WIRE * p->bus_bytes / p->ideal_time_s : 0;
+	return p->ideal_time_s > 0 ? ENGINE_NCCL_HBM_PER_WIRE * proto_line_factor(p->proto) *
+					     p->bus_bytes / p->ideal_time_s
+				   : 0;
 }
 
 sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)

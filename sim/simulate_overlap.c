@@ -2,8 +2,8 @@
  * engine's job carries it (engine.h, interference), from one layer's
  * kernels (a CNN: the network's) priced by the job's cost source:
  *   - the share of the compute time in memory-bound kernels, which share
- *     HBM with the collective's traffic (and lose nothing to its SMs: a
- *     kernel that streams HBM saturates it on fewer SMs);
+ *     HBM with the collective's traffic (the engine also gives them the
+ *     SMs' fluid share: engine.h);
  *   - with C SMs running the collective's CTAs, the compute-bound
  *     kernels' time on the other SMs - C, by the roofline's own rules at
  *     that SM count (GEMM waves of tiles, split-K, flash attention's grid
