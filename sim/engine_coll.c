@@ -43,9 +43,11 @@ static int dummy_payload;
  * 8-byte elements data]: LL 2, LL128 128 / 120, Simple 1. */
 static double proto_line_factor(const char *proto)
 {
-	if (!proto || !strcmp(proto, "Simple"))
-		return 1;
-	return !strcmp(proto, "LL") ? 2 : 128.0 / 120;
+	if (proto && !strcmp(proto, "LL"))
+		return 2;
+	if (proto && !strcmp(proto, "LL128"))
+		return 128.0 / 120;
+	return 1;
 }
 
 /* The HBM bytes per second a rank's kernels of collective p move while it

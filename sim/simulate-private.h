@@ -56,11 +56,14 @@ bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool
 /* What a collective costs the compute beside it (engine.h, interference),
  * from one layer's kernels priced by in's cost source: the share of the
  * compute time in memory-bound kernels into *membound_share, and into
- * *sm_work (owned by the caller; NULL where the GPU gives no SM count)
- * the compute-bound kernels' time on SMs - C SMs over the whole layer's
- * time on every SM, for C = 0 .. SMs - 1 (simulate_overlap.c). Returns 0. */
-int simulate_overlap_work(const struct inputs *in, const struct plan *pl, double *membound_share,
-			  double **sm_work);
+ * *sm_work (owned by the caller) the compute-bound kernels' time on
+ * SMs - C SMs over the whole layer's time on every SM, for C = 0 ..
+ * SMs - 1 (simulate_overlap.c). Both 0 / NULL where the GPU gives no SM
+ * count, a CNN cannot be built or the layer takes no time. Every rank is
+ * priced on the topology's GPU, also the other node groups' of a mixed
+ * job. */
+void simulate_overlap_price(const struct inputs *in, const struct plan *pl, double *membound_share,
+			    double **sm_work);
 
 /* The data-parallel replicas a folded run simulated whole, the
  * representative's aside, into r->whole_replicas (ascending). */

@@ -122,9 +122,10 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 				      .sm_count = (int)topo->gpu.sm_count,
 				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
-	J->job.comm_clock_ratio = topo->gpu.comm_overlap_clock_ratio;
-	simulate_overlap_work(in, pl, &J->job.membound_share, &J->sm_work);
+	simulate_overlap_price(in, pl, &J->job.membound_share, &J->sm_work);
 	J->job.sm_work = J->sm_work;
+	/* no table (nothing priced): no share to slow, as before */
+	J->job.comm_clock_ratio = J->sm_work ? topo->gpu.comm_overlap_clock_ratio : 0;
 	J->job.hbm_Bps = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
 	J->ps = (struct engine_ps){
 		.servers = pl->parallel.ps.servers, .colocated = pl->parallel.ps.attach == PS_ATTACH_GPUS,

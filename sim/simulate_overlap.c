@@ -37,9 +37,9 @@ static void add_op(const struct gpu_spec *g, const struct op *op, double t, doub
 		return;
 	}
 	double base = cost_roofline_time(g, op);
+	struct gpu_spec fewer = *g;
 	for (int c = 0; c < S; c++) {
 		/* the same SMs, fewer of them: each keeps its share of the peak */
-		struct gpu_spec fewer = *g;
 		fewer.sm_count = S - c;
 		for (int d = 0; d < DTYPE_N; d++)
 			fewer.peak_flops[d] = g->peak_flops[d] * (S - c) / S;
@@ -47,8 +47,8 @@ static void add_op(const struct gpu_spec *g, const struct op *op, double t, doub
 	}
 }
 
-int simulate_overlap_work(const struct inputs *in, const struct plan *pl, double *membound_share,
-			  double **sm_work)
+void simulate_overlap_price(const struct inputs *in, const struct plan *pl, double *membound_share,
+			    double **sm_work)
 {
 	const struct gpu_spec *g = &inputs_topology(in)->gpu;
 	struct cost *cost = inputs_cost(in);
@@ -62,7 +62,7 @@ int simulate_overlap_work(const struct inputs *in, const struct plan *pl, double
 	*membound_share = 0;
 	*sm_work = NULL;
 	if (g->sm_count <= 1 || (cnn && cnn_build(m, &net)))
-		return 0;
+		return;
 	double *cb = xcalloc((size_t)g->sm_count, sizeof(*cb));
 	int n = cnn ? net.n : 2;
 	for (int i = 0; i < n; i++)
@@ -80,11 +80,10 @@ int simulate_overlap_work(const struct inputs *in, const struct plan *pl, double
 	cnn_net_finish(&net);
 	if (all <= 0) {
 		free(cb);
-		return 0;
+		return;
 	}
 	for (int c = 0; c < g->sm_count; c++)
 		cb[c] /= all;
 	*membound_share = mb / all;
 	*sm_work = cb;
-	return 0;
 }

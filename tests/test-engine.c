@@ -4,6 +4,7 @@
  * SimGrid runs once per process). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "coll.h"
@@ -272,13 +273,30 @@ Test(engine, second_simulation_in_a_process_is_refused)
 
 /* ---- interference: compute slowed while a collective runs ---------- */
 
+/* What the job says about compute beside a collective (engine.h): a
+ * measured factor, the memory-bound share, the HBM bandwidth it gets
+ * alone, the clock ratio, the work's table by SMs taken. */
+struct beside {
+	double factor, membound, hbm_Bps, clock_ratio;
+	const double *sm_work;
+};
+
+/* What the collective of interfere_with is, from its plan: its CTAs, its
+ * protocol and its bytes on the wire per second (bus bytes over its
+ * uncontended time). */
+struct coll_seen {
+	double coll_s, wire_Bps;
+	int ctas;
+	char proto[8];
+};
+
 /* One DGX-like node of 8 GPUs with 100 SMs each, tp = 8: a compute task of
  * T on every rank and a ring all-gather of B on the TP stream, started
- * together (overlap = true) or the collective after the compute. Returns
- * rank 0's stats; *coll_s the collective's wall time. */
-static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, double factor,
-					      double membound, double hbm_Bps, const double *sm_work,
-					      double *coll_s, int *ctas, double *coll_hbm_Bps)
+ * together (overlap = true) or the collective after the compute, with
+ * what *b says. Returns rank 0's stats; *cs what the collective was
+ * (coll_s its wall time). */
+static struct engine_rank_stats interfere_with(double T, double B, bool overlap,
+					       const struct beside *b, struct coll_seen *cs)
 {
 	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
 	struct program p;
@@ -291,20 +309,21 @@ static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, 
 	cr_assert_eq(placement_init(&pl, 8, 1, 1, NULL), 0);
 	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
 				  .coll_algo = "ring", .fold = false, .sm_count = 100,
-				  .interference_factor = factor, .membound_share = membound,
-				  .hbm_Bps = hbm_Bps, .sm_work = sm_work };
+				  .interference_factor = b->factor, .membound_share = b->membound,
+				  .hbm_Bps = b->hbm_Bps, .comm_clock_ratio = b->clock_ratio,
+				  .sm_work = b->sm_work };
 	struct engine_result res;
 	struct diag dg;
 	diag_init(&dg, stderr);
 	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
 	diag_finish(&dg);
 	struct engine_rank_stats st = res.rank[0];
-	*coll_s = st.comm_s[CAT_TP_COMM];
+	cs->coll_s = st.comm_s[CAT_TP_COMM];
 	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, B);
-	*ctas = cp->sm_channels;
-	/* engine_coll.c: 2 HBM bytes per byte on the wire (NVIDIA/nccl #1428) */
-	*coll_hbm_Bps = 2 * cp->bus_bytes / cp->ideal_time_s;
+	cs->ctas = cp->sm_channels;
+	cs->wire_Bps = cp->bus_bytes / cp->ideal_time_s;
+	snprintf(cs->proto, sizeof(cs->proto), "%s", cp->proto ? cp->proto : "Simple");
 	coll_plan_destroy(cp);
 	engine_result_finish(&res);
 	program_finish(&p);
@@ -315,8 +334,12 @@ static struct engine_rank_stats interfere_hbm(double T, double B, bool overlap, 
 static struct engine_rank_stats interfere(double T, double B, bool overlap, double factor,
 					  double *coll_s, int *ctas)
 {
-	double h;
-	return interfere_hbm(T, B, overlap, factor, 0, 0, NULL, coll_s, ctas, &h);
+	struct coll_seen cs;
+	struct engine_rank_stats st = interfere_with(T, B, overlap, &(struct beside){ .factor = factor },
+						     &cs);
+	*coll_s = cs.coll_s;
+	*ctas = cs.ctas;
+	return st;
 }
 
 /* Overlap o shorter than the GEMM: T + o (f - 1) / f with f = SMs / (SMs - C),
@@ -370,57 +393,78 @@ Test(engine, interference_measured_factor_is_a_floor)
 
 /* Memory-bound work beside a collective: HBM shared max-min between the
  * kernel (B alone) and the collective's H = 2 x its wire bytes per
- * second, on top of the SM model: f = SMs / (SMs - C) x (1 + m (B /
- * max(B - H, B / 2) - 1)), m the memory-bound share. With B = 4 H and
- * m = 1/2 the kernel keeps 3/4 of HBM (f/SM model = 1 + 1/6); with B = H
- * the collective is capped at half (f/SM model = 2). One engine run per
- * process: a test each. */
-static void hbm_shared(double share, double b_over_h)
+ * second (x 2 again in LL's lines, engine_coll.c), on top of the SM
+ * model: f = SMs / (SMs - C) x ((1 - m) / r + m B / max(B - H, B / 2)),
+ * m the memory-bound share, r the clock ratio (1: none). With B = 4 H
+ * and m = 1/2 the kernel keeps 3/4 of HBM; with B = H the collective is
+ * capped at half. One engine run per process: a test each. */
+static void hbm_shared(double bytes, double share, double b_over_h, double r)
 {
-	double T = 0.01, o, H;
-	int C;
+	double T = 0.01;
+	struct coll_seen cs;
+	/* the collective's H from its plan alone, to size B (the run below
+	 * finds the same plan) */
 	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
 	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, 256e6);
-	double Hp = 2 * cp->bus_bytes / cp->ideal_time_s;
+	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, bytes);
+	double lines = cp->proto && !strcmp(cp->proto, "LL") ? 2 : 1;
+	double H = 2 * lines * cp->bus_bytes / cp->ideal_time_s;
 	coll_plan_destroy(cp);
 	topology_destroy(t);
-	double B = b_over_h * Hp;
-	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, share, B, NULL, &o, &C, &H);
-	rel_eq(H, Hp);
-	cr_assert_lt(o, T);
-	double f = 100.0 / (100 - C) * (1 + share * (B / fmax(B - H, B / 2) - 1));
-	cr_assert_gt(f, 100.0 / (100 - C) * 1.16, "%g", f);
+	double B = b_over_h * H;
+	struct beside b = { .membound = share, .hbm_Bps = B, .clock_ratio = r };
+	struct engine_rank_stats st = interfere_with(T, bytes, true, &b, &cs);
+	cr_assert_lt(cs.coll_s, T);
+	double o = cs.coll_s, rr = r > 0 ? r : 1;
+	double f = 100.0 / (100 - cs.ctas) * ((1 - share) / rr + share * B / fmax(B - H, B / 2));
 	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
 	rel_eq(st.interference_s, o * (f - 1) / f);
 }
 
 Test(engine, interference_of_a_collective_s_hbm_traffic)
 {
-	hbm_shared(0.5, 4);
+	hbm_shared(256e6, 0.5, 4, 0);
 }
 
 Test(engine, interference_of_a_collective_s_hbm_traffic_capped_at_half)
 {
-	hbm_shared(1, 1);
+	hbm_shared(256e6, 1, 1, 0);
+}
+
+/* A small all-gather runs NCCL's LL protocol, whose 16-byte lines hold 8
+ * bytes of data: twice the HBM of Simple per byte on the wire. */
+Test(engine, interference_of_an_ll_collective_s_lines)
+{
+	struct topology *t = topo(8, 300, 1, 1, 200, 1, 1);
+	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, 64e3);
+	cr_assert_str_eq(cp->proto ? cp->proto : "(none)", "LL");
+	coll_plan_destroy(cp);
+	topology_destroy(t);
+	hbm_shared(64e3, 1, 3, 0);
+}
+
+/* The clock ratio r slows the compute-bound share only: m = 1/2, r = 0.8. */
+Test(engine, interference_clock_ratio_on_the_compute_bound_share)
+{
+	hbm_shared(256e6, 0.5, 4, 0.8);
 }
 
 /* With the work's table (sim/simulate_overlap.c: the compute-bound
  * kernels' time on SMs - C SMs over the whole work's on all), f =
- * W(C) + m x SMs / (SMs - C): here W = 0.5 with no SM taken and 0.9 at
- * any C (a GEMM of one wave, nearly twice as long), m = 0.5, no HBM
- * sharing. */
+ * W(C) / r + m x SMs / (SMs - C): W rising with C, m = 0.5, r = 0.8, no
+ * HBM sharing; the entry read is the collective's C. */
 Test(engine, interference_by_the_work_table)
 {
-	double T = 0.01, o, H, w[100];
-	int C;
-	w[0] = 0.5;
-	for (int c = 1; c < 100; c++)
-		w[c] = 0.9;
-	struct engine_rank_stats st = interfere_hbm(T, 256e6, true, 0, 0.5, 0, w, &o, &C, &H);
-	cr_assert_gt(C, 0);
-	cr_assert_lt(o, T);
-	double f = 0.9 + 0.5 * 100.0 / (100 - C);
+	double T = 0.01, w[100];
+	struct coll_seen cs;
+	for (int c = 0; c < 100; c++)
+		w[c] = 0.5 + 0.004 * c;
+	struct beside b = { .membound = 0.5, .clock_ratio = 0.8, .sm_work = w };
+	struct engine_rank_stats st = interfere_with(T, 256e6, true, &b, &cs);
+	cr_assert_gt(cs.ctas, 0);
+	cr_assert_lt(cs.coll_s, T);
+	double o = cs.coll_s, f = w[cs.ctas] / 0.8 + 0.5 * 100.0 / (100 - cs.ctas);
 	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
 	rel_eq(st.interference_s, o * (f - 1) / f);
 }
