@@ -64,9 +64,10 @@ struct gpu_spec {
 	 * sustained_clock_ratio for OP_ATTN; 1 = no difference known. */
 	double flash_sustained_ratio;
 	/* The same while communication kernels run beside compute (their
-	 * SMs and HBM traffic push the board to its power limit): the
-	 * engine applies it to compute-bound kernels that overlap a
-	 * collective (engine.h); 1 = no drop known. */
+	 * traffic pushes the board to its power limit): the engine applies
+	 * it to compute-bound kernels that overlap a collective, beside its
+	 * own terms for the SMs and HBM the collective takes (engine.h);
+	 * 1 = no drop known. */
 	double comm_overlap_clock_ratio;
 	double kernel_launch_s;       /* fixed latency of every kernel (launch, fill, drain) */
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */

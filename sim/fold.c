@@ -273,6 +273,9 @@ int fold_representative(const struct fold *F, int r)
 	int same = placement_rank(pl, c[DIM_TP], F->rep_dp, c[DIM_PP]);
 	return c[DIM_CP] == 0 && F->active[same] ? same : placement_rank(pl, 0, F->rep_dp, c[DIM_PP]);
 }
+
+/* See fold-private.h: one pass over the stage's ranks, each group
+ * instance met once (seen), the caller's own skipped. */
 int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, int n, int op,
 			  double bytes, int (*fn)(void *ctx, struct cplan *c), void *ctx)
 {

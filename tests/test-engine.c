@@ -342,18 +342,24 @@ static struct engine_rank_stats interfere(double T, double B, bool overlap, doub
 	return st;
 }
 
-/* Overlap o shorter than the GEMM: T + o (f - 1) / f with f = SMs / (SMs - C),
- * C the collective's CTAs (NCCL channels). */
-Test(engine, interference_slows_compute_only_while_a_collective_overlaps)
+/* The SM model alone (with a measured factor of factor, none: 0): an
+ * overlap o shorter than the GEMM costs o (f - 1) / f, f = SMs / (SMs -
+ * C), C the collective's CTAs (NCCL channels). */
+static void sm_model_alone(double factor)
 {
 	double T = 0.01, o;
 	int C;
-	struct engine_rank_stats st = interfere(T, 256e6, true, 0, &o, &C);
+	struct engine_rank_stats st = interfere(T, 256e6, true, factor, &o, &C);
 	cr_assert_gt(C, 0);
 	cr_assert_lt(o, T);
-	double f = 100.0 / (100 - C), want = T + o * (f - 1) / f;
-	rel_eq(st.compute_s[CAT_FORWARD], want);
+	double f = 100.0 / (100 - C);
+	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
 	rel_eq(st.interference_s, o * (f - 1) / f);
+}
+
+Test(engine, interference_slows_compute_only_while_a_collective_overlaps)
+{
+	sm_model_alone(0);
 }
 
 /* A collective longer than the GEMM: all of the GEMM runs slowed, T f. */
@@ -381,14 +387,7 @@ Test(engine, interference_measured_factor_and_no_overlap)
  * floor, not a replacement: the SM model's slowdown stays. */
 Test(engine, interference_measured_factor_is_a_floor)
 {
-	double T = 0.01, o;
-	int C;
-	struct engine_rank_stats st = interfere(T, 256e6, true, 1.0, &o, &C);
-	cr_assert_gt(C, 0);
-	cr_assert_lt(o, T);
-	double f = 100.0 / (100 - C);
-	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
-	rel_eq(st.interference_s, o * (f - 1) / f);
+	sm_model_alone(1.0);
 }
 
 /* Memory-bound work beside a collective: HBM shared max-min between the
