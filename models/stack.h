@@ -126,6 +126,15 @@ struct stack {
 	 * copied into the output and read back by the GEMM; no backward
 	 * (the bias is a constant). */
 	struct stack_piece alibi_bias;
+	/* Unfused attention's softmax and dropout where the stack's kernels
+	 * move other bytes than workload.c's generic counts (softmax 4 / 6
+	 * B per score, dropout 5 / 7.5 with its one-byte mask): per element
+	 * of the score tensor (b x heads / t x s x s). causal_softmax:
+	 * Megatron's fused ScaledUpperTriangMaskedSoftmax, which reads only
+	 * the lower triangle (a causal model only); attn_dropout: the
+	 * attention dropout. Zero bytes: the generic count. */
+	struct stack_piece causal_softmax;
+	struct stack_piece attn_dropout;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */

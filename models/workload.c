@@ -304,9 +304,16 @@ static void attention_core(struct emitter *e, const struct model *m,
 	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
 	if (m->pos == MODEL_POS_ALIBI && e->stk->alibi_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
-	membound(e, "softmax", "softmax", b * heads * sq * sq, 2, sq);
-	if (m->dropout) /* read, write, and a one-byte mask */
-		membound(e, "attn_dropout", "dropout", b * heads * sq * sq, 2.5, 0);
+	double scores = b * heads * sq * sq;
+	int p = e->pass == PASS_BWD;
+	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
+		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
+	else
+		membound(e, "softmax", "softmax", scores, 2, sq);
+	if (m->dropout && e->stk->attn_dropout.bytes[p] > 0)
+		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
+	else if (m->dropout) /* read, write, and a one-byte mask */
+		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
 	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
 	e->rc |= c.rc;
 }

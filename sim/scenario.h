@@ -159,7 +159,9 @@
  *                                                                torchtitan | llm-foundry |
  *                                                                llm-foundry-triton | deepspeed |
  *                                                                dle-bert | mxnet-normconv |
- *                                                                mxnet-nhwc-bn | megatron-deepspeed
+ *                                                                mxnet-nhwc-bn | megatron-deepspeed |
+ *                                                                megatron-lm-2021 |
+ *                                                                megatron-lm-2021-torch-ddp
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |

@@ -5,7 +5,8 @@
  * Megatron-DeepSpeed as BLOOM tr11 ran it (ALiBi, apex LayerNorm,
  * BF16_Optimizer, the TP-partitioned blocking pipeline), and
  * DeepLearningExamples BERT (three projections, the MLM head on the masked
- * positions, DDP's gradient path, FusedLAMB). */
+ * positions, DDP's gradient path, FusedLAMB), and Megatron-LM v2.5 as the
+ * SC21 table ran it (apex kernels, fp16 gradients, torch or local DDP). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -149,6 +150,65 @@ Test(stack_engines, megatron_deepspeed_as_bloom_tr11_ran)
 	cr_expect(!has_op(m, &te, WL_ATTN, PASS_FWD, "alibi_bias"));
 	w.attention = ATTN_FLASH;
 	cr_expect(!has_op(m, &w, WL_ATTN, PASS_FWD, "alibi_bias"), "flash adds the bias itself");
+	model_destroy(m);
+}
+
+/* Megatron-LM v2.5 as the SC21 table ran it (stacks megatron-lm-2021 and
+ * -torch-ddp), on the table's GPT 1.7B (h 2304, 24 heads, ffn 9216,
+ * dropout), TP 1, one micro-batch of 2048 tokens in fp16, unfused
+ * attention: 24 x 2048^2 = 100,663,296 scores per layer. The causal
+ * fused softmax reads only the lower triangle (3 / 4 B per score, as
+ * megatron-te's, against the generic 4 / 6 of an eager stack); the
+ * attention dropout's backward 5 B per score (megatron-te 7.5); the QKV
+ * bias added by its own kernel (4 B per element of q, k, v) and summed
+ * for its gradient (2); the context's permute copy (4 B per element of
+ * T x h, forward only); bias_dropout_add's backward 12 + 1 (the mask)
+ * B/el in 3 kernels; apex LayerNorm 10 B/el in 3; bias-GELU 8 in 2.
+ * Gradients in fp16 .grad: autograd's add on micro-batches 2-4 of 4
+ * (6 x 3/4 B/param), at the reduction torch DDP's bucket copies (8 / 4)
+ * or local DDP's flatten, divide and copy back (12 / 4); no fp32 main
+ * gradient; the step 18 B/param beyond Adam and the fp16 copy. */
+Test(stack_engines, megatron_lm_2021_as_the_sc21_table_ran)
+{
+	struct model *m = load_model("models/zoo/megatron/gpt-1.7b.json");
+	double T = 2048, h = 2304, f = 9216, S = 24 * 2048.0 * 2048;
+	double attn_p = 4 * h * h, mlp_p = 2 * h * f;
+	struct wl_shape w = shape("megatron-lm-2021-torch-ddp", 2048, 1);
+	w.dtype = DTYPE_FP16;
+	w.attention = ATTN_UNFUSED;
+	w.grad_fp32 = false;
+	w.grad = (struct wl_grad_path){ 0, 32, 4, 0 };
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "softmax"), 3 * S);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "softmax.bwd"), 4 * S);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "attn_dropout"), 5 * S);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn_dropout.bwd"), 5 * S);
+	struct op q = find_op(m, &w, WL_ATTN, PASS_FWD, "qkv_bias");
+	EXPECT_BYTES(q, 4 * T * 3 * h);
+	cr_expect_eq(q.kernels, 1);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "qkv_bias.bwd"), 2 * T * 3 * h);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "attn_copy"), 4 * T * h);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn_copy"), "the permute's backward is a view");
+	struct op r = find_op(m, &w, WL_ATTN, PASS_BWD, "dropout_residual.bwd");
+	EXPECT_BYTES(r, 13 * T * h);
+	cr_expect_eq(r.kernels, 3);
+	struct op n = find_op(m, &w, WL_ATTN, PASS_BWD, "layernorm.bwd");
+	EXPECT_BYTES(n, 10 * T * h);
+	cr_expect_eq(n.kernels, 3);
+	EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "gelu.bwd"), 8 * T * f);
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.grad_accum"), 6 * 0.75 * attn_p);
+	EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "mlp.grad_bucket"), 8.0 / 4 * mlp_p);
+	cr_expect(!has_op(m, &w, WL_ATTN, PASS_BWD, "attn.main_grad"), "fp16 .grad, no main gradient");
+	struct wl_shape loc = w;
+	loc.stack = stack_find("megatron-lm-2021");
+	EXPECT_BYTES(find_op(m, &loc, WL_MLP, PASS_BWD, "mlp.grad_bucket"), 12.0 / 4 * mlp_p);
+	cr_expect_float_eq(stack_optimizer_Bpp(loc.stack, 0), 18, 1e-15);
+	struct wl_shape te = w, hf = w;
+	te.stack = stack_find("megatron-te");
+	hf.stack = stack_find("hf-eager");
+	EXPECT_BYTES(find_op(m, &te, WL_ATTN, PASS_BWD, "softmax.bwd"), 4 * S);
+	EXPECT_BYTES(find_op(m, &te, WL_ATTN, PASS_BWD, "attn_dropout.bwd"), 7.5 * S);
+	EXPECT_BYTES(find_op(m, &hf, WL_ATTN, PASS_FWD, "softmax"), 4 * S);
+	EXPECT_BYTES(find_op(m, &hf, WL_ATTN, PASS_BWD, "softmax.bwd"), 6 * S);
 	model_destroy(m);
 }
 
