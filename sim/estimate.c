@@ -91,7 +91,7 @@
  *   gpt3-175b, dp 2048 off (auto: trees)             2048   1.79M     4655       0  117.35     58.31
  *   gpt3-175b, dp 1024 off, trees                    1024   0.89M     2320       0   19.62     15.13
  *   gpt3-175b, dp 2048 off, rings                    2048   1.00M     1652       0    9.08      9.60
- *   megatron/76b off                                 1024   8.48M      236       0   18.81     23.43
+ *   megatron/76b off                                 1024   8.48M        -       0   23.75     22.49
  *   megatron/39b off                                  512   2.77M      136       0    4.76      5.96
  *   megatron/18b off                                  256   0.75M       86       0    0.99      1.38
  *   llama3-70b-h100-cp off                            256   2.02M      110       0    3.47      3.82
@@ -104,7 +104,7 @@
  *   bench mixtral-8x7b-ep8x8nodes-1024               1024   0.64M     1243       0    3.70      3.62
  *   bench llama2-70b-256-fattree2-2to1 off            256   8.19M       56       0    8.83     14.27
  *   bench llama2-70b-256-fattree2-2to1 (classes)      100   3.23M       24       2    3.74      5.01
- *   megatron/1t (auto: folded)                         64   1.71M        5       0    4.82      2.47
+ *   megatron/1t (auto: folded)                         64   1.45M        -       0    4.58      2.10
  *   megatron/530b (folded)                             35   0.77M        3       0    1.86      1.10
  *   megatron/310b (folded)                             16   0.29M        2       0    0.56      0.41
  *   deepseek-v3-h100-2048 (folded)                     16   0.73M      151       0    1.68      1.62
@@ -122,6 +122,10 @@
  *   l8 on 2,048 GPUs, 400 MB buckets (classes)        137   0.45M      997     801    2.41      4.25
  *   l8 on 4,096 GPUs, 400 MB, 1 micro-batch [t]        57   0.04M     6173    5672    1.85      2.28
  *
+ * megatron/76b and megatron/1t re-measured on branch s8-meg21 (the SC21
+ * configuration: 1t in plain 1F1B, fp16 gradients) from the estimate's
+ * own warning (events, predicted) and /usr/bin/time (one run each, the
+ * machine shared with other builds); their inflight not re-read ("-").
  * (and 8 more l8 class-folded rows, 100 to 800 MB buckets, 1 or 8
  * micro-batches on 1,024 to 4,096 GPUs: 0.51 to 8.2 s, within 0.68 to
  * 1.57x. events: tasks + flows over every run, as the engine counted
