@@ -1,9 +1,9 @@
 /* build_transformer_grads: the transformer builder's gradients across
  * data-parallel ranks: buckets filled as backward produces gradients,
  * their reductions (all-reduce, or reduce-scatter under ZeRO >= 1; FSDP2's
- * copy into the reduce-scatter buffer) on the DP stream, dense over
- * GROUP_DP and experts over GROUP_EDP, and the offload copies of each
- * reduced share over the host link. */
+ * copy into the reduce-scatter buffer, FSDP1's gradient divides) on the
+ * DP stream, dense over GROUP_DP and experts over GROUP_EDP, and the
+ * offload copies of each reduced share over the host link. */
 #include <stdio.h>
 
 #include "build_transformer-private.h"
@@ -53,6 +53,21 @@ static void bucket_passes(struct builder *b, double bytes)
 	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
 }
 
+/* FSDP1's reduce-scatter hook (stack.h fsdp1_flat): the unsharded
+ * gradient of `bytes` divided by the predivide factor before the
+ * collective and the rank's shard (bytes / n) by the postdivide factor
+ * after it, read and write each, on the post-backward stream; both
+ * factors exceed 1 for any n > 1. Priced as one task ahead of the
+ * collective; returns it. */
+static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
+{
+	double el = bytes / b->gb;
+	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el,
+					      2 * bytes * (1 + 1.0 / (double)n)) };
+	return program_add(b->p, &c, &dep, 1);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -75,6 +90,8 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 						      el * (dtype_bytes(DTYPE_BF16) + b->gb)) };
 		dep = program_add(b->p, &c, &dep, 1);
 	}
+	if (b->fsdp1)
+		dep = fsdp1_divide(b, bytes, n, dep);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
