@@ -53,18 +53,19 @@ static void bucket_passes(struct builder *b, double bytes)
 	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
 }
 
-/* FSDP1's reduce-scatter hook (stack.h fsdp1_flat): the unsharded
- * gradient of `bytes` divided by the predivide factor before the
- * collective and the rank's shard (bytes / n) by the postdivide factor
- * after it, read and write each, on the post-backward stream; both
+/* FSDP1's reduce hook (stack.h fsdp1_flat): the unsharded gradient of
+ * `bytes` divided by the predivide factor before the collective and its
+ * result by the postdivide factor after it (the rank's shard, bytes / n,
+ * after a reduce-scatter; the whole gradient after NO_SHARD's
+ * all-reduce), read and write each, on the post-backward stream; both
  * factors exceed 1 for any n > 1. Priced as one task ahead of the
  * collective; returns it. */
 static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
 {
 	double el = bytes / b->gb;
+	double out = b->pl->parallel.zero >= ZERO_1 ? 1.0 / (double)n : 1;
 	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el,
-					      2 * bytes * (1 + 1.0 / (double)n)) };
+			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el, 2 * bytes * (1 + out)) };
 	return program_add(b->p, &c, &dep, 1);
 }
 

@@ -188,7 +188,8 @@ Test(zero3, fsdp2_copies_out_every_gathered_layer)
  * gradient and of its 1/8 shard, on the reduce stream: Llama 2 7B's
  * 6,738,415,616 gradients at 8 x 9/8 = 9 B each over the A100's
  * element-wise rate (0.85 of 2039 GB/s), plus one launch per bucket;
- * ZeRO-2 divides the same way. */
+ * ZeRO-2 divides the same way, ZeRO-0 (NO_SHARD's all-reduce) the whole
+ * gradient twice, 16 B. */
 Test(zero3, fsdp1_divides_every_reduced_gradient)
 {
 	double P = 6738415616.0, div = 9 * P / (2039e9 * 0.85);
@@ -199,4 +200,9 @@ Test(zero3, fsdp1_divides_every_reduced_gradient)
 	cr_expect(d3 >= div && d3 < div + 1e-3, "FSDP1 divides %.6f s, expected %.6f s + launches",
 		  d3, div);
 	cr_expect(fabs(d2 - d3) < 1e-9 * d3, "ZeRO-2 %.9f s vs ZeRO-3 %.9f s", d2, d3);
+	/* NO_SHARD: the post-divide on the whole all-reduced gradient, 16 B */
+	double c0, d0;
+	stream_sums("llm-foundry-triton", 0, &c0, &d0);
+	cr_expect(d0 >= 16 * P / (2039e9 * 0.85) && d0 < 16 * P / (2039e9 * 0.85) + 1e-3,
+		  "NO_SHARD divides %.6f s", d0);
 }
