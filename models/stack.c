@@ -191,8 +191,9 @@
  *     grad_reduce_dtype bf16).
  *   - FSDP1's flat parameter [source]: co trainer/dist_strategy.py L144
  *     (use_orig_params True); torch 2.0 torch/distributed/fsdp/
- *     flat_param.py ("We use Tensor views in the forward so that they
- *     are tracked by autograd"): the weights are torch.split views of the
+ *     flat_param.py ("We use `Tensor` views in the forward so that they
+ *     are tracked by autograd", _use_unsharded_views; read at an unpinned
+ *     2.0-era commit through the code index): the weights are torch.split views of the
  *     unit's flat parameter, so autograd's SplitWithSizesBackward
  *     (at::cat) writes the flat gradient from the weights' gradients, r2
  *     w2 per 16-bit parameter, every micro-batch, on the compute stream
@@ -201,7 +202,8 @@
  *     reduce_scatter_hook (algorithms/_comm_hooks/default_hooks.py:
  *     grad.div_(gradient_predivide_factor) on the whole unsharded
  *     gradient, r2 w2, the reduce-scatter, output.div_(postdivide) on the
- *     shard, r2 w2 of P/d; both factors above 1 for any d > 1), on the
+ *     shard, r2 w2 of P/d; DefaultState's predivide factor is above 1 for
+ *     any d > 1, the postdivide factor d / predivide for d > 2), on the
  *     post-backward stream. Not counted: the shard's accumulation across
  *     micro-batches (_saved_grad_shard +=, r4 w2 of P/d).
  *   - biases and positions [source]: aa configuration_mpt.py L20 ('alibi':
