@@ -623,6 +623,26 @@ static void vit_head(struct emitter *e, const struct model *m, const struct wl_s
 	main_grad_op(e, s, "classifier", h * K + K);
 }
 
+/* A decoder's embedding: the token gather, a learned position table's
+ * add where the stack runs it as a kernel of its own (stack.h pos_add)
+ * and its share of FSDP1's flat gradient, and an untied table's main
+ * gradient. */
+static void decoder_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
+			  double T)
+{
+	double h = (double)m->hidden;
+	membound(e, "embedding", "gather", T * h, 2, 0);
+	if (m->pos == MODEL_POS_LEARNED) {
+		if (e->stk->pos_add.bytes[e->pass == PASS_BWD] > 0)
+			piece(e, "pos_add", "add", &e->stk->pos_add, T * h, 0);
+		flat_grad_op(e, "pos_emb", (double)m->max_position * h);
+	}
+	/* the embedding's gradient is not a GEMM's output: a separate add
+	 * into the main gradient where the stack fuses the others */
+	if (!m->tied_embeddings)
+		main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -650,15 +670,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			encoder_embed(&e, m, s, T, Tn);
 			break;
 		}
-		membound(&e, "embedding", "gather", T * h, 2, 0);
-		if (m->pos == MODEL_POS_LEARNED && e.stk->pos_add.bytes[pass == PASS_BWD] > 0)
-			piece(&e, "pos_add", "add", &e.stk->pos_add, T * h, 0);
-		if (m->pos == MODEL_POS_LEARNED)
-			flat_grad_op(&e, "pos_emb", (double)m->max_position * h);
-		/* the embedding's gradient is not a GEMM's output: a separate
-		 * add into the main gradient where the stack fuses the others */
-		if (!m->tied_embeddings)
-			main_grad_op_ex(&e, s, "embedding", h * (double)m->vocab / t, true);
+		decoder_embed(&e, m, s, T);
 		break;
 	case WL_ATTN:
 		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE) {
