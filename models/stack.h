@@ -175,6 +175,36 @@ struct stack {
 	 * buffer in the reduce dtype (on the reduce-scatter stream). FSDP1's
 	 * flat parameter gathers in place: false. */
 	bool fsdp2_copies;
+	/* FSDP1's flat parameter (torch 2.0 FullyShardedDataParallel,
+	 * use_orig_params): the forward uses views split from each unit's
+	 * flat parameter, so autograd's SplitWithSizesBackward concatenates
+	 * the unit's 16-bit weight gradients into one flat gradient on every
+	 * micro-batch (read and write, compute stream: "<block>.flat_grad");
+	 * before each reduce-scatter the reduce hook divides the unsharded
+	 * gradient by the predivide factor (read and write) and after it the
+	 * shard by the postdivide factor, on the post-backward stream
+	 * (sim/build_transformer_grads.c). */
+	bool fsdp1_flat;
+	/* The bias gradient of each Linear layer with a bias, where autograd
+	 * reduces the output gradient over the tokens in a kernel of its own
+	 * (addmm's backward: sum over the broadcast dimension): per element
+	 * of the layer's output, backward only ("<linear>.bias_grad"); only
+	 * for a model with biases. */
+	struct stack_piece linear_bias;
+	/* The fused QKV output split into q, k and v by views (torch.split):
+	 * in backward autograd concatenates dq, dk, dv into the GEMM's output
+	 * gradient, per element of the QKV output (T x (h + 2 kv) / t)
+	 * ("qkv_split"). */
+	struct stack_piece qkv_split;
+	/* A learned position table added to the token embeddings (tok_emb +
+	 * pos_emb) by a kernel of its own, per element of T x h; backward the
+	 * position gradient summed over the micro-batch ("pos_add"); only for
+	 * a decoder with learned positions. */
+	struct stack_piece pos_add;
+	/* Training metrics computed from the logits on every micro-batch,
+	 * outside the loss (Composer's train metrics), per logit; forward
+	 * only ("train_metrics"). */
+	struct stack_piece train_metrics;
 	/* The engine's gradient path and optimizer step per ZeRO stage
 	 * (index 0-3), where it differs from the fields above (main_grad_*,
 	 * optimizer_*): NULL for the stacks whose gradients and step those

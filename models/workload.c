@@ -211,11 +211,28 @@ static void zero_grad_ops(struct emitter *e, const struct wl_shape *s, const cha
  * by its own kernel where the stack fuses the others: read the 16-bit
  * gradient, read and write the main gradient. A stack whose engine
  * handles the gradients itself adds its ops (zero_grad_ops) here. */
+/* Backward: FSDP1's flat gradient of params (stack.h fsdp1_flat):
+ * autograd's SplitWithSizesBackward concatenates the weights' 16-bit
+ * gradients into the unit's flat gradient, read and write ("name.flat_grad"). */
+static void flat_grad_op(struct emitter *e, const char *name, double params)
+{
+	if (!e->stk->fsdp1_flat || e->pass != PASS_BWD || params <= 0 || e->frozen)
+		return;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = e->dt, .batch = 1 };
+	snprintf(op.name, sizeof(op.name), "%s.flat_grad", name);
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_bwd");
+	op.m = params;
+	op.bytes = 2 * dtype_bytes(e->dt) * params;
+	op.kernels = 1;
+	e->rc |= op_list_push(e->out, &op);
+}
+
 static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
 			    double params, bool separate)
 {
 	const struct stack *k = e->stk;
 	zero_grad_ops(e, s, name, params);
+	flat_grad_op(e, name, params);
 	bool fused = k->main_grad_kernels == 0 && !separate;
 	double gb = s->grad_fp32 ? 4 : 2, bpp;
 	if (fused)                      /* the epilogue reads and writes them */
@@ -398,6 +415,11 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 	if (e->frozen && s->ft.base == FT_BASE_NF4)
 		dequant_op(e, name, n * k);
 	gemm_ex(e, name, 1, T, n, k, cast_in, cast_dy);
+	if (m->bias && !e->frozen && e->stk->linear_bias.bytes[e->pass == PASS_BWD] > 0) {
+		char bn[48];
+		snprintf(bn, sizeof(bn), "%s.bias_grad", name);
+		piece(e, bn, "bias", &e->stk->linear_bias, T * n, 0);
+	}
 	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
 		if (strcmp(on[i].gemm, name) != 0)
 			continue;
@@ -417,6 +439,8 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 	double h = (double)m->hidden, t = s->tp;
 	if (!e->stk->qkv_separate) {
 		linear(e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
+		if (e->stk->qkv_split.bytes[e->pass == PASS_BWD] > 0)
+			piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (h + 2 * kv) / t, 0);
 	} else {
 		linear(e, m, s, "qkv.q", T, h / t, h, false, true);
 		linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
@@ -606,6 +630,26 @@ static void vit_head(struct emitter *e, const struct model *m, const struct wl_s
 	main_grad_op(e, s, "classifier", h * K + K);
 }
 
+/* A decoder's embedding: the token gather, a learned position table's
+ * add where the stack runs it as a kernel of its own (stack.h pos_add)
+ * and its share of FSDP1's flat gradient, and an untied table's main
+ * gradient. */
+static void decoder_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
+			  double T)
+{
+	double h = (double)m->hidden;
+	membound(e, "embedding", "gather", T * h, 2, 0);
+	if (m->pos == MODEL_POS_LEARNED) {
+		if (e->stk->pos_add.bytes[e->pass == PASS_BWD] > 0)
+			piece(e, "pos_add", "add", &e->stk->pos_add, T * h, 0);
+		flat_grad_op(e, "pos_emb", (double)m->max_position * h);
+	}
+	/* the embedding's gradient is not a GEMM's output: a separate add
+	 * into the main gradient where the stack fuses the others */
+	if (!m->tied_embeddings)
+		main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -633,11 +677,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			encoder_embed(&e, m, s, T, Tn);
 			break;
 		}
-		membound(&e, "embedding", "gather", T * h, 2, 0);
-		/* the embedding's gradient is not a GEMM's output: a separate
-		 * add into the main gradient where the stack fuses the others */
-		if (!m->tied_embeddings)
-			main_grad_op_ex(&e, s, "embedding", h * (double)m->vocab / t, true);
+		decoder_embed(&e, m, s, T);
 		break;
 	case WL_ATTN:
 		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE) {
@@ -709,6 +749,9 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
 		piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
 		      T * (double)m->vocab / t, (double)m->vocab / t);
+		if (e.stk->train_metrics.bytes[pass == PASS_BWD] > 0)
+			piece(&e, "train_metrics", "cross_entropy", &e.stk->train_metrics,
+			      T * (double)m->vocab / t, (double)m->vocab / t);
 		/* tied or not, the LM head's wgrad accumulates into a main gradient
 		 * (with a pipeline, the last stage's own copy of the embedding) */
 		main_grad_op(&e, s, "lm_head", h * (double)m->vocab / t);

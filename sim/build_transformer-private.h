@@ -98,6 +98,7 @@ struct builder {
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 	struct cost *cost;            /* prices the FSDP2 copies */
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
+	bool fsdp1;                   /* FSDP1's reduce hook divides (stack.fsdp1_flat) */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
 	struct param_gather pg;       /* overlap_param_gather's buckets (n 0: none) */
 };

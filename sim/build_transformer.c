@@ -183,6 +183,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->wbytes = dtype_bytes(pr.layer_weight);
 	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
 		   (long)pl->parallel.dp * pl->parallel.cp > 1;
+	b->fsdp1 = plan_stack(pl)->fsdp1_flat;
 	kind_sizes(b, &b->kind[0], false);
 	kind_sizes(b, &b->kind[1], true);
 	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;

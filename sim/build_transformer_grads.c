@@ -1,9 +1,9 @@
 /* build_transformer_grads: the transformer builder's gradients across
  * data-parallel ranks: buckets filled as backward produces gradients,
  * their reductions (all-reduce, or reduce-scatter under ZeRO >= 1; FSDP2's
- * copy into the reduce-scatter buffer) on the DP stream, dense over
- * GROUP_DP and experts over GROUP_EDP, and the offload copies of each
- * reduced share over the host link. */
+ * copy into the reduce-scatter buffer, FSDP1's gradient divides) on the
+ * DP stream, dense over GROUP_DP and experts over GROUP_EDP, and the
+ * offload copies of each reduced share over the host link. */
 #include <stdio.h>
 
 #include "build_transformer-private.h"
@@ -53,6 +53,36 @@ static void bucket_passes(struct builder *b, double bytes)
 	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
 }
 
+/* FSDP1's gradient predivide factor over n ranks (torch 2.0
+ * algorithms/_comm_hooks/default_hooks.py DefaultState
+ * _get_gradient_predivide_factor): the largest power of two f with
+ * n / f <= f reached by doubling while f divides n; the postdivide factor
+ * is n / f (8 ranks: 4 and 2; 2 ranks: 2 and 1). */
+static double fsdp1_predivide(long n)
+{
+	long f = 1;
+	while (n % f == 0 && n / (double)f > (double)f)
+		f *= 2;
+	return (double)f;
+}
+
+/* FSDP1's reduce hook (stack.h fsdp1_flat): the unsharded gradient of
+ * `bytes` divided by the predivide factor before the collective and its
+ * result by the postdivide factor after it where that exceeds 1 (the
+ * rank's shard, bytes / n, after a reduce-scatter; the whole gradient
+ * after NO_SHARD's all-reduce), read and write each, on the
+ * post-backward stream. Priced as one task ahead of the collective;
+ * returns it. */
+static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
+{
+	double el = bytes / b->gb, pre = fsdp1_predivide(n);
+	double out = b->pl->parallel.zero >= ZERO_1 ? 1.0 / (double)n : 1;
+	double moved = 2 * bytes * ((pre > 1 ? 1 : 0) + ((double)n / pre > 1 ? out : 0));
+	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el, moved) };
+	return program_add(b->p, &c, &dep, 1);
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -75,6 +105,8 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 						      el * (dtype_bytes(DTYPE_BF16) + b->gb)) };
 		dep = program_add(b->p, &c, &dep, 1);
 	}
+	if (b->fsdp1)
+		dep = fsdp1_divide(b, bytes, n, dep);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
 			  .group = g, .bytes = bytes, .launch_s = b->launch_s };

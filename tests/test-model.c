@@ -31,6 +31,22 @@ Test(model, llama2_13b_params_within_half_percent) { check_params("models/zoo/ll
 Test(model, mpt_70b_params_within_half_percent) { check_params("models/zoo/mpt-70b.json"); }
 Test(model, bloom_176b_params_within_half_percent) { check_params("models/zoo/bloom-176b.json"); }
 
+/* The MPTs of llm-foundry's benchmark table (Linear and LayerNorm biases,
+ * a learned position table of 2048 rows, tied embeddings): the README's
+ * NumParams at sequence 2048 to the digit (models/zoo/llm-foundry/). */
+Test(model, mpt_benchmark_params_exact)
+{
+	static const char *f[] = { "7b", "13b", "30b", "70b" };
+	for (int i = 0; i < 4; i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "models/zoo/llm-foundry/mpt-%s.json", f[i]);
+		struct model *m = load_model(rel);
+		cr_expect_eq(model_params(m), m->published_params, "%s: %.0f vs %.0f", rel,
+			     model_params(m), m->published_params);
+		model_destroy(m);
+	}
+}
+
 Test(model, llama2_7b_params_exact)
 {
 	struct model *m = load_model("models/zoo/llama2-7b.json");

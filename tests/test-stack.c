@@ -231,6 +231,61 @@ Test(stack, gemms_of_2023_on_the_cublas_of_cuda_11_8)
 	topology_destroy(a);
 }
 
+/* The benchmark table's MPT-7B under the code that ran it (stack.c,
+ * llm-foundry-triton: add_attns, Composer 0.15, torch 2.0 FSDP1), one
+ * sequence of T = 2048 tokens, h 4096, vocabulary V 50,368, 16-bit
+ * gradients reduced in bf16 (grad_fp32 false). Backward: each Linear's
+ * bias gradient reads its output gradient, 2 B per output element (qkv
+ * 3h, attn_out h, mlp_up 4h, mlp_down h per token); the qkv split's
+ * backward concatenates dq, dk, dv, r2 w2 per element of the 3h output
+ * (12 B per element of T x h); FSDP1's SplitWithSizesBackward writes each
+ * block's flat gradient, r2 w2 per weight (4 h^2 attention, 8 h^2 MLP, h V
+ * the tied head, 2048 h the position table); tok_emb + pos_emb 6 B per
+ * element of T x h forward, the position gradient's sum 2 backward;
+ * Composer's two train metrics 2 x 14 B per logit in 4 kernels, forward
+ * only; no fp32 cast of the main gradient. llm-foundry v0.10.0 runs none
+ * of them; the released MPT (no biases, ALiBi) has no bias gradients and
+ * no position add. */
+Test(stack, fsdp1_and_mpt_benchmark_kernels)
+{
+	struct model *m = load_model("models/zoo/llm-foundry/mpt-7b.json");
+	double T = 2048, h = 4096, V = 50368;
+	struct wl_shape w = shape("llm-foundry-triton", T, 1), v = shape("llm-foundry", T, 1);
+	w.grad_fp32 = false;
+	static const struct { const char *name; enum wl_block blk; double out; } lin[] = {
+		{ "qkv.bias_grad.bwd", WL_ATTN, 3 }, { "attn_out.bias_grad.bwd", WL_ATTN, 1 },
+		{ "mlp_up.bias_grad.bwd", WL_MLP, 4 }, { "mlp_down.bias_grad.bwd", WL_MLP, 1 },
+	};
+	for (int i = 0; i < 4; i++) {
+		struct op o = find_op(m, &w, lin[i].blk, PASS_BWD, lin[i].name);
+		EXPECT_BYTES(o, 2 * T * lin[i].out * h);
+		cr_expect_eq(o.kernels, 1);
+	}
+	cr_expect_not(has_op(m, &w, WL_ATTN, PASS_FWD, "qkv.bias_grad"));
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "qkv_split.bwd"), 12 * T * h);
+	cr_expect_not(has_op(m, &w, WL_ATTN, PASS_FWD, "qkv_split"));
+	EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_BWD, "attn.flat_grad"), 4 * 4 * h * h);
+	EXPECT_BYTES(find_op(m, &w, WL_MLP, PASS_BWD, "mlp.flat_grad"), 4 * 8 * h * h);
+	EXPECT_BYTES(find_op(m, &w, WL_HEAD, PASS_BWD, "lm_head.flat_grad"), 4 * h * V);
+	EXPECT_BYTES(find_op(m, &w, WL_EMBED, PASS_BWD, "pos_emb.flat_grad"), 4 * 2048 * h);
+	EXPECT_BYTES(find_op(m, &w, WL_EMBED, PASS_FWD, "pos_add"), 6 * T * h);
+	EXPECT_BYTES(find_op(m, &w, WL_EMBED, PASS_BWD, "pos_add.bwd"), 2 * T * h);
+	struct op tm = find_op(m, &w, WL_HEAD, PASS_FWD, "train_metrics");
+	EXPECT_BYTES(tm, 28 * T * V);
+	cr_expect_eq(tm.kernels, 4);
+	cr_expect_not(has_op(m, &w, WL_HEAD, PASS_BWD, "train_metrics"));
+	cr_expect_not(has_op(m, &w, WL_MLP, PASS_BWD, "mlp.main_grad"));
+	static const char *none[] = { "qkv.bias_grad", "qkv_split", "attn.flat_grad" };
+	for (int i = 0; i < 3; i++)
+		cr_expect_not(has_op(m, &v, WL_ATTN, PASS_BWD, none[i]), "llm-foundry: %s", none[i]);
+	cr_expect_not(has_op(m, &v, WL_HEAD, PASS_FWD, "train_metrics"));
+	model_destroy(m);
+	m = load_model("models/zoo/mpt-7b.json");
+	cr_expect_not(has_op(m, &w, WL_ATTN, PASS_BWD, "qkv.bias_grad"));
+	cr_expect_not(has_op(m, &w, WL_EMBED, PASS_FWD, "pos_add"));
+	model_destroy(m);
+}
+
 /* ResNet under NVIDIA's MLPerf MXNet kernels: the ReLUs have no kernel,
  * inside a bottleneck the batch norms have no forward bytes (folded into
  * the convolutions), the add is ScaleBiasAddRelu at 6.125 B per element

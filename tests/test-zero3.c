@@ -181,3 +181,28 @@ Test(zero3, fsdp2_copies_out_every_gathered_layer)
 	cr_expect(fabs(f3 - f2) < 1e-12 * f3, "llm-foundry ZeRO-3 - ZeRO-2: %.9f s", f3 - f2);
 	cr_expect_eq(e3, 0);
 }
+
+/* FSDP1's reduce-scatter hook as the benchmark's torch 2.0 runs it
+ * (stack.c, llm-foundry-triton): the unsharded gradient divided before
+ * the collective and the shard after, r4 w4 of fp32 per element of the
+ * gradient and of its 1/8 shard, on the reduce stream: Llama 2 7B's
+ * 6,738,415,616 gradients at 8 x 9/8 = 9 B each over the A100's
+ * element-wise rate (0.85 of 2039 GB/s), plus one launch per bucket;
+ * ZeRO-2 divides the same way, ZeRO-0 (NO_SHARD's all-reduce) the whole
+ * gradient twice, 16 B. */
+Test(zero3, fsdp1_divides_every_reduced_gradient)
+{
+	double P = 6738415616.0, div = 9 * P / (2039e9 * 0.85);
+	double c3, d3, c2, d2;
+	stream_sums("llm-foundry-triton", 3, &c3, &d3);
+	stream_sums("llm-foundry-triton", 2, &c2, &d2);
+	cr_log_info("FSDP1 divides: %.6f s (ZeRO-3), %.6f s (ZeRO-2), bytes' time %.6f s", d3, d2, div);
+	cr_expect(d3 >= div && d3 < div + 1e-3, "FSDP1 divides %.6f s, expected %.6f s + launches",
+		  d3, div);
+	cr_expect(fabs(d2 - d3) < 1e-9 * d3, "ZeRO-2 %.9f s vs ZeRO-3 %.9f s", d2, d3);
+	/* NO_SHARD: the post-divide on the whole all-reduced gradient, 16 B */
+	double c0, d0;
+	stream_sums("llm-foundry-triton", 0, &c0, &d0);
+	cr_expect(d0 >= 16 * P / (2039e9 * 0.85) && d0 < 16 * P / (2039e9 * 0.85) + 1e-3,
+		  "NO_SHARD divides %.6f s", d0);
+}
