@@ -151,6 +151,17 @@
  *     in torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
  *     010ae4a. Not counted: the copy-in of the local shard (1/dp of the
  *     layer) and the gradient divides (AVG reduction in later torch).
+ *   - FSDP2's root unit [source]: fully_shard(model) after the layers'
+ *     (04133643 torchtitan/parallelisms/parallelize_llama.py L226-239;
+ *     v0.1.0 llama3/infra/parallelize.py L344-366) holds the embedding,
+ *     the final norm and the output layer: gathered and copied out
+ *     before the first forward compute, kept unsharded through backward
+ *     and reduce-scattered in the root's final callback, after the last
+ *     layer's (pytorch/pytorch 005da465 torch/distributed/_composable/
+ *     fsdp/_fsdp_state.py _lazy_init, _root_post_backward_final_callback;
+ *     the schedule: sim/build_transformer_step.c). Not modelled: the
+ *     last layer kept unsharded after forward (reshard_after_forward
+ *     False for it, parallelize_llama.py L231-232), gathered once less.
  * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
  *   - LayerNorm [source]: configuration_mpt.py L46 low_precision_layernorm,
  *     layers/norm.py L33-68: one F.layer_norm kernel in bf16, 4 B/el;

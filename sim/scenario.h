@@ -156,10 +156,11 @@
  *                                                                ignored)
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
- *                                                                torchtitan | llm-foundry |
- *                                                                llm-foundry-triton | deepspeed |
- *                                                                dle-bert | mxnet-normconv |
- *                                                                mxnet-nhwc-bn | megatron-deepspeed
+ *                                                                torchtitan | torchtitan-04133643 |
+ *                                                                llm-foundry | llm-foundry-triton |
+ *                                                                deepspeed | dle-bert |
+ *                                                                mxnet-normconv | mxnet-nhwc-bn |
+ *                                                                megatron-deepspeed
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |
