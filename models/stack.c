@@ -101,6 +101,16 @@
  *     expands and reshapes K and V to one copy per query head first:
  *     reads each K/V element, writes it n_rep times; [derived] backward
  *     sums the copies back.
+ *   - projections [source]: q_proj, k_proj, v_proj are three nn.Linear
+ *     on the same normed hidden_states (LlamaSdpaAttention.forward, the
+ *     lines before repeat_kv's L642-643), gate_proj and up_proj two on
+ *     the same x (L309): five GEMMs where a fused model runs two
+ *     (wave quantization differs); autograd sums the input gradients
+ *     of an activation read by several Linear layers (pytorch/pytorch
+ *     torch/csrc/autograd/input_buffer.cpp InputBuffer::accumulate:
+ *     old_var.add_(var), else old_var + var): r4 w2 per element of T x
+ *     h, 2 adds for q, k, v and 1 for gate, up per layer, backward
+ *     (the residual stream's sum is the residual piece's).
  * torchtitan: v0.1.0 (commit f7084fc), torch.compile off (config_manager.py
  *   L235 compile False; llama3_8b.toml and llama3_70b.toml L37).
  *   - RMSNorm: nn.RMSNorm (model.py L276-277), in eager torch up to 2.7
@@ -119,6 +129,21 @@
  *     L276-287; torch fused_adam_utils.cuh at 01e5d8d: r16 w12), max_norm
  *     1.0 (config_manager.py L210): clip_grad_norm_ as hf-eager.
  *   - repeat_kv [source] model.py L98-107 (called L185-186): as hf-eager.
+ *   - projections [source] model.py L140-145, L173 (wq, wk, wv separate
+ *     nn.Linear of the same x), L232-237 (w1, w3 of the same x): as
+ *     hf-eager's, five GEMMs and 3 autograd sums of 6 B per element of
+ *     T x h per layer, backward. The same at the performance table's
+ *     commit 04133643 (torchtitan/models/llama/model.py L156-160, L187,
+ *     L243-248).
+ *   - the performance table's commit 04133643 (row torchtitan-04133643):
+ *     train.py L96-98 torch.optim.AdamW(..., foreach=True) and L296-298
+ *     clip_grad_norm_(..., foreach=True): hf-eager's foreach AdamW and
+ *     clipping (64 B/param beyond a fused Adam, 10 kernels) instead of
+ *     v0.1.0's fused one; the other pieces as v0.1.0: RMSNorm
+ *     torchtitan/models/norms.py L90-95 (x.float(), pow, mean, rsqrt,
+ *     type_as, * weight: the composite's ops), RoPE model.py L105-106,
+ *     the output's .float() L439 and F.cross_entropy train.py L163-164
+ *     (14 B/logit as v0.1.0's loss), SDPA with is_causal.
  *   - attention [source] models/attention.py L183-214: SDPA with FLASH
  *     first (cuDNN first only on compute capability 10.0, B200, for which
  *     no cuDNN figure is known: priced as the GPU's best): FlashAttention-2
@@ -135,6 +160,17 @@
  *     in torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
  *     010ae4a. Not counted: the copy-in of the local shard (1/dp of the
  *     layer) and the gradient divides (AVG reduction in later torch).
+ *   - FSDP2's root unit [source]: fully_shard(model) after the layers'
+ *     (04133643 torchtitan/parallelisms/parallelize_llama.py L226-239;
+ *     v0.1.0 llama3/infra/parallelize.py L344-366) holds the embedding,
+ *     the final norm and the output layer: gathered and copied out
+ *     before the first forward compute, kept unsharded through backward
+ *     and reduce-scattered in the root's final callback, after the last
+ *     layer's (pytorch/pytorch 005da465 torch/distributed/_composable/
+ *     fsdp/_fsdp_state.py _lazy_init, _root_post_backward_final_callback;
+ *     the schedule: sim/build_transformer_step.c). Not modelled: the
+ *     last layer kept unsharded after forward (reshard_after_forward
+ *     False for it, parallelize_llama.py L231-232), gathered once less.
  * llm-foundry: MosaicML llm-foundry MPT, v0.10.0 (commit 742f340).
  *   - LayerNorm [source]: configuration_mpt.py L46 low_precision_layernorm,
  *     layers/norm.py L33-68: one F.layer_norm kernel in bf16, 4 B/el;
@@ -244,9 +280,10 @@
  *     (about 200 a rank for MPT-7B). Not priced: the step is priced on
  *     the GPU alone (sim/build_transformer_stage.c optimizer_time), with
  *     no host issue or synchronisation model to carry it.
- * deepspeed: a Hugging Face model (the hf-eager pieces above: the engine
- *   does not change the model's kernels; SDPA's FlashAttention-2 on A100
- *   and H100) trained by the DeepSpeed engine, v0.15.0 (commit 55b4cae),
+ * deepspeed: a Hugging Face model (the hf-eager pieces above, separate
+ *   projections and their gradient sums included: the engine does not
+ *   change the model's kernels; SDPA's FlashAttention-2 on A100 and
+ *   H100) trained by the DeepSpeed engine, v0.15.0 (commit 55b4cae),
  *   bf16, FusedAdam (the config's "Adam"/"AdamW" optimizer: engine.py
  *   L1332-1357). The engine's gradient path and step, per ZeRO stage
  *   (struct stack_zero_path; P the rank's parameters, P/d its partition):
@@ -405,6 +442,15 @@
  *     TE_GELU, EAGER_RESIDUAL with the dropout mask). Not a bound: one
  *     group over dropout, residual add and LayerNorm would move less,
  *     ATen's eager kernels more.
+ *   - input-gradient sums: hidden_states feeds query, key, value and the
+ *     residual (mo L345-347, L397: 3 sums), attention_output MLP-up and
+ *     the residual (L433, L455-456 at 729963dd: 1); the residual piece's
+ *     backward charges one per half-layer, so 2 would be missing in
+ *     attention. In the scripted model these sums are the autodiff
+ *     backward graph's (prim::AutogradAdd), which nvFuser may fuse into
+ *     the LayerNorm backward it feeds; its fusion groups were not read
+ *     (above), so no sum is added (grad_sum 0) and the three GEMMs
+ *     stay.
  *   - loss [source]: the MLM decoder's bias added by its own kernel (mo
  *     L553: decoder(x) + bias, r2 w2 per logit), then the criterion, not
  *     scripted (rp L75-95, L468), torch.nn.CrossEntropyLoss on the fp16
@@ -717,6 +763,16 @@
  * updates over ResNet-50's 161 parameter tensors. */
 #define MXNET_LARS_BPP 24
 #define MXNET_LARS_KERNELS 10
+/* The eager Llama stacks' separate projections (hf-eager, torchtitan,
+ * deepspeed blocks above): q, k, v and gate, up as their own nn.Linear,
+ * three and two GEMMs, and autograd's sums of their input gradients, an
+ * add of two 16-bit gradients each, r4 w2 in one kernel [source]
+ * (pytorch/pytorch torch/csrc/autograd/input_buffer.cpp, InputBuffer::
+ * accumulate: old_var.add_(var), else old_var + var; the same in torch
+ * 1.x and 2.x). */
+#define AUTOGRAD_GRAD_SUM FWD_BWD(0, 6, 0, 1)
+#define EAGER_SPLIT_PROJECTIONS \
+	.qkv_separate = true, .mlp_separate = true, .grad_sum = AUTOGRAD_GRAD_SUM
 /* The host's time to issue one kernel from PyTorch (host.h) [measured,
  * two parts]: forward, a Python op with autograd recording, 6.8 us
  * (pytorch/pytorch issue #41383, PyTorch 1.6: y = 2 * x with
@@ -746,6 +802,17 @@
 	.host_issue_us = TORCH_HOST_ISSUE
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
+/* torchtitan's Llama (the torchtitan block above), shared by the v0.1.0
+ * row and the row of the performance table's commit, which differ in
+ * the optimizer only. */
+#define TORCHTITAN_PIECES \
+	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
+	.rope = FWD_BWD(20, 20, 6, 6), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
+	.residual = EAGER_RESIDUAL, EAGER_SPLIT_PROJECTIONS, \
+	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, \
+	.main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
+	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
+	.host_issue_us = TORCH_HOST_ISSUE
 
 /* DeepSpeed v0.15.0's engine per ZeRO stage (the deepspeed block above):
  * stage 0 BF16_Optimizer, 1 and 2 DeepSpeedZeroOptimizer, 3 stage3.py.
@@ -857,7 +924,7 @@ const struct stack stack_table[] = {
 		    "megatron/core/tensor_parallel/cross_entropy.py L27-77, L112; TransformerEngine "
 		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
 	{ "hf-eager", "Hugging Face transformers eager model (SDPA attention, no compile)",
-	  HF_EAGER_PIECES,
+	  HF_EAGER_PIECES, EAGER_SPLIT_PROJECTIONS,
 	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
@@ -867,19 +934,19 @@ const struct stack stack_table[] = {
 		    "src/transformers/models/llama/modeling_llama.py L111-125, L246-276, L309, "
 		    "L745-751, L1208-1222" },
 	{ "torchtitan", "TorchTitan 0.1 Llama (eager, torch.compile off)",
-	  .rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM,
-	  .rope = FWD_BWD(20, 20, 6, 6),
-	  .swiglu = EAGER_SWIGLU, .gelu = TE_GELU,
-	  .residual = EAGER_RESIDUAL,
-	  .loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true,
-	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
+	  TORCHTITAN_PIECES,
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4,
-	  .fsdp2_copies = true,
-	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
-	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) torchtitan/models/llama3/model/model.py "
-		    "L69-95, L236-237, L276-277; components/loss.py L18-22; config_manager.py L139, "
-		    "L210, L229, L235; models/attention.py L183-214" },
+		    "L69-95, L140-145, L173, L232-237, L276-277; components/loss.py L18-22; "
+		    "config_manager.py L139, L210, L229, L235; models/attention.py L183-214; "
+		    "components/optimizer.py L276-287; torch/csrc/autograd/input_buffer.cpp" },
+	{ "torchtitan-04133643", "TorchTitan of April 2024 (04133643, its performance table): as torchtitan, foreach AdamW",
+	  TORCHTITAN_PIECES,
+	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
+	  .source = "pytorch/torchtitan 04133643 train.py L96-98 (AdamW foreach=True), L296-298 "
+		    "(clip_grad_norm_ foreach=True), L163-164; torchtitan/models/llama/model.py "
+		    "L105-106, L156-160, L187, L243-248, L439; torchtitan/models/norms.py L90-95; "
+		    "other pieces as torchtitan v0.1.0" },
 	{ "llm-foundry", "MosaicML llm-foundry MPT (low-precision LayerNorm, ALiBi, FSDP)",
 	  LLM_FOUNDRY_PIECES, .attn_copy = FWD_BWD(4.5, 5.5, 4, 4),
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
@@ -904,7 +971,7 @@ const struct stack stack_table[] = {
 		    "dist_strategy.py L144, trainer.py L2397-2400, metrics/nlp.py L90-111; torch 2.0 FSDP "
 		    "flat_param.py, default_hooks.py; other pieces as llm-foundry" },
 	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)",
-	  HF_EAGER_PIECES,
+	  HF_EAGER_PIECES, EAGER_SPLIT_PROJECTIONS,
 	  .loss = EAGER_LOSS, .repeat_kv = true,
 	  /* no fp32 main gradient: the engine's ops (zero_path) instead */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,

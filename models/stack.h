@@ -114,6 +114,18 @@ struct stack {
 	/* Query, key and value projected by three Linear layers, three
 	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM. */
 	bool qkv_separate;
+	/* A SwiGLU MLP's gate and up projections as two Linear layers, two
+	 * GEMMs ("mlp_gate", "mlp_up"), rather than one "mlp_gate_up". */
+	bool mlp_separate;
+	/* Autograd's sum of the input gradients of an activation that
+	 * several Linear layers read (torch/csrc/autograd/input_buffer.cpp
+	 * accumulate: one add per consumer after the first), bytes per
+	 * element of T x h and kernels per sum, backward only: the normed
+	 * input of separate q, k, v projections (2 sums, "qkv_grad_sum")
+	 * and of separate gate and up projections (1, "mlp_grad_sum"). The
+	 * residual stream's sum is the residual piece's backward. Zero where
+	 * the stack sums them in a fused kernel or runs one GEMM. */
+	struct stack_piece grad_sum;
 	/* The query, key and value biases where no kernel takes them in
 	 * (not the GEMM's epilogue, not a fused neighbour): per element of q,
 	 * k and v (T x (heads + 2 kv_heads) x d / t), the bias add forward

@@ -411,6 +411,7 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 		{ "mlp_gate_up", { FT_GATE, FT_UP }, 2 }, { "mlp_up", { FT_UP }, 1 },
 		{ "mlp_down", { FT_DOWN }, 1 }, { "qkv.q", { FT_Q }, 1 },
 		{ "qkv.k", { FT_K }, 1 }, { "qkv.v", { FT_V }, 1 },
+		{ "mlp_gate", { FT_GATE }, 1 },
 	};
 	if (e->frozen && s->ft.base == FT_BASE_NF4)
 		dequant_op(e, name, n * k);
@@ -429,6 +430,19 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 	}
 }
 
+/* Backward: autograd's sums of the input gradients of the T x h
+ * activation that `sums` + 1 separate Linear layers read (stack.h
+ * grad_sum), one kernel each, as op `name`. */
+static void grad_sum_op(struct emitter *e, const char *name, int sums, double el)
+{
+	struct stack_piece pc = e->stk->grad_sum;
+	if (e->pass != PASS_BWD || pc.bytes[1] <= 0 || sums <= 0)
+		return;
+	pc.bytes[1] *= sums;
+	pc.kernels[1] *= sums;
+	piece(e, name, "residual", &pc, el, 0);
+}
+
 /* The query, key and value projection: one GEMM ("qkv"), or one per
  * projection ("qkv.q", "qkv.k", "qkv.v") where the stack's model code has
  * three Linear layers (stack.h qkv_separate); then their biases where the
@@ -445,6 +459,7 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 		linear(e, m, s, "qkv.q", T, h / t, h, false, true);
 		linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
 		linear(e, m, s, "qkv.v", T, kv / t, h, false, true);
+		grad_sum_op(e, "qkv_grad_sum", 2, T * h);
 	}
 	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (h + 2 * kv) / t, 0);
@@ -720,7 +735,12 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
-		if (m->act == MODEL_ACT_SWIGLU) {
+		if (m->act == MODEL_ACT_SWIGLU && e.stk->mlp_separate) {
+			linear(&e, m, s, "mlp_gate", T, ffn, h, false, false);
+			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
+			grad_sum_op(&e, "mlp_grad_sum", 1, T * h);
+			act_op(&e, m, "swiglu", T * ffn);
+		} else if (m->act == MODEL_ACT_SWIGLU) {
 			linear(&e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
 			act_op(&e, m, "swiglu", T * ffn);
 		} else {

@@ -33,7 +33,7 @@ static void split_cp(struct cost *cost, const struct op_list *l, double scale, i
 static int gemm_role(const char *name)
 {
 	static const struct { const char *prefix; int role; } roles[] = {
-		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 },
+		{ "qkv", 1 }, { "mlp_up", 1 }, { "mlp_gate_up", 1 }, { "mlp_gate", 1 },
 		{ "attn_out", 2 }, { "mlp_down", 2 },
 	};
 	if (strstr(name, ".dequant"))  /* QLoRA: before the GEMM, not part of it */

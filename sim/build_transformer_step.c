@@ -312,6 +312,55 @@ static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk
 		builder_compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
 }
 
+/* FSDP2's root unit (torchtitan: fully_shard(model) over the layers'
+ * units): the elements of the parameters outside the layers, the
+ * embedding on the first virtual stage, the final norm and output layer
+ * on the last; 0 where b is not FSDP2 or the stage holds neither. */
+static double fsdp2_root_params(const struct builder *b, int vs, int nv)
+{
+	double t = b->pl->parallel.tp;
+	if (!b->fsdp2)
+		return 0;
+	return (vs == 0 ? model_embedding_params(b->m) / t : 0) +
+	       (vs == nv - 1 ? model_head_params(b->m) / t + b->tied_copy : 0);
+}
+
+/* FSDP2's root unit gathered before the stage's first compute of each
+ * forward (its pre-forward, ahead of the layers' gathers on the same
+ * stream) and copied out; the root is not resharded after forward, so
+ * backward gathers it no more (pytorch/pytorch 005da465 torch/
+ * distributed/_composable/fsdp/_fsdp_state.py _lazy_init: "For the
+ * root, do not reshard after forward": post_forward_mesh_info None). */
+static void fsdp2_root_gather(struct builder *b, int vs, int nv, int mb, int chunk)
+{
+	double el = fsdp2_root_params(b, vs, nv);
+	if (el <= 0)
+		return;
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = el * b->wbytes,
+			  .launch_s = b->launch_s };
+	b->gate = program_add(b->p, &t, &b->last, 1);
+	builder_compute(b, CAT_FORWARD,
+			builder_copy_time(b, "fsdp_gather_copy_out", el, 2 * el * b->wbytes),
+			0, mb, chunk, b->last);
+}
+
+/* FSDP2's root unit's gradients: its inputs (token ids) need no
+ * gradient, so its post-backward runs in the root's final callback,
+ * after every layer's reduce-scatter is issued, as one reduce-scatter of
+ * its own (_fsdp_state.py _root_post_backward_final_callback: "Run
+ * post-backward in case forward inputs did not require gradient"). */
+static void fsdp2_root_reduce(struct builder *b, int vs, int nv, bool reduce)
+{
+	double el = fsdp2_root_params(b, vs, nv);
+	if (el <= 0 || !reduce)
+		return;
+	builder_flush_bucket(b);
+	builder_grads_ready(b, (vs == 0 ? b->grad_bytes_embed : 0) +
+			       (vs == nv - 1 ? b->grad_bytes_head : 0), true);
+	builder_flush_bucket(b);
+}
+
 /* DeepSpeed ZeRO-3's prefetch: the gather of the next tensor is issued
  * when the computing tensor q was fetched, the latest q from which fewer
  * than prefetch_elements gathered elements lie in between
@@ -422,6 +471,7 @@ void builder_forward(struct builder *b, int mb, int chunk)
 				  .mb = mb, .chunk = chunk };
 		dep = program_add(b->p, &r, NULL, 0);
 	}
+	fsdp2_root_gather(b, vs, nv, mb, chunk);
 	if (vs == 0) {
 		param_gate(b, chunk, b->grad_bytes_embed);
 		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
@@ -483,7 +533,8 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		builder_compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
-		builder_grads_ready(b, b->grad_bytes_head, reduce);
+		if (!b->fsdp2)  /* FSDP2: in the final callback */
+			builder_grads_ready(b, b->grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		set_layer(b, first + l);
@@ -511,13 +562,15 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		builder_compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
-		builder_grads_ready(b, b->grad_bytes_embed, reduce);
+		if (!b->fsdp2)
+			builder_grads_ready(b, b->grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
 				  .dir = P2P_BWD, .bytes = p2p_bytes(b),
 				  .mb = mb, .chunk = chunk };
 		p2p_send(b, &s);
 	}
+	fsdp2_root_reduce(b, vs, nv, reduce);
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */
 	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))

@@ -156,11 +156,11 @@
  *                                                                ignored)
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
- *                                                                torchtitan | llm-foundry |
- *                                                                llm-foundry-triton | deepspeed |
- *                                                                dle-bert | mxnet-normconv |
- *                                                                mxnet-nhwc-bn | megatron-deepspeed |
- *                                                                megatron-lm-2021 |
+ *                                                                torchtitan | torchtitan-04133643 |
+ *                                                                llm-foundry | llm-foundry-triton |
+ *                                                                deepspeed | dle-bert |
+ *                                                                mxnet-normconv | mxnet-nhwc-bn |
+ *                                                                megatron-deepspeed | megatron-lm-2021 |
  *                                                                megatron-lm-2021-torch-ddp
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te

@@ -135,6 +135,67 @@ Test(stack, repeat_kv_in_eager_stacks_only)
 	model_destroy(m);
 }
 
+/* Separate projections in the eager Llama stacks: Llama 3 8B (h 4096,
+ * 8 KV heads of 128, ffn 14336), 1,024 tokens, TP 2. q, k, v are three
+ * GEMMs of N = 2048, 512, 512 and gate, up two of 7168 where a fused
+ * stack runs one of 3072 and one of 14336; backward, autograd sums the
+ * normed input's gradients, 6 B per element of T x h (every token, the
+ * full hidden: column-parallel partial sums): 2 sums for q, k, v = 12 T h
+ * in 2 kernels, 1 for gate, up = 6 T h in 1; none forward, none in the
+ * fused stack, none in dle-bert (its scripted model's sums are the
+ * autodiff graph's). */
+Test(stack, separate_projections_and_their_gradient_sums)
+{
+	struct model *m = load_model("models/zoo/llama3-8b.json");
+	double T = 1024, h = 4096;
+	static const char *const eager[] = { "torchtitan", "torchtitan-04133643", "hf-eager",
+					     "deepspeed" };
+	for (size_t i = 0; i < sizeof(eager) / sizeof(eager[0]); i++) {
+		struct wl_shape w = shape(eager[i], T, 2);
+		struct op a = find_op(m, &w, WL_ATTN, PASS_BWD, "qkv_grad_sum.bwd");
+		EXPECT_BYTES(a, 12 * T * h);
+		cr_expect_eq(a.kernels, 2, "%s", eager[i]);
+		a = find_op(m, &w, WL_MLP, PASS_BWD, "mlp_grad_sum.bwd");
+		EXPECT_BYTES(a, 6 * T * h);
+		cr_expect_eq(a.kernels, 1, "%s", eager[i]);
+		cr_expect_eq(find_op(m, &w, WL_ATTN, PASS_FWD, "qkv.q").n, 2048);
+		cr_expect_eq(find_op(m, &w, WL_ATTN, PASS_FWD, "qkv.k").n, 512);
+		cr_expect_eq(find_op(m, &w, WL_ATTN, PASS_FWD, "qkv.v").n, 512);
+		cr_expect_eq(find_op(m, &w, WL_MLP, PASS_FWD, "mlp_gate").n, 7168);
+		cr_expect_eq(find_op(m, &w, WL_MLP, PASS_BWD, "mlp_up.dgrad").k, 7168);
+		cr_expect(!has_op(m, &w, WL_MLP, PASS_FWD, "mlp_gate_up"), "%s", eager[i]);
+		cr_expect(!has_op(m, &w, WL_ATTN, PASS_FWD, "qkv_grad_sum"), "%s", eager[i]);
+	}
+	struct wl_shape te = shape("megatron-te", T, 2), lf = shape("llm-foundry", T, 2);
+	cr_expect_eq(find_op(m, &te, WL_ATTN, PASS_FWD, "qkv").n, 3072);
+	cr_expect_eq(find_op(m, &lf, WL_MLP, PASS_FWD, "mlp_gate_up").n, 14336);
+	cr_expect(!has_op(m, &te, WL_ATTN, PASS_BWD, "qkv_grad_sum"));
+	cr_expect(!has_op(m, &lf, WL_MLP, PASS_BWD, "mlp_grad_sum"));
+	model_destroy(m);
+	m = load_model("models/zoo/bert-large.json");
+	struct wl_shape dle = shape("dle-bert", 512, 1);
+	cr_expect(has_op(m, &dle, WL_ATTN, PASS_BWD, "qkv.q"));
+	cr_expect(!has_op(m, &dle, WL_ATTN, PASS_BWD, "qkv_grad_sum"));
+	model_destroy(m);
+}
+
+/* torchtitan at the performance table's commit (04133643) steps with
+ * foreach AdamW and foreach clipping: 64 B per parameter beyond a fused
+ * Adam in 10 kernels, where v0.1.0's fused AdamW adds the clipping's 12
+ * in 4; everything else alike. */
+Test(stack, torchtitan_of_the_table_steps_with_foreach_adamw)
+{
+	const struct stack *v01 = stack_find("torchtitan"), *t24 = stack_find("torchtitan-04133643");
+	cr_assert(v01 && t24);
+	cr_expect_eq(stack_optimizer_Bpp(t24, 3), 64);
+	cr_expect_eq(stack_optimizer_kernels(t24, 3), 10);
+	cr_expect_eq(stack_optimizer_Bpp(v01, 3), 12);
+	cr_expect_eq(stack_optimizer_kernels(v01, 3), 4);
+	cr_expect(t24->fsdp2_copies && t24->qkv_separate && t24->mlp_separate);
+	cr_expect_eq(t24->rmsnorm.bytes[1], v01->rmsnorm.bytes[1]);
+	cr_expect_eq(t24->loss.bytes[0], v01->loss.bytes[0]);
+}
+
 /* An eager piece pays one launch per kernel: HF's RMSNorm costs seven
  * launches more than its bytes alone with one. */
 Test(stack, an_eager_piece_pays_a_launch_per_kernel)
@@ -408,7 +469,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn, "
+		       "torchtitan-04133643, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn, "
 		       "megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",

@@ -123,7 +123,7 @@ Test(zero3, traffic_that_cannot_hide_is_exposed_at_1024_gpus)
  * an fp32 buffer (r2 w4 per element) on the reduce-scatter stream. The
  * programs are compared task by task (the simulation would add the
  * slowdown of compute beside the gathers). */
-static void stream_sums(const char *stack, int zero, double *compute, double *dp)
+static void build_7b(const char *stack, int zero, struct program *p)
 {
 	struct diag d;
 	diag_init(&d, stderr);
@@ -142,9 +142,16 @@ static void stream_sums(const char *stack, int zero, double *compute, double *dp
 	pl.compute.stack = stack_index(stack_find(stack));
 	pl.compute.stack_set = true;
 	plan_resolve(&pl, in);
+	program_init(p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, p, NULL), 0);
+	inputs_destroy(in);
+	diag_finish(&d);
+}
+
+static void stream_sums(const char *stack, int zero, double *compute, double *dp)
+{
 	struct program p;
-	program_init(&p);
-	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	build_7b(stack, zero, &p);
 	*compute = *dp = 0;
 	for (int i = 0; i < p.n; i++) {
 		if (p.t[i].kind != TASK_COMPUTE)
@@ -155,22 +162,22 @@ static void stream_sums(const char *stack, int zero, double *compute, double *dp
 			*dp += p.t[i].time_s;
 	}
 	program_finish(&p);
-	inputs_destroy(in);
-	diag_finish(&d);
 }
 
 Test(zero3, fsdp2_copies_out_every_gathered_layer)
 {
 	double el = 4 * 4096.0 * 4096 + 3 * 4096.0 * 11008 + 2 * 4096.0;
 	double copy = 4 * el / (2039e9 * 0.85) + 4e-6;
+	/* and the root unit's once (the test below) */
+	double root = 4 * (2 * 32000.0 * 4096 + 4096) / (2039e9 * 0.85) + 4e-6;
 	double c3, d3, c2, d2;
 	stream_sums("torchtitan", 3, &c3, &d3);
 	stream_sums("torchtitan", 2, &c2, &d2);
-	cr_expect(fabs((c3 - c2) - 64 * copy) < 1e-9 * c3, "ZeRO-3 - ZeRO-2 compute %.9f s, "
-		  "expected 64 copies of %.9f s = %.9f s", c3 - c2, copy, 64 * copy);
-	/* the reduce-scatter copy-in: every layer's gradient, 6 B per element,
+	cr_expect(fabs((c3 - c2) - 64 * copy - root) < 1e-9 * c3, "ZeRO-3 - ZeRO-2 compute %.9f s, "
+		  "expected 64 copies of %.9f s and the root's %.9f s", c3 - c2, copy, root);
+	/* the reduce-scatter copy-in: every layer's and the root's gradients, 6 B per element,
 	 * in buckets (one launch each): at least the bytes' time */
-	double layers_el = 32 * el;
+	double layers_el = 32 * el + (2 * 32000.0 * 4096 + 4096);
 	cr_expect(d3 >= 6 * layers_el / (2039e9 * 0.85) && d3 < 1.2 * 6 * layers_el / (2039e9 * 0.85)
 		  + 1e-3, "reduce-scatter copy-in %.6f s", d3);
 	cr_expect_eq(d2, 0);
@@ -205,4 +212,55 @@ Test(zero3, fsdp1_divides_every_reduced_gradient)
 	stream_sums("llm-foundry-triton", 0, &c0, &d0);
 	cr_expect(d0 >= 16 * P / (2039e9 * 0.85) && d0 < 16 * P / (2039e9 * 0.85) + 1e-3,
 		  "NO_SHARD divides %.6f s", d0);
+}
+
+/* FSDP2's root unit (torchtitan: fully_shard(model) over the layers):
+ * Llama 2 7B's embedding and output layer, 32000 x 4096 each, and the
+ * final norm's 4096: R = 262,148,096 elements. Its all-gather, 2 R bytes
+ * of bf16, is the first parameter gather of the step, ahead of the 32
+ * layers' forward and 32 backward gathers (the root is not resharded
+ * after forward: no second one), and its copy-out (4 R bytes at 0.85 of
+ * 2039 GB/s plus 4 us) the first compute task; its gradients, 4 R bytes
+ * in fp32, are reduce-scattered last, after the embedding's backward
+ * (the root's final callback). FSDP1 (llm-foundry) gathers the layers
+ * only. */
+Test(zero3, fsdp2_gathers_the_root_unit_first_and_reduces_it_last)
+{
+	double R = 2 * 32000.0 * 4096 + 4096;
+	double layer = 2 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008 + 2 * 4096.0);
+	struct program p;
+	build_7b("torchtitan", 3, &p);
+	int gathers = 0, first_compute = -1, last_rs = -1, last_compute = -1;
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->kind == TASK_COLL && t->stream == STREAM_PARAM) {
+			cr_expect_float_eq(t->bytes, gathers == 0 ? 2 * R : layer, 1e-9 * layer,
+					   "gather %d: %.17g B", gathers, t->bytes);
+			gathers++;
+		}
+		if (t->kind == TASK_COLL && t->stream == STREAM_DP)
+			last_rs = i;
+		if (t->kind == TASK_COMPUTE && t->stream == STREAM_COMPUTE && t->cat != CAT_OPTIMIZER) {
+			if (first_compute < 0)
+				first_compute = i;
+			last_compute = i;
+		}
+	}
+	cr_expect_eq(gathers, 1 + 64);
+	cr_assert(first_compute >= 0 && last_rs >= 0);
+	cr_expect_float_eq(p.t[first_compute].time_s, 4 * R / (2039e9 * 0.85) + 4e-6, 1e-9,
+			   "root copy-out %.12f s", p.t[first_compute].time_s);
+	cr_expect_float_eq(p.t[last_rs].bytes, 4 * R, 1e-9 * R, "last reduce-scatter %.17g B",
+			   p.t[last_rs].bytes);
+	cr_expect_gt(last_rs, last_compute, "the root's reduce-scatter follows the last backward");
+	program_finish(&p);
+	build_7b("llm-foundry", 3, &p);
+	gathers = 0;
+	for (int i = 0; i < p.n; i++)
+		if (p.t[i].kind == TASK_COLL && p.t[i].stream == STREAM_PARAM) {
+			cr_expect_float_eq(p.t[i].bytes, layer, 1e-9 * layer, "FSDP1 gather %d", gathers);
+			gathers++;
+		}
+	cr_expect_eq(gathers, 64);
+	program_finish(&p);
 }
