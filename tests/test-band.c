@@ -45,14 +45,14 @@ static double rownum(json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-static void expect_band(const char *scenario, const char *family)
+static void expect_band_at(const char *path, const char *family)
 {
 	struct diag d;
 	diag_init(&d, stderr);
-	struct scenario *sc = scenario_load(src_path(scenario), &d);
-	cr_assert(sc, "%s", scenario);
+	struct scenario *sc = scenario_load(path, &d);
+	cr_assert(sc, "%s", path);
 	const struct band *b = band_lookup(sc->in, &sc->plan);
-	cr_expect_str_eq(b->family, family, "%s", scenario);
+	cr_expect_str_eq(b->family, family, "%s", path);
 	json_t *row = file_row(family);
 	cr_expect_eq(b->runs, (int)rownum(row, "runs"), "%s", family);
 	cr_expect_float_eq(100 * b->mean_abs, rownum(row, "mean_abs_error_pct"), 1e-9, "%s", family);
@@ -62,6 +62,11 @@ static void expect_band(const char *scenario, const char *family)
 	json_decref(row);
 	scenario_destroy(sc);
 	diag_finish(&d);
+}
+
+static void expect_band(const char *scenario, const char *family)
+{
+	expect_band_at(src_path(scenario), family);
 }
 
 Test(band, megatron_on_a100_is_korthikanti)
@@ -82,6 +87,21 @@ Test(band, fp8_on_h100_is_nemo)
 Test(band, fsdp_on_a100_is_torchtitan)
 {
 	expect_band("validation/torchtitan-a100/torchtitan-llama2-13b-64gpu.json", "torchtitan-a100");
+}
+
+/* every torchtitan stack (torchtitan-04133643 too) is FSDP's, with TP as
+ * well: not the ZeRO-3-without-TP rule */
+Test(band, a_torchtitan_stack_with_tp_is_fsdp)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"tt\","
+		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":2,"
+		 "\"parallel\":{\"tp\":2,\"dp\":8,\"zero\":3},"
+		 "\"training\":{\"seq_len\":4096,\"global_batch\":16,\"micro_batch\":1,"
+		 "\"precision\":\"bf16\"},\"compute\":{\"stack\":\"torchtitan-04133643\"}}",
+		 src_path("models/zoo/llama2-13b.json"), src_path("topologies/dgx-a100.json"));
+	expect_band_at(write_file(tmp_dir(), "tt.json", text), "torchtitan-a100");
 }
 
 Test(band, llm_foundry_stack_is_llm_foundry)
