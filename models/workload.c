@@ -203,14 +203,6 @@ static void zero_grad_ops(struct emitter *e, const struct wl_shape *s, const cha
 	engine_grad_op(e, name, "grad_bucket", params, reduce * params, kr);
 }
 
-/* Backward: the weight gradients of params (this rank's) accumulated
- * into the main gradients (stack.h main_grad_Bpp), where the stack does
- * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
- * epilogue reads them as well (2 B), a separate cast has nothing to do.
- * separate: a gradient no GEMM epilogue can take (the embedding's), added
- * by its own kernel where the stack fuses the others: read the 16-bit
- * gradient, read and write the main gradient. A stack whose engine
- * handles the gradients itself adds its ops (zero_grad_ops) here. */
 /* Backward: FSDP1's flat gradient of params (stack.h fsdp1_flat):
  * autograd's SplitWithSizesBackward concatenates the weights' 16-bit
  * gradients into the unit's flat gradient, read and write ("name.flat_grad"). */
@@ -227,6 +219,14 @@ static void flat_grad_op(struct emitter *e, const char *name, double params)
 	e->rc |= op_list_push(e->out, &op);
 }
 
+/* Backward: the weight gradients of params (this rank's) accumulated
+ * into the main gradients (stack.h main_grad_Bpp), where the stack does
+ * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
+ * epilogue reads them as well (2 B), a separate cast has nothing to do.
+ * separate: a gradient no GEMM epilogue can take (the embedding's), added
+ * by its own kernel where the stack fuses the others: read the 16-bit
+ * gradient, read and write the main gradient. A stack whose engine
+ * handles the gradients itself adds its ops (zero_grad_ops) here. */
 static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
 			    double params, bool separate)
 {
@@ -272,6 +272,26 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 	op.bytes = kv_el * (1 + n_rep) * dtype_bytes(e->dt);
 	op.kernels = 2;     /* K and V */
 	e->rc |= op_list_push(e->out, &op);
+}
+
+/* Unfused attention's softmax over `scores` elements (rows of sq) and
+ * its dropout: the stack's counts where it sets them (stack.h
+ * causal_softmax, for a causal model only, and attn_dropout), else the
+ * generic ones (softmax 2 touches; dropout a read, a write and a
+ * one-byte mask). */
+static void score_ops(struct emitter *e, const struct model *m, double scores, double sq)
+{
+	int p = e->pass == PASS_BWD;
+	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
+		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
+	else
+		membound(e, "softmax", "softmax", scores, 2, sq);
+	if (!m->dropout)
+		return;
+	if (e->stk->attn_dropout.bytes[p] > 0)
+		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
+	else
+		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
 }
 
 static void attention_core(struct emitter *e, const struct model *m,
@@ -321,16 +341,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
 	if (m->pos == MODEL_POS_ALIBI && e->stk->alibi_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
-	double scores = b * heads * sq * sq;
-	int p = e->pass == PASS_BWD;
-	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
-		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
-	else
-		membound(e, "softmax", "softmax", scores, 2, sq);
-	if (m->dropout && e->stk->attn_dropout.bytes[p] > 0)
-		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
-	else if (m->dropout) /* read, write, and a one-byte mask */
-		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
+	score_ops(e, m, b * heads * sq * sq, sq);
 	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
 	e->rc |= c.rc;
 }
@@ -463,6 +474,30 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 	}
 	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (h + 2 * kv) / t, 0);
+}
+
+/* A dense MLP's up projection and activation on T tokens, ffn the
+ * rank's inner size: SwiGLU's gate and up as one GEMM ("mlp_gate_up"),
+ * or two where the stack's model code has two Linear layers (stack.h
+ * mlp_separate) with autograd's sum of their input gradients; a GELU
+ * MLP's "mlp_up". */
+static void mlp_up_act(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		       double T, double ffn)
+{
+	double h = (double)m->hidden;
+	if (m->act != MODEL_ACT_SWIGLU) {
+		linear(e, m, s, "mlp_up", T, ffn, h, false, false);
+		act_op(e, m, "gelu", T * ffn);
+		return;
+	}
+	if (e->stk->mlp_separate) {
+		linear(e, m, s, "mlp_gate", T, ffn, h, false, false);
+		linear(e, m, s, "mlp_up", T, ffn, h, false, false);
+		grad_sum_op(e, "mlp_grad_sum", 1, T * h);
+	} else {
+		linear(e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
+	}
+	act_op(e, m, "swiglu", T * ffn);
 }
 
 /* Multi-head latent attention's projections, forward or backward (model.h
@@ -735,18 +770,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
-		if (m->act == MODEL_ACT_SWIGLU && e.stk->mlp_separate) {
-			linear(&e, m, s, "mlp_gate", T, ffn, h, false, false);
-			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
-			grad_sum_op(&e, "mlp_grad_sum", 1, T * h);
-			act_op(&e, m, "swiglu", T * ffn);
-		} else if (m->act == MODEL_ACT_SWIGLU) {
-			linear(&e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
-			act_op(&e, m, "swiglu", T * ffn);
-		} else {
-			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
-			act_op(&e, m, "gelu", T * ffn);
-		}
+		mlp_up_act(&e, m, s, T, ffn);
 		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
 		residual_op(&e, m, Tn * h);
 		if (post)
