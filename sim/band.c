@@ -40,7 +40,7 @@ static enum style style_of(const struct inputs *in, const struct plan *pl)
 		return STYLE_FOUNDRY;
 	if (!strcmp(stack, "megatron-deepspeed"))
 		return STYLE_MEGATRON_DS;
-	if (!strcmp(stack, "torchtitan") || !strcmp(stack, "hf-eager") ||
+	if (!strncmp(stack, "torchtitan", strlen("torchtitan")) || !strcmp(stack, "hf-eager") ||
 	    !strcmp(stack, "deepspeed") ||
 	    (pl->parallel.zero == 3 && pl->parallel.tp == 1 && pl->parallel.pp == 1))
 		return STYLE_FSDP;
