@@ -7,7 +7,7 @@
  * Backward of a GEMM is a data-gradient and a weight-gradient GEMM of the
  * same FLOPs; backward of a memory-bound kernel moves 1.5x the bytes of its
  * forward (it reads the saved input and the incoming gradient). */
-#include "workload.h"
+#include "workload-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +24,6 @@ const char *recompute_name(enum recompute r)
 	static const char *const n[] = { "none", "selective", "full" };
 	return n[r];
 }
-
-struct emitter {
-	struct op_list *out;
-	const struct model *m;
-	const struct stack *stk;
-	enum op_pass pass;
-	enum dtype dt;          /* activations, memory-bound kernels */
-	enum dtype gdt;         /* the GEMM being emitted */
-	bool fp8;               /* Transformer Engine fp8 casts */
-	bool frozen;            /* weight GEMMs without weight gradients (finetune.h) */
-	int rc;
-};
 
 /* Transformer Engine's cast(+transpose) of a tensor entering an fp8 GEMM:
  * reads 16 bits, writes the fp8 tensor and its fp8 transpose, and records
@@ -167,98 +155,6 @@ static void act_op(struct emitter *e, const struct model *m, const char *name, d
 		piece(e, name, "bias_gelu", &e->stk->gelu, el, 0);
 }
 
-/* One of the engine's gradient ops (zero_grad_ops): name.suffix over
- * params parameters, bytes and kernels as given, priced as a copy. */
-static void engine_grad_op(struct emitter *e, const char *name, const char *suffix,
-			   double params, double bytes, int kernels)
-{
-	if (bytes <= 0)
-		return;
-	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = e->dt, .batch = 1 };
-	snprintf(op.name, sizeof(op.name), "%s.%s", name, suffix);
-	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s", suffix);
-	op.m = params;
-	op.bytes = bytes;
-	op.kernels = kernels;
-	e->rc |= op_list_push(e->out, &op);
-}
-
-/* Backward: what the stack's engine does with the gradients of params
- * (this rank's) at the plan's ZeRO stage, per micro-batch on average over
- * the step (stack.h struct stack_zero_path): "name.grad_accum" and
- * "name.grad_bucket". The share of gradients in reduce buckets spanning
- * several ranks' partitions is taken over the whole model on this rank. */
-static void zero_grad_ops(struct emitter *e, const struct wl_shape *s, const char *name,
-			  double params)
-{
-	const struct stack_zero_path *z = stack_zero_path(e->stk, s->grad.zero);
-	double accum, reduce;
-	int ka, kr;
-	if (!z || e->pass != PASS_BWD || params <= 0 || e->frozen)
-		return;
-	double span = stack_span_fraction(s->grad.ranks, s->grad.bucket_params,
-					  model_params(e->m) / (s->tp > 1 ? s->tp : 1));
-	stack_zero_grad_Bpp(z, s->grad.ranks, s->grad.microbatches, span, &accum, &reduce, &ka, &kr);
-	engine_grad_op(e, name, "grad_accum", params, accum * params, ka);
-	engine_grad_op(e, name, "grad_bucket", params, reduce * params, kr);
-}
-
-/* Backward: the weight gradients of params (this rank's) accumulated
- * into the main gradients (stack.h main_grad_Bpp), where the stack does
- * it beyond the wgrad GEMM's own write. 16-bit main gradients: a fused
- * epilogue reads them as well (2 B), a separate cast has nothing to do.
- * separate: a gradient no GEMM epilogue can take (the embedding's), added
- * by its own kernel where the stack fuses the others: read the 16-bit
- * gradient, read and write the main gradient. A stack whose engine
- * handles the gradients itself adds its ops (zero_grad_ops) here. */
-/* Backward: FSDP1's flat gradient of params (stack.h fsdp1_flat):
- * autograd's SplitWithSizesBackward concatenates the weights' 16-bit
- * gradients into the unit's flat gradient, read and write ("name.flat_grad"). */
-static void flat_grad_op(struct emitter *e, const char *name, double params)
-{
-	if (!e->stk->fsdp1_flat || e->pass != PASS_BWD || params <= 0 || e->frozen)
-		return;
-	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = e->dt, .batch = 1 };
-	snprintf(op.name, sizeof(op.name), "%s.flat_grad", name);
-	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_bwd");
-	op.m = params;
-	op.bytes = 2 * dtype_bytes(e->dt) * params;
-	op.kernels = 1;
-	e->rc |= op_list_push(e->out, &op);
-}
-
-static void main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
-			    double params, bool separate)
-{
-	const struct stack *k = e->stk;
-	zero_grad_ops(e, s, name, params);
-	flat_grad_op(e, name, params);
-	bool fused = k->main_grad_kernels == 0 && !separate;
-	double gb = s->grad_fp32 ? 4 : 2, bpp;
-	if (fused)                      /* the epilogue reads and writes them */
-		bpp = s->grad_fp32 ? k->main_grad_Bpp : 2;
-	else if (k->main_grad_kernels == 0)     /* an add beside fused ones */
-		bpp = 2 + 2 * gb;
-	else                            /* a cast into the reduce buffer */
-		bpp = s->grad_fp32 ? k->main_grad_Bpp : 0;
-	if (e->pass != PASS_BWD || bpp <= 0 || params <= 0 || e->frozen)
-		return;
-	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32, .batch = 1 };
-	snprintf(op.name, sizeof(op.name), "%s.main_grad", name);
-	snprintf(op.membound_kind, sizeof(op.membound_kind), "main_grad");
-	op.m = params;
-	op.bytes = bpp * params;
-	/* fused into the wgrad epilogue: no kernel, no launch of its own */
-	op.kernels = fused ? -1 : k->main_grad_kernels > 0 ? k->main_grad_kernels : 1;
-	e->rc |= op_list_push(e->out, &op);
-}
-
-static void main_grad_op(struct emitter *e, const struct wl_shape *s, const char *name,
-			 double params)
-{
-	main_grad_op_ex(e, s, name, params, false);
-}
-
 /* GQA's K and V (kv_el elements) written once per query head, n_rep
  * copies: forward reads kv_el and writes n_rep kv_el; backward reads the
  * n_rep gradients and writes their sum (16-bit). */
@@ -272,6 +168,26 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 	op.bytes = kv_el * (1 + n_rep) * dtype_bytes(e->dt);
 	op.kernels = 2;     /* K and V */
 	e->rc |= op_list_push(e->out, &op);
+}
+
+/* Unfused attention's softmax over `scores` elements (rows of sq) and
+ * its dropout: the stack's counts where it sets them (stack.h
+ * causal_softmax, for a causal model only, and attn_dropout), else the
+ * generic ones (softmax 2 touches; dropout a read, a write and a
+ * one-byte mask). */
+static void score_ops(struct emitter *e, const struct model *m, double scores, double sq)
+{
+	int p = e->pass == PASS_BWD;
+	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
+		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
+	else
+		membound(e, "softmax", "softmax", scores, 2, sq);
+	if (!m->dropout)
+		return;
+	if (e->stk->attn_dropout.bytes[p] > 0)
+		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
+	else
+		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
 }
 
 static void attention_core(struct emitter *e, const struct model *m,
@@ -321,16 +237,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
 	if (m->pos == MODEL_POS_ALIBI && e->stk->alibi_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
-	double scores = b * heads * sq * sq;
-	int p = e->pass == PASS_BWD;
-	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
-		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
-	else
-		membound(e, "softmax", "softmax", scores, 2, sq);
-	if (m->dropout && e->stk->attn_dropout.bytes[p] > 0)
-		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
-	else if (m->dropout) /* read, write, and a one-byte mask */
-		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
+	score_ops(e, m, b * heads * sq * sq, sq);
 	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
 	e->rc |= c.rc;
 }
@@ -389,7 +296,7 @@ static void adapter(struct emitter *e, const struct model *m, const struct wl_sh
 		if (s->ft.dropout > 0)  /* the gradient through the mask */
 			elementwise(&a, NAME("dropout"), "dropout", T * ain, 2.5);
 		elementwise(&a, NAME("grad_add"), "add", T * ain, 3);
-		main_grad_op(&a, s, n, r * (ain + bout));
+		workload_main_grad_op(&a, s, n, r * (ain + bout));
 	} else {
 		gemm(&a, NAME("a"), 1, T, r, ain);
 		gemm(&a, NAME("b"), 1, T, bout, r);
@@ -463,6 +370,30 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 	}
 	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
 		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (h + 2 * kv) / t, 0);
+}
+
+/* A dense MLP's up projection and activation on T tokens, ffn the
+ * rank's inner size: SwiGLU's gate and up as one GEMM ("mlp_gate_up"),
+ * or two where the stack's model code has two Linear layers (stack.h
+ * mlp_separate) with autograd's sum of their input gradients; a GELU
+ * MLP's "mlp_up". */
+static void mlp_up_act(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		       double T, double ffn)
+{
+	double h = (double)m->hidden;
+	if (m->act != MODEL_ACT_SWIGLU) {
+		linear(e, m, s, "mlp_up", T, ffn, h, false, false);
+		act_op(e, m, "gelu", T * ffn);
+		return;
+	}
+	if (e->stk->mlp_separate) {
+		linear(e, m, s, "mlp_gate", T, ffn, h, false, false);
+		linear(e, m, s, "mlp_up", T, ffn, h, false, false);
+		grad_sum_op(e, "mlp_grad_sum", 1, T * h);
+	} else {
+		linear(e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
+	}
+	act_op(e, m, "swiglu", T * ffn);
 }
 
 /* Multi-head latent attention's projections, forward or backward (model.h
@@ -566,8 +497,8 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 	residual_op(e, m, Tn * h);
 	double w = m->act == MODEL_ACT_SWIGLU ? 3 : 2;
 	/* the router is replicated over TP; experts and shared experts split */
-	main_grad_op(e, s, "moe", E * h + (local * w * h * (double)c->expert_ffn +
-					   w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
+	workload_main_grad_op(e, s, "moe", E * h + (local * w * h * (double)c->expert_ffn +
+			      w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
 }
 
 /* An encoder's embedding (model.h): the word, position and token-type
@@ -581,9 +512,9 @@ static void encoder_embed(struct emitter *e, const struct model *m, const struct
 	membound(e, "embedding", "gather", T * h, 4, 0);
 	norm_op(e, m, "embedding_norm", Tn * h);
 	if (!m->tied_embeddings)
-		main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
-	main_grad_op_ex(e, s, "position_type",
-			(double)(m->max_position + m->type_vocab + 2) * h, true);
+		workload_main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
+	workload_main_grad_op_ex(e, s, "position_type",
+				 (double)(m->max_position + m->type_vocab + 2) * h, true);
 }
 
 /* An encoder's heads (model.h): the MLM head on the masked positions
@@ -603,14 +534,14 @@ static void encoder_head(struct emitter *e, const struct model *m, const struct 
 		norm_op(e, m, "mlm_norm", Th * h);
 		gemm(e, "mlm_decoder", 1, Th, Vt, h);
 		piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, Th * Vt, Vt);
-		main_grad_op(e, s, "mlm", h * h + h * Vt);
+		workload_main_grad_op(e, s, "mlm", h * h + h * Vt);
 	}
 	if (m->nsp_head) {
 		gemm(e, "pooler", 1, b, h, h);
 		membound(e, "pooler_tanh", "tanh", b * h, 2, 0);
 		gemm(e, "nsp_classifier", 1, b, 2, h);
 		piece(e, "nsp_loss", "cross_entropy", &e->stk->loss, b * 2, 2);
-		main_grad_op(e, s, "nsp", h * h + 2 * h);
+		workload_main_grad_op(e, s, "nsp", h * h + 2 * h);
 	}
 }
 
@@ -627,8 +558,8 @@ static void vit_embed(struct emitter *e, const struct model *m, const struct wl_
 	membound(e, "im2col", "copy", P * kp, 2, 0);
 	gemm(e, "patch_embed", 1, P, h, kp);
 	membound(e, "cls_pos", "add", T * h, 3, 0);
-	main_grad_op(e, s, "patch_embed", kp * h + h);
-	main_grad_op_ex(e, s, "cls_pos", (double)(1 + model_vit_seq(m)) * h, true);
+	workload_main_grad_op(e, s, "patch_embed", kp * h + h);
+	workload_main_grad_op_ex(e, s, "cls_pos", (double)(1 + model_vit_seq(m)) * h, true);
 }
 
 /* A ViT's head (model.h): the final LayerNorm over every token (as Hugging
@@ -642,7 +573,7 @@ static void vit_head(struct emitter *e, const struct model *m, const struct wl_s
 	membound(e, "cls_gather", "gather", b * h, 2, 0);
 	gemm(e, "classifier", 1, b, K, h);
 	piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, b * K, K);
-	main_grad_op(e, s, "classifier", h * K + K);
+	workload_main_grad_op(e, s, "classifier", h * K + K);
 }
 
 /* A decoder's embedding: the token gather, a learned position table's
@@ -657,12 +588,12 @@ static void decoder_embed(struct emitter *e, const struct model *m, const struct
 	if (m->pos == MODEL_POS_LEARNED) {
 		if (e->stk->pos_add.bytes[e->pass == PASS_BWD] > 0)
 			piece(e, "pos_add", "add", &e->stk->pos_add, T * h, 0);
-		flat_grad_op(e, "pos_emb", (double)m->max_position * h);
+		workload_flat_grad_op(e, "pos_emb", (double)m->max_position * h);
 	}
 	/* the embedding's gradient is not a GEMM's output: a separate add
 	 * into the main gradient where the stack fuses the others */
 	if (!m->tied_embeddings)
-		main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
+		workload_main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
 }
 
 int workload_block(const struct model *m, const struct wl_shape *s,
@@ -711,7 +642,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			residual_op(&e, m, Tn * h);
 			if (post)
 				norm_op(&e, m, norm, Tn * h);
-			main_grad_op(&e, s, "attn", w + o * h);
+			workload_main_grad_op(&e, s, "attn", w + o * h);
 			break;
 		}
 		qkv_linear(&e, m, s, T, kv);
@@ -726,7 +657,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		residual_op(&e, m, Tn * h);
 		if (post)
 			norm_op(&e, m, norm, Tn * h);
-		main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
+		workload_main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
 		break;
 	case WL_MLP:
 		if (model_is_moe(m) && !s->dense_layer) {
@@ -735,23 +666,12 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		}
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
-		if (m->act == MODEL_ACT_SWIGLU && e.stk->mlp_separate) {
-			linear(&e, m, s, "mlp_gate", T, ffn, h, false, false);
-			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
-			grad_sum_op(&e, "mlp_grad_sum", 1, T * h);
-			act_op(&e, m, "swiglu", T * ffn);
-		} else if (m->act == MODEL_ACT_SWIGLU) {
-			linear(&e, m, s, "mlp_gate_up", T, 2 * ffn, h, false, false);
-			act_op(&e, m, "swiglu", T * ffn);
-		} else {
-			linear(&e, m, s, "mlp_up", T, ffn, h, false, false);
-			act_op(&e, m, "gelu", T * ffn);
-		}
+		mlp_up_act(&e, m, s, T, ffn);
 		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
 		residual_op(&e, m, Tn * h);
 		if (post)
 			norm_op(&e, m, norm, Tn * h);
-		main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
+		workload_main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;
 	case WL_HEAD:
 		if (model_is_vit(m)) {
@@ -774,7 +694,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			      T * (double)m->vocab / t, (double)m->vocab / t);
 		/* tied or not, the LM head's wgrad accumulates into a main gradient
 		 * (with a pipeline, the last stage's own copy of the embedding) */
-		main_grad_op(&e, s, "lm_head", h * (double)m->vocab / t);
+		workload_main_grad_op(&e, s, "lm_head", h * (double)m->vocab / t);
 		break;
 	default:
 		return -1;

@@ -25,7 +25,7 @@
  *   encoder (architecture "encoder_transformer") A100          dle-bert-a100
  *   llm-foundry, llm-foundry-triton stacks       A100, H100, H200  llm-foundry-mpt
  *   megatron-deepspeed stack (2022)              A100          bloom-a100
- *   FSDP: torchtitan*, hf-eager or deepspeed     A100          torchtitan-a100
+ *   FSDP: torchtitan(-*), hf-eager, deepspeed    A100          torchtitan-a100
  *     stack, or ZeRO-3 without TP and PP         H100, H200    llm-foundry-mpt
  *   fp8 (Megatron-style, TP/PP)                  H100, H200    nemo-h100-fp8
  *   Megatron-Core + TE (the default stack)       H100, H200    megatron-core-h100

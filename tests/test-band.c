@@ -7,6 +7,7 @@
  *   llama3-70b-h100-base (Megatron stack, TP 8 x PP 4)    -> megatron-core-h100
  *   NeMo Llama 2 70B fp8 on H100                           -> nemo-h100-fp8
  *   torchtitan Llama 2 13B, FSDP on A100                   -> torchtitan-a100
+ *   torchtitan-04133643 stack, ZeRO-2, on A100             -> torchtitan-a100
  *   MPT 7B, llm-foundry-triton stack on H100               -> llm-foundry-mpt
  *   BLOOM 176B, megatron-deepspeed stack on A100           -> bloom-a100
  *   BERT-Large (encoder) on DGX A100                       -> dle-bert-a100
@@ -17,6 +18,8 @@
  * positive, e.g. 32 GPUs at +4.6 %: ceil(1.472) = 2; 0 when negative. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "band.h"
@@ -102,6 +105,23 @@ Test(band, a_torchtitan_stack_with_tp_is_fsdp)
 		 "\"precision\":\"bf16\"},\"compute\":{\"stack\":\"torchtitan-04133643\"}}",
 		 src_path("models/zoo/llama2-13b.json"), src_path("topologies/dgx-a100.json"));
 	expect_band_at(write_file(tmp_dir(), "tt.json", text), "torchtitan-a100");
+}
+
+/* Every torchtitan stack is FSDP by its stack, not only at ZeRO-3
+ * without TP and PP: torchtitan-04133643 at ZeRO-2 on A100 too. */
+Test(band, a_torchtitan_stack_at_zero2_is_torchtitan)
+{
+	char *dir = tmp_dir(), text[1024];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 1, \"parallel\": { \"zero\": 2 },"
+		 " \"compute\": { \"stack\": \"torchtitan-04133643\" },"
+		 " \"training\": { \"seq_len\": 2048, \"global_batch\": 32 } }\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"));
+	char *p = write_file(dir, "s.json", text);
+	expect_band_at(p, "torchtitan-a100");
+	free(p);
+	free(dir);
 }
 
 Test(band, llm_foundry_stack_is_llm_foundry)

@@ -484,4 +484,16 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 		       "{ \"stack\": \"mxnet-normconv\" }", "",
 		       "/compute/stack: error: stack 'mxnet-normconv' runs convolutional networks, "
 		       "the model is a transformer");
+	/* LoRA on a fused qkv_proj, which the eager Llama stacks do not have */
+	static const char *const sep[] = { "hf-eager", "torchtitan", "deepspeed" };
+	for (int i = 0; i < 3; i++) {
+		char c[64], w[256];
+		snprintf(c, sizeof(c), "{ \"stack\": \"%s\" }", sep[i]);
+		snprintf(w, sizeof(w), "/training/finetune/targets: error: no fused 'qkv_proj' in stack "
+			 "'%s', which projects q, k and v by three layers: give q_proj, k_proj and v_proj",
+			 sep[i]);
+		expect_invalid("topologies/dgx-h100.json", "models/zoo/llama2-7b.json", c,
+			       ", \"finetune\": { \"method\": \"lora\", \"rank\": 16, "
+			       "\"targets\": [\"qkv_proj\", \"o_proj\"] }", w);
+	}
 }
