@@ -772,7 +772,8 @@
  * 1.x and 2.x). */
 #define AUTOGRAD_GRAD_SUM FWD_BWD(0, 6, 0, 1)
 #define EAGER_SPLIT_PROJECTIONS \
-	.qkv_separate = true, .mlp_separate = true, .grad_sum = AUTOGRAD_GRAD_SUM
+	.qkv_separate = true, .qkv_separate_gated = true, .mlp_separate = true, \
+	.grad_sum = AUTOGRAD_GRAD_SUM
 /* The host's time to issue one kernel from PyTorch (host.h) [measured,
  * two parts]: forward, a Python op with autograd recording, 6.8 us
  * (pytorch/pytorch issue #41383, PyTorch 1.6: y = 2 * x with
@@ -1077,4 +1078,17 @@ enum attn_backend stack_attn_backend(const struct stack *s, double cc)
 const struct stack *stack_at(int index)
 {
 	return index >= 0 ? &stack_table[index] : stack_default();
+}
+
+/* Hugging Face's modeling code, which the eager Llama stacks follow
+ * [source] (transformers 26a9443d, src/transformers/models/):
+ * llama/modeling_llama.py L356-358 q_proj, k_proj, v_proj (Mistral's and
+ * Qwen2's alike); gpt2/modeling_gpt2.py L158 one c_attn;
+ * gpt_neox/modeling_gpt_neox.py L102, bloom/modeling_bloom.py L257 and
+ * falcon/modeling_falcon.py L279 one query_key_value: the ungated (GELU)
+ * families fuse the three. OPT (opt/modeling_opt.py L114-116: separate,
+ * ReLU) is an exception the gated-MLP rule gets wrong. */
+bool stack_qkv_separate(const struct stack *k, const struct model *m)
+{
+	return k->qkv_separate && (!k->qkv_separate_gated || m->act == MODEL_ACT_SWIGLU);
 }

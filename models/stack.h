@@ -31,6 +31,7 @@
 #define DDLSIM_STACK_H
 
 #include "attention.h"
+#include "model.h"
 
 /* How a stack runs batch norm, ReLU and the residual add (stack.h):
  *   CNN_FUSE_NONE     each its own kernel (PyTorch eager NCHW): batch norm
@@ -112,8 +113,11 @@ struct stack {
 	 * of q, k, v and a padding scatter of the output (kernels: 4). */
 	struct stack_piece attn_copy;
 	/* Query, key and value projected by three Linear layers, three
-	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM. */
+	 * GEMMs ("qkv.q", "qkv.k", "qkv.v"), rather than one fused QKV GEMM;
+	 * with qkv_separate_gated only for models of a gated MLP (the Llama
+	 * family's code), use stack_qkv_separate(). */
 	bool qkv_separate;
+	bool qkv_separate_gated;
 	/* A SwiGLU MLP's gate and up projections as two Linear layers, two
 	 * GEMMs ("mlp_gate", "mlp_up"), rather than one "mlp_gate_up". */
 	bool mlp_separate;
@@ -284,5 +288,12 @@ void stack_zero_grad_Bpp(const struct stack_zero_path *z, int ranks, int m, doub
  * gradient path, else s->optimizer_Bpp and s->optimizer_kernels. */
 double stack_optimizer_Bpp(const struct stack *s, int zero);
 int stack_optimizer_kernels(const struct stack *s, int zero);
+
+/* Whether stack k runs query, key and value as three Linear layers for
+ * model m (qkv_separate): the eager Llama stacks follow Hugging Face's
+ * modeling code, where a gated-MLP model (Llama, Mistral, Qwen: SwiGLU)
+ * has q_proj, k_proj and v_proj and an ungated one (GPT-2, GPT-NeoX,
+ * BLOOM, Falcon: GELU) one fused query_key_value (stack.c). */
+bool stack_qkv_separate(const struct stack *k, const struct model *m);
 
 #endif

@@ -352,13 +352,13 @@ static void grad_sum_op(struct emitter *e, const char *name, int sums, double el
 
 /* The query, key and value projection: one GEMM ("qkv"), or one per
  * projection ("qkv.q", "qkv.k", "qkv.v") where the stack's model code has
- * three Linear layers (stack.h qkv_separate); then their biases where the
+ * three Linear layers (stack.h stack_qkv_separate); then their biases where the
  * stack adds them by kernels of their own (stack.h qkv_bias). */
 static void qkv_linear(struct emitter *e, const struct model *m, const struct wl_shape *s,
 		       double T, double kv)
 {
 	double h = (double)m->hidden, t = s->tp;
-	if (!e->stk->qkv_separate) {
+	if (!stack_qkv_separate(e->stk, m)) {
 		linear(e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
 		if (e->stk->qkv_split.bytes[e->pass == PASS_BWD] > 0)
 			piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (h + 2 * kv) / t, 0);

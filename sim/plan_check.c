@@ -71,7 +71,7 @@ static void check_attention(const struct plan *p, const struct gpu_spec *g, cons
 /* A kernel stack is written for transformers or for CNNs (stack.h): one
  * of the other kind would price kernels its model never runs. LoRA adapts
  * the modules the stack's model code has: where it projects q, k and v by
- * three Linear layers (stack.h qkv_separate) there is no fused qkv_proj
+ * three Linear layers (stack.h stack_qkv_separate) there is no fused qkv_proj
  * (PEFT rejects a target module the model lacks), and workload.c would
  * attach its adapter to no GEMM. */
 static void check_stack(const struct plan *p, const struct model *m, const char *f,
@@ -83,7 +83,7 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 		diag_err(d, f, "/compute/stack", "stack '%s' runs %s, the model is a %s",
 			 k->name, cnn_stack ? "convolutional networks" : "transformers",
 			 cnn_model ? "convolutional network" : "transformer");
-	if (k->qkv_separate && finetune_targets(&p->training.finetune, FT_QKV))
+	if (stack_qkv_separate(k, m) && finetune_targets(&p->training.finetune, FT_QKV))
 		diag_err(d, f, "/training/finetune/targets", "no fused 'qkv_proj' in stack '%s', "
 			 "which projects q, k and v by three layers: give q_proj, k_proj and v_proj",
 			 k->name);

@@ -179,6 +179,30 @@ Test(stack, separate_projections_and_their_gradient_sums)
 	model_destroy(m);
 }
 
+/* The eager Llama stacks follow Hugging Face's code: three q, k, v
+ * Linear layers and their gradient sums for a gated-MLP model (Llama 2),
+ * one fused QKV GEMM and no sum for an ungated one (BLOOM's
+ * query_key_value); dle-bert's BERT projects by three whatever its MLP. */
+Test(stack, separate_qkv_only_where_the_model_code_has_it)
+{
+	struct model *ll = load_model("models/zoo/llama2-7b.json");
+	struct model *bl = load_model("models/zoo/bloom-176b.json");
+	const struct stack *hf = stack_find("hf-eager"), *te = stack_find("megatron-te");
+	const struct stack *bert = stack_find("dle-bert");
+	cr_expect(stack_qkv_separate(hf, ll));
+	cr_expect(!stack_qkv_separate(hf, bl));
+	cr_expect(!stack_qkv_separate(te, ll));
+	cr_expect(stack_qkv_separate(bert, bl), "dle-bert: three layers whatever the MLP");
+	struct wl_shape s = shape("hf-eager", 2048, 1);
+	cr_expect(has_op(ll, &s, WL_ATTN, PASS_FWD, "qkv.q"));
+	cr_expect(has_op(ll, &s, WL_ATTN, PASS_BWD, "qkv_grad_sum"));
+	cr_expect(has_op(bl, &s, WL_ATTN, PASS_FWD, "qkv"));
+	cr_expect(!has_op(bl, &s, WL_ATTN, PASS_FWD, "qkv.q"));
+	cr_expect(!has_op(bl, &s, WL_ATTN, PASS_BWD, "qkv_grad_sum"));
+	model_destroy(ll);
+	model_destroy(bl);
+}
+
 /* torchtitan at the performance table's commit (04133643) steps with
  * foreach AdamW and foreach clipping: 64 B per parameter beyond a fused
  * Adam in 10 kernels, where v0.1.0's fused AdamW adds the clipping's 12
