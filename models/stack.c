@@ -868,7 +868,12 @@ static const struct stack_zero_path dle_ddp[4] = {
 };
 
 /* Megatron's fused ScaledUpperTriangMaskedSoftmax (the megatron-te note):
- * 3 / 4 B per score, one kernel each way. */
+ * 3 / 4 B per score, one kernel each way, for key sequences the kernel
+ * takes [source]: 16 < sk <= 4096 in Megatron-Core core_v0.9.0
+ * megatron/core/fusions/fused_softmax.py L156 and in BigScience's
+ * Megatron-DeepSpeed affff3d2 megatron/model/fused_softmax.py L171, <= 2048
+ * in Megatron-LM v2.5 e269e20 megatron/model/fused_softmax.py L132
+ * (causal_softmax_max_seq). */
 #define MEGATRON_CAUSAL_SOFTMAX FWD_BWD(3, 4, 1, 1)
 
 /* Megatron-LM v2.5's gradient path (the megatron-lm-2021 block above),
@@ -900,7 +905,8 @@ static const struct stack_zero_path megatron_2021_local_ddp[4] = {
 	.rope = FWD_BWD(4, 4, 2, 2), .swiglu = EAGER_SWIGLU, .gelu = FWD_BWD(4, 8, 1, 2), \
 	.residual = FWD_BWD(6, 12, 1, 3), .loss = FWD_BWD(38, 14, 6, 2), \
 	.attn_copy = FWD_BWD(1, 0, 1, 0), .qkv_bias = FWD_BWD(4, 2, 1, 1), \
-	.causal_softmax = MEGATRON_CAUSAL_SOFTMAX, .attn_dropout = FWD_BWD(5, 5, 1, 1), \
+	.causal_softmax = MEGATRON_CAUSAL_SOFTMAX, .causal_softmax_max_seq = 2048, \
+	.attn_dropout = FWD_BWD(5, 5, 1, 1), \
 	.main_grad_Bpp = 0, .main_grad_kernels = 1, \
 	.optimizer_Bpp = 6 + 8 + 4, .optimizer_copy16 = true, .optimizer_kernels = 5, \
 	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
@@ -919,6 +925,7 @@ const struct stack stack_table[] = {
 	  TE_TRANSFORMER_PIECES,
 	  .optimizer_Bpp = 4, .optimizer_copy16 = true, .optimizer_kernels = 3,
 	  .zero_grad_buffer = true, .causal_softmax = MEGATRON_CAUSAL_SOFTMAX,
+	  .causal_softmax_max_seq = 4096,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
 	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "
@@ -1027,7 +1034,7 @@ const struct stack stack_table[] = {
 	  .rope = FWD_BWD(4, 4, 2, 2), .swiglu = EAGER_SWIGLU, .gelu = FWD_BWD(4, 8, 1, 2),
 	  .residual = EAGER_RESIDUAL, .loss = FWD_BWD(38, 14, 6, 2),
 	  .alibi_bias = FWD_BWD(4, 0, 1, 0), .pipe_partitioned = true,
-	  .causal_softmax = MEGATRON_CAUSAL_SOFTMAX,
+	  .causal_softmax = MEGATRON_CAUSAL_SOFTMAX, .causal_softmax_max_seq = 4096,
 	  /* no fp32 main gradient of Megatron's: BF16_Optimizer's (zero_path) */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
 	  .optimizer_Bpp = 8, .optimizer_copy16 = true, .optimizer_kernels = 3,

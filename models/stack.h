@@ -150,6 +150,11 @@ struct stack {
 	 * the lower triangle (a causal model only); attn_dropout: the
 	 * attention dropout. Zero bytes: the generic count. */
 	struct stack_piece causal_softmax;
+	/* The longest key sequence the fused kernel takes: beyond it Megatron
+	 * falls back to torch's softmax (fused_softmax.py is_kernel_available),
+	 * priced by the generic count, which leaves out the fallback's fp32
+	 * casts (0: no bound). */
+	int causal_softmax_max_seq;
 	struct stack_piece attn_dropout;
 	/* Grouped-query attention: K and V materialised once per query head
 	 * before the attention kernel (repeat_kv), where the kernel cannot

@@ -172,13 +172,16 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 
 /* Unfused attention's softmax over `scores` elements (rows of sq) and
  * its dropout: the stack's counts where it sets them (stack.h
- * causal_softmax, for a causal model only, and attn_dropout), else the
+ * causal_softmax, for a causal model only and up to the fused kernel's
+ * longest sequence, and attn_dropout), else the
  * generic ones (softmax 2 touches; dropout a read, a write and a
  * one-byte mask). */
 static void score_ops(struct emitter *e, const struct model *m, double scores, double sq)
 {
 	int p = e->pass == PASS_BWD;
-	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0)
+	int max = e->stk->causal_softmax_max_seq;
+	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0 &&
+	    (max <= 0 || sq <= max))
 		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
 	else
 		membound(e, "softmax", "softmax", scores, 2, sq);

@@ -179,6 +179,22 @@ Test(stack, separate_projections_and_their_gradient_sums)
 	model_destroy(m);
 }
 
+/* Megatron's fused causal softmax reads the lower triangle, 3 B per score
+ * forward, up to the longest key sequence its kernel takes (4096 in
+ * Megatron-Core 0.9, stack.c); beyond it torch's softmax, priced by the
+ * generic count (2 touches of 2 B). Llama 2 7B, unfused, one sequence. */
+Test(stack, causal_softmax_only_up_to_the_fused_kernel_s_length)
+{
+	struct model *m = load_model("models/zoo/llama2-7b.json");
+	for (int k = 0; k < 2; k++) {
+		double s = k ? 8192 : 4096, scores = 32 * s * s;
+		struct wl_shape w = shape("megatron-te", s, 1);
+		w.attention = ATTN_UNFUSED;
+		EXPECT_BYTES(find_op(m, &w, WL_ATTN, PASS_FWD, "softmax"), (k ? 4 : 3) * scores);
+	}
+	model_destroy(m);
+}
+
 /* The eager Llama stacks follow Hugging Face's code: three q, k, v
  * Linear layers and their gradient sums for a gated-MLP model (Llama 2),
  * one fused QKV GEMM and no sum for an ungated one (BLOOM's
