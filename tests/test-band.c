@@ -92,36 +92,25 @@ Test(band, fsdp_on_a100_is_torchtitan)
 	expect_band("validation/torchtitan-a100/torchtitan-llama2-13b-64gpu.json", "torchtitan-a100");
 }
 
-/* every torchtitan stack (torchtitan-04133643 too) is FSDP's, with TP as
- * well: not the ZeRO-3-without-TP rule */
-Test(band, a_torchtitan_stack_with_tp_is_fsdp)
+/* Every torchtitan stack (torchtitan-04133643 too) is FSDP by its stack,
+ * not only at ZeRO-3 without TP and PP: with TP 2, and at ZeRO-2. */
+Test(band, a_torchtitan_stack_is_fsdp_with_tp_or_zero2)
 {
-	char text[1024];
-	snprintf(text, sizeof(text),
-		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"tt\","
-		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":2,"
-		 "\"parallel\":{\"tp\":2,\"dp\":8,\"zero\":3},"
-		 "\"training\":{\"seq_len\":4096,\"global_batch\":16,\"micro_batch\":1,"
-		 "\"precision\":\"bf16\"},\"compute\":{\"stack\":\"torchtitan-04133643\"}}",
-		 src_path("models/zoo/llama2-13b.json"), src_path("topologies/dgx-a100.json"));
-	expect_band_at(write_file(tmp_dir(), "tt.json", text), "torchtitan-a100");
-}
-
-/* Every torchtitan stack is FSDP by its stack, not only at ZeRO-3
- * without TP and PP: torchtitan-04133643 at ZeRO-2 on A100 too. */
-Test(band, a_torchtitan_stack_at_zero2_is_torchtitan)
-{
-	char *dir = tmp_dir(), text[1024];
-	snprintf(text, sizeof(text),
-		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
-		 " \"topology\": \"%s\", \"nodes\": 1, \"parallel\": { \"zero\": 2 },"
-		 " \"compute\": { \"stack\": \"torchtitan-04133643\" },"
-		 " \"training\": { \"seq_len\": 2048, \"global_batch\": 32 } }\n",
-		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"));
-	char *p = write_file(dir, "s.json", text);
-	expect_band_at(p, "torchtitan-a100");
-	free(p);
-	free(dir);
+	const char *plans[2] = { "\"tp\": 2, \"dp\": 8, \"zero\": 3", "\"zero\": 2" };
+	for (int i = 0; i < 2; i++) {
+		char *dir = tmp_dir(), text[1024];
+		snprintf(text, sizeof(text),
+			 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\","
+			 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 2,"
+			 " \"parallel\": { %s }, \"compute\": { \"stack\": \"torchtitan-04133643\" },"
+			 " \"training\": { \"seq_len\": 2048, \"global_batch\": 32 } }\n",
+			 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"),
+			 plans[i]);
+		char *p = write_file(dir, "s.json", text);
+		expect_band_at(p, "torchtitan-a100");
+		free(p);
+		free(dir);
+	}
 }
 
 Test(band, llm_foundry_stack_is_llm_foundry)
