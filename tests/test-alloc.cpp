@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <new>
 
+#include "sanitizer.h"
+
 static size_t in_use(void)
 {
 	return mallinfo2().uordblks;
@@ -20,19 +22,9 @@ static size_t in_use(void)
 /* Under AddressSanitizer its allocator, not glibc's, serves malloc (and
  * its own operator new may be the one linked): the counters and the
  * reuse checked here are glibc's, so the tests say they were skipped. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 #define SKIP_UNDER_SANITIZER() \
 	do { \
-		if (SANITIZED) \
+		if (TEST_ASAN) \
 			cr_skip_test("AddressSanitizer's allocator serves this build"); \
 	} while (0)
 

@@ -19,23 +19,10 @@
 
 #include "diag.h"
 #include "estimate.h"
+#include "sanitizer.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "testutil.h"
-
-/* A sanitizer build (ASan, UBSan: .ci/run's second suite) runs several
- * times slower than the optimized builds the CPU model describes, so the
- * live CPU time is held against the estimate only without one. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* Merge patch into doc: objects key by key, anything else replaced. */
 static void merge(json_t *doc, json_t *patch)
@@ -360,7 +347,9 @@ static void expect_cpu_within_factor(const char *patch)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
 	double cpu = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	cr_log_info("%.2f s predicted, %.2f s of CPU", e.cpu_s, cpu);
-	cr_expect(SANITIZED || (e.cpu_s <= cpu * ESTIMATE_FACTOR && e.cpu_s >= cpu / ESTIMATE_FACTOR),
+	/* a sanitizer build runs several times slower than the optimized one
+	 * the CPU model describes: the live time is held only without one */
+	cr_expect(TEST_SANITIZED || (e.cpu_s <= cpu * ESTIMATE_FACTOR && e.cpu_s >= cpu / ESTIMATE_FACTOR),
 		  "%.2f s predicted, %.2f s of CPU", e.cpu_s, cpu);
 	cr_expect_eq(e.flows, result_sim(&r).flows);
 	r.in = NULL;
