@@ -145,9 +145,11 @@ static long gpus_of(const struct goal *g, const struct fin *f)
 }
 
 /* The error band of a finalist's plan (sim/band.h). */
-static const struct band *band_of(const struct goal *g, const struct fin *f)
+static struct band_pick band_of(const struct goal *g, const struct fin *f)
 {
-	return band_lookup(g->clusters[f->c.cluster].in, &f->c.plan);
+	struct band_pick p;
+	band_choose(g->clusters[f->c.cluster].in, &f->c.plan, &p);
+	return p;
 }
 
 static int cmp_fin(const void *a, const void *b)
@@ -509,11 +511,13 @@ static void print_options(const struct pctx *p)
 				printf("  %4s %6ld  %-44s %s: %.80s\n", "-", f->pt.gpus, pt, result_status_names[f->row.status], f->row.reason);
 				continue;
 			}
-			const struct band *b = band_of(p->g, f);
-			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s\n", ++k,
+			struct band_pick bp = band_of(p->g, f);
+			const struct band *b = bp.b;
+			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s%s\n", ++k,
 			       f->pt.gpus, pt, 100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400,
 			       f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh,
-			       100 * f->a.gp.ratio, 100 * b->mean_abs, band_more_gpus(b, f->pt.gpus), b->family,
+			       100 * f->a.gp.ratio, 100 * bp.halfwidth, band_more_gpus(b, f->pt.gpus), b->family,
+			       bp.extrapolated ? " (extrapolated)" : "",
 			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
 			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
 			s[m++] = f->row.iteration_s / f->c.plan.training.global_batch;
@@ -548,15 +552,16 @@ static void print_best(const struct pctx *p)
 		return;
 	}
 	const struct fin *f = &p->f[best];
-	const struct band *b = band_of(p->g, f);
-	char pt[160], bt[200];
+	struct band_pick bp = band_of(p->g, f);
+	const struct band *b = bp.b;
+	char pt[160], bt[600];
 	plan_describe(&f->c.plan, pt, sizeof(pt));
 	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
 	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
 	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
 	       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
 	printf("  error band %s: at the bias %.1f d, $%.3fM, MFU %.1f%%; %ld GPUs (%ld more)\n",
-	       band_text(b, bt, sizeof(bt)), f->a.gp.wall_s / 86400 * (1 + b->bias),
+	       band_text(&bp, bt, sizeof(bt)), f->a.gp.wall_s / 86400 * (1 + b->bias),
 	       f->a.econ.cost_usd / 1e6 * (1 + b->bias), 100 * f->row.mfu / (1 + b->bias),
 	       f->pt.gpus + band_more_gpus(b, f->pt.gpus), band_more_gpus(b, f->pt.gpus));
 }
@@ -604,7 +609,7 @@ static void print_front(const struct pctx *p)
 		plan_describe(&f->c.plan, pt, sizeof(pt));
 		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok  ±%.1f%% (%s)\n",
 		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6,
-		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f)->mean_abs, band_of(p->g, f)->family);
+		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f).halfwidth, band_of(p->g, f).b->family);
 	}
 	printf("\n== fewest GPUs that meet the goal (deadline %.0f d%s) per GPU type ==\n",
 	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
@@ -618,12 +623,13 @@ static void print_front(const struct pctx *p)
 		const struct fin *best = &p->f[fewest[t].point];
 		char pt[160];
 		plan_describe(&best->c.plan, pt, sizeof(pt));
-		const struct band *b = band_of(p->g, best);
+		struct band_pick bp = band_of(p->g, best);
+		const struct band *b = bp.b;
 		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
 		       "±%.1f%% (%s): %ld more GPUs at its bias\n",
 		       fewest[t].gpu, best->pt.gpus, p->g->clusters[best->c.cluster].name, pt,
 		       best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
-		       best->a.econ.energy_MWh, best->a.gp.interruptions, 100 * b->mean_abs, b->family,
+		       best->a.econ.energy_MWh, best->a.gp.interruptions, 100 * bp.halfwidth, b->family,
 		       band_more_gpus(b, best->pt.gpus));
 	}
 	free(fewest);

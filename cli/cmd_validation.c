@@ -1,6 +1,6 @@
 /* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
  *                  [--ratchet FILE] [--write-bands FILE] [--check-bands FILE]
- *                  [--timeout S] [--quiet]`.
+ *                  [--cross-validate] [--timeout S] [--quiet]`.
  *
  * The published-results suite: every scenario under the given directories
  * (default validation/) that carries a `published` block is simulated
@@ -32,12 +32,15 @@
  * level when it is added); entries for families that did not run are
  * ignored, so a subset can be checked against the same file.
  *
- * The bands file (schema "ddlsim.validation-bands" 1.0) is the family table
- * as the predictions' error bands (sim/band.h): per family and overall,
- * the runs, the mean and the largest absolute error and the bias (the mean
- * speed error: a throughput's signed error, 1 / (1 + e) - 1 for an
- * iteration time; positive is optimistic) in percent to 0.1, and the
- * runs predicted faster than measured. --write-bands writes it;
+ * The bands file (schema "ddlsim.validation-bands" 2.0) is the family table
+ * as the predictions' error bands (sim/band.h, its keys; built by
+ * sim/band_cv.h): per family and overall, the runs, the mean and the
+ * largest absolute error and the bias (the mean speed error: a
+ * throughput's signed error, 1 / (1 + e) - 1 for an iteration time;
+ * positive is optimistic) in percent to 0.1, the runs predicted faster
+ * than measured, the cross-validated half-width at 80 %, the
+ * out-of-family statistics and the envelope of what the family's runs
+ * ran. --cross-validate prints them. --write-bands writes it;
  * --check-bands fails when the file differs from what the suite computes
  * now (validation/bands.json is compiled into the binary: a change to the
  * model that moves an error must re-write it). */
@@ -51,6 +54,7 @@
 #include <sys/stat.h>
 
 #include "atomic_file.h"
+#include "band_cv.h"
 #include "infile.h"
 #include "cli.h"
 #include "diag.h"
@@ -67,6 +71,7 @@ void cmd_validation_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
 		   "                         [--write-bands FILE] [--check-bands FILE] [--all]\n"
+		   "                         [--cross-validate]\n"
 		   "                         [--timeout S] [--quiet]\n\n"
 		   "Runs the published-results suite: every scenario with a 'published' block in\n"
 		   "the given files and directories (default: validation/, searched recursively;\n"
@@ -91,6 +96,9 @@ void cmd_validation_usage(FILE *f)
 		   "                     ddlsim.validation-bands; validation/bands.json is compiled into\n"
 		   "                     ddlsim and gives every prediction its band, sim/band.h)\n"
 		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now\n"
+		   "  --cross-validate   also print each family's errors in sample and out of family:\n"
+		   "                     the residual against the band its runs get when the family\n"
+		   "                     is left out, and how many of them that band covers\n"
 		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
 		   "  --quiet            no progress lines\n\n"
@@ -366,28 +374,112 @@ static double pct1(double frac)
 	return round(1000 * frac) / 10;
 }
 
-/* The bands file's families array (cmd_validation's header). */
-static json_t *bands_families(const struct family_stat *fam, int nfam)
+/* A names array of the bits of mask (names: an enum's table). */
+static json_t *mask_names(unsigned mask, const char *const *names)
 {
 	json_t *a = json_array();
-	for (int k = 0; k <= nfam; k++) {
-		const struct family_stat *s = &fam[k];
-		double n = s->n ? s->n : 1;
-		json_array_append_new(a, json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "family", s->name, "runs", s->n,
-						   "mean_abs_error_pct", pct1(s->sum_abs / n), "max_abs_error_pct",
-						   pct1(s->max_abs), "bias_pct", pct1(s->sum_speed / n),
-						   "optimistic_runs", s->optimistic));
+	for (int k = 0; names[k]; k++)
+		if (mask & 1u << k)
+			json_array_append_new(a, json_string(names[k]));
+	return a;
+}
+
+static json_t *envelope_json(const struct band_envelope *e)
+{
+	json_t *st = json_array();
+	for (const char *p = e->stacks; p && *p;) {
+		size_t k = strcspn(p, "|");
+		json_array_append_new(st, json_stringn(p, k));
+		p += k + (p[k] == '|');
+	}
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[f,f], s:[f,f], s:[f,f]}",
+			 "gpu_generations", mask_names(e->gens, band_gen_names),
+			 "kinds", mask_names(e->kinds, band_kind_names),
+			 "styles", mask_names(e->styles, band_style_names),
+			 "precisions", mask_names(e->precs, band_prec_names),
+			 "features", mask_names(e->feats, band_feat_names), "stacks", st,
+			 "params", e->params[0], e->params[1], "gpus", e->gpus[0], e->gpus[1],
+			 "seq_len", e->seq[0], e->seq[1]);
+}
+
+/* The bands file's families array (sim/band.h's table of keys). */
+static json_t *bands_families(const struct band *rows, int nrows)
+{
+	json_t *a = json_array();
+	for (int k = 0; k < nrows; k++) {
+		const struct band *b = &rows[k];
+		json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "family", b->family, "runs", b->runs,
+				      "mean_abs_error_pct", pct1(b->mean_abs), "max_abs_error_pct", pct1(b->max_abs),
+				      "bias_pct", pct1(b->bias), "optimistic_runs", b->optimistic_runs);
+		json_object_set_new(o, "level_pct", json_real(pct1(BAND_LEVEL)));
+		json_object_set_new(o, "halfwidth_pct", json_real(pct1(b->halfwidth)));
+		json_object_set_new(o, "extrapolated_halfwidth_pct", json_real(pct1(b->extrap_halfwidth)));
+		json_object_set_new(o, "oof_family", json_string(b->oof_family));
+		json_object_set_new(o, "oof_mean_abs_pct", json_real(pct1(b->oof_mean_abs)));
+		json_object_set_new(o, "oof_max_abs_pct", json_real(pct1(b->oof_max_abs)));
+		json_object_set_new(o, "oof_bias_pct", json_real(pct1(b->oof_bias)));
+		json_object_set_new(o, "oof_covered_runs", json_integer(b->oof_covered));
+		json_object_set_new(o, "envelope", envelope_json(&b->env));
+		json_array_append_new(a, o);
 	}
 	return a;
 }
 
-static int write_bands(const char *path, const struct family_stat *fam, int nfam, struct diag *d)
+/* The suite's cases that simulated, for band_cv_build (NULL when none). */
+static struct band *suite_bands(const struct suite *su, int *nrows)
 {
-	json_t *root = json_pack("{s:s, s:s, s:s, s:o}", "schema", "ddlsim.validation-bands", "schema_version", "1.0",
-				 "generated", "by `ddlsim validation --write-bands` from the suite's family table "
-				 "(percent, to 0.1; bias: mean speed error, positive = optimistic); compiled into "
-				 "ddlsim (sim/band.h); test-validation checks it against the suite: never edit by hand",
-				 "families", bands_families(fam, nfam));
+	struct band_case *bc = xcalloc((size_t)su->n + 1, sizeof(*bc));
+	int n = 0;
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		if (c->row.status != RESULT_OK)
+			continue;
+		bc[n].family = c->family;
+		band_features(c->sc->in, &c->sc->plan, &bc[n].f);
+		bc[n].err = c->err;
+		bc[n].speed = c->fig == PUB_ITERATION_S ? 1 / (1 + c->err) - 1 : c->err;
+		n++;
+	}
+	struct band *rows = n ? band_cv_build(bc, n, nrows) : NULL;
+	free(bc);
+	return rows;
+}
+
+/* --cross-validate: per family, in sample against out of family. */
+static void print_cv(const struct band *rows, int nrows, FILE *f)
+{
+	fprintf(f, "\ncross-validation (speed error: predicted speed / measured - 1, > 0 optimistic; "
+		   "%.0f %% bands, sim/band.h)\n", 100 * BAND_LEVEL);
+	fprintf(f, "%-22s %4s | %-28s | %-12s | %-22s %-29s %7s\n", "", "", "in sample", "band",
+		"out of family", "", "");
+	fprintf(f, "%-22s %4s | %8s %8s %10s | %12s | %-22s %8s %8s %10s %7s\n", "family", "runs", "mean|e|",
+		"max|e|", "bias", "c ± w", "banded as", "mean|r|", "max|r|", "signed r", "covered");
+	int cov = 0, runs = 0;
+	for (int k = 0; k < nrows; k++) {
+		const struct band *b = &rows[k];
+		char cw[32];
+		snprintf(cw, sizeof(cw), "%+.1f ± %.1f", 100 * b->bias, 100 * b->halfwidth);
+		fprintf(f, "%-22s %4d | %7.1f%% %7.1f%% %+9.1f%% | %13s | %-22.22s %7.1f%% %7.1f%% %+9.1f%% %3d/%-3d\n",
+			b->family, b->runs, 100 * b->mean_abs, 100 * b->max_abs, 100 * b->bias, cw, b->oof_family,
+			100 * b->oof_mean_abs, 100 * b->oof_max_abs, 100 * b->oof_bias, b->oof_covered, b->runs);
+		if (k == nrows - 1) {
+			cov = b->oof_covered;
+			runs = b->runs;
+		}
+	}
+	fprintf(f, "out-of-family coverage: %d of %d runs (%.1f %%) inside the band they get with their family "
+		   "left out; extrapolated plans get ± %.1f %%\n", cov, runs, runs ? 100.0 * cov / runs : 0.0,
+		100 * rows[nrows - 1].extrap_halfwidth);
+}
+
+static int write_bands(const char *path, const struct band *rows, int nrows, struct diag *d)
+{
+	json_t *root = json_pack("{s:s, s:s, s:s, s:o}", "schema", "ddlsim.validation-bands", "schema_version", "2.0",
+				 "generated", "by `ddlsim validation --write-bands` from the suite's family table, "
+				 "cross-validated leaving one family out (sim/band.h; percent, to 0.1; bias: mean "
+				 "speed error, positive = optimistic); compiled into ddlsim; test-validation checks "
+				 "it against the suite: never edit by hand",
+				 "families", bands_families(rows, nrows));
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 	size_t len = strlen(text);
 	text = xreallocarray(text, len + 2, 1);
@@ -402,14 +494,14 @@ static int write_bands(const char *path, const struct family_stat *fam, int nfam
 
 /* Whether the bands file at path says what the suite gives now: 0 yes,
  * 1 no (each difference said), -1 bad input. */
-static int check_bands(const char *path, const struct family_stat *fam, int nfam, struct diag *d)
+static int check_bands(const char *path, const struct band *rows, int nrows, struct diag *d)
 {
 	json_t *root = jload_file(path, d);
-	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 1, 0)) {
+	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 2, 0)) {
 		json_decref(root);
 		return -1;
 	}
-	json_t *now = bands_families(fam, nfam), *was = json_object_get(root, "families");
+	json_t *now = bands_families(rows, nrows), *was = json_object_get(root, "families");
 	int diff = 0;
 	size_t i;
 	json_t *row;
@@ -499,6 +591,7 @@ int cmd_validation(int argc, char **argv)
 	const char **paths = xcalloc((size_t)argc + 1, sizeof(char *));
 	const char *csv = NULL, *ratchet = NULL, *bands_out = NULL, *bands_check = NULL;
 	int npaths = 0, rc = EXIT_USAGE, bad = 0;
+	bool cv = false;
 	double x;
 	struct diag d;
 
@@ -535,6 +628,8 @@ int cmd_validation(int argc, char **argv)
 			su.quiet = true;
 		} else if (!strcmp(a, "--all")) {
 			su.all = true;
+		} else if (!strcmp(a, "--cross-validate")) {
+			cv = true;
 		} else if (a[0] == '-' && a[1]) {
 			cli_usage_error("unknown option '%s' for 'validation'", a);
 			goto out_paths;
@@ -603,10 +698,16 @@ int cmd_validation(int argc, char **argv)
 		else if (r == 0 && !su.quiet)
 			fprintf(stderr, "ratchet %s: every family within its recorded level\n", ratchet);
 	}
-	if (bands_out && write_bands(bands_out, fam, nfam, &d))
+	int nrows = 0;
+	struct band *rows = suite_bands(&su, &nrows);
+	if (cv && rows)
+		print_cv(rows, nrows, stdout);
+	if (bands_out && (!rows || write_bands(bands_out, rows, nrows, &d)))
 		rc = EXIT_FAIL;
-	if (bands_check) {
-		int r = check_bands(bands_check, fam, nfam, &d);
+	if (bands_check && !rows)
+		rc = EXIT_FAIL;
+	else if (bands_check) {
+		int r = check_bands(bands_check, rows, nrows, &d);
 		if (r < 0)
 			rc = EXIT_INPUT;
 		else if (r > 0 && rc == EXIT_OK)
@@ -614,6 +715,7 @@ int cmd_validation(int argc, char **argv)
 	}
 	if (fam[nfam].failed)
 		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", fam[nfam].failed, su.n);
+	band_cv_free(rows, nrows);
 	free(fam);
 out:
 	for (int i = 0; i < su.n; i++) {

@@ -134,39 +134,39 @@ static void card_gpus(FILE *f, const struct result *r, const struct report_band 
 /* A figure proportional to the run's time (days, cost, energy): value,
  * the band's range, the figure at the bias. */
 static void card_time_like(FILE *f, const char *id, const char *label, const char *pre, double x,
-			   const char *unit, const struct band *b)
+			   const char *unit, const struct report_band *rb)
 {
 	char v[64];
 	snprintf(v, sizeof(v), "%s%s%s", pre, hn(x), unit);
-	card(f, id, "", label, v, "±%.1f %%: %s%s – %s%s%s; %s%s%s at the bias", 100 * b->mean_abs, pre,
-	     hn(x * (1 - b->mean_abs)), pre, hn(x * (1 + b->mean_abs)), unit, pre, hn(x * (1 + b->bias)), unit);
+	card(f, id, "", label, v, "%.0f %%: %s%s – %s%s%s; %s%s%s at the bias", 100 * BAND_LEVEL, pre,
+	     hn(x * rb->lo), pre, hn(x * rb->hi), unit, pre, hn(x * (1 + rb->b->bias)), unit);
 }
 
 /* The training run: days, cost, energy, tokens per dollar. */
-static void cards_run(FILE *f, const struct result *r, const struct band *b)
+static void cards_run(FILE *f, const struct result *r, const struct report_band *rb)
 {
+	const struct band *b = rb->b;
 	const struct plan *pl = &r->plan;
 	if (!(pl->training.train_tokens > 0)) {
 		card(f, "d-days", "", "days to train", "–", "the scenario sets no training.train_tokens");
 		return;
 	}
 	double days = r->time_to_train_s / 86400;
-	card_time_like(f, "d-days", "days to train", "", days, " days", b);
+	card_time_like(f, "d-days", "days to train", "", days, " days", rb);
 	if (r->cost_usd > 0) {
-		card_time_like(f, "d-cost", "cost", "$", r->cost_usd, "", b);
+		card_time_like(f, "d-cost", "cost", "$", r->cost_usd, "", rb);
 		double tpd = pl->training.train_tokens / r->cost_usd;
 		char v[64];
 		snprintf(v, sizeof(v), "%s tokens", hn(tpd));
-		card(f, "d-tokens-per-usd", "", "tokens per dollar", v, "±%.1f %%: %s – %s; %s at the bias",
-		     100 * b->mean_abs, hn(tpd / (1 + b->mean_abs)), hn(tpd / (1 - fmin(b->mean_abs, 0.99))),
-		     hn(tpd / (1 + b->bias)));
+		card(f, "d-tokens-per-usd", "", "tokens per dollar", v, "%.0f %%: %s – %s; %s at the bias",
+		     100 * BAND_LEVEL, hn(tpd / rb->hi), hn(tpd / rb->lo), hn(tpd / (1 + b->bias)));
 	} else
 		card(f, "d-cost", "", "cost", "–", "the scenario sets no cost.usd_per_gpu_hour");
 	struct result_split m = result_mean_split(r);
 	double busy = r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
 	double mwh = assess_energy_MWh(r->in, pl, r->time_to_train_s, busy);
 	if (isfinite(mwh))
-		card_time_like(f, "d-energy", "energy", "", mwh, " MWh", b);
+		card_time_like(f, "d-energy", "energy", "", mwh, " MWh", rb);
 }
 
 /* Memory: fits or not, needed against capacity. */
@@ -192,28 +192,28 @@ static void card_memory(FILE *f, const struct result *r)
 static void decision(FILE *f, const struct result *r)
 {
 	struct report_band rb;
-	char bt[200], v[64];
+	char bt[600], v[64];
 	report_band(r, &rb);
-	const struct band *b = rb.b;
 	fputs("<section id=\"decision\"><h2>Decision</h2>\n", f);
 	if (!r->fits)
 		fputs("<p class=\"bad\" id=\"d-verdict\">This plan does not fit in GPU memory: its time, cost "
 		      "and energy are those of a run that cannot start.</p>\n", f);
 	fputs("<div class=\"cards\">\n", f);
 	card_gpus(f, r, &rb);
-	cards_run(f, r, b);
+	cards_run(f, r, &rb);
 	snprintf(v, sizeof(v), "%s s", hn(r->iteration_s));
-	card(f, "d-iteration", "", "iteration time", v, "±%.1f %%: %s – %s s; %s s at the bias", 100 * b->mean_abs,
-	     hn(r->iteration_s * (1 - b->mean_abs)), hn(r->iteration_s * (1 + b->mean_abs)), hn(rb.iteration_s));
+	card(f, "d-iteration", "", "iteration time", v, "%.0f %%: %s – %s s; %s s at the bias", 100 * BAND_LEVEL,
+	     hn(r->iteration_s * rb.lo), hn(r->iteration_s * rb.hi), hn(rb.iteration_s));
 	snprintf(v, sizeof(v), "%.1f %%", 100 * r->mfu);
-	card(f, "d-mfu", "", "MFU", v, "±%.1f %%: %.1f – %.1f %%; %.1f %% at the bias", 100 * b->mean_abs,
-	     100 * r->mfu / (1 + b->mean_abs), 100 * r->mfu / (1 - fmin(b->mean_abs, 0.99)), 100 * rb.mfu);
+	card(f, "d-mfu", "", "MFU", v, "%.0f %%: %.1f – %.1f %%; %.1f %% at the bias", 100 * BAND_LEVEL,
+	     100 * r->mfu / rb.hi, 100 * fmin(r->mfu / rb.lo, 1), 100 * rb.mfu);
 	card_memory(f, r);
 	fputs("</div>\n<p id=\"d-band\">error band: ", f);
-	esc(f, band_text(b, bt, sizeof(bt)));
-	fputs("</p>\n<p class=\"note\">The band is the mean |error| of ddlsim against the published runs of "
-	      "the plan's nearest validation family (sim/band.h): a range of ± that much around each "
-	      "figure; \"at the bias\" moves the figure by the family's mean signed error (positive: "
+	esc(f, band_text(&rb.p, bt, sizeof(bt)));
+	fputs("</p>\n<p class=\"note\">The band is cross-validated (sim/band.h): the interval around "
+	      "the matched validation family's bias inside which 80 % of the suite's published runs fell "
+	      "when each was banded with its own family left out; an extrapolated plan gets the widest "
+	      "such error. \"At the bias\" moves the figure by the family's mean signed error (positive: "
 	      "ddlsim predicted faster than measured, so real runs take longer). Days, cost and energy "
 	      "are failure-free; energy counts the GPUs at their busy share between idle and TDP, the "
 	      "nodes' other parts and a PUE of 1.58.</p></section>\n", f);

@@ -27,13 +27,16 @@ json_t *report_rank_classes_json(const struct result *r);
  * not), into buf of n bytes. */
 void report_verdict(const struct result *r, char *buf, size_t n);
 
-/* A run's figures with the error band of its nearest validation family
- * (sim/band.h): each at the family's bias (what the suite says a real run
- * gives when ddlsim errs as it did on the family's published runs: times
- * and cost x (1 + bias), MFU / (1 + bias)) and the GPUs more the bias
- * implies. */
+/* A run's figures with the error band of the validation family its plan
+ * is matched to (sim/band.h): each at the family's bias (what the suite
+ * says a real run gives when ddlsim errs as it did on the family's
+ * published runs: times and cost x (1 + bias), MFU / (1 + bias)), the
+ * band's factors on a time (real = predicted x lo .. hi, at BAND_LEVEL)
+ * and the GPUs more the bias implies. */
 struct report_band {
-	const struct band *b;       /* the shipped table's row */
+	struct band_pick p;         /* the match, the interval, extrapolated or not */
+	const struct band *b;       /* p.b: the shipped table's row */
+	double lo, hi;              /* 1 + p.lo (at least 0.01), 1 + p.hi */
 	double iteration_s, mfu, train_days, cost_usd;  /* at the bias */
 	long gpus, gpus_more;
 };

@@ -388,13 +388,24 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	{
 		struct report_band rb;
 		report_band(r, &rb);
-		put(root, bad, "error_band", json_pack(
+		json_t *eb = json_pack(
 			"{s:s, s:i, s:f, s:f, s:f, s:i, s:{s:f, s:f, s:f, s:f}, s:I, s:I}",
 			"family", rb.b->family, "published_runs", rb.b->runs, "mean_abs_error", rb.b->mean_abs,
 			"max_abs_error", rb.b->max_abs, "bias", rb.b->bias, "optimistic_runs", rb.b->optimistic_runs,
 			"at_bias", "iteration_time_s", rb.iteration_s, "mfu", rb.mfu,
 			"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
-			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more));
+			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more);
+		if (eb) {
+			json_object_set_new(eb, "level", json_real(BAND_LEVEL));
+			json_object_set_new(eb, "cross_validated", json_true());
+			json_object_set_new(eb, "low", json_real(rb.p.lo));
+			json_object_set_new(eb, "high", json_real(rb.p.hi));
+			json_object_set_new(eb, "iteration_time_s_range",
+					    json_pack("[f,f]", r->iteration_s * rb.lo, r->iteration_s * rb.hi));
+			json_object_set_new(eb, "extrapolated", json_boolean(rb.p.extrapolated));
+			json_object_set_new(eb, "extrapolated_why", json_string(rb.p.why));
+		}
+		put(root, bad, "error_band", eb);
 	}
 	put(root, bad, "simulation", simulation_json(r));
 	return root;

@@ -75,13 +75,25 @@ BOOL(fits, ROW->fits)
 NUM(mem_short_GB, ROW->mem_short_bytes / GB)
 BOOL(folded, ROW->folded)
 TEXT(fold_reason, ROW->fold_reason)
-#define BAND band_lookup(src->in, PL)
+/* The band of the row's plan (sim/band.h), matched anew by each getter
+ * into one static pick (rows are written one at a time, and a getter's
+ * text is copied out before the next getter runs). */
+static const struct band_pick *pick_of(const struct runcol_src *src)
+{
+	static struct band_pick p;
+	band_choose(src->in, PL, &p);
+	return &p;
+}
+#define BAND pick_of(src)->b
 TEXT(band_family, BAND->family)
 INT(band_runs, BAND->runs)
 NUM(band_mean_abs_pct, 100 * BAND->mean_abs)
 NUM(band_max_abs_pct, 100 * BAND->max_abs)
 NUM(band_bias_pct, 100 * BAND->bias)
 INT(band_gpus_more, band_more_gpus(BAND, gpus_of(src)))
+NUM(band_lo_pct, 100 * pick_of(src)->lo)
+NUM(band_hi_pct, 100 * pick_of(src)->hi)
+TEXT(band_extrapolated, pick_of(src)->extrapolated ? pick_of(src)->why : "")
 NUM(sim_wall_s, ROW->sim_wall_s)
 NUM(train_days, ROW->time_to_train_s / 86400)
 NUM(gpu_hours, ROW->gpu_hours)
@@ -185,6 +197,9 @@ static const struct col cols[RC_N] = {
 	C_NUM(RC_BAND_MAX_ABS_PCT, "band_max_abs_error_pct", NEED_OK, 4, 0, band_max_abs_pct),
 	C_NUM(RC_BAND_BIAS_PCT, "band_bias_pct", NEED_OK, 4, 0, band_bias_pct),
 	C_INT_OK(RC_BAND_GPUS_MORE, "band_gpus_more", band_gpus_more),
+	C_NUM(RC_BAND_LO_PCT, "band_low_pct", NEED_OK, 4, 0, band_lo_pct),
+	C_NUM(RC_BAND_HI_PCT, "band_high_pct", NEED_OK, 4, 0, band_hi_pct),
+	C_TEXT(RC_BAND_EXTRAPOLATED, "band_extrapolated", NEED_OK, band_extrapolated),
 };
 
 const struct runcol *runcol_info(enum runcol_id id)
@@ -217,6 +232,8 @@ static const enum runcol_id report_cols[] = {
 	/* appended (issue 27): never reorder, readers index by position too */
 	RC_MEM_SHORT_GB, RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT,
 	RC_BAND_BIAS_PCT, RC_BAND_GPUS_MORE,
+	/* appended (issue 38): the cross-validated band */
+	RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
 };
 
 static const enum runcol_id record_cols[] = {
@@ -231,6 +248,8 @@ static const enum runcol_id record_cols[] = {
 	/* appended (issue 27) */
 	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON, RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT,
 	RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT, RC_BAND_GPUS_MORE,
+	/* appended (issue 38) */
+	RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
 };
 
 const struct runcol_schema runcols_report = { report_cols, (int)(sizeof(report_cols) / sizeof(report_cols[0])) };

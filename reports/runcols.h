@@ -35,9 +35,11 @@ enum runcol_id {
 	RC_MEM_SHORT_GB, RC_FOLDED, RC_FOLD_REASON,
 	/* the error band of the nearest validation family (sim/band.h): its
 	 * name, published runs, mean and max |error| and bias in percent, and
-	 * the GPUs more than the plan's that its optimism implies */
+	 * the GPUs more than the plan's that its optimism implies; the
+	 * cross-validated band's ends in percent and why it is extrapolated
+	 * ("" when not) */
 	RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT,
-	RC_BAND_GPUS_MORE,
+	RC_BAND_GPUS_MORE, RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
 	RC_N
 };
 

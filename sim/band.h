@@ -1,71 +1,161 @@
-/* band: the error band of a prediction, from the published-results suite.
+/* band: the error band of a prediction, cross-validated on the
+ * published-results suite, and the family a plan is matched to.
  *
  * `ddlsim validation` holds ddlsim against published training runs, case
- * by case, and sums each family (validation/<family>/) up as the mean and
- * the largest absolute error and the mean signed error. That table,
- * written by `ddlsim validation --write-bands validation/bands.json` and
- * checked against the suite by tests/test-validation.c (so it cannot go
- * stale silently), is compiled into the binary (validation/bands-c.py
- * generates bands-table.c at build time). Every predicted time, MFU, cost
- * and GPU count carries the band of the family nearest its plan.
+ * by case (validation/<family>/). Its family table, written by `ddlsim
+ * validation --write-bands validation/bands.json` and checked against the
+ * suite by tests/test-validation.c (so it cannot go stale silently), is
+ * compiled into the binary (validation/bands-c.py generates bands-table.c
+ * at build time). Every predicted time, MFU, cost and GPU count carries
+ * the band of the family its plan is matched to.
  *
- * A family's errors, in the direction of speed: a case's speed error is
- * predicted speed / measured speed - 1, i.e. the suite's signed error for
- * a throughput figure and 1 / (1 + error) - 1 for an iteration time. The
- * bias is their mean: positive, ddlsim is optimistic (predicts faster
- * than measured: real runs take longer, cost more, need more GPUs);
- * negative, pessimistic. The absolute errors are the suite's own (its
- * table's "mean |error|" and "max |error|").
+ * Errors, in the direction of speed: a case's speed error e is predicted
+ * speed / measured speed - 1, i.e. measured time / predicted time - 1 (the
+ * suite's signed error for a throughput figure, 1 / (1 + error) - 1 for an
+ * iteration time). e > 0: ddlsim is optimistic (real runs take longer).
  *
- * The nearest family (band_lookup): the plan's training style and its GPU,
- * first rule that matches:
+ * A band is an interval of e at level BAND_LEVEL (80 %): [c - w, c + w]
+ * around the family's bias c (the mean e of its runs), so a real run takes
+ * predicted time x (1 + c - w) .. x (1 + c + w). The half-width w is
+ * cross-validated, not the family's own spread (split conformal
+ * prediction, leave one family out):
  *
- *   style                                        GPU           family
- *   CNN (architecture "cnn")                     H100, H200    resnet50-mlperf
- *   encoder (architecture "encoder_transformer") A100          dle-bert-a100
- *   llm-foundry, llm-foundry-triton stacks       A100, H100, H200  llm-foundry-mpt
- *   megatron-deepspeed stack (2022)              A100          bloom-a100
- *   FSDP: torchtitan(-*), hf-eager, deepspeed    A100          torchtitan-a100
- *     stack, or ZeRO-3 without TP and PP         H100, H200    llm-foundry-mpt
- *   fp8 (Megatron-style, TP/PP)                  H100, H200    nemo-h100-fp8
- *   Megatron-Core + TE (the default stack)       H100, H200    megatron-core-h100
- *                                                A100          korthikanti-a100
- *   anything else (V100, L40S, B200, ...)        -             overall
+ *   1. Every case i of family F is matched (band_match) as if F were not
+ *      in the suite; it lands on family G(i) (or the overall row, whose
+ *      bias is then the mean over the cases outside F). Its out-of-family
+ *      residual is r_i = e_i - c_G(i).
+ *   2. W = the smallest |r| that at least 80 % of the cases reach (the
+ *      ceil(0.8 n)-th smallest): the out-of-family half-width; Wmax = the
+ *      largest |r|.
+ *   3. Family F's half-width w_F = max(W, q_F), q_F the same 80 % order
+ *      statistic of F's leave-one-run-out residuals (e_j minus the mean
+ *      of F's other runs; 0 for a one-run family). The overall row's is W.
+ *   4. A plan the suite has nothing near (below) is extrapolated: its
+ *      half-width is max(w_F, Wmax), the largest error the suite made
+ *      out of family, and every report says why.
  *
- * A plan has one style, the first in the table's order that applies (a
- * CNN is a CNN whatever its stack). The GPU matches when the topology's
- * GPU name has the code at the start of a word ("H200-SXM5-141GB" is
- * H200; "B200 (GB200)" is not). H200 counts as H100: the same Hopper SMs
- * and NVLink, more and faster memory. A family the shipped table lacks
- * falls back to the overall row.
+ * By (2) and (3), the suite's own cases, each banded as if its family had
+ * never been run, fall inside their band at least 80 % of the time; that
+ * is a property of the construction, and runs the suite never saw are the
+ * real test. `ddlsim validation --cross-validate` prints the in-sample and
+ * out-of-family errors per family.
  *
- * The bands file, validation/bands.json (written by the suite, never by
- * hand; families in name order, the overall row last):
+ * The match (band_match): a plan's features (band_features) against each
+ * family's envelope, the range of what its cases ran (written into the
+ * bands file by the suite, never by hand). Families are ranked by, in
+ * order: (1) model kind (dense decoder, MoE, encoder, CNN, ViT, LoRA
+ * fine-tune) equal, required: a kind no family has takes the overall row;
+ * (2) training style equal: FSDP (torchtitan(-*), hf-eager, deepspeed and
+ * llm-foundry(-*) stacks, or ZeRO-3 without TP and PP), Megatron-DeepSpeed
+ * (the 2022 stack), Megatron (everything else with TP/PP: the default
+ * Megatron-Core + TE stack), MXNet/DLE data parallel (CNN, encoder);
+ * (3) GPU generation (Volta, Ampere, Hopper, Blackwell; by the name code:
+ * A100 / A800 / A10 Ampere, H100 / H200 / H800 / GH200 Hopper, B100 /
+ * B200 / GB200 Blackwell, V100 Volta); (4) precision class (fp8 or
+ * 16/32-bit); (5) the same kernel stack; (6) distance: the log2 factors by
+ * which the plan's parameters, GPUs and sequence length lie outside the
+ * family's ranges, plus 1 for each of pipeline, ZeRO-3 and context
+ * parallelism the plan uses and the family never ran.
  *
- *   key                                 type    unit  default   meaning
- *   families                            array   -     required  one object per family, then "overall"
- *   families[].family                   string  -     required  validation/<family>/, or "overall"
- *   families[].runs                     int     -     required  published runs it sums up (that simulated)
- *   families[].mean_abs_error_pct       number  %     required  mean |predicted / published - 1|, to 0.1
- *   families[].max_abs_error_pct        number  %     required  the largest |error|, to 0.1
- *   families[].bias_pct                 number  %     required  mean speed error, to 0.1; > 0: optimistic
- *   families[].optimistic_runs          int     -     required  runs predicted faster than measured
- *   generated                           string  -     required  how it was written */
+ * Extrapolated when, against the family matched: the kind, style, GPU
+ * generation or precision class differs; the parameters, GPUs or
+ * sequence length lie outside [min / 2, 2 max] of the family's; or the
+ * plan uses context parallelism, pipeline or ZeRO-3 and the family never
+ * ran it. The reason reads "no validated run <what>" ("on Blackwell",
+ * "at 1536 GPUs (torchtitan-a100: 64)", "with context parallelism").
+ *
+ * The bands file, validation/bands.json (schema ddlsim.validation-bands
+ * 2.0; written by the suite, never by hand; families in name order, the
+ * overall row last), per family:
+ *
+ *   key                        type    unit  meaning
+ *   family                     string  -     validation/<family>/, or "overall"
+ *   runs                       int     -     published runs it sums up (that simulated)
+ *   mean_abs_error_pct         number  %     in sample: mean |error| of the suite's figure
+ *   max_abs_error_pct          number  %     in sample: the largest |error|
+ *   bias_pct                   number  %     c: mean speed error; > 0 optimistic
+ *   optimistic_runs            int     -     runs predicted faster than measured
+ *   level_pct                  number  %     the band's level (80)
+ *   halfwidth_pct              number  %     w (cross-validated, rounded up to 0.1)
+ *   extrapolated_halfwidth_pct number  %     Wmax (the overall row's is the one used)
+ *   oof_family                 string  -     the family its runs match when it is left out
+ *   oof_mean_abs_pct           number  %     out of family: mean |r| of its runs
+ *   oof_max_abs_pct            number  %     out of family: largest |r|
+ *   oof_bias_pct               number  %     out of family: mean r
+ *   oof_covered_runs           int     -     its runs inside their out-of-family band
+ *   envelope                   object  -     what its runs ran: gpu_generations,
+ *                                            kinds, styles, precisions, stacks
+ *                                            (arrays of names), features
+ *                                            (pipeline, zero3, context_parallel),
+ *                                            params, gpus, seq_len ([min, max])
+ *   generated                  string  -     (top level) how it was written */
 #ifndef DDLSIM_BAND_H
 #define DDLSIM_BAND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "inputs.h"
 #include "plan.h"
 
+#define BAND_LEVEL 0.80
+
+enum band_gen { BAND_GEN_OTHER, BAND_GEN_VOLTA, BAND_GEN_AMPERE, BAND_GEN_HOPPER, BAND_GEN_BLACKWELL,
+		BAND_GEN_N };
+enum band_kind { BAND_KIND_DENSE, BAND_KIND_MOE, BAND_KIND_ENCODER, BAND_KIND_CNN, BAND_KIND_VIT,
+		 BAND_KIND_LORA, BAND_KIND_N };
+enum band_style { BAND_STYLE_DP, BAND_STYLE_FSDP, BAND_STYLE_MEGATRON_DS, BAND_STYLE_MEGATRON,
+		  BAND_STYLE_N };
+enum band_prec { BAND_PREC_16, BAND_PREC_FP8, BAND_PREC_N };
+enum band_feat { BAND_FEAT_PIPELINE, BAND_FEAT_ZERO3, BAND_FEAT_CP, BAND_FEAT_N };
+
+/* Names of the enums above, as the bands file writes them (NULL-ended). */
+extern const char *const band_gen_names[BAND_GEN_N + 1];
+extern const char *const band_kind_names[BAND_KIND_N + 1];
+extern const char *const band_style_names[BAND_STYLE_N + 1];
+extern const char *const band_prec_names[BAND_PREC_N + 1];
+extern const char *const band_feat_names[BAND_FEAT_N + 1];
+
+/* What the match looks at in one plan. */
+struct band_features {
+	enum band_gen gen;
+	enum band_kind kind;
+	enum band_style style;
+	enum band_prec prec;
+	const char *stack;          /* the kernel stack's name (static) */
+	unsigned feats;             /* 1 << enum band_feat */
+	double params, gpus, seq;
+};
+
+/* The range of what a family's runs ran; sets are bit masks of the enums. */
+struct band_envelope {
+	unsigned gens, kinds, styles, precs, feats;
+	const char *stacks;         /* names separated by '|' */
+	double params[2], gpus[2], seq[2];
+};
+
 struct band {
 	const char *family;         /* validation/<family>/, or "overall" */
 	int runs;                   /* published runs it sums up */
-	double mean_abs;            /* mean |error|, a fraction (0.096: 9.6 %) */
-	double max_abs;             /* largest |error| */
-	double bias;                /* mean speed error: > 0 optimistic, < 0 pessimistic */
+	double mean_abs;            /* in sample: mean |error|, a fraction (0.096: 9.6 %) */
+	double max_abs;             /* in sample: largest |error| */
+	double bias;                /* c: mean speed error, > 0 optimistic */
 	int optimistic_runs;        /* runs predicted faster than measured */
+	double halfwidth;           /* w, cross-validated at BAND_LEVEL */
+	double extrap_halfwidth;    /* Wmax (the overall row's is used) */
+	const char *oof_family;     /* where its runs match when it is left out */
+	double oof_mean_abs, oof_max_abs, oof_bias;
+	int oof_covered;
+	struct band_envelope env;
+};
+
+/* A plan's band: the family matched and the interval of speed error. */
+struct band_pick {
+	const struct band *b;       /* the table's row (never NULL) */
+	double center, halfwidth;   /* c and w (Wmax when extrapolated) */
+	double lo, hi;              /* c - w, c + w: real time = predicted x (1 + lo .. 1 + hi) */
+	bool extrapolated;
+	char why[320];              /* when extrapolated: "no validated run ..." */
 };
 
 /* The shipped table (validation/bands.json), the overall row last. */
@@ -75,18 +165,34 @@ extern const int band_count;
 /* The row of family, NULL if the table has none. */
 const struct band *band_get(const char *family);
 
-/* The band of the family nearest plan pl on inputs in (the rule above);
- * the overall row when no family applies. Never NULL. */
+/* The features of plan pl on inputs in. */
+void band_features(const struct inputs *in, const struct plan *pl, struct band_features *f);
+
+/* Match f against table[0 .. n - 1] (the last row: overall) as above,
+ * skipping the family named exclude (NULL: none). Fills out (b points
+ * into table) and returns the row's index. */
+int band_match(const struct band *table, int n, const struct band_features *f, const char *exclude,
+	       struct band_pick *out);
+
+/* band_match of plan pl on the shipped table. */
+void band_choose(const struct inputs *in, const struct plan *pl, struct band_pick *out);
+
+/* The row band_choose() gives (the family's row; overall when none). */
 const struct band *band_lookup(const struct inputs *in, const struct plan *pl);
 
-/* How many more GPUs than `gpus` the band implies: a run predicted to
- * meet a deadline on `gpus` needs about gpus x (1 + optimism) when ddlsim
- * is optimistic by `optimism` (its bias, when positive), rounded up;
- * 0 for a pessimistic family. */
+/* How many more GPUs than `gpus` the bias implies: a run predicted to
+ * meet a deadline on `gpus` needs about gpus x (1 + bias) when ddlsim is
+ * optimistic, rounded up; 0 for a pessimistic family. */
 long band_more_gpus(const struct band *b, long gpus);
 
-/* "±9.6 % (megatron-core-h100, 9 runs, max 24.1 %, optimistic 3.2 %)"
- * into buf (n bytes). Returns buf. */
-char *band_text(const struct band *b, char *buf, size_t n);
+/* "80 % band -3.1 % .. +22.0 % of time (torchtitan-a100, 3 runs,
+ * cross-validated; optimistic 11.6 %)" and, when extrapolated,
+ * "; extrapolated: no validated run ..." into buf (n bytes). Returns buf. */
+char *band_text(const struct band_pick *p, char *buf, size_t n);
+
+/* The order statistic of step 2 above: the smallest of x[0 .. n - 1]
+ * (absolute values, sorted in place) that at least level x n of them
+ * reach; 0 when n is 0. */
+double band_quantile(double *x, int n, double level);
 
 #endif

@@ -1,8 +1,9 @@
 /* test-band: the error band of a prediction (sim/band.c) against the
- * shipped table (validation/bands.json, compiled in) and the nearest-family
- * rule of sim/band.h.
+ * shipped table (validation/bands.json, compiled in), the match of
+ * sim/band.h and the cross-validated construction (sim/band_cv.c).
  *
- * Each plan's family is the rule's answer worked by hand:
+ * Each plan's family is the match's answer worked by hand (kind, style,
+ * GPU generation, precision, stack, then distance):
  *   megatron/1.7b on DGX A100 (Megatron stack, bf16/fp16)  -> korthikanti-a100
  *   llama3-70b-h100-base (Megatron stack, TP 8 x PP 4)    -> megatron-core-h100
  *   NeMo Llama 2 70B fp8 on H100                           -> nemo-h100-fp8
@@ -48,23 +49,42 @@ static double rownum(json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-static void expect_band_at(const char *path, const char *family)
+/* The band of the scenario at path is family's; extrapolated (a
+ * substring of its reason) or not (NULL). */
+static void expect_band_why(const char *path, const char *family, const char *why)
 {
 	struct diag d;
 	diag_init(&d, stderr);
 	struct scenario *sc = scenario_load(path, &d);
 	cr_assert(sc, "%s", path);
-	const struct band *b = band_lookup(sc->in, &sc->plan);
+	struct band_pick p;
+	band_choose(sc->in, &sc->plan, &p);
+	const struct band *b = p.b;
 	cr_expect_str_eq(b->family, family, "%s", path);
+	if (why)
+		cr_expect(p.extrapolated && strstr(p.why, why), "%s: expected extrapolated '%s', got '%s'", path, why,
+			  p.why);
+	else
+		cr_expect(!p.extrapolated, "%s: extrapolated: %s", path, p.why);
+	cr_expect_float_eq(p.halfwidth, p.extrapolated ? fmax(b->halfwidth, band_table[band_count - 1].extrap_halfwidth)
+							: b->halfwidth, 1e-12, "%s", path);
+	cr_expect_float_eq(p.lo, b->bias - p.halfwidth, 1e-12);
+	cr_expect_float_eq(p.hi, b->bias + p.halfwidth, 1e-12);
 	json_t *row = file_row(family);
 	cr_expect_eq(b->runs, (int)rownum(row, "runs"), "%s", family);
 	cr_expect_float_eq(100 * b->mean_abs, rownum(row, "mean_abs_error_pct"), 1e-9, "%s", family);
 	cr_expect_float_eq(100 * b->max_abs, rownum(row, "max_abs_error_pct"), 1e-9, "%s", family);
 	cr_expect_float_eq(100 * b->bias, rownum(row, "bias_pct"), 1e-9, "%s", family);
 	cr_expect_eq(b->optimistic_runs, (int)rownum(row, "optimistic_runs"), "%s", family);
+	cr_expect_float_eq(100 * b->halfwidth, rownum(row, "halfwidth_pct"), 1e-9, "%s", family);
 	json_decref(row);
 	scenario_destroy(sc);
 	diag_finish(&d);
+}
+
+static void expect_band_at(const char *path, const char *family)
+{
+	expect_band_why(path, family, NULL);
 }
 
 static void expect_band(const char *scenario, const char *family)
@@ -72,9 +92,13 @@ static void expect_band(const char *scenario, const char *family)
 	expect_band_at(src_path(scenario), family);
 }
 
-Test(band, megatron_on_a100_is_korthikanti)
+/* Megatron on A100 is Korthikanti's family; a 1.7B model lies below
+ * half its smallest (22B), so the band is extrapolated and says so. */
+Test(band, megatron_on_a100_is_korthikanti_and_a_small_model_is_extrapolated)
 {
-	expect_band("scenarios/megatron/1.7b.json", "korthikanti-a100");
+	expect_band_why(src_path("scenarios/megatron/1.7b.json"), "korthikanti-a100",
+			"no validated run at 1.65B parameters (korthikanti-a100: 22.1B - 1008B)");
+	expect_band("validation/korthikanti-a100/korthikanti-22b-sp-selective.json", "korthikanti-a100");
 }
 
 Test(band, megatron_on_h100_is_megatron_core)
@@ -107,7 +131,8 @@ Test(band, a_torchtitan_stack_is_fsdp_with_tp_or_zero2)
 			 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"),
 			 plans[i]);
 		char *p = write_file(dir, "s.json", text);
-		expect_band_at(p, "torchtitan-a100");
+		/* 16 GPUs: below half the family's 64 */
+		expect_band_why(p, "torchtitan-a100", "no validated run at 16 GPUs (torchtitan-a100: 64 - 64)");
 		free(p);
 		free(dir);
 	}
@@ -123,15 +148,21 @@ Test(band, megatron_deepspeed_on_a100_is_bloom)
 	expect_band("validation/bloom-a100/bloom-176b-384gpu.json", "bloom-a100");
 }
 
-Test(band, an_encoder_on_a100_is_dle_bert)
+/* An encoder on A100 is DLE's BERT family; on H100 at sequence 512 it
+ * is the same family, extrapolated twice over. */
+Test(band, an_encoder_is_dle_bert_extrapolated_off_its_gpu_and_length)
 {
 	expect_band("validation/dle-bert-a100/dle-bert-large-p1-8gpu.json", "dle-bert-a100");
-	expect_band("scenarios/bert-large-mlperf.json", "overall");
+	expect_band_why(src_path("scenarios/bert-large-mlperf.json"), "dle-bert-a100",
+			"no validated run of this style on Hopper (dle-bert-a100 ran on Ampere); "
+			"no validated run at 512 tokens per sequence (dle-bert-a100: 128 - 128)");
 }
 
-Test(band, a_gpu_no_family_measured_falls_back_to_overall)
+/* No family ran a V100: the ResNet family, extrapolated, at the widest
+ * out-of-family error. */
+Test(band, a_gpu_generation_never_measured_is_extrapolated)
 {
-	expect_band("scenarios/resnet50-v100-1gpu.json", "overall");
+	expect_band_why(src_path("scenarios/resnet50-v100-1gpu.json"), "resnet50-mlperf", "no validated run on Volta");
 }
 
 Test(band, the_shipped_table_is_the_file_with_overall_last)
@@ -152,12 +183,90 @@ Test(band, the_shipped_table_is_the_file_with_overall_last)
 
 Test(band, more_gpus_is_the_optimism_rounded_up)
 {
-	const struct band opt = { "x", 8, 0.043, 0.078, 0.046, 8 }, pes = { "y", 1, 0.184, 0.184, -0.184, 0 };
+	const struct band opt = { .family = "x", .runs = 8, .mean_abs = 0.043, .max_abs = 0.078, .bias = 0.046,
+				  .optimistic_runs = 8, .halfwidth = 0.194 },
+			  pes = { .family = "y", .runs = 1, .mean_abs = 0.184, .max_abs = 0.184, .bias = -0.184,
+				  .halfwidth = 0.194 };
 	cr_expect_eq(band_more_gpus(&opt, 32), 2, "32 x 0.046 = 1.472");
 	cr_expect_eq(band_more_gpus(&opt, 2304), 106, "2304 x 0.046 = 105.98");
 	cr_expect_eq(band_more_gpus(&opt, 1000), 46, "exactly 46: not 47");
 	cr_expect_eq(band_more_gpus(&pes, 4096), 0, "a pessimistic family implies none");
-	char buf[200];
-	cr_expect_str_eq(band_text(&opt, buf, sizeof(buf)), "±4.3 % (x, 8 runs, max 7.8 %, optimistic 4.6 %)");
-	cr_expect_str_eq(band_text(&pes, buf, sizeof(buf)), "±18.4 % (y, 1 run, max 18.4 %, pessimistic 18.4 %)");
+}
+
+Test(band, text_says_level_ends_family_and_why_extrapolated)
+{
+	const struct band opt = { .family = "x", .runs = 8, .bias = 0.046, .halfwidth = 0.194 },
+			  pes = { .family = "y", .runs = 1, .bias = -0.184, .halfwidth = 0.194 };
+	struct band_pick a = { .b = &opt, .center = 0.046, .halfwidth = 0.194, .lo = 0.046 - 0.194, .hi = 0.046 + 0.194 };
+	struct band_pick b = { .b = &pes, .center = -0.184, .halfwidth = 0.379, .lo = -0.184 - 0.379,
+			       .hi = -0.184 + 0.379, .extrapolated = true, .why = "no validated run on Blackwell" };
+	char buf[600];
+	cr_expect_str_eq(band_text(&a, buf, sizeof(buf)),
+			 "80 % band -14.8 % .. +24.0 % of time (x, 8 runs, cross-validated; optimistic 4.6 %)");
+	cr_expect_str_eq(band_text(&b, buf, sizeof(buf)),
+			 "80 % band -56.3 % .. +19.5 % of time (y, 1 run, cross-validated; pessimistic 18.4 %); "
+			 "extrapolated: no validated run on Blackwell");
+}
+
+/* band_cv_build on five cases worked by hand (sim/band.h's construction):
+ *   a: dense, Megatron, Hopper, 8 GPUs, speed errors +0.10, +0.20
+ *   b: the same at 1024 GPUs, +0.30
+ *   c: a CNN, -0.10 (no other CNN family: the overall row)
+ *   d: dense, Megatron, Ampere, 8 GPUs, +0.06
+ * Left out, a's runs match b (same generation; 7 octaves of GPUs away):
+ * r = -0.20, -0.10; b's match a (r = +0.15); c the overall row without
+ * c, whose bias is (0.1 + 0.2 + 0.3 + 0.06) / 4 = 0.165 (r = -0.265);
+ * d's match a (both families are Hopper; a is nearer in GPUs),
+ * r = 0.06 - 0.15 = -0.09. The 80 % order statistic of the five |r| is
+ * the 4th smallest, W = 0.20; Wmax = 0.265. a's leave-one-run-out
+ * residuals are -/+0.10, so every half-width is W. Each run, banded
+ * without its family, is extrapolated (GPUs beyond [min / 2, 2 max], a
+ * kind or generation missing) and covered at Wmax. */
+#include "band_cv.h"
+
+Test(band, cross_validation_worked_by_hand)
+{
+	struct band_features dense = { .gen = BAND_GEN_HOPPER, .kind = BAND_KIND_DENSE, .style = BAND_STYLE_MEGATRON,
+				       .prec = BAND_PREC_16, .stack = "megatron-core", .params = 1e9, .gpus = 8,
+				       .seq = 2048 };
+	struct band_features big = dense, amp = dense, cnn = dense;
+	big.gpus = 1024;
+	amp.gen = BAND_GEN_AMPERE;
+	cnn.kind = BAND_KIND_CNN;
+	cnn.style = BAND_STYLE_DP;
+	cnn.stack = "mxnet";
+	cnn.params = 2.5e7;
+	cnn.seq = 0;
+	const struct band_case c[] = {
+		{ "a", dense, 0.10, 0.10 }, { "a", dense, 0.20, 0.20 }, { "b", big, 0.30, 0.30 },
+		{ "c", cnn, -0.10, -0.10 }, { "d", amp, 0.06, 0.06 },
+	};
+	int n = 0;
+	struct band *rows = band_cv_build(c, 5, &n);
+	cr_assert_eq(n, 5);
+	const char *fam[] = { "a", "b", "c", "d", "overall" };
+	for (int k = 0; k < 5; k++) {
+		cr_expect_str_eq(rows[k].family, fam[k]);
+		cr_expect_float_eq(rows[k].halfwidth, 0.20, 1e-12, "%s", fam[k]);
+		cr_expect_float_eq(rows[k].extrap_halfwidth, 0.265, 1e-12, "%s", fam[k]);
+	}
+	cr_expect_float_eq(rows[0].bias, 0.15, 1e-12);
+	cr_expect_float_eq(rows[4].bias, 0.112, 1e-12, "(0.1 + 0.2 + 0.3 - 0.1 + 0.06) / 5 = 0.112");
+	cr_expect_str_eq(rows[0].oof_family, "b");
+	cr_expect_float_eq(rows[0].oof_mean_abs, 0.15, 1e-12);
+	cr_expect_float_eq(rows[0].oof_bias, -0.15, 1e-12);
+	cr_expect_float_eq(rows[0].oof_max_abs, 0.20, 1e-12);
+	cr_expect_str_eq(rows[1].oof_family, "a");
+	cr_expect_str_eq(rows[2].oof_family, "overall");
+	cr_expect_float_eq(rows[2].oof_bias, -0.265, 1e-12);
+	cr_expect_str_eq(rows[3].oof_family, "a");
+	cr_expect_float_eq(rows[3].oof_bias, -0.09, 1e-12);
+	cr_expect_eq(rows[4].oof_covered, 5);
+	cr_expect_float_eq(rows[4].oof_max_abs, 0.265, 1e-12);
+	/* the envelope: a ran Hopper dense Megatron at 8 GPUs only */
+	cr_expect_eq(rows[0].env.gens, 1u << BAND_GEN_HOPPER);
+	cr_expect_float_eq(rows[0].env.gpus[0], 8, 1e-12);
+	cr_expect_float_eq(rows[0].env.gpus[1], 8, 1e-12);
+	cr_expect_str_eq(rows[4].env.stacks, "megatron-core|mxnet");
+	band_cv_free(rows, n);
 }
