@@ -30,7 +30,17 @@
  *
  * Every family that ran must have an entry (a new family records its
  * level when it is added); entries for families that did not run are
- * ignored, so a subset can be checked against the same file.
+ * ignored, so a subset can be checked against the same file. Memory
+ * cases (published.peak_memory_GiB) are held apart: their families'
+ * levels are keyed "<family>:memory", with "overall:memory".
+ *
+ * A case may publish a time figure, a peak memory figure or both. The
+ * memory table gives, per memory case, the published peak, what it
+ * counts (published.memory_measure), ddlsim's figure for the fullest GPU
+ * as that measure counts it (models/memory.h allocator_bytes, or with
+ * the CUDA context and NCCL's buffers for "device"), the signed error
+ * and whether the plan fits; then the statistics per family. Only time
+ * cases make the error bands.
  *
  * The bands file (schema "ddlsim.validation-bands" 2.0) is the family table
  * as the predictions' error bands (sim/band.h, its keys; built by
@@ -115,10 +125,24 @@ struct vcase {
 	char *path;
 	char *family;               /* owned */
 	struct scenario *sc;        /* owned */
-	enum pub_figure fig;
+	enum pub_figure fig;        /* PUB_NFIGURES: a memory case only */
 	struct result_row row;
 	double err;                 /* signed; valid when row.status == RESULT_OK */
+	double mem_pred, mem_err;   /* a memory case: predicted bytes, signed error */
+	char *mem_name;             /* "<family>:memory" (owned) */
 };
+
+static bool has_time(const struct vcase *c)
+{
+	return c->fig < PUB_NFIGURES;
+}
+
+static bool has_memory(const struct vcase *c)
+{
+	return c->sc->meta.pub.peak_memory_bytes > 0;
+}
+
+static const char *const memory_measures[] = { "reserved", "allocated", "active", "device" };
 
 struct suite {
 	struct vcase *c;
@@ -128,7 +152,8 @@ struct suite {
 };
 
 struct family_stat {
-	const char *name;
+	const char *name;           /* the family, or "<family>:memory" */
+	const char *family;
 	int n, failed;
 	double sum_abs, max_abs;
 	double sum_speed;           /* speed errors (band.h): + optimistic */
@@ -166,6 +191,7 @@ static void add_case(struct suite *su, const char *path)
 	memset(c, 0, sizeof(*c));
 	c->path = xstrdup(path);
 	c->family = family_of(path);
+	c->mem_name = xasprintf("%s:memory", c->family);
 }
 
 /* True if the JSON file at path says it is a scenario (syntax errors
@@ -237,13 +263,22 @@ static void val_done(void *ctx, int i, const struct result_row *row)
 	struct vcase *c = &su->c[i];
 	c->row = *row;
 	su->done++;
-	if (row->status == RESULT_OK)
-		c->err = result_row_figure(row, c->fig) / published_figure(&c->sc->meta.pub, c->fig) - 1;
+	const struct published *pub = &c->sc->meta.pub;
+	if (row->status == RESULT_OK && has_time(c))
+		c->err = result_row_figure(row, c->fig) / published_figure(pub, c->fig) - 1;
+	if (row->status == RESULT_OK && has_memory(c)) {
+		c->mem_pred = pub->memory_measure == PUB_MEM_DEVICE ? row->mem_worst_device_bytes
+								     : row->mem_worst_alloc_bytes;
+		c->mem_err = c->mem_pred / pub->peak_memory_bytes - 1;
+	}
 	if (su->quiet)
 		return;
-	if (row->status == RESULT_OK)
+	if (row->status == RESULT_OK && has_time(c))
 		fprintf(stderr, "[%d/%d] %s/%s: %+.1f%% (%.1f s simulated in %.1f s)\n", su->done, su->n,
 			c->family, c->sc->meta.name, 100 * c->err, row->iteration_s, row->sim_wall_s);
+	else if (row->status == RESULT_OK)
+		fprintf(stderr, "[%d/%d] %s/%s: memory %+.1f%% (%.1f s simulated in %.1f s)\n", su->done, su->n,
+			c->family, c->sc->meta.name, 100 * c->mem_err, row->iteration_s, row->sim_wall_s);
 	else
 		fprintf(stderr, "[%d/%d] %s/%s: %s: %s\n", su->done, su->n, c->family, c->sc->meta.name,
 			result_status_names[row->status], row->reason);
@@ -264,23 +299,29 @@ static void print_value(FILE *f, double v, enum pub_figure fig)
 		fprintf(f, "%10.4g", v);
 }
 
-/* Per-family statistics; fam[nfam] is the overall line. Returns nfam. */
-static int family_stats(const struct suite *su, struct family_stat *fam)
+/* Per-family statistics of the time cases (memory: of the memory
+ * cases, under "<family>:memory", the overall line "overall:memory");
+ * fam[nfam] is the overall line. Returns nfam. */
+static int family_stats(const struct suite *su, struct family_stat *fam, bool memory)
 {
 	int nfam = 0;
-	struct family_stat all = { .name = OVERALL };
+	struct family_stat all = { .name = memory ? OVERALL ":memory" : OVERALL };
 	for (int i = 0; i < su->n; i++) {
 		const struct vcase *c = &su->c[i];
-		if (nfam == 0 || strcmp(fam[nfam - 1].name, c->family))
-			fam[nfam++] = (struct family_stat){ .name = c->family };
+		if (memory ? !has_memory(c) : !has_time(c))
+			continue;
+		if (nfam == 0 || strcmp(fam[nfam - 1].family, c->family))
+			fam[nfam++] = (struct family_stat){ .name = memory ? c->mem_name : c->family,
+							    .family = c->family };
 		struct family_stat *s = &fam[nfam - 1];
 		for (struct family_stat *t = s; t; t = t == s ? &all : NULL) {
 			if (c->row.status != RESULT_OK) {
 				t->failed++;
 				continue;
 			}
-			double a = fabs(c->err);
-			double speed = c->fig == PUB_ITERATION_S ? 1 / (1 + c->err) - 1 : c->err;
+			double a = fabs(memory ? c->mem_err : c->err);
+			double speed = memory ? c->mem_err :
+				       c->fig == PUB_ITERATION_S ? 1 / (1 + c->err) - 1 : c->err;
 			t->sum_speed += speed;
 			t->optimistic += speed > 0;
 			t->n++;
@@ -293,6 +334,10 @@ static int family_stats(const struct suite *su, struct family_stat *fam)
 	return nfam;
 }
 
+#define GIB 1073741824.0
+
+static void print_stats(const struct family_stat *fam, int nfam, const char *sign, FILE *f);
+
 static void print_table(const struct suite *su, const struct family_stat *fam, int nfam, FILE *f)
 {
 	fprintf(f, "%-34s %-22s %-20s %10s %10s %8s %7s %7s %7s %4s\n", "case", "family", "figure",
@@ -300,6 +345,8 @@ static void print_table(const struct suite *su, const struct family_stat *fam, i
 	for (int i = 0; i < su->n; i++) {
 		const struct vcase *c = &su->c[i];
 		const struct result_row *r = &c->row;
+		if (!has_time(c))
+			continue;
 		fprintf(f, "%-34s %-22s %-20s ", c->sc->meta.name, c->family, pub_figures[c->fig].key);
 		print_value(f, published_figure(&c->sc->meta.pub, c->fig), c->fig);
 		if (r->status != RESULT_OK) {
@@ -313,12 +360,44 @@ static void print_table(const struct suite *su, const struct family_stat *fam, i
 			100 * r->mean.compute_s / it, 100 * r->mean.exposed_s / it,
 			100 * r->mean.bubble_s / it, r->fits ? "yes" : "NO");
 	}
-	fprintf(f, "\n%-22s %5s %6s %15s %14s %10s\n", "family", "cases", "failed", "mean |error|", "max |error|",
-		"bias");
+	print_stats(fam, nfam, "bias", f);
+}
+
+/* A stats table: per family and overall, mean and max |error| and the
+ * mean signed one under the label sign. */
+static void print_stats(const struct family_stat *fam, int nfam, const char *sign, FILE *f)
+{
+	fprintf(f, "\n%-29s %5s %6s %15s %14s %10s\n", "family", "cases", "failed", "mean |error|", "max |error|",
+		sign);
 	for (int k = 0; k <= nfam; k++)
-		fprintf(f, "%-22s %5d %6d %14.1f%% %13.1f%% %+9.1f%%\n", fam[k].name, fam[k].n, fam[k].failed,
+		fprintf(f, "%-29s %5d %6d %14.1f%% %13.1f%% %+9.1f%%\n", fam[k].name, fam[k].n, fam[k].failed,
 			fam[k].n ? 100 * fam[k].sum_abs / fam[k].n : 0.0, 100 * fam[k].max_abs,
 			fam[k].n ? 100 * fam[k].sum_speed / fam[k].n : 0.0);
+}
+
+/* The memory cases: the published peak, what it counts, the prediction
+ * (the fullest GPU's, as that measure counts it), the error and the
+ * verdict; then the per-family statistics. */
+static void print_memory(const struct suite *su, const struct family_stat *mem, int nmem, FILE *f)
+{
+	fprintf(f, "\nmemory (published peak per GPU against the anatomy of the fullest GPU, models/memory.h)\n");
+	fprintf(f, "%-34s %-22s %-9s %10s %10s %8s %10s %4s\n", "case", "family", "measure", "pub GiB", "pred GiB",
+		"error", "total GB", "fits");
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		const struct result_row *r = &c->row;
+		if (!has_memory(c))
+			continue;
+		fprintf(f, "%-34s %-22s %-9s %10.2f ", c->sc->meta.name, c->family,
+			memory_measures[c->sc->meta.pub.memory_measure], c->sc->meta.pub.peak_memory_bytes / GIB);
+		if (r->status != RESULT_OK) {
+			fprintf(f, "%s: %s\n", result_status_names[r->status], r->reason);
+			continue;
+		}
+		fprintf(f, "%10.2f %+7.1f%% %10.1f %4s\n", c->mem_pred / GIB, 100 * c->mem_err,
+			r->mem_worst_bytes / 1e9, r->fits ? "yes" : "NO");
+	}
+	print_stats(mem, nmem, "signed", f);
 }
 
 /* Text fields through tidy_csv_field, the one CSV field writer (RFC 4180:
@@ -326,7 +405,8 @@ static void print_table(const struct suite *su, const struct family_stat *fam, i
 static int write_csv(const struct suite *su, FILE *f)
 {
 	fprintf(f, "case,family,path,gpus,figure,published,predicted,error,compute_fraction,"
-		   "exposed_comm_fraction,bubble_fraction,fits,iteration_s,mfu,status,reason\n");
+		   "exposed_comm_fraction,bubble_fraction,fits,iteration_s,mfu,status,reason,"
+		   "memory_measure,published_memory_GiB,predicted_memory_GiB,memory_error\n");
 	for (int i = 0; i < su->n; i++) {
 		const struct vcase *c = &su->c[i];
 		const struct result_row *r = &c->row;
@@ -337,9 +417,11 @@ static int write_csv(const struct suite *su, FILE *f)
 		tidy_csv_field(f, c->family);
 		fputc(',', f);
 		tidy_csv_field(f, c->path);
-		fprintf(f, ",%ld,%s,%.6g,", ok ? r->gpus : 0, pub_figures[c->fig].key,
-			published_figure(&c->sc->meta.pub, c->fig));
-		if (ok)
+		fprintf(f, ",%ld,%s,%.6g,", ok ? r->gpus : 0, has_time(c) ? pub_figures[c->fig].key : "",
+			has_time(c) ? published_figure(&c->sc->meta.pub, c->fig) : 0);
+		if (ok && !has_time(c))
+			fprintf(f, ",,,,,%s,%.6g,%.6g,", r->fits ? "true" : "false", r->iteration_s, r->mfu);
+		else if (ok)
 			fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.6g,%.6g,", result_row_figure(r, c->fig),
 				c->err, r->mean.compute_s / it, r->mean.exposed_s / it, r->mean.bubble_s / it,
 				r->fits ? "true" : "false", r->iteration_s, r->mfu);
@@ -347,6 +429,15 @@ static int write_csv(const struct suite *su, FILE *f)
 			fputs(",,,,,,,,", f);
 		fprintf(f, "%s,", result_status_names[r->status]);
 		tidy_csv_field(f, r->reason);
+		if (has_memory(c))
+			fprintf(f, ",%s,%.6g,", memory_measures[c->sc->meta.pub.memory_measure],
+				c->sc->meta.pub.peak_memory_bytes / GIB);
+		else
+			fputs(",,,", f);
+		if (has_memory(c) && ok)
+			fprintf(f, "%.6g,%.6g", c->mem_pred / GIB, c->mem_err);
+		else
+			fputs(",", f);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
@@ -432,7 +523,7 @@ static struct band *suite_bands(const struct suite *su, int *nrows)
 	int n = 0;
 	for (int i = 0; i < su->n; i++) {
 		const struct vcase *c = &su->c[i];
-		if (c->row.status != RESULT_OK)
+		if (c->row.status != RESULT_OK || !has_time(c))
 			continue;
 		bc[n].family = c->family;
 		band_features(c->sc->in, &c->sc->plan, &bc[n].f);
@@ -664,9 +755,10 @@ int cmd_validation(int argc, char **argv)
 		int f = 0;
 		while (f < PUB_NFIGURES && published_figure(&c->sc->meta.pub, f) <= 0)
 			f++;
-		if (f == PUB_NFIGURES) {
+		if (f == PUB_NFIGURES && !(c->sc->meta.pub.peak_memory_bytes > 0)) {
 			diag_err(&d, c->path, "/published", "a validation case needs a published figure "
-				 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s)");
+				 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s, "
+				 "peak_memory_GiB)");
 			bad++;
 		}
 		c->fig = f;
@@ -682,15 +774,29 @@ int cmd_validation(int argc, char **argv)
 		goto out;
 	}
 	qsort(su.c, (size_t)su.n, sizeof(*su.c), cmp_case);
-	struct family_stat *fam = xcalloc((size_t)su.n + 1, sizeof(*fam));
-	int nfam = family_stats(&su, fam);
+	struct family_stat *fam = xcalloc(2 * (size_t)su.n + 2, sizeof(*fam));
+	int nfam = family_stats(&su, fam, false);
+	struct family_stat *mem = fam + su.n + 1;
+	int nmem = family_stats(&su, mem, true);
 	print_table(&su, fam, nfam, stdout);
+	if (mem[nmem].n + mem[nmem].failed > 0)
+		print_memory(&su, mem, nmem, stdout);
 	fflush(stdout);
-	rc = fam[nfam].failed ? EXIT_FAIL : EXIT_OK;
+	rc = fam[nfam].failed || mem[nmem].failed ? EXIT_FAIL : EXIT_OK;
 	if (csv && csv_out(&su, csv, &d))
 		rc = EXIT_FAIL;
 	if (ratchet) {
-		int r = check_ratchet(ratchet, fam, nfam, &d);
+		/* the time families and overall, then the memory ones and their
+		 * overall when memory cases ran */
+		int nall = nfam + 1;
+		struct family_stat *all = xcalloc((size_t)(nfam + nmem + 2), sizeof(*all));
+		memcpy(all, fam, (size_t)nall * sizeof(*all));
+		if (mem[nmem].n + mem[nmem].failed > 0) {
+			memcpy(all + nall, mem, (size_t)(nmem + 1) * sizeof(*all));
+			nall += nmem + 1;
+		}
+		int r = check_ratchet(ratchet, all, nall - 1, &d);
+		free(all);
 		if (r < 0)
 			rc = EXIT_INPUT;
 		else if (r > 0 && rc == EXIT_OK)
@@ -721,6 +827,7 @@ out:
 	for (int i = 0; i < su.n; i++) {
 		free(su.c[i].path);
 		free(su.c[i].family);
+		free(su.c[i].mem_name);
 		scenario_destroy(su.c[i].sc);
 	}
 	free(su.c);

@@ -1,6 +1,7 @@
 /* memory: per-GPU memory anatomy (see memory.h for the formulas). */
 #include "memory.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *zero_stage_name(enum zero_stage z)
@@ -74,6 +75,12 @@ static void mla_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	}
 }
 
+/* An eager RMSNorm's saved bytes beyond a fused norm's, per element. */
+static double norm_extra(const struct mem_rank_input *in)
+{
+	return in->model->norm == MODEL_NORM_RMSNORM ? in->rmsnorm_extra_Bpe : 0;
+}
+
 static void attention_terms(const struct mem_rank_input *in, const struct act_bytes *by,
 			    struct act_terms *t)
 {
@@ -89,7 +96,9 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 	t->rep += by->act * h +            /* norm input */
 		  by->wgrad_in * h +       /* QKV GEMM input */
 		  mask * h;                /* dropout mask after the projection */
-	t->tp += by->act * h * (1 + 2 * kv); /* Q, K, V */
+	t->rep += norm_extra(in) * h;      /* an eager norm's own tensors */
+	/* Q, K, V (K and V per query head when expanded by repeat_kv) */
+	t->tp += by->act * h * (1 + 2 * (in->repeat_kv ? 1 : kv));
 	if (in->attention == ATTN_FLASH) {
 		/* the kernel keeps its output for the backward; the
 		 * projection saves its own copy when it is narrower (fp8) */
@@ -111,6 +120,7 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	double h = (double)m->hidden, mask = m->dropout ? 1 : 0;
 
 	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
+	t->rep += norm_extra(in) * h;
 	if (dense || !model_is_moe(m)) {
 		t->rep += by->wgrad_in * h; /* fc1 input */
 		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
@@ -157,6 +167,33 @@ static void adapter_terms(const struct mem_rank_input *in, const struct act_byte
 	}
 }
 
+/* torchtitan's per-op selective policy (memory.h): the layer's input,
+ * the outputs of its odd-numbered GEMMs in the forward order of
+ * torchtitan's Llama code (wq, wk, wv, wo, then w1, w3, w2 or fc1, fc2),
+ * the flash kernel's output and log-sum-exp. */
+static void sac_op_terms(const struct mem_rank_input *in, const struct act_bytes *by, struct act_terms *t)
+{
+	const struct model *m = in->model;
+	double h = (double)m->hidden, a = (double)m->heads, kv = h * (double)m->kv_heads / a;
+	double f = (double)m->ffn;
+	bool gated = m->act == MODEL_ACT_SWIGLU;
+	/* output widths and whether the layer is row-parallel (its output the
+	 * whole h, a partial sum before the reduction) */
+	const struct { double w; bool row; } g[] = {
+		{ h, false }, { kv, false }, { kv, false }, { h, true },
+		{ f, false }, { gated ? f : h, !gated }, { h, true },
+	};
+	int n = gated ? 7 : 6;
+	t->rep += by->act * h;
+	for (int i = 0; i < n; i += 2) {
+		if (g[i].row)
+			t->whole += by->act * g[i].w;
+		else
+			t->tp += by->act * g[i].w;
+	}
+	t->tp += by->act * h + 4 * a;
+}
+
 /* One layer's activations, an MoE layer or (dense) a dense one. */
 static double layer_activations(const struct mem_rank_input *in, bool dense)
 {
@@ -165,6 +202,8 @@ static double layer_activations(const struct mem_rank_input *in, bool dense)
 	precision_init(&pr, in->dtype, false);
 	struct act_bytes by = { dtype_bytes(pr.activation), dtype_bytes(pr.saved_gemm_input),
 				dtype_bytes(pr.saved_gemm_input) };
+	if (in->fsdp2 && pr.fp8) /* torchao's Float8Linear saves its input in 16 bits */
+		by.gemm_in = by.wgrad_in = by.act;
 	if (finetune_frozen(&in->ft))
 		by.wgrad_in = 0;
 	double tokens = in->seq * in->micro_batch, t = in->tp < 1 ? 1 : in->tp;
@@ -173,6 +212,10 @@ static double layer_activations(const struct mem_rank_input *in, bool dense)
 	if (in->recompute == RECOMPUTE_FULL) /* the layer's input only */
 		return tokens * by.act * (double)m->hidden / sp;
 	struct act_terms a = { 0 };
+	if (in->recompute == RECOMPUTE_SELECTIVE_OP) {
+		sac_op_terms(in, &by, &a);
+		return tokens * (a.rep / sp + a.tp / t + a.whole);
+	}
 	attention_terms(in, &by, &a);
 	mlp_terms(in, &by, dense, &a);
 	adapter_terms(in, &by, &a);
@@ -187,6 +230,30 @@ double memory_layer_activations(const struct mem_rank_input *in)
 double memory_dense_layer_activations(const struct mem_rank_input *in)
 {
 	return layer_activations(in, true);
+}
+
+/* The recomputed layer's tensors (memory.h): its set without recompute
+ * less what its checkpoint keeps, the larger of the rank's two kinds of
+ * layer; with context parallelism the gathered keys and values. */
+static double recompute_transient(const struct mem_rank_input *in, bool moe, bool dense)
+{
+	if (in->recompute == RECOMPUTE_NONE)
+		return 0;
+	struct mem_rank_input none = *in;
+	none.recompute = RECOMPUTE_NONE;
+	double r = 0;
+	for (int k = 0; k < 2; k++)
+		if (k ? dense : moe)
+			r = fmax(r, layer_activations(&none, k) - layer_activations(in, k));
+	if (in->cp > 1) {
+		const struct model *m = in->model;
+		struct precision pr;
+		precision_init(&pr, in->dtype, false);
+		double kv = (double)m->hidden * (double)m->kv_heads / (double)m->heads;
+		r += in->micro_batch * in->seq * (in->cp - 1) * 2 * kv * dtype_bytes(pr.activation) /
+		     (in->tp < 1 ? 1 : in->tp);
+	}
+	return r;
 }
 
 /* The rank's layers by kind (memory.h, "Mixture of experts"): MoE layers
@@ -280,7 +347,18 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 		frozen_states(in, wbytes, pr->optimizer_bytes, o);
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;
-	if (in->offload >= 2)
+	if (in->fsdp2 && !finetune_frozen(&in->ft)) {
+		/* the fp32 shards are the master; the root's parameters (at
+		 * ZeRO-2 the layers' too) stay unsharded in 16 bits (the layers
+		 * in fp8 with fp8 all-gather) */
+		o->weights_bytes = wbytes * (psi - psi_l);
+		if (in->zero < ZERO_3)
+			o->weights_bytes += (pr->fp8 && in->fp8_params ? 1 : wbytes) * (psi_l + psi_e);
+		/* a pipeline's accumulation: unsharded, in the reduce dtype */
+		if (in->zero < ZERO_3 && in->pp > 1 && in->microbatches > 1)
+			o->grads_bytes += gbytes * (psi + psi_e);
+		o->fp8_weight_bytes = 0;
+	} else if (in->offload >= 2)
 		o->weights_bytes -= wbytes * (psi_l + psi_e);
 	else if (pr->fp8 && in->fp8_params) /* the fp8 copies are the weights */
 		o->weights_bytes -= wbytes * sharded(&sh, ZERO_3, psi_l, psi_e);
@@ -297,11 +375,11 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	double ned = nd / ep < 1 ? 1 : nd / ep;
 
 	o->comm_buffer_bytes = 0;
-	if (nd > 1)
+	if (nd > 1 && !in->fsdp2)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
 	if (in->offload >= 2)
 		o->comm_buffer_bytes += wbytes * 2 * largest_layer(in, true);
-	if (in->zero >= ZERO_3)
+	if (in->zero >= ZERO_3 && !in->fsdp2)
 		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) * largest_layer(in, false);
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
@@ -311,6 +389,18 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	o->nccl_bytes = memory_nccl_bytes(ncomms);
 	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;
 	o->reserved_bytes = o->context_bytes + o->nccl_bytes + o->fragmentation_bytes;
+}
+
+/* FSDP2's buffers in the loss's phase and in a layer's backward
+ * (memory.h, "FSDP2"). */
+static void fsdp2_buffers(const struct mem_rank_input *in, const struct precision *pr, double *at_loss,
+			  double *in_bwd)
+{
+	double pb = largest_layer(in, false), wb = dtype_bytes(pr->weight);
+	double u = in->zero >= ZERO_3 ? (pr->fp8 && in->fp8_params ? 1 : wb) : 0;  /* ZeRO-2: no gathers */
+	double r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wb;
+	*at_loss = 3 * u * pb;
+	*in_bwd = 3 * u * pb + wb * pb + 2 * r * pb;
 }
 
 void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
@@ -327,13 +417,29 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 		      (ld > 0 ? ld * layer_activations(in, true) : 0);
 	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
 	o->activations_bytes = acts * in->inflight;
-	if (in->has_head) /* fp32 logits and their gradient, vocabulary-parallel (an
-			   * encoder's MLM head: its masked positions only) */
-		o->logits_bytes = 2 * 4 * in->micro_batch *
+	if (in->has_head && !model_is_vit(m) && m->arch == MODEL_ARCH_DECODER) {
+		/* the head's input and the final norm's tensors, one micro-batch */
+		double a = dtype_bytes(pr.activation), sp = in->sp && in->tp > 1 ? in->tp : 1;
+		o->activations_bytes += in->micro_batch * in->seq * (double)m->hidden *
+					(a + (a + norm_extra(in)) / sp);
+	}
+	if (in->has_head) /* the loss's peak per logit, vocabulary-parallel (an
+			   * encoder's MLM head: its masked positions only); the
+			   * stacks' losses were read for decoders' LM heads */
+		o->logits_bytes = (in->loss_Bpl > 0 && m->arch == MODEL_ARCH_DECODER ? in->loss_Bpl : 8) *
+				  in->micro_batch *
 				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : in->tp);
+	if (in->layers > 0)
+		o->recompute_bytes = recompute_transient(in, lm > 0, ld > 0);
 	reserved(in, dtype_bytes(pr.weight), o);
-	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes +
-			 o->fp8_weight_bytes + o->activations_bytes + o->logits_bytes +
-			 o->comm_buffer_bytes + o->reserved_bytes;
+	double buf_loss = 0, buf_bwd = 0;
+	if (in->fsdp2)
+		fsdp2_buffers(in, &pr, &buf_loss, &buf_bwd);
+	o->peak_at_loss = o->logits_bytes + buf_loss >= o->recompute_bytes + buf_bwd;
+	o->comm_buffer_bytes += o->peak_at_loss ? buf_loss : buf_bwd;
+	o->total_bytes = o->weights_bytes + o->grads_bytes + o->optimizer_bytes + o->fp8_weight_bytes +
+			 o->activations_bytes + o->comm_buffer_bytes + o->reserved_bytes +
+			 (o->peak_at_loss ? o->logits_bytes : o->recompute_bytes);
+	o->allocator_bytes = o->total_bytes - o->reserved_bytes;
 	o->fits = o->total_bytes <= o->capacity_bytes;
 }

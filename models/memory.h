@@ -91,6 +91,86 @@
  * RMSNorms and the MLA up-projections in the backward instead, keeping
  * the latents only: not modelled (Q, K, V are counted).
  *
+ * torchtitan's per-op selective checkpointing (recompute "selective-op",
+ * workload.h): a layer keeps its input (A h, replicated unless SP), the
+ * outputs of its odd-numbered GEMMs in forward order (a Llama layer's
+ * wq, wv, w1, w2: A (h + kv h / a + f) split over TP for the column-
+ * parallel ones, A h whole for a row-parallel one, the partial sum before
+ * its reduction) and the flash kernel's output A h and log-sum-exp 4 a
+ * (torchtitan 9dec370 parallelize_llama.py L214-264: the save list and
+ * the mm count; research: T (8 h + 2 h_kv + 2 f) + 4 T a bytes for a
+ * Llama layer).
+ *
+ * The recomputed layer (torch.utils.checkpoint and Megatron's
+ * CheckpointFunction recompute one checkpointed layer at a time, lazily,
+ * in its backward: torch/utils/checkpoint.py _checkpoint_hook, Megatron
+ * core_v0.9.0 tensor_parallel/random.py L230-305): during a layer's
+ * backward under full, selective-op or (unfused) selective recompute,
+ * that layer's recomputed tensors exist on top of every layer's
+ * checkpoints: one micro-batch's set without recompute, less what the
+ * checkpoint keeps. With context parallelism, ring attention's gathered
+ * keys and values of the whole sequence are alive then as well (PyTorch's
+ * context_parallel all-gathers K and V: (cp - 1) / cp x 2 kv h / a A per
+ * token of the sequence; TE's p2p ring holds as much in its step
+ * buffers).
+ *
+ * Eager stacks (stack.h rmsnorm_extra_Bpe, repeat_kv): autograd keeps
+ * what each eager op needs, which is more than a fused kernel's saved
+ * set: an RMSNorm its fp32 copy and the normalised 16-bit tensor (4 B
+ * per element more than a fused norm's input), and grouped-query
+ * attention run through repeat_kv hands the kernel K and V expanded to
+ * every head, which it saves so (A h (1 + 2) for Q, K, V instead of
+ * A h (1 + 2 kv / a)). The head's input and the final norm's saved
+ * tensors (A h + A h + the eager extra, per token) are counted on the
+ * rank with the head, one micro-batch's.
+ *
+ * The loss (stack.h loss_peak_Bpl): bytes per logit alive at the loss's
+ * backward: Megatron-Core's vocabulary-parallel cross entropy 6 (the fp32
+ * softmax, in place, and the 16-bit gradient cast; core_v0.9.0
+ * tensor_parallel/cross_entropy.py L27-77, L180), torch's cross_entropy
+ * on an fp32 copy of the logits 12 (the saved fp32 log-probabilities,
+ * nll's dense gradient and log_softmax's input gradient: torchtitan
+ * components/loss.py L18-22, train.py `del pred`; Hugging Face 4.45
+ * likewise); 8 (fp32 logits and gradient) where the stack's loss was not
+ * read. The loss's peak and the recomputed layer's come one after the
+ * other: the total takes the larger phase, each with the buffers alive in
+ * it.
+ *
+ * FSDP2 (a stack with fsdp2_copies at ZeRO-2 or 3; torch fully_shard as
+ * torchtitan runs it, MixedPrecisionPolicy(param_dtype=bf16,
+ * reduce_dtype=fp32)): the sharded parameters are fp32 and are the
+ * optimizer's master (no separate 16-bit shard); the root module's
+ * parameters (embedding, final norm, output) stay unsharded after the
+ * forward (torch _fsdp_state._lazy_init: the root does not reshard).
+ * At ZeRO-2 (fully_shard with reshard_after_forward=False, which is what
+ * torchtitan runs under pipeline parallelism: reshard_after_forward = not
+ * pp_enabled) every layer's 16-bit weights (fp8 with fp8 all-gather)
+ * stay whole through the step; and a pipeline schedule turns gradient
+ * synchronisation off for every micro-batch but the last (torch
+ * distributed/pipelining stage.py backward_maybe_with_nosync:
+ * set_requires_gradient_sync(False), set_reshard_after_backward(False)),
+ * so FSDP2 keeps each gradient unsharded in the reduce dtype across the
+ * micro-batches (_fsdp_param.py FSDPParam.to_accumulated_grad_if_needed,
+ * unsharded_accumulated_grad = grad.to(reduce_dtype)): r bytes per
+ * parameter of the stage beside the fp32 shards. Buffers, per layer of P_b
+ * parameters with u bytes per gathered weight (2, or 1 under fp8 with
+ * fp8 all-gather: training.fp8_params) and r per reduced gradient:
+ * at the loss, the last layer (kept unsharded), the next one prefetched
+ * and the deferred all-gather output, 3 u P_b; in a layer's backward,
+ * the current and the prefetched layer unsharded with the flat all-gather
+ * buffer (3 u P_b), the layer's 16-bit gradients (2 P_b) and the
+ * reduce-scatter input of this and the previous layer (2 r P_b)
+ * (_fsdp_collectives.py foreach_all_gather, foreach_reduce;
+ * _fsdp_param_group.py wait_for_unshard, reduce_scatter_state). fp8 under
+ * an FSDP2 stack is torchao's Float8Linear: no cached fp8 weight copies,
+ * GEMM inputs saved in the activation dtype.
+ *
+ * What PyTorch's caching allocator reports (allocator_bytes: the peak of
+ * torch.cuda.max_memory_reserved with expandable segments, which maps
+ * 2 MiB pages as needed, so reserved is the allocated peak rounded up;
+ * PyTorch PR #96995): the total less the CUDA context, NCCL's buffers
+ * (outside the allocator) and the fragmentation reserve.
+ *
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
  * (ZeRO-Infinity) the GPU holds no layer weights but buffers for the layer
@@ -159,6 +239,14 @@ struct mem_rank_input {
 	double prefetch_layers;    /* ZeRO-3: layers all-gathered ahead */
 	double reserve_fraction;   /* allocator fragmentation reserve, fraction of capacity */
 	struct finetune ft;        /* LoRA / QLoRA (finetune.h); zeroed: all weights trained */
+	double loss_Bpl;           /* the loss's bytes per logit at its peak (stack.h, at this
+				      TP degree); 0: 8 */
+	int microbatches;          /* per optimizer step (FSDP2's accumulation under PP) */
+	double rmsnorm_extra_Bpe;  /* an eager RMSNorm's saved bytes beyond a fused one's,
+				      per element of its input (stack.h) */
+	bool repeat_kv;            /* K and V expanded to every head before the kernel,
+				      which saves them so (stack.h repeat_kv) */
+	bool fsdp2;                /* FSDP2's memory (above): a stack with fsdp2_copies, ZeRO >= 2 */
 };
 
 /* NCCL channels per communicator assumed for its buffers: NCCL builds up
@@ -177,14 +265,19 @@ struct mem_anatomy {
 	double activations_bytes;  /* peak */
 	double act_per_layer_bytes;/* one layer, one micro-batch (the mean of the
 				      rank's layers where MoE and dense ones mix) */
-	double logits_bytes;
+	double logits_bytes;       /* the loss's peak (loss_Bpl per logit) */
+	double recompute_bytes;    /* the recomputed layer's tensors (one micro-batch) */
 	double fp8_weight_bytes;   /* fp8 weight copies and transposes (TE) */
-	double comm_buffer_bytes;  /* gradient buckets, ZeRO-3 gathered layers */
+	double comm_buffer_bytes;  /* gradient buckets, ZeRO-3 gathered layers (FSDP2:
+				      those of the peak's phase) */
+	bool peak_at_loss;         /* the peak is the loss's phase, not a layer's backward */
 	double context_bytes;      /* CUDA context and library workspaces */
 	double nccl_bytes;         /* NCCL communicator buffers */
 	double fragmentation_bytes;/* allocator reserve */
 	double reserved_bytes;     /* context + NCCL + fragmentation */
 	double total_bytes;
+	double allocator_bytes;    /* what PyTorch's caching allocator reserves at the peak
+				      (total less context, NCCL, fragmentation reserve) */
 	double capacity_bytes;
 	bool fits;
 };

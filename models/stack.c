@@ -793,7 +793,8 @@
 #define HF_EAGER_PIECES \
 	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
 	.rope = FWD_BWD(20, 28, 10, 12), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
-	.residual = EAGER_RESIDUAL
+	.residual = EAGER_RESIDUAL, \
+	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE
 /* llm-foundry's MPT (both rows): the eager pieces, flash-attn's fused
  * cross-entropy, fp32 main gradients from FSDP's reduce, foreach AdamW. */
 #define LLM_FOUNDRY_PIECES \
@@ -803,6 +804,34 @@
 	.host_issue_us = TORCH_HOST_ISSUE
 #define TORCH_FUSED_ADAM_CLIP 12
 #define TORCH_FOREACH_ADAMW_CLIP 64
+/* torch's cross_entropy on an fp32 copy of 16-bit logits, at its
+ * backward: the fp32 log-probabilities log_softmax saves
+ * (derivatives.yaml _log_softmax: result), nll_loss's dense input
+ * gradient and log_softmax's input gradient, 4 B each (torchtitan
+ * 9dec370 train.py L131-138, L303-308: `del pred` frees the 16-bit
+ * logits first; transformers 4.45 modeling_llama.py: logits.float()). */
+#define TORCH_CE_FP32_PEAK_BPL 12
+/* An eager RMSNorm's saved tensors (torchtitan 9dec370 models/norms.py
+ * RMSNorm._norm: x.float() * torch.rsqrt(x.pow(2).mean(-1) + eps), then
+ * .type_as(x) * weight; transformers 26a9443 modeling_llama.py L111-125
+ * LlamaRMSNorm alike): pow and mul save the fp32 copy (4 B per element),
+ * the weight's mul the normalised 16-bit tensor (2 B), where a fused norm
+ * saves its 16-bit input (2 B): 4 B more per element of the input (in
+ * fp32 training the copy is the input, the normalised output 4 B: again
+ * 4 more). RoPE saves nothing more in either stack: its products take
+ * the rotation (freqs_cis, cos, sin), which needs no gradient, so
+ * autograd keeps only that operand (tools/autograd/gen_variable_type.py
+ * guard_for: an input saved for the other's derivative alone). */
+#define EAGER_RMSNORM_EXTRA_BPE 4
+/* torch's loss_parallel (torchtitan with TP: train.py's loss under
+ * loss_parallel(), the vocabulary-sharded logits), torch
+ * distributed/tensor/parallel/loss.py: _log_softmax (L128, after
+ * torch._decomp's) holds the fp32 input, `shifted` and exp(shifted) at
+ * once beside the 16-bit logits (2 + 4 + 4 + 4 = 14 B per logit), and
+ * _nll_loss_and_log_softmax_backward (L346) the saved result, zeros_like
+ * grad_input, (grad_input + exp(x)) and its product with grad_output
+ * (4 x 4 = 16): 16 at the loss's peak. */
+#define TORCH_LOSS_PARALLEL_PEAK_BPL 16
 /* torchtitan's Llama (the torchtitan block above), shared by the v0.1.0
  * row and the row of the performance table's commit, which differ in
  * the optimizer only. */
@@ -810,7 +839,9 @@
 	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
 	.rope = FWD_BWD(20, 20, 6, 6), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
 	.residual = EAGER_RESIDUAL, EAGER_SPLIT_PROJECTIONS, \
-	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, \
+	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL, \
+	.loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, \
+	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, \
 	.main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
 	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
 	.host_issue_us = TORCH_HOST_ISSUE
@@ -926,6 +957,9 @@ const struct stack stack_table[] = {
 	  .optimizer_Bpp = 4, .optimizer_copy16 = true, .optimizer_kernels = 3,
 	  .zero_grad_buffer = true, .causal_softmax = MEGATRON_CAUSAL_SOFTMAX,
 	  .causal_softmax_max_seq = 4096,
+	  /* cross_entropy.py L27 fp32 copy, L43-77 softmax in place, L180 saved; the
+	   * backward in place, cast to 16 bits: 4 + 2 */
+	  .loss_peak_Bpl = 6,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_CUDNN,
 	  .host_issue_us = TORCH_HOST_ISSUE,
 	  .source = "Megatron-LM core_v0.9.0 (1afee59) megatron/training/arguments.py L1205-1249, "
@@ -933,7 +967,7 @@ const struct stack stack_table[] = {
 		    "v1.11 (c27ee60) pytorch/module/layernorm_linear.py, pytorch/attention.py L818-829" },
 	{ "hf-eager", "Hugging Face transformers eager model (SDPA attention, no compile)",
 	  HF_EAGER_PIECES, EAGER_SPLIT_PROJECTIONS,
-	  .loss = EAGER_LOSS, .repeat_kv = true,
+	  .loss = EAGER_LOSS, .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL,
 	  .main_grad_Bpp = 6, .main_grad_kernels = 1,
 	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10,
 	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2,
@@ -980,7 +1014,7 @@ const struct stack stack_table[] = {
 		    "flat_param.py, default_hooks.py; other pieces as llm-foundry" },
 	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)",
 	  HF_EAGER_PIECES, EAGER_SPLIT_PROJECTIONS,
-	  .loss = EAGER_LOSS, .repeat_kv = true,
+	  .loss = EAGER_LOSS, .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL,
 	  /* no fp32 main gradient: the engine's ops (zero_path) instead */
 	  .main_grad_Bpp = 0, .main_grad_kernels = 1,
 	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_copy16 = true, .optimizer_kernels = 5,

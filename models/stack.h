@@ -108,6 +108,17 @@ struct stack {
 	struct stack_piece gelu;       /* per element of the activation's output (T x ffn) */
 	struct stack_piece residual;   /* (bias-)dropout-add, per element of T x h */
 	struct stack_piece loss;       /* cross-entropy, per logit (T x vocab / t) */
+	/* The loss's memory at its peak, bytes per logit (memory.h): what is
+	 * alive when its backward runs; 0: not read (memory.c's generic 8). */
+	double loss_peak_Bpl;
+	/* The same under tensor parallelism, where the stack's loss is
+	 * another implementation (torch's loss_parallel); 0: loss_peak_Bpl. */
+	double loss_peak_tp_Bpl;
+	/* What an eager RMSNorm saves for its backward beyond a fused norm's
+	 * 16-bit input, bytes per element of its input (memory.h, "Eager
+	 * stacks"): its fp32 copy and the normalised 16-bit tensor. 0: a
+	 * fused kernel's (TE). */
+	double rmsnorm_extra_Bpe;
 	/* Copies around the attention kernel, per element of q, k, v and the
 	 * output (T x (2 heads + 2 kv_heads) x d / t): an unpadding gather
 	 * of q, k, v and a padding scatter of the output (kernels: 4). */

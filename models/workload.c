@@ -21,8 +21,17 @@ const char *wl_block_name(enum wl_block b)
 
 const char *recompute_name(enum recompute r)
 {
-	static const char *const n[] = { "none", "selective", "full" };
+	static const char *const n[] = { "none", "selective", "full", "selective-op" };
 	return n[r];
+}
+
+void workload_sac_op_recomputed(const struct op_list *in, int *gemms, struct op_list *out)
+{
+	for (int i = 0; i < in->n; i++) {
+		const struct op *op = &in->v[i];
+		if (op->kind == OP_GEMM ? ++*gemms % 2 == 0 : op->kind != OP_ATTN)
+			op_list_push(out, op);
+	}
 }
 
 /* Transformer Engine's cast(+transpose) of a tensor entering an fp8 GEMM:
@@ -717,6 +726,25 @@ static double block_flops(const struct model *m, const struct wl_shape *s,
 	return f;
 }
 
+/* FLOPs the per-op selective policy runs again for one layer
+ * (workload_sac_op_recomputed over the attention, then the MLP block). */
+static double sac_op_flops(const struct model *m, const struct wl_shape *s)
+{
+	struct op_list l, r;
+	int gemms = 0, err = 0;
+	op_list_init(&r);
+	for (int b = WL_ATTN; b <= WL_MLP && !err; b++) {
+		op_list_init(&l);
+		err = workload_block(m, s, (enum wl_block)b, PASS_FWD, RECOMPUTE_NONE, &l);
+		if (!err)
+			workload_sac_op_recomputed(&l, &gemms, &r);
+		op_list_finish(&l);
+	}
+	double f = err ? -1 : op_list_flops(&r);
+	op_list_finish(&r);
+	return f;
+}
+
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples)
 {
@@ -754,6 +782,11 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 		if (a < 0 || b < 0 || g < 0)
 			return -1;
 		per_mb += L * (a + b) + Ld * (g - b);
+	} else if (rc == RECOMPUTE_SELECTIVE_OP) {
+		double r = sac_op_flops(m, &s), rd = Ld > 0 ? sac_op_flops(m, &d) : 0;
+		if (r < 0 || rd < 0)
+			return -1;
+		per_mb += L * r + Ld * (rd - r);
 	} else if (rc == RECOMPUTE_SELECTIVE) {
 		double with = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE);
 		double without = block_flops(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);

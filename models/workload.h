@@ -64,7 +64,10 @@
 
 enum wl_block { WL_EMBED, WL_ATTN, WL_MLP, WL_HEAD, WL_NBLOCKS };
 
-enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
+/* none; selective: Korthikanti's (the attention core again); full: every
+ * layer's forward again; selective-op: torchtitan's per-op policy
+ * (workload_sac_op_recomputed()). */
+enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE_OP };
 
 /* The data-parallel gradient path, for a stack whose engine runs it
  * (stack.h struct stack_zero_path). */
@@ -128,6 +131,18 @@ void workload_moe_balance(const struct model *m, const struct wl_shape *s,
  * (the ops between dispatch and combine). */
 bool workload_op_is_expert(const struct op *op);
 
+
+/* torchtitan's per-op selective activation checkpointing ("selective",
+ * selective_ac_option "op"; torchtitan 9dec370 parallelize_llama.py
+ * L214-264, v0.1.0 models/llama3/infra/parallelize.py L217-290): in a
+ * layer's forward the outputs of aten.mm are saved on every odd call
+ * (the count restarts each layer: wq, wv, w1, w2 of a Llama layer),
+ * SDPA's flash and efficient kernels' outputs always; every other op is
+ * recomputed in the backward. Appends to out the forward ops of in that
+ * the backward runs again: GEMMs of even count (*gemms counts across the
+ * calls of one layer, from 0) and every op that is neither a GEMM nor a
+ * fused attention kernel. */
+void workload_sac_op_recomputed(const struct op_list *in, int *gemms, struct op_list *out);
 
 const char *wl_block_name(enum wl_block b);
 const char *recompute_name(enum recompute r);

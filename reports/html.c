@@ -175,8 +175,10 @@ static void card_memory(FILE *f, const struct result *r)
 	const struct stage_result *w = &r->stage[r->worst_stage];
 	char v[64];
 	if (r->fits) {
-		card(f, "d-memory", "good", "memory per GPU", "fits", "%.1f GB needed of %.1f GB (stage %d, the fullest)",
-		     w->mem.total_bytes / GB, w->mem.capacity_bytes / GB, r->worst_stage);
+		card(f, "d-memory", "good", "memory per GPU", "fits",
+		     "%.1f GB needed of %.1f GB (stage %d, the fullest): %.1f GB to spare",
+		     w->mem.total_bytes / GB, w->mem.capacity_bytes / GB, r->worst_stage,
+		     (w->mem.capacity_bytes - w->mem.total_bytes) / GB);
 		return;
 	}
 	int bad = 0;
@@ -328,7 +330,7 @@ static int memory(FILE *f, const struct result *r)
 	fputs("<section id=\"memory\"><h2>Memory anatomy per GPU</h2>\n", f);
 	int bad = inline_svg(f, plot_memory_svg(r));
 	fputs("<table><tr><th>stage</th><th class=\"n\">weights</th><th class=\"n\">gradients</th>"
-	      "<th class=\"n\">optimizer</th><th class=\"n\">activations</th><th class=\"n\">logits</th>"
+	      "<th class=\"n\">optimizer</th><th class=\"n\">activations</th><th class=\"n\">loss or recompute</th>"
 	      "<th class=\"n\">comm buffers</th><th class=\"n\">reserved</th><th class=\"n\">total GB</th>"
 	      "<th class=\"n\">total GiB</th><th>fits</th></tr>\n", f);
 	for (int s = 0; s < r->nstages; s++) {
@@ -338,7 +340,8 @@ static int memory(FILE *f, const struct result *r)
 			"<td class=\"n\">%.2f</td><td class=\"n\">%.2f</td><td class=\"n\">%.2f</td>"
 			"<td class=\"n\">%.2f</td><td class=\"%s\">%s</td></tr>\n", s,
 			m->weights_bytes / GB, m->grads_bytes / GB, m->optimizer_bytes / GB,
-			m->activations_bytes / GB, m->logits_bytes / GB, m->comm_buffer_bytes / GB,
+			m->activations_bytes / GB,
+			(m->peak_at_loss ? m->logits_bytes : m->recompute_bytes) / GB, m->comm_buffer_bytes / GB,
 			m->reserved_bytes / GB, m->total_bytes / GB, m->total_bytes / GIB,
 			m->fits ? "good" : "bad", m->fits ? "yes" : "no");
 	}

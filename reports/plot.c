@@ -125,7 +125,7 @@ static double mem_term(const struct mem_anatomy *m, int k)
 	case MEM_O: return m->optimizer_bytes;
 	case MEM_FP8: return m->fp8_weight_bytes;
 	case MEM_ACT: return m->activations_bytes;
-	case MEM_LOGITS: return m->logits_bytes;
+	case MEM_LOGITS: return m->peak_at_loss ? m->logits_bytes : m->recompute_bytes;  /* the peak's phase */
 	case MEM_COMM: return m->comm_buffer_bytes;
 	case MEM_CTX: return m->context_bytes;
 	case MEM_NCCL: return m->nccl_bytes;

@@ -137,7 +137,7 @@ static json_t *scenario_json(const struct result *r)
 static json_t *mem_json(const struct stage_result *s)
 {
 	const struct mem_anatomy *m = &s->mem;
-	return json_pack("{s:i, s:i, s:b, s:b, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
+	json_t *o = json_pack("{s:i, s:i, s:b, s:b, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
 			 "stage", s->stage, "layers", s->layers, "embedding", s->has_embedding,
 			 "head", s->has_head, "params_local", m->params_local,
 			 "trained_params", m->trained_params,
@@ -155,6 +155,15 @@ static json_t *mem_json(const struct stage_result *s)
 			 "capacity_GiB", m->capacity_bytes / 1073741824.0,
 			 "capacity_GB", m->capacity_bytes / GB, "fits", m->fits,
 			 "headroom_GB", (m->capacity_bytes - m->total_bytes) / GB);
+	if (o) {
+		/* the loss's peak and the recomputed layer's come one after the
+		 * other (models/memory.h): which one the total holds */
+		json_object_set_new(o, "recomputed_layer_GB", json_real(m->recompute_bytes / GB));
+		json_object_set_new(o, "peak_phase", json_string(m->peak_at_loss ? "loss" : "layer_backward"));
+		json_object_set_new(o, "pytorch_reserved_GB", json_real(m->allocator_bytes / GB));
+		json_object_set_new(o, "pytorch_reserved_GiB", json_real(m->allocator_bytes / 1073741824.0));
+	}
+	return o;
 }
 
 static json_t *split_list(const char *s)

@@ -18,10 +18,29 @@
 void report_verdict(const struct result *r, char *buf, size_t n)
 {
 	const struct stage_result *w = &r->stage[r->worst_stage];
-	if (r->fits)
-		snprintf(buf, n, "fits: the fullest GPU (stage %d) needs %.1f GB of %.1f GB",
-			 r->worst_stage, w->mem.total_bytes / GB, w->mem.capacity_bytes / GB);
-	else {
+	if (r->fits) {
+		/* the margin and the two largest terms */
+		const struct mem_anatomy *a = &w->mem;
+		const struct { const char *name; double b; } t[] = {
+			{ "activations", a->activations_bytes },
+			{ a->peak_at_loss ? "the loss" : "the recomputed layer",
+			  a->peak_at_loss ? a->logits_bytes : a->recompute_bytes },
+			{ "optimizer state", a->optimizer_bytes }, { "weights", a->weights_bytes },
+			{ "gradients", a->grads_bytes }, { "fp8 weight copies", a->fp8_weight_bytes },
+			{ "comm buffers", a->comm_buffer_bytes },
+		};
+		int i1 = 0, i2 = 1;
+		for (int i = 0; i < (int)(sizeof(t) / sizeof(t[0])); i++) {
+			if (t[i].b > t[i1].b) {
+				i2 = i1;
+				i1 = i;
+			} else if (i != i1 && (i2 == i1 || t[i].b > t[i2].b))
+				i2 = i;
+		}
+		snprintf(buf, n, "fits with %.1f GB to spare: the fullest GPU (stage %d) needs %.1f GB of %.1f GB; "
+			 "largest: %s %.1f GB, %s %.1f GB", (a->capacity_bytes - a->total_bytes) / GB, r->worst_stage,
+			 a->total_bytes / GB, a->capacity_bytes / GB, t[i1].name, t[i1].b / GB, t[i2].name, t[i2].b / GB);
+	} else {
 		int bad = 0;
 		for (int s = 0; s < r->nstages; s++)
 			bad += !r->stage[s].mem.fits;
@@ -271,19 +290,34 @@ void report_print_summary(const struct result *r, FILE *f)
 		{ "weights", w->mem.weights_bytes }, { "gradients", w->mem.grads_bytes },
 		{ "optimizer state", w->mem.optimizer_bytes },
 		{ "fp8 weight copies", w->mem.fp8_weight_bytes },
-		{ "activations", w->mem.activations_bytes }, { "logits", w->mem.logits_bytes },
+		{ "activations", w->mem.activations_bytes },
+		{ w->mem.peak_at_loss ? "loss (the peak's phase)" : "loss", w->mem.logits_bytes },
+		{ w->mem.peak_at_loss ? "recomputed layer" : "recomputed layer (peak)", w->mem.recompute_bytes },
 		{ "comm buffers", w->mem.comm_buffer_bytes },
 		{ "CUDA context", w->mem.context_bytes }, { "NCCL buffers", w->mem.nccl_bytes },
 		{ "allocator reserve", w->mem.fragmentation_bytes },
 		{ "total", w->mem.total_bytes }, { "capacity", w->mem.capacity_bytes },
+		{ "PyTorch reserved (peak)", w->mem.allocator_bytes },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		if (rows[i].bytes > 0 || strcmp(rows[i].name, "fp8 weight copies"))
+		if (rows[i].bytes > 0 || (strcmp(rows[i].name, "fp8 weight copies") &&
+					  strncmp(rows[i].name, "recomputed", 10)))
 			fprintf(f, "  %-26s %14.2f %10.2f\n", rows[i].name, rows[i].bytes / GB,
 				rows[i].bytes / 1073741824.0);
+	fprintf(f, "  (the loss and the recomputed layer come one after the other: the total holds the "
+		"larger with its buffers; PyTorch reserved: the total less the context, NCCL and the reserve, "
+		"models/memory.h)\n");
 	report_verdict(r, vbuf, sizeof(vbuf));
 	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
 		w->mem.capacity_bytes / 1073741824.0);
+	if (r->meta.pub.peak_memory_bytes > 0) {
+		static const char *const measure[] = { "reserved", "allocated", "active", "device" };
+		double got = r->meta.pub.memory_measure == PUB_MEM_DEVICE ? w->mem.total_bytes - w->mem.fragmentation_bytes
+									  : w->mem.allocator_bytes;
+		fprintf(f, "memory published: %.2f GiB (%s), predicted %.2f GiB, error %+.1f%%\n",
+			r->meta.pub.peak_memory_bytes / 1073741824.0, measure[r->meta.pub.memory_measure],
+			got / 1073741824.0, 100 * (got / r->meta.pub.peak_memory_bytes - 1));
+	}
 	/* the published figures and the error of the prediction against them */
 	struct result_row row = { 0 };
 	result_row_fill(&row, r);

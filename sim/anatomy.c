@@ -25,6 +25,14 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
 		.prefetch_layers = 1, .ep = pl->parallel.ep, .offload = (int)pl->parallel.offload,
 		.ft = pl->training.finetune,
+		.loss_Bpl = pl->parallel.tp > 1 && plan_stack(pl)->loss_peak_tp_Bpl > 0 ?
+			    plan_stack(pl)->loss_peak_tp_Bpl : plan_stack(pl)->loss_peak_Bpl,
+		.microbatches = (int)plan_microbatches(pl),
+		.rmsnorm_extra_Bpe = plan_stack(pl)->rmsnorm_extra_Bpe,
+		.repeat_kv = plan_stack(pl)->repeat_kv,
+		/* as the builder's FSDP2 (sim/build_transformer.c) */
+		.fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
+			 (long)pl->parallel.dp * pl->parallel.cp > 1,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

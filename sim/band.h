@@ -68,27 +68,27 @@
  * 2.0; written by the suite, never by hand; families in name order, the
  * overall row last), per family:
  *
- *   key                        type    unit  meaning
- *   family                     string  -     validation/<family>/, or "overall"
- *   runs                       int     -     published runs it sums up (that simulated)
- *   mean_abs_error_pct         number  %     in sample: mean |error| of the suite's figure
- *   max_abs_error_pct          number  %     in sample: the largest |error|
- *   bias_pct                   number  %     c: mean speed error; > 0 optimistic
- *   optimistic_runs            int     -     runs predicted faster than measured
- *   level_pct                  number  %     the band's level (80)
- *   halfwidth_pct              number  %     w (cross-validated, rounded up to 0.1)
- *   extrapolated_halfwidth_pct number  %     Wmax (the overall row's is the one used)
- *   oof_family                 string  -     the family its runs match when it is left out
- *   oof_mean_abs_pct           number  %     out of family: mean |r| of its runs
- *   oof_max_abs_pct            number  %     out of family: largest |r|
- *   oof_bias_pct               number  %     out of family: mean r
- *   oof_covered_runs           int     -     its runs inside their out-of-family band
- *   envelope                   object  -     what its runs ran: gpu_generations,
- *                                            kinds, styles, precisions, stacks
- *                                            (arrays of names), features
- *                                            (pipeline, zero3, context_parallel),
- *                                            params, gpus, seq_len ([min, max])
- *   generated                  string  -     (top level) how it was written */
+ *   key                                   type    unit  default   meaning
+ *   families                              array   -     required  one object per family, then "overall"
+ *   families[].family                     string  -     required  validation/<family>/, or "overall"
+ *   families[].runs                       int     -     required  published runs it sums up (that simulated)
+ *   families[].mean_abs_error_pct         number  %     required  in sample: mean |error| of the figure
+ *   families[].max_abs_error_pct          number  %     required  in sample: the largest |error|
+ *   families[].bias_pct                   number  %     required  c: mean speed error; > 0 optimistic
+ *   families[].optimistic_runs            int     -     required  runs predicted faster than measured
+ *   families[].level_pct                  number  %     required  the band's level (80)
+ *   families[].halfwidth_pct              number  %     required  w (cross-validated, rounded up to 0.1)
+ *   families[].extrapolated_halfwidth_pct number  %     required  Wmax (the overall row's is used)
+ *   families[].oof_family                 string  -     required  where its runs match when it is left out
+ *   families[].oof_mean_abs_pct           number  %     required  out of family: mean |r| of its runs
+ *   families[].oof_max_abs_pct            number  %     required  out of family: largest |r|
+ *   families[].oof_bias_pct               number  %     required  out of family: mean r
+ *   families[].oof_covered_runs           int     -     required  its runs inside their out-of-family band
+ *   families[].envelope                   object  -     required  what its runs ran: gpu_generations,
+ *                                                                 kinds, styles, precisions, stacks,
+ *                                                                 features (arrays of names); params,
+ *                                                                 gpus, seq_len ([min, max])
+ *   generated                             string  -     required  how it was written */
 #ifndef DDLSIM_BAND_H
 #define DDLSIM_BAND_H
 

@@ -166,6 +166,21 @@ static int price_layer(const struct plan *pl, const struct model *m, struct cost
 	workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l);
 	bk->flops_core -= op_list_flops(&l);
 	op_list_finish(&l);
+	/* the per-op selective policy's recomputed forward ops of the layer */
+	struct op_list r;
+	int gemms = 0;
+	op_list_init(&r);
+	for (int b = WL_ATTN; b <= WL_MLP; b++) {
+		op_list_init(&l);
+		if (workload_block(m, &shp, b, PASS_FWD, RECOMPUTE_NONE, &l)) {
+			op_list_finish(&r);
+			goto fail;
+		}
+		workload_sac_op_recomputed(&l, &gemms, &r);
+		op_list_finish(&l);
+	}
+	bk->recompute_op = r.n ? list_time(cost, &h, &r, &scale, &wait) : 0;
+	op_list_finish(&r);
 	return 0;
 fail:
 	op_list_finish(&l);

@@ -22,6 +22,8 @@
 struct blocks {
 	double fwd[WL_NBLOCKS], bwd[WL_NBLOCKS];
 	double recompute_sel;         /* selective: attention core forward again */
+	double recompute_op;          /* selective-op: the layer's forward ops that
+					 torchtitan's per-op policy runs again */
 	double flops_fwd[WL_NBLOCKS];
 	double flops_bwd[WL_NBLOCKS]; /* as executed (frozen weights: no wgrad) */
 	double flops_core;            /* attention core forward flops */

@@ -543,7 +543,8 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		host_fetch(b);
 		if (pl->parallel.recompute == RECOMPUTE_FULL)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
-		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel : 0;
+		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
+			     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;
 		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);

@@ -651,6 +651,10 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
+	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP &&
+	    (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER))
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
+			 "modelled for dense decoders with standard attention, not for '%s'", m->name);
 	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
 		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
 			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));

@@ -161,6 +161,11 @@ void result_row_fill(struct result_row *row, const struct result *r)
 	row->hfu = r->hfu;
 	row->mean = result_mean_split(r);
 	row->mem_worst_bytes = r->worst_total_bytes;
+	if (r->nstages > 0) {
+		const struct mem_anatomy *w = &r->stage[r->worst_stage].mem;
+		row->mem_worst_alloc_bytes = w->allocator_bytes;
+		row->mem_worst_device_bytes = w->total_bytes - w->fragmentation_bytes;
+	}
 	row->mem_capacity_bytes = inputs_topology(r->in)->gpu.hbm_bytes;
 	row->fits = r->fits;
 	row->mem_short_bytes = r->fits ? 0 : r->shortfall_bytes;

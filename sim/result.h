@@ -207,6 +207,10 @@ struct result_row {
 	double model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, hfu;
 	struct result_split mean;
 	double mem_worst_bytes, mem_capacity_bytes;
+	double mem_worst_alloc_bytes;   /* the fullest stage's caching-allocator peak
+					   (models/memory.h allocator_bytes) */
+	double mem_worst_device_bytes;  /* the same with the CUDA context and NCCL's
+					   buffers: what nvidia-smi shows */
 	bool fits;                  /* every rank fits in its GPU's memory; a row that
 				     * simulated but does not is "oom" (result_row_status_name),
 				     * its reason says how many GB are missing */

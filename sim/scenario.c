@@ -201,6 +201,17 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		}
 		jobj_num(&jo, "iteration_time_s", &pub->iteration_s, JPOS);
 		jobj_num(&jo, "tokens_per_s", &pub->tokens_per_s, JPOS);
+		double gib;
+		if (jobj_num(&jo, "peak_memory_GiB", &gib, JPOS) == 1)
+			pub->peak_memory_bytes = gib * 1073741824.0;
+		static const char *const measures[] = { "reserved", "allocated", "active", "device", NULL };
+		int mm = 0;
+		if (jobj_enum(&jo, "memory_measure", measures, &mm, 0) == 1) {
+			pub->memory_measure = (enum pub_memory)mm;
+			if (!(pub->peak_memory_bytes > 0))
+				jobj_err(&jo, "memory_measure", "says what published.peak_memory_GiB counts, "
+					 "but the block publishes no peak_memory_GiB");
+		}
 		if (jobj_str(&jo, "source", &str, JREQ) == 1)
 			pub->source = xstrdup(str);
 		jobj_end(&jo);

@@ -83,7 +83,10 @@
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
  *   parallel.schedule             string   -       "1f1b"        gpipe | 1f1b | interleaved
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
- *   parallel.recompute            string   -       "none"        none | selective | full
+ *   parallel.recompute            string   -       "none"        none | selective | full |
+ *                                                                selective-op (torchtitan's per-op
+ *                                                                policy, models/workload.h; dense
+ *                                                                decoders)
  *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
  *                                                                may be left out: right after tp; ep
  *                                                                may be named, else right before dp)
@@ -243,6 +246,14 @@
  *                                                                over the topology's dense peak
  *   published.iteration_time_s    number   s       -             time per iteration
  *   published.tokens_per_s        number   tokens/s -            whole job (not per GPU)
+ *   published.peak_memory_GiB     number   GiB     -             the fullest GPU's measured peak memory
+ *                                                                (2^30 bytes), held against the memory
+ *                                                                anatomy (models/memory.h)
+ *   published.memory_measure      string   -       "reserved"    what it counts: reserved | allocated |
+ *                                                                active (PyTorch's caching allocator:
+ *                                                                held against allocator_bytes) | device
+ *                                                                (nvidia-smi: with the CUDA context and
+ *                                                                NCCL's buffers)
  *   published.source              string   -       -             required in a published block
  */
 #ifndef DDLSIM_SCENARIO_H
@@ -263,6 +274,8 @@ struct published {
 	double mfu;                     /* model FLOPs utilization, 0..1 */
 	double iteration_s;
 	double tokens_per_s;
+	double peak_memory_bytes;       /* published.peak_memory_GiB x 2^30 */
+	enum pub_memory { PUB_MEM_RESERVED, PUB_MEM_ALLOCATED, PUB_MEM_ACTIVE, PUB_MEM_DEVICE } memory_measure;
 	char *source;                   /* owned; NULL when none */
 };
 

@@ -8,7 +8,7 @@
 #include "scenario.h"
 #include "placement.h"
 
-static const char *const rc_names[] = { "none", "selective", "full", NULL };
+static const char *const rc_names[] = { "none", "selective", "full", "selective-op", NULL };
 
 /* A list of at most max layer counts (each >= min) into out; returns the
  * count read, 0 when the key is absent or too long. */

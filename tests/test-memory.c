@@ -240,3 +240,131 @@ Test(memory, hbm_capacity_accounting)
 	cr_assert_float_eq(o.reserved_bytes, 1e9 + 4 * 16 * 2 * conn + 0.05 * 85520809984.0, 1);
 	cr_assert_eq(o.capacity_bytes, 85520809984.0);
 }
+
+/* ---- Fidelity IV: the mechanisms read in the frameworks' code ---------- */
+
+/* Llama 3 8B's dimensions (h 4096, 32 heads, 8 KV heads of 128, SwiGLU
+ * f 14336, RMSNorm, no dropout, vocab 128256, untied). */
+static struct model llama8b(void)
+{
+	struct model m;
+	memset(&m, 0, sizeof(m));
+	m.layers = 32;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.act = MODEL_ACT_SWIGLU;
+	m.norm = MODEL_NORM_RMSNORM;
+	m.pos = MODEL_POS_ROPE;
+	return m;
+}
+
+/* torchtitan's per-op policy keeps, per token of a Llama layer, the
+ * input and the outputs of wq, wv, w1, w2 and the flash kernel (2 B
+ * each) and the log-sum-exp: 8 h + 2 h_kv + 2 f + 4 a bytes
+ * (parallelize_llama.py's save list, every odd mm). */
+Test(memory, selective_op_keeps_the_odd_gemms_outputs)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { 0 };
+	double T = 2 * 8192, h = 4096, kv = 1024, f = 14336, a = 32;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 2, .seq = 8192, .tp = 1, .recompute = RECOMPUTE_SELECTIVE_OP,
+				     .rmsnorm_extra_Bpe = 4, .repeat_kv = true };
+	double want = T * (8 * h + 2 * kv + 2 * f + 4 * a);
+	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
+}
+
+/* An eager stack's layer without recompute: Korthikanti's flash set for
+ * a Llama layer (norm and GEMM inputs 8 h, Q K V 2 h (1 + 2 kv/h), the
+ * output 2 h, 4 a, fc1 outputs 2 x 2 f, SwiGLU's 2 f) plus 4 h for each
+ * of the two eager RMSNorms (the fp32 copy and the normalised tensor)
+ * and K, V expanded by repeat_kv (2 x 2 (h - kv)). */
+Test(memory, eager_norms_and_repeat_kv_save_more)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { 0 };
+	double h = 4096, kv = 1024, f = 14336, a = 32, T = 4096;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 4096, .tp = 1 };
+	double fused = T * (8 * h + 2 * (h + 2 * kv) + 2 * h + 4 * a + 6 * f);
+	cr_assert_float_eq(memory_layer_activations(&in), fused, 1e-9 * fused);
+	in.rmsnorm_extra_Bpe = 4;
+	in.repeat_kv = true;
+	double eager = fused + T * (2 * 4 * h + 4 * (h - kv));
+	cr_assert_float_eq(memory_layer_activations(&in), eager, 1e-9 * eager);
+}
+
+/* The loss's bytes per logit are the stack's (6 Megatron's vocab-parallel
+ * cross entropy, 12 torch's on fp32 logits, 8 where unread), over TP; the
+ * loss's phase and the recomputed layer's are one after the other, the
+ * total holds the larger. */
+Test(memory, loss_bytes_per_logit_and_the_peak_phase)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 4096, .tp = 2, .dp = 1, .layers = 1,
+				     .inflight = 1, .has_head = true, .recompute = RECOMPUTE_FULL };
+	struct mem_anatomy o;
+	double logits = 4096.0 * 128256 / 2;
+	for (int k = 0; k < 3; k++) {
+		double bpl[] = { 0, 6, 12 }, want[] = { 8, 6, 12 };
+		in.loss_Bpl = bpl[k];
+		memory_rank(&in, &o);
+		cr_assert_float_eq(o.logits_bytes, want[k] * logits, 1, "loss_Bpl %g", bpl[k]);
+	}
+	/* full recompute: the layer's set without recompute less its input */
+	struct mem_rank_input none = in;
+	none.recompute = RECOMPUTE_NONE;
+	double r = memory_layer_activations(&none) - memory_layer_activations(&in);
+	cr_assert_float_eq(o.recompute_bytes, r, 1e-6 * r);
+	cr_assert(o.peak_at_loss, "12 B x 1.05e9 logits / 2 dwarfs one layer's recompute");
+	double rest = o.weights_bytes + o.grads_bytes + o.optimizer_bytes + o.activations_bytes +
+		      o.comm_buffer_bytes + o.reserved_bytes;
+	cr_assert_float_eq(o.total_bytes, rest + o.logits_bytes, 1);
+	in.has_head = false;   /* no loss here: the recomputed layer is the peak */
+	memory_rank(&in, &o);
+	cr_assert(!o.peak_at_loss);
+	rest = o.weights_bytes + o.grads_bytes + o.optimizer_bytes + o.activations_bytes + o.comm_buffer_bytes +
+	       o.reserved_bytes;
+	cr_assert_float_eq(o.total_bytes, rest + o.recompute_bytes, 1);
+	/* what PyTorch reports: less the context, NCCL and the reserve */
+	cr_assert_float_eq(o.allocator_bytes, o.total_bytes - o.reserved_bytes, 1);
+}
+
+/* FSDP2 at ZeRO-3: the fp32 shards are the master (no 16-bit shard),
+ * the root's embedding and head stay whole in 16 bits; at the loss the
+ * last layer, the prefetched one and the deferred all-gather (3 x 2 P_b);
+ * at ZeRO-2 under a pipeline of several micro-batches the layers' 16-bit
+ * weights stay whole and the gradients accumulate unsharded in the
+ * reduce dtype (4 B per parameter) beside the fp32 shards. */
+Test(memory, fsdp2_master_root_buffers_and_pipeline_accumulation)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	double L = 32, Pb = model_layer_params(&m), E = model_embedding_params(&m), H = model_head_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+				     .zero = ZERO_3, .layers = L, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1 };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	double P = L * Pb + E + H;
+	cr_assert_float_eq(o.weights_bytes, 2 * (E + H), 1);
+	cr_assert_float_eq(o.grads_bytes, 4 * P / 8, 1);
+	cr_assert_float_eq(o.optimizer_bytes, 12 * P / 8, 1);
+	cr_assert(o.peak_at_loss, "6.3 GB of loss against 16 P_b = 3.5 GB of backward buffers");
+	cr_assert_float_eq(o.comm_buffer_bytes, 3 * 2 * Pb, 1);
+	/* the same at ZeRO-2 under PP 2 with 4 micro-batches: the stage holds
+	 * all layers here (layers as given) */
+	in.zero = ZERO_2;
+	in.pp = 2;
+	in.microbatches = 4;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * (E + H) + 2 * L * Pb, 1);
+	cr_assert_float_eq(o.grads_bytes, 4 * P / 8 + 4 * P, 1);
+	cr_assert_float_eq(o.comm_buffer_bytes, 0, 1, "ZeRO-2 gathers nothing at the loss");
+}

@@ -312,7 +312,7 @@ static const char *const quickstart_decision[] = {
 	">51.58 s</div>", ">80 %: 35.18 – 74.28 s; 54.73 s at the bias</div>",
 	/* the band's top end of MFU stops at 100 % */
 	">75.1 %</div>", ">80 %: 52.1 – 100.0 %; 70.7 % at the bias</div>",
-	">fits</div>", ">57.0 GB needed of 85.9 GB (stage 0, the fullest)</div>",
+	">fits</div>", ">56.8 GB needed of 85.9 GB (stage 0, the fullest): 29.1 GB to spare</div>",
 	NULL
 };
 

@@ -54,7 +54,7 @@ Test(validation, case_without_a_published_figure_is_invalid)
 	snprintf(args, sizeof(args), "validation '%s'", path);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
 	snprintf(want, sizeof(want), "%s: /published: error: a validation case needs a published figure "
-		 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s)\n"
+		 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s, peak_memory_GiB)\n"
 		 "ddlsim: 1 invalid validation input; nothing was simulated\n", path);
 	cr_assert_str_eq(err, want);
 	free(err);
@@ -152,6 +152,48 @@ Test(validation, stale_bands_fail_the_check_and_say_which_family)
 	snprintf(want, sizeof(want), "ddlsim: bands: re-write them: ddlsim validation --write-bands %s", bands);
 	cr_expect(strstr(err, want), "%s", err);
 	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+/* A case that publishes only a peak memory figure is a memory case: it
+ * is held against the anatomy's PyTorch-reserved figure in the memory
+ * table (not the time table, not the bands), its family's statistics
+ * under "<family>:memory"; its CSV row has the memory columns. */
+Test(validation, a_memory_case_goes_to_the_memory_table, .timeout = 120)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, args[2048], csv[1200];
+	char *path = write_case(dir, ", \"published\": {\"peak_memory_GiB\": 40, \"memory_measure\": \"reserved\", "
+				     "\"source\": \"x\"}");
+	snprintf(csv, sizeof(csv), "%s/v.csv", dir);
+	snprintf(args, sizeof(args), "validation '%s' --quiet --csv '%s'", path, csv);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	const char *mem = strstr(out, "\nmemory (published peak per GPU");
+	cr_assert(mem, "%s", out);
+	cr_assert(strstr(mem, "reserved       40.00"), "%s", out);
+	cr_assert(strstr(out, ":memory         1      0"), "%s", out);
+	/* the time table's overall line counts no case */
+	cr_assert(strstr(out, "\noverall                           0      0"), "%s", out);
+	char *text = test_file_text(csv);
+	cr_assert(text);
+	cr_assert(strstr(text, ",memory_measure,published_memory_GiB,predicted_memory_GiB,memory_error\n"), "%s", text);
+	cr_assert(strstr(text, ",reserved,40,"), "%s", text);
+	free(text);
+	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+Test(validation, a_memory_measure_needs_a_peak)
+{
+	char *dir = tmp_dir(), *err = NULL, args[2048];
+	char *path = write_case(dir, ", \"published\": {\"mfu\": 0.4, \"memory_measure\": \"active\", \"source\": \"x\"}");
+	snprintf(args, sizeof(args), "validation '%s'", path);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_assert(strstr(err, ": /published/memory_measure: error: says what published.peak_memory_GiB counts, "
+			      "but the block publishes no peak_memory_GiB\n"), "%s", err);
 	free(err);
 	free(path);
 	free(dir);

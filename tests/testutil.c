@@ -63,6 +63,11 @@ static char *slurp(const char *path)
 	return s;
 }
 
+char *test_file_text(const char *path)
+{
+	return slurp(path);
+}
+
 /* Remove, in place, the three-line notice ASan prints once per process
  * when SimGrid's actors switch stacks ("==PID==WARNING: ASan is ignoring
  * requested __asan_handle_no_return ...", "False positive error reports

@@ -18,6 +18,8 @@ char *tmp_dir(void);
 
 /* Write text to dir/name; returns the path (malloc'd). */
 char *write_file(const char *dir, const char *name, const char *text);
+/* The text of the file at path ("" when it cannot be read). Caller frees. */
+char *test_file_text(const char *path);
 
 /* Run `ddlsim args...` (a shell-quoted string), capturing stderr and stdout
  * into *err and *out (malloc'd, may be NULL). Returns the exit code. */
