@@ -232,7 +232,7 @@ Test(sweep, merge_keeps_a_quoted_field_with_a_comma_a_quote_and_a_newline)
 }
 
 /* Hand-made shards have no origin files (cli/sweep_origin.h). */
-#define NO_ORIGIN "ddlsim: warning: the inputs have no origin files (points.*.sweep.json): cannot " \
+#define NO_ORIGIN "ddlsim: warning: the inputs have no origin files (points.*.ddlsim-origin.json): cannot " \
 		  "check that they are the shards of one sweep\n"
 
 Test(sweep, merge_bad_input_exact_messages)
