@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "samefile.h"
 
 static const char *const only_names[CALIB_NSECTIONS] = { "gemm", "conv", "mem", "attn", "bw" };
 
@@ -59,6 +60,26 @@ static int usage_error(const char *fmt, const char *subject)
 	fprintf(stderr, fmt, subject);
 	fprintf(stderr, "\nTry '%s --help'.\n", CALIB_NAME);
 	return CALIB_EXIT_USAGE;
+}
+
+static void say_same(void *ctx, const struct samefile_conflict *c)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: error: %s '%s' is also %s '%s': give it another file (the one would replace "
+		"the other)\nTry '%s --help'.\n", CALIB_NAME, c->out_what, c->out_path, c->other_what,
+		c->other_path, CALIB_NAME);
+}
+
+/* The profile and the raw CSV must be two files (util/samefile.h), said
+ * before the GPU is touched. Returns 0 or CALIB_EXIT_USAGE. */
+static int check_outputs(const char *out, const char *csv)
+{
+	struct samefile *sf = samefile_create();
+	samefile_output(sf, "--csv", csv);
+	samefile_output(sf, "--out", out);
+	int n = samefile_check(sf, say_same, NULL);
+	samefile_destroy(sf);
+	return n ? CALIB_EXIT_USAGE : 0;
 }
 
 /* Parses --only's list into a section mask; 0 on an unknown name. */
@@ -180,6 +201,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (c.self_test && (out || csv))
 		return usage_error("--self-test writes no files '%s'", out ? out : csv);
+	if (out && csv && check_outputs(out, csv))
+		return CALIB_EXIT_USAGE;
 	c.warmup_runs = c.quick ? 3 : 5;
 	c.timed_runs = c.quick ? 10 : 20;
 
@@ -194,6 +217,13 @@ int main(int argc, char **argv)
 	}
 	if (calib_open(&c) < 0)
 		goto out;
+	if (!out && !c.self_test) {
+		default_out(c.prop.name, out_buf, sizeof(out_buf));
+		out = out_buf;
+		if (csv && (rc = check_outputs(out, csv)))
+			goto out;
+		rc = CALIB_EXIT_FAILURE;
+	}
 	calib_progress("%s on device %d: %s, compute capability %d.%d, %d SMs, L2 %zu MiB%s",
 		       c.self_test ? "self-test" : "calibration", c.device, c.prop.name,
 		       c.prop.major, c.prop.minor, c.prop.multiProcessorCount, c.l2_bytes >> 20,
@@ -218,10 +248,6 @@ int main(int argc, char **argv)
 		printf("%d passed, %d failed\n", c.checks_passed, c.checks_failed);
 		rc = c.checks_failed ? CALIB_EXIT_FAILURE : CALIB_EXIT_OK;
 		goto out;
-	}
-	if (!out) {
-		default_out(c.prop.name, out_buf, sizeof(out_buf));
-		out = out_buf;
 	}
 	if (profile_write_json(&c, out) < 0)
 		goto out;

@@ -59,11 +59,21 @@ int cli_parse_number(const char *opt, const char *v, double lo, double hi, doubl
  * (refusing to replace it)". */
 int cli_check_output(const char *path);
 
-/* Two outputs of one command must be two files: a (what_a names it, e.g.
- * "--trace") and b (what_b) may not be one (atomic_file_same_target(); "-"
- * and NULL pass). Returns 0, or EXIT_USAGE after "ddlsim: error: --trace
- * 'o/report.json' is also the report.json of --out: give it another file". */
-int cli_check_distinct(const char *what_a, const char *a, const char *what_b, const char *b);
+/* The one rule against losing data (util/samefile.h), checked before any
+ * work starts: no output of sf may be an input of it, no two outputs one
+ * file. Each conflict is said: "ddlsim: --trace 'S.json': error: is an
+ * input of this command (the scenario 'S.json'); refusing to overwrite
+ * it", or "ddlsim: error: --trace 'o/report.json' is also --out
+ * 'o/report.json': give it another file (the one would replace the
+ * other)". Returns 0, EXIT_INPUT when an output is an input, else
+ * EXIT_USAGE when two outputs are one file. */
+struct samefile;
+int cli_check_samefile(const struct samefile *sf);
+
+/* Note the inputs of scenario sc in sf: the scenario, its model,
+ * topology and profile (roles "the scenario", "the model", ...). */
+struct scenario;
+void cli_note_scenario(struct samefile *sf, const struct scenario *sc);
 
 /* Parse --shard's value "I/N" (decimal integers, 1 <= I <= N <= CLI_MAX_SHARDS)
  * into *i (0-based) and *n. Returns 0, or EXIT_USAGE after saying why. */

@@ -58,6 +58,7 @@
 #include "coll.h"
 #include "diag.h"
 #include "engine.h"
+#include "samefile.h"
 #include "topology.h"
 
 /* Bounds checked before anything is allocated (no silent caps). */
@@ -131,7 +132,8 @@ void cmd_collective_usage(FILE *f)
 		   "      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
 		   "exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
 		   "bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
-		   "dtype or algorithm, GPUs beyond the node), 3 invalid topology\n",
+		   "dtype or algorithm, GPUs beyond the node; --csv and --json one file), 3 invalid\n"
+		   "topology, or --csv or --json is the topology or its GPU preset\n",
 		MAX_SIZES, MAX_ROWS, TOPO_MAX_NODES, TOPO_MAX_GPUS_PER_NODE);
 }
 
@@ -374,8 +376,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 				       a->minb, a->maxb);
 	if (a->csv && a->json && !strcmp(a->csv, "-") && !strcmp(a->json, "-"))
 		return cli_usage_error("--csv - and --json - cannot both write to stdout");
-	if (cli_check_distinct("--json", a->json, "the --csv file", a->csv))
-		return EXIT_USAGE;
 	return 0;
 }
 
@@ -676,6 +676,16 @@ int cmd_collective(int argc, char **argv)
 		diag_finish(&d);
 		return EXIT_INPUT;
 	}
+	/* no output may replace the topology, its GPU preset or the other output */
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the topology", a.topo);
+	samefile_inputs_read(sf, "a file it read", 0);
+	samefile_output(sf, "--json", a.json);
+	samefile_output(sf, "--csv", a.csv);
+	rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
+		goto out_topo;
 	long ppn = 1, used = 0;
 	int n = 0;
 	if ((rc = layout(&a, t, &ppn, &used, &n, &d)))

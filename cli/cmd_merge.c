@@ -11,23 +11,36 @@
  * with another number of fields than the header is an error.
  *
  * The inputs are read through util/infile.h (a FIFO, a device or a
- * directory is refused, not read). Each input's origin file
- * (cli/sweep_origin.h) says which sweep and shard it holds: inputs of
- * different sweeps are refused (identical headers do not make them one
- * sweep), and so is an incomplete set of shards, named, unless --partial.
- * OUT gets an origin file of its own (the whole sweep), so it can be
- * merged or resumed further; OUT and its origin are published together. */
+ * directory is refused, not read); an input of OUT's other format (.csv
+ * for .jsonl and back) is a usage error, never read as the wrong one.
+ * Each input's origin file (cli/sweep_origin.h) says which sweep and
+ * shard it holds: inputs of different sweeps are refused (identical
+ * headers do not make them one sweep), and so is an input whose sweep
+ * still holds the CSV's lock (it is being written), a row of another
+ * shard's point, and what is not complete unless --partial: a missing
+ * shard, a torn last row (bytes after the last complete record, a JSON
+ * line without its line break), fewer rows than the shard's count (shard
+ * I of N of P points: the indices with index mod N = I - 1); the missing
+ * points are named. --partial merges what is there and says how much.
+ * OUT may be no input (cli_check_samefile()). A complete OUT gets an
+ * origin file of its own (the whole sweep), so it can be merged or
+ * resumed further; OUT and its origin are published together. */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "atomic_file.h"
 #include "cli.h"
 #include "csvfile.h"
 #include "infile.h"
+#include "samefile.h"
 #include "sweep_origin.h"
 #include "xalloc.h"
 
@@ -37,14 +50,19 @@ void cmd_merge_usage(FILE *f)
 		   "       ddlsim merge [--partial] OUT.jsonl SHARD.jsonl...\n\n"
 		   "Joins the outputs of sweep shards (or of interrupted and resumed sweeps) into\n"
 		   "OUT: one header, rows ordered by point index, each point once. The shards\n"
-		   "must come from one sweep (their points.*.sweep.json origin files say so) and\n"
-		   "be all there.\n\n"
-		   "  --partial    merge an incomplete set of shards (the missing ones are named)\n\n"
+		   "must be of OUT's format, come from one sweep (their points.*.ddlsim-origin.json\n"
+		   "records say so), be finished (a sweep still writing one holds its lock) and\n"
+		   "be complete: every shard there, no torn last row, each shard holding every\n"
+		   "point its record counts; the missing points are named. OUT may not be a shard.\n\n"
+		   "  --partial    merge what is there (missing shards, torn rows, shards cut\n"
+		   "               short) and say on stderr how much: 'merged 20 of 30 points;\n"
+		   "               missing: 20..29'; OUT then gets no origin record\n\n"
 		   "example:\n"
 		   "  ddlsim merge out/s/points.csv out/s/points.shard-*-of-4.csv\n\n"
-		   "exit codes: 0 ok, 1 cannot write OUT, 2 usage, 3 an input is unreadable, not a\n"
-		   "regular file, not a sweep output, of another sweep, or a shard is missing; OUT\n"
-		   "is not a regular file\n");
+		   "exit codes: 0 ok, 1 cannot write OUT, 2 usage (a shard of the other format),\n"
+		   "3 an input is unreadable, not a regular file, not a sweep output, of another\n"
+		   "sweep, still being written, or points are missing (without --partial); OUT is\n"
+		   "not a regular file, is a shard, or its origin's name holds another file\n");
 }
 
 struct line {
@@ -67,15 +85,25 @@ static bool ends_with(const char *s, const char *suf)
 	return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* One input: its origin (cli/sweep_origin.h), what was read from it. */
+struct input {
+	const char *path;
+	struct sweep_origin o;
+	bool has_origin;
+	long rows;                  /* rows read */
+	long torn_line;             /* the line of a torn last row, 0: none */
+};
+
 /* What the readers of the inputs add to. */
 struct merge {
 	struct line *lines;
 	size_t n, cap;
 	char *header;               /* the first input's CSV header, as written */
 	const char *first;          /* the first input's path */
-	const char *path;           /* the input being read */
+	struct input *cur;          /* the input being read */
 	bool header_seen;           /* in the input being read */
 	int nfields;                /* the header's */
+	long end, next_line;        /* past the last record read: offset, line */
 };
 
 static void add_line(struct merge *m, long point, const char *text, size_t len)
@@ -87,6 +115,7 @@ static void add_line(struct merge *m, long point, const char *text, size_t len)
 	m->lines[m->n].point = point;
 	m->lines[m->n].seq = m->n;
 	m->lines[m->n++].text = t;
+	m->cur->rows++;
 }
 
 /* A point index: a whole number >= 0, or -1. */
@@ -98,18 +127,39 @@ static long point_index(const char *s)
 	return end == s || *end || errno || p < 0 ? -1 : p;
 }
 
-/* One CSV record of m->path: its header (the same as the first input's)
- * or a row, kept with the point index of its first field. Returns 0, or
- * 1 after reporting. */
+/* Whether point p of line belongs to the input's shard (its origin);
+ * says why not. */
+static bool in_shard(const struct input *in, long line, long p)
+{
+	if (!in->has_origin || sweep_origin_has_point(&in->o, p))
+		return true;
+	if (in->o.shards == 1)
+		fprintf(stderr, "%s:%ld: error: point %ld is not a point of sweep '%s', which has %ld (0..%ld)\n",
+			in->path, line, p, in->o.sweep, in->o.points, in->o.points - 1);
+	else
+		fprintf(stderr, "%s:%ld: error: point %ld is not a point of shard %ld of %ld of sweep '%s' (%ld "
+			"points: the indices mod %ld = %ld)\n", in->path, line, p, in->o.shard, in->o.shards,
+			in->o.sweep, in->o.points, in->o.shards, in->o.shard - 1);
+	return false;
+}
+
+/* One CSV record of m->cur: its header (the same as the first input's)
+ * or a row of its shard, kept with the point index of its first field.
+ * Returns 0, or 1 after reporting. */
 static int csv_record(void *ctx, const struct csvfile_record *r)
 {
 	struct merge *m = ctx;
+	const char *path = m->cur->path;
+	m->end = r->end;
+	m->next_line = r->line + 1;
+	for (size_t k = 0; k + 1 < r->text_len; k++)
+		m->next_line += r->text[k] == '\n';
 	if (!m->header_seen) {
 		m->header_seen = true;
 		if (!m->header) {
 			if (strcmp(r->field[0], "point")) {
 				fprintf(stderr, "%s:%ld: error: not a sweep output (its header does not start with 'point')\n",
-					m->path, r->line);
+					path, r->line);
 				return 1;
 			}
 			m->header = xstrdup(r->text);
@@ -117,28 +167,49 @@ static int csv_record(void *ctx, const struct csvfile_record *r)
 			return 0;
 		}
 		if (strcmp(m->header, r->text)) {
-			fprintf(stderr, "%s:%ld: error: header differs from %s's\n", m->path, r->line, m->first);
+			fprintf(stderr, "%s:%ld: error: header differs from %s's\n", path, r->line, m->first);
 			return 1;
 		}
 		return 0;
 	}
 	if (r->nfields != m->nfields) {
-		fprintf(stderr, "%s:%ld: error: expected %d fields as in the header, got %d\n", m->path, r->line,
+		fprintf(stderr, "%s:%ld: error: expected %d fields as in the header, got %d\n", path, r->line,
 			m->nfields, r->nfields);
 		return 1;
 	}
 	long p = point_index(r->field[0]);
 	if (p < 0) {
 		fprintf(stderr, "%s:%ld: error: expected a point index in the first column, got '%.60s'\n",
-			m->path, r->line, r->field[0]);
+			path, r->line, r->field[0]);
 		return 1;
 	}
+	if (!in_shard(m->cur, r->line, p))
+		return 1;
 	add_line(m, p, r->text, r->text_len);
 	return 0;
 }
 
-/* The JSON lines of f (each record holds its "point"), a torn last line
- * left out. Returns 0, or -1 after reporting. */
+/* After the records of f: bytes past the last complete record that are
+ * not blank are a torn row (a sweep killed while writing it; csvfile.h
+ * leaves it out): its line goes to m->cur->torn_line. */
+static void find_torn_tail(struct merge *m, FILE *f)
+{
+	long line = m->next_line ? m->next_line : 1;
+	int c;
+	if (fseek(f, m->end, SEEK_SET))
+		return;
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n')
+			line++;
+		else if (c != '\r' && c != ' ' && c != '\t') {
+			m->cur->torn_line = line;
+			return;
+		}
+	}
+}
+
+/* The JSON lines of f (each record holds its "point"); a torn last line
+ * is left out and noted. Returns 0, or -1 after reporting. */
 static int read_jsonl(struct merge *m, FILE *f)
 {
 	char *l = NULL;
@@ -147,15 +218,18 @@ static int read_jsonl(struct merge *m, FILE *f)
 	long lineno = 0;
 	int rc = 0;
 	char why[200];
+	const char *path = m->cur->path;
 	while ((len = getline(&l, &lc, f)) > 0) {
 		lineno++;
 		if (infile_line_check(l, (size_t)len, why, sizeof(why))) {
-			fprintf(stderr, "%s:%ld: error: line %s\n", m->path, lineno, why);
+			fprintf(stderr, "%s:%ld: error: line %s\n", path, lineno, why);
 			rc = -1;
 			break;
 		}
-		if (l[len - 1] != '\n')
+		if (l[len - 1] != '\n') {
+			m->cur->torn_line = lineno;
 			break;
+		}
 		json_t *j = json_loads(l, 0, NULL);
 		json_t *pi = json_object_get(j, "point");
 		long p = json_is_integer(pi) ? (long)json_integer_value(pi) : -1;
@@ -163,7 +237,11 @@ static int read_jsonl(struct merge *m, FILE *f)
 		if (p < 0) {
 			l[strcspn(l, "\n")] = 0;
 			fprintf(stderr, "%s:%ld: error: expected a JSON object with a \"point\" index >= 0, got '%.60s'\n",
-				m->path, lineno, l);
+				path, lineno, l);
+			rc = -1;
+			break;
+		}
+		if (!in_shard(m->cur, lineno, p)) {
 			rc = -1;
 			break;
 		}
@@ -173,70 +251,76 @@ static int read_jsonl(struct merge *m, FILE *f)
 	return rc;
 }
 
-/* Read one input into m. Returns 0, or -1 after reporting. */
-static int read_input(struct merge *m, const char *path, bool jsonl)
+/* Read input in into m. Returns 0, or -1 after reporting. */
+static int read_input(struct merge *m, struct input *in, bool jsonl)
 {
 	char why[1200];
-	FILE *f = infile_open(path, why, sizeof(why));
+	FILE *f = infile_open(in->path, why, sizeof(why));
 	if (!f) {
-		fprintf(stderr, "%s: error: %s\n", path, why);
+		fprintf(stderr, "%s: error: %s\n", in->path, why);
 		return -1;
 	}
-	m->path = path;
+	m->cur = in;
 	m->header_seen = false;
+	m->end = m->next_line = 0;
 	struct csvfile_error ce;
 	int rc = jsonl ? read_jsonl(m, f) : csvfile_read(f, 0, csv_record, m, &ce);
 	if (rc < 0 && !jsonl && ce.line)
-		fprintf(stderr, "%s:%ld: error: line %s\n", path, ce.line, ce.why);
+		fprintf(stderr, "%s:%ld: error: line %s\n", in->path, ce.line, ce.why);
 	else if (rc < 0 && !jsonl)
-		fprintf(stderr, "%s: error: %s\n", path, ce.why);
+		fprintf(stderr, "%s: error: %s\n", in->path, ce.why);
+	else if (rc == 0 && !jsonl)
+		find_torn_tail(m, f);
 	fclose(f);
 	return rc ? -1 : 0;
 }
 
 /* The inputs' origins: one sweep, every shard there (or --partial).
- * Fills *whole with the sweep's origin as the whole sweep. Returns 0, 1
- * when no input has one (nothing to check, said), or -1 after reporting. */
-static int check_origins(char **in, int n, bool partial, struct sweep_origin *whole)
+ * Fills each input's origin and *whole with the sweep's origin as the
+ * whole sweep. Returns 0, 1 when no input has one (nothing to check,
+ * said) or shards are missing (--partial, said), or -1 after reporting. */
+static int check_origins(struct input *in, int n, bool partial, struct sweep_origin *whole)
 {
-	struct sweep_origin o, first = { 0 };
+	struct sweep_origin first = { 0 };
 	char why[1200];
 	const char *first_path = NULL;
 	int have = 0;
 	bool *got = NULL, all = false;
 	long shards = 0;  /* of the sharded inputs, which must agree */
 	for (int i = 0; i < n; i++) {
-		int r = sweep_origin_read(in[i], &o, why, sizeof(why));
+		struct sweep_origin *o = &in[i].o;
+		int r = sweep_origin_read(in[i].path, o, why, sizeof(why));
 		if (r < 0 || (r == 0 && have)) {
-			fprintf(stderr, "%s: error: %s\n", in[i], why);
+			fprintf(stderr, "%s: error: %s\n", in[i].path, why);
 			goto fail;
 		}
 		if (r == 0)
 			continue;
+		in[i].has_origin = true;
 		if (!have++) {
-			first = o;
-			first_path = in[i];
-		} else if (!sweep_origin_same(&first, &o)) {
+			first = *o;
+			first_path = in[i].path;
+		} else if (!sweep_origin_same(&first, o)) {
 			fprintf(stderr, "%s: error: from sweep '%s' (hash %s, %ld points), but %s is from sweep '%s' "
-				"(hash %s, %ld points): merge the outputs of one sweep\n", in[i], o.sweep, o.hash,
-				o.points, first_path, first.sweep, first.hash, first.points);
+				"(hash %s, %ld points): merge the outputs of one sweep\n", in[i].path, o->sweep, o->hash,
+				o->points, first_path, first.sweep, first.hash, first.points);
 			goto fail;
 		}
-		if (o.shards == 1) {
+		if (o->shards == 1) {
 			all = true;
 			continue;
 		}
-		if (shards && o.shards != shards) {
-			fprintf(stderr, "%s: error: shard %ld of %ld, but another input is a shard of %ld\n", in[i],
-				o.shard, o.shards, shards);
+		if (shards && o->shards != shards) {
+			fprintf(stderr, "%s: error: shard %ld of %ld, but another input is a shard of %ld\n", in[i].path,
+				o->shard, o->shards, shards);
 			goto fail;
 		}
 		if (!shards)
-			got = xcalloc((size_t)(shards = o.shards) + 1, 1);
-		got[o.shard] = 1;
+			got = xcalloc((size_t)(shards = o->shards) + 1, 1);
+		got[o->shard] = 1;
 	}
 	if (!have) {
-		fprintf(stderr, "ddlsim: warning: the inputs have no origin files (points.*.sweep.json): "
+		fprintf(stderr, "ddlsim: warning: the inputs have no origin files (points.*.ddlsim-origin.json): "
 			"cannot check that they are the shards of one sweep\n");
 		return 1;
 	}
@@ -263,6 +347,108 @@ static int check_origins(char **in, int n, bool partial, struct sweep_origin *wh
 fail:
 	free(got);
 	return -1;
+}
+
+/* No input may be written by a sweep still running: its CSV (the JSON
+ * lines' sibling) holds the sweep's lock (cmd_sweep.c). Returns 0, or -1
+ * after naming the inputs still being written. */
+static int check_locks(const struct input *in, int n)
+{
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		char *csv = ends_with(in[i].path, ".jsonl")
+			    ? xasprintf("%.*s.csv", (int)(strlen(in[i].path) - 6), in[i].path) : xstrdup(in[i].path);
+		int fd = open(csv, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) &&
+		    errno == EWOULDBLOCK) {
+			fprintf(stderr, "%s: error: a sweep is still writing it (it holds the lock of '%s'): "
+				"merge once it has ended\n", in[i].path, csv);
+			bad++;
+		}
+		if (fd >= 0)
+			close(fd);
+		free(csv);
+	}
+	return bad ? -1 : 0;
+}
+
+/* "2, 5, 8..11, ...": the first few missing points of the sweep's
+ * points (present[k] false), runs of three or more as a range. */
+static void list_missing(const bool *present, long points, char *buf, size_t n)
+{
+	size_t len = 0;
+	int items = 0;
+	buf[0] = 0;
+	for (long k = 0; k < points; k++) {
+		if (present[k])
+			continue;
+		long j = k;
+		while (j + 1 < points && !present[j + 1])
+			j++;
+		for (long i = k; i <= j; i = j - k >= 2 ? j + 1 : i + 1) {
+			if (items++ == 8) {
+				snprintf(buf + len, n - len, ", ...");
+				return;
+			}
+			int w = j - k >= 2 ? snprintf(buf + len, n - len, "%s%ld..%ld", len ? ", " : "", k, j)
+					   : snprintf(buf + len, n - len, "%s%ld", len ? ", " : "", i);
+			len = w < 0 || (size_t)w >= n - len ? n - 1 : len + (size_t)w;
+		}
+		k = j;
+	}
+}
+
+/* Whether what was read is complete: no torn row, and with origins every
+ * point of the sweep there (per input: its shard's count). Says what is
+ * missing, as errors, or with partial as warnings ending in "merged K of
+ * P points; missing: ..."). Returns 0 when complete, 1 when not. */
+static int check_complete(const struct merge *m, const struct input *in, int n, const struct sweep_origin *whole,
+			  bool partial)
+{
+	const char *level = partial ? "warning" : "error";
+	int incomplete = 0;
+	for (int i = 0; i < n; i++) {
+		if (in[i].torn_line) {
+			fprintf(stderr, "%s:%ld: %s: torn last row (a sweep killed while writing it; 'ddlsim sweep "
+				"--resume' cuts it and runs its point again)%s\n", in[i].path, in[i].torn_line, level,
+				partial ? ": left out" : "");
+			incomplete = 1;
+		}
+		long want = in[i].has_origin ? sweep_origin_shard_points(&in[i].o) : 0;
+		if (in[i].has_origin && in[i].rows < want) {
+			if (in[i].o.shards > 1)
+				fprintf(stderr, "%s: %s: holds %ld of the %ld points of shard %ld of %ld\n", in[i].path,
+					level, in[i].rows, want, in[i].o.shard, in[i].o.shards);
+			else
+				fprintf(stderr, "%s: %s: holds %ld of the sweep's %ld points\n", in[i].path, level,
+					in[i].rows, want);
+			incomplete = 1;
+		}
+	}
+	if (!whole)
+		return incomplete;
+	bool *present = xcalloc((size_t)whole->points + 1, 1);
+	long have = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->lines[i].point < whole->points && !present[m->lines[i].point]) {
+			present[m->lines[i].point] = true;
+			have++;
+		}
+	if (have < whole->points) {
+		char list[400];
+		list_missing(present, whole->points, list, sizeof(list));
+		if (partial)
+			fprintf(stderr, "ddlsim: merge: warning: merged %ld of %ld points; missing: %s (--partial)\n",
+				have, whole->points, list);
+		else
+			fprintf(stderr, "ddlsim: merge: error: sweep '%s' has %ld points, %ld missing: %s; resume the "
+				"shards that lack them (ddlsim sweep --resume), or pass --partial to merge what is "
+				"there\n", whole->sweep, whole->points, whole->points - have, list);
+		incomplete = 1;
+	}
+	free(present);
+	return incomplete;
 }
 
 /* Write OUT (and its origin when known), both or neither. */
@@ -311,42 +497,99 @@ static int write_out(const struct merge *m, const char *outp, const struct sweep
 	return e ? -1 : 0;
 }
 
+/* OUT and its origin record may replace no input (a shard, an origin
+ * read) and no file that is not an origin (util/samefile.h,
+ * cli/sweep_origin.h). Returns 0 or an exit code after saying why. */
+static int check_outputs(const char *outp, const struct input *in, int n)
+{
+	struct samefile *sf = samefile_create();
+	for (int i = 0; i < n; i++)
+		samefile_input(sf, "a shard", in[i].path);
+	samefile_inputs_read(sf, "an origin record it read", 0);
+	char *origin = sweep_origin_path(outp), why[1200];
+	samefile_output(sf, "OUT", outp);
+	samefile_output(sf, "OUT's origin record", origin);
+	int rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	free(origin);
+	if (!rc && sweep_origin_check_target(outp, why, sizeof(why))) {
+		fprintf(stderr, "ddlsim: OUT '%s': error: %s\n", outp, why);
+		rc = EXIT_INPUT;
+	}
+	return rc;
+}
+
+/* The command line: OUT and the inputs (into in[]), --partial anywhere,
+ * an input of OUT's other format refused. Returns 0 or EXIT_USAGE. */
+static int parse_args(int argc, char **argv, const char **outp, struct input *in, int *n, bool *partial)
+{
+	*outp = NULL;
+	*n = 0;
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--partial"))
+			*partial = true;
+		else if (argv[a][0] == '-' && argv[a][1])
+			return cli_usage_error("unknown option '%s' for 'merge'", argv[a]);
+		else if (!*outp)
+			*outp = argv[a];
+		else
+			in[(*n)++].path = argv[a];
+	}
+	if (!*outp || !*n)
+		return cli_usage_error("'merge' needs an output file and at least one input");
+	bool jsonl = ends_with(*outp, ".jsonl");
+	if (!jsonl && !ends_with(*outp, ".csv"))
+		return cli_usage_error("merge: the output must end in .csv or .jsonl, got '%s'", *outp);
+	for (int i = 0; i < *n; i++)
+		if (ends_with(in[i].path, jsonl ? ".csv" : ".jsonl"))
+			return cli_usage_error("merge: input '%s' is %s but OUT '%s' is %s: merge the %s files of "
+					       "the shards into OUT (and their %s files apart)", in[i].path,
+					       jsonl ? "CSV" : "JSON lines", *outp, jsonl ? "JSON lines" : "CSV",
+					       jsonl ? ".jsonl" : ".csv", jsonl ? ".csv" : ".jsonl");
+	return 0;
+}
+
 int cmd_merge(int argc, char **argv)
 {
-	bool partial = argc > 1 && !strcmp(argv[1], "--partial");
-	if (partial) {
-		argv++;
-		argc--;
-	}
-	if (argc < 3)
-		return cli_usage_error("'merge' needs an output file and at least one input");
-	const char *outp = argv[1];
+	struct input *in = xcalloc((size_t)argc, sizeof(*in));
+	const char *outp;
+	int n, rc;
+	bool partial = false;
+	struct merge m = { 0 };
+	if ((rc = parse_args(argc, argv, &outp, in, &n, &partial)))
+		goto out;
 	bool jsonl = ends_with(outp, ".jsonl");
-	if (!jsonl && !ends_with(outp, ".csv"))
-		return cli_usage_error("merge: the output must end in .csv or .jsonl, got '%s'", outp);
-	int rc = cli_check_output(outp);
-	if (rc)
-		return rc;
-	struct merge m = { .first = argv[2] };
-	struct sweep_origin whole;
+	if ((rc = cli_check_output(outp)))
+		goto out;
+	m.first = in[0].path;
+	struct sweep_origin whole = { 0 };
 	rc = EXIT_INPUT;
-	int orc = check_origins(argv + 2, argc - 2, partial, &whole);
-	if (orc < 0)
-		return EXIT_INPUT;
-	for (int a = 2; a < argc; a++)
-		if (read_input(&m, argv[a], jsonl))
+	int orc = check_origins(in, n, partial, &whole);
+	if (orc < 0 || check_locks(in, n))
+		goto out;
+	if ((rc = check_outputs(outp, in, n)))
+		goto out;
+	rc = EXIT_INPUT;
+	for (int i = 0; i < n; i++)
+		if (read_input(&m, &in[i], jsonl))
 			goto out;
 	qsort(m.lines, m.n, sizeof(*m.lines), cmp_line);
+	bool have_whole = in[0].has_origin;  /* then every input has one: whole is the sweep */
+	int incomplete = check_complete(&m, in, n, have_whole ? &whole : NULL, partial);
+	if (incomplete && !partial)
+		goto out;
 	long kept = 0;
 	rc = EXIT_FAIL;
-	if (write_out(&m, outp, orc == 0 ? &whole : NULL, &kept))
+	/* OUT's origin says it is the whole sweep: only when it is */
+	if (write_out(&m, outp, orc == 0 && !incomplete ? &whole : NULL, &kept))
 		goto out;
-	printf("%ld points from %d files written to %s\n", kept, argc - 2, outp);
+	printf("%ld points from %d files written to %s\n", kept, n, outp);
 	rc = EXIT_OK;
 out:
 	for (size_t i = 0; i < m.n; i++)
 		free(m.lines[i].text);
 	free(m.lines);
 	free(m.header);
+	free(in);
 	return rc;
 }

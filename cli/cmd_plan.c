@@ -36,6 +36,7 @@
 #include "reasons.h"
 #include "report.h"
 #include "runner.h"
+#include "samefile.h"
 #include "search.h"
 #include "simulate.h"
 #include "study.h"
@@ -70,7 +71,8 @@ void cmd_plan_usage(FILE *f)
 		   "examples:\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
 		   "  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"
-		   "exit codes: 0 ok, 1 a simulation or output failed, 2 usage, 3 invalid goal file\n");
+		   "exit codes: 0 ok, 1 a simulation or output failed, 2 usage, 3 invalid goal file,\n"
+		   "or an output that is an input (the goal, its model or a topology)\n");
 }
 
 struct fin {
@@ -657,13 +659,27 @@ int cmd_plan(int argc, char **argv)
 	if (o.top)
 		p.g->top = o.top;
 	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", p.g->name);
+	/* no output may replace the goal, its model, a cluster's topology */
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the goal", o.file);
+	samefile_input(sf, "the model", p.g->model);
+	for (int i = 0; i < p.g->nclusters; i++)
+		if (p.g->clusters[i].in)
+			samefile_input(sf, "a cluster's topology", inputs_topology_path(p.g->clusters[i].in));
+	samefile_inputs_read(sf, "a file it read", 0);
+	rc = 0;
 	for (int i = 0; i < 4 && !o.screen_only; i++) {
 		char *path = xasprintf("%s/%s", dir, out_names[i]);
-		rc = cli_check_output(path);
+		samefile_output(sf, o.out ? "--out" : "the goal's output", path);
+		if (!rc)
+			rc = cli_check_output(path);
 		free(path);
-		if (rc)
-			goto out;
 	}
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
+		goto out;
 	rc = EXIT_FAIL;
 	printf("goal %s: %s\n", p.g->name, p.g->description);
 	screen(&p);

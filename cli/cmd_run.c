@@ -24,6 +24,7 @@
 #include "progress.h"
 #include "report.h"
 #include "runner.h"
+#include "samefile.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "timeline.h"
@@ -78,7 +79,12 @@ void cmd_run_usage(FILE *f)
 		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json.gz\n"
 		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks all\n"
 		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
-		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input\n");
+		   "No output may be an input (the scenario, its model, topology, GPU preset,\n"
+		   "profile; by device and inode, so a link counts): refused before anything\n"
+		   "runs, exit 3. Two outputs for one file (--trace DIR/report.json) are a usage\n"
+		   "error.\n\n"
+		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input or\n"
+		   "an output that is an input\n");
 }
 
 struct run_opts {
@@ -110,19 +116,18 @@ struct batch {
 	struct progress *pg;
 };
 
-/* The one rule for outputs, before simulating: the trace and the report
- * files must be regular files or nothing (cli_check_output), the trace
- * none of the reports (cli_check_distinct). Returns 0, or EXIT_INPUT or
- * EXIT_USAGE after saying which. */
-static int check_outputs(const char *dir, unsigned formats, const char *trace)
+/* The report files of dir (none: NULL) in the formats and the trace as
+ * outputs of sf (what names dir: "--out", "output.dir"), each a regular
+ * file or nothing (cli_check_output). Returns 0, or EXIT_INPUT after
+ * saying which is not. */
+static int note_outputs(struct samefile *sf, const char *what, const char *dir, unsigned formats,
+			const char *trace)
 {
-	char *names[6], what[64];
+	char *names[6];
 	int n = dir ? report_paths(dir, formats, names) : 0, rc = cli_check_output(trace);
+	samefile_output(sf, "--trace", trace);
 	for (int i = 0; i < n; i++) {
-		const char *base = strrchr(names[i], '/');
-		snprintf(what, sizeof(what), "the %s of the reports", base ? base + 1 : names[i]);
-		if (!rc)
-			rc = cli_check_distinct("--trace", trace, what, names[i]);
+		samefile_output(sf, what, names[i]);
 		if (!rc)
 			rc = cli_check_output(names[i]);
 		free(names[i]);
@@ -218,7 +223,15 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 
 	if (o->trace_ranks && check_trace_ranks(o->trace_ranks, plan_gpus(&sc->plan, sc->in)))
 		return EXIT_USAGE;
-	if ((rc = check_outputs(to_stdout ? NULL : dir, formats_of(o, sc), o->trace)))
+	/* no output may replace an input or another output (cli_check_samefile) */
+	struct samefile *sf = samefile_create();
+	cli_note_scenario(sf, sc);
+	samefile_inputs_read(sf, "a file it read", 0);
+	rc = note_outputs(sf, o->out ? "--out" : "output.dir", to_stdout ? NULL : dir, formats_of(o, sc), o->trace);
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
 		return rc;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
@@ -342,16 +355,26 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
 				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
 	}
+	struct samefile *sf = samefile_create();
+	rc = 0;
 	for (int i = 0; i < b->n; i++)
-		if (b->dirs[i] && (rc = check_outputs(b->dirs[i], formats_of(o, b->sc[i]), NULL)))
-			goto out;
+		cli_note_scenario(sf, b->sc[i]);
+	samefile_inputs_read(sf, "a file it read", 0);
+	for (int i = 0; i < b->n && !rc; i++)
+		if (b->dirs[i])
+			rc = note_outputs(sf, o->out ? "--out" : "output.dir", b->dirs[i], formats_of(o, b->sc[i]), NULL);
 	if (!to_stdout) {
 		char *runs = xasprintf("%s/runs.csv", o->out);
-		rc = cli_check_output(runs);
+		samefile_output(sf, "--out", runs);
+		if (!rc)
+			rc = cli_check_output(runs);
 		free(runs);
-		if (rc)
-			goto out;
 	}
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
+		goto out;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
 	b->pg = progress_create("run", "scenarios", b->n, ro->jobs, o->quiet, false);

@@ -9,7 +9,10 @@
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
  * interrupted sweep keeps every finished point. The points are expanded
  * and checked before any output is created (an invalid base leaves no
- * empty files); DIR/points.sweep.json records the sweep the files belong
+ * empty files), and no output may be an input (the sweep, its base, a
+ * point's model or topology: cli_check_samefile(), before --resume reads
+ * the outputs back and again once the points are loaded);
+ * DIR/points.ddlsim-origin.json records the sweep the files belong
  * to (cli/sweep_origin.h), and the CSV is locked (flock) while the sweep
  * runs, so a second sweep on the same output is refused instead of
  * duplicating rows.
@@ -54,6 +57,7 @@
 #include "report.h"
 #include "reasons.h"
 #include "runner.h"
+#include "samefile.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "sweep.h"
@@ -70,7 +74,8 @@ void cmd_sweep_usage(FILE *f)
 		   "with their reason; the others are simulated, N at a time; a point that does\n"
 		   "not fit in GPU memory gets status 'oom' (never on the Pareto front). One CSV row and one\n"
 		   "JSON line per point are appended to DIR/points.csv and DIR/points.jsonl as\n"
-		   "each finishes (flushed: an interrupted sweep keeps them). DIR defaults to\n"
+		   "each finishes (flushed: an interrupted sweep keeps them), with the sweep's\n"
+		   "record beside them (points.ddlsim-origin.json). DIR defaults to\n"
 		   "the sweep's output.dir, else out/<sweep name>. At the end, DIR/pareto.svg\n"
 		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg plot every point in the file.\n\n"
 		   "  --out DIR          output directory\n"
@@ -92,7 +97,8 @@ void cmd_sweep_usage(FILE *f)
 		   "exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
 		   "output failed or another sweep holds the output, 2 usage (the output exists\n"
 		   "without --resume), 3 invalid sweep file, or an output that is another sweep's,\n"
-		   "not a sweep output or not a regular file\n");
+		   "not a sweep output, not a regular file or an input (the sweep, its base, their\n"
+		   "model or topology; links count)\n");
 }
 
 struct point {
@@ -502,9 +508,10 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 /* Expand this shard's points the outputs lack: valid ones into w->pts,
  * invalid ones (with their reason) into w->inv. Returns 0, or EXIT_INPUT
  * after reporting when an invalid point needs the base scenario's inputs
- * for its row and the base itself is invalid (nothing is written yet). */
+ * for its row and the base (loaded into base before, NULL: invalid) is
+ * invalid (nothing is written yet). */
 static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache *cache,
-		  struct scenario **base, struct diag *d)
+		  struct scenario *const *base, struct diag *d)
 {
 	w->pts = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->pts));
 	w->inv = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->inv));
@@ -528,23 +535,21 @@ static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache 
 		*p = (struct point){ .index = i, .values = values, .sc = sc,
 				     .reason = sc ? NULL : xstrdup(reason) };
 	}
-	if (!w->ninv)
-		return 0;
-	/* the rows of invalid points are written with the base's inputs, whose
-	 * plan columns stay empty (reports/runcols.c: NEED_PLAN) */
-	struct diag bd;
-	diag_init(&bd, NULL);
-	*base = scenario_load_json(w->s->base, w->s->base_path, cache, &bd);
-	diag_finish(&bd);
-	if (!*base) {
+	/* the rows of invalid points are written with the base's inputs (loaded
+	 * before the outputs were checked), whose plan columns stay empty
+	 * (reports/runcols.c: NEED_PLAN) */
+	if (w->ninv && !*base) {
 		diag_err(d, w->s->base_path, "", "the base scenario is invalid: fix it first");
 		return EXIT_INPUT;
 	}
 	return 0;
 }
 
-/* The output paths of this shard, checked: regular files or nothing. */
-static int output_paths(const struct sweep_opts *o, const char *dir, char **csv, char **jsonl)
+/* The output paths of this shard, checked: regular files or nothing, an
+ * origin's name free or an origin (cli/sweep_origin.h), and noted in sf
+ * (what names dir: "--out", "output.dir"). */
+static int output_paths(const struct sweep_opts *o, const char *dir, const char *what, struct samefile *sf,
+			char **csv, char **jsonl)
 {
 	if (o->shard_n > 1) {
 		*csv = xasprintf("%s/points.shard-%ld-of-%ld.csv", dir, o->shard_i + 1, o->shard_n);
@@ -553,20 +558,39 @@ static int output_paths(const struct sweep_opts *o, const char *dir, char **csv,
 		*csv = xasprintf("%s/points.csv", dir);
 		*jsonl = xasprintf("%s/points.jsonl", dir);
 	}
-	char *origin = sweep_origin_path(*csv), *p1 = xasprintf("%s/pareto.svg", dir),
-	     *p2 = xasprintf("%s/mfu-gpus.svg", dir);
-	int rc = cli_check_output(*csv);
-	if (!rc)
-		rc = cli_check_output(*jsonl);
-	if (!rc)
-		rc = cli_check_output(origin);
-	if (!rc)
-		rc = cli_check_output(p1);
-	if (!rc)
-		rc = cli_check_output(p2);
+	char *p[5] = { *csv, *jsonl, sweep_origin_path(*csv), xasprintf("%s/pareto.svg", dir),
+		       xasprintf("%s/mfu-gpus.svg", dir) };
+	int rc = 0;
+	for (int i = 0; i < 5; i++) {
+		samefile_output(sf, what, p[i]);
+		if (!rc)
+			rc = cli_check_output(p[i]);
+	}
+	char why[1200];
+	if (!rc && sweep_origin_check_target(*csv, why, sizeof(why))) {
+		fprintf(stderr, "ddlsim: %s '%s': error: %s\n", what, dir, why);
+		rc = EXIT_INPUT;
+	}
+	for (int i = 2; i < 5; i++)
+		free(p[i]);
+	return rc;
+}
+
+/* After expanding: no point's scenario inputs (an axis may name another
+ * model or topology) may be an output the resumed sweep appends to.
+ * Returns 0 or an exit code after saying which. */
+static int check_point_inputs(const struct sw *w, const char *what, const char *csv, const char *jsonl)
+{
+	struct samefile *sf = samefile_create();
+	for (int i = 0; i < w->npts; i++)
+		cli_note_scenario(sf, w->pts[i].sc);
+	char *origin = sweep_origin_path(csv);
+	samefile_output(sf, what, csv);
+	samefile_output(sf, what, jsonl);
+	samefile_output(sf, what, origin);
 	free(origin);
-	free(p1);
-	free(p2);
+	int rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
 	return rc;
 }
 
@@ -626,7 +650,8 @@ static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, con
 {
 	int e = sweep_origin_write(csv_path, me);
 	if (e) {
-		diag_err(d, csv_path, "", "cannot write its origin file: %s", atomic_file_strerror(-e));
+		diag_err(d, csv_path, "", "cannot write its origin file: %s",
+			 e == -EEXIST ? "a file that is not an origin has its name" : atomic_file_strerror(-e));
 		return EXIT_FAIL;
 	}
 	int rc;
@@ -685,8 +710,24 @@ int cmd_sweep(int argc, char **argv)
 	}
 	snprintf(me.sweep, sizeof(me.sweep), "%s", w.s->name);
 	me.points = w.s->npoints;
-	const char *dir = o.out ? o.out : w.s->out_dir;
-	if ((rc = output_paths(&o, dir, &csv_path, &jsonl_path)))
+	const char *dir = o.out ? o.out : w.s->out_dir, *what = o.out ? "--out" : "output.dir";
+	/* no output may replace the sweep, its base or the base's inputs
+	 * (cli_check_samefile), checked before --resume reads an output back */
+	struct diag bd;
+	diag_init(&bd, NULL);
+	base = scenario_load_json(w.s->base, w.s->base_path, cache, &bd);  /* an invalid base is said later */
+	diag_finish(&bd);
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the sweep", o.file);
+	samefile_input(sf, "the base scenario", w.s->base_path);
+	if (base)
+		cli_note_scenario(sf, base);
+	samefile_inputs_read(sf, "a file it read", 0);
+	rc = output_paths(&o, dir, what, sf, &csv_path, &jsonl_path);
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
 		goto out;
 	rc = EXIT_FAIL;
 	if (report_mkdirs(dir)) {
@@ -710,7 +751,8 @@ int cmd_sweep(int argc, char **argv)
 			skipped++;
 		else
 			w.total++;
-	if ((rc = expand(&w, &o, cache, &base, &d)))
+	if ((rc = expand(&w, &o, cache, &base, &d)) ||
+	    (rc = check_point_inputs(&w, what, csv_path, jsonl_path)))
 		goto out;
 	w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
 	estimate_points(&w, o.file, o.ro.jobs);

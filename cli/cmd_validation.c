@@ -70,6 +70,7 @@
 #include "diag.h"
 #include "jload.h"
 #include "runner.h"
+#include "samefile.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "tidy.h"
@@ -675,6 +676,25 @@ static int check_ratchet(const char *path, const struct family_stat *fam, int nf
 	return over ? 1 : 0;
 }
 
+/* No output (--csv, --write-bands) may replace a case's scenario, model,
+ * topology or what their loads read (from the reads0-th file infile.h
+ * opened), nor the ratchet (cli_check_samefile). Returns 0 or an exit
+ * code after saying why. */
+static int check_outputs(const struct suite *su, size_t reads0, const char *ratchet, const char *csv,
+			 const char *bands_out)
+{
+	struct samefile *sf = samefile_create();
+	for (int i = 0; i < su->n; i++)
+		cli_note_scenario(sf, su->c[i].sc);
+	samefile_input(sf, "the ratchet", ratchet);
+	samefile_inputs_read(sf, "a file it read", reads0);
+	samefile_output(sf, "--csv", csv);
+	samefile_output(sf, "--write-bands", bands_out);
+	int rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
 int cmd_validation(int argc, char **argv)
 {
 	struct runner_opts ro = { .jobs = 1 };
@@ -746,6 +766,7 @@ int cmd_validation(int argc, char **argv)
 		diag_errf(&d, "no validation scenarios found");
 		bad++;
 	}
+	size_t reads0 = infile_read_count();  /* collecting opened every JSON file: not inputs */
 	for (int i = 0; i < su.n; i++) {
 		struct vcase *c = &su.c[i];
 		if (!(c->sc = scenario_load(c->path, &d))) {
@@ -769,6 +790,8 @@ int cmd_validation(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
+	if ((rc = check_outputs(&su, reads0, ratchet, csv, bands_out)))
+		goto out;
 	if (runner_run(&ro, su.n, val_job, val_done, &su, &d)) {
 		rc = EXIT_FAIL;
 		goto out;

@@ -14,6 +14,8 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "ddlsim-config.h"
+#include "samefile.h"
+#include "scenario.h"
 #include "xalloc.h"
 
 #define FLAGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -86,12 +88,37 @@ int cli_check_output(const char *path)
 	return EXIT_INPUT;
 }
 
-int cli_check_distinct(const char *what_a, const char *a, const char *what_b, const char *b)
+struct conflicts {
+	int inputs, outputs;
+};
+
+static void say_conflict(void *ctx, const struct samefile_conflict *c)
 {
-	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || !atomic_file_same_target(a, b))
-		return 0;
-	return cli_usage_error("%s '%s' is also %s: give it another file (the one would replace the other)",
-			       what_a, a, what_b);
+	struct conflicts *n = ctx;
+	if (c->other_is_input) {
+		fprintf(stderr, "ddlsim: %s '%s': error: is an input of this command (%s '%s'); refusing to "
+			"overwrite it\n", c->out_what, c->out_path, c->other_what, c->other_path);
+		n->inputs++;
+		return;
+	}
+	cli_usage_error("%s '%s' is also %s '%s': give it another file (the one would replace the other)",
+			c->out_what, c->out_path, c->other_what, c->other_path);
+	n->outputs++;
+}
+
+int cli_check_samefile(const struct samefile *sf)
+{
+	struct conflicts n = { 0 };
+	samefile_check(sf, say_conflict, &n);
+	return n.inputs ? EXIT_INPUT : n.outputs ? EXIT_USAGE : 0;
+}
+
+void cli_note_scenario(struct samefile *sf, const struct scenario *sc)
+{
+	samefile_input(sf, "the scenario", sc->meta.path);
+	samefile_input(sf, "the model", inputs_model_path(sc->in));
+	samefile_input(sf, "the topology", inputs_topology_path(sc->in));
+	samefile_input(sf, "the profile", inputs_profile_path(sc->in));
 }
 
 int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
@@ -137,8 +164,12 @@ static void usage(FILE *f)
 		   "  1  the simulation or writing a report failed\n"
 		   "  2  bad command line\n"
 		   "  3  invalid input file (the message names the file and line:column or JSON path),\n"
-		   "     an input that is not a regular file (a FIFO, a device, a directory), or an\n"
-		   "     output that exists and is not a regular file (never replaced)\n"
+		   "     an input that is not a regular file (a FIFO, a device, a directory), an\n"
+		   "     output that exists and is not a regular file (never replaced), or an output\n"
+		   "     that is an input of the command (the same file by any name or link: the\n"
+		   "     message names both; checked before any work), or merge's shards incomplete\n"
+		   "     (missing shards or points, a torn row, a sweep still writing; --partial\n"
+		   "     merges what is there)\n"
 		   "  130, 143, 153  interrupted by SIGINT, SIGTERM or SIGXFSZ (ulimit -f): temporary\n"
 		   "     files removed, no output published or half-replaced\n\n"
 		   "environment:\n"

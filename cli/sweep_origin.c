@@ -2,23 +2,65 @@
 #include "sweep_origin.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "atomic_file.h"
 #include "infile.h"
 #include "xalloc.h"
 
-char *sweep_origin_path(const char *points_file)
+/* points_file without its extension, then suffix. Caller frees. */
+static char *beside(const char *points_file, const char *suffix)
 {
 	size_t n = strlen(points_file);
 	const char *dot = strrchr(points_file, '.'), *slash = strrchr(points_file, '/');
 	if (dot && (!slash || dot > slash))
 		n = (size_t)(dot - points_file);
-	return xasprintf("%.*s.sweep.json", (int)n, points_file);
+	return xasprintf("%.*s%s", (int)n, points_file, suffix);
+}
+
+char *sweep_origin_path(const char *points_file)
+{
+	return beside(points_file, ".ddlsim-origin.json");
+}
+
+long sweep_origin_shard_points(const struct sweep_origin *o)
+{
+	long first = o->shard - 1;
+	return first < o->points ? (o->points - first + o->shards - 1) / o->shards : 0;
+}
+
+bool sweep_origin_has_point(const struct sweep_origin *o, long index)
+{
+	return index >= 0 && index < o->points && index % o->shards == o->shard - 1;
+}
+
+/* Whether the file at path is an origin (its "schema"). Opened directly,
+ * not through util/infile.h: a file about to be replaced is not an input
+ * of the command (util/samefile.h); only a small regular file is read. */
+static bool is_origin(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20) ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		close(fd);
+		return false;
+	}
+	json_t *j = json_loadf(f, 0, NULL);
+	fclose(f);
+	const char *s = json_string_value(json_object_get(j, "schema"));
+	bool yes = s && !strcmp(s, "ddlsim.sweep-origin");
+	json_decref(j);
+	return yes;
 }
 
 static int hash_file(const char *path, uint64_t *h, char *why, size_t n)
@@ -47,8 +89,24 @@ int sweep_origin_hash(const char *sweep_path, const char *base_path, char hash[1
 	return 0;
 }
 
+int sweep_origin_check_target(const char *points_file, char *why, size_t n)
+{
+	char *path = sweep_origin_path(points_file);
+	int rc = 0;
+	if (access(path, F_OK) == 0 && !is_origin(path)) {
+		snprintf(why, n, "'%s' exists and is not a sweep origin record (schema ddlsim.sweep-origin): "
+			 "refusing to replace it", path);
+		rc = -1;
+	}
+	free(path);
+	return rc;
+}
+
 int sweep_origin_write(const char *points_file, const struct sweep_origin *o)
 {
+	char why[8];
+	if (sweep_origin_check_target(points_file, why, sizeof(why)))
+		return -EEXIST;
 	char *path = sweep_origin_path(points_file);
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "schema", "ddlsim.sweep-origin",
 			      "schema_version", "1.0", "sweep", o->sweep, "hash", o->hash,
@@ -70,6 +128,18 @@ int sweep_origin_read(const char *points_file, struct sweep_origin *o, char *why
 	int rc = -1;
 	memset(o, 0, sizeof(*o));
 	FILE *f = infile_open(path, why, n);
+	if (!f && errno == ENOENT) {
+		/* an output written before the rename: its origin's old name */
+		char *old = beside(points_file, ".sweep.json");
+		if (access(old, F_OK) == 0 && is_origin(old)) {
+			free(path);
+			path = old;
+			f = infile_open(path, why, n);
+		} else {
+			free(old);
+			errno = ENOENT;
+		}
+	}
 	if (!f) {
 		rc = errno == ENOENT ? 0 : -1;
 		if (!rc)
@@ -85,7 +155,8 @@ int sweep_origin_read(const char *points_file, struct sweep_origin *o, char *why
 	json_t *p = json_object_get(j, "points"), *i = json_object_get(j, "shard"),
 	       *k = json_object_get(j, "shards");
 	if (!s || !h || strlen(h) != 16 || !json_is_integer(p) || !json_is_integer(i) || !json_is_integer(k) ||
-	    json_integer_value(k) < 1 || json_integer_value(i) < 1 || json_integer_value(i) > json_integer_value(k)) {
+	    json_integer_value(k) < 1 || json_integer_value(i) < 1 || json_integer_value(i) > json_integer_value(k) ||
+	    json_integer_value(p) < 0 || json_integer_value(p) > SWEEP_ORIGIN_MAX_POINTS) {
 		snprintf(why, n, "'%s' is not a sweep origin file (expected the keys sweep, hash, points, shard, shards)",
 			 path);
 	} else {

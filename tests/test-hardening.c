@@ -400,15 +400,16 @@ Test(hardening, two_outputs_of_one_command_for_one_file_are_refused)
 	snprintf(args, sizeof(args), "run %s --out %s/o --quiet --trace %s/o/../o/report.json",
 		 src_path("scenarios/quickstart.json"), d, d);
 	char want[1200];
-	snprintf(want, sizeof(want), "ddlsim: error: --trace '%s/o/../o/report.json' is also the report.json of the "
-		 "reports: give it another file", d);
+	snprintf(want, sizeof(want), "ddlsim: error: --trace '%s/o/../o/report.json' is also --out '%s/o/report.json': "
+		 "give it another file (the one would replace the other)", d, d);
 	refused(args, 2, want, d);
 	snprintf(args, sizeof(args), "%s/o/report.json", d);
 	cr_expect(!file_exists(args));
 	/* the JSON would have replaced the CSV */
 	snprintf(args, sizeof(args), "collective --topology %s -e 1M --csv %s/c.out --json %s/./c.out",
 		 src_path("topologies/dgx-h100.json"), d, d);
-	snprintf(want, sizeof(want), "ddlsim: error: --json '%s/./c.out' is also the --csv file", d);
+	snprintf(want, sizeof(want), "ddlsim: error: --json '%s/./c.out' is also --csv '%s/c.out': give it another "
+		 "file (the one would replace the other)", d, d);
 	refused(args, 2, want, d);
 	snprintf(args, sizeof(args), "%s/c.out", d);
 	cr_expect(!file_exists(args));

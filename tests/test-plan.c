@@ -172,7 +172,7 @@ Test(sweep, resume_and_shards_give_the_rows_of_one_run, .timeout = 300)
 	snprintf(args, sizeof(args),
 		 "mkdir -p %s/part && head -5 %s/full/points.csv > %s/part/points.csv && "
 		 "sed -n 6p %s/full/points.csv | head -c 20 >> %s/part/points.csv && "
-		 "head -6 %s/full/points.jsonl > %s/part/points.jsonl && cp %s/full/points.sweep.json %s/part/",
+		 "head -6 %s/full/points.jsonl > %s/part/points.jsonl && cp %s/full/points.ddlsim-origin.json %s/part/",
 		 dir, dir, dir, dir, dir, dir, dir, dir, dir);
 	cr_assert_eq(system(args), 0);
 	snprintf(args, sizeof(args), "sweep %s --out %s/part --resume --quiet", p, dir);
@@ -232,7 +232,7 @@ Test(sweep, merge_keeps_a_quoted_field_with_a_comma_a_quote_and_a_newline)
 }
 
 /* Hand-made shards have no origin files (cli/sweep_origin.h). */
-#define NO_ORIGIN "ddlsim: warning: the inputs have no origin files (points.*.sweep.json): cannot " \
+#define NO_ORIGIN "ddlsim: warning: the inputs have no origin files (points.*.ddlsim-origin.json): cannot " \
 		  "check that they are the shards of one sweep\n"
 
 Test(sweep, merge_bad_input_exact_messages)
@@ -297,7 +297,7 @@ Test(sweep, resume_and_merge_survive_a_field_with_a_comma_a_quote_and_a_newline,
 	char part[8192], whole[8192];
 	snprintf(part, sizeof(part), "%.*s%s%.*s", (int)(r2 + 1 - full), full, r0 + 1, (int)cut, r2 + 1);
 	snprintf(whole, sizeof(whole), "%.*s%s%.*s", (int)(r2 + 1 - full), full, r0 + 1, (int)(r0 - r2), r2 + 1);
-	snprintf(args, sizeof(args), "mkdir -p %s/part && cp %s/full/points.jsonl %s/full/points.sweep.json %s/part/",
+	snprintf(args, sizeof(args), "mkdir -p %s/part && cp %s/full/points.jsonl %s/full/points.ddlsim-origin.json %s/part/",
 		 dir, dir, dir, dir);
 	cr_assert_eq(system(args), 0);
 	free(write_file(dir, "part/points.csv", part));

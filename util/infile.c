@@ -3,9 +3,39 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "xalloc.h"
+
+/* What this process read (infile_read_path()): one entry per file. */
+static struct read_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+} *reads;
+static size_t nreads, capreads;
+
+static void remember(const char *path, const struct stat *st)
+{
+	for (size_t i = 0; i < nreads; i++)
+		if (reads[i].dev == st->st_dev && reads[i].ino == st->st_ino)
+			return;
+	XGROW(reads, capreads, nreads + 1);
+	reads[nreads++] = (struct read_file){ .dev = st->st_dev, .ino = st->st_ino, .path = xstrdup(path) };
+}
+
+size_t infile_read_count(void)
+{
+	return nreads;
+}
+
+const char *infile_read_path(size_t i)
+{
+	return i < nreads ? reads[i].path : NULL;
+}
 
 const char *infile_kind(unsigned mode)
 {
@@ -44,6 +74,7 @@ static int open_regular(const char *path, char *why, size_t n)
 			 (long long)st.st_size, INFILE_MAX_BYTES >> 20);
 		goto fail;
 	}
+	remember(path, &st);
 	/* a regular file: reads never block, the flag only mattered for open */
 	int fl = fcntl(fd, F_GETFL);
 	if (fl >= 0)

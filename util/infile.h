@@ -17,7 +17,13 @@
  * Messages name the file quoted and say what it is instead, so a loader
  * can prefix the referring file and key:
  *
- *     scenario.json: /simulation/stragglers/samples_file: error: 'x' is a FIFO, expected a regular file */
+ *     scenario.json: /simulation/stragglers/samples_file: error: 'x' is a FIFO, expected a regular file
+ *
+ * Every regular file opened here is remembered (once per device and
+ * inode, with the first name it was opened by): the list of what this
+ * process read, which util/samefile.h holds against the command's outputs
+ * so that no output replaces an input it did not name (a GPU preset, a
+ * samples file, a base scenario). */
 #ifndef DDLSIM_INFILE_H
 #define DDLSIM_INFILE_H
 
@@ -42,6 +48,12 @@ FILE *infile_open(const char *path, char *why, size_t n);
  * referenced file checks it before handing the path on). Returns 0, or
  * -1 with why[] set as above. */
 int infile_check(const char *path, char *why, size_t n);
+
+/* The regular files opened so far by infile_open() and infile_check(),
+ * each once, in the order first opened: infile_read_path(i) for i below
+ * infile_read_count() (borrowed; valid to the process's end). */
+size_t infile_read_count(void);
+const char *infile_read_path(size_t i);
 
 /* What st_mode is, for messages: "a FIFO", "a directory", "a device",
  * "a socket", "a special file" (never "a regular file"). */
