@@ -210,7 +210,16 @@ static void decision(FILE *f, const struct result *r)
 	card(f, "d-mfu", "", "MFU", v, "%.0f %%: %.1f – %.1f %%; %.1f %% at the bias", 100 * BAND_LEVEL,
 	     100 * r->mfu / rb.hi, 100 * fmin(r->mfu / rb.lo, 1), 100 * rb.mfu);
 	card_memory(f, r);
-	fputs("</div>\n<p id=\"d-band\">error band: ", f);
+	fputs("</div>\n", f);
+	char why[600];
+	if (record_check(r->in, &r->plan, r->mfu, why, sizeof(why))) {
+		fputs("<p class=\"bad\" id=\"d-plausibility\">plausibility: ", f);
+		esc(f, why);
+		fputs("</p>\n", f);
+	}
+	fputs("<p class=\"note\" id=\"d-mfu-hfu\">", f);
+	esc(f, REPORT_MFU_HFU);
+	fprintf(f, " (here HFU %.1f %%).</p>\n<p id=\"d-band\">error band: ", 100 * r->hfu);
 	esc(f, band_text(&rb.p, bt, sizeof(bt)));
 	fputs("</p>\n<p class=\"note\">The band is cross-validated (sim/band.h): the interval around "
 	      "the matched validation family's bias inside which 80 % of the suite's published runs fell "

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "band.h"
+#include "record.h"
 #include "result.h"
 
 #define GB 1e9
@@ -22,6 +23,13 @@ json_t *report_rank_json(const struct result *r, int i);
 /* breakdown.rank_classes: the ranks whose rows are equal but for the rank,
  * grouped (new reference), NULL if a row cannot be built. */
 json_t *report_rank_classes_json(const struct result *r);
+
+/* What MFU and HFU count, for a reader who sees one exceed the other. */
+#define REPORT_MFU_HFU                                                                         \
+	"MFU: model FLOPs, Megatron's and PaLM's count: 6 N + 12 L h s per token, attention "   \
+	"counted whole, no recompute; HFU: the FLOPs the kernels execute: a causal mask's "     \
+	"skipped half left out, recomputation counted; both over the dense peak. HFU is below " \
+	"MFU when the causal half saved outweighs what recompute adds"
 
 /* The memory verdict in words (fits, or by how much the worst stage does
  * not), into buf of n bytes. */

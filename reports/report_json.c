@@ -296,6 +296,20 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"mfu", r->mfu, "hfu", r->hfu, "model_flops_per_iteration", r->model_flops,
 		"hardware_flops_per_iteration", r->hardware_flops,
 		"peak_tflops_per_gpu", r->peak_flops_per_gpu / 1e12));
+	{
+		/* what the two ratios count, and the public record beside MFU */
+		json_t *pl = json_object();
+		const struct mfu_record *rec = record_mfu(r->in, &r->plan);
+		char why[600];
+		bool over = record_check(r->in, &r->plan, r->mfu, why, sizeof(why));
+		json_object_set_new(pl, "mfu_hfu", json_string(REPORT_MFU_HFU));
+		json_object_set_new(pl, "record_mfu", rec ? json_real(rec->mfu) : json_null());
+		json_object_set_new(pl, "record_run", rec ? json_string(rec->run) : json_null());
+		json_object_set_new(pl, "record_source", rec ? json_string(rec->source) : json_null());
+		json_object_set_new(pl, "exceeds_record", json_boolean(over));
+		json_object_set_new(pl, "note", json_string(why));
+		put(root, bad, "plausibility", pl);
+	}
 
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();

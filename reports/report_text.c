@@ -229,6 +229,10 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
 	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
 	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
+	fprintf(f, "%-28s %13.1f%%\n", "hfu", 100 * r->hfu);
+	fprintf(f, "  (%s)\n", REPORT_MFU_HFU);
+	if (record_check(r->in, &r->plan, r->mfu, vbuf, sizeof(vbuf)))
+		fprintf(f, "plausibility: %s\n", vbuf);
 	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", mean.compute_s);
 	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
 	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);

@@ -494,3 +494,32 @@ Test(html, renders_in_chromium_with_every_section_and_no_console_message, .timeo
 	free(err);
 	free(d);
 }
+
+/* The summary says what MFU and HFU count, and that the quickstart's MFU
+ * (75.1 %) is above the best public figure for its class (sim/record.h);
+ * report.json and report.html carry the same. */
+Test(summary, mfu_hfu_defined_and_the_record_named, .timeout = 120)
+{
+	char *dir = tmp_dir(), args[2048], *out = NULL, *err = NULL, p[1200];
+	snprintf(args, sizeof(args), "run '%s' --out %s --format json,html", src_path("scenarios/quickstart.json"), dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\nmfu                                   75.1%\nhfu                                   72.4%\n"
+			      "  (MFU: model FLOPs, Megatron's and PaLM's count: 6 N + 12 L h s per token"), "%s", out);
+	cr_expect(strstr(out, "\nplausibility: MFU 75.1 % exceeds 64.2 %, the best public MFU the project knows for "
+			      "a dense decoder on Ampere (llm-foundry MPT-7B on 8 A100 80GB; "), "%s", out);
+	snprintf(p, sizeof(p), "%s/report.json", dir);
+	char *json = slurp_file(p);
+	cr_assert(json);
+	cr_expect(strstr(json, "\"exceeds_record\": true"), "%s", json);
+	cr_expect(strstr(json, "\"record_mfu\": 0.6423"), "%s", json);
+	snprintf(p, sizeof(p), "%s/report.html", dir);
+	char *html = slurp_file(p);
+	cr_assert(html);
+	cr_expect(strstr(html, "<p class=\"bad\" id=\"d-plausibility\">plausibility: MFU 75.1 % exceeds 64.2 %"));
+	cr_expect(strstr(html, "(here HFU 72.4 %).</p>"));
+	free(json);
+	free(html);
+	free(out);
+	free(err);
+	free(dir);
+}
