@@ -664,6 +664,15 @@ int cmd_collective(int argc, char **argv)
 		return rc;
 	if ((rc = cli_check_output(a.csv)) || (rc = cli_check_output(a.json)))
 		return rc;
+	/* nccl-tests' sizes are whole bytes, size = size x F truncated: a
+	 * factor that does not move the first size past itself never moves
+	 * any (s (F - 1) grows with s), so the sweep would end at one row */
+	if (a.stepf > 1 && a.maxb > a.minb && floor(a.minb * a.stepf) <= a.minb)
+		return cli_usage_error("-f %g from -b %.0f makes no progress: %.0f x %g = %g, truncated to "
+				       "whole bytes, is %.0f again; the sweep to %.0f would stop at one size "
+				       "(raise -f above %g, raise -b, or step by bytes: -f 1 -i N)",
+				       a.stepf, a.minb, a.minb, a.stepf, a.minb * a.stepf, floor(a.minb * a.stepf),
+				       a.maxb, (a.minb + 1) / a.minb);
 	int nsizes = sizes_of(&a, NULL);
 	if (nsizes < 0)
 		return cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes; "

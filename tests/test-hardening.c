@@ -96,6 +96,27 @@ Test(hardening, an_empty_file_name_or_option_value_is_a_usage_error)
 	free(d);
 }
 
+/* A step factor that truncates back to the first size (nccl-tests'
+ * whole bytes) would end the sweep at one row: refused, with why
+ * (issue 40 item 7). -f 1.2 from 8 moves (9.6 -> 9) and runs. */
+Test(hardening, a_step_factor_that_makes_no_progress_is_refused)
+{
+	char *d = tmp_dir(), args[2048];
+	const char *topo = src_path("topologies/dgx-a100.json");
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 64 -f 1.1", topo);
+	refused(args, 2, "ddlsim: error: -f 1.1 from -b 8 makes no progress: 8 x 1.1 = 8.8, truncated to whole "
+			 "bytes, is 8 again; the sweep to 64 would stop at one size (raise -f above 1.125, raise "
+			 "-b, or step by bytes: -f 1 -i N)", d);
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 64 -f 1.0001", topo);
+	refused(args, 2, "ddlsim: error: -f 1.0001 from -b 8 makes no progress", d);
+	char *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 16 -f 1.2", topo);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	free(out);
+	free(err);
+	free(d);
+}
+
 Test(hardening, rejections_are_grouped_by_reason_with_numbers_masked)
 {
 	struct reasons *r = reasons_create();
