@@ -418,8 +418,10 @@ static int write_csv(const struct suite *su, FILE *f)
 		tidy_csv_field(f, c->family);
 		fputc(',', f);
 		tidy_csv_field(f, c->path);
-		fprintf(f, ",%ld,%s,%.6g,", ok ? r->gpus : 0, has_time(c) ? pub_figures[c->fig].key : "",
-			has_time(c) ? published_figure(&c->sc->meta.pub, c->fig) : 0);
+		fprintf(f, ",%ld,%s,", ok ? r->gpus : 0, has_time(c) ? pub_figures[c->fig].key : "");
+		if (has_time(c))
+			fprintf(f, "%.6g", published_figure(&c->sc->meta.pub, c->fig));
+		fputc(',', f);
 		if (ok && !has_time(c))
 			fprintf(f, ",,,,,%s,%.6g,%.6g,", r->fits ? "true" : "false", r->iteration_s, r->mfu);
 		else if (ok)
@@ -831,19 +833,23 @@ int cmd_validation(int argc, char **argv)
 	struct band *rows = suite_bands(&su, &nrows);
 	if (cv && rows)
 		print_cv(rows, nrows, stdout);
-	if (bands_out && (!rows || write_bands(bands_out, rows, nrows, &d)))
+	if ((bands_out || bands_check) && !rows) {
+		diag_errf(&d, "no time case simulated: no bands to %s", bands_out ? "write" : "check");
 		rc = EXIT_FAIL;
-	if (bands_check && !rows)
+	} else if (bands_out && write_bands(bands_out, rows, nrows, &d))
 		rc = EXIT_FAIL;
-	else if (bands_check) {
+	if (bands_check && rows) {
 		int r = check_bands(bands_check, rows, nrows, &d);
 		if (r < 0)
 			rc = EXIT_INPUT;
 		else if (r > 0 && rc == EXIT_OK)
 			rc = EXIT_FAIL;
 	}
-	if (fam[nfam].failed)
-		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", fam[nfam].failed, su.n);
+	int failed = 0;
+	for (int i = 0; i < su.n; i++)
+		failed += su.c[i].row.status != RESULT_OK;
+	if (failed)
+		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", failed, su.n);
 	band_cv_free(rows, nrows);
 	free(fam);
 out:

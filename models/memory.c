@@ -202,7 +202,7 @@ static double layer_activations(const struct mem_rank_input *in, bool dense)
 	precision_init(&pr, in->dtype, false);
 	struct act_bytes by = { dtype_bytes(pr.activation), dtype_bytes(pr.saved_gemm_input),
 				dtype_bytes(pr.saved_gemm_input) };
-	if (in->fsdp2 && pr.fp8) /* torchao's Float8Linear saves its input in 16 bits */
+	if (in->torchao_fp8 && pr.fp8) /* torchao's Float8Linear saves its input in 16 bits */
 		by.gemm_in = by.wgrad_in = by.act;
 	if (finetune_frozen(&in->ft))
 		by.wgrad_in = 0;
@@ -249,7 +249,9 @@ static double recompute_transient(const struct mem_rank_input *in, bool moe, boo
 		const struct model *m = in->model;
 		struct precision pr;
 		precision_init(&pr, in->dtype, false);
-		double kv = (double)m->hidden * (double)m->kv_heads / (double)m->heads;
+		/* K and V as the kernel gets them: per query head after repeat_kv */
+		double kv = in->repeat_kv ? (double)m->hidden :
+			    (double)m->hidden * (double)m->kv_heads / (double)m->heads;
 		r += in->micro_batch * in->seq * (in->cp - 1) * 2 * kv * dtype_bytes(pr.activation) /
 		     (in->tp < 1 ? 1 : in->tp);
 	}
@@ -354,11 +356,17 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 		o->weights_bytes = wbytes * (psi - psi_l);
 		if (in->zero < ZERO_3)
 			o->weights_bytes += (pr->fp8 && in->fp8_params ? 1 : wbytes) * (psi_l + psi_e);
-		/* a pipeline's accumulation: unsharded, in the reduce dtype */
-		if (in->zero < ZERO_3 && in->pp > 1 && in->microbatches > 1)
-			o->grads_bytes += gbytes * (psi + psi_e);
-		o->fp8_weight_bytes = 0;
-	} else if (in->offload >= 2)
+		/* fp32 training: the shards are the weights themselves (K = 8
+		 * holds no master) */
+		if (pr->optimizer_bytes < 12)
+			o->weights_bytes += 4 * sharded(&sh, ZERO_3, psi, psi_e);
+		/* the sharded gradients are freed by zero_grad before the
+		 * forward; a pipeline's accumulation lives: unsharded, in the
+		 * reduce dtype */
+		o->grads_bytes = in->zero < ZERO_3 && in->pp > 1 && in->microbatches > 1 ? gbytes * (psi + psi_e) : 0;
+	}
+	if (in->torchao_fp8)
+		o->fp8_weight_bytes = 0; else if (in->offload >= 2)
 		o->weights_bytes -= wbytes * (psi_l + psi_e);
 	else if (pr->fp8 && in->fp8_params) /* the fp8 copies are the weights */
 		o->weights_bytes -= wbytes * sharded(&sh, ZERO_3, psi_l, psi_e);

@@ -111,8 +111,8 @@
  * checkpoint keeps. With context parallelism, ring attention's gathered
  * keys and values of the whole sequence are alive then as well (PyTorch's
  * context_parallel all-gathers K and V: (cp - 1) / cp x 2 kv h / a A per
- * token of the sequence; TE's p2p ring holds as much in its step
- * buffers).
+ * token of the sequence, 2 h A after repeat_kv; TE's p2p ring holds as
+ * much in its step buffers).
  *
  * Eager stacks (stack.h rmsnorm_extra_Bpe, repeat_kv): autograd keeps
  * what each eager op needs, which is more than a fused kernel's saved
@@ -158,12 +158,17 @@
  * at the loss, the last layer (kept unsharded), the next one prefetched
  * and the deferred all-gather output, 3 u P_b; in a layer's backward,
  * the current and the prefetched layer unsharded with the flat all-gather
- * buffer (3 u P_b), the layer's 16-bit gradients (2 P_b) and the
+ * buffer (3 u P_b), the layer's gradients in the weights' dtype and the
  * reduce-scatter input of this and the previous layer (2 r P_b)
  * (_fsdp_collectives.py foreach_all_gather, foreach_reduce;
  * _fsdp_param_group.py wait_for_unshard, reduce_scatter_state). fp8 under
- * an FSDP2 stack is torchao's Float8Linear: no cached fp8 weight copies,
- * GEMM inputs saved in the activation dtype.
+ * an FSDP2 stack (torchao_fp8, whatever the ZeRO stage) is torchao's
+ * Float8Linear: no cached fp8 weight copies, GEMM inputs saved in the
+ * activation dtype. torch's optimizers free the gradients at zero_grad
+ * (set_to_none=True, the default since torch 2.0; torchtitan calls it
+ * every step), so the sharded gradients do not exist at the loss's peak
+ * nor in the first layers' backward: not counted (a pipeline's
+ * accumulated ones are: they live through its micro-batches).
  *
  * What PyTorch's caching allocator reports (allocator_bytes: the peak of
  * torch.cuda.max_memory_reserved with expandable segments, which maps
@@ -247,6 +252,8 @@ struct mem_rank_input {
 	bool repeat_kv;            /* K and V expanded to every head before the kernel,
 				      which saves them so (stack.h repeat_kv) */
 	bool fsdp2;                /* FSDP2's memory (above): a stack with fsdp2_copies, ZeRO >= 2 */
+	bool torchao_fp8;          /* fp8 by torchao's Float8Linear (a stack with fsdp2_copies),
+				      not Transformer Engine */
 };
 
 /* NCCL channels per communicator assumed for its buffers: NCCL builds up

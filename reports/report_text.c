@@ -315,9 +315,12 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
 		w->mem.capacity_bytes / 1073741824.0);
 	if (r->meta.pub.peak_memory_bytes > 0) {
+		/* the largest over the stages, as ddlsim validation holds it */
 		static const char *const measure[] = { "reserved", "allocated", "active", "device" };
-		double got = r->meta.pub.memory_measure == PUB_MEM_DEVICE ? w->mem.total_bytes - w->mem.fragmentation_bytes
-									  : w->mem.allocator_bytes;
+		struct result_row mr = { 0 };
+		result_row_fill(&mr, r);
+		double got = r->meta.pub.memory_measure == PUB_MEM_DEVICE ? mr.mem_worst_device_bytes
+									  : mr.mem_worst_alloc_bytes;
 		fprintf(f, "memory published: %.2f GiB (%s), predicted %.2f GiB, error %+.1f%%\n",
 			r->meta.pub.peak_memory_bytes / 1073741824.0, measure[r->meta.pub.memory_measure],
 			got / 1073741824.0, 100 * (got / r->meta.pub.peak_memory_bytes - 1));

@@ -33,6 +33,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		/* as the builder's FSDP2 (sim/build_transformer.c) */
 		.fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
 			 (long)pl->parallel.dp * pl->parallel.cp > 1,
+		.torchao_fp8 = plan_stack(pl)->fsdp2_copies,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

@@ -108,7 +108,8 @@ static double outside(double x, const double r[2])
 {
 	if (!(x > 0) || !(r[0] > 0))
 		return 0;
-	return x < r[0] ? log2(r[0] / x) : x > r[1] ? log2(x / r[1]) : 0;
+	/* the envelope holds six significant digits (the bands file's) */
+	return x < r[0] * (1 - 1e-5) ? log2(r[0] / x) : x > r[1] * (1 + 1e-5) ? log2(x / r[1]) : 0;
 }
 
 static bool has_stack(const char *stacks, const char *name)

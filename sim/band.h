@@ -62,7 +62,8 @@
  * sequence length lie outside [min / 2, 2 max] of the family's; or the
  * plan uses context parallelism, pipeline or ZeRO-3 and the family never
  * ran it. The reason reads "no validated run <what>" ("on Blackwell",
- * "at 1536 GPUs (torchtitan-a100: 64)", "with context parallelism").
+ * "at 1536 GPUs (torchtitan-a100: 64 - 64)", "with context
+ * parallelism").
  *
  * The bands file, validation/bands.json (schema ddlsim.validation-bands
  * 2.0; written by the suite, never by hand; families in name order, the

@@ -34,6 +34,19 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Whether name is one of the '|'-separated names of list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; p && *p;) {
+		size_t k = strcspn(p, "|");
+		if (k == len && !strncmp(p, name, len))
+			return true;
+		p += k + (p[k] == '|');
+	}
+	return false;
+}
+
 /* Grow env by one case's features. */
 static void env_add(struct band_envelope *e, const struct band_features *f, bool first)
 {
@@ -51,13 +64,8 @@ static void env_add(struct band_envelope *e, const struct band_features *f, bool
 			r[k][1] = v[k];
 	}
 	char *s = (char *)e->stacks;
-	size_t len = strlen(f->stack);
-	for (const char *p = s; p && *p;) {
-		size_t k = strcspn(p, "|");
-		if (k == len && !strncmp(p, f->stack, len))
-			return;
-		p += k + (p[k] == '|');
-	}
+	if (in_list(s, f->stack))
+		return;
 	e->stacks = s && *s ? xasprintf("%s|%s", s, f->stack) : xstrdup(f->stack);
 	free(s);
 }
@@ -178,7 +186,7 @@ struct band *band_cv_build(const struct band_case *c, int n, int *nrows)
 		const char *gn = rows[g].family, *had = rows[f].oof_family;
 		if (!had)
 			rows[f].oof_family = xstrdup(gn);
-		else if (strcmp(had, gn) && !strstr(had, gn)) {
+		else if (!in_list(had, gn)) {
 			rows[f].oof_family = xasprintf("%s|%s", had, gn);
 			free((char *)had);
 		}

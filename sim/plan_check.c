@@ -651,10 +651,26 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
-	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP &&
-	    (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER))
-		diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
-			 "modelled for dense decoders with standard attention, not for '%s'", m->name);
+	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP) {
+		/* memory.c counts the saved GEMM outputs of torchtitan's Llama
+		 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the
+		 * stack emits: the two agree only there */
+		const struct stack *k = plan_stack(p);
+		if (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
+		    m->act != MODEL_ACT_SWIGLU)
+			diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
+				 "modelled for dense Llama-style decoders (SwiGLU, standard attention), not for '%s'",
+				 m->name);
+		else if (!stack_qkv_separate(k, m) || !k->mlp_separate)
+			diag_err(d, f, "/parallel/recompute", "\"selective-op\" needs a stack with separate q, k, v "
+				 "and gate, up projections as torchtitan's (its mm count), got stack '%s'", k->name);
+		else if (p->training.finetune.method != FT_FULL)
+			diag_err(d, f, "/parallel/recompute", "\"selective-op\" is not modelled with LoRA adapters "
+				 "(their GEMMs shift the policy's mm count)");
+		else if (p->training.attention_set && p->training.attention != ATTN_FLASH)
+			diag_err(d, f, "/parallel/recompute", "\"selective-op\" saves the fused SDPA kernel's output: "
+				 "it needs flash attention");
+	}
 	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
 		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
 			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));

@@ -39,8 +39,8 @@ extern const int mfu_record_count;
 /* The record for plan pl on inputs in, NULL when the table has none. */
 const struct mfu_record *record_mfu(const struct inputs *in, const struct plan *pl);
 
-/* "plausibility: MFU 75.1 % exceeds 64.2 %, the best public MFU the
- * project knows for a dense decoder on Ampere (run; source)" into buf
+/* "MFU 75.1 % exceeds 64.2 %, the best public MFU the project knows for
+ * a dense decoder on Ampere (run; source)" into buf
  * (n bytes) when mfu exceeds the plan's record; "" otherwise. Returns
  * whether it did. */
 bool record_check(const struct inputs *in, const struct plan *pl, double mfu, char *buf, size_t n);

@@ -2,6 +2,7 @@
  * (see result.h). */
 #include "result.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -161,10 +162,13 @@ void result_row_fill(struct result_row *row, const struct result *r)
 	row->hfu = r->hfu;
 	row->mean = result_mean_split(r);
 	row->mem_worst_bytes = r->worst_total_bytes;
-	if (r->nstages > 0) {
-		const struct mem_anatomy *w = &r->stage[r->worst_stage].mem;
-		row->mem_worst_alloc_bytes = w->allocator_bytes;
-		row->mem_worst_device_bytes = w->total_bytes - w->fragmentation_bytes;
+	for (int s = 0; s < r->nstages; s++) {
+		/* the largest of each measure (stages differ by their NCCL
+		 * communicators: the largest total need not be the largest
+		 * allocator figure) */
+		const struct mem_anatomy *w = &r->stage[s].mem;
+		row->mem_worst_alloc_bytes = fmax(row->mem_worst_alloc_bytes, w->allocator_bytes);
+		row->mem_worst_device_bytes = fmax(row->mem_worst_device_bytes, w->total_bytes - w->fragmentation_bytes);
 	}
 	row->mem_capacity_bytes = inputs_topology(r->in)->gpu.hbm_bytes;
 	row->fits = r->fits;

@@ -494,3 +494,33 @@ Test(hardening, diag_first_only_keeps_the_first_message_and_counts_the_rest)
 	diag_finish(&all);
 	diag_finish(&first);
 }
+
+/* torchtitan's per-op policy is modelled where its memory and its
+ * compute agree: a Llama-style decoder under a stack with separate q, k,
+ * v and gate, up projections; under the default stack (fused QKV) the
+ * plan is refused with why. */
+Test(hardening, selective_op_needs_torchtitan_s_projections)
+{
+	char *d = tmp_dir(), text[2048], args[2048], *err = NULL;
+	const char *fmt = "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\", "
+			  "\"topology\": \"%s\", \"nodes\": 1, \"parallel\": {\"dp\": 8, \"zero\": 3, "
+			  "\"recompute\": \"selective-op\"}, %s\"training\": {\"seq_len\": 2048, "
+			  "\"global_batch\": 8, \"micro_batch\": 1}}\n";
+	snprintf(text, sizeof(text), fmt, src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-h100.json"),
+		 "");
+	char *p = write_file(d, "s.json", text);
+	snprintf(args, sizeof(args), "validate '%s'", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(strstr(err, "s.json: /parallel/recompute: error: \"selective-op\" needs a stack with separate q, k, "
+			      "v and gate, up projections as torchtitan's (its mm count), got stack 'megatron-te'"),
+		  "%s", err);
+	free(err);
+	free(p);
+	snprintf(text, sizeof(text), fmt, src_path("models/zoo/llama3-8b.json"), src_path("topologies/dgx-h100.json"),
+		 "\"compute\": {\"stack\": \"torchtitan\"}, ");
+	p = write_file(d, "s.json", text);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err);
+	free(p);
+	free(d);
+}
