@@ -566,7 +566,29 @@ static void print_cv(const struct band *rows, int nrows, FILE *f)
 		100 * rows[nrows - 1].extrap_halfwidth);
 }
 
-static int write_bands(const char *path, const struct band *rows, int nrows, struct diag *d)
+/* The memory cases' errors (sim/band.h "memory"), NULL when none
+ * simulated. */
+static json_t *memory_band(const struct suite *su)
+{
+	int n = 0;
+	double sum_abs = 0, sum = 0, lo = 0, hi = 0;
+	for (int i = 0; i < su->n; i++) {
+		const struct vcase *c = &su->c[i];
+		if (!has_memory(c) || c->row.status != RESULT_OK)
+			continue;
+		sum_abs += fabs(c->mem_err);
+		sum += c->mem_err;
+		lo = n ? fmin(lo, c->mem_err) : c->mem_err;
+		hi = n ? fmax(hi, c->mem_err) : c->mem_err;
+		n++;
+	}
+	if (!n)
+		return NULL;
+	return json_pack("{s:i, s:f, s:f, s:f, s:f}", "runs", n, "mean_abs_error_pct", pct1(sum_abs / n),
+			 "signed_pct", pct1(sum / n), "low_pct", pct1(lo), "high_pct", pct1(hi));
+}
+
+static int write_bands(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d)
 {
 	json_t *root = json_pack("{s:s, s:s, s:s, s:o}", "schema", "ddlsim.validation-bands", "schema_version", "2.0",
 				 "generated", "by `ddlsim validation --write-bands` from the suite's family table, "
@@ -574,6 +596,8 @@ static int write_bands(const char *path, const struct band *rows, int nrows, str
 				 "speed error, positive = optimistic); compiled into ddlsim; test-validation checks "
 				 "it against the suite: never edit by hand",
 				 "families", bands_families(rows, nrows));
+	if (mem)
+		json_object_set(root, "memory", mem);
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 	size_t len = strlen(text);
 	text = xreallocarray(text, len + 2, 1);
@@ -588,7 +612,7 @@ static int write_bands(const char *path, const struct band *rows, int nrows, str
 
 /* Whether the bands file at path says what the suite gives now: 0 yes,
  * 1 no (each difference said), -1 bad input. */
-static int check_bands(const char *path, const struct band *rows, int nrows, struct diag *d)
+static int check_bands(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d)
 {
 	json_t *root = jload_file(path, d);
 	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 2, 0)) {
@@ -616,6 +640,13 @@ static int check_bands(const char *path, const struct band *rows, int nrows, str
 			free(b);
 			diff++;
 		}
+	}
+	if (mem && !json_equal(mem, json_object_get(root, "memory"))) {
+		char *a = json_dumps(mem, JSON_COMPACT | JSON_REAL_PRECISION(6));
+		fprintf(stderr, "ddlsim: bands: memory: the suite gives %s, %s has %s\n", a, path,
+			json_object_get(root, "memory") ? "another" : "none");
+		free(a);
+		diff++;
 	}
 	if (json_array_size(was) != json_array_size(now)) {
 		fprintf(stderr, "ddlsim: bands: %s has %zu families, the suite %zu\n", path, json_array_size(was),
@@ -831,15 +862,16 @@ int cmd_validation(int argc, char **argv)
 	}
 	int nrows = 0;
 	struct band *rows = suite_bands(&su, &nrows);
+	json_t *mem_band = memory_band(&su);
 	if (cv && rows)
 		print_cv(rows, nrows, stdout);
 	if ((bands_out || bands_check) && !rows) {
 		diag_errf(&d, "no time case simulated: no bands to %s", bands_out ? "write" : "check");
 		rc = EXIT_FAIL;
-	} else if (bands_out && write_bands(bands_out, rows, nrows, &d))
+	} else if (bands_out && write_bands(bands_out, rows, nrows, mem_band, &d))
 		rc = EXIT_FAIL;
 	if (bands_check && rows) {
-		int r = check_bands(bands_check, rows, nrows, &d);
+		int r = check_bands(bands_check, rows, nrows, mem_band, &d);
 		if (r < 0)
 			rc = EXIT_INPUT;
 		else if (r > 0 && rc == EXIT_OK)
@@ -851,6 +883,7 @@ int cmd_validation(int argc, char **argv)
 	if (failed)
 		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", failed, su.n);
 	band_cv_free(rows, nrows);
+	json_decref(mem_band);
 	free(fam);
 out:
 	for (int i = 0; i < su.n; i++) {

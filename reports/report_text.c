@@ -314,6 +314,15 @@ void report_print_summary(const struct result *r, FILE *f)
 	report_verdict(r, vbuf, sizeof(vbuf));
 	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
 		w->mem.capacity_bytes / 1073741824.0);
+	if (band_memory.runs > 0 && band_memory.low < 0) {
+		/* the validated error: published peaks ran up to -low above */
+		double real = w->mem.total_bytes - w->mem.allocator_bytes + w->mem.allocator_bytes / (1 + band_memory.low);
+		fprintf(f, "memory at the validated error: %.1f GB of %.1f GB%s (published peaks ran %.1f %% to %.1f %% "
+			"above ddlsim's figure, %d runs: validation/README.md \"Memory families\")\n", real / GB,
+			w->mem.capacity_bytes / GB, real > w->mem.capacity_bytes ? ": would not fit" : "",
+			100 * fmax(0, 1 / (1 + band_memory.high) - 1), 100 * (1 / (1 + band_memory.low) - 1),
+			band_memory.runs);
+	}
 	if (r->meta.pub.peak_memory_bytes > 0) {
 		/* the largest over the stages, as ddlsim validation holds it */
 		static const char *const measure[] = { "reserved", "allocated", "active", "device" };

@@ -89,6 +89,10 @@
  *                                                                 kinds, styles, precisions, stacks,
  *                                                                 features (arrays of names); params,
  *                                                                 gpus, seq_len ([min, max])
+ *   memory                                object  -     -         the memory cases' errors (predicted /
+ *                                                                 published peak - 1): runs,
+ *                                                                 mean_abs_error_pct, signed_pct,
+ *                                                                 low_pct, high_pct (band_memory)
  *   generated                             string  -     required  how it was written */
 #ifndef DDLSIM_BAND_H
 #define DDLSIM_BAND_H
@@ -158,6 +162,15 @@ struct band_pick {
 	bool extrapolated;
 	char why[320];              /* when extrapolated: "no validated run ..." */
 };
+
+/* The memory families' errors (bands.json "memory"), fractions; runs 0
+ * when the suite had none. A real peak is the predicted one / (1 + e):
+ * low is the most negative e, the prediction's largest shortfall. */
+struct band_memory {
+	int runs;
+	double mean_abs, signed_mean, low, high;
+};
+extern const struct band_memory band_memory;
 
 /* The shipped table (validation/bands.json), the overall row last. */
 extern const struct band band_table[];

@@ -178,6 +178,12 @@ Test(band, the_shipped_table_is_the_file_with_overall_last)
 		cr_expect_float_eq(100 * band_table[i].mean_abs, rownum(r, "mean_abs_error_pct"), 1e-9);
 	}
 	cr_expect_str_eq(band_table[band_count - 1].family, "overall");
+	/* the memory families' errors */
+	json_t *mem = json_object_get(root, "memory");
+	cr_assert(mem, "validation/bands.json has no memory object");
+	cr_expect_eq(band_memory.runs, (int)rownum(mem, "runs"));
+	cr_expect_float_eq(100 * band_memory.low, rownum(mem, "low_pct"), 1e-9);
+	cr_expect_float_eq(100 * band_memory.signed_mean, rownum(mem, "signed_pct"), 1e-9);
 	json_decref(root);
 }
 

@@ -50,7 +50,15 @@ def main():
             cstr(r["family"]), r["runs"], p("mean_abs_error_pct"), p("max_abs_error_pct"), p("bias_pct"),
             r["optimistic_runs"], p("halfwidth_pct"), p("extrapolated_halfwidth_pct"), cstr(r["oof_family"]),
             p("oof_mean_abs_pct"), p("oof_max_abs_pct"), p("oof_bias_pct"), r["oof_covered_runs"], env))
-    lines += ["};", "const int band_count = %d;" % len(fams), ""]
+    lines += ["};", "const int band_count = %d;" % len(fams)]
+    m = doc.get("memory")
+    if m:
+        lines.append("const struct band_memory band_memory = { %d, %.6g, %.6g, %.6g, %.6g };" % (
+            m["runs"], m["mean_abs_error_pct"] / 100, m["signed_pct"] / 100, m["low_pct"] / 100,
+            m["high_pct"] / 100))
+    else:
+        lines.append("const struct band_memory band_memory = { 0, 0, 0, 0, 0 };")
+    lines.append("")
     with open(out, "w") as f:
         f.write("\n".join(lines))
 
