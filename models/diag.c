@@ -25,6 +25,7 @@ void diag_finish(struct diag *d)
 	free(d->buf);
 	d->buf = NULL;
 	d->len = 0;
+	d->cap = 0;
 	d->mark = 0;
 }
 
@@ -98,7 +99,10 @@ static void emit(struct diag *d, const char *prefix, const char *fmt, va_list ap
 	size_t n = strlen(safe);
 	if (count)
 		d->count++;
-	d->buf = xreallocarray(d->buf, d->len + n + 2, 1);
+	if (d->len + n + 2 > d->cap) {
+		d->cap = d->cap * 2 > d->len + n + 2 ? d->cap * 2 : d->len + n + 2 + 256;
+		d->buf = xreallocarray(d->buf, d->cap, 1);
+	}
 	char *line = d->buf + d->len;
 	memcpy(line, safe, n);
 	line[n] = '\n';

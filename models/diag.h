@@ -23,6 +23,8 @@ struct diag {
 	FILE *out;      /* where messages are printed; NULL = silent */
 	char *buf;      /* all messages, '\n'-separated; owned, may be NULL */
 	size_t len;
+	size_t cap;     /* bytes allocated at buf (grown by doubling: a search's
+			   thousands of rejections stay linear under any allocator) */
 	int count;      /* number of errors reported */
 	bool first_only;/* keep only the first message from mark on (diag_first_only) */
 	size_t mark;
