@@ -609,9 +609,10 @@ static void print_front(const struct pctx *p)
 			continue;
 		char pt[160];
 		plan_describe(&f->c.plan, pt, sizeof(pt));
+		struct band_pick bp = band_of(p->g, f);
 		printf("  %-16s %6ld GPUs  %-44s %7.1f d  $%.3fM  $%.4f/Mtok  ±%.1f%% (%s)\n",
 		       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6,
-		       f->a.econ.usd_per_Mtoken, 100 * band_of(p->g, f).halfwidth, band_of(p->g, f).b->family);
+		       f->a.econ.usd_per_Mtoken, 100 * bp.halfwidth, bp.b->family);
 	}
 	printf("\n== fewest GPUs that meet the goal (deadline %.0f d%s) per GPU type ==\n",
 	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");

@@ -65,6 +65,7 @@
 
 #include "atomic_file.h"
 #include "band_cv.h"
+#include "bands_file.h"
 #include "infile.h"
 #include "cli.h"
 #include "diag.h"
@@ -143,7 +144,6 @@ static bool has_memory(const struct vcase *c)
 	return c->sc->meta.pub.peak_memory_bytes > 0;
 }
 
-static const char *const memory_measures[] = { "reserved", "allocated", "active", "device" };
 
 struct suite {
 	struct vcase *c;
@@ -268,8 +268,7 @@ static void val_done(void *ctx, int i, const struct result_row *row)
 	if (row->status == RESULT_OK && has_time(c))
 		c->err = result_row_figure(row, c->fig) / published_figure(pub, c->fig) - 1;
 	if (row->status == RESULT_OK && has_memory(c)) {
-		c->mem_pred = pub->memory_measure == PUB_MEM_DEVICE ? row->mem_worst_device_bytes
-								     : row->mem_worst_alloc_bytes;
+		c->mem_pred = result_row_memory(row, pub->memory_measure);
 		c->mem_err = c->mem_pred / pub->peak_memory_bytes - 1;
 	}
 	if (su->quiet)
@@ -390,7 +389,7 @@ static void print_memory(const struct suite *su, const struct family_stat *mem, 
 		if (!has_memory(c))
 			continue;
 		fprintf(f, "%-34s %-22s %-9s %10.2f ", c->sc->meta.name, c->family,
-			memory_measures[c->sc->meta.pub.memory_measure], c->sc->meta.pub.peak_memory_bytes / GIB);
+			pub_memory_names[c->sc->meta.pub.memory_measure], c->sc->meta.pub.peak_memory_bytes / GIB);
 		if (r->status != RESULT_OK) {
 			fprintf(f, "%s: %s\n", result_status_names[r->status], r->reason);
 			continue;
@@ -433,7 +432,7 @@ static int write_csv(const struct suite *su, FILE *f)
 		fprintf(f, "%s,", result_status_names[r->status]);
 		tidy_csv_field(f, r->reason);
 		if (has_memory(c))
-			fprintf(f, ",%s,%.6g,", memory_measures[c->sc->meta.pub.memory_measure],
+			fprintf(f, ",%s,%.6g,", pub_memory_names[c->sc->meta.pub.memory_measure],
 				c->sc->meta.pub.peak_memory_bytes / GIB);
 		else
 			fputs(",,,", f);
@@ -462,63 +461,6 @@ static int csv_out(const struct suite *su, const char *path, struct diag *d)
 	return 0;
 }
 
-/* Percent to 0.1 (the bands file's precision). */
-static double pct1(double frac)
-{
-	return round(1000 * frac) / 10;
-}
-
-/* A names array of the bits of mask (names: an enum's table). */
-static json_t *mask_names(unsigned mask, const char *const *names)
-{
-	json_t *a = json_array();
-	for (int k = 0; names[k]; k++)
-		if (mask & 1u << k)
-			json_array_append_new(a, json_string(names[k]));
-	return a;
-}
-
-static json_t *envelope_json(const struct band_envelope *e)
-{
-	json_t *st = json_array();
-	for (const char *p = e->stacks; p && *p;) {
-		size_t k = strcspn(p, "|");
-		json_array_append_new(st, json_stringn(p, k));
-		p += k + (p[k] == '|');
-	}
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[f,f], s:[f,f], s:[f,f]}",
-			 "gpu_generations", mask_names(e->gens, band_gen_names),
-			 "kinds", mask_names(e->kinds, band_kind_names),
-			 "styles", mask_names(e->styles, band_style_names),
-			 "precisions", mask_names(e->precs, band_prec_names),
-			 "features", mask_names(e->feats, band_feat_names), "stacks", st,
-			 "params", e->params[0], e->params[1], "gpus", e->gpus[0], e->gpus[1],
-			 "seq_len", e->seq[0], e->seq[1]);
-}
-
-/* The bands file's families array (sim/band.h's table of keys). */
-static json_t *bands_families(const struct band *rows, int nrows)
-{
-	json_t *a = json_array();
-	for (int k = 0; k < nrows; k++) {
-		const struct band *b = &rows[k];
-		json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "family", b->family, "runs", b->runs,
-				      "mean_abs_error_pct", pct1(b->mean_abs), "max_abs_error_pct", pct1(b->max_abs),
-				      "bias_pct", pct1(b->bias), "optimistic_runs", b->optimistic_runs);
-		json_object_set_new(o, "level_pct", json_real(pct1(BAND_LEVEL)));
-		json_object_set_new(o, "halfwidth_pct", json_real(pct1(b->halfwidth)));
-		json_object_set_new(o, "extrapolated_halfwidth_pct", json_real(pct1(b->extrap_halfwidth)));
-		json_object_set_new(o, "oof_family", json_string(b->oof_family));
-		json_object_set_new(o, "oof_mean_abs_pct", json_real(pct1(b->oof_mean_abs)));
-		json_object_set_new(o, "oof_max_abs_pct", json_real(pct1(b->oof_max_abs)));
-		json_object_set_new(o, "oof_bias_pct", json_real(pct1(b->oof_bias)));
-		json_object_set_new(o, "oof_covered_runs", json_integer(b->oof_covered));
-		json_object_set_new(o, "envelope", envelope_json(&b->env));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
 /* The suite's cases that simulated, for band_cv_build (NULL when none). */
 static struct band *suite_bands(const struct suite *su, int *nrows)
 {
@@ -539,33 +481,6 @@ static struct band *suite_bands(const struct suite *su, int *nrows)
 	return rows;
 }
 
-/* --cross-validate: per family, in sample against out of family. */
-static void print_cv(const struct band *rows, int nrows, FILE *f)
-{
-	fprintf(f, "\ncross-validation (speed error: predicted speed / measured - 1, > 0 optimistic; "
-		   "%.0f %% bands, sim/band.h)\n", 100 * BAND_LEVEL);
-	fprintf(f, "%-22s %4s | %-28s | %-12s | %-22s %-29s %7s\n", "", "", "in sample", "band",
-		"out of family", "", "");
-	fprintf(f, "%-22s %4s | %8s %8s %10s | %12s | %-22s %8s %8s %10s %7s\n", "family", "runs", "mean|e|",
-		"max|e|", "bias", "c ± w", "banded as", "mean|r|", "max|r|", "signed r", "covered");
-	int cov = 0, runs = 0;
-	for (int k = 0; k < nrows; k++) {
-		const struct band *b = &rows[k];
-		char cw[32];
-		snprintf(cw, sizeof(cw), "%+.1f ± %.1f", 100 * b->bias, 100 * b->halfwidth);
-		fprintf(f, "%-22s %4d | %7.1f%% %7.1f%% %+9.1f%% | %13s | %-22.22s %7.1f%% %7.1f%% %+9.1f%% %3d/%-3d\n",
-			b->family, b->runs, 100 * b->mean_abs, 100 * b->max_abs, 100 * b->bias, cw, b->oof_family,
-			100 * b->oof_mean_abs, 100 * b->oof_max_abs, 100 * b->oof_bias, b->oof_covered, b->runs);
-		if (k == nrows - 1) {
-			cov = b->oof_covered;
-			runs = b->runs;
-		}
-	}
-	fprintf(f, "out-of-family coverage: %d of %d runs (%.1f %%) inside the band they get with their family "
-		   "left out; extrapolated plans get ± %.1f %%\n", cov, runs, runs ? 100.0 * cov / runs : 0.0,
-		100 * rows[nrows - 1].extrap_halfwidth);
-}
-
 /* The memory cases' errors (sim/band.h "memory"), NULL when none
  * simulated. */
 static json_t *memory_band(const struct suite *su)
@@ -584,81 +499,8 @@ static json_t *memory_band(const struct suite *su)
 	}
 	if (!n)
 		return NULL;
-	return json_pack("{s:i, s:f, s:f, s:f, s:f}", "runs", n, "mean_abs_error_pct", pct1(sum_abs / n),
-			 "signed_pct", pct1(sum / n), "low_pct", pct1(lo), "high_pct", pct1(hi));
-}
-
-static int write_bands(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d)
-{
-	json_t *root = json_pack("{s:s, s:s, s:s, s:o}", "schema", "ddlsim.validation-bands", "schema_version", "2.0",
-				 "generated", "by `ddlsim validation --write-bands` from the suite's family table, "
-				 "cross-validated leaving one family out (sim/band.h; percent, to 0.1; bias: mean "
-				 "speed error, positive = optimistic); compiled into ddlsim; test-validation checks "
-				 "it against the suite: never edit by hand",
-				 "families", bands_families(rows, nrows));
-	if (mem)
-		json_object_set(root, "memory", mem);
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-	size_t len = strlen(text);
-	text = xreallocarray(text, len + 2, 1);
-	memcpy(text + len, "\n", 2);
-	int e = atomic_file_write(path, text, len + 1);
-	free(text);
-	json_decref(root);
-	if (e)
-		return diag_err(d, path, "", "cannot write the bands: %s", strerror(-e)), -1;
-	return 0;
-}
-
-/* Whether the bands file at path says what the suite gives now: 0 yes,
- * 1 no (each difference said), -1 bad input. */
-static int check_bands(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d)
-{
-	json_t *root = jload_file(path, d);
-	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 2, 0)) {
-		json_decref(root);
-		return -1;
-	}
-	json_t *now = bands_families(rows, nrows), *was = json_object_get(root, "families");
-	int diff = 0;
-	size_t i;
-	json_t *row;
-	json_array_foreach(now, i, row) {
-		const char *name = json_string_value(json_object_get(row, "family"));
-		json_t *old = NULL, *o;
-		size_t k;
-		json_array_foreach(was, k, o)
-			if (json_is_string(json_object_get(o, "family")) &&
-			    !strcmp(json_string_value(json_object_get(o, "family")), name))
-				old = o;
-		if (!json_equal(row, old)) {
-			char *a = json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(6));
-			char *b = old ? json_dumps(old, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-			fprintf(stderr, "ddlsim: bands: family '%s': the suite gives %s, %s has %s\n", name, a, path,
-				b ? b : "none");
-			free(a);
-			free(b);
-			diff++;
-		}
-	}
-	if (mem && !json_equal(mem, json_object_get(root, "memory"))) {
-		char *a = json_dumps(mem, JSON_COMPACT | JSON_REAL_PRECISION(6));
-		fprintf(stderr, "ddlsim: bands: memory: the suite gives %s, %s has %s\n", a, path,
-			json_object_get(root, "memory") ? "another" : "none");
-		free(a);
-		diff++;
-	}
-	if (json_array_size(was) != json_array_size(now)) {
-		fprintf(stderr, "ddlsim: bands: %s has %zu families, the suite %zu\n", path, json_array_size(was),
-			json_array_size(now));
-		diff++;
-	}
-	if (diff)
-		fprintf(stderr, "ddlsim: bands: re-write them: ddlsim validation --write-bands %s (and say why in the commit)\n",
-			path);
-	json_decref(now);
-	json_decref(root);
-	return diff ? 1 : 0;
+	return json_pack("{s:i, s:f, s:f, s:f, s:f}", "runs", n, "mean_abs_error_pct", bands_file_pct(sum_abs / n),
+			 "signed_pct", bands_file_pct(sum / n), "low_pct", bands_file_pct(lo), "high_pct", bands_file_pct(hi));
 }
 
 /* Check the statistics against the ratchet file. Returns 0 when every
@@ -725,6 +567,55 @@ static int check_outputs(const struct suite *su, size_t reads0, const char *ratc
 	samefile_output(sf, "--write-bands", bands_out);
 	int rc = cli_check_samefile(sf);
 	samefile_destroy(sf);
+	return rc;
+}
+
+/* The exit code after a check that gave r (-1 bad input, 1 over, 0 ok)
+ * on top of rc. */
+static int check_rc(int rc, int r)
+{
+	return r < 0 ? EXIT_INPUT : r > 0 && rc == EXIT_OK ? EXIT_FAIL : rc;
+}
+
+/* --ratchet over the time families and overall, then the memory ones
+ * and their overall when memory cases ran (check_ratchet's result). */
+static int ratchet_all(const char *path, const struct family_stat *fam, int nfam, const struct family_stat *mem,
+		       int nmem, struct diag *d)
+{
+	int nall = nfam + 1;
+	struct family_stat *all = xcalloc((size_t)(nfam + nmem + 2), sizeof(*all));
+	memcpy(all, fam, (size_t)nall * sizeof(*all));
+	if (mem[nmem].n + mem[nmem].failed > 0) {
+		memcpy(all + nall, mem, (size_t)(nmem + 1) * sizeof(*all));
+		nall += nmem + 1;
+	}
+	int r = check_ratchet(path, all, nall - 1, d);
+	free(all);
+	return r;
+}
+
+/* --cross-validate, --write-bands FILE, --check-bands FILE on the
+ * suite's time cases (cli/bands_file.h); the exit code on top of rc. */
+static int bands(const struct suite *su, bool cv, const char *out, const char *check, int rc, struct diag *d)
+{
+	int nrows = 0;
+	struct band *rows = suite_bands(su, &nrows);
+	json_t *mem = memory_band(su);
+	if (!rows) {
+		if (out || check)
+			diag_errf(d, "no time case simulated: no bands to %s", out ? "write" : "check");
+		rc = out || check ? EXIT_FAIL : rc;
+		goto out;
+	}
+	if (cv)
+		bands_file_print_cv(rows, nrows, stdout);
+	if (out && bands_file_write(out, rows, nrows, mem, d))
+		rc = EXIT_FAIL;
+	if (check)
+		rc = check_rc(rc, bands_file_check(check, rows, nrows, mem, d));
+out:
+	band_cv_free(rows, nrows);
+	json_decref(mem);
 	return rc;
 }
 
@@ -842,48 +733,18 @@ int cmd_validation(int argc, char **argv)
 	if (csv && csv_out(&su, csv, &d))
 		rc = EXIT_FAIL;
 	if (ratchet) {
-		/* the time families and overall, then the memory ones and their
-		 * overall when memory cases ran */
-		int nall = nfam + 1;
-		struct family_stat *all = xcalloc((size_t)(nfam + nmem + 2), sizeof(*all));
-		memcpy(all, fam, (size_t)nall * sizeof(*all));
-		if (mem[nmem].n + mem[nmem].failed > 0) {
-			memcpy(all + nall, mem, (size_t)(nmem + 1) * sizeof(*all));
-			nall += nmem + 1;
-		}
-		int r = check_ratchet(ratchet, all, nall - 1, &d);
-		free(all);
-		if (r < 0)
-			rc = EXIT_INPUT;
-		else if (r > 0 && rc == EXIT_OK)
-			rc = EXIT_FAIL;
-		else if (r == 0 && !su.quiet)
+		int r = ratchet_all(ratchet, fam, nfam, mem, nmem, &d);
+		rc = check_rc(rc, r);
+		if (r == 0 && !su.quiet)
 			fprintf(stderr, "ratchet %s: every family within its recorded level\n", ratchet);
 	}
-	int nrows = 0;
-	struct band *rows = suite_bands(&su, &nrows);
-	json_t *mem_band = memory_band(&su);
-	if (cv && rows)
-		print_cv(rows, nrows, stdout);
-	if ((bands_out || bands_check) && !rows) {
-		diag_errf(&d, "no time case simulated: no bands to %s", bands_out ? "write" : "check");
-		rc = EXIT_FAIL;
-	} else if (bands_out && write_bands(bands_out, rows, nrows, mem_band, &d))
-		rc = EXIT_FAIL;
-	if (bands_check && rows) {
-		int r = check_bands(bands_check, rows, nrows, mem_band, &d);
-		if (r < 0)
-			rc = EXIT_INPUT;
-		else if (r > 0 && rc == EXIT_OK)
-			rc = EXIT_FAIL;
-	}
+	if (cv || bands_out || bands_check)
+		rc = bands(&su, cv, bands_out, bands_check, rc, &d);
 	int failed = 0;
 	for (int i = 0; i < su.n; i++)
 		failed += su.c[i].row.status != RESULT_OK;
 	if (failed)
 		fprintf(stderr, "ddlsim: %d of %d cases failed to simulate\n", failed, su.n);
-	band_cv_free(rows, nrows);
-	json_decref(mem_band);
 	free(fam);
 out:
 	for (int i = 0; i < su.n; i++) {

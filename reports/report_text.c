@@ -323,20 +323,16 @@ void report_print_summary(const struct result *r, FILE *f)
 			100 * fmax(0, 1 / (1 + band_memory.high) - 1), 100 * (1 / (1 + band_memory.low) - 1),
 			band_memory.runs);
 	}
+	struct result_row row = { 0 };
+	result_row_fill(&row, r);
 	if (r->meta.pub.peak_memory_bytes > 0) {
 		/* the largest over the stages, as ddlsim validation holds it */
-		static const char *const measure[] = { "reserved", "allocated", "active", "device" };
-		struct result_row mr = { 0 };
-		result_row_fill(&mr, r);
-		double got = r->meta.pub.memory_measure == PUB_MEM_DEVICE ? mr.mem_worst_device_bytes
-									  : mr.mem_worst_alloc_bytes;
+		double got = result_row_memory(&row, r->meta.pub.memory_measure);
 		fprintf(f, "memory published: %.2f GiB (%s), predicted %.2f GiB, error %+.1f%%\n",
-			r->meta.pub.peak_memory_bytes / 1073741824.0, measure[r->meta.pub.memory_measure],
+			r->meta.pub.peak_memory_bytes / 1073741824.0, pub_memory_names[r->meta.pub.memory_measure],
 			got / 1073741824.0, 100 * (got / r->meta.pub.peak_memory_bytes - 1));
 	}
 	/* the published figures and the error of the prediction against them */
-	struct result_row row = { 0 };
-	result_row_fill(&row, r);
 	bool head = false;
 	for (int k = 0; k < PUB_NFIGURES; k++) {
 		double want = published_figure(&r->meta.pub, k);

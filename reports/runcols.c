@@ -93,7 +93,11 @@ NUM(band_bias_pct, 100 * BAND->bias)
 INT(band_gpus_more, band_more_gpus(BAND, gpus_of(src)))
 NUM(band_lo_pct, 100 * pick_of(src)->lo)
 NUM(band_hi_pct, 100 * pick_of(src)->hi)
-TEXT(band_extrapolated, pick_of(src)->extrapolated ? pick_of(src)->why : "")
+static const char *band_extrapolated(const struct runcol_src *src)
+{
+	const struct band_pick *p = pick_of(src);
+	return p->extrapolated ? p->why : "";
+}
 NUM(sim_wall_s, ROW->sim_wall_s)
 NUM(train_days, ROW->time_to_train_s / 86400)
 NUM(gpu_hours, ROW->gpu_hours)

@@ -10,6 +10,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		   double dense_layers, double inflight, bool has_embedding, bool has_head,
 		   struct mem_rank_input *mi)
 {
+	const struct stack *k = plan_stack(pl);
 	struct mem_rank_input x = {
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
 		.grad_elem_bytes = dtype_bytes(pl->training.grad_dtype), .attention = pl->training.attention,
@@ -25,15 +26,14 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
 		.prefetch_layers = 1, .ep = pl->parallel.ep, .offload = (int)pl->parallel.offload,
 		.ft = pl->training.finetune,
-		.loss_Bpl = pl->parallel.tp > 1 && plan_stack(pl)->loss_peak_tp_Bpl > 0 ?
-			    plan_stack(pl)->loss_peak_tp_Bpl : plan_stack(pl)->loss_peak_Bpl,
+		.loss_Bpl = pl->parallel.tp > 1 && k->loss_peak_tp_Bpl > 0 ? k->loss_peak_tp_Bpl : k->loss_peak_Bpl,
 		.microbatches = (int)plan_microbatches(pl),
-		.rmsnorm_extra_Bpe = plan_stack(pl)->rmsnorm_extra_Bpe,
-		.repeat_kv = plan_stack(pl)->repeat_kv,
+		.rmsnorm_extra_Bpe = k->rmsnorm_extra_Bpe,
+		.repeat_kv = k->repeat_kv,
 		/* as the builder's FSDP2 (sim/build_transformer.c) */
-		.fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
+		.fsdp2 = k->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
 			 (long)pl->parallel.dp * pl->parallel.cp > 1,
-		.torchao_fp8 = plan_stack(pl)->fsdp2_copies,
+		.torchao_fp8 = k->fsdp2_copies,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

@@ -112,10 +112,10 @@ static double outside(double x, const double r[2])
 	return x < r[0] * (1 - 1e-5) ? log2(r[0] / x) : x > r[1] * (1 + 1e-5) ? log2(x / r[1]) : 0;
 }
 
-static bool has_stack(const char *stacks, const char *name)
+bool band_names_has(const char *list, const char *name)
 {
 	size_t len = strlen(name);
-	for (const char *p = stacks; p && *p;) {
+	for (const char *p = list; p && *p;) {
 		size_t k = strcspn(p, "|");
 		if (k == len && !strncmp(p, name, len))
 			return true;
@@ -136,7 +136,7 @@ static struct rank rank_of(const struct band_envelope *e, const struct band_feat
 	r.miss[0] = !(e->styles & 1u << f->style);
 	r.miss[1] = !(e->gens & 1u << f->gen);
 	r.miss[2] = !(e->precs & 1u << f->prec);
-	r.miss[3] = !has_stack(e->stacks, f->stack);
+	r.miss[3] = !band_names_has(e->stacks, f->stack);
 	r.dist = outside(f->params, e->params) + outside(f->gpus, e->gpus) + outside(f->seq, e->seq);
 	for (int k = 0; k < BAND_FEAT_N; k++)
 		r.dist += (f->feats & 1u << k) && !(e->feats & 1u << k);
@@ -265,21 +265,6 @@ void band_choose(const struct inputs *in, const struct plan *pl, struct band_pic
 	struct band_features f;
 	band_features(in, pl, &f);
 	band_match(band_table, band_count, &f, NULL, out);
-}
-
-const struct band *band_get(const char *family)
-{
-	for (int i = 0; i < band_count; i++)
-		if (!strcmp(band_table[i].family, family))
-			return &band_table[i];
-	return NULL;
-}
-
-const struct band *band_lookup(const struct inputs *in, const struct plan *pl)
-{
-	struct band_pick p;
-	band_choose(in, pl, &p);
-	return p.b;
 }
 
 long band_more_gpus(const struct band *b, long gpus)

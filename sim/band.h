@@ -176,9 +176,6 @@ extern const struct band_memory band_memory;
 extern const struct band band_table[];
 extern const int band_count;
 
-/* The row of family, NULL if the table has none. */
-const struct band *band_get(const char *family);
-
 /* The features of plan pl on inputs in. */
 void band_features(const struct inputs *in, const struct plan *pl, struct band_features *f);
 
@@ -191,9 +188,6 @@ int band_match(const struct band *table, int n, const struct band_features *f, c
 /* band_match of plan pl on the shipped table. */
 void band_choose(const struct inputs *in, const struct plan *pl, struct band_pick *out);
 
-/* The row band_choose() gives (the family's row; overall when none). */
-const struct band *band_lookup(const struct inputs *in, const struct plan *pl);
-
 /* How many more GPUs than `gpus` the bias implies: a run predicted to
  * meet a deadline on `gpus` needs about gpus x (1 + bias) when ddlsim is
  * optimistic, rounded up; 0 for a pessimistic family. */
@@ -203,6 +197,10 @@ long band_more_gpus(const struct band *b, long gpus);
  * cross-validated; optimistic 11.6 %)" and, when extrapolated,
  * "; extrapolated: no validated run ..." into buf (n bytes). Returns buf. */
 char *band_text(const struct band_pick *p, char *buf, size_t n);
+
+/* Whether name is one of the '|'-separated names of list (an envelope's
+ * stacks; NULL: none). */
+bool band_names_has(const char *list, const char *name);
 
 /* The order statistic of step 2 above: the smallest of x[0 .. n - 1]
  * (absolute values, sorted in place) that at least level x n of them

@@ -34,19 +34,6 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Whether name is one of the '|'-separated names of list. */
-static bool in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	for (const char *p = list; p && *p;) {
-		size_t k = strcspn(p, "|");
-		if (k == len && !strncmp(p, name, len))
-			return true;
-		p += k + (p[k] == '|');
-	}
-	return false;
-}
-
 /* Grow env by one case's features. */
 static void env_add(struct band_envelope *e, const struct band_features *f, bool first)
 {
@@ -64,7 +51,7 @@ static void env_add(struct band_envelope *e, const struct band_features *f, bool
 			r[k][1] = v[k];
 	}
 	char *s = (char *)e->stacks;
-	if (in_list(s, f->stack))
+	if (band_names_has(s, f->stack))
 		return;
 	e->stacks = s && *s ? xasprintf("%s|%s", s, f->stack) : xstrdup(f->stack);
 	free(s);
@@ -186,7 +173,7 @@ struct band *band_cv_build(const struct band_case *c, int n, int *nrows)
 		const char *gn = rows[g].family, *had = rows[f].oof_family;
 		if (!had)
 			rows[f].oof_family = xstrdup(gn);
-		else if (!in_list(had, gn)) {
+		else if (!band_names_has(had, gn)) {
 			rows[f].oof_family = xasprintf("%s|%s", had, gn);
 			free((char *)had);
 		}

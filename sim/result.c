@@ -51,6 +51,11 @@ double result_row_figure(const struct result_row *row, enum pub_figure f)
 	return 0;
 }
 
+double result_row_memory(const struct result_row *row, enum pub_memory m)
+{
+	return m == PUB_MEM_DEVICE ? row->mem_worst_device_bytes : row->mem_worst_alloc_bytes;
+}
+
 void result_set_meta(struct result *r, const struct scenario_meta *meta)
 {
 	scenario_meta_finish(&r->meta);

@@ -248,6 +248,10 @@ extern const struct pub_figure_info pub_figures[PUB_NFIGURES];
 double published_figure(const struct published *pb, enum pub_figure f);
 /* The predicted value of figure f from a row with status OK. */
 double result_row_figure(const struct result_row *row, enum pub_figure f);
+/* The predicted peak memory of a row with status OK, in bytes, as
+ * published.memory_measure m counts it: the caching allocator's figure,
+ * or with the CUDA context and NCCL's buffers for "device". */
+double result_row_memory(const struct result_row *row, enum pub_memory m);
 
 /* The status a row's reports print: its status's name, or "oom" for a row
  * that simulated (RESULT_OK) but does not fit in GPU memory: its figures

@@ -18,6 +18,8 @@
 #include "stack.h"
 #include "xalloc.h"
 
+const char *const pub_memory_names[PUB_MEM_N + 1] = { "reserved", "allocated", "active", "device", NULL };
+
 static const char *const opt_names[] = { "adam", NULL };
 
 /* What the loader reads besides the plan and the meta. */
@@ -204,9 +206,8 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		double gib;
 		if (jobj_num(&jo, "peak_memory_GiB", &gib, JPOS) == 1)
 			pub->peak_memory_bytes = gib * 1073741824.0;
-		static const char *const measures[] = { "reserved", "allocated", "active", "device", NULL };
 		int mm = 0;
-		if (jobj_enum(&jo, "memory_measure", measures, &mm, 0) == 1) {
+		if (jobj_enum(&jo, "memory_measure", pub_memory_names, &mm, 0) == 1) {
 			pub->memory_measure = (enum pub_memory)mm;
 			if (!(pub->peak_memory_bytes > 0))
 				jobj_err(&jo, "memory_measure", "says what published.peak_memory_GiB counts, "

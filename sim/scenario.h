@@ -275,9 +275,13 @@ struct published {
 	double iteration_s;
 	double tokens_per_s;
 	double peak_memory_bytes;       /* published.peak_memory_GiB x 2^30 */
-	enum pub_memory { PUB_MEM_RESERVED, PUB_MEM_ALLOCATED, PUB_MEM_ACTIVE, PUB_MEM_DEVICE } memory_measure;
+	enum pub_memory { PUB_MEM_RESERVED, PUB_MEM_ALLOCATED, PUB_MEM_ACTIVE, PUB_MEM_DEVICE,
+			  PUB_MEM_N } memory_measure;
 	char *source;                   /* owned; NULL when none */
 };
+
+/* published.memory_measure's names, by enum pub_memory, NULL-ended. */
+extern const char *const pub_memory_names[PUB_MEM_N + 1];
 
 /* What the scenario file says besides the plan; owned strings. */
 struct scenario_meta {

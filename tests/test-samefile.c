@@ -19,22 +19,11 @@
 #include "samefile.h"
 #include "testutil.h"
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	cr_assert(f, "cannot read %s", path);
-	char *buf = calloc(1, 1 << 20);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* A copy of shipped file rel at dir/name with its relative paths to the
  * models, topologies and GPU presets (prefix up, e.g. "../") absolute. */
 static char *absolute_copy(const char *dir, const char *name, const char *rel, const char *up)
 {
-	char *text = slurp(src_path(rel)), key[64], val[1200];
+	char *text = test_file_text(src_path(rel)), key[64], val[1200];
 	const char *dirs[] = { "models/", "topologies/", "gpus/" };
 	for (int i = 0; i < 3; i++) {
 		snprintf(key, sizeof(key), "\"%s%s", up, dirs[i]);
@@ -54,11 +43,11 @@ static char *absolute_copy(const char *dir, const char *name, const char *rel, c
  * at kept is still the bytes it had. */
 static void refused_keeps(const char *args, int want, const char *msg, const char *kept)
 {
-	char *before = slurp(kept), *err = NULL;
+	char *before = test_file_text(kept), *err = NULL;
 	int rc = run_ddlsim(args, NULL, &err);
 	cr_expect_eq(rc, want, "%s: exit %d, want %d: %s", args, rc, want, err);
 	cr_expect_str_eq(err, msg, "%s", args);
-	char *after = slurp(kept);
+	char *after = test_file_text(kept);
 	cr_expect_str_eq(after, before, "%s: %s was changed", args, kept);
 	free(before), free(after), free(err);
 }
@@ -236,10 +225,10 @@ Test(samefile, sweep_refuses_outputs_over_the_sweep_or_its_base)
 	 * touched; a file at the new record's name that is not one is refused */
 	snprintf(args, sizeof(args), "mkdir -p %s/x %s/y", d, d);
 	cr_assert_eq(system(args), 0);
-	char *user = small_sweep(d, "x/points.sweep.json"), *before = slurp(user);
+	char *user = small_sweep(d, "x/points.sweep.json"), *before = test_file_text(user);
 	snprintf(args, sizeof(args), "sweep %s --out %s/x --quiet", sw2, d);
 	cr_expect_eq(run_ddlsim(args, NULL, NULL), 0);
-	char *after = slurp(user);
+	char *after = test_file_text(user);
 	cr_expect_str_eq(after, before);
 	snprintf(args, sizeof(args), "%s/x/points.ddlsim-origin.json", d);
 	cr_expect(file_exists(args));
@@ -396,11 +385,11 @@ Test(merge, out_may_be_no_shard_and_its_record_no_users_file)
 	cr_expect_str_eq(err, want);
 	free(err);
 	/* a user's results.sweep.json beside OUT results.csv stays as it was */
-	char *user = small_sweep(d, "results.sweep.json"), *before = slurp(user);
+	char *user = small_sweep(d, "results.sweep.json"), *before = test_file_text(user);
 	snprintf(args, sizeof(args), "merge %s/results.csv " SHARD(1) ".csv " SHARD(2) ".csv " SHARD(3) ".csv", d, d, d,
 		 d);
 	cr_expect_eq(run_ddlsim(args, NULL, NULL), 0);
-	char *after = slurp(user);
+	char *after = test_file_text(user);
 	cr_expect_str_eq(after, before);
 	snprintf(want, sizeof(want), "%s/results.ddlsim-origin.json", d);
 	cr_expect(file_exists(want));
