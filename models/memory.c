@@ -1,5 +1,6 @@
 /* memory: per-GPU memory anatomy (see memory.h for the formulas). */
 #include "memory.h"
+#include "memory-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -449,5 +450,16 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 			 o->activations_bytes + o->comm_buffer_bytes + o->reserved_bytes +
 			 (o->peak_at_loss ? o->logits_bytes : o->recompute_bytes);
 	o->allocator_bytes = o->total_bytes - o->reserved_bytes;
+	struct mem_replay rp;
+	if (in->expandable_segments && memory_replay(in, o, &rp) && rp.reserved_peak > o->allocator_bytes) {
+		double replayed = rp.reserved_peak;
+		/* the caching the replay finds stands for the reserve where larger */
+		o->caching_bytes = replayed - o->allocator_bytes;
+		double more = fmax(0, o->caching_bytes - o->fragmentation_bytes);
+		o->fragmentation_bytes += more;
+		o->reserved_bytes += more;
+		o->total_bytes += more;
+		o->allocator_bytes = replayed;
+	}
 	o->fits = o->total_bytes <= o->capacity_bytes;
 }

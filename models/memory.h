@@ -170,11 +170,23 @@
  * nor in the first layers' backward: not counted (a pipeline's
  * accumulated ones are: they live through its micro-batches).
  *
- * What PyTorch's caching allocator reports (allocator_bytes: the peak of
- * torch.cuda.max_memory_reserved with expandable segments, which maps
- * 2 MiB pages as needed, so reserved is the allocated peak rounded up;
- * PyTorch PR #96995): the total less the CUDA context, NCCL's buffers
- * (outside the allocator) and the fragmentation reserve.
+ * What PyTorch's caching allocator reports (allocator_bytes, the peak of
+ * torch.cuda.max_memory_reserved): by default the allocated peak, the
+ * total less the CUDA context, NCCL's buffers (outside the allocator) and
+ * the fragmentation reserve. Where the stack runs the allocator with
+ * expandable segments (stack.h expandable_segments: torchtitan) and the
+ * plan is FSDP2 at ZeRO-3 without a pipeline on a dense decoder,
+ * memory_replay.c replays three training steps' allocations through the
+ * allocator (ptalloc.h) and takes its reserved peak: each stream's pool
+ * keeps what it once held (FSDP2's sharded gradients live in the
+ * reduce-scatter stream's pool, freed by zero_grad but never usable by
+ * the compute stream; the all-gather stream holds two gathered modules,
+ * the root's and the first layer's), a freed block serves only what fits
+ * in it (the loss's fp32 tensors leave holes the next ones do not fit),
+ * and AdamW's state, created at the first step in memory the
+ * activations freed, pushes the next step's activations beyond it. The
+ * replayed caching (caching_bytes: reserved beyond the allocated peak)
+ * stands in the total for the fragmentation reserve where it is larger.
  *
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
@@ -254,6 +266,8 @@ struct mem_rank_input {
 	bool fsdp2;                /* FSDP2's memory (above): a stack with fsdp2_copies, ZeRO >= 2 */
 	bool torchao_fp8;          /* fp8 by torchao's Float8Linear (a stack with fsdp2_copies),
 				      not Transformer Engine */
+	bool expandable_segments;  /* the stack's allocator runs with expandable segments:
+				      FSDP2 plans' reserved memory is replayed */
 };
 
 /* NCCL channels per communicator assumed for its buffers: NCCL builds up
@@ -280,7 +294,10 @@ struct mem_anatomy {
 	bool peak_at_loss;         /* the peak is the loss's phase, not a layer's backward */
 	double context_bytes;      /* CUDA context and library workspaces */
 	double nccl_bytes;         /* NCCL communicator buffers */
-	double fragmentation_bytes;/* allocator reserve */
+	double fragmentation_bytes;/* allocator reserve: the fraction of capacity, or the
+				      replayed caching where larger */
+	double caching_bytes;      /* replayed (ptalloc.h): what the caching allocator
+				      reserves beyond the allocated peak; 0: not replayed */
 	double reserved_bytes;     /* context + NCCL + fragmentation */
 	double total_bytes;
 	double allocator_bytes;    /* what PyTorch's caching allocator reserves at the peak

@@ -119,6 +119,11 @@ struct stack {
 	 * stacks"): its fp32 copy and the normalised 16-bit tensor. 0: a
 	 * fused kernel's (TE). */
 	double rmsnorm_extra_Bpe;
+	/* The stack's launch sets PYTORCH_CUDA_ALLOC_CONF=
+	 * expandable_segments:True (torchtitan 9dec370 run_llama_train.sh
+	 * L22-25): what its caching allocator reserves is replayed
+	 * (models/ptalloc.h, memory.h) for FSDP2 plans. */
+	bool expandable_segments;
 	/* Copies around the attention kernel, per element of q, k, v and the
 	 * output (T x (2 heads + 2 kv_heads) x d / t): an unpadding gather
 	 * of q, k, v and a padding scatter of the output (kernels: 4). */

@@ -162,6 +162,8 @@ static json_t *mem_json(const struct stage_result *s)
 		json_object_set_new(o, "peak_phase", json_string(m->peak_at_loss ? "loss" : "layer_backward"));
 		json_object_set_new(o, "pytorch_reserved_GB", json_real(m->allocator_bytes / GB));
 		json_object_set_new(o, "pytorch_reserved_GiB", json_real(m->allocator_bytes / 1073741824.0));
+		/* models/ptalloc.h: reserved beyond the allocated peak, replayed (0: not) */
+		json_object_set_new(o, "allocator_caching_replayed_GB", json_real(m->caching_bytes / GB));
 	}
 	return o;
 }

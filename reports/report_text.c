@@ -299,7 +299,7 @@ void report_print_summary(const struct result *r, FILE *f)
 		{ w->mem.peak_at_loss ? "recomputed layer" : "recomputed layer (peak)", w->mem.recompute_bytes },
 		{ "comm buffers", w->mem.comm_buffer_bytes },
 		{ "CUDA context", w->mem.context_bytes }, { "NCCL buffers", w->mem.nccl_bytes },
-		{ "allocator reserve", w->mem.fragmentation_bytes },
+		{ w->mem.caching_bytes > 0 ? "allocator (replayed)" : "allocator reserve", w->mem.fragmentation_bytes },
 		{ "total", w->mem.total_bytes }, { "capacity", w->mem.capacity_bytes },
 		{ "PyTorch reserved (peak)", w->mem.allocator_bytes },
 	};
@@ -309,19 +309,21 @@ void report_print_summary(const struct result *r, FILE *f)
 			fprintf(f, "  %-26s %14.2f %10.2f\n", rows[i].name, rows[i].bytes / GB,
 				rows[i].bytes / 1073741824.0);
 	fprintf(f, "  (the loss and the recomputed layer come one after the other: the total holds the "
-		"larger with its buffers; PyTorch reserved: the total less the context, NCCL and the reserve, "
-		"models/memory.h)\n");
+		"larger with its buffers; PyTorch reserved: %s, models/memory.h)\n",
+		w->mem.caching_bytes > 0 ? "the caching allocator replayed over three steps, the allocated peak "
+		"and what it caches, the larger of that and the reserve in the total" :
+		"the total less the context, NCCL and the reserve");
 	report_verdict(r, vbuf, sizeof(vbuf));
 	fprintf(f, "memory: %s (%.1f of %.1f GiB)\n", vbuf, w->mem.total_bytes / 1073741824.0,
 		w->mem.capacity_bytes / 1073741824.0);
 	if (band_memory.runs > 0 && band_memory.low < 0) {
 		/* the validated error: published peaks ran up to -low above */
 		double real = w->mem.total_bytes - w->mem.allocator_bytes + w->mem.allocator_bytes / (1 + band_memory.low);
-		fprintf(f, "memory at the validated error: %.1f GB of %.1f GB%s (published peaks ran %.1f %% to %.1f %% "
-			"above ddlsim's figure, %d runs: validation/README.md \"Memory families\")\n", real / GB,
-			w->mem.capacity_bytes / GB, real > w->mem.capacity_bytes ? ": would not fit" : "",
-			100 * fmax(0, 1 / (1 + band_memory.high) - 1), 100 * (1 / (1 + band_memory.low) - 1),
-			band_memory.runs);
+		double lo = 100 * (1 / (1 + band_memory.high) - 1), hi = 100 * (1 / (1 + band_memory.low) - 1);
+		fprintf(f, "memory at the validated error: %.1f GB of %.1f GB%s (published peaks ran from %.1f %% %s "
+			"to %.1f %% above ddlsim's figure, %d runs: validation/README.md \"Memory families\")\n",
+			real / GB, w->mem.capacity_bytes / GB, real > w->mem.capacity_bytes ? ": would not fit" : "",
+			fabs(lo), lo < 0 ? "below" : "above", hi, band_memory.runs);
 	}
 	struct result_row row = { 0 };
 	result_row_fill(&row, r);

@@ -34,6 +34,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.fsdp2 = k->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
 			 (long)pl->parallel.dp * pl->parallel.cp > 1,
 		.torchao_fp8 = k->fsdp2_copies,
+		.expandable_segments = k->expandable_segments,
 	};
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

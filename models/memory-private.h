@@ -1,0 +1,20 @@
+/* memory-private.h: what memory.c takes from memory_replay.c. */
+#ifndef DDLSIM_MEMORY_PRIVATE_H
+#define DDLSIM_MEMORY_PRIVATE_H
+
+#include <stdbool.h>
+
+#include "memory.h"
+
+/* The peak PyTorch's caching allocator reserves over FSDP2 steps as
+ * torchtitan runs them (memory_replay.c), from the anatomy o of in;
+ * false where the replay does not apply (no FSDP2 at ZeRO-3, pipeline,
+ * MoE, MLA, encoders, frozen weights, offload, tied embeddings) or
+ * out of memory. */
+struct mem_replay {
+	double reserved_peak, allocated_peak;
+	double compute, allgather, reduce;   /* each stream's pool, reserved at the end */
+};
+bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out);
+
+#endif

@@ -1,0 +1,319 @@
+/* memory_replay: the allocations of FSDP2 training steps as torchtitan
+ * runs them, replayed through PyTorch's caching allocator (ptalloc.h),
+ * for what the allocator reserves (memory.h, "What PyTorch's caching
+ * allocator reports").
+ *
+ * One rank, a dense decoder, no pipeline (one micro-batch a step), in
+ * the order torchtitan 9dec370's train.py runs a step (L266-323):
+ * zero_grad, forward, loss, del pred, backward, clip_grad_norm_ (foreach,
+ * its per-tensor norms: small), optimizer.step; three steps, the first
+ * creating AdamW's state lazily (torch.optim.AdamW _init_group:
+ * exp_avg and exp_avg_sq = zeros_like(param), one parameter after
+ * another), each step's foreach AdamW holding torch._foreach_sqrt's
+ * fp32 copy of every exp_avg_sq at once (torch/optim/adamw.py
+ * _multi_tensor_adamw: exp_avg_sq_sqrt; torchtitan optimizer.py L129-139:
+ * foreach = not fused, fused off by default).
+ *
+ * Streams (torch/distributed/_composable/fsdp, torch 2.5/2.6): the
+ * compute stream holds the sharded fp32 parameters, the unsharded
+ * 16-bit ones after the all-gather's copy-out, activations, the loss,
+ * the unsharded gradients and the reduce-scatter input; the all-gather
+ * stream the all-gather output (freed when the next all-gather is
+ * issued, so two at most); the reduce-scatter stream the reduce-scatter
+ * output, whose views are the sharded gradients (freed by the next
+ * zero_grad: back to that stream's pool, which the compute stream
+ * cannot reuse). The root module (embedding, final norm, output) is
+ * gathered once and not resharded after the forward; its gradients are
+ * reduced after the embedding's, last.
+ *
+ * Granularity: a layer's saved activations, its recomputed tensors, its
+ * gathered weights and gradients are one block each; the optimizer's
+ * tensors are per parameter (a Llama layer's wq, wk, wv, wo, w1, w2,
+ * w3); the loss tensor by tensor (torch's cross_entropy and
+ * loss_parallel below), any other loss one block of its bytes per logit. Norms' weights and other
+ * tensors under 1 MiB (the small pool) are left out. */
+#include "memory.h"
+#include "memory-private.h"
+#include "ptalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { S_COMPUTE, S_ALLGATHER, S_REDUCE };
+
+#define REPLAY_STEPS 3
+#define MAX_LAYER_TENSORS 7
+
+struct replay {
+	struct ptalloc *a;
+	const struct mem_rank_input *in;
+	const struct mem_anatomy *o;
+	int layers;
+	double n_shard;               /* FSDP shard degree */
+	double u, wb, r;              /* gathered, gradient, reduced bytes per element */
+	double w[MAX_LAYER_TENSORS];  /* a layer's weight tensors (TP shard), elements */
+	int nw;
+	double layer_params, emb_params, head_params, root_params;
+	double head_act, logits;      /* the head's saved bytes, logits (this rank's) */
+	int *sharded;                 /* per layer the fp32 shard, then the root's */
+	int *exp_avg, *exp_avg_sq;    /* per layer x tensor, then the root's two */
+	int *grad;                    /* reduce-scatter outputs, per layer and root */
+	int ag_held, rs_held;         /* the last all-gather output, reduce-scatter input */
+	bool failed;
+};
+
+static int rmalloc(struct replay *r, int stream, double bytes)
+{
+	if (bytes <= 1048576.0)
+		return -1;
+	int h = ptalloc_malloc(r->a, stream, bytes);
+	if (h < 0)
+		r->failed = true;
+	return h;
+}
+
+/* All-gather a module of p parameters on the all-gather stream: the
+ * 16-bit cast of the shard (freed after the copy-in), the output. In the
+ * forward the previous module's output is freed only after this one is
+ * allocated (the deferred free, so two are alive); in the backward each
+ * is freed right after its own copy-out, before the next prefetch. */
+static int gather(struct replay *r, double p)
+{
+	int cast = rmalloc(r, S_ALLGATHER, r->u * p / r->n_shard);
+	int out = rmalloc(r, S_ALLGATHER, r->u * p);
+	ptalloc_free(r->a, cast);
+	return out;
+}
+
+/* The copy-out: the unsharded weights on the compute stream. */
+static int copy_out(struct replay *r, double p)
+{
+	return rmalloc(r, S_COMPUTE, r->u * p);
+}
+
+/* A forward all-gather and copy-out (the previous output freed after). */
+static int unshard_forward(struct replay *r, double p)
+{
+	int out = gather(r, p);
+	ptalloc_free(r->a, r->ag_held);
+	r->ag_held = out;
+	return copy_out(r, p);
+}
+
+/* Reduce-scatter a module's gradients (handle g, p parameters): the
+ * previous module's fp32 input freed first (held until this module's
+ * post-backward), this one's on the compute stream, the 16-bit
+ * gradients freed after the copy-in, the output on the reduce-scatter
+ * stream. */
+static int reduce(struct replay *r, int g, double p)
+{
+	ptalloc_free(r->a, r->rs_held);
+	r->rs_held = rmalloc(r, S_COMPUTE, r->r * p);
+	ptalloc_free(r->a, g);
+	return rmalloc(r, S_REDUCE, r->r * p / r->n_shard);
+}
+
+/* A loss's allocations, in order: slot k allocated with bytes per logit
+ * (> 0) or freed (0); OUT_GRAD marks where the output projection's
+ * weight gradient is allocated (its backward, after the loss's). */
+struct loss_op {
+	signed char slot;
+	signed char Bpl;
+};
+#define OUT_GRAD { -1, 0 }
+#define LOSS_END { -2, 0 }
+
+/* torch's cross_entropy on an fp32 copy (torchtitan train.py L131-138,
+ * L303-308; research notes: derivatives.yaml _log_softmax saves its
+ * result, _to_copy nothing; the autograd engine releases a node's saved
+ * tensors after its outputs exist): the bf16 logits (0), the fp32 copy
+ * (1), log_softmax's result (2); the copy freed when loss_fn returns, the
+ * logits at `del pred`; backward: nll_loss's dense gradient (3),
+ * log_softmax's input gradient (4), then 3 and 2 freed, the cast to bf16
+ * (5), 4 freed. 12 B per logit at the peak. */
+static const struct loss_op loss_torch_ce[] = {
+	{ 0, 2 }, { 1, 4 }, { 2, 4 }, { 1, 0 }, { 0, 0 },
+	{ 3, 4 }, { 4, 4 }, { 3, 0 }, { 2, 0 }, { 5, 2 }, { 4, 0 }, OUT_GRAD, { 5, 0 }, LOSS_END,
+};
+/* torch's loss_parallel on the same fp32 copy (torch distributed/tensor/
+ * parallel/loss.py _log_softmax, _nll_loss_and_log_softmax_backward):
+ * forward the logits (0), the copy (1), shifted (2), exp(shifted) (3,
+ * freed after its sum), the result (4), then 2, 1, 0 freed; backward
+ * zeros_like (5), exp(x) (6), their sum (7; 6 freed), its product with
+ * the output gradient (8; 7 freed), then 5 and the saved result freed,
+ * the cast to bf16 (9), 8 freed. 16 B per logit at the peak. */
+static const struct loss_op loss_torch_parallel[] = {
+	{ 0, 2 }, { 1, 4 }, { 2, 4 }, { 3, 4 }, { 3, 0 }, { 4, 4 }, { 2, 0 }, { 1, 0 }, { 0, 0 },
+	{ 5, 4 }, { 6, 4 }, { 7, 4 }, { 6, 0 }, { 8, 4 }, { 7, 0 }, { 5, 0 }, { 4, 0 },
+	{ 9, 2 }, { 8, 0 }, OUT_GRAD, { 9, 0 }, LOSS_END,
+};
+
+/* The loss by its bytes per logit at the peak (16 or 12: the sequences
+ * above; else one block); returns the output's weight gradient. */
+static int loss(struct replay *r)
+{
+	double n = r->logits, bpl = r->o->logits_bytes / (n > 0 ? n : 1);
+	const struct loss_op *seq = fabs(bpl - 12) < 1e-9 ? loss_torch_ce :
+				    fabs(bpl - 16) < 1e-9 ? loss_torch_parallel : NULL;
+	int slot[10], gw = -1;
+	if (!seq) {
+		int l = rmalloc(r, S_COMPUTE, r->o->logits_bytes);
+		ptalloc_free(r->a, l);
+		return rmalloc(r, S_COMPUTE, r->wb * r->head_params);
+	}
+	for (; seq->slot != -2; seq++)
+		if (seq->slot == -1)
+			gw = rmalloc(r, S_COMPUTE, r->wb * r->head_params);
+		else if (seq->Bpl > 0)
+			slot[seq->slot] = rmalloc(r, S_COMPUTE, seq->Bpl * n);
+		else
+			ptalloc_free(r->a, slot[seq->slot]);
+	return gw;
+}
+
+static void optimizer_step(struct replay *r, bool first)
+{
+	int nt = r->layers * r->nw + 2;
+	double *sz = malloc((size_t)nt * sizeof(*sz));
+	int *tmp = malloc((size_t)nt * sizeof(*tmp));
+	if (!sz || !tmp) {
+		r->failed = true;
+		goto out;
+	}
+	for (int l = 0; l < r->layers; l++)
+		for (int k = 0; k < r->nw; k++)
+			sz[l * r->nw + k] = 4 * r->w[k] / r->n_shard;
+	sz[nt - 2] = 4 * r->emb_params / r->n_shard;
+	sz[nt - 1] = 4 * r->head_params / r->n_shard;
+	if (first)
+		for (int i = 0; i < nt; i++) {
+			r->exp_avg[i] = rmalloc(r, S_COMPUTE, sz[i]);
+			r->exp_avg_sq[i] = rmalloc(r, S_COMPUTE, sz[i]);
+		}
+	for (int i = 0; i < nt; i++)
+		tmp[i] = rmalloc(r, S_COMPUTE, sz[i]);
+	for (int i = 0; i < nt; i++)
+		ptalloc_free(r->a, tmp[i]);
+out:
+	free(sz);
+	free(tmp);
+}
+
+static void step(struct replay *r, bool first)
+{
+	const struct mem_anatomy *o = r->o;
+	int L = r->layers;
+	int saved[L > 0 ? L : 1];
+
+	for (int i = 0; i <= L; i++) {          /* zero_grad */
+		ptalloc_free(r->a, r->grad[i]);
+		r->grad[i] = -1;
+	}
+	/* forward: the root first, each layer resharded after its forward
+	 * but the last (torchtitan: reshard_after_forward False for it) */
+	int root = unshard_forward(r, r->root_params), last = -1;
+	for (int l = 0; l < L; l++) {
+		int w = unshard_forward(r, r->layer_params);
+		saved[l] = rmalloc(r, S_COMPUTE, o->act_per_layer_bytes);
+		int t = rmalloc(r, S_COMPUTE, o->recompute_bytes);
+		ptalloc_free(r->a, t);
+		if (l < L - 1)
+			ptalloc_free(r->a, w);
+		else
+			last = w;
+	}
+	int head = rmalloc(r, S_COMPUTE, r->head_act);
+	int gout = loss(r);
+	ptalloc_free(r->a, head);
+	/* backward: layer l's weights copied out from the output gathered
+	 * ahead, which is freed, then layer l - 1's gathered */
+	int ahead = L > 1 ? gather(r, r->layer_params) : -1;
+	ptalloc_free(r->a, r->ag_held);
+	r->ag_held = -1;
+	for (int l = L - 1; l >= 0; l--) {
+		int w = last;
+		if (l < L - 1) {
+			w = copy_out(r, r->layer_params);
+			ptalloc_free(r->a, ahead);
+			ahead = l > 0 ? gather(r, r->layer_params) : -1;
+		}
+		int re = rmalloc(r, S_COMPUTE, o->recompute_bytes);
+		int g = rmalloc(r, S_COMPUTE, r->wb * r->layer_params);
+		ptalloc_free(r->a, re);
+		ptalloc_free(r->a, saved[l]);
+		ptalloc_free(r->a, w);              /* reshard after backward */
+		r->grad[l] = reduce(r, g, r->layer_params);
+	}
+	/* the root's gradients, reduced last, in the final callback */
+	int gemb = rmalloc(r, S_COMPUTE, r->wb * r->emb_params);
+	r->grad[L] = reduce(r, gemb, r->root_params);
+	ptalloc_free(r->a, gout);
+	ptalloc_free(r->a, r->rs_held);
+	r->rs_held = -1;
+	ptalloc_free(r->a, root);
+	optimizer_step(r, first);
+}
+
+bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out)
+{
+	const struct model *m = in->model;
+	if (!in->fsdp2 || in->zero < ZERO_3 || in->pp > 1 || model_is_moe(m) || model_is_mla(m) ||
+	    m->arch != MODEL_ARCH_DECODER || finetune_frozen(&in->ft) || in->offload ||
+	    !in->has_embedding || !in->has_head || m->tied_embeddings)
+		return false;
+
+	struct replay r = { .in = in, .o = o, .ag_held = -1, .rs_held = -1 };
+	struct precision pr;
+	precision_init(&pr, in->dtype, false);
+	double t = in->tp < 1 ? 1 : in->tp, h = (double)m->hidden;
+	double kv = h * (double)m->kv_heads / (double)m->heads, f = (double)m->ffn;
+	bool ok = false;
+
+	r.layers = (int)ceil(in->layers);
+	r.n_shard = in->dp < 1 ? 1 : in->dp;
+	r.wb = dtype_bytes(pr.weight);
+	r.u = pr.fp8 && in->fp8_params ? 1 : r.wb;
+	r.r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : r.wb;
+	double w[] = { h * h, h * kv, h * kv, h * h, h * f, f * h, h * f };
+	r.nw = m->act == MODEL_ACT_SWIGLU ? 7 : 6;
+	for (int k = 0; k < r.nw; k++)
+		r.w[k] = w[k] / t;
+	r.layer_params = model_dense_layer_params(m) / t;
+	r.emb_params = model_embedding_params(m) / t;
+	r.head_params = model_head_params(m) / t;
+	r.root_params = r.emb_params + r.head_params;
+	r.logits = in->micro_batch * model_logits_per_sample(m, in->seq) / t;
+	r.head_act = o->activations_bytes - in->layers * o->act_per_layer_bytes;
+
+	int nt = r.layers * r.nw + 2;
+	r.a = ptalloc_new();
+	r.sharded = malloc((size_t)(r.layers + 1) * sizeof(int));
+	r.grad = malloc((size_t)(r.layers + 1) * sizeof(int));
+	r.exp_avg = malloc((size_t)nt * sizeof(int));
+	r.exp_avg_sq = malloc((size_t)nt * sizeof(int));
+	if (!r.a || !r.sharded || !r.grad || !r.exp_avg || !r.exp_avg_sq)
+		goto out;
+	for (int i = 0; i <= r.layers; i++) {   /* the fp32 shards, at init */
+		r.sharded[i] = rmalloc(&r, S_COMPUTE, 4 * (i < r.layers ? r.layer_params : r.root_params) /
+						     r.n_shard);
+		r.grad[i] = -1;
+	}
+	for (int s = 0; s < REPLAY_STEPS; s++)
+		step(&r, s == 0);
+	if (r.failed)
+		goto out;
+	*out = (struct mem_replay){
+		.reserved_peak = ptalloc_reserved_peak(r.a), .allocated_peak = ptalloc_allocated_peak(r.a),
+		.compute = ptalloc_stream_reserved(r.a, S_COMPUTE),
+		.allgather = ptalloc_stream_reserved(r.a, S_ALLGATHER),
+		.reduce = ptalloc_stream_reserved(r.a, S_REDUCE),
+	};
+	ok = true;
+out:
+	ptalloc_destroy(r.a);
+	free(r.sharded);
+	free(r.grad);
+	free(r.exp_avg);
+	free(r.exp_avg_sq);
+	return ok;
+}

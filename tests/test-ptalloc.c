@@ -1,0 +1,200 @@
+/* test-ptalloc: PyTorch's caching allocator replayed (models/ptalloc.h)
+ * against its rules worked by hand, and the FSDP2 replay's reserved
+ * memory (models/memory_replay.c) against the terms it must hold. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "memory.h"
+#include "memory-private.h"
+#include "ptalloc.h"
+
+#define MiB 1048576.0
+#define PAGE (20 * MiB)
+
+/* A freed block serves its own stream only: stream 1 maps its own pages. */
+Test(ptalloc, a_freed_block_serves_its_stream_only)
+{
+	struct ptalloc *a = ptalloc_new();
+	int h = ptalloc_malloc(a, 0, 100 * MiB);
+	ptalloc_free(a, h);
+	cr_assert_float_eq(ptalloc_reserved(a), 100 * MiB, 1);
+	h = ptalloc_malloc(a, 1, 100 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 200 * MiB, 1, "stream 1 may not reuse stream 0's block");
+	ptalloc_free(a, h);
+	h = ptalloc_malloc(a, 0, 100 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 200 * MiB, 1, "stream 0 reuses its own");
+	cr_assert_float_eq(ptalloc_stream_reserved(a, 0), 100 * MiB, 1);
+	cr_assert_float_eq(ptalloc_allocated(a), 100 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* Pages of 20 MiB; the free end of the segment serves a request before
+ * new pages are mapped, and is extended by the pages it lacks. */
+Test(ptalloc, the_segment_grows_by_20_MiB_pages_from_its_free_end)
+{
+	struct ptalloc *a = ptalloc_new();
+	ptalloc_malloc(a, 0, 30 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 2 * PAGE, 1);
+	ptalloc_malloc(a, 0, 5 * MiB);           /* in the 10 MiB left */
+	cr_assert_float_eq(ptalloc_reserved(a), 2 * PAGE, 1);
+	ptalloc_malloc(a, 0, 20 * MiB);          /* 5 MiB left: one page more */
+	cr_assert_float_eq(ptalloc_reserved(a), 3 * PAGE, 1);
+	cr_assert_float_eq(ptalloc_allocated(a), 55 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* A hole inside the segment serves what fits in it; a larger request
+ * goes to the end and maps new pages though the hole is free. */
+Test(ptalloc, a_hole_serves_only_what_fits)
+{
+	struct ptalloc *a = ptalloc_new();
+	int x = ptalloc_malloc(a, 0, 100 * MiB);
+	ptalloc_malloc(a, 0, 60 * MiB);
+	ptalloc_malloc(a, 0, 100 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 260 * MiB, 1);
+	ptalloc_free(a, x);
+	ptalloc_malloc(a, 0, 120 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 380 * MiB, 1, "the 100 MiB hole does not hold 120");
+	ptalloc_malloc(a, 0, 40 * MiB);
+	ptalloc_malloc(a, 0, 60 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 380 * MiB, 1, "40 + 60 fill the hole");
+	cr_assert_float_eq(ptalloc_reserved_peak(a), 380 * MiB, 1);
+	cr_assert_float_eq(ptalloc_allocated_peak(a), 380 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* Best fit prefers a hole inside to the free end, even a larger one:
+ * with a 200 MiB hole and 100 MiB free at the end, 90 MiB goes to the
+ * hole, so 200 MiB then needs the end extended (to the end first, the
+ * hole would have taken 200 with no new page). */
+Test(ptalloc, best_fit_takes_a_hole_before_the_free_end)
+{
+	struct ptalloc *a = ptalloc_new();
+	int x = ptalloc_malloc(a, 0, 200 * MiB);
+	ptalloc_malloc(a, 0, 60 * MiB);
+	int z = ptalloc_malloc(a, 0, 100 * MiB);
+	ptalloc_free(a, x);
+	ptalloc_free(a, z);
+	ptalloc_malloc(a, 0, 90 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 360 * MiB, 1);
+	ptalloc_malloc(a, 0, 200 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 460 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* Freed neighbours merge: two adjacent holes of 60 serve 120. */
+Test(ptalloc, freed_neighbours_merge)
+{
+	struct ptalloc *a = ptalloc_new();
+	int x = ptalloc_malloc(a, 0, 60 * MiB), y = ptalloc_malloc(a, 0, 60 * MiB);
+	ptalloc_malloc(a, 0, 40 * MiB);
+	ptalloc_free(a, y);
+	ptalloc_free(a, x);
+	ptalloc_malloc(a, 0, 120 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 160 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* torch's cross_entropy on an fp32 copy, E logits (E x 4 B a multiple of
+ * the page): 12 E allocated at the peak, 14 E reserved, because the
+ * merged hole of the fp32 copy and the bf16 logits (6 E) takes nll's
+ * gradient (4 E) and leaves 2 E that log_softmax's gradient (4 E) does
+ * not fit. */
+Test(ptalloc, the_cross_entropy_sequence_reserves_14_bytes_a_logit)
+{
+	double E = 100 * PAGE;
+	struct ptalloc *a = ptalloc_new();
+	int pred = ptalloc_malloc(a, 0, 2 * E), f32 = ptalloc_malloc(a, 0, 4 * E);
+	int lsm = ptalloc_malloc(a, 0, 4 * E);
+	ptalloc_free(a, f32);
+	ptalloc_free(a, pred);
+	int g1 = ptalloc_malloc(a, 0, 4 * E), g2 = ptalloc_malloc(a, 0, 4 * E);
+	ptalloc_free(a, g1);
+	ptalloc_free(a, lsm);
+	ptalloc_free(a, g2);
+	cr_assert_float_eq(ptalloc_allocated_peak(a), 12 * E, 1);
+	cr_assert_float_eq(ptalloc_reserved_peak(a), 14 * E, 1);
+	ptalloc_destroy(a);
+}
+
+Test(ptalloc, bad_requests_are_refused)
+{
+	struct ptalloc *a = ptalloc_new();
+	cr_assert_eq(ptalloc_malloc(a, 0, 0), -1);
+	cr_assert_eq(ptalloc_malloc(a, PTALLOC_MAX_STREAMS, MiB), -1);
+	cr_assert_eq(ptalloc_malloc(a, -1, MiB), -1);
+	ptalloc_free(a, -1);
+	ptalloc_free(a, 12345);
+	cr_assert_float_eq(ptalloc_reserved(a), 0, 1e-9);
+	ptalloc_destroy(a);
+}
+
+/* Llama 3 8B (torchtitan's dimensions). */
+static struct model llama8b(void)
+{
+	struct model m;
+	memset(&m, 0, sizeof(m));
+	m.arch = MODEL_ARCH_DECODER;
+	m.layers = 32;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.act = MODEL_ACT_SWIGLU;
+	m.norm = MODEL_NORM_RMSNORM;
+	return m;
+}
+
+/* FSDP2 under expandable segments: the replayed reserved memory holds
+ * at least the allocated peak and the sharded fp32 gradients, which live
+ * in the reduce-scatter stream's pool after zero_grad frees them (the
+ * anatomy, which counts what is allocated, does not hold them at the
+ * loss); without expandable segments nothing is replayed. */
+Test(ptalloc, fsdp2_replay_keeps_the_reduce_scatter_pool)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	double L = 32, P = L * model_layer_params(&m) + model_embedding_params(&m) + model_head_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+				     .zero = ZERO_3, .layers = L, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
+				     .recompute = RECOMPUTE_FULL, .reserve_fraction = 0.02 };
+	struct mem_anatomy plain, replayed;
+	memory_rank(&in, &plain);
+	in.expandable_segments = true;
+	memory_rank(&in, &replayed);
+	cr_assert_float_eq(plain.caching_bytes, 0, 1e-9);
+	cr_assert_float_eq(replayed.weights_bytes, plain.weights_bytes, 1, "the anatomy is the same");
+	cr_assert_geq(replayed.allocator_bytes, plain.allocator_bytes + 4 * P / 8,
+		      "%.2f GiB against %.2f + the gradients' %.2f", replayed.allocator_bytes / 1073741824.0,
+		      plain.allocator_bytes / 1073741824.0, 4 * P / 8 / 1073741824.0);
+	cr_assert_float_eq(replayed.caching_bytes, replayed.allocator_bytes - plain.allocator_bytes, 1);
+	cr_assert_float_eq(replayed.total_bytes,
+			   plain.total_bytes - plain.fragmentation_bytes +
+			   fmax(plain.fragmentation_bytes, replayed.caching_bytes), 1,
+			   "the replayed caching stands for the reserve where larger");
+	/* the pools: the reduce-scatter stream's holds every sharded fp32
+	 * gradient (4 P / N, each module's rounded to 512 B, the pool to its
+	 * 20 MiB page); the all-gather stream's the root's gathered weights
+	 * and the first layer's, beside the root's 16-bit cast's hole */
+	struct mem_replay rp;
+	cr_assert(memory_replay(&in, &replayed, &rp));
+	double Pb = model_layer_params(&m), Pr = model_embedding_params(&m) + model_head_params(&m);
+	cr_assert_geq(rp.reduce, 4 * P / 8);
+	cr_assert_lt(rp.reduce, 4 * P / 8 + 20 * MiB + 33 * 512);
+	/* the root's cast (2 P_r / N) leaves a hole below its output that the
+	 * first layer's cast fills but its output (2 P_b) does not */
+	double ag = 2 * Pr / 8 + 2 * Pr + 2 * Pb;
+	cr_assert_geq(rp.allgather, ag);
+	cr_assert_lt(rp.allgather, ag + 20 * MiB);
+	cr_assert_float_eq(rp.reserved_peak, rp.compute + rp.allgather + rp.reduce, 1,
+			   "nothing is unmapped: the peak is the end");
+	cr_assert_float_eq(replayed.allocator_bytes, rp.reserved_peak, 1);
+	/* a pipeline is not replayed */
+	in.pp = 2;
+	memory_rank(&in, &replayed);
+	cr_assert_float_eq(replayed.caching_bytes, 0, 1e-9);
+}
