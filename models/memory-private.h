@@ -8,11 +8,12 @@
 
 /* The peak PyTorch's caching allocator reserves over FSDP2 steps as
  * torchtitan runs them (memory_replay.c), from the anatomy o of in;
- * false where the replay does not apply (no FSDP2 at ZeRO-3, pipeline,
- * MoE, MLA, encoders, frozen weights, offload, tied embeddings) or
- * out of memory. */
+ * false where the replay does not apply (no FSDP2 at ZeRO-3, or under a
+ * pipeline at ZeRO-2 without the stage's order; MoE, MLA, encoders,
+ * frozen weights, offload, tied embeddings) or out of memory. */
 struct mem_replay {
 	double reserved_peak, allocated_peak;
+	double allocated_end;                /* after the last step's optimizer */
 	double compute, allgather, reduce;   /* each stream's pool, reserved at the end */
 };
 bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out);

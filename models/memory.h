@@ -175,16 +175,23 @@
  * total less the CUDA context, NCCL's buffers (outside the allocator) and
  * the fragmentation reserve. Where the stack runs the allocator with
  * expandable segments (stack.h expandable_segments: torchtitan) and the
- * plan is FSDP2 at ZeRO-3 without a pipeline on a dense decoder,
- * memory_replay.c replays three training steps' allocations through the
- * allocator (ptalloc.h) and takes its reserved peak: each stream's pool
+ * plan is FSDP2 on a dense decoder (ZeRO-3, or ZeRO-2 under a pipeline of
+ * one chunk per stage, whose order the caller gives), memory_replay.c
+ * replays three training steps' allocations through the allocator
+ * (ptalloc.h) and takes its reserved peak: each stream's pool
  * keeps what it once held (FSDP2's sharded gradients live in the
  * reduce-scatter stream's pool, freed by zero_grad but never usable by
  * the compute stream; the all-gather stream holds two gathered modules,
  * the root's and the first layer's), a freed block serves only what fits
  * in it (the loss's fp32 tensors leave holes the next ones do not fit),
  * and AdamW's state, created at the first step in memory the
- * activations freed, pushes the next step's activations beyond it. The
+ * activations freed, pushes the next step's activations beyond it.
+ * Under a pipeline (torch.distributed.pipelining of December 2024) a
+ * stage also keeps, until the next step, 2 m receive buffers (not on the
+ * first stage for activations, not on the last for gradients), each
+ * micro-batch's output (the last stage's logits) and input gradient, its
+ * gathered weights and fp32 gradient accumulators through the step, and
+ * the last stage concatenates its m logits at the step's end. The
  * replayed caching (caching_bytes: reserved beyond the allocated peak)
  * stands in the total for the fragmentation reserve where it is larger.
  *
@@ -268,6 +275,10 @@ struct mem_rank_input {
 				      not Transformer Engine */
 	bool expandable_segments;  /* the stack's allocator runs with expandable segments:
 				      FSDP2 plans' reserved memory is replayed */
+	const bool *order_fwd;     /* under a pipeline, the stage's steps in order (true:
+				      a micro-batch's forward, false: a backward), order_n
+				      of them; NULL: not known (no replay) */
+	int order_n;
 };
 
 /* NCCL channels per communicator assumed for its buffers: NCCL builds up

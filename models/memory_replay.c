@@ -3,8 +3,8 @@
  * for what the allocator reserves (memory.h, "What PyTorch's caching
  * allocator reports").
  *
- * One rank, a dense decoder, no pipeline (one micro-batch a step), in
- * the order torchtitan 9dec370's train.py runs a step (L266-323):
+ * One rank, a dense decoder, in the order torchtitan 9dec370's train.py
+ * runs a step (L266-323; under a pipeline, step_pipeline() below):
  * zero_grad, forward, loss, del pred, backward, clip_grad_norm_ (foreach,
  * its per-tensor norms: small), optimizer.step; three steps, the first
  * creating AdamW's state lazily (torch.optim.AdamW _init_group:
@@ -24,7 +24,11 @@
  * zero_grad: back to that stream's pool, which the compute stream
  * cannot reuse). The root module (embedding, final norm, output) is
  * gathered once and not resharded after the forward; its gradients are
- * reduced after the embedding's, last.
+ * reduced after the embedding's, last. Under sequence parallelism each
+ * layer gathers its input whole before its GEMMs (DTensor's
+ * redistribute, async TP's fused all-gather-matmul alike: a compute-
+ * stream tensor of the whole sequence; its symmetric-memory workspace is
+ * outside the caching allocator).
  *
  * Granularity: a layer's saved activations, its recomputed tensors, its
  * gathered weights and gradients are one block each; the optimizer's
@@ -59,6 +63,18 @@ struct replay {
 	int *exp_avg, *exp_avg_sq;    /* per layer x tensor, then the root's two */
 	int *grad;                    /* reduce-scatter outputs, per layer and root */
 	int ag_held, rs_held;         /* the last all-gather output, reduce-scatter input */
+	double sp_gather;             /* sequence parallelism's gathered layer input */
+	/* under a pipeline (stage s of p, m micro-batches) */
+	bool first_stage, last_stage;
+	int m;
+	double boundary;              /* the tensor between stages, one micro-batch */
+	double pred;                  /* the last stage's logits, one micro-batch */
+	int *act;                     /* per micro-batch x layer: the saved activations */
+	int *head;                    /* per micro-batch: the head's saved tensors */
+	int *out_chunk, *in_grad;     /* per micro-batch: kept outputs, input gradients */
+	int *recv;                    /* 2 m receive buffers, allocated once */
+	int *weights;                 /* per layer, then the root: gathered for the step */
+	int *acc;                     /* per layer, then the root: fp32 accumulated gradients */
 	bool failed;
 };
 
@@ -149,8 +165,9 @@ static const struct loss_op loss_torch_parallel[] = {
 };
 
 /* The loss by its bytes per logit at the peak (16 or 12: the sequences
- * above; else one block); returns the output's weight gradient. */
-static int loss(struct replay *r)
+ * above; else one block); returns the output's weight gradient. With
+ * keep_pred the logits (slot 0) are the caller's: a pipeline keeps them. */
+static int loss(struct replay *r, bool keep_pred)
 {
 	double n = r->logits, bpl = r->o->logits_bytes / (n > 0 ? n : 1);
 	const struct loss_op *seq = fabs(bpl - 12) < 1e-9 ? loss_torch_ce :
@@ -162,13 +179,37 @@ static int loss(struct replay *r)
 		return rmalloc(r, S_COMPUTE, r->wb * r->head_params);
 	}
 	for (; seq->slot != -2; seq++)
-		if (seq->slot == -1)
+		if (keep_pred && seq->slot == 0)
+			continue;
+		else if (seq->slot == -1)
 			gw = rmalloc(r, S_COMPUTE, r->wb * r->head_params);
 		else if (seq->Bpl > 0)
 			slot[seq->slot] = rmalloc(r, S_COMPUTE, seq->Bpl * n);
 		else
 			ptalloc_free(r->a, slot[seq->slot]);
 	return gw;
+}
+
+/* A layer's forward beyond what it saves: sequence parallelism's
+ * gathered input, then its other intermediates (the recomputed set). */
+static void layer_transient(struct replay *r)
+{
+	int g = rmalloc(r, S_COMPUTE, r->sp_gather);
+	int t = rmalloc(r, S_COMPUTE, r->o->recompute_bytes);
+	ptalloc_free(r->a, g);
+	ptalloc_free(r->a, t);
+}
+
+/* A layer's backward: the recomputed tensors (with the gathered input)
+ * while its 16-bit weight gradients are made; returns those. */
+static int layer_backward(struct replay *r)
+{
+	int g = rmalloc(r, S_COMPUTE, r->sp_gather);
+	int re = rmalloc(r, S_COMPUTE, r->o->recompute_bytes);
+	int grad = rmalloc(r, S_COMPUTE, r->wb * r->layer_params);
+	ptalloc_free(r->a, g);
+	ptalloc_free(r->a, re);
+	return grad;
 }
 
 static void optimizer_step(struct replay *r, bool first)
@@ -215,15 +256,14 @@ static void step(struct replay *r, bool first)
 	for (int l = 0; l < L; l++) {
 		int w = unshard_forward(r, r->layer_params);
 		saved[l] = rmalloc(r, S_COMPUTE, o->act_per_layer_bytes);
-		int t = rmalloc(r, S_COMPUTE, o->recompute_bytes);
-		ptalloc_free(r->a, t);
+		layer_transient(r);
 		if (l < L - 1)
 			ptalloc_free(r->a, w);
 		else
 			last = w;
 	}
 	int head = rmalloc(r, S_COMPUTE, r->head_act);
-	int gout = loss(r);
+	int gout = loss(r, false);
 	ptalloc_free(r->a, head);
 	/* backward: layer l's weights copied out from the output gathered
 	 * ahead, which is freed, then layer l - 1's gathered */
@@ -237,9 +277,7 @@ static void step(struct replay *r, bool first)
 			ptalloc_free(r->a, ahead);
 			ahead = l > 0 ? gather(r, r->layer_params) : -1;
 		}
-		int re = rmalloc(r, S_COMPUTE, o->recompute_bytes);
-		int g = rmalloc(r, S_COMPUTE, r->wb * r->layer_params);
-		ptalloc_free(r->a, re);
+		int g = layer_backward(r);
 		ptalloc_free(r->a, saved[l]);
 		ptalloc_free(r->a, w);              /* reshard after backward */
 		r->grad[l] = reduce(r, g, r->layer_params);
@@ -254,12 +292,134 @@ static void step(struct replay *r, bool first)
 	optimizer_step(r, first);
 }
 
+/* A micro-batch's forward on a pipeline stage (memory_replay.h rules):
+ * at the step's first, every module gathered and kept; each layer's
+ * saved tensors (under full recompute the first layer's input is the
+ * receive buffer on a stage after the first); the stage's output kept
+ * until the next step (the last stage's: its logits, with the loss run
+ * at once: 1F1B runs a last stage's backward right after its forward). */
+static void pipe_forward(struct replay *r, int j)
+{
+	const struct mem_anatomy *o = r->o;
+	int L = r->layers;
+	if (j == 0)
+		r->weights[L] = r->root_params > 0 ? unshard_forward(r, r->root_params) : -1;
+	for (int l = 0; l < L; l++) {
+		if (j == 0)
+			r->weights[l] = unshard_forward(r, r->layer_params);
+		bool is_recv = l == 0 && !r->first_stage && r->in->recompute == RECOMPUTE_FULL;
+		r->act[j * L + l] = is_recv ? -1 : rmalloc(r, S_COMPUTE, o->act_per_layer_bytes);
+		layer_transient(r);
+	}
+	if (j == 0) {
+		ptalloc_free(r->a, r->ag_held);
+		r->ag_held = -1;
+	}
+	if (!r->last_stage) {
+		r->out_chunk[j] = rmalloc(r, S_COMPUTE, r->boundary);
+		return;
+	}
+	r->head[j] = rmalloc(r, S_COMPUTE, r->head_act);
+	r->out_chunk[j] = rmalloc(r, S_COMPUTE, r->pred);
+	int gw = loss(r, true);
+	/* the output's gradient joins the root's accumulation */
+	if (j == 0)
+		r->acc[L] = rmalloc(r, S_COMPUTE, r->r * r->root_params);
+	ptalloc_free(r->a, gw);
+}
+
+/* A micro-batch's backward on a stage: each layer's recompute and
+ * 16-bit gradients, turned into fp32 accumulators at the step's first
+ * backward and added into them after; the input's gradient kept (on the
+ * receive buffer) until the next step; the embedding's gradient on the
+ * first stage. */
+static void pipe_backward(struct replay *r, int j)
+{
+	int L = r->layers;
+	if (r->last_stage)
+		ptalloc_free(r->a, r->head[j]);
+	for (int l = L - 1; l >= 0; l--) {
+		int g = layer_backward(r);
+		ptalloc_free(r->a, r->act[j * L + l]);
+		if (j == 0)
+			r->acc[l] = rmalloc(r, S_COMPUTE, r->r * r->layer_params);
+		ptalloc_free(r->a, g);
+	}
+	if (!r->first_stage)
+		r->in_grad[j] = rmalloc(r, S_COMPUTE, r->boundary);
+	else {
+		int g = rmalloc(r, S_COMPUTE, r->wb * r->emb_params);
+		if (j == 0 && !r->last_stage)
+			r->acc[L] = rmalloc(r, S_COMPUTE, r->r * r->root_params);
+		ptalloc_free(r->a, g);
+	}
+}
+
+/* One step of a pipeline stage (torch.distributed.pipelining as of
+ * December 2024 under torchtitan 9dec370): zero_grad; the schedule's
+ * clear_runtime_states frees the last step's kept outputs and input
+ * gradients; receive buffers made once, m for activations (not on the
+ * first stage) and m for gradients (not on the last); the stage's order
+ * of forwards and backwards; then, after the last backward, each module
+ * resharded and reduce-scattered in turn (the root first), the last
+ * reduce-scatter input left held (no final callback then); the last
+ * stage concatenates its m logits (merge_chunks) and drops the result;
+ * the optimizer. */
+static void step_pipeline(struct replay *r, bool first)
+{
+	int L = r->layers, m = r->m;
+	for (int i = 0; i <= L; i++) {
+		ptalloc_free(r->a, r->grad[i]);
+		r->grad[i] = -1;
+	}
+	for (int j = 0; j < m; j++) {
+		ptalloc_free(r->a, r->out_chunk[j]);
+		ptalloc_free(r->a, r->in_grad[j]);
+		r->out_chunk[j] = r->in_grad[j] = -1;
+	}
+	if (first)
+		for (int j = 0; j < 2 * m; j++)
+			r->recv[j] = (j < m ? !r->first_stage : !r->last_stage) ?
+				     rmalloc(r, S_COMPUTE, r->boundary) : -1;
+	int fj = 0, bj = 0;
+	for (int k = 0; k < 2 * m; k++)
+		if (r->in->order_fwd[k])
+			pipe_forward(r, fj++);
+		else
+			pipe_backward(r, bj++);
+	for (int i = L; i >= 0; i--) {     /* the root, then the layers */
+		int g = i == L ? L : L - 1 - i;
+		if (g == L && r->root_params <= 0)
+			continue;
+		ptalloc_free(r->a, r->weights[g]);
+		r->weights[g] = -1;
+		r->grad[g] = reduce(r, r->acc[g], g == L ? r->root_params : r->layer_params);
+		r->acc[g] = -1;
+	}
+	if (r->last_stage) {
+		int cat = rmalloc(r, S_COMPUTE, m * r->pred);
+		ptalloc_free(r->a, cat);
+	}
+	optimizer_step(r, first);
+}
+
+static int *handles(int n)
+{
+	int *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(*h));
+	for (int i = 0; h && i < n; i++)
+		h[i] = -1;
+	return h;
+}
+
 bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out)
 {
 	const struct model *m = in->model;
-	if (!in->fsdp2 || in->zero < ZERO_3 || in->pp > 1 || model_is_moe(m) || model_is_mla(m) ||
-	    m->arch != MODEL_ARCH_DECODER || finetune_frozen(&in->ft) || in->offload ||
-	    !in->has_embedding || !in->has_head || m->tied_embeddings)
+	bool pipe = in->pp > 1;
+	if (!in->fsdp2 || model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
+	    finetune_frozen(&in->ft) || in->offload || m->tied_embeddings)
+		return false;
+	if (pipe ? !in->order_fwd || in->order_n < 2 || in->zero < ZERO_2 :
+		   in->zero < ZERO_3 || !in->has_embedding || !in->has_head)
 		return false;
 
 	struct replay r = { .in = in, .o = o, .ag_held = -1, .rs_held = -1 };
@@ -267,6 +427,7 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	precision_init(&pr, in->dtype, false);
 	double t = in->tp < 1 ? 1 : in->tp, h = (double)m->hidden;
 	double kv = h * (double)m->kv_heads / (double)m->heads, f = (double)m->ffn;
+	double a = dtype_bytes(pr.activation), tokens = in->micro_batch * in->seq;
 	bool ok = false;
 
 	r.layers = (int)ceil(in->layers);
@@ -279,31 +440,49 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	for (int k = 0; k < r.nw; k++)
 		r.w[k] = w[k] / t;
 	r.layer_params = model_dense_layer_params(m) / t;
-	r.emb_params = model_embedding_params(m) / t;
-	r.head_params = model_head_params(m) / t;
+	r.emb_params = in->has_embedding ? model_embedding_params(m) / t : 0;
+	r.head_params = in->has_head ? model_head_params(m) / t : 0;
 	r.root_params = r.emb_params + r.head_params;
-	r.logits = in->micro_batch * model_logits_per_sample(m, in->seq) / t;
-	r.head_act = o->activations_bytes - in->layers * o->act_per_layer_bytes;
+	r.logits = in->has_head ? in->micro_batch * model_logits_per_sample(m, in->seq) / t : 0;
+	r.head_act = o->activations_bytes - in->layers * o->act_per_layer_bytes * in->inflight;
+	/* sequence parallelism gathers a layer's input whole before its
+	 * GEMMs (in fp8 under torchao's Float8Linear, which casts first) */
+	if (in->sp && t > 1)
+		r.sp_gather = tokens * h * (pr.fp8 && in->torchao_fp8 ? 1 : a);
+	r.first_stage = in->has_embedding;
+	r.last_stage = in->has_head;
+	r.m = pipe ? in->order_n / 2 : 1;
+	r.boundary = tokens * h * a / (in->sp ? t : 1);
+	r.pred = 2 * r.logits;
 
-	int nt = r.layers * r.nw + 2;
+	int nt = r.layers * r.nw + 2, L = r.layers;
 	r.a = ptalloc_new();
-	r.sharded = malloc((size_t)(r.layers + 1) * sizeof(int));
-	r.grad = malloc((size_t)(r.layers + 1) * sizeof(int));
-	r.exp_avg = malloc((size_t)nt * sizeof(int));
-	r.exp_avg_sq = malloc((size_t)nt * sizeof(int));
-	if (!r.a || !r.sharded || !r.grad || !r.exp_avg || !r.exp_avg_sq)
+	r.sharded = handles(L + 1);
+	r.grad = handles(L + 1);
+	r.exp_avg = handles(nt);
+	r.exp_avg_sq = handles(nt);
+	r.act = handles(r.m * L);
+	r.head = handles(r.m);
+	r.out_chunk = handles(r.m);
+	r.in_grad = handles(r.m);
+	r.recv = handles(2 * r.m);
+	r.weights = handles(L + 1);
+	r.acc = handles(L + 1);
+	if (!r.a || !r.sharded || !r.grad || !r.exp_avg || !r.exp_avg_sq || !r.act || !r.head ||
+	    !r.out_chunk || !r.in_grad || !r.recv || !r.weights || !r.acc)
 		goto out;
-	for (int i = 0; i <= r.layers; i++) {   /* the fp32 shards, at init */
-		r.sharded[i] = rmalloc(&r, S_COMPUTE, 4 * (i < r.layers ? r.layer_params : r.root_params) /
-						     r.n_shard);
-		r.grad[i] = -1;
-	}
+	for (int i = 0; i <= L; i++)     /* the fp32 shards, at init */
+		r.sharded[i] = rmalloc(&r, S_COMPUTE, 4 * (i < L ? r.layer_params : r.root_params) / r.n_shard);
 	for (int s = 0; s < REPLAY_STEPS; s++)
-		step(&r, s == 0);
+		if (pipe)
+			step_pipeline(&r, s == 0);
+		else
+			step(&r, s == 0);
 	if (r.failed)
 		goto out;
 	*out = (struct mem_replay){
 		.reserved_peak = ptalloc_reserved_peak(r.a), .allocated_peak = ptalloc_allocated_peak(r.a),
+		.allocated_end = ptalloc_allocated(r.a),
 		.compute = ptalloc_stream_reserved(r.a, S_COMPUTE),
 		.allgather = ptalloc_stream_reserved(r.a, S_ALLGATHER),
 		.reduce = ptalloc_stream_reserved(r.a, S_REDUCE),
@@ -315,5 +494,12 @@ out:
 	free(r.grad);
 	free(r.exp_avg);
 	free(r.exp_avg_sq);
+	free(r.act);
+	free(r.head);
+	free(r.out_chunk);
+	free(r.in_grad);
+	free(r.recv);
+	free(r.weights);
+	free(r.acc);
 	return ok;
 }

@@ -77,12 +77,29 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 		if (alive > peak)
 			peak = alive;
 	}
-	free(order);
 	free(chunk_layers);
+	free(order);
 	struct mem_rank_input mi;
 	anatomy_input(in, pl, layers, dense, layers ? peak / layers : 0, stage == 0,
 		      stage == pl->parallel.pp - 1, &mi);
+	bool *fwd = anatomy_order(pl, stage, &mi);
 	memory_rank(&mi, out);
+	free(fwd);
+}
+
+bool *anatomy_order(const struct plan *pl, int stage, struct mem_rank_input *mi)
+{
+	int mb = (int)plan_microbatches(pl);
+	if (pl->parallel.pp <= 1 || pl->parallel.schedule == SCHED_INTERLEAVED || mb < 1)
+		return NULL;
+	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, mb, 1);
+	bool *fwd = xmalloc((size_t)(2 * mb) * sizeof(*fwd));
+	for (int i = 0; i < 2 * mb; i++)
+		fwd[i] = order[i].fwd;
+	free(order);
+	mi->order_fwd = fwd;
+	mi->order_n = 2 * mb;
+	return fwd;
 }
 
 void anatomy_worst(const struct inputs *in, const struct plan *pl, struct mem_anatomy *out,

@@ -26,6 +26,12 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 /* Layers of pipeline stage `stage` over its chunks (the plan's split) and
  * into *dense those of them that are an MoE model's dense first layers
  * (model_moe_layers_in()); chunk_layers (may be NULL) gets each chunk's. */
+/* Under a pipeline of one chunk per stage, the stage's order of forwards
+ * and backwards into mi (order_fwd, order_n) for the allocator's replay
+ * (models/memory.h); returns the array to free after memory_rank(), or
+ * NULL (no pipeline, interleaved: mi untouched). */
+bool *anatomy_order(const struct plan *pl, int stage, struct mem_rank_input *mi);
+
 int anatomy_stage_layers(const struct plan *pl, const struct model *m, int stage,
 			 int *chunk_layers, int *dense);
 

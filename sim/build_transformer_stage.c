@@ -255,5 +255,7 @@ void builder_stage_result(struct stage_result *sr, const struct builder *b,
 			    (has_emb ? k->bwd[WL_EMBED] : 0) + (has_head ? k->bwd[WL_HEAD] : 0);
 	struct mem_rank_input mi;
 	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);
+	bool *fwd = anatomy_order(b->pl, b->stage, &mi);
 	memory_rank(&mi, &sr->mem);
+	free(fwd);
 }

@@ -198,3 +198,47 @@ Test(ptalloc, fsdp2_replay_keeps_the_reduce_scatter_pool)
 	memory_rank(&in, &replayed);
 	cr_assert_float_eq(replayed.caching_bytes, 0, 1e-9);
 }
+
+/* A pipeline's middle stage (stage 1 of 4, 1F1B, 4 micro-batches:
+ * F F F B F B B B) as torch.distributed.pipelining of December 2024 runs
+ * it under FSDP2: the stage's weights gathered for the whole step, fp32
+ * gradient accumulators of every layer, receive buffers for activations
+ * and gradients (m each), the kept outputs and input gradients (m each)
+ * all alive at the last backward beside the accumulators; the
+ * reduce-scatter pool holds the sharded gradients. */
+Test(ptalloc, pipeline_stage_keeps_buffers_accumulators_and_weights)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	static const bool order[] = { true, true, true, false, true, false, false, false };
+	double L = 8, Pb = model_layer_params(&m), mb = 2, seq = 4096, N = 8;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = mb, .seq = seq, .tp = 1, .dp = N,
+				     .pp = 4, .zero = ZERO_2, .layers = L, .inflight = 3, .fsdp2 = true,
+				     .loss_Bpl = 12, .microbatches = 4, .recompute = RECOMPUTE_FULL,
+				     .expandable_segments = true, .order_fwd = order, .order_n = 8 };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	struct mem_replay rp;
+	cr_assert(memory_replay(&in, &o, &rp));
+	double A = mb * seq * 4096 * 2;                 /* the stage boundary, bf16 */
+	double held = 4 * L * Pb + 2 * L * Pb + 4 * 4 * A;
+	cr_assert_geq(rp.allocated_peak, held, "%.2f GiB allocated, %.2f held at the last backward",
+		      rp.allocated_peak / 1073741824.0, held / 1073741824.0);
+	cr_assert_geq(rp.reduce, 4 * L * Pb / N);
+	cr_assert_lt(rp.reduce, 4 * L * Pb / N + 20 * MiB);
+	cr_assert_float_eq(o.allocator_bytes, rp.reserved_peak, 1);
+	/* after the step: the fp32 shards, AdamW's two states and the sharded
+	 * gradients (16 B per parameter over N; AdamW's state of the norms'
+	 * weights, under 1 MiB, in the small pool, not replayed), the 2 m
+	 * receive buffers, the m kept outputs and m input gradients, and the
+	 * last module's fp32 reduce-scatter input, left held (no final
+	 * callback in December 2024); each tensor rounded up to 512 B */
+	double end = 8 * L * Pb / N + 8 * L * (Pb - 2 * 4096) / N + 4 * 4 * A + 4 * Pb;
+	cr_assert_geq(rp.allocated_end, end, "%.6g against %.6g (A %.6g Pb %.6g)", rp.allocated_end, end, A, Pb);
+	cr_assert_lt(rp.allocated_end, end + 200 * 512, "%.0f against %.0f", rp.allocated_end, end);
+	/* no order given: no replay */
+	in.order_fwd = NULL;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.caching_bytes, 0, 1e-9);
+}
