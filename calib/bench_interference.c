@@ -2,7 +2,7 @@
  *
  * NCCL runs a collective as one thread block per channel (one SM each,
  * src/enqueue.cc: grid = nChannels), streaming its buffers through HBM.
- * The engine slows compute while a collective runs (sim/engine.h); this
+ * The engine slows compute while a collective runs (engine/engine.h); this
  * section measures the factor on the GPU: a bf16 GEMM of 8192 x 8192 x
  * 8192 through cublasGemmEx, timed alone (median of the timed runs), then
  * timed again while a copy kernel of `blocks` blocks (the channel count

@@ -20,7 +20,7 @@
  * a gradient reduction), max-min gives the one shifted flow one share
  * where the per-pair flows took nn - 1. The collective sweep (`ddlsim
  * collective`, one collective at a time) uses the class plan throughout;
- * the training engine (sim/engine_classes.c) posts it only while nothing
+ * the training engine (engine/engine_classes.c) posts it only while nothing
  * else crosses the group's NICs and splits it back into the per-pair
  * flows, each with its share of what is left, the instant anything does
  * (coll_plan_class_copy). On an oversubscribed tree an uplink can bind

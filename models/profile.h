@@ -37,7 +37,7 @@
  *               (calib/bench_interference.c); the engine slows compute by
  *               at least max(1, gemm_with_copy_s / gemm_alone_s) while
  *               communication runs (profile_interference(); a floor
- *               under its SM model, sim/engine.h); a ratio
+ *               under its SM model, engine/engine.h); a ratio
  *               beyond PROFILE_MAX_INTERFERENCE either way is refused, one
  *               below 1 (clock noise) loads with a warning
  * Every time and rate is bounded as models/bounds.h says; an entry faster

@@ -257,7 +257,7 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 }
 
 /* What the engine simulated: ranks, flows, tasks, folding and why not,
- * the all-to-alls posted one flow per NIC (sim/engine_classes.c). */
+ * the all-to-alls posted one flow per NIC (engine/engine_classes.c). */
 static json_t *simulation_json(const struct result *r)
 {
 	struct result_sim rs = result_sim(r);

@@ -37,7 +37,7 @@ json_t *report_rank_json(const struct result *r, int i)
 			 "tp_collectives", st->collectives[CAT_TP_COMM],
 			 "dp_collectives", st->collectives[CAT_DP_COMM],
 			 "param_collectives", st->collectives[CAT_PARAM_COMM]);
-	if (o)  /* compute time added by concurrent communication (sim/engine.h), in compute_s */
+	if (o)  /* compute time added by concurrent communication (engine/engine.h), in compute_s */
 		json_object_set_new(o, "interference_s", num(st->interference_s));
 	if (o && r->plan.parallel.ep > 1) {
 		json_object_set_new(o, "exposed_ep_comm_s", num(st->exposed_s[CAT_EP_COMM]));

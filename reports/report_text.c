@@ -200,7 +200,7 @@ static void print_band(const struct result *r, FILE *f)
 }
 
 /* What the engine simulated: ranks, flows, tasks, why it did not fold,
- * and the all-to-alls posted one flow per NIC (sim/engine_classes.c). */
+ * and the all-to-alls posted one flow per NIC (engine/engine_classes.c). */
 static void print_simulation(const struct result *r, FILE *f)
 {
 	struct result_sim rs = result_sim(r);

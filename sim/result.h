@@ -7,7 +7,7 @@
  * seconds, sizes in bytes, rates per second, all per training iteration
  * unless the name says otherwise. No table is capped.
  *
- * The engine's own figures (struct engine_result, sim/engine.h) are held
+ * The engine's own figures (struct engine_result, engine/engine.h) are held
  * behind a pointer: the reports do not see the engine's per-rank layout
  * and read a rank through result_rank() and the run through result_sim(),
  * views of their own that hold what the reports print. */
@@ -97,7 +97,7 @@ struct result {
 	double worst_total_bytes;
 	int worst_stage;
 	double shortfall_bytes;     /* worst_total - capacity if it does not fit */
-	struct engine_result *eng;  /* owned: the engine's figures (sim/engine.h), for sim/ only */
+	struct engine_result *eng;  /* owned: the engine's figures (engine/engine.h), for sim/ only */
 	double comm_bytes_per_gpu[CAT_N];
 	double time_to_train_s;
 	double gpu_hours;
@@ -215,7 +215,7 @@ struct result_row {
 				     * simulated but does not is "oom" (result_row_status_name),
 				     * its reason says how many GB are missing */
 	double mem_short_bytes;     /* the fullest GPU's need beyond its capacity, 0 if it fits */
-	bool folded;                /* replicas folded (sim/fold.h) */
+	bool folded;                /* replicas folded (engine/fold.h) */
 	char fold_reason[160];      /* why not folded, "" if folded or one rank */
 	double comm_bytes_per_gpu[CAT_N];
 	double time_to_train_s, gpu_hours, cost_usd;

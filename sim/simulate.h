@@ -15,7 +15,7 @@
 #include "plan.h"
 #include "result.h"
 
-struct engine_observer;  /* sim/engine.h */
+struct engine_observer;  /* engine/engine.h */
 
 /* Simulate plan pl on inputs in into r (result_finish() it; r borrows in).
  * pl must pass plan_check() (a BUG otherwise). Returns 0 or -1 after

@@ -1,4 +1,4 @@
-/* test-alloc: the process's operator new and delete (sim/engine_alloc.cpp):
+/* test-alloc: the process's operator new and delete (engine/engine_alloc.cpp):
  * small freed blocks stay allocated on their class's list and come back
  * on the next new of that class; large ones go back to malloc.
  *

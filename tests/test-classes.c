@@ -1,5 +1,5 @@
 /* test-classes: the rail-aligned all-to-all as one flow per NIC
- * (fabric/coll_classes.c) in a training run (sim/engine_classes.c):
+ * (fabric/coll_classes.c) in a training run (engine/engine_classes.c):
  * the class plan's closed form and simulated time against the per-pair
  * plan's, a training run with class plans (split back into pairs where
  * other traffic meets them) against the same run with pairs only

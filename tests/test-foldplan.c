@@ -1,4 +1,4 @@
-/* test-foldplan: the folding planner (sim/fold.h) on hand-built jobs,
+/* test-foldplan: the folding planner (engine/fold.h) on hand-built jobs,
  * without the engine: this suite links the sim library but not SimGrid,
  * so a SimGrid call reaching fold.c or cplan.c fails its link.
  *

@@ -1,6 +1,6 @@
 /* test-overlap: what a collective's SMs cost the compute beside it
  * (sim/simulate_overlap.c, the table the engine's interference reads:
- * sim/engine.h).
+ * engine/engine.h).
  *
  * The compute-bound kernels are priced by the roofline at SMs - C SMs,
  * each SM keeping its share of the peak: a GEMM of exactly one wave of

@@ -1,5 +1,5 @@
 /* test-sharing: links are shared plain max-min, whatever the routes'
- * latencies (issue 25; sim/engine_platform.cpp).
+ * latencies (issue 25; engine/engine_platform.cpp).
  *
  * SimGrid's CM02 model gives a flow the sharing penalty of its route's
  * latency, so on one link a short route outran a long one (TCP's RTT

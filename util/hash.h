@@ -1,8 +1,8 @@
 /* hash: a 64-bit key's bits mixed into every bit of the result
  * (splitmix64's finaliser, Steele, Lea and Flood 2014), for the
  * open-addressing tables indexed by a key's low bits: link loads
- * (fabric/coll_build.c), folding's links (sim/fold.c), the engine's
- * mailboxes (sim/engine_rank.c) and class plans (sim/engine_classes.c),
+ * (fabric/coll_build.c), folding's links (engine/fold.c), the engine's
+ * mailboxes (engine/engine_rank.c) and class plans (engine/engine_classes.c),
  * the plan screen's collective prices (sim/search.c). Header only. */
 #ifndef DDLSIM_HASH_H
 #define DDLSIM_HASH_H

@@ -35,7 +35,7 @@ cases=(
 	"tests/bench/scenarios/llama2-70b-256-rail.json|"
 	# issue 25, item 4: expert-parallel all-to-alls of a training run over
 	# 4 nodes, every rank of 1,024 simulated: one flow per NIC while alone
-	# (sim/engine_classes.c), then the same run with pairs only
+	# (engine/engine_classes.c), then the same run with pairs only
 	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json|"
 	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
 	# EP 8 over 8 nodes, one GPU of each (TP 8): 7 flows per NIC become 1
@@ -88,7 +88,7 @@ done
 # issue 16: 1 GiB all-to-all on the 3-level fat tree: 1,024 ranks rail-aligned
 # (direct alone, issue 25: the NVLink stage and one flow per NIC, 8,192
 # flows; in a training run the same while nothing else crosses its NICs,
-# its 130,048 pairs from the instant anything does, sim/engine_classes.c),
+# its 130,048 pairs from the instant anything does, engine/engine_classes.c),
 # and 256 ranks both ways (pairwise: P(P-1) flows)
 for c in "128|direct" "32|direct" "32|pairwise"; do
 	nodes=${c%%|*}
