@@ -18,6 +18,8 @@ static const struct bound table[] = {
 	{ "usd_per_gpu_hour", 0, 1e4, "USD/GPU-hour" },
 	{ "usd_per_kWh", 0, 1000, "USD/kWh" },
 	{ "train_tokens", 0, 1e18, "tokens" },
+	{ "dataset_tokens", 0, 1e18, "tokens" },
+	{ "seq_len", 0, 2147483647, "tokens" },
 	{ "tflops", 1e-6, 1e6, "TFLOP/s" },
 	{ "GBps", 1e-6, 1e12, "GB/s" },
 	{ "tflops_per_gpu", 1e-6, 1e6, "TFLOP/s" },
@@ -34,6 +36,20 @@ static const struct bound table[] = {
 	{ "*_GFLOP", 0, 1e12, "GFLOP" },
 	{ "*_usd", 0, 1e13, "USD" },
 	{ NULL, 0, 1e30, "" },
+};
+
+/* Sizes bounded by another size of their file (bounds.h's second table). */
+static const struct {
+	const char *key, *of;
+	double max;
+	const char *why;
+} ratios[] = {
+	{ "mla/kv_lora_rank", "hidden_size", 1, "MLA's latent compresses the hidden state; DeepSeek-V2 "
+	  "uses 512 of 5120" },
+	{ "mla/q_lora_rank", "hidden_size", 1, "the query's latent compresses the hidden state; "
+	  "DeepSeek-V2 uses 1536 of 5120" },
+	{ "finetune/rank", "hidden_size", 1, "a LoRA update of a weight with hidden_size on one side "
+	  "has at most that rank" },
 };
 
 static bool matches(const char *pattern, const char *key)
@@ -72,6 +88,36 @@ bool bound_check(const char *key, double x, char *msg, unsigned long n)
 	}
 	if (x != 0 && fabs(x) < b->tiny) {
 		snprintf(msg, n, "must be 0 or at least %g%s%s, got %g", b->tiny, sp, b->unit, x);
+		return false;
+	}
+	return true;
+}
+
+bool bound_check_derived(const char *key, double x, const char *how, char *msg, unsigned long n)
+{
+	const struct bound *b = bound_of(key);
+	const char *sp = b->unit[0] ? " " : "";
+	if (isfinite(x) && fabs(x) <= b->max && (x == 0 || fabs(x) >= b->tiny))
+		return true;
+	if (!isfinite(x) || fabs(x) > b->max)
+		snprintf(msg, n, "%s = %s must be at most %.15g%s%s (as %s given directly), got %.15g", key, how,
+			 b->max, sp, b->unit, key, x);
+	else
+		snprintf(msg, n, "%s = %s must be 0 or at least %g%s%s (as %s given directly), got %.15g", key,
+			 how, b->tiny, sp, b->unit, key, x);
+	return false;
+}
+
+bool bound_check_ratio(const char *key, double x, double of_value, char *msg, unsigned long n)
+{
+	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
+		if (strcmp(ratios[i].key, key))
+			continue;
+		double max = ratios[i].max * of_value;
+		if (x <= max)
+			return true;
+		snprintf(msg, n, "must be at most %g x %s = %.15g (%s), got %.15g", ratios[i].max, ratios[i].of,
+			 max, ratios[i].why, x);
 		return false;
 	}
 	return true;

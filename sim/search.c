@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "anatomy.h"
+#include "bounds.h"
 #include "coll.h"
 #include "hash.h"
 #include "jload.h"
@@ -211,8 +212,33 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 		jobj_err(jo, "epochs", "missing required key 'epochs' (with dataset_tokens)");
 	else if (!jobj_has(jo, "dataset_tokens"))
 		jobj_err(jo, "dataset_tokens", "missing required key 'dataset_tokens' (with epochs)");
-	else if (e && ds)
-		g->train_tokens = epochs * dataset;
+	else if (e && ds) {
+		char how[160], why[400];
+		snprintf(how, sizeof(how), "epochs x dataset_tokens = %g x %g", epochs, dataset);
+		if (!bound_check_derived("train_tokens", epochs * dataset, how, why, sizeof(why)))
+			jobj_err(jo, "dataset_tokens", "%s", why);
+		else
+			g->train_tokens = epochs * dataset;
+	}
+}
+
+/* What holds for every candidate of the search (plan_check_fixed_*: the
+ * model, precision, sequence and fine-tuning the goal fixes; a cluster's
+ * GPU against the precision), reported once before searching rather
+ * than as the reason each plan is rejected for. */
+static void check_fixed(const struct goal *g, struct diag *d)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.training.seq = g->seq;
+	pl.training.precision = g->precision;
+	pl.training.finetune = g->finetune;
+	pl.training.train_tokens = g->train_tokens;
+	for (int i = 0; i < g->nclusters; i++) {
+		if (i == 0)
+			plan_check_fixed_model(&pl, inputs_model(g->clusters[i].in), g->path, "", d);
+		plan_check_fixed_gpu(&pl, g->clusters[i].in, g->path, "", d);
+	}
 }
 
 struct goal *goal_load(const char *path, struct diag *d)
@@ -318,6 +344,8 @@ struct goal *goal_load(const char *path, struct diag *d)
 		if (c->in && !model_arch(inputs_model(c->in))->model_parallel)
 			diag_err(d, path, "/model", "the plan search covers transformer models only");
 	}
+	if (diag_count(d) == before)
+		check_fixed(g, d);
 	if (diag_count(d) != before)
 		goto err;
 	return g;
