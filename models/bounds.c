@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct bound table[] = {
@@ -93,18 +94,29 @@ bool bound_check(const char *key, double x, char *msg, unsigned long n)
 	return true;
 }
 
+/* x as %g, or a whole number that %g would round with all its digits
+ * (a derived 4294967297 is no 4.29497e+09). */
+static const char *exact(double x, char *buf, size_t n)
+{
+	snprintf(buf, n, "%g", x);
+	if (strtod(buf, NULL) != x && x == floor(x) && fabs(x) < 1e17)
+		snprintf(buf, n, "%.0f", x);
+	return buf;
+}
+
 bool bound_check_derived(const char *key, double x, const char *how, char *msg, unsigned long n)
 {
 	const struct bound *b = bound_of(key);
 	const char *sp = b->unit[0] ? " " : "";
 	if (isfinite(x) && fabs(x) <= b->max && (x == 0 || fabs(x) >= b->tiny))
 		return true;
+	char bb[32], xb[32];
 	if (!isfinite(x) || fabs(x) > b->max)
-		snprintf(msg, n, "%s = %s must be at most %.15g%s%s (as %s given directly), got %.15g", key, how,
-			 b->max, sp, b->unit, key, x);
+		snprintf(msg, n, "%s = %s must be at most %s%s%s, got %s", key, how, exact(b->max, bb, sizeof(bb)), sp,
+			 b->unit, exact(x, xb, sizeof(xb)));
 	else
-		snprintf(msg, n, "%s = %s must be 0 or at least %g%s%s (as %s given directly), got %.15g", key,
-			 how, b->tiny, sp, b->unit, key, x);
+		snprintf(msg, n, "%s = %s must be 0 or at least %s%s%s, got %s", key, how, exact(b->tiny, bb, sizeof(bb)),
+			 sp, b->unit, exact(x, xb, sizeof(xb)));
 	return false;
 }
 
@@ -116,8 +128,8 @@ bool bound_check_ratio(const char *key, double x, double of_value, char *msg, un
 		double max = ratios[i].max * of_value;
 		if (x <= max)
 			return true;
-		snprintf(msg, n, "must be at most %g x %s = %.15g (%s), got %.15g", ratios[i].max, ratios[i].of,
-			 max, ratios[i].why, x);
+		snprintf(msg, n, "must be at most %g x %s = %.0f (%s), got %.0f", ratios[i].max, ratios[i].of, max,
+			 ratios[i].why, x);
 		return false;
 	}
 	return true;

@@ -47,7 +47,10 @@
  * A value derived from others is held to the bound of the key it stands
  * for (bound_check_derived): a goal's epochs x dataset_tokens to
  * train_tokens', a ViT's (image_size / patch_size)^2 + 1 tokens to
- * seq_len's, so that no route around a bound reaches the engine.
+ * seq_len's, so that no route around a bound reaches the engine; and the
+ * fastest a run could train its tokens (every GPU at 1.25 x its peak, the
+ * most a cost source prices a kernel at) to *_days and *_usd, before
+ * simulating (sim/plan.h's plan_check_train_time).
  *
  * Some sizes are bounded by another size of the same file
  * (bound_check_ratio), keyed by their JSON path:
@@ -83,7 +86,8 @@ bool bound_check(const char *key, double x, char *msg, unsigned long n);
 /* Check x, derived from other values as how says (the formula with its
  * operands, e.g. "epochs x dataset_tokens = 3 x 1e+30"), against the bound
  * of key, the input it stands for. Returns true if within; otherwise false
- * with "KEY = HOW must be at most ..., got X" in msg (n bytes). */
+ * with "KEY = HOW must be at most ..., got X" in msg (n bytes); the
+ * caller says where the bound comes from. */
 bool bound_check_derived(const char *key, double x, const char *how, char *msg, unsigned long n);
 
 /* Check x, the value at JSON path key (a "bound_check_ratio" row of the

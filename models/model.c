@@ -282,7 +282,7 @@ static void load_vit(struct jobj *jo, struct model *m)
 	snprintf(how, sizeof(how), "(image_size / patch_size)^2 + 1 = (%ld / %ld)^2 + 1", m->image_size,
 		 m->patch_size);
 	if (ri == 1 && rp == 1 && !bound_check_derived("seq_len", (double)model_vit_seq(m), how, why, sizeof(why)))
-		jobj_err(jo, "image_size", "%s", why);
+		jobj_err(jo, "image_size", "%s (seq_len's own bound)", why);
 	m->max_position = model_vit_seq(m);
 }
 

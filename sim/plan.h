@@ -434,6 +434,14 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *file, 
  * scenario, "" in a goal). Returns the number of problems reported. */
 int plan_check_fixed_model(const struct plan *p, const struct model *m, const char *file, const char *tr,
 			   struct diag *d);
+/* The fastest p could train its train_tokens (every GPU at 1.25 x its
+ * peak: no cost source prices a kernel faster) and what that costs,
+ * against the bounds of a time to train and a cost (models/bounds.h's
+ * *_days and *_usd), reported at jpath of file before anything is
+ * simulated. Returns the number of problems (0 without train_tokens or
+ * for a CNN). */
+int plan_check_train_time(const struct plan *p, const struct inputs *in, const char *file, const char *jpath,
+			  struct diag *d);
 /* The same for the GPU of in's topology: a peak for the precision. */
 int plan_check_fixed_gpu(const struct plan *p, const struct inputs *in, const char *file, const char *tr,
 			 struct diag *d);

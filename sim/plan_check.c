@@ -6,6 +6,7 @@
  * what-ifs, node groups, the parallel shape, TP and the batch. */
 #include "plan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -723,5 +724,41 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
 			 "(parameters come from host memory layer by layer already)");
 	check_batch(p, m, f, d);
+	return diag_count(d) - before;
+}
+
+/* The fastest p could train its tokens: every GPU at 1.25 x the
+ * precision's peak (the most a cost source prices a kernel at: the
+ * roofline stays under the peak, a profile entry within 1.25 x of it,
+ * cost_profile.c), and the time's cost at p's price. */
+int plan_check_train_time(const struct plan *p, const struct inputs *in, const char *f, const char *jpath,
+			  struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	if (!(p->training.train_tokens > 0) || !model_arch(m)->sequence || p->training.seq < 1 ||
+	    p->training.global_batch < 1)
+		return 0;
+	double peak = inputs_topology(in)->gpu.peak_flops[p->training.precision];
+	for (int g = 0; g < p->ngroups; g++)
+		peak = fmax(peak, p->group[g].gpu.peak_flops[p->training.precision]);
+	long gpus = plan_gpus(p, in);
+	struct wl_shape shp = plan_wl_shape(p);
+	double flops = workload_iteration_flops(m, &shp, p->parallel.recompute, (double)p->training.global_batch);
+	double iter_tokens = (double)p->training.global_batch * (double)p->training.seq;
+	if (!(peak > 0) || !(flops > 0) || gpus < 1)
+		return 0;
+	double s = p->training.train_tokens / iter_tokens * flops / ((double)gpus * 1.25 * peak);
+	char how[400], why[600];
+	int before = diag_count(d);
+	snprintf(how, sizeof(how), "train_tokens / tokens per iteration x FLOPs per iteration / (GPUs x 1.25 x peak) "
+		 "/ 86400 = %g / %g x %g / (%ld x 1.25 x %g) / 86400", p->training.train_tokens, iter_tokens, flops,
+		 gpus, peak);
+	if (!bound_check_derived("time_to_train_days", s / 86400, how, why, sizeof(why)))
+		diag_err(d, f, jpath, "%s days (the fastest these GPUs could train it, at 1.25 x their peak)", why);
+	double usd = s / 3600 * (double)gpus * p->cost.usd_per_gpu_hour;
+	snprintf(how, sizeof(how), "%g GPU-hours at that speed x %g USD/GPU-hour", s / 3600 * (double)gpus,
+		 p->cost.usd_per_gpu_hour);
+	if (diag_count(d) == before && !bound_check_derived("cost_usd", usd, how, why, sizeof(why)))
+		diag_err(d, f, jpath, "%s (the least these GPUs could train it for)", why);
 	return diag_count(d) - before;
 }

@@ -504,7 +504,8 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	if (diag_count(d) != before || !s->in)
 		goto err;
 	plan_resolve(&s->plan, s->in);
-	if (plan_check(&s->plan, s->in, path, d))
+	if (plan_check(&s->plan, s->in, path, d) ||
+	    plan_check_train_time(&s->plan, s->in, path, "/training/train_tokens", d))
 		goto err;
 	warn_plausibility(s, d);
 	return s;

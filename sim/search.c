@@ -202,7 +202,9 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 			 "dataset_tokens)");
 		return;
 	}
+	g->tokens_key = "/dataset_tokens";
 	if (jobj_has(jo, "train_tokens")) {
+		g->tokens_key = "/train_tokens";
 		jobj_num(jo, "train_tokens", &g->train_tokens, JPOS);
 		if (jobj_has(jo, "epochs") || jobj_has(jo, "dataset_tokens"))
 			jobj_err(jo, "train_tokens", "give train_tokens or epochs and dataset_tokens, not both");
@@ -216,7 +218,7 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 		char how[160], why[400];
 		snprintf(how, sizeof(how), "epochs x dataset_tokens = %g x %g", epochs, dataset);
 		if (!bound_check_derived("train_tokens", epochs * dataset, how, why, sizeof(why)))
-			jobj_err(jo, "dataset_tokens", "%s", why);
+			jobj_err(jo, "dataset_tokens", "%s (train_tokens' own bound)", why);
 		else
 			g->train_tokens = epochs * dataset;
 	}
@@ -235,9 +237,20 @@ static void check_fixed(const struct goal *g, struct diag *d)
 	pl.training.finetune = g->finetune;
 	pl.training.train_tokens = g->train_tokens;
 	for (int i = 0; i < g->nclusters; i++) {
+		const struct goal_cluster *c = &g->clusters[i];
 		if (i == 0)
-			plan_check_fixed_model(&pl, inputs_model(g->clusters[i].in), g->path, "", d);
-		plan_check_fixed_gpu(&pl, g->clusters[i].in, g->path, "", d);
+			plan_check_fixed_model(&pl, inputs_model(c->in), g->path, "", d);
+		if (plan_check_fixed_gpu(&pl, c->in, g->path, "", d))
+			continue;
+		/* the cluster at its most nodes, the largest batch: the fastest */
+		long nodes = c->auto_nodes ? SEARCH_MAX_NODES : 1;
+		for (int k = 0; k < c->nnodes && !c->auto_nodes; k++)
+			nodes = c->nodes[k] > nodes ? c->nodes[k] : nodes;
+		pl.nodes = (int)nodes;
+		pl.parallel.dp = (int)(nodes * inputs_topology(c->in)->gpus_per_node);
+		pl.training.global_batch = (long)fmax(1, floor(g->gb_max_tokens / fmax(1, (double)g->seq)));
+		pl.cost.usd_per_gpu_hour = c->econ.usd_per_gpu_hour;
+		plan_check_train_time(&pl, c->in, g->path, g->tokens_key, d);
 	}
 }
 

@@ -89,6 +89,7 @@ struct goal {
 	char model[1024];
 	long seq;
 	double train_tokens;
+	const char *tokens_key;     /* the JSON path train_tokens came from (static) */
 	double deadline_s, budget_usd;   /* 0 = none */
 	double gb_min_tokens, gb_max_tokens;
 	enum dtype precision;
