@@ -169,14 +169,18 @@ static void load_clusters(struct jobj *root, struct goal *g)
 
 /* seq_len: required, but a ViT's follows from its image (model.h:
  * (image_size / patch_size)^2 + 1) and may be left out; given, it must
- * equal that. The model file is read here for its architecture only
- * (silently: the clusters' loading reports its errors). */
-static void load_seq(struct jobj *jo, struct goal *g)
+ * equal that. The model file is read here for its architecture (when
+ * /model named a readable file): a model that does not load is reported
+ * here, as what stops the goal, rather than as a missing seq_len. */
+static void load_seq(struct jobj *jo, struct goal *g, bool model_ok)
 {
-	struct diag quiet;
-	diag_init(&quiet, NULL);
-	struct model *m = g->model[0] ? model_load(g->model, &quiet) : NULL;
-	diag_finish(&quiet);
+	int before = diag_count(jo->d);
+	struct model *m = model_ok && g->model[0] ? model_load(g->model, jo->d) : NULL;
+	if (diag_count(jo->d) != before) {
+		model_destroy(m);
+		jobj_int(jo, "seq_len", &g->seq, 1, 0);
+		return;
+	}
 	if (!m || !model_is_vit(m)) {
 		jobj_int(jo, "seq_len", &g->seq, 1, JREQ);
 		model_destroy(m);
@@ -300,13 +304,14 @@ struct goal *goal_load(const char *path, struct diag *d)
 		g->name = xstrdup(s);
 	}
 	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
+	int before_model = diag_count(d);
 	if (jobj_str(&jo, "model", &s, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, s, g->model, sizeof(g->model)))
 			jobj_err(&jo, "model", "path too long");
 		else
 			jload_check_ref(&jo, "model", g->model);
 	}
-	load_seq(&jo, g);
+	load_seq(&jo, g, diag_count(d) == before_model);
 	load_tokens(&jo, g);
 	double days = 0;
 	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
