@@ -21,6 +21,7 @@ static const struct bound table[] = {
 	{ "train_tokens", 0, 1e18, "tokens" },
 	{ "dataset_tokens", 0, 1e18, "tokens" },
 	{ "seq_len", 0, 2147483647, "tokens" },
+	{ "global_batch", 0, 2147483647, "samples" },
 	{ "tflops", 1e-6, 1e6, "TFLOP/s" },
 	{ "GBps", 1e-6, 1e12, "GB/s" },
 	{ "tflops_per_gpu", 1e-6, 1e6, "TFLOP/s" },

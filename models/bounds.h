@@ -24,6 +24,7 @@
  *   train_tokens    -              1e18      tokens     100,000x Llama 3's 15 T
  *   dataset_tokens  -              1e18      tokens     a goal's epochs train on: as train_tokens
  *   seq_len         -              2147483647 tokens    a sequence's tokens (integers of the engine)
+ *   global_batch    -              2147483647 samples   an iteration's samples (the same)
  *   tflops          1e-6           1e6       TFLOP/s    a profile entry's achieved rate
  *   tflops_per_gpu, *_tflops_per_gpu  1e-6  1e6  TFLOP/s
  *   *_us            -              1e6       us         latencies, launch and issue times: up to 1 s
@@ -47,7 +48,8 @@
  * A value derived from others is held to the bound of the key it stands
  * for (bound_check_derived): a goal's epochs x dataset_tokens to
  * train_tokens', a ViT's (image_size / patch_size)^2 + 1 tokens to
- * seq_len's, so that no route around a bound reaches the engine; and the
+ * seq_len's, a goal's global_batch_tokens.max / seq_len to global_batch's,
+ * so that no route around a bound reaches the engine; and the
  * fastest a run could train its tokens (every GPU at 1.25 x its peak, the
  * most a cost source prices a kernel at) to *_days and *_usd, before
  * simulating (sim/plan.h's plan_check_train_time).

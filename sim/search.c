@@ -320,8 +320,13 @@ struct goal *goal_load(const char *path, struct diag *d)
 	if (jobj_child(&jo, "global_batch_tokens", &sub, JREQ) == 1) {
 		jobj_num(&sub, "min", &g->gb_min_tokens, JREQ | JPOS);
 		jobj_num(&sub, "max", &g->gb_max_tokens, JREQ | JPOS);
+		char how[160], why[400];
+		snprintf(how, sizeof(how), "global_batch_tokens.max / seq_len = %g / %ld", g->gb_max_tokens, g->seq);
 		if (g->gb_max_tokens < g->gb_min_tokens)
 			jobj_err(&sub, "max", "must be >= min %g, got %g", g->gb_min_tokens, g->gb_max_tokens);
+		else if (g->seq > 0 &&
+			 !bound_check_derived("global_batch", g->gb_max_tokens / (double)g->seq, how, why, sizeof(why)))
+			jobj_err(&sub, "max", "%s (global_batch's own bound)", why);
 		jobj_end(&sub);
 	}
 	int e = DTYPE_BF16;
