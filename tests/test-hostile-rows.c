@@ -747,3 +747,24 @@ Test(hostile_rows, a_folder_in_a_regex_matches_itself_only)
 	free(p.text);
 	free(re);
 }
+
+/* absent and unchanged see what a command wrote: a run's reports over a
+ * file named unchanged, into a folder named absent. */
+Test(hostile_rows, a_file_written_or_replaced_fails_absent_and_unchanged)
+{
+	json_t *row = json_pack("{s:s, s:s, s:{s:s}, s:[s,s,s,s,s], s:i, s:s, s:[s], s:[s]}", "name", "x", "issue",
+				"test", "files", "o/report.json", "before", "args", "run",
+				"{src}/scenarios/quickstart.json", "--out", "{dir}/o", "--quiet", "exit", 0, "stderr",
+				"^$", "absent", "{dir}/o/report.csv", "unchanged", "{dir}/o/report.json");
+	struct problems p = { 0 };
+	char cmd[4096], *se = NULL;
+	cr_assert(check_row(row, &p), "%s", p.text);
+	run_row(row, &p, cmd, sizeof(cmd), &se);
+	cr_assert_not_null(p.text, "%s", cmd);
+	cr_expect(strstr(p.text, "absent: '/") && strstr(p.text, "/o/report.csv' exists afterwards\n"), "%s", p.text);
+	cr_expect(strstr(p.text, "unchanged: '/") && strstr(p.text, "/o/report.json' changed (6 bytes before, "),
+		  "%s", p.text);
+	free(p.text);
+	free(se);
+	json_decref(row);
+}
