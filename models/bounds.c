@@ -50,8 +50,8 @@ static const struct {
 	  "uses 512 of 5120" },
 	{ "mla/q_lora_rank", "hidden_size", 1, "the query's latent compresses the hidden state; "
 	  "DeepSeek-V2 uses 1536 of 5120" },
-	{ "finetune/rank", "hidden_size", 1, "a LoRA update of a weight with hidden_size on one side "
-	  "has at most that rank" },
+	{ "finetune/rank", "the narrowest side of an adapted weight", 1, "a LoRA update B A of a d x k "
+	  "weight has rank at most min(d, k)" },
 };
 
 static bool matches(const char *pattern, const char *key)

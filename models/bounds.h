@@ -61,9 +61,10 @@
  *   mla/kv_lora_rank     hidden_size   1 x       MLA's latent compresses the hidden state:
  *                                                DeepSeek-V2 512 of 5120 (0.1 x), V3 512 of 7168
  *   mla/q_lora_rank      hidden_size   1 x       DeepSeek-V2 and V3: 1536 of 5120 and of 7168
- *   finetune/rank        hidden_size   1 x       a LoRA update B A of a d x k weight has rank at
- *                                                most min(d, k), and every adapted weight has
- *                                                hidden_size on one side (Hu et al. 2021: r 1..64) */
+ *   finetune/rank        min(d, k) of  1 x       a LoRA update B A of a d x k weight has rank at
+ *                        the adapted             most min(d, k): hidden_size, kv_heads x head_dim
+ *                        weights                 with k_proj or v_proj, ffn_size if narrower
+ *                                                (Hu et al. 2021: r 1..64) */
 #ifndef DDLSIM_BOUNDS_H
 #define DDLSIM_BOUNDS_H
 

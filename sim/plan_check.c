@@ -147,6 +147,26 @@ static void check_finetune(const struct plan *p, const char *f, struct diag *d)
 			 "supported");
 }
 
+/* The narrowest side of the weights ft adapts (models/finetune.h's
+ * table: k_proj and v_proj map hidden_size to kv_heads x head_dim, the
+ * MLP's to ffn_size and back, the others hidden_size to at least it),
+ * named in *what. */
+static long narrowest_target(const struct finetune *ft, const struct model *m, const char **what)
+{
+	long n = m->hidden, kv = m->kv_heads * model_head_dim(m);
+	*what = "hidden_size";
+	if (!model_is_mla(m) && (finetune_targets(ft, FT_K) || finetune_targets(ft, FT_V)) && kv < n) {
+		n = kv;
+		*what = "kv_heads x head_dim, k_proj's and v_proj's outputs";
+	}
+	if ((finetune_targets(ft, FT_GATE) || finetune_targets(ft, FT_UP) || finetune_targets(ft, FT_DOWN)) &&
+	    m->ffn < n) {
+		n = m->ffn;
+		*what = "ffn_size, the MLP's inner width";
+	}
+	return n;
+}
+
 /* finetune (in the object at JSON path tr) against the model and the
  * precision (models/finetune.h): dense decoders; a LoRA rank within the
  * hidden size; NF4 dequantizes to a 16-bit precision; a LoRA base is the
@@ -169,8 +189,10 @@ static void check_fixed_finetune(const struct plan *p, const struct model *m, co
 	if (model_is_bidirectional(m))
 		diag_err(d, f, jp, "%s models are not supported yet (model '%s')", model_arch(m)->name, m->name);
 	snprintf(jp, sizeof(jp), "%s/finetune/rank", tr);
-	if (ft->rank > 0 && !bound_check_ratio("finetune/rank", ft->rank, (double)m->hidden, why, sizeof(why)))
-		diag_err(d, f, jp, "%s (hidden_size of model '%s', %s)", why, m->name, m->path);
+	const char *side;
+	long narrow = narrowest_target(ft, m, &side);
+	if (ft->rank > 0 && !bound_check_ratio("finetune/rank", ft->rank, (double)narrow, why, sizeof(why)))
+		diag_err(d, f, jp, "%s (%s of model '%s', %s)", why, side, m->name, m->path);
 	snprintf(jp, sizeof(jp), "%s/finetune/targets", tr);
 	if (finetune_targets(ft, FT_GATE) && m->act != MODEL_ACT_SWIGLU)
 		diag_err(d, f, jp, "gate_proj needs a SwiGLU MLP, model '%s' has none", m->name);
