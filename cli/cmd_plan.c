@@ -705,7 +705,8 @@ int cmd_plan(int argc, char **argv)
 				goto out;
 	t_sim = now_s() - t_sim;
 	fill_points(&p);
-	qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
+	if (p.n)  /* no plan simulated: p.f is NULL, which qsort may not be given */
+		qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
 
 	char *csvp = xasprintf("%s/plans.csv", dir);
 	bool io_ok = write_outputs(&p, dir, &d);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct bound table[] = {
@@ -18,6 +19,9 @@ static const struct bound table[] = {
 	{ "usd_per_gpu_hour", 0, 1e4, "USD/GPU-hour" },
 	{ "usd_per_kWh", 0, 1000, "USD/kWh" },
 	{ "train_tokens", 0, 1e18, "tokens" },
+	{ "dataset_tokens", 0, 1e18, "tokens" },
+	{ "seq_len", 0, 2147483647, "tokens" },
+	{ "global_batch", 0, 2147483647, "samples" },
 	{ "tflops", 1e-6, 1e6, "TFLOP/s" },
 	{ "GBps", 1e-6, 1e12, "GB/s" },
 	{ "tflops_per_gpu", 1e-6, 1e6, "TFLOP/s" },
@@ -34,6 +38,20 @@ static const struct bound table[] = {
 	{ "*_GFLOP", 0, 1e12, "GFLOP" },
 	{ "*_usd", 0, 1e13, "USD" },
 	{ NULL, 0, 1e30, "" },
+};
+
+/* Sizes bounded by another size of their file (bounds.h's second table). */
+static const struct {
+	const char *key, *of;
+	double max;
+	const char *why;
+} ratios[] = {
+	{ "mla/kv_lora_rank", "hidden_size", 1, "MLA's latent compresses the hidden state; DeepSeek-V2 "
+	  "uses 512 of 5120" },
+	{ "mla/q_lora_rank", "hidden_size", 1, "the query's latent compresses the hidden state; "
+	  "DeepSeek-V2 uses 1536 of 5120" },
+	{ "finetune/rank", "the narrowest side of an adapted weight", 1, "a LoRA update B A of a d x k "
+	  "weight has rank at most min(d, k)" },
 };
 
 static bool matches(const char *pattern, const char *key)
@@ -72,6 +90,47 @@ bool bound_check(const char *key, double x, char *msg, unsigned long n)
 	}
 	if (x != 0 && fabs(x) < b->tiny) {
 		snprintf(msg, n, "must be 0 or at least %g%s%s, got %g", b->tiny, sp, b->unit, x);
+		return false;
+	}
+	return true;
+}
+
+/* x as %g, or a whole number that %g would round with all its digits
+ * (a derived 4294967297 is no 4.29497e+09). */
+static const char *exact(double x, char *buf, size_t n)
+{
+	snprintf(buf, n, "%g", x);
+	if (strtod(buf, NULL) != x && x == floor(x) && fabs(x) < 1e17)
+		snprintf(buf, n, "%.0f", x);
+	return buf;
+}
+
+bool bound_check_derived(const char *key, double x, const char *how, char *msg, unsigned long n)
+{
+	const struct bound *b = bound_of(key);
+	const char *sp = b->unit[0] ? " " : "";
+	if (isfinite(x) && fabs(x) <= b->max && (x == 0 || fabs(x) >= b->tiny))
+		return true;
+	char bb[32], xb[32];
+	if (!isfinite(x) || fabs(x) > b->max)
+		snprintf(msg, n, "%s = %s must be at most %s%s%s, got %s", key, how, exact(b->max, bb, sizeof(bb)), sp,
+			 b->unit, exact(x, xb, sizeof(xb)));
+	else
+		snprintf(msg, n, "%s = %s must be 0 or at least %s%s%s, got %s", key, how, exact(b->tiny, bb, sizeof(bb)),
+			 sp, b->unit, exact(x, xb, sizeof(xb)));
+	return false;
+}
+
+bool bound_check_ratio(const char *key, double x, double of_value, char *msg, unsigned long n)
+{
+	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
+		if (strcmp(ratios[i].key, key))
+			continue;
+		double max = ratios[i].max * of_value;
+		if (x <= max)
+			return true;
+		snprintf(msg, n, "must be at most %g x %s = %.0f (%s), got %.0f", ratios[i].max, ratios[i].of, max,
+			 ratios[i].why, x);
 		return false;
 	}
 	return true;

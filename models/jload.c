@@ -269,6 +269,9 @@ static int get_integer(struct jobj *jo, const char *key, long *out, long min, lo
 	if (!json_is_integer(v))
 		return jobj_err(jo, key, "expected an integer, got %s", jload_type_name(v));
 	json_int_t big = json_integer_value(v);
+	const struct bound *b = bound_of(key);
+	if (b->key && b->key[0] != '*' && b->max < (double)max)  /* an exact row (bounds.h) */
+		max = (long)b->max;
 	if (big > max)
 		return jobj_err(jo, key, "must be <= %ld, got %lld", max, (long long)big);
 	if (big < min)

@@ -92,6 +92,15 @@ static void load_moe_layout(struct jobj *jo, struct model *m)
 			 c->groups_per_token);
 	else if (!limit)
 		c->groups_per_token = c->groups;
+	/* device-limited routing (DeepSeek-V2 section 2.1.2, V3's node-limited
+	 * routing): a token's top_k experts are chosen among the experts of its
+	 * groups_per_token groups, so top_k <= groups_per_token x E / G (V3:
+	 * 8 <= 4 x 256 / 8) */
+	long per = c->groups > 0 && c->experts % c->groups == 0 ? c->experts / c->groups : 0;
+	if (limit && per > 0 && c->groups_per_token <= c->groups && c->top_k > c->groups_per_token * per)
+		jobj_err(jo, "groups_per_token", "leaves a token %ld x %ld = %ld experts to choose from (groups_per_token "
+			 "x experts per group, device-limited routing), fewer than top_k %ld; got %ld", c->groups_per_token,
+			 per, c->groups_per_token * per, c->top_k, c->groups_per_token);
 }
 
 /* The "mla" object (model.h's table). */
@@ -107,6 +116,14 @@ static void load_mla(struct jobj *top, struct model *m, bool kv_given)
 	jobj_int(&jo, "qk_nope_head_dim", &a->nope, 1, JREQ);
 	jobj_int(&jo, "qk_rope_head_dim", &a->rope, 1, JREQ);
 	jobj_int(&jo, "v_head_dim", &a->v, 1, JREQ);
+	static const char *const latents[] = { "kv_lora_rank", "q_lora_rank" };
+	for (int i = 0; i < 2 && m->hidden > 0; i++) {
+		char key[40], why[300];
+		snprintf(key, sizeof(key), "mla/%s", latents[i]);
+		long x = i ? a->q_lora : a->kv_lora;
+		if (!bound_check_ratio(key, (double)x, (double)m->hidden, why, sizeof(why)))
+			jobj_err(&jo, latents[i], "%s", why);
+	}
 	jobj_end(&jo);
 	if (kv_given)
 		jobj_err(top, "kv_heads", "must be left out with \"mla\" (its K and V are per head)");
@@ -261,6 +278,11 @@ static void load_vit(struct jobj *jo, struct model *m)
 	if (ri == 1 && rp == 1 && m->image_size % m->patch_size)
 		jobj_err(jo, "patch_size", "must divide image_size %ld, got %ld", m->image_size,
 			 m->patch_size);
+	char how[160], why[400];
+	snprintf(how, sizeof(how), "(image_size / patch_size)^2 + 1 = (%ld / %ld)^2 + 1", m->image_size,
+		 m->patch_size);
+	if (ri == 1 && rp == 1 && !bound_check_derived("seq_len", (double)model_vit_seq(m), how, why, sizeof(why)))
+		jobj_err(jo, "image_size", "%s (seq_len's own bound)", why);
 	m->max_position = model_vit_seq(m);
 }
 

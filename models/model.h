@@ -49,10 +49,12 @@
  *                                                      n_group); 0 = no group-limited routing
  *   moe.groups_per_token   int      -      groups      M groups a token's k experts may come from
  *                                                      (HF topk_group; DeepSeek-V3 node-limited
- *                                                      routing: M = 4 of 8; moe.h)
+ *                                                      routing: M = 4 of 8; moe.h); top_k
+ *                                                      at most M x E / G (DeepSeek-V2 2.1.2)
  *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
  *   mla.q_lora_rank        int      -      0           d_c' query latent (0: q projected from h)
- *   mla.kv_lora_rank       int      -      required    d_c key-value latent
+ *   mla.kv_lora_rank       int      -      required    d_c key-value latent (q_lora_rank and
+ *                                                      it at most hidden_size: models/bounds.h)
  *   mla.qk_nope_head_dim   int      -      required    d_h per-head q/k part without RoPE
  *   mla.qk_rope_head_dim   int      -      required    d_h^R decoupled RoPE part (q per head, k shared)
  *   mla.v_head_dim         int      -      required    per-head value dimension
@@ -80,6 +82,7 @@
  *                                                      LayerNorm + decoder over the vocabulary
  *                                                      (its own bias of V)
  *   mlm_positions          int      tokens 0           tokens per sequence the MLM head runs on
+ *                                                      (at most the scenario's seq_len)
  *                                                      (MLPerf's max_predictions_per_seq, the
  *                                                      masked positions gathered); 0 = all
  *   nsp_head               bool     -      false       next-sentence prediction: the pooler

@@ -426,6 +426,26 @@ void plan_resolve(struct plan *p, const struct inputs *in);
  * can be simulated, else the number of problems. No side effects. */
 int plan_check(const struct plan *p, const struct inputs *in, const char *file, struct diag *d);
 
+/* The parts of plan_check() that hold for every plan with p's model,
+ * precision, sequence and fine-tuning, whatever its layout and cluster
+ * size: what a goal fixes for each of its candidates, so the plan search
+ * reports them once before searching (sim/search.h). tr is the JSON path
+ * of the object holding precision, seq_len and finetune ("/training" in a
+ * scenario, "" in a goal). Returns the number of problems reported. */
+int plan_check_fixed_model(const struct plan *p, const struct model *m, const char *file, const char *tr,
+			   struct diag *d);
+/* The fastest p could train its train_tokens (every GPU at 1.25 x its
+ * peak: no cost source prices a kernel faster) and what that costs,
+ * against the bounds of a time to train and a cost (models/bounds.h's
+ * *_days and *_usd), reported at jpath of file before anything is
+ * simulated. Returns the number of problems (0 without train_tokens or
+ * for a CNN). */
+int plan_check_train_time(const struct plan *p, const struct inputs *in, const char *file, const char *jpath,
+			  struct diag *d);
+/* The same for the GPU of in's topology: a peak for the precision. */
+int plan_check_fixed_gpu(const struct plan *p, const struct inputs *in, const char *file, const char *tr,
+			 struct diag *d);
+
 /* The workload shape one rank prices its kernels for (workload.h). */
 struct wl_shape plan_wl_shape(const struct plan *p);
 

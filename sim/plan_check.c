@@ -6,10 +6,12 @@
  * what-ifs, node groups, the parallel shape, TP and the batch. */
 #include "plan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "inputs.h"
 #include "platform.h"
 #include "stack.h"
@@ -18,14 +20,7 @@
 static void check_precision(const struct plan *p, const struct inputs *in, const char *f,
 			    struct diag *d)
 {
-	const struct topology *t = inputs_topology(in);
-	const struct gpu_spec *g = &t->gpu;
-
-	if (g->peak_flops[p->training.precision] <= 0)
-		diag_err(d, f, "/training/precision", "%s needs a GPU with a peak for %s, "
-			 "but GPU '%s' of topology '%s' has none (%s: /gpu/peak_tflops)",
-			 dtype_name(p->training.precision),
-			 dtype_name(p->training.precision), g->name, t->name, inputs_topology_path(in));
+	(void)in;
 	if (p->training.fp8_comm && p->training.precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_comm", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->training.precision));
@@ -137,43 +132,121 @@ static void check_cnn(const struct plan *p, const struct topology *t, long gpus,
 			 p->parallel.dp, p->training.micro_batch, div, p->training.global_batch);
 }
 
-/* training.finetune against the model and the plan (models/finetune.h):
- * dense transformers; NF4 dequantizes to a 16-bit precision; a LoRA base
- * is the precision's own weights. */
-static void check_finetune(const struct plan *p, const struct model *m, const char *f,
-			   struct diag *d)
+/* training.finetune against the plan's parallel layout: CPU offload and
+ * ZeRO-3 (the rest is fixed by model and precision: check_fixed_finetune). */
+static void check_finetune(const struct plan *p, const char *f, struct diag *d)
 {
 	const struct finetune *ft = &p->training.finetune;
 	if (!finetune_frozen(ft))
 		return;
-	if (!model_arch(m)->model_parallel) {
-		diag_err(d, f, "/training/finetune", "applies to transformer models only");
-		return;
-	}
-	if (model_is_moe(m))
-		diag_err(d, f, "/training/finetune", "mixture-of-experts models are not supported yet "
-			 "(model '%s')", m->name);
 	if (p->parallel.offload != OFFLOAD_NONE)
 		diag_err(d, f, "/parallel/offload", "CPU offload with frozen base weights is not "
 			 "supported, got \"%s\"", plan_offload_names[p->parallel.offload]);
+	if (ft->base == FT_BASE_NF4 && p->parallel.zero >= ZERO_3)
+		diag_err(d, f, "/training/finetune/base_dtype", "nf4 weights with ZeRO-3 are not "
+			 "supported");
+}
+
+/* The narrowest side of the weights ft adapts (models/finetune.h's
+ * table: k_proj and v_proj map hidden_size to kv_heads x head_dim, the
+ * MLP's to ffn_size and back, the others hidden_size to at least it),
+ * named in *what. */
+static long narrowest_target(const struct finetune *ft, const struct model *m, const char **what)
+{
+	long n = m->hidden, kv = m->kv_heads * model_head_dim(m);
+	*what = "hidden_size";
+	if (!model_is_mla(m) && (finetune_targets(ft, FT_K) || finetune_targets(ft, FT_V)) && kv < n) {
+		n = kv;
+		*what = "kv_heads x head_dim, k_proj's and v_proj's outputs";
+	}
+	if ((finetune_targets(ft, FT_GATE) || finetune_targets(ft, FT_UP) || finetune_targets(ft, FT_DOWN)) &&
+	    m->ffn < n) {
+		n = m->ffn;
+		*what = "ffn_size, the MLP's inner width";
+	}
+	return n;
+}
+
+/* finetune (in the object at JSON path tr) against the model and the
+ * precision (models/finetune.h): dense decoders; a LoRA rank within the
+ * hidden size; NF4 dequantizes to a 16-bit precision; a LoRA base is the
+ * precision's own weights. */
+static void check_fixed_finetune(const struct plan *p, const struct model *m, const char *f, const char *tr,
+				 struct diag *d)
+{
+	const struct finetune *ft = &p->training.finetune;
+	char jp[64], why[300];
+	if (!finetune_frozen(ft))
+		return;
+	if (!model_arch(m)->model_parallel) {
+		snprintf(why, sizeof(why), "%s/finetune", tr);
+		diag_err(d, f, why, "applies to transformer models only");
+		return;
+	}
+	snprintf(jp, sizeof(jp), "%s/finetune", tr);
+	if (model_is_moe(m))
+		diag_err(d, f, jp, "mixture-of-experts models are not supported yet (model '%s')", m->name);
+	if (model_is_bidirectional(m))
+		diag_err(d, f, jp, "%s models are not supported yet (model '%s')", model_arch(m)->name, m->name);
+	snprintf(jp, sizeof(jp), "%s/finetune/rank", tr);
+	const char *side;
+	long narrow = narrowest_target(ft, m, &side);
+	if (ft->rank > 0 && !bound_check_ratio("finetune/rank", ft->rank, (double)narrow, why, sizeof(why)))
+		diag_err(d, f, jp, "%s (%s of model '%s', %s)", why, side, m->name, m->path);
+	snprintf(jp, sizeof(jp), "%s/finetune/targets", tr);
 	if (finetune_targets(ft, FT_GATE) && m->act != MODEL_ACT_SWIGLU)
-		diag_err(d, f, "/training/finetune/targets", "gate_proj needs a SwiGLU MLP, "
-			 "model '%s' has none", m->name);
+		diag_err(d, f, jp, "gate_proj needs a SwiGLU MLP, model '%s' has none", m->name);
 	struct precision pr;
 	precision_init(&pr, p->training.precision, false);
+	snprintf(jp, sizeof(jp), "%s/finetune/base_dtype", tr);
 	if (ft->base == FT_BASE_NF4) {
 		if (p->training.precision != DTYPE_BF16 && p->training.precision != DTYPE_FP16)
-			diag_err(d, f, "/training/finetune/base_dtype", "nf4 weights are dequantized to "
-				 "a bf16 or fp16 precision, got precision \"%s\"",
-				 dtype_name(p->training.precision));
-		if (p->parallel.zero >= ZERO_3)
-			diag_err(d, f, "/training/finetune/base_dtype", "nf4 weights with ZeRO-3 are not "
-				 "supported");
+			diag_err(d, f, jp, "nf4 weights are dequantized to a bf16 or fp16 precision, got "
+				 "precision \"%s\"", dtype_name(p->training.precision));
 	} else if (ft->base_set &&
 		   (ft->base == FT_BASE_FP16 ? DTYPE_FP16 : DTYPE_BF16) != pr.weight)
-		diag_err(d, f, "/training/finetune/base_dtype", "a lora base is the precision's own "
-			 "weights, %s under precision \"%s\", got '%s'", dtype_name(pr.weight),
-			 dtype_name(p->training.precision), ft_base_names[ft->base]);
+		diag_err(d, f, jp, "a lora base is the precision's own weights, %s under precision \"%s\", "
+			 "got '%s'", dtype_name(pr.weight), dtype_name(p->training.precision),
+			 ft_base_names[ft->base]);
+}
+
+/* A bidirectional model's sequence (at tr/seq_len) against its learned
+ * positions and its masked positions. */
+static void check_fixed_seq(const struct plan *p, const struct model *m, const char *f, const char *tr,
+			    struct diag *d)
+{
+	char jp[64];
+	snprintf(jp, sizeof(jp), "%s/seq_len", tr);
+	if (model_is_bidirectional(m) && p->training.seq > m->max_position)
+		diag_err(d, f, jp, "must be at most the %ld learned positions of model '%s' (max_position), "
+			 "got %ld", m->max_position, m->name, p->training.seq);
+	if (model_is_encoder(m) && m->mlm_positions > p->training.seq)
+		diag_err(d, f, jp, "must be at least the %ld mlm_positions of model '%s' (%s: /mlm_positions; "
+			 "the masked positions are some of a sequence's tokens), got %ld", m->mlm_positions,
+			 m->name, m->path, p->training.seq);
+}
+
+int plan_check_fixed_model(const struct plan *p, const struct model *m, const char *f, const char *tr,
+			   struct diag *d)
+{
+	int before = diag_count(d);
+	check_fixed_finetune(p, m, f, tr, d);
+	check_fixed_seq(p, m, f, tr, d);
+	return diag_count(d) - before;
+}
+
+int plan_check_fixed_gpu(const struct plan *p, const struct inputs *in, const char *f, const char *tr,
+			 struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	const struct gpu_spec *g = &t->gpu;
+	char jp[64];
+	snprintf(jp, sizeof(jp), "%s/precision", tr);
+	if (g->peak_flops[p->training.precision] <= 0)
+		return diag_err(d, f, jp, "%s needs a GPU with a peak for %s, but GPU '%s' of topology '%s' has "
+				"none (%s: /gpu/peak_tflops)", dtype_name(p->training.precision),
+				dtype_name(p->training.precision), g->name, t->name, inputs_topology_path(in)), 1;
+	return 0;
 }
 
 /* first/last_stage_layers against the model and the other split keys. */
@@ -270,17 +343,10 @@ static void check_encoder(const struct plan *p, const struct model *m, const cha
 	if (!model_is_bidirectional(m))
 		return;
 	const char *arch = model_arch(m)->name;
-	if (p->training.seq > m->max_position)
-		diag_err(d, f, "/training/seq_len", "must be at most the %ld learned positions of "
-			 "model '%s' (max_position), got %ld", m->max_position, m->name,
-			 p->training.seq);
 	if (p->parallel.cp > 1)
 		diag_err(d, f, "/parallel/cp", "context parallelism here is the load-balanced causal "
 			 "split of a decoder; model '%s' is a%s %s, got cp = %d",
 			 m->name, strchr("aeiou", arch[0]) ? "n" : "", arch, p->parallel.cp);
-	if (finetune_frozen(&p->training.finetune))
-		diag_err(d, f, "/training/finetune", "%s models are not supported "
-			 "yet (model '%s')", arch, m->name);
 }
 
 /* Context parallelism: the load-balanced causal split, the attention
@@ -632,11 +698,13 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		return diag_count(d) - before;
 	}
 	check_nodes(p, t, f, d);
+	plan_check_fixed_gpu(p, in, f, "/training", d);
+	plan_check_fixed_model(p, m, f, "/training", d);
 	check_precision(p, in, f, d);
 	check_ps(p, in, gpus, f, d);
 	check_whatifs(p, in, gpus, f, d);
 	check_stack(p, m, f, d);
-	check_finetune(p, m, f, d);
+	check_finetune(p, f, d);
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, t, gpus, f, d);
 		return diag_count(d) - before;
@@ -678,5 +746,41 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
 			 "(parameters come from host memory layer by layer already)");
 	check_batch(p, m, f, d);
+	return diag_count(d) - before;
+}
+
+/* The fastest p could train its tokens: every GPU at 1.25 x the
+ * precision's peak (the most a cost source prices a kernel at: the
+ * roofline stays under the peak, a profile entry within 1.25 x of it,
+ * cost_profile.c), and the time's cost at p's price. */
+int plan_check_train_time(const struct plan *p, const struct inputs *in, const char *f, const char *jpath,
+			  struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	if (!(p->training.train_tokens > 0) || !model_arch(m)->sequence || p->training.seq < 1 ||
+	    p->training.global_batch < 1)
+		return 0;
+	double peak = inputs_topology(in)->gpu.peak_flops[p->training.precision];
+	for (int g = 0; g < p->ngroups; g++)
+		peak = fmax(peak, p->group[g].gpu.peak_flops[p->training.precision]);
+	long gpus = plan_gpus(p, in);
+	struct wl_shape shp = plan_wl_shape(p);
+	double flops = workload_iteration_flops(m, &shp, p->parallel.recompute, (double)p->training.global_batch);
+	double iter_tokens = (double)p->training.global_batch * (double)p->training.seq;
+	if (!(peak > 0) || !(flops > 0) || gpus < 1)
+		return 0;
+	double s = p->training.train_tokens / iter_tokens * flops / ((double)gpus * 1.25 * peak);
+	char how[400], why[600];
+	int before = diag_count(d);
+	snprintf(how, sizeof(how), "train_tokens / tokens per iteration x FLOPs per iteration / (GPUs x 1.25 x peak) "
+		 "/ 86400 = %g / %g x %g / (%ld x 1.25 x %g) / 86400", p->training.train_tokens, iter_tokens, flops,
+		 gpus, peak);
+	if (!bound_check_derived("time_to_train_days", s / 86400, how, why, sizeof(why)))
+		diag_err(d, f, jpath, "%s days (the fastest these GPUs could train it, at 1.25 x their peak)", why);
+	double usd = s / 3600 * (double)gpus * p->cost.usd_per_gpu_hour;
+	snprintf(how, sizeof(how), "%g GPU-hours at that speed x %g USD/GPU-hour", s / 3600 * (double)gpus,
+		 p->cost.usd_per_gpu_hour);
+	if (diag_count(d) == before && !bound_check_derived("cost_usd", usd, how, why, sizeof(why)))
+		diag_err(d, f, jpath, "%s (the least these GPUs could train it for)", why);
 	return diag_count(d) - before;
 }

@@ -238,8 +238,12 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
 			s->compute.attn_backend_set = (int)e;
 		jobj_bool(&jo, "cuda_graphs", &s->compute.cuda_graphs, 0);
-		jobj_num(&jo, "host_issue_fwd_us", &s->compute.host_issue_us[0], JNONNEG);
-		jobj_num(&jo, "host_issue_bwd_us", &s->compute.host_issue_us[1], JNONNEG);
+		static const char *const issue[] = { "host_issue_fwd_us", "host_issue_bwd_us" };
+		for (int i = 0; i < 2; i++)
+			if (jobj_num(&jo, issue[i], &s->compute.host_issue_us[i], JNONNEG) == 1 && s->compute.cuda_graphs)
+				jobj_err(&jo, issue[i], "is never read with cuda_graphs true (a graph replays the "
+					 "kernels without the host issuing each): drop the key or set cuda_graphs false, "
+					 "got %g us", s->compute.host_issue_us[i]);
 		jobj_bool(&jo, "launch_blocking", &s->compute.launch_blocking, 0);
 		jobj_end(&jo);
 	}
@@ -500,7 +504,8 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	if (diag_count(d) != before || !s->in)
 		goto err;
 	plan_resolve(&s->plan, s->in);
-	if (plan_check(&s->plan, s->in, path, d))
+	if (plan_check(&s->plan, s->in, path, d) ||
+	    plan_check_train_time(&s->plan, s->in, path, "/training/train_tokens", d))
 		goto err;
 	warn_plausibility(s, d);
 	return s;

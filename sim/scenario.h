@@ -176,7 +176,8 @@
  *   compute.host_issue_fwd_us     number   us      stack's       the host's time to issue one kernel
  *                                                                in forward (eager PyTorch 9.4;
  *                                                                MXNet stacks 0: not known); a
- *                                                                block of shorter kernels waits
+ *                                                                block of shorter kernels waits;
+ *                                                                an error with cuda_graphs true
  *   compute.host_issue_bwd_us     number   us      stack's       the same in backward (autograd's
  *                                                                C++ thread; eager PyTorch 3.6)
  *   compute.launch_blocking       bool     -       false         CUDA_LAUNCH_BLOCKING=1: each launch

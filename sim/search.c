@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "anatomy.h"
+#include "bounds.h"
 #include "coll.h"
 #include "hash.h"
 #include "jload.h"
@@ -168,14 +169,18 @@ static void load_clusters(struct jobj *root, struct goal *g)
 
 /* seq_len: required, but a ViT's follows from its image (model.h:
  * (image_size / patch_size)^2 + 1) and may be left out; given, it must
- * equal that. The model file is read here for its architecture only
- * (silently: the clusters' loading reports its errors). */
-static void load_seq(struct jobj *jo, struct goal *g)
+ * equal that. The model file is read here for its architecture (when
+ * /model named a readable file): a model that does not load is reported
+ * here, as what stops the goal, rather than as a missing seq_len. */
+static void load_seq(struct jobj *jo, struct goal *g, bool model_ok)
 {
-	struct diag quiet;
-	diag_init(&quiet, NULL);
-	struct model *m = g->model[0] ? model_load(g->model, &quiet) : NULL;
-	diag_finish(&quiet);
+	int before = diag_count(jo->d);
+	struct model *m = model_ok && g->model[0] ? model_load(g->model, jo->d) : NULL;
+	if (diag_count(jo->d) != before) {
+		model_destroy(m);
+		jobj_int(jo, "seq_len", &g->seq, 1, 0);
+		return;
+	}
 	if (!m || !model_is_vit(m)) {
 		jobj_int(jo, "seq_len", &g->seq, 1, JREQ);
 		model_destroy(m);
@@ -201,7 +206,9 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 			 "dataset_tokens)");
 		return;
 	}
+	g->tokens_key = "/dataset_tokens";
 	if (jobj_has(jo, "train_tokens")) {
+		g->tokens_key = "/train_tokens";
 		jobj_num(jo, "train_tokens", &g->train_tokens, JPOS);
 		if (jobj_has(jo, "epochs") || jobj_has(jo, "dataset_tokens"))
 			jobj_err(jo, "train_tokens", "give train_tokens or epochs and dataset_tokens, not both");
@@ -211,8 +218,44 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 		jobj_err(jo, "epochs", "missing required key 'epochs' (with dataset_tokens)");
 	else if (!jobj_has(jo, "dataset_tokens"))
 		jobj_err(jo, "dataset_tokens", "missing required key 'dataset_tokens' (with epochs)");
-	else if (e && ds)
-		g->train_tokens = epochs * dataset;
+	else if (e && ds) {
+		char how[160], why[400];
+		snprintf(how, sizeof(how), "epochs x dataset_tokens = %g x %g", epochs, dataset);
+		if (!bound_check_derived("train_tokens", epochs * dataset, how, why, sizeof(why)))
+			jobj_err(jo, "dataset_tokens", "%s (train_tokens' own bound)", why);
+		else
+			g->train_tokens = epochs * dataset;
+	}
+}
+
+/* What holds for every candidate of the search (plan_check_fixed_*: the
+ * model, precision, sequence and fine-tuning the goal fixes; a cluster's
+ * GPU against the precision), reported once before searching rather
+ * than as the reason each plan is rejected for. */
+static void check_fixed(const struct goal *g, struct diag *d)
+{
+	struct plan pl;
+	plan_init(&pl);
+	pl.training.seq = g->seq;
+	pl.training.precision = g->precision;
+	pl.training.finetune = g->finetune;
+	pl.training.train_tokens = g->train_tokens;
+	for (int i = 0; i < g->nclusters; i++) {
+		const struct goal_cluster *c = &g->clusters[i];
+		if (i == 0)
+			plan_check_fixed_model(&pl, inputs_model(c->in), g->path, "", d);
+		if (plan_check_fixed_gpu(&pl, c->in, g->path, "", d))
+			continue;
+		/* the cluster at its most nodes, the largest batch: the fastest */
+		long nodes = c->auto_nodes ? SEARCH_MAX_NODES : 1;
+		for (int k = 0; k < c->nnodes && !c->auto_nodes; k++)
+			nodes = c->nodes[k] > nodes ? c->nodes[k] : nodes;
+		pl.nodes = (int)nodes;
+		pl.parallel.dp = (int)(nodes * inputs_topology(c->in)->gpus_per_node);
+		pl.training.global_batch = (long)fmax(1, floor(g->gb_max_tokens / fmax(1, (double)g->seq)));
+		pl.cost.usd_per_gpu_hour = c->econ.usd_per_gpu_hour;
+		plan_check_train_time(&pl, c->in, g->path, g->tokens_key, d);
+	}
 }
 
 struct goal *goal_load(const char *path, struct diag *d)
@@ -261,13 +304,14 @@ struct goal *goal_load(const char *path, struct diag *d)
 		g->name = xstrdup(s);
 	}
 	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
+	int before_model = diag_count(d);
 	if (jobj_str(&jo, "model", &s, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, s, g->model, sizeof(g->model)))
 			jobj_err(&jo, "model", "path too long");
 		else
 			jload_check_ref(&jo, "model", g->model);
 	}
-	load_seq(&jo, g);
+	load_seq(&jo, g, diag_count(d) == before_model);
 	load_tokens(&jo, g);
 	double days = 0;
 	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
@@ -276,8 +320,13 @@ struct goal *goal_load(const char *path, struct diag *d)
 	if (jobj_child(&jo, "global_batch_tokens", &sub, JREQ) == 1) {
 		jobj_num(&sub, "min", &g->gb_min_tokens, JREQ | JPOS);
 		jobj_num(&sub, "max", &g->gb_max_tokens, JREQ | JPOS);
+		char how[160], why[400];
+		snprintf(how, sizeof(how), "global_batch_tokens.max / seq_len = %g / %ld", g->gb_max_tokens, g->seq);
 		if (g->gb_max_tokens < g->gb_min_tokens)
 			jobj_err(&sub, "max", "must be >= min %g, got %g", g->gb_min_tokens, g->gb_max_tokens);
+		else if (g->seq > 0 &&
+			 !bound_check_derived("global_batch", g->gb_max_tokens / (double)g->seq, how, why, sizeof(why)))
+			jobj_err(&sub, "max", "%s (global_batch's own bound)", why);
 		jobj_end(&sub);
 	}
 	int e = DTYPE_BF16;
@@ -318,6 +367,8 @@ struct goal *goal_load(const char *path, struct diag *d)
 		if (c->in && !model_arch(inputs_model(c->in))->model_parallel)
 			diag_err(d, path, "/model", "the plan search covers transformer models only");
 	}
+	if (diag_count(d) == before)
+		check_fixed(g, d);
 	if (diag_count(d) != before)
 		goto err;
 	return g;

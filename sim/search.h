@@ -3,7 +3,12 @@
  * A goal (schema "ddlsim.goal" 1.0) names a model, the tokens to train,
  * the sequence length, a deadline and/or a budget, a range of global
  * batch sizes, and candidate clusters (a topology file, node counts,
- * prices). For every cluster and node count the search enumerates the
+ * prices). What holds for every candidate (plan_check_fixed_model and
+ * _gpu: LoRA on an encoder, NF4 at fp8, a precision the GPU has no peak
+ * for; plan_check_train_time: the fastest the tokens could train) is
+ * checked when the goal loads, said once with its JSON path (exit 3)
+ * rather than as the reason each plan is rejected for.
+ * For every cluster and node count the search enumerates the
  * plan space — tp, pp, interleave (virtual stages), dp (what is left),
  * micro-batch, global batch, ZeRO stage, recompute, sp and the placement
  * order — and screens each plan in-process:
@@ -32,6 +37,7 @@
  *   train_tokens              number    tokens  required    (or epochs and dataset_tokens)
  *   epochs                    number    -       -           instead of train_tokens: passes over
  *   dataset_tokens            number    tokens  -           a dataset of this many tokens
+ *                                                           (epochs x it bounded as train_tokens)
  *   deadline_days             number    days    -           wall time to train, goodput included
  *   budget_usd                number    USD     -           cost to train
  *   global_batch_tokens.min   number    tokens  required    global batch range (samples x seq_len)
@@ -89,6 +95,7 @@ struct goal {
 	char model[1024];
 	long seq;
 	double train_tokens;
+	const char *tokens_key;     /* the JSON path train_tokens came from (static) */
 	double deadline_s, budget_usd;   /* 0 = none */
 	double gb_min_tokens, gb_max_tokens;
 	enum dtype precision;
