@@ -107,7 +107,9 @@ void cmd_validation_usage(FILE *f)
 		   "  --write-bands FILE write the family table as error bands (schema\n"
 		   "                     ddlsim.validation-bands; validation/bands.json is compiled into\n"
 		   "                     ddlsim and gives every prediction its band, sim/band.h)\n"
-		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now\n"
+		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now;\n"
+		   "                     a FILE that is not a bands file is invalid input (exit 3),\n"
+		   "                     said before the suite runs\n"
 		   "  --cross-validate   also print each family's errors in sample and out of family:\n"
 		   "                     the residual against the band its runs get when the family\n"
 		   "                     is left out, and how many of them that band covers\n"
@@ -690,6 +692,8 @@ int cmd_validation(int argc, char **argv)
 		diag_errf(&d, "no validation scenarios found");
 		bad++;
 	}
+	if (bands_check && bands_file_validate(bands_check, &d))
+		bad++;  /* before the suite runs: a malformed file is invalid input */
 	size_t reads0 = infile_read_count();  /* collecting opened every JSON file: not inputs */
 	for (int i = 0; i < su.n; i++) {
 		struct vcase *c = &su.c[i];

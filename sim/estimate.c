@@ -538,3 +538,21 @@ out:
 	fold_finish(&F);
 	return rc;
 }
+
+/* Peak RSS of `ddlsim collective` (/usr/bin/time -v, gcc -O2 build,
+ * 2026-12-06), all_reduce at 1 MiB on dgx-h100: 128 ranks 38 MB, 512
+ * 117 MB, 1,024 201 MB, 2,048 368 MB, 4,096 703 MB (8 GPUs per node);
+ * 512 nodes x 2 GPUs 202 MB; dgx-h100-fattree3 1,024 ranks 200 MB;
+ * gb200-nvl72 288 ranks 83 MB: 34 MB + 165 KB per rank, within 2 %
+ * from 512 ranks up. With nccl-tests' 31 default sizes (8 B..8 GiB):
+ * 512 ranks 129 MB, 1,024 226 MB: 0.8 KB per rank and size. Over, not
+ * under: one GPU per node (512 x 1: 54 MB, the estimate 118 MB), the
+ * rail topology (1,024 ranks: 34 MB). */
+#define ESTIMATE_COLL_BASE_B 34e6
+#define ESTIMATE_COLL_RANK_B 165e3
+#define ESTIMATE_COLL_RANK_POINT_B 0.8e3
+
+double estimate_collective_bytes(long ranks, int points)
+{
+	return ESTIMATE_COLL_BASE_B + (double)ranks * (ESTIMATE_COLL_RANK_B + points * ESTIMATE_COLL_RANK_POINT_B);
+}

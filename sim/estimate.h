@@ -80,4 +80,12 @@ int estimate_job(const struct engine_job *job, struct estimate *e, struct diag *
  * their copies_ parts and e->runs. */
 void estimate_time(struct estimate *e);
 
+/* Peak memory of a collective sweep (engine_collective_run) on ranks
+ * ranks over points distinct (op, bytes) points, in bytes: a base, a
+ * cost per rank (its host, links and actor on the platform, its flows in
+ * the plan) and a cost per rank and point (the plans are built before the
+ * run). The constants and how they were measured: ESTIMATE_COLL_* in
+ * estimate.c. */
+double estimate_collective_bytes(long ranks, int points);
+
 #endif
