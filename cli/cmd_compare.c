@@ -194,7 +194,7 @@ int cmd_compare(int argc, char **argv)
 	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)) };
 	int bad = 0;
 	for (int i = 0; i < n; i++)
-		bad += !(c.sc[i] = scenario_load(paths[i], &d));
+		bad += cli_check_input_name(paths[i]) || !(c.sc[i] = scenario_load(paths[i], &d));
 	rc = EXIT_INPUT;
 	if (bad)
 		goto out;

@@ -236,6 +236,19 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
 	struct trace *tr = NULL;
+	/* a trace inside the output directory: create the directory first
+	 * (the trace streams into a temporary file beside its name) */
+	size_t dl = strlen(dir);
+	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
+	if (slash && !to_stdout && !strncmp(o->trace, dir, dl) && o->trace[dl] == '/') {
+		char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
+		int e = report_mkdirs(tdir) ? errno : 0;
+		if (e)
+			diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
+		free(tdir);
+		if (e)
+			return EXIT_FAIL;
+	}
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
 	if (simulate_one(sc, to_stdout ? 0 : formats_of(o, sc), tr, o->quiet || to_stdout, &r, d)) {
@@ -532,7 +545,7 @@ int cmd_run(int argc, char **argv)
 	b.sc = xcalloc((size_t)npaths, sizeof(*b.sc));
 	int bad = 0;
 	for (int i = 0; i < npaths; i++)
-		if (!(b.sc[i] = scenario_load(paths[i], &d)))
+		if (cli_check_input_name(paths[i]) || !(b.sc[i] = scenario_load(paths[i], &d)))
 			bad++;
 	if (bad) {
 		if (npaths > 1)

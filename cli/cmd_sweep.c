@@ -38,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +114,8 @@ struct point {
  * time, or 4 per job when more: the sweep never holds more, so its memory
  * does not grow with its point count (issue 40: 10^6 points). */
 #define SWEEP_CHUNK 512
+/* How long a sweep waits for the lock of its output (seconds). */
+#define SWEEP_LOCK_WAIT_S 2.0
 
 struct sw {
 	struct sweep *s;
@@ -130,6 +134,7 @@ struct sw {
 	long total, done, failed, invalid, oom;
 	int io_error;
 	struct progress *pg;        /* over the batch's points simulated */
+	pid_t parent;               /* the sweep's process (its children die with it) */
 };
 
 /* Append point index to the file(s) that lack it. */
@@ -171,6 +176,14 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct sw *w = ctx;
 	struct point *p = &w->pts[i];
+	/* in the child: let go of the outputs (the CSV's lock is its open
+	 * file's, which every child shares), and die with the sweep, so that
+	 * a sweep killed with -9 can be resumed at once (issue 40) */
+	close(fileno(w->csv));
+	close(fileno(w->jsonl));
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != w->parent)
+		_exit(1);  /* the sweep died before prctl: no row to give */
 	simulate_row(p->sc->in, &p->sc->plan, row);
 }
 
@@ -660,7 +673,13 @@ static int open_csv(const char *csv, bool create, int *fd, struct diag *d)
 		diag_err(d, csv, "", "expected a regular file (refusing to write it)");
 		return EXIT_INPUT;
 	}
-	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+	/* a sweep killed a moment ago may still have children letting go of
+	 * the lock (they die with it): wait SWEEP_LOCK_WAIT_S for them */
+	struct timespec nap = { 0, 50 * 1000 * 1000 };
+	int tries = (int)(SWEEP_LOCK_WAIT_S / 0.05);
+	while (flock(*fd, LOCK_EX | LOCK_NB) && tries-- > 0)
+		nanosleep(&nap, NULL);
+	if (tries < 0) {
 		diag_err(d, csv, "", "another ddlsim sweep is writing this output (it holds its lock): "
 			 "wait for it or use another --out");
 		return EXIT_FAIL;
@@ -888,15 +907,19 @@ int cmd_sweep(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO) };
+	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO), .parent = getpid() };
 	struct inputs_cache *cache = inputs_cache_create();
 	struct scenario *base = NULL;
 	char *csv_path = NULL, *jsonl_path = NULL, why[1200];
 	int csv_fd = -1;
 	struct sweep_origin me = { .shard = o.shard_i + 1, .shards = o.shard_n };
 
+	if (cli_check_input_name(o.file))
+		goto out;
 	w.s = sweep_load(o.file, &d);
 	if (!w.s)
+		goto out;
+	if (cli_check_input_name(w.s->base_path))
 		goto out;
 	if (sweep_origin_hash(o.file, w.s->base_path, me.hash, why, sizeof(why))) {
 		diag_err(&d, o.file, "", "%s", why);

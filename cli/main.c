@@ -79,6 +79,52 @@ int cli_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The length of the valid UTF-8 sequence at s (1..4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+	      : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (int k = 1; k < n; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
+	    (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
+		return 0;  /* overlong, a surrogate, beyond U+10FFFF */
+	return n;
+}
+
+int cli_check_input_name(const char *path)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	size_t bad = (size_t)-1;
+	for (size_t i = 0; s[i];) {
+		int n = utf8_len(s + i);
+		if (!n) {
+			bad = i;
+			break;
+		}
+		i += (size_t)n;
+	}
+	if (bad == (size_t)-1)
+		return 0;
+	char esc[600];
+	size_t len = 0, i;
+	for (i = 0; s[i] && len + 8 < sizeof(esc); i++) {
+		int n = utf8_len(s + i);
+		if (n && s[i] >= 0x20 && s[i] != 0x7f) {
+			memcpy(esc + len, s + i, (size_t)n);
+			len += (size_t)n;
+			i += (size_t)n - 1;
+		} else
+			len += (size_t)snprintf(esc + len, sizeof(esc) - len, "\\x%02x", s[i]);
+	}
+	esc[len] = 0;
+	fprintf(stderr, "ddlsim: error: '%s%s': the file name is not valid UTF-8 (byte 0x%02x at offset %zu); "
+		"names become the scenario's name and go into UTF-8 reports: rename the file\n", esc,
+		s[i] ? "..." : "", s[bad], bad);
+	return EXIT_INPUT;
+}
+
 int cli_check_output(const char *path)
 {
 	char why[1200];
