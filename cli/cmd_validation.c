@@ -1,6 +1,6 @@
 /* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
  *                  [--ratchet FILE] [--write-bands FILE] [--check-bands FILE]
- *                  [--cross-validate] [--timeout S] [--quiet]`.
+ *                  [--cross-validate] [--timeout S] [--mem-limit GB] [--quiet]`.
  *
  * The published-results suite: every scenario under the given directories
  * (default validation/) that carries a `published` block is simulated
@@ -84,7 +84,7 @@ void cmd_validation_usage(FILE *f)
 	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
 		   "                         [--write-bands FILE] [--check-bands FILE] [--all]\n"
 		   "                         [--cross-validate]\n"
-		   "                         [--timeout S] [--quiet]\n\n"
+		   "                         [--timeout S] [--mem-limit GB] [--quiet]\n\n"
 		   "Runs the published-results suite: every scenario with a 'published' block in\n"
 		   "the given files and directories (default: validation/, searched recursively;\n"
 		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
@@ -115,6 +115,8 @@ void cmd_validation_usage(FILE *f)
 		   "                     is left out, and how many of them that band covers\n"
 		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a case\n"
+		   "                     beyond it fails with that reason\n"
 		   "  --quiet            no progress lines\n\n"
 		   "examples:\n"
 		   "  ddlsim validation -j 2\n"
@@ -649,6 +651,14 @@ int cmd_validation(int argc, char **argv)
 			}
 			if (cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s))
 				goto out_paths;
+		} else if (!strcmp(a, "--mem-limit")) {
+			if (++i == argc) {
+				cli_usage_error("--mem-limit needs GB");
+				goto out_paths;
+			}
+			if (cli_parse_number(a, argv[i], 0.01, 1e6, &x))
+				goto out_paths;
+			ro.mem_limit_bytes = x * 1e9;
 		} else if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
 			if (++i == argc) {
 				cli_usage_error("%s needs a file", a);
