@@ -134,7 +134,7 @@ int bands_file_validate(const char *path, struct diag *d)
 		if (!json_is_object(row))
 			diag_err(d, path, jp, "expected an object (a family's row), got %s", jload_type_name(row));
 		else if (!json_is_string(json_object_get(row, "family")))
-			diag_err(d, path, jp, "/family: expected the family's name (a string), got %s",
+			diag_err(d, path, strcat(jp, "/family"), "expected the family's name (a string), got %s",
 				 json_object_get(row, "family") ? jload_type_name(json_object_get(row, "family"))
 								 : "nothing (the key is missing)");
 	}

@@ -308,7 +308,7 @@ const char *expr_excerpt(const char *src, const char *err, char *buf, size_t n)
 {
 	size_t len = strlen(src);
 	if (len <= EXPR_EXCERPT) {
-		snprintf(buf, n, "%s", src);
+		snprintf(buf, n, "\"%s\"", src);
 		return buf;
 	}
 	const char *c = err ? strstr(err, "at column ") : NULL;
@@ -318,7 +318,7 @@ const char *expr_excerpt(const char *src, const char *err, char *buf, size_t n)
 	if (from + EXPR_EXCERPT > len)
 		from = len - EXPR_EXCERPT;
 	size_t to = from + EXPR_EXCERPT;
-	snprintf(buf, n, "%s%.*s%s (bytes %zu..%zu of %zu)", from ? "..." : "", (int)(to - from), src + from,
+	snprintf(buf, n, "\"%s%.*s%s\" (bytes %zu..%zu of %zu)", from ? "..." : "", (int)(to - from), src + from,
 		 to < len ? "..." : "", from, to, len);
 	return buf;
 }

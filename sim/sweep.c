@@ -335,7 +335,7 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 		bool boolean;
 		if (expr_eval_typed(s->derived[k].expr, lookup, &vs, &x, &boolean, err, sizeof(err))) {
 			char ex[EXPR_EXCERPT + 64];
-			snprintf(reason, n, "derived '%s' = \"%s\": %s", s->derived[k].key,
+			snprintf(reason, n, "derived '%s' = %s: %s", s->derived[k].key,
 				 expr_excerpt(s->derived[k].expr, err, ex, sizeof(ex)), err);
 			*every = error_every(err);
 			json_object_set_new(*values, s->derived[k].key, json_null());
@@ -352,13 +352,13 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 		double x;
 		char ex[EXPR_EXCERPT + 64];
 		if (expr_eval(s->constraints[k], lookup, &vs, &x, err, sizeof(err))) {
-			snprintf(reason, n, "constraint \"%s\": %s", expr_excerpt(s->constraints[k], err, ex, sizeof(ex)),
+			snprintf(reason, n, "constraint %s: %s", expr_excerpt(s->constraints[k], err, ex, sizeof(ex)),
 				 err);
 			*every = error_every(err);
 			goto fail;
 		}
 		if (x == 0) {
-			snprintf(reason, n, "constraint \"%s\" is false", expr_excerpt(s->constraints[k], NULL, ex, sizeof(ex)));
+			snprintf(reason, n, "constraint %s is false", expr_excerpt(s->constraints[k], NULL, ex, sizeof(ex)));
 			*failed = false;
 			*every = false;
 			goto fail;
@@ -506,7 +506,7 @@ static void check_expr(struct diag *d, const char *file, const char *jpath, cons
 	    !strstr(err, "remainder") && !strstr(err, "round_to") &&
 	    !strstr(err, "finite")) {
 		char ex[EXPR_EXCERPT + 64];
-		diag_err(d, file, jpath, "%s in \"%s\"", err, expr_excerpt(src, err, ex, sizeof(ex)));
+		diag_err(d, file, jpath, "%s in %s", err, expr_excerpt(src, err, ex, sizeof(ex)));
 	}
 }
 
