@@ -281,7 +281,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	};
 	bool ok = true;
 	opterr = 0;
-	optind = 1;
+	optind = 0;  /* 0, not 1: getopt's whole state reset (a cluster cut short by an error) */
 	for (;;) {
 		int li = -1, c = getopt_long(argc, argv, ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:",
 					     lo, &li);
