@@ -239,7 +239,8 @@ static int collect_dir(struct suite *su, const char *dir, struct diag *d)
 		names[n++] = xasprintf("%s/%s", dir, e->d_name);
 	}
 	closedir(dp);
-	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	if (n)  /* an empty directory: names is NULL, which qsort may not take */
+		qsort(names, (size_t)n, sizeof(*names), cmp_str);
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		size_t len = strlen(names[i]);

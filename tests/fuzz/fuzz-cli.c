@@ -18,6 +18,7 @@
  * estimate. A refusal is fine; an accepted set of arguments must give
  * sizes and rows within their bounds. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
