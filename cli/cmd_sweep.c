@@ -1,17 +1,22 @@
 /* cmd_sweep: `ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume]
  *             [--shard I/N] [--timeout S] [--mem-limit GB] [--show-rejected] [--quiet]`.
  *
- * Expands the sweep (sim/sweep.h), loads each point of this shard through
- * the scenario loader with shared inputs, records the points that fail a
- * constraint, the loader or plan_check() at once as invalid rows with
- * their reason, and simulates the valid ones through the runner, N at a
- * time. Each finished point is appended to DIR/points.csv and
+ * Streams the points of this shard (sim/sweep.h: point i on demand), a
+ * batch of SWEEP_CHUNK at a time, so its memory does not grow with the
+ * point count (issue 40: 10^6 points start at once): each batch is loaded
+ * through the scenario loader with shared inputs, the points that fail a
+ * constraint, the loader or plan_check() recorded at once as invalid rows
+ * with their reason, and the valid ones simulated through the runner, N
+ * at a time. Each finished point is appended to DIR/points.csv and
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
- * interrupted sweep keeps every finished point. The points are expanded
- * and checked before any output is created (an invalid base leaves no
- * empty files), and no output may be an input (the sweep, its base, a
- * point's model or topology: cli_check_samefile(), before --resume reads
- * the outputs back and again once the points are loaded);
+ * interrupted sweep keeps every finished point. Before any output is
+ * created, a reason that holds for every point (precheck(): an axis or
+ * derived key that cannot be set, an unknown name in an expression, a
+ * loader error every sampled point shares at a key no axis sets, an
+ * invalid base) is said once with exit 3, as `ddlsim validate` says it,
+ * and the first batch is loaded and checked; no output may be an input
+ * (the sweep, its base, a point's model or topology: cli_check_samefile(),
+ * before --resume reads the outputs back and again for each batch);
  * DIR/points.ddlsim-origin.json records the sweep the files belong
  * to (cli/sweep_origin.h), and the CSV is locked (flock) while the sweep
  * runs, so a second sweep on the same output is refused instead of
@@ -24,9 +29,12 @@
  * then runs every point one of the two files lacks and appends it to the
  * file that lacks it: a JSON line lost to a kill is restored by running its
  * point again (the CSV row lacks the breakdowns the JSON line holds).
- * Before simulating, every point is estimated and a long sweep says so
- * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
- * line per point to stderr otherwise (cli/progress.h).
+ * Before simulating, every point of a batch is estimated and a long sweep
+ * says so (cli/longrun.h; extrapolated from the first batch when more
+ * follow); a progress line over the batch goes to a terminal, a JSON
+ * progress line per point to stderr otherwise (cli/progress.h). The
+ * children let go of the outputs and die with the sweep, so --resume
+ * right after kill -9 finds the lock free (it waits SWEEP_LOCK_WAIT_S).
  *
  * Fit first: a point that simulated but does not fit in GPU memory has
  * status "oom" (never on the Pareto front); the closing summary names the
@@ -66,6 +74,13 @@
 #include "tidy.h"
 #include "xalloc.h"
 
+/* Points are expanded (loaded through the scenario loader) this many at a
+ * time, or 4 per job when more: the sweep never holds more, so its memory
+ * does not grow with its point count (issue 40: 10^6 points). */
+#define SWEEP_CHUNK 512
+/* How long a sweep waits for the lock of its output (seconds). */
+#define SWEEP_LOCK_WAIT_S 2.0
+
 void cmd_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume] [--shard I/N]\n"
@@ -96,11 +111,16 @@ void cmd_sweep_usage(FILE *f)
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
 		   "  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
+		   "Points stream: they are expanded, recorded and simulated %d at a time, so a\n"
+		   "sweep of 10^6 points starts at once in little memory. A reason that holds\n"
+		   "for every point (a typo in a derived value, an unknown name in a constraint,\n"
+		   "an axis on a key of the model file, an unknown key, an invalid base no axis\n"
+		   "changes) is said once before the first point, exit 3.\n\n"
 		   "exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
 		   "output failed or another sweep holds the output, 2 usage (the output exists\n"
-		   "without --resume), 3 invalid sweep file, or an output that is another sweep's,\n"
-		   "not a sweep output, not a regular file or an input (the sweep, its base, their\n"
-		   "model or topology; links count)\n");
+		   "without --resume), 3 invalid sweep file or a reason for every point, or an\n"
+		   "output that is another sweep's, not a sweep output, not a regular file or an\n"
+		   "input (the sweep, its base, their model or topology; links count)\n", SWEEP_CHUNK);
 }
 
 struct point {
@@ -110,12 +130,6 @@ struct point {
 	char *reason;               /* why it is invalid */
 };
 
-/* Points are expanded (loaded through the scenario loader) this many at a
- * time, or 4 per job when more: the sweep never holds more, so its memory
- * does not grow with its point count (issue 40: 10^6 points). */
-#define SWEEP_CHUNK 512
-/* How long a sweep waits for the lock of its output (seconds). */
-#define SWEEP_LOCK_WAIT_S 2.0
 
 struct sw {
 	struct sweep *s;
