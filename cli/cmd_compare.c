@@ -40,7 +40,9 @@ void cmd_compare_usage(FILE *f)
 		   "fit has status 'oom'. Long texts wrap; numbers read without exponents.\n\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a\n"
-		   "                     simulation beyond it fails with that reason\n\n"
+		   "                     simulation beyond it fails with that reason; a scenario\n"
+		   "                     whose estimated peak memory exceeds it is refused before\n"
+		   "                     any simulation (exit 3; default 80%% of the physical memory)\n\n"
 		   "example:\n"
 		   "  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n\n"
 		   "exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n");
@@ -205,7 +207,7 @@ int cmd_compare(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		bad += cli_check_input_name(paths[i]) || !(c.sc[i] = scenario_load(paths[i], &d));
 	rc = EXIT_INPUT;
-	if (bad)
+	if (bad || longrun_admit_scenarios(c.sc, n, ro.mem_limit_bytes))
 		goto out;
 	rc = EXIT_FAIL;
 	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, false);

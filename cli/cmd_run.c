@@ -71,7 +71,10 @@ void cmd_run_usage(FILE *f)
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes)\n\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes); a\n"
+		   "                     scenario whose estimated peak memory exceeds it is refused\n"
+		   "                     before simulating (exit 3; default 80%% of the machine's\n"
+		   "                     physical memory)\n\n"
 		   "examples:\n"
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
@@ -551,7 +554,9 @@ int cmd_run(int argc, char **argv)
 		if (npaths > 1)
 			fprintf(stderr, "ddlsim: %d of %d scenarios are invalid; nothing was simulated\n", bad, npaths);
 		rc = EXIT_INPUT;
-	} else if (npaths == 1 && !batch)
+	} else if ((rc = longrun_admit_scenarios(b.sc, npaths, ro.mem_limit_bytes)))
+		;  /* admission: an estimated memory over --mem-limit, said */
+	else if (npaths == 1 && !batch)
 		rc = run_one(b.sc[0], &o, &d);
 	else
 		rc = run_batch(&b, &ro, &d);

@@ -63,6 +63,7 @@
 #include "progress.h"
 #include "sweep_origin.h"
 #include "diag.h"
+#include "estimate.h"
 #include "human.h"
 #include "report.h"
 #include "reasons.h"
@@ -102,7 +103,9 @@ void cmd_sweep_usage(FILE *f)
 		   "  --shard I/N        run shard I of N (1-based): the points with index mod N = I-1,\n"
 		   "                     into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation\n"
+		   "  --mem-limit GB     address-space limit per simulation; a point whose estimated\n"
+		   "                     peak memory exceeds it is recorded invalid with the estimate,\n"
+		   "                     not run (default 80%% of the machine's physical memory)\n"
 		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
 		   "                     point that fits\n"
 		   "  --quiet            no progress line (on a terminal), no JSON progress lines on\n"
@@ -149,6 +152,7 @@ struct sw {
 	int io_error;
 	struct progress *pg;        /* over the batch's points simulated */
 	pid_t parent;               /* the sweep's process (its children die with it) */
+	double mem_limit_bytes;     /* a point estimated above it is recorded, not run */
 };
 
 /* Append point index to the file(s) that lack it. */
@@ -616,6 +620,18 @@ static void expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache
 			json_decref(doc);
 		}
 		diag_finish(&pd);
+		struct estimate e;
+		double need;
+		if (sc && !longrun_estimate(sc->in, &sc->plan, &e) && (need = estimate_job_bytes(&e)) > w->mem_limit_bytes) {
+			/* admission: recorded with the estimate, never started */
+			char ev[32];
+			snprintf(reason, sizeof(reason), "needs about %.3g GB of memory (estimated: %d of %d ranks "
+				 "simulated, %s events), over the %s--mem-limit of %.3g GB", need / 1e9, e.simulated,
+				 e.ranks, human_number((double)e.tasks + (double)e.flows, ev, sizeof(ev)),
+				 o->ro.mem_limit_bytes > 0 ? "" : "default ", w->mem_limit_bytes / 1e9);
+			scenario_destroy(sc);
+			sc = NULL;
+		}
 		struct point *p = sc ? &w->pts[w->npts++] : &w->inv[w->ninv++];
 		*p = (struct point){ .index = i, .values = values, .sc = sc,
 				     .reason = sc ? NULL : xstrdup(reason) };
@@ -989,6 +1005,7 @@ int cmd_sweep(int argc, char **argv)
 	 * simulated before the next is expanded (the first before any
 	 * output is created or changed) */
 	w.cap = o.ro.jobs * 4 > SWEEP_CHUNK ? o.ro.jobs * 4 : SWEEP_CHUNK;
+	w.mem_limit_bytes = o.ro.mem_limit_bytes > 0 ? o.ro.mem_limit_bytes : longrun_mem_default_bytes();
 	w.pts = xcalloc((size_t)w.cap, sizeof(*w.pts));
 	w.inv = xcalloc((size_t)w.cap, sizeof(*w.inv));
 	w.next = o.shard_i;

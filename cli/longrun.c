@@ -149,3 +149,20 @@ void longrun_scenarios(struct scenario *const *sc, int n, int jobs, struct progr
 	free(ok);
 	free(e);
 }
+
+int longrun_admit_scenarios(struct scenario *const *sc, int n, double limit_bytes)
+{
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct estimate e;
+		if (longrun_estimate(sc[i]->in, &sc[i]->plan, &e))
+			continue;  /* the simulation will say why it cannot be made */
+		char what[1400], ev[32];
+		snprintf(what, sizeof(what), "simulating %s (%d of %d ranks simulated, %s events)",
+			 sc[i]->meta.path, e.simulated, e.ranks,
+			 human_number((double)e.tasks + (double)e.flows, ev, sizeof(ev)));
+		if (longrun_admit(what, estimate_job_bytes(&e), limit_bytes))
+			rc = EXIT_INPUT;
+	}
+	return rc;
+}

@@ -50,6 +50,13 @@ double longrun_mem_default_bytes(void);
  * do, and return EXIT_INPUT (3); else 0. */
 int longrun_admit(const char *what, double need_bytes, double limit_bytes);
 
+/* Admission of the simulations of scenarios sc[0..n) (run, compare): each
+ * estimated (its peak memory, sim/estimate.h's estimate_job_bytes()) and
+ * refused when over limit_bytes (0: the default), "ddlsim: error:
+ * simulating S.json (R of T ranks simulated, E events) needs about ...".
+ * Returns 0, or EXIT_INPUT after saying each one over. */
+int longrun_admit_scenarios(struct scenario *const *sc, int n, double limit_bytes);
+
 /* Estimate the simulation of plan pl on in into *e. Returns 0, or -1
  * when it cannot be estimated (nothing said: the simulation will say
  * why). */

@@ -88,4 +88,11 @@ void estimate_time(struct estimate *e);
  * estimate.c. */
 double estimate_collective_bytes(long ranks, int points);
 
+/* Peak memory of one simulation (engine_run) from its estimate e (tasks,
+ * flows and ranks simulated of one run), in bytes: a base, a cost per
+ * simulated rank (its host, links, actor and program) and a cost per
+ * event. The constants, how they were measured and how far they hold:
+ * ESTIMATE_RUN_* in estimate.c. */
+double estimate_job_bytes(const struct estimate *e);
+
 #endif

@@ -168,6 +168,42 @@ Test(admission, compare_and_validation_take_mem_limit)
 	free(err);
 }
 
+Test(admission, a_simulation_over_its_mem_limit_is_refused_before_it_starts, .timeout = 120)
+{
+	/* quickstart folds to 1 of 16 ranks: 4,458 events, 34.3 MB estimated */
+	char *d = tmp_dir(), args[2400];
+	const char *q = src_path("scenarios/quickstart.json");
+	static const char *const m[] = { "ddlsim: error: simulating ", "quickstart.json (1 of 16 ranks simulated, "
+					 "4458 events) needs about 0.0343 GB of memory (estimated), over the "
+					 "--mem-limit of 0.02 GB: raise --mem-limit or make it smaller\n", NULL };
+	snprintf(args, sizeof(args), "run %s --out %s/out --mem-limit 0.02 --quiet", q, d);
+	refused_with(args, 3, m, d);
+	snprintf(args, sizeof(args), "compare %s %s --mem-limit 0.02", q, q);
+	refused_with(args, 3, m, d);
+	/* a sweep records the point over the limit with its estimate and
+	 * runs the others: Llama 2 7B data parallel on 1,024 GPUs, folded
+	 * (1 rank) and not (1,024 ranks, 209 MB estimated) */
+	char *base = quick_base(d, "b.json", "parallel", "dp", json_integer(1024)), body[3000], p[1200];
+	json_t *b = json_load_file(base, 0, NULL);
+	json_object_set_new(b, "nodes", json_integer(128));
+	json_object_set_new(json_object_get(b, "training"), "global_batch", json_integer(1024));
+	json_dump_file(b, base, 0);
+	json_decref(b);
+	snprintf(body, sizeof(body), "{\"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"base\": \"%s\", "
+		 "\"axes\": {\"simulation.fold\": [\"auto\", \"off\"]}, \"output\": {\"dir\": \"%s/o\"}}", base, d);
+	char *s = write_file(d, "s.json", body), *err = NULL;
+	snprintf(args, sizeof(args), "sweep %s --mem-limit 0.2 --quiet", s);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/o/points.csv", d);
+	char *csv = slurp(p);
+	cr_assert_not_null(csv);
+	cr_expect(strstr(csv, "\n1,s,off,,") && strstr(csv, ",invalid,\"needs about 0.209 GB of memory (estimated: 1024 of "
+							"1024 ranks simulated, 178.2 k events), over the --mem-limit of "
+							"0.2 GB\""), "%s", csv);
+	cr_expect(strstr(csv, "\n0,s,auto,Llama-2 7B,"), "%s", csv);
+	free(csv), free(err), free(s), free(base), free(d);
+}
+
 /* ---- sweep: streamed points ---- */
 
 /* The points of a sweep's CSV, each counted (point index -> rows). */
