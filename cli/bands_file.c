@@ -115,6 +115,36 @@ int bands_file_write(const char *path, const struct band *rows, int nrows, json_
 	return 0;
 }
 
+int bands_file_validate(const char *path, struct diag *d)
+{
+	int before = diag_count(d);
+	json_t *root = jload_file(path, d);
+	if (!root || jload_schema(root, path, d, "ddlsim.validation-bands", 2, 0)) {
+		json_decref(root);
+		return -1;
+	}
+	json_t *fams = json_object_get(root, "families"), *mem = json_object_get(root, "memory"), *row;
+	size_t i;
+	if (!json_is_array(fams))
+		diag_err(d, path, "/families", "expected an array of family rows, got %s",
+			 fams ? jload_type_name(fams) : "nothing (the key is missing)");
+	json_array_foreach(fams, i, row) {
+		char jp[64];
+		snprintf(jp, sizeof(jp), "/families/%zu", i);
+		if (!json_is_object(row))
+			diag_err(d, path, jp, "expected an object (a family's row), got %s", jload_type_name(row));
+		else if (!json_is_string(json_object_get(row, "family")))
+			diag_err(d, path, strcat(jp, "/family"), "expected the family's name (a string), got %s",
+				 json_object_get(row, "family") ? jload_type_name(json_object_get(row, "family"))
+								 : "nothing (the key is missing)");
+	}
+	if (mem && !json_is_object(mem))
+		diag_err(d, path, "/memory", "expected an object (the memory families' errors), got %s",
+			 jload_type_name(mem));
+	json_decref(root);
+	return diag_count(d) != before ? -1 : 0;
+}
+
 int bands_file_check(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d)
 {
 	json_t *root = jload_file(path, d);

@@ -19,6 +19,13 @@ double bands_file_pct(double frac);
  * atomically. 0, or -1 with the reason in d. */
 int bands_file_write(const char *path, const struct band *rows, int nrows, json_t *mem, struct diag *d);
 
+/* Check the form of a bands file before the suite runs (--check-bands):
+ * JSON of schema ddlsim.validation-bands 2.x, "families" an array of
+ * objects each naming its "family" (a string), "memory" an object when
+ * present. 0, or -1 with every problem (file, JSON path, what was
+ * expected and found) in d. */
+int bands_file_validate(const char *path, struct diag *d);
+
 /* Whether the file at path says what the suite gives now (rows, and mem
  * when not NULL): 0 yes, 1 no (each difference said on stderr), -1 bad
  * input (in d). */

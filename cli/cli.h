@@ -59,6 +59,13 @@ int cli_parse_number(const char *opt, const char *v, double lo, double hi, doubl
  * (refusing to replace it)". */
 int cli_check_output(const char *path);
 
+/* An input file's name must be UTF-8: a scenario or sweep takes its name
+ * from it, and reports and records are UTF-8 JSON. Returns 0, or
+ * EXIT_INPUT after "ddlsim: error: 'q\xff.json': the file name is not
+ * valid UTF-8 (byte 0xff at offset 1) ...", the name escaped (bytes that
+ * are not UTF-8 and control characters as \xNN), said before any work. */
+int cli_check_input_name(const char *path);
+
 /* The one rule against losing data (util/samefile.h), checked before any
  * work starts: no output of sf may be an input of it, no two outputs one
  * file. Each conflict is said: "ddlsim: --trace 'S.json': error: is an

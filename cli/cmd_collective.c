@@ -58,6 +58,8 @@
 #include "coll.h"
 #include "diag.h"
 #include "engine.h"
+#include "estimate.h"
+#include "longrun.h"
 #include "samefile.h"
 #include "topology.h"
 
@@ -109,7 +111,10 @@ void cmd_collective_usage(FILE *f)
 		   "                           algorithm (default auto: NCCL's choice of both)\n"
 		   "  --min-bytes S, --max-bytes S, --factor F   as -b, -e, -f\n"
 		   "  --csv FILE, --json FILE  also write every row with ddlsim's columns (atomically);\n"
-		   "                           '-' writes it to stdout instead of the nccl-tests layout\n\n"
+		   "                           '-' writes it to stdout instead of the nccl-tests layout\n"
+		   "  --mem-limit GB           refuse (exit 3) a run whose estimated memory exceeds GB\n"
+		   "                           (1e9 bytes; default 80%% of the machine's physical memory):\n"
+		   "                           34 MB + 165 KB per rank + 0.8 KB per rank and size\n\n"
 		   "nccl-tests flags (short or long form, '-b 8', '-b8', '--minbytes=8'):\n"
 		   "  -b,--minbytes S  -e,--maxbytes S   sizes: a number with an optional K, M or G\n"
 		   "                   (powers of 1024), 1 to 1T (default 8 and 8G; nccl-tests: 32M)\n"
@@ -121,7 +126,7 @@ void cmd_collective_usage(FILE *f)
 		   "  -d,--datatype T   int8, uint8, int32, uint32, int64, uint64, half, float,\n"
 		   "                 double, bfloat16 or all (default float)\n"
 		   "  -r,--root R    root of broadcast and reduce, 0..ranks-1 (default 0)\n"
-		   "  -c,--check 0/1  -n,--iters N  -w,--warmup_iters N  -m,--agg_iters N\n"
+		   "  -c,--check 0/1 (0 or 1)  -n,--iters N  -w,--warmup_iters N  -m,--agg_iters N\n"
 		   "  -a,--average 0-3  -z,--blocking 0/1  -G,--cudagraph N  -C,--report_cputime 0/1\n"
 		   "  -p,--parallel_init 0/1  -y,--stream_null 0/1  -T,--timeout S\n"
 		   "                 accepted and echoed; a simulation has no iterations to average\n\n"
@@ -133,7 +138,8 @@ void cmd_collective_usage(FILE *f)
 		   "exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
 		   "bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
 		   "dtype or algorithm, GPUs beyond the node; --csv and --json one file), 3 invalid\n"
-		   "topology, or --csv or --json is the topology or its GPU preset\n",
+		   "topology, --csv or --json is the topology or its GPU preset, or the estimated\n"
+		   "memory exceeds --mem-limit (nothing is allocated)\n",
 		MAX_SIZES, MAX_ROWS, TOPO_MAX_NODES, TOPO_MAX_GPUS_PER_NODE);
 }
 
@@ -203,6 +209,7 @@ struct args {
 	long nodes, procs, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
 		cputime, pinit;
 	double minb, maxb, stepf, stepb;
+	double mem_limit_gb;   /* 0: the default (cli/longrun.h) */
 	int redop, dtype;      /* -1: all */
 	int ops[COLL_NOPS], nops;
 };
@@ -250,7 +257,7 @@ static int binary_op(struct args *a, const char *arg)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { O_TOPO = 256, O_NODES, O_PROCS, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON };
+	enum { O_TOPO = 256, O_NODES, O_PROCS, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON, O_MEM };
 	static const struct option lo[] = {
 		{"nthreads", required_argument, 0, 't'}, {"ngpus", required_argument, 0, 'g'},
 		{"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
@@ -269,11 +276,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{"gpus-per-node-used", required_argument, 0, O_USED},
 		{"ops", required_argument, 0, O_OPS}, {"algo", required_argument, 0, O_ALGO},
 		{"csv", required_argument, 0, O_CSV}, {"json", required_argument, 0, O_JSON},
+		{"mem-limit", required_argument, 0, O_MEM},
 		{0, 0, 0, 0},
 	};
 	bool ok = true;
 	opterr = 0;
-	optind = 1;
+	optind = 0;  /* 0, not 1: getopt's whole state reset (a cluster cut short by an error) */
 	for (;;) {
 		int li = -1, c = getopt_long(argc, argv, ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:",
 					     lo, &li);
@@ -311,7 +319,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'n': a->iters = parse_long(v, 1, INT_MAX, &ok); break;
 		case 'w': a->warmup = parse_long(v, 0, INT_MAX, &ok); break;
 		case 'm': a->agg = parse_long(v, 1, INT_MAX, &ok); break;
-		case 'c': a->check = parse_long(v, 0, INT_MAX, &ok); break;
+		case 'c': a->check = parse_long(v, 0, 1, &ok); break;  /* nccl-tests: datacheck on or off */
 		case 'a': a->average = parse_long(v, 0, 3, &ok); break;
 		case 'z': a->blocking = parse_long(v, 0, 1, &ok); break;
 		case 'G': a->graph = parse_long(v, 0, INT_MAX, &ok); break;
@@ -352,6 +360,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case O_CSV: a->csv = v; break;
 		case O_JSON: a->json = v; break;
+		case O_MEM:
+			if (cli_parse_number(flag, v, 0.01, 1e6, &a->mem_limit_gb))
+				return EXIT_USAGE;
+			break;
 		default:
 			return cli_usage_error("unknown option '%s' for 'collective'", flag);
 		}
@@ -723,6 +735,14 @@ int cmd_collective(int argc, char **argv)
 			ranks[k * used + g] = (int)(k * G + g);
 	sizes_of(&a, sizes);
 	nrows = build_rows(&a, sizes, nsizes, n, rows, pts, &npts);
+	/* admission: the platform, the actors and every size's plan are
+	 * allocated before the run; refuse what would not fit */
+	char what[200];
+	snprintf(what, sizeof(what), "collective on %d ranks (%ld nodes x %ld GPUs), %d size%s", n, a.nodes, used, npts,
+		 npts == 1 ? "" : "s");
+	if ((rc = longrun_admit(what, estimate_collective_bytes(n, npts), a.mem_limit_gb * 1e9)))
+		goto out_mem;
+	rc = EXIT_FAIL;
 	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))
 		goto out_mem;
 	if (emit(&a, t, ppn, n, rows, nrows, pts, &d))

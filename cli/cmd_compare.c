@@ -30,7 +30,7 @@
 
 void cmd_compare_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim compare SCENARIO SCENARIO... [-j N]\n\n"
+	fprintf(f, "usage: ddlsim compare SCENARIO SCENARIO... [-j N] [--mem-limit GB]\n\n"
 		   "Simulates each scenario and prints them side by side: the plan (keys that\n"
 		   "differ marked '*'), then throughput, memory, time and cost to train (with\n"
 		   "the default goodput and economics of models/goodput.h and economics.h),\n"
@@ -38,6 +38,11 @@ void cmd_compare_usage(FILE *f)
 		   "memory, why folding is off, and the error band of its nearest validation\n"
 		   "family. The first line names the best scenario that fits; one that does not\n"
 		   "fit has status 'oom'. Long texts wrap; numbers read without exponents.\n\n"
+		   "  -j, --jobs N       simulations at once (default 1)\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a\n"
+		   "                     simulation beyond it fails with that reason; a scenario\n"
+		   "                     whose estimated peak memory exceeds it is refused before\n"
+		   "                     any simulation (exit 3; default 80%% of the physical memory)\n\n"
 		   "example:\n"
 		   "  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n\n"
 		   "exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n");
@@ -179,6 +184,12 @@ int cmd_compare(int argc, char **argv)
 				cli_usage_error("%s: expected a number in [1, 1024], got '%s'", argv[i - 1], argv[i]);
 				goto out_paths;
 			}
+		} else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
+			double gb;
+			if (cli_parse_number(argv[i], argv[i + 1], 0.01, 1e6, &gb))
+				goto out_paths;
+			ro.mem_limit_bytes = gb * 1e9;
+			i++;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_usage_error("unknown option '%s' for 'compare'", argv[i]);
 			goto out_paths;
@@ -194,9 +205,9 @@ int cmd_compare(int argc, char **argv)
 	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)) };
 	int bad = 0;
 	for (int i = 0; i < n; i++)
-		bad += !(c.sc[i] = scenario_load(paths[i], &d));
+		bad += cli_check_input_name(paths[i]) || !(c.sc[i] = scenario_load(paths[i], &d));
 	rc = EXIT_INPUT;
-	if (bad)
+	if (bad || longrun_admit_scenarios(c.sc, n, ro.mem_limit_bytes))
 		goto out;
 	rc = EXIT_FAIL;
 	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, false);

@@ -573,7 +573,8 @@ int cmd_merge(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		if (read_input(&m, &in[i], jsonl))
 			goto out;
-	qsort(m.lines, m.n, sizeof(*m.lines), cmp_line);
+	if (m.n)  /* no rows: m.lines is NULL, which qsort may not take */
+		qsort(m.lines, m.n, sizeof(*m.lines), cmp_line);
 	bool have_whole = in[0].has_origin;  /* then every input has one: whole is the sweep */
 	int incomplete = check_complete(&m, in, n, have_whole ? &whole : NULL, partial);
 	if (incomplete && !partial)

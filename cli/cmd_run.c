@@ -71,7 +71,10 @@ void cmd_run_usage(FILE *f)
 		   "  --quiet            no summary or progress\n"
 		   "  -j, --jobs N       simulations at once (default 1)\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes)\n\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes); a\n"
+		   "                     scenario whose estimated peak memory exceeds it is refused\n"
+		   "                     before simulating (exit 3; default 80%% of the machine's\n"
+		   "                     physical memory)\n\n"
 		   "examples:\n"
 		   "  ddlsim run scenarios/quickstart.json\n"
 		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
@@ -236,6 +239,19 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
 	struct trace *tr = NULL;
+	/* a trace inside the output directory: create the directory first
+	 * (the trace streams into a temporary file beside its name) */
+	size_t dl = strlen(dir);
+	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
+	if (slash && !to_stdout && !strncmp(o->trace, dir, dl) && o->trace[dl] == '/') {
+		char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
+		int e = report_mkdirs(tdir) ? errno : 0;
+		if (e)
+			diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
+		free(tdir);
+		if (e)
+			return EXIT_FAIL;
+	}
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
 	if (simulate_one(sc, to_stdout ? 0 : formats_of(o, sc), tr, o->quiet || to_stdout, &r, d)) {
@@ -532,13 +548,15 @@ int cmd_run(int argc, char **argv)
 	b.sc = xcalloc((size_t)npaths, sizeof(*b.sc));
 	int bad = 0;
 	for (int i = 0; i < npaths; i++)
-		if (!(b.sc[i] = scenario_load(paths[i], &d)))
+		if (cli_check_input_name(paths[i]) || !(b.sc[i] = scenario_load(paths[i], &d)))
 			bad++;
 	if (bad) {
 		if (npaths > 1)
 			fprintf(stderr, "ddlsim: %d of %d scenarios are invalid; nothing was simulated\n", bad, npaths);
 		rc = EXIT_INPUT;
-	} else if (npaths == 1 && !batch)
+	} else if ((rc = longrun_admit_scenarios(b.sc, npaths, ro.mem_limit_bytes)))
+		;  /* admission: an estimated memory over --mem-limit, said */
+	else if (npaths == 1 && !batch)
 		rc = run_one(b.sc[0], &o, &d);
 	else
 		rc = run_batch(&b, &ro, &d);

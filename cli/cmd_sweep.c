@@ -1,17 +1,22 @@
 /* cmd_sweep: `ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume]
  *             [--shard I/N] [--timeout S] [--mem-limit GB] [--show-rejected] [--quiet]`.
  *
- * Expands the sweep (sim/sweep.h), loads each point of this shard through
- * the scenario loader with shared inputs, records the points that fail a
- * constraint, the loader or plan_check() at once as invalid rows with
- * their reason, and simulates the valid ones through the runner, N at a
- * time. Each finished point is appended to DIR/points.csv and
+ * Streams the points of this shard (sim/sweep.h: point i on demand), a
+ * batch of SWEEP_CHUNK at a time, so its memory does not grow with the
+ * point count (issue 40: 10^6 points start at once): each batch is loaded
+ * through the scenario loader with shared inputs, the points that fail a
+ * constraint, the loader or plan_check() recorded at once as invalid rows
+ * with their reason, and the valid ones simulated through the runner, N
+ * at a time. Each finished point is appended to DIR/points.csv and
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
- * interrupted sweep keeps every finished point. The points are expanded
- * and checked before any output is created (an invalid base leaves no
- * empty files), and no output may be an input (the sweep, its base, a
- * point's model or topology: cli_check_samefile(), before --resume reads
- * the outputs back and again once the points are loaded);
+ * interrupted sweep keeps every finished point. Before any output is
+ * created, a reason that holds for every point (precheck(): an axis or
+ * derived key that cannot be set, an unknown name in an expression, a
+ * loader error every sampled point shares at a key no axis sets, an
+ * invalid base) is said once with exit 3, as `ddlsim validate` says it,
+ * and the first batch is loaded and checked; no output may be an input
+ * (the sweep, its base, a point's model or topology: cli_check_samefile(),
+ * before --resume reads the outputs back and again for each batch);
  * DIR/points.ddlsim-origin.json records the sweep the files belong
  * to (cli/sweep_origin.h), and the CSV is locked (flock) while the sweep
  * runs, so a second sweep on the same output is refused instead of
@@ -24,9 +29,12 @@
  * then runs every point one of the two files lacks and appends it to the
  * file that lacks it: a JSON line lost to a kill is restored by running its
  * point again (the CSV row lacks the breakdowns the JSON line holds).
- * Before simulating, every point is estimated and a long sweep says so
- * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
- * line per point to stderr otherwise (cli/progress.h).
+ * Before simulating, every point of a batch is estimated and a long sweep
+ * says so (cli/longrun.h; extrapolated from the first batch when more
+ * follow); a progress line over the batch goes to a terminal, a JSON
+ * progress line per point to stderr otherwise (cli/progress.h). The
+ * children let go of the outputs and die with the sweep, so --resume
+ * right after kill -9 finds the lock free (it waits SWEEP_LOCK_WAIT_S).
  *
  * Fit first: a point that simulated but does not fit in GPU memory has
  * status "oom" (never on the Pareto front); the closing summary names the
@@ -38,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +63,7 @@
 #include "progress.h"
 #include "sweep_origin.h"
 #include "diag.h"
+#include "estimate.h"
 #include "human.h"
 #include "report.h"
 #include "reasons.h"
@@ -63,6 +74,13 @@
 #include "sweep.h"
 #include "tidy.h"
 #include "xalloc.h"
+
+/* Points are expanded (loaded through the scenario loader) this many at a
+ * time, or 4 per job when more: the sweep never holds more, so its memory
+ * does not grow with its point count (issue 40: 10^6 points). */
+#define SWEEP_CHUNK 512
+/* How long a sweep waits for the lock of its output (seconds). */
+#define SWEEP_LOCK_WAIT_S 2.0
 
 void cmd_sweep_usage(FILE *f)
 {
@@ -85,7 +103,9 @@ void cmd_sweep_usage(FILE *f)
 		   "  --shard I/N        run shard I of N (1-based): the points with index mod N = I-1,\n"
 		   "                     into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them\n"
 		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation\n"
+		   "  --mem-limit GB     address-space limit per simulation; a point whose estimated\n"
+		   "                     peak memory exceeds it is recorded invalid with the estimate,\n"
+		   "                     not run (default 80%% of the machine's physical memory)\n"
 		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
 		   "                     point that fits\n"
 		   "  --quiet            no progress line (on a terminal), no JSON progress lines on\n"
@@ -94,11 +114,16 @@ void cmd_sweep_usage(FILE *f)
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
 		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
 		   "  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
+		   "Points stream: they are expanded, recorded and simulated %d at a time, so a\n"
+		   "sweep of 10^6 points starts at once in little memory. A reason that holds\n"
+		   "for every point (a typo in a derived value, an unknown name in a constraint,\n"
+		   "an axis on a key of the model file, an unknown key, an invalid base no axis\n"
+		   "changes) is said once before the first point, exit 3.\n\n"
 		   "exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
 		   "output failed or another sweep holds the output, 2 usage (the output exists\n"
-		   "without --resume), 3 invalid sweep file, or an output that is another sweep's,\n"
-		   "not a sweep output, not a regular file or an input (the sweep, its base, their\n"
-		   "model or topology; links count)\n");
+		   "without --resume), 3 invalid sweep file or a reason for every point, or an\n"
+		   "output that is another sweep's, not a sweep output, not a regular file or an\n"
+		   "input (the sweep, its base, their model or topology; links count)\n", SWEEP_CHUNK);
 }
 
 struct point {
@@ -108,18 +133,26 @@ struct point {
 	char *reason;               /* why it is invalid */
 };
 
+
 struct sw {
 	struct sweep *s;
-	struct point *pts;          /* valid points to simulate */
+	struct point *pts;          /* the batch's valid points, to simulate */
 	int npts;
-	struct point *inv;          /* invalid points, recorded without simulating */
+	struct point *inv;          /* the batch's invalid points, recorded without simulating */
 	int ninv;
+	int cap;                    /* points in a batch */
+	long next;                  /* the next point index to expand */
+	const struct scenario *ref; /* whose inputs an invalid point's row names:
+				     * the base, else the first valid point */
+	struct scenario *ref_own;   /* ref when it is a point (owned) */
 	bool *in_csv, *in_jsonl;    /* per point: the file has it already */
 	FILE *csv, *jsonl;
 	bool header_done, quiet, tty;
 	long total, done, failed, invalid, oom;
 	int io_error;
-	struct progress *pg;        /* over the points simulated */
+	struct progress *pg;        /* over the batch's points simulated */
+	pid_t parent;               /* the sweep's process (its children die with it) */
+	double mem_limit_bytes;     /* a point estimated above it is recorded, not run */
 };
 
 /* Append point index to the file(s) that lack it. */
@@ -161,6 +194,14 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct sw *w = ctx;
 	struct point *p = &w->pts[i];
+	/* in the child: let go of the outputs (the CSV's lock is its open
+	 * file's, which every child shares), and die with the sweep, so that
+	 * a sweep killed with -9 can be resumed at once (issue 40) */
+	close(fileno(w->csv));
+	close(fileno(w->jsonl));
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != w->parent)
+		_exit(1);  /* the sweep died before prctl: no row to give */
 	simulate_row(p->sc->in, &p->sc->plan, row);
 }
 
@@ -197,20 +238,42 @@ static char *point_label(const struct point *p)
 	return *ax ? xasprintf("point %ld (%s)", p->index, ax) : xasprintf("point %ld", p->index);
 }
 
-/* Before simulating: estimate every valid point, warn when the sweep is
- * long (cli/longrun.h), and give the estimates to the progress line. */
-static void estimate_points(struct sw *w, const char *file, int jobs)
+/* Before simulating a batch: estimate its valid points and give the
+ * estimates to the progress line; for the first batch (first), warn when
+ * the sweep is long (cli/longrun.h): exactly when the batch is the whole
+ * sweep, else extrapolated from the batch to the left points to run. */
+static void estimate_points(struct sw *w, const char *file, int jobs, bool first, long left)
 {
 	struct estimate *e = xcalloc((size_t)w->npts + 1, sizeof(*e));
 	bool *ok = xcalloc((size_t)w->npts + 1, sizeof(*ok));
 	char **label = xcalloc((size_t)w->npts + 1, sizeof(*label));
+	double cpu = 0;
+	int nok = 0;
 	for (int i = 0; i < w->npts; i++) {
 		ok[i] = !longrun_estimate(w->pts[i].sc->in, &w->pts[i].sc->plan, &e[i]);
-		if (ok[i])
+		if (ok[i]) {
 			progress_expect(w->pg, i, e[i].cpu_s, e[i].tasks * e[i].runs);
-		label[i] = point_label(&w->pts[i]);
+			cpu += e[i].cpu_s;
+			nok++;
+		}
+		label[i] = first ? point_label(&w->pts[i]) : NULL;
 	}
-	if (longrun_warn_batch(file, "points", e, ok, (const char *const *)label, w->npts, jobs))
+	bool warned = false;
+	if (first && left <= 0)
+		warned = longrun_warn_batch(file, "points", e, ok, (const char *const *)label, w->npts, jobs);
+	else if (first && nok) {
+		/* the rest are like the first batch: the CPU per point of the batch */
+		double all = cpu / nok * (double)(left + w->npts + w->ninv) * w->npts / (w->npts + w->ninv);
+		char t[32], wall[32];
+		if (all / jobs >= longrun_threshold_s()) {
+			fprintf(stderr, "%s: warning: a long sweep: about %s of CPU (%s at %d at once) for %ld points "
+				"to run, extrapolated from the first %d (points are expanded %d at a time)\n", file,
+				human_duration(all, t, sizeof(t)), human_duration(all / jobs, wall, sizeof(wall)), jobs,
+				left + w->npts + w->ninv, w->npts + w->ninv, w->cap);
+			warned = true;
+		}
+	}
+	if (warned)
 		progress_eager(w->pg);
 	for (int i = 0; i < w->npts; i++)
 		free(label[i]);
@@ -263,15 +326,45 @@ static void print_invalid(struct reasons *why, bool all)
 		printf("  (%d more reasons: --show-rejected lists each with an example point)\n", ng - 3);
 }
 
+/* The sort key of a record that simulated: its days to train, else its
+ * iteration time. */
+static double best_key(const json_t *o)
+{
+	return isfinite(rec_num(o, "wall_days")) ? rec_num(o, "wall_days") : rec_num(o, "iteration_time_s");
+}
+
+/* The points that do not fit in GPU memory, from the JSON lines f (read
+ * again from the start). */
+static void print_rejected(FILE *f, long noom)
+{
+	printf("rejected: %ld point%s that do%s not fit in GPU memory\n", noom, noom == 1 ? "" : "s", noom == 1 ? "es" : "");
+	rewind(f);
+	char *line = NULL, ax[512];
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *st = json_string_value(json_object_get(o, "status"));
+		if (st && !strcmp(st, "oom")) {
+			axes_text(o, ax, sizeof(ax));
+			printf("  point %lld (%s): needs %.1f GB of %.1f GB, %.1f GB missing\n",
+			       (long long)json_integer_value(json_object_get(o, "point")), ax, rec_num(o, "mem_peak_GB"),
+			       rec_num(o, "mem_capacity_GB"), rec_num(o, "mem_short_GB"));
+		}
+		json_decref(o);
+	}
+	free(line);
+}
+
 /* The best point that fits (the fastest to train, else the shortest
  * iteration) of every record in the JSON lines, then with show_rejected
- * the points that do not fit. */
+ * the points that do not fit. Reads the records one at a time (a sweep
+ * may have 10^6). */
 static void summarise(const char *jsonl_path, bool show_rejected)
 {
 	FILE *f = fopen(jsonl_path, "r");
 	if (!f)
 		return;
-	json_t *recs = json_array(), *best = NULL;
+	json_t *best = NULL;
 	char *line = NULL;
 	size_t cap = 0;
 	long noom = 0;
@@ -281,23 +374,19 @@ static void summarise(const char *jsonl_path, bool show_rejected)
 		json_t *o = json_loads(line, 0, NULL);
 		if (!o)
 			continue;
-		json_array_append_new(recs, o);
 		const char *st = json_string_value(json_object_get(o, "status"));
 		noom += st && !strcmp(st, "oom");
 		if (st && !strcmp(st, "invalid") && json_is_string(json_object_get(o, "error"))) {
 			axes_text(o, ax, sizeof(ax));
 			reasons_add(why, json_string_value(json_object_get(o, "error")), ax);
 		}
-		if (!st || strcmp(st, "ok"))
-			continue;
-		double key = isfinite(rec_num(o, "wall_days")) ? rec_num(o, "wall_days") : rec_num(o, "iteration_time_s");
-		double bk = !best ? INFINITY : isfinite(rec_num(best, "wall_days")) ? rec_num(best, "wall_days")
-										 : rec_num(best, "iteration_time_s");
-		if (!best || key < bk)
-			best = o;
+		if (st && !strcmp(st, "ok") && (!best || best_key(o) < best_key(best))) {
+			json_decref(best);
+			best = json_incref(o);
+		}
+		json_decref(o);
 	}
 	free(line);
-	fclose(f);
 	print_invalid(why, show_rejected);
 	reasons_destroy(why);
 	if (best) {
@@ -310,24 +399,13 @@ static void summarise(const char *jsonl_path, bool show_rejected)
 		       rec_num(best, "mem_peak_GB"), rec_num(best, "mem_capacity_GB"));
 	} else
 		printf("best point that fits: none of the points simulated and fits in GPU memory\n");
+	json_decref(best);
 	if (noom && !show_rejected)
 		printf("%ld point%s that do%s not fit in GPU memory (status oom) left out; --show-rejected lists them\n",
 		       noom, noom > 1 ? "s" : "", noom > 1 ? "" : "es");
-	if (show_rejected) {
-		printf("rejected: %ld point%s that do%s not fit in GPU memory\n", noom, noom == 1 ? "" : "s", noom == 1 ? "es" : "");
-		size_t i;
-		json_t *o;
-		json_array_foreach(recs, i, o) {
-			const char *st = json_string_value(json_object_get(o, "status"));
-			if (!st || strcmp(st, "oom"))
-				continue;
-			axes_text(o, ax, sizeof(ax));
-			printf("  point %lld (%s): needs %.1f GB of %.1f GB, %.1f GB missing\n",
-			       (long long)json_integer_value(json_object_get(o, "point")), ax, rec_num(o, "mem_peak_GB"),
-			       rec_num(o, "mem_capacity_GB"), rec_num(o, "mem_short_GB"));
-		}
-	}
-	json_decref(recs);
+	if (show_rejected)
+		print_rejected(f, noom);
+	fclose(f);
 }
 
 /* One line of diag text: messages joined by "; ". */
@@ -505,17 +583,28 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	return 0;
 }
 
-/* Expand this shard's points the outputs lack: valid ones into w->pts,
- * invalid ones (with their reason) into w->inv. Returns 0, or EXIT_INPUT
- * after reporting when an invalid point needs the base scenario's inputs
- * for its row and the base (loaded into base before, NULL: invalid) is
- * invalid (nothing is written yet). */
-static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache *cache,
-		  struct scenario *const *base, struct diag *d)
+/* Free the batch's points. */
+static void free_batch(struct sw *w)
 {
-	w->pts = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->pts));
-	w->inv = xcalloc((size_t)(w->total ? w->total : 1), sizeof(*w->inv));
-	for (long i = o->shard_i; i < w->s->npoints; i += o->shard_n) {
+	for (int i = 0; i < w->npts; i++) {
+		scenario_destroy(w->pts[i].sc);
+		json_decref(w->pts[i].values);
+	}
+	for (int i = 0; i < w->ninv; i++) {
+		json_decref(w->inv[i].values);
+		free(w->inv[i].reason);
+	}
+	w->npts = w->ninv = 0;
+}
+
+/* Expand the next batch of this shard's points the outputs lack, from
+ * point w->next on: valid ones into w->pts, invalid ones (with their
+ * reason) into w->inv, w->cap in all at most; w->next moves past them. */
+static void expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache *cache)
+{
+	free_batch(w);
+	for (; w->next < w->s->npoints && w->npts + w->ninv < w->cap; w->next += o->shard_n) {
+		long i = w->next;
 		if (w->in_csv[i] && w->in_jsonl[i])
 			continue;
 		char reason[512] = "";
@@ -531,18 +620,22 @@ static int expand(struct sw *w, const struct sweep_opts *o, struct inputs_cache 
 			json_decref(doc);
 		}
 		diag_finish(&pd);
+		struct estimate e;
+		double need;
+		if (sc && !longrun_estimate(sc->in, &sc->plan, &e) && (need = estimate_job_bytes(&e)) > w->mem_limit_bytes) {
+			/* admission: recorded with the estimate, never started */
+			char ev[32];
+			snprintf(reason, sizeof(reason), "needs about %.3g GB of memory (estimated: %d of %d ranks "
+				 "simulated, %s events), over the %s--mem-limit of %.3g GB", need / 1e9, e.simulated,
+				 e.ranks, human_number((double)e.tasks + (double)e.flows, ev, sizeof(ev)),
+				 o->ro.mem_limit_bytes > 0 ? "" : "default ", w->mem_limit_bytes / 1e9);
+			scenario_destroy(sc);
+			sc = NULL;
+		}
 		struct point *p = sc ? &w->pts[w->npts++] : &w->inv[w->ninv++];
 		*p = (struct point){ .index = i, .values = values, .sc = sc,
 				     .reason = sc ? NULL : xstrdup(reason) };
 	}
-	/* the rows of invalid points are written with the base's inputs (loaded
-	 * before the outputs were checked), whose plan columns stay empty
-	 * (reports/runcols.c: NEED_PLAN) */
-	if (w->ninv && !*base) {
-		diag_err(d, w->s->base_path, "", "the base scenario is invalid: fix it first");
-		return EXIT_INPUT;
-	}
-	return 0;
 }
 
 /* The output paths of this shard, checked: regular files or nothing, an
@@ -610,7 +703,13 @@ static int open_csv(const char *csv, bool create, int *fd, struct diag *d)
 		diag_err(d, csv, "", "expected a regular file (refusing to write it)");
 		return EXIT_INPUT;
 	}
-	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+	/* a sweep killed a moment ago may still have children letting go of
+	 * the lock (they die with it): wait SWEEP_LOCK_WAIT_S for them */
+	struct timespec nap = { 0, 50 * 1000 * 1000 };
+	int tries = (int)(SWEEP_LOCK_WAIT_S / 0.05);
+	while (flock(*fd, LOCK_EX | LOCK_NB) && tries-- > 0)
+		nanosleep(&nap, NULL);
+	if (tries < 0) {
 		diag_err(d, csv, "", "another ddlsim sweep is writing this output (it holds its lock): "
 			 "wait for it or use another --out");
 		return EXIT_FAIL;
@@ -642,11 +741,10 @@ static int resume_state(struct sw *w, const char *csv, const char *jsonl, int fd
 	return rc ? rc : read_jsonl_done(jsonl, w->in_jsonl, w->s->npoints, d);
 }
 
-/* Create (or continue) the outputs, record the invalid points, simulate
- * the valid ones. Returns an exit code. */
-static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, const char *csv_path,
-		      const char *jsonl_path, const struct sweep_origin *me, struct scenario *base,
-		      struct diag *d)
+/* Create (or continue) the outputs: the origin, the CSV (locked), the
+ * JSON lines. Returns 0 or an exit code after reporting. */
+static int open_outputs(struct sw *w, int *csv_fd, const char *csv_path, const char *jsonl_path,
+			const struct sweep_origin *me, struct diag *d)
 {
 	int e = sweep_origin_write(csv_path, me);
 	if (e) {
@@ -665,11 +763,18 @@ static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, con
 		diag_err(d, w->csv ? jsonl_path : csv_path, "", "cannot open the output: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
+	return 0;
+}
+
+/* Record the batch's invalid points, simulate its valid ones. Returns 0 or
+ * an exit code after reporting. */
+static int run_batch(struct sw *w, const struct sweep_opts *o, const char *csv_path, struct diag *d)
+{
 	for (int k = 0; k < w->ninv; k++) {
 		struct result_row row = { .index = (int)w->inv[k].index };
 		result_row_fail(&row, RESULT_INVALID, w->inv[k].reason);
-		row.plan = base->plan;
-		emit(w, w->inv[k].index, w->inv[k].values, &row, base->in);
+		row.plan = w->ref->plan;
+		emit(w, w->inv[k].index, w->inv[k].values, &row, w->ref->in);
 	}
 	struct runner_opts ro = o->ro;
 	ro.tick = tick;
@@ -677,11 +782,149 @@ static int run_points(struct sw *w, const struct sweep_opts *o, int *csv_fd, con
 		return EXIT_FAIL;
 	progress_destroy(w->pg);
 	w->pg = NULL;
-	if (w->io_error) {
+	if (w->io_error || fflush(w->csv) || fflush(w->jsonl)) {
 		diag_err(d, csv_path, "", "cannot write the output");
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+/* The JSON path of the first message of a loader's diag text about file
+ * ("f.json: /parallel/tp: error: ..." gives "/parallel/tp"), into jp;
+ * false when the message is about another file or names no path. */
+static bool message_path(const char *text, const char *file, char *jp, size_t n)
+{
+	size_t fl = strlen(file);
+	if (strncmp(text, file, fl) || strncmp(text + fl, ": /", 3))
+		return false;
+	const char *p = text + fl + 2, *e = strstr(p, ": ");
+	if (!e)
+		return false;
+	snprintf(jp, n, "%.*s", (int)(e - p), p);
+	return true;
+}
+
+/* Whether JSON path jp is a sweep key's ("parallel.tp" is "/parallel/tp"),
+ * inside one or above one: what an axis or a derived value may change. */
+static bool near_key(const char *jp, const char *key)
+{
+	char kp[260];
+	snprintf(kp, sizeof(kp), "/%s", key);
+	for (char *c = kp; *c; c++)
+		if (*c == '.')
+			*c = '/';
+	size_t a = strlen(jp), b = strlen(kp), m = a < b ? a : b;
+	return !strncmp(jp, kp, m) && (a == b || (a < b ? kp[a] : jp[b]) == '/');
+}
+
+/* Whether the loader's message text about point docs can depend on the
+ * point: it names a path an axis or derived value may change (or none, or
+ * another file's), unless it is an unknown key (a key the sweep sets at
+ * every point). */
+static bool message_depends(const struct sweep *s, const char *text)
+{
+	char jp[300], line[600];
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(text, "\n"), text);
+	if (strstr(line, "unknown key"))
+		return false;
+	if (!message_path(text, s->base_path, jp, sizeof(jp)))
+		return true;
+	for (int a = 0; a < s->naxes; a++)
+		if (near_key(jp, s->axes[a].key))
+			return true;
+	for (int k = 0; k < s->nderived; k++)
+		if (near_key(jp, s->derived[k].key))
+			return true;
+	return false;
+}
+
+#define SWEEP_SAMPLES 16
+
+/* Before any output (issue 40): a reason that holds for every point is
+ * said once, with exit 3, as `ddlsim validate` would: an axis or derived
+ * key that cannot be set, an expression naming an unknown variable, or a
+ * loader error the sampled points (SWEEP_SAMPLES, spread over the sweep)
+ * share that no axis or derived value can change (an invalid base the
+ * axes do not touch, an unknown key). The base invalid otherwise, the
+ * first valid point stands in for it (w->ref); none: exit 3 with the
+ * base's reason. Returns 0 or an exit code after reporting. */
+static int precheck(struct sw *w, struct inputs_cache *cache, struct scenario *base, const char *base_why,
+		    struct diag *d)
+{
+	struct sweep *s = w->s;
+	char reason[512], first[512] = "";
+	int sampled = 0, same = 0;
+	bool loaded = false;
+	for (int k = 0; k < SWEEP_SAMPLES && k < s->npoints; k++) {
+		long i = s->npoints <= SWEEP_SAMPLES ? k : (long)((double)k * (double)(s->npoints - 1) / (SWEEP_SAMPLES - 1));
+		json_t *values;
+		bool every = false;
+		json_t *doc = sweep_point_why(s, i, &values, reason, sizeof(reason), &every);
+		char *vals = json_dumps(values, JSON_COMPACT);
+		json_decref(values);
+		if (!doc && every) {
+			diag_err(d, s->path, "", "every point fails for a reason that does not depend on the point "
+				 "(point %ld %s): %s", i, vals ? vals : "", reason);
+			free(vals);
+			return EXIT_INPUT;
+		}
+		free(vals);
+		if (!doc)
+			continue;
+		struct diag pd;
+		diag_init(&pd, NULL);
+		struct scenario *sc = scenario_load_json(doc, s->base_path, cache, &pd);
+		json_decref(doc);
+		if (!sc) {
+			const char *t = diag_text(&pd);
+			size_t len = strcspn(t, "\n");
+			if (!sampled++)
+				snprintf(first, sizeof(first), "%.*s", (int)len, t);
+			same += len == strlen(first) && !strncmp(t, first, len) && !message_depends(s, t);
+		}
+		diag_finish(&pd);
+		loaded = sc != NULL;
+		scenario_destroy(sc);
+		if (loaded)
+			break;  /* a point loads: no loader error holds for every point */
+	}
+	if (!loaded && sampled && same == sampled) {
+		size_t fl = strlen(first);
+		bool is_base = !base && !strncmp(base_why, first, fl) && (!base_why[fl] || base_why[fl] == '\n');
+		fprintf(stderr, "%s\n", first);
+		if (is_base)
+			diag_err(d, s->path, "/base", "the base scenario is invalid (see above) and no axis or derived "
+				 "value changes what is wrong: every point fails the same way");
+		else
+			diag_err(d, s->path, "", "every point fails for a reason that does not depend on the point "
+				 "(see above: %d point%s sampled, the same reason, at a key no axis or derived value "
+				 "sets): fix the base scenario or the sweep", sampled, sampled > 1 ? "s" : "");
+		return EXIT_INPUT;
+	}
+	if (base) {
+		w->ref = base;
+		return 0;
+	}
+	/* the base is invalid: an invalid point's row takes the first valid
+	 * point's inputs; no valid point is what validate says */
+	for (long i = 0; i < s->npoints && !w->ref; i++) {
+		json_t *values;
+		json_t *doc = sweep_point(s, i, &values, reason, sizeof(reason));
+		json_decref(values);
+		if (!doc)
+			continue;
+		struct diag pd;
+		diag_init(&pd, NULL);
+		w->ref = w->ref_own = scenario_load_json(doc, s->base_path, cache, &pd);
+		diag_finish(&pd);
+		json_decref(doc);
+	}
+	if (w->ref)
+		return 0;
+	fputs(base_why, stderr);
+	diag_err(d, s->path, "/base", "the base scenario is invalid (see above) and none of the %ld points "
+		 "is valid", s->npoints);
+	return EXIT_INPUT;
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -694,15 +937,19 @@ int cmd_sweep(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO) };
+	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO), .parent = getpid() };
 	struct inputs_cache *cache = inputs_cache_create();
 	struct scenario *base = NULL;
 	char *csv_path = NULL, *jsonl_path = NULL, why[1200];
 	int csv_fd = -1;
 	struct sweep_origin me = { .shard = o.shard_i + 1, .shards = o.shard_n };
 
+	if (cli_check_input_name(o.file))
+		goto out;
 	w.s = sweep_load(o.file, &d);
 	if (!w.s)
+		goto out;
+	if (cli_check_input_name(w.s->base_path))
 		goto out;
 	if (sweep_origin_hash(o.file, w.s->base_path, me.hash, why, sizeof(why))) {
 		diag_err(&d, o.file, "", "%s", why);
@@ -715,8 +962,11 @@ int cmd_sweep(int argc, char **argv)
 	 * (cli_check_samefile), checked before --resume reads an output back */
 	struct diag bd;
 	diag_init(&bd, NULL);
-	base = scenario_load_json(w.s->base, w.s->base_path, cache, &bd);  /* an invalid base is said later */
+	base = scenario_load_json(w.s->base, w.s->base_path, cache, &bd);
+	rc = precheck(&w, cache, base, diag_text(&bd), &d);
 	diag_finish(&bd);
+	if (rc)
+		goto out;
 	struct samefile *sf = samefile_create();
 	samefile_input(sf, "the sweep", o.file);
 	samefile_input(sf, "the base scenario", w.s->base_path);
@@ -751,15 +1001,32 @@ int cmd_sweep(int argc, char **argv)
 			skipped++;
 		else
 			w.total++;
-	if ((rc = expand(&w, &o, cache, &base, &d)) ||
-	    (rc = check_point_inputs(&w, what, csv_path, jsonl_path)))
+	/* the points stream: a batch is expanded, checked, recorded and
+	 * simulated before the next is expanded (the first before any
+	 * output is created or changed) */
+	w.cap = o.ro.jobs * 4 > SWEEP_CHUNK ? o.ro.jobs * 4 : SWEEP_CHUNK;
+	w.mem_limit_bytes = o.ro.mem_limit_bytes > 0 ? o.ro.mem_limit_bytes : longrun_mem_default_bytes();
+	w.pts = xcalloc((size_t)w.cap, sizeof(*w.pts));
+	w.inv = xcalloc((size_t)w.cap, sizeof(*w.inv));
+	w.next = o.shard_i;
+	expand(&w, &o, cache);
+	if ((rc = check_point_inputs(&w, what, csv_path, jsonl_path)) ||
+	    (rc = open_outputs(&w, &csv_fd, csv_path, jsonl_path, &me, &d)))
 		goto out;
-	w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
-	estimate_points(&w, o.file, o.ro.jobs);
 	if (!o.quiet && !w.tty && skipped)
 		fprintf(stderr, "ddlsim: resuming: %ld points already done\n", skipped);
-	if ((rc = run_points(&w, &o, &csv_fd, csv_path, jsonl_path, &me, base, &d)))
-		goto out;
+	bool first = true;
+	for (long left = w.total - w.npts - w.ninv;; left -= w.npts + w.ninv, first = false) {
+		w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
+		estimate_points(&w, o.file, o.ro.jobs, first, left);
+		if ((rc = run_batch(&w, &o, csv_path, &d)))
+			goto out;
+		if (left <= 0)
+			break;
+		expand(&w, &o, cache);
+		if ((rc = check_point_inputs(&w, what, csv_path, jsonl_path)))
+			goto out;
+	}
 	rc = EXIT_FAIL;
 	/* the pictures of every point in the file (resumed ones too) */
 	if (fflush(w.jsonl) || plot_write_points(jsonl_path, dir, w.s->name, &d))
@@ -779,14 +1046,8 @@ out:
 		fclose(w.jsonl);
 	if (csv_fd >= 0)
 		close(csv_fd);
-	for (int i = 0; i < w.npts; i++) {
-		scenario_destroy(w.pts[i].sc);
-		json_decref(w.pts[i].values);
-	}
-	for (int i = 0; i < w.ninv; i++) {
-		json_decref(w.inv[i].values);
-		free(w.inv[i].reason);
-	}
+	free_batch(&w);
+	scenario_destroy(w.ref_own);
 	scenario_destroy(base);
 	free(w.pts);
 	free(w.inv);

@@ -1,6 +1,6 @@
 /* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
  *                  [--ratchet FILE] [--write-bands FILE] [--check-bands FILE]
- *                  [--cross-validate] [--timeout S] [--quiet]`.
+ *                  [--cross-validate] [--timeout S] [--mem-limit GB] [--quiet]`.
  *
  * The published-results suite: every scenario under the given directories
  * (default validation/) that carries a `published` block is simulated
@@ -84,7 +84,7 @@ void cmd_validation_usage(FILE *f)
 	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
 		   "                         [--write-bands FILE] [--check-bands FILE] [--all]\n"
 		   "                         [--cross-validate]\n"
-		   "                         [--timeout S] [--quiet]\n\n"
+		   "                         [--timeout S] [--mem-limit GB] [--quiet]\n\n"
 		   "Runs the published-results suite: every scenario with a 'published' block in\n"
 		   "the given files and directories (default: validation/, searched recursively;\n"
 		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
@@ -107,12 +107,16 @@ void cmd_validation_usage(FILE *f)
 		   "  --write-bands FILE write the family table as error bands (schema\n"
 		   "                     ddlsim.validation-bands; validation/bands.json is compiled into\n"
 		   "                     ddlsim and gives every prediction its band, sim/band.h)\n"
-		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now\n"
+		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now;\n"
+		   "                     a FILE that is not a bands file is invalid input (exit 3),\n"
+		   "                     said before the suite runs\n"
 		   "  --cross-validate   also print each family's errors in sample and out of family:\n"
 		   "                     the residual against the band its runs get when the family\n"
 		   "                     is left out, and how many of them that band covers\n"
 		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
+		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a case\n"
+		   "                     beyond it fails with that reason\n"
 		   "  --quiet            no progress lines\n\n"
 		   "examples:\n"
 		   "  ddlsim validation -j 2\n"
@@ -235,7 +239,8 @@ static int collect_dir(struct suite *su, const char *dir, struct diag *d)
 		names[n++] = xasprintf("%s/%s", dir, e->d_name);
 	}
 	closedir(dp);
-	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	if (n)  /* an empty directory: names is NULL, which qsort may not take */
+		qsort(names, (size_t)n, sizeof(*names), cmp_str);
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		size_t len = strlen(names[i]);
@@ -647,6 +652,14 @@ int cmd_validation(int argc, char **argv)
 			}
 			if (cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s))
 				goto out_paths;
+		} else if (!strcmp(a, "--mem-limit")) {
+			if (++i == argc) {
+				cli_usage_error("--mem-limit needs GB");
+				goto out_paths;
+			}
+			if (cli_parse_number(a, argv[i], 0.01, 1e6, &x))
+				goto out_paths;
+			ro.mem_limit_bytes = x * 1e9;
 		} else if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
 			if (++i == argc) {
 				cli_usage_error("%s needs a file", a);
@@ -690,6 +703,8 @@ int cmd_validation(int argc, char **argv)
 		diag_errf(&d, "no validation scenarios found");
 		bad++;
 	}
+	if (bands_check && bands_file_validate(bands_check, &d))
+		bad++;  /* before the suite runs: a malformed file is invalid input */
 	size_t reads0 = infile_read_count();  /* collecting opened every JSON file: not inputs */
 	for (int i = 0; i < su.n; i++) {
 		struct vcase *c = &su.c[i];

@@ -6,6 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
 
 #include "human.h"
 #include "simulate.h"
@@ -13,12 +17,43 @@
 
 double longrun_threshold_s(void)
 {
+	static bool said;
 	const char *v = getenv("DDLSIM_LONG_RUN_S");
 	char *end;
-	if (!v || !*v)
+	if (!v)
 		return LONGRUN_DEFAULT_S;
 	double s = strtod(v, &end);
-	return *end || !isfinite(s) || s < 0 ? LONGRUN_DEFAULT_S : s;
+	if (*v && !*end && isfinite(s) && s >= 0)
+		return s;
+	if (!said) {
+		said = true;
+		fprintf(stderr, "ddlsim: warning: DDLSIM_LONG_RUN_S: expected a number of seconds >= 0, got '%.40s%s'; "
+			"using the default, %g s\n", v, strlen(v) > 40 ? "..." : "", LONGRUN_DEFAULT_S);
+	}
+	return LONGRUN_DEFAULT_S;
+}
+
+double longrun_mem_default_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? LONGRUN_MEM_SHARE * (double)pages * (double)size : 16e9;
+}
+
+int longrun_admit(const char *what, double need_bytes, double limit_bytes)
+{
+	double limit = limit_bytes > 0 ? limit_bytes : longrun_mem_default_bytes();
+	if (need_bytes <= limit)
+		return 0;
+	if (limit_bytes > 0)
+		fprintf(stderr, "ddlsim: error: %s needs about %.3g GB of memory (estimated), over the "
+			"--mem-limit of %.3g GB: raise --mem-limit or make it smaller\n", what, need_bytes / 1e9,
+			limit / 1e9);
+	else
+		fprintf(stderr, "ddlsim: error: %s needs about %.3g GB of memory (estimated), over the "
+			"default --mem-limit of %.3g GB (%.0f %% of this machine's %.3g GB): make it smaller, "
+			"or raise --mem-limit on a machine that has the memory\n", what, need_bytes / 1e9,
+			limit / 1e9, 100 * LONGRUN_MEM_SHARE, limit / LONGRUN_MEM_SHARE / 1e9);
+	return EXIT_INPUT;
 }
 
 int longrun_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e)
@@ -113,4 +148,21 @@ void longrun_scenarios(struct scenario *const *sc, int n, int jobs, struct progr
 	free(label);
 	free(ok);
 	free(e);
+}
+
+int longrun_admit_scenarios(struct scenario *const *sc, int n, double limit_bytes)
+{
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct estimate e;
+		if (longrun_estimate(sc[i]->in, &sc[i]->plan, &e))
+			continue;  /* the simulation will say why it cannot be made */
+		char what[1400], ev[32];
+		snprintf(what, sizeof(what), "simulating %s (%d of %d ranks simulated, %s events)",
+			 sc[i]->meta.path, e.simulated, e.ranks,
+			 human_number((double)e.tasks + (double)e.flows, ev, sizeof(ev)));
+		if (longrun_admit(what, estimate_job_bytes(&e), limit_bytes))
+			rc = EXIT_INPUT;
+	}
+	return rc;
 }

@@ -15,7 +15,8 @@
  *
  * (each message one line). The threshold is LONGRUN_DEFAULT_S seconds,
  * or the environment's DDLSIM_LONG_RUN_S (a number >= 0, in seconds;
- * 0 warns about every simulation: the tests use it). */
+ * 0 warns about every simulation: the tests use it; anything else is
+ * said once as a warning and the default holds). */
 #ifndef DDLSIM_LONGRUN_H
 #define DDLSIM_LONGRUN_H
 
@@ -28,8 +29,33 @@
 #define LONGRUN_DEFAULT_S 30.0
 
 /* The threshold in seconds (see above). A DDLSIM_LONG_RUN_S that is not
- * a number >= 0 is ignored. */
+ * a number >= 0 is not used: a warning says so on stderr (once) and the
+ * default holds. */
 double longrun_threshold_s(void);
+
+/* Admission (issue 40: every size has a bound before work starts): a
+ * command that simulates estimates the peak memory of what it is about
+ * to run and refuses it over its --mem-limit, whose default is
+ * LONGRUN_MEM_SHARE of the machine's physical memory. */
+#define LONGRUN_MEM_SHARE 0.8
+
+/* The default memory limit in bytes (LONGRUN_MEM_SHARE of the physical
+ * memory; 16 GB when it cannot be read). */
+double longrun_mem_default_bytes(void);
+
+/* When need_bytes, the estimated peak memory of what (e.g. "collective
+ * on 131072 ranks (16384 nodes x 8 GPUs), 31 sizes"), exceeds limit_bytes
+ * (0: the default), say on stderr "ddlsim: error: WHAT needs about N GB
+ * of memory (estimated), over the --mem-limit of L GB (...)" with what to
+ * do, and return EXIT_INPUT (3); else 0. */
+int longrun_admit(const char *what, double need_bytes, double limit_bytes);
+
+/* Admission of the simulations of scenarios sc[0..n) (run, compare): each
+ * estimated (its peak memory, sim/estimate.h's estimate_job_bytes()) and
+ * refused when over limit_bytes (0: the default), "ddlsim: error:
+ * simulating S.json (R of T ranks simulated, E events) needs about ...".
+ * Returns 0, or EXIT_INPUT after saying each one over. */
+int longrun_admit_scenarios(struct scenario *const *sc, int n, double limit_bytes);
 
 /* Estimate the simulation of plan pl on in into *e. Returns 0, or -1
  * when it cannot be estimated (nothing said: the simulation will say

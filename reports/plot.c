@@ -424,16 +424,25 @@ int plot_write_points(const char *jsonl_path, const char *dir, const char *title
 	FILE *f = infile_open(jsonl_path, why, sizeof(why));
 	if (!f)
 		return diag_err(d, jsonl_path, "", "cannot read the points for the plots: %s", why);
-	json_t *recs = json_array();
+	/* a record that is not plotted (invalid, failed) counts as one shared
+	 * stand-in of its status: a sweep's points stream, its invalid rows
+	 * must not fill memory here either */
+	json_t *recs = json_array(), *other = json_pack("{s:s}", "status", "invalid");
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_t *o = infile_line_check(line, (size_t)len, why, sizeof(why)) ? NULL
 			    : json_loads(line, 0, NULL);
+		const char *st = json_string_value(json_object_get(o, "status"));
+		if (o && st && strcmp(st, "ok") && strcmp(st, "oom")) {
+			json_decref(o);
+			o = json_incref(other);
+		}
 		if (o)
 			json_array_append_new(recs, o);
 	}
+	json_decref(other);
 	free(line);
 	fclose(f);
 	struct atomic_file af[2];

@@ -538,3 +538,42 @@ out:
 	fold_finish(&F);
 	return rc;
 }
+
+/* Peak RSS of `ddlsim collective` (/usr/bin/time -v, gcc -O2 build,
+ * 2026-12-06), all_reduce at 1 MiB on dgx-h100: 128 ranks 38 MB, 512
+ * 117 MB, 1,024 201 MB, 2,048 368 MB, 4,096 703 MB (8 GPUs per node);
+ * 512 nodes x 2 GPUs 202 MB; dgx-h100-fattree3 1,024 ranks 200 MB;
+ * gb200-nvl72 288 ranks 83 MB: 34 MB + 165 KB per rank, within 2 %
+ * from 512 ranks up. With nccl-tests' 31 default sizes (8 B..8 GiB):
+ * 512 ranks 129 MB, 1,024 226 MB: 0.8 KB per rank and size. Over, not
+ * under: one GPU per node (512 x 1: 54 MB, the estimate 118 MB), the
+ * rail topology (1,024 ranks: 34 MB). */
+#define ESTIMATE_COLL_BASE_B 34e6
+#define ESTIMATE_COLL_RANK_B 165e3
+#define ESTIMATE_COLL_RANK_POINT_B 0.8e3
+
+double estimate_collective_bytes(long ranks, int points)
+{
+	return ESTIMATE_COLL_BASE_B + (double)ranks * (ESTIMATE_COLL_RANK_B + points * ESTIMATE_COLL_RANK_POINT_B);
+}
+
+/* Peak RSS of `ddlsim run` (/usr/bin/time -v, gcc -O2 build, 2026-12-06)
+ * against 34 MB + 165 KB per simulated rank (the collective's figure,
+ * above) + 32 B per task or flow (Llama 2 7B unfolded on 256 ranks at
+ * 0.87 and 2.6 M events: 82 and 138 MB): quickstart 35 MB (estimate
+ * 34), GPT-3 175B folded 40 (34), Megatron 145B 45 (38), Llama 3 405B
+ * on 1,024 GPUs folded to 16 ranks 96 (50), Llama 2 70B rail 50 (39),
+ * Mixtral on 1,024 ranks unfolded 142 (226), Llama 2 7B data parallel
+ * unfolded on 128, 256, 512 ranks 39, 45, 57 MB (56, 78, 121) and on
+ * 1,024 ranks 335 MB (209): within 0.5x to 2.2x. It misses what grows
+ * faster than the ranks (a 1,024-rank ring's plan): an admission bound
+ * against a runaway size, not a prediction. */
+#define ESTIMATE_RUN_BASE_B 34e6
+#define ESTIMATE_RUN_RANK_B 165e3
+#define ESTIMATE_RUN_EVENT_B 32.0
+
+double estimate_job_bytes(const struct estimate *e)
+{
+	return ESTIMATE_RUN_BASE_B + e->simulated * ESTIMATE_RUN_RANK_B +
+	       ((double)e->tasks + (double)e->flows) * ESTIMATE_RUN_EVENT_B;
+}

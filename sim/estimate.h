@@ -80,4 +80,19 @@ int estimate_job(const struct engine_job *job, struct estimate *e, struct diag *
  * their copies_ parts and e->runs. */
 void estimate_time(struct estimate *e);
 
+/* Peak memory of a collective sweep (engine_collective_run) on ranks
+ * ranks over points distinct (op, bytes) points, in bytes: a base, a
+ * cost per rank (its host, links and actor on the platform, its flows in
+ * the plan) and a cost per rank and point (the plans are built before the
+ * run). The constants and how they were measured: ESTIMATE_COLL_* in
+ * estimate.c. */
+double estimate_collective_bytes(long ranks, int points);
+
+/* Peak memory of one simulation (engine_run) from its estimate e (tasks,
+ * flows and ranks simulated of one run), in bytes: a base, a cost per
+ * simulated rank (its host, links, actor and program) and a cost per
+ * event. The constants, how they were measured and how far they hold:
+ * ESTIMATE_RUN_* in estimate.c. */
+double estimate_job_bytes(const struct estimate *e);
+
 #endif

@@ -303,3 +303,22 @@ int expr_eval(const char *src, expr_var_fn var, void *ctx, double *out, char *er
 {
 	return expr_eval_typed(src, var, ctx, out, NULL, err, errn);
 }
+
+const char *expr_excerpt(const char *src, const char *err, char *buf, size_t n)
+{
+	size_t len = strlen(src);
+	if (len <= EXPR_EXCERPT) {
+		snprintf(buf, n, "\"%s\"", src);
+		return buf;
+	}
+	const char *c = err ? strstr(err, "at column ") : NULL;
+	long col = c ? strtol(c + strlen("at column "), NULL, 10) : 1;
+	size_t at = col > 0 && (size_t)col <= len ? (size_t)col - 1 : 0;
+	size_t from = at > EXPR_EXCERPT / 2 ? at - EXPR_EXCERPT / 2 : 0;
+	if (from + EXPR_EXCERPT > len)
+		from = len - EXPR_EXCERPT;
+	size_t to = from + EXPR_EXCERPT;
+	snprintf(buf, n, "\"%s%.*s%s\" (bytes %zu..%zu of %zu)", from ? "..." : "", (int)(to - from), src + from,
+		 to < len ? "..." : "", from, to, len);
+	return buf;
+}

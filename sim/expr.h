@@ -58,4 +58,15 @@ int expr_eval(const char *src, expr_var_fn var, void *ctx, double *out, char *er
 int expr_eval_typed(const char *src, expr_var_fn var, void *ctx, double *out, bool *boolean,
 		    char *err, size_t errn);
 
+/* What a message may quote of an expression: at most EXPR_EXCERPT bytes. */
+#define EXPR_EXCERPT 80
+
+/* src quoted for a message, into buf (n bytes): "src" when at most
+ * EXPR_EXCERPT bytes, else EXPR_EXCERPT bytes around the column an error
+ * message err names ("... at column 9"; NULL or none: the start), cut
+ * ends marked "...", and the bytes quoted said ("...a + b..." (bytes
+ * 4000..4080 of 500000)), so an over-long expression never fills
+ * stderr. Returns buf. */
+const char *expr_excerpt(const char *src, const char *err, char *buf, size_t n);
+
 #endif

@@ -286,12 +286,23 @@ static json_t *derived_value(json_t *doc, const char *key, double x, bool boolea
 	return json_real(x);
 }
 
-/* sweep_point(), and *failed says whether a NULL result is an error in
+/* Whether expression error err holds whatever the variables' values: an
+ * unknown name or a syntax error, not a value (a division by zero, a
+ * result that is not finite). */
+static bool error_every(const char *err)
+{
+	return !strstr(err, "division") && !strstr(err, "remainder") && !strstr(err, "round_to") &&
+	       !strstr(err, "finite") && !strstr(err, "log2") && !strstr(err, "pow");
+}
+
+/* sweep_point_why(), and *failed says whether a NULL result is an error in
  * the sweep file (an expression that cannot be evaluated, a path that
  * cannot be set) rather than a constraint that is false. */
-static json_t *point(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *failed)
+static json_t *point(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *failed,
+		     bool *every)
 {
 	*failed = true;
+	*every = true;
 	json_t *doc = json_deep_copy(s->base);
 	*values = json_object();
 	long rest = i;
@@ -323,7 +334,10 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 		double x;
 		bool boolean;
 		if (expr_eval_typed(s->derived[k].expr, lookup, &vs, &x, &boolean, err, sizeof(err))) {
-			snprintf(reason, n, "derived '%s' = \"%s\": %s", s->derived[k].key, s->derived[k].expr, err);
+			char ex[EXPR_EXCERPT + 64];
+			snprintf(reason, n, "derived '%s' = %s: %s", s->derived[k].key,
+				 expr_excerpt(s->derived[k].expr, err, ex, sizeof(ex)), err);
+			*every = error_every(err);
 			json_object_set_new(*values, s->derived[k].key, json_null());
 			goto fail;
 		}
@@ -336,17 +350,22 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 	}
 	for (int k = 0; k < s->nconstraints; k++) {
 		double x;
+		char ex[EXPR_EXCERPT + 64];
 		if (expr_eval(s->constraints[k], lookup, &vs, &x, err, sizeof(err))) {
-			snprintf(reason, n, "constraint \"%s\": %s", s->constraints[k], err);
+			snprintf(reason, n, "constraint %s: %s", expr_excerpt(s->constraints[k], err, ex, sizeof(ex)),
+				 err);
+			*every = error_every(err);
 			goto fail;
 		}
 		if (x == 0) {
-			snprintf(reason, n, "constraint \"%s\" is false", s->constraints[k]);
+			snprintf(reason, n, "constraint %s is false", expr_excerpt(s->constraints[k], NULL, ex, sizeof(ex)));
 			*failed = false;
+			*every = false;
 			goto fail;
 		}
 	}
 	*failed = false;
+	*every = false;
 	return doc;
 fail:
 	json_decref(doc);
@@ -355,8 +374,14 @@ fail:
 
 json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
 {
+	bool failed, every;
+	return point(s, i, values, reason, n, &failed, &every);
+}
+
+json_t *sweep_point_why(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *every)
+{
 	bool failed;
-	return point(s, i, values, reason, n, &failed);
+	return point(s, i, values, reason, n, &failed, every);
 }
 
 int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void *ctx)
@@ -365,9 +390,9 @@ int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void 
 	char first[600] = "", why[512] = "";
 	for (long i = 0; i < s->npoints; i++) {
 		json_t *values;
-		bool failed;
+		bool failed, every;
 		char reason[512] = "";
-		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed);
+		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed, &every);
 		char *vals = json_dumps(values, JSON_COMPACT);
 		json_decref(values);
 		if (failed) {
@@ -479,8 +504,10 @@ static void check_expr(struct diag *d, const char *file, const char *jpath, cons
 	/* syntax only: every variable reads 1 (unknown names show at a point) */
 	if (expr_eval(src, var_any, NULL, &x, err, sizeof(err)) && !strstr(err, "division") &&
 	    !strstr(err, "remainder") && !strstr(err, "round_to") &&
-	    !strstr(err, "finite"))
-		diag_err(d, file, jpath, "%s in \"%s\"", err, src);
+	    !strstr(err, "finite")) {
+		char ex[EXPR_EXCERPT + 64];
+		diag_err(d, file, jpath, "%s in %s", err, expr_excerpt(src, err, ex, sizeof(ex)));
+	}
 }
 
 struct sweep *sweep_load(const char *path, struct diag *d)

@@ -93,6 +93,14 @@ void sweep_destroy(struct sweep *s);
  * and derived values (key -> value) for the record, also on failure. */
 json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n);
 
+/* sweep_point(), and on failure *every says whether the reason holds for
+ * every point whatever its values (a path an axis or a derived key cannot
+ * be set at, an expression naming an unknown variable or function, a
+ * syntax error): a fault of the sweep file, not of the point. A false
+ * constraint, a division by zero or a result that is not finite depend
+ * on the point. */
+json_t *sweep_point_why(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *every);
+
 /* Check one point's document: 0, or -1 with why (a line) in reason. */
 typedef int (*sweep_point_fn)(void *ctx, json_t *doc, char *reason, size_t n);
 

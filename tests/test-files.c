@@ -445,7 +445,10 @@ Test(sweeps, an_invalid_base_leaves_no_points_files, .timeout = 60)
 	char *a = sweep_file(d, "a", base);
 	snprintf(args, sizeof(args), "sweep '%s' --out '%s/o' --quiet", a, d);
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
-	cr_expect(strstr(err, "error: the base scenario is invalid: fix it first"), "%s", err);
+	/* the reason validate gives, then why it holds for every point */
+	cr_expect(strstr(err, "base.json: /model: error: cannot open"), "%s", err);
+	cr_expect(strstr(err, "a.json: /base: error: the base scenario is invalid (see above) and no axis or "
+			 "derived value changes what is wrong"), "%s", err);
 	snprintf(p, sizeof(p), "%s/o/points.csv", d);
 	cr_expect(!file_exists(p), "an empty points.csv was left");
 	snprintf(p, sizeof(p), "%s/o/points.jsonl", d);

@@ -154,3 +154,7 @@ fit "whole platform load time" $pts
 # size (512 to 16,384 GPUs)
 echo
 tests/bench/screen.sh "$build" "$runs"
+
+# issue 40 item 3: a 10^6-point sweep streams its points: time to its
+# first row and peak RSS over its first 20 s
+tests/bench/sweep-stream.sh "$build" 20
