@@ -287,8 +287,11 @@ void scenario_load_degraded(struct jobj *sim, struct plan *s)
 			jobj_err(&jo, "link", "link '%s' is degraded by entry %d already: give each link once, with "
 				 "both factors", g->link, dup);
 		else if (got == 1) {
-			jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
-			jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
+			int b = jobj_num(&jo, "bw_factor", &g->bw_factor, JPOS);
+			int l = jobj_num(&jo, "latency_factor", &g->latency_factor, JPOS);
+			if (b == 0 && l == 0) /* a link degraded by nothing is a mistake */
+				jobj_err(&jo, "bw_factor", "link '%s' is degraded by neither bw_factor nor "
+					 "latency_factor: give at least one", g->link);
 			s->simulation.ndegraded++;
 		}
 		jobj_end(&jo);
