@@ -385,7 +385,7 @@ static bool pointer_apply(json_t *root, const char *ptr, json_t *v)
 static void absolute_paths(json_t *o, const char *from_dir)
 {
 	static const char *const keys[] = { "model", "topology", "base", "profile", "samples_file",
-					    "preset", NULL };
+					    "preset", "gpu", NULL };
 	const char *k;
 	json_t *v;
 	size_t i;
