@@ -45,8 +45,8 @@
 
 void cmd_plan_usage(FILE *f)
 {
-	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]\n"
-		   "                   [--show-rejected] [--quiet]\n\n"
+	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--timeout S] [--mem-limit GB]\n"
+		   "                   [--out DIR] [--screen-only] [--show-rejected] [--quiet]\n\n"
 		   "Searches parallel plans and cluster sizes for a training goal (schema\n"
 		   "ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
 		   "batch range, candidate clusters with node counts and prices; sim/search.h).\n"
@@ -59,6 +59,11 @@ void cmd_plan_usage(FILE *f)
 		   "and the screen's rank correlation with the engine.\n\n"
 		   "  --top N         plans simulated per cluster option (default: the goal's, 20)\n"
 		   "  -j, --jobs N    simulations at once (default 2)\n"
+		   "  --timeout S     wall-time limit per simulation, in seconds (a plan over it is a\n"
+		   "                  timeout row)\n"
+		   "  --mem-limit GB  address-space limit per simulation, in GB (1e9 bytes); a plan whose\n"
+		   "                  estimated memory (sim/estimate.h) is above it fails with the\n"
+		   "                  estimate, never started (default: 80 %% of physical memory)\n"
 		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
 		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
@@ -91,6 +96,8 @@ struct pctx {
 	int base;               /* the first finalist of the runner's current batch */
 	bool quiet, show_rejected;
 	struct progress *pg;
+	double mem_limit_bytes;  /* a finalist estimated above it fails, not run */
+	bool mem_limit_given;
 };
 
 struct plan_opts {
@@ -104,7 +111,20 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct pctx *p = ctx;
 	struct fin *f = &p->f[p->base + i];
-	simulate_row(p->g->clusters[f->c.cluster].in, &f->c.plan, row);
+	const struct inputs *in = p->g->clusters[f->c.cluster].in;
+	struct estimate e;
+	double need;
+	if (!longrun_estimate(in, &f->c.plan, &e) && (need = estimate_job_bytes(&e)) > p->mem_limit_bytes) {
+		/* admission: a failed row with the estimate, never started */
+		char why[320];
+		snprintf(why, sizeof(why), "needs about %.3g GB of memory (estimated: %d of %d ranks simulated), "
+			 "over the %s--mem-limit of %.3g GB", need / 1e9, e.simulated, e.ranks,
+			 p->mem_limit_given ? "" : "default ", p->mem_limit_bytes / 1e9);
+		result_row_fail(row, RESULT_FAILED, why);
+		row->plan = f->c.plan;
+		return;
+	}
+	simulate_row(in, &f->c.plan, row);
 }
 
 static void done(void *ctx, int i, const struct result_row *row)
@@ -175,7 +195,17 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", argv[i - 1], argv[i]);
 		} else if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) && i + 1 < argc)
 			o->out = argv[++i];
-		else if (!strcmp(argv[i], "--screen-only"))
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			if (cli_parse_number(argv[i], argv[i + 1], 0.001, 1e7, &o->ro.timeout_s))
+				return EXIT_USAGE;
+			i++;
+		} else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
+			double gb;
+			if (cli_parse_number(argv[i], argv[i + 1], 0.01, 1e6, &gb))
+				return EXIT_USAGE;
+			o->ro.mem_limit_bytes = gb * 1e9;
+			i++;
+		} else if (!strcmp(argv[i], "--screen-only"))
 			o->screen_only = true;
 		else if (!strcmp(argv[i], "--show-rejected"))
 			o->show_rejected = true;
@@ -650,7 +680,10 @@ int cmd_plan(int argc, char **argv)
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
-	struct pctx p = { .quiet = o.quiet, .show_rejected = o.show_rejected };
+	struct pctx p = { .quiet = o.quiet, .show_rejected = o.show_rejected,
+			  .mem_limit_bytes = o.ro.mem_limit_bytes > 0 ? o.ro.mem_limit_bytes :
+					     longrun_mem_default_bytes(),
+			  .mem_limit_given = o.ro.mem_limit_bytes > 0 };
 	char *dir = NULL;
 	double t0 = now_s();
 
