@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "ddlsim-config.h"
@@ -115,9 +116,28 @@ static int check_empty_args(int argc, char **argv)
 	return 0;
 }
 
+/* The environment the command line reads (nothing below cli/ does):
+ * DDLSIM_TEST_FAIL_PUBLISH=N, the tests' hook that fails the Nth
+ * publishing rename (util/atomic_file.h); a value that is not a whole
+ * number > 0 is said and ignored. DDLSIM_LONG_RUN_S is cli/longrun.c's. */
+static void read_environment(void)
+{
+	const char *v = getenv("DDLSIM_TEST_FAIL_PUBLISH");
+	if (!v)
+		return;
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (end == v || *end || n <= 0)
+		fprintf(stderr, "ddlsim: warning: DDLSIM_TEST_FAIL_PUBLISH='%s' is not a whole number > 0: "
+			"ignored\n", v);
+	else
+		atomic_file_fail_publish_at(n);
+}
+
 int main(int argc, char **argv)
 {
 	cleanup_install();
+	read_environment();
 	if (argc < 2)
 		return usage(stderr), EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -244,6 +244,13 @@ struct engine_job {
 						replicas holding one are simulated whole */
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
+	/* Switches for checks (the figures are the same either way): post a
+	 * multi-node all-to-all pair by pair, never as one flow per NIC
+	 * (engine_classes.c); give each communication stream its own actor,
+	 * never the compute stream's (engine_stream_merge). Set from the
+	 * scenario's simulation keys, never from the environment. */
+	bool collective_pairs;
+	bool separate_streams;
 	int repeat;                          /* iterations replayed back to back (<= 1: one);
 					        the rank statistics are their mean and the
 					        iteration the inverse of the ranks' mean rate */

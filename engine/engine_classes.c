@@ -39,7 +39,7 @@
  * (fold_mirrors), each holding its own NICs. Runs folded cheaply post
  * each simulated rank's own flows, nn - 1 per NIC already; runs with
  * degraded links keep the pairs (the reason is reported,
- * engine_result.cls_why). DDLSIM_ENGINE_PAIRS=1 keeps the pairs
+ * engine_result.cls_why). simulation.collective_pairs keeps the pairs
  * everywhere (tests/test-classes.c compares). */
 #include "engine-private.h"
 
@@ -89,8 +89,8 @@ void engine_cls_init(struct sim *S)
 	C->off_why = NULL;
 	if (job->ndegraded > 0)
 		C->off_why = "a degraded link can bind: per pair";
-	else if (getenv("DDLSIM_ENGINE_PAIRS"))
-		C->off_why = "DDLSIM_ENGINE_PAIRS is set: per pair";
+	else if (job->collective_pairs)
+		C->off_why = "simulation.collective_pairs is set: per pair";
 	/* folded cheaply, each simulated rank posts its own flows, nn - 1
 	 * per NIC already: nothing to do */
 	C->on = (!job->fold || job->fold_exact) && !C->off_why;

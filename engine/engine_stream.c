@@ -229,7 +229,7 @@ void engine_stream_merge(struct sim *S)
 	int pp = S->job->pl->size[DIM_PP];
 	if (S->job->repeat > 1)   /* a stream may run iterations ahead: done_at is a later one's */
 		return;
-	if (getenv("DDLSIM_ENGINE_SEPARATE_STREAMS"))   /* tests/test-engine.c compares */
+	if (S->job->separate_streams)   /* simulation.separate_streams (tests compare) */
 		return;
 	for (int st = 0; st < pp; st++) {
 		const struct program *pr = S->job->stage_prog[st];

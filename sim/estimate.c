@@ -23,7 +23,7 @@
  *              pulls from the servers, a rank's own shard staying;
  *   all-to-alls  where the engine may post one flow per NIC
  *              (engine_classes.c: unfolded or folded exactly, no degraded
- *              link, DDLSIM_ENGINE_PAIRS unset), the flows of the class
+ *              link, simulation.collective_pairs unset), the flows of the class
  *              plan wherever fabric/coll_classes.c makes one (the same
  *              test, coll_plan_class_copy). Whether the engine splits one
  *              back into its pairs depends on what else crosses its NICs
@@ -178,7 +178,7 @@ static double plan_time_s(const struct topology *t, const struct coll_plan *p)
 /* Whether the engine may post class plans in this job (engine_cls_init). */
 static bool classes_on(const struct engine_job *job)
 {
-	return (!job->fold || job->fold_exact) && job->ndegraded <= 0 && !getenv("DDLSIM_ENGINE_PAIRS");
+	return (!job->fold || job->fold_exact) && job->ndegraded <= 0 && !job->collective_pairs;
 }
 
 /* The plan the engine posts for p: its class plan (into *own, for the

@@ -347,6 +347,8 @@ struct plan_simulation {
 	int ndegraded;
 	struct plan_degraded degraded[PLAN_MAX_DEGRADED];
 	bool sensitivity;
+	bool collective_pairs;     /* simulation.collective_pairs: no class plans (engine.h) */
+	bool separate_streams;     /* simulation.separate_streams: no merged actors (engine.h) */
 	int nthrottle;
 	struct plan_throttle throttle[PLAN_MAX_THROTTLE];
 };

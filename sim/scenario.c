@@ -268,6 +268,8 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		scenario_load_degraded(&jo, s);
 		scenario_load_throttle(&jo, s);
 		jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
+		jobj_bool(&jo, "collective_pairs", &s->simulation.collective_pairs, 0);
+		jobj_bool(&jo, "separate_streams", &s->simulation.separate_streams, 0);
 		jobj_end(&jo);
 	}
 	if (jobj_child(root, "cost", &jo, 0) == 1) {

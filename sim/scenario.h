@@ -231,6 +231,12 @@
  *   simulation.throttle[].factor  number   factor  required      >= 1: compute time x this inside
  *   simulation.sensitivity        bool     -       false         also simulate without the degraded links
  *                                                                and with each alone: what each costs
+ *   simulation.collective_pairs   bool     -       false         post a multi-node all-to-all pair by
+ *                                                                pair, never as one flow per NIC (the
+ *                                                                same figures, more flows: for checks)
+ *   simulation.separate_streams   bool     -       false         each communication stream its own actor,
+ *                                                                never run on the compute stream's (the
+ *                                                                same figures: for checks)
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the scenario
  *                                                                file, like its other paths; the default

@@ -145,6 +145,8 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 						       pl->simulation.degraded[i].latency_factor };
 	J->job.degraded = J->deg;
 	J->job.ndegraded = pl->simulation.ndegraded;
+	J->job.collective_pairs = pl->simulation.collective_pairs;
+	J->job.separate_streams = pl->simulation.separate_streams;
 	J->job.rank_prog = P->grp.rank_prog;
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;

@@ -3,7 +3,7 @@
  * the class plan's closed form and simulated time against the per-pair
  * plan's, a training run with class plans (split back into pairs where
  * other traffic meets them) against the same run with pairs only
- * (DDLSIM_ENGINE_PAIRS=1), and the fallbacks with their reasons. */
+ * (simulation.collective_pairs), and the fallbacks with their reasons. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,14 +109,21 @@ Test(classes, asymmetric_groups_and_fabrics_stay_per_pair)
 	topology_destroy(t);
 }
 
-/* The report of `ddlsim run` on scenario text, with DDLSIM_ENGINE_PAIRS
- * set when pairs. */
+/* The report of `ddlsim run` on scenario text, with
+ * simulation.collective_pairs set when pairs. */
 static json_t *report_of(const char *text, bool pairs)
 {
+	json_t *doc = json_loads(text, 0, NULL);
+	cr_assert_not_null(doc);
+	json_t *sim = json_object_get(doc, "simulation");
+	if (!sim)
+		json_object_set_new(doc, "simulation", sim = json_object());
 	if (pairs)
-		setenv("DDLSIM_ENGINE_PAIRS", "1", 1);
-	json_t *r = report_of_text(text);
-	unsetenv("DDLSIM_ENGINE_PAIRS");
+		json_object_set_new(sim, "collective_pairs", json_true());
+	char *t = json_dumps(doc, 0);
+	json_t *r = report_of_text(t);
+	free(t);
+	json_decref(doc);
 	return r;
 }
 
@@ -166,7 +173,7 @@ static void expect_as_pairs(const char *text, bool want_split)
 	cr_expect_eq(jnum(p, "simulation/alltoall_class_plans/posted"), 0);
 	json_t *why = json_object_get(json_object_get(json_object_get(p, "simulation"),
 						      "alltoall_class_plans"), "per_pair_reason");
-	cr_expect_str_eq(json_string_value(why), "DDLSIM_ENGINE_PAIRS is set: per pair");
+	cr_expect_str_eq(json_string_value(why), "simulation.collective_pairs is set: per pair");
 	json_decref(c);
 	json_decref(p);
 }

@@ -478,22 +478,42 @@ Test(engine, interference_needs_an_overlap)
 }
 
 /* The report of `ddlsim run` on scenario file path, its run's wall
- * times removed; DDLSIM_ENGINE_SEPARATE_STREAMS set when separate. */
+ * times removed; with simulation.separate_streams set when separate (a
+ * copy in a folder of its own, its model and topology paths absolute). */
 static json_t *report_of(const char *path, bool separate)
 {
-	char *dir = tmp_dir(), args[1024], *err = NULL;
-	if (separate)
-		setenv("DDLSIM_ENGINE_SEPARATE_STREAMS", "1", 1);
-	else
-		unsetenv("DDLSIM_ENGINE_SEPARATE_STREAMS");
-	snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, dir);
+	char *dir = tmp_dir(), args[1024], *err = NULL, from[1024];
+	json_t *doc = json_load_file(path, 0, NULL);
+	cr_assert_not_null(doc, "%s", path);
+	snprintf(from, sizeof(from), "%s", path);
+	*strrchr(from, '/') = 0;
+	static const char *const keys[] = { "model", "topology" };
+	for (int k = 0; k < 2; k++) {
+		const char *v = json_string_value(json_object_get(doc, keys[k]));
+		if (v && v[0] != '/') {
+			char abs[2048];
+			snprintf(abs, sizeof(abs), "%s/%s", from, v);
+			json_object_set_new(doc, keys[k], json_string(abs));
+		}
+	}
+	json_t *simk = json_object_get(doc, "simulation");
+	if (!simk)
+		json_object_set_new(doc, "simulation", simk = json_object());
+	json_object_set_new(simk, "separate_streams", json_boolean(separate));
+	char *text = json_dumps(doc, 0), *copy = write_file(dir, "s.json", text);
+	free(text);
+	json_decref(doc);
+	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet --format json", copy, dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", path, err);
-	unsetenv("DDLSIM_ENGINE_SEPARATE_STREAMS");
-	json_t *r = load_report(dir);
+	free(copy);
+	char out[1200];
+	snprintf(out, sizeof(out), "%s/o", dir);
+	json_t *r = load_report(out);
 	cr_assert_not_null(r, "%s: no report", path);
 	json_t *sim = json_object_get(r, "simulation");
 	json_object_del(sim, "wall_s");
 	json_object_del(sim, "platform_s");
+	json_object_del(json_object_get(r, "scenario"), "path");   /* the copy's */
 	free(err);
 	free(dir);
 	return r;

@@ -414,9 +414,9 @@ static long pair_flows(struct scenario *sc)
 	struct diag d;
 	struct estimate e;
 	diag_init(&d, NULL);
-	setenv("DDLSIM_ENGINE_PAIRS", "1", 1);
+	sc->plan.simulation.collective_pairs = true;
 	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
-	unsetenv("DDLSIM_ENGINE_PAIRS");
+	sc->plan.simulation.collective_pairs = false;
 	diag_finish(&d);
 	return e.flows;
 }

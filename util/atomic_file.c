@@ -179,14 +179,19 @@ static void roll_back(struct atomic_file *af, char **bak, int k)
 	}
 }
 
-/* rename() for publishing, with the test hook: DDLSIM_TEST_FAIL_PUBLISH=N
- * (tests only, atomic_file.h) makes the Nth of this process's publishing
- * renames fail with EIO. */
+static long fail_publish_at;   /* atomic_file_fail_publish_at(); 0: never */
+
+void atomic_file_fail_publish_at(long n)
+{
+	fail_publish_at = n > 0 ? n : 0;
+}
+
+/* rename() for publishing, with the test hook (atomic_file.h): the Nth of
+ * this process's publishing renames fails with EIO. */
 static int publish_rename(const char *from, const char *to)
 {
 	static long renames;
-	const char *fail = getenv("DDLSIM_TEST_FAIL_PUBLISH");
-	if (fail && ++renames == atol(fail)) {
+	if (fail_publish_at > 0 && ++renames == fail_publish_at) {
 		errno = EIO;
 		return -1;
 	}

@@ -24,11 +24,12 @@
  * of the same target; a live temporary registers with cleanup.h, so a
  * signal removes it.
  *
- * Test hook: with DDLSIM_TEST_FAIL_PUBLISH=N in the environment, the Nth
- * rename this process makes while publishing fails with EIO (as a full
- * disk or a directory gone read-only would), so the all-or-none roll-back
- * is tested end to end (tests/test-files.c); the renames that put backups
- * back are not counted. Unset, as in every real run, it does nothing. */
+ * Test hook: after atomic_file_fail_publish_at(N) (the command line sets
+ * it from DDLSIM_TEST_FAIL_PUBLISH=N, cli/main.c), the Nth rename this
+ * process makes while publishing fails with EIO (as a full disk or a
+ * directory gone read-only would), so the all-or-none roll-back is tested
+ * end to end (tests/test-files.c); the renames that put backups back are
+ * not counted. Never called, as in every real run, it does nothing. */
 #ifndef DDLSIM_ATOMIC_FILE_H
 #define DDLSIM_ATOMIC_FILE_H
 
@@ -80,5 +81,8 @@ int atomic_file_write(const char *path, const void *data, size_t len);
 
 /* strerror() that knows ATOMIC_FILE_ENOTREG; e > 0. */
 const char *atomic_file_strerror(int e);
+
+/* The test hook above: the nth publishing rename fails (n <= 0: none). */
+void atomic_file_fail_publish_at(long n);
 
 #endif

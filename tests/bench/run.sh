@@ -37,10 +37,10 @@ cases=(
 	# 4 nodes, every rank of 1,024 simulated: one flow per NIC while alone
 	# (engine/engine_classes.c), then the same run with pairs only
 	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json|"
-	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
+	"tests/bench/scenarios/mixtral-8x7b-ep8x4nodes-1024.json||collective_pairs"
 	# EP 8 over 8 nodes, one GPU of each (TP 8): 7 flows per NIC become 1
 	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json|"
-	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json||DDLSIM_ENGINE_PAIRS=1"
+	"tests/bench/scenarios/mixtral-8x7b-ep8x8nodes-1024.json||collective_pairs"
 	# DeepSeek-V3, EP 256 over 32 nodes, folded (auto: each simulated
 	# rank posts its own flows)
 	"tests/bench/scenarios/deepseek-v3-ep256-1024.json|"
@@ -51,19 +51,22 @@ for c in "${cases[@]}"; do
 	scn=${c%%|*}
 	rest=${c#*|}
 	fold=${rest%%|*}
-	envs=
-	[ "$rest" != "$fold" ] && envs=${rest#*|}
+	key=
+	[ "$rest" != "$fold" ] && key=${rest#*|}
 	file=$scn
-	if [ -n "$fold" ]; then
-		file=$out/$(basename "$scn" .json)-fold-$fold.json
-		python3 - "$scn" "$file" "$fold" <<'PY'
+	if [ -n "$fold$key" ]; then
+		file=$out/$(basename "$scn" .json)-fold-$fold-$key.json
+		python3 - "$scn" "$file" "$fold" "$key" <<'PY'
 import json, os, sys
-src, dst, fold = sys.argv[1:]
+src, dst, fold, key = sys.argv[1:]
 s = json.load(open(src))
 base = os.path.dirname(os.path.abspath(src))
 for k in ("model", "topology"):
     s[k] = os.path.join(base, s[k])
-s.setdefault("simulation", {})["fold"] = fold
+if fold:
+    s.setdefault("simulation", {})["fold"] = fold
+if key:  # a simulation switch for checks (sim/scenario.h)
+    s.setdefault("simulation", {})[key] = True
 json.dump(s, open(dst, "w"))
 PY
 	fi
@@ -71,7 +74,7 @@ PY
 	cpus=()
 	peak=0
 	for _ in $(seq "$runs"); do
-		env $envs /usr/bin/time -f "%e %M %U %S" -o "$out/t" "$bin" run "$file" --out "$out/r" --quiet --format json
+		/usr/bin/time -f "%e %M %U %S" -o "$out/t" "$bin" run "$file" --out "$out/r" --quiet --format json
 		read -r t m u s < "$out/t"
 		times+=("$t")
 		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')")
@@ -82,7 +85,7 @@ PY
 	min=$(echo "$sorted" | head -1)
 	cpu=$(printf "%s\n" "${cpus[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	read -r ranks iter < <(python3 -c "import json;j=json.load(open('$out/r/report.json'));r=j['simulation'];print('%d/%d'%(r['simulated_ranks'],r['ranks']),j['summary']['iteration_time_s'])")
-	printf "%-48s %-6s %10s %10s %10s %12.1f %10s %12.6f %s\n" "$scn" "${fold:-auto}" "$med" "$min" "$cpu" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks" "$iter" "$envs"
+	printf "%-48s %-6s %10s %10s %10s %12.1f %10s %12.6f %s\n" "$scn" "${fold:-auto}" "$med" "$min" "$cpu" "$(awk -v k="$peak" 'BEGIN{print k/1024}')" "$ranks" "$iter" "$key"
 done
 
 # issue 16: 1 GiB all-to-all on the 3-level fat tree: 1,024 ranks rail-aligned
