@@ -154,10 +154,19 @@ static const char *const figures[] = {
 };
 
 /* The same run with class plans and with pairs: every figure to 1e-9,
- * the class plans posted (and split, if split) as said, fewer flows. */
-static void expect_as_pairs(const char *text, bool want_split)
+ * the class plans posted (and split, if split) as said, fewer flows;
+ * both runs folded (fewer ranks simulated than there are) when folded,
+ * every rank simulated otherwise. */
+static void expect_as_pairs(const char *text, bool want_split, bool folded)
 {
 	json_t *c = report_of(text, false), *p = report_of(text, true);
+	for (int k = 0; k < 2; k++) {
+		json_t *r = k ? p : c;
+		double sim = jnum(r, "simulation/simulated_ranks"), all = jnum(r, "simulation/ranks");
+		cr_expect(folded ? sim < all : sim == all, "%s run: %.0f of %.0f ranks simulated",
+			  k ? "pairs" : "classes", sim, all);
+		cr_expect_eq(json_is_true(json_object_get(json_object_get(r, "simulation"), "folded")), folded);
+	}
 	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
 		double a = jnum(c, figures[i]), b = jnum(p, figures[i]);
 		cr_expect(b == 0 ? a == 0 : REL(a, b) < 1e-9, "%s: classes %.17g, pairs %.17g",
@@ -183,7 +192,7 @@ static void expect_as_pairs(const char *text, bool want_split)
 Test(classes, training_run_with_class_plans_equals_the_pairwise_run, .timeout = 240)
 {
 	char *s = mixtral("topologies/dgx-h100.json", 4, 1, 4096, 8);
-	expect_as_pairs(s, false);
+	expect_as_pairs(s, false, false);
 	free(s);
 }
 
@@ -193,7 +202,7 @@ Test(classes, training_run_with_class_plans_equals_the_pairwise_run, .timeout = 
 Test(classes, class_plans_split_by_other_traffic_equal_the_pairwise_run, .timeout = 240)
 {
 	char *s = mixtral("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64);
-	expect_as_pairs(s, true);
+	expect_as_pairs(s, true, false);
 	free(s);
 }
 
@@ -202,7 +211,7 @@ Test(classes, class_plans_split_by_other_traffic_equal_the_pairwise_run, .timeou
 Test(classes, exact_folding_with_class_plans_equals_its_pairwise_run, .timeout = 240)
 {
 	char *s = mixtral_fold("topologies/dgx-h100-fattree3.json", 8, 2, 16384, 64, "exact");
-	expect_as_pairs(s, true);
+	expect_as_pairs(s, true, true);
 	free(s);
 }
 

@@ -12,6 +12,8 @@
  * engine runs once per process). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,59 +332,76 @@ Test(estimate, class_folded_uplink_copies_cost_what_was_measured, .timeout = 120
 	cr_expect_eq(e.copies_crowd, 0);
 }
 
-/* The engine's CPU time on this process against the estimate, within
- * the factor the warning states (Criterion runs each test in its own
- * process: one engine run each). */
-static void expect_cpu_within_factor(const char *patch)
+/* The engine's CPU time for one run, in a child process (the engine
+ * runs once per process), its estimate, and whether the estimate's
+ * flows are the run's: into out[3] (est_s, cpu_s, flows equal). */
+static void cpu_of(const char *patch, double out[3])
 {
-	struct diag d;
-	struct estimate e;
-	struct result r;
-	struct timespec t0, t1;
-	diag_init(&d, NULL);
-	struct scenario *sc = load(FT_WHATIF, patch, &d);
-	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &d), 0, "%s", diag_text(&d));
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-	double cpu = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	cr_log_info("%.2f s predicted, %.2f s of CPU", e.cpu_s, cpu);
-	/* a sanitizer build runs several times slower than the optimized one
-	 * the CPU model describes: the live time is held only without one */
-	cr_expect(TEST_SANITIZED || (e.cpu_s <= cpu * ESTIMATE_FACTOR && e.cpu_s >= cpu / ESTIMATE_FACTOR),
-		  "%.2f s predicted, %.2f s of CPU", e.cpu_s, cpu);
-	cr_expect_eq(e.flows, result_sim(&r).flows);
-	r.in = NULL;
-	result_finish(&r);
-	scenario_destroy(sc);
-	diag_finish(&d);
+	int fd[2];
+	cr_assert_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		double o[3] = { -1, -1, 0 };
+		struct diag d;
+		struct estimate e;
+		struct result r;
+		struct timespec t0, t1;
+		diag_init(&d, NULL);
+		struct scenario *sc = load(FT_WHATIF, patch, &d);
+		if (!simulate_estimate(sc->in, &sc->plan, &e, &d)) {
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+			if (!simulate_run(sc->in, &sc->plan, &r, &d)) {
+				clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+				o[0] = e.cpu_s;
+				o[1] = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+				o[2] = e.flows == result_sim(&r).flows;
+			}
+		}
+		ssize_t w = write(fd[1], o, sizeof(o));
+		_exit(w == (ssize_t)sizeof(o) ? 0 : 1);
+	}
+	close(fd[1]);
+	ssize_t n = read(fd[0], out, 3 * sizeof(double));
+	close(fd[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	cr_assert_eq(n, (ssize_t)(3 * sizeof(double)), "the child's figures");
+	cr_assert_gt(out[1], 0, "the run failed");
+	cr_expect_eq(out[2], 1, "the estimate's flows are the run's");
 }
 
-/* class-folded, the copies of tree all-reduces most of the cost: Llama 3
- * 8B on 4,096 GPUs, 400 MB buckets, 1 micro-batch per replica (57 ranks
- * simulated; 1.85 s measured, 2.28 s predicted) */
-Test(estimate, class_folded_trees_take_the_estimated_cpu, .timeout = 120)
+/* The CPU model ranks runs as the engine costs them: three runs of
+ * different shapes (class-folded trees, Llama 3 8B on 4,096 GPUs, 400 MB
+ * buckets: 57 ranks simulated; class-folded rings, Llama 3 70B on 1,024
+ * GPUs: 292 ranks; unfolded, 70B on 512 GPUs), each one's estimate over
+ * its measured CPU time within ESTIMATE_FACTOR of the three's geometric
+ * mean. Relative, so the machine's speed and load cancel: the absolute
+ * calibration (measured 1.85 / 0.87 / 1.28 s against 2.28 / 1.45 /
+ * 2.44 s predicted on the reference machine) is the benchmark's
+ * business, not a test's (a loaded CI machine measured 7.7 s for 2.4). */
+Test(estimate, cpu_model_ranks_runs_as_the_engine_costs_them, .timeout = 300)
 {
-	char patch[1024];
-	r128(patch, sizeof(patch), false, 4096, 1, 400, "auto");
-	expect_cpu_within_factor(patch);
-}
-
-/* class-folded with rings: Llama 3 70B on 1,024 GPUs (292 ranks
- * simulated; 0.87 s measured, 1.45 s predicted) */
-Test(estimate, class_folded_rings_take_the_estimated_cpu, .timeout = 120)
-{
-	char patch[1024];
-	r128(patch, sizeof(patch), true, 1024, 8, 25, "auto");
-	expect_cpu_within_factor(patch);
-}
-
-/* unfolded: Llama 3 70B on 512 GPUs (1.28 s measured, 2.44 s predicted) */
-Test(estimate, unfolded_run_takes_the_estimated_cpu, .timeout = 120)
-{
-	char patch[1024];
-	r128(patch, sizeof(patch), true, 512, 8, 25, "off");
-	expect_cpu_within_factor(patch);
+	char patch[3][1024];
+	r128(patch[0], sizeof(patch[0]), false, 4096, 1, 400, "auto");
+	r128(patch[1], sizeof(patch[1]), true, 1024, 8, 25, "auto");
+	r128(patch[2], sizeof(patch[2]), true, 512, 8, 25, "off");
+	double est[3], cpu[3], lg = 0;
+	for (int i = 0; i < 3; i++) {
+		double o[3];
+		cpu_of(patch[i], o);
+		est[i] = o[0];
+		cpu[i] = o[1];
+		lg += log(est[i] / cpu[i]) / 3;
+	}
+	for (int i = 0; i < 3; i++) {
+		double rel = est[i] / cpu[i] / exp(lg);
+		cr_log_info("run %d: %.2f s predicted, %.2f s of CPU, %.2f of the mean ratio", i, est[i], cpu[i], rel);
+		/* a sanitizer build slows the kernels unevenly: held without one */
+		cr_expect(TEST_SANITIZED || (rel <= ESTIMATE_FACTOR && rel >= 1 / ESTIMATE_FACTOR),
+			  "run %d: %.2f s predicted, %.2f s of CPU: %.2f of the three's mean ratio", i, est[i],
+			  cpu[i], rel);
+	}
 }
 
 /* Mixtral 8x7B, TP 4 with SP, EP 8 over 4 nodes, one stage, every rank
@@ -469,7 +488,8 @@ Test(estimate, busy_nics_add_pairs_to_the_class_flows, .timeout = 240)
 	const struct result_sim s = result_sim(&r);
 	cr_log_info("flows: %ld estimated, %ld run, %ld per pair", e.flows, s.flows, pairs);
 	cr_expect_eq(e.tasks, s.tasks);
-	cr_expect_leq(e.flows, s.flows);
+	/* some NICs were busy: the run posted pairs beyond the class flows */
+	cr_expect_lt(e.flows, s.flows, "no all-to-all found its NICs busy");
 	cr_expect_lt(s.flows, pairs);
 	r.in = NULL;    /* borrowed from the scenario, freed here */
 	result_finish(&r);
