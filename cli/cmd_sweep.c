@@ -824,6 +824,8 @@ static bool near_key(const char *jp, const char *key)
 static bool message_depends(const struct sweep *s, const char *text)
 {
 	char jp[300], line[600];
+	if (!text)      /* no message: nothing known, so it may */
+		return true;
 	snprintf(line, sizeof(line), "%.*s", (int)strcspn(text, "\n"), text);
 	if (strstr(line, "unknown key"))
 		return false;
