@@ -285,6 +285,18 @@ int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags)
 	return get_integer(jo, key, out, min, INT_MAX, flags);
 }
 
+int jobj_int_at_most(struct jobj *jo, const char *key, long min, long max, const char *what, int *out)
+{
+	long x = 0;
+	int rc = jobj_int(jo, key, &x, min, 0);
+	if (rc != 1)
+		return rc;
+	if (x > max)
+		return jobj_err(jo, key, "expected at most %ld %s, got %ld", max, what, x);
+	*out = (int)x;
+	return 1;
+}
+
 int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags)
 {
 	return get_integer(jo, key, out, min, LONG_MAX, flags);

@@ -78,6 +78,9 @@ bool jobj_has(struct jobj *jo, const char *key);
  * -1 = error reported. */
 int jobj_num(struct jobj *jo, const char *key, double *out, int flags);
 int jobj_int(struct jobj *jo, const char *key, long *out, long min, int flags);
+/* An optional int key in [min, max] into the int *out, what naming its
+ * unit in the message when it is above max ("expected at most 8 ranks"). */
+int jobj_int_at_most(struct jobj *jo, const char *key, long min, long max, const char *what, int *out);
 /* An integer without the INT_MAX bound (byte counts). */
 int jobj_long(struct jobj *jo, const char *key, long *out, long min, int flags);
 int jobj_bool(struct jobj *jo, const char *key, bool *out, int flags);

@@ -124,8 +124,11 @@ struct stage_plan {
 void builder_forward(struct builder *b, int mb, int chunk);
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb);
 
+/* Task t added after dep, the stream's last task and (compute stream)
+ * the gate, which it clears; returns it (build_transformer_task.c). */
+int builder_add(struct builder *b, const struct task *t, int dep);
 /* A compute task on the compute stream after dep (and the stream's last
- * task and the gate); returns it (build_transformer_step.c). */
+ * task and the gate); returns it (build_transformer_task.c). */
 int builder_compute(struct builder *b, enum task_cat cat, double time_s, double flops, int mb,
 		    int chunk, int dep);
 

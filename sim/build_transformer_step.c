@@ -31,24 +31,6 @@ int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first)
 	return plan_vstage_layers(b->pl, b->m->layers, vs, nv, first);
 }
 
-static int add(struct builder *b, const struct task *t, int dep)
-{
-	int deps[3] = { dep, b->last, b->gate };
-	int id = program_add(b->p, t, deps, t->stream == STREAM_COMPUTE ? 3 : 2);
-	if (t->stream == STREAM_COMPUTE)
-		b->gate = -1;
-	return id;
-}
-
-int builder_compute(struct builder *b, enum task_cat cat, double time_s, double flops,
-		   int mb, int chunk, int dep)
-{
-	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
-			  .time_s = time_s, .flops = flops, .mb = mb, .chunk = chunk };
-	b->last = add(b, &t, dep);
-	return b->last;
-}
-
 static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
 	if (b->pl->parallel.tp <= 1)
@@ -56,7 +38,7 @@ static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int m
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
 			  .chunk = chunk };
-	b->last = add(b, &t, b->last);
+	b->last = builder_add(b, &t, b->last);
 	return b->last;
 }
 

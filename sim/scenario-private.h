@@ -17,10 +17,6 @@
 #include "jload.h"
 #include "plan.h"
 
-/* An optional positive int key no larger than max into *out (scenario.c). */
-void scenario_small_int(struct jobj *jo, const char *key, long min, long max, const char *what,
-			int *out);
-
 /* The parallel object into s (scenario_parallel.c). */
 void scenario_load_parallel(struct jobj *root, struct plan *s);
 

@@ -42,19 +42,6 @@ static void path_key(struct jobj *jo, const char *key, char *out, size_t n, int 
 		out[0] = 0;
 }
 
-/* An optional positive int key no larger than max into *out. */
-void scenario_small_int(struct jobj *jo, const char *key, long min, long max, const char *what,
-			int *out)
-{
-	long x = 0;
-	if (jobj_int(jo, key, &x, min, 0) != 1)
-		return;
-	if (x > max)
-		jobj_err(jo, key, "expected at most %ld %s, got %ld", max, what, x);
-	else
-		*out = (int)x;
-}
-
 /* Returns true if the training object was read. seq_len is checked
  * against the model later (required for transformers, refused for CNNs). */
 static bool load_training(struct jobj *root, struct plan *s)
@@ -263,7 +250,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 		e = FOLD_AUTO;
 		jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
 		s->simulation.fold = e;
-		scenario_small_int(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
+		jobj_int_at_most(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
 		scenario_load_stragglers(&jo, s);
 		scenario_load_degraded(&jo, s);
 		scenario_load_throttle(&jo, s);

@@ -52,7 +52,7 @@ static void load_ps(struct jobj *parallel, struct plan *s)
 	if (jobj_child(parallel, "ps", &jo, 0) != 1)
 		return;
 	s->given |= PLAN_GIVEN_PS;
-	scenario_small_int(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->parallel.ps.servers);
+	jobj_int_at_most(&jo, "servers", 1, PLAN_MAX_PS_SERVERS, "servers", &s->parallel.ps.servers);
 	e = PS_ATTACH_FABRIC;
 	jobj_enum(&jo, "attach", plan_ps_attach_names, &e, 0);
 	s->parallel.ps.attach = e;
@@ -117,13 +117,13 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 		else
 			s->parallel.pp = (int)x;
 	}
-	scenario_small_int(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->parallel.cp);
+	jobj_int_at_most(&jo, "cp", 1, PLAN_MAX_STAGES, "context-parallel ranks", &s->parallel.cp);
 	e = CP_P2P;
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
 	s->parallel.cp_comm = e;
-	scenario_small_int(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
-	scenario_small_int(&jo, "bn_group", 1, BN_GROUP_MAX, "GPUs per batch-norm group",
-			   &s->parallel.bn_group);
+	jobj_int_at_most(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
+	jobj_int_at_most(&jo, "bn_group", 1, BN_GROUP_MAX, "GPUs per batch-norm group",
+			 &s->parallel.bn_group);
 	e = OFFLOAD_NONE;
 	jobj_enum(&jo, "offload", plan_offload_names, &e, 0);
 	s->parallel.offload = e;
@@ -163,8 +163,8 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 			snprintf(s->parallel.order, sizeof(s->parallel.order), "%s", ord);
 	}
 	s->parallel.nstage_layers = layer_list(&jo, "stage_layers", s->parallel.stage_layers, PLAN_MAX_STAGES, 1);
-	scenario_small_int(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->parallel.first_stage_layers);
-	scenario_small_int(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->parallel.last_stage_layers);
+	jobj_int_at_most(&jo, "first_stage_layers", 1, INT_MAX, "layers", &s->parallel.first_stage_layers);
+	jobj_int_at_most(&jo, "last_stage_layers", 1, INT_MAX, "layers", &s->parallel.last_stage_layers);
 	s->parallel.nvstage_layers = layer_list(&jo, "vstage_layers", s->parallel.vstage_layers, PLAN_MAX_VSTAGES, 0);
 	jobj_end(&jo);
 }

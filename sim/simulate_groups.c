@@ -6,6 +6,7 @@
 
 #include "simulate-private.h"
 #include "bug.h"
+#include "builders.h"
 #include "xalloc.h"
 
 void simulate_groups_finish(struct groups_built *g, int pp)
@@ -83,7 +84,8 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 			program_init(&g->prog[k][s]);
 			if (!need[k * pl->parallel.pp + s])
 				continue;
-			if (simulate_build_program(cin, pl, s, &g->prog[k][s], &sr)) {
+			/* the builder itself (simulate.c's wrapper would be a circle) */
+			if (builders_find(inputs_model(cin))->build(cin, pl, s, &g->prog[k][s], &sr)) {
 				diag_errf(d, "cannot build the program of stage %d on node group %d (%s)", s, k,
 					  pl->group[k].gpu.name);
 				goto out;
