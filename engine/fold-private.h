@@ -2,8 +2,7 @@
  *
  * The planner (fold.h) is split by the kind of folding each file serves:
  *   fold.c          the planner's phases (init, the ranks simulated, the
- *                   GPUs the platform holds, classes of alike ranks) and
- *                   a rank's groups and own flows
+ *                   GPUs the platform holds, classes of alike ranks)
  *   fold_exact.c    exact folding: the binding links every flow could
  *                   join, the mirror flows that can meet simulated ones
  *   fold_own.c      groups whose representative's own flows stand for
@@ -14,6 +13,12 @@
  *   fold_partial.c  partial folding: replicas a degraded link touches
  *   fold_uplink.c   cheap folding on an oversubscribed fat tree: the
  *                   folded ranks' flows over its binding uplinks
+ * and below them, called by them and calling none of them:
+ *   fold_groups.c   a rank's groups, the flows it posts of them, the
+ *                   other instances of a stage's group
+ *   fold_crit.c     the flows around an unequal plan's busiest member
+ *   fold_links.c    the binding links of a path as ids
+ * The calls run one way: fold.c -> the kinds' files -> the bottom three.
  * No SimGrid in any of them. */
 #ifndef DDLSIM_FOLD_PRIVATE_H
 #define DDLSIM_FOLD_PRIVATE_H
@@ -24,7 +29,7 @@
 
 /* Ids of the binding links of the path a -> b, into ids (room for
  * TOPO_MAX_HOPS), made if add (else unknown links are skipped); returns
- * the count (fold_exact.c). */
+ * the count (fold_links.c). */
 int fold_link_ids(struct fold *F, int a, int b, int *ids, bool add);
 
 /* Folded exactly: join the binding links of every flow the replicas
@@ -36,7 +41,7 @@ int fold_closure(struct fold *F, unsigned char *used);
 /* Call fn(ctx, c) with the plan of every other instance of group kind
  * on stage's ranks than mem's (of n members; instances of one member
  * skipped), in rank order; c is valid until the next cplan_get. Returns
- * 0, or -1 when a plan cannot be made or fn returns < 0 (fold.c). */
+ * 0, or -1 when a plan cannot be made or fn returns < 0 (fold_groups.c). */
 int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, int n, int op,
 			  double bytes, int (*fn)(void *ctx, struct cplan *c), void *ctx);
 
@@ -71,5 +76,9 @@ int fold_mark_degraded_replicas(struct fold *F, unsigned char *drep);
  * of the fat tree, or whose traffic crosses its switch or uplinks. Returns
  * 0, or -1 if a plan cannot be made. */
 int fold_mark_partial_tree_replicas(struct fold *F, unsigned char *drep);
+
+/* The member of plan c moving the most bytes when c loads its members
+ * unequally, else -1 (cached in c) (fold_crit.c). */
+int fold_plan_crit(struct cplan *c);
 
 #endif
