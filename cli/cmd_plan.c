@@ -86,6 +86,7 @@ struct fin {
 	struct assessment a;
 	bool ok;
 	struct study_point pt;      /* the plan as the analysis sees it */
+	char admit[256];            /* why it is not run (estimated over --mem-limit); "" runs */
 };
 
 struct pctx {
@@ -111,20 +112,26 @@ static void job(void *ctx, int i, struct result_row *row)
 {
 	struct pctx *p = ctx;
 	struct fin *f = &p->f[p->base + i];
-	const struct inputs *in = p->g->clusters[f->c.cluster].in;
-	struct estimate e;
-	double need;
-	if (!longrun_estimate(in, &f->c.plan, &e) && (need = estimate_job_bytes(&e)) > p->mem_limit_bytes) {
-		/* admission: a failed row with the estimate, never started */
-		char why[320];
-		snprintf(why, sizeof(why), "needs about %.3g GB of memory (estimated: %d of %d ranks simulated), "
-			 "over the %s--mem-limit of %.3g GB", need / 1e9, e.simulated, e.ranks,
-			 p->mem_limit_given ? "" : "default ", p->mem_limit_bytes / 1e9);
-		result_row_fail(row, RESULT_FAILED, why);
+	if (f->admit[0]) {   /* admission (admit()): failed with the estimate, never started */
+		result_row_fail(row, RESULT_FAILED, f->admit);
 		row->plan = f->c.plan;
 		return;
 	}
-	simulate_row(in, &f->c.plan, row);
+	simulate_row(p->g->clusters[f->c.cluster].in, &f->c.plan, row);
+}
+
+/* Admission, in this process before the runner forks (a child under a
+ * small --mem-limit could not even estimate): finalists from on whose
+ * estimated memory is over the limit get the reason, and fail with it. */
+static void admit(struct pctx *p, int from)
+{
+	for (int i = from; i < p->n; i++) {
+		struct fin *f = &p->f[i];
+		f->admit[0] = 0;
+		if (!longrun_over_limit(p->g->clusters[f->c.cluster].in, &f->c.plan, p->mem_limit_bytes,
+					p->mem_limit_given, f->admit, sizeof(f->admit)))
+			f->admit[0] = 0;
+	}
 }
 
 static void done(void *ctx, int i, const struct result_row *row)
@@ -371,6 +378,7 @@ static int try_count(struct pctx *p, const struct plan_opts *o, int ci, long nod
 	if (p->n > p->base) {
 		fflush(stdout);
 		p->pg = progress_create("plan", "plans", p->n - p->base, o->ro.jobs, o->quiet, true);
+		admit(p, p->base);
 		rc = runner_run(&o->ro, p->n - p->base, job, done, p, d);
 		progress_destroy(p->pg);
 		p->pg = NULL;
@@ -727,6 +735,7 @@ int cmd_plan(int argc, char **argv)
 	estimate_finalists(&p, o.file, o.ro.jobs);
 	double t_sim = now_s();
 	o.ro.tick = tick;
+	admit(&p, 0);
 	int run_rc = p.n ? runner_run(&o.ro, p.n, job, done, &p, &d) : 0;
 	progress_destroy(p.pg);
 	p.pg = NULL;

@@ -70,6 +70,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "jload.h"
+#include "longrun.h"
 #include "runner.h"
 #include "samefile.h"
 #include "scenario.h"
@@ -116,7 +117,9 @@ void cmd_validation_usage(FILE *f)
 		   "  --all              also run the cases in 'slow' folders\n"
 		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
 		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a case\n"
-		   "                     beyond it fails with that reason\n"
+		   "                     beyond it fails with that reason, and one whose estimated\n"
+		   "                     memory is above it fails with the estimate, never started\n"
+		   "                     (default: 80 %% of physical memory)\n"
 		   "  --quiet            no progress lines\n\n"
 		   "examples:\n"
 		   "  ddlsim validation -j 2\n"
@@ -136,6 +139,7 @@ struct vcase {
 	double err;                 /* signed; valid when row.status == RESULT_OK */
 	double mem_pred, mem_err;   /* a memory case: predicted bytes, signed error */
 	char *mem_name;             /* "<family>:memory" (owned) */
+	char admit[256];            /* why it is not run (estimated over --mem-limit); "" runs */
 };
 
 static bool has_time(const struct vcase *c)
@@ -260,6 +264,11 @@ static void val_job(void *ctx, int i, struct result_row *row)
 {
 	struct suite *su = ctx;
 	struct scenario *sc = su->c[i].sc;
+	if (su->c[i].admit[0]) {   /* admission (before the runner): the estimate, never started */
+		result_row_fail(row, RESULT_FAILED, su->c[i].admit);
+		row->plan = sc->plan;
+		return;
+	}
 	simulate_row(sc->in, &sc->plan, row);
 }
 
@@ -731,6 +740,13 @@ int cmd_validation(int argc, char **argv)
 	}
 	if ((rc = check_outputs(&su, reads0, ratchet, csv, bands_out)))
 		goto out;
+	/* admission, here before the runner forks (a child under a small
+	 * --mem-limit could not even estimate) */
+	double limit = ro.mem_limit_bytes > 0 ? ro.mem_limit_bytes : longrun_mem_default_bytes();
+	for (int i = 0; i < su.n; i++)
+		if (!longrun_over_limit(su.c[i].sc->in, &su.c[i].sc->plan, limit, ro.mem_limit_bytes > 0,
+					su.c[i].admit, sizeof(su.c[i].admit)))
+			su.c[i].admit[0] = 0;
 	if (runner_run(&ro, su.n, val_job, val_done, &su, &d)) {
 		rc = EXIT_FAIL;
 		goto out;

@@ -56,6 +56,19 @@ int longrun_admit(const char *what, double need_bytes, double limit_bytes)
 	return EXIT_INPUT;
 }
 
+bool longrun_over_limit(const struct inputs *in, const struct plan *pl, double limit_bytes, bool given,
+			char *why, size_t n)
+{
+	struct estimate e;
+	double need;
+	if (longrun_estimate(in, pl, &e) || (need = estimate_job_bytes(&e)) <= limit_bytes)
+		return false;
+	snprintf(why, n, "needs about %.3g GB of memory (estimated: %d of %d ranks simulated), over the "
+		 "%s--mem-limit of %.3g GB", need / 1e9, e.simulated, e.ranks, given ? "" : "default ",
+		 limit_bytes / 1e9);
+	return true;
+}
+
 int longrun_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e)
 {
 	struct diag quiet;

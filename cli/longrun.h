@@ -57,6 +57,15 @@ int longrun_admit(const char *what, double need_bytes, double limit_bytes);
  * Returns 0, or EXIT_INPUT after saying each one over. */
 int longrun_admit_scenarios(struct scenario *const *sc, int n, double limit_bytes);
 
+/* Admission of one runner job (plan's finalists, validation's cases):
+ * when the simulation of pl on in is estimated above limit_bytes (given:
+ * from --mem-limit, else the default), write why into why ("needs about
+ * N GB of memory (estimated: R of T ranks simulated), over the --mem-limit
+ * of L GB") and return true: the caller fails the job with it, never
+ * starting the simulation. */
+bool longrun_over_limit(const struct inputs *in, const struct plan *pl, double limit_bytes, bool given,
+			char *why, size_t n);
+
 /* Estimate the simulation of plan pl on in into *e. Returns 0, or -1
  * when it cannot be estimated (nothing said: the simulation will say
  * why). */
