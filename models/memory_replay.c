@@ -59,8 +59,6 @@ struct replay {
 	int nw;
 	double layer_params, emb_params, head_params, root_params;
 	double head_act, logits;      /* the head's saved bytes, logits (this rank's) */
-	int *sharded;                 /* per layer the fp32 shard, then the root's */
-	int *exp_avg, *exp_avg_sq;    /* per layer x tensor, then the root's two */
 	int *grad;                    /* reduce-scatter outputs, per layer and root */
 	int ag_held, rs_held;         /* the last all-gather output, reduce-scatter input */
 	double sp_gather;             /* sequence parallelism's gathered layer input */
@@ -69,7 +67,8 @@ struct replay {
 	int m;
 	double boundary;              /* the tensor between stages, one micro-batch */
 	double pred;                  /* the last stage's logits, one micro-batch */
-	int *act;                     /* per micro-batch x layer: the saved activations */
+	int *act;                     /* per micro-batch x layer: the saved activations
+					 (without a pipeline, the one micro-batch's) */
 	int *head;                    /* per micro-batch: the head's saved tensors */
 	int *out_chunk, *in_grad;     /* per micro-batch: kept outputs, input gradients */
 	int *recv;                    /* 2 m receive buffers, allocated once */
@@ -226,10 +225,10 @@ static void optimizer_step(struct replay *r, bool first)
 			sz[l * r->nw + k] = 4 * r->w[k] / r->n_shard;
 	sz[nt - 2] = 4 * r->emb_params / r->n_shard;
 	sz[nt - 1] = 4 * r->head_params / r->n_shard;
-	if (first)
+	if (first)      /* exp_avg and exp_avg_sq, kept to the end */
 		for (int i = 0; i < nt; i++) {
-			r->exp_avg[i] = rmalloc(r, S_COMPUTE, sz[i]);
-			r->exp_avg_sq[i] = rmalloc(r, S_COMPUTE, sz[i]);
+			rmalloc(r, S_COMPUTE, sz[i]);
+			rmalloc(r, S_COMPUTE, sz[i]);
 		}
 	for (int i = 0; i < nt; i++)
 		tmp[i] = rmalloc(r, S_COMPUTE, sz[i]);
@@ -244,7 +243,7 @@ static void step(struct replay *r, bool first)
 {
 	const struct mem_anatomy *o = r->o;
 	int L = r->layers;
-	int saved[L > 0 ? L : 1];
+	int *saved = r->act;          /* one micro-batch's layers (m = 1) */
 
 	for (int i = 0; i <= L; i++) {          /* zero_grad */
 		ptalloc_free(r->a, r->grad[i]);
@@ -455,12 +454,9 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	r.boundary = tokens * h * a / (in->sp ? t : 1);
 	r.pred = 2 * r.logits;
 
-	int nt = r.layers * r.nw + 2, L = r.layers;
+	int L = r.layers;
 	r.a = ptalloc_new();
-	r.sharded = handles(L + 1);
 	r.grad = handles(L + 1);
-	r.exp_avg = handles(nt);
-	r.exp_avg_sq = handles(nt);
 	r.act = handles(r.m * L);
 	r.head = handles(r.m);
 	r.out_chunk = handles(r.m);
@@ -468,11 +464,11 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	r.recv = handles(2 * r.m);
 	r.weights = handles(L + 1);
 	r.acc = handles(L + 1);
-	if (!r.a || !r.sharded || !r.grad || !r.exp_avg || !r.exp_avg_sq || !r.act || !r.head ||
+	if (!r.a || !r.grad || !r.act || !r.head ||
 	    !r.out_chunk || !r.in_grad || !r.recv || !r.weights || !r.acc)
 		goto out;
 	for (int i = 0; i <= L; i++)     /* the fp32 shards, at init */
-		r.sharded[i] = rmalloc(&r, S_COMPUTE, 4 * (i < L ? r.layer_params : r.root_params) / r.n_shard);
+		rmalloc(&r, S_COMPUTE, 4 * (i < L ? r.layer_params : r.root_params) / r.n_shard);
 	for (int s = 0; s < REPLAY_STEPS; s++)
 		if (pipe)
 			step_pipeline(&r, s == 0);
@@ -490,10 +486,7 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	ok = true;
 out:
 	ptalloc_destroy(r.a);
-	free(r.sharded);
 	free(r.grad);
-	free(r.exp_avg);
-	free(r.exp_avg_sq);
 	free(r.act);
 	free(r.head);
 	free(r.out_chunk);

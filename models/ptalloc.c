@@ -45,12 +45,14 @@ struct pool {
 struct owner {
 	int stream;             /* -1: handle unused */
 	double off, size;
+	int next_free;          /* unused: the next unused handle + 1 (0: none) */
 };
 
 struct ptalloc {
 	struct pool pool[PTALLOC_MAX_STREAMS];
 	struct owner *h;
 	int nh, caph;
+	int free1;              /* the first unused handle + 1 (0: none) */
 	double allocated, allocated_peak, reserved_peak;
 };
 
@@ -120,11 +122,14 @@ static void pool_remove(struct pool *p, int i)
 	p->n--;
 }
 
+/* A handle: the last one freed, or a new one; -1 when out of memory. */
 static int new_handle(struct ptalloc *a)
 {
-	for (int i = 0; i < a->nh; i++)
-		if (a->h[i].stream < 0)
-			return i;
+	if (a->free1) {
+		int h = a->free1 - 1;
+		a->free1 = a->h[h].next_free;
+		return h;
+	}
 	if (a->nh == a->caph) {
 		int cap = a->caph ? 2 * a->caph : 64;
 		struct owner *nh = realloc(a->h, (size_t)cap * sizeof(*nh));
@@ -140,7 +145,7 @@ static int new_handle(struct ptalloc *a)
 /* Take the free block i of p for a request of size bytes under handle h:
  * with expandable segments every block is split down to the request
  * (should_split(): a remainder of at least kMinBlockSize). */
-static bool take(struct pool *p, int i, double size, int h)
+static void take(struct pool *p, int i, double size, int h)
 {
 	double rest = p->b[i].size - size;
 	p->b[i].handle = h;
@@ -149,7 +154,6 @@ static bool take(struct pool *p, int i, double size, int h)
 		if (!pool_insert(p, i + 1, (struct block){ p->b[i].off + size, rest, -1 }))
 			p->b[i].size += rest; /* unsplit: still correct, a little larger */
 	}
-	return true;
 }
 
 int ptalloc_malloc(struct ptalloc *a, int stream, double bytes)
@@ -158,9 +162,6 @@ int ptalloc_malloc(struct ptalloc *a, int stream, double bytes)
 		return -1;
 	double size = ceil(bytes / MIN_BLOCK) * MIN_BLOCK;
 	struct pool *p = &a->pool[stream];
-	int h = new_handle(a);
-	if (h < 0)
-		return -1;
 
 	/* best fit among the free blocks inside the segment; the free block
 	 * at its end counts as unbounded (it can grow), so it comes last */
@@ -183,9 +184,11 @@ int ptalloc_malloc(struct ptalloc *a, int stream, double bytes)
 			p->mapped = mapped;
 		}
 	}
-	if (!take(p, best, size, h))
+	int h = new_handle(a);
+	if (h < 0)
 		return -1;
-	a->h[h] = (struct owner){ stream, p->b[best].off, p->b[best].size };
+	take(p, best, size, h);
+	a->h[h] = (struct owner){ stream, p->b[best].off, p->b[best].size, 0 };
 	a->allocated += p->b[best].size;
 	if (a->allocated > a->allocated_peak)
 		a->allocated_peak = a->allocated;
@@ -200,11 +203,21 @@ void ptalloc_free(struct ptalloc *a, int h)
 	if (!a || h < 0 || h >= a->nh || a->h[h].stream < 0)
 		return;
 	struct pool *p = &a->pool[a->h[h].stream];
-	int i = 0;
-	while (i < p->n && p->b[i].off != a->h[h].off)
-		i++;
+	/* the block at the handle's offset: blocks are ordered by offset */
+	int lo = 0, hi = p->n - 1, i = -1;
+	while (lo <= hi && i < 0) {
+		int mid = lo + (hi - lo) / 2;
+		if (p->b[mid].off == a->h[h].off)
+			i = mid;
+		else if (p->b[mid].off < a->h[h].off)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
 	a->h[h].stream = -1;
-	if (i == p->n)
+	a->h[h].next_free = a->free1;
+	a->free1 = h + 1;
+	if (i < 0)
 		return;
 	a->allocated -= p->b[i].size;
 	p->b[i].handle = -1;
