@@ -260,6 +260,19 @@ static int collect_dir(struct suite *su, const char *dir, struct diag *d)
 	return rc;
 }
 
+/* Admission, here before the runner forks (a child under a small
+ * --mem-limit could not even estimate): each case estimated over the
+ * limit (given_bytes, or the default when 0) gets the reason, and fails
+ * with it in val_job(). */
+static void admit_cases(struct suite *su, double given_bytes)
+{
+	double limit = given_bytes > 0 ? given_bytes : longrun_mem_default_bytes();
+	for (int i = 0; i < su->n; i++)
+		if (!longrun_over_limit(su->c[i].sc->in, &su->c[i].sc->plan, limit, given_bytes > 0,
+					su->c[i].admit, sizeof(su->c[i].admit)))
+			su->c[i].admit[0] = 0;
+}
+
 static void val_job(void *ctx, int i, struct result_row *row)
 {
 	struct suite *su = ctx;
@@ -633,6 +646,36 @@ out:
 	return rc;
 }
 
+/* The runner's options at argv[*i] (-j, --timeout, --mem-limit) into
+ * ro, *i moved past the value: 1, or 0 when argv[*i] is none of them,
+ * or -1 after a usage error. */
+static int runner_option(int argc, char **argv, int *i, struct runner_opts *ro)
+{
+	static const struct { const char *name, *alias, *needs; double lo, hi; } opt[] = {
+		{ "-j", "--jobs", "a number of jobs", 1, 1024 },
+		{ "--timeout", NULL, "seconds", 0.001, 1e7 },
+		{ "--mem-limit", NULL, "GB", 0.01, 1e6 },
+	};
+	const char *a = argv[*i];
+	for (int k = 0; k < 3; k++) {
+		if (strcmp(a, opt[k].name) && !(opt[k].alias && !strcmp(a, opt[k].alias)))
+			continue;
+		double x;
+		if (++*i == argc)
+			return cli_usage_error("%s needs %s", a, opt[k].needs), -1;
+		if (cli_parse_number(a, argv[*i], opt[k].lo, opt[k].hi, &x))
+			return -1;
+		if (k == 0)
+			ro->jobs = (int)x;
+		else if (k == 1)
+			ro->timeout_s = x;
+		else
+			ro->mem_limit_bytes = x * 1e9;
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_validation(int argc, char **argv)
 {
 	struct runner_opts ro = { .jobs = 1 };
@@ -641,35 +684,16 @@ int cmd_validation(int argc, char **argv)
 	const char *csv = NULL, *ratchet = NULL, *bands_out = NULL, *bands_check = NULL;
 	int npaths = 0, rc = EXIT_USAGE, bad = 0;
 	bool cv = false;
-	double x;
 	struct diag d;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-			if (++i == argc) {
-				cli_usage_error("%s needs a number of jobs", a);
-				goto out_paths;
-			}
-			if (cli_parse_number(a, argv[i], 1, 1024, &x))
-				goto out_paths;
-			ro.jobs = (int)x;
-		} else if (!strcmp(a, "--timeout")) {
-			if (++i == argc) {
-				cli_usage_error("--timeout needs seconds");
-				goto out_paths;
-			}
-			if (cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s))
-				goto out_paths;
-		} else if (!strcmp(a, "--mem-limit")) {
-			if (++i == argc) {
-				cli_usage_error("--mem-limit needs GB");
-				goto out_paths;
-			}
-			if (cli_parse_number(a, argv[i], 0.01, 1e6, &x))
-				goto out_paths;
-			ro.mem_limit_bytes = x * 1e9;
-		} else if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
+		int ro_rc = runner_option(argc, argv, &i, &ro);
+		if (ro_rc < 0)
+			goto out_paths;
+		if (ro_rc > 0)
+			continue;
+		if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
 			if (++i == argc) {
 				cli_usage_error("%s needs a file", a);
 				goto out_paths;
@@ -740,13 +764,7 @@ int cmd_validation(int argc, char **argv)
 	}
 	if ((rc = check_outputs(&su, reads0, ratchet, csv, bands_out)))
 		goto out;
-	/* admission, here before the runner forks (a child under a small
-	 * --mem-limit could not even estimate) */
-	double limit = ro.mem_limit_bytes > 0 ? ro.mem_limit_bytes : longrun_mem_default_bytes();
-	for (int i = 0; i < su.n; i++)
-		if (!longrun_over_limit(su.c[i].sc->in, &su.c[i].sc->plan, limit, ro.mem_limit_bytes > 0,
-					su.c[i].admit, sizeof(su.c[i].admit)))
-			su.c[i].admit[0] = 0;
+	admit_cases(&su, ro.mem_limit_bytes);
 	if (runner_run(&ro, su.n, val_job, val_done, &su, &d)) {
 		rc = EXIT_FAIL;
 		goto out;
