@@ -26,15 +26,15 @@
  * its members unequally (a tree) is timed by its busiest member, not the
  * representative: the folded members' flows to and from it and its peers
  * are posted too, host to host, and the representative is a replica of
- * the plan's most common member (fold_cheap.c, fold_majority_replica): folding
- * 127 replicas onto one of the four light members of a 128-node tree was
- * 9.6 % fast. Replicas made distinct (job.distinct) are simulated
+ * the plan's most common member (fold_cheap.c, fold_majority_replica, which
+ * says what a light member cost). Replicas made distinct (job.distinct) are simulated
  * whole. With fold_exact, whole groups and the mirror traffic that can
  * meet them are posted instead (fold_exact.c). Either way the
  * replicas run in lockstep, where unfolded ones whose members differ
  * (trees, rings over several leaves) drift apart through a deep pipeline:
- * simulate_fold.c says where "exact" simulates every rank instead, and the
- * residue of cheap folding there (pessimistic, up to +6.3 % measured).
+ * simulate_fold.c says where "exact" simulates every rank instead. What
+ * folding reads against every rank simulated has one home: the folding
+ * tables of docs/howto.md ("Parameter servers, stragglers, degraded links").
  *
  * Interference: NCCL's kernels run on the SMs the compute would use (one
  * CTA, so one SM, per channel: src/device/common.h launches nChannels

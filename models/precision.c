@@ -16,6 +16,11 @@ double dtype_bytes(enum dtype t)
 	return ((int)t >= 0 && t < DTYPE_N) ? bytes[t] : 0;
 }
 
+enum dtype precision_weight_dtype(enum dtype training)
+{
+	return training == DTYPE_TF32 ? DTYPE_FP32 : training == DTYPE_FP8 ? DTYPE_BF16 : training;
+}
+
 void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 {
 	bool full = training == DTYPE_FP32 || training == DTYPE_TF32;
@@ -24,7 +29,7 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 	p->training = training;
 	p->gemm = training;
 	p->head_gemm = training == DTYPE_FP8 ? DTYPE_BF16 : training;
-	p->activation = full ? DTYPE_FP32 : training == DTYPE_FP8 ? DTYPE_BF16 : training;
+	p->activation = precision_weight_dtype(training);
 	p->weight = p->activation;
 	p->layer_weight = p->weight;
 	p->saved_gemm_input = training == DTYPE_FP8 ? DTYPE_FP8 : p->activation;

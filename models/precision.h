@@ -49,6 +49,13 @@ const char *dtype_name(enum dtype t);
 /* Storage size of one element in bytes (tf32 is stored as fp32); 0 out of range. */
 double dtype_bytes(enum dtype t);
 
+/* The dtype the weights are stored and reduced in under training precision
+ * `training`: fp32 for tf32 (a compute mode, not a storage format), bf16
+ * for fp8 (Transformer Engine keeps bf16 weights and casts per GEMM),
+ * else `training` itself. The one home of the default gradient-reduction
+ * dtype (scenario, search, plan) and of precision's weight dtype. */
+enum dtype precision_weight_dtype(enum dtype training);
+
 /* Which dtype each tensor of a training step uses. */
 struct precision {
 	enum dtype training;     /* the scenario's training.precision */

@@ -38,7 +38,8 @@ void plan_init(struct plan *p)
 	p->parallel.recompute = RECOMPUTE_NONE;
 	snprintf(p->parallel.order, sizeof(p->parallel.order), "tp,cp,dp,pp");
 	p->training.micro_batch = 1;
-	p->training.precision = p->training.grad_dtype = DTYPE_BF16;
+	p->training.precision = DTYPE_BF16;
+	p->training.grad_dtype = precision_weight_dtype(DTYPE_BF16);
 	snprintf(p->communication.coll_algo, sizeof(p->communication.coll_algo), "auto");
 	p->communication.bucket_bytes = 25e6;
 	p->communication.overlap_grad_reduce = true;
@@ -243,8 +244,7 @@ long plan_microbatches(const struct plan *p)
 static void apply_framework(struct plan *p, const struct inputs *in, bool model_parallel)
 {
 	const struct framework *f = &framework_table[p->framework];
-	enum dtype param = p->training.precision == DTYPE_FP8 ? DTYPE_BF16
-			   : p->training.precision == DTYPE_TF32 ? DTYPE_FP32 : p->training.precision;
+	enum dtype param = precision_weight_dtype(p->training.precision);
 
 	if (!(p->given & PLAN_GIVEN_GRAD_DTYPE))
 		p->training.grad_dtype = framework_grad_dtype(f, param);

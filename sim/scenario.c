@@ -59,7 +59,7 @@ static bool load_training(struct jobj *root, struct plan *s)
 	jobj_enum(&jo, "precision", dtype_names, &e, 0);
 	s->training.precision = e;
 	/* gradients are reduced in the weights' dtype unless told otherwise */
-	s->training.grad_dtype = e == DTYPE_TF32 ? DTYPE_FP32 : e == DTYPE_FP8 ? DTYPE_BF16 : e;
+	s->training.grad_dtype = precision_weight_dtype(e);
 	if (jobj_enum(&jo, "grad_reduce_dtype", dtype_names, &e, 0) == 1) {
 		if (e == DTYPE_TF32 || e == DTYPE_FP8)
 			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got '%s'",

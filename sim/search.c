@@ -800,8 +800,7 @@ struct candidate *search_screen(const struct goal *g, int ci, long *n, struct se
 					pl.parallel.sp = g->sp[s];
 					snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
 					pl.training.precision = g->precision;
-					pl.training.grad_dtype = g->precision == DTYPE_TF32 ? DTYPE_FP32
-							: g->precision == DTYPE_FP8 ? DTYPE_BF16 : g->precision;
+					pl.training.grad_dtype = precision_weight_dtype(g->precision);
 					pl.training.train_tokens = g->train_tokens;
 					pl.training.finetune = g->finetune;
 					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;

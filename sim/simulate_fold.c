@@ -147,16 +147,11 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
  * Llama 3 8B TP 8: 10 nodes PP 2 x DP 5 ring, 132 nodes PP 4 x DP 33 ring
  * and auto, 14 nodes DP 14, equal to 1e-9, tests/test-fold.c). On an
  * oversubscribed tree what one replica misses is the others' load on
- * every uplink, not the partly filled leaf's (before fold_uplink.c the
- * 2:1 tree read what one replica reads: -0.29 % with rings on 22 nodes,
- * -0.44 % auto); with the folded ranks' flows over the binding uplinks
- * posted, measured 2026-11-26 against every rank simulated: equal on 22
- * nodes of the 2:1 tree (ring and auto, PP 2), -0.43 % (ring) and
- * -0.092 % (auto) on 32 nodes of the 3-level 2:1 tree with PP 4 stages
- * straddling leaves ("on": -0.74 %, -0.71 %), +0.19 % on the bench's
- * Llama 2 70B (15.3373 s against 15.3085 s, 4.3 CPU s against 10.4; "on"
- * +0.17 % at 0.5 s). All within 0.5 %, so "auto" folds them; a forced
- * tree there stays unfolded (simulate_fold_decide). */
+ * every uplink, not the partly filled leaf's; with the folded ranks' flows
+ * over the binding uplinks posted (fold_uplink.c) every case measured
+ * against every rank simulated is within 0.5 % (the figures: docs/howto.md,
+ * the class-folding table), so "auto" folds them; a forced tree there
+ * stays unfolded (simulate_fold_decide). */
 bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool exact)
 {
 	return pl->simulation.fold == FOLD_AUTO && !exact && t->fabric == FABRIC_FAT_TREE &&
@@ -175,20 +170,14 @@ bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool
  * 1e-15, pipelines and trees included (full_bisection); on an
  * oversubscribed tree the representative also posts the folded ranks'
  * flows over its binding uplinks (fold_uplink.c): equal to the unfolded
- * run on full leaves of the 2:1 and 3:1 trees measured (Llama 2 70B, TP 8
- * x PP 4 x DP 10 on 40 nodes: 15.4159309 s both, -1.69 % before), within
- * 0.8 % on partly filled ones ("on": -0.74 % where a stage straddles
- * leaves; "auto" folds them by classes there, within 0.5 %,
- * simulate_fold_classes), -0.71 % with a forced tree and a pipeline
- * (Llama 3 8B TP 8 x PP 4 x DP 10, -6.9 % before) and -1.57 % where
- * "auto" picks trees for some buckets (Llama 3 70B TP 8 x PP 4 x DP 130 on 520 nodes of the
- * radix-128 2:1 tree: 1.6362 s against 1.6623 s, -17.8 % before). (Before
- * plain max-min sharing, the pipelined replicas drifted apart: +0.07 to
- * +3.3 % with rings, +3.9 and +6.3 % with trees.) "exact"
- * (fold_exact.c) posts whole groups and the mirror traffic that can meet
- * simulated flows, equal to the unfolded run to 1e-9 (tests/test-fold.c)
- * at up to 2.4x the time (megatron-1t) and far more where groups share
- * nodes (TP 4 on 8-GPU nodes: 60x). It simulates every rank where a
+ * run on full leaves of the trees measured, within 0.8 % on partly filled
+ * ones under "on" ("auto" folds them by classes, simulate_fold_classes),
+ * and short where a pipeline meets a tree (its replicas drift apart
+ * unfolded). Those figures have one home: docs/howto.md's folding tables.
+ * "exact" (fold_exact.c) posts whole groups and the mirror traffic that
+ * can meet simulated flows, equal to the unfolded run to 1e-9
+ * (tests/test-fold.c) at a multiple of the time, far more where groups
+ * share nodes. It simulates every rank where a
  * pipeline meets a tree, forced or chosen by "auto" for some bucket sizes
  * (dp_reduce_alike): its whole groups do not reproduce the unfolded run
  * there (the 1:1 tree, Llama 3 8B-like test job of tests/test-fold.c,

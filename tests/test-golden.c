@@ -21,6 +21,10 @@ static json_t *golden(void)
 	json_error_t e;
 	json_t *g = json_load_file(src_path("tests/golden/golden.json"), 0, &e);
 	cr_assert(g, "tests/golden/golden.json:%d:%d: %s", e.line, e.column, e.text);
+	cr_assert_str_eq(json_string_value(json_object_get(g, "schema_version")), "2.0",
+			 "tests/golden/golden.json: schema_version: expected \"2.0\" (figures as name: report path)");
+	cr_assert(json_is_object(json_object_get(g, "figures")),
+		  "tests/golden/golden.json: figures: expected an object of report paths");
 	return g;
 }
 
@@ -77,8 +81,9 @@ Test(golden, every_shipped_scenario_is_recorded)
 Test(golden, shipped_scenarios_reproduce_recorded_figures, .timeout = 900)
 {
 	json_t *g = golden();
-	json_t *list = json_object_get(g, "scenarios"), *figs = json_object_get(g, "figures"), *row;
-	size_t i, j;
+	json_t *list = json_object_get(g, "scenarios"), *figs = json_object_get(g, "figures"), *row, *f;
+	const char *name;
+	size_t i;
 	int bad = 0;
 
 	json_array_foreach(list, i, row) {
@@ -86,24 +91,13 @@ Test(golden, shipped_scenarios_reproduce_recorded_figures, .timeout = 900)
 		char *d = tmp_dir(), args[2048], *err = NULL;
 		snprintf(args, sizeof(args), "run %s --out %s --quiet --format json", src_path(rel), d);
 		cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", rel, err);
-		json_t *r = load_report(d), *f;
+		json_t *r = load_report(d);
 		cr_assert(r, "%s: no report", rel);
-		json_array_foreach(figs, j, f) {
-			static const char *const paths[][2] = {
-				{ "iteration_time_s", "summary/iteration_time_s" },
-				{ "tokens_per_s", "summary/tokens_per_s" },
-				{ "mfu", "summary/mfu" },
-				{ "hfu", "summary/hfu" },
-				{ "memory_worst_total_GB", "memory/worst_total_GB" },
-				{ "compute_s", "breakdown/mean/compute_s" },
-				{ "exposed_comm_s", "breakdown/mean/exposed_comm_s" },
-				{ "bubble_s", "breakdown/mean/bubble_s" },
-			};
-			const char *name = json_string_value(f), *path = NULL;
-			for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
-				if (strcmp(paths[k][0], name) == 0)
-					path = paths[k][1];
-			cr_assert(path, "golden.json: unknown figure '%s'", name);
+		json_object_foreach(figs, name, f) {
+			const char *path = json_string_value(f);
+			cr_assert(path, "golden.json: figure '%s' has no report path", name);
+			cr_assert(json_is_number(json_object_get(row, name)), "golden.json: %s records no %s",
+				  rel, name);
 			double want = json_number_value(json_object_get(row, name));
 			double got = jnum(r, path);
 			double tol = REL_TOL * fmax(fabs(want), fabs(got));

@@ -10,6 +10,8 @@
 #include "coll.h"
 #include "placement.h"
 #include "search.h"
+#include <jansson.h>
+
 #include "testutil.h"
 
 /* The screen of Llama 3 70B at 8k tokens on `nodes` nodes of topo: its
@@ -38,78 +40,99 @@ static struct candidate *screen(const char *topo, int nodes, long *n)
 	return c;
 }
 
-/* A screen as the search before coll_time.c made it (commit 994ce86,
- * every collective built as a plan; equal to coll_time.c's at e37dec3),
- * re-recorded when the flash-attention grid tail (attention.h) and the
- * H100/H200 flash_sustained_ratio moved compute on 2026-11-26, and when
- * the memory anatomy's loss and recomputed layer (models/memory.h,
+/* The screens recorded in tests/golden/screen.json, the one home of their
+ * figures: a screen as the search before coll_time.c made it (commit
+ * 994ce86, every collective built as a plan; equal to coll_time.c's at
+ * e37dec3), re-recorded when the flash-attention grid tail (attention.h)
+ * and the H100/H200 flash_sustained_ratio moved compute on 2026-11-26, and
+ * when the memory anatomy's loss and recomputed layer (models/memory.h,
  * 2026-12-06) changed which candidates fit (three sums; the best three
- * stay): the best three and the sums over
- * the best 1000 (n of them) of the estimated iteration (s) and of the
- * busy fraction weighted by rank, which moves if the order does. */
-struct recorded {
-	const char *topo;
-	int nodes;
-	struct { const char *plan; double iter_s, busy; } best[3];
-	long n;
-	double sum_iter_s, sum_busy_rank;
-};
-
-static const struct recorded recorded[] = {
-	{ "topologies/dgx-h100-fattree3.json", 2048,
-	  { { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,pp,dp", 1.2731915591387413, 0.54810624516446804 },
-	    { "tp8 pp4v4 dp512 mb1 gb2048 z2 none sp tp,pp,dp", 1.2731915591387413, 0.54810624516446804 },
-	    { "tp8 pp4v4 dp512 mb1 gb2048 z1 none sp tp,dp,pp", 1.2732675591387412, 0.54807352927978736 } },
-	  1000, 2523.5603068597688, 112359.65074361098 },
-	{ "topologies/dgx-h100-fattree3.json", 64,
-	  { { "tp4 pp1 dp128 mb1 gb2048 z3 none sp tp,dp,pp", 24.970410152854505, 0.86584023827055434 },
-	    { "tp4 pp1 dp128 mb1 gb1024 z3 none sp tp,dp,pp", 12.486099714005077, 0.86577820022574525 },
-	    { "tp4 pp1 dp128 mb1 gb512 z3 none sp tp,dp,pp", 6.2439444945803642, 0.86565415080271513 } },
-	  1000, 21223.201372086958, 373012.09558166948 },
-	{ "topologies/dgx-h100-fattree2-2to1.json", 256,
-	  { { "tp4 pp1 dp512 mb1 gb2048 z3 none sp tp,dp,pp", 6.541409144300717, 0.826289313186366 },
-	    { "tp4 pp1 dp512 mb1 gb2048 z3 selective sp tp,dp,pp", 6.541409144300717, 0.852491897435535 },
-	    { "tp4 pp1 dp512 mb1 gb1024 z3 none sp tp,dp,pp", 3.2709282315448145, 0.82623281321010533 } },
-	  1000, 6637.1868099376843, 328271.19729692221 },
-	{ "topologies/dgx-h100-rail.json", 32,
-	  { { "tp4 pp1 dp64 mb1 gb2048 z3 none sp tp,dp,pp", 49.940820305709011, 0.86584023827055434 },
-	    { "tp4 pp1 dp64 mb1 gb1024 z3 none sp tp,dp,pp", 24.972199428010153, 0.86577820022574525 },
-	    { "tp4 pp1 dp64 mb1 gb512 z3 none sp tp,dp,pp", 12.487888989160728, 0.86565415080271513 } },
-	  1000, 40321.598475501007, 382478.87617824133 },
-	{ "topologies/dgx-a100.json", 128,
-	  { { "tp4 pp1 dp256 mb1 gb2048 z3 none sp tp,dp,pp", 32.948804617470749, 0.91886144892748733 },
-	    { "tp4 pp1 dp256 mb1 gb1024 z3 none sp tp,dp,pp", 16.475068066930568, 0.91882431769759587 },
-	    { "tp4 pp1 dp256 mb1 gb512 z3 none sp tp,dp,pp", 8.2381997916604774, 0.91875006423993277 } },
-	  1000, 29335.727497043375, 384132.47756801109 },
-};
-
+ * stay). Each case holds the best three and the sums over the best 1000
+ * (n of them) of the estimated iteration (s) and of the busy fraction
+ * weighted by rank, which moves if the order does. With
+ * DDLSIM_RECORD_SCREEN=FILE the test writes what it computed there
+ * instead of comparing (tests/golden/record.py does this). */
 #define SAME(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
+
+/* The screen on `nodes` nodes of topo: its figures as a JSON object like
+ * one case of the file. */
+static json_t *screen_figures(const char *topo, int nodes)
+{
+	long n;
+	struct candidate *c = screen(topo, nodes, &n);
+	double sum = 0, wsum = 0;
+	json_t *best = json_array();
+	for (long i = 0; i < n; i++) {
+		sum += c[i].est_iter_s;
+		wsum += c[i].est_busy * (i + 1);
+		if (i >= 3)
+			continue;
+		char b[256];
+		plan_describe(&c[i].plan, b, sizeof(b));
+		json_array_append_new(best, json_pack("{s:s, s:f, s:f}", "plan", b, "iteration_s",
+						      c[i].est_iter_s, "busy", c[i].est_busy));
+	}
+	free(c);
+	return json_pack("{s:s, s:i, s:o, s:I, s:f, s:f}", "topology", topo, "nodes", nodes, "best", best,
+			 "n", (json_int_t)n, "sum_iteration_s", sum, "sum_busy_rank", wsum);
+}
+
+static void expect_same(const char *what, json_t *got_j, json_t *want_j)
+{
+	cr_assert(json_is_number(want_j), "tests/golden/screen.json: %s: expected a number", what);
+	double got = json_number_value(got_j), want = json_number_value(want_j);
+	cr_expect(SAME(got, want), "%s: %.17g; recorded %.17g", what, got, want);
+}
+
+/* Case w's figures (recorded) against got's (computed). */
+static void expect_case(json_t *got, json_t *w, const char *topo, int nodes)
+{
+	json_t *gb = json_object_get(got, "best"), *wb = json_object_get(w, "best");
+	char what[512];
+	cr_expect_eq(json_integer_value(json_object_get(got, "n")), json_integer_value(json_object_get(w, "n")),
+		     "%s x %d: candidates kept", topo, nodes);
+	cr_assert_eq(json_array_size(gb), json_array_size(wb), "%s x %d: best", topo, nodes);
+	for (size_t i = 0; i < json_array_size(gb); i++) {
+		json_t *g1 = json_array_get(gb, i), *w1 = json_array_get(wb, i);
+		const char *plan = json_string_value(json_object_get(g1, "plan"));
+		cr_expect_str_eq(plan, json_string_value(json_object_get(w1, "plan")), "%s x %d: #%zu", topo,
+				 nodes, i + 1);
+		snprintf(what, sizeof(what), "%s x %d: #%zu %s: iteration_s", topo, nodes, i + 1, plan);
+		expect_same(what, json_object_get(g1, "iteration_s"), json_object_get(w1, "iteration_s"));
+		snprintf(what, sizeof(what), "%s x %d: #%zu %s: busy", topo, nodes, i + 1, plan);
+		expect_same(what, json_object_get(g1, "busy"), json_object_get(w1, "busy"));
+	}
+	snprintf(what, sizeof(what), "%s x %d: sum_iteration_s", topo, nodes);
+	expect_same(what, json_object_get(got, "sum_iteration_s"), json_object_get(w, "sum_iteration_s"));
+	snprintf(what, sizeof(what), "%s x %d: sum_busy_rank", topo, nodes);
+	expect_same(what, json_object_get(got, "sum_busy_rank"), json_object_get(w, "sum_busy_rank"));
+}
 
 Test(screen, estimates_are_the_recorded_ones, .timeout = 300)
 {
-	for (size_t k = 0; k < sizeof(recorded) / sizeof(recorded[0]); k++) {
-		const struct recorded *w = &recorded[k];
-		long n;
-		struct candidate *c = screen(w->topo, w->nodes, &n);
-		double sum = 0, wsum = 0;
-		cr_expect_eq(n, w->n, "%s x %d: %ld candidates kept, recorded %ld", w->topo, w->nodes, n, w->n);
-		for (long i = 0; i < n; i++) {
-			char b[256];
-			plan_describe(&c[i].plan, b, sizeof(b));
-			sum += c[i].est_iter_s;
-			wsum += c[i].est_busy * (i + 1);
-			if (i >= 3)
-				continue;
-			cr_expect_str_eq(b, w->best[i].plan, "%s x %d: #%ld", w->topo, w->nodes, i + 1);
-			cr_expect(SAME(c[i].est_iter_s, w->best[i].iter_s) && SAME(c[i].est_busy, w->best[i].busy),
-				  "%s x %d: #%ld %s: %.17g s, busy %.17g; recorded %.17g, %.17g", w->topo, w->nodes,
-				  i + 1, b, c[i].est_iter_s, c[i].est_busy, w->best[i].iter_s, w->best[i].busy);
-		}
-		cr_expect(SAME(sum, w->sum_iter_s) && SAME(wsum, w->sum_busy_rank),
-			  "%s x %d: sums %.17g, %.17g; recorded %.17g, %.17g", w->topo, w->nodes, sum, wsum,
-			  w->sum_iter_s, w->sum_busy_rank);
-		free(c);
+	const char *record = getenv("DDLSIM_RECORD_SCREEN");
+	json_error_t je;
+	json_t *doc = json_load_file(src_path("tests/golden/screen.json"), 0, &je), *w;
+	cr_assert(doc, "tests/golden/screen.json:%d:%d: %s", je.line, je.column, je.text);
+	json_t *cases = json_object_get(doc, "cases"), *out = json_array();
+	size_t k;
+	cr_assert(json_array_size(cases) >= 5, "tests/golden/screen.json: cases: %zu", json_array_size(cases));
+	json_array_foreach(cases, k, w) {
+		const char *topo = json_string_value(json_object_get(w, "topology"));
+		int nodes = (int)json_integer_value(json_object_get(w, "nodes"));
+		cr_assert(topo && nodes > 0, "tests/golden/screen.json: cases[%zu]: topology and nodes", k);
+		json_t *got = screen_figures(topo, nodes);
+		json_array_append_new(out, got);
+		if (!record)
+			expect_case(got, w, topo, nodes);
 	}
+	if (record) {
+		json_object_set(doc, "cases", out);
+		cr_assert_eq(json_dump_file(doc, record, JSON_INDENT(1) | JSON_REAL_PRECISION(17)), 0,
+			     "cannot write %s", record);
+	}
+	json_decref(out);
+	json_decref(doc);
 }
 
 /* Every group of rank 0 the screen prices (tp, dp and the pipeline's

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Record the golden numbers: run every shipped scenario and write
 tests/golden/golden.json with the headline figures test-golden.c holds
-every later build to (1e-9 relative).
+every later build to (1e-9 relative), each figure with its path in
+report.json (this table is their one home: test-golden.c reads the paths
+from golden.json, test-megatron.c reads the Megatron rows' figures); then
+the plan screen's estimates, tests/golden/screen.json, which
+test-screen.c holds to 1e-12 (written by that test itself with
+DDLSIM_RECORD_SCREEN set).
 
 Usage: tests/golden/record.py [BUILD_DIR]   (default: build)
 
@@ -18,6 +23,7 @@ FIGURES = [  # (name in golden.json, path in report.json)
     ("compute_s", "breakdown/mean/compute_s"),
     ("exposed_comm_s", "breakdown/mean/exposed_comm_s"),
     ("bubble_s", "breakdown/mean/bubble_s"),
+    ("hardware_tflops_per_gpu", "summary/hardware_tflops_per_gpu"),
 ]
 
 def main():
@@ -48,12 +54,18 @@ def main():
             row[name] = v
         rows.append(row)
         print(rel, row["iteration_time_s"], file=sys.stderr)
-    doc = {"schema": "ddlsim.golden", "schema_version": "1.0",
-           "figures": [n for n, _ in FIGURES], "scenarios": rows}
+    doc = {"schema": "ddlsim.golden", "schema_version": "2.0",
+           "figures": {n: p for n, p in FIGURES}, "scenarios": rows}
     path = os.path.join(root, "tests", "golden", "golden.json")
     with open(path + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     os.replace(path + ".tmp", path)
+    screen = os.path.join(root, "tests", "golden", "screen.json")
+    env = dict(os.environ, DDLSIM_RECORD_SCREEN=screen, DDLSIM_SOURCE_DIR=root,
+               DDLSIM_BIN=exe)
+    subprocess.run([os.path.join(build, "tests", "test-screen"),
+                    "--filter", "screen/estimates_are_the_recorded_ones"],
+                   check=True, env=env)
 
 main()
