@@ -50,34 +50,40 @@ struct param_gather {
 	unsigned char *done;          /* [v] the chunk's first forward is built */
 };
 
-struct builder {
-	const struct plan *pl;
-	const struct model *m;
-	struct program *p;
-	/* [0] the model's layer (an MoE model's MoE layer), [1] an MoE
-	 * model's dense first layers, the first n_dense of the model */
-	struct layer_kind kind[2];
-	const struct layer_kind *lk;  /* the layer being built (embedding, head: any) */
-	long n_dense;
-	int stage, pp, v;
+/* The sizes of the messages a layer sends (this rank's). */
+struct builder_msg {
 	double act_bytes;             /* p2p message / TP collective size */
 	double ag_bytes;              /* TP/SP all-gather size (fp8 with fp8_comm) */
-	double grad_bytes_embed, grad_bytes_head;
 	double cp_kv_bytes;           /* ring: one K/V block of this rank */
 	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
-	double pending;               /* bytes in the open bucket */
 	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
-	double pending_e;             /* expert bytes in the open bucket */
 	double host_bw_Bps;           /* offload: the GPU's host link */
 	double rs_margin[WL_NBLOCKS]; /* tp_comm_overlap: SMs / (SMs - the forward reduce-
 					 scatter's set_sm_margin SMs), per half-layer (1: none) */
+};
+
+/* Gradients on their way to the data-parallel reductions
+ * (build_transformer_grads.c). */
+struct builder_grads {
+	double grad_bytes_embed, grad_bytes_head;
+	double pending;               /* bytes in the open bucket */
+	double pending_e;             /* expert bytes in the open bucket */
+	double gb;                    /* bytes per gradient element */
 	int *dp_tasks;                /* reductions, for the optimizer's deps */
 	int ndp;
 	size_t capdp;
+};
+
+/* The stream order of the tasks built (build_transformer_task.c). */
+struct builder_stream {
 	int last;                     /* last task, for stream-order deps */
 	int gate;                     /* a task the next compute must wait for */
 	int prev_mark;                /* last task before the previous layer began */
-	/* framework granularity (framework.h; fw NULL: per layer, no launch cost) */
+};
+
+/* The framework's granularity (framework.h; fw NULL: per layer, no
+ * launch cost) and ZeRO-3's per-tensor gathers with their reuse distance. */
+struct builder_z3 {
 	const struct framework *fw;
 	double launch_s;              /* per data-parallel collective call */
 	bool per_tensor;              /* ZeRO-3 gathers per parameter tensor, chunked compute */
@@ -92,8 +98,23 @@ struct builder {
 	double *hist_el;              /* and the elements its gather fetched (0: resident) */
 	int nhist;
 	size_t caphist, caphist2;
+};
+
+struct builder {
+	const struct plan *pl;
+	const struct model *m;
+	struct program *p;
+	/* [0] the model's layer (an MoE model's MoE layer), [1] an MoE
+	 * model's dense first layers, the first n_dense of the model */
+	struct layer_kind kind[2];
+	const struct layer_kind *lk;  /* the layer being built (embedding, head: any) */
+	long n_dense;
+	int stage, pp, v;
+	struct builder_msg msg;
+	struct builder_grads grads;
+	struct builder_stream stream;
+	struct builder_z3 z3;
 	struct precision pr;          /* the plan's dtypes (fp8 comm and params applied) */
-	double gb;                    /* bytes per gradient element */
 	double le;                    /* expert parameters of a layer (0: dense) */
 	double tied_copy;             /* last stage's own copy of tied embeddings (elements) */
 	struct cost *cost;            /* prices the FSDP2 copies */

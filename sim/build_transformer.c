@@ -109,15 +109,15 @@ static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
 	double lp = dense ? model_dense_layer_params(m) : model_layer_params(m);
 
 	k->moe_a2a = !dense && model_is_moe(m) && pl->parallel.ep > 1;
-	k->grad_bytes = (lp - le) / t * b->gb;
-	k->grad_bytes_expert = le / (t * pl->parallel.ep) * b->gb;
+	k->grad_bytes = (lp - le) / t * b->grads.gb;
+	k->grad_bytes_expert = le / (t * pl->parallel.ep) * b->grads.gb;
 	if (b->frozen) {
 		k->grad_bytes = finetune_layer_adapter_params(m, &pl->training.finetune,
-							      pl->parallel.tp) * b->gb;
+							      pl->parallel.tp) * b->grads.gb;
 		k->grad_bytes_expert = 0;
 	}
-	k->param_bytes = lp / t * b->wbytes;
-	k->gather_copy_s = b->fsdp2 ? builder_copy_time(b, "fsdp_gather_copy_out", k->param_bytes / b->wbytes,
+	k->param_bytes = lp / t * b->z3.wbytes;
+	k->gather_copy_s = b->fsdp2 ? builder_copy_time(b, "fsdp_gather_copy_out", k->param_bytes / b->z3.wbytes,
 						2 * k->param_bytes) : 0;
 }
 
@@ -136,7 +136,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		precision_fp8_params(&pr);
 	b->pr = pr;
 	double s_local = (double)pl->training.seq / pl->parallel.cp;   /* tokens of this rank */
-	b->act_bytes = (double)pl->training.micro_batch * s_local * (double)m->hidden *
+	b->msg.act_bytes = (double)pl->training.micro_batch * s_local * (double)m->hidden *
 		       dtype_bytes(pr.activation);
 	{
 		/* K and V of this rank's tokens; KV heads fewer than tp are replicated */
@@ -144,19 +144,19 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		double tok = (double)pl->training.micro_batch * s_local * dtype_bytes(pr.activation);
 		if (kvh < 1)
 			kvh = 1;
-		b->cp_kv_bytes = 2 * kvh * hd * tok;
-		b->cp_qkv_bytes = ((double)m->heads / t * hd) * tok + b->cp_kv_bytes;
-		b->cp_out_bytes = (double)m->heads / t * hd * tok;
+		b->msg.cp_kv_bytes = 2 * kvh * hd * tok;
+		b->msg.cp_qkv_bytes = ((double)m->heads / t * hd) * tok + b->msg.cp_kv_bytes;
+		b->msg.cp_out_bytes = (double)m->heads / t * hd * tok;
 	}
-	b->ag_bytes = b->act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
+	b->msg.ag_bytes = b->msg.act_bytes / dtype_bytes(pr.activation) * dtype_bytes(pr.tp_comm);
 	double gb = dtype_bytes(pl->training.grad_dtype);
-	b->gb = gb;
+	b->grads.gb = gb;
 	b->le = model_layer_expert_params(m);   /* 0 when dense */
-	b->host_bw_Bps = topology_host_bw(topo);
+	b->msg.host_bw_Bps = topology_host_bw(topo);
 	for (int i = 0; i < WL_NBLOCKS; i++)
-		b->rs_margin[i] = 1;
-	b->rs_margin[WL_ATTN] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[0]);
-	b->rs_margin[WL_MLP] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[1]);
+		b->msg.rs_margin[i] = 1;
+	b->msg.rs_margin[WL_ATTN] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[0]);
+	b->msg.rs_margin[WL_MLP] = gpu_sm_margin_slowdown(topo->gpu.sm_count, pl->communication.tp_rs_margin_sms[1]);
 	{
 		struct wl_shape shp = plan_wl_shape(pl);
 		struct moe_balance bal;
@@ -165,22 +165,22 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		/* node-limited routing: the deduplicated cross-node volume (moe.h) */
 		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep,
 					       pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
-		b->ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
+		b->msg.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
 			      dtype_bytes(pr.activation) * nl;
 	}
-	b->grad_bytes_embed = model_embedding_params(m) / t * gb;
+	b->grads.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
 	b->tied_copy = m->tied_embeddings && pl->parallel.pp > 1
 			       ? (double)m->vocab * (double)m->hidden / t : 0;
-	b->grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
+	b->grads.grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
 	b->frozen = finetune_frozen(&pl->training.finetune);
 	if (b->frozen) {
 		/* LoRA / QLoRA: only the adapters' gradients are reduced */
-		b->grad_bytes_embed = b->grad_bytes_head = 0;
+		b->grads.grad_bytes_embed = b->grads.grad_bytes_head = 0;
 		b->tied_copy = 0;
 	}
-	b->wbytes = dtype_bytes(pr.layer_weight);
+	b->z3.wbytes = dtype_bytes(pr.layer_weight);
 	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
 		   (long)pl->parallel.dp * pl->parallel.cp > 1;
 	b->fsdp1 = plan_stack(pl)->fsdp1_flat;
@@ -188,9 +188,9 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	kind_sizes(b, &b->kind[1], true);
 	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;
 	b->lk = &b->kind[0];
-	b->fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
-	b->launch_s = b->fw ? b->fw->launch_s : 0;
-	b->per_tensor = b->fw && b->fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
+	b->z3.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
+	b->z3.launch_s = b->z3.fw ? b->z3.fw->launch_s : 0;
+	b->z3.per_tensor = b->z3.fw && b->z3.fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
 			(long)pl->parallel.dp * pl->parallel.cp > 1 && pl->parallel.tp <= 1 && pl->parallel.cp <= 1;
 	{
 		/* a layer's weight tensors, as the nn.Linear modules of the
@@ -201,24 +201,24 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		double sw[] = { h * h, h * kv, h * kv, h * h, h * ffn, h * ffn, ffn * h };
 		double ge[] = { h * (h + 2 * kv), h * h, h * ffn, ffn * h };
 		bool swiglu = m->act == MODEL_ACT_SWIGLU;
-		b->ntens = swiglu ? 7 : 4;
-		b->tens_total = 0;
-		for (int i = 0; i < b->ntens; i++) {
-			b->tens[i] = (swiglu ? sw[i] : ge[i]) / t;
-			b->tens_total += b->tens[i];
+		b->z3.ntens = swiglu ? 7 : 4;
+		b->z3.tens_total = 0;
+		for (int i = 0; i < b->z3.ntens; i++) {
+			b->z3.tens[i] = (swiglu ? sw[i] : ge[i]) / t;
+			b->z3.tens_total += b->z3.tens[i];
 		}
 	}
-	b->last_use = xmalloc((size_t)m->layers * sizeof(double));
+	b->z3.last_use = xmalloc((size_t)m->layers * sizeof(double));
 	for (long i = 0; i < m->layers; i++)
-		b->last_use[i] = -1;
+		b->z3.last_use[i] = -1;
 }
 
 int build_transformer_program(const struct inputs *in, const struct plan *pl, int stage,
 			      struct program *p, struct stage_result *sr)
 {
 	const struct model *m = inputs_model(in);
-	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->parallel.pp, .last = -1,
-			   .gate = -1, .prev_mark = -1, .cost = inputs_cost(in) };
+	struct builder b = { .pl = pl, .m = m, .p = p, .stage = stage, .pp = pl->parallel.pp,
+			   .stream = { .last = -1, .gate = -1, .prev_mark = -1 }, .cost = inputs_cost(in) };
 	int m_mb = (int)plan_microbatches(pl);
 	struct stage_plan sp;
 
@@ -226,12 +226,12 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	builder_sizes(&b, in, pl);
 	if (blocks_price(pl, m, inputs_cost(in), &b.kind[0].bk) ||
 	    (b.n_dense > 0 && blocks_price_dense(pl, m, inputs_cost(in), &b.kind[1].bk))) {
-		free(b.last_use);
+		free(b.z3.last_use);
 		return -1;
 	}
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, m_mb, b.v);
 	if (!order) {
-		free(b.last_use);
+		free(b.z3.last_use);
 		return -1;
 	}
 	stage_plan_init(&sp, &b, m, order, m_mb);
@@ -248,11 +248,11 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	 * embedding group: first and last stage) */
 	if (b.tied_copy > 0 && (sp.has_emb || sp.has_head)) {
 		struct task t_emb = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = b.tied_copy * b.gb,
-				      .launch_s = b.launch_s };
-		int id = program_add(p, &t_emb, &b.last, 1);
-		XGROW(b.dp_tasks, b.capdp, (size_t)b.ndp + 1);
-		b.dp_tasks[b.ndp++] = id;
+				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = b.tied_copy * b.grads.gb,
+				      .launch_s = b.z3.launch_s };
+		int id = program_add(p, &t_emb, &b.stream.last, 1);
+		XGROW(b.grads.dp_tasks, b.grads.capdp, (size_t)b.grads.ndp + 1);
+		b.grads.dp_tasks[b.grads.ndp++] = id;
 	}
 	builder_optimizer_step(&b, &sp, inputs_topology(in));
 	p->peak_inflight = schedule_peak_inflight(order, sp.nsteps);
@@ -260,10 +260,10 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 		builder_stage_result(sr, &b, &sp, in);
 	free(sp.last_b);
 	free(order);
-	free(b.dp_tasks);
-	free(b.last_use);
-	free(b.hist_before);
-	free(b.hist_el);
+	free(b.grads.dp_tasks);
+	free(b.z3.last_use);
+	free(b.z3.hist_before);
+	free(b.z3.hist_el);
 	free(b.pg.ids);
 	free(b.pg.done);
 	return 0;

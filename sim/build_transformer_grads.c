@@ -19,7 +19,7 @@ static long grad_ranks(const struct plan *pl, enum group_kind g)
 int builder_host_copy(struct builder *b, double bytes, int dep)
 {
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
-			  .time_s = bytes / b->host_bw_Bps };
+			  .time_s = bytes / b->msg.host_bw_Bps };
 	return program_add(b->p, &t, &dep, 1);
 }
 
@@ -41,16 +41,16 @@ double builder_copy_time(struct builder *b, const char *name, double elements, d
  * them. */
 static void bucket_passes(struct builder *b, double bytes)
 {
-	const struct framework *f = b->fw;
+	const struct framework *f = b->z3.fw;
 	int kernels = f ? f->bucket_nan_check + f->bucket_scale : 0;
 	if (kernels == 0 || b->fsdp2)
 		return;
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_BWD, .dtype = DTYPE_FP32,
-			 .batch = 1, .m = bytes / b->gb, .kernels = kernels,
+			 .batch = 1, .m = bytes / b->grads.gb, .kernels = kernels,
 			 .bytes = bytes * (f->bucket_nan_check + 2 * f->bucket_scale) };
 	snprintf(op.name, sizeof(op.name), "grad_bucket_check");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
-	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->last);
+	builder_compute(b, CAT_BACKWARD, cost_op_time(b->cost, &op), 0, -1, -1, b->stream.last);
 }
 
 /* FSDP1's gradient predivide factor over n ranks (torch 2.0
@@ -75,7 +75,7 @@ static double fsdp1_predivide(long n)
  * returns it. */
 static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
 {
-	double el = bytes / b->gb, pre = fsdp1_predivide(n);
+	double el = bytes / b->grads.gb, pre = fsdp1_predivide(n);
 	double out = b->pl->parallel.zero >= ZERO_1 ? 1.0 / (double)n : 1;
 	double moved = 2 * bytes * ((pre > 1 ? 1 : 0) + ((double)n / pre > 1 ? out : 0));
 	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
@@ -91,28 +91,28 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 		return;
 	if (n <= 1) {
 		if (pl->parallel.offload != OFFLOAD_NONE)
-			builder_host_copy(b, bytes, b->last);
+			builder_host_copy(b, bytes, b->stream.last);
 		return;
 	}
 	bucket_passes(b, bytes);
-	int dep = b->last;
+	int dep = b->stream.last;
 	if (b->fsdp2) {
 		/* FSDP2: the unsharded 16-bit gradients concatenated into the
 		 * reduce-scatter buffer (reduce dtype), on its stream */
-		double el = bytes / b->gb;
+		double el = bytes / b->grads.gb;
 		struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				  .time_s = builder_copy_time(b, "fsdp_rs_copy_in", el,
-						      el * (dtype_bytes(DTYPE_BF16) + b->gb)) };
+						      el * (dtype_bytes(DTYPE_BF16) + b->grads.gb)) };
 		dep = program_add(b->p, &c, &dep, 1);
 	}
 	if (b->fsdp1)
 		dep = fsdp1_divide(b, bytes, n, dep);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = g, .bytes = bytes, .launch_s = b->launch_s };
+			  .group = g, .bytes = bytes, .launch_s = b->z3.launch_s };
 	int id = program_add(b->p, &t, &dep, 1);
-	XGROW(b->dp_tasks, b->capdp, (size_t)b->ndp + 1);
-	b->dp_tasks[b->ndp++] = id;
+	XGROW(b->grads.dp_tasks, b->grads.capdp, (size_t)b->grads.ndp + 1);
+	b->grads.dp_tasks[b->grads.ndp++] = id;
 	if (pl->parallel.offload != OFFLOAD_NONE)
 		builder_host_copy(b, bytes / (pl->parallel.zero >= ZERO_1 ? n : 1), id);
 }
@@ -129,15 +129,15 @@ void builder_grads_ready2(struct builder *b, double bytes, double expert, bool r
 	bool overlap = b->pl->communication.overlap_grad_reduce || b->pl->parallel.zero >= ZERO_2;
 	if (!reduce_now)
 		return;
-	b->pending += bytes;
-	if (overlap && b->pending >= b->pl->communication.bucket_bytes) {
-		dp_reduce(b, b->pending);
-		b->pending = 0;
+	b->grads.pending += bytes;
+	if (overlap && b->grads.pending >= b->pl->communication.bucket_bytes) {
+		dp_reduce(b, b->grads.pending);
+		b->grads.pending = 0;
 	}
-	b->pending_e += expert;
-	if (overlap && b->pending_e >= b->pl->communication.bucket_bytes) {
-		dp_reduce_group(b, b->pending_e, GROUP_EDP);
-		b->pending_e = 0;
+	b->grads.pending_e += expert;
+	if (overlap && b->grads.pending_e >= b->pl->communication.bucket_bytes) {
+		dp_reduce_group(b, b->grads.pending_e, GROUP_EDP);
+		b->grads.pending_e = 0;
 	}
 }
 
@@ -148,8 +148,8 @@ void builder_grads_ready(struct builder *b, double bytes, bool reduce_now)
 
 void builder_flush_bucket(struct builder *b)
 {
-	dp_reduce(b, b->pending);
-	b->pending = 0;
-	dp_reduce_group(b, b->pending_e, GROUP_EDP);
-	b->pending_e = 0;
+	dp_reduce(b, b->grads.pending);
+	b->grads.pending = 0;
+	dp_reduce_group(b, b->grads.pending_e, GROUP_EDP);
+	b->grads.pending_e = 0;
 }

@@ -136,7 +136,7 @@ static double stage_grad_bytes(struct builder *b)
 		int nl = builder_vstage_layers(b, vs, nv, &first);
 		for (int l = 0; l < nl; l++)
 			total += b->kind[first + l < b->n_dense ? 1 : 0].grad_bytes;
-		total += (vs == 0 ? b->grad_bytes_embed : 0) + (vs == nv - 1 ? b->grad_bytes_head : 0);
+		total += (vs == 0 ? b->grads.grad_bytes_embed : 0) + (vs == nv - 1 ? b->grads.grad_bytes_head : 0);
 	}
 	return total;
 }
@@ -158,13 +158,13 @@ static double stage_grad_bytes(struct builder *b)
  * of gradients) in the gathered dtype. */
 void builder_overlapped_param_gather(struct builder *b, const struct stage_plan *sp)
 {
-	double bucket_params = b->pl->communication.bucket_bytes / b->gb;
+	double bucket_params = b->pl->communication.bucket_bytes / b->grads.gb;
 	int n = bucket_params > 0 ? (int)ceil(sp->psi / bucket_params) : sp->ag_count;
 	if (n < 1)
 		n = 1;
 	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / n,
-			   .count = 1, .launch_s = b->launch_s };
+			   .count = 1, .launch_s = b->z3.launch_s };
 	b->pg.total = stage_grad_bytes(b);
 	if (b->pg.total <= 0)
 		return;
@@ -188,30 +188,30 @@ void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
 			    .time_s = optimizer_time(pl, &topo->gpu, psi_opt, sp->psi + sp->psi_e) };
 	if (pl->parallel.dp_sync == DP_SYNC_PS)
 		opt.time_s = 0;     /* the parameter servers update the weights (engine.h) */
-	int *deps = xmalloc((size_t)(b->ndp + 2) * sizeof(int));
-	if (b->ndp)
-		memcpy(deps, b->dp_tasks, (size_t)b->ndp * sizeof(int));
-	deps[b->ndp] = b->last;
+	int *deps = xmalloc((size_t)(b->grads.ndp + 2) * sizeof(int));
+	if (b->grads.ndp)
+		memcpy(deps, b->grads.dp_tasks, (size_t)b->grads.ndp * sizeof(int));
+	deps[b->grads.ndp] = b->stream.last;
 	if (pl->parallel.offload != OFFLOAD_NONE) {
 		/* the CPU step after every gradient copy (host stream order) */
 		struct task cpu = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
 				    .time_s = psi_opt * topo->gpus_per_node / OFFLOAD_CPU_ADAM_PARAMS_PER_S };
-		int c = program_add(p, &cpu, deps, b->ndp + 1);
+		int c = program_add(p, &cpu, deps, b->grads.ndp + 1);
 		if (pl->parallel.offload == OFFLOAD_OPTIMIZER)
 			c = builder_host_copy(b, psi_opt * dtype_bytes(b->pr.weight), c);
 		opt.time_s = 0;
 		deps[0] = c;
-		deps[1] = b->last;
-		b->last = program_add(p, &opt, deps, 2);
+		deps[1] = b->stream.last;
+		b->stream.last = program_add(p, &opt, deps, 2);
 	} else
-		b->last = program_add(p, &opt, deps, b->ndp + 1);
+		b->stream.last = program_add(p, &opt, deps, b->grads.ndp + 1);
 	free(deps);
 	if (sp->gather && !pl->communication.overlap_param_gather) {
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
-				   .count = sp->ag_count, .launch_s = b->launch_s };
-		program_add(p, &ag, &b->last, 1);
+				   .count = sp->ag_count, .launch_s = b->z3.launch_s };
+		program_add(p, &ag, &b->stream.last, 1);
 	}
 	if (sp->gather && sp->psi_e > 0 && sp->nedp > 1) {
 		/* the experts' updated parameters over the expert-data-parallel
@@ -228,7 +228,7 @@ void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
 		if (pl->communication.overlap_param_gather)
 			program_add(p, &ag, NULL, 0);
 		else
-			program_add(p, &ag, &b->last, 1);
+			program_add(p, &ag, &b->stream.last, 1);
 	}
 }
 

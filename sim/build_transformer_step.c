@@ -21,7 +21,7 @@ static double bwd_flops(const struct builder *b, enum wl_block blk)
 /* Build global layer `layer` next: its kind. */
 static void set_layer(struct builder *b, int layer)
 {
-	b->layer = layer;
+	b->z3.layer = layer;
 	b->lk = &b->kind[layer < b->n_dense ? 1 : 0];
 }
 
@@ -34,12 +34,12 @@ int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first)
 static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
 	if (b->pl->parallel.tp <= 1)
-		return b->last;
+		return b->stream.last;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 			  .op = op, .group = GROUP_TP, .bytes = bytes, .mb = mb,
 			  .chunk = chunk };
-	b->last = builder_add(b, &t, b->last);
-	return b->last;
+	b->stream.last = builder_add(b, &t, b->stream.last);
+	return b->stream.last;
 }
 
 /* DeepSpeed's PipelineEngine with TP (stack.h pipe_partitioned): each TP
@@ -55,7 +55,7 @@ static bool pipe_partitioned(const struct builder *b)
 static double p2p_bytes(const struct builder *b)
 {
 	const struct plan *pl = b->pl;
-	return b->act_bytes / (pl->parallel.sp || pipe_partitioned(b) ? pl->parallel.tp : 1);
+	return b->msg.act_bytes / (pl->parallel.sp || pipe_partitioned(b) ? pl->parallel.tp : 1);
 }
 
 /* A pipeline send: DeepSpeed's p2p.send blocks the compute stream until
@@ -64,15 +64,15 @@ static double p2p_bytes(const struct builder *b)
 static void p2p_send(struct builder *b, struct task *s)
 {
 	s->blocking = pipe_partitioned(b);
-	int id = program_add(b->p, s, &b->last, 1);
+	int id = program_add(b->p, s, &b->stream.last, 1);
 	if (s->blocking)
-		b->last = id;
+		b->stream.last = id;
 }
 
 /* A TP collective of one activation tensor (b x s x h). */
 static int tp_coll(struct builder *b, enum coll_op op, int mb, int chunk)
 {
-	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->ag_bytes : b->act_bytes, mb, chunk);
+	return tp_coll_bytes(b, op, op == COLL_ALLGATHER ? b->msg.ag_bytes : b->msg.act_bytes, mb, chunk);
 }
 
 /* A collective on the CP group (CP stream) waiting for dep. */
@@ -96,33 +96,33 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 
 	builder_compute(b, cat, first, flops, mb, chunk, dep);
 	if (b->pl->parallel.cp_comm == CP_A2A) {
-		double in = bwd ? b->cp_out_bytes : b->cp_qkv_bytes;   /* dO : q, k, v */
-		double out = bwd ? b->cp_qkv_bytes : b->cp_out_bytes;  /* dq dk dv : O */
-		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->last);
+		double in = bwd ? b->msg.cp_out_bytes : b->msg.cp_qkv_bytes;   /* dO : q, k, v */
+		double out = bwd ? b->msg.cp_qkv_bytes : b->msg.cp_out_bytes;  /* dq dk dv : O */
+		int x = cp_coll(b, COLL_ALLTOALL, in, mb, chunk, b->stream.last);
 		builder_compute(b, cat, k->cp_diag[ps], 0, mb, chunk, x);
-		x = cp_coll(b, COLL_ALLTOALL, out, mb, chunk, b->last);
+		x = cp_coll(b, COLL_ALLTOALL, out, mb, chunk, b->stream.last);
 		builder_compute(b, cat, last, 0, mb, chunk, x);
 		return;
 	}
 	/* the ring: the first exchange starts when Q, K, V exist (forward) or
 	 * when dO has reached the core (backward) */
-	double bytes = b->cp_kv_bytes * (bwd ? 2 : 1);
-	int x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, b->last);
-	builder_compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->last);
+	double bytes = b->msg.cp_kv_bytes * (bwd ? 2 : 1);
+	int x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, b->stream.last);
+	builder_compute(b, cat, k->cp_diag[ps], 0, mb, chunk, b->stream.last);
 	for (int s = 1; s < cp; s++) {
 		int have = x;
 		if (s + 1 < cp)
 			x = cp_coll(b, COLL_SENDRECV, bytes, mb, chunk, have);
 		builder_compute(b, cat, k->cp_step[ps], 0, mb, chunk, have);
 	}
-	builder_compute(b, cat, last, 0, mb, chunk, b->last);
+	builder_compute(b, cat, last, 0, mb, chunk, b->stream.last);
 }
 
 /* A token all-to-all on the EP group (EP stream) waiting for dep. */
 static int ep_coll(struct builder *b, int mb, int chunk, int dep)
 {
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_EP, .cat = CAT_EP_COMM,
-			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->ep_bytes, .mb = mb,
+			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->msg.ep_bytes, .mb = mb,
 			  .chunk = chunk };
 	return program_add(b->p, &t, &dep, 1);
 }
@@ -136,9 +136,9 @@ static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops
 	int ps = bwd ? PASS_BWD : PASS_FWD;
 
 	builder_compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
-	int x = ep_coll(b, mb, chunk, b->last);
+	int x = ep_coll(b, mb, chunk, b->stream.last);
 	builder_compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
-	x = ep_coll(b, mb, chunk, b->last);
+	x = ep_coll(b, mb, chunk, b->stream.last);
 	builder_compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
 }
 
@@ -172,8 +172,8 @@ static void ag_gemm(struct builder *b, enum task_cat cat, double gemm_s, double 
 		    int mb, int chunk)
 {
 	int tp = b->pl->parallel.tp;
-	int x = tp_step(b, shard_bytes, mb, chunk, b->last);
-	builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+	int x = tp_step(b, shard_bytes, mb, chunk, b->stream.last);
+	builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->stream.last);
 	for (int s = 1; s < tp; s++) {
 		int have = x;
 		if (s + 1 < tp)
@@ -191,9 +191,9 @@ static int gemm_rs(struct builder *b, enum task_cat cat, double gemm_s, double s
 {
 	int tp = b->pl->parallel.tp, x = -1;
 	for (int s = 0; s < tp; s++) {
-		builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->last);
+		builder_compute(b, cat, gemm_s / tp, 0, mb, chunk, b->stream.last);
 		if (s + 1 < tp)
-			x = tp_step(b, shard_bytes, mb, chunk, b->last);
+			x = tp_step(b, shard_bytes, mb, chunk, b->stream.last);
 	}
 	return x;
 }
@@ -214,29 +214,29 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 			 double extra_s, double flops, int mb, int chunk)
 {
 	const struct blocks *k = &b->lk->bk;
-	double ag_shard = b->ag_bytes / b->pl->parallel.tp, rs_shard = b->act_bytes / b->pl->parallel.tp;
+	double ag_shard = b->msg.ag_bytes / b->pl->parallel.tp, rs_shard = b->msg.act_bytes / b->pl->parallel.tp;
 
 	if (cat != CAT_BACKWARD) {
-		builder_compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->last);
+		builder_compute(b, cat, k->pre[PASS_FWD][blk], flops, mb, chunk, b->stream.last);
 		ag_gemm(b, cat, k->gfirst[PASS_FWD][blk], ag_shard, mb, chunk);
-		builder_compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->last);
+		builder_compute(b, cat, k->mid[PASS_FWD][blk] + extra_s, 0, mb, chunk, b->stream.last);
 		double gemm = k->glast[PASS_FWD][blk] - k->glast_cast[PASS_FWD][blk];
-		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk] + gemm * (b->rs_margin[blk] - 1),
+		int rs = gemm_rs(b, cat, k->glast[PASS_FWD][blk] + gemm * (b->msg.rs_margin[blk] - 1),
 				 rs_shard, mb, chunk);
 		builder_compute(b, cat, k->post[PASS_FWD][blk], 0, mb, chunk, rs);
 		return;
 	}
-	builder_compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->last);
+	builder_compute(b, cat, k->post[PASS_BWD][blk], flops, mb, chunk, b->stream.last);
 	ag_gemm(b, cat, k->glast[PASS_BWD][blk], ag_shard, mb, chunk);
-	builder_compute(b, cat, k->wlast[blk], 0, mb, chunk, b->last);
-	builder_compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->last);
+	builder_compute(b, cat, k->wlast[blk], 0, mb, chunk, b->stream.last);
+	builder_compute(b, cat, k->mid[PASS_BWD][blk] + extra_s, 0, mb, chunk, b->stream.last);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->act_bytes,
+			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->msg.act_bytes,
 			  .mb = mb, .chunk = chunk };
-	int regather = program_add(b->p, &t, &b->last, 1);
-	builder_compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->last);
+	int regather = program_add(b->p, &t, &b->stream.last, 1);
+	builder_compute(b, cat, k->gfirst[PASS_BWD][blk], 0, mb, chunk, b->stream.last);
 	t.op = COLL_REDUCE_SCATTER;
-	int rs = program_add(b->p, &t, &b->last, 1);
+	int rs = program_add(b->p, &t, &b->stream.last, 1);
 	builder_compute(b, cat, k->wfirst[blk], 0, mb, chunk, regather);
 	builder_compute(b, cat, k->pre[PASS_BWD][blk], 0, mb, chunk, rs);
 }
@@ -260,10 +260,10 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 			 * kept sharded, is gathered again for the weight gradient,
 			 * overlapping the data-gradient GEMM; the reduce-scatter
 			 * of the input gradient waits for both */
-			int gather = b->last;
+			int gather = b->stream.last;
 			struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
 					  .op = COLL_ALLGATHER, .group = GROUP_TP,
-					  .bytes = b->act_bytes, .mb = mb, .chunk = chunk };
+					  .bytes = b->msg.act_bytes, .mb = mb, .chunk = chunk };
 			int regather = program_add(b->p, &t, &gather, 1);
 			(void)regather; /* the TP stream runs it before the reduce-scatter */
 			body(b, cat, blk, time_s, extra_s, flops, mb, chunk, gather);
@@ -271,7 +271,7 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 			return;
 		}
 	}
-	body(b, cat, blk, time_s, extra_s, flops, mb, chunk, b->last);
+	body(b, cat, blk, time_s, extra_s, flops, mb, chunk, b->stream.last);
 	if (tp)
 		tp_coll(b, b->pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 }
@@ -282,16 +282,16 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
  * task is the copy-out of the gathered parameters (cat: the pass). */
 static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
-	int mark = b->last;
-	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->per_tensor)
+	int mark = b->stream.last;
+	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->z3.per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->lk->param_bytes,
-			  .launch_s = b->launch_s };
-	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
-	b->prev_mark = mark;
+			  .launch_s = b->z3.launch_s };
+	b->stream.gate = program_add(b->p, &t, &b->stream.prev_mark, 1);
+	b->stream.prev_mark = mark;
 	if (b->fsdp2)
-		builder_compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->last);
+		builder_compute(b, cat, b->lk->gather_copy_s, 0, mb, chunk, b->stream.last);
 }
 
 /* FSDP2's root unit (torchtitan: fully_shard(model) over the layers'
@@ -319,12 +319,12 @@ static void fsdp2_root_gather(struct builder *b, int vs, int nv, int mb, int chu
 	if (el <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = el * b->wbytes,
-			  .launch_s = b->launch_s };
-	b->gate = program_add(b->p, &t, &b->last, 1);
+			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = el * b->z3.wbytes,
+			  .launch_s = b->z3.launch_s };
+	b->stream.gate = program_add(b->p, &t, &b->stream.last, 1);
 	builder_compute(b, CAT_FORWARD,
-			builder_copy_time(b, "fsdp_gather_copy_out", el, 2 * el * b->wbytes),
-			0, mb, chunk, b->last);
+			builder_copy_time(b, "fsdp_gather_copy_out", el, 2 * el * b->z3.wbytes),
+			0, mb, chunk, b->stream.last);
 }
 
 /* FSDP2's root unit's gradients: its inputs (token ids) need no
@@ -338,8 +338,8 @@ static void fsdp2_root_reduce(struct builder *b, int vs, int nv, bool reduce)
 	if (el <= 0 || !reduce)
 		return;
 	builder_flush_bucket(b);
-	builder_grads_ready(b, (vs == 0 ? b->grad_bytes_embed : 0) +
-			       (vs == nv - 1 ? b->grad_bytes_head : 0), true);
+	builder_grads_ready(b, (vs == 0 ? b->grads.grad_bytes_embed : 0) +
+			       (vs == nv - 1 ? b->grads.grad_bytes_head : 0), true);
 	builder_flush_bucket(b);
 }
 
@@ -353,11 +353,11 @@ static int prefetch_dep(const struct builder *b)
 {
 	double acc = 0;
 	int p = -1;
-	for (int q = b->nhist - 1; q >= 0 && acc < b->fw->prefetch_elements; q--) {
+	for (int q = b->z3.nhist - 1; q >= 0 && acc < b->z3.fw->prefetch_elements; q--) {
 		p = q;
-		acc += b->hist_el[q];
+		acc += b->z3.hist_el[q];
 	}
-	return p < 0 ? b->last : b->hist_before[p];
+	return p < 0 ? b->stream.last : b->z3.hist_before[p];
 }
 
 /* A layer's compute under per-tensor ZeRO-3 (DeepSpeed): one chunk per
@@ -367,41 +367,41 @@ static int prefetch_dep(const struct builder *b)
 static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
 			 int mb, int chunk, bool reverse)
 {
-	const struct framework *f = b->fw;
-	double *lu = &b->last_use[b->layer];
-	bool resident = *lu >= 0 && b->used - *lu < f->reuse_elements;
-	for (int jj = 0; jj < b->ntens; jj++) {
-		int j = reverse ? b->ntens - 1 - jj : jj;
-		double el = b->tens[j];
+	const struct framework *f = b->z3.fw;
+	double *lu = &b->z3.last_use[b->z3.layer];
+	bool resident = *lu >= 0 && b->z3.used - *lu < f->reuse_elements;
+	for (int jj = 0; jj < b->z3.ntens; jj++) {
+		int j = reverse ? b->z3.ntens - 1 - jj : jj;
+		double el = b->z3.tens[j];
 		int gate = -1;
 		bool fetch = !resident && el >= f->persist_elements;
 		if (fetch) {
 			struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM,
 					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = GROUP_DP,
-					  .bytes = el * b->wbytes, .launch_s = b->launch_s };
+					  .bytes = el * b->z3.wbytes, .launch_s = b->z3.launch_s };
 			int dep = prefetch_dep(b);
 			gate = program_add(b->p, &t, &dep, 1);
 		}
-		XGROW(b->hist_before, b->caphist, (size_t)b->nhist + 1);
-		XGROW(b->hist_el, b->caphist2, (size_t)b->nhist + 1);
-		b->hist_before[b->nhist] = b->last;
-		b->hist_el[b->nhist++] = fetch ? el : 0;
-		builder_compute(b, cat, time_s * el / b->tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+		XGROW(b->z3.hist_before, b->z3.caphist, (size_t)b->z3.nhist + 1);
+		XGROW(b->z3.hist_el, b->z3.caphist2, (size_t)b->z3.nhist + 1);
+		b->z3.hist_before[b->z3.nhist] = b->stream.last;
+		b->z3.hist_el[b->z3.nhist++] = fetch ? el : 0;
+		builder_compute(b, cat, time_s * el / b->z3.tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
 	}
-	b->used += b->tens_total;
-	*lu = b->used;
+	b->z3.used += b->z3.tens_total;
+	*lu = b->z3.used;
 }
 
 static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chunk)
 {
 	const struct blocks *k = &b->lk->bk;
 	if (b->pl->parallel.tp <= 1 && b->pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
-		if (b->per_tensor)
+		if (b->z3.per_tensor)
 			tensor_layer(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
 				     k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, false);
 		else
 			builder_compute(b, cat, k->fwd[WL_ATTN] + k->fwd[WL_MLP],
-				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->last);
+				k->flops_fwd[WL_ATTN] + k->flops_fwd[WL_MLP], mb, chunk, b->stream.last);
 		return;
 	}
 	half(b, cat, WL_ATTN, k->fwd[WL_ATTN], 0, k->flops_fwd[WL_ATTN], mb, chunk);
@@ -412,13 +412,13 @@ static void layer_forward(struct builder *b, enum task_cat cat, int mb, int chun
  * memory, issued when the previous layer starts; the layer waits. */
 static void host_fetch(struct builder *b)
 {
-	int mark = b->last;
+	int mark = b->stream.last;
 	if (b->pl->parallel.offload != OFFLOAD_PARAMS)
 		return;
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_HOST, .cat = CAT_OFFLOAD,
-			  .time_s = b->lk->param_bytes / b->host_bw_Bps };
-	b->gate = program_add(b->p, &t, &b->prev_mark, 1);
-	b->prev_mark = mark;
+			  .time_s = b->lk->param_bytes / b->msg.host_bw_Bps };
+	b->stream.gate = program_add(b->p, &t, &b->stream.prev_mark, 1);
+	b->stream.prev_mark = mark;
 }
 
 /* The first forward of a chunk under overlap_param_gather: the next
@@ -436,8 +436,8 @@ static void param_gate(struct builder *b, int chunk, double bytes)
 		i = 0;
 	if (i > g->n - 1)
 		i = g->n - 1;
-	if (b->gate < 0)
-		b->gate = g->ids[i];
+	if (b->stream.gate < 0)
+		b->stream.gate = g->ids[i];
 }
 
 void builder_forward(struct builder *b, int mb, int chunk)
@@ -445,7 +445,7 @@ void builder_forward(struct builder *b, int mb, int chunk)
 	const struct plan *pl = b->pl;
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
 	int nl = builder_vstage_layers(b, vs, nv, &first);
-	int dep = b->last;
+	int dep = b->stream.last;
 
 	if (vs > 0) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
@@ -455,13 +455,13 @@ void builder_forward(struct builder *b, int mb, int chunk)
 	}
 	fsdp2_root_gather(b, vs, nv, mb, chunk);
 	if (vs == 0) {
-		param_gate(b, chunk, b->grad_bytes_embed);
+		param_gate(b, chunk, b->grads.grad_bytes_embed);
 		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_EMBED], 0, mb, chunk, dep);
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 	} else {
 		builder_compute(b, CAT_FORWARD, 0, 0, mb, chunk, dep);
 		if (pipe_partitioned(b))        /* PartitionedTensor.full() of the input */
-			tp_coll_bytes(b, COLL_ALLGATHER, b->act_bytes, mb, chunk);
+			tp_coll_bytes(b, COLL_ALLGATHER, b->msg.act_bytes, mb, chunk);
 	}
 	for (int l = 0; l < nl; l++) {
 		set_layer(b, first + l);
@@ -473,8 +473,8 @@ void builder_forward(struct builder *b, int mb, int chunk)
 	if (vs == nv - 1) {
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		param_gate(b, chunk, b->grad_bytes_head);
-		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->last);
+		param_gate(b, chunk, b->grads.grad_bytes_head);
+		builder_compute(b, CAT_FORWARD, b->lk->bk.fwd[WL_HEAD], b->lk->bk.flops_fwd[WL_HEAD], mb, chunk, b->stream.last);
 		/* vocabulary-parallel cross entropy: all-reduce of the max, the
 		 * target logit and the sum of exponentials (fp32 per token) */
 		for (int i = 0; i < 3; i++)
@@ -499,7 +499,7 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 	int nl = builder_vstage_layers(b, vs, nv, &first);
 	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
 	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
-	int dep = b->last;
+	int dep = b->stream.last;
 
 	if (vs < nv - 1) {
 		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
@@ -510,13 +510,13 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		/* the output restored, then the received gradient (engine.py
 		 * _exec_backward_pass: two PartitionedTensor.full()) */
 		for (int i = 0; i < 2 && pipe_partitioned(b); i++)
-			tp_coll_bytes(b, COLL_ALLGATHER, b->act_bytes, mb, chunk);
+			tp_coll_bytes(b, COLL_ALLGATHER, b->msg.act_bytes, mb, chunk);
 	} else {
 		builder_compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
 		if (!b->fsdp2)  /* FSDP2: in the final callback */
-			builder_grads_ready(b, b->grad_bytes_head, reduce);
+			builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
 	}
 	for (int l = nl - 1; l >= 0; l--) {
 		set_layer(b, first + l);
@@ -527,12 +527,12 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
 			     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;
-		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->per_tensor) {
+		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->z3.per_tensor) {
 			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
 				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
 		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
 			builder_compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
-				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->last);
+				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->stream.last);
 		} else {
 			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
 			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, bwd_flops(b, WL_ATTN), mb, chunk);
@@ -544,9 +544,9 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		builder_compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->last);
+		builder_compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->stream.last);
 		if (!b->fsdp2)
-			builder_grads_ready(b, b->grad_bytes_embed, reduce);
+			builder_grads_ready(b, b->grads.grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
 				  .dir = P2P_BWD, .bytes = p2p_bytes(b),

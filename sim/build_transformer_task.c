@@ -7,10 +7,10 @@
 
 int builder_add(struct builder *b, const struct task *t, int dep)
 {
-	int deps[3] = { dep, b->last, b->gate };
+	int deps[3] = { dep, b->stream.last, b->stream.gate };
 	int id = program_add(b->p, t, deps, t->stream == STREAM_COMPUTE ? 3 : 2);
 	if (t->stream == STREAM_COMPUTE)
-		b->gate = -1;
+		b->stream.gate = -1;
 	return id;
 }
 
@@ -19,6 +19,6 @@ int builder_compute(struct builder *b, enum task_cat cat, double time_s, double 
 {
 	struct task t = { .kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .cat = cat,
 			  .time_s = time_s, .flops = flops, .mb = mb, .chunk = chunk };
-	b->last = builder_add(b, &t, dep);
-	return b->last;
+	b->stream.last = builder_add(b, &t, dep);
+	return b->stream.last;
 }
