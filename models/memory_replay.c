@@ -410,50 +410,64 @@ static int *handles(int n)
 	return h;
 }
 
-bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out)
+/* Whether the replay models this rank: torchtitan's FSDP2 plans of a
+ * dense decoder (ZeRO-3, or ZeRO-2 and up under a pipeline with its
+ * stage order). */
+static bool replay_applies(const struct mem_rank_input *in)
 {
 	const struct model *m = in->model;
-	bool pipe = in->pp > 1;
 	if (!in->fsdp2 || model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
 	    finetune_frozen(&in->ft) || in->offload || m->tied_embeddings)
 		return false;
-	if (pipe ? !in->order_fwd || in->order_n < 2 || in->zero < ZERO_2 :
-		   in->zero < ZERO_3 || !in->has_embedding || !in->has_head)
-		return false;
+	if (in->pp > 1)
+		return in->order_fwd && in->order_n >= 2 && in->zero >= ZERO_2;
+	return in->zero >= ZERO_3 && in->has_embedding && in->has_head;
+}
 
-	struct replay r = { .in = in, .o = o, .ag_held = -1, .rs_held = -1 };
+/* The sizes the replay allocates, from the rank's input and anatomy. */
+static void replay_sizes(struct replay *r, const struct mem_rank_input *in, const struct mem_anatomy *o)
+{
+	const struct model *m = in->model;
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
 	double t = in->tp < 1 ? 1 : in->tp, h = (double)m->hidden;
 	double kv = h * (double)m->kv_heads / (double)m->heads, f = (double)m->ffn;
 	double a = dtype_bytes(pr.activation), tokens = in->micro_batch * in->seq;
-	bool ok = false;
 
-	r.layers = (int)ceil(in->layers);
-	r.n_shard = in->dp < 1 ? 1 : in->dp;
-	r.wb = dtype_bytes(pr.weight);
-	r.u = pr.fp8 && in->fp8_params ? 1 : r.wb;
-	r.r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : r.wb;
+	r->layers = (int)ceil(in->layers);
+	r->n_shard = in->dp < 1 ? 1 : in->dp;
+	r->wb = dtype_bytes(pr.weight);
+	r->u = pr.fp8 && in->fp8_params ? 1 : r->wb;
+	r->r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : r->wb;
 	double w[] = { h * h, h * kv, h * kv, h * h, h * f, f * h, h * f };
-	r.nw = m->act == MODEL_ACT_SWIGLU ? 7 : 6;
-	for (int k = 0; k < r.nw; k++)
-		r.w[k] = w[k] / t;
-	r.layer_params = model_dense_layer_params(m) / t;
-	r.emb_params = in->has_embedding ? model_embedding_params(m) / t : 0;
-	r.head_params = in->has_head ? model_head_params(m) / t : 0;
-	r.root_params = r.emb_params + r.head_params;
-	r.logits = in->has_head ? in->micro_batch * model_logits_per_sample(m, in->seq) / t : 0;
-	r.head_act = o->activations_bytes - in->layers * o->act_per_layer_bytes * in->inflight;
+	r->nw = m->act == MODEL_ACT_SWIGLU ? 7 : 6;
+	for (int k = 0; k < r->nw; k++)
+		r->w[k] = w[k] / t;
+	r->layer_params = model_dense_layer_params(m) / t;
+	r->emb_params = in->has_embedding ? model_embedding_params(m) / t : 0;
+	r->head_params = in->has_head ? model_head_params(m) / t : 0;
+	r->root_params = r->emb_params + r->head_params;
+	r->logits = in->has_head ? in->micro_batch * model_logits_per_sample(m, in->seq) / t : 0;
+	r->head_act = o->activations_bytes - in->layers * o->act_per_layer_bytes * in->inflight;
 	/* sequence parallelism gathers a layer's input whole before its
 	 * GEMMs (in fp8 under torchao's Float8Linear, which casts first) */
 	if (in->sp && t > 1)
-		r.sp_gather = tokens * h * (pr.fp8 && in->torchao_fp8 ? 1 : a);
-	r.first_stage = in->has_embedding;
-	r.last_stage = in->has_head;
-	r.m = pipe ? in->order_n / 2 : 1;
-	r.boundary = tokens * h * a / (in->sp ? t : 1);
-	r.pred = 2 * r.logits;
+		r->sp_gather = tokens * h * (pr.fp8 && in->torchao_fp8 ? 1 : a);
+	r->first_stage = in->has_embedding;
+	r->last_stage = in->has_head;
+	r->m = in->pp > 1 ? in->order_n / 2 : 1;
+	r->boundary = tokens * h * a / (in->sp ? t : 1);
+	r->pred = 2 * r->logits;
+}
 
+bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out)
+{
+	bool pipe = in->pp > 1, ok = false;
+	if (!replay_applies(in))
+		return false;
+
+	struct replay r = { .in = in, .o = o, .ag_held = -1, .rs_held = -1 };
+	replay_sizes(&r, in, o);
 	int L = r.layers;
 	r.a = ptalloc_new();
 	r.grad = handles(L + 1);

@@ -142,158 +142,219 @@ static long load_groups(struct jobj *root, struct plan *s)
 	return sum;
 }
 
-static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
+/* The communication block: the collective algorithm, buckets and overlaps. */
+static void load_communication(struct jobj *root, struct scenario *sc)
 {
 	struct jobj jo;
 	const char *str;
-	int e;
-	json_t *arr;
-	char ap[300];
 	double mb;
-
 	struct plan *s = &sc->plan;
+
+	if (jobj_child(root, "communication", &jo, 0) != 1)
+		return;
+	if (jobj_str(&jo, "algorithm", &str, 0) == 1) {
+		if (!coll_algo_find(str))
+			jobj_err(&jo, "algorithm", "unknown collective algorithm '%s' (see 'ddlsim list')", str);
+		else
+			snprintf(s->communication.coll_algo, sizeof(s->communication.coll_algo), "%s", str);
+	}
+	if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1) {
+		if (mb < 0.1)
+			jobj_err(&jo, "bucket_MB", "must be >= 0.1 (100 kB), got %g", mb);
+		else
+			s->communication.bucket_bytes = mb * 1e6;
+		s->given |= PLAN_GIVEN_BUCKET;
+	}
+	if (jobj_bool(&jo, "overlap_grad_reduce", &s->communication.overlap_grad_reduce, 0) == 1)
+		s->given |= PLAN_GIVEN_OVERLAP_GRAD;
+	if (jobj_bool(&jo, "overlap_param_gather", &s->communication.overlap_param_gather, 0) == 1)
+		s->given |= PLAN_GIVEN_OVERLAP_PARAM;
+	jobj_bool(&jo, "tp_comm_overlap", &s->communication.tp_comm_overlap, 0);
+	struct jobj mj;
+	if (jobj_child(&jo, "tp_comm_overlap_sm_margin", &mj, 0) == 1) {
+		jobj_int(&mj, "proj_fprop", &s->communication.tp_rs_margin_sms[0], 0, 0);
+		jobj_int(&mj, "fc2_fprop", &s->communication.tp_rs_margin_sms[1], 0, 0);
+		jobj_end(&mj);
+	}
+	jobj_end(&jo);
+}
+
+/* The published block: the run's own figures, for validation only. */
+static void load_published(struct jobj *root, struct scenario *sc)
+{
+	struct jobj jo;
+	const char *str;
 	struct published *pub = &sc->meta.pub;
 
-	if (jobj_child(root, "communication", &jo, 0) == 1) {
-		if (jobj_str(&jo, "algorithm", &str, 0) == 1) {
-			if (!coll_algo_find(str))
-				jobj_err(&jo, "algorithm", "unknown collective algorithm '%s' (see 'ddlsim list')", str);
-			else
-				snprintf(s->communication.coll_algo, sizeof(s->communication.coll_algo), "%s", str);
-		}
-		if (jobj_num(&jo, "bucket_MB", &mb, JPOS) == 1) {
-			if (mb < 0.1)
-				jobj_err(&jo, "bucket_MB", "must be >= 0.1 (100 kB), got %g", mb);
-			else
-				s->communication.bucket_bytes = mb * 1e6;
-			s->given |= PLAN_GIVEN_BUCKET;
-		}
-		if (jobj_bool(&jo, "overlap_grad_reduce", &s->communication.overlap_grad_reduce, 0) == 1)
-			s->given |= PLAN_GIVEN_OVERLAP_GRAD;
-		if (jobj_bool(&jo, "overlap_param_gather", &s->communication.overlap_param_gather, 0) == 1)
-			s->given |= PLAN_GIVEN_OVERLAP_PARAM;
-		jobj_bool(&jo, "tp_comm_overlap", &s->communication.tp_comm_overlap, 0);
-		struct jobj mj;
-		if (jobj_child(&jo, "tp_comm_overlap_sm_margin", &mj, 0) == 1) {
-			jobj_int(&mj, "proj_fprop", &s->communication.tp_rs_margin_sms[0], 0, 0);
-			jobj_int(&mj, "fc2_fprop", &s->communication.tp_rs_margin_sms[1], 0, 0);
-			jobj_end(&mj);
-		}
-		jobj_end(&jo);
+	if (jobj_child(root, "published", &jo, 0) != 1)
+		return;
+	jobj_num(&jo, "tflops_per_gpu", &pub->tflops_per_gpu, JPOS);
+	jobj_num(&jo, "model_tflops_per_gpu", &pub->model_tflops_per_gpu, JPOS);
+	if (jobj_num(&jo, "mfu", &pub->mfu, JPOS) == 1 && pub->mfu > 1) {
+		jobj_err(&jo, "mfu", "expected a fraction in (0, 1], got %g", pub->mfu);
+		pub->mfu = 0;
 	}
-	if (jobj_child(root, "published", &jo, 0) == 1) {
-		jobj_num(&jo, "tflops_per_gpu", &pub->tflops_per_gpu, JPOS);
-		jobj_num(&jo, "model_tflops_per_gpu", &pub->model_tflops_per_gpu, JPOS);
-		if (jobj_num(&jo, "mfu", &pub->mfu, JPOS) == 1 && pub->mfu > 1) {
-			jobj_err(&jo, "mfu", "expected a fraction in (0, 1], got %g", pub->mfu);
-			pub->mfu = 0;
-		}
-		jobj_num(&jo, "iteration_time_s", &pub->iteration_s, JPOS);
-		jobj_num(&jo, "tokens_per_s", &pub->tokens_per_s, JPOS);
-		double gib;
-		if (jobj_num(&jo, "peak_memory_GiB", &gib, JPOS) == 1)
-			pub->peak_memory_bytes = gib * 1073741824.0;
-		int mm = 0;
-		if (jobj_enum(&jo, "memory_measure", pub_memory_names, &mm, 0) == 1) {
-			pub->memory_measure = (enum pub_memory)mm;
-			if (!(pub->peak_memory_bytes > 0))
-				jobj_err(&jo, "memory_measure", "says what published.peak_memory_GiB counts, "
-					 "but the block publishes no peak_memory_GiB");
-		}
-		if (jobj_str(&jo, "source", &str, JREQ) == 1)
-			pub->source = xstrdup(str);
-		jobj_end(&jo);
+	jobj_num(&jo, "iteration_time_s", &pub->iteration_s, JPOS);
+	jobj_num(&jo, "tokens_per_s", &pub->tokens_per_s, JPOS);
+	double gib;
+	if (jobj_num(&jo, "peak_memory_GiB", &gib, JPOS) == 1)
+		pub->peak_memory_bytes = gib * 1073741824.0;
+	int mm = 0;
+	if (jobj_enum(&jo, "memory_measure", pub_memory_names, &mm, 0) == 1) {
+		pub->memory_measure = (enum pub_memory)mm;
+		if (!(pub->peak_memory_bytes > 0))
+			jobj_err(&jo, "memory_measure", "says what published.peak_memory_GiB counts, "
+				 "but the block publishes no peak_memory_GiB");
 	}
-	if (jobj_child(root, "compute", &jo, 0) == 1) {
-		e = 0;
-		if (jobj_enum_table(&jo, "cost", cost_registry, sizeof(cost_registry[0]), &e, 0) == 1)
-			ps->cost = &cost_registry[e];
-		/* a profile the cost source does not read would be ignored */
-		if (!ps->cost->needs_profile && jobj_has(&jo, "profile"))
-			jobj_err(&jo, "profile", "is read only with \"cost\": \"profile\", got \"cost\": \"%s\"%s: "
-				 "set cost to \"profile\" to price the kernels from it, or drop the key",
-				 ps->cost->name, json_object_get(jo.o, "cost") ? "" : " (the default)");
-		else
-			path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
-				 ps->cost->needs_profile ? JREQ : 0);
-		e = 0;
-		if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
-			s->compute.stack = e;
-			s->compute.stack_set = true;
-		}
-		e = 0;
-		if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
-			s->compute.attn_backend_set = (int)e;
-		jobj_bool(&jo, "cuda_graphs", &s->compute.cuda_graphs, 0);
-		static const char *const issue[] = { "host_issue_fwd_us", "host_issue_bwd_us" };
-		for (int i = 0; i < 2; i++)
-			if (jobj_num(&jo, issue[i], &s->compute.host_issue_us[i], JNONNEG) == 1 && s->compute.cuda_graphs)
-				jobj_err(&jo, issue[i], "is never read with cuda_graphs true (a graph replays the "
-					 "kernels without the host issuing each): drop the key or set cuda_graphs false, "
-					 "got %g us", s->compute.host_issue_us[i]);
-		jobj_bool(&jo, "launch_blocking", &s->compute.launch_blocking, 0);
-		jobj_end(&jo);
+	if (jobj_str(&jo, "source", &str, JREQ) == 1)
+		pub->source = xstrdup(str);
+	jobj_end(&jo);
+}
+
+/* The compute block: the cost source and its profile, the kernel stack, attention backend and host issue. */
+static void load_compute(struct jobj *root, struct scenario *sc, struct paths *ps)
+{
+	struct jobj jo;
+	int e;
+	struct plan *s = &sc->plan;
+
+	if (jobj_child(root, "compute", &jo, 0) != 1)
+		return;
+	e = 0;
+	if (jobj_enum_table(&jo, "cost", cost_registry, sizeof(cost_registry[0]), &e, 0) == 1)
+		ps->cost = &cost_registry[e];
+	/* a profile the cost source does not read would be ignored */
+	if (!ps->cost->needs_profile && jobj_has(&jo, "profile"))
+		jobj_err(&jo, "profile", "is read only with \"cost\": \"profile\", got \"cost\": \"%s\"%s: "
+			 "set cost to \"profile\" to price the kernels from it, or drop the key",
+			 ps->cost->name, json_object_get(jo.o, "cost") ? "" : " (the default)");
+	else
+		path_key(&jo, "profile", ps->profile, sizeof(ps->profile),
+			 ps->cost->needs_profile ? JREQ : 0);
+	e = 0;
+	if (jobj_enum_table(&jo, "stack", stack_table, sizeof(stack_table[0]), &e, 0) == 1) {
+		s->compute.stack = e;
+		s->compute.stack_set = true;
 	}
-	if (jobj_child(root, "moe", &jo, 0) == 1) {
-		e = 0;
-		if (jobj_enum(&jo, "routing", moe_dist_names, &e, 0) == 1) {
-			s->moe.dist = e;
-			s->given |= PLAN_GIVEN_MOE_DIST;
-		}
-		if (jobj_num(&jo, "zipf_s", &s->moe.zipf_s, JNONNEG) == 1)
-			s->given |= PLAN_GIVEN_MOE_ZIPF;
-		if (jobj_num(&jo, "capacity_factor", &s->moe.capacity_factor, JNONNEG) == 1)
-			s->given |= PLAN_GIVEN_MOE_CAPACITY;
-		jobj_end(&jo);
+	e = 0;
+	if (jobj_enum(&jo, "attention_backend", attn_backend_names, &e, 0) == 1)
+		s->compute.attn_backend_set = (int)e;
+	jobj_bool(&jo, "cuda_graphs", &s->compute.cuda_graphs, 0);
+	static const char *const issue[] = { "host_issue_fwd_us", "host_issue_bwd_us" };
+	for (int i = 0; i < 2; i++)
+		if (jobj_num(&jo, issue[i], &s->compute.host_issue_us[i], JNONNEG) == 1 && s->compute.cuda_graphs)
+			jobj_err(&jo, issue[i], "is never read with cuda_graphs true (a graph replays the "
+				 "kernels without the host issuing each): drop the key or set cuda_graphs false, "
+				 "got %g us", s->compute.host_issue_us[i]);
+	jobj_bool(&jo, "launch_blocking", &s->compute.launch_blocking, 0);
+	jobj_end(&jo);
+}
+
+/* The moe block: routing and capacity. */
+static void load_moe(struct jobj *root, struct scenario *sc)
+{
+	struct jobj jo;
+	int e;
+	struct plan *s = &sc->plan;
+
+	if (jobj_child(root, "moe", &jo, 0) != 1)
+		return;
+	e = 0;
+	if (jobj_enum(&jo, "routing", moe_dist_names, &e, 0) == 1) {
+		s->moe.dist = e;
+		s->given |= PLAN_GIVEN_MOE_DIST;
 	}
-	if (jobj_child(root, "simulation", &jo, 0) == 1) {
-		e = FOLD_AUTO;
-		jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
-		s->simulation.fold = e;
-		jobj_int_at_most(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
-		scenario_load_stragglers(&jo, s);
-		scenario_load_degraded(&jo, s);
-		scenario_load_throttle(&jo, s);
-		jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
-		jobj_bool(&jo, "collective_pairs", &s->simulation.collective_pairs, 0);
-		jobj_bool(&jo, "separate_streams", &s->simulation.separate_streams, 0);
-		jobj_end(&jo);
-	}
-	if (jobj_child(root, "cost", &jo, 0) == 1) {
-		jobj_num(&jo, "usd_per_gpu_hour", &s->cost.usd_per_gpu_hour, JNONNEG);
-		jobj_end(&jo);
-	}
+	if (jobj_num(&jo, "zipf_s", &s->moe.zipf_s, JNONNEG) == 1)
+		s->given |= PLAN_GIVEN_MOE_ZIPF;
+	if (jobj_num(&jo, "capacity_factor", &s->moe.capacity_factor, JNONNEG) == 1)
+		s->given |= PLAN_GIVEN_MOE_CAPACITY;
+	jobj_end(&jo);
+}
+
+/* The simulation block: folding, iterations, stragglers, degraded links, throttling, engine switches. */
+static void load_simulation(struct jobj *root, struct scenario *sc)
+{
+	struct jobj jo;
+	int e;
+	struct plan *s = &sc->plan;
+
+	if (jobj_child(root, "simulation", &jo, 0) != 1)
+		return;
+	e = FOLD_AUTO;
+	jobj_enum(&jo, "fold", plan_fold_names, &e, 0);
+	s->simulation.fold = e;
+	jobj_int_at_most(&jo, "iterations", 1, PLAN_MAX_ITERATIONS, "iterations", &s->simulation.iterations);
+	scenario_load_stragglers(&jo, s);
+	scenario_load_degraded(&jo, s);
+	scenario_load_throttle(&jo, s);
+	jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
+	jobj_bool(&jo, "collective_pairs", &s->simulation.collective_pairs, 0);
+	jobj_bool(&jo, "separate_streams", &s->simulation.separate_streams, 0);
+	jobj_end(&jo);
+}
+
+/* The cost block. */
+static void load_cost(struct jobj *root, struct scenario *sc)
+{
+	struct jobj jo;
+	struct plan *s = &sc->plan;
+
+	if (jobj_child(root, "cost", &jo, 0) != 1)
+		return;
+	jobj_num(&jo, "usd_per_gpu_hour", &s->cost.usd_per_gpu_hour, JNONNEG);
+	jobj_end(&jo);
+}
+
+/* The output block: the directory and formats (json and csv unless told). */
+static void load_output(struct jobj *root, struct scenario *sc, struct paths *ps)
+{
+	struct jobj jo;
+	const char *str;
+	json_t *arr;
+	char ap[300];
+
 	sc->want_json = sc->want_csv = true;
 	sc->want_svg = sc->want_html = false;
-	if (jobj_child(root, "output", &jo, 0) == 1) {
-		/* an output directory is created when the reports are written */
-		if (jobj_str(&jo, "dir", &str, JPATH) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
-			jobj_err(&jo, "dir", "path too long");
-		if (jobj_array(&jo, "formats", &arr, ap, sizeof(ap), 0) == 1) {
-			size_t i;
-			json_t *v;
-			sc->want_json = sc->want_csv = false;
-			if (json_array_size(arr) == 0)
-				diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list");
-			json_array_foreach(arr, i, v) {
-				const char *f = json_is_string(v) ? json_string_value(v) : "";
-				if (strcmp(f, "json") == 0)
-					sc->want_json = true;
-				else if (strcmp(f, "csv") == 0)
-					sc->want_csv = true;
-				else if (strcmp(f, "svg") == 0)
-					sc->want_svg = true;
-				else if (strcmp(f, "html") == 0)
-					sc->want_html = true;
-				else
-					diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\", \"csv\", \"svg\" or \"html\", got %s%s%s",
-						 i, json_is_string(v) ? "'" : "",
-						 json_is_string(v) ? f : jload_type_name(v),
-						 json_is_string(v) ? "'" : "");
-			}
+	if (jobj_child(root, "output", &jo, 0) != 1)
+		return;
+	/* an output directory is created when the reports are written */
+	if (jobj_str(&jo, "dir", &str, JPATH) == 1 && jload_resolve(jo.file, str, ps->out, sizeof(ps->out)))
+		jobj_err(&jo, "dir", "path too long");
+	if (jobj_array(&jo, "formats", &arr, ap, sizeof(ap), 0) == 1) {
+		size_t i;
+		json_t *v;
+		sc->want_json = sc->want_csv = false;
+		if (json_array_size(arr) == 0)
+			diag_err(jo.d, jo.file, ap, "expected at least one of \"json\", \"csv\", \"svg\", \"html\", got an empty list");
+		json_array_foreach(arr, i, v) {
+			const char *f = json_is_string(v) ? json_string_value(v) : "";
+			if (strcmp(f, "json") == 0)
+				sc->want_json = true;
+			else if (strcmp(f, "csv") == 0)
+				sc->want_csv = true;
+			else if (strcmp(f, "svg") == 0)
+				sc->want_svg = true;
+			else if (strcmp(f, "html") == 0)
+				sc->want_html = true;
+			else
+				diag_err(jo.d, jo.file, ap, "/%zu: expected \"json\", \"csv\", \"svg\" or \"html\", got %s%s%s",
+					 i, json_is_string(v) ? "'" : "",
+					 json_is_string(v) ? f : jload_type_name(v),
+					 json_is_string(v) ? "'" : "");
 		}
-		jobj_end(&jo);
 	}
+	jobj_end(&jo);
+}
+
+static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
+{
+	load_communication(root, sc);
+	load_published(root, sc);
+	load_compute(root, sc, ps);
+	load_moe(root, sc);
+	load_simulation(root, sc);
+	load_cost(root, sc);
+	load_output(root, sc, ps);
 }
 
 /* Values that are valid but most likely a mistake: warnings, with the unit. */
