@@ -30,6 +30,24 @@
 #include "platform.h"
 #include "xalloc.h"
 
+/* An actor's stack in KiB and its guard pages (engine_start_simgrid says
+ * why): a sanitizer's build, which runs the suite and no large job, gets
+ * four times the stack and a guard page, so an overflow faults there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ENGINE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ENGINE_SANITIZED 1
+#endif
+#endif
+#ifdef ENGINE_SANITIZED
+#define ENGINE_ACTOR_STACK_KIB 128
+#define ENGINE_ACTOR_GUARD_PAGES 1
+#else
+#define ENGINE_ACTOR_STACK_KIB 32
+#define ENGINE_ACTOR_GUARD_PAGES 0
+#endif
+
 /* ---- SimGrid, once per process -------------------------------------- */
 
 static bool g_initialised;
@@ -57,13 +75,20 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	sg_cfg_set_int("contexts/guard-size", 0);
 	/* an actor's stack: SimGrid's default is 8 MiB, malloc'ed without
-	 * guard pages, and the actors here are shallow (a stream's loop and
-	 * SimGrid's calls). Untouched pages cost nothing, but malloc
-	 * perturbation (meson test sets MALLOC_PERTURB_) writes every byte:
-	 * 512 unfolded ranks took 22 GB and were killed */
-	sg_cfg_set_int("contexts/stack-size", 256);
+	 * guard pages (a guard page splits the heap's mapping: unfolded runs
+	 * of 16,384 GPUs would pass the kernel's 65,530 mappings). The actors
+	 * are shallow (a stream's loop and SimGrid's calls): with a guard page
+	 * the whole suite and the bench's scenarios ran in 16 KiB and
+	 * overflowed in 8 (an error path), so 32 KiB is twice what the deepest
+	 * needs; a sanitizer's redzones take four times that. The stacks are
+	 * resident (the heap reuses touched pages, and meson test's
+	 * MALLOC_PERTURB_ writes every byte): measured 2026-12-06, peak RSS of
+	 * GPT-3 175B over 1,024 GPUs unfolded 349 MB at 256 KiB, 187 at 64,
+	 * 134 at 32; Llama 2 70B on 256 GPUs of the 2:1 tree unfolded 409, 315,
+	 * 280 MB; reports identical */
+	sg_cfg_set_int("contexts/stack-size", ENGINE_ACTOR_STACK_KIB);
+	sg_cfg_set_int("contexts/guard-size", ENGINE_ACTOR_GUARD_PAGES);
 	/* SimGrid's default lazy update of the network model gives a time
 	 * that depends on the order the flows of an instant were posted (a
 	 * 1024-rank tree all-reduce: 18.06 ms posted by one actor, 19.18 ms
