@@ -206,7 +206,7 @@ static const struct coll_plan *class_plan(struct sim *S, const struct coll_plan 
 		S->cls.nmap++;
 	}
 	if (!e->cls)
-		note_why(S, e->why ? e->why : "out of memory for the class plan: per pair");
+		note_why(S, e->why);
 	return e->cls;
 }
 

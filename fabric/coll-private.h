@@ -51,8 +51,8 @@ struct coll_plan *coll_plan_build(const struct topology *t, const char *name, co
 
 /* Make p, planned to run alone, one flow per flow class where that ends
  * at the same time as its per-pair flows (coll_classes.c); p unchanged
- * otherwise. Returns 0, or -1 (out of memory; p unchanged). */
-int coll_plan_classes(const struct topology *t, struct coll_plan *p);
+ * otherwise. Out of memory exits (util/xalloc.h). */
+void coll_plan_classes(const struct topology *t, struct coll_plan *p);
 
 int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double bytes, struct coll_plan *p);

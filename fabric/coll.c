@@ -89,10 +89,8 @@ struct coll_plan *coll_plan_create_alone(const struct topology *t, const char *a
 					 double bytes)
 {
 	struct coll_plan *p = coll_plan_create(t, algo, op, ranks, n, bytes);
-	if (p && coll_plan_classes(t, p)) {
-		coll_plan_destroy(p);
-		return NULL;
-	}
+	if (p)
+		coll_plan_classes(t, p);
 	return p;
 }
 

@@ -173,7 +173,8 @@ struct coll_plan *coll_plan_create_alone(const struct topology *t, const char *a
  * class, as coll_plan_create_alone() makes it (coll_classes.c), for an
  * engine that posts it only while the collective meets no other traffic
  * on its binding links; NULL when p stays per pair (*why, a static
- * string, says why) or out of memory (*why NULL). */
+ * string, says why; NULL when the copy is made). Out of memory exits
+ * (util/xalloc.h). */
 struct coll_plan *coll_plan_class_copy(const struct topology *t, const struct coll_plan *p,
 				       const char **why);
 void coll_plan_destroy(struct coll_plan *p);

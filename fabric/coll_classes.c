@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 /* Whether only NICs can bind flows between nodes. */
 static bool nics_bind_only(const struct topology *t)
@@ -93,29 +94,23 @@ static bool rail_shaped(const struct topology *t, const struct coll_plan *p, int
 
 /* coll_plan_classes() saying why p stays per pair (*why, a static string,
  * NULL when it was made one flow per class). */
-static int classes(const struct topology *t, struct coll_plan *p, const char **why)
+static void classes(const struct topology *t, struct coll_plan *p, const char **why)
 {
 	*why = "not an all-to-all";
 	if (p->op != COLL_ALLTOALL || p->nflows < 2)
-		return 0;
+		return;
 	*why = "the fabric's uplinks can bind (an oversubscribed fat tree): per pair";
 	if (!nics_bind_only(t))
-		return 0;
-	int *nodes = malloc(2 * (size_t)p->nflows * sizeof(*nodes)), *pos = NULL;
-	if (!nodes)
-		return -1;
-	int rc = -1, nn = group_nodes(t, p, nodes), last = nodes[nn - 1];
+		return;
+	int *nodes = xreallocarray(NULL, 2 * (size_t)p->nflows, sizeof(*nodes)), *pos = NULL;
+	int nn = group_nodes(t, p, nodes), last = nodes[nn - 1];
 	*why = nn < 3 ? "the group spans fewer than 3 nodes: one flow per NIC already"
 		      : "the group is not rail-aligned (another GPU count on some node, a GPU "
 			"without a NIC of its own, no NVSwitch): per pair";
-	if (nn < 3 || !rail_shaped(t, p, nn)) {
-		rc = 0;
-		goto out;
-	}
+	if (nn < 3 || !rail_shaped(t, p, nn))
+		goto out_nodes;
 	*why = NULL;
-	pos = malloc(((size_t)last + 1) * sizeof(*pos));
-	if (!pos)
-		goto out;
+	pos = xreallocarray(NULL, (size_t)last + 1, sizeof(*pos));
 	for (int k = 0; k < nn; k++)
 		pos[nodes[k]] = k;
 	int w = 0;
@@ -137,39 +132,28 @@ static int classes(const struct topology *t, struct coll_plan *p, const char **w
 	p->nflows = w;
 	p->alpha_s = amax;
 	p->extra_latency_s = p->latency_s > amax ? p->latency_s - amax : 0;
-	rc = 0;
-out:
 	free(pos);
+out_nodes:
 	free(nodes);
-	return rc;
 }
 
-int coll_plan_classes(const struct topology *t, struct coll_plan *p)
+void coll_plan_classes(const struct topology *t, struct coll_plan *p)
 {
 	const char *why;
-	return classes(t, p, &why);
+	classes(t, p, &why);
 }
 
 struct coll_plan *coll_plan_class_copy(const struct topology *t, const struct coll_plan *p,
 				       const char **why)
 {
-	struct coll_plan *c = malloc(sizeof(*c));
-	*why = NULL;
-	if (!c)
-		return NULL;
+	struct coll_plan *c = xmalloc(sizeof(*c));
 	*c = *p;
-	c->flows = malloc(((size_t)p->nflows + 1) * sizeof(*c->flows));
-	if (!c->flows)
-		goto fail;
+	c->flows = xreallocarray(NULL, (size_t)p->nflows + 1, sizeof(*c->flows));
 	memcpy(c->flows, p->flows, (size_t)p->nflows * sizeof(*c->flows));
-	if (classes(t, c, why) < 0) {
-		*why = NULL;    /* out of memory, whatever reason was being tried */
-		goto fail;
+	classes(t, c, why);
+	if (*why) {
+		coll_plan_destroy(c);
+		return NULL;
 	}
-	if (*why)
-		goto fail;
 	return c;
-fail:
-	coll_plan_destroy(c);
-	return NULL;
 }

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "coll-private.h"
+#include "xalloc.h"
 
 /* The rail-aligned all-to-all (above) into p; 1 if the group is not
  * rail-aligned (nothing added), 0 or -1. */
@@ -40,9 +41,7 @@ static int rail_alltoall(const struct topology *t, const int *ranks, int n, doub
 			 struct coll_plan *p, int *cap)
 {
 	int *r = coll_sorted_ranks(ranks, n), rc = 1;
-	int *start = malloc(((size_t)n + 1) * sizeof(*start));
-	if (!r || !start)
-		goto out;
+	int *start = xreallocarray(NULL, (size_t)n + 1, sizeof(*start));
 	int nn = coll_node_runs(t, r, n, start), g = start[1] - start[0];
 	if (t->intra != INTRA_NVSWITCH || nn < 2 || g < 2 || nn * g != n)
 		goto out;

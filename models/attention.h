@@ -50,7 +50,7 @@ extern const char *const attention_names[ATTN_N + 1];
  * Engine prefers cuDNN's fused attention on Hopper and FlashAttention-2
  * on Ampere; PyTorch's SDPA runs its FlashAttention-2 backend; the
  * FlashAttention-3 package runs on Hopper only; stacks of 2023 ran
- * FlashAttention-1 or its Triton port (stack.c cites each).
+ * FlashAttention-1 or its Triton port (the stack_*.h headers cite each).
  * ATTN_BE_BEST is the GPU's flash_fwd_max / flash_bwd_max: the best
  * kernel measured on it. A backend the GPU file gives no figure for is
  * priced as ATTN_BE_BEST. */

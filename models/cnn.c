@@ -216,7 +216,7 @@ double cnn_forward_flops(const struct model *m)
 static const char *const kind_names[] = { "conv", "batchnorm", "relu", "maxpool",
 					  "avgpool", "fc", "add" };
 
-static int membound(struct op_list *out, const struct cnn_layer *l, enum dtype dt,
+static void membound(struct op_list *out, const struct cnn_layer *l, enum dtype dt,
 		    enum op_pass pass, double bytes)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = pass, .dtype = dt, .batch = 1 };
@@ -226,10 +226,10 @@ static int membound(struct op_list *out, const struct cnn_layer *l, enum dtype d
 		 bwd ? "bwd" : "fwd");
 	op.m = bytes / dtype_bytes(dt);
 	op.bytes = bytes;
-	return op_list_push(out, &op);
+	op_list_push(out, &op);
 }
 
-static int conv_op(struct op_list *out, const struct cnn_layer *l, double b, enum dtype dt,
+static void conv_op(struct op_list *out, const struct cnn_layer *l, double b, enum dtype dt,
 		   int pass)
 {
 	static const char *const suffix[] = { "", ".dgrad", ".wgrad" };
@@ -256,30 +256,29 @@ static int conv_op(struct op_list *out, const struct cnn_layer *l, double b, enu
 	}
 	op.flops = 2 * b * l->p * l->q * l->k * l->c * l->r * l->s;
 	op.bytes = (in + wt + outp) * B;
-	return op_list_push(out, &op);
+	op_list_push(out, &op);
 }
 
-static int fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enum dtype dt,
+static void fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enum dtype dt,
 		  enum op_pass pass)
 {
 	double B = dtype_bytes(dt), m = b, n = l->k, k = l->c;
 	struct op op = { .kind = OP_GEMM, .pass = pass, .dtype = dt, .batch = 1 };
-	int rc = 0;
 
 	op.flops = 2 * m * n * k;
 	op.bytes = (m * k + k * n + m * n) * B;
 	if (pass == PASS_FWD) {
 		snprintf(op.name, sizeof(op.name), "fc");
 		op.m = m, op.n = n, op.k = k;
-		return op_list_push(out, &op);
+		op_list_push(out, &op);
+		return;
 	}
 	snprintf(op.name, sizeof(op.name), "fc.dgrad");
 	op.m = m, op.n = k, op.k = n;
-	rc |= op_list_push(out, &op);
+	op_list_push(out, &op);
 	snprintf(op.name, sizeof(op.name), "fc.wgrad");
 	op.m = k, op.n = n, op.k = m;
-	rc |= op_list_push(out, &op);
-	return rc;
+	op_list_push(out, &op);
 }
 
 /* Bytes per element of l's output under fusion fu (stack.h), for fp16
@@ -315,36 +314,41 @@ int cnn_layer_ops(const struct cnn_layer *l, double b, enum dtype dt,
 	double B = dtype_bytes(dt);
 	double in = b * l->c * l->h * l->w, outp = b * l->k * l->p * l->q;
 	bool bwd = pass == PASS_BWD;
-	int rc = 0;
 	double fb = fused_bytes_per_el(l, fu, bwd);
 
 	if (fb == 0)
 		return 0;                       /* no kernel of its own */
-	if (fb > 0)                             /* the counts are for fp16 */
-		return membound(out, l, dt, pass, fb * outp * B / 2);
+	if (fb > 0) {                           /* the counts are for fp16 */
+		membound(out, l, dt, pass, fb * outp * B / 2);
+		return 0;
+	}
 	switch (l->kind) {
 	case CNN_CONV:
-		if (!bwd)
-			return conv_op(out, l, b, dt, 0);
-		if (!first)
-			rc |= conv_op(out, l, b, dt, 1);
-		rc |= conv_op(out, l, b, dt, 2);
-		return rc;
+		if (bwd && !first)
+			conv_op(out, l, b, dt, 1);
+		conv_op(out, l, b, dt, bwd ? 2 : 0);
+		return 0;
 	case CNN_FC:
-		return fc_ops(out, l, b, dt, pass);
+		fc_ops(out, l, b, dt, pass);
+		return 0;
 	case CNN_BN:
-		return membound(out, l, dt, pass, (bwd ? 5 : 3) * outp * B);
+		membound(out, l, dt, pass, (bwd ? 5 : 3) * outp * B);
+		return 0;
 	case CNN_RELU:
-		return membound(out, l, dt, pass, (bwd ? 3 : 2) * outp * B);
+		membound(out, l, dt, pass, (bwd ? 3 : 2) * outp * B);
+		return 0;
 	case CNN_ADD:
-		return membound(out, l, dt, pass, 3 * outp * B);
+		membound(out, l, dt, pass, 3 * outp * B);
+		return 0;
 	case CNN_MAXPOOL:
 		/* forward writes the output and its int64 argmax; backward zeroes
 		 * the input gradient and scatters into it */
-		return membound(out, l, dt, pass,
-				bwd ? 2 * in * B + outp * (B + 8) : (in + outp) * B + outp * 8);
+		membound(out, l, dt, pass,
+			 bwd ? 2 * in * B + outp * (B + 8) : (in + outp) * B + outp * 8);
+		return 0;
 	case CNN_AVGPOOL:
-		return membound(out, l, dt, pass, (in + outp) * B);
+		membound(out, l, dt, pass, (in + outp) * B);
+		return 0;
 	}
 	return -1;
 }

@@ -70,8 +70,9 @@ double cnn_forward_flops(const struct model *m);
 
 /* Append the kernels of layer l for a micro-batch of batch images,
  * forward or backward, to out, as a stack of fusion fu runs them. first:
- * the network's first layer (no data gradient). Returns 0 or -1 on
- * allocation failure. enum cnn_fusion: stack.h. */
+ * the network's first layer (no data gradient). Returns 0, or -1 for a
+ * kind outside enum cnn_layer_kind (out of memory exits: util/xalloc.h).
+ * enum cnn_fusion: stack.h. */
 int cnn_layer_ops(const struct cnn_layer *l, double batch, enum dtype dt,
 		  enum op_pass pass, bool first, enum cnn_fusion fu, struct op_list *out);
 

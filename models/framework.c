@@ -156,7 +156,7 @@
  *   collectives through c10d, so all carry it; DeepSpeed's per-submodule
  *   hook bookkeeping on top of it is not in a published profile and is
  *   left out (the figure is a lower bound there).
- * Kernel stacks (stack.h, cited in stack.c): Megatron-Core and NeMo run
+ * Kernel stacks (stack.h, cited in stack_*.h): Megatron-Core and NeMo run
  *   Transformer Engine's fused kernels (megatron-te); DeepSpeed and FSDP2
  *   wrap whatever model code they are given, most often a Hugging Face
  *   model run eagerly: FSDP2 as it is (hf-eager), DeepSpeed with its

@@ -15,7 +15,7 @@
  * time (small models, small micro-batches, eager stacks). A CUDA graph
  * replays captured kernels with one launch: its kernels cost the host
  * (almost) nothing, which is why frameworks capture them. The issue
- * times per kernel are the stack's (stack.h, cited in stack.c); a
+ * times per kernel are the stack's (stack.h, cited in stack-private.h); a
  * scenario may give measured ones.
  *
  * With CUDA_LAUNCH_BLOCKING=1 (a debugging switch some runs keep on, as

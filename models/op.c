@@ -17,14 +17,13 @@ void op_list_finish(struct op_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int op_list_push(struct op_list *l, const struct op *op)
+void op_list_push(struct op_list *l, const struct op *op)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 16;
 		l->v = xreallocarray(l->v, (size_t)l->cap, sizeof(*l->v));
 	}
 	l->v[l->n++] = *op;
-	return 0;
 }
 
 int op_launches(const struct op *op)

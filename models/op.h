@@ -50,8 +50,8 @@ struct op_list {
 
 void op_list_init(struct op_list *l);
 void op_list_finish(struct op_list *l);
-/* Append a copy of op; returns 0 or -1 on allocation failure. */
-int op_list_push(struct op_list *l, const struct op *op);
+/* Append a copy of op (out of memory exits: util/xalloc.h). */
+void op_list_push(struct op_list *l, const struct op *op);
 
 /* Kernel launches op pays: its kernels (at least 1), 0 for an op fused
  * into the kernel before it (kernels < 0). */

@@ -12,8 +12,8 @@
  * A stack is a row of byte counts: for each piece of a layer, the bytes
  * its kernels read and write per element of the tensor it works on, in
  * forward and in backward, and how many kernels that is. Every count is
- * read from the stack's source at a named version (stack.c cites file and
- * line); none is fitted. workload.c emits one op per piece with these
+ * read from the stack's source at a named version (its family's header,
+ * stack_*.h, cites file and line); none is fitted. workload.c emits one op per piece with these
  * bytes ("rmsnorm", "rope", "swiglu", "residual", "cross_entropy",
  * "*.main_grad"), priced as one op moving the kernels' sum and paying
  * one launch per kernel (op.kernels), so the report's kernel table shows
@@ -49,8 +49,8 @@
  *                     the add and the ReLU one ScaleBiasAddRelu (6.125 /
  *                     12.125; with a projection BN applied too: +10 bwd);
  *                     the stem's BN+ReLU as CNN_FUSE_BN_ACT.
- * Byte counts of the fused kernels: stack.c cites the sources; cnn.c
- * applies them. */
+ * Byte counts of the fused kernels: stack_mxnet.h cites the sources;
+ * cnn.c applies them. */
 enum cnn_fusion { CNN_FUSE_NONE, CNN_FUSE_BN_ACT, CNN_FUSE_CONV_BN };
 
 /* One piece of a layer: bytes per element and kernels, forward and
@@ -64,7 +64,8 @@ struct stack_piece {
  * step at one ZeRO stage, where the engine (not the model code, not the
  * GEMMs) runs the kernels: DeepSpeed's gradient hooks, reduce buckets
  * and fp32 partitions, or PyTorch DDP's bucket copies and comm hook as
- * DeepLearningExamples' BERT uses them (stack.c cites every count).
+ * DeepLearningExamples' BERT uses them (stack_deepspeed.h and
+ * stack_dle.h cite every count).
  * Bytes are HBM reads +
  * writes per parameter: of the rank's parameters P (those its backward
  * produces), or of its partition P / d, d the ranks a gradient is reduced
@@ -314,7 +315,8 @@ int stack_optimizer_kernels(const struct stack *s, int zero);
  * model m (qkv_separate): the eager Llama stacks follow Hugging Face's
  * modeling code, where a gated-MLP model (Llama, Mistral, Qwen: SwiGLU)
  * has q_proj, k_proj and v_proj and an ungated one (GPT-2, GPT-NeoX,
- * BLOOM, Falcon: GELU) one fused query_key_value (stack.c). */
+ * BLOOM, Falcon: GELU) one fused query_key_value (stack.c cites the
+ * modeling code). */
 bool stack_qkv_separate(const struct stack *k, const struct model *m);
 
 #endif

@@ -1,7 +1,8 @@
 /* stack_path: an engine's gradient path and optimizer step at a ZeRO
  * stage (stack.h struct stack_zero_path), turned into bytes and kernels
  * per parameter on an average micro-batch of a step. The counts
- * themselves, each cited, are stack.c's table; workload.c emits the ops.
+ * themselves, each cited, are the rows of stack.c's table (stack_*.h);
+ * workload.c emits the ops.
  *
  * Over a step of m micro-batches, an op that runs on every micro-batch
  * counts whole, one that runs after the first (accumulation into an

@@ -15,7 +15,6 @@ struct emitter {
 	enum dtype gdt;         /* the GEMM being emitted */
 	bool fp8;               /* Transformer Engine fp8 casts */
 	bool frozen;            /* weight GEMMs without weight gradients (finetune.h) */
-	int rc;                 /* nonzero once an op could not be appended */
 };
 
 /* Backward: the weight gradients of params (this rank's) of the block
@@ -23,7 +22,7 @@ struct emitter {
  * gradient (stack.h fsdp1_flat) and the accumulation into the main
  * gradients (stack.h main_grad_Bpp); separate: a gradient no GEMM
  * epilogue can take (an embedding's). Nothing in forward or for frozen
- * weights; a failed append sets e->rc. */
+ * weights. */
 void workload_main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const char *name,
 			      double params, bool separate);
 /* workload_main_grad_op_ex() of a GEMM's weights (separate false). */

@@ -48,7 +48,7 @@ static void fp8_cast(struct emitter *e, const char *name, double elements)
 	 * c81733f, pytorch/module/linear.py:116-131: cast-transpose only when
 	 * weight.requires_grad) */
 	op.bytes = elements * (dtype_bytes(e->dt) + (e->frozen ? 1 : 2) * dtype_bytes(DTYPE_FP8));
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* A GEMM of this block. Under fp8, cast_in says the forward input arrives
@@ -69,7 +69,7 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 		op.m = m, op.n = n, op.k = k;
 		op.flops = 2 * batch * m * n * k;
 		op.bytes = batch * ((m * k + k * n) * Bi + m * n * Bo);
-		e->rc |= op_list_push(e->out, &op);
+		op_list_push(e->out, &op);
 		return;
 	}
 	if (fp8 && cast_dy)
@@ -79,14 +79,14 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	op.m = m, op.n = k, op.k = n;
 	op.flops = 2 * batch * m * n * k;
 	op.bytes = batch * ((m * n + n * k) * Bi + m * k * Bo);
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 	if (e->frozen)          /* a frozen weight: no gradient of its own */
 		return;
 	/* wgrad: dW[k,n] = X^T[k,m] dY[m,n]; the weight gradient is 16-bit */
 	snprintf(op.name, sizeof(op.name), "%s.wgrad", name);
 	op.m = k, op.n = n, op.k = m;
 	op.bytes = batch * ((m * k + m * n) * Bi + k * n * Bo);
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 static void gemm(struct emitter *e, const char *name, double batch,
@@ -108,7 +108,7 @@ static void membound(struct emitter *e, const char *name, const char *family,
 	op.row = row;
 	op.bytes = f * touches * elements * dtype_bytes(e->dt);
 	op.flops = 0;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* A piece of the stack (stack.h): bytes per element and kernels as the
@@ -128,7 +128,7 @@ static void piece(struct emitter *e, const char *name, const char *family,
 	op.row = row;
 	op.bytes = pc->bytes[p] * scale * elements;
 	op.kernels = k;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 static const struct stack_piece *norm_piece(const struct emitter *e, const struct model *m)
@@ -176,7 +176,7 @@ static void repeat_kv_op(struct emitter *e, double kv_el, double n_rep)
 	op.m = kv_el * n_rep;
 	op.bytes = kv_el * (1 + n_rep) * dtype_bytes(e->dt);
 	op.kernels = 2;     /* K and V */
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* Unfused attention's softmax over `scores` elements (rows of sq) and
@@ -232,7 +232,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 		 * Q K V O dO and the LSE, write dQ dK dV (Q, K of dqk, V, O of dv) */
 		double qkvo = (dqk + dv) * B * (bwd ? 4 : 2);
 		op.bytes = bh * sq * (qkvo + 4);
-		e->rc |= op_list_push(e->out, &op);
+		op_list_push(e->out, &op);
 		for (int k = 1; k < cp && !s->cp_a2a; k++) {
 			/* a ring step: 2 bh non-causal blocks of s/2c x s/2c */
 			double ch = sq / 2;
@@ -242,7 +242,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
 			st.flops = attention_flops_qkv(ATTN_FLASH, false, bwd, 2 * bh, ch, dqk, dv);
 			st.bytes = 2 * bh * ch * (qkvo + 4);
-			e->rc |= op_list_push(e->out, &st);
+			op_list_push(e->out, &st);
 		}
 		return;
 	}
@@ -251,7 +251,6 @@ static void attention_core(struct emitter *e, const struct model *m,
 		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
 	score_ops(e, m, b * heads * sq * sq, sq);
 	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
-	e->rc |= c.rc;
 }
 
 /* An element-wise kernel of the adapters: touches x elements x the
@@ -265,7 +264,7 @@ static void elementwise(struct emitter *e, const char *name, const char *family,
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", family, bwd ? "bwd" : "fwd");
 	op.m = elements;
 	op.bytes = touches * elements * dtype_bytes(e->dt);
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* QLoRA: bitsandbytes' dequantize_4bit of a weight of `elements` to the
@@ -278,7 +277,7 @@ static void dequant_op(struct emitter *e, const char *name, double elements)
 	op.m = elements;
 	op.bytes = elements * FT_NF4_DEQUANT_BYTES;
 	op.kernels = FT_NF4_DEQUANT_KERNELS;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* One LoRA adapter (finetune.h) on T tokens: PEFT's dropout, x A, (x A) B,
@@ -316,7 +315,6 @@ static void adapter(struct emitter *e, const struct model *m, const struct wl_sh
 		elementwise(&a, NAME("add"), "add", T * bout, 3);
 	}
 #undef NAME
-	e->rc |= a.rc;
 }
 
 /* A transformer-layer linear layer named `name` (its GEMM T x n x k on
@@ -642,7 +640,6 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			struct emitter fw = e;
 			fw.pass = PASS_FWD;
 			attention_core(&fw, m, s, pr.head_gemm);
-			e.rc |= fw.rc;
 		}
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
@@ -711,7 +708,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	default:
 		return -1;
 	}
-	return e.rc ? -1 : 0;
+	return 0;
 }
 
 /* FLOPs of block blk, one pass, one micro-batch; -1 on failure. */

@@ -107,7 +107,9 @@ struct wl_shape {
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE
  * the backward of WL_ATTN first recomputes the attention core; full
- * recomputation is the schedule's business (it replays the forward). */
+ * recomputation is the schedule's business (it replays the forward).
+ * Returns 0, or -1 for a blk outside enum wl_block (out of memory exits:
+ * util/xalloc.h). */
 int workload_block(const struct model *m, const struct wl_shape *shp,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out);
@@ -117,7 +119,7 @@ int workload_block(const struct model *m, const struct wl_shape *shp,
  * forward and backward of every block, plus what recomputation runs again
  * (full: every layer's forward; selective: the attention core's forward).
  * Unfused attention without recomputation gives model_iteration_flops()
- * exactly. Returns -1 on allocation failure. */
+ * exactly. Returns -1 where workload_block() fails. */
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples);
 

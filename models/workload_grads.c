@@ -22,7 +22,7 @@ static void engine_grad_op(struct emitter *e, const char *name, const char *suff
 	op.m = params;
 	op.bytes = bytes;
 	op.kernels = kernels;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* Backward: what the stack's engine does with the gradients of params
@@ -58,7 +58,7 @@ void workload_flat_grad_op(struct emitter *e, const char *name, double params)
 	op.m = params;
 	op.bytes = 2 * dtype_bytes(e->dt) * params;
 	op.kernels = 1;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 /* Backward: the weight gradients of params (this rank's) accumulated
@@ -92,7 +92,7 @@ void workload_main_grad_op_ex(struct emitter *e, const struct wl_shape *s, const
 	op.bytes = bpp * params;
 	/* fused into the wgrad epilogue: no kernel, no launch of its own */
 	op.kernels = fused ? -1 : k->main_grad_kernels > 0 ? k->main_grad_kernels : 1;
-	e->rc |= op_list_push(e->out, &op);
+	op_list_push(e->out, &op);
 }
 
 void workload_main_grad_op(struct emitter *e, const struct wl_shape *s, const char *name,

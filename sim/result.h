@@ -16,13 +16,17 @@
 
 #include <stdbool.h>
 
+/* What the declarations below hold by value: struct mem_anatomy
+ * (memory.h), struct plan and its PLAN_MAX_* bounds (plan.h), CAT_N
+ * (program.h), struct scenario_meta and enum pub_memory (scenario.h,
+ * until those move to a header of their own). The rest by pointer. */
 #include "memory.h"
-#include "inputs.h"
 #include "plan.h"
 #include "program.h"
 #include "scenario.h"
 
 struct engine_result;
+struct inputs;
 struct timeline;
 
 struct stage_result {
