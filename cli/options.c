@@ -120,6 +120,13 @@ static int set_value(const struct opt *o, const char *flag, const char *v, void 
 	}
 	case OPT_T_BITS:
 		return set_bits(o, flag, v, base);
+	case OPT_T_LIST: {
+		struct opt_list *l = field(o, base);
+		if (l->n == OPT_LIST_MAX)
+			return cli_usage_error("%s: given more than %d times, got '%s'", flag, OPT_LIST_MAX, v);
+		l->v[l->n++] = v;
+		return 0;
+	}
 	default:
 		return cli_usage_error("%s: option of no known type (a bug in its table)", flag);
 	}
@@ -361,6 +368,12 @@ void opt_dump(const struct opt_cmd *c, const void *base, FILE *f)
 		case OPT_T_LONG: fprintf(f, "%ld", *(const long *)p); break;
 		case OPT_T_NUMBER: fprintf(f, "%.17g", *(const double *)p); break;
 		case OPT_T_BITS: fprintf(f, "%#x", *(const unsigned *)p); break;
+		case OPT_T_LIST: {
+			const struct opt_list *l = p;
+			for (int k = 0; k < l->n; k++)
+				fprintf(f, "%s'%s'", k ? "," : "", l->v[k]);
+			break;
+		}
 		case OPT_T_STRING: case OPT_T_FILE: {
 			const char *s = *(const char *const *)p;
 			fprintf(f, "%s%s%s", s ? "'" : "", s ? s : "(null)", s ? "'" : "");

@@ -43,7 +43,15 @@ enum opt_type {
 	OPT_T_CHOICE,   /* int: the index of the value in choices */
 	OPT_T_BITS,     /* unsigned: a comma-separated list of choices, bit k
 			 * for choices[k]; a later list replaces an earlier */
+	OPT_T_LIST,     /* struct opt_list: each occurrence appends its value */
 	OPT_T_RAW,      /* size bytes that the callback fills */
+};
+
+/* A repeatable option's values, in the order given (borrowed from argv). */
+#define OPT_LIST_MAX 64
+struct opt_list {
+	const char *v[OPT_LIST_MAX];
+	int n;
 };
 
 enum {
@@ -111,6 +119,8 @@ struct opt_cmd {
 #define OPT_BITS(s, l, T, f, a, ch, h) \
 	{ .type = OPT_T_BITS, .short_name = (s), .long_name = (l), OPT_F_(T, f), .argh = (a), \
 	  .choices = (ch), .help = (h) }
+#define OPT_LIST(s, l, T, f, a, h) \
+	{ .type = OPT_T_LIST, .short_name = (s), .long_name = (l), OPT_F_(T, f), .argh = (a), .help = (h) }
 /* An option whose value cb parses; ty says what it stores at f (for
  * the tests' comparison: OPT_T_RAW compares sizeof f bytes). */
 #define OPT_CALLBACK(ty, s, l, T, f, a, cb_, h) \
