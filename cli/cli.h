@@ -13,41 +13,30 @@ enum {
 	EXIT_INPUT = 3,     /* invalid input file */
 };
 
+struct opt_cmd;
+
+/* A command: its options table (cli/options.h: name, summary, --help)
+ * and what runs it with argv[0] its name. */
 struct cli_command {
-	const char *name;
-	const char *summary;
+	const struct opt_cmd *opts;
 	int (*run)(int argc, char **argv);
-	void (*usage)(FILE *f);
-	/* The command's options that take no value ("--quiet", ...), NULL
-	 * last. main() hands the command "--opt=value" as "--opt" "value"
-	 * (getopt_long's long form, for every command alike) and refuses
-	 * "--flag=value" for these. NULL: the command reads --opt=value
-	 * itself (collective: getopt_long) or passes its arguments on (calib). */
-	const char *const *flags;
 };
 
+/* Every command, { NULL, NULL } last (commands.c). */
 extern const struct cli_command cli_commands[];
 
 int cmd_run(int argc, char **argv);
-void cmd_run_usage(FILE *f);
 int cmd_sweep(int argc, char **argv);
-void cmd_sweep_usage(FILE *f);
 int cmd_merge(int argc, char **argv);
-void cmd_merge_usage(FILE *f);
 int cmd_plan(int argc, char **argv);
-void cmd_plan_usage(FILE *f);
 int cmd_compare(int argc, char **argv);
-void cmd_compare_usage(FILE *f);
 int cmd_validate(int argc, char **argv);
-void cmd_validate_usage(FILE *f);
 int cmd_validation(int argc, char **argv);
-void cmd_validation_usage(FILE *f);
 int cmd_list(int argc, char **argv);
-void cmd_list_usage(FILE *f);
 int cmd_calib(int argc, char **argv);
-void cmd_calib_usage(FILE *f);
 int cmd_collective(int argc, char **argv);
-void cmd_collective_usage(FILE *f);
+extern const struct opt_cmd cmd_run_opts, cmd_sweep_opts, cmd_merge_opts, cmd_plan_opts, cmd_compare_opts,
+	cmd_validate_opts, cmd_validation_opts, cmd_list_opts, cmd_calib_opts, cmd_collective_opts;
 
 /* Parse option opt's value v as a number in [lo, hi] into *out. Returns 0,
  * or EXIT_USAGE after saying what was expected (nan, junk, out of range). */

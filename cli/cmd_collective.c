@@ -44,7 +44,6 @@
  * 0000:<local GPU index>:00. All sizes of all ops run in one simulation
  * (engine_collective_run()), one after another on the same platform. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -60,6 +59,7 @@
 #include "engine.h"
 #include "estimate.h"
 #include "longrun.h"
+#include "options.h"
 #include "samefile.h"
 #include "topology.h"
 
@@ -77,71 +77,6 @@ static const struct { const char *name; int size; } dtypes[] = {
 /* nccl-tests' reduction op names (common.cu test_opnames, NCCL >= 2.11). */
 static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
 #define NREDOPS ((int)(sizeof(redops) / sizeof(redops[0])))
-
-void cmd_collective_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim collective [BINARY] --topology FILE [--nodes N] [--procs P] [nccl-tests flags]\n"
-		   "                         [--ops OP,OP...] [--algo ALGO] [--csv FILE|-] [--json FILE|-]\n\n"
-		   "Simulates collectives over a range of message sizes and prints what nccl-tests'\n"
-		   "all_reduce_perf (all_gather_perf, ...) prints, in its layout (nccl-tests v2.13):\n"
-		   "'#' header lines with one '# Using devices' line per simulated rank, then per size\n"
-		   "'size count type redop root' and, out-of-place and in-place, 'time algbw busbw\n"
-		   "#wrong', then '# Out of bounds values' and '# Avg bus bandwidth'. algbw = size /\n"
-		   "time; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
-		   "reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv (nccl-tests).\n"
-		   "The time is one simulated collective: out-of-place and in-place are the same,\n"
-		   "#wrong is 0 (N/A with -c 0). --csv and --json add ddlsim's columns: the algorithm\n"
-		   "and protocol that ran, NCCL's predicted time (0 where NCCL's tuning model does\n"
-		   "not apply: hierarchical, direct) and the plan's closed form.\n\n"
-		   "ddlsim options:\n"
-		   "  --topology FILE          topology file (see topologies/README.md)\n"
-		   "  --nodes N                nodes (default 1)\n"
-		   "  --procs P                processes over the nodes, as mpirun -np (P / N per node),\n"
-		   "                           each of -t x -g GPUs: P x T x G ranks (default: one\n"
-		   "                           process per node of every GPU)\n"
-		   "  --gpus-per-node-used K   same as -g K with -t 1 (default: every GPU of a node)\n"
-		   "  --ops OP,...             all_reduce (default), all_gather, reduce_scatter,\n"
-		   "                           alltoall, sendrecv, broadcast, reduce: one nccl-tests\n"
-		   "                           output per op, in this order\n"
-		   "  --op OP                  a collective (as --ops OP) or, as nccl-tests' --op, a\n"
-		   "                           reduction (sum, prod, max, min, avg, mulsum, all)\n"
-		   "  --algo ALGO              auto, ring, tree, nvls, hierarchical, direct; ring, tree\n"
-		   "                           and nvls take a protocol (ring:LL, ring:LL128,\n"
-		   "                           ring:Simple); without one, NCCL's choice for that\n"
-		   "                           algorithm (default auto: NCCL's choice of both)\n"
-		   "  --min-bytes S, --max-bytes S, --factor F   as -b, -e, -f\n"
-		   "  --csv FILE, --json FILE  also write every row with ddlsim's columns (atomically);\n"
-		   "                           '-' writes it to stdout instead of the nccl-tests layout\n"
-		   "  --mem-limit GB           refuse (exit 3) a run whose estimated memory exceeds GB\n"
-		   "                           (1e9 bytes; default 80%% of the machine's physical memory):\n"
-		   "                           34 MB + 165 KB per rank + 0.8 KB per rank and size\n\n"
-		   "nccl-tests flags (short or long form, '-b 8', '-b8', '--minbytes=8'):\n"
-		   "  -b,--minbytes S  -e,--maxbytes S   sizes: a number with an optional K, M or G\n"
-		   "                   (powers of 1024), 1 to 1T (default 8 and 8G; nccl-tests: 32M)\n"
-		   "  -f,--stepfactor F   multiply the size by F > 1 (default 2); F = 1: add -i\n"
-		   "  -i,--stepbytes S    increment when F = 1 (default 1M)\n"
-		   "  -g,--ngpus K  -t,--nthreads T   GPUs per process = T x K (default: with\n"
-		   "                 --procs 1 x 1, as nccl-tests; without, every GPU of the node)\n"
-		   "  -o,--op OP     sum, prod, max, min, avg, mulsum or all (default sum)\n"
-		   "  -d,--datatype T   int8, uint8, int32, uint32, int64, uint64, half, float,\n"
-		   "                 double, bfloat16 or all (default float)\n"
-		   "  -r,--root R    root of broadcast and reduce, 0..ranks-1 (default 0)\n"
-		   "  -c,--check 0/1 (0 or 1)  -n,--iters N  -w,--warmup_iters N  -m,--agg_iters N\n"
-		   "  -a,--average 0-3  -z,--blocking 0/1  -G,--cudagraph N  -C,--report_cputime 0/1\n"
-		   "  -p,--parallel_init 0/1  -y,--stream_null 0/1  -T,--timeout S\n"
-		   "                 accepted and echoed; a simulation has no iterations to average\n\n"
-		   "A sweep has at most %d sizes and %d rows, --nodes x GPUs at most %d x %d.\n\n"
-		   "examples:\n"
-		   "  ddlsim collective --topology topologies/dgx-h100.json -b 8 -e 8G -f 2 -g 8\n"
-		   "  ddlsim collective --topology topologies/dgx-h100-fattree2-2to1.json --nodes 16 \\\n"
-		   "      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
-		   "exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
-		   "bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
-		   "dtype or algorithm, GPUs beyond the node; --csv and --json one file), 3 invalid\n"
-		   "topology, --csv or --json is the topology or its GPU preset, or the estimated\n"
-		   "memory exceeds --mem-limit (nothing is allocated)\n",
-		MAX_SIZES, MAX_ROWS, TOPO_MAX_NODES, TOPO_MAX_GPUS_PER_NODE);
-}
 
 /* nccl-tests' parsesize(): "%lf %1s", K/M/G in powers of 1024 (and an
  * optional trailing B, as ddlsim always took). -1 if not a finite size
@@ -207,11 +142,229 @@ struct row {
 struct args {
 	const char *topo, *algo, *csv, *json;
 	long nodes, procs, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
-		cputime, pinit;
+		cputime, pinit, stream_null, nccl_timeout;
 	double minb, maxb, stepf, stepb;
-	double mem_limit_gb;   /* 0: the default (cli/longrun.h) */
+	double mem_limit_bytes; /* 0: the default (cli/longrun.h) */
 	int redop, dtype;      /* -1: all */
 	int ops[COLL_NOPS], nops;
+};
+
+static int add_ops(struct args *a, const char *list);
+
+static int out_of_range(const char *flag, const char *v)
+{
+	return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim collective --help' for "
+			       "the ranges)", flag, v);
+}
+
+/* nccl-tests' integers: strtol base 0 in the entry's [lo, hi]. */
+static int nccl_long(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	bool ok;
+	long x = parse_long(v, (long)o->lo, (long)o->hi, &ok);
+	if (!ok)
+		return out_of_range(flag, v);
+	*(long *)((char *)base + o->off) = x;
+	return 0;
+}
+
+/* --gpus-per-node-used K: -g K with -t 1. */
+static int used_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	((struct args *)base)->threads = 1;
+	return nccl_long(o, flag, v, base);
+}
+
+/* A size (parse_size()) of -b, -e, -i. */
+static int size_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	double x = parse_size(v, 1);
+	if (x < 0)
+		return out_of_range(flag, v);
+	*(double *)((char *)base + o->off) = x;
+	return 0;
+}
+
+/* -f F (F >= 1; 1: step by -i bytes) or --factor F (F > 1), at most 1024. */
+static int factor_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	char *end;
+	errno = 0;
+	double f = strtod(v, &end);
+	bool ok = !errno && end != v && !*end && isfinite(f) && (o->short_name == 'f' ? f >= 1 : f > 1) &&
+		  f <= 1024;
+	if (!ok)
+		return out_of_range(flag, v);
+	((struct args *)base)->stepf = f;
+	return 0;
+}
+
+/* -o OP: a reduction, or all; the long --op also takes a collective
+ * (as --ops). */
+static int op_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	struct args *a = base;
+	(void)o;
+	if (!strcmp(v, "all"))
+		a->redop = -1;
+	else if ((a->redop = find_name(v, redops, NREDOPS, sizeof(redops[0]))) >= 0)
+		;
+	else if (flag[1] == '-' && coll_op_parse(v) >= 0) { /* ddlsim's --op COLLECTIVE */
+		a->nops = 0;
+		a->redop = 0;
+		return add_ops(a, v);
+	} else
+		return cli_usage_error("%s: expected sum, prod, max, min, avg, mulsum or all (or, for --op, a "
+				       "collective: all_reduce, all_gather, reduce_scatter, alltoall, sendrecv, "
+				       "broadcast, reduce), got '%s'", flag, v);
+	return 0;
+}
+
+static int dtype_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	struct args *a = base;
+	(void)o;
+	if (!strcmp(v, "all"))
+		a->dtype = -1;
+	else if ((a->dtype = find_name(v, &dtypes[0].name, NDTYPES, sizeof(dtypes[0]))) < 0)
+		return cli_usage_error("%s: expected int8, uint8, int32, uint32, int64, uint64, half, float, "
+				       "double, bfloat16 or all, got '%s'", flag, v);
+	return 0;
+}
+
+static int ops_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	struct args *a = base;
+	(void)o;
+	(void)flag;
+	a->nops = 0;
+	return add_ops(a, v);
+}
+
+static int algo_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	(void)flag;
+	if (!coll_algo_find(v))
+		return cli_usage_error("--algo: unknown collective algorithm '%s' (see 'ddlsim list')", v);
+	*(const char **)((char *)base + o->off) = v;
+	return 0;
+}
+
+/* An nccl-tests integer flag, short and long. */
+#define NCCL(s, l, f, lo_, hi_, a_, h) \
+	{ .type = OPT_T_LONG, .short_name = (s), .long_name = (l), OPT_F_(struct args, f), .argh = (a_), \
+	  .lo = (lo_), .hi = (hi_), .cb = nccl_long, .help = (h) }
+#define SIZE(s, l, f, fl, h) \
+	{ .type = OPT_T_NUMBER, .short_name = (s), .long_name = (l), OPT_F_(struct args, f), .argh = "S", \
+	  .cb = size_option, .example = "1M", .flags = (fl), .help = (h) }
+
+static const struct opt collective_options[] = {
+	OPT_GROUP("ddlsim options"),
+	OPT_FILE(0, "topology", struct args, topo, "FILE", "topology file (see topologies/README.md)"),
+	NCCL(0, "nodes", nodes, 1, TOPO_MAX_NODES, "N", "nodes (default 1)"),
+	NCCL(0, "procs", procs, 1, (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE, "P",
+	     "processes over the nodes, as mpirun -np (P / N per node),\n"
+	     "each of -t x -g GPUs: P x T x G ranks (default: one\n"
+	     "process per node of every GPU)"),
+	{ .type = OPT_T_LONG, .long_name = "gpus-per-node-used", OPT_F_(struct args, gpus), .argh = "K",
+	  .lo = 1, .hi = TOPO_MAX_GPUS_PER_NODE, .cb = used_option,
+	  .help = "same as -g K with -t 1 (default: every GPU of a node)" },
+	{ .type = OPT_T_RAW, .long_name = "ops", .off = offsetof(struct args, ops),
+	  .size = sizeof(((struct args *)0)->ops) + sizeof(int), .argh = "OP,...", .cb = ops_option,
+	  .example = "all_gather,alltoall",
+	  .help = "all_reduce (default), all_gather, reduce_scatter, alltoall, sendrecv,\n"
+		  "broadcast, reduce: one nccl-tests output per op, in this order" },
+	{ .type = OPT_T_STRING, .long_name = "algo", OPT_F_(struct args, algo), .argh = "ALGO", .cb = algo_option,
+	  .example = "ring",
+	  .help = "auto, ring, tree, nvls, hierarchical, direct; ring, tree\n"
+		  "and nvls take a protocol (ring:LL, ring:LL128,\n"
+		  "ring:Simple); without one, NCCL's choice for that\n"
+		  "algorithm (default auto: NCCL's choice of both)" },
+	OPT_FILE(0, "csv", struct args, csv, "FILE|-",
+		 "also write every row with ddlsim's columns (atomically);\n"
+		 "'-' writes it to stdout instead of the nccl-tests layout"),
+	OPT_FILE(0, "json", struct args, json, "FILE|-", "as --csv, in JSON"),
+	OPT_MEM_LIMIT(struct args, mem_limit_bytes,
+		      "refuse (exit 3) a run whose estimated memory exceeds GB\n"
+		      "(1e9 bytes; default 80% of the machine's physical memory):\n"
+		      "34 MB + 165 KB per rank + 0.8 KB per rank and size"),
+	SIZE(0, "min-bytes", minb, OPT_HIDDEN, "as -b"),
+	SIZE(0, "max-bytes", maxb, OPT_HIDDEN, "as -e"),
+	{ .type = OPT_T_NUMBER, .long_name = "factor", OPT_F_(struct args, stepf), .argh = "F",
+	  .cb = factor_option, .example = "2", .flags = OPT_HIDDEN, .help = "as -f, F > 1" },
+	OPT_GROUP("nccl-tests flags (short or long form: '-b 8', '-b8', '--minbytes=8')"),
+	SIZE('b', "minbytes", minb, 0,
+	     "smallest size: a number with an optional K, M or G\n"
+	     "(powers of 1024), 1 to 1T (default 8)"),
+	SIZE('e', "maxbytes", maxb, 0, "largest size (default 8G; nccl-tests: 32M)"),
+	{ .type = OPT_T_NUMBER, .short_name = 'f', .long_name = "stepfactor", OPT_F_(struct args, stepf),
+	  .argh = "F", .cb = factor_option, .example = "2",
+	  .help = "multiply the size by F > 1 (default 2); F = 1: add -i" },
+	SIZE('i', "stepbytes", stepb, 0, "increment when F = 1 (default 1M)"),
+	NCCL('g', "ngpus", gpus, 1, TOPO_MAX_GPUS_PER_NODE, "K",
+	     "GPUs per thread (default: with --procs 1, as nccl-tests;\n"
+	     "without, every GPU of the node)"),
+	NCCL('t', "nthreads", threads, 1, TOPO_MAX_GPUS_PER_NODE, "T", "threads per process (default 1)"),
+	{ .type = OPT_T_INT, .short_name = 'o', .long_name = "op", OPT_F_(struct args, redop), .argh = "OP",
+	  .cb = op_option, .example = "max",
+	  .help = "sum, prod, max, min, avg, mulsum or all (default sum);\n"
+		  "the long --op also takes a collective, as --ops OP" },
+	{ .type = OPT_T_INT, .short_name = 'd', .long_name = "datatype", OPT_F_(struct args, dtype), .argh = "T",
+	  .cb = dtype_option, .example = "half",
+	  .help = "int8, uint8, int32, uint32, int64, uint64, half, float,\n"
+		  "double, bfloat16 or all (default float)" },
+	NCCL('r', "root", root, 0, INT_MAX, "R", "root of broadcast and reduce, 0..ranks-1 (default 0)"),
+	NCCL('c', "check", check, 0, 1, "0/1", "check results: #wrong is 0 (1, the default) or N/A (0)"),
+	NCCL('n', "iters", iters, 1, INT_MAX, "N", "iterations (accepted and echoed, as the flags below; a\n"
+	     "simulation has no iterations to average)"),
+	NCCL('w', "warmup_iters", warmup, 0, INT_MAX, "N", "warm-up iterations"),
+	NCCL('m', "agg_iters", agg, 1, INT_MAX, "N", "operations aggregated together"),
+	NCCL('a', "average", average, 0, 3, "0-3", "how results are averaged over ranks"),
+	NCCL('z', "blocking", blocking, 0, 1, "0/1", "blocking collectives"),
+	NCCL('G', "cudagraph", graph, 0, INT_MAX, "N", "CUDA graph launches"),
+	NCCL('C', "report_cputime", cputime, 0, 1, "0/1", "report CPU time"),
+	NCCL('p', "parallel_init", pinit, 0, 1, "0/1", "initialise NCCL in parallel"),
+	NCCL('y', "stream_null", stream_null, 0, 1, "0/1", "use the default stream"),
+	NCCL('T', "timeout", nccl_timeout, 0, INT_MAX, "S", "nccl-tests' timeout in seconds"),
+	OPT_END(),
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const struct opt_cmd cmd_collective_opts = {
+	.name = "collective",
+	.summary = "sweep a collective over message sizes on a topology, like nccl-tests",
+	.args = "[BINARY] --topology FILE",
+	.brief = true,
+	.description =
+		"Simulates collectives over a range of message sizes and prints what nccl-tests'\n"
+		"all_reduce_perf (all_gather_perf, ...) prints, in its layout (nccl-tests v2.13):\n"
+		"'#' header lines with one '# Using devices' line per simulated rank, then per size\n"
+		"'size count type redop root' and, out-of-place and in-place, 'time algbw busbw\n"
+		"#wrong', then '# Out of bounds values' and '# Avg bus bandwidth'. algbw = size /\n"
+		"time; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
+		"reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv (nccl-tests).\n"
+		"The time is one simulated collective: out-of-place and in-place are the same,\n"
+		"#wrong is 0 (N/A with -c 0). --csv and --json add ddlsim's columns: the algorithm\n"
+		"and protocol that ran, NCCL's predicted time (0 where NCCL's tuning model does\n"
+		"not apply: hierarchical, direct) and the plan's closed form. BINARY, an\n"
+		"nccl-tests binary's name or path (all_reduce_perf, all_gather_perf_mpi, ...),\n"
+		"selects the collective.\n",
+	.options = collective_options,
+	.epilogue =
+		"A sweep has at most " STR(MAX_SIZES) " sizes and " STR(MAX_ROWS) " rows, --nodes x GPUs at most "
+		STR(TOPO_MAX_NODES) " x " STR(TOPO_MAX_GPUS_PER_NODE) ".\n\n"
+		"examples:\n"
+		"  ddlsim collective --topology topologies/dgx-h100.json -b 8 -e 8G -f 2 -g 8\n"
+		"  ddlsim collective --topology topologies/dgx-h100-fattree2-2to1.json --nodes 16 \\\n"
+		"      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
+		"exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
+		"bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
+		"dtype or algorithm, GPUs beyond the node; --csv and --json one file), 3 invalid\n"
+		"topology, --csv or --json is the topology or its GPU preset, or the estimated\n"
+		"memory exceeds --mem-limit (nothing is allocated)\n",
+	.size = sizeof(struct args),
 };
 
 static int add_ops(struct args *a, const char *list)
@@ -236,7 +389,6 @@ static int add_ops(struct args *a, const char *list)
 	return 0;
 }
 
-/* Parse argv into a; 0 or EXIT_USAGE (message printed). */
 /* nccl-tests' binary name (a path, "_perf", an optional "_mpi") as the
  * collective it runs: 0 and a->ops set, or -1 if arg is not one. */
 static int binary_op(struct args *a, const char *arg)
@@ -255,129 +407,23 @@ static int binary_op(struct args *a, const char *arg)
 	return -1;
 }
 
+/* Parse argv into a; 0 or EXIT_USAGE (message printed). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { O_TOPO = 256, O_NODES, O_PROCS, O_USED, O_OPS, O_ALGO, O_CSV, O_JSON, O_MEM };
-	static const struct option lo[] = {
-		{"nthreads", required_argument, 0, 't'}, {"ngpus", required_argument, 0, 'g'},
-		{"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
-		{"stepbytes", required_argument, 0, 'i'}, {"stepfactor", required_argument, 0, 'f'},
-		{"iters", required_argument, 0, 'n'}, {"agg_iters", required_argument, 0, 'm'},
-		{"warmup_iters", required_argument, 0, 'w'}, {"parallel_init", required_argument, 0, 'p'},
-		{"check", required_argument, 0, 'c'}, {"op", required_argument, 0, 'o'},
-		{"datatype", required_argument, 0, 'd'}, {"root", required_argument, 0, 'r'},
-		{"blocking", required_argument, 0, 'z'}, {"stream_null", required_argument, 0, 'y'},
-		{"timeout", required_argument, 0, 'T'}, {"cudagraph", required_argument, 0, 'G'},
-		{"report_cputime", required_argument, 0, 'C'}, {"average", required_argument, 0, 'a'},
-		{"min-bytes", required_argument, 0, 'b'}, {"max-bytes", required_argument, 0, 'e'},
-		{"factor", required_argument, 0, 'F'},
-		{"topology", required_argument, 0, O_TOPO}, {"nodes", required_argument, 0, O_NODES},
-		{"procs", required_argument, 0, O_PROCS},
-		{"gpus-per-node-used", required_argument, 0, O_USED},
-		{"ops", required_argument, 0, O_OPS}, {"algo", required_argument, 0, O_ALGO},
-		{"csv", required_argument, 0, O_CSV}, {"json", required_argument, 0, O_JSON},
-		{"mem-limit", required_argument, 0, O_MEM},
-		{0, 0, 0, 0},
-	};
-	bool ok = true;
-	opterr = 0;
-	optind = 0;  /* 0, not 1: getopt's whole state reset (a cluster cut short by an error) */
-	for (;;) {
-		int li = -1, c = getopt_long(argc, argv, ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:",
-					     lo, &li);
-		if (c == -1)
-			break;
-		const char *v = optarg;
-		char flag[64];
-		if (li >= 0)
-			snprintf(flag, sizeof(flag), "--%s", lo[li].name);
-		else
-			snprintf(flag, sizeof(flag), "-%c", c);
-		switch (c) {
-		case ':':
-			return cli_usage_error("option '%s' for 'collective' needs a value", argv[optind - 1]);
-		case '?':
-			return cli_usage_error("unknown option '%s' for 'collective'", argv[optind - 1]);
-		case 't': a->threads = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
-		case 'g': a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); break;
-		case O_USED: a->gpus = parse_long(v, 1, TOPO_MAX_GPUS_PER_NODE, &ok); a->threads = 1; break;
-		case O_NODES: a->nodes = parse_long(v, 1, TOPO_MAX_NODES, &ok); break;
-		case O_PROCS:
-			a->procs = parse_long(v, 1, (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE, &ok);
-			break;
-		case 'b': ok = (a->minb = parse_size(v, 1)) >= 0; break;
-		case 'e': ok = (a->maxb = parse_size(v, 1)) >= 0; break;
-		case 'i': ok = (a->stepb = parse_size(v, 1)) >= 0; break;
-		case 'f': case 'F': {
-			char *end;
-			errno = 0;
-			a->stepf = strtod(v, &end);
-			ok = !errno && end != v && !*end && isfinite(a->stepf) &&
-			     (c == 'f' ? a->stepf >= 1 : a->stepf > 1) && a->stepf <= 1024;
-			break;
-		}
-		case 'n': a->iters = parse_long(v, 1, INT_MAX, &ok); break;
-		case 'w': a->warmup = parse_long(v, 0, INT_MAX, &ok); break;
-		case 'm': a->agg = parse_long(v, 1, INT_MAX, &ok); break;
-		case 'c': a->check = parse_long(v, 0, 1, &ok); break;  /* nccl-tests: datacheck on or off */
-		case 'a': a->average = parse_long(v, 0, 3, &ok); break;
-		case 'z': a->blocking = parse_long(v, 0, 1, &ok); break;
-		case 'G': a->graph = parse_long(v, 0, INT_MAX, &ok); break;
-		case 'C': a->cputime = parse_long(v, 0, 1, &ok); break;
-		case 'p': a->pinit = parse_long(v, 0, 1, &ok); break;
-		case 'y': parse_long(v, 0, 1, &ok); break;
-		case 'T': parse_long(v, 0, INT_MAX, &ok); break;
-		case 'r': a->root = parse_long(v, 0, INT_MAX, &ok); break;
-		case 'o':
-			if (!strcmp(v, "all"))
-				a->redop = -1;
-			else if ((a->redop = find_name(v, redops, NREDOPS, sizeof(redops[0]))) >= 0)
-				;
-			else if (li >= 0 && coll_op_parse(v) >= 0) { /* ddlsim's --op COLLECTIVE */
-				a->nops = 0;
-				if (add_ops(a, v))
-					return EXIT_USAGE;
-				a->redop = 0;
-			} else
-				return cli_usage_error("%s: expected sum, prod, max, min, avg, mulsum or all "
-						       "(or, for --op, a collective: all_reduce, all_gather, "
-						       "reduce_scatter, alltoall, sendrecv, broadcast, reduce), "
-						       "got '%s'", flag, v);
-			break;
-		case 'd':
-			if (!strcmp(v, "all"))
-				a->dtype = -1;
-			else if ((a->dtype = find_name(v, &dtypes[0].name, NDTYPES, sizeof(dtypes[0]))) < 0)
-				return cli_usage_error("%s: expected int8, uint8, int32, uint32, int64, uint64, "
-						       "half, float, double, bfloat16 or all, got '%s'", flag, v);
-			break;
-		case O_TOPO: a->topo = v; break;
-		case O_OPS: a->nops = 0; if (add_ops(a, v)) return EXIT_USAGE; break;
-		case O_ALGO:
-			if (!coll_algo_find(v))
-				return cli_usage_error("--algo: unknown collective algorithm '%s' (see 'ddlsim list')", v);
-			a->algo = v;
-			break;
-		case O_CSV: a->csv = v; break;
-		case O_JSON: a->json = v; break;
-		case O_MEM:
-			if (cli_parse_number(flag, v, 0.01, 1e6, &a->mem_limit_gb))
-				return EXIT_USAGE;
-			break;
-		default:
-			return cli_usage_error("unknown option '%s' for 'collective'", flag);
-		}
-		if (!ok)
-			return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim "
-					       "collective --help' for the ranges)", flag, v);
-	}
-	if (optind < argc && binary_op(a, argv[optind]) == 0)
-		optind++;
-	if (optind < argc)
-		return cli_usage_error("'collective' takes no argument '%s' (an nccl-tests binary name "
-				       "is all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
-				       "alltoall_perf, sendrecv_perf, broadcast_perf or reduce_perf)",
-				       argv[optind]);
+	const char **pos = calloc((size_t)argc + 1, sizeof(*pos));
+	int n = 0, k = 0, rc;
+	if (!pos)
+		return cli_usage_error("out of memory for %d arguments", argc);
+	rc = opt_parse(&cmd_collective_opts, argc, argv, a, pos, &n);
+	if (!rc && k < n && binary_op(a, pos[k]) == 0)
+		k++;
+	if (!rc && k < n)
+		rc = cli_usage_error("'collective' takes no argument '%s' (an nccl-tests binary name "
+				     "is all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+				     "alltoall_perf, sendrecv_perf, broadcast_perf or reduce_perf)", pos[k]);
+	free(pos);
+	if (rc)
+		return rc;
 	if (a->procs > 0 && a->procs % a->nodes)
 		return cli_usage_error("--procs %ld is not a multiple of --nodes %ld (mpirun's -np over "
 				       "-npernode processes per node)", a->procs, a->nodes);
@@ -740,7 +786,7 @@ int cmd_collective(int argc, char **argv)
 	char what[200];
 	snprintf(what, sizeof(what), "collective on %d ranks (%ld nodes x %ld GPUs), %d size%s", n, a.nodes, used, npts,
 		 npts == 1 ? "" : "s");
-	if ((rc = longrun_admit(what, estimate_collective_bytes(n, npts), a.mem_limit_gb * 1e9)))
+	if ((rc = longrun_admit(what, estimate_collective_bytes(n, npts), a.mem_limit_bytes)))
 		goto out_mem;
 	rc = EXIT_FAIL;
 	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))

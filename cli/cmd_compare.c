@@ -1,5 +1,5 @@
-/* cmd_compare: `ddlsim compare A.json B.json ... [-j N]`: scenarios side by
- * side. Each scenario is checked, then simulated through the runner; the
+/* cmd_compare: `ddlsim compare A.json B.json ... [options]`: scenarios
+ * side by side. Each scenario is checked, then simulated through the runner; the
  * table has one column per scenario and one line per plan key or figure
  * (the record of reports/tidy.h, then "memory": whether it fits and by how
  * much), the plan keys that differ marked '*', each figure with its change
@@ -21,6 +21,7 @@
 #include "human.h"
 #include "cli.h"
 #include "longrun.h"
+#include "options.h"
 #include "progress.h"
 #include "runner.h"
 #include "scenario.h"
@@ -28,25 +29,36 @@
 #include "tidy.h"
 #include "xalloc.h"
 
-void cmd_compare_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim compare SCENARIO SCENARIO... [-j N] [--mem-limit GB]\n\n"
-		   "Simulates each scenario and prints them side by side: the plan (keys that\n"
-		   "differ marked '*'), then throughput, memory, time and cost to train (with\n"
-		   "the default goodput and economics of models/goodput.h and economics.h),\n"
-		   "each with its change against the first scenario, whether each fits in GPU\n"
-		   "memory, why folding is off, and the error band of its nearest validation\n"
-		   "family. The first line names the best scenario that fits; one that does not\n"
-		   "fit has status 'oom'. Long texts wrap; numbers read without exponents.\n\n"
-		   "  -j, --jobs N       simulations at once (default 1)\n"
-		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a\n"
-		   "                     simulation beyond it fails with that reason; a scenario\n"
-		   "                     whose estimated peak memory exceeds it is refused before\n"
-		   "                     any simulation (exit 3; default 80%% of the physical memory)\n\n"
-		   "example:\n"
-		   "  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n\n"
-		   "exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n");
-}
+struct compare_opts {
+	struct runner_opts ro;
+};
+
+static const struct opt compare_options[] = {
+	OPT_RUNNER(struct compare_opts, ro),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_compare_opts = {
+	.name = "compare",
+	.summary = "simulate scenarios and show them side by side with differences",
+	.args = "SCENARIO SCENARIO...",
+	.description =
+		"Simulates each scenario and prints them side by side: the plan (keys that\n"
+		"differ marked '*'), then throughput, memory, time and cost to train (with\n"
+		"the default goodput and economics of models/goodput.h and economics.h),\n"
+		"each with its change against the first scenario, whether each fits in GPU\n"
+		"memory, why folding is off, and the error band of its nearest validation\n"
+		"family. The first line names the best scenario that fits; one that does not\n"
+		"fit has status 'oom'. Long texts wrap; numbers read without exponents. A\n"
+		"simulation beyond --mem-limit fails with that reason; a scenario whose\n"
+		"estimated peak memory exceeds it is refused before any simulation (exit 3).\n",
+	.options = compare_options,
+	.epilogue =
+		"example:\n"
+		"  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n\n"
+		"exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n",
+	.size = sizeof(struct compare_opts),
+};
 
 #define KEY_W 24               /* the key column */
 #define CELL_W 26              /* a scenario's column */
@@ -173,29 +185,12 @@ static void tick(void *ctx, const long *tasks)
 
 int cmd_compare(int argc, char **argv)
 {
-	struct runner_opts ro = { .jobs = 1 };
+	struct compare_opts o = { .ro = { .jobs = 1 } };
 	const char **paths = xcalloc((size_t)argc, sizeof(char *));
 	int n = 0, rc = EXIT_USAGE;
-	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "-j") || !strcmp(argv[i], "--jobs")) && i + 1 < argc) {
-			char *end;
-			ro.jobs = (int)strtol(argv[++i], &end, 10);
-			if (*end || ro.jobs < 1 || ro.jobs > 1024) {
-				cli_usage_error("%s: expected a number in [1, 1024], got '%s'", argv[i - 1], argv[i]);
-				goto out_paths;
-			}
-		} else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
-			double gb;
-			if (cli_parse_number(argv[i], argv[i + 1], 0.01, 1e6, &gb))
-				goto out_paths;
-			ro.mem_limit_bytes = gb * 1e9;
-			i++;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_usage_error("unknown option '%s' for 'compare'", argv[i]);
-			goto out_paths;
-		} else
-			paths[n++] = argv[i];
-	}
+	if (opt_parse(&cmd_compare_opts, argc, argv, &o, paths, &n))
+		goto out_paths;
+	struct runner_opts ro = o.ro;
 	if (n < 2) {
 		cli_usage_error("'compare' needs at least two scenario files");
 		goto out_paths;

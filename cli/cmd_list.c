@@ -6,21 +6,39 @@
 #include "cli.h"
 #include "coll.h"
 #include "cost.h"
+#include "options.h"
 #include "stack.h"
 #include "schedule.h"
+#include "xalloc.h"
 
-void cmd_list_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim list\n\n"
-		   "Lists the pipeline schedules, collective algorithms and compute cost\n"
-		   "sources a scenario can name, and the program builder of each model\n"
-		   "architecture.\n");
-}
+struct list_opts {
+	bool none;                  /* list takes no option */
+};
+
+static const struct opt list_options[] = {
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_list_opts = {
+	.name = "list",
+	.summary = "list schedules, collective algorithms and cost sources",
+	.description =
+		"Lists the pipeline schedules, collective algorithms and compute cost\n"
+		"sources a scenario can name, and the program builder of each model\n"
+		"architecture.\n",
+	.options = list_options,
+	.size = sizeof(struct list_opts),
+};
 
 int cmd_list(int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1)
+	struct list_opts o = { 0 };
+	const char **pos = xcalloc((size_t)argc, sizeof(*pos));
+	int n = 0, rc = opt_parse(&cmd_list_opts, argc, argv, &o, pos, &n);
+	free(pos);
+	if (rc)
+		return rc;
+	if (n > 0)
 		return cli_usage_error("'list' takes no arguments");
 	printf("schedules (parallel.schedule):\n");
 	for (int i = 0; i < SCHED_N; i++)

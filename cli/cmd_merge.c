@@ -1,4 +1,4 @@
-/* cmd_merge: `ddlsim merge [--partial] OUT INPUT...` joins sweep shards.
+/* cmd_merge: `ddlsim merge OUT INPUT... [--partial]` joins sweep shards.
  *
  * CSV (OUT ends in .csv): every input must have the same header; the rows
  * of all inputs are written under one header, ordered by point index, a
@@ -40,30 +40,45 @@
 #include "cli.h"
 #include "csvfile.h"
 #include "infile.h"
+#include "options.h"
 #include "samefile.h"
 #include "sweep_origin.h"
 #include "xalloc.h"
 
-void cmd_merge_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim merge [--partial] OUT.csv SHARD.csv...\n"
-		   "       ddlsim merge [--partial] OUT.jsonl SHARD.jsonl...\n\n"
-		   "Joins the outputs of sweep shards (or of interrupted and resumed sweeps) into\n"
-		   "OUT: one header, rows ordered by point index, each point once. The shards\n"
-		   "must be of OUT's format, come from one sweep (their points.*.ddlsim-origin.json\n"
-		   "records say so), be finished (a sweep still writing one holds its lock) and\n"
-		   "be complete: every shard there, no torn last row, each shard holding every\n"
-		   "point its record counts; the missing points are named. OUT may not be a shard.\n\n"
-		   "  --partial    merge what is there (missing shards, torn rows, shards cut\n"
-		   "               short) and say on stderr how much: 'merged 20 of 30 points;\n"
-		   "               missing: 20..29'; OUT then gets no origin record\n\n"
-		   "example:\n"
-		   "  ddlsim merge out/s/points.csv out/s/points.shard-*-of-4.csv\n\n"
-		   "exit codes: 0 ok, 1 cannot write OUT, 2 usage (a shard of the other format),\n"
-		   "3 an input is unreadable, not a regular file, not a sweep output, of another\n"
-		   "sweep, still being written, or points are missing (without --partial); OUT is\n"
-		   "not a regular file, is a shard, or its origin's name holds another file\n");
-}
+struct merge_opts {
+	bool partial;
+};
+
+static const struct opt merge_options[] = {
+	OPT_FLAG(0, "partial", struct merge_opts, partial,
+		 "merge what is there (missing shards, torn rows, shards cut\n"
+		 "short) and say on stderr how much: 'merged 20 of 30 points;\n"
+		 "missing: 20..29'; OUT then gets no origin record"),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_merge_opts = {
+	.name = "merge",
+	.summary = "join the outputs of sweep shards",
+	.args = "OUT.csv SHARD.csv...",
+	.usage_more = "       ddlsim merge OUT.jsonl SHARD.jsonl... [--partial]\n",
+	.description =
+		"Joins the outputs of sweep shards (or of interrupted and resumed sweeps) into\n"
+		"OUT: one header, rows ordered by point index, each point once. The shards\n"
+		"must be of OUT's format, come from one sweep (their points.*.ddlsim-origin.json\n"
+		"records say so), be finished (a sweep still writing one holds its lock) and\n"
+		"be complete: every shard there, no torn last row, each shard holding every\n"
+		"point its record counts; the missing points are named. OUT may not be a shard.\n",
+	.options = merge_options,
+	.epilogue =
+		"example:\n"
+		"  ddlsim merge out/s/points.csv out/s/points.shard-*-of-4.csv\n\n"
+		"exit codes: 0 ok, 1 cannot write OUT, 2 usage (a shard of the other format),\n"
+		"3 an input is unreadable, not a regular file, not a sweep output, of another\n"
+		"sweep, still being written, or points are missing (without --partial); OUT is\n"
+		"not a regular file, is a shard, or its origin's name holds another file\n",
+	.size = sizeof(struct merge_opts),
+};
 
 struct line {
 	long point;
@@ -523,18 +538,20 @@ static int check_outputs(const char *outp, const struct input *in, int n)
  * an input of OUT's other format refused. Returns 0 or EXIT_USAGE. */
 static int parse_args(int argc, char **argv, const char **outp, struct input *in, int *n, bool *partial)
 {
+	struct merge_opts o = { 0 };
+	const char **pos = xcalloc((size_t)argc, sizeof(*pos));
+	int npos = 0;
 	*outp = NULL;
 	*n = 0;
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--partial"))
-			*partial = true;
-		else if (argv[a][0] == '-' && argv[a][1])
-			return cli_usage_error("unknown option '%s' for 'merge'", argv[a]);
-		else if (!*outp)
-			*outp = argv[a];
-		else
-			in[(*n)++].path = argv[a];
+	if (opt_parse(&cmd_merge_opts, argc, argv, &o, pos, &npos)) {
+		free(pos);
+		return EXIT_USAGE;
 	}
+	*partial = o.partial;
+	*outp = npos ? pos[0] : NULL;
+	for (int k = 1; k < npos; k++)
+		in[(*n)++].path = pos[k];
+	free(pos);
 	if (!*outp || !*n)
 		return cli_usage_error("'merge' needs an output file and at least one input");
 	bool jsonl = ends_with(*outp, ".jsonl");

@@ -1,5 +1,4 @@
-/* cmd_plan: `ddlsim plan GOAL.json [--top N] [-j N] [--out DIR] [--screen-only]
- *            [--show-rejected]`.
+/* cmd_plan: `ddlsim plan GOAL.json [options]`.
  *
  * Screens every plan of every cluster option in-process (sim/search.h),
  * simulates the best `top` of each option and the best of each node count
@@ -32,6 +31,7 @@
 #include "cli.h"
 #include "human.h"
 #include "longrun.h"
+#include "options.h"
 #include "progress.h"
 #include "reasons.h"
 #include "report.h"
@@ -42,43 +42,6 @@
 #include "study.h"
 #include "tidy.h"
 #include "xalloc.h"
-
-void cmd_plan_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim plan GOAL.json [--top N] [-j N] [--timeout S] [--mem-limit GB]\n"
-		   "                   [--out DIR] [--screen-only] [--show-rejected] [--quiet]\n\n"
-		   "Searches parallel plans and cluster sizes for a training goal (schema\n"
-		   "ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
-		   "batch range, candidate clusters with node counts and prices; sim/search.h).\n"
-		   "Every plan is checked (plan_check, memory anatomy) and estimated in-process;\n"
-		   "the best N per cluster option (and the best per node count) are simulated.\n"
-		   "Prints first the best plan that fits in GPU memory, then the simulated plans\n"
-		   "that fit per option ranked by wall time to train (failures\n"
-		   "and checkpoints included), cost, $ per million tokens and energy; the Pareto\n"
-		   "front of time and cost; the fewest GPUs per GPU type that meet the deadline;\n"
-		   "and the screen's rank correlation with the engine.\n\n"
-		   "  --top N         plans simulated per cluster option (default: the goal's, 20)\n"
-		   "  -j, --jobs N    simulations at once (default 2)\n"
-		   "  --timeout S     wall-time limit per simulation, in seconds (a plan over it is a\n"
-		   "                  timeout row)\n"
-		   "  --mem-limit GB  address-space limit per simulation, in GB (1e9 bytes); a plan whose\n"
-		   "                  estimated memory (sim/estimate.h) is above it fails with the\n"
-		   "                  estimate, never started (default: 80 %% of physical memory)\n"
-		   "  --out DIR       write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
-		   "                  (time vs cost, Pareto front) and DIR/mfu-gpus.svg (default out/<goal name>)\n"
-		   "  --screen-only   screen and print the estimate's ranking, simulate nothing\n"
-		   "  --show-rejected list every reason plan_check rejected plans for (with a count and\n"
-		   "                  an example plan; without it, the 3 most common), and the simulated\n"
-		   "                  plans that do not fit in GPU memory (status 'oom', never ranked\n"
-		   "                  nor on the front) apart, with the GB missing\n"
-		   "  --quiet         only the tables: no progress line (on a terminal), no JSON\n"
-		   "                  progress lines on stderr (otherwise)\n\n"
-		   "examples:\n"
-		   "  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
-		   "  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"
-		   "exit codes: 0 ok, 1 a simulation or output failed, 2 usage, 3 invalid goal file,\n"
-		   "or an output that is an input (the goal, its model or a topology)\n");
-}
 
 struct fin {
 	struct candidate c;
@@ -187,47 +150,67 @@ static int cmp_fin(const void *a, const void *b)
 	return study_compare(&x->pt, &y->pt);
 }
 
-/* Returns 0, or EXIT_USAGE after saying what is wrong. */
+static const struct opt plan_options[] = {
+	OPT_INT(0, "top", struct plan_opts, top, "N", 1, 1000,
+		"plans simulated per cluster option (default: the goal's, 20)"),
+	OPT_STRING('o', "out", struct plan_opts, out, "DIR",
+		   "write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
+		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg\n"
+		   "(default out/<goal name>)"),
+	OPT_FLAG(0, "screen-only", struct plan_opts, screen_only,
+		 "screen and print the estimate's ranking, simulate nothing"),
+	OPT_FLAG(0, "show-rejected", struct plan_opts, show_rejected,
+		 "list every reason plan_check rejected plans for (with a count\n"
+		 "and an example plan; without it, the 3 most common), and the\n"
+		 "simulated plans that do not fit in GPU memory (status 'oom',\n"
+		 "never ranked nor on the front) apart, with the GB missing"),
+	OPT_FLAG('q', "quiet", struct plan_opts, quiet,
+		 "only the tables: no progress line (on a terminal), no JSON\n"
+		 "progress lines on stderr (otherwise)"),
+	OPT_RUNNER_JOBS(struct plan_opts, ro, "simulations at once (default 2)"),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_plan_opts = {
+	.name = "plan",
+	.summary = "search plans and clusters for a training goal (time, cost, energy)",
+	.args = "GOAL.json",
+	.description =
+		"Searches parallel plans and cluster sizes for a training goal (schema\n"
+		"ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
+		"batch range, candidate clusters with node counts and prices; sim/search.h).\n"
+		"Every plan is checked (plan_check, memory anatomy) and estimated in-process;\n"
+		"the best N per cluster option (and the best per node count) are simulated.\n"
+		"Prints first the best plan that fits in GPU memory, then the simulated plans\n"
+		"that fit per option ranked by wall time to train (failures\n"
+		"and checkpoints included), cost, $ per million tokens and energy; the Pareto\n"
+		"front of time and cost; the fewest GPUs per GPU type that meet the deadline;\n"
+		"and the screen's rank correlation with the engine. A plan whose estimated\n"
+		"memory (sim/estimate.h) is above --mem-limit fails with the estimate, never\n"
+		"started; one over --timeout is a timeout row.\n",
+	.options = plan_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
+		"  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"
+		"exit codes: 0 ok, 1 a simulation or output failed, 2 usage, 3 invalid goal file,\n"
+		"or an output that is an input (the goal, its model or a topology)\n",
+	.size = sizeof(struct plan_opts),
+};
+
+/* The options into o and the one goal file into o->file. Returns 0, or
+ * EXIT_USAGE after saying what is wrong. */
 static int parse_args(int argc, char **argv, struct plan_opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		char *end;
-		if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-			o->top = (int)strtol(argv[++i], &end, 10);
-			if (*end || o->top < 1 || o->top > 1000)
-				return cli_usage_error("--top: expected a number in [1, 1000], got '%s'", argv[i]);
-		} else if ((!strcmp(argv[i], "-j") || !strcmp(argv[i], "--jobs")) && i + 1 < argc) {
-			o->ro.jobs = (int)strtol(argv[++i], &end, 10);
-			if (*end || o->ro.jobs < 1 || o->ro.jobs > 1024)
-				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", argv[i - 1], argv[i]);
-		} else if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) && i + 1 < argc)
-			o->out = argv[++i];
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			if (cli_parse_number(argv[i], argv[i + 1], 0.001, 1e7, &o->ro.timeout_s))
-				return EXIT_USAGE;
-			i++;
-		} else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
-			double gb;
-			if (cli_parse_number(argv[i], argv[i + 1], 0.01, 1e6, &gb))
-				return EXIT_USAGE;
-			o->ro.mem_limit_bytes = gb * 1e9;
-			i++;
-		} else if (!strcmp(argv[i], "--screen-only"))
-			o->screen_only = true;
-		else if (!strcmp(argv[i], "--show-rejected"))
-			o->show_rejected = true;
-		else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
-			o->quiet = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("unknown option or missing value '%s' for 'plan'", argv[i]);
-		else if (o->file)
-			return cli_usage_error("'plan' takes one goal file");
-		else
-			o->file = argv[i];
-	}
-	if (!o->file)
-		return cli_usage_error("'plan' needs a goal file");
-	return 0;
+	const char **pos = xcalloc((size_t)argc, sizeof(*pos));
+	int n = 0, rc = opt_parse(&cmd_plan_opts, argc, argv, o, pos, &n);
+	if (!rc && n == 0)
+		rc = cli_usage_error("'plan' needs a goal file");
+	else if (!rc && n > 1)
+		rc = cli_usage_error("'plan' takes one goal file");
+	o->file = n ? pos[0] : NULL;
+	free(pos);
+	return rc;
 }
 
 /* The plans plan_check rejected, by reason, most common first: the first

@@ -1,5 +1,5 @@
-/* cmd_run: `ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--per-rank] [--quiet]
- *           [-j N] [--timeout S] [--mem-limit GB]`.
+/* cmd_run: `ddlsim run SCENARIO... [options]` (its options: the table
+ * below, cli/options.h).
  *
  * One scenario runs in this process, prints its summary and writes its
  * reports. Several scenarios are all loaded and checked first (any invalid
@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "longrun.h"
+#include "options.h"
 #include "progress.h"
 #include "report.h"
 #include "runner.h"
@@ -31,72 +32,99 @@
 #include "trace.h"
 #include "xalloc.h"
 
-void cmd_run_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim run SCENARIO... [--out DIR|-] [--format json,csv,svg,html] [--per-rank] [--quiet]\n"
-		   "                  [-j N] [--timeout S] [--mem-limit GB] [--trace FILE [--trace-ranks LIST]]\n\n"
-		   "Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
-		   "One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
-		   "(atomically: a failed run leaves no report). DIR defaults to the scenario's\n"
-		   "output.dir, else out/<scenario name>.\n\n"
-		   "Several scenarios: every file is checked before anything runs; then each is\n"
-		   "simulated in its own process, N at a time, and writes its reports to\n"
-		   "DIR/<name>/ (or its own output.dir without --out); one CSV with a row per\n"
-		   "scenario, in the order given (columns as report.csv, plus status and error),\n"
-		   "goes to DIR/runs.csv, or to stdout without --out. A simulation that fails,\n"
-		   "crashes or passes a limit gives a row with its status and error; the others\n"
-		   "go on.\n\n"
-		   "  --out DIR          report directory; '-': the CSV on stdout and no report files\n"
-		   "  --format LIST      comma-separated: json (report.json), csv (report.csv), svg\n"
-		   "                     (breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
-		   "                     self-contained); default: the scenario's output.formats,\n"
-		   "                     else json,csv\n"
-		   "  --trace FILE       write the iteration's timeline as Chrome trace-event JSON\n"
-		   "                     (open in ui.perfetto.dev), gzip-compressed if FILE ends in\n"
-		   "                     .gz: a process per recorded rank, a track per stream, a\n"
-		   "                     slice per task (times to the nanosecond), send->recv\n"
-		   "                     arrows, memory in use; one scenario only\n"
-		   "  --trace-ranks LIST ranks to record: 'all' (every simulated rank) or ranks like\n"
-		   "                     0-7,64 (default: one rank per class of alike ranks, e.g.\n"
-		   "                     one per pipeline stage, labelled with the ranks it stands for);\n"
-		   "                     a rank beyond the job is an error, a rank folded into its\n"
-		   "                     replicas' representative (not simulated) a warning\n"
-		   "  --trace-link-period S  sample link usage every S simulated seconds for the\n"
-		   "                     busiest-links counters (default 0.01; 0: off; at least\n"
-		   "                     1e-6; the period doubles after every 4096 samples, so a\n"
-		   "                     long run's trace stays bounded)\n"
-		   "  --per-rank         a row per rank in report.json (breakdown.per_rank), every\n"
-		   "                     rank; without it only breakdown.rank_classes (ranks with\n"
-		   "                     equal figures grouped, with their count and ranges)\n"
-		   "  --quiet            no summary or progress\n"
-		   "  -j, --jobs N       simulations at once (default 1)\n"
-		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes); a\n"
-		   "                     scenario whose estimated peak memory exceeds it is refused\n"
-		   "                     before simulating (exit 3; default 80%% of the machine's\n"
-		   "                     physical memory)\n\n"
-		   "examples:\n"
-		   "  ddlsim run scenarios/quickstart.json\n"
-		   "  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
-		   "  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
-		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json.gz\n"
-		   "  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks all\n"
-		   "  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
-		   "No output may be an input (the scenario, its model, topology, GPU preset,\n"
-		   "profile; by device and inode, so a link counts): refused before anything\n"
-		   "runs, exit 3. Two outputs for one file (--trace DIR/report.json) are a usage\n"
-		   "error.\n\n"
-		   "exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input or\n"
-		   "an output that is an input\n");
-}
-
 struct run_opts {
 	const char *out;            /* NULL, "-" or a directory */
-	unsigned formats;           /* enum report_format bits of --format */
+	unsigned formats;           /* enum report_format bits of --format, 0: not given */
 	const char *trace;          /* --trace FILE, NULL: none */
 	const char *trace_ranks;    /* --trace-ranks LIST, NULL: a rank per class */
 	double trace_link_period_s; /* --trace-link-period, 0: no link sampling */
-	bool fmt_given, quiet, per_rank;
+	bool quiet, per_rank;
+	struct runner_opts ro;      /* jobs 0: not given (1) */
+};
+
+/* --trace-link-period: 0 (off) or at least CLI_MIN_LINK_PERIOD_S. */
+static int link_period(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	double *s = (double *)((char *)base + o->off);
+	if (cli_parse_number(flag, v, o->lo, o->hi, s))
+		return EXIT_USAGE;
+	if (*s > 0 && *s < CLI_MIN_LINK_PERIOD_S)
+		return cli_usage_error("%s: expected 0 (off) or at least %g s (a link's latency; finer "
+				       "samples see nothing new), got '%s'", flag, CLI_MIN_LINK_PERIOD_S, v);
+	return 0;
+}
+
+static const char *const format_names[] = { "json", "csv", "svg", "html", NULL };
+
+static const struct opt run_options[] = {
+	OPT_STRING('o', "out", struct run_opts, out, "DIR|-",
+		   "report directory; '-': the CSV on stdout and no report files"),
+	OPT_BITS(0, "format", struct run_opts, formats, "LIST", format_names,
+		 "comma-separated: json (report.json), csv (report.csv), svg\n"
+		 "(breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
+		 "self-contained); default: the scenario's output.formats,\n"
+		 "else json,csv"),
+	OPT_FLAG(0, "per-rank", struct run_opts, per_rank,
+		 "a row per rank in report.json (breakdown.per_rank), every\n"
+		 "rank; without it only breakdown.rank_classes (ranks with\n"
+		 "equal figures grouped, with their count and ranges)"),
+	OPT_FLAG('q', "quiet", struct run_opts, quiet, "no summary or progress"),
+	OPT_GROUP("trace options (one scenario, simulated in this process)"),
+	OPT_FILE(0, "trace", struct run_opts, trace, "FILE",
+		 "write the iteration's timeline as Chrome trace-event JSON\n"
+		 "(open in ui.perfetto.dev), gzip-compressed if FILE ends in\n"
+		 ".gz: a process per recorded rank, a track per stream, a\n"
+		 "slice per task (times to the nanosecond), send->recv\n"
+		 "arrows, memory in use"),
+	OPT_STRING(0, "trace-ranks", struct run_opts, trace_ranks, "LIST",
+		   "ranks to record: 'all' (every simulated rank) or ranks like\n"
+		   "0-7,64 (default: one rank per class of alike ranks, e.g.\n"
+		   "one per pipeline stage, labelled with the ranks it stands for);\n"
+		   "a rank beyond the job is an error, a rank folded into its\n"
+		   "replicas' representative (not simulated) a warning"),
+	{ .type = OPT_T_NUMBER, .long_name = "trace-link-period", OPT_F_(struct run_opts, trace_link_period_s),
+	  .argh = "S", .lo = 0, .hi = 1e6, .cb = link_period,
+	  .help = "sample link usage every S simulated seconds for the\n"
+		  "busiest-links counters (default 0.01; 0: off; at least\n"
+		  "1e-6; the period doubles after every 4096 samples, so a\n"
+		  "long run's trace stays bounded)" },
+	OPT_RUNNER(struct run_opts, ro),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_run_opts = {
+	.name = "run",
+	.summary = "simulate a scenario and write its reports",
+	.args = "SCENARIO...",
+	.description =
+		"Simulates one training iteration of each SCENARIO on SimGrid.\n\n"
+		"One scenario: prints a summary and writes DIR/report.json and DIR/report.csv\n"
+		"(atomically: a failed run leaves no report). DIR defaults to the scenario's\n"
+		"output.dir, else out/<scenario name>.\n\n"
+		"Several scenarios, or any runner option: every file is checked before anything\n"
+		"runs; then each is simulated in its own process, N at a time, and writes its\n"
+		"reports to DIR/<name>/ (or its own output.dir without --out); one CSV with a\n"
+		"row per scenario, in the order given (columns as report.csv, plus status and\n"
+		"error), goes to DIR/runs.csv, or to stdout without --out. A simulation that\n"
+		"fails, crashes or passes a limit gives a row with its status and error; the\n"
+		"others go on. A scenario whose estimated peak memory exceeds --mem-limit is\n"
+		"refused before simulating (exit 3).\n",
+	.options = run_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim run scenarios/quickstart.json\n"
+		"  ddlsim run scenarios/gpt3-175b-dp1024.json --out /tmp/r --format json\n"
+		"  ddlsim run scenarios/quickstart.json --format json,csv,svg,html\n"
+		"  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json.gz\n"
+		"  ddlsim run scenarios/megatron/76b.json --trace /tmp/76b.trace.json --trace-ranks all\n"
+		"  ddlsim run scenarios/megatron/*.json -j 2 --out -\n\n"
+		"No output may be an input (the scenario, its model, topology, GPU preset,\n"
+		"profile; by device and inode, so a link counts): refused before anything\n"
+		"runs, exit 3. Two outputs for one file (--trace DIR/report.json) are a usage\n"
+		"error.\n\n"
+		"exit codes: 0 ok, 1 a simulation or report failed, 2 usage, 3 invalid input or\n"
+		"an output that is an input\n",
+	.size = sizeof(struct run_opts),
 };
 
 /* The formats a scenario's reports are written in: --format, else its
@@ -104,7 +132,7 @@ struct run_opts {
 static unsigned formats_of(const struct run_opts *o, const struct scenario *sc)
 {
 	unsigned pr = o->per_rank ? REPORT_PER_RANK : 0;
-	if (o->fmt_given)
+	if (o->formats)
 		return o->formats | pr;
 	return (sc->want_json ? REPORT_JSON : 0) | (sc->want_csv ? REPORT_CSV : 0) |
 	       (sc->want_svg ? REPORT_SVG : 0) | (sc->want_html ? REPORT_HTML : 0) | pr;
@@ -433,113 +461,35 @@ out:
 	return rc;
 }
 
+/* The command line's scenarios and the checks between options. Returns
+ * 0, or EXIT_USAGE after saying why. */
+static int check_args(const struct run_opts *o, int npaths, bool batch)
+{
+	if (npaths == 0)
+		return cli_usage_error("'run' needs a scenario file");
+	if ((o->trace || o->trace_ranks) && (npaths > 1 || batch))
+		return cli_usage_error("--trace records one scenario simulated in this process: give one "
+				       "scenario, no -j/--timeout/--mem-limit");
+	if (o->trace_ranks && !o->trace)
+		return cli_usage_error("--trace-ranks needs --trace FILE");
+	if (o->trace_ranks && check_trace_ranks(o->trace_ranks, 0))
+		return EXIT_USAGE;
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .formats = REPORT_JSON | REPORT_CSV, .trace_link_period_s = 1e-2 };
-	struct runner_opts ro = { .jobs = 1 };
+	struct run_opts o = { .trace_link_period_s = 1e-2 };
 	const char **paths = xcalloc((size_t)argc, sizeof(char *));
 	int npaths = 0, rc = EXIT_USAGE;
-	bool batch = false;
-	double x;
 	struct diag d;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
-			if (++i == argc) {
-				cli_usage_error("--out needs a directory or '-'");
-				goto out_paths;
-			}
-			o.out = argv[i];
-		} else if (!strcmp(a, "--format")) {
-			if (++i == argc) {
-				cli_usage_error("--format needs a list of json, csv, svg, html");
-				goto out_paths;
-			}
-			o.fmt_given = true;
-			o.formats = 0;
-			char *buf = xstrdup(argv[i]), *save = NULL;
-			int n = 0;
-			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
-				int k = 0;
-				while (k < 4 && strcmp(t, report_format_names[k]))
-					k++;
-				if (k < 4)
-					o.formats |= 1u << k;
-				else {
-					cli_usage_error("--format: expected json, csv, svg or html, got '%s'", t);
-					free(buf);
-					goto out_paths;
-				}
-			}
-			free(buf);
-			if (n == 0) {
-				cli_usage_error("--format: expected a list of json, csv, svg, html, got '%s'", argv[i]);
-				goto out_paths;
-			}
-		} else if (!strcmp(a, "--trace-link-period")) {
-			if (++i == argc || cli_parse_number(a, argv[i], 0, 1e6, &o.trace_link_period_s)) {
-				if (i == argc)
-					cli_usage_error("%s needs seconds", a);
-				goto out_paths;
-			}
-			if (o.trace_link_period_s > 0 && o.trace_link_period_s < CLI_MIN_LINK_PERIOD_S) {
-				cli_usage_error("%s: expected 0 (off) or at least %g s (a link's latency; finer "
-						"samples see nothing new), got '%s'", a, CLI_MIN_LINK_PERIOD_S, argv[i]);
-				goto out_paths;
-			}
-		} else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-ranks")) {
-			if (++i == argc) {
-				cli_usage_error("%s needs %s", a, a[7] ? "a list of ranks" : "a file");
-				goto out_paths;
-			}
-			*(a[7] ? &o.trace_ranks : &o.trace) = argv[i];
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-			o.quiet = true;
-		} else if (!strcmp(a, "--per-rank")) {
-			o.per_rank = true;
-		} else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-			if (++i == argc || cli_parse_number(a, argv[i], 1, 1024, &x)) {
-				if (i == argc)
-					cli_usage_error("%s needs a number of jobs", a);
-				goto out_paths;
-			}
-			ro.jobs = (int)x;
-			batch = true;
-		} else if (!strcmp(a, "--timeout")) {
-			if (++i == argc || cli_parse_number(a, argv[i], 0.001, 1e7, &ro.timeout_s)) {
-				if (i == argc)
-					cli_usage_error("--timeout needs seconds");
-				goto out_paths;
-			}
-			batch = true;
-		} else if (!strcmp(a, "--mem-limit")) {
-			if (++i == argc || cli_parse_number(a, argv[i], 0.01, 1e6, &x)) {
-				if (i == argc)
-					cli_usage_error("--mem-limit needs GB");
-				goto out_paths;
-			}
-			ro.mem_limit_bytes = x * 1e9;
-			batch = true;
-		} else if (a[0] == '-' && a[1]) {
-			cli_usage_error("unknown option '%s' for 'run'", a);
-			goto out_paths;
-		} else
-			paths[npaths++] = a;
-	}
-	if (npaths == 0) {
-		cli_usage_error("'run' needs a scenario file");
+	if (opt_parse(&cmd_run_opts, argc, argv, &o, paths, &npaths))
 		goto out_paths;
-	}
-	if ((o.trace || o.trace_ranks) && (npaths > 1 || batch)) {
-		cli_usage_error("--trace records one scenario simulated in this process: give one scenario, no -j/--timeout/--mem-limit");
-		goto out_paths;
-	}
-	if (o.trace_ranks && !o.trace) {
-		cli_usage_error("--trace-ranks needs --trace FILE");
-		goto out_paths;
-	}
-	if (o.trace_ranks && check_trace_ranks(o.trace_ranks, 0))
+	/* a runner option asks for the runner, even for one scenario */
+	bool batch = o.ro.jobs || o.ro.timeout_s > 0 || o.ro.mem_limit_bytes > 0;
+	o.ro.jobs = o.ro.jobs ? o.ro.jobs : 1;
+	if (check_args(&o, npaths, batch))
 		goto out_paths;
 
 	diag_init(&d, stderr);
@@ -554,12 +504,12 @@ int cmd_run(int argc, char **argv)
 		if (npaths > 1)
 			fprintf(stderr, "ddlsim: %d of %d scenarios are invalid; nothing was simulated\n", bad, npaths);
 		rc = EXIT_INPUT;
-	} else if ((rc = longrun_admit_scenarios(b.sc, npaths, ro.mem_limit_bytes)))
+	} else if ((rc = longrun_admit_scenarios(b.sc, npaths, o.ro.mem_limit_bytes)))
 		;  /* admission: an estimated memory over --mem-limit, said */
 	else if (npaths == 1 && !batch)
 		rc = run_one(b.sc[0], &o, &d);
 	else
-		rc = run_batch(&b, &ro, &d);
+		rc = run_batch(&b, &o.ro, &d);
 	for (int i = 0; i < npaths; i++)
 		scenario_destroy(b.sc[i]);
 	free(b.sc);

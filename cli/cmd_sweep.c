@@ -34,7 +34,7 @@
  * follow); a progress line over the batch goes to a terminal, a JSON
  * progress line per point to stderr otherwise (cli/progress.h). The
  * children let go of the outputs and die with the sweep, so --resume
- * right after kill -9 finds the lock free (it waits SWEEP_LOCK_WAIT_S).
+ * right after kill -9 finds the lock free (cli/sweep_resume.h).
  *
  * Fit first: a point that simulated but does not fit in GPU memory has
  * status "oom" (never on the Pareto front); the closing summary names the
@@ -60,8 +60,11 @@
 #include "atomic_file.h"
 #include "infile.h"
 #include "longrun.h"
+#include "options.h"
 #include "progress.h"
 #include "sweep_origin.h"
+#include "sweep_resume.h"
+#include "sweep_summary.h"
 #include "diag.h"
 #include "estimate.h"
 #include "human.h"
@@ -79,52 +82,6 @@
  * time, or 4 per job when more: the sweep never holds more, so its memory
  * does not grow with its point count (issue 40: 10^6 points). */
 #define SWEEP_CHUNK 512
-/* How long a sweep waits for the lock of its output (seconds). */
-#define SWEEP_LOCK_WAIT_S 2.0
-
-void cmd_sweep_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim sweep SWEEP.json [--out DIR] [-j N] [--resume] [--shard I/N]\n"
-		   "                    [--timeout S] [--mem-limit GB] [--show-rejected] [--quiet]\n\n"
-		   "Runs every point of a sweep (schema ddlsim.sweep: a base scenario, axes over\n"
-		   "any scenario key, derived values and constraints; see sim/sweep.h). Points\n"
-		   "that break a constraint or fail the scenario checks are recorded as invalid\n"
-		   "with their reason; the others are simulated, N at a time; a point that does\n"
-		   "not fit in GPU memory gets status 'oom' (never on the Pareto front). One CSV row and one\n"
-		   "JSON line per point are appended to DIR/points.csv and DIR/points.jsonl as\n"
-		   "each finishes (flushed: an interrupted sweep keeps them), with the sweep's\n"
-		   "record beside them (points.ddlsim-origin.json). DIR defaults to\n"
-		   "the sweep's output.dir, else out/<sweep name>. At the end, DIR/pareto.svg\n"
-		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg plot every point in the file.\n\n"
-		   "  --out DIR          output directory\n"
-		   "  -j, --jobs N       simulations at once (default 1)\n"
-		   "  --resume           continue this sweep's output: run the points it lacks\n"
-		   "                     (refused on another sweep's output)\n"
-		   "  --shard I/N        run shard I of N (1-based): the points with index mod N = I-1,\n"
-		   "                     into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them\n"
-		   "  --timeout S        kill a simulation after S seconds (status 'timeout')\n"
-		   "  --mem-limit GB     address-space limit per simulation; a point whose estimated\n"
-		   "                     peak memory exceeds it is recorded invalid with the estimate,\n"
-		   "                     not run (default 80%% of the machine's physical memory)\n"
-		   "  --show-rejected    list the points that do not fit in GPU memory after the best\n"
-		   "                     point that fits\n"
-		   "  --quiet            no progress line (on a terminal), no JSON progress lines on\n"
-		   "                     stderr (otherwise), no summary\n\n"
-		   "examples:\n"
-		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
-		   "  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
-		   "  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
-		   "Points stream: they are expanded, recorded and simulated %d at a time, so a\n"
-		   "sweep of 10^6 points starts at once in little memory. A reason that holds\n"
-		   "for every point (a typo in a derived value, an unknown name in a constraint,\n"
-		   "an axis on a key of the model file, an unknown key, an invalid base no axis\n"
-		   "changes) is said once before the first point, exit 3.\n\n"
-		   "exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
-		   "output failed or another sweep holds the output, 2 usage (the output exists\n"
-		   "without --resume), 3 invalid sweep file or a reason for every point, or an\n"
-		   "output that is another sweep's, not a sweep output, not a regular file or an\n"
-		   "input (the sweep, its base, their model or topology; links count)\n", SWEEP_CHUNK);
-}
 
 struct point {
 	long index;
@@ -282,132 +239,6 @@ static void estimate_points(struct sw *w, const char *file, int jobs, bool first
 	free(e);
 }
 
-/* A record's axis values ("k=v, ..."): its keys between "sweep" and
- * "model" (emit() writes them there). */
-static void axes_text(const json_t *rec, char *buf, size_t n)
-{
-	const char *k;
-	json_t *v;
-	bool in = false;
-	size_t len = 0;
-	buf[0] = 0;
-	json_object_foreach((json_t *)rec, k, v) {
-		if (!strcmp(k, "model"))
-			break;
-		if (in && len < n) {
-			char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
-			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? ", " : "", k, val ? val : "?");
-			free(val);
-		}
-		in |= !strcmp(k, "sweep");
-	}
-}
-
-static double rec_num(const json_t *rec, const char *k)
-{
-	const json_t *v = json_object_get(rec, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* The invalid points by reason, most common first: the first 3, or with
- * all every reason and an example point. */
-static void print_invalid(struct reasons *why, bool all)
-{
-	int ng = reasons_groups(why);
-	if (ng)
-		printf("invalid points by reason:\n");
-	for (int i = 0; i < ng && (all || i < 3); i++) {
-		const struct reason *r = reasons_get(why, i);
-		printf("  %ld invalid: %s\n", r->count, r->msg);
-		if (all && r->example[0])
-			printf("      e.g. %s\n", r->example);
-	}
-	if (!all && ng > 3)
-		printf("  (%d more reasons: --show-rejected lists each with an example point)\n", ng - 3);
-}
-
-/* The sort key of a record that simulated: its days to train, else its
- * iteration time. */
-static double best_key(const json_t *o)
-{
-	return isfinite(rec_num(o, "wall_days")) ? rec_num(o, "wall_days") : rec_num(o, "iteration_time_s");
-}
-
-/* The points that do not fit in GPU memory, from the JSON lines f (read
- * again from the start). */
-static void print_rejected(FILE *f, long noom)
-{
-	printf("rejected: %ld point%s that do%s not fit in GPU memory\n", noom, noom == 1 ? "" : "s", noom == 1 ? "es" : "");
-	rewind(f);
-	char *line = NULL, ax[512];
-	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0) {
-		json_t *o = json_loads(line, 0, NULL);
-		const char *st = json_string_value(json_object_get(o, "status"));
-		if (st && !strcmp(st, "oom")) {
-			axes_text(o, ax, sizeof(ax));
-			printf("  point %lld (%s): needs %.1f GB of %.1f GB, %.1f GB missing\n",
-			       (long long)json_integer_value(json_object_get(o, "point")), ax, rec_num(o, "mem_peak_GB"),
-			       rec_num(o, "mem_capacity_GB"), rec_num(o, "mem_short_GB"));
-		}
-		json_decref(o);
-	}
-	free(line);
-}
-
-/* The best point that fits (the fastest to train, else the shortest
- * iteration) of every record in the JSON lines, then with show_rejected
- * the points that do not fit. Reads the records one at a time (a sweep
- * may have 10^6). */
-static void summarise(const char *jsonl_path, bool show_rejected)
-{
-	FILE *f = fopen(jsonl_path, "r");
-	if (!f)
-		return;
-	json_t *best = NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	long noom = 0;
-	struct reasons *why = reasons_create();
-	char ax[512];
-	while (getline(&line, &cap, f) > 0) {
-		json_t *o = json_loads(line, 0, NULL);
-		if (!o)
-			continue;
-		const char *st = json_string_value(json_object_get(o, "status"));
-		noom += st && !strcmp(st, "oom");
-		if (st && !strcmp(st, "invalid") && json_is_string(json_object_get(o, "error"))) {
-			axes_text(o, ax, sizeof(ax));
-			reasons_add(why, json_string_value(json_object_get(o, "error")), ax);
-		}
-		if (st && !strcmp(st, "ok") && (!best || best_key(o) < best_key(best))) {
-			json_decref(best);
-			best = json_incref(o);
-		}
-		json_decref(o);
-	}
-	free(line);
-	print_invalid(why, show_rejected);
-	reasons_destroy(why);
-	if (best) {
-		axes_text(best, ax, sizeof(ax));
-		char days[32], usd[32];
-		printf("best point that fits: point %lld (%s): %s d to train, $%s, MFU %.1f%%, %.1f of %.1f GB\n",
-		       (long long)json_integer_value(json_object_get(best, "point")), ax,
-		       human_number(rec_num(best, "wall_days"), days, sizeof(days)),
-		       human_number(rec_num(best, "cost_usd"), usd, sizeof(usd)), 100 * rec_num(best, "mfu"),
-		       rec_num(best, "mem_peak_GB"), rec_num(best, "mem_capacity_GB"));
-	} else
-		printf("best point that fits: none of the points simulated and fits in GPU memory\n");
-	json_decref(best);
-	if (noom && !show_rejected)
-		printf("%ld point%s that do%s not fit in GPU memory (status oom) left out; --show-rejected lists them\n",
-		       noom, noom > 1 ? "s" : "", noom > 1 ? "" : "es");
-	if (show_rejected)
-		print_rejected(f, noom);
-	fclose(f);
-}
-
 /* One line of diag text: messages joined by "; ". */
 static void one_line(const char *text, char *out, size_t n)
 {
@@ -420,167 +251,92 @@ static void one_line(const char *text, char *out, size_t n)
 			*c = ';';
 }
 
-/* What read_done learns from the records of an existing CSV. */
-struct done {
-	const char *csv;
-	bool *seen;                 /* per point */
-	long npoints;
-	bool had_header, foreign;
-	long good_end;              /* byte offset past the last complete record */
-	struct diag *d;
-};
-
-/* One record (csvfile.h): the header, which must start with 'point', or
- * a finished point's row. A quoted field may hold commas, quotes and line
- * breaks: the index is the record's first field. */
-static int done_record(void *ctx, const struct csvfile_record *r)
-{
-	struct done *dn = ctx;
-	if (!dn->had_header) {
-		dn->had_header = true;
-		if (strcmp(r->field[0], "point")) {
-			diag_err(dn->d, dn->csv, "", "not a sweep output (its header does not start with 'point')");
-			dn->foreign = true;
-			return 1;
-		}
-	} else {
-		char *end;
-		long i = strtol(r->field[0], &end, 10);
-		if (end != r->field[0] && !*end && i >= 0 && i < dn->npoints)
-			dn->seen[i] = true;
-	}
-	dn->good_end = r->end;
-	return 0;
-}
-
-/* Mark the points of the CSV open (and locked) on fd in seen; cut a torn
- * last record (a kill while a row was written, perhaps inside a quoted
- * field). Returns 0, or an exit code after reporting. */
-static int read_done(const char *csv, int fd, bool *seen, long npoints, bool *had_header, struct diag *d)
-{
-	struct done dn = { .csv = csv, .seen = seen, .npoints = npoints, .d = d };
-	int dfd = dup(fd);
-	FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
-	if (!f) {
-		if (dfd >= 0)
-			close(dfd);
-		diag_err(d, csv, "", "cannot read: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
-	struct csvfile_error ce;
-	int rc = csvfile_read(f, 0, done_record, &dn, &ce);
-	fclose(f);
-	if (rc < 0) {
-		if (ce.line)
-			diag_err_at(d, csv, (int)ce.line, 1, "line %s: not a sweep output", ce.why);
-		else
-			diag_err(d, csv, "", "%s", ce.why);
-		return ce.line ? EXIT_INPUT : EXIT_FAIL;
-	}
-	if (rc)
-		return dn.foreign ? EXIT_INPUT : EXIT_FAIL;
-	if (ftruncate(fd, dn.good_end)) {
-		diag_err(d, csv, "", "cannot truncate a torn last line: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
-	*had_header = dn.had_header;
-	return 0;
-}
-
-/* Mark the points of the JSON lines at path in seen, keeping one line per
- * point of this sweep; the file is rewritten (atomically) without the
- * torn, unreadable, foreign or repeated lines when there are any.
- * Returns 0, or an exit code after reporting. */
-static int read_jsonl_done(const char *path, bool *seen, long npoints, struct diag *d)
-{
-	char why[1200];
-	FILE *f = infile_open(path, why, sizeof(why));
-	if (!f && errno == ENOENT)
-		return 0;
-	if (!f)
-		return diag_err(d, path, "", "%s", why), EXIT_INPUT;
-	struct atomic_file af;
-	int e = atomic_file_open(&af, path);
-	if (e) {
-		fclose(f);
-		diag_err(d, path, "", "cannot rewrite the JSON lines: %s", atomic_file_strerror(-e));
-		return EXIT_FAIL;
-	}
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	bool dropped = false;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		json_t *j = line[len - 1] != '\n' || infile_line_check(line, (size_t)len, why, sizeof(why))
-			    ? NULL : json_loads(line, 0, NULL);
-		json_t *pi = json_object_get(j, "point");
-		long i = json_is_integer(pi) ? (long)json_integer_value(pi) : -1;
-		if (i >= 0 && i < npoints && !seen[i]) {
-			seen[i] = true;
-			fwrite(line, 1, (size_t)len, af.f);
-		} else
-			dropped = true;
-		json_decref(j);
-	}
-	free(line);
-	fclose(f);
-	if (!dropped) {
-		atomic_file_abort(&af);
-		return 0;
-	}
-	if ((e = atomic_file_commit(&af))) {
-		diag_err(d, path, "", "cannot rewrite the JSON lines: %s", atomic_file_strerror(-e));
-		return EXIT_FAIL;
-	}
-	return 0;
-}
-
 struct sweep_opts {
-	const char *file, *out;
+	const char *out;
 	struct runner_opts ro;
 	bool resume, quiet, show_rejected;
 	long shard_i, shard_n;      /* 0-based shard of shard_n */
 };
 
-static int parse_args(int argc, char **argv, struct sweep_opts *o)
+/* --shard I/N into shard_i (0-based) and shard_n. */
+static int shard_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		char *end;
-		if ((!strcmp(a, "--out") || !strcmp(a, "-o")) && i + 1 < argc)
-			o->out = argv[++i];
-		else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc) {
-			long j = strtol(argv[++i], &end, 10);
-			if (*end || j < 1 || j > 1024)
-				return cli_usage_error("%s: expected a number in [1, 1024], got '%s'", a, argv[i]);
-			o->ro.jobs = (int)j;
-		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			if (cli_parse_number(a, argv[++i], 0.001, 1e7, &o->ro.timeout_s))
-				return EXIT_USAGE;
-		} else if (!strcmp(a, "--mem-limit") && i + 1 < argc) {
-			double gb;
-			if (cli_parse_number(a, argv[++i], 0.01, 1e6, &gb))
-				return EXIT_USAGE;
-			o->ro.mem_limit_bytes = gb * 1e9;
-		} else if (!strcmp(a, "--shard") && i + 1 < argc) {
-			if (cli_parse_shard(a, argv[++i], &o->shard_i, &o->shard_n))
-				return EXIT_USAGE;
-		} else if (!strcmp(a, "--resume"))
-			o->resume = true;
-		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-			o->quiet = true;
-		else if (!strcmp(a, "--show-rejected"))
-			o->show_rejected = true;
-		else if (a[0] == '-' && a[1])
-			return cli_usage_error("unknown option or missing value '%s' for 'sweep'", a);
-		else if (o->file)
-			return cli_usage_error("'sweep' takes one sweep file, got '%s' and '%s'", o->file, a);
-		else
-			o->file = a;
-	}
-	if (!o->file)
-		return cli_usage_error("'sweep' needs a sweep file");
-	return 0;
+	struct sweep_opts *so = base;
+	(void)o;
+	return cli_parse_shard(flag, v, &so->shard_i, &so->shard_n);
+}
+
+static const struct opt sweep_options[] = {
+	OPT_STRING('o', "out", struct sweep_opts, out, "DIR", "output directory"),
+	OPT_FLAG(0, "resume", struct sweep_opts, resume,
+		 "continue this sweep's output: run the points it lacks\n"
+		 "(refused on another sweep's output)"),
+	{ .type = OPT_T_RAW, .long_name = "shard", .off = offsetof(struct sweep_opts, shard_i),
+	  .size = 2 * sizeof(long), .argh = "I/N", .cb = shard_option, .example = "2/3",
+	  .help = "run shard I of N (1-based): the points with index mod N = I-1,\n"
+		  "into points.shard-I-of-N.{csv,jsonl}; 'ddlsim merge' joins them" },
+	OPT_FLAG(0, "show-rejected", struct sweep_opts, show_rejected,
+		 "list the points that do not fit in GPU memory after the best\n"
+		 "point that fits"),
+	OPT_FLAG('q', "quiet", struct sweep_opts, quiet,
+		 "no progress line (on a terminal), no JSON progress lines on\n"
+		 "stderr (otherwise), no summary"),
+	OPT_RUNNER(struct sweep_opts, ro),
+	OPT_END(),
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const struct opt_cmd cmd_sweep_opts = {
+	.name = "sweep",
+	.summary = "run every point of a sweep file into CSV and JSON lines",
+	.args = "SWEEP.json",
+	.description =
+		"Runs every point of a sweep (schema ddlsim.sweep: a base scenario, axes over\n"
+		"any scenario key, derived values and constraints; see sim/sweep.h). Points\n"
+		"that break a constraint or fail the scenario checks are recorded as invalid\n"
+		"with their reason; the others are simulated, N at a time; a point that does\n"
+		"not fit in GPU memory gets status 'oom' (never on the Pareto front), and one\n"
+		"whose estimated peak memory exceeds --mem-limit is recorded invalid with the\n"
+		"estimate, not run. One CSV row and one JSON line per point are appended to\n"
+		"DIR/points.csv and DIR/points.jsonl as each finishes (flushed: an interrupted\n"
+		"sweep keeps them), with the sweep's record beside them\n"
+		"(points.ddlsim-origin.json). DIR defaults to the sweep's output.dir, else\n"
+		"out/<sweep name>. At the end, DIR/pareto.svg (time vs cost, Pareto front) and\n"
+		"DIR/mfu-gpus.svg plot every point in the file.\n",
+	.options = sweep_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
+		"  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
+		"  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
+		"Points stream: they are expanded, recorded and simulated " STR(SWEEP_CHUNK) " at a time, so a\n"
+		"sweep of 10^6 points starts at once in little memory. A reason that holds\n"
+		"for every point (a typo in a derived value, an unknown name in a constraint,\n"
+		"an axis on a key of the model file, an unknown key, an invalid base no axis\n"
+		"changes) is said once before the first point, exit 3.\n\n"
+		"exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
+		"output failed or another sweep holds the output, 2 usage (the output exists\n"
+		"without --resume), 3 invalid sweep file or a reason for every point, or an\n"
+		"output that is another sweep's, not a sweep output, not a regular file or an\n"
+		"input (the sweep, its base, their model or topology; links count)\n",
+	.size = sizeof(struct sweep_opts),
+};
+
+/* The options into o and the one sweep file into *file. Returns 0 or
+ * EXIT_USAGE (said). */
+static int parse_args(int argc, char **argv, struct sweep_opts *o, const char **file)
+{
+	const char **pos = xcalloc((size_t)argc, sizeof(*pos));
+	int n = 0, rc = opt_parse(&cmd_sweep_opts, argc, argv, o, pos, &n);
+	if (!rc && n == 0)
+		rc = cli_usage_error("'sweep' needs a sweep file");
+	else if (!rc && n > 1)
+		rc = cli_usage_error("'sweep' takes one sweep file, got '%s' and '%s'", pos[0], pos[1]);
+	*file = n ? pos[0] : NULL;
+	free(pos);
+	return rc;
 }
 
 /* Free the batch's points. */
@@ -687,60 +443,6 @@ static int check_point_inputs(const struct sw *w, const char *what, const char *
 	return rc;
 }
 
-/* Open and lock the CSV: an existing one for --resume (fd -1 when there is
- * none), a new one otherwise. Returns 0, or an exit code after reporting. */
-static int open_csv(const char *csv, bool create, int *fd, struct diag *d)
-{
-	*fd = open(csv, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT | O_EXCL : 0), 0644);
-	if (*fd < 0 && !create && errno == ENOENT)
-		return 0;
-	if (*fd < 0) {
-		diag_err(d, csv, "", "cannot open the output: %s", strerror(errno));
-		return errno == EEXIST ? EXIT_USAGE : EXIT_FAIL;
-	}
-	struct stat st;
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
-		diag_err(d, csv, "", "expected a regular file (refusing to write it)");
-		return EXIT_INPUT;
-	}
-	/* a sweep killed a moment ago may still have children letting go of
-	 * the lock (they die with it): wait SWEEP_LOCK_WAIT_S for them */
-	struct timespec nap = { 0, 50 * 1000 * 1000 };
-	int tries = (int)(SWEEP_LOCK_WAIT_S / 0.05);
-	while (flock(*fd, LOCK_EX | LOCK_NB) && tries-- > 0)
-		nanosleep(&nap, NULL);
-	if (tries < 0) {
-		diag_err(d, csv, "", "another ddlsim sweep is writing this output (it holds its lock): "
-			 "wait for it or use another --out");
-		return EXIT_FAIL;
-	}
-	return 0;
-}
-
-/* --resume: the output must be this sweep's (its origin file), and what
- * its files hold is marked done. Returns 0 or an exit code. */
-static int resume_state(struct sw *w, const char *csv, const char *jsonl, int fd,
-			const struct sweep_origin *me, struct diag *d)
-{
-	struct sweep_origin theirs;
-	char why[1200];
-	int r = sweep_origin_read(csv, &theirs, why, sizeof(why));
-	struct stat st;
-	if (r == 0 && fd < 0 && stat(jsonl, &st) != 0)
-		return 0;  /* nothing to resume: a fresh start */
-	if (r <= 0)
-		return diag_err(d, csv, "", "cannot resume: %s; it may be another sweep's output or one "
-				"written before ddlsim recorded origins: remove it or use another --out", why),
-		       EXIT_INPUT;
-	if (!sweep_origin_same(me, &theirs) || theirs.shard != me->shard || theirs.shards != me->shards)
-		return diag_err(d, csv, "", "cannot resume: the output belongs to sweep '%s' (hash %s, %ld "
-				"points, shard %ld of %ld), not to this one '%s' (hash %s, %ld points, shard %ld of %ld)",
-				theirs.sweep, theirs.hash, theirs.points, theirs.shard, theirs.shards, me->sweep,
-				me->hash, me->points, me->shard, me->shards), EXIT_INPUT;
-	int rc = fd >= 0 ? read_done(csv, fd, w->in_csv, w->s->npoints, &w->header_done, d) : 0;
-	return rc ? rc : read_jsonl_done(jsonl, w->in_jsonl, w->s->npoints, d);
-}
-
 /* Create (or continue) the outputs: the origin, the CSV (locked), the
  * JSON lines. Returns 0 or an exit code after reporting. */
 static int open_outputs(struct sw *w, int *csv_fd, const char *csv_path, const char *jsonl_path,
@@ -753,7 +455,7 @@ static int open_outputs(struct sw *w, int *csv_fd, const char *csv_path, const c
 		return EXIT_FAIL;
 	}
 	int rc;
-	if (*csv_fd < 0 && (rc = open_csv(csv_path, true, csv_fd, d)))
+	if (*csv_fd < 0 && (rc = sweep_resume_open_csv(csv_path, true, csv_fd, d)))
 		return rc;
 	w->csv = fdopen(*csv_fd, "a");
 	if (w->csv)
@@ -929,10 +631,67 @@ static int precheck(struct sw *w, struct inputs_cache *cache, struct scenario *b
 	return EXIT_INPUT;
 }
 
+/* The sweep file, its base's name and its hash into me. Returns the
+ * sweep (sweep_destroy()), or NULL after saying why. */
+static struct sweep *load_sweep(const char *file, struct sweep_origin *me, struct diag *d)
+{
+	char why[1200];
+	if (cli_check_input_name(file))
+		return NULL;
+	struct sweep *s = sweep_load(file, d);
+	if (!s)
+		return NULL;
+	if (cli_check_input_name(s->base_path))
+		goto fail;
+	if (sweep_origin_hash(file, s->base_path, me->hash, why, sizeof(why))) {
+		diag_err(d, file, "", "%s", why);
+		goto fail;
+	}
+	snprintf(me->sweep, sizeof(me->sweep), "%s", s->name);
+	me->points = s->npoints;
+	return s;
+fail:
+	sweep_destroy(s);
+	return NULL;
+}
+
+/* The outputs' paths into *csv and *jsonl (caller frees), none an input
+ * (the sweep, its base and the base's inputs: cli_check_samefile) nor
+ * another output, the directory dir created, and an existing output
+ * refused without --resume. Returns 0 or an exit code after saying why. */
+static int prepare_outputs(const struct sweep_opts *o, const char *file, const struct sweep *s,
+			   const struct scenario *base, const char *dir, const char *what, char **csv, char **jsonl,
+			   struct diag *d)
+{
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the sweep", file);
+	samefile_input(sf, "the base scenario", s->base_path);
+	if (base)
+		cli_note_scenario(sf, base);
+	samefile_inputs_read(sf, "a file it read", 0);
+	int rc = output_paths(o, dir, what, sf, csv, jsonl);
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
+		return rc;
+	if (report_mkdirs(dir)) {
+		diag_err(d, dir, "", "cannot create the output directory: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	struct stat st;
+	if (!o->resume && (stat(*csv, &st) == 0 || stat(*jsonl, &st) == 0)) {
+		diag_err(d, *csv, "", "the output exists: pass --resume to continue it, or remove it");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct sweep_opts o = { .ro = { .jobs = 1 }, .shard_n = 1 };
-	int rc = parse_args(argc, argv, &o);
+	const char *file;
+	int rc = parse_args(argc, argv, &o, &file);
 	if (rc)
 		return rc;
 
@@ -942,23 +701,12 @@ int cmd_sweep(int argc, char **argv)
 	struct sw w = { .quiet = o.quiet, .tty = isatty(STDERR_FILENO), .parent = getpid() };
 	struct inputs_cache *cache = inputs_cache_create();
 	struct scenario *base = NULL;
-	char *csv_path = NULL, *jsonl_path = NULL, why[1200];
+	char *csv_path = NULL, *jsonl_path = NULL;
 	int csv_fd = -1;
 	struct sweep_origin me = { .shard = o.shard_i + 1, .shards = o.shard_n };
 
-	if (cli_check_input_name(o.file))
+	if (!(w.s = load_sweep(file, &me, &d)))
 		goto out;
-	w.s = sweep_load(o.file, &d);
-	if (!w.s)
-		goto out;
-	if (cli_check_input_name(w.s->base_path))
-		goto out;
-	if (sweep_origin_hash(o.file, w.s->base_path, me.hash, why, sizeof(why))) {
-		diag_err(&d, o.file, "", "%s", why);
-		goto out;
-	}
-	snprintf(me.sweep, sizeof(me.sweep), "%s", w.s->name);
-	me.points = w.s->npoints;
 	const char *dir = o.out ? o.out : w.s->out_dir, *what = o.out ? "--out" : "output.dir";
 	/* no output may replace the sweep, its base or the base's inputs
 	 * (cli_check_samefile), checked before --resume reads an output back */
@@ -969,33 +717,13 @@ int cmd_sweep(int argc, char **argv)
 	diag_finish(&bd);
 	if (rc)
 		goto out;
-	struct samefile *sf = samefile_create();
-	samefile_input(sf, "the sweep", o.file);
-	samefile_input(sf, "the base scenario", w.s->base_path);
-	if (base)
-		cli_note_scenario(sf, base);
-	samefile_inputs_read(sf, "a file it read", 0);
-	rc = output_paths(&o, dir, what, sf, &csv_path, &jsonl_path);
-	if (!rc)
-		rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
-	if (rc)
+	if ((rc = prepare_outputs(&o, file, w.s, base, dir, what, &csv_path, &jsonl_path, &d)))
 		goto out;
-	rc = EXIT_FAIL;
-	if (report_mkdirs(dir)) {
-		diag_err(&d, dir, "", "cannot create the output directory: %s", strerror(errno));
-		goto out;
-	}
-	struct stat st;
-	if (!o.resume && (stat(csv_path, &st) == 0 || stat(jsonl_path, &st) == 0)) {
-		diag_err(&d, csv_path, "", "the output exists: pass --resume to continue it, or remove it");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	w.in_csv = xcalloc((size_t)w.s->npoints, 1);
 	w.in_jsonl = xcalloc((size_t)w.s->npoints, 1);
-	if (o.resume && ((rc = open_csv(csv_path, false, &csv_fd, &d)) ||
-			 (rc = resume_state(&w, csv_path, jsonl_path, csv_fd, &me, &d))))
+	if (o.resume && ((rc = sweep_resume_open_csv(csv_path, false, &csv_fd, &d)) ||
+			 (rc = sweep_resume_read(csv_path, jsonl_path, csv_fd, &me, w.s->npoints, w.in_csv, w.in_jsonl,
+						    &w.header_done, &d))))
 		goto out;
 	long skipped = 0;
 	for (long i = o.shard_i; i < w.s->npoints; i += o.shard_n)
@@ -1020,7 +748,7 @@ int cmd_sweep(int argc, char **argv)
 	bool first = true;
 	for (long left = w.total - w.npts - w.ninv;; left -= w.npts + w.ninv, first = false) {
 		w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
-		estimate_points(&w, o.file, o.ro.jobs, first, left);
+		estimate_points(&w, file, o.ro.jobs, first, left);
 		if ((rc = run_batch(&w, &o, csv_path, &d)))
 			goto out;
 		if (left <= 0)
@@ -1034,7 +762,7 @@ int cmd_sweep(int argc, char **argv)
 	if (fflush(w.jsonl) || plot_write_points(jsonl_path, dir, w.s->name, &d))
 		goto out;
 	if (!o.quiet || o.show_rejected)
-		summarise(jsonl_path, o.show_rejected);
+		sweep_summary_print(jsonl_path, o.show_rejected);
 	if (!o.quiet)
 		printf("%ld points (%ld already done): %ld simulated (%ld do not fit in memory), %ld invalid, %ld failed; "
 		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped,

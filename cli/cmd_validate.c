@@ -1,7 +1,9 @@
-/* cmd_validate: `ddlsim validate FILE...` checks files without simulating.
+/* cmd_validate: `ddlsim validate FILE...` checks files without simulating;
+ * `--platform NODES TOPOLOGY` builds a topology's platform.
  *
  * The kind of each file is read from its "schema" key, so scenarios,
  * models and topologies can be checked in one call. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,28 +14,58 @@
 #include "engine.h"
 #include "jload.h"
 #include "model.h"
+#include "options.h"
 #include "profile.h"
 #include "scenario.h"
 #include "search.h"
 #include "sweep.h"
 #include "topology.h"
+#include "xalloc.h"
 
-void cmd_validate_usage(FILE *f)
+struct validate_opts {
+	long platform_nodes;        /* --platform NODES; 0: not given */
+};
+
+/* --platform NODES: a node count, said as it always was. */
+static int platform_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
-	fprintf(f, "usage: ddlsim validate FILE...\n"
-		   "       ddlsim validate --platform NODES TOPOLOGY\n\n"
-		   "Checks scenario, model, topology, calibration profile, sweep and goal files (the kind\n"
-		   "comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
-		   "checked with the model and topology it references and its plan.\n\n"
-		   "--platform NODES  also build the simulator's platform of NODES nodes of one topology file\n"
-		   "                  with every GPU (what a run without folding builds) and print how long\n"
-		   "                  it took\n\n"
-		   "examples:\n"
-		   "  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n"
-		   "  ddlsim validate --platform 2048 topologies/dgx-h100-fattree3.json\n\n"
-		   "exit codes: 0 all valid, 1 the platform could not be built, 2 usage, 3 some file is\n"
-		   "invalid\n");
+	char *end;
+	errno = 0;
+	long nodes = strtol(v, &end, 10);
+	(void)flag;
+	if (errno || end == v || *end || nodes < 1 || nodes > TOPO_MAX_NODES)
+		return cli_usage_error("--platform expects a node count from 1 to %d, got '%s'", TOPO_MAX_NODES, v);
+	*(long *)((char *)base + o->off) = nodes;
+	return 0;
 }
+
+static const struct opt validate_options[] = {
+	{ .type = OPT_T_LONG, .long_name = "platform", OPT_F_(struct validate_opts, platform_nodes),
+	  .argh = "NODES", .cb = platform_option, .example = "4", .flags = OPT_HIDDEN,
+	  .help = "also build the simulator's platform of NODES nodes of one\n"
+		  "topology file with every GPU (what a run without folding\n"
+		  "builds) and print how long it took" },
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_validate_opts = {
+	.name = "validate",
+	.summary = "check scenario, model and topology files without simulating",
+	.args = "FILE...",
+	.usage_more = "       ddlsim validate --platform NODES TOPOLOGY\n",
+	.description =
+		"Checks scenario, model, topology, calibration profile, sweep and goal files (the kind\n"
+		"comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
+		"checked with the model and topology it references and its plan.\n",
+	.options = validate_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n"
+		"  ddlsim validate --platform 2048 topologies/dgx-h100-fattree3.json\n\n"
+		"exit codes: 0 all valid, 1 the platform could not be built, 2 usage, 3 some file is\n"
+		"invalid\n",
+	.size = sizeof(struct validate_opts),
+};
 
 struct point_ctx {
 	struct sweep *s;
@@ -109,13 +141,8 @@ static int validate_one(const char *path, struct diag *d)
 }
 
 /* `--platform NODES TOPOLOGY`: load the topology, build its platform. */
-static int validate_platform(const char *arg, const char *path)
+static int validate_platform(long nodes, const char *path)
 {
-	char *end;
-	long nodes = strtol(arg, &end, 10);
-	if (end == arg || *end || nodes < 1 || nodes > TOPO_MAX_NODES)
-		return cli_usage_error("--platform expects a node count from 1 to %d, got '%s'",
-				       TOPO_MAX_NODES, arg);
 	struct diag d;
 	diag_init(&d, stderr);
 	struct topology *t = topology_load(path, &d);
@@ -135,26 +162,34 @@ static int validate_platform(const char *arg, const char *path)
 
 int cmd_validate(int argc, char **argv)
 {
+	struct validate_opts o = { 0 };
+	const char **files = xcalloc((size_t)argc, sizeof(*files));
 	struct diag d;
-	int bad = 0;
+	int n = 0, bad = 0, rc = EXIT_USAGE;
 
-	if (argc >= 2 && !strcmp(argv[1], "--platform")) {
-		if (argc != 4)
-			return cli_usage_error("'validate --platform' needs a node count and one topology file");
-		return validate_platform(argv[2], argv[3]);
+	if (opt_parse(&cmd_validate_opts, argc, argv, &o, files, &n))
+		goto out;
+	if (o.platform_nodes) {
+		if (n != 1)
+			rc = cli_usage_error("'validate --platform' needs a node count and one topology file");
+		else
+			rc = validate_platform(o.platform_nodes, files[0]);
+		goto out;
 	}
-	if (argc < 2)
-		return cli_usage_error("'validate' needs at least one file");
-	for (int i = 1; i < argc; i++)
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("unknown option '%s' for 'validate'", argv[i]);
+	if (n < 1) {
+		rc = cli_usage_error("'validate' needs at least one file");
+		goto out;
+	}
 	diag_init(&d, stderr);
-	for (int i = 1; i < argc; i++) {
-		if (validate_one(argv[i], &d))
+	for (int i = 0; i < n; i++) {
+		if (validate_one(files[i], &d))
 			bad++;
 		else
-			printf("%s: ok\n", argv[i]);
+			printf("%s: ok\n", files[i]);
 	}
 	diag_finish(&d);
-	return bad ? EXIT_INPUT : EXIT_OK;
+	rc = bad ? EXIT_INPUT : EXIT_OK;
+out:
+	free(files);
+	return rc;
 }

@@ -1,6 +1,6 @@
-/* cmd_validation: `ddlsim validation [FILE|DIR...] [-j N] [--csv FILE]
- *                  [--ratchet FILE] [--write-bands FILE] [--check-bands FILE]
- *                  [--cross-validate] [--timeout S] [--mem-limit GB] [--quiet]`.
+/* cmd_validation: `ddlsim validation [FILE|DIR...] [options]` (the
+ * table below: --csv, --ratchet, --write-bands, --check-bands,
+ * --cross-validate, --all, --quiet and the runner's options).
  *
  * The published-results suite: every scenario under the given directories
  * (default validation/) that carries a `published` block is simulated
@@ -71,6 +71,7 @@
 #include "diag.h"
 #include "jload.h"
 #include "longrun.h"
+#include "options.h"
 #include "runner.h"
 #include "samefile.h"
 #include "scenario.h"
@@ -80,55 +81,68 @@
 
 #define OVERALL "overall"
 
-void cmd_validation_usage(FILE *f)
-{
-	fprintf(f, "usage: ddlsim validation [FILE|DIR...] [-j N] [--csv FILE] [--ratchet FILE]\n"
-		   "                         [--write-bands FILE] [--check-bands FILE] [--all]\n"
-		   "                         [--cross-validate]\n"
-		   "                         [--timeout S] [--mem-limit GB] [--quiet]\n\n"
-		   "Runs the published-results suite: every scenario with a 'published' block in\n"
-		   "the given files and directories (default: validation/, searched recursively;\n"
-		   "JSON files of another schema are skipped) is simulated, N at a time, and\n"
-		   "held against its published figure. A case's family is the directory that\n"
-		   "holds it (validation/<family>/<case>.json). Cases too slow for CI live in\n"
-		   "validation/<family>/slow/ and run only with --all or when named.\n\n"
-		   "The table gives, per case: its family, the published figure (the first of\n"
-		   "tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s it\n"
-		   "publishes), ddlsim's prediction, the signed error (predicted / published - 1:\n"
-		   "for an iteration time, positive is slower; otherwise positive is faster), the\n"
-		   "iteration's mean split into compute, exposed communication and pipeline\n"
-		   "bubble, and whether the plan fits in memory; then the mean and maximum\n"
-		   "absolute error per family and overall.\n\n"
-		   "  -j, --jobs N       simulations at once (default 1)\n"
-		   "  --csv FILE         also write the table as CSV to FILE ('-': stdout)\n"
-		   "  --ratchet FILE     fail (exit 1) if a family's or the overall mean absolute\n"
-		   "                     error exceeds the level recorded in FILE\n"
-		   "                     (schema ddlsim.validation-ratchet: {\"mean_abs_error_pct\":\n"
-		   "                     {\"<family>\": pct, ..., \"overall\": pct}})\n"
-		   "  --write-bands FILE write the family table as error bands (schema\n"
-		   "                     ddlsim.validation-bands; validation/bands.json is compiled into\n"
-		   "                     ddlsim and gives every prediction its band, sim/band.h)\n"
-		   "  --check-bands FILE fail (exit 1) if FILE differs from the bands the suite gives now;\n"
-		   "                     a FILE that is not a bands file is invalid input (exit 3),\n"
-		   "                     said before the suite runs\n"
-		   "  --cross-validate   also print each family's errors in sample and out of family:\n"
-		   "                     the residual against the band its runs get when the family\n"
-		   "                     is left out, and how many of them that band covers\n"
-		   "  --all              also run the cases in 'slow' folders\n"
-		   "  --timeout S        kill a simulation after S seconds (the case fails)\n"
-		   "  --mem-limit GB     address-space limit per simulation, in GB (1e9 bytes): a case\n"
-		   "                     beyond it fails with that reason, and one whose estimated\n"
-		   "                     memory is above it fails with the estimate, never started\n"
-		   "                     (default: 80 %% of physical memory)\n"
-		   "  --quiet            no progress lines\n\n"
-		   "examples:\n"
-		   "  ddlsim validation -j 2\n"
-		   "  ddlsim validation validation/megatron-core-h100 --csv /tmp/mcore.csv\n"
-		   "  ddlsim validation -j 2 --ratchet validation/ratchet.json\n"
-		   "  ddlsim validation --all -j 2 --timeout 600\n\n"
-		   "exit codes: 0 ok, 1 a case failed to simulate or the ratchet was exceeded,\n"
-		   "2 usage, 3 invalid input (a scenario, or a case without a published figure)\n");
-}
+struct validation_opts {
+	const char *csv, *ratchet, *bands_out, *bands_check;
+	bool cv, all, quiet;
+	struct runner_opts ro;
+};
+
+static const struct opt validation_options[] = {
+	OPT_FILE(0, "csv", struct validation_opts, csv, "FILE", "also write the table as CSV to FILE ('-': stdout)"),
+	OPT_FILE(0, "ratchet", struct validation_opts, ratchet, "FILE",
+		 "fail (exit 1) if a family's or the overall mean absolute\n"
+		 "error exceeds the level recorded in FILE\n"
+		 "(schema ddlsim.validation-ratchet: {\"mean_abs_error_pct\":\n"
+		 "{\"<family>\": pct, ..., \"overall\": pct}})"),
+	OPT_FILE(0, "write-bands", struct validation_opts, bands_out, "FILE",
+		 "write the family table as error bands (schema\n"
+		 "ddlsim.validation-bands; validation/bands.json is compiled into\n"
+		 "ddlsim and gives every prediction its band, sim/band.h)"),
+	OPT_FILE(0, "check-bands", struct validation_opts, bands_check, "FILE",
+		 "fail (exit 1) if FILE differs from the bands the suite gives now;\n"
+		 "a FILE that is not a bands file is invalid input (exit 3),\n"
+		 "said before the suite runs"),
+	OPT_FLAG(0, "cross-validate", struct validation_opts, cv,
+		 "also print each family's errors in sample and out of family:\n"
+		 "the residual against the band its runs get when the family\n"
+		 "is left out, and how many of them that band covers"),
+	OPT_FLAG(0, "all", struct validation_opts, all, "also run the cases in 'slow' folders"),
+	OPT_FLAG('q', "quiet", struct validation_opts, quiet, "no progress lines"),
+	OPT_RUNNER(struct validation_opts, ro),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_validation_opts = {
+	.name = "validation",
+	.summary = "run the published-results suite and print its error table",
+	.args = "[FILE|DIR...]",
+	.description =
+		"Runs the published-results suite: every scenario with a 'published' block in\n"
+		"the given files and directories (default: validation/, searched recursively;\n"
+		"JSON files of another schema are skipped) is simulated, N at a time, and\n"
+		"held against its published figure. A case's family is the directory that\n"
+		"holds it (validation/<family>/<case>.json). Cases too slow for CI live in\n"
+		"validation/<family>/slow/ and run only with --all or when named.\n\n"
+		"The table gives, per case: its family, the published figure (the first of\n"
+		"tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s it\n"
+		"publishes), ddlsim's prediction, the signed error (predicted / published - 1:\n"
+		"for an iteration time, positive is slower; otherwise positive is faster), the\n"
+		"iteration's mean split into compute, exposed communication and pipeline\n"
+		"bubble, and whether the plan fits in memory; then the mean and maximum\n"
+		"absolute error per family and overall. A case that passes --timeout or\n"
+		"--mem-limit fails; one whose estimated memory is above --mem-limit fails with\n"
+		"the estimate, never started.\n",
+	.options = validation_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim validation -j 2\n"
+		"  ddlsim validation validation/megatron-core-h100 --csv /tmp/mcore.csv\n"
+		"  ddlsim validation -j 2 --ratchet validation/ratchet.json\n"
+		"  ddlsim validation --all -j 2 --timeout 600\n\n"
+		"exit codes: 0 ok, 1 a case failed to simulate or the ratchet was exceeded,\n"
+		"2 usage, 3 invalid input (a scenario, or a case without a published figure)\n",
+	.size = sizeof(struct validation_opts),
+};
 
 struct vcase {
 	char *path;
@@ -646,102 +660,36 @@ out:
 	return rc;
 }
 
-/* The runner's options at argv[*i] (-j, --timeout, --mem-limit) into
- * ro, *i moved past the value: 1, or 0 when argv[*i] is none of them,
- * or -1 after a usage error. */
-static int runner_option(int argc, char **argv, int *i, struct runner_opts *ro)
+/* The cases of paths[0 .. npaths) (files and directories) into su,
+ * loaded and each with its headline figure, and --check-bands' file
+ * checked; *reads0 the count of files read before the cases loaded
+ * (collecting opened every JSON file: not inputs). Returns how many
+ * inputs are invalid (each said in d). */
+static int load_cases(struct suite *su, const char **paths, int npaths, const char *bands_check, size_t *reads0,
+		      struct diag *d)
 {
-	static const struct { const char *name, *alias, *needs; double lo, hi; } opt[] = {
-		{ "-j", "--jobs", "a number of jobs", 1, 1024 },
-		{ "--timeout", NULL, "seconds", 0.001, 1e7 },
-		{ "--mem-limit", NULL, "GB", 0.01, 1e6 },
-	};
-	const char *a = argv[*i];
-	for (int k = 0; k < 3; k++) {
-		if (strcmp(a, opt[k].name) && !(opt[k].alias && !strcmp(a, opt[k].alias)))
-			continue;
-		double x;
-		if (++*i == argc)
-			return cli_usage_error("%s needs %s", a, opt[k].needs), -1;
-		if (cli_parse_number(a, argv[*i], opt[k].lo, opt[k].hi, &x))
-			return -1;
-		if (k == 0)
-			ro->jobs = (int)x;
-		else if (k == 1)
-			ro->timeout_s = x;
-		else
-			ro->mem_limit_bytes = x * 1e9;
-		return 1;
-	}
-	return 0;
-}
-
-int cmd_validation(int argc, char **argv)
-{
-	struct runner_opts ro = { .jobs = 1 };
-	struct suite su = { 0 };
-	const char **paths = xcalloc((size_t)argc + 1, sizeof(char *));
-	const char *csv = NULL, *ratchet = NULL, *bands_out = NULL, *bands_check = NULL;
-	int npaths = 0, rc = EXIT_USAGE, bad = 0;
-	bool cv = false;
-	struct diag d;
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int ro_rc = runner_option(argc, argv, &i, &ro);
-		if (ro_rc < 0)
-			goto out_paths;
-		if (ro_rc > 0)
-			continue;
-		if (!strcmp(a, "--csv") || !strcmp(a, "--ratchet")) {
-			if (++i == argc) {
-				cli_usage_error("%s needs a file", a);
-				goto out_paths;
-			}
-			*(a[2] == 'c' ? &csv : &ratchet) = argv[i];
-		} else if (!strcmp(a, "--write-bands") || !strcmp(a, "--check-bands")) {
-			if (++i == argc) {
-				cli_usage_error("%s needs a file", a);
-				goto out_paths;
-			}
-			*(a[2] == 'w' ? &bands_out : &bands_check) = argv[i];
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-			su.quiet = true;
-		} else if (!strcmp(a, "--all")) {
-			su.all = true;
-		} else if (!strcmp(a, "--cross-validate")) {
-			cv = true;
-		} else if (a[0] == '-' && a[1]) {
-			cli_usage_error("unknown option '%s' for 'validation'", a);
-			goto out_paths;
-		} else
-			paths[npaths++] = a;
-	}
-	if (npaths == 0)
-		paths[npaths++] = "validation";
-
-	diag_init(&d, stderr);
+	int bad = 0;
 	for (int i = 0; i < npaths; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
-			diag_err(&d, paths[i], "", "cannot read: %s", strerror(errno));
+			diag_err(d, paths[i], "", "cannot read: %s", strerror(errno));
 			bad++;
 		} else if (S_ISDIR(st.st_mode)) {
-			if (collect_dir(&su, paths[i], &d))
+			if (collect_dir(su, paths[i], d))
 				bad++;
 		} else
-			add_case(&su, paths[i]);
+			add_case(su, paths[i]);
 	}
-	if (!bad && su.n == 0) {
-		diag_errf(&d, "no validation scenarios found");
+	if (!bad && su->n == 0) {
+		diag_errf(d, "no validation scenarios found");
 		bad++;
 	}
-	if (bands_check && bands_file_validate(bands_check, &d))
+	if (bands_check && bands_file_validate(bands_check, d))
 		bad++;  /* before the suite runs: a malformed file is invalid input */
-	size_t reads0 = infile_read_count();  /* collecting opened every JSON file: not inputs */
-	for (int i = 0; i < su.n; i++) {
-		struct vcase *c = &su.c[i];
-		if (!(c->sc = scenario_load(c->path, &d))) {
+	*reads0 = infile_read_count();  /* collecting opened every JSON file: not inputs */
+	for (int i = 0; i < su->n; i++) {
+		struct vcase *c = &su->c[i];
+		if (!(c->sc = scenario_load(c->path, d))) {
 			bad++;
 			continue;
 		}
@@ -749,23 +697,44 @@ int cmd_validation(int argc, char **argv)
 		while (f < PUB_NFIGURES && published_figure(&c->sc->meta.pub, f) <= 0)
 			f++;
 		if (f == PUB_NFIGURES && !(c->sc->meta.pub.peak_memory_bytes > 0)) {
-			diag_err(&d, c->path, "/published", "a validation case needs a published figure "
+			diag_err(d, c->path, "/published", "a validation case needs a published figure "
 				 "(one of tflops_per_gpu, model_tflops_per_gpu, mfu, tokens_per_s, iteration_time_s, "
 				 "peak_memory_GiB)");
 			bad++;
 		}
 		c->fig = f;
 	}
+	return bad;
+}
+
+int cmd_validation(int argc, char **argv)
+{
+	struct validation_opts o = { .ro = { .jobs = 1 } };
+	struct suite su = { 0 };
+	const char **paths = xcalloc((size_t)argc + 1, sizeof(char *));
+	int npaths = 0, rc = EXIT_USAGE, bad = 0;
+	struct diag d;
+
+	if (opt_parse(&cmd_validation_opts, argc, argv, &o, paths, &npaths))
+		goto out_paths;
+	su.quiet = o.quiet;
+	su.all = o.all;
+	if (npaths == 0)
+		paths[npaths++] = "validation";
+
+	diag_init(&d, stderr);
+	size_t reads0;
+	bad = load_cases(&su, paths, npaths, o.bands_check, &reads0, &d);
 	if (bad) {
 		fprintf(stderr, "ddlsim: %d invalid validation input%s; nothing was simulated\n",
 			bad, bad > 1 ? "s" : "");
 		rc = EXIT_INPUT;
 		goto out;
 	}
-	if ((rc = check_outputs(&su, reads0, ratchet, csv, bands_out)))
+	if ((rc = check_outputs(&su, reads0, o.ratchet, o.csv, o.bands_out)))
 		goto out;
-	admit_cases(&su, ro.mem_limit_bytes);
-	if (runner_run(&ro, su.n, val_job, val_done, &su, &d)) {
+	admit_cases(&su, o.ro.mem_limit_bytes);
+	if (runner_run(&o.ro, su.n, val_job, val_done, &su, &d)) {
 		rc = EXIT_FAIL;
 		goto out;
 	}
@@ -779,16 +748,16 @@ int cmd_validation(int argc, char **argv)
 		print_memory(&su, mem, nmem, stdout);
 	fflush(stdout);
 	rc = fam[nfam].failed || mem[nmem].failed ? EXIT_FAIL : EXIT_OK;
-	if (csv && csv_out(&su, csv, &d))
+	if (o.csv && csv_out(&su, o.csv, &d))
 		rc = EXIT_FAIL;
-	if (ratchet) {
-		int r = ratchet_all(ratchet, fam, nfam, mem, nmem, &d);
+	if (o.ratchet) {
+		int r = ratchet_all(o.ratchet, fam, nfam, mem, nmem, &d);
 		rc = check_rc(rc, r);
 		if (r == 0 && !su.quiet)
-			fprintf(stderr, "ratchet %s: every family within its recorded level\n", ratchet);
+			fprintf(stderr, "ratchet %s: every family within its recorded level\n", o.ratchet);
 	}
-	if (cv || bands_out || bands_check)
-		rc = bands(&su, cv, bands_out, bands_check, rc, &d);
+	if (o.cv || o.bands_out || o.bands_check)
+		rc = bands(&su, o.cv, o.bands_out, o.bands_check, rc, &d);
 	int failed = 0;
 	for (int i = 0; i < su.n; i++)
 		failed += su.c[i].row.status != RESULT_OK;

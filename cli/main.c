@@ -1,7 +1,9 @@
 /* main: `ddlsim [--help|--version] <command> [<args>]`.
  *
- * The command table lives here; each command is its own file. --help is
- * handled before anything touches SimGrid, whose init parses argv. */
+ * The command table is commands.c; each command is its own file and
+ * parses its arguments by its option table (options.h), which also
+ * gives its --help. --help is handled here, before anything touches
+ * SimGrid, whose init parses argv. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -10,61 +12,8 @@
 #include "atomic_file.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "options.h"
 #include "ddlsim-config.h"
-#include "xalloc.h"
-
-#define FLAGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
-const struct cli_command cli_commands[] = {
-	{ "run", "simulate a scenario and write its reports", cmd_run, cmd_run_usage,
-	  FLAGS("--quiet", "--per-rank") },
-	{ "sweep", "run every point of a sweep file into CSV and JSON lines", cmd_sweep, cmd_sweep_usage,
-	  FLAGS("--quiet", "--resume", "--show-rejected") },
-	{ "merge", "join the outputs of sweep shards", cmd_merge, cmd_merge_usage, FLAGS("--partial") },
-	{ "plan", "search plans and clusters for a training goal (time, cost, energy)", cmd_plan, cmd_plan_usage,
-	  FLAGS("--quiet", "--screen-only", "--show-rejected") },
-	{ "compare", "simulate scenarios and show them side by side with differences", cmd_compare, cmd_compare_usage,
-	  FLAGS("--quiet") },
-	{ "validate", "check scenario, model and topology files without simulating", cmd_validate, cmd_validate_usage,
-	  FLAGS("--quiet") },
-	{ "validation", "run the published-results suite and print its error table", cmd_validation, cmd_validation_usage,
-	  FLAGS("--quiet", "--all", "--check-bands") },
-	{ "list", "list schedules, collective algorithms and cost sources", cmd_list, cmd_list_usage, FLAGS("--quiet") },
-	{ "collective", "sweep a collective over message sizes on a topology, like nccl-tests", cmd_collective, cmd_collective_usage, NULL },
-	{ "calib", "measure this GPU with the CUDA calibration tool and write a profile", cmd_calib, cmd_calib_usage, NULL },
-	{ NULL, NULL, NULL, NULL, NULL },
-};
-
-/* c's arguments argv[0..argc) with every "--opt=value" as "--opt" "value"
- * into a new vector *out (its strings borrowed or new; the process
- * keeps them to its end), or a usage error for "--flag=value" of one of
- * c's flags. Returns the new count, or -1 (reported). */
-static int split_long_values(const struct cli_command *c, int argc, char **argv, char ***out)
-{
-	char **v = xcalloc(2 * (size_t)argc + 1, sizeof(*v));
-	int n = 0;
-	for (int k = 0; k < argc; k++) {
-		const char *eq = strncmp(argv[k], "--", 2) ? NULL : strchr(argv[k], '=');
-		if (k == 0 || !eq) {
-			v[n++] = argv[k];
-			continue;
-		}
-		size_t len = (size_t)(eq - argv[k]);
-		for (const char *const *f = c->flags; *f; f++)
-			if (strlen(*f) == len && !strncmp(*f, argv[k], len)) {
-				free(v);
-				return cli_usage_error("%s: option '%s' takes no value, got '%s'", c->name,
-						       *f, argv[k]), -1;
-			}
-		v[n++] = xasprintf("%.*s", (int)len, argv[k]);
-		v[n++] = (char *)eq + 1;
-	}
-	/* reachable to the end, not a leak to LeakSanitizer: volatile, or an
-	 * optimising compiler drops the store nothing reads (GCC 12 -O2) */
-	static char **volatile kept;
-	*out = kept = v;
-	return n;
-}
 
 static void usage(FILE *f)
 {
@@ -72,8 +21,8 @@ static void usage(FILE *f)
 		   "ddlsim simulates distributed deep-learning training on a GPU cluster:\n"
 		   "time per iteration, throughput, memory per GPU and cost to train.\n\n"
 		   "commands:\n");
-	for (int i = 0; cli_commands[i].name; i++)
-		fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	for (int i = 0; cli_commands[i].opts; i++)
+		fprintf(f, "  %-10s %s\n", cli_commands[i].opts->name, cli_commands[i].opts->summary);
 	fprintf(f, "\n'ddlsim <command> --help' describes a command.\n\n"
 		   "exit codes:\n"
 		   "  0  success\n"
@@ -144,9 +93,9 @@ int main(int argc, char **argv)
 		return usage(stderr), EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		if (argc > 2)
-			for (int i = 0; cli_commands[i].name; i++)
-				if (!strcmp(argv[2], cli_commands[i].name))
-					return cli_commands[i].usage(stdout), EXIT_OK;
+			for (int i = 0; cli_commands[i].opts; i++)
+				if (!strcmp(argv[2], cli_commands[i].opts->name))
+					return opt_usage(cli_commands[i].opts, stdout), EXIT_OK;
 		usage(stdout);
 		return EXIT_OK;
 	}
@@ -154,19 +103,14 @@ int main(int argc, char **argv)
 		printf("ddlsim %s\n", DDLSIM_VERSION);
 		return EXIT_OK;
 	}
-	for (int i = 0; cli_commands[i].name; i++)
-		if (!strcmp(argv[1], cli_commands[i].name)) {
-			for (int k = 2; k < argc; k++)
+	for (int i = 0; cli_commands[i].opts; i++)
+		if (!strcmp(argv[1], cli_commands[i].opts->name)) {
+			for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
 				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
-					return cli_commands[i].usage(stdout), EXIT_OK;
+					return opt_usage(cli_commands[i].opts, stdout), EXIT_OK;
 			if (check_empty_args(argc, argv))
 				return EXIT_USAGE;
-			const struct cli_command *c = &cli_commands[i];
-			char **v = argv + 1;
-			int n = argc - 1;
-			if (c->flags && (n = split_long_values(c, argc - 1, argv + 1, &v)) < 0)
-				return EXIT_USAGE;
-			return c->run(n, v);
+			return cli_commands[i].run(argc - 1, argv + 1);
 		}
 	return cli_usage_error("unknown command '%s'", argv[1]);
 }

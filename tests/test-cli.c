@@ -38,8 +38,8 @@ Test(cli, unknown_command_is_a_usage_error)
 	cr_assert_eq(run_ddlsim("run a.json --bogus", NULL, NULL), 2);
 }
 
-/* Every command takes --opt=value as --opt value (main.c), and a flag
- * given a value is a usage error naming it. */
+/* Every command takes --opt=value as --opt value (cli/options.h), and a
+ * flag given a value is a usage error naming it. */
 Test(cli, long_options_take_their_value_after_an_equals_sign, .timeout = 120)
 {
 	char *d = tmp_dir(), args[2400], *out = NULL, *err = NULL;
