@@ -52,8 +52,8 @@
 #include <string.h>
 
 #include "atomic_file.h"
-#include "ddlsim-config.h"
 #include "cli.h"
+#include "collective-private.h"
 #include "coll.h"
 #include "diag.h"
 #include "engine.h"
@@ -67,16 +67,6 @@
 #define MAX_SIZES 4096        /* sizes in one sweep */
 #define MAX_ROWS 65536        /* rows over ops x dtypes x redops x sizes */
 #define MAX_BYTES 1099511627776.0 /* 1 TiB: above any GPU's memory */
-
-/* nccl-tests' type names and sizes (common.cu test_typenames, NCCL >= 2.10). */
-static const struct { const char *name; int size; } dtypes[] = {
-	{"int8", 1}, {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8},
-	{"uint64", 8}, {"half", 2}, {"float", 4}, {"double", 8}, {"bfloat16", 2},
-};
-#define NDTYPES ((int)(sizeof(dtypes) / sizeof(dtypes[0])))
-/* nccl-tests' reduction op names (common.cu test_opnames, NCCL >= 2.11). */
-static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
-#define NREDOPS ((int)(sizeof(redops) / sizeof(redops[0])))
 
 /* nccl-tests' parsesize(): "%lf %1s", K/M/G in powers of 1024 (and an
  * optional trailing B, as ddlsim always took). -1 if not a finite size
@@ -120,34 +110,6 @@ static int find_name(const char *s, const char *const *names, int n, size_t stri
 			return i;
 	return -1;
 }
-
-/* nccl-tests' name of a collective (the binary's prefix). */
-static const char *test_name(enum coll_op op)
-{
-	static const char *const n[COLL_NOPS] = {
-		[COLL_ALLREDUCE] = "all_reduce", [COLL_REDUCE_SCATTER] = "reduce_scatter",
-		[COLL_ALLGATHER] = "all_gather", [COLL_BROADCAST] = "broadcast",
-		[COLL_REDUCE] = "reduce", [COLL_ALLTOALL] = "alltoall", [COLL_SENDRECV] = "sendrecv",
-	};
-	return n[op];
-}
-
-struct row {
-	int op, dtype, redop;  /* redop -1: "none" */
-	double count;          /* elements, as nccl-tests prints them */
-	double bytes;          /* size printed = ddlsim's N */
-	int pt;                /* simulated point */
-};
-
-struct args {
-	const char *topo, *algo, *csv, *json;
-	long nodes, procs, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
-		cputime, pinit, stream_null, nccl_timeout;
-	double minb, maxb, stepf, stepb;
-	double mem_limit_bytes; /* 0: the default (cli/longrun.h) */
-	int redop, dtype;      /* -1: all */
-	int ops[COLL_NOPS], nops;
-};
 
 static int add_ops(struct args *a, const char *list);
 
@@ -207,7 +169,7 @@ static int op_option(const struct opt *o, const char *flag, const char *v, void 
 	(void)o;
 	if (!strcmp(v, "all"))
 		a->redop = -1;
-	else if ((a->redop = find_name(v, redops, NREDOPS, sizeof(redops[0]))) >= 0)
+	else if ((a->redop = find_name(v, nccl_redops, NREDOPS, sizeof(nccl_redops[0]))) >= 0)
 		;
 	else if (flag[1] == '-' && coll_op_parse(v) >= 0) { /* ddlsim's --op COLLECTIVE */
 		a->nops = 0;
@@ -226,7 +188,7 @@ static int dtype_option(const struct opt *o, const char *flag, const char *v, vo
 	(void)o;
 	if (!strcmp(v, "all"))
 		a->dtype = -1;
-	else if ((a->dtype = find_name(v, &dtypes[0].name, NDTYPES, sizeof(dtypes[0]))) < 0)
+	else if ((a->dtype = find_name(v, &nccl_dtypes[0].name, NDTYPES, sizeof(nccl_dtypes[0]))) < 0)
 		return cli_usage_error("%s: expected int8, uint8, int32, uint32, int64, uint64, half, float, "
 				       "double, bfloat16 or all, got '%s'", flag, v);
 	return 0;
@@ -361,7 +323,8 @@ const struct opt_cmd cmd_collective_opts = {
 		"      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
 		"exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
 		"bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
-		"dtype or algorithm, GPUs beyond the node; --csv and --json one file), 3 invalid\n"
+		"dtype or algorithm, GPUs beyond the node, several nodes of a node without\n"
+		"NICs; --csv and --json one file), 3 invalid\n"
 		"topology, --csv or --json is the topology or its GPU preset, or the estimated\n"
 		"memory exceeds --mem-limit (nothing is allocated)\n",
 	.size = sizeof(struct args),
@@ -397,7 +360,7 @@ static int binary_op(struct args *a, const char *arg)
 	base = base ? base + 1 : arg;
 	for (int op = 0; op < COLL_NOPS; op++) {
 		char name[64];
-		size_t len = (size_t)snprintf(name, sizeof(name), "%s_perf", test_name(op));
+		size_t len = (size_t)snprintf(name, sizeof(name), "%s_perf", nccl_test_name(op));
 		if (!strncmp(base, name, len) && (!base[len] || !strcmp(base + len, "_mpi"))) {
 			a->ops[0] = op;
 			a->nops = 1;
@@ -474,142 +437,6 @@ static void byte_count(struct row *r, double S, int w, int n)
 		r->bytes = count * w;
 	}
 }
-
-static bool has_redop(int op)
-{
-	return op != COLL_ALLGATHER && op != COLL_ALLTOALL && op != COLL_BROADCAST;
-}
-
-static bool has_root(int op)
-{
-	return op == COLL_BROADCAST || op == COLL_REDUCE;
-}
-
-static double algbw_GBps(const struct row *r, const struct engine_coll_point *p)
-{
-	return p->time_s > 0 ? r->bytes / p->time_s / 1e9 : 0;
-}
-
-static void print_time(FILE *f, double us)
-{
-	char s[64];
-	snprintf(s, sizeof(s), us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
-	fprintf(f, "  %7s", s);
-}
-
-/* nccl-tests' output for rows [r0, r1) of one op. */
-static void print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
-			     const struct row *rows, int r0, int r1, const struct engine_coll_point *pts)
-{
-	int op = rows[r0].op;
-	fprintf(f, "# nThread %ld nGpus %ld minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %ld "
-		   "iters: %ld agg iters: %ld validation: %ld graph: %ld\n",
-		a->threads, a->gpus, a->minb, a->maxb, a->stepf > 1 ? floor(a->stepf) : a->stepb,
-		a->stepf > 1 ? "factor" : "bytes", a->warmup, a->iters, a->agg, a->check, a->graph);
-	if (a->blocking)
-		fprintf(f, "# Blocking Enabled: wait for completion and barrier after each collective \n");
-	if (a->pinit)
-		fprintf(f, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n");
-	fprintf(f, "#\n# Using devices\n");
-	long per_proc = a->threads * a->gpus, per_node = per_proc * (a->procs / a->nodes);
-	for (int r = 0; r < n; r++) {
-		char host[32];
-		snprintf(host, sizeof(host), "node%ld", r / per_node);
-		fprintf(f, "#  Rank %2d Group %2d Pid %6ld on %10s device %2ld [%04x:%02lx:%02x] %s\n", r,
-			0, 10000 + r / per_proc, host, r % per_node, 0, (unsigned long)(r % per_node), 0,
-			t->gpu.name);
-	}
-	const char *ts = a->cputime ? "cputime" : "time";
-	fprintf(f, "#\n");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-		"", "", "", "", "");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
-		"type", "redop", "root", ts, "algbw", "busbw", "#wrong", ts, "algbw", "busbw", "#wrong");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
-		"(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-	double sum = 0;
-	int cnt = 0;
-	for (int i = r0; i < r1; i++) {
-		const struct row *r = &rows[i];
-		const struct engine_coll_point *p = &pts[r->pt];
-		fprintf(f, "%12.0f  %12.0f  %8s  %6s  %6ld", r->bytes, r->count, dtypes[r->dtype].name,
-			r->redop < 0 ? "none" : redops[r->redop], has_root(op) ? a->root : -1L);
-		double alg = algbw_GBps(r, p), bus = alg * coll_bus_factor(op, n);
-		for (int k = 0; k < 2; k++) {
-			print_time(f, p->time_s * 1e6);
-			if (a->check)
-				fprintf(f, "  %6.2f  %6.2f  %5g", alg, bus, 0.0);
-			else
-				fprintf(f, "  %6.2f  %6.2f  %5s", alg, bus, "N/A");
-			sum += bus;
-			cnt++;
-		}
-		fprintf(f, "\n");
-	}
-	fprintf(f, "# Out of bounds values : %d %s\n", 0, "OK");
-	fprintf(f, "# Avg bus bandwidth    : %g %s\n", cnt ? sum / cnt : 0.0, "");
-	fprintf(f, "#\n\n");
-}
-
-static void write_csv(FILE *f, const struct row *rows, int nrows,
-		      const struct engine_coll_point *pts, int n)
-{
-	fprintf(f, "op,ranks,bytes,count,type,redop,algo,proto,time_us,algbw_GBps,busbw_GBps,"
-		   "nccl_us,ideal_us\n");
-	for (int i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
-		const struct engine_coll_point *p = &pts[r->pt];
-		double alg = algbw_GBps(r, p);
-		fprintf(f, "%s,%d,%.0f,%.0f,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f\n", test_name(r->op), n,
-			r->bytes, r->count, dtypes[r->dtype].name, r->redop < 0 ? "none" : redops[r->redop],
-			p->algo, p->proto, p->time_s * 1e6, alg, alg * coll_bus_factor(r->op, n),
-			p->nccl_s * 1e6, p->ideal_s * 1e6);
-	}
-}
-
-static void write_json(FILE *f, const struct args *a, const struct topology *t,
-		       const struct row *rows, int nrows, const struct engine_coll_point *pts, int n)
-{
-	fprintf(f, "{\n  \"schema\": \"ddlsim.collective\", \"schema_version\": \"1.0\",\n"
-		   "  \"producer\": \"ddlsim %s\", \"topology\": \"%s\", \"nodes\": %ld,\n"
-		   "  \"gpus_per_node\": %ld, \"ranks\": %d, \"algo\": \"%s\",\n  \"rows\": [",
-		DDLSIM_VERSION, t->name, a->nodes, a->threads * a->gpus * (a->procs / a->nodes), n, a->algo);
-	for (int i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
-		const struct engine_coll_point *p = &pts[r->pt];
-		double alg = algbw_GBps(r, p);
-		fprintf(f, "%s\n    {\"op\": \"%s\", \"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
-			   "\"redop\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", \"time_us\": %.6f, "
-			   "\"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"nccl_us\": %.6f, \"ideal_us\": %.6f}",
-			i ? "," : "", test_name(r->op), r->bytes, r->count, dtypes[r->dtype].name,
-			r->redop < 0 ? "none" : redops[r->redop], p->algo, p->proto, p->time_s * 1e6, alg,
-			alg * coll_bus_factor(r->op, n), p->nccl_s * 1e6, p->ideal_s * 1e6);
-	}
-	fprintf(f, "\n  ]\n}\n");
-}
-
-/* Write to path's staged temporary *af (published by the caller with the
- * other output), or to stdout for "-". 0 or -1 after reporting. */
-static int write_out(const char *path, int json, const struct args *a, const struct topology *t,
-		     const struct row *rows, int nrows, const struct engine_coll_point *pts, int n,
-		     struct atomic_file *af, struct diag *d)
-{
-	FILE *f = stdout;
-	int e;
-	if (strcmp(path, "-")) {
-		if ((e = atomic_file_open(af, path)))
-			return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(-e));
-		f = af->f;
-	}
-	if (json)
-		write_json(f, a, t, rows, nrows, pts, n);
-	else
-		write_csv(f, rows, nrows, pts, n);
-	if (f != stdout && (e = atomic_file_stage(af)))
-		return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(-e));
-	return 0;
-}
-
 /* Processes and GPUs: -g's default, processes per node *ppn, GPUs used
  * per node *used and ranks *n, checked against the node. Returns 0 or an
  * exit code (reported). */
@@ -631,9 +458,10 @@ static int layout(struct args *a, const struct topology *t, long *ppn, long *use
 		return EXIT_USAGE;
 	}
 	if (a->nodes > 1 && t->nics < 1) {
-		diag_err(d, a->topo, "/node/nics/count", "a node without NICs cannot join %ld nodes",
-			 a->nodes);
-		return EXIT_INPUT;
+		/* the topology is valid; the command asks what it cannot give */
+		diag_err(d, a->topo, "/node/nics/count", "a node without NICs cannot join %ld nodes "
+			 "(--nodes 1, or a topology with NICs)", a->nodes);
+		return EXIT_USAGE;
 	}
 	/* nodes <= TOPO_MAX_NODES and used <= TOPO_MAX_GPUS_PER_NODE (parse_args),
 	 * so n fits an int with room; checked again as an invariant. */
@@ -658,13 +486,13 @@ static int build_rows(const struct args *a, const double *sizes, int nsizes, int
 	*npts = 0;
 	for (int o = 0; o < a->nops; o++)
 		for (int dt = 0; dt < ndt; dt++)
-			for (int ro = 0; ro < (has_redop(a->ops[o]) ? nro : 1); ro++)
+			for (int ro = 0; ro < (nccl_has_redop(a->ops[o]) ? nro : 1); ro++)
 				for (int s = 0; s < nsizes; s++) {
 					struct row *r = &rows[nrows++];
 					r->op = a->ops[o];
 					r->dtype = a->dtype < 0 ? dt : a->dtype;
-					r->redop = !has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
-					byte_count(r, sizes[s], dtypes[r->dtype].size, n);
+					r->redop = !nccl_has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
+					byte_count(r, sizes[s], nccl_dtypes[r->dtype].size, n);
 					int p = 0;
 					while (p < *npts && !(pts[p].op == (enum coll_op)r->op &&
 							      pts[p].bytes == r->bytes))
@@ -692,13 +520,13 @@ static int emit(const struct args *a, const struct topology *t, long ppn, int n,
 		int r1 = r0;
 		while (r1 < nrows && rows[r1].op == rows[r0].op)
 			r1++;
-		print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		collective_print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
 		r0 = r1;
 	}
 	struct atomic_file af[2] = { 0 };
 	int e;
-	if ((a->csv && write_out(a->csv, 0, a, t, rows, nrows, pts, n, &af[0], d)) ||
-	    (a->json && write_out(a->json, 1, a, t, rows, nrows, pts, n, &af[1], d))) {
+	if ((a->csv && collective_write_out(a->csv, 0, a, t, rows, nrows, pts, n, &af[0], d)) ||
+	    (a->json && collective_write_out(a->json, 1, a, t, rows, nrows, pts, n, &af[1], d))) {
 		atomic_file_abort(&af[0]);
 		atomic_file_abort(&af[1]);
 		return -1;
