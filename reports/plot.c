@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "human.h"
 #include "infile.h"
+#include "inputs.h"
 #include "bug.h"
 #include "result.h"
 #include "schedule.h"

@@ -8,6 +8,7 @@
 
 #include "bug.h"
 #include "engine.h"
+#include "inputs.h"
 #include "timeline.h"
 #include "xalloc.h"
 

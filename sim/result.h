@@ -18,12 +18,12 @@
 
 /* What the declarations below hold by value: struct mem_anatomy
  * (memory.h), struct plan and its PLAN_MAX_* bounds (plan.h), CAT_N
- * (program.h), struct scenario_meta and enum pub_memory (scenario.h,
- * until those move to a header of their own). The rest by pointer. */
+ * (program.h), struct scenario_meta and enum pub_memory
+ * (scenario_meta.h). The rest by pointer. */
 #include "memory.h"
 #include "plan.h"
 #include "program.h"
-#include "scenario.h"
+#include "scenario_meta.h"
 
 struct engine_result;
 struct inputs;

@@ -18,7 +18,6 @@
 #include "stack.h"
 #include "xalloc.h"
 
-const char *const pub_memory_names[PUB_MEM_N + 1] = { "reserved", "allocated", "active", "device", NULL };
 
 static const char *const opt_names[] = { "adam", NULL };
 
@@ -562,24 +561,6 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 err:
 	scenario_destroy(s);
 	return NULL;
-}
-
-void scenario_meta_copy(struct scenario_meta *out, const struct scenario_meta *m)
-{
-	*out = *m;
-	out->path = m->path ? xstrdup(m->path) : NULL;
-	out->name = m->name ? xstrdup(m->name) : NULL;
-	out->description = m->description ? xstrdup(m->description) : NULL;
-	out->pub.source = m->pub.source ? xstrdup(m->pub.source) : NULL;
-}
-
-void scenario_meta_finish(struct scenario_meta *m)
-{
-	free(m->path);
-	free(m->name);
-	free(m->description);
-	free(m->pub.source);
-	memset(m, 0, sizeof(*m));
 }
 
 void scenario_destroy(struct scenario *s)

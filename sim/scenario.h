@@ -273,30 +273,7 @@
 #include "diag.h"
 #include "inputs.h"
 #include "plan.h"
-
-/* Published measurements a scenario cites (0 = none). */
-struct published {
-	double tflops_per_gpu;          /* hardware TFLOP/s per GPU */
-	double model_tflops_per_gpu;    /* model TFLOP/s per GPU (no recompute) */
-	double mfu;                     /* model FLOPs utilization, 0..1 */
-	double iteration_s;
-	double tokens_per_s;
-	double peak_memory_bytes;       /* published.peak_memory_GiB x 2^30 */
-	enum pub_memory { PUB_MEM_RESERVED, PUB_MEM_ALLOCATED, PUB_MEM_ACTIVE, PUB_MEM_DEVICE,
-			  PUB_MEM_N } memory_measure;
-	char *source;                   /* owned; NULL when none */
-};
-
-/* published.memory_measure's names, by enum pub_memory, NULL-ended. */
-extern const char *const pub_memory_names[PUB_MEM_N + 1];
-
-/* What the scenario file says besides the plan; owned strings. */
-struct scenario_meta {
-	char *path;                     /* the scenario file */
-	char *name;                     /* display name */
-	char *description;
-	struct published pub;
-};
+#include "scenario_meta.h"
 
 struct scenario {
 	struct scenario_meta meta;
@@ -329,8 +306,5 @@ void inputs_cache_destroy(struct inputs_cache *c);
 struct scenario *scenario_load_json(json_t *root, const char *path, struct inputs_cache *cache,
 				    struct diag *d);
 
-/* Deep copy of meta into out; scenario_meta_finish() frees it. */
-void scenario_meta_copy(struct scenario_meta *out, const struct scenario_meta *meta);
-void scenario_meta_finish(struct scenario_meta *meta);
 
 #endif
