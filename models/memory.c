@@ -253,8 +253,11 @@ static double recompute_transient(const struct mem_rank_input *in, bool moe, boo
 		/* K and V as the kernel gets them: per query head after repeat_kv */
 		double kv = in->repeat_kv ? (double)m->hidden :
 			    (double)m->hidden * (double)m->kv_heads / (double)m->heads;
-		r += in->micro_batch * in->seq * (in->cp - 1) * 2 * kv * dtype_bytes(pr.activation) /
-		     (in->tp < 1 ? 1 : in->tp);
+		double t = in->tp < 1 ? 1 : in->tp;
+		r += in->micro_batch * in->seq * (in->cp - 1) * 2 * kv * dtype_bytes(pr.activation) / t;
+		/* torch's ring's buffers beyond it (memory.h: 18 T) */
+		if (in->cp_torch_ring)
+			r += 18 * in->micro_batch * in->seq * (double)m->hidden / t * dtype_bytes(pr.activation);
 	}
 	return r;
 }

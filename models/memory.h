@@ -114,6 +114,21 @@
  * token of the sequence, 2 h A after repeat_kv; TE's p2p ring holds as
  * much in its step buffers).
  *
+ * Context parallelism by torch's context_parallel (stack.h cp_torch_ring;
+ * torch/distributed/tensor/experimental/_attention.py, read at pytorch
+ * 0123248a48 and in an older copy of the same code, the December 2024
+ * nightly torchtitan 9dec370 ran not read; torchtitan sets the rotation
+ * to "allgather", config_manager.py L364-376, utils.py L180-187): with
+ * T a local head-tensor (b s h / t A, K and V expanded by repeat_kv
+ * first, model.py L201-202), a layer's attention backward holds, beyond
+ * the (cp - 1) 2 T above: its own chunk in the all-gather's output (that
+ * output is cp x the local K and V, _AllGatherRotater), the contiguous
+ * copies of K and V (2 T), grad_query, grad_key and grad_value
+ * accumulated in fp32 (zeros_like(dtype=float32): 6 T), and the fp32
+ * concatenated K and V gradients being rotated, sent and received (the
+ * all-to-all rotater's: 2 x 4 T): 18 T in all, on CP ranks only (cp > 1,
+ * torchtitan parallel_dims.py L107-108).
+ *
  * Eager stacks (stack.h rmsnorm_extra_Bpe, repeat_kv): autograd keeps
  * what each eager op needs, which is more than a fused kernel's saved
  * set: an RMSNorm its fp32 copy and the normalised 16-bit tensor (4 B
@@ -270,6 +285,8 @@ struct mem_rank_input {
 				      per element of its input (stack.h) */
 	bool repeat_kv;            /* K and V expanded to every head before the kernel,
 				      which saves them so (stack.h repeat_kv) */
+	bool cp_torch_ring;        /* context parallelism by torch's context_parallel
+				      (stack.h cp_torch_ring): its buffers (above) */
 	bool fsdp2;                /* FSDP2's memory (above): a stack with fsdp2_copies, ZeRO >= 2 */
 	bool torchao_fp8;          /* fp8 by torchao's Float8Linear (a stack with fsdp2_copies),
 				      not Transformer Engine */

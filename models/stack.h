@@ -177,6 +177,11 @@ struct stack {
 	 * before the attention kernel (repeat_kv), where the kernel cannot
 	 * read shared K/V heads itself. */
 	bool repeat_kv;
+	/* Context parallelism by torch's context_parallel (torchtitan): ring
+	 * attention with all-gather rotation and fp32 gradient accumulation,
+	 * whose buffers memory.h counts (its "Context parallelism"); false:
+	 * Transformer Engine's p2p ring (Megatron-Core, NeMo). */
+	bool cp_torch_ring;
 	/* Weight gradients accumulated into fp32 main gradients, bytes per
 	 * parameter per micro-batch beyond the wgrad GEMM's own 16-bit write
 	 * (fused into its epilogue: read and write fp32 instead of writing

@@ -30,6 +30,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.microbatches = (int)plan_microbatches(pl),
 		.rmsnorm_extra_Bpe = k->rmsnorm_extra_Bpe,
 		.repeat_kv = k->repeat_kv,
+		.cp_torch_ring = k->cp_torch_ring,
 		/* as the builder's FSDP2 (sim/build_transformer.c) */
 		.fsdp2 = k->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
 			 (long)pl->parallel.dp * pl->parallel.cp > 1,

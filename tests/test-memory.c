@@ -369,3 +369,30 @@ Test(memory, fsdp2_master_root_buffers_and_pipeline_accumulation)
 	cr_assert_float_eq(o.grads_bytes, 4 * P, 1);
 	cr_assert_float_eq(o.comm_buffer_bytes, 0, 1, "ZeRO-2 gathers nothing at the loss");
 }
+
+/* Context parallelism: the recomputed layer holds ring attention's
+ * gathered K and V of the other ranks ((cp - 1) 2 T, T = b s h / t A a
+ * local head-tensor after repeat_kv), and under torch's context_parallel
+ * (stack cp_torch_ring) 18 T more: the gather's own chunk, the
+ * contiguous K and V, the fp32 gradient accumulators of q, k and v, the
+ * fp32 K/V gradients rotated (memory.h); nothing on a rank without CP. */
+Test(memory, context_parallel_ring_buffers)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 8192, .tp = 2, .dp = 1, .layers = 1,
+				     .inflight = 1, .recompute = RECOMPUTE_FULL, .repeat_kv = true };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	double base = o.recompute_bytes, T = 8192.0 * 4096 / 2 * 2;
+	in.cp = 4;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.recompute_bytes - base, 3 * 2 * T, 1e-9 * T, "TE's ring: the gathered K and V");
+	in.cp_torch_ring = true;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.recompute_bytes - base, (3 * 2 + 18) * T, 1e-9 * T, "torch's ring: 18 T more");
+	in.cp = 1;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.recompute_bytes, base, 1e-9 * base, "no CP: no ring");
+}
