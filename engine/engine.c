@@ -75,18 +75,19 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
-	/* an actor's stack: SimGrid's default is 8 MiB, malloc'ed without
-	 * guard pages (a guard page splits the heap's mapping: unfolded runs
-	 * of 16,384 GPUs would pass the kernel's 65,530 mappings). The actors
+	/* an actor's stack: SimGrid's default is 8 MiB, here without guard
+	 * pages (a guarded stack is a mapping of its own and its guard
+	 * another: the actors of an unfolded run of 16,384 GPUs would pass
+	 * the kernel's default of 65,530 mappings). The actors
 	 * are shallow (a stream's loop and SimGrid's calls): with a guard page
 	 * the whole suite and the bench's scenarios ran in 16 KiB and
 	 * overflowed in 8 (an error path), so 32 KiB is twice what the deepest
 	 * needs; a sanitizer's redzones take four times that. The stacks are
-	 * resident (the heap reuses touched pages, and meson test's
-	 * MALLOC_PERTURB_ writes every byte): measured 2026-12-06, peak RSS of
-	 * GPT-3 175B over 1,024 GPUs unfolded 349 MB at 256 KiB, 187 at 64,
-	 * 134 at 32; Llama 2 70B on 256 GPUs of the 2:1 tree unfolded 409, 315,
-	 * 280 MB; reports identical */
+	 * resident, whatever touches them (peak RSS follows their size; meson
+	 * test's MALLOC_PERTURB_ writes every byte too): measured 2026-12-06,
+	 * peak RSS of GPT-3 175B over 1,024 GPUs unfolded 349 MB at 256 KiB,
+	 * 187 at 64, 134 at 32; Llama 2 70B on 256 GPUs of the 2:1 tree
+	 * unfolded 409, 315, 280 MB; reports identical */
 	sg_cfg_set_int("contexts/stack-size", ENGINE_ACTOR_STACK_KIB);
 	sg_cfg_set_int("contexts/guard-size", ENGINE_ACTOR_GUARD_PAGES);
 	/* SimGrid's default lazy update of the network model gives a time
