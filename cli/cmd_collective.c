@@ -291,9 +291,6 @@ static const struct opt collective_options[] = {
 	OPT_END(),
 };
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 const struct opt_cmd cmd_collective_opts = {
 	.name = "collective",
 	.summary = "sweep a collective over message sizes on a topology, like nccl-tests",
@@ -315,8 +312,8 @@ const struct opt_cmd cmd_collective_opts = {
 		"selects the collective.\n",
 	.options = collective_options,
 	.epilogue =
-		"A sweep has at most " STR(MAX_SIZES) " sizes and " STR(MAX_ROWS) " rows, --nodes x GPUs at most "
-		STR(TOPO_MAX_NODES) " x " STR(TOPO_MAX_GPUS_PER_NODE) ".\n\n"
+		"A sweep has at most " OPT_STR(MAX_SIZES) " sizes and " OPT_STR(MAX_ROWS) " rows, --nodes x GPUs at most "
+		OPT_STR(TOPO_MAX_NODES) " x " OPT_STR(TOPO_MAX_GPUS_PER_NODE) ".\n\n"
 		"examples:\n"
 		"  ddlsim collective --topology topologies/dgx-h100.json -b 8 -e 8G -f 2 -g 8\n"
 		"  ddlsim collective --topology topologies/dgx-h100-fattree2-2to1.json --nodes 16 \\\n"
@@ -476,6 +473,11 @@ static int layout(struct args *a, const struct topology *t, long *ppn, long *use
 	return 0;
 }
 
+static bool has_redop(int op)
+{
+	return op != COLL_ALLGATHER && op != COLL_ALLTOALL && op != COLL_BROADCAST;
+}
+
 /* The rows of every op x dtype x reduction x size (nccl-tests' order)
  * into rows, and the distinct (op, bytes) points to simulate into pts.
  * Returns the rows' count; *npts the points'. */
@@ -486,12 +488,12 @@ static int build_rows(const struct args *a, const double *sizes, int nsizes, int
 	*npts = 0;
 	for (int o = 0; o < a->nops; o++)
 		for (int dt = 0; dt < ndt; dt++)
-			for (int ro = 0; ro < (nccl_has_redop(a->ops[o]) ? nro : 1); ro++)
+			for (int ro = 0; ro < (has_redop(a->ops[o]) ? nro : 1); ro++)
 				for (int s = 0; s < nsizes; s++) {
 					struct row *r = &rows[nrows++];
 					r->op = a->ops[o];
 					r->dtype = a->dtype < 0 ? dt : a->dtype;
-					r->redop = !nccl_has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
+					r->redop = !has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
 					byte_count(r, sizes[s], nccl_dtypes[r->dtype].size, n);
 					int p = 0;
 					while (p < *npts && !(pts[p].op == (enum coll_op)r->op &&

@@ -285,9 +285,6 @@ static const struct opt sweep_options[] = {
 	OPT_END(),
 };
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 const struct opt_cmd cmd_sweep_opts = {
 	.name = "sweep",
 	.summary = "run every point of a sweep file into CSV and JSON lines",
@@ -311,7 +308,7 @@ const struct opt_cmd cmd_sweep_opts = {
 		"  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json -j 2\n"
 		"  ddlsim sweep scenarios/sweeps/llama3-70b-h100.json --shard 1/4 --out /scratch/s\n"
 		"  ddlsim merge /scratch/s/points.csv /scratch/s/points.shard-*-of-4.csv\n\n"
-		"Points stream: they are expanded, recorded and simulated " STR(SWEEP_CHUNK) " at a time, so a\n"
+		"Points stream: they are expanded, recorded and simulated " OPT_STR(SWEEP_CHUNK) " at a time, so a\n"
 		"sweep of 10^6 points starts at once in little memory. A reason that holds\n"
 		"for every point (a typo in a derived value, an unknown name in a constraint,\n"
 		"an axis on a key of the model file, an unknown key, an invalid base no axis\n"

@@ -27,9 +27,6 @@ extern const char *const nccl_redops[NREDOPS];
 
 /* nccl-tests' name of a collective (the binary's prefix). */
 const char *nccl_test_name(enum coll_op op);
-/* Whether op takes a reduction op (a root). */
-bool nccl_has_redop(int op);
-bool nccl_has_root(int op);
 
 struct row {
 	int op, dtype, redop;  /* redop -1: "none" */

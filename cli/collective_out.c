@@ -29,12 +29,7 @@ const char *nccl_test_name(enum coll_op op)
 	return n[op];
 }
 
-bool nccl_has_redop(int op)
-{
-	return op != COLL_ALLGATHER && op != COLL_ALLTOALL && op != COLL_BROADCAST;
-}
-
-bool nccl_has_root(int op)
+static bool has_root(int op)
 {
 	return op == COLL_BROADCAST || op == COLL_REDUCE;
 }
@@ -86,7 +81,7 @@ void collective_print_nccl_tests(FILE *f, const struct args *a, const struct top
 		const struct row *r = &rows[i];
 		const struct engine_coll_point *p = &pts[r->pt];
 		fprintf(f, "%12.0f  %12.0f  %8s  %6s  %6ld", r->bytes, r->count, nccl_dtypes[r->dtype].name,
-			r->redop < 0 ? "none" : nccl_redops[r->redop], nccl_has_root(op) ? a->root : -1L);
+			r->redop < 0 ? "none" : nccl_redops[r->redop], has_root(op) ? a->root : -1L);
 		double alg = algbw_GBps(r, p), bus = alg * coll_bus_factor(op, n);
 		for (int k = 0; k < 2; k++) {
 			print_time(f, p->time_s * 1e6);

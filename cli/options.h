@@ -96,6 +96,10 @@ struct opt_cmd {
 
 #define OPT_F_(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
 
+/* A macro's value as a string, for limits quoted in a command's prose. */
+#define OPT_STR_(x) #x
+#define OPT_STR(x) OPT_STR_(x)
+
 #define OPT_END() { .type = OPT_T_END }
 #define OPT_GROUP(title) { .type = OPT_T_GROUP, .help = (title) }
 #define OPT_FLAG(s, l, T, f, h) \
