@@ -32,7 +32,7 @@
 
 /* An actor's stack in KiB and its guard pages (engine_start_simgrid says
  * why): a sanitizer's build, which runs the suite and no large job, gets
- * four times the stack and a guard page, so an overflow faults there. */
+ * eight times the stack and a guard page, so an overflow faults there. */
 #if defined(__SANITIZE_ADDRESS__)
 #define ENGINE_SANITIZED 1
 #elif defined(__has_feature)
@@ -41,7 +41,7 @@
 #endif
 #endif
 #ifdef ENGINE_SANITIZED
-#define ENGINE_ACTOR_STACK_KIB 128
+#define ENGINE_ACTOR_STACK_KIB 256
 #define ENGINE_ACTOR_GUARD_PAGES 1
 #else
 #define ENGINE_ACTOR_STACK_KIB 32
@@ -82,7 +82,10 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	 * are shallow (a stream's loop and SimGrid's calls): with a guard page
 	 * the whole suite and the bench's scenarios ran in 16 KiB and
 	 * overflowed in 8 (an error path), so 32 KiB is twice what the deepest
-	 * needs; a sanitizer's redzones take four times that. The stacks are
+	 * needs; a sanitizer's redzones take four times that, and its build
+	 * gets 256 KiB, the size every sanitized CI run passed at (at 128, one
+	 * run of test-whatif hung until meson's 600 s limit on 2026-12-06,
+	 * not reproduced in 6 runs here). The stacks are
 	 * resident, whatever touches them (peak RSS follows their size; meson
 	 * test's MALLOC_PERTURB_ writes every byte too): measured 2026-12-06,
 	 * peak RSS of GPT-3 175B over 1,024 GPUs unfolded 349 MB at 256 KiB,
