@@ -189,9 +189,11 @@ struct group_bar *engine_group_barrier(struct sim *S, int leader, int kind, int 
  * compute stream re-evaluates its rate. */
 void engine_comm_busy(struct rank_inst *ri, int sms, double hbm_Bps, int dir);
 
-/* Mailboxes of messages: a collective's flow (channel: the stream) or a
- * pipeline message (channel: the direction). */
-enum engine_mbox { MBOX_COLL, MBOX_P2P };
+/* Mailboxes of messages: a collective's flow (channel: the stream), a
+ * pipeline message (channel: the direction), or a simulated rank's inbox
+ * (channel: the stream of the actor that receives; source 0:
+ * engine_inbox). */
+enum engine_mbox { MBOX_COLL, MBOX_P2P, MBOX_INBOX };
 /* The mailbox of kind on channel chan from src to dst, made on first use
  * (ranks below 2^29, channels below 16). */
 sg_mailbox_t engine_mailbox(enum engine_mbox kind, int chan, int src, int dst);
@@ -219,6 +221,10 @@ sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst);
 /* Cheap folding: a daemon sink for every mailbox a simulated rank sends
  * collective flows on to a folded rank. Returns 0 or -1 (no plan). */
 int engine_make_sinks(struct sim *S);
+/* The inbox of rank's actor that runs stream's collectives: a flow put
+ * there from the source rank's actor starts at once (engine_coll.c says
+ * why); engine_stream_main makes the actor its receiver. */
+sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream);
 
 /* ---- engine_p2p.c ---- */
 

@@ -66,6 +66,38 @@ sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst)
 	return engine_mailbox(MBOX_COLL, stream, src, dst);
 }
 
+/* A simulated rank's inbox for the collectives of a stream: a mailbox
+ * whose permanent receiver is the actor that runs that stream's tasks on
+ * the rank (engine_stream_main), so a flow put there by the source's
+ * actor starts when it is put, as a host-to-host transfer does, and
+ * stays in the lists of that actor alone. SimGrid 3.32 keeps every
+ * host-to-host transfer (Comm::sendto_async, which detaches it) in one
+ * list of the whole simulation and removes each by a linear scan when it
+ * ends (CommImpl::detach and CommImpl::finish in src/kernel/activity/
+ * CommImpl.cpp at v3.32; 3.34 keeps a set, commit 5f8fc2c): with an
+ * unfolded data-parallel job's flows in flight at once that was half
+ * the CPU at 1,024 ranks and 80 % at 2,048. The receiving actor is in
+ * the collective while the flows to it run (the members meet before and
+ * after), and takes them out after (inbox_drain). */
+sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream)
+{
+	/* a stream merged into the compute stream runs on its actor
+	 * (engine_stream_merge leaves it no tasks of its own) */
+	int stage = S->ri[rank].stage;
+	if (!S->stream_ntasks[stage * STREAM_N + stream])
+		stream = STREAM_COMPUTE;
+	return engine_mailbox(MBOX_INBOX, stream, 0, rank);
+}
+
+/* Take the ended flows out of this actor's inbox: after the members met
+ * the second time, every flow of the collective to this rank. */
+static void inbox_drain(const struct stream_arg *a)
+{
+	sg_mailbox_t mb = engine_mailbox(MBOX_INBOX, a->s, 0, a->ri->rank);
+	while (engine_platform_mailbox_ready(mb))
+		sg_mailbox_get(mb);
+}
+
 /* The longest route latency among cp's flows: the topology's (the plan's
  * alpha), or with degraded links on the platform the routes' own (their
  * latency factors applied), found once per plan. */
@@ -219,10 +251,10 @@ static int post_exact(struct sim *S, struct stream_arg *a, const struct task *t,
 }
 
 /* Unfolded or folded cheaply, a member posts its own flows of plan p:
- * all start now (every member left the barrier at this instant), host to
- * host to a simulated destination, which has nothing to post, and to a
- * folded one's sink through its mailbox (the sink takes them one at a
- * time); a folded source sends nothing. Then, where this member posts
+ * all start now (every member left the barrier at this instant), into a
+ * simulated destination's inbox (engine_make_inboxes), and to a folded
+ * one's sink through its mailbox (the sink takes them one at a time); a
+ * folded source sends nothing. Then, where this member posts
  * them (fold_posts_crit), the flows around an unequal plan's busiest
  * member, and (fold_posts_uplink_copies) the folded ranks' copies over
  * an oversubscribed tree's binding uplinks. Returns the count of
@@ -238,8 +270,8 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 		const struct coll_flow *f = &p->flows[i];
 		engine_cls_touch(S, f->src, f->dst);
 		if (S->fold.active[f->dst])
-			c[nc++] = engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
-							       ceil(f->bytes));
+			c[nc++] = sg_mailbox_put_async(engine_inbox(S, f->dst, t->stream),
+						       &dummy_payload, (long)ceil(f->bytes));
 		else
 			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
 						       &dummy_payload, (long)ceil(f->bytes));
@@ -320,6 +352,8 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		sg_comm_wait_all(a->comms, (size_t)nc);
 	free(cis);
 	meet_after(gb, lat);
+	if (!ci && !S->job->fold_exact)
+		inbox_drain(a);
 	engine_comm_busy(ri, p->sm_channels, hbm, -1);
 }
 

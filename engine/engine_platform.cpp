@@ -35,6 +35,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 
@@ -242,6 +243,11 @@ extern "C" void engine_platform_comm_release(void *c)
 extern "C" bool engine_platform_comm_finished(void *c)
 {
 	return static_cast<sg4::Comm *>(c)->test(); /* a simcall: from an actor only */
+}
+
+extern "C" bool engine_platform_mailbox_ready(void *mb)
+{
+	return static_cast<sg4::Mailbox *>(mb)->ready(); /* reads, no simcall */
 }
 
 extern "C" void *engine_platform_route_end(void *from, void *to, bool last)

@@ -47,6 +47,10 @@ void engine_platform_comm_release(void *c);
  * an actor only (a simcall). */
 bool engine_platform_comm_finished(void *c);
 
+/* Whether the oldest transfer in mailbox mb (an sg_mailbox_t) has ended,
+ * so that a get takes it at once. */
+bool engine_platform_mailbox_ready(void *mb);
+
 /* The first (last: the last) link of the route from host `from` to host
  * `to`, an sg_link_t, or NULL if the route has none. */
 void *engine_platform_route_end(void *from, void *to, bool last);

@@ -104,7 +104,7 @@ sg_mailbox_t engine_mailbox(enum engine_mbox kind, int chan, int src, int dst)
 	if (sl->key)
 		return sl->mb;
 	char name[64];
-	snprintf(name, sizeof(name), "%c%d_%d_%d", kind == MBOX_COLL ? 'c' : 'p', chan, src, dst);
+	snprintf(name, sizeof(name), "%c%d_%d_%d", "cpi"[kind], chan, src, dst);
 	/* a simcall: other actors run meanwhile and may fill the table (or
 	 * grow it), so the slot is found again after */
 	sg_mailbox_t mb = sg_mailbox_by_name(name);
