@@ -11,6 +11,7 @@ const struct cli_command cli_commands[] = {
 	{ &cmd_merge_opts, cmd_merge },
 	{ &cmd_plan_opts, cmd_plan },
 	{ &cmd_compare_opts, cmd_compare },
+	{ &cmd_cluster_opts, cmd_cluster },
 	{ &cmd_validate_opts, cmd_validate },
 	{ &cmd_validation_opts, cmd_validation },
 	{ &cmd_list_opts, cmd_list },

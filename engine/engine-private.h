@@ -104,6 +104,9 @@ struct sim {
 	struct progress progress;
 	sg_link_t *links;       /* the link sampler's list (freed after the run) */
 	sg_host_t *host;        /* [nranks] hosts of the GPUs on the platform */
+	int base;               /* the job's first rank among the jobs of one
+				   fabric (engine_run_many; 0 alone): what keeps
+				   its mailboxes apart from theirs */
 	sg_comm_t *loose;       /* mirror pipeline transfers nobody waits for */
 	size_t nloose, loose_cap;
 	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */

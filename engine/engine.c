@@ -160,20 +160,61 @@ static void sim_init(struct sim *S, const struct engine_job *job, struct engine_
 	}
 }
 
-/* The GPUs the simulated ranks need (fold_mark_used), SimGrid and the
- * platform (with the dedicated parameter servers and degraded links),
- * the hosts of the GPUs and servers. Returns 0 or -1 (reported). */
+/* Mark in used (the platform's GPUs) those S's simulated ranks need
+ * (fold_mark_used: rank r is GPU r, or job.gpu's). Returns 0 or -1
+ * (reported). */
+static int mark_used(struct sim *S, unsigned char *used, struct diag *d)
+{
+	const struct engine_job *job = S->job;
+	int N = job->pl->nranks;
+	unsigned char *u = job->gpu ? xcalloc((size_t)N, 1) : used;
+	int rc = fold_mark_used(&S->fold, u);
+	if (rc)
+		diag_errf(d, "cannot plan a collective with algorithm '%s' to find the GPUs to simulate",
+			  job->coll_algo);
+	else if (job->gpu)
+		for (int r = 0; r < N; r++)
+			used[job->gpu[r]] |= u[r];
+	if (u != used)
+		free(u);
+	return rc ? -1 : 0;
+}
+
+/* The hosts of S's GPUs and dedicated servers, on the platform built.
+ * Returns 0 or -1 (reported). */
+static int find_hosts(struct sim *S, const unsigned char *used, int servers, struct diag *d)
+{
+	int N = S->job->pl->nranks;
+	S->host = xcalloc((size_t)N, sizeof(*S->host));
+	for (int r = 0; r < N; r++) {
+		int g = S->job->gpu ? S->job->gpu[r] : r;
+		if (used[g])
+			S->host[r] = engine_host_of(g);
+	}
+	if (servers > 0) {
+		S->ps_hosts = xcalloc((size_t)servers, sizeof(*S->ps_hosts));
+		for (int k = 0; k < servers; k++) {
+			char name[32];
+			snprintf(name, sizeof(name), "ps%d", k);
+			S->ps_hosts[k] = sg_host_by_name(name);
+			if (!S->ps_hosts[k])
+				return diag_errf(d, "platform has no parameter server '%s'", name);
+		}
+	}
+	return 0;
+}
+
+/* The GPUs the simulated ranks need, SimGrid and the platform (with the
+ * dedicated parameter servers and degraded links), the hosts of the GPUs
+ * and servers. Returns 0 or -1 (reported). */
 static int build_platform(struct sim *S, struct engine_result *out, struct diag *d)
 {
 	const struct engine_job *job = S->job;
-	int N = job->pl->nranks, rc = -1;
+	int rc = -1;
 	unsigned char *used = xcalloc((size_t)job->nodes * job->topo->gpus_per_node, 1);
 
-	if (fold_mark_used(&S->fold, used)) {
-		diag_errf(d, "cannot plan a collective with algorithm '%s' to find the GPUs to simulate",
-			  job->coll_algo);
+	if (mark_used(S, used, d))
 		goto out_used;
-	}
 	struct platform_ps pps = { 0, 0, 0 };
 	if (job->ps && !job->ps->colocated)
 		pps = (struct platform_ps){ job->ps->servers, job->ps->nic_bw_Bps,
@@ -181,23 +222,7 @@ static int build_platform(struct sim *S, struct engine_result *out, struct diag 
 	struct platform_extra px = { &pps, job->degraded, job->ndegraded };
 	if (engine_start_simgrid(job->topo, job->nodes, used, &px, true, &out->platform_s, d))
 		goto out_used;
-	S->host = xcalloc((size_t)N, sizeof(*S->host));
-	for (int r = 0; r < N; r++)
-		if (used[r])
-			S->host[r] = engine_host_of(r);
-	if (pps.servers > 0) {
-		S->ps_hosts = xcalloc((size_t)pps.servers, sizeof(*S->ps_hosts));
-		for (int k = 0; k < pps.servers; k++) {
-			char name[32];
-			snprintf(name, sizeof(name), "ps%d", k);
-			S->ps_hosts[k] = sg_host_by_name(name);
-			if (!S->ps_hosts[k]) {
-				diag_errf(d, "platform has no parameter server '%s'", name);
-				goto out_used;
-			}
-		}
-	}
-	rc = 0;
+	rc = find_hosts(S, used, pps.servers, d);
 out_used:
 	free(used);
 	return rc;
@@ -453,6 +478,102 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	rc = 0;
 out_sim:
 	sim_finish(&S);
+	return rc;
+}
+
+/* What engine_run_many refuses (engine.h says why). */
+static int check_many(const struct engine_job *const *jobs, int n, struct diag *d)
+{
+	const struct topology *t = jobs[0]->topo;
+	int ngpus = jobs[0]->nodes * t->gpus_per_node, rc = 0;
+	unsigned char *taken = xcalloc((size_t)ngpus + 1, 1);
+
+	for (int i = 0; i < n && !rc; i++) {
+		const struct engine_job *j = jobs[i];
+		if (j->topo != t || j->nodes != jobs[0]->nodes)
+			rc = diag_errf(d, "job %d of %d is on another fabric than job 1", i + 1, n);
+		else if (!j->gpu)
+			rc = diag_errf(d, "job %d of %d does not say which GPUs it runs on", i + 1, n);
+		else if (j->fold || j->obs || j->ps || j->ndegraded || j->repeat > 1 || !j->collective_pairs)
+			rc = diag_errf(d, "job %d of %d is folded, observed, served by parameter servers, "
+				       "behind a degraded link, repeated or posts one flow per NIC: "
+				       "none of these can share a fabric", i + 1, n);
+		for (int r = 0; r < j->pl->nranks && !rc; r++) {
+			int g = j->gpu[r];
+			if (g < 0 || g >= ngpus)
+				rc = diag_errf(d, "job %d of %d: rank %d on GPU %d, outside the fabric's %d",
+					       i + 1, n, r, g, ngpus);
+			else if (taken[g])
+				rc = diag_errf(d, "job %d of %d: rank %d on GPU %d, which another rank holds",
+					       i + 1, n, r, g);
+			else
+				taken[g] = 1;
+		}
+	}
+	free(taken);
+	return rc ? -1 : 0;
+}
+
+int engine_run_many(const struct engine_job *const *jobs, int n, struct engine_result *out,
+		    struct diag *d)
+{
+	struct sim *S = xcalloc((size_t)n + 1, sizeof(*S));
+	unsigned char *used = NULL;
+	int rc = -1, ninit = 0;
+
+	for (int i = 0; i < n; i++)
+		memset(&out[i], 0, sizeof(out[i]));
+	if (n < 1) {
+		diag_errf(d, "no job to simulate");
+		goto out;
+	}
+	if (check_many(jobs, n, d) || engine_claim_process(d) ||
+	    topology_check_nodes(jobs[0]->topo, jobs[0]->nodes, d))
+		goto out;
+	const struct topology *t = jobs[0]->topo;
+	used = xcalloc((size_t)jobs[0]->nodes * t->gpus_per_node, 1);
+	for (int i = 0, base = 0; i < n; i++) {
+		sim_init(&S[i], jobs[i], &out[i]);
+		ninit++;
+		S[i].base = base;
+		base += jobs[i]->pl->nranks;
+		if (fold_pick_ranks(&S[i].fold, d) || mark_used(&S[i], used, d))
+			goto out;
+	}
+	struct platform_ps pps = { 0, 0, 0 };
+	struct platform_extra px = { &pps, NULL, 0 };
+	if (engine_start_simgrid(t, jobs[0]->nodes, used, &px, true, &out[0].platform_s, d))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		out[i].platform_s = out[0].platform_s;
+		if (find_hosts(&S[i], used, 0, d) || make_ranks(&S[i], &out[i], d))
+			goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		engine_stream_merge(&S[i]);
+		start_actors(&S[i]);
+	}
+	simgrid_run();
+	for (int i = 0; i < n; i++) {
+		if (S[i].failed) {
+			diag_errf(d, "job %d of %d: cannot plan a collective with algorithm '%s' during "
+				  "the replay", i + 1, n, jobs[i]->coll_algo);
+			goto out;
+		}
+		if (S[i].finished != S[i].nactors) {
+			diag_errf(d, "the simulation deadlocked: job %d of %d, %d of %d streams finished",
+				  i + 1, n, S[i].finished, S[i].nactors);
+			goto out;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		collect(&S[i], &out[i]);
+	rc = 0;
+out:
+	free(used);
+	for (int i = 0; i < ninit; i++)
+		sim_finish(&S[i]);
+	free(S);
 	return rc;
 }
 

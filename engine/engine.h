@@ -251,6 +251,9 @@ struct engine_job {
 	 * scenario's simulation keys, never from the environment. */
 	bool collective_pairs;
 	bool separate_streams;
+	const int *gpu;                      /* [nranks] the platform's GPU each rank runs on
+						(engine_run_many: jobs sharing one fabric), NULL:
+						rank r on GPU r */
 	int repeat;                          /* iterations replayed back to back (<= 1: one);
 					        the rank statistics are their mean and the
 					        iteration the inverse of the ranks' mean rate */
@@ -306,6 +309,20 @@ int engine_platform_load(const struct topology *t, int nodes, double *platform_s
  * (second call in a process, platform error, deadlock). */
 int engine_run(const struct engine_job *job, struct engine_result *out, struct diag *d);
 void engine_result_finish(struct engine_result *r);
+
+/* Simulate one iteration of each of the n jobs together on one fabric:
+ * their flows share its links (max-min, as one job's do). Every job names
+ * the same topology and node count (the fabric's) and the GPUs its ranks
+ * run on (engine_job.gpu), disjoint from the other jobs'; none is folded,
+ * observed, served by parameter servers or behind a degraded link (each
+ * assumes its ranks alone stand for the rest, or a fabric of its own).
+ * A job's multi-node all-to-alls go pair by pair: one flow per NIC is
+ * exact only while nothing else crosses the fabric (engine_classes.c).
+ * out[i] is job i's result, finished with engine_result_finish() whatever
+ * is returned. Returns 0, or -1 after reporting into d (the rules above,
+ * second call in a process, platform error, deadlock). */
+int engine_run_many(const struct engine_job *const *jobs, int n, struct engine_result *out,
+		    struct diag *d);
 
 /* One point of a collective sweep: bytes in; the rest out. */
 struct engine_coll_point {

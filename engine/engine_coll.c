@@ -86,14 +86,14 @@ sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream)
 	int stage = S->ri[rank].stage;
 	if (!S->stream_ntasks[stage * STREAM_N + stream])
 		stream = STREAM_COMPUTE;
-	return engine_mailbox(MBOX_INBOX, stream, 0, rank);
+	return engine_mailbox(MBOX_INBOX, stream, 0, S->base + rank);
 }
 
 /* Take the ended flows out of this actor's inbox: after the members met
  * the second time, every flow of the collective to this rank. */
 static void inbox_drain(const struct stream_arg *a)
 {
-	sg_mailbox_t mb = engine_mailbox(MBOX_INBOX, a->s, 0, a->ri->rank);
+	sg_mailbox_t mb = engine_mailbox(MBOX_INBOX, a->s, 0, a->sim->base + a->ri->rank);
 	while (engine_platform_mailbox_ready(mb))
 		sg_mailbox_get(mb);
 }
@@ -273,7 +273,8 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 			c[nc++] = sg_mailbox_put_async(engine_inbox(S, f->dst, t->stream),
 						       &dummy_payload, (long)ceil(f->bytes));
 		else
-			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, f->src, f->dst),
+			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, S->base + f->src,
+									   S->base + f->dst),
 						       &dummy_payload, (long)ceil(f->bytes));
 		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
 		S->flows++;
@@ -378,7 +379,7 @@ static void sink_add(void *ctx, const struct task *t, int dst)
 	struct sink_set *ss = ctx;
 	if (ss->S->fold.active[dst])
 		return;
-	sg_mailbox_t mb = engine_coll_mailbox(t->stream, ss->rank, dst);
+	sg_mailbox_t mb = engine_coll_mailbox(t->stream, ss->S->base + ss->rank, ss->S->base + dst);
 	size_t h = ((size_t)mb >> 4) % ss->cap;
 	while (ss->mb[h] && ss->mb[h] != mb)
 		h = (h + 1) % ss->cap;

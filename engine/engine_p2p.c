@@ -19,9 +19,9 @@
 #include "engine_platform.h"
 #include "xalloc.h"
 
-static sg_mailbox_t p2p_mailbox(int dir, int src, int dst)
+static sg_mailbox_t p2p_mailbox(const struct sim *S, int dir, int src, int dst)
 {
-	return engine_mailbox(MBOX_P2P, dir, src, dst);
+	return engine_mailbox(MBOX_P2P, dir, S->base + src, S->base + dst);
 }
 
 /* Start the mirror transfers of a pipeline message of bytes from ri in
@@ -67,7 +67,7 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	*peer = p2p_peer(S, ri, t->dir, true);
 	ri->post_s[ti] = start;
 	engine_cls_touch(S, ri->rank, *peer); /* it starts now or when received */
-	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(t->dir, ri->rank, *peer), &ri->post_s[ti],
+	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, t->dir, ri->rank, *peer), &ri->post_s[ti],
 					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
@@ -95,7 +95,7 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
 	ri->nrecv[t->dir]++;
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
-	const double *post = sg_mailbox_get(p2p_mailbox(t->dir, *peer, ri->rank));
+	const double *post = sg_mailbox_get(p2p_mailbox(S, t->dir, *peer, ri->rank));
 	/* the message's route latency (the links carry none: plain max-min) */
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
 	if (lat > 0)

@@ -265,7 +265,7 @@ void engine_stream_main(int argc, char **argv)
 	(void)argc, (void)argv;
 	/* this actor receives the collective flows of its streams on its rank
 	 * (engine_inbox) */
-	sg_mailbox_set_receiver(sg_mailbox_get_name(engine_mailbox(MBOX_INBOX, a->s, 0, ri->rank)));
+	sg_mailbox_set_receiver(sg_mailbox_get_name(engine_mailbox(MBOX_INBOX, a->s, 0, S->base + ri->rank)));
 
 	int reps = S->job->repeat > 1 ? S->job->repeat : 1;
 	for (int it = 0; it < reps && !S->failed; it++) {

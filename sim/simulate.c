@@ -253,6 +253,28 @@ static void before_engine(const struct plan *pl, struct prepared *x, const struc
 	diag_finish(&quiet);
 }
 
+/* The figures of the prepared run x from the engine's result in r.
+ * Returns 0 or -1 (reported: figures out of bounds). */
+static int derive(const struct inputs *in, const struct plan *pl, struct prepared *x,
+		  struct result *r, struct diag *d)
+{
+	for (int i = 0; i < r->eng->nranks; i++)
+		r->throttle_s += r->eng->rank[i].throttle_s;
+	const char *whole = all_whole_reason(x, r->folded, r->eng->nsimulated, r->eng->nranks);
+	if (whole) {
+		r->folded = false;
+		r->fold_reason = whole;
+	}
+	simulate_derive_speed(in, pl, r);
+	simulate_derive_memory(in, pl, &x->place, &x->P.grp, r);
+	simulate_derive_training(pl, r);
+	if (simulate_check_figures(in, r, d))
+		return -1;
+	simulate_rank0_groups(pl, &x->place, inputs_topology(in), r);
+	simulate_whole_replicas(&x->place, r);
+	return 0;
+}
+
 int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const struct simulate_hooks *h,
 			struct result *r, struct diag *d)
 {
@@ -266,21 +288,7 @@ int simulate_run_hooked(const struct inputs *in, const struct plan *pl, const st
 	before_engine(pl, &x, r, h);
 	if (whatif_run(pl, &x.J.job, r, d))
 		goto out;
-	for (int i = 0; i < r->eng->nranks; i++)
-		r->throttle_s += r->eng->rank[i].throttle_s;
-	const char *whole = all_whole_reason(&x, r->folded, r->eng->nsimulated, r->eng->nranks);
-	if (whole) {
-		r->folded = false;
-		r->fold_reason = whole;
-	}
-	simulate_derive_speed(in, pl, r);
-	simulate_derive_memory(in, pl, &x.place, &x.P.grp, r);
-	simulate_derive_training(pl, r);
-	if (simulate_check_figures(in, r, d))
-		goto out;
-	simulate_rank0_groups(pl, &x.place, inputs_topology(in), r);
-	simulate_whole_replicas(&x.place, r);
-	rc = 0;
+	rc = derive(in, pl, &x, r, d);
 out:
 	r->sim_wall_s = now_s() - t0;
 	prepared_finish(&x, pl->parallel.pp);
@@ -292,6 +300,66 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 {
 	struct simulate_hooks h = { .obs = obs };
 	return simulate_run_hooked(in, pl, &h, r, d);
+}
+
+int simulate_run_many(const struct simulate_member *m, int n, const struct topology *fabric,
+		      int nodes, struct result *r, struct diag *d)
+{
+	struct prepared *x = xcalloc((size_t)n + 1, sizeof(*x));
+	struct plan *pl = xcalloc((size_t)n + 1, sizeof(*pl));
+	const struct engine_job **jobs = xcalloc((size_t)n + 1, sizeof(*jobs));
+	struct engine_result *out = xcalloc((size_t)n + 1, sizeof(*out));
+	int rc = -1, nbegun = 0;
+	double t0 = now_s();
+
+	for (int i = 0; i < n; i++) {
+		/* every rank simulated, every all-to-all pair by pair: a job's
+		 * ranks stand only for themselves beside another job's flows
+		 * (engine_run_many) */
+		pl[i] = *m[i].pl;
+		pl[i].simulation.fold = FOLD_OFF;
+		pl[i].simulation.collective_pairs = true;
+		result_begin(m[i].in, &pl[i], &r[i]);
+		nbegun++;
+		if (prepare(m[i].in, &pl[i], NULL, &x[i], &r[i], d) ||
+		    simulate_describe_cost(m[i].in, &pl[i], &r[i], d))
+			goto out;
+		if (x[i].J.job.ps || x[i].J.job.ndegraded || x[i].J.job.nthrottle ||
+		    plan_has_stragglers(&pl[i]) || pl[i].simulation.iterations > 1) {
+			diag_errf(d, "job %d of %d: parameter servers, degraded links, throttled GPUs, "
+				  "stragglers or sampled iterations cannot share a fabric (yet): "
+				  "simulate that job alone", i + 1, n);
+			goto out;
+		}
+		x[i].J.job.topo = fabric;
+		x[i].J.job.nodes = nodes;
+		x[i].J.job.gpu = m[i].gpu;
+		jobs[i] = &x[i].J.job;
+	}
+	if (engine_run_many(jobs, n, out, d))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		*r[i].eng = out[i];
+		memset(&out[i], 0, sizeof(out[i]));
+		if (derive(m[i].in, &pl[i], &x[i], &r[i], d))
+			goto out;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < n; i++) {
+		engine_result_finish(&out[i]);
+		if (i < nbegun) {
+			r[i].sim_wall_s = now_s() - t0;
+			prepared_finish(&x[i], pl[i].parallel.pp);
+		}
+	}
+	for (int i = nbegun; i < n; i++)
+		memset(&r[i], 0, sizeof(r[i]));
+	free(out);
+	free(jobs);
+	free(pl);
+	free(x);
+	return rc;
 }
 
 int simulate_estimate(const struct inputs *in, const struct plan *pl, struct estimate *e,

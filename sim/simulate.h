@@ -24,6 +24,24 @@ struct engine_observer;  /* engine/engine.h */
 int simulate_run(const struct inputs *in, const struct plan *pl, struct result *r,
 		 struct diag *d);
 
+/* One job of several sharing a fabric: its inputs and plan (borrowed),
+ * and the fabric's GPU each of its ranks runs on ([ranks]). */
+struct simulate_member {
+	const struct inputs *in;
+	const struct plan *pl;
+	const int *gpu;
+};
+
+/* Simulate the n jobs m together on nodes nodes of the topology fabric
+ * (every job's inputs name it; the GPUs of different jobs disjoint):
+ * their flows share its links. r[i] is job i's result as simulate_run()
+ * gives it, every rank simulated (no folding) and all-to-alls pair by
+ * pair; result_finish() each, whatever is returned. Returns 0, or -1
+ * after reporting into d (a job with parameter servers or a what-if,
+ * engine_run_many's refusals). Once per process, as simulate_run(). */
+int simulate_run_many(const struct simulate_member *m, int n, const struct topology *fabric,
+		      int nodes, struct result *r, struct diag *d);
+
 /* As simulate_run(), with obs (NULL: none) watching the engine's replay
  * (the trace export, trace.h). */
 int simulate_run_observed(const struct inputs *in, const struct plan *pl,

@@ -31,6 +31,7 @@ FILES = [
     ("Calibration profile", "ddlsim.profile", "models/profile.h"),
     ("Sweep", "ddlsim.sweep", "sim/sweep.h"),
     ("Goal (`ddlsim plan`)", "ddlsim.goal", "sim/search.h"),
+    ("Cluster (`ddlsim cluster`)", "ddlsim.cluster", "sim/cluster.h"),
     ("Validation error bands", "ddlsim.validation-bands", "sim/band.h"),
 ]
 

@@ -1,0 +1,232 @@
+/* cmd_cluster: `ddlsim cluster CLUSTER.json [--out DIR]`: several jobs on
+ * one fabric (sim/cluster.h). Each job is simulated alone on its nodes of
+ * the fabric (one child process each, through the runner), then all of
+ * them together in this process, where their flows share the links; the
+ * table and DIR/cluster.json (written atomically) give each job's figures
+ * both ways and the slowdown sharing costs it. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "cluster.h"
+#include "ddlsim-config.h"
+#include "options.h"
+#include "report.h"
+#include "runner.h"
+#include "topology.h"
+#include "xalloc.h"
+
+struct cluster_opts {
+	const char *out;
+	bool quiet;
+	struct runner_opts ro;
+};
+
+static const struct opt cluster_options[] = {
+	OPT_STRING('o', "out", struct cluster_opts, out, "DIR",
+		   "write DIR/cluster.json (default out/<cluster name>)"),
+	OPT_FLAG('q', "quiet", struct cluster_opts, quiet, "no table"),
+	OPT_RUNNER_JOBS(struct cluster_opts, ro, "jobs simulated alone at once (default 1)"),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_cluster_opts = {
+	.name = "cluster",
+	.summary = "simulate several jobs sharing one fabric, each beside its run alone",
+	.args = "CLUSTER",
+	.description =
+		"Loads a cluster file (schema ddlsim.cluster: the jobs, each a scenario on\n"
+		"the same topology, the fabric's node count and where each job runs:\n"
+		"packed, spread or listed nodes), simulates each job alone on its nodes,\n"
+		"then every job together so that their flows share the fabric's links, and\n"
+		"prints each job's iteration time, tokens per second and MFU both ways with\n"
+		"the slowdown from sharing. Jobs are simulated whole (no folding); a job\n"
+		"with parameter servers or what-ifs (stragglers, degraded links, sampled\n"
+		"iterations) is refused.\n",
+	.options = cluster_options,
+	.epilogue =
+		"example:\n"
+		"  ddlsim cluster clusters/two-jobs-2to1.json -j 2\n\n"
+		"exit codes: 0 ok, 1 a simulation or the report failed, 2 usage, 3 invalid input\n",
+	.size = sizeof(struct cluster_opts),
+};
+
+struct cctx {
+	const struct cluster *c;
+	struct result_row *alone;
+};
+
+static void job_alone(void *ctx, int i, struct result_row *row)
+{
+	struct cctx *x = ctx;
+	struct result r;
+	struct diag d;
+	diag_init(&d, NULL);
+	if (cluster_run(x->c, i, &r, &d))
+		result_row_fail(row, RESULT_FAILED, diag_text(&d));
+	else
+		result_row_fill(row, &r);
+	result_finish(&r);
+	diag_finish(&d);
+}
+
+static void job_done(void *ctx, int i, const struct result_row *row)
+{
+	struct cctx *x = ctx;
+	x->alone[i] = *row;
+}
+
+/* A job's figures one way. */
+static json_t *figures(const struct result_row *r)
+{
+	if (r->status != RESULT_OK)
+		return json_pack("{s:s}", "error", r->reason);
+	return json_pack("{s:f, s:f, s:f, s:f}", "iteration_time_s", r->iteration_s, "tokens_per_s",
+			 r->tokens_per_s, "model_tflops_per_gpu", r->model_tflops_per_gpu, "mfu", r->mfu);
+}
+
+/* "0-31" or "0,2,4" (at most the first 8 runs, then "..."). */
+static void node_text(const struct cluster_job *j, char *buf, size_t n)
+{
+	size_t len = 0;
+	int runs = 0;
+	buf[0] = 0;
+	for (int k = 0; k < j->nnodes && len < n;) {
+		int e = k;
+		while (e + 1 < j->nnodes && j->node[e + 1] == j->node[e] + 1)
+			e++;
+		if (++runs > 8) {
+			len += (size_t)snprintf(buf + len, n - len, ",...");
+			break;
+		}
+		if (e > k)
+			len += (size_t)snprintf(buf + len, n - len, "%s%d-%d", k ? "," : "", j->node[k], j->node[e]);
+		else
+			len += (size_t)snprintf(buf + len, n - len, "%s%d", k ? "," : "", j->node[k]);
+		k = e + 1;
+	}
+}
+
+static json_t *report(const struct cluster *c, const struct result_row *alone,
+		      const struct result_row *shared, int gpn)
+{
+	json_t *jobs = json_array();
+	for (int i = 0; i < c->njobs; i++) {
+		const struct cluster_job *j = &c->job[i];
+		json_t *nodes = json_array();
+		for (int k = 0; k < j->nnodes; k++)
+			json_array_append_new(nodes, json_integer(j->node[k]));
+		json_t *o = json_pack("{s:s, s:s, s:o, s:i, s:o, s:o}", "name", j->name, "scenario",
+				      j->scenario, "nodes", nodes, "gpus", j->nranks, "alone",
+				      figures(&alone[i]), "shared", figures(&shared[i]));
+		if (alone[i].status == RESULT_OK && shared[i].status == RESULT_OK && alone[i].iteration_s > 0)
+			json_object_set_new(o, "slowdown", json_real(shared[i].iteration_s / alone[i].iteration_s - 1));
+		json_array_append_new(jobs, o);
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:{s:i, s:i}, s:s, s:o}", "schema",
+			 "ddlsim.cluster_report", "schema_version", "1.0", "producer", "name", "ddlsim",
+			 "version", DDLSIM_VERSION, "cluster", c->name, "description", c->description,
+			 "fabric", "nodes", c->nodes, "gpus", c->nodes * gpn, "placement",
+			 cluster_placement_names[c->placement], "jobs", jobs);
+}
+
+static void print_table(const struct cluster *c, const struct result_row *alone,
+			const struct result_row *shared, int gpn)
+{
+	int used = 0;
+	for (int i = 0; i < c->njobs; i++)
+		used += c->job[i].nnodes;
+	printf("cluster %s: %d jobs on %d of %d nodes (%d GPUs a node), %s\n", c->name, c->njobs, used,
+	       c->nodes, gpn, cluster_placement_names[c->placement]);
+	printf("%-20s %-16s %6s %14s %14s %9s %8s %8s\n", "job", "nodes", "gpus", "iter_s_alone",
+	       "iter_s_shared", "slowdown", "mfu_alone", "mfu_shared");
+	for (int i = 0; i < c->njobs; i++) {
+		char nodes[64];
+		node_text(&c->job[i], nodes, sizeof(nodes));
+		const struct result_row *a = &alone[i], *s = &shared[i];
+		if (a->status != RESULT_OK || s->status != RESULT_OK) {
+			printf("%-20s %-16s %6d failed: %s\n", c->job[i].name, nodes, c->job[i].nranks,
+			       a->status != RESULT_OK ? a->reason : s->reason);
+			continue;
+		}
+		double pct = 100 * (s->iteration_s / a->iteration_s - 1);
+		printf("%-20s %-16s %6d %14.6f %14.6f %+8.2f%% %8.1f%% %9.1f%%\n", c->job[i].name, nodes,
+		       c->job[i].nranks, a->iteration_s, s->iteration_s, fabs(pct) < 0.005 ? 0 : pct,
+		       100 * a->mfu, 100 * s->mfu);
+	}
+}
+
+int cmd_cluster(int argc, char **argv)
+{
+	struct cluster_opts o = { .ro = { .jobs = 1 } };
+	const char *pos[2] = { 0 };
+	int npos = 0, rc = EXIT_USAGE;
+	struct cluster *c = NULL;
+	struct result_row *alone = NULL, *shared = NULL;
+	struct result *r = NULL;
+	char *dir = NULL, *file = NULL;
+
+	if (opt_parse(&cmd_cluster_opts, argc, argv, &o, pos, &npos))
+		return EXIT_USAGE;
+	if (npos != 1)
+		return cli_usage_error("'cluster' needs one cluster file");
+	struct diag d;
+	diag_init(&d, stderr);
+	rc = EXIT_INPUT;
+	if (cli_check_input_name(pos[0]) || !(c = cluster_load(pos[0], &d)))
+		goto out;
+	int gpn = inputs_topology(c->job[0].sc->in)->gpus_per_node;
+	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", c->name);
+	file = xasprintf("%s/cluster.json", dir);
+	rc = EXIT_USAGE;
+	if (cli_check_output(file))
+		goto out;
+	rc = EXIT_FAIL;
+	alone = xcalloc((size_t)c->njobs, sizeof(*alone));
+	shared = xcalloc((size_t)c->njobs, sizeof(*shared));
+	r = xcalloc((size_t)c->njobs, sizeof(*r));
+	struct cctx x = { c, alone };
+	if (runner_run(&o.ro, c->njobs, job_alone, job_done, &x, &d))
+		goto out;
+	/* together, here: no simulation ran in this process before */
+	int bad = cluster_run(c, -1, r, &d);
+	for (int i = 0; i < c->njobs; i++) {
+		if (bad)
+			result_row_fail(&shared[i], RESULT_FAILED, diag_text(&d));
+		else
+			result_row_fill(&shared[i], &r[i]);
+		result_finish(&r[i]);
+	}
+	json_t *root = report(c, alone, shared, gpn);
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	int e = report_mkdirs(dir) ? -errno : 0;
+	if (!e)
+		e = text ? atomic_file_write(file, text, strlen(text)) : -ENOMEM;
+	free(text);
+	if (e) {
+		diag_errf(&d, "%s: cannot write: %s", file, atomic_file_strerror(-e));
+		goto out;
+	}
+	if (!o.quiet)
+		print_table(c, alone, shared, gpn);
+	int failed = bad;
+	for (int i = 0; i < c->njobs; i++)
+		failed |= alone[i].status != RESULT_OK;
+	rc = failed ? EXIT_FAIL : EXIT_OK;
+out:
+	free(r);
+	free(alone);
+	free(shared);
+	free(dir);
+	free(file);
+	cluster_destroy(c);
+	diag_finish(&d);
+	return rc;
+}

@@ -1,0 +1,237 @@
+/* cluster: several jobs on one fabric, loaded, placed and simulated
+ * together (see cluster.h). */
+#include "cluster.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jload.h"
+#include "simulate.h"
+#include "topology.h"
+#include "xalloc.h"
+
+const char *const cluster_placement_names[] = { "packed", "spread", NULL };
+
+void cluster_destroy(struct cluster *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->njobs; i++) {
+		scenario_destroy(c->job[i].sc);
+		free(c->job[i].node);
+		free(c->job[i].gpu);
+	}
+	free(c);
+}
+
+/* Whether files a and b are one (device and inode). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* jobs[i]: its name, scenario (loaded) and explicit nodes, if any. */
+static int load_job(struct cluster *c, json_t *v, const char *jpath, struct cluster_job *j,
+		    struct diag *d)
+{
+	struct jobj jo;
+	const char *rel = NULL;
+	json_t *nodes = NULL;
+	char npath[300];
+	int bad = 0;
+
+	if (jobj_init(&jo, v, c->path, jpath, d))
+		return -1;
+	bad |= jobj_str_copy(&jo, "name", j->name, sizeof(j->name), JREQ | JFILENAME) < 0;
+	bad |= jobj_str(&jo, "scenario", &rel, JREQ | JPATH) < 0;
+	bad |= jobj_array(&jo, "nodes", &nodes, npath, sizeof(npath), 0) < 0;
+	if (!bad && rel && (jload_resolve(c->path, rel, j->scenario, sizeof(j->scenario)) ||
+			    jload_check_ref(&jo, "scenario", j->scenario)))
+		bad = 1;
+	bad |= jobj_end(&jo) < 0;
+	if (bad)
+		return -1;
+	if (!(j->sc = scenario_load(j->scenario, d)))
+		return -1;
+	j->nnodes = j->sc->plan.nodes;
+	j->nranks = (int)plan_gpus(&j->sc->plan, j->sc->in);
+	if (!nodes)
+		return 0;
+	if ((int)json_array_size(nodes) != j->nnodes)
+		return diag_errf(d, "%s: %s: expected the %d nodes the scenario runs on, found %zu",
+				 c->path, npath, j->nnodes, json_array_size(nodes));
+	j->node = xcalloc((size_t)j->nnodes, sizeof(int));
+	for (int k = 0; k < j->nnodes; k++) {
+		json_t *e = json_array_get(nodes, (size_t)k);
+		if (!json_is_integer(e))
+			return diag_errf(d, "%s: %s/%d: expected a node of the fabric, 0 to %d, found %s",
+					 c->path, npath, k, c->nodes - 1, jload_type_name(e));
+		json_int_t m = json_integer_value(e);
+		if (m < 0 || m >= c->nodes)
+			return diag_errf(d, "%s: %s/%d: expected a node of the fabric, 0 to %d, found %lld",
+					 c->path, npath, k, c->nodes - 1, (long long)m);
+		j->node[k] = (int)m;
+	}
+	return 0;
+}
+
+/* Place the jobs without explicit nodes on the free ones, then each
+ * job's ranks on the fabric's GPUs. Returns 0 or -1 (reported). */
+static int place(struct cluster *c, int gpn, struct diag *d)
+{
+	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1;
+	for (int m = 0; m < c->nodes; m++)
+		owner[m] = -1;
+	for (int i = 0; i < c->njobs; i++) {
+		struct cluster_job *j = &c->job[i];
+		for (int k = 0; j->node && k < j->nnodes; k++) {
+			int m = j->node[k];
+			if (owner[m] >= 0) {
+				diag_errf(d, "%s: /jobs/%d/nodes/%d: node %d is job '%s''s already", c->path, i,
+					  k, m, c->job[owner[m]].name);
+				goto out;
+			}
+			owner[m] = i;
+		}
+	}
+	int need = 0, free_nodes = 0;
+	for (int i = 0; i < c->njobs; i++)
+		need += c->job[i].node ? 0 : c->job[i].nnodes;
+	for (int m = 0; m < c->nodes; m++)
+		free_nodes += owner[m] < 0;
+	if (need > free_nodes) {
+		diag_errf(d, "%s: /nodes: expected room for the jobs: they need %d more nodes, the fabric "
+			  "has %d free of %d", c->path, need, free_nodes, c->nodes);
+		goto out;
+	}
+	int *got = xcalloc((size_t)c->njobs, sizeof(int));
+	for (int i = 0; i < c->njobs; i++) {
+		if (c->job[i].node)
+			got[i] = c->job[i].nnodes;   /* placed by the file */
+		else
+			c->job[i].node = xcalloc((size_t)c->job[i].nnodes, sizeof(int));
+	}
+	int m = 0;
+	if (c->placement == CLUSTER_PACKED) {
+		for (int i = 0; i < c->njobs; i++)
+			while (got[i] < c->job[i].nnodes) {
+				while (owner[m] >= 0)
+					m++;
+				owner[m] = i;
+				c->job[i].node[got[i]++] = m;
+			}
+	} else {
+		for (bool more = true; more;) {
+			more = false;
+			for (int i = 0; i < c->njobs; i++) {
+				if (got[i] >= c->job[i].nnodes)
+					continue;
+				while (owner[m] >= 0)
+					m++;
+				owner[m] = i;
+				c->job[i].node[got[i]++] = m;
+				more = true;
+			}
+		}
+	}
+	free(got);
+	for (int i = 0; i < c->njobs; i++) {
+		struct cluster_job *j = &c->job[i];
+		j->gpu = xcalloc((size_t)j->nranks + 1, sizeof(int));
+		for (int r = 0; r < j->nranks; r++)
+			j->gpu[r] = j->node[r / gpn] * gpn + r % gpn;
+	}
+	rc = 0;
+out:
+	free(owner);
+	return rc;
+}
+
+struct cluster *cluster_load(const char *path, struct diag *d)
+{
+	struct cluster *c = xcalloc(1, sizeof(*c));
+	json_t *root = NULL, *jobs = NULL;
+	struct jobj jo;
+	char jpath[300];
+	long nodes = 0;
+	int place_idx = CLUSTER_PACKED, bad = 0;
+
+	if (jload_copy_path(path, c->path, sizeof(c->path), d) || !(root = jload_file(path, d)) ||
+	    jload_schema(root, path, d, "ddlsim.cluster", 1, 0) || jobj_init(&jo, root, path, "", d))
+		goto fail;
+	bad |= jobj_str_copy(&jo, "name", c->name, sizeof(c->name), JREQ | JFILENAME) < 0;
+	bad |= jobj_str_copy(&jo, "description", c->description, sizeof(c->description), 0) < 0;
+	bad |= jobj_int(&jo, "nodes", &nodes, 1, JREQ) < 0;
+	bad |= jobj_enum(&jo, "placement", cluster_placement_names, &place_idx, 0) < 0;
+	bad |= jobj_array(&jo, "jobs", &jobs, jpath, sizeof(jpath), JREQ) < 0;
+	bad |= jobj_end(&jo) < 0;
+	if (bad)
+		goto fail;
+	c->nodes = (int)nodes;
+	c->placement = (enum cluster_placement)place_idx;
+	size_t n = json_array_size(jobs);
+	if (n < 2 || n > CLUSTER_MAX_JOBS) {
+		diag_errf(d, "%s: %s: expected 2 to %d jobs (one job is a scenario: ddlsim run), found %zu",
+			  path, jpath, CLUSTER_MAX_JOBS, n);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ep[320];
+		snprintf(ep, sizeof(ep), "%s/%zu", jpath, i);
+		bad |= load_job(c, json_array_get(jobs, i), ep, &c->job[c->njobs++], d) < 0;
+	}
+	if (bad)
+		goto fail;
+	const struct cluster_job *j0 = &c->job[0];
+	const char *fabric = inputs_topology_path(j0->sc->in);
+	int gpn = inputs_topology(j0->sc->in)->gpus_per_node;
+	for (int i = 0; i < c->njobs; i++) {
+		const struct cluster_job *j = &c->job[i];
+		for (int k = 0; k < i; k++)
+			if (!strcmp(j->name, c->job[k].name))
+				bad = diag_errf(d, "%s: %s/%d/name: expected a name no other job has, found "
+						"'%s' (job %d's)", path, jpath, i, j->name, k);
+		if (!same_file(inputs_topology_path(j->sc->in), fabric))
+			bad = diag_errf(d, "%s: %s/%d/scenario: expected a scenario on the fabric of job "
+					"'%s' (%s), found one on %s", path, jpath, i, j0->name, fabric,
+					inputs_topology_path(j->sc->in));
+		else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
+			bad = diag_errf(d, "%s: %s/%d/scenario: expected %d GPUs a node, as job '%s' uses, "
+					"found %d", path, jpath, i, gpn, j0->name,
+					inputs_topology(j->sc->in)->gpus_per_node);
+		else if (j->sc->plan.parallel.dp_sync == DP_SYNC_PS || j->sc->plan.simulation.ndegraded ||
+			 j->sc->plan.simulation.nthrottle || plan_has_stragglers(&j->sc->plan) ||
+			 j->sc->plan.simulation.iterations > 1)
+			bad = diag_errf(d, "%s: %s/%d/scenario: expected a job without parameter servers, "
+					"degraded links, throttled GPUs, stragglers or sampled iterations (a "
+					"job beside others is simulated once, whole), found %s with some",
+					path, jpath, i, j->scenario);
+		else if (j->nranks > j->nnodes * gpn)
+			bad = diag_errf(d, "%s: %s/%d/scenario: expected at most %d ranks on its %d nodes, "
+					"found %d", path, jpath, i, j->nnodes * gpn, j->nnodes, j->nranks);
+	}
+	if (bad || place(c, gpn, d))
+		goto fail;
+	json_decref(root);
+	return c;
+fail:
+	json_decref(root);
+	cluster_destroy(c);
+	return NULL;
+}
+
+int cluster_run(const struct cluster *c, int only, struct result *r, struct diag *d)
+{
+	struct simulate_member m[CLUSTER_MAX_JOBS];
+	int n = 0;
+	for (int i = 0; i < c->njobs; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		const struct cluster_job *j = &c->job[i];
+		m[n++] = (struct simulate_member){ j->sc->in, &j->sc->plan, j->gpu };
+	}
+	const struct inputs *in0 = c->job[0].sc->in;
+	return simulate_run_many(m, n, inputs_topology(in0), c->nodes, r, d);
+}
