@@ -24,7 +24,7 @@
 
 struct cluster_opts {
 	const char *out;
-	bool quiet;
+	bool quiet, placements;
 	struct runner_opts ro;
 };
 
@@ -32,6 +32,9 @@ static const struct opt cluster_options[] = {
 	OPT_STRING('o', "out", struct cluster_opts, out, "DIR",
 		   "write DIR/cluster.json (default out/<cluster name>)"),
 	OPT_FLAG('q', "quiet", struct cluster_opts, quiet, "no table"),
+	OPT_FLAG(0, "placements", struct cluster_opts, placements,
+		 "also try every placement (packed, spread) of the jobs without listed nodes "
+		 "and name the one that loses least"),
 	OPT_RUNNER_JOBS(struct cluster_opts, ro, "jobs simulated alone at once (default 1)"),
 	OPT_END(),
 };
@@ -48,7 +51,10 @@ const struct opt_cmd cmd_cluster_opts = {
 		"prints each job's iteration time, tokens per second and MFU both ways with\n"
 		"the slowdown from sharing. Jobs are simulated whole (no folding); a job\n"
 		"with parameter servers or what-ifs (stragglers, degraded links, sampled\n"
-		"iterations) is refused.\n",
+		"iterations) is refused. With --placements, the jobs whose nodes the file\n"
+		"does not list are also placed each other way, every placement simulated\n"
+		"alone and together, and the one whose GPU-weighted mean slowdown is\n"
+		"least is named.\n",
 	.options = cluster_options,
 	.epilogue =
 		"example:\n"
@@ -57,29 +63,133 @@ const struct opt_cmd cmd_cluster_opts = {
 	.size = sizeof(struct cluster_opts),
 };
 
+/* The runner's jobs: i < njobs, job i alone; with together, i >= njobs,
+ * every job together, keeping job i - njobs's row. */
 struct cctx {
 	const struct cluster *c;
-	struct result_row *alone;
+	struct result_row *alone, *shared;
 };
 
-static void job_alone(void *ctx, int i, struct result_row *row)
+static void job_run(void *ctx, int i, struct result_row *row)
 {
 	struct cctx *x = ctx;
-	struct result r;
+	int n = x->c->njobs;
+	struct result *r = xcalloc((size_t)n, sizeof(*r));
 	struct diag d;
 	diag_init(&d, NULL);
-	if (cluster_run(x->c, i, &r, &d))
+	if (cluster_run(x->c, i < n ? i : -1, r, &d))
 		result_row_fail(row, RESULT_FAILED, diag_text(&d));
 	else
-		result_row_fill(row, &r);
-	result_finish(&r);
+		result_row_fill(row, &r[i < n ? 0 : i - n]);
+	for (int k = 0; k < n; k++)
+		result_finish(&r[k]);
+	free(r);
 	diag_finish(&d);
 }
 
 static void job_done(void *ctx, int i, const struct result_row *row)
 {
 	struct cctx *x = ctx;
-	x->alone[i] = *row;
+	int n = x->c->njobs;
+	if (i < n)
+		x->alone[i] = *row;
+	else
+		x->shared[i - n] = *row;
+}
+
+/* The GPU-weighted mean slowdown of one placement; NAN if a run failed. */
+static double mean_slowdown(const struct cluster *c, const struct result_row *alone,
+			    const struct result_row *shared)
+{
+	double s = 0, g = 0;
+	for (int i = 0; i < c->njobs; i++) {
+		if (alone[i].status != RESULT_OK || shared[i].status != RESULT_OK || alone[i].iteration_s <= 0)
+			return NAN;
+		s += c->job[i].nranks * (shared[i].iteration_s / alone[i].iteration_s - 1);
+		g += c->job[i].nranks;
+	}
+	return s / g;
+}
+
+/* Every placement of the jobs without listed nodes, each alone and
+ * together in children, into root's "placements" and
+ * "least_loss_placement"; c is placed back as loaded. Returns 0, or -1
+ * (reported) when a placement or the runner fails. */
+static int try_placements(struct cluster *c, const struct runner_opts *ro, json_t *root, struct diag *d)
+{
+	enum cluster_placement loaded = c->placement;
+	int n = c->njobs, best = -1, rc = 0;
+	double best_s = 0;
+	json_t *arr = json_array();
+	struct result_row *alone = xcalloc((size_t)n, sizeof(*alone));
+	struct result_row *shared = xcalloc((size_t)n, sizeof(*shared));
+	for (int p = 0; cluster_placement_names[p] && !rc; p++) {
+		struct cctx x = { c, alone, shared };
+		if (cluster_place(c, (enum cluster_placement)p, d) ||
+		    runner_run(ro, 2 * n, job_run, job_done, &x, d)) {
+			rc = -1;
+			break;
+		}
+		double m = mean_slowdown(c, alone, shared);
+		json_t *jobs = json_array();
+		for (int i = 0; i < n; i++) {
+			const struct result_row *a = &alone[i], *s = &shared[i];
+			if (a->status == RESULT_OK && s->status == RESULT_OK)
+				json_array_append_new(jobs, json_pack("{s:s, s:f, s:f, s:f}", "name", c->job[i].name,
+								      "alone_iteration_time_s", a->iteration_s,
+								      "shared_iteration_time_s", s->iteration_s,
+								      "slowdown", s->iteration_s / a->iteration_s - 1));
+			else
+				json_array_append_new(jobs, json_pack("{s:s, s:s}", "name", c->job[i].name, "error",
+								      a->status != RESULT_OK ? a->reason : s->reason));
+		}
+		json_t *o = json_pack("{s:s, s:o}", "placement", cluster_placement_names[p], "jobs", jobs);
+		if (!isnan(m))
+			json_object_set_new(o, "mean_slowdown", json_real(m));
+		json_array_append_new(arr, o);
+		if (!isnan(m) && (best < 0 || m < best_s))
+			best = p, best_s = m;
+	}
+	json_object_set_new(root, "placements", arr);
+	if (best >= 0)
+		json_object_set_new(root, "least_loss_placement", json_string(cluster_placement_names[best]));
+	if (!rc && cluster_place(c, loaded, d))
+		rc = -1;
+	free(alone);
+	free(shared);
+	return rc;
+}
+
+/* A slowdown in percent, rounding's -0.00 read as 0. */
+static double pct(double x)
+{
+	return fabs(x) < 5e-5 ? 0 : 100 * x;
+}
+
+/* The placements' table (try_placements' JSON). */
+static void print_placements(const json_t *arr, const json_t *best)
+{
+	size_t k;
+	const json_t *p;
+	printf("\n%-10s %10s  %s\n", "placement", "slowdown", "each job's (GPU-weighted mean first)");
+	json_array_foreach(arr, k, p) {
+		const json_t *m = json_object_get(p, "mean_slowdown"), *j;
+		size_t i;
+		printf("%-10s ", json_string_value(json_object_get(p, "placement")));
+		if (m)
+			printf("%+9.2f%% ", pct(json_number_value(m)));
+		else
+			printf("%10s ", "failed");
+		json_array_foreach(json_object_get(p, "jobs"), i, j) {
+			const json_t *s = json_object_get(j, "slowdown");
+			printf(" %s %s", json_string_value(json_object_get(j, "name")), s ? "" : "failed");
+			if (s)
+				printf("%+.2f%%", pct(json_number_value(s)));
+		}
+		printf("\n");
+	}
+	if (best)
+		printf("least loss: %s\n", json_string_value(best));
 }
 
 /* A job's figures one way. */
@@ -155,9 +265,8 @@ static void print_table(const struct cluster *c, const struct result_row *alone,
 			       a->status != RESULT_OK ? a->reason : s->reason);
 			continue;
 		}
-		double pct = 100 * (s->iteration_s / a->iteration_s - 1);
 		printf("%-20s %-16s %6d %14.6f %14.6f %+8.2f%% %8.1f%% %9.1f%%\n", c->job[i].name, nodes,
-		       c->job[i].nranks, a->iteration_s, s->iteration_s, fabs(pct) < 0.005 ? 0 : pct,
+		       c->job[i].nranks, a->iteration_s, s->iteration_s, pct(s->iteration_s / a->iteration_s - 1),
 		       100 * a->mfu, 100 * s->mfu);
 	}
 }
@@ -171,6 +280,7 @@ int cmd_cluster(int argc, char **argv)
 	struct result_row *alone = NULL, *shared = NULL;
 	struct result *r = NULL;
 	char *dir = NULL, *file = NULL;
+	json_t *extra = NULL;
 
 	if (opt_parse(&cmd_cluster_opts, argc, argv, &o, pos, &npos))
 		return EXIT_USAGE;
@@ -178,6 +288,7 @@ int cmd_cluster(int argc, char **argv)
 		return cli_usage_error("'cluster' needs one cluster file");
 	struct diag d;
 	diag_init(&d, stderr);
+	extra = json_object();
 	rc = EXIT_INPUT;
 	if (cli_check_input_name(pos[0]) || !(c = cluster_load(pos[0], &d)))
 		goto out;
@@ -191,8 +302,11 @@ int cmd_cluster(int argc, char **argv)
 	alone = xcalloc((size_t)c->njobs, sizeof(*alone));
 	shared = xcalloc((size_t)c->njobs, sizeof(*shared));
 	r = xcalloc((size_t)c->njobs, sizeof(*r));
-	struct cctx x = { c, alone };
-	if (runner_run(&o.ro, c->njobs, job_alone, job_done, &x, &d))
+	struct cctx x = { c, alone, shared };
+	if (runner_run(&o.ro, c->njobs, job_run, job_done, &x, &d))
+		goto out;
+	/* the other placements, in children: before any simulation here */
+	if (o.placements && try_placements(c, &o.ro, extra, &d))
 		goto out;
 	/* together, here: no simulation ran in this process before */
 	int bad = cluster_run(c, -1, r, &d);
@@ -204,6 +318,7 @@ int cmd_cluster(int argc, char **argv)
 		result_finish(&r[i]);
 	}
 	json_t *root = report(c, alone, shared, gpn);
+	json_object_update(root, extra);
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(root);
 	int e = report_mkdirs(dir) ? -errno : 0;
@@ -216,6 +331,9 @@ int cmd_cluster(int argc, char **argv)
 	}
 	if (!o.quiet)
 		print_table(c, alone, shared, gpn);
+	if (!o.quiet && o.placements)
+		print_placements(json_object_get(extra, "placements"),
+				 json_object_get(extra, "least_loss_placement"));
 	int failed = bad;
 	for (int i = 0; i < c->njobs; i++)
 		failed |= alone[i].status != RESULT_OK;
@@ -226,6 +344,7 @@ out:
 	free(shared);
 	free(dir);
 	free(file);
+	json_decref(extra);
 	cluster_destroy(c);
 	diag_finish(&d);
 	return rc;

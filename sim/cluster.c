@@ -63,6 +63,7 @@ static int load_job(struct cluster *c, json_t *v, const char *jpath, struct clus
 		return diag_errf(d, "%s: %s: expected the %d nodes the scenario runs on, found %zu",
 				 c->path, npath, j->nnodes, json_array_size(nodes));
 	j->node = xcalloc((size_t)j->nnodes, sizeof(int));
+	j->listed = true;
 	for (int k = 0; k < j->nnodes; k++) {
 		json_t *e = json_array_get(nodes, (size_t)k);
 		if (!json_is_integer(e))
@@ -77,16 +78,21 @@ static int load_job(struct cluster *c, json_t *v, const char *jpath, struct clus
 	return 0;
 }
 
-/* Place the jobs without explicit nodes on the free ones, then each
- * job's ranks on the fabric's GPUs. Returns 0 or -1 (reported). */
-static int place(struct cluster *c, int gpn, struct diag *d)
+int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 {
-	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1;
+	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1, gpn = c->gpus_per_node;
+	c->placement = p;
 	for (int m = 0; m < c->nodes; m++)
 		owner[m] = -1;
 	for (int i = 0; i < c->njobs; i++) {
 		struct cluster_job *j = &c->job[i];
-		for (int k = 0; j->node && k < j->nnodes; k++) {
+		if (!j->listed) {
+			free(j->node);
+			j->node = NULL;
+		}
+		free(j->gpu);
+		j->gpu = NULL;
+		for (int k = 0; j->listed && k < j->nnodes; k++) {
 			int m = j->node[k];
 			if (owner[m] >= 0) {
 				diag_errf(d, "%s: /jobs/%d/nodes/%d: node %d is job '%s''s already", c->path, i,
@@ -98,7 +104,7 @@ static int place(struct cluster *c, int gpn, struct diag *d)
 	}
 	int need = 0, free_nodes = 0;
 	for (int i = 0; i < c->njobs; i++)
-		need += c->job[i].node ? 0 : c->job[i].nnodes;
+		need += c->job[i].listed ? 0 : c->job[i].nnodes;
 	for (int m = 0; m < c->nodes; m++)
 		free_nodes += owner[m] < 0;
 	if (need > free_nodes) {
@@ -108,8 +114,8 @@ static int place(struct cluster *c, int gpn, struct diag *d)
 	}
 	int *got = xcalloc((size_t)c->njobs, sizeof(int));
 	for (int i = 0; i < c->njobs; i++) {
-		if (c->job[i].node)
-			got[i] = c->job[i].nnodes;   /* placed by the file */
+		if (c->job[i].listed)
+			got[i] = c->job[i].nnodes;
 		else
 			c->job[i].node = xcalloc((size_t)c->job[i].nnodes, sizeof(int));
 	}
@@ -212,7 +218,8 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 			bad = diag_errf(d, "%s: %s/%d/scenario: expected at most %d ranks on its %d nodes, "
 					"found %d", path, jpath, i, j->nnodes * gpn, j->nnodes, j->nranks);
 	}
-	if (bad || place(c, gpn, d))
+	c->gpus_per_node = gpn;
+	if (bad || cluster_place(c, c->placement, d))
 		goto fail;
 	json_decref(root);
 	return c;

@@ -46,6 +46,7 @@ struct cluster_job {
 	struct scenario *sc;            /* owned */
 	int nnodes;                     /* the scenario's nodes */
 	int *node;                      /* [nnodes] fabric nodes, owned */
+	bool listed;                    /* node came from the file (jobs[].nodes) */
 	int nranks;
 	int *gpu;                       /* [nranks] fabric GPUs, owned */
 };
@@ -55,6 +56,7 @@ struct cluster {
 	char name[128];
 	char description[512];
 	int nodes;                      /* the fabric's */
+	int gpus_per_node;
 	enum cluster_placement placement;
 	struct cluster_job job[CLUSTER_MAX_JOBS];
 	int njobs;
@@ -67,6 +69,11 @@ extern const char *const cluster_placement_names[];  /* "packed", "spread", NULL
  * problem into d (file, JSON path, what was expected and found). */
 struct cluster *cluster_load(const char *path, struct diag *d);
 void cluster_destroy(struct cluster *c);
+
+/* Place c's jobs without listed nodes by p (c->placement set to it)
+ * around the listed ones, and every job's ranks on the fabric's GPUs.
+ * Returns 0 or -1 (reported: overlapping lists, no room). */
+int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d);
 
 /* Simulate the jobs of c together (only < 0), or job `only` alone on its
  * nodes of the same fabric, into r[0 .. njobs - 1] (alone: r[0]);

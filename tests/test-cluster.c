@@ -136,6 +136,43 @@ Test(cluster, jobs_sharing_a_leaf_uplink_share_it_max_min)
 	free(job), free(dir);
 }
 
+/* On the 4:1 tree of tests/data/topo-ft-1gpu-4to1.json (a leaf's uplinks
+ * one NIC's worth), two rings of 4 nodes: packed, each on a leaf of its
+ * own, share nothing; spread (0, 2, 4, 6 and 1, 3, 5, 7), each crosses
+ * both ways between the leaves, where one flow fits the uplinks alone and
+ * two share them: spread is slower together than alone, packed is not, and
+ * packed loses least. */
+Test(cluster, placements_name_the_one_that_loses_least)
+{
+	char *dir = tmp_dir(), text[2048];
+	char *job = job_file(dir, "ring4", "tests/data/topo-ft-1gpu-4to1.json", 4, 1000);
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.cluster\", \"schema_version\": \"1.0\", \"name\": \"t\","
+		 " \"nodes\": 8, \"placement\": \"spread\", \"jobs\": ["
+		 " { \"name\": \"a\", \"scenario\": \"%s\" }, { \"name\": \"b\", \"scenario\": \"%s\" } ] }\n",
+		 job, job);
+	char *path = write_file(dir, "c.json", text), args[2048];
+	snprintf(args, sizeof(args), "cluster '%s' --out '%s/o' -q -j 2 --placements", path, dir);
+	cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+	snprintf(args, sizeof(args), "%s/o/cluster.json", dir);
+	json_t *rep = json_load_file(args, 0, NULL);
+	cr_assert(rep);
+	json_t *pl = json_object_get(rep, "placements");
+	cr_assert_eq(json_array_size(pl), 2);
+	double packed = json_number_value(json_object_get(json_array_get(pl, 0), "mean_slowdown"));
+	double spread = json_number_value(json_object_get(json_array_get(pl, 1), "mean_slowdown"));
+	cr_expect_lt(fabs(packed), 1e-9, "packed %g", packed);
+	cr_expect_gt(spread, 0.01, "spread %g", spread);
+	cr_expect_str_eq(json_string_value(json_object_get(rep, "least_loss_placement")), "packed");
+	/* the main table is the file's placement: spread */
+	double main_a = job_fig(rep, 0, "shared", "iteration_time_s");
+	double spread_a = json_number_value(json_object_get(json_array_get(json_object_get(json_array_get(pl, 1), "jobs"), 0),
+							    "shared_iteration_time_s"));
+	cr_expect_float_eq(main_a, spread_a, 1e-12 * main_a);
+	json_decref(rep);
+	free(path), free(job), free(dir);
+}
+
 /* A bad cluster file: exit 3 and the message's part want. jobs names
  * two scenarios (%s twice): job files of two one-GPU nodes on the test
  * star, the second on another topology when other. */
