@@ -306,7 +306,13 @@ int cmd_cluster(int argc, char **argv)
 	if (runner_run(&o.ro, c->njobs, job_run, job_done, &x, &d))
 		goto out;
 	/* the other placements, in children: before any simulation here */
-	if (o.placements && try_placements(c, &o.ro, extra, &d))
+	bool movable = false;
+	for (int i = 0; i < c->njobs; i++)
+		movable |= !c->job[i].listed;
+	if (o.placements && !movable)
+		diag_warn(&d, c->path, "/jobs", "--placements: every job lists its nodes, so there is "
+			  "no other placement to try");
+	else if (o.placements && try_placements(c, &o.ro, extra, &d))
 		goto out;
 	/* together, here: no simulation ran in this process before */
 	int bad = cluster_run(c, -1, r, &d);
@@ -331,7 +337,7 @@ int cmd_cluster(int argc, char **argv)
 	}
 	if (!o.quiet)
 		print_table(c, alone, shared, gpn);
-	if (!o.quiet && o.placements)
+	if (!o.quiet && json_object_get(extra, "placements"))
 		print_placements(json_object_get(extra, "placements"),
 				 json_object_get(extra, "least_loss_placement"));
 	int failed = bad;
