@@ -14,7 +14,8 @@
  *                   engine_p2p.c, engine_ps.c)
  *   collect         exposed tails, the mean of repeated iterations,
  *                   staleness, folded ranks' figures from their
- *                   representative, the iteration time
+ *                   representative, the iteration time, the links'
+ *                   traffic (engine_links.c)
  * The other files of the engine are listed in engine-private.h. */
 #include "engine-private.h"
 
@@ -360,6 +361,7 @@ static void collect(struct sim *S, struct engine_result *out)
 	out->cls_posted = S->cls.posted;
 	out->cls_split = S->cls.split;
 	out->cls_why = S->cls.why;
+	engine_links_collect(S, out, job->repeat > 1 ? job->repeat : 1);
 }
 
 /* Free what the run holds, SimGrid's objects included (also after a
@@ -411,6 +413,7 @@ static void sim_finish(struct sim *S)
 	free(S->bars);
 	free(S->ri);
 	engine_cls_finish(S);
+	engine_links_finish(S);
 	fold_finish(&S->fold);
 }
 
@@ -435,6 +438,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	if (job->obs && job->obs->begin)
 		job->obs->begin(job->obs->ctx, out);
 	engine_stream_merge(&S);
+	engine_links_init(&S);
 	start_actors(&S);
 	simgrid_run();
 	if (S.progress.on)
@@ -459,5 +463,6 @@ out_sim:
 void engine_result_finish(struct engine_result *r)
 {
 	free(r->rank);
+	free(r->links);
 	memset(r, 0, sizeof(*r));
 }

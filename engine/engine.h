@@ -256,6 +256,18 @@ struct engine_job {
 					        iteration the inverse of the ranks' mean rate */
 };
 
+/* A link of the platform the run's flows crossed (engine_links.c): a
+ * split-duplex link is two, "<name>_UP" and "<name>_DOWN" (SimGrid's
+ * names; platform.c names the links). Per iteration (the mean of the
+ * replayed ones), folded runs counting what they simulated. */
+struct engine_link_stats {
+	char name[72];
+	double bytes[CAT_N];        /* posted across it, by category of the posting task */
+	double busy_s;              /* simulated time with a flow on it */
+	double peak_util;           /* most of its bandwidth its flows used at once */
+	double bw_Bps;              /* its bandwidth (degraded links' factor applied) */
+};
+
 struct engine_result {
 	double iteration_s;
 	int nranks, nsimulated;
@@ -272,6 +284,8 @@ struct engine_result {
 	 * pulled the weights it computed on */
 	long ps_updates;
 	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
+	struct engine_link_stats *links;     /* [nlinks] links with bytes, most bytes first */
+	int nlinks;
 };
 
 /* Where engine_run() tells how far its replay has gone (issue 27: never

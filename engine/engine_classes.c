@@ -73,6 +73,7 @@ struct cls_inst {
 	size_t nrep, repcap;
 	int refs;                       /* posters not done waiting */
 	bool split;
+	int cat;                        /* the posting task's category (engine_links_count) */
 };
 
 /* The NIC of GPU r (node x nics + NIC index), or -1: no NIC of its own. */
@@ -271,7 +272,8 @@ static double pairs_bytes(const struct topology *t, const struct cls_inst *ci, i
 	return tot;
 }
 
-void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f)
+void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f,
+		      int cat)
 {
 	const struct topology *t = S->job->topo;
 	double bytes = ceil(f->bytes);
@@ -280,6 +282,8 @@ void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struc
 	if (cross) /* what its pairs move, to the byte (not ceil of the sum) */
 		bytes = pairs_bytes(t, ci, f->src, &i0, &i1);
 	void *c = engine_platform_sendto_async(S->host[f->src], S->host[f->dst], bytes);
+	ci->cat = cat;
+	engine_links_count(S, S->host[f->src], S->host[f->dst], bytes, cat);
 	S->flows++;
 	if (cross) {
 		XGROW(ci->f, ci->fcap, ci->nf + 1);
@@ -304,6 +308,8 @@ static void post_pairs(struct sim *S, struct cls_inst *ci, const struct cls_flow
 		ci->rep[ci->nrep++] = (struct cls_rep){
 			cf->owner, engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 								rem * (ceil(f->bytes) / tot)) };
+		engine_links_count(S, S->host[f->src], S->host[f->dst], rem * (ceil(f->bytes) / tot),
+				   ci->cat);
 		S->flows++;
 	}
 }
@@ -334,6 +340,7 @@ static void split(struct sim *S, struct cls_inst *ci)
 		if (rem <= 0)
 			continue;
 		engine_platform_comm_cancel(cf->c);
+		engine_links_count(S, S->host[cf->src], S->host[cf->dst], -rem, ci->cat);
 		post_pairs(S, ci, cf, rem);
 	}
 }
@@ -370,7 +377,7 @@ static int plan_members(const struct coll_plan *p, int *mem)
 }
 
 struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
-				      sg_comm_t *comms, int *nc, const struct coll_plan **cls)
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls, int cat)
 {
 	*cls = NULL;
 	if (p->op != COLL_ALLTOALL)
@@ -383,7 +390,7 @@ struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, 
 		return NULL;
 	ci->refs = 1;
 	for (int i = 0; i < c->nflows; i++)
-		comms[(*nc)++] = engine_cls_post(S, ci, owner, &c->flows[i]);
+		comms[(*nc)++] = engine_cls_post(S, ci, owner, &c->flows[i], cat);
 	*cls = c;
 	return ci;
 }

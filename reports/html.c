@@ -389,7 +389,7 @@ static void provenance(FILE *f, const struct result *r)
 	const struct topology *topo = inputs_topology(r->in);
 	const char *profile = inputs_profile_path(r->in);
 	fputs("<section id=\"provenance\"><h2>Provenance</h2><table>\n", f);
-	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.0)", r->producer_version);
+	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.1)", r->producer_version);
 	row(f, "scenario", "%s", r->meta.path ? r->meta.path : "");
 	row(f, "model file", "%s", inputs_model_path(r->in));
 	row(f, "topology file", "%s", inputs_topology_path(r->in));

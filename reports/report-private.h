@@ -50,4 +50,24 @@ struct report_band {
 };
 void report_band(const struct result *r, struct report_band *out);
 
+/* The top links report.json lists (links.top) by default. */
+#define REPORT_TOP_LINKS 10
+
+/* A class of links (platform_link_class()): its links' totals. */
+struct report_link_class {
+	const char *cls;            /* static */
+	int links;
+	double bytes, bytes_by_cat[CAT_N];
+	double busy_s_max, peak_util_max;   /* of its busiest link */
+};
+/* The classes of r's links into *out (owned by the caller: free()), most
+ * bytes first; returns their count (0: no link carried anything, *out
+ * may still need freeing). */
+int report_link_classes(const struct result *r, struct report_link_class **out);
+/* The hottest link: the longest busy, then the highest peak, then the
+ * most bytes (r has a link: result_nlinks() > 0). */
+struct result_link report_hottest_link(const struct result *r);
+/* report.json's links section: the classes and the top links by bytes. */
+json_t *report_links_json(const struct result *r, int top);
+
 #endif
