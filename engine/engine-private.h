@@ -95,7 +95,9 @@ struct link_tally {
 	double busy_s;          /* simulated time it carried a flow */
 	double peak_util;       /* most usage / bandwidth over a step */
 	double bw_Bps;          /* its bandwidth (-1: not asked yet) */
-	bool active;            /* on the active list */
+	bool fatpipe;           /* a switch's crossbar: usage never read */
+	bool active;            /* on the active list (a FATPIPE link: always
+				 * true, never listed) */
 };
 
 /* Every link's traffic of the run (engine_links.c). */
@@ -280,8 +282,8 @@ void engine_sampler_main(int argc, char **argv);
 void engine_links_init(struct sim *S);
 /* A flow of bytes from host src to host dst (either NULL or both the
  * same: nothing to count) was posted by a task of category cat: count
- * them on every link of its route (negative: a cancelled flow takes back
- * what it had left). Every flow the engine posts calls it once. */
+ * them on every link of its route. Every flow the engine posts calls it
+ * once (a class flow: once per pair it stands for, engine_classes.c). */
 void engine_links_count(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat);
 /* A flow from src to dst counted earlier starts now (a mailbox transfer
  * its receiver matched later): its links' usage is read again. */

@@ -266,6 +266,8 @@ struct engine_link_stats {
 	double busy_s;              /* simulated time with a flow on it */
 	double peak_util;           /* most of its bandwidth its flows used at once */
 	double bw_Bps;              /* its bandwidth (degraded links' factor applied) */
+	bool fatpipe;               /* a switch's crossbar (FATPIPE): busy_s and peak_util
+				       not measured (0) */
 };
 
 struct engine_result {

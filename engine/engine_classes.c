@@ -40,7 +40,13 @@
  * each simulated rank's own flows, nn - 1 per NIC already; runs with
  * degraded links keep the pairs (the reason is reported,
  * engine_result.cls_why). simulation.collective_pairs keeps the pairs
- * everywhere (tests/test-classes.c compares). */
+ * everywhere (tests/test-classes.c compares).
+ * The links' traffic (engine_links.c) counts a class flow's bytes as its
+ * pairs' on the pairs' routes when it is posted (a split's pairs then
+ * count nothing): the bytes per link are the per-pair run's. Its busy
+ * time and peak follow the class flow's own route until it is split: the
+ * per-pair run's on the NICs (each sends and receives at B either way),
+ * not always on the links past them. */
 #include "engine-private.h"
 
 #include <math.h>
@@ -283,7 +289,14 @@ void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struc
 		bytes = pairs_bytes(t, ci, f->src, &i0, &i1);
 	void *c = engine_platform_sendto_async(S->host[f->src], S->host[f->dst], bytes);
 	ci->cat = cat;
-	engine_links_count(S, S->host[f->src], S->host[f->dst], bytes, cat);
+	if (cross) /* the links count the pairs it stands for, on their routes */
+		for (int i = i0; i < i1; i++) {
+			const struct coll_flow *q = &ci->pairs->flows[i];
+			if (topology_node_of(t, q->dst) != topology_node_of(t, f->src))
+				engine_links_count(S, S->host[q->src], S->host[q->dst], ceil(q->bytes), cat);
+		}
+	else
+		engine_links_count(S, S->host[f->src], S->host[f->dst], bytes, cat);
 	S->flows++;
 	if (cross) {
 		XGROW(ci->f, ci->fcap, ci->nf + 1);
@@ -308,8 +321,6 @@ static void post_pairs(struct sim *S, struct cls_inst *ci, const struct cls_flow
 		ci->rep[ci->nrep++] = (struct cls_rep){
 			cf->owner, engine_platform_sendto_async(S->host[f->src], S->host[f->dst],
 								rem * (ceil(f->bytes) / tot)) };
-		engine_links_count(S, S->host[f->src], S->host[f->dst], rem * (ceil(f->bytes) / tot),
-				   ci->cat);
 		S->flows++;
 	}
 }
@@ -340,8 +351,7 @@ static void split(struct sim *S, struct cls_inst *ci)
 		if (rem <= 0)
 			continue;
 		engine_platform_comm_cancel(cf->c);
-		engine_links_count(S, S->host[cf->src], S->host[cf->dst], -rem, ci->cat);
-		post_pairs(S, ci, cf, rem);
+		post_pairs(S, ci, cf, rem); /* counted on the links when posted */
 	}
 }
 

@@ -7,8 +7,8 @@
  * category of the task that posted it. A route is asked of SimGrid once
  * per (source host, destination host) pair and kept as small link ids
  * (engine_platform_route_ids), so a flow costs its route's length. A
- * class flow cancelled to split into its pairs (engine_classes.c) takes
- * back what it had left, which its pairs then count. Folded runs count
+ * class flow of an all-to-all (engine_classes.c) is counted as the pairs
+ * it stands for, on their routes. Folded runs count
  * what they simulate: the simulated ranks' flows and the mirror flows
  * they post, never the folded ranks' (no extrapolation per link).
  *
@@ -23,7 +23,11 @@
  * its receiver starts (engine_links_touch: the pipeline receive). So a
  * step costs the links in use, at most the links the transfers in flight
  * cross, the order of what SimGrid itself does per step (it moves every
- * transfer), never every link of the platform. */
+ * transfer), never every link of the platform. A FATPIPE link (a
+ * switch's crossbar, platform.c: every flow through the switch crosses
+ * it and its bandwidth binds none) is never on the list: its usage would
+ * cost a pass over every flow in the switch at every step and say
+ * nothing (its busy time and peak are reported as not measured). */
 #include "engine-private.h"
 
 #include <stdio.h>
@@ -80,8 +84,12 @@ static struct link_tally *tally(struct link_traffic *L, int id)
 		L->n = id + 1;
 	}
 	struct link_tally *k = &L->t[id];
-	if (k->bw_Bps < 0)
-		k->bw_Bps = sg_link_get_bandwidth(engine_platform_link_of_id(id));
+	if (k->bw_Bps < 0) {
+		sg_link_t l = engine_platform_link_of_id(id);
+		k->bw_Bps = sg_link_get_bandwidth(l);
+		k->fatpipe = !sg_link_is_shared(l);
+		k->active = k->fatpipe; /* never on the list */
+	}
 	if (!k->active) {
 		k->active = true;
 		XGROW(L->active, L->active_cap, (size_t)L->nactive + 1);
@@ -144,6 +152,7 @@ void engine_links_collect(struct sim *S, struct engine_result *out, double itera
 		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(engine_platform_link_of_id(id)));
 		o->busy_s = k->busy_s / iterations;
 		o->peak_util = k->peak_util;
+		o->fatpipe = k->fatpipe;
 		o->bw_Bps = k->bw_Bps;
 		out->nlinks++;
 	}

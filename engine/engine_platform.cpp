@@ -57,7 +57,9 @@ static std::unordered_map<const sg4::Link *, double> g_link_latency;
 struct host_pair_hash {
 	size_t operator()(const std::pair<const void *, const void *> &k) const
 	{
-		return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
+		/* hosts are aligned objects: mix the bits, not a multiple of 8 */
+		size_t a = (size_t)k.first, b = (size_t)k.second;
+		return (a ^ (b >> 4) ^ (b << 29)) * 0x9E3779B97F4A7C15ull >> 7;
 	}
 };
 static std::unordered_map<std::pair<const void *, const void *>, double, host_pair_hash>

@@ -8,7 +8,11 @@
  * simulated (the representative ranks' and the mirror flows they post),
  * not the folded ranks': the section says so and extrapolates nothing.
  * The classes are the fabric's (platform_link_class(), fabric/platform.h):
- * their totals, and the top links by bytes. */
+ * their totals, and the top links by bytes. A switch's crossbar (the
+ * FATPIPE "link" a non-blocking switch or a leaf is modelled by: every
+ * flow through the switch crosses it, and it binds no rate) is in its
+ * class's totals but never a top or the hottest link: it would fill the
+ * list and say nothing of where the fabric is short. */
 #include "report-private.h"
 
 #include <stdio.h>
@@ -39,6 +43,11 @@ static json_t *by_cat_json(const double *bytes)
 	return o;
 }
 
+bool report_link_crossbar(const struct result_link *l)
+{
+	return !l->timed;
+}
+
 int report_link_classes(const struct result *r, struct report_link_class **out)
 {
 	int n = 0, cap = 0, nl = result_nlinks(r);
@@ -61,6 +70,7 @@ int report_link_classes(const struct result *r, struct report_link_class **out)
 		c->bytes += l.bytes;
 		for (int q = 0; q < CAT_N; q++)
 			c->bytes_by_cat[q] += l.bytes_by_cat[q];
+		c->timed |= l.timed;
 		if (l.busy_s > c->busy_s_max)
 			c->busy_s_max = l.busy_s;
 		if (l.peak_util > c->peak_util_max)
@@ -78,22 +88,33 @@ int report_link_classes(const struct result *r, struct report_link_class **out)
 	return n;
 }
 
-struct result_link report_hottest_link(const struct result *r)
+bool report_hottest_link(const struct result *r, struct result_link *out)
 {
-	struct result_link h = result_link(r, 0);
-	for (int i = 1; i < result_nlinks(r); i++) {
+	bool found = false;
+	for (int i = 0; i < result_nlinks(r); i++) {
 		struct result_link l = result_link(r, i);
-		if (l.busy_s > h.busy_s || (l.busy_s == h.busy_s && l.peak_util > h.peak_util))
-			h = l; /* equal busy and peak: the first, most bytes */
+		if (report_link_crossbar(&l))
+			continue;
+		/* equal busy and peak: the first, most bytes */
+		if (!found || l.busy_s > out->busy_s ||
+		    (l.busy_s == out->busy_s && l.peak_util > out->peak_util))
+			*out = l;
+		found = true;
 	}
-	return h;
+	return found;
+}
+
+/* A busy time or peak: null where not measured (a switch's crossbar). */
+static json_t *timed(bool measured, double x)
+{
+	return measured ? json_real(x) : json_null();
 }
 
 static json_t *link_json(const struct result_link *l)
 {
-	json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "name", l->name, "class", l->cls,
-			      "bytes", l->bytes, "busy_s", l->busy_s, "peak_util", l->peak_util,
-			      "bw_Bps", l->bw_Bps);
+	json_t *o = json_pack("{s:s, s:s, s:f, s:o, s:o, s:f}", "name", l->name, "class", l->cls,
+			      "bytes", l->bytes, "busy_s", timed(l->timed, l->busy_s), "peak_util",
+			      timed(l->timed, l->peak_util), "bw_Bps", l->bw_Bps);
 	if (o)
 		json_object_set_new(o, "bytes_by_category", by_cat_json(l->bytes_by_cat));
 	return o;
@@ -105,17 +126,21 @@ json_t *report_links_json(const struct result *r, int top)
 	int ncls = report_link_classes(r, &cls), nl = result_nlinks(r);
 	json_t *classes = json_array(), *tops = json_array();
 	for (int k = 0; k < ncls; k++) {
-		json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f}", "class", cls[k].cls, "links",
+		json_t *o = json_pack("{s:s, s:i, s:f, s:o, s:o}", "class", cls[k].cls, "links",
 				      cls[k].links, "bytes", cls[k].bytes, "busy_s_max",
-				      cls[k].busy_s_max, "peak_util_max", cls[k].peak_util_max);
+				      timed(cls[k].timed, cls[k].busy_s_max), "peak_util_max",
+				      timed(cls[k].timed, cls[k].peak_util_max));
 		if (o)
 			json_object_set_new(o, "bytes_by_category", by_cat_json(cls[k].bytes_by_cat));
 		json_array_append_new(classes, o);
 	}
 	free(cls);
-	for (int i = 0; i < nl && i < top; i++) {
+	for (int i = 0, n = 0; i < nl && n < top; i++) {
 		struct result_link l = result_link(r, i);
+		if (report_link_crossbar(&l))
+			continue;
 		json_array_append_new(tops, link_json(&l));
+		n++;
 	}
 	return json_pack("{s:b, s:s, s:i, s:i, s:o, s:o}", "folded", r->folded, "counted",
 			 r->folded ? "the flows simulated: the representative ranks' and the mirror "

@@ -161,8 +161,8 @@ static void print_comm(const struct result *r, FILE *f)
 		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
 		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy[k], exposed[k], buf);
 	}
-	if (result_nlinks(r) > 0) { /* the links section of report.json has the rest */
-		struct result_link l = report_hottest_link(r);
+	struct result_link l;
+	if (report_hottest_link(r, &l)) { /* the links section of report.json has the rest */
 		char buf[64];
 		human_bytes(l.bytes, buf, sizeof(buf));
 		fprintf(f, "hottest link %s (%s): %s, busy %.4f s, peak %.0f %%%s\n", l.name, l.cls, buf,

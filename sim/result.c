@@ -148,7 +148,8 @@ struct result_link result_link(const struct result *r, int i)
 	const struct engine_link_stats *l = &r->eng->links[i];
 	struct result_link x = { .name = l->name,
 				 .cls = platform_link_class(inputs_topology(r->in), l->name),
-				 .busy_s = l->busy_s, .peak_util = l->peak_util, .bw_Bps = l->bw_Bps };
+				 .busy_s = l->busy_s, .peak_util = l->peak_util, .bw_Bps = l->bw_Bps,
+				 .timed = !l->fatpipe };
 	for (int c = 0; c < CAT_N; c++) {
 		x.bytes_by_cat[c] = l->bytes[c];
 		x.bytes += l->bytes[c];
