@@ -89,20 +89,32 @@ struct group_bar {
 	int cls_posters;        /* members that asked for it so far */
 };
 
-/* A link's traffic so far (engine_links.c), by its route id. */
-struct link_tally {
-	double bytes[CAT_N];    /* posted across it, by task category */
-	double busy_s;          /* simulated time it carried a flow */
-	double peak_util;       /* most usage / bandwidth over a step */
-	double bw_Bps;          /* its bandwidth (-1: not asked yet) */
-	bool fatpipe;           /* a switch's crossbar: usage never read */
-	bool active;            /* on the active list (a FATPIPE link: always
-				 * true, never listed) */
+/* A route's traffic so far (engine_links.c): the bytes posted from one
+ * host to another, by task category. */
+#define ROUTE_INLINE_LINKS 10
+struct route_rec {
+	sg_host_t src, dst;     /* src NULL: an empty slot */
+	unsigned gen;           /* link_traffic.idled + 1 (mod 2^32) when its links
+				 * were last all made active (0: never) */
+	int n;
+	int ids[ROUTE_INLINE_LINKS]; /* its links (engine_platform_route_ids()), the
+				 * first ten in the record's first cache line */
+	const int *all;         /* all n of them */
+	double bytes[CAT_N];
 };
 
-/* Every link's traffic of the run (engine_links.c). */
+/* Every link's traffic of the run (engine_links.c): the routes' bytes,
+ * and per link id (engine_platform_route_ids()) its state, busy time and
+ * peak usage. */
 struct link_traffic {
-	struct link_tally *t;   /* [n] by engine_platform_route_ids() id */
+	enum engine_links mode; /* what is measured (engine.h) */
+	unsigned idled;         /* links that left the active list so far (mod 2^32) */
+	struct route_rec *routes; /* [rcap] open addressing on the host pair */
+	size_t nroutes, rcap;
+	unsigned char *state;   /* [n] LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
+	sg_link_t *link;        /* [n] */
+	double *busy_s;         /* [n] simulated time it carried a flow */
+	double *peak_Bps;       /* [n] most usage over a step */
 	int n;
 	size_t cap;
 	int *active;            /* the links whose usage each step reads */

@@ -190,6 +190,11 @@ struct engine_observer {
 	void (*compute_wait)(void *ctx, int rank, double from_s, double to_s, int what);
 };
 
+/* What the engine measures of the links (engine_links.c): bytes, busy
+ * time and peak utilisation (exact, the default), bytes only (no usage
+ * read at the clock's steps), or nothing. */
+enum engine_links { ENGINE_LINKS_EXACT, ENGINE_LINKS_BYTES, ENGINE_LINKS_OFF };
+
 /* Parameter servers of a job (see above). */
 struct engine_ps {
 	int servers;
@@ -251,6 +256,8 @@ struct engine_job {
 	 * scenario's simulation keys, never from the environment. */
 	bool collective_pairs;
 	bool separate_streams;
+	enum engine_links links;             /* the links' traffic measured (scenario key
+						simulation.link_traffic) */
 	int repeat;                          /* iterations replayed back to back (<= 1: one);
 					        the rank statistics are their mean and the
 					        iteration the inverse of the ranks' mean rate */
@@ -266,9 +273,11 @@ struct engine_link_stats {
 	double busy_s;              /* simulated time with a flow on it */
 	double peak_util;           /* most of its bandwidth its flows used at once */
 	double bw_Bps;              /* its bandwidth (degraded links' factor applied) */
-	bool fatpipe;               /* a switch's crossbar (FATPIPE): busy_s and peak_util
-				       not measured (0) */
+	bool fatpipe;               /* a switch's crossbar (FATPIPE): never timed */
+	bool timed;                 /* busy_s and peak_util measured (ENGINE_LINKS_EXACT,
+				       not a crossbar); else 0 */
 };
+
 
 struct engine_result {
 	double iteration_s;

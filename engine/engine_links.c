@@ -6,8 +6,11 @@
  * (engine_links_count), on every link of its route, attributed to the
  * category of the task that posted it. A route is asked of SimGrid once
  * per (source host, destination host) pair and kept as small link ids
- * (engine_platform_route_ids), so a flow costs its route's length. A
- * class flow of an all-to-all (engine_classes.c) is counted as the pairs
+ * (engine_platform_route_ids); a flow adds its bytes to its route's
+ * record (a hash table on the host pair), and the routes' bytes go to
+ * their links once, when the run is collected: a flow costs one lookup,
+ * not a cache miss per link of its route (measured: half the counting's
+ * cost in an unfolded run). A class flow of an all-to-all (engine_classes.c) is counted as the pairs
  * it stands for, on their routes. Folded runs count
  * what they simulate: the simulated ranks' flows and the mirror flows
  * they post, never the folded ranks' (no extrapolation per link).
@@ -27,15 +30,23 @@
  * switch's crossbar, platform.c: every flow through the switch crosses
  * it and its bandwidth binds none) is never on the list: its usage would
  * cost a pass over every flow in the switch at every step and say
- * nothing (its busy time and peak are reported as not measured). */
+ * nothing (its busy time and peak are reported as not measured).
+ * The scenario key simulation.link_traffic (engine_job.links) keeps the
+ * bytes and reads no usage ("bytes"), or counts nothing ("off"): the
+ * largest unfolded runs spend a few per cent on this (docs/report.md). */
 #include "engine-private.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_platform.h"
 #include "xalloc.h"
+
+/* A link's state (link_traffic.state): not yet on the active list, on
+ * it, or a FATPIPE link (never on it). */
+enum { LINK_IDLE, LINK_ACTIVE, LINK_FATPIPE };
 
 /* The run whose links a step of the clock is charged to (one per
  * process, NULL outside engine_run's replay). */
@@ -49,15 +60,16 @@ static void on_advance(void *ctx, double dt_s)
 		return;
 	int keep = 0;
 	for (int i = 0; i < L->nactive; i++) {
-		struct link_tally *k = &L->t[L->active[i]];
-		double u = engine_platform_link_usage(engine_platform_link_of_id(L->active[i]));
+		int id = L->active[i];
+		double u = engine_platform_link_usage(L->link[id]);
 		if (u > 0) {
-			k->busy_s += dt_s;
-			if (k->bw_Bps > 0 && u / k->bw_Bps > k->peak_util)
-				k->peak_util = u / k->bw_Bps;
-			L->active[keep++] = L->active[i];
+			L->busy_s[id] += dt_s;
+			if (u > L->peak_Bps[id])
+				L->peak_Bps[id] = u;
+			L->active[keep++] = id;
 		} else {
-			k->active = false;
+			L->state[id] = LINK_IDLE;
+			L->idled++;
 		}
 	}
 	L->nactive = keep;
@@ -66,56 +78,118 @@ static void on_advance(void *ctx, double dt_s)
 void engine_links_init(struct sim *S)
 {
 	static bool hooked;
-	g_traffic = &S->traffic;
+	S->traffic.mode = S->job->links;
+	if (S->traffic.mode == ENGINE_LINKS_OFF)
+		return;
+	if (S->traffic.mode == ENGINE_LINKS_EXACT)
+		g_traffic = &S->traffic;
+	S->traffic.rcap = 1024;
+	S->traffic.routes = xcalloc(S->traffic.rcap, sizeof(*S->traffic.routes));
 	if (!hooked) {
 		engine_platform_on_advance(on_advance, NULL);
 		hooked = true;
 	}
 }
 
-/* The tally of link id, made on first use; the link joins the active list. */
-static struct link_tally *tally(struct link_traffic *L, int id)
+/* The per-link arrays cover every id the adapter has given. */
+static void cover_links(struct link_traffic *L)
 {
-	if (id >= L->n) {
-		XGROW(L->t, L->cap, (size_t)id + 1);
-		memset(&L->t[L->n], 0, (size_t)(id + 1 - L->n) * sizeof(*L->t));
-		for (int i = L->n; i <= id; i++)
-			L->t[i].bw_Bps = -1; /* asked of SimGrid on first use */
-		L->n = id + 1;
+	int need = engine_platform_nlinks();
+	if (need <= L->n)
+		return;
+	if ((size_t)need > L->cap) {
+		size_t cap = L->cap ? L->cap : 256;
+		while (cap < (size_t)need)
+			cap *= 2;
+		L->state = xreallocarray(L->state, cap, sizeof(*L->state));
+		L->link = xreallocarray(L->link, cap, sizeof(*L->link));
+		L->busy_s = xreallocarray(L->busy_s, cap, sizeof(*L->busy_s));
+		L->peak_Bps = xreallocarray(L->peak_Bps, cap, sizeof(*L->peak_Bps));
+		L->cap = cap;
 	}
-	struct link_tally *k = &L->t[id];
-	if (k->bw_Bps < 0) {
-		sg_link_t l = engine_platform_link_of_id(id);
-		k->bw_Bps = sg_link_get_bandwidth(l);
-		k->fatpipe = !sg_link_is_shared(l);
-		k->active = k->fatpipe; /* never on the list */
+	for (int i = L->n; i < need; i++) {
+		sg_link_t l = engine_platform_link_of_id(i);
+		L->link[i] = l;
+		L->state[i] = sg_link_is_shared(l) ? LINK_IDLE : LINK_FATPIPE;
+		L->busy_s[i] = 0;
+		L->peak_Bps[i] = 0;
 	}
-	if (!k->active) {
-		k->active = true;
+	L->n = need;
+}
+
+static size_t pair_hash(sg_host_t src, sg_host_t dst)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)src * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uintptr_t)dst * 0xC2B2AE3D27D4EB4Full);
+	return (size_t)(h >> 20);
+}
+
+/* The record of the route from src to dst, made on first use (open
+ * addressing, at most half full). */
+static struct route_rec *route_of(struct link_traffic *L, sg_host_t src, sg_host_t dst)
+{
+	size_t m = L->rcap - 1, h = pair_hash(src, dst) & m;
+	while (L->routes[h].src && (L->routes[h].src != src || L->routes[h].dst != dst))
+		h = (h + 1) & m;
+	struct route_rec *r = &L->routes[h];
+	if (r->src)
+		return r;
+	r->src = src;
+	r->dst = dst;
+	r->n = engine_platform_route_ids(src, dst, &r->all);
+	for (int i = 0; i < r->n && i < ROUTE_INLINE_LINKS; i++)
+		r->ids[i] = r->all[i];
+	cover_links(L);
+	if (++L->nroutes * 2 > L->rcap) { /* grow and rehash */
+		size_t ncap = L->rcap * 2;
+		struct route_rec *nr = xcalloc(ncap, sizeof(*nr));
+		for (size_t q = 0; q < L->rcap; q++)
+			if (L->routes[q].src) {
+				size_t g = pair_hash(L->routes[q].src, L->routes[q].dst) & (ncap - 1);
+				while (nr[g].src)
+					g = (g + 1) & (ncap - 1);
+				nr[g] = L->routes[q];
+			}
+		free(L->routes);
+		L->routes = nr;
+		L->rcap = ncap;
+		return route_of(L, src, dst);
+	}
+	return r;
+}
+
+/* The links of route r that are idle join the active list: none if no
+ * link left the list since r's last joined (a flow's usual case). */
+static void activate(struct link_traffic *L, struct route_rec *r)
+{
+	if (r->gen == L->idled + 1)
+		return;
+	r->gen = L->idled + 1;
+	for (int i = 0; i < r->n; i++) {
+		int id = i < ROUTE_INLINE_LINKS ? r->ids[i] : r->all[i];
+		if (L->state[id] != LINK_IDLE)
+			continue;
+		L->state[id] = LINK_ACTIVE;
 		XGROW(L->active, L->active_cap, (size_t)L->nactive + 1);
 		L->active[L->nactive++] = id;
 	}
-	return k;
 }
 
 void engine_links_count(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat)
 {
-	const int *ids;
-	if (!src || !dst || src == dst)
+	if (!src || !dst || src == dst || S->traffic.mode == ENGINE_LINKS_OFF)
 		return;
-	int n = engine_platform_route_ids(src, dst, &ids);
-	for (int i = 0; i < n; i++)
-		tally(&S->traffic, ids[i])->bytes[cat] += bytes;
+	struct route_rec *r = route_of(&S->traffic, src, dst);
+	r->bytes[cat] += bytes;
+	if (S->traffic.mode == ENGINE_LINKS_EXACT)
+		activate(&S->traffic, r);
 }
 
 void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst)
 {
-	const int *ids;
-	if (!src || !dst || src == dst)
+	if (!src || !dst || src == dst || S->traffic.mode != ENGINE_LINKS_EXACT)
 		return;
-	int n = engine_platform_route_ids(src, dst, &ids);
-	for (int i = 0; i < n; i++)
-		tally(&S->traffic, ids[i]);
+	activate(&S->traffic, route_of(&S->traffic, src, dst));
 }
 
 static double total_bytes(const struct engine_link_stats *l)
@@ -140,29 +214,46 @@ void engine_links_collect(struct sim *S, struct engine_result *out, double itera
 {
 	struct link_traffic *L = &S->traffic;
 	g_traffic = NULL;
+	out->links = NULL;
+	out->nlinks = 0;
+	if (L->mode == ENGINE_LINKS_OFF)
+		return;
+	double *bytes = xcalloc((size_t)L->n * CAT_N + 1, sizeof(*bytes));
+	for (size_t q = 0; q < L->rcap; q++) {
+		const struct route_rec *r = &L->routes[q];
+		for (int i = 0; r->src && i < r->n; i++)
+			for (int c = 0; c < CAT_N; c++)
+				bytes[(size_t)r->all[i] * CAT_N + c] += r->bytes[c];
+	}
 	out->links = xcalloc((size_t)L->n + 1, sizeof(*out->links));
 	out->nlinks = 0;
 	for (int id = 0; id < L->n; id++) {
-		const struct link_tally *k = &L->t[id];
 		struct engine_link_stats *o = &out->links[out->nlinks];
 		for (int c = 0; c < CAT_N; c++)
-			o->bytes[c] = k->bytes[c] / iterations;
+			o->bytes[c] = bytes[(size_t)id * CAT_N + c] / iterations;
 		if (!(total_bytes(o) >= 1))
-			continue; /* a class flow split before it moved a byte */
-		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(engine_platform_link_of_id(id)));
-		o->busy_s = k->busy_s / iterations;
-		o->peak_util = k->peak_util;
-		o->fatpipe = k->fatpipe;
-		o->bw_Bps = k->bw_Bps;
+			continue;
+		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->link[id]));
+		o->bw_Bps = sg_link_get_bandwidth(L->link[id]);
+		o->fatpipe = L->state[id] == LINK_FATPIPE;
+		o->timed = L->mode == ENGINE_LINKS_EXACT && !o->fatpipe;
+		o->busy_s = L->busy_s[id] / iterations;
+		o->peak_util = o->bw_Bps > 0 ? L->peak_Bps[id] / o->bw_Bps : 0;
 		out->nlinks++;
 	}
+	free(bytes);
 	qsort(out->links, (size_t)out->nlinks, sizeof(*out->links), by_bytes);
 }
 
 void engine_links_finish(struct sim *S)
 {
-	if (g_traffic == &S->traffic)
+	struct link_traffic *L = &S->traffic;
+	if (g_traffic == L)
 		g_traffic = NULL;
-	free(S->traffic.t);
-	free(S->traffic.active);
+	free(L->routes);
+	free(L->state);
+	free(L->link);
+	free(L->busy_s);
+	free(L->peak_Bps);
+	free(L->active);
 }

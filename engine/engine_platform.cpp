@@ -265,6 +265,11 @@ extern "C" int engine_platform_route_ids(void *from, void *to, const int **ids)
 	return (int)it->second.size();
 }
 
+extern "C" int engine_platform_nlinks(void)
+{
+	return (int)g_link_of_id.size();
+}
+
 extern "C" void *engine_platform_link_of_id(int id)
 {
 	return g_link_of_id[(size_t)id];

@@ -45,6 +45,9 @@ double engine_platform_link_usage(const void *l);
  * is asked of SimGrid once per pair (Host::route_to) and kept. */
 int engine_platform_route_ids(void *from, void *to, const int **ids);
 
+/* How many link ids engine_platform_route_ids() has given (ids below). */
+int engine_platform_nlinks(void);
+
 /* The link (an sg_link_t) of an id engine_platform_route_ids() gave. */
 void *engine_platform_link_of_id(int id);
 

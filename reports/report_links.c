@@ -45,7 +45,7 @@ static json_t *by_cat_json(const double *bytes)
 
 bool report_link_crossbar(const struct result_link *l)
 {
-	return !l->timed;
+	return l->crossbar;
 }
 
 int report_link_classes(const struct result *r, struct report_link_class **out)
@@ -142,7 +142,9 @@ json_t *report_links_json(const struct result *r, int top)
 		json_array_append_new(tops, link_json(&l));
 		n++;
 	}
-	return json_pack("{s:b, s:s, s:i, s:i, s:o, s:o}", "folded", r->folded, "counted",
+	return json_pack("{s:s, s:b, s:s, s:i, s:i, s:o, s:o}", "measured",
+			 plan_link_traffic_names[r->plan.simulation.link_traffic], "folded", r->folded,
+			 "counted",
 			 r->folded ? "the flows simulated: the representative ranks' and the mirror "
 				     "flows they post, not the folded ranks' (not extrapolated)"
 				   : "every flow of every rank",

@@ -149,7 +149,7 @@ struct result_link result_link(const struct result *r, int i)
 	struct result_link x = { .name = l->name,
 				 .cls = platform_link_class(inputs_topology(r->in), l->name),
 				 .busy_s = l->busy_s, .peak_util = l->peak_util, .bw_Bps = l->bw_Bps,
-				 .timed = !l->fatpipe };
+				 .crossbar = l->fatpipe, .timed = l->timed };
 	for (int c = 0; c < CAT_N; c++) {
 		x.bytes_by_cat[c] = l->bytes[c];
 		x.bytes += l->bytes[c];

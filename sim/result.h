@@ -201,8 +201,10 @@ struct result_link {
 	double busy_s;              /* simulated time with a flow on it */
 	double peak_util;           /* most usage / bandwidth at any instant, in [0, 1] */
 	double bw_Bps;              /* its bandwidth per direction */
-	bool timed;                 /* busy_s and peak_util measured (not for a switch's
-				       crossbar, a FATPIPE link that binds no rate) */
+	bool crossbar;              /* a switch's crossbar (a FATPIPE link): every flow through
+				       the switch crosses it, its bandwidth binds none */
+	bool timed;                 /* busy_s and peak_util measured: not a crossbar, and
+				       simulation.link_traffic "exact" */
 };
 /* The links with bytes, most bytes first. */
 int result_nlinks(const struct result *r);

@@ -233,3 +233,25 @@ Test(links, report_json_has_classes_and_top_links_without_crossbars)
 	json_decref(j);
 	done(&r);
 }
+
+Test(links, link_traffic_bytes_keeps_the_bytes_and_times_nothing)
+{
+	struct result r;
+	run_star(P, "\"dp_sync\": \"allreduce\"", "\"fold\": \"off\", \"link_traffic\": \"bytes\"", &r);
+	double n = grad_bytes(), want = 2.0 * (P - 1) / P * n;
+	expect_every_nic(&r, CAT_DP_COMM, want, 0);
+	for (int i = 0; i < result_nlinks(&r); i++) {
+		struct result_link l = result_link(&r, i);
+		cr_expect(!l.timed && l.busy_s == 0 && l.peak_util == 0, "%s timed", l.name);
+	}
+	done(&r);
+}
+
+Test(links, link_traffic_off_counts_nothing)
+{
+	struct result r;
+	run_star(P, "\"dp_sync\": \"allreduce\"", "\"fold\": \"off\", \"link_traffic\": \"off\"", &r);
+	cr_expect_eq(result_nlinks(&r), 0);
+	cr_expect_gt(r.iteration_s, 0);
+	done(&r);
+}
