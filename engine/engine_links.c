@@ -6,34 +6,37 @@
  * (engine_links_count), on every link of its route, attributed to the
  * category of the task that posted it. A route is asked of SimGrid once
  * per (source host, destination host) pair and kept as small link ids
- * (engine_platform_route_ids); a flow adds its bytes to its route's
- * record (a hash table on the host pair), and the routes' bytes go to
- * their links once, when the run is collected: a flow costs one lookup,
- * not a cache miss per link of its route (measured: half the counting's
- * cost in an unfolded run). A class flow of an all-to-all (engine_classes.c) is counted as the pairs
- * it stands for, on their routes. Folded runs count
- * what they simulate: the simulated ranks' flows and the mirror flows
- * they post, never the folded ranks' (no extrapolation per link).
+ * (engine_platform_route_ids). A flow adds its bytes to its route's
+ * record (open addressing on the host pair), and the routes' bytes go to
+ * their links once, when the run is collected: one lookup per flow, not
+ * a cache miss per link of its route. A class flow of an all-to-all
+ * (engine_classes.c) is counted as the pairs it stands for, on their
+ * routes. Folded runs count what they simulate: the simulated ranks'
+ * flows and the mirror flows they post, never the folded ranks' (no
+ * extrapolation per link).
  *
  * Busy time and peak utilisation, exact: a link's usage (the bytes per
  * second its flows get, SimGrid's Link::get_usage) is constant between
  * two instants the clock stops at, and SimGrid tells each step once it
  * has moved every transfer over it, the transfers that ended in it still
  * counted (engine_platform_on_advance). At each step, each link on the
- * active list with a usage u > 0 adds the step to its busy time and
- * u / bandwidth to its peak; one with u = 0 leaves the list. A link joins
- * the list when a flow is counted on it, or when a flow that waited for
- * its receiver starts (engine_links_touch: the pipeline receive). So a
- * step costs the links in use, at most the links the transfers in flight
- * cross, the order of what SimGrid itself does per step (it moves every
- * transfer), never every link of the platform. A FATPIPE link (a
- * switch's crossbar, platform.c: every flow through the switch crosses
- * it and its bandwidth binds none) is never on the list: its usage would
- * cost a pass over every flow in the switch at every step and say
- * nothing (its busy time and peak are reported as not measured).
+ * active list with a usage u > 0 adds the step to its busy time and u to
+ * its peak (a maximum; over its bandwidth when collected); one with
+ * u = 0 leaves the list. A link joins the list when a flow is counted on
+ * it, or when a flow that waited for its receiver starts
+ * (engine_links_touch: the pipeline receive). So a step costs the links
+ * in use, at most the links the transfers in flight cross, the order of
+ * what SimGrid itself does per step (it moves every transfer), never
+ * every link of the platform. A FATPIPE link (a switch's crossbar,
+ * platform.c: every flow through the switch crosses it and its bandwidth
+ * binds none) is never on the list: its usage would cost a pass over
+ * every flow in the switch at every step and say nothing (its busy time
+ * and peak are reported as not measured).
  * The scenario key simulation.link_traffic (engine_job.links) keeps the
- * bytes and reads no usage ("bytes"), or counts nothing ("off"): the
- * largest unfolded runs spend a few per cent on this (docs/report.md). */
+ * bytes and reads no usage ("bytes"), or counts nothing ("off"): an
+ * unfolded run of many short collectives spends a few per cent of its
+ * CPU time on the exact figures (the figures of the commit that added
+ * the key). */
 #include "engine-private.h"
 
 #include <stdint.h>
