@@ -192,6 +192,93 @@ static void print_placements(const json_t *arr, const json_t *best)
 		printf("least loss: %s\n", json_string_value(best));
 }
 
+/* The links of the shared run that carried flows of two jobs or more,
+ * most bytes first (at most SHARED_LINKS), into root's "shared_links":
+ * each with its class, bandwidth, busy time and peak utilisation (every
+ * job's flows: what the links carried), and its bytes per job. Crossbars
+ * (every flow through a switch crosses its crossbar, which binds none)
+ * are left out. */
+#define SHARED_LINKS 10
+struct shared_link {
+	struct result_link l;
+	double total;
+	int njobs;
+};
+
+static int by_total(const void *a, const void *b)
+{
+	const struct shared_link *x = a, *y = b;
+	return (x->total < y->total) - (x->total > y->total);
+}
+
+static void shared_links(const struct cluster *c, const struct result *r, json_t *root)
+{
+	int cap = 0, n = 0;
+	struct shared_link *sl = NULL;
+	for (int i = 0; i < c->njobs; i++)
+		cap += result_nlinks(&r[i]);
+	sl = xcalloc((size_t)cap + 1, sizeof(*sl));
+	for (int i = 0; i < c->njobs; i++)
+		for (int k = 0; k < result_nlinks(&r[i]); k++) {
+			struct result_link l = result_link(&r[i], k);
+			if (l.crossbar)
+				continue;
+			int m = 0;
+			while (m < n && strcmp(sl[m].l.name, l.name))
+				m++;
+			if (m == n)
+				sl[n++] = (struct shared_link){ .l = l };
+			sl[m].total += l.bytes;
+			sl[m].njobs++;
+		}
+	int w = 0;
+	for (int m = 0; m < n; m++)
+		if (sl[m].njobs > 1)
+			sl[w++] = sl[m];
+	qsort(sl, (size_t)w, sizeof(*sl), by_total);
+	json_t *arr = json_array();
+	for (int m = 0; m < w && m < SHARED_LINKS; m++) {
+		json_t *by = json_object();
+		for (int i = 0; i < c->njobs; i++)
+			for (int k = 0; k < result_nlinks(&r[i]); k++) {
+				struct result_link l = result_link(&r[i], k);
+				if (!strcmp(l.name, sl[m].l.name))
+					json_object_set_new(by, c->job[i].name, json_real(l.bytes));
+			}
+		json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:o}", "name", sl[m].l.name, "class", sl[m].l.cls,
+				      "bw_Bps", sl[m].l.bw_Bps, "bytes", sl[m].total, "bytes_by_job", by);
+		json_object_set_new(o, "busy_s", sl[m].l.timed ? json_real(sl[m].l.busy_s) : json_null());
+		json_object_set_new(o, "peak_util", sl[m].l.timed ? json_real(sl[m].l.peak_util) : json_null());
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "shared_links", arr);
+	free(sl);
+}
+
+/* The hottest shared link's line (shared_links' JSON). */
+static void print_hottest(const json_t *arr)
+{
+	const json_t *l = json_array_get(arr, 0), *u;
+	if (!l) {
+		printf("no link carried two jobs' flows\n");
+		return;
+	}
+	printf("hottest shared link: %s (%s), %.3g GB an iteration (", json_string_value(json_object_get(l, "name")),
+	       json_string_value(json_object_get(l, "class")), json_number_value(json_object_get(l, "bytes")) / 1e9);
+	const char *k;
+	json_t *v;
+	bool first = true;
+	json_object_foreach((json_t *)json_object_get(l, "bytes_by_job"), k, v) {
+		printf("%s%s %.3g GB", first ? "" : ", ", k, json_number_value(v) / 1e9);
+		first = false;
+	}
+	printf(")");
+	if ((u = json_object_get(l, "peak_util")) && json_is_number(u))
+		printf(", busy %.3g s, peak %.0f%% of %.3g GB/s", json_number_value(json_object_get(l, "busy_s")),
+		       100 * json_number_value(u), json_number_value(json_object_get(l, "bw_Bps")) / 1e9);
+	printf("\n");
+}
+
 /* A job's figures one way. */
 static json_t *figures(const struct result_row *r)
 {
@@ -280,7 +367,7 @@ int cmd_cluster(int argc, char **argv)
 	struct result_row *alone = NULL, *shared = NULL;
 	struct result *r = NULL;
 	char *dir = NULL, *file = NULL;
-	json_t *extra = NULL;
+	json_t *extra = NULL, *links = NULL;
 
 	if (opt_parse(&cmd_cluster_opts, argc, argv, &o, pos, &npos))
 		return EXIT_USAGE;
@@ -316,6 +403,9 @@ int cmd_cluster(int argc, char **argv)
 		goto out;
 	/* together, here: no simulation ran in this process before */
 	int bad = cluster_run(c, -1, r, &d);
+	links = json_object();
+	if (!bad)
+		shared_links(c, r, links);
 	for (int i = 0; i < c->njobs; i++) {
 		if (bad)
 			result_row_fail(&shared[i], RESULT_FAILED, diag_text(&d));
@@ -325,6 +415,7 @@ int cmd_cluster(int argc, char **argv)
 	}
 	json_t *root = report(c, alone, shared, gpn);
 	json_object_update(root, extra);
+	json_object_update(root, links);
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(root);
 	int e = report_mkdirs(dir) ? -errno : 0;
@@ -337,6 +428,8 @@ int cmd_cluster(int argc, char **argv)
 	}
 	if (!o.quiet)
 		print_table(c, alone, shared, gpn);
+	if (!o.quiet && !bad)
+		print_hottest(json_object_get(links, "shared_links"));
 	if (!o.quiet && json_object_get(extra, "placements"))
 		print_placements(json_object_get(extra, "placements"),
 				 json_object_get(extra, "least_loss_placement"));
@@ -351,6 +444,7 @@ out:
 	free(dir);
 	free(file);
 	json_decref(extra);
+	json_decref(links);
 	cluster_destroy(c);
 	diag_finish(&d);
 	return rc;

@@ -21,6 +21,8 @@
  *   engine_classes.c   a rail-aligned all-to-all as one flow per NIC while
  *                      nothing else crosses its NICs, split back into
  *                      pairs when anything does
+ *   engine_links.c     per-link traffic: bytes by category, busy time,
+ *                      peak utilisation
  *   engine_rank.c      below every task kind: a rank's host, starting an
  *                      actor, group barriers, the SM-busy count
  * Calls run one way: engine.c -> engine_stream.c -> the task kinds ->
@@ -87,11 +89,45 @@ struct group_bar {
 	int cls_posters;        /* members that asked for it so far */
 };
 
+/* A route's traffic so far (engine_links.c): the bytes posted from one
+ * host to another, by task category. */
+#define ROUTE_INLINE_LINKS 10
+struct route_rec {
+	sg_host_t src, dst;     /* src NULL: an empty slot */
+	unsigned gen;           /* link_traffic.idled + 1 (mod 2^32) when its links
+				 * were last all made active (0: never) */
+	int n;
+	int ids[ROUTE_INLINE_LINKS]; /* its links (engine_platform_route_ids()), the
+				 * first ten in the record's first cache line */
+	const int *all;         /* all n of them */
+	double bytes[CAT_N];
+};
+
+/* Every link's traffic of the run (engine_links.c): the routes' bytes,
+ * and per link id (engine_platform_route_ids()) its state, busy time and
+ * peak usage. */
+struct link_traffic {
+	enum engine_links mode; /* what is measured (engine.h) */
+	unsigned idled;         /* links that left the active list so far (mod 2^32) */
+	struct route_rec *routes; /* [rcap] open addressing on the host pair */
+	size_t nroutes, rcap;
+	unsigned char *state;   /* [n] LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
+	sg_link_t *link;        /* [n] */
+	double *busy_s;         /* [n] simulated time it carried a flow */
+	double *peak_Bps;       /* [n] most usage over a step */
+	int n;
+	size_t cap;
+	int *active;            /* the links whose usage each step reads */
+	int nactive;
+	size_t active_cap;
+};
+
 /* One run of engine_run(). */
 struct sim {
 	const struct engine_job *job;
 	struct fold fold;       /* which ranks are simulated, plan cache, mirrors */
 	struct engine_cls cls;  /* all-to-alls posted one flow per NIC (engine_classes.c) */
+	struct link_traffic traffic; /* per-link bytes, busy time, peak (engine_links.c) */
 	struct rank_inst *ri;   /* [nranks], NULL prog for folded ranks */
 	struct group_bar **bars;/* [nranks * GROUP_N * STREAM_N], lazily made */
 	struct stream_arg *args;/* [nargs] one per actor */
@@ -260,6 +296,24 @@ void engine_progress_tick(struct progress *pg, long done);
 /* The link sampler daemon's main (engine_observer.link_sample). */
 void engine_sampler_main(int argc, char **argv);
 
+/* ---- engine_links.c: per-link traffic ---- */
+
+/* Start charging the clock's steps to S's links (after the platform is
+ * built, before the replay). */
+void engine_links_init(struct sim *S);
+/* A flow of bytes from host src to host dst (either NULL or both the
+ * same: nothing to count) was posted by a task of category cat: count
+ * them on every link of its route. Every flow the engine posts calls it
+ * once (a class flow: once per pair it stands for, engine_classes.c). */
+void engine_links_count(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat);
+/* A flow from src to dst counted earlier starts now (a mailbox transfer
+ * its receiver matched later): its links' usage is read again. */
+void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst);
+/* The links with bytes into out->links, most bytes first, divided by the
+ * iterations replayed (the peak is not); the clock is no longer charged. */
+void engine_links_collect(struct sim *S, struct engine_result *out, double iterations);
+void engine_links_finish(struct sim *S);
+
 /* ---- engine_classes.c: all-to-alls as one flow per NIC while alone ---- */
 
 /* Set up and free S->cls for S's job (engine_classes.c says when it is on). */
@@ -273,10 +327,12 @@ void engine_cls_finish(struct sim *S);
  * post the plan's pairs), the reason noted. */
 struct cls_inst *engine_cls_join(struct sim *S, struct group_bar *gb, struct cplan *c,
 				 const int *mem, int n, const struct coll_plan **cls);
-/* Post flow f of the class plan for owner (a member of ci): a pair's
- * flow inside a node as it is, a class flow carrying the bytes of its
- * pairs. Returns the transfer, for engine_cls_wait(). */
-void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f);
+/* Post flow f of the class plan for owner (a member of ci), a task of
+ * category cat: a pair's flow inside a node as it is, a class flow
+ * carrying the bytes of its pairs. Returns the transfer, for
+ * engine_cls_wait(). */
+void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f,
+		      int cat);
 /* A flow from GPU a to GPU b (either -1: a server's host) starts now:
  * splits the class plans holding a NIC it crosses into their pairs.
  * Every flow the engine posts outside engine_cls_post() calls it first. */
@@ -287,7 +343,7 @@ void engine_cls_touch(struct sim *S, int a, int b);
  * a multi-node all-to-all whose class plan exists and whose NICs are
  * all idle now; else NULL (*cls NULL: post p's pairs), the reason noted. */
 struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
-				      sg_comm_t *comms, int *nc, const struct coll_plan **cls);
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls, int cat);
 /* owner waits for its transfers comms[0..nc) (released here) and, for
  * each holder cis[0..ncis) split meanwhile, for its pairs; then drops its
  * references to them. */

@@ -14,7 +14,8 @@
  *                   engine_p2p.c, engine_ps.c)
  *   collect         exposed tails, the mean of repeated iterations,
  *                   staleness, folded ranks' figures from their
- *                   representative, the iteration time
+ *                   representative, the iteration time, the links'
+ *                   traffic (engine_links.c)
  * The other files of the engine are listed in engine-private.h. */
 #include "engine-private.h"
 
@@ -385,6 +386,7 @@ static void collect(struct sim *S, struct engine_result *out)
 	out->cls_posted = S->cls.posted;
 	out->cls_split = S->cls.split;
 	out->cls_why = S->cls.why;
+	engine_links_collect(S, out, job->repeat > 1 ? job->repeat : 1);
 }
 
 /* Free what the run holds, SimGrid's objects included (also after a
@@ -436,6 +438,7 @@ static void sim_finish(struct sim *S)
 	free(S->bars);
 	free(S->ri);
 	engine_cls_finish(S);
+	engine_links_finish(S);
 	fold_finish(&S->fold);
 }
 
@@ -460,6 +463,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	if (job->obs && job->obs->begin)
 		job->obs->begin(job->obs->ctx, out);
 	engine_stream_merge(&S);
+	engine_links_init(&S);
 	start_actors(&S);
 	simgrid_run();
 	if (S.progress.on)
@@ -551,6 +555,7 @@ int engine_run_many(const struct engine_job *const *jobs, int n, struct engine_r
 	}
 	for (int i = 0; i < n; i++) {
 		engine_stream_merge(&S[i]);
+		engine_links_init(&S[i]);
 		start_actors(&S[i]);
 	}
 	simgrid_run();
@@ -580,5 +585,6 @@ out:
 void engine_result_finish(struct engine_result *r)
 {
 	free(r->rank);
+	free(r->links);
 	memset(r, 0, sizeof(*r));
 }

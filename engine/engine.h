@@ -190,6 +190,11 @@ struct engine_observer {
 	void (*compute_wait)(void *ctx, int rank, double from_s, double to_s, int what);
 };
 
+/* What the engine measures of the links (engine_links.c): bytes, busy
+ * time and peak utilisation (exact, the default), bytes only (no usage
+ * read at the clock's steps), or nothing. */
+enum engine_links { ENGINE_LINKS_EXACT, ENGINE_LINKS_BYTES, ENGINE_LINKS_OFF };
+
 /* Parameter servers of a job (see above). */
 struct engine_ps {
 	int servers;
@@ -254,10 +259,28 @@ struct engine_job {
 	const int *gpu;                      /* [nranks] the platform's GPU each rank runs on
 						(engine_run_many: jobs sharing one fabric), NULL:
 						rank r on GPU r */
+	enum engine_links links;             /* the links' traffic measured (scenario key
+						simulation.link_traffic) */
 	int repeat;                          /* iterations replayed back to back (<= 1: one);
 					        the rank statistics are their mean and the
 					        iteration the inverse of the ranks' mean rate */
 };
+
+/* A link of the platform the run's flows crossed (engine_links.c): a
+ * split-duplex link is two, "<name>_UP" and "<name>_DOWN" (SimGrid's
+ * names; platform.c names the links). Per iteration (the mean of the
+ * replayed ones), folded runs counting what they simulated. */
+struct engine_link_stats {
+	char name[72];
+	double bytes[CAT_N];        /* posted across it, by category of the posting task */
+	double busy_s;              /* simulated time with a flow on it */
+	double peak_util;           /* most of its bandwidth its flows used at once */
+	double bw_Bps;              /* its bandwidth (degraded links' factor applied) */
+	bool fatpipe;               /* a switch's crossbar (FATPIPE): never timed */
+	bool timed;                 /* busy_s and peak_util measured (ENGINE_LINKS_EXACT,
+				       not a crossbar); else 0 */
+};
+
 
 struct engine_result {
 	double iteration_s;
@@ -275,6 +298,8 @@ struct engine_result {
 	 * pulled the weights it computed on */
 	long ps_updates;
 	double staleness_mean, staleness_p50, staleness_p95, staleness_max;
+	struct engine_link_stats *links;     /* [nlinks] links with bytes, most bytes first */
+	int nlinks;
 };
 
 /* Where engine_run() tells how far its replay has gone (issue 27: never

@@ -40,7 +40,13 @@
  * each simulated rank's own flows, nn - 1 per NIC already; runs with
  * degraded links keep the pairs (the reason is reported,
  * engine_result.cls_why). simulation.collective_pairs keeps the pairs
- * everywhere (tests/test-classes.c compares). */
+ * everywhere (tests/test-classes.c compares).
+ * The links' traffic (engine_links.c) counts a class flow's bytes as its
+ * pairs' on the pairs' routes when it is posted (a split's pairs then
+ * count nothing): the bytes per link are the per-pair run's. Its busy
+ * time and peak follow the class flow's own route until it is split: the
+ * per-pair run's on the NICs (each sends and receives at B either way),
+ * not always on the links past them. */
 #include "engine-private.h"
 
 #include <math.h>
@@ -73,6 +79,7 @@ struct cls_inst {
 	size_t nrep, repcap;
 	int refs;                       /* posters not done waiting */
 	bool split;
+	int cat;                        /* the posting task's category (engine_links_count) */
 };
 
 /* The NIC of GPU r (node x nics + NIC index), or -1: no NIC of its own. */
@@ -271,7 +278,8 @@ static double pairs_bytes(const struct topology *t, const struct cls_inst *ci, i
 	return tot;
 }
 
-void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f)
+void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struct coll_flow *f,
+		      int cat)
 {
 	const struct topology *t = S->job->topo;
 	double bytes = ceil(f->bytes);
@@ -280,6 +288,15 @@ void *engine_cls_post(struct sim *S, struct cls_inst *ci, int owner, const struc
 	if (cross) /* what its pairs move, to the byte (not ceil of the sum) */
 		bytes = pairs_bytes(t, ci, f->src, &i0, &i1);
 	void *c = engine_platform_sendto_async(S->host[f->src], S->host[f->dst], bytes);
+	ci->cat = cat;
+	if (cross) /* the links count the pairs it stands for, on their routes */
+		for (int i = i0; i < i1; i++) {
+			const struct coll_flow *q = &ci->pairs->flows[i];
+			if (topology_node_of(t, q->dst) != topology_node_of(t, f->src))
+				engine_links_count(S, S->host[q->src], S->host[q->dst], ceil(q->bytes), cat);
+		}
+	else
+		engine_links_count(S, S->host[f->src], S->host[f->dst], bytes, cat);
 	S->flows++;
 	if (cross) {
 		XGROW(ci->f, ci->fcap, ci->nf + 1);
@@ -334,7 +351,7 @@ static void split(struct sim *S, struct cls_inst *ci)
 		if (rem <= 0)
 			continue;
 		engine_platform_comm_cancel(cf->c);
-		post_pairs(S, ci, cf, rem);
+		post_pairs(S, ci, cf, rem); /* counted on the links when posted */
 	}
 }
 
@@ -370,7 +387,7 @@ static int plan_members(const struct coll_plan *p, int *mem)
 }
 
 struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, int owner,
-				      sg_comm_t *comms, int *nc, const struct coll_plan **cls)
+				      sg_comm_t *comms, int *nc, const struct coll_plan **cls, int cat)
 {
 	*cls = NULL;
 	if (p->op != COLL_ALLTOALL)
@@ -383,7 +400,7 @@ struct cls_inst *engine_cls_post_plan(struct sim *S, const struct coll_plan *p, 
 		return NULL;
 	ci->refs = 1;
 	for (int i = 0; i < c->nflows; i++)
-		comms[(*nc)++] = engine_cls_post(S, ci, owner, &c->flows[i]);
+		comms[(*nc)++] = engine_cls_post(S, ci, owner, &c->flows[i], cat);
 	*cls = c;
 	return ci;
 }

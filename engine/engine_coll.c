@@ -157,13 +157,15 @@ struct crit_post {
 	struct sim *S;
 	struct stream_arg *a;
 	int nc;
+	int cat;                /* the posting task's category */
 };
 
-/* Post flow f host to host, after splitting the class plans holding a
- * NIC it crosses (engine_cls_touch). */
-static sg_comm_t post_flow(struct sim *S, const struct coll_flow *f)
+/* Post flow f of a task of category cat host to host, after splitting
+ * the class plans holding a NIC it crosses (engine_cls_touch). */
+static sg_comm_t post_flow(struct sim *S, const struct coll_flow *f, int cat)
 {
 	engine_cls_touch(S, f->src, f->dst);
+	engine_links_count(S, S->host[f->src], S->host[f->dst], ceil(f->bytes), cat);
 	S->flows++;
 	return engine_platform_sendto_async(S->host[f->src], S->host[f->dst], ceil(f->bytes));
 }
@@ -172,7 +174,7 @@ static void crit_post_one(void *ctx, const struct coll_flow *f)
 {
 	struct crit_post *c = ctx;
 	XGROW(c->a->comms, c->a->ncomms_cap, (size_t)c->nc + 1);
-	c->a->comms[c->nc++] = post_flow(c->S, f);
+	c->a->comms[c->nc++] = post_flow(c->S, f, c->cat);
 }
 
 /* An unfolded member's flows of the class plan cls (engine_classes.c)
@@ -185,7 +187,7 @@ static int post_classes(struct sim *S, struct stream_arg *a, struct cls_inst *ci
 	int nc = 0;
 	XGROW(a->comms, a->ncomms_cap, (size_t)(o1 - o0 + 1));
 	for (int i = o0; i < o1; i++) {
-		a->comms[nc++] = engine_cls_post(S, ci, ri->rank, &cls->flows[i]);
+		a->comms[nc++] = engine_cls_post(S, ci, ri->rank, &cls->flows[i], cat);
 		ri->st->sent_bytes[cat] += cls->flows[i].bytes / wire_scale; /* payload */
 	}
 	return nc;
@@ -202,7 +204,7 @@ static void post_mirror(struct sim *S, struct stream_arg *a, const struct task *
 	for (int i = i0; i < i1; i++) {
 		const struct coll_flow *f = &q->flows[i];
 		if (!cls)
-			a->comms[(*nc)++] = post_flow(S, f);
+			a->comms[(*nc)++] = post_flow(S, f, t->cat);
 		if (own && S->fold.active[f->src])
 			S->ri[f->src].st->sent_bytes[t->cat] += f->bytes / mp->wire_scale;
 	}
@@ -239,7 +241,7 @@ static int post_exact(struct sim *S, struct stream_arg *a, const struct task *t,
 	for (int m = 0; m < cp->nmir; m++) {
 		const struct coll_plan *mp = cp->mir[m], *cls = NULL;
 		struct cls_inst *ci = m == 0 && own ? NULL
-			: engine_cls_post_plan(S, mp, ri->rank, a->comms, nc, &cls);
+			: engine_cls_post_plan(S, mp, ri->rank, a->comms, nc, &cls, t->cat);
 		if (!ci)
 			post_mirror(S, a, t, mp, mp, false, m == 0, m ? 0 : o0, m ? mp->nflows : o1, nc);
 		else if (m == 0) /* the payload: class flows carry their pairs' bytes */
@@ -269,6 +271,7 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 	for (int i = o0; i < o1; i++) {
 		const struct coll_flow *f = &p->flows[i];
 		engine_cls_touch(S, f->src, f->dst);
+		engine_links_count(S, S->host[f->src], S->host[f->dst], ceil(f->bytes), t->cat);
 		if (S->fold.active[f->dst])
 			c[nc++] = sg_mailbox_put_async(engine_inbox(S, f->dst, t->stream),
 						       &dummy_payload, (long)ceil(f->bytes));
@@ -280,7 +283,7 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 		S->flows++;
 	}
 	struct cplan *cp = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made before */
-	struct crit_post cpst = { S, a, nc };
+	struct crit_post cpst = { S, a, nc, t->cat };
 	if (fold_posts_crit(&S->fold, cp, mem, n, ri->rank))
 		fold_each_crit_flow(&S->fold, cp, crit_post_one, &cpst);
 	if (fold_posts_uplink_copies(&S->fold, ri->rank)) {

@@ -27,7 +27,8 @@ static sg_mailbox_t p2p_mailbox(const struct sim *S, int dir, int src, int dst)
 /* Start the mirror transfers of a pipeline message of bytes from ri in
  * direction dir: at the instant the message itself starts (its send and
  * receive both posted). */
-static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, double bytes)
+static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, double bytes,
+			    int cat)
 {
 	for (int k = 0; k < ri->nmp2p[dir]; k++) {
 		if (S->nloose == S->loose_cap) {
@@ -45,6 +46,8 @@ static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, 
 		}
 		XGROW(S->loose, S->loose_cap, S->nloose + 1);
 		engine_cls_touch(S, ri->mp2p[dir][2 * k], ri->mp2p[dir][2 * k + 1]);
+		engine_links_count(S, S->host[ri->mp2p[dir][2 * k]], S->host[ri->mp2p[dir][2 * k + 1]],
+				   ceil(bytes), cat);
 		S->loose[S->nloose++] = engine_platform_sendto_async(S->host[ri->mp2p[dir][2 * k]],
 							    S->host[ri->mp2p[dir][2 * k + 1]],
 							    ceil(bytes));
@@ -72,8 +75,9 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
 	if (ri->nmp2p[t->dir] && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
-		mirror_p2p_post(S, ri, t->dir, t->bytes);
+		mirror_p2p_post(S, ri, t->dir, t->bytes, t->cat);
 	ri->nsent[t->dir]++;
+	engine_links_count(S, ri->host, S->host[*peer], ceil(t->bytes), t->cat);
 	ri->st->sent_bytes[t->cat] += t->bytes;
 	S->flows++;
 	/* a blocking send ends with its delivery: the tasks that wait for it
@@ -92,9 +96,10 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 	struct rank_inst *ri = a->ri;
 	*peer = p2p_peer(S, ri, t->dir, false);
 	if (S->ri[*peer].nmp2p[t->dir] && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
-		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes);
+		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes, t->cat);
 	ri->nrecv[t->dir]++;
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
+	engine_links_touch(S, S->host[*peer], ri->host);
 	const double *post = sg_mailbox_get(p2p_mailbox(S, t->dir, *peer, ri->rank));
 	/* the message's route latency (the links carry none: plain max-min) */
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);

@@ -58,7 +58,9 @@ static std::unordered_map<const sg4::Link *, double> g_link_latency;
 struct host_pair_hash {
 	size_t operator()(const std::pair<const void *, const void *> &k) const
 	{
-		return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
+		/* hosts are aligned objects: mix the bits, not a multiple of 8 */
+		size_t a = (size_t)k.first, b = (size_t)k.second;
+		return (a ^ (b >> 4) ^ (b << 29)) * 0x9E3779B97F4A7C15ull >> 7;
 	}
 };
 static std::unordered_map<std::pair<const void *, const void *>, double, host_pair_hash>
@@ -233,6 +235,50 @@ extern "C" double engine_platform_route_latency(void *from, void *to)
 	}
 	g_route_latency.emplace(key, lat);
 	return lat;
+}
+
+/* Routes as link ids (engine_platform_route_ids()): a dense id per link
+ * in the order first seen, and each (source, destination) host pair's
+ * route, found once. */
+static std::unordered_map<const sg4::Link *, int> g_link_id;
+static std::vector<sg4::Link *> g_link_of_id;
+static std::unordered_map<std::pair<const void *, const void *>, std::vector<int>, host_pair_hash>
+	g_route_ids;
+
+extern "C" int engine_platform_route_ids(void *from, void *to, const int **ids)
+{
+	auto key = std::make_pair(static_cast<const void *>(from), static_cast<const void *>(to));
+	auto it = g_route_ids.find(key);
+	if (it == g_route_ids.end()) {
+		std::vector<sg4::Link *> links;
+		static_cast<sg4::Host *>(from)->route_to(static_cast<sg4::Host *>(to), links, nullptr);
+		std::vector<int> v;
+		v.reserve(links.size());
+		for (sg4::Link *l : links) {
+			auto li = g_link_id.emplace(l, (int)g_link_of_id.size());
+			if (li.second)
+				g_link_of_id.push_back(l);
+			v.push_back(li.first->second);
+		}
+		it = g_route_ids.emplace(key, std::move(v)).first; /* a node: stable */
+	}
+	*ids = it->second.data();
+	return (int)it->second.size();
+}
+
+extern "C" int engine_platform_nlinks(void)
+{
+	return (int)g_link_of_id.size();
+}
+
+extern "C" void *engine_platform_link_of_id(int id)
+{
+	return g_link_of_id[(size_t)id];
+}
+
+extern "C" void engine_platform_on_advance(void (*fn)(void *ctx, double dt_s), void *ctx)
+{
+	sg4::Engine::on_time_advance_cb([fn, ctx](double dt_s) { fn(ctx, dt_s); });
 }
 
 extern "C" void engine_platform_comm_release(void *c)

@@ -39,6 +39,25 @@ double engine_platform_route_latency(void *from, void *to);
  * l is an sg_link_t of the built platform. */
 double engine_platform_link_usage(const void *l);
 
+/* The links of the route from host `from` to host `to` (sg_host_t) as
+ * small ids, dense from 0 in the order first seen in this process, into
+ * *ids (borrowed, valid for the process); returns their count. The route
+ * is asked of SimGrid once per pair (Host::route_to) and kept. */
+int engine_platform_route_ids(void *from, void *to, const int **ids);
+
+/* How many link ids engine_platform_route_ids() has given (ids below). */
+int engine_platform_nlinks(void);
+
+/* The link (an sg_link_t) of an id engine_platform_route_ids() gave. */
+void *engine_platform_link_of_id(int id);
+
+/* Call fn(ctx, dt_s) every time the simulated clock moves forward by dt_s,
+ * once SimGrid has moved every transfer over that step (SimGrid's
+ * Engine::on_time_advance): the links' usage then is the step's, every
+ * transfer that ended in it still counted. Once per process; ctx must
+ * outlive the simulation. */
+void engine_platform_on_advance(void (*fn)(void *ctx, double dt_s), void *ctx);
+
 /* Drop the reference engine_platform_sendto_async() gave, for a transfer
  * nobody waits for (the transfer goes on). */
 void engine_platform_comm_release(void *c);

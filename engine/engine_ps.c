@@ -34,6 +34,7 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 		engine_cls_touch(S, ri->rank, ps->colocated ? mem[k] : -1);
 		a->comms[nc++] = push ? engine_platform_sendto_async(ri->host, h, part)
 				      : engine_platform_sendto_async(h, ri->host, part);
+		engine_links_count(S, push ? ri->host : h, push ? h : ri->host, part, cat);
 		lat = fmax(lat, push ? engine_platform_route_latency(ri->host, h)
 				     : engine_platform_route_latency(h, ri->host));
 		if (push)

@@ -107,6 +107,15 @@ bool platform_has_link(const struct topology *t, int nodes, const struct platfor
  * link named name. */
 bool platform_hop_is(const struct topology *t, const struct topo_hop *h, const char *name);
 
+/* The class of a platform link by its name (link_name in platform.c;
+ * SimGrid's "_UP" / "_DOWN" of a split-duplex link's directions
+ * allowed): "nvswitch" or "pcie" (a GPU's link, by t's node), "nvlink",
+ * "pcie_uplink", "cross_socket", "nic" (a node's or a parameter server's),
+ * "switch" (a non-blocking or rail switch port), "leaf_switch",
+ * "leaf_uplink", "spine_uplink" (a pod's); "other" for a name outside the
+ * rule. Static string. */
+const char *platform_link_class(const struct topology *t, const char *name);
+
 /* Mark in node_mark[nodes] the nodes whose GPUs' traffic can cross
  * link (a name platform_has_link() accepts): the node of a GPU, NVLink,
  * PCIe or NIC link or of a switch port, the nodes under a leaf or a pod

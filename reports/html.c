@@ -2,8 +2,8 @@
  *
  * The page is written section by section into a memory stream: first the
  * decision (the headline figures with their error bands), then the
- * appendix (summary, published figures, breakdown, schedule, memory,
- * kernels, provenance). Every text from the scenario is escaped (esc);
+ * appendix (summary, published figures, breakdown, schedule, links,
+ * memory, kernels, provenance). Every text from the scenario is escaped (esc);
  * every count, rate and amount of money goes through human_number()
  * (util/human.h): "$10.1 M", "15 T tokens", never an exponent. */
 #include "html.h"
@@ -334,6 +334,60 @@ static int breakdown(FILE *f, const struct result *r)
 	return bad;
 }
 
+/* A table cell of a share x in [0, 1] as a percentage, its background
+ * the heat of x (white to red). */
+static void heat_cell(FILE *f, double x, bool measured)
+{
+	if (!measured) {
+		fputs("<td class=\"n\">-</td>", f);
+		return;
+	}
+	fprintf(f, "<td class=\"n\" style=\"background:rgba(204,0,0,%.2f)\">%.0f %%</td>",
+		0.6 * fmin(fmax(x, 0), 1), 100 * x);
+}
+
+/* The links' traffic: the classes, then the hottest links by bytes
+ * (report.json's links section, report_links.c), busy time as a share of
+ * the iteration and peak utilisation as heat. */
+static void links(FILE *f, const struct result *r)
+{
+	struct report_link_class *cls;
+	int ncls = report_link_classes(r, &cls), shown = 0;
+	double it = r->iteration_s > 0 ? r->iteration_s : 1;
+	fputs("<section id=\"links\"><h2>Links</h2>\n", f);
+	fputs("<table><tr><th>link class</th><th class=\"n\">links</th><th class=\"n\">bytes</th>"
+	      "<th class=\"n\">busiest (of the iteration)</th><th class=\"n\">peak utilisation</th></tr>\n", f);
+	for (int k = 0; k < ncls; k++) {
+		fprintf(f, "<tr><td>%s</td><td class=\"n\">%d</td><td class=\"n\">%s</td>", cls[k].cls,
+			cls[k].links, hbytes(cls[k].bytes));
+		heat_cell(f, cls[k].busy_s_max / it, cls[k].timed);
+		heat_cell(f, cls[k].peak_util_max, cls[k].timed);
+		fputs("</tr>\n", f);
+	}
+	free(cls);
+	fputs("</table>\n<table><tr><th>link</th><th>class</th><th class=\"n\">bytes</th>"
+	      "<th class=\"n\">busy (of the iteration)</th><th class=\"n\">peak utilisation</th></tr>\n", f);
+	for (int i = 0; i < result_nlinks(r) && shown < REPORT_TOP_LINKS; i++) {
+		struct result_link l = result_link(r, i);
+		if (report_link_crossbar(&l))
+			continue;
+		fputs("<tr><td>", f);
+		esc(f, l.name);
+		fprintf(f, "</td><td>%s</td><td class=\"n\">%s</td>", l.cls, hbytes(l.bytes));
+		heat_cell(f, l.busy_s / it, true);
+		heat_cell(f, l.peak_util, true);
+		fputs("</tr>\n", f);
+		shown++;
+	}
+	fprintf(f, "</table>\n<p class=\"note\">Per iteration, every flow %s counted on every link of its "
+		"route (a link's two directions apart); the switches' crossbars carry every flow through "
+		"them and bind none, so they are in their class only. Busy: the time a link carried any "
+		"flow; peak: the most of its bandwidth its flows used at once (report.json, "
+		"<code>links</code>).</p></section>\n",
+		r->folded ? "the folded run simulated (the representative ranks' and the mirror flows "
+			    "they post, not the folded ranks')" : "of every rank");
+}
+
 static int memory(FILE *f, const struct result *r)
 {
 	fputs("<section id=\"memory\"><h2>Memory anatomy per GPU</h2>\n", f);
@@ -389,7 +443,7 @@ static void provenance(FILE *f, const struct result *r)
 	const struct topology *topo = inputs_topology(r->in);
 	const char *profile = inputs_profile_path(r->in);
 	fputs("<section id=\"provenance\"><h2>Provenance</h2><table>\n", f);
-	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.0)", r->producer_version);
+	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.1)", r->producer_version);
 	row(f, "scenario", "%s", r->meta.path ? r->meta.path : "");
 	row(f, "model file", "%s", inputs_model_path(r->in));
 	row(f, "topology file", "%s", inputs_topology_path(r->in));
@@ -425,6 +479,7 @@ char *html_render(const struct result *r)
 	summary(f, r);
 	published(f, r);
 	int bad = breakdown(f, r);
+	links(f, r);
 	bad |= memory(f, r);
 	ops_table(f, r);
 	provenance(f, r);

@@ -8,7 +8,8 @@
  * d-iteration, d-mfu, d-memory, with the error band of the plan's nearest
  * validation family, sim/band.h; the band line d-band), then the
  * appendix: summary, published (only when the scenario publishes a
- * figure), breakdown, schedule, memory, ops, provenance. A one-line inline
+ * figure), breakdown, schedule, links (the link classes and the hottest
+ * links, their busy time and peak as heat), memory, ops, provenance. A one-line inline
  * script sets data-rendered="ok" on <body> once the page has run, and any
  * script error raises data-errors, so a headless browser's DOM dump
  * shows both (tests/test-report.c). */

@@ -50,4 +50,29 @@ struct report_band {
 };
 void report_band(const struct result *r, struct report_band *out);
 
+/* The top links report.json lists (links.top) by default. */
+#define REPORT_TOP_LINKS 10
+
+/* A class of links (platform_link_class()): its links' totals. */
+struct report_link_class {
+	const char *cls;            /* static */
+	int links;
+	double bytes, bytes_by_cat[CAT_N];
+	double busy_s_max, peak_util_max;   /* of its busiest link */
+	bool timed;                 /* busy and peak measured (not crossbars) */
+};
+/* The classes of r's links into *out (owned by the caller: free()), most
+ * bytes first; returns their count (0: no link carried anything, *out
+ * may still need freeing). */
+int report_link_classes(const struct result *r, struct report_link_class **out);
+/* Whether a link is a switch's crossbar (a FATPIPE link, its busy time
+ * and peak not measured), which the top links and the hottest link leave
+ * out. */
+bool report_link_crossbar(const struct result_link *l);
+/* The hottest link but crossbars into *out: the longest busy, then the
+ * highest peak, then the most bytes. false: none. */
+bool report_hottest_link(const struct result *r, struct result_link *out);
+/* report.json's links section: the classes and the top links by bytes. */
+json_t *report_links_json(const struct result *r, int top);
+
 #endif

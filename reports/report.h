@@ -1,6 +1,6 @@
 /* report: JSON and CSV capacity-planning reports and the terminal summary.
  *
- * report.json (schema "ddlsim.report" 1.0) holds everything: the resolved
+ * report.json (schema "ddlsim.report" 1.1) holds everything: the resolved
  * scenario, throughput, FLOP rates, per-rank breakdown, communication
  * volumes, memory anatomy per stage with the fit verdict, cost-model
  * provenance and time/cost to train. report.csv is one header and one row

@@ -1,10 +1,11 @@
-/* report_json: report.json, schema "ddlsim.report" 1.0 (see report.h):
+/* report_json: report.json, schema "ddlsim.report" 1.1 (see report.h):
  * the resolved scenario, throughput, the breakdown (per stage, rank
  * classes, per rank on request), communication, the what-ifs, memory per
  * stage with its verdict, placement, the cost model and its ops, the
- * published figures and the error against them, the training run and the
- * simulation's own figures. A section jansson cannot build fails the whole
- * report and is named. */
+ * published figures and the error against them, the training run, the
+ * links' traffic (report_links.c, since 1.1) and the simulation's own
+ * figures. A section jansson cannot build fails the whole report and is
+ * named. */
 #include "report.h"
 
 #include <stdlib.h>
@@ -285,7 +286,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *root = json_object();
 
 	put(root, bad, "schema", json_string("ddlsim.report"));
-	put(root, bad, "schema_version", json_string("1.0"));
+	put(root, bad, "schema_version", json_string("1.1"));
 	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
 	put(root, bad, "scenario", scenario_json(r));
@@ -432,6 +433,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		}
 		put(root, bad, "error_band", eb);
 	}
+	put(root, bad, "links", report_links_json(r, REPORT_TOP_LINKS));
 	put(root, bad, "simulation", simulation_json(r));
 	return root;
 }

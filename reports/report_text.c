@@ -161,6 +161,13 @@ static void print_comm(const struct result *r, FILE *f)
 		human_bytes(r->comm_bytes_per_gpu[c], buf, sizeof(buf));
 		fprintf(f, "  %-14s %12.4f %12.4f %14s\n", dims[k].name, busy[k], exposed[k], buf);
 	}
+	struct result_link l;
+	if (report_hottest_link(r, &l)) { /* the links section of report.json has the rest */
+		char buf[64];
+		human_bytes(l.bytes, buf, sizeof(buf));
+		fprintf(f, "hottest link %s (%s): %s, busy %.4f s, peak %.0f %%%s\n", l.name, l.cls, buf,
+			l.busy_s, 100 * l.peak_util, r->folded ? " (of the simulated flows)" : "");
+	}
 }
 
 void report_band(const struct result *r, struct report_band *out)

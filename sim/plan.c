@@ -13,6 +13,7 @@
 #include "xalloc.h"
 
 const char *const plan_fold_names[] = { "auto", "on", "off", "exact", NULL };
+const char *const plan_link_traffic_names[] = { "exact", "bytes", "off", NULL };
 const char *const plan_cp_comm_names[] = { "p2p", "a2a", NULL };
 const char *const plan_offload_names[] = { "none", "optimizer", "optimizer+params", NULL };
 const char *const plan_dp_sync_names[] = { "allreduce", "ps", NULL };

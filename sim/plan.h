@@ -183,6 +183,10 @@
 
 enum fold_mode { FOLD_AUTO, FOLD_ON, FOLD_OFF, FOLD_EXACT };
 
+/* What the engine measures of the links (simulation.link_traffic; as
+ * engine.h's enum engine_links, in the same order). */
+enum link_traffic { LINK_TRAFFIC_EXACT, LINK_TRAFFIC_BYTES, LINK_TRAFFIC_OFF };
+
 /* CPU offload (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity, Rajbhandari
  * et al. 2021): where the optimizer state and the parameters live. */
 enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
@@ -349,6 +353,7 @@ struct plan_simulation {
 	bool sensitivity;
 	bool collective_pairs;     /* simulation.collective_pairs: no class plans (engine.h) */
 	bool separate_streams;     /* simulation.separate_streams: no merged actors (engine.h) */
+	enum link_traffic link_traffic; /* simulation.link_traffic (engine_links.c) */
 	int nthrottle;
 	struct plan_throttle throttle[PLAN_MAX_THROTTLE];
 };
@@ -472,6 +477,7 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 /* Name tables for the plan's enums, NULL-terminated, in enum order (the
  * loaders and the reports read these). */
 extern const char *const plan_fold_names[];
+extern const char *const plan_link_traffic_names[];
 extern const char *const plan_cp_comm_names[];
 extern const char *const plan_offload_names[];
 extern const char *const plan_dp_sync_names[];

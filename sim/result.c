@@ -9,6 +9,7 @@
 #include "bug.h"
 #include "engine.h"
 #include "inputs.h"
+#include "platform.h"
 #include "timeline.h"
 #include "xalloc.h"
 
@@ -135,6 +136,25 @@ struct result_sim result_sim(const struct result *r)
 				    .staleness_p50 = e->staleness_p50, .staleness_p95 = e->staleness_p95,
 				    .staleness_max = e->staleness_max, .cls_posted = e->cls_posted,
 				    .cls_split = e->cls_split, .cls_why = e->cls_why };
+}
+
+int result_nlinks(const struct result *r)
+{
+	return r->eng ? r->eng->nlinks : 0;
+}
+
+struct result_link result_link(const struct result *r, int i)
+{
+	const struct engine_link_stats *l = &r->eng->links[i];
+	struct result_link x = { .name = l->name,
+				 .cls = platform_link_class(inputs_topology(r->in), l->name),
+				 .busy_s = l->busy_s, .peak_util = l->peak_util, .bw_Bps = l->bw_Bps,
+				 .crossbar = l->fatpipe, .timed = l->timed };
+	for (int c = 0; c < CAT_N; c++) {
+		x.bytes_by_cat[c] = l->bytes[c];
+		x.bytes += l->bytes[c];
+	}
+	return x;
 }
 
 struct result_split result_mean_split(const struct result *r)

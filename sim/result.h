@@ -189,6 +189,28 @@ struct result_sim {
 };
 struct result_sim result_sim(const struct result *r);
 
+/* A link of the platform the run's flows crossed, as the reports read
+ * it: a split-duplex link's directions are two links ("<name>_UP",
+ * "<name>_DOWN"). Per iteration; a folded run (result.folded) counts the
+ * flows it simulated, not the folded ranks'. */
+struct result_link {
+	const char *name;           /* borrowed from r */
+	const char *cls;            /* static: platform_link_class() (fabric/platform.h) */
+	double bytes;               /* all categories */
+	double bytes_by_cat[CAT_N]; /* by the category of the task that posted the flow */
+	double busy_s;              /* simulated time with a flow on it */
+	double peak_util;           /* most usage / bandwidth at any instant, in [0, 1] */
+	double bw_Bps;              /* its bandwidth per direction */
+	bool crossbar;              /* a switch's crossbar (a FATPIPE link): every flow through
+				       the switch crosses it, its bandwidth binds none */
+	bool timed;                 /* busy_s and peak_util measured: not a crossbar, and
+				       simulation.link_traffic "exact" */
+};
+/* The links with bytes, most bytes first. */
+int result_nlinks(const struct result *r);
+/* Link i (0 <= i < result_nlinks()). */
+struct result_link result_link(const struct result *r, int i);
+
 enum result_status {
 	RESULT_OK,
 	RESULT_INVALID,             /* the plan failed plan_check() */

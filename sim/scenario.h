@@ -237,6 +237,11 @@
  *   simulation.separate_streams   bool     -       false         each communication stream its own actor,
  *                                                                never run on the compute stream's (the
  *                                                                same figures: for checks)
+ *   simulation.link_traffic       string   -       "exact"       exact | bytes | off: report.json's links:
+ *                                                                bytes per link, busy time and peak
+ *                                                                (exact); bytes only; none (the same
+ *                                                                figures: exact costs up to ~6 % of an
+ *                                                                unfolded run's CPU)
  *   cost.usd_per_gpu_hour         number   USD     0             price for cost-to-train
  *   output.dir                    string   path    "out/<name>"  report directory (relative to the scenario
  *                                                                file, like its other paths; the default

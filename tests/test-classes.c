@@ -153,6 +153,60 @@ static const char *const figures[] = {
 	"breakdown/mean/bubble_s", "breakdown/mean/idle_s",
 };
 
+/* The links' traffic of the class run c and the pairwise run p
+ * (report.json's links): the top links' and every class's bytes and
+ * bytes by category to 1e-9 (a class flow counts as its pairs, on their
+ * routes),
+ * and the NICs' busiest busy time and peak (each NIC sends and receives
+ * at its bandwidth either way). */
+static void expect_links_as_pairs(json_t *c, json_t *p)
+{
+	json_t *cc = json_object_get(json_object_get(c, "links"), "classes");
+	json_t *pc = json_object_get(json_object_get(p, "links"), "classes");
+	cr_assert_eq(json_array_size(cc), json_array_size(pc));
+	size_t i;
+	json_t *x;
+	/* the top links, link by link (ties in bytes by name) */
+	json_t *ct = json_object_get(json_object_get(c, "links"), "top");
+	json_t *pt = json_object_get(json_object_get(p, "links"), "top");
+	cr_expect_eq(json_array_size(ct), json_array_size(pt));
+	json_array_foreach(ct, i, x) {
+		json_t *y = json_array_get(pt, i);
+		double a = json_real_value(json_object_get(x, "bytes"));
+		double b = json_real_value(json_object_get(y, "bytes"));
+		cr_expect(REL(a, b) < 1e-9, "top %zu: classes %s %.17g, pairs %s %.17g", i,
+			  json_string_value(json_object_get(x, "name")), a,
+			  json_string_value(json_object_get(y, "name")), b);
+	}
+	json_array_foreach(cc, i, x) {
+		const char *cls = json_string_value(json_object_get(x, "class"));
+		json_t *y = NULL, *z;
+		size_t k;
+		json_array_foreach(pc, k, z)
+			if (!strcmp(json_string_value(json_object_get(z, "class")), cls))
+				y = z;
+		cr_assert(y, "class %s only in the class run", cls);
+		double a = json_real_value(json_object_get(x, "bytes"));
+		double b = json_real_value(json_object_get(y, "bytes"));
+		cr_expect(REL(a, b) < 1e-9, "%s bytes: classes %.17g, pairs %.17g", cls, a, b);
+		const char *key;
+		json_t *v;
+		json_object_foreach(json_object_get(x, "bytes_by_category"), key, v) {
+			double w = json_real_value(json_object_get(json_object_get(y, "bytes_by_category"), key));
+			cr_expect(REL(json_real_value(v), w) < 1e-9, "%s %s bytes: classes %.17g, pairs %.17g",
+				  cls, key, json_real_value(v), w);
+		}
+		if (strcmp(cls, "nic"))
+			continue;
+		for (int q = 0; q < 2; q++) {
+			const char *f = q ? "peak_util_max" : "busy_s_max";
+			a = json_real_value(json_object_get(x, f));
+			b = json_real_value(json_object_get(y, f));
+			cr_expect(REL(a, b) < 1e-9, "nic %s: classes %.17g, pairs %.17g", f, a, b);
+		}
+	}
+}
+
 /* The same run with class plans and with pairs: every figure to 1e-9,
  * the class plans posted (and split, if split) as said, fewer flows;
  * both runs folded (fewer ranks simulated than there are) when folded,
@@ -183,6 +237,7 @@ static void expect_as_pairs(const char *text, bool want_split, bool folded)
 	json_t *why = json_object_get(json_object_get(json_object_get(p, "simulation"),
 						      "alltoall_class_plans"), "per_pair_reason");
 	cr_expect_str_eq(json_string_value(why), "simulation.collective_pairs is set: per pair");
+	expect_links_as_pairs(c, p);
 	json_decref(c);
 	json_decref(p);
 }

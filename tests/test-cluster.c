@@ -84,6 +84,8 @@ Test(cluster, disjoint_jobs_on_a_nonblocking_fabric_run_as_alone)
 			cr_expect_float_eq(shared, alone, 1e-9 * alone, "%s job %d: %.12g vs %.12g", placement[p], i,
 					   shared, alone);
 		}
+		/* one switch's crossbar is all they share, and it binds none */
+		cr_expect_eq(json_array_size(json_object_get(rep, "shared_links")), 0);
 		/* spread: a on 0, 2, 4, 6; b on 1, 3, 5 */
 		json_t *nodes = json_object_get(json_array_get(json_object_get(rep, "jobs"), 1), "nodes");
 		cr_expect_eq(json_integer_value(json_array_get(nodes, 1)), p ? 3 : 5);
@@ -126,6 +128,16 @@ Test(cluster, jobs_sharing_a_leaf_uplink_share_it_max_min)
 	coll_plan_destroy(p);
 	scenario_destroy(sc);
 	diag_finish(&d);
+	/* the hottest shared links: the leaves' uplinks, full while the four
+	 * jobs' flows cross, each job's wire bytes on them */
+	json_t *hot = json_array_get(json_object_get(rep, "shared_links"), 0);
+	cr_assert(hot);
+	cr_expect_str_eq(json_string_value(json_object_get(hot, "class")), "leaf_uplink");
+	cr_expect_float_eq(json_number_value(json_object_get(hot, "peak_util")), 1, 1e-9);
+	json_t *by = json_object_get(hot, "bytes_by_job");
+	cr_expect_eq(json_object_size(by), 4);
+	cr_expect_float_eq(json_number_value(json_object_get(by, "j2")), n, 1.0, "%.1f vs %.1f",   /* whole bytes */
+			   json_number_value(json_object_get(by, "j2")), n);
 	for (int i = 0; i < 4; i++) {
 		double alone = job_fig(rep, i, "alone", "iteration_time_s");
 		double shared = job_fig(rep, i, "shared", "iteration_time_s");

@@ -472,7 +472,7 @@ Test(html, renders_in_chromium_with_every_section_and_no_console_message, .timeo
 	cr_expect(strstr(dom, "data-rendered=\"ok\""), "the page's script did not run");
 	cr_expect(!strstr(dom, "data-errors=\"1\""), "a script error");
 	static const char *const ids[] = { "decision", "summary", "published", "breakdown", "schedule",
-					   "memory", "ops", "provenance" };
+					   "links", "memory", "ops", "provenance" };
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		char want[64];
 		snprintf(want, sizeof(want), "<section id=\"%s\">", ids[i]);

@@ -1,0 +1,277 @@
+/* engine_links: the traffic of every link of the platform a run crossed:
+ * the bytes its flows put there by category, how long it carried any,
+ * and its peak utilisation (see engine-private.h).
+ *
+ * Bytes: every flow the engine posts is counted once, where it is posted
+ * (engine_links_count), on every link of its route, attributed to the
+ * category of the task that posted it. A route is asked of SimGrid once
+ * per (source host, destination host) pair and kept as small link ids
+ * (engine_platform_route_ids). A flow adds its bytes to its route's
+ * record (open addressing on the host pair), and the routes' bytes go to
+ * their links once, when the run is collected: one lookup per flow, not
+ * a cache miss per link of its route. A class flow of an all-to-all
+ * (engine_classes.c) is counted as the pairs it stands for, on their
+ * routes. Folded runs count what they simulate: the simulated ranks'
+ * flows and the mirror flows they post, never the folded ranks' (no
+ * extrapolation per link).
+ *
+ * Busy time and peak utilisation, exact: a link's usage (the bytes per
+ * second its flows get, SimGrid's Link::get_usage) is constant between
+ * two instants the clock stops at, and SimGrid tells each step once it
+ * has moved every transfer over it, the transfers that ended in it still
+ * counted (engine_platform_on_advance). At each step, each link on the
+ * active list with a usage u > 0 adds the step to its busy time and u to
+ * its peak (a maximum; over its bandwidth when collected); one with
+ * u = 0 leaves the list. A link joins the list when a flow is counted on
+ * it, or when a flow that waited for its receiver starts
+ * (engine_links_touch: the pipeline receive). So a step costs the links
+ * in use, at most the links the transfers in flight cross, the order of
+ * what SimGrid itself does per step (it moves every transfer), never
+ * every link of the platform. A FATPIPE link (a switch's crossbar,
+ * platform.c: every flow through the switch crosses it and its bandwidth
+ * binds none) is never on the list: its usage would cost a pass over
+ * every flow in the switch at every step and say nothing (its busy time
+ * and peak are reported as not measured).
+ * The scenario key simulation.link_traffic (engine_job.links) keeps the
+ * bytes and reads no usage ("bytes"), or counts nothing ("off"): an
+ * unfolded run of many short collectives spends a few per cent of its
+ * CPU time on the exact figures (the figures of the commit that added
+ * the key). */
+#include "engine-private.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_platform.h"
+#include "bug.h"
+#include "xalloc.h"
+
+/* A link's state (link_traffic.state): not yet on the active list, on
+ * it, or a FATPIPE link (never on it). */
+enum { LINK_IDLE, LINK_ACTIVE, LINK_FATPIPE };
+
+/* The runs whose links a step of the clock is charged to: one, or the
+ * jobs of engine_run_many (each counts its own flows' links; a link's
+ * usage is every job's flows on it). None outside the replay. */
+#define LINKS_MAX_RUNS 64
+static struct link_traffic *g_traffic[LINKS_MAX_RUNS];
+static int g_ntraffic;
+
+static void advance_one(struct link_traffic *L, double dt_s)
+{
+	int keep = 0;
+	for (int i = 0; i < L->nactive; i++) {
+		int id = L->active[i];
+		double u = engine_platform_link_usage(L->link[id]);
+		if (u > 0) {
+			L->busy_s[id] += dt_s;
+			if (u > L->peak_Bps[id])
+				L->peak_Bps[id] = u;
+			L->active[keep++] = id;
+		} else {
+			L->state[id] = LINK_IDLE;
+			L->idled++;
+		}
+	}
+	L->nactive = keep;
+}
+
+static void on_advance(void *ctx, double dt_s)
+{
+	(void)ctx;
+	if (!(dt_s > 0))
+		return;
+	for (int k = 0; k < g_ntraffic; k++)
+		if (g_traffic[k])
+			advance_one(g_traffic[k], dt_s);
+}
+
+void engine_links_init(struct sim *S)
+{
+	static bool hooked;
+	S->traffic.mode = S->job->links;
+	if (S->traffic.mode == ENGINE_LINKS_OFF)
+		return;
+	if (S->traffic.mode == ENGINE_LINKS_EXACT) {
+		BUG_ON(g_ntraffic >= LINKS_MAX_RUNS, "more runs in one replay than %d", LINKS_MAX_RUNS);
+		g_traffic[g_ntraffic++] = &S->traffic;
+	}
+	S->traffic.rcap = 1024;
+	S->traffic.routes = xcalloc(S->traffic.rcap, sizeof(*S->traffic.routes));
+	if (!hooked) {
+		engine_platform_on_advance(on_advance, NULL);
+		hooked = true;
+	}
+}
+
+/* The per-link arrays cover every id the adapter has given. */
+static void cover_links(struct link_traffic *L)
+{
+	int need = engine_platform_nlinks();
+	if (need <= L->n)
+		return;
+	if ((size_t)need > L->cap) {
+		size_t cap = L->cap ? L->cap : 256;
+		while (cap < (size_t)need)
+			cap *= 2;
+		L->state = xreallocarray(L->state, cap, sizeof(*L->state));
+		L->link = xreallocarray(L->link, cap, sizeof(*L->link));
+		L->busy_s = xreallocarray(L->busy_s, cap, sizeof(*L->busy_s));
+		L->peak_Bps = xreallocarray(L->peak_Bps, cap, sizeof(*L->peak_Bps));
+		L->cap = cap;
+	}
+	for (int i = L->n; i < need; i++) {
+		sg_link_t l = engine_platform_link_of_id(i);
+		L->link[i] = l;
+		L->state[i] = sg_link_is_shared(l) ? LINK_IDLE : LINK_FATPIPE;
+		L->busy_s[i] = 0;
+		L->peak_Bps[i] = 0;
+	}
+	L->n = need;
+}
+
+static size_t pair_hash(sg_host_t src, sg_host_t dst)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)src * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uintptr_t)dst * 0xC2B2AE3D27D4EB4Full);
+	return (size_t)(h >> 20);
+}
+
+/* The record of the route from src to dst, made on first use (open
+ * addressing, at most half full). */
+static struct route_rec *route_of(struct link_traffic *L, sg_host_t src, sg_host_t dst)
+{
+	size_t m = L->rcap - 1, h = pair_hash(src, dst) & m;
+	while (L->routes[h].src && (L->routes[h].src != src || L->routes[h].dst != dst))
+		h = (h + 1) & m;
+	struct route_rec *r = &L->routes[h];
+	if (r->src)
+		return r;
+	r->src = src;
+	r->dst = dst;
+	r->n = engine_platform_route_ids(src, dst, &r->all);
+	for (int i = 0; i < r->n && i < ROUTE_INLINE_LINKS; i++)
+		r->ids[i] = r->all[i];
+	cover_links(L);
+	if (++L->nroutes * 2 > L->rcap) { /* grow and rehash */
+		size_t ncap = L->rcap * 2;
+		struct route_rec *nr = xcalloc(ncap, sizeof(*nr));
+		for (size_t q = 0; q < L->rcap; q++)
+			if (L->routes[q].src) {
+				size_t g = pair_hash(L->routes[q].src, L->routes[q].dst) & (ncap - 1);
+				while (nr[g].src)
+					g = (g + 1) & (ncap - 1);
+				nr[g] = L->routes[q];
+			}
+		free(L->routes);
+		L->routes = nr;
+		L->rcap = ncap;
+		return route_of(L, src, dst);
+	}
+	return r;
+}
+
+/* The links of route r that are idle join the active list: none if no
+ * link left the list since r's last joined (a flow's usual case). */
+static void activate(struct link_traffic *L, struct route_rec *r)
+{
+	if (r->gen == L->idled + 1)
+		return;
+	r->gen = L->idled + 1;
+	for (int i = 0; i < r->n; i++) {
+		int id = i < ROUTE_INLINE_LINKS ? r->ids[i] : r->all[i];
+		if (L->state[id] != LINK_IDLE)
+			continue;
+		L->state[id] = LINK_ACTIVE;
+		XGROW(L->active, L->active_cap, (size_t)L->nactive + 1);
+		L->active[L->nactive++] = id;
+	}
+}
+
+void engine_links_count(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat)
+{
+	if (!src || !dst || src == dst || S->traffic.mode == ENGINE_LINKS_OFF)
+		return;
+	struct route_rec *r = route_of(&S->traffic, src, dst);
+	r->bytes[cat] += bytes;
+	if (S->traffic.mode == ENGINE_LINKS_EXACT)
+		activate(&S->traffic, r);
+}
+
+void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst)
+{
+	if (!src || !dst || src == dst || S->traffic.mode != ENGINE_LINKS_EXACT)
+		return;
+	activate(&S->traffic, route_of(&S->traffic, src, dst));
+}
+
+static double total_bytes(const struct engine_link_stats *l)
+{
+	double s = 0;
+	for (int c = 0; c < CAT_N; c++)
+		s += l->bytes[c];
+	return s;
+}
+
+/* Most bytes first, then by name: the order is the run's, not the heap's. */
+static int by_bytes(const void *a, const void *b)
+{
+	const struct engine_link_stats *x = a, *y = b;
+	double bx = total_bytes(x), by = total_bytes(y);
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void engine_links_collect(struct sim *S, struct engine_result *out, double iterations)
+{
+	struct link_traffic *L = &S->traffic;
+	for (int k = 0; k < g_ntraffic; k++)   /* the replay is over */
+		g_traffic[k] = NULL;
+	g_ntraffic = 0;
+	out->links = NULL;
+	out->nlinks = 0;
+	if (L->mode == ENGINE_LINKS_OFF)
+		return;
+	double *bytes = xcalloc((size_t)L->n * CAT_N + 1, sizeof(*bytes));
+	for (size_t q = 0; q < L->rcap; q++) {
+		const struct route_rec *r = &L->routes[q];
+		for (int i = 0; r->src && i < r->n; i++)
+			for (int c = 0; c < CAT_N; c++)
+				bytes[(size_t)r->all[i] * CAT_N + c] += r->bytes[c];
+	}
+	out->links = xcalloc((size_t)L->n + 1, sizeof(*out->links));
+	out->nlinks = 0;
+	for (int id = 0; id < L->n; id++) {
+		struct engine_link_stats *o = &out->links[out->nlinks];
+		for (int c = 0; c < CAT_N; c++)
+			o->bytes[c] = bytes[(size_t)id * CAT_N + c] / iterations;
+		if (!(total_bytes(o) >= 1))
+			continue;
+		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->link[id]));
+		o->bw_Bps = sg_link_get_bandwidth(L->link[id]);
+		o->fatpipe = L->state[id] == LINK_FATPIPE;
+		o->timed = L->mode == ENGINE_LINKS_EXACT && !o->fatpipe;
+		o->busy_s = L->busy_s[id] / iterations;
+		o->peak_util = o->bw_Bps > 0 ? L->peak_Bps[id] / o->bw_Bps : 0;
+		out->nlinks++;
+	}
+	free(bytes);
+	qsort(out->links, (size_t)out->nlinks, sizeof(*out->links), by_bytes);
+}
+
+void engine_links_finish(struct sim *S)
+{
+	struct link_traffic *L = &S->traffic;
+	for (int k = 0; k < g_ntraffic; k++)
+		if (g_traffic[k] == L)
+			g_traffic[k] = NULL;
+	free(L->routes);
+	free(L->state);
+	free(L->link);
+	free(L->busy_s);
+	free(L->peak_Bps);
+	free(L->active);
+}
