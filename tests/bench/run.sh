@@ -161,3 +161,14 @@ tests/bench/screen.sh "$build" "$runs"
 # issue 40 item 3: a 10^6-point sweep streams its points: time to its
 # first row and peak RSS over its first 20 s
 tests/bench/sweep-stream.sh "$build" 20
+
+# issue 42: several jobs on one fabric (each alone in a child, then
+# together here): CPU of the whole command and its peak RSS
+echo
+printf "%-48s %10s %10s %12s\n" cluster wall_s cpu_s peak_rss_MB
+for c in clusters/two-jobs-2to1-packed.json clusters/two-jobs-2to1-crossed.json; do
+	/usr/bin/time -f "%e %M %U %S" -o "$out/t" "$bin" cluster "$c" --out "$out/cl" -q -j 1
+	read -r t m u s < "$out/t"
+	printf "%-48s %10s %10s %12.1f\n" "$c" "$t" "$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')" \
+		"$(awk -v k="$m" 'BEGIN{print k/1024}')"
+done
