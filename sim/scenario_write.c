@@ -6,8 +6,7 @@
  * the keys its loader reads, by the loader's names and name tables. A key
  * is left out where the loader's default (plan_init(), plan_resolve())
  * gives the same value. Whole numbers are written as JSON integers, other
- * numbers with 17 significant digits, so every number reads back to the
- * same double. */
+ * numbers in the fewest digits that read back to the same double. */
 #include "scenario_write.h"
 
 #include <errno.h>
@@ -61,8 +60,8 @@ static json_t *int_array(const int *v, int n)
 }
 
 /* The path of target relative to the directory of file, or its absolute
- * path when either does not resolve. Caller frees; NULL when target does
- * not resolve at all. */
+ * path when the directory does not resolve or the two share only the
+ * root. Caller frees; NULL (errno set) when target does not resolve. */
 static char *path_from(const char *file, const char *target)
 {
 	char *t = realpath(target, NULL);
@@ -81,6 +80,10 @@ static char *path_from(const char *file, const char *target)
 			common = i;
 	if (!dir[i] && (t[i] == '/' || !t[i]))
 		common = i;
+	if (common == 0) {   /* only the root in common: the absolute path reads better */
+		free(dir);
+		return t;
+	}
 	size_t ups = 0;
 	for (const char *s = dir + common; *s; s++)
 		ups += *s == '/';
@@ -387,6 +390,50 @@ static json_t *write_simulation(const struct plan *p)
 	return o;
 }
 
+/* text (json_dumps()'s, numbers at 17 digits) with each number that has
+ * a fraction or an exponent in its shortest form that reads back to the
+ * same double ("0.1", not "0.10000000000000001"). New string. */
+static char *shortest_numbers(const char *text)
+{
+	size_t cap = strlen(text) + 1, n = 0;
+	char *out = xmalloc(cap);
+	bool in_string = false;
+	for (const char *s = text; *s;) {
+		if (in_string || *s == '"' || !(*s == '-' || (*s >= '0' && *s <= '9'))) {
+			if (*s == '\\' && in_string && s[1]) {
+				out[n++] = *s++;
+			} else if (*s == '"')
+				in_string = !in_string;
+			out[n++] = *s++;
+			continue;
+		}
+		char *end;
+		double x = strtod(s, &end);
+		size_t len = (size_t)(end - s);
+		char best[40];
+		snprintf(best, sizeof(best), "%.*s", (int)(len < sizeof(best) ? len : sizeof(best) - 1), s);
+		if (strpbrk(best, ".eE") && len < sizeof(best))
+			for (int prec = 1; prec <= 17; prec++) {
+				char t[40];
+				snprintf(t, sizeof(t), "%.*g", prec, x);
+				if (strtod(t, NULL) == x) {
+					/* keep a fraction's mark: "2.5", "1e-05" stay numbers with a point or exponent */
+					if (!strpbrk(t, ".eEn"))
+						strcat(t, ".0");
+					if (strlen(t) <= len)
+						snprintf(best, sizeof(best), "%s", t);
+					break;
+				}
+			}
+		size_t bl = len < sizeof(best) ? strlen(best) : len;
+		memcpy(out + n, len < sizeof(best) ? best : s, bl);
+		n += bl;
+		s = end;
+	}
+	out[n] = 0;
+	return out;
+}
+
 json_t *scenario_write_json(const struct plan *p, const struct inputs *in, const struct scenario_write_meta *m,
 			    const char *path, struct diag *d)
 {
@@ -427,8 +474,10 @@ int scenario_write_file(const struct plan *p, const struct inputs *in, const str
 	json_decref(root);
 	if (!text)
 		return diag_err(d, path, "", "cannot render the scenario");
-	char *line = xasprintf("%s\n", text);
+	char *shortest = shortest_numbers(text);
 	free(text);
+	char *line = xasprintf("%s\n", shortest);
+	free(shortest);
 	int e = atomic_file_write(path, line, strlen(line));
 	free(line);
 	if (e)
