@@ -37,6 +37,7 @@
 #include "report.h"
 #include "runner.h"
 #include "samefile.h"
+#include "scenario_write.h"
 #include "search.h"
 #include "simulate.h"
 #include "study.h"
@@ -64,10 +65,14 @@ struct pctx {
 	bool mem_limit_given;
 };
 
+#define PLAN_MAX_EXPORTS 64
 struct plan_opts {
 	const char *file, *out;
 	int top;
 	bool screen_only, quiet, show_rejected;
+	struct opt_list exports;        /* --export values as given */
+	long export_rank[PLAN_MAX_EXPORTS];  /* their ranks, in order, each once */
+	int nexport;
 	struct runner_opts ro;
 };
 
@@ -157,6 +162,10 @@ static const struct opt plan_options[] = {
 		   "write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg\n"
 		   "(default out/<goal name>)"),
+	OPT_LIST(0, "export", struct plan_opts, exports, "N[,N...]",
+		 "write DIR/plan-N.json: a scenario (ddlsim.scenario 1.0) that\n"
+		 "reproduces the plan ranked N (the rank column of the tables and\n"
+		 "of plans.csv) under `ddlsim run`; repeatable, or N,N,..."),
 	OPT_FLAG(0, "screen-only", struct plan_opts, screen_only,
 		 "screen and print the estimate's ranking, simulate nothing"),
 	OPT_FLAG(0, "show-rejected", struct plan_opts, show_rejected,
@@ -192,11 +201,45 @@ const struct opt_cmd cmd_plan_opts = {
 	.epilogue =
 		"examples:\n"
 		"  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
-		"  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n\n"
-		"exit codes: 0 ok, 1 a simulation or output failed, 2 usage, 3 invalid goal file,\n"
-		"or an output that is an input (the goal, its model or a topology)\n",
+		"  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n"
+		"  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json --export 1 -o out/p\n"
+		"  ddlsim run out/p/plan-1.json\n\n"
+		"exit codes: 0 ok, 1 a simulation or output failed, 2 usage (also an --export\n"
+		"rank beyond the ranked plans: a plan that failed or does not fit in GPU memory\n"
+		"has no rank and is not exported), 3 invalid goal file, or an output that is an\n"
+		"input (the goal, its model or a topology)\n",
 	.size = sizeof(struct plan_opts),
 };
+
+/* --export's values ("3", "1,2") into o->export_rank, each rank once.
+ * Returns 0, or EXIT_USAGE after saying what is wrong. */
+static int parse_exports(struct plan_opts *o)
+{
+	if (o->exports.n && o->screen_only)
+		return cli_usage_error("--export writes a simulated plan, and --screen-only simulates none");
+	for (int i = 0; i < o->exports.n; i++) {
+		const char *s = o->exports.v[i];
+		while (1) {
+			char *end;
+			errno = 0;
+			long r = strtol(s, &end, 10);
+			if (end == s || (*end && *end != ',') || errno || r < 1 || r > 1000000)
+				return cli_usage_error("--export: expected ranks >= 1 separated by commas (plans.csv's "
+						       "rank), got '%s'", o->exports.v[i]);
+			bool seen = false;
+			for (int k = 0; k < o->nexport; k++)
+				seen |= o->export_rank[k] == r;
+			if (!seen && o->nexport == PLAN_MAX_EXPORTS)
+				return cli_usage_error("--export: at most %d plans, got more", PLAN_MAX_EXPORTS);
+			if (!seen)
+				o->export_rank[o->nexport++] = r;
+			if (!*end)
+				break;
+			s = end + 1;
+		}
+	}
+	return 0;
+}
 
 /* The options into o and the one goal file into o->file. Returns 0, or
  * EXIT_USAGE after saying what is wrong. */
@@ -210,6 +253,8 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 		rc = cli_usage_error("'plan' takes one goal file");
 	o->file = n ? pos[0] : NULL;
 	free(pos);
+	if (!rc)
+		rc = parse_exports(o);
 	return rc;
 }
 
@@ -510,8 +555,57 @@ static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
 	return ok;
 }
 
+/* --export: each asked rank's plan as DIR/plan-N.json (sim/scenario_write.h).
+ * The ranks are plans.csv's: the plans that fit, in p->f's order (usable
+ * first); one beyond them names none, and none is written. Returns 0,
+ * EXIT_USAGE (a rank beyond the ranked plans) or EXIT_FAIL (a file not
+ * written), after saying why. */
+static int export_plans(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d)
+{
+	int ranked = 0;
+	while (ranked < p->n && study_usable(&p->f[ranked].pt))
+		ranked++;
+	int rc = 0;
+	for (int i = 0; i < o->nexport; i++) {
+		if (o->export_rank[i] <= ranked)
+			continue;
+		char unranked[160] = "";
+		if (p->n > ranked)
+			snprintf(unranked, sizeof(unranked), "; the other %d simulated plan%s no rank (%s not fit in "
+				 "GPU memory or failed)", p->n - ranked, p->n - ranked == 1 ? " has" : "s have",
+				 p->n - ranked == 1 ? "it does" : "they do");
+		rc = cli_usage_error("--export %ld: beyond the %d ranked plan%s%s", o->export_rank[i], ranked,
+				     ranked == 1 ? "" : "s", unranked);
+	}
+	if (rc)
+		return rc;
+	for (int i = 0; i < o->nexport; i++) {
+		long r = o->export_rank[i];
+		const struct fin *f = &p->f[r - 1];
+		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
+		char pt[160];
+		plan_describe(&f->c.plan, pt, sizeof(pt));
+		char *path = xasprintf("%s/plan-%ld.json", dir, r);
+		char *name = xasprintf("%s-plan-%ld", p->g->name, r);
+		char *desc = xasprintf("rank %ld of `ddlsim plan %s` on %s: %ld GPUs, %s", r, o->file, cl->name,
+				       f->pt.gpus, pt);
+		struct scenario_write_meta m = { .name = name, .description = desc };
+		if (scenario_write_file(&f->c.plan, cl->in, &m, path, d))
+			rc = EXIT_FAIL;
+		else
+			printf("rank %ld exported to %s (ddlsim run %s)\n", r, path, path);
+		free(desc);
+		free(name);
+		free(path);
+	}
+	return rc;
+}
+
 /* Per option: its simulated plans ranked, and the screen's rank
- * correlation with the engine (time per sample). */
+ * correlation with the engine (time per sample). A plan's rank is its
+ * place in p->f, as plans.csv and --export number it: the options' plans
+ * that fit one after the other, so a later option's ranks go on from the
+ * earlier's. */
 static void print_options(const struct pctx *p)
 {
 	double *e = xcalloc((size_t)p->n + 1, sizeof(double)), *s = xcalloc((size_t)p->n + 1, sizeof(double));
@@ -519,7 +613,7 @@ static void print_options(const struct pctx *p)
 		printf("\n== %s (simulated, by wall time to train incl. failures) ==\n", p->g->clusters[ci].name);
 		printf("  %4s %6s  %-44s %7s %6s %8s %8s %10s %9s %8s %5s %7s %5s  %s\n", "rank", "GPUs", "plan", "MFU",
 		       "mem GB", "train d", "wall d", "cost $M", "$/Mtok", "MWh", "good", "±err", "+GPUs", "band");
-		int k = 0, m = 0, nrej = 0;
+		int m = 0, nrej = 0;
 		for (int i = 0; i < p->n; i++) {
 			const struct fin *f = &p->f[i];
 			if (f->c.cluster != ci)
@@ -536,7 +630,7 @@ static void print_options(const struct pctx *p)
 			}
 			struct band_pick bp = band_of(p->g, f);
 			const struct band *b = bp.b;
-			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s%s\n", ++k,
+			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s%s\n", i + 1,
 			       f->pt.gpus, pt, 100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400,
 			       f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh,
 			       100 * f->a.gp.ratio, 100 * bp.halfwidth, band_more_gpus(b, f->pt.gpus), b->family,
@@ -700,6 +794,13 @@ int cmd_plan(int argc, char **argv)
 			rc = cli_check_output(path);
 		free(path);
 	}
+	for (int i = 0; i < o.nexport; i++) {
+		char *path = xasprintf("%s/plan-%ld.json", dir, o.export_rank[i]);
+		samefile_output(sf, "--export", path);
+		if (!rc)
+			rc = cli_check_output(path);
+		free(path);
+	}
 	if (!rc)
 		rc = cli_check_samefile(sf);
 	samefile_destroy(sf);
@@ -746,6 +847,9 @@ int cmd_plan(int argc, char **argv)
 	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
 	       now_s() - t0, csvp);
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;
+	int erc = export_plans(&p, &o, dir, &d);
+	if (erc)
+		rc = erc;
 	free(csvp);
 out:
 	free(dir);
