@@ -90,12 +90,16 @@ sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream)
 }
 
 /* Take the ended flows out of this actor's inbox: after the members met
- * the second time, every flow of the collective to this rank. */
+ * the second time, every flow of the collective to this rank has ended
+ * (each member waited for its own before it met the others), and none of
+ * the next can come before this actor joins it. One simcall clears them
+ * all: a get per flow cost Llama 2 70B on 256 GPUs of the 2:1 tree,
+ * unfolded, 11.4 CPU s against 10.3 before the inboxes; clearing, 10.2. */
 static void inbox_drain(const struct stream_arg *a)
 {
 	sg_mailbox_t mb = engine_mailbox(MBOX_INBOX, a->s, 0, a->sim->base + a->ri->rank);
-	while (engine_platform_mailbox_ready(mb))
-		sg_mailbox_get(mb);
+	if (engine_platform_mailbox_ready(mb))
+		engine_platform_mailbox_clear(mb);
 }
 
 /* The longest route latency among cp's flows: the topology's (the plan's

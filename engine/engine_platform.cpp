@@ -296,6 +296,11 @@ extern "C" bool engine_platform_mailbox_ready(void *mb)
 	return static_cast<sg4::Mailbox *>(mb)->ready(); /* reads, no simcall */
 }
 
+extern "C" void engine_platform_mailbox_clear(void *mb)
+{
+	static_cast<sg4::Mailbox *>(mb)->clear();
+}
+
 extern "C" void *engine_platform_route_end(void *from, void *to, bool last)
 {
 	std::vector<sg4::Link *> links;

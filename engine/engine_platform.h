@@ -70,6 +70,11 @@ bool engine_platform_comm_finished(void *c);
  * so that a get takes it at once. */
 bool engine_platform_mailbox_ready(void *mb);
 
+/* Drop every transfer mailbox mb holds (one simcall): those that ended
+ * are released; one still running would be cancelled (the caller knows
+ * none is). */
+void engine_platform_mailbox_clear(void *mb);
+
 /* The first (last: the last) link of the route from host `from` to host
  * `to`, an sg_link_t, or NULL if the route has none. */
 void *engine_platform_route_end(void *from, void *to, bool last);
