@@ -37,7 +37,7 @@
 #include "report.h"
 #include "runner.h"
 #include "samefile.h"
-#include "scenario_write.h"
+#include "plan_export.h"
 #include "search.h"
 #include "simulate.h"
 #include "study.h"
@@ -65,7 +65,6 @@ struct pctx {
 	bool mem_limit_given;
 };
 
-#define PLAN_MAX_EXPORTS 64
 struct plan_opts {
 	const char *file, *out;
 	int top;
@@ -211,36 +210,6 @@ const struct opt_cmd cmd_plan_opts = {
 	.size = sizeof(struct plan_opts),
 };
 
-/* --export's values ("3", "1,2") into o->export_rank, each rank once.
- * Returns 0, or EXIT_USAGE after saying what is wrong. */
-static int parse_exports(struct plan_opts *o)
-{
-	if (o->exports.n && o->screen_only)
-		return cli_usage_error("--export writes a simulated plan, and --screen-only simulates none");
-	for (int i = 0; i < o->exports.n; i++) {
-		const char *s = o->exports.v[i];
-		while (1) {
-			char *end;
-			errno = 0;
-			long r = strtol(s, &end, 10);
-			if (end == s || (*end && *end != ',') || errno || r < 1 || r > 1000000)
-				return cli_usage_error("--export: expected ranks >= 1 separated by commas (plans.csv's "
-						       "rank), got '%s'", o->exports.v[i]);
-			bool seen = false;
-			for (int k = 0; k < o->nexport; k++)
-				seen |= o->export_rank[k] == r;
-			if (!seen && o->nexport == PLAN_MAX_EXPORTS)
-				return cli_usage_error("--export: at most %d plans, got more", PLAN_MAX_EXPORTS);
-			if (!seen)
-				o->export_rank[o->nexport++] = r;
-			if (!*end)
-				break;
-			s = end + 1;
-		}
-	}
-	return 0;
-}
-
 /* The options into o and the one goal file into o->file. Returns 0, or
  * EXIT_USAGE after saying what is wrong. */
 static int parse_args(int argc, char **argv, struct plan_opts *o)
@@ -253,8 +222,10 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 		rc = cli_usage_error("'plan' takes one goal file");
 	o->file = n ? pos[0] : NULL;
 	free(pos);
+	if (!rc && o->exports.n && o->screen_only)
+		rc = cli_usage_error("--export writes a simulated plan, and --screen-only simulates none");
 	if (!rc)
-		rc = parse_exports(o);
+		rc = plan_export_parse(&o->exports, o->export_rank, &o->nexport);
 	return rc;
 }
 
@@ -555,57 +526,26 @@ static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
 	return ok;
 }
 
-/* --export: each asked rank's plan as DIR/plan-N.json (sim/scenario_write.h).
- * The ranks are plans.csv's: the plans that fit, in p->f's order (usable
- * first); one beyond them names none, and none is written. Returns 0,
- * EXIT_USAGE (a rank beyond the ranked plans) or EXIT_FAIL (a file not
- * written), after saying why. */
+/* --export (plan_export.h): plans.csv's ranks, p->f's usable plans. */
 static int export_plans(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d)
 {
 	int ranked = 0;
 	while (ranked < p->n && study_usable(&p->f[ranked].pt))
 		ranked++;
-	int rc = 0;
-	for (int i = 0; i < o->nexport; i++) {
-		if (o->export_rank[i] <= ranked)
-			continue;
-		char unranked[160] = "";
-		if (p->n > ranked)
-			snprintf(unranked, sizeof(unranked), "; the other %d simulated plan%s no rank (%s not fit in "
-				 "GPU memory or failed)", p->n - ranked, p->n - ranked == 1 ? " has" : "s have",
-				 p->n - ranked == 1 ? "it does" : "they do");
-		rc = cli_usage_error("--export %ld: beyond the %d ranked plan%s%s", o->export_rank[i], ranked,
-				     ranked == 1 ? "" : "s", unranked);
+	struct plan_export_row *rows = xcalloc((size_t)ranked + 1, sizeof(*rows));
+	for (int i = 0; i < ranked; i++) {
+		const struct goal_cluster *cl = &p->g->clusters[p->f[i].c.cluster];
+		rows[i] = (struct plan_export_row){ &p->f[i].c.plan, cl->in, cl->name, p->f[i].pt.gpus };
 	}
-	if (rc)
-		return rc;
-	for (int i = 0; i < o->nexport; i++) {
-		long r = o->export_rank[i];
-		const struct fin *f = &p->f[r - 1];
-		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
-		char pt[160];
-		plan_describe(&f->c.plan, pt, sizeof(pt));
-		char *path = xasprintf("%s/plan-%ld.json", dir, r);
-		char *name = xasprintf("%s-plan-%ld", p->g->name, r);
-		char *desc = xasprintf("rank %ld of `ddlsim plan %s` on %s: %ld GPUs, %s", r, o->file, cl->name,
-				       f->pt.gpus, pt);
-		struct scenario_write_meta m = { .name = name, .description = desc };
-		if (scenario_write_file(&f->c.plan, cl->in, &m, path, d))
-			rc = EXIT_FAIL;
-		else
-			printf("rank %ld exported to %s (ddlsim run %s)\n", r, path, path);
-		free(desc);
-		free(name);
-		free(path);
-	}
+	int rc = plan_export_write(p->g->name, o->file, rows, ranked, p->n, o->export_rank, o->nexport, dir, d);
+	free(rows);
 	return rc;
 }
 
 /* Per option: its simulated plans ranked, and the screen's rank
  * correlation with the engine (time per sample). A plan's rank is its
- * place in p->f, as plans.csv and --export number it: the options' plans
- * that fit one after the other, so a later option's ranks go on from the
- * earlier's. */
+ * place in p->f (plans.csv's, --export's): a later option's ranks go on
+ * from the earlier's. */
 static void print_options(const struct pctx *p)
 {
 	double *e = xcalloc((size_t)p->n + 1, sizeof(double)), *s = xcalloc((size_t)p->n + 1, sizeof(double));
