@@ -207,9 +207,7 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 			bad = diag_errf(d, "%s: %s/%d/scenario: expected %d GPUs a node, as job '%s' uses, "
 					"found %d", path, jpath, i, gpn, j0->name,
 					inputs_topology(j->sc->in)->gpus_per_node);
-		else if (j->sc->plan.parallel.dp_sync == DP_SYNC_PS || j->sc->plan.simulation.ndegraded ||
-			 j->sc->plan.simulation.nthrottle || plan_has_stragglers(&j->sc->plan) ||
-			 j->sc->plan.simulation.iterations > 1)
+		else if (!simulate_can_share(&j->sc->plan))
 			bad = diag_errf(d, "%s: %s/%d/scenario: expected a job without parameter servers, "
 					"degraded links, throttled GPUs, stragglers or sampled iterations (a "
 					"job beside others is simulated once, whole), found %s with some",

@@ -306,6 +306,12 @@ int simulate_run_observed(const struct inputs *in, const struct plan *pl,
 	return simulate_run_hooked(in, pl, &h, r, d);
 }
 
+bool simulate_can_share(const struct plan *pl)
+{
+	return pl->parallel.dp_sync != DP_SYNC_PS && !pl->simulation.ndegraded && !pl->simulation.nthrottle &&
+	       !plan_has_stragglers(pl) && pl->simulation.iterations <= 1;
+}
+
 int simulate_run_many(const struct simulate_member *m, int n, const struct topology *fabric,
 		      int nodes, struct result *r, struct diag *d)
 {
@@ -328,8 +334,7 @@ int simulate_run_many(const struct simulate_member *m, int n, const struct topol
 		if (prepare(m[i].in, &pl[i], NULL, &x[i], &r[i], d) ||
 		    simulate_describe_cost(m[i].in, &pl[i], &r[i], d))
 			goto out;
-		if (x[i].J.job.ps || x[i].J.job.ndegraded || x[i].J.job.nthrottle ||
-		    plan_has_stragglers(&pl[i]) || pl[i].simulation.iterations > 1) {
+		if (!simulate_can_share(&pl[i])) {
 			diag_errf(d, "job %d of %d: parameter servers, degraded links, throttled GPUs, "
 				  "stragglers or sampled iterations cannot share a fabric (yet): "
 				  "simulate that job alone", i + 1, n);

@@ -41,6 +41,10 @@ struct simulate_member {
  * engine_run_many's refusals). Once per process, as simulate_run(). */
 int simulate_run_many(const struct simulate_member *m, int n, const struct topology *fabric,
 		      int nodes, struct result *r, struct diag *d);
+/* Whether plan pl may share a fabric (simulate_run_many): no parameter
+ * servers, degraded links, throttled GPUs, stragglers or sampled
+ * iterations, each of which it would simulate as if alone. */
+bool simulate_can_share(const struct plan *pl);
 
 /* As simulate_run(), with obs (NULL: none) watching the engine's replay
  * (the trace export, trace.h). */
