@@ -84,9 +84,9 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	 * the whole suite and the bench's scenarios ran in 16 KiB and
 	 * overflowed in 8 (an error path), so 32 KiB is twice what the deepest
 	 * needs; a sanitizer's redzones take four times that, and its build
-	 * gets 256 KiB, the size every sanitized CI run passed at (at 128, one
-	 * run of test-whatif hung until meson's 600 s limit on 2026-12-06,
-	 * not reproduced in 6 runs here). The stacks are
+	 * gets 256 KiB (the sanitized CI's hangs of 2026-12-06, first blamed
+	 * on 128 KiB here, were forks beside a second thread under libasan 8:
+	 * tests/testutil.h, fork_is_safe()). The stacks are
 	 * resident, whatever touches them (peak RSS follows their size; meson
 	 * test's MALLOC_PERTURB_ writes every byte too): measured 2026-12-06,
 	 * peak RSS of GPT-3 175B over 1,024 GPUs unfolded 349 MB at 256 KiB,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -131,6 +132,7 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 	if (pipe(fds))
 		return diag_errf(d, "runner: cannot create a pipe: %s", strerror(errno));
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -138,6 +140,12 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 		return diag_errf(d, "runner: cannot fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
+		/* dies with the parent: a runner killed outright (kill -9, a
+		 * test framework's time-out) leaves no child behind computing
+		 * and holding its parent's stdout open */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(121);
 		close(fds[0]);
 		cleanup_reset_in_child();
 		child(o, fds[1], i, job, ctx, board);

@@ -192,16 +192,9 @@ Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 120)
 	snprintf(out, sizeof(out), "%s/out", d);
 	snprintf(errp, sizeof(errp), "%s/err", d);
 	snprintf(trace, sizeof(trace), "%s/t.json", d);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		freopen(errp, "w", stderr);
-		freopen("/dev/null", "w", stdout);
-		const char *bin = getenv("DDLSIM_BIN");
-		execl(bin, bin, "run", src_path("scenarios/megatron/1t.json"), "--out", out, "--trace", trace,
-		      (char *)NULL);
-		_exit(127);
-	}
+	char *argv[] = { getenv("DDLSIM_BIN"), "run", (char *)src_path("scenarios/megatron/1t.json"),
+			 "--out", out, "--trace", trace, NULL };
+	pid_t pid = test_spawn(argv, NULL, NULL, NULL, errp, false);
 	int st, waited = 0;
 	while (!has_temporary(d) && waited < 100000 && waitpid(pid, &st, WNOHANG) == 0) {
 		usleep(1000);  /* up to 100 s: loading the scenario under ASan is slow */

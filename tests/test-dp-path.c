@@ -157,6 +157,7 @@ Test(dp_path, fsdp_gathers_per_unit_twice_per_microbatch)
  * links; the report counts them. One micro-batch, FSDP2, P = 8 and 16. */
 Test(dp_path, zero3_replay_pays_each_collective_and_its_steps)
 {
+	SKIP_UNLESS_FORK_IS_SAFE();
 	char *d = tmp_dir();
 	struct inputs *in = wide_inputs(d);
 	for (int nodes = 1; nodes <= 2; nodes++) {

@@ -25,6 +25,7 @@
 #include "scenario.h"
 #include "simulate.h"
 #include "testutil.h"
+#include "whatif.h"
 
 /* Merge patch into doc: objects key by key, anything else replaced. */
 static void merge(json_t *doc, json_t *patch)
@@ -67,6 +68,8 @@ static struct estimate expect_counts_of(struct scenario *sc, const char *rel)
 	struct estimate e;
 	struct result r;
 	diag_init(&d, NULL);
+	if (whatif_side_runs(&sc->plan) > 0)  /* forked in this process (testutil.h) */
+		SKIP_UNLESS_FORK_IS_SAFE();
 	cr_assert_eq(simulate_estimate(sc->in, &sc->plan, &e, &d), 0, "%s", diag_text(&d));
 	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &d), 0, "%s", diag_text(&d));
 	const struct result_sim s = result_sim(&r);
@@ -338,6 +341,7 @@ Test(estimate, class_folded_uplink_copies_cost_what_was_measured, .timeout = 120
 static void cpu_of(const char *patch, double out[3])
 {
 	int fd[2];
+	SKIP_UNLESS_FORK_IS_SAFE();
 	cr_assert_eq(pipe(fd), 0);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);

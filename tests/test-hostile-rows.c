@@ -487,22 +487,22 @@ static char *file_bytes(const char *path, size_t *n)
 static int spawn(char **argv, json_t *env, const char *dir, const char *out, const char *err,
 		 double timeout_s)
 {
-	pid_t pid = fork();
-	cr_assert(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		setpgid(0, 0);
-		const char *k;
-		json_t *v;
-		json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fi = open("/dev/null", O_RDONLY);
-		if (fo < 0 || fe < 0 || fi < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0 || dup2(fi, 0) < 0 ||
-		    chdir(dir) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
+	size_t n = json_object_size(env), i = 0;
+	char **vars = calloc(n + 1, sizeof(*vars));
+	cr_assert_not_null(vars);
+	const char *k;
+	json_t *v;
+	json_object_foreach(env, k, v) {
+		const char *val = json_string_value(v);
+		size_t len = strlen(k) + strlen(val ? val : "") + 2;
+		vars[i] = malloc(len);
+		cr_assert_not_null(vars[i]);
+		snprintf(vars[i++], len, "%s=%s", k, val ? val : "");
 	}
+	pid_t pid = test_spawn(argv, vars, dir, out, err, true);
+	for (i = 0; i < n; i++)
+		free(vars[i]);
+	free(vars);
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	int st;
 	for (double waited = 0; waited < timeout_s; waited += 0.01) {

@@ -34,6 +34,7 @@
 #include "scenario.h"
 #include "simulate.h"
 #include "testutil.h"
+#include "whatif.h"
 
 #define P 8
 #define NIC_BPS (100e9 / 8)
@@ -91,6 +92,8 @@ static void run(struct run *x, const char *model, bool ideal, double slow_hbm_GB
 	diag_init(&d, stderr);
 	x->sc = scenario_load(path, &d);
 	cr_assert(x->sc, "%s", diag_text(&d));
+	if (whatif_side_runs(&x->sc->plan) > 0)  /* forked in this process (testutil.h) */
+		SKIP_UNLESS_FORK_IS_SAFE();
 	cr_assert_eq(simulate_run(x->sc->in, &x->sc->plan, &x->r, &d), 0, "%s", diag_text(&d));
 	diag_finish(&d);
 	free(path);

@@ -126,6 +126,7 @@ Test(ps, ring_allreduce_matches_its_closed_form)
 
 Test(ps, dedicated_servers_share_their_nic_fan_in)
 {
+	SKIP_UNLESS_FORK_IS_SAFE();
 	double n = grad_bytes();
 	struct {
 		const char *ps;

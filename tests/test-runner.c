@@ -75,6 +75,7 @@ static void done(void *ctx, int i, const struct result_row *row)
 
 Test(runner, every_job_gets_its_row_in_order_of_index)
 {
+	SKIP_UNLESS_FORK_IS_SAFE();
 	static const enum job_kind kinds[] = { JOB_OK, JOB_OK, JOB_OK, JOB_OK, JOB_OK };
 	struct jobs j = { .kind = kinds };
 	struct runner_opts o = { .jobs = 2 };
@@ -100,6 +101,7 @@ Test(runner, every_job_gets_its_row_in_order_of_index)
 
 Test(runner, crashes_exits_limits_and_failures_become_error_rows, .timeout = 60)
 {
+	SKIP_UNLESS_FORK_IS_SAFE();
 	static const enum job_kind kinds[] = { JOB_SEGV, JOB_SLEEP, HOG_UNDER_TEST ? JOB_HOG : JOB_FAIL,
 					       JOB_EXIT, JOB_FAIL, JOB_OK };
 	struct jobs j = { .kind = kinds };
@@ -221,6 +223,7 @@ static bool read_all(int fd, void *buf, size_t n)
  * iteration time to the bit. */
 Test(plan, is_a_pointer_free_value_that_survives_a_pipe, .timeout = 120)
 {
+	SKIP_UNLESS_FORK_IS_SAFE();
 	const char *path = src_path("scenarios/megatron/1.7b.json");
 	int fd[2];
 	cr_assert_eq(pipe(fd), 0);

@@ -21,6 +21,7 @@
 #include "scenario.h"
 #include "simulate.h"
 #include "testutil.h"
+#include "whatif.h"
 
 #define P 8
 #define NIC_BPS (100e9 / 8)
@@ -46,6 +47,8 @@ static void run_star(const char *simulation, struct result *r)
 	diag_init(&d, stderr);
 	struct scenario *sc = scenario_load(path, &d);
 	cr_assert(sc, "%s", diag_text(&d));
+	if (whatif_side_runs(&sc->plan) > 0)  /* forked in this process (testutil.h) */
+		SKIP_UNLESS_FORK_IS_SAFE();
 	cr_assert_eq(simulate_run(sc->in, &sc->plan, r, &d), 0, "%s", diag_text(&d));
 	g_alpha = topology_path_latency(inputs_topology(sc->in), 0, 1);
 	g_n = model_params(inputs_model(sc->in)) * 4;

@@ -2,6 +2,9 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -101,6 +104,96 @@ void strip_sanitizer_notice(char *s)
 		l += len;
 	}
 	*w = 0;
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
+
+#ifdef UNDER_ASAN
+/* Threads of this process, from /proc/self/status (1 if unreadable). */
+static int thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = 1;
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+#endif
+
+bool fork_is_safe(void)
+{
+#ifdef UNDER_ASAN
+	return thread_count() <= 1;
+#else
+	return true;
+#endif
+}
+
+extern char **environ;
+
+/* environ with env's entries put in (replacing those of the same name);
+ * the array is malloc'd, its strings borrowed. */
+static char **environ_with(char *const env[])
+{
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	while (env && env[k])
+		k++;
+	char **e = calloc(n + k + 1, sizeof(*e));
+	cr_assert_not_null(e);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool replaced = false;
+		for (size_t j = 0; j < k && !replaced; j++) {
+			size_t len = strcspn(env[j], "=");
+			replaced = !strncmp(environ[i], env[j], len) && environ[i][len] == '=';
+		}
+		if (!replaced)
+			e[m++] = environ[i];
+	}
+	for (size_t j = 0; j < k; j++)
+		e[m++] = env[j];
+	return e;
+}
+
+pid_t test_spawn(char *const argv[], char *const env[], const char *dir, const char *out,
+		 const char *err, bool own_group)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	pid_t pid;
+	char **envp = environ_with(env);
+	cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
+	cr_assert_eq(posix_spawnattr_init(&at), 0);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (dir)
+		posix_spawn_file_actions_addchdir_np(&fa, dir);
+	if (own_group) {
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+		posix_spawnattr_setpgroup(&at, 0);
+	}
+	fflush(NULL);
+	int rc = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free(envp);
+	cr_assert_eq(rc, 0, "cannot start %s: %s", argv[0], strerror(rc));
+	return pid;
 }
 
 int run_ddlsim(const char *args, char **out, char **err)

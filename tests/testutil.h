@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct inputs;
 struct model;
@@ -27,6 +28,33 @@ int run_ddlsim(const char *args, char **out, char **err);
 /* Remove ASan's once-per-process notice about SimGrid's stack switches
  * from captured stderr s, in place (run_ddlsim does it for err). */
 void strip_sanitizer_notice(char *s);
+
+/* Whether this process may fork() and go on computing in the child
+ * (simulating, allocating) rather than exec at once. Not under GCC 12's
+ * AddressSanitizer while a second thread lives: libasan 8 has no fork
+ * handler, so a child forked while another thread holds one of its
+ * allocator locks waits on that lock forever. Criterion's test workers
+ * always have a second thread (nanomsg's worker), and the sanitized CI
+ * passes hung twice this way (test-whatif, test-runner). The ddlsim
+ * binary has one thread, so its runner forks safely under ASan and the
+ * CLI tests keep that path sanitized. */
+bool fork_is_safe(void);
+/* Skip the running test, saying why, where fork_is_safe() is false. */
+#define SKIP_UNLESS_FORK_IS_SAFE()                                                                   \
+	do {                                                                                         \
+		if (!fork_is_safe())                                                                 \
+			cr_skip_test("forks and computes in the child: unsafe beside a second thread "   \
+				     "under libasan 8 (testutil.h)");                                   \
+	} while (0)
+
+/* Start argv[0] with argv: stdin /dev/null, stdout and stderr into the
+ * files out and err (NULL: /dev/null), in directory dir (NULL: this one),
+ * in a process group of its own when own_group, with this environment
+ * plus env's "NAME=value" entries (NULL-terminated; NULL: none). Through
+ * posix_spawn, so nothing runs in the child before the exec (see
+ * fork_is_safe()). Returns the pid; fails the test if it cannot start. */
+pid_t test_spawn(char *const argv[], char *const env[], const char *dir, const char *out,
+		 const char *err, bool own_group);
 
 /* Load dir/report.json (new reference) or NULL. */
 json_t *load_report(const char *dir);
