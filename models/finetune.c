@@ -52,8 +52,8 @@ double finetune_layer_adapter_params(const struct model *m, const struct finetun
 double finetune_layer_linear_params(const struct model *m)
 {
 	double h = (double)m->hidden, ff = (double)m->ffn;
-	double kv = (double)(m->kv_heads * model_head_dim(m));
-	return h * (h + 2 * kv) + h * h + (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ff;
+	double kv = model_kv_width(m), q = model_q_width(m);
+	return h * (q + 2 * kv) + q * h + (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ff;
 }
 
 double finetune_base_stored_bytes(const struct finetune *f)

@@ -91,7 +91,7 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 		return;
 	}
 	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
-	double kv = (double)m->kv_heads / a;
+	double q = model_q_width(m), kv = model_kv_width(m);  /* h, h kv/a without head_dim */
 	double mask = m->dropout ? 1 : 0;
 
 	t->rep += by->act * h +            /* norm input */
@@ -99,14 +99,18 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 		  mask * h;                /* dropout mask after the projection */
 	t->rep += norm_extra(in) * h;      /* an eager norm's own tensors */
 	/* Q, K, V (K and V per query head when expanded by repeat_kv) */
-	t->tp += by->act * h * (1 + 2 * (in->repeat_kv ? 1 : kv));
+	t->tp += by->act * (q + 2 * (in->repeat_kv ? q : kv));
+	/* QK-norm keeps its inputs, q and k before the norm, for its backward
+	 * (the normed ones are the attention's own) */
+	if (m->qk_norm)
+		t->tp += by->act * (q + kv);
 	if (in->attention == ATTN_FLASH) {
 		/* the kernel keeps its output for the backward; the
 		 * projection saves its own copy when it is narrower (fp8) */
-		t->tp += by->act * h + (by->gemm_in < by->act ? by->wgrad_in * h : 0);
+		t->tp += by->act * q + (by->gemm_in < by->act ? by->wgrad_in * q : 0);
 		t->tp += 4 * a;            /* fp32 log-sum-exp per head */
 	} else {
-		t->tp += by->wgrad_in * h; /* projection input (the context) */
+		t->tp += by->wgrad_in * q; /* projection input (the context) */
 		if (in->recompute != RECOMPUTE_SELECTIVE) /* softmax output, mask, dropout output */
 			t->core += a * s * (by->act + mask * (1 + by->act));
 	}
@@ -175,13 +179,13 @@ static void adapter_terms(const struct mem_rank_input *in, const struct act_byte
 static void sac_op_terms(const struct mem_rank_input *in, const struct act_bytes *by, struct act_terms *t)
 {
 	const struct model *m = in->model;
-	double h = (double)m->hidden, a = (double)m->heads, kv = h * (double)m->kv_heads / a;
-	double f = (double)m->ffn;
+	double h = (double)m->hidden, a = (double)m->heads, kv = model_kv_width(m);
+	double f = (double)m->ffn, q = model_q_width(m);
 	bool gated = m->act == MODEL_ACT_SWIGLU;
 	/* output widths and whether the layer is row-parallel (its output the
 	 * whole h, a partial sum before the reduction) */
 	const struct { double w; bool row; } g[] = {
-		{ h, false }, { kv, false }, { kv, false }, { h, true },
+		{ q, false }, { kv, false }, { kv, false }, { h, true },
 		{ f, false }, { gated ? f : h, !gated }, { h, true },
 	};
 	int n = gated ? 7 : 6;
@@ -192,7 +196,7 @@ static void sac_op_terms(const struct mem_rank_input *in, const struct act_bytes
 		else
 			t->tp += by->act * g[i].w;
 	}
-	t->tp += by->act * h + 4 * a;
+	t->tp += by->act * q + 4 * a;
 }
 
 /* One layer's activations, an MoE layer or (dense) a dense one. */
@@ -251,8 +255,7 @@ static double recompute_transient(const struct mem_rank_input *in, bool moe, boo
 		struct precision pr;
 		precision_init(&pr, in->dtype, false);
 		/* K and V as the kernel gets them: per query head after repeat_kv */
-		double kv = in->repeat_kv ? (double)m->hidden :
-			    (double)m->hidden * (double)m->kv_heads / (double)m->heads;
+		double kv = in->repeat_kv ? model_q_width(m) : model_kv_width(m);
 		double t = in->tp < 1 ? 1 : in->tp;
 		r += in->micro_batch * in->seq * (in->cp - 1) * 2 * kv * dtype_bytes(pr.activation) / t;
 		/* torch's ring's buffers beyond it (memory.h: 18 T) */

@@ -431,7 +431,7 @@ static void replay_sizes(struct replay *r, const struct mem_rank_input *in, cons
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
 	double t = in->tp < 1 ? 1 : in->tp, h = (double)m->hidden;
-	double kv = h * (double)m->kv_heads / (double)m->heads, f = (double)m->ffn;
+	double kv = model_kv_width(m), q = model_q_width(m), f = (double)m->ffn;
 	double a = dtype_bytes(pr.activation), tokens = in->micro_batch * in->seq;
 
 	r->layers = (int)ceil(in->layers);
@@ -439,7 +439,7 @@ static void replay_sizes(struct replay *r, const struct mem_rank_input *in, cons
 	r->wb = dtype_bytes(pr.weight);
 	r->u = pr.fp8 && in->fp8_params ? 1 : r->wb;
 	r->r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : r->wb;
-	double w[] = { h * h, h * kv, h * kv, h * h, h * f, f * h, h * f };
+	double w[] = { h * q, h * kv, h * kv, q * h, h * f, f * h, h * f };
 	r->nw = m->act == MODEL_ACT_SWIGLU ? 7 : 6;
 	for (int k = 0; k < r->nw; k++)
 		r->w[k] = w[k] / t;

@@ -226,8 +226,14 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	m->pos = MODEL_POS_ROPE;
 	m->max_position = 2048;
 	bool kv_given, ffn_given = load_layers(jo, m, &kv_given);
+	bool hd_given = jobj_int(jo, "head_dim", &m->head_dim, 1, 0) == 1;
+	jobj_bool(jo, "qk_norm", &m->qk_norm, 0);
 	load_moe(jo, m);
 	load_mla(jo, m, kv_given);
+	if (model_is_mla(m) && hd_given)
+		jobj_err(jo, "head_dim", "must be left out with \"mla\" (its head dimensions are in \"mla\")");
+	if (model_is_mla(m) && m->qk_norm)
+		jobj_err(jo, "qk_norm", "applies to standard attention, not \"mla\" (its latents have their own norms)");
 	if (model_is_moe(m) && !ffn_given)
 		m->ffn = m->moe.expert_ffn;
 }
@@ -298,7 +304,7 @@ struct model *model_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.model", 1, 2))
+	if (jload_schema(root, path, d, "ddlsim.model", 1, 3))
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
@@ -312,8 +318,8 @@ struct model *model_load(const char *path, struct diag *d)
 	jobj_num(&jo, "published_params", &m->published_params, JNONNEG);
 	jobj_end(&jo);
 
-	if (m->hidden > 0 && m->heads > 0 && m->hidden % m->heads)
-		diag_err(d, path, "/heads", "must divide hidden_size %ld, got %ld",
+	if (m->hidden > 0 && m->heads > 0 && m->hidden % m->heads && !m->head_dim)
+		diag_err(d, path, "/heads", "must divide hidden_size %ld (or give head_dim), got %ld",
 			 m->hidden, m->heads);
 	if (m->kv_heads > 0 && m->heads % m->kv_heads)
 		diag_err(d, path, "/kv_heads", "must divide heads %ld, got %ld",
@@ -337,7 +343,24 @@ void model_destroy(struct model *m)
 
 long model_head_dim(const struct model *m)
 {
+	if (m->head_dim > 0)
+		return m->head_dim;
 	return m->heads ? m->hidden / m->heads : 0;
+}
+
+double model_q_width(const struct model *m)
+{
+	return (double)m->heads * (double)model_qk_head_dim(m);
+}
+
+double model_kv_width(const struct model *m)
+{
+	return (double)m->kv_heads * (double)model_head_dim(m);
+}
+
+double model_attn_out_width(const struct model *m)
+{
+	return (double)m->heads * (double)model_v_head_dim(m);
 }
 
 bool model_is_moe(const struct model *m)
@@ -379,8 +402,9 @@ double model_attn_params(const struct model *m)
 {
 	double h = (double)m->hidden;
 	if (!model_is_mla(m)) {
-		double kv = (double)(m->kv_heads * model_head_dim(m));
-		return h * (h + 2 * kv) + h * h + (m->bias ? (h + 2 * kv) + h : 0);
+		double q = model_q_width(m), kv = model_kv_width(m);
+		double qk_norm = m->qk_norm ? 2 * (double)model_head_dim(m) : 0;
+		return h * (q + 2 * kv) + q * h + (m->bias ? (q + 2 * kv) + h : 0) + qk_norm;
 	}
 	const struct model_mla *a = &m->mla;
 	double heads = (double)m->heads, ql = (double)a->q_lora, kl = (double)a->kv_lora;
@@ -572,8 +596,8 @@ static double attn_gemm_flops(const struct model *m)
 {
 	double h = (double)m->hidden;
 	if (!model_is_mla(m)) {
-		double kv = (double)(m->kv_heads * model_head_dim(m));
-		return 2 * (h * (h + 2 * kv) + h * h);
+		double q = model_q_width(m), kv = model_kv_width(m);
+		return 2 * (h * (q + 2 * kv) + q * h);
 	}
 	const struct model_mla *a = &m->mla;
 	double heads = (double)m->heads, ql = (double)a->q_lora, kl = (double)a->kv_lora;

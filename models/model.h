@@ -1,9 +1,10 @@
 /* model: a decoder-only transformer, an encoder transformer (BERT) or a
  * CNN, as a model file describes it.
  *
- * The model file (schema "ddlsim.model" 1.2; 1.0 and 1.1 files are read
+ * The model file (schema "ddlsim.model" 1.3; 1.0 to 1.2 files are read
  * as before: "moe" is new in 1.1, "mla" and moe.first_dense_layers,
- * moe.groups, moe.groups_per_token in 1.2) describes the architecture a
+ * moe.groups, moe.groups_per_token in 1.2, head_dim and qk_norm in 1.3)
+ * describes the architecture a
  * training job trains; it holds no parallelism and no hardware. A new
  * optional key is a minor bump; a key whose meaning changes, a major.
  *
@@ -17,6 +18,13 @@
  *   hidden_size            int      -      required    h
  *   heads                  int      -      required    attention heads a
  *   kv_heads               int      -      heads       KV heads (GQA); = heads for MHA
+ *   head_dim               int      -      h / heads   d of a head (HF head_dim): Q is heads x d
+ *                                                      wide, K and V kv_heads x d, the output
+ *                                                      projection heads x d -> h (Qwen3 32B:
+ *                                                      64 x 128 = 8192 against h 5120)
+ *   qk_norm                bool     -      false       a norm (the model's kind) over each head's
+ *                                                      d of q and of k before RoPE, weights of d
+ *                                                      each (Qwen3, Gemma 3)
  *   ffn_size               int      -      4h          MLP inner size
  *   activation             string   -      "gelu"      "gelu" (2 GEMMs) or "swiglu" (3 GEMMs)
  *   norm                   string   -      "layernorm" "layernorm" or "rmsnorm"
@@ -182,6 +190,8 @@ struct model {
 	long hidden;
 	long heads;
 	long kv_heads;
+	long head_dim;              /* 0: hidden / heads */
+	bool qk_norm;               /* RMSNorm on each head's q and k */
 	long ffn;
 	long vocab;
 	bool tied_embeddings;
@@ -208,8 +218,15 @@ struct model {
 struct model *model_load(const char *path, struct diag *d);
 void model_destroy(struct model *m);
 
-/* Head dimension h / a. */
+/* Head dimension: head_dim where given, else h / a. */
 long model_head_dim(const struct model *m);
+/* Standard attention's widths (MLA's too): the queries a d_qk, the keys
+ * (and the values) kv_heads d, the attention's output a d_v that the
+ * output projection takes back to h. All three are h, h kv/a and h when
+ * head_dim is left out. */
+double model_q_width(const struct model *m);
+double model_kv_width(const struct model *m);
+double model_attn_out_width(const struct model *m);
 
 /* True if the model's attention is multi-head latent attention. */
 bool model_is_mla(const struct model *m);

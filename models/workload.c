@@ -365,21 +365,28 @@ static void grad_sum_op(struct emitter *e, const char *name, int sums, double el
  * three Linear layers (stack.h stack_qkv_separate); then their biases where the
  * stack adds them by kernels of their own (stack.h qkv_bias). */
 static void qkv_linear(struct emitter *e, const struct model *m, const struct wl_shape *s,
-		       double T, double kv)
+		       double T, double q, double kv)
 {
 	double h = (double)m->hidden, t = s->tp;
 	if (!stack_qkv_separate(e->stk, m)) {
-		linear(e, m, s, "qkv", T, (h + 2 * kv) / t, h, false, true);
+		linear(e, m, s, "qkv", T, (q + 2 * kv) / t, h, false, true);
 		if (e->stk->qkv_split.bytes[e->pass == PASS_BWD] > 0)
-			piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (h + 2 * kv) / t, 0);
+			piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (q + 2 * kv) / t, 0);
 	} else {
-		linear(e, m, s, "qkv.q", T, h / t, h, false, true);
+		linear(e, m, s, "qkv.q", T, q / t, h, false, true);
 		linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
 		linear(e, m, s, "qkv.v", T, kv / t, h, false, true);
 		grad_sum_op(e, "qkv_grad_sum", 2, T * h);
 	}
 	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
-		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (h + 2 * kv) / t, 0);
+		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (q + 2 * kv) / t, 0);
+	/* QK-norm (Qwen3, Gemma 3): an RMSNorm over each head's d of q and
+	 * of k, after the projection and before RoPE (transformers'
+	 * modeling_qwen3.py, Qwen3Attention.forward) */
+	if (m->qk_norm) {
+		const char *fam = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
+		piece(e, "qk_norm", fam, norm_piece(e, m), T * (q + kv) / t, (double)model_head_dim(m));
+	}
 }
 
 /* A dense MLP's up projection and activation on T tokens, ffn the
@@ -618,7 +625,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	double t = s->tp, h = (double)m->hidden;
 	double T = s->micro_batch * s->seq / (s->cp > 1 ? s->cp : 1);  /* this rank's tokens */
 	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
-	double kv = (double)(m->kv_heads * model_head_dim(m));
+	double kv = model_kv_width(m), q = model_q_width(m);
 	const char *norm = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
 	double ffn = (double)m->ffn / t;
 	bool post = model_is_encoder(m);        /* BERT's post-LN: norm after the residual */
@@ -654,19 +661,19 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			workload_main_grad_op(&e, s, "attn", w + o * h);
 			break;
 		}
-		qkv_linear(&e, m, s, T, kv);
+		qkv_linear(&e, m, s, T, q, kv);
 		if (m->pos == MODEL_POS_ROPE)
-			piece(&e, "rope", "rope", &e.stk->rope, T * (h + kv) / t, 0);
+			piece(&e, "rope", "rope", &e.stk->rope, T * (q + kv) / t, 0);
 		if (e.stk->attn_copy.bytes[pass == PASS_BWD] > 0)
-			piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (h + kv) / t, 0);
+			piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (q + kv) / t, 0);
 		if (e.stk->repeat_kv && m->kv_heads < m->heads)
 			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
 		attention_core(&e, m, s, pr.head_gemm);
-		linear(&e, m, s, "attn_out", T, h, h / t, true, true);
+		linear(&e, m, s, "attn_out", T, h, q / t, true, true);
 		residual_op(&e, m, Tn * h);
 		if (post)
 			norm_op(&e, m, norm, Tn * h);
-		workload_main_grad_op(&e, s, "attn", h * (h + 2 * kv) / t + h * h / t);
+		workload_main_grad_op(&e, s, "attn", h * (q + 2 * kv) / t + q * h / t);
 		break;
 	case WL_MLP:
 		if (model_is_moe(m) && !s->dense_layer) {

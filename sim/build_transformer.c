@@ -196,10 +196,10 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		/* a layer's weight tensors, as the nn.Linear modules of the
 		 * reference implementations hold them: HF Llama's q, k, v, o,
 		 * gate, up, down (SwiGLU); GPT-style fused qkv, out, up, down */
-		double h = (double)m->hidden, kv = (double)(m->kv_heads * model_head_dim(m));
+		double h = (double)m->hidden, kv = model_kv_width(m), q = model_q_width(m);
 		double ffn = (double)m->ffn;
-		double sw[] = { h * h, h * kv, h * kv, h * h, h * ffn, h * ffn, ffn * h };
-		double ge[] = { h * (h + 2 * kv), h * h, h * ffn, ffn * h };
+		double sw[] = { h * q, h * kv, h * kv, q * h, h * ffn, h * ffn, ffn * h };
+		double ge[] = { h * (q + 2 * kv), q * h, h * ffn, ffn * h };
 		bool swiglu = m->act == MODEL_ACT_SWIGLU;
 		b->z3.ntens = swiglu ? 7 : 4;
 		b->z3.tens_total = 0;

@@ -6,6 +6,7 @@
 
 #include "attention.h"
 #include "cost.h"
+#include "diag.h"
 #include "model.h"
 #include "testutil.h"
 #include "workload.h"
@@ -122,7 +123,7 @@ Test(model, rejects_heads_not_dividing_hidden)
 	diag_init(&dg, NULL);
 	cr_assert_null(model_load(p, &dg));
 	char want[1200];
-	snprintf(want, sizeof(want), "%s: /heads: error: must divide hidden_size 100, got 3\n", p);
+	snprintf(want, sizeof(want), "%s: /heads: error: must divide hidden_size 100 (or give head_dim), got 3\n", p);
 	cr_assert_str_eq(diag_text(&dg), want);
 	diag_finish(&dg);
 }
@@ -273,4 +274,155 @@ Test(model, fp8_gemms_and_casts)
 			cr_assert_eq(l.v[i].dtype, DTYPE_BF16);
 	op_list_finish(&l);
 	model_destroy(m);
+}
+
+/* ---- head_dim and qk_norm (model.h) ------------------------------------ */
+
+/* Qwen3 32B from its config.json (models/zoo/qwen3-32b.json): h 5120, 64
+ * layers, 64 query heads and 8 KV heads of 128 (q 8192, kv 1024 wide),
+ * SwiGLU of 25600, vocabulary 151936 untied, QK-norm. Per layer:
+ * 5120 x (8192 + 2 x 1024) + 8192 x 5120 = 94,371,840 attention,
+ * 3 x 5120 x 25600 = 393,216,000 MLP, 2 x 5120 layer norms and 2 x 128
+ * QK-norms: 487,598,336; x 64 = 31,206,293,504 (the card's 31.2B
+ * without embeddings); + 2 x 151936 x 5120 + 5120 = 32,762,123,264
+ * (the card's 32.8B). */
+Test(model, qwen3_32b_params_exact)
+{
+	struct model *m = load_model("models/zoo/qwen3-32b.json");
+	cr_expect_eq(model_q_width(m), 8192);
+	cr_expect_eq(model_kv_width(m), 1024);
+	cr_expect_eq(model_layer_params(m), 487598336.0);
+	cr_expect_eq(model_params(m), 32762123264.0);
+	model_destroy(m);
+	check_params("models/zoo/qwen3-32b.json");
+}
+
+/* Llama 3 8B's file with extra keys spliced in after "kv_heads": 8. */
+static struct model *llama3_8b_with(const char *extra)
+{
+	char *text = test_file_text(src_path("models/zoo/llama3-8b.json"));
+	char *at = strstr(text, "\"kv_heads\": 8,");
+	cr_assert_not_null(at);
+	at += strlen("\"kv_heads\": 8,");
+	char buf[8192];
+	snprintf(buf, sizeof(buf), "%.*s %s %s", (int)(at - text), text, extra, at);
+	char *d = tmp_dir(), *p = write_file(d, "m.json", buf);
+	struct diag dg;
+	diag_init(&dg, NULL);
+	struct model *m = model_load(p, &dg);
+	cr_assert_not_null(m, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	free(text), free(p), free(d);
+	return m;
+}
+
+static const struct wl_shape SHAPE_TP2 = { .micro_batch = 2, .seq = 4096, .tp = 2, .sp = true,
+					   .dtype = DTYPE_BF16, .attention = ATTN_FLASH, .cp = 1, .ep = 1,
+					   .attn_backend = { ATTN_BE_BEST, ATTN_BE_BEST } };
+
+/* A head_dim equal to h / a is what leaving it out means: the same
+ * parameters and, op by op, the same work. */
+Test(model, head_dim_of_h_over_heads_changes_nothing)
+{
+	struct model *a = load_model("models/zoo/llama3-8b.json"), *b = llama3_8b_with("\"head_dim\": 128,");
+	cr_expect_eq(model_params(a), model_params(b));
+	for (int blk = 0; blk < WL_NBLOCKS; blk++)
+		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
+			struct op_list la, lb;
+			op_list_init(&la), op_list_init(&lb);
+			workload_block(a, &SHAPE_TP2, blk, pass, RECOMPUTE_NONE, &la);
+			workload_block(b, &SHAPE_TP2, blk, pass, RECOMPUTE_NONE, &lb);
+			cr_assert_eq(la.n, lb.n, "block %d pass %d", blk, pass);
+			for (int i = 0; i < la.n; i++) {
+				cr_expect_str_eq(la.v[i].name, lb.v[i].name);
+				cr_expect_eq(la.v[i].flops, lb.v[i].flops, "%s", la.v[i].name);
+				cr_expect_eq(la.v[i].bytes, lb.v[i].bytes, "%s", la.v[i].name);
+			}
+			op_list_finish(&la), op_list_finish(&lb);
+		}
+	model_destroy(a), model_destroy(b);
+}
+
+/* The forward GEMM FLOPs of an attention block: 2 T (h (q + 2 kv) + q h)
+ * / t, whatever h / a is. */
+static double attn_gemm_flops_of(const struct model *m, const struct wl_shape *s)
+{
+	struct op_list l;
+	op_list_init(&l);
+	workload_block(m, s, WL_ATTN, PASS_FWD, RECOMPUTE_NONE, &l);
+	double f = 0;
+	for (int i = 0; i < l.n; i++)
+		if (l.v[i].kind == OP_GEMM)
+			f += l.v[i].flops;
+	op_list_finish(&l);
+	return f;
+}
+
+Test(model, head_dim_sets_the_attention_widths)
+{
+	/* Llama 3 8B with heads of 256: q 8192, kv 2048 on h 4096 */
+	struct model *m = llama3_8b_with("\"head_dim\": 256,");
+	double T = 2 * 4096, h = 4096, q = 32 * 256, kv = 8 * 256;
+	cr_expect_eq(model_attn_params(m), h * (q + 2 * kv) + q * h);
+	cr_expect_float_eq(attn_gemm_flops_of(m, &SHAPE_TP2), 2 * T * (h * (q + 2 * kv) + q * h) / 2, 1e-3);
+	/* the model FLOPs: 6 x those weights per token, and the core at d 256 */
+	double base = model_iteration_flops(m, 1, 4096);
+	struct model *ref = load_model("models/zoo/llama3-8b.json");
+	double dw = 6 * 4096 * 32 * (h * (q + 2 * kv) + q * h - (h * (h + 2 * 1024) + h * h));
+	double dcore = 3 * 32 * 4096 * (2.0 * 4096 * 32 * (256 + 256 - 128 - 128)); /* L tok 2 s a dd */
+	cr_expect_float_eq(base - model_iteration_flops(ref, 1, 4096), dw + dcore, 1e-6 * base);
+	/* a heads count that does not divide h is fine with a head_dim */
+	model_destroy(m);
+	char *d = tmp_dir(), *p = write_file(d, "m.json",
+		"{\"schema\":\"ddlsim.model\",\"schema_version\":\"1.3\",\"name\":\"x\",\"source\":\"t\","
+		"\"architecture\":\"decoder_transformer\",\"layers\":2,\"hidden_size\":4096,"
+		"\"heads\":40,\"kv_heads\":8,\"head_dim\":96,\"vocab_size\":10}");
+	struct diag dg;
+	diag_init(&dg, NULL);
+	m = model_load(p, &dg);
+	cr_assert_not_null(m, "%s", diag_text(&dg));
+	cr_expect_eq(model_q_width(m), 40 * 96);
+	cr_expect_eq(model_kv_width(m), 8 * 96);
+	diag_finish(&dg);
+	free(p), free(d);
+	model_destroy(m), model_destroy(ref);
+}
+
+Test(model, qk_norm_is_a_norm_of_each_head_of_q_and_k)
+{
+	struct model *a = load_model("models/zoo/llama3-8b.json"), *b = llama3_8b_with("\"qk_norm\": true,");
+	cr_expect_eq(model_params(b) - model_params(a), 32 * 2 * 128);  /* L x (q, k) x d */
+	struct op_list l;
+	op_list_init(&l);
+	workload_block(b, &SHAPE_TP2, WL_ATTN, PASS_FWD, RECOMPUTE_NONE, &l);
+	const struct op *qk = NULL;
+	for (int i = 0; i < l.n; i++)
+		if (!strcmp(l.v[i].name, "qk_norm"))
+			qk = &l.v[i];
+	cr_assert_not_null(qk, "no qk_norm op");
+	cr_expect_eq(qk->row, 128);  /* a row is one head */
+	op_list_finish(&l);
+	op_list_init(&l);
+	workload_block(a, &SHAPE_TP2, WL_ATTN, PASS_FWD, RECOMPUTE_NONE, &l);
+	for (int i = 0; i < l.n; i++)
+		cr_expect_str_neq(l.v[i].name, "qk_norm");
+	op_list_finish(&l);
+	model_destroy(a), model_destroy(b);
+}
+
+Test(model, head_dim_and_qk_norm_refused_with_mla)
+{
+	char *text = test_file_text(src_path("models/zoo/deepseek-v3.json"));
+	char *at = strstr(text, "\"layers\"");
+	cr_assert_not_null(at);
+	char buf[16384];
+	snprintf(buf, sizeof(buf), "%.*s\"head_dim\": 128, \"qk_norm\": true, %s", (int)(at - text), text, at);
+	char *d = tmp_dir(), *p = write_file(d, "m.json", buf);
+	struct diag dg;
+	diag_init(&dg, NULL);
+	cr_assert_null(model_load(p, &dg));
+	cr_expect(strstr(diag_text(&dg), "/head_dim: error: must be left out with \"mla\""), "%s", diag_text(&dg));
+	cr_expect(strstr(diag_text(&dg), "/qk_norm: error: applies to standard attention"), "%s", diag_text(&dg));
+	diag_finish(&dg);
+	free(text), free(p), free(d);
 }
