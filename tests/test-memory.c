@@ -396,3 +396,24 @@ Test(memory, context_parallel_ring_buffers)
 	memory_rank(&in, &o);
 	cr_assert_float_eq(o.recompute_bytes, base, 1e-9 * base, "no CP: no ring");
 }
+
+/* bf16, flash, tp 1, one token: a head_dim of 256 on h 4096 (32 heads,
+ * 8 KV heads) widens Q from 4096 to 8192 and K, V from 1024 to 2048;
+ * the layer saves Q, K, V and the kernel's output, 2 bytes each: 2 x
+ * (4096 + 2 x 1024) + 2 x 4096 = 20,480 bytes more a token; QK-norm
+ * saves q and k before the norm, 2 x (8192 + 2048) more. */
+Test(memory, head_dim_widens_the_saved_attention_tensors)
+{
+	struct model m = gpt();
+	m.kv_heads = 8;
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 1, .tp = 1, .dp = 1, .pp = 1, .layers = 1,
+				     .inflight = 1 };
+	double base = memory_layer_activations(&in);
+	m.head_dim = 256;
+	double wide = memory_layer_activations(&in);
+	cr_expect_eq(wide - base, 2 * (4096 + 2 * 1024) + 2 * 4096);
+	m.qk_norm = true;
+	cr_expect_eq(memory_layer_activations(&in) - wide, 2 * (8192 + 2048));
+}

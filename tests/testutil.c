@@ -336,6 +336,26 @@ struct model *load_model(const char *rel)
 	return m;
 }
 
+struct model *load_model_with(const char *rel, const char *after, const char *extra)
+{
+	char *text = test_file_text(src_path(rel));
+	char *at = strstr(text, after);
+	cr_assert_not_null(at, "%s: no '%s'", rel, after);
+	at += strlen(after);
+	size_t n = strlen(text) + strlen(extra) + 2;
+	char *buf = malloc(n);
+	cr_assert_not_null(buf);
+	snprintf(buf, n, "%.*s %s%s", (int)(at - text), text, extra, at);
+	char *d = tmp_dir(), *p = write_file(d, "m.json", buf);
+	struct diag dg;
+	diag_init(&dg, NULL);
+	struct model *m = model_load(p, &dg);
+	cr_assert_not_null(m, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	free(text), free(buf), free(p), free(d);
+	return m;
+}
+
 struct inputs *load_inputs(const char *model_path, const char *topo_rel)
 {
 	struct diag d;

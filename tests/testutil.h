@@ -82,6 +82,10 @@ void expect_run_error(const char *text, const char *want_fmt);
 struct topology *load_topology(const char *rel);
 /* The model file at rel (below the source tree), asserted to load. */
 struct model *load_model(const char *rel);
+/* The model file at rel with the text extra spliced in after the first
+ * occurrence of after (a key and its value, with its comma), asserted to
+ * load. */
+struct model *load_model_with(const char *rel, const char *after, const char *extra);
 /* The model file at model_path with the topology at topo_rel (below the
  * source tree), priced by the roofline; asserted to load. */
 struct inputs *load_inputs(const char *model_path, const char *topo_rel);
