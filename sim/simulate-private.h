@@ -47,12 +47,6 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 int simulate_describe_cost(const struct inputs *in, const struct plan *pl, struct result *r,
 			   struct diag *d);
 
-/* Whether a folded run of pl on t (exact: folded exactly) folds by
- * classes: "auto", cheaply, on a fat tree of full bisection with a partly
- * filled leaf or pod, whose replicas touching it are simulated whole
- * (fold_partial.c). */
-bool simulate_fold_classes(const struct plan *pl, const struct topology *t, bool exact);
-
 /* What a collective costs the compute beside it (engine.h, interference),
  * from one layer's kernels priced by in's cost source: the share of the
  * compute time in memory-bound kernels into *membound_share, and into
@@ -69,12 +63,14 @@ void simulate_overlap_price(const struct inputs *in, const struct plan *pl, doub
  * representative's aside, into r->whole_replicas (ascending). */
 void simulate_whole_replicas(const struct placement *place, struct result *r);
 
-/* Whether to fold (r->folded, r->fold_reason; *fold, *exact: folded
- * exactly, *advice: static text) for stage 0's program s0
- * (simulate_fold.c says how). Returns 0 or -1 (reported). */
+/* Whether to fold (r->folded, r->fold_reason: why not, for every
+ * refusal; *fold, *exact: folded exactly, *classes: folded by classes,
+ * the replicas touching a fat tree's partly filled leaf or pod simulated
+ * whole (fold_partial.c), *advice: static text) for the stages' programs
+ * progs[pp] (simulate_fold.c says how). Returns 0 or -1 (reported). */
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
-			 const struct program *s0, bool any_distinct, struct result *r, bool *fold,
-			 bool *exact, const char **advice, struct diag *d);
+			 const struct program *progs, bool any_distinct, struct result *r, bool *fold,
+			 bool *exact, bool *classes, const char **advice, struct diag *d);
 
 /* Throughput, FLOPs, MFU/HFU and the MoE figures from the iteration time. */
 void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struct result *r);

@@ -113,7 +113,7 @@ struct job_parts {
  * parameter servers, degraded links, throttling, distinct ranks. */
 static void job_init(struct job_parts *J, const struct inputs *in, const struct plan *pl,
 		     const struct placement *place, const struct programs *P, bool fold, bool exact,
-		     const unsigned char *distinct, const struct engine_observer *obs)
+		     bool classes, const unsigned char *distinct, const struct engine_observer *obs)
 {
 	const struct topology *topo = inputs_topology(in);
 	J->job = (struct engine_job){ .topo = topo, .nodes = pl->nodes, .pl = place,
@@ -155,7 +155,7 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;
 	J->job.distinct = distinct;
-	J->job.fold_partial_tree = fold && simulate_fold_classes(pl, topo, exact);
+	J->job.fold_partial_tree = fold && classes;
 }
 
 /* What a run prepares before the engine starts, and an estimate too:
@@ -185,7 +185,7 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 		   struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
-	bool fold = false, exact = false;
+	bool fold = false, exact = false, classes = false;
 
 	if (placement_init_ep(&x->place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
 			      pl->parallel.pp, pl->parallel.order))
@@ -197,10 +197,11 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	 * differ: cheap folding simulates those replicas whole (fold.c,
 	 * partial folding); exact folding does not fold them */
 	x->distinct = whatif_distinct_ranks(pl, topo, x->place.nranks, &x->any_distinct);
-	if (simulate_fold_decide(in, pl, &x->place, &x->P.progs[0], x->any_distinct, r, &fold, &exact,
-				 &x->fold_advice, d))
+	if (simulate_fold_decide(in, pl, &x->place, x->P.progs, x->any_distinct, r, &fold, &exact,
+				 &classes, &x->fold_advice, d))
 		return -1;
-	job_init(&x->J, in, pl, &x->place, &x->P, fold, exact, x->any_distinct ? x->distinct : NULL, obs);
+	job_init(&x->J, in, pl, &x->place, &x->P, fold, exact, classes,
+		 x->any_distinct ? x->distinct : NULL, obs);
 	return 0;
 }
 
