@@ -235,6 +235,8 @@ Test(parallel, recompute_every_n_layers_recomputes_only_those_layers)
 	cr_assert_lt(re, 0.6 * rfull, "one of the two layers recomputed: %.6g s against %.6g", re, rfull);
 	cr_assert_gt(jnum(r[4], "summary/iteration_time_s"), jnum(r[0], "summary/iteration_time_s"));
 	cr_assert_lt(jnum(r[4], "summary/iteration_time_s"), jnum(r[1], "summary/iteration_time_s"));
+	cr_assert_eq(jnum(r[4], "scenario/parallel/recompute_every_n_layers"), 2);
+	cr_assert_eq(jnum(r[1], "scenario/parallel/recompute_every_n_layers"), 1);
 	for (int i = 0; i < 5; i++)
 		json_decref(r[i]);
 }
