@@ -239,10 +239,11 @@ double memory_dense_layer_activations(const struct mem_rank_input *in)
 
 /* The recomputed layer's tensors (memory.h): its set without recompute
  * less what its checkpoint keeps, the larger of the rank's two kinds of
- * layer; with context parallelism the gathered keys and values. */
+ * layer that has a checkpointed one; with context parallelism the
+ * gathered keys and values. */
 static double recompute_transient(const struct mem_rank_input *in, bool moe, bool dense)
 {
-	if (in->recompute == RECOMPUTE_NONE)
+	if (in->recompute == RECOMPUTE_NONE || (!moe && !dense))
 		return 0;
 	struct mem_rank_input none = *in;
 	none.recompute = RECOMPUTE_NONE;
@@ -271,6 +272,32 @@ static void rank_layers(const struct mem_rank_input *in, double *moe, double *de
 {
 	*moe = model_is_moe(in->model) ? in->layers - in->dense_layers : 0;
 	*dense = in->layers - *moe;
+}
+
+/* Of the rank's layers by kind, those saved as in->recompute says: all,
+ * or under full recompute of every n-th layer (memory.h, "torchtitan's
+ * selective layer policy") floor(L / n), floor(dense / n) of them dense
+ * (the dense layers come first). */
+static void checkpointed_layers(const struct mem_rank_input *in, double lm, double ld, double *cm,
+				double *cd)
+{
+	int n = in->recompute == RECOMPUTE_FULL && in->recompute_every > 1 ? in->recompute_every : 1;
+	*cm = lm, *cd = ld;
+	if (n == 1)
+		return;
+	*cd = floor(ld / n);
+	*cm = floor((lm + ld) / n) - *cd;
+}
+
+/* The activations of n layers of a kind (dense or not), c of them
+ * checkpointed as in->recompute says, the others without recompute. */
+static double kind_activations(const struct mem_rank_input *in, double n, double c, bool dense)
+{
+	if (n <= 0)
+		return 0;
+	struct mem_rank_input none = *in;
+	none.recompute = RECOMPUTE_NONE;
+	return c * layer_activations(in, dense) + (n - c) * layer_activations(&none, dense);
 }
 
 /* Parameters of the largest layer the rank holds, its TP shard (experts
@@ -423,13 +450,13 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	const struct model *m = in->model;
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
-	double lm, ld;
+	double lm, ld, cm, cd;
 
 	memset(o, 0, sizeof(*o));
 	model_states(in, &pr, o);
 	rank_layers(in, &lm, &ld);
-	double acts = (lm > 0 ? lm * layer_activations(in, false) : 0) +
-		      (ld > 0 ? ld * layer_activations(in, true) : 0);
+	checkpointed_layers(in, lm, ld, &cm, &cd);
+	double acts = kind_activations(in, lm, cm, false) + kind_activations(in, ld, cd, true);
 	o->act_per_layer_bytes = in->layers > 0 ? acts / in->layers : memory_layer_activations(in);
 	o->activations_bytes = acts * in->inflight;
 	if (in->has_head && !model_is_vit(m) && m->arch == MODEL_ARCH_DECODER) {
@@ -445,7 +472,7 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 				  in->micro_batch *
 				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : in->tp);
 	if (in->layers > 0)
-		o->recompute_bytes = recompute_transient(in, lm > 0, ld > 0);
+		o->recompute_bytes = recompute_transient(in, cm > 0, cd > 0);
 	reserved(in, dtype_bytes(pr.weight), o);
 	double buf_loss = 0, buf_bwd = 0;
 	if (in->fsdp2)

@@ -101,6 +101,17 @@
  * the mm count; research: T (8 h + 2 h_kv + 2 f) + 4 T a bytes for a
  * Llama layer).
  *
+ * torchtitan's selective layer policy (recompute "full" with
+ * recompute_every n > 1: activation_checkpoint.mode "selective",
+ * selective_ac_option "n"; torchtitan 9dec370 parallelize_llama.py
+ * L277-285 wraps a block in checkpoint_wrapper when the count of blocks
+ * it has seen in the process is a multiple of n, else leaves it bare):
+ * of a rank's L layers floor(L / n) keep their input only and the others
+ * their whole saved set, so a rank saves per micro-batch
+ *   floor(L / n) x the full-recompute layer + (L - floor(L / n)) x the
+ *   layer without recompute,
+ * and the recomputed layer below exists only where one is checkpointed.
+ *
  * The recomputed layer (torch.utils.checkpoint and Megatron's
  * CheckpointFunction recompute one checkpointed layer at a time, lazily,
  * in its backward: torch/utils/checkpoint.py _checkpoint_hook, Megatron
@@ -268,6 +279,10 @@ struct mem_rank_input {
 	bool sp;
 	enum zero_stage zero;
 	enum recompute recompute;
+	int recompute_every;       /* full: only every n-th layer of the rank is checkpointed
+				      (its n-th, 2n-th, ...; the rank's first layers are an MoE
+				      model's dense ones), the others save as without
+				      recompute; 0 or 1: every layer */
 	double layers;             /* transformer layers on this rank (all chunks) */
 	double dense_layers;       /* of which an MoE model's dense first layers
 				      (model.h moe.first_dense_layers); 0: all MoE */

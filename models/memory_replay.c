@@ -53,6 +53,8 @@ struct replay {
 	const struct mem_rank_input *in;
 	const struct mem_anatomy *o;
 	int layers;
+	int every;                    /* every n-th layer checkpointed (memory.h); 1: all */
+	double act_ckpt, act_plain;   /* a checkpointed layer's saved bytes, another's */
 	double n_shard;               /* FSDP shard degree */
 	double u, wb, r;              /* gathered, gradient, reduced bytes per element */
 	double w[MAX_LAYER_TENSORS];  /* a layer's weight tensors (TP shard), elements */
@@ -189,22 +191,40 @@ static int loss(struct replay *r, bool keep_pred)
 	return gw;
 }
 
-/* A layer's forward beyond what it saves: sequence parallelism's
+/* Whether the rank's layer l is checkpointed (memory.h: every n-th). */
+static bool checkpointed(const struct replay *r, int l)
+{
+	return (l + 1) % r->every == 0;
+}
+
+/* Layer l's saved tensors. */
+static int layer_saved(struct replay *r, int l)
+{
+	return rmalloc(r, S_COMPUTE, checkpointed(r, l) ? r->act_ckpt : r->act_plain);
+}
+
+/* Layer l's recomputed set: what a checkpointed layer does not save. */
+static double layer_recomputed(const struct replay *r, int l)
+{
+	return checkpointed(r, l) ? r->o->recompute_bytes : 0;
+}
+
+/* Layer l's forward beyond what it saves: sequence parallelism's
  * gathered input, then its other intermediates (the recomputed set). */
-static void layer_transient(struct replay *r)
+static void layer_transient(struct replay *r, int l)
 {
 	int g = rmalloc(r, S_COMPUTE, r->sp_gather);
-	int t = rmalloc(r, S_COMPUTE, r->o->recompute_bytes);
+	int t = rmalloc(r, S_COMPUTE, layer_recomputed(r, l));
 	ptalloc_free(r->a, g);
 	ptalloc_free(r->a, t);
 }
 
-/* A layer's backward: the recomputed tensors (with the gathered input)
+/* Layer l's backward: the recomputed tensors (with the gathered input)
  * while its 16-bit weight gradients are made; returns those. */
-static int layer_backward(struct replay *r)
+static int layer_backward(struct replay *r, int l)
 {
 	int g = rmalloc(r, S_COMPUTE, r->sp_gather);
-	int re = rmalloc(r, S_COMPUTE, r->o->recompute_bytes);
+	int re = rmalloc(r, S_COMPUTE, layer_recomputed(r, l));
 	int grad = rmalloc(r, S_COMPUTE, r->wb * r->layer_params);
 	ptalloc_free(r->a, g);
 	ptalloc_free(r->a, re);
@@ -241,7 +261,6 @@ out:
 
 static void step(struct replay *r, bool first)
 {
-	const struct mem_anatomy *o = r->o;
 	int L = r->layers;
 	int *saved = r->act;          /* one micro-batch's layers (m = 1) */
 
@@ -254,8 +273,8 @@ static void step(struct replay *r, bool first)
 	int root = unshard_forward(r, r->root_params), last = -1;
 	for (int l = 0; l < L; l++) {
 		int w = unshard_forward(r, r->layer_params);
-		saved[l] = rmalloc(r, S_COMPUTE, o->act_per_layer_bytes);
-		layer_transient(r);
+		saved[l] = layer_saved(r, l);
+		layer_transient(r, l);
 		if (l < L - 1)
 			ptalloc_free(r->a, w);
 		else
@@ -276,7 +295,7 @@ static void step(struct replay *r, bool first)
 			ptalloc_free(r->a, ahead);
 			ahead = l > 0 ? gather(r, r->layer_params) : -1;
 		}
-		int g = layer_backward(r);
+		int g = layer_backward(r, l);
 		ptalloc_free(r->a, saved[l]);
 		ptalloc_free(r->a, w);              /* reshard after backward */
 		r->grad[l] = reduce(r, g, r->layer_params);
@@ -299,16 +318,16 @@ static void step(struct replay *r, bool first)
  * at once: 1F1B runs a last stage's backward right after its forward). */
 static void pipe_forward(struct replay *r, int j)
 {
-	const struct mem_anatomy *o = r->o;
 	int L = r->layers;
 	if (j == 0)
 		r->weights[L] = r->root_params > 0 ? unshard_forward(r, r->root_params) : -1;
 	for (int l = 0; l < L; l++) {
 		if (j == 0)
 			r->weights[l] = unshard_forward(r, r->layer_params);
-		bool is_recv = l == 0 && !r->first_stage && r->in->recompute == RECOMPUTE_FULL;
-		r->act[j * L + l] = is_recv ? -1 : rmalloc(r, S_COMPUTE, o->act_per_layer_bytes);
-		layer_transient(r);
+		bool is_recv = l == 0 && !r->first_stage && r->in->recompute == RECOMPUTE_FULL &&
+			       checkpointed(r, 0);
+		r->act[j * L + l] = is_recv ? -1 : layer_saved(r, l);
+		layer_transient(r, l);
 	}
 	if (j == 0) {
 		ptalloc_free(r->a, r->ag_held);
@@ -338,7 +357,7 @@ static void pipe_backward(struct replay *r, int j)
 	if (r->last_stage)
 		ptalloc_free(r->a, r->head[j]);
 	for (int l = L - 1; l >= 0; l--) {
-		int g = layer_backward(r);
+		int g = layer_backward(r, l);
 		ptalloc_free(r->a, r->act[j * L + l]);
 		if (j == 0)
 			r->acc[l] = rmalloc(r, S_COMPUTE, r->r * r->layer_params);
@@ -435,6 +454,16 @@ static void replay_sizes(struct replay *r, const struct mem_rank_input *in, cons
 	double a = dtype_bytes(pr.activation), tokens = in->micro_batch * in->seq;
 
 	r->layers = (int)ceil(in->layers);
+	/* torchtitan's selective layer policy (memory.h): the two kinds of
+	 * layer, each as memory.c counts it; all alike, the mean */
+	r->every = in->recompute == RECOMPUTE_FULL && in->recompute_every > 1 ? in->recompute_every : 1;
+	r->act_ckpt = r->act_plain = o->act_per_layer_bytes;
+	if (r->every > 1 && r->every <= r->layers) {
+		struct mem_rank_input none = *in;
+		none.recompute = RECOMPUTE_NONE;
+		r->act_ckpt = memory_dense_layer_activations(in);
+		r->act_plain = memory_dense_layer_activations(&none);
+	}
 	r->n_shard = in->dp < 1 ? 1 : in->dp;
 	r->wb = dtype_bytes(pr.weight);
 	r->u = pr.fp8 && in->fp8_params ? 1 : r->wb;

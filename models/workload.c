@@ -752,6 +752,14 @@ static double sac_op_flops(const struct model *m, const struct wl_shape *s)
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples)
 {
+	double Ld = model_is_moe(m) ? (double)(m->layers - model_moe_layers(m)) : 0;
+	return workload_iteration_flops_layers(m, shp, rc, samples, (double)m->layers, Ld);
+}
+
+double workload_iteration_flops_layers(const struct model *m, const struct wl_shape *shp,
+				       enum recompute rc, double samples, double rc_layers,
+				       double rc_dense_layers)
+{
 	struct wl_shape s = *shp, d;
 	s.tp = 1;  /* the whole model */
 	s.sp = false;
@@ -785,7 +793,7 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 		g = Ld > 0 ? block_flops(m, &d, WL_MLP, PASS_FWD, RECOMPUTE_NONE) : 0;
 		if (a < 0 || b < 0 || g < 0)
 			return -1;
-		per_mb += L * (a + b) + Ld * (g - b);
+		per_mb += rc_layers * (a + b) + rc_dense_layers * (g - b);
 	} else if (rc == RECOMPUTE_SELECTIVE_OP) {
 		double r = sac_op_flops(m, &s), rd = Ld > 0 ? sac_op_flops(m, &d) : 0;
 		if (r < 0 || rd < 0)

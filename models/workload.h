@@ -122,6 +122,12 @@ int workload_block(const struct model *m, const struct wl_shape *shp,
  * exactly. Returns -1 where workload_block() fails. */
 double workload_iteration_flops(const struct model *m, const struct wl_shape *shp,
 				enum recompute rc, double samples);
+/* As workload_iteration_flops() with full recompute of rc_layers of the
+ * model's layers only, rc_dense_layers of them an MoE model's dense first
+ * layers (the other modes recompute in every layer). */
+double workload_iteration_flops_layers(const struct model *m, const struct wl_shape *shp,
+				       enum recompute rc, double samples, double rc_layers,
+				       double rc_dense_layers);
 
 /* The routing of an MoE model under s (s->ep ranks; the model's routing
  * unless s->moe_override). A dense model gives a balanced, dropless

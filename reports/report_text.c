@@ -103,11 +103,14 @@ static void print_setup(const struct result *r, FILE *f)
 			g->stage_lo, g->stage_hi, g->compute_s, g->worst_total_bytes / 1e9,
 			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
 	}
-	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s\n",
+	char every[32] = "";
+	if (sc->parallel.recompute == RECOMPUTE_FULL && sc->parallel.recompute_every > 1)
+		snprintf(every, sizeof(every), " (every %d layers)", sc->parallel.recompute_every);
+	fprintf(f, "plan         dp=%d tp=%d pp=%d%s zero=%d schedule=%s v=%d recompute=%s%s\n",
 		sc->parallel.dp, sc->parallel.tp, sc->parallel.pp, sc->parallel.sp ? " sp" : "",
 		(int)sc->parallel.zero,
 		schedule_registry[sc->parallel.schedule].name, sc->parallel.interleave,
-		recompute_name(sc->parallel.recompute));
+		recompute_name(sc->parallel.recompute), every);
 	if (sc->parallel.cp > 1)
 		fprintf(f, "context      cp=%d (%s), gradients over dp x cp = %d ranks\n", sc->parallel.cp,
 			plan_cp_comm_names[sc->parallel.cp_comm], sc->parallel.dp * sc->parallel.cp);

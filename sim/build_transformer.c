@@ -272,6 +272,7 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 double build_transformer_hardware_flops(const struct inputs *in, const struct plan *pl)
 {
 	struct wl_shape shp = plan_wl_shape(pl);
-	return workload_iteration_flops(inputs_model(in), &shp, pl->parallel.recompute,
-					(double)pl->training.global_batch);
+	double dense, layers = plan_recomputed_model_layers(pl, inputs_model(in), &dense);
+	return workload_iteration_flops_layers(inputs_model(in), &shp, pl->parallel.recompute,
+					       (double)pl->training.global_batch, layers, dense);
 }

@@ -491,6 +491,16 @@ void builder_forward(struct builder *b, int mb, int chunk)
 		b->pg.done[chunk] = 1;
 }
 
+/* Layers the rank holds in chunks before chunk: where the chunk's first
+ * layer stands in plan_layer_recomputed()'s count. */
+static int rank_layers_before(const struct builder *b, int chunk)
+{
+	int n = 0, first;
+	for (int c = 0; c < chunk; c++)
+		n += builder_vstage_layers(b, c * b->pp + b->stage, b->pp * b->v, &first);
+	return n;
+}
+
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 {
 	const struct plan *pl = b->pl;
@@ -518,12 +528,13 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		if (!b->fsdp2)  /* FSDP2: in the final callback */
 			builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
 	}
+	int before = rank_layers_before(b, chunk);
 	for (int l = nl - 1; l >= 0; l--) {
 		set_layer(b, first + l);
 		k = &b->lk->bk;
 		zero3_gather(b, CAT_BACKWARD, mb, chunk);
 		host_fetch(b);
-		if (pl->parallel.recompute == RECOMPUTE_FULL)
+		if (pl->parallel.recompute == RECOMPUTE_FULL && plan_layer_recomputed(pl, before + l))
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
 			     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;

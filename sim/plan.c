@@ -37,6 +37,7 @@ void plan_init(struct plan *p)
 	p->parallel.schedule = SCHED_1F1B;
 	p->parallel.zero = ZERO_0;
 	p->parallel.recompute = RECOMPUTE_NONE;
+	p->parallel.recompute_every = 1;
 	snprintf(p->parallel.order, sizeof(p->parallel.order), "tp,cp,dp,pp");
 	p->training.micro_batch = 1;
 	p->training.precision = DTYPE_BF16;
@@ -352,12 +353,46 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 	return vstage_count(p, model_layers, vs, nv);
 }
 
+bool plan_layer_recomputed(const struct plan *p, int k)
+{
+	if (p->parallel.recompute != RECOMPUTE_FULL)
+		return p->parallel.recompute != RECOMPUTE_NONE;
+	int every = p->parallel.recompute_every > 1 ? p->parallel.recompute_every : 1;
+	return (k + 1) % every == 0;
+}
+
+double plan_recomputed_model_layers(const struct plan *p, const struct model *m, double *dense)
+{
+	int v = p->parallel.schedule == SCHED_INTERLEAVED ? p->parallel.interleave : 1;
+	int pp = p->parallel.pp > 1 ? p->parallel.pp : 1, nv = pp * v, first;
+	long nd = model_is_moe(m) ? m->layers - model_moe_layers(m) : 0;
+	double n = 0;
+	*dense = (double)nd;
+	/* every layer; or a split plan_check refuses (vstage_layers not pp x v) */
+	if (p->parallel.recompute != RECOMPUTE_FULL || p->parallel.recompute_every <= 1 ||
+	    (p->parallel.nvstage_layers && p->parallel.nvstage_layers != nv))
+		return (double)m->layers;
+	*dense = 0;
+	for (int s = 0; s < pp; s++)
+		for (int c = 0, k = 0; c < v; c++) {
+			int nl = plan_vstage_layers(p, m->layers, c * pp + s, nv, &first);
+			for (int l = 0; l < nl; l++, k++)
+				if (plan_layer_recomputed(p, k)) {
+					n++;
+					*dense += first + l < nd;
+				}
+		}
+	return n;
+}
+
 void plan_describe(const struct plan *p, char *buf, size_t n)
 {
-	char v[16] = "";
+	char v[16] = "", every[24] = "";
 	if (p->parallel.schedule == SCHED_INTERLEAVED)
 		snprintf(v, sizeof(v), "v%d", p->parallel.interleave);
-	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s %s", p->parallel.tp, p->parallel.pp, v,
+	if (p->parallel.recompute == RECOMPUTE_FULL && p->parallel.recompute_every > 1)
+		snprintf(every, sizeof(every), "/%d", p->parallel.recompute_every);
+	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
 		 p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
-		 recompute_name(p->parallel.recompute), p->parallel.sp ? " sp" : "", p->parallel.order);
+		 recompute_name(p->parallel.recompute), every, p->parallel.sp ? " sp" : "", p->parallel.order);
 }

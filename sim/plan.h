@@ -37,6 +37,8 @@
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
  *   interleave         -        1             model chunks per rank (interleaved)
  *   recompute          -        none          none | selective | full
+ *   recompute_every    layers   1             full recompute of every n-th layer a rank
+ *                                             holds, the others not (plan_layer_recomputed)
  *   order              -        "tp,cp,dp,pp" rank order, innermost first (placement.h; may
  *                                             name ep, else ep goes right before dp)
  *   stage_layers       layers   even split    layers of each stage when nstage_layers = pp
@@ -278,6 +280,7 @@ struct plan_parallel {
 	enum sched_kind schedule;
 	int interleave;
 	enum recompute recompute;
+	int recompute_every;            /* full: every n-th layer of a rank (1: all) */
 	char order[16];
 	int nstage_layers;              /* 0 = even split, else pp */
 	int stage_layers[PLAN_MAX_STAGES];
@@ -461,7 +464,8 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
 
 /* The plan's parallel layout in one line for tables and messages, as
  * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
- * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage). */
+ * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage; "full/2": full
+ * recompute of every second layer). */
 void plan_describe(const struct plan *p, char *buf, size_t n);
 
 /* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */
@@ -473,6 +477,18 @@ long plan_microbatches(const struct plan *p);
  * the rest split evenly) split over its chunks; else as even as possible
  * over the nv virtual stages with the remainder on the first ones. */
 int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first);
+
+/* Whether the k-th transformer layer a rank holds (from 0, counted over
+ * its chunks in order) is recomputed in its backward: every layer under
+ * selective and selective-op; under full, the n-th, 2n-th, ... with n =
+ * recompute_every (torchtitan's selective layer policy: apply_ac counts
+ * the blocks it wraps in one process and checkpoints those whose count
+ * is a multiple of n, torchtitan 9dec370 parallelize_llama.py L277-285). */
+bool plan_layer_recomputed(const struct plan *p, int k);
+
+/* Over the whole model (each pipeline stage counting its own layers):
+ * the layers recomputed, *dense of them an MoE model's dense first ones. */
+double plan_recomputed_model_layers(const struct plan *p, const struct model *m, double *dense);
 
 /* Name tables for the plan's enums, NULL-terminated, in enum order (the
  * loaders and the reports read these). */

@@ -705,6 +705,10 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_whatifs(p, in, gpus, f, d);
 	check_stack(p, m, f, d);
 	check_finetune(p, f, d);
+	if (p->parallel.recompute_every > 1 && p->parallel.recompute != RECOMPUTE_FULL)
+		diag_err(d, f, "/parallel/recompute_every_n_layers", "applies to recompute \"full\" (the layers "
+			 "it picks are checkpointed whole), got recompute \"%s\"",
+			 recompute_name(p->parallel.recompute));
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, t, gpus, f, d);
 		return diag_count(d) - before;
@@ -765,7 +769,9 @@ int plan_check_train_time(const struct plan *p, const struct inputs *in, const c
 		peak = fmax(peak, p->group[g].gpu.peak_flops[p->training.precision]);
 	long gpus = plan_gpus(p, in);
 	struct wl_shape shp = plan_wl_shape(p);
-	double flops = workload_iteration_flops(m, &shp, p->parallel.recompute, (double)p->training.global_batch);
+	double dense, layers = plan_recomputed_model_layers(p, m, &dense);
+	double flops = workload_iteration_flops_layers(m, &shp, p->parallel.recompute,
+						       (double)p->training.global_batch, layers, dense);
 	double iter_tokens = (double)p->training.global_batch * (double)p->training.seq;
 	if (!(peak > 0) || !(flops > 0) || gpus < 1)
 		return 0;

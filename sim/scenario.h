@@ -87,6 +87,13 @@
  *                                                                selective-op (torchtitan's per-op
  *                                                                policy, models/workload.h; dense
  *                                                                decoders)
+ *   parallel.recompute_every_n_layers
+ *                                 int      layers  1             with recompute full: only every n-th
+ *                                                                layer a rank holds (its n-th, 2n-th,
+ *                                                                ...) is checkpointed, the others keep
+ *                                                                their saved set (torchtitan's
+ *                                                                selective_ac_option "n"; n above the
+ *                                                                rank's layers: none)
  *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
  *                                                                may be left out: right after tp; ep
  *                                                                may be named, else right before dp)

@@ -153,6 +153,7 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 	e = RECOMPUTE_NONE;
 	jobj_enum(&jo, "recompute", rc_names, &e, 0);
 	s->parallel.recompute = e;
+	jobj_int_at_most(&jo, "recompute_every_n_layers", 1, INT_MAX, "layers", &s->parallel.recompute_every);
 	const char *ord;
 	if (jobj_str(&jo, "order", &ord, 0) == 1) {
 		struct placement pl;

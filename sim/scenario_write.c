@@ -188,6 +188,8 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "interleave", json_integer(q->interleave));
 	if (q->recompute != RECOMPUTE_NONE)
 		put(o, "recompute", json_string(rc_names[q->recompute]));
+	if (q->recompute_every > 1)
+		put(o, "recompute_every_n_layers", json_integer(q->recompute_every));
 	if (strcmp(q->order, "tp,cp,dp,pp"))
 		put(o, "order", json_string(q->order));
 	if (q->nstage_layers)

@@ -417,3 +417,49 @@ Test(memory, head_dim_widens_the_saved_attention_tensors)
 	m.qk_norm = true;
 	cr_expect_eq(memory_layer_activations(&in) - wide, 2 * (8192 + 2048));
 }
+
+/* torchtitan's selective layer policy (recompute full, every n-th layer
+ * of the rank): n = 1 is full recompute, n above the rank's layers is no
+ * recompute, and n = 2 of an eager Llama layer's 32 keeps 16 layer
+ * inputs (2 T h) and 16 whole saved sets, with one layer's recomputed
+ * tensors (the saved set less its input) at the backward's peak. */
+Test(memory, every_nth_layer_checkpoint_lies_between_none_and_full)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	double T = 4096, h = 4096, f = 14336, a = 32, L = 32;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = T, .tp = 1, .dp = 8, .zero = ZERO_3, .layers = L,
+				     .inflight = 1, .has_embedding = true, .has_head = true, .loss_Bpl = 12,
+				     .rmsnorm_extra_Bpe = 4, .repeat_kv = true, .microbatches = 1 };
+	struct mem_anatomy none, full, o;
+	memory_rank(&in, &none);
+	in.recompute = RECOMPUTE_FULL;
+	memory_rank(&in, &full);
+	in.recompute_every = 1;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.activations_bytes, full.activations_bytes, 1e-9 * full.activations_bytes);
+	cr_assert_float_eq(o.recompute_bytes, full.recompute_bytes, 1e-9 * full.recompute_bytes);
+	cr_assert_float_eq(o.total_bytes, full.total_bytes, 1e-9 * full.total_bytes);
+	in.recompute_every = 33;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.activations_bytes, none.activations_bytes, 1e-9 * none.activations_bytes);
+	cr_assert_float_eq(o.recompute_bytes, 0, 1e-9);
+	cr_assert_float_eq(o.total_bytes, none.total_bytes, 1e-9 * none.total_bytes);
+
+	in.recompute_every = 2;
+	memory_rank(&in, &o);
+	double eager = T * (8 * h + 2 * 3 * h + 2 * h + 4 * a + 6 * f + 2 * 4 * h);  /* as above */
+	double head = T * h * (2 + 2 + 4);       /* the head's input, the final norm's tensors */
+	double want = 16 * 2 * T * h + 16 * eager + head;
+	cr_assert_float_eq(o.activations_bytes, want, 1e-9 * want, "%.6g against %.6g", o.activations_bytes,
+			   want);
+	cr_assert_float_eq(o.recompute_bytes, eager - 2 * T * h, 1e-9 * eager);
+	cr_assert_gt(o.total_bytes, full.total_bytes);
+	cr_assert_lt(o.total_bytes, none.total_bytes);
+	/* 31 layers: the 2nd, 4th, ... 30th, 15 of them */
+	in.layers = 31;
+	memory_rank(&in, &o);
+	want = 15 * 2 * T * h + 16 * eager + head;
+	cr_assert_float_eq(o.activations_bytes, want, 1e-9 * want);
+}

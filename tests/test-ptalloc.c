@@ -242,3 +242,60 @@ Test(ptalloc, pipeline_stage_keeps_buffers_accumulators_and_weights)
 	memory_rank(&in, &o);
 	cr_assert_float_eq(o.caching_bytes, 0, 1e-9);
 }
+
+/* The replay under torchtitan's selective layer policy: every layer
+ * checkpointed (n = 1) replays as full recompute, none (n above the
+ * layers) as no recompute, every second layer in between; on a pipeline
+ * stage after the first, the first layer's input is the receive buffer
+ * only where that layer is checkpointed. */
+Test(ptalloc, every_nth_layer_checkpoint_replays_between_none_and_full)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+				     .zero = ZERO_3, .layers = 32, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
+				     .rmsnorm_extra_Bpe = 4, .repeat_kv = true, .expandable_segments = true,
+				     .reserve_fraction = 0.02 };
+	struct mem_anatomy none, full, o;
+	memory_rank(&in, &none);
+	in.recompute = RECOMPUTE_FULL;
+	memory_rank(&in, &full);
+	cr_assert_gt(none.caching_bytes, 0, "replayed");
+	in.recompute_every = 1;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.allocator_bytes, full.allocator_bytes, 1e-9 * full.allocator_bytes);
+	in.recompute_every = 33;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.allocator_bytes, none.allocator_bytes, 1e-9 * none.allocator_bytes);
+	in.recompute_every = 2;
+	memory_rank(&in, &o);
+	cr_assert_gt(o.allocator_bytes, full.allocator_bytes, "%.2f GiB against full's %.2f",
+		     o.allocator_bytes / 1073741824.0, full.allocator_bytes / 1073741824.0);
+	cr_assert_lt(o.allocator_bytes, none.allocator_bytes, "%.2f GiB against none's %.2f",
+		     o.allocator_bytes / 1073741824.0, none.allocator_bytes / 1073741824.0);
+	/* at the loss the 16 checkpointed layers hold their inputs and the
+	 * 16 others their whole sets */
+	struct mem_replay rp;
+	cr_assert(memory_replay(&in, &o, &rp));
+	cr_assert_geq(rp.allocated_peak, 16 * 2 * 4096 * 4096.0 + 16 * (o.recompute_bytes + 2 * 4096 * 4096.0));
+	/* a pipeline's last stage (its first layer's input is the receive
+	 * buffer only where that layer is checkpointed): n = 1 as full, n
+	 * above its 16 layers as none */
+	static const bool order[] = { true, false };
+	in.pp = 2, in.zero = ZERO_2, in.has_embedding = false, in.order_fwd = order, in.order_n = 2;
+	in.layers = 16;
+	struct mem_anatomy pn, pf;
+	in.recompute = RECOMPUTE_NONE, in.recompute_every = 0;
+	memory_rank(&in, &pn);
+	in.recompute = RECOMPUTE_FULL;
+	memory_rank(&in, &pf);
+	in.recompute_every = 1;
+	memory_rank(&in, &o);
+	cr_assert_gt(pf.caching_bytes, 0, "replayed");
+	cr_assert_float_eq(o.allocator_bytes, pf.allocator_bytes, 1e-9 * pf.allocator_bytes);
+	in.recompute_every = 17;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.allocator_bytes, pn.allocator_bytes, 1e-9 * pn.allocator_bytes);
+}

@@ -138,6 +138,20 @@ Test(scenario, integers_beyond_int_are_refused_not_truncated)
 	expect_run_error(t, "%s: /nodes: error: must be <= 2147483647, got 4294967298\n");
 }
 
+Test(scenario, recompute_every_n_layers_is_a_positive_layer_count_under_full)
+{
+	char *s = scenario("\"dp\": 16, \"recompute\": \"full\", \"recompute_every_n_layers\": 0", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_every_n_layers: error: must be >= 1, got 0\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"full\", \"recompute_every_n_layers\": \"2\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_every_n_layers: error: expected an integer, got string\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"selective\", \"recompute_every_n_layers\": 2", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_every_n_layers: error: applies to recompute \"full\" (the "
+			 "layers it picks are checkpointed whole), got recompute \"selective\"\n");
+	s = scenario("\"dp\": 16, \"recompute_every_n_layers\": 2", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_every_n_layers: error: applies to recompute \"full\" (the "
+			 "layers it picks are checkpointed whole), got recompute \"none\"\n");
+}
+
 Test(scenario, tiny_gradient_buckets_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"communication\": {\"bucket_MB\": 1e-9}", NULL);
