@@ -56,6 +56,18 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
 	return fmin(e, EFF_CAP);
 }
 
+double attention_window_ratio(double s, double w)
+{
+	if (w <= 0 || w >= s || s <= 0)
+		return 1;
+	return (s * w - w * w / 2) / (s * s / 2);
+}
+
+double attention_window_seq(double s, double w)
+{
+	return s * attention_window_ratio(s, w);
+}
+
 double attention_grid_factor(long sms, bool causal, double bh, double s)
 {
 	if (sms <= 0 || bh <= 0 || s <= 0)

@@ -80,6 +80,20 @@ double attention_flops(enum attention a, bool causal, bool bwd, double bh,
 double attention_flops_qkv(enum attention a, bool causal, bool bwd, double bh,
 			   double s, double dqk, double dv);
 
+/* Sliding-window attention (model.h sliding_window): a causal flash
+ * kernel given a window w (FlashAttention-2/3's window_size = (w - 1, 0),
+ * cuDNN's sliding_window_length) skips the key tiles outside the band, so
+ * a sequence of s tokens holds s w - w^2 / 2 query-key pairs where the
+ * full causal kernel holds s^2 / 2 (the FLOPs convention above; w >= s is
+ * the full kernel). attention_window_ratio() is the ratio of the two, by
+ * which the kernel's FLOPs and bytes-free time scale; attention_window_seq()
+ * the causal length with the same keys per query row, 2 (s w - w^2/2) / s,
+ * at which its efficiency is taken (the efficiency follows the keys a row
+ * sees, s' above). Eager attention builds the whole masked s x s score
+ * matrix: no window applies to it. */
+double attention_window_ratio(double s, double w);
+double attention_window_seq(double s, double w);
+
 /* Fraction of the 16-bit peak the flash kernel of backend be reaches on g
  * (formulas above); 0 if g has no flash kernel. */
 double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool bwd,

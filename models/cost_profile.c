@@ -76,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "profile.h"
 
 #define NEIGHBOURS 8
@@ -435,7 +436,9 @@ static double attn_time(const struct cost_profile *cp, const struct op *op)
 {
 	const struct profile_attn *best = NULL;
 	double bd = 0, lo[2] = { INFINITY, INFINITY }, hi[2] = { 0, 0 };
-	double bh = op->batch > 1 ? op->batch : 1, x[2] = { log(op->m), log(bh) };
+	/* a windowed kernel at the causal length of its keys per row (attention.h) */
+	double s = op->window > 0 ? attention_window_seq(op->m, op->window) : op->m;
+	double bh = op->batch > 1 ? op->batch : 1, x[2] = { log(s), log(bh) };
 
 	for (int i = 0; i < cp->prof->nattn; i++) {
 		const struct profile_attn *a = &cp->prof->attn[i];

@@ -95,8 +95,8 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 		double emax = gpu_gemm_eff_max_lib(g, op->dtype, op->lib);
 		if (op->kind == OP_ATTN) {
 			enum attn_backend be = op->backend[g->compute_capability >= 9];
-			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD,
-							op->m, op->k, op->causal);
+			double s = op->window > 0 ? attention_window_seq(op->m, op->window) : op->m;
+			double fe = attention_flash_eff(g, be, op->pass == PASS_BWD, s, op->k, op->causal);
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);

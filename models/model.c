@@ -4,6 +4,7 @@
 
 #include "bug.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,10 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	bool kv_given, ffn_given = load_layers(jo, m, &kv_given);
 	bool hd_given = jobj_int(jo, "head_dim", &m->head_dim, 1, 0) == 1;
 	jobj_bool(jo, "qk_norm", &m->qk_norm, 0);
+	jobj_int(jo, "sliding_window", &m->sliding_window, 1, 0);
+	if (jobj_int(jo, "global_every", &m->global_every, 1, 0) == 1 && !m->sliding_window)
+		jobj_err(jo, "global_every", "needs sliding_window (the layers between are windowed)");
+	jobj_bool(jo, "attention_sinks", &m->attention_sinks, 0);
 	load_moe(jo, m);
 	load_mla(jo, m, kv_given);
 	if (model_is_mla(m) && hd_given)
@@ -348,6 +353,21 @@ long model_head_dim(const struct model *m)
 	return m->heads ? m->hidden / m->heads : 0;
 }
 
+bool model_layer_slides(const struct model *m, long layer)
+{
+	if (m->sliding_window <= 0)
+		return false;
+	return m->global_every <= 0 || (layer + 1) % m->global_every != 0;
+}
+
+long model_sliding_layers_in(const struct model *m, long first, long n)
+{
+	long k = 0;
+	for (long i = first; i < first + n; i++)
+		k += model_layer_slides(m, i);
+	return k;
+}
+
 double model_q_width(const struct model *m)
 {
 	return (double)m->heads * (double)model_qk_head_dim(m);
@@ -404,7 +424,8 @@ double model_attn_params(const struct model *m)
 	if (!model_is_mla(m)) {
 		double q = model_q_width(m), kv = model_kv_width(m);
 		double qk_norm = m->qk_norm ? 2 * (double)model_head_dim(m) : 0;
-		return h * (q + 2 * kv) + q * h + (m->bias ? (q + 2 * kv) + h : 0) + qk_norm;
+		double sinks = m->attention_sinks ? (double)m->heads : 0;
+		return h * (q + 2 * kv) + q * h + (m->bias ? (q + 2 * kv) + h : 0) + qk_norm + sinks;
 	}
 	const struct model_mla *a = &m->mla;
 	double heads = (double)m->heads, ql = (double)a->q_lora, kl = (double)a->kv_lora;
@@ -620,10 +641,13 @@ static double transformer_iteration_flops(const struct model *m, double batch, d
 			    fm * ((double)c->top_k * (double)c->expert_ffn +
 				  (double)c->shared_experts * (double)c->shared_ffn));
 	}
-	/* QK^T and AV per token, full s x s: 2 s a (d_qk + d_v) */
-	double attn = 2 * seq * (double)m->heads *
-		      (double)(model_qk_head_dim(m) + model_v_head_dim(m));
-	double fwd = tok * ((L - Lm) * dense + Lm * moe + L * attn + 2 * h * (double)m->vocab);
+	/* QK^T and AV per token, full s x s: 2 s a (d_qk + d_v); a sliding
+	 * layer's query sees min(s, w) keys in the same convention */
+	double per_key = 2 * (double)m->heads * (double)(model_qk_head_dim(m) + model_v_head_dim(m));
+	double Ls = (double)model_sliding_layers_in(m, 0, m->layers);
+	double span = m->sliding_window > 0 ? fmin(seq, (double)m->sliding_window) : seq;
+	double attn = per_key * ((L - Ls) * seq + Ls * span);
+	double fwd = tok * ((L - Lm) * dense + Lm * moe + attn + 2 * h * (double)m->vocab);
 	return 3 * fwd;
 }
 

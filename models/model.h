@@ -25,6 +25,20 @@
  *   qk_norm                bool     -      false       a norm (the model's kind) over each head's
  *                                                      d of q and of k before RoPE, weights of d
  *                                                      each (Qwen3, Gemma 3)
+ *   sliding_window         int      tokens 0           sliding-window attention: a query sees at
+ *                                                      most this many keys, itself and those
+ *                                                      before it (HF sliding_window; Mistral 7B
+ *                                                      v0.1 4096, Gemma 2 4096, Gemma 3 1024,
+ *                                                      GPT-OSS 128); 0 = full attention
+ *   global_every           int      -      0           with sliding_window: every n-th layer
+ *                                                      (the n-th, 2n-th, ...) attends to all keys,
+ *                                                      the others through the window (HF
+ *                                                      layer_types; Gemma 2 and GPT-OSS 2, Gemma 3
+ *                                                      6); 0 = every layer slides
+ *   attention_sinks        bool     -      false       a learned logit per head in every softmax
+ *                                                      denominator (GPT-OSS: heads weights a
+ *                                                      layer; no time: the kernel adds it to its
+ *                                                      row sums)
  *   ffn_size               int      -      4h          MLP inner size
  *   activation             string   -      "gelu"      "gelu" (2 GEMMs) or "swiglu" (3 GEMMs)
  *   norm                   string   -      "layernorm" "layernorm" or "rmsnorm"
@@ -192,6 +206,9 @@ struct model {
 	long kv_heads;
 	long head_dim;              /* 0: hidden / heads */
 	bool qk_norm;               /* RMSNorm on each head's q and k */
+	long sliding_window;        /* keys a query sees at most; 0 = all */
+	long global_every;          /* with a window: every n-th layer full; 0 = none */
+	bool attention_sinks;       /* a learned logit per head */
 	long ffn;
 	long vocab;
 	bool tied_embeddings;
@@ -227,6 +244,12 @@ long model_head_dim(const struct model *m);
 double model_q_width(const struct model *m);
 double model_kv_width(const struct model *m);
 double model_attn_out_width(const struct model *m);
+
+/* True where layer (0-based) attends through the sliding window
+ * (sliding_window > 0 and the layer is not one of every global_every-th). */
+bool model_layer_slides(const struct model *m, long layer);
+/* Layers of n from index first (0-based) that slide. */
+long model_sliding_layers_in(const struct model *m, long first, long n);
 
 /* True if the model's attention is multi-head latent attention. */
 bool model_is_mla(const struct model *m);

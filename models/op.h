@@ -35,6 +35,8 @@ struct op {
 	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
 	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */
 	bool causal;            /* OP_ATTN: causal mask (tiles above the diagonal skipped) */
+	double window;          /* OP_ATTN, causal: keys a query sees at most (sliding-window
+				   attention, attention.h); 0 = all before it */
 	enum gemm_lib lib;      /* OP_GEMM: the library that runs it (the stack's; gpu.h) */
 	enum attn_backend backend[2]; /* OP_ATTN: the fused kernel that runs it, compute
 				   capability < 9 and >= 9 (wl_shape) */

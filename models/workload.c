@@ -228,6 +228,10 @@ static void attention_core(struct emitter *e, const struct model *m,
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
 		op.flops = attention_flops_qkv(ATTN_FLASH, causal, bwd, bh, sq, dqk, dv);
+		if (s->sliding && causal && m->sliding_window > 0 && m->sliding_window < sq) {
+			op.window = (double)m->sliding_window;
+			op.flops *= attention_window_ratio(sq, op.window);
+		}
 		/* fwd: read Q K V, write O and the fp32 log-sum-exp; bwd: read
 		 * Q K V O dO and the LSE, write dQ dK dV (Q, K of dqk, V, O of dv) */
 		double qkvo = (dqk + dv) * B * (bwd ? 4 : 2);

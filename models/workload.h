@@ -103,6 +103,8 @@ struct wl_shape {
 				   moe.first_dense_layers): the MLP block is the
 				   dense one of ffn_size, no router, no experts */
 	struct wl_grad_path grad; /* zeroed: ZeRO 0, one rank, one micro-batch */
+	bool sliding;           /* a layer that attends through the model's sliding
+				   window (model.h sliding_window; flash only) */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE

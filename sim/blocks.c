@@ -141,7 +141,7 @@ static int price_block(const struct plan *pl, const struct model *m, struct cost
 
 /* The blocks of a layer, an MoE model's dense first layer where dense. */
 static int price_layer(const struct plan *pl, const struct model *m, struct cost *cost,
-		       bool dense, struct blocks *bk)
+		       bool dense, bool sliding, struct blocks *bk)
 {
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct host_issue h = plan_host_issue(pl);
@@ -149,6 +149,7 @@ static int price_layer(const struct plan *pl, const struct model *m, struct cost
 	double scale, wait = 0;
 
 	shp.dense_layer = dense;
+	shp.sliding = sliding;
 	memset(bk, 0, sizeof(*bk));
 	for (int b = 0; b < WL_NBLOCKS; b++)
 		if (price_block(pl, m, cost, &h, &shp, b, PASS_FWD, bk) ||
@@ -191,11 +192,17 @@ fail:
 int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost,
 		 struct blocks *bk)
 {
-	return price_layer(pl, m, cost, false, bk);
+	return price_layer(pl, m, cost, false, false, bk);
 }
 
 int blocks_price_dense(const struct plan *pl, const struct model *m, struct cost *cost,
 		       struct blocks *bk)
 {
-	return price_layer(pl, m, cost, true, bk);
+	return price_layer(pl, m, cost, true, false, bk);
+}
+
+int blocks_price_kind(const struct plan *pl, const struct model *m, struct cost *cost, bool dense,
+		      bool sliding, struct blocks *bk)
+{
+	return price_layer(pl, m, cost, dense, sliding, bk);
 }

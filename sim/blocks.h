@@ -57,5 +57,10 @@ int blocks_price(const struct plan *pl, const struct model *m, struct cost *cost
  * dense model's layer. */
 int blocks_price_dense(const struct plan *pl, const struct model *m, struct cost *cost,
 		       struct blocks *bk);
+/* As blocks_price() for a layer of either kind, dense or MoE, and whose
+ * attention slides (model.h sliding_window; workload.h wl_shape.sliding)
+ * or sees every key. */
+int blocks_price_kind(const struct plan *pl, const struct model *m, struct cost *cost, bool dense,
+		      bool sliding, struct blocks *bk);
 
 #endif

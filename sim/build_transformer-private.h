@@ -106,7 +106,8 @@ struct builder {
 	struct program *p;
 	/* [0] the model's layer (an MoE model's MoE layer), [1] an MoE
 	 * model's dense first layers, the first n_dense of the model */
-	struct layer_kind kind[2];
+	struct layer_kind kind[4];    /* by builder_kind(): MoE or dense, full or
+				         sliding-window attention */
 	const struct layer_kind *lk;  /* the layer being built (embedding, head: any) */
 	long n_dense;
 	int stage, pp, v;
@@ -130,6 +131,7 @@ struct stage_plan {
 	int *last_b;            /* [v] step of each chunk's last backward */
 	int layers, first0;     /* the stage's layers, its first chunk's first */
 	int dense;              /* of the layers, an MoE model's dense first layers */
+	int kinds[4];           /* of the layers, those of each builder_kind() */
 	double peak_alive;      /* layers' activations alive at once, at most */
 	bool has_emb, has_head;
 	double psi, psi_e;      /* this rank's parameters: dense, experts */
@@ -138,6 +140,11 @@ struct stage_plan {
 	double ag_total, ag_chunk;
 	int ag_count;
 };
+
+/* The kind of global layer `layer` (0-based), an index of builder.kind:
+ * 1 for an MoE model's dense first layers, + 2 where it attends through
+ * the model's sliding window (model.h). */
+int builder_kind(const struct builder *b, long layer);
 
 /* The forward (backward) pass of micro-batch mb through chunk chunk of
  * the stage; last_mb: the chunk's last backward, where gradients are

@@ -99,6 +99,11 @@
 #include "stack.h"
 #include "xalloc.h"
 
+int builder_kind(const struct builder *b, long layer)
+{
+	return (layer < b->n_dense ? 1 : 0) | (model_layer_slides(b->m, layer) ? 2 : 0);
+}
+
 /* A layer kind's sizes (struct layer_kind; dense: an MoE model's dense
  * first layers), its blocks not priced. */
 static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
@@ -184,8 +189,8 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
 		   (long)pl->parallel.dp * pl->parallel.cp > 1;
 	b->fsdp1 = plan_stack(pl)->fsdp1_flat;
-	kind_sizes(b, &b->kind[0], false);
-	kind_sizes(b, &b->kind[1], true);
+	for (int k = 0; k < 4; k++)
+		kind_sizes(b, &b->kind[k], k & 1);
 	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;
 	b->lk = &b->kind[0];
 	b->z3.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
@@ -224,10 +229,14 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 
 	b.v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
 	builder_sizes(&b, in, pl);
-	if (blocks_price(pl, m, inputs_cost(in), &b.kind[0].bk) ||
-	    (b.n_dense > 0 && blocks_price_dense(pl, m, inputs_cost(in), &b.kind[1].bk))) {
-		free(b.z3.last_use);
-		return -1;
+	bool slides = model_sliding_layers_in(m, 0, m->layers) > 0;
+	for (int k = 0; k < 4; k++) {
+		if ((k & 1 && b.n_dense == 0) || (k & 2 && !slides))
+			continue;  /* no such layer */
+		if (blocks_price_kind(pl, m, inputs_cost(in), k & 1, k & 2, &b.kind[k].bk)) {
+			free(b.z3.last_use);
+			return -1;
+		}
 	}
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, m_mb, b.v);
 	if (!order) {

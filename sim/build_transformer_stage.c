@@ -88,6 +88,8 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 		sp->layers += chunk_layers[c];
 		if (f < b->n_dense)
 			sp->dense += chunk_layers[c] - (int)model_moe_layers_in(m, f, chunk_layers[c]);
+		for (int l = f; l < f + chunk_layers[c]; l++)
+			sp->kinds[builder_kind(b, l)]++;
 	}
 	double alive = 0;
 	for (int i = 0; i < sp->nsteps; i++) {
@@ -135,7 +137,7 @@ static double stage_grad_bytes(struct builder *b)
 		int vs = c * b->pp + b->stage;
 		int nl = builder_vstage_layers(b, vs, nv, &first);
 		for (int l = 0; l < nl; l++)
-			total += b->kind[first + l < b->n_dense ? 1 : 0].grad_bytes;
+			total += b->kind[builder_kind(b, first + l)].grad_bytes;
 		total += (vs == 0 ? b->grads.grad_bytes_embed : 0) + (vs == nv - 1 ? b->grads.grad_bytes_head : 0);
 	}
 	return total;
@@ -237,7 +239,7 @@ void builder_stage_result(struct stage_result *sr, const struct builder *b,
 			      const struct stage_plan *sp, const struct inputs *in)
 {
 	int layers = sp->layers, dense = sp->dense;
-	const struct blocks *k = &b->kind[0].bk, *kd = &b->kind[1].bk;
+	const struct blocks *k = &b->kind[0].bk;
 	bool has_emb = sp->has_emb, has_head = sp->has_head;
 	memset(sr, 0, sizeof(*sr));
 	sr->stage = b->stage;
@@ -247,12 +249,13 @@ void builder_stage_result(struct stage_result *sr, const struct builder *b,
 	sr->has_head = has_head;
 	sr->peak_inflight_chunks = (int)b->p->peak_inflight;
 	sr->inflight = layers ? sp->peak_alive / layers : 0;
-	sr->compute_fwd_s = (layers - dense) * (k->fwd[WL_ATTN] + k->fwd[WL_MLP]) +
-			    dense * (kd->fwd[WL_ATTN] + kd->fwd[WL_MLP]) +
-			    (has_emb ? k->fwd[WL_EMBED] : 0) + (has_head ? k->fwd[WL_HEAD] : 0);
-	sr->compute_bwd_s = (layers - dense) * (k->bwd[WL_ATTN] + k->bwd[WL_MLP]) +
-			    dense * (kd->bwd[WL_ATTN] + kd->bwd[WL_MLP]) +
-			    (has_emb ? k->bwd[WL_EMBED] : 0) + (has_head ? k->bwd[WL_HEAD] : 0);
+	sr->compute_fwd_s = (has_emb ? k->fwd[WL_EMBED] : 0) + (has_head ? k->fwd[WL_HEAD] : 0);
+	sr->compute_bwd_s = (has_emb ? k->bwd[WL_EMBED] : 0) + (has_head ? k->bwd[WL_HEAD] : 0);
+	for (int i = 0; i < 4; i++) {
+		const struct blocks *ki = &b->kind[i].bk;
+		sr->compute_fwd_s += sp->kinds[i] * (ki->fwd[WL_ATTN] + ki->fwd[WL_MLP]);
+		sr->compute_bwd_s += sp->kinds[i] * (ki->bwd[WL_ATTN] + ki->bwd[WL_MLP]);
+	}
 	struct mem_rank_input mi;
 	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);
 	bool *fwd = anatomy_order(b->pl, b->stage, &mi);

@@ -22,7 +22,7 @@ static double bwd_flops(const struct builder *b, enum wl_block blk)
 static void set_layer(struct builder *b, int layer)
 {
 	b->z3.layer = layer;
-	b->lk = &b->kind[layer < b->n_dense ? 1 : 0];
+	b->lk = &b->kind[builder_kind(b, layer)];
 }
 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index. */

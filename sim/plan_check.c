@@ -365,6 +365,11 @@ static void check_cp(const struct plan *p, const struct model *m, const char *f,
 	else if (p->training.seq > 0 && p->parallel.sp && (p->training.seq / p->parallel.cp) % p->parallel.tp)
 		diag_err(d, f, "/parallel/cp", "seq_len / cp = %ld must be divisible by tp = %d "
 			 "(sequence parallelism)", p->training.seq / p->parallel.cp, p->parallel.tp);
+	if (m->sliding_window > 0 && p->parallel.cp_comm != CP_A2A)
+		diag_err(d, f, "/parallel/cp", "the ring's chunks of a sliding-window model (%s: window "
+			 "%ld) are not modelled (which chunks a window reaches); use cp_comm \"a2a\" (Ulysses: "
+			 "each rank's heads see the whole sequence) or cp = 1, got cp = %d", m->name,
+			 m->sliding_window, p->parallel.cp);
 	if (p->training.attention != ATTN_FLASH)
 		diag_err(d, f, "/parallel/cp", "context parallelism needs attention \"flash\" (Transformer "
 			 "Engine's fused attention), got \"%s\"", attention_names[p->training.attention]);

@@ -76,6 +76,23 @@ static double block_time(const struct inputs *in, const struct wl_shape *shp,
 	return t;
 }
 
+/* The attention block's time averaged over the model's layers: those
+ * that slide through its window and those that see every key. */
+static double attn_time(const struct inputs *in, struct wl_shape *shp, const struct host_issue *h,
+			enum op_pass pass, enum recompute rc)
+{
+	const struct model *m = inputs_model(in);
+	double fs = m->layers > 0 ? (double)model_sliding_layers_in(m, 0, m->layers) / (double)m->layers : 0;
+	shp->sliding = false;
+	double t = block_time(in, shp, h, WL_ATTN, pass, rc);
+	if (fs > 0) {
+		shp->sliding = true;
+		t = (1 - fs) * t + fs * block_time(in, shp, h, WL_ATTN, pass, rc);
+		shp->sliding = false;
+	}
+	return t;
+}
+
 static const struct price *price_of(struct search_cache *c, const struct plan *pl)
 {
 	for (int i = 0; i < c->np; i++)
@@ -88,11 +105,11 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	struct host_issue h = plan_host_issue(pl);
 	p->mb = pl->training.micro_batch, p->tp = pl->parallel.tp, p->sp = pl->parallel.sp,
 	p->attn = pl->training.attention;
-	p->f = block_time(c->in, &shp, &h, WL_ATTN, PASS_FWD, RECOMPUTE_NONE) +
+	p->f = attn_time(c->in, &shp, &h, PASS_FWD, RECOMPUTE_NONE) +
 	       block_time(c->in, &shp, &h, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
-	double ab = block_time(c->in, &shp, &h, WL_ATTN, PASS_BWD, RECOMPUTE_NONE);
+	double ab = attn_time(c->in, &shp, &h, PASS_BWD, RECOMPUTE_NONE);
 	p->b = ab + block_time(c->in, &shp, &h, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
-	p->sel = block_time(c->in, &shp, &h, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
+	p->sel = attn_time(c->in, &shp, &h, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
 	p->embed_f = block_time(c->in, &shp, &h, WL_EMBED, PASS_FWD, RECOMPUTE_NONE);
 	p->embed_b = block_time(c->in, &shp, &h, WL_EMBED, PASS_BWD, RECOMPUTE_NONE);
 	p->head_f = block_time(c->in, &shp, &h, WL_HEAD, PASS_FWD, RECOMPUTE_NONE);

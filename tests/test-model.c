@@ -77,7 +77,7 @@ Test(model, iteration_flops_equal_megatron_formula)
 Test(model, workload_ops_add_up_to_megatron_flops)
 {
 	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
-	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
+	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false };
 	double fwd = 0, bwd = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		struct op_list l;
@@ -99,7 +99,7 @@ Test(model, workload_ops_add_up_to_megatron_flops)
 Test(model, tensor_parallel_divides_gemm_flops)
 {
 	struct model *m = load_model("models/zoo/llama2-70b.json");
-	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } }, s8 = s1;
+	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false }, s8 = s1;
 	s8.tp = 8;
 	struct op_list a, b;
 	op_list_init(&a);
@@ -220,7 +220,7 @@ Test(model, flash_flops_closed_forms)
 	 * flash = that minus the attention difference, 12 - 7 = 5 b s^2 h per layer */
 	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
 	double B = 8, S = 2048, L = (double)m->layers, h = (double)m->hidden;
-	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
+	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false };
 	double want = megatron_flops(B, S, L, h, (double)m->vocab);
 	double got = workload_iteration_flops(m, &shp, RECOMPUTE_NONE, B);
 	cr_assert_lt(fabs(got / want - 1), 1e-12, "%.17g vs %.17g", got, want);
@@ -241,7 +241,7 @@ Test(model, flash_flops_closed_forms)
 Test(model, fp8_gemms_and_casts)
 {
 	struct model *m = load_model("models/zoo/llama2-7b.json");
-	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 } };
+	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false };
 	struct op_list l;
 	double T = 4096, h = 4096;
 	int casts = 0;
@@ -412,4 +412,150 @@ Test(model, head_dim_and_qk_norm_refused_with_mla)
 	cr_expect(strstr(diag_text(&dg), "/qk_norm: error: applies to standard attention"), "%s", diag_text(&dg));
 	diag_finish(&dg);
 	free(text), free(p), free(d);
+}
+
+/* ---- sliding-window attention (model.h, attention.h) ------------------ */
+
+/* s w - w^2 / 2 pairs of s^2 / 2: at s 4096, w 128, 516,096 of
+ * 8,388,608; a causal kernel of 252 tokens sees as many keys a row. */
+Test(model, attention_window_ratio_by_hand)
+{
+	cr_expect_eq(attention_window_ratio(4096, 128), 516096.0 / 8388608.0);
+	cr_expect_eq(attention_window_seq(4096, 128), 252);
+	cr_expect_eq(attention_window_ratio(4096, 4096), 1);
+	cr_expect_eq(attention_window_ratio(4096, 8192), 1);
+	cr_expect_eq(attention_window_ratio(4096, 0), 1);
+}
+
+/* gpt-oss-120b (models/zoo/gpt-oss-120b.json): attention 2880 x (4096 +
+ * 2 x 512) + 4096 x 2880 + biases 5120 + 2880 + 64 sinks = 26,550,144;
+ * norms 5760; router 2880 x 128 = 368,640; 128 experts of 3 x 2880^2 +
+ * 2 x 2880 + 2880 = 24,891,840: 3,213,080,064 a layer, x 36 =
+ * 115,670,882,304; + 2 x 201088 x 2880 + 2880 = 116,829,152,064 (the
+ * card's 116.8B). Layers 0, 2, 4, ... slide, 1, 3, 5, ... see all. */
+Test(model, gpt_oss_120b_params_and_layers_exact)
+{
+	struct model *m = load_model("models/zoo/gpt-oss-120b.json");
+	cr_expect_eq(model_attn_params(m), 26550144.0);
+	cr_expect_eq(model_layer_params(m), 3213080064.0);
+	cr_expect_eq(model_params(m), 116829152064.0);
+	cr_expect(model_layer_slides(m, 0) && !model_layer_slides(m, 1) && model_layer_slides(m, 34) &&
+		  !model_layer_slides(m, 35));
+	cr_expect_eq(model_sliding_layers_in(m, 0, 36), 18);
+	cr_expect_eq(model_sliding_layers_in(m, 3, 4), 2);
+	model_destroy(m);
+	check_params("models/zoo/gpt-oss-120b.json");
+	/* Gemma 3's five windowed layers to one global: every sixth sees all */
+	m = llama3_8b_with("\"sliding_window\": 1024, \"global_every\": 6,");
+	cr_expect_eq(model_sliding_layers_in(m, 0, 12), 10);
+	cr_expect(!model_layer_slides(m, 5) && !model_layer_slides(m, 11) && model_layer_slides(m, 6));
+	model_destroy(m);
+}
+
+/* A sliding layer's flash kernel carries its window and the band's
+ * FLOPs; a global layer's is the full causal kernel. */
+Test(model, sliding_layers_price_only_the_band)
+{
+	struct model *m = load_model("models/zoo/gpt-oss-120b.json");
+	struct wl_shape s = SHAPE_TP2;
+	s.tp = 1, s.sp = false, s.seq = 8192, s.ep = 8;
+	for (int slide = 0; slide < 2; slide++) {
+		s.sliding = slide;
+		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
+			struct op_list l;
+			op_list_init(&l);
+			workload_block(m, &s, WL_ATTN, pass, RECOMPUTE_NONE, &l);
+			int n = 0;
+			for (int i = 0; i < l.n; i++) {
+				const struct op *o = &l.v[i];
+				if (o->kind != OP_ATTN)
+					continue;
+				n++;
+				double full = attention_flops_qkv(ATTN_FLASH, true, pass == PASS_BWD, 2 * 64, 8192,
+								  64, 64);
+				cr_expect_eq(o->window, slide ? 128 : 0);
+				cr_expect_float_eq(o->flops, full * (slide ? attention_window_ratio(8192, 128) : 1),
+						   1e-9 * full);
+			}
+			cr_expect_eq(n, 1);
+			op_list_finish(&l);
+		}
+	}
+	model_destroy(m);
+}
+
+/* The model FLOPs count a sliding layer's query against min(s, w) keys:
+ * 18 of 36 layers at 128 instead of 8192 keys, 2 x 64 heads x (64 + 64)
+ * a key, three passes. */
+Test(model, model_flops_count_the_window_span)
+{
+	struct model *m = load_model("models/zoo/gpt-oss-120b.json");
+	double slid = model_iteration_flops(m, 1, 8192);
+	m->sliding_window = 0;
+	double full = model_iteration_flops(m, 1, 8192);
+	cr_expect_float_eq(full - slid, 3 * 8192.0 * (2 * 64 * 128) * 18 * (8192 - 128), 1e-9 * full);
+	model_destroy(m);
+}
+
+/* Llama 3 8B's file with a window, written beside the scenario, run on
+ * one DGX H100 (TP 8) at 8k tokens: its iteration time. */
+static double windowed_llama_time(const char *extra)
+{
+	struct model *m = llama3_8b_with(extra);   /* asserts it loads */
+	model_destroy(m);
+	char *text = test_file_text(src_path("models/zoo/llama3-8b.json"));
+	char *at = strstr(text, "\"kv_heads\": 8,") + strlen("\"kv_heads\": 8,");
+	char buf[8192], sc[4096];
+	snprintf(buf, sizeof(buf), "%.*s %s %s", (int)(at - text), text, extra, at);
+	char *d = tmp_dir(), *p = write_file(d, "m.json", buf);
+	snprintf(sc, sizeof(sc),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 1, \"parallel\": {\"tp\": 8, \"sp\": true},"
+		 " \"training\": {\"seq_len\": 8192, \"global_batch\": 4, \"micro_batch\": 1,"
+		 " \"precision\": \"bf16\"}}", p, src_path("topologies/dgx-h100.json"));
+	json_t *r = report_of_text(sc);
+	double t = jnum(r, "summary/iteration_time_s");
+	json_decref(r);
+	free(text), free(p), free(d);
+	return t;
+}
+
+/* End to end: a window as long as the sequence is no window at all; a
+ * 1024-token window on every layer shortens the step, on every other
+ * layer by half as much. */
+Test(model, a_window_shortens_the_step_of_its_layers_only, .timeout = 120)
+{
+	double none = windowed_llama_time(""), whole = windowed_llama_time("\"sliding_window\": 8192,");
+	double half = windowed_llama_time("\"sliding_window\": 1024, \"global_every\": 2,");
+	double all = windowed_llama_time("\"sliding_window\": 1024,");
+	cr_expect_float_eq(whole, none, 1e-12 * none);
+	cr_expect_lt(all, none);
+	/* one node, no data parallelism: the step is its layers' sum, half
+	 * of them windowed */
+	cr_expect_float_eq(half, (none + all) / 2, 1e-9 * none);
+	cr_log_info("iteration: %.6f s no window, %.6f every other layer, %.6f every layer", none, half, all);
+}
+
+/* The ring's chunks of a windowed model are refused, Ulysses is not. */
+Test(model, context_parallel_ring_refused_with_a_window, .timeout = 120)
+{
+	char *d = tmp_dir(), sc[2048], args[2400], *err = NULL;
+	const char *fmt = "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+			  " \"topology\": \"%s\", \"nodes\": 8, \"parallel\": {\"tp\": 1, \"ep\": 8, \"cp\": 2,"
+			  " \"pp\": 4, \"cp_comm\": \"%s\"}, \"training\": {\"seq_len\": 8192, \"global_batch\": 16,"
+			  " \"micro_batch\": 1, \"precision\": \"bf16\"}}";
+	snprintf(sc, sizeof(sc), fmt, src_path("models/zoo/gpt-oss-120b.json"), src_path("topologies/dgx-h100.json"),
+		 "p2p");
+	char *p = write_file(d, "s.json", sc);
+	snprintf(args, sizeof(args), "validate '%s'", p);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
+	cr_expect(strstr(err, "/parallel/cp: error: the ring's chunks of a sliding-window model (gpt-oss-120b: "
+			      "window 128) are not modelled"), "%s", err);
+	free(err), free(p);
+	snprintf(sc, sizeof(sc), fmt, src_path("models/zoo/gpt-oss-120b.json"), src_path("topologies/dgx-h100.json"),
+		 "a2a");
+	p = write_file(d, "s.json", sc);
+	err = NULL;
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err), free(p), free(d);
 }
