@@ -217,9 +217,13 @@
  * first stage for activations, not on the last for gradients), each
  * micro-batch's output (the last stage's logits) and input gradient, its
  * gathered weights and fp32 gradient accumulators through the step, and
- * the last stage concatenates its m logits at the step's end. The
- * replayed caching (caching_bytes: reserved beyond the allocated peak)
- * stands in the total for the fragmentation reserve where it is larger.
+ * the last stage concatenates its m logits at the step's end; left out
+ * as transients below the stage's peak: the first step's no-grad
+ * shape-inference forward (stage.py _shape_inference), the embedding's
+ * all-gathered output gradient and the output projection's input
+ * gradient before its reduce-scatter. The replayed caching
+ * (caching_bytes: reserved beyond the allocated peak) stands in the
+ * total for the fragmentation reserve where it is larger.
  *
  * CPU offload (ZeRO-Offload, Ren et al. 2021): the optimizer state
  * (K Psi) lives in host memory; with the parameters offloaded as well
