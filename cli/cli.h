@@ -11,6 +11,7 @@ enum {
 	EXIT_FAIL = 1,      /* the simulation or an output failed */
 	EXIT_USAGE = 2,     /* bad command line */
 	EXIT_INPUT = 3,     /* invalid input file */
+	EXIT_NOFIT = 4,     /* validate: valid files, a plan that does not fit in memory */
 };
 
 struct opt_cmd;

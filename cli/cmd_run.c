@@ -242,6 +242,18 @@ static int check_trace_ranks(const char *ranks, long nranks)
 	return rc;
 }
 
+/* Say on stderr, even quiet, that r's plan does not fit: its time is
+ * what the plan would take with memory enough (the report's
+ * memory.fits; validate exits 4 for it). */
+static void warn_nofit(const char *path, const struct result *r)
+{
+	if (r->fits)
+		return;
+	fprintf(stderr, "ddlsim: warning: %s: the plan does not fit in GPU memory: stage %d needs %.1f GB per GPU, "
+		"%.1f GB more than it has; the time reported is the time with memory enough\n", path,
+		r->worst_stage, r->worst_total_bytes / 1e9, r->shortfall_bytes / 1e9);
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -291,6 +303,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 		return EXIT_FAIL;
 	}
 	result_set_meta(&r, &sc->meta);
+	warn_nofit(sc->meta.path, &r);
 	cleanup_phase("writing the reports");
 	if (to_stdout) {
 		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
@@ -352,9 +365,11 @@ static void batch_done(void *ctx, int i, const struct result_row *row)
 	if (row->status != RESULT_OK)
 		b->failed++;
 	progress_clear(b->pg);     /* the line below the message, not before it */
+	if (row->status == RESULT_OK && !row->fits)  /* said even quiet */
+		fprintf(stderr, "ddlsim: warning: %s: the plan %s\n", b->sc[i]->meta.path, row->reason);
 	if (!b->o->quiet && row->status == RESULT_OK)
-		fprintf(stderr, "[%d/%d] %s: %.4f s per iteration, MFU %.1f%%\n", b->done, b->n,
-			b->sc[i]->meta.name, row->iteration_s, 100 * row->mfu);
+		fprintf(stderr, "[%d/%d] %s: %.4f s per iteration, MFU %.1f%%%s\n", b->done, b->n,
+			b->sc[i]->meta.name, row->iteration_s, 100 * row->mfu, row->fits ? "" : ", does not fit");
 	else if (!b->o->quiet)
 		fprintf(stderr, "[%d/%d] %s: %s: %s\n", b->done, b->n, b->sc[i]->meta.name,
 			result_status_names[row->status], row->reason);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "engine.h"
+#include "anatomy.h"
 #include "jload.h"
 #include "model.h"
 #include "options.h"
@@ -56,14 +57,16 @@ const struct opt_cmd cmd_validate_opts = {
 	.description =
 		"Checks scenario, model, topology, calibration profile, sweep and goal files (the kind\n"
 		"comes from each file's \"schema\" key) and prints 'ok' or every problem found. A scenario is\n"
-		"checked with the model and topology it references and its plan.\n",
+		"checked with the model and topology it references and its plan, and its plan's memory\n"
+		"against its GPUs (the fullest stage's anatomy, as run computes it; a transformer's plan on\n"
+		"one GPU type): 'ok, fits with N GB to spare' or 'valid, but does not fit'.\n",
 	.options = validate_options,
 	.epilogue =
 		"examples:\n"
 		"  ddlsim validate scenarios/*.json topologies/*.json models/zoo/*.json\n"
 		"  ddlsim validate --platform 2048 topologies/dgx-h100-fattree3.json\n\n"
 		"exit codes: 0 all valid, 1 the platform could not be built, 2 usage, 3 some file is\n"
-		"invalid\n",
+		"invalid, 4 all valid but some scenario's plan does not fit in GPU memory\n",
 	.size = sizeof(struct validate_opts),
 };
 
@@ -106,7 +109,33 @@ static void validate_sweep(const char *path, struct diag *d)
 	sweep_destroy(s);
 }
 
-static int validate_one(const char *path, struct diag *d)
+/* A valid scenario's memory verdict, after "PATH: ": how much it
+ * spares or misses on its fullest stage (anatomy_worst(), what run's
+ * stages hold but the per-node-group check of mixed clusters, which a
+ * run does). Returns false when it does not fit. */
+static bool memory_verdict(const struct scenario *sc, char *buf, size_t n)
+{
+	const struct model *m = inputs_model(sc->in);
+	if (m->arch == MODEL_ARCH_CNN || sc->plan.ngroups > 0) {
+		snprintf(buf, n, "ok");
+		return true;
+	}
+	struct mem_anatomy a;
+	int stage = 0;
+	anatomy_worst(sc->in, &sc->plan, &a, &stage);
+	double gb = 1e9;
+	if (a.total_bytes <= a.capacity_bytes) {
+		snprintf(buf, n, "ok, fits with %.1f GB to spare (stage %d needs %.1f GB of %.1f GB)",
+			 (a.capacity_bytes - a.total_bytes) / gb, stage, a.total_bytes / gb, a.capacity_bytes / gb);
+		return true;
+	}
+	snprintf(buf, n, "valid, but does not fit: stage %d needs %.1f GB per GPU of %.1f GB (short by %.1f GB); "
+		 "'ddlsim run' shows its memory anatomy", stage, a.total_bytes / gb, a.capacity_bytes / gb,
+		 (a.total_bytes - a.capacity_bytes) / gb);
+	return false;
+}
+
+static int validate_one(const char *path, struct diag *d, char *verdict, size_t n, bool *fits)
 {
 	int before = diag_count(d);
 	json_t *root = jload_file(path, d);
@@ -118,8 +147,12 @@ static int validate_one(const char *path, struct diag *d)
 	snprintf(kind, sizeof(kind), "%s", schema);
 	json_decref(root);
 
+	*fits = true;
+	snprintf(verdict, n, "ok");
 	if (!strcmp(kind, "ddlsim.scenario")) {
 		struct scenario *sc = scenario_load(path, d);
+		if (sc)
+			*fits = memory_verdict(sc, verdict, n);
 		scenario_destroy(sc);
 	} else if (!strcmp(kind, "ddlsim.sweep")) {
 		validate_sweep(path, d);
@@ -165,7 +198,7 @@ int cmd_validate(int argc, char **argv)
 	struct validate_opts o = { 0 };
 	const char **files = xcalloc((size_t)argc, sizeof(*files));
 	struct diag d;
-	int n = 0, bad = 0, rc = EXIT_USAGE;
+	int n = 0, bad = 0, nofit = 0, rc = EXIT_USAGE;
 
 	if (opt_parse(&cmd_validate_opts, argc, argv, &o, files, &n))
 		goto out;
@@ -182,13 +215,16 @@ int cmd_validate(int argc, char **argv)
 	}
 	diag_init(&d, stderr);
 	for (int i = 0; i < n; i++) {
-		if (validate_one(files[i], &d))
+		char verdict[400];
+		bool fits = true;
+		if (validate_one(files[i], &d, verdict, sizeof(verdict), &fits))
 			bad++;
 		else
-			printf("%s: ok\n", files[i]);
+			printf("%s: %s\n", files[i], verdict);
+		nofit += !fits;
 	}
 	diag_finish(&d);
-	rc = bad ? EXIT_INPUT : EXIT_OK;
+	rc = bad ? EXIT_INPUT : nofit ? EXIT_NOFIT : EXIT_OK;
 out:
 	free(files);
 	return rc;

@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		   "     message names both; checked before any work), or merge's shards incomplete\n"
 		   "     (missing shards or points, a torn row, a sweep still writing; --partial\n"
 		   "     merges what is there)\n"
+		   "  4  validate: every file valid, but a scenario's plan does not fit in GPU memory\n"
 		   "  130, 143, 153  interrupted by SIGINT, SIGTERM or SIGXFSZ (ulimit -f): temporary\n"
 		   "     files removed, no output published or half-replaced\n\n"
 		   "environment:\n"

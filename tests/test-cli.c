@@ -74,18 +74,51 @@ static void each(const char *pattern, void (*fn)(const char *path))
 	globfree(&g);
 }
 
+/* validate exits 0 for every shipped file but the scenario shipped to
+ * show a plan that does not fit (exit 4, cmd_validate.c). */
 static void validate(const char *path)
 {
 	char args[1200], *err = NULL, *out = NULL;
+	bool nofit = strstr(path, "/scenarios/gpt3-175b-dp1024.json") != NULL;
 	snprintf(args, sizeof(args), "validate %s", path);
 	int rc = run_ddlsim(args, &out, &err);
-	cr_expect_eq(rc, 0, "%s: %s", path, err);
-	cr_expect(strstr(out, ": ok"), "%s", out);
+	cr_expect_eq(rc, nofit ? 4 : 0, "%s: %s%s", path, out, err);
+	cr_expect(strstr(out, nofit ? ": valid, but does not fit" : ": ok"), "%s", out);
+	free(out), free(err);
 }
 
 Test(cli, validate_every_shipped_scenario) { each("scenarios/*.json", validate); each("scenarios/*/*.json", validate); }
 Test(cli, validate_every_shipped_topology) { each("topologies/*.json", validate); }
 Test(cli, validate_every_shipped_model) { each("models/zoo/*.json", validate); each("models/zoo/*/*.json", validate); }
+
+/* Issue 38: every published configuration trained, so each fits. */
+Test(cli, every_validation_case_fits) { each("validation/*-*/*.json", validate); }
+
+/* A plan over its GPUs' memory: validate says so and exits 4 (its files
+ * are valid), run warns even when quiet and exits 0. gpt-oss-120b at PP 2
+ * needs 90.9 GB of an H100's 85.5 (its shipped scenario runs PP 4). */
+Test(cli, a_plan_that_does_not_fit_is_said, .timeout = 120)
+{
+	char *d = tmp_dir(), sc[2048], args[2600], *err = NULL, *out = NULL;
+	snprintf(sc, sizeof(sc),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 " \"topology\": \"%s\", \"nodes\": 16, \"parallel\": {\"tp\": 1, \"pp\": 2, \"ep\": 8,"
+		 " \"zero\": 1}, \"training\": {\"seq_len\": 8192, \"global_batch\": 512, \"micro_batch\": 1,"
+		 " \"precision\": \"bf16\"}}", src_path("models/zoo/gpt-oss-120b.json"),
+		 src_path("topologies/dgx-h100.json"));
+	char *p = write_file(d, "s.json", sc);
+	snprintf(args, sizeof(args), "validate '%s'", p);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 4, "%s", err);
+	cr_expect(strstr(out, "s.json: valid, but does not fit: stage 0 needs 90.9 GB per GPU of 85.5 GB "
+			      "(short by 5.4 GB)"), "%s", out);
+	free(out), free(err);
+	snprintf(args, sizeof(args), "run '%s' -q --out '%s/o'", p, d);
+	out = err = NULL;
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(err, "s.json: the plan does not fit in GPU memory: stage 0 needs 90.9 GB per GPU, 5.4 GB "
+			      "more than it has"), "%s", err);
+	free(out), free(err), free(p), free(d);
+}
 
 Test(cli, validate_rejects_an_unknown_schema)
 {

@@ -556,6 +556,8 @@ Test(model, context_parallel_ring_refused_with_a_window, .timeout = 120)
 		 "a2a");
 	p = write_file(d, "s.json", sc);
 	err = NULL;
-	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	int rc = run_ddlsim(args, NULL, &err);  /* valid; 4 where it does not fit */
+	cr_expect(rc == 0 || rc == 4, "exit %d: %s", rc, err);
+	cr_expect(!strstr(err, "/parallel/cp"), "%s", err);
 	free(err), free(p), free(d);
 }
