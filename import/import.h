@@ -15,7 +15,16 @@
  *
  * The importers sit above models/ (they report into a struct diag) and
  * know no plan, topology or engine: the command loads the topology, checks
- * the documents by loading them, and writes them. */
+ * the documents by loading them (the scenario's plan against its model and
+ * topology), and writes them together, atomically, only when both load;
+ * an existing file is replaced only with --force. Exit codes: 0 written,
+ * 1 an output could not be written, 2 usage, 3 invalid input (a key or flag
+ * the source refuses, a document that does not load, an output that exists
+ * or is an input).
+ *
+ * Formats read: Hugging Face config.json (import_hf.c) and Megatron-LM
+ * arguments (import_megatron.c). Not yet: NeMo recipes, torchtitan TOML,
+ * DeepSpeed JSON. */
 #ifndef DDLSIM_IMPORT_H
 #define DDLSIM_IMPORT_H
 

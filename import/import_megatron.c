@@ -59,9 +59,13 @@
  * The scenario names framework "megatron-core@0.9" for what the arguments
  * leave to Megatron-Core (gradient buckets, attention backend, kernels).
  * The world size is the launcher's (WORLD_SIZE, L75), not an argument: it
- * is nodes x GPUs per node of the topology with --nodes; without, dp is
- * global batch / micro batch (no gradient accumulation) and the nodes
- * follow. Refused as Megatron refuses them: a missing required flag, both
+ * is nodes x GPUs per node of the topology with --nodes; else torchrun's
+ * --nnodes x --nproc_per_node where the launch file holds them before the
+ * script; else dp is global batch / micro batch (no gradient accumulation
+ * assumed, said in the table) and the nodes follow. --vocab-size is read
+ * as the tokenizer's size before padding (a tokenizer file is not read);
+ * --sequence-parallel at tp 1 is turned off, as Megatron turns it off
+ * (L499), and the table says so. Refused as Megatron refuses them: a missing required flag, both
  * --fp16 and --bf16 (TC L319), heads or query groups not a multiple of tp
  * (TC L324, L339), a world size not a multiple of tp pp cp (L180), a
  * global batch not a multiple of micro x dp (num_microbatches_calculator.py
