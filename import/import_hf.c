@@ -19,8 +19,9 @@
  *   num_key_value_heads     kv_heads                  default num_attention_heads (LlamaConfig);
  *                                                     MLA (deepseek_v3): not written
  *   head_dim                head_dim                  written as given (Qwen3: 128)
- *   intermediate_size       ffn_size                  mixtral: moe.expert_ffn_size (every MLP is
- *                                                     an MoE); gpt2: n_inner, default 4h
+ *   intermediate_size       ffn_size                  required (the classes' defaults differ by
+ *                                                     family); mixtral: moe.expert_ffn_size (every
+ *                                                     MLP is an MoE); gpt2: n_inner, default 4h
  *   vocab_size              vocab_size
  *   tie_word_embeddings     tied_embeddings           default false (true for gpt2)
  *   hidden_act              activation                silu -> swiglu (the families' gated MLP:
@@ -390,6 +391,18 @@ static void finish(struct hf *h, const json_t *root)
 		if (!json_object_get(root, k))
 			diag_err(h->d, h->path, "", "missing key '%s' (no default: the model needs it)", k);
 	}
+	if (is_gated(h) && !json_object_get(root, "intermediate_size"))
+		diag_err(h->d, h->path, "", "missing key 'intermediate_size' (the configuration classes' defaults "
+			 "differ by family: give it)");
+	if (h->fam == FAM_GPT2 && !h->seen[A_N_INNER]) {
+		json_t *e = json_object_get(root, "n_embd");
+		if (json_is_integer(e))
+			set(h, IMPORT_DEFAULT, "n_inner", "", "ffn_size", json_integer(4 * json_integer_value(e)),
+			    "absent: 4 x n_embd (GPT2Config n_inner=None)");
+	}
+	if (is_gated(h) && h->fam != FAM_DEEPSEEK_V3 && !h->seen[A_KV_HEADS])
+		import_map_add(h->map, IMPORT_DEFAULT, "num_key_value_heads", "", "kv_heads", "",
+			       "absent: num_attention_heads (LlamaConfig), the model file's default");
 	if (is_gated(h) && !h->seen[A_ACT])
 		set(h, IMPORT_DEFAULT, "hidden_act", "", "activation", json_string("swiglu"),
 		    "absent: the configuration class's silu");

@@ -197,12 +197,38 @@ Test(import, hf_deepseek_v3_mla_and_moe_and_its_unknown_keys)
 	free(dir);
 }
 
+Test(import, hf_gpt2_learned_positions_biases_tied_and_dropout)
+{
+	char *dir = tmp_dir(), *out = NULL;
+	char *path = import_hf_file(dir, "gpt2-config.json", "gpt2.json", &out);
+	json_t *m = load(path);
+	cr_expect_eq(jint(m, "layers"), 12);
+	cr_expect_eq(jint(m, "hidden_size"), 768);
+	cr_expect_eq(jint(m, "heads"), 12);
+	cr_expect_eq(jint(m, "ffn_size"), 3072);                  /* n_inner absent: 4h */
+	cr_expect_eq(jint(m, "max_position"), 1024);
+	cr_expect_eq(jint(m, "vocab_size"), 50257);
+	cr_expect_str_eq(jstr(m, "activation"), "gelu");
+	cr_expect_str_eq(jstr(m, "norm"), "layernorm");
+	cr_expect_str_eq(jstr(m, "position_embedding"), "learned");
+	cr_expect(jbool(m, "bias"));
+	cr_expect(jbool(m, "tied_embeddings"));
+	cr_expect(jbool(m, "dropout"));
+	/* openai-community/gpt2's 124,439,808 parameters (GPT2LMHeadModel, tied) */
+	cr_expect_eq(params_of(path, false), 124439808.0);
+	json_decref(m);
+	free(out);
+	free(path);
+	free(dir);
+}
+
 Test(import, hf_refuses_biases_on_only_some_layers)
 {
 	char *dir = tmp_dir(), *err = NULL, args[2048];
 	char *cfg = write_file(dir, "config.json",
 			       "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
 			       " \"num_attention_heads\": 4, \"vocab_size\": 100, \"attention_bias\": true,\n"
+			       " \"intermediate_size\": 128,"
 			       " \"mlp_bias\": false}\n");
 	snprintf(args, sizeof(args), "hf %s -o %s/m.json", cfg, dir);
 	cr_expect_eq(import(args, NULL, &err), 3, "%s", err);
