@@ -216,8 +216,8 @@ int cmd_import(int argc, char **argv)
 				     "`--`)", pos[0], npos - 1);
 		goto out;
 	}
-	if (!o.out) {
-		rc = cli_usage_error("import: -o OUT.json is required");
+	if (!o.out || !strcmp(o.out, "-") || (o.map && !strcmp(o.map, "-"))) {
+		rc = cli_usage_error("import: -o OUT.json is required, a file (stdout holds the mapping table)");
 		goto out;
 	}
 	if (hf && (o.topology || o.nodes)) {
@@ -336,7 +336,7 @@ out_abort:
 	for (int i = 0; i < naf; i++)
 		atomic_file_abort(&af[i]);
 out:
-	if (rc != EXIT_OK && rc != EXIT_USAGE && import_map_rows(map))
+	if (rc == EXIT_INPUT && import_map_rows(map))
 		import_map_print(map, stderr);
 	topology_destroy(topo);
 	json_decref(model);
