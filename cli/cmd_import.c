@@ -179,6 +179,75 @@ static char *read_text(const char *path)
 	return s;
 }
 
+/* Stage the model (hf: OUT; megatron: OUT.model.json), check it by
+ * loading it (megatron: the scenario, with its plan, naming the staged
+ * model), stage the scenario and the CSV, publish them together and print
+ * the table. Returns EXIT_OK, EXIT_INPUT (a document does not load) or
+ * EXIT_FAIL (a write); nothing is written unless all is. */
+static int write_outputs(const struct import_opts *o, const char *model_out, const char *model_path,
+			 const json_t *model, const json_t *sc, const struct import_map *map)
+{
+	struct atomic_file af[3] = { { 0 } };
+	int naf = 0, rc;
+	if ((rc = stage_json(&af[naf++], model_out, model)))
+		return rc;
+	char *staged_model = xstrdup(af[0].tmp);
+	struct diag q;
+	diag_init(&q, NULL);
+	if (!sc) {
+		struct model *m = model_load(staged_model, &q);
+		model_destroy(m);
+	} else {
+		char *abs = realpath(staged_model, NULL);
+		json_t *copy = json_deep_copy(sc);
+		json_object_set_new(copy, "model", json_string(abs ? abs : staged_model));
+		struct scenario *s = scenario_load_json(copy, o->out, NULL, &q);
+		scenario_destroy(s);
+		json_decref(copy);
+		free(abs);
+	}
+	int bad = diag_count(&q);
+	say(&q, staged_model, model_out);
+	diag_finish(&q);
+	free(staged_model);
+	if (bad) {
+		fprintf(stderr, "ddlsim: error: the imported %s does not load (above); nothing written\n",
+			sc ? "scenario" : "model");
+		rc = EXIT_INPUT;
+		goto out_abort;
+	}
+	if (sc && (rc = stage_json(&af[naf++], o->out, sc)))
+		goto out_abort;
+	if (o->map) {
+		struct atomic_file *a = &af[naf++];
+		int e = atomic_file_open(a, o->map);
+		if (!e && import_map_write_csv(map, a->f))
+			e = -EIO;
+		if (!e)
+			e = atomic_file_stage(a);
+		if (e) {
+			fprintf(stderr, "%s: error: cannot write: %s\n", o->map, atomic_file_strerror(-e));
+			rc = e == -ATOMIC_FILE_ENOTREG ? EXIT_INPUT : EXIT_FAIL;
+			goto out_abort;
+		}
+	}
+	int e = atomic_file_publish(af, naf);
+	if (e) {
+		fprintf(stderr, "ddlsim: error: cannot publish the outputs: %s\n", atomic_file_strerror(-e));
+		return EXIT_FAIL;
+	}
+	import_map_print(map, stdout);
+	if (!sc)
+		printf("wrote %s\n", o->out);
+	else
+		printf("wrote %s and its model %s (ddlsim run %s)\n", o->out, model_path, o->out);
+	return EXIT_OK;
+out_abort:
+	for (int i = 0; i < naf; i++)
+		atomic_file_abort(&af[i]);
+	return rc;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	struct import_opts o = { 0 };
@@ -190,8 +259,6 @@ int cmd_import(int argc, char **argv)
 	json_t *model = NULL, *sc = NULL;
 	char *model_path = NULL, *text = NULL, *topo_ref = NULL;
 	struct topology *topo = NULL;
-	struct atomic_file af[3] = { { 0 } };
-	int naf = 0;
 
 	if (opt_parse(&cmd_import_opts, argc, argv, &o, pos, &npos))
 		goto out;
@@ -275,66 +342,7 @@ int cmd_import(int argc, char **argv)
 			goto out;
 	}
 
-	/* stage, check by loading, publish */
-	rc = EXIT_FAIL;
-	if (stage_json(&af[naf++], model_out, model))
-		goto out_abort;
-	char *staged_model = xstrdup(af[0].tmp);
-	struct diag q;
-	diag_init(&q, NULL);
-	q.buf = NULL;
-	if (hf) {
-		struct model *m = model_load(staged_model, &q);
-		model_destroy(m);
-	} else {
-		char *abs = realpath(staged_model, NULL);
-		json_t *copy = json_deep_copy(sc);
-		json_object_set_new(copy, "model", json_string(abs ? abs : staged_model));
-		struct scenario *s = scenario_load_json(copy, o.out, NULL, &q);
-		scenario_destroy(s);
-		json_decref(copy);
-		free(abs);
-	}
-	int bad = diag_count(&q);
-	say(&q, staged_model, model_out);
-	diag_finish(&q);
-	free(staged_model);
-	if (bad) {
-		fprintf(stderr, "ddlsim: error: the imported %s does not load (above); nothing written\n",
-			hf ? "model" : "scenario");
-		rc = EXIT_INPUT;
-		goto out_abort;
-	}
-	if (sc && stage_json(&af[naf++], o.out, sc))
-		goto out_abort;
-	if (o.map) {
-		struct atomic_file *a = &af[naf++];
-		int e = atomic_file_open(a, o.map);
-		if (!e && import_map_write_csv(map, a->f))
-			e = -EIO;
-		if (!e)
-			e = atomic_file_stage(a);
-		if (e) {
-			fprintf(stderr, "%s: error: cannot write: %s\n", o.map, atomic_file_strerror(-e));
-			goto out_abort;
-		}
-	}
-	int e = atomic_file_publish(af, naf);
-	if (e) {
-		fprintf(stderr, "ddlsim: error: cannot publish the outputs: %s\n", atomic_file_strerror(-e));
-		goto out;
-	}
-	naf = 0;
-	import_map_print(map, stdout);
-	if (hf)
-		printf("wrote %s\n", o.out);
-	else
-		printf("wrote %s and its model %s (ddlsim run %s)\n", o.out, model_path, o.out);
-	rc = EXIT_OK;
-	goto out;
-out_abort:
-	for (int i = 0; i < naf; i++)
-		atomic_file_abort(&af[i]);
+	rc = write_outputs(&o, model_out, model_path, model, sc, map);
 out:
 	if (rc == EXIT_INPUT && import_map_rows(map))
 		import_map_print(map, stderr);

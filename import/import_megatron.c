@@ -546,13 +546,139 @@ static const char *recompute(struct mg *m, long layers_per_stage, const char **n
 	return "none";
 }
 
+/* The world size and data parallelism: --nodes, else torchrun's --nnodes x
+ * --nproc_per_node, else global / micro batch. Returns 0 with *dp, *nodes
+ * and how (note), or -1 after err(). */
+static int world_of(struct mg *m, const struct import_cluster *c, long tp, long pp, long cp, long *dp_out,
+		    long *nodes_out, char *note, size_t note_n)
+{
+	long micro = m->iv[F_MICRO];
+	long mp = tp * pp * cp, dp, nodes;
+	if (c->nodes > 0 || m->launcher_world) {
+		long world = c->nodes > 0 ? c->nodes * c->gpus_per_node : m->launcher_world;
+		if (c->nodes > 0)
+			snprintf(note, note_n, "--nodes %ld x %ld GPUs per node", c->nodes, c->gpus_per_node);
+		else
+			snprintf(note, note_n, "%s", m->launcher_how);
+		if (world % mp) {
+			err(m, -1, "the world size %ld (%s) is not a multiple of tp %ld x pp %ld x cp %ld (L180)", world,
+			    note, tp, pp, cp);
+			return -1;
+		}
+		if (world % c->gpus_per_node) {
+			err(m, -1, "the world size %ld (%s) does not fill nodes of %ld GPUs: give --nodes", world, note,
+			    c->gpus_per_node);
+			return -1;
+		}
+		dp = world / mp;
+		nodes = world / c->gpus_per_node;
+	} else if (m->given[F_GLOBAL]) {
+		if (m->iv[F_GLOBAL] % micro) {
+			err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld "
+			    "(num_microbatches_calculator.py L461)", m->iv[F_GLOBAL], micro);
+			return -1;
+		}
+		dp = m->iv[F_GLOBAL] / micro;
+		if ((mp * dp) % c->gpus_per_node) {
+			err(m, -1, "the world size tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch) = %ld GPUs does "
+			    "not fill nodes of %ld GPUs: give --nodes", tp, pp, cp, dp, mp * dp, c->gpus_per_node);
+			return -1;
+		}
+		nodes = mp * dp / c->gpus_per_node;
+	} else {
+		err(m, -1, "the world size is the launcher's, not an argument: give --nodes, or --global-batch-size "
+		    "(dp = global / micro batch)");
+		return -1;
+	}
+	if (c->nodes <= 0 && !m->launcher_world)
+		snprintf(note, note_n, "tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch: no gradient "
+			 "accumulation assumed) / %ld GPUs per node", tp, pp, cp, dp, c->gpus_per_node);
+	*dp_out = dp;
+	*nodes_out = nodes;
+	return 0;
+}
+
+/* The scenario's training object: sequence, batch, precision, gradients. */
+static void map_training(struct mg *m, json_t *sc, long dp, long cp)
+{
+	long micro = m->iv[F_MICRO], seq = m->iv[F_SEQ];
+	if (seq > m->iv[F_MAXPOS])
+		err(m, m->at[F_SEQ], "--seq-length: %ld is above --max-position-embeddings %ld (L437)", seq,
+		    m->iv[F_MAXPOS]);
+	if (cp > 1 && seq % (2 * cp))
+		err(m, m->at[F_SEQ], "--seq-length: %ld is not a multiple of 2 x --context-parallel-size %ld (L425)",
+		    seq, cp);
+	SCEN("/training/seq_len", json_integer(seq), F_SEQ, IMPORT_MAPPED, NULL);
+	long global = m->given[F_GLOBAL] ? m->iv[F_GLOBAL] : micro * dp;
+	if (global % (micro * dp))
+		err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld x dp %ld "
+		    "(num_microbatches_calculator.py L461)", global, micro, dp);
+	SCEN("/training/global_batch", json_integer(global), F_GLOBAL, ST(F_GLOBAL),
+	     m->given[F_GLOBAL] ? NULL : "absent: micro batch x dp (L263)");
+	SCEN("/training/micro_batch", json_integer(micro), F_MICRO, IMPORT_MAPPED, NULL);
+	if (m->given[F_FP16] && m->given[F_BF16])
+		err(m, m->at[F_FP16], "--fp16: not with --bf16 (transformer_config.py L319)");
+	const char *prec = m->given[F_BF16] ? "bf16" : m->given[F_FP16] ? "fp16" : "fp32";
+	enum flag_id pf = m->given[F_BF16] ? F_BF16 : F_FP16;
+	if (m->given[F_FP8]) {
+		if (strcmp(m->sv[F_FP8], "e4m3") && strcmp(m->sv[F_FP8], "hybrid"))
+			err(m, m->at[F_FP8], "--fp8-format: expected e4m3 or hybrid, got '%s'", m->sv[F_FP8]);
+		SCEN("/training/precision", json_string("fp8"), F_FP8, IMPORT_MAPPED,
+		     "Transformer Engine fp8 GEMMs (models/precision.h)");
+		import_map_add(m->map, IMPORT_MAPPED, flags[pf].name[0] == 'b' ? "--bf16" : "--fp16", given_text(m, pf),
+			       "scenario: /training/precision", "\"fp8\"", "the parameters' dtype under fp8");
+	} else {
+		SCEN("/training/precision", json_string(prec), pf, m->given[pf] ? IMPORT_MAPPED : IMPORT_DEFAULT,
+		     m->given[pf] ? NULL : "absent --bf16 and --fp16: fp32 (L1469-1471)");
+	}
+	if (m->given[F_FP8_PARAMS]) {
+		if (!m->given[F_DISTOPT])
+			err(m, m->at[F_FP8_PARAMS], "--fp8-param-gather: needs --use-distributed-optimizer (L316)");
+		SCEN("/training/fp8_params", json_true(), F_FP8_PARAMS, IMPORT_MAPPED, NULL);
+	}
+	/* gradients reduced in fp32 with bf16 (L330-336) or the flag; else the parameters' dtype */
+	bool fp32g = m->given[F_ACCUM_FP32] || m->given[F_BF16] || !strcmp(prec, "fp32");
+	SCEN("/training/grad_reduce_dtype", json_string(fp32g ? "fp32" : "fp16"), F_ACCUM_FP32, ST(F_ACCUM_FP32),
+	     m->given[F_ACCUM_FP32] ? NULL : m->given[F_BF16] ? "bf16: fp32 (L330-336)" : "the parameters' dtype");
+}
+
+/* The scenario's communication object, and the framework's stack. */
+static void map_communication(struct mg *m, json_t *sc, bool sp)
+{
+	if (m->given[F_OPG] && !m->given[F_DISTOPT])
+		err(m, m->at[F_OPG], "--overlap-param-gather: needs --use-distributed-optimizer (L291)");
+	if (m->given[F_OPG] && !m->given[F_OGR])
+		err(m, m->at[F_OPG], "--overlap-param-gather: needs --overlap-grad-reduce (L293)");
+	SCEN("/communication/overlap_grad_reduce", json_boolean(m->given[F_OGR]), F_OGR, ST(F_OGR),
+	     m->given[F_OGR] ? NULL : "absent: off (L1539)");
+	SCEN("/communication/overlap_param_gather", json_boolean(m->given[F_OPG]), F_OPG, ST(F_OPG),
+	     m->given[F_OPG] ? NULL : "absent: off (L1556)");
+	if (m->given[F_TPCO]) {
+		if (!sp)
+			err(m, m->at[F_TPCO], "--tp-comm-overlap: needs --sequence-parallel with tp > 1 "
+			    "(ddlsim's tp_comm_overlap overlaps the SP all-gather and reduce-scatter)");
+		SCEN("/communication/tp_comm_overlap", json_true(), F_TPCO, IMPORT_MAPPED, NULL);
+	}
+	const char *impl = m->given[F_IMPL] ? m->sv[F_IMPL] : "transformer_engine";
+	if (strcmp(impl, "transformer_engine"))
+		import_map_add(m->map, IMPORT_UNKNOWN, "--transformer-impl", impl, "", "",
+			       "ddlsim prices Megatron-Core's Transformer Engine kernels (stack megatron-te): not applied");
+	else
+		import_map_add(m->map, m->given[F_IMPL] ? IMPORT_MAPPED : IMPORT_DEFAULT, "--transformer-impl",
+			       given_text(m, F_IMPL), "scenario: /framework", "\"megatron-core@0.9\"",
+			       m->given[F_IMPL] ? "its stack megatron-te" : "absent: transformer_engine (L721)");
+	if (m->given[F_FLASH])
+		import_map_add(m->map, IMPORT_MAPPED, "--use-flash-attn", "(set)", "scenario: /training/attention",
+			       "", "flash: the framework's default where the GPU has it");
+}
+
 /* The flags the scenario file takes. Returns the degrees' contradictions
  * through err(). */
 static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
 {
 	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
 	long cp = m->given[F_CP] ? m->iv[F_CP] : 1, ep = m->given[F_EP] ? m->iv[F_EP] : 1;
-	long layers = m->iv[F_LAYERS], micro = m->iv[F_MICRO], seq = m->iv[F_SEQ];
+	long layers = m->iv[F_LAYERS], micro = m->iv[F_MICRO];
 	for (int f = F_TP; f <= F_EP; f++)
 		if ((f == F_TP || f == F_PP || f == F_CP || f == F_EP) && m->given[f] && m->iv[f] < 1)
 			err(m, m->at[f], "--%s: expected an integer >= 1, got '%s'", flags[f].name, m->sv[f]);
@@ -561,54 +687,14 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	if (m->iv[F_HEADS] % tp)
 		err(m, m->at[F_HEADS], "--num-attention-heads: %ld is not a multiple of --tensor-model-parallel-size "
 		    "%ld (transformer_config.py L324)", m->iv[F_HEADS], tp);
-	/* the world and dp */
-	long mp = tp * pp * cp, dp, nodes;
+	long dp, nodes;
 	char note[200];
-	if (c->nodes > 0 || m->launcher_world) {
-		long world = c->nodes > 0 ? c->nodes * c->gpus_per_node : m->launcher_world;
-		if (c->nodes > 0)
-			snprintf(note, sizeof(note), "--nodes %ld x %ld GPUs per node", c->nodes, c->gpus_per_node);
-		else
-			snprintf(note, sizeof(note), "%s", m->launcher_how);
-		if (world % mp) {
-			err(m, -1, "the world size %ld (%s) is not a multiple of tp %ld x pp %ld x cp %ld (L180)", world,
-			    note, tp, pp, cp);
-			return;
-		}
-		if (world % c->gpus_per_node) {
-			err(m, -1, "the world size %ld (%s) does not fill nodes of %ld GPUs: give --nodes", world, note,
-			    c->gpus_per_node);
-			return;
-		}
-		dp = world / mp;
-		nodes = world / c->gpus_per_node;
-	} else if (m->given[F_GLOBAL]) {
-		if (m->iv[F_GLOBAL] % micro) {
-			err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld "
-			    "(num_microbatches_calculator.py L461)", m->iv[F_GLOBAL], micro);
-			return;
-		}
-		dp = m->iv[F_GLOBAL] / micro;
-		if ((mp * dp) % c->gpus_per_node) {
-			err(m, -1, "the world size tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch) = %ld GPUs does "
-			    "not fill nodes of %ld GPUs: give --nodes", tp, pp, cp, dp, mp * dp, c->gpus_per_node);
-			return;
-		}
-		nodes = mp * dp / c->gpus_per_node;
-	} else {
-		err(m, -1, "the world size is the launcher's, not an argument: give --nodes, or --global-batch-size "
-		    "(dp = global / micro batch)");
+	if (world_of(m, c, tp, pp, cp, &dp, &nodes, note, sizeof(note)))
 		return;
-	}
-	if (c->nodes <= 0 && !m->launcher_world)
-		snprintf(note, sizeof(note), "tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch: no gradient "
-			 "accumulation assumed) / %ld GPUs per node", tp, pp, cp, dp, c->gpus_per_node);
 	json_object_set_new(sc, "nodes", json_integer(nodes));
-	{
-		char w[32];
-		snprintf(w, sizeof(w), "%ld", nodes);
-		import_map_add(m->map, IMPORT_DERIVED, "(world size)", "", "scenario: /nodes", w, note);
-	}
+	char w[32];
+	snprintf(w, sizeof(w), "%ld", nodes);
+	import_map_add(m->map, IMPORT_DERIVED, "(world size)", "", "scenario: /nodes", w, note);
 	SCEN("/parallel/tp", json_integer(tp), F_TP, ST(F_TP), m->given[F_TP] ? NULL : "absent: 1 (L1505)");
 	SCEN("/parallel/pp", json_integer(pp), F_PP, ST(F_PP), m->given[F_PP] ? NULL : "absent: 1 (L1509)");
 	json_object_set_new(json_object_get(sc, "parallel"), "dp", json_integer(dp));
@@ -656,71 +742,8 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	if (m->given[F_RC_LAYERS])
 		import_map_add(m->map, IMPORT_MAPPED, "--recompute-num-layers", m->sv[F_RC_LAYERS],
 			       "scenario: /parallel/recompute", rc, "with --recompute-method");
-	/* training */
-	if (seq > m->iv[F_MAXPOS])
-		err(m, m->at[F_SEQ], "--seq-length: %ld is above --max-position-embeddings %ld (L437)", seq,
-		    m->iv[F_MAXPOS]);
-	if (cp > 1 && seq % (2 * cp))
-		err(m, m->at[F_SEQ], "--seq-length: %ld is not a multiple of 2 x --context-parallel-size %ld (L425)",
-		    seq, cp);
-	SCEN("/training/seq_len", json_integer(seq), F_SEQ, IMPORT_MAPPED, NULL);
-	long global = m->given[F_GLOBAL] ? m->iv[F_GLOBAL] : micro * dp;
-	if (global % (micro * dp))
-		err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld x dp %ld "
-		    "(num_microbatches_calculator.py L461)", global, micro, dp);
-	SCEN("/training/global_batch", json_integer(global), F_GLOBAL, ST(F_GLOBAL),
-	     m->given[F_GLOBAL] ? NULL : "absent: micro batch x dp (L263)");
-	SCEN("/training/micro_batch", json_integer(micro), F_MICRO, IMPORT_MAPPED, NULL);
-	if (m->given[F_FP16] && m->given[F_BF16])
-		err(m, m->at[F_FP16], "--fp16: not with --bf16 (transformer_config.py L319)");
-	const char *prec = m->given[F_BF16] ? "bf16" : m->given[F_FP16] ? "fp16" : "fp32";
-	enum flag_id pf = m->given[F_BF16] ? F_BF16 : F_FP16;
-	if (m->given[F_FP8]) {
-		if (strcmp(m->sv[F_FP8], "e4m3") && strcmp(m->sv[F_FP8], "hybrid"))
-			err(m, m->at[F_FP8], "--fp8-format: expected e4m3 or hybrid, got '%s'", m->sv[F_FP8]);
-		SCEN("/training/precision", json_string("fp8"), F_FP8, IMPORT_MAPPED,
-		     "Transformer Engine fp8 GEMMs (models/precision.h)");
-		import_map_add(m->map, IMPORT_MAPPED, flags[pf].name[0] == 'b' ? "--bf16" : "--fp16", given_text(m, pf),
-			       "scenario: /training/precision", "\"fp8\"", "the parameters' dtype under fp8");
-	} else {
-		SCEN("/training/precision", json_string(prec), pf, m->given[pf] ? IMPORT_MAPPED : IMPORT_DEFAULT,
-		     m->given[pf] ? NULL : "absent --bf16 and --fp16: fp32 (L1469-1471)");
-	}
-	if (m->given[F_FP8_PARAMS]) {
-		if (!m->given[F_DISTOPT])
-			err(m, m->at[F_FP8_PARAMS], "--fp8-param-gather: needs --use-distributed-optimizer (L316)");
-		SCEN("/training/fp8_params", json_true(), F_FP8_PARAMS, IMPORT_MAPPED, NULL);
-	}
-	/* gradients reduced in fp32 with bf16 (L330-336) or the flag; else the parameters' dtype */
-	bool fp32g = m->given[F_ACCUM_FP32] || m->given[F_BF16] || !strcmp(prec, "fp32");
-	SCEN("/training/grad_reduce_dtype", json_string(fp32g ? "fp32" : "fp16"), F_ACCUM_FP32, ST(F_ACCUM_FP32),
-	     m->given[F_ACCUM_FP32] ? NULL : m->given[F_BF16] ? "bf16: fp32 (L330-336)" : "the parameters' dtype");
-	/* communication */
-	if (m->given[F_OPG] && !m->given[F_DISTOPT])
-		err(m, m->at[F_OPG], "--overlap-param-gather: needs --use-distributed-optimizer (L291)");
-	if (m->given[F_OPG] && !m->given[F_OGR])
-		err(m, m->at[F_OPG], "--overlap-param-gather: needs --overlap-grad-reduce (L293)");
-	SCEN("/communication/overlap_grad_reduce", json_boolean(m->given[F_OGR]), F_OGR, ST(F_OGR),
-	     m->given[F_OGR] ? NULL : "absent: off (L1539)");
-	SCEN("/communication/overlap_param_gather", json_boolean(m->given[F_OPG]), F_OPG, ST(F_OPG),
-	     m->given[F_OPG] ? NULL : "absent: off (L1556)");
-	if (m->given[F_TPCO]) {
-		if (!sp)
-			err(m, m->at[F_TPCO], "--tp-comm-overlap: needs --sequence-parallel with tp > 1 "
-			    "(ddlsim's tp_comm_overlap overlaps the SP all-gather and reduce-scatter)");
-		SCEN("/communication/tp_comm_overlap", json_true(), F_TPCO, IMPORT_MAPPED, NULL);
-	}
-	const char *impl = m->given[F_IMPL] ? m->sv[F_IMPL] : "transformer_engine";
-	if (strcmp(impl, "transformer_engine"))
-		import_map_add(m->map, IMPORT_UNKNOWN, "--transformer-impl", impl, "", "",
-			       "ddlsim prices Megatron-Core's Transformer Engine kernels (stack megatron-te): not applied");
-	else
-		import_map_add(m->map, m->given[F_IMPL] ? IMPORT_MAPPED : IMPORT_DEFAULT, "--transformer-impl",
-			       given_text(m, F_IMPL), "scenario: /framework", "\"megatron-core@0.9\"",
-			       m->given[F_IMPL] ? "its stack megatron-te" : "absent: transformer_engine (L721)");
-	if (m->given[F_FLASH])
-		import_map_add(m->map, IMPORT_MAPPED, "--use-flash-attn", "(set)", "scenario: /training/attention",
-			       "", "flash: the framework's default where the GPU has it");
+	map_training(m, sc, dp, cp);
+	map_communication(m, sc, sp);
 }
 
 int import_megatron(const char *text, const char *file, int argc, char **argv, const struct import_cluster *c,
