@@ -33,6 +33,8 @@
  *   --qk-layernorm                         model qk_norm                off (L1855)
  *   --num-experts, --moe-router-topk, --moe-ffn-hidden-size
  *                                          model moe.*                  none; top-k 2 (L1870)
+ *   --moe-token-dispatcher-type alltoall   (ddlsim's EP all-to-all)     allgather (L1882): not
+ *                                                                       modelled, listed unknown
  *   --seq-length                           training.seq_len             required
  *   --micro-batch-size                     training.micro_batch         required (L258)
  *   --global-batch-size                    training.global_batch        micro x dp (L263)
@@ -98,7 +100,7 @@ enum flag_id {
 	F_SEQ, F_MAXPOS, F_MICRO, F_GLOBAL, F_TP, F_PP, F_VPP_LAYERS, F_FIRST, F_LAST, F_CP, F_EP, F_SP, F_DISTOPT,
 	F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACT, F_BF16, F_FP16, F_FP8, F_FP8_PARAMS, F_ACCUM_FP32,
 	F_SWIGLU, F_NORM, F_UNTIE, F_NOBIAS, F_POS, F_OGR, F_OPG, F_TPCO, F_EXPERTS, F_TOPK, F_MOE_FFN,
-	F_ATTN_DROP, F_HIDDEN_DROP, F_QK_LN, F_IMPL, F_FLASH, F_N
+	F_ATTN_DROP, F_HIDDEN_DROP, F_QK_LN, F_IMPL, F_FLASH, F_DISPATCHER, F_N
 };
 
 static const struct {
@@ -131,6 +133,7 @@ static const struct {
 	[F_MOE_FFN] = { "moe-ffn-hidden-size", K_INT }, [F_ATTN_DROP] = { "attention-dropout", K_NUM },
 	[F_HIDDEN_DROP] = { "hidden-dropout", K_NUM }, [F_QK_LN] = { "qk-layernorm", K_FLAG },
 	[F_IMPL] = { "transformer-impl", K_STR }, [F_FLASH] = { "use-flash-attn", K_FLAG },
+	[F_DISPATCHER] = { "moe-token-dispatcher-type", K_STR },
 };
 
 /* Flags with no effect on time or memory, and whether each takes a value. */
@@ -155,7 +158,8 @@ static const struct {
 	{ "use-mcore-models", 0 }, { "no-save-optim", 0 }, { "no-save-rng", 0 }, { "use-checkpoint-args", 0 },
 	{ "bf16-lm-cross-entropy", 0 }, { "rampup-batch-size", 1 }, { "eod-mask-loss", 0 },
 	{ "no-create-attention-mask-in-dataloader", 0 }, { "dataloader-type", 1 }, { "use-dist-ckpt", 0 },
-	{ "auto-detect-ckpt-format", 0 }, { "log-progress", 0 }, { "timing-log-level", 1 },
+	{ "auto-detect-ckpt-format", 0 }, { "moe-aux-loss-coeff", 1 }, { "moe-z-loss-coeff", 1 },
+	{ "moe-router-load-balancing-type", 1 }, { "log-progress", 0 }, { "timing-log-level", 1 },
 };
 
 struct mg {
@@ -491,6 +495,13 @@ static void map_model(struct mg *m, json_t *model, long tp)
 		      m->given[F_TOPK] ? NULL : "absent: 2 (L1870)");
 		MODEL("/moe/expert_ffn_size", json_integer(m->given[F_MOE_FFN] ? m->iv[F_MOE_FFN] : ffn), F_MOE_FFN,
 		      ST(F_MOE_FFN), m->given[F_MOE_FFN] ? NULL : "absent: ffn_hidden_size (TransformerConfig)");
+		/* ddlsim's expert parallelism exchanges tokens all-to-all */
+		const char *disp = m->given[F_DISPATCHER] ? m->sv[F_DISPATCHER] : "allgather";
+		import_map_add(m->map, strcmp(disp, "alltoall") ? IMPORT_UNKNOWN : IMPORT_MAPPED,
+			       "--moe-token-dispatcher-type", given_text(m, F_DISPATCHER), "scenario: /parallel/ep", "",
+			       strcmp(disp, "alltoall") ? (m->given[F_DISPATCHER] ? "not all-to-all: priced as ddlsim's "
+			       "all-to-all exchange" : "absent: allgather (L1882), not modelled: priced as ddlsim's "
+			       "all-to-all exchange") : "ddlsim's expert exchange is all-to-all");
 	} else {
 		for (int f = F_TOPK; f <= F_MOE_FFN; f++)
 			if (m->given[f])

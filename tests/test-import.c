@@ -315,6 +315,45 @@ Test(import, megatron_gpt3_175b_example_every_flag)
 	free(dir);
 }
 
+Test(import, megatron_mixtral_example_moe_flags_and_the_zoo_model)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, args[2048];
+	snprintf(args, sizeof(args), "megatron %s -o %s/mx.json --topology %s",
+		 src_path("tests/data/import/mixtral-8x7b.sh"), dir, src_path("topologies/dgx-h100.json"));
+	cr_assert_eq(import(args, &out, &err), 0, "%s", err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/mx.json", dir);
+	json_t *s = load(p);
+	snprintf(p, sizeof(p), "%s/mx.model.json", dir);
+	json_t *m = load(p);
+	cr_expect_eq(jint(s, "nodes"), 8);
+	cr_expect_eq(jint(s, "parallel/tp"), 1);
+	cr_expect_eq(jint(s, "parallel/pp"), 4);
+	cr_expect_eq(jint(s, "parallel/dp"), 16);
+	cr_expect_eq(jint(s, "parallel/ep"), 8);
+	cr_expect_not(jbool(s, "parallel/sp"));                  /* tp 1: off (L499) */
+	cr_expect_eq(jint(s, "parallel/zero"), 1);
+	cr_expect(jbool(s, "communication/overlap_grad_reduce"));
+	cr_expect(jbool(s, "communication/overlap_param_gather"));
+	cr_expect_eq(jint(m, "moe/experts"), 8);
+	cr_expect_eq(jint(m, "moe/top_k"), 2);
+	cr_expect_eq(jint(m, "moe/expert_ffn_size"), 14336);
+	cr_expect_eq(jint(m, "kv_heads"), 8);
+	cr_expect_eq(jint(m, "vocab_size"), 32000);
+	cr_expect(strstr(out, "--moe-grouped-gemm"), "%s", out);
+	cr_expect(strstr(out, "--no-masked-softmax-fusion"), "%s", out);
+	cr_expect(strstr(out, "mapped: ddlsim's expert exchange is all-to-all"), "%s", out);
+	cr_expect(strstr(out, "29 mapped, 4 defaults, 3 derived, 25 ignored, 3 unknown"), "%s", out);
+	const char *zoo = src_path("models/zoo/mixtral-8x7b.json");
+	cr_expect_eq(params_of(p, false), params_of(zoo, false));
+	cr_expect_eq(params_of(p, true), params_of(zoo, true));
+	json_decref(s);
+	json_decref(m);
+	free(out);
+	free(err);
+	free(dir);
+}
+
 static double rel_diff(double a, double b)
 {
 	return fabs(a - b) / fmax(fabs(a), fabs(b));
@@ -464,7 +503,11 @@ Test(import, megatron_arguments_after_double_dash)
 	snprintf(args, sizeof(args), "megatron -o %s/s.json --topology %s --nodes 1 -- " SMALL
 		 "--tensor-model-parallel-size 2 --sequence-parallel --swiglu --num-experts 4 --expert-model-parallel-size 2",
 		 dir, src_path("topologies/dgx-h100.json"));
-	cr_assert_eq(import(args, NULL, &err), 0, "%s", err);
+	char *out = NULL;
+	cr_assert_eq(import(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "unknown: absent: allgather (L1882), not modelled: priced as ddlsim's all-to-all "
+			      "exchange"), "%s", out);
+	free(out);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
 	json_t *s = load(p);
