@@ -366,13 +366,34 @@ Test(import, megatron_round_trip_of_the_llama3_70b_cp_scenario)
 		 src_path("tests/data/import/llama3-70b-cp.sh"), dir, src_path("topologies/dgx-h100.json"));
 	cr_assert_eq(import(args, NULL, &err), 0, "%s", err);
 	free(err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/l70.json", dir);
+	json_t *s = load(p);
+	cr_expect_eq(jint(s, "nodes"), 32);
+	cr_expect_eq(jint(s, "parallel/tp"), 8);
+	cr_expect(jbool(s, "parallel/sp"));
+	cr_expect_eq(jint(s, "parallel/cp"), 4);
+	cr_expect_eq(jint(s, "parallel/pp"), 4);
+	cr_expect_eq(jint(s, "parallel/dp"), 2);
+	cr_expect_str_eq(jstr(s, "parallel/schedule"), "interleaved");
+	cr_expect_eq(jint(s, "parallel/interleave"), 5);          /* (80 / 4) / 4 */
+	cr_expect_eq(jint(s, "parallel/first_stage_layers"), 18);
+	cr_expect_eq(jint(s, "parallel/last_stage_layers"), 18);
+	cr_expect_eq(jint(s, "parallel/zero"), 1);
+	cr_expect_str_eq(jstr(s, "parallel/recompute"), "selective");
+	cr_expect_eq(jint(s, "training/seq_len"), 32768);
+	cr_expect_eq(jint(s, "training/global_batch"), 16);
+	cr_expect_str_eq(jstr(s, "training/precision"), "bf16");
+	cr_expect_str_eq(jstr(s, "training/grad_reduce_dtype"), "fp32");
+	cr_expect(jbool(s, "communication/overlap_grad_reduce"));
+	cr_expect(jbool(s, "communication/overlap_param_gather"));
+	json_decref(s);
 	snprintf(args, sizeof(args), "run %s/l70.json --out %s/got --quiet", dir, dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
 	free(err);
 	snprintf(args, sizeof(args), "run %s --out %s/ref --quiet", src_path("scenarios/llama3-70b-h100-cp.json"), dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
 	free(err);
-	char p[1200];
 	snprintf(p, sizeof(p), "%s/got", dir);
 	json_t *got = load_report(p);
 	snprintf(p, sizeof(p), "%s/ref", dir);
@@ -493,6 +514,36 @@ Test(import, megatron_full_recompute_and_interleaving)
 	cr_expect_eq(jint(s, "nodes"), 2);
 	json_decref(s);
 	free(out);
+	free(err);
+	free(dir);
+}
+
+Test(import, megatron_fp8_tp_overlap_head_dim_and_qk_norm)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL;
+	cr_assert_eq(import_text(dir, SMALL "--fp8-format hybrid --fp8-param-gather --use-distributed-optimizer "
+				 "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap --kv-channels 64 "
+				 "--qk-layernorm --global-batch-size 4\n", "", &out, &err), 0, "%s", err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load(p);
+	snprintf(p, sizeof(p), "%s/s.model.json", dir);
+	json_t *m = load(p);
+	cr_expect_str_eq(jstr(s, "training/precision"), "fp8");
+	cr_expect(jbool(s, "training/fp8_params"));
+	cr_expect(jbool(s, "communication/tp_comm_overlap"));
+	cr_expect_eq(jint(s, "nodes"), 1);                        /* tp 2 x dp 4 = 8 GPUs */
+	cr_expect_eq(jint(m, "head_dim"), 64);
+	cr_expect(jbool(m, "qk_norm"));
+	json_decref(s);
+	json_decref(m);
+	free(out);
+	free(err);
+	cr_expect_eq(import_text(dir, SMALL "--fp16\n", "--nodes 1 --force", NULL, &err), 3);
+	cr_expect(strstr(err, "error: --fp16: not with --bf16 (transformer_config.py L319)"), "%s", err);
+	free(err);
+	cr_expect_eq(import_text(dir, SMALL "--position-embedding-type none\n", "--nodes 1 --force", NULL, &err), 3);
+	cr_expect(strstr(err, "error: --position-embedding-type: expected learned_absolute or rope"), "%s", err);
 	free(err);
 	free(dir);
 }
