@@ -308,7 +308,11 @@ static void parse(struct mg *m)
 	for (int i = start; i < m->n; i++) {
 		const char *w = m->t[i].s;
 		if (strncmp(w, "--", 2)) {
-			err(m, i, "expected a flag (--name), got '%s'", w);
+			if (strchr(w, '$'))
+				err(m, i, "'%s' is a shell expansion: give the arguments it stands for (ddlsim does not "
+				    "expand the shell)", w);
+			else
+				err(m, i, "expected a flag (--name), got '%s'", w);
 			continue;
 		}
 		const char *name = w + 2, *eq = strchr(name, '=');

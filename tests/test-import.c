@@ -484,6 +484,10 @@ Test(import, megatron_refuses_what_megatron_asserts)
 	cr_expect(strstr(err, "launch.sh:1:151: error: --tensor-model-parallel-size: '$TP' is a shell variable"),
 		  "%s", err);
 	free(err);
+	cr_expect_eq(import_text(dir, "torchrun pretrain_gpt.py \\\n    ${GPT_MODEL_ARGS[@]}\n", "--nodes 1", NULL, &err), 3);
+	cr_expect(strstr(err, "launch.sh:2:5: error: '${GPT_MODEL_ARGS[@]}' is a shell expansion: give the arguments "
+			      "it stands for"), "%s", err);
+	free(err);
 	free(dir);
 }
 
