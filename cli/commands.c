@@ -10,6 +10,7 @@ const struct cli_command cli_commands[] = {
 	{ &cmd_sweep_opts, cmd_sweep },
 	{ &cmd_merge_opts, cmd_merge },
 	{ &cmd_plan_opts, cmd_plan },
+	{ &cmd_import_opts, cmd_import },
 	{ &cmd_compare_opts, cmd_compare },
 	{ &cmd_cluster_opts, cmd_cluster },
 	{ &cmd_validate_opts, cmd_validate },

@@ -59,10 +59,7 @@ static json_t *int_array(const int *v, int n)
 	return a;
 }
 
-/* The path of target relative to the directory of file, or its absolute
- * path when the directory does not resolve or the two share only the
- * root. Caller frees; NULL (errno set) when target does not resolve. */
-static char *path_from(const char *file, const char *target)
+char *scenario_path_from(const char *file, const char *target)
 {
 	char *t = realpath(target, NULL);
 	if (!t)
@@ -104,7 +101,7 @@ static int write_top(json_t *root, const struct plan *p, const struct inputs *in
 	static const char *const key[2] = { "model", "topology" };
 	const char *src[2] = { inputs_model_path(in), inputs_topology_path(in) };
 	for (int i = 0; i < 2; i++) {
-		char *rel = path_from(path, src[i]);
+		char *rel = scenario_path_from(path, src[i]);
 		if (!rel)
 			return diag_err(d, path, "", "cannot name the %s '%s' from the written file: %s", key[i],
 					src[i], strerror(errno));
@@ -284,7 +281,7 @@ static int write_compute(json_t *root, const struct plan *p, const struct inputs
 	if (strcmp(cost, cost_registry[0].name))
 		put(o, "cost", json_string(cost));
 	if (inputs_profile_path(in)) {
-		char *rel = path_from(path, inputs_profile_path(in));
+		char *rel = scenario_path_from(path, inputs_profile_path(in));
 		if (!rel) {
 			json_decref(o);
 			return diag_err(d, path, "", "cannot name the profile '%s' from the written file: %s",

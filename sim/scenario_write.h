@@ -37,6 +37,13 @@ struct scenario_write_meta {
 json_t *scenario_write_json(const struct plan *p, const struct inputs *in, const struct scenario_write_meta *m,
 			    const char *path, struct diag *d);
 
+/* The path of target relative to the directory of file (a file to be
+ * written: its directory must exist), or target's absolute path when that
+ * directory does not resolve or the two share only the root: how a
+ * written scenario names its inputs. Caller frees; NULL (errno set) when
+ * target does not resolve. */
+char *scenario_path_from(const char *file, const char *target);
+
 /* scenario_write_json() written to path atomically (util/atomic_file.h:
  * the earlier file stays on failure). Returns 0, or -1 after reporting
  * "path: error: ..." into d. */

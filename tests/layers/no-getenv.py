@@ -3,14 +3,14 @@
 reaches the engine and the simulator through the scenario and the job,
 and the command line reads and validates what environment it still
 honours (cli/main.c, cli/longrun.c). Fails naming each getenv() call in
-util/, models/, fabric/, engine/, sim/ or reports/ outside a comment."""
+util/, models/, fabric/, import/, engine/, sim/ or reports/ outside a comment."""
 import os
 import re
 import sys
 
 root = sys.argv[1]
 bad = []
-for folder in ("util", "models", "fabric", "engine", "sim", "reports"):
+for folder in ("util", "models", "fabric", "import", "engine", "sim", "reports"):
     for dirpath, _, files in os.walk(os.path.join(root, folder)):
         for name in files:
             if not name.endswith((".c", ".cpp", ".h")):

@@ -1,0 +1,359 @@
+/* cmd_import: `ddlsim import FORMAT INPUT -o OUT.json`: a framework's own
+ * configuration read into ddlsim's files (import/import.h).
+ *
+ * hf: a Hugging Face config.json becomes the model file OUT. megatron:
+ * Megatron-LM pretrain_gpt.py arguments (a launch file, or the words after
+ * `--`) become the scenario OUT and its model file beside it
+ * (OUT less ".json" plus ".model.json"), on the cluster --topology with
+ * --nodes (or the nodes the batch implies). Every key or flag is a row of
+ * the mapping table, printed and, with --map, written as CSV.
+ *
+ * Nothing is written unless every document loads: the model is staged
+ * and loaded by model_load(), the scenario by scenario_load_json() (its
+ * plan checked against the model and topology), with the staged model's
+ * name replaced by the final one in what they report. The outputs are
+ * then published together (util/atomic_file.h); an existing output is
+ * replaced only with --force. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "diag.h"
+#include "import.h"
+#include "infile.h"
+#include "model.h"
+#include "options.h"
+#include "samefile.h"
+#include "scenario.h"
+#include "scenario_write.h"
+#include "topology.h"
+#include "xalloc.h"
+
+struct import_opts {
+	const char *out;            /* -o */
+	const char *topology;
+	long nodes;
+	const char *map;
+	bool force;
+};
+
+static const struct opt import_options[] = {
+	OPT_STRING('o', "output", struct import_opts, out, "OUT.json",
+		   "the file to write: the model (hf) or the scenario (megatron,\n"
+		   "its model beside it as OUT.model.json); required"),
+	OPT_FILE(0, "topology", struct import_opts, topology, "FILE",
+		 "megatron: the cluster's topology file (topologies/); required"),
+	OPT_LONG(0, "nodes", struct import_opts, nodes, "N", 1, TOPO_MAX_NODES,
+		 "megatron: nodes of the job (default: tp x pp x cp x dp GPUs,\n"
+		 "dp = global batch / micro batch)"),
+	OPT_FILE(0, "map", struct import_opts, map, "FILE.csv", "also write the mapping table as CSV"),
+	OPT_FLAG(0, "force", struct import_opts, force, "replace outputs that exist"),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_import_opts = {
+	.name = "import",
+	.summary = "read a Hugging Face config.json or Megatron-LM arguments into ddlsim files",
+	.args = "FORMAT INPUT...",
+	.description =
+		"FORMAT hf: INPUT is a Hugging Face config.json (llama, mistral, qwen2, qwen3,\n"
+		"mixtral, deepseek_v3, gpt2); OUT is a model file (ddlsim.model 1.3).\n"
+		"FORMAT megatron: INPUT is a file of Megatron-LM pretrain_gpt.py arguments\n"
+		"(shell comments, line continuations and quotes allowed; the words before the\n"
+		"script are the launcher's), or the arguments themselves after `--`; OUT is a\n"
+		"scenario (framework megatron-core@0.9) and OUT.model.json its model. Flags\n"
+		"left out take Megatron-LM core_v0.9.0's defaults (docs/import.md).\n"
+		"The mapping table goes to stdout: each key or flag, its value, the ddlsim key\n"
+		"it set and the value written, and its status: mapped, default, derived,\n"
+		"ignored (no effect on time or memory) or unknown (not applied). A\n"
+		"contradiction the framework itself refuses is an error naming the flag.\n"
+		"Nothing is written unless the files load; existing files need --force.\n",
+	.options = import_options,
+	.epilogue =
+		"examples:\n"
+		"  ddlsim import hf config.json -o models/mine.json\n"
+		"  ddlsim import megatron launch.sh -o run.json --topology topologies/dgx-h100.json --nodes 4\n"
+		"  ddlsim import megatron -o run.json --topology topologies/dgx-h100.json -- \\\n"
+		"      --num-layers 32 --hidden-size 4096 ...\n\n"
+		"exit codes: 0 ok, 1 cannot write an output, 2 usage, 3 invalid input (a key or\n"
+		"flag the framework refuses, a file that does not load, an output that exists\n"
+		"without --force or is an input)\n",
+	.size = sizeof(struct import_opts),
+};
+
+/* Replace every occurrence of from in s by to (new string). */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), n = 0;
+	for (const char *p = s; (p = strstr(p, from)); p += fl)
+		n++;
+	char *out = xmalloc(strlen(s) + n * (tl > fl ? tl - fl : 0) + 1), *o = out;
+	for (const char *p = s;;) {
+		const char *q = strstr(p, from);
+		if (!q) {
+			strcpy(o, p);
+			break;
+		}
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = q + fl;
+	}
+	return out;
+}
+
+/* What a check reported, the staged file's name replaced by the final
+ * one, to stderr. */
+static void say(const struct diag *q, const char *tmp, const char *final)
+{
+	char *s = replace_all(diag_text(q), tmp, final);
+	fputs(s, stderr);
+	free(s);
+}
+
+/* Stage doc at path into af. Returns 0, or EXIT_FAIL after saying why. */
+static int stage_json(struct atomic_file *af, const char *path, const json_t *doc)
+{
+	int e = atomic_file_open(af, path);
+	if (!e && (json_dumpf(doc, af->f, JSON_INDENT(2)) || fputc('\n', af->f) == EOF))
+		e = -EIO;
+	if (!e)
+		e = atomic_file_stage(af);
+	if (e) {
+		atomic_file_abort(af);
+		fprintf(stderr, "%s: error: cannot write: %s\n", path, atomic_file_strerror(-e));
+		return e == -ATOMIC_FILE_ENOTREG ? EXIT_INPUT : EXIT_FAIL;
+	}
+	return 0;
+}
+
+static void samefile_say(void *ctx, const struct samefile_conflict *c)
+{
+	(void)ctx;
+	if (c->other_is_input)
+		fprintf(stderr, "ddlsim: %s '%s': error: is an input of this command (%s '%s'); refusing to "
+			"overwrite it\n", c->out_what, c->out_path, c->other_what, c->other_path);
+	else
+		fprintf(stderr, "ddlsim: error: %s '%s' is also %s '%s': give it another file\n", c->out_what,
+			c->out_path, c->other_what, c->other_path);
+}
+
+/* An output that exists without --force. Returns 0 or EXIT_INPUT. */
+static int refuse_existing(const char *path, bool force)
+{
+	struct stat st;
+	if (!path || force || lstat(path, &st))
+		return 0;
+	fprintf(stderr, "ddlsim: error: '%s' exists; refusing to replace it (give --force)\n", path);
+	return EXIT_INPUT;
+}
+
+/* The text of a launch file. Caller frees; NULL after saying why. */
+static char *read_text(const char *path)
+{
+	char why[512];
+	FILE *f = infile_open(path, why, sizeof(why));
+	if (!f) {
+		fprintf(stderr, "%s: error: %s\n", path, why);
+		return NULL;
+	}
+	size_t cap = 4096, len = 0, r;
+	char *s = xmalloc(cap);
+	while ((r = fread(s + len, 1, cap - len - 1, f)) > 0) {
+		len += r;
+		if (len + 1 == cap)
+			s = xreallocarray(s, cap *= 2, 1);
+	}
+	s[len] = 0;
+	fclose(f);
+	if (strlen(s) != len) {
+		fprintf(stderr, "%s: error: holds a NUL byte, expected the text of a launch\n", path);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Stage the model (hf: OUT; megatron: OUT.model.json), check it by
+ * loading it (megatron: the scenario, with its plan, naming the staged
+ * model), stage the scenario and the CSV, publish them together and print
+ * the table. Returns EXIT_OK, EXIT_INPUT (a document does not load) or
+ * EXIT_FAIL (a write); nothing is written unless all is. */
+static int write_outputs(const struct import_opts *o, const char *model_out, const char *model_path,
+			 const json_t *model, const json_t *sc, const struct import_map *map)
+{
+	struct atomic_file af[3] = { { 0 } };
+	int naf = 0, rc;
+	if ((rc = stage_json(&af[naf++], model_out, model)))
+		return rc;
+	char *staged_model = xstrdup(af[0].tmp);
+	struct diag q;
+	diag_init(&q, NULL);
+	if (!sc) {
+		struct model *m = model_load(staged_model, &q);
+		model_destroy(m);
+	} else {
+		char *abs = realpath(staged_model, NULL);
+		json_t *copy = json_deep_copy(sc);
+		json_object_set_new(copy, "model", json_string(abs ? abs : staged_model));
+		struct scenario *s = scenario_load_json(copy, o->out, NULL, &q);
+		scenario_destroy(s);
+		json_decref(copy);
+		free(abs);
+	}
+	int bad = diag_count(&q);
+	say(&q, staged_model, model_out);
+	diag_finish(&q);
+	free(staged_model);
+	if (bad) {
+		fprintf(stderr, "ddlsim: error: the imported %s does not load (above); nothing written\n",
+			sc ? "scenario" : "model");
+		rc = EXIT_INPUT;
+		goto out_abort;
+	}
+	if (sc && (rc = stage_json(&af[naf++], o->out, sc)))
+		goto out_abort;
+	if (o->map) {
+		struct atomic_file *a = &af[naf++];
+		int e = atomic_file_open(a, o->map);
+		if (!e && import_map_write_csv(map, a->f))
+			e = -EIO;
+		if (!e)
+			e = atomic_file_stage(a);
+		if (e) {
+			fprintf(stderr, "%s: error: cannot write: %s\n", o->map, atomic_file_strerror(-e));
+			rc = e == -ATOMIC_FILE_ENOTREG ? EXIT_INPUT : EXIT_FAIL;
+			goto out_abort;
+		}
+	}
+	int e = atomic_file_publish(af, naf);
+	if (e) {
+		fprintf(stderr, "ddlsim: error: cannot publish the outputs: %s\n", atomic_file_strerror(-e));
+		return EXIT_FAIL;
+	}
+	import_map_print(map, stdout);
+	if (!sc)
+		printf("wrote %s\n", o->out);
+	else
+		printf("wrote %s and its model %s (ddlsim run %s)\n", o->out, model_path, o->out);
+	return EXIT_OK;
+out_abort:
+	for (int i = 0; i < naf; i++)
+		atomic_file_abort(&af[i]);
+	return rc;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct import_opts o = { 0 };
+	const char **pos = xcalloc((size_t)argc + 1, sizeof(*pos));
+	int npos = 0, rc = EXIT_USAGE;
+	struct diag d;
+	diag_init(&d, stderr);
+	struct import_map *map = import_map_create();
+	json_t *model = NULL, *sc = NULL;
+	char *model_path = NULL, *text = NULL, *topo_ref = NULL;
+	struct topology *topo = NULL;
+
+	if (opt_parse(&cmd_import_opts, argc, argv, &o, pos, &npos))
+		goto out;
+	if (npos < 1) {
+		rc = cli_usage_error("import: expected a FORMAT (hf or megatron) and its INPUT");
+		goto out;
+	}
+	bool hf = !strcmp(pos[0], "hf"), mg = !strcmp(pos[0], "megatron");
+	if (!hf && !mg) {
+		rc = cli_usage_error("import: FORMAT: expected hf or megatron, got '%s' (NeMo, torchtitan and DeepSpeed "
+				     "configurations are not read yet)", pos[0]);
+		goto out;
+	}
+	if (npos < 2) {
+		rc = cli_usage_error("import %s: expected its INPUT", pos[0]);
+		goto out;
+	}
+	/* megatron's arguments after `--` start with a flag; a file does not */
+	bool args = mg && !strncmp(pos[1], "--", 2);
+	if (!args && npos > 2) {
+		rc = cli_usage_error("import %s: expected one INPUT file, got %d (the arguments themselves go after "
+				     "`--`)", pos[0], npos - 1);
+		goto out;
+	}
+	if (!o.out || !strcmp(o.out, "-") || (o.map && !strcmp(o.map, "-"))) {
+		rc = cli_usage_error("import: -o OUT.json is required, a file (stdout holds the mapping table)");
+		goto out;
+	}
+	if (hf && (o.topology || o.nodes)) {
+		rc = cli_usage_error("import hf: writes a model file only; --topology and --nodes are megatron's");
+		goto out;
+	}
+	if (mg && !o.topology) {
+		rc = cli_usage_error("import megatron: --topology FILE is required (the arguments hold no cluster)");
+		goto out;
+	}
+	rc = EXIT_INPUT;
+	if (!args && cli_check_input_name(pos[1]))
+		goto out;
+	if (mg) {
+		size_t l = strlen(o.out);
+		model_path = l > 5 && !strcmp(o.out + l - 5, ".json") ?
+			     xasprintf("%.*s.model.json", (int)(l - 5), o.out) : xasprintf("%s.model.json", o.out);
+	}
+	const char *model_out = mg ? model_path : o.out;
+	if (cli_check_output(o.out) || cli_check_output(model_path) || cli_check_output(o.map) ||
+	    refuse_existing(o.out, o.force) || refuse_existing(model_path, o.force) ||
+	    refuse_existing(o.map, o.force))
+		goto out;
+	struct samefile *sf = samefile_create();
+	if (!args)
+		samefile_input(sf, hf ? "the config.json" : "the launch", pos[1]);
+	samefile_input(sf, "the topology", o.topology);
+	samefile_output(sf, "-o", o.out);
+	samefile_output(sf, "the model beside -o", model_path);
+	samefile_output(sf, "--map", o.map);
+	int conflicts = samefile_check(sf, samefile_say, NULL);
+	samefile_destroy(sf);
+	if (conflicts)
+		goto out;
+
+	if (hf) {
+		if (!(model = import_hf(pos[1], map, &d)))
+			goto out;
+	} else {
+		if (!(topo = topology_load(o.topology, &d)))
+			goto out;
+		/* the scenario names its topology from where it is written */
+		topo_ref = scenario_path_from(o.out, o.topology);
+		if (!topo_ref) {
+			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
+			goto out;
+		}
+		const char *slash_m = strrchr(model_path, '/');
+		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
+					    .nodes = o.nodes };
+		if (!args && !(text = read_text(pos[1])))
+			goto out;
+		if (import_megatron(text, args ? NULL : pos[1], args ? npos - 1 : 0, (char **)(pos + 1), &c,
+				    slash_m ? slash_m + 1 : model_path, map, &model, &sc, &d))
+			goto out;
+	}
+
+	rc = write_outputs(&o, model_out, model_path, model, sc, map);
+out:
+	if (rc == EXIT_INPUT && import_map_rows(map))
+		import_map_print(map, stderr);
+	topology_destroy(topo);
+	json_decref(model);
+	json_decref(sc);
+	free(topo_ref);
+	free(text);
+	free(model_path);
+	import_map_destroy(map);
+	diag_finish(&d);
+	free(pos);
+	return rc;
+}

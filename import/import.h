@@ -1,0 +1,100 @@
+/* import: a training framework's own configuration read into ddlsim's
+ * files, with the table of what became what.
+ *
+ * A user who trains with Hugging Face transformers or Megatron-LM already
+ * holds the model's config.json or the launch's arguments; an importer
+ * reads them and builds the documents ddlsim reads (a "ddlsim.model" 1.3
+ * file; for Megatron-LM also a "ddlsim.scenario" 1.0 file), never writing
+ * a file itself (the command does: cli/cmd_import.c). Every key or flag it
+ * reads becomes one row of a struct import_map: mapped (the ddlsim key it
+ * set and the value written), a default (the source's own default applied
+ * where the flag or key is absent, cited in the importer), derived (a value
+ * computed from others), ignored (no effect on time or memory) or unknown
+ * (ddlsim cannot express it): nothing is dropped silently. A contradiction
+ * the source itself refuses is an error naming the key or flag.
+ *
+ * The importers sit above models/ (they report into a struct diag) and
+ * know no plan, topology or engine: the command loads the topology, checks
+ * the documents by loading them (the scenario's plan against its model and
+ * topology), and writes them together, atomically, only when both load;
+ * an existing file is replaced only with --force. Exit codes: 0 written,
+ * 1 an output could not be written, 2 usage, 3 invalid input (a key or flag
+ * the source refuses, a document that does not load, an output that exists
+ * or is an input).
+ *
+ * Formats read: Hugging Face config.json (import_hf.c) and Megatron-LM
+ * arguments (import_megatron.c). Not yet: NeMo recipes, torchtitan TOML,
+ * DeepSpeed JSON. */
+#ifndef DDLSIM_IMPORT_H
+#define DDLSIM_IMPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "diag.h"
+
+enum import_status {
+	IMPORT_MAPPED,      /* the source's value set a ddlsim key */
+	IMPORT_DEFAULT,     /* absent: the source's default applied (cited) */
+	IMPORT_DERIVED,     /* computed from other keys (the note says how) */
+	IMPORT_IGNORED,     /* no effect on time or memory */
+	IMPORT_UNKNOWN,     /* ddlsim does not know it: not applied */
+};
+
+/* The mapping table: one row per source key or flag, in the order read. */
+struct import_map;
+
+/* A new, empty table (import_map_destroy()). */
+struct import_map *import_map_create(void);
+void import_map_destroy(struct import_map *m);
+
+/* Append a row. source: the key or flag ("num_hidden_layers",
+ * "--num-layers"); value: as the source gave it ("" when absent); key: the
+ * ddlsim key set ("model: layers", "scenario: /parallel/tp"; "" when none);
+ * written: the value written ("" when none); note: why (NULL: none). The
+ * strings are copied. */
+void import_map_add(struct import_map *m, enum import_status st, const char *source, const char *value,
+		    const char *key, const char *written, const char *note);
+
+/* Rows in the table, and how many have status st. */
+int import_map_rows(const struct import_map *m);
+int import_map_count(const struct import_map *m, enum import_status st);
+
+/* The status's word in the table ("mapped", "default", "derived",
+ * "ignored", "unknown"). */
+const char *import_status_name(enum import_status st);
+
+/* Print the table aligned (stdout of `ddlsim import`), the ignored and
+ * unknown rows with their reason. */
+void import_map_print(const struct import_map *m, FILE *f);
+/* The table as CSV (header source,value,ddlsim_key,written,status,note;
+ * fields quoted where needed). Returns 0, or -1 when f failed. */
+int import_map_write_csv(const struct import_map *m, FILE *f);
+
+/* A Hugging Face config.json (path) as a "ddlsim.model" 1.3 document (new
+ * reference), every key a row of map; NULL after reporting every problem
+ * into d ("config.json: /num_key_value_heads: ..."). import_hf.c holds the
+ * table of keys. */
+json_t *import_hf(const char *path, struct import_map *map, struct diag *d);
+
+/* The cluster of a Megatron-LM launch, which its arguments do not hold. */
+struct import_cluster {
+	const char *topology;       /* the scenario's topology path, as written */
+	long gpus_per_node;         /* GPUs of a node of that topology */
+	long nodes;                 /* 0: from the world size (import_megatron.c) */
+};
+
+/* Megatron-LM pretrain_gpt.py arguments, either the text of a launch file
+ * (text, named file in messages: shell comments, line continuations and
+ * quotes read; the tokens before the "*.py" script are the launcher's) or
+ * argv (argc words, text NULL), into a model document (*model) and a
+ * scenario document (*scenario, whose "model" key is model_ref), every flag
+ * a row of map. Returns 0, or -1 after reporting every problem into d
+ * ("launch.sh:12:3: error: --num-query-groups: ..."). */
+int import_megatron(const char *text, const char *file, int argc, char **argv, const struct import_cluster *c,
+		    const char *model_ref, struct import_map *map, json_t **model, json_t **scenario,
+		    struct diag *d);
+
+#endif
