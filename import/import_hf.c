@@ -40,6 +40,13 @@
  *   n_group, topk_group     moe.groups, moe.groups_per_token
  *   q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
  *                           mla.*                     (deepseek_v3)
+ *   sliding_window          sliding_window            mistral, mixtral: every layer attends through
+ *                                                     the window (MistralAttention passes
+ *                                                     config.sliding_window for each layer); null:
+ *                                                     full attention. qwen2, qwen3: only with
+ *                                                     use_sliding_window true, and then from layer
+ *                                                     max_window_layers on, which no ddlsim key
+ *                                                     says (unknown); false: ignored. Others unknown
  *
  * Keys with no effect on time or memory (token ids, initialisation, RoPE's
  * base and scaling, loss coefficients, the cache, the dtype the checkpoint
@@ -354,12 +361,7 @@ static void key(struct hf *h, const char *k, const json_t *v)
 			       "dropout is on when any probability is above 0");
 		break;
 	case A_SLIDING: case A_USE_SLIDING:
-		if (json_is_null(v) || json_is_false(v))
-			import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "off: full causal attention");
-		else
-			import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "",
-				       "sliding-window attention is not modelled: priced as full causal attention");
-		break;
+		break;  /* with the family and each other, in finish() */
 	case A_MOE_FREQ:
 		if (json_is_integer(v) && json_integer_value(v) == 1)
 			import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "1: every layer after the dense ones");
@@ -380,10 +382,41 @@ static void key(struct hf *h, const char *k, const json_t *v)
 	free(text);
 }
 
+/* sliding_window and use_sliding_window, each family's way (the table). */
+static void finish_window(struct hf *h, const json_t *root)
+{
+	const json_t *w = json_object_get(root, "sliding_window");
+	const json_t *use = json_object_get(root, "use_sliding_window");
+	char *wt = w ? value_text(w) : NULL, *ut = use ? value_text(use) : NULL;
+	bool qwen = h->fam == FAM_QWEN2 || h->fam == FAM_QWEN3;
+	if (use && (!qwen || !json_is_true(use)))
+		import_map_add(h->map, IMPORT_IGNORED, "use_sliding_window", ut, "", "",
+			       qwen ? "false: full causal attention" : "not read by this family");
+	if (!w || json_is_null(w) || json_is_false(w)) {
+		if (w)
+			import_map_add(h->map, IMPORT_IGNORED, "sliding_window", wt, "", "", "off: full causal attention");
+	} else if ((h->fam == FAM_MISTRAL || h->fam == FAM_MIXTRAL) && h->have_fam) {
+		long n = int_of(h, "sliding_window", w, 1);
+		if (n >= 0)
+			set(h, IMPORT_MAPPED, "sliding_window", wt, "sliding_window", json_integer(n),
+			    "every layer (MistralAttention: the window of config.sliding_window)");
+	} else if (qwen && !json_is_true(use)) {
+		import_map_add(h->map, IMPORT_IGNORED, "sliding_window", wt, "", "",
+			       "use_sliding_window false: full causal attention");
+	} else {
+		import_map_add(h->map, IMPORT_UNKNOWN, qwen ? "use_sliding_window" : "sliding_window",
+			       qwen ? ut : wt, "", "", qwen ? "windows from layer max_window_layers on are not "
+			       "expressible: priced as full causal attention" : "this family's window layers are not "
+			       "read: priced as full causal attention");
+	}
+	free(wt), free(ut);
+}
+
 /* The keys whose absence the configuration class fills, and the biases. */
 static void finish(struct hf *h, const json_t *root)
 {
 	char jp[64];
+	finish_window(h, root);
 	static const char *const required[] = { "num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size" };
 	static const char *const required_gpt2[] = { "n_layer", "n_embd", "n_head", "vocab_size" };
 	for (int i = 0; i < 4; i++) {

@@ -146,6 +146,27 @@ Test(import, hf_qwen3_32b_has_head_dim_and_qk_norm)
 	free(dir);
 }
 
+/* Mistral 7B v0.1's config.json (mistralai/Mistral-7B-v0.1 on Hugging
+ * Face, as released): a 4096-token window on every layer; 7,241,732,096
+ * parameters. Qwen3's use_sliding_window false leaves it off. */
+Test(import, hf_mistral_sliding_window_on_every_layer)
+{
+	char *dir = tmp_dir(), *out = NULL;
+	char *path = import_hf_file(dir, "mistral-7b-v0.1-config.json", "mistral.json", &out);
+	json_t *m = load(path);
+	cr_expect_eq(jint(m, "sliding_window"), 4096);
+	cr_expect_null(json_object_get(m, "global_every"));
+	cr_expect(strstr(out, "every layer (MistralAttention"), "%s", out);
+	cr_expect_eq(params_of(path, false), 7241732096.0);
+	json_decref(m), free(out), free(path);
+	out = NULL;
+	path = import_hf_file(dir, "qwen3-32b-config.json", "qwen.json", &out);
+	m = load(path);
+	cr_expect_null(json_object_get(m, "sliding_window"));
+	cr_expect(strstr(out, "ignored: false: full causal attention"), "%s", out);
+	json_decref(m), free(out), free(path), free(dir);
+}
+
 Test(import, hf_mixtral_experts_take_the_intermediate_size)
 {
 	char *dir = tmp_dir(), *out = NULL;
