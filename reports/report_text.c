@@ -235,7 +235,8 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "\n%-28s %14s\n", "metric", "value");
 	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
 	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);
-	fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
+	if (model_arch(inputs_model(r->in))->sequence)  /* a CNN's sample is an image, not tokens */
+		fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
 	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
 	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
 	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
@@ -358,9 +359,12 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "  %-24s %12.4g %-8s predicted %12.4g  error %+.1f%%\n", pub_figures[k].key,
 			want, pub_figures[k].unit, got, 100 * (got / want - 1));
 	}
-	if (sc->training.train_tokens > 0)
-		fprintf(f, "\ntraining %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f\n",
-			sc->training.train_tokens, r->time_to_train_s / 86400, r->gpu_hours, r->cost_usd);
+	if (sc->training.train_tokens > 0) {  /* "15 T tokens", "4.241 M GPU-hours", "$10.6 M" */
+		char tok[32], gh[32], usd[32];
+		fprintf(f, "\ntraining %s tokens: %.1f days, %s GPU-hours, $%s\n",
+			human_number(sc->training.train_tokens, tok, sizeof(tok)), r->time_to_train_s / 86400,
+			human_number(r->gpu_hours, gh, sizeof(gh)), human_number(r->cost_usd, usd, sizeof(usd)));
+	}
 	print_band(r, f);
 	print_simulation(r, f);
 }

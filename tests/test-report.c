@@ -526,3 +526,21 @@ Test(summary, mfu_hfu_defined_and_the_record_named, .timeout = 120)
 	free(err);
 	free(dir);
 }
+
+/* Issue 44: the summary's training line without exponents or digits a
+ * reader must count, and no tokens for a CNN (an image is its sample). */
+Test(report, summary_numbers_read_with_their_units, .timeout = 120)
+{
+	char *d = tmp_dir(), args[2400], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/a", src_path("scenarios/llama3-70b-h100-base.json"), d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\ntraining 15 T tokens: 345.2 days, 4241 k GPU-hours, $10.6 M\n"), "%s", out);
+	cr_expect(strstr(out, "\ntokens_per_s "), "%s", out);
+	free(out), free(err);
+	out = err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s/b", src_path("scenarios/resnet50-v100-2nodes.json"), d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\nsamples_per_s "), "%s", out);
+	cr_expect(!strstr(out, "tokens_per_s"), "%s", out);
+	free(out), free(err), free(d);
+}
