@@ -573,7 +573,8 @@ static void print_options(const struct pctx *p)
 			printf("  %4d %6ld  %-44s %6.1f%% %6.1f %8.1f %8.1f %10.3f %9.4f %8.0f %4.1f%% %6.1f%% %5ld  %s%s%s\n", i + 1,
 			       f->pt.gpus, pt, 100 * f->row.mfu, f->row.mem_worst_bytes / 1e9, f->a.train_s / 86400,
 			       f->a.gp.wall_s / 86400, f->a.econ.cost_usd / 1e6, f->a.econ.usd_per_Mtoken, f->a.econ.energy_MWh,
-			       100 * f->a.gp.ratio, 100 * bp.halfwidth, band_more_gpus(b, f->pt.gpus), b->family,
+			       100 * f->a.gp.ratio, 100 * bp.halfwidth,
+			       band_more_gpus(b, f->pt.gpus, (int)(f->pt.gpus / f->c.plan.nodes)), b->family,
 			       bp.extrapolated ? " (extrapolated)" : "",
 			       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
 			e[m] = f->c.est_iter_s / f->c.plan.training.global_batch;
@@ -611,16 +612,20 @@ static void print_best(const struct pctx *p)
 	const struct fin *f = &p->f[best];
 	struct band_pick bp = band_of(p->g, f);
 	const struct band *b = bp.b;
-	char pt[160], bt[600];
+	char pt[160], bt[600], c0[32], c1[32];
+	int per_node = (int)(f->pt.gpus / f->c.plan.nodes);
+	long more = band_more_gpus(b, f->pt.gpus, per_node), safe = band_safe_gpus(&bp, f->pt.gpus, per_node);
 	plan_describe(&f->c.plan, pt, sizeof(pt));
-	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%.3fM, %.1f of %.1f GB%s\n",
+	printf("  %-16s %6ld GPUs  %-44s MFU %.1f%%, %.1f d, $%s, %.1f of %.1f GB%s\n",
 	       p->g->clusters[f->c.cluster].name, f->pt.gpus, pt, 100 * f->row.mfu, f->a.gp.wall_s / 86400,
-	       f->a.econ.cost_usd / 1e6, f->row.mem_worst_bytes / 1e9, f->row.mem_capacity_bytes / 1e9,
-	       p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
-	printf("  error band %s: at the bias %.1f d, $%.3fM, MFU %.1f%%; %ld GPUs (%ld more)\n",
+	       human_number(f->a.econ.cost_usd, c0, sizeof(c0)), f->row.mem_worst_bytes / 1e9,
+	       f->row.mem_capacity_bytes / 1e9, p->g->deadline_s && f->a.gp.wall_s > p->g->deadline_s ? "  late" : "");
+	printf("  error band %s: at the bias %.1f d, $%s, MFU %.1f%%; %ld GPUs (%ld more, whole nodes of %d)\n",
 	       band_text(&bp, bt, sizeof(bt)), f->a.gp.wall_s / 86400 * (1 + b->bias),
-	       f->a.econ.cost_usd / 1e6 * (1 + b->bias), 100 * f->row.mfu / (1 + b->bias),
-	       f->pt.gpus + band_more_gpus(b, f->pt.gpus), band_more_gpus(b, f->pt.gpus));
+	       human_number(f->a.econ.cost_usd * (1 + b->bias), c1, sizeof(c1)), 100 * f->row.mfu / (1 + b->bias),
+	       f->pt.gpus + more, more, per_node);
+	printf("  at the band's slow edge (%+.1f %% of time): %ld GPUs (%ld nodes) meet the same time, throughput "
+	       "scaling with the GPUs\n", 100 * bp.hi, safe, safe / per_node);
 }
 
 /* The simulated plans that do not fit in GPU memory, apart. */
@@ -679,16 +684,18 @@ static void print_front(const struct pctx *p)
 			continue;
 		}
 		const struct fin *best = &p->f[fewest[t].point];
-		char pt[160];
+		char pt[160], c0[32];
 		plan_describe(&best->c.plan, pt, sizeof(pt));
 		struct band_pick bp = band_of(p->g, best);
 		const struct band *b = bp.b;
-		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%.3fM, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
-		       "±%.1f%% (%s): %ld more GPUs at its bias\n",
+		int per_node = (int)(best->pt.gpus / best->c.plan.nodes);
+		printf("  %-20s %6ld GPUs (%s)  %-44s %.1f d, $%s, $%.4f/Mtok, %.0f MWh, %.1f interruptions; "
+		       "±%.1f%% (%s): %ld more GPUs at its bias, %ld GPUs at its slow edge (whole nodes)\n",
 		       fewest[t].gpu, best->pt.gpus, p->g->clusters[best->c.cluster].name, pt,
-		       best->a.gp.wall_s / 86400, best->a.econ.cost_usd / 1e6, best->a.econ.usd_per_Mtoken,
-		       best->a.econ.energy_MWh, best->a.gp.interruptions, 100 * bp.halfwidth, b->family,
-		       band_more_gpus(b, best->pt.gpus));
+		       best->a.gp.wall_s / 86400, human_number(best->a.econ.cost_usd, c0, sizeof(c0)),
+		       best->a.econ.usd_per_Mtoken, best->a.econ.energy_MWh, best->a.gp.interruptions,
+		       100 * bp.halfwidth, b->family, band_more_gpus(b, best->pt.gpus, per_node),
+		       band_safe_gpus(&bp, best->pt.gpus, per_node));
 	}
 	free(fewest);
 	free(option_gpu);

@@ -127,8 +127,8 @@ static void card_gpus(FILE *f, const struct result *r, const struct report_band 
 			n += snprintf(v + n, sizeof(v) - (size_t)n, "%s %d × %s", i ? "," : "",
 				      r->group[i].ranks, r->group[i].gpu);
 	}
-	card(f, "d-gpus", "", "GPUs", v, "%d nodes of %s; %ld more at the bias (%ld)", r->plan.nodes, topo->name,
-	     rb->gpus_more, rb->gpus + rb->gpus_more);
+	card(f, "d-gpus", "", "GPUs", v, "%d nodes of %s; %ld more at the bias (%ld); %ld at the band's slow edge",
+	     r->plan.nodes, topo->name, rb->gpus_more, rb->gpus + rb->gpus_more, rb->gpus_safe);
 }
 
 /* A figure proportional to the run's time (days, cost, energy): value,

@@ -46,7 +46,9 @@ struct report_band {
 	const struct band *b;       /* p.b: the shipped table's row */
 	double lo, hi;              /* 1 + p.lo (at least 0.01), 1 + p.hi */
 	double iteration_s, mfu, train_days, cost_usd;  /* at the bias */
-	long gpus, gpus_more;
+	long gpus, gpus_more;       /* more: at the bias, whole nodes */
+	long gpus_safe;             /* at the band's slow edge, whole nodes (band.h) */
+	int per_node;               /* GPUs a node */
 };
 void report_band(const struct result *r, struct report_band *out);
 

@@ -287,7 +287,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *root = json_object();
 
 	put(root, bad, "schema", json_string("ddlsim.report"));
-	put(root, bad, "schema_version", json_string("1.1"));
+	put(root, bad, "schema_version", json_string("1.2"));
 	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
 	put(root, bad, "scenario", scenario_json(r));
@@ -422,6 +422,10 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			"at_bias", "iteration_time_s", rb.iteration_s, "mfu", rb.mfu,
 			"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
 			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more);
+		if (eb) {
+			json_object_set_new(eb, "gpus_at_slow_edge", json_integer(rb.gpus_safe));
+			json_object_set_new(eb, "gpus_per_node", json_integer(rb.per_node));
+		}
 		if (eb) {
 			json_object_set_new(eb, "level", json_real(BAND_LEVEL));
 			json_object_set_new(eb, "cross_validated", json_true());

@@ -181,8 +181,10 @@ void report_band(const struct result *r, struct report_band *out)
 	*out = (struct report_band){
 		.p = bp, .b = b, .lo = fmax(1 + bp.lo, 0.01), .hi = 1 + bp.hi, .iteration_s = r->iteration_s * (1 + b->bias), .mfu = r->mfu / (1 + b->bias),
 		.train_days = r->time_to_train_s / 86400 * (1 + b->bias), .cost_usd = r->cost_usd * (1 + b->bias),
-		.gpus = r->gpus, .gpus_more = band_more_gpus(b, r->gpus),
+		.gpus = r->gpus, .per_node = inputs_topology(r->in)->gpus_per_node,
 	};
+	out->gpus_more = band_more_gpus(b, r->gpus, out->per_node);
+	out->gpus_safe = band_safe_gpus(&bp, r->gpus, out->per_node);
 }
 
 /* The error band of the prediction (sim/band.h). */
@@ -199,8 +201,11 @@ static void print_band(const struct result *r, FILE *f)
 		r->iteration_s * rb.lo, r->iteration_s * rb.hi, rb.iteration_s);
 	fprintf(f, "  %-26s %11.1f%%, %.1f - %.1f %%; %.1f %% at the bias\n", "mfu", 100 * r->mfu,
 		100 * r->mfu / rb.hi, 100 * fmin(r->mfu / rb.lo, 1), 100 * rb.mfu);
-	fprintf(f, "  %-26s %12ld, %ld more at the bias (%ld)\n", "gpus", r->gpus, rb.gpus_more,
-		r->gpus + rb.gpus_more);
+	fprintf(f, "  %-26s %12ld, %ld more at the bias (%ld, %ld nodes); %ld at the slow edge (%ld nodes)\n",
+		"gpus", r->gpus, rb.gpus_more, r->gpus + rb.gpus_more, (r->gpus + rb.gpus_more) / rb.per_node,
+		rb.gpus_safe, rb.gpus_safe / rb.per_node);
+	fprintf(f, "  (GPUs to meet the same time if the run is that much slower, throughput scaling "
+		"with the GPUs, in whole nodes of %d)\n", rb.per_node);
 	if (r->plan.training.train_tokens > 0) {
 		char c0[32], c1[32];
 		fprintf(f, "  %-26s %12.1f d, $%s; %.1f d, $%s at the bias\n", "training run", r->time_to_train_s / 86400,

@@ -267,9 +267,21 @@ void band_choose(const struct inputs *in, const struct plan *pl, struct band_pic
 	band_match(band_table, band_count, &f, NULL, out);
 }
 
-long band_more_gpus(const struct band *b, long gpus)
+/* x GPUs up to whole nodes of per_node. */
+static long whole_nodes(double x, int per_node)
 {
-	return b->bias > 0 ? (long)ceil(gpus * b->bias - 1e-9) : 0;
+	long n = per_node > 1 ? per_node : 1;
+	return (long)ceil(x / (double)n - 1e-9) * n;
+}
+
+long band_more_gpus(const struct band *b, long gpus, int per_node)
+{
+	return b->bias > 0 ? whole_nodes((double)gpus * b->bias, per_node) : 0;
+}
+
+long band_safe_gpus(const struct band_pick *p, long gpus, int per_node)
+{
+	return p->hi > 0 ? whole_nodes((double)gpus * (1 + p->hi), per_node) : gpus;
 }
 
 char *band_text(const struct band_pick *p, char *buf, size_t n)

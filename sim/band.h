@@ -190,8 +190,14 @@ void band_choose(const struct inputs *in, const struct plan *pl, struct band_pic
 
 /* How many more GPUs than `gpus` the bias implies: a run predicted to
  * meet a deadline on `gpus` needs about gpus x (1 + bias) when ddlsim is
- * optimistic, rounded up; 0 for a pessimistic family. */
-long band_more_gpus(const struct band *b, long gpus);
+ * optimistic (throughput scaling with the GPUs), rounded up to whole
+ * nodes of per_node GPUs (what can be bought; <= 1: GPUs); 0 for a
+ * pessimistic family. */
+long band_more_gpus(const struct band *b, long gpus, int per_node);
+/* The GPUs that still meet the deadline when the run is as slow as the
+ * band's slow edge (time x (1 + p->hi)): gpus x (1 + hi) on the same
+ * scaling, rounded up to whole nodes of per_node; gpus when hi <= 0. */
+long band_safe_gpus(const struct band_pick *p, long gpus, int per_node);
 
 /* "80 % band -3.1 % .. +22.0 % of time (torchtitan-a100, 3 runs,
  * cross-validated; optimistic 11.6 %)" and, when extrapolated,

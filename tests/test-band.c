@@ -193,10 +193,28 @@ Test(band, more_gpus_is_the_optimism_rounded_up)
 				  .optimistic_runs = 8, .halfwidth = 0.194 },
 			  pes = { .family = "y", .runs = 1, .mean_abs = 0.184, .max_abs = 0.184, .bias = -0.184,
 				  .halfwidth = 0.194 };
-	cr_expect_eq(band_more_gpus(&opt, 32), 2, "32 x 0.046 = 1.472");
-	cr_expect_eq(band_more_gpus(&opt, 2304), 106, "2304 x 0.046 = 105.98");
-	cr_expect_eq(band_more_gpus(&opt, 1000), 46, "exactly 46: not 47");
-	cr_expect_eq(band_more_gpus(&pes, 4096), 0, "a pessimistic family implies none");
+	cr_expect_eq(band_more_gpus(&opt, 32, 1), 2, "32 x 0.046 = 1.472");
+	cr_expect_eq(band_more_gpus(&opt, 2304, 1), 106, "2304 x 0.046 = 105.98");
+	cr_expect_eq(band_more_gpus(&opt, 1000, 1), 46, "exactly 46: not 47");
+	cr_expect_eq(band_more_gpus(&pes, 4096, 8), 0, "a pessimistic family implies none");
+	/* whole nodes: 106 GPUs are 14 nodes of 8, 2 of 72 (GB200 NVL72) */
+	cr_expect_eq(band_more_gpus(&opt, 2304, 8), 112);
+	cr_expect_eq(band_more_gpus(&opt, 2304, 72), 144);
+	cr_expect_eq(band_more_gpus(&opt, 1000, 8), 48, "46 GPUs: 6 nodes");
+}
+
+/* The slow edge's count: gpus x (1 + hi), whole nodes; a band whose
+ * slow edge is not slower needs no more. */
+Test(band, safe_gpus_meet_the_time_at_the_slow_edge)
+{
+	struct band_pick p = { .lo = -0.189, .hi = 0.213 };
+	cr_expect_eq(band_safe_gpus(&p, 512, 8), 624, "512 x 1.213 = 621.06: 78 nodes");
+	cr_expect_eq(band_safe_gpus(&p, 512, 1), 622);
+	cr_expect_eq(band_safe_gpus(&p, 1000, 8), 1216, "1213 GPUs: 152 nodes");
+	p.hi = 0.25;
+	cr_expect_eq(band_safe_gpus(&p, 512, 8), 640, "exactly 640: not 648");
+	p.hi = -0.05;
+	cr_expect_eq(band_safe_gpus(&p, 512, 8), 512);
 }
 
 Test(band, text_says_level_ends_family_and_why_extrapolated)

@@ -305,7 +305,7 @@ static char *html_of(const char *scenario, char **dir)
 
 /* The quickstart's decision: each headline figure exactly as printed. */
 static const char *const quickstart_decision[] = {
-	">16 × A100-SXM4-80GB</div>", ">2 nodes of DGX A100; 1 more at the bias (17)</div>",
+	">16 × A100-SXM4-80GB</div>", ">2 nodes of DGX A100; 8 more at the bias (24); 24 at the band's slow edge</div>",
 	">284.7 days</div>", ">80 %: 194.2 – 410 days; 302.1 days at the bias</div>",
 	">$196.8 k</div>", ">80 %: $134.2 k – $283.4 k; $208.8 k at the bias</div>",
 	">10.16 M tokens</div>", ">140.3 MWh</div>",
