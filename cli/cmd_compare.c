@@ -10,20 +10,24 @@
  * folding is off) wraps onto the lines below, at a '-', '_', '/', ',' or
  * space where there is one; numbers read without exponents (util/human.h:
  * 1.5e+13 -> 15 T). Before simulating, each scenario is estimated and a
- * long one says so (cli/longrun.h); a progress line goes to a terminal
- * (cli/progress.h). */
+ * long one says so (cli/longrun.h); a progress line goes to a terminal,
+ * JSON progress lines elsewhere (cli/progress.h). --out writes the
+ * records, JSON or CSV by the name's extension, atomically. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assess.h"
+#include "atomic_file.h"
 #include "human.h"
 #include "cli.h"
 #include "longrun.h"
 #include "options.h"
 #include "progress.h"
 #include "runner.h"
+#include "samefile.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "tidy.h"
@@ -31,10 +35,15 @@
 
 struct compare_opts {
 	struct runner_opts ro;
+	const char *out;            /* --out FILE.json|FILE.csv; NULL: none */
 };
 
 static const struct opt compare_options[] = {
 	OPT_RUNNER(struct compare_opts, ro),
+	OPT_STRING('o', "out", struct compare_opts, out, "FILE",
+		   "also write the table's records to FILE: JSON (ddlsim.compare\n"
+		   "1.0) when it ends in .json, CSV (a header, a row per\n"
+		   "scenario) when it ends in .csv"),
 	OPT_END(),
 };
 
@@ -48,14 +57,17 @@ const struct opt_cmd cmd_compare_opts = {
 		"the default goodput and economics of models/goodput.h and economics.h),\n"
 		"each with its change against the first scenario, whether each fits in GPU\n"
 		"memory, why folding is off, and the error band of its nearest validation\n"
-		"family. The first line names the best scenario that fits; one that does not\n"
-		"fit has status 'oom'. Long texts wrap; numbers read without exponents. A\n"
+		"family. The first line names the best scenario that fits and why (the fewest\n"
+		"days to train where every scenario has train_tokens, else the shortest\n"
+		"iteration; within 0.5 %, the cheaper); one that does not fit has status\n"
+		"'oom'. Long texts wrap; numbers read without exponents. A\n"
 		"simulation beyond --mem-limit fails with that reason; a scenario whose\n"
 		"estimated peak memory exceeds it is refused before any simulation (exit 3).\n",
 	.options = compare_options,
 	.epilogue =
 		"example:\n"
-		"  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n\n"
+		"  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n"
+		"  ddlsim compare a.json b.json --out cmp.csv\n\n"
 		"exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n",
 	.size = sizeof(struct compare_opts),
 };
@@ -108,7 +120,9 @@ static char *cell_text(const json_t *v, const json_t *v0, bool first)
 static void print_key(FILE *f, const char *k, json_t **rec, int n)
 {
 	json_t *v0 = json_object_get(rec[0], k);
-	bool differ = false, numeric = json_is_number(v0);
+	/* a figure (a real) shows its change; a plan key (a name, a count, a
+	 * switch: nodes, tp, global_batch) is marked when it differs */
+	bool differ = false, numeric = json_is_real(v0);
 	for (int i = 1; i < n; i++)
 		differ |= !json_equal(v0, json_object_get(rec[i], k));
 	char **cell = xcalloc((size_t)n, sizeof(*cell));
@@ -157,6 +171,113 @@ static json_t *memory_text(const struct result_row *r)
 	return json_string(buf);
 }
 
+/* The best that fits and why, into why (n bytes): the fewest days to
+ * train where every usable scenario has them, else the shortest
+ * iteration; two within 0.5 % of each other: the cheaper where both have
+ * a cost. Returns its index, -1 when none is usable. */
+static int pick_best(json_t **rec, const struct result_row *rows, struct scenario **sc, int n, char *why,
+		     size_t wn)
+{
+	bool days = true;
+	for (int i = 0; i < n; i++) {
+		json_t *wd = json_object_get(rec[i], "wall_days");
+		if (result_row_usable(&rows[i]) && !(json_is_number(wd) && json_number_value(wd) > 0))
+			days = false;
+	}
+	int best = -1;
+	double bk = 0, bc = 0;
+	bool by_cost = false;
+	for (int i = 0; i < n; i++) {
+		if (!result_row_usable(&rows[i]))
+			continue;
+		double key = days ? json_number_value(json_object_get(rec[i], "wall_days")) : rows[i].iteration_s;
+		json_t *cv = json_object_get(rec[i], "cost_usd");
+		double cost = json_is_number(cv) ? json_number_value(cv) : 0;
+		bool tie = best >= 0 && fabs(key / bk - 1) <= 0.005;
+		if (best < 0 || (tie && cost > 0 && bc > 0 && cost < bc) || (!tie && key < bk)) {
+			by_cost = tie;
+			best = i, bk = key, bc = cost;
+		}
+	}
+	if (best < 0)
+		return -1;
+	char c[32], dd[32];
+	if (days)
+		snprintf(why, wn, "%s days to train, the fewest%s", human_number(bk, dd, sizeof(dd)),
+			 by_cost ? "; as fast as another within 0.5 % and cheaper" : "");
+	else
+		snprintf(why, wn, "%.4f s per iteration, the shortest; not every scenario has train_tokens%s", bk,
+			 by_cost ? "; as fast as another within 0.5 % and cheaper" : "");
+	if (bc > 0 && days) {
+		size_t l = strlen(why);
+		snprintf(why + l, wn - l, ", $%s", human_number(bc, c, sizeof(c)));
+	}
+	(void)sc;
+	return best;
+}
+
+/* The records as CSV: a header of rec[0]'s keys, one row per scenario,
+ * RFC 4180 quoting. */
+static char *records_csv(json_t **rec, int n, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	for (int i = -1; i < n; i++) {
+		const char *k;
+		json_t *v;
+		bool first = true;
+		json_object_foreach(rec[0], k, v) {
+			json_t *x = i < 0 ? NULL : json_object_get(rec[i], k);
+			char *t = i < 0 ? xstrdup(k) : json_is_string(x) ? xstrdup(json_string_value(x))
+				: json_is_null(x) || !x ? xstrdup("")
+				: json_dumps(x, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+			fputs(first ? "" : ",", f);
+			if (t && strpbrk(t, ",\"\n\r")) {
+				fputc('"', f);
+				for (const char *p = t; *p; p++)
+					fputs(*p == '"' ? "\"\"" : (char[]){ *p, 0 }, f);
+				fputc('"', f);
+			} else if (t) {
+				fputs(t, f);
+			}
+			free(t);
+			first = false;
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* --out: the records (and the best) written whole or not at all. */
+static int write_out(const char *path, json_t **rec, int n, const char *best, const char *why)
+{
+	size_t len = 0;
+	char *data = NULL;
+	size_t pl = strlen(path);
+	if (pl > 4 && !strcmp(path + pl - 4, ".csv")) {
+		data = records_csv(rec, n, &len);
+	} else {
+		json_t *arr = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append(arr, rec[i]);
+		json_t *root = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "schema", "ddlsim.compare", "schema_version",
+					 "1.0", "best_that_fits", best, "best_why", best ? why : NULL, "scenarios", arr);
+		data = root ? json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) : NULL;
+		json_decref(root);
+		len = data ? strlen(data) : 0;
+	}
+	int e = data ? atomic_file_write(path, data, len) : -ENOMEM;
+	free(data);
+	if (e) {
+		fprintf(stderr, "ddlsim: error: cannot write '%s': %s\n", path, atomic_file_strerror(-e));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 struct cctx {
 	struct scenario **sc;
 	struct result_row *rows;
@@ -195,6 +316,16 @@ int cmd_compare(int argc, char **argv)
 		cli_usage_error("'compare' needs at least two scenario files");
 		goto out_paths;
 	}
+	if (o.out) {
+		size_t l = strlen(o.out);
+		if (!(l > 5 && !strcmp(o.out + l - 5, ".json")) && !(l > 4 && !strcmp(o.out + l - 4, ".csv"))) {
+			cli_usage_error("--out expects a file ending in .json or .csv, got '%s'", o.out);
+			goto out_paths;
+		}
+		if ((rc = cli_check_output(o.out)))
+			goto out_paths;
+		rc = EXIT_USAGE;
+	}
 	struct diag d;
 	diag_init(&d, stderr);
 	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)) };
@@ -204,8 +335,20 @@ int cmd_compare(int argc, char **argv)
 	rc = EXIT_INPUT;
 	if (bad || longrun_admit_scenarios(c.sc, n, ro.mem_limit_bytes))
 		goto out;
+	if (o.out) {    /* --out is none of the inputs (checked before any work) */
+		struct samefile *sf = samefile_create();
+		for (int i = 0; i < n; i++)
+			cli_note_scenario(sf, c.sc[i]);
+		samefile_output(sf, "--out", o.out);
+		int e = cli_check_samefile(sf);
+		samefile_destroy(sf);
+		if (e) {
+			rc = e;
+			goto out;
+		}
+	}
 	rc = EXIT_FAIL;
-	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, false);
+	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, true);
 	longrun_scenarios(c.sc, n, ro.jobs, c.pg);
 	ro.tick = tick;
 	int run_rc = runner_run(&ro, n, job, done, &c, &d);
@@ -229,19 +372,10 @@ int cmd_compare(int argc, char **argv)
 		json_object_set_new(rec[i], "memory", memory_text(r));
 	}
 	/* fit first: the best scenario that fits */
-	int best = -1;
-	double best_key = 0;
-	for (int i = 0; i < n; i++) {
-		const struct result_row *r = &c.rows[i];
-		if (!result_row_usable(r))
-			continue;
-		json_t *wd = json_object_get(rec[i], "wall_days");
-		double key = json_is_number(wd) && json_number_value(wd) > 0 ? json_number_value(wd) * 86400 : r->iteration_s;
-		if (best < 0 || key < best_key)
-			best = i, best_key = key;
-	}
+	char why[300];
+	int best = pick_best(rec, c.rows, c.sc, n, why, sizeof(why));
 	if (best >= 0)
-		printf("best that fits: %s\n", c.sc[best]->meta.name);
+		printf("best that fits: %s (%s)\n", c.sc[best]->meta.name, why);
 	else
 		printf("best that fits: none (no scenario simulated and fits in GPU memory)\n");
 	const char *k;
@@ -249,12 +383,14 @@ int cmd_compare(int argc, char **argv)
 	int failed = 0;
 	json_object_foreach(rec[0], k, v0)
 		print_key(stdout, k, rec, n);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		failed += c.rows[i].status != RESULT_OK;
-		json_decref(rec[i]);
-	}
-	free(rec);
 	rc = failed ? EXIT_FAIL : EXIT_OK;
+	if (o.out && write_out(o.out, rec, n, best >= 0 ? c.sc[best]->meta.name : NULL, why))
+		rc = EXIT_FAIL;
+	for (int i = 0; i < n; i++)
+		json_decref(rec[i]);
+	free(rec);
 out:
 	for (int i = 0; i < n; i++)
 		scenario_destroy(c.sc[i]);

@@ -502,6 +502,63 @@ static char *long_name_case(const char *dir, const char *v, int mb)
 	return write_file(dir, name, text);
 }
 
+/* Llama 2 7B on `nodes` DGX A100 (DP over all of them) at usd per
+ * GPU-hour, named name, written to dir. */
+static char *dp_case(const char *dir, const char *name, int nodes, double usd)
+{
+	char text[2048], file[64];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"name\": \"%s\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": %d,\n"
+		 " \"parallel\": {\"zero\": 1, \"recompute\": \"selective\"},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 512, \"micro_batch\": 1, \"precision\": \"bf16\",\n"
+		 "   \"train_tokens\": 2e12}, \"cost\": {\"usd_per_gpu_hour\": %g}}\n",
+		 name, src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"), nodes, usd);
+	snprintf(file, sizeof(file), "%s.json", name);
+	return write_file(dir, file, text);
+}
+
+/* Issue 44: compare marks every plan key that differs (nodes, gpus, dp
+ * are counts), names the best by days to train and, at equal days, the
+ * cheaper, says why, and writes its records with --out (JSON or CSV, by
+ * the extension; another is a usage error). */
+Test(cli, compare_marks_counts_picks_by_days_then_cost_and_writes_out, .timeout = 120)
+{
+	char *d = tmp_dir(), args[4000], *out = NULL, *err = NULL;
+	char *a = dp_case(d, "two", 2, 1.8), *b = dp_case(d, "four", 4, 1.8), *c = dp_case(d, "four-cheap", 4, 1.5);
+	snprintf(args, sizeof(args), "compare %s %s %s --out %s/cmp.json", a, b, c, d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s%s", out, err);
+	cr_expect(strstr(out, "best that fits: four-cheap ("), "%s", out);
+	cr_expect(strstr(out, "days to train, the fewest; as fast as another within 0.5 % and cheaper"), "%s", out);
+	cr_expect(strstr(out, "\n* nodes "), "%s", out);
+	cr_expect(strstr(out, "\n* gpus "), "%s", out);
+	cr_expect(strstr(out, "\n* dp "), "%s", out);
+	cr_expect(strstr(out, "\n  tp "), "%s", out);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/cmp.json", d);
+	json_t *j = json_load_file(p, 0, NULL);
+	cr_assert_not_null(j);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "schema")), "ddlsim.compare");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "best_that_fits")), "four-cheap");
+	cr_expect_eq(json_array_size(json_object_get(j, "scenarios")), 3);
+	json_decref(j);
+	free(out), free(err);
+	out = err = NULL;
+	snprintf(args, sizeof(args), "compare %s %s --out %s/cmp.csv", a, b, d);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/cmp.csv", d);
+	char *csv = test_file_text(p);
+	cr_expect(!strncmp(csv, "scenario,model,topology,gpu,nodes,", 34), "%s", csv);
+	cr_expect(strstr(csv, "\ntwo,Llama-2 7B,"), "%s", csv);
+	cr_expect(strstr(csv, "\nfour,Llama-2 7B,"), "%s", csv);
+	free(csv), free(out), free(err);
+	err = NULL;
+	snprintf(args, sizeof(args), "compare %s %s --out %s/cmp.txt", a, b, d);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
+	cr_expect(strstr(err, "--out expects a file ending in .json or .csv"), "%s", err);
+	free(err), free(a), free(b), free(c), free(d);
+}
+
 /* The lines of out from the one starting with `from` up to the one
  * starting with `to` (excluded). */
 static char *lines_between(const char *out, const char *from, const char *to)
@@ -519,7 +576,7 @@ Test(cli, compare_prints_long_names_whole_human_numbers_and_memory_fit, .timeout
 	cr_assert_eq(run_ddlsim(args, &out, NULL), 0, "%s", out);
 	char *head = lines_between(out, "best that fits", "  nodes ");
 	cr_expect_str_eq(head,
-		"best that fits: resnet50-v100-single-gpu-data-parallel-variant-a\n"
+		"best that fits: resnet50-v100-single-gpu-data-parallel-variant-a (599.1 k days to train, the fewest)\n"
 		"* scenario                 resnet50-v100-single-gpu-  resnet50-v100-single-gpu-\n"
 		"                           data-parallel-variant-a    data-parallel-variant-b\n"
 		"  model                    ResNet-50                  ResNet-50\n"
