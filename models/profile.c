@@ -173,6 +173,7 @@ static void mem_entry(struct jobj *jo, void *out)
 	m->bytes = int_num(jo, "bytes", 1);
 	jobj_num(jo, "time_s", &m->time_s, JREQ | JPOS);
 	jobj_num(jo, "GBps", &m->GBps, JREQ | JPOS);
+	jobj_long(jo, "samples", &m->samples, 1, 0);
 }
 
 static void attn_entry(struct jobj *jo, void *out)
@@ -272,6 +273,11 @@ static void check_samples(const struct profile *p, const char *path, struct diag
 	for (int i = 0; p->schema_minor < 1 && i < p->ngemm; i++)
 		if (p->gemm[i].samples) {
 			snprintf(jp, sizeof(jp), "/gemm/%d/samples", i);
+			diag_err(d, path, jp, "unknown key in schema version 1.0 (1.1 adds it)");
+		}
+	for (int i = 0; p->schema_minor < 1 && i < p->nmem; i++)
+		if (p->mem[i].samples) {
+			snprintf(jp, sizeof(jp), "/memory_bound/%d/samples", i);
 			diag_err(d, path, jp, "unknown key in schema version 1.0 (1.1 adds it)");
 		}
 	for (int i = 0; p->schema_minor < 1 && i < p->nattn; i++)

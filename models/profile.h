@@ -31,7 +31,8 @@
  *   conv[]      dtype, layout string, pass "fwd"|"bwd_data"|"bwd_filter",
  *               n c h w k r s stride pad dilation int, time_s, tflops, impl
  *   memory_bound[] kernel string, dtype, elements int, row int >= 0,
- *               bytes int (HBM traffic), time_s, GBps GB/s > 0
+ *               bytes int (HBM traffic), time_s, GBps GB/s > 0,
+ *               samples (1.1, optional)
  *   attention[] impl, pass "fwd"|"bwd", dtype, b heads s head_dim int,
  *               causal bool, time_s, tflops, samples (1.1, optional)
  *   bandwidth[] kind "d2d"|"h2d"|"d2h", bytes int (d2d: read + written),
@@ -98,6 +99,7 @@ struct profile_mem {
 	double elements, row, bytes;
 	double time_s;
 	double GBps;
+	long samples;           /* 1.1: calls the median is of (0: not said) */
 };
 
 struct profile_attn {

@@ -19,7 +19,8 @@
 
 #include "attention.h"
 
-enum opkind { OP_MM, OP_BMM, OP_MATMUL, OP_LINEAR, OP_ATTN };
+enum opkind { OP_MM, OP_BMM, OP_MATMUL, OP_LINEAR, OP_ATTN, OP_LNORM, OP_SOFTMAX, OP_SOFTMAX_BWD,
+	      OP_NOT_READ };
 
 struct opdef {
 	const char *name;
@@ -27,8 +28,8 @@ struct opdef {
 	int a;                  /* first operand (query for attention) */
 	bool bshd;              /* attention: query [b, s, h, d] (else [b, h, s, d]) */
 	bool bwd;
-	int causal;             /* attention: index of is_causal among the inputs */
-	int causal_alt_n, causal_alt;   /* ... at causal_alt when there are causal_alt_n inputs */
+	int scalar;             /* the scalar input read: attention is_causal, softmax dim */
+	int scalar_alt_n, scalar_alt;   /* ... at scalar_alt when there are scalar_alt_n inputs */
 };
 
 static const struct opdef op_table[] = {
@@ -65,6 +66,16 @@ static const struct opdef op_table[] = {
 	{ "flash_attn::_flash_attn_forward", OP_ATTN, 0, true, false, 5, 0, 0 },
 	/* (dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, softmax_scale, causal, ...) */
 	{ "flash_attn::_flash_attn_backward", OP_ATTN, 1, true, true, 11, 0, 0 },
+	/* (input, normalized_shape, weight, bias, eps): one kernel reads x, gamma,
+	 * beta, writes y and the fp32 mean and rstd, as calib's layernorm_fwd */
+	{ "aten::native_layer_norm", OP_LNORM, 0, false, false, 0, 0, 0 },
+	/* (self, dim, half_to_float): reads x, writes y */
+	{ "aten::_softmax", OP_SOFTMAX, 0, false, false, 1, 0, 0 },
+	/* (grad_output, output, dim, input_dtype): reads y and dy, writes dx */
+	{ "aten::_softmax_backward_data", OP_SOFTMAX_BWD, 0, false, true, 2, 0, 0 },
+	/* dx and the gamma / beta reductions in kernels of their own: not the
+	 * traffic of calib's one-kernel layernorm_bwd, so not read */
+	{ "aten::native_layer_norm_backward", OP_NOT_READ, 0, false, true, 0, 0, 0 },
 };
 #define NOPS ((int)(sizeof(op_table) / sizeof(op_table[0])))
 
@@ -79,6 +90,8 @@ const char *const trace_calib_ops[] = {
 	"aten::_scaled_dot_product_cudnn_attention_backward",
 	"aten::_flash_attention_forward", "aten::_flash_attention_backward",
 	"flash_attn::_flash_attn_forward", "flash_attn::_flash_attn_backward",
+	"aten::native_layer_norm", "aten::_softmax", "aten::_softmax_backward_data",
+	"aten::native_layer_norm_backward",
 	NULL,
 };
 _Static_assert(sizeof(trace_calib_ops) / sizeof(trace_calib_ops[0]) == NOPS + 1,
@@ -188,7 +201,7 @@ static int causal_of(const struct opdef *od, const struct kineto_op *op, bool *c
 {
 	json_t *ci = kineto_arg(op, "Concrete Inputs");
 	size_t nin = json_array_size(kineto_arg(op, "Input Dims"));
-	int at = od->causal_alt_n && nin == (size_t)od->causal_alt_n ? od->causal_alt : od->causal;
+	int at = od->scalar_alt_n && nin == (size_t)od->scalar_alt_n ? od->scalar_alt : od->scalar;
 	const char *s = json_string_value(json_array_get(ci, (size_t)at));
 	if (!ci) {
 		snprintf(why, n, "causal not determinable: no \"Concrete Inputs\" (PyTorch 2.x "
@@ -227,10 +240,85 @@ static int attn_shape(const struct opdef *od, const struct kineto_op *op, struct
 	return causal_of(od, op, &e->causal, why, n);
 }
 
+/* The integers of a Concrete Inputs string "[4096]" or "-1" into v[]
+ * (at most 8); returns how many, -1 when it holds something else. */
+static int concrete_ints(const struct kineto_op *op, int i, double v[8])
+{
+	const char *s = json_string_value(json_array_get(kineto_arg(op, "Concrete Inputs"), (size_t)i));
+	int n = 0;
+	char *end;
+	if (!s || !*s)
+		return -1;
+	for (s += *s == '['; *s && *s != ']'; s = end + (*end == ',')) {
+		while (*s == ' ')
+			s++;
+		long x = strtol(s, &end, 10);
+		if (end == s || n == 8)
+			return -1;
+		v[n++] = (double)x;
+	}
+	return n;
+}
+
+/* A layer norm or softmax: the calib kernel family, its row, its bytes. */
+static int mem_shape(const struct opdef *od, const struct kineto_op *op, struct trace_calib_entry *e,
+		     char *why, size_t n)
+{
+	double x[8], w[8];
+	int r = dims(op, "Input Dims", 0, x), rw, i;
+	if (r < 1) {
+		snprintf(why, n, "no \"Input Dims\" (record the trace with record_shapes=True)");
+		return -1;
+	}
+	e->mem = true, e->bwd = od->bwd, e->elements = 1;
+	for (i = 0; i < r; i++)
+		e->elements *= x[i];
+	if (od->kind == OP_LNORM) {
+		/* the row: the weight's size, else normalized_shape's */
+		rw = dims(op, "Input Dims", 2, w);
+		if (rw < 1)
+			rw = concrete_ints(op, 1, w);
+		if (rw < 1) {
+			snprintf(why, n, "row length not determinable (no weight, no normalized_shape in "
+				 "\"Concrete Inputs\")");
+			return -1;
+		}
+		e->row = 1;
+		for (i = 0; i < rw; i++)
+			e->row *= w[i];
+		e->kernel = "layernorm_fwd";
+		return 0;
+	}
+	if (concrete_ints(op, od->scalar, w) != 1) {
+		snprintf(why, n, "softmax dim not determinable (no \"Concrete Inputs\")");
+		return -1;
+	}
+	if (w[0] != -1 && w[0] != r - 1) {
+		snprintf(why, n, "softmax over dim %g of %d, not the last (another kernel than calib's)",
+			 w[0], r);
+		return -1;
+	}
+	e->row = x[r - 1];
+	e->kernel = od->kind == OP_SOFTMAX ? "softmax_fwd" : "softmax_bwd";
+	return 0;
+}
+
+/* HBM bytes of a memory-bound entry, as calib/bench_mem.c counts its
+ * kernels' (every operand read and result written once). */
+static double mem_bytes(const struct trace_calib_entry *e)
+{
+	double sz = dtype_bytes(e->dtype), rows = e->elements / e->row;
+	if (!strcmp(e->kernel, "layernorm_fwd"))
+		return 2 * e->elements * sz + 2 * e->row * sz + 8 * rows;
+	return (e->bwd ? 3 : 2) * e->elements * sz;
+}
+
 static bool same_entry(const struct trace_calib_entry *x, const struct trace_calib_entry *y)
 {
-	if (x->attn != y->attn || x->dtype != y->dtype || strcmp(x->op, y->op) != 0)
+	if (x->attn != y->attn || x->mem != y->mem || x->dtype != y->dtype || strcmp(x->op, y->op) != 0)
 		return false;
+	if (x->mem)
+		return x->elements == y->elements && x->row == y->row;
 	if (!x->attn)
 		return x->batch == y->batch && x->m == y->m && x->n == y->n && x->k == y->k &&
 		       x->transa == y->transa && x->transb == y->transb;
@@ -279,6 +367,11 @@ static void finish_entry(struct trace_calib_entry *e)
 {
 	qsort(e->t, (size_t)e->nt, sizeof(double), dbl_cmp);
 	e->time_s = e->nt % 2 ? e->t[e->nt / 2] : (e->t[e->nt / 2 - 1] + e->t[e->nt / 2]) / 2;
+	if (e->mem) {
+		e->bytes = mem_bytes(e);
+		e->GBps = e->bytes / e->time_s * 1e-9;
+		return;
+	}
 	double flops = e->attn ? attention_flops(ATTN_FLASH, e->causal, e->bwd, e->b * e->heads, e->s,
 						 e->head_dim)
 			       : 2 * e->batch * e->m * e->n * e->k;
@@ -304,8 +397,16 @@ static void price_call(struct trace_calib *tc, const struct trace_calib_opts *o,
 		return;
 	}
 	c.attn = od->kind == OP_ATTN;
-	if ((c.attn ? attn_shape(od, op, &c, why, sizeof(why)) : gemm_shape(od, op, &c, why, sizeof(why))) ||
-	    read_dtype(op, od->a, op->tf32 || o->float_as_tf32, &c.dtype, why, sizeof(why))) {
+	bool mem = od->kind == OP_LNORM || od->kind == OP_SOFTMAX || od->kind == OP_SOFTMAX_BWD;
+	if (od->kind == OP_NOT_READ) {
+		add_skip(tc, op, "not imported: its kernels (dx, then the weight and bias gradients) move "
+			 "other bytes than calib's one-kernel layernorm_bwd");
+		return;
+	}
+	int bad = mem ? mem_shape(od, op, &c, why, sizeof(why))
+		      : c.attn ? attn_shape(od, op, &c, why, sizeof(why)) : gemm_shape(od, op, &c, why, sizeof(why));
+	/* memory-bound kernels: storage dtype, fp32 never tf32 */
+	if (bad || read_dtype(op, od->a, !mem && (op->tf32 || o->float_as_tf32), &c.dtype, why, sizeof(why))) {
 		add_skip(tc, op, why);
 		return;
 	}
@@ -378,6 +479,11 @@ static json_t *entry_json(const struct trace_calib_entry *e)
 {
 	char impl[128], ta[2] = { e->transa, 0 }, tb[2] = { e->transb, 0 };
 	snprintf(impl, sizeof(impl), "trace:%s", e->op);
+	if (e->mem)
+		return json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:i}", "kernel", e->kernel,
+				 "dtype", profile_dtype[e->dtype], "elements", (json_int_t)e->elements,
+				 "row", (json_int_t)e->row, "bytes", (json_int_t)e->bytes, "time_s", e->time_s,
+				 "GBps", e->GBps, "samples", e->nt);
 	if (e->attn)
 		return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:f, s:f, s:i}",
 				 "impl", impl, "pass", e->bwd ? "bwd" : "fwd", "dtype", profile_dtype[e->dtype],
@@ -397,7 +503,7 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 	int ngemm = 0;
 
 	for (int i = 0; i < tc->ne; i++)
-		ngemm += !tc->e[i].attn;
+		ngemm += !tc->e[i].attn && !tc->e[i].mem;
 	if (ngemm == 0) {
 		diag_err(d, t->path, "/traceEvents", "no GEMM priced (%d calls skipped, %d in the warm-up "
 			 "step): a profile needs one (record the trace with record_shapes=True and at "
@@ -418,10 +524,10 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 	}
 	snprintf(method, sizeof(method), "PyTorch profiler trace %.120s, %d kernels, medians",
 		 base_name(t->path), tc->kernels_priced);
-	json_t *gemm = json_array(), *attn = json_array();
+	json_t *gemm = json_array(), *attn = json_array(), *mem = json_array();
 	for (int i = 0; i < tc->ne; i++)
-		json_array_append_new(tc->e[i].attn ? attn : gemm, entry_json(&tc->e[i]));
-	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:{s:s, s:s, s:i, s:i, s:b}, s:o, s:o}",
+		json_array_append_new(tc->e[i].attn ? attn : tc->e[i].mem ? mem : gemm, entry_json(&tc->e[i]));
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:{s:s, s:s, s:i, s:i, s:b}, s:o, s:o, s:o}",
 			 "schema", "ddlsim.profile", "schema_version", "1.1",
 			 "producer", "name", "ddlsim-trace-import", "version",
 			 o->producer_version ? o->producer_version : "?",
@@ -430,7 +536,7 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 			 "warmup_runs", tc->dropped_first ? 1 : 0,
 			 "timed_runs", t->nsteps > 0 ? t->nsteps - (tc->dropped_first ? 1 : 0) : 1,
 			 "quick", false,
-			 "gemm", gemm, "attention", attn);
+			 "gemm", gemm, "memory_bound", mem, "attention", attn);
 }
 
 void trace_calib_summary(const struct trace_calib *tc, FILE *f)
@@ -454,7 +560,7 @@ void trace_calib_summary(const struct trace_calib *tc, FILE *f)
 		double lo = INFINITY, hi = 0;
 		int n = 0;
 		for (int i = 0; i < tc->ne; i++)
-			if (!tc->e[i].attn && (int)tc->e[i].dtype == dt) {
+			if (!tc->e[i].attn && !tc->e[i].mem && (int)tc->e[i].dtype == dt) {
 				lo = fmin(lo, tc->e[i].tflops), hi = fmax(hi, tc->e[i].tflops), n++;
 			}
 		if (n)
@@ -462,7 +568,11 @@ void trace_calib_summary(const struct trace_calib *tc, FILE *f)
 	}
 	for (int i = 0; i < tc->ne; i++) {
 		const struct trace_calib_entry *e = &tc->e[i];
-		if (e->attn)
+		if (e->mem)
+			fprintf(f, "  %s %s %.0f elements, row %.0f: %d calls, median %.4g ms, %.1f GB/s (%s)\n",
+				e->kernel, profile_dtype[e->dtype], e->elements, e->row, e->nt, e->time_s * 1e3,
+				e->GBps, e->op);
+		else if (e->attn)
 			fprintf(f, "  attention %s %s b %g heads %g s %g d %g%s: %d calls, median %.4g ms, "
 				"%.1f TFLOP/s (%s)\n", e->bwd ? "bwd" : "fwd", profile_dtype[e->dtype], e->b,
 				e->heads, e->s, e->head_dim, e->causal ? " causal" : "", e->nt,

@@ -20,6 +20,11 @@
  *   aten::_flash_attention_forward        q [b,s,h,d]        attention fwd
  *   flash_attn::_flash_attn_forward       q [b,s,h,d]        attention fwd
  *   ..._backward of each                  q second input     attention bwd
+ *   aten::native_layer_norm               x, _, weight       memory_bound layernorm_fwd
+ *   aten::_softmax (last dim)             x, dim             memory_bound softmax_fwd
+ *   aten::_softmax_backward_data          dy, y, dim         memory_bound softmax_bwd
+ *   aten::native_layer_norm_backward      -                  skipped: its kernels move
+ *                                                            other bytes than calib's
  *
  * Kernels go to the innermost of these ops (aten::linear's kernels are
  * its aten::addmm's), so aten::matmul and aten::linear are priced only
@@ -36,6 +41,11 @@
  * without it, with key length != query length, or of any other dtype is
  * skipped and said. tflops: 2 m n k / time for GEMMs; attention as
  * models/attention.h counts a flash kernel (causal: half the tiles).
+ * Memory-bound entries: elements of the input, row the normalized size
+ * (the weight's, else normalized_shape's) or the softmax's last dim, bytes
+ * as calib/bench_mem.c counts its kernels (layer norm 2 e b + 2 row b +
+ * 8 rows, softmax 2 e b, its backward 3 e b; b the dtype's bytes), GBps =
+ * bytes / time.
  *
  * Calls in the first ProfilerStep#N are dropped as warm-up when the trace
  * holds two steps or more. Every call of an op of interest is counted in
@@ -67,13 +77,15 @@ struct trace_calib_opts {
 };
 
 struct trace_calib_entry {
-	bool attn;
+	bool attn, mem;
 	enum dtype dtype;
 	const char *op;             /* the op's name (borrowed from the trace) */
 	double batch, m, n, k;      /* gemm: m counts the batch's rows */
 	char transa, transb;
 	double b, heads, s, head_dim;
 	bool causal, bwd;
+	const char *kernel;         /* memory-bound: calib's family ("layernorm_fwd") */
+	double elements, row, bytes, GBps;
 	double *t;                  /* each call's kernel time, s */
 	int nt, ct;
 	double time_s, tflops;      /* median; its rate */

@@ -9,8 +9,9 @@
  * aten::bmm, SDPA's flash forward (scaled_dot_product_attention >
  * _scaled_dot_product_flash_attention > _flash_attention_forward) and
  * backward on autograd's thread (its kernels carry no External id: found
- * through the launch's correlation), an aten::mm on the CPU (no kernel)
- * and an aten::mm without "Input Dims". Figures below are the fixture's
+ * through the launch's correlation), an aten::mm on the CPU (no kernel),
+ * an aten::mm without "Input Dims", a bf16 layer norm and softmax and a
+ * layer norm backward (not imported). Figures below are the fixture's
  * durations worked by hand. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -47,8 +48,8 @@ Test(trace_calib, attributes_kernels_to_innermost_ops)
 	struct kineto_trace *t;
 	struct trace_calib *tc = build(src_path(FIXTURE), false, &t);
 
-	cr_expect_eq(t->nkernels, 18);
-	cr_expect_eq(t->nkernels_attributed, 18);
+	cr_expect_eq(t->nkernels, 24);
+	cr_expect_eq(t->nkernels_attributed, 24);
 	cr_expect_eq(t->nkernels_orphan, 0);
 	cr_expect_eq(t->nsteps, 3);
 	cr_expect_eq(t->first_step, 1);
@@ -57,18 +58,21 @@ Test(trace_calib, attributes_kernels_to_innermost_ops)
 	cr_expect_eq(t->sm_count, 132);
 	/* step 1 (warm-up): linear, addmm, the flash wrapper and its forward */
 	cr_expect_eq(tc->calls_warmup, 4);
-	/* 3 addmm, 2 mm, 2 bmm, 2 flash forward, 2 flash backward */
-	cr_expect_eq(tc->calls_priced, 11);
-	cr_expect_eq(tc->kernels_priced, 14);
+	/* 3 addmm, 2 mm, 2 bmm, 2 flash forward, 2 flash backward (4 kernels),
+	 * 2 layer norm, 2 softmax */
+	cr_expect_eq(tc->calls_priced, 15);
+	cr_expect_eq(tc->kernels_priced, 18);
 	/* 3 linear, 2 _scaled_dot_product_flash_attention, 2 ..._backward */
 	cr_expect_eq(tc->calls_wrapper, 7);
-	cr_expect_eq(tc->calls_skipped, 4);
-	cr_assert_eq(tc->nskip, 2);
+	cr_expect_eq(tc->calls_skipped, 6);
+	cr_assert_eq(tc->nskip, 3);
 	cr_expect_str_eq(tc->skip[0].op, "aten::mm");
 	cr_expect_eq(tc->skip[0].count, 2);
 	cr_expect(strstr(tc->skip[0].why, "no kernel attributed"), "%s", tc->skip[0].why);
 	cr_expect_eq(tc->skip[1].count, 2);
 	cr_expect(strstr(tc->skip[1].why, "no \"Input Dims\""), "%s", tc->skip[1].why);
+	cr_expect_str_eq(tc->skip[2].op, "aten::native_layer_norm_backward");
+	cr_expect(strstr(tc->skip[2].why, "not imported"), "%s", tc->skip[2].why);
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
 }
@@ -77,7 +81,7 @@ Test(trace_calib, prices_shapes_at_medians)
 {
 	struct kineto_trace *t;
 	struct trace_calib *tc = build(src_path(FIXTURE), false, &t);
-	cr_assert_eq(tc->ne, 5);
+	cr_assert_eq(tc->ne, 7);
 	const struct trace_calib_entry *e = tc->e;
 
 	/* addmm: 500, 530 (step 2), 400 + 120 (step 3) us; warm-up 1000 dropped */
@@ -111,6 +115,17 @@ Test(trace_calib, prices_shapes_at_medians)
 	expect_close(e[4].time_s, 490e-6, "flash bwd time");
 	expect_close(e[4].tflops, attention_flops(ATTN_FLASH, true, true, 32, 2048, 128) / 490e-6 * 1e-12,
 		     "flash bwd tflops");
+	/* layer norm [8, 2048, 4096] bf16, 100 and 104 us: x and y, gamma and
+	 * beta, fp32 mean and rstd per row (16384 rows) */
+	cr_expect(e[5].mem && !strcmp(e[5].kernel, "layernorm_fwd") && e[5].dtype == DTYPE_BF16);
+	cr_expect(e[5].elements == 67108864 && e[5].row == 4096);
+	cr_expect_eq(e[5].bytes, 2.0 * 67108864 * 2 + 2 * 4096 * 2 + 8 * 16384);
+	expect_close(e[5].time_s, 102e-6, "layer norm time");
+	expect_close(e[5].GBps, 268582912 / 102e-6 * 1e-9, "layer norm GB/s");
+	/* softmax over the last dim of [2, 16, 2048, 2048] bf16, 200 us */
+	cr_expect(e[6].mem && !strcmp(e[6].kernel, "softmax_fwd") && e[6].row == 2048);
+	cr_expect_eq(e[6].bytes, 2.0 * 134217728 * 2);
+	expect_close(e[6].GBps, 536870912 / 200e-6 * 1e-9, "softmax GB/s");
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
 }
@@ -199,7 +214,7 @@ Test(trace_calib, written_profile_loads_and_prices_a_scenario)
 	snprintf(pp, sizeof(pp), "%s/p.json", dir);
 	snprintf(args, sizeof(args), "calib-trace %s -o %s", src_path(FIXTURE), pp);
 	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
-	cr_expect(strstr(out, "11 priced (14 kernels) into 5 entries, 4 in the warm-up step, "
+	cr_expect(strstr(out, "15 priced (18 kernels) into 7 entries, 4 in the warm-up step, "
 			      "7 wrappers"), "%s", out);
 	cr_expect(strstr(out, "skipped 2 x aten::mm (first /traceEvents/"), "%s", out);
 	cr_expect(strstr(out, "GEMM bf16: 2 shapes, 107.4 .. 528.6 TFLOP/s"), "%s", out);
@@ -214,9 +229,12 @@ Test(trace_calib, written_profile_loads_and_prices_a_scenario)
 	cr_expect_str_eq(p->producer, "ddlsim-trace-import");
 	cr_expect_str_eq(p->gpu_name, "NVIDIA H100 80GB HBM3");
 	cr_expect_eq(p->sm_count, 132);
-	cr_expect_str_eq(p->method, "PyTorch profiler trace trace-calib-h100.json, 14 kernels, medians");
+	cr_expect_str_eq(p->method, "PyTorch profiler trace trace-calib-h100.json, 18 kernels, medians");
 	cr_assert_eq(p->ngemm, 3);
 	cr_assert_eq(p->nattn, 2);
+	cr_assert_eq(p->nmem, 2);
+	cr_expect(!strcmp(p->mem[0].kernel, "layernorm_fwd") && p->mem[0].bytes == 268582912 &&
+		  p->mem[0].samples == 2);
 	/* the batched GEMM as one of b m rows */
 	cr_expect(p->gemm[2].m == 8192 && p->gemm[2].n == 512 && p->gemm[2].k == 128);
 	cr_expect_eq(p->gemm[0].samples, 3);
@@ -250,6 +268,42 @@ Test(trace_calib, written_profile_loads_and_prices_a_scenario)
 	free(dir);
 }
 
+/* One fp32 aten::mm whose kernel is kname, priced with float_as_tf32. */
+static enum dtype float_mm_dtype(const char *kname, bool as_tf32)
+{
+	char *dir = tmp_dir(), text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"traceEvents\": [\n"
+		 " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+		 "  \"ts\": 0, \"dur\": 10, \"args\": {\"External id\": 5, \"Input Dims\": [[64, 64],"
+		 "  [64, 64]], \"Input type\": [\"float\", \"float\"]}},\n"
+		 " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,"
+		 "  \"ts\": 20, \"dur\": 5, \"args\": {\"External id\": 5, \"correlation\": 9}}]}\n", kname);
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { .float_as_tf32 = as_tf32 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 1);
+	enum dtype dt = tc->e[0].dtype;
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	diag_finish(&d);
+	free(path);
+	free(dir);
+	return dt;
+}
+
+Test(trace_calib, float_gemm_is_fp32_unless_tf32_is_seen_or_said)
+{
+	cr_expect_eq(float_mm_dtype("ampere_sgemm_64x64_nn", false), DTYPE_FP32);
+	cr_expect_eq(float_mm_dtype("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x64x16", false),
+		     DTYPE_TF32);
+	cr_expect_eq(float_mm_dtype("ampere_sgemm_64x64_nn", true), DTYPE_TF32);
+}
+
 Test(trace_calib, a_1_0_profile_may_not_say_samples)
 {
 	char *dir = tmp_dir();
@@ -261,13 +315,17 @@ Test(trace_calib, a_1_0_profile_may_not_say_samples)
 		" \"measured\": {\"date_utc\": \"x\", \"method\": \"x\", \"warmup_runs\": 0,\n"
 		"   \"timed_runs\": 1, \"quick\": false},\n"
 		" \"gemm\": [{\"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"transa\": \"N\",\n"
-		"   \"transb\": \"N\", \"time_s\": 2e-4, \"tflops\": 687.2, \"impl\": \"x\", \"samples\": 3}]}\n");
+		"   \"transb\": \"N\", \"time_s\": 2e-4, \"tflops\": 687.2, \"impl\": \"x\", \"samples\": 3}],\n"
+		" \"memory_bound\": [{\"kernel\": \"softmax_fwd\", \"dtype\": \"bf16\", \"elements\": 1048576,\n"
+		"   \"row\": 1024, \"bytes\": 4194304, \"time_s\": 5e-6, \"GBps\": 838.9, \"samples\": 2}]}\n");
 	struct diag d;
 	diag_init(&d, NULL);
 	cr_expect_null(profile_load(path, &d));
 	cr_expect(strstr(diag_text(&d), "/gpu/sm_clock_max_MHz: error: missing required key 'sm_clock_max_MHz'"), "%s",
 		  diag_text(&d));
 	cr_expect(strstr(diag_text(&d), "/gemm/0/samples: error: unknown key in schema version 1.0"),
+		  "%s", diag_text(&d));
+	cr_expect(strstr(diag_text(&d), "/memory_bound/0/samples: error: unknown key in schema version 1.0"),
 		  "%s", diag_text(&d));
 	diag_finish(&d);
 	free(path);
