@@ -6,7 +6,9 @@
  * is written atomically (util/atomic_file.h), read back by the profile
  * loader before it is published, and a summary says what was priced,
  * dropped and skipped. The GPU comes from the trace's deviceProperties,
- * or, without them, from the preset --gpu names; nothing is invented. */
+ * or, without them, from the preset --gpu names; nothing is invented.
+ * With --gpu, an entry faster than that GPU's peak (a float GEMM that ran
+ * as TF32, a trace of another GPU) is refused before anything is written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +34,9 @@ static const struct opt calib_trace_options[] = {
 	OPT_FILE('o', "out", struct calib_trace_opts, out, "PROFILE.json",
 		 "profile to write (required)"),
 	OPT_FILE(0, "gpu", struct calib_trace_opts, gpu, "PRESET.json",
-		 "GPU preset (gpus/*.json) for a trace without\n"
-		 "deviceProperties: its name, SMs, memory, compute capability"),
+		 "GPU preset (gpus/*.json): every entry is checked against\n"
+		 "its peaks before writing; for a trace without\n"
+		 "deviceProperties, its name, SMs, memory, compute capability"),
 	OPT_FLAG(0, "keep-first-step", struct calib_trace_opts, keep_first,
 		 "keep the first ProfilerStep's calls (dropped as warm-up\n"
 		 "when the trace holds two steps or more)"),
@@ -137,6 +140,10 @@ int cmd_calib_trace(int argc, char **argv)
 	if (!a.quiet)
 		trace_calib_summary(tc, stdout);
 	json_t *root = trace_calib_profile(tc, &o, &d);
+	if (root && a.gpu && trace_calib_check_peak(tc, &g, a.out, &d)) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root) {
 		rc = write_profile(root, a.out, &d);
 		if (!rc && !a.quiet)

@@ -18,6 +18,8 @@
 #include <time.h>
 
 #include "attention.h"
+#include "gpu.h"
+#include "profile.h"
 
 enum opkind { OP_MM, OP_BMM, OP_MATMUL, OP_LINEAR, OP_ATTN, OP_LNORM, OP_SOFTMAX, OP_SOFTMAX_BWD,
 	      OP_NOT_READ };
@@ -539,13 +541,40 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 			 "gemm", gemm, "memory_bound", mem, "attention", attn);
 }
 
+int trace_calib_check_peak(const struct trace_calib *tc, const struct gpu_spec *g, const char *out,
+			   struct diag *d)
+{
+	int idx[3] = { 0, 0, 0 }, rc = 0;     /* gemm, memory_bound, attention */
+	for (int i = 0; i < tc->ne; i++) {
+		const struct trace_calib_entry *e = &tc->e[i];
+		int sec = e->mem ? 1 : e->attn ? 2 : 0;
+		char jp[48];
+		snprintf(jp, sizeof(jp), "/%s/%d", sec == 0 ? "gemm" : sec == 1 ? "memory_bound" : "attention",
+			 idx[sec]++);
+		double peak = e->mem ? g->hbm_bw_Bps : g->peak_flops[e->dtype];
+		double rate = e->mem ? e->GBps * 1e9 : e->tflops * 1e12, unit = e->mem ? 1e9 : 1e12;
+		const char *un = e->mem ? "GB/s" : "TFLOP/s";
+		if (!(peak > 0) || rate <= PROFILE_PEAK_MARGIN * peak)
+			continue;
+		rc = diag_err(d, out, jp, "%s at %.4g %s is above %g x the %s%s of %.4g %s of '%s' (%d calls "
+			      "of %s, median %.4g ms)%s", e->mem ? e->kernel : e->attn ? "attention" : "a GEMM",
+			      rate / unit, un, PROFILE_PEAK_MARGIN, e->mem ? "HBM bandwidth" : profile_dtype[e->dtype],
+			      e->mem ? "" : " peak", peak / unit, un, g->name, e->nt, e->op, e->time_s * 1e3,
+			      !e->mem && e->dtype == DTYPE_FP32 ? ": did float GEMMs run on TF32 tensor "
+			      "cores? (--tf32)" : ": another GPU's trace?");
+	}
+	return rc;
+}
+
 void trace_calib_summary(const struct trace_calib *tc, FILE *f)
 {
 	const struct kineto_trace *t = tc->trace;
 	int calls = tc->calls_priced + tc->calls_warmup + tc->calls_wrapper + tc->calls_skipped;
 
-	fprintf(f, "trace %s: %d kernels, %d given to ops of interest, %d with no CPU op\n",
-		t->path, t->nkernels, t->nkernels_attributed, t->nkernels_orphan);
+	fprintf(f, "trace %s: %d kernels: %d given to ops of interest, %d under other ops "
+		"(element-wise, copies, collectives, compiled regions: not priced), %d with no CPU op\n",
+		t->path, t->nkernels, t->nkernels_attributed,
+		t->nkernels - t->nkernels_attributed - t->nkernels_orphan, t->nkernels_orphan);
 	if (t->nsteps)
 		fprintf(f, "steps: %d ProfilerStep%s%s\n", t->nsteps, t->nsteps > 1 ? "s" : "",
 			tc->dropped_first ? ", the first dropped as warm-up" : ", none dropped");

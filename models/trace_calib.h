@@ -121,6 +121,14 @@ void trace_calib_destroy(struct trace_calib *tc);
 json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_calib_opts *o,
 			    struct diag *d);
 
+/* Refuse every entry faster than GPU g can run (as the profile cost source
+ * would against g: profile.h PROFILE_PEAK_MARGIN over the dtype's dense
+ * peak or the HBM bandwidth), each said as out's JSON path. Returns 0 or
+ * -1 (reported). */
+struct gpu_spec;
+int trace_calib_check_peak(const struct trace_calib *tc, const struct gpu_spec *g, const char *out,
+			   struct diag *d);
+
 /* What was read, priced, dropped and skipped, and the GEMM rate range per
  * dtype, for people. */
 void trace_calib_summary(const struct trace_calib *tc, FILE *f);

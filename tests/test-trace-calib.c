@@ -10,8 +10,9 @@
  * _scaled_dot_product_flash_attention > _flash_attention_forward) and
  * backward on autograd's thread (its kernels carry no External id: found
  * through the launch's correlation), an aten::mm on the CPU (no kernel),
- * an aten::mm without "Input Dims", a bf16 layer norm and softmax and a
- * layer norm backward (not imported). Figures below are the fixture's
+ * an aten::mm without "Input Dims", a bf16 layer norm and softmax, a
+ * layer norm backward (not imported), an aten::add_ (not an op of
+ * interest) and an NCCL kernel with no launch in the trace. Figures below are the fixture's
  * durations worked by hand. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -48,9 +49,11 @@ Test(trace_calib, attributes_kernels_to_innermost_ops)
 	struct kineto_trace *t;
 	struct trace_calib *tc = build(src_path(FIXTURE), false, &t);
 
-	cr_expect_eq(t->nkernels, 24);
+	/* 24 under ops of interest, aten::add_'s under another op, an NCCL
+	 * kernel whose correlation no launch in the trace holds */
+	cr_expect_eq(t->nkernels, 26);
 	cr_expect_eq(t->nkernels_attributed, 24);
-	cr_expect_eq(t->nkernels_orphan, 0);
+	cr_expect_eq(t->nkernels_orphan, 1);
 	cr_expect_eq(t->nsteps, 3);
 	cr_expect_eq(t->first_step, 1);
 	cr_expect(t->has_device);
@@ -205,6 +208,29 @@ Test(trace_calib, refuses_a_trace_with_no_gpu)
 	cr_expect(strstr(out, "GEMM bf16: 1 shapes, 549.8 .. 549.8 TFLOP/s"), "%s", out);
 	free(err);
 	free(out);
+}
+
+Test(trace_calib, refuses_entries_above_the_presets_peak)
+{
+	/* a float 4096^3 GEMM in 250 us: 549.8 TFLOP/s, far above fp32's 67 */
+	const char *text =
+		"{\"traceEvents\": [\n"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+		"  \"ts\": 0, \"dur\": 10, \"args\": {\"External id\": 5, \"Input Dims\": [[4096, 4096],"
+		"  [4096, 4096]], \"Input type\": [\"float\", \"float\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
+		"  \"ts\": 20, \"dur\": 250, \"args\": {\"External id\": 5, \"correlation\": 9}}]}\n";
+	char *err = NULL, arg[1200];
+	snprintf(arg, sizeof(arg), "--gpu %s", src_path("gpus/h100-sxm5-80gb.json"));
+	cr_expect_eq(run_on(text, arg, &err, NULL), 3);
+	cr_expect(strstr(err, "p.json: /gemm/0: error: a GEMM at 549.8 TFLOP/s is above 1.25 x the fp32 "
+			      "peak of 67 TFLOP/s of 'H100-SXM5-80GB' (1 calls of aten::mm, median 0.25 ms): "
+			      "did float GEMMs run on TF32 tensor cores? (--tf32)"), "%s", err);
+	free(err);
+	/* as TF32: within 1.25 x 494.7 TFLOP/s, written */
+	snprintf(arg, sizeof(arg), "--gpu %s --tf32", src_path("gpus/h100-sxm5-80gb.json"));
+	cr_expect_eq(run_on(text, arg, &err, NULL), 0, "%s", err);
+	free(err);
 }
 
 Test(trace_calib, written_profile_loads_and_prices_a_scenario)
