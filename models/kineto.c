@@ -15,6 +15,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+#include <zlib.h>
+
+#include "infile.h"
 #include "jload.h"
 
 struct cev {                    /* a cpu_op event */
@@ -302,6 +306,61 @@ static void read_device(struct kineto_trace *t, const struct scan *s)
 	t->hbm_bytes = num_or(json_object_get(pick, "totalGlobalMem"), 0);
 }
 
+/* The trace's JSON, plain or gzip'ed (tensorboard_trace_handler's
+ * use_gzip: "*.pt.trace.json.gz"; zlib reads both), at most
+ * INFILE_MAX_TRACE_BYTES on disk and of text. Returns a new reference or
+ * NULL (reported with line:col for a syntax error). */
+static json_t *load_json(const char *path, struct diag *d)
+{
+	char why[1200];
+	json_error_t err;
+	FILE *f = infile_open_max(path, INFILE_MAX_TRACE_BYTES, why, sizeof(why));
+	if (!f) {
+		diag_err(d, path, "", "%s", why);
+		return NULL;
+	}
+	int fd = dup(fileno(f));
+	fclose(f);
+	gzFile z = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+	if (!z) {
+		if (fd >= 0)
+			close(fd);
+		diag_err(d, path, "", "cannot read: out of memory");
+		return NULL;
+	}
+	size_t len = 0, cap = 1 << 20;
+	char *buf = xmalloc(cap);
+	int got;
+	while ((got = gzread(z, buf + len, (unsigned)(cap - len))) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			if (cap >= (size_t)INFILE_MAX_TRACE_BYTES) {
+				diag_err(d, path, "", "more than the %ld MB of JSON a trace may hold",
+					 INFILE_MAX_TRACE_BYTES >> 20);
+				goto fail;
+			}
+			cap *= 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+	}
+	if (got < 0) {
+		int e;
+		diag_err(d, path, "", "cannot read: %s (a damaged gzip file?)", gzerror(z, &e));
+		goto fail;
+	}
+	gzclose(z);
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	free(buf);
+	if (!root)
+		diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
+			    "malformed JSON: %s", err.text);
+	return root;
+fail:
+	gzclose(z);
+	free(buf);
+	return NULL;
+}
+
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
@@ -311,7 +370,7 @@ struct kineto_trace *kineto_load(const char *path, const char *const *interest, 
 	size_t i;
 
 	jload_copy_path(path, t->path, sizeof(t->path), d);
-	t->root = jload_file(path, d);
+	t->root = load_json(path, d);
 	t->first_step = -1;
 	if (!t->root)
 		goto err_free;

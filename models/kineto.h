@@ -53,7 +53,8 @@
  * then to the innermost op of interest enclosing that op on its thread
  * (aten::linear > aten::addmm > kernel: aten::addmm), so no kernel counts
  * twice; an op of interest whose kernels all went to an inner one is a
- * wrapper. Ops lie within a step when their start falls inside a
+ * wrapper. The file may be gzip'ed (tensorboard_trace_handler's
+ * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES. Ops lie within a step when their start falls inside a
  * ProfilerStep#N annotation of the same process (the backward runs on
  * autograd's thread, inside the step's time span). */
 #ifndef DDLSIM_KINETO_H

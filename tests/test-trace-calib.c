@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "attention.h"
 #include "kineto.h"
@@ -131,6 +132,27 @@ Test(trace_calib, prices_shapes_at_medians)
 	expect_close(e[6].GBps, 536870912 / 200e-6 * 1e-9, "softmax GB/s");
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
+}
+
+Test(trace_calib, reads_a_gzipped_trace)
+{
+	/* tensorboard_trace_handler(use_gzip=True) writes *.pt.trace.json.gz */
+	char *dir = tmp_dir(), gz[2048];
+	char *text = test_file_text(src_path(FIXTURE));
+	snprintf(gz, sizeof(gz), "%s/t.pt.trace.json.gz", dir);
+	gzFile z = gzopen(gz, "wb");
+	cr_assert_not_null(z);
+	cr_assert_eq(gzwrite(z, text, (unsigned)strlen(text)), (int)strlen(text));
+	cr_assert_eq(gzclose(z), Z_OK);
+	struct kineto_trace *t;
+	struct trace_calib *tc = build(gz, false, &t);
+	cr_expect_eq(t->nkernels, 26);
+	cr_assert_eq(tc->ne, 7);
+	expect_close(tc->e[0].time_s, 520e-6, "addmm time");
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(text);
+	free(dir);
 }
 
 Test(trace_calib, keeps_first_step_when_asked)
