@@ -9,6 +9,7 @@
  * or, without them, from the preset --gpu names; nothing is invented.
  * With --gpu, an entry faster than that GPU's peak (a float GEMM that ran
  * as TF32, a trace of another GPU) is refused before anything is written. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ static int write_profile(json_t *root, const char *path, struct diag *d)
 	if (json_dumpf(root, af.f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) || fputc('\n', af.f) == EOF ||
 	    (e = atomic_file_stage(&af))) {
 		atomic_file_abort(&af);
-		return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(e ? -e : 5)),
+		return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(e ? -e : EIO)),
 		       EXIT_FAIL;
 	}
 	struct profile *p = profile_load(af.tmp, d);
@@ -113,6 +114,11 @@ int cmd_calib_trace(int argc, char **argv)
 		goto out;
 	if (n != 1 || !a.out) {
 		rc = cli_usage_error("'calib-trace' needs one trace and --out PROFILE.json");
+		goto out;
+	}
+	if (!strcmp(a.out, "-")) {
+		rc = cli_usage_error("calib-trace --out: expected a file, got '-' (the profile is read "
+				     "back from it before it is published)");
 		goto out;
 	}
 	if ((rc = cli_check_input_name(pos[0])) || (rc = cli_check_output(a.out)))
