@@ -49,7 +49,11 @@
  *                                            inputs as strings ("True", "0.")
  *
  * A kernel is given to a CPU op through its External id (or, without one,
- * through the External id of the cuda_runtime event with its correlation),
+ * through the External id of the cuda_runtime event with its correlation;
+ * HTA links them so too: facebookresearch/HolisticTraceAnalysis
+ * hta/common/trace_call_graph.py @1cea8d47, call stacks per (pid, tid),
+ * kernels through the runtime launch's correlation, the main thread known
+ * by its ProfilerStep#, the backward's by "autograd::"),
  * then to the innermost op of interest enclosing that op on its thread
  * (aten::linear > aten::addmm > kernel: aten::addmm), so no kernel counts
  * twice; an op of interest whose kernels all went to an inner one is a
