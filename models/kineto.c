@@ -343,9 +343,14 @@ static json_t *load_json(const char *path, struct diag *d)
 			buf = xreallocarray(buf, cap, 1);
 		}
 	}
-	if (got < 0) {
-		int e;
-		diag_err(d, path, "", "cannot read: %s (a damaged gzip file?)", gzerror(z, &e));
+	int zerr;
+	const char *zmsg = gzerror(z, &zerr);
+	if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+		/* a truncated gzip stream reads as its first part, Z_BUF_ERROR;
+		 * zlib names the file "<fd:N>: ", which says nothing here */
+		const char *tail = strstr(zmsg, ">: ");
+		diag_err(d, path, "", "cannot read: %s (a damaged gzip file?)",
+			 !strncmp(zmsg, "<fd:", 4) && tail ? tail + 3 : zmsg);
 		goto fail;
 	}
 	gzclose(z);

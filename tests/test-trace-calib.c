@@ -155,6 +155,34 @@ Test(trace_calib, reads_a_gzipped_trace)
 	free(dir);
 }
 
+Test(trace_calib, refuses_a_truncated_gzip)
+{
+	char *dir = tmp_dir(), gz[2048], cut[2048];
+	char *text = test_file_text(src_path(FIXTURE));
+	snprintf(gz, sizeof(gz), "%s/t.json.gz", dir);
+	gzFile z = gzopen(gz, "wb");
+	cr_assert_not_null(z);
+	gzwrite(z, text, (unsigned)strlen(text));
+	gzclose(z);
+	/* its first 1000 bytes */
+	FILE *f = fopen(gz, "rb");
+	char buf[1000];
+	cr_assert_eq(fread(buf, 1, sizeof(buf), f), sizeof(buf));
+	fclose(f);
+	snprintf(cut, sizeof(cut), "%s/cut.json.gz", dir);
+	f = fopen(cut, "wb");
+	fwrite(buf, 1, sizeof(buf), f);
+	fclose(f);
+	struct diag d;
+	diag_init(&d, NULL);
+	cr_expect_null(kineto_load(cut, trace_calib_ops, &d));
+	cr_expect(strstr(diag_text(&d), "cut.json.gz: error: cannot read: unexpected end of file (a "
+				       "damaged gzip file?)"), "%s", diag_text(&d));
+	diag_finish(&d);
+	free(text);
+	free(dir);
+}
+
 Test(trace_calib, keeps_first_step_when_asked)
 {
 	struct kineto_trace *t;
