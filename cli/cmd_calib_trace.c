@@ -144,7 +144,7 @@ int cmd_calib_trace(int argc, char **argv)
 		goto out;
 	struct trace_calib *tc = trace_calib_build(t, &o);
 	if (!a.quiet)
-		trace_calib_summary(tc, stdout);
+		trace_calib_summary(tc, a.gpu ? &g : NULL, stdout);
 	json_t *root = trace_calib_profile(tc, &o, &d);
 	if (root && a.gpu && trace_calib_check_peak(tc, &g, a.out, &d)) {
 		json_decref(root);

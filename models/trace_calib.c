@@ -566,7 +566,7 @@ int trace_calib_check_peak(const struct trace_calib *tc, const struct gpu_spec *
 	return rc;
 }
 
-void trace_calib_summary(const struct trace_calib *tc, FILE *f)
+void trace_calib_summary(const struct trace_calib *tc, const struct gpu_spec *g, FILE *f)
 {
 	const struct kineto_trace *t = tc->trace;
 	int calls = tc->calls_priced + tc->calls_warmup + tc->calls_wrapper + tc->calls_skipped;
@@ -592,8 +592,14 @@ void trace_calib_summary(const struct trace_calib *tc, FILE *f)
 			if (!tc->e[i].attn && !tc->e[i].mem && (int)tc->e[i].dtype == dt) {
 				lo = fmin(lo, tc->e[i].tflops), hi = fmax(hi, tc->e[i].tflops), n++;
 			}
-		if (n)
-			fprintf(f, "GEMM %s: %d shapes, %.1f .. %.1f TFLOP/s\n", profile_dtype[dt], n, lo, hi);
+		if (!n)
+			continue;
+		fprintf(f, "GEMM %s: %d shapes, %.1f .. %.1f TFLOP/s", profile_dtype[dt], n, lo, hi);
+		if (g && g->peak_flops[dt] > 0)
+			fprintf(f, ", %.1f .. %.1f %% of the %s peak of '%s' (%.1f TFLOP/s)",
+				100 * lo * 1e12 / g->peak_flops[dt], 100 * hi * 1e12 / g->peak_flops[dt],
+				profile_dtype[dt], g->name, g->peak_flops[dt] * 1e-12);
+		fputc('\n', f);
 	}
 	for (int i = 0; i < tc->ne; i++) {
 		const struct trace_calib_entry *e = &tc->e[i];

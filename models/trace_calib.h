@@ -62,6 +62,8 @@
 #include "kineto.h"
 #include "precision.h"
 
+struct gpu_spec;
+
 /* The ops of interest (NULL last), for kineto_load(). */
 extern const char *const trace_calib_ops[];
 
@@ -125,12 +127,11 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
  * would against g: profile.h PROFILE_PEAK_MARGIN over the dtype's dense
  * peak or the HBM bandwidth), each said as out's JSON path. Returns 0 or
  * -1 (reported). */
-struct gpu_spec;
 int trace_calib_check_peak(const struct trace_calib *tc, const struct gpu_spec *g, const char *out,
 			   struct diag *d);
 
 /* What was read, priced, dropped and skipped, and the GEMM rate range per
- * dtype, for people. */
-void trace_calib_summary(const struct trace_calib *tc, FILE *f);
+ * dtype (with g, also as a fraction of g's dense peak), for people. */
+void trace_calib_summary(const struct trace_calib *tc, const struct gpu_spec *g, FILE *f);
 
 #endif
