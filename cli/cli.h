@@ -36,10 +36,12 @@ int cmd_validate(int argc, char **argv);
 int cmd_validation(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_calib(int argc, char **argv);
+int cmd_calib_trace(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 extern const struct opt_cmd cmd_run_opts, cmd_sweep_opts, cmd_merge_opts, cmd_plan_opts, cmd_compare_opts, cmd_cluster_opts,
-	cmd_validate_opts, cmd_validation_opts, cmd_list_opts, cmd_calib_opts, cmd_collective_opts, cmd_import_opts;
+	cmd_validate_opts, cmd_validation_opts, cmd_list_opts, cmd_calib_opts, cmd_calib_trace_opts,
+	cmd_collective_opts, cmd_import_opts;
 
 /* Parse option opt's value v as a number in [lo, hi] into *out. Returns 0,
  * or EXIT_USAGE after saying what was expected (nan, junk, out of range). */

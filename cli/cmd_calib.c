@@ -56,7 +56,8 @@ const struct opt_cmd cmd_calib_opts = {
 		"NVIDIA GPU (CUDA events, median of repeated runs after warm-up, results\n"
 		"checked against a reference first) and writes a profile that scenarios\n"
 		"name with \"compute\": {\"cost\": \"profile\", \"profile\": PATH}. See calib/README.md.\n"
-		"The arguments go on to the tool, which checks them.\n",
+		"The arguments go on to the tool, which checks them. Without a GPU, `ddlsim\n"
+		"calib-trace` makes a profile from a PyTorch profiler trace of your own job.\n",
 	.options = calib_options,
 	.epilogue =
 		"examples:\n"

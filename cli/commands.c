@@ -18,5 +18,6 @@ const struct cli_command cli_commands[] = {
 	{ &cmd_list_opts, cmd_list },
 	{ &cmd_collective_opts, cmd_collective },
 	{ &cmd_calib_opts, cmd_calib },
+	{ &cmd_calib_trace_opts, cmd_calib_trace },
 	{ NULL, NULL },
 };

@@ -21,8 +21,12 @@ static void usage(FILE *f)
 		   "ddlsim simulates distributed deep-learning training on a GPU cluster:\n"
 		   "time per iteration, throughput, memory per GPU and cost to train.\n\n"
 		   "commands:\n");
+	int w = 0;
 	for (int i = 0; cli_commands[i].opts; i++)
-		fprintf(f, "  %-10s %s\n", cli_commands[i].opts->name, cli_commands[i].opts->summary);
+		if ((int)strlen(cli_commands[i].opts->name) > w)
+			w = (int)strlen(cli_commands[i].opts->name);
+	for (int i = 0; cli_commands[i].opts; i++)
+		fprintf(f, "  %-*s %s\n", w, cli_commands[i].opts->name, cli_commands[i].opts->summary);
 	fprintf(f, "\n'ddlsim <command> --help' describes a command.\n\n"
 		   "exit codes:\n"
 		   "  0  success\n"

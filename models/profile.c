@@ -61,18 +61,21 @@ static void load_gpu(struct jobj *root, struct profile *p)
 	copy_str(&jo, "name", p->gpu_name, sizeof(p->gpu_name));
 	copy_str(&jo, "compute_capability", p->compute_capability, sizeof(p->compute_capability));
 	jobj_long(&jo, "sm_count", &p->sm_count, 1, JREQ);
-	jobj_long(&jo, "sm_clock_max_MHz", &x, 1, JREQ);
-	jobj_long(&jo, "mem_clock_max_MHz", &x, 1, JREQ);
-	jobj_long(&jo, "mem_bus_width_bits", &x, 1, JREQ);
 	jobj_long(&jo, "hbm_bytes", &x, 1, JREQ);
-	jobj_long(&jo, "l2_bytes", &x, 0, JREQ);
-	copy_str(&jo, "driver_version", scratch, sizeof(scratch));
-	copy_str(&jo, "cuda_runtime_version", scratch, sizeof(scratch));
-	copy_str(&jo, "cublas_version", scratch, sizeof(scratch));
+	/* 1.1: what a profiler trace cannot tell (trace_calib.h) is optional */
+	int req = p->schema_minor >= 1 ? 0 : JREQ;
+	jobj_long(&jo, "sm_clock_max_MHz", &x, 1, req);
+	jobj_long(&jo, "mem_clock_max_MHz", &x, 1, req);
+	jobj_long(&jo, "mem_bus_width_bits", &x, 1, req);
+	jobj_long(&jo, "l2_bytes", &x, 0, req);
+	jobj_str_copy(&jo, "driver_version", scratch, sizeof(scratch), req);
+	jobj_str_copy(&jo, "cuda_runtime_version", scratch, sizeof(scratch), req);
+	jobj_str_copy(&jo, "cublas_version", scratch, sizeof(scratch), req);
 	/* cudnn_version: a string, or null when cuDNN was not available */
-	if (!jobj_has(&jo, "cudnn_version"))
-		jobj_err(&jo, "cudnn_version", "missing required key 'cudnn_version'");
-	else {
+	if (!jobj_has(&jo, "cudnn_version")) {
+		if (req)
+			jobj_err(&jo, "cudnn_version", "missing required key 'cudnn_version'");
+	} else {
 		json_t *v = json_object_get(jo.o, "cudnn_version");
 		if (!json_is_string(v) && !json_is_null(v))
 			jobj_err(&jo, "cudnn_version", "expected a string or null, got %s",
@@ -91,7 +94,7 @@ static void load_measured(struct jobj *root, struct profile *p)
 	if (jobj_child(root, "measured", &jo, JREQ) != 1)
 		return;
 	copy_str(&jo, "date_utc", p->date_utc, sizeof(p->date_utc));
-	copy_str(&jo, "hostname", host, sizeof(host));
+	jobj_str_copy(&jo, "hostname", host, sizeof(host), p->schema_minor >= 1 ? 0 : JREQ);
 	copy_str(&jo, "method", p->method, sizeof(p->method));
 	jobj_long(&jo, "warmup_runs", &x, 0, JREQ);
 	jobj_long(&jo, "timed_runs", &x, 1, JREQ);
@@ -132,6 +135,7 @@ static void gemm_entry(struct jobj *jo, void *out)
 	jobj_num(jo, "time_s", &g->time_s, JREQ | JPOS);
 	jobj_num(jo, "tflops", &g->tflops, JREQ | JPOS);
 	read_impl(jo);
+	jobj_long(jo, "samples", &g->samples, 1, 0);
 }
 
 static void conv_entry(struct jobj *jo, void *out)
@@ -169,6 +173,7 @@ static void mem_entry(struct jobj *jo, void *out)
 	m->bytes = int_num(jo, "bytes", 1);
 	jobj_num(jo, "time_s", &m->time_s, JREQ | JPOS);
 	jobj_num(jo, "GBps", &m->GBps, JREQ | JPOS);
+	jobj_long(jo, "samples", &m->samples, 1, 0);
 }
 
 static void attn_entry(struct jobj *jo, void *out)
@@ -188,6 +193,7 @@ static void attn_entry(struct jobj *jo, void *out)
 	jobj_bool(jo, "causal", &a->causal, JREQ);
 	jobj_num(jo, "time_s", &a->time_s, JREQ | JPOS);
 	jobj_num(jo, "tflops", &a->tflops, JREQ | JPOS);
+	jobj_long(jo, "samples", &a->samples, 1, 0);
 }
 
 static void bw_entry(struct jobj *jo, void *out)
@@ -259,6 +265,28 @@ static void load_interference(struct jobj *root, struct profile *p)
 	jobj_end(&jo);
 }
 
+/* "samples" came with 1.1: a 1.0 file holding one has a key its version
+ * does not know. */
+static void check_samples(const struct profile *p, const char *path, struct diag *d)
+{
+	char jp[64];
+	for (int i = 0; p->schema_minor < 1 && i < p->ngemm; i++)
+		if (p->gemm[i].samples) {
+			snprintf(jp, sizeof(jp), "/gemm/%d/samples", i);
+			diag_err(d, path, jp, "unknown key in schema version 1.0 (1.1 adds it)");
+		}
+	for (int i = 0; p->schema_minor < 1 && i < p->nmem; i++)
+		if (p->mem[i].samples) {
+			snprintf(jp, sizeof(jp), "/memory_bound/%d/samples", i);
+			diag_err(d, path, jp, "unknown key in schema version 1.0 (1.1 adds it)");
+		}
+	for (int i = 0; p->schema_minor < 1 && i < p->nattn; i++)
+		if (p->attn[i].samples) {
+			snprintf(jp, sizeof(jp), "/attention/%d/samples", i);
+			diag_err(d, path, jp, "unknown key in schema version 1.0 (1.1 adds it)");
+		}
+}
+
 struct profile *profile_load(const char *path, struct diag *d)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
@@ -271,8 +299,9 @@ struct profile *profile_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.profile", 1, 0))
+	if (jload_schema(root, path, d, "ddlsim.profile", 1, 1))
 		goto err_json;
+	sscanf(json_string_value(json_object_get(root, "schema_version")), "1.%d", &p->schema_minor);
 	jobj_init(&jo, root, path, "", d);
 	load_producer(&jo, p);
 	load_gpu(&jo, p);
@@ -284,6 +313,7 @@ struct profile *profile_load(const char *path, struct diag *d)
 	p->bw = load_section(&jo, "bandwidth", sizeof(*p->bw), bw_entry, &p->nbw);
 	load_interference(&jo, p);
 	jobj_end(&jo);
+	check_samples(p, path, d);
 	if (diag_count(d) != before)
 		goto err_json;
 	if (p->ngemm + p->nconv + p->nmem + p->nbw == 0) {

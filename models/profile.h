@@ -1,34 +1,40 @@
 /* profile: a calib profile, the kernel times ddlsim-calib measured on one GPU.
  *
- * Schema "ddlsim.profile" 1.0, written by calib/profile_write.c (see
- * calib/PROFILE-FORMAT.md). Every key is required unless marked optional;
- * unknown keys are errors.
+ * Schema "ddlsim.profile" 1.1 (1.0 files are read as before), written by
+ * calib/profile_write.c (1.0) and by the trace importer (trace_calib.h,
+ * 1.1; see calib/PROFILE-FORMAT.md). Every key is required unless marked
+ * optional; unknown keys are errors. 1.1 makes optional what a profiler
+ * trace cannot tell (marked "1.1 optional") and adds "samples".
  *
  *   key                              type    unit   meaning
  *   producer.name, producer.version  string  -      tool that wrote the file
  *   gpu.name                         string  -      CUDA device name
  *   gpu.compute_capability           string  -      "9.0"
  *   gpu.sm_count                     int     -      streaming multiprocessors
- *   gpu.sm_clock_max_MHz             int     MHz
- *   gpu.mem_clock_max_MHz            int     MHz
- *   gpu.mem_bus_width_bits           int     bits
- *   gpu.hbm_bytes, gpu.l2_bytes      int     bytes
- *   gpu.driver_version               string  -
- *   gpu.cuda_runtime_version         string  -
- *   gpu.cublas_version               string  -
- *   gpu.cudnn_version                string|null -  null without cuDNN
- *   measured.date_utc, .hostname     string  -
+ *   gpu.sm_clock_max_MHz             int     MHz    1.1 optional
+ *   gpu.mem_clock_max_MHz            int     MHz    1.1 optional
+ *   gpu.mem_bus_width_bits           int     bits   1.1 optional
+ *   gpu.hbm_bytes                    int     bytes
+ *   gpu.l2_bytes                     int     bytes  1.1 optional
+ *   gpu.driver_version               string  -      1.1 optional
+ *   gpu.cuda_runtime_version         string  -      1.1 optional
+ *   gpu.cublas_version               string  -      1.1 optional
+ *   gpu.cudnn_version                string|null -  null without cuDNN; 1.1 optional
+ *   measured.date_utc                string  -
+ *   measured.hostname                string  -      1.1 optional
  *   measured.method                  string  -      how times were taken
  *   measured.warmup_runs, .timed_runs int    -      >= 0, >= 1
  *   measured.quick                   bool    -      reduced shape set
  *   gemm[]      dtype string, m n k int, transa transb "N"|"T",
- *               time_s s > 0, tflops TFLOP/s > 0, impl string
+ *               time_s s > 0, tflops TFLOP/s > 0, impl string,
+ *               samples int >= 1 (1.1, optional: calls the median is of)
  *   conv[]      dtype, layout string, pass "fwd"|"bwd_data"|"bwd_filter",
  *               n c h w k r s stride pad dilation int, time_s, tflops, impl
  *   memory_bound[] kernel string, dtype, elements int, row int >= 0,
- *               bytes int (HBM traffic), time_s, GBps GB/s > 0
+ *               bytes int (HBM traffic), time_s, GBps GB/s > 0,
+ *               samples (1.1, optional)
  *   attention[] impl, pass "fwd"|"bwd", dtype, b heads s head_dim int,
- *               causal bool, time_s, tflops
+ *               causal bool, time_s, tflops, samples (1.1, optional)
  *   bandwidth[] kind "d2d"|"h2d"|"d2h", bytes int (d2d: read + written),
  *               time_s, GBps
  *   interference (optional object) copy_blocks int >= 1, gemm_alone_s s > 0,
@@ -76,6 +82,7 @@ struct profile_gemm {
 	char transa, transb;
 	double time_s;
 	double tflops;
+	long samples;           /* 1.1: calls the median is of (0: not said) */
 };
 
 struct profile_conv {
@@ -92,6 +99,7 @@ struct profile_mem {
 	double elements, row, bytes;
 	double time_s;
 	double GBps;
+	long samples;           /* 1.1: calls the median is of (0: not said) */
 };
 
 struct profile_attn {
@@ -102,6 +110,7 @@ struct profile_attn {
 	bool causal;
 	double time_s;
 	double tflops;
+	long samples;           /* 1.1: calls the median is of (0: not said) */
 };
 
 struct profile_bw {
@@ -113,6 +122,7 @@ struct profile_bw {
 
 struct profile {
 	char path[1024];
+	int schema_minor;               /* 0 or 1 */
 	char producer[64];
 	char gpu_name[96];
 	char compute_capability[16];

@@ -51,7 +51,7 @@ const char *infile_kind(unsigned mode)
 }
 
 /* Opens path and checks what it is; returns the fd or -1 (why set). */
-static int open_regular(const char *path, char *why, size_t n)
+static int open_regular(const char *path, long max_bytes, char *why, size_t n)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -69,9 +69,9 @@ static int open_regular(const char *path, char *why, size_t n)
 		snprintf(why, n, "'%s' is %s, expected a regular file", path, infile_kind(st.st_mode));
 		goto fail;
 	}
-	if (st.st_size > INFILE_MAX_BYTES) {
+	if (st.st_size > max_bytes) {
 		snprintf(why, n, "'%s' has %lld bytes, more than the %ld MB an input file may have", path,
-			 (long long)st.st_size, INFILE_MAX_BYTES >> 20);
+			 (long long)st.st_size, max_bytes >> 20);
 		goto fail;
 	}
 	remember(path, &st);
@@ -88,7 +88,12 @@ fail:
 
 FILE *infile_open(const char *path, char *why, size_t n)
 {
-	int fd = open_regular(path, why, n);
+	return infile_open_max(path, INFILE_MAX_BYTES, why, n);
+}
+
+FILE *infile_open_max(const char *path, long max_bytes, char *why, size_t n)
+{
+	int fd = open_regular(path, max_bytes, why, n);
 	if (fd < 0)
 		return NULL;
 	FILE *f = fdopen(fd, "r");
@@ -101,7 +106,7 @@ FILE *infile_open(const char *path, char *why, size_t n)
 
 int infile_check(const char *path, char *why, size_t n)
 {
-	int fd = open_regular(path, why, n);
+	int fd = open_regular(path, INFILE_MAX_BYTES, why, n);
 	if (fd < 0)
 		return -1;
 	close(fd);

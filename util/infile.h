@@ -33,6 +33,11 @@
 /* The largest input file (a scenario, model, topology or profile is a few
  * KB to a few MB; a sweep's points file a few tens of MB). */
 #define INFILE_MAX_BYTES (64L << 20)
+/* The largest profiler trace (models/kineto.h): a log of a job's kernels,
+ * not a description; a few steps of a large model with shapes recorded
+ * run to hundreds of MB. Parsed whole, it takes about ten times its size
+ * in memory. */
+#define INFILE_MAX_TRACE_BYTES (1L << 30)
 /* The longest line of a line-oriented input, its line break included. */
 #define INFILE_MAX_LINE (1L << 20)
 
@@ -43,6 +48,8 @@
  * "'p' is a directory, ...", "'p' is a device, ...", "'p' has N bytes,
  * more than the 64 MB an input file may have". */
 FILE *infile_open(const char *path, char *why, size_t n);
+/* The same with a size limit of max_bytes (the message says it). */
+FILE *infile_open_max(const char *path, long max_bytes, char *why, size_t n);
 
 /* The same check without keeping the file open (a loader that names a
  * referenced file checks it before handing the path on). Returns 0, or

@@ -1,0 +1,434 @@
+/* kineto: a PyTorch profiler trace read as ops of interest and their
+ * kernels (see kineto.h for the format and its sources).
+ *
+ * One pass over traceEvents sorts the events it needs into four lists:
+ * CPU ops, ProfilerStep annotations, runtime launches (correlation ->
+ * External id) and kernels. CPU ops are then sorted by process, thread,
+ * start (longest first) and nested with a stack, which gives each op its
+ * parent and its innermost enclosing op of interest; every kernel then
+ * goes to that op of its launching op. */
+#include "kineto.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include "infile.h"
+#include "jload.h"
+
+struct cev {                    /* a cpu_op event */
+	int ev;                 /* index in traceEvents */
+	double pid, tid, ts, end;
+	long long ext;
+	bool interest;
+	int parent, up;         /* indices into the sorted array; -1: none */
+	int out;                /* index in t->ops, -1 */
+};
+
+struct step {
+	double pid, ts, end;
+	long n;
+};
+
+struct idmap {                  /* a sorted key -> value pair */
+	long long key, val;
+};
+
+struct kev {
+	long long ext, corr;
+	double dur_us;
+	const char *name;
+	long device;
+};
+
+struct scan {
+	struct cev *cpu;
+	int ncpu, ccpu;
+	struct step *steps;
+	int nsteps, csteps;
+	struct idmap *rt;       /* runtime correlation -> External id */
+	int nrt, crt;
+	struct kev *k;
+	int nk, ck;
+};
+
+static double num_or(json_t *v, double dflt)
+{
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static long long arg_id(json_t *args, const char *key)
+{
+	json_t *v = json_object_get(args, key);
+	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+static bool in_list(const char *name, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(name, *list) == 0)
+			return true;
+	return false;
+}
+
+/* ts and dur of an "X" event, checked: both numbers, dur >= 0. */
+static int read_span(json_t *e, const char *file, const char *jp, struct diag *d,
+		     double *ts, double *dur)
+{
+	json_t *t = json_object_get(e, "ts"), *u = json_object_get(e, "dur");
+	char p[64];
+	int bad = 0;
+	if (!json_is_number(t)) {
+		snprintf(p, sizeof(p), "%s/ts", jp);
+		bad = diag_err(d, file, p, "expected a number (microseconds), got %s",
+			       t ? jload_type_name(t) : "nothing");
+	}
+	if (!json_is_number(u)) {
+		snprintf(p, sizeof(p), "%s/dur", jp);
+		bad = diag_err(d, file, p, "expected a number (microseconds), got %s",
+			       u ? jload_type_name(u) : "nothing");
+	} else if (json_number_value(u) < 0) {
+		snprintf(p, sizeof(p), "%s/dur", jp);
+		bad = diag_err(d, file, p, "must be >= 0 (kineto never writes a negative "
+			       "duration: a damaged trace), got %g", json_number_value(u));
+	}
+	if (bad)
+		return -1;
+	*ts = json_number_value(t);
+	*dur = json_number_value(u);
+	return 0;
+}
+
+static void scan_event(struct scan *s, json_t *e, int i, const char *file, const char *const *interest,
+		       struct diag *d)
+{
+	char jp[32];
+	double ts, dur;
+	snprintf(jp, sizeof(jp), "/traceEvents/%d", i);
+	if (!json_is_object(e)) {
+		diag_err(d, file, jp, "expected an object (a trace event), got %s", jload_type_name(e));
+		return;
+	}
+	const char *ph = json_string_value(json_object_get(e, "ph"));
+	const char *cat = json_string_value(json_object_get(e, "cat"));
+	const char *name = json_string_value(json_object_get(e, "name"));
+	json_t *args = json_object_get(e, "args");
+	if (!ph || strcmp(ph, "X") != 0 || !cat || !name)
+		return;
+	bool cpu = strcmp(cat, "cpu_op") == 0, kern = strcasecmp(cat, "kernel") == 0;
+	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0;
+	bool ann = strcmp(cat, "user_annotation") == 0 && strncmp(name, "ProfilerStep#", 13) == 0;
+	if (!cpu && !kern && !rt && !ann)
+		return;
+	if (read_span(e, file, jp, d, &ts, &dur))
+		return;
+	if (cpu) {
+		XGROW(s->cpu, s->ccpu, s->ncpu + 1);
+		s->cpu[s->ncpu++] = (struct cev){
+			.ev = i, .pid = num_or(json_object_get(e, "pid"), -1),
+			.tid = num_or(json_object_get(e, "tid"), -1), .ts = ts, .end = ts + dur,
+			.ext = arg_id(args, "External id"), .interest = in_list(name, interest),
+			.parent = -1, .up = -1, .out = -1,
+		};
+	} else if (ann) {
+		char *endp;
+		long n = strtol(name + 13, &endp, 10);
+		if (*endp || endp == name + 13)
+			return;
+		XGROW(s->steps, s->csteps, s->nsteps + 1);
+		s->steps[s->nsteps++] = (struct step){ num_or(json_object_get(e, "pid"), -1), ts,
+						       ts + dur, n };
+	} else if (rt) {
+		long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
+		if (c && x) {
+			XGROW(s->rt, s->crt, s->nrt + 1);
+			s->rt[s->nrt++] = (struct idmap){ c, x };
+		}
+	} else {
+		json_t *dv = json_object_get(args, "device");
+		XGROW(s->k, s->ck, s->nk + 1);
+		s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
+					      dur, name, json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
+	}
+}
+
+static int cev_cmp(const void *a, const void *b)
+{
+	const struct cev *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;    /* the enclosing op first */
+	return x->ev - y->ev;
+}
+
+static int idmap_cmp(const void *a, const void *b)
+{
+	const struct idmap *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Whether a kernel's name says it runs TF32 ("..._tf32f32_..."). */
+static bool has_tf32(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "tf32", 4) == 0)
+			return true;
+	return false;
+}
+
+static const struct idmap *idmap_find(const struct idmap *m, int n, long long key)
+{
+	struct idmap k = { key, 0 };
+	return key ? bsearch(&k, m, (size_t)n, sizeof(*m), idmap_cmp) : NULL;
+}
+
+/* Parents by nesting on each thread, and each op's innermost enclosing op
+ * of interest (itself included). */
+static void nest(struct scan *s)
+{
+	int *stack = xcalloc((size_t)s->ncpu + 1, sizeof(int)), top = 0;
+	qsort(s->cpu, (size_t)s->ncpu, sizeof(*s->cpu), cev_cmp);
+	for (int i = 0; i < s->ncpu; i++) {
+		struct cev *c = &s->cpu[i];
+		while (top > 0) {
+			const struct cev *p = &s->cpu[stack[top - 1]];
+			if (p->pid == c->pid && p->tid == c->tid && c->ts < p->end)
+				break;
+			top--;
+		}
+		c->parent = top > 0 ? stack[top - 1] : -1;
+		c->up = c->interest ? i : c->parent >= 0 ? s->cpu[c->parent].up : -1;
+		stack[top++] = i;
+	}
+	free(stack);
+}
+
+static long step_of(const struct scan *s, const struct cev *c)
+{
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].pid == c->pid && c->ts >= s->steps[i].ts && c->ts < s->steps[i].end)
+			return s->steps[i].n;
+	return -1;
+}
+
+static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
+{
+	/* in trace order: the sorted ops by event index */
+	struct idmap *by_ev = xcalloc((size_t)s->ncpu + 1, sizeof(*by_ev));
+	for (int i = 0; i < s->ncpu; i++)
+		by_ev[i] = (struct idmap){ s->cpu[i].ev, i };
+	qsort(by_ev, (size_t)s->ncpu, sizeof(*by_ev), idmap_cmp);
+	t->ops = xcalloc((size_t)s->ncpu + 1, sizeof(*t->ops));
+	for (int j = 0; j < s->ncpu; j++) {
+		struct cev *c = &s->cpu[by_ev[j].val];
+		if (!c->interest)
+			continue;
+		json_t *e = json_array_get(events, (size_t)c->ev);
+		struct kineto_op *o = &t->ops[t->nops];
+		o->name = json_string_value(json_object_get(e, "name"));
+		o->args = json_object_get(e, "args");
+		snprintf(o->jpath, sizeof(o->jpath), "/traceEvents/%d", c->ev);
+		o->step = step_of(s, c);
+		c->out = t->nops++;
+	}
+	free(by_ev);
+}
+
+static void attribute(struct kineto_trace *t, struct scan *s)
+{
+	struct idmap *ext = xcalloc((size_t)s->ncpu + 1, sizeof(*ext));
+	int next = 0;
+	for (int i = 0; i < s->ncpu; i++)
+		if (s->cpu[i].ext)
+			ext[next++] = (struct idmap){ s->cpu[i].ext, i };
+	qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
+	qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), idmap_cmp);
+	for (int i = 0; i < s->nk; i++) {
+		const struct kev *k = &s->k[i];
+		long long x = k->ext;
+		if (!x) {
+			const struct idmap *r = idmap_find(s->rt, s->nrt, k->corr);
+			x = r ? r->val : 0;
+		}
+		const struct idmap *m = idmap_find(ext, next, x);
+		if (!m) {
+			t->nkernels_orphan++;
+			continue;
+		}
+		int u = s->cpu[m->val].up;
+		if (u < 0)
+			continue;
+		struct kineto_op *o = &t->ops[s->cpu[u].out];
+		o->nkernels++;
+		o->kernel_s += k->dur_us;      /* microseconds until the end */
+		if (has_tf32(k->name))
+			o->tf32 = true;
+		t->nkernels_attributed++;
+		for (int p = s->cpu[u].parent; p >= 0 && s->cpu[p].up >= 0; p = s->cpu[s->cpu[p].up].parent)
+			t->ops[s->cpu[s->cpu[p].up].out].wrapper = true;
+	}
+	free(ext);
+	for (int i = 0; i < t->nops; i++)
+		t->ops[i].kernel_s *= 1e-6;
+}
+
+/* deviceProperties of the device the kernels ran on (the first kernel's
+ * "device"; the only entry when none matches). */
+static void read_device(struct kineto_trace *t, const struct scan *s)
+{
+	json_t *dp = json_object_get(t->root, "deviceProperties"), *v, *pick = NULL;
+	size_t i;
+	long dev = s->nk > 0 ? s->k[0].device : -1;
+	if (!json_is_array(dp))
+		return;
+	json_array_foreach(dp, i, v)
+		if (json_is_object(v) && json_integer_value(json_object_get(v, "id")) == dev)
+			pick = v;
+	if (!pick && json_array_size(dp) == 1)
+		pick = json_array_get(dp, 0);
+	if (!json_is_object(pick) || !json_is_string(json_object_get(pick, "name")))
+		return;
+	t->has_device = true;
+	t->gpu_name = json_string_value(json_object_get(pick, "name"));
+	t->sm_count = (long)json_integer_value(json_object_get(pick, "numSms"));
+	t->cc_major = (long)json_integer_value(json_object_get(pick, "computeMajor"));
+	t->cc_minor = (long)json_integer_value(json_object_get(pick, "computeMinor"));
+	t->hbm_bytes = num_or(json_object_get(pick, "totalGlobalMem"), 0);
+}
+
+/* The trace's JSON, plain or gzip'ed (tensorboard_trace_handler's
+ * use_gzip: "*.pt.trace.json.gz"; zlib reads both), at most
+ * INFILE_MAX_TRACE_BYTES on disk and of text. Returns a new reference or
+ * NULL (reported with line:col for a syntax error). */
+static json_t *load_json(const char *path, struct diag *d)
+{
+	char why[1200];
+	json_error_t err;
+	FILE *f = infile_open_max(path, INFILE_MAX_TRACE_BYTES, why, sizeof(why));
+	if (!f) {
+		diag_err(d, path, "", "%s", why);
+		return NULL;
+	}
+	int fd = dup(fileno(f));
+	fclose(f);
+	gzFile z = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+	if (!z) {
+		if (fd >= 0)
+			close(fd);
+		diag_err(d, path, "", "cannot read: out of memory");
+		return NULL;
+	}
+	size_t len = 0, cap = 1 << 20;
+	char *buf = xmalloc(cap);
+	int got;
+	while ((got = gzread(z, buf + len, (unsigned)(cap - len))) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			if (cap >= (size_t)INFILE_MAX_TRACE_BYTES) {
+				diag_err(d, path, "", "more than the %ld MB of JSON a trace may hold",
+					 INFILE_MAX_TRACE_BYTES >> 20);
+				goto fail;
+			}
+			cap *= 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+	}
+	int zerr;
+	const char *zmsg = gzerror(z, &zerr);
+	if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+		/* a truncated gzip stream reads as its first part, Z_BUF_ERROR;
+		 * zlib names the file "<fd:N>: ", which says nothing here */
+		const char *tail = strstr(zmsg, ">: ");
+		diag_err(d, path, "", "cannot read: %s (a damaged gzip file?)",
+			 !strncmp(zmsg, "<fd:", 4) && tail ? tail + 3 : zmsg);
+		goto fail;
+	}
+	gzclose(z);
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	free(buf);
+	if (!root)
+		diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
+			    "malformed JSON: %s", err.text);
+	return root;
+fail:
+	gzclose(z);
+	free(buf);
+	return NULL;
+}
+
+struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
+{
+	struct kineto_trace *t = xcalloc(1, sizeof(*t));
+	struct scan s = { 0 };
+	int before = diag_count(d);
+	json_t *events, *e;
+	size_t i;
+
+	jload_copy_path(path, t->path, sizeof(t->path), d);
+	t->root = load_json(path, d);
+	t->first_step = -1;
+	if (!t->root)
+		goto err_free;
+	if (!json_is_object(t->root)) {
+		diag_err(d, path, "", "expected a JSON object with \"traceEvents\" (a PyTorch profiler "
+			 "trace), got %s", jload_type_name(t->root));
+		goto err_free;
+	}
+	events = json_object_get(t->root, "traceEvents");
+	if (!json_is_array(events)) {
+		diag_err(d, path, "/traceEvents", "expected an array of trace events (a PyTorch "
+			 "profiler trace, torch.profiler's export_chrome_trace()), got %s",
+			 events ? jload_type_name(events) : "nothing");
+		goto err_free;
+	}
+	json_array_foreach(events, i, e)
+		scan_event(&s, e, (int)i, path, interest, d);
+	if (diag_count(d) != before)
+		goto err_scan;
+	nest(&s);
+	collect_ops(t, &s, events);
+	attribute(t, &s);
+	t->nkernels = s.nk;
+	for (int j = 0; j < s.nsteps; j++) {
+		bool seen = false;
+		for (int k = 0; k < j; k++)
+			seen = seen || s.steps[k].n == s.steps[j].n;
+		t->nsteps += !seen;
+		if (t->first_step < 0 || s.steps[j].n < t->first_step)
+			t->first_step = s.steps[j].n;
+	}
+	read_device(t, &s);
+	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
+	return t;
+
+err_scan:
+	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
+err_free:
+	kineto_destroy(t);
+	return NULL;
+}
+
+void kineto_destroy(struct kineto_trace *t)
+{
+	if (!t)
+		return;
+	json_decref(t->root);
+	free(t->ops);
+	free(t);
+}
+
+json_t *kineto_arg(const struct kineto_op *op, const char *key)
+{
+	json_t *v = json_object_get(op->args, key);
+	return json_is_array(v) ? v : NULL;
+}

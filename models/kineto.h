@@ -1,0 +1,112 @@
+/* kineto: a PyTorch profiler trace (Kineto's Chrome-trace JSON) read as
+ * the CPU ops of interest and the GPU kernels each launched.
+ *
+ * The format, as the writers print it (pytorch/kineto
+ * libkineto/src/output_json.cpp @002d9919, ChromeTraceLogger; pytorch/pytorch
+ * torch/csrc/autograd/profiler_kineto.cpp @000455d7):
+ *
+ *   key                        type    unit  meaning
+ *   traceEvents                array   -     the events, below (required)
+ *   deviceProperties[]         array   -     optional, one per GPU (kineto
+ *                                            DeviceProperties.cpp @0041001f):
+ *                                            id, name, totalGlobalMem (bytes),
+ *                                            computeMajor, computeMinor, numSms,
+ *                                            ... (no clock, bus width or L2)
+ *   event.ph                   string  -     "X" a complete event; "s" / "f"
+ *                                            flow start / end; "M", "i" others
+ *   event.cat                  string  -     ActivityType.cpp's names: "cpu_op",
+ *                                            "user_annotation", "kernel",
+ *                                            "gpu_memcpy", "gpu_memset",
+ *                                            "cuda_runtime", "cuda_driver", ...
+ *   event.name                 string  -     op or kernel name; a
+ *                                            user_annotation "ProfilerStep#N"
+ *                                            spans step N of a schedule
+ *   event.pid, event.tid       number  -     process (device for GPU events)
+ *                                            and thread (stream)
+ *   event.ts, event.dur        number  us    start and duration, nanoseconds
+ *                                            printed as "us.nnn"; kineto clamps
+ *                                            a negative duration to 0, so one
+ *                                            here is a damaged file
+ *   args["External id"]        int     -     a cpu_op's correlation id; on a
+ *                                            kernel or runtime call, that of the
+ *                                            op whose RecordFunction was
+ *                                            innermost at the launch (the
+ *                                            profiler pushes an id at each op's
+ *                                            entry and pops it at its exit)
+ *   args.correlation           int     -     CUPTI's id, shared by a runtime
+ *                                            launch (cuda_runtime) and the
+ *                                            kernel it launched; the "ac2g"
+ *                                            flow events ("s" on the launch,
+ *                                            "f" on the kernel) carry it as id
+ *   args["Input Dims"]         array   -     with record_shapes=True: each
+ *                                            input's sizes ([] for a scalar)
+ *   args["Input type"]         array   -     each input's dtype name ("float",
+ *                                            "c10::Half", "c10::BFloat16",
+ *                                            "c10::Float8_e4m3fn") or its tag
+ *                                            ("Scalar", "ScalarList", "")
+ *   args["Input Strides"]      array   -     optional (PyTorch 2.x): strides
+ *   args["Concrete Inputs"]    array   -     optional (PyTorch 2.x): scalar
+ *                                            inputs as strings ("True", "0.")
+ *
+ * A kernel is given to a CPU op through its External id (or, without one,
+ * through the External id of the cuda_runtime event with its correlation;
+ * HTA links them so too: facebookresearch/HolisticTraceAnalysis
+ * hta/common/trace_call_graph.py @1cea8d47, call stacks per (pid, tid),
+ * kernels through the runtime launch's correlation, the main thread known
+ * by its ProfilerStep#, the backward's by "autograd::"),
+ * then to the innermost op of interest enclosing that op on its thread
+ * (aten::linear > aten::addmm > kernel: aten::addmm), so no kernel counts
+ * twice; an op of interest whose kernels all went to an inner one is a
+ * wrapper. The file may be gzip'ed (tensorboard_trace_handler's
+ * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES. Ops lie within a step when their start falls inside a
+ * ProfilerStep#N annotation of the same process (the backward runs on
+ * autograd's thread, inside the step's time span). */
+#ifndef DDLSIM_KINETO_H
+#define DDLSIM_KINETO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "diag.h"
+
+/* One call of a CPU op of interest. */
+struct kineto_op {
+	const char *name;       /* borrowed from the trace */
+	json_t *args;           /* the event's "args" (borrowed; may be NULL) */
+	char jpath[32];         /* "/traceEvents/17" */
+	long step;              /* ProfilerStep number, -1 outside every step */
+	int nkernels;           /* kernels attributed to it */
+	double kernel_s;        /* their summed durations */
+	bool tf32;              /* a kernel's name mentions tf32 */
+	bool wrapper;           /* an inner op of interest took its kernels */
+};
+
+struct kineto_trace {
+	char path[1024];
+	json_t *root;
+	struct kineto_op *ops;  /* in trace order */
+	int nops;
+	int nkernels;           /* kernel events in the trace */
+	int nkernels_attributed;/* given to an op of interest */
+	int nkernels_orphan;    /* with no CPU op (no External id found) */
+	int nsteps;             /* distinct ProfilerStep#N */
+	long first_step;        /* lowest N, -1 without steps */
+	/* deviceProperties of the GPU the kernels ran on (has_device false:
+	 * the trace has none) */
+	bool has_device;
+	const char *gpu_name;   /* borrowed */
+	long sm_count, cc_major, cc_minor;
+	double hbm_bytes;
+};
+
+/* Read the trace at path, collecting the calls of the ops named in
+ * interest[] (NULL-terminated). Returns a new trace (kineto_destroy()) or
+ * NULL after reporting every problem into d with the file and its line:col
+ * (JSON syntax) or JSON path ("/traceEvents/3/dur: ..."). */
+struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d);
+void kineto_destroy(struct kineto_trace *t);
+
+/* args[key] of op as an array, or NULL. */
+json_t *kineto_arg(const struct kineto_op *op, const char *key);
+
+#endif
