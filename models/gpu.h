@@ -73,6 +73,14 @@ struct gpu_spec {
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
+	/* No power cap below tdp_W is modelled (nvidia-smi -pl): the clock a
+	 * compute-bound kernel sustains under a lower limit needs a measured
+	 * clock- or GEMM-throughput-versus-limit relation, and none was found
+	 * that could be read and cited (2026-12-06: the one measurement on the
+	 * right part, DGEMM on H100 HBM2e at 200-700 W in Ujeniya et al., arXiv
+	 * 2604.11391, gives its figures as plots, and is FP64). A fleet run
+	 * capped is described by its SKU's preset only; its compute-bound
+	 * kernels are then optimistic. gpus/README.md. */
 };
 
 /* Best GEMM efficiency for dtype dt (fp8 has its own; tf32 takes the

@@ -262,6 +262,64 @@ Test(topology, gpu_preset_by_path_equals_the_inline_description)
 	free(dir);
 }
 
+/* The H100 variants: each preset loads with the figures its sources give
+ * (gpus/README.md). */
+Test(topology, h100_variant_presets_load_with_their_cited_figures)
+{
+	static const struct {
+		const char *file, *name;
+		double bf16_tflops, fp8_tflops, hbm_bytes, bw_GBps, tdp_W;
+		long sms;
+	} want[] = {
+		/* torchtitan's 96 GB HBM2e part: SXM5 peak as the upper bound,
+		 * capacity as torch reports it, 2.4 TB/s, 700 W TDP */
+		{ "gpus/h100-sxm5-96gb-hbm2e.json", "H100-SXM5-96GB-HBM2e", 989.4, 1978.9,
+		  102000000000.0, 2400, 700, 132 },
+		/* NVIDIA H100 whitepaper / PCIe product brief */
+		{ "gpus/h100-pcie-80gb.json", "H100-PCIe-80GB", 756.5, 1513, 80e9, 2000, 350, 114 },
+		/* NVIDIA H100 datasheet, NVL column, sparse figures halved */
+		{ "gpus/h100-nvl-94gb.json", "H100-NVL-94GB", 835.5, 1670.5, 94e9, 3900, 400, 132 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct diag d;
+		diag_init(&d, stderr);
+		char gpu[1100];
+		snprintf(gpu, sizeof(gpu), "\"%s\"", src_path(want[i].file));
+		char *dir = tmp_dir(), *p = preset_topo(dir, "1.5", gpu);
+		struct topology *t = topology_load(p, &d);
+		cr_assert(t, "%s: %s", want[i].file, diag_text(&d));
+		cr_expect_str_eq(t->gpu.name, want[i].name);
+		cr_expect_float_eq(t->gpu.peak_flops[DTYPE_BF16], want[i].bf16_tflops * 1e12, 1,
+				   "%s", want[i].file);
+		cr_expect_float_eq(t->gpu.peak_flops[DTYPE_FP8], want[i].fp8_tflops * 1e12, 1,
+				   "%s", want[i].file);
+		cr_expect_float_eq(t->gpu.hbm_bytes, want[i].hbm_bytes, 0.5, "%s", want[i].file);
+		cr_expect_float_eq(t->gpu.hbm_bw_Bps, want[i].bw_GBps * 1e9, 1, "%s", want[i].file);
+		cr_expect_float_eq(t->gpu.tdp_W, want[i].tdp_W, 1e-9, "%s", want[i].file);
+		cr_expect_eq(t->gpu.sm_count, want[i].sms, "%s", want[i].file);
+		topology_destroy(t);
+		diag_finish(&d);
+		free(p);
+		free(dir);
+	}
+}
+
+/* The torchtitan fleet's topology takes the 96 GB HBM2e preset: its
+ * bandwidth, not the 80 GB SXM5's. */
+Test(topology, torchtitan_fleet_runs_on_the_hbm2e_preset)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct topology *t = topology_load(
+		src_path("validation/memory-torchtitan-h100/h100-96gb-topology.json"), &d);
+	cr_assert(t, "%s", diag_text(&d));
+	cr_expect_float_eq(t->gpu.hbm_bw_Bps, 2400e9, 1);
+	cr_expect_float_eq(t->gpu.hbm_bytes, 102000000000.0, 0.5);
+	cr_expect_str_eq(t->gpu.name, "H100-96GB-HBM2e-500W");
+	topology_destroy(t);
+	diag_finish(&d);
+}
+
 Test(topology, gpu_preset_overrides_replace_fields_and_merge_objects)
 {
 	struct diag d;
