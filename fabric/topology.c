@@ -160,7 +160,8 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 /* The 1.5 efficiency keys (in situ and per class). */
 static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
 				       "attention_backends", "comm_overlap_clock_ratio",
-				       "gemm_libraries", "flash_sustained_ratio", NULL };
+				       "gemm_libraries", "flash_sustained_ratio", "flash_seq_half",
+				       NULL };
 
 /* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
 static void need_15(int minor, struct jobj *jo, const char *key)
@@ -196,8 +197,8 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 	jobj_end(&gl);
 }
 
-/* mem_rowwise_max, sustained_clock_ratio, flash_sustained_ratio, comm_overlap_clock_ratio,
- * gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
+/* mem_rowwise_max, sustained_clock_ratio, flash_sustained_ratio, flash_seq_half,
+ * comm_overlap_clock_ratio, gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
  * source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 {
@@ -209,6 +210,7 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	read_positive(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT);
 	read_positive(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT);
 	read_positive(ef, "flash_sustained_ratio", &g->flash_sustained_ratio, JUNIT);
+	read_positive(ef, "flash_seq_half", &g->flash_seq_half, 0);
 	read_positive(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT);
 	load_gemm_libraries(ef, g);
 	struct jobj ab, be;

@@ -56,6 +56,9 @@
  *   gpu.efficiency.flash_sustained_ratio number 0..1 1     (1.5) flash attention's throughput in a steady
  *                                                          step over its burst benchmarks' (on top of
  *                                                          sustained_clock_ratio; cost_roofline.c)
+ *   gpu.efficiency.flash_seq_half number tokens 239      (1.5) keys a query row sees at which flash
+ *                                                          reaches half its maximum (models/attention.h
+ *                                                          length factor)
  *   gpu.efficiency.comm_overlap_clock_ratio number 0..1 1  (1.5) the same while a collective runs beside
  *                                                          compute (the engine, compute-bound share)
  *   gpu.efficiency.attention_backends object -   -         (1.5) per flash kernel ("fa2", "fa3",

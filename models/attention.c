@@ -12,7 +12,7 @@ _Static_assert(ATTN_BE_N <= (int)(sizeof(((struct gpu_spec *)0)->flash_be_fwd) /
 				  sizeof(double)), "gpu_spec.flash_be_* too small");
 
 #define HD_HALF 56.0     /* head-dim saturation, FA3 H100 d = 128 vs 256 */
-#define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k */
+#define SEQ_HALF 239.0   /* sequence saturation, FA3 H100 s = 512 .. 16k (gpu.h default) */
 #define EFF_CAP 0.95
 #define GRID_BLOCK 128.0     /* query (fwd) or key (bwd) rows per CTA */
 #define GRID_REF_CTAS 2048.0 /* 16k tokens x 16 heads / 128: the efficiencies' grid */
@@ -52,7 +52,8 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
 		return 0;
 	double sk = causal ? s / 2 : s;
 	double f = (d / (d + HD_HALF)) / (128 / (128 + HD_HALF));
-	double e = max * f * sk / (sk + SEQ_HALF);
+	double half = g->flash_seq_half > 0 ? g->flash_seq_half : SEQ_HALF;
+	double e = max * f * sk / (sk + half);
 	return fmin(e, EFF_CAP);
 }
 

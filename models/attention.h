@@ -23,12 +23,14 @@
  * 16-bit tensor peak (gpu.h flash_fwd_max / flash_bwd_max at d = 128 and
  * long sequences), scaled by
  *   head dim   f(d) = (d / (d + 56)) / (128 / (128 + 56))
- *   length     g(s') = s' / (s' + 239),  s' = s c (keys a query row sees)
+ *   length     g(s') = s' / (s' + K),  s' = s c (keys a query row sees)
  * and capped at 0.95. Both shapes come from FlashAttention-3's published
  * H100 forward figures: 430 TFLOP/s at s = 512 to 621 at s = 16k for d =
- * 128 (pytorch/benchmark PR #2391, B S = 16k, 16 heads) fit g with 239
+ * 128 (pytorch/benchmark PR #2391, B S = 16k, 16 heads) fit g with K = 239
  * tokens; with f, d = 256 then gives 0.75 of 989 TFLOP/s, the paper's
  * "up to 740 TFLOP/s (75 % utilization)" (Shah et al. 2024, abstract).
+ * K is the GPU's flash_seq_half where its preset measured one (gpu.h):
+ * cuDNN's forward on a GB200 saturates later, K = 632 (gpus/b200-gb200.json).
  *
  * Memory: unfused attention stores the s x s softmax output and dropout
  * mask (Korthikanti's 5 a s / h term); flash stores only its output and

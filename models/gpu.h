@@ -52,6 +52,9 @@ struct gpu_spec {
 	 * (attention.h enum attn_backend; 0 = not measured: the best). */
 	double flash_fwd_max, flash_bwd_max;
 	double flash_be_fwd[8], flash_be_bwd[8];
+	/* Keys a query row sees at which flash reaches half its maximum
+	 * (attention.h's length factor); 0 = 239, FlashAttention-3's H100 fit. */
+	double flash_seq_half;
 	/* Compute clock inside a training step over the clock of the
 	 * micro-benchmarks behind gemm_max and flash_*_max (power cap and
 	 * heat under sustained load, communication kernels beside compute):

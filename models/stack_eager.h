@@ -88,9 +88,9 @@
  *     the output's .float() L439 and F.cross_entropy train.py L163-164
  *     (14 B/logit as v0.1.0's loss), SDPA with is_causal.
  *   - attention [source] models/attention.py L183-214: SDPA with FLASH
- *     first (cuDNN first only on compute capability 10.0, B200, for which
- *     no cuDNN figure is known: priced as the GPU's best): FlashAttention-2
- *     on A100 and H100.
+ *     first (cuDNN first only on compute capability 10.0, B200: the B200
+ *     preset gives no fa2 figure, so fa2 there is priced as its best,
+ *     cuDNN's): FlashAttention-2 on A100 and H100.
  *   - FSDP2 copies [source] pytorch/pytorch 01d66d2 torch/distributed/
  *     _composable/fsdp/_fsdp_collectives.py: foreach_all_gather_copy_out
  *     (torch.split_with_sizes_copy of the whole all-gather output into

@@ -2,6 +2,8 @@
  * workload's FLOPs against Megatron-LM's closed form. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attention.h"
@@ -9,6 +11,7 @@
 #include "diag.h"
 #include "model.h"
 #include "testutil.h"
+#include "topology.h"
 #include "workload.h"
 
 static void check_params(const char *rel)
@@ -202,6 +205,136 @@ Test(model, flash_runs_at_its_sustained_ratio_in_situ)
 	mm.flops = 2 * mm.m * mm.n * mm.k;
 	double gi = cost_roofline_time_isolated(&g, &mm);
 	cr_expect_float_eq(cost_roofline_time(&g, &mm), gi / 0.95, 1e-9 * gi);
+}
+
+/* The length factor's half-length is the GPU's flash_seq_half where the
+ * preset gives one, else FlashAttention-3's H100 fit of 239 tokens. */
+Test(model, flash_length_factor_takes_the_gpus_half_length)
+{
+	struct gpu_spec g = { .flash_fwd_max = 0.6, .flash_bwd_max = 0.5 };
+	/* causal 4096: a query row sees 2048 keys */
+	cr_expect_float_eq(attention_flash_eff(&g, ATTN_BE_BEST, false, 4096, 128, true),
+			   0.6 * 2048 / (2048 + 239.0), 1e-12);
+	g.flash_seq_half = 632;
+	cr_expect_float_eq(attention_flash_eff(&g, ATTN_BE_BEST, false, 4096, 128, true),
+			   0.6 * 2048 / (2048 + 632.0), 1e-12);
+	cr_expect_float_eq(attention_flash_eff(&g, ATTN_BE_BEST, true, 8192, 128, false),
+			   0.5 * 8192 / (8192 + 632.0), 1e-12);
+}
+
+/* One cuDNN row of validation/kernels/attention.csv on the GB200 preset. */
+struct gb200_row {
+	bool bwd, causal;
+	double b, bh, s, tflops;
+};
+
+/* The b200-gb200 cudnn rows of validation/kernels/attention.csv (the
+ * figures gpus/b200-gb200.json cites); returns their count. */
+static int gb200_cudnn_rows(struct gb200_row *r, int cap)
+{
+	char *text = test_file_text(src_path("validation/kernels/attention.csv"));
+	cr_assert(text);
+	int n = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char pass[8], dt[8];
+		double b, h, kv, s, d, c, tf;
+		if (strncmp(line, "b200-gb200,cudnn,", 17) ||
+		    sscanf(line + 17, "%7[^,],%7[^,],%lf,%lf,%lf,%lf,%lf,%lf,,%lf", pass, dt, &b, &h,
+			   &kv, &s, &d, &c, &tf) != 9)
+			continue;
+		cr_assert(n < cap && d == 128 && !strcmp(dt, "bf16"), "%s", line);
+		r[n++] = (struct gb200_row){ .bwd = !strcmp(pass, "bwd"), .causal = c == 1,
+					     .b = b, .bh = b * h, .s = s, .tflops = tf };
+	}
+	free(text);
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The GB200 preset's flash figures are what its source says they are,
+ * from the cited cuDNN rows: flash_seq_half the least-squares fit (in
+ * log) of the length factor to the batch-1 causal forward rows at s 512 ..
+ * 16k; flash_fwd_max / flash_bwd_max the median over the rows at s 4096
+ * and 8192 of TFLOP/s x grid factor / peak / length factor; and a flash op
+ * of a cited shape priced on the preset runs at the formula's rate. */
+Test(model, gb200_flash_figures_come_from_the_cited_cudnn_rows)
+{
+	struct topology *t = load_topology("topologies/gb200-nvl72.json");
+	const struct gpu_spec *g = &t->gpu;
+	const double peak = g->peak_flops[DTYPE_BF16];
+	struct gb200_row r[64];
+	int n = gb200_cudnn_rows(r, 64);
+	cr_assert_eq(n, 38);
+	cr_assert_float_eq(peak, 2500e12, 1);
+
+	/* the half-length: grid search in 0.1-token steps */
+	double best_ss = INFINITY, best_k = 0;
+	for (double k = 100; k < 2000; k += 0.1) {
+		double l[16], m = 0;
+		int c = 0;
+		for (int i = 0; i < n; i++)
+			if (!r[i].bwd && r[i].b == 1 && r[i].causal && r[i].s <= 16384) {
+				double obs = r[i].tflops * 1e12 *
+					     attention_grid_factor(g->sm_count, true, r[i].bh, r[i].s) / peak;
+				l[c] = log(obs / (r[i].s / 2 / (r[i].s / 2 + k)));
+				m += l[c++];
+			}
+		cr_assert_eq(c, 6);
+		m /= c;
+		double ss = 0;
+		for (int i = 0; i < c; i++)
+			ss += (l[i] - m) * (l[i] - m);
+		if (ss < best_ss) {
+			best_ss = ss;
+			best_k = k;
+		}
+	}
+	cr_expect_eq(round(best_k), g->flash_seq_half, "fit %.1f, preset %g", best_k,
+		     g->flash_seq_half);
+
+	/* the maxima: medians of six points each, rounded to 3 decimals */
+	for (int bwd = 0; bwd < 2; bwd++) {
+		double v[8];
+		int c = 0;
+		for (int i = 0; i < n; i++)
+			if (r[i].bwd == bwd && (r[i].s == 4096 || r[i].s == 8192)) {
+				double sk = r[i].causal ? r[i].s / 2 : r[i].s;
+				cr_assert(c < 8);
+				v[c++] = r[i].tflops * 1e12 *
+					 attention_grid_factor(g->sm_count, r[i].causal, r[i].bh, r[i].s) /
+					 peak / (sk / (sk + g->flash_seq_half));
+			}
+		cr_assert_eq(c, 6);
+		qsort(v, (size_t)c, sizeof(v[0]), cmp_double);
+		double med = (v[2] + v[3]) / 2, max = bwd ? g->flash_bwd_max : g->flash_fwd_max;
+		cr_expect(fabs(med - max) <= 0.0005, "%s: median %.4f, preset %.3f",
+			  bwd ? "bwd" : "fwd", med, max);
+		cr_expect_eq(bwd ? g->flash_be_bwd[ATTN_BE_CUDNN] : g->flash_be_fwd[ATTN_BE_CUDNN], max);
+	}
+
+	/* (1, 128 heads, 8192, 128) causal, cited at 1584 forward and 1211
+	 * backward TFLOP/s: priced at the formula, in time within 8 % of the
+	 * figure (the backward's kernel ratchet level, validation/kernels/) */
+	for (int bwd = 0; bwd < 2; bwd++) {
+		struct op op = { .kind = OP_ATTN, .pass = bwd ? PASS_BWD : PASS_FWD,
+				 .dtype = DTYPE_BF16, .batch = 128, .m = 8192, .n = 8192, .k = 128,
+				 .causal = true, .backend = { ATTN_BE_CUDNN, ATTN_BE_CUDNN } };
+		op.flops = attention_flops(ATTN_FLASH, true, bwd, 128, 8192, 128);
+		double max = bwd ? g->flash_bwd_max : g->flash_fwd_max;
+		double want = op.flops / (peak * max * 4096 / (4096 + g->flash_seq_half)) *
+			      attention_grid_factor(g->sm_count, true, 128, 8192) + g->kernel_launch_s;
+		double got = cost_roofline_time_isolated(g, &op);
+		cr_expect_float_eq(got, want, 1e-9 * want);
+		double cited = bwd ? 1211e12 : 1584e12;
+		cr_expect(fabs(got / (op.flops / cited) - 1) < 0.08, "%s: %.0f TFLOP/s priced, %.0f cited",
+			  bwd ? "bwd" : "fwd", op.flops / got / 1e12, cited / 1e12);
+	}
+	topology_destroy(t);
 }
 
 /* Flash attention's hardware FLOPs against the unfused count (attention.h):

@@ -402,7 +402,8 @@ Test(topology, reads_the_1_5_gpu_keys)
 	char *p = preset_topo(dir, "1.5", "{" GPU_15_BASE ",\"compute_capability\":9.0,"
 			      "\"efficiency\":{\"mem_max\":0.8,\"mem_rowwise_max\":0.6,"
 			      "\"sustained_clock_ratio\":0.9,\"comm_overlap_clock_ratio\":0.8,"
-			      "\"flash_sustained_ratio\":0.85,\"flash_fwd_max\":0.6,\"flash_bwd_max\":0.5,\"attention_backends\":{"
+			      "\"flash_sustained_ratio\":0.85,\"flash_seq_half\":632,"
+			      "\"flash_fwd_max\":0.6,\"flash_bwd_max\":0.5,\"attention_backends\":{"
 			      "\"fa2\":{\"fwd_max\":0.3,\"bwd_max\":0.31,\"source\":\"a\"},"
 			      "\"cudnn\":{\"fwd_max\":0.62,\"bwd_max\":0.52,\"source\":\"b\"}}}}");
 	struct topology *t = topology_load(p, &d);
@@ -412,6 +413,7 @@ Test(topology, reads_the_1_5_gpu_keys)
 	cr_expect_float_eq(t->gpu.sustained_clock_ratio, 0.9, 1e-12);
 	cr_expect_float_eq(t->gpu.comm_overlap_clock_ratio, 0.8, 1e-12);
 	cr_expect_float_eq(t->gpu.flash_sustained_ratio, 0.85, 1e-12);
+	cr_expect_float_eq(t->gpu.flash_seq_half, 632, 1e-12);
 	cr_expect_float_eq(t->gpu.flash_be_fwd[ATTN_BE_FA2], 0.3, 1e-12);
 	cr_expect_float_eq(t->gpu.flash_be_bwd[ATTN_BE_CUDNN], 0.52, 1e-12);
 	cr_expect_eq(t->gpu.flash_be_fwd[ATTN_BE_FA3], 0);  /* not given: the best */
