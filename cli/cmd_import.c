@@ -5,8 +5,11 @@
  * Megatron-LM pretrain_gpt.py arguments (a launch file, or the words after
  * `--`) become the scenario OUT and its model file beside it
  * (OUT less ".json" plus ".model.json"), on the cluster --topology with
- * --nodes (or the nodes the batch implies). Every key or flag is a row of
- * the mapping table, printed and, with --map, written as CSV.
+ * --nodes (or the nodes the batch implies). torchtitan: a job file (TOML)
+ * becomes the scenario OUT on the shipped model of its llama3 flavor
+ * (--zoo, default models/zoo), on --topology with --nodes (or the
+ * product of its degrees). Every key or flag is a row of the mapping
+ * table, printed and, with --map, written as CSV.
  *
  * Nothing is written unless every document loads: the model is staged
  * and loaded by model_load(), the scenario by scenario_load_json() (its
@@ -38,6 +41,7 @@ struct import_opts {
 	const char *topology;
 	long nodes;
 	const char *map;
+	const char *zoo;
 	bool force;
 };
 
@@ -46,10 +50,14 @@ static const struct opt import_options[] = {
 		   "the file to write: the model (hf) or the scenario (megatron,\n"
 		   "its model beside it as OUT.model.json); required"),
 	OPT_FILE(0, "topology", struct import_opts, topology, "FILE",
-		 "megatron: the cluster's topology file (topologies/); required"),
+		 "megatron, torchtitan: the cluster's topology file (topologies/);\n"
+		 "required"),
 	OPT_LONG(0, "nodes", struct import_opts, nodes, "N", 1, TOPO_MAX_NODES,
-		 "megatron: nodes of the job (default: tp x pp x cp x dp GPUs,\n"
-		 "dp = global batch / micro batch)"),
+		 "megatron, torchtitan: nodes of the job (default: megatron\n"
+		 "tp x pp x cp x dp GPUs, dp = global batch / micro batch;\n"
+		 "torchtitan the product of its degrees)"),
+	OPT_STRING(0, "zoo", struct import_opts, zoo, "DIR",
+		   "torchtitan: the folder of the shipped models (default models/zoo)"),
 	OPT_FILE(0, "map", struct import_opts, map, "FILE.csv", "also write the mapping table as CSV"),
 	OPT_FLAG(0, "force", struct import_opts, force, "replace outputs that exist"),
 	OPT_END(),
@@ -57,7 +65,7 @@ static const struct opt import_options[] = {
 
 const struct opt_cmd cmd_import_opts = {
 	.name = "import",
-	.summary = "read a Hugging Face config.json or Megatron-LM arguments into ddlsim files",
+	.summary = "read a Hugging Face config.json, Megatron-LM arguments or a torchtitan job",
 	.args = "FORMAT INPUT...",
 	.description =
 		"FORMAT hf: INPUT is a Hugging Face config.json (llama, mistral, qwen2, qwen3,\n"
@@ -67,6 +75,9 @@ const struct opt_cmd cmd_import_opts = {
 		"script are the launcher's), or the arguments themselves after `--`; OUT is a\n"
 		"scenario (framework megatron-core@0.9) and OUT.model.json its model. Flags\n"
 		"left out take Megatron-LM core_v0.9.0's defaults (docs/import.md).\n"
+		"FORMAT torchtitan: INPUT is a torchtitan job file (--job.config_file, TOML);\n"
+		"OUT is a scenario on the shipped model of its llama3 flavor (8B, 70B, 405B).\n"
+		"Keys left out take torchtitan v0.1.0's defaults (docs/import.md).\n"
 		"The mapping table goes to stdout: each key or flag, its value, the ddlsim key\n"
 		"it set and the value written, and its status: mapped, default, derived,\n"
 		"ignored (no effect on time or memory) or unknown (not applied). A\n"
@@ -78,7 +89,8 @@ const struct opt_cmd cmd_import_opts = {
 		"  ddlsim import hf config.json -o models/mine.json\n"
 		"  ddlsim import megatron launch.sh -o run.json --topology topologies/dgx-h100.json --nodes 4\n"
 		"  ddlsim import megatron -o run.json --topology topologies/dgx-h100.json -- \\\n"
-		"      --num-layers 32 --hidden-size 4096 ...\n\n"
+		"      --num-layers 32 --hidden-size 4096 ...\n"
+		"  ddlsim import torchtitan llama3_8b.toml -o run.json --topology topologies/dgx-h100.json --nodes 8\n\n"
 		"exit codes: 0 ok, 1 cannot write an output, 2 usage, 3 invalid input (a key or\n"
 		"flag the framework refuses, a file that does not load, an output that exists\n"
 		"without --force or is an input)\n",
@@ -172,7 +184,7 @@ static char *read_text(const char *path)
 	s[len] = 0;
 	fclose(f);
 	if (strlen(s) != len) {
-		fprintf(stderr, "%s: error: holds a NUL byte, expected the text of a launch\n", path);
+		fprintf(stderr, "%s: error: holds a NUL byte, expected text\n", path);
 		free(s);
 		return NULL;
 	}
@@ -189,12 +201,17 @@ static int write_outputs(const struct import_opts *o, const char *model_out, con
 {
 	struct atomic_file af[3] = { { 0 } };
 	int naf = 0, rc;
-	if ((rc = stage_json(&af[naf++], model_out, model)))
+	if (model && (rc = stage_json(&af[naf++], model_out, model)))
 		return rc;
-	char *staged_model = xstrdup(af[0].tmp);
+	char *staged_model = xstrdup(model ? af[0].tmp : "");
 	struct diag q;
 	diag_init(&q, NULL);
-	if (!sc) {
+	if (!model) {
+		json_t *copy = json_deep_copy(sc);
+		struct scenario *s = scenario_load_json(copy, o->out, NULL, &q);
+		scenario_destroy(s);
+		json_decref(copy);
+	} else if (!sc) {
 		struct model *m = model_load(staged_model, &q);
 		model_destroy(m);
 	} else {
@@ -207,7 +224,10 @@ static int write_outputs(const struct import_opts *o, const char *model_out, con
 		free(abs);
 	}
 	int bad = diag_count(&q);
-	say(&q, staged_model, model_out);
+	if (model)
+		say(&q, staged_model, model_out);
+	else
+		fputs(diag_text(&q), stderr);
 	diag_finish(&q);
 	free(staged_model);
 	if (bad) {
@@ -237,7 +257,7 @@ static int write_outputs(const struct import_opts *o, const char *model_out, con
 		return EXIT_FAIL;
 	}
 	import_map_print(map, stdout);
-	if (!sc)
+	if (!sc || !model)
 		printf("wrote %s\n", o->out);
 	else
 		printf("wrote %s and its model %s (ddlsim run %s)\n", o->out, model_path, o->out);
@@ -263,12 +283,12 @@ int cmd_import(int argc, char **argv)
 	if (opt_parse(&cmd_import_opts, argc, argv, &o, pos, &npos))
 		goto out;
 	if (npos < 1) {
-		rc = cli_usage_error("import: expected a FORMAT (hf or megatron) and its INPUT");
+		rc = cli_usage_error("import: expected a FORMAT (hf, megatron or torchtitan) and its INPUT");
 		goto out;
 	}
-	bool hf = !strcmp(pos[0], "hf"), mg = !strcmp(pos[0], "megatron");
-	if (!hf && !mg) {
-		rc = cli_usage_error("import: FORMAT: expected hf or megatron, got '%s' (NeMo, torchtitan and DeepSpeed "
+	bool hf = !strcmp(pos[0], "hf"), mg = !strcmp(pos[0], "megatron"), tt = !strcmp(pos[0], "torchtitan");
+	if (!hf && !mg && !tt) {
+		rc = cli_usage_error("import: FORMAT: expected hf, megatron or torchtitan, got '%s' (NeMo and DeepSpeed "
 				     "configurations are not read yet)", pos[0]);
 		goto out;
 	}
@@ -291,8 +311,13 @@ int cmd_import(int argc, char **argv)
 		rc = cli_usage_error("import hf: writes a model file only; --topology and --nodes are megatron's");
 		goto out;
 	}
-	if (mg && !o.topology) {
-		rc = cli_usage_error("import megatron: --topology FILE is required (the arguments hold no cluster)");
+	if (!hf && !o.topology) {
+		rc = cli_usage_error("import %s: --topology FILE is required (the %s holds no cluster)", pos[0],
+				     mg ? "arguments" : "job file");
+		goto out;
+	}
+	if (!tt && o.zoo) {
+		rc = cli_usage_error("import %s: --zoo is torchtitan's", pos[0]);
 		goto out;
 	}
 	rc = EXIT_INPUT;
@@ -310,7 +335,7 @@ int cmd_import(int argc, char **argv)
 		goto out;
 	struct samefile *sf = samefile_create();
 	if (!args)
-		samefile_input(sf, hf ? "the config.json" : "the launch", pos[1]);
+		samefile_input(sf, hf ? "the config.json" : mg ? "the launch" : "the job file", pos[1]);
 	samefile_input(sf, "the topology", o.topology);
 	samefile_output(sf, "-o", o.out);
 	samefile_output(sf, "the model beside -o", model_path);
@@ -323,6 +348,29 @@ int cmd_import(int argc, char **argv)
 	if (hf) {
 		if (!(model = import_hf(pos[1], map, &d)))
 			goto out;
+	} else if (tt) {
+		if (!(topo = topology_load(o.topology, &d)))
+			goto out;
+		if (!(topo_ref = scenario_path_from(o.out, o.topology))) {
+			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
+			goto out;
+		}
+		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
+					    .nodes = o.nodes };
+		const char *zoo_file;
+		if (!(text = read_text(pos[1])) ||
+		    import_torchtitan(text, pos[1], &c, map, &sc, &zoo_file, &d))
+			goto out;
+		char *zoo_path = xasprintf("%s/%s", o.zoo ? o.zoo : "models/zoo", zoo_file);
+		char *ref = scenario_path_from(o.out, zoo_path);
+		if (!ref) {
+			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", zoo_path, o.out, strerror(errno));
+			free(zoo_path);
+			goto out;
+		}
+		json_object_set_new(sc, "model", json_string(ref));
+		free(ref);
+		free(zoo_path);
 	} else {
 		if (!(topo = topology_load(o.topology, &d)))
 			goto out;

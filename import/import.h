@@ -22,9 +22,10 @@
  * the source refuses, a document that does not load, an output that exists
  * or is an input).
  *
- * Formats read: Hugging Face config.json (import_hf.c) and Megatron-LM
- * arguments (import_megatron.c). Not yet: NeMo recipes, torchtitan TOML,
- * DeepSpeed JSON. */
+ * Formats read: Hugging Face config.json (import_hf.c), Megatron-LM
+ * arguments (import_megatron.c) and torchtitan job files (TOML,
+ * import_torchtitan.c, read by toml.c). Not yet: NeMo recipes, DeepSpeed
+ * JSON. */
 #ifndef DDLSIM_IMPORT_H
 #define DDLSIM_IMPORT_H
 
@@ -79,7 +80,8 @@ int import_map_write_csv(const struct import_map *m, FILE *f);
  * table of keys. */
 json_t *import_hf(const char *path, struct import_map *map, struct diag *d);
 
-/* The cluster of a Megatron-LM launch, which its arguments do not hold. */
+/* The cluster of a Megatron-LM launch or torchtitan job, which they do
+ * not hold. */
 struct import_cluster {
 	const char *topology;       /* the scenario's topology path, as written */
 	long gpus_per_node;         /* GPUs of a node of that topology */
@@ -96,5 +98,15 @@ struct import_cluster {
 int import_megatron(const char *text, const char *file, int argc, char **argv, const struct import_cluster *c,
 		    const char *model_ref, struct import_map *map, json_t **model, json_t **scenario,
 		    struct diag *d);
+
+/* A torchtitan job file (its text, named file in messages; TOML) into a
+ * scenario document (*scenario) on the cluster c, whose model is the
+ * shipped file of the job's llama3 flavor: *model_file is its name under
+ * models/zoo/ ("llama3-8b.json", static), which the caller writes into the
+ * scenario's "model" key, named from where the scenario goes. Every key a
+ * row of map. Returns 0, or -1 after reporting every problem into d
+ * ("job.toml:31:1: error: parallelism.data_parallel_shard_degree: ..."). */
+int import_torchtitan(const char *text, const char *file, const struct import_cluster *c, struct import_map *map,
+		      json_t **scenario, const char **model_file, struct diag *d);
 
 #endif

@@ -129,6 +129,8 @@ IMPORT = [
     ("How an import works", "import/import.h"),
     ("Hugging Face config.json: `ddlsim import hf`", "import/import_hf.c"),
     ("Megatron-LM arguments: `ddlsim import megatron`", "import/import_megatron.c"),
+    ("torchtitan job files: `ddlsim import torchtitan`", "import/import_torchtitan.c"),
+    ("The TOML reader", "import/toml.h"),
 ]
 
 
@@ -139,7 +141,8 @@ def render_import(root):
            "# Importing a framework's configuration",
            "",
            "`ddlsim import hf config.json -o model.json` and `ddlsim import megatron launch.sh "
-           "-o scenario.json --topology FILE [--nodes N]` read what a training job already "
+           "-o scenario.json --topology FILE [--nodes N]` (and `ddlsim import torchtitan "
+           "job.toml`, with the same options) read what a training job already "
            "states into ddlsim's files and print the mapping table (`--map FILE.csv` writes it); "
            "the options and exit codes are in [cli.md](cli.md#ddlsim-import). Each section "
            "below is the opening comment of the file named under it.",
