@@ -189,7 +189,7 @@ static bool has_tf32(const char *name)
 static const struct idmap *idmap_find(const struct idmap *m, int n, long long key)
 {
 	struct idmap k = { key, 0 };
-	return key ? bsearch(&k, m, (size_t)n, sizeof(*m), idmap_cmp) : NULL;
+	return key && n > 0 ? bsearch(&k, m, (size_t)n, sizeof(*m), idmap_cmp) : NULL;  /* m may be NULL at 0 */
 }
 
 /* Parents by nesting on each thread, and each op's innermost enclosing op
@@ -197,7 +197,8 @@ static const struct idmap *idmap_find(const struct idmap *m, int n, long long ke
 static void nest(struct scan *s)
 {
 	int *stack = xcalloc((size_t)s->ncpu + 1, sizeof(int)), top = 0;
-	qsort(s->cpu, (size_t)s->ncpu, sizeof(*s->cpu), cev_cmp);
+	if (s->ncpu > 0)  /* no ops: s->cpu may be NULL, which qsort may not take */
+		qsort(s->cpu, (size_t)s->ncpu, sizeof(*s->cpu), cev_cmp);
 	for (int i = 0; i < s->ncpu; i++) {
 		struct cev *c = &s->cpu[i];
 		while (top > 0) {
@@ -227,7 +228,8 @@ static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
 	struct idmap *by_ev = xcalloc((size_t)s->ncpu + 1, sizeof(*by_ev));
 	for (int i = 0; i < s->ncpu; i++)
 		by_ev[i] = (struct idmap){ s->cpu[i].ev, i };
-	qsort(by_ev, (size_t)s->ncpu, sizeof(*by_ev), idmap_cmp);
+	if (s->ncpu > 0)
+		qsort(by_ev, (size_t)s->ncpu, sizeof(*by_ev), idmap_cmp);
 	t->ops = xcalloc((size_t)s->ncpu + 1, sizeof(*t->ops));
 	for (int j = 0; j < s->ncpu; j++) {
 		struct cev *c = &s->cpu[by_ev[j].val];
@@ -252,7 +254,8 @@ static void attribute(struct kineto_trace *t, struct scan *s)
 		if (s->cpu[i].ext)
 			ext[next++] = (struct idmap){ s->cpu[i].ext, i };
 	qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
-	qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), idmap_cmp);
+	if (s->nrt > 0)   /* no runtime launches: s->rt is NULL */
+		qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), idmap_cmp);
 	for (int i = 0; i < s->nk; i++) {
 		const struct kev *k = &s->k[i];
 		long long x = k->ext;

@@ -367,7 +367,8 @@ static int dbl_cmp(const void *a, const void *b)
 
 static void finish_entry(struct trace_calib_entry *e)
 {
-	qsort(e->t, (size_t)e->nt, sizeof(double), dbl_cmp);
+	if (e->nt > 0)
+		qsort(e->t, (size_t)e->nt, sizeof(double), dbl_cmp);
 	e->time_s = e->nt % 2 ? e->t[e->nt / 2] : (e->t[e->nt / 2 - 1] + e->t[e->nt / 2]) / 2;
 	if (e->mem) {
 		e->bytes = mem_bytes(e);
