@@ -216,38 +216,22 @@ static int pick_best(json_t **rec, const struct result_row *rows, struct scenari
 	return best;
 }
 
-/* The records as CSV: a header of rec[0]'s keys, one row per scenario,
- * RFC 4180 quoting. */
+/* The records as CSV (tidy.h's writer, as sweep and plan write theirs): a
+ * header of rec[0]'s columns, one row per scenario. */
 static char *records_csv(json_t **rec, int n, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 	if (!f)
 		return NULL;
-	for (int i = -1; i < n; i++) {
-		const char *k;
-		json_t *v;
-		bool first = true;
-		json_object_foreach(rec[0], k, v) {
-			json_t *x = i < 0 ? NULL : json_object_get(rec[i], k);
-			char *t = i < 0 ? xstrdup(k) : json_is_string(x) ? xstrdup(json_string_value(x))
-				: json_is_null(x) || !x ? xstrdup("")
-				: json_dumps(x, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
-			fputs(first ? "" : ",", f);
-			if (t && strpbrk(t, ",\"\n\r")) {
-				fputc('"', f);
-				for (const char *p = t; *p; p++)
-					fputs(*p == '"' ? "\"\"" : (char[]){ *p, 0 }, f);
-				fputc('"', f);
-			} else if (t) {
-				fputs(t, f);
-			}
-			free(t);
-			first = false;
-		}
-		fputc('\n', f);
-	}
+	int bad = tidy_csv_header(f, rec[0]);
+	for (int i = 0; i < n && !bad; i++)
+		bad = tidy_csv_row(f, rec[i]);
 	fclose(f);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
 }
 
