@@ -27,9 +27,10 @@
  * (engine_links_touch: the pipeline receive). So a step costs the links
  * in use, at most the links the transfers in flight cross, the order of
  * what SimGrid itself does per step (it moves every transfer), never
- * every link of the platform. A FATPIPE link (a switch's crossbar,
- * platform.c: every flow through the switch crosses it and its bandwidth
- * binds none) is never on the list: its usage would cost a pass over
+ * every link of the platform. A switch's crossbar (platform.c: every
+ * flow through the switch crosses it and its bandwidth binds none; a
+ * FATPIPE, or a shared link of unbounded bandwidth, engine_platform.cpp)
+ * is never on the list: its usage would cost a pass over
  * every flow in the switch at every step and say nothing (its busy time
  * and peak are reported as not measured).
  * The scenario key simulation.link_traffic (engine_job.links) keeps the
@@ -125,7 +126,7 @@ static void cover_links(struct link_traffic *L)
 	for (int i = L->n; i < need; i++) {
 		sg_link_t l = engine_platform_link_of_id(i);
 		L->link[i] = l;
-		L->state[i] = sg_link_is_shared(l) ? LINK_IDLE : LINK_FATPIPE;
+		L->state[i] = engine_platform_link_is_crossbar(l) ? LINK_FATPIPE : LINK_IDLE;
 		L->busy_s[i] = 0;
 		L->peak_Bps[i] = 0;
 	}

@@ -42,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 extern "C" {
@@ -51,6 +52,22 @@ extern "C" {
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
+
+/* A switch crossbar without a bandwidth of its own (topology.h:
+ * TOPO_UNBOUNDED_BPS) binds no flow, so it is built as a shared
+ * link of a bandwidth no sum of flows reaches, not as a FATPIPE: SimGrid
+ * 3.32's max-min solver, each time it fixes the rate of a flow across a
+ * FATPIPE, passes over every flow on that FATPIPE to find its new usage
+ * (MaxMin::maxmin_solve in src/kernel/lmm/maxmin.cpp), quadratic in the
+ * flows through one switch: a non-blocking fabric's root link of a
+ * group of 64 nodes carries every flow leaving the group, and GPT-3
+ * 175B over 2,048 GPUs unfolded (NCCL's tree) spent 72 % of its 40 CPU
+ * s there. A shared link costs one update per flow fixed. The shares are
+ * the same (the link never binds): that run's iteration time is
+ * identical to the last digit, at 16 CPU s. Such links are still
+ * crossbars to the link counters (engine_platform_link_is_crossbar). */
+#define ENGINE_CROSSBAR_BPS 1e20
+static std::unordered_set<const sg4::Link *> g_crossbar;
 
 /* Each built link's latency (SimGrid's is 0: plain max-min), and the
  * route latencies asked for so far, per (source, destination) host. */
@@ -139,7 +156,11 @@ void build_link(void *ctx, const char *id, double bw_Bps, double latency_s, bool
 {
 	auto *b = static_cast<builder *>(ctx);
 	sg4::Link *l;
-	if (fatpipe) {
+	if (fatpipe && bw_Bps >= TOPO_UNBOUNDED_BPS) {
+		l = b->stack.back()->create_link(id, ENGINE_CROSSBAR_BPS);
+		g_link_latency[l] = latency_s;
+		g_crossbar.insert(l);
+	} else if (fatpipe) {
 		l = b->stack.back()->create_link(id, bw_Bps)
 			    ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
 		g_link_latency[l] = latency_s;
@@ -203,6 +224,12 @@ extern "C" int engine_platform_build_ex(const struct topology *t, int nodes, con
 		return -1;
 	}
 	return 0;
+}
+
+extern "C" bool engine_platform_link_is_crossbar(const void *l)
+{
+	const auto *k = static_cast<const sg4::Link *>(l);
+	return g_crossbar.count(k) || k->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
 }
 
 extern "C" double engine_platform_link_usage(const void *l)

@@ -38,6 +38,9 @@ double engine_platform_route_latency(void *from, void *to);
 /* The bytes per second crossing link l now (SimGrid's Link::get_usage());
  * l is an sg_link_t of the built platform. */
 double engine_platform_link_usage(const void *l);
+/* Whether link l is a switch's crossbar: a FATPIPE, or a crossbar of
+ * unbounded bandwidth built as a shared link (engine_platform.cpp). */
+bool engine_platform_link_is_crossbar(const void *l);
 
 /* The links of the route from host `from` to host `to` (sg_host_t) as
  * small ids, dense from 0 in the order first seen in this process, into

@@ -255,7 +255,7 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 			   const char *sw, const char *up, double up_lat, bool per_node)
 {
 	char a[32], b[32], ga[40], gb[40], name[64];
-	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
+	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : TOPO_UNBOUNDED_BPS;
 
 	for (int n = n0; n < n1; n++)
 		if (node_used(t, n))
@@ -360,7 +360,7 @@ static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
 		if (!gu[a])
 			continue;
 		snprintf(name, sizeof(name), "fabric_%d", a);
-		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15,
+		put_link(f, " ", name, t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : TOPO_UNBOUNDED_BPS,
 			 t->fabric_latency_s, true);
 	}
 	for (int a = 0; a < groups; a++)

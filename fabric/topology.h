@@ -147,6 +147,10 @@
 enum intra_kind { INTRA_NVSWITCH, INTRA_PCIE, INTRA_NVLINK_MESH };
 enum fabric_kind { FABRIC_NONBLOCKING, FABRIC_FAT_TREE, FABRIC_RAIL };
 
+/* The bandwidth of a switch crossbar with none of its own
+ * (fabric_bw_Bps 0): more than any sum of flows, so it binds none. */
+#define TOPO_UNBOUNDED_BPS 1e15
+
 struct topology {
 	char name[96];
 	char source[4096];

@@ -139,7 +139,7 @@ double topology_link_bw(const struct topology *t, const struct topo_hop *h)
 	case TL_NIC:
 		return t->nic_bw_Bps;
 	case TL_SWITCH:
-		return t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : 1e15;
+		return t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : TOPO_UNBOUNDED_BPS;
 	case TL_LEAF_UP:
 		return t->ft_leaf_up_bw_Bps;
 	case TL_POD_UP:
