@@ -52,6 +52,46 @@ void import_map_add(struct import_map *m, enum import_status st, const char *sou
 	};
 }
 
+void import_map_rename(struct import_map *m, const char *from, const char *to, const char *value, int st,
+		       const char *note)
+{
+	for (int i = 0; i < m->n; i++) {
+		struct import_row *r = &m->rows[i];
+		if (strcmp(r->source, from))
+			continue;
+		free(r->source);
+		r->source = xstrdup(to);
+		if (value) {
+			free(r->value);
+			r->value = xstrdup(value);
+		}
+		if (note) {
+			free(r->note);
+			r->note = xstrdup(note);
+		}
+		if (st >= 0)
+			r->st = (enum import_status)st;
+	}
+}
+
+void import_map_drop(struct import_map *m, const char *source)
+{
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct import_row *r = &m->rows[i];
+		if (strcmp(r->source, source)) {
+			m->rows[k++] = *r;
+			continue;
+		}
+		free(r->source);
+		free(r->value);
+		free(r->key);
+		free(r->written);
+		free(r->note);
+	}
+	m->n = k;
+}
+
 int import_map_rows(const struct import_map *m)
 {
 	return m->n;

@@ -1,0 +1,628 @@
+/* import_nemo: a NeMo 2 recipe printed as YAML as a ddlsim scenario and
+ * its model, read through Megatron-LM's flags.
+ *
+ * A NeMo 2 recipe (nemo/collections/llm/recipes/<model>.py) is a tree of
+ * configs: trainer (Lightning's, with a MegatronStrategy and a precision
+ * plugin), model (a GPTModel whose config is a Megatron-Core
+ * TransformerConfig), data, optim (Megatron-Core's OptimizerConfig), as
+ * nemo_run prints it or NeMo saves it (nemo/lightning/io/mixin.py L213-272,
+ * every field with its value). Its keys are Megatron-Core's, so each
+ * becomes the Megatron-LM flag of the same field and import_megatron.c
+ * maps and checks them: its defaults (Megatron-LM core_v0.9.0, the
+ * Megatron-Core NeMo 2.0 pins) and its refusals are this importer's, with
+ * the NeMo key named in every row and message. Lines below are NeMo's at
+ * tag v2.0.0 (github.com/NVIDIA/NeMo, commit e938df3, the version the
+ * framework preset "nemo@2.0" cites): LL L<n> is
+ * nemo/collections/llm/gpt/model/llama.py, GB L<n>
+ * nemo/collections/llm/gpt/model/base.py, SL L<n> nemo/lightning/_strategy_lib.py,
+ * MP L<n> nemo/lightning/pytorch/plugins/mixed_precision.py, MS L<n>
+ * nemo/lightning/pytorch/strategies/megatron_strategy.py.
+ *
+ *   key                                          Megatron-LM flag (ddlsim key)            rule
+ *   model.config._target_                        the class's fields where absent          Llama2Config7B, 13B, 70B
+ *                                                                                         (LL L60-84), Llama3Config8B,
+ *                                                                                         70B (LL L87-148); vocabulary
+ *                                                                                         the tokenizer's
+ *   model.config.num_layers, hidden_size, ffn_hidden_size, num_attention_heads, kv_channels
+ *                                                --num-layers, ... (model)
+ *   model.config.num_query_groups                --group-query-attention --num-query-groups
+ *   model.config.seq_length                      --max-position-embeddings; the sequence  GPTConfig 1024 (GB L168)
+ *                                                without data.seq_length
+ *   model.config.vocab_size                      model vocab_size, as given (GB L196)     the tokenizer's, padded to
+ *                                                                                         128 tp (GB L203)
+ *   model.config.make_vocab_size_divisible_by    --make-vocab-size-divisible-by           128 (GB L163)
+ *   model.config.normalization, position_embedding_type, attention_dropout, hidden_dropout
+ *                                                --normalization, ...
+ *   model.config.gated_linear_unit true          --swiglu
+ *   model.config.add_bias_linear false           --disable-bias-linear
+ *   model.config.share_embeddings_and_output_weights false
+ *                                                --untie-embeddings-and-output-weights
+ *   model.config.qk_layernorm, num_moe_experts, moe_router_topk, moe_ffn_hidden_size,
+ *   moe_token_dispatcher_type                    --qk-layernorm, --num-experts, ...
+ *   model.config.recompute_granularity, recompute_method, recompute_num_layers
+ *                                                --recompute-granularity, ... (parallel.recompute)
+ *   model.config.tp_comm_overlap                 --tp-comm-overlap
+ *   trainer.strategy.tensor_model_parallel_size, pipeline_model_parallel_size,
+ *   context_parallel_size, expert_model_parallel_size, sequence_parallel
+ *                                                --tensor-model-parallel-size, ...        1, off (MS L166-172); they
+ *                                                                                         override model.config's (SL
+ *                                                                                         L131-146)
+ *   trainer.strategy.virtual_pipeline_model_parallel_size V
+ *                                                --num-layers-per-virtual-pipeline-stage  None (MS L170)
+ *                                                layers / pp / V
+ *   trainer.strategy.ddp.overlap_grad_reduce, overlap_param_gather
+ *                                                --overlap-grad-reduce, ...
+ *   trainer.plugins.precision (trainer.precision) bf16-mixed: --bf16; 16-mixed: --fp16    32 (MP L113-118)
+ *   trainer.plugins.fp8 (model.config.fp8)       --fp8-format                             None; the plugin's wins
+ *                                                                                         (MP L227)
+ *   trainer.plugins.fp8_params                   --fp8-param-gather                       False (MP L89)
+ *   trainer.plugins.grad_reduce_in_fp32 (trainer.strategy.ddp.grad_reduce_in_fp32)
+ *                                                --accumulate-allreduce-grads-in-fp32     True (MP L80); bf16 forces it
+ *   optim.config.use_distributed_optimizer       --use-distributed-optimizer (zero 1)
+ *   data.seq_length, micro_batch_size, global_batch_size
+ *                                                --seq-length, --micro-batch-size, --global-batch-size
+ *   trainer.devices, trainer.num_nodes           (scenario nodes)                         1, 1 (Lightning)
+ *
+ * A key in parentheses is read where the first is absent; when both are
+ * given the first wins and the other is listed as ignored, as NeMo
+ * overrides it. trainer.devices must be the topology's GPUs per node;
+ * --nodes, when given, must equal trainer.num_nodes. The scenario names
+ * framework "nemo@2.0". Refused: what import_megatron.c refuses (a
+ * contradiction names the NeMo key), a class ddlsim holds no fields of
+ * with the architecture keys absent, a value that is not a plain word.
+ * Logging, checkpoints, callbacks, the scheduler and the classes'
+ * _target_ are listed as ignored; any other key as unknown. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import.h"
+#include "xalloc.h"
+#include "yaml.h"
+
+enum xkind { X_INT, X_NUM, X_STR, X_TRUE, X_FALSE, X_GQA, X_VPP, X_PREC };
+
+/* A NeMo key (and the keys read where it is absent) and its flag. */
+static const struct xlate {
+	const char *key[3];
+	const char *flag;
+	enum xkind kind;
+	const char *why;            /* why the first key wins over the others */
+} xl[] = {
+	{ { "model.config.num_layers" }, "--num-layers", X_INT, NULL },
+	{ { "model.config.hidden_size" }, "--hidden-size", X_INT, NULL },
+	{ { "model.config.ffn_hidden_size" }, "--ffn-hidden-size", X_INT, NULL },
+	{ { "model.config.num_attention_heads" }, "--num-attention-heads", X_INT, NULL },
+	{ { "model.config.num_query_groups" }, "--num-query-groups", X_GQA, NULL },
+	{ { "model.config.kv_channels" }, "--kv-channels", X_INT, NULL },
+	{ { "model.config.seq_length" }, "--max-position-embeddings", X_INT, NULL },
+	{ { "data.seq_length", "model.config.seq_length" }, "--seq-length", X_INT,
+	  "the data module's sequence is the batch's" },
+	{ { "model.config.vocab_size" }, "--vocab-size", X_INT, NULL },
+	{ { "model.config.make_vocab_size_divisible_by" }, "--make-vocab-size-divisible-by", X_INT, NULL },
+	{ { "model.config.normalization" }, "--normalization", X_STR, NULL },
+	{ { "model.config.gated_linear_unit" }, "--swiglu", X_TRUE, NULL },
+	{ { "model.config.add_bias_linear" }, "--disable-bias-linear", X_FALSE, NULL },
+	{ { "model.config.share_embeddings_and_output_weights" }, "--untie-embeddings-and-output-weights", X_FALSE,
+	  NULL },
+	{ { "model.config.position_embedding_type" }, "--position-embedding-type", X_STR, NULL },
+	{ { "model.config.attention_dropout" }, "--attention-dropout", X_NUM, NULL },
+	{ { "model.config.hidden_dropout" }, "--hidden-dropout", X_NUM, NULL },
+	{ { "model.config.qk_layernorm" }, "--qk-layernorm", X_TRUE, NULL },
+	{ { "model.config.num_moe_experts" }, "--num-experts", X_INT, NULL },
+	{ { "model.config.moe_router_topk" }, "--moe-router-topk", X_INT, NULL },
+	{ { "model.config.moe_ffn_hidden_size" }, "--moe-ffn-hidden-size", X_INT, NULL },
+	{ { "model.config.moe_token_dispatcher_type" }, "--moe-token-dispatcher-type", X_STR, NULL },
+	{ { "model.config.recompute_granularity" }, "--recompute-granularity", X_STR, NULL },
+	{ { "model.config.recompute_method" }, "--recompute-method", X_STR, NULL },
+	{ { "model.config.recompute_num_layers" }, "--recompute-num-layers", X_INT, NULL },
+	{ { "model.config.tp_comm_overlap" }, "--tp-comm-overlap", X_TRUE, NULL },
+	{ { "trainer.strategy.tensor_model_parallel_size", "model.config.tensor_model_parallel_size" },
+	  "--tensor-model-parallel-size", X_INT, "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.pipeline_model_parallel_size", "model.config.pipeline_model_parallel_size" },
+	  "--pipeline-model-parallel-size", X_INT, "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.virtual_pipeline_model_parallel_size", "model.config.virtual_pipeline_model_parallel_size" },
+	  "--num-layers-per-virtual-pipeline-stage", X_VPP,
+	  "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.context_parallel_size", "model.config.context_parallel_size" }, "--context-parallel-size",
+	  X_INT, "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.expert_model_parallel_size", "model.config.expert_model_parallel_size" },
+	  "--expert-model-parallel-size", X_INT, "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.sequence_parallel", "model.config.sequence_parallel" }, "--sequence-parallel", X_TRUE,
+	  "the strategy's overrides the model config's (_strategy_lib.py L144)" },
+	{ { "trainer.strategy.ddp.overlap_grad_reduce" }, "--overlap-grad-reduce", X_TRUE, NULL },
+	{ { "trainer.strategy.ddp.overlap_param_gather" }, "--overlap-param-gather", X_TRUE, NULL },
+	{ { "trainer.plugins.precision", "trainer.precision", "model.config.bf16" }, "--bf16", X_PREC,
+	  "the precision plugin's sets the model config's (mixed_precision.py L227)" },
+	{ { "trainer.plugins.fp8", "model.config.fp8" }, "--fp8-format", X_STR,
+	  "the precision plugin's sets the model config's (mixed_precision.py L227)" },
+	{ { "trainer.plugins.fp8_params", "model.config.fp8_param_gather" }, "--fp8-param-gather", X_TRUE,
+	  "the precision plugin's sets the model config's (mixed_precision.py L227)" },
+	{ { "trainer.plugins.grad_reduce_in_fp32", "trainer.strategy.ddp.grad_reduce_in_fp32" },
+	  "--accumulate-allreduce-grads-in-fp32", X_TRUE,
+	  "the precision plugin's overrides the DDP config's (megatron_strategy.py, update_config_with_dtype_overrides)" },
+	{ { "optim.config.use_distributed_optimizer", "trainer.strategy.ddp.use_distributed_optimizer" },
+	  "--use-distributed-optimizer", X_TRUE, "the optimizer config's is copied into the DDP config" },
+	{ { "data.micro_batch_size" }, "--micro-batch-size", X_INT, NULL },
+	{ { "data.global_batch_size" }, "--global-batch-size", X_INT, NULL },
+};
+#define NXL (sizeof(xl) / sizeof(xl[0]))
+/* Entries the code names. */
+enum { XL_GQA = 4, XL_SEQ = 7, XL_VOCAB = 8, XL_NORM = 10, XL_PREC = 34 };
+
+/* Keys (by prefix, or a last component) with no effect on time or memory. */
+static const char *const ignored[] = {
+	"log", "resume", "trainer.callbacks", "trainer.max_steps", "trainer.max_epochs", "trainer.val_check_interval",
+	"trainer.limit_val_batches", "trainer.limit_test_batches", "trainer.log_every_n_steps", "trainer.accelerator",
+	"trainer.use_distributed_sampler", "trainer.enable_checkpointing", "trainer.accumulate_grad_batches",
+	"trainer.plugins.pipeline_dtype", "trainer.logger",
+	"trainer.num_sanity_val_steps", "trainer.strategy.gradient_as_bucket_view", "trainer.strategy.ckpt_async_save",
+	"trainer.strategy.ckpt_parallel_load", "trainer.strategy.ckpt_parallel_save", "trainer.strategy.save_ckpt_format",
+	"trainer.strategy.pipeline_dtype", "trainer.strategy.ddp.check_for_nan_in_grad",
+	"trainer.strategy.ddp.average_in_collective", "trainer.plugins.params_dtype", "trainer.plugins.autocast_enabled",
+	"trainer.plugins.fp8_margin", "trainer.plugins.fp8_amax_history_len", "trainer.plugins.fp8_amax_compute_algo",
+	"trainer.plugins.fp16_loss_scale", "trainer.plugins.fp16_initial_loss_scale", "trainer.plugins.fp16_min_loss_scale",
+	"trainer.plugins.fp16_loss_scale_window", "trainer.plugins.fp16_hysteresis", "optim.config.lr",
+	"optim.config.min_lr", "optim.config.weight_decay", "optim.config.adam_beta1", "optim.config.adam_beta2",
+	"optim.config.adam_eps", "optim.config.clip_grad", "optim.config.bf16", "optim.config.fp16", "optim.lr_scheduler",
+	"data.tokenizer", "data.seed", "data.num_workers", "data.pin_memory", "data.persistent_workers", "data.paths",
+	"data.split", "data.num_train_samples", "model.tokenizer", "model.optim", "model.config.init_method_std",
+	"model.config.rotary_base", "model.config.rotary_percent", "model.config.layernorm_epsilon",
+	"model.config.bias_activation_fusion", "model.config.masked_softmax_fusion", "model.config.persist_layer_norm",
+	"model.config.bias_dropout_fusion", "model.config.bias_dropout_add_fusion", "model.config.apply_rope_fusion",
+	"model.config.cross_entropy_loss_fusion", "model.config.gradient_accumulation_fusion",
+	"model.config.activation_func", "model.config.scale_factor", "model.config.low_freq_factor",
+	"model.config.high_freq_factor", "model.config.old_context_len", "model.config.seq_len_interpolation_factor",
+	"model.config.parallel_output", "model.config.transformer_layer_spec", "model.config.forward_step_fn",
+	"model.config.data_step_fn", "model.config.fp16", "model.config.params_dtype", "model.config.pipeline_dtype",
+	"model.config.use_transformer_engine_full_layer_spec", NULL
+};
+
+/* Model config classes: their architecture where the YAML leaves it. */
+static const struct cls {
+	const char *name, *where, *base;
+	long layers, hidden, ffn, heads, groups, seq, vocab;
+	bool llama3;
+} classes[] = {
+	{ "Llama2Config7B", "llama.py L60-66", "LlamaConfig, llama.py L40-56", 32, 4096, 11008, 32, 32, 4096, 32000, false },
+	{ "Llama2Config13B", "llama.py L69-75", "LlamaConfig, llama.py L40-56", 40, 5120, 13824, 40, 40, 4096, 32000, false },
+	{ "Llama2Config70B", "llama.py L78-84", "LlamaConfig, llama.py L40-56", 80, 8192, 28672, 64, 8, 4096, 32000, false },
+	{ "Llama3Config8B", "llama.py L130-136", "Llama3Config, llama.py L87-105", 32, 4096, 14336, 32, 8, 8192, 128256, true },
+	{ "Llama3Config70B", "llama.py L140-148", "Llama3Config, llama.py L87-105", 80, 8192, 28672, 64, 8, 8192, 128256, true },
+};
+
+struct nm {
+	const char *file;
+	struct diag *d;
+	struct import_map *map;
+	const struct yaml *y;
+	const struct yaml_kv *used[NXL];   /* the key each flag is read from */
+	const struct cls *cls;
+	const struct yaml_kv *cls_kv;
+	char **lines;                      /* the launch text, by the YAML's lines */
+	int nlines;
+};
+
+static const char *last_part(const char *key)
+{
+	const char *d = strrchr(key, '.');
+	return d ? d + 1 : key;
+}
+
+static bool is_ignored(const char *key)
+{
+	const char *lp = last_part(key);
+	if (!strcmp(lp, "_target_") || !strcmp(lp, "_call_"))
+		return true;
+	for (const char *const *p = ignored; *p; p++) {
+		size_t n = strlen(*p);
+		if (!strncmp(key, *p, n) && (!key[n] || key[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/* Place the words at line:col of the launch text (after what is there). */
+static void place(struct nm *n, int line, int col, const char *words)
+{
+	if (line > n->nlines) {
+		n->lines = xreallocarray(n->lines, (size_t)line, sizeof(char *));
+		for (int i = n->nlines; i < line; i++)
+			n->lines[i] = xstrdup("");
+		n->nlines = line;
+	}
+	char *l = n->lines[line - 1];
+	int have = (int)strlen(l);
+	char *s = have < col - 1 ? xasprintf("%s%*s%s", l, col - 1 - have, "", words) : xasprintf("%s %s", l, words);
+	free(l);
+	n->lines[line - 1] = s;
+}
+
+/* A value as one shell word. Returns NULL after an error. */
+static const char *word(struct nm *n, const struct yaml_kv *v)
+{
+	const char *t = v->text;
+	if (!*t || strpbrk(t, " \t\\'\"$#") || !strncmp(t, "--", 2)) {
+		diag_err_at(n->d, n->file, v->line, v->col, "%s: expected a plain word, got '%s'", v->key, t);
+		return NULL;
+	}
+	return t;
+}
+
+/* The flags of entry x, read from v, placed at v's line:col. */
+static void emit(struct nm *n, size_t x, const struct yaml_kv *v)
+{
+	const struct xlate *e = &xl[x];
+	char buf[256];
+	if (v->type == YAML_NULL)
+		return;
+	switch (e->kind) {
+	case X_INT:
+		if (v->type != YAML_INT) {
+			diag_err_at(n->d, n->file, v->line, v->col, "%s: expected an integer, got '%s'", v->key, v->text);
+			return;
+		}
+		snprintf(buf, sizeof(buf), "%s %lld", e->flag, v->i);
+		break;
+	case X_NUM:
+		if (v->type != YAML_INT && v->type != YAML_FLOAT) {
+			diag_err_at(n->d, n->file, v->line, v->col, "%s: expected a number, got '%s'", v->key, v->text);
+			return;
+		}
+		snprintf(buf, sizeof(buf), "%s %s", e->flag, v->text);
+		break;
+	case X_STR: {
+		const char *w = word(n, v);
+		if (!w)
+			return;
+		snprintf(buf, sizeof(buf), "%s %s", e->flag, w);
+		break;
+	}
+	case X_TRUE:
+	case X_FALSE:
+		if (v->type != YAML_BOOL) {
+			diag_err_at(n->d, n->file, v->line, v->col, "%s: expected true or false, got '%s'", v->key, v->text);
+			return;
+		}
+		if (v->b != (e->kind == X_TRUE))
+			return;
+		snprintf(buf, sizeof(buf), "%s", e->flag);
+		break;
+	case X_GQA:
+		if (v->type != YAML_INT) {
+			diag_err_at(n->d, n->file, v->line, v->col, "%s: expected an integer, got '%s'", v->key, v->text);
+			return;
+		}
+		snprintf(buf, sizeof(buf), "--group-query-attention --num-query-groups %lld", v->i);
+		break;
+	case X_VPP:
+		return;         /* needs the layers and pp: vpp() */
+	case X_PREC: {
+		if (v->type == YAML_BOOL) {     /* model.config.bf16 */
+			if (!v->b)
+				return;
+			snprintf(buf, sizeof(buf), "--bf16");
+			break;
+		}
+		const char *p = v->text;
+		if (!strcmp(p, "bf16-mixed") || !strcmp(p, "bf16") || !strcmp(p, "bf16-true"))
+			snprintf(buf, sizeof(buf), "--bf16");
+		else if (!strcmp(p, "16-mixed") || !strcmp(p, "16") || !strcmp(p, "fp16-mixed") || !strcmp(p, "fp16"))
+			snprintf(buf, sizeof(buf), "--fp16");
+		else if (!strcmp(p, "32") || !strcmp(p, "32-true") || !strcmp(p, "fp32"))
+			return;
+		else {
+			diag_err_at(n->d, n->file, v->line, v->col, "%s: expected bf16-mixed, 16-mixed or 32 "
+				    "(mixed_precision.py L75), got '%s'", v->key, p);
+			return;
+		}
+		break;
+	}
+	}
+	place(n, v->line, v->col, buf);
+}
+
+static long int_of(const struct nm *n, const char *key, long dflt)
+{
+	const struct yaml_kv *v = yaml_get(n->y, key);
+	return v && v->type == YAML_INT ? (long)v->i : dflt;
+}
+
+/* Sort every entry: a flag's key, the class, ignored or unknown. */
+static void classify(struct nm *n)
+{
+	for (int i = 0; i < yaml_count(n->y); i++) {
+		const struct yaml_kv *v = yaml_at(n->y, i);
+		if (!strcmp(v->key, "model.config._target_")) {
+			const char *c = v->type == YAML_STRING ? last_part(v->str) : "";
+			n->cls_kv = v;
+			for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
+				if (!strcmp(c, classes[k].name))
+					n->cls = &classes[k];
+			continue;
+		}
+		bool found = false;
+		for (size_t x = 0; x < NXL && !found; x++)
+			for (int j = 0; j < 3 && xl[x].key[j]; j++) {
+				if (strcmp(xl[x].key[j], v->key))
+					continue;
+				found = true;
+				if (!n->used[x]) {
+					n->used[x] = v;
+				} else {
+					char note[200];
+					snprintf(note, sizeof(note), "%s is read: %s", n->used[x]->key, xl[x].why);
+					import_map_add(n->map, IMPORT_IGNORED, v->key, v->text, "", "", note);
+				}
+				break;
+			}
+		if (found)
+			continue;
+		if (!strcmp(v->key, "trainer.devices") || !strcmp(v->key, "trainer.num_nodes"))
+			continue;
+		if (!strcmp(v->key, "optim.config.optimizer")) {
+			bool adam = v->type == YAML_STRING && !strcmp(v->str, "adam");
+			import_map_add(n->map, adam ? IMPORT_MAPPED : IMPORT_UNKNOWN, v->key, v->text,
+				       adam ? "scenario: /training/optimizer" : "", adam ? "\"adam\"" : "",
+				       adam ? NULL : "not Adam: priced as Adam (ddlsim's only optimizer)");
+		} else if (is_ignored(v->key)) {
+			import_map_add(n->map, IMPORT_IGNORED, v->key, v->text, "", "", NULL);
+		} else {
+			import_map_add(n->map, IMPORT_UNKNOWN, v->key, v->text, "", "", "ddlsim does not know it: not applied");
+		}
+	}
+}
+
+/* The class's fields where the YAML leaves them, placed at _target_. */
+static void class_flags(struct nm *n)
+{
+	const struct cls *c = n->cls;
+	int l = n->cls_kv->line, col = n->cls_kv->col;
+	char buf[128];
+	static const char *const names[] = { "--num-layers", "--hidden-size", "--ffn-hidden-size",
+					     "--num-attention-heads", "--num-query-groups", "--max-position-embeddings",
+					     "--vocab-size" };
+	long vals[] = { c->layers, c->hidden, c->ffn, c->heads, c->groups, c->seq, c->vocab };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		bool given = false;
+		for (size_t x = 0; x < NXL; x++)
+			if (!strcmp(xl[x].flag, names[i]) && n->used[x] && n->used[x]->type != YAML_NULL)
+				given = true;
+		if (given)
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s %ld", i == 4 ? "--group-query-attention " : "", names[i], vals[i]);
+		place(n, l, col, buf);
+	}
+	/* LlamaConfig / Llama3Config: RMSNorm, gated SiLU, no biases, untied,
+	 * RoPE, no dropout (LL L40-56, L87-105) */
+	static const struct {
+		const char *key, *flags;
+	} arch[] = {
+		{ "model.config.normalization", "--normalization RMSNorm" },
+		{ "model.config.gated_linear_unit", "--swiglu" },
+		{ "model.config.add_bias_linear", "--disable-bias-linear" },
+		{ "model.config.share_embeddings_and_output_weights", "--untie-embeddings-and-output-weights" },
+		{ "model.config.position_embedding_type", "--position-embedding-type rope" },
+		{ "model.config.attention_dropout", "--attention-dropout 0.0" },
+		{ "model.config.hidden_dropout", "--hidden-dropout 0.0" },
+	};
+	for (size_t i = 0; i < sizeof(arch) / sizeof(arch[0]); i++)
+		if (!yaml_get(n->y, arch[i].key))
+			place(n, l, col, arch[i].flags);
+}
+
+/* trainer.strategy.virtual_pipeline_model_parallel_size V: layers / pp / V
+ * layers per virtual stage. */
+static void vpp(struct nm *n, size_t x)
+{
+	const struct yaml_kv *v = n->used[x];
+	if (!v || v->type == YAML_NULL)
+		return;
+	if (v->type != YAML_INT || v->i < 1) {
+		diag_err_at(n->d, n->file, v->line, v->col, "%s: expected an integer >= 1, got '%s'", v->key, v->text);
+		return;
+	}
+	long layers = int_of(n, "model.config.num_layers", n->cls ? n->cls->layers : 0);
+	long pp = int_of(n, "trainer.strategy.pipeline_model_parallel_size",
+			 int_of(n, "model.config.pipeline_model_parallel_size", 1));
+	if (layers < 1 || pp < 1 || layers % (pp * v->i)) {
+		diag_err_at(n->d, n->file, v->line, v->col, "%s: %lld does not divide the %ld layers of each of %ld "
+			    "pipeline stages", v->key, v->i, pp > 0 ? layers / pp : layers, pp);
+		return;
+	}
+	char buf[96];
+	snprintf(buf, sizeof(buf), "--num-layers-per-virtual-pipeline-stage %ld", layers / pp / (long)v->i);
+	place(n, v->line, v->col, buf);
+}
+
+/* msg with every Megatron-LM flag renamed to the NeMo key it came from
+ * (new string). */
+static char *rename_flags(const struct nm *n, const char *msg)
+{
+	char *out = xstrdup(msg);
+	for (size_t x = 0; x < NXL + 2; x++) {
+		const char *flag = x < NXL ? xl[x].flag : x == NXL ? "--fp16" : "--group-query-attention";
+		size_t src = x < NXL ? x : x == NXL ? XL_PREC : XL_GQA;
+		const char *to = n->used[src] ? n->used[src]->key : xl[src].key[0];
+		size_t fl = strlen(flag);
+		for (char *hit = strstr(out, flag); hit; hit = strstr(hit, flag)) {
+			char after = hit[fl];
+			if ((after >= 'a' && after <= 'z') || after == '-' || (hit > out && hit[-1] == '-')) {
+				hit += fl;
+				continue;
+			}
+			size_t off = (size_t)(hit - out);
+			char *t = xasprintf("%.*s%s%s", (int)off, out, to, hit + fl);
+			free(out);
+			out = t;
+			hit = out + off + strlen(to);
+		}
+	}
+	return out;
+}
+
+/* Megatron-LM's messages in q, the flags renamed, into n's diag. */
+static void restate(struct nm *n, const struct diag *q)
+{
+	char *all = xstrdup(diag_text(q));
+	size_t fl = strlen(n->file);
+	for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+		char *msg = strstr(line, "error: ");
+		if (!msg)
+			continue;
+		char *r = rename_flags(n, msg + 7);
+		int l, c;
+		if (!strncmp(line, n->file, fl) && sscanf(line + fl, ":%d:%d:", &l, &c) == 2)
+			diag_err_at(n->d, n->file, l, c, "%s", r);
+		else
+			diag_err(n->d, n->file, "", "%s", r);
+		free(r);
+	}
+	free(all);
+}
+
+/* The table's rows of the flags renamed to the keys they came from. */
+static void rename_rows(struct nm *n, const bool *from_class)
+{
+	char note[200];
+	for (size_t x = 0; x < NXL; x++) {
+		const struct yaml_kv *v = n->used[x];
+		if (from_class[x]) {
+			if (x == XL_VOCAB)
+				snprintf(note, sizeof(note), "absent: the tokenizer's %ld, padded to 128 x tp (gpt/model/base.py "
+					 "L203; lightning/base.py L42-43)", n->cls->vocab);
+			else if (x >= XL_NORM)
+				snprintf(note, sizeof(note), "absent: %s (%s)", n->cls->name, n->cls->base);
+			else
+				snprintf(note, sizeof(note), "absent: %s (%s)", n->cls->name, n->cls->where);
+			import_map_rename(n->map, xl[x].flag, xl[x].key[0], "", IMPORT_DEFAULT, note);
+		} else if (v && v->type != YAML_NULL && (xl[x].kind == X_TRUE || xl[x].kind == X_FALSE) &&
+			   v->b != (xl[x].kind == X_TRUE)) {
+			import_map_rename(n->map, xl[x].flag, v->key, v->text, IMPORT_MAPPED, "as given");
+		} else {
+			import_map_rename(n->map, xl[x].flag, v ? v->key : xl[x].key[0], v ? v->text : NULL, -1, NULL);
+		}
+	}
+	const struct yaml_kv *p = n->used[XL_PREC];
+	import_map_rename(n->map, "--fp16", p ? p->key : xl[XL_PREC].key[0], p ? p->text : NULL, -1, NULL);
+	import_map_drop(n->map, "--transformer-impl");
+}
+
+int import_nemo(const char *text, const char *file, const struct import_cluster *c, const char *model_ref,
+		struct import_map *map, json_t **model, json_t **scenario, struct diag *d)
+{
+	struct nm n = { .file = file, .d = d, .map = map };
+	int errs = diag_count(d), rc = -1;
+	*model = *scenario = NULL;
+	struct yaml *y = yaml_parse(text, file, d);
+	if (!y)
+		return -1;
+	n.y = y;
+	classify(&n);
+	if (!n.used[XL_SEQ] && (n.used[XL_SEQ] = yaml_get(y, "model.config.seq_length")))
+		import_map_add(map, IMPORT_DERIVED, "model.config.seq_length", n.used[XL_SEQ]->text,
+			       "scenario: /training/seq_len", n.used[XL_SEQ]->text, "no data.seq_length: the model's");
+	if (n.cls_kv && !n.cls) {
+		bool arch = yaml_get(y, "model.config.num_layers") != NULL;
+		import_map_add(map, arch ? IMPORT_IGNORED : IMPORT_UNKNOWN, "model.config._target_", n.cls_kv->text, "",
+			       "", arch ? "the fields given are read" : "a class ddlsim holds no fields of: give them");
+	} else if (n.cls_kv) {
+		char w[96];
+		snprintf(w, sizeof(w), "%s's fields where absent", n.cls->name);
+		import_map_add(map, IMPORT_MAPPED, "model.config._target_", n.cls_kv->text, "model", w, n.cls->where);
+	}
+	/* the cluster */
+	const struct yaml_kv *dev = yaml_get(y, "trainer.devices"), *nn = yaml_get(y, "trainer.num_nodes");
+	long nodes = nn && nn->type == YAML_INT ? (long)nn->i : 1;
+	if (dev && (dev->type != YAML_INT || dev->i != c->gpus_per_node))
+		diag_err_at(d, file, dev->line, dev->col, "trainer.devices: %s GPUs per node, but the topology's nodes "
+			    "have %ld", dev->text, c->gpus_per_node);
+	if (nn && (nn->type != YAML_INT || nn->i < 1))
+		diag_err_at(d, file, nn->line, nn->col, "trainer.num_nodes: expected an integer >= 1, got '%s'", nn->text);
+	else if (c->nodes > 0 && c->nodes != nodes)
+		diag_err_at(d, file, nn ? nn->line : 1, nn ? nn->col : 1, "trainer.num_nodes: %ld%s, but --nodes is %ld",
+			    nodes, nn ? "" : " (absent: Lightning's 1)", c->nodes);
+	char w[32];
+	snprintf(w, sizeof(w), "%ld", (long)c->gpus_per_node);
+	import_map_add(map, dev ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.devices", dev ? dev->text : "",
+		       "scenario: /topology", w, dev ? "the topology's GPUs per node" : "absent: the topology's");
+	snprintf(w, sizeof(w), "%ld", nodes);
+	import_map_add(map, nn ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.num_nodes", nn ? nn->text : "",
+		       "scenario: /nodes", w, nn ? NULL : "absent: 1 (Lightning's Trainer)");
+	/* the launch text */
+	bool from_class[NXL] = { false };
+	for (size_t x = 0; x < NXL; x++) {
+		if (xl[x].kind == X_VPP)
+			vpp(&n, x);
+		else if (n.used[x])
+			emit(&n, x, n.used[x]);
+	}
+	if (n.cls) {
+		for (size_t x = 0; x < NXL; x++)
+			if (!n.used[x] && (!strcmp(xl[x].flag, "--num-layers") || !strcmp(xl[x].flag, "--hidden-size") ||
+					   !strcmp(xl[x].flag, "--ffn-hidden-size") ||
+					   !strcmp(xl[x].flag, "--num-attention-heads") || !strcmp(xl[x].flag, "--num-query-groups") ||
+					   !strcmp(xl[x].flag, "--max-position-embeddings") || !strcmp(xl[x].flag, "--vocab-size") ||
+					   !strcmp(xl[x].flag, "--normalization") || !strcmp(xl[x].flag, "--swiglu") ||
+					   !strcmp(xl[x].flag, "--disable-bias-linear") ||
+					   !strcmp(xl[x].flag, "--untie-embeddings-and-output-weights") ||
+					   !strcmp(xl[x].flag, "--position-embedding-type") ||
+					   !strcmp(xl[x].flag, "--attention-dropout") || !strcmp(xl[x].flag, "--hidden-dropout")))
+				from_class[x] = true;
+		class_flags(&n);
+	}
+	if (diag_count(d) > errs)
+		goto out;
+	size_t len = 1;
+	for (int i = 0; i < n.nlines; i++)
+		len += strlen(n.lines[i]) + 1;
+	char *launch = xmalloc(len), *o = launch;
+	for (int i = 0; i < n.nlines; i++)
+		o += sprintf(o, "%s\n", n.lines[i]);
+	*o = 0;
+	struct diag q;
+	diag_init(&q, NULL);
+	struct import_cluster cc = *c;
+	cc.nodes = nodes;
+	int mrc = import_megatron(launch, file, 0, NULL, &cc, model_ref, map, model, scenario, &q);
+	free(launch);
+	restate(&n, &q);
+	diag_finish(&q);
+	rename_rows(&n, from_class);
+	if (mrc)
+		goto out;
+	/* a vocab_size given is used as it is (GB L196-197) */
+	const struct yaml_kv *vs = n.used[XL_VOCAB];
+	if (vs && vs->type == YAML_INT) {
+		json_object_set_new(*model, "vocab_size", json_integer(vs->i));
+		import_map_drop(map, "model.config.vocab_size");
+		import_map_add(map, IMPORT_MAPPED, vs->key, vs->text, "model: /vocab_size", vs->text,
+			       "a preset vocab_size is used as given, not padded (gpt/model/base.py L196-197)");
+	}
+	json_object_set_new(*scenario, "framework", json_string("nemo@2.0"));
+	import_map_add(map, IMPORT_DERIVED, "(framework)", "", "scenario: /framework", "\"nemo@2.0\"",
+		       "NeMo 2.0's defaults where the recipe is silent (models/framework.c), stack megatron-te");
+	char *desc = xasprintf("NeMo 2 recipe (%s), imported by ddlsim import through Megatron-LM core_v0.9.0's "
+			       "flags and defaults", file);
+	json_object_set_new(*scenario, "description", json_string(desc));
+	json_object_set_new(*model, "source", json_string(desc));
+	free(desc);
+	if (n.cls) {
+		char *name = xasprintf("NeMo %s", n.cls->name);
+		json_object_set_new(*model, "name", json_string(name));
+		free(name);
+	}
+	rc = 0;
+out:
+	if (rc) {
+		json_decref(*model);
+		json_decref(*scenario);
+		*model = *scenario = NULL;
+	}
+	for (int i = 0; i < n.nlines; i++)
+		free(n.lines[i]);
+	free(n.lines);
+	yaml_destroy(y);
+	return rc;
+}
