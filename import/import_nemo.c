@@ -44,7 +44,7 @@
  *   model.config.tp_comm_overlap                 --tp-comm-overlap
  *   trainer.strategy.tensor_model_parallel_size, pipeline_model_parallel_size,
  *   context_parallel_size, expert_model_parallel_size, sequence_parallel
- *                                                --tensor-model-parallel-size, ...        1, off (MS L166-172); they
+ *                                                --tensor-model-parallel-size, ...        1, off (MS L168-173); they
  *                                                                                         override model.config's (SL
  *                                                                                         L131-146)
  *   trainer.strategy.virtual_pipeline_model_parallel_size V
@@ -52,12 +52,14 @@
  *                                                layers / pp / V
  *   trainer.strategy.ddp.overlap_grad_reduce, overlap_param_gather
  *                                                --overlap-grad-reduce, ...
- *   trainer.plugins.precision (trainer.precision) bf16-mixed: --bf16; 16-mixed: --fp16    32 (MP L113-118)
+ *   trainer.plugins.precision (trainer.precision) bf16-mixed: --bf16; 16-mixed: --fp16    fp32 (no --bf16, --fp16);
+ *                                                                                         its values MP L75, L113-118
  *   trainer.plugins.fp8 (model.config.fp8)       --fp8-format                             None; the plugin's wins
  *                                                                                         (MP L227)
  *   trainer.plugins.fp8_params                   --fp8-param-gather                       False (MP L89)
  *   trainer.plugins.grad_reduce_in_fp32 (trainer.strategy.ddp.grad_reduce_in_fp32)
- *                                                --accumulate-allreduce-grads-in-fp32     True (MP L80); bf16 forces it
+ *                                                --accumulate-allreduce-grads-in-fp32     True with a plugin (MP L80);
+ *                                                                                         without, bf16 forces it
  *   optim.config.use_distributed_optimizer       --use-distributed-optimizer (zero 1)
  *   data.seq_length, micro_batch_size, global_batch_size
  *                                                --seq-length, --micro-batch-size, --global-batch-size
@@ -149,7 +151,7 @@ static const struct xlate {
 };
 #define NXL (sizeof(xl) / sizeof(xl[0]))
 /* Entries the code names. */
-enum { XL_GQA = 4, XL_SEQ = 7, XL_VOCAB = 8, XL_NORM = 10, XL_PREC = 34 };
+enum { XL_GQA = 4, XL_SEQ = 7, XL_VOCAB = 8, XL_NORM = 10, XL_PREC = 34, XL_GRF = 37 };
 
 /* Keys (by prefix, or a last component) with no effect on time or memory. */
 static const char *const ignored[] = {
@@ -201,6 +203,7 @@ struct nm {
 	const struct cls *cls;
 	const struct yaml_kv *cls_kv;
 	char **lines;                      /* the launch text, by the YAML's lines */
+	int *origin;                       /* the column of the value each line's flags came from */
 	int nlines;
 };
 
@@ -228,12 +231,15 @@ static void place(struct nm *n, int line, int col, const char *words)
 {
 	if (line > n->nlines) {
 		n->lines = xreallocarray(n->lines, (size_t)line, sizeof(char *));
+		n->origin = xreallocarray(n->origin, (size_t)line, sizeof(int));
 		for (int i = n->nlines; i < line; i++)
-			n->lines[i] = xstrdup("");
+			n->lines[i] = xstrdup(""), n->origin[i] = 1;
 		n->nlines = line;
 	}
 	char *l = n->lines[line - 1];
 	int have = (int)strlen(l);
+	if (!have)
+		n->origin[line - 1] = col;
 	char *s = have < col - 1 ? xasprintf("%s%*s%s", l, col - 1 - have, "", words) : xasprintf("%s %s", l, words);
 	free(l);
 	n->lines[line - 1] = s;
@@ -441,10 +447,12 @@ static void vpp(struct nm *n, size_t x)
 static char *rename_flags(const struct nm *n, const char *msg)
 {
 	char *out = xstrdup(msg);
-	for (size_t x = 0; x < NXL + 2; x++) {
-		const char *flag = x < NXL ? xl[x].flag : x == NXL ? "--fp16" : "--group-query-attention";
+	for (size_t x = 0; x < NXL + 3; x++) {
+		/* every flag, then --fp16 (the precision's), --group-query-attention, --nodes */
+		static const char *const extra[] = { "--fp16", "--group-query-attention", "--nodes" };
+		const char *flag = x < NXL ? xl[x].flag : extra[x - NXL];
 		size_t src = x < NXL ? x : x == NXL ? XL_PREC : XL_GQA;
-		const char *to = n->used[src] ? n->used[src]->key : xl[src].key[0];
+		const char *to = x == NXL + 2 ? "trainer.num_nodes" : n->used[src] ? n->used[src]->key : xl[src].key[0];
 		size_t fl = strlen(flag);
 		for (char *hit = strstr(out, flag); hit; hit = strstr(hit, flag)) {
 			char after = hit[fl];
@@ -474,7 +482,7 @@ static void restate(struct nm *n, const struct diag *q)
 		char *r = rename_flags(n, msg + 7);
 		int l, c;
 		if (!strncmp(line, n->file, fl) && sscanf(line + fl, ":%d:%d:", &l, &c) == 2)
-			diag_err_at(n->d, n->file, l, c, "%s", r);
+			diag_err_at(n->d, n->file, l, l >= 1 && l <= n->nlines ? n->origin[l - 1] : c, "%s", r);
 		else
 			diag_err(n->d, n->file, "", "%s", r);
 		free(r);
@@ -483,9 +491,12 @@ static void restate(struct nm *n, const struct diag *q)
 }
 
 /* The table's rows of the flags renamed to the keys they came from. */
-static void rename_rows(struct nm *n, const bool *from_class)
+static void rename_rows(struct nm *n, const bool *from_class, bool plugin_grf)
 {
 	char note[200];
+	if (plugin_grf)
+		import_map_rename(n->map, xl[XL_GRF].flag, xl[XL_GRF].key[0], "", IMPORT_DEFAULT,
+				  "absent: the precision plugin's True (mixed_precision.py L80)");
 	for (size_t x = 0; x < NXL; x++) {
 		const struct yaml_kv *v = n->used[x];
 		if (from_class[x]) {
@@ -558,6 +569,13 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 		else if (n.used[x])
 			emit(&n, x, n.used[x]);
 	}
+	/* a precision plugin without grad_reduce_in_fp32 takes its True (MP L80) */
+	const struct yaml_kv *plugin = NULL;
+	for (int i = 0; i < yaml_count(y) && !plugin; i++)
+		if (!strncmp(yaml_at(y, i)->key, "trainer.plugins.", 16))
+			plugin = yaml_at(y, i);
+	if (plugin && !n.used[XL_GRF])
+		place(&n, plugin->line, plugin->col, "--accumulate-allreduce-grads-in-fp32");
 	if (n.cls) {
 		for (size_t x = 0; x < NXL; x++)
 			if (!n.used[x] && (!strcmp(xl[x].flag, "--num-layers") || !strcmp(xl[x].flag, "--hidden-size") ||
@@ -589,7 +607,7 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 	free(launch);
 	restate(&n, &q);
 	diag_finish(&q);
-	rename_rows(&n, from_class);
+	rename_rows(&n, from_class, plugin && !n.used[XL_GRF]);
 	if (mrc)
 		goto out;
 	/* a vocab_size given is used as it is (GB L196-197) */
@@ -623,6 +641,7 @@ out:
 	for (int i = 0; i < n.nlines; i++)
 		free(n.lines[i]);
 	free(n.lines);
+	free(n.origin);
 	yaml_destroy(y);
 	return rc;
 }
