@@ -12,9 +12,9 @@
  *
  *   key                                       ddlsim key                     default (where)
  *   train_batch_size                          training.global_batch          micro x accum x dp (C L934-976)
- *   train_micro_batch_size_per_gpu            training.micro_batch           train / (accum x dp) (C L956)
+ *   train_micro_batch_size_per_gpu            training.micro_batch           train / (dp x accum) (C L954-956)
  *   gradient_accumulation_steps               (train = micro x accum x dp)   train / (micro x dp), or 1
- *                                                                            (C L947, L964)
+ *                                                                            (C L948-950, L966)
  *   bf16.enabled (bfloat16.enabled), fp16.enabled
  *                                             training.precision             false both: fp32 (K L127, L154)
  *   communication_data_type                   training.grad_reduce_dtype     None: the model's dtype (K L240;
@@ -313,15 +313,15 @@ static int map_batch(struct ds *s, json_t *sc, const struct import_cluster *c)
 		       "the world size: no tensor or pipeline parallelism in a DeepSpeed config");
 	const char *how_t = NULL, *how_m = NULL, *how_a = NULL;
 	if (t && m && !a)
-		a = t / m / dp, how_a = "train / micro / dp (runtime/config.py L947)";
+		a = t / m / dp, how_a = "train / micro / dp (runtime/config.py L948-950)";
 	else if (t && a && !m)
-		m = t / dp / a, how_m = "train / dp / accum (runtime/config.py L953)";
+		m = t / dp / a, how_m = "train / dp / accum (runtime/config.py L954-956)";
 	else if (m && a && !t)
-		t = m * a * dp, how_t = "micro x accum x dp (runtime/config.py L959)";
+		t = m * a * dp, how_t = "micro x accum x dp (runtime/config.py L960-962)";
 	else if (t && !m && !a)
-		a = 1, m = t / dp, how_a = "1 (runtime/config.py L964)", how_m = "train / dp (runtime/config.py L965)";
+		a = 1, m = t / dp, how_a = "1 (runtime/config.py L966)", how_m = "train / dp (runtime/config.py L967)";
 	else if (m && !t && !a)
-		a = 1, t = m * dp, how_a = "1 (runtime/config.py L970)", how_t = "micro x dp (runtime/config.py L969)";
+		a = 1, t = m * dp, how_a = "1 (runtime/config.py L972)", how_t = "micro x dp (runtime/config.py L971)";
 	if (m < 1 || a < 1)
 		return err(s, K_TRAIN, "%ld over dp %ld leaves %s below 1 (runtime/config.py L925-927)", t, dp,
 			   m < 1 ? "train_micro_batch_size_per_gpu" : "gradient_accumulation_steps");
@@ -495,12 +495,14 @@ static void map_rest(struct ds *s, json_t *sc)
 			row(s, IMPORT_IGNORED, keys[K_AC_PARTITION], s->v[K_AC_PARTITION], "", "",
 			    "partitions checkpoints over model-parallel ranks: the config holds none (tp 1)");
 		else if (s->v[K_AC_PARTITION])
-			row(s, IMPORT_IGNORED, keys[K_AC_PARTITION], s->v[K_AC_PARTITION], "", "", "off (config.py L28)");
+			row(s, IMPORT_IGNORED, keys[K_AC_PARTITION], s->v[K_AC_PARTITION], "", "",
+			    "off (activation_checkpointing/config.py L28)");
 		if (bval(s, K_AC_CPU) > 0)
 			row(s, IMPORT_UNKNOWN, keys[K_AC_CPU], s->v[K_AC_CPU], "", "",
 			    "checkpoints kept in host memory: not modelled, not applied");
 		else if (s->v[K_AC_CPU])
-			row(s, IMPORT_IGNORED, keys[K_AC_CPU], s->v[K_AC_CPU], "", "", "off (config.py L43)");
+			row(s, IMPORT_IGNORED, keys[K_AC_CPU], s->v[K_AC_CPU], "", "",
+			    "off (activation_checkpointing/config.py L43)");
 	} else {
 		import_map_add(s->map, IMPORT_DEFAULT, keys[K_AC], "", "scenario: /parallel/recompute", "\"none\"",
 			       "absent: no recompute");
@@ -515,7 +517,7 @@ static void map_rest(struct ds *s, json_t *sc)
 		err(s, K_OPT, "expected a string");
 	else if (ot && (!strcasecmp(ot, "adam") || !strcasecmp(ot, "adamw")))
 		put(s, sc, "/training/optimizer", json_string("adam"), K_OPT, IMPORT_MAPPED,
-		    "mixed-precision Adam (its name lowered, runtime/config.py L845)");
+		    "mixed-precision Adam (its name lowered, runtime/config.py L846-847)");
 	else if (ot)
 		row(s, IMPORT_UNKNOWN, keys[K_OPT], o, "", "", "not Adam: priced as Adam (ddlsim's only optimizer)");
 	else

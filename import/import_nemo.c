@@ -74,6 +74,7 @@
  * with the architecture keys absent, a value that is not a plain word.
  * Logging, checkpoints, callbacks, the scheduler and the classes'
  * _target_ are listed as ignored; any other key as unknown. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +152,7 @@ static const struct xlate {
 };
 #define NXL (sizeof(xl) / sizeof(xl[0]))
 /* Entries the code names. */
-enum { XL_GQA = 4, XL_SEQ = 7, XL_VOCAB = 8, XL_NORM = 10, XL_PREC = 34, XL_GRF = 37 };
+enum { XL_GQA = 4, XL_MAXPOS = 6, XL_SEQ = 7, XL_VOCAB = 8, XL_PREC = 34, XL_GRF = 37 };
 
 /* Keys (by prefix, or a last component) with no effect on time or memory. */
 static const char *const ignored[] = {
@@ -185,13 +186,12 @@ static const char *const ignored[] = {
 static const struct cls {
 	const char *name, *where, *base;
 	long layers, hidden, ffn, heads, groups, seq, vocab;
-	bool llama3;
 } classes[] = {
-	{ "Llama2Config7B", "llama.py L60-66", "LlamaConfig, llama.py L40-56", 32, 4096, 11008, 32, 32, 4096, 32000, false },
-	{ "Llama2Config13B", "llama.py L69-75", "LlamaConfig, llama.py L40-56", 40, 5120, 13824, 40, 40, 4096, 32000, false },
-	{ "Llama2Config70B", "llama.py L78-84", "LlamaConfig, llama.py L40-56", 80, 8192, 28672, 64, 8, 4096, 32000, false },
-	{ "Llama3Config8B", "llama.py L130-136", "Llama3Config, llama.py L87-105", 32, 4096, 14336, 32, 8, 8192, 128256, true },
-	{ "Llama3Config70B", "llama.py L140-148", "Llama3Config, llama.py L87-105", 80, 8192, 28672, 64, 8, 8192, 128256, true },
+	{ "Llama2Config7B", "llama.py L60-66", "LlamaConfig, llama.py L40-56", 32, 4096, 11008, 32, 32, 4096, 32000 },
+	{ "Llama2Config13B", "llama.py L69-75", "LlamaConfig, llama.py L40-56", 40, 5120, 13824, 40, 40, 4096, 32000 },
+	{ "Llama2Config70B", "llama.py L78-84", "LlamaConfig, llama.py L40-56", 80, 8192, 28672, 64, 8, 4096, 32000 },
+	{ "Llama3Config8B", "llama.py L130-136", "Llama3Config, llama.py L87-105", 32, 4096, 14336, 32, 8, 8192, 128256 },
+	{ "Llama3Config70B", "llama.py L140-148", "Llama3Config, llama.py L87-105", 80, 8192, 28672, 64, 8, 8192, 128256 },
 };
 
 struct nm {
@@ -205,7 +205,18 @@ struct nm {
 	char **lines;                      /* the launch text, by the YAML's lines */
 	int *origin;                       /* the column of the value each line's flags came from */
 	int nlines;
+	char absent[NXL][160];             /* a flag's value not in the YAML: where it comes from */
 };
+
+/* The entry of flag in xl[]. */
+static size_t xl_of(const char *flag)
+{
+	for (size_t x = 0; x < NXL; x++)
+		if (!strcmp(xl[x].flag, flag))
+			return x;
+	assert(!"a flag of xl[]");
+	return 0;
+}
 
 static const char *last_part(const char *key)
 {
@@ -380,42 +391,46 @@ static void classify(struct nm *n)
 	}
 }
 
+/* Place flag with words at the class's _target_ unless its key is given,
+ * and say where its value comes from. */
+static void from_class(struct nm *n, const char *flag, const char *words, const char *where)
+{
+	size_t x = xl_of(flag);
+	if (n->used[x] && n->used[x]->type != YAML_NULL)
+		return;
+	place(n, n->cls_kv->line, n->cls_kv->col, words);
+	snprintf(n->absent[x], sizeof(n->absent[x]), "absent: %s (%s)", n->cls->name, where);
+}
+
 /* The class's fields where the YAML leaves them, placed at _target_. */
 static void class_flags(struct nm *n)
 {
 	const struct cls *c = n->cls;
-	int l = n->cls_kv->line, col = n->cls_kv->col;
 	char buf[128];
 	static const char *const names[] = { "--num-layers", "--hidden-size", "--ffn-hidden-size",
-					     "--num-attention-heads", "--num-query-groups", "--max-position-embeddings",
-					     "--vocab-size" };
-	long vals[] = { c->layers, c->hidden, c->ffn, c->heads, c->groups, c->seq, c->vocab };
+					     "--num-attention-heads", "--num-query-groups", "--max-position-embeddings" };
+	long vals[] = { c->layers, c->hidden, c->ffn, c->heads, c->groups, c->seq };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		bool given = false;
-		for (size_t x = 0; x < NXL; x++)
-			if (!strcmp(xl[x].flag, names[i]) && n->used[x] && n->used[x]->type != YAML_NULL)
-				given = true;
-		if (given)
-			continue;
 		snprintf(buf, sizeof(buf), "%s%s %ld", i == 4 ? "--group-query-attention " : "", names[i], vals[i]);
-		place(n, l, col, buf);
+		from_class(n, names[i], buf, c->where);
 	}
+	snprintf(buf, sizeof(buf), "--vocab-size %ld", c->vocab);
+	from_class(n, "--vocab-size", buf, c->where);
+	snprintf(n->absent[XL_VOCAB], sizeof(n->absent[XL_VOCAB]), "absent: the tokenizer's %ld, padded to 128 x tp "
+		 "(gpt/model/base.py L203; lightning/base.py L42-43)", c->vocab);
 	/* LlamaConfig / Llama3Config: RMSNorm, gated SiLU, no biases, untied,
 	 * RoPE, no dropout (LL L40-56, L87-105) */
 	static const struct {
-		const char *key, *flags;
+		const char *flag, *words;
 	} arch[] = {
-		{ "model.config.normalization", "--normalization RMSNorm" },
-		{ "model.config.gated_linear_unit", "--swiglu" },
-		{ "model.config.add_bias_linear", "--disable-bias-linear" },
-		{ "model.config.share_embeddings_and_output_weights", "--untie-embeddings-and-output-weights" },
-		{ "model.config.position_embedding_type", "--position-embedding-type rope" },
-		{ "model.config.attention_dropout", "--attention-dropout 0.0" },
-		{ "model.config.hidden_dropout", "--hidden-dropout 0.0" },
+		{ "--normalization", "--normalization RMSNorm" }, { "--swiglu", "--swiglu" },
+		{ "--disable-bias-linear", "--disable-bias-linear" },
+		{ "--untie-embeddings-and-output-weights", "--untie-embeddings-and-output-weights" },
+		{ "--position-embedding-type", "--position-embedding-type rope" },
+		{ "--attention-dropout", "--attention-dropout 0.0" }, { "--hidden-dropout", "--hidden-dropout 0.0" },
 	};
 	for (size_t i = 0; i < sizeof(arch) / sizeof(arch[0]); i++)
-		if (!yaml_get(n->y, arch[i].key))
-			place(n, l, col, arch[i].flags);
+		from_class(n, arch[i].flag, arch[i].words, c->base);
 }
 
 /* trainer.strategy.virtual_pipeline_model_parallel_size V: layers / pp / V
@@ -491,38 +506,100 @@ static void restate(struct nm *n, const struct diag *q)
 }
 
 /* The table's rows of the flags renamed to the keys they came from. */
-static void rename_rows(struct nm *n, const bool *from_class, bool plugin_grf)
+static void rename_rows(struct nm *n, bool plugin_grf)
 {
-	char note[200];
 	if (plugin_grf)
 		import_map_rename(n->map, xl[XL_GRF].flag, xl[XL_GRF].key[0], "", IMPORT_DEFAULT,
 				  "absent: the precision plugin's True (mixed_precision.py L80)");
 	for (size_t x = 0; x < NXL; x++) {
 		const struct yaml_kv *v = n->used[x];
-		if (from_class[x]) {
-			if (x == XL_VOCAB)
-				snprintf(note, sizeof(note), "absent: the tokenizer's %ld, padded to 128 x tp (gpt/model/base.py "
-					 "L203; lightning/base.py L42-43)", n->cls->vocab);
-			else if (x >= XL_NORM)
-				snprintf(note, sizeof(note), "absent: %s (%s)", n->cls->name, n->cls->base);
-			else
-				snprintf(note, sizeof(note), "absent: %s (%s)", n->cls->name, n->cls->where);
-			import_map_rename(n->map, xl[x].flag, xl[x].key[0], "", IMPORT_DEFAULT, note);
-		} else if (v && v->type != YAML_NULL && (xl[x].kind == X_TRUE || xl[x].kind == X_FALSE) &&
-			   v->b != (xl[x].kind == X_TRUE)) {
+		if (*n->absent[x])
+			import_map_rename(n->map, xl[x].flag, xl[x].key[0], "", IMPORT_DEFAULT, n->absent[x]);
+		else if (v && v->type != YAML_NULL && (xl[x].kind == X_TRUE || xl[x].kind == X_FALSE) &&
+			 v->b != (xl[x].kind == X_TRUE))
 			import_map_rename(n->map, xl[x].flag, v->key, v->text, IMPORT_MAPPED, "as given");
-		} else {
+		else
 			import_map_rename(n->map, xl[x].flag, v ? v->key : xl[x].key[0], v ? v->text : NULL, -1, NULL);
-		}
 	}
 	const struct yaml_kv *p = n->used[XL_PREC];
 	import_map_rename(n->map, "--fp16", p ? p->key : xl[XL_PREC].key[0], p ? p->text : NULL, -1, NULL);
 	import_map_drop(n->map, "--transformer-impl");
 }
 
+/* The nodes: trainer.num_nodes (Lightning's 1), which --nodes must equal;
+ * trainer.devices must be the topology's GPUs per node. */
+static long cluster_of(struct nm *n, const struct import_cluster *c)
+{
+	const struct yaml_kv *dev = yaml_get(n->y, "trainer.devices"), *nn = yaml_get(n->y, "trainer.num_nodes");
+	long nodes = nn && nn->type == YAML_INT ? (long)nn->i : 1;
+	if (dev && (dev->type != YAML_INT || dev->i != c->gpus_per_node))
+		diag_err_at(n->d, n->file, dev->line, dev->col, "trainer.devices: %s GPUs per node, but the topology's "
+			    "nodes have %ld", dev->text, c->gpus_per_node);
+	if (nn && (nn->type != YAML_INT || nn->i < 1))
+		diag_err_at(n->d, n->file, nn->line, nn->col, "trainer.num_nodes: expected an integer >= 1, got '%s'",
+			    nn->text);
+	else if (c->nodes > 0 && c->nodes != nodes)
+		diag_err_at(n->d, n->file, nn ? nn->line : 1, nn ? nn->col : 1, "trainer.num_nodes: %ld%s, but --nodes "
+			    "is %ld", nodes, nn ? "" : " (absent: Lightning's 1)", c->nodes);
+	char w[32];
+	snprintf(w, sizeof(w), "%ld", (long)c->gpus_per_node);
+	import_map_add(n->map, dev ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.devices", dev ? dev->text : "",
+		       "scenario: /topology", w, dev ? "the topology's GPUs per node" : "absent: the topology's");
+	snprintf(w, sizeof(w), "%ld", nodes);
+	import_map_add(n->map, nn ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.num_nodes", nn ? nn->text : "",
+		       "scenario: /nodes", w, nn ? NULL : "absent: 1 (Lightning's Trainer)");
+	return nodes;
+}
+
+/* The class named by model.config._target_, as a row. */
+static void class_row(struct nm *n)
+{
+	if (n->cls_kv && !n->cls) {
+		bool arch = yaml_get(n->y, "model.config.num_layers") != NULL;
+		import_map_add(n->map, arch ? IMPORT_IGNORED : IMPORT_UNKNOWN, "model.config._target_", n->cls_kv->text,
+			       "", "", arch ? "the fields given are read" : "a class ddlsim holds no fields of: give them");
+	} else if (n->cls_kv) {
+		char w[96];
+		snprintf(w, sizeof(w), "%s's fields where absent", n->cls->name);
+		import_map_add(n->map, IMPORT_MAPPED, "model.config._target_", n->cls_kv->text, "model", w,
+			       n->cls->where);
+	}
+}
+
+/* The launch text: every flag at its key's line and column. Returns
+ * whether a precision plugin left grad_reduce_in_fp32 to its default. */
+static bool launch_text(struct nm *n)
+{
+	for (size_t x = 0; x < NXL; x++) {
+		if (xl[x].kind == X_VPP)
+			vpp(n, x);
+		else if (n->used[x])
+			emit(n, x, n->used[x]);
+	}
+	/* a precision plugin without grad_reduce_in_fp32 takes its True (MP L80) */
+	const struct yaml_kv *plugin = NULL;
+	for (int i = 0; i < yaml_count(n->y) && !plugin; i++)
+		if (!strncmp(yaml_at(n->y, i)->key, "trainer.plugins.", 16))
+			plugin = yaml_at(n->y, i);
+	if (plugin && !n->used[XL_GRF])
+		place(n, plugin->line, plugin->col, "--accumulate-allreduce-grads-in-fp32");
+	if (n->cls) {
+		class_flags(n);
+	} else if (!n->used[XL_MAXPOS]) {
+		/* GPTConfig's seq_length, the model's positions */
+		place(n, 1, 1, "--max-position-embeddings 1024");
+		snprintf(n->absent[XL_MAXPOS], sizeof(n->absent[XL_MAXPOS]), "absent: GPTConfig's 1024 "
+			 "(gpt/model/base.py L168)");
+	}
+	return plugin && !n->used[XL_GRF];
+}
+
 int import_nemo(const char *text, const char *file, const struct import_cluster *c, const char *model_ref,
 		struct import_map *map, json_t **model, json_t **scenario, struct diag *d)
 {
+	assert(xl_of("--num-query-groups") == XL_GQA && xl_of("--max-position-embeddings") == XL_MAXPOS &&
+	       xl_of("--seq-length") == XL_SEQ && xl_of("--vocab-size") == XL_VOCAB && xl_of("--bf16") == XL_PREC &&
+	       xl_of("--accumulate-allreduce-grads-in-fp32") == XL_GRF);
 	struct nm n = { .file = file, .d = d, .map = map };
 	int errs = diag_count(d), rc = -1;
 	*model = *scenario = NULL;
@@ -534,62 +611,9 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 	if (!n.used[XL_SEQ] && (n.used[XL_SEQ] = yaml_get(y, "model.config.seq_length")))
 		import_map_add(map, IMPORT_DERIVED, "model.config.seq_length", n.used[XL_SEQ]->text,
 			       "scenario: /training/seq_len", n.used[XL_SEQ]->text, "no data.seq_length: the model's");
-	if (n.cls_kv && !n.cls) {
-		bool arch = yaml_get(y, "model.config.num_layers") != NULL;
-		import_map_add(map, arch ? IMPORT_IGNORED : IMPORT_UNKNOWN, "model.config._target_", n.cls_kv->text, "",
-			       "", arch ? "the fields given are read" : "a class ddlsim holds no fields of: give them");
-	} else if (n.cls_kv) {
-		char w[96];
-		snprintf(w, sizeof(w), "%s's fields where absent", n.cls->name);
-		import_map_add(map, IMPORT_MAPPED, "model.config._target_", n.cls_kv->text, "model", w, n.cls->where);
-	}
-	/* the cluster */
-	const struct yaml_kv *dev = yaml_get(y, "trainer.devices"), *nn = yaml_get(y, "trainer.num_nodes");
-	long nodes = nn && nn->type == YAML_INT ? (long)nn->i : 1;
-	if (dev && (dev->type != YAML_INT || dev->i != c->gpus_per_node))
-		diag_err_at(d, file, dev->line, dev->col, "trainer.devices: %s GPUs per node, but the topology's nodes "
-			    "have %ld", dev->text, c->gpus_per_node);
-	if (nn && (nn->type != YAML_INT || nn->i < 1))
-		diag_err_at(d, file, nn->line, nn->col, "trainer.num_nodes: expected an integer >= 1, got '%s'", nn->text);
-	else if (c->nodes > 0 && c->nodes != nodes)
-		diag_err_at(d, file, nn ? nn->line : 1, nn ? nn->col : 1, "trainer.num_nodes: %ld%s, but --nodes is %ld",
-			    nodes, nn ? "" : " (absent: Lightning's 1)", c->nodes);
-	char w[32];
-	snprintf(w, sizeof(w), "%ld", (long)c->gpus_per_node);
-	import_map_add(map, dev ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.devices", dev ? dev->text : "",
-		       "scenario: /topology", w, dev ? "the topology's GPUs per node" : "absent: the topology's");
-	snprintf(w, sizeof(w), "%ld", nodes);
-	import_map_add(map, nn ? IMPORT_MAPPED : IMPORT_DEFAULT, "trainer.num_nodes", nn ? nn->text : "",
-		       "scenario: /nodes", w, nn ? NULL : "absent: 1 (Lightning's Trainer)");
-	/* the launch text */
-	bool from_class[NXL] = { false };
-	for (size_t x = 0; x < NXL; x++) {
-		if (xl[x].kind == X_VPP)
-			vpp(&n, x);
-		else if (n.used[x])
-			emit(&n, x, n.used[x]);
-	}
-	/* a precision plugin without grad_reduce_in_fp32 takes its True (MP L80) */
-	const struct yaml_kv *plugin = NULL;
-	for (int i = 0; i < yaml_count(y) && !plugin; i++)
-		if (!strncmp(yaml_at(y, i)->key, "trainer.plugins.", 16))
-			plugin = yaml_at(y, i);
-	if (plugin && !n.used[XL_GRF])
-		place(&n, plugin->line, plugin->col, "--accumulate-allreduce-grads-in-fp32");
-	if (n.cls) {
-		for (size_t x = 0; x < NXL; x++)
-			if (!n.used[x] && (!strcmp(xl[x].flag, "--num-layers") || !strcmp(xl[x].flag, "--hidden-size") ||
-					   !strcmp(xl[x].flag, "--ffn-hidden-size") ||
-					   !strcmp(xl[x].flag, "--num-attention-heads") || !strcmp(xl[x].flag, "--num-query-groups") ||
-					   !strcmp(xl[x].flag, "--max-position-embeddings") || !strcmp(xl[x].flag, "--vocab-size") ||
-					   !strcmp(xl[x].flag, "--normalization") || !strcmp(xl[x].flag, "--swiglu") ||
-					   !strcmp(xl[x].flag, "--disable-bias-linear") ||
-					   !strcmp(xl[x].flag, "--untie-embeddings-and-output-weights") ||
-					   !strcmp(xl[x].flag, "--position-embedding-type") ||
-					   !strcmp(xl[x].flag, "--attention-dropout") || !strcmp(xl[x].flag, "--hidden-dropout")))
-				from_class[x] = true;
-		class_flags(&n);
-	}
+	class_row(&n);
+	long nodes = cluster_of(&n, c);
+	bool plugin_grf = launch_text(&n);
 	if (diag_count(d) > errs)
 		goto out;
 	size_t len = 1;
@@ -607,7 +631,7 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 	free(launch);
 	restate(&n, &q);
 	diag_finish(&q);
-	rename_rows(&n, from_class, plugin && !n.used[XL_GRF]);
+	rename_rows(&n, plugin_grf);
 	if (mrc)
 		goto out;
 	/* a vocab_size given is used as it is (GB L196-197) */

@@ -151,7 +151,7 @@ Test(import_deepspeed, fills_the_batch_keys_as_deepspeed_does)
 	cr_expect(json_is_false(at(s, "communication/overlap_grad_reduce")));   /* on at stage 3 only */
 	cr_expect_str_eq(str_at(s, "parallel/recompute"), "none");
 	json_decref(s);
-	cr_expect(strstr(out, "derived: 1 (runtime/config.py L964)"), "%s", out);
+	cr_expect(strstr(out, "derived: 1 (runtime/config.py L966)"), "%s", out);
 	cr_expect(strstr(out, "default: absent: on at stage 3 only (zero/config.py L131, L325-327)"), "%s", out);
 	free(out);
 	free(err);
