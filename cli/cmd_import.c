@@ -12,8 +12,8 @@
  * the scenario OUT on --model (a ddlsim model file, referenced, or a
  * Hugging Face config.json, imported beside OUT as megatron's model) with
  * --seq-len tokens, on --topology with --nodes. nemo: a NeMo 2 recipe
- * printed as YAML becomes the scenario OUT and its model beside it, as
- * megatron's. Every key or flag is a row of the mapping table, printed
+ * printed as YAML (or a Megatron-Bridge config) becomes the scenario OUT
+ * and its model beside it, as megatron's. Every key or flag is a row of the mapping table, printed
  * and, with --map, written as CSV.
  *
  * Nothing is written unless every document loads: the model is staged
@@ -97,7 +97,8 @@ const struct opt_cmd cmd_import_opts = {
 		"scenario (framework deepspeed@0.15) on --model with --seq-len tokens. Keys\n"
 		"left out take DeepSpeed v0.15.0's defaults (docs/import.md).\n"
 		"FORMAT nemo: INPUT is a NeMo 2 recipe printed as YAML (trainer, model.config,\n"
-		"data, optim); OUT is a scenario (framework nemo@2.0) and OUT.model.json its\n"
+		"data, optim) or a Megatron-Bridge config (model, train, dataset, ddp,\n"
+		"optimizer); OUT is a scenario (framework nemo@2.0) and OUT.model.json its\n"
 		"model, read through Megatron-LM's flags and defaults (docs/import.md).\n"
 		"The mapping table goes to stdout: each key or flag, its value, the ddlsim key\n"
 		"it set and the value written, and its status: mapped, default, derived,\n"

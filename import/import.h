@@ -25,8 +25,9 @@
  * Formats read: Hugging Face config.json (import_hf.c), Megatron-LM
  * arguments (import_megatron.c), torchtitan job files (TOML,
  * import_torchtitan.c, read by toml.c), DeepSpeed configs (JSON,
- * import_deepspeed.c) and NeMo 2 recipes printed as YAML (import_nemo.c,
- * read by yaml.c, mapped through import_megatron.c's flags). */
+ * import_deepspeed.c) and NeMo 2 recipes printed as YAML or
+ * Megatron-Bridge configs (import_nemo.c, read by yaml.c, mapped through
+ * import_megatron.c's flags). */
 #ifndef DDLSIM_IMPORT_H
 #define DDLSIM_IMPORT_H
 
@@ -65,6 +66,9 @@ void import_map_add(struct import_map *m, enum import_status st, const char *sou
  * when not NULL, and st, when >= 0, replace such a row's. */
 void import_map_rename(struct import_map *m, const char *from, const char *to, const char *value, int st,
 		       const char *note);
+/* Replace the word from (a flag "--hidden-dropout": not followed by a
+ * letter or '-') by to in every row's note. */
+void import_map_subst(struct import_map *m, const char *from, const char *to);
 /* Remove every row whose source is source. */
 void import_map_drop(struct import_map *m, const char *source);
 

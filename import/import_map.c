@@ -74,6 +74,26 @@ void import_map_rename(struct import_map *m, const char *from, const char *to, c
 	}
 }
 
+void import_map_subst(struct import_map *m, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to);
+	for (int i = 0; i < m->n; i++) {
+		char **note = &m->rows[i].note;
+		for (char *hit = strstr(*note, from); hit; hit = strstr(hit, from)) {
+			char after = hit[fl];
+			if ((after >= 'a' && after <= 'z') || after == '-') {
+				hit += fl;
+				continue;
+			}
+			size_t off = (size_t)(hit - *note);
+			char *t = xasprintf("%.*s%s%s", (int)off, *note, to, hit + fl);
+			free(*note);
+			*note = t;
+			hit = t + off + tl;
+		}
+	}
+}
+
 void import_map_drop(struct import_map *m, const char *source)
 {
 	int k = 0;

@@ -16,7 +16,14 @@
  * nemo/collections/llm/gpt/model/llama.py, GB L<n>
  * nemo/collections/llm/gpt/model/base.py, SL L<n> nemo/lightning/_strategy_lib.py,
  * MP L<n> nemo/lightning/pytorch/plugins/mixed_precision.py, MS L<n>
- * nemo/lightning/pytorch/strategies/megatron_strategy.py.
+ * nemo/lightning/pytorch/strategies/megatron_strategy.py. A
+ * Megatron-Bridge config (github.com/NVIDIA-NeMo/Megatron-Bridge, commit
+ * 067f987, its ConfigContainer: src/megatron/bridge/training/config.py,
+ * MB L962-1011) is read too: its model.X is model.config.X, train.* and
+ * dataset.seq_length are data.*, ddp.* trainer.strategy.ddp.*, optimizer.*
+ * optim.config.*, mixed_precision (a recipe name: bf16_mixed, fp16_mixed)
+ * trainer.plugins.precision and its fp8, fp8_param_gather,
+ * grad_reduce_in_fp32 the plugin's; the rows keep the file's names.
  *
  *   key                                          Megatron-LM flag (ddlsim key)            rule
  *   model.config._target_                        the class's fields where absent          Llama2Config7B, 13B, 70B
@@ -179,7 +186,11 @@ static const char *const ignored[] = {
 	"model.config.high_freq_factor", "model.config.old_context_len", "model.config.seq_len_interpolation_factor",
 	"model.config.parallel_output", "model.config.transformer_layer_spec", "model.config.forward_step_fn",
 	"model.config.data_step_fn", "model.config.fp16", "model.config.params_dtype", "model.config.pipeline_dtype",
-	"model.config.use_transformer_engine_full_layer_spec", NULL
+	"model.config.use_transformer_engine_full_layer_spec",
+	/* Megatron-Bridge's (MB L962-1011) */
+	"train", "dataset", "scheduler", "checkpoint", "logger", "rng", "validation", "tokenizer", "dist", "profiling",
+	"ft", "straggler", "nvrx_straggler", "rerun_state_machine", "env_vars", "inprocess_restart", "tensor_inspect",
+	"optimizer_config_override_provider", NULL
 };
 
 /* Model config classes: their architecture where the YAML leaves it. */
@@ -323,9 +334,10 @@ static void emit(struct nm *n, size_t x, const struct yaml_kv *v)
 			break;
 		}
 		const char *p = v->text;
-		if (!strcmp(p, "bf16-mixed") || !strcmp(p, "bf16") || !strcmp(p, "bf16-true"))
+		if (!strcmp(p, "bf16-mixed") || !strcmp(p, "bf16") || !strcmp(p, "bf16-true") || !strcmp(p, "bf16_mixed"))
 			snprintf(buf, sizeof(buf), "--bf16");
-		else if (!strcmp(p, "16-mixed") || !strcmp(p, "16") || !strcmp(p, "fp16-mixed") || !strcmp(p, "fp16"))
+		else if (!strcmp(p, "16-mixed") || !strcmp(p, "16") || !strcmp(p, "fp16-mixed") || !strcmp(p, "fp16") ||
+			 !strcmp(p, "fp16_mixed"))
 			snprintf(buf, sizeof(buf), "--fp16");
 		else if (!strcmp(p, "32") || !strcmp(p, "32-true") || !strcmp(p, "fp32"))
 			return;
@@ -340,9 +352,56 @@ static void emit(struct nm *n, size_t x, const struct yaml_kv *v)
 	place(n, v->line, v->col, buf);
 }
 
+/* A Megatron-Bridge key as the NeMo recipe's (into buf): its
+ * ConfigContainer (MB L962-1011) holds the same Megatron-Core fields under
+ * other parents. Any other key as it is. */
+static const char *canon(const char *key, char *buf, size_t size)
+{
+	static const struct {
+		const char *from, *to;   /* a from ending in '.' is a prefix */
+	} alias[] = {
+		{ "train.micro_batch_size", "data.micro_batch_size" },
+		{ "train.global_batch_size", "data.global_batch_size" },
+		{ "dataset.seq_length", "data.seq_length" },
+		{ "ddp.", "trainer.strategy.ddp." },
+		{ "optimizer.", "optim.config." },
+		{ "mixed_precision", "trainer.plugins.precision" },
+		{ "mixed_precision.fp8", "trainer.plugins.fp8" },
+		{ "mixed_precision.fp8_param_gather", "trainer.plugins.fp8_params" },
+		{ "mixed_precision.grad_reduce_in_fp32", "trainer.plugins.grad_reduce_in_fp32" },
+		{ "mixed_precision.bf16", "model.config.bf16" },
+		{ "comm_overlap.tp_comm_overlap", "model.config.tp_comm_overlap" },
+	};
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++) {
+		size_t l = strlen(alias[i].from);
+		bool prefix = alias[i].from[l - 1] == '.';
+		if (prefix ? !strncmp(key, alias[i].from, l) : !strcmp(key, alias[i].from)) {
+			snprintf(buf, size, "%s%s", alias[i].to, prefix ? key + l : "");
+			return buf;
+		}
+	}
+	/* the model provider's fields are the model config's */
+	if (!strncmp(key, "model.", 6) && strncmp(key, "model.config.", 13) && strcmp(key, "model._target_") &&
+	    strncmp(key, "model.optim", 11) && strncmp(key, "model.tokenizer", 15)) {
+		snprintf(buf, size, "model.config.%s", key + 6);
+		return buf;
+	}
+	return key;
+}
+
+/* The entry whose key is key or a Megatron-Bridge alias of it, or NULL. */
+static const struct yaml_kv *get(const struct nm *n, const char *key)
+{
+	char buf[256];
+	for (int i = 0; i < yaml_count(n->y); i++)
+		if (!strcmp(canon(yaml_at(n->y, i)->key, buf, sizeof(buf)), key))
+			return yaml_at(n->y, i);
+	return NULL;
+}
+
 static long int_of(const struct nm *n, const char *key, long dflt)
 {
-	const struct yaml_kv *v = yaml_get(n->y, key);
+	const struct yaml_kv *v = get(n, key);
 	return v && v->type == YAML_INT ? (long)v->i : dflt;
 }
 
@@ -351,7 +410,9 @@ static void classify(struct nm *n)
 {
 	for (int i = 0; i < yaml_count(n->y); i++) {
 		const struct yaml_kv *v = yaml_at(n->y, i);
-		if (!strcmp(v->key, "model.config._target_")) {
+		char buf[256];
+		const char *key = canon(v->key, buf, sizeof(buf));
+		if (!strcmp(key, "model.config._target_")) {
 			const char *c = v->type == YAML_STRING ? last_part(v->str) : "";
 			n->cls_kv = v;
 			for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
@@ -362,7 +423,7 @@ static void classify(struct nm *n)
 		bool found = false;
 		for (size_t x = 0; x < NXL && !found; x++)
 			for (int j = 0; j < 3 && xl[x].key[j]; j++) {
-				if (strcmp(xl[x].key[j], v->key))
+				if (strcmp(xl[x].key[j], key))
 					continue;
 				found = true;
 				if (!n->used[x]) {
@@ -376,14 +437,14 @@ static void classify(struct nm *n)
 			}
 		if (found)
 			continue;
-		if (!strcmp(v->key, "trainer.devices") || !strcmp(v->key, "trainer.num_nodes"))
+		if (!strcmp(key, "trainer.devices") || !strcmp(key, "trainer.num_nodes"))
 			continue;
-		if (!strcmp(v->key, "optim.config.optimizer")) {
+		if (!strcmp(key, "optim.config.optimizer")) {
 			bool adam = v->type == YAML_STRING && !strcmp(v->str, "adam");
 			import_map_add(n->map, adam ? IMPORT_MAPPED : IMPORT_UNKNOWN, v->key, v->text,
 				       adam ? "scenario: /training/optimizer" : "", adam ? "\"adam\"" : "",
 				       adam ? NULL : "not Adam: priced as Adam (ddlsim's only optimizer)");
-		} else if (is_ignored(v->key)) {
+		} else if (is_ignored(key)) {
 			import_map_add(n->map, IMPORT_IGNORED, v->key, v->text, "", "", NULL);
 		} else {
 			import_map_add(n->map, IMPORT_UNKNOWN, v->key, v->text, "", "", "ddlsim does not know it: not applied");
@@ -523,6 +584,10 @@ static void rename_rows(struct nm *n, bool plugin_grf)
 	}
 	const struct yaml_kv *p = n->used[XL_PREC];
 	import_map_rename(n->map, "--fp16", p ? p->key : xl[XL_PREC].key[0], p ? p->text : NULL, -1, NULL);
+	for (size_t x = 0; x < NXL; x++)
+		import_map_subst(n->map, xl[x].flag, n->used[x] ? n->used[x]->key : xl[x].key[0]);
+	import_map_subst(n->map, "--fp16", p ? p->key : xl[XL_PREC].key[0]);
+	import_map_subst(n->map, "--nodes", "trainer.num_nodes");
 	import_map_drop(n->map, "--transformer-impl");
 }
 
@@ -530,7 +595,7 @@ static void rename_rows(struct nm *n, bool plugin_grf)
  * trainer.devices must be the topology's GPUs per node. */
 static long cluster_of(struct nm *n, const struct import_cluster *c)
 {
-	const struct yaml_kv *dev = yaml_get(n->y, "trainer.devices"), *nn = yaml_get(n->y, "trainer.num_nodes");
+	const struct yaml_kv *dev = get(n, "trainer.devices"), *nn = get(n, "trainer.num_nodes");
 	long nodes = nn && nn->type == YAML_INT ? (long)nn->i : 1;
 	if (dev && (dev->type != YAML_INT || dev->i != c->gpus_per_node))
 		diag_err_at(n->d, n->file, dev->line, dev->col, "trainer.devices: %s GPUs per node, but the topology's "
@@ -555,7 +620,7 @@ static long cluster_of(struct nm *n, const struct import_cluster *c)
 static void class_row(struct nm *n)
 {
 	if (n->cls_kv && !n->cls) {
-		bool arch = yaml_get(n->y, "model.config.num_layers") != NULL;
+		bool arch = get(n, "model.config.num_layers") != NULL;
 		import_map_add(n->map, arch ? IMPORT_IGNORED : IMPORT_UNKNOWN, "model.config._target_", n->cls_kv->text,
 			       "", "", arch ? "the fields given are read" : "a class ddlsim holds no fields of: give them");
 	} else if (n->cls_kv) {
@@ -578,8 +643,9 @@ static bool launch_text(struct nm *n)
 	}
 	/* a precision plugin without grad_reduce_in_fp32 takes its True (MP L80) */
 	const struct yaml_kv *plugin = NULL;
+	char buf[256];
 	for (int i = 0; i < yaml_count(n->y) && !plugin; i++)
-		if (!strncmp(yaml_at(n->y, i)->key, "trainer.plugins.", 16))
+		if (!strncmp(canon(yaml_at(n->y, i)->key, buf, sizeof(buf)), "trainer.plugins.", 16))
 			plugin = yaml_at(n->y, i);
 	if (plugin && !n->used[XL_GRF])
 		place(n, plugin->line, plugin->col, "--accumulate-allreduce-grads-in-fp32");
@@ -608,7 +674,7 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 		return -1;
 	n.y = y;
 	classify(&n);
-	if (!n.used[XL_SEQ] && (n.used[XL_SEQ] = yaml_get(y, "model.config.seq_length")))
+	if (!n.used[XL_SEQ] && (n.used[XL_SEQ] = get(&n, "model.config.seq_length")))
 		import_map_add(map, IMPORT_DERIVED, "model.config.seq_length", n.used[XL_SEQ]->text,
 			       "scenario: /training/seq_len", n.used[XL_SEQ]->text, "no data.seq_length: the model's");
 	class_row(&n);
@@ -638,7 +704,7 @@ int import_nemo(const char *text, const char *file, const struct import_cluster 
 	const struct yaml_kv *vs = n.used[XL_VOCAB];
 	if (vs && vs->type == YAML_INT) {
 		json_object_set_new(*model, "vocab_size", json_integer(vs->i));
-		import_map_drop(map, "model.config.vocab_size");
+		import_map_drop(map, vs->key);
 		import_map_add(map, IMPORT_MAPPED, vs->key, vs->text, "model: /vocab_size", vs->text,
 			       "a preset vocab_size is used as given, not padded (gpt/model/base.py L196-197)");
 	}

@@ -9,7 +9,8 @@
  * memory (1e-9) of scenarios/llama2-13b-h100-offload.json written by hand
  * with the same framework. NeMo 2's llama3_8b recipe as nemo_run prints it,
  * every mapped key checked and run to the time of the same scenario
- * written by hand on models/zoo/llama3-8b.json. Contradictions each
+ * written by hand on models/zoo/llama3-8b.json, and the same recipe in
+ * Megatron-Bridge's layout run to that time too. Contradictions each
  * framework refuses are refused naming the key (DeepSpeed by JSON path,
  * NeMo by line and column); YAML syntax errors at their line and column;
  * nothing written then. */
@@ -290,31 +291,54 @@ Test(import_nemo, llama3_8b_recipe_every_mapped_key)
 	free(dir);
 }
 
-Test(import_nemo, round_trip_of_the_llama3_8b_recipe)
+/* NeMo's llama3_8b recipe, and the same in Megatron-Bridge's layout, run
+ * as the recipe's run written by hand on the shipped model. */
+Test(import_nemo, round_trip_of_the_llama3_8b_recipe_in_both_layouts)
 {
-	char *dir = tmp_dir(), *err = NULL, p[1200];
-	cr_assert_eq(import_to("nemo", src_path("tests/data/import/nemo-llama3-8b.yaml"), dir, "--nodes 1", NULL, &err),
-		     0, "%s", err);
+	static const char *const recipes[] = { "tests/data/import/nemo-llama3-8b.yaml",
+						"tests/data/import/bridge-llama3-8b.yaml" };
+	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++) {
+		char *dir = tmp_dir(), *err = NULL, p[1200];
+		cr_assert_eq(import_to("nemo", src_path(recipes[i]), dir, "--nodes 1", NULL, &err), 0, "%s", err);
+		free(err);
+		snprintf(p, sizeof(p), "%s/s.json", dir);
+		json_t *ref = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s,"
+					" s:{s:i, s:i, s:i, s:i, s:i},"
+					" s:{s:i, s:i, s:i, s:s, s:s},"
+					" s:{s:b, s:b}}",
+					"schema", "ddlsim.scenario", "schema_version", "1.0", "name", "byhand",
+					"model", src_path("models/zoo/llama3-8b.json"), "topology", src_path(TOPO), "nodes",
+					1, "framework", "nemo@2.0",
+					"parallel", "tp", 1, "pp", 1, "cp", 2, "dp", 4, "zero", 1,
+					"training", "seq_len", 8192, "global_batch", 512, "micro_batch", 1, "precision",
+					"bf16", "grad_reduce_dtype", "fp32",
+					"communication", "overlap_grad_reduce", 1, "overlap_param_gather", 1);
+		cr_assert(ref);
+		char rp[1200];
+		snprintf(rp, sizeof(rp), "%s/byhand.json", dir);
+		cr_assert_eq(json_dump_file(ref, rp, JSON_INDENT(2)), 0);
+		json_decref(ref);
+		expect_same_run(dir, p, rp);
+		free(dir);
+	}
+}
+
+Test(import_nemo, megatron_bridge_layout_keeps_the_file_s_names)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL;
+	cr_assert_eq(import_to("nemo", src_path("tests/data/import/bridge-llama3-8b.yaml"), dir, "", &out, &err), 0,
+		     "%s", err);
+	cr_expect(strstr(out, "model.num_query_groups                    8                        model: /kv_heads"),
+		  "%s", out);
+	cr_expect(strstr(out, "train.global_batch_size                   512                      scenario: "
+			      "/training/global_batch"), "%s", out);
+	cr_expect(strstr(out, "mixed_precision                           bf16_mixed               scenario: "
+			      "/training/precision"), "%s", out);
+	cr_expect(strstr(out, "mapped: with model.hidden_dropout"), "%s", out);
+	cr_expect(strstr(out, "mapped: a preset vocab_size is used as given, not padded"), "%s", out);
+	cr_expect(strstr(out, "27 mapped, 3 defaults, 3 derived, 15 ignored, 0 unknown"), "%s", out);
+	free(out);
 	free(err);
-	snprintf(p, sizeof(p), "%s/s.json", dir);
-	/* the recipe's run written by hand on the shipped model */
-	json_t *ref = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s,"
-				" s:{s:i, s:i, s:i, s:i, s:i},"
-				" s:{s:i, s:i, s:i, s:s, s:s},"
-				" s:{s:b, s:b}}",
-				"schema", "ddlsim.scenario", "schema_version", "1.0", "name", "byhand",
-				"model", src_path("models/zoo/llama3-8b.json"), "topology", src_path(TOPO), "nodes", 1,
-				"framework", "nemo@2.0",
-				"parallel", "tp", 1, "pp", 1, "cp", 2, "dp", 4, "zero", 1,
-				"training", "seq_len", 8192, "global_batch", 512, "micro_batch", 1, "precision", "bf16",
-				"grad_reduce_dtype", "fp32",
-				"communication", "overlap_grad_reduce", 1, "overlap_param_gather", 1);
-	cr_assert(ref);
-	char rp[1200];
-	snprintf(rp, sizeof(rp), "%s/byhand.json", dir);
-	cr_assert_eq(json_dump_file(ref, rp, JSON_INDENT(2)), 0);
-	json_decref(ref);
-	expect_same_run(dir, p, rp);
 	free(dir);
 }
 
