@@ -60,7 +60,7 @@
  *   trainer.strategy.ddp.overlap_grad_reduce, overlap_param_gather
  *                                                --overlap-grad-reduce, ...
  *   trainer.plugins.precision (trainer.precision) bf16-mixed: --bf16; 16-mixed: --fp16    fp32 (no --bf16, --fp16);
- *                                                                                         its values MP L75, L113-118
+ *                                                                                         its values MP L75, L108-112
  *   trainer.plugins.fp8 (model.config.fp8)       --fp8-format                             None; the plugin's wins
  *                                                                                         (MP L227)
  *   trainer.plugins.fp8_params                   --fp8-param-gather                       False (MP L89)
@@ -70,7 +70,7 @@
  *   optim.config.use_distributed_optimizer       --use-distributed-optimizer (zero 1)
  *   data.seq_length, micro_batch_size, global_batch_size
  *                                                --seq-length, --micro-batch-size, --global-batch-size
- *   trainer.devices, trainer.num_nodes           (scenario nodes)                         1, 1 (Lightning)
+ *   trainer.devices, trainer.num_nodes           (scenario nodes)                         the topology's, 1 (Lightning)
  *
  * A key in parentheses is read where the first is absent; when both are
  * given the first wins and the other is listed as ignored, as NeMo
@@ -151,7 +151,7 @@ static const struct xlate {
 	  "the precision plugin's sets the model config's (mixed_precision.py L227)" },
 	{ { "trainer.plugins.grad_reduce_in_fp32", "trainer.strategy.ddp.grad_reduce_in_fp32" },
 	  "--accumulate-allreduce-grads-in-fp32", X_TRUE,
-	  "the precision plugin's overrides the DDP config's (megatron_strategy.py, update_config_with_dtype_overrides)" },
+	  "the precision plugin's overrides the DDP config's (mixed_precision.py L217-227)" },
 	{ { "optim.config.use_distributed_optimizer", "trainer.strategy.ddp.use_distributed_optimizer" },
 	  "--use-distributed-optimizer", X_TRUE, "the optimizer config's is copied into the DDP config" },
 	{ { "data.micro_batch_size" }, "--micro-batch-size", X_INT, NULL },
@@ -334,7 +334,7 @@ static void emit(struct nm *n, size_t x, const struct yaml_kv *v)
 			break;
 		}
 		const char *p = v->text;
-		if (!strcmp(p, "bf16-mixed") || !strcmp(p, "bf16") || !strcmp(p, "bf16-true") || !strcmp(p, "bf16_mixed"))
+		if (!strcmp(p, "bf16-mixed") || !strcmp(p, "bf16") || !strcmp(p, "bf16_mixed"))
 			snprintf(buf, sizeof(buf), "--bf16");
 		else if (!strcmp(p, "16-mixed") || !strcmp(p, "16") || !strcmp(p, "fp16-mixed") || !strcmp(p, "fp16") ||
 			 !strcmp(p, "fp16_mixed"))

@@ -165,6 +165,11 @@ static int scalar(struct rd *r, const char *s, int len, int line, int col, struc
 			    "flow mappings" : ch == '?' ? "complex keys" : "reserved indicators");
 	if (ch == '[')
 		return fail(r, line, col, "lists of lists are not read");
+	if (ch == '-' && (len == 1 || s[1] == ' '))
+		return fail(r, line, col, "a list item where a value was expected");
+	for (int i = 0; i + 1 < len; i++)
+		if (s[i] == ':' && s[i + 1] == ' ')
+			return fail(r, line, col + i, "': ' inside a plain value (quote the value)");
 	const char *t = own_n(r->y, s, (size_t)len);
 	v->text = t;
 	/* YAML 1.1's booleans, as PyYAML reads them */

@@ -432,6 +432,8 @@ Test(import_nemo, refuses_a_yaml_syntax_error_with_its_place)
 		{ "data:\n  seq_length 1\n", "recipe.yaml:2:3: error: expected 'key: value'" },
 		{ "a: [1, [2]]\n", "recipe.yaml:1:8: error: lists of lists are not read" },
 		{ "a: 1\n---\nb: 2\n", "recipe.yaml:2:1: error: a second document ('---') is not read" },
+		{ "a:\n- - 1\n", "recipe.yaml:2:3: error: a list item where a value was expected" },
+		{ "b: c: d\n", "recipe.yaml:1:5: error: ': ' inside a plain value (quote the value)" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_expect_eq(import_yaml(dir, bad[i].text, "", NULL, &err), 3, "%s", bad[i].text);
