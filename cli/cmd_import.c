@@ -8,8 +8,13 @@
  * --nodes (or the nodes the batch implies). torchtitan: a job file (TOML)
  * becomes the scenario OUT on the shipped model of its llama3 flavor
  * (--zoo, default models/zoo), on --topology with --nodes (or the
- * product of its degrees). Every key or flag is a row of the mapping
- * table, printed and, with --map, written as CSV.
+ * product of its degrees). deepspeed: a DeepSpeed config JSON becomes
+ * the scenario OUT on --model (a ddlsim model file, referenced, or a
+ * Hugging Face config.json, imported beside OUT as megatron's model) with
+ * --seq-len tokens, on --topology with --nodes. nemo: a NeMo 2 recipe
+ * printed as YAML (or a Megatron-Bridge config) becomes the scenario OUT
+ * and its model beside it, as megatron's. Every key or flag is a row of the mapping table, printed
+ * and, with --map, written as CSV.
  *
  * Nothing is written unless every document loads: the model is staged
  * and loaded by model_load(), the scenario by scenario_load_json() (its
@@ -42,20 +47,30 @@ struct import_opts {
 	long nodes;
 	const char *map;
 	const char *zoo;
+	const char *model;
+	long seq_len;
 	bool force;
 };
 
 static const struct opt import_options[] = {
 	OPT_STRING('o', "output", struct import_opts, out, "OUT.json",
 		   "the file to write: the model (hf) or the scenario (megatron,\n"
-		   "its model beside it as OUT.model.json); required"),
+		   "nemo, deepspeed with a config.json: its model beside it as\n"
+		   "OUT.model.json); required"),
 	OPT_FILE(0, "topology", struct import_opts, topology, "FILE",
-		 "megatron, torchtitan: the cluster's topology file (topologies/);\n"
-		 "required"),
+		 "megatron, torchtitan, deepspeed, nemo: the cluster's topology\n"
+		 "file (topologies/); required"),
 	OPT_LONG(0, "nodes", struct import_opts, nodes, "N", 1, TOPO_MAX_NODES,
-		 "megatron, torchtitan: nodes of the job (default: megatron\n"
-		 "tp x pp x cp x dp GPUs, dp = global batch / micro batch;\n"
-		 "torchtitan the product of its degrees)"),
+		 "megatron, torchtitan, deepspeed, nemo: nodes of the job\n"
+		 "(default: megatron tp x pp x cp x dp GPUs, dp = global batch /\n"
+		 "micro batch; torchtitan the product of its degrees; deepspeed\n"
+		 "train / (micro x accumulation) GPUs; nemo trainer.num_nodes)"),
+	OPT_FILE(0, "model", struct import_opts, model, "FILE",
+		 "deepspeed: the model, a ddlsim model file (models/zoo/) or a\n"
+		 "Hugging Face config.json; required"),
+	OPT_LONG(0, "seq-len", struct import_opts, seq_len, "N", 1, 1L << 30,
+		 "deepspeed: the training sequence in tokens (the config holds\n"
+		 "none); required"),
 	OPT_STRING(0, "zoo", struct import_opts, zoo, "DIR",
 		   "torchtitan: the folder of the shipped models (default models/zoo)"),
 	OPT_FILE(0, "map", struct import_opts, map, "FILE.csv", "also write the mapping table as CSV"),
@@ -65,7 +80,7 @@ static const struct opt import_options[] = {
 
 const struct opt_cmd cmd_import_opts = {
 	.name = "import",
-	.summary = "read a Hugging Face config.json, Megatron-LM arguments or a torchtitan job",
+	.summary = "read a Hugging Face, Megatron-LM, torchtitan, DeepSpeed or NeMo configuration",
 	.args = "FORMAT INPUT...",
 	.description =
 		"FORMAT hf: INPUT is a Hugging Face config.json (llama, mistral, qwen2, qwen3,\n"
@@ -78,6 +93,13 @@ const struct opt_cmd cmd_import_opts = {
 		"FORMAT torchtitan: INPUT is a torchtitan job file (--job.config_file, TOML);\n"
 		"OUT is a scenario on the shipped model of its llama3 flavor (8B, 70B, 405B).\n"
 		"Keys left out take torchtitan v0.1.0's defaults (docs/import.md).\n"
+		"FORMAT deepspeed: INPUT is a DeepSpeed config JSON (ds_config); OUT is a\n"
+		"scenario (framework deepspeed@0.15) on --model with --seq-len tokens. Keys\n"
+		"left out take DeepSpeed v0.15.0's defaults (docs/import.md).\n"
+		"FORMAT nemo: INPUT is a NeMo 2 recipe printed as YAML (trainer, model.config,\n"
+		"data, optim) or a Megatron-Bridge config (model, train, dataset, ddp,\n"
+		"optimizer); OUT is a scenario (framework nemo@2.0) and OUT.model.json its\n"
+		"model, read through Megatron-LM's flags and defaults (docs/import.md).\n"
 		"The mapping table goes to stdout: each key or flag, its value, the ddlsim key\n"
 		"it set and the value written, and its status: mapped, default, derived,\n"
 		"ignored (no effect on time or memory) or unknown (not applied). A\n"
@@ -90,7 +112,10 @@ const struct opt_cmd cmd_import_opts = {
 		"  ddlsim import megatron launch.sh -o run.json --topology topologies/dgx-h100.json --nodes 4\n"
 		"  ddlsim import megatron -o run.json --topology topologies/dgx-h100.json -- \\\n"
 		"      --num-layers 32 --hidden-size 4096 ...\n"
-		"  ddlsim import torchtitan llama3_8b.toml -o run.json --topology topologies/dgx-h100.json --nodes 8\n\n"
+		"  ddlsim import torchtitan llama3_8b.toml -o run.json --topology topologies/dgx-h100.json --nodes 8\n"
+		"  ddlsim import deepspeed ds_config.json -o run.json --topology topologies/dgx-h100.json \\\n"
+		"      --model models/zoo/llama2-13b.json --seq-len 4096 --nodes 1\n"
+		"  ddlsim import nemo llama3_8b.yaml -o run.json --topology topologies/dgx-h100.json\n\n"
 		"exit codes: 0 ok, 1 cannot write an output, 2 usage, 3 invalid input (a key or\n"
 		"flag the framework refuses, a file that does not load, an output that exists\n"
 		"without --force or is an input)\n",
@@ -277,19 +302,22 @@ int cmd_import(int argc, char **argv)
 	diag_init(&d, stderr);
 	struct import_map *map = import_map_create();
 	json_t *model = NULL, *sc = NULL;
+	json_t *ds_model = NULL;    /* deepspeed --model: a ddlsim model file when its schema says so */
 	char *model_path = NULL, *text = NULL, *topo_ref = NULL;
 	struct topology *topo = NULL;
 
 	if (opt_parse(&cmd_import_opts, argc, argv, &o, pos, &npos))
 		goto out;
 	if (npos < 1) {
-		rc = cli_usage_error("import: expected a FORMAT (hf, megatron or torchtitan) and its INPUT");
+		rc = cli_usage_error("import: expected a FORMAT (hf, megatron, torchtitan, deepspeed or nemo) and its "
+				     "INPUT");
 		goto out;
 	}
 	bool hf = !strcmp(pos[0], "hf"), mg = !strcmp(pos[0], "megatron"), tt = !strcmp(pos[0], "torchtitan");
-	if (!hf && !mg && !tt) {
-		rc = cli_usage_error("import: FORMAT: expected hf, megatron or torchtitan, got '%s' (NeMo and DeepSpeed "
-				     "configurations are not read yet)", pos[0]);
+	bool ds = !strcmp(pos[0], "deepspeed"), nm = !strcmp(pos[0], "nemo");
+	if (!hf && !mg && !tt && !ds && !nm) {
+		rc = cli_usage_error("import: FORMAT: expected hf, megatron, torchtitan, deepspeed or nemo, got '%s'",
+				     pos[0]);
 		goto out;
 	}
 	if (npos < 2) {
@@ -313,30 +341,52 @@ int cmd_import(int argc, char **argv)
 	}
 	if (!hf && !o.topology) {
 		rc = cli_usage_error("import %s: --topology FILE is required (the %s holds no cluster)", pos[0],
-				     mg ? "arguments" : "job file");
+				     mg ? "arguments" : tt ? "job file" : ds ? "config" : "recipe");
 		goto out;
 	}
 	if (!tt && o.zoo) {
 		rc = cli_usage_error("import %s: --zoo is torchtitan's", pos[0]);
 		goto out;
 	}
+	if (!ds && (o.model || o.seq_len)) {
+		rc = cli_usage_error("import %s: --model and --seq-len are deepspeed's", pos[0]);
+		goto out;
+	}
+	if (ds && (!o.model || !o.seq_len)) {
+		rc = cli_usage_error("import deepspeed: --model FILE and --seq-len N are required (a DeepSpeed config "
+				     "holds neither the model nor the sequence)");
+		goto out;
+	}
 	rc = EXIT_INPUT;
 	if (!args && cli_check_input_name(pos[1]))
 		goto out;
-	if (mg) {
+	if (ds) {
+		json_error_t je;
+		ds_model = json_load_file(o.model, 0, &je);
+		json_t *schema = json_object_get(ds_model, "schema");
+		bool zoo = json_is_string(schema) && !strcmp(json_string_value(schema), "ddlsim.model");
+		json_decref(ds_model);
+		ds_model = NULL;
+		if (zoo)
+			ds_model = json_string(o.model);
+	}
+	if (mg || nm || (ds && !ds_model)) {
 		size_t l = strlen(o.out);
 		model_path = l > 5 && !strcmp(o.out + l - 5, ".json") ?
 			     xasprintf("%.*s.model.json", (int)(l - 5), o.out) : xasprintf("%s.model.json", o.out);
 	}
-	const char *model_out = mg ? model_path : o.out;
+	const char *model_out = model_path ? model_path : o.out;
 	if (cli_check_output(o.out) || cli_check_output(model_path) || cli_check_output(o.map) ||
 	    refuse_existing(o.out, o.force) || refuse_existing(model_path, o.force) ||
 	    refuse_existing(o.map, o.force))
 		goto out;
 	struct samefile *sf = samefile_create();
 	if (!args)
-		samefile_input(sf, hf ? "the config.json" : mg ? "the launch" : "the job file", pos[1]);
+		samefile_input(sf, hf ? "the config.json" : mg ? "the launch" : tt ? "the job file" : ds ? "the config" :
+			       "the recipe", pos[1]);
 	samefile_input(sf, "the topology", o.topology);
+	if (o.model)
+		samefile_input(sf, "the model", o.model);
 	samefile_output(sf, "-o", o.out);
 	samefile_output(sf, "the model beside -o", model_path);
 	samefile_output(sf, "--map", o.map);
@@ -348,6 +398,37 @@ int cmd_import(int argc, char **argv)
 	if (hf) {
 		if (!(model = import_hf(pos[1], map, &d)))
 			goto out;
+	} else if (ds || nm) {
+		if (!(topo = topology_load(o.topology, &d)))
+			goto out;
+		if (!(topo_ref = scenario_path_from(o.out, o.topology))) {
+			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
+			goto out;
+		}
+		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
+					    .nodes = o.nodes };
+		const char *slash_m = model_path ? strrchr(model_path, '/') : NULL;
+		const char *mref = !model_path ? NULL : slash_m ? slash_m + 1 : model_path;
+		if (nm) {
+			if (!(text = read_text(pos[1])) ||
+			    import_nemo(text, pos[1], &c, mref, map, &model, &sc, &d))
+				goto out;
+		} else {
+			if (!ds_model && !(model = import_hf(o.model, map, &d)))
+				goto out;
+			if (import_deepspeed(pos[1], &c, o.seq_len, map, &sc, &d))
+				goto out;
+			char *ref = ds_model ? scenario_path_from(o.out, o.model) : xstrdup(mref);
+			if (!ref) {
+				fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.model, o.out, strerror(errno));
+				goto out;
+			}
+			json_object_set_new(sc, "model", json_string(ref));
+			if (ds_model)
+				import_map_add(map, IMPORT_MAPPED, "(--model)", o.model, "scenario: /model", ref,
+					       "a ddlsim model file, referenced");
+			free(ref);
+		}
 	} else if (tt) {
 		if (!(topo = topology_load(o.topology, &d)))
 			goto out;
@@ -392,6 +473,7 @@ int cmd_import(int argc, char **argv)
 
 	rc = write_outputs(&o, model_out, model_path, model, sc, map);
 out:
+	json_decref(ds_model);
 	if (rc == EXIT_INPUT && import_map_rows(map))
 		import_map_print(map, stderr);
 	topology_destroy(topo);

@@ -23,9 +23,11 @@
  * or is an input).
  *
  * Formats read: Hugging Face config.json (import_hf.c), Megatron-LM
- * arguments (import_megatron.c) and torchtitan job files (TOML,
- * import_torchtitan.c, read by toml.c). Not yet: NeMo recipes, DeepSpeed
- * JSON. */
+ * arguments (import_megatron.c), torchtitan job files (TOML,
+ * import_torchtitan.c, read by toml.c), DeepSpeed configs (JSON,
+ * import_deepspeed.c) and NeMo 2 recipes printed as YAML or
+ * Megatron-Bridge configs (import_nemo.c, read by yaml.c, mapped through
+ * import_megatron.c's flags). */
 #ifndef DDLSIM_IMPORT_H
 #define DDLSIM_IMPORT_H
 
@@ -58,6 +60,17 @@ void import_map_destroy(struct import_map *m);
  * strings are copied. */
 void import_map_add(struct import_map *m, enum import_status st, const char *source, const char *value,
 		    const char *key, const char *written, const char *note);
+
+/* Rename the source of every row whose source is from (a Megatron-LM
+ * flag "--num-layers") to to ("model.config.num_layers"); value and note,
+ * when not NULL, and st, when >= 0, replace such a row's. */
+void import_map_rename(struct import_map *m, const char *from, const char *to, const char *value, int st,
+		       const char *note);
+/* Replace the word from (a flag "--hidden-dropout": not followed by a
+ * letter or '-') by to in every row's note. */
+void import_map_subst(struct import_map *m, const char *from, const char *to);
+/* Remove every row whose source is source. */
+void import_map_drop(struct import_map *m, const char *source);
 
 /* Rows in the table, and how many have status st. */
 int import_map_rows(const struct import_map *m);
@@ -108,5 +121,23 @@ int import_megatron(const char *text, const char *file, int argc, char **argv, c
  * ("job.toml:31:1: error: parallelism.data_parallel_shard_degree: ..."). */
 int import_torchtitan(const char *text, const char *file, const struct import_cluster *c, struct import_map *map,
 		      json_t **scenario, const char **model_file, struct diag *d);
+
+/* A DeepSpeed config JSON (path) into a scenario document (*scenario,
+ * whose "model" key the caller sets) on the cluster c, with seq_len tokens
+ * (the config holds none), framework "deepspeed@0.15". Every key a row of
+ * map. Returns 0, or -1 after reporting every problem into d
+ * ("ds.json: /train_batch_size: error: ..."). */
+int import_deepspeed(const char *path, const struct import_cluster *c, long seq_len, struct import_map *map,
+		     json_t **scenario, struct diag *d);
+
+/* A NeMo 2 recipe printed as YAML (its text, named file in messages) into
+ * a model document (*model) and a scenario document (*scenario, whose
+ * "model" key is model_ref) on the cluster c, framework "nemo@2.0". The
+ * keys are Megatron-Core's, read through import_megatron()'s flags. Every
+ * key a row of map. Returns 0, or -1 after reporting every problem into d
+ * ("recipe.yaml:12:5: error: trainer.strategy.tensor_model_parallel_size:
+ * ..."). */
+int import_nemo(const char *text, const char *file, const struct import_cluster *c, const char *model_ref,
+		struct import_map *map, json_t **model, json_t **scenario, struct diag *d);
 
 #endif

@@ -52,6 +52,66 @@ void import_map_add(struct import_map *m, enum import_status st, const char *sou
 	};
 }
 
+void import_map_rename(struct import_map *m, const char *from, const char *to, const char *value, int st,
+		       const char *note)
+{
+	for (int i = 0; i < m->n; i++) {
+		struct import_row *r = &m->rows[i];
+		if (strcmp(r->source, from))
+			continue;
+		free(r->source);
+		r->source = xstrdup(to);
+		if (value) {
+			free(r->value);
+			r->value = xstrdup(value);
+		}
+		if (note) {
+			free(r->note);
+			r->note = xstrdup(note);
+		}
+		if (st >= 0)
+			r->st = (enum import_status)st;
+	}
+}
+
+void import_map_subst(struct import_map *m, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to);
+	for (int i = 0; i < m->n; i++) {
+		char **note = &m->rows[i].note;
+		for (char *hit = strstr(*note, from); hit; hit = strstr(hit, from)) {
+			char after = hit[fl];
+			if ((after >= 'a' && after <= 'z') || after == '-') {
+				hit += fl;
+				continue;
+			}
+			size_t off = (size_t)(hit - *note);
+			char *t = xasprintf("%.*s%s%s", (int)off, *note, to, hit + fl);
+			free(*note);
+			*note = t;
+			hit = t + off + tl;
+		}
+	}
+}
+
+void import_map_drop(struct import_map *m, const char *source)
+{
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct import_row *r = &m->rows[i];
+		if (strcmp(r->source, source)) {
+			m->rows[k++] = *r;
+			continue;
+		}
+		free(r->source);
+		free(r->value);
+		free(r->key);
+		free(r->written);
+		free(r->note);
+	}
+	m->n = k;
+}
+
 int import_map_rows(const struct import_map *m)
 {
 	return m->n;

@@ -130,7 +130,10 @@ IMPORT = [
     ("Hugging Face config.json: `ddlsim import hf`", "import/import_hf.c"),
     ("Megatron-LM arguments: `ddlsim import megatron`", "import/import_megatron.c"),
     ("torchtitan job files: `ddlsim import torchtitan`", "import/import_torchtitan.c"),
+    ("DeepSpeed configs: `ddlsim import deepspeed`", "import/import_deepspeed.c"),
+    ("NeMo 2 recipes: `ddlsim import nemo`", "import/import_nemo.c"),
     ("The TOML reader", "import/toml.h"),
+    ("The YAML reader", "import/yaml.h"),
 ]
 
 
@@ -142,7 +145,8 @@ def render_import(root):
            "",
            "`ddlsim import hf config.json -o model.json` and `ddlsim import megatron launch.sh "
            "-o scenario.json --topology FILE [--nodes N]` (and `ddlsim import torchtitan "
-           "job.toml`, with the same options) read what a training job already "
+           "job.toml` and `ddlsim import nemo recipe.yaml`, with the same options; `ddlsim import "
+           "deepspeed ds_config.json` with `--model FILE --seq-len N` as well) read what a training job already "
            "states into ddlsim's files and print the mapping table (`--map FILE.csv` writes it); "
            "the options and exit codes are in [cli.md](cli.md#ddlsim-import). Each section "
            "below is the opening comment of the file named under it.",
