@@ -12,15 +12,21 @@
  * 1.5e+13 -> 15 T). Before simulating, each scenario is estimated and a
  * long one says so (cli/longrun.h); a progress line goes to a terminal,
  * JSON progress lines elsewhere (cli/progress.h). --out writes the
- * records, JSON or CSV by the name's extension, atomically. */
+ * records, JSON or CSV by the name's extension, atomically. Interrupted
+ * (SIGINT, SIGTERM) while simulating, the scenarios running are killed,
+ * no more start, and the ones that finished are compared as above (the
+ * table, --out), with a line on stderr; the exit status is then 128 + the
+ * signal (util/cleanup.h, cleanup_defer). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assess.h"
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "human.h"
 #include "cli.h"
 #include "longrun.h"
@@ -68,7 +74,8 @@ const struct opt_cmd cmd_compare_opts = {
 		"example:\n"
 		"  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n"
 		"  ddlsim compare a.json b.json --out cmp.csv\n\n"
-		"exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input\n",
+		"exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input,\n"
+		"130 interrupted by SIGINT (143 SIGTERM): the scenarios that finished are compared\n",
 	.size = sizeof(struct compare_opts),
 };
 
@@ -265,8 +272,13 @@ static int write_out(const char *path, json_t **rec, int n, const char *best, co
 struct cctx {
 	struct scenario **sc;
 	struct result_row *rows;
+	bool *finished;
 	struct progress *pg;
 };
+
+/* Set by the first SIGINT or SIGTERM while the scenarios run
+ * (cleanup_defer): the ones that finished are still compared. */
+static volatile sig_atomic_t g_stop;
 
 static void job(void *ctx, int i, struct result_row *row)
 {
@@ -279,7 +291,10 @@ static void done(void *ctx, int i, const struct result_row *row)
 	struct cctx *c = ctx;
 	c->rows[i] = *row;
 	c->rows[i].plan = c->sc[i]->plan;
-	progress_done(c->pg, i, row->status != RESULT_OK);
+	/* a child killed by the interruption did not finish */
+	c->finished[i] = !(g_stop && row->status == RESULT_CRASHED);
+	if (c->finished[i])
+		progress_done(c->pg, i, row->status != RESULT_OK);
 }
 
 static void tick(void *ctx, const long *tasks)
@@ -312,7 +327,9 @@ int cmd_compare(int argc, char **argv)
 	}
 	struct diag d;
 	diag_init(&d, stderr);
-	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)) };
+	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)),
+			  .finished = xcalloc((size_t)n, sizeof(*c.finished)) };
+	int all = n;
 	int bad = 0;
 	for (int i = 0; i < n; i++)
 		bad += cli_check_input_name(paths[i]) || !(c.sc[i] = scenario_load(paths[i], &d));
@@ -335,10 +352,33 @@ int cmd_compare(int argc, char **argv)
 	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, true);
 	longrun_scenarios(c.sc, n, ro.jobs, c.pg);
 	ro.tick = tick;
+	ro.stop = &g_stop;
+	cleanup_defer(&g_stop);
 	int run_rc = runner_run(&ro, n, job, done, &c, &d);
+	int sig = g_stop;
+	cleanup_defer(NULL);
 	progress_destroy(c.pg);
 	if (run_rc)
 		goto out;
+	if (sig) {      /* the finished ones first, in their order; the table is theirs */
+		int m = 0;
+		for (int i = 0; i < n; i++)
+			if (c.finished[i]) {
+				struct scenario *t = c.sc[m];
+				struct result_row r = c.rows[m];
+				c.sc[m] = c.sc[i], c.rows[m] = c.rows[i];
+				c.sc[i] = t, c.rows[i] = r;
+				m++;
+			}
+		fprintf(stderr, "ddlsim: interrupted by %s: %d of %d scenarios finished%s\n",
+			sig == SIGINT ? "SIGINT" : "SIGTERM", m, n,
+			m ? (o.out ? "; the table and --out hold them" : "; the table holds them") : "");
+		n = m;
+		if (n == 0) {
+			rc = 128 + sig;
+			goto out;
+		}
+	}
 	struct econ_params ep;
 	struct goodput_params gp;
 	econ_params_init(&ep);
@@ -372,14 +412,17 @@ int cmd_compare(int argc, char **argv)
 	rc = failed ? EXIT_FAIL : EXIT_OK;
 	if (o.out && write_out(o.out, rec, n, best >= 0 ? c.sc[best]->meta.name : NULL, why))
 		rc = EXIT_FAIL;
+	if (sig)
+		rc = 128 + sig;
 	for (int i = 0; i < n; i++)
 		json_decref(rec[i]);
 	free(rec);
 out:
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < all; i++)
 		scenario_destroy(c.sc[i]);
 	free(c.sc);
 	free(c.rows);
+	free(c.finished);
 	diag_finish(&d);
 out_paths:
 	free(paths);

@@ -125,6 +125,8 @@ static void lost_row(const struct runner_opts *o, struct slot *s, int wstatus)
 	}
 }
 
+/* Start job i in slot s. Returns 0, 1 when *o->stop was set (nothing
+ * started), or -1 after reporting. */
 static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_fn job, void *ctx,
 		 atomic_long *board, struct diag *d)
 {
@@ -132,9 +134,24 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 	if (pipe(fds))
 		return diag_errf(d, "runner: cannot create a pipe: %s", strerror(errno));
 	fflush(NULL);
+	/* SIGINT and SIGTERM wait until the child is registered: a stop
+	 * (cleanup_defer) then either comes before it and starts nothing,
+	 * or after and kills it; never a child started and left running */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (o->stop && *o->stop) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(fds[0]);
+		close(fds[1]);
+		return 1;
+	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[0]);
 		close(fds[1]);
 		return diag_errf(d, "runner: cannot fork: %s", strerror(errno));
@@ -148,9 +165,11 @@ static int start(const struct runner_opts *o, struct slot *s, int i, runner_job_
 			_exit(121);
 		close(fds[0]);
 		cleanup_reset_in_child();
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		child(o, fds[1], i, job, ctx, board);
 	}
 	cleanup_remember_child(pid);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(fds[1]);
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
@@ -268,7 +287,10 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 	while (next < n || running > 0) {
 		for (int k = 0; k < jobs && next < n && rc == 0; k++)
 			if (!slots[k].pid) {
-				if (start(o, &slots[k], next, job, ctx, tk.board, d))
+				int st = start(o, &slots[k], next, job, ctx, tk.board, d);
+				if (st > 0)
+					next = n;       /* stopped: the running ones drain below */
+				else if (st < 0)
 					rc = -1;
 				else {
 					next++;

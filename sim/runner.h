@@ -16,6 +16,7 @@
 #ifndef DDLSIM_RUNNER_H
 #define DDLSIM_RUNNER_H
 
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "result.h"
@@ -34,6 +35,9 @@ struct runner_opts {
 	double timeout_s;           /* per child; 0 = none */
 	double mem_limit_bytes;     /* per child address space; 0 = none */
 	runner_tick_fn tick;        /* NULL: no progress */
+	const volatile sig_atomic_t *stop; /* non-zero: start no more jobs (the
+					    * ones running end as they do;
+					    * cleanup_defer() kills them) */
 };
 
 /* Runs in the child for job index i: fill row (result_row_fill() after a
@@ -44,7 +48,8 @@ typedef void (*runner_job_fn)(void *ctx, int i, struct result_row *row);
 typedef void (*runner_done_fn)(void *ctx, int i, const struct result_row *row);
 
 /* Run jobs 0..n-1. Returns 0 when every job was started and ended (rows
- * with errors included), or -1 after reporting into d if the runner
+ * with errors included) or *o->stop ended the run early (the jobs not
+ * started get no row), or -1 after reporting into d if the runner
  * itself could not go on (fork or pipe failed): the rows delivered so far
  * stand. */
 int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,

@@ -250,6 +250,51 @@ Test(cli, sigint_removes_temporaries_and_exits_130, .timeout = 120)
 	free(d);
 }
 
+/* Issue 44 item 5: an interrupted compare keeps what finished. With one
+ * job, the quickstart (0.1 s) ends before the 1T model (seconds) starts;
+ * SIGINT goes once the progress says one is done. */
+Test(cli, sigint_during_compare_keeps_the_finished_scenarios, .timeout = 240)
+{
+	char *d = tmp_dir(), outp[1100], errp[1100], cmp[1100];
+	snprintf(outp, sizeof(outp), "%s/stdout", d);
+	snprintf(errp, sizeof(errp), "%s/stderr", d);
+	snprintf(cmp, sizeof(cmp), "%s/cmp.json", d);
+	char *argv[] = { getenv("DDLSIM_BIN"), "compare", (char *)src_path("scenarios/quickstart.json"),
+			 (char *)src_path("scenarios/megatron/1t.json"), "--out", cmp, NULL };
+	pid_t pid = test_spawn(argv, NULL, NULL, outp, errp, false);
+	int st, waited = 0;
+	char *err = NULL;
+	while (waited < 200000 && waitpid(pid, &st, WNOHANG) == 0) {
+		free(err);
+		err = test_file_text(errp);
+		if (err && strstr(err, "\"done\": 1,"))
+			break;
+		usleep(1000);
+		waited++;
+	}
+	cr_assert(err && strstr(err, "\"done\": 1,"), "no scenario finished: %s", err ? err : "");
+	kill(pid, SIGINT);
+	waitpid(pid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
+	free(err);
+	err = test_file_text(errp);
+	char *out = test_file_text(outp);
+	cr_assert(err && out);
+	cr_expect(strstr(err, "ddlsim: interrupted by SIGINT: 1 of 2 scenarios finished; the table and "
+			      "--out hold them"), "%s", err);
+	cr_expect(strstr(out, "best that fits: quickstart"), "%s", out);
+	cr_expect(!strstr(out, "megatron-1t"), "the interrupted scenario is in the table: %s", out);
+	json_t *j = json_load_file(cmp, 0, NULL);
+	cr_assert(j, "--out was not written");
+	json_t *sc = json_object_get(j, "scenarios");
+	cr_expect_eq(json_array_size(sc), 1);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(sc, 0), "scenario")), "quickstart");
+	json_decref(j);
+	free(out);
+	free(err);
+	free(d);
+}
+
 Test(cli, a_model_of_a_million_layers_is_refused_before_allocating)
 {
 	char *d = tmp_dir(), args[1200], *err = NULL;

@@ -32,11 +32,17 @@ static void say(const char *s)
 	}
 }
 
+static volatile sig_atomic_t *volatile deferred;  /* cleanup_defer() */
+
 static void handler(int sig)
 {
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
 			kill(children[i], SIGKILL);
+	if (deferred && sig != SIGXFSZ && !*deferred) {
+		*deferred = sig;        /* the command ends itself (cleanup.h) */
+		return;
+	}
 	for (int i = 0; i < MAX_FILES; i++)
 		if (file_used[i])
 			unlink(files[i]);
@@ -124,4 +130,11 @@ void cleanup_reset_in_child(void)
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		children[i] = 0;
 	quiet = 1;
+}
+
+void cleanup_defer(volatile sig_atomic_t *flag)
+{
+	if (flag)
+		*flag = 0;
+	deferred = flag;
 }

@@ -12,6 +12,7 @@
 #ifndef DDLSIM_CLEANUP_H
 #define DDLSIM_CLEANUP_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 /* Install the SIGINT/SIGTERM/SIGXFSZ handler (once, in main). */
@@ -35,6 +36,15 @@ void cleanup_forget(const char *path);
 /* The same for a child process to kill on a signal. */
 int cleanup_remember_child(pid_t pid);
 void cleanup_forget_child(pid_t pid);
+
+/* With flag set (non-NULL), the first SIGINT or SIGTERM kills every
+ * registered child and stores the signal in *flag instead of exiting: the
+ * command then ends itself, keeping what finished (compare prints the
+ * scenarios that finished and exits 128 + *flag), and says so. Temporary
+ * files stay registered (the atomic writers remove their own). A second
+ * signal, or SIGXFSZ, ends the process as without it. NULL: back to
+ * exiting at once. *flag is cleared when set. */
+void cleanup_defer(volatile sig_atomic_t *flag);
 
 /* In a forked child: forget the parent's files and children (they are the
  * parent's to clean up); on a signal the child removes its own files and
