@@ -364,7 +364,8 @@ Test(human, a_range_reads_in_one_unit)
 {
 	const struct { double lo, hi; const char *pre, *unit, *want; } c[] = {
 		{ 9.8e6, 11.4e6, "$", "", "$9.8 M – $11.4 M" },
-		{ 980e3, 1.2e6, "$", "", "$0.98 M – $1.2 M" },   /* never "980 k – 1.2 M" */
+		{ 8e6, 12e6, "$", "", "$8 M – $12 M" },   /* never "8000 k – 12 M" */
+		{ 980e3, 1.2e6, "$", "", "$980 k – $1200 k" },
 		{ 82.6, 104.2, "", " days", "82.6 – 104.2 days" },
 		{ 9000, 12000, NULL, " MWh", "9 k – 12 k MWh" },
 		{ 1, NAN, "", "", "-" },

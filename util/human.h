@@ -23,7 +23,8 @@ char *human_scaled(double x, double like, char *buf, size_t n);
 
 /* A range lo .. hi in one unit: both numbers scaled by the prefix
  * human_number() gives the larger in absolute value, so a range never
- * mixes prefixes: "$9.8 M – $11.4 M", "0.98 M – 1.2 M", "82.6 – 104".
+ * mixes prefixes: "$9.8 M – $11.4 M", "$8 M – $12 M" (not "8000 k – 12 M"),
+ * "82.6 – 104".
  * pre goes before each number ("$"), unit after the second (" days");
  * either may be "" (NULL: ""). Not finite: "-". Returns buf. */
 char *human_range(double lo, double hi, const char *pre, const char *unit, char *buf, size_t n);
