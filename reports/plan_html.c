@@ -109,7 +109,8 @@ static const char css_more[] =
 	".verdict.met{border-left:6px solid #070}.verdict.unmet{border-left:6px solid #b00}"
 	".verdict.met .v{color:#070}.verdict.unmet .v{color:#b00}"
 	".safe{font-weight:700;font-size:1.2em}tr.rec{background:#fff6d5 !important}"
-	"#plans td.n{white-space:nowrap}";
+	"#plans table{font-size:.8em}#plans td.n,#plans td.g{white-space:nowrap}#plans td.lay{min-width:14em}"
+	"#plans .d{color:#666;font-size:.85em}";
 
 /* Plan i's band factors on a time: real = predicted x lo .. hi (report_band's clamp). */
 static double band_lo(const struct page *pg, int i)
@@ -133,19 +134,35 @@ static const char *option_name(const struct page *pg, int i)
 	return pg->g->clusters[pg->in->plans[i].option].name;
 }
 
-/* The parallel layout of pl in words into buf (n bytes). */
-static char *layout(const struct plan *pl, char *buf, size_t n)
+/* The parallel degrees of pl into buf (n bytes): "dp 64 × tp 8 × pp 4". */
+static char *degrees(const struct plan *pl, char *buf, size_t n)
 {
 	const struct plan_parallel *x = &pl->parallel;
 	int k = snprintf(buf, n, "dp %d × tp %d × pp %d", x->dp, x->tp, x->pp);
-	if (x->schedule == SCHED_INTERLEAVED && k < (int)n)
-		k += snprintf(buf + k, n - (size_t)k, " (%d virtual stages each)", x->interleave);
-	if (x->cp > 1 && k < (int)n)
-		k += snprintf(buf + k, n - (size_t)k, " × cp %d", x->cp);
-	if (k < (int)n)
-		snprintf(buf + k, n - (size_t)k, "; ZeRO %d, recompute %s%s; micro-batch %ld, global batch %ld",
-			 (int)x->zero, recompute_name(x->recompute), x->sp ? ", sequence parallel" : "",
-			 pl->training.micro_batch, pl->training.global_batch);
+	if (x->cp > 1 && k >= 0 && k < (int)n)
+		snprintf(buf + k, n - (size_t)k, " × cp %d", x->cp);
+	return buf;
+}
+
+/* The rest of pl's layout into buf (n bytes): the interleaved pipeline,
+ * ZeRO, recompute, sequence parallelism, the batch. */
+static char *details(const struct plan *pl, char *buf, size_t n)
+{
+	const struct plan_parallel *x = &pl->parallel;
+	char v[48] = "";
+	if (x->schedule == SCHED_INTERLEAVED)
+		snprintf(v, sizeof(v), "%d virtual stages a GPU, ", x->interleave);
+	snprintf(buf, n, "%sZeRO %d, recompute %s%s; micro-batch %ld, global batch %ld", v, (int)x->zero,
+		 recompute_name(x->recompute), x->sp ? ", sequence parallel" : "", pl->training.micro_batch,
+		 pl->training.global_batch);
+	return buf;
+}
+
+/* The whole layout of pl in words into buf (n bytes). */
+static char *layout(const struct plan *pl, char *buf, size_t n)
+{
+	char a[120], b[160];
+	snprintf(buf, n, "%s; %s", degrees(pl, a, sizeof(a)), details(pl, b, sizeof(b)));
 	return buf;
 }
 
@@ -413,10 +430,12 @@ static void plan_row(FILE *f, const struct page *pg, int i, const struct columns
 	fprintf(f, "<tr%s><td class=\"n\">%ld%s</td><td>", rec ? " class=\"rec\"" : "", pp->rank,
 		rec ? " ★" : "");
 	esc(f, option_name(pg, i));
-	fprintf(f, "</td><td class=\"n\">%ld</td><td>", pp->gpus);
-	esc(f, layout(pp->plan, lay, sizeof(lay)));
-	fprintf(f, "</td><td class=\"n\">%.1f %%</td><td class=\"n\">%s days</td><td class=\"n\">$%s</td>"
-		"<td class=\"n\">$%s</td><td class=\"n\">%s MWh</td><td class=\"%s\">%s%s%s</td><td>%s</td><td>",
+	fprintf(f, "</td><td class=\"n\">%ld</td><td class=\"lay\">", pp->gpus);
+	esc(f, degrees(pp->plan, lay, sizeof(lay)));
+	fputs("<br><span class=\"d\">", f);
+	esc(f, details(pp->plan, lay, sizeof(lay)));
+	fprintf(f, "</span></td><td class=\"n\">%.1f %%</td><td class=\"n\">%s days</td><td class=\"n\">$%s</td>"
+		"<td class=\"n\">$%s</td><td class=\"n\">%s MWh</td><td class=\"g %s\">%s%s%s</td><td>%s</td><td>",
 		100 * pp->row->mfu, hn(a->gp.wall_s / 86400), hs(a->econ.cost_usd, col->cost_usd),
 		hn(a->econ.usd_per_Mtoken), hs(a->econ.energy_MWh, col->energy_MWh), l || o ? "bad" : "good", l ? "late" : "", l && o ? ", " : "",
 		o ? "over budget" : l ? "" : "meets it", pg->front[i] ? "yes" : "");
@@ -436,7 +455,7 @@ static void plans_section(FILE *f, const struct page *pg)
 		exported += in->plans[i].exported;
 	}
 	fprintf(f, "<section id=\"plans\"><h2>Top plans</h2>\n<p class=\"note\">The best %d ranked plans of "
-		"each cluster option, by wall time to train; plans.csv holds all %d simulated (%d ranked, %d "
+		"each cluster option, by wall time to train, and the recommended plan (★); plans.csv holds all %d simulated (%d ranked, %d "
 		"that do not fit in GPU memory, %d failed), under the same ranks. ", PLAN_HTML_PER_OPTION,
 		in->nplans, ranked, oom, failed);
 	if (exported)
@@ -448,12 +467,14 @@ static void plans_section(FILE *f, const struct page *pg)
 	fputs("<table><tr><th class=\"n\">rank</th><th>cluster option</th><th class=\"n\">GPUs</th>"
 	      "<th>parallel layout</th><th class=\"n\">MFU</th><th class=\"n\">wall time</th>"
 	      "<th class=\"n\">cost</th><th class=\"n\">per M tokens</th><th class=\"n\">energy</th>"
-	      "<th>goal</th><th>Pareto front</th><th>scenario</th></tr>\n", f);
+	      "<th>goal</th><th>front</th><th>scenario</th></tr>\n", f);
 	struct columns col = { 0 };
 	for (int pass = 0; pass < 2; pass++)
 		for (int ci = 0; ci < pg->g->nclusters; ci++)
-			for (int i = 0, shown = 0; i < in->nplans && shown < PLAN_HTML_PER_OPTION; i++) {
-				if (in->plans[i].option != ci || in->plans[i].rank <= 0)
+			for (int i = 0, shown = 0; i < in->nplans; i++) {
+				/* the best of the option, and the recommended plan always */
+				if (in->plans[i].option != ci || in->plans[i].rank <= 0 ||
+				    (shown >= PLAN_HTML_PER_OPTION && i != in->recommended))
 					continue;
 				const struct assessment *a = in->plans[i].a;
 				if (pass == 1)

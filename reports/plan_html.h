@@ -18,9 +18,9 @@
  *               a point, the Pareto front joined, the recommended plan
  *               ringed in black
  *   plans       the best ranked plans of each cluster option (at most
- *               PLAN_HTML_PER_OPTION) with their parallel layout; a rank
- *               that --export wrote links to its scenario plan-N.json, no
- *               other has a link
+ *               PLAN_HTML_PER_OPTION, and the recommended one) with their
+ *               parallel layout; a rank that --export wrote links to its
+ *               scenario plan-N.json, no other has a link
  *   provenance  the command line, ddlsim's version, the date (UTC,
  *               ISO 8601), the files beside the page
  * A range is in one unit ("$9.8 M – $11.4 M", human_range(), util/human.h)
