@@ -840,7 +840,7 @@ int cmd_plan(int argc, char **argv)
 	if (rc)
 		return rc;
 	o.command = command_line(argc, argv);
-	o.date_s = page_date();
+	o.date_s = o.formats & PLAN_FORMAT_HTML ? page_date() : 0;
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;

@@ -292,7 +292,7 @@ static void verdict_met(FILE *f, const struct page *pg, int t, int i)
 	double lo = band_lo(pg, i), hi = band_hi(pg, i), days = a->gp.wall_s / 86400;
 	int pn = per_node(pg, i);
 	long safe = band_safe_gpus(&pg->band[i], pp->gpus, pn);
-	char lay[240], bt[600], lim[700];
+	char lay[320], bt[600], lim[700];
 	fprintf(f, "<div class=\"verdict met\" id=\"verdict-%d\"><h3>", t);
 	esc(f, pg->pts[i].gpu);
 	fprintf(f, "</h3>\n<p class=\"v\">Meets the goal. Safe count: <span class=\"safe\" id=\"safe-%d\">%ld GPUs"
@@ -326,7 +326,7 @@ static void verdict_unmet(FILE *f, const struct page *pg, int t, const char *gpu
 			if (study_usable(&pg->pts[i]) && (fast < 0 || pg->pts[i].wall_s < pg->pts[fast].wall_s))
 				fast = i;
 		}
-	char lim[700], lay[240];
+	char lim[700], lay[320];
 	fprintf(f, "<div class=\"verdict unmet\" id=\"verdict-%d\"><h3>", t);
 	esc(f, gpu);
 	fprintf(f, "</h3>\n<p class=\"v\">Does not meet the goal: none of its %d simulated plans does.</p>\n"
@@ -398,7 +398,7 @@ static int pareto_section(FILE *f, const struct page *pg)
 	int r = in->recommended;
 	if (r >= 0) {
 		const struct plan_html_plan *pp = &in->plans[r];
-		char lay[240];
+		char lay[320];
 		escf(f, "Recommended: rank %ld, %ld %s GPUs on %s, %s days, $%s (%s), %s MWh; %s. The planner's best "
 		     "plan that fits: the fastest to train%s.", pp->rank, pp->gpus, pg->pts[r].gpu, option_name(pg, r),
 		     hn(pp->a->gp.wall_s / 86400), hs(pp->a->econ.cost_usd, pp->a->econ.cost_usd * band_hi(pg, r)),
@@ -425,7 +425,7 @@ static void plan_row(FILE *f, const struct page *pg, int i, const struct columns
 {
 	const struct plan_html_plan *pp = &pg->in->plans[i];
 	const struct assessment *a = pp->a;
-	char lay[240];
+	char lay[320];
 	bool rec = i == pg->in->recommended, l = late(pg, i), o = over_budget(pg, i);
 	fprintf(f, "<tr%s><td class=\"n\">%ld%s</td><td>", rec ? " class=\"rec\"" : "", pp->rank,
 		rec ? " ★" : "");
