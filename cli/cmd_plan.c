@@ -11,7 +11,9 @@
  * does not fit in GPU memory ("oom") is never ranked nor on the front, and
  * --show-rejected lists those apart with the GB each misses. Every
  * simulated plan goes to DIR/plans.csv and DIR/plans.jsonl, and the
- * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg. Before
+ * plots (reports/plot.h) to DIR/pareto.svg and DIR/mfu-gpus.svg; with
+ * --format html, the decision page DIR/plan.html (reports/plan_html.h)
+ * too, published with them. Before
  * simulating, the finalists are estimated and a long search says so
  * (cli/longrun.h); a progress line goes to a terminal, a JSON progress
  * line per plan to stderr otherwise (cli/progress.h). */
@@ -29,9 +31,11 @@
 #include "band.h"
 #include "plot.h"
 #include "cli.h"
+#include "ddlsim-config.h"
 #include "human.h"
 #include "longrun.h"
 #include "options.h"
+#include "plan_html.h"
 #include "progress.h"
 #include "reasons.h"
 #include "report.h"
@@ -67,12 +71,15 @@ struct pctx {
 
 struct plan_opts {
 	const char *file, *out;
+	unsigned formats;               /* PLAN_FORMAT_* bits of --format, 0: not given */
 	int top;
 	bool screen_only, quiet, show_rejected;
 	struct opt_list exports;        /* --export values as given */
 	long export_rank[PLAN_MAX_EXPORTS];  /* their ranks, in order, each once */
 	int nexport;
 	struct runner_opts ro;
+	char *command;                  /* the command line, for plan.html (owned) */
+	long long date_s;               /* when, for plan.html: SOURCE_DATE_EPOCH or now */
 };
 
 static void job(void *ctx, int i, struct result_row *row)
@@ -154,6 +161,10 @@ static int cmp_fin(const void *a, const void *b)
 	return study_compare(&x->pt, &y->pt);
 }
 
+/* --format's names, in bit order: the first three are always written. */
+static const char *const format_names[] = { "csv", "jsonl", "svg", "html", NULL };
+#define PLAN_FORMAT_HTML (1u << 3)
+
 static const struct opt plan_options[] = {
 	OPT_INT(0, "top", struct plan_opts, top, "N", 1, 1000,
 		"plans simulated per cluster option (default: the goal's, 20)"),
@@ -161,6 +172,11 @@ static const struct opt plan_options[] = {
 		   "write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg\n"
 		   "(default out/<goal name>)"),
+	OPT_BITS(0, "format", struct plan_opts, formats, "LIST", format_names,
+		 "comma-separated: csv, jsonl and svg (plans.csv, plans.jsonl,\n"
+		 "pareto.svg, mfu-gpus.svg: always written), html (DIR/plan.html,\n"
+		 "the decision page: the goal, the verdict and safe GPU count\n"
+		 "per GPU type, the time-cost chart, the top plans; self-contained)"),
 	OPT_LIST(0, "export", struct plan_opts, exports, "N[,N...]",
 		 "write DIR/plan-N.json: a scenario (ddlsim.scenario 1.0) that\n"
 		 "reproduces the plan ranked N (the rank column of the tables and\n"
@@ -201,6 +217,7 @@ const struct opt_cmd cmd_plan_opts = {
 		"examples:\n"
 		"  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json\n"
 		"  ddlsim plan scenarios/goals/llama3-70b-per-token.json --top 5 -j 2\n"
+		"  ddlsim plan scenarios/goals/llama3-70b-per-token.json --format html\n"
 		"  ddlsim plan scenarios/goals/llama3-70b-15t-90d.json --export 1 -o out/p\n"
 		"  ddlsim run out/p/plan-1.json\n\n"
 		"exit codes: 0 ok, 1 a simulation or output failed, 2 usage (also an --export\n"
@@ -224,6 +241,9 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
 	free(pos);
 	if (!rc && o->exports.n && o->screen_only)
 		rc = cli_usage_error("--export writes a simulated plan, and --screen-only simulates none");
+	if (!rc && (o->formats & PLAN_FORMAT_HTML) && o->screen_only)
+		rc = cli_usage_error("--format html writes the simulated plans' page, and --screen-only "
+				     "simulates none");
 	if (!rc)
 		rc = plan_export_parse(&o->exports, o->export_rank, &o->nexport);
 	return rc;
@@ -436,7 +456,14 @@ static void fill_points(struct pctx *p)
 	}
 }
 
-static const char *const out_names[4] = { "plans.csv", "plans.jsonl", "pareto.svg", "mfu-gpus.svg" };
+static const char *const out_names[5] = { "plans.csv", "plans.jsonl", "pareto.svg", "mfu-gpus.svg",
+					  "plan.html" };
+
+/* How many of out_names o writes: plan.html with --format html. */
+static int outputs_of(const struct plan_opts *o)
+{
+	return o->formats & PLAN_FORMAT_HTML ? 5 : 4;
+}
 
 /* The record of finalist i (tidy.h). New reference. */
 static json_t *record(const struct pctx *p, int i)
@@ -456,6 +483,61 @@ static json_t *record(const struct pctx *p, int i)
 	return rec;
 }
 
+/* The best plan that fits: the fastest to train of the plans that fit
+ * and meet the budget (the fastest that fits when none does); its index
+ * in p->f, -1 when none fits. */
+static int best_plan(const struct pctx *p)
+{
+	int best = -1;
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+		for (int i = 0; i < p->n; i++) {
+			const struct fin *f = &p->f[i];
+			if (!study_usable(&f->pt) || (pass == 0 && p->g->budget_usd && f->a.econ.cost_usd > p->g->budget_usd))
+				continue;
+			if (best < 0 || f->a.gp.wall_s < p->f[best].a.gp.wall_s)
+				best = i;
+		}
+	return best;
+}
+
+/* The ranks --export writes: all it was asked for, when every one is
+ * ranked (plan_export_write() writes none otherwise). */
+static bool exported(const struct pctx *p, const struct plan_opts *o, long rank)
+{
+	int ranked = 0;
+	bool asked = false;
+	while (ranked < p->n && study_usable(&p->f[ranked].pt))
+		ranked++;
+	for (int k = 0; k < o->nexport; k++) {
+		if (o->export_rank[k] > ranked)
+			return false;
+		asked |= o->export_rank[k] == rank;
+	}
+	return asked;
+}
+
+/* DIR/plan.html (reports/plan_html.h) of the ranked finalists, whose
+ * records (tidy.h) are recs, index-aligned; caller frees, NULL when it
+ * failed to render. A rank --export writes links to its plan-N.json,
+ * written after the page is published. */
+static char *render_page(const struct pctx *p, const struct plan_opts *o, const json_t *recs)
+{
+	struct plan_html_plan *pl = xcalloc((size_t)p->n + 1, sizeof(*pl));
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		long rank = study_usable(&f->pt) ? i + 1 : 0;   /* record()'s */
+		pl[i] = (struct plan_html_plan){ .option = f->c.cluster, .plan = &f->c.plan, .row = &f->row,
+						 .a = f->ok ? &f->a : NULL, .gpus = f->pt.gpus, .rank = rank,
+						 .exported = rank && exported(p, o, rank) };
+	}
+	struct plan_html h = { .goal = p->g, .goal_file = o->file, .plans = pl, .nplans = p->n, .records = recs,
+			       .recommended = best_plan(p), .command = o->command, .version = DDLSIM_VERSION,
+			       .date_s = o->date_s };
+	char *page = plan_html_render(&h);
+	free(pl);
+	return page;
+}
+
 /* Stage path with len bytes of text into *af. 0 or -1 after reporting. */
 static int stage_text(struct atomic_file *af, const char *path, const char *text, size_t len, struct diag *d)
 {
@@ -471,17 +553,19 @@ static int stage_text(struct atomic_file *af, const char *path, const char *text
 	return 0;
 }
 
-/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order)
- * and the plots: rendered in memory, staged, then published together
- * under a lock on DIR (util/atomic_file.h), so a full disk or a kill
- * leaves the earlier plan's four files, never a mixed or empty set.
- * Returns whether every file was written. */
-static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
+/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order),
+ * the plots and with --format html DIR/plan.html: rendered in memory,
+ * staged, then published together under a lock on DIR
+ * (util/atomic_file.h), so a full disk or a kill leaves the earlier
+ * plan's files, never a mixed or empty set. Returns whether every file
+ * was written. */
+static bool write_outputs(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d)
 {
-	char *text[2] = { 0 };
-	size_t len[2] = { 0 };
+	char *text[3] = { 0 };
+	size_t len[3] = { 0 };
 	FILE *m[2] = { open_memstream(&text[0], &len[0]), open_memstream(&text[1], &len[1]) };
-	struct atomic_file af[4] = { 0 };
+	struct atomic_file af[5] = { 0 };
+	int nout = outputs_of(o);
 	json_t *recs = json_array();
 	bool ok = m[0] && m[1];
 	for (int i = 0; i < p->n && ok; i++) {
@@ -493,6 +577,9 @@ static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
 	for (int i = 0; i < 2; i++)
 		if (m[i] && fclose(m[i]))
 			ok = false;
+	if (ok && nout == 5 && !(text[2] = render_page(p, o, recs)))
+		ok = false;
+	len[2] = text[2] ? strlen(text[2]) : 0;
 	if (!ok)
 		diag_errf(d, "cannot render the plan output");
 	if (ok && report_mkdirs(dir)) {
@@ -511,18 +598,23 @@ static bool write_outputs(const struct pctx *p, const char *dir, struct diag *d)
 	struct plot_goal pg = { p->g->deadline_s / 86400, p->g->budget_usd };
 	if (ok && plot_stage_points(recs, dir, p->g->name, &pg, &af[2], d))
 		ok = false;
-	int e = ok ? atomic_file_publish(af, 4) : 0;
+	if (ok && nout == 5) {
+		char *path = xasprintf("%s/%s", dir, out_names[4]);
+		ok = stage_text(&af[4], path, text[2], len[2], d) == 0;
+		free(path);
+	}
+	int e = ok ? atomic_file_publish(af, nout) : 0;
 	if (e) {
 		diag_err(d, dir, "", "cannot publish the plan output: %s (the earlier files were kept)", strerror(-e));
 		ok = false;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		atomic_file_abort(&af[i]);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	json_decref(recs);
-	free(text[0]);
-	free(text[1]);
+	for (int i = 0; i < 3; i++)
+		free(text[i]);
 	return ok;
 }
 
@@ -590,19 +682,9 @@ static void print_options(const struct pctx *p)
 	free(s);
 }
 
-/* The best plan that fits: the fastest to train of the plans that fit
- * and meet the budget (the fastest that fits when none does). */
 static void print_best(const struct pctx *p)
 {
-	int best = -1;
-	for (int pass = 0; pass < 2 && best < 0; pass++)
-		for (int i = 0; i < p->n; i++) {
-			const struct fin *f = &p->f[i];
-			if (!study_usable(&f->pt) || (pass == 0 && p->g->budget_usd && f->a.econ.cost_usd > p->g->budget_usd))
-				continue;
-			if (best < 0 || f->a.gp.wall_s < p->f[best].a.gp.wall_s)
-				best = i;
-		}
+	int best = best_plan(p);
 	printf("\n== best plan that fits (fastest to train%s) ==\n", p->g->budget_usd ? " within the budget" : "");
 	if (best < 0) {
 		printf("  none of the simulated plans fits in GPU memory: try more nodes, a smaller "
@@ -703,12 +785,62 @@ static void print_front(const struct pctx *p)
 	free(pts);
 }
 
+/* argv (argv[0] "plan") as a shell command line (caller frees): an
+ * argument with anything but letters, digits and _-+=.,/:@% in single
+ * quotes. */
+static char *command_line(int argc, char **argv)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return xstrdup("ddlsim plan");
+	fputs("ddlsim", f);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					  "0123456789_-+=.,/:@%") == strlen(a);
+		fputc(' ', f);
+		if (plain) {
+			fputs(a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *a; a++)
+			fputs(*a == '\'' ? "'\\''" : (char[2]){ *a, 0 }, f);
+		fputc('\'', f);
+	}
+	if (fclose(f)) {
+		free(s);
+		return xstrdup("ddlsim plan");
+	}
+	return s;
+}
+
+/* When plan.html says it was made: SOURCE_DATE_EPOCH (seconds since the
+ * epoch, the reproducible-builds convention) when set to one, else now. */
+static long long page_date(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	errno = 0;
+	long long t = e && *e ? strtoll(e, &end, 10) : -1;
+	if (e && *e && (errno || *end || t < 0)) {
+		fprintf(stderr, "ddlsim plan: warning: SOURCE_DATE_EPOCH: expected seconds since the epoch, "
+			"got '%s': plan.html takes the time now\n", e);
+		t = -1;
+	}
+	return t >= 0 ? t : (long long)time(NULL);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct plan_opts o = { .ro = { .jobs = 2 } };
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	o.command = command_line(argc, argv);
+	o.date_s = o.formats & PLAN_FORMAT_HTML ? page_date() : 0;
 	struct diag d;
 	diag_init(&d, stderr);
 	rc = EXIT_INPUT;
@@ -734,7 +866,7 @@ int cmd_plan(int argc, char **argv)
 			samefile_input(sf, "a cluster's topology", inputs_topology_path(p.g->clusters[i].in));
 	samefile_inputs_read(sf, "a file it read", 0);
 	rc = 0;
-	for (int i = 0; i < 4 && !o.screen_only; i++) {
+	for (int i = 0; i < outputs_of(&o) && !o.screen_only; i++) {
 		char *path = xasprintf("%s/%s", dir, out_names[i]);
 		samefile_output(sf, o.out ? "--out" : "the goal's output", path);
 		if (!rc)
@@ -782,7 +914,7 @@ int cmd_plan(int argc, char **argv)
 		qsort(p.f, (size_t)p.n, sizeof(*p.f), cmp_fin);
 
 	char *csvp = xasprintf("%s/plans.csv", dir);
-	bool io_ok = write_outputs(&p, dir, &d);
+	bool io_ok = write_outputs(&p, &o, dir, &d);
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
@@ -799,6 +931,7 @@ int cmd_plan(int argc, char **argv)
 		rc = erc;
 	free(csvp);
 out:
+	free(o.command);
 	free(dir);
 	free(p.f);
 	goal_destroy(p.g);

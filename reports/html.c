@@ -66,7 +66,7 @@ static const char *hn(double x)
 	return human_number(x, buf[k], sizeof(buf[k]));
 }
 
-static const char css[] =
+const char report_html_css[] =
 	"body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222}"
 	"h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em}"
 	"table{border-collapse:collapse;font-size:.9em;margin:.5em 0}"
@@ -469,7 +469,7 @@ char *html_render(const struct result *r)
 	esc(f, name);
 	fprintf(f, "</title>\n<style>%s</style>\n"
 		"<script>window.onerror=function(){document.documentElement.setAttribute('data-errors','1')};</script>\n"
-		"</head><body>\n<h1>", css);
+		"</head><body>\n<h1>", report_html_css);
 	esc(f, name);
 	fputs("</h1>\n<p>", f);
 	esc(f, r->meta.description);

@@ -182,7 +182,7 @@ char *plot_memory_svg(const struct result *r)
 struct pt {
 	double gpus, mfu, days, cost;
 	char label[96];
-	bool front;
+	bool front, recommended;
 	int type;               /* index of its GPU type in struct types */
 };
 
@@ -190,8 +190,8 @@ struct pt {
  * colour; a ninth and later share the last. */
 #define MAX_TYPES 8
 struct types {
-	const char *name[MAX_TYPES + 2];
-	const char *col[MAX_TYPES + 2];
+	const char *name[MAX_TYPES + 4];   /* and the legend's extra entries (at most 4) */
+	const char *col[MAX_TYPES + 4];
 	int n;
 };
 
@@ -253,6 +253,7 @@ static struct pt *points(const json_t *records, int *n, int *oom, int *left_out,
 		}
 		bool b = true;
 		x.type = type_of(ty, rec);
+		x.recommended = json_is_true(json_object_get(rec, "recommended"));
 		snprintf(x.label, sizeof(x.label), "%s%s%.0f GPUs dp=%.0f tp=%.0f pp=%.0f",
 			 json_is_string(json_object_get(rec, "cluster")) ? json_string_value(json_object_get(rec, "cluster")) : "",
 			 json_is_string(json_object_get(rec, "cluster")) ? ": " : "", x.gpus,
@@ -319,7 +320,7 @@ char *plot_pareto_svg(const json_t *records, const char *title, const struct plo
 	struct svg *g = svg_create(W, H, t);
 	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
 	svg_axes_draw(g, &a, "wall time to train incl. failures (days)", "cost (million USD)");
-	const char *extra[3] = { "Pareto front (ringed)" }, *extra_col[3] = { "#e15759" };
+	const char *extra[4] = { "Pareto front (ringed)" }, *extra_col[4] = { "#e15759" };
 	int nextra = 1;
 	char hb[32];
 	if (dl > 0) {
@@ -351,6 +352,14 @@ char *plot_pareto_svg(const json_t *records, const char *title, const struct plo
 		svg_circle(g, svg_ax_x(&a, p[i].days), svg_ax_y(&a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
 			   ty.col[p[i].type], p[i].front ? "#7f0000" : NULL, tip);
 	}
+	for (int i = 0; i < n; i++)   /* on top of the points, so never hidden */
+		if (p[i].recommended) {
+			double x = svg_ax_x(&a, p[i].days), y = svg_ax_y(&a, p[i].cost / 1e6);
+			svg_circle(g, x, y, 10, "none", "#000", "recommended");
+			svg_text(g, x + 13, y - 8, "start", 11, 0, "recommended");
+			extra[nextra] = "recommended (black ring)", extra_col[nextra++] = "#000";
+			break;
+		}
 	point_legend(g, &ty, extra, extra_col, nextra, n, oom, out);
 	free(xy);
 	free(p);

@@ -17,6 +17,8 @@
  *              simulated plan coloured by GPU type, the Pareto front (no
  *              other plan both faster and cheaper) joined and ringed, and
  *              a plan goal's deadline and budget as dashed lines
+ *              (and a record with "recommended": true ringed in black:
+ *              plan.html)
  *   mfu        sweeps and plans: MFU against the number of GPUs (log x),
  *              coloured by GPU type
  *

@@ -24,6 +24,10 @@ json_t *report_rank_json(const struct result *r, int i);
  * grouped (new reference), NULL if a row cannot be built. */
 json_t *report_rank_classes_json(const struct result *r);
 
+/* The style sheet of the HTML pages (report.html, plan.html): inline in
+ * each, nothing fetched. */
+extern const char report_html_css[];
+
 /* What MFU and HFU count, for a reader who sees one exceed the other. */
 #define REPORT_MFU_HFU                                                                         \
 	"MFU: model FLOPs, Megatron's and PaLM's count: 6 N + 12 L h s per token, attention "   \

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +358,25 @@ Test(human, durations_read_in_their_unit)
 	char buf[32];
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		cr_expect_str_eq(human_duration(c[i].s, buf, sizeof(buf)), c[i].want, "%g s", c[i].s);
+}
+
+Test(human, a_range_reads_in_one_unit)
+{
+	const struct { double lo, hi; const char *pre, *unit, *want; } c[] = {
+		{ 9.8e6, 11.4e6, "$", "", "$9.8 M – $11.4 M" },
+		{ 8e6, 12e6, "$", "", "$8 M – $12 M" },   /* never "8000 k – 12 M" */
+		{ 980e3, 1.2e6, "$", "", "$980 k – $1200 k" },
+		{ 82.6, 104.2, "", " days", "82.6 – 104.2 days" },
+		{ 9000, 12000, NULL, " MWh", "9 k – 12 k MWh" },
+		{ 1, NAN, "", "", "-" },
+	};
+	char buf[64], a[32], b[32];
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		cr_expect_str_eq(human_range(c[i].lo, c[i].hi, c[i].pre, c[i].unit, buf, sizeof(buf)), c[i].want,
+				 "%g .. %g", c[i].lo, c[i].hi);
+	cr_expect_str_eq(human_scaled(8393000, 11.4e6, a, sizeof(a)), "8.393 M");
+	cr_expect_str_eq(human_scaled(72.66, 1e5, b, sizeof(b)), "0.07266 k");
+	/* human_number as it was: a prefix only past 9999.5 */
+	cr_expect_str_eq(human_number(10100541, a, sizeof(a)), "10.1 M");
+	cr_expect_str_eq(human_number(9999.4, b, sizeof(b)), "9999");
 }

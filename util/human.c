@@ -27,26 +27,66 @@ static void fixed4(double x, char *buf, size_t n)
 		snprintf(buf, n, "0");
 }
 
-char *human_number(double x, char *buf, size_t n)
+static const char prefix[] = "kMGTPE";
+
+/* The prefix of x: -1 none, else an index into prefix[]. */
+static int prefix_of(double x)
 {
-	static const char prefix[] = "kMGTPE";
-	if (!isfinite(x)) {
-		snprintf(buf, n, "-");
-		return buf;
-	}
 	int p = -1;
-	double v = x;
 	/* 9999.5 rounds to 4 digits as 10000: scale it too */
-	while (fabs(v) >= 9999.5 && p + 1 < (int)sizeof(prefix) - 1) {
-		v /= 1000;
+	while (fabs(x) >= 9999.5 && p + 1 < (int)sizeof(prefix) - 1) {
+		x /= 1000;
 		p++;
 	}
+	return p;
+}
+
+/* x scaled to prefix p (-1: none), 4 significant digits, and the prefix
+ * after a space. */
+static void scaled(double x, int p, char *buf, size_t n)
+{
 	char num[64];
-	fixed4(v, num, sizeof(num));
+	for (int k = 0; k <= p; k++)   /* divided step by step, as it always was */
+		x /= 1000;
+	fixed4(x, num, sizeof(num));
 	if (p < 0)
 		snprintf(buf, n, "%s", num);
 	else
 		snprintf(buf, n, "%s %c", num, prefix[p]);
+}
+
+char *human_number(double x, char *buf, size_t n)
+{
+	if (!isfinite(x)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	scaled(x, prefix_of(x), buf, n);
+	return buf;
+}
+
+char *human_scaled(double x, double like, char *buf, size_t n)
+{
+	if (!isfinite(x) || !isfinite(like)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	scaled(x, prefix_of(like), buf, n);
+	return buf;
+}
+
+char *human_range(double lo, double hi, const char *pre, const char *unit, char *buf, size_t n)
+{
+	if (!isfinite(lo) || !isfinite(hi)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	char a[64], b[64];
+	int p = prefix_of(fabs(lo) > fabs(hi) ? lo : hi);
+	scaled(lo, p, a, sizeof(a));
+	scaled(hi, p, b, sizeof(b));
+	pre = pre ? pre : "";
+	snprintf(buf, n, "%s%s – %s%s%s", pre, a, pre, b, unit ? unit : "");
 	return buf;
 }
 
