@@ -41,9 +41,7 @@ static char *vfmt(const char *fmt, va_list ap)
 	return v;
 }
 
-/* A table row of a label and a printf-formatted, escaped value. */
-static void row(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void row(FILE *f, const char *label, const char *fmt, ...)
+void html_row(FILE *f, const char *label, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -54,6 +52,16 @@ static void row(FILE *f, const char *label, const char *fmt, ...)
 	fputs("</th><td>", f);
 	esc(f, v);
 	fputs("</td></tr>\n", f);
+	free(v);
+}
+
+void html_escf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *v = vfmt(fmt, ap);
+	va_end(ap);
+	esc(f, v);
 	free(v);
 }
 
@@ -239,30 +247,30 @@ static void summary(FILE *f, const struct result *r)
 	const struct topology *topo = inputs_topology(r->in);
 	struct result_split mean = result_mean_split(r);
 	fputs("<section id=\"summary\"><h2>Summary</h2><table>\n", f);
-	row(f, "model", "%s (%s parameters)", model->name, hn(r->params));
-	row(f, "cluster", "%d × %s = %ld × %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
-	row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
+	html_row(f, "model", "%s (%s parameters)", model->name, hn(r->params));
+	html_row(f, "cluster", "%d × %s = %ld × %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
+	html_row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
 	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
 	    (int)pl->parallel.zero, schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,
 	    recompute_name(pl->parallel.recompute), dtype_name(pl->training.precision));
 	if (model_arch(model)->sequence)
-		row(f, "kernels", "%s stack (%s), attention %s, GEMMs %s", plan_stack(pl)->name,
+		html_row(f, "kernels", "%s stack (%s), attention %s, GEMMs %s", plan_stack(pl)->name,
 		    plan_stack(pl)->description, plan_attention_kernel(pl),
 		    gemm_lib_names[plan_stack(pl)->gemm_lib]);
-	row(f, "batch", "%s sequences × %s tokens, micro-batch %ld, %s micro-batches per pipeline",
+	html_row(f, "batch", "%s sequences × %s tokens, micro-batch %ld, %s micro-batches per pipeline",
 	    hn((double)pl->training.global_batch), hn((double)pl->training.seq), pl->training.micro_batch,
 	    hn(r->microbatches));
-	row(f, "iteration time", "%s s", hn(r->iteration_s));
-	row(f, "throughput", "%s samples/s, %s tokens/s", hn(r->samples_per_s), hn(r->tokens_per_s));
-	row(f, "model TFLOP/s per GPU", "%.1f", r->model_tflops_per_gpu);
-	row(f, "hardware TFLOP/s per GPU", "%.1f", r->hardware_tflops_per_gpu);
-	row(f, "MFU / HFU", "%.1f %% / %.1f %%", 100 * r->mfu, 100 * r->hfu);
-	row(f, "mean split (s)", "compute %.4f, exposed communication %.4f, bubble %.4f, idle %.4f",
+	html_row(f, "iteration time", "%s s", hn(r->iteration_s));
+	html_row(f, "throughput", "%s samples/s, %s tokens/s", hn(r->samples_per_s), hn(r->tokens_per_s));
+	html_row(f, "model TFLOP/s per GPU", "%.1f", r->model_tflops_per_gpu);
+	html_row(f, "hardware TFLOP/s per GPU", "%.1f", r->hardware_tflops_per_gpu);
+	html_row(f, "MFU / HFU", "%.1f %% / %.1f %%", 100 * r->mfu, 100 * r->hfu);
+	html_row(f, "mean split (s)", "compute %.4f, exposed communication %.4f, bubble %.4f, idle %.4f",
 	    mean.compute_s, mean.exposed_s, mean.bubble_s, mean.idle_s);
-	row(f, "memory", "%s: worst stage %d needs %.2f GB (%.2f GiB) of %.2f GB", r->fits ? "fits" : "does not fit",
+	html_row(f, "memory", "%s: worst stage %d needs %.2f GB (%.2f GiB) of %.2f GB", r->fits ? "fits" : "does not fit",
 	    r->worst_stage, r->worst_total_bytes / GB, r->worst_total_bytes / GIB, topo->gpu.hbm_bytes / GB);
 	if (pl->training.train_tokens > 0)
-		row(f, "training run", "%s tokens: %s days, %s GPU-hours, $%s", hn(pl->training.train_tokens),
+		html_row(f, "training run", "%s tokens: %s days, %s GPU-hours, $%s", hn(pl->training.train_tokens),
 		    hn(r->time_to_train_s / 86400), hn(r->gpu_hours), hn(r->cost_usd));
 	fputs("</table></section>\n", f);
 }
@@ -443,15 +451,15 @@ static void provenance(FILE *f, const struct result *r)
 	const struct topology *topo = inputs_topology(r->in);
 	const char *profile = inputs_profile_path(r->in);
 	fputs("<section id=\"provenance\"><h2>Provenance</h2><table>\n", f);
-	row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.1)", r->producer_version);
-	row(f, "scenario", "%s", r->meta.path ? r->meta.path : "");
-	row(f, "model file", "%s", inputs_model_path(r->in));
-	row(f, "topology file", "%s", inputs_topology_path(r->in));
-	row(f, "GPU preset", "%s", topo->gpu_preset[0] ? topo->gpu_preset : "inline in the topology");
-	row(f, "cost source", "%s", r->cost_source ? r->cost_source : "roofline");
-	row(f, "profile", "%s", profile ? profile : "none (roofline)");
-	row(f, "cost detail", "%s", r->cost_detail ? r->cost_detail : "");
-	row(f, "simulation", "%d of %d ranks simulated%s, %s flows, %s tasks, %.2f s wall",
+	html_row(f, "producer", "ddlsim %s (report schema ddlsim.report 1.1)", r->producer_version);
+	html_row(f, "scenario", "%s", r->meta.path ? r->meta.path : "");
+	html_row(f, "model file", "%s", inputs_model_path(r->in));
+	html_row(f, "topology file", "%s", inputs_topology_path(r->in));
+	html_row(f, "GPU preset", "%s", topo->gpu_preset[0] ? topo->gpu_preset : "inline in the topology");
+	html_row(f, "cost source", "%s", r->cost_source ? r->cost_source : "roofline");
+	html_row(f, "profile", "%s", profile ? profile : "none (roofline)");
+	html_row(f, "cost detail", "%s", r->cost_detail ? r->cost_detail : "");
+	html_row(f, "simulation", "%d of %d ranks simulated%s, %s flows, %s tasks, %.2f s wall",
 	    result_sim(r).nsimulated, result_nranks(r), r->folded ? " (folded replicas)" : "",
 	    hn((double)result_sim(r).flows), hn((double)result_sim(r).tasks), r->sim_wall_s);
 	fputs("</table></section>\n", f);

@@ -38,44 +38,6 @@ static void esc(FILE *f, const char *s)
 	svg_escape(f, s);  /* the one escaper for markup */
 }
 
-/* printf into f, escaped. */
-static void escf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void escf(FILE *f, const char *fmt, ...)
-{
-	va_list ap;
-	char *v;
-	va_start(ap, fmt);
-	int n = vasprintf(&v, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		fprintf(stderr, "ddlsim: fatal: out of memory formatting plan.html\n");
-		exit(1);
-	}
-	esc(f, v);
-	free(v);
-}
-
-/* A table row of a label and a printf-formatted, escaped value. */
-static void row(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void row(FILE *f, const char *label, const char *fmt, ...)
-{
-	va_list ap;
-	char *v;
-	va_start(ap, fmt);
-	int n = vasprintf(&v, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		fprintf(stderr, "ddlsim: fatal: out of memory formatting plan.html\n");
-		exit(1);
-	}
-	fputs("<tr><th>", f);
-	esc(f, label);
-	fputs("</th><td>", f);
-	esc(f, v);
-	fputs("</td></tr>\n", f);
-	free(v);
-}
-
 /* x in human units (util/human.h) into one of eight rotating buffers. */
 static const char *hn(double x)
 {
@@ -180,7 +142,7 @@ static void options_table(FILE *f, const struct goal *g)
 		fputs("</td><td>", f);
 		esc(f, t->gpu.name);
 		fputs("</td><td>", f);
-		escf(f, "%s (%d GPUs a node)", cl->topology, t->gpus_per_node);
+		html_escf(f, "%s (%d GPUs a node)", cl->topology, t->gpus_per_node);
 		fputs("</td><td>", f);
 		if (cl->auto_nodes)
 			fputs("auto: ", f);
@@ -190,9 +152,9 @@ static void options_table(FILE *f, const struct goal *g)
 			fprintf(f, " and %d more", cl->nnodes - 12);
 		fputs("</td><td>", f);
 		if (cl->econ.usd_per_gpu_hour > 0)
-			escf(f, "$%s per GPU-hour", hn(cl->econ.usd_per_gpu_hour));
+			html_escf(f, "$%s per GPU-hour", hn(cl->econ.usd_per_gpu_hour));
 		else if (cl->econ.capex_per_node_usd > 0)
-			escf(f, "bought: $%s a node over %s years", hn(cl->econ.capex_per_node_usd),
+			html_escf(f, "bought: $%s a node over %s years", hn(cl->econ.capex_per_node_usd),
 			     hn(cl->econ.depreciation_years));
 		else
 			fputs("the scenario's", f);
@@ -206,21 +168,21 @@ static void goal_section(FILE *f, const struct page *pg)
 	const struct goal *g = pg->g;
 	const struct model *m = g->nclusters ? inputs_model(g->clusters[0].in) : NULL;
 	fputs("<section id=\"goal\"><h2>The goal</h2><table>\n", f);
-	row(f, "goal file", "%s", pg->in->goal_file);
-	row(f, "model", "%s (%s)", m ? m->name : "", g->model);
-	row(f, "tokens to train", "%s tokens%s", hn(g->train_tokens),
+	html_row(f, "goal file", "%s", pg->in->goal_file);
+	html_row(f, "model", "%s (%s)", m ? m->name : "", g->model);
+	html_row(f, "tokens to train", "%s tokens%s", hn(g->train_tokens),
 	    g->tokens_key && !strcmp(g->tokens_key, "/dataset_tokens") ? " (epochs × dataset_tokens)" : "");
-	row(f, "sequence length", "%ld tokens", g->seq);
+	html_row(f, "sequence length", "%ld tokens", g->seq);
 	if (g->deadline_s > 0)
-		row(f, "deadline", "%s days, failures and checkpoints included", hn(g->deadline_s / 86400));
+		html_row(f, "deadline", "%s days, failures and checkpoints included", hn(g->deadline_s / 86400));
 	else
-		row(f, "deadline", "none");
+		html_row(f, "deadline", "none");
 	if (g->budget_usd > 0)
-		row(f, "budget", "$%s", hn(g->budget_usd));
+		html_row(f, "budget", "$%s", hn(g->budget_usd));
 	else
-		row(f, "budget", "none");
-	row(f, "global batch", "%s", hr(g->gb_min_tokens, g->gb_max_tokens, "", " tokens"));
-	row(f, "precision", "%s", dtype_name(g->precision));
+		html_row(f, "budget", "none");
+	html_row(f, "global batch", "%s", hr(g->gb_min_tokens, g->gb_max_tokens, "", " tokens"));
+	html_row(f, "precision", "%s", dtype_name(g->precision));
 	fputs("</table>\n", f);
 	options_table(f, g);
 	fputs("</section>\n", f);
@@ -297,22 +259,22 @@ static void verdict_met(FILE *f, const struct page *pg, int t, int i)
 	esc(f, pg->pts[i].gpu);
 	fprintf(f, "</h3>\n<p class=\"v\">Meets the goal. Safe count: <span class=\"safe\" id=\"safe-%d\">%ld GPUs"
 		"</span> (%ld nodes of %d)</p>\n<table>\n", t, safe, safe / pn, pn);
-	row(f, "the plan simulated", "%ld GPUs on %s, rank %ld: %s", pp->gpus, option_name(pg, i), pp->rank,
+	html_row(f, "the plan simulated", "%ld GPUs on %s, rank %ld: %s", pp->gpus, option_name(pg, i), pp->rank,
 	    layout(pp->plan, lay, sizeof(lay)));
-	row(f, "days to train", "%s days (%.0f %% band: %s)", hn(days), 100 * BAND_LEVEL,
+	html_row(f, "days to train", "%s days (%.0f %% band: %s)", hn(days), 100 * BAND_LEVEL,
 	    hr(days * lo, days * hi, "", " days"));
-	row(f, "cost", "$%s (%.0f %% band: %s); $%s per million tokens",
+	html_row(f, "cost", "$%s (%.0f %% band: %s); $%s per million tokens",
 	    hs(a->econ.cost_usd, a->econ.cost_usd * hi), 100 * BAND_LEVEL,
 	    hr(a->econ.cost_usd * lo, a->econ.cost_usd * hi, "$", ""), hn(a->econ.usd_per_Mtoken));
-	row(f, "energy", "%s MWh (%.0f %% band: %s)", hs(a->econ.energy_MWh, a->econ.energy_MWh * hi),
+	html_row(f, "energy", "%s MWh (%.0f %% band: %s)", hs(a->econ.energy_MWh, a->econ.energy_MWh * hi),
 	    100 * BAND_LEVEL, hr(a->econ.energy_MWh * lo, a->econ.energy_MWh * hi, "", " MWh"));
-	row(f, "error band", "%s", band_text(&pg->band[i], bt, sizeof(bt)));
-	row(f, "safe count", "at the band's slow edge (%+.1f %% of time) the plan takes %s days%s; %ld GPUs "
+	html_row(f, "error band", "%s", band_text(&pg->band[i], bt, sizeof(bt)));
+	html_row(f, "safe count", "at the band's slow edge (%+.1f %% of time) the plan takes %s days%s; %ld GPUs "
 	    "(%ld more, whole nodes) meet its %s days, throughput scaling with the GPUs", 100 * pg->band[i].hi,
 	    hn(days * hi), pg->g->deadline_s > 0 && days * hi * 86400 > pg->g->deadline_s ? ", past the deadline" : "",
 	    safe, safe - pp->gpus, hn(days));
 	bool below = limits(pg, pg->pts[i].gpu, pp->gpus, lim, sizeof(lim));
-	row(f, "what limits it", "%s%s", below ? "on fewer GPUs of this type, " : "", lim);
+	html_row(f, "what limits it", "%s%s", below ? "on fewer GPUs of this type, " : "", lim);
 	fputs("</table></div>\n", f);
 }
 
@@ -332,9 +294,9 @@ static void verdict_unmet(FILE *f, const struct page *pg, int t, const char *gpu
 	fprintf(f, "</h3>\n<p class=\"v\">Does not meet the goal: none of its %d simulated plans does.</p>\n"
 		"<table>\n", n);
 	limits(pg, gpu, LONG_MAX, lim, sizeof(lim));
-	row(f, "what limits it", "%s", lim);
+	html_row(f, "what limits it", "%s", lim);
 	if (fast >= 0)
-		row(f, "the fastest that fits", "%ld GPUs on %s: %s days, $%s; %s", pg->pts[fast].gpus,
+		html_row(f, "the fastest that fits", "%ld GPUs on %s: %s days, $%s; %s", pg->pts[fast].gpus,
 		    option_name(pg, fast), hn(pg->pts[fast].wall_s / 86400), hn(pg->pts[fast].cost_usd),
 		    layout(pg->in->plans[fast].plan, lay, sizeof(lay)));
 	fputs("</table></div>\n", f);
@@ -352,9 +314,9 @@ static void verdict_section(FILE *f, const struct page *pg)
 	fputs("<section id=\"verdict\"><h2>Verdict per GPU type</h2>\n<p>For each GPU type, the fewest GPUs "
 	      "whose simulated plan fits in GPU memory and meets the goal", f);
 	if (g->deadline_s > 0)
-		escf(f, " (%s days", hn(g->deadline_s / 86400));
+		html_escf(f, " (%s days", hn(g->deadline_s / 86400));
 	if (g->budget_usd > 0)
-		escf(f, "%s$%s", g->deadline_s > 0 ? ", " : " (", hn(g->budget_usd));
+		html_escf(f, "%s$%s", g->deadline_s > 0 ? ", " : " (", hn(g->budget_usd));
 	fputs(g->deadline_s > 0 || g->budget_usd > 0 ? ")" : "", f);
 	fputs(", and the <b>safe count</b>: the GPUs that meet the same time when the run is as slow as "
 	      "the edge of the error band (ddlsim's prediction against published runs, cross-validated), "
@@ -399,7 +361,7 @@ static int pareto_section(FILE *f, const struct page *pg)
 	if (r >= 0) {
 		const struct plan_html_plan *pp = &in->plans[r];
 		char lay[320];
-		escf(f, "Recommended: rank %ld, %ld %s GPUs on %s, %s days, $%s (%s), %s MWh; %s. The planner's best "
+		html_escf(f, "Recommended: rank %ld, %ld %s GPUs on %s, %s days, $%s (%s), %s MWh; %s. The planner's best "
 		     "plan that fits: the fastest to train%s.", pp->rank, pp->gpus, pg->pts[r].gpu, option_name(pg, r),
 		     hn(pp->a->gp.wall_s / 86400), hs(pp->a->econ.cost_usd, pp->a->econ.cost_usd * band_hi(pg, r)),
 		     hr(pp->a->econ.cost_usd * band_lo(pg, r), pp->a->econ.cost_usd * band_hi(pg, r), "$", ""),
@@ -497,11 +459,11 @@ static void provenance(FILE *f, const struct page *pg)
 	if (gmtime_r(&t, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	fputs("<section id=\"provenance\"><h2>Provenance</h2><table>\n", f);
-	row(f, "command", "%s", in->command);
-	row(f, "producer", "ddlsim %s", in->version);
-	row(f, "date (UTC)", "%s", date);
-	row(f, "goal file", "%s", in->goal_file);
-	row(f, "beside this page", "plans.csv and plans.jsonl (every simulated plan), pareto.svg, mfu-gpus.svg");
+	html_row(f, "command", "%s", in->command);
+	html_row(f, "producer", "ddlsim %s", in->version);
+	html_row(f, "date (UTC)", "%s", date);
+	html_row(f, "goal file", "%s", in->goal_file);
+	html_row(f, "beside this page", "plans.csv and plans.jsonl (every simulated plan), pareto.svg, mfu-gpus.svg");
 	fputs("</table><p class=\"note\">Days, cost and energy are predictions of ddlsim's simulator; the error "
 	      "band is the interval around the matched validation family's bias inside which 80 % of the "
 	      "published runs fell when each was banded with its own family left out (sim/band.h). Cost "

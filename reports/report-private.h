@@ -8,6 +8,7 @@
 #define DDLSIM_REPORT_PRIVATE_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "band.h"
@@ -80,5 +81,10 @@ bool report_link_crossbar(const struct result_link *l);
 bool report_hottest_link(const struct result *r, struct result_link *out);
 /* report.json's links section: the classes and the top links by bytes. */
 json_t *report_links_json(const struct result *r, int top);
+
+/* HTML pages (html.c): a table row of a label and a printf-formatted
+ * value, both escaped; printf into f, escaped. Out of memory ends the run. */
+void html_row(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void html_escf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
