@@ -587,7 +587,8 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 }
 
 /* W of a split backward (schedule.h zb-h1): the weight-gradient GEMMs of
- * the head and of each layer in backward order, each layer's gradients
+ * the head, of each layer in backward order and of the embedding (the
+ * same blocks' wgrad that B leaves out), each layer's gradients
  * handed to the reductions when its W is done, so that a reduction never
  * starts before the last W of the weights it reduces (plan_check refuses
  * what would need more: ZeRO-3's gathers, FSDP2, tp_comm_overlap's split
@@ -612,8 +613,12 @@ void builder_weight(struct builder *b, int mb, int chunk, bool last_mb)
 				k->flops_wgrad[WL_MLP] + k->flops_wgrad[WL_ATTN], mb, chunk, b->stream.last);
 		builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
 	}
-	if (vs == 0)
+	if (vs == 0) {
+		/* a ViT's patch embedding is a GEMM; a token embedding has none */
+		builder_compute(b, CAT_BACKWARD, b->lk->bk.wgrad[WL_EMBED], b->lk->bk.flops_wgrad[WL_EMBED],
+				mb, chunk, b->stream.last);
 		builder_grads_ready(b, b->grads.grad_bytes_embed, reduce);
+	}
 	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))
 		builder_flush_bucket(b);
 }

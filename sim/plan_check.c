@@ -337,8 +337,9 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 /* ZB-H1 (schedule.h) splits each layer's backward into B and W by its
  * weight-gradient GEMMs (blocks.h wgrad); what would need more than that
  * split is refused: CP's and EP's backward pipelines, tp_comm_overlap's
- * chunked GEMMs, and parameters that W would have to fetch again
- * (ZeRO-3's gathers, offloaded parameters). Interleaving is refused by
+ * chunked GEMMs, parameters that W would have to fetch again (ZeRO-3's
+ * gathers, offloaded parameters), and full recomputation (the layer
+ * inputs it recomputes in B would wait for W). Interleaving is refused by
  * check_stages (it needs schedule "interleaved"). */
 static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
 {
@@ -356,6 +357,10 @@ static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
 	if (p->parallel.zero >= ZERO_3)
 		diag_err(d, f, "/parallel/zero", "schedule \"zb-h1\" with ZeRO-3 is not modelled (W would "
 			 "gather the layer's parameters again); needs zero <= 2, got %d", (int)p->parallel.zero);
+	if (p->parallel.recompute == RECOMPUTE_FULL)
+		diag_err(d, f, "/parallel/recompute", "schedule \"zb-h1\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\" or \"selective\", got \"full\"");
 	if (p->parallel.offload == OFFLOAD_PARAMS)
 		diag_err(d, f, "/parallel/offload", "schedule \"zb-h1\" with offloaded parameters is not "
 			 "modelled (W would fetch them again); needs \"none\" or \"optimizer\", got \"%s\"",

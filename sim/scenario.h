@@ -88,7 +88,8 @@
  *                                                                weight gradients, W deferred into
  *                                                                1F1B's bubble; not with cp, ep,
  *                                                                tp_comm_overlap, ZeRO-3, offloaded
- *                                                                parameters or interleave)
+ *                                                                parameters, full recompute or
+ *                                                                interleave)
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
  *   parallel.recompute            string   -       "none"        none | selective | full |
  *                                                                selective-op (torchtitan's per-op

@@ -503,6 +503,14 @@ Test(scenario, zb_h1_refuses_tp_comm_overlap)
 			 "tp_comm_overlap's chunked GEMMs into B and W; needs false\n");
 }
 
+Test(scenario, zb_h1_refuses_full_recompute)
+{
+	char *s = scenario("\"pp\": 2, \"dp\": 8, \"recompute\": \"full\", \"schedule\": \"zb-h1\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute: error: schedule \"zb-h1\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\" or \"selective\", got \"full\"\n");
+}
+
 /* The shipped ZB-H1 scenario against the same plan under 1F1B: faster,
  * less bubble, and stage 0 holds the same activations (p micro-batches
  * in flight, F to W) as under 1F1B. */
@@ -519,6 +527,9 @@ Test(scenario, zb_h1_beats_one_f_one_b_at_its_memory)
 	cr_log_info("zb-h1 %.6f s, 1f1b %.6f s", tz, to);
 	cr_expect_lt(tz, to);
 	cr_expect_lt(jnum(rz, "breakdown/mean/bubble_s"), jnum(ro, "breakdown/mean/bubble_s"));
+	/* B + W is the whole backward: the same compute, reordered */
+	cr_expect_float_eq(jnum(rz, "breakdown/mean/compute_s"), jnum(ro, "breakdown/mean/compute_s"),
+			   1e-9 * jnum(ro, "breakdown/mean/compute_s"));
 	cr_expect_eq(jnum(rz, "memory/per_stage/0/peak_inflight_microbatch_chunks"),
 		     jnum(ro, "memory/per_stage/0/peak_inflight_microbatch_chunks"));
 	cr_expect_float_eq(jnum(rz, "memory/per_stage/0/activations_GB"),
