@@ -29,7 +29,13 @@
  *   full recompute            the layer input, 2sbh (/ t with SP)
  * times the layers a rank holds and the micro-batches in flight at its
  * peak, which the pipeline schedule counts (1F1B: p - stage on stage
- * `stage`; GPipe: m; interleaving adds its factor).
+ * `stage`; GPipe: m; interleaving adds its factor). Under ZB-H1
+ * (engine/schedule.h), whose backward is split into B and W, a
+ * micro-batch is in flight from its forward until its W, whole: W reads
+ * the GEMM inputs the forward saved, and the output gradients B leaves
+ * it stand in for what B frees. Every stage then peaks at p, stage 0's
+ * 1F1B peak (Qi et al. 2024: ZB-H1 keeps 1F1B's peak memory, the most
+ * of any stage); later stages hold more than under 1F1B.
  *
  * Fused (flash) attention never stores the s x s softmax output or dropout
  * mask (attention.h): the core term is gone whatever the recompute mode,
@@ -313,7 +319,8 @@ struct mem_rank_input {
 				      FSDP2 plans' reserved memory is replayed */
 	const bool *order_fwd;     /* under a pipeline, the stage's steps in order (true:
 				      a micro-batch's forward, false: a backward), order_n
-				      of them; NULL: not known (no replay) */
+				      of them; NULL: not known or the backward split
+				      into B and W (schedule.h zb-h1): no replay */
 	int order_n;
 };
 

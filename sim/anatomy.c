@@ -74,8 +74,9 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 	int layers = anatomy_stage_layers(pl, m, stage, chunk_layers, &dense);
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, mb, v);
 	double alive = 0, peak = 0;
-	for (int i = 0; i < 2 * mb * v; i++) {
-		alive += (order[i].fwd ? 1 : -1) * chunk_layers[order[i].chunk];
+	bool split = schedule_splits_backward(pl->parallel.schedule);
+	for (int i = 0; i < schedule_steps(pl->parallel.schedule, mb, v); i++) {
+		alive += schedule_step_inflight(&order[i], split) * chunk_layers[order[i].chunk];
 		if (alive > peak)
 			peak = alive;
 	}
@@ -92,7 +93,9 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 bool *anatomy_order(const struct plan *pl, int stage, struct mem_rank_input *mi)
 {
 	int mb = (int)plan_microbatches(pl);
-	if (pl->parallel.pp <= 1 || pl->parallel.schedule == SCHED_INTERLEAVED || mb < 1)
+	/* the replay knows forwards and whole backwards, not B and W */
+	if (pl->parallel.pp <= 1 || pl->parallel.schedule == SCHED_INTERLEAVED ||
+	    schedule_splits_backward(pl->parallel.schedule) || mb < 1)
 		return NULL;
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, mb, 1);
 	bool *fwd = xmalloc((size_t)(2 * mb) * sizeof(*fwd));

@@ -128,6 +128,11 @@ static int price_block(const struct plan *pl, const struct model *m, struct cost
 	} else {
 		bk->bwd[b] = list_time(cost, h, &l, &scale, &bk->host_wait_bwd[b]);
 		bk->flops_bwd[b] = op_list_flops(&l);
+		for (int i = 0; i < l.n; i++)
+			if (strstr(l.v[i].name, ".wgrad")) {
+				bk->wgrad[b] += scale * cost_op_time(cost, &l.v[i]);
+				bk->flops_wgrad[b] += l.v[i].flops;
+			}
 	}
 	if (b == WL_ATTN && pl->parallel.cp > 1)
 		split_cp(cost, &l, scale, pl->parallel.cp, pass, bk);

@@ -26,6 +26,9 @@ struct blocks {
 					 torchtitan's per-op policy runs again */
 	double flops_fwd[WL_NBLOCKS];
 	double flops_bwd[WL_NBLOCKS]; /* as executed (frozen weights: no wgrad) */
+	/* the weight-gradient GEMMs (".wgrad" ops) within bwd: W of a
+	 * schedule that splits the backward (schedule.h zb-h1), the rest B */
+	double wgrad[WL_NBLOCKS], flops_wgrad[WL_NBLOCKS];
 	double flops_core;            /* attention core forward flops */
 	/* cp > 1, per pass: the attention block's ops before the core, after
 	 * it, the own causal block (a2a: the whole core) and one ring step */

@@ -122,13 +122,17 @@ struct builder {
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
 	bool fsdp1;                   /* FSDP1's reduce hook divides (stack.fsdp1_flat) */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
+	bool split;                   /* the schedule splits each backward into B and W
+					 (schedule.h zb-h1): B leaves out the weight-gradient
+					 GEMMs, W runs them and hands the gradients over */
 	struct param_gather pg;       /* overlap_param_gather's buckets (n 0: none) */
 };
 
 /* What a stage holds and does around its steps. */
 struct stage_plan {
 	int nsteps;
-	int *last_b;            /* [v] step of each chunk's last backward */
+	int *last_b;            /* [v] step of each chunk's last backward (its last
+				   W where the schedule splits the backward) */
 	int layers, first0;     /* the stage's layers, its first chunk's first */
 	int dense;              /* of the layers, an MoE model's dense first layers */
 	int kinds[4];           /* of the layers, those of each builder_kind() */
@@ -151,6 +155,10 @@ int builder_kind(const struct builder *b, long layer);
  * reduced (build_transformer_step.c). */
 void builder_forward(struct builder *b, int mb, int chunk);
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb);
+/* W of micro-batch mb through chunk chunk under a split backward (b->split):
+ * the weight gradients, then handed to the reductions (last_mb: the
+ * chunk's last W, where they are reduced) (build_transformer_step.c). */
+void builder_weight(struct builder *b, int mb, int chunk, bool last_mb);
 
 /* Task t added after dep, the stream's last task and (compute stream)
  * the gate, which it clears; returns it (build_transformer_task.c). */

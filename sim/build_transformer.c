@@ -228,6 +228,7 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	struct stage_plan sp;
 
 	b.v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
+	b.split = schedule_splits_backward(pl->parallel.schedule);
 	builder_sizes(&b, in, pl);
 	bool slides = model_sliding_layers_in(m, 0, m->layers) > 0;
 	for (int k = 0; k < 4; k++) {
@@ -249,6 +250,8 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	for (int i = 0; i < sp.nsteps; i++) {
 		if (order[i].fwd)
 			builder_forward(&b, order[i].mb, order[i].chunk);
+		else if (order[i].w)
+			builder_weight(&b, order[i].mb, order[i].chunk, i == sp.last_b[order[i].chunk]);
 		else
 			builder_backward(&b, order[i].mb, order[i].chunk, i == sp.last_b[order[i].chunk]);
 	}

@@ -70,12 +70,12 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	int *chunk_layers = xmalloc((size_t)b->v * sizeof(int));
 
 	memset(sp, 0, sizeof(*sp));
-	sp->nsteps = 2 * m_mb * b->v;
+	sp->nsteps = schedule_steps(pl->parallel.schedule, m_mb, b->v);
 	sp->last_b = xmalloc((size_t)b->v * sizeof(int));
 	for (int c = 0; c < b->v; c++)
 		sp->last_b[c] = -1;
 	for (int i = 0; i < sp->nsteps; i++)
-		if (!order[i].fwd)
+		if (!order[i].fwd && order[i].w == b->split)
 			sp->last_b[order[i].chunk] = i;
 
 	/* stage bookkeeping, memory inputs */
@@ -93,7 +93,7 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	}
 	double alive = 0;
 	for (int i = 0; i < sp->nsteps; i++) {
-		alive += (order[i].fwd ? 1 : -1) * chunk_layers[order[i].chunk];
+		alive += schedule_step_inflight(&order[i], b->split) * chunk_layers[order[i].chunk];
 		if (alive > sp->peak_alive)
 			sp->peak_alive = alive;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "build_transformer-private.h"
+#include "bug.h"
 #include "xalloc.h"
 
 /* Backward FLOPs of block blk, one micro-batch: twice the forward's, or
@@ -16,6 +17,18 @@
 static double bwd_flops(const struct builder *b, enum wl_block blk)
 {
 	return b->frozen ? b->lk->bk.flops_bwd[blk] : 2 * b->lk->bk.flops_fwd[blk];
+}
+
+/* Time and FLOPs of block blk's backward as a B step runs it: less its
+ * weight-gradient GEMMs where the schedule splits them off into W. */
+static double b_time(const struct builder *b, enum wl_block blk)
+{
+	return b->lk->bk.bwd[blk] - (b->split ? b->lk->bk.wgrad[blk] : 0);
+}
+
+static double b_flops(const struct builder *b, enum wl_block blk)
+{
+	return bwd_flops(b, blk) - (b->split ? b->lk->bk.flops_wgrad[blk] : 0);
 }
 
 /* Build global layer `layer` next: its kind. */
@@ -507,8 +520,9 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 	const struct blocks *k = &b->lk->bk;
 	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
 	int nl = builder_vstage_layers(b, vs, nv, &first);
-	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch */
-	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
+	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch; a split
+	 * backward hands its gradients over in W (builder_weight()) */
+	bool reduce = !b->split && (last_mb || pl->parallel.zero >= ZERO_2);
 	int dep = b->stream.last;
 
 	if (vs < nv - 1) {
@@ -522,10 +536,10 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		for (int i = 0; i < 2 && pipe_partitioned(b); i++)
 			tp_coll_bytes(b, COLL_ALLGATHER, b->msg.act_bytes, mb, chunk);
 	} else {
-		builder_compute(b, CAT_BACKWARD, k->bwd[WL_HEAD], bwd_flops(b, WL_HEAD), mb, chunk, dep);
+		builder_compute(b, CAT_BACKWARD, b_time(b, WL_HEAD), b_flops(b, WL_HEAD), mb, chunk, dep);
 		/* column-parallel head: its input gradient is summed over TP */
 		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
-		if (!b->fsdp2)  /* FSDP2: in the final callback */
+		if (!b->fsdp2 && !b->split)  /* FSDP2: in the final callback */
 			builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
 	}
 	int before = rank_layers_before(b, chunk);
@@ -538,25 +552,26 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
 		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
 			     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;
+		double tm = b_time(b, WL_MLP), ta = b_time(b, WL_ATTN);
+		double fm = b_flops(b, WL_MLP), fa = b_flops(b, WL_ATTN);
 		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->z3.per_tensor) {
-			tensor_layer(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
-				     bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, true);
+			tensor_layer(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, true);
 		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
-			builder_compute(b, CAT_BACKWARD, k->bwd[WL_MLP] + k->bwd[WL_ATTN] + sel,
-				bwd_flops(b, WL_MLP) + bwd_flops(b, WL_ATTN), mb, chunk, b->stream.last);
+			builder_compute(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, b->stream.last);
 		} else {
-			half(b, CAT_BACKWARD, WL_MLP, k->bwd[WL_MLP], 0, bwd_flops(b, WL_MLP), mb, chunk);
-			half(b, CAT_BACKWARD, WL_ATTN, k->bwd[WL_ATTN], sel, bwd_flops(b, WL_ATTN), mb, chunk);
+			half(b, CAT_BACKWARD, WL_MLP, tm, 0, fm, mb, chunk);
+			half(b, CAT_BACKWARD, WL_ATTN, ta, sel, fa, mb, chunk);
 		}
-		builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
+		if (!b->split)
+			builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
 	}
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
 		if (pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		builder_compute(b, CAT_BACKWARD, k->bwd[WL_EMBED], 0, mb, chunk, b->stream.last);
-		if (!b->fsdp2)
+		builder_compute(b, CAT_BACKWARD, b_time(b, WL_EMBED), 0, mb, chunk, b->stream.last);
+		if (!b->fsdp2 && !b->split)
 			builder_grads_ready(b, b->grads.grad_bytes_embed, reduce);
 	} else {
 		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
@@ -567,6 +582,43 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 	fsdp2_root_reduce(b, vs, nv, reduce);
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */
+	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))
+		builder_flush_bucket(b);
+}
+
+/* W of a split backward (schedule.h zb-h1): the weight-gradient GEMMs of
+ * the head, of each layer in backward order and of the embedding (the
+ * same blocks' wgrad that B leaves out), each layer's gradients
+ * handed to the reductions when its W is done, so that a reduction never
+ * starts before the last W of the weights it reduces (plan_check refuses
+ * what would need more: ZeRO-3's gathers, FSDP2, tp_comm_overlap's split
+ * GEMMs, CP, EP, offloaded parameters). */
+void builder_weight(struct builder *b, int mb, int chunk, bool last_mb)
+{
+	const struct plan *pl = b->pl;
+	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nl = builder_vstage_layers(b, vs, nv, &first);
+	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
+
+	BUG_ON(!b->split || b->fsdp2 || b->z3.per_tensor, "a W step without a split backward");
+	if (vs == nv - 1) {
+		builder_compute(b, CAT_BACKWARD, b->lk->bk.wgrad[WL_HEAD], b->lk->bk.flops_wgrad[WL_HEAD],
+				mb, chunk, b->stream.last);
+		builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
+	}
+	for (int l = nl - 1; l >= 0; l--) {
+		set_layer(b, first + l);
+		const struct blocks *k = &b->lk->bk;
+		builder_compute(b, CAT_BACKWARD, k->wgrad[WL_MLP] + k->wgrad[WL_ATTN],
+				k->flops_wgrad[WL_MLP] + k->flops_wgrad[WL_ATTN], mb, chunk, b->stream.last);
+		builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
+	}
+	if (vs == 0) {
+		/* a ViT's patch embedding is a GEMM; a token embedding has none */
+		builder_compute(b, CAT_BACKWARD, b->lk->bk.wgrad[WL_EMBED], b->lk->bk.flops_wgrad[WL_EMBED],
+				mb, chunk, b->stream.last);
+		builder_grads_ready(b, b->grads.grad_bytes_embed, reduce);
+	}
 	if (reduce && (pl->communication.overlap_grad_reduce || pl->parallel.zero >= ZERO_2))
 		builder_flush_bucket(b);
 }

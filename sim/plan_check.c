@@ -334,6 +334,39 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 			 schedule_registry[p->parallel.schedule].name);
 }
 
+/* ZB-H1 (schedule.h) splits each layer's backward into B and W by its
+ * weight-gradient GEMMs (blocks.h wgrad); what would need more than that
+ * split is refused: CP's and EP's backward pipelines, tp_comm_overlap's
+ * chunked GEMMs, parameters that W would have to fetch again (ZeRO-3's
+ * gathers, offloaded parameters), and full recomputation (the layer
+ * inputs it recomputes in B would wait for W). Interleaving is refused by
+ * check_stages (it needs schedule "interleaved"). */
+static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
+{
+	if (p->parallel.schedule != SCHED_ZBH1)
+		return;
+	if (p->parallel.cp > 1)
+		diag_err(d, f, "/parallel/cp", "schedule \"zb-h1\" does not split context parallelism's "
+			 "attention backward into B and W; needs cp = 1, got %d", p->parallel.cp);
+	if (p->parallel.ep > 1)
+		diag_err(d, f, "/parallel/ep", "schedule \"zb-h1\" does not split the expert-parallel "
+			 "backward into B and W; needs ep = 1, got %d", p->parallel.ep);
+	if (p->communication.tp_comm_overlap)
+		diag_err(d, f, "/communication/tp_comm_overlap", "schedule \"zb-h1\" does not split "
+			 "tp_comm_overlap's chunked GEMMs into B and W; needs false");
+	if (p->parallel.zero >= ZERO_3)
+		diag_err(d, f, "/parallel/zero", "schedule \"zb-h1\" with ZeRO-3 is not modelled (W would "
+			 "gather the layer's parameters again); needs zero <= 2, got %d", (int)p->parallel.zero);
+	if (p->parallel.recompute == RECOMPUTE_FULL)
+		diag_err(d, f, "/parallel/recompute", "schedule \"zb-h1\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\" or \"selective\", got \"full\"");
+	if (p->parallel.offload == OFFLOAD_PARAMS)
+		diag_err(d, f, "/parallel/offload", "schedule \"zb-h1\" with offloaded parameters is not "
+			 "modelled (W would fetch them again); needs \"none\" or \"optimizer\", got \"%s\"",
+			 plan_offload_names[p->parallel.offload]);
+}
+
 /* An encoder or a ViT (model.h): its learned position table bounds the
  * sequence (a ViT's is the sequence: scenario.c derives seq_len);
  * context parallelism's split is the causal one; no adapters yet. */
@@ -725,6 +758,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_tp(p, m, f, d);
 	check_sm_margin(p, t, f, d);
 	check_stages(p, m, f, d);
+	check_zbh1(p, f, d);
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);

@@ -81,7 +81,15 @@
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
- *   parallel.schedule             string   -       "1f1b"        gpipe | 1f1b | interleaved
+ *   parallel.schedule             string   -       "1f1b"        gpipe | 1f1b | interleaved |
+ *                                                                zb-h1 (zero-bubble ZB-H1, Qi et al.
+ *                                                                2024: each backward split into B,
+ *                                                                the input gradient, and W, the
+ *                                                                weight gradients, W deferred into
+ *                                                                1F1B's bubble; not with cp, ep,
+ *                                                                tp_comm_overlap, ZeRO-3, offloaded
+ *                                                                parameters, full recompute or
+ *                                                                interleave)
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
  *   parallel.recompute            string   -       "none"        none | selective | full |
  *                                                                selective-op (torchtitan's per-op

@@ -568,3 +568,53 @@ Test(parallel, tp_rs_sm_margin_scales_the_forward_rs_gemm)
 	cr_assert_float_eq(bytes[2], bytes[0], 1e-12 * bytes[0]);
 	inputs_destroy(in);
 }
+
+/* ZB-H1 (engine/schedule.h): W hands the gradients over, so on the last
+ * stage (its first W held back to the end: F0 B0, F1 B1 W0, ..., W3) no
+ * data-parallel reduction may start before the last micro-batch's W,
+ * even with reductions overlapping the backward. */
+Test(parallel, zb_h1_reduces_gradients_after_the_last_w)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.pp = 2;
+	pl.parallel.dp = 4;
+	pl.parallel.schedule = SCHED_ZBH1;
+	pl.communication.overlap_grad_reduce = true;
+	pl.training.seq = 1024;
+	pl.training.global_batch = 16;   /* 4 micro-batches per pipeline */
+	plan_resolve(&pl, in);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(plan_check(&pl, in, "t", &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, &pl, 1, &p, NULL), 0);
+	/* the last W: the compute tasks of micro-batch 3 after W2's */
+	int last2 = -1, w3 = -1, reductions = 0;
+	for (int i = 0; i < p.n; i++)
+		if (p.t[i].stream == STREAM_COMPUTE && p.t[i].cat == CAT_BACKWARD && p.t[i].mb == 2)
+			last2 = i;
+	for (int i = last2 + 1; i < p.n && w3 < 0; i++)
+		if (p.t[i].stream == STREAM_COMPUTE && p.t[i].mb == 3)
+			w3 = i;
+	cr_assert(last2 >= 0 && w3 > last2);
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->stream != STREAM_DP || t->kind != TASK_COLL || t->group != GROUP_DP)
+			continue;
+		int dep = -1;
+		for (int k = 0; k < t->ndeps; k++)
+			if (p.deps[t->dep0 + k] > dep)
+				dep = p.deps[t->dep0 + k];
+		cr_expect_geq(dep, w3, "reduction %d waits for task %d, before the last W (%d)", i, dep, w3);
+		reductions++;
+	}
+	cr_assert_gt(reductions, 0);
+	program_finish(&p);
+	inputs_destroy(in);
+}

@@ -472,3 +472,74 @@ Test(scenario, gpus_per_node_used_must_fit_the_node_and_the_plan)
 	free(p);
 	free(d);
 }
+
+/* ZB-H1 (engine/schedule.h): what its B / W split does not model is
+ * refused with the key that asks for it. */
+Test(scenario, zb_h1_refuses_context_parallelism)
+{
+	char *s = scenario("\"tp\": 2, \"pp\": 2, \"cp\": 2, \"dp\": 2, \"schedule\": \"zb-h1\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/cp: error: schedule \"zb-h1\" does not split context parallelism's "
+			 "attention backward into B and W; needs cp = 1, got 2\n");
+}
+
+Test(scenario, zb_h1_refuses_zero3)
+{
+	char *s = scenario("\"dp\": 16, \"zero\": 3, \"schedule\": \"zb-h1\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/zero: error: schedule \"zb-h1\" with ZeRO-3 is not modelled (W would "
+			 "gather the layer's parameters again); needs zero <= 2, got 3\n");
+}
+
+Test(scenario, zb_h1_refuses_interleaving)
+{
+	char *s = scenario("\"pp\": 2, \"dp\": 8, \"interleave\": 2, \"schedule\": \"zb-h1\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/interleave: error: needs schedule \"interleaved\", got \"zb-h1\"\n");
+}
+
+Test(scenario, zb_h1_refuses_tp_comm_overlap)
+{
+	char *s = scenario("\"tp\": 2, \"sp\": true, \"pp\": 2, \"dp\": 4, \"schedule\": \"zb-h1\"", "512",
+			   ",\n  \"communication\": { \"tp_comm_overlap\": true }", NULL);
+	expect_run_error(s, "%s: /communication/tp_comm_overlap: error: schedule \"zb-h1\" does not split "
+			 "tp_comm_overlap's chunked GEMMs into B and W; needs false\n");
+}
+
+Test(scenario, zb_h1_refuses_full_recompute)
+{
+	char *s = scenario("\"pp\": 2, \"dp\": 8, \"recompute\": \"full\", \"schedule\": \"zb-h1\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute: error: schedule \"zb-h1\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\" or \"selective\", got \"full\"\n");
+}
+
+/* The shipped ZB-H1 scenario against the same plan under 1F1B: faster,
+ * less bubble, and stage 0 holds the same activations (p micro-batches
+ * in flight, F to W) as under 1F1B. */
+Test(scenario, zb_h1_beats_one_f_one_b_at_its_memory)
+{
+	char *zb = test_file_text(src_path("scenarios/zb-h1-llama3-8b-pp4.json"));
+	char *a = str_subst(zb, "\"../models/zoo/llama3-8b.json\"", "\"@M@\"");
+	char *b = str_subst(a, "\"../topologies/dgx-h100.json\"", "\"@T@\"");
+	char *c = str_subst(b, "@M@", src_path("models/zoo/llama3-8b.json"));
+	char *zbt = str_subst(c, "@T@", src_path("topologies/dgx-h100.json"));
+	char *onet = str_subst(zbt, "\"zb-h1\"", "\"1f1b\"");
+	json_t *rz = report_of_text(zbt), *ro = report_of_text(onet);
+	double tz = jnum(rz, "summary/iteration_time_s"), to = jnum(ro, "summary/iteration_time_s");
+	cr_log_info("zb-h1 %.6f s, 1f1b %.6f s", tz, to);
+	cr_expect_lt(tz, to);
+	cr_expect_lt(jnum(rz, "breakdown/mean/bubble_s"), jnum(ro, "breakdown/mean/bubble_s"));
+	/* B + W is the whole backward: the same compute, reordered */
+	cr_expect_float_eq(jnum(rz, "breakdown/mean/compute_s"), jnum(ro, "breakdown/mean/compute_s"),
+			   1e-9 * jnum(ro, "breakdown/mean/compute_s"));
+	cr_expect_eq(jnum(rz, "memory/per_stage/0/peak_inflight_microbatch_chunks"),
+		     jnum(ro, "memory/per_stage/0/peak_inflight_microbatch_chunks"));
+	cr_expect_float_eq(jnum(rz, "memory/per_stage/0/activations_GB"),
+			   jnum(ro, "memory/per_stage/0/activations_GB"), 1e-12);
+	for (int s = 1; s < 4; s++) {
+		char path[96];
+		snprintf(path, sizeof(path), "memory/per_stage/%d/peak_inflight_microbatch_chunks", s);
+		cr_expect_eq(jnum(rz, path), 4, "stage %d", s);
+	}
+	json_decref(rz);
+	json_decref(ro);
+	free(zb), free(a), free(b), free(c), free(zbt), free(onet);
+}

@@ -350,3 +350,152 @@ Test(schedule, one_slow_last_stage_gpipe_closed_form)
 {
 	one_slow_stage(SCHED_GPIPE, 8, 16, 7, 2.0);
 }
+
+/* ---- ZB-H1: the backward split into B and W ------------------------ */
+
+/* Replay schedule k with F taking tf, B tb and W tw (a schedule that does
+ * not split the backward runs tb + tw in its backward), free network: B
+ * sends the input gradient on, W sends nothing. */
+static void replay_split(enum sched_kind k, int p, int m, double tf, double tb, double tw,
+			 struct engine_result *res)
+{
+	struct topology *t = free_network(p);
+	struct program *progs = calloc((size_t)p, sizeof(*progs));
+	struct program **pp = calloc((size_t)p, sizeof(*pp));
+	bool split = schedule_splits_backward(k);
+	for (int s = 0; s < p; s++) {
+		pp[s] = &progs[s];
+		program_init(&progs[s]);
+		struct sched_step *o = schedule_order(k, p, s, m, 1);
+		for (int i = 0; i < schedule_steps(k, m, 1); i++) {
+			bool fwd = o[i].fwd, w = o[i].w;
+			bool from = fwd ? s > 0 : !w && s < p - 1, to = fwd ? s < p - 1 : !w && s > 0;
+			int dep = -1;
+			if (from) {
+				struct task r = { .kind = TASK_RECV, .stream = fwd ? STREAM_RECV_PREV : STREAM_RECV_NEXT,
+						  .dir = fwd ? P2P_FWD : P2P_BWD, .bytes = 1 };
+				dep = program_add(&progs[s], &r, NULL, 0);
+			}
+			double time = fwd ? tf : w ? tw : split ? tb : tb + tw;
+			int c = program_compute(&progs[s], fwd ? CAT_FORWARD : CAT_BACKWARD, time, 0, o[i].mb, 0,
+						&dep, dep >= 0);
+			if (to) {
+				struct task sd = { .kind = TASK_SEND, .stream = STREAM_SEND,
+						   .dir = fwd ? P2P_FWD : P2P_BWD, .bytes = 1 };
+				program_add(&progs[s], &sd, &c, 1);
+			}
+		}
+		free(o);
+	}
+	struct placement plc;
+	placement_init(&plc, 1, 1, p, NULL);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &plc, .stage_prog = pp, .coll_algo = "ring" };
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, res, &dg), 0, "%s", diag_text(&dg));
+}
+
+/* Every stage runs F, B and W of each micro-batch exactly once, F before
+ * B before W; forwards and B's in micro-batch order on every stage, so
+ * the activations one stage sends and the gradients it receives match
+ * its neighbours' order; never more than p micro-batches in flight. */
+Test(schedule, zb_h1_steps_are_valid)
+{
+	static const int pm[][2] = { { 2, 4 }, { 4, 4 }, { 4, 8 }, { 4, 5 }, { 8, 32 }, { 4, 2 } };
+	for (size_t c = 0; c < sizeof(pm) / sizeof(pm[0]); c++) {
+		int p = pm[c][0], m = pm[c][1];
+		cr_assert_eq(schedule_steps(SCHED_ZBH1, m, 1), 3 * m);
+		for (int s = 0; s < p; s++) {
+			struct sched_step *o = schedule_order(SCHED_ZBH1, p, s, m, 1);
+			int at[3][64], seen[3] = { 0 };
+			for (int j = 0; j < m; j++)
+				at[0][j] = at[1][j] = at[2][j] = -1;
+			for (int i = 0; i < 3 * m; i++) {
+				int kind = o[i].fwd ? 0 : o[i].w ? 2 : 1;
+				cr_assert(!(o[i].fwd && o[i].w));
+				cr_assert(o[i].mb >= 0 && o[i].mb < m && o[i].chunk == 0);
+				cr_assert_eq(at[kind][o[i].mb], -1, "p=%d m=%d stage %d: step %d twice", p, m, s, i);
+				at[kind][o[i].mb] = i;
+				cr_assert_eq(o[i].mb, seen[kind]++, "p=%d m=%d stage %d: out of order at %d", p, m, s, i);
+			}
+			for (int j = 0; j < m; j++)
+				cr_assert(at[0][j] >= 0 && at[0][j] < at[1][j] && at[1][j] < at[2][j],
+					  "p=%d m=%d stage %d micro-batch %d: F %d B %d W %d", p, m, s, j,
+					  at[0][j], at[1][j], at[2][j]);
+			cr_assert_leq(schedule_peak_inflight(o, 3 * m), p);
+			free(o);
+		}
+	}
+}
+
+/* Qi et al.: with T_F = T_B = T_W the bubble is (p - 1)(T_F + T_B - T_W)
+ * against 1F1B's (p - 1)(T_F + T_B + T_W): the iteration is
+ * m (T_F + T_B + T_W) + the bubble. One replay per test (the engine runs
+ * once per process): zb-h1 against the closed forms of both, 1f1b with
+ * the same times against its own. */
+static double split_bubble(enum sched_kind k, int p, int m, double *closed_zb, double *closed_1f1b)
+{
+	const double tf = 1, tb = 1, tw = 1;
+	struct engine_result r;
+	replay_split(k, p, m, tf, tb, tw, &r);
+	double work = m * (tf + tb + tw), zb = (p - 1) * (tf + tb - tw), one = (p - 1) * (tf + tb + tw);
+	*closed_zb = zb / (work + zb);
+	*closed_1f1b = one / (work + one);
+	double frac = (r.iteration_s - work) / r.iteration_s;
+	/* stage 0 idles the whole bubble and nothing more */
+	cr_expect(fabs(r.rank[0].bubble_s - (r.iteration_s - work)) <= 1e-9 * r.iteration_s,
+		  "stage 0 bubble %.9g, iteration %.9g", r.rank[0].bubble_s, r.iteration_s);
+	cr_log_info("%s p=%d m=%d: %.6g s, bubble fraction %.6f (zb-h1 closed form %.6f, 1f1b %.6f)",
+		    schedule_registry[k].name, p, m, r.iteration_s, frac, *closed_zb, *closed_1f1b);
+	engine_result_finish(&r);
+	return frac;
+}
+
+static void zb_h1_bubble(int p, int m)
+{
+	double zb, one, frac = split_bubble(SCHED_ZBH1, p, m, &zb, &one);
+	cr_expect(fabs(frac - zb) <= 0.01 * zb, "p=%d m=%d: bubble %.6f, closed form %.6f", p, m, frac, zb);
+	cr_expect_lt(frac, one);
+}
+
+Test(schedule, zb_h1_bubble_is_the_closed_form)
+{
+	zb_h1_bubble(4, 8);
+}
+
+Test(schedule, zb_h1_bubble_many_stages)
+{
+	zb_h1_bubble(8, 32);
+}
+
+Test(schedule, zb_h1_bubble_as_many_microbatches_as_stages)
+{
+	zb_h1_bubble(4, 4);
+}
+
+Test(schedule, one_f_one_b_bubble_with_equal_f_b_w)
+{
+	double zb, one, frac = split_bubble(SCHED_1F1B, 4, 8, &zb, &one);
+	cr_expect_float_eq(frac, one, 1e-9);
+	cr_expect_gt(frac, zb);
+}
+
+/* The first stage holds 1F1B's p micro-batches at its peak (from F to
+ * W), and no stage more. */
+Test(schedule, zb_h1_peak_inflight_is_one_f_one_b_peak)
+{
+	int p = 4, m = 8, peak1 = 0;
+	for (int s = 0; s < p; s++) {
+		struct sched_step *z = schedule_order(SCHED_ZBH1, p, s, m, 1);
+		struct sched_step *o = schedule_order(SCHED_1F1B, p, s, m, 1);
+		int pz = schedule_peak_inflight(z, 3 * m), po = schedule_peak_inflight(o, 2 * m);
+		if (s == 0)
+			cr_assert_eq(pz, po, "stage 0: zb-h1 %d, 1f1b %d", pz, po);
+		cr_assert_leq(pz, p);
+		if (po > peak1)
+			peak1 = po;
+		free(z);
+		free(o);
+	}
+	cr_assert_eq(peak1, p);
+}
