@@ -245,6 +245,21 @@ static int partly_filled_alike(const struct plan *pl, const struct topology *t,
  * tree on an oversubscribed tree, a partly filled leaf and a straggler
  * stay unfolded, not measured. *classes: folded by classes. Returns 0 or
  * -1 (reported). */
+/* Whether "auto" folds: exact folding only where nothing blocks it
+ * (blocked: a tree across pipeline stages, drifting paths, distinct
+ * ranks), never with parameter servers or mixed GPUs, only where the
+ * replicas are alike (alike: a symmetric topology, classes or a partly
+ * filled leaf measured alike), and with more than one rank to a stage; a
+ * forced tree folds cheaply across oversubscribed switches (measured,
+ * above), not exactly or by classes. */
+static bool auto_folds(const struct plan *pl, bool exact, bool blocked, bool alike, bool classes,
+		       bool full, bool tree)
+{
+	return (!exact || !blocked) && pl->parallel.dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
+	       alike && (long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp > 1 &&
+	       (full || !tree || (!exact && !classes));
+}
+
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
 			 const struct program *progs, bool any_distinct, struct result *r, bool *fold,
 			 bool *exact, bool *classes, const char **advice, struct diag *d)
@@ -270,16 +285,11 @@ int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const s
 	if (*classes && partly_filled_alike(pl, topo, place, progs, any_distinct, &alike, d))
 		return -1;
 	*classes = *classes && !alike;
+	bool blocked = tree_pp || drift || any_distinct;
 	*fold = pl->simulation.fold == FOLD_ON ||
-		    (pl->simulation.fold == FOLD_EXACT && !tree_pp && !drift && !any_distinct) ||
-		    (pl->simulation.fold == FOLD_AUTO && (!*exact || (!tree_pp && !drift && !any_distinct)) &&
-		     pl->parallel.dp_sync != DP_SYNC_PS &&
-		     !plan_mixed_gpus(pl) &&
-		     (symmetric || *classes || alike) &&
-		     (long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp > 1 &&
-		     /* a forced tree folds cheaply across oversubscribed
-		      * switches (measured, above), not exactly or by classes */
-		     (full || !tree || (!*exact && !*classes)));
+		(pl->simulation.fold == FOLD_EXACT && !blocked) ||
+		(pl->simulation.fold == FOLD_AUTO &&
+		 auto_folds(pl, *exact, blocked, symmetric || *classes || alike, *classes, full, tree));
 	struct fold_why w = *fold ? (struct fold_why){ NULL, NULL } :
 				    fold_reason(pl, topo, *exact && tree_pp, *exact && drift,
 						*exact && any_distinct, *exact, *classes || alike);
