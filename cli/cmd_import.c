@@ -293,197 +293,288 @@ out_abort:
 	return rc;
 }
 
-int cmd_import(int argc, char **argv)
-{
-	struct import_opts o = { 0 };
-	const char **pos = xcalloc((size_t)argc + 1, sizeof(*pos));
-	int npos = 0, rc = EXIT_USAGE;
-	struct diag d;
-	diag_init(&d, stderr);
-	struct import_map *map = import_map_create();
-	json_t *model = NULL, *sc = NULL;
-	json_t *ds_model = NULL;    /* deepspeed --model: a ddlsim model file when its schema says so */
-	char *model_path = NULL, *text = NULL, *topo_ref = NULL;
-	struct topology *topo = NULL;
+/* The formats import reads. */
+enum import_format { FMT_HF, FMT_MEGATRON, FMT_TORCHTITAN, FMT_DEEPSPEED, FMT_NEMO };
 
-	if (opt_parse(&cmd_import_opts, argc, argv, &o, pos, &npos))
-		goto out;
-	if (npos < 1) {
-		rc = cli_usage_error("import: expected a FORMAT (hf, megatron, torchtitan, deepspeed or nemo) and its "
-				     "INPUT");
-		goto out;
-	}
-	bool hf = !strcmp(pos[0], "hf"), mg = !strcmp(pos[0], "megatron"), tt = !strcmp(pos[0], "torchtitan");
-	bool ds = !strcmp(pos[0], "deepspeed"), nm = !strcmp(pos[0], "nemo");
-	if (!hf && !mg && !tt && !ds && !nm) {
-		rc = cli_usage_error("import: FORMAT: expected hf, megatron, torchtitan, deepspeed or nemo, got '%s'",
-				     pos[0]);
-		goto out;
-	}
-	if (npos < 2) {
-		rc = cli_usage_error("import %s: expected its INPUT", pos[0]);
-		goto out;
-	}
+static const char *const format_names[] = {
+	[FMT_HF] = "hf", [FMT_MEGATRON] = "megatron", [FMT_TORCHTITAN] = "torchtitan",
+	[FMT_DEEPSPEED] = "deepspeed", [FMT_NEMO] = "nemo",
+};
+
+/* What an import holds between its steps; import_job_finish() frees it. */
+struct import_job {
+	struct import_opts o;
+	const char **pos;           /* FORMAT INPUT... */
+	int npos;
+	enum import_format fmt;
+	bool args;                  /* megatron: the arguments themselves after `--` */
+	struct diag d;
+	struct import_map *map;
+	json_t *model, *sc;
+	json_t *ds_model;           /* deepspeed --model: a ddlsim model file when its schema says so */
+	char *model_path, *text, *topo_ref;
+	struct topology *topo;
+};
+
+/* FORMAT, or -1 when it names none. */
+static int format_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (!strcmp(name, format_names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* The FORMAT and INPUT words. Returns 0 or EXIT_USAGE after saying why. */
+static int check_positionals(struct import_job *j)
+{
+	if (j->npos < 1)
+		return cli_usage_error("import: expected a FORMAT (hf, megatron, torchtitan, deepspeed or nemo) and "
+				       "its INPUT");
+	int f = format_find(j->pos[0]);
+	if (f < 0)
+		return cli_usage_error("import: FORMAT: expected hf, megatron, torchtitan, deepspeed or nemo, got '%s'",
+				       j->pos[0]);
+	j->fmt = (enum import_format)f;
+	if (j->npos < 2)
+		return cli_usage_error("import %s: expected its INPUT", j->pos[0]);
 	/* megatron's arguments after `--` start with a flag; a file does not */
-	bool args = mg && !strncmp(pos[1], "--", 2);
-	if (!args && npos > 2) {
-		rc = cli_usage_error("import %s: expected one INPUT file, got %d (the arguments themselves go after "
-				     "`--`)", pos[0], npos - 1);
-		goto out;
-	}
-	if (!o.out || !strcmp(o.out, "-") || (o.map && !strcmp(o.map, "-"))) {
-		rc = cli_usage_error("import: -o OUT.json is required, a file (stdout holds the mapping table)");
-		goto out;
-	}
-	if (hf && (o.topology || o.nodes)) {
-		rc = cli_usage_error("import hf: writes a model file only; --topology and --nodes are megatron's");
-		goto out;
-	}
-	if (!hf && !o.topology) {
-		rc = cli_usage_error("import %s: --topology FILE is required (the %s holds no cluster)", pos[0],
-				     mg ? "arguments" : tt ? "job file" : ds ? "config" : "recipe");
-		goto out;
-	}
-	if (!tt && o.zoo) {
-		rc = cli_usage_error("import %s: --zoo is torchtitan's", pos[0]);
-		goto out;
-	}
-	if (!ds && (o.model || o.seq_len)) {
-		rc = cli_usage_error("import %s: --model and --seq-len are deepspeed's", pos[0]);
-		goto out;
-	}
-	if (ds && (!o.model || !o.seq_len)) {
-		rc = cli_usage_error("import deepspeed: --model FILE and --seq-len N are required (a DeepSpeed config "
-				     "holds neither the model nor the sequence)");
-		goto out;
-	}
-	rc = EXIT_INPUT;
-	if (!args && cli_check_input_name(pos[1]))
-		goto out;
-	if (ds) {
-		json_error_t je;
-		ds_model = json_load_file(o.model, 0, &je);
-		json_t *schema = json_object_get(ds_model, "schema");
-		bool zoo = json_is_string(schema) && !strcmp(json_string_value(schema), "ddlsim.model");
-		json_decref(ds_model);
-		ds_model = NULL;
-		if (zoo)
-			ds_model = json_string(o.model);
-	}
-	if (mg || nm || (ds && !ds_model)) {
-		size_t l = strlen(o.out);
-		model_path = l > 5 && !strcmp(o.out + l - 5, ".json") ?
-			     xasprintf("%.*s.model.json", (int)(l - 5), o.out) : xasprintf("%s.model.json", o.out);
-	}
-	const char *model_out = model_path ? model_path : o.out;
-	if (cli_check_output(o.out) || cli_check_output(model_path) || cli_check_output(o.map) ||
-	    refuse_existing(o.out, o.force) || refuse_existing(model_path, o.force) ||
-	    refuse_existing(o.map, o.force))
-		goto out;
+	j->args = j->fmt == FMT_MEGATRON && !strncmp(j->pos[1], "--", 2);
+	if (!j->args && j->npos > 2)
+		return cli_usage_error("import %s: expected one INPUT file, got %d (the arguments themselves go after "
+				       "`--`)", j->pos[0], j->npos - 1);
+	return 0;
+}
+
+/* What holds no cluster, in the --topology message. */
+static const char *const input_lacking_cluster[] = {
+	[FMT_MEGATRON] = "arguments", [FMT_TORCHTITAN] = "job file", [FMT_DEEPSPEED] = "config",
+	[FMT_NEMO] = "recipe",
+};
+
+/* The options against the FORMAT. Returns 0 or EXIT_USAGE after saying
+ * why. */
+static int check_options(const struct import_job *j)
+{
+	const struct import_opts *o = &j->o;
+	enum import_format f = j->fmt;
+	if (!o->out || !strcmp(o->out, "-") || (o->map && !strcmp(o->map, "-")))
+		return cli_usage_error("import: -o OUT.json is required, a file (stdout holds the mapping table)");
+	if (f == FMT_HF && (o->topology || o->nodes))
+		return cli_usage_error("import hf: writes a model file only; --topology and --nodes are megatron's");
+	if (f != FMT_HF && !o->topology)
+		return cli_usage_error("import %s: --topology FILE is required (the %s holds no cluster)", j->pos[0],
+				       input_lacking_cluster[f]);
+	if (f != FMT_TORCHTITAN && o->zoo)
+		return cli_usage_error("import %s: --zoo is torchtitan's", j->pos[0]);
+	if (f != FMT_DEEPSPEED && (o->model || o->seq_len))
+		return cli_usage_error("import %s: --model and --seq-len are deepspeed's", j->pos[0]);
+	if (f == FMT_DEEPSPEED && (!o->model || !o->seq_len))
+		return cli_usage_error("import deepspeed: --model FILE and --seq-len N are required (a DeepSpeed "
+				       "config holds neither the model nor the sequence)");
+	return 0;
+}
+
+/* deepspeed --model: j->ds_model its path when it is a ddlsim model file
+ * (schema "ddlsim.model"), else NULL (a Hugging Face config.json). */
+static void probe_ds_model(struct import_job *j)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(j->o.model, 0, &je);
+	json_t *schema = json_object_get(doc, "schema");
+	bool zoo = json_is_string(schema) && !strcmp(json_string_value(schema), "ddlsim.model");
+	json_decref(doc);
+	if (zoo)
+		j->ds_model = json_string(j->o.model);
+}
+
+/* OUT less ".json" plus ".model.json". Caller frees. */
+static char *model_path_beside(const char *out)
+{
+	size_t l = strlen(out);
+	return l > 5 && !strcmp(out + l - 5, ".json") ? xasprintf("%.*s.model.json", (int)(l - 5), out) :
+							xasprintf("%s.model.json", out);
+}
+
+/* The INPUT, in what samefile says. */
+static const char *const input_what[] = {
+	[FMT_HF] = "the config.json", [FMT_MEGATRON] = "the launch", [FMT_TORCHTITAN] = "the job file",
+	[FMT_DEEPSPEED] = "the config", [FMT_NEMO] = "the recipe",
+};
+
+/* Outputs that are not files, exist without --force, or are an input or
+ * one another. Returns 0 or nonzero after saying why. */
+static int check_outputs(const struct import_job *j)
+{
+	const struct import_opts *o = &j->o;
+	if (cli_check_output(o->out) || cli_check_output(j->model_path) || cli_check_output(o->map) ||
+	    refuse_existing(o->out, o->force) || refuse_existing(j->model_path, o->force) ||
+	    refuse_existing(o->map, o->force))
+		return 1;
 	struct samefile *sf = samefile_create();
-	if (!args)
-		samefile_input(sf, hf ? "the config.json" : mg ? "the launch" : tt ? "the job file" : ds ? "the config" :
-			       "the recipe", pos[1]);
-	samefile_input(sf, "the topology", o.topology);
-	if (o.model)
-		samefile_input(sf, "the model", o.model);
-	samefile_output(sf, "-o", o.out);
-	samefile_output(sf, "the model beside -o", model_path);
-	samefile_output(sf, "--map", o.map);
+	if (!j->args)
+		samefile_input(sf, input_what[j->fmt], j->pos[1]);
+	samefile_input(sf, "the topology", o->topology);
+	if (o->model)
+		samefile_input(sf, "the model", o->model);
+	samefile_output(sf, "-o", o->out);
+	samefile_output(sf, "the model beside -o", j->model_path);
+	samefile_output(sf, "--map", o->map);
 	int conflicts = samefile_check(sf, samefile_say, NULL);
 	samefile_destroy(sf);
-	if (conflicts)
-		goto out;
+	return conflicts;
+}
 
-	if (hf) {
-		if (!(model = import_hf(pos[1], map, &d)))
-			goto out;
-	} else if (ds || nm) {
-		if (!(topo = topology_load(o.topology, &d)))
-			goto out;
-		if (!(topo_ref = scenario_path_from(o.out, o.topology))) {
-			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
-			goto out;
-		}
-		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
-					    .nodes = o.nodes };
-		const char *slash_m = model_path ? strrchr(model_path, '/') : NULL;
-		const char *mref = !model_path ? NULL : slash_m ? slash_m + 1 : model_path;
-		if (nm) {
-			if (!(text = read_text(pos[1])) ||
-			    import_nemo(text, pos[1], &c, mref, map, &model, &sc, &d))
-				goto out;
-		} else {
-			if (!ds_model && !(model = import_hf(o.model, map, &d)))
-				goto out;
-			if (import_deepspeed(pos[1], &c, o.seq_len, map, &sc, &d))
-				goto out;
-			char *ref = ds_model ? scenario_path_from(o.out, o.model) : xstrdup(mref);
-			if (!ref) {
-				fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.model, o.out, strerror(errno));
-				goto out;
-			}
-			json_object_set_new(sc, "model", json_string(ref));
-			if (ds_model)
-				import_map_add(map, IMPORT_MAPPED, "(--model)", o.model, "scenario: /model", ref,
-					       "a ddlsim model file, referenced");
-			free(ref);
-		}
-	} else if (tt) {
-		if (!(topo = topology_load(o.topology, &d)))
-			goto out;
-		if (!(topo_ref = scenario_path_from(o.out, o.topology))) {
-			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
-			goto out;
-		}
-		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
-					    .nodes = o.nodes };
-		const char *zoo_file;
-		if (!(text = read_text(pos[1])) ||
-		    import_torchtitan(text, pos[1], &c, map, &sc, &zoo_file, &d))
-			goto out;
-		char *zoo_path = xasprintf("%s/%s", o.zoo ? o.zoo : "models/zoo", zoo_file);
-		char *ref = scenario_path_from(o.out, zoo_path);
-		if (!ref) {
-			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", zoo_path, o.out, strerror(errno));
-			free(zoo_path);
-			goto out;
-		}
-		json_object_set_new(sc, "model", json_string(ref));
-		free(ref);
-		free(zoo_path);
-	} else {
-		if (!(topo = topology_load(o.topology, &d)))
-			goto out;
-		/* the scenario names its topology from where it is written */
-		topo_ref = scenario_path_from(o.out, o.topology);
-		if (!topo_ref) {
-			fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", o.topology, o.out, strerror(errno));
-			goto out;
-		}
-		const char *slash_m = strrchr(model_path, '/');
-		struct import_cluster c = { .topology = topo_ref, .gpus_per_node = topo->gpus_per_node,
-					    .nodes = o.nodes };
-		if (!args && !(text = read_text(pos[1])))
-			goto out;
-		if (import_megatron(text, args ? NULL : pos[1], args ? npos - 1 : 0, (char **)(pos + 1), &c,
-				    slash_m ? slash_m + 1 : model_path, map, &model, &sc, &d))
-			goto out;
+/* Path from where the scenario is written (caller frees), or NULL after
+ * saying why. */
+static char *ref_from_out(const char *out, const char *path)
+{
+	char *ref = scenario_path_from(out, path);
+	if (!ref)
+		fprintf(stderr, "%s: error: cannot name it from '%s': %s\n", path, out, strerror(errno));
+	return ref;
+}
+
+/* Load --topology into j->topo and fill *c, the scenario naming its
+ * topology from where it is written. Returns 0 or -1 after saying why. */
+static int load_cluster(struct import_job *j, struct import_cluster *c)
+{
+	if (!(j->topo = topology_load(j->o.topology, &j->d)))
+		return -1;
+	if (!(j->topo_ref = ref_from_out(j->o.out, j->o.topology)))
+		return -1;
+	*c = (struct import_cluster){ .topology = j->topo_ref, .gpus_per_node = j->topo->gpus_per_node,
+				      .nodes = j->o.nodes };
+	return 0;
+}
+
+/* The model's name in the scenario: the model path's last component, or
+ * NULL without one. */
+static const char *model_ref(const struct import_job *j)
+{
+	if (!j->model_path)
+		return NULL;
+	const char *slash = strrchr(j->model_path, '/');
+	return slash ? slash + 1 : j->model_path;
+}
+
+static int import_run_nemo(struct import_job *j)
+{
+	struct import_cluster c;
+	if (load_cluster(j, &c))
+		return -1;
+	if (!(j->text = read_text(j->pos[1])))
+		return -1;
+	return import_nemo(j->text, j->pos[1], &c, model_ref(j), j->map, &j->model, &j->sc, &j->d);
+}
+
+static int import_run_deepspeed(struct import_job *j)
+{
+	struct import_cluster c;
+	if (load_cluster(j, &c))
+		return -1;
+	if (!j->ds_model && !(j->model = import_hf(j->o.model, j->map, &j->d)))
+		return -1;
+	if (import_deepspeed(j->pos[1], &c, j->o.seq_len, j->map, &j->sc, &j->d))
+		return -1;
+	char *ref = j->ds_model ? ref_from_out(j->o.out, j->o.model) : xstrdup(model_ref(j));
+	if (!ref)
+		return -1;
+	json_object_set_new(j->sc, "model", json_string(ref));
+	if (j->ds_model)
+		import_map_add(j->map, IMPORT_MAPPED, "(--model)", j->o.model, "scenario: /model", ref,
+			       "a ddlsim model file, referenced");
+	free(ref);
+	return 0;
+}
+
+static int import_run_torchtitan(struct import_job *j)
+{
+	struct import_cluster c;
+	if (load_cluster(j, &c))
+		return -1;
+	const char *zoo_file;
+	if (!(j->text = read_text(j->pos[1])) ||
+	    import_torchtitan(j->text, j->pos[1], &c, j->map, &j->sc, &zoo_file, &j->d))
+		return -1;
+	char *zoo_path = xasprintf("%s/%s", j->o.zoo ? j->o.zoo : "models/zoo", zoo_file);
+	char *ref = ref_from_out(j->o.out, zoo_path);
+	free(zoo_path);
+	if (!ref)
+		return -1;
+	json_object_set_new(j->sc, "model", json_string(ref));
+	free(ref);
+	return 0;
+}
+
+static int import_run_megatron(struct import_job *j)
+{
+	struct import_cluster c;
+	if (load_cluster(j, &c))
+		return -1;
+	if (!j->args && !(j->text = read_text(j->pos[1])))
+		return -1;
+	return import_megatron(j->text, j->args ? NULL : j->pos[1], j->args ? j->npos - 1 : 0,
+			       (char **)(j->pos + 1), &c, model_ref(j), j->map, &j->model, &j->sc, &j->d);
+}
+
+/* Read INPUT by its FORMAT into j->model and j->sc. Returns 0 or -1
+ * after saying why. */
+static int import_run(struct import_job *j)
+{
+	switch (j->fmt) {
+	case FMT_HF:
+		return (j->model = import_hf(j->pos[1], j->map, &j->d)) ? 0 : -1;
+	case FMT_NEMO:
+		return import_run_nemo(j);
+	case FMT_DEEPSPEED:
+		return import_run_deepspeed(j);
+	case FMT_TORCHTITAN:
+		return import_run_torchtitan(j);
+	case FMT_MEGATRON:
+		return import_run_megatron(j);
 	}
+	return -1;
+}
 
-	rc = write_outputs(&o, model_out, model_path, model, sc, map);
-out:
-	json_decref(ds_model);
-	if (rc == EXIT_INPUT && import_map_rows(map))
-		import_map_print(map, stderr);
-	topology_destroy(topo);
-	json_decref(model);
-	json_decref(sc);
-	free(topo_ref);
-	free(text);
-	free(model_path);
-	import_map_destroy(map);
-	diag_finish(&d);
-	free(pos);
+/* Check the command line, the inputs and outputs, import and write.
+ * Returns the exit code. */
+static int import_main(struct import_job *j, int argc, char **argv)
+{
+	int rc;
+	if (opt_parse(&cmd_import_opts, argc, argv, &j->o, j->pos, &j->npos))
+		return EXIT_USAGE;
+	if ((rc = check_positionals(j)) || (rc = check_options(j)))
+		return rc;
+	if (!j->args && cli_check_input_name(j->pos[1]))
+		return EXIT_INPUT;
+	if (j->fmt == FMT_DEEPSPEED)
+		probe_ds_model(j);
+	if (j->fmt == FMT_MEGATRON || j->fmt == FMT_NEMO || (j->fmt == FMT_DEEPSPEED && !j->ds_model))
+		j->model_path = model_path_beside(j->o.out);
+	if (check_outputs(j) || import_run(j))
+		return EXIT_INPUT;
+	const char *model_out = j->model_path ? j->model_path : j->o.out;
+	return write_outputs(&j->o, model_out, j->model_path, j->model, j->sc, j->map);
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct import_job j = { .pos = xcalloc((size_t)argc + 1, sizeof(*j.pos)) };
+	diag_init(&j.d, stderr);
+	j.map = import_map_create();
+	int rc = import_main(&j, argc, argv);
+	json_decref(j.ds_model);
+	if (rc == EXIT_INPUT && import_map_rows(j.map))
+		import_map_print(j.map, stderr);
+	topology_destroy(j.topo);
+	json_decref(j.model);
+	json_decref(j.sc);
+	free(j.topo_ref);
+	free(j.text);
+	free(j.model_path);
+	import_map_destroy(j.map);
+	diag_finish(&j.d);
+	free(j.pos);
 	return rc;
 }

@@ -377,30 +377,33 @@ static int map_precision(struct ds *s, json_t *sc)
 	return strcmp(g, "fp32") ? 2 : 4;
 }
 
-static void map_zero(struct ds *s, json_t *sc, int gbytes)
+/* The ZeRO stage (zero_optimization.stage, or the old boolean form),
+ * the key that gave it (*sk) and its note. Returns it, or -1 (after
+ * err() for a stage above 3). */
+static long zero_stage(struct ds *s, enum key_id *sk, const char **snote)
 {
 	long stage = 0;
-	const char *snote = "absent: 0 (zero/config.py L88)";
-	enum key_id sk = K_STAGE;
+	*snote = "absent: 0 (zero/config.py L88)";
+	*sk = K_STAGE;
 	if (s->v[K_STAGE]) {
 		stage = ival(s, K_STAGE, 0, 0);
 		if (stage > 3) {
 			err(s, K_STAGE, "expected 0, 1, 2 or 3, got %ld (runtime/config.py L1015)", stage);
-			return;
+			return -1;
 		}
-		snote = NULL;
+		*snote = NULL;
 	} else if (s->v[K_ZERO]) {
 		stage = json_is_true(s->v[K_ZERO]);
-		sk = K_ZERO;
-		snote = "the old boolean form: true is stage 1 (zero/config.py L55)";
+		*sk = K_ZERO;
+		*snote = "the old boolean form: true is stage 1 (zero/config.py L55)";
 	}
-	if (stage < 0)
-		return;
-	put(s, sc, "/parallel/zero", json_integer(stage), sk, IMPORT_MAPPED, snote);
-	int ov = bval(s, K_OVERLAP);
-	if (ov >= 0)
-		put(s, sc, "/communication/overlap_grad_reduce", json_boolean(s->v[K_OVERLAP] ? ov : stage == 3), K_OVERLAP,
-		    IMPORT_MAPPED, s->v[K_OVERLAP] ? NULL : "absent: on at stage 3 only (zero/config.py L131, L325-327)");
+	return stage;
+}
+
+/* reduce_bucket_size as ddlsim's bucket, gbytes bytes an element of the
+ * reduced dtype (0: unknown). */
+static void zero_reduce_bucket(struct ds *s, json_t *sc, long stage, int gbytes)
+{
 	char note[200];
 	long rb = ival(s, K_REDUCE_BUCKET, 500000000, 0);
 	if (rb >= 0 && s->v[K_REDUCE_BUCKET] && stage == 0) {
@@ -414,6 +417,12 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 		import_map_add(s->map, IMPORT_DEFAULT, keys[K_REDUCE_BUCKET], "", "scenario: /framework", "",
 			       "absent: 5e8 elements (zero/config.py L106): the preset's");
 	}
+}
+
+/* The all-gather bucket, contiguous gradients and the reduce-scatter /
+ * all-gather switches: rows only. */
+static void zero_switches(struct ds *s)
+{
 	if (s->v[K_AG_BUCKET])
 		row(s, IMPORT_IGNORED, keys[K_AG_BUCKET], s->v[K_AG_BUCKET], "", "",
 		    "ddlsim has no all-gather bucket key: ZeRO-1/2's parameter all-gather is priced in the gradient "
@@ -430,6 +439,12 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 			row(s, IMPORT_UNKNOWN, keys[k], s->v[k], "", "",
 			    "false: all-reduce instead of reduce-scatter / all-gather, not modelled: not applied");
 	}
+}
+
+/* Stage 3's keys the preset holds (preset3), and ZeRO++ hpZ: rows only. */
+static void zero_stage3(struct ds *s, long stage)
+{
+	char note[200];
 	for (size_t i = 0; i < sizeof(preset3) / sizeof(preset3[0]); i++) {
 		enum key_id k = preset3[i].k;
 		if (!s->v[k])
@@ -456,11 +471,26 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 	else if (s->v[K_HPZ] && hpz >= 0)
 		row(s, IMPORT_IGNORED, keys[K_HPZ], s->v[K_HPZ], "", "", "1 or 0: no secondary partition (zero/config.py "
 		    "L283)");
-	/* offload */
-	const char *od = s->v[K_OFF_OPT] && json_is_string(s->v[K_OFF_OPT]) ? json_string_value(s->v[K_OFF_OPT]) : NULL;
-	const char *pd = s->v[K_OFF_PARAM] && json_is_string(s->v[K_OFF_PARAM]) ?
-			 json_string_value(s->v[K_OFF_PARAM]) : NULL;
-	if (s->v[K_OFF_OPT] && (!od || (strcmp(od, "cpu") && strcmp(od, "nvme") && strcmp(od, "none"))))
+}
+
+/* The offload device of key k: its string, NULL when absent or not a
+ * string. */
+static const char *offload_device(const struct ds *s, enum key_id k)
+{
+	return s->v[k] && json_is_string(s->v[k]) ? json_string_value(s->v[k]) : NULL;
+}
+
+/* Whether key k is given and not an offload device (cpu, nvme, none). */
+static bool offload_bad(const struct ds *s, enum key_id k, const char *dev)
+{
+	return s->v[k] && (!dev || (strcmp(dev, "cpu") && strcmp(dev, "nvme") && strcmp(dev, "none")));
+}
+
+/* offload_optimizer.device as ddlsim's offload. */
+static void zero_offload_optimizer(struct ds *s, json_t *sc, long stage)
+{
+	const char *od = offload_device(s, K_OFF_OPT);
+	if (offload_bad(s, K_OFF_OPT, od))
 		err(s, K_OFF_OPT, "expected cpu, nvme or none (offload_config.py L14-18)");
 	else if (od && !strcmp(od, "nvme"))
 		err(s, K_OFF_OPT, "nvme: ZeRO-Infinity's NVMe offload is not modelled (ddlsim's offload is to host "
@@ -472,7 +502,13 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 		    "ZeRO-Offload: the optimizer state and step on the CPU");
 	else if (od)
 		row(s, IMPORT_MAPPED, keys[K_OFF_OPT], s->v[K_OFF_OPT], "scenario: /parallel/offload", "", "none");
-	if (s->v[K_OFF_PARAM] && (!pd || (strcmp(pd, "cpu") && strcmp(pd, "nvme") && strcmp(pd, "none"))))
+}
+
+/* offload_param.device: read at stage 3 only, where it is not modelled. */
+static void zero_offload_param(struct ds *s, long stage)
+{
+	const char *pd = offload_device(s, K_OFF_PARAM);
+	if (offload_bad(s, K_OFF_PARAM, pd))
 		err(s, K_OFF_PARAM, "expected cpu, nvme or none (offload_config.py L14-18)");
 	else if (pd && strcmp(pd, "none") && stage < 3)
 		row(s, IMPORT_IGNORED, keys[K_OFF_PARAM], s->v[K_OFF_PARAM], "", "",
@@ -482,6 +518,25 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 		    "offload is below stage 3)", pd);
 	else if (pd)
 		row(s, IMPORT_MAPPED, keys[K_OFF_PARAM], s->v[K_OFF_PARAM], "scenario: /parallel/offload", "", "none");
+}
+
+static void map_zero(struct ds *s, json_t *sc, int gbytes)
+{
+	enum key_id sk;
+	const char *snote;
+	long stage = zero_stage(s, &sk, &snote);
+	if (stage < 0)
+		return;
+	put(s, sc, "/parallel/zero", json_integer(stage), sk, IMPORT_MAPPED, snote);
+	int ov = bval(s, K_OVERLAP);
+	if (ov >= 0)
+		put(s, sc, "/communication/overlap_grad_reduce", json_boolean(s->v[K_OVERLAP] ? ov : stage == 3), K_OVERLAP,
+		    IMPORT_MAPPED, s->v[K_OVERLAP] ? NULL : "absent: on at stage 3 only (zero/config.py L131, L325-327)");
+	zero_reduce_bucket(s, sc, stage, gbytes);
+	zero_switches(s);
+	zero_stage3(s, stage);
+	zero_offload_optimizer(s, sc, stage);
+	zero_offload_param(s, stage);
 }
 
 static void map_rest(struct ds *s, json_t *sc)

@@ -240,11 +240,205 @@ static bool is_gated(const struct hf *h)
 	return h->fam != FAM_GPT2;
 }
 
+/* A key's handler: key k of act a, value v (its text), setting model
+ * key dk ("" none). One per act, in key_handlers. */
+typedef void key_fn(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text);
+
+/* model_type: the family and what it implies. */
+static void key_model_type(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+			   const char *text)
+{
+	(void)a, (void)dk;
+	int f = family_of(h, v, text);
+	if (f < 0)
+		return;
+	set(h, IMPORT_MAPPED, k, text, "architecture", json_string("decoder_transformer"), NULL);
+	bool gated = families[f].fam != FAM_GPT2;
+	set(h, IMPORT_DERIVED, k, text, "norm", json_string(gated ? "rmsnorm" : "layernorm"),
+	    gated ? "the family's RMSNorm" : "GPT-2's LayerNorm");
+	set(h, IMPORT_DERIVED, k, text, "position_embedding", json_string(gated ? "rope" : "learned"),
+	    gated ? "the family's rotary embeddings" : "GPT-2's learned position table");
+	if (families[f].fam == FAM_QWEN3)
+		set(h, IMPORT_DERIVED, k, text, "qk_norm", json_true(),
+		    "modeling_qwen3.py: q_norm and k_norm, an RMSNorm of head_dim per head");
+	if (families[f].fam == FAM_GPT2)
+		set(h, IMPORT_DERIVED, k, text, "bias", json_true(), "GPT-2's Conv1D layers have biases");
+}
+
+static void key_archs(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a, (void)dk, (void)v;
+	import_map_add(h->map, IMPORT_MAPPED, k, text, "", "", "checked against model_type");
+}
+
+/* A count: >= 1, or >= 0 for shared experts and the first dense layers;
+ * n_inner null is the model file's default. */
+static void key_count(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	if (a == A_N_INNER && json_is_null(v)) {
+		import_map_add(h->map, IMPORT_DEFAULT, k, text, "ffn_size", "", "null: 4 x hidden_size, the "
+			       "model file's default (GPT2Config n_inner=None)");
+		return;
+	}
+	map_int(h, k, dk, v, a == A_SHARED || a == A_FIRST_DENSE ? 0 : 1, text);
+}
+
+static void key_heads(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a;
+	h->heads = int_of(h, k, v, 1);
+	if (h->heads > 0)
+		set(h, IMPORT_MAPPED, k, text, dk, json_integer(h->heads), NULL);
+}
+
+static void key_kv_heads(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+			 const char *text)
+{
+	(void)a;
+	if (h->fam == FAM_DEEPSEEK_V3 && h->have_fam)
+		import_map_add(h->map, IMPORT_DERIVED, k, text, "", "", "MLA: kv_heads left out (model.h)");
+	else
+		map_int(h, k, dk, v, 1, text);
+}
+
+static void key_ffn(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a;
+	if (h->fam == FAM_MIXTRAL && h->have_fam)
+		map_int(h, k, "moe.expert_ffn_size", v, 1, text);
+	else
+		map_int(h, k, dk, v, 1, text);
+}
+
+static void key_mla(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a;
+	if (json_is_null(v) && !strcmp(k, "q_lora_rank"))
+		set(h, IMPORT_MAPPED, k, text, dk, json_integer(0), "null: queries projected from h");
+	else
+		map_int(h, k, dk, v, 1, text);
+}
+
+static void key_tie(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a;
+	char jp[160];
+	if (!json_is_boolean(v))
+		diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected true or false, got '%s'", text);
+	else
+		set(h, IMPORT_MAPPED, k, text, dk, json_boolean(json_is_true(v)), NULL);
+}
+
+static void key_act(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a;
+	char jp[160];
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	if (!strcmp(s, "silu") && is_gated(h))
+		set(h, IMPORT_MAPPED, k, text, dk, json_string("swiglu"), "SiLU in the gated MLP (gate, up, down)");
+	else if (!strncmp(s, "gelu", 4) && !is_gated(h))
+		set(h, IMPORT_MAPPED, k, text, dk, json_string("gelu"), NULL);
+	else
+		diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected %s for model_type '%s', got '%s'",
+			 is_gated(h) ? "silu" : "gelu, gelu_new or gelu_pytorch_tanh",
+			 families[h->fam].model_type, text);
+}
+
+static void key_eps(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)dk, (void)v;
+	char jp[160];
+	if ((a == A_RMS_EPS) != is_gated(h))
+		diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "a %s for model_type '%s', whose norm is %s",
+			 a == A_RMS_EPS ? "RMSNorm epsilon" : "LayerNorm epsilon", families[h->fam].model_type,
+			 is_gated(h) ? "RMSNorm" : "LayerNorm");
+	else
+		import_map_add(h->map, IMPORT_MAPPED, k, text, "norm", is_gated(h) ? "rmsnorm" : "layernorm",
+			       "the epsilon itself has no effect on time or memory");
+}
+
+static void key_bias(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)dk;
+	char jp[160];
+	if (!json_is_boolean(v)) {
+		diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected true or false, got '%s'", text);
+		return;
+	}
+	*(a == A_ATTN_BIAS ? &h->attn_bias : &h->mlp_bias) = json_is_true(v);
+	*(a == A_ATTN_BIAS ? &h->seen_attn_bias : &h->seen_mlp_bias) = true;
+	import_map_add(h->map, IMPORT_MAPPED, k, text, "bias", json_is_true(v) ? "true" : "false",
+		       "with the other bias key: one ddlsim key for every linear layer");
+}
+
+static void key_dropout(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+			const char *text)
+{
+	(void)a, (void)dk;
+	char jp[160];
+	if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) >= 1) {
+		diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected a probability in [0, 1), got '%s'",
+			 text);
+		return;
+	}
+	h->dropout |= json_number_value(v) > 0;
+	h->seen_dropout = true;
+	import_map_add(h->map, IMPORT_MAPPED, k, text, "dropout", json_number_value(v) > 0 ? "true" : "false",
+		       "dropout is on when any probability is above 0");
+}
+
+/* sliding_window, use_sliding_window: with the family and each other, in
+ * finish(). */
+static void key_window(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+		       const char *text)
+{
+	(void)h, (void)a, (void)k, (void)dk, (void)v, (void)text;
+}
+
+static void key_moe_freq(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+			 const char *text)
+{
+	(void)a, (void)dk;
+	if (json_is_integer(v) && json_integer_value(v) == 1)
+		import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "1: every layer after the dense ones");
+	else
+		import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "", "MoE every n-th layer is not modelled");
+}
+
+static void key_mtp(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v, const char *text)
+{
+	(void)a, (void)dk;
+	if (json_is_integer(v) && json_integer_value(v) == 0)
+		import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "no multi-token prediction module");
+	else
+		import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "",
+			       "multi-token prediction modules are not modelled (not priced)");
+}
+
+static void key_ignored(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
+			const char *text)
+{
+	(void)a, (void)dk, (void)v;
+	import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", NULL);
+}
+
+/* Each act's handler. */
+static key_fn *const key_handlers[] = {
+	[A_LAYERS] = key_count, [A_HIDDEN] = key_count, [A_HEADS] = key_heads, [A_KV_HEADS] = key_kv_heads,
+	[A_HEAD_DIM] = key_count, [A_FFN] = key_ffn, [A_VOCAB] = key_count, [A_TIE] = key_tie,
+	[A_ACT] = key_act, [A_RMS_EPS] = key_eps, [A_LN_EPS] = key_eps, [A_ATTN_BIAS] = key_bias,
+	[A_MLP_BIAS] = key_bias, [A_ATTN_DROPOUT] = key_dropout, [A_MAXPOS] = key_count,
+	[A_EXPERTS] = key_count, [A_TOPK] = key_count, [A_MOE_FFN] = key_count, [A_SHARED] = key_count,
+	[A_FIRST_DENSE] = key_count, [A_GROUPS] = key_count, [A_TOPK_GROUP] = key_count, [A_MLA] = key_mla,
+	[A_N_INNER] = key_count, [A_RESID_DROPOUT] = key_dropout, [A_MODEL_TYPE] = key_model_type,
+	[A_ARCHS] = key_archs, [A_IGNORED] = key_ignored, [A_SLIDING] = key_window,
+	[A_USE_SLIDING] = key_window, [A_MOE_FREQ] = key_moe_freq, [A_MTP] = key_mtp,
+};
+
 /* One key of the file. */
 static void key(struct hf *h, const char *k, const json_t *v)
 {
 	char *text = value_text(v);
-	char jp[160];
 	size_t i = 0, n = sizeof(keys) / sizeof(keys[0]);
 	while (i < n && strcmp(keys[i].key, k))
 		i++;
@@ -254,131 +448,8 @@ static void key(struct hf *h, const char *k, const json_t *v)
 		return;
 	}
 	enum act a = keys[i].act;
-	const char *dk = keys[i].ddlsim;
 	h->seen[a] = true;
-	switch (a) {
-	case A_MODEL_TYPE: {
-		int f = family_of(h, v, text);
-		if (f >= 0) {
-			set(h, IMPORT_MAPPED, k, text, "architecture", json_string("decoder_transformer"), NULL);
-			bool gated = families[f].fam != FAM_GPT2;
-			set(h, IMPORT_DERIVED, k, text, "norm", json_string(gated ? "rmsnorm" : "layernorm"),
-			    gated ? "the family's RMSNorm" : "GPT-2's LayerNorm");
-			set(h, IMPORT_DERIVED, k, text, "position_embedding", json_string(gated ? "rope" : "learned"),
-			    gated ? "the family's rotary embeddings" : "GPT-2's learned position table");
-			if (families[f].fam == FAM_QWEN3)
-				set(h, IMPORT_DERIVED, k, text, "qk_norm", json_true(),
-				    "modeling_qwen3.py: q_norm and k_norm, an RMSNorm of head_dim per head");
-			if (families[f].fam == FAM_GPT2)
-				set(h, IMPORT_DERIVED, k, text, "bias", json_true(), "GPT-2's Conv1D layers have biases");
-		}
-		break;
-	}
-	case A_ARCHS:
-		import_map_add(h->map, IMPORT_MAPPED, k, text, "", "", "checked against model_type");
-		break;
-	case A_LAYERS: case A_HIDDEN: case A_VOCAB: case A_MAXPOS: case A_HEAD_DIM: case A_EXPERTS:
-	case A_TOPK: case A_MOE_FFN: case A_SHARED: case A_GROUPS: case A_TOPK_GROUP: case A_N_INNER:
-		if (a == A_N_INNER && json_is_null(v)) {
-			import_map_add(h->map, IMPORT_DEFAULT, k, text, "ffn_size", "", "null: 4 x hidden_size, the "
-				       "model file's default (GPT2Config n_inner=None)");
-			break;
-		}
-		map_int(h, k, dk, v, a == A_SHARED ? 0 : 1, text);
-		break;
-	case A_FIRST_DENSE:
-		map_int(h, k, dk, v, 0, text);
-		break;
-	case A_HEADS:
-		h->heads = int_of(h, k, v, 1);
-		if (h->heads > 0)
-			set(h, IMPORT_MAPPED, k, text, dk, json_integer(h->heads), NULL);
-		break;
-	case A_KV_HEADS:
-		if (h->fam == FAM_DEEPSEEK_V3 && h->have_fam)
-			import_map_add(h->map, IMPORT_DERIVED, k, text, "", "", "MLA: kv_heads left out (model.h)");
-		else
-			map_int(h, k, dk, v, 1, text);
-		break;
-	case A_FFN:
-		if (h->fam == FAM_MIXTRAL && h->have_fam)
-			map_int(h, k, "moe.expert_ffn_size", v, 1, text);
-		else
-			map_int(h, k, dk, v, 1, text);
-		break;
-	case A_MLA:
-		if (json_is_null(v) && !strcmp(k, "q_lora_rank"))
-			set(h, IMPORT_MAPPED, k, text, dk, json_integer(0), "null: queries projected from h");
-		else
-			map_int(h, k, dk, v, 1, text);
-		break;
-	case A_TIE:
-		if (!json_is_boolean(v))
-			diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected true or false, got '%s'", text);
-		else
-			set(h, IMPORT_MAPPED, k, text, dk, json_boolean(json_is_true(v)), NULL);
-		break;
-	case A_ACT: {
-		const char *s = json_is_string(v) ? json_string_value(v) : "";
-		if (!strcmp(s, "silu") && is_gated(h))
-			set(h, IMPORT_MAPPED, k, text, dk, json_string("swiglu"), "SiLU in the gated MLP (gate, up, down)");
-		else if (!strncmp(s, "gelu", 4) && !is_gated(h))
-			set(h, IMPORT_MAPPED, k, text, dk, json_string("gelu"), NULL);
-		else
-			diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected %s for model_type '%s', got '%s'",
-				 is_gated(h) ? "silu" : "gelu, gelu_new or gelu_pytorch_tanh",
-				 families[h->fam].model_type, text);
-		break;
-	}
-	case A_RMS_EPS: case A_LN_EPS:
-		if ((a == A_RMS_EPS) != is_gated(h))
-			diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "a %s for model_type '%s', whose norm is %s",
-				 a == A_RMS_EPS ? "RMSNorm epsilon" : "LayerNorm epsilon", families[h->fam].model_type,
-				 is_gated(h) ? "RMSNorm" : "LayerNorm");
-		else
-			import_map_add(h->map, IMPORT_MAPPED, k, text, "norm", is_gated(h) ? "rmsnorm" : "layernorm",
-				       "the epsilon itself has no effect on time or memory");
-		break;
-	case A_ATTN_BIAS: case A_MLP_BIAS:
-		if (!json_is_boolean(v)) {
-			diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected true or false, got '%s'", text);
-			break;
-		}
-		*(a == A_ATTN_BIAS ? &h->attn_bias : &h->mlp_bias) = json_is_true(v);
-		*(a == A_ATTN_BIAS ? &h->seen_attn_bias : &h->seen_mlp_bias) = true;
-		import_map_add(h->map, IMPORT_MAPPED, k, text, "bias", json_is_true(v) ? "true" : "false",
-			       "with the other bias key: one ddlsim key for every linear layer");
-		break;
-	case A_ATTN_DROPOUT: case A_RESID_DROPOUT:
-		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) >= 1) {
-			diag_err(h->d, h->path, jpath(k, jp, sizeof(jp)), "expected a probability in [0, 1), got '%s'",
-				 text);
-			break;
-		}
-		h->dropout |= json_number_value(v) > 0;
-		h->seen_dropout = true;
-		import_map_add(h->map, IMPORT_MAPPED, k, text, "dropout", json_number_value(v) > 0 ? "true" : "false",
-			       "dropout is on when any probability is above 0");
-		break;
-	case A_SLIDING: case A_USE_SLIDING:
-		break;  /* with the family and each other, in finish() */
-	case A_MOE_FREQ:
-		if (json_is_integer(v) && json_integer_value(v) == 1)
-			import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "1: every layer after the dense ones");
-		else
-			import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "", "MoE every n-th layer is not modelled");
-		break;
-	case A_MTP:
-		if (json_is_integer(v) && json_integer_value(v) == 0)
-			import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "no multi-token prediction module");
-		else
-			import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "",
-				       "multi-token prediction modules are not modelled (not priced)");
-		break;
-	case A_IGNORED:
-		import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", NULL);
-		break;
-	}
+	key_handlers[a](h, a, k, keys[i].ddlsim, v, text);
 	free(text);
 }
 
@@ -412,11 +483,9 @@ static void finish_window(struct hf *h, const json_t *root)
 	free(wt), free(ut);
 }
 
-/* The keys whose absence the configuration class fills, and the biases. */
-static void finish(struct hf *h, const json_t *root)
+/* The keys no configuration class fills: errors when missing. */
+static void finish_required(struct hf *h, const json_t *root)
 {
-	char jp[64];
-	finish_window(h, root);
 	static const char *const required[] = { "num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size" };
 	static const char *const required_gpt2[] = { "n_layer", "n_embd", "n_head", "vocab_size" };
 	for (int i = 0; i < 4; i++) {
@@ -427,6 +496,11 @@ static void finish(struct hf *h, const json_t *root)
 	if (is_gated(h) && !json_object_get(root, "intermediate_size"))
 		diag_err(h->d, h->path, "", "missing key 'intermediate_size' (the configuration classes' defaults "
 			 "differ by family: give it)");
+}
+
+/* The keys whose absence the configuration class fills. */
+static void finish_defaults(struct hf *h, const json_t *root)
+{
 	if (h->fam == FAM_GPT2 && !h->seen[A_N_INNER]) {
 		json_t *e = json_object_get(root, "n_embd");
 		if (json_is_integer(e))
@@ -445,6 +519,12 @@ static void finish(struct hf *h, const json_t *root)
 	if (!h->seen[A_TIE])
 		set(h, IMPORT_DEFAULT, "tie_word_embeddings", "", "tied_embeddings", json_boolean(h->fam == FAM_GPT2),
 		    h->fam == FAM_GPT2 ? "absent: PretrainedConfig's true" : "absent: the configuration class's false");
+}
+
+/* The biases: attention_bias and mlp_bias as one ddlsim key. */
+static void finish_bias(struct hf *h)
+{
+	char jp[64];
 	if (h->fam == FAM_QWEN2) {
 		/* Qwen2Attention: q/k/v projections with bias=True, o_proj without,
 		 * no MLP bias: not one ddlsim bias key */
@@ -463,6 +543,11 @@ static void finish(struct hf *h, const json_t *root)
 			import_map_add(h->map, IMPORT_DEFAULT, "attention_bias", "", "bias",
 				       h->mlp_bias ? "true" : "false", "absent: the configuration class's false");
 	}
+}
+
+/* Dropout: on when any probability is, else the class's default. */
+static void finish_dropout(struct hf *h)
+{
 	json_object_set_new(h->model, "dropout", json_boolean(h->dropout));
 	if (!h->seen_dropout)
 		import_map_add(h->map, IMPORT_DEFAULT, h->fam == FAM_GPT2 ? "attn_pdrop" : "attention_dropout", "",
@@ -470,6 +555,12 @@ static void finish(struct hf *h, const json_t *root)
 			       h->fam == FAM_GPT2 ? "absent: GPT2Config's 0.1" : "absent: the configuration class's 0.0");
 	if (h->fam == FAM_GPT2 && !h->seen_dropout)
 		json_object_set_new(h->model, "dropout", json_true());
+}
+
+/* An MoE model's required keys, DeepSeek-V3's MLA, and the moe and mla
+ * objects into the model. */
+static void finish_moe(struct hf *h, const json_t *root)
+{
 	if (h->fam == FAM_MIXTRAL || h->fam == FAM_DEEPSEEK_V3) {
 		const char *need[] = { h->fam == FAM_MIXTRAL ? "num_local_experts" : "n_routed_experts",
 				       "num_experts_per_tok" };
@@ -484,6 +575,17 @@ static void finish(struct hf *h, const json_t *root)
 	if (h->mla)
 		json_object_set_new(h->model, "mla", h->mla);
 	h->moe = h->mla = NULL;
+}
+
+/* The keys whose absence the configuration class fills, and the biases. */
+static void finish(struct hf *h, const json_t *root)
+{
+	finish_window(h, root);
+	finish_required(h, root);
+	finish_defaults(h, root);
+	finish_bias(h);
+	finish_dropout(h);
+	finish_moe(h, root);
 }
 
 json_t *import_hf(const char *path, struct import_map *map, struct diag *d)

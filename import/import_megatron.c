@@ -78,305 +78,19 @@
  * heads not a multiple of the query groups. Flags with no effect on time
  * or memory (learning rate, data, checkpoints, logging) are listed as
  * ignored; any other as unknown. */
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "import.h"
+#include "import_megatron-private.h"
 #include "xalloc.h"
-
-/* A word of the launch, where it starts. */
-struct tok {
-	char *s;
-	int line, col;
-};
-
-enum kind { K_FLAG, K_INT, K_NUM, K_STR };
-
-enum flag_id {
-	F_LAYERS, F_HIDDEN, F_HEADS, F_GQA, F_GROUPS, F_KV_CHANNELS, F_FFN, F_VOCAB, F_DIVISIBLE, F_TOKENIZER,
-	F_SEQ, F_MAXPOS, F_MICRO, F_GLOBAL, F_TP, F_PP, F_VPP_LAYERS, F_FIRST, F_LAST, F_CP, F_EP, F_SP, F_DISTOPT,
-	F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACT, F_BF16, F_FP16, F_FP8, F_FP8_PARAMS, F_ACCUM_FP32,
-	F_SWIGLU, F_NORM, F_UNTIE, F_NOBIAS, F_POS, F_OGR, F_OPG, F_TPCO, F_EXPERTS, F_TOPK, F_MOE_FFN,
-	F_ATTN_DROP, F_HIDDEN_DROP, F_QK_LN, F_IMPL, F_FLASH, F_DISPATCHER, F_N
-};
-
-static const struct {
-	const char *name;
-	enum kind kind;
-} flags[F_N] = {
-	[F_LAYERS] = { "num-layers", K_INT }, [F_HIDDEN] = { "hidden-size", K_INT },
-	[F_HEADS] = { "num-attention-heads", K_INT }, [F_GQA] = { "group-query-attention", K_FLAG },
-	[F_GROUPS] = { "num-query-groups", K_INT }, [F_KV_CHANNELS] = { "kv-channels", K_INT },
-	[F_FFN] = { "ffn-hidden-size", K_INT }, [F_VOCAB] = { "vocab-size", K_INT },
-	[F_DIVISIBLE] = { "make-vocab-size-divisible-by", K_INT }, [F_TOKENIZER] = { "tokenizer-type", K_STR },
-	[F_SEQ] = { "seq-length", K_INT }, [F_MAXPOS] = { "max-position-embeddings", K_INT },
-	[F_MICRO] = { "micro-batch-size", K_INT }, [F_GLOBAL] = { "global-batch-size", K_INT },
-	[F_TP] = { "tensor-model-parallel-size", K_INT }, [F_PP] = { "pipeline-model-parallel-size", K_INT },
-	[F_VPP_LAYERS] = { "num-layers-per-virtual-pipeline-stage", K_INT },
-	[F_FIRST] = { "decoder-first-pipeline-num-layers", K_INT },
-	[F_LAST] = { "decoder-last-pipeline-num-layers", K_INT },
-	[F_CP] = { "context-parallel-size", K_INT }, [F_EP] = { "expert-model-parallel-size", K_INT },
-	[F_SP] = { "sequence-parallel", K_FLAG }, [F_DISTOPT] = { "use-distributed-optimizer", K_FLAG },
-	[F_RC_GRAN] = { "recompute-granularity", K_STR }, [F_RC_METHOD] = { "recompute-method", K_STR },
-	[F_RC_LAYERS] = { "recompute-num-layers", K_INT }, [F_RC_ACT] = { "recompute-activations", K_FLAG },
-	[F_BF16] = { "bf16", K_FLAG }, [F_FP16] = { "fp16", K_FLAG }, [F_FP8] = { "fp8-format", K_STR },
-	[F_FP8_PARAMS] = { "fp8-param-gather", K_FLAG },
-	[F_ACCUM_FP32] = { "accumulate-allreduce-grads-in-fp32", K_FLAG },
-	[F_SWIGLU] = { "swiglu", K_FLAG }, [F_NORM] = { "normalization", K_STR },
-	[F_UNTIE] = { "untie-embeddings-and-output-weights", K_FLAG }, [F_NOBIAS] = { "disable-bias-linear", K_FLAG },
-	[F_POS] = { "position-embedding-type", K_STR }, [F_OGR] = { "overlap-grad-reduce", K_FLAG },
-	[F_OPG] = { "overlap-param-gather", K_FLAG }, [F_TPCO] = { "tp-comm-overlap", K_FLAG },
-	[F_EXPERTS] = { "num-experts", K_INT }, [F_TOPK] = { "moe-router-topk", K_INT },
-	[F_MOE_FFN] = { "moe-ffn-hidden-size", K_INT }, [F_ATTN_DROP] = { "attention-dropout", K_NUM },
-	[F_HIDDEN_DROP] = { "hidden-dropout", K_NUM }, [F_QK_LN] = { "qk-layernorm", K_FLAG },
-	[F_IMPL] = { "transformer-impl", K_STR }, [F_FLASH] = { "use-flash-attn", K_FLAG },
-	[F_DISPATCHER] = { "moe-token-dispatcher-type", K_STR },
-};
-
-/* Flags with no effect on time or memory, and whether each takes a value. */
-static const struct {
-	const char *name;
-	bool value;
-} ignored[] = {
-	{ "lr", 1 }, { "min-lr", 1 }, { "lr-decay-style", 1 }, { "lr-decay-iters", 1 }, { "lr-decay-samples", 1 },
-	{ "lr-warmup-iters", 1 }, { "lr-warmup-fraction", 1 }, { "lr-warmup-samples", 1 }, { "lr-warmup-init", 1 },
-	{ "weight-decay", 1 }, { "start-weight-decay", 1 }, { "end-weight-decay", 1 }, { "clip-grad", 1 },
-	{ "adam-beta1", 1 }, { "adam-beta2", 1 }, { "adam-eps", 1 }, { "init-method-std", 1 }, { "seed", 1 },
-	{ "save", 1 }, { "load", 1 }, { "data-path", 1 }, { "split", 1 }, { "vocab-file", 1 }, { "merge-file", 1 },
-	{ "tokenizer-model", 1 }, { "data-cache-path", 1 }, { "log-interval", 1 }, { "save-interval", 1 },
-	{ "eval-interval", 1 }, { "eval-iters", 1 }, { "tensorboard-dir", 1 }, { "wandb-project", 1 },
-	{ "wandb-exp-name", 1 }, { "train-iters", 1 }, { "train-samples", 1 }, { "exit-interval", 1 },
-	{ "exit-duration-in-mins", 1 }, { "distributed-backend", 1 }, { "distributed-timeout-minutes", 1 },
-	{ "loss-scale", 1 }, { "initial-loss-scale", 1 }, { "min-loss-scale", 1 }, { "loss-scale-window", 1 },
-	{ "hysteresis", 1 }, { "rotary-base", 1 }, { "ckpt-format", 1 }, { "num-workers", 1 },
-	{ "log-throughput", 0 }, { "log-timers-to-tensorboard", 0 }, { "log-validation-ppl-to-tensorboard", 0 },
-	{ "log-memory-to-tensorboard", 0 }, { "log-params-norm", 0 }, { "log-num-zeros-in-grad", 0 },
-	{ "no-load-optim", 0 }, { "no-load-rng", 0 }, { "finetune", 0 }, { "mock-data", 0 },
-	{ "use-mcore-models", 0 }, { "no-save-optim", 0 }, { "no-save-rng", 0 }, { "use-checkpoint-args", 0 },
-	{ "bf16-lm-cross-entropy", 0 }, { "rampup-batch-size", 1 }, { "eod-mask-loss", 0 },
-	{ "no-create-attention-mask-in-dataloader", 0 }, { "dataloader-type", 1 }, { "use-dist-ckpt", 0 },
-	{ "auto-detect-ckpt-format", 0 }, { "moe-aux-loss-coeff", 1 }, { "moe-z-loss-coeff", 1 },
-	{ "moe-router-load-balancing-type", 1 }, { "log-progress", 0 }, { "timing-log-level", 1 },
-};
-
-struct mg {
-	const char *file;           /* NULL: argv */
-	struct diag *d;
-	struct import_map *map;
-	struct tok *t;
-	int n;
-	bool given[F_N];
-	int at[F_N];                /* token of the flag */
-	long iv[F_N];
-	double dv[F_N];
-	const char *sv[F_N];
-	long launcher_world;        /* torchrun's --nnodes x --nproc_per_node; 0: not given */
-	char launcher_how[96];
-};
-
-/* Report an error about the flag at token i (-1: none). Returns -1. */
-static int err(struct mg *m, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int err(struct mg *m, int i, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (m->file && i >= 0)
-		return diag_err_at(m->d, m->file, m->t[i].line, m->t[i].col, "%s", msg);
-	if (m->file)
-		return diag_err(m->d, m->file, "", "%s", msg);
-	return diag_errf(m->d, "%s", msg);
-}
-
-/* Split the launch text into words as the shell would (comments, line
- * continuations, quotes; no expansion). */
-static void tokenize(struct mg *m, const char *text)
-{
-	int cap = 0, line = 1, col = 1;
-	const char *p = text;
-	while (*p) {
-		if (*p == '\\' && p[1] == '\n') {
-			p += 2, line++, col = 1;
-			continue;
-		}
-		if (isspace((unsigned char)*p)) {
-			if (*p == '\n')
-				line++, col = 0;
-			p++, col++;
-			continue;
-		}
-		if (*p == '#') {
-			while (*p && *p != '\n')
-				p++;
-			continue;
-		}
-		struct tok t = { .line = line, .col = col };
-		size_t cap_s = 16, len = 0;
-		char *s = xmalloc(cap_s);
-		char quote = 0;
-		while (*p && (quote || !isspace((unsigned char)*p))) {
-			if (!quote && *p == '\\' && p[1] == '\n') {
-				p += 2, line++, col = 1;
-				continue;
-			}
-			if (!quote && (*p == '"' || *p == '\'')) {
-				quote = *p++;
-				col++;
-				continue;
-			}
-			if (quote && *p == quote) {
-				quote = 0;
-				p++, col++;
-				continue;
-			}
-			if (*p == '\n')
-				line++, col = 0;
-			if (len + 2 > cap_s)
-				s = xreallocarray(s, cap_s *= 2, 1);
-			s[len++] = *p++;
-			col++;
-		}
-		s[len] = 0;
-		t.s = s;
-		if (m->n == cap)
-			m->t = xreallocarray(m->t, (size_t)(cap = cap ? 2 * cap : 64), sizeof(*m->t));
-		m->t[m->n++] = t;
-	}
-}
-
-static int find_flag(const char *name, size_t len)
-{
-	for (int i = 0; i < F_N; i++)
-		if (strlen(flags[i].name) == len && !strncmp(flags[i].name, name, len))
-			return i;
-	return -1;
-}
-
-static int find_ignored(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		if (strlen(ignored[i].name) == len && !strncmp(ignored[i].name, name, len))
-			return (int)i;
-	return -1;
-}
-
-/* Read the words after the script (or all, with no script) into m. */
-static void parse(struct mg *m)
-{
-	int start = 0;
-	for (int i = 0; i < m->n; i++) {
-		size_t l = strlen(m->t[i].s);
-		if (l > 3 && !strcmp(m->t[i].s + l - 3, ".py"))
-			start = i + 1;
-	}
-	if (start) {
-		char *launcher = xstrdup("");
-		for (int i = 0; i < start; i++) {
-			char *s = xasprintf("%s%s%s", launcher, i ? " " : "", m->t[i].s);
-			free(launcher);
-			launcher = s;
-		}
-		/* torchrun's --nnodes N --nproc_per_node M: the world size (WORLD_SIZE, L75) */
-		long nn = 0, npn = 0;
-		for (int i = 0; i + 1 < start; i++) {
-			const char *w = m->t[i].s, *v = m->t[i + 1].s;
-			char *end;
-			long x = strtol(v, &end, 10);
-			if (*end || x < 1)
-				continue;
-			if (!strcmp(w, "--nnodes"))
-				nn = x;
-			else if (!strcmp(w, "--nproc_per_node") || !strcmp(w, "--nproc-per-node"))
-				npn = x;
-		}
-		if (nn && npn) {
-			m->launcher_world = nn * npn;
-			snprintf(m->launcher_how, sizeof(m->launcher_how), "torchrun --nnodes %ld x --nproc_per_node %ld",
-				 nn, npn);
-		}
-		import_map_add(m->map, nn && npn ? IMPORT_MAPPED : IMPORT_IGNORED, "(launcher)", launcher,
-			       nn && npn ? "scenario: /nodes" : "", "", nn && npn ?
-			       "the world size: --nnodes x --nproc_per_node (--nodes overrides it)" :
-			       "the launcher and the script: the world size comes from --nodes or the batch");
-		free(launcher);
-	}
-	for (int i = start; i < m->n; i++) {
-		const char *w = m->t[i].s;
-		if (strncmp(w, "--", 2)) {
-			if (strchr(w, '$'))
-				err(m, i, "'%s' is a shell expansion: give the arguments it stands for (ddlsim does not "
-				    "expand the shell)", w);
-			else
-				err(m, i, "expected a flag (--name), got '%s'", w);
-			continue;
-		}
-		const char *name = w + 2, *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		int f = find_flag(name, len);
-		int g = f < 0 ? find_ignored(name, len) : -1;
-		bool takes = f >= 0 ? flags[f].kind != K_FLAG : g >= 0 ? ignored[g].value :
-			     (eq || (i + 1 < m->n && strncmp(m->t[i + 1].s, "--", 2)));
-		const char *val = NULL;
-		char *vals = NULL;      /* an unknown or ignored flag's words, joined */
-		if (eq)
-			val = eq + 1;
-		else if (takes && i + 1 < m->n && strncmp(m->t[i + 1].s, "--", 2))
-			val = m->t[++i].s;
-		if (val && !eq && f < 0) {
-			/* every word up to the next flag (--rampup-batch-size 16 16 5859375) */
-			vals = xstrdup(val);
-			while (i + 1 < m->n && strncmp(m->t[i + 1].s, "--", 2)) {
-				char *t = xasprintf("%s %s", vals, m->t[++i].s);
-				free(vals);
-				vals = t;
-			}
-			val = vals;
-		}
-		char *flag = xasprintf("--%.*s", (int)len, name);
-		int at = i;
-		while (at > start && strncmp(m->t[at].s, "--", 2))
-			at--;
-		if (takes && !val) {
-			err(m, at, "%s: expected a value, got none", flag);
-		} else if (!takes && eq) {
-			err(m, at, "%s: a flag takes no value, got '%s'", flag, val);
-		} else if (val && strchr(val, '$')) {
-			err(m, at, "%s: '%s' is a shell variable: give its value (ddlsim does not expand the shell)",
-			    flag, val);
-		} else if (f < 0) {
-			import_map_add(m->map, g >= 0 ? IMPORT_IGNORED : IMPORT_UNKNOWN, flag, val ? val : "", "", "",
-				       g >= 0 ? NULL : "not a flag ddlsim imports: not applied");
-		} else {
-			m->given[f] = true;
-			m->at[f] = at;
-			m->sv[f] = val;
-			char *end = NULL;
-			if (flags[f].kind == K_INT) {
-				m->iv[f] = strtol(val, &end, 10);
-				if (!*val || *end || m->iv[f] < 0)
-					err(m, at, "%s: expected an integer >= 0, got '%s'", flag, val);
-			} else if (flags[f].kind == K_NUM) {
-				m->dv[f] = strtod(val, &end);
-				if (!*val || *end || !(m->dv[f] >= 0 && m->dv[f] < 1))
-					err(m, at, "%s: expected a probability in [0, 1), got '%s'", flag, val);
-			}
-		}
-		free(flag);
-		free(vals);
-	}
-}
 
 /* The value as given, for the table ("" for a flag, "(absent)" when not given). */
 static const char *given_text(const struct mg *m, enum flag_id f)
 {
 	if (!m->given[f])
 		return "";
-	return flags[f].kind == K_FLAG ? "(set)" : m->sv[f];
+	return mg_flags[f].kind == K_FLAG ? "(set)" : m->sv[f];
 }
 
 /* Set key (a JSON path into doc: "/parallel/tp") and add the row. */
@@ -399,7 +113,7 @@ static void put(struct mg *m, json_t *doc, const char *docname, const char *path
 	}
 	char *w = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 	char *key = xasprintf("%s: %s", docname, path);
-	char *src = xasprintf("--%s", flags[f].name);
+	char *src = xasprintf("--%s", mg_flags[f].name);
 	import_map_add(m->map, st, src, given_text(m, f), key, w, note);
 	json_object_set_new(obj, leaf, v);
 	free(src);
@@ -411,13 +125,10 @@ static void put(struct mg *m, json_t *doc, const char *docname, const char *path
 #define SCEN(path, v, f, st, note) put(m, sc, "scenario", path, v, f, st, note)
 #define ST(f) (m->given[f] ? IMPORT_MAPPED : IMPORT_DEFAULT)
 
-/* The flags the model file takes. */
-static void map_model(struct mg *m, json_t *model, long tp)
+/* Attention: query groups (--group-query-attention) and head size. */
+static void map_attention(struct mg *m, json_t *model, long tp)
 {
 	long h = m->iv[F_HIDDEN], heads = m->iv[F_HEADS];
-	MODEL("/layers", json_integer(m->iv[F_LAYERS]), F_LAYERS, IMPORT_MAPPED, NULL);
-	MODEL("/hidden_size", json_integer(h), F_HIDDEN, IMPORT_MAPPED, NULL);
-	MODEL("/heads", json_integer(heads), F_HEADS, IMPORT_MAPPED, NULL);
 	if (m->given[F_GROUPS] && !m->given[F_GQA])
 		import_map_add(m->map, IMPORT_IGNORED, "--num-query-groups", m->sv[F_GROUPS], "", "",
 			       "without --group-query-attention Megatron uses heads (L688-691)");
@@ -425,28 +136,40 @@ static void map_model(struct mg *m, json_t *model, long tp)
 		/* --num-query-groups default 1 (L826) */
 		long g = m->given[F_GROUPS] ? m->iv[F_GROUPS] : 1;
 		if (g < 1 || heads % g)
-			err(m, m->at[m->given[F_GROUPS] ? F_GROUPS : F_GQA], "--num-query-groups: %ld does not divide "
-			    "--num-attention-heads %ld", g, heads);
+			mg_err(m, m->at[m->given[F_GROUPS] ? F_GROUPS : F_GQA], "--num-query-groups: %ld does not divide "
+			       "--num-attention-heads %ld", g, heads);
 		else if (g % tp)
-			err(m, m->at[m->given[F_GROUPS] ? F_GROUPS : F_GQA], "--num-query-groups: %ld is not a multiple "
-			    "of --tensor-model-parallel-size %ld (transformer_config.py L339)", g, tp);
+			mg_err(m, m->at[m->given[F_GROUPS] ? F_GROUPS : F_GQA], "--num-query-groups: %ld is not a multiple "
+			       "of --tensor-model-parallel-size %ld (transformer_config.py L339)", g, tp);
 		MODEL("/kv_heads", json_integer(g), F_GROUPS, ST(F_GROUPS),
 		      m->given[F_GROUPS] ? NULL : "absent: 1 (L826)");
 	}
 	if (m->given[F_KV_CHANNELS])
 		MODEL("/head_dim", json_integer(m->iv[F_KV_CHANNELS]), F_KV_CHANNELS, IMPORT_MAPPED, NULL);
 	else if (heads && h % heads)
-		err(m, m->at[F_HEADS], "--num-attention-heads: %ld does not divide --hidden-size %ld and "
-		    "--kv-channels is not given (L421)", heads, h);
+		mg_err(m, m->at[F_HEADS], "--num-attention-heads: %ld does not divide --hidden-size %ld and "
+		       "--kv-channels is not given (L421)", heads, h);
+}
+
+/* The MLP: activation and FFN size. Returns the FFN size. */
+static long map_mlp(struct mg *m, json_t *model)
+{
+	long h = m->iv[F_HIDDEN];
 	bool swiglu = m->given[F_SWIGLU];
 	MODEL("/activation", json_string(swiglu ? "swiglu" : "gelu"), F_SWIGLU, ST(F_SWIGLU),
 	      swiglu ? NULL : "absent: GELU (L870)");
 	long ffn = m->given[F_FFN] ? m->iv[F_FFN] : swiglu ? (long)((4.0 * h * 2 / 3) / 64) * 64 : 4 * h;
 	MODEL("/ffn_size", json_integer(ffn), F_FFN, ST(F_FFN),
 	      m->given[F_FFN] ? NULL : swiglu ? "absent: int(4h 2/3 / 64) 64 (L417)" : "absent: 4h (L419)");
+	return ffn;
+}
+
+/* Norm, biases, tied embeddings, position embedding and its reach. */
+static void map_layout(struct mg *m, json_t *model)
+{
 	const char *norm = m->given[F_NORM] ? m->sv[F_NORM] : "LayerNorm";
 	if (strcmp(norm, "LayerNorm") && strcmp(norm, "RMSNorm"))
-		err(m, m->at[F_NORM], "--normalization: expected LayerNorm or RMSNorm, got '%s'", norm);
+		mg_err(m, m->at[F_NORM], "--normalization: expected LayerNorm or RMSNorm, got '%s'", norm);
 	MODEL("/norm", json_string(strcmp(norm, "RMSNorm") ? "layernorm" : "rmsnorm"), F_NORM, ST(F_NORM),
 	      m->given[F_NORM] ? NULL : "absent: LayerNorm (L852)");
 	MODEL("/bias", json_boolean(!m->given[F_NOBIAS]), F_NOBIAS, ST(F_NOBIAS),
@@ -455,33 +178,42 @@ static void map_model(struct mg *m, json_t *model, long tp)
 	      m->given[F_UNTIE] ? NULL : "absent: tied (L878)");
 	const char *pos = m->given[F_POS] ? m->sv[F_POS] : "learned_absolute";
 	if (strcmp(pos, "learned_absolute") && strcmp(pos, "rope"))
-		err(m, m->at[F_POS], "--position-embedding-type: expected learned_absolute or rope (ddlsim has no "
-		    "model without position embeddings), got '%s'", pos);
+		mg_err(m, m->at[F_POS], "--position-embedding-type: expected learned_absolute or rope (ddlsim has no "
+		       "model without position embeddings), got '%s'", pos);
 	MODEL("/position_embedding", json_string(strcmp(pos, "rope") ? "learned" : "rope"), F_POS, ST(F_POS),
 	      m->given[F_POS] ? NULL : "absent: learned_absolute (L831)");
 	MODEL("/max_position", json_integer(m->iv[F_MAXPOS]), F_MAXPOS, IMPORT_MAPPED, NULL);
-	/* vocabulary: the tokenizer's size padded (tokenizer.py L79-91) */
+}
+
+/* The vocabulary: the tokenizer's size padded (tokenizer.py L79-91). */
+static void map_vocab(struct mg *m, json_t *model, long tp)
+{
 	if (!m->given[F_VOCAB]) {
-		err(m, -1, "--vocab-size: not given: the vocabulary is the tokenizer's, which the arguments do not "
-		    "hold; give --vocab-size (its size before padding)");
-	} else {
-		bool null_tok = m->given[F_TOKENIZER] && !strcmp(m->sv[F_TOKENIZER], "NullTokenizer");
-		long v = m->iv[F_VOCAB] + null_tok;
-		long div = m->given[F_DIVISIBLE] ? m->iv[F_DIVISIBLE] : 128;
-		long mult = div * tp;
-		long padded = mult > 0 ? (v + mult - 1) / mult * mult : v;
-		char note[160];
-		snprintf(note, sizeof(note), "%ld%s padded to a multiple of %ld x tp %ld (tokenizer.py L79)", v,
-			 null_tok ? " (NullTokenizer: + EOD)" : "", div, tp);
-		MODEL("/vocab_size", json_integer(padded), F_VOCAB, IMPORT_DERIVED, note);
-		if (m->given[F_DIVISIBLE])
-			import_map_add(m->map, IMPORT_MAPPED, "--make-vocab-size-divisible-by", m->sv[F_DIVISIBLE],
-				       "model: /vocab_size", "", "the padding's multiple");
-		if (m->given[F_TOKENIZER])
-			import_map_add(m->map, IMPORT_MAPPED, "--tokenizer-type", m->sv[F_TOKENIZER], "model: /vocab_size",
-				       "", null_tok ? "NullTokenizer: one EOD token beyond --vocab-size" :
-				       "the vocabulary is --vocab-size");
+		mg_err(m, -1, "--vocab-size: not given: the vocabulary is the tokenizer's, which the arguments do not "
+		       "hold; give --vocab-size (its size before padding)");
+		return;
 	}
+	bool null_tok = m->given[F_TOKENIZER] && !strcmp(m->sv[F_TOKENIZER], "NullTokenizer");
+	long v = m->iv[F_VOCAB] + null_tok;
+	long div = m->given[F_DIVISIBLE] ? m->iv[F_DIVISIBLE] : 128;
+	long mult = div * tp;
+	long padded = mult > 0 ? (v + mult - 1) / mult * mult : v;
+	char note[160];
+	snprintf(note, sizeof(note), "%ld%s padded to a multiple of %ld x tp %ld (tokenizer.py L79)", v,
+		 null_tok ? " (NullTokenizer: + EOD)" : "", div, tp);
+	MODEL("/vocab_size", json_integer(padded), F_VOCAB, IMPORT_DERIVED, note);
+	if (m->given[F_DIVISIBLE])
+		import_map_add(m->map, IMPORT_MAPPED, "--make-vocab-size-divisible-by", m->sv[F_DIVISIBLE],
+			       "model: /vocab_size", "", "the padding's multiple");
+	if (m->given[F_TOKENIZER])
+		import_map_add(m->map, IMPORT_MAPPED, "--tokenizer-type", m->sv[F_TOKENIZER], "model: /vocab_size",
+			       "", null_tok ? "NullTokenizer: one EOD token beyond --vocab-size" :
+			       "the vocabulary is --vocab-size");
+}
+
+/* Dropout, on when either probability is, and the QK norm. */
+static void map_regularization(struct mg *m, json_t *model)
+{
 	double ad = m->given[F_ATTN_DROP] ? m->dv[F_ATTN_DROP] : 0.1, hd = m->given[F_HIDDEN_DROP] ? m->dv[F_HIDDEN_DROP] : 0.1;
 	MODEL("/dropout", json_boolean(ad > 0 || hd > 0), F_ATTN_DROP, ST(F_ATTN_DROP),
 	      m->given[F_ATTN_DROP] ? "with --hidden-dropout" : "absent: 0.1 (L1016)");
@@ -493,25 +225,44 @@ static void map_model(struct mg *m, json_t *model, long tp)
 			       ad > 0 || hd > 0 ? "true" : "false", "absent: 0.1 (L1018)");
 	if (m->given[F_QK_LN])
 		MODEL("/qk_norm", json_true(), F_QK_LN, IMPORT_MAPPED, NULL);
-	if (m->given[F_EXPERTS]) {
-		MODEL("/moe/experts", json_integer(m->iv[F_EXPERTS]), F_EXPERTS, IMPORT_MAPPED, NULL);
-		MODEL("/moe/top_k", json_integer(m->given[F_TOPK] ? m->iv[F_TOPK] : 2), F_TOPK, ST(F_TOPK),
-		      m->given[F_TOPK] ? NULL : "absent: 2 (L1870)");
-		MODEL("/moe/expert_ffn_size", json_integer(m->given[F_MOE_FFN] ? m->iv[F_MOE_FFN] : ffn), F_MOE_FFN,
-		      ST(F_MOE_FFN), m->given[F_MOE_FFN] ? NULL : "absent: ffn_hidden_size (TransformerConfig)");
-		/* ddlsim's expert parallelism exchanges tokens all-to-all */
-		const char *disp = m->given[F_DISPATCHER] ? m->sv[F_DISPATCHER] : "allgather";
-		import_map_add(m->map, strcmp(disp, "alltoall") ? IMPORT_UNKNOWN : IMPORT_MAPPED,
-			       "--moe-token-dispatcher-type", given_text(m, F_DISPATCHER), "scenario: /parallel/ep", "",
-			       strcmp(disp, "alltoall") ? (m->given[F_DISPATCHER] ? "not all-to-all: priced as ddlsim's "
-			       "all-to-all exchange" : "absent: allgather (L1882), not modelled: priced as ddlsim's "
-			       "all-to-all exchange") : "ddlsim's expert exchange is all-to-all");
-	} else {
+}
+
+/* Mixture of experts (--num-experts), its FFN size defaulting to ffn. */
+static void map_moe(struct mg *m, json_t *model, long ffn)
+{
+	if (!m->given[F_EXPERTS]) {
 		for (int f = F_TOPK; f <= F_MOE_FFN; f++)
 			if (m->given[f])
 				import_map_add(m->map, IMPORT_IGNORED, f == F_TOPK ? "--moe-router-topk" : "--moe-ffn-hidden-size",
 					       m->sv[f], "", "", "no --num-experts: a dense model");
+		return;
 	}
+	MODEL("/moe/experts", json_integer(m->iv[F_EXPERTS]), F_EXPERTS, IMPORT_MAPPED, NULL);
+	MODEL("/moe/top_k", json_integer(m->given[F_TOPK] ? m->iv[F_TOPK] : 2), F_TOPK, ST(F_TOPK),
+	      m->given[F_TOPK] ? NULL : "absent: 2 (L1870)");
+	MODEL("/moe/expert_ffn_size", json_integer(m->given[F_MOE_FFN] ? m->iv[F_MOE_FFN] : ffn), F_MOE_FFN,
+	      ST(F_MOE_FFN), m->given[F_MOE_FFN] ? NULL : "absent: ffn_hidden_size (TransformerConfig)");
+	/* ddlsim's expert parallelism exchanges tokens all-to-all */
+	const char *disp = m->given[F_DISPATCHER] ? m->sv[F_DISPATCHER] : "allgather";
+	import_map_add(m->map, strcmp(disp, "alltoall") ? IMPORT_UNKNOWN : IMPORT_MAPPED,
+		       "--moe-token-dispatcher-type", given_text(m, F_DISPATCHER), "scenario: /parallel/ep", "",
+		       strcmp(disp, "alltoall") ? (m->given[F_DISPATCHER] ? "not all-to-all: priced as ddlsim's "
+		       "all-to-all exchange" : "absent: allgather (L1882), not modelled: priced as ddlsim's "
+		       "all-to-all exchange") : "ddlsim's expert exchange is all-to-all");
+}
+
+/* The flags the model file takes. */
+static void map_model(struct mg *m, json_t *model, long tp)
+{
+	MODEL("/layers", json_integer(m->iv[F_LAYERS]), F_LAYERS, IMPORT_MAPPED, NULL);
+	MODEL("/hidden_size", json_integer(m->iv[F_HIDDEN]), F_HIDDEN, IMPORT_MAPPED, NULL);
+	MODEL("/heads", json_integer(m->iv[F_HEADS]), F_HEADS, IMPORT_MAPPED, NULL);
+	map_attention(m, model, tp);
+	long ffn = map_mlp(m, model);
+	map_layout(m, model);
+	map_vocab(m, model, tp);
+	map_regularization(m, model);
+	map_moe(m, model, ffn);
 }
 
 /* Recompute: Megatron's granularity, method and layers as ddlsim's
@@ -531,19 +282,19 @@ static const char *recompute(struct mg *m, long layers_per_stage, const char **n
 	}
 	if (!strcmp(gran, "selective")) {
 		if (m->given[F_RC_METHOD])
-			err(m, m->at[F_RC_METHOD], "--recompute-method: not with --recompute-granularity selective (L493)");
+			mg_err(m, m->at[F_RC_METHOD], "--recompute-method: not with --recompute-granularity selective (L493)");
 		if (m->given[F_RC_LAYERS])
-			err(m, m->at[F_RC_LAYERS], "--recompute-num-layers: not with --recompute-granularity selective "
-			    "(transformer_config.py L415)");
+			mg_err(m, m->at[F_RC_LAYERS], "--recompute-num-layers: not with --recompute-granularity selective "
+			       "(transformer_config.py L415)");
 		return "selective";
 	}
 	if (strcmp(gran, "full")) {
-		err(m, m->at[F_RC_GRAN], "--recompute-granularity: expected full or selective, got '%s'", gran);
+		mg_err(m, m->at[F_RC_GRAN], "--recompute-granularity: expected full or selective, got '%s'", gran);
 		return "none";
 	}
 	if (!m->given[F_RC_METHOD] || !m->given[F_RC_LAYERS]) {
-		err(m, m->at[F_RC_GRAN], "--recompute-granularity full: needs --recompute-method (uniform or block) "
-		    "and --recompute-num-layers (transformer_config.py L402-411)");
+		mg_err(m, m->at[F_RC_GRAN], "--recompute-granularity full: needs --recompute-method (uniform or block) "
+		       "and --recompute-num-layers (transformer_config.py L402-411)");
 		return "none";
 	}
 	const char *meth = m->sv[F_RC_METHOD];
@@ -553,17 +304,17 @@ static const char *recompute(struct mg *m, long layers_per_stage, const char **n
 	if (!strcmp(meth, "block") && n == layers_per_stage)
 		return "full";
 	if (strcmp(meth, "uniform") && strcmp(meth, "block"))
-		err(m, m->at[F_RC_METHOD], "--recompute-method: expected uniform or block, got '%s'", meth);
+		mg_err(m, m->at[F_RC_METHOD], "--recompute-method: expected uniform or block, got '%s'", meth);
 	else
-		err(m, m->at[F_RC_LAYERS], "--recompute-num-layers: %s with %ld layers is not expressible in ddlsim "
-		    "(its full recompute is every layer its own unit: uniform 1, or block %ld)", meth, n,
-		    layers_per_stage);
+		mg_err(m, m->at[F_RC_LAYERS], "--recompute-num-layers: %s with %ld layers is not expressible in ddlsim "
+		       "(its full recompute is every layer its own unit: uniform 1, or block %ld)", meth, n,
+		       layers_per_stage);
 	return "none";
 }
 
 /* The world size and data parallelism: --nodes, else torchrun's --nnodes x
  * --nproc_per_node, else global / micro batch. Returns 0 with *dp, *nodes
- * and how (note), or -1 after err(). */
+ * and how (note), or -1 after mg_err(). */
 static int world_of(struct mg *m, const struct import_cluster *c, long tp, long pp, long cp, long *dp_out,
 		    long *nodes_out, char *note, size_t note_n)
 {
@@ -576,33 +327,33 @@ static int world_of(struct mg *m, const struct import_cluster *c, long tp, long 
 		else
 			snprintf(note, note_n, "%s", m->launcher_how);
 		if (world % mp) {
-			err(m, -1, "the world size %ld (%s) is not a multiple of tp %ld x pp %ld x cp %ld (L180)", world,
-			    note, tp, pp, cp);
+			mg_err(m, -1, "the world size %ld (%s) is not a multiple of tp %ld x pp %ld x cp %ld (L180)", world,
+			       note, tp, pp, cp);
 			return -1;
 		}
 		if (world % c->gpus_per_node) {
-			err(m, -1, "the world size %ld (%s) does not fill nodes of %ld GPUs: give --nodes", world, note,
-			    c->gpus_per_node);
+			mg_err(m, -1, "the world size %ld (%s) does not fill nodes of %ld GPUs: give --nodes", world, note,
+			       c->gpus_per_node);
 			return -1;
 		}
 		dp = world / mp;
 		nodes = world / c->gpus_per_node;
 	} else if (m->given[F_GLOBAL]) {
 		if (m->iv[F_GLOBAL] % micro) {
-			err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld "
-			    "(num_microbatches_calculator.py L461)", m->iv[F_GLOBAL], micro);
+			mg_err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld "
+			       "(num_microbatches_calculator.py L461)", m->iv[F_GLOBAL], micro);
 			return -1;
 		}
 		dp = m->iv[F_GLOBAL] / micro;
 		if ((mp * dp) % c->gpus_per_node) {
-			err(m, -1, "the world size tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch) = %ld GPUs does "
-			    "not fill nodes of %ld GPUs: give --nodes", tp, pp, cp, dp, mp * dp, c->gpus_per_node);
+			mg_err(m, -1, "the world size tp %ld x pp %ld x cp %ld x dp %ld (global / micro batch) = %ld GPUs does "
+			       "not fill nodes of %ld GPUs: give --nodes", tp, pp, cp, dp, mp * dp, c->gpus_per_node);
 			return -1;
 		}
 		nodes = mp * dp / c->gpus_per_node;
 	} else {
-		err(m, -1, "the world size is the launcher's, not an argument: give --nodes, or --global-batch-size "
-		    "(dp = global / micro batch)");
+		mg_err(m, -1, "the world size is the launcher's, not an argument: give --nodes, or --global-batch-size "
+		       "(dp = global / micro batch)");
 		return -1;
 	}
 	if (c->nodes <= 0 && !m->launcher_world)
@@ -618,29 +369,29 @@ static void map_training(struct mg *m, json_t *sc, long dp, long cp)
 {
 	long micro = m->iv[F_MICRO], seq = m->iv[F_SEQ];
 	if (seq > m->iv[F_MAXPOS])
-		err(m, m->at[F_SEQ], "--seq-length: %ld is above --max-position-embeddings %ld (L437)", seq,
-		    m->iv[F_MAXPOS]);
+		mg_err(m, m->at[F_SEQ], "--seq-length: %ld is above --max-position-embeddings %ld (L437)", seq,
+		       m->iv[F_MAXPOS]);
 	if (cp > 1 && seq % (2 * cp))
-		err(m, m->at[F_SEQ], "--seq-length: %ld is not a multiple of 2 x --context-parallel-size %ld (L425)",
-		    seq, cp);
+		mg_err(m, m->at[F_SEQ], "--seq-length: %ld is not a multiple of 2 x --context-parallel-size %ld (L425)",
+		       seq, cp);
 	SCEN("/training/seq_len", json_integer(seq), F_SEQ, IMPORT_MAPPED, NULL);
 	long global = m->given[F_GLOBAL] ? m->iv[F_GLOBAL] : micro * dp;
 	if (global % (micro * dp))
-		err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld x dp %ld "
-		    "(num_microbatches_calculator.py L461)", global, micro, dp);
+		mg_err(m, m->at[F_GLOBAL], "--global-batch-size: %ld is not a multiple of --micro-batch-size %ld x dp %ld "
+		       "(num_microbatches_calculator.py L461)", global, micro, dp);
 	SCEN("/training/global_batch", json_integer(global), F_GLOBAL, ST(F_GLOBAL),
 	     m->given[F_GLOBAL] ? NULL : "absent: micro batch x dp (L263)");
 	SCEN("/training/micro_batch", json_integer(micro), F_MICRO, IMPORT_MAPPED, NULL);
 	if (m->given[F_FP16] && m->given[F_BF16])
-		err(m, m->at[F_FP16], "--fp16: not with --bf16 (transformer_config.py L319)");
+		mg_err(m, m->at[F_FP16], "--fp16: not with --bf16 (transformer_config.py L319)");
 	const char *prec = m->given[F_BF16] ? "bf16" : m->given[F_FP16] ? "fp16" : "fp32";
 	enum flag_id pf = m->given[F_BF16] ? F_BF16 : F_FP16;
 	if (m->given[F_FP8]) {
 		if (strcmp(m->sv[F_FP8], "e4m3") && strcmp(m->sv[F_FP8], "hybrid"))
-			err(m, m->at[F_FP8], "--fp8-format: expected e4m3 or hybrid, got '%s'", m->sv[F_FP8]);
+			mg_err(m, m->at[F_FP8], "--fp8-format: expected e4m3 or hybrid, got '%s'", m->sv[F_FP8]);
 		SCEN("/training/precision", json_string("fp8"), F_FP8, IMPORT_MAPPED,
 		     "Transformer Engine fp8 GEMMs (models/precision.h)");
-		import_map_add(m->map, IMPORT_MAPPED, flags[pf].name[0] == 'b' ? "--bf16" : "--fp16", given_text(m, pf),
+		import_map_add(m->map, IMPORT_MAPPED, mg_flags[pf].name[0] == 'b' ? "--bf16" : "--fp16", given_text(m, pf),
 			       "scenario: /training/precision", "\"fp8\"", "the parameters' dtype under fp8");
 	} else {
 		SCEN("/training/precision", json_string(prec), pf, m->given[pf] ? IMPORT_MAPPED : IMPORT_DEFAULT,
@@ -648,7 +399,7 @@ static void map_training(struct mg *m, json_t *sc, long dp, long cp)
 	}
 	if (m->given[F_FP8_PARAMS]) {
 		if (!m->given[F_DISTOPT])
-			err(m, m->at[F_FP8_PARAMS], "--fp8-param-gather: needs --use-distributed-optimizer (L316)");
+			mg_err(m, m->at[F_FP8_PARAMS], "--fp8-param-gather: needs --use-distributed-optimizer (L316)");
 		SCEN("/training/fp8_params", json_true(), F_FP8_PARAMS, IMPORT_MAPPED, NULL);
 	}
 	/* gradients reduced in fp32 with bf16 (L330-336) or the flag; else the parameters' dtype */
@@ -661,17 +412,17 @@ static void map_training(struct mg *m, json_t *sc, long dp, long cp)
 static void map_communication(struct mg *m, json_t *sc, bool sp)
 {
 	if (m->given[F_OPG] && !m->given[F_DISTOPT])
-		err(m, m->at[F_OPG], "--overlap-param-gather: needs --use-distributed-optimizer (L291)");
+		mg_err(m, m->at[F_OPG], "--overlap-param-gather: needs --use-distributed-optimizer (L291)");
 	if (m->given[F_OPG] && !m->given[F_OGR])
-		err(m, m->at[F_OPG], "--overlap-param-gather: needs --overlap-grad-reduce (L293)");
+		mg_err(m, m->at[F_OPG], "--overlap-param-gather: needs --overlap-grad-reduce (L293)");
 	SCEN("/communication/overlap_grad_reduce", json_boolean(m->given[F_OGR]), F_OGR, ST(F_OGR),
 	     m->given[F_OGR] ? NULL : "absent: off (L1539)");
 	SCEN("/communication/overlap_param_gather", json_boolean(m->given[F_OPG]), F_OPG, ST(F_OPG),
 	     m->given[F_OPG] ? NULL : "absent: off (L1556)");
 	if (m->given[F_TPCO]) {
 		if (!sp)
-			err(m, m->at[F_TPCO], "--tp-comm-overlap: needs --sequence-parallel with tp > 1 "
-			    "(ddlsim's tp_comm_overlap overlaps the SP all-gather and reduce-scatter)");
+			mg_err(m, m->at[F_TPCO], "--tp-comm-overlap: needs --sequence-parallel with tp > 1 "
+			       "(ddlsim's tp_comm_overlap overlaps the SP all-gather and reduce-scatter)");
 		SCEN("/communication/tp_comm_overlap", json_true(), F_TPCO, IMPORT_MAPPED, NULL);
 	}
 	const char *impl = m->given[F_IMPL] ? m->sv[F_IMPL] : "transformer_engine";
@@ -688,7 +439,7 @@ static void map_communication(struct mg *m, json_t *sc, bool sp)
 }
 
 /* The flags the scenario file takes. Returns the degrees' contradictions
- * through err(). */
+ * through mg_err(). */
 static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
 {
 	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
@@ -696,12 +447,12 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	long layers = m->iv[F_LAYERS], micro = m->iv[F_MICRO];
 	for (int f = F_TP; f <= F_EP; f++)
 		if ((f == F_TP || f == F_PP || f == F_CP || f == F_EP) && m->given[f] && m->iv[f] < 1)
-			err(m, m->at[f], "--%s: expected an integer >= 1, got '%s'", flags[f].name, m->sv[f]);
+			mg_err(m, m->at[f], "--%s: expected an integer >= 1, got '%s'", mg_flags[f].name, m->sv[f]);
 	if (tp < 1 || pp < 1 || cp < 1 || ep < 1 || micro < 1)
 		return;
 	if (m->iv[F_HEADS] % tp)
-		err(m, m->at[F_HEADS], "--num-attention-heads: %ld is not a multiple of --tensor-model-parallel-size "
-		    "%ld (transformer_config.py L324)", m->iv[F_HEADS], tp);
+		mg_err(m, m->at[F_HEADS], "--num-attention-heads: %ld is not a multiple of --tensor-model-parallel-size "
+		       "%ld (transformer_config.py L324)", m->iv[F_HEADS], tp);
 	long dp, nodes;
 	char note[200];
 	if (world_of(m, c, tp, pp, cp, &dp, &nodes, note, sizeof(note)))
@@ -729,14 +480,14 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	if (m->given[F_VPP_LAYERS]) {
 		long v = m->iv[F_VPP_LAYERS];
 		if (pp < 2)
-			err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: needs "
-			    "--pipeline-model-parallel-size > 1, got %ld (L271)", pp);
+			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: needs "
+			       "--pipeline-model-parallel-size > 1, got %ld (L271)", pp);
 		else if (layers % pp)
-			err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: --num-layers %ld is not a "
-			    "multiple of --pipeline-model-parallel-size %ld (L279)", layers, pp);
+			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: --num-layers %ld is not a "
+			       "multiple of --pipeline-model-parallel-size %ld (L279)", layers, pp);
 		else if (v < 1 || (layers / pp) % v)
-			err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: %ld does not divide the %ld "
-			    "layers of a stage (L282)", v, layers / pp);
+			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: %ld does not divide the %ld "
+			       "layers of a stage (L282)", v, layers / pp);
 		else {
 			SCEN("/parallel/schedule", json_string("interleaved"), F_VPP_LAYERS, IMPORT_MAPPED, NULL);
 			snprintf(note, sizeof(note), "(layers / pp) / %ld (L284)", v);
@@ -768,21 +519,14 @@ int import_megatron(const char *text, const char *file, int argc, char **argv, c
 	struct mg m = { .file = text ? file : NULL, .d = d, .map = map };
 	int errs = diag_count(d);
 	*model = *scenario = NULL;
-	if (text) {
-		tokenize(&m, text);
-	} else {
-		m.t = xcalloc((size_t)(argc ? argc : 1), sizeof(*m.t));
-		for (int i = 0; i < argc; i++)
-			m.t[m.n++] = (struct tok){ .s = xstrdup(argv[i]), .line = 1, .col = i + 1 };
-	}
-	parse(&m);
+	mg_read(&m, text, argc, argv);
 	static const enum flag_id required[] = { F_LAYERS, F_HIDDEN, F_HEADS, F_MAXPOS, F_SEQ, F_MICRO };
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		if (!m.given[required[i]])
-			err(&m, -1, "--%s: required, not given (arguments.py L405, L258)", flags[required[i]].name);
+			mg_err(&m, -1, "--%s: required, not given (arguments.py L405, L258)", mg_flags[required[i]].name);
 	for (int f = 0; f < F_N; f++)
-		if (m.given[f] && flags[f].kind == K_INT && m.iv[f] < 1 && f != F_VOCAB && f != F_FIRST && f != F_LAST)
-			err(&m, m.at[f], "--%s: expected an integer >= 1, got '%s'", flags[f].name, m.sv[f]);
+		if (m.given[f] && mg_flags[f].kind == K_INT && m.iv[f] < 1 && f != F_VOCAB && f != F_FIRST && f != F_LAST)
+			mg_err(&m, m.at[f], "--%s: expected an integer >= 1, got '%s'", mg_flags[f].name, m.sv[f]);
 	if (diag_count(d) > errs)
 		goto fail;
 	json_t *mo = json_object(), *sc = json_object();
@@ -812,13 +556,9 @@ int import_megatron(const char *text, const char *file, int argc, char **argv, c
 	}
 	*model = mo;
 	*scenario = sc;
-	for (int i = 0; i < m.n; i++)
-		free(m.t[i].s);
-	free(m.t);
+	mg_free_words(&m);
 	return 0;
 fail:
-	for (int i = 0; i < m.n; i++)
-		free(m.t[i].s);
-	free(m.t);
+	mg_free_words(&m);
 	return -1;
 }

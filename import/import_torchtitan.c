@@ -498,10 +498,11 @@ static void map_pipeline(struct tt *t, json_t *sc, long pp, long layers)
 	    "Interleaved1F1B)", sched);
 }
 
-static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *c, long layers)
+/* The degrees: each >= 1, the shard degree -1 or >= 1. Returns nonzero
+ * after err() when one is not. */
+static int degrees_bad(struct tt *t)
 {
 	char name[96];
-	long rep = ival(t, K_REP, 1), tp = ival(t, K_TP, 1), pp = ival(t, K_PP, 1), cp = ival(t, K_CP, 1);
 	static const enum key_id deg[] = { K_REP, K_TP, K_PP, K_CP };
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(deg) / sizeof(deg[0]); i++)
@@ -511,6 +512,60 @@ static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *
 	if (t->kv[K_SHARD] && t->kv[K_SHARD]->i != -1 && t->kv[K_SHARD]->i < 1)
 		bad = err(t, K_SHARD, "parallelism.data_parallel_shard_degree: expected -1 or an integer >= 1, got %lld "
 			  "(parallel_dims.py L43)", t->kv[K_SHARD]->i);
+	return bad;
+}
+
+/* FSDP as ddlsim's ZeRO stage: 3, or 2 where the parameters stay after
+ * forward (fsdp_reshard_after_forward). */
+static void map_fsdp(struct tt *t, json_t *sc, bool fsdp, long pp)
+{
+	const char *reshard = sval(t, K_RESHARD, "default");
+	long zero = !fsdp ? 0 : !strcmp(reshard, "never") || (!strcmp(reshard, "default") && pp > 1) ? 2 : 3;
+	if (strcmp(reshard, "default") && strcmp(reshard, "always") && strcmp(reshard, "never"))
+		err(t, K_RESHARD, "parallelism.fsdp_reshard_after_forward: expected default, always or never, got '%s' "
+		    "(L284)", reshard);
+	put(t, sc, "/parallel/zero", json_integer(zero), K_RESHARD, IMPORT_DERIVED,
+	    !fsdp ? "no FSDP (shard and cp degrees 1: parallel_dims.py L128)" :
+	    zero == 3 ? "FSDP2 fully_shard per block: ZeRO-3 over the shard x cp ranks" :
+	    "FSDP2 keeps the parameters after forward (with pp by default, L284): ZeRO-2");
+}
+
+/* expert_parallel_degree, async TP (tp its degree) and torch.compile. */
+static void map_async_compile(struct tt *t, json_t *sc, long tp)
+{
+	char name[96];
+	if (t->kv[K_EP])
+		import_map_add(t->map, IMPORT_UNKNOWN, src_name(K_EP, name, sizeof(name)), t->kv[K_EP]->text, "", "",
+			       "not a key of torchtitan v0.1.0, and llama3 has no experts: not applied");
+	if (bval(t, K_ASYNC)) {
+		if (!bval(t, K_COMPILE))
+			err(t, K_ASYNC, "parallelism.enable_async_tensor_parallel: needs training.compile "
+			    "(parallelize.py L51-54)");
+		if (tp > 1)
+			put(t, sc, "/communication/tp_comm_overlap", json_true(), K_ASYNC, IMPORT_MAPPED,
+			    "async TP overlaps the SP all-gather and reduce-scatter with the GEMMs");
+		else
+			import_map_add(t->map, IMPORT_IGNORED, src_name(K_ASYNC, name, sizeof(name)), "true", "", "",
+				       "tensor_parallel_degree 1: no TP");
+	} else if (t->kv[K_ASYNC]) {
+		import_map_add(t->map, IMPORT_MAPPED, src_name(K_ASYNC, name, sizeof(name)), "false", "", "",
+			       "off (ddlsim's default)");
+	}
+	if (bval(t, K_COMPILE))
+		import_map_add(t->map, IMPORT_UNKNOWN, src_name(K_COMPILE, name, sizeof(name)), "true", "", "",
+			       "torch.compile is not modelled: priced as eager");
+	else if (t->kv[K_COMPILE])
+		import_map_add(t->map, IMPORT_MAPPED, src_name(K_COMPILE, name, sizeof(name)), "false",
+			       "scenario: /compute/stack", "\"torchtitan\"", "eager: the stack ddlsim prices");
+}
+
+/* The degrees, the world, the data parallelism, FSDP and the rest of
+ * the job by torchtitan's parallelism keys. */
+static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *c, long layers)
+{
+	char name[96];
+	long rep = ival(t, K_REP, 1), tp = ival(t, K_TP, 1), pp = ival(t, K_PP, 1), cp = ival(t, K_CP, 1);
+	int bad = degrees_bad(t);
 	if (bad)
 		return;
 	long shard = 0, nodes = 0;
@@ -545,38 +600,8 @@ static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *
 	if (cp > 1 || t->kv[K_CP])
 		put(t, sc, "/parallel/cp", json_integer(cp), K_CP, IMPORT_MAPPED, NULL);
 	bool fsdp = shard > 1 || cp > 1;        /* parallel_dims.py L128-129 */
-	const char *reshard = sval(t, K_RESHARD, "default");
-	long zero = !fsdp ? 0 : !strcmp(reshard, "never") || (!strcmp(reshard, "default") && pp > 1) ? 2 : 3;
-	if (strcmp(reshard, "default") && strcmp(reshard, "always") && strcmp(reshard, "never"))
-		err(t, K_RESHARD, "parallelism.fsdp_reshard_after_forward: expected default, always or never, got '%s' "
-		    "(L284)", reshard);
-	put(t, sc, "/parallel/zero", json_integer(zero), K_RESHARD, IMPORT_DERIVED,
-	    !fsdp ? "no FSDP (shard and cp degrees 1: parallel_dims.py L128)" :
-	    zero == 3 ? "FSDP2 fully_shard per block: ZeRO-3 over the shard x cp ranks" :
-	    "FSDP2 keeps the parameters after forward (with pp by default, L284): ZeRO-2");
-	if (t->kv[K_EP])
-		import_map_add(t->map, IMPORT_UNKNOWN, src_name(K_EP, name, sizeof(name)), t->kv[K_EP]->text, "", "",
-			       "not a key of torchtitan v0.1.0, and llama3 has no experts: not applied");
-	if (bval(t, K_ASYNC)) {
-		if (!bval(t, K_COMPILE))
-			err(t, K_ASYNC, "parallelism.enable_async_tensor_parallel: needs training.compile "
-			    "(parallelize.py L51-54)");
-		if (tp > 1)
-			put(t, sc, "/communication/tp_comm_overlap", json_true(), K_ASYNC, IMPORT_MAPPED,
-			    "async TP overlaps the SP all-gather and reduce-scatter with the GEMMs");
-		else
-			import_map_add(t->map, IMPORT_IGNORED, src_name(K_ASYNC, name, sizeof(name)), "true", "", "",
-				       "tensor_parallel_degree 1: no TP");
-	} else if (t->kv[K_ASYNC]) {
-		import_map_add(t->map, IMPORT_MAPPED, src_name(K_ASYNC, name, sizeof(name)), "false", "", "",
-			       "off (ddlsim's default)");
-	}
-	if (bval(t, K_COMPILE))
-		import_map_add(t->map, IMPORT_UNKNOWN, src_name(K_COMPILE, name, sizeof(name)), "true", "", "",
-			       "torch.compile is not modelled: priced as eager");
-	else if (t->kv[K_COMPILE])
-		import_map_add(t->map, IMPORT_MAPPED, src_name(K_COMPILE, name, sizeof(name)), "false",
-			       "scenario: /compute/stack", "\"torchtitan\"", "eager: the stack ddlsim prices");
+	map_fsdp(t, sc, fsdp, pp);
+	map_async_compile(t, sc, tp);
 	map_pipeline(t, sc, pp, layers);
 	map_recompute(t, sc);
 	map_batch(t, sc, dp, pp);

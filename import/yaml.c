@@ -112,53 +112,58 @@ static int split(struct rd *r, const char *text)
 	return 0;
 }
 
-/* A scalar in s[0..len) at line:col into v. */
-static int scalar(struct rd *r, const char *s, int len, int line, int col, struct yaml_kv *v)
+/* The character a double-quoted string's escape "\c" stands for, 0 for
+ * one not read. */
+static char escape_char(char c)
 {
-	v->line = line, v->col = col;
-	if (!len) {
-		v->type = YAML_NULL;
-		v->text = "";
-		return 0;
-	}
+	return c == 'n' ? '\n' : c == 't' ? '\t' : c == '"' || c == '\\' || c == '/' ? c : 0;
+}
+
+/* A quoted scalar (s[0] its quote) in s[0..len) at line:col into v. */
+static int quoted_scalar(struct rd *r, const char *s, int len, int line, int col, struct yaml_kv *v)
+{
 	char ch = s[0];
-	if (ch == '"' || ch == '\'') {
-		char *o = xmalloc((size_t)len + 1);
-		int k = 0, i = 1;
-		for (; i < len && !(s[i] == ch && !(ch == '\'' && i + 1 < len && s[i + 1] == '\'')); i++) {
-			if (ch == '\'' && s[i] == '\'') {
-				o[k++] = '\'';
-				i++;
-				continue;
+	char *o = xmalloc((size_t)len + 1);
+	int k = 0, i = 1;
+	for (; i < len && !(s[i] == ch && !(ch == '\'' && i + 1 < len && s[i + 1] == '\'')); i++) {
+		if (ch == '\'' && s[i] == '\'') {
+			o[k++] = '\'';
+			i++;
+			continue;
+		}
+		if (ch == '"' && s[i] == '\\' && i + 1 < len) {
+			i++;
+			char e = escape_char(s[i]);
+			if (!e) {
+				free(o);
+				return fail(r, line, col + i - 1, "unknown escape '\\%c'", s[i]);
 			}
-			if (ch == '"' && s[i] == '\\' && i + 1 < len) {
-				i++;
-				char e = s[i] == 'n' ? '\n' : s[i] == 't' ? '\t' : s[i] == '"' || s[i] == '\\' || s[i] == '/' ?
-					 s[i] : 0;
-				if (!e) {
-					free(o);
-					return fail(r, line, col + i - 1, "unknown escape '\\%c'", s[i]);
-				}
-				o[k++] = e;
-				continue;
-			}
-			o[k++] = s[i];
+			o[k++] = e;
+			continue;
 		}
-		o[k] = 0;
-		if (i >= len) {
-			free(o);
-			return fail(r, line, col, "unterminated string");
-		}
-		if (i + 1 != len) {
-			free(o);
-			return fail(r, line, col + i + 1, "expected the end of the value after the string, got '%c'",
-				    s[i + 1]);
-		}
-		v->type = YAML_STRING;
-		v->quoted = true;
-		v->str = v->text = own(r->y, o);
-		return 0;
+		o[k++] = s[i];
 	}
+	o[k] = 0;
+	if (i >= len) {
+		free(o);
+		return fail(r, line, col, "unterminated string");
+	}
+	if (i + 1 != len) {
+		free(o);
+		return fail(r, line, col + i + 1, "expected the end of the value after the string, got '%c'",
+			    s[i + 1]);
+	}
+	v->type = YAML_STRING;
+	v->quoted = true;
+	v->str = v->text = own(r->y, o);
+	return 0;
+}
+
+/* What a plain scalar in s[0..len) at line:col may not be or hold: an
+ * indicator, a list, ': '. Returns 0 or fail(). */
+static int plain_check(struct rd *r, const char *s, int len, int line, int col)
+{
+	char ch = s[0];
 	if (strchr("&*!|>%@`{?", ch))
 		return fail(r, line, col, "%s are not read", ch == '&' ? "anchors" : ch == '*' ? "aliases" :
 			    ch == '!' ? "tags" : ch == '|' || ch == '>' ? "block scalars" : ch == '{' ?
@@ -170,20 +175,24 @@ static int scalar(struct rd *r, const char *s, int len, int line, int col, struc
 	for (int i = 0; i + 1 < len; i++)
 		if (s[i] == ':' && s[i + 1] == ' ')
 			return fail(r, line, col + i, "': ' inside a plain value (quote the value)");
-	const char *t = own_n(r->y, s, (size_t)len);
-	v->text = t;
-	/* YAML 1.1's booleans, as PyYAML reads them */
+	return 0;
+}
+
+/* A plain scalar's type and value from its text t: a boolean (YAML 1.1's,
+ * as PyYAML reads them), null, an integer, a float, else a string. */
+static void plain_type(struct yaml_kv *v, const char *t)
+{
 	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL };
 	static const char *const no[] = { "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL };
 	for (int k = 0; yes[k]; k++)
 		if (!strcmp(t, yes[k]) || !strcmp(t, no[k])) {
 			v->type = YAML_BOOL;
 			v->b = !strcmp(t, yes[k]);
-			return 0;
+			return;
 		}
 	if (!strcmp(t, "null") || !strcmp(t, "Null") || !strcmp(t, "~")) {
 		v->type = YAML_NULL;
-		return 0;
+		return;
 	}
 	char *end;
 	errno = 0;
@@ -192,17 +201,35 @@ static int scalar(struct rd *r, const char *s, int len, int line, int col, struc
 		v->type = YAML_INT;
 		v->i = i;
 		v->f = (double)i;
-		return 0;
+		return;
 	}
 	errno = 0;
 	double f = strtod(t, &end);
 	if (!*end && !errno && isfinite(f) && strpbrk(t, "0123456789") && !strpbrk(t, "xXnN")) {
 		v->type = YAML_FLOAT;
 		v->f = f;
-		return 0;
+		return;
 	}
 	v->type = YAML_STRING;
 	v->str = t;
+}
+
+/* A scalar in s[0..len) at line:col into v. */
+static int scalar(struct rd *r, const char *s, int len, int line, int col, struct yaml_kv *v)
+{
+	v->line = line, v->col = col;
+	if (!len) {
+		v->type = YAML_NULL;
+		v->text = "";
+		return 0;
+	}
+	if (s[0] == '"' || s[0] == '\'')
+		return quoted_scalar(r, s, len, line, col, v);
+	if (plain_check(r, s, len, line, col))
+		return -1;
+	const char *t = own_n(r->y, s, (size_t)len);
+	v->text = t;
+	plain_type(v, t);
 	return 0;
 }
 
