@@ -151,11 +151,14 @@ void search_cache_destroy(struct search_cache *c);
 double search_estimate(struct search_cache *c, const struct plan *pl, double *busy);
 
 /* The screen's best plans of each node count that `ddlsim plan` always
- * simulates, whatever --top: the screen ranks plans against the engine
- * with a Spearman rho of 0.7 to 0.8, so its first plan of a count is often
- * not the engine's best, and the best three usually hold it; with the
- * carried families (search_screen_family) they make the fewest-GPUs answer,
- * which --top then cannot move. */
+ * simulates, whatever --top; with the carried families
+ * (search_screen_family) they make the fewest-GPUs answer, which --top
+ * then cannot move. The screen ranks plans against the engine with a
+ * Spearman rho of 0.7 to 0.8, so its first plan of a count is often not
+ * the engine's best: on the shipped 70B how-many goal the engine's best
+ * H100 family (tp4 pp4v4 ZeRO-1) is among the screen's best 10 of a count
+ * but not its best 5, and with 3 or 5 the fewest H100 are 1,848 or 1,776
+ * where 10 find 1,760 (the carry only spreads a family some count holds). */
 #define SEARCH_PER_COUNT 10
 
 /* Screen every plan of cluster ci of g: the best g->top (at least
