@@ -1,8 +1,11 @@
 /* cmd_plan: `ddlsim plan GOAL.json [options]`.
  *
  * Screens every plan of every cluster option in-process (sim/search.h),
- * simulates the best `top` of each option and the best of each node count
- * through the runner, and prints per option the simulated plans ranked by
+ * simulates through the runner the best `top` of each option and the
+ * core: the best SEARCH_PER_COUNT of each node count and the carried plan
+ * families (carry()). The fewest GPUs (and so their safe count) come from
+ * the core alone, which does not depend on --top: --top only adds plans
+ * to the tables. It prints per option the simulated plans ranked by
  * wall time to train, the Pareto front of time and cost over all options,
  * the fewest GPUs of each GPU type that meet the deadline (and budget),
  * and how the screen's ranking compares with the engine's (the ranking,
@@ -53,6 +56,9 @@ struct fin {
 	struct result_row row;
 	struct assessment a;
 	bool ok;
+	bool core;                  /* one of the plans the fewest GPUs come from, --top or
+				     * not: the screen's best SEARCH_PER_COUNT of its node
+				     * count, or a carried family (carry()) */
 	struct study_point pt;      /* the plan as the analysis sees it */
 	char admit[256];            /* why it is not run (estimated over --mem-limit); "" runs */
 };
@@ -67,6 +73,7 @@ struct pctx {
 	struct progress *pg;
 	double mem_limit_bytes;  /* a finalist estimated above it fails, not run */
 	bool mem_limit_given;
+	int carried, carry_reused;  /* plans the carry simulated, and found simulated */
 };
 
 struct plan_opts {
@@ -167,7 +174,10 @@ static const char *const format_names[] = { "csv", "jsonl", "svg", "html", NULL 
 
 static const struct opt plan_options[] = {
 	OPT_INT(0, "top", struct plan_opts, top, "N", 1, 1000,
-		"plans simulated per cluster option (default: the goal's, 20)"),
+		"plans simulated per cluster option (default: the goal's, 20),\n"
+		"added to the tables: the fewest GPUs come from the screen's best\n"
+		"10 of each node count and the carried plan families alone, so\n"
+		"--top never moves them"),
 	OPT_STRING('o', "out", struct plan_opts, out, "DIR",
 		   "write DIR/plans.csv, DIR/plans.jsonl and the plots DIR/pareto.svg\n"
 		   "(time vs cost, Pareto front) and DIR/mfu-gpus.svg\n"
@@ -204,7 +214,10 @@ const struct opt_cmd cmd_plan_opts = {
 		"ddlsim.goal: model, tokens, sequence length, deadline and/or budget, global\n"
 		"batch range, candidate clusters with node counts and prices; sim/search.h).\n"
 		"Every plan is checked (plan_check, memory anatomy) and estimated in-process;\n"
-		"the best N per cluster option (and the best per node count) are simulated.\n"
+		"the best N per cluster option and the best 10 per node count are simulated,\n"
+		"then the engine's best plan families are carried to the option's other node\n"
+		"counts until no new best family appears; the fewest GPUs per GPU type come\n"
+		"from these per-count and carried plans, never from --top's.\n"
 		"Prints first the best plan that fits in GPU memory, then the simulated plans\n"
 		"that fit per option ranked by wall time to train (failures\n"
 		"and checkpoints included), cost, $ per million tokens and energy; the Pareto\n"
@@ -287,8 +300,9 @@ static void auto_nodes(struct pctx *p, int ci)
 }
 
 /* Screen cluster ci at its node counts, print what the screen found, and
- * append as finalists the best `top` of it and the best of each node
- * count; the screen's counts added to *st. */
+ * append as finalists the best `top` of it and the best SEARCH_PER_COUNT
+ * of each node count (the core: the plans the fewest GPUs come from); the
+ * screen's counts added to *st. */
 static void screen_cluster(struct pctx *p, int ci, struct search_stats *st)
 {
 	long n;
@@ -300,17 +314,18 @@ static void screen_cluster(struct pctx *p, int ci, struct search_stats *st)
 	       "%ld screened in %.2f s (%.0f plans/s)\n", p->g->clusters[ci].name, s1.enumerated,
 	       s1.invalid, s1.no_fit, s1.screened, s1.screen_s, s1.enumerated / fmax(s1.screen_s, 1e-9));
 	print_reasons(s1.why, p->show_rejected);
-	/* node counts are at most SEARCH_MAX_NODES (goal_load): one bit
-	 * each, so finding the first of each node count is linear */
-	unsigned char *seen = xcalloc(SEARCH_MAX_NODES / 8 + 1, 1);
+	/* node counts are at most SEARCH_MAX_NODES (goal_load): a counter
+	 * each, so finding the best of each node count is linear */
+	unsigned char *seen = xcalloc(SEARCH_MAX_NODES + 1, 1);
 	for (long k = 0; k < n; k++) {
 		int nodes = c[k].plan.nodes;
-		bool first_of_nodes = !(seen[nodes / 8] & (1u << (nodes % 8)));
-		seen[nodes / 8] |= (unsigned char)(1u << (nodes % 8));
-		if (k >= p->g->top && !first_of_nodes)
+		bool core = seen[nodes] < SEARCH_PER_COUNT;
+		seen[nodes] += core;
+		if (k >= p->g->top && !core)
 			continue;
 		XGROW(p->f, p->cap, (size_t)p->n + 1);
 		memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
+		p->f[p->n].core = core;
 		p->f[p->n++].c = c[k];
 	}
 	free(seen);
@@ -346,8 +361,8 @@ static bool fin_meets(const struct goal *g, const struct fin *f)
 
 /* "auto" node counts, the engine's turn. The screen's boundary is its own
  * estimate's; the engine decides: hi is the fewest simulated nodes of
- * cluster ci with a plan that meets the goal, lo the most simulated nodes
- * below it. While they are more than one apart, the count between them is
+ * cluster ci with a core plan (whatever --top) that meets the goal, lo the
+ * most simulated nodes below it. While they are more than one apart, the count between them is
  * screened and its best plans simulated (bisection on the engine, taking
  * the engine's best plan as monotone in the nodes); with no simulated
  * count meeting it, twice the largest, up to the topology's capacity.
@@ -357,7 +372,7 @@ static long next_auto_count(const struct pctx *p, int ci)
 	long lo = 0, hi = 0, most = 0;
 	for (int i = 0; i < p->n; i++) {
 		const struct fin *f = &p->f[i];
-		if (f->c.cluster != ci || !f->ok)
+		if (f->c.cluster != ci || !f->ok || !f->core)
 			continue;
 		long nodes = f->c.plan.nodes;
 		most = nodes > most ? nodes : most;
@@ -367,7 +382,7 @@ static long next_auto_count(const struct pctx *p, int ci)
 	for (int i = 0; i < p->n; i++) {
 		const struct fin *f = &p->f[i];
 		long nodes = f->c.plan.nodes;
-		if (f->c.cluster == ci && f->ok && (!hi || nodes < hi) && nodes > lo)
+		if (f->c.cluster == ci && f->ok && f->core && (!hi || nodes < hi) && nodes > lo)
 			lo = nodes;
 	}
 	if (!hi) {
@@ -375,6 +390,23 @@ static long next_auto_count(const struct pctx *p, int ci)
 		return most > 0 && most < cap ? (2 * most < cap ? 2 * most : cap) : 0;
 	}
 	return hi - lo > 1 ? lo + (hi - lo) / 2 : 0;
+}
+
+/* Simulate the finalists from p->base on. Returns 0, or -1 after
+ * reporting. */
+static int run_batch(struct pctx *p, const struct plan_opts *o, struct diag *d)
+{
+	int rc = 0;
+	if (p->n > p->base) {
+		fflush(stdout);
+		p->pg = progress_create("plan", "plans", p->n - p->base, o->ro.jobs, o->quiet, true);
+		admit(p, p->base);
+		rc = runner_run(&o->ro, p->n - p->base, job, done, p, d);
+		progress_destroy(p->pg);
+		p->pg = NULL;
+	}
+	p->base = 0;
+	return rc;
 }
 
 /* Screen and simulate cluster ci at nodes alone, appending its finalists.
@@ -393,15 +425,150 @@ static int try_count(struct pctx *p, const struct plan_opts *o, int ci, long nod
 	screen_cluster(p, ci, &st);
 	cl->nodes = keep;
 	cl->nnodes = keepn;
-	int rc = 0;
-	if (p->n > p->base) {
-		fflush(stdout);
-		p->pg = progress_create("plan", "plans", p->n - p->base, o->ro.jobs, o->quiet, true);
-		admit(p, p->base);
-		rc = runner_run(&o->ro, p->n - p->base, job, done, p, d);
-		progress_destroy(p->pg);
-		p->pg = NULL;
+	return run_batch(p, o, d);
+}
+
+/* The finalists simulated for --top alone (not core). */
+static int extras(const struct pctx *p)
+{
+	int n = 0;
+	for (int i = 0; i < p->n; i++)
+		n += !p->f[i].core;
+	return n;
+}
+
+/* The carry's rounds at most: a round simulates the families the engine
+ * found best at the counts they were not simulated at; a new best family
+ * starts another round, and two or three usually reach the fixed point. */
+#define CARRY_MAX_ROUNDS 4
+
+/* Whether core finalist i is faster to train than j (ties: cheaper, then
+ * the plan's text, so the order is not that of p->f, which --top moves). */
+static bool faster(const struct pctx *p, int i, int j)
+{
+	const struct fin *a = &p->f[i], *b = &p->f[j];
+	if (a->a.gp.wall_s != b->a.gp.wall_s)
+		return a->a.gp.wall_s < b->a.gp.wall_s;
+	if (a->a.econ.cost_usd != b->a.econ.cost_usd)
+		return a->a.econ.cost_usd < b->a.econ.cost_usd;
+	char x[160], y[160];
+	plan_describe(&a->c.plan, x, sizeof(x));
+	plan_describe(&b->c.plan, y, sizeof(y));
+	return strcmp(x, y) < 0;
+}
+
+/* The core finalist of cluster ci at nodes (0: any) that simulated, fits
+ * and is the fastest to train; -1 when none. */
+static int best_core(const struct pctx *p, int ci, long nodes)
+{
+	int best = -1;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (f->c.cluster != ci || !f->core || !f->ok || !f->row.fits || (nodes && f->c.plan.nodes != nodes))
+			continue;
+		if (best < 0 || faster(p, i, best))
+			best = i;
 	}
+	return best;
+}
+
+/* The finalist of cluster ci at nodes of fam's family (core: a core one;
+ * else any with fam's global batch too); -1 when none. */
+static int find_family(const struct pctx *p, int ci, long nodes, const struct plan *fam, bool core)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (f->c.cluster == ci && f->c.plan.nodes == nodes && f->core >= core &&
+		    search_same_family(&f->c.plan, fam) &&
+		    (core || f->c.plan.training.global_batch == fam->training.global_batch))
+			return i;
+	}
+	return -1;
+}
+
+/* The distinct node counts of cluster ci's finalists into *counts (caller
+ * frees); returns how many. */
+static int counts_of(const struct pctx *p, int ci, long **counts)
+{
+	int n = 0;
+	*counts = xcalloc((size_t)p->n + 1, sizeof(**counts));
+	for (int i = 0; i < p->n; i++) {
+		long nodes = p->f[i].c.plan.nodes;
+		bool seen = p->f[i].c.cluster != ci;
+		for (int k = 0; k < n && !seen; k++)
+			seen = (*counts)[k] == nodes;
+		if (!seen)
+			(*counts)[n++] = nodes;
+	}
+	return n;
+}
+
+/* The carry: the screen ranks plans poorly against the engine (a
+ * Spearman rho of 0.7 to 0.8), so the engine's best plan family at one
+ * node count may not be among the screen's best at the next. The family
+ * (search_same_family) of the engine's best core plan of each node count
+ * of cluster ci, and of the whole option, is simulated at every node
+ * count of the option where it passes plan_check() and fits and has not
+ * been (its best global batch by the screen: search_screen_family), as a
+ * core plan; a new best family starts another round, up to
+ * CARRY_MAX_ROUNDS. Seeded from core plans only, so the core, and the
+ * fewest GPUs chosen from it, does not depend on --top. Returns 0, or -1
+ * after reporting. */
+static int carry(struct pctx *p, const struct plan_opts *o, int ci, struct diag *d)
+{
+	struct plan *fam = NULL;
+	size_t capf = 0;
+	int nfam = 0, rounds = 0, added = 0, reused = 0, rc = 0, nc = 0;
+	long *counts = NULL;
+	struct search_stats st = { 0 };
+	bool fixed = false;
+	while (!rc && !fixed && rounds < CARRY_MAX_ROUNDS) {
+		free(counts);
+		nc = counts_of(p, ci, &counts);
+		p->base = p->n;
+		fixed = true;
+		for (int k = -1; k < nc; k++) {
+			int b = best_core(p, ci, k < 0 ? 0 : counts[k]);
+			bool known = b < 0;
+			for (int j = 0; j < nfam && !known; j++)
+				known = search_same_family(&fam[j], &p->f[b].c.plan);
+			if (known)
+				continue;
+			fixed = false;
+			XGROW(fam, capf, (size_t)nfam + 1);
+			fam[nfam] = p->f[b].c.plan;   /* p->f may move below */
+			const struct plan *pl = &fam[nfam++];
+			for (int j = 0; j < nc; j++) {
+				struct candidate cd;
+				if (find_family(p, ci, counts[j], pl, true) >= 0 ||
+				    !search_screen_family(p->g, ci, counts[j], pl, &cd, &st))
+					continue;
+				int same = find_family(p, ci, counts[j], &cd.plan, false);
+				if (same >= 0) {   /* simulated for --top: the same plan, the same row */
+					p->f[same].core = true;
+					reused++;
+					continue;
+				}
+				XGROW(p->f, p->cap, (size_t)p->n + 1);
+				memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
+				p->f[p->n].core = true;
+				p->f[p->n++].c = cd;
+			}
+		}
+		if (fixed)
+			break;
+		rounds++;
+		added += p->n - p->base;
+		rc = run_batch(p, o, d);
+	}
+	p->carried += added, p->carry_reused += reused;
+	if (added || reused || !fixed)
+		printf("\n%s: carry: %d plan famil%s of the engine's best carried over %d node count%s in %d round%s%s: "
+		       "%d more plans simulated, %d already were (screened in %.2f s)\n", p->g->clusters[ci].name, nfam,
+		       nfam == 1 ? "y" : "ies", nc, nc == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s",
+		       fixed ? "" : " (the most: no fixed point)", added, reused, st.screen_s);
+	free(counts);
+	free(fam);
 	p->base = 0;
 	return rc;
 }
@@ -452,7 +619,7 @@ static void fill_points(struct pctx *p)
 		f->pt = (struct study_point){ .option = f->c.cluster, .gpu = gpu_of(p->g, f->c.cluster),
 					      .gpus = gpus_of(p->g, f), .ok = f->ok, .oom = f->ok && !f->row.fits,
 					      .wall_s = f->a.gp.wall_s,
-					      .cost_usd = f->a.econ.cost_usd };
+					      .cost_usd = f->a.econ.cost_usd, .extra = !f->core };
 	}
 }
 
@@ -528,7 +695,7 @@ static char *render_page(const struct pctx *p, const struct plan_opts *o, const 
 		long rank = study_usable(&f->pt) ? i + 1 : 0;   /* record()'s */
 		pl[i] = (struct plan_html_plan){ .option = f->c.cluster, .plan = &f->c.plan, .row = &f->row,
 						 .a = f->ok ? &f->a : NULL, .gpus = f->pt.gpus, .rank = rank,
-						 .exported = rank && exported(p, o, rank) };
+						 .exported = rank && exported(p, o, rank), .extra = !f->core };
 	}
 	struct plan_html h = { .goal = p->g, .goal_file = o->file, .plans = pl, .nplans = p->n, .records = recs,
 			       .recommended = best_plan(p), .command = o->command, .version = DDLSIM_VERSION,
@@ -904,10 +1071,14 @@ int cmd_plan(int argc, char **argv)
 	p.pg = NULL;
 	if (run_rc)
 		goto out;
-	for (int ci = 0; ci < p.g->nclusters; ci++)
+	/* the core (the fewest GPUs' plans) carried, at each count "auto" adds too */
+	for (int ci = 0; ci < p.g->nclusters; ci++) {
+		if (carry(&p, &o, ci, &d))
+			goto out;
 		for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci));)
-			if (try_count(&p, &o, ci, nx, &d))
+			if (try_count(&p, &o, ci, nx, &d) || carry(&p, &o, ci, &d))
 				goto out;
+	}
 	t_sim = now_s() - t_sim;
 	fill_points(&p);
 	if (p.n)  /* no plan simulated: p.f is NULL, which qsort may not be given */
@@ -923,8 +1094,8 @@ int cmd_plan(int argc, char **argv)
 	print_front(&p);
 	if (o.show_rejected)
 		print_rejected(&p);
-	printf("\n%d plans simulated in %.1f s (-j %d); total %.1f s; rows in %s\n", p.n, t_sim, o.ro.jobs,
-	       now_s() - t0, csvp);
+	printf("\n%d plans simulated in %.1f s (-j %d; %d for the carry, %d for --top alone); total %.1f s; "
+	       "rows in %s\n", p.n, t_sim, o.ro.jobs, p.carried, extras(&p), now_s() - t0, csvp);
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;
 	int erc = export_plans(&p, &o, dir, &d);
 	if (erc)

@@ -486,7 +486,8 @@ char *plan_html_render(const struct plan_html *in)
 		bool ok = pp->a && pp->row->status == RESULT_OK;
 		pg.pts[i] = (struct study_point){ .option = pp->option, .gpu = inputs_topology(inp)->gpu.name,
 						  .gpus = pp->gpus, .ok = ok, .oom = ok && !pp->row->fits,
-						  .wall_s = ok ? pp->a->gp.wall_s : 0, .cost_usd = ok ? pp->a->econ.cost_usd : 0 };
+						  .wall_s = ok ? pp->a->gp.wall_s : 0, .cost_usd = ok ? pp->a->econ.cost_usd : 0,
+						  .extra = pp->extra };
 		band_choose(inp, pp->plan, &pg.band[i]);
 	}
 	study_pareto(pg.pts, n, pg.front);

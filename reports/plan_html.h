@@ -48,6 +48,7 @@ struct plan_html_plan {
 	long gpus;
 	long rank;                      /* plans.csv's rank; 0: not ranked (failed, or does not fit) */
 	bool exported;                  /* --export wrote plan-<rank>.json beside the page */
+	bool extra;                     /* study_point's: never the verdict's plan */
 };
 
 /* The page's inputs, everything borrowed. */

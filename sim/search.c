@@ -367,114 +367,183 @@ static bool rejected(const struct goal *g, const struct plan *pl, const struct i
 	return true;
 }
 
-struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
+bool search_same_family(const struct plan *a, const struct plan *b)
 {
-	const struct goal_cluster *cl = &g->clusters[ci];
-	const struct inputs *in = cl->in;
-	const struct model *m = inputs_model(in);
-	const struct topology *t = inputs_topology(in);
-	struct search_cache *cache = search_cache_create(in);
-	struct candidate *out = NULL;
-	size_t cap = 0;
-	struct diag quiet;
-	double t0 = now_s();
-	int pps[PLAN_MAX_STAGES], npp = 0;
+	const struct plan_parallel *x = &a->parallel, *y = &b->parallel;
+	return x->tp == y->tp && x->pp == y->pp && x->cp == y->cp && x->ep == y->ep &&
+	       x->interleave == y->interleave && x->schedule == y->schedule && x->zero == y->zero &&
+	       x->recompute == y->recompute && x->sp == y->sp && !strcmp(x->order, y->order) &&
+	       a->training.micro_batch == b->training.micro_batch;
+}
 
+/* What one screen holds while it enumerates. */
+struct screen {
+	const struct goal *g;
+	int ci;
+	const struct plan *family;  /* NULL: every plan; else only this family's */
+	int pps[PLAN_MAX_STAGES], npp;
+	struct search_cache *cache;
+	struct diag quiet;
+	struct candidate *out;
+	size_t cap;
+	long n;
+	struct search_stats *st;
+};
+
+/* Append to s->out every plan of cluster s->ci at `nodes` that passes
+ * plan_check() and fits (only s->family's when set), with its estimate. */
+static void screen_nodes(struct screen *s, long nodes)
+{
+	const struct goal *g = s->g;
+	const struct goal_cluster *cl = &g->clusters[s->ci];
+	const struct inputs *in = cl->in;
+	const struct topology *t = inputs_topology(in);
+	const struct plan *fam = s->family;
+	struct search_stats *st = s->st;
+	long gpus = nodes * t->gpus_per_node;
+	for (int a = 0; a < g->ntp; a++)
+	for (int b = 0; b < s->npp; b++) {
+		int tp = g->tp[a], pp = s->pps[b];
+		if (gpus % ((long)tp * pp) || tp > t->gpus_per_node)
+			continue;
+		if (fam && (tp != fam->parallel.tp || pp != fam->parallel.pp))
+			continue;
+		long dp = gpus / ((long)tp * pp);
+		for (int c = 0; c < g->nv; c++)
+		for (int e = 0; e < g->nmb; e++) {
+			int v = g->v[c];
+			if (v > 1 && pp == 1)
+				continue;
+			long mb = g->mb[e];
+			if (fam && (v != fam->parallel.interleave || mb != fam->training.micro_batch))
+				continue;
+			long unit = dp * mb;
+			long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
+			long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
+			if (mmin < 1)
+				mmin = 1;
+			long ms[64];
+			int nm = 0;
+			for (long x = 1; x <= mmax && nm < 62; x *= 2)
+				if (x >= mmin)
+					ms[nm++] = x;
+			if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
+				ms[nm++] = mmax;
+			for (int f = 0; f < nm; f++)
+			for (int z = 0; z < g->nzero; z++)
+			for (int r = 0; r < g->nrc; r++)
+			for (int sp = 0; sp < g->nsp; sp++)
+			for (int o = 0; o < g->norder; o++) {
+				if (g->sp[sp] && tp == 1)
+					continue;
+				if (same_order_before(g, o, pp))
+					continue;
+				struct plan pl;
+				plan_init(&pl);
+				pl.nodes = (int)nodes;
+				pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
+				pl.parallel.interleave = v;
+				pl.parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
+				pl.training.micro_batch = mb;
+				pl.training.global_batch = unit * ms[f];
+				pl.training.seq = g->seq;
+				pl.parallel.zero = (enum zero_stage)g->zero[z];
+				pl.parallel.recompute = (enum recompute)g->rc[r];
+				pl.parallel.sp = g->sp[sp];
+				snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
+				if (fam && !search_same_family(&pl, fam))
+					continue;
+				pl.training.precision = g->precision;
+				pl.training.grad_dtype = precision_weight_dtype(g->precision);
+				pl.training.train_tokens = g->train_tokens;
+				pl.training.finetune = g->finetune;
+				pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
+				plan_resolve(&pl, in);
+				st->enumerated++;
+				if (rejected(g, &pl, in, &s->quiet, st))
+					continue;
+				struct mem_anatomy mem;
+				anatomy_worst(in, &pl, &mem, NULL);
+				if (!mem.fits) {
+					st->no_fit++;
+					continue;
+				}
+				st->screened++;
+				struct candidate cd = { .plan = pl, .cluster = s->ci, .mem_bytes = mem.total_bytes,
+							.index = st->screened };
+				cd.est_iter_s = search_estimate(s->cache, &pl, &cd.est_busy);
+				cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
+						      cd.est_iter_s;
+				assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
+				XGROW(s->out, s->cap, (size_t)s->n + 1);
+				s->out[s->n++] = cd;
+			}
+			/* the diag keeps the messages; start afresh now and then */
+			if (s->quiet.len > (1 << 20)) {
+				diag_finish(&s->quiet);
+				diag_init(&s->quiet, NULL);
+			}
+		}
+	}
+}
+
+static void screen_init(struct screen *s, const struct goal *g, int ci, const struct plan *family,
+			struct search_stats *st)
+{
+	const struct model *m = inputs_model(g->clusters[ci].in);
+	*s = (struct screen){ .g = g, .ci = ci, .family = family, .st = st };
 	if (g->npp) {
-		memcpy(pps, g->pp, sizeof(int) * (size_t)g->npp);
-		npp = g->npp;
+		memcpy(s->pps, g->pp, sizeof(int) * (size_t)g->npp);
+		s->npp = g->npp;
 	} else
 		for (int p = 1; p <= 32 && p <= m->layers; p++)
 			if (m->layers % p == 0)
-				pps[npp++] = p;
-	*n = 0;
-	diag_init(&quiet, NULL);
+				s->pps[s->npp++] = p;
+	s->cache = search_cache_create(g->clusters[ci].in);
+	diag_init(&s->quiet, NULL);
+}
+
+static void screen_finish(struct screen *s)
+{
+	diag_finish(&s->quiet);
+	search_cache_destroy(s->cache);
+}
+
+struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st)
+{
+	const struct goal_cluster *cl = &g->clusters[ci];
+	struct screen s;
+	double t0 = now_s();
+	long keep = g->top > SEARCH_PER_COUNT ? g->top : SEARCH_PER_COUNT;
+	screen_init(&s, g, ci, NULL, st);
 	for (int ni = 0; ni < cl->nnodes; ni++) {
-		long gpus = cl->nodes[ni] * t->gpus_per_node, start = *n;
-		for (int a = 0; a < g->ntp; a++)
-		for (int b = 0; b < npp; b++) {
-			int tp = g->tp[a], pp = pps[b];
-			if (gpus % ((long)tp * pp) || tp > t->gpus_per_node)
-				continue;
-			long dp = gpus / ((long)tp * pp);
-			for (int c = 0; c < g->nv; c++)
-			for (int e = 0; e < g->nmb; e++) {
-				int v = g->v[c];
-				if (v > 1 && pp == 1)
-					continue;
-				long mb = g->mb[e];
-				long unit = dp * mb;
-				long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
-				long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
-				if (mmin < 1)
-					mmin = 1;
-				long ms[64];
-				int nm = 0;
-				for (long x = 1; x <= mmax && nm < 62; x *= 2)
-					if (x >= mmin)
-						ms[nm++] = x;
-				if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
-					ms[nm++] = mmax;
-				for (int f = 0; f < nm; f++)
-				for (int z = 0; z < g->nzero; z++)
-				for (int r = 0; r < g->nrc; r++)
-				for (int s = 0; s < g->nsp; s++)
-				for (int o = 0; o < g->norder; o++) {
-					if (g->sp[s] && tp == 1)
-						continue;
-					if (same_order_before(g, o, pp))
-						continue;
-					struct plan pl;
-					plan_init(&pl);
-					pl.nodes = (int)cl->nodes[ni];
-					pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
-					pl.parallel.interleave = v;
-					pl.parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
-					pl.training.micro_batch = mb;
-					pl.training.global_batch = unit * ms[f];
-					pl.training.seq = g->seq;
-					pl.parallel.zero = (enum zero_stage)g->zero[z];
-					pl.parallel.recompute = (enum recompute)g->rc[r];
-					pl.parallel.sp = g->sp[s];
-					snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
-					pl.training.precision = g->precision;
-					pl.training.grad_dtype = precision_weight_dtype(g->precision);
-					pl.training.train_tokens = g->train_tokens;
-					pl.training.finetune = g->finetune;
-					pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
-					plan_resolve(&pl, in);
-					st->enumerated++;
-					if (rejected(g, &pl, in, &quiet, st))
-						continue;
-					struct mem_anatomy mem;
-					anatomy_worst(in, &pl, &mem, NULL);
-					if (!mem.fits) {
-						st->no_fit++;
-						continue;
-					}
-					st->screened++;
-					struct candidate cd = { .plan = pl, .cluster = ci, .mem_bytes = mem.total_bytes,
-								.index = st->screened };
-					cd.est_iter_s = search_estimate(cache, &pl, &cd.est_busy);
-					cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
-							      cd.est_iter_s;
-					assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
-					XGROW(out, cap, (size_t)*n + 1);
-					out[(*n)++] = cd;
-				}
-				/* the diag keeps the messages; start afresh now and then */
-				if (quiet.len > (1 << 20)) {
-					diag_finish(&quiet);
-					diag_init(&quiet, NULL);
-				}
-			}
-		}
-		*n = start + keep_best(out + start, *n - start, g->top > 0 ? g->top : 1);
+		long start = s.n;
+		screen_nodes(&s, cl->nodes[ni]);
+		s.n = start + keep_best(s.out + start, s.n - start, keep);
 	}
-	diag_finish(&quiet);
-	search_cache_destroy(cache);
-	if (*n)
-		qsort(out, (size_t)*n, sizeof(*out), cmp_cand);
+	screen_finish(&s);
+	if (s.n)
+		qsort(s.out, (size_t)s.n, sizeof(*s.out), cmp_cand);
 	st->screen_s += now_s() - t0;
-	return out;
+	*n = s.n;
+	return s.out;
+}
+
+bool search_screen_family(const struct goal *g, int ci, long nodes, const struct plan *family,
+			  struct candidate *out, struct search_stats *st)
+{
+	struct screen s;
+	double t0 = now_s();
+	screen_init(&s, g, ci, family, st);
+	screen_nodes(&s, nodes);
+	screen_finish(&s);
+	long best = -1;
+	for (long k = 0; k < s.n; k++)
+		if (best < 0 || cmp_cand(&s.out[k], &s.out[best]) < 0)
+			best = k;
+	if (best >= 0)
+		*out = s.out[best];
+	free(s.out);
+	st->screen_s += now_s() - t0;
+	return best >= 0;
 }

@@ -84,7 +84,7 @@ int study_fewest_gpus(const struct study_point *p, int n, const char *const *opt
 			continue;
 		int best = -1;
 		for (int i = 0; i < n; i++) {
-			if (strcmp(p[i].gpu, gpu) || !meets(&p[i], deadline_s, budget_usd))
+			if (p[i].extra || strcmp(p[i].gpu, gpu) || !meets(&p[i], deadline_s, budget_usd))
 				continue;
 			if (best < 0 || p[i].gpus < p[best].gpus ||
 			    (p[i].gpus == p[best].gpus && p[i].cost_usd < p[best].cost_usd))

@@ -36,6 +36,9 @@ struct study_point {
 	bool oom;                   /* simulated, but does not fit in GPU memory */
 	double wall_s;              /* wall time to train, failures included */
 	double cost_usd;            /* cost to train */
+	bool extra;                 /* simulated for a wider table only (`ddlsim plan
+				     * --top`): never the fewest GPUs, so that answer
+				     * does not move with how many plans are shown */
 };
 
 /* Whether point p may be ranked: it simulated and fits in memory. */
@@ -63,7 +66,7 @@ struct study_fewest {
 };
 
 /* For each GPU type among option_gpu[0..noptions) (the options' GPU types,
- * in the order they first appear), the simulated point of that type with
+ * in the order they first appear), the simulated point (not `extra`) of that type with
  * the fewest GPUs that fits in memory, whose wall time is within deadline_s and whose cost is
  * within budget_usd (0: no deadline, no budget), the cheaper of equals.
  * Writes one entry per type to out (room for noptions) and returns how

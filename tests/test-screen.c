@@ -255,3 +255,51 @@ Test(screen, other_groups_are_built)
 		}
 	topology_destroy(t);
 }
+
+/* The carry's screen (search_screen_family, cmd_plan.c's carry): for a
+ * family, the plan the whole screen ranks first among that family's, with
+ * the same estimate; a family no plan of which fits finds nothing. */
+Test(screen, family_screen_finds_the_full_screens_best_of_the_family)
+{
+	char *d = tmp_dir(), text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"s\",\n"
+		 " \"model\": \"%s\", \"seq_len\": 8192, \"train_tokens\": 15e12, \"deadline_days\": 90,\n"
+		 " \"global_batch_tokens\": {\"min\": 4000000, \"max\": 16777216}, \"top\": 1000,\n"
+		 " \"clusters\": [{\"name\": \"c\", \"topology\": \"%s\", \"nodes\": [64],\n"
+		 "   \"economics\": {\"usd_per_gpu_hour\": 2.5}}]}\n",
+		 src_path("models/zoo/llama3-70b.json"), src_path("topologies/dgx-h100.json"));
+	char *path = write_file(d, "goal.json", text);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct goal *g = goal_load(path, &dg);
+	cr_assert(g, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	struct search_stats st = { 0 };
+	long n;
+	struct candidate *c = search_screen(g, 0, &n, &st);
+	cr_assert_gt(n, 50);
+	static const long picks[] = { 0, 7, 25, 49 };
+	for (size_t k = 0; k < sizeof(picks) / sizeof(picks[0]); k++) {
+		const struct plan *fam = &c[picks[k]].plan;
+		long first = 0;
+		while (!search_same_family(&c[first].plan, fam))
+			first++;
+		struct candidate got;
+		cr_assert(search_screen_family(g, 0, 64, fam, &got, &st));
+		char a[256], b[256];
+		plan_describe(&got.plan, a, sizeof(a));
+		plan_describe(&c[first].plan, b, sizeof(b));
+		cr_expect_str_eq(a, b, "pick %ld", picks[k]);
+		cr_expect_eq(got.est_iter_s, c[first].est_iter_s);
+		cr_expect_eq(got.est.gp.wall_s, c[first].est.gp.wall_s);
+	}
+	struct plan big = c[0].plan;   /* pp 3 divides no 64 x 8 GPUs: no plan */
+	big.parallel.pp = 3;
+	struct candidate none;
+	cr_expect_not(search_screen_family(g, 0, 64, &big, &none, &st));
+	free(c);
+	goal_destroy(g);
+	free(path);
+	free(d);
+}

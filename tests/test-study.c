@@ -123,3 +123,22 @@ Test(study, a_plan_that_does_not_fit_is_never_ranked_nor_on_the_front)
 	cr_assert(p[2].oom, "then the plan that does not fit");
 	cr_assert(!p[3].ok);
 }
+
+/* A plan simulated for a wider table only (`ddlsim plan --top`: extra)
+ * is ranked and on the front like any, but never the fewest GPUs, so that
+ * answer does not move with --top. */
+Test(study, an_extra_plan_is_never_the_fewest_gpus)
+{
+	struct study_point p[] = { PT(0, "H100", 512, true, 10, 5), PT(0, "H100", 256, true, 9, 4) };
+	p[1].extra = true;
+	const char *const opt[] = { "H100" };
+	struct study_fewest f[1];
+	cr_assert_eq(study_fewest_gpus(p, 2, opt, 1, 20, 0, f), 1);
+	cr_expect_eq(f[0].point, 0, "512 GPUs: the 256 of --top alone are not the answer");
+	bool front[2];
+	cr_expect_eq(study_pareto(p, 2, front), 1);
+	cr_expect(front[1], "an extra plan is still on the front");
+	p[1].extra = false;
+	cr_assert_eq(study_fewest_gpus(p, 2, opt, 1, 20, 0, f), 1);
+	cr_expect_eq(f[0].point, 1);
+}
