@@ -301,11 +301,14 @@ static void screen(struct pctx *p)
 	       st.enumerated, st.screen_s, st.enumerated / fmax(st.screen_s, 1e-9));
 }
 
-/* Whether finalist f meets the goal in the engine. */
-static bool fin_meets(const struct goal *g, const struct fin *f)
+/* Whether finalist f meets the goal in the engine; safe: even with its
+ * time and cost at its error band's slow edge (plan_print_safe). */
+static bool fin_meets(const struct goal *g, const struct fin *f, bool safe)
 {
-	return f->ok && f->row.fits && f->a.gp.wall_s <= g->deadline_s &&
-	       (g->budget_usd <= 0 || f->a.econ.cost_usd <= g->budget_usd);
+	if (!f->ok || !f->row.fits)
+		return false;
+	double k = safe ? 1 + plan_band_of(g, f).hi : 1;
+	return f->a.gp.wall_s * k <= g->deadline_s && (g->budget_usd <= 0 || f->a.econ.cost_usd * k <= g->budget_usd);
 }
 
 /* "auto" node counts, the engine's turn. The screen's boundary is its own
@@ -315,8 +318,10 @@ static bool fin_meets(const struct goal *g, const struct fin *f)
  * screened and its best plans simulated (bisection on the engine, taking
  * the engine's best plan as monotone in the nodes); with no simulated
  * count meeting it, twice the largest, up to the topology's capacity.
- * Returns the next node count to screen and simulate, 0 when done. */
-static long next_auto_count(const struct pctx *p, int ci)
+ * With safe, the same for the goal met at the error band's slow edge: the
+ * safe count's own bisection, after the fewest GPUs'. Returns the next
+ * node count to screen and simulate, 0 when done. */
+static long next_auto_count(const struct pctx *p, int ci, bool safe)
 {
 	long lo = 0, hi = 0, most = 0;
 	for (int i = 0; i < p->n; i++) {
@@ -325,7 +330,7 @@ static long next_auto_count(const struct pctx *p, int ci)
 			continue;
 		long nodes = f->c.plan.nodes;
 		most = nodes > most ? nodes : most;
-		if (fin_meets(p->g, f) && (!hi || nodes < hi))
+		if (fin_meets(p->g, f, safe) && (!hi || nodes < hi))
 			hi = nodes;
 	}
 	for (int i = 0; i < p->n; i++) {
@@ -635,9 +640,10 @@ int cmd_plan(int argc, char **argv)
 	for (int ci = 0; ci < p.g->nclusters; ci++) {
 		if (carry(&p, &o, ci, &d))
 			goto out;
-		for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci));)
-			if (try_count(&p, &o, ci, nx, &d) || carry(&p, &o, ci, &d))
-				goto out;
+		for (int safe = 0; safe < 2; safe++)
+			for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci, safe));)
+				if (try_count(&p, &o, ci, nx, &d) || carry(&p, &o, ci, &d))
+					goto out;
 	}
 	t_sim = now_s() - t_sim;
 	plan_fill_points(&p);
@@ -649,6 +655,7 @@ int cmd_plan(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
+	plan_print_safe(&p);
 	plan_print_best(&p);
 	plan_print_options(&p);
 	plan_print_front(&p);

@@ -86,7 +86,8 @@ bool plan_write_outputs(const struct pctx *p, const struct plan_opts *o, const c
 /* Write the plans --export names as scenarios into dir (plan_export.h):
  * 0, EXIT_USAGE or EXIT_FAIL, after saying why. */
 int plan_export_plans(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d);
-/* The summaries on stdout. */
+/* The summaries on stdout; plan_print_safe first. */
+void plan_print_safe(const struct pctx *p);
 void plan_print_options(const struct pctx *p);
 void plan_print_best(const struct pctx *p);
 void plan_print_rejected(const struct pctx *p);

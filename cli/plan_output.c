@@ -322,6 +322,48 @@ void plan_print_rejected(const struct pctx *p)
 		printf("  none: every simulated plan fits\n");
 }
 
+/* The safe count of each GPU type, first: the fewest GPUs whose simulated
+ * plan meets the goal even at its error band's slow edge (time and cost x
+ * (1 + hi), study_safe_gpus), from the same core of simulations as the
+ * fewest GPUs (--top's extra plans never count). */
+void plan_print_safe(const struct pctx *p)
+{
+	if (!p->g->deadline_s && !p->g->budget_usd)
+		return;
+	struct study_point *pts = xcalloc((size_t)p->n + 1, sizeof(*pts));
+	double *slow = xcalloc((size_t)p->n + 1, sizeof(*slow));
+	const char **option_gpu = xcalloc((size_t)p->g->nclusters + 1, sizeof(*option_gpu));
+	struct study_fewest *safe = xcalloc((size_t)p->g->nclusters + 1, sizeof(*safe));
+	for (int i = 0; i < p->n; i++) {
+		pts[i] = p->f[i].pt;
+		slow[i] = p->f[i].ok ? plan_band_of(p->g, &p->f[i]).hi : 0;
+	}
+	for (int ci = 0; ci < p->g->nclusters; ci++)
+		option_gpu[ci] = plan_gpu_of(p->g, ci);
+	printf("\n== safe count per GPU type: the fewest GPUs whose simulated plan meets the goal "
+	       "(deadline %.0f d%s) at its error band's slow edge ==\n",
+	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
+	int ntypes = study_safe_gpus(pts, p->n, slow, option_gpu, p->g->nclusters, p->g->deadline_s,
+				     p->g->budget_usd, safe);
+	for (int t = 0; t < ntypes; t++) {
+		if (safe[t].point < 0) {
+			printf("  %-20s none of the simulated plans meets it at its band's slow edge\n", safe[t].gpu);
+			continue;
+		}
+		const struct fin *f = &p->f[safe[t].point];
+		char pt[160], c0[32];
+		plan_describe(&f->c.plan, pt, sizeof(pt));
+		printf("  %-20s %6ld GPUs (%ld nodes, %s)  %-44s %.1f d, %.1f d at the slow edge (%+.1f %%), $%s\n",
+		       safe[t].gpu, f->pt.gpus, (long)f->c.plan.nodes, p->g->clusters[f->c.cluster].name, pt,
+		       f->a.gp.wall_s / 86400, f->a.gp.wall_s * (1 + slow[safe[t].point]) / 86400,
+		       100 * slow[safe[t].point], human_number(f->a.econ.cost_usd, c0, sizeof(c0)));
+	}
+	free(safe);
+	free(option_gpu);
+	free(slow);
+	free(pts);
+}
+
 /* The Pareto front of all options, and the fewest GPUs of each GPU type
  * that meet the deadline and the budget. */
 void plan_print_front(const struct pctx *p)

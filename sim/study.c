@@ -3,7 +3,10 @@
 #include "study.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "xalloc.h"
 
 bool study_usable(const struct study_point *p)
 {
@@ -93,4 +96,18 @@ int study_fewest_gpus(const struct study_point *p, int n, const char *const *opt
 		out[ntypes++] = (struct study_fewest){ .gpu = gpu, .point = best };
 	}
 	return ntypes;
+}
+
+int study_safe_gpus(const struct study_point *p, int n, const double *slow, const char *const *option_gpu,
+		    int noptions, double deadline_s, double budget_usd, struct study_fewest *out)
+{
+	struct study_point *q = xreallocarray(NULL, (size_t)n + 1, sizeof(*q));
+	for (int i = 0; i < n; i++) {
+		q[i] = p[i];
+		q[i].wall_s *= 1 + slow[i];
+		q[i].cost_usd *= 1 + slow[i];
+	}
+	int k = study_fewest_gpus(q, n, option_gpu, noptions, deadline_s, budget_usd, out);
+	free(q);
+	return k;
 }

@@ -74,4 +74,12 @@ struct study_fewest {
 int study_fewest_gpus(const struct study_point *p, int n, const char *const *option_gpu, int noptions,
 		      double deadline_s, double budget_usd, struct study_fewest *out);
 
+/* The same at the error band's slow edge: point i's wall time and cost
+ * taken as (1 + slow[i]) times the predicted (slow[i] the band's upper
+ * edge, band.h band_pick.hi, a fraction). The fewest GPUs of each type
+ * whose simulated plan still meets the goal if the prediction errs by
+ * its band's worst: the safe count, from simulations, not scaled. */
+int study_safe_gpus(const struct study_point *p, int n, const double *slow, const char *const *option_gpu,
+		    int noptions, double deadline_s, double budget_usd, struct study_fewest *out);
+
 #endif

@@ -16,6 +16,7 @@ static const char *const types[NTYPES] = { "H100-SXM5-80GB", "H200-SXM5-141GB", 
 
 struct answer {
 	long gpus[NTYPES], safe[NTYPES];
+	long simsafe[NTYPES];       /* the safe count section's: simulated at the slow edge */
 	int simulated;
 	bool carried;               /* the carry simulated plans on the auto path */
 };
@@ -37,6 +38,13 @@ static void plan_top(const char *dir, int top, struct answer *a)
 		cr_assert(s && eol && s < eol, "%s", l);
 		cr_assert_eq(sscanf(l + strlen(types[t]), "%ld GPUs", &a->gpus[t]), 1, "%s", l);
 		cr_assert_eq(sscanf(s, " more GPUs at its bias, %ld GPUs at its slow edge", &a->safe[t]), 1, "%s", s);
+	}
+	const char *sf = strstr(out, "== safe count per GPU type");
+	cr_assert(sf && sf < f, "%s", out);
+	for (int t = 0; t < NTYPES; t++) {
+		const char *l = strstr(sf, types[t]);
+		cr_assert(l && l < f, "--top %d: no %s in the safe counts", top, types[t]);
+		cr_assert_eq(sscanf(l + strlen(types[t]), "%ld GPUs", &a->simsafe[t]), 1, "%s", l);
 	}
 	const char *s = strstr(out, " plans simulated in ");
 	cr_assert(s, "%s", out);
@@ -64,6 +72,8 @@ Test(plan_top, fewest_gpus_and_safe_count_do_not_move_with_top, .timeout = 1500)
 				     tops[i], a[i].gpus[t], a[0].gpus[t]);
 			cr_expect_eq(a[i].safe[t], a[0].safe[t], "%s: --top %d: safe %ld GPUs, --top 5: %ld", types[t],
 				     tops[i], a[i].safe[t], a[0].safe[t]);
+			cr_expect_eq(a[i].simsafe[t], a[0].simsafe[t], "%s: --top %d: simulated safe count %ld GPUs, "
+				     "--top 5: %ld", types[t], tops[i], a[i].simsafe[t], a[0].simsafe[t]);
 		}
 	}
 	free(d);

@@ -517,7 +517,8 @@ static long fewest_gpus(const char *dir, const char *nodes, double days, int *si
 	char *goal = write_file(dir, "g.json", text);
 	snprintf(args, sizeof(args), "plan %s --top 3 -j 2 --out %s/o", goal, dir);
 	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
-	const char *f = strstr(out, "A100-SXM4-80GB");
+	const char *f = strstr(out, "== fewest GPUs");
+	f = f ? strstr(f, "A100-SXM4-80GB") : NULL;
 	long gpus = 0;
 	cr_assert(f && sscanf(f, "A100-SXM4-80GB %ld GPUs", &gpus) == 1, "%s", out);
 	const char *s = strstr(out, " plans simulated in ");
@@ -572,6 +573,30 @@ Test(search, auto_nodes_engine_turns_on_the_shipped_goal, .timeout = 300)
 	cr_expect(strstr(f, "H100-SXM5-80GB") && strstr(f, "H200-SXM5-141GB") && strstr(f, "B200 (GB200)"),
 		  "%s", f);
 	cr_expect_null(strstr(f, "none of the simulated plans meets it"), "%s", f);
+	/* the safe count opens the answer, per GPU type, each at least the
+	 * fewest GPUs of its type and meeting the deadline at its slow edge */
+	const char *safe = strstr(out, "== safe count per GPU type");
+	const char *best = strstr(out, "== best plan that fits");
+	cr_assert(safe && best && safe < best, "%s", out);
+	const char *types[] = { "H100-SXM5-80GB", "H200-SXM5-141GB", "B200 (GB200)" };
+	for (int t = 0; t < 3; t++) {
+		char fmt[80];
+		long s_gpus = 0, f_gpus = 0;
+		double days = 0, slow_days = 0;
+		const char *a = strstr(safe, types[t]), *b = strstr(f, types[t]);
+		cr_assert(a && a < best && b, "%s", out);
+		snprintf(fmt, sizeof(fmt), "%s %%ld GPUs", types[t]);
+		cr_assert_eq(sscanf(a, fmt, &s_gpus), 1, "%s", a);
+		cr_assert_eq(sscanf(b, fmt, &f_gpus), 1, "%s", b);
+		cr_expect_geq(s_gpus, f_gpus, "%s: the safe count is below the fewest GPUs", types[t]);
+		const char *dd = strstr(a, " d, ");
+		cr_assert(dd);
+		while (dd > a && dd[-1] != ' ')
+			dd--;
+		cr_assert_eq(sscanf(dd, "%lf d, %lf d at the slow edge", &days, &slow_days), 2, "%s", dd);
+		cr_expect(days <= slow_days && slow_days <= 90, "%s: %.1f d, %.1f at the slow edge", types[t],
+			  days, slow_days);
+	}
 	free(out);
 	free(err);
 	free(d);

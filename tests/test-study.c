@@ -81,6 +81,28 @@ Test(study, fewest_gpus_per_gpu_type)
 	cr_assert_eq(f[1].point, 4);
 }
 
+/* Issue 44 item 1: the safe count is the fewest GPUs whose simulated plan
+ * meets the deadline at its band's slow edge: 256 GPUs meet 90 d at 80 d
+ * but not at +20 % (96 d); 512 at 75 d with +10 % (82.5 d) do. */
+Test(study, safe_gpus_meet_the_goal_at_the_slow_edge)
+{
+	const struct study_point p[] = {
+		PT(0, "H100", 256, true, 80, 10), PT(0, "H100", 512, true, 75, 12),
+		PT(0, "H100", 1024, true, 40, 20),
+	};
+	const double slow[] = { 0.2, 0.1, 0.1 }, none[] = { 0, 0, 0 };
+	const char *const opt[] = { "H100" };
+	struct study_fewest f[1];
+	cr_assert_eq(study_safe_gpus(p, 3, slow, opt, 1, 90, 0, f), 1);
+	cr_expect_eq(f[0].point, 1, "512 GPUs: 82.5 d at the slow edge; 256 take 96 d there");
+	cr_assert_eq(study_fewest_gpus(p, 3, opt, 1, 90, 0, f), 1);
+	cr_expect_eq(f[0].point, 0, "the fewest GPUs: 256 at 80 d");
+	study_safe_gpus(p, 3, none, opt, 1, 90, 0, f);
+	cr_expect_eq(f[0].point, 0, "no band: the fewest GPUs");
+	study_safe_gpus(p, 3, slow, opt, 1, 90, 13, f);
+	cr_expect_eq(f[0].point, -1, "cost at the slow edge over budget: $13.2 and $22");
+}
+
 Test(study, ranking_puts_simulated_plans_first_by_option_then_time)
 {
 	struct study_point p[] = {
