@@ -322,6 +322,24 @@ void plan_print_rejected(const struct pctx *p)
 		printf("  none: every simulated plan fits\n");
 }
 
+/* The finalists' analysis points (caller frees). */
+static struct study_point *points_of(const struct pctx *p)
+{
+	struct study_point *pts = xcalloc((size_t)p->n + 1, sizeof(*pts));
+	for (int i = 0; i < p->n; i++)
+		pts[i] = p->f[i].pt;
+	return pts;
+}
+
+/* Each cluster option's GPU type, borrowed (caller frees the array). */
+static const char **option_gpus(const struct pctx *p)
+{
+	const char **option_gpu = xcalloc((size_t)p->g->nclusters + 1, sizeof(*option_gpu));
+	for (int ci = 0; ci < p->g->nclusters; ci++)
+		option_gpu[ci] = plan_gpu_of(p->g, ci);
+	return option_gpu;
+}
+
 /* The safe count of each GPU type, first: the fewest GPUs whose simulated
  * plan meets the goal even at its error band's slow edge (time and cost x
  * (1 + hi), study_safe_gpus), from the same core of simulations as the
@@ -330,16 +348,12 @@ void plan_print_safe(const struct pctx *p)
 {
 	if (!p->g->deadline_s && !p->g->budget_usd)
 		return;
-	struct study_point *pts = xcalloc((size_t)p->n + 1, sizeof(*pts));
+	struct study_point *pts = points_of(p);
 	double *slow = xcalloc((size_t)p->n + 1, sizeof(*slow));
-	const char **option_gpu = xcalloc((size_t)p->g->nclusters + 1, sizeof(*option_gpu));
+	const char **option_gpu = option_gpus(p);
 	struct study_fewest *safe = xcalloc((size_t)p->g->nclusters + 1, sizeof(*safe));
-	for (int i = 0; i < p->n; i++) {
-		pts[i] = p->f[i].pt;
+	for (int i = 0; i < p->n; i++)
 		slow[i] = p->f[i].ok ? plan_band_of(p->g, &p->f[i]).hi : 0;
-	}
-	for (int ci = 0; ci < p->g->nclusters; ci++)
-		option_gpu[ci] = plan_gpu_of(p->g, ci);
 	printf("\n== safe count per GPU type: the fewest GPUs whose simulated plan meets the goal "
 	       "(deadline %.0f d%s) at its error band's slow edge ==\n",
 	       p->g->deadline_s / 86400, p->g->budget_usd ? ", budget" : "");
@@ -368,14 +382,10 @@ void plan_print_safe(const struct pctx *p)
  * that meet the deadline and the budget. */
 void plan_print_front(const struct pctx *p)
 {
-	struct study_point *pts = xcalloc((size_t)p->n + 1, sizeof(*pts));
+	struct study_point *pts = points_of(p);
 	bool *front = xcalloc((size_t)p->n + 1, sizeof(*front));
-	const char **option_gpu = xcalloc((size_t)p->g->nclusters + 1, sizeof(*option_gpu));
+	const char **option_gpu = option_gpus(p);
 	struct study_fewest *fewest = xcalloc((size_t)p->g->nclusters + 1, sizeof(*fewest));
-	for (int i = 0; i < p->n; i++)
-		pts[i] = p->f[i].pt;
-	for (int ci = 0; ci < p->g->nclusters; ci++)
-		option_gpu[ci] = plan_gpu_of(p->g, ci);
 
 	printf("\n== Pareto front, wall time vs cost (all options) ==\n");
 	study_pareto(pts, p->n, front);

@@ -63,8 +63,9 @@ using simgrid::kernel::routing::NetPoint;
  * group of 64 nodes carries every flow leaving the group, and GPT-3
  * 175B over 2,048 GPUs unfolded (NCCL's tree) spent 72 % of its 40 CPU
  * s there. A shared link costs one update per flow fixed. The shares are
- * the same (the link never binds): that run's iteration time is
- * identical to the last digit, at 16 CPU s. Such links are still
+ * the same (the link never binds): that run's report is identical but
+ * its wall time, at 10.9 CPU s (with the link counters skipping these
+ * links as they skip FATPIPEs). Such links are still
  * crossbars to the link counters (engine_platform_link_is_crossbar). */
 #define ENGINE_CROSSBAR_BPS 1e20
 static std::unordered_set<const sg4::Link *> g_crossbar;
