@@ -301,6 +301,20 @@ static void point_legend(struct svg *g, struct types *ty, const char *const *ext
 	caption(g, MT + 16.0 * (ty->n + nextra) + 28, n, oom, out);
 }
 
+/* Where a scatter's linear axis starts, from the smallest and largest
+ * value it shows (points and the goal's lines): at zero while the
+ * smallest is at most half the largest (zero then costs at most half the
+ * plot, and a reader sees ratios), otherwise just below the smallest (5 %
+ * of the span, svg_axes_nice() rounds it down to a tick), so that plans
+ * within a few percent of each other (80 to 95 days) spread over the plot
+ * instead of sharing its last fifth. */
+static double axis_floor(double min, double max)
+{
+	if (!(min > 0.5 * max))
+		return 0;
+	return min - 0.05 * (max - min);
+}
+
 char *plot_pareto_svg(const json_t *records, const char *title, const struct plot_goal *goal)
 {
 	int n, oom, out;
@@ -308,9 +322,16 @@ char *plot_pareto_svg(const json_t *records, const char *title, const struct plo
 	struct pt *p = points(records, &n, &oom, &out, &ty);
 	double dl = goal ? goal->deadline_days : 0, bud = goal ? goal->budget_usd / 1e6 : 0;
 	double x0 = 0, x1 = dl > 0 ? dl : 1, y0 = 0, y1 = bud > 0 ? bud : 1;
+	double xmin = dl > 0 ? dl : HUGE_VAL, ymin = bud > 0 ? bud : HUGE_VAL;
 	for (int i = 0; i < n; i++) {
 		x1 = p[i].days > x1 ? p[i].days : x1;
 		y1 = p[i].cost / 1e6 > y1 ? p[i].cost / 1e6 : y1;
+		xmin = p[i].days < xmin ? p[i].days : xmin;
+		ymin = p[i].cost / 1e6 < ymin ? p[i].cost / 1e6 : ymin;
+	}
+	if (n > 0) {
+		x0 = axis_floor(xmin, x1);
+		y0 = axis_floor(ymin, y1);
 	}
 	svg_axes_nice(&x0, &x1, false);
 	svg_axes_nice(&y0, &y1, false);
@@ -371,12 +392,15 @@ char *plot_mfu_svg(const json_t *records, const char *title)
 	int n, oom, out;
 	struct types ty;
 	struct pt *p = points(records, &n, &oom, &out, &ty);
-	double x0 = 1, x1 = 10, y0 = 0, y1 = 0.1;
+	double x0 = 1, x1 = 10, y0 = 0, y1 = 0.1, ymin = HUGE_VAL;
 	for (int i = 0; i < n; i++) {
 		if (i == 0 || p[i].gpus < x0) x0 = p[i].gpus;
 		if (i == 0 || p[i].gpus > x1) x1 = p[i].gpus;
 		if (100 * p[i].mfu > y1) y1 = 100 * p[i].mfu;
+		if (100 * p[i].mfu < ymin) ymin = 100 * p[i].mfu;
 	}
+	if (n > 0)
+		y0 = axis_floor(ymin, y1);
 	svg_axes_nice(&x0, &x1, true);
 	svg_axes_nice(&y0, &y1, false);
 	struct svg_axes a = frame(x0, x1, y0, y1);

@@ -22,7 +22,10 @@
  *   mfu        sweeps and plans: MFU against the number of GPUs (log x),
  *              coloured by GPU type
  *
- * Every plot has axes with units and a legend. Each function returns the
+ * Every plot has axes with units and a legend. The scatters' linear axes
+ * (days, cost, MFU) start at zero while their smallest value is at most
+ * half their largest, else just below the smallest, so that close plans
+ * spread out (plot.c axis_floor). Each function returns the
  * document's text (caller frees), NULL when the stream failed. */
 #ifndef DDLSIM_PLOT_H
 #define DDLSIM_PLOT_H

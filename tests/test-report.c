@@ -244,6 +244,33 @@ Test(plot, pareto_rings_the_plans_no_other_beats_on_both_time_and_cost)
 	json_decref(r);
 }
 
+/* Close plans (80 to 95 days, $9.8 M to $11.4 M, MFU 41 to 44 %) spread
+ * over the plot: no axis starts at zero; far apart ones keep zero. */
+Test(plot, axes_start_near_the_data_when_the_plans_are_close)
+{
+	json_t *r = json_array();
+	json_array_append_new(r, rec("ok", 1024, 0.44, 80, 11.4e6));
+	json_array_append_new(r, rec("ok", 896, 0.43, 88, 10.5e6));
+	json_array_append_new(r, rec("ok", 768, 0.41, 95, 9.8e6));
+	char *t = plot_pareto_svg(r, "close", NULL);
+	cr_assert(t);
+	cr_expect_null(strstr(t, ">0</text>"), "an axis starts at zero:\n%s", t);
+	cr_expect(strstr(t, ">78</text>") && strstr(t, ">96</text>"), "days from 78 to 96:\n%s", t);
+	free(t);
+	t = plot_mfu_svg(r, "close");
+	cr_assert(t);
+	cr_expect_null(strstr(t, ">0</text>"), "MFU starts at zero:\n%s", t);
+	free(t);
+	/* 10 and 40 days: zero costs at most half the plot and stays */
+	json_object_set_new(json_array_get(r, 0), "wall_days", json_real(10));
+	json_object_set_new(json_array_get(r, 1), "wall_days", json_real(40));
+	t = plot_pareto_svg(r, "far", NULL);
+	cr_assert(t);
+	cr_expect(strstr(t, ">0</text>"), "days from zero:\n%s", t);
+	free(t);
+	json_decref(r);
+}
+
 /* ---- csv numbers ------------------------------------------------------------ */
 
 static char *num_text(double x, int digits)
