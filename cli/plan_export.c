@@ -36,7 +36,7 @@ int plan_export_parse(const struct opt_list *l, long ranks[PLAN_MAX_EXPORTS], in
 	return 0;
 }
 
-int plan_export_write(const char *goal_name, const char *goal_file, const struct plan_export_row *rows,
+int plan_export_write(const struct goal *g, const char *goal_file, const struct plan_export_row *rows,
 		      int ranked, int simulated, const long *ranks, int n, const char *dir, struct diag *d)
 {
 	int rc = 0;
@@ -59,14 +59,21 @@ int plan_export_write(const char *goal_name, const char *goal_file, const struct
 		char pt[160];
 		plan_describe(row->plan, pt, sizeof(pt));
 		char *path = xasprintf("%s/plan-%ld.json", dir, r);
-		char *name = xasprintf("%s-plan-%ld", goal_name, r);
+		char *name = xasprintf("%s-plan-%ld", g->name, r);
 		char *desc = xasprintf("rank %ld of `ddlsim plan %s` on %s: %ld GPUs, %s", r, goal_file, row->cluster,
 				       row->gpus, pt);
-		struct scenario_write_meta m = { .name = name, .description = desc };
+		char *rel = scenario_path_from(path, goal_file);
+		struct scenario_goal sg = {
+			.set = true, .name = g->name, .file = rel ? rel : (char *)goal_file,
+			.cluster = (char *)row->cluster, .deadline_s = g->deadline_s, .budget_usd = g->budget_usd,
+			.econ = *row->econ, .goodput = g->goodput,
+		};
+		struct scenario_write_meta m = { .name = name, .description = desc, .goal = &sg };
 		if (scenario_write_file(row->plan, row->in, &m, path, d))
 			rc = EXIT_FAIL;
 		else
 			printf("rank %ld exported to %s (ddlsim run %s)\n", r, path, path);
+		free(rel);
 		free(desc);
 		free(name);
 		free(path);

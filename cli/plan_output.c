@@ -219,9 +219,9 @@ int plan_export_plans(const struct pctx *p, const struct plan_opts *o, const cha
 	struct plan_export_row *rows = xcalloc((size_t)ranked + 1, sizeof(*rows));
 	for (int i = 0; i < ranked; i++) {
 		const struct goal_cluster *cl = &p->g->clusters[p->f[i].c.cluster];
-		rows[i] = (struct plan_export_row){ &p->f[i].c.plan, cl->in, cl->name, p->f[i].pt.gpus };
+		rows[i] = (struct plan_export_row){ &p->f[i].c.plan, cl->in, cl->name, &cl->econ, p->f[i].pt.gpus };
 	}
-	int rc = plan_export_write(p->g->name, o->file, rows, ranked, p->n, o->export_rank, o->nexport, dir, d);
+	int rc = plan_export_write(p->g, o->file, rows, ranked, p->n, o->export_rank, o->nexport, dir, d);
 	free(rows);
 	return rc;
 }

@@ -23,6 +23,21 @@ void econ_params_load(struct jobj *jo, struct econ_params *p)
 	jobj_num(jo, "node_overhead_W", &p->node_overhead_W, JNONNEG);
 }
 
+json_t *econ_params_json(const struct econ_params *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "usd_per_gpu_hour", json_real(p->usd_per_gpu_hour));
+	json_object_set_new(o, "capex_per_node_usd", json_real(p->capex_per_node_usd));
+	json_object_set_new(o, "capex_per_port_usd", json_real(p->capex_per_port_usd));
+	json_object_set_new(o, "depreciation_years", json_real(p->depreciation_years));
+	json_object_set_new(o, "usd_per_kWh", json_real(p->usd_per_kWh));
+	json_object_set_new(o, "pue", json_real(p->pue));
+	json_object_set_new(o, "port_W", json_real(p->port_W));
+	if (p->node_overhead_W >= 0)
+		json_object_set_new(o, "node_overhead_W", json_real(p->node_overhead_W));
+	return o;
+}
+
 double econ_ports(const struct econ_cluster *c)
 {
 	double per_nic = 2;

@@ -39,6 +39,7 @@
 #ifndef DDLSIM_ECONOMICS_H
 #define DDLSIM_ECONOMICS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "gpu.h"
@@ -82,6 +83,10 @@ void econ_params_init(struct econ_params *p);
 /* Read an "economics" object (jo) into p (defaults kept for absent keys);
  * problems go to jo's diag. */
 void econ_params_load(struct jobj *jo, struct econ_params *p);
+/* p as an "economics" object that econ_params_load() reads back to p:
+ * every key, node_overhead_W left out while it comes from the topology.
+ * New reference. */
+json_t *econ_params_json(const struct econ_params *p);
 
 /* Network ports of the cluster (formula above). */
 double econ_ports(const struct econ_cluster *c);

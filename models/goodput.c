@@ -26,6 +26,17 @@ void goodput_params_load(struct jobj *jo, struct goodput_params *p)
 	jobj_num(jo, "checkpoint_interval_s", &p->checkpoint_interval_s, JNONNEG);
 }
 
+json_t *goodput_params_json(const struct goodput_params *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "gpu_failures_per_hour", json_real(p->gpu_failures_per_hour));
+	json_object_set_new(o, "node_failures_per_hour", json_real(p->node_failures_per_hour));
+	json_object_set_new(o, "storage_write_GBps", json_real(p->storage_write_Bps / 1e9));
+	json_object_set_new(o, "restart_s", json_real(p->restart_s));
+	json_object_set_new(o, "checkpoint_interval_s", json_real(p->checkpoint_interval_s));
+	return o;
+}
+
 double goodput_daly_interval(double d, double m)
 {
 	if (d >= 2 * m)

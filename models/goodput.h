@@ -40,6 +40,8 @@
 #ifndef DDLSIM_GOODPUT_H
 #define DDLSIM_GOODPUT_H
 
+#include <jansson.h>
+
 struct jobj;
 
 #define GOODPUT_LLAMA3_INTERRUPTIONS 419.0
@@ -64,6 +66,9 @@ struct goodput_result {
 
 void goodput_params_init(struct goodput_params *p);
 void goodput_params_load(struct jobj *jo, struct goodput_params *p);
+/* p as a "goodput" object that goodput_params_load() reads back to p.
+ * New reference. */
+json_t *goodput_params_json(const struct goodput_params *p);
 
 /* Daly's optimum interval for write time delta_s and MTBF mtbf_s. */
 double goodput_daly_interval(double delta_s, double mtbf_s);

@@ -197,6 +197,29 @@ static void card_memory(FILE *f, const struct result *r)
 	     r->worst_stage, w->mem.total_bytes / GB, w->mem.capacity_bytes / GB, bad, r->nstages);
 }
 
+/* The goal the plan was chosen for (`plan --export`): a card each for the
+ * deadline and the budget, at the estimate and at the band's slow edge. */
+static void cards_goal(FILE *f, const struct result *r, const struct goal_verdict *v)
+{
+	const struct scenario_goal *g = &r->meta.goal;
+	double d0 = v->at.gp.wall_s / 86400, d1 = v->slow.gp.wall_s / 86400;
+	if (g->deadline_s > 0) {
+		double dl = g->deadline_s / 86400;
+		const char *cls = v->meets_deadline_slow ? "good" : v->meets_deadline ? "" : "bad";
+		const char *val = v->meets_deadline_slow ? "meets, even at the slow edge" :
+				  v->meets_deadline ? "meets; not at the slow edge" : "misses";
+		card(f, "d-goal-deadline", cls, "deadline", val, "%s days with failures against %s; %s at the "
+		     "slow edge", hn(d0), hn(dl), hn(d1));
+	}
+	if (g->budget_usd > 0) {
+		const char *cls = v->within_budget_slow ? "good" : v->within_budget ? "" : "bad";
+		const char *val = v->within_budget_slow ? "within, even at the slow edge" :
+				  v->within_budget ? "within; not at the slow edge" : "over";
+		card(f, "d-goal-budget", cls, "budget", val, "$%s against $%s; $%s at the slow edge",
+		     hn(v->at.econ.cost_usd), hn(g->budget_usd), hn(v->slow.econ.cost_usd));
+	}
+}
+
 /* The decision: what a reader needs to say yes or no, each figure with
  * the error band of the plan's nearest validation family. */
 static void decision(FILE *f, const struct result *r)
@@ -205,6 +228,20 @@ static void decision(FILE *f, const struct result *r)
 	char bt[600], v[64];
 	report_band(r, &rb);
 	fputs("<section id=\"decision\"><h2>Decision</h2>\n", f);
+	struct goal_verdict gv;
+	bool goal = report_goal(r, &gv);
+	if (goal) {
+		const struct scenario_goal *g = &r->meta.goal;
+		fputs("<p id=\"d-goal\">goal: ", f);
+		html_escf(f, "%s%s%s%s%s: %s tokens", g->name, g->cluster ? " on " : "", g->cluster ? g->cluster : "",
+		     g->file ? ", from " : "", g->file ? g->file : "", hn(r->plan.training.train_tokens));
+		if (g->deadline_s > 0)
+			html_escf(f, ", a deadline of %s days", hn(g->deadline_s / 86400));
+		if (g->budget_usd > 0)
+			html_escf(f, ", a budget of $%s", hn(g->budget_usd));
+		fputs(" (the goal's failures, checkpoints and prices, as <code>ddlsim plan</code> counts "
+		      "them)</p>\n", f);
+	}
 	if (!r->fits)
 		fputs("<p class=\"bad\" id=\"d-verdict\">This plan does not fit in GPU memory: its time, cost "
 		      "and energy are those of a run that cannot start.</p>\n", f);
@@ -218,6 +255,8 @@ static void decision(FILE *f, const struct result *r)
 	card(f, "d-mfu", "", "MFU", v, "%.0f %%: %.1f – %.1f %%; %.1f %% at the bias", 100 * BAND_LEVEL,
 	     100 * r->mfu / rb.hi, 100 * fmin(r->mfu / rb.lo, 1), 100 * rb.mfu);
 	card_memory(f, r);
+	if (goal)
+		cards_goal(f, r, &gv);
 	fputs("</div>\n", f);
 	char why[600];
 	if (record_check(r->in, &r->plan, r->mfu, why, sizeof(why))) {

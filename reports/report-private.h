@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stddef.h>
 
+#include "assess.h"
 #include "band.h"
 #include "record.h"
 #include "result.h"
@@ -56,6 +57,12 @@ struct report_band {
 	int per_node;               /* GPUs a node */
 };
 void report_band(const struct result *r, struct report_band *out);
+
+/* The verdict of a run against the goal its plan was chosen for (the
+ * scenario's goal object, `plan --export`; sim/assess.h assess_goal), at
+ * the estimate and at the band's slow edge. False (out untouched) when
+ * the scenario names no goal. */
+bool report_goal(const struct result *r, struct goal_verdict *out);
 
 /* The top links report.json lists (links.top) by default. */
 #define REPORT_TOP_LINKS 10

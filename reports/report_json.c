@@ -8,6 +8,7 @@
  * named. */
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,34 @@ static json_t *simulation_json(const struct result *r)
 	return sim;
 }
 
+/* One side of the goal's verdict (report_goal()). */
+static json_t *verdict_json(const struct assessment *a, bool deadline, bool budget)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "train_days", a->train_s / 86400,
+			 "wall_days", a->gp.wall_s / 86400, "goodput_ratio", a->gp.ratio, "cost_usd",
+			 a->econ.cost_usd, "energy_MWh", isfinite(a->econ.energy_MWh) ? a->econ.energy_MWh : 0.0,
+			 "meets_deadline", deadline, "within_budget", budget);
+}
+
+/* (1.3) The goal the plan was chosen for and the verdict against it. */
+static void goal_json(const struct result *r, json_t *root, const char **bad)
+{
+	struct goal_verdict v;
+	if (!report_goal(r, &v))
+		return;
+	const struct scenario_goal *g = &r->meta.goal;
+	json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:o, s:o}", "name", g->name,
+			      "deadline_days", g->deadline_s / 86400, "budget_usd", g->budget_usd,
+			      "slow_factor", v.slow_factor,
+			      "at_estimate", verdict_json(&v.at, v.meets_deadline, v.within_budget),
+			      "at_slow_edge", verdict_json(&v.slow, v.meets_deadline_slow, v.within_budget_slow));
+	if (o && g->file)
+		json_object_set_new(o, "file", json_string(g->file));
+	if (o && g->cluster)
+		json_object_set_new(o, "cluster", json_string(g->cluster));
+	put(root, bad, "goal", o);
+}
+
 static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
 {
 	const struct plan *pl = &r->plan;
@@ -287,7 +316,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *root = json_object();
 
 	put(root, bad, "schema", json_string("ddlsim.report"));
-	put(root, bad, "schema_version", json_string("1.2"));
+	put(root, bad, "schema_version", json_string("1.3"));
 	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
 	put(root, bad, "scenario", scenario_json(r));
@@ -408,6 +437,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		if (pub)
 			put(root, bad, "published", pub);
 	}
+	goal_json(r, root, bad);
 	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
 		"train_tokens", pl->training.train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,

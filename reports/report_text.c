@@ -214,6 +214,77 @@ static void print_band(const struct result *r, FILE *f)
 	}
 }
 
+bool report_goal(const struct result *r, struct goal_verdict *out)
+{
+	const struct scenario_goal *g = &r->meta.goal;
+	if (!g->set)
+		return false;
+	struct report_band rb;
+	report_band(r, &rb);
+	struct result_split m = result_mean_split(r);
+	double busy = r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
+	assess_goal(r->in, &r->plan, g, r->tokens_per_s, busy, rb.hi, out);
+	return true;
+}
+
+/* One line of the goal's verdict: days with failures, cost, energy and
+ * what they mean against the deadline and the budget. */
+static void print_goal_line(FILE *f, const char *at, const struct scenario_goal *g, const struct assessment *a,
+			    bool deadline, bool budget)
+{
+	char c[32], late[32], over[32];
+	double days = a->gp.wall_s / 86400;
+	fprintf(f, "  %-18s %.1f d with failures, $%s", at, days, human_number(a->econ.cost_usd, c, sizeof(c)));
+	if (isfinite(a->econ.energy_MWh) && a->econ.energy_MWh > 0)
+		fprintf(f, ", %.0f MWh", a->econ.energy_MWh);
+	if (g->deadline_s > 0) {
+		if (deadline)
+			fprintf(f, ": meets the deadline (%.1f d to spare)", g->deadline_s / 86400 - days);
+		else
+			fprintf(f, ": misses the deadline by %s d", human_number(days - g->deadline_s / 86400, late,
+										  sizeof(late)));
+	}
+	if (g->budget_usd > 0) {
+		fputs(g->deadline_s > 0 ? "," : ":", f);
+		if (budget)
+			fputs(" within the budget", f);
+		else
+			fprintf(f, " over the budget by $%s", human_number(a->econ.cost_usd - g->budget_usd, over,
+									   sizeof(over)));
+	}
+	fputc('\n', f);
+}
+
+/* The goal the plan was chosen for and the run's verdict against it. */
+static void print_goal(const struct result *r, FILE *f)
+{
+	struct goal_verdict v;
+	if (!report_goal(r, &v))
+		return;
+	const struct scenario_goal *g = &r->meta.goal;
+	char b[32];
+	fprintf(f, "\ngoal %s", g->name);
+	if (g->cluster)
+		fprintf(f, " on %s", g->cluster);
+	if (g->file)
+		fprintf(f, " (%s)", g->file);
+	fputc(':', f);
+	if (g->deadline_s > 0)
+		fprintf(f, " deadline %s d", human_number(g->deadline_s / 86400, b, sizeof(b)));
+	if (g->budget_usd > 0)
+		fprintf(f, "%s budget $%s", g->deadline_s > 0 ? "," : "", human_number(g->budget_usd, b, sizeof(b)));
+	if (!(g->deadline_s > 0) && !(g->budget_usd > 0))
+		fputs(" no deadline or budget", f);
+	fputc('\n', f);
+	print_goal_line(f, "at the estimate", g, &v.at, v.meets_deadline, v.within_budget);
+	print_goal_line(f, "at the slow edge", g, &v.slow, v.meets_deadline_slow, v.within_budget_slow);
+	fprintf(f, "  (wall time with failures, checkpoints and restarts, goodput %.1f %%: models/goodput.h, as "
+		"`ddlsim plan` counts it; the slow edge: the error band's, the iteration %.3f x as long)\n",
+		100 * v.at.gp.ratio, v.slow_factor);
+	if (!r->fits)
+		fputs("  (the plan does not fit in GPU memory: a run that cannot start)\n", f);
+}
+
 /* What the engine simulated: ranks, flows, tasks, why it did not fold,
  * and the all-to-alls posted one flow per NIC (engine/engine_classes.c). */
 static void print_simulation(const struct result *r, FILE *f)
@@ -371,5 +442,6 @@ void report_print_summary(const struct result *r, FILE *f)
 			human_number(r->gpu_hours, gh, sizeof(gh)), human_number(r->cost_usd, usd, sizeof(usd)));
 	}
 	print_band(r, f);
+	print_goal(r, f);
 	print_simulation(r, f);
 }

@@ -48,3 +48,20 @@ double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double 
 	econ_compute(&e, &c, time_s, busy, pl->training.train_tokens, &o);
 	return o.energy_MWh;
 }
+
+/* The goal's test of one assessment: no deadline or budget passes. */
+static void judge(const struct scenario_goal *g, const struct assessment *a, bool *deadline, bool *budget)
+{
+	*deadline = !(g->deadline_s > 0) || a->gp.wall_s <= g->deadline_s;
+	*budget = !(g->budget_usd > 0) || a->econ.cost_usd <= g->budget_usd;
+}
+
+void assess_goal(const struct inputs *in, const struct plan *pl, const struct scenario_goal *g,
+		 double tokens_per_s, double busy, double slow, struct goal_verdict *v)
+{
+	*v = (struct goal_verdict){ .slow_factor = slow >= 1 ? slow : 1 };
+	assess_plan(in, pl, tokens_per_s, busy, &g->econ, &g->goodput, &v->at);
+	assess_plan(in, pl, tokens_per_s / v->slow_factor, busy, &g->econ, &g->goodput, &v->slow);
+	judge(g, &v->at, &v->meets_deadline, &v->within_budget);
+	judge(g, &v->slow, &v->meets_deadline_slow, &v->within_budget_slow);
+}

@@ -15,6 +15,7 @@
 #include "goodput.h"
 #include "inputs.h"
 #include "plan.h"
+#include "scenario_meta.h"
 
 struct assessment {
 	double train_s;             /* failure-free time to train */
@@ -37,5 +38,21 @@ double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double 
 
 /* Checkpoint bytes of the model's states under pl's precision. */
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl);
+
+/* A run held against the goal its plan was chosen for (a scenario's goal
+ * object, scenario_meta.h): assessed with the goal's economics and
+ * goodput at the simulated throughput and at the error band's slow edge
+ * (throughput / slow_factor, the band's high end, sim/band.h), each
+ * judged against the deadline (wall time with failures) and the budget;
+ * a goal without a deadline or budget passes that test. */
+struct goal_verdict {
+	struct assessment at, slow;
+	double slow_factor;                       /* >= 1 */
+	bool meets_deadline, within_budget;       /* at the estimate */
+	bool meets_deadline_slow, within_budget_slow;
+};
+
+void assess_goal(const struct inputs *in, const struct plan *pl, const struct scenario_goal *g,
+		 double tokens_per_s, double busy, double slow_factor, struct goal_verdict *out);
 
 #endif

@@ -10,12 +10,17 @@
  *   scenario_simulation.c  the simulation object's lists: stragglers (and
  *                          their samples file), degraded links, throttling
  *                          windows
+ *   scenario_goal.c        the goal object (`plan --export` writes it), read
+ *                          and written back
  * Each reads into the plan and reports through the jobj's diag. */
 #ifndef DDLSIM_SCENARIO_PRIVATE_H
 #define DDLSIM_SCENARIO_PRIVATE_H
 
+#include <jansson.h>
+
 #include "jload.h"
 #include "plan.h"
+#include "scenario_meta.h"
 
 /* The parallel object into s (scenario_parallel.c). */
 void scenario_load_parallel(struct jobj *root, struct plan *s);
@@ -25,5 +30,11 @@ void scenario_load_parallel(struct jobj *root, struct plan *s);
 void scenario_load_stragglers(struct jobj *sim, struct plan *s);
 void scenario_load_degraded(struct jobj *sim, struct plan *s);
 void scenario_load_throttle(struct jobj *sim, struct plan *s);
+
+/* The goal object into meta->goal (scenario_goal.c); p's training
+ * (already read) must name the tokens to train. */
+void scenario_load_goal(struct jobj *root, struct scenario_meta *meta, const struct plan *p);
+/* g as the goal object scenario_load_goal() reads back. New reference. */
+json_t *scenario_goal_json(const struct scenario_goal *g);
 
 #endif

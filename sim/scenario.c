@@ -357,6 +357,7 @@ static void load_misc(struct jobj *root, struct scenario *sc, struct paths *ps)
 	load_simulation(root, sc);
 	load_cost(root, sc);
 	load_output(root, sc, ps);
+	scenario_load_goal(root, &sc->meta, &sc->plan);
 }
 
 /* Values that are valid but most likely a mistake: warnings, with the unit. */
@@ -482,7 +483,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 
 	s->meta.path = xstrdup(path);
 	plan_init(&s->plan);
-	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 0))
+	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 1))
 		goto err;
 	jobj_init(&jo, root, path, "", d);
 	{

@@ -5,7 +5,8 @@
  * hold it against). scenario_load() reads it into a struct inputs and a
  * struct plan; simulate_run() needs nothing else.
  *
- * Schema "ddlsim.scenario" 1.0. Paths are relative to the scenario file.
+ * Schema "ddlsim.scenario" 1.1 (1.1 added the goal object; 1.0 files
+ * load as before). Paths are relative to the scenario file.
  *
  *   key                           type     unit    default       meaning
  *   name                          string   -       file name     display name
@@ -282,6 +283,24 @@
  *                                                                (nvidia-smi: with the CUDA context and
  *                                                                NCCL's buffers)
  *   published.source              string   -       -             required in a published block
+ *   goal                          object   -       none          the goal the plan was chosen for, as
+ *                                                                `ddlsim plan --export` writes it
+ *                                                                (schema 1.1): run's summary, report.json
+ *                                                                and report.html then give the verdict,
+ *                                                                the wall time with failures, cost and
+ *                                                                energy against the deadline and budget,
+ *                                                                at the estimate and at the error band's
+ *                                                                slow edge (assess.h assess_goal); needs
+ *                                                                training.train_tokens
+ *   goal.name                     string   -       required      the goal's name
+ *   goal.file                     string   path    -             the goal file (shown, not read)
+ *   goal.cluster                  string   -       -             the goal's name for this cluster
+ *   goal.deadline_days            number   days    0 (none)      wall time to train, failures included
+ *   goal.budget_usd               number   USD     0 (none)      cost to train
+ *   goal.economics                object   -       {}            the cluster's prices (economics.h keys);
+ *                                                                a usd_per_gpu_hour here prices the
+ *                                                                verdict, cost.usd_per_gpu_hour the run
+ *   goal.goodput                  object   -       {}            failures and checkpoints (goodput.h keys)
  */
 #ifndef DDLSIM_SCENARIO_H
 #define DDLSIM_SCENARIO_H

@@ -16,6 +16,9 @@ void scenario_meta_copy(struct scenario_meta *out, const struct scenario_meta *m
 	out->name = m->name ? xstrdup(m->name) : NULL;
 	out->description = m->description ? xstrdup(m->description) : NULL;
 	out->pub.source = m->pub.source ? xstrdup(m->pub.source) : NULL;
+	out->goal.name = m->goal.name ? xstrdup(m->goal.name) : NULL;
+	out->goal.file = m->goal.file ? xstrdup(m->goal.file) : NULL;
+	out->goal.cluster = m->goal.cluster ? xstrdup(m->goal.cluster) : NULL;
 }
 
 void scenario_meta_finish(struct scenario_meta *m)
@@ -24,5 +27,8 @@ void scenario_meta_finish(struct scenario_meta *m)
 	free(m->name);
 	free(m->description);
 	free(m->pub.source);
+	free(m->goal.name);
+	free(m->goal.file);
+	free(m->goal.cluster);
 	memset(m, 0, sizeof(*m));
 }

@@ -6,6 +6,11 @@
 #ifndef DDLSIM_SCENARIO_META_H
 #define DDLSIM_SCENARIO_META_H
 
+#include <stdbool.h>
+
+#include "economics.h"
+#include "goodput.h"
+
 /* Published measurements a scenario cites (0 = none). */
 struct published {
 	double tflops_per_gpu;          /* hardware TFLOP/s per GPU */
@@ -22,12 +27,26 @@ struct published {
 /* published.memory_measure's names, by enum pub_memory, NULL-ended. */
 extern const char *const pub_memory_names[PUB_MEM_N + 1];
 
+/* The goal a plan was chosen for (the scenario's "goal" object, which
+ * `ddlsim plan --export` writes; scenario_goal.c): what a run of it is
+ * held against. Owned strings. */
+struct scenario_goal {
+	bool set;
+	char *name;                     /* the goal's name */
+	char *file;                     /* the goal file, as the export named it (not read) */
+	char *cluster;                  /* the goal's name for the plan's cluster */
+	double deadline_s, budget_usd;  /* 0: none */
+	struct econ_params econ;        /* the cluster's economics */
+	struct goodput_params goodput;  /* the goal's failures and checkpoints */
+};
+
 /* What the scenario file says besides the plan; owned strings. */
 struct scenario_meta {
 	char *path;                     /* the scenario file */
 	char *name;                     /* display name */
 	char *description;
 	struct published pub;
+	struct scenario_goal goal;
 };
 
 /* Deep copy of meta into out; scenario_meta_finish() frees it. */

@@ -18,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "cost.h"
+#include "scenario-private.h"
 #include "finetune.h"
 #include "framework.h"
 #include "model.h"
@@ -438,7 +439,8 @@ json_t *scenario_write_json(const struct plan *p, const struct inputs *in, const
 {
 	json_t *root = json_object();
 	put(root, "schema", json_string("ddlsim.scenario"));
-	put(root, "schema_version", json_string("1.0"));
+	/* 1.1 added the goal object: a file without one stays readable by 1.0 */
+	put(root, "schema_version", json_string(m && m->goal ? "1.1" : "1.0"));
 	if (m && m->name)
 		put(root, "name", json_string(m->name));
 	if (m && m->description)
@@ -457,6 +459,8 @@ json_t *scenario_write_json(const struct plan *p, const struct inputs *in, const
 		put(c, "usd_per_gpu_hour", num(p->cost.usd_per_gpu_hour));
 		put(root, "cost", c);
 	}
+	if (m && m->goal)
+		put(root, "goal", scenario_goal_json(m->goal));
 	return root;
 err_root:
 	json_decref(root);

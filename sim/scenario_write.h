@@ -22,11 +22,13 @@
 #include "diag.h"
 #include "inputs.h"
 #include "plan.h"
+#include "scenario_meta.h"
 
 /* What a written scenario says besides its plan. */
 struct scenario_write_meta {
 	const char *name;           /* NULL: none (the loader takes the file name) */
 	const char *description;    /* NULL: none */
+	const struct scenario_goal *goal;   /* NULL: none (scenario_meta.h; schema 1.1) */
 };
 
 /* The scenario document of plan p (resolved: plan_resolve() ran) priced

@@ -167,6 +167,111 @@ Test(export, a_rank_beyond_the_ranked_plans_is_a_usage_error, .timeout = 120)
 	free(d);
 }
 
+/* A run of scenario path into dir: its report.json and summary (out). */
+static json_t *run_report(const char *path, const char *dir, char **out)
+{
+	char args[4096], *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s", path, dir);
+	cr_assert_eq(run_ddlsim(args, out, &err), 0, "%s", err);
+	free(err);
+	json_t *rep = load_report(dir);
+	cr_assert(rep, "no report in %s", dir);
+	return rep;
+}
+
+/* An exported plan carries its goal: the run gives the plan row's wall
+ * days with failures, cost and energy (the goal's goodput and the
+ * cluster's economics) to 1e-9, and judges them against the deadline and
+ * the budget at the estimate and at the band's slow edge; a goal between
+ * the two reads "meets" at one and "misses" at the other. */
+Test(export, a_plan_run_gives_its_goals_verdict, .timeout = 120)
+{
+	char *d = tmp_dir(), *goal = small_goal(d), args[4096], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "plan %s --top 1 -j 2 --quiet --out %s/o --export 1", goal, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	free(err);
+	char od[1200], scen[1300], rd[1300];
+	snprintf(od, sizeof(od), "%s/o", d);
+	snprintf(scen, sizeof(scen), "%s/plan-1.json", od);
+	snprintf(rd, sizeof(rd), "%s/run", d);
+	json_t *rows = ranked_rows(od), *row = json_array_get(rows, 0);
+	json_t *rep = run_report(scen, rd, &out);
+	cr_expect_str_eq(json_string_value(json_object_get(rep, "schema_version")), "1.3");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(rep, "goal"), "name")), "export");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(rep, "goal"), "cluster")), "A100");
+	static const char *const keys[][2] = { { "goal/at_estimate/wall_days", "wall_days" },
+					       { "goal/at_estimate/cost_usd", "cost_usd" },
+					       { "goal/at_estimate/energy_MWh", "energy_MWh" },
+					       { "goal/at_estimate/goodput_ratio", "goodput_ratio" } };
+	for (int k = 0; k < 4; k++) {
+		double got = jnum(rep, keys[k][0]), want = json_number_value(json_object_get(row, keys[k][1]));
+		cr_expect_gt(want, 0, "%s", keys[k][1]);
+		cr_expect_leq(rel_diff(got, want), 1e-9, "%s: run %.17g, plan %.17g", keys[k][0], got, want);
+	}
+	double w0 = jnum(rep, "goal/at_estimate/wall_days"), w1 = jnum(rep, "goal/at_slow_edge/wall_days");
+	double c0 = jnum(rep, "goal/at_estimate/cost_usd"), c1 = jnum(rep, "goal/at_slow_edge/cost_usd");
+	double slow = jnum(rep, "goal/slow_factor");
+	cr_expect_gt(slow, 1);
+	cr_expect_gt(w1, w0 * slow * 0.99, "the slow edge's days: %g against %g x %g", w1, w0, slow);
+	cr_expect(strstr(out, "goal export on A100 (") && strstr(out, "meets the deadline"), "%s", out);
+	free(out);
+	out = NULL;
+	json_decref(rep);
+
+	/* a deadline and a budget between the estimate and the slow edge */
+	char *text = test_file_text(scen);
+	json_t *sj = json_loads(text, 0, NULL);
+	cr_assert(sj, "%s", text);
+	json_t *g = json_object_get(sj, "goal");
+	json_object_set_new(g, "deadline_days", json_real((w0 + w1) / 2));
+	json_object_set_new(g, "budget_usd", json_real((c0 + c1) / 2));
+	char *mid = json_dumps(sj, JSON_INDENT(1));
+	char *mp = write_file(d, "mid.json", mid);
+	snprintf(rd, sizeof(rd), "%s/run-mid", d);
+	rep = run_report(mp, rd, &out);
+	cr_expect(json_is_true(json_object_get(json_object_get(json_object_get(rep, "goal"), "at_estimate"),
+					       "meets_deadline")));
+	cr_expect(json_is_false(json_object_get(json_object_get(json_object_get(rep, "goal"), "at_slow_edge"),
+						"meets_deadline")));
+	cr_expect(json_is_true(json_object_get(json_object_get(json_object_get(rep, "goal"), "at_estimate"),
+					       "within_budget")));
+	cr_expect(json_is_false(json_object_get(json_object_get(json_object_get(rep, "goal"), "at_slow_edge"),
+						"within_budget")));
+	cr_expect(strstr(out, "misses the deadline by") && strstr(out, "over the budget by $"), "%s", out);
+	json_decref(rep);
+	free(out);
+	free(mid);
+	free(mp);
+
+	/* the verdict needs the tokens to train; the goal's keys are checked */
+	json_object_del(json_object_get(sj, "training"), "train_tokens");
+	mid = json_dumps(sj, JSON_INDENT(1));
+	mp = write_file(d, "notokens.json", mid);
+	snprintf(args, sizeof(args), "validate %s", mp);
+	err = NULL;
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);   /* EXIT_INPUT */
+	cr_expect(err && strstr(err, "/goal: error: needs training.train_tokens"), "%s", err);
+	free(err);
+	free(mid);
+	free(mp);
+	json_object_set_new(json_object_get(sj, "training"), "train_tokens", json_real(1e12));
+	json_object_set_new(g, "deadline_hours", json_real(5));
+	mid = json_dumps(sj, JSON_INDENT(1));
+	mp = write_file(d, "unknown.json", mid);
+	snprintf(args, sizeof(args), "validate %s", mp);
+	err = NULL;
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(err && strstr(err, "/goal/deadline_hours: error: unknown key"), "%s", err);
+	free(err);
+	free(mid);
+	free(mp);
+	json_decref(sj);
+	free(text);
+	json_decref(rows);
+	free(goal);
+	free(d);
+}
+
 /* The first member of struct plan where a and b differ ("" when none),
  * `given` left out (writing a key marks it given). */
 static const char *plan_diff(const struct plan *a, const struct plan *b)
