@@ -231,15 +231,17 @@ static int cta_option(const struct opt *o, const char *flag, const char *v, void
 }
 
 /* -D and -V: NCCL's device API, from NCCL 2.28; ddlsim's NCCL is 2.27.3,
- * where nccl-tests refuses them (exit -1) with these lines. */
+ * where nccl-tests refuses them (exit -1) with its line
+ * (check_nccl_tests()). Parsed here, refused there. */
 static int device_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
-	(void)flag;
-	(void)v;
-	(void)base;
-	fprintf(stderr, o->short_name == 'D' ? "Option -D (device implementation) requires NCCL >= 2.28.0\n"
-					     : "Option -V (device CTA count) requires NCCL >= 2.28.0\n");
-	return EXIT_USAGE;
+	struct args *a = base;
+	int rc = nccl_long(o, flag, v, base);
+	if (o->short_name == 'D')
+		a->device_impl_set = true;
+	else
+		a->device_ctas_set = true;
+	return rc;
 }
 
 static int ops_option(const struct opt *o, const char *flag, const char *v, void *base)
@@ -350,10 +352,12 @@ static const struct opt collective_options[] = {
 	  .argh = "0-2", .lo = -1, .hi = 2, .cb = cta_option, .example = "1",
 	  .help = "NCCL's CTA policy (2 ignored before NCCL 2.28, as nccl-tests)" },
 	{ .type = OPT_T_LONG, .short_name = 'D', .long_name = "device_implementation",
-	  OPT_F_(struct args, device_impl), .argh = "N", .cb = device_option, .example = "0",
+	  OPT_F_(struct args, device_impl), .argh = "N", .lo = INT_MIN, .hi = INT_MAX, .cb = device_option,
+	  .example = "1",
 	  .help = "refused: NCCL's device API needs NCCL 2.28 (ddlsim's is 2.27.3)" },
 	{ .type = OPT_T_LONG, .short_name = 'V', .long_name = "device_cta_count",
-	  OPT_F_(struct args, device_ctas), .argh = "N", .cb = device_option, .example = "16",
+	  OPT_F_(struct args, device_ctas), .argh = "N", .lo = INT_MIN, .hi = INT_MAX, .cb = device_option,
+	  .example = "16",
 	  .help = "refused, as -D" },
 	NCCL('M', "memory", memory, 0, 1, "0/1", "GPU memory report: 1 refused (NCCL's own memory)"),
 	NCCL('u', "unalign", unalign, 0, INT_MAX, "U", "misalign the buffers by U elements (echoed)"),
@@ -512,6 +516,11 @@ static int alltoallv_pattern(struct args *a)
  * then what a simulation cannot honour. 0 or EXIT_USAGE. */
 static int check_nccl_tests(struct args *a)
 {
+	if (a->device_impl_set || a->device_ctas_set) {
+		fprintf(stderr, a->device_impl_set ? "Option -D (device implementation) requires NCCL >= 2.28.0\n"
+						   : "Option -V (device CTA count) requires NCCL >= 2.28.0\n");
+		return EXIT_USAGE;
+	}
 	if (a->per_iter != 0 && a->per_iter != 1) {
 		fprintf(stderr, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n");
 		a->per_iter = 0;
