@@ -61,6 +61,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,23 @@ static int find_name(const char *s, const char *const *names, int n, size_t stri
 
 static int add_ops(struct args *a, const char *list);
 
+/* What nccl-tests prints on stdout while it parses (an unknown -o or -d,
+ * -x above 1), kept until the command line is read: then on stdout as
+ * there, or on stderr when --csv - or --json - has stdout. */
+static char said[1024];
+static size_t said_len;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(said + said_len, sizeof(said) - said_len, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		said_len = said_len + (size_t)k < sizeof(said) ? said_len + (size_t)k : sizeof(said) - 1;
+}
+
 static int out_of_range(const char *flag, const char *v)
 {
 	return cli_usage_error("%s: out of range or not a number, got '%s' (see 'ddlsim collective --help' for "
@@ -191,7 +209,7 @@ static int op_option(const struct opt *o, const char *flag, const char *v, void 
 	if (!strcmp(v, "all"))
 		a->redop = -1;
 	else if ((a->redop = find_name(v, nccl_redops, NREDOPS, sizeof(nccl_redops[0]))) < 0) {
-		printf("invalid op %s, defaulting to %s .. \n", v, nccl_redops[0]);
+		say("invalid op %s, defaulting to %s .. \n", v, nccl_redops[0]);
 		a->redop = 0;
 		if (coll_op_parse(v) >= 0)
 			fprintf(stderr, "ddlsim collective: note: %s %s: %s is nccl-tests' reduction op; "
@@ -212,7 +230,7 @@ static int dtype_option(const struct opt *o, const char *flag, const char *v, vo
 	if (!strcmp(v, "all"))
 		a->dtype = -1;
 	else if ((a->dtype = find_name(v, &nccl_dtypes[0].name, NDTYPES, sizeof(nccl_dtypes[0]))) < 0) {
-		printf("invalid type %s, defaulting to %s .. \n", v, nccl_dtypes[DTYPE_FLOAT].name);
+		say("invalid type %s, defaulting to %s .. \n", v, nccl_dtypes[DTYPE_FLOAT].name);
 		a->dtype = DTYPE_FLOAT;
 	}
 	return 0;
@@ -224,7 +242,7 @@ static int cta_option(const struct opt *o, const char *flag, const char *v, void
 	int rc = nccl_long(o, flag, v, base);
 	struct args *a = base;
 	if (!rc && a->cta_policy > 1) {
-		printf("Option -x (cta_policy) %ld is not supported before NCCL 2.28. Ignoring\n", a->cta_policy);
+		say("Option -x (cta_policy) %ld is not supported before NCCL 2.28. Ignoring\n", a->cta_policy);
 		a->cta_policy = -1;
 	}
 	return rc;
@@ -459,6 +477,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int n = 0, k = 0, rc;
 	if (!pos)
 		return cli_usage_error("out of memory for %d arguments", argc);
+	said_len = 0;
+	said[0] = 0;
 	rc = opt_parse(&cmd_collective_opts, argc, argv, a, pos, &n);
 	if (!rc && k < n && binary_op(a, pos[k]) == 0)
 		k++;
@@ -669,6 +689,8 @@ int cmd_collective(int argc, char **argv)
 	};
 	struct diag d;
 	int rc = parse_args(argc, argv, &a);
+	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
+	fputs(said, quiet ? stderr : stdout);
 	if (rc)
 		return rc;
 	a.minb_asked = a.minb;
