@@ -1,7 +1,9 @@
-/* collective_out: what `ddlsim collective` prints and writes: nccl-tests'
- * layout (its header lines, device lines and columns, simulated where a
- * simulation has no pid or bus id), the CSV and the JSON
- * ("ddlsim.collective" 1.0). See cmd_collective.c. */
+/* collective_out: what `ddlsim collective` prints and writes: nccl-tests
+ * v2.19.6's layout as src/util.cu prints it (NVIDIA/nccl-tests a0b82b2:
+ * writeDeviceReport(), writeResultHeader(), writeBenchmarkLine*(),
+ * writePerIterReport(), writeTimestamp(), writeResultFooter(); device
+ * lines simulated where a simulation has no pid or bus id), the CSV and
+ * the JSON ("ddlsim.collective" 1.0). See cmd_collective.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

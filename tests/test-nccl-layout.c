@@ -210,6 +210,7 @@ static const struct { const char *name, *flags; } cases[] = {
 	{"scatter", "scatter_perf -b 1M -e 4M -f 2 -g 8"},
 	{"alltoallv", "alltoallv_perf -b 1M -e 4M -f 2 -g 8"},
 	{"hypercube", "hypercube_perf -b 1M -e 4M -f 2 -g 8"},
+	{"max-capped", "-b 100G -e 100G -g 8"},
 };
 
 static char *run_ok(const char *flags, char **err)
