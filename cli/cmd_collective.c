@@ -39,9 +39,9 @@
  * switched fabric); -I's min, max and p99 are that time, cv 0; #wrong is
  * 0 (N/A with -c 0). -n -w -m -a -G -z -p -y -T -C -S -u -R -x are
  * accepted and echoed where nccl-tests echoes them (-R and -x nowhere).
- * Refused, with the reason: -M 1 (NCCL's own memory, not simulated), -J
- * FILE.json (nccl-tests' JSON report; --json writes ddlsim's), -N 0 (an
- * endless run), alltoallv with NCCL_TESTS_ALLTOALLV_MATRIX_FILE or a
+ * -J FILE.json writes nccl-tests' JSON report (collective_json.c).
+ * Refused, with the reason: -M 1 (NCCL's own memory, not simulated), -N 0
+ * (an endless run), alltoallv with NCCL_TESTS_ALLTOALLV_MATRIX_FILE or a
  * spread other than 1 (default) or 0, hypercube on ranks not a power of 2,
  * fp8 types on a GPU below compute capability 9.0 (as nccl-tests leaves
  * them out of -d all there). --op COLLECTIVE (ddlsim's old alias of
@@ -362,8 +362,8 @@ static const struct opt collective_options[] = {
 	NCCL('C', "report_cputime", cputime, 0, 1, "0/1", "label the time 'cputime'"),
 	NCCL('S', "report_timestamps", timestamps, 0, 1, "0/1", "a timestamp after each row"),
 	OPT_STRING('J', "output_file", struct args, output_file, "FILE",
-		   "nccl-tests' JSON report: FILE.json refused (--json writes\n"
-		   "ddlsim's), another suffix ignored, as nccl-tests"),
+		   "nccl-tests' JSON report if FILE ends in .json (an existing\n"
+		   "FILE kept: FILE.0, ...), else ignored, as nccl-tests"),
 	NCCL('a', "average", average, 0, 3, "0-3", "how results are averaged over ranks"),
 	NCCL('R', "local_register", local_register, 0, 2, "0-2", "buffer registration (accepted, not modelled)"),
 	{ .type = OPT_T_LONG, .short_name = 'x', .long_name = "cta_policy", OPT_F_(struct args, cta_policy),
@@ -419,7 +419,7 @@ const struct opt_cmd cmd_collective_opts = {
 		"exit codes: 0 ok, 1 simulation or output failed (or the average bus bandwidth\n"
 		"below 0.9 x NCCL_TESTS_MIN_BW), 2 usage (an unknown flag, a bad value: not a number,\n"
 		"nan, negative, out of range, min > max, unknown algorithm, GPUs beyond the node,\n"
-		"several nodes of a node without NICs, -D, -V, -M 1, -J FILE.json, -N 0, a flag\n"
+		"several nodes of a node without NICs, -D, -V, -M 1, -N 0, a flag\n"
 		"combination or environment a simulation cannot honour; --csv and --json one file),\n"
 		"3 invalid topology, --csv or --json is the topology or its GPU preset, or the\n"
 		"estimated memory exceeds --mem-limit (nothing is allocated)\n",
@@ -503,13 +503,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return check_nccl_tests(a);
 }
 
-/* The file's extension as common.cu getExtension() finds it, or NULL. */
-static const char *extension_of(const char *path)
-{
-	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-	return dot && (!slash || dot > slash) && dot[1] ? dot + 1 : NULL;
-}
-
 /* alltoallv's pattern from nccl-tests' environment (alltoallv.cu
  * AlltoAllvInit): the distance-weighted default (spread 1.0), or uniform
  * (spread 0: an alltoall). 0 or EXIT_USAGE. */
@@ -561,11 +554,6 @@ static int check_nccl_tests(struct args *a)
 		fprintf(stderr, "per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.\n");
 		a->per_iter_skip = 0;
 	}
-	const char *ext = a->output_file ? extension_of(a->output_file) : NULL;
-	if (ext && !strcasecmp(ext, "json"))
-		return cli_usage_error("-J %s: nccl-tests' JSON report (its start time, environment and "
-				       "measured records) is not written by a simulation; --json FILE writes "
-				       "ddlsim's JSON of the same rows", a->output_file);
 	if (a->memory)
 		return cli_usage_error("-M 1: nccl-tests' GPU memory report measures NCCL's own allocations "
 				       "(cudaMemGetInfo), which a simulation does not have");
@@ -625,11 +613,15 @@ static int emit(const struct args *a, const struct topology *t, long ppn, int n,
 	if (!quiet)
 		fprintf(stderr, "ddlsim collective: simulated on %s, %ld node(s) x %ld process(es) x "
 			"%ld GPU(s), algo %s\n", t->name, a->nodes, ppn, a->threads * a->gpus, a->algo);
+	int below = 0;
 	for (int r0 = 0; r0 < nrows && !quiet;) {
 		int r1 = r0;
 		while (r1 < nrows && rows[r1].op == rows[r0].op)
 			r1++;
-		collective_print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		int k = collective_print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		if (k < 0)
+			return -1;
+		below |= k;
 		r0 = r1;
 	}
 	struct atomic_file af[2] = { 0 };
@@ -642,7 +634,7 @@ static int emit(const struct args *a, const struct topology *t, long ppn, int n,
 	}
 	if ((e = atomic_file_publish(af, 2)))
 		return diag_errf(d, "%s: cannot write: %s", a->csv ? a->csv : a->json, atomic_file_strerror(-e));
-	return 0;
+	return below ? -1 : 0;
 }
 
 /* common.cu run(): maxBytes capped to what the GPU's memory holds, the
@@ -688,6 +680,8 @@ int cmd_collective(int argc, char **argv)
 		.nops = 1,
 	};
 	struct diag d;
+	a.argc = argc;
+	a.argv = argv;
 	int rc = parse_args(argc, argv, &a);
 	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
 	fputs(said, quiet ? stderr : stdout);

@@ -51,6 +51,8 @@ struct row {
 
 struct args {
 	const char *topo, *algo, *csv, *json, *output_file, *binary;
+	int argc;              /* the command line, for -J's "args" */
+	char **argv;
 	long nodes, procs, threads, gpus, root, iters, warmup, agg, check, average, blocking, graph,
 		cputime, pinit, stream_null, nccl_timeout, stepf, cycles, unalign, per_iter, per_iter_skip,
 		timestamps, local_register, cta_policy, device_impl, device_ctas, memory;
@@ -84,9 +86,20 @@ void collective_bw(const struct row *r, int n, double time_s, double *alg, doubl
 /* The program name nccl-tests prints: BINARY's base name, or <op>_perf. */
 void collective_program(const struct args *a, int op, char *buf, size_t len);
 
-/* nccl-tests' output (one binary's run) for rows [r0, r1) of one op. */
-void collective_print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
+/* nccl-tests' output (one binary's run) for rows [r0, r1) of one op (and
+ * its -J FILE.json report). 0; 1 if the average bus bandwidth is below 0.9
+ * x NCCL_TESTS_MIN_BW (nccl-tests fails the run); -1 after reporting. */
+int collective_print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
 				 const struct row *rows, int r0, int r1, const struct engine_coll_point *pts);
+
+/* "none", "" or the reduction's name. */
+const char *collective_redop_name(int redop);
+
+/* nccl-tests' JSON report of rows [r0, r1) (-J FILE.json, collective_json.c),
+ * its "# Writing JSON output to" line on say. 0 or -1 after reporting. */
+int collective_write_nccl_json(FILE *say, const struct args *a, const struct topology *t, int n,
+			       const struct row *rows, int r0, int r1, const struct engine_coll_point *pts,
+			       double avg_bus, double min_bw);
 
 /* Write the rows as CSV (json 0) or JSON to path's staged temporary *af
  * (published by the caller with the other output), or to stdout for

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "atomic_file.h"
@@ -36,7 +37,7 @@ const char *nccl_test_name(enum coll_op op)
 	return n[op];
 }
 
-static const char *redop_name(int redop)
+const char *collective_redop_name(int redop)
 {
 	return redop == REDOP_EMPTY ? "" : redop == REDOP_NONE ? "none" : nccl_redops[redop];
 }
@@ -139,13 +140,13 @@ static void print_result_header(FILE *f, const struct args *a)
  * in-place writeBenchmarkLineBody() (and writePerIterReport() with -I:
  * every simulated iteration takes the same time, so min = max = p99 =
  * the time and the coefficient of variation is 0), the timestamp with -S. */
-static double print_row(FILE *f, const struct args *a, int n, const struct row *r,
+static void print_row(FILE *f, const struct args *a, int n, const struct row *r,
 			const struct engine_coll_point *p)
 {
 	char root[32], tm[8], alg_s[7], bus_s[7], cv[8];
 	snprintf(root, sizeof(root), "%6i", r->root);
 	fprintf(f, "%12.0f  %12.0f  %8s  %6s  %6s", r->bytes, r->count, nccl_dtypes[r->dtype].name,
-		redop_name(r->redop), root);
+		collective_redop_name(r->redop), root);
 	double alg, bus;
 	collective_bw(r, n, p->time_s, &alg, &bus);
 	float_str(p->time_s * 1e6, 7, tm);
@@ -163,32 +164,42 @@ static double print_row(FILE *f, const struct args *a, int n, const struct row *
 	if (a->timestamps)
 		print_timestamp(f);
 	fprintf(f, "\n");
-	return bus;
 }
 
-void collective_print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
+int collective_print_nccl_tests(FILE *f, const struct args *a, const struct topology *t, int n,
 				 const struct row *rows, int r0, int r1, const struct engine_coll_point *pts)
 {
 	char prog[256];
 	collective_program(a, rows[r0].op, prog, sizeof(prog));
-	print_device_report(f, a, t, n, prog);
-	print_result_header(f, a);
+	const char *ext = a->output_file ? strrchr(a->output_file, '.') : NULL;
+	bool json = ext && ext > a->output_file && !strcasecmp(ext, ".json") &&
+		    !strchr(ext, '/'); /* common.cu classifyOutputFile() */
 	double sum = 0;
 	int cnt = 0;
 	for (int i = r0; i < r1; i++) {
-		sum += 2 * print_row(f, a, n, &rows[i], &pts[rows[i].pt]);
+		double alg, bus;
+		collective_bw(&rows[i], n, pts[rows[i].pt].time_s, &alg, &bus);
+		sum += 2 * bus;
 		cnt += 2;
 	}
 	double avg = cnt ? sum / cnt : 0;
-	/* util.cu writeResultFooter(); NCCL_TESTS_MIN_BW as common.cu reads it */
+	/* NCCL_TESTS_MIN_BW as common.cu reads it */
 	const char *min_bw = getenv("NCCL_TESTS_MIN_BW");
 	double check = min_bw ? atof(min_bw) : -1;
+	if (json && collective_write_nccl_json(f, a, t, n, rows, r0, r1, pts, avg, check))
+		return -1;
+	print_device_report(f, a, t, n, prog);
+	print_result_header(f, a);
+	for (int i = r0; i < r1; i++)
+		print_row(f, a, n, &rows[i], &pts[rows[i].pt]);
+	/* util.cu writeResultFooter() */
 	fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
 	fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", avg,
 		check == -1 ? "" : avg < check * 0.9 ? "FAILED" : "OK");
 	fprintf(f, "#\n");
 	fprintf(f, "# Collective test concluded: %s\n", prog);
 	fprintf(f, "#\n\n"); /* finalizeFooter(), then writeErrors() with no NCCL error */
+	return check != -1 && avg < check * 0.9; /* run(): testNumResults, a failed run */
 }
 
 static void write_csv(FILE *f, const struct row *rows, int nrows,
@@ -202,7 +213,7 @@ static void write_csv(FILE *f, const struct row *rows, int nrows,
 		double alg, bus;
 		collective_bw(r, n, p->time_s, &alg, &bus);
 		fprintf(f, "%s,%d,%.0f,%.0f,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f\n", nccl_test_name(r->op), n,
-			r->bytes, r->count, nccl_dtypes[r->dtype].name, redop_name(r->redop),
+			r->bytes, r->count, nccl_dtypes[r->dtype].name, collective_redop_name(r->redop),
 			p->algo, p->proto, p->time_s * 1e6, alg, bus,
 			p->nccl_s * 1e6, p->ideal_s * 1e6);
 	}
@@ -224,7 +235,7 @@ static void write_json(FILE *f, const struct args *a, const struct topology *t,
 			   "\"redop\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", \"time_us\": %.6f, "
 			   "\"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"nccl_us\": %.6f, \"ideal_us\": %.6f}",
 			i ? "," : "", nccl_test_name(r->op), r->bytes, r->count, nccl_dtypes[r->dtype].name,
-			redop_name(r->redop), p->algo, p->proto, p->time_s * 1e6, alg,
+			collective_redop_name(r->redop), p->algo, p->proto, p->time_s * 1e6, alg,
 			bus, p->nccl_s * 1e6, p->ideal_s * 1e6);
 	}
 	fprintf(f, "\n  ]\n}\n");

@@ -7,8 +7,8 @@
  * order, the column headers byte for byte, each row's fields in their
  * widths, each number in nccl-tests' format (getFloatStr(), %g), the
  * footer; values masked. Then values: the new collectives' busbw against
- * nccl-tests' GetBw() closed forms, -f stepping, the -o/-d fallbacks and
- * the refusals. */
+ * nccl-tests' GetBw() closed forms, -f stepping, the -o/-d fallbacks, -J's
+ * JSON report and the refusals. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -351,7 +351,6 @@ Test(nccl_layout, refusals_say_why)
 		{"-D 1", "Option -D (device implementation) requires NCCL >= 2.28.0"},
 		{"-V 8", "Option -V (device CTA count) requires NCCL >= 2.28.0"},
 		{"-M 1", "-M 1: nccl-tests' GPU memory report measures NCCL's own allocations"},
-		{"-J out.json", "-J out.json: nccl-tests' JSON report"},
 		{"-N 0", "-N 0: nccl-tests runs endlessly"},
 		{"hypercube_perf -g 6", "hypercube: 6 ranks is not a power of 2"},
 	};
@@ -392,4 +391,66 @@ Test(nccl_layout, uniform_alltoallv_is_alltoall)
 	cr_expect_eq(b1, b2);
 	free(v);
 	free(a);
+}
+
+/* -J FILE.json: nccl-tests' JSON report (util.cu's keys, in its order),
+ * its "# Writing JSON output to" line first; FILE exists: FILE.0, as the
+ * next run of nccl-tests writes; one result per printed row with the
+ * printed time. A FILE of another suffix is ignored, as nccl-tests. */
+Test(nccl_layout, output_file_json_is_nccl_tests_report)
+{
+	char *dir = tmp_dir(), flags[1200], path[1100];
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	snprintf(flags, sizeof(flags), "-b 1M -e 4M -f 2 -g 8 -J %s", path);
+	char *out = run_ok(flags, NULL), *out2 = run_ok(flags, NULL);
+	char want[1200];
+	snprintf(want, sizeof(want), "# Writing JSON output to %s\n# nccl-tests version 2.19.6 ", path);
+	cr_expect(!strncmp(out, want, strlen(want)), "%s", out);
+	snprintf(want, sizeof(want), "# Writing JSON output to %s.0\n", path);
+	cr_expect(!strncmp(out2, want, strlen(want)), "%s", out2);
+	json_error_t e;
+	json_t *doc = json_load_file(path, 0, &e);
+	cr_assert(doc, "%s: %s", path, e.text);
+	static const char *const keys[] = {"version", "start_time", "args", "env", "nccl_version", "config",
+					   "results", "out_of_bounds", "average_bus_bandwidth", "errors", "end_time"};
+	size_t k = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(doc, key, v)
+		cr_expect(k < 11 && !strcmp(key, keys[k++]), "key %zu '%s'", k, key);
+	cr_expect_eq(k, 11);
+	cr_expect_eq(json_integer_value(json_object_get(doc, "version")), 3);
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(doc, "config"), "devices")), 8);
+	json_t *res = json_object_get(doc, "results");
+	cr_assert_eq(json_array_size(res), 3, "1M, 2M, 4M");
+	double count, us, alg, bus;
+	row_of(out, 4194304, false, &count, &us, &alg, &bus);
+	json_t *r = json_array_get(res, 2), *oop = json_object_get(r, "out_of_place");
+	cr_expect_eq(json_integer_value(json_object_get(r, "size")), 4194304);
+	cr_expect_str_eq(json_string_value(json_object_get(r, "root")), "    -1");
+	cr_expect(fabs(json_real_value(json_object_get(oop, "time")) - us) < 0.006, "time %g vs %g",
+		  json_real_value(json_object_get(oop, "time")), us);
+	cr_expect(fabs(json_real_value(json_object_get(oop, "bus_bw")) - bus) < 0.006);
+	cr_expect(json_object_get(r, "in_place") && json_object_get(oop, "alg_bw"));
+	json_decref(doc);
+	free(out);
+	free(out2);
+	free(dir);
+}
+
+/* NCCL_TESTS_MIN_BW: the average bus bandwidth OK or FAILED against 0.9 x
+ * it (util.cu writeResultFooter()), a FAILED run exits 1 (common.cu). */
+Test(nccl_layout, min_bw_checks_the_average)
+{
+	char args[1400], *out = NULL;
+	snprintf(args, sizeof(args), "collective --topology %s -g 8", src_path("topologies/dgx-h100.json"));
+	setenv("NCCL_TESTS_MIN_BW", "1", 1);
+	cr_expect_eq(run_ddlsim(args, &out, NULL), 0);
+	cr_expect(strstr(out, " OK\n#\n# Collective test concluded"), "%s", out);
+	free(out);
+	setenv("NCCL_TESTS_MIN_BW", "100000", 1);
+	cr_expect_eq(run_ddlsim(args, &out, NULL), 1);
+	cr_expect(strstr(out, " FAILED\n#\n# Collective test concluded"), "%s", out);
+	free(out);
+	unsetenv("NCCL_TESTS_MIN_BW");
 }
