@@ -1,55 +1,72 @@
-/* cmd_collective: `ddlsim collective`, a simulated drop-in for nccl-tests'
- * all_reduce_perf (and its siblings all_gather_perf, reduce_scatter_perf,
- * alltoall_perf, sendrecv_perf, broadcast_perf, reduce_perf).
+/* cmd_collective: `ddlsim collective`, a simulated drop-in for nccl-tests
+ * v2.19.6 (github.com/NVIDIA/nccl-tests, commit a0b82b2, the version its
+ * src/common.h names): all_reduce_perf and its siblings all_gather_perf,
+ * reduce_scatter_perf, alltoall_perf, alltoallv_perf, sendrecv_perf,
+ * broadcast_perf, reduce_perf, gather_perf, scatter_perf, hypercube_perf.
  *
- * It takes nccl-tests' flags (-b -e -f -i -g -t -n -w -m -c -o -d -r -a -z
- * -G -C -p -y -T and their long forms, sizes parsed as nccl-tests'
- * parsesize(): a number and an optional K, M or G, powers of 1024) and
- * prints nccl-tests' layout, as src/common.cu of nccl-tests v2.16.0 prints
- * it: the "# nThread ..." line, "# Using devices" with one line per
- * simulated rank (PCI bus id as "[%04x:%02x:%02x]", the form since v2.14.1;
- * v2.13 printed "[0x%02x]"), the two column header rows, one row per size with
- * "%12li  %12li  %8s  %6s  %6s" then, out-of-place and in-place,
- * "  %7s  %6.2f  %6.2f  %5g" (time with 2 decimals below 100 us, 1 below
- * 10 ms, none above), and the "# Out of bounds values" and
- * "# Avg bus bandwidth" footer. So a script that parses an nccl-tests log
- * parses this one (tests/test-coll.c holds the layout against recorded
- * public logs, tests/data/nccl-tests-*.log). Nothing else goes to standard
- * output: what ddlsim simulated (topology, nodes, algorithm) is one line
- * on standard error.
+ * Every flag of src/common.cu's getopt_long table, short and long, with
+ * its default there: -t 1, -g 1, -b 32M, -e 32M, -i 1M, -f 1 (a factor
+ * above 1 multiplies, else -i adds; read as strtol reads it, so -f 1.5 is
+ * 1), -n 20, -m 1, -w 1, -N 1, -p 0, -c 1, -o sum, -d float, -r 0, -z 0,
+ * -y 0, -T 0, -G 0, -C 0, -S 0, -J none, -a 1, -R 0, -x unset, -D 0, -V 16,
+ * -M 0, -u 0, -I 0, -K 0. Sizes as parsesize(): a number and an optional K,
+ * M or G, powers of 1024. What nccl-tests says while parsing, ddlsim says
+ * the same: an unknown -o or -d falls back to sum or float with its line
+ * on stdout ("invalid op X, defaulting to sum .. "), -x above 1 is ignored
+ * with its line (the NCCL named, 2.27.3, is before 2.28), -D and -V are
+ * refused with its line ("requires NCCL >= 2.28.0"), -I, -K and -z 3 with
+ * -G are disabled with its lines on stderr.
+ *
+ * Output: src/util.cu's, per binary run: "# nccl-tests version 2.19.6
+ * nccl-headers=22703 nccl-library=22703" (the NCCL of ddlsim's model),
+ * "# Collective test starting: NAME", the "# nThread ... unalign: U" line,
+ * the -z, -I and -p lines, "# Using devices" with one line per simulated
+ * rank, "# Reducing maxBytes" where the GPU's memory (gpu.hbm_total_bytes)
+ * caps -e as run() does, the column headers (-C cputime, -I's per-
+ * iteration columns, -S's timestamp), one row per size ("%12li  %12li
+ * %8s  %6s  %6s", then per out-of-place and in-place "  %7s  %6s  %6s
+ * %6g", each number in getFloatStr()'s width: 2 decimals, else 1, else
+ * none, else an exponent), the footer "# Out of bounds values", "# Avg bus
+ * bandwidth" (OK/FAILED against NCCL_TESTS_MIN_BW), "# Collective test
+ * concluded: NAME". Nothing else goes to standard output: what ddlsim
+ * simulated is one line on standard error.
+ *
+ * What a simulation does not have, said here and in --help: the time is
+ * one simulated collective, the same out-of-place and in-place (ddlsim's
+ * plans move the same bytes either way; NCCL's in-place differs only by
+ * the local copy it skips), for every reduction op and dtype of the same
+ * byte count, for every root (the root is rank 0's position: equal on a
+ * switched fabric); -I's min, max and p99 are that time, cv 0; #wrong is
+ * 0 (N/A with -c 0). -n -w -m -a -G -z -p -y -T -C -S -u -R -x are
+ * accepted and echoed where nccl-tests echoes them (-R and -x nowhere).
+ * -J FILE.json writes nccl-tests' JSON report (collective_json.c).
+ * Refused, with the reason: -M 1 (NCCL's own memory, not simulated), -N 0
+ * (an endless run), alltoallv with NCCL_TESTS_ALLTOALLV_MATRIX_FILE or a
+ * spread other than 1 (default) or 0, hypercube on ranks not a power of 2,
+ * fp8 types on a GPU below compute capability 9.0 (as nccl-tests leaves
+ * them out of -d all there). --op COLLECTIVE (ddlsim's old alias of
+ * --ops) is nccl-tests' -o now: it falls back to sum, with a note.
  *
  * Processes as mpirun starts them: --procs P is mpirun's -np (P processes
  * over --nodes N, P / N per node, mpirun -npernode), each of -t threads x
- * -g GPUs, so P x T x G ranks, as nccl-tests counts them (-g is GPUs per
- * process: `mpirun -np 16 -npernode 8 all_reduce_perf -g 1` is --nodes 2
- * --procs 16 -g 1, 16 ranks). Without --procs, one process per node, and
- * -g defaults to every GPU of the node (with --procs, to nccl-tests' 1).
- * The first argument may name the nccl-tests binary (all_reduce_perf,
- * all_gather_perf_mpi, a path to either): it selects the collective.
- *
- * Byte counts follow each test's GetCollByteCount(): a requested size S of
- * dtype size w is count = S / w elements; all-gather and reduce-scatter
- * round the per-rank count down to a multiple of 4 (ALIGN) and print
- * count x ranks x w; all-to-all rounds count down to a multiple of the
- * ranks. algbw = size / time and busbw = algbw x coll_bus_factor(), the
- * factors of each test's GetBw() (2(n-1)/n all-reduce; (n-1)/n all-gather,
- * reduce-scatter, all-to-all; 1 broadcast, reduce, send/recv).
- *
- * What a simulation does not have: the time is one simulated collective,
- * the same out-of-place and in-place, for every reduction op and for
- * every dtype of the same byte count; -n, -w, -m, -a, -G, -z, -p, -y, -T,
- * -C are accepted and echoed where nccl-tests echoes them. #wrong is 0
- * (-c 1) or N/A (-c 0). Pid, host name and PCI bus id of the device lines
- * are simulated: pid 10000 + the process's index, host node<k>, bus id
- * 0000:<local GPU index>:00. All sizes of all ops run in one simulation
- * (engine_collective_run()), one after another on the same platform. */
+ * -g GPUs, so P x T x G ranks, as nccl-tests counts them (`mpirun -np 16
+ * -npernode 8 all_reduce_perf -g 1` is --nodes 2 --procs 16). Without
+ * --procs, one process per node. The first argument may name the
+ * nccl-tests binary (all_reduce_perf, all_gather_perf_mpi, a path to
+ * either): it selects the collective and is the NAME printed. Byte counts
+ * and bandwidths: collective_rows.c. Pid, host name and PCI bus id of the
+ * device lines are simulated: pid 10000 + the process's index, host
+ * node<k>, bus id 0000:<local GPU index>:00. All sizes of all ops run in
+ * one simulation (engine_collective_run()). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "atomic_file.h"
 #include "cli.h"
@@ -65,13 +82,13 @@
 
 /* Bounds checked before anything is allocated (no silent caps). */
 #define MAX_SIZES 4096        /* sizes in one sweep */
-#define MAX_ROWS 65536        /* rows over ops x dtypes x redops x sizes */
+#define MAX_ROWS 65536        /* rows over ops x dtypes x redops x roots x cycles x sizes */
 #define MAX_BYTES 1099511627776.0 /* 1 TiB: above any GPU's memory */
 
 /* nccl-tests' parsesize(): "%lf %1s", K/M/G in powers of 1024 (and an
  * optional trailing B, as ddlsim always took). -1 if not a finite size
- * in [lo, MAX_BYTES]. */
-static double parse_size(const char *s, double lo)
+ * in [0, MAX_BYTES]. */
+static double parse_size(const char *s)
 {
 	char *end;
 	errno = 0;
@@ -88,7 +105,7 @@ static double parse_size(const char *s, double lo)
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
-	if (*end || !(v >= lo) || v > MAX_BYTES)
+	if (*end || !(v >= 0) || v > MAX_BYTES)
 		return -1;
 	return floor(v);
 }
@@ -112,6 +129,23 @@ static int find_name(const char *s, const char *const *names, int n, size_t stri
 }
 
 static int add_ops(struct args *a, const char *list);
+
+/* What nccl-tests prints on stdout while it parses (an unknown -o or -d,
+ * -x above 1), kept until the command line is read: then on stdout as
+ * there, or on stderr when --csv - or --json - has stdout. */
+static char said[1024];
+static size_t said_len;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(said + said_len, sizeof(said) - said_len, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		said_len = said_len + (size_t)k < sizeof(said) ? said_len + (size_t)k : sizeof(said) - 1;
+}
 
 static int out_of_range(const char *flag, const char *v)
 {
@@ -140,58 +174,92 @@ static int used_option(const struct opt *o, const char *flag, const char *v, voi
 /* A size (parse_size()) of -b, -e, -i. */
 static int size_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
-	double x = parse_size(v, 1);
+	double x = parse_size(v);
 	if (x < 0)
 		return out_of_range(flag, v);
 	*(double *)((char *)base + o->off) = x;
 	return 0;
 }
 
-/* -f F (F >= 1; 1: step by -i bytes) or --factor F (F > 1), at most 1024. */
+/* -f F as common.cu reads it, strtol(F, NULL, 0): the integer it starts
+ * with (-f 1.5 is 1: step by -i). A value that does not start with one is
+ * refused (nccl-tests would take it as 0); a fraction dropped is said on
+ * stderr. */
 static int factor_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
 	char *end;
 	errno = 0;
-	double f = strtod(v, &end);
-	bool ok = !errno && end != v && !*end && isfinite(f) && (o->short_name == 'f' ? f >= 1 : f > 1) &&
-		  f <= 1024;
-	if (!ok)
+	long f = strtol(v, &end, 0);
+	if (errno || end == v || f < o->lo || f > o->hi)
 		return out_of_range(flag, v);
+	if (*end)
+		fprintf(stderr, "ddlsim collective: %s %s: nccl-tests reads the step factor as an integer "
+			"(strtol): %ld%s\n", flag, v, f, f > 1 ? "" : ", so sizes step by -i bytes");
 	((struct args *)base)->stepf = f;
 	return 0;
 }
 
-/* -o OP: a reduction, or all; the long --op also takes a collective
- * (as --ops). */
+/* -o OP: a reduction or all; anything else falls back to sum with
+ * nccl-tests' line on stdout (common.h ncclstringtoop()). --op
+ * COLLECTIVE, ddlsim's old alias of --ops, is no more: a note says so. */
 static int op_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
 	struct args *a = base;
 	(void)o;
 	if (!strcmp(v, "all"))
 		a->redop = -1;
-	else if ((a->redop = find_name(v, nccl_redops, NREDOPS, sizeof(nccl_redops[0]))) >= 0)
-		;
-	else if (flag[1] == '-' && coll_op_parse(v) >= 0) { /* ddlsim's --op COLLECTIVE */
-		a->nops = 0;
+	else if ((a->redop = find_name(v, nccl_redops, NREDOPS, sizeof(nccl_redops[0]))) < 0) {
+		say("invalid op %s, defaulting to %s .. \n", v, nccl_redops[0]);
 		a->redop = 0;
-		return add_ops(a, v);
-	} else
-		return cli_usage_error("%s: expected sum, prod, max, min, avg, mulsum or all (or, for --op, a "
-				       "collective: all_reduce, all_gather, reduce_scatter, alltoall, sendrecv, "
-				       "broadcast, reduce), got '%s'", flag, v);
+		if (coll_op_parse(v) >= 0)
+			fprintf(stderr, "ddlsim collective: note: %s %s: %s is nccl-tests' reduction op; "
+				"the collective is chosen with --ops %s or the binary name %s_perf "
+				"(--op COLLECTIVE is deprecated and no longer selects it)\n",
+				flag, v, flag, v, nccl_test_name(coll_op_parse(v)));
+	}
 	return 0;
 }
 
+/* -d T: a type or all; anything else falls back to float with nccl-tests'
+ * line (common.h ncclstringtotype()). */
 static int dtype_option(const struct opt *o, const char *flag, const char *v, void *base)
 {
 	struct args *a = base;
 	(void)o;
+	(void)flag;
 	if (!strcmp(v, "all"))
 		a->dtype = -1;
-	else if ((a->dtype = find_name(v, &nccl_dtypes[0].name, NDTYPES, sizeof(nccl_dtypes[0]))) < 0)
-		return cli_usage_error("%s: expected int8, uint8, int32, uint32, int64, uint64, half, float, "
-				       "double, bfloat16 or all, got '%s'", flag, v);
+	else if ((a->dtype = find_name(v, &nccl_dtypes[0].name, NDTYPES, sizeof(nccl_dtypes[0]))) < 0) {
+		say("invalid type %s, defaulting to %s .. \n", v, nccl_dtypes[DTYPE_FLOAT].name);
+		a->dtype = DTYPE_FLOAT;
+	}
 	return 0;
+}
+
+/* -x P: NCCL's CTA policy; above 1 needs NCCL 2.28 (common.cu's line). */
+static int cta_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	int rc = nccl_long(o, flag, v, base);
+	struct args *a = base;
+	if (!rc && a->cta_policy > 1) {
+		say("Option -x (cta_policy) %ld is not supported before NCCL 2.28. Ignoring\n", a->cta_policy);
+		a->cta_policy = -1;
+	}
+	return rc;
+}
+
+/* -D and -V: NCCL's device API, from NCCL 2.28; ddlsim's NCCL is 2.27.3,
+ * where nccl-tests refuses them (exit -1) with its line
+ * (check_nccl_tests()). Parsed here, refused there. */
+static int device_option(const struct opt *o, const char *flag, const char *v, void *base)
+{
+	struct args *a = base;
+	int rc = nccl_long(o, flag, v, base);
+	if (o->short_name == 'D')
+		a->device_impl_set = true;
+	else
+		a->device_ctas_set = true;
+	return rc;
 }
 
 static int ops_option(const struct opt *o, const char *flag, const char *v, void *base)
@@ -219,6 +287,9 @@ static int algo_option(const struct opt *o, const char *flag, const char *v, voi
 #define SIZE(s, l, f, fl, h) \
 	{ .type = OPT_T_NUMBER, .short_name = (s), .long_name = (l), OPT_F_(struct args, f), .argh = "S", \
 	  .cb = size_option, .example = "1M", .flags = (fl), .help = (h) }
+#define FACTOR(s, l, fl, h) \
+	{ .type = OPT_T_LONG, .short_name = (s), .long_name = (l), OPT_F_(struct args, stepf), .argh = "F", \
+	  .lo = 0, .hi = 1 << 20, .cb = factor_option, .example = "2", .flags = (fl), .help = (h) }
 
 static const struct opt collective_options[] = {
 	OPT_GROUP("ddlsim options"),
@@ -227,15 +298,16 @@ static const struct opt collective_options[] = {
 	NCCL(0, "procs", procs, 1, (long)TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE, "P",
 	     "processes over the nodes, as mpirun -np (P / N per node),\n"
 	     "each of -t x -g GPUs: P x T x G ranks (default: one\n"
-	     "process per node of every GPU)"),
+	     "process per node)"),
 	{ .type = OPT_T_LONG, .long_name = "gpus-per-node-used", OPT_F_(struct args, gpus), .argh = "K",
 	  .lo = 1, .hi = TOPO_MAX_GPUS_PER_NODE, .cb = used_option,
-	  .help = "same as -g K with -t 1 (default: every GPU of a node)" },
+	  .help = "same as -g K with -t 1" },
 	{ .type = OPT_T_RAW, .long_name = "ops", .off = offsetof(struct args, ops),
 	  .size = sizeof(((struct args *)0)->ops) + sizeof(int), .argh = "OP,...", .cb = ops_option,
 	  .example = "all_gather,alltoall",
-	  .help = "all_reduce (default), all_gather, reduce_scatter, alltoall, sendrecv,\n"
-		  "broadcast, reduce: one nccl-tests output per op, in this order" },
+	  .help = "all_reduce (default), all_gather, reduce_scatter, alltoall,\n"
+		  "alltoallv, sendrecv, broadcast, reduce, gather, scatter,\n"
+		  "hypercube: one nccl-tests output per op, in this order" },
 	{ .type = OPT_T_STRING, .long_name = "algo", OPT_F_(struct args, algo), .argh = "ALGO", .cb = algo_option,
 	  .example = "ring",
 	  .help = "auto, ring, tree, nvls, hierarchical, direct; ring, tree\n"
@@ -252,42 +324,64 @@ static const struct opt collective_options[] = {
 		      "34 MB + 165 KB per rank + 0.8 KB per rank and size"),
 	SIZE(0, "min-bytes", minb, OPT_HIDDEN, "as -b"),
 	SIZE(0, "max-bytes", maxb, OPT_HIDDEN, "as -e"),
-	{ .type = OPT_T_NUMBER, .long_name = "factor", OPT_F_(struct args, stepf), .argh = "F",
-	  .cb = factor_option, .example = "2", .flags = OPT_HIDDEN, .help = "as -f, F > 1" },
-	OPT_GROUP("nccl-tests flags (short or long form: '-b 8', '-b8', '--minbytes=8')"),
+	FACTOR(0, "factor", OPT_HIDDEN, "as -f"),
+	OPT_GROUP("nccl-tests v2.19.6 flags (short or long form: '-b 8', '-b8', '--minbytes=8')"),
+	NCCL('t', "nthreads", threads, 1, TOPO_MAX_GPUS_PER_NODE, "T", "threads per process (default 1)"),
+	NCCL('g', "ngpus", gpus, 1, TOPO_MAX_GPUS_PER_NODE, "K", "GPUs per thread (default 1)"),
 	SIZE('b', "minbytes", minb, 0,
 	     "smallest size: a number with an optional K, M or G\n"
-	     "(powers of 1024), 1 to 1T (default 8)"),
-	SIZE('e', "maxbytes", maxb, 0, "largest size (default 8G; nccl-tests: 32M)"),
-	{ .type = OPT_T_NUMBER, .short_name = 'f', .long_name = "stepfactor", OPT_F_(struct args, stepf),
-	  .argh = "F", .cb = factor_option, .example = "2",
-	  .help = "multiply the size by F > 1 (default 2); F = 1: add -i" },
-	SIZE('i', "stepbytes", stepb, 0, "increment when F = 1 (default 1M)"),
-	NCCL('g', "ngpus", gpus, 1, TOPO_MAX_GPUS_PER_NODE, "K",
-	     "GPUs per thread (default: with --procs 1, as nccl-tests;\n"
-	     "without, every GPU of the node)"),
-	NCCL('t', "nthreads", threads, 1, TOPO_MAX_GPUS_PER_NODE, "T", "threads per process (default 1)"),
+	     "(powers of 1024), 0 to 1T (default 32M)"),
+	SIZE('e', "maxbytes", maxb, 0, "largest size (default 32M)"),
+	SIZE('i', "stepbytes", stepb, 0, "increment when F <= 1 (default 1M)"),
+	FACTOR('f', "stepfactor", 0, "multiply the size by the integer F > 1; F <= 1: add -i\n"
+	       "(default 1; read as strtol: 1.5 is 1)"),
+	NCCL('n', "iters", iters, 1, INT_MAX, "N", "iterations (default 20; echoed: a simulation\n"
+	     "has no iterations to average, as for -m -w -a -G -z -p\n"
+	     "-y -T -C -u -R -x)"),
+	NCCL('m', "agg_iters", agg, 1, INT_MAX, "N", "operations aggregated together (default 1)"),
+	NCCL('w', "warmup_iters", warmup, 0, INT_MAX, "N", "warm-up iterations (default 1)"),
+	NCCL('N', "run_cycles", cycles, 0, INT_MAX, "N", "print the sizes N times (default 1; 0, endless, refused)"),
+	NCCL('p', "parallel_init", pinit, 0, 1, "0/1", "initialise NCCL in parallel"),
+	NCCL('c', "check", check, 0, INT_MAX, "N", "check results: #wrong is 0 (N > 0, default 1) or N/A (0)"),
 	{ .type = OPT_T_INT, .short_name = 'o', .long_name = "op", OPT_F_(struct args, redop), .argh = "OP",
 	  .cb = op_option, .example = "max",
-	  .help = "sum, prod, max, min, avg, mulsum or all (default sum);\n"
-		  "the long --op also takes a collective, as --ops OP" },
+	  .help = "sum, prod, max, min, avg, mulsum or all (default sum;\n"
+		  "another falls back to sum, as nccl-tests)" },
 	{ .type = OPT_T_INT, .short_name = 'd', .long_name = "datatype", OPT_F_(struct args, dtype), .argh = "T",
 	  .cb = dtype_option, .example = "half",
 	  .help = "int8, uint8, int32, uint32, int64, uint64, half, float,\n"
-		  "double, bfloat16 or all (default float)" },
-	NCCL('r', "root", root, 0, INT_MAX, "R", "root of broadcast and reduce, 0..ranks-1 (default 0)"),
-	NCCL('c', "check", check, 0, 1, "0/1", "check results: #wrong is 0 (1, the default) or N/A (0)"),
-	NCCL('n', "iters", iters, 1, INT_MAX, "N", "iterations (accepted and echoed, as the flags below; a\n"
-	     "simulation has no iterations to average)"),
-	NCCL('w', "warmup_iters", warmup, 0, INT_MAX, "N", "warm-up iterations"),
-	NCCL('m', "agg_iters", agg, 1, INT_MAX, "N", "operations aggregated together"),
-	NCCL('a', "average", average, 0, 3, "0-3", "how results are averaged over ranks"),
-	NCCL('z', "blocking", blocking, 0, 1, "0/1", "blocking collectives"),
-	NCCL('G', "cudagraph", graph, 0, INT_MAX, "N", "CUDA graph launches"),
-	NCCL('C', "report_cputime", cputime, 0, 1, "0/1", "report CPU time"),
-	NCCL('p', "parallel_init", pinit, 0, 1, "0/1", "initialise NCCL in parallel"),
+		  "double, bfloat16, f8e4m3, f8e5m2 or all (default float;\n"
+		  "another falls back to float; fp8 needs compute capability 9)" },
+	NCCL('r', "root", root, -1, INT_MAX, "R", "root of broadcast, reduce, gather and scatter, 0..ranks-1;\n"
+	     "-1: every root (default 0)"),
+	NCCL('z', "blocking", blocking, 0, 3, "0-3", "1: barrier after each inner iteration (-m), 2: no\n"
+	     "barrier, 3: wait and barrier after each outer iteration (-n)"),
 	NCCL('y', "stream_null", stream_null, 0, 1, "0/1", "use the default stream"),
 	NCCL('T', "timeout", nccl_timeout, 0, INT_MAX, "S", "nccl-tests' timeout in seconds"),
+	NCCL('G', "cudagraph", graph, 0, INT_MAX, "N", "CUDA graph launches"),
+	NCCL('C', "report_cputime", cputime, 0, 1, "0/1", "label the time 'cputime'"),
+	NCCL('S', "report_timestamps", timestamps, 0, 1, "0/1", "a timestamp after each row"),
+	OPT_STRING('J', "output_file", struct args, output_file, "FILE",
+		   "nccl-tests' JSON report if FILE ends in .json (an existing\n"
+		   "FILE kept: FILE.0, ...), else ignored, as nccl-tests"),
+	NCCL('a', "average", average, 0, 3, "0-3", "how results are averaged over ranks"),
+	NCCL('R', "local_register", local_register, 0, 2, "0-2", "buffer registration (accepted, not modelled)"),
+	{ .type = OPT_T_LONG, .short_name = 'x', .long_name = "cta_policy", OPT_F_(struct args, cta_policy),
+	  .argh = "0-2", .lo = -1, .hi = 2, .cb = cta_option, .example = "1",
+	  .help = "NCCL's CTA policy (2 ignored before NCCL 2.28, as nccl-tests)" },
+	{ .type = OPT_T_LONG, .short_name = 'D', .long_name = "device_implementation",
+	  OPT_F_(struct args, device_impl), .argh = "N", .lo = INT_MIN, .hi = INT_MAX, .cb = device_option,
+	  .example = "1",
+	  .help = "refused: NCCL's device API needs NCCL 2.28 (ddlsim's is 2.27.3)" },
+	{ .type = OPT_T_LONG, .short_name = 'V', .long_name = "device_cta_count",
+	  OPT_F_(struct args, device_ctas), .argh = "N", .lo = INT_MIN, .hi = INT_MAX, .cb = device_option,
+	  .example = "16",
+	  .help = "refused, as -D" },
+	NCCL('M', "memory", memory, 0, 1, "0/1", "GPU memory report: 1 refused (NCCL's own memory)"),
+	NCCL('u', "unalign", unalign, 0, INT_MAX, "U", "misalign the buffers by U elements (echoed)"),
+	NCCL('I', "per_iter_timing", per_iter, INT_MIN, INT_MAX, "0/1", "per-iteration columns (i_min i_max\n"
+	     "i_p99 i_cv%: the one simulated time, cv 0)"),
+	NCCL('K', "per_iter_skip", per_iter_skip, INT_MIN, INT_MAX, "N", "leading samples -I leaves out"),
 	OPT_END(),
 };
 
@@ -297,19 +391,23 @@ const struct opt_cmd cmd_collective_opts = {
 	.args = "[BINARY] --topology FILE",
 	.brief = true,
 	.description =
-		"Simulates collectives over a range of message sizes and prints what nccl-tests'\n"
-		"all_reduce_perf (all_gather_perf, ...) prints, in its layout (nccl-tests v2.13):\n"
-		"'#' header lines with one '# Using devices' line per simulated rank, then per size\n"
+		"Simulates collectives over a range of message sizes and prints what nccl-tests\n"
+		"v2.19.6's all_reduce_perf (all_gather_perf, ...) prints, in its layout, with its\n"
+		"defaults (-b 32M -e 32M -g 1 -w 1): the version and 'Collective test starting'\n"
+		"lines, the parameters, one '# Using devices' line per simulated rank, then per size\n"
 		"'size count type redop root' and, out-of-place and in-place, 'time algbw busbw\n"
-		"#wrong', then '# Out of bounds values' and '# Avg bus bandwidth'. algbw = size /\n"
-		"time; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
-		"reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv (nccl-tests).\n"
-		"The time is one simulated collective: out-of-place and in-place are the same,\n"
-		"#wrong is 0 (N/A with -c 0). --csv and --json add ddlsim's columns: the algorithm\n"
-		"and protocol that ran, NCCL's predicted time (0 where NCCL's tuning model does\n"
-		"not apply: hierarchical, direct) and the plan's closed form. BINARY, an\n"
-		"nccl-tests binary's name or path (all_reduce_perf, all_gather_perf_mpi, ...),\n"
-		"selects the collective.\n",
+		"#wrong', then '# Out of bounds values', '# Avg bus bandwidth' and 'Collective test\n"
+		"concluded'. algbw = size / time; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n\n"
+		"for all_gather, reduce_scatter, alltoall, alltoallv, gather and scatter, 1 for\n"
+		"broadcast, reduce, sendrecv and hypercube (whose algbw counts (n-1)/n of the size).\n"
+		"The time is one simulated collective: out-of-place and in-place are the same (the\n"
+		"plans move the same bytes), as are reduction ops, dtypes of one size and roots\n"
+		"(rank 0's position); #wrong is 0 (N/A with -c 0). alltoallv is nccl-tests'\n"
+		"distance-weighted default (or NCCL_TESTS_ALLTOALLV_SPREAD=0: uniform). --csv and\n"
+		"--json add ddlsim's columns: the algorithm and protocol that ran, NCCL's predicted\n"
+		"time (0 where NCCL's tuning model does not apply: hierarchical, direct) and the\n"
+		"plan's closed form. BINARY, an nccl-tests binary's name or path (all_reduce_perf,\n"
+		"all_gather_perf_mpi, ...), selects the collective.\n",
 	.options = collective_options,
 	.epilogue =
 		"A sweep has at most " OPT_STR(MAX_SIZES) " sizes and " OPT_STR(MAX_ROWS) " rows, --nodes x GPUs at most "
@@ -317,13 +415,14 @@ const struct opt_cmd cmd_collective_opts = {
 		"examples:\n"
 		"  ddlsim collective --topology topologies/dgx-h100.json -b 8 -e 8G -f 2 -g 8\n"
 		"  ddlsim collective --topology topologies/dgx-h100-fattree2-2to1.json --nodes 16 \\\n"
-		"      --ops all_reduce,all_gather --algo tree -b 1M -e 1G --csv ar.csv\n\n"
-		"exit codes: 0 ok, 1 simulation or output failed, 2 usage (an unknown flag, a\n"
-		"bad value: not a number, nan, negative, out of range, min > max, unknown op,\n"
-		"dtype or algorithm, GPUs beyond the node, several nodes of a node without\n"
-		"NICs; --csv and --json one file), 3 invalid\n"
-		"topology, --csv or --json is the topology or its GPU preset, or the estimated\n"
-		"memory exceeds --mem-limit (nothing is allocated)\n",
+		"      --ops all_reduce,all_gather --algo tree -b 1M -e 1G -f 2 -g 8 --csv ar.csv\n\n"
+		"exit codes: 0 ok, 1 simulation or output failed (or the average bus bandwidth\n"
+		"below 0.9 x NCCL_TESTS_MIN_BW), 2 usage (an unknown flag, a bad value: not a number,\n"
+		"nan, negative, out of range, min > max, unknown algorithm, GPUs beyond the node,\n"
+		"several nodes of a node without NICs, -D, -V, -M 1, -N 0, a flag\n"
+		"combination or environment a simulation cannot honour; --csv and --json one file),\n"
+		"3 invalid topology, --csv or --json is the topology or its GPU preset, or the\n"
+		"estimated memory exceeds --mem-limit (nothing is allocated)\n",
 	.size = sizeof(struct args),
 };
 
@@ -337,7 +436,8 @@ static int add_ops(struct args *a, const char *list)
 		int op = coll_op_parse(tok);
 		if (op < 0)
 			return cli_usage_error("--ops: expected all_reduce, all_gather, reduce_scatter, "
-					       "alltoall, sendrecv, broadcast or reduce, got '%s'", tok);
+					       "alltoall, alltoallv, sendrecv, broadcast, reduce, gather, "
+					       "scatter or hypercube, got '%s'", tok);
 		bool dup = false;
 		for (int i = 0; i < a->nops; i++)
 			dup |= a->ops[i] == op;
@@ -361,11 +461,14 @@ static int binary_op(struct args *a, const char *arg)
 		if (!strncmp(base, name, len) && (!base[len] || !strcmp(base + len, "_mpi"))) {
 			a->ops[0] = op;
 			a->nops = 1;
+			a->binary = arg;
 			return 0;
 		}
 	}
 	return -1;
 }
+
+static int check_nccl_tests(struct args *a);
 
 /* Parse argv into a; 0 or EXIT_USAGE (message printed). */
 static int parse_args(int argc, char **argv, struct args *a)
@@ -374,13 +477,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int n = 0, k = 0, rc;
 	if (!pos)
 		return cli_usage_error("out of memory for %d arguments", argc);
+	said_len = 0;
+	said[0] = 0;
 	rc = opt_parse(&cmd_collective_opts, argc, argv, a, pos, &n);
 	if (!rc && k < n && binary_op(a, pos[k]) == 0)
 		k++;
 	if (!rc && k < n)
 		rc = cli_usage_error("'collective' takes no argument '%s' (an nccl-tests binary name "
 				     "is all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
-				     "alltoall_perf, sendrecv_perf, broadcast_perf or reduce_perf)", pos[k]);
+				     "alltoall_perf, alltoallv_perf, sendrecv_perf, broadcast_perf, "
+				     "reduce_perf, gather_perf, scatter_perf or hypercube_perf)", pos[k]);
 	free(pos);
 	if (rc)
 		return rc;
@@ -394,46 +500,72 @@ static int parse_args(int argc, char **argv, struct args *a)
 				       a->minb, a->maxb);
 	if (a->csv && a->json && !strcmp(a->csv, "-") && !strcmp(a->json, "-"))
 		return cli_usage_error("--csv - and --json - cannot both write to stdout");
+	return check_nccl_tests(a);
+}
+
+/* alltoallv's pattern from nccl-tests' environment (alltoallv.cu
+ * AlltoAllvInit): the distance-weighted default (spread 1.0), or uniform
+ * (spread 0: an alltoall). 0 or EXIT_USAGE. */
+static int alltoallv_pattern(struct args *a)
+{
+	const char *m = getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"), *sp = getenv("NCCL_TESTS_ALLTOALLV_SPREAD");
+	a->alltoallv_op = COLL_ALLTOALLV;
+	if (m && *m)
+		return cli_usage_error("alltoallv: NCCL_TESTS_ALLTOALLV_MATRIX_FILE=%s: a traffic matrix is not "
+				       "simulated (only the generated patterns, spread 1.0 or 0.0)", m);
+	if (!sp)
+		return 0;
+	char *end;
+	double v = strtod(sp, &end);
+	if (end == sp || *end || (v != 0 && v != 1))
+		return cli_usage_error("alltoallv: NCCL_TESTS_ALLTOALLV_SPREAD=%s: ddlsim simulates spread 1.0 "
+				       "(the default, distance-weighted) or 0.0 (uniform) only", sp);
+	if (v == 0)
+		a->alltoallv_op = COLL_ALLTOALL;
 	return 0;
 }
 
-/* The requested sizes, as nccl-tests' TimeTest() loop steps them. */
-static int sizes_of(const struct args *a, double *out)
+/* After parsing, what common.cu main() checks (its lines, its order),
+ * then what a simulation cannot honour. 0 or EXIT_USAGE. */
+static int check_nccl_tests(struct args *a)
 {
-	int n = 0;
-	for (double s = a->minb; s <= a->maxb; s = a->stepf > 1 ? floor(s * a->stepf) : s + a->stepb) {
-		if (n == MAX_SIZES)
-			return -1;
-		if (out)
-			out[n] = s;
-		n++;
-		if (a->stepf > 1 && floor(s * a->stepf) <= s)
-			break;
+	if (a->device_impl_set || a->device_ctas_set) {
+		fprintf(stderr, a->device_impl_set ? "Option -D (device implementation) requires NCCL >= 2.28.0\n"
+						   : "Option -V (device CTA count) requires NCCL >= 2.28.0\n");
+		return EXIT_USAGE;
 	}
-	return n;
+	if (a->per_iter != 0 && a->per_iter != 1) {
+		fprintf(stderr, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n");
+		a->per_iter = 0;
+	}
+	if (a->per_iter && a->graph >= 1) {
+		fprintf(stderr, "per-iteration timing (-I) is incompatible with CUDA graph mode (-G). Disabling.\n");
+		a->per_iter = 0;
+	}
+	if (a->blocking == 3 && a->graph >= 1) {
+		fprintf(stderr, "blocking mode (-z 3) is incompatible with CUDA graph mode (-G). Disabling.\n");
+		a->blocking = 0;
+	}
+	if (a->per_iter_skip < 0 || a->per_iter_skip >= a->iters) {
+		fprintf(stderr, "per-iteration skip (-K) must be between 0 and %ld. Disabling.\n", a->iters - 1);
+		a->per_iter_skip = 0;
+	}
+	if (a->per_iter_skip && !a->per_iter) {
+		fprintf(stderr, "per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.\n");
+		a->per_iter_skip = 0;
+	}
+	if (a->memory)
+		return cli_usage_error("-M 1: nccl-tests' GPU memory report measures NCCL's own allocations "
+				       "(cudaMemGetInfo), which a simulation does not have");
+	if (a->cycles == 0)
+		return cli_usage_error("-N 0: nccl-tests runs endlessly; a simulation prints a finite number "
+				       "of cycles (-N 1 or more)");
+	for (int i = 0; i < a->nops; i++)
+		if (a->ops[i] == COLL_ALLTOALLV)
+			return alltoallv_pattern(a);
+	return 0;
 }
 
-/* Fill r's count and bytes for requested size S, as GetCollByteCount(). */
-static void byte_count(struct row *r, double S, int w, int n)
-{
-	double count = floor(S / w);
-	switch (r->op) {
-	case COLL_ALLGATHER:
-	case COLL_REDUCE_SCATTER: {
-		double base = floor(count / (4.0 * n)) * 4; /* ALIGN 4 */
-		r->count = base;
-		r->bytes = base * n * w;
-		break;
-	}
-	case COLL_ALLTOALL:
-		r->count = floor(count / n);
-		r->bytes = r->count * n * w;
-		break;
-	default:
-		r->count = count;
-		r->bytes = count * w;
-	}
-}
 /* Processes and GPUs: -g's default, processes per node *ppn, GPUs used
  * per node *used and ranks *n, checked against the node. Returns 0 or an
  * exit code (reported). */
@@ -441,8 +573,6 @@ static int layout(struct args *a, const struct topology *t, long *ppn, long *use
 		  struct diag *d)
 {
 	int G = t->gpus_per_node;
-	if (a->gpus == 0)
-		a->gpus = a->procs > 0 ? 1 : G / a->threads > 0 ? G / a->threads : 1;
 	*ppn = a->procs > 0 ? a->procs / a->nodes : 1;
 	if (a->procs == 0)
 		a->procs = a->nodes;
@@ -473,41 +603,6 @@ static int layout(struct args *a, const struct topology *t, long *ppn, long *use
 	return 0;
 }
 
-static bool has_redop(int op)
-{
-	return op != COLL_ALLGATHER && op != COLL_ALLTOALL && op != COLL_BROADCAST;
-}
-
-/* The rows of every op x dtype x reduction x size (nccl-tests' order)
- * into rows, and the distinct (op, bytes) points to simulate into pts.
- * Returns the rows' count; *npts the points'. */
-static int build_rows(const struct args *a, const double *sizes, int nsizes, int n, struct row *rows,
-		      struct engine_coll_point *pts, int *npts)
-{
-	int ndt = a->dtype < 0 ? NDTYPES : 1, nro = a->redop < 0 ? NREDOPS : 1, nrows = 0;
-	*npts = 0;
-	for (int o = 0; o < a->nops; o++)
-		for (int dt = 0; dt < ndt; dt++)
-			for (int ro = 0; ro < (has_redop(a->ops[o]) ? nro : 1); ro++)
-				for (int s = 0; s < nsizes; s++) {
-					struct row *r = &rows[nrows++];
-					r->op = a->ops[o];
-					r->dtype = a->dtype < 0 ? dt : a->dtype;
-					r->redop = !has_redop(r->op) ? -1 : a->redop < 0 ? ro : a->redop;
-					byte_count(r, sizes[s], nccl_dtypes[r->dtype].size, n);
-					int p = 0;
-					while (p < *npts && !(pts[p].op == (enum coll_op)r->op &&
-							      pts[p].bytes == r->bytes))
-						p++;
-					if (p == *npts) {
-						pts[*npts].op = r->op;
-						pts[(*npts)++].bytes = r->bytes;
-					}
-					r->pt = p;
-				}
-	return nrows;
-}
-
 /* The nccl-tests layout on stdout (unless --csv - or --json -), the
  * simulated setup on stderr, and the CSV and JSON files, both or neither.
  * Returns 0, or -1 after reporting. */
@@ -518,11 +613,15 @@ static int emit(const struct args *a, const struct topology *t, long ppn, int n,
 	if (!quiet)
 		fprintf(stderr, "ddlsim collective: simulated on %s, %ld node(s) x %ld process(es) x "
 			"%ld GPU(s), algo %s\n", t->name, a->nodes, ppn, a->threads * a->gpus, a->algo);
+	int below = 0;
 	for (int r0 = 0; r0 < nrows && !quiet;) {
 		int r1 = r0;
 		while (r1 < nrows && rows[r1].op == rows[r0].op)
 			r1++;
-		collective_print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		int k = collective_print_nccl_tests(stdout, a, t, n, rows, r0, r1, pts);
+		if (k < 0)
+			return -1;
+		below |= k;
 		r0 = r1;
 	}
 	struct atomic_file af[2] = { 0 };
@@ -535,36 +634,63 @@ static int emit(const struct args *a, const struct topology *t, long ppn, int n,
 	}
 	if ((e = atomic_file_publish(af, 2)))
 		return diag_errf(d, "%s: cannot write: %s", a->csv ? a->csv : a->json, atomic_file_strerror(-e));
+	return below ? -1 : 0;
+}
+
+/* common.cu run(): maxBytes capped to what the GPU's memory holds, the
+ * send and receive buffers (and the expected one with -c) after a reserve
+ * of 1 GiB per 16 GiB (at most 4 GiB) and 1 GiB for the rest. */
+static void cap_max_bytes(struct args *a, const struct topology *t)
+{
+	const double GiB = 1024.0 * 1024 * 1024, mem = t->gpu.hbm_bytes;
+	double reserve = fmin(ceil(mem / (16 * GiB)) * GiB, 4 * GiB);
+	double cap = floor((mem - reserve - GiB) / (a->check ? 3 : 2));
+	if (a->maxb > cap) {
+		a->maxb = cap;
+		if (a->minb > a->maxb)
+			a->minb = a->maxb;
+		a->max_reduced = true;
+	}
+}
+
+/* What the group and the GPU allow: hypercube's powers of 2, fp8 from
+ * compute capability 9.0 (common.cu leaves fp8 out below it). */
+static int check_group(struct args *a, const struct topology *t, int n)
+{
+	a->fp8 = t->gpu.compute_capability >= 9.0;
+	if (a->dtype >= NDTYPES_NO_FP8 && !a->fp8)
+		return cli_usage_error("-d %s: fp8 needs a GPU of compute capability 9.0 or above; %s's "
+				       "is %g (nccl-tests leaves fp8 out there)", nccl_dtypes[a->dtype].name,
+				       t->gpu.name, t->gpu.compute_capability);
+	for (int i = 0; i < a->nops; i++)
+		if (a->ops[i] == COLL_HYPERCUBE && (n & (n - 1)))
+			return cli_usage_error("hypercube: %d ranks is not a power of 2 (hypercube.cu "
+					       "exchanges with rank ^ 2^k)", n);
 	return 0;
 }
 
 int cmd_collective(int argc, char **argv)
 {
+	/* common.cu's defaults */
 	struct args a = {
-		.algo = "auto", .nodes = 1, .threads = 1, .gpus = 0, .root = 0, .iters = 20,
-		.warmup = 5, .agg = 1, .check = 1, .average = 1, .minb = 8,
-		.maxb = 8.0 * 1024 * 1024 * 1024, .stepf = 2, .stepb = 1024 * 1024, .redop = 0,
-		.dtype = 7 /* float */, .ops = {COLL_ALLREDUCE}, .nops = 1,
+		.algo = "auto", .nodes = 1, .threads = 1, .gpus = 1, .root = 0, .iters = 20,
+		.warmup = 1, .agg = 1, .check = 1, .average = 1, .minb = 32.0 * 1024 * 1024,
+		.maxb = 32.0 * 1024 * 1024, .stepf = 1, .stepb = 1024 * 1024, .redop = 0, .cycles = 1,
+		.cta_policy = -1, .device_ctas = 16, .dtype = DTYPE_FLOAT, .ops = {COLL_ALLREDUCE},
+		.nops = 1,
 	};
 	struct diag d;
+	a.argc = argc;
+	a.argv = argv;
 	int rc = parse_args(argc, argv, &a);
+	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
+	fputs(said, quiet ? stderr : stdout);
 	if (rc)
 		return rc;
+	a.minb_asked = a.minb;
+	a.maxb_asked = a.maxb;
 	if ((rc = cli_check_output(a.csv)) || (rc = cli_check_output(a.json)))
 		return rc;
-	/* nccl-tests' sizes are whole bytes, size = size x F truncated: a
-	 * factor that does not move the first size past itself never moves
-	 * any (s (F - 1) grows with s), so the sweep would end at one row */
-	if (a.stepf > 1 && a.maxb > a.minb && floor(a.minb * a.stepf) <= a.minb)
-		return cli_usage_error("-f %g from -b %.0f makes no progress: %.0f x %g = %g, truncated to "
-				       "whole bytes, is %.0f again; the sweep to %.0f would stop at one size "
-				       "(raise -f above %g, raise -b, or step by bytes: -f 1 -i N)",
-				       a.stepf, a.minb, a.minb, a.stepf, a.minb * a.stepf, floor(a.minb * a.stepf),
-				       a.maxb, (a.minb + 1) / a.minb);
-	int nsizes = sizes_of(&a, NULL);
-	if (nsizes < 0)
-		return cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes; "
-				       "raise -f or -i", a.minb, a.maxb, MAX_SIZES);
 
 	diag_init(&d, stderr);
 	rc = EXIT_FAIL;
@@ -583,17 +709,24 @@ int cmd_collective(int argc, char **argv)
 	samefile_destroy(sf);
 	if (rc)
 		goto out_topo;
+	cap_max_bytes(&a, t);
+	int nsizes = collective_sizes(&a, NULL, MAX_SIZES);
+	if (nsizes < 0) {
+		rc = cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes (nccl-tests "
+				     "steps size x F for F > 1, else size + -i); raise -f or -i",
+				     a.minb, a.maxb, MAX_SIZES);
+		goto out_topo;
+	}
 	long ppn = 1, used = 0;
 	int n = 0;
-	if ((rc = layout(&a, t, &ppn, &used, &n, &d)))
+	if ((rc = layout(&a, t, &ppn, &used, &n, &d)) || (rc = check_group(&a, t, n)))
 		goto out_topo;
 	rc = EXIT_FAIL;
 	int G = t->gpus_per_node;
 
-	int ndt = a.dtype < 0 ? NDTYPES : 1, nro = a.redop < 0 ? NREDOPS : 1;
-	long nrows_l = (long)a.nops * ndt * nro * nsizes;
+	long nrows_l = collective_nrows(&a, nsizes, n);
 	if (nrows_l > MAX_ROWS) {
-		rc = cli_usage_error("%ld rows (ops x dtypes x reduction ops x sizes) exceed %d",
+		rc = cli_usage_error("%ld rows (ops x dtypes x reduction ops x roots x cycles x sizes) exceed %d",
 				     nrows_l, MAX_ROWS);
 		goto out_topo;
 	}
@@ -609,8 +742,8 @@ int cmd_collective(int argc, char **argv)
 	for (long k = 0; k < a.nodes; k++)
 		for (long g = 0; g < used; g++)
 			ranks[k * used + g] = (int)(k * G + g);
-	sizes_of(&a, sizes);
-	nrows = build_rows(&a, sizes, nsizes, n, rows, pts, &npts);
+	collective_sizes(&a, sizes, nsizes);
+	nrows = collective_rows(&a, sizes, nsizes, n, rows, pts, &npts);
 	/* admission: the platform, the actors and every size's plan are
 	 * allocated before the run; refuse what would not fit */
 	char what[200];

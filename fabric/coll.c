@@ -15,12 +15,18 @@
 #include "xalloc.h"
 
 static const char *const op_names[COLL_NOPS] = {
-	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"
+	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv",
+	"gather", "scatter", "hypercube", "alltoallv"
 };
 
 const char *coll_op_name(enum coll_op op)
 {
 	return op < COLL_NOPS ? op_names[op] : "?";
+}
+
+bool coll_op_p2p(enum coll_op op)
+{
+	return op == COLL_ALLTOALL || op == COLL_SENDRECV || op >= COLL_GATHER;
 }
 
 int coll_op_parse(const char *name)

@@ -60,9 +60,17 @@
  * Byte counts: N is the full buffer of one rank (all-reduce: in = out = N;
  * reduce-scatter: in N, out N/P; all-gather: in N/P, out N; all-to-all: N
  * in, N out, N/P per peer; send/recv: N to the next rank of the group, in
- * the order given). */
+ * the order given; gather: N/P from each rank to ranks[0], scatter: N/P
+ * from ranks[0] to each; hypercube: N out as all-gather, step k (mask
+ * 2^k) sends 2^k N/P to rank ^ 2^k; alltoallv: N in and out, N d /
+ * (P(P-1)/2) to the rank d places on (distance-weighted, spread 1.0), as
+ * nccl-tests v2.19.6 src/gather.cu, scatter.cu, hypercube.cu and
+ * alltoallv.cu (AlltoAllvGetPeerBytesDistanceWeighted) move it; all four
+ * are p2p sends in NCCL, planned by "direct" only). */
 #ifndef DDLSIM_COLL_H
 #define DDLSIM_COLL_H
+
+#include <stdbool.h>
 
 #include "topology.h"
 
@@ -74,6 +82,10 @@ enum coll_op {
 	COLL_REDUCE,
 	COLL_ALLTOALL,
 	COLL_SENDRECV,
+	COLL_GATHER,     /* nccl-tests' gather_perf: every rank's N/P to ranks[0] */
+	COLL_SCATTER,    /* scatter_perf: N/P from ranks[0] to every rank */
+	COLL_HYPERCUBE,  /* hypercube_perf: all-gather by recursive doubling, P = 2^k */
+	COLL_ALLTOALLV,  /* alltoallv_perf's default distance-weighted pattern */
 	COLL_NOPS
 };
 
@@ -191,5 +203,10 @@ const char *coll_op_name(enum coll_op op);
 int coll_op_parse(const char *name);
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double coll_bus_factor(enum coll_op op, int n);
+
+/* Whether NCCL runs op as point-to-point sends (all-to-all, send/recv,
+ * and nccl-tests' gather, scatter, hypercube, alltoallv): planned by
+ * "direct" whatever algorithm is asked. */
+bool coll_op_p2p(enum coll_op op);
 
 #endif

@@ -33,6 +33,10 @@ double coll_bus_factor(enum coll_op op, int n)
 	case COLL_REDUCE_SCATTER:
 	case COLL_ALLGATHER:
 	case COLL_ALLTOALL:
+	case COLL_GATHER:
+	case COLL_SCATTER:
+	case COLL_HYPERCUBE:
+	case COLL_ALLTOALLV:
 		return (double)(n - 1) / n;
 	default:
 		return 1;

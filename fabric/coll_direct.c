@@ -1,4 +1,5 @@
-/* coll_direct: all-to-all and send/recv as direct flows.
+/* coll_direct: all-to-all, send/recv and nccl-tests' gather, scatter,
+ * hypercube and alltoallv as direct flows.
  *
  * All-to-all, pairwise: every rank sends N/P to every other rank at once,
  * P(P-1) flows, since every pair does exchange data (NCCL posts the P-1
@@ -31,6 +32,8 @@
  * given (nccl-tests' sendrecv ring shift; with two ranks, an exchange).
  * One step each. */
 #include <stdlib.h>
+
+#include <math.h>
 
 #include "coll-private.h"
 #include "xalloc.h"
@@ -99,11 +102,48 @@ int coll_pairwise_plan(const struct topology *t, enum coll_op op, const int *ran
 	return 0;
 }
 
+/* nccl-tests v2.19.6's p2p tests (commit a0b82b2): gather.cu and
+ * scatter.cu send count = N/P to or from the root (ranks[0]);
+ * hypercube.cu's loop `for (mask = 1; mask < nRanks; mask <<= 1)` sends
+ * count x mask to rank ^ mask, log2 P steps (P a power of 2, else -1);
+ * alltoallv.cu's default pattern sends the rank d places on N d /
+ * (P(P-1)/2) (AlltoAllvGetPeerBytesDistanceWeighted, spread 1.0), nothing
+ * to itself, the bytes rounded down to 16 as there. All flows start at
+ * once (as the other plans), so hypercube's steps are its latency. */
+static int p2p_plan(enum coll_op op, const int *ranks, int n, double N, struct coll_plan *p,
+		    int *cap)
+{
+	double per = N / n;
+	p->steps = 1;
+	if (op == COLL_HYPERCUBE && (n & (n - 1)))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (op == COLL_GATHER && i && coll_add_flow(p, cap, ranks[i], ranks[0], per, 0))
+			return -1;
+		if (op == COLL_SCATTER && i && coll_add_flow(p, cap, ranks[0], ranks[i], per, 0))
+			return -1;
+		for (int mask = 1; op == COLL_HYPERCUBE && mask < n; mask <<= 1)
+			if (coll_add_flow(p, cap, ranks[i], ranks[i ^ mask], per * mask, 0))
+				return -1;
+		for (int d = 1; op == COLL_ALLTOALLV && d < n; d++) {
+			double b = floor(d * N / (n * (n - 1) / 2.0) / 16) * 16;
+			if (b > 0 && coll_add_flow(p, cap, ranks[i], ranks[(i + d) % n], b, 0))
+				return -1;
+		}
+	}
+	for (int mask = 2; op == COLL_HYPERCUBE && mask < n; mask <<= 1)
+		p->steps++;
+	return 0;
+}
+
 int coll_direct_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		     int n, double N, struct coll_plan *p)
 {
 	int cap = 0;
-	if (op == COLL_ALLTOALL) {
+	if (op >= COLL_GATHER) {
+		if (p2p_plan(op, ranks, n, N, p, &cap))
+			return -1;
+	} else if (op == COLL_ALLTOALL) {
 		int rc = rail_alltoall(t, ranks, n, N, p, &cap);
 		if (rc < 0 || (rc > 0 && pairwise_alltoall(ranks, n, N, p, &cap)))
 			return -1;

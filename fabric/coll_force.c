@@ -17,7 +17,7 @@ struct coll_plan *coll_force_build(const struct topology *t, const struct coll_a
 				   enum coll_proto proto, enum coll_op op, const int *ranks,
 				   int n, double bytes)
 {
-	if ((op == COLL_ALLTOALL || op == COLL_SENDRECV) && a->plan != coll_direct_plan &&
+	if (coll_op_p2p(op) && a->plan != coll_direct_plan &&
 	    !(op == COLL_ALLTOALL && a->plan == coll_pairwise_plan))
 		return coll_plan_build(t, "direct", coll_direct_plan, PROTO_AUTO, op, ranks, n, bytes);
 	struct coll_plan *p = coll_plan_build(t, a->name, a->plan, proto, op, ranks, n, bytes);

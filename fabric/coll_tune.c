@@ -29,7 +29,7 @@ struct coll_plan *coll_tune_build(const struct topology *t, const struct coll_al
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes)
 {
-	if (op == COLL_ALLTOALL || op == COLL_SENDRECV)
+	if (coll_op_p2p(op))
 		return coll_plan_build(t, "direct", coll_direct_plan, PROTO_AUTO, op, ranks, n, bytes);
 	if (n <= 1)
 		return coll_plan_build(t, "ring", coll_ring_plan, PROTO_AUTO, op, ranks, n, bytes);

@@ -111,13 +111,13 @@ Test(admission, a_collective_over_its_mem_limit_is_refused_before_allocating)
 {
 	char *d = tmp_dir(), args[2400], csv[1100];
 	snprintf(csv, sizeof(csv), "%s/out", d);
-	snprintf(args, sizeof(args), "collective --topology %s --nodes 512 -b 1M -e 1M --mem-limit 0.5 --csv %s",
+	snprintf(args, sizeof(args), "collective --topology %s --nodes 512 -g 8 -b 1M -e 1M --mem-limit 0.5 --csv %s",
 		 src_path("topologies/dgx-h100.json"), csv);
 	static const char *const m1[] = { "ddlsim: error: collective on 4096 ranks (512 nodes x 8 GPUs), 1 size "
 					  "needs about 0.713 GB of memory (estimated), over the --mem-limit of "
 					  "0.5 GB: raise --mem-limit or make it smaller", NULL };
 	refused_with(args, 3, m1, d);
-	/* the documented maximum: 16,384 nodes, nccl-tests' 31 default sizes
+	/* the documented maximum: 16,384 nodes, the 31 sizes of -b 8 -e 8G -f 2
 	 * (under a 4 GB address space: should the refusal go, the run fails
 	 * at once instead of taking the machine's memory; ASan reserves its
 	 * shadow memory in address space, so not under ASan) */
@@ -127,27 +127,28 @@ Test(admission, a_collective_over_its_mem_limit_is_refused_before_allocating)
 	low.rlim_cur = was.rlim_max < 4000000000UL ? was.rlim_max : 4000000000UL;
 	if (!TEST_ASAN)
 		cr_assert_eq(setrlimit(RLIMIT_AS, &low), 0);
-	snprintf(args, sizeof(args), "collective --topology %s --nodes 16384 --mem-limit 20 --csv %s",
+	snprintf(args, sizeof(args), "collective --topology %s --nodes 16384 -g 8 -b 8 -e 8G -f 2 --mem-limit 20 --csv %s",
 		 src_path("topologies/dgx-h100.json"), csv);
 	static const char *const m2[] = { "collective on 131072 ranks (16384 nodes x 8 GPUs), 31 sizes needs "
 					  "about 24.9 GB of memory (estimated), over the --mem-limit of 20 GB", NULL };
 	refused_with(args, 3, m2, d);
 	/* within its limit it runs */
 	cr_assert_eq(setrlimit(RLIMIT_AS, &was), 0);
-	snprintf(args, sizeof(args), "collective --topology %s --nodes 2 -b 1M -e 1M --mem-limit 1 --csv %s",
+	snprintf(args, sizeof(args), "collective --topology %s --nodes 2 -g 8 -b 1M -e 1M --mem-limit 1 --csv %s",
 		 src_path("topologies/dgx-h100.json"), csv);
 	cr_expect_eq(run_ddlsim(args, NULL, NULL), 0);
 	cr_expect_eq(lines_of(csv), 2);
 	free(d);
 }
 
-Test(admission, collective_check_is_0_or_1)
+/* -c is nccl-tests' check iteration count (common.cu datacheck): 0 or more */
+Test(admission, collective_check_is_a_count)
 {
 	char args[1200], *err = NULL;
-	snprintf(args, sizeof(args), "collective --topology %s -c 2 -b 1M -e 1M",
+	snprintf(args, sizeof(args), "collective --topology %s -c -1 -b 1M -e 1M",
 		 src_path("topologies/dgx-h100.json"));
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 2);
-	cr_expect(strstr(err, "ddlsim: error: -c: out of range or not a number, got '2'"), "%s", err);
+	cr_expect(strstr(err, "ddlsim: error: -c: out of range or not a number, got '-1'"), "%s", err);
 	free(err);
 	snprintf(args, sizeof(args), "collective --topology %s -c 0 -b 1M -e 1M",
 		 src_path("topologies/dgx-h100.json"));

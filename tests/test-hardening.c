@@ -96,22 +96,21 @@ Test(hardening, an_empty_file_name_or_option_value_is_a_usage_error)
 	free(d);
 }
 
-/* A step factor that truncates back to the first size (nccl-tests'
- * whole bytes) would end the sweep at one row: refused, with why
- * (issue 40 item 7). -f 1.2 from 8 moves (9.6 -> 9) and runs. */
+/* A sweep that makes no progress (-b 0 with a factor: nccl-tests loops
+ * forever) is refused, with why (issue 40 item 7). A fractional -f is
+ * nccl-tests' strtol integer (issue 44 item 7): -f 1.1 steps by -i. */
 Test(hardening, a_step_factor_that_makes_no_progress_is_refused)
 {
 	char *d = tmp_dir(), args[2048];
 	const char *topo = src_path("topologies/dgx-a100.json");
-	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 64 -f 1.1", topo);
-	refused(args, 2, "ddlsim: error: -f 1.1 from -b 8 makes no progress: 8 x 1.1 = 8.8, truncated to whole "
-			 "bytes, is 8 again; the sweep to 64 would stop at one size (raise -f above 1.125, raise "
-			 "-b, or step by bytes: -f 1 -i N)", d);
-	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 64 -f 1.0001", topo);
-	refused(args, 2, "ddlsim: error: -f 1.0001 from -b 8 makes no progress", d);
+	snprintf(args, sizeof(args), "collective --topology %s -b 0 -e 64 -f 2", topo);
+	refused(args, 2, "ddlsim: error: the sweep from 0 to 64 bytes has more than 4096 sizes", d);
 	char *out = NULL, *err = NULL;
-	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 16 -f 1.2", topo);
+	/* nccl-tests v2.19.6 reads -f with strtol: 1.1 is 1, a step of -i bytes */
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 16 -f 1.1 -i 4", topo);
 	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "step: 4(bytes)") && strstr(out, "\n          16 "), "%s", out);
+	cr_expect(strstr(err, "-f 1.1: nccl-tests reads the step factor as an integer (strtol): 1"), "%s", err);
 	free(out);
 	free(err);
 	free(d);
@@ -430,7 +429,7 @@ Test(hardening, two_outputs_of_one_command_for_one_file_are_refused)
 	snprintf(args, sizeof(args), "%s/o/report.json", d);
 	cr_expect(!file_exists(args));
 	/* the JSON would have replaced the CSV */
-	snprintf(args, sizeof(args), "collective --topology %s -e 1M --csv %s/c.out --json %s/./c.out",
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 1M --csv %s/c.out --json %s/./c.out",
 		 src_path("topologies/dgx-h100.json"), d, d);
 	snprintf(want, sizeof(want), "ddlsim: error: --json '%s/./c.out' is also --csv '%s/c.out': give it another "
 		 "file (the one would replace the other)", d, d);

@@ -151,13 +151,13 @@ Test(samefile, collective_refuses_to_write_over_its_topology)
 {
 	char *d = tmp_dir(), args[4096], want[4096], hard[1200];
 	char *topo = absolute_copy(d, "t.json", "topologies/dgx-h100.json", "../");
-	snprintf(args, sizeof(args), "collective --topology %s -e 1M --csv %s", topo, topo);
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 1M --csv %s", topo, topo);
 	snprintf(want, sizeof(want), "ddlsim: --csv '%s': error: is an input of this command (the topology '%s'); "
 		 "refusing to overwrite it\n", topo, topo);
 	refused_keeps(args, 3, want, topo);
 	snprintf(hard, sizeof(hard), "%s/h.json", d);
 	cr_assert_eq(link(topo, hard), 0);
-	snprintf(args, sizeof(args), "collective --topology %s -e 1M --json %s", topo, hard);
+	snprintf(args, sizeof(args), "collective --topology %s -b 8 -e 1M --json %s", topo, hard);
 	snprintf(want, sizeof(want), "ddlsim: --json '%s': error: is an input of this command (the topology '%s'); "
 		 "refusing to overwrite it\n", hard, topo);
 	refused_keeps(args, 3, want, topo);

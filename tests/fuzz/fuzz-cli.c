@@ -105,31 +105,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = p;
 	argv[argc] = NULL;
 	struct args a = {
-		.algo = "auto", .nodes = 1, .threads = 1, .gpus = 0, .root = 0, .iters = 20,
-		.warmup = 5, .agg = 1, .check = 1, .average = 1, .minb = 8,
-		.maxb = 8.0 * 1024 * 1024 * 1024, .stepf = 2, .stepb = 1024 * 1024, .redop = 0,
-		.dtype = 7, .ops = {COLL_ALLREDUCE}, .nops = 1,
+		.algo = "auto", .nodes = 1, .threads = 1, .gpus = 1, .root = 0, .iters = 20,
+		.warmup = 1, .agg = 1, .check = 1, .average = 1, .minb = 32.0 * 1024 * 1024,
+		.maxb = 32.0 * 1024 * 1024, .stepf = 1, .stepb = 1024 * 1024, .redop = 0, .cycles = 1,
+		.cta_policy = -1, .device_ctas = 16, .dtype = DTYPE_FLOAT, .ops = {COLL_ALLREDUCE},
+		.nops = 1,
 	};
 	if (parse_args(argc, argv, &a) == 0) {
-		int nsizes = sizes_of(&a, NULL);
+		cap_max_bytes(&a, t);
+		int nsizes = collective_sizes(&a, NULL, MAX_SIZES);
 		if (nsizes > MAX_SIZES)
-			abort();  /* sizes_of() stops at the bound */
+			abort();  /* collective_sizes() stops at the bound */
 		long ppn = 1, used = 0;
 		int n = 0;
 		struct diag d;
 		diag_init(&d, NULL);
-		int ndt = a.dtype < 0 ? NDTYPES : 1, nro = a.redop < 0 ? NREDOPS : 1;
-		long nrows = (long)a.nops * ndt * nro * nsizes;
-		if (nsizes > 0 && nrows <= MAX_ROWS && layout(&a, t, &ppn, &used, &n, &d) == 0) {
+		if (nsizes > 0 && layout(&a, t, &ppn, &used, &n, &d) == 0 && check_group(&a, t, n) == 0) {
 			if (n < 1 || n > TOPO_MAX_NODES * TOPO_MAX_GPUS_PER_NODE || a.root >= n)
 				abort();  /* layout() bounds the ranks and the root */
-			double *sizes = calloc((size_t)nsizes, sizeof(*sizes));
-			struct row *rows = calloc((size_t)nrows, sizeof(*rows));
-			struct engine_coll_point *pts = calloc((size_t)nrows, sizeof(*pts));
+			long nrows = collective_nrows(&a, nsizes, n);
+			double *sizes = nrows <= MAX_ROWS ? calloc((size_t)nsizes, sizeof(*sizes)) : NULL;
+			struct row *rows = sizes ? calloc((size_t)nrows, sizeof(*rows)) : NULL;
+			struct engine_coll_point *pts = rows ? calloc((size_t)nrows, sizeof(*pts)) : NULL;
 			int npts = 0;
 			if (sizes && rows && pts) {
-				sizes_of(&a, sizes);
-				if (build_rows(&a, sizes, nsizes, n, rows, pts, &npts) != nrows || npts > nrows)
+				collective_sizes(&a, sizes, nsizes);
+				if (collective_rows(&a, sizes, nsizes, n, rows, pts, &npts) != nrows || npts > nrows)
 					abort();
 				if (!(estimate_collective_bytes(n, npts) > 0))
 					abort();
