@@ -280,11 +280,12 @@ static double ep_exchange(struct search_cache *c, const struct plan *pl, const s
 
 /* The data-parallel side of an iteration: the gradients' reduction beyond
  * the backward that hides it, ZeRO's parameter gathers, the optimizer
- * step. Dense parameters over the DP group (dp x cp), an MoE model's
- * experts (ep > 1) over the expert-data-parallel group (dp x cp / ep,
- * their share of the rank ep-fold smaller). */
+ * step (into *opt_s; returns the rest). Dense parameters over the DP
+ * group (dp x cp), an MoE model's experts (ep > 1) over the
+ * expert-data-parallel group (dp x cp / ep, their share of the rank
+ * ep-fold smaller). */
 static double dp_side(struct search_cache *c, const struct plan *pl, const struct price *pr,
-		      const struct precision *prec, double L, double layer, double mbs)
+		      const struct precision *prec, double L, double layer, double mbs, double *opt_s)
 {
 	const struct model *m = inputs_model(c->in);
 	const struct topology *t = inputs_topology(c->in);
@@ -323,7 +324,8 @@ static double dp_side(struct search_cache *c, const struct plan *pl, const struc
 	}
 	bool shard = pl->parallel.zero >= ZERO_1;
 	double psi_opt = psi / (shard ? (double)ndp : 1) + psi_e / (shard ? (double)nedp : 1);
-	return exposed + psi_opt * prec->optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
+	*opt_s = psi_opt * prec->optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
+	return exposed;
 }
 
 double search_estimate(struct search_cache *c, const struct plan *pl, double *busy)
@@ -360,7 +362,8 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 		t_mb += 2.0 * v * comm_time(c, pl, COMM_PP_SEND, COLL_SENDRECV,
 					    act / pl->parallel.tp * (pl->parallel.sp ? 1 : pl->parallel.tp));
 	double pipe = (mbs + (double)(pl->parallel.pp - 1) / v) * t_mb;
-	double iter = pipe + dp_side(c, pl, pr, &prec, L, layer, mbs);
+	double opt, exposed = dp_side(c, pl, pr, &prec, L, layer, mbs, &opt);
+	double iter = pipe + exposed + opt;
 	if (busy)
 		*busy = iter > 0 ? mbs * L * layer / iter : 0;
 	return iter;
