@@ -70,7 +70,9 @@
  *                                                           model: 1, and listing ep > 1 is an error)
  *   search.cp                 [int]     -       1 | 1,2,4,8 context-parallel degrees (seq_len must
  *                                                           divide by 2 cp; default: 1,2,4,8 when
- *                                                           seq_len >= SEARCH_CP_SEQ, else 1)
+ *                                                           seq_len >= 16384 (SEARCH_CP_SEQ), else
+ *                                                           1); the ring (cp_comm "p2p"), Ulysses
+ *                                                           ("a2a") for a sliding-window model
  *   search.recompute          [string]  -       none, selective, full
  *   search.sp                 [bool]    -       false, true (true only with tp > 1)
  *   search.order              [string]  -       "tp,dp,pp", "tp,pp,dp"
