@@ -488,6 +488,58 @@ struct screen {
 	struct search_stats *st;
 };
 
+/* Resolve pl (its shape set) with the goal's training and the cluster's
+ * price, and append it to s->out with its estimate when it passes
+ * plan_check() and fits. */
+static void screen_plan(struct screen *s, struct plan *pl)
+{
+	const struct goal *g = s->g;
+	const struct goal_cluster *cl = &g->clusters[s->ci];
+	const struct inputs *in = cl->in;
+	struct search_stats *st = s->st;
+	pl->training.precision = g->precision;
+	pl->training.grad_dtype = precision_weight_dtype(g->precision);
+	pl->training.train_tokens = g->train_tokens;
+	pl->training.finetune = g->finetune;
+	pl->cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
+	plan_resolve(pl, in);
+	st->enumerated++;
+	if (rejected(g, pl, in, &s->quiet, st))
+		return;
+	struct mem_anatomy mem;
+	anatomy_worst(in, pl, &mem, NULL);
+	if (!mem.fits) {
+		st->no_fit++;
+		return;
+	}
+	st->screened++;
+	struct candidate cd = { .plan = *pl, .cluster = s->ci, .mem_bytes = mem.total_bytes,
+				.index = st->screened };
+	cd.est_iter_s = search_estimate(s->cache, pl, &cd.est_busy);
+	cd.est_tokens_per_s = (double)pl->training.global_batch * pl->training.seq / cd.est_iter_s;
+	assess_plan(in, pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
+	XGROW(s->out, s->cap, (size_t)s->n + 1);
+	s->out[s->n++] = cd;
+}
+
+/* The numbers of micro-batches of `unit` samples each (dp x micro-batch)
+ * whose global batch lies in g's range: the powers of two and the
+ * largest (search.h), into ms (room for 64). Returns how many. */
+static int batch_counts(const struct goal *g, long unit, long *ms)
+{
+	long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
+	long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
+	if (mmin < 1)
+		mmin = 1;
+	int nm = 0;
+	for (long x = 1; x <= mmax && nm < 62; x *= 2)
+		if (x >= mmin)
+			ms[nm++] = x;
+	if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
+		ms[nm++] = mmax;
+	return nm;
+}
+
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
  * plan_check() and fits (only s->family's when set), with its estimate. */
 static void screen_nodes(struct screen *s, long nodes)
@@ -497,7 +549,6 @@ static void screen_nodes(struct screen *s, long nodes)
 	const struct inputs *in = cl->in;
 	const struct topology *t = inputs_topology(in);
 	const struct plan *fam = s->family;
-	struct search_stats *st = s->st;
 	long gpus = nodes * t->gpus_per_node;
 	for (int a = 0; a < g->ntp; a++)
 	for (int b = 0; b < s->npp; b++)
@@ -517,17 +568,8 @@ static void screen_nodes(struct screen *s, long nodes)
 			if (fam && (v != fam->parallel.interleave || mb != fam->training.micro_batch))
 				continue;
 			long unit = dp * mb;
-			long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
-			long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
-			if (mmin < 1)
-				mmin = 1;
 			long ms[64];
-			int nm = 0;
-			for (long x = 1; x <= mmax && nm < 62; x *= 2)
-				if (x >= mmin)
-					ms[nm++] = x;
-			if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
-				ms[nm++] = mmax;
+			int nm = batch_counts(g, unit, ms);
 			for (int f = 0; f < nm; f++)
 			for (int x = 0; x < g->nep; x++)
 			for (int z = 0; z < g->nzero; z++)
@@ -558,30 +600,7 @@ static void screen_nodes(struct screen *s, long nodes)
 				snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
 				if (fam && !search_same_family(&pl, fam))
 					continue;
-				pl.training.precision = g->precision;
-				pl.training.grad_dtype = precision_weight_dtype(g->precision);
-				pl.training.train_tokens = g->train_tokens;
-				pl.training.finetune = g->finetune;
-				pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
-				plan_resolve(&pl, in);
-				st->enumerated++;
-				if (rejected(g, &pl, in, &s->quiet, st))
-					continue;
-				struct mem_anatomy mem;
-				anatomy_worst(in, &pl, &mem, NULL);
-				if (!mem.fits) {
-					st->no_fit++;
-					continue;
-				}
-				st->screened++;
-				struct candidate cd = { .plan = pl, .cluster = s->ci, .mem_bytes = mem.total_bytes,
-							.index = st->screened };
-				cd.est_iter_s = search_estimate(s->cache, &pl, &cd.est_busy);
-				cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
-						      cd.est_iter_s;
-				assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
-				XGROW(s->out, s->cap, (size_t)s->n + 1);
-				s->out[s->n++] = cd;
+				screen_plan(s, &pl);
 			}
 			/* the diag keeps the messages; start afresh now and then */
 			if (s->quiet.len > (1 << 20)) {
