@@ -102,7 +102,9 @@ static char *degrees(const struct plan *pl, char *buf, size_t n)
 	const struct plan_parallel *x = &pl->parallel;
 	int k = snprintf(buf, n, "dp %d × tp %d × pp %d", x->dp, x->tp, x->pp);
 	if (x->cp > 1 && k >= 0 && k < (int)n)
-		snprintf(buf + k, n - (size_t)k, " × cp %d", x->cp);
+		k += snprintf(buf + k, n - (size_t)k, " × cp %d", x->cp);
+	if (x->ep > 1 && k >= 0 && k < (int)n)
+		snprintf(buf + k, n - (size_t)k, " (ep %d inside dp)", x->ep);
 	return buf;
 }
 

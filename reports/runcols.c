@@ -46,6 +46,8 @@ INT(gpus, gpus_of(src))
 INT(dp, PL->parallel.dp)
 INT(tp, PL->parallel.tp)
 INT(pp, PL->parallel.pp)
+INT(cp, PL->parallel.cp)
+INT(ep, PL->parallel.ep)
 BOOL(sp, PL->parallel.sp)
 INT(zero, (int)PL->parallel.zero)
 TEXT(schedule, schedule_registry[PL->parallel.schedule].name)
@@ -204,6 +206,8 @@ static const struct col cols[RC_N] = {
 	C_NUM(RC_BAND_LO_PCT, "band_low_pct", NEED_OK, 4, 0, band_lo_pct),
 	C_NUM(RC_BAND_HI_PCT, "band_high_pct", NEED_OK, 4, 0, band_hi_pct),
 	C_TEXT(RC_BAND_EXTRAPOLATED, "band_extrapolated", NEED_OK, band_extrapolated),
+	C_INT(RC_CP, "cp", cp),
+	C_INT(RC_EP, "ep", ep),
 };
 
 const struct runcol *runcol_info(enum runcol_id id)
@@ -254,6 +258,8 @@ static const enum runcol_id record_cols[] = {
 	RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT, RC_BAND_GPUS_MORE,
 	/* appended (issue 38) */
 	RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
+	/* appended (issue 44): the searched context and expert parallelism */
+	RC_CP, RC_EP,
 };
 
 const struct runcol_schema runcols_report = { report_cols, (int)(sizeof(report_cols) / sizeof(report_cols[0])) };

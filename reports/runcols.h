@@ -40,6 +40,8 @@ enum runcol_id {
 	 * ("" when not) */
 	RC_BAND_FAMILY, RC_BAND_RUNS, RC_BAND_MEAN_ABS_PCT, RC_BAND_MAX_ABS_PCT, RC_BAND_BIAS_PCT,
 	RC_BAND_GPUS_MORE, RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
+	/* context- and expert-parallel degrees (issue 44: plans search them) */
+	RC_CP, RC_EP,
 	RC_N
 };
 

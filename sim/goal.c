@@ -53,6 +53,13 @@ static void load_search(struct jobj *root, struct goal *g)
 	int_list(&jo, "interleave", g->v, &g->nv, 1, 64);
 	int_list(&jo, "micro_batch", g->mb, &g->nmb, 1, 1024);
 	int_list(&jo, "zero", g->zero, &g->nzero, 0, 3);
+	int_list(&jo, "ep", g->ep, &g->nep, 1, MOE_MAX_EXPERTS);
+	int_list(&jo, "cp", g->cp, &g->ncp, 1, PLAN_MAX_STAGES);
+	for (int k = 0; k < g->ncp && g->seq > 0; k++)
+		if (g->seq % (2L * g->cp[k]))
+			diag_err(jo.d, jo.file, "/search/cp", "/%d: seq_len %ld must be divisible by 2 x cp = %d "
+				 "(two chunks per rank in the load-balanced causal split), got cp = %d", k, g->seq,
+				 2 * g->cp[k], g->cp[k]);
 	json_t *arr, *v;
 	char ap[300];
 	size_t i;
@@ -222,6 +229,32 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 			g->train_tokens = epochs * dataset;
 	}
 }
+/* search.ep against the model (an MoE model's experts; a dense model
+ * takes none), and the defaults of ep and cp (search.h). */
+static void resolve_ep_cp(struct goal *g, const struct model *m, struct diag *d)
+{
+	bool moe = model_is_moe(m);
+	for (int k = 0; k < g->nep; k++) {
+		if (!moe && g->ep[k] > 1)
+			diag_err(d, g->path, "/search/ep", "/%d: expert parallelism needs a mixture-of-experts "
+				 "model (a \"moe\" object in the model file); model '%s' is dense, got ep = %d",
+				 k, m->name, g->ep[k]);
+		else if (moe && m->moe.experts % g->ep[k])
+			diag_err(d, g->path, "/search/ep", "/%d: must divide the model's %ld experts (model "
+				 "'%s'), got ep = %d", k, m->moe.experts, m->name, g->ep[k]);
+	}
+	if (g->nep == 0) {
+		for (long e = 1; e <= (moe ? m->moe.experts : 1) && g->nep < SEARCH_MAX_VALUES; e++)
+			if (!moe || m->moe.experts % e == 0)
+				g->ep[g->nep++] = (int)e;
+	}
+	if (g->ncp == 0) {
+		g->cp[g->ncp++] = 1;
+		for (int c = 2; c <= 8 && g->seq >= SEARCH_CP_SEQ; c *= 2)
+			if (g->seq % (2L * c) == 0)
+				g->cp[g->ncp++] = c;
+	}
+}
 
 /* What holds for every candidate of the search (plan_check_fixed_*: the
  * model, precision, sequence and fine-tuning the goal fixes; a cluster's
@@ -361,6 +394,8 @@ struct goal *goal_load(const char *path, struct diag *d)
 			snprintf(c->name, sizeof(c->name), "%s", inputs_topology(c->in)->name);
 		if (c->in && !model_arch(inputs_model(c->in))->model_parallel)
 			diag_err(d, path, "/model", "the plan search covers transformer models only");
+		else if (c->in && i == 0)
+			resolve_ep_cp(g, inputs_model(c->in), d);
 	}
 	if (diag_count(d) == before)
 		check_fixed(g, d);

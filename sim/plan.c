@@ -387,12 +387,15 @@ double plan_recomputed_model_layers(const struct plan *p, const struct model *m,
 
 void plan_describe(const struct plan *p, char *buf, size_t n)
 {
-	char v[16] = "", every[24] = "";
+	char v[16] = "", every[24] = "", ce[32] = "";
+	int k = p->parallel.cp > 1 ? snprintf(ce, sizeof(ce), " cp%d", p->parallel.cp) : 0;
+	if (p->parallel.ep > 1)
+		snprintf(ce + k, sizeof(ce) - (size_t)k, " ep%d", p->parallel.ep);
 	if (p->parallel.schedule == SCHED_INTERLEAVED)
 		snprintf(v, sizeof(v), "v%d", p->parallel.interleave);
 	if (p->parallel.recompute == RECOMPUTE_FULL && p->parallel.recompute_every > 1)
 		snprintf(every, sizeof(every), "/%d", p->parallel.recompute_every);
-	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
-		 p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
+	snprintf(buf, n, "tp%d pp%d%s%s dp%d mb%ld gb%ld z%d %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
+		 ce, p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
 		 recompute_name(p->parallel.recompute), every, p->parallel.sp ? " sp" : "", p->parallel.order);
 }

@@ -465,7 +465,8 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
 /* The plan's parallel layout in one line for tables and messages, as
  * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
  * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage; "full/2": full
- * recompute of every second layer). */
+ * recompute of every second layer; " cp2 ep8" after the pipeline when
+ * context or expert parallelism is on). */
 void plan_describe(const struct plan *p, char *buf, size_t n);
 
 /* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */

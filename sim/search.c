@@ -11,6 +11,7 @@
 #include "anatomy.h"
 #include "coll.h"
 #include "hash.h"
+#include "moe.h"
 #include "placement.h"
 #include "xalloc.h"
 
@@ -18,15 +19,21 @@
 
 struct price {
 	long mb;
-	int tp;
-	bool sp;
+	int tp, cp, ep;
+	bool sp, cp_a2a;
 	enum attention attn;
 	double f, b, sel;           /* per layer (attention + MLP), one micro-batch */
+	double attn_fb;             /* the attention block's forward and backward */
+	double rank_load;           /* MoE: the busiest EP rank's token copies / T k */
 	double embed_f, embed_b, head_f, head_b;
 };
 
+/* The pipeline's send to the next stage, as a comm group (the others are
+ * enum group_kind's: GROUP_TP, _DP, _CP, _EP, _EDP). */
+#define COMM_PP_SEND GROUP_N
+
 struct comm {
-	int nodes, tp, pp, dp, group;  /* group: 0 TP, 1 DP, 2 PP send */
+	int nodes, tp, pp, cp, ep, dp, group;  /* group: enum group_kind or COMM_PP_SEND */
 	char order[16];
 	enum coll_op op;
 	double alpha_s, s_per_byte;
@@ -97,7 +104,9 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 {
 	for (int i = 0; i < c->np; i++)
 		if (c->p[i].mb == pl->training.micro_batch && c->p[i].tp == pl->parallel.tp &&
-		    c->p[i].sp == pl->parallel.sp && c->p[i].attn == pl->training.attention)
+		    c->p[i].sp == pl->parallel.sp && c->p[i].attn == pl->training.attention &&
+		    c->p[i].cp == pl->parallel.cp && c->p[i].ep == pl->parallel.ep &&
+		    c->p[i].cp_a2a == (pl->parallel.cp_comm == CP_A2A))
 			return &c->p[i];
 	XGROW(c->p, c->capp, (size_t)c->np + 1);
 	struct price *p = &c->p[c->np++];
@@ -105,9 +114,14 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	struct host_issue h = plan_host_issue(pl);
 	p->mb = pl->training.micro_batch, p->tp = pl->parallel.tp, p->sp = pl->parallel.sp,
 	p->attn = pl->training.attention;
-	p->f = attn_time(c->in, &shp, &h, PASS_FWD, RECOMPUTE_NONE) +
-	       block_time(c->in, &shp, &h, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
+	p->cp = pl->parallel.cp, p->ep = pl->parallel.ep, p->cp_a2a = pl->parallel.cp_comm == CP_A2A;
+	struct moe_balance bal;
+	workload_moe_balance(inputs_model(c->in), &shp, &bal);
+	p->rank_load = bal.rank_load;
+	double af = attn_time(c->in, &shp, &h, PASS_FWD, RECOMPUTE_NONE);
+	p->f = af + block_time(c->in, &shp, &h, WL_MLP, PASS_FWD, RECOMPUTE_NONE);
 	double ab = attn_time(c->in, &shp, &h, PASS_BWD, RECOMPUTE_NONE);
+	p->attn_fb = af + ab;
 	p->b = ab + block_time(c->in, &shp, &h, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
 	p->sel = attn_time(c->in, &shp, &h, PASS_BWD, RECOMPUTE_SELECTIVE) - ab;
 	p->embed_f = block_time(c->in, &shp, &h, WL_EMBED, PASS_FWD, RECOMPUTE_NONE);
@@ -120,7 +134,8 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 static uint64_t comm_hash(const struct comm *k)
 {
 	uint64_t h = ((uint64_t)k->nodes << 40) ^ ((uint64_t)k->tp << 24) ^ ((uint64_t)k->pp << 8) ^
-		     ((uint64_t)k->group << 5) ^ (uint64_t)k->op;
+		     ((uint64_t)k->group << 5) ^ (uint64_t)k->op ^ ((uint64_t)k->cp << 52) ^
+		     ((uint64_t)k->ep << 32);
 	for (const char *s = k->order; *s; s++)
 		h = h * 31 + (unsigned char)*s;
 	return h;
@@ -129,8 +144,8 @@ static uint64_t comm_hash(const struct comm *k)
 /* Whether a and b price the same collective (dp follows from the rest). */
 static bool comm_same(const struct comm *a, const struct comm *b)
 {
-	return a->nodes == b->nodes && a->tp == b->tp && a->pp == b->pp && a->group == b->group &&
-	       a->op == b->op && !strcmp(a->order, b->order);
+	return a->nodes == b->nodes && a->tp == b->tp && a->pp == b->pp && a->cp == b->cp &&
+	       a->ep == b->ep && a->group == b->group && a->op == b->op && !strcmp(a->order, b->order);
 }
 
 /* The slot of key in c's table: its entry's or the empty one where it
@@ -158,15 +173,18 @@ static void comm_rehash(struct search_cache *c)
 static void comm_price(const struct search_cache *c, const struct plan *pl, struct comm *k)
 {
 	struct placement place;
-	placement_init(&place, pl->parallel.tp, pl->parallel.dp, pl->parallel.pp, pl->parallel.order);
-	int most = pl->parallel.tp > pl->parallel.dp ? pl->parallel.tp : pl->parallel.dp;
-	int n, *ranks = xmalloc((size_t)most * sizeof(int) + 2 * sizeof(int));
-	if (k->group == 2) {
+	placement_init_ep(&place, pl->parallel.tp, pl->parallel.cp, k->ep, pl->parallel.dp, pl->parallel.pp,
+			  pl->parallel.order);
+	int n, *ranks;
+	if (k->group == COMM_PP_SEND) {
+		ranks = xmalloc(2 * sizeof(int));
 		ranks[0] = 0;
 		ranks[1] = placement_stage_peer(&place, 0, 1);
 		n = 2;
-	} else
-		n = placement_group(&place, k->group == 0 ? GROUP_TP : GROUP_DP, 0, ranks);
+	} else {
+		ranks = xmalloc((size_t)placement_group_size(&place, (enum group_kind)k->group) * sizeof(int));
+		n = placement_group(&place, (enum group_kind)k->group, 0, ranks);
+	}
 	double t[2] = { 0, 0 }, sz[2] = { 1e6, 1e9 };
 	for (int s = 0; s < 2 && n > 1; s++) {
 		struct coll_time ct;
@@ -189,7 +207,11 @@ static void comm_price(const struct search_cache *c, const struct plan *pl, stru
 static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
 			double bytes)
 {
+	/* the expert groups' members follow ep; the others' do not (ep lives
+	 * inside dp, placement.h), so those share one price over ep */
+	bool by_ep = group == GROUP_EP || group == GROUP_EDP;
 	struct comm key = { .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
+			    .cp = pl->parallel.cp, .ep = by_ep ? pl->parallel.ep : 1,
 			    .dp = pl->parallel.dp, .group = group, .op = op };
 	_Static_assert(sizeof(key.order) == sizeof(pl->parallel.order), "one order size");
 	memcpy(key.order, pl->parallel.order, sizeof(key.order));
@@ -206,10 +228,109 @@ static double comm_time(struct search_cache *c, const struct plan *pl, int group
 	return k->alpha_s + bytes * k->s_per_byte;
 }
 
-double search_estimate(struct search_cache *c, const struct plan *pl, double *busy)
+/* The context-parallel exchange of one layer, one micro-batch, forward
+ * and backward, beyond what hides it (sim/build_transformer_step.c
+ * attn_cp): the ring's cp - 1 K/V sends a pass (dK, dV too backward)
+ * behind the attention's cp - 1 off-diagonal steps, or Ulysses' four
+ * blocking all-to-alls (q k v and the output, and back). fwd_again: full
+ * recompute runs the forward's exchange once more. */
+static double cp_exchange(struct search_cache *c, const struct plan *pl, const struct price *pr,
+			  const struct precision *prec, bool fwd_again)
+{
+	const struct model *m = inputs_model(c->in);
+	int cp = pl->parallel.cp;
+	if (cp <= 1)
+		return 0;
+	/* the bytes of build_transformer.c's msg.cp_* */
+	double t = pl->parallel.tp, hd = (double)model_head_dim(m), kvh = fmax(1, (double)m->kv_heads / t);
+	double tok = (double)pl->training.micro_batch * pl->training.seq / cp * dtype_bytes(prec->activation);
+	double kv = 2 * kvh * hd * tok, out = (double)m->heads / t * hd * tok, qkv = out + kv;
+	double again = fwd_again ? 1 : 0;
+	if (pl->parallel.cp_comm == CP_A2A) {
+		double one = comm_time(c, pl, GROUP_CP, COLL_ALLTOALL, qkv) + comm_time(c, pl, GROUP_CP, COLL_ALLTOALL, out);
+		return (2 + again) * one;
+	}
+	double fwd = (cp - 1) * comm_time(c, pl, GROUP_CP, COLL_SENDRECV, kv);
+	double bwd = (cp - 1) * comm_time(c, pl, GROUP_CP, COLL_SENDRECV, 2 * kv);
+	return fmax(0, (1 + again) * fwd + bwd - pr->attn_fb * (cp - 1) / cp);
+}
+
+/* The MoE token all-to-alls of one layer, one micro-batch: dispatch and
+ * combine each pass (build_transformer_step.c moe_mlp, blocking, Megatron-
+ * Core's alltoall dispatcher), bytes as build_transformer.c's
+ * msg.ep_bytes, on the EP group (NVLink while it stays in a node, the NIC
+ * beyond: the collective planner's closed form of that group). Averaged
+ * over the layers (the first_dense_layers have none). */
+static double ep_exchange(struct search_cache *c, const struct plan *pl, const struct price *pr,
+			  const struct precision *prec, bool fwd_again)
+{
+	const struct model *m = inputs_model(c->in);
+	if (pl->parallel.ep <= 1 || !model_is_moe(m) || m->layers <= 0)
+		return 0;
+	double t = pl->parallel.tp;
+	double tok = (double)pl->training.micro_batch * pl->training.seq / pl->parallel.cp /
+		     (pl->parallel.sp ? t : 1);
+	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, pl->parallel.tp * pl->parallel.cp,
+				       inputs_topology(c->in)->gpus_per_node);
+	double bytes = tok * (double)m->moe.top_k * pr->rank_load * (double)m->hidden *
+		       dtype_bytes(prec->activation) * nl;
+	double share = (double)model_moe_layers(m) / (double)m->layers;
+	return (fwd_again ? 6 : 4) * share * comm_time(c, pl, GROUP_EP, COLL_ALLTOALL, bytes);
+}
+
+/* The data-parallel side of an iteration: the gradients' reduction beyond
+ * the backward that hides it, ZeRO's parameter gathers, the optimizer
+ * step (into *opt_s; returns the rest). Dense parameters over the DP
+ * group (dp x cp), an MoE model's experts (ep > 1) over the
+ * expert-data-parallel group (dp x cp / ep, their share of the rank
+ * ep-fold smaller). */
+static double dp_side(struct search_cache *c, const struct plan *pl, const struct price *pr,
+		      const struct precision *prec, double L, double layer, double mbs, double *opt_s)
 {
 	const struct model *m = inputs_model(c->in);
 	const struct topology *t = inputs_topology(c->in);
+	int tp = pl->parallel.tp, ep = pl->parallel.ep;
+	long ndp = (long)pl->parallel.dp * pl->parallel.cp, nedp = ndp / ep;
+	double psi = L * model_layer_params(m) / tp + model_embedding_params(m) / tp, psi_e = 0;
+	bool frozen = finetune_frozen(&pl->training.finetune);
+	if (frozen) /* LoRA: the adapters are trained */
+		psi = L * finetune_layer_adapter_params(m, &pl->training.finetune, tp);
+	else if (ep > 1 && m->layers > 0) {
+		double le = L * (double)model_moe_layers(m) / (double)m->layers * model_layer_expert_params(m) / tp;
+		psi -= le;
+		psi_e = le / ep;
+	}
+	double gb = dtype_bytes(pl->training.grad_dtype), exposed = 0;
+	double wb = dtype_bytes(frozen ? prec->weight : prec->layer_weight);
+	if (ndp > 1) {
+		double window = pl->communication.overlap_grad_reduce ? L * pr->b : 0;
+		if (pl->parallel.zero == ZERO_3) {
+			double lp = L * model_layer_params(m) / tp * dtype_bytes(prec->layer_weight);
+			double per_mb = 2 * comm_time(c, pl, GROUP_DP, COLL_ALLGATHER, lp) +
+					comm_time(c, pl, GROUP_DP, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec->layer_weight) * gb);
+			exposed = mbs * fmax(0, per_mb - L * layer);
+		} else {
+			enum coll_op red = pl->parallel.zero == ZERO_0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER;
+			double r = comm_time(c, pl, GROUP_DP, red, psi * gb);
+			if (psi_e > 0 && nedp > 1)
+				r += comm_time(c, pl, GROUP_EDP, red, psi_e * gb);
+			exposed = fmax(0, r - window);
+			if (pl->parallel.zero != ZERO_0) {
+				exposed += comm_time(c, pl, GROUP_DP, COLL_ALLGATHER, psi * wb);
+				if (psi_e > 0 && nedp > 1)
+					exposed += comm_time(c, pl, GROUP_EDP, COLL_ALLGATHER, psi_e * wb);
+			}
+		}
+	}
+	bool shard = pl->parallel.zero >= ZERO_1;
+	double psi_opt = psi / (shard ? (double)ndp : 1) + psi_e / (shard ? (double)nedp : 1);
+	*opt_s = psi_opt * prec->optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
+	return exposed;
+}
+
+double search_estimate(struct search_cache *c, const struct plan *pl, double *busy)
+{
+	const struct model *m = inputs_model(c->in);
 	const struct price *pr = price_of(c, pl);
 	struct precision prec;
 	precision_init(&prec, pl->training.precision, pl->training.fp8_comm);
@@ -218,53 +339,30 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
 	double mbs = (double)plan_microbatches(pl);
 	double L = (double)m->layers / pl->parallel.pp;
-	double rc = pl->parallel.recompute == RECOMPUTE_FULL ? pr->f :
-		    pl->parallel.recompute == RECOMPUTE_SELECTIVE ? pr->sel : 0;
-	double act = (double)pl->training.micro_batch * pl->training.seq * m->hidden * dtype_bytes(prec.activation);
+	bool full = pl->parallel.recompute == RECOMPUTE_FULL;
+	double rc = full ? pr->f : pl->parallel.recompute == RECOMPUTE_SELECTIVE ? pr->sel : 0;
+	double act = (double)pl->training.micro_batch * pl->training.seq / pl->parallel.cp * m->hidden *
+		     dtype_bytes(prec.activation);
 	double tpc = 0;
 	if (pl->parallel.tp > 1) {
-		int n = pl->parallel.recompute == RECOMPUTE_FULL ? 6 : 4;
+		int n = full ? 6 : 4;
 		if (pl->parallel.sp)
-			tpc = n * (comm_time(c, pl, 0, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
-							   dtype_bytes(prec.tp_comm)) +
-				   comm_time(c, pl, 0, COLL_REDUCE_SCATTER, act));
+			tpc = n * (comm_time(c, pl, GROUP_TP, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
+									   dtype_bytes(prec.tp_comm)) +
+				   comm_time(c, pl, GROUP_TP, COLL_REDUCE_SCATTER, act));
 		else
-			tpc = n * comm_time(c, pl, 0, COLL_ALLREDUCE, act);
+			tpc = n * comm_time(c, pl, GROUP_TP, COLL_ALLREDUCE, act);
 	}
+	tpc += cp_exchange(c, pl, pr, &prec, full) + ep_exchange(c, pl, pr, &prec, full);
 	double layer = pr->f + pr->b + rc;
 	double first = L * (layer + tpc) + pr->embed_f + pr->embed_b;
 	double last = L * (layer + tpc) + pr->head_f + pr->head_b;
 	double t_mb = fmax(first, last);
 	if (pl->parallel.pp > 1)
-		t_mb += 2.0 * v * comm_time(c, pl, 2, COLL_SENDRECV,
+		t_mb += 2.0 * v * comm_time(c, pl, COMM_PP_SEND, COLL_SENDRECV,
 					    act / pl->parallel.tp * (pl->parallel.sp ? 1 : pl->parallel.tp));
 	double pipe = (mbs + (double)(pl->parallel.pp - 1) / v) * t_mb;
-
-	/* data parallel: gradients of a rank's parameters, overlapped with the
-	 * last micro-batch's backward */
-	double psi = L * model_layer_params(m) / pl->parallel.tp + model_embedding_params(m) / pl->parallel.tp;
-	if (finetune_frozen(&pl->training.finetune)) /* LoRA: the adapters are trained */
-		psi = L * finetune_layer_adapter_params(m, &pl->training.finetune, pl->parallel.tp);
-	double gbytes = psi * dtype_bytes(pl->training.grad_dtype), exposed = 0;
-	if (pl->parallel.dp > 1) {
-		double window = pl->communication.overlap_grad_reduce ? L * pr->b : 0;
-		if (pl->parallel.zero == ZERO_3) {
-			double lp = L * model_layer_params(m) / pl->parallel.tp * dtype_bytes(prec.layer_weight);
-			double per_mb = 2 * comm_time(c, pl, 1, COLL_ALLGATHER, lp) +
-					comm_time(c, pl, 1, COLL_REDUCE_SCATTER, lp / dtype_bytes(prec.layer_weight) *
-									   dtype_bytes(pl->training.grad_dtype));
-			exposed = mbs * fmax(0, per_mb - L * layer);
-		} else {
-			double red = pl->parallel.zero == ZERO_0 ? comm_time(c, pl, 1, COLL_ALLREDUCE, gbytes)
-							: comm_time(c, pl, 1, COLL_REDUCE_SCATTER, gbytes);
-			exposed = fmax(0, red - window);
-			if (pl->parallel.zero != ZERO_0)
-				exposed += comm_time(c, pl, 1, COLL_ALLGATHER, psi * dtype_bytes(
-					finetune_frozen(&pl->training.finetune) ? prec.weight : prec.layer_weight));
-		}
-	}
-	double psi_opt = psi / (pl->parallel.zero >= ZERO_1 ? pl->parallel.dp : 1);
-	double opt = psi_opt * prec.optimizer_step_bytes / (t->gpu.hbm_bw_Bps * t->gpu.mem_eff_max);
+	double opt, exposed = dp_side(c, pl, pr, &prec, L, layer, mbs, &opt);
 	double iter = pipe + exposed + opt;
 	if (busy)
 		*busy = iter > 0 ? mbs * L * layer / iter : 0;
@@ -390,6 +488,58 @@ struct screen {
 	struct search_stats *st;
 };
 
+/* Resolve pl (its shape set) with the goal's training and the cluster's
+ * price, and append it to s->out with its estimate when it passes
+ * plan_check() and fits. */
+static void screen_plan(struct screen *s, struct plan *pl)
+{
+	const struct goal *g = s->g;
+	const struct goal_cluster *cl = &g->clusters[s->ci];
+	const struct inputs *in = cl->in;
+	struct search_stats *st = s->st;
+	pl->training.precision = g->precision;
+	pl->training.grad_dtype = precision_weight_dtype(g->precision);
+	pl->training.train_tokens = g->train_tokens;
+	pl->training.finetune = g->finetune;
+	pl->cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
+	plan_resolve(pl, in);
+	st->enumerated++;
+	if (rejected(g, pl, in, &s->quiet, st))
+		return;
+	struct mem_anatomy mem;
+	anatomy_worst(in, pl, &mem, NULL);
+	if (!mem.fits) {
+		st->no_fit++;
+		return;
+	}
+	st->screened++;
+	struct candidate cd = { .plan = *pl, .cluster = s->ci, .mem_bytes = mem.total_bytes,
+				.index = st->screened };
+	cd.est_iter_s = search_estimate(s->cache, pl, &cd.est_busy);
+	cd.est_tokens_per_s = (double)pl->training.global_batch * pl->training.seq / cd.est_iter_s;
+	assess_plan(in, pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
+	XGROW(s->out, s->cap, (size_t)s->n + 1);
+	s->out[s->n++] = cd;
+}
+
+/* The numbers of micro-batches of `unit` samples each (dp x micro-batch)
+ * whose global batch lies in g's range: the powers of two and the
+ * largest (search.h), into ms (room for 64). Returns how many. */
+static int batch_counts(const struct goal *g, long unit, long *ms)
+{
+	long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
+	long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
+	if (mmin < 1)
+		mmin = 1;
+	int nm = 0;
+	for (long x = 1; x <= mmax && nm < 62; x *= 2)
+		if (x >= mmin)
+			ms[nm++] = x;
+	if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
+		ms[nm++] = mmax;
+	return nm;
+}
+
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
  * plan_check() and fits (only s->family's when set), with its estimate. */
 static void screen_nodes(struct screen *s, long nodes)
@@ -399,16 +549,16 @@ static void screen_nodes(struct screen *s, long nodes)
 	const struct inputs *in = cl->in;
 	const struct topology *t = inputs_topology(in);
 	const struct plan *fam = s->family;
-	struct search_stats *st = s->st;
 	long gpus = nodes * t->gpus_per_node;
 	for (int a = 0; a < g->ntp; a++)
-	for (int b = 0; b < s->npp; b++) {
-		int tp = g->tp[a], pp = s->pps[b];
-		if (gpus % ((long)tp * pp) || tp > t->gpus_per_node)
+	for (int b = 0; b < s->npp; b++)
+	for (int q = 0; q < g->ncp; q++) {
+		int tp = g->tp[a], pp = s->pps[b], cp = g->cp[q];
+		if (gpus % ((long)tp * cp * pp) || tp > t->gpus_per_node)
 			continue;
-		if (fam && (tp != fam->parallel.tp || pp != fam->parallel.pp))
+		if (fam && (tp != fam->parallel.tp || pp != fam->parallel.pp || cp != fam->parallel.cp))
 			continue;
-		long dp = gpus / ((long)tp * pp);
+		long dp = gpus / ((long)tp * cp * pp);
 		for (int c = 0; c < g->nv; c++)
 		for (int e = 0; e < g->nmb; e++) {
 			int v = g->v[c];
@@ -418,23 +568,16 @@ static void screen_nodes(struct screen *s, long nodes)
 			if (fam && (v != fam->parallel.interleave || mb != fam->training.micro_batch))
 				continue;
 			long unit = dp * mb;
-			long mmin = (long)ceil(g->gb_min_tokens / g->seq / unit);
-			long mmax = (long)floor(g->gb_max_tokens / g->seq / unit);
-			if (mmin < 1)
-				mmin = 1;
 			long ms[64];
-			int nm = 0;
-			for (long x = 1; x <= mmax && nm < 62; x *= 2)
-				if (x >= mmin)
-					ms[nm++] = x;
-			if (mmax >= mmin && (nm == 0 || ms[nm - 1] != mmax))
-				ms[nm++] = mmax;
+			int nm = batch_counts(g, unit, ms);
 			for (int f = 0; f < nm; f++)
+			for (int x = 0; x < g->nep; x++)
 			for (int z = 0; z < g->nzero; z++)
 			for (int r = 0; r < g->nrc; r++)
 			for (int sp = 0; sp < g->nsp; sp++)
 			for (int o = 0; o < g->norder; o++) {
-				if (g->sp[sp] && tp == 1)
+				int ep = g->ep[x];
+				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep))
 					continue;
 				if (same_order_before(g, o, pp))
 					continue;
@@ -442,6 +585,10 @@ static void screen_nodes(struct screen *s, long nodes)
 				plan_init(&pl);
 				pl.nodes = (int)nodes;
 				pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
+				pl.parallel.cp = cp, pl.parallel.ep = ep;
+				/* the ring's chunks of a sliding window are not modelled
+				 * (plan_check): such a model splits heads (Ulysses) */
+				pl.parallel.cp_comm = cp > 1 && inputs_model(in)->sliding_window > 0 ? CP_A2A : CP_P2P;
 				pl.parallel.interleave = v;
 				pl.parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
 				pl.training.micro_batch = mb;
@@ -453,30 +600,7 @@ static void screen_nodes(struct screen *s, long nodes)
 				snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
 				if (fam && !search_same_family(&pl, fam))
 					continue;
-				pl.training.precision = g->precision;
-				pl.training.grad_dtype = precision_weight_dtype(g->precision);
-				pl.training.train_tokens = g->train_tokens;
-				pl.training.finetune = g->finetune;
-				pl.cost.usd_per_gpu_hour = cl->econ.usd_per_gpu_hour;
-				plan_resolve(&pl, in);
-				st->enumerated++;
-				if (rejected(g, &pl, in, &s->quiet, st))
-					continue;
-				struct mem_anatomy mem;
-				anatomy_worst(in, &pl, &mem, NULL);
-				if (!mem.fits) {
-					st->no_fit++;
-					continue;
-				}
-				st->screened++;
-				struct candidate cd = { .plan = pl, .cluster = s->ci, .mem_bytes = mem.total_bytes,
-							.index = st->screened };
-				cd.est_iter_s = search_estimate(s->cache, &pl, &cd.est_busy);
-				cd.est_tokens_per_s = (double)pl.training.global_batch * pl.training.seq /
-						      cd.est_iter_s;
-				assess_plan(in, &pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
-				XGROW(s->out, s->cap, (size_t)s->n + 1);
-				s->out[s->n++] = cd;
+				screen_plan(s, &pl);
 			}
 			/* the diag keeps the messages; start afresh now and then */
 			if (s->quiet.len > (1 << 20)) {

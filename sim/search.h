@@ -10,8 +10,10 @@
  * rather than as the reason each plan is rejected for.
  * For every cluster and node count the search enumerates the
  * plan space — tp, pp, interleave (virtual stages), dp (what is left),
- * micro-batch, global batch, ZeRO stage, recompute, sp and the placement
- * order — and screens each plan in-process:
+ * micro-batch, global batch, ZeRO stage, recompute, sp, the placement
+ * order, context parallelism cp (GPUs = tp x cp x pp x dp) and, for an MoE
+ * model, expert parallelism ep (inside dp: ep divides dp and the experts,
+ * placement.h) — and screens each plan in-process:
  *   1. plan_check() (the simulator's own validity test),
  *   2. the memory anatomy of the first and last stage (anatomy.h) against
  *      the GPU's usable capacity,
@@ -21,7 +23,11 @@
  *      (coll_plan_create()'s uncontended time, read without building the
  *      plan's flows where the group allows: coll_time_uncontended(),
  *      fabric/coll.h, so the cost per plan does not grow with the
- *      cluster), the pipeline bubble (p - 1) / (v m) of the
+ *      cluster), the context-parallel K/V ring (or Ulysses all-to-alls)
+ *      beyond the attention it hides behind, the MoE token all-to-alls
+ *      (dispatch and combine, each pass, on the EP group: NVLink inside a
+ *      node, the NIC beyond), the experts' gradients reduced over the
+ *      expert-data-parallel group (dp x cp / ep), the pipeline bubble (p - 1) / (v m) of the
  *      micro-batches' time, the optimizer.
  * The plans that survive are ranked by the estimate's wall time to train
  * (goodput included) and the best `top` per cluster, plus the best
@@ -58,6 +64,15 @@
  *   search.tp, .pp, .interleave, .micro_batch, .zero   [int]   the values tried (defaults:
  *                                tp 1,2,4,8 (dividing GPUs per node); pp the divisors of the
  *                                layers up to 32; interleave 1,2,4; micro_batch 1,2,4; zero 0..3)
+ *   search.ep                 [int]     -       divisors    expert-parallel degrees (MoE models only;
+ *                                                           each must divide the experts; default:
+ *                                                           every divisor of the experts; a dense
+ *                                                           model: 1, and listing ep > 1 is an error)
+ *   search.cp                 [int]     -       1 | 1,2,4,8 context-parallel degrees (seq_len must
+ *                                                           divide by 2 cp; default: 1,2,4,8 when
+ *                                                           seq_len >= 16384 (SEARCH_CP_SEQ), else
+ *                                                           1); the ring (cp_comm "p2p"), Ulysses
+ *                                                           ("a2a") for a sliding-window model
  *   search.recompute          [string]  -       none, selective, full
  *   search.sp                 [bool]    -       false, true (true only with tp > 1)
  *   search.order              [string]  -       "tp,dp,pp", "tp,pp,dp"
@@ -82,6 +97,15 @@
 #include "reasons.h"
 
 #define SEARCH_MAX_VALUES 32
+/* Context parallelism is searched by default (cp 1, 2, 4, 8) from this
+ * sequence length on; below it, cp = 1 only. Why 16k: NVIDIA's long-context
+ * recipes turn CP on from 16k tokens (NeMo Framework user guide, "Long
+ * Context Recipes": Llama 3, Mixtral 8x7B and Nemotron at 16k and 64k, CP
+ * the key technique), their shorter-sequence recipes run cp = 1; CP's
+ * gain is the activation memory of a sequence split cp ways, which below
+ * 16k TP, SP and recompute already cover, while it adds the K/V ring to
+ * every layer and four times the plans to screen. */
+#define SEARCH_CP_SEQ 16384
 #define SEARCH_MAX_NODES 100000   /* the largest node count a goal may list */
 
 struct goal_cluster {
@@ -111,6 +135,8 @@ struct goal {
 	int v[SEARCH_MAX_VALUES], nv;
 	int mb[SEARCH_MAX_VALUES], nmb;
 	int zero[SEARCH_MAX_VALUES], nzero;
+	int ep[SEARCH_MAX_VALUES], nep;   /* nep = 0: the divisors of the experts (MoE), else 1 */
+	int cp[SEARCH_MAX_VALUES], ncp;   /* ncp = 0: search_cp_default() */
 	int rc[3], nrc;
 	bool sp[2];
 	int nsp;
