@@ -72,6 +72,9 @@ struct task {
 	double launch_s;        /* TASK_COLL: host launch cost per call (framework.h), waited
 				   on the stream before the call */
 	enum p2p_dir dir;       /* TASK_SEND/RECV: FWD goes to the next stage */
+	bool rev;               /* TASK_SEND/RECV: of a pipeline that runs from the
+				   last stage to the first (dualpipe's chunk 1): FWD
+				   goes to the previous stage; its own mailboxes */
 	bool blocking;          /* TASK_SEND: done when delivered, not when posted
 				   (DeepSpeed's p2p.send; build_transformer.c) */
 	int mb, chunk;          /* micro-batch and model chunk, for traces */
