@@ -285,6 +285,20 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 		XGROW(b.grads.dp_tasks, b.grads.capdp, (size_t)b.grads.ndp + 1);
 		b.grads.dp_tasks[b.grads.ndp++] = id;
 	}
+	/* dualpipe: ranks s and pp - 1 - s hold the two copies of the same
+	 * layers (and the first and last both ends), whose gradients are
+	 * summed before the step, as the reference's example does it after
+	 * DualPipe.step() (examples/example_dualpipe.py at 3da1bbea: each
+	 * copy's gradient plus its mirror's); here one all-reduce of the
+	 * rank's gradients with its mirror's after the last W */
+	if (pl->parallel.schedule == SCHED_DUALPIPE && pl->parallel.pp > 1) {
+		struct task t_mir = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				      .op = COLL_ALLREDUCE, .group = GROUP_MIRROR,
+				      .bytes = (sp.psi + sp.psi_e) * b.grads.gb, .launch_s = b.z3.launch_s };
+		int id = program_add(p, &t_mir, &b.stream.last, 1);
+		XGROW(b.grads.dp_tasks, b.grads.capdp, (size_t)b.grads.ndp + 1);
+		b.grads.dp_tasks[b.grads.ndp++] = id;
+	}
 	builder_optimizer_step(&b, &sp, inputs_topology(in));
 	p->peak_inflight = schedule_peak_inflight(order, sp.nsteps);
 	if (sr)
