@@ -258,6 +258,11 @@ void builder_stage_result(struct stage_result *sr, const struct builder *b,
 		sr->compute_fwd_s += sp->kinds[i] * (ki->fwd[WL_ATTN] + ki->fwd[WL_MLP]);
 		sr->compute_bwd_s += sp->kinds[i] * (ki->bwd[WL_ATTN] + ki->bwd[WL_MLP]);
 	}
+	if (b->pl->parallel.schedule == SCHED_DUALPIPE) {
+		/* a micro-batch passes one of the rank's two chunks: the mean */
+		sr->compute_fwd_s /= 2;
+		sr->compute_bwd_s /= 2;
+	}
 	struct mem_rank_input mi;
 	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);
 	bool *fwd = anatomy_order(b->pl, b->stage, &mi);

@@ -621,6 +621,9 @@ Test(scenario, dualpipe_beats_one_f_one_b_at_twice_the_weights)
 		cr_expect_float_eq(jnum(rd, path), want, 1e-12 * want, "stage %d: %.9g GB, want %.9g",
 				   s, jnum(rd, path), want);
 	}
+	/* a micro-batch passes one chunk of a middle rank: 1F1B's stage */
+	cr_expect_float_eq(jnum(rd, "breakdown/per_stage/1/compute_fwd_per_microbatch_s"),
+			   jnum(ro, "breakdown/per_stage/1/compute_fwd_per_microbatch_s"), 1e-12);
 	double act1 = jnum(ro, "memory/per_stage/1/activations_GB");
 	double want = act1 * (p + 1) / (p - 1);   /* 1F1B's stage 1 holds p - 1 */
 	cr_expect_float_eq(jnum(rd, "memory/per_stage/1/activations_GB"), want, 1e-12 * want);
