@@ -177,7 +177,7 @@ struct rank_inst {
 	double compute_end;     /* when the compute stream finished */
 	double comm_end;        /* when the last communication stream finished */
 	int comm_end_cat;       /* what that stream carried last */
-	int nsent[2], nrecv[2]; /* pipeline messages posted, per p2p_dir */
+	int nsent[4], nrecv[4]; /* pipeline messages posted, per p2p_dir + 2 rev */
 	int *mp2p[2];           /* folded: mirror (src, dst) pairs of a send, per dir */
 	int nmp2p[2];
 	int ps_bucket;          /* parameter-server rounds so far (round robin) */

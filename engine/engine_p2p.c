@@ -55,8 +55,22 @@ static void mirror_p2p_post(struct sim *S, const struct rank_inst *ri, int dir, 
 	}
 }
 
-static int p2p_peer(const struct sim *S, const struct rank_inst *ri, enum p2p_dir dir,
-		    bool sending)
+/* The direction a message travels in: FWD toward stage + 1. A reversed
+ * pipeline's (dualpipe's chunk 1) forward goes toward stage - 1. */
+static int phys_dir(const struct task *t)
+{
+	return t->rev ? !t->dir : t->dir;
+}
+
+/* The mailbox lane of t: its direction, and apart the reversed
+ * pipeline's, so that each (lane, src, dst) carries one stream of
+ * messages posted and taken in the same order. */
+static int lane(const struct task *t)
+{
+	return t->dir + 2 * t->rev;
+}
+
+static int p2p_peer(const struct sim *S, const struct rank_inst *ri, int dir, bool sending)
 {
 	/* FWD goes to stage + 1; a receive of FWD comes from stage - 1 */
 	int delta = (dir == P2P_FWD) == sending ? +1 : -1;
@@ -67,16 +81,17 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 		     double start, int *nsends, int *peer)
 {
 	struct rank_inst *ri = a->ri;
-	*peer = p2p_peer(S, ri, t->dir, true);
+	int d = phys_dir(t), l = lane(t);
+	*peer = p2p_peer(S, ri, d, true);
 	ri->post_s[ti] = start;
 	engine_cls_touch(S, ri->rank, *peer); /* it starts now or when received */
-	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, t->dir, ri->rank, *peer), &ri->post_s[ti],
+	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, l, ri->rank, *peer), &ri->post_s[ti],
 					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
-	if (ri->nmp2p[t->dir] && S->ri[*peer].nrecv[t->dir] > ri->nsent[t->dir])
-		mirror_p2p_post(S, ri, t->dir, t->bytes, t->cat);
-	ri->nsent[t->dir]++;
+	if (ri->nmp2p[d] && S->ri[*peer].nrecv[l] > ri->nsent[l])
+		mirror_p2p_post(S, ri, d, t->bytes, t->cat);
+	ri->nsent[l]++;
 	engine_links_count(S, ri->host, S->host[*peer], ceil(t->bytes), t->cat);
 	ri->st->sent_bytes[t->cat] += t->bytes;
 	S->flows++;
@@ -94,13 +109,14 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 		     double start, int *peer)
 {
 	struct rank_inst *ri = a->ri;
-	*peer = p2p_peer(S, ri, t->dir, false);
-	if (S->ri[*peer].nmp2p[t->dir] && S->ri[*peer].nsent[t->dir] > ri->nrecv[t->dir])
-		mirror_p2p_post(S, &S->ri[*peer], t->dir, t->bytes, t->cat);
-	ri->nrecv[t->dir]++;
+	int d = phys_dir(t), l = lane(t);
+	*peer = p2p_peer(S, ri, d, false);
+	if (S->ri[*peer].nmp2p[d] && S->ri[*peer].nsent[l] > ri->nrecv[l])
+		mirror_p2p_post(S, &S->ri[*peer], d, t->bytes, t->cat);
+	ri->nrecv[l]++;
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
 	engine_links_touch(S, S->host[*peer], ri->host);
-	const double *post = sg_mailbox_get(p2p_mailbox(S, t->dir, *peer, ri->rank));
+	const double *post = sg_mailbox_get(p2p_mailbox(S, l, *peer, ri->rank));
 	/* the message's route latency (the links carry none: plain max-min) */
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
 	if (lat > 0)

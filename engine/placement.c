@@ -128,6 +128,12 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 		return out[0] == out[1] ? 1 : 2;
 	}
 	raw_coords(pl, rank, c);
+	if (g == GROUP_MIRROR) {
+		int s = c[DIM_PP], m = pl->size[DIM_PP] - 1 - s;
+		out[0] = placement_stage_peer(pl, rank, s < m ? s : m);
+		out[1] = placement_stage_peer(pl, rank, s < m ? m : s);
+		return out[0] == out[1] ? 1 : 2;
+	}
 	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
 		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];

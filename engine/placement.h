@@ -61,7 +61,8 @@ void placement_coords(const struct placement *pl, int rank, int c[DIM_N]);
 
 /* Members of rank's group g, into out (room for placement_group_size()):
  * TP and CP ordered by that coordinate, DP by (dp, cp) with cp inner;
- * GROUP_EMB the first and last stage. Returns the count. */
+ * GROUP_EMB the first and last stage, GROUP_MIRROR stages s and pp - 1 - s
+ * (the lower first). Returns the count. */
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out);
 
 /* Ranks in a group of kind g. */

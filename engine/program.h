@@ -53,8 +53,10 @@ enum task_cat {
  * context-parallel ring; GROUP_EP: the expert-parallel ranks (token
  * all-to-alls); GROUP_EDP: the expert-data-parallel ranks (dp / ep x cp,
  * expert gradients); GROUP_EMB: the first and last pipeline stage of
- * the same (tp, cp, dp), which hold the two copies of tied embeddings. */
-enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_EP, GROUP_EDP, GROUP_N };
+ * the same (tp, cp, dp), which hold the two copies of tied embeddings;
+ * GROUP_MIRROR: stages s and pp - 1 - s of the same (tp, cp, dp), which
+ * under dualpipe hold the two copies of the same layers. */
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_EP, GROUP_EDP, GROUP_MIRROR, GROUP_N };
 
 /* Direction of a pipeline transfer (which neighbour, which mailbox). */
 enum p2p_dir { P2P_FWD, P2P_BWD };
@@ -72,6 +74,9 @@ struct task {
 	double launch_s;        /* TASK_COLL: host launch cost per call (framework.h), waited
 				   on the stream before the call */
 	enum p2p_dir dir;       /* TASK_SEND/RECV: FWD goes to the next stage */
+	bool rev;               /* TASK_SEND/RECV: of a pipeline that runs from the
+				   last stage to the first (dualpipe's chunk 1): FWD
+				   goes to the previous stage; its own mailboxes */
 	bool blocking;          /* TASK_SEND: done when delivered, not when posted
 				   (DeepSpeed's p2p.send; build_transformer.c) */
 	int mb, chunk;          /* micro-batch and model chunk, for traces */

@@ -48,12 +48,13 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 int anatomy_stage_layers(const struct plan *pl, const struct model *m, int stage,
 			 int *chunk_layers, int *dense)
 {
-	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
-	int nv = pl->parallel.pp * v, layers = 0, first;
+	int v = schedule_chunks(pl->parallel.schedule, pl->parallel.interleave);
+	int nv, layers = 0, first;
 
 	*dense = 0;
 	for (int c = 0; c < v; c++) {
-		int n = plan_vstage_layers(pl, m->layers, c * pl->parallel.pp + stage, nv, &first);
+		int vs = schedule_vstage(pl->parallel.schedule, pl->parallel.pp, v, stage, c, &nv);
+		int n = plan_vstage_layers(pl, m->layers, vs, nv, &first);
 		if (chunk_layers)
 			chunk_layers[c] = n;
 		layers += n;
@@ -68,7 +69,7 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 		   struct mem_anatomy *out)
 {
 	const struct model *m = inputs_model(in);
-	int v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
+	int v = schedule_chunks(pl->parallel.schedule, pl->parallel.interleave);
 	int mb = (int)plan_microbatches(pl), dense;
 	int *chunk_layers = xmalloc((size_t)v * sizeof(int));
 	int layers = anatomy_stage_layers(pl, m, stage, chunk_layers, &dense);
@@ -83,8 +84,10 @@ void anatomy_stage(const struct inputs *in, const struct plan *pl, int stage,
 	free(chunk_layers);
 	free(order);
 	struct mem_rank_input mi;
-	anatomy_input(in, pl, layers, dense, layers ? peak / layers : 0, stage == 0,
-		      stage == pl->parallel.pp - 1, &mi);
+	/* dualpipe's first and last ranks hold both ends (schedule.h) */
+	bool ends = pl->parallel.schedule == SCHED_DUALPIPE && (stage == 0 || stage == pl->parallel.pp - 1);
+	anatomy_input(in, pl, layers, dense, layers ? peak / layers : 0, stage == 0 || ends,
+		      stage == pl->parallel.pp - 1 || ends, &mi);
 	bool *fwd = anatomy_order(pl, stage, &mi);
 	memory_rank(&mi, out);
 	free(fwd);

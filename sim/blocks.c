@@ -87,13 +87,11 @@ static void split_moe(struct cost *cost, const struct op_list *l, double scale, 
 	bool seen = false;
 	for (int i = 0; i < l->n; i++) {
 		double t = scale * cost_op_time(cost, &l->v[i]);
-		if (workload_op_is_expert(&l->v[i])) {
-			seen = true;
-			bk->moe_mid[pass] += t;
-		} else if (seen)
-			bk->moe_post[pass] += t;
-		else
-			bk->moe_pre[pass] += t;
+		int seg = workload_op_is_expert(&l->v[i]) ? 1 : seen ? 2 : 0;
+		seen |= seg == 1;
+		(seg == 1 ? bk->moe_mid : seg == 2 ? bk->moe_post : bk->moe_pre)[pass] += t;
+		if (pass == PASS_BWD && strstr(l->v[i].name, ".wgrad"))
+			bk->moe_wgrad[seg] += t;
 	}
 }
 

@@ -45,6 +45,9 @@ struct blocks {
 	/* MoE, per pass: the MLP block's ops before the dispatch, the experts,
 	 * after the combine */
 	double moe_pre[2], moe_mid[2], moe_post[2];
+	/* of moe_pre, moe_mid and moe_post in backward, their ".wgrad" ops:
+	 * what B leaves to W under a split backward (dualpipe) */
+	double moe_wgrad[3];
 	/* the GPU's wait for the host within each block (host.h; 0 when the
 	 * kernels outlast their issue), part of fwd and bwd */
 	double host_wait_fwd[WL_NBLOCKS], host_wait_bwd[WL_NBLOCKS];

@@ -155,6 +155,9 @@ int builder_kind(const struct builder *b, long layer);
  * reduced (build_transformer_step.c). */
 void builder_forward(struct builder *b, int mb, int chunk);
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb);
+/* The same, their pipeline send left out when `send` is false. */
+void builder_forward_send(struct builder *b, int mb, int chunk, bool send);
+void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, bool send);
 /* W of micro-batch mb through chunk chunk under a split backward (b->split):
  * the weight gradients, then handed to the reductions (last_mb: the
  * chunk's last W, where they are reduced) (build_transformer_step.c). */
@@ -171,6 +174,15 @@ int builder_compute(struct builder *b, enum task_cat cat, double time_s, double 
 /* Layers of virtual stage vs (of pp * v), and the first layer's index
  * (build_transformer_step.c). */
 int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first);
+
+/* The virtual stage the stage's chunk runs, of *nv (schedule_vstage())
+ * (build_transformer_step.c). */
+int builder_vstage(const struct builder *b, int chunk, int *nv);
+
+/* The pipeline send of a forward (fwd) or backward step of (mb, chunk)
+ * that the step left to its caller (dualpipe's F&B pairs and whole
+ * backwards, schedule.h), now (build_transformer_step.c). */
+void builder_send(struct builder *b, bool fwd, int mb, int chunk);
 
 /* Gradients of bytes (dense) and expert (MoE experts) became ready on the
  * compute stream; reduced in buckets when reduce_now

@@ -218,6 +218,31 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		b->z3.last_use[i] = -1;
 }
 
+/* Step i of the order. DualPipe (schedule.h): the forward of an F&B
+ * pair posts its send after the pair's backward (the reference batches
+ * the pair's sends after its compute), a whole backward its send after
+ * its W. */
+static void build_step(struct builder *b, const struct sched_step *order, int i, const int *last_b)
+{
+	const struct sched_step *x = &order[i];
+	bool last = i == last_b[x->chunk];
+	if (x->fwd) {
+		builder_forward_send(b, x->mb, x->chunk, !x->pair);
+		return;
+	}
+	if (!x->w) {
+		builder_backward_send(b, x->mb, x->chunk, last, !x->whole);
+		return;
+	}
+	builder_weight(b, x->mb, x->chunk, last);
+	if (x->whole)
+		builder_send(b, false, x->mb, x->chunk);
+	/* a pair's forward: its backward (and the W of a whole one) done */
+	const struct sched_step *f = i >= 2 && order[i - 1].whole ? &order[i - 2] : NULL;
+	if (f && f->fwd && f->pair)
+		builder_send(b, true, f->mb, f->chunk);
+}
+
 int build_transformer_program(const struct inputs *in, const struct plan *pl, int stage,
 			      struct program *p, struct stage_result *sr)
 {
@@ -227,7 +252,7 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	int m_mb = (int)plan_microbatches(pl);
 	struct stage_plan sp;
 
-	b.v = pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1;
+	b.v = schedule_chunks(pl->parallel.schedule, pl->parallel.interleave);
 	b.split = schedule_splits_backward(pl->parallel.schedule);
 	builder_sizes(&b, in, pl);
 	bool slides = model_sliding_layers_in(m, 0, m->layers) > 0;
@@ -247,14 +272,8 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	stage_plan_init(&sp, &b, m, order, m_mb);
 	if (sp.gather && pl->communication.overlap_param_gather)
 		builder_overlapped_param_gather(&b, &sp);
-	for (int i = 0; i < sp.nsteps; i++) {
-		if (order[i].fwd)
-			builder_forward(&b, order[i].mb, order[i].chunk);
-		else if (order[i].w)
-			builder_weight(&b, order[i].mb, order[i].chunk, i == sp.last_b[order[i].chunk]);
-		else
-			builder_backward(&b, order[i].mb, order[i].chunk, i == sp.last_b[order[i].chunk]);
-	}
+	for (int i = 0; i < sp.nsteps; i++)
+		build_step(&b, order, i, sp.last_b);
 	builder_flush_bucket(&b);
 	/* the two copies of tied embeddings sum their gradients (Megatron's
 	 * embedding group: first and last stage) */
@@ -263,6 +282,20 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 				      .op = COLL_ALLREDUCE, .group = GROUP_EMB, .bytes = b.tied_copy * b.grads.gb,
 				      .launch_s = b.z3.launch_s };
 		int id = program_add(p, &t_emb, &b.stream.last, 1);
+		XGROW(b.grads.dp_tasks, b.grads.capdp, (size_t)b.grads.ndp + 1);
+		b.grads.dp_tasks[b.grads.ndp++] = id;
+	}
+	/* dualpipe: ranks s and pp - 1 - s hold the two copies of the same
+	 * layers (and the first and last both ends), whose gradients are
+	 * summed before the step, as the reference's example does it after
+	 * DualPipe.step() (examples/example_dualpipe.py at 3da1bbea: each
+	 * copy's gradient plus its mirror's); here one all-reduce of the
+	 * rank's gradients with its mirror's after the last W */
+	if (pl->parallel.schedule == SCHED_DUALPIPE && pl->parallel.pp > 1) {
+		struct task t_mir = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
+				      .op = COLL_ALLREDUCE, .group = GROUP_MIRROR,
+				      .bytes = (sp.psi + sp.psi_e) * b.grads.gb, .launch_s = b.z3.launch_s };
+		int id = program_add(p, &t_mir, &b.stream.last, 1);
 		XGROW(b.grads.dp_tasks, b.grads.capdp, (size_t)b.grads.ndp + 1);
 		b.grads.dp_tasks[b.grads.ndp++] = id;
 	}

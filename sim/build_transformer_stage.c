@@ -65,7 +65,6 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 			    const struct sched_step *order, int m_mb)
 {
 	const struct plan *pl = b->pl;
-	int stage = b->stage;
 	double t = pl->parallel.tp, le = b->le;
 	int *chunk_layers = xmalloc((size_t)b->v * sizeof(int));
 
@@ -79,10 +78,12 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 			sp->last_b[order[i].chunk] = i;
 
 	/* stage bookkeeping, memory inputs */
-	int nv = pl->parallel.pp * b->v;
+	bool has_emb = false, has_head = false;
 	for (int c = 0; c < b->v; c++) {
-		int f;
-		chunk_layers[c] = builder_vstage_layers(b, c * pl->parallel.pp + stage, nv, &f);
+		int f, nv, vs = builder_vstage(b, c, &nv);
+		chunk_layers[c] = builder_vstage_layers(b, vs, nv, &f);
+		has_emb |= vs == 0;
+		has_head |= vs == nv - 1;
 		if (c == 0)
 			sp->first0 = f;
 		sp->layers += chunk_layers[c];
@@ -104,8 +105,9 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	 * dense first layers whole */
 	double psi_layers = (moe * (model_layer_params(m) - le) +
 			     sp->dense * model_dense_layer_params(m)) / t;
-	sp->has_emb = stage == 0;
-	sp->has_head = stage == pl->parallel.pp - 1;
+	/* dualpipe's first and last ranks hold both ends (schedule.h) */
+	sp->has_emb = has_emb;
+	sp->has_head = has_head;
 	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
 		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
 	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
@@ -131,10 +133,10 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
  * embedding, its chunks' layers, the head), which param_gate walks. */
 static double stage_grad_bytes(struct builder *b)
 {
-	int nv = b->pp * b->v, first;
+	int nv, first;
 	double total = 0;
 	for (int c = 0; c < b->v; c++) {
-		int vs = c * b->pp + b->stage;
+		int vs = builder_vstage(b, c, &nv);
 		int nl = builder_vstage_layers(b, vs, nv, &first);
 		for (int l = 0; l < nl; l++)
 			total += b->kind[builder_kind(b, first + l)].grad_bytes;
@@ -255,6 +257,11 @@ void builder_stage_result(struct stage_result *sr, const struct builder *b,
 		const struct blocks *ki = &b->kind[i].bk;
 		sr->compute_fwd_s += sp->kinds[i] * (ki->fwd[WL_ATTN] + ki->fwd[WL_MLP]);
 		sr->compute_bwd_s += sp->kinds[i] * (ki->bwd[WL_ATTN] + ki->bwd[WL_MLP]);
+	}
+	if (b->pl->parallel.schedule == SCHED_DUALPIPE) {
+		/* a micro-batch passes one of the rank's two chunks: the mean */
+		sr->compute_fwd_s /= 2;
+		sr->compute_bwd_s /= 2;
 	}
 	struct mem_rank_input mi;
 	anatomy_input(in, b->pl, layers, dense, sr->inflight, has_emb, has_head, &mi);

@@ -10,6 +10,7 @@
 
 #include "build_transformer-private.h"
 #include "bug.h"
+#include "schedule.h"
 #include "xalloc.h"
 
 /* Backward FLOPs of block blk, one micro-batch: twice the forward's, or
@@ -43,6 +44,17 @@ int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first)
 {
 	return plan_vstage_layers(b->pl, b->m->layers, vs, nv, first);
 }
+
+int builder_vstage(const struct builder *b, int chunk, int *nv)
+{
+	return schedule_vstage(b->pl->parallel.schedule, b->pp, b->v, b->stage, chunk, nv);
+}
+
+/* A pipeline receive of a forward (activation) or backward (gradient)
+ * message of chunk: from the previous stage (forward) or the next
+ * (backward), the other way round in a reversed pipeline (dualpipe's
+ * chunk 1), each on the stream of the neighbour it comes from. */
+static int p2p_recv(struct builder *b, bool fwd, int mb, int chunk);
 
 static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int mb, int chunk)
 {
@@ -147,12 +159,16 @@ static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops
 {
 	const struct blocks *k = &b->lk->bk;
 	int ps = bwd ? PASS_BWD : PASS_FWD;
+	/* a split backward's B leaves each part's weight gradients to W */
+	double wg[3] = { 0, 0, 0 };
+	for (int i = 0; i < 3 && bwd && b->split; i++)
+		wg[i] = k->moe_wgrad[i];
 
-	builder_compute(b, cat, bwd ? k->moe_post[ps] : k->moe_pre[ps], flops, mb, chunk, dep);
+	builder_compute(b, cat, bwd ? k->moe_post[ps] - wg[2] : k->moe_pre[ps], flops, mb, chunk, dep);
 	int x = ep_coll(b, mb, chunk, b->stream.last);
-	builder_compute(b, cat, k->moe_mid[ps], 0, mb, chunk, x);
+	builder_compute(b, cat, k->moe_mid[ps] - wg[1], 0, mb, chunk, x);
 	x = ep_coll(b, mb, chunk, b->stream.last);
-	builder_compute(b, cat, bwd ? k->moe_pre[ps] : k->moe_post[ps], 0, mb, chunk, x);
+	builder_compute(b, cat, bwd ? k->moe_pre[ps] - wg[0] : k->moe_post[ps], 0, mb, chunk, x);
 }
 
 /* The compute of one half-layer: one task, or the attention under CP. */
@@ -453,19 +469,41 @@ static void param_gate(struct builder *b, int chunk, double bytes)
 		b->stream.gate = g->ids[i];
 }
 
+static int p2p_recv(struct builder *b, bool fwd, int mb, int chunk)
+{
+	bool rev = schedule_reversed(b->pl->parallel.schedule, chunk);
+	struct task r = { .kind = TASK_RECV, .stream = fwd != rev ? STREAM_RECV_PREV : STREAM_RECV_NEXT,
+			  .cat = CAT_PP_COMM, .dir = fwd ? P2P_FWD : P2P_BWD, .rev = rev,
+			  .bytes = p2p_bytes(b), .mb = mb, .chunk = chunk };
+	return program_add(b->p, &r, NULL, 0);
+}
+
+void builder_send(struct builder *b, bool fwd, int mb, int chunk)
+{
+	int nv, vs = builder_vstage(b, chunk, &nv);
+	if (fwd ? vs == nv - 1 : vs == 0)
+		return;   /* the pipeline's last (first) stage: nothing to send on */
+	struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+			  .dir = fwd ? P2P_FWD : P2P_BWD,
+			  .rev = schedule_reversed(b->pl->parallel.schedule, chunk),
+			  .bytes = p2p_bytes(b), .mb = mb, .chunk = chunk };
+	p2p_send(b, &s);
+}
+
 void builder_forward(struct builder *b, int mb, int chunk)
 {
+	builder_forward_send(b, mb, chunk, true);
+}
+
+void builder_forward_send(struct builder *b, int mb, int chunk, bool send)
+{
 	const struct plan *pl = b->pl;
-	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nv, first, vs = builder_vstage(b, chunk, &nv);
 	int nl = builder_vstage_layers(b, vs, nv, &first);
 	int dep = b->stream.last;
 
-	if (vs > 0) {
-		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_PREV, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = p2p_bytes(b),
-				  .mb = mb, .chunk = chunk };
-		dep = program_add(b->p, &r, NULL, 0);
-	}
+	if (vs > 0)
+		dep = p2p_recv(b, true, mb, chunk);
 	fsdp2_root_gather(b, vs, nv, mb, chunk);
 	if (vs == 0) {
 		param_gate(b, chunk, b->grads.grad_bytes_embed);
@@ -494,11 +532,8 @@ void builder_forward(struct builder *b, int mb, int chunk)
 			tp_coll_bytes(b, COLL_ALLREDUCE,
 				      4.0 * (double)pl->training.micro_batch * (double)pl->training.seq /
 				      pl->parallel.cp, mb, chunk);
-	} else {
-		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_FWD, .bytes = p2p_bytes(b),
-				  .mb = mb, .chunk = chunk };
-		p2p_send(b, &s);
+	} else if (send) {
+		builder_send(b, true, mb, chunk);
 	}
 	if (b->pg.n)
 		b->pg.done[chunk] = 1;
@@ -508,17 +543,24 @@ void builder_forward(struct builder *b, int mb, int chunk)
  * layer stands in plan_layer_recomputed()'s count. */
 static int rank_layers_before(const struct builder *b, int chunk)
 {
-	int n = 0, first;
-	for (int c = 0; c < chunk; c++)
-		n += builder_vstage_layers(b, c * b->pp + b->stage, b->pp * b->v, &first);
+	int n = 0, first, nv;
+	for (int c = 0; c < chunk; c++) {
+		int vs = builder_vstage(b, c, &nv);
+		n += builder_vstage_layers(b, vs, nv, &first);
+	}
 	return n;
 }
 
 void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 {
+	builder_backward_send(b, mb, chunk, last_mb, true);
+}
+
+void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, bool send)
+{
 	const struct plan *pl = b->pl;
 	const struct blocks *k = &b->lk->bk;
-	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nv, first, vs = builder_vstage(b, chunk, &nv);
 	int nl = builder_vstage_layers(b, vs, nv, &first);
 	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch; a split
 	 * backward hands its gradients over in W (builder_weight()) */
@@ -526,10 +568,7 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 	int dep = b->stream.last;
 
 	if (vs < nv - 1) {
-		struct task r = { .kind = TASK_RECV, .stream = STREAM_RECV_NEXT, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = p2p_bytes(b),
-				  .mb = mb, .chunk = chunk };
-		dep = program_add(b->p, &r, NULL, 0);
+		dep = p2p_recv(b, false, mb, chunk);
 		builder_compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 		/* the output restored, then the received gradient (engine.py
 		 * _exec_backward_pass: two PartitionedTensor.full()) */
@@ -573,11 +612,8 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 		builder_compute(b, CAT_BACKWARD, b_time(b, WL_EMBED), 0, mb, chunk, b->stream.last);
 		if (!b->fsdp2 && !b->split)
 			builder_grads_ready(b, b->grads.grad_bytes_embed, reduce);
-	} else {
-		struct task s = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				  .dir = P2P_BWD, .bytes = p2p_bytes(b),
-				  .mb = mb, .chunk = chunk };
-		p2p_send(b, &s);
+	} else if (send) {
+		builder_send(b, false, mb, chunk);
 	}
 	fsdp2_root_reduce(b, vs, nv, reduce);
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
@@ -596,7 +632,7 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 void builder_weight(struct builder *b, int mb, int chunk, bool last_mb)
 {
 	const struct plan *pl = b->pl;
-	int nv = b->pp * b->v, vs = chunk * b->pp + b->stage, first;
+	int nv, first, vs = builder_vstage(b, chunk, &nv);
 	int nl = builder_vstage_layers(b, vs, nv, &first);
 	bool reduce = last_mb || pl->parallel.zero >= ZERO_2;
 

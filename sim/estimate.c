@@ -325,7 +325,7 @@ static int count_rank(struct fold *F, int r, struct estimate *e, struct burst *b
 			const struct task *t = &prog->t[i];
 			e->tasks++;
 			if (t->kind == TASK_SEND)
-				e->flows += 1 + mp2p[t->dir];
+				e->flows += 1 + mp2p[t->rev ? !t->dir : t->dir];
 			if (t->kind != TASK_COLL)
 				continue;
 			double dur = 0;

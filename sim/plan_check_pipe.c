@@ -1,7 +1,7 @@
 /* plan_check_pipe: plan_check()'s pipeline checks (plan_check-private.h):
  * how the layers split over the stages (stage_layers, vstage_layers,
  * first/last_stage_layers, interleaving) and what the zero-bubble
- * schedule ZB-H1 does not model. */
+ * schedules ZB-H1 and DualPipe do not model. */
 #include "plan_check-private.h"
 
 #include "schedule.h"
@@ -125,8 +125,48 @@ static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
 			 plan_offload_names[p->parallel.offload]);
 }
 
+/* DualPipe (schedule.h): the reference's requirements (dualpipe.py
+ * step(): num_ranks even, num_chunks even and >= 2 num_ranks), and what
+ * its B/W split does not model, as for zb-h1; its expert-parallel
+ * backward splits (B leaves the experts' and router's weight gradients
+ * to W, blocks.h moe_wgrad). Tied embeddings are refused: the first
+ * and last ranks each hold the embedding and the head. */
+static void check_dualpipe(const struct plan *p, const struct model *m, const char *f,
+			   struct diag *d)
+{
+	long mb = (long)plan_microbatches(p);
+	if (p->parallel.schedule != SCHED_DUALPIPE)
+		return;
+	if (p->parallel.pp < 2 || p->parallel.pp % 2)
+		diag_err(d, f, "/parallel/pp", "schedule \"dualpipe\" needs an even number of pipeline "
+			 "stages (pp >= 2), got %d", p->parallel.pp);
+	else if (mb % 2 || mb < 2L * p->parallel.pp)
+		diag_err(d, f, "/training/global_batch", "schedule \"dualpipe\" needs an even number of "
+			 "micro-batches per pipeline, at least 2 x pp = %d (DualPipe.step()), got %ld",
+			 2 * p->parallel.pp, mb);
+	if (p->parallel.cp > 1)
+		diag_err(d, f, "/parallel/cp", "schedule \"dualpipe\" does not split context parallelism's "
+			 "attention backward into B and W; needs cp = 1, got %d", p->parallel.cp);
+	if (p->communication.tp_comm_overlap)
+		diag_err(d, f, "/communication/tp_comm_overlap", "schedule \"dualpipe\" does not split "
+			 "tp_comm_overlap's chunked GEMMs into B and W; needs false");
+	if (p->parallel.recompute == RECOMPUTE_FULL)
+		diag_err(d, f, "/parallel/recompute", "schedule \"dualpipe\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\", \"selective\" or \"selective-op\", got \"full\"");
+	if (p->parallel.offload == OFFLOAD_PARAMS)
+		diag_err(d, f, "/parallel/offload", "schedule \"dualpipe\" with offloaded parameters is not "
+			 "modelled (W would fetch them again); needs \"none\" or \"optimizer\", got \"%s\"",
+			 plan_offload_names[p->parallel.offload]);
+	if (m->tied_embeddings)
+		diag_err(d, f, "/model", "schedule \"dualpipe\" with tied embeddings is not modelled (the "
+			 "first and last ranks each hold the embedding and the head); needs a model with "
+			 "untied embeddings");
+}
+
 void plan_check_pipeline(const struct plan *p, const struct model *m, const char *f, struct diag *d)
 {
 	check_stages(p, m, f, d);
 	check_zbh1(p, f, d);
+	check_dualpipe(p, m, f, d);
 }

@@ -90,7 +90,16 @@
  *                                                                1F1B's bubble; not with cp, ep,
  *                                                                tp_comm_overlap, ZeRO-3, offloaded
  *                                                                parameters, full recompute or
- *                                                                interleave)
+ *                                                                interleave) | dualpipe
+ *                                                                (DeepSeek-V3's bidirectional
+ *                                                                DualPipe: rank s holds stages s
+ *                                                                and pp - 1 - s, micro-batches fed
+ *                                                                from both ends, F&B pairs, B and
+ *                                                                W split; pp even, micro-batches
+ *                                                                even and >= 2 pp; not with cp,
+ *                                                                tp_comm_overlap, full recompute,
+ *                                                                offloaded parameters, interleave
+ *                                                                or tied embeddings)
  *   parallel.interleave           int      -       1             model chunks per rank (interleaved)
  *   parallel.recompute            string   -       "none"        none | selective | full |
  *                                                                selective-op (torchtitan's per-op

@@ -618,3 +618,66 @@ Test(parallel, zb_h1_reduces_gradients_after_the_last_w)
 	program_finish(&p);
 	inputs_destroy(in);
 }
+
+/* DualPipe (engine/schedule.h) with pp = 2: rank 0 holds stage 0 of the
+ * forward pipeline (chunk 0: the embedding and layer 0) and stage 1 of
+ * the reverse one (chunk 1: layer 1 and the head), so the whole model.
+ * Chunk 0 sends its m/2 activations forward and receives m/2 gradients;
+ * chunk 1, last of the reverse pipeline, receives m/2 activations and
+ * sends m/2 gradients, on its own mailboxes (task.rev), from and to the
+ * other rank. After the last W one all-reduce with the mirror rank sums
+ * the two copies' gradients: the rank's whole gradient, here the
+ * model's. */
+Test(parallel, dualpipe_sends_both_ways_and_sums_the_mirror_copies)
+{
+	char *d = tmp_dir();
+	struct inputs *in = tiny_inputs(d);
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.pp = 2;
+	pl.parallel.dp = 4;
+	pl.parallel.schedule = SCHED_DUALPIPE;
+	pl.training.seq = 1024;
+	pl.training.global_batch = 16;   /* 4 micro-batches per pipeline: 2 pp */
+	plan_resolve(&pl, in);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(plan_check(&pl, in, "t", &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(simulate_build_program(in, &pl, 0, &p, NULL), 0);
+	int n[2][2][2] = { { { 0 } } };   /* [send][rev][dir] */
+	int mirror = 0, last_compute = -1;
+	double mirror_bytes = 0;
+	for (int i = 0; i < p.n; i++) {
+		const struct task *t = &p.t[i];
+		if (t->stream == STREAM_COMPUTE)
+			last_compute = i;
+		if (t->kind == TASK_SEND || t->kind == TASK_RECV) {
+			n[t->kind == TASK_SEND][t->rev][t->dir]++;
+			cr_expect_eq(t->rev, t->chunk == 1, "task %d chunk %d", i, t->chunk);
+		}
+		if (t->kind == TASK_COLL && t->group == GROUP_MIRROR) {
+			mirror++;
+			mirror_bytes += t->bytes;
+			int dep = -1;
+			for (int k = 0; k < t->ndeps; k++)
+				if (p.deps[t->dep0 + k] > dep)
+					dep = p.deps[t->dep0 + k];
+			cr_expect_eq(dep, last_compute, "the mirror sum waits for task %d, the last W is %d",
+				     dep, last_compute);
+		}
+	}
+	cr_expect_eq(n[1][0][P2P_FWD], 2);   /* chunk 0's activations */
+	cr_expect_eq(n[0][0][P2P_BWD], 2);   /* chunk 0's gradients in */
+	cr_expect_eq(n[0][1][P2P_FWD], 2);   /* chunk 1's activations in */
+	cr_expect_eq(n[1][1][P2P_BWD], 2);   /* chunk 1's gradients */
+	cr_expect_eq(n[1][0][P2P_BWD] + n[0][0][P2P_FWD] + n[0][1][P2P_BWD] + n[1][1][P2P_FWD], 0);
+	cr_assert_eq(mirror, 1);
+	double want = model_params(inputs_model(in)) * dtype_bytes(pl.training.grad_dtype);
+	cr_expect_float_eq(mirror_bytes, want, 1e-12 * want, "%.17g bytes, want %.17g", mirror_bytes, want);
+	program_finish(&p);
+	inputs_destroy(in);
+}

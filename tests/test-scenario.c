@@ -543,3 +543,91 @@ Test(scenario, zb_h1_beats_one_f_one_b_at_its_memory)
 	json_decref(ro);
 	free(zb), free(a), free(b), free(c), free(zbt), free(onet);
 }
+
+/* DualPipe (engine/schedule.h): the reference's requirements and what
+ * its B / W split does not model are refused with the key at fault. */
+Test(scenario, dualpipe_needs_an_even_pp)
+{
+	char *s = scenario("\"dp\": 16, \"schedule\": \"dualpipe\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/pp: error: schedule \"dualpipe\" needs an even number of pipeline "
+			 "stages (pp >= 2), got 1\n");
+}
+
+Test(scenario, dualpipe_needs_twice_pp_microbatches)
+{
+	char *s = scenario("\"pp\": 4, \"dp\": 4, \"schedule\": \"dualpipe\"", "16", "", NULL);
+	expect_run_error(s, "%s: /training/global_batch: error: schedule \"dualpipe\" needs an even number of "
+			 "micro-batches per pipeline, at least 2 x pp = 8 (DualPipe.step()), got 4\n");
+}
+
+Test(scenario, dualpipe_refuses_full_recompute)
+{
+	char *s = scenario("\"pp\": 2, \"dp\": 8, \"recompute\": \"full\", \"schedule\": \"dualpipe\"", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute: error: schedule \"dualpipe\" with full recomputation is not "
+			 "modelled (W would hold the recomputed layer inputs, which memory does not count); "
+			 "needs \"none\", \"selective\" or \"selective-op\", got \"full\"\n");
+}
+
+/* The shipped DualPipe scenario against the same plan under 1F1B:
+ * faster, less bubble, the same compute (B + W is the whole backward);
+ * memory as Table 2 has it: every rank holds the weights of stages s
+ * and p - 1 - s (2x a uniform stage's) and pp + 1 micro-batch chunks of
+ * activations, rank 1 (p + 1) / (p - 1) times 1F1B's stage 1 (p - 1
+ * micro-batches of as many layers per chunk). */
+Test(scenario, dualpipe_beats_one_f_one_b_at_twice_the_weights)
+{
+	char *dp = test_file_text(src_path("scenarios/dualpipe-llama3-8b-pp4.json"));
+	char *a = str_subst(dp, "\"../models/zoo/llama3-8b.json\"", "\"@M@\"");
+	char *b = str_subst(a, "\"../topologies/dgx-h100.json\"", "\"@T@\"");
+	char *c = str_subst(b, "@M@", src_path("models/zoo/llama3-8b.json"));
+	char *dpt = str_subst(c, "@T@", src_path("topologies/dgx-h100.json"));
+	char *onet = str_subst(dpt, "\"dualpipe\"", "\"1f1b\"");
+	json_t *rd = report_of_text(dpt), *ro = report_of_text(onet);
+	double td = jnum(rd, "summary/iteration_time_s"), to = jnum(ro, "summary/iteration_time_s");
+	cr_log_info("dualpipe %.6f s, 1f1b %.6f s", td, to);
+	cr_expect_lt(td, to);
+	cr_expect_lt(jnum(rd, "breakdown/mean/bubble_s"), jnum(ro, "breakdown/mean/bubble_s"));
+	/* B + W is the whole backward: the same forward and backward compute;
+	 * the optimizer updates both copies, stage s's and p - 1 - s's */
+	double pass[2] = { 0, 0 }, opt[2][4] = { { 0 } };
+	for (int r = 0; r < 2; r++) {
+		json_t *cl = json_object_get(json_object_get(r ? ro : rd, "breakdown"), "rank_classes");
+		size_t i;
+		json_t *x;
+		json_array_foreach(cl, i, x) {
+			json_t *f = json_object_get(x, "figures");
+			double n = json_number_value(json_object_get(x, "count"));
+			pass[r] += n * (json_number_value(json_object_get(f, "forward_s")) +
+					json_number_value(json_object_get(f, "backward_s")));
+			opt[r][json_integer_value(json_object_get(f, "stage"))] =
+				json_number_value(json_object_get(f, "optimizer_s"));
+		}
+	}
+	cr_expect_float_eq(pass[0], pass[1], 1e-9 * pass[1], "forward + backward %.9g s, 1f1b %.9g s",
+			   pass[0], pass[1]);
+	int p = 4;
+	for (int s = 0; s < p; s++)
+		/* to its kernels' fixed cost, paid once (0.06 % here) */
+		cr_expect_float_eq(opt[0][s], opt[1][s] + opt[1][p - 1 - s], 1e-3 * opt[0][s],
+				   "stage %d optimizer %.9g s, 1f1b %.9g + %.9g", s, opt[0][s], opt[1][s],
+				   opt[1][p - 1 - s]);
+	for (int s = 0; s < p; s++) {
+		char path[96], mirror[96];
+		snprintf(path, sizeof(path), "memory/per_stage/%d/peak_inflight_microbatch_chunks", s);
+		cr_expect_eq(jnum(rd, path), p + 1, "stage %d", s);
+		snprintf(path, sizeof(path), "memory/per_stage/%d/weights_GB", s);
+		snprintf(mirror, sizeof(mirror), "memory/per_stage/%d/weights_GB", p - 1 - s);
+		double want = jnum(ro, path) + jnum(ro, mirror);
+		cr_expect_float_eq(jnum(rd, path), want, 1e-12 * want, "stage %d: %.9g GB, want %.9g",
+				   s, jnum(rd, path), want);
+	}
+	/* a micro-batch passes one chunk of a middle rank: 1F1B's stage */
+	cr_expect_float_eq(jnum(rd, "breakdown/per_stage/1/compute_fwd_per_microbatch_s"),
+			   jnum(ro, "breakdown/per_stage/1/compute_fwd_per_microbatch_s"), 1e-12);
+	double act1 = jnum(ro, "memory/per_stage/1/activations_GB");
+	double want = act1 * (p + 1) / (p - 1);   /* 1F1B's stage 1 holds p - 1 */
+	cr_expect_float_eq(jnum(rd, "memory/per_stage/1/activations_GB"), want, 1e-12 * want);
+	json_decref(rd);
+	json_decref(ro);
+	free(dp), free(a), free(b), free(c), free(dpt), free(onet);
+}

@@ -499,3 +499,160 @@ Test(schedule, zb_h1_peak_inflight_is_one_f_one_b_peak)
 	}
 	cr_assert_eq(peak1, p);
 }
+
+/* ---- DualPipe: two chunks per rank, fed from both ends --------------- */
+
+/* Replay dualpipe as the builder issues it (sim/build_transformer.c
+ * build_step): chunk 0 runs stage s of the pipeline from rank 0 up,
+ * chunk 1 stage p - 1 - s of the one from rank p - 1 down (its messages
+ * on their own mailboxes, task.rev); F takes tf, B tb, W tw; a pair's
+ * forward sends after the pair's backward, a whole backward after its
+ * W. Free network. */
+static void replay_dualpipe(int p, int m, double tf, double tb, double tw, struct engine_result *res)
+{
+	struct topology *t = free_network(p);
+	struct program *progs = calloc((size_t)p, sizeof(*progs));
+	struct program **pp = calloc((size_t)p, sizeof(*pp));
+	for (int s = 0; s < p; s++) {
+		pp[s] = &progs[s];
+		program_init(&progs[s]);
+		struct sched_step *o = schedule_order(SCHED_DUALPIPE, p, s, m, 2);
+		int c = -1, pend = -1;
+		for (int i = 0; i < schedule_steps(SCHED_DUALPIPE, m, 2); i++) {
+			int nv, vs = schedule_vstage(SCHED_DUALPIPE, p, 2, s, o[i].chunk, &nv);
+			bool rev = schedule_reversed(SCHED_DUALPIPE, o[i].chunk), fwd = o[i].fwd;
+			struct task r = { .kind = TASK_RECV, .dir = fwd ? P2P_FWD : P2P_BWD, .rev = rev,
+					  .stream = fwd != rev ? STREAM_RECV_PREV : STREAM_RECV_NEXT, .bytes = 1 };
+			struct task sd = { .kind = TASK_SEND, .stream = STREAM_SEND, .dir = r.dir, .rev = rev,
+					   .bytes = 1 };
+			int dep = -1;
+			if (!o[i].w && (fwd ? vs > 0 : vs < nv - 1))
+				dep = program_add(&progs[s], &r, NULL, 0);
+			c = program_compute(&progs[s], fwd ? CAT_FORWARD : CAT_BACKWARD,
+					    fwd ? tf : o[i].w ? tw : tb, 0, o[i].mb, o[i].chunk, &dep, dep >= 0);
+			bool send = fwd ? vs < nv - 1 && !o[i].pair : vs > 0 && o[i].w == o[i].whole;
+			if (send) {
+				sd.dir = fwd ? P2P_FWD : P2P_BWD;
+				program_add(&progs[s], &sd, &c, 1);
+			}
+			if (fwd && o[i].pair)
+				pend = i;
+			if (o[i].w && o[i].whole && pend >= 0) {
+				int pv = schedule_vstage(SCHED_DUALPIPE, p, 2, s, o[pend].chunk, &nv);
+				sd.dir = P2P_FWD;
+				sd.rev = schedule_reversed(SCHED_DUALPIPE, o[pend].chunk);
+				if (pv < nv - 1)
+					program_add(&progs[s], &sd, &c, 1);
+				pend = -1;
+			}
+		}
+		free(o);
+	}
+	struct placement plc;
+	placement_init(&plc, 1, 1, p, NULL);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &plc, .stage_prog = pp, .coll_algo = "ring" };
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, res, &dg), 0, "%s", diag_text(&dg));
+}
+
+/* Every rank runs F, B and W of each micro-batch once, F before B before
+ * W, the first half of the micro-batches through chunk 0, the second
+ * through chunk 1, each chunk's forwards and B's in micro-batch order; a
+ * whole backward's W right after its B, a pair's forward right before a
+ * whole backward; both chunks' layers are the same p stages. */
+Test(schedule, dualpipe_steps_are_valid)
+{
+	static const int pm[][2] = { { 2, 4 }, { 4, 8 }, { 4, 12 }, { 8, 16 }, { 8, 22 }, { 16, 120 } };
+	for (size_t c = 0; c < sizeof(pm) / sizeof(pm[0]); c++) {
+		int p = pm[c][0], m = pm[c][1], n = schedule_steps(SCHED_DUALPIPE, m, 2);
+		cr_assert_eq(n, 3 * m);
+		for (int s = 0; s < p; s++) {
+			struct sched_step *o = schedule_order(SCHED_DUALPIPE, p, s, m, 2);
+			int at[3][256], seen[3][2] = { { 0 } }, nv;
+			for (int j = 0; j < m; j++)
+				at[0][j] = at[1][j] = at[2][j] = -1;
+			for (int i = 0; i < n; i++) {
+				int kind = o[i].fwd ? 0 : o[i].w ? 2 : 1, ch = o[i].chunk;
+				cr_assert(o[i].mb >= 0 && o[i].mb < m);
+				cr_assert_eq(ch, o[i].mb >= m / 2, "p=%d m=%d rank %d: micro-batch %d in chunk %d",
+					     p, m, s, o[i].mb, ch);
+				cr_assert_eq(at[kind][o[i].mb], -1, "p=%d m=%d rank %d: step %d twice", p, m, s, i);
+				at[kind][o[i].mb] = i;
+				if (kind < 2)
+					cr_assert_eq(o[i].mb, ch * (m / 2) + seen[kind][ch]++,
+						     "p=%d m=%d rank %d: out of order at %d", p, m, s, i);
+				if (kind == 1 && o[i].whole)
+					cr_assert(i + 1 < n && o[i + 1].w && o[i + 1].whole && o[i + 1].mb == o[i].mb);
+				if (o[i].pair)
+					cr_assert(i + 1 < n && !o[i + 1].fwd && o[i + 1].whole && o[i + 1].chunk != ch);
+			}
+			for (int j = 0; j < m; j++)
+				cr_assert(at[0][j] >= 0 && at[0][j] < at[1][j] && at[1][j] < at[2][j],
+					  "p=%d m=%d rank %d micro-batch %d: F %d B %d W %d", p, m, s, j,
+					  at[0][j], at[1][j], at[2][j]);
+			cr_assert_eq(schedule_vstage(SCHED_DUALPIPE, p, 2, s, 0, &nv), s);
+			cr_assert_eq(schedule_vstage(SCHED_DUALPIPE, p, 2, s, 1, &nv), p - 1 - s);
+			cr_assert_eq(nv, p);
+			free(o);
+		}
+	}
+}
+
+/* Table 2 of the DeepSeek-V3 report: activations of PP + 1 micro-batch
+ * chunks at the peak (1F1B: PP), on the ranks next to the middle; none
+ * more. */
+Test(schedule, dualpipe_peak_inflight_is_pp_plus_one)
+{
+	static const int pm[][2] = { { 4, 8 }, { 8, 16 }, { 8, 40 }, { 16, 120 } };
+	for (size_t c = 0; c < sizeof(pm) / sizeof(pm[0]); c++) {
+		int p = pm[c][0], m = pm[c][1], peak = 0;
+		for (int s = 0; s < p; s++) {
+			struct sched_step *o = schedule_order(SCHED_DUALPIPE, p, s, m, 2);
+			int k = schedule_peak_inflight(o, 3 * m);
+			cr_log_info("dualpipe p=%d m=%d rank %d: peak %d micro-batch chunks", p, m, s, k);
+			if (k > peak)
+				peak = k;
+			free(o);
+		}
+		cr_expect_eq(peak, p + 1, "p=%d m=%d: peak %d, Table 2 says pp + 1 = %d", p, m, peak, p + 1);
+	}
+}
+
+/* Free communication, uniform stages: rank 0 computes m (T_F + T_B +
+ * T_W) and idles the bubble, Table 2's (p/2 - 1)(T_F&B + B - 3 T_W)
+ * with B the whole backward T_B + T_W and T_F&B = T_F + B (a pair's
+ * compute runs back to back): (p/2 - 1)(T_F + 2 T_B - T_W), where T_F =
+ * T_B >= T_W (schedule.h: elsewhere the critical path bends away from
+ * the closed form). */
+static void dualpipe_bubble(int p, int m, double tf, double tb, double tw)
+{
+	struct engine_result r;
+	replay_dualpipe(p, m, tf, tb, tw, &r);
+	double work = m * (tf + tb + tw), full = tb + tw, fb = tf + full;
+	double closed = (p / 2 - 1) * (fb + full - 3 * tw), one = (p - 1) * (tf + full);
+	double bubble = r.iteration_s - work;
+	cr_log_info("dualpipe p=%d m=%d F %g B %g W %g: %.9g s, bubble %.9g, closed form %.9g, "
+		    "1f1b's (p - 1)(F + B + W) %.9g", p, m, tf, tb, tw, r.iteration_s, bubble, closed, one);
+	cr_expect(fabs(bubble - closed) <= 1e-6 * closed, "p=%d m=%d: bubble %.9g, closed form %.9g",
+		  p, m, bubble, closed);
+	cr_expect(fabs(r.rank[0].bubble_s - bubble) <= 1e-6 * r.iteration_s, "rank 0 bubble %.9g",
+		  r.rank[0].bubble_s);
+	cr_expect_lt(bubble, one);
+	engine_result_finish(&r);
+}
+
+Test(schedule, dualpipe_bubble_is_the_closed_form)
+{
+	dualpipe_bubble(8, 16, 1, 1, 1);
+}
+
+Test(schedule, dualpipe_bubble_shorter_weight_gradients)
+{
+	dualpipe_bubble(8, 24, 1.0, 1.0, 0.6);
+}
+
+Test(schedule, dualpipe_bubble_sixteen_ranks)
+{
+	dualpipe_bubble(16, 40, 1, 1, 1);
+}
