@@ -237,6 +237,17 @@ long plan_gpus(const struct plan *p, const struct inputs *in)
 	return (long)p->nodes * inputs_topology(in)->gpus_per_node;
 }
 
+int plan_shard_group(const struct plan *p)
+{
+	int n = p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1);
+	return p->parallel.shard_group > 0 && p->parallel.shard_group < n ? p->parallel.shard_group : n;
+}
+
+bool plan_hsdp(const struct plan *p)
+{
+	return plan_shard_group(p) < p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1);
+}
+
 long plan_microbatches(const struct plan *p)
 {
 	return p->training.global_batch / ((long)p->parallel.dp * p->training.micro_batch);
@@ -303,6 +314,10 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 		if (p->parallel.dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
 			p->parallel.dp = (int)(gpus / tpp);
 	}
+	/* a shard group of the whole dp x cp group is plain ZeRO: the same
+	 * plan, and the same report, as without the key */
+	if (p->parallel.shard_group > 0 && (long)p->parallel.shard_group == (long)p->parallel.dp * p->parallel.cp)
+		p->parallel.shard_group = 0;
 	if (p->framework >= 0)
 		apply_framework(p, in, arch->model_parallel);
 	resolve_stack(p, in);

@@ -138,6 +138,32 @@ Test(import_deepspeed, zeropp_stage3_example_every_mapped_key)
 	free(dir);
 }
 
+/* MiCS: mics_shard_size at stage 3 is a shard group; its hierarchical
+ * all-gather is listed as not modelled. */
+Test(import_deepspeed, mics_shard_size_maps_to_a_shard_group)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, more[1024], p[1200];
+	char *cfg = write_file(dir, "ds.json", "{ \"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},\n"
+			       "  \"zero_optimization\": { \"stage\": 3, \"mics_shard_size\": 8,\n"
+			       "    \"mics_hierarchical_params_gather\": true } }\n");
+	snprintf(more, sizeof(more), "--model %s --seq-len 4096 --nodes 2",
+		 src_path("tests/data/import/llama3.1-8b-config.json"));
+	cr_assert_eq(import_to("deepspeed", cfg, dir, more, &out, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load(p);
+	cr_expect_eq(jnum(s, "parallel/dp"), 16);
+	cr_expect_eq(jnum(s, "parallel/zero"), 3);
+	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);
+	cr_expect(strstr(out, "MiCS: ZeRO-3 within shard groups of this many ranks"), "%s", out);
+	cr_expect(strstr(out, "unknown: MiCS's two-hop all-gather (inside then across nodes) is not modelled"), "%s",
+		  out);
+	json_decref(s);
+	free(out);
+	free(err);
+	free(cfg);
+	free(dir);
+}
+
 Test(import_deepspeed, fills_the_batch_keys_as_deepspeed_does)
 {
 	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200], more[512];
