@@ -463,36 +463,6 @@ Test(import, megatron_sequence_parallel_at_tp_1_is_off_as_megatron_sets_it)
 	free(dir);
 }
 
-/* --num-distributed-optimizer-instances N: the distributed optimizer
- * sharded over dp x cp / N ranks (16 GPUs, dp 16, 2 instances: 8). */
-Test(import, megatron_optimizer_instances_map_to_a_shard_group)
-{
-	char *dir = tmp_dir(), *out = NULL, *err = NULL;
-	cr_assert_eq(import_text(dir, SMALL "--use-distributed-optimizer --num-distributed-optimizer-instances 2\n",
-				 "--nodes 2", &out, &err), 0, "%s", err);
-	char p[1200];
-	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "parallel/dp"), 16);
-	cr_expect_eq(jint(s, "parallel/zero"), 1);
-	cr_expect_eq(jint(s, "parallel/shard_group"), 8);
-	cr_expect(strstr(out, "dp x cp / 2: the optimizer sharded within each of 2 instances"), "%s", out);
-	json_decref(s);
-	free(out);
-	free(err);
-	cr_expect_eq(import_text(dir, SMALL "--num-distributed-optimizer-instances 2\n", "--nodes 2 --force", NULL,
-				 &err), 3);
-	cr_expect(strstr(err, "error: --num-distributed-optimizer-instances: needs --use-distributed-optimizer"),
-		  "%s", err);
-	free(err);
-	cr_expect_eq(import_text(dir, SMALL "--use-distributed-optimizer --num-distributed-optimizer-instances 3\n",
-				 "--nodes 2 --force", NULL, &err), 3);
-	cr_expect(strstr(err, "error: --num-distributed-optimizer-instances: must divide the data-parallel ranks "
-			      "dp x cp = 16, got 3"), "%s", err);
-	free(err);
-	free(dir);
-}
-
 Test(import, megatron_refuses_heads_not_a_multiple_of_the_query_groups)
 {
 	char *dir = tmp_dir(), *err = NULL;
@@ -779,28 +749,6 @@ Test(import, torchtitan_pipeline_context_and_float8)
 	cr_expect_eq(jint(s, "training/global_batch"), 16);      /* batch_size 8 x dp 2 */
 	cr_expect_str_eq(jstr(s, "training/precision"), "fp32"); /* no FSDP: no mixed precision */
 	json_decref(s);
-	free(err);
-	free(dir);
-}
-
-/* HSDP (replicate and shard degrees both > 1): FSDP2 over the shard x cp
- * ranks (torchtitan's mesh (dp_replicate, dp_shard_cp)), dp their product. */
-Test(import, torchtitan_hsdp_maps_to_a_shard_group)
-{
-	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200];
-	cr_assert_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
-			       "data_parallel_shard_degree = 4\ncontext_parallel_degree = 2\n", TT_TOPO, "--nodes 2",
-			       &out, &err), 0, "%s", err);
-	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "parallel/dp"), 8);
-	cr_expect_eq(jint(s, "parallel/cp"), 2);
-	cr_expect_eq(jint(s, "parallel/shard_group"), 8);   /* 4 x cp 2 */
-	cr_expect_eq(jint(s, "parallel/zero"), 3);
-	cr_expect(strstr(out, "parallelism.data_parallel_shard_degree"), "%s", out);
-	cr_expect(strstr(out, "/parallel/shard_group"), "%s", out);
-	json_decref(s);
-	free(out);
 	free(err);
 	free(dir);
 }
