@@ -221,7 +221,7 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 				p->parallel.ep, true, p->moe.dist, p->moe.zipf_s, p->moe.capacity_factor,
 				plan_stack(p), { attn_backend_at(p, 0), attn_backend_at(p, 9) },
 				p->training.grad_dtype == DTYPE_FP32, p->training.finetune, false,
-				{ (int)p->parallel.zero, p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1),
+				{ (int)p->parallel.zero, plan_shard_group(p),
 				  p->parallel.dp > 0 && p->training.micro_batch > 0 ? (int)plan_microbatches(p) : 1,
 				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) }, false };
 	return shp;
@@ -402,12 +402,14 @@ double plan_recomputed_model_layers(const struct plan *p, const struct model *m,
 
 void plan_describe(const struct plan *p, char *buf, size_t n)
 {
-	char v[16] = "", every[24] = "";
+	char v[16] = "", every[24] = "", shard[24] = "";
+	if (plan_hsdp(p))
+		snprintf(shard, sizeof(shard), "/%d", plan_shard_group(p));
 	if (p->parallel.schedule == SCHED_INTERLEAVED)
 		snprintf(v, sizeof(v), "v%d", p->parallel.interleave);
 	if (p->parallel.recompute == RECOMPUTE_FULL && p->parallel.recompute_every > 1)
 		snprintf(every, sizeof(every), "/%d", p->parallel.recompute_every);
-	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
-		 p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
+	snprintf(buf, n, "tp%d pp%d%s dp%d mb%ld gb%ld z%d%s %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
+		 p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero, shard,
 		 recompute_name(p->parallel.recompute), every, p->parallel.sp ? " sp" : "", p->parallel.order);
 }

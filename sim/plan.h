@@ -470,7 +470,8 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
 
 /* The plan's parallel layout in one line for tables and messages, as
  * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
- * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage; "full/2": full
+ * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage, "z3/8" over shard
+ * groups of 8; "full/2": full
  * recompute of every second layer). */
 void plan_describe(const struct plan *p, char *buf, size_t n);
 
