@@ -82,6 +82,15 @@ static int dp_offset(const struct placement *pl, int d)
 	return (d % ep) * pl->stride[DIM_EP] + (d / ep) * pl->stride[DIM_DP];
 }
 
+int placement_set_shard(struct placement *pl, int shard)
+{
+	int ndp = pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP];
+	if (shard < 0 || (shard > 0 && (ndp % shard || pl->size[DIM_EP] > 1)))
+		return -1;
+	pl->shard = shard == ndp ? 0 : shard;
+	return 0;
+}
+
 int placement_rank(const struct placement *pl, int tp, int dp, int pp)
 {
 	return tp * pl->stride[DIM_TP] + dp_offset(pl, dp) + pp * pl->stride[DIM_PP];
@@ -113,9 +122,29 @@ int placement_group_size(const struct placement *pl, enum group_kind g)
 		return pl->size[DIM_EP];
 	case GROUP_EDP:
 		return pl->size[DIM_DP] * pl->size[DIM_CP];
+	case GROUP_DPS:
+		return pl->shard ? pl->shard : pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP];
+	case GROUP_DPR:
+		return pl->shard ? pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP] / pl->shard : 1;
 	default:
 		return 2;
 	}
+}
+
+/* GROUP_DPS / GROUP_DPR of rank (raw coordinates c): slices of the
+ * GROUP_DP list, index k = d x cp + j (placement.h). */
+static int shard_group(const struct placement *pl, enum group_kind g, int rank, const int c[DIM_N],
+		       int *out)
+{
+	int cp = pl->size[DIM_CP], nk = pl->size[DIM_DP] * pl->size[DIM_EP] * cp;
+	int s = pl->shard ? pl->shard : nk, n = 0;
+	int d = c[DIM_EP] + pl->size[DIM_EP] * c[DIM_DP], self = d * cp + c[DIM_CP];
+	int base = rank - dp_offset(pl, d) - c[DIM_CP] * pl->stride[DIM_CP];
+	int k0 = g == GROUP_DPS ? self - self % s : self % s, step = g == GROUP_DPS ? 1 : s;
+	int k1 = g == GROUP_DPS ? k0 + s : nk;
+	for (int k = k0; k < k1; k += step)
+		out[n++] = base + dp_offset(pl, k / cp) + (k % cp) * pl->stride[DIM_CP];
+	return n;
 }
 
 int placement_group(const struct placement *pl, enum group_kind g, int rank, int *out)
@@ -134,6 +163,8 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 		out[1] = placement_stage_peer(pl, rank, s < m ? m : s);
 		return out[0] == out[1] ? 1 : 2;
 	}
+	if (g == GROUP_DPS || g == GROUP_DPR)
+		return shard_group(pl, g, rank, c, out);
 	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
 		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];

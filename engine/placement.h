@@ -23,7 +23,18 @@
  * it and the token all-to-alls run on it); GROUP_EDP varies d' and cp
  * (the expert-data-parallel group that reduces an expert's gradients and
  * shards its optimizer state). Coordinates report the whole data-parallel
- * index d in c[DIM_DP] and e in c[DIM_EP]. */
+ * index d in c[DIM_DP] and e in c[DIM_EP].
+ *
+ * Hybrid sharding (shard > 0, dividing the dp x cp members of GROUP_DP):
+ * GROUP_DPS is the shard group, `shard` consecutive members of the rank's
+ * GROUP_DP in its (dp, cp) order, cp inner (Megatron-Core parallel_state's
+ * intra-partial data-parallel group: consecutive slices of the dp-cp rank
+ * list; torchtitan's mesh (dp_replicate, dp_shard, cp, tp): the shard group
+ * dp_shard x cp inside one replica), and GROUP_DPR the replicate group, the
+ * members at the same position of every shard group (a stride of `shard`
+ * through that list). With the usual order a shard group of 8 on nodes of
+ * 8 GPUs is one node. shard 0: GROUP_DPS is GROUP_DP and GROUP_DPR the
+ * rank alone. */
 #ifndef DDLSIM_PLACEMENT_H
 #define DDLSIM_PLACEMENT_H
 
@@ -38,6 +49,7 @@ struct placement {
 	int order[DIM_N];      /* innermost first */
 	int nranks;
 	int stride[DIM_N];     /* rank = sum coord[d] * stride[d] */
+	int shard;             /* members of a shard group (GROUP_DPS); 0: all of GROUP_DP */
 };
 
 /* Set up with cp = 1; order as for placement_init_cp(). */
@@ -53,6 +65,11 @@ int placement_init_cp(struct placement *pl, int tp, int cp, int dp, int pp, cons
  * ep not dividing dp). */
 int placement_init_ep(struct placement *pl, int tp, int cp, int ep, int dp, int pp,
 		      const char *order);
+
+/* Hybrid sharding: shard groups of `shard` members of GROUP_DP (0: one
+ * group, the whole of it). Returns 0, or -1 (shard not dividing the dp x cp
+ * members, or expert parallelism: its groups are not split). */
+int placement_set_shard(struct placement *pl, int shard);
 
 /* Global rank of a coordinate (cp = 0; dp is the whole data-parallel
  * index d = e + ep d'), and back. */

@@ -71,6 +71,6 @@ const char *task_cat_name(enum task_cat c)
 const char *stream_name(enum stream s)
 {
 	static const char *const n[] = { "compute", "tp", "dp", "param", "send",
-					 "recv_prev", "recv_next", "cp", "ep", "host" };
+					 "recv_prev", "recv_next", "cp", "ep", "host", "dp_replicate" };
 	return s < STREAM_N ? n[s] : "?";
 }

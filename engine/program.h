@@ -27,6 +27,8 @@ enum stream {
 	STREAM_CP,        /* context-parallel K/V exchange (overlaps attention) */
 	STREAM_EP,        /* expert-parallel token dispatch / combine (blocking compute) */
 	STREAM_HOST,      /* CPU offload: the GPU's host link and the CPU optimizer step */
+	STREAM_DPR,       /* hybrid sharding: the all-reduce of each reduced shard across
+			     the shard groups (FSDP2's all_reduce_stream) */
 	STREAM_N
 };
 
@@ -55,8 +57,12 @@ enum task_cat {
  * expert gradients); GROUP_EMB: the first and last pipeline stage of
  * the same (tp, cp, dp), which hold the two copies of tied embeddings;
  * GROUP_MIRROR: stages s and pp - 1 - s of the same (tp, cp, dp), which
- * under dualpipe hold the two copies of the same layers. */
-enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_EP, GROUP_EDP, GROUP_MIRROR, GROUP_N };
+ * under dualpipe hold the two copies of the same layers;
+ * hybrid sharding (placement.h shard): GROUP_DPS the shard group (consecutive
+ * members of GROUP_DP), GROUP_DPR the replicate group (one member of each
+ * shard group, the same position in it). */
+enum group_kind { GROUP_TP, GROUP_DP, GROUP_CP, GROUP_EMB, GROUP_EP, GROUP_EDP, GROUP_MIRROR, GROUP_DPS,
+		  GROUP_DPR, GROUP_N };
 
 /* Direction of a pipeline transfer (which neighbour, which mailbox). */
 enum p2p_dir { P2P_FWD, P2P_BWD };

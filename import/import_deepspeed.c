@@ -32,6 +32,13 @@
  *   stage3_max_reuse_distance, stage3_param_persistence_threshold
  *                                             the preset's ZeRO-3 gathers    5e7, 1e9, 1e9, 1e5 (Z L205-234)
  *   zero_optimization.zero_hpz_partition_size (no shard-group key: unknown)  1 (Z L283)
+ *   zero_optimization.mics_shard_size         parallel.shard_group (stage 3) -1: none (Z, MiCS: ZeRO-3
+ *                                                                            sharded within groups of this
+ *                                                                            many ranks, replicated across;
+ *                                                                            deepspeed/runtime/zero/mics.py)
+ *   zero_optimization.mics_hierarchical_params_gather
+ *                                             (not modelled: unknown)        false (Z); the flat all-gather
+ *                                                                            in the shard group is priced
  *   activation_checkpointing                  parallel.recompute full        absent: none
  *   gradient_clipping                         ignored (no cost effect)       0 (K L215)
  *
@@ -68,7 +75,7 @@
 enum key_id {
 	K_TRAIN, K_MICRO, K_ACCUM, K_BF16, K_BF16_OLD, K_FP16, K_COMM_DTYPE, K_OPT, K_ZERO, K_STAGE, K_OVERLAP,
 	K_REDUCE_BUCKET, K_AG_BUCKET, K_CONTIG, K_OFF_OPT, K_OFF_PARAM, K_PREFETCH, K_LIVE, K_REUSE, K_PERSIST,
-	K_HPZ, K_REDUCE_SCATTER, K_AG_PARTITIONS, K_AC, K_AC_PARTITION, K_AC_CPU, K_CLIP, K_N
+	K_HPZ, K_REDUCE_SCATTER, K_AG_PARTITIONS, K_AC, K_AC_PARTITION, K_AC_CPU, K_CLIP, K_MICS, K_MICS_HIER, K_N
 };
 
 static const char *const keys[K_N] = {
@@ -89,6 +96,8 @@ static const char *const keys[K_N] = {
 	[K_AG_PARTITIONS] = "zero_optimization.allgather_partitions", [K_AC] = "activation_checkpointing",
 	[K_AC_PARTITION] = "activation_checkpointing.partition_activations",
 	[K_AC_CPU] = "activation_checkpointing.cpu_checkpointing", [K_CLIP] = "gradient_clipping",
+	[K_MICS] = "zero_optimization.mics_shard_size",
+	[K_MICS_HIER] = "zero_optimization.mics_hierarchical_params_gather",
 };
 
 /* Keys (and whole objects, by prefix) with no effect on time or memory. */
@@ -520,6 +529,28 @@ static void zero_offload_param(struct ds *s, long stage)
 		row(s, IMPORT_MAPPED, keys[K_OFF_PARAM], s->v[K_OFF_PARAM], "scenario: /parallel/offload", "", "none");
 }
 
+/* MiCS (mics_shard_size > 0 at stage 3): ZeRO-3 over shard groups of
+ * that many ranks, gradients all-reduced across them, as ddlsim's
+ * parallel.shard_group; its hierarchical all-gather is not modelled. */
+static void zero_mics(struct ds *s, json_t *sc, long stage)
+{
+	long n = ival(s, K_MICS, -1, -1);
+	if (n > 0 && stage == 3)
+		put(s, sc, "/parallel/shard_group", json_integer(n), K_MICS, IMPORT_MAPPED,
+		    "MiCS: ZeRO-3 within shard groups of this many ranks, gradients all-reduced across them");
+	else if (n > 0)
+		row(s, IMPORT_IGNORED, keys[K_MICS], s->v[K_MICS], "", "", "MiCS partitions at stage 3 only");
+	else if (n == 0 || (n == -1 && s->v[K_MICS]))
+		row(s, IMPORT_IGNORED, keys[K_MICS], s->v[K_MICS], "", "", "-1 or 0: no MiCS (zero/config.py)");
+	int h = bval(s, K_MICS_HIER);
+	if (h > 0)
+		row(s, IMPORT_UNKNOWN, keys[K_MICS_HIER], s->v[K_MICS_HIER], "", "",
+		    "MiCS's two-hop all-gather (inside then across nodes) is not modelled: the flat all-gather "
+		    "within the shard group is priced");
+	else if (h == 0 && s->v[K_MICS_HIER])
+		row(s, IMPORT_MAPPED, keys[K_MICS_HIER], s->v[K_MICS_HIER], "", "", "false: the flat all-gather");
+}
+
 static void map_zero(struct ds *s, json_t *sc, int gbytes)
 {
 	enum key_id sk;
@@ -535,6 +566,7 @@ static void map_zero(struct ds *s, json_t *sc, int gbytes)
 	zero_reduce_bucket(s, sc, stage, gbytes);
 	zero_switches(s);
 	zero_stage3(s, stage);
+	zero_mics(s, sc, stage);
 	zero_offload_optimizer(s, sc, stage);
 	zero_offload_param(s, stage);
 }

@@ -50,6 +50,11 @@
  *   --expert-model-parallel-size           parallel.ep                  1 (L1862)
  *   --sequence-parallel                    parallel.sp                  off (L1243); off at tp 1 (L499)
  *   --use-distributed-optimizer            parallel.zero 1              0 (L1584)
+ *   --num-distributed-optimizer-instances  parallel.shard_group         1 (not in core_v0.9.0; Megatron-LM
+ *                                          dp x cp / N                  00119989 arguments.py, param_and_grad_
+ *                                                                       buffer.py: the optimizer sharded over
+ *                                                                       dp x cp / N ranks, the shards
+ *                                                                       all-reduced across the N instances)
  *   --recompute-granularity, --recompute-method, --recompute-num-layers, --recompute-activations
  *                                          parallel.recompute           none (L1084); full needs
  *                                                                       a method and layers (TC L392-419)
@@ -440,6 +445,30 @@ static void map_communication(struct mg *m, json_t *sc, bool sp)
 
 /* The flags the scenario file takes. Returns the degrees' contradictions
  * through mg_err(). */
+/* --num-distributed-optimizer-instances N: the distributed optimizer
+ * sharded over dp x cp / N ranks (Megatron-Core's partial distributed
+ * optimizer), ddlsim's shard group; needs the distributed optimizer. */
+static void map_instances(struct mg *m, json_t *sc, long dpcp)
+{
+	if (!m->given[F_DOI])
+		return;
+	long n = m->iv[F_DOI];
+	char note[160];
+	if (n < 1 || dpcp % n)
+		mg_err(m, m->at[F_DOI], "--num-distributed-optimizer-instances: must divide the data-parallel "
+		       "ranks dp x cp = %ld, got %ld", dpcp, n);
+	else if (n > 1 && !m->given[F_DISTOPT])
+		mg_err(m, m->at[F_DOI], "--num-distributed-optimizer-instances: needs --use-distributed-optimizer "
+		       "(Partial DistOpt cannot be used without DistOpt)");
+	else if (n > 1) {
+		snprintf(note, sizeof(note), "dp x cp / %ld: the optimizer sharded within each of %ld instances, "
+			 "the shards all-reduced across them", n, n);
+		SCEN("/parallel/shard_group", json_integer(dpcp / n), F_DOI, IMPORT_DERIVED, note);
+	} else
+		import_map_add(m->map, IMPORT_MAPPED, "--num-distributed-optimizer-instances", "1", "", "",
+			       "one instance: the whole data-parallel group");
+}
+
 static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
 {
 	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
@@ -477,6 +506,7 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	SCEN("/parallel/zero", json_integer(m->given[F_DISTOPT]), F_DISTOPT, ST(F_DISTOPT),
 	     m->given[F_DISTOPT] ? "the distributed optimizer shards the optimizer state: ZeRO-1" :
 	     "absent: off (L1584)");
+	map_instances(m, sc, dp * cp);
 	if (m->given[F_VPP_LAYERS]) {
 		long v = m->iv[F_VPP_LAYERS];
 		if (pp < 2)

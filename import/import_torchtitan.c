@@ -25,7 +25,10 @@
  *   [training] compile                           (not modelled: unknown)       false (L235)
  *   [parallelism] data_parallel_shard_degree     parallel.dp, parallel.zero    -1: the rest (L272; PD L45)
  *   [parallelism] data_parallel_replicate_degree parallel.dp, zero 0 (DDP)     1 (L258); with shard > 1
- *                                                                              (HSDP): refused
+ *                                                parallel.shard_group          HSDP: FSDP over the shard x cp
+ *                                                                              ranks, all-reduce across the
+ *                                                                              replicas (PZ apply_fsdp's
+ *                                                                              mesh (dp_replicate, dp_shard_cp))
  *   [parallelism] fsdp_reshard_after_forward     parallel.zero 3 or 2          "default": 2 with pp (L284)
  *   [parallelism] tensor_parallel_degree         parallel.tp, parallel.sp      1 (L297); SP on norms (PZ L143)
  *   [parallelism] enable_async_tensor_parallel   communication.tp_comm_overlap false (L303); needs
@@ -51,8 +54,8 @@
  * batch not a multiple of local batch x dp (TR L199), a local batch not a
  * multiple of the pipeline micro batch (L352), async TP without compile
  * (PZ L54), recipe_name with the float8 all-gather (F8 L57-60), an unknown
- * model, flavor, schedule or AC option; and what ddlsim does not model:
- * hybrid sharding (replicate and shard degrees both > 1). Data, logging,
+ * model, flavor, schedule or AC option. Hybrid sharding (replicate and
+ * shard degrees both > 1) maps to parallel.shard_group = shard x cp. Data, logging,
  * checkpoints, profiling, optimizer and LR keys are listed as ignored; any
  * other key as unknown. */
 #include <stdarg.h>
@@ -572,11 +575,6 @@ static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *
 	char note[200], w[32];
 	if (world_of(t, c, rep, tp, pp, cp, &shard, &nodes, note, sizeof(note)))
 		return;
-	if (rep > 1 && shard > 1) {
-		err(t, K_REP, "parallelism.data_parallel_replicate_degree: %ld with data_parallel_shard_degree %ld is "
-		    "hybrid sharding (HSDP), which ddlsim does not model", rep, shard);
-		return;
-	}
 	json_object_set_new(sc, "nodes", json_integer(nodes));
 	snprintf(w, sizeof(w), "%ld", nodes);
 	import_map_add(t->map, IMPORT_DERIVED, "(world size)", "", "scenario: /nodes", w, note);
@@ -589,9 +587,13 @@ static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *
 		put(t, sc, "/parallel/pp", json_integer(pp), K_PP, IMPORT_MAPPED, NULL);
 	long dp = rep * shard;
 	put(t, sc, "/parallel/dp", json_integer(dp), rep > 1 ? K_REP : K_SHARD, IMPORT_MAPPED,
-	    rep > 1 ? "DDP over the replicas" : t->kv[K_SHARD] && t->kv[K_SHARD]->i != -1 ? NULL :
+	    rep > 1 && shard > 1 ? "replicas x shards" : rep > 1 ? "DDP over the replicas" : t->kv[K_SHARD] && t->kv[K_SHARD]->i != -1 ? NULL :
 	    "-1: the rest of the world (parallel_dims.py L45)");
-	if (rep > 1 && t->kv[K_SHARD])
+	if (rep > 1 && shard > 1)
+		put(t, sc, "/parallel/shard_group", json_integer(shard * cp), K_SHARD, IMPORT_DERIVED,
+		    "HSDP: FSDP2 over the dp_shard x cp ranks, the shards all-reduced across the "
+		    "dp_replicate replicas (parallelize.py: mesh (dp_replicate, dp_shard_cp))");
+	else if (rep > 1 && t->kv[K_SHARD])
 		import_map_add(t->map, IMPORT_MAPPED, src_name(K_SHARD, name, sizeof(name)), t->kv[K_SHARD]->text,
 			       "scenario: /parallel/dp", "", "1: no sharding");
 	else if (rep == 1 && t->kv[K_REP])

@@ -313,12 +313,20 @@ static double largest_layer(const struct mem_rank_input *in, bool experts_over_e
 	return (moe > dense ? moe : dense) / in->tp;
 }
 
+/* The ranks ZeRO shards over: the shard group (hybrid sharding, ZeRO's
+ * states divide by it, not by the whole data-parallel group), else dp. */
+static double shard_ranks(const struct mem_rank_input *in)
+{
+	double nd = in->dp < 1 ? 1 : in->dp;
+	return in->shard >= 1 && in->shard < nd ? in->shard : nd;
+}
+
 /* Frozen base weights (memory.h, "Fine-tuning"): model states of the
  * adapters only, the layers' linear weights in their storage dtype. */
 static void frozen_states(const struct mem_rank_input *in, double wbytes, double opt_bytes,
 			  struct mem_anatomy *o)
 {
-	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp;
+	double t = in->tp, nd = shard_ranks(in);
 	double ad = in->layers * finetune_layer_adapter_params(in->model, &in->ft, in->tp);
 	double lin = in->layers * finetune_layer_linear_params(in->model) / t;
 	double sb = finetune_base_stored_bytes(&in->ft);
@@ -354,7 +362,7 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 			 struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
-	double t = in->tp, nd = in->dp < 1 ? 1 : in->dp, wbytes = dtype_bytes(pr->weight);
+	double t = in->tp, nd = shard_ranks(in), wbytes = dtype_bytes(pr->weight);
 	int ep = in->ep > 1 ? in->ep : 1;
 	struct shard sh = { in->zero, nd, nd / ep < 1 ? 1 : nd / ep };
 	double lm, ld, le = model_layer_expert_params(m);
@@ -427,7 +435,8 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	o->context_bytes = in->gpu->mem_reserved_bytes;
 	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
 		     (ep > 1) + (ep > 1 && ned > 1) +
-		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head));
+		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head)) +
+		     (shard_ranks(in) > 1 && shard_ranks(in) < nd); /* shard and replicate groups */
 	o->nccl_bytes = memory_nccl_bytes(ncomms);
 	o->fragmentation_bytes = in->reserve_fraction * o->capacity_bytes;
 	o->reserved_bytes = o->context_bytes + o->nccl_bytes + o->fragmentation_bytes;

@@ -6,6 +6,9 @@
  * momentum and variance, K = 12). ZeRO-1 shards the optimizer state over
  * the N_d data-parallel ranks, ZeRO-2 also the gradients, ZeRO-3 / FSDP
  * also the parameters. In fp32 training K = 8 (the weights are the master).
+ * Hybrid sharding (FSDP2 HSDP, DeepSpeed MiCS, Megatron-Core's
+ * num_distributed_optimizer_instances) shards them over a shard group of
+ * g ranks instead (mem_rank_input.shard): each sharded term / g, not / N_d.
  *
  * Activations follow Korthikanti et al. 2022, "Reducing Activation
  * Recomputation in Large Transformer Models", Section 4, tensor by tensor
@@ -278,7 +281,10 @@ struct mem_rank_input {
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */
-	int tp, dp, pp;            /* dp: the ranks ZeRO shards over (dp x cp) */
+	int tp, dp, pp;            /* dp: the data-parallel ranks (dp x cp) */
+	int shard;                 /* the ranks ZeRO shards over (hybrid sharding: a
+				      slice of dp; 0: all dp); a second communicator
+				      when fewer than dp */
 	int ep;                    /* expert parallelism (0 or 1: none); experts are
 				      ZeRO-sharded over dp / ep */
 	double moe_rank_load;      /* busiest rank's routed copies / T k (moe.h); 0 = 1 */

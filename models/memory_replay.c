@@ -465,6 +465,8 @@ static void replay_sizes(struct replay *r, const struct mem_rank_input *in, cons
 		r->act_plain = memory_dense_layer_activations(&none);
 	}
 	r->n_shard = in->dp < 1 ? 1 : in->dp;
+	if (in->shard >= 1 && in->shard < r->n_shard)
+		r->n_shard = in->shard;     /* hybrid sharding: the shard group */
 	r->wb = dtype_bytes(pr.weight);
 	r->u = pr.fp8 && in->fp8_params ? 1 : r->wb;
 	r->r = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : r->wb;

@@ -73,7 +73,8 @@ enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL, RECOMPUTE_
  * (stack.h struct stack_zero_path). */
 struct wl_grad_path {
 	int zero;               /* ZeRO stage */
-	int ranks;              /* ranks a gradient is reduced over (dp x cp; 0 or 1: one) */
+	int ranks;              /* ranks a gradient is partitioned over (dp x cp, or the
+				   shard group under hybrid sharding; 0 or 1: one) */
 	int microbatches;       /* per optimizer step (0 or 1: one) */
 	double bucket_params;   /* reduce bucket, parameters (0: one bucket) */
 };

@@ -20,6 +20,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */
 		.micro_batch = (double)pl->training.micro_batch, .seq = (double)pl->training.seq / pl->parallel.cp,
 		.tp = pl->parallel.tp, .dp = pl->parallel.dp * pl->parallel.cp, .cp = pl->parallel.cp,
+		.shard = plan_shard_group(pl),
 		.sp = pl->parallel.sp, .zero = pl->parallel.zero,
 		.recompute = pl->parallel.recompute,
 		.recompute_every = pl->parallel.recompute_every, .layers = layers, .dense_layers = dense_layers,

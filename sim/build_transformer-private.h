@@ -122,6 +122,8 @@ struct builder {
 	bool fsdp2;                   /* ZeRO-3 as FSDP2 runs it (stack.fsdp2_copies) */
 	bool fsdp1;                   /* FSDP1's reduce hook divides (stack.fsdp1_flat) */
 	bool frozen;                  /* LoRA / QLoRA: only the adapters have gradients */
+	enum group_kind zgroup;       /* the group ZeRO shards over and gathers in: GROUP_DP,
+					 GROUP_DPS under hybrid sharding (plan_hsdp) */
 	bool split;                   /* the schedule splits each backward into B and W
 					 (schedule.h zb-h1): B leaves out the weight-gradient
 					 GEMMs, W runs them and hands the gradients over */
@@ -139,7 +141,8 @@ struct stage_plan {
 	double peak_alive;      /* layers' activations alive at once, at most */
 	bool has_emb, has_head;
 	double psi, psi_e;      /* this rank's parameters: dense, experts */
-	int ndp, nedp;          /* gradient/optimizer shards: dp x cp, / ep for experts */
+	int ndp, nedp;          /* gradient/optimizer shards: dp x cp (the shard group
+				   under hybrid sharding), / ep for experts */
 	bool gather;            /* ZeRO-1/2 all-gather of updated parameters */
 	double ag_total, ag_chunk;
 	int ag_count;

@@ -189,6 +189,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->fsdp2 = plan_stack(pl)->fsdp2_copies && pl->parallel.zero >= ZERO_3 &&
 		   (long)pl->parallel.dp * pl->parallel.cp > 1;
 	b->fsdp1 = plan_stack(pl)->fsdp1_flat;
+	b->zgroup = plan_hsdp(pl) ? GROUP_DPS : GROUP_DP;
 	for (int k = 0; k < 4; k++)
 		kind_sizes(b, &b->kind[k], k & 1);
 	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;

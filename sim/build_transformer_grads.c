@@ -3,7 +3,27 @@
  * their reductions (all-reduce, or reduce-scatter under ZeRO >= 1; FSDP2's
  * copy into the reduce-scatter buffer, FSDP1's gradient divides) on the
  * DP stream, dense over GROUP_DP and experts over GROUP_EDP, and the
- * offload copies of each reduced share over the host link. */
+ * offload copies of each reduced share over the host link.
+ *
+ * Hybrid sharding (plan shard_group g < dp x cp, GROUP_DPS / GROUP_DPR):
+ * each bucket is reduce-scattered within the shard group of g ranks, then
+ * the rank's reduced shard (bytes / g) is all-reduced across the
+ * dp x cp / g shard groups. PyTorch FSDP2 (a stack with fsdp2_copies) runs
+ * the all-reduce on a stream of its own, so the next bucket's
+ * reduce-scatter does not wait for it
+ * (pytorch 010ae4a8, torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+ * foreach_reduce: reduce_scatter on reduce_scatter_stream, then
+ * dist.all_reduce(reduce_output, group=all_reduce_group) on
+ * all_reduce_stream after all_reduce_stream.wait_stream(reduce_scatter_stream));
+ * Megatron-Core's partial distributed optimizer
+ * (--num-distributed-optimizer-instances, Megatron-LM 00119989,
+ * megatron/core/distributed/param_and_grad_buffer.py start_grad_sync: the
+ * bucket group's reduce-scatter over the intra-instance group, then the
+ * all-reduce of each bucket's local shard over
+ * inter_distributed_optimizer_instance_group, both on one
+ * communication_stream: here both on the DP stream); DeepSpeed MiCS the
+ * same shape (its hierarchical parameter all-gather is not modelled). The
+ * optimizer waits for the all-reduces. */
 #include <stdio.h>
 
 #include "build_transformer-private.h"
@@ -107,10 +127,21 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 	}
 	if (b->fsdp1)
 		dep = fsdp1_divide(b, bytes, n, dep);
+	bool hsdp = g == GROUP_DP && b->zgroup == GROUP_DPS;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
-			  .group = g, .bytes = bytes, .launch_s = b->z3.launch_s };
+			  .group = hsdp ? GROUP_DPS : g, .bytes = bytes, .launch_s = b->z3.launch_s };
 	int id = program_add(b->p, &t, &dep, 1);
+	if (hsdp) {
+		/* hybrid sharding: the reduced shard all-reduced across the
+		 * shard groups on its own stream (see the header) */
+		n = plan_shard_group(pl);
+		struct task ar = { .kind = TASK_COLL, .cat = CAT_DP_COMM,
+				   .stream = plan_stack(pl)->fsdp2_copies ? STREAM_DPR : STREAM_DP,
+				   .op = COLL_ALLREDUCE, .group = GROUP_DPR, .bytes = bytes / (double)n,
+				   .launch_s = b->z3.launch_s };
+		id = program_add(b->p, &ar, &id, 1);
+	}
 	XGROW(b->grads.dp_tasks, b->grads.capdp, (size_t)b->grads.ndp + 1);
 	b->grads.dp_tasks[b->grads.ndp++] = id;
 	if (pl->parallel.offload != OFFLOAD_NONE)

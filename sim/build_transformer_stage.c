@@ -111,7 +111,8 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
 		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
 	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
-	sp->ndp = pl->parallel.dp * pl->parallel.cp;  /* gradients and optimizer shards span dp x cp */
+	sp->ndp = plan_shard_group(pl);          /* gradients and optimizer shards span dp x cp,
+						    or the shard group (hybrid sharding) */
 	sp->nedp = sp->ndp / pl->parallel.ep;    /* experts: the expert-data-parallel ranks */
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
@@ -167,7 +168,7 @@ void builder_overlapped_param_gather(struct builder *b, const struct stage_plan 
 	if (n < 1)
 		n = 1;
 	struct task ag = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / n,
+			   .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = sp->ag_total / n,
 			   .count = 1, .launch_s = b->z3.launch_s };
 	b->pg.total = stage_grad_bytes(b);
 	if (b->pg.total <= 0)
@@ -213,7 +214,7 @@ void builder_optimizer_step(struct builder *b, const struct stage_plan *sp,
 	if (sp->gather && !pl->communication.overlap_param_gather) {
 		/* buckets back to back: one merged task */
 		struct task ag = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-				   .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = sp->ag_total / sp->ag_count,
+				   .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = sp->ag_total / sp->ag_count,
 				   .count = sp->ag_count, .launch_s = b->z3.launch_s };
 		program_add(p, &ag, &b->stream.last, 1);
 	}

@@ -315,7 +315,7 @@ static void zero3_gather(struct builder *b, enum task_cat cat, int mb, int chunk
 	if (b->pl->parallel.zero < ZERO_3 || (long)b->pl->parallel.dp * b->pl->parallel.cp <= 1 || b->z3.per_tensor)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = b->lk->param_bytes,
+			  .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = b->lk->param_bytes,
 			  .launch_s = b->z3.launch_s };
 	b->stream.gate = program_add(b->p, &t, &b->stream.prev_mark, 1);
 	b->stream.prev_mark = mark;
@@ -348,7 +348,7 @@ static void fsdp2_root_gather(struct builder *b, int vs, int nv, int mb, int chu
 	if (el <= 0)
 		return;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			  .op = COLL_ALLGATHER, .group = GROUP_DP, .bytes = el * b->z3.wbytes,
+			  .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = el * b->z3.wbytes,
 			  .launch_s = b->z3.launch_s };
 	b->stream.gate = program_add(b->p, &t, &b->stream.last, 1);
 	builder_compute(b, CAT_FORWARD,
@@ -406,7 +406,7 @@ static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, do
 		bool fetch = !resident && el >= f->persist_elements;
 		if (fetch) {
 			struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM,
-					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = GROUP_DP,
+					  .cat = CAT_PARAM_COMM, .op = COLL_ALLGATHER, .group = b->zgroup,
 					  .bytes = el * b->z3.wbytes, .launch_s = b->z3.launch_s };
 			int dep = prefetch_dep(b);
 			gate = program_add(b->p, &t, &dep, 1);

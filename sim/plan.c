@@ -221,7 +221,7 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 				p->parallel.ep, true, p->moe.dist, p->moe.zipf_s, p->moe.capacity_factor,
 				plan_stack(p), { attn_backend_at(p, 0), attn_backend_at(p, 9) },
 				p->training.grad_dtype == DTYPE_FP32, p->training.finetune, false,
-				{ (int)p->parallel.zero, p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1),
+				{ (int)p->parallel.zero, plan_shard_group(p),
 				  p->parallel.dp > 0 && p->training.micro_batch > 0 ? (int)plan_microbatches(p) : 1,
 				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) }, false };
 	return shp;
@@ -235,6 +235,17 @@ const char *plan_attention_kernel(const struct plan *p)
 long plan_gpus(const struct plan *p, const struct inputs *in)
 {
 	return (long)p->nodes * inputs_topology(in)->gpus_per_node;
+}
+
+int plan_shard_group(const struct plan *p)
+{
+	int n = p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1);
+	return p->parallel.shard_group > 0 && p->parallel.shard_group < n ? p->parallel.shard_group : n;
+}
+
+bool plan_hsdp(const struct plan *p)
+{
+	return plan_shard_group(p) < p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1);
 }
 
 long plan_microbatches(const struct plan *p)
@@ -303,6 +314,10 @@ void plan_resolve(struct plan *p, const struct inputs *in)
 		if (p->parallel.dp == 0 && tpp > 0 && gpus <= PLAN_MAX_GPUS && gpus % tpp == 0)
 			p->parallel.dp = (int)(gpus / tpp);
 	}
+	/* a shard group of the whole dp x cp group is plain ZeRO: the same
+	 * plan, and the same report, as without the key */
+	if (p->parallel.shard_group > 0 && (long)p->parallel.shard_group == (long)p->parallel.dp * p->parallel.cp)
+		p->parallel.shard_group = 0;
 	if (p->framework >= 0)
 		apply_framework(p, in, arch->model_parallel);
 	resolve_stack(p, in);
@@ -387,15 +402,17 @@ double plan_recomputed_model_layers(const struct plan *p, const struct model *m,
 
 void plan_describe(const struct plan *p, char *buf, size_t n)
 {
-	char v[16] = "", every[24] = "", ce[32] = "";
+	char v[16] = "", every[24] = "", ce[32] = "", shard[24] = "";
 	int k = p->parallel.cp > 1 ? snprintf(ce, sizeof(ce), " cp%d", p->parallel.cp) : 0;
 	if (p->parallel.ep > 1)
 		snprintf(ce + k, sizeof(ce) - (size_t)k, " ep%d", p->parallel.ep);
+	if (plan_hsdp(p))
+		snprintf(shard, sizeof(shard), "/%d", plan_shard_group(p));
 	if (p->parallel.schedule == SCHED_INTERLEAVED)
 		snprintf(v, sizeof(v), "v%d", p->parallel.interleave);
 	if (p->parallel.recompute == RECOMPUTE_FULL && p->parallel.recompute_every > 1)
 		snprintf(every, sizeof(every), "/%d", p->parallel.recompute_every);
-	snprintf(buf, n, "tp%d pp%d%s%s dp%d mb%ld gb%ld z%d %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
-		 ce, p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero,
+	snprintf(buf, n, "tp%d pp%d%s%s dp%d mb%ld gb%ld z%d%s %s%s%s %s", p->parallel.tp, p->parallel.pp, v,
+		 ce, p->parallel.dp, p->training.micro_batch, p->training.global_batch, (int)p->parallel.zero, shard,
 		 recompute_name(p->parallel.recompute), every, p->parallel.sp ? " sp" : "", p->parallel.order);
 }

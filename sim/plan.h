@@ -34,6 +34,11 @@
  *                                             ZeRO-Infinity's parameters in host memory)
  *   sp                 -        false         sequence parallelism (tp > 1)
  *   zero               -        0             ZeRO stage 0..3 (3 = FSDP)
+ *   shard_group        GPUs     0 (dp x cp)   hybrid sharding: the GPUs ZeRO shards over,
+ *                                             consecutive members of the dp x cp group
+ *                                             (placement.h GROUP_DPS); the shards are
+ *                                             all-reduced across the dp x cp / shard_group
+ *                                             groups (plan_shard_group)
  *   schedule           -        1f1b          pipeline schedule (schedule.h)
  *   interleave         -        1             model chunks per rank (interleaved)
  *   recompute          -        none          none | selective | full
@@ -277,6 +282,7 @@ struct plan_parallel {
 	enum offload offload;
 	bool sp;
 	enum zero_stage zero;
+	int shard_group;                /* GPUs ZeRO shards over; 0: dp x cp */
 	enum sched_kind schedule;
 	int interleave;
 	enum recompute recompute;
@@ -464,10 +470,16 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
 
 /* The plan's parallel layout in one line for tables and messages, as
  * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
- * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage; "full/2": full
- * recompute of every second layer; " cp2 ep8" after the pipeline when
- * context or expert parallelism is on). */
+ * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage, "z3/8" over shard
+ * groups of 8; "full/2": full recompute of every second layer; " cp2 ep8"
+ * after the pipeline when context or expert parallelism is on). */
 void plan_describe(const struct plan *p, char *buf, size_t n);
+
+/* The GPUs ZeRO shards over: shard_group, or the whole dp x cp group. */
+int plan_shard_group(const struct plan *p);
+
+/* Hybrid sharding: a shard group smaller than the dp x cp group. */
+bool plan_hsdp(const struct plan *p);
 
 /* Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch). */
 long plan_microbatches(const struct plan *p);

@@ -332,6 +332,24 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe.capacity_factor);
 }
 
+/* Hybrid sharding (parallel.shard_group): ZeRO's state sharded over a
+ * slice of the dp x cp group, replicated across the slices. */
+static void check_shard(const struct plan *p, const char *f, struct diag *d)
+{
+	int g = p->parallel.shard_group, n = p->parallel.dp * p->parallel.cp;
+	if (g <= 0)
+		return;
+	if (p->parallel.zero == ZERO_0)
+		diag_err(d, f, "/parallel/shard_group", "a shard group shards ZeRO's state: needs zero "
+			 "1, 2 or 3, got zero 0");
+	if (n > 0 && n % g)
+		diag_err(d, f, "/parallel/shard_group", "must divide the dp x cp = %d data-parallel "
+			 "ranks, got %d", n, g);
+	if (p->parallel.ep > 1)
+		diag_err(d, f, "/parallel/shard_group", "hybrid sharding with expert parallelism is not "
+			 "supported (ep = %d)", p->parallel.ep);
+}
+
 /* Parameter servers (plan dp_sync "ps"). */
 static void check_ps(const struct plan *p, const struct inputs *in, long gpus, const char *f,
 		     struct diag *d)
@@ -631,6 +649,9 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 			 "it picks are checkpointed whole), got recompute \"%s\"",
 			 recompute_name(p->parallel.recompute));
 	if (!model_arch(m)->model_parallel) {
+		if (p->parallel.shard_group > 0)
+			diag_err(d, f, "/parallel/shard_group", "hybrid sharding applies to transformer "
+				 "models (ZeRO), got a CNN model");
 		check_cnn(p, t, gpus, f, d);
 		return diag_count(d) - before;
 	}
@@ -644,6 +665,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
+	check_shard(p, f, d);
 	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP) {
 		/* memory.c counts the saved GEMM outputs of torchtitan's Llama
 		 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the

@@ -82,6 +82,16 @@
  *   parallel.pp                   int      -       1             pipeline stages
  *   parallel.sp                   bool     -       false         sequence parallelism (needs tp > 1)
  *   parallel.zero                 int      -       0             ZeRO stage 0..3 (3 = FSDP)
+ *   parallel.shard_group          int      GPUs    dp x cp       hybrid sharding (FSDP2 HSDP, DeepSpeed
+ *                                                                MiCS, Megatron-Core's distributed
+ *                                                                optimizer instances): the GPUs ZeRO
+ *                                                                shards over, consecutive ranks of the
+ *                                                                dp x cp group (a node of 8 with the
+ *                                                                default order); gradients reduce-
+ *                                                                scattered in it, each shard all-reduced
+ *                                                                across the dp x cp / shard_group
+ *                                                                groups; divides dp x cp; needs zero
+ *                                                                >= 1, ep 1
  *   parallel.schedule             string   -       "1f1b"        gpipe | 1f1b | interleaved |
  *                                                                zb-h1 (zero-bubble ZB-H1, Qi et al.
  *                                                                2024: each backward split into B,

@@ -140,6 +140,7 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 			s->parallel.zero = (enum zero_stage)x;
 		s->given |= PLAN_GIVEN_ZERO;
 	}
+	jobj_int_at_most(&jo, "shard_group", 1, PLAN_MAX_GPUS, "GPUs", &s->parallel.shard_group);
 	e = SCHED_1F1B;
 	jobj_enum_table(&jo, "schedule", schedule_registry, sizeof(schedule_registry[0]), &e, 0);
 	s->parallel.schedule = e;

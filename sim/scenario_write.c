@@ -180,6 +180,8 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "sp", json_true());
 	if (own(p, PLAN_GIVEN_ZERO))
 		put(o, "zero", json_integer((int)q->zero));
+	if (q->shard_group > 0)
+		put(o, "shard_group", json_integer(q->shard_group));
 	if (q->schedule != SCHED_1F1B)
 		put(o, "schedule", json_string(schedule_registry[q->schedule].name));
 	if (q->interleave != 1)

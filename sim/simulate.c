@@ -190,6 +190,9 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	if (placement_init_ep(&x->place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
 			      pl->parallel.pp, pl->parallel.order))
 		return diag_errf(d, "invalid rank order '%s'", pl->parallel.order);
+	if (placement_set_shard(&x->place, pl->parallel.shard_group))
+		return diag_errf(d, "shard group of %d GPUs does not divide the %d data-parallel ranks",
+				 pl->parallel.shard_group, pl->parallel.dp * pl->parallel.cp);
 	if (build_programs(in, pl, &x->place, &x->P, r, d))
 		return -1;
 	/* stragglers, GPUs throttled on their own (not the whole job) and the

@@ -763,11 +763,6 @@ Test(import, torchtitan_refuses_contradictions_naming_the_key)
 			      "data_parallel_replicate_degree 1 x data_parallel_shard_degree 4 x tensor_parallel_degree 4 x "
 			      "pipeline_parallel_degree 1 x context_parallel_degree 1 = 16"), "%s", err);
 	free(err);
-	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
-			       "data_parallel_shard_degree = 4\n", TT_TOPO, "", NULL, &err), 3);
-	cr_expect(strstr(err, "job.toml:4:34: error: parallelism.data_parallel_replicate_degree: 2 with "
-			      "data_parallel_shard_degree 4 is hybrid sharding (HSDP), which ddlsim does not model"), "%s", err);
-	free(err);
 	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"3B\"\n", TT_TOPO, "--nodes 1", NULL, &err), 3);
 	cr_expect(strstr(err, "job.toml:2:10: error: model.flavor: unknown llama3 flavor '3B' (known: 8B, 70B, 405B)"),
 		  "%s", err);

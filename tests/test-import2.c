@@ -138,6 +138,93 @@ Test(import_deepspeed, zeropp_stage3_example_every_mapped_key)
 	free(dir);
 }
 
+/* MiCS: mics_shard_size at stage 3 is a shard group; its hierarchical
+ * all-gather is listed as not modelled. */
+Test(import_deepspeed, mics_shard_size_maps_to_a_shard_group)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, more[1024], p[1200];
+	char *cfg = write_file(dir, "ds.json", "{ \"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},\n"
+			       "  \"zero_optimization\": { \"stage\": 3, \"mics_shard_size\": 8,\n"
+			       "    \"mics_hierarchical_params_gather\": true } }\n");
+	snprintf(more, sizeof(more), "--model %s --seq-len 4096 --nodes 2",
+		 src_path("tests/data/import/llama3.1-8b-config.json"));
+	cr_assert_eq(import_to("deepspeed", cfg, dir, more, &out, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load(p);
+	cr_expect_eq(jnum(s, "parallel/dp"), 16);
+	cr_expect_eq(jnum(s, "parallel/zero"), 3);
+	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);
+	cr_expect(strstr(out, "MiCS: ZeRO-3 within shard groups of this many ranks"), "%s", out);
+	cr_expect(strstr(out, "unknown: MiCS's two-hop all-gather (inside then across nodes) is not modelled"), "%s",
+		  out);
+	json_decref(s);
+	free(out);
+	free(err);
+	free(cfg);
+	free(dir);
+}
+
+/* torchtitan HSDP (replicate and shard degrees both > 1): FSDP2 over the
+ * shard x cp ranks (torchtitan's mesh (dp_replicate, dp_shard_cp)), dp
+ * their product. */
+Test(import_hsdp, torchtitan_hsdp_maps_to_a_shard_group)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, more[1024], p[1200];
+	char *job = write_file(dir, "job.toml", "[model]\nflavor = \"8B\"\n[parallelism]\n"
+			       "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n"
+			       "context_parallel_degree = 2\n");
+	snprintf(more, sizeof(more), "--zoo %s --nodes 2", src_path("models/zoo"));
+	cr_assert_eq(import_to("torchtitan", job, dir, more, &out, &err), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load(p);
+	cr_expect_eq(jnum(s, "parallel/dp"), 8);
+	cr_expect_eq(jnum(s, "parallel/cp"), 2);
+	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);   /* 4 x cp 2 */
+	cr_expect_eq(jnum(s, "parallel/zero"), 3);
+	cr_expect(strstr(out, "HSDP: FSDP2 over the dp_shard x cp ranks"), "%s", out);
+	json_decref(s);
+	free(out);
+	free(err);
+	free(job);
+	free(dir);
+}
+
+/* --num-distributed-optimizer-instances N: the distributed optimizer
+ * sharded over dp x cp / N ranks (16 GPUs, dp 16, 2 instances: 8). */
+#define MG_SMALL "--num-layers 4 --hidden-size 256 --num-attention-heads 8 --seq-length 512 " \
+		 "--max-position-embeddings 512 --micro-batch-size 1 --vocab-size 1000 --bf16 "
+
+Test(import_hsdp, megatron_optimizer_instances_map_to_a_shard_group)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200];
+	char *f = write_file(dir, "launch.sh", MG_SMALL "--use-distributed-optimizer "
+			     "--num-distributed-optimizer-instances 2\n");
+	cr_assert_eq(import_to("megatron", f, dir, "--nodes 2", &out, &err), 0, "%s", err);
+	free(f);
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load(p);
+	cr_expect_eq(jnum(s, "parallel/dp"), 16);
+	cr_expect_eq(jnum(s, "parallel/zero"), 1);
+	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);
+	cr_expect(strstr(out, "dp x cp / 2: the optimizer sharded within each of 2 instances"), "%s", out);
+	json_decref(s);
+	free(out);
+	free(err);
+	f = write_file(dir, "launch.sh", MG_SMALL "--num-distributed-optimizer-instances 2\n");
+	cr_expect_eq(import_to("megatron", f, dir, "--nodes 2 --force", NULL, &err), 3);
+	cr_expect(strstr(err, "error: --num-distributed-optimizer-instances: needs --use-distributed-optimizer"),
+		  "%s", err);
+	free(err);
+	free(f);
+	f = write_file(dir, "launch.sh", MG_SMALL "--use-distributed-optimizer --num-distributed-optimizer-instances 3\n");
+	cr_expect_eq(import_to("megatron", f, dir, "--nodes 2 --force", NULL, &err), 3);
+	cr_expect(strstr(err, "error: --num-distributed-optimizer-instances: must divide the data-parallel ranks "
+			      "dp x cp = 16, got 3"), "%s", err);
+	free(err);
+	free(f);
+	free(dir);
+}
+
 Test(import_deepspeed, fills_the_batch_keys_as_deepspeed_does)
 {
 	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200], more[512];

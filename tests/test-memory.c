@@ -46,6 +46,35 @@ Test(memory, zero_paper_stage1_31_4GB) { zero_case(ZERO_1, 31.4); }
 Test(memory, zero_paper_stage2_16_6GB) { zero_case(ZERO_2, 16.6); }
 Test(memory, zero_paper_stage3_1_9GB) { zero_case(ZERO_3, 1.9); }
 
+/* Hybrid sharding (memory.h): the paper's Psi = 7.5B on N_d = 64 ranks,
+ * sharded over a shard group of g = 8 of them: ZeRO-1 holds 2 Psi + 2 Psi
+ * + 12 Psi / 8, ZeRO-2 2 Psi + 14 Psi / 8, ZeRO-3 16 Psi / 8, each in
+ * bytes (fp16 weights and gradients, K = 12); g = 64 is plain ZeRO. */
+Test(memory, shard_group_divides_each_stage_sharded_states)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	double psi = 7.5e9, want[] = { 0, 4 * psi + 12 * psi / 8, 2 * psi + 14 * psi / 8, 16 * psi / 8 };
+	for (int z = ZERO_1; z <= ZERO_3; z++) {
+		struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP16,
+					     .micro_batch = 1, .seq = 1, .tp = 1, .dp = 64, .shard = 8,
+					     .zero = (enum zero_stage)z, .layers = psi / model_layer_params(&m) };
+		struct mem_anatomy o, full;
+		memory_rank(&in, &o);
+		double states = o.weights_bytes + o.grads_bytes + o.optimizer_bytes;
+		cr_expect_lt(fabs(states / want[z] - 1), 1e-12, "ZeRO-%d: %.17g vs %.17g", z, states, want[z]);
+		/* a second communicator: the shard and the replicate group */
+		in.shard = 64;
+		memory_rank(&in, &full);
+		cr_expect_gt(o.nccl_bytes, full.nccl_bytes, "ZeRO-%d: the replicate group's buffers", z);
+		in.shard = 0;
+		struct mem_anatomy dflt;
+		memory_rank(&in, &dflt);
+		cr_expect_eq(full.weights_bytes + full.grads_bytes + full.optimizer_bytes,
+			     dflt.weights_bytes + dflt.grads_bytes + dflt.optimizer_bytes);
+	}
+}
+
 static double act(int t, bool sp, enum recompute rc)
 {
 	struct model m = gpt();

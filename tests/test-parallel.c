@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "placement.h"
 #include "testutil.h"
 
 /* A 2-layer GPT (h 1024, 16 heads) scenario on one DGX A100, ring
@@ -143,6 +144,39 @@ Test(parallel, placement_groups_follow_the_order)
 	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(links, "dp"), 0)), "nvswitch");
 	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(links, "pp"), 0)), "nic/fabric");
 	json_decref(r);
+}
+
+/* Hybrid sharding's groups (placement.h): tp 2, cp 2, dp 4 in the order
+ * tp,cp,dp,pp (strides 1, 2, 4); the dp x cp list of rank 0 is k = 2 d +
+ * c, ranks 4 d + 2 c. Shard groups of 4 are its consecutive slices, the
+ * replicate groups every 4th entry. */
+Test(parallel, shard_and_replicate_groups_slice_the_dp_cp_list)
+{
+	struct placement pl;
+	int m[16];
+	cr_assert_eq(placement_init_cp(&pl, 2, 2, 4, 1, "tp,cp,dp,pp"), 0);
+	cr_assert_eq(placement_set_shard(&pl, 3), -1);
+	cr_assert_eq(placement_set_shard(&pl, 4), 0);
+	cr_assert_eq(placement_group_size(&pl, GROUP_DPS), 4);
+	cr_assert_eq(placement_group_size(&pl, GROUP_DPR), 2);
+	int want_s[] = { 0, 2, 4, 6 }, want_r0[] = { 0, 8 }, want_r2[] = { 2, 10 }, want_s9[] = { 9, 11, 13, 15 };
+	cr_assert_eq(placement_group(&pl, GROUP_DPS, 2, m), 4);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(m[i], want_s[i], "shard group of rank 2, member %d: %d", i, m[i]);
+	cr_assert_eq(placement_group(&pl, GROUP_DPS, 9, m), 4);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(m[i], want_s9[i], "shard group of rank 9, member %d: %d", i, m[i]);
+	cr_assert_eq(placement_group(&pl, GROUP_DPR, 0, m), 2);
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(m[i], want_r0[i]);
+	cr_assert_eq(placement_group(&pl, GROUP_DPR, 2, m), 2);
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(m[i], want_r2[i]);
+	/* the whole group: no split */
+	cr_assert_eq(placement_set_shard(&pl, 8), 0);
+	cr_expect_eq(placement_group_size(&pl, GROUP_DPS), 8);
+	cr_expect_eq(placement_group(&pl, GROUP_DPR, 5, m), 1);
+	cr_expect_eq(m[0], 5);
 }
 
 static double state_GB(json_t *r)

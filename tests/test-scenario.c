@@ -631,3 +631,19 @@ Test(scenario, dualpipe_beats_one_f_one_b_at_twice_the_weights)
 	json_decref(ro);
 	free(dp), free(a), free(b), free(c), free(dpt), free(onet);
 }
+
+/* Hybrid sharding: a shard group shards ZeRO's state, so it needs a
+ * ZeRO stage, and it must divide the dp x cp ranks. */
+Test(scenario, shard_group_needs_zero)
+{
+	char *s = scenario("\"dp\": 16, \"shard_group\": 8", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/shard_group: error: a shard group shards ZeRO's state: needs zero 1, "
+			 "2 or 3, got zero 0\n");
+}
+
+Test(scenario, shard_group_must_divide_dp)
+{
+	char *s = scenario("\"dp\": 16, \"zero\": 3, \"shard_group\": 6", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/shard_group: error: must divide the dp x cp = 16 data-parallel ranks, "
+			 "got 6\n");
+}

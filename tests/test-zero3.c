@@ -1,5 +1,7 @@
 /* test-zero3: DeepSpeed ZeRO-3's traffic per GPU, worked by hand, against
- * the simulator, and what that traffic costs at 1,024 GPUs.
+ * the simulator, and what that traffic costs at 1,024 GPUs; the same with
+ * hybrid sharding (parallel.shard_group: MiCS, and ZeRO-1 over shard
+ * groups), folded and not.
  *
  * DeepSpeed 0.15 (models/framework.c cites deepspeed/runtime/zero/
  * parameter_offload.py L439-480 and zero/config.py): every micro-batch
@@ -25,6 +27,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "build_transformer.h"
 #include "diag.h"
@@ -40,17 +43,32 @@
 #define L 80.0
 #define V 32000.0
 
-static json_t *run_zero3(int nodes, int dp, int global_batch, int seq)
+static json_t *run_zero_with(int zero, int nodes, int dp, int global_batch, int seq, const char *more);
+
+/* more: further keys of the parallel object (with a leading comma), then
+ * further top-level keys (text after "|"), or NULL. */
+static json_t *run_zero3_with(int nodes, int dp, int global_batch, int seq, const char *more)
 {
-	char *dir = tmp_dir(), text[2048], args[2048], *err = NULL;
+	return run_zero_with(3, nodes, dp, global_batch, seq, more);
+}
+
+/* run_zero3_with() at ZeRO stage zero. */
+static json_t *run_zero_with(int zero, int nodes, int dp, int global_batch, int seq, const char *more)
+{
+	char *dir = tmp_dir(), text[2048], args[2048], *err = NULL, par[256] = "", top[512] = "";
+	if (more) {
+		const char *bar = strchr(more, '|');
+		snprintf(par, sizeof(par), "%.*s", bar ? (int)(bar - more) : (int)strlen(more), more);
+		snprintf(top, sizeof(top), "%s", bar ? bar + 1 : "");
+	}
 	snprintf(text, sizeof(text),
 		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\","
 		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": %d, \"framework\": \"deepspeed\","
-		 " \"parallel\": { \"dp\": %d, \"zero\": 3 },"
+		 " \"parallel\": { \"dp\": %d, \"zero\": %d%s },"
 		 " \"training\": { \"seq_len\": %d, \"global_batch\": %d, \"micro_batch\": 1,"
-		 " \"precision\": \"bf16\", \"grad_reduce_dtype\": \"bf16\" } }\n",
+		 " \"precision\": \"bf16\", \"grad_reduce_dtype\": \"bf16\" }%s }\n",
 		 src_path("models/zoo/llama2-70b.json"), src_path("topologies/dgx-h100.json"), nodes,
-		 dp, seq, global_batch);
+		 dp, zero, par, seq, global_batch, top);
 	char *path = write_file(dir, "z3.json", text);
 	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet", path, dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err ? err : "");
@@ -62,6 +80,11 @@ static json_t *run_zero3(int nodes, int dp, int global_batch, int seq)
 	free(path);
 	free(dir);
 	return r;
+}
+
+static json_t *run_zero3(int nodes, int dp, int global_batch, int seq)
+{
+	return run_zero3_with(nodes, dp, global_batch, seq, NULL);
 }
 
 static void expect_closed_form(json_t *r, int dp, double M)
@@ -87,6 +110,74 @@ Test(zero3, deepspeed_bytes_per_gpu_match_the_closed_form)
 	r = run_zero3(128, 1024, 1024, 4096);
 	expect_closed_form(r, 1024, 1);
 	json_decref(r);
+}
+
+/* Hybrid sharding (MiCS), 32 GPUs in shard groups of g = 8 (a node), r =
+ * 4 replicas, one micro-batch, ring collectives: each layer gather moves
+ * (g - 1) / g of the layer within the shard group; the gradients of P
+ * parameters (2 bytes) are reduce-scattered within it, (g - 1) / g x 2 P,
+ * and each rank's shard of 2 P / g all-reduced across the replicas,
+ * 2 (r - 1) / r x 2 P / g. */
+Test(zero3, hsdp_bytes_per_gpu_match_the_closed_form)
+{
+	double g = 8, rr = 4, W = 2 * H * H + 2 * H * KV + 3 * H * F;
+	double P = L * (W + 2 * H) + 2 * V * H + H;
+	json_t *r = run_zero3_with(4, 32, 32, 4096, ", \"shard_group\": 8|, \"communication\": "
+				   "{ \"algorithm\": \"ring\" }");
+	double param = (2 * L - 1) * W * 2 * (g - 1) / g;
+	double grads = P * 2 * (g - 1) / g + 2 * (rr - 1) / rr * P * 2 / g;
+	double got_p = jnum(r, "communication/bytes_per_gpu/param");
+	double got_g = jnum(r, "communication/bytes_per_gpu/dp");
+	cr_expect_lt(fabs(got_p / param - 1), 1e-9, "parameters: %.17g vs %.17g", got_p, param);
+	cr_expect_lt(fabs(got_g / grads - 1), 1e-9, "gradients: %.17g vs %.17g", got_g, grads);
+	/* folded (one replica simulated) as every rank simulated */
+	json_t *u = run_zero3_with(4, 32, 32, 4096, ", \"shard_group\": 8|, \"communication\": "
+				   "{ \"algorithm\": \"ring\" }, \"simulation\": { \"fold\": \"off\" }");
+	double tf = jnum(r, "summary/iteration_time_s"), tu = jnum(u, "summary/iteration_time_s");
+	cr_expect_lt(fabs(tf / tu - 1), 1e-9, "folded %.17g s, unfolded %.17g s", tf, tu);
+	json_decref(u);
+	json_decref(r);
+}
+
+/* ZeRO-1 over shard groups of g = 8 (r = 4 replicas, ring): the
+ * gradients reduce-scattered in the group, (g - 1) / g x 2 P, the shard
+ * all-reduced across, 2 (r - 1) / r x 2 P / g, and after the step the
+ * updated 16-bit parameters all-gathered in the group, (g - 1) / g x 2 P;
+ * no parameter gathers in the passes. */
+Test(zero3, hsdp_zero1_bytes_per_gpu_match_the_closed_form)
+{
+	double g = 8, rr = 4, W = 2 * H * H + 2 * H * KV + 3 * H * F;
+	double P = L * (W + 2 * H) + 2 * V * H + H;
+	json_t *r = run_zero_with(1, 4, 32, 32, 4096, ", \"shard_group\": 8|, \"communication\": "
+				  "{ \"algorithm\": \"ring\" }");
+	double want = P * 2 * (g - 1) / g + 2 * (rr - 1) / rr * P * 2 / g + P * 2 * (g - 1) / g;
+	double got = jnum(r, "communication/bytes_per_gpu/dp");
+	cr_expect_lt(fabs(got / want - 1), 1e-9, "dp: %.17g vs %.17g", got, want);
+	cr_expect_eq(jnum(r, "communication/bytes_per_gpu/param"), 0);
+	json_decref(r);
+}
+
+/* A shard group of the whole dp x cp group is plain ZeRO-3: the report
+ * byte for byte, less the file's path and the simulator's wall times. */
+static char *report_but_path_and_wall(json_t *r)
+{
+	json_object_del(json_object_get(r, "scenario"), "path");
+	json_object_del(json_object_get(r, "simulation"), "wall_s");
+	json_object_del(json_object_get(r, "simulation"), "platform_s");
+	return json_dumps(r, JSON_INDENT(2));
+}
+
+Test(zero3, shard_group_of_all_ranks_is_the_same_report)
+{
+	json_t *r1 = run_zero3_with(2, 16, 16, 4096, ", \"shard_group\": 16");
+	json_t *r2 = run_zero3_with(2, 16, 16, 4096, NULL);
+	char *a = report_but_path_and_wall(r1), *b = report_but_path_and_wall(r2);
+	cr_assert(a && b);
+	cr_expect_str_eq(a, b);
+	free(a);
+	free(b);
+	json_decref(r1);
+	json_decref(r2);
 }
 
 /* At 1,024 GPUs and 1,024 tokens per GPU the gathers and reduce-scatters
