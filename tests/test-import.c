@@ -34,47 +34,6 @@ static int import(const char *args, char **out, char **err)
 	return run_ddlsim(cmd, out, err);
 }
 
-static json_t *load(const char *path)
-{
-	json_error_t e;
-	json_t *j = json_load_file(path, 0, &e);
-	cr_assert(j, "%s: %s", path, e.text);
-	return j;
-}
-
-static long jint(json_t *o, const char *path)
-{
-	json_t *v = o;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok(buf, "/"); k; k = strtok(NULL, "/"))
-		v = json_object_get(v, k);
-	cr_assert(json_is_integer(v), "%s: not an integer", path);
-	return (long)json_integer_value(v);
-}
-
-static const char *jstr(json_t *o, const char *path)
-{
-	json_t *v = o;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok(buf, "/"); k; k = strtok(NULL, "/"))
-		v = json_object_get(v, k);
-	cr_assert(json_is_string(v), "%s: not a string", path);
-	return json_string_value(v);
-}
-
-static bool jbool(json_t *o, const char *path)
-{
-	json_t *v = o;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok(buf, "/"); k; k = strtok(NULL, "/"))
-		v = json_object_get(v, k);
-	cr_assert(json_is_boolean(v), "%s: not a boolean", path);
-	return json_is_true(v);
-}
-
 static double params_of(const char *path, bool active)
 {
 	struct diag d;
@@ -106,22 +65,22 @@ Test(import, hf_llama31_8b_maps_every_key_and_matches_the_zoo_model)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "llama3.1-8b-config.json", "llama.json", &out);
-	json_t *m = load(path);
-	cr_expect_str_eq(jstr(m, "schema_version"), "1.3");
-	cr_expect_str_eq(jstr(m, "architecture"), "decoder_transformer");
-	cr_expect_eq(jint(m, "layers"), 32);
-	cr_expect_eq(jint(m, "hidden_size"), 4096);
-	cr_expect_eq(jint(m, "heads"), 32);
-	cr_expect_eq(jint(m, "kv_heads"), 8);
-	cr_expect_eq(jint(m, "ffn_size"), 14336);
-	cr_expect_eq(jint(m, "vocab_size"), 128256);
-	cr_expect_eq(jint(m, "max_position"), 131072);
-	cr_expect_str_eq(jstr(m, "activation"), "swiglu");
-	cr_expect_str_eq(jstr(m, "norm"), "rmsnorm");
-	cr_expect_str_eq(jstr(m, "position_embedding"), "rope");
-	cr_expect_not(jbool(m, "tied_embeddings"));
-	cr_expect_not(jbool(m, "bias"));
-	cr_expect_not(jbool(m, "dropout"));
+	json_t *m = load_json(path);
+	cr_expect_str_eq(jstr_at(m, "schema_version"), "1.3");
+	cr_expect_str_eq(jstr_at(m, "architecture"), "decoder_transformer");
+	cr_expect_eq(jint_at(m, "layers"), 32);
+	cr_expect_eq(jint_at(m, "hidden_size"), 4096);
+	cr_expect_eq(jint_at(m, "heads"), 32);
+	cr_expect_eq(jint_at(m, "kv_heads"), 8);
+	cr_expect_eq(jint_at(m, "ffn_size"), 14336);
+	cr_expect_eq(jint_at(m, "vocab_size"), 128256);
+	cr_expect_eq(jint_at(m, "max_position"), 131072);
+	cr_expect_str_eq(jstr_at(m, "activation"), "swiglu");
+	cr_expect_str_eq(jstr_at(m, "norm"), "rmsnorm");
+	cr_expect_str_eq(jstr_at(m, "position_embedding"), "rope");
+	cr_expect_not(jbool_at(m, "tied_embeddings"));
+	cr_expect_not(jbool_at(m, "bias"));
+	cr_expect_not(jbool_at(m, "dropout"));
 	/* the table: each key once, ignored ones said so */
 	cr_expect(strstr(out, "rope_theta               500000.0"), "%s", out);
 	cr_expect(strstr(out, "ignored: no effect on time or memory"), "%s", out);
@@ -138,11 +97,11 @@ Test(import, hf_qwen3_32b_has_head_dim_and_qk_norm)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "qwen3-32b-config.json", "qwen.json", &out);
-	json_t *m = load(path);
-	cr_expect_eq(jint(m, "head_dim"), 128);
-	cr_expect(jbool(m, "qk_norm"));
-	cr_expect_eq(jint(m, "kv_heads"), 8);
-	cr_expect_eq(jint(m, "max_position"), 40960);
+	json_t *m = load_json(path);
+	cr_expect_eq(jint_at(m, "head_dim"), 128);
+	cr_expect(jbool_at(m, "qk_norm"));
+	cr_expect_eq(jint_at(m, "kv_heads"), 8);
+	cr_expect_eq(jint_at(m, "max_position"), 40960);
 	cr_expect_eq(params_of(path, false), params_of(src_path("models/zoo/qwen3-32b.json"), false));
 	json_decref(m);
 	free(out);
@@ -157,15 +116,15 @@ Test(import, hf_mistral_sliding_window_on_every_layer)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "mistral-7b-v0.1-config.json", "mistral.json", &out);
-	json_t *m = load(path);
-	cr_expect_eq(jint(m, "sliding_window"), 4096);
+	json_t *m = load_json(path);
+	cr_expect_eq(jint_at(m, "sliding_window"), 4096);
 	cr_expect_null(json_object_get(m, "global_every"));
 	cr_expect(strstr(out, "every layer (MistralAttention"), "%s", out);
 	cr_expect_eq(params_of(path, false), 7241732096.0);
 	json_decref(m), free(out), free(path);
 	out = NULL;
 	path = import_hf_file(dir, "qwen3-32b-config.json", "qwen.json", &out);
-	m = load(path);
+	m = load_json(path);
 	cr_expect_null(json_object_get(m, "sliding_window"));
 	cr_expect(strstr(out, "ignored: false: full causal attention"), "%s", out);
 	json_decref(m), free(out), free(path), free(dir);
@@ -175,10 +134,10 @@ Test(import, hf_mixtral_experts_take_the_intermediate_size)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "mixtral-8x7b-config.json", "mixtral.json", &out);
-	json_t *m = load(path);
-	cr_expect_eq(jint(m, "moe/experts"), 8);
-	cr_expect_eq(jint(m, "moe/top_k"), 2);
-	cr_expect_eq(jint(m, "moe/expert_ffn_size"), 14336);
+	json_t *m = load_json(path);
+	cr_expect_eq(jint_at(m, "moe/experts"), 8);
+	cr_expect_eq(jint_at(m, "moe/top_k"), 2);
+	cr_expect_eq(jint_at(m, "moe/expert_ffn_size"), 14336);
 	cr_expect_null(json_object_get(m, "ffn_size"));
 	cr_expect(strstr(out, "attention_bias                                   bias                 false                "
 			      "default: absent: the configuration class's false"), "%s", out);
@@ -195,20 +154,20 @@ Test(import, hf_deepseek_v3_mla_and_moe_and_its_unknown_keys)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "deepseek-v3-config.json", "dsv3.json", &out);
-	json_t *m = load(path);
-	cr_expect_eq(jint(m, "mla/q_lora_rank"), 1536);
-	cr_expect_eq(jint(m, "mla/kv_lora_rank"), 512);
-	cr_expect_eq(jint(m, "mla/qk_nope_head_dim"), 128);
-	cr_expect_eq(jint(m, "mla/qk_rope_head_dim"), 64);
-	cr_expect_eq(jint(m, "mla/v_head_dim"), 128);
-	cr_expect_eq(jint(m, "moe/experts"), 256);
-	cr_expect_eq(jint(m, "moe/top_k"), 8);
-	cr_expect_eq(jint(m, "moe/expert_ffn_size"), 2048);
-	cr_expect_eq(jint(m, "moe/shared_experts"), 1);
-	cr_expect_eq(jint(m, "moe/first_dense_layers"), 3);
-	cr_expect_eq(jint(m, "moe/groups"), 8);
-	cr_expect_eq(jint(m, "moe/groups_per_token"), 4);
-	cr_expect_eq(jint(m, "ffn_size"), 18432);
+	json_t *m = load_json(path);
+	cr_expect_eq(jint_at(m, "mla/q_lora_rank"), 1536);
+	cr_expect_eq(jint_at(m, "mla/kv_lora_rank"), 512);
+	cr_expect_eq(jint_at(m, "mla/qk_nope_head_dim"), 128);
+	cr_expect_eq(jint_at(m, "mla/qk_rope_head_dim"), 64);
+	cr_expect_eq(jint_at(m, "mla/v_head_dim"), 128);
+	cr_expect_eq(jint_at(m, "moe/experts"), 256);
+	cr_expect_eq(jint_at(m, "moe/top_k"), 8);
+	cr_expect_eq(jint_at(m, "moe/expert_ffn_size"), 2048);
+	cr_expect_eq(jint_at(m, "moe/shared_experts"), 1);
+	cr_expect_eq(jint_at(m, "moe/first_dense_layers"), 3);
+	cr_expect_eq(jint_at(m, "moe/groups"), 8);
+	cr_expect_eq(jint_at(m, "moe/groups_per_token"), 4);
+	cr_expect_eq(jint_at(m, "ffn_size"), 18432);
 	cr_expect_null(json_object_get(m, "kv_heads"));
 	cr_expect(strstr(out, "unknown: multi-token prediction modules are not modelled"), "%s", out);
 	cr_expect(strstr(out, "quantization_config"), "%s", out);
@@ -226,19 +185,19 @@ Test(import, hf_gpt2_learned_positions_biases_tied_and_dropout)
 {
 	char *dir = tmp_dir(), *out = NULL;
 	char *path = import_hf_file(dir, "gpt2-config.json", "gpt2.json", &out);
-	json_t *m = load(path);
-	cr_expect_eq(jint(m, "layers"), 12);
-	cr_expect_eq(jint(m, "hidden_size"), 768);
-	cr_expect_eq(jint(m, "heads"), 12);
-	cr_expect_eq(jint(m, "ffn_size"), 3072);                  /* n_inner absent: 4h */
-	cr_expect_eq(jint(m, "max_position"), 1024);
-	cr_expect_eq(jint(m, "vocab_size"), 50257);
-	cr_expect_str_eq(jstr(m, "activation"), "gelu");
-	cr_expect_str_eq(jstr(m, "norm"), "layernorm");
-	cr_expect_str_eq(jstr(m, "position_embedding"), "learned");
-	cr_expect(jbool(m, "bias"));
-	cr_expect(jbool(m, "tied_embeddings"));
-	cr_expect(jbool(m, "dropout"));
+	json_t *m = load_json(path);
+	cr_expect_eq(jint_at(m, "layers"), 12);
+	cr_expect_eq(jint_at(m, "hidden_size"), 768);
+	cr_expect_eq(jint_at(m, "heads"), 12);
+	cr_expect_eq(jint_at(m, "ffn_size"), 3072);                  /* n_inner absent: 4h */
+	cr_expect_eq(jint_at(m, "max_position"), 1024);
+	cr_expect_eq(jint_at(m, "vocab_size"), 50257);
+	cr_expect_str_eq(jstr_at(m, "activation"), "gelu");
+	cr_expect_str_eq(jstr_at(m, "norm"), "layernorm");
+	cr_expect_str_eq(jstr_at(m, "position_embedding"), "learned");
+	cr_expect(jbool_at(m, "bias"));
+	cr_expect(jbool_at(m, "tied_embeddings"));
+	cr_expect(jbool_at(m, "dropout"));
 	/* openai-community/gpt2's 124,439,808 parameters (GPT2LMHeadModel, tied) */
 	cr_expect_eq(params_of(path, false), 124439808.0);
 	json_decref(m);
@@ -288,37 +247,37 @@ Test(import, megatron_gpt3_175b_example_every_flag)
 	cr_assert_eq(import(args, &out, &err), 0, "%s", err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/g.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	snprintf(p, sizeof(p), "%s/g.model.json", dir);
-	json_t *m = load(p);
-	cr_expect_str_eq(jstr(s, "model"), "g.model.json");
-	cr_expect_str_eq(jstr(s, "framework"), "megatron-core@0.9");
-	cr_expect_eq(jint(s, "nodes"), 16);           /* torchrun --nnodes 16 --nproc_per_node 8 */
-	cr_expect_eq(jint(s, "parallel/tp"), 8);
-	cr_expect_eq(jint(s, "parallel/pp"), 16);
-	cr_expect_eq(jint(s, "parallel/dp"), 1);
-	cr_expect_not(jbool(s, "parallel/sp"));
-	cr_expect_eq(jint(s, "parallel/zero"), 0);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "none");
-	cr_expect_eq(jint(s, "training/seq_len"), 2048);
-	cr_expect_eq(jint(s, "training/global_batch"), 1536);
-	cr_expect_eq(jint(s, "training/micro_batch"), 1);
-	cr_expect_str_eq(jstr(s, "training/precision"), "fp16");
-	cr_expect_str_eq(jstr(s, "training/grad_reduce_dtype"), "fp16");
-	cr_expect_not(jbool(s, "communication/overlap_grad_reduce"));
-	cr_expect_not(jbool(s, "communication/overlap_param_gather"));
-	cr_expect_eq(jint(m, "layers"), 96);
-	cr_expect_eq(jint(m, "hidden_size"), 12288);
-	cr_expect_eq(jint(m, "heads"), 96);
-	cr_expect_eq(jint(m, "ffn_size"), 4 * 12288);             /* default 4h */
-	cr_expect_eq(jint(m, "vocab_size"), 51200);               /* 50257 padded to 128 x 8 */
-	cr_expect_eq(jint(m, "max_position"), 2048);
-	cr_expect_str_eq(jstr(m, "activation"), "gelu");
-	cr_expect_str_eq(jstr(m, "norm"), "layernorm");
-	cr_expect_str_eq(jstr(m, "position_embedding"), "learned");
-	cr_expect(jbool(m, "bias"));
-	cr_expect(jbool(m, "tied_embeddings"));
-	cr_expect(jbool(m, "dropout"));                           /* 0.1 by default */
+	json_t *m = load_json(p);
+	cr_expect_str_eq(jstr_at(s, "model"), "g.model.json");
+	cr_expect_str_eq(jstr_at(s, "framework"), "megatron-core@0.9");
+	cr_expect_eq(jint_at(s, "nodes"), 16);           /* torchrun --nnodes 16 --nproc_per_node 8 */
+	cr_expect_eq(jint_at(s, "parallel/tp"), 8);
+	cr_expect_eq(jint_at(s, "parallel/pp"), 16);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 1);
+	cr_expect_not(jbool_at(s, "parallel/sp"));
+	cr_expect_eq(jint_at(s, "parallel/zero"), 0);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "none");
+	cr_expect_eq(jint_at(s, "training/seq_len"), 2048);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 1536);
+	cr_expect_eq(jint_at(s, "training/micro_batch"), 1);
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp16");
+	cr_expect_str_eq(jstr_at(s, "training/grad_reduce_dtype"), "fp16");
+	cr_expect_not(jbool_at(s, "communication/overlap_grad_reduce"));
+	cr_expect_not(jbool_at(s, "communication/overlap_param_gather"));
+	cr_expect_eq(jint_at(m, "layers"), 96);
+	cr_expect_eq(jint_at(m, "hidden_size"), 12288);
+	cr_expect_eq(jint_at(m, "heads"), 96);
+	cr_expect_eq(jint_at(m, "ffn_size"), 4 * 12288);             /* default 4h */
+	cr_expect_eq(jint_at(m, "vocab_size"), 51200);               /* 50257 padded to 128 x 8 */
+	cr_expect_eq(jint_at(m, "max_position"), 2048);
+	cr_expect_str_eq(jstr_at(m, "activation"), "gelu");
+	cr_expect_str_eq(jstr_at(m, "norm"), "layernorm");
+	cr_expect_str_eq(jstr_at(m, "position_embedding"), "learned");
+	cr_expect(jbool_at(m, "bias"));
+	cr_expect(jbool_at(m, "tied_embeddings"));
+	cr_expect(jbool_at(m, "dropout"));                           /* 0.1 by default */
 	cr_expect_null(json_object_get(m, "kv_heads"));
 	cr_expect(strstr(out, "--exit-signal-handler"), "%s", out);
 	cr_expect(strstr(out, "unknown: not a flag ddlsim imports: not applied"), "%s", out);
@@ -348,23 +307,23 @@ Test(import, megatron_mixtral_example_moe_flags_and_the_zoo_model)
 	cr_assert_eq(import(args, &out, &err), 0, "%s", err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/mx.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	snprintf(p, sizeof(p), "%s/mx.model.json", dir);
-	json_t *m = load(p);
-	cr_expect_eq(jint(s, "nodes"), 8);
-	cr_expect_eq(jint(s, "parallel/tp"), 1);
-	cr_expect_eq(jint(s, "parallel/pp"), 4);
-	cr_expect_eq(jint(s, "parallel/dp"), 16);
-	cr_expect_eq(jint(s, "parallel/ep"), 8);
-	cr_expect_not(jbool(s, "parallel/sp"));                  /* tp 1: off (L499) */
-	cr_expect_eq(jint(s, "parallel/zero"), 1);
-	cr_expect(jbool(s, "communication/overlap_grad_reduce"));
-	cr_expect(jbool(s, "communication/overlap_param_gather"));
-	cr_expect_eq(jint(m, "moe/experts"), 8);
-	cr_expect_eq(jint(m, "moe/top_k"), 2);
-	cr_expect_eq(jint(m, "moe/expert_ffn_size"), 14336);
-	cr_expect_eq(jint(m, "kv_heads"), 8);
-	cr_expect_eq(jint(m, "vocab_size"), 32000);
+	json_t *m = load_json(p);
+	cr_expect_eq(jint_at(s, "nodes"), 8);
+	cr_expect_eq(jint_at(s, "parallel/tp"), 1);
+	cr_expect_eq(jint_at(s, "parallel/pp"), 4);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 16);
+	cr_expect_eq(jint_at(s, "parallel/ep"), 8);
+	cr_expect_not(jbool_at(s, "parallel/sp"));                  /* tp 1: off (L499) */
+	cr_expect_eq(jint_at(s, "parallel/zero"), 1);
+	cr_expect(jbool_at(s, "communication/overlap_grad_reduce"));
+	cr_expect(jbool_at(s, "communication/overlap_param_gather"));
+	cr_expect_eq(jint_at(m, "moe/experts"), 8);
+	cr_expect_eq(jint_at(m, "moe/top_k"), 2);
+	cr_expect_eq(jint_at(m, "moe/expert_ffn_size"), 14336);
+	cr_expect_eq(jint_at(m, "kv_heads"), 8);
+	cr_expect_eq(jint_at(m, "vocab_size"), 32000);
 	cr_expect(strstr(out, "--moe-grouped-gemm"), "%s", out);
 	cr_expect(strstr(out, "--no-masked-softmax-fusion"), "%s", out);
 	cr_expect(strstr(out, "mapped: ddlsim's expert exchange is all-to-all"), "%s", out);
@@ -393,25 +352,25 @@ Test(import, megatron_round_trip_of_the_llama3_70b_cp_scenario)
 	free(err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/l70.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "nodes"), 32);
-	cr_expect_eq(jint(s, "parallel/tp"), 8);
-	cr_expect(jbool(s, "parallel/sp"));
-	cr_expect_eq(jint(s, "parallel/cp"), 4);
-	cr_expect_eq(jint(s, "parallel/pp"), 4);
-	cr_expect_eq(jint(s, "parallel/dp"), 2);
-	cr_expect_str_eq(jstr(s, "parallel/schedule"), "interleaved");
-	cr_expect_eq(jint(s, "parallel/interleave"), 5);          /* (80 / 4) / 4 */
-	cr_expect_eq(jint(s, "parallel/first_stage_layers"), 18);
-	cr_expect_eq(jint(s, "parallel/last_stage_layers"), 18);
-	cr_expect_eq(jint(s, "parallel/zero"), 1);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "selective");
-	cr_expect_eq(jint(s, "training/seq_len"), 32768);
-	cr_expect_eq(jint(s, "training/global_batch"), 16);
-	cr_expect_str_eq(jstr(s, "training/precision"), "bf16");
-	cr_expect_str_eq(jstr(s, "training/grad_reduce_dtype"), "fp32");
-	cr_expect(jbool(s, "communication/overlap_grad_reduce"));
-	cr_expect(jbool(s, "communication/overlap_param_gather"));
+	json_t *s = load_json(p);
+	cr_expect_eq(jint_at(s, "nodes"), 32);
+	cr_expect_eq(jint_at(s, "parallel/tp"), 8);
+	cr_expect(jbool_at(s, "parallel/sp"));
+	cr_expect_eq(jint_at(s, "parallel/cp"), 4);
+	cr_expect_eq(jint_at(s, "parallel/pp"), 4);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 2);
+	cr_expect_str_eq(jstr_at(s, "parallel/schedule"), "interleaved");
+	cr_expect_eq(jint_at(s, "parallel/interleave"), 5);          /* (80 / 4) / 4 */
+	cr_expect_eq(jint_at(s, "parallel/first_stage_layers"), 18);
+	cr_expect_eq(jint_at(s, "parallel/last_stage_layers"), 18);
+	cr_expect_eq(jint_at(s, "parallel/zero"), 1);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "selective");
+	cr_expect_eq(jint_at(s, "training/seq_len"), 32768);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 16);
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "bf16");
+	cr_expect_str_eq(jstr_at(s, "training/grad_reduce_dtype"), "fp32");
+	cr_expect(jbool_at(s, "communication/overlap_grad_reduce"));
+	cr_expect(jbool_at(s, "communication/overlap_param_gather"));
 	json_decref(s);
 	snprintf(args, sizeof(args), "run %s/l70.json --out %s/got --quiet", dir, dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
@@ -452,10 +411,10 @@ Test(import, megatron_sequence_parallel_at_tp_1_is_off_as_megatron_sets_it)
 	cr_assert_eq(import_text(dir, SMALL "--sequence-parallel\n", "--nodes 1", &out, &err), 0, "%s", err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_not(jbool(s, "parallel/sp"));
-	cr_expect_eq(jint(s, "parallel/dp"), 8);
-	cr_expect_eq(jint(s, "training/global_batch"), 8);        /* micro x dp (L263) */
+	json_t *s = load_json(p);
+	cr_expect_not(jbool_at(s, "parallel/sp"));
+	cr_expect_eq(jint_at(s, "parallel/dp"), 8);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 8);        /* micro x dp (L263) */
 	cr_expect(strstr(out, "tp 1: Megatron turns sequence parallelism off (L499)"), "%s", out);
 	json_decref(s);
 	free(out);
@@ -535,12 +494,12 @@ Test(import, megatron_full_recompute_and_interleaving)
 				 &out, &err), 0, "%s", err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "full");
-	cr_expect_str_eq(jstr(s, "parallel/schedule"), "interleaved");
-	cr_expect_eq(jint(s, "parallel/interleave"), 2);
-	cr_expect_eq(jint(s, "parallel/dp"), 8);
-	cr_expect_eq(jint(s, "nodes"), 2);
+	json_t *s = load_json(p);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "full");
+	cr_expect_str_eq(jstr_at(s, "parallel/schedule"), "interleaved");
+	cr_expect_eq(jint_at(s, "parallel/interleave"), 2);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 8);
+	cr_expect_eq(jint_at(s, "nodes"), 2);
 	json_decref(s);
 	free(out);
 	free(err);
@@ -555,15 +514,15 @@ Test(import, megatron_fp8_tp_overlap_head_dim_and_qk_norm)
 				 "--qk-layernorm --global-batch-size 4\n", "", &out, &err), 0, "%s", err);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	snprintf(p, sizeof(p), "%s/s.model.json", dir);
-	json_t *m = load(p);
-	cr_expect_str_eq(jstr(s, "training/precision"), "fp8");
-	cr_expect(jbool(s, "training/fp8_params"));
-	cr_expect(jbool(s, "communication/tp_comm_overlap"));
-	cr_expect_eq(jint(s, "nodes"), 1);                        /* tp 2 x dp 4 = 8 GPUs */
-	cr_expect_eq(jint(m, "head_dim"), 64);
-	cr_expect(jbool(m, "qk_norm"));
+	json_t *m = load_json(p);
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp8");
+	cr_expect(jbool_at(s, "training/fp8_params"));
+	cr_expect(jbool_at(s, "communication/tp_comm_overlap"));
+	cr_expect_eq(jint_at(s, "nodes"), 1);                        /* tp 2 x dp 4 = 8 GPUs */
+	cr_expect_eq(jint_at(m, "head_dim"), 64);
+	cr_expect(jbool_at(m, "qk_norm"));
 	json_decref(s);
 	json_decref(m);
 	free(out);
@@ -590,18 +549,18 @@ Test(import, megatron_arguments_after_double_dash)
 	free(out);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	snprintf(p, sizeof(p), "%s/s.model.json", dir);
-	json_t *m = load(p);
-	cr_expect(jbool(s, "parallel/sp"));
-	cr_expect_eq(jint(s, "parallel/tp"), 2);
-	cr_expect_eq(jint(s, "parallel/ep"), 2);
-	cr_expect_eq(jint(s, "parallel/dp"), 4);
-	cr_expect_eq(jint(m, "moe/experts"), 4);
-	cr_expect_eq(jint(m, "moe/top_k"), 2);                    /* default (L1870) */
-	cr_expect_eq(jint(m, "ffn_size"), 640);                   /* int(4 x 256 x 2/3 / 64) x 64 */
-	cr_expect_eq(jint(m, "moe/expert_ffn_size"), 640);
-	cr_expect_eq(jint(m, "vocab_size"), 1024);                /* 1000 padded to 128 x 2 */
+	json_t *m = load_json(p);
+	cr_expect(jbool_at(s, "parallel/sp"));
+	cr_expect_eq(jint_at(s, "parallel/tp"), 2);
+	cr_expect_eq(jint_at(s, "parallel/ep"), 2);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 4);
+	cr_expect_eq(jint_at(m, "moe/experts"), 4);
+	cr_expect_eq(jint_at(m, "moe/top_k"), 2);                    /* default (L1870) */
+	cr_expect_eq(jint_at(m, "ffn_size"), 640);                   /* int(4 x 256 x 2/3 / 64) x 64 */
+	cr_expect_eq(jint_at(m, "moe/expert_ffn_size"), 640);
+	cr_expect_eq(jint_at(m, "vocab_size"), 1024);                /* 1000 padded to 128 x 2 */
 	json_decref(s);
 	json_decref(m);
 	free(err);
@@ -652,24 +611,24 @@ Test(import, torchtitan_405b_job_every_mapped_key)
 	cr_assert_eq(import_tt(dir, "llama3_405b.toml", NULL, "topologies/dgx-h100.json", "--nodes 64", &out, &err), 0,
 		     "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect(strstr(jstr(s, "model"), "models/zoo/llama3-405b.json"), "%s", jstr(s, "model"));
-	cr_expect_eq(jint(s, "nodes"), 64);
-	cr_expect_eq(jint(s, "parallel/tp"), 8);
-	cr_expect(jbool(s, "parallel/sp"));
-	cr_expect_eq(jint(s, "parallel/pp"), 1);
-	cr_expect_eq(jint(s, "parallel/dp"), 64);                /* -1: 512 / 8 */
-	cr_expect_eq(jint(s, "parallel/cp"), 1);
-	cr_expect_eq(jint(s, "parallel/zero"), 3);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "full");
-	cr_expect_eq(jint(s, "training/seq_len"), 8192);
-	cr_expect_eq(jint(s, "training/micro_batch"), 2);
-	cr_expect_eq(jint(s, "training/global_batch"), 128);     /* local 2 x dp 64 */
-	cr_expect_str_eq(jstr(s, "training/precision"), "fp8");
-	cr_expect(jbool(s, "training/fp8_params"));
-	cr_expect_str_eq(jstr(s, "training/grad_reduce_dtype"), "fp32");
-	cr_expect(jbool(s, "communication/tp_comm_overlap"));
-	cr_expect_str_eq(jstr(s, "compute/stack"), "torchtitan");
+	json_t *s = load_json(p);
+	cr_expect(strstr(jstr_at(s, "model"), "models/zoo/llama3-405b.json"), "%s", jstr_at(s, "model"));
+	cr_expect_eq(jint_at(s, "nodes"), 64);
+	cr_expect_eq(jint_at(s, "parallel/tp"), 8);
+	cr_expect(jbool_at(s, "parallel/sp"));
+	cr_expect_eq(jint_at(s, "parallel/pp"), 1);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 64);                /* -1: 512 / 8 */
+	cr_expect_eq(jint_at(s, "parallel/cp"), 1);
+	cr_expect_eq(jint_at(s, "parallel/zero"), 3);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "full");
+	cr_expect_eq(jint_at(s, "training/seq_len"), 8192);
+	cr_expect_eq(jint_at(s, "training/micro_batch"), 2);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 128);     /* local 2 x dp 64 */
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp8");
+	cr_expect(jbool_at(s, "training/fp8_params"));
+	cr_expect_str_eq(jstr_at(s, "training/grad_reduce_dtype"), "fp32");
+	cr_expect(jbool_at(s, "communication/tp_comm_overlap"));
+	cr_expect_str_eq(jstr_at(s, "compute/stack"), "torchtitan");
 	cr_expect_null(json_object_get(s, "framework"));
 	json_decref(s);
 	cr_expect(strstr(out, "float8.precompute_float8_dynamic_scale_for_fsdp"), "%s", out);
@@ -691,12 +650,12 @@ Test(import, torchtitan_lists_a_key_it_does_not_know)
 	cr_expect(strstr(out, "ddlsim does not know it: not applied"), "%s", out);
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "nodes"), 1);                      /* 8 GPUs: the product of the degrees */
-	cr_expect_eq(jint(s, "training/micro_batch"), 1);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "full");  /* absent: selective, option "2" */
-	cr_expect_eq(jint(s, "parallel/recompute_every_n_layers"), 2);
-	cr_expect_eq(jint(s, "training/seq_len"), 2048);          /* absent: 2048 */
+	json_t *s = load_json(p);
+	cr_expect_eq(jint_at(s, "nodes"), 1);                      /* 8 GPUs: the product of the degrees */
+	cr_expect_eq(jint_at(s, "training/micro_batch"), 1);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "full");  /* absent: selective, option "2" */
+	cr_expect_eq(jint_at(s, "parallel/recompute_every_n_layers"), 2);
+	cr_expect_eq(jint_at(s, "training/seq_len"), 2048);          /* absent: 2048 */
 	json_decref(s);
 	free(out);
 	free(err);
@@ -717,20 +676,20 @@ Test(import, torchtitan_pipeline_context_and_float8)
 			       "[float8]\nenable_fsdp_float8_all_gather = true\n",
 			       TT_TOPO, "--nodes 64", NULL, &err), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "parallel/pp"), 8);
-	cr_expect_eq(jint(s, "parallel/cp"), 4);
-	cr_expect_eq(jint(s, "parallel/dp"), 2);                 /* 512 / (8 x 8 x 4) */
-	cr_expect_eq(jint(s, "parallel/zero"), 2);               /* reshard "default" with pp */
-	cr_expect_str_eq(jstr(s, "parallel/schedule"), "1f1b");
-	cr_expect_eq(jint(s, "parallel/first_stage_layers"), 15); /* (126 + 2) / 8 - 1, as the case */
-	cr_expect_eq(jint(s, "parallel/last_stage_layers"), 15);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "selective-op");
-	cr_expect_eq(jint(s, "training/micro_batch"), 1);
-	cr_expect_eq(jint(s, "training/global_batch"), 32);
-	cr_expect_eq(jint(s, "training/seq_len"), 131072);
-	cr_expect_str_eq(jstr(s, "training/precision"), "fp8");
-	cr_expect(jbool(s, "training/fp8_params"));
+	json_t *s = load_json(p);
+	cr_expect_eq(jint_at(s, "parallel/pp"), 8);
+	cr_expect_eq(jint_at(s, "parallel/cp"), 4);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 2);                 /* 512 / (8 x 8 x 4) */
+	cr_expect_eq(jint_at(s, "parallel/zero"), 2);               /* reshard "default" with pp */
+	cr_expect_str_eq(jstr_at(s, "parallel/schedule"), "1f1b");
+	cr_expect_eq(jint_at(s, "parallel/first_stage_layers"), 15); /* (126 + 2) / 8 - 1, as the case */
+	cr_expect_eq(jint_at(s, "parallel/last_stage_layers"), 15);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "selective-op");
+	cr_expect_eq(jint_at(s, "training/micro_batch"), 1);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 32);
+	cr_expect_eq(jint_at(s, "training/seq_len"), 131072);
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp8");
+	cr_expect(jbool_at(s, "training/fp8_params"));
 	json_decref(s);
 	free(err);
 	cr_assert_eq(import_tt(dir, NULL,
@@ -739,15 +698,15 @@ Test(import, torchtitan_pipeline_context_and_float8)
 			       "pipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
 			       "pipeline_parallel_microbatch_size = 2\n[activation_checkpoint]\nmode = \"none\"\n",
 			       TT_TOPO, "--force", NULL, &err), 0, "%s", err);
-	s = load(p);
-	cr_expect_eq(jint(s, "parallel/dp"), 2);
-	cr_expect_eq(jint(s, "parallel/zero"), 0);               /* DDP: no FSDP */
-	cr_expect_str_eq(jstr(s, "parallel/schedule"), "interleaved");
-	cr_expect_eq(jint(s, "parallel/interleave"), 2);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "none");
-	cr_expect_eq(jint(s, "training/micro_batch"), 2);
-	cr_expect_eq(jint(s, "training/global_batch"), 16);      /* batch_size 8 x dp 2 */
-	cr_expect_str_eq(jstr(s, "training/precision"), "fp32"); /* no FSDP: no mixed precision */
+	s = load_json(p);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 2);
+	cr_expect_eq(jint_at(s, "parallel/zero"), 0);               /* DDP: no FSDP */
+	cr_expect_str_eq(jstr_at(s, "parallel/schedule"), "interleaved");
+	cr_expect_eq(jint_at(s, "parallel/interleave"), 2);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "none");
+	cr_expect_eq(jint_at(s, "training/micro_batch"), 2);
+	cr_expect_eq(jint_at(s, "training/global_batch"), 16);      /* batch_size 8 x dp 2 */
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp32"); /* no FSDP: no mixed precision */
 	json_decref(s);
 	free(err);
 	free(dir);
@@ -805,12 +764,12 @@ Test(import, torchtitan_round_trip_of_the_8b_fsdp128_case)
 	cr_assert_eq(import_tt(dir, "llama3_8b.toml", NULL, TT_TOPO, "--nodes 16", NULL, &err), 0, "%s", err);
 	free(err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
-	cr_expect_eq(jint(s, "parallel/dp"), 128);
-	cr_expect_eq(jint(s, "parallel/zero"), 3);
-	cr_expect_str_eq(jstr(s, "parallel/recompute"), "selective-op");
-	cr_expect_eq(jint(s, "training/global_batch"), 256);
-	cr_expect_str_eq(jstr(s, "training/precision"), "bf16");
+	json_t *s = load_json(p);
+	cr_expect_eq(jint_at(s, "parallel/dp"), 128);
+	cr_expect_eq(jint_at(s, "parallel/zero"), 3);
+	cr_expect_str_eq(jstr_at(s, "parallel/recompute"), "selective-op");
+	cr_expect_eq(jint_at(s, "training/global_batch"), 256);
+	cr_expect_str_eq(jstr_at(s, "training/precision"), "bf16");
 	json_decref(s);
 	snprintf(args, sizeof(args), "run %s/s.json --out %s/got --quiet", dir, dir);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);

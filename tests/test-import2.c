@@ -25,14 +25,6 @@
 
 #define TOPO "topologies/dgx-h100.json"
 
-static json_t *load(const char *path)
-{
-	json_error_t e;
-	json_t *j = json_load_file(path, 0, &e);
-	cr_assert(j, "%s: %s", path, e.text);
-	return j;
-}
-
 /* The value at path ("parallel/zero"); asserts it is there. */
 static json_t *at(json_t *o, const char *path)
 {
@@ -98,7 +90,7 @@ Test(import_deepspeed, zeropp_stage3_example_every_mapped_key)
 	cr_assert_eq(import_to("deepspeed", src_path("tests/data/import/ds-zeropp-stage3.json"), dir, more, &out, &err),
 		     0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_str_eq(str_at(s, "model"), "s.model.json");          /* the config.json, imported beside */
 	cr_expect_str_eq(str_at(s, "framework"), "deepspeed@0.15");
 	cr_expect_eq(jnum(s, "nodes"), 16);
@@ -115,7 +107,7 @@ Test(import_deepspeed, zeropp_stage3_example_every_mapped_key)
 	cr_expect_null(json_object_get(at(s, "parallel"), "offload"));
 	json_decref(s);
 	snprintf(p, sizeof(p), "%s/s.model.json", dir);
-	json_t *m = load(p);
+	json_t *m = load_json(p);
 	cr_expect_eq(jnum(m, "layers"), 32);
 	json_decref(m);
 	/* the rows: unknown keys listed, hpZ with its reason, the defaults cited */
@@ -150,7 +142,7 @@ Test(import_deepspeed, mics_shard_size_maps_to_a_shard_group)
 		 src_path("tests/data/import/llama3.1-8b-config.json"));
 	cr_assert_eq(import_to("deepspeed", cfg, dir, more, &out, &err), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_eq(jnum(s, "parallel/dp"), 16);
 	cr_expect_eq(jnum(s, "parallel/zero"), 3);
 	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);
@@ -176,7 +168,7 @@ Test(import_hsdp, torchtitan_hsdp_maps_to_a_shard_group)
 	snprintf(more, sizeof(more), "--zoo %s --nodes 2", src_path("models/zoo"));
 	cr_assert_eq(import_to("torchtitan", job, dir, more, &out, &err), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_eq(jnum(s, "parallel/dp"), 8);
 	cr_expect_eq(jnum(s, "parallel/cp"), 2);
 	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);   /* 4 x cp 2 */
@@ -202,7 +194,7 @@ Test(import_hsdp, megatron_optimizer_instances_map_to_a_shard_group)
 	cr_assert_eq(import_to("megatron", f, dir, "--nodes 2", &out, &err), 0, "%s", err);
 	free(f);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_eq(jnum(s, "parallel/dp"), 16);
 	cr_expect_eq(jnum(s, "parallel/zero"), 1);
 	cr_expect_eq(jnum(s, "parallel/shard_group"), 8);
@@ -232,7 +224,7 @@ Test(import_deepspeed, fills_the_batch_keys_as_deepspeed_does)
 	snprintf(more, sizeof(more), "--model %s --seq-len 2048 --nodes 2", src_path("models/zoo/llama2-7b.json"));
 	cr_assert_eq(import_to("deepspeed", cfg, dir, more, &out, &err), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_eq(jnum(s, "training/micro_batch"), 2);             /* train / dp, accumulation 1 */
 	cr_expect_eq(jnum(s, "parallel/zero"), 1);
 	cr_expect_str_eq(str_at(s, "training/precision"), "fp32");
@@ -304,13 +296,13 @@ Test(import_deepspeed, round_trip_of_the_zero_offload_example)
 		     0, "%s", err);
 	free(err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_str_eq(str_at(s, "parallel/offload"), "optimizer");
 	cr_expect_eq(jnum(s, "parallel/zero"), 2);
 	cr_expect_str_eq(str_at(s, "parallel/recompute"), "full");
 	cr_expect_str_eq(str_at(s, "training/precision"), "bf16");
 	json_decref(s);
-	json_t *ref = load(src_path("scenarios/llama2-13b-h100-offload.json"));
+	json_t *ref = load_json(src_path("scenarios/llama2-13b-h100-offload.json"));
 	json_object_set_new(ref, "model", json_string(src_path("models/zoo/llama2-13b.json")));
 	json_object_set_new(ref, "topology", json_string(src_path(TOPO)));
 	json_object_set_new(ref, "framework", json_string("deepspeed@0.15"));
@@ -329,7 +321,7 @@ Test(import_nemo, llama3_8b_recipe_every_mapped_key)
 	cr_assert_eq(import_to("nemo", src_path("tests/data/import/nemo-llama3-8b.yaml"), dir, "", &out, &err), 0, "%s",
 		     err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_str_eq(str_at(s, "framework"), "nemo@2.0");
 	cr_expect_str_eq(str_at(s, "model"), "s.model.json");
 	cr_expect_eq(jnum(s, "nodes"), 1);
@@ -349,7 +341,7 @@ Test(import_nemo, llama3_8b_recipe_every_mapped_key)
 	cr_expect(json_is_true(at(s, "communication/overlap_param_gather")));
 	json_decref(s);
 	snprintf(p, sizeof(p), "%s/s.model.json", dir);
-	json_t *m = load(p);
+	json_t *m = load_json(p);
 	cr_expect_eq(jnum(m, "layers"), 32);
 	cr_expect_eq(jnum(m, "hidden_size"), 4096);
 	cr_expect_eq(jnum(m, "heads"), 32);
@@ -482,7 +474,7 @@ Test(import_nemo, reads_a_small_config_and_lists_an_unknown_key)
 				 "data:\n  seq_length: 512  # the batch's\n  micro_batch_size: 1\n  global_batch_size: 8\n"
 				 "optim:\n  config:\n    use_distributed_optimizer: true\n", "", &out, &err), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/s.json", dir);
-	json_t *s = load(p);
+	json_t *s = load_json(p);
 	cr_expect_str_eq(str_at(s, "parallel/recompute"), "full");
 	cr_expect_str_eq(str_at(s, "parallel/schedule"), "interleaved");
 	cr_expect_eq(jnum(s, "parallel/interleave"), 2);
@@ -491,7 +483,7 @@ Test(import_nemo, reads_a_small_config_and_lists_an_unknown_key)
 	cr_expect_str_eq(str_at(s, "training/precision"), "fp8");
 	json_decref(s);
 	snprintf(p, sizeof(p), "%s/s.model.json", dir);
-	json_t *m = load(p);
+	json_t *m = load_json(p);
 	cr_expect_eq(jnum(m, "vocab_size"), 1000);                    /* given: not padded (base.py L196) */
 	json_decref(m);
 	cr_expect(strstr(out, "model.config.moe_shared_expert_intermediate_size  64"), "%s", out);

@@ -365,3 +365,43 @@ struct inputs *load_inputs(const char *model_path, const char *topo_rel)
 	diag_finish(&d);
 	return in;
 }
+
+/* The value at a JSON path ("a/b/0/c": arrays by index), NULL when absent. */
+static json_t *value_at(json_t *root, const char *path)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", path);
+	json_t *v = root;
+	for (char *t = strtok(buf, "/"); t && v; t = strtok(NULL, "/"))
+		v = json_is_array(v) ? json_array_get(v, (size_t)atoi(t)) : json_object_get(v, t);
+	return v;
+}
+
+long jint_at(json_t *root, const char *path)
+{
+	json_t *v = value_at(root, path);
+	cr_assert(json_is_integer(v), "%s: not an integer", path);
+	return (long)json_integer_value(v);
+}
+
+const char *jstr_at(json_t *root, const char *path)
+{
+	json_t *v = value_at(root, path);
+	cr_assert(json_is_string(v), "%s: not a string", path);
+	return json_string_value(v);
+}
+
+bool jbool_at(json_t *root, const char *path)
+{
+	json_t *v = value_at(root, path);
+	cr_assert(json_is_boolean(v), "%s: not a boolean", path);
+	return json_is_true(v);
+}
+
+json_t *load_json(const char *path)
+{
+	json_error_t e;
+	json_t *j = json_load_file(path, 0, &e);
+	cr_assert(j, "%s: %s", path, e.text);
+	return j;
+}

@@ -56,6 +56,10 @@ bool fork_is_safe(void);
 pid_t test_spawn(char *const argv[], char *const env[], const char *dir, const char *out,
 		 const char *err, bool own_group);
 
+/* The JSON file at path (new reference); fails the test when it does
+ * not parse. */
+json_t *load_json(const char *path);
+
 /* Load dir/report.json (new reference) or NULL. */
 json_t *load_report(const char *dir);
 
@@ -66,6 +70,11 @@ json_t *report_of_text(const char *text);
 
 /* Number at a JSON path like "summary/iteration_time_s". */
 double jnum(json_t *root, const char *path);
+/* The integer, string (borrowed) or boolean at a JSON path; fails the
+ * test when it is absent or of another type. */
+long jint_at(json_t *root, const char *path);
+const char *jstr_at(json_t *root, const char *path);
+bool jbool_at(json_t *root, const char *path);
 
 bool file_exists(const char *path);
 
