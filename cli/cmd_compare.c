@@ -39,13 +39,23 @@
 #include "tidy.h"
 #include "xalloc.h"
 
+/* --by: what "best" means (pick_best()). */
+enum compare_by { BY_DAYS, BY_COST, BY_ENERGY, BY_ITERATION };
+static const char *const by_names[] = { "days", "cost", "energy", "iteration", NULL };
+
 struct compare_opts {
 	struct runner_opts ro;
 	const char *out;            /* --out FILE.json|FILE.csv; NULL: none */
+	int by;                     /* enum compare_by */
 };
 
 static const struct opt compare_options[] = {
 	OPT_RUNNER(struct compare_opts, ro),
+	OPT_CHOICE(0, "by", struct compare_opts, by, "days|cost|energy|iteration", by_names,
+		   "what makes the best scenario that fits: the fewest days to\n"
+		   "train with failures (default), the least cost or energy to\n"
+		   "train, or the shortest iteration; within 0.5 %, the cheaper\n"
+		   "(by cost: the faster)"),
 	OPT_STRING('o', "out", struct compare_opts, out, "FILE",
 		   "also write the table's records to FILE: JSON (ddlsim.compare\n"
 		   "1.0) when it ends in .json, CSV (a header, a row per\n"
@@ -63,9 +73,10 @@ const struct opt_cmd cmd_compare_opts = {
 		"the default goodput and economics of models/goodput.h and economics.h),\n"
 		"each with its change against the first scenario, whether each fits in GPU\n"
 		"memory, why folding is off, and the error band of its nearest validation\n"
-		"family. The first line names the best scenario that fits and why (the fewest\n"
-		"days to train where every scenario has train_tokens, else the shortest\n"
-		"iteration; within 0.5 %, the cheaper); one that does not fit has status\n"
+		"family. The first line names the best scenario that fits and why, by --by\n"
+		"(the fewest days to train by default; days, cost and energy need every\n"
+		"scenario's train_tokens, else the shortest iteration is taken and the line\n"
+		"says so; within 0.5 %, the cheaper); one that does not fit has status\n"
 		"'oom'. Long texts wrap; numbers read without exponents. A\n"
 		"simulation beyond --mem-limit fails with that reason; a scenario whose\n"
 		"estimated peak memory exceeds it is refused before any simulation (exit 3).\n",
@@ -73,7 +84,8 @@ const struct opt_cmd cmd_compare_opts = {
 	.epilogue =
 		"example:\n"
 		"  ddlsim compare scenarios/megatron/18b.json scenarios/megatron/39b.json -j 2\n"
-		"  ddlsim compare a.json b.json --out cmp.csv\n\n"
+		"  ddlsim compare a.json b.json --out cmp.csv\n"
+		"  ddlsim compare h100.json gb200.json --by energy\n\n"
 		"exit codes: 0 ok, 1 a simulation failed, 2 usage, 3 invalid input,\n"
 		"130 interrupted by SIGINT (143 SIGTERM): the scenarios that finished are compared\n",
 	.size = sizeof(struct compare_opts),
@@ -178,48 +190,60 @@ static json_t *memory_text(const struct result_row *r)
 	return json_string(buf);
 }
 
-/* The best that fits and why, into why (n bytes): the fewest days to
- * train where every usable scenario has them, else the shortest
- * iteration; two within 0.5 % of each other: the cheaper where both have
- * a cost. Returns its index, -1 when none is usable. */
-static int pick_best(json_t **rec, const struct result_row *rows, struct scenario **sc, int n, char *why,
-		     size_t wn)
+/* The best usable scenario by `by` (enum compare_by): the least of its
+ * figure, two within 0.5 % of each other settled by cost (by cost: by
+ * days) where both have it. Days, cost and energy come from the records
+ * (assess.h: with failures); when a usable scenario lacks the figure (no
+ * train_tokens), the shortest iteration decides and why says so. Returns
+ * its index, -1 when none is usable. */
+static int pick_best(json_t **rec, const struct result_row *rows, int n, int by, char *why, size_t wn)
 {
-	bool days = true;
-	for (int i = 0; i < n; i++) {
-		json_t *wd = json_object_get(rec[i], "wall_days");
-		if (result_row_usable(&rows[i]) && !(json_is_number(wd) && json_number_value(wd) > 0))
-			days = false;
+	static const char *const key_of[] = { "wall_days", "cost_usd", "energy_MWh", NULL };
+	static const char *const said[] = { "days to train with failures, the fewest",
+					    "to train, the least cost", "MWh to train, the least energy",
+					    "s per iteration, the shortest" };
+	int eff = by;
+	for (int i = 0; i < n && eff != BY_ITERATION; i++) {
+		json_t *v = json_object_get(rec[i], key_of[eff]);
+		if (result_row_usable(&rows[i]) && !(json_is_number(v) && json_number_value(v) > 0))
+			eff = BY_ITERATION;
 	}
+	const char *tie_key = eff == BY_COST ? "wall_days" : "cost_usd";
 	int best = -1;
-	double bk = 0, bc = 0;
-	bool by_cost = false;
+	double bk = 0, bt = 0;
+	bool tied = false;
 	for (int i = 0; i < n; i++) {
 		if (!result_row_usable(&rows[i]))
 			continue;
-		double key = days ? json_number_value(json_object_get(rec[i], "wall_days")) : rows[i].iteration_s;
-		json_t *cv = json_object_get(rec[i], "cost_usd");
-		double cost = json_is_number(cv) ? json_number_value(cv) : 0;
+		double key = eff == BY_ITERATION ? rows[i].iteration_s :
+			     json_number_value(json_object_get(rec[i], key_of[eff]));
+		json_t *tv = json_object_get(rec[i], tie_key);
+		double t = json_is_number(tv) ? json_number_value(tv) : 0;
 		bool tie = best >= 0 && fabs(key / bk - 1) <= 0.005;
-		if (best < 0 || (tie && cost > 0 && bc > 0 && cost < bc) || (!tie && key < bk)) {
-			by_cost = tie;
-			best = i, bk = key, bc = cost;
+		if (best < 0 || (tie && t > 0 && bt > 0 && t < bt) || (!tie && key < bk)) {
+			tied = tie;
+			best = i, bk = key, bt = t;
 		}
 	}
 	if (best < 0)
 		return -1;
-	char c[32], dd[32];
-	if (days)
-		snprintf(why, wn, "%s days to train, the fewest%s", human_number(bk, dd, sizeof(dd)),
-			 by_cost ? "; as fast as another within 0.5 % and cheaper" : "");
+	char k[32], c[32];
+	human_number(bk, k, sizeof(k));
+	if (eff == BY_COST)
+		snprintf(why, wn, "$%s %s", k, said[eff]);
+	else if (eff == BY_ITERATION)
+		snprintf(why, wn, "%.4f %s", bk, said[eff]);
 	else
-		snprintf(why, wn, "%.4f s per iteration, the shortest; not every scenario has train_tokens%s", bk,
-			 by_cost ? "; as fast as another within 0.5 % and cheaper" : "");
-	if (bc > 0 && days) {
-		size_t l = strlen(why);
-		snprintf(why + l, wn - l, ", $%s", human_number(bc, c, sizeof(c)));
-	}
-	(void)sc;
+		snprintf(why, wn, "%s %s", k, said[eff]);
+	size_t l = strlen(why);
+	if (eff != by)
+		l += (size_t)snprintf(why + l, wn - l, "; not every scenario has train_tokens, so not by %s",
+				      by_names[by]);
+	if (tied)
+		l += (size_t)snprintf(why + l, wn - l, eff == BY_COST ? "; as cheap as another within 0.5 %% and "
+				      "faster" : "; as good as another within 0.5 %% and cheaper");
+	if (eff != BY_COST && bt > 0 && eff != BY_ITERATION)
+		snprintf(why + l, wn - l, ", $%s", human_number(bt, c, sizeof(c)));
 	return best;
 }
 
@@ -397,7 +421,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	/* fit first: the best scenario that fits */
 	char why[300];
-	int best = pick_best(rec, c.rows, c.sc, n, why, sizeof(why));
+	int best = pick_best(rec, c.rows, n, o.by, why, sizeof(why));
 	if (best >= 0)
 		printf("best that fits: %s (%s)\n", c.sc[best]->meta.name, why);
 	else
