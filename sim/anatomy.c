@@ -21,7 +21,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.micro_batch = (double)pl->training.micro_batch, .seq = (double)pl->training.seq / pl->parallel.cp,
 		.tp = pl->parallel.tp, .dp = pl->parallel.dp * pl->parallel.cp, .cp = pl->parallel.cp,
 		.sp = pl->parallel.sp, .zero = pl->parallel.zero,
-		.recompute = pl->parallel.recompute,
+		.recompute = pl->parallel.recompute, .recompute_modules = pl->parallel.recompute_modules,
 		.recompute_every = pl->parallel.recompute_every, .layers = layers, .dense_layers = dense_layers,
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,

@@ -281,6 +281,8 @@ struct plan_parallel {
 	int interleave;
 	enum recompute recompute;
 	int recompute_every;            /* full: every n-th layer of a rank (1: all) */
+	unsigned recompute_modules;     /* selective: Megatron's modules (workload.h
+					   enum rc_module; 0: core_attn) */
 	char order[16];
 	int nstage_layers;              /* 0 = even split, else pp */
 	int stage_layers[PLAN_MAX_STAGES];

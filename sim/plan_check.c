@@ -630,6 +630,12 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		diag_err(d, f, "/parallel/recompute_every_n_layers", "applies to recompute \"full\" (the layers "
 			 "it picks are checkpointed whole), got recompute \"%s\"",
 			 recompute_name(p->parallel.recompute));
+	if (p->parallel.recompute_modules & RC_MOD_MLA_UP_PROJ && !model_is_mla(m))
+		diag_err(d, f, "/parallel/recompute_modules", "\"mla_up_proj\" recomputes multi-head "
+			 "latent attention's up projections; the model has no \"mla\" attention");
+	if (p->parallel.recompute_modules & RC_MOD_MOE_ACT && !model_is_moe(m))
+		diag_err(d, f, "/parallel/recompute_modules", "\"moe_act\" recomputes the routed experts' "
+			 "activation; the model has no \"moe\" block");
 	if (!model_arch(m)->model_parallel) {
 		check_cnn(p, t, gpus, f, d);
 		return diag_count(d) - before;

@@ -112,6 +112,12 @@
  *                                                                their saved set (torchtitan's
  *                                                                selective_ac_option "n"; n above the
  *                                                                rank's layers: none)
+ *   parallel.recompute_modules    [string] -       ["core_attn"] with recompute selective: Megatron-
+ *                                                                Core's --recompute-modules, of
+ *                                                                core_attn, layernorm, mla_up_proj
+ *                                                                (MLA models), moe_act (MoE models);
+ *                                                                mlp, moe, shared_experts refused
+ *                                                                (models/workload.h enum rc_module)
  *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
  *                                                                may be left out: right after tp; ep
  *                                                                may be named, else right before dp)

@@ -188,6 +188,13 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "recompute", json_string(rc_names[q->recompute]));
 	if (q->recompute_every > 1)
 		put(o, "recompute_every_n_layers", json_integer(q->recompute_every));
+	if (q->recompute_modules) {
+		json_t *a = json_array();
+		for (int k = 0; k < RC_MOD_N; k++)
+			if (q->recompute_modules & (1u << k))
+				json_array_append_new(a, json_string(rc_module_names[k]));
+		put(o, "recompute_modules", a);
+	}
 	if (strcmp(q->order, "tp,cp,dp,pp"))
 		put(o, "order", json_string(q->order));
 	if (q->nstage_layers)
