@@ -149,6 +149,8 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	t->whole += by->gemm_in * h * routed; /* permuted copies */
 	t->tp += mlp_inner(m, by, routed, f) +
 		 mlp_inner(m, by, 1, (double)(c->shared_experts * c->shared_ffn));
+	if (in->fp8_moe_act_cache && by->gemm_in < by->act) /* fc1 outputs in fp8 */
+		t->tp -= routed * (by->act - 1) * (m->act == MODEL_ACT_SWIGLU ? 2 : 1) * f;
 	if (rc_has(in, RC_MOD_MOE_ACT))     /* the activation's output, fc2's input */
 		t->tp -= routed * by->wgrad_in * f;
 }

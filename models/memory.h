@@ -112,6 +112,12 @@
  * (the fc1 output, the activation's input, stays). Each costs its
  * module's forward once more in the backward (workload.h).
  *
+ * FP8 caching of the SwiGLU inputs (training.fp8_moe_act_cache;
+ * DeepSeek-V3 arXiv 2412.19437 section 3.3.2, "Low-Precision Storage"):
+ * under fp8 the routed experts' fc1 outputs are saved at 1 byte per
+ * element instead of A (2 f per routed copy); the shared experts and
+ * dense MLPs keep theirs in A.
+ *
  * torchtitan's per-op selective checkpointing (recompute "selective-op",
  * workload.h): a layer keeps its input (A h, replicated unless SP), the
  * outputs of its odd-numbered GEMMs in forward order (a Llama layer's
@@ -290,6 +296,7 @@ struct mem_rank_input {
 	enum dtype dtype;          /* training precision (precision.h) */
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
+	bool fp8_moe_act_cache;    /* fp8 training: routed experts' fc1 outputs kept in fp8 */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */

@@ -78,6 +78,7 @@
  *   attention          -        see plan_resolve  flash | unfused (models/attention.h)
  *   fp8_comm           -        false         TP/SP all-gathers move fp8 (precision fp8)
  *   fp8_params         -        false         transformer-layer weights kept only in fp8
+ *   fp8_moe_act_cache  -        false         routed experts' SwiGLU inputs saved in fp8
  *                                             (TE fp8_model_params / Megatron-Core
  *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
@@ -302,6 +303,7 @@ struct plan_training {
 	bool attention_set;
 	bool fp8_comm;
 	bool fp8_params;
+	bool fp8_moe_act_cache;         /* the routed experts' SwiGLU inputs saved in fp8 */
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */

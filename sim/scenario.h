@@ -140,6 +140,12 @@
  *                                                                flash kernel and precision is 16-bit
  *                                                                or fp8, else unfused
  *   training.fp8_comm             bool     -       false         TP/SP all-gathers move fp8 (needs fp8)
+ *   training.fp8_moe_act_cache    bool     -       false         the routed experts' SwiGLU inputs
+ *                                                                (fc1 outputs) saved in fp8, 1 byte
+ *                                                                per element (DeepSeek-V3, arXiv
+ *                                                                2412.19437 section 3.3.2; needs fp8
+ *                                                                and an MoE model; the cast's time
+ *                                                                not priced: fused in the report)
  *   training.fp8_params           bool     -       false         transformer-layer weights only in fp8
  *                                                                (TE fp8_model_params, Megatron-Core
  *                                                                --fp8-param-gather; needs fp8): no

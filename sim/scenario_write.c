@@ -247,6 +247,8 @@ static json_t *write_training(const struct plan *p, const struct inputs *in)
 		put(o, "fp8_comm", json_true());
 	if (t->fp8_params)
 		put(o, "fp8_params", json_true());
+	if (t->fp8_moe_act_cache)
+		put(o, "fp8_moe_act_cache", json_true());
 	if (t->memory_reserve != 0.05)
 		put(o, "memory_reserve", num(t->memory_reserve));
 	if (t->train_tokens > 0)

@@ -377,7 +377,8 @@ Test(mla, recompute_modules_run_their_forward_again_in_the_backward)
 /* moe_act on DeepSeek-V3 (bf16, flash, one token, ep 64, tp 1): an MoE
  * layer frees the routed copies' activation outputs, k x 2 f_e bytes
  * (fc2's inputs); its dense first layers nothing; its backward runs the
- * SwiGLU of the rank's routed copies again. */
+ * SwiGLU of the rank's routed copies again. fp8_moe_act_cache likewise
+ * frees k x 2 f_e of the fc1 outputs. */
 Test(mla, moe_act_frees_the_routed_activation_outputs)
 {
 	struct model *m = load("models/zoo/deepseek-v3.json");
@@ -388,6 +389,15 @@ Test(mla, moe_act_frees_the_routed_activation_outputs)
 	in.recompute_modules = RC_MOD_MOE_ACT;
 	cr_expect_eq(memory_layer_activations(&in), none - 8 * 2 * 2048);
 	cr_expect_eq(memory_dense_layer_activations(&in), dense);
+	/* fp8 (the fc2 input already 1 byte) with the SwiGLU inputs cached in
+	 * fp8: k x 2 f_e more bytes go (2 -> 1 per element of the fc1 output) */
+	in.dtype = DTYPE_FP8;
+	in.recompute = RECOMPUTE_NONE;
+	double f8 = memory_layer_activations(&in);
+	in.fp8_moe_act_cache = true;
+	cr_expect_eq(memory_layer_activations(&in), f8 - 8 * 2 * 2048);
+	cr_expect_eq(memory_dense_layer_activations(&in), memory_dense_layer_activations(&(struct mem_rank_input){
+		.model = m, .dtype = DTYPE_FP8, .attention = ATTN_FLASH, .micro_batch = 1, .seq = 1, .tp = 1, .ep = 64 }));
 	struct wl_shape s = { .micro_batch = 1, .seq = 4096, .tp = 1, .dtype = DTYPE_BF16,
 			      .attention = ATTN_FLASH, .ep = 64, .rc_modules = RC_MOD_MOE_ACT };
 	struct op_list l0, l1;

@@ -289,6 +289,14 @@ Test(scenario, fp8_params_needs_fp8)
 		     "%s: /training/fp8_params: error: needs precision \"fp8\", got \"bf16\"\n");
 }
 
+Test(scenario, fp8_moe_act_cache_needs_fp8_and_an_moe_model)
+{
+	expect_run_error(training_with("\"fp8_moe_act_cache\": true", NULL),
+		     "%s: /training/fp8_moe_act_cache: error: needs precision \"fp8\", got \"bf16\"\n"
+		     "%s: /training/fp8_moe_act_cache: error: caches the routed experts' SwiGLU inputs; "
+		     "the model has no \"moe\" block\n");
+}
+
 Test(scenario, fp8_params_must_be_a_bool)
 {
 	expect_run_error(training_with("\"fp8_params\": 1", NULL),
