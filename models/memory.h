@@ -110,7 +110,11 @@
  * d_v) split over TP (rebuilt from the latents, which stay); moe_act the
  * routed experts' activation output, fc2's input, G f per routed copy
  * (the fc1 output, the activation's input, stays). Each costs its
- * module's forward once more in the backward (workload.h).
+ * module's forward once more in the backward (workload.h). Under ZB-H1
+ * and DualPipe (B and W split) the tensors layernorm and moe_act rebuild
+ * in B are W's GEMM inputs and live on until W: those of the micro-batches
+ * between their B and their W are not counted (the peak counts them
+ * freed from the forward on).
  *
  * FP8 caching of the SwiGLU inputs (training.fp8_moe_act_cache;
  * DeepSeek-V3 arXiv 2412.19437 section 3.3.2, "Low-Precision Storage"):
