@@ -53,6 +53,13 @@ static double mlp_inner(const struct model *m, const struct act_bytes *by,
 	return copies * (by->act * fc1 + by->wgrad_in * f);
 }
 
+/* Whether selective recompute runs Megatron's module bit (memory.h,
+ * "Megatron-Core's recompute modules"). */
+static bool rc_has(const struct mem_rank_input *in, unsigned bit)
+{
+	return in->recompute == RECOMPUTE_SELECTIVE && (rc_modules(in->recompute_modules) & bit);
+}
+
 /* MLA's attention terms (memory.h, "Multi-head latent attention"). */
 static void mla_terms(const struct mem_rank_input *in, const struct act_bytes *by,
 		      struct act_terms *t)
@@ -62,16 +69,18 @@ static void mla_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
 	double dqk = (double)(ml->nope + ml->rope), dv = (double)ml->v;
 	double mask = m->dropout ? 1 : 0;
+	double ln = rc_has(in, RC_MOD_LAYERNORM) ? 0 : 1;  /* the norm's output kept */
 
-	t->rep += by->act * h + by->wgrad_in * h + mask * h;
+	t->rep += by->act * h + ln * by->wgrad_in * h + mask * h;
 	t->whole += (by->act + by->wgrad_in) * (double)(ml->q_lora + ml->kv_lora);
-	t->tp += by->act * a * (2 * dqk + dv);  /* Q, K, V */
+	if (!rc_has(in, RC_MOD_MLA_UP_PROJ))
+		t->tp += by->act * a * (2 * dqk + dv);  /* Q, K, V */
 	if (in->attention == ATTN_FLASH) {
 		t->tp += by->act * a * dv + (by->gemm_in < by->act ? by->wgrad_in * a * dv : 0);
 		t->tp += 4 * a;
 	} else {
 		t->tp += by->wgrad_in * a * dv;
-		if (in->recompute != RECOMPUTE_SELECTIVE)
+		if (!rc_has(in, RC_MOD_CORE_ATTN))
 			t->core += a * s * (by->act + mask * (1 + by->act));
 	}
 }
@@ -93,11 +102,12 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 	double h = (double)m->hidden, a = (double)m->heads, s = in->seq;
 	double q = model_q_width(m), kv = model_kv_width(m);  /* h, h kv/a without head_dim */
 	double mask = m->dropout ? 1 : 0;
+	double ln = rc_has(in, RC_MOD_LAYERNORM) ? 0 : 1;  /* the norm's output kept */
 
 	t->rep += by->act * h +            /* norm input */
-		  by->wgrad_in * h +       /* QKV GEMM input */
+		  ln * by->wgrad_in * h +  /* QKV GEMM input (the norm's output) */
 		  mask * h;                /* dropout mask after the projection */
-	t->rep += norm_extra(in) * h;      /* an eager norm's own tensors */
+	t->rep += ln * norm_extra(in) * h; /* an eager norm's own tensors */
 	/* Q, K, V (K and V per query head when expanded by repeat_kv) */
 	t->tp += by->act * (q + 2 * (in->repeat_kv ? q : kv));
 	/* QK-norm keeps its inputs, q and k before the norm, for its backward
@@ -111,7 +121,7 @@ static void attention_terms(const struct mem_rank_input *in, const struct act_by
 		t->tp += 4 * a;            /* fp32 log-sum-exp per head */
 	} else {
 		t->tp += by->wgrad_in * q; /* projection input (the context) */
-		if (in->recompute != RECOMPUTE_SELECTIVE) /* softmax output, mask, dropout output */
+		if (!rc_has(in, RC_MOD_CORE_ATTN)) /* softmax output, mask, dropout output */
 			t->core += a * s * (by->act + mask * (1 + by->act));
 	}
 }
@@ -123,20 +133,26 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 {
 	const struct model *m = in->model;
 	double h = (double)m->hidden, mask = m->dropout ? 1 : 0;
+	double ln = rc_has(in, RC_MOD_LAYERNORM) ? 0 : 1;  /* the norm's output kept */
 
 	t->rep += by->act * h + mask * h;  /* norm input, dropout mask */
-	t->rep += norm_extra(in) * h;
+	t->rep += ln * norm_extra(in) * h;
 	if (dense || !model_is_moe(m)) {
-		t->rep += by->wgrad_in * h; /* fc1 input */
+		t->rep += ln * by->wgrad_in * h; /* fc1 input (the norm's output) */
 		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
 		return;
 	}
 	const struct moe_config *c = &m->moe;
 	double load = in->moe_rank_load > 0 ? in->moe_rank_load : 1;
-	t->rep += by->act * h;              /* router input */
-	t->whole += by->gemm_in * h * (double)c->top_k * load; /* permuted copies */
-	t->tp += mlp_inner(m, by, (double)c->top_k * load, (double)c->expert_ffn) +
+	double routed = (double)c->top_k * load, f = (double)c->expert_ffn;
+	t->rep += ln * by->act * h;         /* router input (the norm's output) */
+	t->whole += by->gemm_in * h * routed; /* permuted copies */
+	t->tp += mlp_inner(m, by, routed, f) +
 		 mlp_inner(m, by, 1, (double)(c->shared_experts * c->shared_ffn));
+	if (in->fp8_moe_act_cache && by->gemm_in < by->act) /* fc1 outputs in fp8 */
+		t->tp -= routed * (by->act - 1) * (m->act == MODEL_ACT_SWIGLU ? 2 : 1) * f;
+	if (rc_has(in, RC_MOD_MOE_ACT))     /* the activation's output, fc2's input */
+		t->tp -= routed * by->wgrad_in * f;
 }
 
 /* A layer's LoRA adapters' stored tensors (memory.h, "Fine-tuning"):

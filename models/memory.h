@@ -98,7 +98,32 @@
  * is what a stack that saves every GEMM input and the kernel's operands
  * keeps; DeepSeek-V3 (arXiv 2412.19437 section 3.2.3) recomputes the
  * RMSNorms and the MLA up-projections in the backward instead, keeping
- * the latents only: not modelled (Q, K, V are counted).
+ * the latents only: Megatron's recompute modules below.
+ *
+ * Megatron-Core's recompute modules (recompute "selective" with
+ * recompute_modules, workload.h enum rc_module), what each frees per
+ * token of a layer: core_attn the unfused core's s x s terms (the
+ * default, Korthikanti's selective; nothing with flash); layernorm the
+ * norms' outputs, which the next GEMM saved as its input (the attention's
+ * QKV or MLA down-projection input G h, a dense MLP's fc1 input G h, an
+ * MoE block's router input A h) and an eager norm's extra tensors
+ * (CheckpointWithoutOutput frees the output's storage once the GEMM has
+ * run; under fp8 the GEMM's saved copy is taken to be that output, as
+ * the model counts it); mla_up_proj MLA's Q, K, V, A a (2 (d_h + d_h^R) +
+ * d_v) split over TP (rebuilt from the latents, which stay); moe_act the
+ * routed experts' activation output, fc2's input, G f per routed copy
+ * (the fc1 output, the activation's input, stays). Each costs its
+ * module's forward once more in the backward (workload.h). Under ZB-H1
+ * and DualPipe (B and W split) the tensors layernorm and moe_act rebuild
+ * in B are W's GEMM inputs and live on until W: those of the micro-batches
+ * between their B and their W are not counted (the peak counts them
+ * freed from the forward on).
+ *
+ * FP8 caching of the SwiGLU inputs (training.fp8_moe_act_cache;
+ * DeepSeek-V3 arXiv 2412.19437 section 3.3.2, "Low-Precision Storage"):
+ * under fp8 the routed experts' fc1 outputs are saved at 1 byte per
+ * element instead of A (2 f per routed copy); the shared experts and
+ * dense MLPs keep theirs in A.
  *
  * torchtitan's per-op selective checkpointing (recompute "selective-op",
  * workload.h): a layer keeps its input (A h, replicated unless SP), the
@@ -278,6 +303,7 @@ struct mem_rank_input {
 	enum dtype dtype;          /* training precision (precision.h) */
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
+	bool fp8_moe_act_cache;    /* fp8 training: routed experts' fc1 outputs kept in fp8 */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */
@@ -295,6 +321,8 @@ struct mem_rank_input {
 	bool sp;
 	enum zero_stage zero;
 	enum recompute recompute;
+	unsigned recompute_modules; /* selective: Megatron's modules (workload.h enum
+				       rc_module; 0: core_attn) */
 	int recompute_every;       /* full: only every n-th layer of the rank is checkpointed
 				      (its n-th, 2n-th, ...; the rank's first layers are an MoE
 				      model's dense ones), the others save as without

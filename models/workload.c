@@ -19,6 +19,10 @@ const char *wl_block_name(enum wl_block b)
 	return b < WL_NBLOCKS ? n[b] : "?";
 }
 
+const char *const rc_module_names[RC_MOD_N + 1] = {
+	"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe", "shared_experts", NULL,
+};
+
 const char *recompute_name(enum recompute r)
 {
 	static const char *const n[] = { "none", "selective", "full", "selective-op" };
@@ -522,6 +526,55 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 			      w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
 }
 
+/* Selective recompute's forward ops in the backward of the attention
+ * block (workload.h enum rc_module): the core (core_attn); the input
+ * norm (layernorm; not under post-LN, whose norm follows the residual);
+ * MLA's up projections, RoPE and the concatenation that rebuild Q, K, V
+ * from the saved latents (mla_up_proj; multi_latent_attention.py
+ * qkv_up_proj_and_rope_apply). */
+static void attn_recompute(const struct emitter *e0, const struct model *m, const struct wl_shape *s,
+			   double T, double Tn, const char *norm, enum dtype head_gemm)
+{
+	struct emitter fw = *e0;
+	unsigned mods = rc_modules(s->rc_modules);
+	fw.pass = PASS_FWD;
+	if (mods & RC_MOD_LAYERNORM && !model_is_encoder(m))
+		norm_op(&fw, m, norm, Tn * (double)m->hidden);
+	if (mods & RC_MOD_MLA_UP_PROJ && model_is_mla(m)) {
+		const struct model_mla *a = &m->mla;
+		double heads = (double)m->heads / s->tp, r = (double)a->rope;
+		double dqk = (double)(a->nope + a->rope);
+		if (a->q_lora > 0)
+			linear(&fw, m, s, "q_up", T, heads * dqk, (double)a->q_lora, false, false);
+		linear(&fw, m, s, "kv_up", T, heads * (double)(a->nope + a->v), (double)a->kv_lora,
+		       false, false);
+		piece(&fw, "rope", "rope", &fw.stk->rope, T * (heads * r + r), 0);
+		membound(&fw, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
+	}
+	if (mods & RC_MOD_CORE_ATTN)
+		attention_core(&fw, m, s, head_gemm);
+}
+
+/* Selective recompute's forward ops in the backward of the MLP block:
+ * the pre-MLP norm (layernorm) and the routed experts' activation of an
+ * MoE layer (moe_act; moe/experts.py activation_checkpoint), over the
+ * rank's routed copies as moe_block runs it. */
+static void mlp_recompute(const struct emitter *e0, const struct model *m, const struct wl_shape *s,
+			  double T, double Tn, const char *norm)
+{
+	struct emitter fw = *e0;
+	unsigned mods = rc_modules(s->rc_modules);
+	fw.pass = PASS_FWD;
+	if (mods & RC_MOD_LAYERNORM && !model_is_encoder(m))
+		norm_op(&fw, m, norm, Tn * (double)m->hidden);
+	if (mods & RC_MOD_MOE_ACT && model_is_moe(m) && !s->dense_layer) {
+		struct moe_balance bal;
+		workload_moe_balance(m, s, &bal);
+		double R = T * (double)m->moe.top_k * bal.rank_load;
+		act_op(&fw, m, "expert_act", R * (double)m->moe.expert_ffn / s->tp);
+	}
+}
+
 /* An encoder's embedding (model.h): the word, position and token-type
  * rows gathered and summed (three reads, one write), BERT's LayerNorm;
  * the position and type tables' gradients (replicated over TP) added by
@@ -647,11 +700,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		decoder_embed(&e, m, s, T);
 		break;
 	case WL_ATTN:
-		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE) {
-			struct emitter fw = e;
-			fw.pass = PASS_FWD;
-			attention_core(&fw, m, s, pr.head_gemm);
-		}
+		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
+			attn_recompute(&e, m, s, T, Tn, norm, pr.head_gemm);
 		if (!post)
 			norm_op(&e, m, norm, Tn * h);
 		if (model_is_mla(m)) {
@@ -680,6 +730,8 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		workload_main_grad_op(&e, s, "attn", h * (q + 2 * kv) / t + q * h / t);
 		break;
 	case WL_MLP:
+		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
+			mlp_recompute(&e, m, s, T, Tn, norm);
 		if (model_is_moe(m) && !s->dense_layer) {
 			moe_block(&e, m, s, T, Tn, norm);
 			break;

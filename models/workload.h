@@ -69,6 +69,38 @@ enum wl_block { WL_EMBED, WL_ATTN, WL_MLP, WL_HEAD, WL_NBLOCKS };
  * (workload_sac_op_recomputed()). */
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE_OP };
 
+/* Megatron-Core's selective recompute modules (--recompute-modules with
+ * --recompute-granularity selective; scenario parallel.recompute_modules),
+ * a bit set. Megatron-LM megatron/core/transformer/transformer_config.py
+ * recompute_modules (the version whose choices are core_attn, moe_act,
+ * layernorm, mla_up_proj, mlp, moe, shared_experts; default
+ * ["core_attn"]): core_attn checkpoints the attention core
+ * (attention.py checkpoint_core_attention); layernorm wraps
+ * input_layernorm and pre_mlp_layernorm in CheckpointWithoutOutput and
+ * discards their outputs once the next GEMM has run (transformer_layer.py);
+ * mla_up_proj the MLA up projections and RoPE (multi_latent_attention.py
+ * recompute_up_proj / qkv_up_checkpoint: Q, K, V are discarded after the
+ * core attention and rebuilt from the latents in the backward); moe_act
+ * the routed experts' activation (moe/experts.py activation_checkpoint:
+ * its output, fc2's input, is discarded after fc2). mlp, moe and
+ * shared_experts (normal checkpointing of a whole sub-block) are not
+ * modelled (plan_check refuses them). 0 means Megatron's default,
+ * core_attn alone: the plain "selective" of Korthikanti et al. */
+enum rc_module {
+	RC_MOD_CORE_ATTN = 1u << 0, RC_MOD_LAYERNORM = 1u << 1, RC_MOD_MLA_UP_PROJ = 1u << 2,
+	RC_MOD_MOE_ACT = 1u << 3, RC_MOD_MLP = 1u << 4, RC_MOD_MOE = 1u << 5,
+	RC_MOD_SHARED_EXPERTS = 1u << 6,
+};
+#define RC_MOD_N 7
+#define RC_MOD_MODELLED (RC_MOD_CORE_ATTN | RC_MOD_LAYERNORM | RC_MOD_MLA_UP_PROJ | RC_MOD_MOE_ACT)
+/* Megatron's names, by bit (NULL-terminated). */
+extern const char *const rc_module_names[RC_MOD_N + 1];
+/* The set in force: mods, or Megatron's default {core_attn} for 0. */
+static inline unsigned rc_modules(unsigned mods)
+{
+	return mods ? mods : RC_MOD_CORE_ATTN;
+}
+
 /* The data-parallel gradient path, for a stack whose engine runs it
  * (stack.h struct stack_zero_path). */
 struct wl_grad_path {
@@ -106,10 +138,16 @@ struct wl_shape {
 	struct wl_grad_path grad; /* zeroed: ZeRO 0, one rank, one micro-batch */
 	bool sliding;           /* a layer that attends through the model's sliding
 				   window (model.h sliding_window; flash only) */
+	unsigned rc_modules;    /* selective recompute's modules (enum rc_module;
+				   0: core_attn) */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE
- * the backward of WL_ATTN first recomputes the attention core; full
+ * the backward of WL_ATTN first recomputes the forward of shp's
+ * rc_modules: the attention core (core_attn), the input norm (layernorm),
+ * MLA's up projections and RoPE (mla_up_proj); that of WL_MLP the
+ * pre-MLP norm (layernorm) and the routed experts' activation (moe_act,
+ * MoE layers); full
  * recomputation is the schedule's business (it replays the forward).
  * Returns 0, or -1 for a blk outside enum wl_block (out of memory exits:
  * util/xalloc.h). */

@@ -90,6 +90,16 @@ double workload_iteration_flops_layers(const struct model *m, const struct wl_sh
 		if (with < 0 || without < 0)
 			return -1;
 		per_mb += L * (with - without);
+		if (rc_modules(s.rc_modules) & (RC_MOD_LAYERNORM | RC_MOD_MOE_ACT)) {
+			/* the MLP block's recomputed forward ops, dense layers apart */
+			double mw = block_flops(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_SELECTIVE);
+			double mo = block_flops(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_NONE);
+			double dw = Ld > 0 ? block_flops(m, &d, WL_MLP, PASS_BWD, RECOMPUTE_SELECTIVE) : 0;
+			double dn = Ld > 0 ? block_flops(m, &d, WL_MLP, PASS_BWD, RECOMPUTE_NONE) : 0;
+			if (mw < 0 || mo < 0 || dw < 0 || dn < 0)
+				return -1;
+			per_mb += L * (mw - mo) + Ld * ((dw - dn) - (mw - mo));
+		}
 	}
 	return per_mb * samples / s.micro_batch;
 }

@@ -99,6 +99,13 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
 	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->parallel.cp_comm]));
 	json_object_set_new(par, "recompute_every_n_layers", json_integer(pl->parallel.recompute_every));
+	if (pl->parallel.recompute_modules) {  /* given: Megatron's names */
+		json_t *rm = json_array();
+		for (int k = 0; k < RC_MOD_N; k++)
+			if (pl->parallel.recompute_modules & (1u << k))
+				json_array_append_new(rm, json_string(rc_module_names[k]));
+		json_object_set_new(par, "recompute_modules", rm);
+	}
 	json_t *vl = json_array();
 	int nv = pl->parallel.pp * (pl->parallel.schedule == SCHED_INTERLEAVED ? pl->parallel.interleave : 1);
 	for (int vs = 0; vs < nv; vs++) {

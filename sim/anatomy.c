@@ -14,7 +14,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 	struct mem_rank_input x = {
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
 		.grad_elem_bytes = dtype_bytes(pl->training.grad_dtype), .attention = pl->training.attention,
-		.fp8_params = pl->training.fp8_params,
+		.fp8_params = pl->training.fp8_params, .fp8_moe_act_cache = pl->training.fp8_moe_act_cache,
 		.pp = pl->parallel.pp, .reserve_fraction = pl->training.memory_reserve,
 		/* context parallelism: a rank holds seq/cp tokens; gradients and
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */
@@ -22,7 +22,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.tp = pl->parallel.tp, .dp = pl->parallel.dp * pl->parallel.cp, .cp = pl->parallel.cp,
 		.shard = plan_shard_group(pl),
 		.sp = pl->parallel.sp, .zero = pl->parallel.zero,
-		.recompute = pl->parallel.recompute,
+		.recompute = pl->parallel.recompute, .recompute_modules = pl->parallel.recompute_modules,
 		.recompute_every = pl->parallel.recompute_every, .layers = layers, .dense_layers = dense_layers,
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,

@@ -158,7 +158,9 @@ static int price_layer(const struct plan *pl, const struct model *m, struct cost
 		if (price_block(pl, m, cost, &h, &shp, b, PASS_FWD, bk) ||
 		    price_block(pl, m, cost, &h, &shp, b, PASS_BWD, bk))
 			return -1;
-	/* the selective-recompute extra: attention backward with minus without */
+	/* the selective-recompute extra: attention backward with minus
+	 * without, and (recompute_modules with layernorm or moe_act) the MLP
+	 * block's likewise; the whole extra runs with the attention half */
 	op_list_init(&l);
 	if (workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
 		goto fail;
@@ -170,6 +172,13 @@ static int price_layer(const struct plan *pl, const struct model *m, struct cost
 	workload_block(m, &shp, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l);
 	bk->flops_core -= op_list_flops(&l);
 	op_list_finish(&l);
+	if (rc_modules(shp.rc_modules) & (RC_MOD_LAYERNORM | RC_MOD_MOE_ACT)) {
+		op_list_init(&l);
+		if (workload_block(m, &shp, WL_MLP, PASS_BWD, RECOMPUTE_SELECTIVE, &l))
+			goto fail;
+		bk->recompute_sel += list_time(cost, &h, &l, &scale, &wait) - bk->bwd[WL_MLP];
+		op_list_finish(&l);
+	}
 	/* the per-op selective policy's recomputed forward ops of the layer */
 	struct op_list r;
 	int gemms = 0;

@@ -107,7 +107,7 @@
  *   megatron/1t (auto: folded)                         64   1.45M        -       0    4.58      2.10
  *   megatron/530b (folded)                             35   0.77M        3       0    1.86      1.10
  *   megatron/310b (folded)                             16   0.29M        2       0    0.56      0.41
- *   deepseek-v3-h100-2048 (folded)                     16   0.73M      151       0    1.68      1.62
+ *   deepseek-v3-h100-2048, rc full (folded)            16   0.73M      151       0    1.68      1.62
  *   llama3-70b-h100-base (folded)                       4   0.25M        2       0    0.59      0.36
  *   whatif/llama2-13b-h100-pp4-straggler               32   0.51M       22       0    0.55      0.77
  *   whatif/llama3-8b-h100-fattree-degraded [5 runs]     81   1.31M      103      11    1.41      2.40

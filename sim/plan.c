@@ -223,7 +223,8 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 				p->training.grad_dtype == DTYPE_FP32, p->training.finetune, false,
 				{ (int)p->parallel.zero, plan_shard_group(p),
 				  p->parallel.dp > 0 && p->training.micro_batch > 0 ? (int)plan_microbatches(p) : 1,
-				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) }, false };
+				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) }, false,
+				p->parallel.recompute_modules };
 	return shp;
 }
 

@@ -83,6 +83,7 @@
  *   attention          -        see plan_resolve  flash | unfused (models/attention.h)
  *   fp8_comm           -        false         TP/SP all-gathers move fp8 (precision fp8)
  *   fp8_params         -        false         transformer-layer weights kept only in fp8
+ *   fp8_moe_act_cache  -        false         routed experts' SwiGLU inputs saved in fp8
  *                                             (TE fp8_model_params / Megatron-Core
  *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
@@ -287,6 +288,8 @@ struct plan_parallel {
 	int interleave;
 	enum recompute recompute;
 	int recompute_every;            /* full: every n-th layer of a rank (1: all) */
+	unsigned recompute_modules;     /* selective: Megatron's modules (workload.h
+					   enum rc_module; 0: core_attn) */
 	char order[16];
 	int nstage_layers;              /* 0 = even split, else pp */
 	int stage_layers[PLAN_MAX_STAGES];
@@ -306,6 +309,7 @@ struct plan_training {
 	bool attention_set;
 	bool fp8_comm;
 	bool fp8_params;
+	bool fp8_moe_act_cache;         /* the routed experts' SwiGLU inputs saved in fp8 */
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */

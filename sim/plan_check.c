@@ -28,6 +28,9 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 	if (p->training.fp8_params && p->training.precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_params", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->training.precision));
+	if (p->training.fp8_moe_act_cache && p->training.precision != DTYPE_FP8)
+		diag_err(d, f, "/training/fp8_moe_act_cache", "needs precision \"fp8\", got \"%s\"",
+			 dtype_name(p->training.precision));
 	if (p->training.memory_reserve < 0 || p->training.memory_reserve >= 0.5)
 		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
 			 p->training.memory_reserve);
@@ -648,6 +651,15 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 		diag_err(d, f, "/parallel/recompute_every_n_layers", "applies to recompute \"full\" (the layers "
 			 "it picks are checkpointed whole), got recompute \"%s\"",
 			 recompute_name(p->parallel.recompute));
+	if (p->parallel.recompute_modules & RC_MOD_MLA_UP_PROJ && !model_is_mla(m))
+		diag_err(d, f, "/parallel/recompute_modules", "\"mla_up_proj\" recomputes multi-head "
+			 "latent attention's up projections; the model has no \"mla\" attention");
+	if (p->parallel.recompute_modules & RC_MOD_MOE_ACT && !model_is_moe(m))
+		diag_err(d, f, "/parallel/recompute_modules", "\"moe_act\" recomputes the routed experts' "
+			 "activation; the model has no \"moe\" block");
+	if (p->training.fp8_moe_act_cache && !model_is_moe(m))
+		diag_err(d, f, "/training/fp8_moe_act_cache", "caches the routed experts' SwiGLU inputs; "
+			 "the model has no \"moe\" block");
 	if (!model_arch(m)->model_parallel) {
 		if (p->parallel.shard_group > 0)
 			diag_err(d, f, "/parallel/shard_group", "hybrid sharding applies to transformer "

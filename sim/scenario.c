@@ -75,6 +75,7 @@ static bool load_training(struct jobj *root, struct plan *s)
 	}
 	jobj_bool(&jo, "fp8_comm", &s->training.fp8_comm, 0);
 	jobj_bool(&jo, "fp8_params", &s->training.fp8_params, 0);
+	jobj_bool(&jo, "fp8_moe_act_cache", &s->training.fp8_moe_act_cache, 0);
 	jobj_num(&jo, "memory_reserve", &s->training.memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);

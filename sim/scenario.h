@@ -122,6 +122,12 @@
  *                                                                their saved set (torchtitan's
  *                                                                selective_ac_option "n"; n above the
  *                                                                rank's layers: none)
+ *   parallel.recompute_modules    [string] -       ["core_attn"] with recompute selective: Megatron-
+ *                                                                Core's --recompute-modules, of
+ *                                                                core_attn, layernorm, mla_up_proj
+ *                                                                (MLA models), moe_act (MoE models);
+ *                                                                mlp, moe, shared_experts refused
+ *                                                                (models/workload.h enum rc_module)
  *   parallel.order                string   -       "tp,cp,dp,pp" rank order, innermost first (cp
  *                                                                may be left out: right after tp; ep
  *                                                                may be named, else right before dp)
@@ -144,6 +150,12 @@
  *                                                                flash kernel and precision is 16-bit
  *                                                                or fp8, else unfused
  *   training.fp8_comm             bool     -       false         TP/SP all-gathers move fp8 (needs fp8)
+ *   training.fp8_moe_act_cache    bool     -       false         the routed experts' SwiGLU inputs
+ *                                                                (fc1 outputs) saved in fp8, 1 byte
+ *                                                                per element (DeepSeek-V3, arXiv
+ *                                                                2412.19437 section 3.3.2; needs fp8
+ *                                                                and an MoE model; the cast's time
+ *                                                                not priced: fused in the report)
  *   training.fp8_params           bool     -       false         transformer-layer weights only in fp8
  *                                                                (TE fp8_model_params, Megatron-Core
  *                                                                --fp8-param-gather; needs fp8): no

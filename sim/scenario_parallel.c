@@ -3,6 +3,7 @@
  * rank order, stage layers, and the parameter servers (parallel.ps). */
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "scenario-private.h"
 #include "scenario.h"
@@ -40,6 +41,52 @@ static int layer_list(struct jobj *jo, const char *key, int *out, size_t max, lo
 		out[i] = (int)json_integer_value(v);
 	}
 	return (int)json_array_size(arr);
+}
+
+/* parallel.recompute_modules (workload.h enum rc_module): Megatron's
+ * names, with recompute "selective" only; the unmodelled ones refused. */
+static void load_recompute_modules(struct jobj *jo, struct plan *s)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+
+	if (jobj_array(jo, "recompute_modules", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (s->parallel.recompute != RECOMPUTE_SELECTIVE) {
+		diag_err(jo->d, jo->file, ap, "applies with recompute \"selective\" only (Megatron's "
+			 "--recompute-granularity selective), got recompute \"%s\"",
+			 rc_names[s->parallel.recompute]);
+		return;
+	}
+	if (json_array_size(arr) == 0) {
+		diag_err(jo->d, jo->file, ap, "expected at least one module (core_attn, layernorm, "
+			 "mla_up_proj, moe_act), got []");
+		return;
+	}
+	unsigned mods = 0;
+	json_array_foreach(arr, i, v) {
+		char ep[340];
+		int k = 0;
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		const char *name = json_is_string(v) ? json_string_value(v) : NULL;
+		while (name && rc_module_names[k] && strcmp(rc_module_names[k], name))
+			k++;
+		if (!name || !rc_module_names[k]) {
+			diag_err(jo->d, jo->file, ep, "expected one of Megatron's recompute modules {core_attn, "
+				 "layernorm, mla_up_proj, moe_act, mlp, moe, shared_experts}, got %s%s%s",
+				 name ? "\"" : "", name ? name : jload_type_name(v), name ? "\"" : "");
+			continue;
+		}
+		if (!((1u << k) & RC_MOD_MODELLED)) {
+			diag_err(jo->d, jo->file, ep, "recompute module \"%s\" (Megatron's checkpoint of the "
+				 "whole sub-block) is not modelled; modelled: core_attn, layernorm, "
+				 "mla_up_proj, moe_act", name);
+			continue;
+		}
+		mods |= 1u << k;
+	}
+	s->parallel.recompute_modules = mods;
 }
 
 /* parallel.ps: the parameter servers (plan.h). */
@@ -155,6 +202,7 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 	jobj_enum(&jo, "recompute", rc_names, &e, 0);
 	s->parallel.recompute = e;
 	jobj_int_at_most(&jo, "recompute_every_n_layers", 1, INT_MAX, "layers", &s->parallel.recompute_every);
+	load_recompute_modules(&jo, s);
 	const char *ord;
 	if (jobj_str(&jo, "order", &ord, 0) == 1) {
 		struct placement pl;

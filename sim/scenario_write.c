@@ -190,6 +190,13 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "recompute", json_string(rc_names[q->recompute]));
 	if (q->recompute_every > 1)
 		put(o, "recompute_every_n_layers", json_integer(q->recompute_every));
+	if (q->recompute_modules) {
+		json_t *a = json_array();
+		for (int k = 0; k < RC_MOD_N; k++)
+			if (q->recompute_modules & (1u << k))
+				json_array_append_new(a, json_string(rc_module_names[k]));
+		put(o, "recompute_modules", a);
+	}
 	if (strcmp(q->order, "tp,cp,dp,pp"))
 		put(o, "order", json_string(q->order));
 	if (q->nstage_layers)
@@ -242,6 +249,8 @@ static json_t *write_training(const struct plan *p, const struct inputs *in)
 		put(o, "fp8_comm", json_true());
 	if (t->fp8_params)
 		put(o, "fp8_params", json_true());
+	if (t->fp8_moe_act_cache)
+		put(o, "fp8_moe_act_cache", json_true());
 	if (t->memory_reserve != 0.05)
 		put(o, "memory_reserve", num(t->memory_reserve));
 	if (t->train_tokens > 0)

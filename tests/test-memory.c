@@ -135,6 +135,32 @@ Test(memory, flash_attention_drops_the_score_term)
 	cr_assert_float_eq(memory_layer_activations(&in), unfused, 1e-6 * unfused);
 }
 
+/* Megatron's default recompute_modules, ["core_attn"], is the plain
+ * selective recompute, byte for byte (unfused GPT, TP 8, Korthikanti's
+ * 10 + 24 / t); layernorm on top frees the two norm outputs the QKV and
+ * fc1 GEMMs saved, 2 sbh + 2 sbh, replicated over TP without SP. */
+Test(memory, core_attn_module_is_plain_selective)
+{
+	struct model m = gpt();
+	m.hidden = 12288;
+	m.heads = 96;
+	m.kv_heads = 96;
+	m.ffn = 4 * 12288;
+	struct gpu_spec g = { 0 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16,
+				     .micro_batch = 1, .seq = 2048, .tp = 8,
+				     .recompute = RECOMPUTE_SELECTIVE };
+	double sel = memory_layer_activations(&in), sbh = 2048.0 * 12288;
+	in.recompute_modules = RC_MOD_CORE_ATTN;
+	cr_assert_eq(memory_layer_activations(&in), sel);
+	cr_assert_float_eq(sel, sbh * (10 + 24.0 / 8), 1);
+	in.recompute_modules = RC_MOD_CORE_ATTN | RC_MOD_LAYERNORM;
+	cr_assert_float_eq(memory_layer_activations(&in), sbh * (6 + 24.0 / 8), 1);
+	/* layernorm alone keeps the unfused core's s x s terms (5as/(ht)) */
+	in.recompute_modules = RC_MOD_LAYERNORM;
+	cr_assert_float_eq(memory_layer_activations(&in), sbh * (6 + 24.0 / 8 + 5 * 96 * 2048 / (12288.0 * 8)), 1);
+}
+
 /* The terms come from the model's own dimensions: without dropout the
  * two 1-byte masks, the dropout output and its mask go (GPT:
  * 32 sbh + 2as^2b); Llama 3 70B (SwiGLU, f = 3.5h, 8 KV heads of 64,

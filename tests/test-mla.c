@@ -293,6 +293,126 @@ Test(mla, activation_bytes_follow_the_saved_tensors)
 	free(d);
 }
 
+/* Megatron's recompute modules on the small MLA model (bf16, flash,
+ * tp 1), bytes per token each frees (memory.h): layernorm the norms'
+ * outputs the next GEMMs saved, 2h (down projections' input) + 2h (fc1
+ * input); mla_up_proj Q, K, V, 2 a (2 d_qk + d_v); core_attn nothing
+ * (flash); together the sum. */
+Test(mla, recompute_modules_free_the_norm_outputs_and_qkv)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "m.json", small_mla);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct model *m = model_load(p, &dg);
+	cr_assert(m);
+	struct mem_rank_input in = { .model = m, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 1, .tp = 1 };
+	double h = 1024, a = 8, qkv = 2 * a * (2 * 96 + 64);
+	double none = memory_layer_activations(&in);
+	in.recompute = RECOMPUTE_SELECTIVE;
+	in.recompute_modules = RC_MOD_CORE_ATTN;
+	cr_expect_eq(memory_layer_activations(&in), none);
+	in.recompute_modules = RC_MOD_LAYERNORM;
+	cr_expect_eq(memory_layer_activations(&in), none - 4 * h);
+	in.recompute_modules = RC_MOD_MLA_UP_PROJ;
+	cr_expect_eq(memory_layer_activations(&in), none - qkv);
+	in.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MLA_UP_PROJ | RC_MOD_CORE_ATTN;
+	cr_expect_eq(memory_layer_activations(&in), none - 4 * h - qkv);
+	model_destroy(m);
+	diag_finish(&dg);
+	free(p);
+	free(d);
+}
+
+/* The recompute modules' forward ops in the backward (workload.h): with
+ * mla_up_proj the attention block's backward runs q_up and kv_up again,
+ * 2 T (d_c' a d_qk + d_c a (d_nope + d_v)) FLOPs, and the RoPE and
+ * concatenation; with layernorm each block one RMSNorm forward more
+ * (no FLOPs counted, one op); the iteration's FLOPs grow by the GEMMs'
+ * per layer. */
+Test(mla, recompute_modules_run_their_forward_again_in_the_backward)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "m.json", small_mla);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct model *m = model_load(p, &dg);
+	cr_assert(m);
+	struct wl_shape s = { .micro_batch = 1, .seq = 512, .tp = 1, .dtype = DTYPE_BF16,
+			      .attention = ATTN_FLASH };
+	double T = 512, a = 8, up = 2 * T * (256 * a * 96 + 128 * a * (64 + 64));
+	struct op_list l0, l1;
+	op_list_init(&l0);
+	op_list_init(&l1);
+	cr_assert(!workload_block(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_NONE, &l0));
+	s.rc_modules = RC_MOD_MLA_UP_PROJ;
+	cr_assert(!workload_block(m, &s, WL_ATTN, PASS_BWD, RECOMPUTE_SELECTIVE, &l1));
+	cr_expect_eq(l1.n, l0.n + 4, "q_up, kv_up, rope, concat: %d ops against %d", l1.n, l0.n);
+	cr_expect_float_eq(op_list_flops(&l1) - op_list_flops(&l0), up, 1e-9 * up);
+	cr_expect_str_eq(l1.v[0].name, "q_up");
+	cr_expect_str_eq(l1.v[1].name, "kv_up");
+	op_list_finish(&l1);
+	op_list_init(&l1);
+	s.rc_modules = RC_MOD_LAYERNORM;
+	cr_assert(!workload_block(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_SELECTIVE, &l1));
+	op_list_finish(&l0);
+	op_list_init(&l0);
+	cr_assert(!workload_block(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_NONE, &l0));
+	cr_expect_eq(l1.n, l0.n + 1);
+	cr_expect_eq(l1.v[0].pass, PASS_FWD);
+	op_list_finish(&l0);
+	op_list_finish(&l1);
+	/* the iteration: L = 2 layers, one sample */
+	s.rc_modules = RC_MOD_MLA_UP_PROJ;
+	double base = workload_iteration_flops(m, &s, RECOMPUTE_NONE, 1);
+	double with = workload_iteration_flops(m, &s, RECOMPUTE_SELECTIVE, 1);
+	cr_expect_float_eq(with - base, 2 * up, 1e-9 * up);
+	model_destroy(m);
+	diag_finish(&dg);
+	free(p);
+	free(d);
+}
+
+/* moe_act on DeepSeek-V3 (bf16, flash, one token, ep 64, tp 1): an MoE
+ * layer frees the routed copies' activation outputs, k x 2 f_e bytes
+ * (fc2's inputs); its dense first layers nothing; its backward runs the
+ * SwiGLU of the rank's routed copies again. fp8_moe_act_cache likewise
+ * frees k x 2 f_e of the fc1 outputs. */
+Test(mla, moe_act_frees_the_routed_activation_outputs)
+{
+	struct model *m = load("models/zoo/deepseek-v3.json");
+	struct mem_rank_input in = { .model = m, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .micro_batch = 1, .seq = 1, .tp = 1, .ep = 64 };
+	double none = memory_layer_activations(&in), dense = memory_dense_layer_activations(&in);
+	in.recompute = RECOMPUTE_SELECTIVE;
+	in.recompute_modules = RC_MOD_MOE_ACT;
+	cr_expect_eq(memory_layer_activations(&in), none - 8 * 2 * 2048);
+	cr_expect_eq(memory_dense_layer_activations(&in), dense);
+	/* fp8 (the fc2 input already 1 byte) with the SwiGLU inputs cached in
+	 * fp8: k x 2 f_e more bytes go (2 -> 1 per element of the fc1 output) */
+	in.dtype = DTYPE_FP8;
+	in.recompute = RECOMPUTE_NONE;
+	double f8 = memory_layer_activations(&in);
+	in.fp8_moe_act_cache = true;
+	cr_expect_eq(memory_layer_activations(&in), f8 - 8 * 2 * 2048);
+	cr_expect_eq(memory_dense_layer_activations(&in), memory_dense_layer_activations(&(struct mem_rank_input){
+		.model = m, .dtype = DTYPE_FP8, .attention = ATTN_FLASH, .micro_batch = 1, .seq = 1, .tp = 1, .ep = 64 }));
+	struct wl_shape s = { .micro_batch = 1, .seq = 4096, .tp = 1, .dtype = DTYPE_BF16,
+			      .attention = ATTN_FLASH, .ep = 64, .rc_modules = RC_MOD_MOE_ACT };
+	struct op_list l0, l1;
+	op_list_init(&l0);
+	op_list_init(&l1);
+	cr_assert(!workload_block(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_NONE, &l0));
+	cr_assert(!workload_block(m, &s, WL_MLP, PASS_BWD, RECOMPUTE_SELECTIVE, &l1));
+	cr_expect_eq(l1.n, l0.n + 1);
+	cr_expect_str_eq(l1.v[0].name, "expert_act");
+	cr_expect_eq(l1.v[0].pass, PASS_FWD);
+	op_list_finish(&l0);
+	op_list_finish(&l1);
+	model_destroy(m);
+}
+
 Test(mla, node_limited_routing_sends_fewer_cross_node_copies)
 {
 	struct model *m = load("models/zoo/deepseek-v3.json");

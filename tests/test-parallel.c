@@ -441,7 +441,7 @@ Test(parallel, cp_ring_steps_add_up_to_the_causal_core)
 	struct inputs *in = tiny_inputs(d);
 	const struct model *m = inputs_model(in);
 	for (int cp = 2; cp <= 8; cp *= 2) {
-		struct wl_shape one = { 1, 1024, 1, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false }, s = one;
+		struct wl_shape one = { 1, 1024, 1, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 }, s = one;
 		s.cp = cp;
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list a, b;
@@ -714,4 +714,34 @@ Test(parallel, dualpipe_sends_both_ways_and_sums_the_mirror_copies)
 	cr_expect_float_eq(mirror_bytes, want, 1e-12 * want, "%.17g bytes, want %.17g", mirror_bytes, want);
 	program_finish(&p);
 	inputs_destroy(in);
+}
+
+/* Megatron's recompute modules under DualPipe (selective recompute is
+ * allowed there; W reads the GEMM inputs the forward saved): with
+ * layernorm beside core_attn, a layer keeps per token 2h + 2h fewer
+ * bytes (the QKV and fc1 inputs, the norms' outputs; no TP): 4 x 1024 x
+ * 1024 tokens per micro-batch, and each backward runs the two norms
+ * again (the iteration is longer); the scenario echoes the key. */
+Test(parallel, recompute_modules_under_dualpipe_free_the_norm_outputs)
+{
+	static const char *const par[] = {
+		"\"pp\": 2, \"dp\": 4, \"schedule\": \"dualpipe\", \"recompute\": \"selective\"",
+		"\"pp\": 2, \"dp\": 4, \"schedule\": \"dualpipe\", \"recompute\": \"selective\", "
+		"\"recompute_modules\": [\"core_attn\", \"layernorm\"]",
+	};
+	json_t *r[2];
+	for (int i = 0; i < 2; i++) {
+		char *d = tmp_dir();
+		r[i] = run(tiny(d, par[i], 16, 1), d);
+	}
+	double a0 = jnum(r[0], "memory/per_stage/0/activations_per_layer_microbatch_GB");
+	double a1 = jnum(r[1], "memory/per_stage/0/activations_per_layer_microbatch_GB");
+	cr_assert_float_eq(a0 - a1, 4 * 1024 * 1024.0 / 1e9, 1e-9, "%.9g - %.9g", a0, a1);
+	cr_assert_gt(jnum(r[1], "summary/iteration_time_s"), jnum(r[0], "summary/iteration_time_s"));
+	json_t *m = json_object_get(json_object_get(json_object_get(r[1], "scenario"), "parallel"),
+				    "recompute_modules");
+	cr_assert_eq(json_array_size(m), 2);
+	cr_assert_str_eq(json_string_value(json_array_get(m, 1)), "layernorm");
+	for (int i = 0; i < 2; i++)
+		json_decref(r[i]);
 }

@@ -152,6 +152,31 @@ Test(scenario, recompute_every_n_layers_is_a_positive_layer_count_under_full)
 			 "layers it picks are checkpointed whole), got recompute \"none\"\n");
 }
 
+Test(scenario, recompute_modules_are_megatrons_names_under_selective)
+{
+	char *s = scenario("\"dp\": 16, \"recompute\": \"full\", \"recompute_modules\": [\"layernorm\"]",
+			   "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_modules: error: applies with recompute \"selective\" only "
+			 "(Megatron's --recompute-granularity selective), got recompute \"full\"\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"selective\", \"recompute_modules\": [\"core_attn\", \"norm\"]",
+		     "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_modules/1: error: expected one of Megatron's recompute "
+			 "modules {core_attn, layernorm, mla_up_proj, moe_act, mlp, moe, shared_experts}, "
+			 "got \"norm\"\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"selective\", \"recompute_modules\": [\"mlp\"]",
+		     "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_modules/0: error: recompute module \"mlp\" (Megatron's "
+			 "checkpoint of the whole sub-block) is not modelled; modelled: core_attn, layernorm, "
+			 "mla_up_proj, moe_act\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"selective\", \"recompute_modules\": []", "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_modules: error: expected at least one module (core_attn, "
+			 "layernorm, mla_up_proj, moe_act), got []\n");
+	s = scenario("\"dp\": 16, \"recompute\": \"selective\", \"recompute_modules\": [\"mla_up_proj\"]",
+		     "512", "", NULL);
+	expect_run_error(s, "%s: /parallel/recompute_modules: error: \"mla_up_proj\" recomputes multi-head "
+			 "latent attention's up projections; the model has no \"mla\" attention\n");
+}
+
 Test(scenario, tiny_gradient_buckets_are_refused)
 {
 	char *s = scenario("\"dp\": 16", "512", ", \"communication\": {\"bucket_MB\": 1e-9}", NULL);
@@ -262,6 +287,14 @@ Test(scenario, fp8_params_needs_fp8)
 {
 	expect_run_error(training_with("\"fp8_params\": true", NULL),
 		     "%s: /training/fp8_params: error: needs precision \"fp8\", got \"bf16\"\n");
+}
+
+Test(scenario, fp8_moe_act_cache_needs_fp8_and_an_moe_model)
+{
+	expect_run_error(training_with("\"fp8_moe_act_cache\": true", NULL),
+		     "%s: /training/fp8_moe_act_cache: error: needs precision \"fp8\", got \"bf16\"\n"
+		     "%s: /training/fp8_moe_act_cache: error: caches the routed experts' SwiGLU inputs; "
+		     "the model has no \"moe\" block\n");
 }
 
 Test(scenario, fp8_params_must_be_a_bool)
