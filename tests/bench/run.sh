@@ -97,8 +97,8 @@ for c in "128|direct" "32|direct" "32|pairwise"; do
 	nodes=${c%%|*}
 	algo=${c#*|}
 	/usr/bin/time -f "%e %M" -o "$out/t" "$bin" collective \
-		--topology topologies/dgx-h100-fattree3.json --nodes "$nodes" --op alltoall \
-		--algo "$algo" --min-bytes 1G --max-bytes 1G > /dev/null || true
+		--topology topologies/dgx-h100-fattree3.json --nodes "$nodes" -g 8 --ops alltoall \
+		--algo "$algo" -b 1G -e 1G > /dev/null || true
 	read -r t m < "$out/t" || true
 	printf "%-48s %-6s %10s %10s %12.1f %10s\n" "alltoall 1GiB x $((nodes * 8)) ranks $algo" - "$t" "$t" \
 		"$(awk -v k="${m:-0}" 'BEGIN{print k/1024}')" $((nodes * 8))
