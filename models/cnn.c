@@ -93,7 +93,7 @@ static void simple(struct cursor *cu, enum cnn_layer_kind kind, const char *name
 static void block(struct cursor *cu, const char *pre, double width, double stride,
 		  bool bottleneck)
 {
-	char nm[40];
+	char nm[48];	/* pre (up to 31) "." "downsample.0" */
 	double in_c = cu->c, in_h = cu->h, in_w = cu->w;
 	double out_c = bottleneck ? 4 * width : width;
 
@@ -133,7 +133,7 @@ int cnn_build(const struct model *m, struct cnn_net *out)
 	struct cursor cu = { .net = out, .c = 3, .h = (double)m->cnn.image,
 			     .w = (double)m->cnn.image };
 	size_t fi;
-	char pre[24];
+	char pre[32];	/* "layer%d.%d": two ints, up to 29 bytes */
 
 	memset(out, 0, sizeof(*out));
 	for (fi = 0; fi < sizeof(resnets) / sizeof(resnets[0]); fi++)
