@@ -14,14 +14,14 @@ struct tok {
 	int line, col;
 };
 
-enum kind { K_FLAG, K_INT, K_NUM, K_STR };
+enum kind { K_FLAG, K_INT, K_NUM, K_STR, K_LIST };  /* K_LIST: words up to the next flag */
 
 enum flag_id {
 	F_LAYERS, F_HIDDEN, F_HEADS, F_GQA, F_GROUPS, F_KV_CHANNELS, F_FFN, F_VOCAB, F_DIVISIBLE, F_TOKENIZER,
 	F_SEQ, F_MAXPOS, F_MICRO, F_GLOBAL, F_TP, F_PP, F_VPP_LAYERS, F_FIRST, F_LAST, F_CP, F_EP, F_SP, F_DISTOPT,
 	F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACT, F_BF16, F_FP16, F_FP8, F_FP8_PARAMS, F_ACCUM_FP32,
 	F_SWIGLU, F_NORM, F_UNTIE, F_NOBIAS, F_POS, F_OGR, F_OPG, F_TPCO, F_EXPERTS, F_TOPK, F_MOE_FFN,
-	F_ATTN_DROP, F_HIDDEN_DROP, F_QK_LN, F_IMPL, F_FLASH, F_DISPATCHER, F_DOI, F_N
+	F_ATTN_DROP, F_HIDDEN_DROP, F_QK_LN, F_IMPL, F_FLASH, F_DISPATCHER, F_DOI, F_RC_MODULES, F_N
 };
 
 /* A flag import_megatron() maps: its name less "--" and its value's kind. */
@@ -44,7 +44,8 @@ struct mg {
 	int at[F_N];                /* token of the flag */
 	long iv[F_N];
 	double dv[F_N];
-	const char *sv[F_N];
+	const char *sv[F_N];        /* the value; a K_LIST's words joined by spaces */
+	char *owned[F_N];           /* a K_LIST's joined words, freed by mg_free_words() */
 	long launcher_world;        /* torchrun's --nnodes x --nproc_per_node; 0: not given */
 	char launcher_how[96];
 };

@@ -58,6 +58,15 @@
  *   --recompute-granularity, --recompute-method, --recompute-num-layers, --recompute-activations
  *                                          parallel.recompute           none (L1084); full needs
  *                                                                       a method and layers (TC L392-419)
+ *   --recompute-modules                    parallel.recompute_modules   core_attn (not in core_v0.9.0;
+ *                                                                       at d98e8a64ddf3 TC L560, a
+ *                                                                       List[str] read with nargs "+"
+ *                                                                       (argument_utils.py L143-147),
+ *                                                                       checked only with granularity
+ *                                                                       selective (TC L1940-1962));
+ *                                                                       mlp, moe, shared_experts and
+ *                                                                       the GDN / mHC ones refused as
+ *                                                                       not modelled
  *   --overlap-grad-reduce                  communication.overlap_grad_reduce  off (L1539)
  *   --overlap-param-gather                 communication.overlap_param_gather off (L1556)
  *   --tp-comm-overlap                      communication.tp_comm_overlap      off (L1133)
@@ -317,6 +326,52 @@ static const char *recompute(struct mg *m, long layers_per_stage, const char **n
 	return "none";
 }
 
+/* --recompute-modules (d98e8a64ddf3 transformer_config.py L560,
+ * L1940-1962): the words as parallel.recompute_modules with recompute
+ * rc "selective"; any other granularity leaves them unread, as Megatron
+ * does. Megatron's other names are refused as not modelled, a name it
+ * does not know as Megatron refuses it (TC L1958). */
+static void map_recompute_modules(struct mg *m, json_t *sc, const char *rc)
+{
+	static const char *const megatron[] = { "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
+						"shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc" };
+	static const char *const modelled[] = { "core_attn", "moe_act", "layernorm" };
+	const char *flag = "--recompute-modules";
+
+	if (!m->given[F_RC_MODULES])
+		return;
+	if (strcmp(rc, "selective")) {
+		import_map_add(m->map, IMPORT_IGNORED, flag, m->sv[F_RC_MODULES], "", "",
+			       "read only with --recompute-granularity selective (TC L1943): no effect");
+		return;
+	}
+	json_t *arr = json_array();
+	char *words = xstrdup(m->sv[F_RC_MODULES]), *save = NULL;
+	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		size_t k = 0, j = 0;
+		while (k < sizeof(megatron) / sizeof(megatron[0]) && strcmp(megatron[k], w))
+			k++;
+		while (j < sizeof(modelled) / sizeof(modelled[0]) && strcmp(modelled[j], w))
+			j++;
+		if (k == sizeof(megatron) / sizeof(megatron[0]))
+			mg_err(m, m->at[F_RC_MODULES], "%s: expected one of Megatron's modules {core_attn, moe_act, "
+			       "layernorm, mla_up_proj, mlp, moe, shared_experts, gdn_norm_out, gdp_in_proj, gdp_qkv, "
+			       "mhc}, got '%s' (transformer_config.py L1958)", flag, w);
+		else if (!strcmp(w, "mla_up_proj"))
+			mg_err(m, m->at[F_RC_MODULES], "%s: 'mla_up_proj' needs multi-latent attention (TC L1969), "
+			       "which a Megatron import does not describe: set it in the model file and "
+			       "parallel.recompute_modules by hand", flag);
+		else if (j == sizeof(modelled) / sizeof(modelled[0]))
+			mg_err(m, m->at[F_RC_MODULES], "%s: '%s' (a whole sub-block checkpointed) is not modelled; "
+			       "modelled: core_attn, moe_act, layernorm", flag, w);
+		else
+			json_array_append_new(arr, json_string(w));
+	}
+	free(words);
+	SCEN("/parallel/recompute_modules", arr, F_RC_MODULES, IMPORT_MAPPED,
+	     "Megatron's selective modules (TC L560)");
+}
+
 /* The world size and data parallelism: --nodes, else torchrun's --nnodes x
  * --nproc_per_node, else global / micro batch. Returns 0 with *dp, *nodes
  * and how (note), or -1 after mg_err(). */
@@ -538,6 +593,7 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	if (m->given[F_RC_LAYERS])
 		import_map_add(m->map, IMPORT_MAPPED, "--recompute-num-layers", m->sv[F_RC_LAYERS],
 			       "scenario: /parallel/recompute", rc, "with --recompute-method");
+	map_recompute_modules(m, sc, rc);
 	map_training(m, sc, dp, cp);
 	map_communication(m, sc, sp);
 }

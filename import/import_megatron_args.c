@@ -48,6 +48,7 @@ const struct mg_flag mg_flags[F_N] = {
 	[F_IMPL] = { "transformer-impl", K_STR }, [F_FLASH] = { "use-flash-attn", K_FLAG },
 	[F_DISPATCHER] = { "moe-token-dispatcher-type", K_STR },
 	[F_DOI] = { "num-distributed-optimizer-instances", K_INT },
+	[F_RC_MODULES] = { "recompute-modules", K_LIST },
 };
 
 /* Flags with no effect on time or memory, and whether each takes a value. */
@@ -308,13 +309,19 @@ static int read_word(struct mg *m, int i, int start)
 		fw.val = fw.eq + 1;
 	else if (fw.takes && value_at(m, i + 1))
 		fw.val = m->t[++i].s;
-	if (fw.val && !fw.eq && fw.f < 0)
+	if (fw.val && !fw.eq && (fw.f < 0 || mg_flags[fw.f].kind == K_LIST))
 		fw.val = vals = join_values(m, &i, fw.val);
 	char *flag = xasprintf("--%.*s", (int)len, name);
 	int at = i;
 	while (at > start && strncmp(m->t[at].s, "--", 2))
 		at--;
 	take_flag(m, &fw, at, flag);
+	if (fw.f >= 0 && mg_flags[fw.f].kind == K_LIST && vals) {
+		/* the list's words stay with m: m->sv points at them */
+		free(m->owned[fw.f]);
+		m->owned[fw.f] = vals;
+		vals = NULL;
+	}
 	free(flag);
 	free(vals);
 	return i;
@@ -347,4 +354,6 @@ void mg_free_words(struct mg *m)
 	for (int i = 0; i < m->n; i++)
 		free(m->t[i].s);
 	free(m->t);
+	for (int f = 0; f < F_N; f++)
+		free(m->owned[f]);
 }

@@ -217,6 +217,93 @@ Test(import_hsdp, megatron_optimizer_instances_map_to_a_shard_group)
 	free(dir);
 }
 
+/* --recompute-modules takes every word up to the next flag (nargs "+",
+ * Megatron-LM d98e8a64ddf3 argument_utils.py L143-147); the words after
+ * it are still read as flags. */
+Test(import_recompute, megatron_recompute_modules_maps_its_words)
+{
+	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200];
+	char *f = write_file(dir, "launch.sh", MG_SMALL "--recompute-granularity selective "
+			     "--recompute-modules core_attn layernorm --use-distributed-optimizer\n");
+	cr_assert_eq(import_to("megatron", f, dir, "--nodes 1", &out, &err), 0, "%s", err);
+	free(f);
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load_json(p);
+	json_t *mods = at(s, "parallel/recompute_modules");
+	cr_assert_eq(json_array_size(mods), 2);
+	cr_expect_str_eq(json_string_value(json_array_get(mods, 0)), "core_attn");
+	cr_expect_str_eq(json_string_value(json_array_get(mods, 1)), "layernorm");
+	cr_expect_eq(jnum(s, "parallel/zero"), 1, "the flag after the list is read");
+	cr_expect(strstr(out, "--recompute-modules"), "%s", out);
+	cr_expect(strstr(out, "core_attn layernorm"), "%s", out);
+	json_decref(s);
+	free(out);
+	free(err);
+	/* the scenario runs, and layernorm's recompute holds less than core_attn alone */
+	double gb[2];
+	for (int k = 0; k < 2; k++) {
+		char args[2600];
+		if (k) {
+			f = write_file(dir, "launch.sh", MG_SMALL "--recompute-granularity selective "
+				       "--recompute-modules core_attn --use-distributed-optimizer\n");
+			cr_assert_eq(import_to("megatron", f, dir, "--nodes 1 --force", NULL, NULL), 0);
+			free(f);
+		}
+		snprintf(args, sizeof(args), "run %s/s.json --out %s/r%d --quiet", dir, dir, k);
+		cr_assert_eq(run_ddlsim(args, NULL, NULL), 0);
+		snprintf(p, sizeof(p), "%s/r%d", dir, k);
+		json_t *r = load_report(p);
+		cr_assert(r);
+		gb[k] = jnum(r, "memory/worst_total_GB");
+		json_decref(r);
+	}
+	cr_expect_lt(gb[0], gb[1], "layernorm recomputed: %.6g GB, core_attn alone: %.6g GB", gb[0], gb[1]);
+	free(dir);
+}
+
+/* Refused as Megatron refuses them, or as not modelled, naming the flag;
+ * with granularity full the modules are listed as having no effect. */
+Test(import_recompute, megatron_recompute_modules_refusals_and_no_effect)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "--recompute-granularity selective --recompute-modules core_attn attn\n",
+		  "--recompute-modules: expected one of Megatron's modules {core_attn, moe_act, layernorm, "
+		  "mla_up_proj, mlp, moe, shared_experts, gdn_norm_out, gdp_in_proj, gdp_qkv, mhc}, got 'attn' "
+		  "(transformer_config.py L1958)" },
+		{ "--recompute-granularity selective --recompute-modules mlp\n",
+		  "--recompute-modules: 'mlp' (a whole sub-block checkpointed) is not modelled" },
+		{ "--recompute-granularity selective --recompute-modules mla_up_proj\n",
+		  "--recompute-modules: 'mla_up_proj' needs multi-latent attention (TC L1969)" },
+		{ "--recompute-granularity selective --recompute-modules --use-distributed-optimizer\n",
+		  "--recompute-modules: expected a value, got none" },
+	};
+	char *dir = tmp_dir(), *err = NULL, *out = NULL;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[600];
+		snprintf(text, sizeof(text), "%s%s", MG_SMALL, bad[i].args);
+		char *f = write_file(dir, "launch.sh", text);
+		cr_expect_eq(import_to("megatron", f, dir, "--nodes 1 --force", NULL, &err), 3, "%zu", i);
+		cr_expect(strstr(err, bad[i].msg), "%zu: %s", i, err);
+		free(err);
+		free(f);
+	}
+	char *f = write_file(dir, "launch.sh", MG_SMALL "--recompute-granularity full --recompute-method uniform "
+			     "--recompute-num-layers 1 --recompute-modules layernorm\n");
+	cr_assert_eq(import_to("megatron", f, dir, "--nodes 1 --force", &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "read only with --recompute-granularity selective (TC L1943): no effect"), "%s", out);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	json_t *s = load_json(p);
+	cr_expect_null(json_object_get(json_object_get(s, "parallel"), "recompute_modules"));
+	json_decref(s);
+	free(out);
+	free(err);
+	free(f);
+	free(dir);
+}
+
 Test(import_deepspeed, fills_the_batch_keys_as_deepspeed_does)
 {
 	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200], more[512];
