@@ -94,11 +94,14 @@ static void check_stages(const struct plan *p, const struct model *m, const char
 
 /* ZB-H1 (schedule.h) splits each layer's backward into B and W by its
  * weight-gradient GEMMs (blocks.h wgrad); what would need more than that
- * split is refused: CP's and EP's backward pipelines, tp_comm_overlap's
+ * split is refused: CP's backward pipeline, tp_comm_overlap's
  * chunked GEMMs, parameters that W would have to fetch again (ZeRO-3's
  * gathers, offloaded parameters), and full recomputation (the layer
  * inputs it recomputes in B would wait for W). Interleaving is refused by
- * check_stages (it needs schedule "interleaved"). */
+ * check_stages (it needs schedule "interleaved"). Expert parallelism is
+ * not refused: the MoE block's B runs the dispatch, the experts' input
+ * gradients and the combine, and leaves the router's and experts' weight
+ * gradients to W (blocks.h moe_wgrad), as DualPipe does. */
 static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
 {
 	if (p->parallel.schedule != SCHED_ZBH1)
@@ -106,9 +109,6 @@ static void check_zbh1(const struct plan *p, const char *f, struct diag *d)
 	if (p->parallel.cp > 1)
 		diag_err(d, f, "/parallel/cp", "schedule \"zb-h1\" does not split context parallelism's "
 			 "attention backward into B and W; needs cp = 1, got %d", p->parallel.cp);
-	if (p->parallel.ep > 1)
-		diag_err(d, f, "/parallel/ep", "schedule \"zb-h1\" does not split the expert-parallel "
-			 "backward into B and W; needs ep = 1, got %d", p->parallel.ep);
 	if (p->communication.tp_comm_overlap)
 		diag_err(d, f, "/communication/tp_comm_overlap", "schedule \"zb-h1\" does not split "
 			 "tp_comm_overlap's chunked GEMMs into B and W; needs false");

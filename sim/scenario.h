@@ -97,8 +97,9 @@
  *                                                                2024: each backward split into B,
  *                                                                the input gradient, and W, the
  *                                                                weight gradients, W deferred into
- *                                                                1F1B's bubble; not with cp, ep,
- *                                                                tp_comm_overlap, ZeRO-3, offloaded
+ *                                                                1F1B's bubble; with ep, B leaves
+ *                                                                the experts' wgrad to W; not with
+ *                                                                cp, tp_comm_overlap, ZeRO-3, offloaded
  *                                                                parameters, full recompute or
  *                                                                interleave) | dualpipe
  *                                                                (DeepSeek-V3's bidirectional
