@@ -22,7 +22,9 @@
  *   [training] mixed_precision_param             training.precision            bfloat16 (L221), applied
  *                                                                              by FSDP only (PZ L93)
  *   [training] mixed_precision_reduce            training.grad_reduce_dtype    float32 (L229)
- *   [training] compile                           (not modelled: unknown)       false (L235)
+ *   [training] compile                           compute.stack                 false (L235): "torchtitan";
+ *                                                "torchtitan-compile"          true: each block and the loss
+ *                                                                              compiled (models/stack_compile.h)
  *   [parallelism] data_parallel_shard_degree     parallel.dp, parallel.zero    -1: the rest (L272; PD L45)
  *   [parallelism] data_parallel_replicate_degree parallel.dp, zero 0 (DDP)     1 (L258); with shard > 1
  *                                                parallel.shard_group          HSDP: FSDP over the shard x cp
@@ -555,8 +557,9 @@ static void map_async_compile(struct tt *t, json_t *sc, long tp)
 			       "off (ddlsim's default)");
 	}
 	if (bval(t, K_COMPILE))
-		import_map_add(t->map, IMPORT_UNKNOWN, src_name(K_COMPILE, name, sizeof(name)), "true", "", "",
-			       "torch.compile is not modelled: priced as eager");
+		import_map_add(t->map, IMPORT_MAPPED, src_name(K_COMPILE, name, sizeof(name)), "true",
+			       "scenario: /compute/stack", "\"torchtitan-compile\"",
+			       "each block and the loss compiled by Inductor (parallelize.py L301-310, loss.py)");
 	else if (t->kv[K_COMPILE])
 		import_map_add(t->map, IMPORT_MAPPED, src_name(K_COMPILE, name, sizeof(name)), "false",
 			       "scenario: /compute/stack", "\"torchtitan\"", "eager: the stack ddlsim prices");
@@ -634,9 +637,12 @@ int import_torchtitan(const char *text, const char *file, const struct import_cl
 	if (fl >= 0) {
 		map_parallel(&t, sc, c, flavor_layers[fl]);
 		json_t *cs = json_object();
-		json_object_set_new(cs, "stack", json_string("torchtitan"));
+		bool compiled = bval(&t, K_COMPILE);
+		json_object_set_new(cs, "stack", json_string(compiled ? "torchtitan-compile" : "torchtitan"));
 		json_object_set_new(sc, "compute", cs);
-		import_map_add(map, IMPORT_DERIVED, "(framework)", "", "scenario: /compute/stack", "\"torchtitan\"",
+		import_map_add(map, IMPORT_DERIVED, "(framework)", "", "scenario: /compute/stack",
+			       compiled ? "\"torchtitan-compile\"" : "\"torchtitan\"",
+			       compiled ? "torchtitan's blocks and loss as Inductor fuses them (training.compile)" :
 			       "torchtitan's eager kernels, as validation/memory-torchtitan-h100's cases");
 	}
 	toml_destroy(doc);

@@ -9,6 +9,7 @@
  *   stack_deepspeed.h    deepspeed, megatron-deepspeed
  *   stack_dle.h          dle-bert
  *   stack_mxnet.h        mxnet-normconv, mxnet-nhwc-bn
+ *   stack_compile.h      torchtitan-compile (Inductor's fusions)
  * stack-private.h states how the bytes are counted and holds the pieces
  * several families share. A row is a macro, not an array of its family:
  * stack_table is one array (scenarios look names up in it, a plan keeps
@@ -21,6 +22,7 @@
 #include "stack_deepspeed.h"
 #include "stack_dle.h"
 #include "stack_mxnet.h"
+#include "stack_compile.h"
 
 #include <string.h>
 
@@ -29,6 +31,7 @@ const struct stack stack_table[] = {
 	STACK_HF_EAGER,
 	STACK_TORCHTITAN,
 	STACK_TORCHTITAN_04133643,
+	STACK_TORCHTITAN_COMPILE,
 	STACK_LLM_FOUNDRY,
 	STACK_LLM_FOUNDRY_TRITON,
 	STACK_DEEPSPEED,

@@ -54,7 +54,9 @@
 enum cnn_fusion { CNN_FUSE_NONE, CNN_FUSE_BN_ACT, CNN_FUSE_CONV_BN };
 
 /* One piece of a layer: bytes per element and kernels, forward and
- * backward (index 0 fwd, 1 bwd). Bytes are for 16-bit activations. */
+ * backward (index 0 fwd, 1 bwd). Bytes are for 16-bit activations. A
+ * pass with bytes and 0 kernels moves them inside a neighbouring
+ * piece's kernel (a fused operand: no launch of its own). */
 struct stack_piece {
 	double bytes[2];
 	int kernels[2];

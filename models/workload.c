@@ -122,7 +122,9 @@ static void piece(struct emitter *e, const char *name, const char *family,
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
 	int p = e->pass == PASS_BWD;
-	int k = pc->kernels[p] > 0 ? pc->kernels[p] : 1;
+	/* no kernel of its own: bytes moved inside a neighbour's kernel
+	 * (stack.h struct stack_piece); none at all: one, as ever */
+	int k = pc->kernels[p] > 0 ? pc->kernels[p] : pc->bytes[p] > 0 ? 0 : 1;
 	/* the counts are for 16-bit activations */
 	double scale = dtype_bytes(e->dt) > 2 ? dtype_bytes(e->dt) / 2 : 1;
 

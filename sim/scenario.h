@@ -208,6 +208,7 @@
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | torchtitan-04133643 |
+ *                                                                torchtitan-compile |
  *                                                                llm-foundry | llm-foundry-triton |
  *                                                                deepspeed | dle-bert |
  *                                                                mxnet-normconv | mxnet-nhwc-bn |
