@@ -45,12 +45,14 @@ struct act_bytes {
 /* An MLP's inner tensors over `copies` token copies with inner size f:
  * the fc1 output (gate and up for SwiGLU: 2 f), kept in the activation
  * dtype for the activation's backward, and the activation output, saved
- * as fc2's GEMM input. */
-static double mlp_inner(const struct model *m, const struct act_bytes *by,
+ * as fc2's GEMM input; an eager SwiGLU also keeps silu(gate), the
+ * product's operand (memory.h, "Eager stacks"). */
+static double mlp_inner(const struct mem_rank_input *in, const struct act_bytes *by,
 			double copies, double f)
 {
-	double fc1 = m->act == MODEL_ACT_SWIGLU ? 2 * f : f;
-	return copies * (by->act * fc1 + by->wgrad_in * f);
+	bool gated = in->model->act == MODEL_ACT_SWIGLU;
+	double fc1 = gated ? 2 * f : f, eager = gated && in->eager_swiglu ? f : 0;
+	return copies * (by->act * (fc1 + eager) + by->wgrad_in * f);
 }
 
 /* Whether selective recompute runs Megatron's module bit (memory.h,
@@ -139,7 +141,7 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	t->rep += ln * norm_extra(in) * h;
 	if (dense || !model_is_moe(m)) {
 		t->rep += ln * by->wgrad_in * h; /* fc1 input (the norm's output) */
-		t->tp += mlp_inner(m, by, 1, (double)m->ffn);
+		t->tp += mlp_inner(in, by, 1, (double)m->ffn);
 		return;
 	}
 	const struct moe_config *c = &m->moe;
@@ -147,8 +149,8 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	double routed = (double)c->top_k * load, f = (double)c->expert_ffn;
 	t->rep += ln * by->act * h;         /* router input (the norm's output) */
 	t->whole += by->gemm_in * h * routed; /* permuted copies */
-	t->tp += mlp_inner(m, by, routed, f) +
-		 mlp_inner(m, by, 1, (double)(c->shared_experts * c->shared_ffn));
+	t->tp += mlp_inner(in, by, routed, f) +
+		 mlp_inner(in, by, 1, (double)(c->shared_experts * c->shared_ffn));
 	if (in->fp8_moe_act_cache && by->gemm_in < by->act) /* fc1 outputs in fp8 */
 		t->tp -= routed * (by->act - 1) * (m->act == MODEL_ACT_SWIGLU ? 2 : 1) * f;
 	if (rc_has(in, RC_MOD_MOE_ACT))     /* the activation's output, fc2's input */

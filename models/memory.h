@@ -174,10 +174,12 @@
  * all-to-all rotater's: 2 x 4 T): 18 T in all, on CP ranks only (cp > 1,
  * torchtitan parallel_dims.py L107-108).
  *
- * Eager stacks (stack.h rmsnorm_extra_Bpe, repeat_kv): autograd keeps
- * what each eager op needs, which is more than a fused kernel's saved
- * set: an RMSNorm its fp32 copy and the normalised 16-bit tensor (4 B
- * per element more than a fused norm's input), and grouped-query
+ * Eager stacks (stack.h rmsnorm_extra_Bpe, eager_swiglu, repeat_kv):
+ * autograd keeps what each eager op needs, which is more than a fused
+ * kernel's saved set: an RMSNorm its fp32 copy and the normalised 16-bit
+ * tensor (4 B per element more than a fused norm's input), a SwiGLU
+ * written silu(w1 x) * w3 x silu(w1 x) as well as w1 x, w3 x and the
+ * product (f more per token, in the activation dtype), and grouped-query
  * attention run through repeat_kv hands the kernel K and V expanded to
  * every head, which it saves so (A h (1 + 2) for Q, K, V instead of
  * A h (1 + 2 kv / a)). The head's input and the final norm's saved
@@ -342,6 +344,8 @@ struct mem_rank_input {
 	int microbatches;          /* per optimizer step (FSDP2's accumulation under PP) */
 	double rmsnorm_extra_Bpe;  /* an eager RMSNorm's saved bytes beyond a fused one's,
 				      per element of its input (stack.h) */
+	bool eager_swiglu;         /* silu(gate) saved beside gate, up and the product
+				      (stack.h eager_swiglu) */
 	bool repeat_kv;            /* K and V expanded to every head before the kernel,
 				      which saves them so (stack.h repeat_kv) */
 	bool cp_torch_ring;        /* context parallelism by torch's context_parallel

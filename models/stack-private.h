@@ -76,7 +76,7 @@
 	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
 	.rope = FWD_BWD(20, 28, 10, 12), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
 	.residual = EAGER_RESIDUAL, \
-	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE
+	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, .eager_swiglu = true
 /* torch's cross_entropy on an fp32 copy of 16-bit logits, at its
  * backward: the fp32 log-probabilities log_softmax saves
  * (derivatives.yaml _log_softmax: result), nll_loss's dense input

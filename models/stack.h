@@ -122,6 +122,13 @@ struct stack {
 	 * stacks"): its fp32 copy and the normalised 16-bit tensor. 0: a
 	 * fused kernel's (TE). */
 	double rmsnorm_extra_Bpe;
+	/* A SwiGLU written silu(w1(x)) * w3(x) in eager PyTorch: autograd
+	 * saves silu's input (derivatives.yaml silu: silu_backward(grad,
+	 * self)) and both operands of the product (mul.Tensor: each
+	 * operand's derivative reads the other, both needing gradients),
+	 * so silu(w1 x) is kept beside w1 x, w3 x and the product w2 saves:
+	 * one T x f tensor more than a fused SwiGLU's (memory.h). */
+	bool eager_swiglu;
 	/* The stack's launch sets PYTORCH_CUDA_ALLOC_CONF=
 	 * expandable_segments:True (torchtitan 9dec370 run_llama_train.sh
 	 * L22-25): what its caching allocator reserves is replayed

@@ -56,7 +56,9 @@
  * the norms' outputs and SwiGLU's product feed weight-gradient GEMMs, so
  * they are saved as Transformer Engine saves them; only the fused
  * kernels' fp32 intermediates are not (rmsnorm_extra_Bpe 0: the eager
- * norm's fp32 copy and normalised tensor are gone). The compiled loss
+ * norm's fp32 copy and normalised tensor are gone), nor silu(w1 x),
+ * which only fusible backward ops read (eager_swiglu false: recomputed
+ * inside SwiGLU's fused backward). The compiled loss
  * keeps the 16-bit logits it reads and writes a 16-bit gradient: 4 B per
  * logit at its backward (2 + 2) against the eager fp32 path's 12. With
  * tensor parallelism torchtitan's loss is loss_parallel on DTensors, whose

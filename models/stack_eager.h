@@ -137,7 +137,7 @@
 	.residual = EAGER_RESIDUAL, EAGER_SPLIT_PROJECTIONS, \
 	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL, \
 	.loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, .cp_torch_ring = true, \
-	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, .expandable_segments = true, \
+	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, .eager_swiglu = true, .expandable_segments = true, \
 	.main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
 	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
 	.host_issue_us = TORCH_HOST_ISSUE

@@ -31,6 +31,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.loss_Bpl = pl->parallel.tp > 1 && k->loss_peak_tp_Bpl > 0 ? k->loss_peak_tp_Bpl : k->loss_peak_Bpl,
 		.microbatches = (int)plan_microbatches(pl),
 		.rmsnorm_extra_Bpe = k->rmsnorm_extra_Bpe,
+		.eager_swiglu = k->eager_swiglu,
 		.repeat_kv = k->repeat_kv,
 		.cp_torch_ring = k->cp_torch_ring,
 		/* as the builder's FSDP2 (sim/build_transformer.c) */

@@ -319,7 +319,8 @@ static struct model llama8b(void)
 /* torchtitan's per-op policy keeps, per token of a Llama layer, the
  * input and the outputs of wq, wv, w1, w2 and the flash kernel (2 B
  * each) and the log-sum-exp: 8 h + 2 h_kv + 2 f + 4 a bytes
- * (parallelize_llama.py's save list, every odd mm). */
+ * (parallelize_llama.py's save list, every odd mm), whatever else the
+ * eager ops would save (the policy binds them). */
 Test(memory, selective_op_keeps_the_odd_gemms_outputs)
 {
 	struct model m = llama8b();
@@ -327,7 +328,7 @@ Test(memory, selective_op_keeps_the_odd_gemms_outputs)
 	double T = 2 * 8192, h = 4096, kv = 1024, f = 14336, a = 32;
 	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
 				     .micro_batch = 2, .seq = 8192, .tp = 1, .recompute = RECOMPUTE_SELECTIVE_OP,
-				     .rmsnorm_extra_Bpe = 4, .repeat_kv = true };
+				     .rmsnorm_extra_Bpe = 4, .repeat_kv = true, .eager_swiglu = true };
 	double want = T * (8 * h + 2 * kv + 2 * f + 4 * a);
 	cr_assert_float_eq(memory_layer_activations(&in), want, 1e-9 * want);
 }
@@ -335,9 +336,10 @@ Test(memory, selective_op_keeps_the_odd_gemms_outputs)
 /* An eager stack's layer without recompute: Korthikanti's flash set for
  * a Llama layer (norm and GEMM inputs 8 h, Q K V 2 h (1 + 2 kv/h), the
  * output 2 h, 4 a, fc1 outputs 2 x 2 f, SwiGLU's 2 f) plus 4 h for each
- * of the two eager RMSNorms (the fp32 copy and the normalised tensor)
- * and K, V expanded by repeat_kv (2 x 2 (h - kv)). */
-Test(memory, eager_norms_and_repeat_kv_save_more)
+ * of the two eager RMSNorms (the fp32 copy and the normalised tensor),
+ * K, V expanded by repeat_kv (2 x 2 (h - kv)) and, where SwiGLU is
+ * silu(w1 x) * w3 x, silu's output, which the product saves (2 f). */
+Test(memory, eager_norms_swiglu_and_repeat_kv_save_more)
 {
 	struct model m = llama8b();
 	struct gpu_spec g = { 0 };
@@ -349,6 +351,9 @@ Test(memory, eager_norms_and_repeat_kv_save_more)
 	in.rmsnorm_extra_Bpe = 4;
 	in.repeat_kv = true;
 	double eager = fused + T * (2 * 4 * h + 4 * (h - kv));
+	cr_assert_float_eq(memory_layer_activations(&in), eager, 1e-9 * eager);
+	in.eager_swiglu = true;
+	eager += T * 2 * f;
 	cr_assert_float_eq(memory_layer_activations(&in), eager, 1e-9 * eager);
 }
 
