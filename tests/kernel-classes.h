@@ -19,6 +19,10 @@
  *                 rows take the suffix _insitu: attn_fwd_cudnn_insitu)
  *   layernorm, rmsnorm, softmax, dropout    memory-bound kernels of that family
  *   elementwise   every other memory-bound kernel (GELU, add, mul, ...)
+ *   <class>_scalar  a memory-bound row whose kernel loads one element per
+ *                 thread per iteration (column kernel_impl "scalar": calib's
+ *                 own row-wise kernels on the H200): not a kernel frameworks
+ *                 run, so kept apart from the class ddlsim's op describes
  *   attn_fwd_<backend>, attn_bwd_<backend>   fused attention per backend
  *                 (fa2, fa3, cudnn: the CSV's backend column)
  *
@@ -85,10 +89,11 @@ static inline void kc_class(const struct op *op, const char *backend, char *out,
  * stated (gemm_batched: the issue prices batched GEMMs "by the same rule
  * per matrix" but gives them no target of their own; gemm_tf32, gemm_fp8:
  * its targets are by size, and these classes hold every size; in-step
- * classes: its targets are for kernels timed alone). */
+ * classes: its targets are for kernels timed alone; _scalar classes: the
+ * target is for the kernels frameworks run). */
 static inline double kc_target_pct(const char *cls)
 {
-	if (strstr(cls, "_insitu") || !strcmp(cls, "gemm_fp8"))
+	if (strstr(cls, "_insitu") || strstr(cls, "_scalar") || !strcmp(cls, "gemm_fp8"))
 		return -1;
 	if (!strcmp(cls, "gemm_large"))
 		return 5;

@@ -26,6 +26,8 @@
  * are priced with cost_roofline_time (the preset's sustained clock) in
  * classes of their own (gemm_insitu, <class>_insitu); the table also
  * prints each class's median error at cost_roofline_time_isolated.
+ * Memory-bound rows with kernel_impl "scalar" (a scalar-load kernel, not the
+ * one frameworks run) fall in classes <class>_scalar, with no target.
  * DDLSIM_KERNEL_POINTS=FILE writes every point (file:line, gpu, class,
  * dtype, measured and priced seconds) as CSV, for reading the errors of a
  * subset (one dtype, one source). */
@@ -112,7 +114,7 @@ static struct op kernel_membound_op(const char *kernel, enum op_pass pass, enum 
 		rowwise_aten_softmax(&op, rows, row_len);
 	} else if (!strcmp(kernel, "layernorm") || !strcmp(kernel, "rmsnorm")) {
 		/* RMSNorm forward: the same sweeps (statistics, then re-read and
-		 * write); only calib's kernel (kernels/layernorm.cu) is measured */
+		 * write), as PyTorch's fused kernel and calib's make them */
 		rowwise_aten_layernorm(&op, rows, row_len);
 	} else if (!strcmp(kernel, "dropout")) {
 		rowwise_aten_dropout(&op, rows * row_len, true);
@@ -298,6 +300,18 @@ static bool in_step_of(struct row *r)
 	return false;
 }
 
+/* Column 'kernel_impl' (optional, memory-bound rows): blank (the kernel
+ * frameworks run) or "scalar" (a scalar-load kernel: <class>_scalar). */
+static bool scalar_impl_of(struct row *r, const struct op *op)
+{
+	const char *t = str(r, "kernel_impl");
+	if (*t && strcmp(t, "scalar"))
+		bad(r, "column 'kernel_impl': expected scalar or blank, got '%s'", t);
+	else if (*t && op->kind != OP_MEMBOUND)
+		bad(r, "column 'kernel_impl': only memory-bound rows have one%s", "");
+	return *t && !r->bad;
+}
+
 /* An isolated kernel is priced as a micro-benchmark measures it
  * (cost_roofline_time_isolated: no in-situ clock); an in-step one at the
  * clock the simulator applies inside a step (cost_roofline_time), in a
@@ -306,6 +320,7 @@ static void add_point(struct kset *s, struct row *r, const struct gpu_spec *g, c
 		      const char *backend, double meas_s)
 {
 	bool insitu = in_step_of(r);
+	bool scalar = scalar_impl_of(r, op);
 	if (r->bad)
 		return;
 	if (s->n == s->cap) {
@@ -316,6 +331,8 @@ static void add_point(struct kset *s, struct row *r, const struct gpu_spec *g, c
 	snprintf(p->where, sizeof(p->where), "%s:%d", r->file, r->line);
 	snprintf(p->gpu, sizeof(p->gpu), "%s", str(r, "gpu"));
 	kc_class(op, backend, p->cls, sizeof(p->cls));
+	if (scalar)
+		strncat(p->cls, "_scalar", sizeof(p->cls) - strlen(p->cls) - 1);
 	if (insitu && op->kind == OP_GEMM)
 		snprintf(p->cls, sizeof(p->cls), "gemm_insitu");
 	else if (insitu)
@@ -503,7 +520,8 @@ static int class_rank(const char *c)
 {
 	static const char *const order[] = { "gemm_large", "gemm_mid", "gemm_small", "gemm_batched",
 					     "gemm_tf32", "gemm_fp8", "gemm_insitu", "layernorm",
-					     "rmsnorm", "softmax", "elementwise", "dropout", NULL };
+					     "rmsnorm", "softmax", "elementwise", "dropout",
+					     "layernorm_scalar", "rmsnorm_scalar", "softmax_scalar", NULL };
 	for (int i = 0; order[i]; i++)
 		if (!strcmp(c, order[i]))
 			return i;
@@ -652,6 +670,35 @@ Test(kernels, bad_rows_are_errors_with_file_and_line)
 	free(q);
 	free(u);
 	free(c);
+	free(dir);
+}
+
+/* kernel_impl "scalar" puts a memory-bound row in <class>_scalar (no
+ * target); any other value, or the column on a GEMM row, is an error */
+Test(kernels, scalar_impl_rows_form_their_own_class)
+{
+	char *dir = tmp_dir();
+	char *m = write_file(dir, "impl.csv",
+			     "gpu,kernel,pass,dtype,rows,row_len,time_us,kernel_impl\n"
+			     "h200-sxm5-141gb,layernorm,fwd,bf16,8192,1024,20,scalar\n"
+			     "h200-sxm5-141gb,rmsnorm,fwd,bf16,8192,1024,20,\n"
+			     "h200-sxm5-141gb,softmax,fwd,bf16,8192,2048,20,vector\n");
+	char *g = write_file(dir, "gimpl.csv", "gpu,dtype,batch,m,n,k,time_us,kernel_impl\n"
+			     "h100-sxm5-80gb,bf16,1,256,256,256,4.992,scalar\n");
+	struct kset s = { 0 };
+	load_csv(&s, m);
+	load_csv(&s, g);
+	cr_assert_eq(s.n, 2, "good rows: %d (%s)", s.n, s.errors ? s.errors : "");
+	cr_expect(!strcmp(s.v[0].cls, "layernorm_scalar") && !strcmp(s.v[1].cls, "rmsnorm"));
+	cr_expect(kc_target_pct(s.v[0].cls) < 0 && kc_target_pct(s.v[1].cls) == 15);
+	cr_expect_eq(s.nerr, 2, "%s", s.errors);
+	cr_expect(s.errors && strstr(s.errors, "impl.csv:4: column 'kernel_impl': expected scalar or "
+				     "blank, got 'vector'") &&
+		  strstr(s.errors, "gimpl.csv:2: column 'kernel_impl': only memory-bound rows have one"),
+		  "%s", s.errors);
+	kset_finish(&s);
+	free(m);
+	free(g);
 	free(dir);
 }
 

@@ -6,10 +6,10 @@ or converted by exact arithmetic (a time from FLOP/s, a time from elements
 per second); see README.md for each file's source, licence, method and what
 was kept. Nothing is estimated.
 
-usage: extract.py XLA_GIT LLMCOMPASS_GIT NEUSIGHT_GIT OUTDIR
+usage: extract.py XLA_GIT LLMCOMPASS_GIT NEUSIGHT_GIT LIGER_GIT OUTDIR
   each *_GIT is a git directory (bare or not) holding the pinned commit:
   openxla/xla (or its ROCm/xla mirror), PrincetonUniversity/LLMCompass,
-  sitar-lab/NeuSight. The TF32 table (xla_tf32()) is read from XLA_GIT
+  sitar-lab/NeuSight, linkedin/Liger-Kernel. The TF32 table (xla_tf32()) is read from XLA_GIT
   too: the file tensorflow carries at TF_COMMIT is openxla/xla's at
   XLA_TF32_COMMIT (either commit will do).
 The attention file (attention.csv) is hand-copied from PR and README text
@@ -17,6 +17,7 @@ and is not written by this script.
 """
 import csv
 import io
+import json
 import re
 import statistics
 import subprocess
@@ -34,6 +35,9 @@ XLA_TF32_COMMIT = "b2766086ecf90e6e0a52b32f3b1837348859027f"
 XLA_TF32_PATH = "xla/service/gpu/model/matmul_interpolator_data.h"
 LLMC_COMMIT = "b95c6c95a80071414d31da8ba8d2e62334753f3d"
 NEU_COMMIT = "6945927d9afcca2b9daf021f8395e53edc5b4eef"
+LIGER_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
+LIGER_PATH = "benchmark/data/all_benchmark_data.csv"
+LIGER_GPU = "NVIDIA H100 80GB HBM3"
 
 HOST_RATIO = 10  # keep a host-timed point when time >= HOST_RATIO x host floor
 
@@ -238,11 +242,53 @@ def neusight(git, out):
     return floor, len(bm), len(mb), len(hm)
 
 
+def liger(git, out):
+    """PyTorch's own norm kernels on H100, from Liger-Kernel's benchmark
+    table: the forward of torch.nn.LayerNorm (provider "huggingface",
+    benchmark_layer_norm.py) and of torch.nn.RMSNorm (provider "torch",
+    benchmark_megatron_rms_norm.py). Both are timed with triton's do_bench
+    (CUDA events around each call, median); the host floor is the file's
+    smallest speed point on the same GPU."""
+    text = show(git, LIGER_COMMIT, LIGER_PATH)
+    pts = [x for x in csv.DictReader(io.StringIO(text))
+           if x["gpu_name"] == LIGER_GPU and x["metric_name"] == "speed"]
+    floor = min(float(x["y_value_50"]) for x in pts) * 1e3
+    want = {  # (kernel_name, kernel_provider): suite kind
+        ("layer_norm", "huggingface"): "layernorm",
+        ("megatron_rms_norm", "torch"): "rmsnorm",
+    }
+    dts = {"torch.float32": "fp32", "torch.bfloat16": "bf16"}
+    rows = []
+    for x in pts:
+        kind = want.get((x["kernel_name"], x["kernel_provider"]))
+        if kind is None or x["kernel_operation_mode"] != "forward":
+            continue
+        cfg = json.loads(x["extra_benchmark_config_str"])
+        if kind == "layernorm":  # x = N (row), M rows, dtype in the config
+            nrows, dt = cfg["M"], dts[cfg["dtype"]]
+        else:  # x = H (row), [S, B, H], bf16 (_make_input, _make_layer)
+            nrows, dt = cfg["S"] * cfg["B"], "bf16"
+        t = float(x["y_value_50"]) * 1e3
+        if t < HOST_RATIO * floor:
+            continue
+        src = (f"linkedin/Liger-Kernel@{LIGER_COMMIT[:7]} {LIGER_PATH}: {x['kernel_name']} "
+               f"{x['kernel_provider']} forward {x['x_name']}={x['x_value']} {x['timestamp']}")
+        rows.append(["h100-sxm5-80gb", kind, "fwd", dt, nrows, int(x["x_value"]), fmt(t, 2),
+                     fmt(floor, 2), src])
+    with open(f"{out}/liger-h100-membound.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["gpu", "kernel", "pass", "dtype", "rows", "row_len", "time_us", "host_floor_us",
+                    "source"])
+        w.writerows(rows)
+    return fmt(floor, 2), len(rows)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__)
-    xg, lg, ng, out = sys.argv[1:]
+    xg, lg, ng, lkg, out = sys.argv[1:]
     print("xla rows", xla(xg, out))
     print("xla tf32 rows", xla_tf32(xg, out))
     print("llmcompass gemm, membound", llmcompass(lg, out))
     print("neusight floor_us, bmm, a100 membound, h100 membound", neusight(ng, out))
+    print("liger floor_us, h100 membound", liger(lkg, out))

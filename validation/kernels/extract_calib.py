@@ -94,6 +94,12 @@ def suite_bytes(kind, dt_bytes, rows, row):
 #   softmax_fwd  three sweeps (max, sum, write): rowwise.h's block softmax
 #                (rows > 1024; shorter rows the suite prices as PyTorch's
 #                one-read warp kernel, which this kernel is not)
+# The row-wise kernels (layernorm_fwd, rmsnorm_fwd, softmax_fwd) load one
+# element per thread per iteration (kernels/layernorm.cu, softmax.cu: no
+# vector loads), unlike the kernels frameworks run (PyTorch's, vectorised):
+# their rows carry kernel_impl "scalar" and fall in classes of their own
+# (layernorm_scalar, ...; validation/kernels/README.md). bias_gelu and
+# bias_swiglu load 4-vectors (kernels/elementwise.cu *_vec): blank.
 # Dropped: layernorm_bwd (computes dgamma/dbeta: per-block fp32 partials and
 # a second kernel, which the suite's layer-norm backward leaves out);
 # softmax_bwd (one kernel, 3 touches; the suite's is PyTorch's two kernels,
@@ -125,15 +131,16 @@ def membound(points, out):
         if why:
             dropped[(k, why)] = dropped.get((k, why), 0) + 1
             continue
-        rt = row_threads(r) if kind in ("layernorm", "rmsnorm", "softmax") else ""
+        rowwise = kind in ("layernorm", "rmsnorm", "softmax")
+        rt = row_threads(r) if rowwise else ""
         rows.append([GPU, kind, "fwd", p["dtype"], nrows, r, us(p["time_s"]), rt, k,
-                     int(p["bytes"]), CALIB_COND])
+                     int(p["bytes"]), CALIB_COND, "scalar" if rowwise else ""])
     rows.sort(key=lambda x: (x[1], x[3], x[5], x[4]))
     for (k, why), n in sorted(dropped.items()):
         print(f"  membound dropped {n:4d} {k}: {why}", file=sys.stderr)
     return write(f"{out}/calib-h200-membound.csv",
                  ["gpu", "kernel", "pass", "dtype", "rows", "row_len", "time_us", "row_threads",
-                  "calib_kernel", "calib_bytes", "condition"], rows)
+                  "calib_kernel", "calib_bytes", "condition", "kernel_impl"], rows)
 
 
 def attention(points, out):
