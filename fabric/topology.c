@@ -161,7 +161,7 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
 				       "attention_backends", "comm_overlap_clock_ratio",
 				       "gemm_libraries", "flash_sustained_ratio", "flash_seq_half",
-				       NULL };
+				       "gemm_max_mxfp8", "gemm_max_nvfp4", NULL };
 
 /* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
 static void need_15(int minor, struct jobj *jo, const char *key)
@@ -208,6 +208,8 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	if (minor < 5)
 		return;
 	read_positive(ef, "mem_rowwise_max", &g->mem_rowwise_max, JUNIT);
+	read_positive(ef, "gemm_max_mxfp8", &g->gemm_eff_max_mxfp8, JUNIT);
+	read_positive(ef, "gemm_max_nvfp4", &g->gemm_eff_max_nvfp4, JUNIT);
 	read_positive(ef, "sustained_clock_ratio", &g->sustained_clock_ratio, JUNIT);
 	read_positive(ef, "flash_sustained_ratio", &g->flash_sustained_ratio, JUNIT);
 	read_positive(ef, "flash_seq_half", &g->flash_seq_half, 0);
@@ -605,6 +607,8 @@ static void check_ranges(const struct topology *t, const char *f, struct diag *d
 		{ "/gpu/peak_tflops/fp32", t->gpu.peak_flops[DTYPE_FP32], 1e18, "TFLOP/s", 1e12 },
 		{ "/gpu/peak_tflops/fp8", t->gpu.peak_flops[DTYPE_FP8], 1e18, "TFLOP/s", 1e12 },
 		{ "/gpu/peak_tflops/tf32", t->gpu.peak_flops[DTYPE_TF32], 1e18, "TFLOP/s", 1e12 },
+		{ "/gpu/peak_tflops/mxfp8", t->gpu.peak_flops[DTYPE_MXFP8], 1e18, "TFLOP/s", 1e12 },
+		{ "/gpu/peak_tflops/nvfp4", t->gpu.peak_flops[DTYPE_NVFP4], 1e18, "TFLOP/s", 1e12 },
 		{ "/gpu/hbm_GB", t->gpu.hbm_bytes, 1e14, "GB", 1e9 },
 		{ "/gpu/hbm_bw_GBps", t->gpu.hbm_bw_Bps, 1e21, "GB/s", 1e9 },
 		{ "/gpu/memory_reserved_GB", t->gpu.mem_reserved_bytes, 1e14, "GB", 1e9 },

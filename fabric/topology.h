@@ -17,6 +17,11 @@
  *                                                          models/bounds.h says
  *   gpu.name                     string  -       required
  *   gpu.peak_tflops.{fp32,tf32,fp16,bf16,fp8}  number TFLOP/s  dense peak (absent = unsupported)
+ *   gpu.peak_tflops.{mxfp8,nvfp4}  number TFLOP/s (none) dense peak of block-scaled GEMMs: the
+ *                                                          fp8 and fp4 tensor rate of a GPU with
+ *                                                          block-scaled tensor cores (Blackwell);
+ *                                                          absent = training.precision mxfp8 /
+ *                                                          nvfp4 refused
  *   gpu.hbm_GB                   number  GB      required  HBM capacity (1e9 bytes)
  *   gpu.hbm_bw_GBps              number  GB/s    required  peak HBM bandwidth
  *   gpu.sm_count                 int     -       required  streaming multiprocessors
@@ -32,6 +37,8 @@
  *   gpu.efficiency.gemm_half_GFLOP number GFLOP  -         obsolete since 1.5 (GEMMs are priced in
  *                                                          waves of tiles): read, not used
  *   gpu.efficiency.gemm_max_fp8  number  0..1    gemm_max  (1.2) best fp8 GEMM fraction of the fp8 peak
+ *   gpu.efficiency.gemm_max_mxfp8 number 0..1   gemm_max  (1.5) best MXFP8 GEMM fraction of the mxfp8 peak
+ *   gpu.efficiency.gemm_max_nvfp4 number 0..1   gemm_max  (1.5) best NVFP4 GEMM fraction of the nvfp4 peak
  *   gpu.efficiency.gemm_libraries object -       -         (1.5) per older GEMM library a stack may run
  *                                                          ("cublas11"): {max, source}, as gemm_max
  *                                                          for that library's 16-bit GEMMs

@@ -9,12 +9,16 @@ double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt)
 {
 	if (dt == DTYPE_FP8 && g->gemm_eff_max_fp8 > 0)
 		return g->gemm_eff_max_fp8;
+	if (dt == DTYPE_MXFP8 && g->gemm_eff_max_mxfp8 > 0)
+		return g->gemm_eff_max_mxfp8;
+	if (dt == DTYPE_NVFP4 && g->gemm_eff_max_nvfp4 > 0)
+		return g->gemm_eff_max_nvfp4;
 	return g->gemm_eff_max;
 }
 
 double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib)
 {
-	if (dt != DTYPE_FP8 && lib > GEMM_LIB_CURRENT && lib < GEMM_LIB_N && g->gemm_lib_max[lib] > 0)
+	if (!dtype_is_te_low(dt) && lib > GEMM_LIB_CURRENT && lib < GEMM_LIB_N && g->gemm_lib_max[lib] > 0)
 		return g->gemm_lib_max[lib];
 	return gpu_gemm_eff_max(g, dt);
 }

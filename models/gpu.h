@@ -38,6 +38,8 @@ struct gpu_spec {
 	 * depends on its class (element-wise or row-wise). */
 	double gemm_eff_max;          /* best fraction of peak a large GEMM reaches */
 	double gemm_eff_max_fp8;      /* the same for fp8 GEMMs; 0 = gemm_eff_max */
+	double gemm_eff_max_mxfp8;    /* the same for MXFP8 and NVFP4 GEMMs, of their peaks */
+	double gemm_eff_max_nvfp4;    /* (peak_flops[DTYPE_MXFP8], [DTYPE_NVFP4]); 0 = gemm_eff_max */
 	double gemm_lib_max[GEMM_LIB_N]; /* the same for 16-bit and tf32 GEMMs on an older
 					    library (enum gemm_lib); 0 = not measured: gemm_eff_max */
 	double mem_eff_max;           /* element-wise kernels: fraction of HBM bandwidth */

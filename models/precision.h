@@ -9,6 +9,8 @@
  *   tf32       tf32 tensor cores  fp32             fp32      -       8
  *   fp16/bf16  fp16/bf16          fp16/bf16        16-bit    fp32    12
  *   fp8        fp8 (see below)    bf16             bf16      fp32    12
+ *   mxfp8      MXFP8 (see below)  bf16             bf16      fp32    12
+ *   nvfp4      NVFP4 (see below)  bf16             bf16      fp32    12
  *
  * K is the optimizer state of mixed-precision Adam in bytes per parameter
  * (ZeRO paper, Rajbhandari et al. 2020: fp32 master, momentum, variance;
@@ -32,26 +34,51 @@
  * the fc1 output before the activation stays bf16 for the GELU/SwiGLU
  * backward). TP/SP communication may optionally move fp8
  * (Megatron-Core `--fp8` with TE's userbuffers / `tp_comm_overlap` fp8 path).
+ *
+ * mxfp8 and nvfp4 are Transformer Engine's block-scaled recipes for
+ * Blackwell (TE 2.15 docs, api/common.rst: MXFP8BlockScaling(fp8_format=
+ * E4M3), NVFP4BlockScaling(fp4_format=E2M1); docs/features/
+ * low_precision_training/mxfp8/mxfp8.rst). The same modules and GEMMs as
+ * fp8 run in them, the same ops stay bf16 (LM head, norms, softmax, the
+ * attention core, stored activations; fp32 master weights), and the same
+ * cast kernels, weight copies and saved GEMM inputs exist; what differs is
+ * the element and its scales, which dtype_bytes counts with the element:
+ *   mxfp8: E4M3 (one byte) plus one E8M0 scale byte per 32 consecutive
+ *          elements (OCP Microscaling Formats (MX) v1.0, section 5, MXFP8:
+ *          k = 32, scale E8M0): 1 + 1/32 = 1.03125 bytes
+ *   nvfp4: E2M1 (half a byte) plus one E4M3 scale byte per 16 elements
+ *          (TE: "1 FP8 scaling factor (E4M3)" per 16 FP4 values) and one
+ *          fp32 scale per tensor, not counted (4 bytes a tensor):
+ *          0.5 + 1/16 = 0.5625 bytes
+ * Their GEMMs run at the GPU preset's peak_tflops.mxfp8 / .nvfp4 (the
+ * datasheet's fp8 / fp4 tensor rate, declared only by GPUs with block-
+ * scaled tensor cores) at efficiency.gemm_max_mxfp8 / _nvfp4 (models/gpu.h).
+ * fp8_comm and fp8_params stay fp8-only (sim/plan_check.c).
  */
 #ifndef DDLSIM_PRECISION_H
 #define DDLSIM_PRECISION_H
 
 #include <stdbool.h>
 
-enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_FP16, DTYPE_BF16, DTYPE_FP8, DTYPE_N };
+enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_FP16, DTYPE_BF16, DTYPE_FP8, DTYPE_MXFP8, DTYPE_NVFP4,
+	     DTYPE_N };
 
 /* The dtype names, in enum order and NULL-terminated, for loaders:
- * "fp32", "tf32", "fp16", "bf16", "fp8". */
+ * "fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4". */
 extern const char *const dtype_names[DTYPE_N + 1];
 
 /* "fp32", "tf32", ...; "?" out of range. */
 const char *dtype_name(enum dtype t);
-/* Storage size of one element in bytes (tf32 is stored as fp32); 0 out of range. */
+/* Storage size of one element in bytes (tf32 is stored as fp32; mxfp8 and
+ * nvfp4 with their block scales); 0 out of range. */
 double dtype_bytes(enum dtype t);
+/* Whether t is one of Transformer Engine's low-precision GEMM formats
+ * (fp8, mxfp8, nvfp4): bf16 everywhere else, casts, weight copies. */
+bool dtype_is_te_low(enum dtype t);
 
 /* The dtype the weights are stored and reduced in under training precision
  * `training`: fp32 for tf32 (a compute mode, not a storage format), bf16
- * for fp8 (Transformer Engine keeps bf16 weights and casts per GEMM),
+ * for fp8, mxfp8, nvfp4 (Transformer Engine keeps bf16 weights and casts per GEMM),
  * else `training` itself. The one home of the default gradient-reduction
  * dtype (scenario, search, plan) and of precision's weight dtype. */
 enum dtype precision_weight_dtype(enum dtype training);
@@ -68,8 +95,10 @@ struct precision {
 	enum dtype layer_weight; /* transformer-layer weights as stored and gathered
 				    (fp8 with precision_fp8_params, else weight) */
 	enum dtype tp_comm;      /* TP/SP activations on the wire */
-	bool fp8;                /* Transformer Engine fp8: casts, amax, fp8 weight copies */
-	double fp8_weight_copy_bytes;  /* per parameter: fp8 weight + fp8 transpose (2), else 0 */
+	bool fp8;                /* Transformer Engine fp8, mxfp8 or nvfp4: casts, amax,
+				    low-precision weight copies */
+	double fp8_weight_copy_bytes;  /* per parameter: the weight + its transpose in the GEMM
+					  dtype (fp8 2, mxfp8 2.0625, nvfp4 1.125), else 0 */
 	double optimizer_bytes;  /* K per parameter (12 mixed, 8 fp32/tf32) */
 	double optimizer_step_bytes; /* HBM traffic of one Adam step per parameter */
 	double optimizer_copy_bytes; /* of which the 16-bit weight copy (0 in fp32) */

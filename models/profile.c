@@ -20,11 +20,13 @@ static const char *const attn_pass_names[] = { "fwd", "bwd", NULL };
 static const char *const bw_names[] = { "d2d", "h2d", "d2h", NULL };
 /* calib's dtype names (calib/dtype.c, PROFILE-FORMAT.md), in enum dtype
  * order: fp8 GEMMs are "fp8_e4m3" (e4m3 inputs). calib never wrote the
- * simulator's short "fp8", so it is not accepted. */
+ * simulator's short "fp8", so it is not accepted. calib measures no
+ * block-scaled GEMM: mxfp8 and nvfp4 have no name (the list ends before
+ * them) and a profile holds none. */
 static const char *const profile_dtype_names[DTYPE_N + 1] = {
-	"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", NULL
+	"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", NULL, NULL, NULL
 };
-_Static_assert(DTYPE_N == 5, "profile_dtype_names lists every enum dtype");
+_Static_assert(DTYPE_N == 7, "profile_dtype_names lists every enum dtype");
 
 static void copy_str(struct jobj *jo, const char *key, char *out, size_t n)
 {

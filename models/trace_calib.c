@@ -99,7 +99,8 @@ const char *const trace_calib_ops[] = {
 _Static_assert(sizeof(trace_calib_ops) / sizeof(trace_calib_ops[0]) == NOPS + 1,
 	       "trace_calib_ops lists op_table's names");
 
-static const char *const profile_dtype[DTYPE_N] = { "fp32", "tf32", "fp16", "bf16", "fp8_e4m3" };
+/* read_dtype gives no block-scaled dtype: no name for mxfp8, nvfp4 */
+static const char *const profile_dtype[DTYPE_N] = { "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "?", "?" };
 
 static const struct opdef *find_op(const char *name)
 {

@@ -51,7 +51,7 @@ static void fp8_cast(struct emitter *e, const char *name, double elements)
 	/* a frozen weight needs no transpose for a weight gradient (TE v1.6,
 	 * c81733f, pytorch/module/linear.py:116-131: cast-transpose only when
 	 * weight.requires_grad) */
-	op.bytes = elements * (dtype_bytes(e->dt) + (e->frozen ? 1 : 2) * dtype_bytes(DTYPE_FP8));
+	op.bytes = elements * (dtype_bytes(e->dt) + (e->frozen ? 1 : 2) * dtype_bytes(e->gdt));
 	op_list_push(e->out, &op);
 }
 
@@ -64,7 +64,7 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	double Bi = dtype_bytes(e->gdt), Bo = dtype_bytes(e->dt);
 	struct op op = { .kind = OP_GEMM, .pass = e->pass, .dtype = e->gdt, .batch = batch,
 			 .lib = e->stk->gemm_lib };
-	bool fp8 = e->fp8 && e->gdt == DTYPE_FP8;
+	bool fp8 = e->fp8 && dtype_is_te_low(e->gdt);
 
 	if (e->pass == PASS_FWD) {
 		if (fp8 && cast_in)

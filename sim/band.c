@@ -36,6 +36,7 @@ static const struct {
 	enum band_gen gen;
 } gen_codes[] = {
 	{ "GB200", BAND_GEN_BLACKWELL }, { "B200", BAND_GEN_BLACKWELL }, { "B100", BAND_GEN_BLACKWELL },
+	{ "GB300", BAND_GEN_BLACKWELL }, { "B300", BAND_GEN_BLACKWELL },
 	{ "GH200", BAND_GEN_HOPPER },    { "H100", BAND_GEN_HOPPER },    { "H200", BAND_GEN_HOPPER },
 	{ "H800", BAND_GEN_HOPPER },     { "A100", BAND_GEN_AMPERE },    { "A800", BAND_GEN_AMPERE },
 	{ "A10", BAND_GEN_AMPERE },      { "V100", BAND_GEN_VOLTA },
@@ -93,7 +94,7 @@ void band_features(const struct inputs *in, const struct plan *pl, struct band_f
 		f->style = BAND_STYLE_MEGATRON_DS;
 	else
 		f->style = BAND_STYLE_MEGATRON;
-	f->prec = pl->training.precision == DTYPE_FP8 ? BAND_PREC_FP8 : BAND_PREC_16;
+	f->prec = dtype_is_te_low(pl->training.precision) ? BAND_PREC_FP8 : BAND_PREC_16;
 	f->stack = stack;
 	f->feats = (pp->pp > 1 ? 1u << BAND_FEAT_PIPELINE : 0) | (pp->zero == ZERO_3 ? 1u << BAND_FEAT_ZERO3 : 0) |
 		   (pp->cp > 1 ? 1u << BAND_FEAT_CP : 0);

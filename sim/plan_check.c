@@ -124,8 +124,9 @@ static void check_cnn(const struct plan *p, const struct topology *t, long gpus,
 			 recompute_name(p->parallel.recompute));
 	if (p->training.attention_set)
 		diag_err(d, f, "/training/attention", "applies to transformer models only");
-	if (p->training.precision == DTYPE_FP8)
-		diag_err(d, f, "/training/precision", "fp8 (Transformer Engine) applies to transformer models only");
+	if (dtype_is_te_low(p->training.precision))
+		diag_err(d, f, "/training/precision", "%s (Transformer Engine) applies to transformer models only",
+			 dtype_name(p->training.precision));
 	if (p->parallel.dp != gpus)
 		diag_err(d, f, "/parallel/dp", "must equal the %ld GPUs for a CNN model, got %d", gpus,
 			 p->parallel.dp);

@@ -60,7 +60,7 @@ static bool load_training(struct jobj *root, struct plan *s)
 	/* gradients are reduced in the weights' dtype unless told otherwise */
 	s->training.grad_dtype = precision_weight_dtype(e);
 	if (jobj_enum(&jo, "grad_reduce_dtype", dtype_names, &e, 0) == 1) {
-		if (e == DTYPE_TF32 || e == DTYPE_FP8)
+		if (e == DTYPE_TF32 || dtype_is_te_low(e))
 			jobj_err(&jo, "grad_reduce_dtype", "expected one of {fp32, fp16, bf16}, got '%s'",
 				 dtype_name(e));
 		else

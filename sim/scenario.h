@@ -143,9 +143,12 @@
  *                                                                if given, must equal it)
  *   training.global_batch         int      samples required
  *   training.micro_batch          int      samples 1
- *   training.precision            string   -       "bf16"        fp32 | tf32 | fp16 | bf16 | fp8
- *                                                                (models/precision.h: tf32 = fp32 with
- *                                                                tf32 GEMMs; fp8 = Transformer Engine)
+ *   training.precision            string   -       "bf16"        fp32 | tf32 | fp16 | bf16 | fp8 |
+ *                                                                mxfp8 | nvfp4 (models/precision.h:
+ *                                                                tf32 = fp32 with tf32 GEMMs; fp8 =
+ *                                                                Transformer Engine; mxfp8, nvfp4 =
+ *                                                                its block-scaled recipes, only on a
+ *                                                                GPU whose preset gives their peak)
  *   training.attention            string   -       see meaning   flash | unfused (models/attention.h);
  *                                                                default flash where the GPU has a
  *                                                                flash kernel and precision is 16-bit

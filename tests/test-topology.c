@@ -51,7 +51,7 @@ Test(topology, every_shipped_topology_loads)
 {
 	const char *files[] = { "dgx-a100", "dgx-h100", "hgx-h200", "dgx1-v100", "l40s-pcie-8gpu",
 				"gb200-nvl72", "dgx-h100-fattree2-2to1", "dgx-h100-fattree3",
-				"dgx-h100-rail" };
+				"dgx-h100-rail", "dgx-b200", "gb300-nvl72" };
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char rel[128];
 		struct diag d;
