@@ -510,7 +510,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
 		       "torchtitan-04133643, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn, "
-		       "megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp}, "
+		       "megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp, deepspeed-zero3-2021}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",
