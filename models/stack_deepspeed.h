@@ -261,7 +261,10 @@
  *   serialisation, is modelled); the first step's trace (no prefetch);
  *   prefetch across the end of a pass (into backward); the host waiting
  *   for the previous bucket's all-reduce before the next (L2159-2160);
- *   the embedding's and head's gathers (as for v0.15). */
+ *   the embedding's and head's gathers (as for v0.15). The per-parameter
+ *   gathers need tp = cp = 1, as the per-tensor model of v0.15 does; with
+ *   tensor or context parallelism the gathers stay one per layer (FSDP's
+ *   shape) and only the gradient path above applies. */
 #ifndef DDLSIM_STACK_DEEPSPEED_H
 #define DDLSIM_STACK_DEEPSPEED_H
 
