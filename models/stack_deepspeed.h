@@ -197,7 +197,11 @@
  *   v0.4.0 (2d302d6, 2021-06-08) and are unchanged in v0.3.15 (2c2a7f3)
  *   and v0.5.0 (f284324) but for their numbers (fetch_sub_module,
  *   _synchronize_communication, _allgather_param and its synchronize
- *   are there in all three). fp16. The model's pieces are
+ *   are there in all three). From v0.5.5 (91defd7, 2021-11-02;
+ *   partition_parameters.py L500-503) the gather is
+ *   torch.distributed._all_gather_base where torch has it, without the
+ *   copy out below; its synchronize stays (L882 at v0.5.10). fp16. The
+ *   model's pieces are
  *   megatron-lm-2021's (Megatron-LM v2.5, apex kernels), as the
  *   ZeRO-3 examples of the year ran Megatron-LM GPT models; the
  *   v1.1.5 fork those examples carried was not read.

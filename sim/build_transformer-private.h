@@ -9,13 +9,16 @@
  *                              layers' compute, their TP/SP, CP and EP
  *                              communication, ZeRO-3 and offload
  *                              parameter fetches
+ *   build_transformer_ds2021.c DeepSpeed v0.4's ZeRO-3 gathers (the
+ *                              step file calls it per layer)
  *   build_transformer_grads.c  gradient buckets and their data-parallel
  *                              reductions, offload copies
  *   build_transformer_stage.c  what a stage holds and does around its
  *                              steps: its layers and shards, the
  *                              optimizer step, its stage_result
- * No call runs back: build_transformer.c calls the other three, the
- * stage file the step and grads files, the step file the grads file. */
+ * No call runs back: build_transformer.c calls the step, grads and
+ * stage files, the stage file the step and grads files, the step file
+ * the ds2021 and grads files, the ds2021 file the grads file. */
 #ifndef DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
 #define DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
 
