@@ -16,7 +16,8 @@
  *
  * The coordinator's order, per module (pre-forward or pre-backward
  * hook): a tensor neither resident nor prefetched is gathered and
- * waited for; one prefetched in flight (a batch's last) is waited for;
+ * waited for; one prefetched in flight (a batch's last) is waited for,
+ * with the gradient reductions in flight;
  * then, when nothing is in flight, the next tensors of the pass not yet
  * gathered are prefetched until their elements reach
  * prefetch_bucket_size, one after another (each behind a device
@@ -106,10 +107,14 @@ void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time
 		int gate = -1;
 		if (!resident && el >= f->persist_elements) {
 			if (b->z3.ahead > 0) {
-				/* prefetched: a batch's last is still in flight */
+				/* prefetched: a batch's last is still in flight;
+				 * _synchronize_communication waits for it and
+				 * (torch.cuda.synchronize) for the reductions */
 				if (--b->z3.ahead == 0 && b->z3.inflight >= 0) {
 					gate = b->z3.inflight;
 					b->z3.inflight = -1;
+					if (b->stream.gate < 0)
+						b->stream.gate = last_reduction(b);
 				}
 			} else {
 				gate = sync_gather(b, el);
