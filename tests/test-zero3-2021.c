@@ -246,3 +246,19 @@ Test(zero3_2021, each_gpu_gets_the_closed_form_bandwidth_at_1024_gpus, .timeout 
 	free(path);
 	free(dir);
 }
+
+/* The bare name stays v0.15 (the newest first); 0.4 names its stack. */
+Test(zero3_2021, deepspeed_04_is_a_dated_preset)
+{
+	bool known;
+	const struct framework *f = framework_find("deepspeed", &known);
+	cr_assert_str_eq(f->version, "0.15");
+	f = framework_find("deepspeed@0.4", &known);
+	cr_assert_not_null(f);
+	cr_assert_str_eq(f->stack, "deepspeed-zero3-2021");
+	cr_assert_eq(f->gather, GATHER_PER_TENSOR);
+	cr_assert_float_eq(f->prefetch_elements, 5e7, 1);
+	cr_assert_float_eq(framework_bucket_bytes(f, 1024, 2), 5e8 * 2, 1);
+	cr_assert(stack_find("deepspeed-zero3-2021")->ds_zero3_2021);
+	cr_assert(!stack_find("deepspeed")->ds_zero3_2021);
+}
