@@ -76,6 +76,20 @@
  *   - ZeRO-3 defaults [source, zero/config.py; used below]:
  *     stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9,
  *     stage3_param_persistence_threshold 1e5 (elements).
+ * deepspeed 0.4 (github.com/microsoft/DeepSpeed, tag v0.4.0, commit
+ *   2d302d6, 2021-06-08; ZeRO-3 as of 2021, stack deepspeed-zero3-2021,
+ *   whose block in models/stack_deepspeed.h cites the lines):
+ *   - zero stage [source]: deepspeed/runtime/zero/constants.py
+ *     ZERO_OPTIMIZATION_STAGE_DEFAULT = disabled (L50);
+ *   - grad reduce dtype [source]: stage3.py allreduce_bucket reduces the
+ *     fp16 gradients as they are (allreduce_always_fp32 off): the model's;
+ *   - bucket [source]: constants.py L67 reduce_bucket_size 5e8 elements;
+ *     stage 3's overlap_comm True (L60, config.py L105-108);
+ *   - ZeRO-3 granularity [source]: one gather per parameter, prefetch
+ *     5e7 elements (L105), max_reuse_distance 1e9 (L102),
+ *     param_persistence_threshold 1e5 (L111);
+ *   - attention: unfused (the year's Megatron-LM models; FlashAttention
+ *     was published in 2022).
  * fsdp2 (PyTorch 2.5: torch.distributed._composable.fsdp; the public page
  *   pytorch.org/docs/stable/distributed.fsdp.fully_shard.html was created
  *   on Dec 04, 2024, after 2.5, and documents the later
@@ -198,6 +212,14 @@ const struct framework framework_table[] = {
 	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
 	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
 	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed", false, false },
+	{ "deepspeed", "0.4", "Microsoft DeepSpeed of 2021 (v0.4 ZeRO config defaults)",
+	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_UNFUSED,
+	  "DeepSpeed v0.4.0 (2d302d6): deepspeed/runtime/zero/constants.py L50-111 (stage 0, "
+	  "stage-3 overlap_comm True, contiguous_gradients False, reduce_bucket_size 5e8, "
+	  "prefetch_bucket_size 5e7, max_reuse_distance 1e9, param_persistence_threshold 1e5), "
+	  "deepspeed/runtime/zero/stage3.py allreduce_bucket (fp16 as the model)",
+	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed-zero3-2021",
+	  false, false },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "

@@ -6,7 +6,7 @@
  *                        megatron-lm-2021-torch-ddp
  *   stack_eager.h        hf-eager, torchtitan, torchtitan-04133643
  *   stack_llm_foundry.h  llm-foundry, llm-foundry-triton
- *   stack_deepspeed.h    deepspeed, megatron-deepspeed
+ *   stack_deepspeed.h    deepspeed, megatron-deepspeed, deepspeed-zero3-2021
  *   stack_dle.h          dle-bert
  *   stack_mxnet.h        mxnet-normconv, mxnet-nhwc-bn
  *   stack_compile.h      torchtitan-compile (Inductor's fusions)
@@ -41,6 +41,7 @@ const struct stack stack_table[] = {
 	STACK_MEGATRON_DEEPSPEED,
 	STACK_MEGATRON_LM_2021,
 	STACK_MEGATRON_LM_2021_TORCH_DDP,
+	STACK_DEEPSPEED_ZERO3_2021,
 	{ NULL, NULL, .attn_ampere = ATTN_BE_BEST, .attn_hopper = ATTN_BE_BEST, .source = NULL },
 };
 

@@ -237,6 +237,18 @@ struct stack {
 	 * shard by the postdivide factor, on the post-backward stream
 	 * (sim/build_transformer_grads.c). */
 	bool fsdp1_flat;
+	/* DeepSpeed ZeRO-3 as v0.3.15 to v0.5.x ran it (2021;
+	 * stack_deepspeed.h deepspeed-zero3-2021 cites every line): one
+	 * all-gather per parameter, each issued after torch.cuda.synchronize()
+	 * (the device idle: compute, earlier gathers and gradient
+	 * reductions done), a prefetch batch's gathers one after another,
+	 * the module's compute after all but the batch's last, every gather
+	 * of a parameter padded to a multiple of the ranks, zeroed and
+	 * copied out of the list all_gather's flat buffer; gradients
+	 * all-reduced in buckets (contiguous_gradients off by default)
+	 * rather than reduce-scattered (sim/build_transformer_ds2021.c).
+	 * false: v0.15's asynchronous coordinator. */
+	bool ds_zero3_2021;
 	/* The bias gradient of each Linear layer with a bias, where autograd
 	 * reduces the output gradient over the tokens in a kernel of its own
 	 * (addmm's backward: sum over the broadcast dimension): per element

@@ -1,8 +1,9 @@
 /* stack_deepspeed.h: the DeepSpeed engine's stacks, rows of stack_table
  * (stack.h).
  *
- * deepspeed (a Hugging Face model under DeepSpeed v0.15.0) and
- * megatron-deepspeed (BigScience's BLOOM-176B stack of 2022), with the
+ * deepspeed (a Hugging Face model under DeepSpeed v0.15.0),
+ * megatron-deepspeed (BigScience's BLOOM-176B stack of 2022) and
+ * deepspeed-zero3-2021 (DeepSpeed v0.4's ZeRO-3), with the
  * engine's gradient path per ZeRO stage (struct stack_zero_path) and the
  * source of every count. Included by stack.c alone, which lists the rows
  * in stack_table; the model pieces they share with other families are
@@ -189,11 +190,90 @@
  *     reaches it (a rendezvous with the blocked sender); ddlsim posts it
  *     ahead, as for Megatron.
  *   Host issue time as the other torch stacks. Unfused attention's
- *   causal softmax as megatron-te's (the same kernel). */
+ *   causal softmax as megatron-te's (the same kernel).
+ *
+ * deepspeed-zero3-2021: ZeRO-3 as DeepSpeed ran it from v0.3.15 (April
+ *   2021, ZeRO-Infinity's release) to v0.5.x: the lines below are read at
+ *   v0.4.0 (2d302d6, 2021-06-08) and are unchanged in v0.3.15 (2c2a7f3)
+ *   and v0.5.0 (f284324) but for their numbers (fetch_sub_module,
+ *   _synchronize_communication, _allgather_param and its synchronize
+ *   are there in all three). From v0.5.5 (91defd7, 2021-11-02;
+ *   partition_parameters.py L500-503) the gather is
+ *   torch.distributed._all_gather_base where torch has it, without the
+ *   copy out below; its synchronize stays (L882 at v0.5.10). fp16. The
+ *   model's pieces are
+ *   megatron-lm-2021's (Megatron-LM v2.5, apex kernels), as the
+ *   ZeRO-3 examples of the year ran Megatron-LM GPT models; the
+ *   v1.1.5 fork those examples carried was not read.
+ *   - config defaults [source] zero/constants.py L56 reduce_scatter True,
+ *     L60 stage-3 overlap_comm True, L64 stage-3 contiguous_gradients
+ *     False, L67 reduce_bucket_size 5e8, L98 max_live_parameters 1e9,
+ *     L102 max_reuse_distance 1e9, L105 prefetch_bucket_size 5e7, L111
+ *     param_persistence_threshold 1e5; zero/config.py L89-92, L105-108
+ *     take the stage-3 defaults; engine.py L929-943 passes them on.
+ *   - gathers, one per parameter [source] zero/stage3.py
+ *     fetch_sub_module L390-446: the module's NOT_AVAILABLE parameters
+ *     all-gathered with async_op=True (L435), then, when any was
+ *     gathered or in flight, _synchronize_communication (L438-439,
+ *     L521-530: handle.wait, comm_stream.synchronize() L528,
+ *     torch.cuda.synchronize() L529); _all_gather (L510-519) on the
+ *     fetch stream (L707: a stream of its own with overlap_comm) calls
+ *     zero/partition_parameters.py _all_gather (L618-642), which with
+ *     async_op runs _allgather_param per parameter (L626-632): the
+ *     flat tensor of aligned_size = numel padded up to a multiple of
+ *     the ranks (L593-598) zeroed (torch.zeros L806-808: w2 per
+ *     element), torch.cuda.synchronize() (L813: the host waits for the
+ *     whole device, every stream), the rank's partition copied in
+ *     (L829, r2 w2 of aligned / d), torch.distributed.all_gather of a
+ *     list of d views (L831-834). PyTorch's ProcessGroupNCCL::allgather
+ *     of a list (pytorch/pytorch 00f5dfd5, torch/lib/c10d/
+ *     ProcessGroupNCCL.cpp, the 1.8/1.9 c10d) gathers into a
+ *     flatten_for_scatter_gather buffer and copies each output view out
+ *     of it on the NCCL stream (outputTensors[i][j].copy_: r2 w2 per
+ *     element). Per gather: 2 + 4 / d B per element before it, 4 after.
+ *   - prefetch [source] stage3.py pre_sub_module_forward_function
+ *     L1517-1539 and pre_sub_module_backward_function L1552-1560: fetch,
+ *     then prefetch_next_sub_modules (L342-367) only when no handle is
+ *     in flight (L349) and the trace of the first step is complete
+ *     (L345, finish_tracing L2552): get_params_to_prefetch (L202-232)
+ *     takes the next NOT_AVAILABLE parameters of the trace until their
+ *     elements reach prefetch_bucket_size (the one crossing it
+ *     included), gathered by the same _allgather_param, so each waits
+ *     for the device (L813) and thus for the previous one; the module's
+ *     compute is issued after the last is launched, beside it; the next
+ *     module's fetch synchronises on it. A parameter whose module is
+ *     used again within max_reuse_distance elements is kept
+ *     (_keep_for_later L500-508), persistent ones (< 1e5) never released.
+ *   - gradients [source] stage3.py reduce_independent_p_g_buckets_and_
+ *     remove_grads L1879-1916: a parameter's gradient joins the bucket
+ *     (no copy: contiguous_gradients off); a bucket past
+ *     reduce_bucket_size elements is reduced (reduce_ipg_grads
+ *     L2158-2189): without contiguous_gradients buffered_reduce_fallback
+ *     (L2176-2179, L2315-2326) -> allreduce_and_copy (L2291-2296) ->
+ *     allreduce_bucket (L2263-2289): flatten r2 w2, div_ by d r2 w2, an
+ *     all_reduce of the whole bucket in fp16 (L2279: rank None), copied
+ *     back r2 w2: 12 B/param and an all-reduce where v0.15
+ *     reduce-scatters. partition_previous_reduced_grads (L2053-2150)
+ *     then copies the rank's slice into its partition buffer on a step's
+ *     first micro-batch (partition_parameters.py _partition_gradient
+ *     L1015, r2 w2 of P/d) and adds it on later ones (L1020, r4 w2).
+ *   Stages 0-2 and the step's bytes are the deepspeed stack's (v0.15.0),
+ *   not re-read at v0.4.0 (a 1,024-rank partition's step is small).
+ *   Not modelled: the Python hooks' time per module (no kernel-level or
+ *   profiled public measurement of DeepSpeed 0.4's hooks was found) and
+ *   the time of each torch.cuda.synchronize() itself (its effect, the
+ *   serialisation, is modelled); the first step's trace (no prefetch);
+ *   prefetch across the end of a pass (into backward); the host waiting
+ *   for the previous bucket's all-reduce before the next (L2159-2160);
+ *   the embedding's and head's gathers (as for v0.15). The per-parameter
+ *   gathers need tp = cp = 1, as the per-tensor model of v0.15 does; with
+ *   tensor or context parallelism the gathers stay one per layer (FSDP's
+ *   shape) and only the gradient path above applies. */
 #ifndef DDLSIM_STACK_DEEPSPEED_H
 #define DDLSIM_STACK_DEEPSPEED_H
 
 #include "stack-private.h"
+#include "stack_megatron.h"  /* MEGATRON_2021_PIECES */
 
 /* DeepSpeed v0.15.0's engine per ZeRO stage (the deepspeed block above):
  * stage 0 BF16_Optimizer, 1 and 2 DeepSpeedZeroOptimizer, 3 stage3.py.
@@ -231,6 +311,34 @@ static const struct stack_zero_path deepspeed_zero[4] = {
 static const struct stack_zero_path megatron_ds_zero[4] = {
 	DS_BF16_PATH(12), DS_BF16_PATH(12), DS_ZERO2_PATH, DS_ZERO3_PATH,
 };
+
+/* DeepSpeed v0.4.0's stage 3 (the deepspeed-zero3-2021 block above): no
+ * copy into the IPG bucket; flatten, div_ and copy back around each
+ * bucket's all-reduce (12 B/param); the rank's slice copied into its
+ * partition (first micro-batch) or added to it (later ones). */
+#define DS_2021_ZERO3_PATH \
+	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true, \
+	  .reduce_Bpp = 4 + 4 + 4, .shard_first_Bpp = 4, .reduce_kernels = 5, \
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 }
+static const struct stack_zero_path deepspeed_2021_zero[4] = {
+	DS_BF16_PATH(8),
+	{ .accum_later_Bpp = 6, .accum_kernels = 4,
+	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
+	  .reduce_kernels = 5,
+	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
+	DS_ZERO2_PATH,
+	DS_2021_ZERO3_PATH,
+};
+
+#define STACK_DEEPSPEED_ZERO3_2021 \
+	{ "deepspeed-zero3-2021", "DeepSpeed v0.4 ZeRO-3 of 2021 (per-parameter gathers behind torch.cuda.synchronize, fp16 bucket all-reduce; Megatron-LM 2021 kernels)", \
+	  MEGATRON_2021_PIECES, .zero_path = deepspeed_2021_zero, .ds_zero3_2021 = true, \
+	  .source = "microsoft/DeepSpeed v0.4.0 (2d302d6) deepspeed/runtime/zero/stage3.py " \
+		    "L202-232, L342-446, L500-530, L707, L1517-1560, L1879-1916, L2053-2189, " \
+		    "L2263-2326; runtime/zero/partition_parameters.py L593-642, L791-838, " \
+		    "L1015-1020; runtime/zero/constants.py L56-111; pytorch/pytorch 00f5dfd5 " \
+		    "torch/lib/c10d/ProcessGroupNCCL.cpp (allgather of a list); model pieces as " \
+		    "megatron-lm-2021" }
 
 #define STACK_DEEPSPEED \
 	{ "deepspeed", "Hugging Face eager model under the DeepSpeed 0.15 engine (bf16, ZeRO, FusedAdam)", \

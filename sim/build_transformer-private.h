@@ -9,13 +9,16 @@
  *                              layers' compute, their TP/SP, CP and EP
  *                              communication, ZeRO-3 and offload
  *                              parameter fetches
+ *   build_transformer_ds2021.c DeepSpeed v0.4's ZeRO-3 gathers (the
+ *                              step file calls it per layer)
  *   build_transformer_grads.c  gradient buckets and their data-parallel
  *                              reductions, offload copies
  *   build_transformer_stage.c  what a stage holds and does around its
  *                              steps: its layers and shards, the
  *                              optimizer step, its stage_result
- * No call runs back: build_transformer.c calls the other three, the
- * stage file the step and grads files, the step file the grads file. */
+ * No call runs back: build_transformer.c calls the step, grads and
+ * stage files, the stage file the step and grads files, the step file
+ * the ds2021 and grads files, the ds2021 file the grads file. */
 #ifndef DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
 #define DDLSIM_BUILD_TRANSFORMER_PRIVATE_H
 
@@ -98,6 +101,14 @@ struct builder_z3 {
 	double *hist_el;              /* and the elements its gather fetched (0: resident) */
 	int nhist;
 	size_t caphist, caphist2;
+	/* DeepSpeed 0.4's synchronising coordinator (stack ds_zero3_2021,
+	 * build_transformer_ds2021.c) */
+	bool sync;
+	long ranks;                   /* a gathered tensor is padded to a multiple of these */
+	int ahead;                    /* prefetched tensors not yet used */
+	int inflight;                 /* the batch's last gather (its last task), -1: waited for */
+	int left;                     /* layers after this one the pass's prefetch may reach */
+	int last_param;               /* the parameter stream's last task, -1: none */
 };
 
 struct builder {
@@ -195,6 +206,13 @@ void builder_grads_ready(struct builder *b, double bytes, bool reduce_now);
 
 /* Reduce what the open buckets hold (build_transformer_grads.c). */
 void builder_flush_bucket(struct builder *b);
+
+/* A layer's compute under DeepSpeed 0.4's ZeRO-3 coordinator
+ * (builder_z3.sync): one chunk per weight tensor (reverse order in
+ * backward), each parameter gathered behind a device synchronize, and
+ * the prefetch batches (build_transformer_ds2021.c). */
+void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
+			       int mb, int chunk, bool reverse);
 
 /* Offload: a copy of bytes over the GPU's host link after dep; returns
  * the task (build_transformer_grads.c). */

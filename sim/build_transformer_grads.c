@@ -103,6 +103,14 @@ static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
 	return program_add(b->p, &c, &dep, 1);
 }
 
+/* DeepSpeed 0.4's ZeRO-3 all-reduces each gradient bucket (stage3.py
+ * buffered_reduce_fallback: contiguous_gradients off by default; stack
+ * deepspeed-zero3-2021) where later versions reduce-scatter it. */
+static bool ds2021_allreduce(const struct builder *b)
+{
+	return plan_stack(b->pl)->ds_zero3_2021 && b->pl->parallel.zero >= ZERO_3;
+}
+
 static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 {
 	const struct plan *pl = b->pl;
@@ -129,7 +137,8 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 		dep = fsdp1_divide(b, bytes, n, dep);
 	bool hsdp = g == GROUP_DP && b->zgroup == GROUP_DPS;
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-			  .op = pl->parallel.zero >= ZERO_1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE,
+			  .op = pl->parallel.zero >= ZERO_1 && !ds2021_allreduce(b) ? COLL_REDUCE_SCATTER
+										      : COLL_ALLREDUCE,
 			  .group = hsdp ? GROUP_DPS : g, .bytes = bytes, .launch_s = b->z3.launch_s };
 	int id = program_add(b->p, &t, &dep, 1);
 	if (hsdp) {

@@ -396,6 +396,10 @@ static int prefetch_dep(const struct builder *b)
 static void tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
 			 int mb, int chunk, bool reverse)
 {
+	if (b->z3.sync) {
+		builder_sync_tensor_layer(b, cat, time_s, flops, mb, chunk, reverse);
+		return;
+	}
 	const struct framework *f = b->z3.fw;
 	double *lu = &b->z3.last_use[b->z3.layer];
 	bool resident = *lu >= 0 && b->z3.used - *lu < f->reuse_elements;
@@ -516,6 +520,7 @@ void builder_forward_send(struct builder *b, int mb, int chunk, bool send)
 	}
 	for (int l = 0; l < nl; l++) {
 		set_layer(b, first + l);
+		b->z3.left = nl - 1 - l;   /* the layers the prefetch may reach */
 		zero3_gather(b, CAT_FORWARD, mb, chunk);
 		host_fetch(b);
 		param_gate(b, chunk, b->lk->grad_bytes);
@@ -585,6 +590,8 @@ void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, b
 	for (int l = nl - 1; l >= 0; l--) {
 		set_layer(b, first + l);
 		k = &b->lk->bk;
+		/* the prefetch reaches the next layers unless they recompute */
+		b->z3.left = pl->parallel.recompute == RECOMPUTE_FULL ? 0 : l;
 		zero3_gather(b, CAT_BACKWARD, mb, chunk);
 		host_fetch(b);
 		if (pl->parallel.recompute == RECOMPUTE_FULL && plan_layer_recomputed(pl, before + l))

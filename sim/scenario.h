@@ -39,7 +39,8 @@
  *                                                                others idle (topology_use_gpus())
  *   framework                     string   -       none          megatron-core | nemo | deepspeed |
  *                                                                fsdp2 | torchtitan, optionally
- *                                                                "@version" (models/framework.h): fills
+ *                                                                "@version" (deepspeed@0.4: the 2021
+ *                                                                ZeRO-3; models/framework.h): fills
  *                                                                grad_reduce_dtype, bucket_MB, overlaps,
  *                                                                zero, attention where not given
  *   parallel.dp                   int      -       GPUs/(tp cp pp) data-parallel degree
@@ -216,7 +217,8 @@
  *                                                                deepspeed | dle-bert |
  *                                                                mxnet-normconv | mxnet-nhwc-bn |
  *                                                                megatron-deepspeed | megatron-lm-2021 |
- *                                                                megatron-lm-2021-torch-ddp
+ *                                                                megatron-lm-2021-torch-ddp |
+ *                                                                deepspeed-zero3-2021
  *                                                                (models/stack.h); default the
  *                                                                framework preset's, else megatron-te
  *   compute.attention_backend     string   -       stack's       the flash kernel: fa2 | fa3 | cudnn |

@@ -596,8 +596,9 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "torchtitan-04133643, torchtitan-compile, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, mxnet-normconv, mxnet-nhwc-bn, "
-		       "megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp}, "
+		       "torchtitan-04133643, torchtitan-compile, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, "
+		       "mxnet-normconv, mxnet-nhwc-bn, megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp, "
+		       "deepspeed-zero3-2021}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"attention_backend\": \"fa3\" }", "",

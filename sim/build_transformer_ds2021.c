@@ -1,0 +1,129 @@
+/* build_transformer_ds2021: ZeRO-3's parameter gathers as DeepSpeed's
+ * coordinator ran them in 2021 (v0.3.15 to v0.5.x; the stack
+ * deepspeed-zero3-2021, whose block in models/stack_deepspeed.h cites
+ * every line read at v0.4.0).
+ *
+ * Each weight tensor (a submodule's parameter, as the per-tensor model
+ * of build_transformer_step.c counts them) is gathered by its own
+ * all-gather, and every all-gather is issued after
+ * torch.cuda.synchronize(): it waits for the compute stream, the
+ * previous gather and the last gradient reduction. Around it run, on the
+ * same stream: the padded flat tensor zeroed (w2 per element) and the
+ * rank's partition copied in (r2 w2 of the partition), and after it the
+ * copy out of c10d's flat buffer into the list of views (r2 w2 per
+ * element). A tensor of el elements over d ranks is gathered as
+ * ceil(el / d) d elements.
+ *
+ * The coordinator's order, per module (pre-forward or pre-backward
+ * hook): a tensor neither resident nor prefetched is gathered and
+ * waited for; one prefetched in flight (a batch's last) is waited for,
+ * with the gradient reductions in flight;
+ * then, when nothing is in flight, the next tensors of the pass not yet
+ * gathered are prefetched until their elements reach
+ * prefetch_bucket_size, one after another (each behind a device
+ * synchronize), and the module's compute is issued after all but the
+ * batch's last, which runs beside it. The pass's prefetch does not
+ * reach past its last layer (DeepSpeed's trace does, into the next
+ * pass: not modelled), nor past the layer under full recomputation.
+ * Residency (max_reuse_distance) and persistence are the per-tensor
+ * model's. */
+#include <math.h>
+
+#include "build_transformer-private.h"
+#include "xalloc.h"
+
+/* The last gradient reduction issued, or -1. */
+static int last_reduction(const struct builder *b)
+{
+	return b->grads.ndp > 0 ? b->grads.dp_tasks[b->grads.ndp - 1] : -1;
+}
+
+/* One parameter of el elements gathered behind a device synchronize
+ * (see the top): its zero-and-copy-in, the all-gather of the padded
+ * tensor, the copy out. Returns the copy out. */
+static int sync_gather(struct builder *b, double el)
+{
+	double d = (double)b->z3.ranks, a = ceil(el / d) * d, w = b->z3.wbytes;
+	int deps[3] = { b->stream.last, b->z3.last_param, last_reduction(b) };
+	struct task in = { .kind = TASK_COMPUTE, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			   .time_s = builder_copy_time(b, "ds_gather_zero_copy_in", a, a * w + 2 * a / d * w) };
+	int id = program_add(b->p, &in, deps, 3);
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			  .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = a * w,
+			  .launch_s = b->z3.launch_s };
+	id = program_add(b->p, &t, &id, 1);
+	struct task out = { .kind = TASK_COMPUTE, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
+			    .time_s = builder_copy_time(b, "ds_gather_copy_out", a, 2 * a * w) };
+	id = program_add(b->p, &out, &id, 1);
+	b->z3.last_param = id;
+	return id;
+}
+
+/* Whether the model's layer of global index l is kept from its last use
+ * (max_reuse_distance), as tensor_layer() decides. */
+static bool layer_resident(const struct builder *b, long l)
+{
+	double lu = b->z3.last_use[l];
+	return lu >= 0 && b->z3.used - lu < b->z3.fw->reuse_elements;
+}
+
+/* The prefetch after tensor jj of the layer in pass order (see the top):
+ * sets ahead and inflight. Returns what the module's compute waits for:
+ * the batch's last but one, or gate when the batch holds fewer than two
+ * gathers. */
+static int prefetch(struct builder *b, int jj, bool reverse, bool resident, int gate)
+{
+	const struct framework *f = b->z3.fw;
+	int n = b->z3.ntens, prev = gate, last = -1, cnt = 0;
+	double acc = 0;
+	for (int p = jj + 1; p < (1 + b->z3.left) * n && acc < f->prefetch_elements; p++) {
+		int k = p / n, pos = p % n, j = reverse ? n - 1 - pos : pos;
+		long l = b->z3.layer + (reverse ? -k : k);
+		double el = b->z3.tens[j];
+		if (k == 0 ? resident : layer_resident(b, l))
+			continue;
+		if (el < f->persist_elements)
+			continue;
+		if (cnt > 0)
+			prev = last;
+		last = sync_gather(b, el);
+		acc += el;
+		cnt++;
+	}
+	b->z3.ahead = cnt;
+	b->z3.inflight = cnt > 0 ? last : -1;
+	return prev;
+}
+
+void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time_s, double flops,
+			       int mb, int chunk, bool reverse)
+{
+	const struct framework *f = b->z3.fw;
+	double *lu = &b->z3.last_use[b->z3.layer];
+	bool resident = layer_resident(b, b->z3.layer);
+	for (int jj = 0; jj < b->z3.ntens; jj++) {
+		int j = reverse ? b->z3.ntens - 1 - jj : jj;
+		double el = b->z3.tens[j];
+		int gate = -1;
+		if (!resident && el >= f->persist_elements) {
+			if (b->z3.ahead > 0) {
+				/* prefetched: a batch's last is still in flight;
+				 * _synchronize_communication waits for it and
+				 * (torch.cuda.synchronize) for the reductions */
+				if (--b->z3.ahead == 0 && b->z3.inflight >= 0) {
+					gate = b->z3.inflight;
+					b->z3.inflight = -1;
+					if (b->stream.gate < 0)
+						b->stream.gate = last_reduction(b);
+				}
+			} else {
+				gate = sync_gather(b, el);
+			}
+		}
+		if (b->z3.inflight < 0)
+			gate = prefetch(b, jj, reverse, resident, gate);
+		builder_compute(b, cat, time_s * el / b->z3.tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+	}
+	b->z3.used += b->z3.tens_total;
+	*lu = b->z3.used;
+}
