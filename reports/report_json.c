@@ -197,7 +197,7 @@ static void put(json_t *o, const char **bad, const char *key, json_t *v)
 		*bad = key;
 }
 
-/* The straggler groups, when there are several: what each slows and how. */
+/* (1.4) The straggler groups, when there are several: what each slows and how. */
 static json_t *straggler_groups_json(const struct plan *pl)
 {
 	const struct plan_stragglers *st = &pl->simulation.stragglers;
@@ -347,7 +347,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *root = json_object();
 
 	put(root, bad, "schema", json_string("ddlsim.report"));
-	put(root, bad, "schema_version", json_string("1.3"));
+	put(root, bad, "schema_version", json_string("1.4"));
 	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
 	put(root, bad, "scenario", scenario_json(r));
