@@ -86,6 +86,8 @@ void scenario_load_stragglers(struct jobj *sim, struct plan *s)
 	char ap[300];
 	size_t i;
 
+	if (jobj_has(sim, "stragglers"))  /* the file's groups replace any before them */
+		memset(&s->simulation.stragglers, 0, sizeof(s->simulation.stragglers));
 	if (!json_is_array(json_object_get(sim->o, "stragglers"))) {
 		if (jobj_child(sim, "stragglers", &jo, 0) == 1)
 			load_group(&jo, s);
