@@ -197,6 +197,27 @@ static void put(json_t *o, const char **bad, const char *key, json_t *v)
 		*bad = key;
 }
 
+/* (1.4) The straggler groups, when there are several: what each slows and how. */
+static json_t *straggler_groups_json(const struct plan *pl)
+{
+	const struct plan_stragglers *st = &pl->simulation.stragglers;
+	json_t *a = json_array();
+	for (int g = 0; g < st->ngroups; g++) {
+		const struct plan_straggler_group *s = &st->group[g];
+		json_t *o = json_pack("{s:s, s:f, s:f, s:i}", "distribution",
+				      plan_straggler_dist_names[s->dist], "slowdown", s->slowdown,
+				      "sigma", s->sigma, "seed", (json_int_t)s->seed);
+		if (s->nranks)
+			json_object_set_new(o, "ranks", ranks_array(st->rank + s->first_rank, s->nranks));
+		else
+			json_object_set_new(o, "fraction", num(s->fraction));
+		if (s->dist == STRAG_EMPIRICAL)
+			json_object_set_new(o, "samples", json_integer(s->nsamples));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 /* Parameter servers, stragglers and degraded links, when the plan has them. */
 static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 {
@@ -224,11 +245,14 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 		for (int i = 0; i < r->ncritical; i++)
 			json_array_append_new(cr, json_pack("{s:i, s:i}", "rank", r->critical_rank[i],
 							    "iterations", r->critical_count[i]));
-		put(root, bad, "stragglers", json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:o}",
+		json_t *so = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:o}",
 			"iterations", r->iterations, "iteration_p50_s", r->iter_p50_s,
 			"iteration_p95_s", r->iter_p95_s, "iteration_p99_s", r->iter_p99_s,
 			"iteration_min_s", r->iter_min_s, "iteration_max_s", r->iter_max_s,
-			"critical_ranks", cr));
+			"critical_ranks", cr);
+		if (so && pl->simulation.stragglers.ngroups > 1)
+			json_object_set_new(so, "groups", straggler_groups_json(pl));
+		put(root, bad, "stragglers", so);
 	}
 	if (r->ngroups > 0) {
 		json_t *a = json_array();
@@ -323,7 +347,7 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 	json_t *root = json_object();
 
 	put(root, bad, "schema", json_string("ddlsim.report"));
-	put(root, bad, "schema_version", json_string("1.3"));
+	put(root, bad, "schema_version", json_string("1.4"));
 	put(root, bad, "producer", json_pack("{s:s, s:s}", "name", "ddlsim",
 							"version", r->producer_version));
 	put(root, bad, "scenario", scenario_json(r));

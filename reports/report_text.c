@@ -301,6 +301,32 @@ static void print_simulation(const struct result *r, FILE *f)
 		fprintf(f, "all-to-alls per pair: %s\n", rs.cls_why);
 }
 
+/* Straggler groups, one line each, when there are several (a rank in
+ * several computes x the product of their factors). */
+static void print_straggler_groups(const struct plan *p, FILE *f, bool after_stats)
+{
+	const struct plan_stragglers *st = &p->simulation.stragglers;
+	fprintf(f, "%sstraggler groups (a rank in several: the product of their factors)\n",
+		after_stats ? "" : "\n");
+	for (int g = 0; g < st->ngroups; g++) {
+		const struct plan_straggler_group *s = &st->group[g];
+		fprintf(f, "  %d: ", g);
+		if (s->nranks) {
+			fprintf(f, "rank%s", s->nranks > 1 ? "s" : "");
+			for (int i = 0; i < s->nranks; i++)
+				fprintf(f, "%s%d", i ? "," : " ", st->rank[s->first_rank + i]);
+		} else
+			fprintf(f, "%g%% of the ranks", 100 * s->fraction);
+		if (s->dist == STRAG_EMPIRICAL)
+			fprintf(f, ", empirical (%d samples)", s->nsamples);
+		else if (s->dist == STRAG_FIXED)
+			fprintf(f, ", fixed x%g", s->slowdown);
+		else
+			fprintf(f, ", %s x%g sigma %g", plan_straggler_dist_names[s->dist], s->slowdown, s->sigma);
+		fprintf(f, ", seed %u\n", s->seed);
+	}
+}
+
 void report_print_summary(const struct result *r, FILE *f)
 {
 	const struct plan *sc = &r->plan;
@@ -344,8 +370,11 @@ void report_print_summary(const struct result *r, FILE *f)
 		fprintf(f, "\nstragglers: %d iterations    P50 %.4f s  P95 %.4f s  P99 %.4f s  (min %.4f, max %.4f)\n",
 			r->iterations, r->iter_p50_s, r->iter_p95_s, r->iter_p99_s, r->iter_min_s,
 			r->iter_max_s);
+	if (r->iterations > 0 && r->plan.simulation.stragglers.ngroups > 1)
+		print_straggler_groups(&r->plan, f, r->iterations > 1);
 	if (r->iterations > 0) {
-		fprintf(f, "%scritical path (rank: iterations)", r->iterations > 1 ? "" : "\n");
+		fprintf(f, "%scritical path (rank: iterations)",
+			r->iterations > 1 || r->plan.simulation.stragglers.ngroups > 1 ? "" : "\n");
 		for (int i = 0; i < r->ncritical; i++)
 			fprintf(f, " %d: %d", r->critical_rank[i], r->critical_count[i]);
 		fprintf(f, "\n");

@@ -53,15 +53,29 @@ void plan_init(struct plan *p)
 	p->parallel.ps.latency_s = -1;
 	p->parallel.ps.staleness = -1;
 	p->parallel.ps.iterations = 8;
-	p->simulation.stragglers.slowdown = 1;
-	p->simulation.stragglers.seed = 1;
 	p->simulation.iterations = 1;
+}
+
+bool plan_straggler_group_active(const struct plan *p, int g)
+{
+	const struct plan_straggler_group *s = &p->simulation.stragglers.group[g];
+	return (s->nranks > 0 || s->fraction > 0) && (s->slowdown != 1 || s->dist != STRAG_FIXED);
 }
 
 bool plan_has_stragglers(const struct plan *p)
 {
-	return (p->simulation.stragglers.nranks > 0 || p->simulation.stragglers.fraction > 0) &&
-	       (p->simulation.stragglers.slowdown != 1 || p->simulation.stragglers.dist != STRAG_FIXED);
+	for (int g = 0; g < p->simulation.stragglers.ngroups; g++)
+		if (plan_straggler_group_active(p, g))
+			return true;
+	return false;
+}
+
+bool plan_stragglers_drawn(const struct plan *p)
+{
+	for (int g = 0; g < p->simulation.stragglers.ngroups; g++)
+		if (plan_straggler_group_active(p, g) && p->simulation.stragglers.group[g].dist != STRAG_FIXED)
+			return true;
+	return false;
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): a stateless hash of the seed,
@@ -80,18 +94,29 @@ static double uniform01(unsigned long long k)
 	return ((double)(mix64(k) >> 11) + 0.5) / 9007199254740992.0;
 }
 
-void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow)
+/* The key of group g's stream: its seed, and (after the first group, whose
+ * draws are those of a single group) a hash of g, so two groups with the
+ * same seed still draw apart and a group never moves another's draws. */
+static unsigned long long group_stream(const struct plan_straggler_group *s, int g)
 {
+	unsigned long long seed = (unsigned long long)s->seed << 32;
+	return g ? seed ^ mix64(0x5354524147475250ULL + (unsigned long long)g) : seed;
+}
+
+void plan_straggler_group_mask(const struct plan *p, int g, int nranks, unsigned char *slow)
+{
+	const struct plan_stragglers *st = &p->simulation.stragglers;
+	const struct plan_straggler_group *s = &st->group[g];
 	memset(slow, 0, (size_t)nranks);
-	if (!plan_has_stragglers(p))
+	if (!plan_straggler_group_active(p, g))
 		return;
-	unsigned long long seed = (unsigned long long)p->simulation.stragglers.seed << 32;
-	for (int i = 0; i < p->simulation.stragglers.nranks; i++)
-		if (p->simulation.stragglers.rank[i] < nranks)
-			slow[p->simulation.stragglers.rank[i]] = 1;
-	if (p->simulation.stragglers.fraction > 0) {
+	unsigned long long seed = group_stream(s, g);
+	for (int i = 0; i < s->nranks; i++)
+		if (st->rank[s->first_rank + i] < nranks)
+			slow[st->rank[s->first_rank + i]] = 1;
+	if (s->fraction > 0) {
 		/* the first k of a seeded shuffle (Fisher-Yates) */
-		int k = (int)(p->simulation.stragglers.fraction * nranks + 0.5), *perm;
+		int k = (int)(s->fraction * nranks + 0.5), *perm;
 		perm = xreallocarray(NULL, (size_t)nranks, sizeof(*perm));
 		for (int r = 0; r < nranks; r++)
 			perm[r] = r;
@@ -107,36 +132,64 @@ void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow)
 	}
 }
 
-void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out)
+void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow)
 {
+	memset(slow, 0, (size_t)nranks);
+	unsigned char *one = xcalloc((size_t)nranks, sizeof(*one));
+	for (int g = 0; g < p->simulation.stragglers.ngroups; g++) {
+		plan_straggler_group_mask(p, g, nranks, one);
+		for (int r = 0; r < nranks; r++)
+			slow[r] |= one[r];
+	}
+	free(one);
+}
+
+void plan_straggler_group_factors(const struct plan *p, int g, int nranks, int iter, double *out)
+{
+	const struct plan_stragglers *st = &p->simulation.stragglers;
+	const struct plan_straggler_group *s = &st->group[g];
 	for (int r = 0; r < nranks; r++)
 		out[r] = 1;
-	if (!plan_has_stragglers(p))
+	if (!plan_straggler_group_active(p, g))
 		return;
-	unsigned long long seed = (unsigned long long)p->simulation.stragglers.seed << 32;
+	unsigned long long seed = group_stream(s, g);
 	unsigned char *slow = xcalloc((size_t)nranks, sizeof(*slow));
-	plan_straggler_mask(p, nranks, slow);
+	plan_straggler_group_mask(p, g, nranks, slow);
 	for (int r = 0; r < nranks; r++) {
 		if (!slow[r])
 			continue;
-		double f = p->simulation.stragglers.slowdown;
-		if (p->simulation.stragglers.dist == STRAG_EMPIRICAL && p->simulation.stragglers.nsamples > 0) {
-			/* one measured sample, uniformly, keyed by (seed, iteration, rank) */
-			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
-			int i = (int)(uniform01(2 * k) * p->simulation.stragglers.nsamples);
-			int last = p->simulation.stragglers.nsamples - 1;
-			f = p->simulation.stragglers.samples[i < last ? i : last];
-		} else if (p->simulation.stragglers.dist != STRAG_FIXED) {
-			/* Box-Muller from two draws keyed by (seed, iteration, rank) */
-			unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
+		double f = s->slowdown;
+		/* draws keyed by (the group's stream, iteration, rank) */
+		unsigned long long k = seed ^ ((unsigned long long)iter << 24) ^ (unsigned long long)r;
+		if (s->dist == STRAG_EMPIRICAL && s->nsamples > 0) {
+			/* one measured sample, uniformly */
+			int i = (int)(uniform01(2 * k) * s->nsamples);
+			int last = s->nsamples - 1;
+			f = st->samples[s->first_sample + (i < last ? i : last)];
+		} else if (s->dist != STRAG_FIXED) {
+			/* Box-Muller from two draws */
 			double u1 = uniform01(2 * k), u2 = uniform01(2 * k + 1);
 			double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-			f = p->simulation.stragglers.dist == STRAG_NORMAL ? f + p->simulation.stragglers.sigma * z
-							     : f * exp(p->simulation.stragglers.sigma * z);
+			f = s->dist == STRAG_NORMAL ? f + s->sigma * z : f * exp(s->sigma * z);
 		}
 		out[r] = f < 0.05 ? 0.05 : f;
 	}
 	free(slow);
+}
+
+void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out)
+{
+	for (int r = 0; r < nranks; r++)
+		out[r] = 1;
+	double *one = xreallocarray(NULL, (size_t)nranks, sizeof(*one));
+	for (int g = 0; g < p->simulation.stragglers.ngroups; g++) {
+		if (!plan_straggler_group_active(p, g))
+			continue;
+		plan_straggler_group_factors(p, g, nranks, iter, one);
+		for (int r = 0; r < nranks; r++)
+			out[r] *= one[r];
+	}
+	free(one);
 }
 
 double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt)

@@ -133,8 +133,11 @@
  *   throttle           -        none          windows of the iteration in which some ranks'
  *                                             (or all) compute runs slower (nthrottle)
  *
- *   simulation.stragglers (struct plan_stragglers)
- *   rank               ranks    none          ranks whose GPU computes slower (nranks)
+ *   simulation.stragglers (struct plan_stragglers): ngroups groups, each
+ *   (struct plan_straggler_group) with its own ranks and draws; a rank in
+ *   several groups computes x the product of its groups' factors
+ *   rank               ranks    none          ranks whose GPU computes slower (nranks of
+ *                                             them from first_rank in the shared rank[])
  *   fraction           fraction 0             instead: this fraction of the ranks, drawn with
  *                                             the seed
  *   slowdown           factor   1             their compute time x this (fixed), or the
@@ -143,9 +146,12 @@
  *   dist               -        fixed         fixed | normal | lognormal
  *   sigma              -        0             normal: standard deviation of the factor;
  *                                             log-normal: of its logarithm
- *   seed               -        1             seed of the draws (simulate.c)
+ *   seed               -        1             seed of the draws (simulate.c); group k's
+ *                                             stream is keyed by its seed and k, so a
+ *                                             group added after it leaves its draws alone
  *   samples            factors  -             empirical: measured slowdown factors, one
  *                                             drawn uniformly per rank and iteration
+ *                                             (nsamples from first_sample in samples[])
  *
  *   cost (struct plan_cost)
  *   usd_per_gpu_hour   USD      0             price for cost-to-train
@@ -178,10 +184,11 @@
 #define PLAN_MAX_VSTAGES 256            /* vstage_layers entries (keeps a plan < 8 KiB) */
 #define PLAN_MAX_GPUS 1000000L
 #define PLAN_MAX_PS_SERVERS 4096
-#define PLAN_MAX_STRAGGLERS 32
+#define PLAN_MAX_STRAGGLERS 32          /* listed straggler ranks, all groups */
+#define PLAN_MAX_STRAGGLER_GROUPS 8
 #define PLAN_MAX_DEGRADED 8
 #define PLAN_MAX_ITERATIONS 1000
-#define PLAN_MAX_SAMPLES 64             /* empirical straggler samples */
+#define PLAN_MAX_SAMPLES 64             /* empirical straggler samples, all groups */
 #define PLAN_MAX_THROTTLE 8             /* throttling windows */
 #define PLAN_MAX_THROTTLE_RANKS 16      /* ranks or nodes of one window */
 #define PLAN_MAX_NODE_GROUPS 4
@@ -343,16 +350,27 @@ struct plan_moe {
 	double zipf_s, capacity_factor;
 };
 
-/* simulation.stragglers: slow ranks and how their factor is drawn. */
-struct plan_stragglers {
-	int nranks;
-	int rank[PLAN_MAX_STRAGGLERS];
+/* One group of simulation.stragglers: slow ranks and how their factor is
+ * drawn. Its listed ranks and empirical samples live in the shared arrays
+ * of struct plan_stragglers (keeps a plan < 8 KiB). */
+struct plan_straggler_group {
+	int nranks, first_rank;         /* rank[first_rank .. + nranks) */
 	double fraction;
 	double slowdown;
 	enum straggler_dist dist;
 	double sigma;
 	unsigned seed;
-	int nsamples;                   /* empirical */
+	int nsamples, first_sample;     /* empirical: samples[first_sample .. + nsamples) */
+};
+
+/* simulation.stragglers: the groups (an object in the file is one). */
+struct plan_stragglers {
+	int ngroups;
+	bool listed;                    /* given as a list (error paths, export) */
+	struct plan_straggler_group group[PLAN_MAX_STRAGGLER_GROUPS];
+	int nrank;                      /* listed ranks used, all groups */
+	int rank[PLAN_MAX_STRAGGLERS];
+	int nsample;                    /* samples used, all groups */
 	double samples[PLAN_MAX_SAMPLES];
 };
 
@@ -395,16 +413,25 @@ struct plan {
 /* Whether some rank computes at another speed than the others (plan
  * stragglers): folding then simulates the replicas they are in. */
 bool plan_has_stragglers(const struct plan *p);
+/* Whether group g of p's stragglers names a rank and slows it. */
+bool plan_straggler_group_active(const struct plan *p, int g);
+/* Whether some active group draws its factor (not "fixed"). */
+bool plan_stragglers_drawn(const struct plan *p);
 
-/* slow[r] (nranks of them) = 1 for the stragglers (listed, or the seeded
- * fraction), the same ranks in every sampled iteration. */
+/* slow[r] (nranks of them) = 1 for the ranks of any group (listed, or the
+ * seeded fraction), the same ranks in every sampled iteration. */
 void plan_straggler_mask(const struct plan *p, int nranks, unsigned char *slow);
+/* The same for group g alone. */
+void plan_straggler_group_mask(const struct plan *p, int g, int nranks, unsigned char *slow);
 
 /* The compute-time factor of every rank (nranks of them) in sampled
- * iteration iter (0 = the reported one): 1, or the stragglers' factor
- * (fixed, or drawn from the seed, the iteration and the rank; never
- * below 0.05). Same plan, same numbers on every machine. */
+ * iteration iter (0 = the reported one): the product over the groups
+ * holding the rank of each group's factor (fixed, or drawn from the
+ * group's seed, its index, the iteration and the rank; each never below
+ * 0.05), 1 for a rank in none. Same plan, same numbers on every machine. */
 void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *out);
+/* Group g's factors alone (1 outside it). */
+void plan_straggler_group_factors(const struct plan *p, int g, int nranks, int iter, double *out);
 
 /* The node group (index into p->group) holding node, after node_order:
  * -1 when the plan has no groups. */

@@ -398,12 +398,17 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 {
 	const struct topology *t = inputs_topology(in);
 	char jp[96];
-	for (int i = 0; i < p->simulation.stragglers.nranks; i++)
-		if (p->simulation.stragglers.rank[i] >= gpus) {
-			snprintf(jp, sizeof(jp), "/simulation/stragglers/ranks/%d", i);
-			diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
-				 p->simulation.stragglers.rank[i]);
-		}
+	const struct plan_stragglers *st = &p->simulation.stragglers;
+	for (int g = 0; g < st->ngroups; g++)
+		for (int i = 0; i < st->group[g].nranks; i++)
+			if (st->rank[st->group[g].first_rank + i] >= gpus) {
+				if (st->listed)
+					snprintf(jp, sizeof(jp), "/simulation/stragglers/%d/ranks/%d", g, i);
+				else
+					snprintf(jp, sizeof(jp), "/simulation/stragglers/ranks/%d", i);
+				diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
+					 st->rank[st->group[g].first_rank + i]);
+			}
 	if ((plan_has_stragglers(p) || p->simulation.ndegraded > 0) && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
 			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
@@ -443,7 +448,7 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ, which exact "
 			 "folding does not fold: use \"auto\" or \"on\" (the others folded, the "
 			 "throttled replicas simulated whole)");
-	if (p->simulation.iterations > 1 && !(plan_has_stragglers(p) && p->simulation.stragglers.dist != STRAG_FIXED))
+	if (p->simulation.iterations > 1 && !plan_stragglers_drawn(p))
 		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
 			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
 			 "got %d iterations", p->simulation.iterations);

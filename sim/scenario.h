@@ -247,7 +247,15 @@
  *   simulation.iterations         int      -       1             iterations sampled (straggler draws):
  *                                                                P50/P95/P99 of the iteration time and
  *                                                                the ranks on the critical path
- *   simulation.stragglers.ranks   [int]    ranks   -             ranks whose GPU computes slower (at most 32)
+ *   simulation.stragglers         object   -       none          a straggler group (the keys below), or a
+ *                                 | [object]                     list of 1 to 8 of them (an empty list is an
+ *                                                                error): a rank in several computes x the
+ *                                                                product of their factors, each group
+ *                                                                drawing from its own stream (its seed and
+ *                                                                its place in the list), so adding a group
+ *                                                                leaves the draws of the others alone
+ *   simulation.stragglers.ranks   [int]    ranks   -             ranks whose GPU computes slower (at most 32,
+ *                                                                over all groups)
  *   simulation.stragglers.fraction number  0..1    -             instead: this fraction of all ranks,
  *                                                                chosen with the seed
  *   simulation.stragglers.slowdown number  factor  1             compute time x this (fixed; the mean of
@@ -256,7 +264,7 @@
  *                                                                draw per rank and iteration (empirical:
  *                                                                one of the samples, uniformly)
  *   simulation.stragglers.samples [number] factor  -             empirical: measured slowdown factors
- *                                                                (> 0, at most 64)
+ *                                                                (> 0, at most 64 over all groups)
  *   simulation.stragglers.samples_file string path -             empirical, instead: a CSV file of them
  *                                                                (numbers separated by commas, blanks or
  *                                                                lines; '#' lines and a header skipped)

@@ -12,7 +12,7 @@
 #include "csvfile.h"
 #include "infile.h"
 
-static void load_samples(struct jobj *jo, struct plan *s);
+static void load_samples(struct jobj *jo, struct plan_stragglers *st, struct plan_straggler_group *g);
 
 /* A rank or node id at path/i that is not an integer in [0, PLAN_MAX_GPUS). */
 static void id_error(struct jobj *jo, const char *path, size_t i, const char *what, const json_t *v)
@@ -25,52 +25,93 @@ static void id_error(struct jobj *jo, const char *path, size_t i, const char *wh
 			 jload_type_name(v));
 }
 
-/* simulation.stragglers (plan.h). */
+/* One group of simulation.stragglers at jo (its path in jo.path), into
+ * the next free group of s; the group counts even with errors (they are
+ * reported, and the load fails). */
+static void load_group(struct jobj *jo, struct plan *s)
+{
+	struct plan_stragglers *st = &s->simulation.stragglers;
+	struct plan_straggler_group *g = &st->group[st->ngroups++];
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	int e;
+
+	memset(g, 0, sizeof(*g));
+	g->slowdown = 1;
+	g->seed = 1;
+	g->first_rank = st->nrank;
+	g->first_sample = st->nsample;
+	if (jobj_array(jo, "ranks", &arr, ap, sizeof(ap), 0) == 1) {
+		if (st->nrank + json_array_size(arr) > PLAN_MAX_STRAGGLERS)
+			diag_err(jo->d, jo->file, ap, "at most %d ranks%s, got %zu", PLAN_MAX_STRAGGLERS,
+				 st->listed ? " over all groups" : "", st->nrank + json_array_size(arr));
+		else
+			json_array_foreach(arr, i, v) {
+				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+				    json_integer_value(v) >= PLAN_MAX_GPUS) {
+					id_error(jo, ap, i, "rank", v);
+					continue;
+				}
+				st->rank[st->nrank++] = (int)json_integer_value(v);
+				g->nranks++;
+			}
+	}
+	if (jobj_num(jo, "fraction", &g->fraction, JPOS) == 1 && g->fraction > 1) {
+		jobj_err(jo, "fraction", "expected a fraction of the ranks in (0, 1], got %g", g->fraction);
+		g->fraction = 0;
+	}
+	if (g->nranks > 0 && g->fraction > 0)
+		diag_err(jo->d, jo->file, jo->path, "give ranks or fraction, not both");
+	if (g->nranks == 0 && !(g->fraction > 0))
+		diag_err(jo->d, jo->file, jo->path, "names no rank: give ranks or fraction");
+	jobj_num(jo, "slowdown", &g->slowdown, JPOS);
+	e = STRAG_FIXED;
+	jobj_enum(jo, "distribution", plan_straggler_dist_names, &e, 0);
+	g->dist = e;
+	jobj_num(jo, "sigma", &g->sigma, JNONNEG);
+	load_samples(jo, st, g);
+	long seed = 1;
+	if (jobj_int(jo, "seed", &seed, 0, 0) == 1)
+		g->seed = (unsigned)seed;
+	jobj_end(jo);
+}
+
+/* simulation.stragglers (plan.h): one group (an object) or a list of
+ * 1 to PLAN_MAX_STRAGGLER_GROUPS of them. */
 void scenario_load_stragglers(struct jobj *sim, struct plan *s)
 {
 	struct jobj jo;
 	json_t *arr, *v;
 	char ap[300];
 	size_t i;
-	int e;
 
-	if (jobj_child(sim, "stragglers", &jo, 0) != 1)
+	if (jobj_has(sim, "stragglers"))  /* the file's groups replace any before them */
+		memset(&s->simulation.stragglers, 0, sizeof(s->simulation.stragglers));
+	if (!json_is_array(json_object_get(sim->o, "stragglers"))) {
+		if (jobj_child(sim, "stragglers", &jo, 0) == 1)
+			load_group(&jo, s);
 		return;
-	if (jobj_array(&jo, "ranks", &arr, ap, sizeof(ap), 0) == 1) {
-		if (json_array_size(arr) > PLAN_MAX_STRAGGLERS)
-			diag_err(jo.d, jo.file, ap, "at most %d ranks, got %zu", PLAN_MAX_STRAGGLERS,
-				 json_array_size(arr));
-		else
-			json_array_foreach(arr, i, v) {
-				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-				    json_integer_value(v) >= PLAN_MAX_GPUS) {
-					id_error(&jo, ap, i, "rank", v);
-					continue;
-				}
-				struct plan_stragglers *st = &s->simulation.stragglers;
-				st->rank[st->nranks++] = (int)json_integer_value(v);
-			}
 	}
-	if (jobj_num(&jo, "fraction", &s->simulation.stragglers.fraction, JPOS) == 1 &&
-	    s->simulation.stragglers.fraction > 1) {
-		jobj_err(&jo, "fraction", "expected a fraction of the ranks in (0, 1], got %g",
-			 s->simulation.stragglers.fraction);
-		s->simulation.stragglers.fraction = 0;
+	if (jobj_array(sim, "stragglers", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (json_array_size(arr) == 0 || json_array_size(arr) > PLAN_MAX_STRAGGLER_GROUPS) {
+		diag_err(sim->d, sim->file, ap, "expected 1 to %d groups, got %zu (leave stragglers out "
+			 "for none)", PLAN_MAX_STRAGGLER_GROUPS, json_array_size(arr));
+		return;
 	}
-	if (s->simulation.stragglers.nranks > 0 && s->simulation.stragglers.fraction > 0)
-		diag_err(jo.d, jo.file, "/simulation/stragglers", "give ranks or fraction, not both");
-	if (s->simulation.stragglers.nranks == 0 && !(s->simulation.stragglers.fraction > 0))
-		diag_err(jo.d, jo.file, "/simulation/stragglers", "names no rank: give ranks or fraction");
-	jobj_num(&jo, "slowdown", &s->simulation.stragglers.slowdown, JPOS);
-	e = STRAG_FIXED;
-	jobj_enum(&jo, "distribution", plan_straggler_dist_names, &e, 0);
-	s->simulation.stragglers.dist = e;
-	jobj_num(&jo, "sigma", &s->simulation.stragglers.sigma, JNONNEG);
-	load_samples(&jo, s);
-	long seed = 1;
-	if (jobj_int(&jo, "seed", &seed, 0, 0) == 1)
-		s->simulation.stragglers.seed = (unsigned)seed;
-	jobj_end(&jo);
+	s->simulation.stragglers.listed = true;
+	json_array_foreach(arr, i, v) {
+		char ep[340];
+		snprintf(ep, sizeof(ep), "%s/%zu", ap, i);
+		if (!json_is_object(v)) {
+			diag_err(sim->d, sim->file, ep, "expected a straggler group, an object, got %s",
+				 jload_type_name(v));
+			continue;
+		}
+		if (jobj_init(&jo, v, sim->file, ep, sim->d) == 0)
+			load_group(&jo, s);
+	}
 }
 
 /* What samples_record collects from the records of a samples file. */
@@ -149,28 +190,29 @@ static int read_samples_csv(struct jobj *jo, const char *key, const char *path, 
 	return sm.n ? sm.n : -1;
 }
 
-/* simulation.stragglers.samples / samples_file (empirical). */
-static void load_samples(struct jobj *jo, struct plan *s)
+/* simulation.stragglers.samples / samples_file (empirical), into st's
+ * shared samples after those of the groups before g. */
+static void load_samples(struct jobj *jo, struct plan_stragglers *st, struct plan_straggler_group *g)
 {
 	json_t *arr, *v;
 	char ap[300];
 	size_t i;
 	bool list = jobj_has(jo, "samples"), file = jobj_has(jo, "samples_file");
+	int room = PLAN_MAX_SAMPLES - st->nsample;
 
-	if (s->simulation.stragglers.dist != STRAG_EMPIRICAL) {
+	if (g->dist != STRAG_EMPIRICAL) {
 		if (list || file)
 			jobj_err(jo, list ? "samples" : "samples_file", "applies to distribution "
-				 "\"empirical\" only, got \"%s\"",
-				 plan_straggler_dist_names[s->simulation.stragglers.dist]);
+				 "\"empirical\" only, got \"%s\"", plan_straggler_dist_names[g->dist]);
 		return;
 	}
 	if (list == file) {
-		diag_err(jo->d, jo->file, "/simulation/stragglers", "distribution \"empirical\" needs "
+		diag_err(jo->d, jo->file, jo->path, "distribution \"empirical\" needs "
 			 "samples or samples_file (one of them)");
 		return;
 	}
 	if (jobj_has(jo, "slowdown") || jobj_has(jo, "sigma"))
-		diag_err(jo->d, jo->file, "/simulation/stragglers", "slowdown and sigma do not apply "
+		diag_err(jo->d, jo->file, jo->path, "slowdown and sigma do not apply "
 			 "to distribution \"empirical\" (the samples are the factors)");
 	if (file) {
 		const char *str;
@@ -181,16 +223,16 @@ static void load_samples(struct jobj *jo, struct plan *s)
 			jobj_err(jo, "samples_file", "path too long");
 			return;
 		}
-		int n = read_samples_csv(jo, "samples_file", path, s->simulation.stragglers.samples,
-					 PLAN_MAX_SAMPLES);
-		s->simulation.stragglers.nsamples = n > 0 ? n : 0;
+		int n = read_samples_csv(jo, "samples_file", path, st->samples + st->nsample, room);
+		g->nsamples = n > 0 ? n : 0;
+		st->nsample += g->nsamples;
 		return;
 	}
 	if (jobj_array(jo, "samples", &arr, ap, sizeof(ap), 0) != 1)
 		return;
-	if (json_array_size(arr) == 0 || json_array_size(arr) > PLAN_MAX_SAMPLES) {
-		diag_err(jo->d, jo->file, ap, "expected 1 to %d samples, got %zu", PLAN_MAX_SAMPLES,
-			 json_array_size(arr));
+	if (json_array_size(arr) == 0 || json_array_size(arr) > (size_t)room) {
+		diag_err(jo->d, jo->file, ap, "expected 1 to %d samples%s, got %zu", room,
+			 st->listed ? " (64 over all groups)" : "", json_array_size(arr));
 		return;
 	}
 	json_array_foreach(arr, i, v) {
@@ -199,7 +241,8 @@ static void load_samples(struct jobj *jo, struct plan *s)
 				 json_is_number(v) ? "a number <= 0" : jload_type_name(v));
 			continue;
 		}
-		s->simulation.stragglers.samples[s->simulation.stragglers.nsamples++] = json_number_value(v);
+		st->samples[st->nsample++] = json_number_value(v);
+		g->nsamples++;
 	}
 }
 

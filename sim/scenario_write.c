@@ -330,11 +330,11 @@ static json_t *write_moe(const struct plan *p)
 	return o;
 }
 
-static json_t *write_stragglers(const struct plan_stragglers *s)
+static json_t *write_straggler_group(const struct plan_stragglers *st, const struct plan_straggler_group *s)
 {
 	json_t *o = json_object();
 	if (s->nranks)
-		put(o, "ranks", int_array(s->rank, s->nranks));
+		put(o, "ranks", int_array(st->rank + s->first_rank, s->nranks));
 	else
 		put(o, "fraction", num(s->fraction));
 	if (s->dist != STRAG_FIXED)
@@ -342,7 +342,7 @@ static json_t *write_stragglers(const struct plan_stragglers *s)
 	if (s->dist == STRAG_EMPIRICAL) {
 		json_t *a = json_array();
 		for (int i = 0; i < s->nsamples; i++)
-			json_array_append_new(a, num(s->samples[i]));
+			json_array_append_new(a, num(st->samples[s->first_sample + i]));
 		put(o, "samples", a);
 	} else {
 		if (s->slowdown != 1)
@@ -355,6 +355,18 @@ static json_t *write_stragglers(const struct plan_stragglers *s)
 	return o;
 }
 
+/* One group as an object (the form of files before lists), several (or
+ * one given as a list) as a list of them. */
+static json_t *write_stragglers(const struct plan_stragglers *st)
+{
+	if (st->ngroups == 1 && !st->listed)
+		return write_straggler_group(st, &st->group[0]);
+	json_t *a = json_array();
+	for (int g = 0; g < st->ngroups; g++)
+		json_array_append_new(a, write_straggler_group(st, &st->group[g]));
+	return a;
+}
+
 static json_t *write_simulation(const struct plan *p)
 {
 	const struct plan_simulation *s = &p->simulation;
@@ -363,7 +375,7 @@ static json_t *write_simulation(const struct plan *p)
 		put(o, "fold", json_string(plan_fold_names[s->fold]));
 	if (s->iterations != 1)
 		put(o, "iterations", json_integer(s->iterations));
-	if (s->stragglers.nranks || s->stragglers.fraction > 0)
+	if (s->stragglers.ngroups > 0)
 		put(o, "stragglers", write_stragglers(&s->stragglers));
 	if (s->ndegraded) {
 		json_t *a = json_array();

@@ -196,7 +196,7 @@ Test(export, a_plan_run_gives_its_goals_verdict, .timeout = 120)
 	snprintf(rd, sizeof(rd), "%s/run", d);
 	json_t *rows = ranked_rows(od), *row = json_array_get(rows, 0);
 	json_t *rep = run_report(scen, rd, &out);
-	cr_expect_str_eq(json_string_value(json_object_get(rep, "schema_version")), "1.3");
+	cr_expect_str_eq(json_string_value(json_object_get(rep, "schema_version")), "1.4");
 	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(rep, "goal"), "name")), "export");
 	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(rep, "goal"), "cluster")), "A100");
 	static const char *const keys[][2] = { { "goal/at_estimate/wall_days", "wall_days" },

@@ -206,7 +206,7 @@ Test(links, report_json_has_classes_and_top_links_without_crossbars)
 	const char *bad = NULL;
 	json_t *j = report_to_json(&r, false, &bad);
 	cr_assert(j, "section %s", bad ? bad : "?");
-	cr_expect_str_eq(json_string_value(json_object_get(j, "schema_version")), "1.3");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "schema_version")), "1.4");
 	json_t *links = json_object_get(j, "links");
 	cr_assert(links);
 	cr_expect(json_is_false(json_object_get(links, "folded")));

@@ -276,9 +276,13 @@ Test(mixed, empirical_draws_come_from_the_samples)
 {
 	struct plan p;
 	plan_init(&p);
-	p.simulation.stragglers.fraction = 1;
-	p.simulation.stragglers.dist = STRAG_EMPIRICAL;
-	p.simulation.stragglers.nsamples = 3;
+	struct plan_straggler_group *g = &p.simulation.stragglers.group[0];
+	p.simulation.stragglers.ngroups = 1;
+	g->fraction = 1;
+	g->slowdown = 1;
+	g->seed = 1;
+	g->dist = STRAG_EMPIRICAL;
+	g->nsamples = p.simulation.stragglers.nsample = 3;
 	p.simulation.stragglers.samples[0] = 1.1, p.simulation.stragglers.samples[1] = 1.3,
 	p.simulation.stragglers.samples[2] = 2.0;
 	double f[64];
@@ -446,7 +450,7 @@ Test(mixed, reads_samples_from_a_csv_file)
 	run(&x, "models/zoo/resnet50.json", false, 32, text);
 	double c5 = compute_of(&x.r, 5, 0, CAT_N - 1), c0 = compute_of(&x.r, 0, 0, CAT_N - 1);
 	cr_expect_float_eq(c5, 1.5 * c0, 1e-9 * c5);
-	cr_expect_eq(x.sc->plan.simulation.stragglers.nsamples, 3);
+	cr_expect_eq(x.sc->plan.simulation.stragglers.group[0].nsamples, 3);
 	run_finish(&x);
 	free(dir);
 }
