@@ -146,3 +146,17 @@ Test(input_pipeline, needs_a_cnn)
 		     "/training/input_pipeline/loader: error: a data loader needs a cnn model, "
 		     "model 'Llama-3 8B' is not one");
 }
+
+/* The shipped scenario's summary says, in one line, who binds: 128
+ * cores x 145 images/s against the 8 GPUs' 2048 images a step. */
+Test(input_pipeline, the_summary_names_the_binding_loader)
+{
+	char *dir = tmp_dir(), args[2048], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "run %s --out %s", src_path("scenarios/resnet50-a100-8gpu-pil.json"), dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\ninput-bound: host decodes 18.6 k img/s, a node's GPUs want 21.8 k "
+			 "(pytorch-pil, 15 % of the step waiting)\n"), "%s", out);
+	free(out);
+	free(err);
+	free(dir);
+}
