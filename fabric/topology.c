@@ -664,6 +664,7 @@ struct topology *topology_load(const char *path, struct diag *d)
 			else
 				jobj_num(&node, "power_max_W", &t->node_power_max_W, JPOS);
 		}
+		jobj_int(&node, "cpu_cores", &t->node_cpu_cores, 1, 0);
 		if (jobj_int(&node, "gpus", &n, 1, JREQ) == 1 && n > TOPO_MAX_GPUS_PER_NODE) {
 			jobj_err(&node, "gpus", "must be <= %d, got %ld", TOPO_MAX_GPUS_PER_NODE, n);
 			n = 1;

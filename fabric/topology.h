@@ -80,6 +80,9 @@
  *   node.power_max_W             number  W       -         (1.3) the node's datasheet maximum (GPUs,
  *                                                          CPUs, NICs, switches, fans); economics.h
  *   node.gpus                    int     -       required  GPUs per node (<= 128)
+ *   node.cpu_cores               int     -       -         (any version) the host CPU cores of a
+ *                                                          node, for a data loader on the CPU
+ *                                                          (models/input_pipeline.h); cited in source
  *   node.intra.kind              string  -       required  "nvswitch", "pcie" or (1.1) "nvlink_mesh"
  *   node.intra.bw_GBps           number  GB/s    required  nvswitch: per GPU per direction;
  *                                                          pcie: each GPU's link to its switch;
@@ -178,6 +181,7 @@ struct topology {
 	double fabric_latency_s;
 	double fabric_bw_Bps;       /* switch capacity per port (0 = unlimited) */
 	double node_power_max_W;    /* 0 = not given */
+	long node_cpu_cores;        /* host CPU cores per node, 0 = not given */
 
 	/* nvlink_mesh: per-direction bandwidth of the NVLinks between local
 	 * GPUs (0 = none), and the host PCIe link for pairs without a path */

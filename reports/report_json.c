@@ -360,6 +360,16 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"mfu", r->mfu, "hfu", r->hfu, "model_flops_per_iteration", r->model_flops,
 		"hardware_flops_per_iteration", r->hardware_flops,
 		"peak_tflops_per_gpu", r->peak_flops_per_gpu / 1e12));
+	if (r->plan.training.input.loader != INPUT_NONE)
+		put(root, bad, "input_pipeline", json_pack(
+			"{s:s, s:i, s:f, s:f, s:f, s:f, s:b, s:f}",
+			"loader", input_loader_names[r->plan.training.input.loader],
+			"per_gpus", r->input_unit_gpus,
+			"supply_img_per_s", r->input.supply_img_per_s,
+			"demand_img_per_s", r->input.demand_img_per_s,
+			"loader_s", r->input.loader_s, "gpu_iteration_s", r->gpu_iteration_s,
+			"input_bound", r->input.bound,
+			"input_bound_fraction", r->input.bound ? 1 - r->gpu_iteration_s / r->iteration_s : 0.0));
 	{
 		/* what the two ratios count, and the public record beside MFU */
 		json_t *pl = json_object();

@@ -327,6 +327,22 @@ static void print_straggler_groups(const struct plan *p, FILE *f, bool after_sta
 	}
 }
 
+/* One line on the data loader (models/input_pipeline.h), when there is one. */
+static void print_input(const struct result *r, FILE *f)
+{
+	const struct input_step *in = &r->input;
+	const char *who = r->plan.training.input.loader == INPUT_DALI_GPU ? "each GPU's DALI pipeline"
+									   : "host";
+	const char *per = r->input_unit_gpus > 1 ? "a node's GPUs want" : "the GPU wants";
+
+	if (r->plan.training.input.loader == INPUT_NONE)
+		return;
+	fprintf(f, "%s: %s decodes %.1f k img/s, %s %.1f k (%s, %.0f %% of the step waiting)\n",
+		in->bound ? "input-bound" : "input keeps up", who, in->supply_img_per_s / 1e3, per,
+		in->demand_img_per_s / 1e3, input_loader_names[r->plan.training.input.loader],
+		in->bound ? 100 * (1 - r->gpu_iteration_s / r->iteration_s) : 0.0);
+}
+
 void report_print_summary(const struct result *r, FILE *f)
 {
 	const struct plan *sc = &r->plan;
@@ -337,6 +353,7 @@ void report_print_summary(const struct result *r, FILE *f)
 	fprintf(f, "\n%-28s %14s\n", "metric", "value");
 	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
 	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);
+	print_input(r, f);
 	if (model_arch(inputs_model(r->in))->sequence)  /* a CNN's sample is an image, not tokens */
 		fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
 	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);

@@ -88,6 +88,7 @@
  *                                             --fp8-param-gather; precision fp8)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
+ *   input              -        none          the data loader (models/input_pipeline.h)
  *   finetune           -        full          LoRA / QLoRA (models/finetune.h): method,
  *                                             rank, alpha, dropout, targets, base dtype;
  *                                             zeroed: every weight trained
@@ -172,6 +173,7 @@
 #include "diag.h"
 #include "gpu.h"
 #include "host.h"
+#include "input_pipeline.h"
 #include "memory.h"
 #include "schedule.h"
 #include "workload.h"
@@ -320,6 +322,7 @@ struct plan_training {
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */
+	struct input_pipeline input;    /* training.input_pipeline (models/input_pipeline.h) */
 };
 
 /* communication: the collective algorithm and the gradient reduction. */

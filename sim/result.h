@@ -85,7 +85,10 @@ struct result {
 	double moe_dropped_fraction;/* token copies dropped at expert capacity */
 	double moe_a2a_bytes;       /* N of one dispatch or combine all-to-all, per rank */
 	double microbatches;
-	double iteration_s;
+	double iteration_s;         /* max(GPU step, the data loader's) */
+	double gpu_iteration_s;     /* the GPUs' step alone (= iteration_s without a loader) */
+	struct input_step input;    /* training.input_pipeline's figures (loader none: zeros) */
+	int input_unit_gpus;        /* input's images/s are per node of this many GPUs (dali: 1) */
 	double samples_per_s;
 	double tokens_per_s;
 	double model_flops;         /* per iteration, no recompute */

@@ -85,8 +85,36 @@ static bool load_training(struct jobj *root, struct plan *s)
 		finetune_load(&ft, &s->training.finetune);
 		jobj_end(&ft);
 	}
+	struct jobj ip;
+	if (jobj_child(&jo, "input_pipeline", &ip, 0) == 1) {
+		input_pipeline_load(&ip, &s->training.input);
+		jobj_end(&ip);
+	}
 	jobj_end(&jo);
 	return true;
+}
+
+/* training.input_pipeline against the loaded inputs: a loader feeds a
+ * CNN; the CPU loader needs the node's cores, DALI's default rate was
+ * measured on an A100 only (models/input_pipeline.h). */
+static void check_input(const struct plan *p, const struct inputs *in, const char *path, struct diag *d)
+{
+	const struct input_pipeline *ip = &p->training.input;
+	const struct topology *t = inputs_topology(in);
+
+	if (ip->loader == INPUT_NONE)
+		return;
+	if (inputs_model(in)->arch != MODEL_ARCH_CNN) {
+		diag_err(d, path, "/training/input_pipeline/loader", "a data loader needs a cnn model, "
+			 "model '%s' is not one", inputs_model(in)->name);
+		return;
+	}
+	if (ip->loader == INPUT_PYTORCH_PIL && ip->cpu_cores == 0 && t->node_cpu_cores == 0)
+		diag_err(d, path, "/training/input_pipeline/cpu_cores", "missing required key 'cpu_cores': "
+			 "topology '%s' does not give node.cpu_cores", t->name);
+	if (ip->loader == INPUT_DALI_GPU && ip->gpu_img_per_s == 0 && !strstr(t->gpu.name, "A100"))
+		diag_err(d, path, "/training/input_pipeline/gpu_img_per_s", "missing required key "
+			 "'gpu_img_per_s': DALI's measured rate is an A100's, the GPU is '%s'", t->gpu.name);
 }
 
 /* node_groups and node_order (plan.h): a mixed cluster. Returns the
@@ -555,6 +583,8 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		 * inputs failed (a bad profile, topology or model, reported
 		 * already), a CNN scenario must not be told it lacks seq_len */
 		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
+	if (s->in && have_training)
+		check_input(&s->plan, s->in, path, d);
 	if (diag_count(d) != before || !s->in)
 		goto err;
 	plan_resolve(&s->plan, s->in);

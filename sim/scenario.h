@@ -188,6 +188,19 @@
  *                                                                for lora; nf4 for qlora (bitsandbytes,
  *                                                                dequantized before each GEMM; needs
  *                                                                precision bf16 or fp16, ZeRO <= 2)
+ *   training.input_pipeline.loader string  -       required      the CNN's data loader (models/
+ *                                                                input_pipeline.h): none | pytorch-pil
+ *                                                                (DataLoader workers, Pillow, on the
+ *                                                                node's CPU cores) | dali-gpu (DALI on
+ *                                                                each GPU); the step takes max(GPU step,
+ *                                                                the loader's time for its images)
+ *   training.input_pipeline.cpu_cores int  cores   node.cpu_cores  pytorch-pil: host CPU cores per node
+ *   training.input_pipeline.workers_per_gpu int -  all cores     pytorch-pil: DataLoader workers per GPU,
+ *                                                                one core each
+ *   training.input_pipeline.core_img_per_s number img/s 145      pytorch-pil: images one core prepares
+ *                                                                (Xeon E5-2698 v4, Pillow; cited there)
+ *   training.input_pipeline.gpu_img_per_s number img/s 7000 (A100) dali-gpu: images one GPU's DALI
+ *                                                                pipeline prepares (required off A100)
  *   communication.algorithm       string   -       "auto"        collective algorithm
  *   communication.bucket_MB       number   MB      25            gradient bucket (1e6 bytes)
  *   communication.overlap_grad_reduce bool -       true          reduce buckets during backward (DDP);

@@ -231,6 +231,21 @@ static json_t *write_finetune(const struct finetune *f)
 	return o;
 }
 
+static json_t *write_input(const struct input_pipeline *ip)
+{
+	json_t *o = json_object();
+	put(o, "loader", json_string(input_loader_names[ip->loader]));
+	if (ip->cpu_cores > 0)
+		put(o, "cpu_cores", json_integer(ip->cpu_cores));
+	if (ip->workers_per_gpu > 0)
+		put(o, "workers_per_gpu", json_integer(ip->workers_per_gpu));
+	if (ip->core_img_per_s > 0)
+		put(o, "core_img_per_s", num(ip->core_img_per_s));
+	if (ip->gpu_img_per_s > 0)
+		put(o, "gpu_img_per_s", num(ip->gpu_img_per_s));
+	return o;
+}
+
 static json_t *write_training(const struct plan *p, const struct inputs *in)
 {
 	const struct plan_training *t = &p->training;
@@ -257,6 +272,8 @@ static json_t *write_training(const struct plan *p, const struct inputs *in)
 		put(o, "train_tokens", num(t->train_tokens));
 	if (t->finetune.method != FT_FULL)
 		put(o, "finetune", write_finetune(&t->finetune));
+	if (t->input.loader != INPUT_NONE)
+		put(o, "input_pipeline", write_input(&t->input));
 	return o;
 }
 

@@ -46,6 +46,24 @@ static void group_stats(const struct plan *pl, const struct placement *place,
 	}
 }
 
+/* The data loader (models/input_pipeline.h): a prefetching loader
+ * overlaps the GPUs' step, so the step is the slower of the two. The CPU
+ * loader serves the GPUs of one node; DALI runs on each GPU. */
+static void apply_input(const struct inputs *in, const struct plan *pl, struct result *r)
+{
+	const struct input_pipeline *ip = &pl->training.input;
+	const struct topology *topo = inputs_topology(in);
+
+	if (ip->loader == INPUT_NONE)
+		return;
+	int on_node = r->gpus < topo->gpus_per_node ? (int)r->gpus : topo->gpus_per_node;
+	double per_gpu = (double)pl->training.global_batch / (double)pl->parallel.dp;
+	long cores = ip->cpu_cores > 0 ? ip->cpu_cores : topo->node_cpu_cores;
+	r->input_unit_gpus = ip->loader == INPUT_PYTORCH_PIL ? on_node : 1;
+	r->input = input_pipeline_step(ip, r->gpu_iteration_s, per_gpu * r->input_unit_gpus, cores, on_node);
+	r->iteration_s = r->input.step_s;
+}
+
 /* Throughput, FLOPs, MFU/HFU and the MoE figures from the iteration time. */
 void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struct result *r)
 {
@@ -71,7 +89,8 @@ void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struc
 						      pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
 	}
 	r->microbatches = (double)plan_microbatches(pl);
-	r->iteration_s = r->eng->iteration_s;
+	r->iteration_s = r->gpu_iteration_s = r->eng->iteration_s;
+	apply_input(in, pl, r);
 	r->samples_per_s = (double)pl->training.global_batch / r->iteration_s;
 	r->tokens_per_s = r->samples_per_s * (double)pl->training.seq;
 	r->model_flops = finetune_model_flops(m, &pl->training.finetune, (double)pl->training.global_batch,
