@@ -230,6 +230,18 @@
  * nor in the first layers' backward: not counted (a pipeline's
  * accumulated ones are: they live through its micro-batches).
  *
+ * Multi-token prediction (model.h mtp_depth D): on the rank with the
+ * head, the D MTP blocks count as layers of the last stage (their
+ * weights, gradients, optimizer state, fp8 copies and activations as
+ * a layer's, held as that stage's in-flight micro-batches), the
+ * projections and norms as D (2 h^2 + 3 h) parameters beside the head's,
+ * and per token of one micro-batch the modules' tensors outside their
+ * blocks: the three norms' inputs (A h each, an eager norm's extra), the
+ * projection's saved input G 2h (replicated unless SP) and the shared
+ * head's input A h. Each module's loss keeps its fp32 softmax from its
+ * forward to its backward (Megatron-Core's vocabulary-parallel cross
+ * entropy, below): the loss's peak is 4 D bytes per logit more.
+ *
  * What PyTorch's caching allocator reports (allocator_bytes, the peak of
  * torch.cuda.max_memory_reserved): by default the allocated peak, the
  * total less the CUDA context, NCCL's buffers (outside the allocator) and
@@ -304,6 +316,7 @@ struct mem_rank_input {
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
 	bool fp8_moe_act_cache;    /* fp8 training: routed experts' fc1 outputs kept in fp8 */
+	bool bf16_moments;         /* Adam's moments in bf16 (precision_bf16_moments) */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */
