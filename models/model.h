@@ -87,6 +87,14 @@
  *                                                      routing: M = 4 of 8; moe.h); top_k
  *                                                      at most M x E / G (DeepSeek-V2 2.1.2)
  *   (an MoE model's ffn_size, when left out, is its expert_ffn_size)
+ *   mla.q_lora_rank        int      -      0           d_c' query latent (0: q projected from h)
+ *   mla.kv_lora_rank       int      -      required    d_c key-value latent (q_lora_rank and
+ *                                                      it at most hidden_size: models/bounds.h)
+ *   mla.qk_nope_head_dim   int      -      required    d_h per-head q/k part without RoPE
+ *   mla.qk_rope_head_dim   int      -      required    d_h^R decoupled RoPE part (q per head, k shared)
+ *   mla.v_head_dim         int      -      required    per-head value dimension
+ *   ("mla": multi-head latent attention, DeepSeek-V2 arXiv 2405.04434
+ *   section 2.1, eqs. 9-19; kv_heads must be left out)
  *
  * Multi-token prediction (mtp_depth D > 0): the k-th module takes the
  * main model's (or module k - 1's) output h_i and the embedding of token
@@ -107,14 +115,6 @@
  * 2 h^2 for eh_proj and 3 h for the (RMS) norms (DeepSeek-V3: 11,507,286,016 +
  * 102,781,952 = 11.61 B, the report's 14 B less its copies of the
  * embedding and head, 2 x 926,679,040).
- *   mla.q_lora_rank        int      -      0           d_c' query latent (0: q projected from h)
- *   mla.kv_lora_rank       int      -      required    d_c key-value latent (q_lora_rank and
- *                                                      it at most hidden_size: models/bounds.h)
- *   mla.qk_nope_head_dim   int      -      required    d_h per-head q/k part without RoPE
- *   mla.qk_rope_head_dim   int      -      required    d_h^R decoupled RoPE part (q per head, k shared)
- *   mla.v_head_dim         int      -      required    per-head value dimension
- *   ("mla": multi-head latent attention, DeepSeek-V2 arXiv 2405.04434
- *   section 2.1, eqs. 9-19; kv_heads must be left out)
  *
  * An encoder transformer (BERT, RoBERTa: Devlin et al. 2019; Liu et al.
  * 2019) is the decoder's layer with bidirectional attention (the
