@@ -230,6 +230,16 @@
  * nor in the first layers' backward: not counted (a pipeline's
  * accumulated ones are: they live through its micro-batches).
  *
+ * DualPipe (engine/schedule.h; DeepSeek-V3 arXiv 2412.19437 section
+ * 3.2.1 and deepseek-ai/DualPipe README 89f5de17, Table 2: 2x parameters,
+ * PP + 1 micro-batches of activations): rank s holds stage s and stage
+ * p - 1 - s, each copy with its own weights, gradients (the reference's
+ * examples/example_dualpipe.py 7cb1e5e6 keeps a .grad per copy and sums
+ * the mirror's after the step) and fp8 copies, and its own ZeRO shard of
+ * optimizer state over its data-parallel group (neither the report nor
+ * the reference shards one copy's state over both mirror ranks); the
+ * schedule's replay counts the activations (p + 1 chunks on rank 0).
+ *
  * Multi-token prediction (model.h mtp_depth D): on the rank with the
  * head, the D MTP blocks count as layers of the last stage (their
  * weights, gradients, optimizer state, fp8 copies and activations as
