@@ -40,6 +40,8 @@
  *   n_group, topk_group     moe.groups, moe.groups_per_token
  *   q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
  *                           mla.*                     (deepseek_v3)
+ *   num_nextn_predict_layers mtp_depth                (deepseek_v3) the multi-token-prediction
+ *                                                     modules trained with the model; 0: ignored
  *   sliding_window          sliding_window            mistral, mixtral: every layer attends through
  *                                                     the window (MistralAttention passes
  *                                                     config.sliding_window for each layer); null:
@@ -411,8 +413,7 @@ static void key_mtp(struct hf *h, enum act a, const char *k, const char *dk, con
 	if (json_is_integer(v) && json_integer_value(v) == 0)
 		import_map_add(h->map, IMPORT_IGNORED, k, text, "", "", "no multi-token prediction module");
 	else
-		import_map_add(h->map, IMPORT_UNKNOWN, k, text, "", "",
-			       "multi-token prediction modules are not modelled (not priced)");
+		map_int(h, k, "mtp_depth", v, 0, text);
 }
 
 static void key_ignored(struct hf *h, enum act a, const char *k, const char *dk, const json_t *v,
@@ -617,7 +618,7 @@ json_t *import_hf(const char *path, struct import_map *map, struct diag *d)
 			 families[f].architecture, families[f].model_type, a0 ? a0 : "?");
 	json_t *name = json_object_get(root, "_name_or_path");
 	json_object_set_new(h.model, "schema", json_string("ddlsim.model"));
-	json_object_set_new(h.model, "schema_version", json_string("1.3"));
+	json_object_set_new(h.model, "schema_version", json_string("1.4"));
 	json_object_set_new(h.model, "name", json_string(json_is_string(name) && *json_string_value(name) ?
 							  json_string_value(name) : families[f].architecture));
 	char *src = xasprintf("Hugging Face config.json '%s' (model_type %s), imported by ddlsim import", path,

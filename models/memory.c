@@ -392,8 +392,8 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 	double psi = psi_l;
 	if (in->has_embedding)
 		psi += model_embedding_params(m) / t;
-	if (in->has_head)
-		psi += model_head_params(m) / t;
+	if (in->has_head)   /* the head, and the MTP modules' projections and norms */
+		psi += (model_head_params(m) + model_mtp_extra_params(m)) / t;
 	if (in->has_head && m->tied_embeddings && !in->has_embedding)
 		psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
 	o->params_local = psi + psi_e;
@@ -418,7 +418,7 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 			o->weights_bytes += (pr->fp8 && in->fp8_params ? 1 : wbytes) * (psi_l + psi_e);
 		/* fp32 training: the shards are the weights themselves (K = 8
 		 * holds no master) */
-		if (pr->optimizer_bytes < 12)
+		if (pr->weight == DTYPE_FP32)
 			o->weights_bytes += 4 * sharded(&sh, ZERO_3, psi, psi_e);
 		/* the sharded gradients are freed by zero_grad before the
 		 * forward; a pipeline's accumulation lives: unsharded, in the
@@ -472,11 +472,24 @@ static void fsdp2_buffers(const struct mem_rank_input *in, const struct precisio
 	*in_bwd = 3 * u * pb + wb * pb + 2 * r * pb;
 }
 
+/* The MTP modules' tensors outside their blocks (memory.h, "Multi-token
+ * prediction"), one micro-batch as the head's. */
+static double mtp_activations(const struct mem_rank_input *in, const struct precision *pr)
+{
+	const struct model *m = in->model;
+	double a = dtype_bytes(pr->activation), g = dtype_bytes(pr->saved_gemm_input);
+	double sp = in->sp && in->tp > 1 ? in->tp : 1, h = (double)m->hidden;
+	double norms = 3 * (a + norm_extra(in)) / sp;   /* enorm, hnorm, final norm inputs */
+	return (double)m->mtp_depth * in->micro_batch * in->seq * h * (norms + g * 2 / sp + a);
+}
+
 void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
 	struct precision pr;
 	precision_init(&pr, in->dtype, false);
+	if (in->bf16_moments)
+		precision_bf16_moments(&pr);
 	double lm, ld, cm, cd;
 
 	memset(o, 0, sizeof(*o));
@@ -491,11 +504,13 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 		double a = dtype_bytes(pr.activation), sp = in->sp && in->tp > 1 ? in->tp : 1;
 		o->activations_bytes += in->micro_batch * in->seq * (double)m->hidden *
 					(a + (a + norm_extra(in)) / sp);
+		o->activations_bytes += mtp_activations(in, &pr);
 	}
 	if (in->has_head) /* the loss's peak per logit, vocabulary-parallel (an
 			   * encoder's MLM head: its masked positions only); the
 			   * stacks' losses were read for decoders' LM heads */
-		o->logits_bytes = (in->loss_Bpl > 0 && m->arch == MODEL_ARCH_DECODER ? in->loss_Bpl : 8) *
+		o->logits_bytes = ((in->loss_Bpl > 0 && m->arch == MODEL_ARCH_DECODER ? in->loss_Bpl : 8) +
+				   4 * (double)m->mtp_depth) *
 				  in->micro_batch *
 				  model_logits_per_sample(m, in->seq) / (model_is_vit(m) ? 1 : in->tp);
 	if (in->layers > 0)

@@ -232,6 +232,28 @@
  * nor in the first layers' backward: not counted (a pipeline's
  * accumulated ones are: they live through its micro-batches).
  *
+ * DualPipe (engine/schedule.h; DeepSeek-V3 arXiv 2412.19437 section
+ * 3.2.1 and deepseek-ai/DualPipe README 89f5de17, Table 2: 2x parameters,
+ * PP + 1 micro-batches of activations): rank s holds stage s and stage
+ * p - 1 - s, each copy with its own weights, gradients (the reference's
+ * examples/example_dualpipe.py 7cb1e5e6 keeps a .grad per copy and sums
+ * the mirror's after the step) and fp8 copies, and its own ZeRO shard of
+ * optimizer state over its data-parallel group (neither the report nor
+ * the reference shards one copy's state over both mirror ranks); the
+ * schedule's replay counts the activations (p + 1 chunks on rank 0).
+ *
+ * Multi-token prediction (model.h mtp_depth D): on the rank with the
+ * head, the D MTP blocks count as layers of the last stage (their
+ * weights, gradients, optimizer state, fp8 copies and activations as
+ * a layer's, held as that stage's in-flight micro-batches), the
+ * projections and norms as D (2 h^2 + 3 h) parameters beside the head's,
+ * and per token of one micro-batch the modules' tensors outside their
+ * blocks: the three norms' inputs (A h each, an eager norm's extra), the
+ * projection's saved input G 2h (replicated unless SP) and the shared
+ * head's input A h. Each module's loss keeps its fp32 softmax from its
+ * forward to its backward (Megatron-Core's vocabulary-parallel cross
+ * entropy, below): the loss's peak is 4 D bytes per logit more.
+ *
  * What PyTorch's caching allocator reports (allocator_bytes, the peak of
  * torch.cuda.max_memory_reserved): by default the allocated peak, the
  * total less the CUDA context, NCCL's buffers (outside the allocator) and
@@ -306,6 +328,7 @@ struct mem_rank_input {
 	enum attention attention;  /* attention kernel: flash stores no s x s tensors */
 	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
 	bool fp8_moe_act_cache;    /* fp8 training: routed experts' fc1 outputs kept in fp8 */
+	bool bf16_moments;         /* Adam's moments in bf16 (precision_bf16_moments) */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */

@@ -233,6 +233,9 @@ static void load_transformer(struct jobj *jo, struct model *m)
 	if (jobj_int(jo, "global_every", &m->global_every, 1, 0) == 1 && !m->sliding_window)
 		jobj_err(jo, "global_every", "needs sliding_window (the layers between are windowed)");
 	jobj_bool(jo, "attention_sinks", &m->attention_sinks, 0);
+	if (jobj_int(jo, "mtp_depth", &m->mtp_depth, 0, 0) == 1 && m->mtp_depth > 0 && m->sliding_window)
+		jobj_err(jo, "mtp_depth", "with sliding_window is not modelled (which attention the MTP "
+			 "block has is not known)");
 	load_moe(jo, m);
 	load_mla(jo, m, kv_given);
 	if (model_is_mla(m) && hd_given)
@@ -309,7 +312,7 @@ struct model *model_load(const char *path, struct diag *d)
 	json_t *root = jload_file(path, d);
 	if (!root)
 		goto err_free;
-	if (jload_schema(root, path, d, "ddlsim.model", 1, 3))
+	if (jload_schema(root, path, d, "ddlsim.model", 1, 4))
 		goto err_json;
 	jobj_init(&jo, root, path, "", d);
 
@@ -648,7 +651,42 @@ static double transformer_iteration_flops(const struct model *m, double batch, d
 	double span = m->sliding_window > 0 ? fmin(seq, (double)m->sliding_window) : seq;
 	double attn = per_key * ((L - Ls) * seq + Ls * span);
 	double fwd = tok * ((L - Lm) * dense + Lm * moe + attn + 2 * h * (double)m->vocab);
-	return 3 * fwd;
+	return 3 * fwd + model_mtp_iteration_flops(m, batch, seq);
+}
+
+double model_mtp_extra_params(const struct model *m)
+{
+	double h = (double)m->hidden, norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
+	return (double)m->mtp_depth * (2 * h * h + 3 * norm);
+}
+
+/* True where the last layer (the MTP block's kind) is an MoE layer. */
+static bool last_layer_moe(const struct model *m)
+{
+	return model_moe_layers_in(m, m->layers - 1, 1) > 0;
+}
+
+double model_mtp_params(const struct model *m)
+{
+	double block = last_layer_moe(m) ? model_layer_params(m) : model_dense_layer_params(m);
+	return (double)m->mtp_depth * block + model_mtp_extra_params(m);
+}
+
+double model_mtp_iteration_flops(const struct model *m, double batch, double seq)
+{
+	if (m->mtp_depth <= 0)
+		return 0;
+	double h = (double)m->hidden, fm = (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h;
+	double gemm = attn_gemm_flops(m) + 2 * fm * (double)m->ffn;
+	if (last_layer_moe(m)) {
+		const struct moe_config *c = &m->moe;
+		gemm = attn_gemm_flops(m) + 2 * (h * (double)c->experts +
+			fm * ((double)c->top_k * (double)c->expert_ffn +
+			      (double)c->shared_experts * (double)c->shared_ffn));
+	}
+	double attn = 2 * (double)m->heads * (double)(model_qk_head_dim(m) + model_v_head_dim(m)) * seq;
+	double per_tok = gemm + attn + 2 * (2 * h) * h + 2 * h * (double)m->vocab;
+	return 3 * batch * seq * (double)m->mtp_depth * per_tok;
 }
 
 /* An encoder: the layers as the decoder's (full attention, model.h), the

@@ -1,9 +1,10 @@
 /* model: a decoder-only transformer, an encoder transformer (BERT) or a
  * CNN, as a model file describes it.
  *
- * The model file (schema "ddlsim.model" 1.3; 1.0 to 1.2 files are read
+ * The model file (schema "ddlsim.model" 1.4; 1.0 to 1.3 files are read
  * as before: "moe" is new in 1.1, "mla" and moe.first_dense_layers,
- * moe.groups, moe.groups_per_token in 1.2, head_dim and qk_norm in 1.3)
+ * moe.groups, moe.groups_per_token in 1.2, head_dim and qk_norm in 1.3,
+ * mtp_depth in 1.4)
  * describes the architecture a
  * training job trains; it holds no parallelism and no hardware. A new
  * optional key is a minor bump; a key whose meaning changes, a major.
@@ -52,6 +53,18 @@
  *   max_position           int      tokens 2048        rows of a learned position table
  *   published_params       number   params 0           published parameter count, for checks
  *   published_active_params number  params 0           published activated parameters (MoE)
+ *   mtp_depth              int      -      0           D multi-token-prediction modules trained
+ *                                                      with the model (DeepSeek-V3 arXiv
+ *                                                      2412.19437 section 2.2; HF
+ *                                                      num_nextn_predict_layers; Megatron-Core
+ *                                                      --mtp-num-layers): each an RMSNorm of
+ *                                                      the hidden state and one of the next
+ *                                                      token's embedding, a projection 2h -> h,
+ *                                                      a transformer block of the last layer's
+ *                                                      kind, a final norm, and the shared output
+ *                                                      head and loss; on the head's pipeline
+ *                                                      stage (below); not in published_params;
+ *                                                      decoders without sliding_window
  *   moe.experts            int      -      required    E routed experts per MoE layer (every
  *                                                      layer is an MoE layer when "moe" is given)
  *   moe.top_k              int      -      required    k experts per token (<= E)
@@ -82,6 +95,26 @@
  *   mla.v_head_dim         int      -      required    per-head value dimension
  *   ("mla": multi-head latent attention, DeepSeek-V2 arXiv 2405.04434
  *   section 2.1, eqs. 9-19; kv_heads must be left out)
+ *
+ * Multi-token prediction (mtp_depth D > 0): the k-th module takes the
+ * main model's (or module k - 1's) output h_i and the embedding of token
+ * i + k, normalises each (enorm, hnorm), projects their concatenation
+ * 2h -> h (eh_proj, no bias), runs one transformer block and a final
+ * norm, and predicts token i + k + 1 through the main model's output
+ * head and cross entropy; the embedding and the head are the main
+ * model's, shared (Megatron-Core 13f8f526 megatron/core/transformer/
+ * multi_token_prediction.py MultiTokenPredictionLayer: enorm, hnorm,
+ * eh_proj 2h -> h, transformer_layer, final_layernorm). Megatron-Core
+ * builds every module on the last pipeline stage
+ * (get_mtp_num_layers_to_build: mpu.is_pipeline_last_stage()); DeepSeek-V3
+ * places it with the output head (section 3.2.3, "Shared Embedding and
+ * Output Head for Multi-Token Prediction"): ddlsim runs the D blocks after
+ * the last stage's layers (layer indices layers .. layers + D - 1, priced
+ * as the last layer), the projections, norms and the D extra head GEMMs and
+ * losses with the head. Its own parameters per module: the block's,
+ * 2 h^2 for eh_proj and 3 h for the (RMS) norms (DeepSeek-V3: 11,507,286,016 +
+ * 102,781,952 = 11.61 B, the report's 14 B less its copies of the
+ * embedding and head, 2 x 926,679,040).
  *
  * An encoder transformer (BERT, RoBERTa: Devlin et al. 2019; Liu et al.
  * 2019) is the decoder's layer with bidirectional attention (the
@@ -228,6 +261,7 @@ struct model {
 	/* architecture "vit" (vocab = 0: no word table) */
 	long image_size, patch_size, channels, num_classes;
 	struct model_mla mla;       /* mla.kv_lora = 0: standard attention */
+	long mtp_depth;             /* multi-token-prediction modules D; 0: none */
 };
 
 /* Load and validate a model file. Returns a new model (model_destroy()) or
@@ -288,6 +322,18 @@ double model_layer_active_params(const struct model *m);
 /* Whole-model activated parameters per token (Mixtral 8x7B: 12.9 B of
  * 46.7 B; = model_params() when dense). */
 double model_active_params(const struct model *m);
+/* The MTP modules' own parameters outside their transformer blocks:
+ * D (2 h^2 + 3 n), eh_proj and the three norms of n = h (RMSNorm) or 2h
+ * (LayerNorm) each (0 without MTP). */
+double model_mtp_extra_params(const struct model *m);
+/* The MTP modules' own parameters: D blocks of the last layer's kind and
+ * model_mtp_extra_params() (the embedding and head are shared). */
+double model_mtp_params(const struct model *m);
+/* Training FLOPs the MTP modules add to model_iteration_flops() for
+ * batch samples of seq tokens: 3 x forward, per token and module the
+ * block's GEMMs (as the last layer's), its full-attention QK^T and AV,
+ * eh_proj 2 x 2h x h and the head 2 h V (0 without MTP). */
+double model_mtp_iteration_flops(const struct model *m, double batch, double seq);
 /* Parameters outside the blocks: embeddings, final norm, LM head. */
 double model_embedding_params(const struct model *m);
 double model_head_params(const struct model *m);   /* 0 if tied */
@@ -315,7 +361,8 @@ double model_head_tokens(const struct model *m, double seq);
  * classifier. */
 double model_params(const struct model *m);
 
-/* Training FLOPs of one iteration (forward + backward, no recomputation),
+/* Training FLOPs of one iteration (forward + backward, no recomputation;
+ * the MTP modules' included: model_mtp_iteration_flops()),
  * counting every GEMM as 2mnk and full (unmasked) attention (an MoE
  * layer: its activated parameters only, 6 N_active per token, plus the
  * router; an encoder: its heads on model_head_tokens() per sample, the

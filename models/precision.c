@@ -57,6 +57,12 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm)
 		p->optimizer_step_bytes += 2 + p->fp8_weight_copy_bytes;
 }
 
+void precision_bf16_moments(struct precision *p)
+{
+	p->optimizer_bytes -= 4;
+	p->optimizer_step_bytes -= 8;
+}
+
 void precision_fp8_params(struct precision *p)
 {
 	if (!p->fp8 || p->training != DTYPE_FP8 || p->layer_weight == DTYPE_FP8)

@@ -115,4 +115,13 @@ void precision_init(struct precision *p, enum dtype training, bool fp8_comm);
  * directly (no 16-bit write and re-read). No effect unless p->fp8. */
 void precision_fp8_params(struct precision *p);
 
+/* AdamW's first and second moments in bf16 (DeepSeek-V3, arXiv
+ * 2412.19437 section 3.3.3, "Low-Precision Optimizer States": "We adopt
+ * the BF16 data format instead of FP32 to track the first and second
+ * moments in the AdamW optimizer"; the master weights stay fp32): the
+ * state is 2 + 2 bytes per parameter instead of 4 + 4 (K = 12 - 4 = 8
+ * mixed, 8 - 4 = 4 in fp32), and the step reads and writes each moment
+ * in 2 bytes instead of 4 (8 bytes per parameter fewer). */
+void precision_bf16_moments(struct precision *p);
+
 #endif

@@ -672,6 +672,28 @@ static void decoder_embed(struct emitter *e, const struct model *m, const struct
 		workload_main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
 }
 
+/* The MTP modules' work outside their blocks (model.h), each: the rolled embeddings
+ * (a copy), enorm and hnorm, their concatenation (a copy of 2h), eh_proj 2h -> h (a TE
+ * linear), the final norm, the head's GEMM and cross entropy, their main gradients. */
+static void mtp_head(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		     double T, double Tn, enum dtype gemm_dt, enum dtype head_gemm)
+{
+	double h = (double)m->hidden, Vt = (double)m->vocab / s->tp;
+	for (long k = 0; k < m->mtp_depth; k++) {
+		e->gdt = gemm_dt;
+		membound(e, "mtp_roll", "copy", T * h, 2, 0);
+		for (int n = 0; n < 2; n++)
+			norm_op(e, m, n ? "mtp_hnorm" : "mtp_enorm", Tn * h);
+		membound(e, "mtp_concat", "copy", T * 2 * h, 2, 0);
+		linear(e, m, s, "mtp_eh_proj", T, h / s->tp, 2 * h, true, true);
+		norm_op(e, m, "mtp_final_norm", Tn * h);
+		e->gdt = head_gemm;
+		gemm(e, "mtp_lm_head", 1, T, Vt, h);
+		piece(e, "mtp_cross_entropy", "cross_entropy", &e->stk->loss, T * Vt, Vt);
+		workload_main_grad_op(e, s, "mtp", 2 * h * h / s->tp + h * Vt);
+	}
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -758,6 +780,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			encoder_head(&e, m, s);
 			break;
 		}
+		mtp_head(&e, m, s, T, Tn, pr.gemm, pr.head_gemm);   /* leaves e.gdt the head's */
 		norm_op(&e, m, "final_norm", Tn * h);
 		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
 		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);

@@ -38,7 +38,7 @@ double workload_iteration_flops(const struct model *m, const struct wl_shape *sh
 				enum recompute rc, double samples)
 {
 	double Ld = model_is_moe(m) ? (double)(m->layers - model_moe_layers(m)) : 0;
-	return workload_iteration_flops_layers(m, shp, rc, samples, (double)m->layers, Ld);
+	return workload_iteration_flops_layers(m, shp, rc, samples, (double)(m->layers + m->mtp_depth), Ld);
 }
 
 double workload_iteration_flops_layers(const struct model *m, const struct wl_shape *shp,
@@ -53,8 +53,9 @@ double workload_iteration_flops_layers(const struct model *m, const struct wl_sh
 	s.dense_layer = false;
 	d = s;
 	d.dense_layer = true;
-	/* an MoE model's first_dense_layers: dense MLP blocks of ffn_size */
-	double L = (double)m->layers, Ld = (double)(m->layers - model_moe_layers(m));
+	/* an MoE model's first_dense_layers: dense MLP blocks of ffn_size;
+	 * the MTP modules' blocks as the last layer (model.h) */
+	double L = (double)(m->layers + m->mtp_depth), Ld = (double)(m->layers - model_moe_layers(m));
 	double per_mb = 0, f, g;
 
 	if (!model_is_moe(m))

@@ -113,6 +113,10 @@ static json_t *scenario_json(const struct result *r)
 		json_array_append_new(vl, json_integer(plan_vstage_layers(pl, model->layers, vs, nv, &first)));
 	}
 	json_object_set_new(par, "vstage_layers", vl);
+	if (pl->training.bf16_moments)   /* given: Adam's moments in bf16 */
+		json_object_set_new(json_object_get(o, "training"), "optimizer_state_dtype", json_string("bf16"));
+	if (model->mtp_depth > 0)        /* the model's MTP modules (models/model.h) */
+		json_object_set_new(json_object_get(o, "model"), "mtp_depth", json_integer(model->mtp_depth));
 	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->communication.overlap_grad_reduce));
 	json_object_set_new(com, "overlap_param_gather", json_boolean(pl->communication.overlap_param_gather));
 	json_object_set_new(com, "tp_comm_overlap", json_boolean(pl->communication.tp_comm_overlap));

@@ -15,6 +15,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
 		.grad_elem_bytes = dtype_bytes(pl->training.grad_dtype), .attention = pl->training.attention,
 		.fp8_params = pl->training.fp8_params, .fp8_moe_act_cache = pl->training.fp8_moe_act_cache,
+		.bf16_moments = pl->training.bf16_moments,
 		.pp = pl->parallel.pp, .reserve_fraction = pl->training.memory_reserve,
 		/* context parallelism: a rank holds seq/cp tokens; gradients and
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */
@@ -56,7 +57,7 @@ int anatomy_stage_layers(const struct plan *pl, const struct model *m, int stage
 	*dense = 0;
 	for (int c = 0; c < v; c++) {
 		int vs = schedule_vstage(pl->parallel.schedule, pl->parallel.pp, v, stage, c, &nv);
-		int n = plan_vstage_layers(pl, m->layers, vs, nv, &first);
+		int n = plan_stage_blocks(pl, m, vs, nv, &first);
 		if (chunk_layers)
 			chunk_layers[c] = n;
 		layers += n;

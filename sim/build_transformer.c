@@ -101,6 +101,8 @@
 
 int builder_kind(const struct builder *b, long layer)
 {
+	if (layer >= b->m->layers)     /* an MTP block: the last layer's kind */
+		layer = b->m->layers - 1;
 	return (layer < b->n_dense ? 1 : 0) | (model_layer_slides(b->m, layer) ? 2 : 0);
 }
 
@@ -178,7 +180,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	 * copy of the word embeddings for the LM head (Megatron-LM) */
 	b->tied_copy = m->tied_embeddings && pl->parallel.pp > 1
 			       ? (double)m->vocab * (double)m->hidden / t : 0;
-	b->grads.grad_bytes_head = (model_head_params(m) / t + b->tied_copy) * gb;
+	b->grads.grad_bytes_head = ((model_head_params(m) + model_mtp_extra_params(m)) / t + b->tied_copy) * gb;
 	b->frozen = finetune_frozen(&pl->training.finetune);
 	if (b->frozen) {
 		/* LoRA / QLoRA: only the adapters' gradients are reduced */

@@ -46,6 +46,8 @@ static double optimizer_time(const struct plan *pl, const struct gpu_spec *g,
 	precision_init(&pr, pl->training.precision, false);
 	if (pl->training.fp8_params)
 		precision_fp8_params(&pr);
+	if (pl->training.bf16_moments)
+		precision_bf16_moments(&pr);
 	op.bytes = params_local * (pr.optimizer_step_bytes + stack_optimizer_Bpp(k, pl->parallel.zero) -
 				   (k->optimizer_copy16 ? 0 : pr.optimizer_copy_bytes));
 	op.kernels = stack_optimizer_kernels(k, pl->parallel.zero);
@@ -109,7 +111,7 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	sp->has_emb = has_emb;
 	sp->has_head = has_head;
 	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
-		  (sp->has_head ? model_head_params(m) / t + b->tied_copy : 0);
+		  (sp->has_head ? (model_head_params(m) + model_mtp_extra_params(m)) / t + b->tied_copy : 0);
 	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
 	sp->ndp = plan_shard_group(pl);          /* gradients and optimizer shards span dp x cp,
 						    or the shard group (hybrid sharding) */

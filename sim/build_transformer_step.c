@@ -39,10 +39,10 @@ static void set_layer(struct builder *b, int layer)
 	b->lk = &b->kind[builder_kind(b, layer)];
 }
 
-/* Layers of virtual stage vs (of pp * v), and the first layer's index. */
+/* Blocks of virtual stage vs (of pp * v), and the first one's index. */
 int builder_vstage_layers(const struct builder *b, int vs, int nv, int *first)
 {
-	return plan_vstage_layers(b->pl, b->m->layers, vs, nv, first);
+	return plan_stage_blocks(b->pl, b->m, vs, nv, first);
 }
 
 int builder_vstage(const struct builder *b, int chunk, int *nv)
@@ -333,7 +333,7 @@ static double fsdp2_root_params(const struct builder *b, int vs, int nv)
 	if (!b->fsdp2)
 		return 0;
 	return (vs == 0 ? model_embedding_params(b->m) / t : 0) +
-	       (vs == nv - 1 ? model_head_params(b->m) / t + b->tied_copy : 0);
+	       (vs == nv - 1 ? (model_head_params(b->m) + model_mtp_extra_params(b->m)) / t + b->tied_copy : 0);
 }
 
 /* FSDP2's root unit gathered before the stage's first compute of each

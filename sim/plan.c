@@ -422,6 +422,12 @@ int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, 
 	return vstage_count(p, model_layers, vs, nv);
 }
 
+int plan_stage_blocks(const struct plan *p, const struct model *m, int vs, int nv, int *first)
+{
+	int n = plan_vstage_layers(p, m->layers, vs, nv, first);
+	return n + (vs == nv - 1 ? (int)m->mtp_depth : 0);
+}
+
 bool plan_layer_recomputed(const struct plan *p, int k)
 {
 	if (p->parallel.recompute != RECOMPUTE_FULL)
@@ -440,11 +446,11 @@ double plan_recomputed_model_layers(const struct plan *p, const struct model *m,
 	/* every layer; or a split plan_check refuses (vstage_layers not pp x v) */
 	if (p->parallel.recompute != RECOMPUTE_FULL || p->parallel.recompute_every <= 1 ||
 	    (p->parallel.nvstage_layers && p->parallel.nvstage_layers != nv))
-		return (double)m->layers;
+		return (double)(m->layers + m->mtp_depth);  /* the MTP blocks as layers */
 	*dense = 0;
 	for (int s = 0; s < pp; s++)
 		for (int c = 0, k = 0; c < v; c++) {
-			int nl = plan_vstage_layers(p, m->layers, c * pp + s, nv, &first);
+			int nl = plan_stage_blocks(p, m, c * pp + s, nv, &first);
 			for (int l = 0; l < nl; l++, k++)
 				if (plan_layer_recomputed(p, k)) {
 					n++;

@@ -86,6 +86,8 @@
  *   fp8_moe_act_cache  -        false         routed experts' SwiGLU inputs saved in fp8
  *                                             (TE fp8_model_params / Megatron-Core
  *                                             --fp8-param-gather; precision fp8)
+ *   optimizer_state_dtype - fp32         Adam's first and second moments: fp32 | bf16
+ *                                             (models/precision.h precision_bf16_moments)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   input              -        none          the data loader (models/input_pipeline.h)
@@ -319,6 +321,7 @@ struct plan_training {
 	bool fp8_comm;
 	bool fp8_params;
 	bool fp8_moe_act_cache;         /* the routed experts' SwiGLU inputs saved in fp8 */
+	bool bf16_moments;              /* optimizer_state_dtype "bf16": Adam's moments in bf16 */
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */
@@ -524,6 +527,11 @@ long plan_microbatches(const struct plan *p);
  * the rest split evenly) split over its chunks; else as even as possible
  * over the nv virtual stages with the remainder on the first ones. */
 int plan_vstage_layers(const struct plan *p, long model_layers, int vs, int nv, int *first);
+/* The transformer blocks virtual stage vs runs: its layers
+ * (plan_vstage_layers()) and on the last one, with the output head, the
+ * model's mtp_depth MTP blocks after them (model.h: Megatron-Core builds
+ * them on the last pipeline stage), indices layers .. layers + D - 1. */
+int plan_stage_blocks(const struct plan *p, const struct model *m, int vs, int nv, int *first);
 
 /* Whether the k-th transformer layer a rank holds (from 0, counted over
  * its chunks in order) is recomputed in its backward: every layer under

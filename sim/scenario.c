@@ -76,6 +76,13 @@ static bool load_training(struct jobj *root, struct plan *s)
 	jobj_bool(&jo, "fp8_comm", &s->training.fp8_comm, 0);
 	jobj_bool(&jo, "fp8_params", &s->training.fp8_params, 0);
 	jobj_bool(&jo, "fp8_moe_act_cache", &s->training.fp8_moe_act_cache, 0);
+	e = DTYPE_FP32;
+	if (jobj_enum(&jo, "optimizer_state_dtype", dtype_names, &e, 0) == 1) {
+		if (e != DTYPE_FP32 && e != DTYPE_BF16)
+			jobj_err(&jo, "optimizer_state_dtype", "expected one of {fp32, bf16}, got '%s'",
+				 dtype_name(e));
+		s->training.bf16_moments = e == DTYPE_BF16;
+	}
 	jobj_num(&jo, "memory_reserve", &s->training.memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);

@@ -165,6 +165,13 @@
  *                                                                (TE fp8_model_params, Megatron-Core
  *                                                                --fp8-param-gather; needs fp8): no
  *                                                                bf16 copy, fp8 parameter all-gathers
+ *   training.optimizer_state_dtype string  -       "fp32"        Adam's first and second moments: fp32
+ *                                                                | bf16 (DeepSeek-V3, arXiv 2412.19437
+ *                                                                section 3.3.3, "Low-Precision Optimizer
+ *                                                                States"): 2 + 2 bytes per parameter
+ *                                                                instead of 4 + 4, the fp32 master kept
+ *                                                                (K = 8 of 12); the step moves 8 bytes
+ *                                                                per parameter fewer
  *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
  *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)

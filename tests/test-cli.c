@@ -74,12 +74,15 @@ static void each(const char *pattern, void (*fn)(const char *path))
 	globfree(&g);
 }
 
-/* validate exits 0 for every shipped file but the scenario shipped to
- * show a plan that does not fit (exit 4, cmd_validate.c). */
+/* validate exits 0 for every shipped file but the scenarios that do not
+ * fit (exit 4, cmd_validate.c): the one shipped to show such a plan, and
+ * DeepSeek-V3 in its report's plan, which ddlsim counts 24.3 GB over
+ * (the scenario's description says by which tensors). */
 static void validate(const char *path)
 {
 	char args[1200], *err = NULL, *out = NULL;
-	bool nofit = strstr(path, "/scenarios/gpt3-175b-dp1024.json") != NULL;
+	bool nofit = strstr(path, "/scenarios/gpt3-175b-dp1024.json") != NULL ||
+		     strstr(path, "/scenarios/deepseek-v3-h100-2048.json") != NULL;
 	snprintf(args, sizeof(args), "validate %s", path);
 	int rc = run_ddlsim(args, &out, &err);
 	cr_expect_eq(rc, nofit ? 4 : 0, "%s: %s%s", path, out, err);

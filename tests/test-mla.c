@@ -110,6 +110,8 @@ Test(mla, model_flops_count_dense_first_layers_and_mla)
 	double dense = attn + 2 * 3 * H * 18432;
 	double moe = attn + 2 * (256 * H + 3 * H * 2048 * 9);
 	double per_tok = 3 * dense + 58 * moe + 61 * 2 * s * A * (dqk + VD) + 2 * H * V;
+	/* the MTP module (mtp_depth 1): an MoE block, eh_proj and the head again */
+	per_tok += moe + 2 * s * A * (dqk + VD) + 2 * (2 * H) * H + 2 * H * V;
 	cr_expect(fabs(model_iteration_flops(m, 1, s) / (3 * s * per_tok) - 1) < 1e-12);
 	/* the kernels' count agrees with the model count without flash's causal halving */
 	struct wl_shape w = { .micro_batch = 1, .seq = s, .tp = 1, .dtype = DTYPE_BF16,
@@ -173,7 +175,8 @@ static void stage_program(const struct inputs *in, const struct plan *pl, int st
 }
 
 /* Stage 0 holds layers 0-3: the three dense first layers and one MoE
- * layer; stage 1 four MoE layers; stage 15 the last three and the head. */
+ * layer; stage 1 four MoE layers; stage 15 the last three, the head and
+ * the MTP module (an MoE block, eh_proj 2h -> h, the head again). */
 Test(mla, builder_prices_the_first_three_layers_as_dense)
 {
 	struct plan pl;
@@ -193,9 +196,9 @@ Test(mla, builder_prices_the_first_three_layers_as_dense)
 	cr_expect(fabs(f / tok / want - 1) < 1e-12, "stage 1: %.6g, want %.6g", f / tok, want);
 	cr_expect_eq(a2a, 16 * 4 * 4);
 	stage_program(in, &pl, 15, &f, &a2a, &sr);
-	want = 3 * (3 * (ATTN_GEMM + CORE(s) + MOE_MLP) + 2 * H * V);
+	want = 3 * (4 * (ATTN_GEMM + CORE(s) + MOE_MLP) + 2 * (2 * H) * H + 2 * 2 * H * V);
 	cr_expect(fabs(f / tok / want - 1) < 1e-12, "stage 15: %.6g, want %.6g", f / tok, want);
-	cr_expect_eq(a2a, 16 * 3 * 4);
+	cr_expect_eq(a2a, 16 * 4 * 4);
 	inputs_destroy(in);
 }
 
@@ -216,7 +219,7 @@ Test(mla, stages_hold_dense_first_layers_and_experts_over_ep)
 	anatomy_stage(in, &pl, 1, &o);
 	cr_expect_eq(o.params_local, 4 * moe);
 	anatomy_stage(in, &pl, 15, &o);
-	cr_expect_eq(o.params_local, 3 * moe + V * H + H);
+	cr_expect_eq(o.params_local, 4 * moe + V * H + H + 2 * H * H + 3 * H);  /* and the MTP module */
 	/* the builder's stage result says the same */
 	double f;
 	int a2a;
