@@ -116,22 +116,20 @@ static void membound(struct emitter *e, const char *name, const char *family,
 }
 
 /* A piece of the stack (stack.h): bytes per element and kernels as the
- * stack runs it, one op standing for its kernels (op.kernels). */
+ * stack runs it, one op standing for its kernels (op.kernels; 0 with
+ * bytes: a fused operand, stack.h struct stack_piece). */
 static void piece(struct emitter *e, const char *name, const char *family,
 		  const struct stack_piece *pc, double elements, double row)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
 	int p = e->pass == PASS_BWD;
-	/* no kernel of its own: bytes moved inside a neighbour's kernel
-	 * (stack.h struct stack_piece); none at all: one, as ever */
 	int k = pc->kernels[p] > 0 ? pc->kernels[p] : pc->bytes[p] > 0 ? 0 : 1;
 	/* the counts are for 16-bit activations */
 	double scale = dtype_bytes(e->dt) > 2 ? dtype_bytes(e->dt) / 2 : 1;
 
 	snprintf(op.name, sizeof(op.name), "%s%s", name, p ? ".bwd" : "");
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "%s_%s", family, p ? "bwd" : "fwd");
-	op.m = elements;
-	op.row = row;
+	op.m = elements, op.row = row;
 	op.bytes = pc->bytes[p] * scale * elements;
 	op.kernels = k;
 	op_list_push(e->out, &op);
