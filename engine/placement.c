@@ -91,6 +91,14 @@ int placement_set_shard(struct placement *pl, int shard)
 	return 0;
 }
 
+int placement_set_etp(struct placement *pl, int etp)
+{
+	if (etp != 1 && etp != pl->size[DIM_TP])
+		return -1;
+	pl->edp_tp = etp != pl->size[DIM_TP];
+	return 0;
+}
+
 int placement_rank(const struct placement *pl, int tp, int dp, int pp)
 {
 	return tp * pl->stride[DIM_TP] + dp_offset(pl, dp) + pp * pl->stride[DIM_PP];
@@ -121,7 +129,7 @@ int placement_group_size(const struct placement *pl, enum group_kind g)
 	case GROUP_EP:
 		return pl->size[DIM_EP];
 	case GROUP_EDP:
-		return pl->size[DIM_DP] * pl->size[DIM_CP];
+		return pl->size[DIM_DP] * pl->size[DIM_CP] * (pl->edp_tp ? pl->size[DIM_TP] : 1);
 	case GROUP_DPS:
 		return pl->shard ? pl->shard : pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP];
 	case GROUP_DPR:
@@ -167,15 +175,20 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 		return shard_group(pl, g, rank, c, out);
 	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
-		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];
+		int nd = pl->size[DIM_DP] * pl->size[DIM_EP], nt = 1;
 		if (g == GROUP_DP)
 			base -= c[DIM_EP] * pl->stride[DIM_EP];
 		else
 			nd = pl->size[DIM_DP];
+		if (g == GROUP_EDP && pl->edp_tp) {
+			base -= c[DIM_TP] * pl->stride[DIM_TP];
+			nt = pl->size[DIM_TP];
+		}
 		for (int i = 0; i < nd; i++)
 			for (int j = 0; j < pl->size[DIM_CP]; j++)
-				out[n++] = base + (g == GROUP_DP ? dp_offset(pl, i) : i * pl->stride[DIM_DP]) +
-					   j * pl->stride[DIM_CP];
+				for (int q = 0; q < nt; q++)
+					out[n++] = base + (g == GROUP_DP ? dp_offset(pl, i) : i * pl->stride[DIM_DP]) +
+						   j * pl->stride[DIM_CP] + q * pl->stride[DIM_TP];
 		return n;
 	}
 	int dim = g == GROUP_TP ? DIM_TP : g == GROUP_EP ? DIM_EP : DIM_CP;

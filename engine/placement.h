@@ -38,6 +38,7 @@
 #ifndef DDLSIM_PLACEMENT_H
 #define DDLSIM_PLACEMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "program.h"
@@ -50,6 +51,7 @@ struct placement {
 	int nranks;
 	int stride[DIM_N];     /* rank = sum coord[d] * stride[d] */
 	int shard;             /* members of a shard group (GROUP_DPS); 0: all of GROUP_DP */
+	bool edp_tp;           /* GROUP_EDP also varies tp (expert tensor parallelism 1) */
 };
 
 /* Set up with cp = 1; order as for placement_init_cp(). */
@@ -70,6 +72,14 @@ int placement_init_ep(struct placement *pl, int tp, int cp, int ep, int dp, int 
  * group, the whole of it). Returns 0, or -1 (shard not dividing the dp x cp
  * members, or expert parallelism: its groups are not split). */
 int placement_set_shard(struct placement *pl, int shard);
+
+/* Expert tensor parallelism etp (1 or the placement's tp): with etp = 1
+ * each expert is whole on a rank, so the tp ranks of a TP group hold
+ * copies of the same experts and GROUP_EDP varies tp as well, d', cp and
+ * tp (tp innermost), dp x cp x tp / ep members (Megatron-Core's expert
+ * data-parallel group, expert_data_parallel_size = world / (etp ep pp)).
+ * Returns 0, or -1 (etp neither 1 nor tp). */
+int placement_set_etp(struct placement *pl, int etp);
 
 /* Global rank of a coordinate (cp = 0; dp is the whole data-parallel
  * index d = e + ep d'), and back. */
