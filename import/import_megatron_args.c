@@ -48,6 +48,7 @@ const struct mg_flag mg_flags[F_N] = {
 	[F_IMPL] = { "transformer-impl", K_STR }, [F_FLASH] = { "use-flash-attn", K_FLAG },
 	[F_DISPATCHER] = { "moe-token-dispatcher-type", K_STR },
 	[F_DOI] = { "num-distributed-optimizer-instances", K_INT },
+	[F_ETP] = { "expert-tensor-parallel-size", K_INT },
 };
 
 /* Flags with no effect on time or memory, and whether each takes a value. */
