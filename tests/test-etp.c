@@ -11,7 +11,10 @@
  *   - the experts' weights per rank double (le / (etp ep)), the ZeRO-1
  *     optimizer state does not (sharded over dp x tp / (etp ep));
  *   - errors name /parallel/etp; --expert-tensor-parallel-size imports;
- *   - the screen (search_estimate) stays within 5 % of the simulator. */
+ *   - the scenario writer (plan --export) writes etp where it is not tp;
+ *   - the screen (search_estimate) stays within 5 % of the simulator;
+ *   - plan's search tries etp 1 and tp by default (search.etp), only tp
+ *     with ["tp"]; search.etp's errors name their JSON path. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include "model.h"
 #include "op.h"
 #include "scenario.h"
+#include "scenario_write.h"
 #include "search.h"
 #include "workload.h"
 
@@ -244,4 +248,106 @@ Test(etp, screen_prices_etp_1_within_five_percent, .timeout = 120)
 	free(p);
 	free(text);
 	free(d);
+}
+
+/* scenario_write (plan --export's writer): etp where it is not tp, none
+ * where it is (the file as the user would have written it). */
+Test(etp, the_writer_writes_etp_only_where_it_is_not_tp)
+{
+	char *d = tmp_dir(), out[1200];
+	for (int etp = 1; etp <= 2; etp++) {
+		char extra[32];
+		snprintf(extra, sizeof(extra), ", \"etp\": %d", etp);
+		char *text = scenario_text("mx", MODEL, extra), *p = write_file(d, "s.json", text);
+		struct diag dg;
+		diag_init(&dg, stderr);
+		struct scenario *sc = scenario_load(p, &dg);
+		cr_assert(sc, "%s", diag_text(&dg));
+		snprintf(out, sizeof(out), "%s/w.json", d);
+		struct scenario_write_meta meta = { .name = "w" };
+		json_t *w = scenario_write_json(&sc->plan, sc->in, &meta, out, &dg);
+		cr_assert(w, "%s", diag_text(&dg));
+		json_t *got = json_object_get(json_object_get(w, "parallel"), "etp");
+		if (etp == 1)
+			cr_expect(got && json_integer_value(got) == 1, "etp 1 not written");
+		else
+			cr_expect_null(got, "etp = tp written");
+		json_decref(w);
+		diag_finish(&dg);
+		scenario_destroy(sc);
+		free(p);
+		free(text);
+	}
+	free(d);
+}
+
+#define GOAL "scenarios/goals/mixtral-8x7b-1t-64gpu.json"
+
+/* Of the Mixtral goal's screened plans (search.etp as netp/etp give, -1:
+ * the default), a bit mask: 1 an etp-1 plan of tp > 1, 2 an etp-tp plan
+ * of tp > 1, 4 an etp that is neither. */
+static int screened_etps(int netp, int etp0)
+{
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct goal *g = goal_load(src_path(GOAL), &dg);
+	cr_assert(g, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	if (netp >= 0) {
+		g->netp = netp;
+		g->etp[0] = etp0;
+	}
+	g->top = 1000;
+	struct search_stats st = { 0 };
+	long n;
+	struct candidate *c = search_screen(g, 0, &n, &st);
+	int seen = 0;
+	for (long i = 0; i < n; i++) {
+		const struct plan *pl = &c[i].plan;
+		int etp = plan_etp(pl);
+		if (pl->parallel.tp > 1)
+			seen |= etp == 1 ? 1 : etp == pl->parallel.tp ? 2 : 4;
+		else if (etp != 1)
+			seen |= 4;
+	}
+	free(c);
+	goal_destroy(g);
+	return seen;
+}
+
+Test(etp, plan_searches_etp_1_and_tp, .timeout = 120)
+{
+	cr_expect_eq(screened_etps(-1, 0), 3, "default search.etp: mask %x", screened_etps(-1, 0));
+	cr_expect_eq(screened_etps(1, 0), 2, "search.etp [\"tp\"]");
+	cr_expect_eq(screened_etps(1, 1), 1, "search.etp [1]");
+}
+
+/* A goal with "search": search on model; exit 3 and want in stderr. */
+static void expect_goal_error(const char *model, const char *search, const char *want)
+{
+	char *d = tmp_dir(), *err = NULL, text[2048], args[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.goal\", \"schema_version\": \"1.0\", \"name\": \"bad\",\n"
+		 " \"model\": \"%s\", \"seq_len\": 4096, \"train_tokens\": 1e11,\n"
+		 " \"global_batch_tokens\": {\"min\": 1000000, \"max\": 4194304},\n"
+		 " \"clusters\": [{\"topology\": \"%s\", \"nodes\": [8]}],\n"
+		 " \"search\": %s}\n",
+		 src_path(model), src_path(TOPO), search);
+	char *g = write_file(d, "bad.json", text);
+	snprintf(args, sizeof(args), "plan %s -j 2 --quiet --out %s/o", g, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(strstr(err, want), "want '%s' in: %s", want, err);
+	free(g);
+	free(err);
+	free(d);
+}
+
+Test(etp, search_etp_errors_name_their_path)
+{
+	expect_goal_error(MODEL, "{\"etp\": [1, 2]}",
+			  "bad.json: /search/etp: error: /1: expected 1 or \"tp\" (the expert-tensor-parallel "
+			  "degrees modelled), got another integer");
+	expect_goal_error("models/zoo/llama3-8b.json", "{\"etp\": [\"tp\", 1]}",
+			  "bad.json: /search/etp: error: /1: expert tensor parallelism needs a mixture-of-experts "
+			  "model");
 }
