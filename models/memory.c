@@ -322,7 +322,7 @@ static double kind_activations(const struct mem_rank_input *in, double n, double
 
 /* Parameters of the largest layer the rank holds, its TP shard (experts
  * whole: what ZeRO-3 gathers) or with the experts / ep (offloaded
- * parameters' buffers). */
+ * parameters' buffers; / (etp ep) where etp is not tp). */
 static double largest_layer(const struct mem_rank_input *in, bool experts_over_ep)
 {
 	const struct model *m = in->model;
@@ -330,6 +330,11 @@ static double largest_layer(const struct mem_rank_input *in, bool experts_over_e
 	rank_layers(in, &lm, &ld);
 	double moe = lm > 0 ? model_layer_params(m) - le + le / (experts_over_ep ? ep : 1) : 0;
 	double dense = ld > 0 ? model_dense_layer_params(m) : 0;
+	if (experts_over_ep && lm > 0 && in->etp > 0 && in->etp != in->tp) {
+		/* etp 1: the rank's experts whole, le / (etp ep), the rest / tp */
+		double r = (model_layer_params(m) - le) / in->tp + le / (in->etp * ep);
+		return r > dense / in->tp ? r : dense / in->tp;
+	}
 	return (moe > dense ? moe : dense) / in->tp;
 }
 
