@@ -96,7 +96,26 @@ int placement_set_etp(struct placement *pl, int etp)
 	if (etp != 1 && etp != pl->size[DIM_TP])
 		return -1;
 	pl->edp_tp = etp != pl->size[DIM_TP];
+	if (pl->edp_tp && pl->order[DIM_N - 1] != DIM_PP)
+		return -1;
 	return 0;
+}
+
+/* Folded expert groups (placement.h, etp 1): the stage's ranks by their
+ * index q in the stage, GROUP_EP ep consecutive ones, GROUP_EDP those of
+ * the same q mod ep. */
+static int folded_group(const struct placement *pl, enum group_kind g, int rank, int *out)
+{
+	int ep = pl->size[DIM_EP], sz = pl->stride[DIM_PP];
+	int q = rank % sz, base = rank - q, n = 0;
+	if (g == GROUP_EP) {
+		for (int i = 0; i < ep; i++)
+			out[n++] = base + q - q % ep + i;
+		return n;
+	}
+	for (int j = q % ep; j < sz; j += ep)
+		out[n++] = base + j;
+	return n;
 }
 
 int placement_rank(const struct placement *pl, int tp, int dp, int pp)
@@ -173,22 +192,19 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 	}
 	if (g == GROUP_DPS || g == GROUP_DPR)
 		return shard_group(pl, g, rank, c, out);
+	if (pl->edp_tp && (g == GROUP_EP || g == GROUP_EDP))
+		return folded_group(pl, g, rank, out);
 	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
-		int nd = pl->size[DIM_DP] * pl->size[DIM_EP], nt = 1;
+		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];
 		if (g == GROUP_DP)
 			base -= c[DIM_EP] * pl->stride[DIM_EP];
 		else
 			nd = pl->size[DIM_DP];
-		if (g == GROUP_EDP && pl->edp_tp) {
-			base -= c[DIM_TP] * pl->stride[DIM_TP];
-			nt = pl->size[DIM_TP];
-		}
 		for (int i = 0; i < nd; i++)
 			for (int j = 0; j < pl->size[DIM_CP]; j++)
-				for (int q = 0; q < nt; q++)
-					out[n++] = base + (g == GROUP_DP ? dp_offset(pl, i) : i * pl->stride[DIM_DP]) +
-						   j * pl->stride[DIM_CP] + q * pl->stride[DIM_TP];
+				out[n++] = base + (g == GROUP_DP ? dp_offset(pl, i) : i * pl->stride[DIM_DP]) +
+					   j * pl->stride[DIM_CP];
 		return n;
 	}
 	int dim = g == GROUP_TP ? DIM_TP : g == GROUP_EP ? DIM_EP : DIM_CP;

@@ -68,8 +68,10 @@
  * copies (etp x T / tp k, workload.c moe_block), combine, with no TP
  * all-gather or reduce-scatter; its expert weights, gradients and
  * optimizer state are le / (etp ep) per rank, reduced and sharded over
- * dp x cp x tp / (etp ep) expert-data-parallel ranks (GROUP_EDP,
- * placement_set_etp). etp = tp (the default) keeps this builder's
+ * dp x cp x tp / (etp ep) expert-data-parallel ranks, and the EP group
+ * is folded onto ep consecutive ranks of the stage as Megatron-Core lays
+ * it out (GROUP_EP, GROUP_EDP: placement_set_etp; the dispatch's
+ * node-limited scale with stride 1, plan_ep_stride). etp = tp (the default) keeps this builder's
  * original MoE half: the SP all-gather and reduce-scatter of the hidden
  * states around it over TP and the experts over tp, so scenarios without
  * the key are unchanged; note that Megatron-Core's own etp = tp gathers
@@ -192,8 +194,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		workload_moe_balance(m, &shp, &bal);
 		double tok = (double)pl->training.micro_batch * s_local / (pl->parallel.sp ? t : 1);
 		/* node-limited routing: the deduplicated cross-node volume (moe.h) */
-		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep,
-					       pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
+		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl), topo->gpus_per_node);
 		b->msg.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
 			      dtype_bytes(pr.activation) * nl;
 	}

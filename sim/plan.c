@@ -240,6 +240,11 @@ long plan_edp(const struct plan *p)
 	return n / (p->parallel.ep > 1 ? p->parallel.ep : 1);
 }
 
+int plan_ep_stride(const struct plan *p)
+{
+	return plan_etp(p) != p->parallel.tp ? 1 : p->parallel.tp * p->parallel.cp;
+}
+
 const char *plan_attention_kernel(const struct plan *p)
 {
 	return p->training.attention == ATTN_FLASH ? attn_backend_names[p->compute.attn_backend] : "unfused";

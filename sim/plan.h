@@ -497,6 +497,10 @@ int plan_etp(const struct plan *p);
  * expert_data_parallel_size = decoder_world_size / (etp x ep x pp)). */
 long plan_edp(const struct plan *p);
 
+/* Ranks between two neighbours of the EP group: tp x cp, or 1 with
+ * etp != tp (placement_set_etp's folded expert groups). */
+int plan_ep_stride(const struct plan *p);
+
 /* Hybrid sharding: a shard group smaller than the dp x cp group. */
 bool plan_hsdp(const struct plan *p);
 

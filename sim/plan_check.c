@@ -380,6 +380,9 @@ static void check_etp(const struct plan *p, const struct model *m, const char *f
 	if (plan_hsdp(p))
 		diag_err(d, f, "/parallel/etp", "etp != tp with hybrid sharding (shard_group) is not "
 			 "supported, got etp = %d, tp = %d", etp, tp);
+	const char *o = strrchr(p->parallel.order, ',');   /* folded expert groups: placement.h */
+	if (p->parallel.order[0] && strcmp(o ? o + 1 : p->parallel.order, "pp"))
+		diag_err(d, f, "/parallel/order", "etp = 1 needs pp outermost, got \"%s\"", p->parallel.order);
 }
 
 /* Hybrid sharding (parallel.shard_group): ZeRO's state sharded over a

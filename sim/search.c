@@ -214,7 +214,7 @@ static double comm_time(struct search_cache *c, const struct plan *pl, int group
 	bool by_ep = group == GROUP_EP || group == GROUP_EDP;
 	struct comm key = { .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
 			    .cp = pl->parallel.cp, .ep = by_ep ? pl->parallel.ep : 1,
-			    .etp = group == GROUP_EDP ? plan_etp(pl) : pl->parallel.tp,
+			    .etp = by_ep ? plan_etp(pl) : pl->parallel.tp,
 			    .dp = pl->parallel.dp, .group = group, .op = op };
 	_Static_assert(sizeof(key.order) == sizeof(pl->parallel.order), "one order size");
 	memcpy(key.order, pl->parallel.order, sizeof(key.order));
@@ -273,7 +273,7 @@ static double ep_exchange(struct search_cache *c, const struct plan *pl, const s
 	double t = pl->parallel.tp;
 	double tok = (double)pl->training.micro_batch * pl->training.seq / pl->parallel.cp /
 		     (pl->parallel.sp ? t : 1);
-	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, pl->parallel.tp * pl->parallel.cp,
+	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl),
 				       inputs_topology(c->in)->gpus_per_node);
 	double bytes = tok * (double)m->moe.top_k * pr->rank_load * (double)m->hidden *
 		       dtype_bytes(prec->activation) * nl;

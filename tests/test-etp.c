@@ -10,6 +10,8 @@
  *     (L x microbatches x 5 calls x (tp - 1) / tp x the hidden states);
  *   - the experts' weights per rank double (le / (etp ep)), the ZeRO-1
  *     optimizer state does not (sharded over dp x tp / (etp ep));
+ *   - etp 1 folds the expert groups (placement.h): EP on consecutive ranks
+ *     of a stage, EDP the stage's ranks of the same index mod ep;
  *   - errors name /parallel/etp; --expert-tensor-parallel-size imports;
  *   - the scenario writer (plan --export) writes etp where it is not tp;
  *   - the screen (search_estimate) stays within 5 % of the simulator;
@@ -25,6 +27,7 @@
 #include "inputs.h"
 #include "model.h"
 #include "op.h"
+#include "placement.h"
 #include "scenario.h"
 #include "scenario_write.h"
 #include "search.h"
@@ -350,4 +353,37 @@ Test(etp, search_etp_errors_name_their_path)
 	expect_goal_error("models/zoo/llama3-8b.json", "{\"etp\": [\"tp\", 1]}",
 			  "bad.json: /search/etp: error: /1: expert tensor parallelism needs a mixture-of-experts "
 			  "model");
+}
+
+/* tp 2 cp 1 ep 8 dp 8 pp 4 (64 ranks, 16 a stage): etp 2 keeps EP inside
+ * DP (rank 0's EP group 0, 2, .., 14); etp 1 folds it onto ranks 0..7
+ * (one DGX node) and the EDP group to 0, 8; stage 1 is offset by 16. */
+Test(etp, etp_1_folds_the_expert_groups)
+{
+	struct placement pl;
+	int g[64];
+	cr_assert_eq(placement_init_ep(&pl, 2, 1, 8, 8, 4, NULL), 0);
+	cr_assert_eq(placement_set_etp(&pl, 2), 0);
+	cr_assert_eq(placement_group(&pl, GROUP_EP, 0, g), 8);
+	for (int i = 0; i < 8; i++)
+		cr_expect_eq(g[i], 2 * i, "etp 2: EP member %d is %d", i, g[i]);
+	cr_assert_eq(placement_set_etp(&pl, 1), 0);
+	cr_assert_eq(placement_group_size(&pl, GROUP_EP), 8);
+	cr_assert_eq(placement_group(&pl, GROUP_EP, 5, g), 8);
+	for (int i = 0; i < 8; i++)
+		cr_expect_eq(g[i], i, "etp 1: EP member %d is %d", i, g[i]);
+	cr_assert_eq(placement_group_size(&pl, GROUP_EDP), 2);
+	cr_assert_eq(placement_group(&pl, GROUP_EDP, 16 + 3, g), 2);
+	cr_expect_eq(g[0], 16 + 3);
+	cr_expect_eq(g[1], 16 + 11);
+	/* dense groups unchanged */
+	cr_assert_eq(placement_group(&pl, GROUP_TP, 5, g), 2);
+	cr_expect_eq(g[0], 4);
+	cr_expect_eq(g[1], 5);
+	/* pp not outermost: a stage is not a block of ranks */
+	cr_assert_eq(placement_init_ep(&pl, 2, 1, 8, 8, 4, "tp,pp,dp"), 0);
+	cr_expect_eq(placement_set_etp(&pl, 1), -1);
+	static const char *const order[] = { "bad.json: /parallel/order: error: etp = 1 needs pp outermost, "
+					     "got \"tp,pp,dp\"", NULL };
+	expect_error(MODEL, ", \"etp\": 1, \"order\": \"tp,pp,dp\"", order);
 }
