@@ -14,7 +14,8 @@
  *     of a stage, EDP the stage's ranks of the same index mod ep;
  *   - errors name /parallel/etp; --expert-tensor-parallel-size imports;
  *   - the scenario writer (plan --export) writes etp where it is not tp;
- *   - the screen (search_estimate) stays within 5 % of the simulator;
+ *   - the screen (search_estimate) stays within 5 % of the simulator
+ *     (2.554 s against 2.562 s; etp 2: 2.864 s simulated);
  *   - plan's search tries etp 1 and tp by default (search.etp), only tp
  *     with ["tp"]; search.etp's errors name their JSON path. */
 #include <criterion/criterion.h>
