@@ -547,6 +547,17 @@ static int batch_counts(const struct goal *g, long unit, long *ms)
 	return nm;
 }
 
+/* Whether a plan of tp leaves out expert tensor parallelism etp (1 or
+ * tp): not in search.etp (goal_tries_etp), or etp 1 where plan_check
+ * refuses it (tp 1 is etp tp; MoE with TP needs sp; the default leaves
+ * out ZeRO-3). */
+static bool etp_skipped(const struct goal *g, const struct inputs *in, int tp, int etp, bool sp, int zero)
+{
+	if (etp != tp && (tp == 1 || !sp || (g->netp == 0 && zero >= 3)))
+		return true;
+	return !goal_tries_etp(g, inputs_model(in), tp, etp);
+}
+
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
  * plan_check() and fits (only s->family's when set), with its estimate. */
 static void screen_nodes(struct screen *s, long nodes)
@@ -586,8 +597,7 @@ static void screen_nodes(struct screen *s, long nodes)
 			for (int o = 0; o < g->norder; o++) {
 				int ep = g->ep[x], etp = et ? 1 : tp;
 				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep) ||
-				    (et && (tp == 1 || !g->sp[sp] || (g->netp == 0 && g->zero[z] >= 3))) ||
-				    !goal_tries_etp(g, inputs_model(in), tp, etp))
+				    etp_skipped(g, in, tp, etp, g->sp[sp], g->zero[z]))
 					continue;
 				if (same_order_before(g, o, pp))
 					continue;
