@@ -547,15 +547,15 @@ static int batch_counts(const struct goal *g, long unit, long *ms)
 	return nm;
 }
 
-/* Whether a plan of tp leaves out expert tensor parallelism etp (1 or
- * tp): not in search.etp (goal_tries_etp), or etp 1 where plan_check
- * refuses it (tp 1 is etp tp; MoE with TP needs sp; the default leaves
- * out ZeRO-3). */
-static bool etp_skipped(const struct goal *g, const struct inputs *in, int tp, int etp, bool sp, int zero)
+/* Whether a plan of tp leaves out expert tensor parallelism 1 (et) or
+ * tp (!et): not in search.etp (goal_tries_etp), or etp 1 where it is tp
+ * (tp 1: tried as etp tp) or plan_check refuses it (MoE with TP needs
+ * sp; the default leaves out ZeRO-3). */
+static bool etp_skipped(const struct goal *g, const struct inputs *in, int tp, bool et, bool sp, int zero)
 {
-	if (etp != tp && (tp == 1 || !sp || (g->netp == 0 && zero >= 3)))
+	if (et && (tp == 1 || !sp || (g->netp == 0 && zero >= 3)))
 		return true;
-	return !goal_tries_etp(g, inputs_model(in), tp, etp);
+	return !goal_tries_etp(g, inputs_model(in), tp, et ? 1 : tp);
 }
 
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
@@ -597,7 +597,7 @@ static void screen_nodes(struct screen *s, long nodes)
 			for (int o = 0; o < g->norder; o++) {
 				int ep = g->ep[x], etp = et ? 1 : tp;
 				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep) ||
-				    etp_skipped(g, in, tp, etp, g->sp[sp], g->zero[z]))
+				    etp_skipped(g, in, tp, et, g->sp[sp], g->zero[z]))
 					continue;
 				if (same_order_before(g, o, pp))
 					continue;
