@@ -91,6 +91,33 @@ int placement_set_shard(struct placement *pl, int shard)
 	return 0;
 }
 
+int placement_set_etp(struct placement *pl, int etp)
+{
+	if (etp != 1 && etp != pl->size[DIM_TP])
+		return -1;
+	pl->edp_tp = etp != pl->size[DIM_TP];
+	if (pl->edp_tp && pl->order[DIM_N - 1] != DIM_PP)
+		return -1;
+	return 0;
+}
+
+/* Folded expert groups (placement.h, etp 1): the stage's ranks by their
+ * index q in the stage, GROUP_EP ep consecutive ones, GROUP_EDP those of
+ * the same q mod ep. */
+static int folded_group(const struct placement *pl, enum group_kind g, int rank, int *out)
+{
+	int ep = pl->size[DIM_EP], sz = pl->stride[DIM_PP];
+	int q = rank % sz, base = rank - q, n = 0;
+	if (g == GROUP_EP) {
+		for (int i = 0; i < ep; i++)
+			out[n++] = base + q - q % ep + i;
+		return n;
+	}
+	for (int j = q % ep; j < sz; j += ep)
+		out[n++] = base + j;
+	return n;
+}
+
 int placement_rank(const struct placement *pl, int tp, int dp, int pp)
 {
 	return tp * pl->stride[DIM_TP] + dp_offset(pl, dp) + pp * pl->stride[DIM_PP];
@@ -121,7 +148,7 @@ int placement_group_size(const struct placement *pl, enum group_kind g)
 	case GROUP_EP:
 		return pl->size[DIM_EP];
 	case GROUP_EDP:
-		return pl->size[DIM_DP] * pl->size[DIM_CP];
+		return pl->size[DIM_DP] * pl->size[DIM_CP] * (pl->edp_tp ? pl->size[DIM_TP] : 1);
 	case GROUP_DPS:
 		return pl->shard ? pl->shard : pl->size[DIM_DP] * pl->size[DIM_EP] * pl->size[DIM_CP];
 	case GROUP_DPR:
@@ -165,6 +192,8 @@ int placement_group(const struct placement *pl, enum group_kind g, int rank, int
 	}
 	if (g == GROUP_DPS || g == GROUP_DPR)
 		return shard_group(pl, g, rank, c, out);
+	if (pl->edp_tp && (g == GROUP_EP || g == GROUP_EDP))
+		return folded_group(pl, g, rank, out);
 	if (g == GROUP_DP || g == GROUP_EDP) {
 		int base = rank - c[DIM_DP] * pl->stride[DIM_DP] - c[DIM_CP] * pl->stride[DIM_CP];
 		int nd = pl->size[DIM_DP] * pl->size[DIM_EP];

@@ -38,6 +38,7 @@
 #ifndef DDLSIM_PLACEMENT_H
 #define DDLSIM_PLACEMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "program.h"
@@ -50,6 +51,7 @@ struct placement {
 	int nranks;
 	int stride[DIM_N];     /* rank = sum coord[d] * stride[d] */
 	int shard;             /* members of a shard group (GROUP_DPS); 0: all of GROUP_DP */
+	bool edp_tp;           /* etp 1: folded expert groups (placement_set_etp) */
 };
 
 /* Set up with cp = 1; order as for placement_init_cp(). */
@@ -70,6 +72,21 @@ int placement_init_ep(struct placement *pl, int tp, int cp, int ep, int dp, int 
  * group, the whole of it). Returns 0, or -1 (shard not dividing the dp x cp
  * members, or expert parallelism: its groups are not split). */
 int placement_set_shard(struct placement *pl, int shard);
+
+/* Expert tensor parallelism etp (1 or the placement's tp). etp = tp: the
+ * groups above. etp = 1, Megatron-Core's MoE parallel folding
+ * (parallel_state.py initialize_model_parallel, core_v0.10.0 7ee599a
+ * L642-668: a second RankGenerator over the same ranks, tp = etp, cp = 1,
+ * ep, dp = the expert-data-parallel size, in the same order): the expert
+ * groups are laid out afresh over the S = tp x cp x dp ranks of a stage,
+ * by a rank's index q in its stage (its global rank less the stage's
+ * offset: needs pp outermost in the order), GROUP_EP the ep consecutive q
+ * of q's block (q - q mod ep ..), GROUP_EDP the S / ep ranks of the same
+ * q mod ep (Megatron-Core's expert data-parallel group,
+ * expert_data_parallel_size = world / (etp ep pp)); the dense groups do
+ * not change. Returns 0, or -1 (etp neither 1 nor tp, or etp 1 with pp
+ * not outermost). */
+int placement_set_etp(struct placement *pl, int etp);
 
 /* Global rank of a coordinate (cp = 0; dp is the whole data-parallel
  * index d = e + ep d'), and back. */

@@ -48,6 +48,9 @@
  *   --decoder-first/last-pipeline-num-layers parallel.first/last_stage_layers  even split (L1518)
  *   --context-parallel-size                parallel.cp                  1 (L1586)
  *   --expert-model-parallel-size           parallel.ep                  1 (L1862)
+ *   --expert-tensor-parallel-size          parallel.etp                 tp (not in core_v0.9.0;
+ *                                                                       core_v0.10.0 7ee599a
+ *                                                                       arguments.py L2060, L259-260)
  *   --sequence-parallel                    parallel.sp                  off (L1243); off at tp 1 (L499)
  *   --use-distributed-optimizer            parallel.zero 1              0 (L1584)
  *   --num-distributed-optimizer-instances  parallel.shard_group         1 (not in core_v0.9.0; Megatron-LM
@@ -524,6 +527,20 @@ static void map_instances(struct mg *m, json_t *sc, long dpcp)
 			       "one instance: the whole data-parallel group");
 }
 
+/* --expert-tensor-parallel-size: parallel.etp where given (absent: tp,
+ * core_v0.10.0 arguments.py L259-260, the scenario's default too). */
+static void map_etp(struct mg *m, json_t *sc, long tp)
+{
+	if (!m->given[F_ETP])
+		return;
+	if (m->iv[F_ETP] < 1)
+		mg_err(m, m->at[F_ETP], "--%s: expected an integer >= 1, got '%s'", mg_flags[F_ETP].name,
+		       m->sv[F_ETP]);
+	else
+		SCEN("/parallel/etp", json_integer(m->iv[F_ETP]), F_ETP, IMPORT_MAPPED, m->iv[F_ETP] == tp ?
+		     "= tp, Megatron-Core's default (core_v0.10.0 arguments.py L259-260)" : NULL);
+}
+
 static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
 {
 	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
@@ -555,6 +572,7 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 		SCEN("/parallel/cp", json_integer(cp), F_CP, IMPORT_MAPPED, NULL);
 	if (ep > 1 || m->given[F_EP])
 		SCEN("/parallel/ep", json_integer(ep), F_EP, IMPORT_MAPPED, NULL);
+	map_etp(m, sc, tp);
 	bool sp = m->given[F_SP] && tp > 1;
 	SCEN("/parallel/sp", json_boolean(sp), F_SP, ST(F_SP), !m->given[F_SP] ? "absent: off (L1243)" :
 	     tp == 1 ? "tp 1: Megatron turns sequence parallelism off (L499)" : NULL);

@@ -49,6 +49,7 @@ const struct mg_flag mg_flags[F_N] = {
 	[F_DISPATCHER] = { "moe-token-dispatcher-type", K_STR },
 	[F_DOI] = { "num-distributed-optimizer-instances", K_INT },
 	[F_RC_MODULES] = { "recompute-modules", K_LIST },
+	[F_ETP] = { "expert-tensor-parallel-size", K_INT },
 };
 
 /* Flags with no effect on time or memory, and whether each takes a value. */

@@ -148,7 +148,11 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	double load = in->moe_rank_load > 0 ? in->moe_rank_load : 1;
 	double routed = (double)c->top_k * load, f = (double)c->expert_ffn;
 	t->rep += ln * by->act * h;         /* router input (the norm's output) */
-	t->whole += by->gemm_in * h * routed; /* permuted copies */
+	if (in->etp > 0 && in->etp != in->tp) /* etp 1: the rank's own routed copies, not
+						 the etp group's gathered ones */
+		t->tp += by->gemm_in * h * routed;
+	else
+		t->whole += by->gemm_in * h * routed; /* permuted copies */
 	t->tp += mlp_inner(in, by, routed, f) +
 		 mlp_inner(in, by, 1, (double)(c->shared_experts * c->shared_ffn));
 	if (in->fp8_moe_act_cache && by->gemm_in < by->act) /* fc1 outputs in fp8 */
@@ -320,7 +324,7 @@ static double kind_activations(const struct mem_rank_input *in, double n, double
 
 /* Parameters of the largest layer the rank holds, its TP shard (experts
  * whole: what ZeRO-3 gathers) or with the experts / ep (offloaded
- * parameters' buffers). */
+ * parameters' buffers; / (etp ep) where etp is not tp). */
 static double largest_layer(const struct mem_rank_input *in, bool experts_over_ep)
 {
 	const struct model *m = in->model;
@@ -328,6 +332,11 @@ static double largest_layer(const struct mem_rank_input *in, bool experts_over_e
 	rank_layers(in, &lm, &ld);
 	double moe = lm > 0 ? model_layer_params(m) - le + le / (experts_over_ep ? ep : 1) : 0;
 	double dense = ld > 0 ? model_dense_layer_params(m) : 0;
+	if (experts_over_ep && lm > 0 && in->etp > 0 && in->etp != in->tp) {
+		/* etp 1: the rank's experts whole, le / (etp ep), the rest / tp */
+		double r = (model_layer_params(m) - le) / in->tp + le / (in->etp * ep);
+		return r > dense / in->tp ? r : dense / in->tp;
+	}
 	return (moe > dense ? moe : dense) / in->tp;
 }
 
@@ -374,6 +383,18 @@ static double sharded(const struct shard *sh, enum zero_stage from, double psi, 
 	return psi / (sh->zero >= from ? sh->nd : 1) + psi_e / (sh->zero >= from ? sh->ned : 1);
 }
 
+/* The expert-data-parallel ranks of nd data-parallel ones: nd / ep, x tp
+ * / etp where the experts are split over fewer ranks than tp (memory.h
+ * etp; Megatron-Core parallel_state.py expert_data_parallel_size). */
+static double etp_ned(const struct mem_rank_input *in, double nd)
+{
+	int ep = in->ep > 1 ? in->ep : 1;
+	double ned = nd / ep < 1 ? 1 : nd / ep;
+	if (in->etp > 0 && in->etp != in->tp)
+		ned = nd * (in->tp / in->etp) / ep;
+	return ned;
+}
+
 /* Model states (memory.h): the rank's parameters, weights, gradients,
  * optimizer state and fp8 copies, frozen weights, offload. */
 static void model_states(const struct mem_rank_input *in, const struct precision *pr,
@@ -382,10 +403,11 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 	const struct model *m = in->model;
 	double t = in->tp, nd = shard_ranks(in), wbytes = dtype_bytes(pr->weight);
 	int ep = in->ep > 1 ? in->ep : 1;
-	struct shard sh = { in->zero, nd, nd / ep < 1 ? 1 : nd / ep };
+	double te = in->etp > 0 ? in->etp : t, ned = etp_ned(in, nd);
+	struct shard sh = { in->zero, nd, ned };
 	double lm, ld, le = model_layer_expert_params(m);
 	rank_layers(in, &lm, &ld);
-	double psi_e = lm * le / (t * ep);          /* this rank's experts */
+	double psi_e = lm * le / (te * ep);         /* this rank's experts */
 	/* the layers' TP-sharded parameters: MoE layers less their experts,
 	 * dense layers whole */
 	double psi_l = (lm * (model_layer_params(m) - le) + ld * model_dense_layer_params(m)) / t;
@@ -440,7 +462,7 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	const struct model *m = in->model;
 	double nd = in->dp < 1 ? 1 : in->dp;
 	int ep = in->ep > 1 ? in->ep : 1;
-	double ned = nd / ep < 1 ? 1 : nd / ep;
+	double ned = etp_ned(in, nd);
 
 	o->comm_buffer_bytes = 0;
 	if (nd > 1 && !in->fsdp2)
@@ -452,7 +474,7 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
 	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
-		     (ep > 1) + (ep > 1 && ned > 1) +
+		     (ep > 1) + ((ep > 1 || (in->etp > 0 && in->etp != in->tp)) && ned > 1) +
 		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head)) +
 		     (shard_ranks(in) > 1 && shard_ranks(in) < nd); /* shard and replicate groups */
 	o->nccl_bytes = memory_nccl_bytes(ncomms);

@@ -338,6 +338,10 @@ struct mem_rank_input {
 				      when fewer than dp */
 	int ep;                    /* expert parallelism (0 or 1: none); experts are
 				      ZeRO-sharded over dp / ep */
+	int etp;                   /* expert tensor parallelism (0: tp; 1: every
+				      expert whole on a rank, le / ep of a layer's
+				      expert parameters, ZeRO-sharded over
+				      dp x tp / ep; its routed copies sharded over tp) */
 	double moe_rank_load;      /* busiest rank's routed copies / T k (moe.h); 0 = 1 */
 	int offload;               /* 0 none, 1 optimizer state on the CPU, 2 also the
 				      layers' parameters (two layers' buffers on the GPU) */

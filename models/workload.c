@@ -510,20 +510,28 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 	struct moe_balance bal;
 
 	workload_moe_balance(m, s, &bal);
+	/* expert tensor parallelism (Megatron-Core's alltoall dispatcher,
+	 * core_v0.10.0 token_dispatcher.py L502-515): a rank's experts run on
+	 * the tokens its etp group gathered, etp x (T / t) k, their FFN / etp;
+	 * etp = t (the default) is T k over FFN / t as before */
+	double te = s->etp > 0 ? s->etp : t;
 	double local = E / ep, R = T * k * bal.rank_load;
+	if (te != t)
+		R = R * te / t;
 	norm_op(e, m, norm, Tn * h);
 	gemm(e, "router", 1, Tn, E, h);
 	membound(e, "router_topk", "softmax", Tn * E, 2, E);
 	membound(e, "moe_permute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
-	mlp_ops(e, m, "expert", local, R, (double)c->expert_ffn / t);
+	mlp_ops(e, m, "expert", local, R, (double)c->expert_ffn / te);
 	membound(e, "moe_unpermute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
 	if (c->shared_experts > 0)
 		mlp_ops(e, m, "shared", 1, T, (double)(c->shared_experts * c->shared_ffn) / t);
 	residual_op(e, m, Tn * h);
 	double w = m->act == MODEL_ACT_SWIGLU ? 3 : 2;
-	/* the router is replicated over TP; experts and shared experts split */
-	workload_main_grad_op(e, s, "moe", E * h + (local * w * h * (double)c->expert_ffn +
-			      w * h * (double)(c->shared_experts * c->shared_ffn)) / t);
+	/* the router is replicated over TP; experts split over etp, shared
+	 * experts over TP */
+	double we = local * w * h * (double)c->expert_ffn, ws = w * h * (double)(c->shared_experts * c->shared_ffn);
+	workload_main_grad_op(e, s, "moe", E * h + (te == t ? (we + ws) / t : we / te + ws / t));
 }
 
 /* Selective recompute's forward ops in the backward of the attention

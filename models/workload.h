@@ -140,6 +140,8 @@ struct wl_shape {
 				   window (model.h sliding_window; flash only) */
 	unsigned rc_modules;    /* selective recompute's modules (enum rc_module;
 				   0: core_attn) */
+	int etp;                /* expert-tensor-parallel degree of the routed experts
+				   (0: tp; moe_block in workload.c) */
 };
 
 /* Append the ops of block blk, pass pass, to out. With RECOMPUTE_SELECTIVE

@@ -50,6 +50,7 @@ double workload_iteration_flops_layers(const struct model *m, const struct wl_sh
 	s.sp = false;
 	s.cp = 1;
 	s.ep = 1;  /* every expert on one rank: the kept copies, no busiest-rank pace */
+	s.etp = 0;
 	s.dense_layer = false;
 	d = s;
 	d.dense_layer = true;

@@ -423,6 +423,8 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			"active_params", r->active_params, "imbalance_factor", r->moe_imbalance,
 			"busiest_rank_load", r->moe_rank_load, "dropped_fraction", r->moe_dropped_fraction,
 			"a2a_bytes_per_rank", r->moe_a2a_bytes));
+		if (plan_etp(&r->plan) != r->plan.parallel.tp)   /* parallel.etp: only where set apart */
+			json_object_set_new(json_object_get(root, "moe"), "etp", json_integer(plan_etp(&r->plan)));
 	}
 	whatifs_json(r, root, bad);
 

@@ -48,6 +48,7 @@ INT(tp, PL->parallel.tp)
 INT(pp, PL->parallel.pp)
 INT(cp, PL->parallel.cp)
 INT(ep, PL->parallel.ep)
+INT(etp, plan_etp(PL))
 BOOL(sp, PL->parallel.sp)
 INT(zero, (int)PL->parallel.zero)
 TEXT(schedule, schedule_registry[PL->parallel.schedule].name)
@@ -208,6 +209,7 @@ static const struct col cols[RC_N] = {
 	C_TEXT(RC_BAND_EXTRAPOLATED, "band_extrapolated", NEED_OK, band_extrapolated),
 	C_INT(RC_CP, "cp", cp),
 	C_INT(RC_EP, "ep", ep),
+	C_INT(RC_ETP, "etp", etp),
 };
 
 const struct runcol *runcol_info(enum runcol_id id)
@@ -259,7 +261,7 @@ static const enum runcol_id record_cols[] = {
 	/* appended (issue 38) */
 	RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
 	/* appended (issue 44): the searched context and expert parallelism */
-	RC_CP, RC_EP,
+	RC_CP, RC_EP, RC_ETP,
 };
 
 const struct runcol_schema runcols_report = { report_cols, (int)(sizeof(report_cols) / sizeof(report_cols[0])) };

@@ -42,6 +42,8 @@ enum runcol_id {
 	RC_BAND_GPUS_MORE, RC_BAND_LO_PCT, RC_BAND_HI_PCT, RC_BAND_EXTRAPOLATED,
 	/* context- and expert-parallel degrees (issue 44: plans search them) */
 	RC_CP, RC_EP,
+	/* the expert-tensor-parallel degree (plan_etp: tp unless parallel.etp) */
+	RC_ETP,
 	RC_N
 };
 

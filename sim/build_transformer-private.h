@@ -36,6 +36,8 @@
 struct layer_kind {
 	struct blocks bk;
 	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
+	bool etp_whole;               /* MoE with etp 1 < tp: the MLP half has no TP
+					 collective (build_transformer.c) */
 	double grad_bytes;            /* one layer's dense gradients (of this rank) */
 	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
 	double param_bytes;           /* one layer's parameters (ZeRO-3, offload fetch) */
@@ -153,7 +155,7 @@ struct stage_plan {
 	bool has_emb, has_head;
 	double psi, psi_e;      /* this rank's parameters: dense, experts */
 	int ndp, nedp;          /* gradient/optimizer shards: dp x cp (the shard group
-				   under hybrid sharding), / ep for experts */
+				   under hybrid sharding), x tp / etp / ep for experts */
 	bool gather;            /* ZeRO-1/2 all-gather of updated parameters */
 	double ag_total, ag_chunk;
 	int ag_count;

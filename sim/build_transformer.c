@@ -53,6 +53,30 @@
  * rank, so the group runs at its slowest rank's pace. Dense gradients are
  * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
  * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
+ * Expert tensor parallelism (parallel.etp, Megatron-Core's MoE "parallel
+ * folding", --expert-tensor-parallel-size; Megatron-LM core_v0.10.0,
+ * commit 7ee599a, megatron/core/transformer/moe/token_dispatcher.py,
+ * MoEAlltoAllTokenDispatcher, whose tp_size/tp_group are the expert-tensor
+ * ones, L51, L60-62): the MoE layer takes the sequence-parallel shard of
+ * the hidden states (moe_layer.py requires SP with TP, L130-138), routes
+ * it, all-to-alls the routed copies over the EP group (L502-504), then
+ * with etp > 1 all-gathers them over the etp group (L508-515) for the
+ * experts' GEMMs (FFN / etp, experts.py L117-128), reduce-scatters their
+ * outputs over etp (L560-567) and all-to-alls back (L571-573). With etp =
+ * 1 there is no expert-tensor collective at all: the MLP half of an MoE
+ * layer is router, dispatch, the whole experts on the rank's routed
+ * copies (etp x T / tp k, workload.c moe_block), combine, with no TP
+ * all-gather or reduce-scatter; its expert weights, gradients and
+ * optimizer state are le / (etp ep) per rank, reduced and sharded over
+ * dp x cp x tp / (etp ep) expert-data-parallel ranks, and the EP group
+ * is folded onto ep consecutive ranks of the stage as Megatron-Core lays
+ * it out (GROUP_EP, GROUP_EDP: placement_set_etp; the dispatch's
+ * node-limited scale with stride 1, plan_ep_stride). etp = tp (the default) keeps this builder's
+ * original MoE half: the SP all-gather and reduce-scatter of the hidden
+ * states around it over TP and the experts over tp, so scenarios without
+ * the key are unchanged; note that Megatron-Core's own etp = tp gathers
+ * the routed copies (k x rank_load times the hidden states' bytes) after
+ * the dispatch instead. Only etp 1 and tp are built (plan_check.c).
  * An MoE model's first_dense_layers (models/model.h; DeepSeek-V3's first
  * three) are built as dense layers (struct layer_kind): their blocks
  * priced with the dense MLP of ffn_size, no all-to-alls, their whole
@@ -115,9 +139,11 @@ static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
 	double t = pl->parallel.tp, le = dense ? 0 : b->le;
 	double lp = dense ? model_dense_layer_params(m) : model_layer_params(m);
 
+	double te = plan_etp(pl);
 	k->moe_a2a = !dense && model_is_moe(m) && pl->parallel.ep > 1;
+	k->etp_whole = !dense && model_is_moe(m) && te != t;
 	k->grad_bytes = (lp - le) / t * b->grads.gb;
-	k->grad_bytes_expert = le / (t * pl->parallel.ep) * b->grads.gb;
+	k->grad_bytes_expert = le / (te * pl->parallel.ep) * b->grads.gb;
 	if (b->frozen) {
 		k->grad_bytes = finetune_layer_adapter_params(m, &pl->training.finetune,
 							      pl->parallel.tp) * b->grads.gb;
@@ -170,8 +196,7 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		workload_moe_balance(m, &shp, &bal);
 		double tok = (double)pl->training.micro_batch * s_local / (pl->parallel.sp ? t : 1);
 		/* node-limited routing: the deduplicated cross-node volume (moe.h) */
-		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep,
-					       pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
+		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl), topo->gpus_per_node);
 		b->msg.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
 			      dtype_bytes(pr.activation) * nl;
 	}

@@ -32,6 +32,8 @@
 /* Ranks that hold copies of a gradient of group g (GROUP_DP, GROUP_EDP). */
 static long grad_ranks(const struct plan *pl, enum group_kind g)
 {
+	if (g == GROUP_EDP && plan_etp(pl) != pl->parallel.tp)
+		return plan_edp(pl);
 	return (long)pl->parallel.dp * pl->parallel.cp / (g == GROUP_EDP ? pl->parallel.ep : 1);
 }
 

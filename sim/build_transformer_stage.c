@@ -112,10 +112,12 @@ void stage_plan_init(struct stage_plan *sp, const struct builder *b, const struc
 	sp->has_head = has_head;
 	sp->psi = psi_layers + (sp->has_emb ? model_embedding_params(m) / t : 0) +
 		  (sp->has_head ? (model_head_params(m) + model_mtp_extra_params(m)) / t + b->tied_copy : 0);
-	sp->psi_e = moe * le / (t * pl->parallel.ep);  /* this rank's experts */
+	sp->psi_e = moe * le / (plan_etp(pl) * pl->parallel.ep);  /* this rank's experts */
 	sp->ndp = plan_shard_group(pl);          /* gradients and optimizer shards span dp x cp,
 						    or the shard group (hybrid sharding) */
 	sp->nedp = sp->ndp / pl->parallel.ep;    /* experts: the expert-data-parallel ranks */
+	if (plan_etp(pl) != pl->parallel.tp)     /* etp 1: the tp ranks hold copies too */
+		sp->nedp = (int)plan_edp(pl);
 	/* ZeRO-1/2 all-gather of the updated parameters in buckets of 8 x
 	 * bucket_MB (a layer's parameters with per-unit buckets) */
 	sp->gather = (pl->parallel.zero == ZERO_1 || pl->parallel.zero == ZERO_2) && sp->ndp > 1;

@@ -276,7 +276,8 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk)
 {
-	bool tp = b->pl->parallel.tp > 1;
+	/* an MoE layer's MLP half with etp 1: no TP collective around it */
+	bool tp = b->pl->parallel.tp > 1 && !(blk == WL_MLP && b->lk->etp_whole);
 	if (tp && b->pl->parallel.sp && b->pl->communication.tp_comm_overlap &&
 	    !(blk == WL_ATTN && b->pl->parallel.cp > 1)) {
 		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);

@@ -42,6 +42,31 @@ static void int_list(struct jobj *jo, const char *key, int *out, int *n, int lo,
 	}
 }
 
+/* search.etp: 1 and "tp" (search.h), "tp" stored as 0. */
+static void etp_list(struct jobj *jo, struct goal *g)
+{
+	json_t *arr, *v;
+	char ap[300];
+	size_t i;
+	if (jobj_array(jo, "etp", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	if (json_array_size(arr) == 0 || json_array_size(arr) > 2) {
+		diag_err(jo->d, jo->file, ap, "expected 1 or 2 values (1, \"tp\"), got %zu", json_array_size(arr));
+		return;
+	}
+	g->netp = 0;
+	json_array_foreach(arr, i, v) {
+		if (json_is_integer(v) && json_integer_value(v) == 1)
+			g->etp[g->netp++] = 1;
+		else if (json_is_string(v) && !strcmp(json_string_value(v), "tp"))
+			g->etp[g->netp++] = 0;
+		else
+			diag_err(jo->d, jo->file, ap, "/%zu: expected 1 or \"tp\" (the expert-tensor-parallel "
+				 "degrees modelled), got %s", i, json_is_integer(v) ? "another integer" :
+				 jload_type_name(v));
+	}
+}
+
 static void load_search(struct jobj *root, struct goal *g)
 {
 	struct jobj jo;
@@ -54,6 +79,7 @@ static void load_search(struct jobj *root, struct goal *g)
 	int_list(&jo, "micro_batch", g->mb, &g->nmb, 1, 1024);
 	int_list(&jo, "zero", g->zero, &g->nzero, 0, 3);
 	int_list(&jo, "ep", g->ep, &g->nep, 1, MOE_MAX_EXPERTS);
+	etp_list(&jo, g);
 	int_list(&jo, "cp", g->cp, &g->ncp, 1, PLAN_MAX_STAGES);
 	for (int k = 0; k < g->ncp && g->seq > 0; k++)
 		if (g->seq % (2L * g->cp[k]))
@@ -229,6 +255,18 @@ static void load_tokens(struct jobj *jo, struct goal *g)
 			g->train_tokens = epochs * dataset;
 	}
 }
+bool goal_tries_etp(const struct goal *g, const struct model *m, int tp, int etp)
+{
+	if (etp != 1 && etp != tp)
+		return false;
+	if (g->netp == 0)   /* default: tp, and 1 where plan_check models it */
+		return etp == tp || (model_is_moe(m) && m->moe.shared_experts == 0);
+	for (int k = 0; k < g->netp; k++)
+		if ((g->etp[k] == 0 && etp == tp) || (g->etp[k] == 1 && etp == 1))
+			return true;
+	return false;
+}
+
 /* search.ep against the model (an MoE model's experts; a dense model
  * takes none), and the defaults of ep and cp (search.h). */
 static void resolve_ep_cp(struct goal *g, const struct model *m, struct diag *d)
@@ -243,6 +281,13 @@ static void resolve_ep_cp(struct goal *g, const struct model *m, struct diag *d)
 			diag_err(d, g->path, "/search/ep", "/%d: must divide the model's %ld experts (model "
 				 "'%s'), got ep = %d", k, m->moe.experts, m->name, g->ep[k]);
 	}
+	for (int k = 0; k < g->netp && !moe; k++)
+		if (g->etp[k] == 1) {
+			diag_err(d, g->path, "/search/etp", "/%d: expert tensor parallelism needs a mixture-of-"
+				 "experts model (a \"moe\" object in the model file); model '%s' is dense, got 1",
+				 k, m->name);
+			break;
+		}
 	if (g->nep == 0) {
 		for (long e = 1; e <= (moe ? m->moe.experts : 1) && g->nep < SEARCH_MAX_VALUES; e++)
 			if (!moe || m->moe.experts % e == 0)

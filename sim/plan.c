@@ -277,8 +277,25 @@ struct wl_shape plan_wl_shape(const struct plan *p)
 				{ (int)p->parallel.zero, plan_shard_group(p),
 				  p->parallel.dp > 0 && p->training.micro_batch > 0 ? (int)plan_microbatches(p) : 1,
 				  p->communication.bucket_bytes / dtype_bytes(p->training.grad_dtype) }, false,
-				p->parallel.recompute_modules };
+				p->parallel.recompute_modules, plan_etp(p) };
 	return shp;
+}
+
+int plan_etp(const struct plan *p)
+{
+	return p->parallel.etp > 0 ? p->parallel.etp : p->parallel.tp;
+}
+
+long plan_edp(const struct plan *p)
+{
+	long n = (long)p->parallel.dp * (p->parallel.cp > 1 ? p->parallel.cp : 1) *
+		 (p->parallel.tp / plan_etp(p));
+	return n / (p->parallel.ep > 1 ? p->parallel.ep : 1);
+}
+
+int plan_ep_stride(const struct plan *p)
+{
+	return plan_etp(p) != p->parallel.tp ? 1 : p->parallel.tp * p->parallel.cp;
 }
 
 const char *plan_attention_kernel(const struct plan *p)
@@ -465,7 +482,9 @@ void plan_describe(const struct plan *p, char *buf, size_t n)
 	char v[16] = "", every[24] = "", ce[32] = "", shard[24] = "";
 	int k = p->parallel.cp > 1 ? snprintf(ce, sizeof(ce), " cp%d", p->parallel.cp) : 0;
 	if (p->parallel.ep > 1)
-		snprintf(ce + k, sizeof(ce) - (size_t)k, " ep%d", p->parallel.ep);
+		k += snprintf(ce + k, sizeof(ce) - (size_t)k, " ep%d", p->parallel.ep);
+	if (plan_etp(p) != p->parallel.tp && k >= 0 && k < (int)sizeof(ce))
+		snprintf(ce + k, sizeof(ce) - (size_t)k, " etp%d", plan_etp(p));
 	if (plan_hsdp(p))
 		snprintf(shard, sizeof(shard), "/%d", plan_shard_group(p));
 	if (p->parallel.schedule == SCHED_INTERLEAVED)

@@ -26,6 +26,9 @@
  *   cp_comm            -        p2p           p2p (ring K/V exchange) | a2a (Ulysses all-to-all)
  *   ep                 -        1             expert-parallel degree (MoE models; divides dp and
  *                                             the experts; placement.h: inside the DP group)
+ *   etp                -        tp (0)        expert-tensor-parallel degree (MoE models; 1 or
+ *                                             tp: Megatron-Core's --expert-tensor-parallel-size,
+ *                                             build_transformer.c "Expert tensor parallelism")
  *   bn_group           -        1             GPUs of one node whose batch norms share
  *                                             statistics (CNN models; a power of two up to
  *                                             16: NVIDIA's NHWC BN bn_group, sim/build_cnn.c)
@@ -290,6 +293,7 @@ struct plan_parallel {
 	int cp;
 	enum cp_comm cp_comm;
 	int ep;                         /* expert parallelism (MoE) */
+	int etp;                        /* expert tensor parallelism (MoE); 0: tp (plan_etp) */
 	int bn_group;                   /* GPUs per synchronized batch norm (CNN) */
 	enum offload offload;
 	bool sp;
@@ -509,11 +513,26 @@ long plan_gpus(const struct plan *p, const struct inputs *in);
  * `ddlsim plan` prints it: "tp8 pp4v2 dp16 mb1 gb2048 z1 selective sp
  * tp,dp,pp" (v: interleaved chunks, z: ZeRO stage, "z3/8" over shard
  * groups of 8; "full/2": full recompute of every second layer; " cp2 ep8"
- * after the pipeline when context or expert parallelism is on). */
+ * after the pipeline when context or expert parallelism is on, " etp1"
+ * when the expert-tensor-parallel degree is not tp). */
 void plan_describe(const struct plan *p, char *buf, size_t n);
 
 /* The GPUs ZeRO shards over: shard_group, or the whole dp x cp group. */
 int plan_shard_group(const struct plan *p);
+
+/* The expert-tensor-parallel degree: parallel.etp, or tp where it is 0
+ * (Megatron-Core's default: arguments.py sets --expert-tensor-parallel-size
+ * to --tensor-model-parallel-size when not given). */
+int plan_etp(const struct plan *p);
+
+/* The expert-data-parallel ranks of an expert's gradients and optimizer
+ * shards: dp x cp x (tp / etp) / ep (Megatron-Core parallel_state.py:
+ * expert_data_parallel_size = decoder_world_size / (etp x ep x pp)). */
+long plan_edp(const struct plan *p);
+
+/* Ranks between two neighbours of the EP group: tp x cp, or 1 with
+ * etp != tp (placement_set_etp's folded expert groups). */
+int plan_ep_stride(const struct plan *p);
 
 /* Hybrid sharding: a shard group smaller than the dp x cp group. */
 bool plan_hsdp(const struct plan *p);

@@ -320,7 +320,7 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 	if (p->parallel.dp % p->parallel.ep)
 		diag_err(d, f, "/parallel/ep", "must divide the data-parallel degree dp = %d (expert "
 			 "parallelism lives inside the DP group), got %d", p->parallel.dp, p->parallel.ep);
-	if (c->expert_ffn % p->parallel.tp)
+	if (plan_etp(p) == p->parallel.tp && c->expert_ffn % p->parallel.tp)
 		diag_err(d, f, "/parallel/tp", "must divide the expert FFN size %ld, got %d", c->expert_ffn,
 			 p->parallel.tp);
 	if (p->parallel.tp > 1 && !p->parallel.sp)
@@ -334,6 +334,56 @@ static void check_ep(const struct plan *p, const struct model *m, const char *f,
 			 p->parallel.ep);
 	if (p->moe.capacity_factor < 0)
 		diag_err(d, f, "/moe/capacity_factor", "expected >= 0, got %g", p->moe.capacity_factor);
+}
+
+/* Expert tensor parallelism (parallel.etp; build_transformer.c "Expert
+ * tensor parallelism"): an MoE model; 1 or tp (a group of 1 < etp < tp
+ * inside the TP group is not modelled); Megatron-Core's own rule
+ * (parallel_state.py initialize_model_parallel, core_v0.10.0 7ee599a
+ * L645-652: the decoder world size divisible by etp x ep x pp, else
+ * RuntimeError), which with ep dividing dp and etp dividing tp holds; the
+ * expert FFN divisible by etp (moe/experts.py divides fc1 and fc2 by the
+ * expert-tensor-parallel world size, L125-128). etp != tp leaves out what
+ * it is not priced for: shared experts (shared_experts.py gathers over
+ * the attention TP group), ZeRO-3 and hybrid sharding. */
+static void check_etp(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	int etp = plan_etp(p), tp = p->parallel.tp;
+
+	if (p->parallel.etp <= 0 || etp == tp)
+		return;
+	if (!model_is_moe(m)) {
+		diag_err(d, f, "/parallel/etp", "expert tensor parallelism needs a mixture-of-experts model "
+			 "(a \"moe\" object in the model file); model '%s' is dense, got etp = %d (tp = %d)",
+			 m->name, etp, tp);
+		return;
+	}
+	if (etp != 1) {
+		diag_err(d, f, "/parallel/etp", "expected 1 or tp = %d (an expert-tensor group inside the "
+			 "TP group is not modelled), got %d", tp, etp);
+		return;
+	}
+	long world = (long)tp * p->parallel.cp * p->parallel.dp * p->parallel.pp;
+	long etmp = (long)etp * p->parallel.ep * p->parallel.pp;
+	if (world % etmp)
+		diag_err(d, f, "/parallel/etp", "etp x ep x pp = %ld must divide the world size %ld "
+			 "(Megatron-Core parallel_state.py), got etp = %d", etmp, world, etp);
+	if (m->moe.expert_ffn % etp)
+		diag_err(d, f, "/parallel/etp", "must divide the expert FFN size %ld, got %d",
+			 m->moe.expert_ffn, etp);
+	if (m->moe.shared_experts > 0)
+		diag_err(d, f, "/parallel/etp", "etp != tp with shared experts (model '%s' has %ld; they "
+			 "run over the attention TP group) is not modelled; give etp = %d", m->name,
+			 m->moe.shared_experts, tp);
+	if (p->parallel.zero >= ZERO_3)
+		diag_err(d, f, "/parallel/etp", "etp != tp with ZeRO-3 / FSDP is not supported, got etp = %d, "
+			 "tp = %d", etp, tp);
+	if (plan_hsdp(p))
+		diag_err(d, f, "/parallel/etp", "etp != tp with hybrid sharding (shard_group) is not "
+			 "supported, got etp = %d, tp = %d", etp, tp);
+	const char *o = strrchr(p->parallel.order, ',');   /* folded expert groups: placement.h */
+	if (p->parallel.order[0] && strcmp(o ? o + 1 : p->parallel.order, "pp"))
+		diag_err(d, f, "/parallel/order", "etp = 1 needs pp outermost, got \"%s\"", p->parallel.order);
 }
 
 /* Hybrid sharding (parallel.shard_group): ZeRO's state sharded over a
@@ -683,6 +733,7 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	check_encoder(p, m, f, d);
 	check_cp(p, m, f, d);
 	check_ep(p, m, f, d);
+	check_etp(p, m, f, d);
 	check_shard(p, f, d);
 	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP) {
 		/* memory.c counts the saved GEMM outputs of torchtitan's Llama

@@ -52,6 +52,10 @@
  *   parallel.ep                   int      -       1             expert-parallel degree (MoE models;
  *                                                                divides dp and the experts; the EP
  *                                                                group lies inside the DP group)
+ *   parallel.etp                  int      -       tp            expert-tensor-parallel degree (MoE
+ *                                                                models; 1 or tp; Megatron-Core's
+ *                                                                --expert-tensor-parallel-size: 1
+ *                                                                keeps each expert whole on a rank)
  *   parallel.bn_group             int      -       1             GPUs of one node that share batch-norm
  *                                                                statistics (CNN models; 1, 2, 4, 8 or
  *                                                                16, dividing the GPUs per node)

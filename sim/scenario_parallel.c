@@ -169,6 +169,7 @@ void scenario_load_parallel(struct jobj *root, struct plan *s)
 	jobj_enum(&jo, "cp_comm", plan_cp_comm_names, &e, 0);
 	s->parallel.cp_comm = e;
 	jobj_int_at_most(&jo, "ep", 1, MOE_MAX_EXPERTS, "expert-parallel ranks", &s->parallel.ep);
+	jobj_int_at_most(&jo, "etp", 1, PLAN_MAX_STAGES, "expert-tensor-parallel ranks", &s->parallel.etp);
 	jobj_int_at_most(&jo, "bn_group", 1, BN_GROUP_MAX, "GPUs per batch-norm group",
 			 &s->parallel.bn_group);
 	e = OFFLOAD_NONE;

@@ -168,6 +168,8 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "cp_comm", json_string(plan_cp_comm_names[q->cp_comm]));
 	if (q->ep != 1)
 		put(o, "ep", json_integer(q->ep));
+	if (plan_etp(p) != q->tp)
+		put(o, "etp", json_integer(plan_etp(p)));
 	if (q->bn_group != 1)
 		put(o, "bn_group", json_integer(q->bn_group));
 	if (q->offload != OFFLOAD_NONE)

@@ -19,7 +19,7 @@
 
 struct price {
 	long mb;
-	int tp, cp, ep;
+	int tp, cp, ep, etp;
 	bool sp, cp_a2a;
 	enum attention attn;
 	double f, b, sel;           /* per layer (attention + MLP), one micro-batch */
@@ -33,7 +33,7 @@ struct price {
 #define COMM_PP_SEND GROUP_N
 
 struct comm {
-	int nodes, tp, pp, cp, ep, dp, group;  /* group: enum group_kind or COMM_PP_SEND */
+	int nodes, tp, pp, cp, ep, etp, dp, group;  /* group: enum group_kind or COMM_PP_SEND */
 	char order[16];
 	enum coll_op op;
 	double alpha_s, s_per_byte;
@@ -106,7 +106,7 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 		if (c->p[i].mb == pl->training.micro_batch && c->p[i].tp == pl->parallel.tp &&
 		    c->p[i].sp == pl->parallel.sp && c->p[i].attn == pl->training.attention &&
 		    c->p[i].cp == pl->parallel.cp && c->p[i].ep == pl->parallel.ep &&
-		    c->p[i].cp_a2a == (pl->parallel.cp_comm == CP_A2A))
+		    c->p[i].etp == plan_etp(pl) && c->p[i].cp_a2a == (pl->parallel.cp_comm == CP_A2A))
 			return &c->p[i];
 	XGROW(c->p, c->capp, (size_t)c->np + 1);
 	struct price *p = &c->p[c->np++];
@@ -114,7 +114,7 @@ static const struct price *price_of(struct search_cache *c, const struct plan *p
 	struct host_issue h = plan_host_issue(pl);
 	p->mb = pl->training.micro_batch, p->tp = pl->parallel.tp, p->sp = pl->parallel.sp,
 	p->attn = pl->training.attention;
-	p->cp = pl->parallel.cp, p->ep = pl->parallel.ep, p->cp_a2a = pl->parallel.cp_comm == CP_A2A;
+	p->cp = pl->parallel.cp, p->ep = pl->parallel.ep, p->etp = plan_etp(pl), p->cp_a2a = pl->parallel.cp_comm == CP_A2A;
 	struct moe_balance bal;
 	workload_moe_balance(inputs_model(c->in), &shp, &bal);
 	p->rank_load = bal.rank_load;
@@ -135,7 +135,7 @@ static uint64_t comm_hash(const struct comm *k)
 {
 	uint64_t h = ((uint64_t)k->nodes << 40) ^ ((uint64_t)k->tp << 24) ^ ((uint64_t)k->pp << 8) ^
 		     ((uint64_t)k->group << 5) ^ (uint64_t)k->op ^ ((uint64_t)k->cp << 52) ^
-		     ((uint64_t)k->ep << 32);
+		     ((uint64_t)k->ep << 32) ^ ((uint64_t)k->etp << 16);
 	for (const char *s = k->order; *s; s++)
 		h = h * 31 + (unsigned char)*s;
 	return h;
@@ -145,7 +145,7 @@ static uint64_t comm_hash(const struct comm *k)
 static bool comm_same(const struct comm *a, const struct comm *b)
 {
 	return a->nodes == b->nodes && a->tp == b->tp && a->pp == b->pp && a->cp == b->cp &&
-	       a->ep == b->ep && a->group == b->group && a->op == b->op && !strcmp(a->order, b->order);
+	       a->ep == b->ep && a->etp == b->etp && a->group == b->group && a->op == b->op && !strcmp(a->order, b->order);
 }
 
 /* The slot of key in c's table: its entry's or the empty one where it
@@ -175,6 +175,7 @@ static void comm_price(const struct search_cache *c, const struct plan *pl, stru
 	struct placement place;
 	placement_init_ep(&place, pl->parallel.tp, pl->parallel.cp, k->ep, pl->parallel.dp, pl->parallel.pp,
 			  pl->parallel.order);
+	placement_set_etp(&place, k->etp);
 	int n, *ranks;
 	if (k->group == COMM_PP_SEND) {
 		ranks = xmalloc(2 * sizeof(int));
@@ -207,11 +208,13 @@ static void comm_price(const struct search_cache *c, const struct plan *pl, stru
 static double comm_time(struct search_cache *c, const struct plan *pl, int group, enum coll_op op,
 			double bytes)
 {
-	/* the expert groups' members follow ep; the others' do not (ep lives
-	 * inside dp, placement.h), so those share one price over ep */
+	/* the expert groups' members follow ep (the expert-data-parallel
+	 * group's etp too); the others' do not (ep lives inside dp,
+	 * placement.h), so those share one price over ep */
 	bool by_ep = group == GROUP_EP || group == GROUP_EDP;
 	struct comm key = { .nodes = pl->nodes, .tp = pl->parallel.tp, .pp = pl->parallel.pp,
 			    .cp = pl->parallel.cp, .ep = by_ep ? pl->parallel.ep : 1,
+			    .etp = by_ep ? plan_etp(pl) : pl->parallel.tp,
 			    .dp = pl->parallel.dp, .group = group, .op = op };
 	_Static_assert(sizeof(key.order) == sizeof(pl->parallel.order), "one order size");
 	memcpy(key.order, pl->parallel.order, sizeof(key.order));
@@ -270,7 +273,7 @@ static double ep_exchange(struct search_cache *c, const struct plan *pl, const s
 	double t = pl->parallel.tp;
 	double tok = (double)pl->training.micro_batch * pl->training.seq / pl->parallel.cp /
 		     (pl->parallel.sp ? t : 1);
-	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, pl->parallel.tp * pl->parallel.cp,
+	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl),
 				       inputs_topology(c->in)->gpus_per_node);
 	double bytes = tok * (double)m->moe.top_k * pr->rank_load * (double)m->hidden *
 		       dtype_bytes(prec->activation) * nl;
@@ -281,24 +284,24 @@ static double ep_exchange(struct search_cache *c, const struct plan *pl, const s
 /* The data-parallel side of an iteration: the gradients' reduction beyond
  * the backward that hides it, ZeRO's parameter gathers, the optimizer
  * step (into *opt_s; returns the rest). Dense parameters over the DP
- * group (dp x cp), an MoE model's experts (ep > 1) over the
- * expert-data-parallel group (dp x cp / ep, their share of the rank
- * ep-fold smaller). */
+ * group (dp x cp), an MoE model's experts (ep > 1 or etp < tp) over the
+ * expert-data-parallel group (dp x cp x tp / (etp ep), plan_edp; their
+ * share of the rank le / (etp ep), build_transformer_stage.c psi_e). */
 static double dp_side(struct search_cache *c, const struct plan *pl, const struct price *pr,
 		      const struct precision *prec, double L, double layer, double mbs, double *opt_s)
 {
 	const struct model *m = inputs_model(c->in);
 	const struct topology *t = inputs_topology(c->in);
-	int tp = pl->parallel.tp, ep = pl->parallel.ep;
-	long ndp = (long)pl->parallel.dp * pl->parallel.cp, nedp = ndp / ep;
+	int tp = pl->parallel.tp, ep = pl->parallel.ep, etp = plan_etp(pl);
+	long ndp = (long)pl->parallel.dp * pl->parallel.cp, nedp = etp == tp ? ndp / ep : plan_edp(pl);
 	double psi = L * model_layer_params(m) / tp + model_embedding_params(m) / tp, psi_e = 0;
 	bool frozen = finetune_frozen(&pl->training.finetune);
 	if (frozen) /* LoRA: the adapters are trained */
 		psi = L * finetune_layer_adapter_params(m, &pl->training.finetune, tp);
-	else if (ep > 1 && m->layers > 0) {
+	else if ((ep > 1 || etp != tp) && m->layers > 0) {
 		double le = L * (double)model_moe_layers(m) / (double)m->layers * model_layer_expert_params(m) / tp;
 		psi -= le;
-		psi_e = le / ep;
+		psi_e = etp == tp ? le / ep : le * tp / etp / ep;
 	}
 	double gb = dtype_bytes(pl->training.grad_dtype), exposed = 0;
 	double wb = dtype_bytes(frozen ? prec->weight : prec->layer_weight);
@@ -352,6 +355,9 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 				   comm_time(c, pl, GROUP_TP, COLL_REDUCE_SCATTER, act));
 		else
 			tpc = n * comm_time(c, pl, GROUP_TP, COLL_ALLREDUCE, act);
+		/* etp < tp: an MoE layer's MLP half has none (build_transformer.c) */
+		if (plan_etp(pl) != pl->parallel.tp && model_is_moe(m) && m->layers > 0)
+			tpc *= 1 - 0.5 * (double)model_moe_layers(m) / (double)m->layers;
 	}
 	tpc += cp_exchange(c, pl, pr, &prec, full) + ep_exchange(c, pl, pr, &prec, full);
 	double layer = pr->f + pr->b + rc;
@@ -469,6 +475,7 @@ bool search_same_family(const struct plan *a, const struct plan *b)
 {
 	const struct plan_parallel *x = &a->parallel, *y = &b->parallel;
 	return x->tp == y->tp && x->pp == y->pp && x->cp == y->cp && x->ep == y->ep &&
+	       plan_etp(a) == plan_etp(b) &&
 	       x->interleave == y->interleave && x->schedule == y->schedule && x->zero == y->zero &&
 	       x->recompute == y->recompute && x->sp == y->sp && !strcmp(x->order, y->order) &&
 	       a->training.micro_batch == b->training.micro_batch;
@@ -540,6 +547,17 @@ static int batch_counts(const struct goal *g, long unit, long *ms)
 	return nm;
 }
 
+/* Whether a plan of tp leaves out expert tensor parallelism 1 (et) or
+ * tp (!et): not in search.etp (goal_tries_etp), or etp 1 where it is tp
+ * (tp 1: tried as etp tp) or plan_check refuses it (MoE with TP needs
+ * sp; the default leaves out ZeRO-3). */
+static bool etp_skipped(const struct goal *g, const struct inputs *in, int tp, bool et, bool sp, int zero)
+{
+	if (et && (tp == 1 || !sp || (g->netp == 0 && zero >= 3)))
+		return true;
+	return !goal_tries_etp(g, inputs_model(in), tp, et ? 1 : tp);
+}
+
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
  * plan_check() and fits (only s->family's when set), with its estimate. */
 static void screen_nodes(struct screen *s, long nodes)
@@ -572,12 +590,14 @@ static void screen_nodes(struct screen *s, long nodes)
 			int nm = batch_counts(g, unit, ms);
 			for (int f = 0; f < nm; f++)
 			for (int x = 0; x < g->nep; x++)
+			for (int et = 0; et < 2; et++)
 			for (int z = 0; z < g->nzero; z++)
 			for (int r = 0; r < g->nrc; r++)
 			for (int sp = 0; sp < g->nsp; sp++)
 			for (int o = 0; o < g->norder; o++) {
-				int ep = g->ep[x];
-				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep))
+				int ep = g->ep[x], etp = et ? 1 : tp;
+				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep) ||
+				    etp_skipped(g, in, tp, et, g->sp[sp], g->zero[z]))
 					continue;
 				if (same_order_before(g, o, pp))
 					continue;
@@ -586,6 +606,7 @@ static void screen_nodes(struct screen *s, long nodes)
 				pl.nodes = (int)nodes;
 				pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
 				pl.parallel.cp = cp, pl.parallel.ep = ep;
+				pl.parallel.etp = etp == tp ? 0 : etp;
 				/* the ring's chunks of a sliding window are not modelled
 				 * (plan_check): such a model splits heads (Ulysses) */
 				pl.parallel.cp_comm = cp > 1 && inputs_model(in)->sliding_window > 0 ? CP_A2A : CP_P2P;

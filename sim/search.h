@@ -68,6 +68,12 @@
  *                                                           each must divide the experts; default:
  *                                                           every divisor of the experts; a dense
  *                                                           model: 1, and listing ep > 1 is an error)
+ *   search.etp                array     -       [1, "tp"]   expert-tensor-parallel degrees tried: 1
+ *                                                           (each expert whole on a rank; MoE models
+ *                                                           only) and/or "tp" (the plan's tp);
+ *                                                           default: both, only "tp" for a dense
+ *                                                           model, one with shared experts, or
+ *                                                           ZeRO-3 (not modelled with etp 1)
  *   search.cp                 [int]     -       1 | 1,2,4,8 context-parallel degrees (seq_len must
  *                                                           divide by 2 cp; default: 1,2,4,8 when
  *                                                           seq_len >= 16384 (SEARCH_CP_SEQ), else
@@ -136,6 +142,8 @@ struct goal {
 	int mb[SEARCH_MAX_VALUES], nmb;
 	int zero[SEARCH_MAX_VALUES], nzero;
 	int ep[SEARCH_MAX_VALUES], nep;   /* nep = 0: the divisors of the experts (MoE), else 1 */
+	int etp[2], netp;                 /* 1, or 0 for "tp"; netp = 0: the default
+					     (goal_tries_etp) */
 	int cp[SEARCH_MAX_VALUES], ncp;   /* ncp = 0: search_cp_default() */
 	int rc[3], nrc;
 	bool sp[2];
@@ -194,6 +202,10 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
  * frees) of *n, sorted by estimated wall time to train, then cost, then
  * order of enumeration. The statistics in *st count every plan. */
 struct candidate *search_screen(const struct goal *g, int ci, long *n, struct search_stats *st);
+
+/* Whether a plan of tp tries expert tensor parallelism etp (1 or tp) under
+ * g's search.etp (search.h) for model m. */
+bool goal_tries_etp(const struct goal *g, const struct model *m, int tp, int etp);
 
 /* Whether plans a and b are of one family: the same plan but for the
  * data-parallel degree, the node count and the global batch (tp, pp, cp,

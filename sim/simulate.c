@@ -190,6 +190,9 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	if (placement_init_ep(&x->place, pl->parallel.tp, pl->parallel.cp, pl->parallel.ep, pl->parallel.dp,
 			      pl->parallel.pp, pl->parallel.order))
 		return diag_errf(d, "invalid rank order '%s'", pl->parallel.order);
+	if (placement_set_etp(&x->place, plan_etp(pl)))
+		return diag_errf(d, "expert tensor parallelism etp = %d: expected 1 or tp = %d, pp outermost",
+				 plan_etp(pl), pl->parallel.tp);
 	if (placement_set_shard(&x->place, pl->parallel.shard_group))
 		return diag_errf(d, "shard group of %d GPUs does not divide the %d data-parallel ranks",
 				 pl->parallel.shard_group, pl->parallel.dp * pl->parallel.cp);

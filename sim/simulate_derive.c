@@ -85,8 +85,8 @@ void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struc
 		r->moe_a2a_bytes = (double)pl->training.micro_batch * (double)pl->training.seq / pl->parallel.cp /
 				   (pl->parallel.sp ? pl->parallel.tp : 1) * (double)m->moe.top_k * bal.rank_load *
 				   (double)m->hidden * dtype_bytes(pr.activation) *
-				   moe_dispatch_scale(&m->moe, pl->parallel.ep,
-						      pl->parallel.tp * pl->parallel.cp, topo->gpus_per_node);
+				   moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl),
+						      topo->gpus_per_node);
 	}
 	r->microbatches = (double)plan_microbatches(pl);
 	r->iteration_s = r->gpu_iteration_s = r->eng->iteration_s;

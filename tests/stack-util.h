@@ -19,7 +19,7 @@
 static inline struct wl_shape shape(const char *stack, double s, int t)
 {
 	struct wl_shape w = { 1, s, t, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0,
-			      stack_find(stack), { ATTN_BE_FA2, ATTN_BE_CUDNN }, true, { 0 }, false, { 0 }, false, 0 };
+			      stack_find(stack), { ATTN_BE_FA2, ATTN_BE_CUDNN }, true, { 0 }, false, { 0 }, false, 0, 0 };
 	cr_assert(w.stack, "no stack '%s'", stack);
 	return w;
 }

@@ -81,7 +81,7 @@ Test(finetune, nf4_bytes_follow_bitsandbytes)
 static struct wl_shape shape(double tokens, struct finetune f, enum attention attn)
 {
 	struct wl_shape s = { 1, tokens, 1, false, DTYPE_BF16, attn, 1, false, 1, false, 0, 0, 0,
-			      NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, f, false, { 0 }, false, 0 };
+			      NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, f, false, { 0 }, false, 0, 0 };
 	return s;
 }
 

@@ -80,7 +80,7 @@ Test(model, iteration_flops_equal_megatron_formula)
 Test(model, workload_ops_add_up_to_megatron_flops)
 {
 	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
-	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 };
+	struct wl_shape shp = { 8, 2048, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0, 0 };
 	double fwd = 0, bwd = 0;
 	for (int b = 0; b < WL_NBLOCKS; b++) {
 		struct op_list l;
@@ -102,7 +102,7 @@ Test(model, workload_ops_add_up_to_megatron_flops)
 Test(model, tensor_parallel_divides_gemm_flops)
 {
 	struct model *m = load_model("models/zoo/llama2-70b.json");
-	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 }, s8 = s1;
+	struct wl_shape s1 = { 1, 4096, 1, false, DTYPE_BF16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0, 0 }, s8 = s1;
 	s8.tp = 8;
 	struct op_list a, b;
 	op_list_init(&a);
@@ -353,7 +353,7 @@ Test(model, flash_flops_closed_forms)
 	 * flash = that minus the attention difference, 12 - 7 = 5 b s^2 h per layer */
 	struct model *m = load_model("models/zoo/megatron/gpt-18b.json");
 	double B = 8, S = 2048, L = (double)m->layers, h = (double)m->hidden;
-	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 };
+	struct wl_shape shp = { 1, S, 1, false, DTYPE_FP16, ATTN_UNFUSED, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0, 0 };
 	double want = megatron_flops(B, S, L, h, (double)m->vocab);
 	double got = workload_iteration_flops(m, &shp, RECOMPUTE_NONE, B);
 	cr_assert_lt(fabs(got / want - 1), 1e-12, "%.17g vs %.17g", got, want);
@@ -374,7 +374,7 @@ Test(model, flash_flops_closed_forms)
 Test(model, fp8_gemms_and_casts)
 {
 	struct model *m = load_model("models/zoo/llama2-7b.json");
-	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 };
+	struct wl_shape shp = { 1, 4096, 1, false, DTYPE_FP8, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0, 0 };
 	struct op_list l;
 	double T = 4096, h = 4096;
 	int casts = 0;

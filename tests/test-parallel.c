@@ -441,7 +441,7 @@ Test(parallel, cp_ring_steps_add_up_to_the_causal_core)
 	struct inputs *in = tiny_inputs(d);
 	const struct model *m = inputs_model(in);
 	for (int cp = 2; cp <= 8; cp *= 2) {
-		struct wl_shape one = { 1, 1024, 1, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0 }, s = one;
+		struct wl_shape one = { 1, 1024, 1, false, DTYPE_BF16, ATTN_FLASH, 1, false, 1, false, 0, 0, 0, NULL, { ATTN_BE_BEST, ATTN_BE_BEST }, false, { 0 }, false, { 0 }, false, 0, 0 }, s = one;
 		s.cp = cp;
 		for (int pass = PASS_FWD; pass <= PASS_BWD; pass++) {
 			struct op_list a, b;
