@@ -93,14 +93,14 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	op_list_push(e->out, &op);
 }
 
-static void gemm(struct emitter *e, const char *name, double batch,
-		 double m, double n, double k)
+void workload_gemm(struct emitter *e, const char *name, double batch,
+		   double m, double n, double k)
 {
 	gemm_ex(e, name, batch, m, n, k, false, true);
 }
 
-static void membound(struct emitter *e, const char *name, const char *family,
-		     double elements, double touches, double row)
+void workload_membound(struct emitter *e, const char *name, const char *family,
+		       double elements, double touches, double row)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
 	double f = e->pass == PASS_BWD ? 1.5 : 1.0;
@@ -118,8 +118,8 @@ static void membound(struct emitter *e, const char *name, const char *family,
 /* A piece of the stack (stack.h): bytes per element and kernels as the
  * stack runs it, one op standing for its kernels (op.kernels; 0 with
  * bytes: a fused operand, stack.h struct stack_piece). */
-static void piece(struct emitter *e, const char *name, const char *family,
-		  const struct stack_piece *pc, double elements, double row)
+void workload_piece(struct emitter *e, const char *name, const char *family,
+		    const struct stack_piece *pc, double elements, double row)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = e->dt, .batch = 1 };
 	int p = e->pass == PASS_BWD;
@@ -141,10 +141,10 @@ static const struct stack_piece *norm_piece(const struct emitter *e, const struc
 }
 
 /* The norm in front of a half-layer (or the final one). */
-static void norm_op(struct emitter *e, const struct model *m, const char *name, double el)
+void workload_norm_op(struct emitter *e, const struct model *m, const char *name, double el)
 {
 	const char *fam = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
-	piece(e, name, fam, norm_piece(e, m), el, (double)m->hidden);
+	workload_piece(e, name, fam, norm_piece(e, m), el, (double)m->hidden);
 }
 
 /* The residual add after a half-layer, with dropout's one-byte mask
@@ -156,16 +156,16 @@ static void residual_op(struct emitter *e, const struct model *m, double el)
 		pc.bytes[0] += 1;
 		pc.bytes[1] += 1;
 	}
-	piece(e, m->dropout ? "dropout_residual" : "residual", "residual", &pc, el, 0);
+	workload_piece(e, m->dropout ? "dropout_residual" : "residual", "residual", &pc, el, 0);
 }
 
 /* The activation of an MLP over el output elements. */
 static void act_op(struct emitter *e, const struct model *m, const char *name, double el)
 {
 	if (m->act == MODEL_ACT_SWIGLU)
-		piece(e, name, "bias_swiglu", &e->stk->swiglu, el, 0);
+		workload_piece(e, name, "bias_swiglu", &e->stk->swiglu, el, 0);
 	else
-		piece(e, name, "bias_gelu", &e->stk->gelu, el, 0);
+		workload_piece(e, name, "bias_gelu", &e->stk->gelu, el, 0);
 }
 
 /* GQA's K and V (kv_el elements) written once per query head, n_rep
@@ -195,15 +195,15 @@ static void score_ops(struct emitter *e, const struct model *m, double scores, d
 	int max = e->stk->causal_softmax_max_seq;
 	if (!model_is_bidirectional(m) && e->stk->causal_softmax.bytes[p] > 0 &&
 	    (max <= 0 || sq <= max))
-		piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
+		workload_piece(e, "softmax", "softmax", &e->stk->causal_softmax, scores, sq);
 	else
-		membound(e, "softmax", "softmax", scores, 2, sq);
+		workload_membound(e, "softmax", "softmax", scores, 2, sq);
 	if (!m->dropout)
 		return;
 	if (e->stk->attn_dropout.bytes[p] > 0)
-		piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
+		workload_piece(e, "attn_dropout", "dropout", &e->stk->attn_dropout, scores, 0);
 	else
-		membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
+		workload_membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
 }
 
 static void attention_core(struct emitter *e, const struct model *m,
@@ -254,11 +254,11 @@ static void attention_core(struct emitter *e, const struct model *m,
 		}
 		return;
 	}
-	gemm(&c, "attn_score", b * heads, sq, sq, dqk);
+	workload_gemm(&c, "attn_score", b * heads, sq, sq, dqk);
 	if (m->pos == MODEL_POS_ALIBI && e->stk->alibi_bias.bytes[e->pass == PASS_BWD] > 0)
-		piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
+		workload_piece(e, "alibi_bias", "copy", &e->stk->alibi_bias, b * heads * sq * sq, 0);
 	score_ops(e, m, b * heads * sq * sq, sq);
-	gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
+	workload_gemm(&c, "attn_over_v", b * heads, sq, dv, sq);
 }
 
 /* An element-wise kernel of the adapters: touches x elements x the
@@ -310,15 +310,15 @@ static void adapter(struct emitter *e, const struct model *m, const struct wl_sh
 		elementwise(&a, NAME("dropout"), "dropout", T * ain, 2.5);
 	if (bwd) {
 		elementwise(&a, NAME("scale"), "scale", T * bout, 2);
-		gemm(&a, NAME("b"), 1, T, bout, r);
-		gemm(&a, NAME("a"), 1, T, r, ain);
+		workload_gemm(&a, NAME("b"), 1, T, bout, r);
+		workload_gemm(&a, NAME("a"), 1, T, r, ain);
 		if (s->ft.dropout > 0)  /* the gradient through the mask */
 			elementwise(&a, NAME("dropout"), "dropout", T * ain, 2.5);
 		elementwise(&a, NAME("grad_add"), "add", T * ain, 3);
 		workload_main_grad_op(&a, s, n, r * (ain + bout));
 	} else {
-		gemm(&a, NAME("a"), 1, T, r, ain);
-		gemm(&a, NAME("b"), 1, T, bout, r);
+		workload_gemm(&a, NAME("a"), 1, T, r, ain);
+		workload_gemm(&a, NAME("b"), 1, T, bout, r);
 		elementwise(&a, NAME("scale"), "scale", T * bout, 2);
 		elementwise(&a, NAME("add"), "add", T * bout, 3);
 	}
@@ -344,7 +344,7 @@ static void linear(struct emitter *e, const struct model *m, const struct wl_sha
 	if (m->bias && !e->frozen && e->stk->linear_bias.bytes[e->pass == PASS_BWD] > 0) {
 		char bn[48];
 		snprintf(bn, sizeof(bn), "%s.bias_grad", name);
-		piece(e, bn, "bias", &e->stk->linear_bias, T * n, 0);
+		workload_piece(e, bn, "bias", &e->stk->linear_bias, T * n, 0);
 	}
 	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
 		if (strcmp(on[i].gemm, name) != 0)
@@ -365,7 +365,7 @@ static void grad_sum_op(struct emitter *e, const char *name, int sums, double el
 		return;
 	pc.bytes[1] *= sums;
 	pc.kernels[1] *= sums;
-	piece(e, name, "residual", &pc, el, 0);
+	workload_piece(e, name, "residual", &pc, el, 0);
 }
 
 /* The query, key and value projection: one GEMM ("qkv"), or one per
@@ -379,7 +379,7 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 	if (!stack_qkv_separate(e->stk, m)) {
 		linear(e, m, s, "qkv", T, (q + 2 * kv) / t, h, false, true);
 		if (e->stk->qkv_split.bytes[e->pass == PASS_BWD] > 0)
-			piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (q + 2 * kv) / t, 0);
+			workload_piece(e, "qkv_split", "copy", &e->stk->qkv_split, T * (q + 2 * kv) / t, 0);
 	} else {
 		linear(e, m, s, "qkv.q", T, q / t, h, false, true);
 		linear(e, m, s, "qkv.k", T, kv / t, h, false, true);
@@ -387,13 +387,13 @@ static void qkv_linear(struct emitter *e, const struct model *m, const struct wl
 		grad_sum_op(e, "qkv_grad_sum", 2, T * h);
 	}
 	if (m->bias && e->stk->qkv_bias.bytes[e->pass == PASS_BWD] > 0)
-		piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (q + 2 * kv) / t, 0);
+		workload_piece(e, "qkv_bias", "bias", &e->stk->qkv_bias, T * (q + 2 * kv) / t, 0);
 	/* QK-norm (Qwen3, Gemma 3): an RMSNorm over each head's d of q and
 	 * of k, after the projection and before RoPE (transformers'
 	 * modeling_qwen3.py, Qwen3Attention.forward) */
 	if (m->qk_norm) {
 		const char *fam = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
-		piece(e, "qk_norm", fam, norm_piece(e, m), T * (q + kv) / t, (double)model_head_dim(m));
+		workload_piece(e, "qk_norm", fam, norm_piece(e, m), T * (q + kv) / t, (double)model_head_dim(m));
 	}
 }
 
@@ -443,7 +443,7 @@ static double mla_projections(struct emitter *e, const struct model *m,
 
 	if (ql > 0) {
 		linear(e, m, s, "q_down", T, ql, h, false, false);
-		piece(e, "q_norm", fam, np, T * ql, ql);
+		workload_piece(e, "q_norm", fam, np, T * ql, ql);
 		linear(e, m, s, "q_up", T, heads * dqk, ql, false, false);
 		w += h * ql + ql * heads * dqk;
 	} else {
@@ -451,12 +451,12 @@ static double mla_projections(struct emitter *e, const struct model *m,
 		w += h * heads * dqk;
 	}
 	linear(e, m, s, "kv_down", T, kl + r, h, false, false);
-	piece(e, "kv_norm", fam, np, T * kl, kl);
+	workload_piece(e, "kv_norm", fam, np, T * kl, kl);
 	linear(e, m, s, "kv_up", T, heads * (double)(a->nope + a->v), kl, false, false);
 	w += h * (kl + r) + kl * heads * (double)(a->nope + a->v);
-	piece(e, "rope", "rope", &e->stk->rope, T * (heads * r + r), 0);
+	workload_piece(e, "rope", "rope", &e->stk->rope, T * (heads * r + r), 0);
 	/* read q and k's parts, write q and k of dqk per head */
-	membound(e, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
+	workload_membound(e, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
 	return w;
 }
 
@@ -497,7 +497,7 @@ static void mlp_ops(struct emitter *e, const struct model *m, const char *prefix
 	else
 		gemm_ex(e, n1, batch, mt, f, h, false, false);
 	act_op(e, m, na, T * f);
-	gemm(e, n2, batch, mt, h, f);
+	workload_gemm(e, n2, batch, mt, h, f);
 }
 
 /* The MLP block of an MoE layer (workload.h). */
@@ -518,12 +518,12 @@ static void moe_block(struct emitter *e, const struct model *m, const struct wl_
 	double local = E / ep, R = T * k * bal.rank_load;
 	if (te != t)
 		R = R * te / t;
-	norm_op(e, m, norm, Tn * h);
-	gemm(e, "router", 1, Tn, E, h);
-	membound(e, "router_topk", "softmax", Tn * E, 2, E);
-	membound(e, "moe_permute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
+	workload_norm_op(e, m, norm, Tn * h);
+	workload_gemm(e, "router", 1, Tn, E, h);
+	workload_membound(e, "router_topk", "softmax", Tn * E, 2, E);
+	workload_membound(e, "moe_permute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
 	mlp_ops(e, m, "expert", local, R, (double)c->expert_ffn / te);
-	membound(e, "moe_unpermute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
+	workload_membound(e, "moe_unpermute", "gather", Tn * k * bal.kept_fraction * h, 2, 0);
 	if (c->shared_experts > 0)
 		mlp_ops(e, m, "shared", 1, T, (double)(c->shared_experts * c->shared_ffn) / t);
 	residual_op(e, m, Tn * h);
@@ -547,7 +547,7 @@ static void attn_recompute(const struct emitter *e0, const struct model *m, cons
 	unsigned mods = rc_modules(s->rc_modules);
 	fw.pass = PASS_FWD;
 	if (mods & RC_MOD_LAYERNORM && !model_is_encoder(m))
-		norm_op(&fw, m, norm, Tn * (double)m->hidden);
+		workload_norm_op(&fw, m, norm, Tn * (double)m->hidden);
 	if (mods & RC_MOD_MLA_UP_PROJ && model_is_mla(m)) {
 		const struct model_mla *a = &m->mla;
 		double heads = (double)m->heads / s->tp, r = (double)a->rope;
@@ -556,8 +556,8 @@ static void attn_recompute(const struct emitter *e0, const struct model *m, cons
 			linear(&fw, m, s, "q_up", T, heads * dqk, (double)a->q_lora, false, false);
 		linear(&fw, m, s, "kv_up", T, heads * (double)(a->nope + a->v), (double)a->kv_lora,
 		       false, false);
-		piece(&fw, "rope", "rope", &fw.stk->rope, T * (heads * r + r), 0);
-		membound(&fw, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
+		workload_piece(&fw, "rope", "rope", &fw.stk->rope, T * (heads * r + r), 0);
+		workload_membound(&fw, "mla_concat", "copy", T * heads * dqk * 2, 2, 0);
 	}
 	if (mods & RC_MOD_CORE_ATTN)
 		attention_core(&fw, m, s, head_gemm);
@@ -574,88 +574,13 @@ static void mlp_recompute(const struct emitter *e0, const struct model *m, const
 	unsigned mods = rc_modules(s->rc_modules);
 	fw.pass = PASS_FWD;
 	if (mods & RC_MOD_LAYERNORM && !model_is_encoder(m))
-		norm_op(&fw, m, norm, Tn * (double)m->hidden);
+		workload_norm_op(&fw, m, norm, Tn * (double)m->hidden);
 	if (mods & RC_MOD_MOE_ACT && model_is_moe(m) && !s->dense_layer) {
 		struct moe_balance bal;
 		workload_moe_balance(m, s, &bal);
 		double R = T * (double)m->moe.top_k * bal.rank_load;
 		act_op(&fw, m, "expert_act", R * (double)m->moe.expert_ffn / s->tp);
 	}
-}
-
-/* An encoder's embedding (model.h): the word, position and token-type
- * rows gathered and summed (three reads, one write), BERT's LayerNorm;
- * the position and type tables' gradients (replicated over TP) added by
- * a kernel of their own, the word table's as the decoder's. */
-static void encoder_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
-			  double T, double Tn)
-{
-	double h = (double)m->hidden;
-	membound(e, "embedding", "gather", T * h, 4, 0);
-	norm_op(e, m, "embedding_norm", Tn * h);
-	if (!m->tied_embeddings)
-		workload_main_grad_op_ex(e, s, "embedding", h * (double)m->vocab / s->tp, true);
-	workload_main_grad_op_ex(e, s, "position_type",
-				 (double)(m->max_position + m->type_vocab + 2) * h, true);
-}
-
-/* An encoder's heads (model.h): the MLM head on the masked positions
- * (gathered first when mlm_positions is given): dense, GELU, LayerNorm,
- * the decoder over the vocabulary (vocabulary-parallel as the LM head)
- * and the cross entropy; NSP: the pooler on the first token, tanh, the
- * 2-way classifier and its loss. */
-static void encoder_head(struct emitter *e, const struct model *m, const struct wl_shape *s)
-{
-	double h = (double)m->hidden, Vt = (double)m->vocab / s->tp, b = s->micro_batch;
-	double Th = b * model_head_tokens(m, s->seq) / (s->cp > 1 ? s->cp : 1);
-	if (m->mlm_head) {
-		if (m->mlm_positions > 0)
-			membound(e, "mlm_gather", "gather", Th * h, 2, 0);
-		gemm(e, "mlm_dense", 1, Th, h, h);
-		piece(e, "mlm_gelu", "bias_gelu", &e->stk->gelu, Th * h, 0);
-		norm_op(e, m, "mlm_norm", Th * h);
-		gemm(e, "mlm_decoder", 1, Th, Vt, h);
-		piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, Th * Vt, Vt);
-		workload_main_grad_op(e, s, "mlm", h * h + h * Vt);
-	}
-	if (m->nsp_head) {
-		gemm(e, "pooler", 1, b, h, h);
-		membound(e, "pooler_tanh", "tanh", b * h, 2, 0);
-		gemm(e, "nsp_classifier", 1, b, 2, h);
-		piece(e, "nsp_loss", "cross_entropy", &e->stk->loss, b * 2, 2);
-		workload_main_grad_op(e, s, "nsp", h * h + 2 * h);
-	}
-}
-
-/* A ViT's embedding (model.h): im2col, the image flattened into patches
- * (read and write each pixel once), the patch linear as a GEMM over the
- * patches (its weight's gradient fused as a GEMM's), the class token
- * prepended and the positions added (two reads, one write), whose
- * gradients a kernel of its own adds. Replicated over TP. */
-static void vit_embed(struct emitter *e, const struct model *m, const struct wl_shape *s,
-		      double T)
-{
-	double h = (double)m->hidden, p = (double)m->patch_size, b = s->micro_batch;
-	double kp = p * p * (double)m->channels, P = b * (double)(model_vit_seq(m) - 1);
-	membound(e, "im2col", "copy", P * kp, 2, 0);
-	gemm(e, "patch_embed", 1, P, h, kp);
-	membound(e, "cls_pos", "add", T * h, 3, 0);
-	workload_main_grad_op(e, s, "patch_embed", kp * h + h);
-	workload_main_grad_op_ex(e, s, "cls_pos", (double)(1 + model_vit_seq(m)) * h, true);
-}
-
-/* A ViT's head (model.h): the final LayerNorm over every token (as Hugging
- * Face's ViTModel), the class token's row gathered, the classifier and
- * the cross entropy over num_classes. Replicated over TP. */
-static void vit_head(struct emitter *e, const struct model *m, const struct wl_shape *s,
-		     double Tn)
-{
-	double h = (double)m->hidden, K = (double)m->num_classes, b = s->micro_batch;
-	norm_op(e, m, "final_norm", Tn * h);
-	membound(e, "cls_gather", "gather", b * h, 2, 0);
-	gemm(e, "classifier", 1, b, K, h);
-	piece(e, "cross_entropy", "cross_entropy", &e->stk->loss, b * K, K);
-	workload_main_grad_op(e, s, "classifier", h * K + K);
 }
 
 /* A decoder's embedding: the token gather, a learned position table's
@@ -666,10 +591,10 @@ static void decoder_embed(struct emitter *e, const struct model *m, const struct
 			  double T)
 {
 	double h = (double)m->hidden;
-	membound(e, "embedding", "gather", T * h, 2, 0);
+	workload_membound(e, "embedding", "gather", T * h, 2, 0);
 	if (m->pos == MODEL_POS_LEARNED) {
 		if (e->stk->pos_add.bytes[e->pass == PASS_BWD] > 0)
-			piece(e, "pos_add", "add", &e->stk->pos_add, T * h, 0);
+			workload_piece(e, "pos_add", "add", &e->stk->pos_add, T * h, 0);
 		workload_flat_grad_op(e, "pos_emb", (double)m->max_position * h);
 	}
 	/* the embedding's gradient is not a GEMM's output: a separate add
@@ -687,15 +612,15 @@ static void mtp_head(struct emitter *e, const struct model *m, const struct wl_s
 	double h = (double)m->hidden, Vt = (double)m->vocab / s->tp;
 	for (long k = 0; k < m->mtp_depth; k++) {
 		e->gdt = gemm_dt;
-		membound(e, "mtp_roll", "copy", T * h, 2, 0);
+		workload_membound(e, "mtp_roll", "copy", T * h, 2, 0);
 		for (int n = 0; n < 2; n++)
-			norm_op(e, m, n ? "mtp_hnorm" : "mtp_enorm", Tn * h);
-		membound(e, "mtp_concat", "copy", T * 2 * h, 2, 0);
+			workload_norm_op(e, m, n ? "mtp_hnorm" : "mtp_enorm", Tn * h);
+		workload_membound(e, "mtp_concat", "copy", T * 2 * h, 2, 0);
 		linear(e, m, s, "mtp_eh_proj", T, h / s->tp, 2 * h, true, true);
-		norm_op(e, m, "mtp_final_norm", Tn * h);
+		workload_norm_op(e, m, "mtp_final_norm", Tn * h);
 		e->gdt = head_gemm;
-		gemm(e, "mtp_lm_head", 1, T, Vt, h);
-		piece(e, "mtp_cross_entropy", "cross_entropy", &e->stk->loss, T * Vt, Vt);
+		workload_gemm(e, "mtp_lm_head", 1, T, Vt, h);
+		workload_piece(e, "mtp_cross_entropy", "cross_entropy", &e->stk->loss, T * Vt, Vt);
 		workload_main_grad_op(e, s, "mtp", 2 * h * h / s->tp + h * Vt);
 	}
 }
@@ -720,11 +645,11 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	switch (blk) {
 	case WL_EMBED:
 		if (model_is_vit(m)) {
-			vit_embed(&e, m, s, T);
+			workload_vit_embed(&e, m, s, T);
 			break;
 		}
 		if (post) {
-			encoder_embed(&e, m, s, T, Tn);
+			workload_encoder_embed(&e, m, s, T, Tn);
 			break;
 		}
 		decoder_embed(&e, m, s, T);
@@ -733,7 +658,7 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
 			attn_recompute(&e, m, s, T, Tn, norm, pr.head_gemm);
 		if (!post)
-			norm_op(&e, m, norm, Tn * h);
+			workload_norm_op(&e, m, norm, Tn * h);
 		if (model_is_mla(m)) {
 			double w = mla_projections(&e, m, s, T);
 			double o = (double)m->heads / t * (double)m->mla.v;
@@ -741,22 +666,22 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			linear(&e, m, s, "attn_out", T, h, o, true, true);
 			residual_op(&e, m, Tn * h);
 			if (post)
-				norm_op(&e, m, norm, Tn * h);
+				workload_norm_op(&e, m, norm, Tn * h);
 			workload_main_grad_op(&e, s, "attn", w + o * h);
 			break;
 		}
 		qkv_linear(&e, m, s, T, q, kv);
 		if (m->pos == MODEL_POS_ROPE)
-			piece(&e, "rope", "rope", &e.stk->rope, T * (q + kv) / t, 0);
+			workload_piece(&e, "rope", "rope", &e.stk->rope, T * (q + kv) / t, 0);
 		if (e.stk->attn_copy.bytes[pass == PASS_BWD] > 0)
-			piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (q + kv) / t, 0);
+			workload_piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (q + kv) / t, 0);
 		if (e.stk->repeat_kv && m->kv_heads < m->heads)
 			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
 		attention_core(&e, m, s, pr.head_gemm);
 		linear(&e, m, s, "attn_out", T, h, q / t, true, true);
 		residual_op(&e, m, Tn * h);
 		if (post)
-			norm_op(&e, m, norm, Tn * h);
+			workload_norm_op(&e, m, norm, Tn * h);
 		workload_main_grad_op(&e, s, "attn", h * (q + 2 * kv) / t + q * h / t);
 		break;
 	case WL_MLP:
@@ -767,33 +692,33 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 			break;
 		}
 		if (!post)
-			norm_op(&e, m, norm, Tn * h);
+			workload_norm_op(&e, m, norm, Tn * h);
 		mlp_up_act(&e, m, s, T, ffn);
 		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
 		residual_op(&e, m, Tn * h);
 		if (post)
-			norm_op(&e, m, norm, Tn * h);
+			workload_norm_op(&e, m, norm, Tn * h);
 		workload_main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
 		break;
 	case WL_HEAD:
 		if (model_is_vit(m)) {
 			e.gdt = pr.head_gemm;
-			vit_head(&e, m, s, Tn);
+			workload_vit_head(&e, m, s, Tn);
 			break;
 		}
 		if (post) {
 			e.gdt = pr.head_gemm;
-			encoder_head(&e, m, s);
+			workload_encoder_head(&e, m, s);
 			break;
 		}
 		mtp_head(&e, m, s, T, Tn, pr.gemm, pr.head_gemm);   /* leaves e.gdt the head's */
-		norm_op(&e, m, "final_norm", Tn * h);
+		workload_norm_op(&e, m, "final_norm", Tn * h);
 		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
-		gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
-		piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
+		workload_gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
+		workload_piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
 		      T * (double)m->vocab / t, (double)m->vocab / t);
 		if (e.stk->train_metrics.bytes[pass == PASS_BWD] > 0)
-			piece(&e, "train_metrics", "cross_entropy", &e.stk->train_metrics,
+			workload_piece(&e, "train_metrics", "cross_entropy", &e.stk->train_metrics,
 			      T * (double)m->vocab / t, (double)m->vocab / t);
 		/* tied or not, the LM head's wgrad accumulates into a main gradient
 		 * (with a pipeline, the last stage's own copy of the embedding) */

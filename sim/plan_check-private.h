@@ -12,4 +12,8 @@
  * problem into d with its JSON path. */
 void plan_check_pipeline(const struct plan *p, const struct model *m, const char *f, struct diag *d);
 
+/* The parallel groups' checks (plan_check_groups.c): context, expert and
+ * expert tensor parallelism, shard groups; each problem into d. */
+void plan_check_groups(const struct plan *p, const struct model *m, const char *f, struct diag *d);
+
 #endif
