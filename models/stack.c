@@ -4,7 +4,8 @@
  * that cites the source of every count beside the rows it gives:
  *   stack_megatron.h     megatron-te (the default), megatron-lm-2021,
  *                        megatron-lm-2021-torch-ddp
- *   stack_eager.h        hf-eager, torchtitan, torchtitan-04133643
+ *   stack_eager.h        hf-eager, torchtitan, torchtitan-04133643,
+ *                        torchtitan-04133643-fused-norm
  *   stack_llm_foundry.h  llm-foundry, llm-foundry-triton
  *   stack_deepspeed.h    deepspeed, megatron-deepspeed, deepspeed-zero3-2021
  *   stack_dle.h          dle-bert
@@ -31,6 +32,7 @@ const struct stack stack_table[] = {
 	STACK_HF_EAGER,
 	STACK_TORCHTITAN,
 	STACK_TORCHTITAN_04133643,
+	STACK_TORCHTITAN_04133643_FUSED_NORM,
 	STACK_TORCHTITAN_COMPILE,
 	STACK_LLM_FOUNDRY,
 	STACK_LLM_FOUNDRY_TRITON,

@@ -132,12 +132,16 @@
  * row and the row of the performance table's commit, which differ in
  * the optimizer only. */
 #define TORCHTITAN_PIECES \
-	.rmsnorm = FWD_BWD(36, 90, 8, 10), .layernorm = ATEN_LAYERNORM, \
+	.rmsnorm = FWD_BWD(36, 90, 8, 10), .rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, \
+	TORCHTITAN_PIECES_BUT_THE_NORM
+/* torchtitan's Llama but its RMSNorm, for the rows with another norm. */
+#define TORCHTITAN_PIECES_BUT_THE_NORM \
+	.layernorm = ATEN_LAYERNORM, \
 	.rope = FWD_BWD(20, 20, 6, 6), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
 	.residual = EAGER_RESIDUAL, EAGER_SPLIT_PROJECTIONS, \
 	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL, \
 	.loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, .cp_torch_ring = true, \
-	.rmsnorm_extra_Bpe = EAGER_RMSNORM_EXTRA_BPE, .eager_swiglu = true, .expandable_segments = true, \
+	.eager_swiglu = true, .expandable_segments = true, \
 	.main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
 	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
 	.host_issue_us = TORCH_HOST_ISSUE
@@ -171,5 +175,21 @@
 		    "(clip_grad_norm_ foreach=True), L163-164; torchtitan/models/llama/model.py " \
 		    "L105-106, L156-160, L187, L243-248, L439; torchtitan/models/norms.py L90-95; " \
 		    "other pieces as torchtitan v0.1.0" }
+
+/* The performance table's commit with the norm its 64-A100 presets set,
+ * norm_type "fused_rmsnorm" (04133643 train_configs/llama2_13b.toml L21,
+ * "a preset for 64 A100 GPUs"): torchtitan/models/norms.py L120-301, a
+ * Triton RMSNorm, forward read x write y and each row's rstd (4 B per
+ * element, one kernel), backward read x and dy write dx (6 B) and the
+ * weight gradient's per-SM partial sums summed by a second kernel
+ * (_dw.sum(0), N x SMs: not per element); it saves x, the weight and
+ * rstd (ctx.save_for_backward), no fp32 copy: rmsnorm_extra 0. */
+#define STACK_TORCHTITAN_04133643_FUSED_NORM \
+	{ "torchtitan-04133643-fused-norm", "TorchTitan of April 2024 (04133643) with its presets' " \
+	  "fused_rmsnorm (a Triton RMSNorm)", \
+	  .rmsnorm = FWD_BWD(4, 6, 1, 2), .rmsnorm_extra_Bpe = 0, TORCHTITAN_PIECES_BUT_THE_NORM, \
+	  .optimizer_Bpp = TORCH_FOREACH_ADAMW_CLIP, .optimizer_kernels = 10, \
+	  .source = "pytorch/torchtitan 04133643 torchtitan/models/norms.py L120-301 (fused_rmsnorm), " \
+		    "train_configs/llama2_13b.toml L21; the rest as torchtitan-04133643" }
 
 #endif

@@ -236,6 +236,7 @@
  *   compute.stack                 string   -       framework's   the kernels around the GEMMs and the
  *                                                                attention: megatron-te | hf-eager |
  *                                                                torchtitan | torchtitan-04133643 |
+ *                                                                torchtitan-04133643-fused-norm |
  *                                                                torchtitan-compile |
  *                                                                llm-foundry | llm-foundry-triton |
  *                                                                deepspeed | dle-bert |

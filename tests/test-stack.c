@@ -235,6 +235,16 @@ Test(stack, torchtitan_of_the_table_steps_with_foreach_adamw)
 	cr_expect(t24->fsdp2_copies && t24->qkv_separate && t24->mlp_separate);
 	cr_expect_eq(t24->rmsnorm.bytes[1], v01->rmsnorm.bytes[1]);
 	cr_expect_eq(t24->loss.bytes[0], v01->loss.bytes[0]);
+	/* its 64-A100 presets' fused_rmsnorm (norms.py L120-301): 4 / 6 B per
+	 * element, x and rstd saved; everything else the table's commit's */
+	const struct stack *fn = stack_find("torchtitan-04133643-fused-norm");
+	cr_assert(fn);
+	cr_expect_eq(fn->rmsnorm.bytes[0], 4);
+	cr_expect_eq(fn->rmsnorm.bytes[1], 6);
+	cr_expect_eq(fn->rmsnorm_extra_Bpe, 0);
+	cr_expect(fn->eager_swiglu && fn->repeat_kv && fn->fsdp2_copies);
+	cr_expect_eq(stack_optimizer_Bpp(fn, 3), stack_optimizer_Bpp(t24, 3));
+	cr_expect_eq(fn->swiglu.bytes[0], t24->swiglu.bytes[0]);
 }
 
 /* torchtitan under torch.compile (stack_compile.h): Inductor's fused
@@ -596,7 +606,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
-		       "torchtitan-04133643, torchtitan-compile, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, "
+		       "torchtitan-04133643, torchtitan-04133643-fused-norm, torchtitan-compile, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, "
 		       "mxnet-normconv, mxnet-nhwc-bn, megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp, "
 		       "deepspeed-zero3-2021}, "
 		       "got 'megatron'");
