@@ -312,27 +312,16 @@ static const struct stack_zero_path megatron_ds_zero[4] = {
 	DS_BF16_PATH(12), DS_BF16_PATH(12), DS_ZERO2_PATH, DS_ZERO3_PATH,
 };
 
-/* DeepSpeed v0.4.0's stage 3 (the deepspeed-zero3-2021 block above): no
- * copy into the IPG bucket; flatten, div_ and copy back around each
- * bucket's all-reduce (12 B/param); the rank's slice copied into its
- * partition (first micro-batch) or added to it (later ones). */
-#define DS_2021_ZERO3_PATH \
-	{ .accum_shard_Bpp = 6, .accum_kernels = 1, .reduce_every_mb = true, \
-	  .reduce_Bpp = 4 + 4 + 4, .shard_first_Bpp = 4, .reduce_kernels = 5, \
-	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 }
-static const struct stack_zero_path deepspeed_2021_zero[4] = {
-	DS_BF16_PATH(8),
-	{ .accum_later_Bpp = 6, .accum_kernels = 4,
-	  .reduce_Bpp = 4 + 4, .span_Bpp = 4, .span_shard_Bpp = 4, .shard_Bpp = 4,
-	  .reduce_kernels = 5,
-	  .optimizer_Bpp = DS_ZERO_STEP_BPP, .optimizer_kernels = 5 },
-	DS_ZERO2_PATH,
-	DS_2021_ZERO3_PATH,
-};
-
+/* DeepSpeed v0.4.0's stage 3 (the deepspeed-zero3-2021 block above) moves
+ * the bytes of DS_ZERO3_PATH: no copy into the IPG bucket; flatten, div_
+ * and copy back around each bucket's all-reduce (12 B/param); the rank's
+ * slice copied into its partition (first micro-batch) or added to it
+ * (later ones). Its stages 0-2 are 0.15's (not re-read at v0.4.0): the
+ * row takes deepspeed_zero whole; the all-reduce in place of the
+ * reduce-scatter is the builder's (ds_zero3_2021). */
 #define STACK_DEEPSPEED_ZERO3_2021 \
 	{ "deepspeed-zero3-2021", "DeepSpeed v0.4 ZeRO-3 of 2021 (per-parameter gathers behind torch.cuda.synchronize, fp16 bucket all-reduce; Megatron-LM 2021 kernels)", \
-	  MEGATRON_2021_PIECES, .zero_path = deepspeed_2021_zero, .ds_zero3_2021 = true, \
+	  MEGATRON_2021_PIECES, .zero_path = deepspeed_zero, .ds_zero3_2021 = true, \
 	  .source = "microsoft/DeepSpeed v0.4.0 (2d302d6) deepspeed/runtime/zero/stage3.py " \
 		    "L202-232, L342-446, L500-530, L707, L1517-1560, L1879-1916, L2053-2189, " \
 		    "L2263-2326; runtime/zero/partition_parameters.py L593-642, L791-838, " \

@@ -175,52 +175,6 @@ Test(moe, all_to_all_bytes_per_layer_match_the_closed_form)
 	diag_finish(&d);
 }
 
-Test(moe, zipf_routing_slows_the_iteration_and_capacity_bounds_it)
-{
-	const char *base = src_path("scenarios/mixtral-8x7b-h100-ep8.json");
-	char *dir = tmp_dir(), args[1024];
-	double t[3];
-	const char *moe[3] = { "", ", \"moe\": { \"routing\": \"zipf\", \"zipf_s\": 1.0 }",
-			       ", \"moe\": { \"routing\": \"zipf\", \"zipf_s\": 1.0, \"capacity_factor\": 1.25 }" };
-	FILE *f = fopen(base, "r");
-	cr_assert(f);
-	static char text[8192];
-	size_t n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
-	char *end = strrchr(text, '}');
-	cr_assert(end);
-	for (int i = 0; i < 3; i++) {
-		char doc[9000], name[32], out[600];
-		snprintf(doc, sizeof(doc), "%.*s%s}\n", (int)(end - text), text, moe[i]);
-		/* paths relative to the shipped scenario's folder */
-		char *rel = doc, *p;
-		while ((p = strstr(rel, "\"../")) != NULL) {
-			char tail[9000];
-			snprintf(tail, sizeof(tail), "%s", p + 4);
-			snprintf(p, sizeof(doc) - (size_t)(p - doc), "\"%s/%s", src_path(""), tail);
-			rel = p + 1;
-		}
-		snprintf(name, sizeof(name), "s%d.json", i);
-		char *path = write_file(dir, name, doc);
-		snprintf(out, sizeof(out), "%s/o%d", dir, i);
-		snprintf(args, sizeof(args), "run '%s' --out '%s' --quiet --format json", path, out);
-		cr_assert_eq(run_ddlsim(args, NULL, NULL), 0, "%s", doc);
-		json_t *rep = load_report(out);
-		cr_assert(rep);
-		t[i] = jnum(rep, "summary/iteration_time_s");
-		if (i == 1)
-			cr_expect_float_eq(jnum(rep, "moe/imbalance_factor"), 8 / harmonic(8, 1), 1e-9);
-		if (i == 2)
-			cr_expect_float_eq(jnum(rep, "moe/busiest_rank_load"), 1.25, 1e-9);
-		json_decref(rep);
-		free(path);
-	}
-	cr_expect(t[1] > 1.5 * t[0], "zipf %g vs uniform %g", t[1], t[0]);
-	cr_expect(t[2] > t[0] && t[2] < t[1], "capacity %g between %g and %g", t[2], t[0], t[1]);
-	free(dir);
-}
-
 /* The shipped Mixtral EP 8 scenario with `from` replaced by `to`, run
  * into dir/name; its report (caller json_decref()s). */
 static json_t *run_mixtral_with(const char *dir, const char *name, const char *from, const char *to)
@@ -250,6 +204,30 @@ static json_t *run_mixtral_with(const char *dir, const char *name, const char *f
 	json_t *rep = load_report(out);
 	cr_assert(rep);
 	return rep;
+}
+
+Test(moe, zipf_routing_slows_the_iteration_and_capacity_bounds_it)
+{
+	char *dir = tmp_dir();
+	double t[3];
+	const char *moe[3] = { "", ", \"moe\": { \"routing\": \"zipf\", \"zipf_s\": 1.0 }",
+			       ", \"moe\": { \"routing\": \"zipf\", \"zipf_s\": 1.0, \"capacity_factor\": 1.25 }" };
+	const char *end = "\"precision\": \"bf16\"\n  }";
+	for (int i = 0; i < 3; i++) {
+		char name[32], to[160];
+		snprintf(name, sizeof(name), "s%d.json", i);
+		snprintf(to, sizeof(to), "%s%s", end, moe[i]);
+		json_t *rep = run_mixtral_with(dir, name, end, to);
+		t[i] = jnum(rep, "summary/iteration_time_s");
+		if (i == 1)
+			cr_expect_float_eq(jnum(rep, "moe/imbalance_factor"), 8 / harmonic(8, 1), 1e-9);
+		if (i == 2)
+			cr_expect_float_eq(jnum(rep, "moe/busiest_rank_load"), 1.25, 1e-9);
+		json_decref(rep);
+	}
+	cr_expect(t[1] > 1.5 * t[0], "zipf %g vs uniform %g", t[1], t[0]);
+	cr_expect(t[2] > t[0] && t[2] < t[1], "capacity %g between %g and %g", t[2], t[0], t[1]);
+	free(dir);
 }
 
 /* zb-h1 with expert parallelism: B runs the experts' dispatch, input
