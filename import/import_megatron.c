@@ -100,6 +100,7 @@
 #include <string.h>
 
 #include "import_megatron-private.h"
+#include "workload.h"
 #include "xalloc.h"
 
 /* The value as given, for the table ("" for a flag, "(absent)" when not given). */
@@ -336,9 +337,8 @@ static const char *recompute(struct mg *m, long layers_per_stage, const char **n
  * does not know as Megatron refuses it (TC L1958). */
 static void map_recompute_modules(struct mg *m, json_t *sc, const char *rc)
 {
-	static const char *const megatron[] = { "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
-						"shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc" };
-	static const char *const modelled[] = { "core_attn", "moe_act", "layernorm" };
+	/* Megatron's names beyond ddlsim's (workload.h rc_module_names) */
+	static const char *const other[] = { "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc", NULL };
 	const char *flag = "--recompute-modules";
 
 	if (!m->given[F_RC_MODULES])
@@ -351,20 +351,20 @@ static void map_recompute_modules(struct mg *m, json_t *sc, const char *rc)
 	json_t *arr = json_array();
 	char *words = xstrdup(m->sv[F_RC_MODULES]), *save = NULL;
 	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		size_t k = 0, j = 0;
-		while (k < sizeof(megatron) / sizeof(megatron[0]) && strcmp(megatron[k], w))
+		int k = 0, j = 0;
+		while (rc_module_names[k] && strcmp(rc_module_names[k], w))
 			k++;
-		while (j < sizeof(modelled) / sizeof(modelled[0]) && strcmp(modelled[j], w))
+		while (other[j] && strcmp(other[j], w))
 			j++;
-		if (k == sizeof(megatron) / sizeof(megatron[0]))
+		if (!rc_module_names[k] && !other[j])
 			mg_err(m, m->at[F_RC_MODULES], "%s: expected one of Megatron's modules {core_attn, moe_act, "
 			       "layernorm, mla_up_proj, mlp, moe, shared_experts, gdn_norm_out, gdp_in_proj, gdp_qkv, "
 			       "mhc}, got '%s' (transformer_config.py L1958)", flag, w);
-		else if (!strcmp(w, "mla_up_proj"))
+		else if (rc_module_names[k] && (1u << k) == RC_MOD_MLA_UP_PROJ)
 			mg_err(m, m->at[F_RC_MODULES], "%s: 'mla_up_proj' needs multi-latent attention (TC L1969), "
 			       "which a Megatron import does not describe: set it in the model file and "
 			       "parallel.recompute_modules by hand", flag);
-		else if (j == sizeof(modelled) / sizeof(modelled[0]))
+		else if (!rc_module_names[k] || !((1u << k) & RC_MOD_MODELLED))
 			mg_err(m, m->at[F_RC_MODULES], "%s: '%s' (a whole sub-block checkpointed) is not modelled; "
 			       "modelled: core_attn, moe_act, layernorm", flag, w);
 		else

@@ -42,6 +42,13 @@ struct act_bytes {
 				   gemm_in, or 0 when the weights are frozen */
 };
 
+/* Whether the experts' tensor parallelism is not the layers' (memory.h
+ * etp; 0 means tp). */
+static bool etp_apart(const struct mem_rank_input *in)
+{
+	return in->etp > 0 && in->etp != in->tp;
+}
+
 /* An MLP's inner tensors over `copies` token copies with inner size f:
  * the fc1 output (gate and up for SwiGLU: 2 f), kept in the activation
  * dtype for the activation's backward, and the activation output, saved
@@ -148,8 +155,8 @@ static void mlp_terms(const struct mem_rank_input *in, const struct act_bytes *b
 	double load = in->moe_rank_load > 0 ? in->moe_rank_load : 1;
 	double routed = (double)c->top_k * load, f = (double)c->expert_ffn;
 	t->rep += ln * by->act * h;         /* router input (the norm's output) */
-	if (in->etp > 0 && in->etp != in->tp) /* etp 1: the rank's own routed copies, not
-						 the etp group's gathered ones */
+	/* etp 1: the rank's own routed copies, not the etp group's gathered ones */
+	if (etp_apart(in))
 		t->tp += by->gemm_in * h * routed;
 	else
 		t->whole += by->gemm_in * h * routed; /* permuted copies */
@@ -332,7 +339,7 @@ static double largest_layer(const struct mem_rank_input *in, bool experts_over_e
 	rank_layers(in, &lm, &ld);
 	double moe = lm > 0 ? model_layer_params(m) - le + le / (experts_over_ep ? ep : 1) : 0;
 	double dense = ld > 0 ? model_dense_layer_params(m) : 0;
-	if (experts_over_ep && lm > 0 && in->etp > 0 && in->etp != in->tp) {
+	if (experts_over_ep && lm > 0 && etp_apart(in)) {
 		/* etp 1: the rank's experts whole, le / (etp ep), the rest / tp */
 		double r = (model_layer_params(m) - le) / in->tp + le / (in->etp * ep);
 		return r > dense / in->tp ? r : dense / in->tp;
@@ -390,7 +397,7 @@ static double etp_ned(const struct mem_rank_input *in, double nd)
 {
 	int ep = in->ep > 1 ? in->ep : 1;
 	double ned = nd / ep < 1 ? 1 : nd / ep;
-	if (in->etp > 0 && in->etp != in->tp)
+	if (etp_apart(in))
 		ned = nd * (in->tp / in->etp) / ep;
 	return ned;
 }
@@ -474,7 +481,7 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;
 	int ncomms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->cp > 1) +
-		     (ep > 1) + ((ep > 1 || (in->etp > 0 && in->etp != in->tp)) && ned > 1) +
+		     (ep > 1) + ((ep > 1 || etp_apart(in)) && ned > 1) +
 		     (in->pp > 1 && m->tied_embeddings && (in->has_embedding || in->has_head)) +
 		     (shard_ranks(in) > 1 && shard_ranks(in) < nd); /* shard and replicate groups */
 	o->nccl_bytes = memory_nccl_bytes(ncomms);

@@ -73,7 +73,7 @@
 #define DDLSIM_STACK_COMPILE_H
 
 #include "stack-private.h"
-#include "stack_eager.h"    /* TORCH_LOSS_PARALLEL_PEAK_BPL */
+#include "stack_eager.h"    /* TORCHTITAN_FRAME */
 
 /* The compiled loss's bytes per logit alive at its backward [derived]:
  * the 16-bit logits it saved and the 16-bit gradient it writes. */
@@ -87,12 +87,8 @@
 	  .residual = FWD_BWD(5, 2, 1, 0), \
 	  .qkv_separate = true, .qkv_separate_gated = true, .mlp_separate = true, \
 	  .grad_sum = FWD_BWD(0, 2, 0, 0), \
-	  .loss = FWD_BWD(4, 4, 1, 1), .repeat_kv = true, .loss_peak_Bpl = INDUCTOR_CE_PEAK_BPL, \
-	  .loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, .cp_torch_ring = true, \
-	  .rmsnorm_extra_Bpe = 0, .expandable_segments = true, \
-	  .main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
-	  .attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
-	  .host_issue_us = TORCH_HOST_ISSUE, \
+	  .loss = FWD_BWD(4, 4, 1, 1), .loss_peak_Bpl = INDUCTOR_CE_PEAK_BPL, \
+	  .rmsnorm_extra_Bpe = 0, TORCHTITAN_FRAME, \
 	  .optimizer_Bpp = TORCH_FUSED_ADAM_CLIP, .optimizer_kernels = 4, \
 	  .source = "pytorch/torchtitan v0.1.0 (f7084fc) models/llama3/infra/parallelize.py L76-80, " \
 		    "L301-310; components/loss.py build_cross_entropy_loss; the fusions: " \

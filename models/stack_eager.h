@@ -139,9 +139,15 @@
 	.layernorm = ATEN_LAYERNORM, \
 	.rope = FWD_BWD(20, 20, 6, 6), .swiglu = EAGER_SWIGLU, .gelu = TE_GELU, \
 	.residual = EAGER_RESIDUAL, EAGER_SPLIT_PROJECTIONS, \
-	.loss = FWD_BWD(14, 18, 2, 2), .repeat_kv = true, .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL, \
-	.loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, .cp_torch_ring = true, \
-	.eager_swiglu = true, .expandable_segments = true, \
+	.loss = FWD_BWD(14, 18, 2, 2), .loss_peak_Bpl = TORCH_CE_FP32_PEAK_BPL, \
+	.eager_swiglu = true, TORCHTITAN_FRAME
+/* What every torchtitan row shares whatever runs its kernels (eager or
+ * compiled, stack_compile.h): repeat_kv's copies, loss_parallel's peak
+ * under TP, torch's CP ring, expandable segments, the fp32 reduce cast,
+ * FSDP2's copies, SDPA's flash kernel, PyTorch's host issue time. */
+#define TORCHTITAN_FRAME \
+	.repeat_kv = true, .loss_peak_tp_Bpl = TORCH_LOSS_PARALLEL_PEAK_BPL, .cp_torch_ring = true, \
+	.expandable_segments = true, \
 	.main_grad_Bpp = 6, .main_grad_kernels = 1, .fsdp2_copies = true, \
 	.attn_ampere = ATTN_BE_FA2, .attn_hopper = ATTN_BE_FA2, \
 	.host_issue_us = TORCH_HOST_ISSUE

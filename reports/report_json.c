@@ -342,11 +342,86 @@ static void goal_json(const struct result *r, json_t *root, const char **bad)
 	put(root, bad, "goal", o);
 }
 
+/* The data loader's figures (models/input_pipeline.h). */
+static json_t *input_json(const struct result *r)
+{
+	return json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:b, s:f}",
+		"loader", input_loader_names[r->plan.training.input.loader],
+		"per_gpus", r->input_unit_gpus,
+		"supply_img_per_s", r->input.supply_img_per_s,
+		"demand_img_per_s", r->input.demand_img_per_s,
+		"loader_s", r->input.loader_s, "gpu_iteration_s", r->gpu_iteration_s,
+		"input_bound", r->input.bound,
+		"input_bound_fraction", r->input.bound ? 1 - r->gpu_iteration_s / r->iteration_s : 0.0);
+}
+
+/* What the two ratios count, and the public record beside MFU. */
+static json_t *plausibility_json(const struct result *r)
+{
+	json_t *pl = json_object();
+	const struct mfu_record *rec = record_mfu(r->in, &r->plan);
+	char why[600];
+	bool over = record_check(r->in, &r->plan, r->mfu, why, sizeof(why));
+	json_object_set_new(pl, "mfu_hfu", json_string(REPORT_MFU_HFU));
+	json_object_set_new(pl, "record_mfu", rec ? json_real(rec->mfu) : json_null());
+	json_object_set_new(pl, "record_run", rec ? json_string(rec->run) : json_null());
+	json_object_set_new(pl, "record_source", rec ? json_string(rec->source) : json_null());
+	json_object_set_new(pl, "exceeds_record", json_boolean(over));
+	json_object_set_new(pl, "note", json_string(why));
+	return pl;
+}
+
+/* The published figures the scenario carries and the error on each;
+ * NULL when it carries none. */
+static json_t *published_json(const struct result *r)
+{
+	const struct published *pb = &r->meta.pub;
+	struct result_row row = { 0 };
+	json_t *pub = NULL;
+	result_row_fill(&row, r);
+	for (int f = 0; f < PUB_NFIGURES; f++) {
+		double want = published_figure(pb, f);
+		if (want <= 0)
+			continue;
+		if (!pub)
+			pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
+		json_object_set_new(pub, pub_figures[f].report_key, num(want));
+		json_object_set_new(pub, pub_figures[f].error_key, num(result_row_figure(&row, f) / want - 1));
+	}
+	return pub;
+}
+
+/* The error band (sim/band.h) and the figures at its bias and edges. */
+static json_t *band_json(const struct result *r)
+{
+	struct report_band rb;
+	report_band(r, &rb);
+	json_t *eb = json_pack(
+		"{s:s, s:i, s:f, s:f, s:f, s:i, s:{s:f, s:f, s:f, s:f}, s:I, s:I}",
+		"family", rb.b->family, "published_runs", rb.b->runs, "mean_abs_error", rb.b->mean_abs,
+		"max_abs_error", rb.b->max_abs, "bias", rb.b->bias, "optimistic_runs", rb.b->optimistic_runs,
+		"at_bias", "iteration_time_s", rb.iteration_s, "mfu", rb.mfu,
+		"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
+		"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more);
+	if (!eb)
+		return NULL;
+	json_object_set_new(eb, "gpus_at_slow_edge", json_integer(rb.gpus_safe));
+	json_object_set_new(eb, "gpus_per_node", json_integer(rb.per_node));
+	json_object_set_new(eb, "level", json_real(BAND_LEVEL));
+	json_object_set_new(eb, "cross_validated", json_true());
+	json_object_set_new(eb, "low", json_real(rb.p.lo));
+	json_object_set_new(eb, "high", json_real(rb.p.hi));
+	json_object_set_new(eb, "iteration_time_s_range",
+			    json_pack("[f,f]", r->iteration_s * rb.lo, r->iteration_s * rb.hi));
+	json_object_set_new(eb, "extrapolated", json_boolean(rb.p.extrapolated));
+	json_object_set_new(eb, "extrapolated_why", json_string(rb.p.why));
+	return eb;
+}
+
 static json_t *build_json(const struct result *r, bool per_rank, const char **bad)
 {
 	const struct plan *pl = &r->plan;
 	const struct topology *topo = inputs_topology(r->in);
-	const struct published *pb = &r->meta.pub;
 	char v[512];
 	json_t *root = json_object();
 
@@ -365,29 +440,8 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 		"hardware_flops_per_iteration", r->hardware_flops,
 		"peak_tflops_per_gpu", r->peak_flops_per_gpu / 1e12));
 	if (r->plan.training.input.loader != INPUT_NONE)
-		put(root, bad, "input_pipeline", json_pack(
-			"{s:s, s:i, s:f, s:f, s:f, s:f, s:b, s:f}",
-			"loader", input_loader_names[r->plan.training.input.loader],
-			"per_gpus", r->input_unit_gpus,
-			"supply_img_per_s", r->input.supply_img_per_s,
-			"demand_img_per_s", r->input.demand_img_per_s,
-			"loader_s", r->input.loader_s, "gpu_iteration_s", r->gpu_iteration_s,
-			"input_bound", r->input.bound,
-			"input_bound_fraction", r->input.bound ? 1 - r->gpu_iteration_s / r->iteration_s : 0.0));
-	{
-		/* what the two ratios count, and the public record beside MFU */
-		json_t *pl = json_object();
-		const struct mfu_record *rec = record_mfu(r->in, &r->plan);
-		char why[600];
-		bool over = record_check(r->in, &r->plan, r->mfu, why, sizeof(why));
-		json_object_set_new(pl, "mfu_hfu", json_string(REPORT_MFU_HFU));
-		json_object_set_new(pl, "record_mfu", rec ? json_real(rec->mfu) : json_null());
-		json_object_set_new(pl, "record_run", rec ? json_string(rec->run) : json_null());
-		json_object_set_new(pl, "record_source", rec ? json_string(rec->source) : json_null());
-		json_object_set_new(pl, "exceeds_record", json_boolean(over));
-		json_object_set_new(pl, "note", json_string(why));
-		put(root, bad, "plausibility", pl);
-	}
+		put(root, bad, "input_pipeline", input_json(r));
+	put(root, bad, "plausibility", plausibility_json(r));
 
 	/* breakdown */
 	json_t *ranks = json_array(), *stages = json_array();
@@ -467,54 +521,15 @@ static json_t *build_json(const struct result *r, bool per_rank, const char **ba
 			"source", o->measured ? "profile" : "roofline"));
 	}
 	put(json_object_get(root, "cost_model"), bad, "ops_per_microbatch", ops);
-	{
-		struct result_row row = { 0 };
-		json_t *pub = NULL;
-		result_row_fill(&row, r);
-		for (int f = 0; f < PUB_NFIGURES; f++) {
-			double want = published_figure(pb, f);
-			if (want <= 0)
-				continue;
-			if (!pub)
-				pub = json_pack("{s:s}", "source", pb->source ? pb->source : "");
-			json_object_set_new(pub, pub_figures[f].report_key, num(want));
-			json_object_set_new(pub, pub_figures[f].error_key,
-					    num(result_row_figure(&row, f) / want - 1));
-		}
-		if (pub)
-			put(root, bad, "published", pub);
-	}
+	json_t *pub = published_json(r);
+	if (pub)
+		put(root, bad, "published", pub);
 	goal_json(r, root, bad);
 	put(root, bad, "training_run", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
 		"train_tokens", pl->training.train_tokens, "time_to_train_s", r->time_to_train_s,
 		"time_to_train_days", r->time_to_train_s / 86400, "gpu_hours", r->gpu_hours,
 		"usd_per_gpu_hour", pl->cost.usd_per_gpu_hour, "cost_usd", r->cost_usd));
-	{
-		struct report_band rb;
-		report_band(r, &rb);
-		json_t *eb = json_pack(
-			"{s:s, s:i, s:f, s:f, s:f, s:i, s:{s:f, s:f, s:f, s:f}, s:I, s:I}",
-			"family", rb.b->family, "published_runs", rb.b->runs, "mean_abs_error", rb.b->mean_abs,
-			"max_abs_error", rb.b->max_abs, "bias", rb.b->bias, "optimistic_runs", rb.b->optimistic_runs,
-			"at_bias", "iteration_time_s", rb.iteration_s, "mfu", rb.mfu,
-			"time_to_train_days", rb.train_days, "cost_usd", rb.cost_usd,
-			"gpus", (json_int_t)rb.gpus, "gpus_more_at_bias", (json_int_t)rb.gpus_more);
-		if (eb) {
-			json_object_set_new(eb, "gpus_at_slow_edge", json_integer(rb.gpus_safe));
-			json_object_set_new(eb, "gpus_per_node", json_integer(rb.per_node));
-		}
-		if (eb) {
-			json_object_set_new(eb, "level", json_real(BAND_LEVEL));
-			json_object_set_new(eb, "cross_validated", json_true());
-			json_object_set_new(eb, "low", json_real(rb.p.lo));
-			json_object_set_new(eb, "high", json_real(rb.p.hi));
-			json_object_set_new(eb, "iteration_time_s_range",
-					    json_pack("[f,f]", r->iteration_s * rb.lo, r->iteration_s * rb.hi));
-			json_object_set_new(eb, "extrapolated", json_boolean(rb.p.extrapolated));
-			json_object_set_new(eb, "extrapolated_why", json_string(rb.p.why));
-		}
-		put(root, bad, "error_band", eb);
-	}
+	put(root, bad, "error_band", band_json(r));
 	put(root, bad, "links", report_links_json(r, REPORT_TOP_LINKS));
 	put(root, bad, "simulation", simulation_json(r));
 	return root;

@@ -343,35 +343,11 @@ static void print_input(const struct result *r, FILE *f)
 		in->bound ? 100 * (1 - r->gpu_iteration_s / r->iteration_s) : 0.0);
 }
 
-void report_print_summary(const struct result *r, FILE *f)
+/* Parameter servers, sampled iterations and straggler groups, the
+ * critical ranks, throttling and the degraded links' costs, where the
+ * scenario has them. */
+static void print_runs(const struct result *r, FILE *f)
 {
-	const struct plan *sc = &r->plan;
-	char vbuf[512];
-	struct result_split mean = result_mean_split(r);
-
-	print_setup(r, f);
-	fprintf(f, "\n%-28s %14s\n", "metric", "value");
-	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
-	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);
-	print_input(r, f);
-	if (model_arch(inputs_model(r->in))->sequence)  /* a CNN's sample is an image, not tokens */
-		fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
-	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
-	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
-	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
-	fprintf(f, "%-28s %13.1f%%\n", "hfu", 100 * r->hfu);
-	fprintf(f, "  (%s)\n", REPORT_MFU_HFU);
-	if (record_check(r->in, &r->plan, r->mfu, vbuf, sizeof(vbuf)))
-		fprintf(f, "plausibility: %s\n", vbuf);
-	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", mean.compute_s);
-	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
-	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
-	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
-	print_comm(r, f);
-	if (r->moe) {
-		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
-		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
-	}
 	if (r->plan.parallel.dp_sync == DP_SYNC_PS)
 		fprintf(f, "parameter servers            %d (%s, %s, %s)\n", r->plan.parallel.ps.servers,
 			r->plan.parallel.ps.attach == PS_ATTACH_GPUS ? "on the GPUs" : "on the fabric",
@@ -419,6 +395,38 @@ void report_print_summary(const struct result *r, FILE *f)
 				r->sens_iteration_s[ord[k]] - r->sens_baseline_s);
 		}
 	}
+}
+
+void report_print_summary(const struct result *r, FILE *f)
+{
+	const struct plan *sc = &r->plan;
+	char vbuf[512];
+	struct result_split mean = result_mean_split(r);
+
+	print_setup(r, f);
+	fprintf(f, "\n%-28s %14s\n", "metric", "value");
+	fprintf(f, "%-28s %14.4f\n", "iteration_time_s", r->iteration_s);
+	fprintf(f, "%-28s %14.2f\n", "samples_per_s", r->samples_per_s);
+	print_input(r, f);
+	if (model_arch(inputs_model(r->in))->sequence)  /* a CNN's sample is an image, not tokens */
+		fprintf(f, "%-28s %14.0f\n", "tokens_per_s", r->tokens_per_s);
+	fprintf(f, "%-28s %14.1f\n", "model_tflops_per_gpu", r->model_tflops_per_gpu);
+	fprintf(f, "%-28s %14.1f\n", "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu);
+	fprintf(f, "%-28s %13.1f%%\n", "mfu", 100 * r->mfu);
+	fprintf(f, "%-28s %13.1f%%\n", "hfu", 100 * r->hfu);
+	fprintf(f, "  (%s)\n", REPORT_MFU_HFU);
+	if (record_check(r->in, &r->plan, r->mfu, vbuf, sizeof(vbuf)))
+		fprintf(f, "plausibility: %s\n", vbuf);
+	fprintf(f, "%-28s %14.4f\n", "compute_s (mean)", mean.compute_s);
+	fprintf(f, "%-28s %14.4f\n", "exposed_comm_s (mean)", mean.exposed_s);
+	fprintf(f, "%-28s %14.4f\n", "bubble_s (mean)", mean.bubble_s);
+	fprintf(f, "%-28s %14.4f\n", "idle_s (mean)", mean.idle_s);
+	print_comm(r, f);
+	if (r->moe) {
+		fprintf(f, "%-28s %14.3f\n", "moe imbalance factor", r->moe_imbalance);
+		fprintf(f, "%-28s %13.1f%%\n", "moe tokens dropped", 100 * r->moe_dropped_fraction);
+	}
+	print_runs(r, f);
 	const struct stage_result *w = &r->stage[r->worst_stage];
 	/* memory in GB (1e9 bytes, as datasheets count) and GiB (2^30, as
 	 * nvidia-smi and PyTorch count) */

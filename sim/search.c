@@ -293,7 +293,7 @@ static double dp_side(struct search_cache *c, const struct plan *pl, const struc
 	const struct model *m = inputs_model(c->in);
 	const struct topology *t = inputs_topology(c->in);
 	int tp = pl->parallel.tp, ep = pl->parallel.ep, etp = plan_etp(pl);
-	long ndp = (long)pl->parallel.dp * pl->parallel.cp, nedp = etp == tp ? ndp / ep : plan_edp(pl);
+	long ndp = (long)pl->parallel.dp * pl->parallel.cp, nedp = plan_edp(pl);
 	double psi = L * model_layer_params(m) / tp + model_embedding_params(m) / tp, psi_e = 0;
 	bool frozen = finetune_frozen(&pl->training.finetune);
 	if (frozen) /* LoRA: the adapters are trained */
