@@ -83,9 +83,19 @@ struct gpu_spec {
 	 * clock- or GEMM-throughput-versus-limit relation, and none was found
 	 * that could be read and cited (2026-12-06: the one measurement on the
 	 * right part, DGEMM on H100 HBM2e at 200-700 W in Ujeniya et al., arXiv
-	 * 2604.11391, gives its figures as plots, and is FP64). A fleet run
-	 * capped is described by its SKU's preset only; its compute-bound
-	 * kernels are then optimistic. gpus/README.md. */
+	 * 2604.11391, gives its figures as plots, and is FP64; searched again
+	 * 2026-12-07: facebookexperimental/triton PR #2023 gives one GB300
+	 * point, about 617 TFLOP/s cuBLAS at 500 W against 1,600-2,174 at
+	 * 1,400 W, a point and not a curve; Zeus, Perseus and POLCA measure
+	 * whole training steps or locked clocks, not a cap). A curve must
+	 * state its GEMM inputs: at one limit an A100 GEMM runs 257 TFLOP/s on
+	 * random-normal data and 295 on zeros (Horace He, thonking.ai,
+	 * "Matrix multiplications run faster when given predictable data").
+	 * What would settle it: bf16 cuBLAS GEMM (8192^3, random-normal)
+	 * TFLOP/s and SM clock after a minute's heat soak at nvidia-smi -pl
+	 * steps of 50-100 W, per part. A fleet run capped is described by its
+	 * SKU's preset only; its compute-bound kernels are then optimistic.
+	 * gpus/README.md. */
 };
 
 /* Best GEMM efficiency for dtype dt (fp8 has its own; tf32 takes the
