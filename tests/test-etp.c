@@ -6,8 +6,12 @@
  *   - etp = tp is the default: a report byte-identical to no key;
  *   - the experts' GEMMs at etp 1: the rank's routed copies etp x T / tp k
  *     per expert, the whole FFN (workload.c moe_block); FLOPs unchanged;
- *   - the TP bytes per GPU fall by exactly the MLP halves' SP collectives
- *     (L x microbatches x 5 calls x (tp - 1) / tp x the hidden states);
+ *   - the TP bytes per GPU fall by exactly the expert-TP all-gather and
+ *     reduce-scatter of the routed copies (Megatron-Core's alltoall
+ *     dispatcher: L x microbatches x 4 calls x (tp - 1) / tp x etp x
+ *     T / tp k rank_load h bytes); the MoE half has no SP collective;
+ *   - a small case (one node, tp 2, ep 2, dp 4, pp 1) at etp 2 and 1:
+ *     closed forms of the TP and EP bytes per GPU;
  *   - the experts' weights per rank double (le / (etp ep)), the ZeRO-1
  *     optimizer state does not (sharded over dp x tp / (etp ep));
  *   - etp 1 folds the expert groups (placement.h): EP on consecutive ranks
@@ -101,11 +105,11 @@ Test(etp, etp_equal_to_tp_is_byte_identical_to_no_key, .timeout = 120)
 	free(d);
 }
 
-/* The MLP block's forward expert_fc1 of Mixtral at tp 2, ep 8, etp. */
-static struct op expert_fc1(const struct model *m, int etp, double *rank_load)
+/* The MLP block's forward expert_fc1 of Mixtral at tp 2, ep, etp. */
+static struct op expert_fc1_ep(const struct model *m, int etp, int ep, double *rank_load)
 {
 	struct wl_shape s = { .micro_batch = 1, .seq = 4096, .tp = 2, .sp = true, .dtype = DTYPE_BF16,
-			      .attention = ATTN_FLASH, .cp = 1, .ep = 8, .etp = etp };
+			      .attention = ATTN_FLASH, .cp = 1, .ep = ep, .etp = etp };
 	struct moe_balance bal;
 	workload_moe_balance(m, &s, &bal);
 	*rank_load = bal.rank_load;
@@ -119,6 +123,19 @@ static struct op expert_fc1(const struct model *m, int etp, double *rank_load)
 	op_list_finish(&l);
 	cr_assert_str_eq(got.name, "expert_fc1");
 	return got;
+}
+
+static struct op expert_fc1(const struct model *m, int etp, double *rank_load)
+{
+	return expert_fc1_ep(m, etp, 8, rank_load);
+}
+
+/* Mixtral's busiest-rank load at tp 2, ep, etp (the model loaded here). */
+static void expert_fc1_of(int etp, int ep, double *rank_load)
+{
+	struct model *m = load_model(MODEL);
+	expert_fc1_ep(m, etp, ep, rank_load);
+	model_destroy(m);
 }
 
 /* Closed form: E / ep = 1 local expert; its GEMM takes the rank's routed
@@ -147,11 +164,14 @@ Test(etp, etp_1_drops_the_moe_tp_collectives_and_keeps_whole_experts, .timeout =
 {
 	char *d = tmp_dir();
 	json_t *a = run_with(d, "etp2", MODEL, ""), *b = run_with(d, "etp1", MODEL, ", \"etp\": 1");
-	double act = 1.0 * 4096 * 4096 * 2;      /* micro-batch x seq x h x bf16 */
 	double L = 32 / 4, mbs = 256 / (8 * 1);  /* layers of a stage, micro-batches */
-	/* the MLP half's SP all-gather and reduce-scatter forward, all-gather,
-	 * re-gather and reduce-scatter backward, (tp - 1) / tp of N each */
-	double tp_drop = L * mbs * 5 * 0.5 * act;
+	/* the routed copies' all-gather and reduce-scatter over expert TP,
+	 * forward and backward, (tp - 1) / tp of N = etp x T / tp k load h x
+	 * bf16 each (no SP collective around the MoE half at either etp) */
+	double load;
+	expert_fc1_of(2, 8, &load);
+	double N = 2 * (4096.0 / 2) * 2 * load * 4096 * 2;
+	double tp_drop = L * mbs * 4 * 0.5 * N;
 	double tpa = jnum(a, "communication/bytes_per_gpu/tp"), tpb = jnum(b, "communication/bytes_per_gpu/tp");
 	cr_expect_float_eq(tpa - tpb, tp_drop, 1e-9 * tp_drop, "TP bytes %.0f -> %.0f", tpa, tpb);
 	/* experts: le = E x 3 h ffn per layer, le / (etp ep) on a rank */
@@ -169,6 +189,66 @@ Test(etp, etp_1_drops_the_moe_tp_collectives_and_keeps_whole_experts, .timeout =
 	double dpa = jnum(a, "communication/bytes_per_gpu/dp"), dpb = jnum(b, "communication/bytes_per_gpu/dp");
 	double eg = L * le / 8 * 4 * 0.5;
 	cr_expect_float_eq(dpb - dpa, eg, 1e-9 * eg, "DP bytes %.0f -> %.0f", dpa, dpb);
+	json_decref(a);
+	json_decref(b);
+	free(d);
+}
+
+/* The small case: Mixtral on one DGX H100 node, tp 2, ep 2, dp 4, pp 1,
+ * SP, seq 4096, micro-batch 1, global batch 8 (2 micro-batches), etp as
+ * extra; its report. */
+static json_t *run_small(const char *dir, const char *tag, const char *extra)
+{
+	char text[2048], file[64], args[4096], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"name\": \"small\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"tp\": 2, \"pp\": 1, \"ep\": 2, \"zero\": 1, \"sp\": true%s},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 8, \"micro_batch\": 1,"
+		 " \"precision\": \"bf16\"}}\n",
+		 src_path(MODEL), src_path(TOPO), extra);
+	snprintf(file, sizeof(file), "%s.json", tag);
+	char *p = write_file(dir, file, text);
+	snprintf(args, sizeof(args), "run %s --out %s/%s --quiet", p, dir, tag);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
+	snprintf(args, sizeof(args), "%s/%s", dir, tag);
+	json_t *r = load_report(args);
+	free(err);
+	free(p);
+	return r;
+}
+
+/* Megatron-Core's alltoall dispatcher (core_v0.10.0 token_dispatcher.py
+ * L502-573) per MoE layer and micro-batch, each pass: two all-to-alls of
+ * N_ep = T / tp k load h x 2 B over EP, and at etp 2 an all-gather and a
+ * reduce-scatter of N_etp = etp x N_ep over expert TP (the TP group);
+ * no SP collective of the hidden states around the MoE half. Per GPU a
+ * collective of N over n ranks moves (n - 1) / n N. The attention
+ * half's SP collectives (5 calls of (tp - 1) / tp x T h x 2 B: forward
+ * all-gather and reduce-scatter, backward all-gather, re-gather and
+ * reduce-scatter) are in both. */
+Test(etp, small_case_bytes_per_collective_follow_megatron, .timeout = 120)
+{
+	char *d = tmp_dir();
+	json_t *a = run_small(d, "etp2", ""), *b = run_small(d, "etp1", ", \"etp\": 1");
+	double load;
+	expert_fc1_of(2, 2, &load);
+	double T = 4096, h = 4096, k = 2, L = 32, mbs = 2;
+	double n_ep = T / 2 * k * load * h * 2, n_etp = 2 * n_ep;
+	double ep = L * mbs * 4 * 0.5 * n_ep;
+	double epa = jnum(a, "communication/bytes_per_gpu/ep"), epb = jnum(b, "communication/bytes_per_gpu/ep");
+	cr_expect_float_eq(epa, ep, 1e-9 * ep, "EP bytes etp 2: %.0f, closed form %.0f", epa, ep);
+	cr_expect_float_eq(epb, ep, 1e-9 * ep, "EP bytes etp 1: %.0f, closed form %.0f", epb, ep);
+	double tpa = jnum(a, "communication/bytes_per_gpu/tp"), tpb = jnum(b, "communication/bytes_per_gpu/tp");
+	double etp = L * mbs * 4 * 0.5 * n_etp;
+	cr_expect_float_eq(tpa - tpb, etp, 1e-9 * etp, "TP bytes %.0f -> %.0f, expert TP %.0f", tpa, tpb, etp);
+	/* etp 1: the attention halves' SP collectives, the embedding's and
+	 * head's (forward reduce-scatter and all-gather, backward all-gather
+	 * and reduce-scatter: 4 x (tp - 1) / tp x T h x 2 B) and the
+	 * vocabulary-parallel cross entropy's three all-reduces of T fp32
+	 * (2 (tp - 1) / tp of N each) */
+	double act = T * h * 2, attn = L * mbs * 5 * 0.5 * act + mbs * (4 * 0.5 * act + 3 * T * 4);
+	cr_expect_float_eq(tpb, attn, 1e-9 * attn, "TP bytes etp 1: %.0f, closed form %.0f", tpb, attn);
 	json_decref(a);
 	json_decref(b);
 	free(d);
