@@ -44,48 +44,50 @@
  * Mixture of experts (models/moe.h, workload.h), as Megatron-Core's
  * alltoall token dispatcher runs it (Megatron-LM core_v0.10.0, commit
  * 7ee599a, megatron/core/transformer/moe/token_dispatcher.py,
- * MoEAlltoAllTokenDispatcher, whose tp_size/tp_group are the
- * expert-tensor ones, L51, L60-62; the same collectives in core_v0.12.0
- * L531-545, L621-636 and core_v0.14.0 L625-660, L738-772): the MoE
- * layer takes the sequence-parallel shard of the hidden states (moe_layer.py refuses TP
- * without SP in training, core_v0.10.0 L130-139, core_v0.14.0 L258), so
- * no SP all-gather or reduce-scatter of the hidden states surrounds it.
- * Its MLP half is the router part (norm, router, permute of the rank's
- * T / tp tokens' k copies), the token dispatch all-to-all over the EP
- * group (L502-504; EP stream, blocking compute; none at ep 1, where
- * all_to_all on a group of one returns its input), with etp > 1 the
- * all-gather of the received copies over the expert-TP group (L508-515:
- * etp x the rank's copies gathered), the local experts' grouped GEMMs
- * (FFN / etp, experts.py L117-128, no collective of their own), the
- * reduce-scatter of their outputs over expert TP (L560-567), the combine
- * all-to-all (L571-573) and the rest (unpermute, shared experts,
- * residual); backward runs it in reverse, each collective's gradient
- * its mirror (all-to-all for all-to-all, reduce-scatter for all-gather:
- * tensor_parallel/mappings.py L296-373, L418-452). Each all-to-all moves N = T / tp k h
- * bytes x the busiest rank's load per rank, the expert-TP all-gather and
- * reduce-scatter N = etp x that (the group's members hold the same
- * experts, so the same load; not node-limited), and the expert GEMMs are
- * priced for the busiest rank, so the group runs at its slowest rank's
- * pace. Shared experts (shared_experts.py, an MLP over the attention TP
- * group, run after the combine without moe_shared_expert_overlap,
- * moe_layer.py L149-152) have the usual SP all-gather and reduce-scatter
- * of the hidden states over TP (with the backward re-gather), here
- * around the block's part after the combine. tp_comm_overlap
- * (userbuffers) does not reach the MoE half: the experts' linears have no
- * TP communication of their own. Dense gradients are reduced over
- * GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp); the
- * optimizer shards and the ZeRO-1/2 gathers follow the same split.
+ * MoEAlltoAllTokenDispatcher, whose tp_size/tp_group are the expert-tensor
+ * ones, L51, L60-62; the same collectives in core_v0.12.0 L531-545,
+ * L621-636 and core_v0.14.0 L625-660, L738-772): the MoE layer takes the
+ * sequence-parallel shard of the hidden states (moe_layer.py refuses TP
+ * without SP in training, core_v0.10.0 L130-139, core_v0.14.0 L258), so no
+ * SP all-gather or reduce-scatter of the hidden states surrounds it
+ * (transformer_layer.py L298-347: the attention's output projection
+ * reduce-scatters, the residual and the pre-MLP norm run on the shard,
+ * then the MoE layer). Its MLP half is the router part (norm, router,
+ * permute of the rank's T / tp tokens' k copies), the token dispatch
+ * all-to-all over the EP group (L502-504; EP stream, blocking compute;
+ * none at ep 1, where all_to_all on a group of one returns its input),
+ * with etp > 1 the all-gather of the received copies over the expert-TP
+ * group (L508-515: etp x the rank's copies gathered), the local experts'
+ * grouped GEMMs (FFN / etp, experts.py L117-128, no collective of their
+ * own), the reduce-scatter of their outputs over expert TP (L560-567), the
+ * combine all-to-all (L571-573) and the rest (unpermute, shared experts,
+ * residual); backward runs it in reverse, each collective's gradient its
+ * mirror (all-to-all for all-to-all, reduce-scatter for all-gather:
+ * tensor_parallel/mappings.py L296-373, L418-452). Each all-to-all moves N
+ * = T / tp k h bytes x the busiest rank's load per rank, the expert-TP
+ * all-gather and reduce-scatter N = etp x that (the group's members hold
+ * the same experts, so the same load; not node-limited), and the expert
+ * GEMMs are priced for the busiest rank, so the group runs at its slowest
+ * rank's pace. Shared experts (shared_experts.py, an MLP over the
+ * attention TP group, run after the combine without
+ * moe_shared_expert_overlap, moe_layer.py L149-152) have the usual SP
+ * all-gather and reduce-scatter of the hidden states over TP (with the
+ * backward re-gather), here around the block's part after the combine.
+ * tp_comm_overlap (userbuffers) does not reach the MoE half: the experts'
+ * linears have no TP communication of their own. Dense gradients are
+ * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
+ * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
  * Expert tensor parallelism (parallel.etp, Megatron-Core's MoE "parallel
  * folding", --expert-tensor-parallel-size): etp = tp (the default) runs
- * the experts over tp, the expert-TP group being the TP group; with etp
- * = 1 there is no expert-tensor collective at all, the whole experts on
- * the rank's routed copies (etp x T / tp k, workload.c moe_block); its
- * expert weights, gradients and optimizer state are le / (etp ep) per
- * rank, reduced and sharded over dp x cp x tp / (etp ep)
- * expert-data-parallel ranks, and the EP group is folded onto ep
- * consecutive ranks of the stage as Megatron-Core lays it out (GROUP_EP,
- * GROUP_EDP: placement_set_etp; the dispatch's node-limited scale with
- * stride 1, plan_ep_stride). Only etp 1 and tp are built (plan_check.c).
+ * the experts over tp, the expert-TP group being the TP group; with etp =
+ * 1 there is no expert-tensor collective at all, the whole experts on the
+ * rank's routed copies (etp x T / tp k, workload.c moe_block); its expert
+ * weights, gradients and optimizer state are le / (etp ep) per rank,
+ * reduced and sharded over dp x cp x tp / (etp ep) expert-data-parallel
+ * ranks, and the EP group is folded onto ep consecutive ranks of the stage
+ * as Megatron-Core lays it out (GROUP_EP, GROUP_EDP: placement_set_etp;
+ * the dispatch's node-limited scale with stride 1, plan_ep_stride). Only
+ * etp 1 and tp are built (plan_check.c).
  * An MoE model's first_dense_layers (models/model.h; DeepSeek-V3's first
  * three) are built as dense layers (struct layer_kind): their blocks
  * priced with the dense MLP of ffn_size, no all-to-alls, their whole
