@@ -251,8 +251,14 @@ Test(etp, small_case_bytes_per_collective_follow_megatron, .timeout = 120)
 	 * (2 (tp - 1) / tp of N each) */
 	double act = T * h * 2, attn = L * mbs * 5 * 0.5 * act + mbs * (4 * 0.5 * act + 3 * T * 4);
 	cr_expect_float_eq(tpb, attn, 1e-9 * attn, "TP bytes etp 1: %.0f, closed form %.0f", tpb, attn);
+	/* tp_comm_overlap (userbuffers) reaches the attention half only: the
+	 * MoE half keeps its all-to-alls and expert-TP collectives */
+	json_t *c = run_small(d, "ub", "}, \"communication\": {\"tp_comm_overlap\": true");
+	double epc = jnum(c, "communication/bytes_per_gpu/ep");
+	cr_expect_float_eq(epc, ep, 1e-9 * ep, "EP bytes with tp_comm_overlap: %.0f, closed form %.0f", epc, ep);
 	json_decref(a);
 	json_decref(b);
+	json_decref(c);
 	free(d);
 }
 
