@@ -35,9 +35,13 @@
  * has the all-to-alls, the sizes of its gradients and parameters. */
 struct layer_kind {
 	struct blocks bk;
+	bool moe;                     /* an MoE layer: the MLP half is the dispatcher's
+					 (build_transformer_step.c moe_mlp) */
 	bool moe_a2a;                 /* MoE with ep > 1: the MLP half has all-to-alls */
-	bool etp_whole;               /* MoE with etp 1 < tp: the MLP half has no TP
-					 collective (build_transformer.c) */
+	bool etp_gather;              /* MoE with etp > 1: the routed copies are all-gathered
+					 and reduce-scattered over the expert-TP group */
+	bool shared_sp;               /* MoE with shared experts and tp > 1: their SP
+					 all-gather and reduce-scatter over TP */
 	double grad_bytes;            /* one layer's dense gradients (of this rank) */
 	double grad_bytes_expert;     /* MoE: one layer's expert gradients (of this rank) */
 	double param_bytes;           /* one layer's parameters (ZeRO-3, offload fetch) */
@@ -62,6 +66,8 @@ struct builder_msg {
 	double cp_kv_bytes;           /* ring: one K/V block of this rank */
 	double cp_qkv_bytes, cp_out_bytes; /* a2a: q, k, v and the output */
 	double ep_bytes;              /* MoE: N of one dispatch / combine all-to-all */
+	double etp_bytes;             /* MoE, etp > 1: N (gathered) of the routed copies'
+					 all-gather / reduce-scatter over expert TP */
 	double host_bw_Bps;           /* offload: the GPU's host link */
 	double rs_margin[WL_NBLOCKS]; /* tp_comm_overlap: SMs / (SMs - the forward reduce-
 					 scatter's set_sm_margin SMs), per half-layer (1: none) */

@@ -41,42 +41,53 @@
  * while the layer is still resident); every data-parallel collective
  * carries the preset's host launch cost (task.launch_s).
  *
- * Mixture of experts (models/moe.h, workload.h): with ep > 1 the MLP half
- * of a layer is the router part, the token dispatch all-to-all over the EP
- * group (EP stream, blocking compute, as Megatron-Core's alltoall token
- * dispatcher), the local experts' grouped GEMMs, the combine all-to-all
- * and the rest (unpermute, shared experts, residual); backward runs it in
- * reverse with the two all-to-alls again (the gradients of the combined
- * and of the dispatched tokens). Each all-to-all moves N = T k h bytes x
- * the busiest rank's load per rank (T: the rank's tokens, / t with
- * sequence parallelism), and the expert GEMMs are priced for the busiest
- * rank, so the group runs at its slowest rank's pace. Dense gradients are
+ * Mixture of experts (models/moe.h, workload.h), as Megatron-Core's
+ * alltoall token dispatcher runs it (Megatron-LM core_v0.10.0, commit
+ * 7ee599a, megatron/core/transformer/moe/token_dispatcher.py,
+ * MoEAlltoAllTokenDispatcher, whose tp_size/tp_group are the expert-tensor
+ * ones, L51, L60-62; the same collectives in core_v0.12.0 L531-545,
+ * L621-636 and core_v0.14.0 L625-660, L738-772): the MoE layer takes the
+ * sequence-parallel shard of the hidden states (moe_layer.py refuses TP
+ * without SP in training, core_v0.10.0 L130-139, core_v0.14.0 L258), so no
+ * SP all-gather or reduce-scatter of the hidden states surrounds it
+ * (transformer_layer.py L298-347: the attention's output projection
+ * reduce-scatters, the residual and the pre-MLP norm run on the shard,
+ * then the MoE layer). Its MLP half is the router part (norm, router,
+ * permute of the rank's T / tp tokens' k copies), the token dispatch
+ * all-to-all over the EP group (L502-504; EP stream, blocking compute;
+ * none at ep 1, where all_to_all on a group of one returns its input),
+ * with etp > 1 the all-gather of the received copies over the expert-TP
+ * group (L508-515: etp x the rank's copies gathered), the local experts'
+ * grouped GEMMs (FFN / etp, experts.py L117-128, no collective of their
+ * own), the reduce-scatter of their outputs over expert TP (L560-567), the
+ * combine all-to-all (L571-573) and the rest (unpermute, shared experts,
+ * residual); backward runs it in reverse, each collective's gradient its
+ * mirror (all-to-all for all-to-all, reduce-scatter for all-gather:
+ * tensor_parallel/mappings.py L296-373, L418-452). Each all-to-all moves N
+ * = T / tp k h bytes x the busiest rank's load per rank, the expert-TP
+ * all-gather and reduce-scatter N = etp x that (the group's members hold
+ * the same experts, so the same load; not node-limited), and the expert
+ * GEMMs are priced for the busiest rank, so the group runs at its slowest
+ * rank's pace. Shared experts (shared_experts.py, an MLP over the
+ * attention TP group, run after the combine without
+ * moe_shared_expert_overlap, moe_layer.py L149-152) have the usual SP
+ * all-gather and reduce-scatter of the hidden states over TP (with the
+ * backward re-gather), here around the block's part after the combine.
+ * tp_comm_overlap (userbuffers) does not reach the MoE half: the experts'
+ * linears have no TP communication of their own. Dense gradients are
  * reduced over GROUP_DP, expert gradients over GROUP_EDP (dp / ep x cp);
  * the optimizer shards and the ZeRO-1/2 gathers follow the same split.
  * Expert tensor parallelism (parallel.etp, Megatron-Core's MoE "parallel
- * folding", --expert-tensor-parallel-size; Megatron-LM core_v0.10.0,
- * commit 7ee599a, megatron/core/transformer/moe/token_dispatcher.py,
- * MoEAlltoAllTokenDispatcher, whose tp_size/tp_group are the expert-tensor
- * ones, L51, L60-62): the MoE layer takes the sequence-parallel shard of
- * the hidden states (moe_layer.py requires SP with TP, L130-138), routes
- * it, all-to-alls the routed copies over the EP group (L502-504), then
- * with etp > 1 all-gathers them over the etp group (L508-515) for the
- * experts' GEMMs (FFN / etp, experts.py L117-128), reduce-scatters their
- * outputs over etp (L560-567) and all-to-alls back (L571-573). With etp =
- * 1 there is no expert-tensor collective at all: the MLP half of an MoE
- * layer is router, dispatch, the whole experts on the rank's routed
- * copies (etp x T / tp k, workload.c moe_block), combine, with no TP
- * all-gather or reduce-scatter; its expert weights, gradients and
- * optimizer state are le / (etp ep) per rank, reduced and sharded over
- * dp x cp x tp / (etp ep) expert-data-parallel ranks, and the EP group
- * is folded onto ep consecutive ranks of the stage as Megatron-Core lays
- * it out (GROUP_EP, GROUP_EDP: placement_set_etp; the dispatch's
- * node-limited scale with stride 1, plan_ep_stride). etp = tp (the default) keeps this builder's
- * original MoE half: the SP all-gather and reduce-scatter of the hidden
- * states around it over TP and the experts over tp, so scenarios without
- * the key are unchanged; note that Megatron-Core's own etp = tp gathers
- * the routed copies (k x rank_load times the hidden states' bytes) after
- * the dispatch instead. Only etp 1 and tp are built (plan_check.c).
+ * folding", --expert-tensor-parallel-size): etp = tp (the default) runs
+ * the experts over tp, the expert-TP group being the TP group; with etp =
+ * 1 there is no expert-tensor collective at all, the whole experts on the
+ * rank's routed copies (etp x T / tp k, workload.c moe_block); its expert
+ * weights, gradients and optimizer state are le / (etp ep) per rank,
+ * reduced and sharded over dp x cp x tp / (etp ep) expert-data-parallel
+ * ranks, and the EP group is folded onto ep consecutive ranks of the stage
+ * as Megatron-Core lays it out (GROUP_EP, GROUP_EDP: placement_set_etp;
+ * the dispatch's node-limited scale with stride 1, plan_ep_stride). Only
+ * etp 1 and tp are built (plan_check.c).
  * An MoE model's first_dense_layers (models/model.h; DeepSeek-V3's first
  * three) are built as dense layers (struct layer_kind): their blocks
  * priced with the dense MLP of ffn_size, no all-to-alls, their whole
@@ -140,8 +151,10 @@ static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
 	double lp = dense ? model_dense_layer_params(m) : model_layer_params(m);
 
 	double te = plan_etp(pl);
-	k->moe_a2a = !dense && model_is_moe(m) && pl->parallel.ep > 1;
-	k->etp_whole = !dense && model_is_moe(m) && te != t;
+	k->moe = !dense && model_is_moe(m);
+	k->moe_a2a = k->moe && pl->parallel.ep > 1;
+	k->etp_gather = k->moe && te > 1;
+	k->shared_sp = k->moe && m->moe.shared_experts > 0 && t > 1;
 	k->grad_bytes = (lp - le) / t * b->grads.gb;
 	k->grad_bytes_expert = le / (te * pl->parallel.ep) * b->grads.gb;
 	if (b->frozen) {
@@ -199,6 +212,10 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl), topo->gpus_per_node);
 		b->msg.ep_bytes = tok * (double)m->moe.top_k * bal.rank_load * (double)m->hidden *
 			      dtype_bytes(pr.activation) * nl;
+		/* the etp group's received copies gathered (not node-limited:
+		 * its members hold the same experts) */
+		b->msg.etp_bytes = plan_etp(pl) * tok * (double)m->moe.top_k * bal.rank_load *
+				   (double)m->hidden * dtype_bytes(pr.activation);
 	}
 	b->grads.grad_bytes_embed = model_embedding_params(m) / t * gb;
 	/* with tied embeddings and a pipeline, the last stage keeps its own

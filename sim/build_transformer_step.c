@@ -143,32 +143,73 @@ static void attn_cp(struct builder *b, enum task_cat cat, bool bwd, double extra
 	builder_compute(b, cat, last, 0, mb, chunk, b->stream.last);
 }
 
-/* A token all-to-all on the EP group (EP stream) waiting for dep. */
-static int ep_coll(struct builder *b, int mb, int chunk, int dep)
+/* A collective of the MoE dispatcher, waiting for dep: the token
+ * all-to-all on the EP group (EP stream) or, op all-gather or
+ * reduce-scatter, the routed copies over the expert-TP group (the TP
+ * group where etp = tp, TP stream). */
+static int moe_coll(struct builder *b, enum coll_op op, int mb, int chunk, int dep)
 {
-	struct task t = { .kind = TASK_COLL, .stream = STREAM_EP, .cat = CAT_EP_COMM,
-			  .op = COLL_ALLTOALL, .group = GROUP_EP, .bytes = b->msg.ep_bytes, .mb = mb,
-			  .chunk = chunk };
+	bool ep = op == COLL_ALLTOALL;
+	struct task t = { .kind = TASK_COLL, .stream = ep ? STREAM_EP : STREAM_TP,
+			  .cat = ep ? CAT_EP_COMM : CAT_TP_COMM, .op = op, .group = ep ? GROUP_EP : GROUP_TP,
+			  .bytes = ep ? b->msg.ep_bytes : b->msg.etp_bytes, .mb = mb, .chunk = chunk };
 	return program_add(b->p, &t, &dep, 1);
 }
 
-/* The MoE MLP block with its dispatch and combine, one pass (backward in
- * reverse: the combine's gradient goes back first). */
-static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb,
-		    int chunk, int dep)
+/* Between the router part and the experts (forward: dispatch) or the
+ * experts and the rest (forward: combine), after dep: the all-to-all
+ * and the expert-TP all-gather / reduce-scatter in the order the pass
+ * runs them (build_transformer.c "Mixture of experts"); what the next
+ * compute waits for. */
+static int moe_exchange(struct builder *b, bool to_experts, int mb, int chunk, int dep)
+{
+	const struct layer_kind *k = b->lk;
+	if (to_experts) {
+		if (k->moe_a2a)
+			dep = moe_coll(b, COLL_ALLTOALL, mb, chunk, dep);
+		return k->etp_gather ? moe_coll(b, COLL_ALLGATHER, mb, chunk, dep) : dep;
+	}
+	if (k->etp_gather)
+		dep = moe_coll(b, COLL_REDUCE_SCATTER, mb, chunk, dep);
+	return k->moe_a2a ? moe_coll(b, COLL_ALLTOALL, mb, chunk, dep) : dep;
+}
+
+/* The MoE MLP block, one pass (backward in reverse: the combine's
+ * gradient goes back first): router part, dispatch, experts, combine,
+ * the rest; with shared experts under TP their SP all-gather before the
+ * rest and reduce-scatter after it (backward: the gradient's all-gather
+ * and the input's re-gather before, the reduce-scatter after). */
+static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops, int mb, int chunk)
 {
 	const struct blocks *k = &b->lk->bk;
 	int ps = bwd ? PASS_BWD : PASS_FWD;
+	bool shared = b->lk->shared_sp;
 	/* a split backward's B leaves each part's weight gradients to W */
 	double wg[3] = { 0, 0, 0 };
 	for (int i = 0; i < 3 && bwd && b->split; i++)
 		wg[i] = k->moe_wgrad[i];
 
-	builder_compute(b, cat, bwd ? k->moe_post[ps] - wg[2] : k->moe_pre[ps], flops, mb, chunk, dep);
-	int x = ep_coll(b, mb, chunk, b->stream.last);
+	if (shared && bwd) {
+		tp_coll(b, COLL_ALLGATHER, mb, chunk);
+		struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+				  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->msg.act_bytes,
+				  .mb = mb, .chunk = chunk };
+		program_add(b->p, &t, &b->stream.last, 1);   /* the re-gather, beside */
+	}
+	builder_compute(b, cat, bwd ? k->moe_post[ps] - wg[2] : k->moe_pre[ps], flops, mb, chunk,
+			b->stream.last);
+	if (shared && bwd)
+		tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
+	int x = moe_exchange(b, true, mb, chunk, b->stream.last);
 	builder_compute(b, cat, k->moe_mid[ps] - wg[1], 0, mb, chunk, x);
-	x = ep_coll(b, mb, chunk, b->stream.last);
+	x = moe_exchange(b, false, mb, chunk, b->stream.last);
+	if (shared && !bwd) {
+		b->stream.last = x;
+		x = tp_coll(b, COLL_ALLGATHER, mb, chunk);
+	}
 	builder_compute(b, cat, bwd ? k->moe_pre[ps] - wg[0] : k->moe_post[ps], 0, mb, chunk, x);
+	if (shared && !bwd)
+		tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
 }
 
 /* The compute of one half-layer: one task, or the attention under CP. */
@@ -177,8 +218,6 @@ static void body(struct builder *b, enum task_cat cat, enum wl_block blk, double
 {
 	if (blk == WL_ATTN && b->pl->parallel.cp > 1)
 		attn_cp(b, cat, cat == CAT_BACKWARD, extra_s, flops, mb, chunk, dep);
-	else if (blk == WL_MLP && b->lk->moe_a2a)
-		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk, dep);
 	else
 		builder_compute(b, cat, time_s + extra_s, flops, mb, chunk, dep);
 }
@@ -276,8 +315,13 @@ static void half_overlap(struct builder *b, enum task_cat cat, enum wl_block blk
 static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double time_s,
 		 double extra_s, double flops, int mb, int chunk)
 {
-	/* an MoE layer's MLP half with etp 1: no TP collective around it */
-	bool tp = b->pl->parallel.tp > 1 && !(blk == WL_MLP && b->lk->etp_whole);
+	/* an MoE layer's MLP half: the dispatcher's collectives, no SP
+	 * all-gather or reduce-scatter of the hidden states around it */
+	if (blk == WL_MLP && b->lk->moe) {
+		moe_mlp(b, cat, cat == CAT_BACKWARD, flops, mb, chunk);
+		return;
+	}
+	bool tp = b->pl->parallel.tp > 1;
 	if (tp && b->pl->parallel.sp && b->pl->communication.tp_comm_overlap &&
 	    !(blk == WL_ATTN && b->pl->parallel.cp > 1)) {
 		half_overlap(b, cat, blk, extra_s, flops, mb, chunk);

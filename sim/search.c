@@ -258,27 +258,37 @@ static double cp_exchange(struct search_cache *c, const struct plan *pl, const s
 	return fmax(0, (1 + again) * fwd + bwd - pr->attn_fb * (cp - 1) / cp);
 }
 
-/* The MoE token all-to-alls of one layer, one micro-batch: dispatch and
- * combine each pass (build_transformer_step.c moe_mlp, blocking, Megatron-
- * Core's alltoall dispatcher), bytes as build_transformer.c's
- * msg.ep_bytes, on the EP group (NVLink while it stays in a node, the NIC
- * beyond: the collective planner's closed form of that group). Averaged
+/* The MoE dispatcher's collectives of one layer, one micro-batch, each
+ * pass (build_transformer_step.c moe_mlp, blocking, Megatron-Core's
+ * alltoall dispatcher, build_transformer.c "Mixture of experts"): with
+ * ep > 1 the dispatch and combine all-to-alls, bytes as
+ * build_transformer.c's msg.ep_bytes, on the EP group (NVLink while it
+ * stays in a node, the NIC beyond: the collective planner's closed form
+ * of that group); with etp > 1 the routed copies' all-gather and
+ * reduce-scatter over expert TP (the TP group), msg.etp_bytes. Averaged
  * over the layers (the first_dense_layers have none). */
 static double ep_exchange(struct search_cache *c, const struct plan *pl, const struct price *pr,
 			  const struct precision *prec, bool fwd_again)
 {
 	const struct model *m = inputs_model(c->in);
-	if (pl->parallel.ep <= 1 || !model_is_moe(m) || m->layers <= 0)
+	int etp = plan_etp(pl);
+	if ((pl->parallel.ep <= 1 && etp <= 1) || !model_is_moe(m) || m->layers <= 0)
 		return 0;
 	double t = pl->parallel.tp;
 	double tok = (double)pl->training.micro_batch * pl->training.seq / pl->parallel.cp /
 		     (pl->parallel.sp ? t : 1);
+	double copies = tok * (double)m->moe.top_k * pr->rank_load * (double)m->hidden *
+			dtype_bytes(prec->activation);
 	double nl = moe_dispatch_scale(&m->moe, pl->parallel.ep, plan_ep_stride(pl),
 				       inputs_topology(c->in)->gpus_per_node);
-	double bytes = tok * (double)m->moe.top_k * pr->rank_load * (double)m->hidden *
-		       dtype_bytes(prec->activation) * nl;
-	double share = (double)model_moe_layers(m) / (double)m->layers;
-	return (fwd_again ? 6 : 4) * share * comm_time(c, pl, GROUP_EP, COLL_ALLTOALL, bytes);
+	double share = (double)model_moe_layers(m) / (double)m->layers, r = 0;
+	if (pl->parallel.ep > 1)
+		r = (fwd_again ? 6 : 4) * share * comm_time(c, pl, GROUP_EP, COLL_ALLTOALL, copies * nl);
+	if (etp > 1)
+		r += (fwd_again ? 3 : 2) * share *
+		     (comm_time(c, pl, GROUP_TP, COLL_ALLGATHER, etp * copies) +
+		      comm_time(c, pl, GROUP_TP, COLL_REDUCE_SCATTER, etp * copies));
+	return r;
 }
 
 /* The data-parallel side of an iteration: the gradients' reduction beyond
@@ -348,16 +358,18 @@ double search_estimate(struct search_cache *c, const struct plan *pl, double *bu
 		     dtype_bytes(prec.activation);
 	double tpc = 0;
 	if (pl->parallel.tp > 1) {
-		int n = full ? 6 : 4;
+		double pair;   /* a half-layer's TP collectives, one pass */
 		if (pl->parallel.sp)
-			tpc = n * (comm_time(c, pl, GROUP_TP, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
-									   dtype_bytes(prec.tp_comm)) +
-				   comm_time(c, pl, GROUP_TP, COLL_REDUCE_SCATTER, act));
+			pair = comm_time(c, pl, GROUP_TP, COLL_ALLGATHER, act / dtype_bytes(prec.activation) *
+									  dtype_bytes(prec.tp_comm)) +
+			       comm_time(c, pl, GROUP_TP, COLL_REDUCE_SCATTER, act);
 		else
-			tpc = n * comm_time(c, pl, GROUP_TP, COLL_ALLREDUCE, act);
-		/* etp < tp: an MoE layer's MLP half has none (build_transformer.c) */
-		if (plan_etp(pl) != pl->parallel.tp && model_is_moe(m) && m->layers > 0)
-			tpc *= 1 - 0.5 * (double)model_moe_layers(m) / (double)m->layers;
+			pair = comm_time(c, pl, GROUP_TP, COLL_ALLREDUCE, act);
+		/* an MoE layer's MLP half has only its shared experts' (the
+		 * routed experts' in ep_exchange; build_transformer.c) */
+		double moe = model_is_moe(m) && m->layers > 0 ? (double)model_moe_layers(m) / (double)m->layers : 0;
+		double mlp = 1 - moe + (model_is_moe(m) && m->moe.shared_experts > 0 ? moe : 0);
+		tpc = (full ? 3 : 2) * pair * (1 + mlp);
 	}
 	tpc += cp_exchange(c, pl, pr, &prec, full) + ep_exchange(c, pl, pr, &prec, full);
 	double layer = pr->f + pr->b + rc;
