@@ -152,6 +152,8 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 		       (int)LINK_TRAFFIC_OFF == (int)ENGINE_LINKS_OFF, "one order");
 	J->job.links = (enum engine_links)pl->simulation.link_traffic;
 	J->job.rank_prog = P->grp.rank_prog;
+	/* folded by classes of GPUs: one replica simulated for each (fold.c) */
+	J->job.replica_class = fold && P->grp.nclasses > 1 ? P->grp.replica_class : NULL;
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;
 	J->job.distinct = distinct;
@@ -203,8 +205,8 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	 * differ: cheap folding simulates those replicas whole (fold.c,
 	 * partial folding); exact folding does not fold them */
 	x->distinct = whatif_distinct_ranks(pl, topo, x->place.nranks, &x->any_distinct);
-	if (simulate_fold_decide(in, pl, &x->place, x->P.progs, x->any_distinct, r, &fold, &exact,
-				 &classes, &x->fold_advice, d))
+	if (simulate_fold_decide(in, pl, &x->place, x->P.progs, x->P.grp.nclasses, x->any_distinct, r,
+				 &fold, &exact, &classes, &x->fold_advice, d))
 		return -1;
 	job_init(&x->J, in, pl, &x->place, &x->P, fold, exact, classes,
 		 x->any_distinct ? x->distinct : NULL, obs);
