@@ -217,6 +217,8 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 			    "GPU behind a degraded link: nothing left to fold"
 #define ALL_CLASSES_REASON "every data-parallel replica has a rank or traffic on the partly " \
 			   "filled leaf or pod of the fat tree: nothing left to fold"
+#define ALL_GPU_CLASSES_REASON "every data-parallel replica stands for a class of GPUs (node " \
+			       "groups with different GPUs) or is simulated whole: nothing left to fold"
 
 /* Why a folded run x that simulates every rank is not folded after all
  * (partial or class folding made every replica whole), NULL if it is. */
@@ -224,7 +226,8 @@ static const char *all_whole_reason(const struct prepared *x, bool folded, int s
 {
 	if (!folded || simulated < ranks)
 		return NULL;
-	return x->any_distinct ? ALL_DISTINCT_REASON : x->J.job.fold_partial_tree ? ALL_CLASSES_REASON : NULL;
+	return x->J.job.replica_class ? ALL_GPU_CLASSES_REASON : x->any_distinct ? ALL_DISTINCT_REASON
+	       : x->J.job.fold_partial_tree ? ALL_CLASSES_REASON : NULL;
 }
 
 /* The estimate of the prepared run x (r: its result so far) into *e.
@@ -243,9 +246,11 @@ static int estimate_prepared(const struct plan *pl, struct prepared *x, const st
 	if (whole) {
 		e->folded = false;
 		e->fold_reason = whole;
-		e->fold_advice = x->any_distinct ? "fewer stragglers, throttled GPUs or degraded links, "
-						   "or fewer nodes"
-						 : "a node count that fills whole leaves and pods";
+		e->fold_advice = x->J.job.replica_class ? "more data-parallel replicas of each class "
+							  "of GPUs"
+				 : x->any_distinct ? "fewer stragglers, throttled GPUs or degraded links, "
+						     "or fewer nodes"
+				 : "a node count that fills whole leaves and pods";
 	}
 	estimate_time(e);
 	return 0;

@@ -226,3 +226,20 @@ Test(mixfold, auto_does_not_fold_classes_with_a_tree_all_reduce, .timeout = 300)
 			 "and a tree all-reduce loads its members unequally: folding by classes of "
 			 "GPUs is not made for it");
 }
+
+Test(mixfold, one_replica_per_class_leaves_nothing_to_fold, .timeout = 300)
+{
+	/* DP 2 over 1 H100 and 1 A100 node: each replica is its class's */
+	struct job j = { DGX_H100, 1, 1, false, 2, 1, "", "ring", "" };
+	const char *const fold[2] = { "auto", "off" };
+	json_t *r[2];
+	run_pair(&j, fold, r);
+	cr_expect_not(folded(r[0]));
+	cr_expect_eq(jnum(r[0], "simulation/simulated_ranks"), 16);
+	cr_expect_str_eq(jstr_at(r[0], "simulation/fold_reason"),
+			 "every data-parallel replica stands for a class of GPUs (node groups with "
+			 "different GPUs) or is simulated whole: nothing left to fold");
+	expect_same_figures(r);
+	for (int i = 0; i < 2; i++)
+		json_decref(r[i]);
+}
