@@ -42,7 +42,7 @@ static bool full_bisection(const struct topology *t)
 /* tree_pp, drift, distinct: exact folding refuses the run for that
  * reason; exact: it would fold exactly; cheap_ok: cheap folding takes
  * the partly filled leaf or pod (by classes or as alike), so it is not
- * the reason. Every refusal names one (tests/test-fold.c
+ * the reason; mixed: mixed_fold_why()'s refusal (why NULL: none). Every refusal names one (tests/test-fold.c
  * an_unfolded_run_says_why, tests/test-estimate.c). */
 static struct fold_why fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
 				   bool drift, bool distinct, bool exact, bool cheap_ok,
@@ -207,44 +207,6 @@ static int partly_filled_alike(const struct plan *pl, const struct topology *t,
 	return 0;
 }
 
-/* Whether to fold (r->folded, r->fold_reason; *fold). Folding needs
- * identical replicas and a symmetric fabric: decided from the fabric's
- * symmetry under this node count, not from its kind.
- * "auto" and "on" fold cheaply: the representative's own flows, daemon
- * sinks for its folded peers, and where a plan loads its members
- * unequally (a tree) the flows around its busiest member too (fold_cheap.c,
- * plan_crit), the representative a replica of the trees' most common
- * member (fold_cheap.c, fold_majority_replica). On fabrics of full
- * bisection above the NICs the cases measured equal the unfolded run to
- * 1e-15, pipelines and trees included (full_bisection); on an
- * oversubscribed tree the representative also posts the folded ranks'
- * flows over its binding uplinks (fold_uplink.c): equal to the unfolded
- * run on full leaves of the trees measured, and a forced tree there
- * within 0.5 %, so "auto" folds it (measured 2026-12-06, Llama 3 8B TP 8
- * on the 2:1 tree: DP 10 on 10 nodes equal, PP 4 x DP 10 on 40 -0.186 %,
- * at half the CPU time); on partly filled ones "auto" folds as "on"
- * where that was measured within 0.5 % (partly_filled_alike), else by
- * classes (fold_classes), and a forced tree it cannot fold either way it
- * does not fold.
- * Those figures have one home: docs/howto.md's folding tables.
- * "exact" (fold_exact.c) posts whole groups and the mirror traffic that
- * can meet simulated flows, equal to the unfolded run to 1e-9
- * (tests/test-fold.c) at a multiple of the time, far more where groups
- * share nodes. It simulates every rank where a
- * pipeline meets a tree, forced or chosen by "auto" for some bucket sizes
- * (dp_reduce_alike): its whole groups do not reproduce the unfolded run
- * there (the 1:1 tree, Llama 3 8B-like test job of tests/test-fold.c,
- * PP 2, forced tree: -0.51 %, where cheap folding equals it), and, on an
- * oversubscribed fabric, where rings' members' paths differ: the
- * members' unequal loads on the shared uplinks make the replicas'
- * timelines differ. "auto" folds exactly (*exact) where a NIC serves
- * several GPUs of a multi-node job: cheap folding posts no flows of the
- * folded ranks themselves, so the representative would have a shared NIC
- * to itself (BLOOM on Jean Zay, two GPUs per Omni-Path port, TP 4 x PP 12
- * x DP 8: cheap 88.62 s, exact and unfolded 93.02 s); there a forced
- * tree on an oversubscribed tree, a partly filled leaf and a straggler
- * stay unfolded, not measured. *classes: folded by classes. Returns 0 or
- * -1 (reported). */
 /* Mixed GPUs (node groups of different presets), the data-parallel
  * replicas in gpu_classes classes of one GPU signature (the GPU of each
  * of a replica's ranks, in rank order): why "auto" does not fold them,
@@ -303,6 +265,45 @@ static int mixed_fold_why(const struct plan *pl, const struct topology *t,
 	return 0;
 }
 
+/* Whether to fold (r->folded, r->fold_reason; *fold). Folding needs
+ * identical replicas and a symmetric fabric: decided from the fabric's
+ * symmetry under this node count, not from its kind.
+ * "auto" and "on" fold cheaply: the representative's own flows, daemon
+ * sinks for its folded peers, and where a plan loads its members
+ * unequally (a tree) the flows around its busiest member too (fold_cheap.c,
+ * plan_crit), the representative a replica of the trees' most common
+ * member (fold_cheap.c, fold_majority_replica). On fabrics of full
+ * bisection above the NICs the cases measured equal the unfolded run to
+ * 1e-15, pipelines and trees included (full_bisection); on an
+ * oversubscribed tree the representative also posts the folded ranks'
+ * flows over its binding uplinks (fold_uplink.c): equal to the unfolded
+ * run on full leaves of the trees measured, and a forced tree there
+ * within 0.5 %, so "auto" folds it (measured 2026-12-06, Llama 3 8B TP 8
+ * on the 2:1 tree: DP 10 on 10 nodes equal, PP 4 x DP 10 on 40 -0.186 %,
+ * at half the CPU time); on partly filled ones "auto" folds as "on"
+ * where that was measured within 0.5 % (partly_filled_alike), else by
+ * classes (fold_classes), and a forced tree it cannot fold either way it
+ * does not fold.
+ * Those figures have one home: docs/howto.md's folding tables.
+ * "exact" (fold_exact.c) posts whole groups and the mirror traffic that
+ * can meet simulated flows, equal to the unfolded run to 1e-9
+ * (tests/test-fold.c) at a multiple of the time, far more where groups
+ * share nodes. It simulates every rank where a
+ * pipeline meets a tree, forced or chosen by "auto" for some bucket sizes
+ * (dp_reduce_alike): its whole groups do not reproduce the unfolded run
+ * there (the 1:1 tree, Llama 3 8B-like test job of tests/test-fold.c,
+ * PP 2, forced tree: -0.51 %, where cheap folding equals it), and, on an
+ * oversubscribed fabric, where rings' members' paths differ: the
+ * members' unequal loads on the shared uplinks make the replicas'
+ * timelines differ. "auto" folds exactly (*exact) where a NIC serves
+ * several GPUs of a multi-node job: cheap folding posts no flows of the
+ * folded ranks themselves, so the representative would have a shared NIC
+ * to itself (BLOOM on Jean Zay, two GPUs per Omni-Path port, TP 4 x PP 12
+ * x DP 8: cheap 88.62 s, exact and unfolded 93.02 s); there a forced
+ * tree on an oversubscribed tree, a partly filled leaf and a straggler
+ * stay unfolded, not measured. Mixed GPUs fold one replica per class of
+ * GPUs where mixed_fold_why() allows. *classes: folded by classes (a
+ * partly filled leaf or pod). Returns 0 or -1 (reported). */
 /* Whether "auto" folds: exact folding only where nothing blocks it
  * (blocked: a tree across pipeline stages, drifting paths, distinct
  * ranks), never with parameter servers or with mixed GPUs that
