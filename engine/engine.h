@@ -110,7 +110,12 @@
  * representative wait for the slow replicas (tests/test-fold.c).
  *
  * Mixed GPUs (job.rank_prog): each rank replays its own program, priced
- * for its GPU (same tasks as its stage's template, other times).
+ * for its GPU (same tasks as its stage's template, other times). Folded,
+ * the replicas fall into classes of one GPU signature
+ * (job.replica_class): the representative stands for its class and the
+ * first replica of every other class is simulated whole, standing for
+ * the folded replicas of its class; the collectives' barriers among the
+ * simulated members wait for the slowest class as the unfolded run's do.
  * Throttling windows (job.throttle): while simulated time is inside a
  * window of a rank, its compute-stream tasks progress factor x slower; a
  * task straddling an edge runs piecewise (work at rate 1 / factor inside,
@@ -247,6 +252,12 @@ struct engine_job {
 						throttled, behind a degraded link), NULL: none;
 						folded, the data-parallel
 						replicas holding one are simulated whole */
+	const int *replica_class;            /* [size[DIM_DP] x size[DIM_EP]] the class of each
+						data-parallel replica (mixed GPUs: the GPUs of
+						its ranks in rank order), NULL: one class;
+						folded, the first replica of each class other
+						than the representative's is simulated whole and
+						stands for its class (fold.c) */
 	const struct platform_degrade *degraded; /* [ndegraded] (platform.h) */
 	int ndegraded;
 	/* Switches for checks (the figures are the same either way): post a

@@ -50,7 +50,42 @@ void fold_finish(struct fold *F)
 		free(F->gmem[g]);
 	}
 	free(F->active);
+	free(F->rep_of);
 	memset(F, 0, sizeof(*F));
+}
+
+/* Folded by replica classes (job.replica_class, mixed GPUs): the replica
+ * standing for each replica into F->rep_of, the representative for its
+ * own class, for every other class the first of its replicas not
+ * simulated whole already, marked in drep (simulated whole); a class
+ * whose replicas are all simulated whole needs none. Every replica
+ * simulated whole stands for itself. Returns whether a replica was
+ * marked: then every TP and CP rank of the representative is simulated,
+ * as for a distinct replica (below), so that the barriers of every TP
+ * rank's data-parallel group hold a member of the representative's class
+ * and one of each other class (without them a group of the marked
+ * replica alone would run at its own pace: the unfolded run's waits for
+ * the slowest class). */
+static bool pick_class_replicas(struct fold *F, unsigned char *drep)
+{
+	const struct placement *pl = F->job->pl;
+	const int *cls = F->job->replica_class;
+	int ndp = pl->size[DIM_DP] * pl->size[DIM_EP];
+	bool marked = false;
+	F->rep_of = xreallocarray(NULL, (size_t)ndp, sizeof(*F->rep_of));
+	for (int k = 0; k < ndp; k++) {
+		F->rep_of[k] = drep[k] ? k : cls[k] == cls[F->rep_dp] ? F->rep_dp : -1;
+		/* an earlier replica of the class that is not whole of its own */
+		for (int j = 0; j < k && F->rep_of[k] < 0; j++)
+			if (drep[j] != 1 && cls[j] == cls[k])
+				F->rep_of[k] = F->rep_of[j];
+		if (F->rep_of[k] < 0) {
+			F->rep_of[k] = k;
+			drep[k] = 2;
+			marked = true;
+		}
+	}
+	return marked;
 }
 
 /* Folded: rank (tp 0, cp 0) of every stage of the representative
@@ -77,7 +112,7 @@ int fold_pick_ranks(struct fold *F, struct diag *d)
 
 	F->rep_dp = 0;
 	bool tpwide = false;
-	if (job->fold && (job->distinct || job->fold_partial_tree)) {
+	if (job->fold && (job->distinct || job->fold_partial_tree || job->replica_class)) {
 		int ndp = pl->size[DIM_DP] * pl->size[DIM_EP];
 		drep = xcalloc((size_t)ndp, 1);
 		for (int r = 0; r < N; r++)
@@ -108,6 +143,8 @@ int fold_pick_ranks(struct fold *F, struct diag *d)
 		}
 		F->rep_dp = m;
 	}
+	if (job->fold && job->replica_class)
+		tpwide = pick_class_replicas(F, drep) || tpwide;
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -220,6 +257,7 @@ int fold_representative(const struct fold *F, int r)
 	placement_coords(pl, r, c);
 	/* its own TP rank of the representative replica where that one is
 	 * simulated (a replica simulated whole, above) */
-	int same = placement_rank(pl, c[DIM_TP], F->rep_dp, c[DIM_PP]);
-	return c[DIM_CP] == 0 && F->active[same] ? same : placement_rank(pl, 0, F->rep_dp, c[DIM_PP]);
+	int dp = F->rep_of ? F->rep_of[c[DIM_DP]] : F->rep_dp;
+	int same = placement_rank(pl, c[DIM_TP], dp, c[DIM_PP]);
+	return c[DIM_CP] == 0 && F->active[same] ? same : placement_rank(pl, 0, dp, c[DIM_PP]);
 }

@@ -34,6 +34,8 @@ struct fold {
 	const struct engine_job *job;   /* borrowed */
 	bool *active;           /* [nranks] simulated ranks (fold_pick_ranks) */
 	int rep_dp;             /* folded: the data-parallel index of the representative replica */
+	int *rep_of;            /* folded by replica classes (job.replica_class): [ndp]
+				 * the replica standing for each one; NULL: rep_dp */
 	struct cplan_cache cache;
 	int **gmem[GROUP_N];    /* [kind][leader rank] members of that group, shared */
 	int *stamp;             /* [nranks] scratch marks for listing mirrors */

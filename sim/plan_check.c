@@ -331,9 +331,10 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			 "folded, those replicas simulated whole)");
 	if (p->simulation.sensitivity && p->simulation.ndegraded == 0)
 		diag_err(d, f, "/simulation/sensitivity", "needs degraded_links to measure");
-	if (plan_mixed_gpus(p) && (p->simulation.fold == FOLD_ON || p->simulation.fold == FOLD_EXACT))
-		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ: "
-			 "\"on\" cannot be used with them");
+	if (plan_mixed_gpus(p) && p->simulation.fold == FOLD_EXACT)
+		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ, "
+			 "which exact folding does not fold: use \"auto\" or \"on\" (one replica "
+			 "simulated for each class of GPUs)");
 	if (p->ngroups > 0) {
 		long sum = 0;
 		for (int i = 0; i < p->ngroups; i++) {

@@ -21,8 +21,9 @@
  *                                                                GPU and its memory held against its own
  *                                                                HBM; the topology gives every node's
  *                                                                links and NICs; nodes defaults to the
- *                                                                groups' sum (and must equal it); folding
- *                                                                off when the GPUs differ
+ *                                                                groups' sum (and must equal it); folded
+ *                                                                one replica per class of replicas of
+ *                                                                one GPU signature (docs/howto.md)
  *   node_groups[].nodes           int      -       required      nodes of the group
  *   node_groups[].gpu             string   path    required      GPU preset (schema ddlsim.gpu)
  *   node_order                    string   -       "listed"      listed | fast_first | slow_first: the

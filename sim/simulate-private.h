@@ -29,6 +29,11 @@ struct groups_built {
 	double mem_worst[PLAN_MAX_NODE_GROUPS];        /* fullest stage on the group's GPU */
 	double mem_capacity[PLAN_MAX_NODE_GROUPS];
 	bool mem_fits[PLAN_MAX_NODE_GROUPS];
+	int *replica_class;    /* [size[DIM_DP] x size[DIM_EP]] each data-parallel
+				* replica's class: replicas of one class have
+				* the same GPU on each of their ranks, in rank
+				* order (engine_job.replica_class) */
+	int nclasses;          /* classes among them (0: no node groups) */
 };
 
 /* Free g's programs and variant inputs (pp: the plan's stages). */
@@ -60,17 +65,21 @@ void simulate_overlap_price(const struct inputs *in, const struct plan *pl, doub
 			    double **sm_work);
 
 /* The data-parallel replicas a folded run simulated whole, the
- * representative's aside, into r->whole_replicas (ascending). */
+ * representatives aside (the replicas other replicas' ranks take their
+ * figures from), into r->whole_replicas (ascending). */
 void simulate_whole_replicas(const struct placement *place, struct result *r);
 
 /* Whether to fold (r->folded, r->fold_reason: why not, for every
  * refusal; *fold, *exact: folded exactly, *classes: folded by classes,
  * the replicas touching a fat tree's partly filled leaf or pod simulated
  * whole (fold_partial.c), *advice: static text) for the stages' programs
- * progs[pp] (simulate_fold.c says how). Returns 0 or -1 (reported). */
+ * progs[pp], the data-parallel replicas falling into gpu_classes classes
+ * of GPUs (groups_built.nclasses; 0 or 1: alike) (simulate_fold.c says
+ * how). Returns 0 or -1 (reported). */
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
-			 const struct program *progs, bool any_distinct, struct result *r, bool *fold,
-			 bool *exact, bool *classes, const char **advice, struct diag *d);
+			 const struct program *progs, int gpu_classes, bool any_distinct,
+			 struct result *r, bool *fold, bool *exact, bool *classes,
+			 const char **advice, struct diag *d);
 
 /* Throughput, FLOPs, MFU/HFU and the MoE figures from the iteration time. */
 void simulate_derive_speed(const struct inputs *in, const struct plan *pl, struct result *r);

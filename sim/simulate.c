@@ -152,6 +152,8 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 		       (int)LINK_TRAFFIC_OFF == (int)ENGINE_LINKS_OFF, "one order");
 	J->job.links = (enum engine_links)pl->simulation.link_traffic;
 	J->job.rank_prog = P->grp.rank_prog;
+	/* folded by classes of GPUs: one replica simulated for each (fold.c) */
+	J->job.replica_class = fold && P->grp.nclasses > 1 ? P->grp.replica_class : NULL;
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
 	J->job.throttle = J->thr;
 	J->job.distinct = distinct;
@@ -203,8 +205,8 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 	 * differ: cheap folding simulates those replicas whole (fold.c,
 	 * partial folding); exact folding does not fold them */
 	x->distinct = whatif_distinct_ranks(pl, topo, x->place.nranks, &x->any_distinct);
-	if (simulate_fold_decide(in, pl, &x->place, x->P.progs, x->any_distinct, r, &fold, &exact,
-				 &classes, &x->fold_advice, d))
+	if (simulate_fold_decide(in, pl, &x->place, x->P.progs, x->P.grp.nclasses, x->any_distinct, r,
+				 &fold, &exact, &classes, &x->fold_advice, d))
 		return -1;
 	job_init(&x->J, in, pl, &x->place, &x->P, fold, exact, classes,
 		 x->any_distinct ? x->distinct : NULL, obs);
@@ -215,6 +217,8 @@ static int prepare(const struct inputs *in, const struct plan *pl,
 			    "GPU behind a degraded link: nothing left to fold"
 #define ALL_CLASSES_REASON "every data-parallel replica has a rank or traffic on the partly " \
 			   "filled leaf or pod of the fat tree: nothing left to fold"
+#define ALL_GPU_CLASSES_REASON "every data-parallel replica stands for a class of GPUs (node " \
+			       "groups with different GPUs) or is simulated whole: nothing left to fold"
 
 /* Why a folded run x that simulates every rank is not folded after all
  * (partial or class folding made every replica whole), NULL if it is. */
@@ -222,7 +226,8 @@ static const char *all_whole_reason(const struct prepared *x, bool folded, int s
 {
 	if (!folded || simulated < ranks)
 		return NULL;
-	return x->any_distinct ? ALL_DISTINCT_REASON : x->J.job.fold_partial_tree ? ALL_CLASSES_REASON : NULL;
+	return x->J.job.replica_class ? ALL_GPU_CLASSES_REASON : x->any_distinct ? ALL_DISTINCT_REASON
+	       : x->J.job.fold_partial_tree ? ALL_CLASSES_REASON : NULL;
 }
 
 /* The estimate of the prepared run x (r: its result so far) into *e.
@@ -241,9 +246,11 @@ static int estimate_prepared(const struct plan *pl, struct prepared *x, const st
 	if (whole) {
 		e->folded = false;
 		e->fold_reason = whole;
-		e->fold_advice = x->any_distinct ? "fewer stragglers, throttled GPUs or degraded links, "
-						   "or fewer nodes"
-						 : "a node count that fills whole leaves and pods";
+		e->fold_advice = x->J.job.replica_class ? "more data-parallel replicas of each class "
+							  "of GPUs"
+				 : x->any_distinct ? "fewer stragglers, throttled GPUs or degraded links, "
+						     "or fewer nodes"
+				 : "a node count that fills whole leaves and pods";
 	}
 	estimate_time(e);
 	return 0;

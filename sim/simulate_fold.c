@@ -42,10 +42,11 @@ static bool full_bisection(const struct topology *t)
 /* tree_pp, drift, distinct: exact folding refuses the run for that
  * reason; exact: it would fold exactly; cheap_ok: cheap folding takes
  * the partly filled leaf or pod (by classes or as alike), so it is not
- * the reason. Every refusal names one (tests/test-fold.c
+ * the reason; mixed: mixed_fold_why()'s refusal (why NULL: none). Every refusal names one (tests/test-fold.c
  * an_unfolded_run_says_why, tests/test-estimate.c). */
 static struct fold_why fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
-				   bool drift, bool distinct, bool exact, bool cheap_ok)
+				   bool drift, bool distinct, bool exact, bool cheap_ok,
+				   struct fold_why mixed)
 {
 	bool rail = t->fabric == FABRIC_RAIL;
 	if (pl->simulation.fold == FOLD_OFF)
@@ -72,9 +73,8 @@ static struct fold_why fold_reason(const struct plan *pl, const struct topology 
 		return (struct fold_why){ "parameter servers: the replicas' pushes and pulls are not "
 					  "identical", "simulate fewer nodes (asynchronous servers: "
 					  "fewer parallel.ps.iterations)" };
-	if (plan_mixed_gpus(pl))
-		return (struct fold_why){ "node groups with different GPUs make the replicas differ",
-					  "simulate fewer nodes" };
+	if (mixed.why)
+		return mixed;
 	/* a fat tree's partly filled leaf or pod stops only exact folding */
 	if (!topology_is_symmetric(t, pl->nodes) && !cheap_ok)
 		return (struct fold_why){
@@ -207,6 +207,64 @@ static int partly_filled_alike(const struct plan *pl, const struct topology *t,
 	return 0;
 }
 
+/* Mixed GPUs (node groups of different presets), the data-parallel
+ * replicas in gpu_classes classes of one GPU signature (the GPU of each
+ * of a replica's ranks, in rank order): why "auto" does not fold them,
+ * into *w (why NULL: it does). One class (a pipeline's stages on
+ * different GPUs, every replica alike) folds as identical replicas do,
+ * cheaply. Several fold by classes (fold.c: the first replica of every
+ * class but the representative's simulated whole and standing for its
+ * class, every TP rank of the representative simulated, as with a
+ * straggler's replica) where the fabric has full bisection above the
+ * NICs and is symmetric, and the gradient all-reduces load their members
+ * equally: the replicas of a class then run alike and the barriers of
+ * the simulated members hold each class's pace, equal to every rank
+ * simulated to 1e-9 (tests/test-mixed.c: stage-wise and replica-wise
+ * mixed GPUs on a non-blocking star; Llama 2 13B on 64 DGX H100 + 64 DGX
+ * A100 nodes, docs/howto.md). Not measured, so not folded by "auto":
+ * exact folding (GPUs sharing a NIC), oversubscribed or partly filled
+ * trees, rails (whose switches the classes load unequally), trees.
+ * "on" folds them all by classes. Returns 0 or -1 (reported). */
+static int mixed_fold_why(const struct plan *pl, const struct topology *t,
+			  const struct placement *place, const struct program *progs, int gpu_classes,
+			  bool exact, struct fold_why *w, struct diag *d)
+{
+	*w = (struct fold_why){ NULL, NULL };
+	if (!plan_mixed_gpus(pl) || pl->simulation.fold == FOLD_ON)
+		return 0;
+	if (exact) {
+		*w = (struct fold_why){ "node groups with different GPUs are not folded exactly (GPUs "
+					"sharing a NIC): it simulates every rank",
+					"simulate fewer nodes" };
+		return 0;
+	}
+	if (gpu_classes <= 1)
+		return 0;
+	if (!full_bisection(t) || !topology_is_symmetric(t, pl->nodes)) {
+		*w = (struct fold_why){ "node groups with different GPUs make the data-parallel "
+					"replicas differ, folded one replica per class of GPUs only on "
+					"a symmetric fabric of full bisection",
+					"simulation.fold \"on\" folds it by classes anyway (the "
+					"replicas' paths taken as alike), or a non-blocking fabric" };
+		return 0;
+	}
+	for (int s = 0; s < pl->parallel.pp && pl->parallel.dp > 1; s++) {
+		int u = dp_reduce_alike(t, pl, place, &progs[s], placement_rank(place, 0, 0, s));
+		if (u < 0)
+			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+					 pl->communication.coll_algo);
+		if (u == DP_UNEQUAL_BYTES) {
+			*w = (struct fold_why){ "node groups with different GPUs make the data-parallel "
+						"replicas differ, and a tree all-reduce loads its members "
+						"unequally: folding by classes of GPUs is not made for it",
+						"communication.algorithm \"ring\" folds it one replica per "
+						"class of GPUs; simulation.fold \"on\" folds it anyway" };
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* Whether to fold (r->folded, r->fold_reason; *fold). Folding needs
  * identical replicas and a symmetric fabric: decided from the fabric's
  * symmetry under this node count, not from its kind.
@@ -243,26 +301,29 @@ static int partly_filled_alike(const struct plan *pl, const struct topology *t,
  * to itself (BLOOM on Jean Zay, two GPUs per Omni-Path port, TP 4 x PP 12
  * x DP 8: cheap 88.62 s, exact and unfolded 93.02 s); there a forced
  * tree on an oversubscribed tree, a partly filled leaf and a straggler
- * stay unfolded, not measured. *classes: folded by classes. Returns 0 or
- * -1 (reported). */
+ * stay unfolded, not measured. Mixed GPUs fold one replica per class of
+ * GPUs where mixed_fold_why() allows. *classes: folded by classes (a
+ * partly filled leaf or pod). Returns 0 or -1 (reported). */
 /* Whether "auto" folds: exact folding only where nothing blocks it
  * (blocked: a tree across pipeline stages, drifting paths, distinct
- * ranks), never with parameter servers or mixed GPUs, only where the
+ * ranks), never with parameter servers or with mixed GPUs that
+ * mixed_fold_why() refuses (mixed_ok: none it refuses), only where the
  * replicas are alike (alike: a symmetric topology, classes or a partly
  * filled leaf measured alike), and with more than one rank to a stage; a
  * forced tree folds cheaply across oversubscribed switches (measured,
  * above), not exactly or by classes. */
 static bool auto_folds(const struct plan *pl, bool exact, bool blocked, bool alike, bool classes,
-		       bool full, bool tree)
+		       bool full, bool tree, bool mixed_ok)
 {
-	return (!exact || !blocked) && pl->parallel.dp_sync != DP_SYNC_PS && !plan_mixed_gpus(pl) &&
+	return (!exact || !blocked) && pl->parallel.dp_sync != DP_SYNC_PS && mixed_ok &&
 	       alike && (long)pl->parallel.tp * pl->parallel.cp * pl->parallel.dp > 1 &&
 	       (full || !tree || (!exact && !classes));
 }
 
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
-			 const struct program *progs, bool any_distinct, struct result *r, bool *fold,
-			 bool *exact, bool *classes, const char **advice, struct diag *d)
+			 const struct program *progs, int gpu_classes, bool any_distinct,
+			 struct result *r, bool *fold, bool *exact, bool *classes,
+			 const char **advice, struct diag *d)
 {
 	const struct topology *topo = inputs_topology(in);
 	bool full = full_bisection(topo);
@@ -285,14 +346,18 @@ int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const s
 	if (*classes && partly_filled_alike(pl, topo, place, progs, any_distinct, &alike, d))
 		return -1;
 	*classes = *classes && !alike;
+	struct fold_why mixed;
+	if (mixed_fold_why(pl, topo, place, progs, gpu_classes, *exact, &mixed, d))
+		return -1;
 	bool blocked = tree_pp || drift || any_distinct;
 	*fold = pl->simulation.fold == FOLD_ON ||
 		(pl->simulation.fold == FOLD_EXACT && !blocked) ||
 		(pl->simulation.fold == FOLD_AUTO &&
-		 auto_folds(pl, *exact, blocked, symmetric || *classes || alike, *classes, full, tree));
+		 auto_folds(pl, *exact, blocked, symmetric || *classes || alike, *classes, full, tree,
+			    !mixed.why));
 	struct fold_why w = *fold ? (struct fold_why){ NULL, NULL } :
 				    fold_reason(pl, topo, *exact && tree_pp, *exact && drift,
-						*exact && any_distinct, *exact, *classes || alike);
+						*exact && any_distinct, *exact, *classes || alike, mixed);
 	*exact = *exact && *fold;
 	*classes = *classes && *fold;
 	r->folded = *fold;
@@ -303,8 +368,9 @@ int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const s
 
 void simulate_whole_replicas(const struct placement *place, struct result *r)
 {
-	int N = place->nranks, rep = -1, c[DIM_N];
-	/* per replica: 1 seen, 2 with a folded rank */
+	int N = place->nranks, c[DIM_N];
+	/* per replica: 1 seen, 2 with a folded rank, 4 standing for one
+	 * (the representative; folded by classes of GPUs, each class's) */
 	unsigned char *state = xcalloc((size_t)N + 1, 1);
 	r->whole_replicas = xcalloc((size_t)N + 1, sizeof(int));
 	r->nwhole_replicas = 0;
@@ -314,11 +380,11 @@ void simulate_whole_replicas(const struct placement *place, struct result *r)
 		if (r->eng->rank[q].representative != q) {
 			state[c[DIM_DP]] |= 2;
 			placement_coords(place, r->eng->rank[q].representative, c);
-			rep = c[DIM_DP];
+			state[c[DIM_DP]] |= 4;
 		}
 	}
 	for (int dp = 0; dp < N; dp++)
-		if (state[dp] == 1 && dp != rep)
+		if (state[dp] == 1)
 			r->whole_replicas[r->nwhole_replicas++] = dp;
 	free(state);
 }

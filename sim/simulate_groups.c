@@ -18,6 +18,42 @@ void simulate_groups_finish(struct groups_built *g, int pp)
 		inputs_destroy(g->vin[k]);
 	}
 	free(g->rank_prog);
+	free(g->replica_class);
+}
+
+/* Each data-parallel replica's class into g->replica_class, their count
+ * into g->nclasses: two replicas are of one class when every rank of
+ * one, in rank order, has the same GPU as the other's (node groups of
+ * the same GPU preset count as one); rg: each rank's node group. */
+static void replica_classes(const struct plan *pl, const struct placement *place, const int *rg,
+			    struct groups_built *g)
+{
+	int N = place->nranks, ndp = place->size[DIM_DP] * place->size[DIM_EP], per = N / ndp;
+	int gpu_of[PLAN_MAX_NODE_GROUPS], *seen = xcalloc((size_t)ndp + 1, sizeof(int));
+	int *sig = xcalloc((size_t)N + 1, sizeof(int));
+	for (int k = 0; k < pl->ngroups; k++) {
+		gpu_of[k] = k;
+		for (int j = 0; j < k && gpu_of[k] == k; j++)
+			if (!memcmp(&pl->group[j].gpu, &pl->group[k].gpu, sizeof(pl->group[k].gpu)))
+				gpu_of[k] = j;
+	}
+	/* sig[dp * per + i]: the GPU of replica dp's i-th rank */
+	for (int q = 0; q < N; q++) {
+		int c[DIM_N];
+		placement_coords(place, q, c);
+		BUG_ON(c[DIM_DP] >= ndp || seen[c[DIM_DP]] >= per, "rank %d outside the replicas", q);
+		sig[c[DIM_DP] * per + seen[c[DIM_DP]]++] = gpu_of[rg[q]];
+	}
+	g->replica_class = xreallocarray(NULL, (size_t)ndp + 1, sizeof(int));
+	g->nclasses = 0;
+	for (int k = 0; k < ndp; k++) {
+		int j = 0;
+		while (j < k && memcmp(&sig[j * per], &sig[k * per], (size_t)per * sizeof(int)))
+			j++;
+		g->replica_class[k] = j < k ? g->replica_class[j] : g->nclasses++;
+	}
+	free(seen);
+	free(sig);
 }
 
 /* Whether two programs have the same tasks (kind, stream, group) in the
@@ -124,6 +160,7 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 		placement_coords(place, q, c);
 		g->rank_prog[q] = &g->prog[rg[q]][c[DIM_PP]];
 	}
+	replica_classes(pl, place, rg, g);
 	rc = 0;
 out:
 	free(need);

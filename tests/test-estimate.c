@@ -176,6 +176,16 @@ Test(estimate, straggler_replica_simulated_whole, .timeout = 300)
 	cr_expect_eq(e.runs, 1);
 }
 
+/* mixed GPUs, two classes of replicas: the representative and the first
+ * A100 replica simulated whole (tests/test-mixfold.c) */
+Test(estimate, mixed_gpus_folded_by_classes, .timeout = 300)
+{
+	struct estimate e = expect_counts("scenarios/whatif/llama2-13b-mixed-h100-a100-1024.json", NULL);
+	cr_expect(e.folded);
+	cr_expect_eq(e.simulated, 32);
+	cr_expect_eq(e.ranks, 1024);
+}
+
 /* three degraded links and the sensitivity runs: the job without them
  * and with each alone, before the reported one */
 Test(estimate, degraded_links_count_the_side_runs, .timeout = 300)

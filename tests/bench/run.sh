@@ -44,6 +44,10 @@ cases=(
 	# DeepSeek-V3, EP 256 over 32 nodes, folded (auto: each simulated
 	# rank posts its own flows)
 	"tests/bench/scenarios/deepseek-v3-ep256-1024.json|"
+	# issue 42, item 5: a mixed cluster (64 DGX H100 + 64 DGX A100), two
+	# classes of replicas folded one per class (auto), against every rank
+	"scenarios/whatif/llama2-13b-mixed-h100-a100-1024.json|"
+	"scenarios/whatif/llama2-13b-mixed-h100-a100-1024.json|off"
 )
 
 printf "%-48s %-6s %10s %10s %10s %12s %10s %12s\n" scenario fold wall_s_med wall_s_min cpu_s_med peak_rss_MB ranks iteration_s
@@ -63,6 +67,8 @@ s = json.load(open(src))
 base = os.path.dirname(os.path.abspath(src))
 for k in ("model", "topology"):
     s[k] = os.path.join(base, s[k])
+for g in s.get("node_groups", []):  # mixed clusters: each group's GPU preset
+    g["gpu"] = os.path.join(base, g["gpu"])
 if fold:
     s.setdefault("simulation", {})["fold"] = fold
 if key:  # a simulation switch for checks (sim/scenario.h)
