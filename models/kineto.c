@@ -39,6 +39,11 @@ struct idmap {                  /* a sorted key -> value pair */
 	long long key, val;
 };
 
+struct rev {                    /* a runtime launch */
+	long long corr, ext;
+	double pid, tid, ts;
+};
+
 struct kev {
 	long long ext, corr;
 	double dur_us;
@@ -47,11 +52,12 @@ struct kev {
 };
 
 struct scan {
+	struct kineto_trace *t;
 	struct cev *cpu;
 	int ncpu, ccpu;
 	struct step *steps;
 	int nsteps, csteps;
-	struct idmap *rt;       /* runtime correlation -> External id */
+	struct rev *rt;         /* runtime launches, by correlation once sorted */
 	int nrt, crt;
 	struct kev *k;
 	int nk, ck;
@@ -145,12 +151,15 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 						       ts + dur, n };
 	} else if (rt) {
 		long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
-		if (c && x) {
+		if (c) {
 			XGROW(s->rt, s->crt, s->nrt + 1);
-			s->rt[s->nrt++] = (struct idmap){ c, x };
+			s->rt[s->nrt++] = (struct rev){ c, x, num_or(json_object_get(e, "pid"), -1),
+							num_or(json_object_get(e, "tid"), -1), ts };
 		}
 	} else {
 		json_t *dv = json_object_get(args, "device");
+		if (!strncmp(name, "nccl", 4))
+			kineto_comm_add(s->t, name, args, ts, dur);
 		XGROW(s->k, s->ck, s->nk + 1);
 		s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
 					      dur, name, json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
@@ -177,11 +186,18 @@ static int idmap_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Whether a kernel's name says it runs TF32 ("..._tf32f32_..."). */
+/* Whether a kernel's name says it runs TF32: "..._tf32f32_..." (cuBLAS's
+ * xmma kernels), or CUTLASS's "tensorop_s1688gemm" (NVIDIA/cutlass
+ * media/docs/profiler.md names: "tensorop" Tensor Cores, "s" fp32
+ * accumulation, "1688" the m16n8k8 instruction; with fp32 operands, which
+ * is all this flag is read for, Ampere's Tensor Cores take them only as
+ * TF32: PTX ISA, mma.m16n8k8 .tf32). A100 traces of fp32 models hold them
+ * (HTA tests/data/trace_diff: 110 TFLOP/s "fp32" GEMMs, 5.7x the SIMT
+ * peak). */
 static bool has_tf32(const char *name)
 {
 	for (const char *p = name; *p; p++)
-		if (strncasecmp(p, "tf32", 4) == 0)
+		if (strncasecmp(p, "tf32", 4) == 0 || strncmp(p, "tensorop_s1688gemm", 18) == 0)
 			return true;
 	return false;
 }
@@ -246,6 +262,66 @@ static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
 	free(by_ev);
 }
 
+static int rev_cmp(const void *a, const void *b)
+{
+	const struct rev *x = a, *y = b;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The innermost CPU op on (pid, tid) whose span holds ts, -1: none. The
+ * ops are sorted by process, thread, start (nest()): the last op of the
+ * thread that starts at or before ts, then up its parents. */
+static int enclosing(const struct scan *s, double pid, double tid, double ts)
+{
+	int lo = 0, hi = s->ncpu;       /* first op after (pid, tid, ts) */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		const struct cev *c = &s->cpu[mid];
+		bool before = c->pid != pid ? c->pid < pid : c->tid != tid ? c->tid < tid : c->ts <= ts;
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int i = lo - 1;
+	if (i < 0 || s->cpu[i].pid != pid || s->cpu[i].tid != tid)
+		return -1;
+	while (i >= 0 && !(ts < s->cpu[i].end))
+		i = s->cpu[i].parent;
+	return i;
+}
+
+/* The CPU op (index into s->cpu) that launched kernel k, -1: none found.
+ * Through its launch (the runtime event of its correlation): the op of
+ * the launch's External id when that op holds the launch on its thread,
+ * else the innermost op holding it there (traces whose launches carry
+ * their correlation as External id, as HTA's tests/data of 2022-2023 do:
+ * HTA's call graph nests them so too), else the op of that External id.
+ * Without a launch, the op of the kernel's own External id, unless that
+ * id is only the correlation again. */
+static int launcher(const struct scan *s, const struct idmap *ext, int next, const struct kev *k)
+{
+	struct rev key = { .corr = k->corr };
+	const struct rev *r = k->corr && s->nrt > 0 ? bsearch(&key, s->rt, (size_t)s->nrt, sizeof(*s->rt),
+							      rev_cmp) : NULL;
+	if (r) {
+		const struct idmap *m = idmap_find(ext, next, r->ext);
+		if (m) {
+			const struct cev *c = &s->cpu[m->val];
+			if (c->pid == r->pid && c->tid == r->tid && c->ts <= r->ts && r->ts < c->end)
+				return (int)m->val;
+		}
+		int in = enclosing(s, r->pid, r->tid, r->ts);
+		if (in >= 0)
+			return in;
+		return m ? (int)m->val : -1;
+	}
+	if (k->ext == k->corr)
+		return -1;
+	const struct idmap *m = idmap_find(ext, next, k->ext);
+	return m ? (int)m->val : -1;
+}
+
 static void attribute(struct kineto_trace *t, struct scan *s)
 {
 	struct idmap *ext = xcalloc((size_t)s->ncpu + 1, sizeof(*ext));
@@ -253,22 +329,18 @@ static void attribute(struct kineto_trace *t, struct scan *s)
 	for (int i = 0; i < s->ncpu; i++)
 		if (s->cpu[i].ext)
 			ext[next++] = (struct idmap){ s->cpu[i].ext, i };
-	qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
+	if (next > 0)
+		qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
 	if (s->nrt > 0)   /* no runtime launches: s->rt is NULL */
-		qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), idmap_cmp);
+		qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), rev_cmp);
 	for (int i = 0; i < s->nk; i++) {
 		const struct kev *k = &s->k[i];
-		long long x = k->ext;
-		if (!x) {
-			const struct idmap *r = idmap_find(s->rt, s->nrt, k->corr);
-			x = r ? r->val : 0;
-		}
-		const struct idmap *m = idmap_find(ext, next, x);
-		if (!m) {
+		int c = launcher(s, ext, next, k);
+		if (c < 0) {
 			t->nkernels_orphan++;
 			continue;
 		}
-		int u = s->cpu[m->val].up;
+		int u = s->cpu[c].up;
 		if (u < 0)
 			continue;
 		struct kineto_op *o = &t->ops[s->cpu[u].out];
@@ -372,7 +444,7 @@ fail:
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
-	struct scan s = { 0 };
+	struct scan s = { .t = t };
 	int before = diag_count(d);
 	json_t *events, *e;
 	size_t i;
@@ -410,6 +482,9 @@ struct kineto_trace *kineto_load(const char *path, const char *const *interest, 
 		if (t->first_step < 0 || s.steps[j].n < t->first_step)
 			t->first_step = s.steps[j].n;
 	}
+	for (int j = 0; j < s.nsteps; j++)
+		if (s.steps[j].n == t->first_step && s.steps[j].end > t->first_step_end_us)
+			t->first_step_end_us = s.steps[j].end;
 	read_device(t, &s);
 	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
 	return t;
@@ -427,6 +502,7 @@ void kineto_destroy(struct kineto_trace *t)
 		return;
 	json_decref(t->root);
 	free(t->ops);
+	free(t->comm);
 	free(t);
 }
 

@@ -66,6 +66,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "diag.h"
 
@@ -81,6 +82,16 @@ struct kineto_op {
 	bool wrapper;           /* an inner op of interest took its kernels */
 };
 
+/* One NCCL kernel (a name starting "nccl"): a collective or a send/recv. */
+struct kineto_comm {
+	char coll[24];          /* the kernel name's class: "all_reduce", "all_gather",
+				   "reduce_scatter", "send_recv", "broadcast", ... */
+	double in_bytes, out_bytes; /* args "In msg nelems" / "Out msg nelems" x the
+				   size of args "dtype"; -1: the trace has none */
+	double dur_s;
+	double ts_us;
+};
+
 struct kineto_trace {
 	char path[1024];
 	json_t *root;
@@ -91,6 +102,9 @@ struct kineto_trace {
 	int nkernels_orphan;    /* with no CPU op (no External id found) */
 	int nsteps;             /* distinct ProfilerStep#N */
 	long first_step;        /* lowest N, -1 without steps */
+	double first_step_end_us;   /* end of that step's span (its last annotation) */
+	struct kineto_comm *comm;   /* the NCCL kernels, in trace order */
+	int ncomm, ccomm;
 	/* deviceProperties of the GPU the kernels ran on (has_device false:
 	 * the trace has none) */
 	bool has_device;
@@ -105,6 +119,16 @@ struct kineto_trace {
  * (JSON syntax) or JSON path ("/traceEvents/3/dur: ..."). */
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d);
 void kineto_destroy(struct kineto_trace *t);
+
+/* Read NCCL kernel e (kernel name name, args args) into t->comm
+ * (kineto_comm.c). */
+void kineto_comm_add(struct kineto_trace *t, const char *name, json_t *args, double ts_us, double dur_us);
+
+/* The NCCL kernels after the warm-up step (drop_first: those that start
+ * before the first step's end are left out) by collective and message
+ * size: calls, median time, algorithm bandwidth, for people
+ * (kineto_comm.c). */
+void kineto_comm_summary(const struct kineto_trace *t, bool drop_first, FILE *f);
 
 /* args[key] of op as an array, or NULL. */
 json_t *kineto_arg(const struct kineto_op *op, const char *key);
