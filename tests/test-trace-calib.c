@@ -409,3 +409,73 @@ Test(trace_calib, a_1_0_profile_may_not_say_samples)
 	free(path);
 	free(dir);
 }
+
+/* A cpu_op with its kernels launched inside it (their launches' External
+ * id is the op's), as text. */
+#define OP(name, ts, dur, ext, dims, types, extra) \
+	" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 1, \"tid\": 1, \"ts\": " \
+	#ts ", \"dur\": " #dur ", \"args\": {\"External id\": " #ext ", \"Input Dims\": " dims \
+	", \"Input type\": " types extra "}},\n"
+#define KERNEL(ts, dur, ext, corr) \
+	" {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1," \
+	" \"ts\": " #ts ", \"dur\": 1, \"args\": {\"External id\": " #ext ", \"correlation\": " #corr "}},\n" \
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": " #ts \
+	", \"dur\": " #dur ", \"args\": {\"External id\": " #ext ", \"correlation\": " #corr "}},\n"
+
+Test(trace_calib, rmsnorm_gelu_and_residual_as_memory_bound)
+{
+	/* [8, 1024, 4096] bf16 (e = 33554432, 8192 rows): a fused rms_norm
+	 * (one kernel, 100 us), a composite one (two kernels: skipped), gelu
+	 * 120 us, gelu_backward 180 us, add of two tensors 150 us, add of a
+	 * tensor and a scalar (skipped), and the GEMM a profile needs */
+#define X "[8, 1024, 4096]"
+#define BF "\"c10::BFloat16\""
+	const char *text = "{\"traceEvents\": [\n"
+		OP("aten::rms_norm", 0, 200, 1, "[" X ", [], [4096], []]", "[" BF ", \"\", " BF ", \"Scalar\"]", "")
+		KERNEL(10, 100, 1, 101)
+		OP("aten::rms_norm", 300, 200, 2, "[" X ", [], [4096], []]", "[" BF ", \"\", " BF ", \"Scalar\"]", "")
+		KERNEL(310, 60, 2, 102) KERNEL(320, 70, 2, 103)
+		OP("aten::gelu", 600, 200, 3, "[" X "]", "[" BF "]", "")
+		KERNEL(610, 120, 3, 104)
+		OP("aten::gelu_backward", 900, 250, 4, "[" X ", " X "]", "[" BF ", " BF "]", "")
+		KERNEL(910, 180, 4, 105)
+		OP("aten::add", 1200, 200, 5, "[" X ", " X ", []]", "[" BF ", " BF ", \"Scalar\"]", "")
+		KERNEL(1210, 150, 5, 106)
+		OP("aten::add", 1500, 100, 6, "[" X ", [], []]", "[" BF ", \"Scalar\", \"Scalar\"]", "")
+		KERNEL(1510, 50, 6, 107)
+		OP("aten::mm", 1700, 100, 7, "[[4096, 4096], [4096, 4096]]", "[" BF ", " BF "]", "")
+		KERNEL(1710, 250, 7, 108)
+		" {\"ph\": \"M\", \"name\": \"end\"}]}\n";
+#undef X
+#undef BF
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 5);
+	double e = 33554432, b = 2;
+	const struct trace_calib_entry *r = &tc->e[0], *g = &tc->e[1], *gb = &tc->e[2], *a = &tc->e[3];
+	/* calib/bench_mem.c's rmsnorm_fwd: x, gamma, y, fp32 rstd per row */
+	cr_expect(r->mem && !strcmp(r->kernel, "rmsnorm_fwd") && r->row == 4096 && r->elements == e);
+	cr_expect_eq(r->bytes, 2 * e * b + 4096 * b + 4 * 8192);
+	expect_close(r->GBps, (2 * e * b + 4096 * b + 4 * 8192) / 100e-6 * 1e-9, "rmsnorm GB/s");
+	cr_expect(!strcmp(g->kernel, "bias_gelu_fwd") && g->row == 0 && g->bytes == 2 * e * b);
+	expect_close(g->time_s, 120e-6, "gelu time");
+	cr_expect(!strcmp(gb->kernel, "bias_gelu_bwd") && gb->bytes == 3 * e * b);
+	expect_close(gb->time_s, 180e-6, "gelu bwd time");
+	cr_expect(!strcmp(a->kernel, "residual") && a->bytes == 3 * e * b);
+	expect_close(a->GBps, 3 * e * b / 150e-6 * 1e-9, "residual GB/s");
+	cr_expect(!tc->e[4].mem && tc->e[4].m == 4096);
+	cr_assert_eq(tc->nskip, 2);
+	cr_expect(strstr(tc->skip[0].why, "not one kernel: the composite rms_norm"), "%s", tc->skip[0].why);
+	cr_expect(strstr(tc->skip[1].why, "not two tensors of one shape"), "%s", tc->skip[1].why);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(path);
+	free(dir);
+}
