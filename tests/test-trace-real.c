@@ -20,6 +20,7 @@
 #define NEGQ "tests/data/trace-real/a100-80gb-negqueue.json.gz"
 #define MI250 "tests/data/trace-real/mi250-minitoy.json.gz"
 #define NCCL "tests/data/trace-real/a100-pg509-nccl-ddp.json.gz"
+#define SAMPLED "tests/data/trace-real/a100-sampled-nodevprops.json.gz"
 
 static struct trace_calib *build(const char *rel, struct kineto_trace **t)
 {
@@ -171,4 +172,35 @@ Test(trace_real, nccl_collectives_summed_up)
 	free(buf);
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
+}
+
+Test(trace_real, a100_without_device_properties_needs_gpu_and_tf32)
+{
+	/* HTA's sampled trace: no deviceProperties; one aten::mm of its
+	 * sampling kept only the split-K reduction of its GEMM (7 us: 59.9
+	 * "fp32" TFLOP/s), which the A100 preset's peak check refuses */
+	const char *sq = src_path(SAMPLED);
+	char *dir = tmp_dir(), args[4096], *err = NULL, *out = NULL;
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/p.json", sq, dir);
+	cr_expect_eq(run_ddlsim(args, &out, &err), 3);
+	cr_expect(strstr(err, "/deviceProperties: error: the trace names no GPU"), "%s", err);
+	free(out), free(err);
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/p.json --gpu %s", sq, dir,
+		 src_path("gpus/a100-sxm4-80gb.json"));
+	cr_expect_eq(run_ddlsim(args, &out, &err), 3);
+	cr_expect(strstr(err, "error: a GEMM at 59.92 TFLOP/s is above 1.25 x the fp32 peak of 19.5 "
+			 "TFLOP/s of 'A100-SXM4-80GB' (1 calls of aten::mm, median 0.007 ms)"), "%s", err);
+	free(out), free(err);
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/p.json --gpu %s --tf32", sq, dir,
+		 src_path("gpus/a100-sxm4-80gb.json"));
+	cr_expect_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	/* fp32 and tf32 calls of one shape merge: 146 entries (expect.py) less 3 */
+	cr_expect(strstr(out, "202 priced (207 kernels) into 143 entries, 325 in the warm-up step"), "%s", out);
+	cr_expect(strstr(out, "GEMM tf32: 140 shapes, 0.0 .. 111.2 TFLOP/s, 0.0 .. 71.3 % of the tf32 peak "
+			 "of 'A100-SXM4-80GB'"), "%s", out);
+	/* expect.py: aten::mm 512 x 8192 x 8192, 1 call, 618 us */
+	cr_expect(strstr(out, "  gemm tf32 512 x 8192 x 8192: 1 calls, median 0.618 ms, 111.2 TFLOP/s "
+			 "(aten::mm)\n"), "%s", out);
+	free(out), free(err);
+	free(dir);
 }

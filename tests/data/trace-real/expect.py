@@ -32,14 +32,17 @@ def main():
     for k in ev:
         if k.get("ph") == "X" and k.get("cat") == "kernel":
             kern.setdefault(k["args"].get("correlation"), []).append(k)
+    order = {id(e): i for i, e in enumerate(ev)}
     by_thread = {}
     for o in ops:
         by_thread.setdefault((o["pid"], o["tid"]), []).append(o)
     groups = {}
     for o in ops:
         a, b = o["ts"], o["ts"] + o["dur"]
+        # an op of one span with o is inside it when it comes later (the
+        # profiler writes a parent before its children)
         inner = [p for p in by_thread[(o["pid"], o["tid"])] if p is not o and a <= p["ts"] and p["ts"] + p["dur"] <= b
-                 and not (p["ts"] == a and p["dur"] == o["dur"])]
+                 and not (p["ts"] == a and p["dur"] == o["dur"] and order[id(p)] < order[id(o)])]
         launches = [r for r in rts if r["pid"] == o["pid"] and r["tid"] == o["tid"] and a <= r["ts"] < b
                     and not any(p["ts"] <= r["ts"] < p["ts"] + p["dur"] for p in inner)]
         ks = [k for r in launches for k in kern.get(r["args"].get("correlation"), [])]
