@@ -20,12 +20,14 @@
 
 #include "infile.h"
 #include "jload.h"
+#include "kineto-private.h"
 
 struct cev {                    /* a cpu_op event */
 	int ev;                 /* index in traceEvents */
 	double pid, tid, ts, end;
 	long long ext;
 	bool interest;
+	json_t *obj;            /* an op of interest's event (t->held holds it) */
 	int parent, up;         /* indices into the sorted array; -1: none */
 	int out;                /* index in t->ops, -1 */
 };
@@ -47,12 +49,15 @@ struct rev {                    /* a runtime launch */
 struct kev {
 	long long ext, corr;
 	double dur_us;
-	const char *name;
+	bool tf32;              /* its name says TF32 (has_tf32) */
 	long device;
 };
 
 struct scan {
 	struct kineto_trace *t;
+	const char *path;
+	const char *const *interest;
+	struct diag *d;
 	struct cev *cpu;
 	int ncpu, ccpu;
 	struct step *steps;
@@ -78,6 +83,22 @@ static bool in_list(const char *name, const char *const *list)
 {
 	for (; *list; list++)
 		if (strcmp(name, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a kernel's name says it runs TF32: "..._tf32f32_..." (cuBLAS's
+ * xmma kernels), or CUTLASS's "tensorop_s1688gemm" (NVIDIA/cutlass
+ * media/docs/profiler.md names: "tensorop" Tensor Cores, "s" fp32
+ * accumulation, "1688" the m16n8k8 instruction; with fp32 operands, which
+ * is all this flag is read for, Ampere's Tensor Cores take them only as
+ * TF32: PTX ISA, mma.m16n8k8 .tf32). A100 traces of fp32 models hold them
+ * (HTA tests/data/trace_diff: 110 TFLOP/s "fp32" GEMMs, 5.7x the SIMT
+ * peak). */
+static bool has_tf32(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "tf32", 4) == 0 || strncmp(p, "tensorop_s1688gemm", 18) == 0)
 			return true;
 	return false;
 }
@@ -141,6 +162,10 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 			.ext = arg_id(args, "External id"), .interest = in_list(name, interest),
 			.parent = -1, .up = -1, .out = -1,
 		};
+		if (s->cpu[s->ncpu - 1].interest) {
+			json_array_append(s->t->held, e);
+			s->cpu[s->ncpu - 1].obj = e;
+		}
 	} else if (ann) {
 		char *endp;
 		long n = strtol(name + 13, &endp, 10);
@@ -162,7 +187,8 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 			kineto_comm_add(s->t, name, args, ts, dur);
 		XGROW(s->k, s->ck, s->nk + 1);
 		s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
-					      dur, name, json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
+					      dur, has_tf32(name),
+					      json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
 	}
 }
 
@@ -184,22 +210,6 @@ static int idmap_cmp(const void *a, const void *b)
 {
 	const struct idmap *x = a, *y = b;
 	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Whether a kernel's name says it runs TF32: "..._tf32f32_..." (cuBLAS's
- * xmma kernels), or CUTLASS's "tensorop_s1688gemm" (NVIDIA/cutlass
- * media/docs/profiler.md names: "tensorop" Tensor Cores, "s" fp32
- * accumulation, "1688" the m16n8k8 instruction; with fp32 operands, which
- * is all this flag is read for, Ampere's Tensor Cores take them only as
- * TF32: PTX ISA, mma.m16n8k8 .tf32). A100 traces of fp32 models hold them
- * (HTA tests/data/trace_diff: 110 TFLOP/s "fp32" GEMMs, 5.7x the SIMT
- * peak). */
-static bool has_tf32(const char *name)
-{
-	for (const char *p = name; *p; p++)
-		if (strncasecmp(p, "tf32", 4) == 0 || strncmp(p, "tensorop_s1688gemm", 18) == 0)
-			return true;
-	return false;
 }
 
 static const struct idmap *idmap_find(const struct idmap *m, int n, long long key)
@@ -238,7 +248,7 @@ static long step_of(const struct scan *s, const struct cev *c)
 	return -1;
 }
 
-static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
+static void collect_ops(struct kineto_trace *t, struct scan *s)
 {
 	/* in trace order: the sorted ops by event index */
 	struct idmap *by_ev = xcalloc((size_t)s->ncpu + 1, sizeof(*by_ev));
@@ -251,7 +261,7 @@ static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
 		struct cev *c = &s->cpu[by_ev[j].val];
 		if (!c->interest)
 			continue;
-		json_t *e = json_array_get(events, (size_t)c->ev);
+		json_t *e = c->obj;
 		struct kineto_op *o = &t->ops[t->nops];
 		o->name = json_string_value(json_object_get(e, "name"));
 		o->args = json_object_get(e, "args");
@@ -346,7 +356,7 @@ static void attribute(struct kineto_trace *t, struct scan *s)
 		struct kineto_op *o = &t->ops[s->cpu[u].out];
 		o->nkernels++;
 		o->kernel_s += k->dur_us;      /* microseconds until the end */
-		if (has_tf32(k->name))
+		if (k->tf32)
 			o->tf32 = true;
 		t->nkernels_attributed++;
 		for (int p = s->cpu[u].parent; p >= 0 && s->cpu[p].up >= 0; p = s->cpu[s->cpu[p].up].parent)
@@ -385,10 +395,9 @@ static void read_device(struct kineto_trace *t, const struct scan *s)
  * use_gzip: "*.pt.trace.json.gz"; zlib reads both), at most
  * INFILE_MAX_TRACE_BYTES on disk and of text. Returns a new reference or
  * NULL (reported with line:col for a syntax error). */
-static json_t *load_json(const char *path, struct diag *d)
+static char *load_text(const char *path, size_t *out_len, struct diag *d)
 {
 	char why[1200];
-	json_error_t err;
 	FILE *f = infile_open_max(path, INFILE_MAX_TRACE_BYTES, why, sizeof(why));
 	if (!f) {
 		diag_err(d, path, "", "%s", why);
@@ -429,49 +438,81 @@ static json_t *load_json(const char *path, struct diag *d)
 		goto fail;
 	}
 	gzclose(z);
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
-	free(buf);
-	if (!root)
-		diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
-			    "malformed JSON: %s", err.text);
-	return root;
+	*out_len = len;
+	return buf;
 fail:
 	gzclose(z);
 	free(buf);
 	return NULL;
 }
 
+static void on_event(void *ctx, json_t *e, int i)
+{
+	struct scan *s = ctx;
+	scan_event(s, e, i, s->path, s->interest, s->d);
+}
+
+static void scan_reset(struct scan *s)
+{
+	free(s->cpu), free(s->steps), free(s->rt), free(s->k);
+	s->cpu = NULL, s->steps = NULL, s->rt = NULL, s->k = NULL;
+	s->ncpu = s->ccpu = s->nsteps = s->csteps = s->nrt = s->crt = s->nk = s->ck = 0;
+	json_array_clear(s->t->held);
+	s->t->ncomm = 0;
+}
+
+/* The trace's events into s, streamed (kineto_stream.c), else decoded
+ * whole, which reports a syntax error with its line:column. Returns 0, or
+ * -1 after reporting. */
+static int read_events(struct kineto_trace *t, struct scan *s, const char *path, struct diag *d)
+{
+	size_t len = 0, i;
+	bool had = false;
+	json_error_t err;
+	json_t *e;
+	char *buf = load_text(path, &len, d);
+	if (!buf)
+		return -1;
+	t->root = kineto_stream(buf, len, on_event, s, &had);
+	if (t->root && had) {
+		free(buf);
+		return 0;
+	}
+	/* not a stream of events: decode it whole, as said where it fails */
+	json_decref(t->root);
+	scan_reset(s);
+	t->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	free(buf);
+	if (!t->root)
+		return diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
+				   "malformed JSON: %s", err.text);
+	if (!json_is_object(t->root))
+		return diag_err(d, path, "", "expected a JSON object with \"traceEvents\" (a PyTorch "
+				"profiler trace), got %s", jload_type_name(t->root));
+	json_t *events = json_object_get(t->root, "traceEvents");
+	if (!json_is_array(events))
+		return diag_err(d, path, "/traceEvents", "expected an array of trace events (a PyTorch "
+				"profiler trace, torch.profiler's export_chrome_trace()), got %s",
+				events ? jload_type_name(events) : "nothing");
+	json_array_foreach(events, i, e)
+		scan_event(s, e, (int)i, path, s->interest, d);
+	json_object_del(t->root, "traceEvents");
+	return 0;
+}
+
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
-	struct scan s = { .t = t };
+	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
 	int before = diag_count(d);
-	json_t *events, *e;
-	size_t i;
 
 	jload_copy_path(path, t->path, sizeof(t->path), d);
-	t->root = load_json(path, d);
+	t->held = json_array();
 	t->first_step = -1;
-	if (!t->root)
-		goto err_free;
-	if (!json_is_object(t->root)) {
-		diag_err(d, path, "", "expected a JSON object with \"traceEvents\" (a PyTorch profiler "
-			 "trace), got %s", jload_type_name(t->root));
-		goto err_free;
-	}
-	events = json_object_get(t->root, "traceEvents");
-	if (!json_is_array(events)) {
-		diag_err(d, path, "/traceEvents", "expected an array of trace events (a PyTorch "
-			 "profiler trace, torch.profiler's export_chrome_trace()), got %s",
-			 events ? jload_type_name(events) : "nothing");
-		goto err_free;
-	}
-	json_array_foreach(events, i, e)
-		scan_event(&s, e, (int)i, path, interest, d);
-	if (diag_count(d) != before)
+	if (read_events(t, &s, path, d) || diag_count(d) != before)
 		goto err_scan;
 	nest(&s);
-	collect_ops(t, &s, events);
+	collect_ops(t, &s);
 	attribute(t, &s);
 	t->nkernels = s.nk;
 	for (int j = 0; j < s.nsteps; j++) {
@@ -491,7 +532,6 @@ struct kineto_trace *kineto_load(const char *path, const char *const *interest, 
 
 err_scan:
 	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
-err_free:
 	kineto_destroy(t);
 	return NULL;
 }
@@ -501,6 +541,7 @@ void kineto_destroy(struct kineto_trace *t)
 	if (!t)
 		return;
 	json_decref(t->root);
+	json_decref(t->held);
 	free(t->ops);
 	free(t->comm);
 	free(t);

@@ -58,7 +58,9 @@
  * (aten::linear > aten::addmm > kernel: aten::addmm), so no kernel counts
  * twice; an op of interest whose kernels all went to an inner one is a
  * wrapper. The file may be gzip'ed (tensorboard_trace_handler's
- * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES. Ops lie within a step when their start falls inside a
+ * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES; its events
+ * are decoded one at a time (kineto_stream.c), only the ops of interest
+ * kept. Ops lie within a step when their start falls inside a
  * ProfilerStep#N annotation of the same process (the backward runs on
  * autograd's thread, inside the step's time span). */
 #ifndef DDLSIM_KINETO_H
@@ -94,7 +96,8 @@ struct kineto_comm {
 
 struct kineto_trace {
 	char path[1024];
-	json_t *root;
+	json_t *root;           /* the top level but traceEvents */
+	json_t *held;           /* the events of the ops of interest (ops[] borrow them) */
 	struct kineto_op *ops;  /* in trace order */
 	int nops;
 	int nkernels;           /* kernel events in the trace */

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "attention.h"
+#include "kineto-private.h"
 #include "kineto.h"
 #include "profile.h"
 #include "testutil.h"
@@ -478,4 +479,56 @@ Test(trace_calib, rmsnorm_gelu_and_residual_as_memory_bound)
 	kineto_destroy(t);
 	free(path);
 	free(dir);
+}
+
+struct seen {
+	int n, last;
+	char keys[64];
+};
+
+static void count_event(void *ctx, json_t *e, int i)
+{
+	struct seen *s = ctx;
+	const char *k = json_object_iter_key(json_object_iter(e));
+	s->n++, s->last = i;
+	strncat(s->keys, k ? k : "?", sizeof(s->keys) - strlen(s->keys) - 1);
+}
+
+static json_t *stream(const char *text, struct seen *s, bool *had)
+{
+	memset(s, 0, sizeof(*s));
+	return kineto_stream(text, strlen(text), count_event, s, had);
+}
+
+Test(trace_calib, streams_events_one_at_a_time)
+{
+	struct seen s;
+	bool had;
+	json_t *r = stream("{\"schemaVersion\": 1, \"traceEvents\": [ {\"a\": 1},\n{\"b\": [2, 3]} ],\n"
+			   " \"deviceProperties\": [{\"id\": 0}]}\n", &s, &had);
+	cr_assert_not_null(r);
+	cr_expect(had);
+	cr_expect_eq(s.n, 2);
+	cr_expect_eq(s.last, 1);
+	cr_expect_str_eq(s.keys, "ab");
+	/* the other keys kept, the events not */
+	cr_expect_eq(json_object_size(r), 2);
+	cr_expect(json_is_array(json_object_get(r, "deviceProperties")));
+	cr_expect_null(json_object_get(r, "traceEvents"));
+	json_decref(r);
+	r = stream("{\"traceEvents\": []}", &s, &had);
+	cr_expect(r && had && s.n == 0);
+	json_decref(r);
+	/* not an array: kept for the caller to say so */
+	r = stream("{\"traceEvents\": {}}", &s, &had);
+	cr_expect(r && !had && json_is_object(json_object_get(r, "traceEvents")));
+	json_decref(r);
+	/* what the whole decode must report: NULL */
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1},]}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1}", &s, &had));
+	cr_expect_null(stream("{\"x\": 1, \"x\": 2, \"traceEvents\": []}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [], \"traceEvents\": []}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1, \"a\": 2}]}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": []} x", &s, &had));
+	cr_expect_null(stream("[]", &s, &had));
 }
