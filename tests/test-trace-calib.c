@@ -532,3 +532,35 @@ Test(trace_calib, streams_events_one_at_a_time)
 	cr_expect_null(stream("{\"traceEvents\": []} x", &s, &had));
 	cr_expect_null(stream("[]", &s, &had));
 }
+
+Test(trace_calib, kernel_of_a_driver_launch_without_external_id)
+{
+	/* a Triton or cuBLASLt kernel launched with cuLaunchKernel (Kineto's
+	 * "cuda_driver"), on another stream, neither it nor its launch with an
+	 * External id: the op holding the launch on its thread takes it */
+	const char *text = "{\"traceEvents\": [\n"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 0,"
+		"  \"dur\": 50, \"args\": {\"External id\": 7, \"Input Dims\": [[1024, 1024], [1024, 1024]],"
+		"  \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"pid\": 1, \"tid\": 1,"
+		"  \"ts\": 10, \"dur\": 5, \"args\": {\"correlation\": 31}},\n"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"triton_mm\", \"pid\": 0, \"tid\": 13, \"ts\": 20,"
+		"  \"dur\": 12.5, \"args\": {\"correlation\": 31, \"stream\": 13}}]}\n";
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	cr_expect_eq(t->nkernels_attributed, 1);
+	cr_expect_eq(t->nkernels_orphan, 0);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 1);
+	expect_close(tc->e[0].time_s, 12.5e-6, "mm time");
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(path);
+	free(dir);
+}
