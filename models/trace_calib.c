@@ -491,6 +491,20 @@ struct trace_calib *trace_calib_build(const struct kineto_trace *t, const struct
 	}
 	for (int i = 0; i < tc->ne; i++)
 		finish_entry(&tc->e[i]);
+	/* the steps the medians are of (the profile's timed_runs): at most
+	 * t->nsteps distinct numbers */
+	long *seen = xcalloc((size_t)t->nsteps + 1, sizeof(*seen));
+	for (int i = 0; i < t->nops; i++) {
+		long st = t->ops[i].step;
+		bool skip = st < 0 || (tc->dropped_first && st == t->first_step);
+		for (int j = 0; j < tc->steps_timed && !skip; j++)
+			skip = seen[j] == st;
+		if (!skip && tc->steps_timed < t->nsteps)
+			seen[tc->steps_timed++] = st;
+	}
+	free(seen);
+	if (tc->steps_timed < 1)
+		tc->steps_timed = 1;
 	return tc;
 }
 
@@ -595,7 +609,7 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 			 "gpu", gpu,
 			 "measured", "date_utc", date, "method", method,
 			 "warmup_runs", tc->dropped_first ? 1 : 0,
-			 "timed_runs", t->nsteps > 0 ? t->nsteps - (tc->dropped_first ? 1 : 0) : 1,
+			 "timed_runs", tc->steps_timed,
 			 "quick", false,
 			 "gemm", gemm, "memory_bound", mem, "attention", attn);
 }

@@ -118,6 +118,8 @@ struct trace_calib {
 	int nskip, cskip;
 	int calls_priced, calls_warmup, calls_wrapper, calls_skipped;
 	int kernels_priced;
+	int steps_timed;            /* distinct ProfilerSteps after the warm-up holding calls
+				       of ops of interest (>= 1): the profile's timed_runs */
 	bool dropped_first;
 };
 

@@ -118,6 +118,7 @@ Test(trace_real, a100_80gb_every_entry)
 	struct trace_calib *tc = build(NEGQ, &t);
 	cr_expect_str_eq(t->gpu_name, "NVIDIA A100-SXM4-80GB");
 	cr_assert_eq(tc->ne, 9);        /* expect.py: 9 lines */
+	cr_expect_eq(tc->steps_timed, 4);      /* ProfilerStep#551-554 */
 	expect_entry(gemm(tc, "aten::addmm", DTYPE_TF32, 4096, 64, 100), 4, 14);
 	expect_entry(gemm(tc, "aten::addmm", DTYPE_TF32, 4096, 64, 2798), 4, 93);
 	expect_entry(gemm(tc, "aten::mm", DTYPE_FP32, 4096, 2798, 64), 4, 108);
@@ -141,6 +142,7 @@ Test(trace_real, mi250_empty_last_step_is_no_reason_to_drop_the_first)
 	cr_expect_eq(t->sm_count, 104);
 	cr_expect_eq(t->nsteps, 2);
 	cr_expect(!tc->dropped_first);
+	cr_expect_eq(tc->steps_timed, 1);      /* the profile's timed_runs: #2 held nothing */
 	cr_assert_eq(tc->ne, 2);
 	/* addmm: the bias broadcast (6.88 us) and rocBLAS's Cijk kernel (17.6 us,
 	 * launched by hipExtModuleLaunchKernel) */
