@@ -73,10 +73,31 @@ static double num_or(json_t *v, double dflt)
 	return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+/* args[key], also as Kineto spelled it before mid-2021 ("external id"). */
 static long long arg_id(json_t *args, const char *key)
 {
 	json_t *v = json_object_get(args, key);
+	if (!v && !strcmp(key, "External id"))
+		v = json_object_get(args, "external id");
 	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* A pid or tid: a number, or a string (Kineto before mid-2021 wrote
+ * "25738", "stream 7"): its number when it is one, else a hash of it
+ * (only equality matters), -1 when absent. */
+static double id_of(json_t *v)
+{
+	const char *str = json_string_value(v);
+	if (!str)
+		return num_or(v, -1);
+	char *end;
+	double x = strtod(str, &end);
+	if (*str && !*end)
+		return x;
+	unsigned long long h = 1469598103934665603ULL;      /* FNV-1a */
+	for (; *str; str++)
+		h = (h ^ (unsigned char)*str) * 1099511628211ULL;
+	return -2.0 - (double)(h >> 12);                    /* below every real id */
 }
 
 static bool in_list(const char *name, const char *const *list)
@@ -147,9 +168,15 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 	json_t *args = json_object_get(e, "args");
 	if (!ph || strcmp(ph, "X") != 0 || !cat || !name)
 		return;
-	bool cpu = strcmp(cat, "cpu_op") == 0, kern = strcasecmp(cat, "kernel") == 0;
-	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0;
-	bool ann = strcmp(cat, "user_annotation") == 0 && strncmp(name, "ProfilerStep#", 13) == 0;
+	/* the categories as Kineto names them since mid-2021, and before
+	 * ("Operator", "Runtime", "Kernel": pytorch/kineto tb_plugin's samples
+	 * of 2021-06, PyTorch 1.9) */
+	bool ann = (strcmp(cat, "user_annotation") == 0 || strcmp(cat, "Operator") == 0) &&
+		   strncmp(name, "ProfilerStep#", 13) == 0;
+	bool cpu = !ann && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0);
+	bool kern = strcasecmp(cat, "kernel") == 0;
+	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0 ||
+		  strcmp(cat, "Runtime") == 0 || strcmp(cat, "Driver") == 0;
 	if (!cpu && !kern && !rt && !ann)
 		return;
 	if (read_span(e, file, jp, d, &ts, &dur))
@@ -157,8 +184,8 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 	if (cpu) {
 		XGROW(s->cpu, s->ccpu, s->ncpu + 1);
 		s->cpu[s->ncpu++] = (struct cev){
-			.ev = i, .pid = num_or(json_object_get(e, "pid"), -1),
-			.tid = num_or(json_object_get(e, "tid"), -1), .ts = ts, .end = ts + dur,
+			.ev = i, .pid = id_of(json_object_get(e, "pid")),
+			.tid = id_of(json_object_get(e, "tid")), .ts = ts, .end = ts + dur,
 			.ext = arg_id(args, "External id"), .interest = in_list(name, interest),
 			.parent = -1, .up = -1, .out = -1,
 		};
@@ -172,14 +199,13 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 		if (*endp || endp == name + 13)
 			return;
 		XGROW(s->steps, s->csteps, s->nsteps + 1);
-		s->steps[s->nsteps++] = (struct step){ num_or(json_object_get(e, "pid"), -1), ts,
-						       ts + dur, n };
+		s->steps[s->nsteps++] = (struct step){ id_of(json_object_get(e, "pid")), ts, ts + dur, n };
 	} else if (rt) {
 		long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
 		if (c) {
 			XGROW(s->rt, s->crt, s->nrt + 1);
-			s->rt[s->nrt++] = (struct rev){ c, x, num_or(json_object_get(e, "pid"), -1),
-							num_or(json_object_get(e, "tid"), -1), ts };
+			s->rt[s->nrt++] = (struct rev){ c, x, id_of(json_object_get(e, "pid")),
+							id_of(json_object_get(e, "tid")), ts };
 		}
 	} else {
 		json_t *dv = json_object_get(args, "device");

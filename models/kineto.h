@@ -14,7 +14,9 @@
  *                                            ... (no clock, bus width or L2)
  *   event.ph                   string  -     "X" a complete event; "s" / "f"
  *                                            flow start / end; "M", "i" others
- *   event.cat                  string  -     ActivityType.cpp's names: "cpu_op",
+ *   event.cat                  string  -     ActivityType.cpp's names (before
+ *                                            mid-2021 "Operator", "Runtime",
+ *                                            "Kernel", read as the same): "cpu_op",
  *                                            "user_annotation", "kernel",
  *                                            "gpu_memcpy", "gpu_memset",
  *                                            "cuda_runtime", "cuda_driver", ...
@@ -22,7 +24,8 @@
  *                                            user_annotation "ProfilerStep#N"
  *                                            spans step N of a schedule
  *   event.pid, event.tid       number  -     process (device for GPU events)
- *                                            and thread (stream)
+ *                                            and thread (stream); before
+ *                                            mid-2021 strings ("stream 7")
  *   event.ts, event.dur        number  us    start and duration, nanoseconds
  *                                            printed as "us.nnn"; kineto clamps
  *                                            a negative duration to 0, so one

@@ -564,3 +564,35 @@ Test(trace_calib, kernel_of_a_driver_launch_without_external_id)
 	free(path);
 	free(dir);
 }
+
+Test(trace_calib, string_thread_ids_keep_threads_apart)
+{
+	/* Kineto before mid-2021 wrote tids as strings: an addmm on thread
+	 * "2" overlapping the mm of thread "1" must not take the mm's launch */
+	const char *text = "{\"traceEvents\": [\n"
+		" {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": \"1\", \"ts\": 0,"
+		"  \"dur\": 100, \"args\": {\"Input Dims\": [[64, 64], [64, 64]], \"Input type\": [\"float\", \"float\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": \"2\", \"ts\": 10,"
+		"  \"dur\": 50, \"args\": {\"Input Dims\": [[64], [64, 32], [32, 64], [], []],"
+		"  \"Input type\": [\"float\", \"float\", \"float\", \"Scalar\", \"Scalar\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": \"1\","
+		"  \"ts\": 20, \"dur\": 5, \"args\": {\"correlation\": 31, \"external id\": 31}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 30,"
+		"  \"dur\": 4, \"args\": {\"correlation\": 31, \"external id\": 31}}]}\n";
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 1);
+	cr_expect_str_eq(tc->e[0].op, "aten::mm");
+	cr_expect(tc->e[0].m == 64 && tc->e[0].n == 64 && tc->e[0].k == 64);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(path);
+	free(dir);
+}

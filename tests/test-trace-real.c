@@ -21,6 +21,7 @@
 #define MI250 "tests/data/trace-real/mi250-minitoy.json.gz"
 #define NCCL "tests/data/trace-real/a100-pg509-nccl-ddp.json.gz"
 #define SAMPLED "tests/data/trace-real/a100-sampled-nodevprops.json.gz"
+#define R50 "tests/data/trace-real/v100-resnet50-kineto2021.json.gz"
 
 static struct trace_calib *build(const char *rel, struct kineto_trace **t)
 {
@@ -205,4 +206,27 @@ Test(trace_real, a100_without_device_properties_needs_gpu_and_tf32)
 			 "(aten::mm)\n"), "%s", out);
 	free(out), free(err);
 	free(dir);
+}
+
+Test(trace_real, v100_resnet50_of_2021_kineto_names)
+{
+	/* PyTorch 1.9's Kineto: "Operator", "Runtime", "Kernel", string tids
+	 * ("25738", "stream 7"), "external id"; the backward on thread 25772 */
+	struct kineto_trace *t;
+	struct trace_calib *tc = build(R50, &t);
+	cr_expect_str_eq(t->gpu_name, "Tesla V100-DGXS-32GB");
+	cr_expect_eq(t->sm_count, 80);
+	cr_expect_eq(t->nkernels, 150);
+	cr_expect_eq(t->nkernels_attributed, 150);
+	cr_expect_eq(t->nsteps, 2);
+	cr_assert_eq(tc->ne, 7);        /* expect.py: 7 lines */
+	expect_entry(gemm(tc, "aten::addmm", DTYPE_FP32, 32, 1000, 2048), 1, 33);
+	expect_entry(gemm(tc, "aten::mm", DTYPE_FP32, 1000, 2048, 32), 1, 18);
+	expect_entry(gemm(tc, "aten::mm", DTYPE_FP32, 32, 2048, 1000), 1, 27);
+	expect_entry(mem(tc, "residual", 12845056, 0), 4, 187);
+	expect_entry(mem(tc, "residual", 25690112, 0), 3, 373);
+	expect_entry(mem(tc, "residual", 3211264, 0), 2, 49);
+	expect_entry(mem(tc, "residual", 6422528, 0), 7, 95);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
 }

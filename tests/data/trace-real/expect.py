@@ -21,16 +21,16 @@ SIZE = {"float": 4, "c10::Half": 2, "c10::BFloat16": 2}
 def main():
     src, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ev = json.load(gzip.open(src))["traceEvents"]
-    steps = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+    steps = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "Operator")
                     and e["name"].startswith("ProfilerStep#") and lo <= int(e["name"][13:]) <= hi),
                    key=lambda e: int(e["name"][13:]))
     timed = steps[1:] if len(steps) > 1 else steps
-    ops = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["name"] in ALL
+    ops = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "Operator") and e["name"] in ALL
            and any(s["pid"] == e["pid"] and s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in timed)]
-    rts = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    rts = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime", "Driver")]
     kern = {}
     for k in ev:
-        if k.get("ph") == "X" and k.get("cat") == "kernel":
+        if k.get("ph") == "X" and k.get("cat") in ("kernel", "Kernel"):
             kern.setdefault(k["args"].get("correlation"), []).append(k)
     order = {id(e): i for i, e in enumerate(ev)}
     by_thread = {}

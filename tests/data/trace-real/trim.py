@@ -29,12 +29,12 @@ def main():
     nccl = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--nccl" else 0
     d = json.load(gzip.open(src) if src.endswith(".gz") else open(src))
     ev = d["traceEvents"]
-    steps = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+    steps = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "Operator")
              and e["name"].startswith("ProfilerStep#") and lo <= int(e["name"][13:]) <= hi]
     def in_step(e):
         return any(s["pid"] == e["pid"] and s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in steps)
-    cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
-    rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "Operator")]
+    rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime", "Driver")]
     roots = [e for e in cpu if e["name"] in OPS and in_step(e)]
     keep = set()
     spans = []
@@ -44,7 +44,7 @@ def main():
         return any(p == e["pid"] and t == e["tid"] and a <= e["ts"] and e["ts"] + e.get("dur", 0) <= b
                    for p, t, a, b in spans)
     corr = set()
-    kern = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    kern = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "Kernel")]
     if nccl:
         nk = [k for k in kern if k["name"].startswith("ncclKernel") or k["name"].startswith("ncclDevKernel")]
         nk = [k for k in nk if any(s["ts"] <= k["ts"] < s["ts"] + s["dur"] for s in steps)][:nccl]
@@ -65,7 +65,7 @@ def main():
     for e in ev:
         if id(e) in keep or any(e is s for s in steps):
             out.append(e)
-        elif e.get("ph") == "X" and e.get("cat") == "kernel" and e["args"].get("correlation") in corr:
+        elif e.get("ph") == "X" and e.get("cat") in ("kernel", "Kernel") and e["args"].get("correlation") in corr:
             out.append(e)
     d["traceEvents"] = out
     with gzip.open(dst, "wt", compresslevel=9) as f:
