@@ -58,12 +58,13 @@ const struct opt_cmd cmd_calib_trace_opts = {
 		"TensorBoard plugin's file, recorded with record_shapes=True), gives each GPU\n"
 		"kernel to the innermost GEMM (aten::mm, addmm, bmm, baddbmm, _scaled_mm; matmul\n"
 		"and linear when they launched it), fused attention op (SDPA flash, efficient,\n"
-		"cuDNN; flash_attn), layer norm or softmax that launched it, and writes one\n"
-		"profile entry per shape at the median of its calls, the first ProfilerStep\n"
-		"dropped as warm-up. Scenarios name the profile with\n"
-		"\"compute\": {\"cost\": \"profile\", \"profile\": PATH}.\n"
-		"The summary lists every call not priced and why. See docs/howto.md,\n"
-		"\"Calibrating from your own trace\".\n",
+		"cuDNN; flash_attn), layer norm, fused RMSNorm, softmax, GELU or residual add\n"
+		"that launched it, and writes one profile entry per shape at the median of its\n"
+		"calls, the first ProfilerStep dropped as warm-up. Scenarios name the profile\n"
+		"with \"compute\": {\"cost\": \"profile\", \"profile\": PATH}.\n"
+		"The summary lists every call not priced and why, and the NCCL kernels by\n"
+		"collective and message size (not in the profile). See docs/howto.md,\n"
+		"\"Calibrate from your own trace\".\n",
 	.options = calib_trace_options,
 	.epilogue =
 		"examples:\n"

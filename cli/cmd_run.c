@@ -54,7 +54,7 @@ static int link_period(const struct opt *o, const char *flag, const char *v, voi
 	return 0;
 }
 
-static const char *const format_names[] = { "json", "csv", "svg", "html", NULL };
+static const char *const format_names[] = { "json", "csv", "svg", "html", "kineto", NULL };
 
 static const struct opt run_options[] = {
 	OPT_STRING('o', "out", struct run_opts, out, "DIR|-",
@@ -62,8 +62,9 @@ static const struct opt run_options[] = {
 	OPT_BITS(0, "format", struct run_opts, formats, "LIST", format_names,
 		 "comma-separated: json (report.json), csv (report.csv), svg\n"
 		 "(breakdown.svg, schedule.svg, memory.svg), html (report.html,\n"
-		 "self-contained); default: the scenario's output.formats,\n"
-		 "else json,csv"),
+		 "self-contained), kineto (kineto.pt.trace.json: the per-kernel\n"
+		 "table as a PyTorch profiler trace, which calib-trace reads);\n"
+		 "default: the scenario's output.formats, else json,csv"),
 	OPT_FLAG(0, "per-rank", struct run_opts, per_rank,
 		 "a row per rank in report.json (breakdown.per_rank), every\n"
 		 "rank; without it only breakdown.rank_classes (ranks with\n"
@@ -154,7 +155,7 @@ struct batch {
 static int note_outputs(struct samefile *sf, const char *what, const char *dir, unsigned formats,
 			const char *trace)
 {
-	char *names[6];
+	char *names[7];
 	int n = dir ? report_paths(dir, formats, names) : 0, rc = cli_check_output(trace);
 	samefile_output(sf, "--trace", trace);
 	for (int i = 0; i < n; i++) {

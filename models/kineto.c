@@ -20,12 +20,14 @@
 
 #include "infile.h"
 #include "jload.h"
+#include "kineto-private.h"
 
 struct cev {                    /* a cpu_op event */
 	int ev;                 /* index in traceEvents */
 	double pid, tid, ts, end;
 	long long ext;
 	bool interest;
+	json_t *obj;            /* an op of interest's event (t->held holds it) */
 	int parent, up;         /* indices into the sorted array; -1: none */
 	int out;                /* index in t->ops, -1 */
 };
@@ -39,19 +41,28 @@ struct idmap {                  /* a sorted key -> value pair */
 	long long key, val;
 };
 
+struct rev {                    /* a runtime launch */
+	long long corr, ext;
+	double pid, tid, ts;
+};
+
 struct kev {
 	long long ext, corr;
 	double dur_us;
-	const char *name;
+	bool tf32;              /* its name says TF32 (has_tf32) */
 	long device;
 };
 
 struct scan {
+	struct kineto_trace *t;
+	const char *path;
+	const char *const *interest;
+	struct diag *d;
 	struct cev *cpu;
 	int ncpu, ccpu;
 	struct step *steps;
 	int nsteps, csteps;
-	struct idmap *rt;       /* runtime correlation -> External id */
+	struct rev *rt;         /* runtime launches, by correlation once sorted */
 	int nrt, crt;
 	struct kev *k;
 	int nk, ck;
@@ -62,16 +73,53 @@ static double num_or(json_t *v, double dflt)
 	return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+/* args[key], also as Kineto spelled it before mid-2021 ("external id"). */
 static long long arg_id(json_t *args, const char *key)
 {
 	json_t *v = json_object_get(args, key);
+	if (!v && !strcmp(key, "External id"))
+		v = json_object_get(args, "external id");
 	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* A pid or tid: a number, or a string (Kineto before mid-2021 wrote
+ * "25738", "stream 7"): its number when it is one, else a hash of it
+ * (only equality matters), -1 when absent. */
+static double id_of(json_t *v)
+{
+	const char *str = json_string_value(v);
+	if (!str)
+		return num_or(v, -1);
+	char *end;
+	double x = strtod(str, &end);
+	if (*str && !*end)
+		return x;
+	unsigned long long h = 1469598103934665603ULL;      /* FNV-1a */
+	for (; *str; str++)
+		h = (h ^ (unsigned char)*str) * 1099511628211ULL;
+	return -2.0 - (double)(h >> 12);                    /* below every real id */
 }
 
 static bool in_list(const char *name, const char *const *list)
 {
 	for (; *list; list++)
 		if (strcmp(name, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a kernel's name says it runs TF32: "..._tf32f32_..." (cuBLAS's
+ * xmma kernels), or CUTLASS's "tensorop_s1688gemm" (NVIDIA/cutlass
+ * media/docs/profiler.md names: "tensorop" Tensor Cores, "s" fp32
+ * accumulation, "1688" the m16n8k8 instruction; with fp32 operands, which
+ * is all this flag is read for, Ampere's Tensor Cores take them only as
+ * TF32: PTX ISA, mma.m16n8k8 .tf32). A100 traces of fp32 models hold them
+ * (HTA tests/data/trace_diff: 110 TFLOP/s "fp32" GEMMs, 5.7x the SIMT
+ * peak). */
+static bool has_tf32(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "tf32", 4) == 0 || strncmp(p, "tensorop_s1688gemm", 18) == 0)
 			return true;
 	return false;
 }
@@ -120,9 +168,15 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 	json_t *args = json_object_get(e, "args");
 	if (!ph || strcmp(ph, "X") != 0 || !cat || !name)
 		return;
-	bool cpu = strcmp(cat, "cpu_op") == 0, kern = strcasecmp(cat, "kernel") == 0;
-	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0;
-	bool ann = strcmp(cat, "user_annotation") == 0 && strncmp(name, "ProfilerStep#", 13) == 0;
+	/* the categories as Kineto names them since mid-2021, and before
+	 * ("Operator", "Runtime", "Kernel": pytorch/kineto tb_plugin's samples
+	 * of 2021-06, PyTorch 1.9) */
+	bool ann = (strcmp(cat, "user_annotation") == 0 || strcmp(cat, "Operator") == 0) &&
+		   strncmp(name, "ProfilerStep#", 13) == 0;
+	bool cpu = !ann && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0);
+	bool kern = strcasecmp(cat, "kernel") == 0;
+	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0 ||
+		  strcmp(cat, "Runtime") == 0 || strcmp(cat, "Driver") == 0;
 	if (!cpu && !kern && !rt && !ann)
 		return;
 	if (read_span(e, file, jp, d, &ts, &dur))
@@ -130,30 +184,37 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 	if (cpu) {
 		XGROW(s->cpu, s->ccpu, s->ncpu + 1);
 		s->cpu[s->ncpu++] = (struct cev){
-			.ev = i, .pid = num_or(json_object_get(e, "pid"), -1),
-			.tid = num_or(json_object_get(e, "tid"), -1), .ts = ts, .end = ts + dur,
+			.ev = i, .pid = id_of(json_object_get(e, "pid")),
+			.tid = id_of(json_object_get(e, "tid")), .ts = ts, .end = ts + dur,
 			.ext = arg_id(args, "External id"), .interest = in_list(name, interest),
 			.parent = -1, .up = -1, .out = -1,
 		};
+		if (s->cpu[s->ncpu - 1].interest) {
+			json_array_append(s->t->held, e);
+			s->cpu[s->ncpu - 1].obj = e;
+		}
 	} else if (ann) {
 		char *endp;
 		long n = strtol(name + 13, &endp, 10);
 		if (*endp || endp == name + 13)
 			return;
 		XGROW(s->steps, s->csteps, s->nsteps + 1);
-		s->steps[s->nsteps++] = (struct step){ num_or(json_object_get(e, "pid"), -1), ts,
-						       ts + dur, n };
+		s->steps[s->nsteps++] = (struct step){ id_of(json_object_get(e, "pid")), ts, ts + dur, n };
 	} else if (rt) {
 		long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
-		if (c && x) {
+		if (c) {
 			XGROW(s->rt, s->crt, s->nrt + 1);
-			s->rt[s->nrt++] = (struct idmap){ c, x };
+			s->rt[s->nrt++] = (struct rev){ c, x, id_of(json_object_get(e, "pid")),
+							id_of(json_object_get(e, "tid")), ts };
 		}
 	} else {
 		json_t *dv = json_object_get(args, "device");
+		if (!strncmp(name, "nccl", 4))
+			kineto_comm_add(s->t, name, args, ts, dur);
 		XGROW(s->k, s->ck, s->nk + 1);
 		s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
-					      dur, name, json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
+					      dur, has_tf32(name),
+					      json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
 	}
 }
 
@@ -175,15 +236,6 @@ static int idmap_cmp(const void *a, const void *b)
 {
 	const struct idmap *x = a, *y = b;
 	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Whether a kernel's name says it runs TF32 ("..._tf32f32_..."). */
-static bool has_tf32(const char *name)
-{
-	for (const char *p = name; *p; p++)
-		if (strncasecmp(p, "tf32", 4) == 0)
-			return true;
-	return false;
 }
 
 static const struct idmap *idmap_find(const struct idmap *m, int n, long long key)
@@ -222,7 +274,7 @@ static long step_of(const struct scan *s, const struct cev *c)
 	return -1;
 }
 
-static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
+static void collect_ops(struct kineto_trace *t, struct scan *s)
 {
 	/* in trace order: the sorted ops by event index */
 	struct idmap *by_ev = xcalloc((size_t)s->ncpu + 1, sizeof(*by_ev));
@@ -235,7 +287,7 @@ static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
 		struct cev *c = &s->cpu[by_ev[j].val];
 		if (!c->interest)
 			continue;
-		json_t *e = json_array_get(events, (size_t)c->ev);
+		json_t *e = c->obj;
 		struct kineto_op *o = &t->ops[t->nops];
 		o->name = json_string_value(json_object_get(e, "name"));
 		o->args = json_object_get(e, "args");
@@ -246,6 +298,66 @@ static void collect_ops(struct kineto_trace *t, struct scan *s, json_t *events)
 	free(by_ev);
 }
 
+static int rev_cmp(const void *a, const void *b)
+{
+	const struct rev *x = a, *y = b;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The innermost CPU op on (pid, tid) whose span holds ts, -1: none. The
+ * ops are sorted by process, thread, start (nest()): the last op of the
+ * thread that starts at or before ts, then up its parents. */
+static int enclosing(const struct scan *s, double pid, double tid, double ts)
+{
+	int lo = 0, hi = s->ncpu;       /* first op after (pid, tid, ts) */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		const struct cev *c = &s->cpu[mid];
+		bool before = c->pid != pid ? c->pid < pid : c->tid != tid ? c->tid < tid : c->ts <= ts;
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int i = lo - 1;
+	if (i < 0 || s->cpu[i].pid != pid || s->cpu[i].tid != tid)
+		return -1;
+	while (i >= 0 && !(ts < s->cpu[i].end))
+		i = s->cpu[i].parent;
+	return i;
+}
+
+/* The CPU op (index into s->cpu) that launched kernel k, -1: none found.
+ * Through its launch (the runtime event of its correlation): the op of
+ * the launch's External id when that op holds the launch on its thread,
+ * else the innermost op holding it there (traces whose launches carry
+ * their correlation as External id, as HTA's tests/data of 2022-2023 do:
+ * HTA's call graph nests them so too), else the op of that External id.
+ * Without a launch, the op of the kernel's own External id, unless that
+ * id is only the correlation again. */
+static int launcher(const struct scan *s, const struct idmap *ext, int next, const struct kev *k)
+{
+	struct rev key = { .corr = k->corr };
+	const struct rev *r = k->corr && s->nrt > 0 ? bsearch(&key, s->rt, (size_t)s->nrt, sizeof(*s->rt),
+							      rev_cmp) : NULL;
+	if (r) {
+		const struct idmap *m = idmap_find(ext, next, r->ext);
+		if (m) {
+			const struct cev *c = &s->cpu[m->val];
+			if (c->pid == r->pid && c->tid == r->tid && c->ts <= r->ts && r->ts < c->end)
+				return (int)m->val;
+		}
+		int in = enclosing(s, r->pid, r->tid, r->ts);
+		if (in >= 0)
+			return in;
+		return m ? (int)m->val : -1;
+	}
+	if (k->ext == k->corr)
+		return -1;
+	const struct idmap *m = idmap_find(ext, next, k->ext);
+	return m ? (int)m->val : -1;
+}
+
 static void attribute(struct kineto_trace *t, struct scan *s)
 {
 	struct idmap *ext = xcalloc((size_t)s->ncpu + 1, sizeof(*ext));
@@ -253,28 +365,24 @@ static void attribute(struct kineto_trace *t, struct scan *s)
 	for (int i = 0; i < s->ncpu; i++)
 		if (s->cpu[i].ext)
 			ext[next++] = (struct idmap){ s->cpu[i].ext, i };
-	qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
+	if (next > 0)
+		qsort(ext, (size_t)next, sizeof(*ext), idmap_cmp);
 	if (s->nrt > 0)   /* no runtime launches: s->rt is NULL */
-		qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), idmap_cmp);
+		qsort(s->rt, (size_t)s->nrt, sizeof(*s->rt), rev_cmp);
 	for (int i = 0; i < s->nk; i++) {
 		const struct kev *k = &s->k[i];
-		long long x = k->ext;
-		if (!x) {
-			const struct idmap *r = idmap_find(s->rt, s->nrt, k->corr);
-			x = r ? r->val : 0;
-		}
-		const struct idmap *m = idmap_find(ext, next, x);
-		if (!m) {
+		int c = launcher(s, ext, next, k);
+		if (c < 0) {
 			t->nkernels_orphan++;
 			continue;
 		}
-		int u = s->cpu[m->val].up;
+		int u = s->cpu[c].up;
 		if (u < 0)
 			continue;
 		struct kineto_op *o = &t->ops[s->cpu[u].out];
 		o->nkernels++;
 		o->kernel_s += k->dur_us;      /* microseconds until the end */
-		if (has_tf32(k->name))
+		if (k->tf32)
 			o->tf32 = true;
 		t->nkernels_attributed++;
 		for (int p = s->cpu[u].parent; p >= 0 && s->cpu[p].up >= 0; p = s->cpu[s->cpu[p].up].parent)
@@ -313,10 +421,9 @@ static void read_device(struct kineto_trace *t, const struct scan *s)
  * use_gzip: "*.pt.trace.json.gz"; zlib reads both), at most
  * INFILE_MAX_TRACE_BYTES on disk and of text. Returns a new reference or
  * NULL (reported with line:col for a syntax error). */
-static json_t *load_json(const char *path, struct diag *d)
+static char *load_text(const char *path, size_t *out_len, struct diag *d)
 {
 	char why[1200];
-	json_error_t err;
 	FILE *f = infile_open_max(path, INFILE_MAX_TRACE_BYTES, why, sizeof(why));
 	if (!f) {
 		diag_err(d, path, "", "%s", why);
@@ -357,49 +464,81 @@ static json_t *load_json(const char *path, struct diag *d)
 		goto fail;
 	}
 	gzclose(z);
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
-	free(buf);
-	if (!root)
-		diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
-			    "malformed JSON: %s", err.text);
-	return root;
+	*out_len = len;
+	return buf;
 fail:
 	gzclose(z);
 	free(buf);
 	return NULL;
 }
 
+static void on_event(void *ctx, json_t *e, int i)
+{
+	struct scan *s = ctx;
+	scan_event(s, e, i, s->path, s->interest, s->d);
+}
+
+static void scan_reset(struct scan *s)
+{
+	free(s->cpu), free(s->steps), free(s->rt), free(s->k);
+	s->cpu = NULL, s->steps = NULL, s->rt = NULL, s->k = NULL;
+	s->ncpu = s->ccpu = s->nsteps = s->csteps = s->nrt = s->crt = s->nk = s->ck = 0;
+	json_array_clear(s->t->held);
+	s->t->ncomm = 0;
+}
+
+/* The trace's events into s, streamed (kineto_stream.c), else decoded
+ * whole, which reports a syntax error with its line:column. Returns 0, or
+ * -1 after reporting. */
+static int read_events(struct kineto_trace *t, struct scan *s, const char *path, struct diag *d)
+{
+	size_t len = 0, i;
+	bool had = false;
+	json_error_t err;
+	json_t *e;
+	char *buf = load_text(path, &len, d);
+	if (!buf)
+		return -1;
+	t->root = kineto_stream(buf, len, on_event, s, &had);
+	if (t->root && had) {
+		free(buf);
+		return 0;
+	}
+	/* not a stream of events: decode it whole, as said where it fails */
+	json_decref(t->root);
+	scan_reset(s);
+	t->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	free(buf);
+	if (!t->root)
+		return diag_err_at(d, path, err.line < 1 ? 1 : err.line, err.column < 1 ? 1 : err.column,
+				   "malformed JSON: %s", err.text);
+	if (!json_is_object(t->root))
+		return diag_err(d, path, "", "expected a JSON object with \"traceEvents\" (a PyTorch "
+				"profiler trace), got %s", jload_type_name(t->root));
+	json_t *events = json_object_get(t->root, "traceEvents");
+	if (!json_is_array(events))
+		return diag_err(d, path, "/traceEvents", "expected an array of trace events (a PyTorch "
+				"profiler trace, torch.profiler's export_chrome_trace()), got %s",
+				events ? jload_type_name(events) : "nothing");
+	json_array_foreach(events, i, e)
+		scan_event(s, e, (int)i, path, s->interest, d);
+	json_object_del(t->root, "traceEvents");
+	return 0;
+}
+
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
-	struct scan s = { 0 };
+	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
 	int before = diag_count(d);
-	json_t *events, *e;
-	size_t i;
 
 	jload_copy_path(path, t->path, sizeof(t->path), d);
-	t->root = load_json(path, d);
+	t->held = json_array();
 	t->first_step = -1;
-	if (!t->root)
-		goto err_free;
-	if (!json_is_object(t->root)) {
-		diag_err(d, path, "", "expected a JSON object with \"traceEvents\" (a PyTorch profiler "
-			 "trace), got %s", jload_type_name(t->root));
-		goto err_free;
-	}
-	events = json_object_get(t->root, "traceEvents");
-	if (!json_is_array(events)) {
-		diag_err(d, path, "/traceEvents", "expected an array of trace events (a PyTorch "
-			 "profiler trace, torch.profiler's export_chrome_trace()), got %s",
-			 events ? jload_type_name(events) : "nothing");
-		goto err_free;
-	}
-	json_array_foreach(events, i, e)
-		scan_event(&s, e, (int)i, path, interest, d);
-	if (diag_count(d) != before)
+	if (read_events(t, &s, path, d) || diag_count(d) != before)
 		goto err_scan;
 	nest(&s);
-	collect_ops(t, &s, events);
+	collect_ops(t, &s);
 	attribute(t, &s);
 	t->nkernels = s.nk;
 	for (int j = 0; j < s.nsteps; j++) {
@@ -410,13 +549,15 @@ struct kineto_trace *kineto_load(const char *path, const char *const *interest, 
 		if (t->first_step < 0 || s.steps[j].n < t->first_step)
 			t->first_step = s.steps[j].n;
 	}
+	for (int j = 0; j < s.nsteps; j++)
+		if (s.steps[j].n == t->first_step && s.steps[j].end > t->first_step_end_us)
+			t->first_step_end_us = s.steps[j].end;
 	read_device(t, &s);
 	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
 	return t;
 
 err_scan:
 	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
-err_free:
 	kineto_destroy(t);
 	return NULL;
 }
@@ -426,7 +567,9 @@ void kineto_destroy(struct kineto_trace *t)
 	if (!t)
 		return;
 	json_decref(t->root);
+	json_decref(t->held);
 	free(t->ops);
+	free(t->comm);
 	free(t);
 }
 

@@ -14,7 +14,9 @@
  *                                            ... (no clock, bus width or L2)
  *   event.ph                   string  -     "X" a complete event; "s" / "f"
  *                                            flow start / end; "M", "i" others
- *   event.cat                  string  -     ActivityType.cpp's names: "cpu_op",
+ *   event.cat                  string  -     ActivityType.cpp's names (before
+ *                                            mid-2021 "Operator", "Runtime",
+ *                                            "Kernel", read as the same): "cpu_op",
  *                                            "user_annotation", "kernel",
  *                                            "gpu_memcpy", "gpu_memset",
  *                                            "cuda_runtime", "cuda_driver", ...
@@ -22,7 +24,8 @@
  *                                            user_annotation "ProfilerStep#N"
  *                                            spans step N of a schedule
  *   event.pid, event.tid       number  -     process (device for GPU events)
- *                                            and thread (stream)
+ *                                            and thread (stream); before
+ *                                            mid-2021 strings ("stream 7")
  *   event.ts, event.dur        number  us    start and duration, nanoseconds
  *                                            printed as "us.nnn"; kineto clamps
  *                                            a negative duration to 0, so one
@@ -58,7 +61,9 @@
  * (aten::linear > aten::addmm > kernel: aten::addmm), so no kernel counts
  * twice; an op of interest whose kernels all went to an inner one is a
  * wrapper. The file may be gzip'ed (tensorboard_trace_handler's
- * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES. Ops lie within a step when their start falls inside a
+ * use_gzip) and up to util/infile.h INFILE_MAX_TRACE_BYTES; its events
+ * are decoded one at a time (kineto_stream.c), only the ops of interest
+ * kept. Ops lie within a step when their start falls inside a
  * ProfilerStep#N annotation of the same process (the backward runs on
  * autograd's thread, inside the step's time span). */
 #ifndef DDLSIM_KINETO_H
@@ -66,6 +71,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "diag.h"
 
@@ -81,9 +87,20 @@ struct kineto_op {
 	bool wrapper;           /* an inner op of interest took its kernels */
 };
 
+/* One NCCL kernel (a name starting "nccl"): a collective or a send/recv. */
+struct kineto_comm {
+	char coll[24];          /* the kernel name's class: "all_reduce", "all_gather",
+				   "reduce_scatter", "send_recv", "broadcast", ... */
+	double in_bytes, out_bytes; /* args "In msg nelems" / "Out msg nelems" x the
+				   size of args "dtype"; -1: the trace has none */
+	double dur_s;
+	double ts_us;
+};
+
 struct kineto_trace {
 	char path[1024];
-	json_t *root;
+	json_t *root;           /* the top level but traceEvents */
+	json_t *held;           /* the events of the ops of interest (ops[] borrow them) */
 	struct kineto_op *ops;  /* in trace order */
 	int nops;
 	int nkernels;           /* kernel events in the trace */
@@ -91,6 +108,9 @@ struct kineto_trace {
 	int nkernels_orphan;    /* with no CPU op (no External id found) */
 	int nsteps;             /* distinct ProfilerStep#N */
 	long first_step;        /* lowest N, -1 without steps */
+	double first_step_end_us;   /* end of that step's span (its last annotation) */
+	struct kineto_comm *comm;   /* the NCCL kernels, in trace order */
+	int ncomm, ccomm;
 	/* deviceProperties of the GPU the kernels ran on (has_device false:
 	 * the trace has none) */
 	bool has_device;
@@ -105,6 +125,16 @@ struct kineto_trace {
  * (JSON syntax) or JSON path ("/traceEvents/3/dur: ..."). */
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d);
 void kineto_destroy(struct kineto_trace *t);
+
+/* Read NCCL kernel e (kernel name name, args args) into t->comm
+ * (kineto_comm.c). */
+void kineto_comm_add(struct kineto_trace *t, const char *name, json_t *args, double ts_us, double dur_us);
+
+/* The NCCL kernels after the warm-up step (drop_first: those that start
+ * before the first step's end are left out) by collective and message
+ * size: calls, median time, algorithm bandwidth, for people
+ * (kineto_comm.c). */
+void kineto_comm_summary(const struct kineto_trace *t, bool drop_first, FILE *f);
 
 /* args[key] of op as an array, or NULL. */
 json_t *kineto_arg(const struct kineto_op *op, const char *key);

@@ -21,8 +21,8 @@
 #include "gpu.h"
 #include "profile.h"
 
-enum opkind { OP_MM, OP_BMM, OP_MATMUL, OP_LINEAR, OP_ATTN, OP_LNORM, OP_SOFTMAX, OP_SOFTMAX_BWD,
-	      OP_NOT_READ };
+enum opkind { OP_MM, OP_BMM, OP_MATMUL, OP_LINEAR, OP_ATTN, OP_LNORM, OP_RMSNORM, OP_SOFTMAX,
+	      OP_SOFTMAX_BWD, OP_GELU, OP_GELU_BWD, OP_ADD, OP_NOT_READ };
 
 struct opdef {
 	const char *name;
@@ -71,6 +71,10 @@ static const struct opdef op_table[] = {
 	/* (input, normalized_shape, weight, bias, eps): one kernel reads x, gamma,
 	 * beta, writes y and the fp32 mean and rstd, as calib's layernorm_fwd */
 	{ "aten::native_layer_norm", OP_LNORM, 0, false, false, 0, 0, 0 },
+	/* (input, normalized_shape, weight, eps), PyTorch 2.4+: priced only as
+	 * one kernel (a fused RMSNorm); the composite (pow, mean, add, rsqrt,
+	 * mul) moves other bytes than calib's rmsnorm_fwd */
+	{ "aten::rms_norm", OP_RMSNORM, 0, false, false, 0, 0, 0 },
 	/* (self, dim, half_to_float): reads x, writes y */
 	{ "aten::_softmax", OP_SOFTMAX, 0, false, false, 1, 0, 0 },
 	/* (grad_output, output, dim, input_dtype): reads y and dy, writes dx */
@@ -78,6 +82,13 @@ static const struct opdef op_table[] = {
 	/* dx and the gamma / beta reductions in kernels of their own: not the
 	 * traffic of calib's one-kernel layernorm_bwd, so not read */
 	{ "aten::native_layer_norm_backward", OP_NOT_READ, 0, false, true, 0, 0, 0 },
+	/* (self, *, approximate): reads x, writes y */
+	{ "aten::gelu", OP_GELU, 0, false, false, 0, 0, 0 },
+	/* (grad_output, self, *, approximate): reads dy and x, writes dx */
+	{ "aten::gelu_backward", OP_GELU_BWD, 0, false, true, 0, 0, 0 },
+	/* add.Tensor (self, other, *, alpha) of two tensors of one shape: the
+	 * eager residual add, reads both, writes the sum */
+	{ "aten::add", OP_ADD, 0, false, false, 0, 0, 0 },
 };
 #define NOPS ((int)(sizeof(op_table) / sizeof(op_table[0])))
 
@@ -94,6 +105,7 @@ const char *const trace_calib_ops[] = {
 	"flash_attn::_flash_attn_forward", "flash_attn::_flash_attn_backward",
 	"aten::native_layer_norm", "aten::_softmax", "aten::_softmax_backward_data",
 	"aten::native_layer_norm_backward",
+	"aten::rms_norm", "aten::gelu", "aten::gelu_backward", "aten::add",
 	NULL,
 };
 _Static_assert(sizeof(trace_calib_ops) / sizeof(trace_calib_ops[0]) == NOPS + 1,
@@ -183,6 +195,17 @@ static int gemm_shape(const struct opdef *od, const struct kineto_op *op, struct
 		if (a[0] != b[0] || a[2] != b[1])
 			goto mismatch;
 		e->batch = a[0], e->m = a[1], e->k = a[2], e->n = b[2];
+		return 0;
+	}
+	/* matmul of [.., m, k] by [k, n] folds the leading dimensions into one
+	 * mm (ATen LinearAlgebra.cpp _matmul_impl: dim_tensor1 >= 3, dim_tensor2 == 2) */
+	if (od->kind == OP_MATMUL && ra >= 3 && rb == 2) {
+		e->m = 1;
+		for (int i = 0; i < ra - 1; i++)
+			e->m *= a[i];
+		e->k = a[ra - 1], e->n = b[1];
+		if (b[0] != e->k)
+			goto mismatch;
 		return 0;
 	}
 	if (od->kind != OP_BMM && od->kind != OP_LINEAR && ra == 2 && rb == 2) {
@@ -276,7 +299,24 @@ static int mem_shape(const struct opdef *od, const struct kineto_op *op, struct 
 	e->mem = true, e->bwd = od->bwd, e->elements = 1;
 	for (i = 0; i < r; i++)
 		e->elements *= x[i];
-	if (od->kind == OP_LNORM) {
+	if (od->kind == OP_GELU || od->kind == OP_GELU_BWD) {
+		e->row = 0, e->kernel = od->bwd ? "bias_gelu_bwd" : "bias_gelu_fwd";
+		return 0;
+	}
+	if (od->kind == OP_ADD) {
+		rw = dims(op, "Input Dims", 1, w);
+		bool same = rw == r;
+		for (i = 0; same && i < r; i++)
+			same = w[i] == x[i];
+		if (!same || r < 1) {
+			snprintf(why, n, "not two tensors of one shape (a broadcast or a scalar: another "
+				 "kernel than the residual add)");
+			return -1;
+		}
+		e->row = 0, e->kernel = "residual";
+		return 0;
+	}
+	if (od->kind == OP_LNORM || od->kind == OP_RMSNORM) {
 		/* the row: the weight's size, else normalized_shape's */
 		rw = dims(op, "Input Dims", 2, w);
 		if (rw < 1)
@@ -289,7 +329,7 @@ static int mem_shape(const struct opdef *od, const struct kineto_op *op, struct 
 		e->row = 1;
 		for (i = 0; i < rw; i++)
 			e->row *= w[i];
-		e->kernel = "layernorm_fwd";
+		e->kernel = od->kind == OP_LNORM ? "layernorm_fwd" : "rmsnorm_fwd";
 		return 0;
 	}
 	if (concrete_ints(op, od->scalar, w) != 1) {
@@ -310,9 +350,13 @@ static int mem_shape(const struct opdef *od, const struct kineto_op *op, struct 
  * kernels' (every operand read and result written once). */
 static double mem_bytes(const struct trace_calib_entry *e)
 {
-	double sz = dtype_bytes(e->dtype), rows = e->elements / e->row;
+	double sz = dtype_bytes(e->dtype), rows = e->row > 0 ? e->elements / e->row : 0;
 	if (!strcmp(e->kernel, "layernorm_fwd"))
 		return 2 * e->elements * sz + 2 * e->row * sz + 8 * rows;
+	if (!strcmp(e->kernel, "rmsnorm_fwd"))      /* x, gamma, y, fp32 rstd */
+		return 2 * e->elements * sz + e->row * sz + 4 * rows;
+	if (!strcmp(e->kernel, "residual"))
+		return 3 * e->elements * sz;
 	return (e->bwd ? 3 : 2) * e->elements * sz;
 }
 
@@ -401,10 +445,17 @@ static void price_call(struct trace_calib *tc, const struct trace_calib_opts *o,
 		return;
 	}
 	c.attn = od->kind == OP_ATTN;
-	bool mem = od->kind == OP_LNORM || od->kind == OP_SOFTMAX || od->kind == OP_SOFTMAX_BWD;
+	bool mem = od->kind == OP_LNORM || od->kind == OP_RMSNORM || od->kind == OP_SOFTMAX ||
+		   od->kind == OP_SOFTMAX_BWD || od->kind == OP_GELU || od->kind == OP_GELU_BWD ||
+		   od->kind == OP_ADD;
 	if (od->kind == OP_NOT_READ) {
 		add_skip(tc, op, "not imported: its kernels (dx, then the weight and bias gradients) move "
 			 "other bytes than calib's one-kernel layernorm_bwd");
+		return;
+	}
+	if (od->kind == OP_RMSNORM && (op->nkernels != 1 || op->wrapper)) {
+		add_skip(tc, op, "not one kernel: the composite rms_norm (pow, mean, add, rsqrt, mul) "
+			 "moves other bytes than calib's one-kernel rmsnorm_fwd");
 		return;
 	}
 	int bad = mem ? mem_shape(od, op, &c, why, sizeof(why))
@@ -423,7 +474,13 @@ struct trace_calib *trace_calib_build(const struct kineto_trace *t, const struct
 {
 	struct trace_calib *tc = xcalloc(1, sizeof(*tc));
 	tc->trace = t;
-	tc->dropped_first = t->nsteps >= 2 && !o->keep_first_step;
+	/* a warm-up to drop only when a later step holds calls: the step in
+	 * which the profiler stops may be empty (HTA tests/data/amd_trace:
+	 * ProfilerStep#2 of 49 us, nothing in it) */
+	bool later = false;
+	for (int i = 0; i < t->nops && !later; i++)
+		later = t->ops[i].step >= 0 && t->ops[i].step != t->first_step;
+	tc->dropped_first = t->nsteps >= 2 && later && !o->keep_first_step;
 	for (int i = 0; i < t->nops; i++) {
 		const struct kineto_op *op = &t->ops[i];
 		if (tc->dropped_first && op->step == t->first_step) {
@@ -434,6 +491,20 @@ struct trace_calib *trace_calib_build(const struct kineto_trace *t, const struct
 	}
 	for (int i = 0; i < tc->ne; i++)
 		finish_entry(&tc->e[i]);
+	/* the steps the medians are of (the profile's timed_runs): at most
+	 * t->nsteps distinct numbers */
+	long *seen = xcalloc((size_t)t->nsteps + 1, sizeof(*seen));
+	for (int i = 0; i < t->nops; i++) {
+		long st = t->ops[i].step;
+		bool skip = st < 0 || (tc->dropped_first && st == t->first_step);
+		for (int j = 0; j < tc->steps_timed && !skip; j++)
+			skip = seen[j] == st;
+		if (!skip && tc->steps_timed < t->nsteps)
+			seen[tc->steps_timed++] = st;
+	}
+	free(seen);
+	if (tc->steps_timed < 1)
+		tc->steps_timed = 1;
 	return tc;
 }
 
@@ -538,7 +609,7 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 			 "gpu", gpu,
 			 "measured", "date_utc", date, "method", method,
 			 "warmup_runs", tc->dropped_first ? 1 : 0,
-			 "timed_runs", t->nsteps > 0 ? t->nsteps - (tc->dropped_first ? 1 : 0) : 1,
+			 "timed_runs", tc->steps_timed,
 			 "quick", false,
 			 "gemm", gemm, "memory_bound", mem, "attention", attn);
 }
@@ -587,6 +658,7 @@ void trace_calib_summary(const struct trace_calib *tc, const struct gpu_spec *g,
 	for (int i = 0; i < tc->nskip; i++)
 		fprintf(f, "  skipped %d x %s (first %s): %s\n", tc->skip[i].count, tc->skip[i].op,
 			tc->skip[i].jpath, tc->skip[i].why);
+	kineto_comm_summary(t, tc->dropped_first, f);
 	for (int dt = 0; dt < DTYPE_N; dt++) {
 		double lo = INFINITY, hi = 0;
 		int n = 0;

@@ -12,7 +12,8 @@
  *   aten::addmm                           (bias) A B         gemm m n k
  *   aten::bmm                             A [b,m,k] B [b,k,n] gemm (b m) n k
  *   aten::baddbmm                         (self) A B         gemm (b m) n k
- *   aten::matmul (2-D by 2-D only)        A B                gemm m n k
+ *   aten::matmul                          A [..,m,k] B [k,n] gemm (.. m) n k (2-D B only:
+ *                                                            ATen folds it so into one mm)
  *   aten::linear                          x [..,k] W [n,k]   gemm m n k, "N","T"
  *   aten::_scaled_dot_product_flash_attention     q [b,h,s,d]  attention fwd
  *   aten::_scaled_dot_product_efficient_attention q [b,h,s,d]  attention fwd
@@ -23,6 +24,10 @@
  *   aten::native_layer_norm               x, _, weight       memory_bound layernorm_fwd
  *   aten::_softmax (last dim)             x, dim             memory_bound softmax_fwd
  *   aten::_softmax_backward_data          dy, y, dim         memory_bound softmax_bwd
+ *   aten::rms_norm (one kernel only)      x, _, weight       memory_bound rmsnorm_fwd
+ *   aten::gelu                            x                  memory_bound bias_gelu_fwd
+ *   aten::gelu_backward                   dy, x              memory_bound bias_gelu_bwd
+ *   aten::add (two tensors of one shape)  a, b               memory_bound residual
  *   aten::native_layer_norm_backward      -                  skipped: its kernels move
  *                                                            other bytes than calib's
  *
@@ -45,10 +50,15 @@
  * (the weight's, else normalized_shape's) or the softmax's last dim, bytes
  * as calib/bench_mem.c counts its kernels (layer norm 2 e b + 2 row b +
  * 8 rows, softmax 2 e b, its backward 3 e b; b the dtype's bytes), GBps =
- * bytes / time.
+ * bytes / time. RMSNorm as calib/bench_mem.c's rmsnorm_fwd (2 e b + row b +
+ * 4 rows); GELU 2 e b, its backward 3 e b, the residual add 3 e b, the
+ * families the workload's gelu and residual pieces are looked up under
+ * (cost_profile.c: "bias_gelu_fwd", then "bias_gelu"); a composite
+ * rms_norm (more than one kernel) is skipped and said.
  *
  * Calls in the first ProfilerStep#N are dropped as warm-up when the trace
- * holds two steps or more. Every call of an op of interest is counted in
+ * holds two steps or more and a later step holds calls of ops of interest
+ * (the step the profiler stops in may be empty). Every call of an op of interest is counted in
  * one of: priced, warm-up, wrapper (its kernels went to an inner op),
  * skipped (with why). */
 #ifndef DDLSIM_TRACE_CALIB_H
@@ -108,6 +118,8 @@ struct trace_calib {
 	int nskip, cskip;
 	int calls_priced, calls_warmup, calls_wrapper, calls_skipped;
 	int kernels_priced;
+	int steps_timed;            /* distinct ProfilerSteps after the warm-up holding calls
+				       of ops of interest (>= 1): the profile's timed_runs */
 	bool dropped_first;
 };
 

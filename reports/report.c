@@ -42,17 +42,18 @@ int report_write_atomic(const char *path, const char *data, size_t len, struct d
 	return 0;
 }
 
-const char *const report_format_names[4] = { "json", "csv", "svg", "html" };
+const char *const report_format_names[5] = { "json", "csv", "svg", "html", "kineto" };
 
-enum { OUT_JSON, OUT_CSV, OUT_BREAKDOWN, OUT_SCHEDULE, OUT_MEMORY, OUT_HTML, OUT_N };
+enum { OUT_JSON, OUT_CSV, OUT_BREAKDOWN, OUT_SCHEDULE, OUT_MEMORY, OUT_HTML, OUT_KINETO, OUT_N };
 static const char *const out_files[OUT_N] = {
-	"report.json", "report.csv", "breakdown.svg", "schedule.svg", "memory.svg", "report.html"
+	"report.json", "report.csv", "breakdown.svg", "schedule.svg", "memory.svg", "report.html",
+	"kineto.pt.trace.json"
 };
 
-int report_paths(const char *dir, unsigned formats, char *names[6])
+int report_paths(const char *dir, unsigned formats, char *names[7])
 {
 	static const unsigned need[OUT_N] = { REPORT_JSON, REPORT_CSV, REPORT_SVG, REPORT_SVG, REPORT_SVG,
-					      REPORT_HTML };
+					      REPORT_HTML, REPORT_KINETO };
 	int n = 0;
 	for (int i = 0; i < OUT_N; i++)
 		if (formats & need[i])
@@ -96,6 +97,8 @@ static int render(const struct result *r, unsigned formats, char *text[OUT_N], s
 	}
 	if ((formats & REPORT_HTML) && !(text[OUT_HTML] = html_render(r)))
 		return diag_errf(d, "cannot render the HTML report");
+	if ((formats & REPORT_KINETO) && !(text[OUT_KINETO] = report_kineto_render(r)))
+		return diag_errf(d, "cannot render the Kineto trace of the per-kernel table");
 	return 0;
 }
 

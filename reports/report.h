@@ -34,12 +34,19 @@ enum report_format {
 	REPORT_CSV = 1 << 1,        /* report.csv */
 	REPORT_SVG = 1 << 2,        /* breakdown.svg, schedule.svg, memory.svg (plot.h) */
 	REPORT_HTML = 1 << 3,       /* report.html (html.h) */
-	REPORT_PER_RANK = 1 << 4,   /* not a file: report.json's breakdown.per_rank
+	REPORT_KINETO = 1 << 4,     /* kineto.pt.trace.json: the per-kernel table as a PyTorch
+				     * profiler trace (report_kineto.c) */
+	REPORT_PER_RANK = 1 << 5,   /* not a file: report.json's breakdown.per_rank
 				     * has a row per rank (else it is empty and
 				     * breakdown.rank_classes alone describes them) */
 };
-/* The formats' names in bit order ("json", "csv", "svg", "html"). */
-extern const char *const report_format_names[4];
+/* The formats' names in bit order ("json", "csv", "svg", "html", "kineto"). */
+extern const char *const report_format_names[5];
+
+/* The per-kernel table (cost_model.ops_per_microbatch) as a PyTorch
+ * profiler trace that `ddlsim calib-trace` reads (report_kineto.c); a new
+ * string, NULL if it cannot be built. */
+char *report_kineto_render(const struct result *r);
 
 /* Write the files of formats (enum report_format bits) to DIR (creating
  * it), with also (a staged file such as the trace; NULL or zeroed: none):
@@ -52,9 +59,9 @@ int report_write(const struct result *r, const char *dir, unsigned formats, stru
 		 struct diag *d);
 
 /* The names of the files formats write into dir, for checking them
- * before a run (cli_check_output): fills names[] with up to 6 paths
+ * before a run (cli_check_output): fills names[] with up to 7 paths
  * (caller frees each) and returns their count. */
-int report_paths(const char *dir, unsigned formats, char *names[6]);
+int report_paths(const char *dir, unsigned formats, char *names[7]);
 
 /* The CSV header and row (the columns of report.csv). */
 int report_write_csv_stream(const struct result *r, FILE *f, bool header);

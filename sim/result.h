@@ -21,6 +21,7 @@
  * (program.h), struct scenario_meta and enum pub_memory
  * (scenario_meta.h). The rest by pointer. */
 #include "memory.h"
+#include "op.h"
 #include "plan.h"
 #include "program.h"
 #include "scenario_meta.h"
@@ -53,6 +54,12 @@ struct op_timing {
 	int kernels;                /* kernels the op stands for (an eager piece: several; a
 				       main-gradient accumulation fused into its GEMM: 0) */
 	bool measured;              /* from a calibration profile */
+	/* for the Kineto form of the table (reports/report_kineto.c) */
+	enum op_kind kind;
+	enum dtype dtype;
+	double row, window;         /* a row-wise kernel's row; attention's window */
+	bool causal;
+	char membound_kind[32];
 };
 
 #define RESULT_MAX_CRITICAL 8

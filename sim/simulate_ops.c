@@ -26,6 +26,9 @@ static void put_op(struct result *r, struct cost *cost, const char *block, enum 
 	o->kernels = op_launches(op);
 	o->time_s = cost_op_time_ex(cost, op, &measured);
 	o->measured = measured;
+	o->kind = op->kind, o->dtype = op->dtype, o->row = op->row, o->window = op->window;
+	o->causal = op->causal;
+	snprintf(o->membound_kind, sizeof(o->membound_kind), "%s", op->membound_kind);
 }
 
 /* A convolutional network's table: every layer's kernels, one

@@ -402,10 +402,10 @@ Test(run_many, usage_errors_exit_2)
 	cr_expect(strstr(err, "run: option '--format' has an empty value"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --format ,", NULL, &err), 2);
-	cr_expect(strstr(err, "--format: expected a list of json, csv, svg, html, got ','"), "%s", err);
+	cr_expect(strstr(err, "--format: expected a list of json, csv, svg, html, kineto, got ','"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --format json,pdf", NULL, &err), 2);
-	cr_expect(strstr(err, "--format: expected json, csv, svg or html, got 'pdf'"), "%s", err);
+	cr_expect(strstr(err, "--format: expected json, csv, svg, html or kineto, got 'pdf'"), "%s", err);
 	free(err);
 	cr_expect_eq(run_ddlsim("run x.json --timeout nan", NULL, &err), 2);
 	free(err);

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "attention.h"
+#include "kineto-private.h"
 #include "kineto.h"
 #include "profile.h"
 #include "testutil.h"
@@ -406,6 +407,192 @@ Test(trace_calib, a_1_0_profile_may_not_say_samples)
 	cr_expect(strstr(diag_text(&d), "/memory_bound/0/samples: error: unknown key in schema version 1.0"),
 		  "%s", diag_text(&d));
 	diag_finish(&d);
+	free(path);
+	free(dir);
+}
+
+/* A cpu_op with its kernels launched inside it (their launches' External
+ * id is the op's), as text. */
+#define OP(name, ts, dur, ext, dims, types, extra) \
+	" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 1, \"tid\": 1, \"ts\": " \
+	#ts ", \"dur\": " #dur ", \"args\": {\"External id\": " #ext ", \"Input Dims\": " dims \
+	", \"Input type\": " types extra "}},\n"
+#define KERNEL(ts, dur, ext, corr) \
+	" {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1," \
+	" \"ts\": " #ts ", \"dur\": 1, \"args\": {\"External id\": " #ext ", \"correlation\": " #corr "}},\n" \
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": " #ts \
+	", \"dur\": " #dur ", \"args\": {\"External id\": " #ext ", \"correlation\": " #corr "}},\n"
+
+Test(trace_calib, rmsnorm_gelu_and_residual_as_memory_bound)
+{
+	/* [8, 1024, 4096] bf16 (e = 33554432, 8192 rows): a fused rms_norm
+	 * (one kernel, 100 us), a composite one (two kernels: skipped), gelu
+	 * 120 us, gelu_backward 180 us, add of two tensors 150 us, add of a
+	 * tensor and a scalar (skipped), and the GEMM a profile needs */
+#define X "[8, 1024, 4096]"
+#define BF "\"c10::BFloat16\""
+	const char *text = "{\"traceEvents\": [\n"
+		OP("aten::rms_norm", 0, 200, 1, "[" X ", [], [4096], []]", "[" BF ", \"\", " BF ", \"Scalar\"]", "")
+		KERNEL(10, 100, 1, 101)
+		OP("aten::rms_norm", 300, 200, 2, "[" X ", [], [4096], []]", "[" BF ", \"\", " BF ", \"Scalar\"]", "")
+		KERNEL(310, 60, 2, 102) KERNEL(320, 70, 2, 103)
+		OP("aten::gelu", 600, 200, 3, "[" X "]", "[" BF "]", "")
+		KERNEL(610, 120, 3, 104)
+		OP("aten::gelu_backward", 900, 250, 4, "[" X ", " X "]", "[" BF ", " BF "]", "")
+		KERNEL(910, 180, 4, 105)
+		OP("aten::add", 1200, 200, 5, "[" X ", " X ", []]", "[" BF ", " BF ", \"Scalar\"]", "")
+		KERNEL(1210, 150, 5, 106)
+		OP("aten::add", 1500, 100, 6, "[" X ", [], []]", "[" BF ", \"Scalar\", \"Scalar\"]", "")
+		KERNEL(1510, 50, 6, 107)
+		OP("aten::mm", 1700, 100, 7, "[[4096, 4096], [4096, 4096]]", "[" BF ", " BF "]", "")
+		KERNEL(1710, 250, 7, 108)
+		" {\"ph\": \"M\", \"name\": \"end\"}]}\n";
+#undef X
+#undef BF
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 5);
+	double e = 33554432, b = 2;
+	const struct trace_calib_entry *r = &tc->e[0], *g = &tc->e[1], *gb = &tc->e[2], *a = &tc->e[3];
+	/* calib/bench_mem.c's rmsnorm_fwd: x, gamma, y, fp32 rstd per row */
+	cr_expect(r->mem && !strcmp(r->kernel, "rmsnorm_fwd") && r->row == 4096 && r->elements == e);
+	cr_expect_eq(r->bytes, 2 * e * b + 4096 * b + 4 * 8192);
+	expect_close(r->GBps, (2 * e * b + 4096 * b + 4 * 8192) / 100e-6 * 1e-9, "rmsnorm GB/s");
+	cr_expect(!strcmp(g->kernel, "bias_gelu_fwd") && g->row == 0 && g->bytes == 2 * e * b);
+	expect_close(g->time_s, 120e-6, "gelu time");
+	cr_expect(!strcmp(gb->kernel, "bias_gelu_bwd") && gb->bytes == 3 * e * b);
+	expect_close(gb->time_s, 180e-6, "gelu bwd time");
+	cr_expect(!strcmp(a->kernel, "residual") && a->bytes == 3 * e * b);
+	expect_close(a->GBps, 3 * e * b / 150e-6 * 1e-9, "residual GB/s");
+	cr_expect(!tc->e[4].mem && tc->e[4].m == 4096);
+	cr_assert_eq(tc->nskip, 2);
+	cr_expect(strstr(tc->skip[0].why, "not one kernel: the composite rms_norm"), "%s", tc->skip[0].why);
+	cr_expect(strstr(tc->skip[1].why, "not two tensors of one shape"), "%s", tc->skip[1].why);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(path);
+	free(dir);
+}
+
+struct seen {
+	int n, last;
+	char keys[64];
+};
+
+static void count_event(void *ctx, json_t *e, int i)
+{
+	struct seen *s = ctx;
+	const char *k = json_object_iter_key(json_object_iter(e));
+	s->n++, s->last = i;
+	strncat(s->keys, k ? k : "?", sizeof(s->keys) - strlen(s->keys) - 1);
+}
+
+static json_t *stream(const char *text, struct seen *s, bool *had)
+{
+	memset(s, 0, sizeof(*s));
+	return kineto_stream(text, strlen(text), count_event, s, had);
+}
+
+Test(trace_calib, streams_events_one_at_a_time)
+{
+	struct seen s;
+	bool had;
+	json_t *r = stream("{\"schemaVersion\": 1, \"traceEvents\": [ {\"a\": 1},\n{\"b\": [2, 3]} ],\n"
+			   " \"deviceProperties\": [{\"id\": 0}]}\n", &s, &had);
+	cr_assert_not_null(r);
+	cr_expect(had);
+	cr_expect_eq(s.n, 2);
+	cr_expect_eq(s.last, 1);
+	cr_expect_str_eq(s.keys, "ab");
+	/* the other keys kept, the events not */
+	cr_expect_eq(json_object_size(r), 2);
+	cr_expect(json_is_array(json_object_get(r, "deviceProperties")));
+	cr_expect_null(json_object_get(r, "traceEvents"));
+	json_decref(r);
+	r = stream("{\"traceEvents\": []}", &s, &had);
+	cr_expect(r && had && s.n == 0);
+	json_decref(r);
+	/* not an array: kept for the caller to say so */
+	r = stream("{\"traceEvents\": {}}", &s, &had);
+	cr_expect(r && !had && json_is_object(json_object_get(r, "traceEvents")));
+	json_decref(r);
+	/* what the whole decode must report: NULL */
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1},]}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1}", &s, &had));
+	cr_expect_null(stream("{\"x\": 1, \"x\": 2, \"traceEvents\": []}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [], \"traceEvents\": []}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": [{\"a\": 1, \"a\": 2}]}", &s, &had));
+	cr_expect_null(stream("{\"traceEvents\": []} x", &s, &had));
+	cr_expect_null(stream("[]", &s, &had));
+}
+
+Test(trace_calib, kernel_of_a_driver_launch_without_external_id)
+{
+	/* a Triton or cuBLASLt kernel launched with cuLaunchKernel (Kineto's
+	 * "cuda_driver"), on another stream, neither it nor its launch with an
+	 * External id: the op holding the launch on its thread takes it */
+	const char *text = "{\"traceEvents\": [\n"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 0,"
+		"  \"dur\": 50, \"args\": {\"External id\": 7, \"Input Dims\": [[1024, 1024], [1024, 1024]],"
+		"  \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"pid\": 1, \"tid\": 1,"
+		"  \"ts\": 10, \"dur\": 5, \"args\": {\"correlation\": 31}},\n"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"triton_mm\", \"pid\": 0, \"tid\": 13, \"ts\": 20,"
+		"  \"dur\": 12.5, \"args\": {\"correlation\": 31, \"stream\": 13}}]}\n";
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	cr_expect_eq(t->nkernels_attributed, 1);
+	cr_expect_eq(t->nkernels_orphan, 0);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 1);
+	expect_close(tc->e[0].time_s, 12.5e-6, "mm time");
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
+	free(path);
+	free(dir);
+}
+
+Test(trace_calib, string_thread_ids_keep_threads_apart)
+{
+	/* Kineto before mid-2021 wrote tids as strings: an addmm on thread
+	 * "2" overlapping the mm of thread "1" must not take the mm's launch */
+	const char *text = "{\"traceEvents\": [\n"
+		" {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": \"1\", \"ts\": 0,"
+		"  \"dur\": 100, \"args\": {\"Input Dims\": [[64, 64], [64, 64]], \"Input type\": [\"float\", \"float\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": \"2\", \"ts\": 10,"
+		"  \"dur\": 50, \"args\": {\"Input Dims\": [[64], [64, 32], [32, 64], [], []],"
+		"  \"Input type\": [\"float\", \"float\", \"float\", \"Scalar\", \"Scalar\"]}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": \"1\","
+		"  \"ts\": 20, \"dur\": 5, \"args\": {\"correlation\": 31, \"external id\": 31}},\n"
+		" {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 30,"
+		"  \"dur\": 4, \"args\": {\"correlation\": 31, \"external id\": 31}}]}\n";
+	char *dir = tmp_dir();
+	char *path = write_file(dir, "t.json", text);
+	struct diag d;
+	struct trace_calib_opts o = { 0 };
+	diag_init(&d, NULL);
+	struct kineto_trace *t = kineto_load(path, trace_calib_ops, &d);
+	cr_assert_not_null(t, "%s", diag_text(&d));
+	diag_finish(&d);
+	struct trace_calib *tc = trace_calib_build(t, &o);
+	cr_assert_eq(tc->ne, 1);
+	cr_expect_str_eq(tc->e[0].op, "aten::mm");
+	cr_expect(tc->e[0].m == 64 && tc->e[0].n == 64 && tc->e[0].k == 64);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
 	free(path);
 	free(dir);
 }
