@@ -262,3 +262,50 @@ Test(zero3_2021, deepspeed_04_is_a_dated_preset)
 	cr_assert(stack_find("deepspeed-zero3-2021")->ds_zero3_2021);
 	cr_assert(!stack_find("deepspeed")->ds_zero3_2021);
 }
+
+/* The validation family zero3-2021-a100 (Narayanan et al. 2021, Table 2,
+ * ZeRO-3 without model parallelism): each case's published iteration time
+ * is the paper's eq. (3), F = 96 B s l h^2 (1 + s / 6h + V / 16 l h), over
+ * its GPUs times the table's TFLOP/s per GPU; the family loads, every case
+ * runs on deepspeed@0.4's stack, fits, and its row is printed. */
+static const struct {
+	const char *name;
+	double l, h, batch, gpus, tflops;
+} zero3_rows[] = {
+	{ "zero3-175b-384gpu", 96, 12288, 1536, 384, 144 },
+	{ "zero3-175b-768gpu", 96, 12288, 1536, 768, 88 },
+	{ "zero3-175b-1536gpu", 96, 12288, 1536, 1536, 44 },
+	{ "zero3-530b-1120gpu", 105, 20480, 2240, 1120, 98 },
+	{ "zero3-530b-2240gpu", 105, 20480, 2240, 2240, 48 },
+};
+
+Test(zero3_2021, validation_family_is_the_papers_table_and_runs, .timeout = 300)
+{
+	const double s = 2048, vocab = 51200;
+	int n = (int)(sizeof(zero3_rows) / sizeof(zero3_rows[0]));
+	for (int i = 0; i < n; i++) {
+		double l = zero3_rows[i].l, h = zero3_rows[i].h, B = zero3_rows[i].batch;
+		double flops = 96 * B * s * l * h * h * (1 + s / (6 * h) + vocab / (16 * l * h));
+		double want = flops / (zero3_rows[i].gpus * zero3_rows[i].tflops * 1e12);
+		char path[512];
+		snprintf(path, sizeof(path), "validation/zero3-2021-a100/%s.json", zero3_rows[i].name);
+		json_t *c = load_json(src_path(path));
+		cr_expect_lt(fabs(jnum(c, "published/iteration_time_s") - want), 0.006, "%s: %.4f s vs eq. 3's %.4f s",
+			     path, jnum(c, "published/iteration_time_s"), want);
+		cr_expect_str_eq(jstr_at(c, "framework"), "deepspeed@0.4");
+		cr_expect_eq(jint_at(c, "parallel/dp"), (long)zero3_rows[i].gpus);
+		cr_expect_eq(jint_at(c, "nodes") * 8, (long)zero3_rows[i].gpus);
+		cr_expect_eq(jint_at(c, "training/global_batch") / jint_at(c, "training/micro_batch"),
+			     (long)zero3_rows[i].gpus, "%s: one micro-batch per GPU", path);
+		json_decref(c);
+	}
+	char args[2048], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "validation '%s' -j 2 --quiet", src_path("validation/zero3-2021-a100"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s\n%s", out ? out : "", err ? err : "");
+	for (int i = 0; i < n; i++)
+		cr_expect(strstr(out, zero3_rows[i].name), "%s missing:\n%s", zero3_rows[i].name, out);
+	cr_expect(strstr(out, "zero3-2021-a100                   5      0"), "%s", out);
+	cr_expect_null(strstr(out, "  NO\n"), "a published run is reported as not fitting:\n%s", out);
+	free(out);
+	free(err);
+}
