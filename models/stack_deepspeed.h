@@ -241,9 +241,15 @@
  *     included), gathered by the same _allgather_param, so each waits
  *     for the device (L813) and thus for the previous one; the module's
  *     compute is issued after the last is launched, beside it; the next
- *     module's fetch synchronises on it. A parameter whose module is
- *     used again within max_reuse_distance elements is kept
- *     (_keep_for_later L500-508), persistent ones (< 1e5) never released.
+ *     module's fetch synchronises on it. A module's parameters are
+ *     released after it runs (release_sub_module L448-498) unless the
+ *     module is used again within max_reuse_distance elements, the
+ *     parameters of the modules between the two uses in the trace
+ *     (_keep_for_later L500-508, get_reuse_distance_in_numel L236-274,
+ *     _distance_in_numel L276-285; a module is one Linear: of a
+ *     recomputed layer the Linears used again by the backward within
+ *     1e9 elements are kept, of GPT 175B's and 530B's only the last),
+ *     persistent ones (< 1e5) never released.
  *   - gradients [source] stage3.py reduce_independent_p_g_buckets_and_
  *     remove_grads L1879-1916: a parameter's gradient joins the bucket
  *     (no copy: contiguous_gradients off); a bucket past

@@ -105,6 +105,8 @@ struct builder_z3 {
 	int layer;                    /* global index of the layer being built */
 	double used;                  /* parameter elements used so far (reuse distance) */
 	double *last_use;             /* [model layers] `used` after a layer's last use, -1 */
+	double *last_use_t;           /* [model layers x 8] `used` after a tensor's last use, -1
+	                               * (DeepSpeed 0.4's reuse distance per module) */
 	int *hist_before;             /* per computed tensor chunk: the task before it */
 	double *hist_el;              /* and the elements its gather fetched (0: resident) */
 	int nhist;

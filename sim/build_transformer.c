@@ -271,6 +271,9 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->z3.last_use = xmalloc((size_t)m->layers * sizeof(double));
 	for (long i = 0; i < m->layers; i++)
 		b->z3.last_use[i] = -1;
+	b->z3.last_use_t = xmalloc((size_t)m->layers * 8 * sizeof(double));
+	for (long i = 0; i < m->layers * 8; i++)
+		b->z3.last_use_t[i] = -1;
 }
 
 /* Step i of the order. DualPipe (schedule.h): the forward of an F&B
@@ -316,12 +319,14 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 			continue;  /* no such layer */
 		if (blocks_price_kind(pl, m, inputs_cost(in), k & 1, k & 2, &b.kind[k].bk)) {
 			free(b.z3.last_use);
+			free(b.z3.last_use_t);
 			return -1;
 		}
 	}
 	struct sched_step *order = schedule_order(pl->parallel.schedule, pl->parallel.pp, stage, m_mb, b.v);
 	if (!order) {
 		free(b.z3.last_use);
+		free(b.z3.last_use_t);
 		return -1;
 	}
 	stage_plan_init(&sp, &b, m, order, m_mb);
@@ -362,6 +367,7 @@ int build_transformer_program(const struct inputs *in, const struct plan *pl, in
 	free(order);
 	free(b.grads.dp_tasks);
 	free(b.z3.last_use);
+	free(b.z3.last_use_t);
 	free(b.z3.hist_before);
 	free(b.z3.hist_el);
 	free(b.pg.ids);

@@ -25,8 +25,14 @@
  * batch's last, which runs beside it. The pass's prefetch does not
  * reach past its last layer (DeepSpeed's trace does, into the next
  * pass: not modelled), nor past the layer under full recomputation.
- * Residency (max_reuse_distance) and persistence are the per-tensor
- * model's. */
+ * Residency is decided per tensor, by its reuse distance (tensor_resident:
+ * the elements used between its two uses; under full recomputation a
+ * Linear is kept for its backward when twice the elements of the
+ * Linears after it in the layer are under max_reuse_distance, of GPT
+ * 175B's and 530B's layers only the last; the others are gathered
+ * again); persistence is the per-tensor model's. The head's and
+ * the embedding's parameters, which DeepSpeed's trace would count between
+ * the forward's last layer and the backward's first, are not counted. */
 #include <math.h>
 
 #include "build_transformer-private.h"
@@ -59,30 +65,37 @@ static int sync_gather(struct builder *b, double el)
 	return id;
 }
 
-/* Whether the model's layer of global index l is kept from its last use
- * (max_reuse_distance), as tensor_layer() decides. */
-static bool layer_resident(const struct builder *b, long l)
+/* Whether tensor j of the model's layer l, used next when `at` elements
+ * have been used, is still gathered: DeepSpeed releases a module's
+ * parameters after it runs unless its next use lies within
+ * max_reuse_distance elements, the parameters of the modules in the
+ * trace between the two uses (stage3.py release_sub_module L448-498,
+ * _keep_for_later L500-508, get_reuse_distance_in_numel L236-274,
+ * _distance_in_numel L276-285); a module here is one weight tensor's
+ * Linear. */
+static bool tensor_resident(const struct builder *b, long l, int j, double at)
 {
-	double lu = b->z3.last_use[l];
-	return lu >= 0 && b->z3.used - lu < b->z3.fw->reuse_elements;
+	double lu = b->z3.last_use_t[l * 8 + j];
+	return lu >= 0 && at - lu < b->z3.fw->reuse_elements;
 }
 
 /* The prefetch after tensor jj of the layer in pass order (see the top):
  * sets ahead and inflight. Returns what the module's compute waits for:
  * the batch's last but one, or gate when the batch holds fewer than two
- * gathers. */
-static int prefetch(struct builder *b, int jj, bool reverse, bool resident, int gate)
+ * gathers. A tensor still gathered (tensor_resident, at the elements used
+ * by the time it runs) is skipped. */
+static int prefetch(struct builder *b, int jj, bool reverse, int gate)
 {
 	const struct framework *f = b->z3.fw;
 	int n = b->z3.ntens, prev = gate, last = -1, cnt = 0;
-	double acc = 0;
+	double acc = 0, at = b->z3.used + b->z3.tens[reverse ? n - 1 - jj : jj];
 	for (int p = jj + 1; p < (1 + b->z3.left) * n && acc < f->prefetch_elements; p++) {
 		int k = p / n, pos = p % n, j = reverse ? n - 1 - pos : pos;
 		long l = b->z3.layer + (reverse ? -k : k);
 		double el = b->z3.tens[j];
-		if (k == 0 ? resident : layer_resident(b, l))
-			continue;
-		if (el < f->persist_elements)
+		bool resident = tensor_resident(b, l, j, at);
+		at += el;
+		if (resident || el < f->persist_elements)
 			continue;
 		if (cnt > 0)
 			prev = last;
@@ -99,13 +112,11 @@ void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time
 			       int mb, int chunk, bool reverse)
 {
 	const struct framework *f = b->z3.fw;
-	double *lu = &b->z3.last_use[b->z3.layer];
-	bool resident = layer_resident(b, b->z3.layer);
 	for (int jj = 0; jj < b->z3.ntens; jj++) {
 		int j = reverse ? b->z3.ntens - 1 - jj : jj;
 		double el = b->z3.tens[j];
 		int gate = -1;
-		if (!resident && el >= f->persist_elements) {
+		if (!tensor_resident(b, b->z3.layer, j, b->z3.used) && el >= f->persist_elements) {
 			if (b->z3.ahead > 0) {
 				/* prefetched: a batch's last is still in flight;
 				 * _synchronize_communication waits for it and
@@ -121,9 +132,10 @@ void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time
 			}
 		}
 		if (b->z3.inflight < 0)
-			gate = prefetch(b, jj, reverse, resident, gate);
+			gate = prefetch(b, jj, reverse, gate);
 		builder_compute(b, cat, time_s * el / b->z3.tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
+		b->z3.used += el;
+		b->z3.last_use_t[b->z3.layer * 8 + j] = b->z3.used;
 	}
-	b->z3.used += b->z3.tens_total;
-	*lu = b->z3.used;
+	b->z3.last_use[b->z3.layer] = b->z3.used;
 }

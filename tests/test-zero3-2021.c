@@ -8,10 +8,14 @@
  * gate, up and down of h f. Over d ranks DeepSpeed pads each to
  * ceil(n / d) d elements (partition_parameters.py _aligned_size) and
  * all-gathers the padded tensor, one all-gather per tensor, in forward
- * and again in backward; the last layer of forward is kept for backward
- * (max_reuse_distance 1e9 > one layer of 0.86 G elements), so a
- * micro-batch gathers 2 L - 1 layers: 159 x 7 = 1,113 all-gathers. A
- * ring all-gather of S bytes sends S (d - 1) / d from each rank.
+ * and again in backward. A tensor is kept from the forward's last layer
+ * for the backward's first when its reuse distance, the elements of the
+ * tensors used between (stage3.py _distance_in_numel: those after it in
+ * forward, then the same in backward), is under max_reuse_distance 1e9:
+ * down (0), up (2 x 235 M) and gate (4 x 235 M = 940 M) are; o (1.41 G),
+ * v, k and q are gathered again. A micro-batch gathers 159 x 7 + 4 =
+ * 1,117 tensors. A ring all-gather of S bytes sends S (d - 1) / d from
+ * each rank.
  *
  * Gradients (fp16, 2 B) are all-reduced, not reduce-scattered
  * (contiguous_gradients off: buffered_reduce_fallback), in buckets of
@@ -112,8 +116,10 @@ Test(zero3_2021, gathers_and_reductions_per_iteration_match_the_closed_form)
 	double layer = 0;
 	for (int i = 0; i < 7; i++)
 		layer += pad[i] * 2;
-	cr_expect_eq(ag, 159 * 7, "all-gathers: %d", ag);
-	cr_expect_lt(fabs(ag_bytes / (159 * layer) - 1), 1e-12, "gathered %.17g B", ag_bytes);
+	/* the last layer's q, k, v and o gathered again (tensors 0-3) */
+	double again = 2 * (pad[0] + pad[1] + pad[2] + pad[3]);
+	cr_expect_eq(ag, 159 * 7 + 4, "all-gathers: %d", ag);
+	cr_expect_lt(fabs(ag_bytes / (159 * layer + again) - 1), 1e-12, "gathered %.17g B", ag_bytes);
 	cr_expect_eq(ar, 81, "all-reduces: %d", ar);
 	cr_expect_lt(fabs(ar_bytes / (2 * params_total()) - 1), 1e-12, "all-reduced %.17g B", ar_bytes);
 	cr_expect_eq(rs, 0);
@@ -215,8 +221,10 @@ Test(zero3_2021, each_gpu_gets_the_closed_form_bandwidth_at_1024_gpus, .timeout 
 						   2 * size[k], &ct), 0);
 		double bw = 2 * size[k] * 1023 / 1024 / ct.ideal_time_s / 1e9;
 		cr_expect_lt(fabs(bw - want_bw[k]), 0.01, "gather of %.0f B: %.4f GB/s per GPU", 2 * size[k], bw);
-		sum += 159 * count[k] * (ct.ideal_time_s + 75.7e-6);
-		bytes += 159 * count[k] * 2 * size[k] * 1023 / 1024;
+		/* and the last layer's q, o (2 x h^2) and k, v (2 x h kv) again */
+		double n = 159 * count[k] + (k < 2 ? 2 : 0);
+		sum += n * (ct.ideal_time_s + 75.7e-6);
+		bytes += n * 2 * size[k] * 1023 / 1024;
 	}
 	inputs_destroy(in);
 
@@ -236,7 +244,7 @@ Test(zero3_2021, each_gpu_gets_the_closed_form_bandwidth_at_1024_gpus, .timeout 
 	cr_assert(r);
 	double got_bytes = jnum(r, "communication/bytes_per_gpu/param");
 	double busy = jnum(r, "breakdown/rank_classes/0/figures/param_comm_s");
-	cr_expect_eq(jnum(r, "breakdown/rank_classes/0/figures/param_collectives"), 159 * 7);
+	cr_expect_eq(jnum(r, "breakdown/rank_classes/0/figures/param_collectives"), 159 * 7 + 4);
 	cr_expect_eq(jnum(r, "breakdown/rank_classes/0/figures/dp_collectives"), 81);
 	cr_expect_lt(fabs(got_bytes / bytes - 1), 1e-12, "bytes %.17g vs %.17g", got_bytes, bytes);
 	cr_expect_lt(fabs(busy / sum - 1), 0.01, "gathers %.9g s (%.2f GB/s per GPU) vs closed form %.9g s "
@@ -261,4 +269,51 @@ Test(zero3_2021, deepspeed_04_is_a_dated_preset)
 	cr_assert_float_eq(framework_bucket_bytes(f, 1024, 2), 5e8 * 2, 1);
 	cr_assert(stack_find("deepspeed-zero3-2021")->ds_zero3_2021);
 	cr_assert(!stack_find("deepspeed")->ds_zero3_2021);
+}
+
+/* The validation family zero3-2021-a100 (Narayanan et al. 2021, Table 2,
+ * ZeRO-3 without model parallelism): each case's published iteration time
+ * is the paper's eq. (3), F = 96 B s l h^2 (1 + s / 6h + V / 16 l h), over
+ * its GPUs times the table's TFLOP/s per GPU; the family loads, every case
+ * runs on deepspeed@0.4's stack, fits, and its row is printed. */
+static const struct {
+	const char *name;
+	double l, h, batch, gpus, tflops;
+} zero3_rows[] = {
+	{ "zero3-175b-384gpu", 96, 12288, 1536, 384, 144 },
+	{ "zero3-175b-768gpu", 96, 12288, 1536, 768, 88 },
+	{ "zero3-175b-1536gpu", 96, 12288, 1536, 1536, 44 },
+	{ "zero3-530b-1120gpu", 105, 20480, 2240, 1120, 98 },
+	{ "zero3-530b-2240gpu", 105, 20480, 2240, 2240, 48 },
+};
+
+Test(zero3_2021, validation_family_is_the_papers_table_and_runs, .timeout = 300)
+{
+	const double s = 2048, vocab = 51200;
+	int n = (int)(sizeof(zero3_rows) / sizeof(zero3_rows[0]));
+	for (int i = 0; i < n; i++) {
+		double l = zero3_rows[i].l, h = zero3_rows[i].h, B = zero3_rows[i].batch;
+		double flops = 96 * B * s * l * h * h * (1 + s / (6 * h) + vocab / (16 * l * h));
+		double want = flops / (zero3_rows[i].gpus * zero3_rows[i].tflops * 1e12);
+		char path[512];
+		snprintf(path, sizeof(path), "validation/zero3-2021-a100/%s.json", zero3_rows[i].name);
+		json_t *c = load_json(src_path(path));
+		cr_expect_lt(fabs(jnum(c, "published/iteration_time_s") - want), 0.006, "%s: %.4f s vs eq. 3's %.4f s",
+			     path, jnum(c, "published/iteration_time_s"), want);
+		cr_expect_str_eq(jstr_at(c, "framework"), "deepspeed@0.4");
+		cr_expect_eq(jint_at(c, "parallel/dp"), (long)zero3_rows[i].gpus);
+		cr_expect_eq(jint_at(c, "nodes") * 8, (long)zero3_rows[i].gpus);
+		cr_expect_eq(jint_at(c, "training/global_batch") / jint_at(c, "training/micro_batch"),
+			     (long)zero3_rows[i].gpus, "%s: one micro-batch per GPU", path);
+		json_decref(c);
+	}
+	char args[2048], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "validation '%s' -j 2 --quiet", src_path("validation/zero3-2021-a100"));
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s\n%s", out ? out : "", err ? err : "");
+	for (int i = 0; i < n; i++)
+		cr_expect(strstr(out, zero3_rows[i].name), "%s missing:\n%s", zero3_rows[i].name, out);
+	cr_expect(strstr(out, "zero3-2021-a100                   5      0"), "%s", out);
+	cr_expect_null(strstr(out, "  NO\n"), "a published run is reported as not fitting:\n%s", out);
+	free(out);
+	free(err);
 }
