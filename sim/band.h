@@ -25,14 +25,20 @@
  *      bias is then the mean over the cases outside F). Its out-of-family
  *      residual is r_i = e_i - c_G(i).
  *   2. W = the smallest |r| that at least 80 % of the cases reach (the
- *      ceil(0.8 n)-th smallest): the out-of-family half-width; Wmax = the
- *      largest |r|.
+ *      ceil(0.8 n)-th smallest): the out-of-family half-width. Wx = the
+ *      same 80 % order statistic over the cases whose match in (1) was
+ *      itself extrapolated (4: nothing near once F is left out), once
+ *      there are BAND_EXTRAP_MIN_RUNS of them, else the largest |r|.
+ *      (Until 2026-12-07 Wx was the largest |r| always; with the 2021
+ *      ZeRO-3 family, whose runs miss the band they get by up to 182 %,
+ *      that was not an 80 % band but one family's worst run.)
  *   3. Family F's half-width w_F = max(W, q_F), q_F the same 80 % order
  *      statistic of F's leave-one-run-out residuals (e_j minus the mean
  *      of F's other runs; 0 for a one-run family). The overall row's is W.
  *   4. A plan the suite has nothing near (below) is extrapolated: its
- *      half-width is max(w_F, Wmax), the largest error the suite made
- *      out of family, and every report says why.
+ *      half-width is max(w_F, Wx, W): how far the suite's runs fell when
+ *      it had nothing near them, at the same 80 % level, and every
+ *      report says why.
  *
  * By (2) and (3), the suite's own cases, each banded as if its family had
  * never been run, fall inside their band at least 80 % of the time; that
@@ -79,7 +85,7 @@
  *   families[].optimistic_runs            int     -     required  runs predicted faster than measured
  *   families[].level_pct                  number  %     required  the band's level (80)
  *   families[].halfwidth_pct              number  %     required  w (cross-validated, rounded up to 0.1)
- *   families[].extrapolated_halfwidth_pct number  %     required  Wmax (the overall row's is used)
+ *   families[].extrapolated_halfwidth_pct number  %     required  max(W, Wx) (the overall row's is used)
  *   families[].oof_family                 string  -     required  where its runs match when it is left out
  *   families[].oof_mean_abs_pct           number  %     required  out of family: mean |r| of its runs
  *   families[].oof_max_abs_pct            number  %     required  out of family: largest |r|
@@ -104,6 +110,9 @@
 #include "plan.h"
 
 #define BAND_LEVEL 0.80
+/* Extrapolated cases needed before Wx is their 80 % order statistic
+ * (with 5, the 4th smallest |r|; below, the largest |r| of all). */
+#define BAND_EXTRAP_MIN_RUNS 5
 
 enum band_gen { BAND_GEN_OTHER, BAND_GEN_VOLTA, BAND_GEN_AMPERE, BAND_GEN_HOPPER, BAND_GEN_BLACKWELL,
 		BAND_GEN_N };
@@ -147,7 +156,7 @@ struct band {
 	double bias;                /* c: mean speed error, > 0 optimistic */
 	int optimistic_runs;        /* runs predicted faster than measured */
 	double halfwidth;           /* w, cross-validated at BAND_LEVEL */
-	double extrap_halfwidth;    /* Wmax (the overall row's is used) */
+	double extrap_halfwidth;    /* max(W, Wx) (the overall row's is used) */
 	const char *oof_family;     /* where its runs match when it is left out */
 	double oof_mean_abs, oof_max_abs, oof_bias;
 	int oof_covered;
@@ -157,7 +166,7 @@ struct band {
 /* A plan's band: the family matched and the interval of speed error. */
 struct band_pick {
 	const struct band *b;       /* the table's row (never NULL) */
-	double center, halfwidth;   /* c and w (Wmax when extrapolated) */
+	double center, halfwidth;   /* c and w (max(w, Wx) when extrapolated) */
 	double lo, hi;              /* c - w, c + w: real time = predicted x (1 + lo .. 1 + hi) */
 	bool extrapolated;
 	char why[320];              /* when extrapolated: "no validated run ..." */

@@ -140,20 +140,30 @@ struct band *band_cv_build(const struct band_case *c, int n, int *nrows)
 	free(names);
 	int nr = nf + 1;
 
-	/* 1-2: the out-of-family residuals on the centers alone */
-	double *r = xcalloc((size_t)n, sizeof(*r)), wmax = 0;
+	/* 1-2: the out-of-family residuals on the centers alone; those of the
+	 * runs whose pick was extrapolated (nothing near once their family is
+	 * left out) apart, for the extrapolated width */
+	double *r = xcalloc((size_t)n, sizeof(*r)), *rx = xcalloc((size_t)n, sizeof(*rx)), wmax = 0;
+	int nx = 0;
 	for (int i = 0; i < n; i++) {
 		struct band_pick p;
 		oof_pick(rows, nr, c, n, i, &p);
 		r[i] = c[i].speed - p.center;
 		wmax = fmax(wmax, fabs(r[i]));
+		if (p.extrapolated)
+			rx[nx++] = r[i];
 	}
 	double w = frac1_up(band_quantile(r, n, BAND_LEVEL));
+	/* an 80 % band like the others: the level's quantile of the
+	 * extrapolated runs' residuals, once there are enough of them to
+	 * read one (else the largest residual of all) */
+	double wx = nx >= BAND_EXTRAP_MIN_RUNS ? band_quantile(rx, nx, BAND_LEVEL) : wmax;
 	free(r);
+	free(rx);
 	/* 3: the half-widths */
 	for (int k = 0; k < nr; k++) {
 		rows[k].halfwidth = k < nf ? frac1_up(fmax(w, loo_width(c, n, rows[k].family))) : w;
-		rows[k].extrap_halfwidth = frac1_up(wmax);
+		rows[k].extrap_halfwidth = frac1_up(fmax(w, wx));
 	}
 	/* out-of-family statistics on the finished bands */
 	double *sum_abs = xcalloc((size_t)nr, sizeof(double)), *sum = xcalloc((size_t)nr, sizeof(double));
