@@ -285,6 +285,12 @@ void engine_ssp_tick(struct sim *S, struct rank_inst *ri);
 /* The staleness of the asynchronous updates into out. */
 void engine_ps_summary(struct sim *S, struct engine_result *out);
 
+/* ---- engine_alloc.cpp ---- */
+
+/* Back the heap with transparent huge pages from now on (the process's
+ * allocator): once per process, before SimGrid starts. */
+void engine_alloc_huge_pages(void);
+
 /* ---- engine_observer.c ---- */
 
 /* Wall-clock seconds (monotonic). */

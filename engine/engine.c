@@ -68,6 +68,7 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	int argc = 1;
 	char *argv[] = { "ddlsim", NULL };
 	xbt_log_control_set("root.thres:critical");
+	engine_alloc_huge_pages();
 	simgrid_init(&argc, argv);
 	/* SimGrid installs its own SIGINT handler (a status dump, then exit 1):
 	 * ours removes temporaries and exits 130 (cleanup.h) */

@@ -4,13 +4,23 @@
  *
  * glibc's own counters tell the two apart: mallinfo2().uordblks (bytes in
  * chunks malloc has handed out) does not fall when a pooled block is
- * deleted, and does not rise when it is taken again. */
+ * deleted, and does not rise when it is taken again.
+ *
+ * Huge pages: after engine_alloc_huge_pages the heap a block of new
+ * comes from, and the heap malloc grew to for an actor's stack (SimGrid
+ * takes it from malloc), are advised huge pages: their mapping's
+ * VmFlags in /proc/self/smaps carry "hg" (the kernel's proc(5)). */
 #include <criterion/criterion.h>
 #include <malloc.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
+
+#include <unistd.h>
 
 #include "sanitizer.h"
 
@@ -108,4 +118,58 @@ Test(alloc, a_block_holds_what_was_asked)
 			p[i] = (unsigned char)i;
 		delete_sized(p, n);
 	}
+}
+
+extern "C" void engine_alloc_huge_pages(void);
+
+/* Whether the mapping that holds address a is advised huge pages: its
+ * VmFlags line in /proc/self/smaps has the flag "hg". */
+static bool advised_huge(const void *a)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	cr_assert(f, "cannot read /proc/self/smaps");
+	auto x = reinterpret_cast<uintptr_t>(a);
+	char line[512];
+	bool in = false, found = false, hg = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
+			in = x >= lo && x < hi;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = true;
+			hg = strstr(line, " hg") != nullptr;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert(found, "no mapping holds %p", a);
+	return hg;
+}
+
+Test(alloc, huge_pages_back_the_heap_it_grows)
+{
+	SKIP_UNDER_SANITIZER();
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK))
+		cr_skip_test("this kernel has no transparent huge pages");
+	engine_alloc_huge_pages();
+	void *o = ::operator new(64);
+	cr_assert(advised_huge(o), "a block of new after engine_alloc_huge_pages is not advised");
+	/* 160 MiB of 32 KiB stacks, a new after each (SimGrid allocates an
+	 * actor's objects beside its stack): the heap grows past the first
+	 * 64 MiB it was advised with, and what it grew by is advised too */
+	enum { N = 5120 };
+	static void *stk[N], *obj[N];
+	for (int i = 0; i < N; i++) {
+		stk[i] = malloc(32 << 10);
+		obj[i] = ::operator new(200 + i % 7 * 16);
+	}
+	cr_assert(advised_huge(stk[N - 1]), "the last stack's heap is not advised");
+	cr_assert(advised_huge(obj[N - 1]), "the last object's heap is not advised");
+	for (int i = 0; i < N; i++) {
+		free(stk[i]);
+		::operator delete(obj[i]);
+	}
+	::operator delete(o);
 }
