@@ -1,13 +1,14 @@
 /* test-blackwell: the DGX B200 and GB300 NVL72 presets carry their
  * datasheet figures, and the block-scaled precisions (mxfp8, nvfp4) price
  * and store what models/precision.h says, only where a preset declares
- * their peak. */
+ * their peak; the B200's flash kernels run at their measured steady ratio. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "cost.h"
 #include "model.h"
 #include "op.h"
@@ -202,4 +203,29 @@ Test(blackwell, block_scaled_precision_refused_on_h100_with_its_path)
 		free(p);
 		free(dir);
 	}
+}
+
+/* A 1,000 W B200 runs a flash kernel in a steady step at 1237 / 1450 of its
+ * burst throughput (FlashAttention-4 on a B200 back to back, flashinfer PR
+ * #2899); the GB200 (1,200 W) has no such measurement and stays at 1; GEMMs
+ * keep sustained_clock_ratio 1 on both. */
+Test(blackwell, b200_flash_runs_at_its_measured_steady_ratio)
+{
+	struct topology *hgx = load_topology("topologies/dgx-b200.json");
+	struct topology *nvl = load_topology("topologies/gb200-nvl72.json");
+	cr_expect_float_eq(hgx->gpu.flash_sustained_ratio, 0.853, 1e-12);
+	cr_expect_float_eq(nvl->gpu.flash_sustained_ratio, 1, 1e-12);
+	struct op at = { .kind = OP_ATTN, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 64,
+			 .m = 8192, .n = 8192, .k = 128, .causal = true };
+	at.flops = attention_flops(ATTN_FLASH, true, false, 64, 8192, 128);
+	double iso = cost_roofline_time_isolated(&hgx->gpu, &at) - hgx->gpu.kernel_launch_s;
+	double steady = cost_roofline_time(&hgx->gpu, &at) - hgx->gpu.kernel_launch_s;
+	cr_expect_float_eq(steady, iso * 1450.0 / 1237.0, 2e-3 * iso, "%g against %g", steady, iso);
+	struct op mm = { .kind = OP_GEMM, .dtype = DTYPE_FP8, .m = 8192, .n = 8192, .k = 8192,
+			 .batch = 1 };
+	mm.flops = 2 * mm.m * mm.n * mm.k;
+	cr_expect_float_eq(cost_roofline_time(&hgx->gpu, &mm), cost_roofline_time_isolated(&hgx->gpu, &mm),
+			   1e-12);
+	topology_destroy(hgx);
+	topology_destroy(nvl);
 }
