@@ -578,3 +578,31 @@ json_t *kineto_arg(const struct kineto_op *op, const char *key)
 	json_t *v = json_object_get(op->args, key);
 	return json_is_array(v) ? v : NULL;
 }
+
+static const struct {
+	const char *name;
+	enum dtype dt;
+} torch_types[] = {
+	{ "c10::BFloat16", DTYPE_BF16 }, { "c10::Half", DTYPE_FP16 }, { "c10::Float8_e4m3fn", DTYPE_FP8 },
+	{ "c10::Float8_e4m3fnuz", DTYPE_FP8 }, { "float", DTYPE_FP32 },
+};
+
+bool kineto_dtype(const char *s, bool tf32, enum dtype *out)
+{
+	for (size_t i = 0; s && i < sizeof(torch_types) / sizeof(torch_types[0]); i++)
+		if (!strcmp(s, torch_types[i].name)) {
+			*out = torch_types[i].dt == DTYPE_FP32 && tf32 ? DTYPE_TF32 : torch_types[i].dt;
+			return true;
+		}
+	return false;
+}
+
+const char *kineto_torch_type(enum dtype d)
+{
+	if (d == DTYPE_TF32)
+		d = DTYPE_FP32;
+	for (size_t i = 0; i < sizeof(torch_types) / sizeof(torch_types[0]); i++)
+		if (torch_types[i].dt == d)
+			return torch_types[i].name;
+	return NULL;
+}

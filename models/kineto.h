@@ -74,6 +74,7 @@
 #include <stdio.h>
 
 #include "diag.h"
+#include "precision.h"
 
 /* One call of a CPU op of interest. */
 struct kineto_op {
@@ -135,6 +136,16 @@ void kineto_comm_add(struct kineto_trace *t, const char *name, json_t *args, dou
  * size: calls, median time, algorithm bandwidth, for people
  * (kineto_comm.c). */
 void kineto_comm_summary(const struct kineto_trace *t, bool drop_first, FILE *f);
+
+/* PyTorch's name of a tensor's dtype in a trace's "Input type" (c10's
+ * ScalarType: "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn",
+ * "float"): kineto_dtype() reads one (an fp32 input is tf32 when the
+ * caller says TF32 was on; Float8_e4m3fnuz is fp8 too), false for any
+ * other; kineto_torch_type() names one, NULL for a dtype the profile has
+ * no entry for. One table (kineto.c), so that what report_kineto.c writes
+ * is what calib-trace reads back. */
+bool kineto_dtype(const char *s, bool tf32, enum dtype *out);
+const char *kineto_torch_type(enum dtype d);
 
 /* args[key] of op as an array, or NULL. */
 json_t *kineto_arg(const struct kineto_op *op, const char *key);

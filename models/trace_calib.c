@@ -145,15 +145,7 @@ static int read_dtype(const struct kineto_op *op, int i, bool tf32, enum dtype *
 		snprintf(why, n, "no \"Input type\" for input %d (record_shapes=True records it)", i);
 		return -1;
 	}
-	if (!strcmp(s, "c10::BFloat16"))
-		*out = DTYPE_BF16;
-	else if (!strcmp(s, "c10::Half"))
-		*out = DTYPE_FP16;
-	else if (!strcmp(s, "c10::Float8_e4m3fn") || !strcmp(s, "c10::Float8_e4m3fnuz"))
-		*out = DTYPE_FP8;
-	else if (!strcmp(s, "float"))
-		*out = tf32 ? DTYPE_TF32 : DTYPE_FP32;
-	else {
+	if (!kineto_dtype(s, tf32, out)) {
 		snprintf(why, n, "input dtype '%s' is none of the profile's (fp32, tf32, fp16, bf16, "
 			 "fp8_e4m3)", s);
 		return -1;

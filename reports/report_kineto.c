@@ -35,24 +35,8 @@
 #include "report-private.h"
 #include "topology.h"
 #include "inputs.h"
+#include "kineto.h"
 #include "xalloc.h"
-
-static const char *torch_type(enum dtype d)
-{
-	switch (d) {
-	case DTYPE_FP32:
-	case DTYPE_TF32:
-		return "float";
-	case DTYPE_FP16:
-		return "c10::Half";
-	case DTYPE_BF16:
-		return "c10::BFloat16";
-	case DTYPE_FP8:
-		return "c10::Float8_e4m3fn";
-	default:
-		return NULL;
-	}
-}
 
 static json_t *dims(int n, const double *v)
 {
@@ -66,7 +50,7 @@ static json_t *dims(int n, const double *v)
  * none for it (then a ddlsim:: op). */
 static json_t *op_args(const struct op_timing *o, char *name, size_t nn)
 {
-	const char *t = torch_type(o->dtype);
+	const char *t = kineto_torch_type(o->dtype);
 	json_t *in = json_array(), *ty = json_array(), *ci = NULL;
 	double a[3], b[3], rows = o->row > 0 ? o->m / o->row : 0;
 	const char *mk = o->membound_kind;

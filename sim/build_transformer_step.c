@@ -67,6 +67,21 @@ static int tp_coll_bytes(struct builder *b, enum coll_op op, double bytes, int m
 	return b->stream.last;
 }
 
+/* Megatron-SP backward, after the TP all-gather of the gradient: the
+ * column-parallel GEMM's input, kept sharded, is gathered again for the
+ * weight gradient beside the data-gradient GEMM (both wait for that
+ * all-gather; the TP stream runs the re-gather before the reduce-scatter,
+ * which waits for both). Returns the all-gather, what the GEMM waits for. */
+static int sp_regather_beside(struct builder *b, int mb, int chunk)
+{
+	int gather = b->stream.last;
+	struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
+			  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->msg.act_bytes,
+			  .mb = mb, .chunk = chunk };
+	program_add(b->p, &t, &gather, 1);
+	return gather;
+}
+
 /* DeepSpeed's PipelineEngine with TP (stack.h pipe_partitioned): each TP
  * rank sends 1/t of a pipeline message and the receiver all-gathers it. */
 static bool pipe_partitioned(const struct builder *b)
@@ -191,10 +206,7 @@ static void moe_mlp(struct builder *b, enum task_cat cat, bool bwd, double flops
 
 	if (shared && bwd) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
-		struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
-				  .op = COLL_ALLGATHER, .group = GROUP_TP, .bytes = b->msg.act_bytes,
-				  .mb = mb, .chunk = chunk };
-		program_add(b->p, &t, &b->stream.last, 1);   /* the re-gather, beside */
+		sp_regather_beside(b, mb, chunk);
 	}
 	builder_compute(b, cat, bwd ? k->moe_post[ps] - wg[2] : k->moe_pre[ps], flops, mb, chunk,
 			b->stream.last);
@@ -330,16 +342,7 @@ static void half(struct builder *b, enum task_cat cat, enum wl_block blk, double
 	if (tp && b->pl->parallel.sp) {
 		tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		if (cat == CAT_BACKWARD) {
-			/* Megatron-SP backward: the column-parallel GEMM's input,
-			 * kept sharded, is gathered again for the weight gradient,
-			 * overlapping the data-gradient GEMM; the reduce-scatter
-			 * of the input gradient waits for both */
-			int gather = b->stream.last;
-			struct task t = { .kind = TASK_COLL, .stream = STREAM_TP, .cat = CAT_TP_COMM,
-					  .op = COLL_ALLGATHER, .group = GROUP_TP,
-					  .bytes = b->msg.act_bytes, .mb = mb, .chunk = chunk };
-			int regather = program_add(b->p, &t, &gather, 1);
-			(void)regather; /* the TP stream runs it before the reduce-scatter */
+			int gather = sp_regather_beside(b, mb, chunk);
 			body(b, cat, blk, time_s, extra_s, flops, mb, chunk, gather);
 			tp_coll(b, COLL_REDUCE_SCATTER, mb, chunk);
 			return;

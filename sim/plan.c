@@ -232,10 +232,15 @@ const struct gpu_spec *plan_rank_gpu(const struct plan *p, const struct inputs *
 	return g >= 0 ? &p->group[g].gpu : &t->gpu;
 }
 
+bool plan_groups_same_gpu(const struct plan *p, int i, int j)
+{
+	return !memcmp(&p->group[i].gpu, &p->group[j].gpu, sizeof(p->group[i].gpu));
+}
+
 bool plan_mixed_gpus(const struct plan *p)
 {
 	for (int i = 1; i < p->ngroups; i++)
-		if (memcmp(&p->group[i].gpu, &p->group[0].gpu, sizeof(p->group[0].gpu)) != 0)
+		if (!plan_groups_same_gpu(p, i, 0))
 			return true;
 	return false;
 }

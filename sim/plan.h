@@ -449,8 +449,11 @@ int plan_node_group(const struct plan *p, int node);
 /* The GPU of global rank (GPU index) r: its node group's, else the
  * topology's. Borrowed from p or in. */
 const struct gpu_spec *plan_rank_gpu(const struct plan *p, const struct inputs *in, int r);
-/* Whether some node has another GPU than the others (folding off). */
+/* Whether some node has another GPU than the others (then folded only by
+ * classes of replicas: sim/simulate_fold.c). */
 bool plan_mixed_gpus(const struct plan *p);
+/* Whether node groups i and j have the same GPU (the preset's values). */
+bool plan_groups_same_gpu(const struct plan *p, int i, int j);
 /* A GPU's GEMM rate at precision dt (peak x best GEMM efficiency), the
  * speed node_order sorts by. */
 double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt);

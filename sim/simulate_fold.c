@@ -42,8 +42,9 @@ static bool full_bisection(const struct topology *t)
 /* tree_pp, drift, distinct: exact folding refuses the run for that
  * reason; exact: it would fold exactly; cheap_ok: cheap folding takes
  * the partly filled leaf or pod (by classes or as alike), so it is not
- * the reason; mixed: mixed_fold_why()'s refusal (why NULL: none). Every refusal names one (tests/test-fold.c
- * an_unfolded_run_says_why, tests/test-estimate.c). */
+ * the reason; mixed: mixed_fold_why()'s refusal (why NULL: none).
+ * Every refusal names one (tests/test-fold.c an_unfolded_run_says_why,
+ * tests/test-estimate.c). */
 static struct fold_why fold_reason(const struct plan *pl, const struct topology *t, bool tree_pp,
 				   bool drift, bool distinct, bool exact, bool cheap_ok,
 				   struct fold_why mixed)
@@ -157,6 +158,24 @@ static int dp_reduce_alike(const struct topology *t, const struct plan *pl,
 	return rc;
 }
 
+/* Whether the gradient all-reduce of some stage loads its data-parallel
+ * members unequally (dp_reduce_alike: DP_UNEQUAL_BYTES, a tree) into
+ * *unequal. Returns 0 or -1 (a plan that cannot be made, reported). */
+static int some_stage_unequal(const struct topology *t, const struct plan *pl,
+			      const struct placement *place, const struct program *progs, bool *unequal,
+			      struct diag *d)
+{
+	*unequal = false;
+	for (int s = 0; s < pl->parallel.pp && !*unequal; s++) {
+		int u = dp_reduce_alike(t, pl, place, &progs[s], placement_rank(place, 0, 0, s));
+		if (u < 0)
+			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+					 pl->communication.coll_algo);
+		*unequal = u == DP_UNEQUAL_BYTES;
+	}
+	return 0;
+}
+
 /* Class folding, "auto" only: on a fat tree a partly filled leaf or pod
  * changes the sharing of the links near it, and the replicas with a rank
  * or traffic on it, simulated whole (fold_partial.c), make the folded run
@@ -196,14 +215,10 @@ static int partly_filled_alike(const struct plan *pl, const struct topology *t,
 	if (full_bisection(t) || pl->parallel.dp <= 1 || pl->parallel.pp > 2 || any_distinct ||
 	    pl->parallel.dp_sync == DP_SYNC_PS || (!tree && strcmp(algo, "ring") && strcmp(algo, "auto")))
 		return 0;
-	*alike = true;
-	for (int s = 0; s < pl->parallel.pp && *alike && !tree; s++) {
-		int u = dp_reduce_alike(t, pl, place, &progs[s], placement_rank(place, 0, 0, s));
-		if (u < 0)
-			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
-					 algo);
-		*alike = u != DP_UNEQUAL_BYTES;
-	}
+	bool unequal = false;
+	if (!tree && some_stage_unequal(t, pl, place, progs, &unequal, d))
+		return -1;
+	*alike = !unequal;
 	return 0;
 }
 
@@ -248,20 +263,15 @@ static int mixed_fold_why(const struct plan *pl, const struct topology *t,
 					"replicas' paths taken as alike), or a non-blocking fabric" };
 		return 0;
 	}
-	for (int s = 0; s < pl->parallel.pp && pl->parallel.dp > 1; s++) {
-		int u = dp_reduce_alike(t, pl, place, &progs[s], placement_rank(place, 0, 0, s));
-		if (u < 0)
-			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
-					 pl->communication.coll_algo);
-		if (u == DP_UNEQUAL_BYTES) {
-			*w = (struct fold_why){ "node groups with different GPUs make the data-parallel "
-						"replicas differ, and a tree all-reduce loads its members "
-						"unequally: folding by classes of GPUs is not made for it",
-						"communication.algorithm \"ring\" folds it one replica per "
-						"class of GPUs; simulation.fold \"on\" folds it anyway" };
-			return 0;
-		}
-	}
+	bool unequal = false;
+	if (pl->parallel.dp > 1 && some_stage_unequal(t, pl, place, progs, &unequal, d))
+		return -1;
+	if (unequal)
+		*w = (struct fold_why){ "node groups with different GPUs make the data-parallel "
+					"replicas differ, and a tree all-reduce loads its members "
+					"unequally: folding by classes of GPUs is not made for it",
+					"communication.algorithm \"ring\" folds it one replica per "
+					"class of GPUs; simulation.fold \"on\" folds it anyway" };
 	return 0;
 }
 

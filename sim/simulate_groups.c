@@ -34,7 +34,7 @@ static void replica_classes(const struct plan *pl, const struct placement *place
 	for (int k = 0; k < pl->ngroups; k++) {
 		gpu_of[k] = k;
 		for (int j = 0; j < k && gpu_of[k] == k; j++)
-			if (!memcmp(&pl->group[j].gpu, &pl->group[k].gpu, sizeof(pl->group[k].gpu)))
+			if (plan_groups_same_gpu(pl, j, k))
 				gpu_of[k] = j;
 	}
 	/* sig[dp * per + i]: the GPU of replica dp's i-th rank */
