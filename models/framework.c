@@ -87,7 +87,9 @@
  *     stage 3's overlap_comm True (L60, config.py L105-108);
  *   - ZeRO-3 granularity [source]: one gather per parameter, prefetch
  *     5e7 elements (L105), max_reuse_distance 1e9 (L102),
- *     param_persistence_threshold 1e5 (L111);
+ *     param_persistence_threshold 1e5 (L111); max_live_parameters 1e9
+ *     (L98), stage3.py L711 passes it to the coordinator, which
+ *     prefetches only while fewer elements are available (L349);
  *   - attention: unfused (the year's Megatron-LM models; FlashAttention
  *     was published in 2022).
  * fsdp2 (PyTorch 2.5: torch.distributed._composable.fsdp; the public page
@@ -195,7 +197,7 @@ const struct framework framework_table[] = {
 	  "megatron/core/distributed/distributed_data_parallel_config.py (bucket_size "
 	  "max(40e6, 1e6 dp) params; overlap_grad_reduce, overlap_param_gather, "
 	  "use_distributed_optimizer False)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, true },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, true, 0 },
 	{ "nemo", "2.0", "NVIDIA NeMo 2.0 LLM recipes (on Megatron-Core 0.9)",
 	  GRAD_FP32_IF_BF16, BUCKET_MCORE, 0, true, true, 1, ATTN_FLASH,
 	  "NeMo v2.0.0 (e938df3): nemo/collections/llm/recipes/llama3_70b.py (DDP config "
@@ -203,7 +205,7 @@ const struct framework framework_table[] = {
 	  "(use_distributed_optimizer True), recipes/precision/mixed_precision.py "
 	  "(grad_reduce_in_fp32 True for bf16_mixed, False for fp16_mixed), "
 	  "nemo/lightning/pytorch/plugins/mixed_precision.py",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, false },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "megatron-te", true, false, 0 },
 	{ "deepspeed", "0.15", "Microsoft DeepSpeed (ZeRO config defaults)",
 	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_FLASH,
 	  "DeepSpeed v0.15.0 (55b4cae): deepspeed/runtime/zero/config.py (stage 0, "
@@ -211,30 +213,31 @@ const struct framework framework_table[] = {
 	  "deepspeed/runtime/engine.py (stage-0 allreduce buckets 5e8 elements; "
 	  "communication_data_type None -> the fp16/bf16 model dtype; stage3_prefetch_bucket_size 5e7, "
 	  "stage3_param_persistence_threshold 1e5, stage3_max_reuse_distance 1e9)",
-	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed", false, false },
+	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed", false, false, 0 },
 	{ "deepspeed", "0.4", "Microsoft DeepSpeed of 2021 (v0.4 ZeRO config defaults)",
 	  GRAD_AS_PARAMS, BUCKET_ELEMENTS, 5e8, false, false, 0, ATTN_UNFUSED,
 	  "DeepSpeed v0.4.0 (2d302d6): deepspeed/runtime/zero/constants.py L50-111 (stage 0, "
 	  "stage-3 overlap_comm True, contiguous_gradients False, reduce_bucket_size 5e8, "
-	  "prefetch_bucket_size 5e7, max_reuse_distance 1e9, param_persistence_threshold 1e5), "
+	  "prefetch_bucket_size 5e7, max_reuse_distance 1e9, param_persistence_threshold 1e5, "
+	  "max_live_parameters 1e9: stage3.py L349, L711), "
 	  "deepspeed/runtime/zero/stage3.py allreduce_bucket (fp16 as the model)",
 	  GATHER_PER_TENSOR, 5e7, 1e9, 1e5, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "deepspeed-zero3-2021",
-	  false, false },
+	  false, false, 1e9 },
 	{ "fsdp2", "2.5", "PyTorch FSDP2 (fully_shard)",
 	  GRAD_AS_PARAMS, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "pytorch torch/distributed/_composable/fsdp/fully_shard.py, _fsdp_api.py "
 	  "(stored pre-2.6 commits 012c62d, 0b2c60e; tag v2.5.0 not read): fully_shard "
 	  "(ZeRO-3, one reduce-scatter per module), MixedPrecisionPolicy reduce_dtype None",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager", false, false },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "hf-eager", false, false, 0 },
 	{ "torchtitan", "0.1", "PyTorch TorchTitan (FSDP2 + SDPA)",
 	  GRAD_FP32, BUCKET_PER_UNIT, 0, true, true, 3, ATTN_FLASH,
 	  "torchtitan v0.1.0 (f7084fc): torchtitan/config_manager.py "
 	  "(mixed_precision_reduce float32, data_parallel_shard_degree -1), "
 	  "torchtitan/models/llama3/infra/parallelize.py (fully_shard per block), "
 	  "torchtitan/models/attention.py (SDPA)",
-	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "torchtitan", false, false },
+	  GATHER_PER_UNIT, 0, 0, 0, C10D_LAUNCH_S, C10D_LAUNCH_SRC, "torchtitan", false, false, 0 },
 	{ NULL, NULL, NULL, GRAD_AS_PARAMS, BUCKET_BYTES, 0, false, false, 0, ATTN_UNFUSED, NULL,
-	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL, NULL, false, false },
+	  GATHER_PER_UNIT, 0, 0, 0, 0, NULL, NULL, false, false, 0 },
 };
 
 const struct framework *framework_find(const char *spec, bool *known_name)

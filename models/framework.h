@@ -75,6 +75,10 @@ struct framework {
 	 * average (reads and writes it). */
 	bool bucket_nan_check;
 	bool bucket_scale;
+	/* GATHER_PER_TENSOR under DeepSpeed 0.4's coordinator (stack
+	 * deepspeed-zero3-2021): no prefetch while this many gathered
+	 * elements are available (stage3_max_live_parameters); 0: no limit */
+	double live_elements;
 };
 
 /* The presets, newest version of each framework first, NULL name last. */

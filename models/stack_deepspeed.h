@@ -230,11 +230,17 @@
  *     ProcessGroupNCCL.cpp, the 1.8/1.9 c10d) gathers into a
  *     flatten_for_scatter_gather buffer and copies each output view out
  *     of it on the NCCL stream (outputTensors[i][j].copy_: r2 w2 per
- *     element). Per gather: 2 + 4 / d B per element before it, 4 after.
+ *     element), one copy_ per rank's view: d kernels per gather, each
+ *     at the GPU's kernel latency, issued by the host from C++ at the
+ *     stack's backward issue time (TORCH_HOST_ISSUE), the slower of the
+ *     two (sim/build_transformer_ds2021.c). Per gather: 2 + 4 / d B per
+ *     element before it, 4 after.
  *   - prefetch [source] stage3.py pre_sub_module_forward_function
  *     L1517-1539 and pre_sub_module_backward_function L1552-1560: fetch,
  *     then prefetch_next_sub_modules (L342-367) only when no handle is
- *     in flight (L349) and the trace of the first step is complete
+ *     in flight and fewer elements than max_live_parameters (L98: 1e9,
+ *     passed to the coordinator at L711) are available, the module's
+ *     own among them (L349), and the trace of the first step is complete
  *     (L345, finish_tracing L2552): get_params_to_prefetch (L202-232)
  *     takes the next NOT_AVAILABLE parameters of the trace until their
  *     elements reach prefetch_bucket_size (the one crossing it

@@ -217,6 +217,11 @@ void builder_grads_ready(struct builder *b, double bytes, bool reduce_now);
 /* Reduce what the open buckets hold (build_transformer_grads.c). */
 void builder_flush_bucket(struct builder *b);
 
+/* The time of c10d's copy out of a list all-gather of a padded elements
+ * under DeepSpeed 0.4 (build_transformer_ds2021.c): one copy_ per rank,
+ * z3.ranks kernels on the GPU, issued one by one by the host. */
+double builder_ds2021_copy_out_time(const struct builder *b, double a);
+
 /* A layer's compute under DeepSpeed 0.4's ZeRO-3 coordinator
  * (builder_z3.sync): one chunk per weight tensor (reverse order in
  * backward), each parameter gathered behind a device synchronize, and

@@ -14,11 +14,32 @@
  * element). A tensor of el elements over d ranks is gathered as
  * ceil(el / d) d elements.
  *
+ * The copy out is one copy_ per rank (pytorch/pytorch 00f5dfd5,
+ * torch/lib/c10d/ProcessGroupNCCL.cpp, ProcessGroupNCCL::allgather: a
+ * loop over the d output views, outputTensors[i][j].copy_(
+ * outputFlattened[i][j], true), each under recordStream, on the NCCL
+ * stream; DeepSpeed's list holds one view per rank, partition_parameters.py
+ * L824-834 at v0.4.0): d kernels, each paying the GPU preset's fixed
+ * kernel latency (kernel_launch_us), issued one after another from C++
+ * by the host at the stack's backward issue time (a C++ op and its
+ * launch, stack-private.h TORCH_HOST_ISSUE: 3.6 us); the copy takes the
+ * slower of the two (host.h). At 1,536 ranks that is 1,536 launches per
+ * gather, 6.1 ms on an A100 at 4 us each, where a single copy of a
+ * 302 MB tensor takes 0.4 ms. Not priced: the host's loop that builds
+ * the d views before the gather (L824-829: a narrow and a
+ * torch.distributed.get_rank per rank, Python; no public measurement of
+ * either at torch 1.8) and the compute issued after the gather waiting
+ * for the host's issue of the copies.
+ *
  * The coordinator's order, per module (pre-forward or pre-backward
  * hook): a tensor neither resident nor prefetched is gathered and
  * waited for; one prefetched in flight (a batch's last) is waited for,
  * with the gradient reductions in flight;
- * then, when nothing is in flight, the next tensors of the pass not yet
+ * then, when nothing is in flight and the module's gathered elements
+ * are fewer than max_live_parameters (stage3.py L349: the coordinator's
+ * count of available elements, which the module's own are part of once
+ * fetched; of GPT 530B's Linears, the QKV and both MLP ones, 1.26e9 and
+ * 1.68e9 elements, are not, so no prefetch runs beside them), the next tensors of the pass not yet
  * gathered are prefetched until their elements reach
  * prefetch_bucket_size, one after another (each behind a device
  * synchronize), and the module's compute is issued after all but the
@@ -34,8 +55,10 @@
  * the embedding's parameters, which DeepSpeed's trace would count between
  * the forward's last layer and the backward's first, are not counted. */
 #include <math.h>
+#include <stdio.h>
 
 #include "build_transformer-private.h"
+#include "host.h"
 #include "xalloc.h"
 
 /* The last gradient reduction issued, or -1. */
@@ -59,10 +82,21 @@ static int sync_gather(struct builder *b, double el)
 			  .launch_s = b->z3.launch_s };
 	id = program_add(b->p, &t, &id, 1);
 	struct task out = { .kind = TASK_COMPUTE, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			    .time_s = builder_copy_time(b, "ds_gather_copy_out", a, 2 * a * w) };
+			    .time_s = builder_ds2021_copy_out_time(b, a) };
 	id = program_add(b->p, &out, &id, 1);
 	b->z3.last_param = id;
 	return id;
+}
+
+double builder_ds2021_copy_out_time(const struct builder *b, double a)
+{
+	double d = (double)b->z3.ranks;
+	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 1,
+			 .m = a, .bytes = 2 * a * b->z3.wbytes, .kernels = (int)b->z3.ranks };
+	snprintf(op.name, sizeof(op.name), "ds_gather_copy_out");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
+	struct host_issue h = plan_host_issue(b->pl);
+	return host_block_time(&h, cost_op_time(b->cost, &op), d * h.bwd_s);
 }
 
 /* Whether tensor j of the model's layer l, used next when `at` elements
@@ -131,7 +165,12 @@ void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time
 				gate = sync_gather(b, el);
 			}
 		}
-		if (b->z3.inflight < 0)
+		/* prefetch only with no gather in flight and fewer gathered
+		 * elements available than max_live_parameters: this module's
+		 * (stage3.py L349; those kept for a later use, the current
+		 * one for GPT's layers, are not added) */
+		double avail = el >= f->persist_elements ? el : 0;
+		if (b->z3.inflight < 0 && (f->live_elements <= 0 || avail < f->live_elements))
 			gate = prefetch(b, jj, reverse, gate);
 		builder_compute(b, cat, time_s * el / b->z3.tens_total, jj == 0 ? flops : 0, mb, chunk, gate);
 		b->z3.used += el;

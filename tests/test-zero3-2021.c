@@ -191,6 +191,141 @@ Test(zero3_2021, deepspeed_015_reduce_scatters_and_does_not_pad)
 	inputs_destroy(in);
 }
 
+/* c10d's copy out of a list all-gather (torch 1.8/1.9 ProcessGroupNCCL::
+ * allgather, 00f5dfd5): one copy_ per rank's view, so each gather of a
+ * padded elements over d ranks ends with d copies of a / d elements on
+ * the NCCL stream. On the GPU: d kernels at the A100 preset's fixed
+ * latency (4 us) plus the bytes, r2 w2 per element at 2,039 GB/s x 0.85
+ * (gpus/a100-sxm4-80gb.json); on the host: d issues at the stack's
+ * backward issue time (TORCH_HOST_ISSUE, 3.6 us); the copy takes the
+ * slower. At 24 ranks the GPU's 96 us of launches beat the host's
+ * 86.4 us; with a host issue time of 10 us the host's d x 10 us is what
+ * the copy takes. Before the loop per rank was priced, a copy was one
+ * kernel (4 us plus the bytes) at any rank count. */
+static void copy_out_times(int nodes, double host_bwd_us, int *n, double *worst)
+{
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/llama2-70b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &dg);
+	cr_assert(in);
+	struct plan pl;
+	plan_init(&pl);
+	bool known;
+	pl.framework = framework_index(framework_find("deepspeed@0.4", &known));
+	pl.nodes = nodes;
+	pl.parallel.dp = 8 * nodes;
+	pl.parallel.zero = ZERO_3;
+	pl.given |= PLAN_GIVEN_ZERO;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 8 * nodes;
+	pl.training.micro_batch = 1;
+	pl.training.precision = DTYPE_FP16;
+	if (host_bwd_us >= 0)
+		pl.compute.host_issue_us[1] = host_bwd_us;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	diag_finish(&dg);
+	double d = 8.0 * nodes, host = 1e-6 * (host_bwd_us >= 0 ? host_bwd_us : 3.6);
+	*n = 0;
+	*worst = 0;
+	for (int i = 0; i + 1 < p.n; i++) {
+		const struct task *t = &p.t[i], *out = &p.t[i + 1];
+		if (t->kind != TASK_COLL || t->stream != STREAM_PARAM || t->op != COLL_ALLGATHER)
+			continue;
+		cr_assert_eq(out->kind, TASK_COMPUTE);
+		cr_assert_eq(out->stream, STREAM_PARAM);
+		double a = t->bytes / 2;
+		double gpu = d * 4e-6 + 2 * a * 2 / (2039e9 * 0.85);
+		double want = fmax(gpu, d * host);
+		*worst = fmax(*worst, fabs(out->time_s / want - 1));
+		(*n)++;
+	}
+	program_finish(&p);
+	inputs_destroy(in);
+}
+
+Test(zero3_2021, c10d_copies_out_one_view_per_rank)
+{
+	int n;
+	double worst;
+	copy_out_times(3, -1, &n, &worst);
+	cr_expect_eq(n, 159 * 7 + 4);
+	cr_expect_lt(worst, 1e-9, "24 ranks, GPU-bound: worst copy %.3g off the closed form", worst);
+	copy_out_times(3, 10, &n, &worst);
+	cr_expect_lt(worst, 1e-9, "24 ranks at 10 us per issue, host-bound: worst %.3g off", worst);
+	copy_out_times(128, -1, &n, &worst);
+	cr_expect_lt(worst, 1e-9, "1,024 ranks: worst copy %.3g off the closed form", worst);
+}
+
+/* max_live_parameters (1e9 elements, stage3.py L349 at v0.4.0): the
+ * coordinator prefetches only while fewer elements than that are
+ * available, the module's own among them once fetched. GPT 530B's
+ * Linears hold 3h^2 = 1.26e9 (QKV), h^2 = 0.42e9 (projection) and
+ * 4h^2 = 1.68e9 (each MLP) elements: only the projection's module is
+ * under the limit, so a pass prefetches one tensor beside the
+ * projection's compute (the first MLP's) and gathers the others when
+ * their module runs. Per layer: the forward's projection, the
+ * recomputation's projection (the layer's last Linear, kept for its
+ * backward within max_reuse_distance, is not prefetched across), and the
+ * backward's projection (prefetching QKV): 3 of the layer's 11 gathers
+ * run beside compute. A gather is counted as prefetched when the
+ * compute task after it does not wait for it. */
+static int prefetched_gathers(const char *model, int *gathers)
+{
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline",
+					NULL, &dg);
+	cr_assert(in);
+	struct plan pl;
+	plan_init(&pl);
+	bool known;
+	pl.framework = framework_index(framework_find("deepspeed@0.4", &known));
+	pl.nodes = 3;
+	pl.parallel.dp = 24;
+	pl.parallel.zero = ZERO_3;
+	pl.given |= PLAN_GIVEN_ZERO;
+	pl.parallel.recompute = RECOMPUTE_FULL;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 24;
+	pl.training.micro_batch = 1;
+	pl.training.precision = DTYPE_FP16;
+	plan_resolve(&pl, in);
+	struct program p;
+	program_init(&p);
+	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
+	diag_finish(&dg);
+	int n = 0;
+	*gathers = 0;
+	for (int i = 0; i + 1 < p.n; i++) {
+		if (p.t[i].kind != TASK_COLL || p.t[i].stream != STREAM_PARAM)
+			continue;
+		(*gathers)++;
+		int k = i + 2;
+		while (k < p.n && p.t[k].stream != STREAM_COMPUTE)
+			k++;
+		if (k >= p.n)
+			continue;
+		bool waits = false;
+		for (int e = 0; e < p.t[k].ndeps; e++)
+			waits |= p.deps[p.t[k].dep0 + e] == i + 1;
+		n += !waits;
+	}
+	program_finish(&p);
+	inputs_destroy(in);
+	return n;
+}
+
+Test(zero3_2021, no_prefetch_beside_a_module_over_max_live_parameters)
+{
+	int gathers, n = prefetched_gathers("models/zoo/megatron/gpt-530b.json", &gathers);
+	cr_expect_eq(gathers, 105 * 11, "gathers: %d", gathers);
+	cr_expect_eq(n, 105 * 3, "prefetched beside compute: %d of %d", n, gathers);
+}
+
 /* At 1,024 GPUs (128 DGX A100, 8 HDR NICs each) every gather runs alone
  * on the network (behind the device synchronize; the gradient
  * all-reduces overlap only a batch's last gather), so the time a rank
