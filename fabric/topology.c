@@ -199,7 +199,7 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 
 /* mem_rowwise_max, sustained_clock_ratio, flash_sustained_ratio, flash_seq_half,
  * comm_overlap_clock_ratio, gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
- * source}}. */
+ * bwd_seq_half (optional), source}}. */
 static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 {
 	for (int i = 0; keys_15[i]; i++)
@@ -223,6 +223,7 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 			continue;
 		read_positive(&be, "fwd_max", &g->flash_be_fwd[b], JREQ | JUNIT);
 		read_positive(&be, "bwd_max", &g->flash_be_bwd[b], JREQ | JUNIT);
+		read_positive(&be, "bwd_seq_half", &g->flash_be_bwd_half[b], 0);
 		jobj_str(&be, "source", &(const char *){ NULL }, JREQ);
 		jobj_end(&be);
 	}

@@ -70,7 +70,9 @@
  *                                                          compute (the engine, compute-bound share)
  *   gpu.efficiency.attention_backends object -   -         (1.5) per flash kernel ("fa2", "fa3",
  *                                                          "cudnn"): {fwd_max, bwd_max, source}, as
- *                                                          flash_fwd_max (models/attention.h)
+ *                                                          flash_fwd_max (models/attention.h);
+ *                                                          optional bwd_seq_half: the backward's
+ *                                                          own half-length (else flash_seq_half)
  *   gpu.efficiency.kernel_launch_us number us    4         fixed latency of every kernel (launch,
  *                                                          fill, drain)
  *   gpu.efficiency.gemm_tile     [int,int] -     [128,256] CTA output tile (m, n), wave quantization

@@ -53,6 +53,8 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
 	double sk = causal ? s / 2 : s;
 	double f = (d / (d + HD_HALF)) / (128 / (128 + HD_HALF));
 	double half = g->flash_seq_half > 0 ? g->flash_seq_half : SEQ_HALF;
+	if (bwd && be > ATTN_BE_BEST && be < ATTN_BE_N && g->flash_be_bwd_half[be] > 0)
+		half = g->flash_be_bwd_half[be];
 	double e = max * f * sk / (sk + half);
 	return fmin(e, EFF_CAP);
 }
@@ -78,4 +80,13 @@ double attention_grid_factor(long sms, bool causal, double bh, double s)
 	if (causal)
 		return (1 + 1 / x) / (1 + 1 / xr);
 	return (ceil(x) / x) / (ceil(xr) / xr);
+}
+
+double attention_fa3_bwd_aux_bytes(double bh, double s, double d, double elem_B)
+{
+	if (bh <= 0 || s <= 0 || d <= 0)
+		return 0;
+	double pre = s * (2 * d * elem_B + 4 * d + 3 * 4);  /* O, dO in; zeroed dQaccum; 3 fp32 rows */
+	double post = s * d * (4 + elem_B);                /* dQaccum in, dQ out */
+	return bh * (pre + post);
 }

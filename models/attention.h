@@ -120,4 +120,20 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
  * x = 0.97): a few busy SMs run at a higher clock under the power cap. */
 double attention_grid_factor(long sms, bool causal, double bh, double s);
 
+/* HBM bytes of the two memory-bound kernels FlashAttention-3's backward
+ * runs around its main kernel (Dao-AILab/flash-attention hopper/, launched
+ * by run_flash_bwd in flash_bwd_launch_template.h @000786d2), for bh heads
+ * of s query rows, head dim d, elements of elem_B bytes (dQaccum is fp32):
+ *   preprocess (flash_bwd_preprocess_kernel.h @13a724de, Clear_dQaccum
+ *     true): reads O and dO (2 s d B), reads the LSE and writes dPsum =
+ *     rowsum(dO . O) and LSE_log2 (3 x 4 s), zeroes dQaccum (4 s d);
+ *   postprocess (flash_bwd_postprocess_kernel.h @0e9a6180,
+ *     FlashAttnBwdPostprocessConvertdQ): reads dQaccum (4 s d), writes dQ
+ *     (B s d);
+ * bh (s (2 d B + 4 d + 12) + s d (4 + B)). With fewer K/V heads (GQA) the
+ * template converts dK and dV from fp32 as well; not counted (an op does
+ * not carry its K/V heads). cost_roofline.c prices them at mem_max with a
+ * launch each, after the main kernel. */
+double attention_fa3_bwd_aux_bytes(double bh, double s, double d, double elem_B);
+
 #endif

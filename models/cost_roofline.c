@@ -25,7 +25,9 @@
  *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
  * over head dim and sequence, times the tail of its grid of CTAs
- * (attention.h, attention_grid_factor). Compute-bound
+ * (attention.h, attention_grid_factor); FlashAttention-3's backward adds
+ * its preprocess and postprocess kernels, memory-bound, after the main one
+ * (attention_fa3_bwd_aux_bytes). Compute-bound
  * kernels (GEMM, convolution, attention) run at the clock a training step
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures);
@@ -77,11 +79,22 @@ static double gemm_compute_time(const struct gpu_spec *g, const struct op *op, d
 	return t / fmin(q, 1);
 }
 
+/* Seconds of FlashAttention-3 backward's preprocess and postprocess
+ * kernels (attention.h attention_fa3_bwd_aux_bytes): memory-bound, at
+ * mem_max of the bandwidth, one launch each, serial with the main kernel. */
+static double fa3_bwd_aux_time(const struct gpu_spec *g, const struct op *op)
+{
+	double b = attention_fa3_bwd_aux_bytes(op->batch, op->m, op->k, dtype_bytes(op->dtype));
+	if (b <= 0 || g->hbm_bw_Bps <= 0 || g->mem_eff_max <= 0)
+		return 0;
+	return b / (g->hbm_bw_Bps * g->mem_eff_max) + 2 * g->kernel_launch_s;
+}
+
 /* clk: the compute clock's ratio in situ (1: isolated); fclk: flash
  * attention's on top of it. */
 static double roofline(const struct gpu_spec *g, const struct op *op, double clk, double fclk)
 {
-	double mem_t = 0, comp_t = 0;
+	double mem_t = 0, comp_t = 0, aux_t = 0;
 
 	if (op->bytes > 0) {
 		double eff = op->row > 0 && g->mem_rowwise_max > 0 ? g->mem_rowwise_max
@@ -100,6 +113,8 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
+			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD)
+				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);
 		} else {
@@ -107,7 +122,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 		}
 	}
 	/* an eager piece is several kernels, each with its own latency */
-	return fmax(mem_t, comp_t) + g->kernel_launch_s * op_launches(op);
+	return fmax(mem_t, comp_t) + g->kernel_launch_s * op_launches(op) + aux_t;
 }
 
 double cost_roofline_time(const struct gpu_spec *g, const struct op *op)

@@ -54,6 +54,10 @@ struct gpu_spec {
 	 * (attention.h enum attn_backend; 0 = not measured: the best). */
 	double flash_fwd_max, flash_bwd_max;
 	double flash_be_fwd[8], flash_be_bwd[8];
+	/* Keys a query row sees at which backend be's backward reaches half
+	 * its maximum, where its preset measured one (attention_backends.
+	 * <be>.bwd_seq_half); 0 = flash_seq_half, the forward's. */
+	double flash_be_bwd_half[8];
 	/* Keys a query row sees at which flash reaches half its maximum
 	 * (attention.h's length factor); 0 = 239, FlashAttention-3's H100 fit. */
 	double flash_seq_half;
