@@ -712,7 +712,7 @@ Test(import, torchtitan_pipeline_context_and_float8)
 	free(dir);
 }
 
-/* torchtitan's float8.py (L79-82 at v0.1.0, L50-53 at 9dec370) asks for
+/* torchtitan's float8.py (L79-82 at v0.1.0, L51-54 at 9dec370) asks for
  * the fp8 all-gather only where dp_shard_enabled: FSDP over the cp ranks
  * alone gathers in bf16, whatever the toml says; not an error. */
 Test(import, torchtitan_fp8_all_gather_needs_a_shard_degree_above_1)

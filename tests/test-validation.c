@@ -201,7 +201,7 @@ Test(validation, a_memory_measure_needs_a_peak)
 }
 
 /* torchtitan asks FSDP2 for the fp8 all-gather only where the shard
- * degree is above 1 (9dec370 float8.py L50-53: dp_shard_enabled,
+ * degree is above 1 (9dec370 float8.py L51-54: dp_shard_enabled,
  * parallel_dims.py L103-104), whatever the toml says: its memory cases
  * with Float8 set training.fp8_params exactly where parallel.dp > 1 (the
  * cases' dp is torchtitan's dp_shard; cp ranks alone shard without it). */
