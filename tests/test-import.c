@@ -712,38 +712,6 @@ Test(import, torchtitan_pipeline_context_and_float8)
 	free(dir);
 }
 
-/* torchtitan's float8.py (L79-82 at v0.1.0, L51-54 at 9dec370) asks for
- * the fp8 all-gather only where dp_shard_enabled: FSDP over the cp ranks
- * alone gathers in bf16, whatever the toml says; not an error. */
-Test(import, torchtitan_fp8_all_gather_needs_a_shard_degree_above_1)
-{
-	char *dir = tmp_dir(), *out = NULL, *err = NULL, p[1200];
-	const char *job = "[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n[training]\nlocal_batch_size = 1\n"
-			  "seq_len = 262144\n[parallelism]\ndata_parallel_shard_degree = %d\n"
-			  "context_parallel_degree = %d\n[float8]\nenable_fsdp_float8_all_gather = true\n";
-	char text[512];
-	snprintf(p, sizeof(p), "%s/s.json", dir);
-	snprintf(text, sizeof(text), job, 1, 8);
-	cr_assert_eq(import_tt(dir, NULL, text, TT_TOPO, "--nodes 1", &out, &err), 0, "%s", err);
-	json_t *s = load_json(p);
-	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp8");
-	cr_expect_eq(jint_at(s, "parallel/zero"), 3);              /* FSDP over the 8 cp ranks */
-	json_t *f = json_object_get(json_object_get(s, "training"), "fp8_params");
-	cr_expect(!f || json_is_false(f), "fp8_params set at dp_shard 1");
-	cr_expect(strstr(out, "off at data_parallel_shard_degree 1"), "%s", out);
-	json_decref(s);
-	free(out);
-	free(err);
-	snprintf(text, sizeof(text), job, 2, 4);
-	cr_assert_eq(import_tt(dir, NULL, text, TT_TOPO, "--nodes 1 --force", &out, &err), 0, "%s", err);
-	s = load_json(p);
-	cr_expect(jbool_at(s, "training/fp8_params"));
-	json_decref(s);
-	free(out);
-	free(err);
-	free(dir);
-}
-
 Test(import, torchtitan_refuses_contradictions_naming_the_key)
 {
 	char *dir = tmp_dir(), *err = NULL;

@@ -8,7 +8,6 @@
  * lower the level. Every published run fitted on its GPUs, so a case the
  * memory anatomy reports as not fitting fails too. Never fit a constant to these cases (validation/README.md). */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,38 +197,4 @@ Test(validation, a_memory_measure_needs_a_peak)
 	free(err);
 	free(path);
 	free(dir);
-}
-
-/* torchtitan asks FSDP2 for the fp8 all-gather only where the shard
- * degree is above 1 (9dec370 float8.py L51-54: dp_shard_enabled,
- * parallel_dims.py L103-104), whatever the toml says: its memory cases
- * with Float8 set training.fp8_params exactly where parallel.dp > 1 (the
- * cases' dp is torchtitan's dp_shard; cp ranks alone shard without it). */
-Test(validation, torchtitan_float8_cases_gather_in_fp8_only_above_shard_1)
-{
-	const char *rel = "validation/memory-torchtitan-h100";
-	DIR *d = opendir(src_path(rel));
-	cr_assert(d, "%s", rel);
-	int fp8_cases = 0, off = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (n < 6 || strcmp(e->d_name + n - 5, ".json") || strncmp(e->d_name, "tt-", 3))
-			continue;
-		char path[1024];
-		snprintf(path, sizeof(path), "%s/%s", src_path(rel), e->d_name);
-		json_t *s = load_json(path);
-		if (!strcmp(jstr_at(s, "training/precision"), "fp8")) {
-			json_t *f = json_object_get(json_object_get(s, "training"), "fp8_params");
-			bool fp8_ag = f && json_is_true(f);
-			cr_expect_eq(fp8_ag, jint_at(s, "parallel/dp") > 1, "%s: fp8_params %d at dp %ld", e->d_name,
-				     fp8_ag, jint_at(s, "parallel/dp"));
-			fp8_cases++;
-			off += !fp8_ag;
-		}
-		json_decref(s);
-	}
-	closedir(d);
-	cr_expect_eq(fp8_cases, 13, "Float8 rows: Tables 1-6's");
-	cr_expect_eq(off, 2, "the two FSDP 1 x CP 8 rows");
 }
