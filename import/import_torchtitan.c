@@ -43,7 +43,8 @@
  *   [activation_checkpoint] mode                 parallel.recompute            "selective" (L465)
  *   [activation_checkpoint] selective_ac_option  "op": selective-op; N: full   "2" (L468; PZ L241-286)
  *                                                with recompute_every_n_layers N
- *   [float8] enable_fsdp_float8_all_gather       training.fp8_params           false (L477)
+ *   [float8] enable_fsdp_float8_all_gather       training.fp8_params           false (L477); on only
+ *                                                                              at dp_shard > 1 (F8 L79-82)
  *   [float8] recipe_name                         (tensorwise is ddlsim's fp8)  None: tensorwise (L491)
  *
  * The scenario follows validation/memory-torchtitan-h100's cases: no
@@ -381,7 +382,7 @@ static void map_recompute(struct tt *t, json_t *sc)
 }
 
 /* Precision: the FSDP mixed-precision policy, Float8. */
-static void map_precision(struct tt *t, json_t *sc, bool fsdp)
+static void map_precision(struct tt *t, json_t *sc, bool fsdp, long shard)
 {
 	char name[96];
 	const char *mpp = sval(t, K_MPP, "bfloat16"), *mpr = sval(t, K_MPR, "float32");
@@ -425,11 +426,15 @@ static void map_precision(struct tt *t, json_t *sc, bool fsdp)
 		import_map_add(t->map, t->kv[K_F8_RECIPE] ? IMPORT_MAPPED : IMPORT_DEFAULT,
 			       src_name(K_F8_RECIPE, name, sizeof(name)), t->kv[K_F8_RECIPE] ? t->kv[K_F8_RECIPE]->text : "",
 			       "scenario: /training/precision", "\"fp8\"", recipe ? "tensorwise" : "absent: tensorwise (L491)");
-	if (bval(t, K_F8_AG)) {
-		if (!fsdp)
-			err(t, K_F8_AG, "float8.enable_fsdp_float8_all_gather: needs FSDP (data_parallel_shard_degree or "
-			    "context_parallel_degree > 1)");
+	if (bval(t, K_F8_AG) && shard > 1) {
 		put(t, sc, "/training/fp8_params", json_true(), K_F8_AG, IMPORT_MAPPED, "fp8 all-gather of the parameters");
+	} else if (bval(t, K_F8_AG)) {
+		/* F8 L79-82: the all-gather in fp8 only where dp_shard_enabled
+		 * (PD L116-117: data_parallel_shard_degree > 1); FSDP over cp
+		 * alone, or no FSDP, gathers in bf16, silently */
+		import_map_add(t->map, IMPORT_MAPPED, src_name(K_F8_AG, name, sizeof(name)), "true",
+			       "scenario: /training/fp8_params", "false",
+			       "off at data_parallel_shard_degree 1 (float8.py L79-82): bf16 all-gather");
 	} else if (t->kv[K_F8_AG]) {
 		import_map_add(t->map, IMPORT_MAPPED, src_name(K_F8_AG, name, sizeof(name)), "false", "", "",
 			       "bf16 all-gather (ddlsim's default)");
@@ -610,7 +615,7 @@ static void map_parallel(struct tt *t, json_t *sc, const struct import_cluster *
 	map_pipeline(t, sc, pp, layers);
 	map_recompute(t, sc);
 	map_batch(t, sc, dp, pp);
-	map_precision(t, sc, fsdp);
+	map_precision(t, sc, fsdp, shard);
 }
 
 int import_torchtitan(const char *text, const char *file, const struct import_cluster *c, struct import_map *map,

@@ -430,6 +430,30 @@ Test(memory, fsdp2_master_root_buffers_and_pipeline_accumulation)
 	cr_assert_float_eq(o.comm_buffer_bytes, 0, 1, "ZeRO-2 gathers nothing at the loss");
 }
 
+/* torchao Float8 under FSDP2 at ZeRO-2 (a pipeline keeps the layers
+ * whole): with the fp8 all-gather (training.fp8_params) a layer weight
+ * stays whole as its fp8 all-gather output, 1 B per parameter; without
+ * it (torchtitan at dp_shard 1, float8.py) as the bf16 one, 2 B; the
+ * root stays 16-bit either way. */
+Test(memory, fsdp2_float8_all_gather_keeps_the_layers_in_one_byte)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	double L = 32, Pb = model_layer_params(&m), E = model_embedding_params(&m), H = model_head_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+				     .pp = 2, .zero = ZERO_2, .layers = L, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .torchao_fp8 = true, .fp8_params = true,
+				     .loss_Bpl = 12, .microbatches = 4 };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * (E + H) + 1 * L * Pb, 1);
+	cr_assert_float_eq(o.fp8_weight_bytes, 0, 1, "torchao caches no fp8 copies");
+	in.fp8_params = false;
+	memory_rank(&in, &o);
+	cr_assert_float_eq(o.weights_bytes, 2 * (E + H) + 2 * L * Pb, 1);
+}
+
 /* Context parallelism: the recomputed layer holds ring attention's
  * gathered K and V of the other ranks ((cp - 1) 2 T, T = b s h / t A a
  * local head-tensor after repeat_kv), and under torch's context_parallel
