@@ -8,6 +8,7 @@
  * same FLOPs; backward of a memory-bound kernel moves 1.5x the bytes of its
  * forward (it reads the saved input and the incoming gradient). */
 #include "workload-private.h"
+#include "cp_ring.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,34 @@ static void score_ops(struct emitter *e, const struct model *m, double scores, d
 		workload_membound(e, "attn_dropout", "dropout", scores, 2.5, 0);
 }
 
+/* One memory-bound kernel group of Transformer Engine's ring (cp_ring.h). */
+static void cp_ring_op(struct emitter *e, const char *name, enum dtype dt, double bytes, int kernels)
+{
+	bool bwd = e->pass == PASS_BWD;
+	struct op op = { .kind = OP_MEMBOUND, .pass = e->pass, .dtype = dt, .batch = 1,
+			 .bytes = bytes, .kernels = kernels };
+	snprintf(op.name, sizeof(op.name), "%s%s", name, bwd ? ".bwd" : "");
+	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_%s", bwd ? "bwd" : "fwd");
+	op.m = bytes / (2 * dtype_bytes(dt));  /* elements copied: each read and written */
+	op_list_push(e->out, &op);
+}
+
+/* The ring's copies and accumulations of a causal core, this rank's
+ * T = b s / c tokens of q and o bytes per token (all heads) and kv for
+ * K and V: before the flash ops in forward (they feed the first send)
+ * and after them in the list's (forward) order in backward, where they
+ * run before the steps; the rest on the other side. */
+static void cp_ring_ops(struct emitter *e, const struct wl_shape *s, enum dtype dt, bool before,
+			double T, double q, double o, double kv)
+{
+	bool bwd = e->pass == PASS_BWD;
+	struct cp_ring_extra x = cp_ring_extra(s->cp, bwd, T * q, T * o, T * kv);
+	if (before != bwd)
+		cp_ring_op(e, "cp_ring_in", dt, x.pre_B, x.pre_kernels);
+	else
+		cp_ring_op(e, "cp_ring_out", dt, x.post_B, x.post_kernels);
+}
+
 static void attention_core(struct emitter *e, const struct model *m,
 			   const struct wl_shape *s, enum dtype core_dt)
 {
@@ -226,6 +255,11 @@ static void attention_core(struct emitter *e, const struct model *m,
 			sq /= cp;               /* the ring: this rank's two chunks */
 		double bh = b * heads;
 		bool causal = !model_is_bidirectional(m);  /* an encoder, a ViT: both ways */
+		double Bc = dtype_bytes(core_dt), kvh = (double)m->kv_heads / s->tp;
+		bool te_ring = cp > 1 && !s->cp_a2a && causal && !e->stk->cp_torch_ring;
+		double tq = heads * dqk * Bc, to = heads * dv * Bc, tkv = kvh * (dqk + dv) * Bc;
+		if (te_ring)
+			cp_ring_ops(e, s, core_dt, true, b * sq, tq, to, tkv);
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 				 .batch = bh, .m = sq, .n = sq, .k = dqk, .causal = causal,
 				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
@@ -252,6 +286,8 @@ static void attention_core(struct emitter *e, const struct model *m,
 			st.bytes = 2 * bh * ch * (qkvo + 4);
 			op_list_push(e->out, &st);
 		}
+		if (te_ring)
+			cp_ring_ops(e, s, core_dt, false, b * sq, tq, to, tkv);
 		return;
 	}
 	workload_gemm(&c, "attn_score", b * heads, sq, sq, dqk);
