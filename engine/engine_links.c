@@ -60,12 +60,43 @@ enum { LINK_IDLE, LINK_ACTIVE, LINK_FATPIPE };
 static struct link_traffic *g_traffic[LINKS_MAX_RUNS];
 static int g_ntraffic;
 
-static void advance_one(struct link_traffic *L, double dt_s)
+/* Whether the links read at the last step that read them must be read
+ * again: the network changed since (engine_platform_net_stamp). */
+static bool must_reread(struct link_traffic *L, struct engine_net_stamp now)
+{
+	unsigned long v[4] = { now.changes, now.started, now.ended, now.failed };
+	bool changed = memcmp(v, L->seen, sizeof(v)) != 0;
+	memcpy(L->seen, v, sizeof(v));
+	return changed;
+}
+
+static void advance_one(struct link_traffic *L, double dt_s, struct engine_net_stamp now)
 {
 	int keep = 0;
-	for (int i = 0; i < L->nactive; i++) {
+	/* the links read before, unchanged: each still has its usage > 0,
+	 * the same, so its peak stands and it stays */
+	int from = must_reread(L, now) ? 0 : L->nread;
+	for (int i = 0; i < from; i++)
+		L->busy_s[L->active[i]] += dt_s;
+#ifdef LINKS_VERIFY
+	static double lastu[1 << 20];
+	static long nfast, nslow, nbad;
+	if (from) nfast++; else nslow++;
+	for (int i = 0; i < from; i++) {
+		int id = L->active[i];
+		if (engine_platform_link_usage(L->link[id]) != lastu[id] && ++nbad < 5)
+			fprintf(stderr, "LINKS_VERIFY: link %d %g != %g\n", id, engine_platform_link_usage(L->link[id]), lastu[id]);
+	}
+	if ((nfast + nslow) % 10000 == 0)
+		fprintf(stderr, "LINKS_VERIFY fast %ld slow %ld bad %ld\n", nfast, nslow, nbad);
+#endif
+	keep = from;
+	for (int i = from; i < L->nactive; i++) {
 		int id = L->active[i];
 		double u = engine_platform_link_usage(L->link[id]);
+#ifdef LINKS_VERIFY
+		lastu[id] = u;
+#endif
 		if (u > 0) {
 			L->busy_s[id] += dt_s;
 			if (u > L->peak_Bps[id])
@@ -77,16 +108,18 @@ static void advance_one(struct link_traffic *L, double dt_s)
 		}
 	}
 	L->nactive = keep;
+	L->nread = keep;
 }
 
 static void on_advance(void *ctx, double dt_s)
 {
 	(void)ctx;
-	if (!(dt_s > 0))
+	if (!(dt_s > 0) || g_ntraffic == 0)
 		return;
+	struct engine_net_stamp now = engine_platform_net_stamp();
 	for (int k = 0; k < g_ntraffic; k++)
 		if (g_traffic[k])
-			advance_one(g_traffic[k], dt_s);
+			advance_one(g_traffic[k], dt_s, now);
 }
 
 void engine_links_init(struct sim *S)
@@ -98,6 +131,8 @@ void engine_links_init(struct sim *S)
 	if (S->traffic.mode == ENGINE_LINKS_EXACT) {
 		BUG_ON(g_ntraffic >= LINKS_MAX_RUNS, "more runs in one replay than %d", LINKS_MAX_RUNS);
 		g_traffic[g_ntraffic++] = &S->traffic;
+		S->traffic.nread = 0;       /* the first step reads every link */
+		(void)engine_platform_net_stamp(); /* starts counting */
 	}
 	S->traffic.rcap = 1024;
 	S->traffic.routes = xcalloc(S->traffic.rcap, sizeof(*S->traffic.routes));
