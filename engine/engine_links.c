@@ -27,7 +27,12 @@
  * (engine_links_touch: the pipeline receive). So a step costs the links
  * in use, at most the links the transfers in flight cross, the order of
  * what SimGrid itself does per step (it moves every transfer), never
- * every link of the platform. A switch's crossbar (platform.c: every
+ * every link of the platform. A step reads them only if the network
+ * changed since the last step that did (engine_platform_net_stamp: a
+ * transfer started, changed state or left the model): if not, the
+ * shares are SimGrid's last, each link on the list still carries what
+ * it did (> 0, its peak unchanged) and only adds the step to its busy
+ * time; links that joined the list since are read. A switch's crossbar (platform.c: every
  * flow through the switch crosses it and its bandwidth binds none; a
  * FATPIPE, or a shared link of unbounded bandwidth, engine_platform.cpp)
  * is never on the list: its usage would cost a pass over
@@ -78,25 +83,10 @@ static void advance_one(struct link_traffic *L, double dt_s, struct engine_net_s
 	int from = must_reread(L, now) ? 0 : L->nread;
 	for (int i = 0; i < from; i++)
 		L->busy_s[L->active[i]] += dt_s;
-#ifdef LINKS_VERIFY
-	static double lastu[1 << 20];
-	static long nfast, nslow, nbad;
-	if (from) nfast++; else nslow++;
-	for (int i = 0; i < from; i++) {
-		int id = L->active[i];
-		if (engine_platform_link_usage(L->link[id]) != lastu[id] && ++nbad < 5)
-			fprintf(stderr, "LINKS_VERIFY: link %d %g != %g\n", id, engine_platform_link_usage(L->link[id]), lastu[id]);
-	}
-	if ((nfast + nslow) % 10000 == 0)
-		fprintf(stderr, "LINKS_VERIFY fast %ld slow %ld bad %ld\n", nfast, nslow, nbad);
-#endif
 	keep = from;
 	for (int i = from; i < L->nactive; i++) {
 		int id = L->active[i];
 		double u = engine_platform_link_usage(L->link[id]);
-#ifdef LINKS_VERIFY
-		lastu[id] = u;
-#endif
 		if (u > 0) {
 			L->busy_s[id] += dt_s;
 			if (u > L->peak_Bps[id])
