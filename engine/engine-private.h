@@ -103,6 +103,15 @@ struct route_rec {
 	double bytes[CAT_N];
 };
 
+/* A link's state in the run (engine_links.c): what a step of the clock
+ * reads and writes of it in one record, 32 bytes. */
+struct link_rec {
+	sg_link_t link;
+	double busy_s;          /* simulated time it carried a flow */
+	double peak_Bps;        /* most usage over a step */
+	unsigned char state;    /* LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
+};
+
 /* Every link's traffic of the run (engine_links.c): the routes' bytes,
  * and per link id (engine_platform_route_ids()) its state, busy time and
  * peak usage. */
@@ -111,10 +120,7 @@ struct link_traffic {
 	unsigned idled;         /* links that left the active list so far (mod 2^32) */
 	struct route_rec *routes; /* [rcap] open addressing on the host pair */
 	size_t nroutes, rcap;
-	unsigned char *state;   /* [n] LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
-	sg_link_t *link;        /* [n] */
-	double *busy_s;         /* [n] simulated time it carried a flow */
-	double *peak_Bps;       /* [n] most usage over a step */
+	struct link_rec *lk;    /* [n] by link id */
 	int n;
 	size_t cap;
 	int *active;            /* the links whose usage each step reads */

@@ -82,18 +82,18 @@ static void advance_one(struct link_traffic *L, double dt_s, struct engine_net_s
 	 * the same, so its peak stands and it stays */
 	int from = must_reread(L, now) ? 0 : L->nread;
 	for (int i = 0; i < from; i++)
-		L->busy_s[L->active[i]] += dt_s;
+		L->lk[L->active[i]].busy_s += dt_s;
 	keep = from;
 	for (int i = from; i < L->nactive; i++) {
 		int id = L->active[i];
-		double u = engine_platform_link_usage(L->link[id]);
+		double u = engine_platform_link_usage(L->lk[id].link);
 		if (u > 0) {
-			L->busy_s[id] += dt_s;
-			if (u > L->peak_Bps[id])
-				L->peak_Bps[id] = u;
+			L->lk[id].busy_s += dt_s;
+			if (u > L->lk[id].peak_Bps)
+				L->lk[id].peak_Bps = u;
 			L->active[keep++] = id;
 		} else {
-			L->state[id] = LINK_IDLE;
+			L->lk[id].state = LINK_IDLE;
 			L->idled++;
 		}
 	}
@@ -142,18 +142,15 @@ static void cover_links(struct link_traffic *L)
 		size_t cap = L->cap ? L->cap : 256;
 		while (cap < (size_t)need)
 			cap *= 2;
-		L->state = xreallocarray(L->state, cap, sizeof(*L->state));
-		L->link = xreallocarray(L->link, cap, sizeof(*L->link));
-		L->busy_s = xreallocarray(L->busy_s, cap, sizeof(*L->busy_s));
-		L->peak_Bps = xreallocarray(L->peak_Bps, cap, sizeof(*L->peak_Bps));
+		L->lk = xreallocarray(L->lk, cap, sizeof(*L->lk));
 		L->cap = cap;
 	}
 	for (int i = L->n; i < need; i++) {
 		sg_link_t l = engine_platform_link_of_id(i);
-		L->link[i] = l;
-		L->state[i] = engine_platform_link_is_crossbar(l) ? LINK_FATPIPE : LINK_IDLE;
-		L->busy_s[i] = 0;
-		L->peak_Bps[i] = 0;
+		L->lk[i] = (struct link_rec){
+			.link = l,
+			.state = engine_platform_link_is_crossbar(l) ? LINK_FATPIPE : LINK_IDLE,
+		};
 	}
 	L->n = need;
 }
@@ -208,9 +205,9 @@ static void activate(struct link_traffic *L, struct route_rec *r)
 	r->gen = L->idled + 1;
 	for (int i = 0; i < r->n; i++) {
 		int id = i < ROUTE_INLINE_LINKS ? r->ids[i] : r->all[i];
-		if (L->state[id] != LINK_IDLE)
+		if (L->lk[id].state != LINK_IDLE)
 			continue;
-		L->state[id] = LINK_ACTIVE;
+		L->lk[id].state = LINK_ACTIVE;
 		XGROW(L->active, L->active_cap, (size_t)L->nactive + 1);
 		L->active[L->nactive++] = id;
 	}
@@ -276,12 +273,12 @@ void engine_links_collect(struct sim *S, struct engine_result *out, double itera
 			o->bytes[c] = bytes[(size_t)id * CAT_N + c] / iterations;
 		if (!(total_bytes(o) >= 1))
 			continue;
-		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->link[id]));
-		o->bw_Bps = sg_link_get_bandwidth(L->link[id]);
-		o->fatpipe = L->state[id] == LINK_FATPIPE;
+		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->lk[id].link));
+		o->bw_Bps = sg_link_get_bandwidth(L->lk[id].link);
+		o->fatpipe = L->lk[id].state == LINK_FATPIPE;
 		o->timed = L->mode == ENGINE_LINKS_EXACT && !o->fatpipe;
-		o->busy_s = L->busy_s[id] / iterations;
-		o->peak_util = o->bw_Bps > 0 ? L->peak_Bps[id] / o->bw_Bps : 0;
+		o->busy_s = L->lk[id].busy_s / iterations;
+		o->peak_util = o->bw_Bps > 0 ? L->lk[id].peak_Bps / o->bw_Bps : 0;
 		out->nlinks++;
 	}
 	free(bytes);
@@ -295,9 +292,6 @@ void engine_links_finish(struct sim *S)
 		if (g_traffic[k] == L)
 			g_traffic[k] = NULL;
 	free(L->routes);
-	free(L->state);
-	free(L->link);
-	free(L->busy_s);
-	free(L->peak_Bps);
+	free(L->lk);
 	free(L->active);
 }
