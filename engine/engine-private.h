@@ -103,6 +103,15 @@ struct route_rec {
 	double bytes[CAT_N];
 };
 
+/* A link's state in the run (engine_links.c): what a step of the clock
+ * reads and writes of it in one record, 32 bytes. */
+struct link_rec {
+	sg_link_t link;
+	double busy_s;          /* simulated time it carried a flow */
+	double peak_Bps;        /* most usage over a step */
+	unsigned char state;    /* LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
+};
+
 /* Every link's traffic of the run (engine_links.c): the routes' bytes,
  * and per link id (engine_platform_route_ids()) its state, busy time and
  * peak usage. */
@@ -111,15 +120,26 @@ struct link_traffic {
 	unsigned idled;         /* links that left the active list so far (mod 2^32) */
 	struct route_rec *routes; /* [rcap] open addressing on the host pair */
 	size_t nroutes, rcap;
-	unsigned char *state;   /* [n] LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
-	sg_link_t *link;        /* [n] */
-	double *busy_s;         /* [n] simulated time it carried a flow */
-	double *peak_Bps;       /* [n] most usage over a step */
+	struct link_rec *lk;    /* [n] by link id */
 	int n;
 	size_t cap;
 	int *active;            /* the links whose usage each step reads */
 	int nactive;
 	size_t active_cap;
+	/* a step reads the usage of active[0..nread) again only if the
+	 * network changed since the last step that read them all (the
+	 * stamp it saw, engine_platform_net_stamp) */
+	int nread;
+	unsigned long seen[4];
+};
+
+/* A program's pipeline messages numbered (engine_p2p_slots): each
+ * send's and receive's slot, so a rank keeps their times in an array of
+ * n, not of one per task. */
+struct p2p_slots {
+	const struct program *prog;
+	int *slot;              /* [prog->n] the task's slot, -1 if no send or receive */
+	int n;                  /* slots */
 };
 
 /* One run of engine_run(). */
@@ -145,6 +165,8 @@ struct sim {
 				   its mailboxes apart from theirs */
 	sg_comm_t *loose;       /* mirror pipeline transfers nobody waits for */
 	size_t nloose, loose_cap;
+	struct p2p_slots *slots;/* [nslots] one per program the ranks replay */
+	int nslots;
 	sg_host_t *ps_hosts;    /* [job->ps->servers] dedicated parameter servers */
 	int *clock;             /* [nranks] iterations a rank's compute stream finished */
 	int ps_nb;              /* most DP buckets of a stage's program */
@@ -163,9 +185,11 @@ struct rank_inst {
 	int waiting[STREAM_N];  /* task the stream is blocked on, or -1 */
 	sg_sem_t wake[STREAM_N];/* one per stream, not per task: a stream waits
 				 * for one dependency at a time */
-	double *xfer_start;     /* [prog->n] recv transfer start */
-	double *post_s;         /* [prog->n] when a send was posted (the
-				 * message's payload: nothing to free) */
+	const int *p2p_slot;    /* [prog->n] a send's or receive's slot in
+				 * p2p_s (engine_p2p_slots), -1 other tasks */
+	double *p2p_s;          /* [slots] a receive's transfer start, a send's
+				 * post time (the message's payload: nothing
+				 * to free) */
 	struct engine_rank_stats *st;
 	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
 	bool computing;         /* the compute stream sleeps on `rate` */
@@ -270,6 +294,9 @@ sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream);
 /* Post the pipeline send task ti (t) of a's rank into sends[*nsends]. */
 void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
 		     double start, int *nsends, int *peer);
+/* The slots of pr's pipeline messages, numbered on first use and kept
+ * in S (one table per program, whatever ranks replay it). */
+const struct p2p_slots *engine_p2p_slots(struct sim *S, const struct program *pr);
 /* Receive pipeline message task ti (t) of a's rank. */
 void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
 		     double start, int *peer);

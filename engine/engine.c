@@ -275,8 +275,9 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 			ri->ps_seen = xcalloc((size_t)ri->ps_nb + 1, sizeof(*ri->ps_seen));
 			ri->ssp = sg_sem_init(0);
 		}
-		ri->xfer_start = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
-		ri->post_s = xcalloc((size_t)ri->prog->n + 1, sizeof(double));
+		const struct p2p_slots *ps = engine_p2p_slots(S, ri->prog);
+		ri->p2p_slot = ps->slot;
+		ri->p2p_s = xcalloc((size_t)ps->n + 1, sizeof(double));
 		if (job->sm_count > 1 || job->interference_factor > 0) {
 			ri->rate = sg_sem_init(0);
 		}
@@ -422,8 +423,7 @@ static void sim_finish(struct sim *S)
 		free(ri->ps_seen);
 		free(ri->done);
 		free(ri->done_at);
-		free(ri->xfer_start);
-		free(ri->post_s);
+		free(ri->p2p_s);
 		free(ri->mp2p[0]);
 		free(ri->mp2p[1]);
 	}
@@ -438,6 +438,9 @@ static void sim_finish(struct sim *S)
 		}
 	free(S->bars);
 	free(S->ri);
+	for (int k = 0; k < S->nslots; k++)
+		free(S->slots[k].slot);
+	free(S->slots);
 	engine_cls_finish(S);
 	engine_links_finish(S);
 	fold_finish(&S->fold);

@@ -27,7 +27,12 @@
  * (engine_links_touch: the pipeline receive). So a step costs the links
  * in use, at most the links the transfers in flight cross, the order of
  * what SimGrid itself does per step (it moves every transfer), never
- * every link of the platform. A switch's crossbar (platform.c: every
+ * every link of the platform. A step reads them only if the network
+ * changed since the last step that did (engine_platform_net_stamp: a
+ * transfer started, changed state or left the model): if not, the
+ * shares are SimGrid's last, each link on the list still carries what
+ * it did (> 0, its peak unchanged) and only adds the step to its busy
+ * time; links that joined the list since are read. A switch's crossbar (platform.c: every
  * flow through the switch crosses it and its bandwidth binds none; a
  * FATPIPE, or a shared link of unbounded bandwidth, engine_platform.cpp)
  * is never on the list: its usage would cost a pass over
@@ -60,33 +65,51 @@ enum { LINK_IDLE, LINK_ACTIVE, LINK_FATPIPE };
 static struct link_traffic *g_traffic[LINKS_MAX_RUNS];
 static int g_ntraffic;
 
-static void advance_one(struct link_traffic *L, double dt_s)
+/* Whether the links read at the last step that read them must be read
+ * again: the network changed since (engine_platform_net_stamp). */
+static bool must_reread(struct link_traffic *L, struct engine_net_stamp now)
+{
+	unsigned long v[4] = { now.changes, now.started, now.ended, now.failed };
+	bool changed = memcmp(v, L->seen, sizeof(v)) != 0;
+	memcpy(L->seen, v, sizeof(v));
+	return changed;
+}
+
+static void advance_one(struct link_traffic *L, double dt_s, struct engine_net_stamp now)
 {
 	int keep = 0;
-	for (int i = 0; i < L->nactive; i++) {
+	/* the links read before, unchanged: each still has its usage > 0,
+	 * the same, so its peak stands and it stays */
+	int from = must_reread(L, now) ? 0 : L->nread;
+	for (int i = 0; i < from; i++)
+		L->lk[L->active[i]].busy_s += dt_s;
+	keep = from;
+	for (int i = from; i < L->nactive; i++) {
 		int id = L->active[i];
-		double u = engine_platform_link_usage(L->link[id]);
+		double u = engine_platform_link_usage(L->lk[id].link);
 		if (u > 0) {
-			L->busy_s[id] += dt_s;
-			if (u > L->peak_Bps[id])
-				L->peak_Bps[id] = u;
+			L->lk[id].busy_s += dt_s;
+			if (u > L->lk[id].peak_Bps)
+				L->lk[id].peak_Bps = u;
 			L->active[keep++] = id;
 		} else {
-			L->state[id] = LINK_IDLE;
+			L->lk[id].state = LINK_IDLE;
 			L->idled++;
 		}
 	}
 	L->nactive = keep;
+	L->nread = keep;
 }
 
 static void on_advance(void *ctx, double dt_s)
 {
 	(void)ctx;
-	if (!(dt_s > 0))
+	if (!(dt_s > 0) || g_ntraffic == 0)
 		return;
+	struct engine_net_stamp now = engine_platform_net_stamp();
 	for (int k = 0; k < g_ntraffic; k++)
 		if (g_traffic[k])
-			advance_one(g_traffic[k], dt_s);
+			advance_one(g_traffic[k], dt_s, now);
 }
 
 void engine_links_init(struct sim *S)
@@ -98,6 +121,8 @@ void engine_links_init(struct sim *S)
 	if (S->traffic.mode == ENGINE_LINKS_EXACT) {
 		BUG_ON(g_ntraffic >= LINKS_MAX_RUNS, "more runs in one replay than %d", LINKS_MAX_RUNS);
 		g_traffic[g_ntraffic++] = &S->traffic;
+		S->traffic.nread = 0;       /* the first step reads every link */
+		(void)engine_platform_net_stamp(); /* starts counting */
 	}
 	S->traffic.rcap = 1024;
 	S->traffic.routes = xcalloc(S->traffic.rcap, sizeof(*S->traffic.routes));
@@ -117,18 +142,15 @@ static void cover_links(struct link_traffic *L)
 		size_t cap = L->cap ? L->cap : 256;
 		while (cap < (size_t)need)
 			cap *= 2;
-		L->state = xreallocarray(L->state, cap, sizeof(*L->state));
-		L->link = xreallocarray(L->link, cap, sizeof(*L->link));
-		L->busy_s = xreallocarray(L->busy_s, cap, sizeof(*L->busy_s));
-		L->peak_Bps = xreallocarray(L->peak_Bps, cap, sizeof(*L->peak_Bps));
+		L->lk = xreallocarray(L->lk, cap, sizeof(*L->lk));
 		L->cap = cap;
 	}
 	for (int i = L->n; i < need; i++) {
 		sg_link_t l = engine_platform_link_of_id(i);
-		L->link[i] = l;
-		L->state[i] = engine_platform_link_is_crossbar(l) ? LINK_FATPIPE : LINK_IDLE;
-		L->busy_s[i] = 0;
-		L->peak_Bps[i] = 0;
+		L->lk[i] = (struct link_rec){
+			.link = l,
+			.state = engine_platform_link_is_crossbar(l) ? LINK_FATPIPE : LINK_IDLE,
+		};
 	}
 	L->n = need;
 }
@@ -183,9 +205,9 @@ static void activate(struct link_traffic *L, struct route_rec *r)
 	r->gen = L->idled + 1;
 	for (int i = 0; i < r->n; i++) {
 		int id = i < ROUTE_INLINE_LINKS ? r->ids[i] : r->all[i];
-		if (L->state[id] != LINK_IDLE)
+		if (L->lk[id].state != LINK_IDLE)
 			continue;
-		L->state[id] = LINK_ACTIVE;
+		L->lk[id].state = LINK_ACTIVE;
 		XGROW(L->active, L->active_cap, (size_t)L->nactive + 1);
 		L->active[L->nactive++] = id;
 	}
@@ -251,12 +273,12 @@ void engine_links_collect(struct sim *S, struct engine_result *out, double itera
 			o->bytes[c] = bytes[(size_t)id * CAT_N + c] / iterations;
 		if (!(total_bytes(o) >= 1))
 			continue;
-		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->link[id]));
-		o->bw_Bps = sg_link_get_bandwidth(L->link[id]);
-		o->fatpipe = L->state[id] == LINK_FATPIPE;
+		snprintf(o->name, sizeof(o->name), "%s", sg_link_get_name(L->lk[id].link));
+		o->bw_Bps = sg_link_get_bandwidth(L->lk[id].link);
+		o->fatpipe = L->lk[id].state == LINK_FATPIPE;
 		o->timed = L->mode == ENGINE_LINKS_EXACT && !o->fatpipe;
-		o->busy_s = L->busy_s[id] / iterations;
-		o->peak_util = o->bw_Bps > 0 ? L->peak_Bps[id] / o->bw_Bps : 0;
+		o->busy_s = L->lk[id].busy_s / iterations;
+		o->peak_util = o->bw_Bps > 0 ? L->lk[id].peak_Bps / o->bw_Bps : 0;
 		out->nlinks++;
 	}
 	free(bytes);
@@ -270,9 +292,6 @@ void engine_links_finish(struct sim *S)
 		if (g_traffic[k] == L)
 			g_traffic[k] = NULL;
 	free(L->routes);
-	free(L->state);
-	free(L->link);
-	free(L->busy_s);
-	free(L->peak_Bps);
+	free(L->lk);
 	free(L->active);
 }

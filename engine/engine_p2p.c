@@ -77,15 +77,31 @@ static int p2p_peer(const struct sim *S, const struct rank_inst *ri, int dir, bo
 	return placement_stage_peer(S->job->pl, ri->rank, ri->stage + delta);
 }
 
+const struct p2p_slots *engine_p2p_slots(struct sim *S, const struct program *pr)
+{
+	for (int k = 0; k < S->nslots; k++)
+		if (S->slots[k].prog == pr)
+			return &S->slots[k];
+	S->slots = xreallocarray(S->slots, (size_t)S->nslots + 1, sizeof(*S->slots));
+	struct p2p_slots *ps = &S->slots[S->nslots++];
+	ps->prog = pr;
+	ps->slot = xreallocarray(NULL, (size_t)pr->n + 1, sizeof(int));
+	ps->n = 0;
+	for (int i = 0; i < pr->n; i++)
+		ps->slot[i] = pr->t[i].kind == TASK_SEND || pr->t[i].kind == TASK_RECV ? ps->n++ : -1;
+	return ps;
+}
+
 void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
 		     double start, int *nsends, int *peer)
 {
 	struct rank_inst *ri = a->ri;
 	int d = phys_dir(t), l = lane(t);
 	*peer = p2p_peer(S, ri, d, true);
-	ri->post_s[ti] = start;
+	double *post = &ri->p2p_s[ri->p2p_slot[ti]];
+	*post = start;
 	engine_cls_touch(S, ri->rank, *peer); /* it starts now or when received */
-	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, l, ri->rank, *peer), &ri->post_s[ti],
+	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, l, ri->rank, *peer), post,
 					   (long)ceil(t->bytes));
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
@@ -121,6 +137,7 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
 	if (lat > 0)
 		sg_actor_sleep_for(lat);
-	ri->xfer_start[ti] = *post > start ? *post : start;
-	ri->st->comm_s[t->cat] += simgrid_get_clock() - ri->xfer_start[ti];
+	double *xs = &ri->p2p_s[ri->p2p_slot[ti]];
+	*xs = *post > start ? *post : start;
+	ri->st->comm_s[t->cat] += simgrid_get_clock() - *xs;
 }

@@ -37,6 +37,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <simgrid/kernel/resource/Model.hpp>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 
 #include <stdexcept>
@@ -307,6 +309,28 @@ extern "C" void *engine_platform_link_of_id(int id)
 extern "C" void engine_platform_on_advance(void (*fn)(void *ctx, double dt_s), void *ctx)
 {
 	sg4::Engine::on_time_advance_cb([fn, ctx](double dt_s) { fn(ctx, dt_s); });
+}
+
+/* The network model's state changes so far (engine_platform_net_stamp),
+ * and the model, found at the first stamp. */
+static unsigned long g_net_changes;
+static simgrid::kernel::resource::Model *g_net_model;
+
+extern "C" struct engine_net_stamp engine_platform_net_stamp(void)
+{
+	if (!g_net_model) {
+		auto *intf = sg4::Engine::get_instance()->get_netzone_root()->get_network_model();
+		g_net_model = dynamic_cast<simgrid::kernel::resource::Model *>(intf);
+		if (!g_net_model) /* none to count: every stamp differs */
+			return { ++g_net_changes, 0, 0, 0 };
+		sg4::Link::on_communication_state_change_cb(
+			[](simgrid::kernel::resource::NetworkAction &, simgrid::kernel::resource::Action::State) {
+				g_net_changes++;
+			});
+	}
+	return { g_net_changes, (unsigned long)g_net_model->get_started_action_set()->size(),
+		 (unsigned long)g_net_model->get_finished_action_set()->size(),
+		 (unsigned long)g_net_model->get_failed_action_set()->size() };
 }
 
 extern "C" void engine_platform_comm_release(void *c)

@@ -61,6 +61,21 @@ void *engine_platform_link_of_id(int id);
  * outlive the simulation. */
 void engine_platform_on_advance(void (*fn)(void *ctx, double dt_s), void *ctx);
 
+/* A stamp of the network model's transfers: equal stamps mean no
+ * transfer started, changed state (ended, failed, cancelled: SimGrid's
+ * Link::on_communication_state_change) or left the model in between, so
+ * the max-min shares and every link's usage are what they were
+ * (engine_links.c relies on it). The model's transfers started, ended
+ * and failed are counted: a start adds to the first, an end or a failure
+ * moves one to the others (with a state change), and one leaves them
+ * when SimGrid takes it out to finish its activity, after the step it
+ * ended in, which still counted it. */
+struct engine_net_stamp {
+	unsigned long changes;  /* state changes so far */
+	unsigned long started, ended, failed; /* transfers in each set now */
+};
+struct engine_net_stamp engine_platform_net_stamp(void);
+
 /* Drop the reference engine_platform_sendto_async() gave, for a transfer
  * nobody waits for (the transfer goes on). */
 void engine_platform_comm_release(void *c);

@@ -146,7 +146,7 @@ static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, dou
 	const struct task *d = &ri->prog->t[dep];
 	if (d->kind == TASK_RECV) {
 		/* the bubble until the peer sent, the transfer after */
-		double xs = ri->xfer_start[dep];
+		double xs = ri->p2p_s[ri->p2p_slot[dep]];
 		double exposed = to - (xs > from ? xs : from);
 		if (exposed < 0)
 			exposed = 0;
@@ -305,7 +305,7 @@ void engine_stream_main(int argc, char **argv)
 				break;
 			}
 			if (obs && obs->task_end)
-				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->xfer_start[ti] : start,
+				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->p2p_s[ri->p2p_slot[ti]] : start,
 					      simgrid_get_clock(), peer);
 			ri->done[ti]++;
 			ri->done_at[ti] = simgrid_get_clock();

@@ -14,6 +14,7 @@
  * the parameter servers, as pipeline messages; folded cheaply, only the
  * simulated flows are counted. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@
 
 /* The scenario of the last run_star(): r borrows its inputs. */
 static struct scenario *g_sc;
+/* The communication object of the runs: one bucket unless a test says. */
+static const char *g_comm = "\"algorithm\": \"hierarchical\", \"bucket_MB\": 1000";
 
 /* Simulate model (models/zoo/<model>.json) on `nodes` nodes of the star
  * with the parallel, training and simulation objects given; fills r
@@ -44,10 +47,10 @@ static void run_model(const char *model, int nodes, const char *parallel, const 
 		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
 		 " \"topology\": \"%s\", \"nodes\": %d, \"parallel\": { %s },"
 		 " \"training\": { %s },"
-		 " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 },"
+		 " \"communication\": { %s },"
 		 " \"simulation\": { %s } }\n",
 		 src_path(zoo), src_path("tests/data/topo-star-v100.json"), nodes, parallel, training,
-		 simulation);
+		 g_comm, simulation);
 	char *path = write_file(dir, "s.json", text);
 	struct diag d;
 	diag_init(&d, stderr);
@@ -139,6 +142,38 @@ Test(links, ring_allreduce_puts_its_closed_form_on_every_nic)
 		}
 	}
 	cr_expect_float_eq(sw, P * want, 1e-9 * P * want + P * P);
+	done(&r);
+}
+
+/* The link pass reads the links' usage again only where the network
+ * changed since its last read (engine_links.c, engine_platform_net_stamp).
+ * BERT-large over 4 pipeline stages x 2 replicas, 100 MB buckets: compute
+ * tasks end while messages and buckets cross the NICs, steps in which no
+ * transfer starts or ends and the links keep their usage. Each of those
+ * steps still counts: no link carried more than its bandwidth, busy_s x
+ * B >= its bytes (equal where its flows ran at B), and at least one ran
+ * at B as long as it was busy. */
+Test(links, busy_time_holds_through_steps_of_compute_alone)
+{
+	g_comm = "\"algorithm\": \"hierarchical\", \"bucket_MB\": 100";
+	struct result r;
+	run_model("bert-large", P, "\"pp\": 4, \"dp_sync\": \"allreduce\"",
+		  "\"global_batch\": 64, \"micro_batch\": 8, \"seq_len\": 512, \"precision\": \"fp32\"",
+		  "\"fold\": \"off\"", &r);
+	int timed = 0, full = 0;
+	for (int i = 0; i < result_nlinks(&r); i++) {
+		struct result_link l = result_link(&r, i);
+		if (!l.timed || !strcmp(l.cls, "switch"))
+			continue;
+		timed++;
+		cr_expect_geq(l.busy_s * l.bw_Bps, l.bytes * (1 - 1e-9) - P,
+			      "%s: %.0f bytes in %.9g s busy at %.4g B/s", l.name, l.bytes, l.busy_s,
+			      l.bw_Bps);
+		cr_expect_leq(l.peak_util, 1 + 1e-9, "%s peak %g", l.name, l.peak_util);
+		full += fabs(l.busy_s * l.bw_Bps - l.bytes) <= 1e-9 * l.bytes + P;
+	}
+	cr_expect_gt(timed, 0);
+	cr_expect_gt(full, 0, "no link ran at its bandwidth whenever busy");
 	done(&r);
 }
 
