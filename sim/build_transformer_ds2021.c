@@ -39,9 +39,9 @@
  * are fewer than max_live_parameters (stage3.py L349: the coordinator's
  * count of available elements, which the module's own are part of once
  * fetched; of GPT 530B's Linears, the QKV and both MLP ones, 1.26e9 and
- * 1.68e9 elements, are not, so no prefetch runs beside them), the next tensors of the pass not yet
- * gathered are prefetched until their elements reach
- * prefetch_bucket_size, one after another (each behind a device
+ * 1.68e9 elements, are not, so no prefetch runs beside them), the next
+ * tensors of the pass not yet gathered are prefetched until their
+ * elements reach prefetch_bucket_size, one after another (each behind a device
  * synchronize), and the module's compute is issued after all but the
  * batch's last, which runs beside it. The pass's prefetch does not
  * reach past its last layer (DeepSpeed's trace does, into the next
