@@ -212,8 +212,7 @@ Test(zero3_2021, deepspeed_015_reduce_scatters_and_does_not_pad)
  * backward issue time (TORCH_HOST_ISSUE, 3.6 us); the copy takes the
  * slower. At 24 ranks the GPU's 96 us of launches beat the host's
  * 86.4 us; with a host issue time of 10 us the host's d x 10 us is what
- * the copy takes. Before the loop per rank was priced, a copy was one
- * kernel (4 us plus the bytes) at any rank count. */
+ * the copy takes. */
 static void copy_out_times(int nodes, double host_bwd_us, int *n, double *worst)
 {
 	struct program p;
