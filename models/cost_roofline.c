@@ -25,9 +25,9 @@
  *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
  * over head dim and sequence, times the tail of its grid of CTAs
- * (attention.h, attention_grid_factor); FlashAttention-3's backward adds
- * its preprocess and postprocess kernels, memory-bound, after the main one
- * (attention_fa3_bwd_aux_bytes). Compute-bound
+ * (attention.h, attention_grid_factor); FlashAttention-3's backward, on a
+ * GPU that measured FA3's main kernel, adds its preprocess and postprocess
+ * kernels, memory-bound, after it (attention_fa3_bwd_aux_bytes). Compute-bound
  * kernels (GEMM, convolution, attention) run at the clock a training step
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures);
@@ -113,7 +113,9 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
-			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD)
+			/* only where the GPU measured FA3's main kernel: else the
+			 * backward is priced as the GPU's best, a whole kernel */
+			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD && g->flash_be_bwd[ATTN_BE_FA3] > 0)
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);

@@ -217,11 +217,6 @@ void builder_grads_ready(struct builder *b, double bytes, bool reduce_now);
 /* Reduce what the open buckets hold (build_transformer_grads.c). */
 void builder_flush_bucket(struct builder *b);
 
-/* The time of c10d's copy out of a list all-gather of a padded elements
- * under DeepSpeed 0.4 (build_transformer_ds2021.c): one copy_ per rank,
- * z3.ranks kernels on the GPU, issued one by one by the host. */
-double builder_ds2021_copy_out_time(const struct builder *b, double a);
-
 /* A layer's compute under DeepSpeed 0.4's ZeRO-3 coordinator
  * (builder_z3.sync): one chunk per weight tensor (reverse order in
  * backward), each parameter gathered behind a device synchronize, and
@@ -233,10 +228,12 @@ void builder_sync_tensor_layer(struct builder *b, enum task_cat cat, double time
  * the task (build_transformer_grads.c). */
 int builder_host_copy(struct builder *b, double bytes, int dep);
 
-/* The time of a copy kernel moving bytes over elements (stack pieces
- * FSDP2 runs around its collectives), priced by the cost source
+/* The time of `kernels` copy kernels moving bytes over elements in all
+ * (stack pieces FSDP2 and DeepSpeed run around their collectives), priced
+ * by the cost source, each kernel paying its launch
  * (build_transformer_grads.c). */
-double builder_copy_time(struct builder *b, const char *name, double elements, double bytes);
+double builder_copy_time(const struct builder *b, const char *name, double elements, double bytes,
+			 int kernels);
 
 /* The stage's layers and its parameters' shards, from the schedule's
  * order of steps (build_transformer_stage.c). */

@@ -164,7 +164,7 @@ static void kind_sizes(struct builder *b, struct layer_kind *k, bool dense)
 	}
 	k->param_bytes = lp / t * b->z3.wbytes;
 	k->gather_copy_s = b->fsdp2 ? builder_copy_time(b, "fsdp_gather_copy_out", k->param_bytes / b->z3.wbytes,
-						2 * k->param_bytes) : 0;
+						2 * k->param_bytes, 1) : 0;
 }
 
 /* The builder's sizes for plan pl: messages, collectives, gradients and

@@ -39,9 +39,9 @@
  * are fewer than max_live_parameters (stage3.py L349: the coordinator's
  * count of available elements, which the module's own are part of once
  * fetched; of GPT 530B's Linears, the QKV and both MLP ones, 1.26e9 and
- * 1.68e9 elements, are not, so no prefetch runs beside them), the next tensors of the pass not yet
- * gathered are prefetched until their elements reach
- * prefetch_bucket_size, one after another (each behind a device
+ * 1.68e9 elements, are not, so no prefetch runs beside them), the next
+ * tensors of the pass not yet gathered are prefetched until their
+ * elements reach prefetch_bucket_size, one after another (each behind a device
  * synchronize), and the module's compute is issued after all but the
  * batch's last, which runs beside it. The pass's prefetch does not
  * reach past its last layer (DeepSpeed's trace does, into the next
@@ -55,7 +55,6 @@
  * the embedding's parameters, which DeepSpeed's trace would count between
  * the forward's last layer and the backward's first, are not counted. */
 #include <math.h>
-#include <stdio.h>
 
 #include "build_transformer-private.h"
 #include "host.h"
@@ -67,6 +66,16 @@ static int last_reduction(const struct builder *b)
 	return b->grads.ndp > 0 ? b->grads.dp_tasks[b->grads.ndp - 1] : -1;
 }
 
+/* c10d's copy out of a list all-gather of a padded elements (see the
+ * top): one copy_ per rank, z3.ranks kernels on the GPU, issued one by
+ * one by the host; the slower of the two. */
+static double copy_out_time(const struct builder *b, double a)
+{
+	struct host_issue h = plan_host_issue(b->pl);
+	double gpu = builder_copy_time(b, "ds_gather_copy_out", a, 2 * a * b->z3.wbytes, (int)b->z3.ranks);
+	return host_block_time(&h, gpu, (double)b->z3.ranks * h.bwd_s);
+}
+
 /* One parameter of el elements gathered behind a device synchronize
  * (see the top): its zero-and-copy-in, the all-gather of the padded
  * tensor, the copy out. Returns the copy out. */
@@ -75,28 +84,17 @@ static int sync_gather(struct builder *b, double el)
 	double d = (double)b->z3.ranks, a = ceil(el / d) * d, w = b->z3.wbytes;
 	int deps[3] = { b->stream.last, b->z3.last_param, last_reduction(b) };
 	struct task in = { .kind = TASK_COMPUTE, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			   .time_s = builder_copy_time(b, "ds_gather_zero_copy_in", a, a * w + 2 * a / d * w) };
+			   .time_s = builder_copy_time(b, "ds_gather_zero_copy_in", a, a * w + 2 * a / d * w, 1) };
 	int id = program_add(b->p, &in, deps, 3);
 	struct task t = { .kind = TASK_COLL, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
 			  .op = COLL_ALLGATHER, .group = b->zgroup, .bytes = a * w,
 			  .launch_s = b->z3.launch_s };
 	id = program_add(b->p, &t, &id, 1);
 	struct task out = { .kind = TASK_COMPUTE, .stream = STREAM_PARAM, .cat = CAT_PARAM_COMM,
-			    .time_s = builder_ds2021_copy_out_time(b, a) };
+			    .time_s = copy_out_time(b, a) };
 	id = program_add(b->p, &out, &id, 1);
 	b->z3.last_param = id;
 	return id;
-}
-
-double builder_ds2021_copy_out_time(const struct builder *b, double a)
-{
-	double d = (double)b->z3.ranks;
-	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_BF16, .batch = 1,
-			 .m = a, .bytes = 2 * a * b->z3.wbytes, .kernels = (int)b->z3.ranks };
-	snprintf(op.name, sizeof(op.name), "ds_gather_copy_out");
-	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
-	struct host_issue h = plan_host_issue(b->pl);
-	return host_block_time(&h, cost_op_time(b->cost, &op), d * h.bwd_s);
 }
 
 /* Whether tensor j of the model's layer l, used next when `at` elements

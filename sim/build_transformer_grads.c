@@ -45,12 +45,14 @@ int builder_host_copy(struct builder *b, double bytes, int dep)
 	return program_add(b->p, &t, &dep, 1);
 }
 
-/* The time of a copy kernel moving bytes over elements (stack pieces
- * FSDP2 runs around its collectives), priced by the cost source. */
-double builder_copy_time(struct builder *b, const char *name, double elements, double bytes)
+/* The time of kernels copy kernels moving bytes over elements (stack
+ * pieces FSDP2 and DeepSpeed run around their collectives), priced by
+ * the cost source. */
+double builder_copy_time(const struct builder *b, const char *name, double elements, double bytes,
+			 int kernels)
 {
 	struct op op = { .kind = OP_MEMBOUND, .pass = PASS_FWD, .dtype = DTYPE_BF16,
-			 .batch = 1, .m = elements, .bytes = bytes };
+			 .batch = 1, .m = elements, .bytes = bytes, .kernels = kernels };
 	snprintf(op.name, sizeof(op.name), "%s", name);
 	snprintf(op.membound_kind, sizeof(op.membound_kind), "copy_fwd");
 	return cost_op_time(b->cost, &op);
@@ -101,7 +103,7 @@ static int fsdp1_divide(struct builder *b, double bytes, long n, int dep)
 	double out = b->pl->parallel.zero >= ZERO_1 ? 1.0 / (double)n : 1;
 	double moved = 2 * bytes * ((pre > 1 ? 1 : 0) + ((double)n / pre > 1 ? out : 0));
 	struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
-			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el, moved) };
+			  .time_s = builder_copy_time(b, "fsdp1_grad_div", el, moved, 1) };
 	return program_add(b->p, &c, &dep, 1);
 }
 
@@ -132,7 +134,7 @@ static void dp_reduce_group(struct builder *b, double bytes, enum group_kind g)
 		double el = bytes / b->grads.gb;
 		struct task c = { .kind = TASK_COMPUTE, .stream = STREAM_DP, .cat = CAT_DP_COMM,
 				  .time_s = builder_copy_time(b, "fsdp_rs_copy_in", el,
-						      el * (dtype_bytes(DTYPE_BF16) + b->grads.gb)) };
+						      el * (dtype_bytes(DTYPE_BF16) + b->grads.gb), 1) };
 		dep = program_add(b->p, &c, &dep, 1);
 	}
 	if (b->fsdp1)

@@ -400,7 +400,7 @@ static void fsdp2_root_gather(struct builder *b, int vs, int nv, int mb, int chu
 			  .launch_s = b->z3.launch_s };
 	b->stream.gate = program_add(b->p, &t, &b->stream.last, 1);
 	builder_compute(b, CAT_FORWARD,
-			builder_copy_time(b, "fsdp_gather_copy_out", el, 2 * el * b->z3.wbytes),
+			builder_copy_time(b, "fsdp_gather_copy_out", el, 2 * el * b->z3.wbytes, 1),
 			0, mb, chunk, b->stream.last);
 }
 

@@ -76,6 +76,24 @@ Test(fa3_bwd, pre_and_post_kernels_are_priced_after_the_main_kernel)
 	topology_destroy(t);
 }
 
+/* A GPU that gives no FA3 figures (Blackwell: cuDNN only) prices an FA3
+ * backward as its best flash kernel (attention.h), a measured whole: no
+ * pre/post kernels on top. */
+Test(fa3_bwd, no_pre_and_post_kernels_where_the_gpu_has_no_fa3_figures)
+{
+	struct topology *t = load_topology("topologies/dgx-b200.json");
+	const struct gpu_spec *g = &t->gpu;
+	cr_assert_eq(g->flash_be_bwd[ATTN_BE_FA3], 0);
+	double bh = 192, s = 1024;
+	struct op op = bwd_op(ATTN_BE_FA3, bh, s, false);
+	double e = attention_flash_eff(g, ATTN_BE_FA3, true, s, 128, false);
+	cr_expect_float_eq(e, attention_flash_eff(g, ATTN_BE_BEST, true, s, 128, false), 1e-12);
+	double want = op.flops / (g->peak_flops[DTYPE_BF16] * e) *
+		      attention_grid_factor(g->sm_count, false, bh, s) + g->kernel_launch_s;
+	cr_expect_float_eq(cost_roofline_time_isolated(g, &op), want, 1e-9 * want);
+	topology_destroy(t);
+}
+
 /* A backend's backward takes its own half-length where the preset gives
  * one; its forward, and the other backends, keep flash_seq_half. */
 Test(fa3_bwd, backward_takes_the_backends_own_half_length)

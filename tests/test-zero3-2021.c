@@ -60,14 +60,16 @@ static double params_total(void)
 	return L * (W + 2 * H) + 2 * V * H + H;
 }
 
-/* The program of stage 0 of a Llama 2 70B plan on nodes x 8 A100s, one
- * micro-batch per rank, framework fw, fp16. */
-static void build_70b(const char *fw, int nodes, struct program *p, struct inputs **inp)
+/* The program of stage 0 of a plan of model on nodes x 8 A100s, one
+ * micro-batch per rank, framework fw, fp16; full recomputation if asked,
+ * the host's backward issue time host_bwd_us where not negative. */
+static void build_plan(const char *model, const char *fw, int nodes, bool full_recompute,
+		       double host_bwd_us, struct program *p, struct inputs **inp)
 {
 	struct diag d;
 	diag_init(&d, stderr);
-	struct inputs *in = inputs_load(src_path("models/zoo/llama2-70b.json"),
-					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline",
+					NULL, &d);
 	cr_assert(in);
 	struct plan pl;
 	plan_init(&pl);
@@ -78,15 +80,25 @@ static void build_70b(const char *fw, int nodes, struct program *p, struct input
 	pl.parallel.dp = 8 * nodes;
 	pl.parallel.zero = ZERO_3;
 	pl.given |= PLAN_GIVEN_ZERO;
+	if (full_recompute)
+		pl.parallel.recompute = RECOMPUTE_FULL;
 	pl.training.seq = 2048;
 	pl.training.global_batch = 8 * nodes;
 	pl.training.micro_batch = 1;
 	pl.training.precision = DTYPE_FP16;
+	if (host_bwd_us >= 0)
+		pl.compute.host_issue_us[1] = host_bwd_us;
 	plan_resolve(&pl, in);
 	program_init(p);
 	cr_assert_eq(build_transformer_program(in, &pl, 0, p, NULL), 0);
 	diag_finish(&d);
 	*inp = in;
+}
+
+/* The same for Llama 2 70B, the plan's defaults otherwise. */
+static void build_70b(const char *fw, int nodes, struct program *p, struct inputs **inp)
+{
+	build_plan("models/zoo/llama2-70b.json", fw, nodes, false, -1, p, inp);
 }
 
 /* 24 ranks (3 nodes): every tensor's size is off a multiple of 24, so
@@ -200,34 +212,12 @@ Test(zero3_2021, deepspeed_015_reduce_scatters_and_does_not_pad)
  * backward issue time (TORCH_HOST_ISSUE, 3.6 us); the copy takes the
  * slower. At 24 ranks the GPU's 96 us of launches beat the host's
  * 86.4 us; with a host issue time of 10 us the host's d x 10 us is what
- * the copy takes. Before the loop per rank was priced, a copy was one
- * kernel (4 us plus the bytes) at any rank count. */
+ * the copy takes. */
 static void copy_out_times(int nodes, double host_bwd_us, int *n, double *worst)
 {
-	struct diag dg;
-	diag_init(&dg, stderr);
-	struct inputs *in = inputs_load(src_path("models/zoo/llama2-70b.json"),
-					src_path("topologies/dgx-a100.json"), "roofline", NULL, &dg);
-	cr_assert(in);
-	struct plan pl;
-	plan_init(&pl);
-	bool known;
-	pl.framework = framework_index(framework_find("deepspeed@0.4", &known));
-	pl.nodes = nodes;
-	pl.parallel.dp = 8 * nodes;
-	pl.parallel.zero = ZERO_3;
-	pl.given |= PLAN_GIVEN_ZERO;
-	pl.training.seq = 2048;
-	pl.training.global_batch = 8 * nodes;
-	pl.training.micro_batch = 1;
-	pl.training.precision = DTYPE_FP16;
-	if (host_bwd_us >= 0)
-		pl.compute.host_issue_us[1] = host_bwd_us;
-	plan_resolve(&pl, in);
 	struct program p;
-	program_init(&p);
-	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
-	diag_finish(&dg);
+	struct inputs *in;
+	build_plan("models/zoo/llama2-70b.json", "deepspeed@0.4", nodes, false, host_bwd_us, &p, &in);
 	double d = 8.0 * nodes, host = 1e-6 * (host_bwd_us >= 0 ? host_bwd_us : 3.6);
 	*n = 0;
 	*worst = 0;
@@ -275,29 +265,9 @@ Test(zero3_2021, c10d_copies_out_one_view_per_rank)
  * compute task after it does not wait for it. */
 static int prefetched_gathers(const char *model, int *gathers)
 {
-	struct diag dg;
-	diag_init(&dg, stderr);
-	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline",
-					NULL, &dg);
-	cr_assert(in);
-	struct plan pl;
-	plan_init(&pl);
-	bool known;
-	pl.framework = framework_index(framework_find("deepspeed@0.4", &known));
-	pl.nodes = 3;
-	pl.parallel.dp = 24;
-	pl.parallel.zero = ZERO_3;
-	pl.given |= PLAN_GIVEN_ZERO;
-	pl.parallel.recompute = RECOMPUTE_FULL;
-	pl.training.seq = 2048;
-	pl.training.global_batch = 24;
-	pl.training.micro_batch = 1;
-	pl.training.precision = DTYPE_FP16;
-	plan_resolve(&pl, in);
 	struct program p;
-	program_init(&p);
-	cr_assert_eq(build_transformer_program(in, &pl, 0, &p, NULL), 0);
-	diag_finish(&dg);
+	struct inputs *in;
+	build_plan(model, "deepspeed@0.4", 3, true, -1, &p, &in);
 	int n = 0;
 	*gathers = 0;
 	for (int i = 0; i + 1 < p.n; i++) {
