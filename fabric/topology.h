@@ -73,8 +73,9 @@
  *                                                          flash_fwd_max (models/attention.h);
  *                                                          optional bwd_seq_half: the backward's
  *                                                          own half-length (else flash_seq_half);
- *                                                          fa3's bwd_max is its main kernel (its
- *                                                          pre/post kernels are priced apart)
+ *                                                          with it, fa3's bwd_max is its main
+ *                                                          kernel (its pre/post kernels priced
+ *                                                          apart); without, the whole backward
  *   gpu.efficiency.kernel_launch_us number us    4         fixed latency of every kernel (launch,
  *                                                          fill, drain)
  *   gpu.efficiency.gemm_tile     [int,int] -     [128,256] CTA output tile (m, n), wave quantization

@@ -113,9 +113,13 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
-			/* only where the GPU measured FA3's main kernel: else the
-			 * backward is priced as the GPU's best, a whole kernel */
-			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD && g->flash_be_bwd[ATTN_BE_FA3] > 0)
+			/* only where the GPU measured FA3's main kernel, which its
+			 * file says by giving the backward's own length curve
+			 * (bwd_seq_half): else the backward is priced as one whole
+			 * kernel (the GPU's best, or an fa3 bwd_max written before
+			 * the main kernel was priced apart) */
+			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD && g->flash_be_bwd[ATTN_BE_FA3] > 0 &&
+			    g->flash_be_bwd_half[ATTN_BE_FA3] > 0)
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);

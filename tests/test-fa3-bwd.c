@@ -94,6 +94,25 @@ Test(fa3_bwd, no_pre_and_post_kernels_where_the_gpu_has_no_fa3_figures)
 	topology_destroy(t);
 }
 
+/* A GPU file whose fa3 entry gives no bwd_seq_half (written before the
+ * main kernel was priced apart, 2026-12-07) measured the whole backward
+ * in bwd_max: no pre/post kernels on top of it. */
+Test(fa3_bwd, no_pre_and_post_kernels_where_bwd_max_is_the_whole_backward)
+{
+	struct topology *t = load_topology("topologies/dgx-h100-fattree2-2to1.json");
+	struct gpu_spec g = t->gpu;
+	cr_assert_gt(g.flash_be_bwd[ATTN_BE_FA3], 0);
+	cr_assert_gt(g.flash_be_bwd_half[ATTN_BE_FA3], 0);
+	g.flash_be_bwd_half[ATTN_BE_FA3] = 0;
+	double bh = 192, s = 1024;
+	struct op op = bwd_op(ATTN_BE_FA3, bh, s, false);
+	double e = attention_flash_eff(&g, ATTN_BE_FA3, true, s, 128, false);
+	double want = op.flops / (g.peak_flops[DTYPE_BF16] * e) *
+		      attention_grid_factor(g.sm_count, false, bh, s) + g.kernel_launch_s;
+	cr_expect_float_eq(cost_roofline_time_isolated(&g, &op), want, 1e-9 * want);
+	topology_destroy(t);
+}
+
 /* A backend's backward takes its own half-length where the preset gives
  * one; its forward, and the other backends, keep flash_seq_half. */
 Test(fa3_bwd, backward_takes_the_backends_own_half_length)
