@@ -76,6 +76,10 @@ int engine_start_simgrid(const struct topology *t, int nodes, const unsigned cha
 	sg_cfg_set_string("network/model", "CM02");
 	sg_cfg_set_boolean("network/crosstraffic", "no");
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
+	/* SimGrid's default, pinned: the loopback, like every link the
+	 * platform builds, has latency 0, so no transfer has a latency phase
+	 * (engine_platform_net_stamp relies on it) */
+	sg_cfg_set_double("network/loopback-lat", 0.0);
 	sg_cfg_set_string("contexts/factory", "raw");
 	/* an actor's stack: SimGrid's default is 8 MiB, here without guard
 	 * pages (a guarded stack is a mapping of its own and its guard

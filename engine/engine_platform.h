@@ -69,7 +69,18 @@ void engine_platform_on_advance(void (*fn)(void *ctx, double dt_s), void *ctx);
  * and failed are counted: a start adds to the first, an end or a failure
  * moves one to the others (with a state change), and one leaves them
  * when SimGrid takes it out to finish its activity, after the step it
- * ended in, which still counted it. */
+ * ended in, which still counted it. Nothing else moves a share in these
+ * runs, and the stamp relies on it: no transfer has a latency phase
+ * (CM02 gives a transfer of route latency L > 0 a variable of penalty 0
+ * and enables it once L has passed, in update_actions_state, with no
+ * state change and no change of set: network_cm02.cpp,
+ * NetworkCm02Model::update_actions_state_full and _lazy, at
+ * v3.32; the links are built with latency 0, the loopback's is pinned
+ * to 0 in engine.c), no rate bound moves (TCP-gamma 0, no
+ * Comm::set_rate), no transfer is suspended, and no link's bandwidth,
+ * latency or state changes during a run (no profiles; degraded links
+ * are built degraded). tests/test-netstamp.c holds the started term to
+ * a closed form. */
 struct engine_net_stamp {
 	unsigned long changes;  /* state changes so far */
 	unsigned long started, ended, failed; /* transfers in each set now */
