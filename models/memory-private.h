@@ -1,4 +1,5 @@
-/* memory-private.h: what memory.c takes from memory_replay.c. */
+/* memory-private.h: what memory.c takes from memory_replay.c and
+ * memory_ds2021.c. */
 #ifndef DDLSIM_MEMORY_PRIVATE_H
 #define DDLSIM_MEMORY_PRIVATE_H
 
@@ -17,5 +18,11 @@ struct mem_replay {
 	double compute, allgather, reduce;   /* each stream's pool, reserved at the end */
 };
 bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out);
+
+/* DeepSpeed v0.4.0's ZeRO-3 buffers at a layer's peak (memory_ds2021.c):
+ * the gathered Linear weights (wbytes per element) and the full-size
+ * gradients of its reduce path (gbytes), the largest over the layer's
+ * Linears, in bytes. */
+double memory_ds2021_buffers(const struct mem_rank_input *in, double wbytes, double gbytes);
 
 #endif

@@ -470,13 +470,16 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	double nd = in->dp < 1 ? 1 : in->dp;
 	int ep = in->ep > 1 ? in->ep : 1;
 	double ned = etp_ned(in, nd);
+	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
 
 	o->comm_buffer_bytes = 0;
-	if (nd > 1 && !in->fsdp2)
+	if (in->ds_zero3_2021)   /* per Linear (memory_ds2021.c) */
+		o->comm_buffer_bytes += memory_ds2021_buffers(in, wbytes, gbytes);
+	else if (nd > 1 && !in->fsdp2)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
 	if (in->offload >= 2)
 		o->comm_buffer_bytes += wbytes * 2 * largest_layer(in, true);
-	if (in->zero >= ZERO_3 && !in->fsdp2)
+	if (in->zero >= ZERO_3 && !in->fsdp2 && !in->ds_zero3_2021)
 		o->comm_buffer_bytes += wbytes * (1 + in->prefetch_layers) * largest_layer(in, false);
 	o->capacity_bytes = in->gpu->hbm_bytes;
 	o->context_bytes = in->gpu->mem_reserved_bytes;

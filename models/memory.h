@@ -364,6 +364,11 @@ struct mem_rank_input {
 				      rank's whole layer set (chunks / v) */
 	double bucket_bytes;       /* gradient bucket size (DDP / ZeRO) */
 	double prefetch_layers;    /* ZeRO-3: layers all-gathered ahead */
+	bool ds_zero3_2021;        /* ZeRO-3 gathered per Linear and reduced as
+				      DeepSpeed v0.4.0 (memory_ds2021.c), in
+				      place of the layers and buckets above */
+	double z3_live_elements;   /* with ds_zero3_2021: max_live_parameters
+				      (no prefetch past it; 0: no limit) */
 	double reserve_fraction;   /* allocator fragmentation reserve, fraction of capacity */
 	struct finetune ft;        /* LoRA / QLoRA (finetune.h); zeroed: all weights trained */
 	double loss_Bpl;           /* the loss's bytes per logit at its peak (stack.h, at this

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "framework.h"
 #include "schedule.h"
 #include "xalloc.h"
 
@@ -41,6 +42,18 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.torchao_fp8 = k->fsdp2_copies,
 		.expandable_segments = k->expandable_segments,
 	};
+	/* DeepSpeed 0.4's ZeRO-3 per Linear, where the builder gathers so
+	 * (sim/build_transformer.c: per tensor needs tp = cp = 1), with its
+	 * framework's max_live_parameters */
+	if (k->ds_zero3_2021 && pl->parallel.zero >= ZERO_3 && (long)pl->parallel.dp * pl->parallel.cp > 1 &&
+	    pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !model_is_moe(x.model)) {
+		const struct framework *f = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
+		bool known;
+		if (!f || f->gather != GATHER_PER_TENSOR)
+			f = framework_find("deepspeed@0.4", &known);
+		x.ds_zero3_2021 = f != NULL;
+		x.z3_live_elements = f ? f->live_elements : 0;
+	}
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;
 	workload_moe_balance(inputs_model(in), &shp, &bal);

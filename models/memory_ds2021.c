@@ -1,0 +1,109 @@
+/* memory_ds2021: the buffers of DeepSpeed v0.4.0's ZeRO-3 (stack
+ * deepspeed-zero3-2021, models/stack_deepspeed.h) at a layer's peak: the
+ * parameters gathered per Linear, not per layer, and the full-size
+ * gradients its reduce path keeps, in place of the anatomy's two gathered
+ * layers and two gradient buckets (FSDP's shape, memory.c reserved).
+ *
+ * Read at microsoft/DeepSpeed v0.4.0 (2d302d6):
+ *   - gathered parameters [source] runtime/zero/stage3.py: a module's
+ *     parameters are gathered when it runs (fetch_sub_module L390-446) and
+ *     released after it (release_sub_module L448-498: param.partition())
+ *     unless used again within max_reuse_distance 1e9 elements
+ *     (_keep_for_later L500-508, get_reuse_distance_in_numel L236-274);
+ *     a module is one nn.Linear (its weight; biases and norms below
+ *     param_persistence_threshold 1e5 stay whole and are left out here).
+ *     Under full recompute the Linear kept is the layer's last, from its
+ *     recomputed forward into its backward: the same tensor, counted
+ *     once. After a module's fetch the next parameters of the trace are
+ *     prefetched only when fewer than max_live_parameters (1e9, L98 of
+ *     constants.py, L349 and L711 of stage3.py) elements are available,
+ *     the module's own among them; get_params_to_prefetch (L202-232)
+ *     takes parameters until prefetch_bucket_size 5e7 is reached, the one
+ *     crossing it included: of Linears of 5e7 elements or more, the next
+ *     one. So while Linear k runs, P_k and, when P_k < 1e9, P_next.
+ *   - a gather's transient [source] partition_parameters.py
+ *     _allgather_param (L791-838) all-gathers into views of the
+ *     parameter's flat tensor; PyTorch's ProcessGroupNCCL::allgather of a
+ *     list (pytorch/pytorch 00f5dfd5, torch/lib/c10d/ProcessGroupNCCL.cpp)
+ *     gathers into a flatten_for_scatter_gather buffer of the same size
+ *     and copies out of it: while a Linear is gathered, twice its
+ *     elements.
+ *   - gradients [source] stage3.py reduce_independent_p_g_buckets_and_
+ *     remove_grads L1879-1916: contiguous_gradients off (constants.py
+ *     L64), a Linear's full-size gradient (autograd's, in the parameters'
+ *     fp16) joins the IPG bucket as it is; the bucket is reduced only when
+ *     the next gradient would take it past reduce_bucket_size 5e8
+ *     (L1881-1886): the previous Linear's gradient is still whole when
+ *     this one is produced. reduce_ipg_grads (L2158-2189) first runs
+ *     partition_previous_reduced_grads (L2053-2150) for the bucket reduced
+ *     the time before, whose gradients are freed only there
+ *     (partition_parameters.py _partition_gradient L1043: param.grad.data
+ *     = the partition's buffer), then all-reduces the bucket through
+ *     allreduce_bucket (L2263-2289), whose flatten (util_ops.flatten:
+ *     torch::utils::flatten_dense_tensors) is a view of a one-tensor
+ *     bucket and a concatenated copy of several. So when gradient j of the
+ *     backward is produced, beside the Linear's gathered weight: g_j, the
+ *     bucket's g_(j-1) and either g_(j-2) (reduced before, not yet
+ *     partitioned) or, during the reduce, a copy of g_(j-1): max of the
+ *     two. When Linear j (or its prefetch) is gathered, g_(j-1) and
+ *     g_(j-2) (a Linear's gradient and each pair of them exceed 5e8
+ *     elements in the shipped GPT models; a smaller model's bucket can
+ *     hold more, bounded by 5e8, not counted).
+ * Each instant (linear_peak) is counted; the largest is the buffer.
+ * The fp16 partitions, fp32 master and Adam states, the checkpoints and
+ * the recomputed layer's activations are the anatomy's (memory.c).
+ * Not counted: the embedding's and head's gathers (not modelled for time
+ * either), the persistent parameters and the small gradients a bucket
+ * holds besides a Linear's (biases, norms: under 1e5 elements each). */
+#include "memory-private.h"
+
+#include "model.h"
+
+/* The bytes of the instants of Linear k's forward and backward (k in
+ * forward order of n Linears p[], weights at wb, gradients at gb, live:
+ * max_live_parameters), the largest. */
+static double linear_peak(const double *p, int n, int k, double live, double wb, double gb)
+{
+	bool pre = live <= 0 || p[k] < live;        /* a prefetch follows its fetch */
+	double nf = p[(k + 1) % n];                 /* forward: the next Linear */
+	double nb = p[k > 0 ? k - 1 : 0];           /* backward: the one before (of
+						       the first, the layer below's
+						       first, recomputed) */
+	double g1 = p[(k + 1) % n], g2 = p[(k + 2) % n]; /* the gradients before
+							    it in backward */
+	double gmax = g1 > g2 ? g1 : g2;
+	double x[] = {
+		wb * 2 * p[k],                                  /* forward fetch */
+		pre ? wb * (p[k] + 2 * nf) : 0,                 /* forward prefetch */
+		wb * 2 * p[k] + gb * (g1 + g2),                 /* backward fetch */
+		pre ? wb * (p[k] + 2 * nb) + gb * (g1 + g2) : 0, /* backward prefetch */
+		wb * (p[k] + (pre ? nb : 0)) + gb * (p[k] + g1 + gmax), /* its gradient */
+	};
+	double m = 0;
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		m = x[i] > m ? x[i] : m;
+	return m;
+}
+
+/* The largest of a rank's per-Linear buffers, in bytes: gathered weights
+ * at wbytes, gradients at gbytes. */
+double memory_ds2021_buffers(const struct mem_rank_input *in, double wbytes, double gbytes)
+{
+	const struct model *m = in->model;
+	double h = (double)m->hidden, kv = model_kv_width(m), q = model_q_width(m), f = (double)m->ffn;
+	/* the nn.Linear weights in forward order, as the time model's
+	 * (sim/build_transformer.c): GPT's fused qkv, out, up, down; HF
+	 * Llama's q, k, v, o, gate, up, down */
+	double ge[] = { h * (q + 2 * kv), q * h, h * f, f * h };
+	double sw[] = { h * q, h * kv, h * kv, q * h, h * f, h * f, f * h };
+	bool swiglu = m->act == MODEL_ACT_SWIGLU;
+	const double *p = swiglu ? sw : ge;
+	int n = swiglu ? 7 : 4;
+	double peak = 0;
+
+	for (int k = 0; k < n; k++) {
+		double b = linear_peak(p, n, k, in->z3_live_elements, wbytes, gbytes);
+		peak = b > peak ? b : peak;
+	}
+	return peak;
+}

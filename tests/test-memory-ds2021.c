@@ -1,0 +1,139 @@
+/* test-memory-ds2021: the ZeRO-3 buffers of DeepSpeed v0.4.0 (stack
+ * deepspeed-zero3-2021; models/memory_ds2021.c cites stage3.py and
+ * partition_parameters.py at v0.4.0), worked by hand against the anatomy.
+ *
+ * GPT's layer has four nn.Linear weights: qkv 3h^2, out h^2, up and down
+ * 4h^2 each. A module's weight is gathered when it runs and released
+ * after it; the next is prefetched only while fewer than
+ * max_live_parameters (1e9) elements are available. A gradient joins the
+ * IPG bucket whole and is reduced only when the next one arrives; the
+ * one reduced before it is freed at that next reduce. So when Linear j's
+ * gradient is produced: its weight, its gradient, the previous Linear's
+ * (in the bucket) and the larger of the one before that (awaiting
+ * partition) and the bucket's flattened copy; a gather doubles its
+ * tensor (c10d's flat buffer). All in fp16, 2 B.
+ *
+ * GPT 530B (h 20480): up/down 4h^2 = 1.678e9 >= 1e9, so no prefetch
+ * beside them; the largest instant is the up projection's gradient in
+ * backward: 2 (4h^2 + 4h^2 + 4h^2 + 4h^2) = 32 h^2 bytes.
+ * GPT 175B (h 12288): every Linear is under 1e9; the largest instant is
+ * the down projection's gradient in backward, with up prefetched beside
+ * it and the layer above's qkv and out gradients before it:
+ * 2 (4h^2 + 4h^2 + 4h^2 + 3h^2 + max(3h^2, h^2)) = 36 h^2 bytes. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "anatomy.h"
+#include "diag.h"
+#include "framework.h"
+#include "inputs.h"
+#include "memory.h"
+#include "plan.h"
+#include "testutil.h"
+
+/* Stage 0's anatomy of GPT `model` on dp A100s (dp / 8 nodes) under
+ * framework fw with tp, fp16, full recompute, one micro-batch of mb. */
+static void anatomy(const char *model, const char *fw, int dp, int tp, int mb, struct mem_anatomy *o)
+{
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline", NULL,
+					&d);
+	cr_assert(in);
+	struct plan pl;
+	plan_init(&pl);
+	bool known;
+	pl.framework = framework_index(framework_find(fw, &known));
+	cr_assert_geq(pl.framework, 0);
+	pl.nodes = dp * tp / 8;
+	pl.parallel.dp = dp;
+	pl.parallel.tp = tp;
+	pl.parallel.zero = ZERO_3;
+	pl.given |= PLAN_GIVEN_ZERO;
+	pl.parallel.recompute = RECOMPUTE_FULL;
+	pl.training.seq = 2048;
+	pl.training.global_batch = dp * mb;
+	pl.training.micro_batch = mb;
+	pl.training.precision = DTYPE_FP16;
+	plan_resolve(&pl, in);
+	anatomy_stage(in, &pl, 0, o);
+	diag_finish(&d);
+	inputs_destroy(in);
+}
+
+Test(memory_ds2021, gpt530b_peak_is_the_up_projections_gradient_without_prefetch)
+{
+	struct mem_anatomy o;
+	double h = 20480;
+	anatomy("models/zoo/megatron/gpt-530b.json", "deepspeed@0.4", 640, 1, 4, &o);
+	double want = 2 * 16 * h * h;
+	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
+		  want);
+}
+
+Test(memory_ds2021, gpt175b_peak_holds_the_prefetch_and_two_earlier_gradients)
+{
+	struct mem_anatomy o;
+	double h = 12288;
+	anatomy("models/zoo/megatron/gpt-175b.json", "deepspeed@0.4", 384, 1, 4, &o);
+	double want = 2 * 18 * h * h;
+	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
+		  want);
+}
+
+/* max_live_parameters 1e9 gates the prefetch: with no limit, the up
+ * projection would be prefetched beside the down projection's backward,
+ * whose gradient comes after the layer above's qkv and out ones:
+ * 2 (4h^2 + 4h^2 + 4h^2 + 3h^2 + 3h^2) = 36 h^2 bytes against 32 h^2
+ * (GPT 530B, memory_rank directly). */
+Test(memory_ds2021, max_live_parameters_gates_the_prefetch)
+{
+	struct mem_anatomy gated, open;
+	double h = 20480;
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *in = inputs_load(src_path("models/zoo/megatron/gpt-530b.json"),
+					src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(in);
+	struct plan pl;
+	plan_init(&pl);
+	bool known;
+	pl.framework = framework_index(framework_find("deepspeed@0.4", &known));
+	pl.nodes = 80;
+	pl.parallel.dp = 640;
+	pl.parallel.zero = ZERO_3;
+	pl.given |= PLAN_GIVEN_ZERO;
+	pl.parallel.recompute = RECOMPUTE_FULL;
+	pl.training.seq = 2048;
+	pl.training.global_batch = 2560;
+	pl.training.micro_batch = 4;
+	pl.training.precision = DTYPE_FP16;
+	plan_resolve(&pl, in);
+	struct mem_rank_input mi;
+	anatomy_input(in, &pl, 105, 0, 1, true, true, &mi);
+	cr_assert(mi.ds_zero3_2021);
+	cr_expect_eq(mi.z3_live_elements, 1e9);
+	memory_rank(&mi, &gated);
+	mi.z3_live_elements = 0;
+	memory_rank(&mi, &open);
+	double more = open.comm_buffer_bytes - gated.comm_buffer_bytes;
+	cr_expect(fabs(more / (4 * h * h) - 1) < 1e-9, "prefetch %.6g, want %.6g", more, 4 * h * h);
+	diag_finish(&d);
+	inputs_destroy(in);
+}
+
+/* With tensor parallelism the gathers stay per layer (the builder's
+ * per-tensor path needs tp = 1): the anatomy keeps FSDP's shape, two
+ * gradient buckets of 5e8 fp16 elements and two gathered layers of
+ * 12h^2 / tp elements. */
+Test(memory_ds2021, tensor_parallel_keeps_the_whole_layer_shape)
+{
+	struct mem_anatomy o;
+	double h = 20480;
+	anatomy("models/zoo/megatron/gpt-530b.json", "deepspeed@0.4", 320, 2, 4, &o);
+	double layer = 12 * h * h + 13 * h;  /* weights and biases, two norms */
+	double want = 2 * 5e8 * 2 + 2 * 2 * layer / 2;
+	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-3, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
+		  want);
+}
