@@ -463,7 +463,27 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 
 /* Buffers and what the device keeps back: gradient buckets, ZeRO-3's
  * gathered layers, offload's layer buffers, the CUDA context, NCCL, the
- * allocator's reserve. */
+ * allocator's reserve.
+ *
+ * Apex's DistributedFusedAdam with contiguous_grad_buffer and
+ * contiguous_param_buffer (apex_contiguous) holds no bucket buffers
+ * [source]: NVIDIA/apex 810ffae3 (the APEX_TAG of NeMo r2.0.0rc1's
+ * Dockerfile.ci L38, NeMo 24.07), apex/contrib/optimizers/
+ * distributed_fused_adam.py. _init_grad_buffer (L1075-1096) allocates one
+ * buffer for every bucket in grad_sync_dtype; zero_grad (L1461-1480) makes
+ * each bucket's grads_bucket a slice of it and each parameter's .grad a
+ * view of it: the buckets are the gradients (grads_bytes). step
+ * (L2283-2296) makes each bucket's params_bucket a slice of the parameter
+ * buffer that init_param_buffer (L998-1072) made the parameters
+ * themselves, so _start_bucket_param_sync (L1936-1990) all-gathers into
+ * the weights. The one allocation beside: _start_bucket_grad_sync
+ * (L1780-1830) reduce-scatters each bucket into a new shard of bucket / dp
+ * elements, kept as grads_shard until zero_grad (grads / dp in all). It is
+ * not counted at this peak: a chunk's reduction starts only after the
+ * backward of its last micro-batch (Megatron-Core 338af51, NeMo r2.0.0rc1's
+ * MCORE_TAG, pipeline_parallel/schedules.py L750-758 grad_sync_func; NeMo's
+ * no_sync before it), in the schedule's cool-down, once the activations of
+ * the backwards before it are freed. */
 static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
@@ -475,7 +495,7 @@ static void reserved(const struct mem_rank_input *in, double wbytes, struct mem_
 	o->comm_buffer_bytes = 0;
 	if (in->ds_zero3_2021)   /* per Linear (memory_ds2021.c) */
 		o->comm_buffer_bytes += memory_ds2021_buffers(in, wbytes, gbytes);
-	else if (nd > 1 && !in->fsdp2)
+	else if (nd > 1 && !in->fsdp2 && !in->apex_contiguous)
 		o->comm_buffer_bytes += 2 * in->bucket_bytes;
 	if (in->offload >= 2)
 		o->comm_buffer_bytes += wbytes * 2 * largest_layer(in, true);

@@ -363,6 +363,9 @@ struct mem_rank_input {
 	double inflight;           /* peak micro-batches in flight, in units of the
 				      rank's whole layer set (chunks / v) */
 	double bucket_bytes;       /* gradient bucket size (DDP / ZeRO) */
+	bool apex_contiguous;      /* Apex DistributedFusedAdam with contiguous grad and
+				      param buffers: its buckets are views, no bucket
+				      buffers (memory.c, reserved) */
 	double prefetch_layers;    /* ZeRO-3: layers all-gathered ahead */
 	bool ds_zero3_2021;        /* ZeRO-3 gathered per Linear and reduced as
 				      DeepSpeed v0.4.0 (memory_ds2021.c), in

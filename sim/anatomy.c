@@ -28,6 +28,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.recompute_every = pl->parallel.recompute_every, .layers = layers, .dense_layers = dense_layers,
 		.has_embedding = has_embedding, .has_head = has_head,
 		.inflight = inflight, .bucket_bytes = pl->communication.bucket_bytes,
+		.apex_contiguous = pl->communication.apex_contiguous_buffers,
 		.prefetch_layers = 1, .ep = pl->parallel.ep, .etp = plan_etp(pl), .offload = (int)pl->parallel.offload,
 		.ft = pl->training.finetune,
 		.loss_Bpl = pl->parallel.tp > 1 && k->loss_peak_tp_Bpl > 0 ? k->loss_peak_tp_Bpl : k->loss_peak_Bpl,

@@ -103,6 +103,8 @@
  *   bucket_bytes       bytes    25e6          gradient bucket
  *   overlap_grad_reduce -       true          reduce buckets during backward
  *   overlap_param_gather -      false         ZeRO-1/2 parameter all-gather overlaps forward
+ *   apex_contiguous_buffers -   false         Apex DistributedFusedAdam with contiguous grad
+ *                                             and param buffers: no bucket buffers (memory.c)
  *   tp_comm_overlap    -        false         Transformer Engine userbuffers: SP all-gather /
  *                                             reduce-scatter pipelined with the GEMM chunks
  *                                             they feed (needs sp; see build_transformer.c)
@@ -338,6 +340,7 @@ struct plan_comm {
 	double bucket_bytes;
 	bool overlap_grad_reduce;
 	bool overlap_param_gather;
+	bool apex_contiguous_buffers;   /* Apex DistributedFusedAdam, contiguous buffers */
 	bool tp_comm_overlap;           /* TE userbuffers TP/SP overlap (build_transformer.c) */
 	long tp_rs_margin_sms[2];       /* SMs the fprop reduce-scatter holds (proj, fc2) */
 };

@@ -204,6 +204,7 @@ static void load_communication(struct jobj *root, struct scenario *sc)
 		s->given |= PLAN_GIVEN_OVERLAP_GRAD;
 	if (jobj_bool(&jo, "overlap_param_gather", &s->communication.overlap_param_gather, 0) == 1)
 		s->given |= PLAN_GIVEN_OVERLAP_PARAM;
+	jobj_bool(&jo, "apex_contiguous_buffers", &s->communication.apex_contiguous_buffers, 0);
 	jobj_bool(&jo, "tp_comm_overlap", &s->communication.tp_comm_overlap, 0);
 	struct jobj mj;
 	if (jobj_child(&jo, "tp_comm_overlap_sm_margin", &mj, 0) == 1) {

@@ -219,6 +219,13 @@
  *                                                                false: one reduction after it (Megatron-LM 2021)
  *   communication.overlap_param_gather bool -      false         ZeRO-1/2 parameter all-gather overlaps
  *                                                                the next forward (Megatron-Core)
+ *   communication.apex_contiguous_buffers bool - false           Apex DistributedFusedAdam with
+ *                                                                contiguous_grad_buffer and
+ *                                                                contiguous_param_buffer (NeMo 1.x
+ *                                                                distributed_fused_adam): buckets and
+ *                                                                all-gathers are views of the grads
+ *                                                                and weights, no bucket buffers
+ *                                                                (models/memory.c reserved)
  *   communication.tp_comm_overlap bool     -       false         Megatron-Core --tp-comm-overlap
  *                                                                (Transformer Engine userbuffers): SP
  *                                                                all-gather / reduce-scatter split into

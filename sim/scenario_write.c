@@ -294,6 +294,8 @@ static json_t *write_communication(const struct plan *p)
 	if (own(p, PLAN_GIVEN_OVERLAP_PARAM) &&
 	    (c->overlap_param_gather || (p->given & PLAN_GIVEN_OVERLAP_PARAM)))
 		put(o, "overlap_param_gather", json_boolean(c->overlap_param_gather));
+	if (c->apex_contiguous_buffers)
+		put(o, "apex_contiguous_buffers", json_true());
 	if (c->tp_comm_overlap)
 		put(o, "tp_comm_overlap", json_true());
 	if (c->tp_rs_margin_sms[0] || c->tp_rs_margin_sms[1]) {

@@ -547,3 +547,26 @@ Test(memory, every_nth_layer_checkpoint_lies_between_none_and_full)
 	want = 15 * 2 * T * h + 16 * eager + head;
 	cr_assert_float_eq(o.activations_bytes, want, 1e-9 * want);
 }
+
+/* Apex DistributedFusedAdam with contiguous grad and param buffers
+ * (memory.c, reserved): its buckets are slices of the gradients and its
+ * all-gathers write into the weights, so the two bucket buffers a DDP
+ * bucket holds (2 x bucket_bytes) leave the count and nothing else moves. */
+Test(memory, apex_contiguous_buffers_hold_no_bucket_copies)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .grad_elem_bytes = 2,
+				     .micro_batch = 1, .seq = 2048, .tp = 4, .dp = 16, .pp = 8, .zero = ZERO_1,
+				     .layers = 12, .inflight = 1, .bucket_bytes = 906e6 };
+	struct mem_anatomy ddp, apex;
+	memory_rank(&in, &ddp);
+	in.apex_contiguous = true;
+	memory_rank(&in, &apex);
+	cr_assert_float_eq(ddp.comm_buffer_bytes, 2 * 906e6, 1);
+	cr_assert_float_eq(apex.comm_buffer_bytes, 0, 1);
+	cr_assert_float_eq(ddp.total_bytes - apex.total_bytes, 2 * 906e6, 1);
+	cr_assert_float_eq(apex.grads_bytes, ddp.grads_bytes, 1);
+	cr_assert_float_eq(apex.weights_bytes, ddp.weights_bytes, 1);
+	cr_assert_float_eq(apex.optimizer_bytes, ddp.optimizer_bytes, 1);
+}
