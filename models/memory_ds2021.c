@@ -1,8 +1,10 @@
 /* memory_ds2021: the buffers of DeepSpeed v0.4.0's ZeRO-3 (stack
- * deepspeed-zero3-2021, models/stack_deepspeed.h) at a layer's peak: the
+ * deepspeed-zero3-2021, models/stack_deepspeed.h) at its peak: the
  * parameters gathered per Linear, not per layer, and the full-size
  * gradients its reduce path keeps, in place of the anatomy's two gathered
  * layers and two gradient buckets (FSDP's shape, memory.c reserved).
+ * Taken where the time model gathers per Linear (sim/anatomy.c: a dense
+ * model, dp > 1, tp = cp = 1); elsewhere the stack keeps FSDP's shape.
  *
  * Read at microsoft/DeepSpeed v0.4.0 (2d302d6):
  *   - gathered parameters [source] runtime/zero/stage3.py: a module's
