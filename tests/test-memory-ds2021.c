@@ -74,24 +74,26 @@ static void anatomy(const char *model, const char *fw, int dp, int tp, int mb, s
 	inputs_destroy(in);
 }
 
-Test(memory_ds2021, gpt530b_peak_is_the_up_projections_gradient_without_prefetch)
+/* Expect the comm buffers of anatomy(model, "deepspeed@0.4", dp, tp, 4)
+ * to be want bytes, to a relative tol. */
+static void expect_buffers(const char *model, int dp, int tp, double want, double tol)
 {
 	struct mem_anatomy o;
-	double h = 20480;
-	anatomy("models/zoo/megatron/gpt-530b.json", "deepspeed@0.4", 640, 1, 4, &o);
-	double want = 2 * 15 * h * h;
-	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
+	anatomy(model, "deepspeed@0.4", dp, tp, 4, &o);
+	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < tol, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
 		  want);
+}
+
+Test(memory_ds2021, gpt530b_peak_is_the_up_projections_gradient_without_prefetch)
+{
+	double h = 20480;
+	expect_buffers("models/zoo/megatron/gpt-530b.json", 640, 1, 2 * 15 * h * h, 1e-12);
 }
 
 Test(memory_ds2021, gpt175b_peak_holds_the_prefetch_and_two_earlier_gradients)
 {
-	struct mem_anatomy o;
 	double h = 12288;
-	anatomy("models/zoo/megatron/gpt-175b.json", "deepspeed@0.4", 384, 1, 4, &o);
-	double want = 2 * 16 * h * h;
-	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
-		  want);
+	expect_buffers("models/zoo/megatron/gpt-175b.json", 384, 1, 2 * 16 * h * h, 1e-12);
 }
 
 /* max_live_parameters 1e9 gates the prefetch: with no limit, the up
@@ -127,12 +129,8 @@ Test(memory_ds2021, max_live_parameters_gates_the_prefetch)
  * would read 2 x 18 h^2. */
 Test(memory_ds2021, a_bucket_of_many_linears_and_its_copy_are_counted)
 {
-	struct mem_anatomy o;
 	double h = 2304;
-	anatomy("models/zoo/megatron/gpt-1.7b.json", "deepspeed@0.4", 8, 1, 4, &o);
-	double want = 2 * 196 * h * h;
-	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
-		  want);
+	expect_buffers("models/zoo/megatron/gpt-1.7b.json", 8, 1, 2 * 196 * h * h, 1e-12);
 }
 
 /* With tensor parallelism the gathers stay per layer (the builder's
@@ -141,11 +139,7 @@ Test(memory_ds2021, a_bucket_of_many_linears_and_its_copy_are_counted)
  * 12h^2 / tp elements. */
 Test(memory_ds2021, tensor_parallel_keeps_the_whole_layer_shape)
 {
-	struct mem_anatomy o;
 	double h = 20480;
-	anatomy("models/zoo/megatron/gpt-530b.json", "deepspeed@0.4", 320, 2, 4, &o);
 	double layer = 12 * h * h + 13 * h;  /* weights and biases, two norms */
-	double want = 2 * 5e8 * 2 + 2 * 2 * layer / 2;
-	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-3, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
-		  want);
+	expect_buffers("models/zoo/megatron/gpt-530b.json", 320, 2, 2 * 5e8 * 2 + 2 * 2 * layer / 2, 1e-3);
 }
