@@ -35,7 +35,8 @@
  *     L64), a Linear's full-size gradient (autograd's, in the parameters'
  *     fp16) joins the IPG bucket as it is; the bucket is reduced first
  *     when this gradient would take it past reduce_bucket_size 5e8
- *     (constants.py L67, stage3.py L1881-1886), an empty one too.
+ *     (constants.py L67: the plan's bucket; stage3.py L1881-1886), an
+ *     empty one too.
  *     reduce_ipg_grads (L2158-2189) first runs
  *     partition_previous_reduced_grads (L2053-2150) for the bucket reduced
  *     the time before, whose gradients are freed only there
@@ -62,15 +63,14 @@
 
 #include "model.h"
 
-/* stage3.py's reduce_bucket_size default (constants.py L67 at 2d302d6),
- * elements */
-#define REDUCE_BUCKET_ELEMS 5e8
-
 /* The IPG path's full-size gradients, in elements: the bucket (count
- * tensors) and the bucket reduced before it, not yet partitioned. */
+ * tensors) and the bucket reduced before it, not yet partitioned;
+ * reduce_bucket_size, the plan's bucket (the deepspeed@0.4 preset's 5e8,
+ * models/framework.c). */
 struct ipg {
 	double bucket, prev;
 	int count;
+	double limit;
 };
 
 /* Gradient g produced and added to s: the largest of the gradients alive
@@ -78,7 +78,7 @@ struct ipg {
 static double ipg_add(struct ipg *s, double g)
 {
 	double peak = g + s->bucket + s->prev;
-	if (s->bucket + g > REDUCE_BUCKET_ELEMS) {
+	if (s->bucket + g > s->limit) {
 		double copy = s->count > 1 ? s->bucket : 0; /* flatten's cat */
 		double during = g + s->bucket + copy;       /* prev partitioned */
 		peak = during > peak ? during : peak;
@@ -124,7 +124,7 @@ double memory_ds2021_buffers(const struct mem_rank_input *in, double wbytes, dou
 	double p[MODEL_LINEARS_MAX];
 	int n = model_linear_weights(in->model, p);
 	long layers = in->layers > 1 ? (long)ceil(in->layers) : 1;
-	struct ipg s = { 0 };
+	struct ipg s = { .limit = in->bucket_bytes / gbytes };
 	double peak = 0;
 
 	for (long l = 0; l < layers; l++)
