@@ -50,8 +50,9 @@
  *     the bucket and the bucket reduced before; if it sets off a reduce,
  *     then it, the bucket and the bucket's copy (struct ipg). When a
  *     Linear (or its prefetch) is gathered: the bucket and the one before.
- * Each instant of the rank's backward, layer by layer, and of a forward
- * (linear_peak) is counted; the largest is the buffer.
+ * Each instant of the rank's backward, layer by layer, of a forward
+ * (linear_peak) and of the backward's epilogue (the last bucket's
+ * reduce) is counted; the largest is the buffer.
  * The fp16 partitions, fp32 master and Adam states, the checkpoints and
  * the recomputed layer's activations are the anatomy's (memory.c).
  * Not counted: the embedding's and head's gathers (not modelled for time
@@ -132,5 +133,10 @@ double memory_ds2021_buffers(const struct mem_rank_input *in, double wbytes, dou
 			double b = linear_peak(p, n, k, in->z3_live_elements, wbytes, gbytes, &s);
 			peak = b > peak ? b : peak;
 		}
-	return peak;
+	/* the backward's epilogue reduces the last bucket: the one before
+	 * partitioned, the bucket and its copy (stage3.py
+	 * independent_gradient_partition_epilogue L1728-1737); a model whose
+	 * Linears fill one bucket peaks here */
+	double last = gbytes * (s.bucket + (s.count > 1 ? s.bucket : 0));
+	return last > peak ? last : peak;
 }

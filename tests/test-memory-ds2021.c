@@ -133,6 +133,27 @@ Test(memory_ds2021, a_bucket_of_many_linears_and_its_copy_are_counted)
 	expect_buffers("models/zoo/megatron/gpt-1.7b.json", 8, 1, 2 * 196 * h * h, 1e-12);
 }
 
+/* Linears that fill no bucket are reduced only by the backward's
+ * epilogue, whose flatten copies them all. GPT 1.7B on 4 layers: 4 x 12
+ * h^2 = 48 h^2 < 94.19 h^2, so 2 x 48 h^2 elements, 2 x 96 h^2 bytes,
+ * where the backward's largest instant (the lowest qkv's prefetch of the
+ * recomputed qkv below, or its gradient) holds 3 + 2 x 3 + 45 h^2. */
+Test(memory_ds2021, the_epilogue_copies_a_bucket_never_reduced)
+{
+	double h = 2304;
+	struct plan pl;
+	struct inputs *in = gpt_plan("models/zoo/megatron/gpt-1.7b.json", "deepspeed@0.4", 8, 1, 4, &pl);
+	struct mem_rank_input mi;
+	struct mem_anatomy o;
+	anatomy_input(in, &pl, 4, 0, 1, true, true, &mi);
+	cr_assert(mi.ds_zero3_2021);
+	memory_rank(&mi, &o);
+	double want = 2 * 96 * h * h;
+	cr_expect(fabs(o.comm_buffer_bytes / want - 1) < 1e-12, "buffers %.6g, want %.6g", o.comm_buffer_bytes,
+		  want);
+	inputs_destroy(in);
+}
+
 /* With tensor parallelism the gathers stay per layer (the builder's
  * per-tensor path needs tp = 1): the anatomy keeps FSDP's shape, two
  * gradient buckets of 5e8 fp16 elements and two gathered layers of
