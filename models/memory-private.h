@@ -19,10 +19,10 @@ struct mem_replay {
 };
 bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o, struct mem_replay *out);
 
-/* DeepSpeed v0.4.0's ZeRO-3 buffers at a layer's peak (memory_ds2021.c):
+/* DeepSpeed v0.4.0's ZeRO-3 buffers at their peak (memory_ds2021.c):
  * the gathered Linear weights (wbytes per element) and the full-size
- * gradients of its reduce path (gbytes), the largest over the layer's
- * Linears, in bytes. */
+ * gradients of its reduce path (gbytes), the largest over the rank's
+ * layers' Linears, in bytes. */
 double memory_ds2021_buffers(const struct mem_rank_input *in, double wbytes, double gbytes);
 
 #endif

@@ -386,6 +386,18 @@ double model_attn_out_width(const struct model *m)
 	return (double)m->heads * (double)model_v_head_dim(m);
 }
 
+int model_linear_weights(const struct model *m, double *p)
+{
+	double h = (double)m->hidden, kv = model_kv_width(m), q = model_q_width(m), f = (double)m->ffn;
+	double sw[] = { h * q, h * kv, h * kv, q * h, h * f, h * f, f * h };
+	double ge[] = { h * (q + 2 * kv), q * h, h * f, f * h };
+	bool swiglu = m->act == MODEL_ACT_SWIGLU;
+	int n = swiglu ? 7 : 4;
+	for (int i = 0; i < n; i++)
+		p[i] = swiglu ? sw[i] : ge[i];
+	return n;
+}
+
 bool model_is_moe(const struct model *m)
 {
 	return m->moe.experts > 0;

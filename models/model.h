@@ -278,6 +278,13 @@ long model_head_dim(const struct model *m);
 double model_q_width(const struct model *m);
 double model_kv_width(const struct model *m);
 double model_attn_out_width(const struct model *m);
+/* A dense layer's weight tensors in forward order, as the nn.Linear
+ * modules of the reference implementations hold them: HF Llama's q, k,
+ * v, o, gate, up, down (SwiGLU); GPT-style fused qkv, out, up, down.
+ * Writes their elements to p[] (room for MODEL_LINEARS_MAX) and returns
+ * how many. */
+#define MODEL_LINEARS_MAX 7
+int model_linear_weights(const struct model *m, double *p);
 
 /* True where layer (0-based) attends through the sliding window
  * (sliding_window > 0 and the layer is not one of every global_every-th). */

@@ -271,7 +271,8 @@
  *     L1015, r2 w2 of P/d) and adds it on later ones (L1020, r4 w2).
  *   - memory [source] the same lines (models/memory_ds2021.c): per-Linear
  *     gathers and the full fp16 gradients of the IPG path, in place of
- *     FSDP's two gathered layers and two buckets (tp = cp = 1, dense).
+ *     FSDP's two gathered layers and two buckets (dp > 1, tp = cp = 1,
+ *     dense).
  *   Stages 0-2 and the step's bytes are the deepspeed stack's (v0.15.0),
  *   not re-read at v0.4.0 (a 1,024-rank partition's step is small).
  *   Not modelled: the Python hooks' time per module (no kernel-level or

@@ -252,21 +252,12 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 	b->z3.per_tensor = b->z3.fw && b->z3.fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
 			(long)pl->parallel.dp * pl->parallel.cp > 1 && pl->parallel.tp <= 1 && pl->parallel.cp <= 1;
 	b->z3.sync = b->z3.sync && b->z3.per_tensor;
-	{
-		/* a layer's weight tensors, as the nn.Linear modules of the
-		 * reference implementations hold them: HF Llama's q, k, v, o,
-		 * gate, up, down (SwiGLU); GPT-style fused qkv, out, up, down */
-		double h = (double)m->hidden, kv = model_kv_width(m), q = model_q_width(m);
-		double ffn = (double)m->ffn;
-		double sw[] = { h * q, h * kv, h * kv, q * h, h * ffn, h * ffn, ffn * h };
-		double ge[] = { h * (q + 2 * kv), q * h, h * ffn, ffn * h };
-		bool swiglu = m->act == MODEL_ACT_SWIGLU;
-		b->z3.ntens = swiglu ? 7 : 4;
-		b->z3.tens_total = 0;
-		for (int i = 0; i < b->z3.ntens; i++) {
-			b->z3.tens[i] = (swiglu ? sw[i] : ge[i]) / t;
-			b->z3.tens_total += b->z3.tens[i];
-		}
+	/* a layer's weight tensors, as the nn.Linear modules hold them */
+	b->z3.ntens = model_linear_weights(m, b->z3.tens);
+	b->z3.tens_total = 0;
+	for (int i = 0; i < b->z3.ntens; i++) {
+		b->z3.tens[i] /= t;
+		b->z3.tens_total += b->z3.tens[i];
 	}
 	b->z3.last_use = xmalloc((size_t)m->layers * sizeof(double));
 	for (long i = 0; i < m->layers; i++)

@@ -33,14 +33,7 @@ static struct topology *topo(int gpus, double ibw, double ilat, int nics, double
 		 "\"nics\":{\"count\":%d,\"bw_Gbps\":%g,\"latency_us\":%g,\"gpus\":[%s]}},"
 		 "\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":%g}}",
 		 gpus, ibw, ilat, nics, nbw, nlat, nicgpus, flat);
-	char *d = tmp_dir();
-	char *p = write_file(d, "t.json", text);
-	struct diag dg;
-	diag_init(&dg, stderr);
-	struct topology *t = topology_load(p, &dg);
-	cr_assert_not_null(t, "%s", diag_text(&dg));
-	diag_finish(&dg);
-	return t;
+	return load_topology_text(text);
 }
 
 static double run(struct topology *t, int nodes, int tp, int dp, int pp,

@@ -45,15 +45,7 @@ static struct topology *four_nodes(void)
 		"\"node\":{\"gpus\":1,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":1000,\"latency_us\":0},"
 		"\"nics\":{\"count\":1,\"bw_Gbps\":100,\"latency_us\":0,\"gpus\":[[0]]}},"
 		"\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":0}}";
-	char *d = tmp_dir();
-	char *p = write_file(d, "t.json", text);
-	struct diag dg;
-	diag_init(&dg, stderr);
-	struct topology *t = topology_load(p, &dg);
-	cr_assert_not_null(t, "%s", diag_text(&dg));
-	diag_finish(&dg);
-	free(p), free(d);
-	return t;
+	return load_topology_text(text);
 }
 
 static void add_send(struct program *p, enum p2p_dir dir, double bytes, const int *dep, int ndep)

@@ -326,6 +326,19 @@ struct topology *load_topology(const char *rel)
 	return t;
 }
 
+struct topology *load_topology_text(const char *text)
+{
+	char *d = tmp_dir();
+	char *p = write_file(d, "t.json", text);
+	struct diag dg;
+	diag_init(&dg, stderr);
+	struct topology *t = topology_load(p, &dg);
+	cr_assert_not_null(t, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	free(p), free(d);
+	return t;
+}
+
 struct model *load_model(const char *rel)
 {
 	struct diag d;

@@ -89,6 +89,10 @@ void expect_run_error(const char *text, const char *want_fmt);
 /* The topology file rel (a path in the source tree), loaded; fails the
  * test with the loader's messages if it is refused. Caller destroys. */
 struct topology *load_topology(const char *rel);
+/* Topology file text, written to a temporary directory and loaded;
+ * fails the test with the loader's messages if it is refused. Caller
+ * destroys. */
+struct topology *load_topology_text(const char *text);
 /* The model file at rel (below the source tree), asserted to load. */
 struct model *load_model(const char *rel);
 /* The model file at rel with the text extra spliced in after the first
