@@ -46,14 +46,10 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 	/* DeepSpeed 0.4's ZeRO-3 per Linear, where the builder gathers so
 	 * (sim/build_transformer.c: per tensor needs tp = cp = 1), with its
 	 * framework's max_live_parameters */
-	if (k->ds_zero3_2021 && pl->parallel.zero >= ZERO_3 && (long)pl->parallel.dp * pl->parallel.cp > 1 &&
-	    pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !model_is_moe(x.model)) {
-		const struct framework *f = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
-		bool known;
-		if (!f || f->gather != GATHER_PER_TENSOR)
-			f = framework_find("deepspeed@0.4", &known);
-		x.ds_zero3_2021 = f != NULL;
-		x.z3_live_elements = f ? f->live_elements : 0;
+	const struct framework *z3fw = plan_z3_framework(pl);
+	if (k->ds_zero3_2021 && plan_z3_per_tensor(pl, z3fw) && !model_is_moe(x.model)) {
+		x.ds_zero3_2021 = true;
+		x.z3_live_elements = z3fw->live_elements;
 	}
 	struct wl_shape shp = plan_wl_shape(pl);
 	struct moe_balance bal;

@@ -238,20 +238,14 @@ static void builder_sizes(struct builder *b, const struct inputs *in, const stru
 		kind_sizes(b, &b->kind[k], k & 1);
 	b->n_dense = model_is_moe(m) ? m->moe.first_dense : 0;
 	b->lk = &b->kind[0];
-	b->z3.fw = pl->framework >= 0 ? &framework_table[pl->framework] : NULL;
 	/* DeepSpeed 0.4's ZeRO-3 (stack deepspeed-zero3-2021) gathers per
 	 * tensor with that version's defaults whatever the framework preset */
-	b->z3.sync = plan_stack(pl)->ds_zero3_2021 && pl->parallel.zero >= ZERO_3;
-	if (b->z3.sync && (!b->z3.fw || b->z3.fw->gather != GATHER_PER_TENSOR)) {
-		bool known;
-		b->z3.fw = framework_find("deepspeed@0.4", &known);
-	}
+	b->z3.fw = plan_z3_framework(pl);
 	b->z3.ranks = plan_hsdp(pl) ? plan_shard_group(pl) : (long)pl->parallel.dp * pl->parallel.cp;
 	b->z3.inflight = b->z3.last_param = -1;
 	b->z3.launch_s = b->z3.fw ? b->z3.fw->launch_s : 0;
-	b->z3.per_tensor = b->z3.fw && b->z3.fw->gather == GATHER_PER_TENSOR && pl->parallel.zero >= ZERO_3 &&
-			(long)pl->parallel.dp * pl->parallel.cp > 1 && pl->parallel.tp <= 1 && pl->parallel.cp <= 1;
-	b->z3.sync = b->z3.sync && b->z3.per_tensor;
+	b->z3.per_tensor = plan_z3_per_tensor(pl, b->z3.fw);
+	b->z3.sync = plan_stack(pl)->ds_zero3_2021 && b->z3.per_tensor;
 	/* a layer's weight tensors, as the nn.Linear modules hold them */
 	b->z3.ntens = model_linear_weights(m, b->z3.tens);
 	b->z3.tens_total = 0;

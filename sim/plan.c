@@ -250,6 +250,23 @@ const struct stack *plan_stack(const struct plan *p)
 	return stack_at(p->compute.stack);
 }
 
+const struct framework *plan_z3_framework(const struct plan *p)
+{
+	const struct framework *fw = p->framework >= 0 ? &framework_table[p->framework] : NULL;
+	if (plan_stack(p)->ds_zero3_2021 && p->parallel.zero >= ZERO_3 &&
+	    (!fw || fw->gather != GATHER_PER_TENSOR)) {
+		bool known;
+		fw = framework_find("deepspeed@0.4", &known);
+	}
+	return fw;
+}
+
+bool plan_z3_per_tensor(const struct plan *p, const struct framework *fw)
+{
+	return fw && fw->gather == GATHER_PER_TENSOR && p->parallel.zero >= ZERO_3 &&
+	       (long)p->parallel.dp * p->parallel.cp > 1 && p->parallel.tp <= 1 && p->parallel.cp <= 1;
+}
+
 struct host_issue plan_host_issue(const struct plan *p)
 {
 	const struct stack *s = plan_stack(p);

@@ -466,6 +466,14 @@ void plan_init(struct plan *p);
 
 /* The kernel stack that prices p's ops (models/stack.h). */
 const struct stack *plan_stack(const struct plan *p);
+/* The framework preset p's ZeRO-3 runs: its own (NULL: none), or
+ * DeepSpeed 0.4's where the deepspeed-zero3-2021 stack runs ZeRO-3 under
+ * a preset that does not gather per tensor (that version's defaults
+ * whatever the preset). */
+const struct framework *plan_z3_framework(const struct plan *p);
+/* Whether p's ZeRO-3 gathers tensor by tensor under fw: a per-tensor
+ * preset, ZeRO-3 over more than one rank, no TP and no CP. */
+bool plan_z3_per_tensor(const struct plan *p, const struct framework *fw);
 /* The host's issue time per kernel launch under p (models/host.h): the
  * given one, else the stack's; none when kernels replay from CUDA graphs. */
 struct host_issue plan_host_issue(const struct plan *p);

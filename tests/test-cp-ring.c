@@ -11,22 +11,11 @@
 #include <string.h>
 
 #include "cp_ring.h"
-#include "diag.h"
 #include "model.h"
 #include "op.h"
 #include "stack.h"
 #include "testutil.h"
 #include "workload.h"
-
-static struct model *load(const char *rel)
-{
-	struct diag d;
-	diag_init(&d, stderr);
-	struct model *m = model_load(src_path(rel), &d);
-	cr_assert(m, "cannot load %s", rel);
-	diag_finish(&d);
-	return m;
-}
 
 /* What rank 0 of c moves, walked step by step: an element-wise kernel
  * reading r and writing w bytes adds r + w. Q, O, KV: its queries,
@@ -121,7 +110,7 @@ static void expect_op(const struct op_list *l, const char *name, double bytes, i
  * x 256 x 2 B. */
 Test(cp_ring, bytes_and_kernels_follow_rank_0s_branches)
 {
-	struct model *m = load("models/zoo/llama3-8b.json");
+	struct model *m = load_model("models/zoo/llama3-8b.json");
 	const int cases[][2] = { { 2, 1 }, { 3, 1 }, { 4, 2 }, { 8, 1 } };  /* c, t */
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		int c = cases[k][0], t = cases[k][1];
@@ -188,7 +177,7 @@ static int ring_ops(const struct model *m, struct wl_shape *s)
  * (torchtitan), a bidirectional encoder, no CP. */
 Test(cp_ring, only_transformer_engines_causal_ring_pays_them)
 {
-	struct model *m = load("models/zoo/llama3-8b.json");
+	struct model *m = load_model("models/zoo/llama3-8b.json");
 	struct wl_shape s = { .micro_batch = 1, .seq = 8192, .tp = 1, .dtype = DTYPE_BF16,
 			      .attention = ATTN_FLASH, .cp = 2 };
 	cr_expect_eq(ring_ops(m, &s), 4);
@@ -202,7 +191,7 @@ Test(cp_ring, only_transformer_engines_causal_ring_pays_them)
 	s.cp = 1;
 	cr_expect_eq(ring_ops(m, &s), 0);
 	model_destroy(m);
-	struct model *bert = load("models/zoo/bert-large.json");
+	struct model *bert = load_model("models/zoo/bert-large.json");
 	s.cp = 2;
 	s.seq = 512;
 	cr_expect_eq(ring_ops(bert, &s), 0);

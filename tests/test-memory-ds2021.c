@@ -29,7 +29,6 @@
 #include <stdio.h>
 
 #include "anatomy.h"
-#include "diag.h"
 #include "framework.h"
 #include "inputs.h"
 #include "memory.h"
@@ -41,11 +40,7 @@
  * micro-batch of mb. */
 static struct inputs *gpt_plan(const char *model, const char *fw, int dp, int tp, int mb, struct plan *pl)
 {
-	struct diag d;
-	diag_init(&d, stderr);
-	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline", NULL,
-					&d);
-	cr_assert(in);
+	struct inputs *in = load_inputs(src_path(model), "topologies/dgx-a100.json");
 	plan_init(pl);
 	bool known;
 	pl->framework = framework_index(framework_find(fw, &known));
@@ -61,7 +56,6 @@ static struct inputs *gpt_plan(const char *model, const char *fw, int dp, int tp
 	pl->training.micro_batch = mb;
 	pl->training.precision = DTYPE_FP16;
 	plan_resolve(pl, in);
-	diag_finish(&d);
 	return in;
 }
 

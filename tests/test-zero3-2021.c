@@ -31,7 +31,6 @@
 
 #include "build_transformer.h"
 #include "coll.h"
-#include "diag.h"
 #include "framework.h"
 #include "inputs.h"
 #include "plan.h"
@@ -66,11 +65,7 @@ static double params_total(void)
 static void build_plan(const char *model, const char *fw, int nodes, bool full_recompute,
 		       double host_bwd_us, struct program *p, struct inputs **inp)
 {
-	struct diag d;
-	diag_init(&d, stderr);
-	struct inputs *in = inputs_load(src_path(model), src_path("topologies/dgx-a100.json"), "roofline",
-					NULL, &d);
-	cr_assert(in);
+	struct inputs *in = load_inputs(src_path(model), "topologies/dgx-a100.json");
 	struct plan pl;
 	plan_init(&pl);
 	bool known;
@@ -91,7 +86,6 @@ static void build_plan(const char *model, const char *fw, int nodes, bool full_r
 	plan_resolve(&pl, in);
 	program_init(p);
 	cr_assert_eq(build_transformer_program(in, &pl, 0, p, NULL), 0);
-	diag_finish(&d);
 	*inp = in;
 }
 
