@@ -64,6 +64,11 @@ double cost_list_time(struct cost *c, const struct op_list *l)
 	return t;
 }
 
+int cost_op_launches(const struct cost *c, const struct op *op)
+{
+	return op_launches(op) + (cost_fa3_bwd_split(c->gpu, op) ? 2 : 0);
+}
+
 const char *cost_name(const struct cost *c)
 {
 	return c->impl->name;

@@ -63,6 +63,16 @@ double cost_op_time(struct cost *c, const struct op *op);
 double cost_op_time_ex(struct cost *c, const struct op *op, bool *measured);
 /* Seconds the ops of l take, one after another. */
 double cost_list_time(struct cost *c, const struct op_list *l);
+/* The kernels op launches on c's GPU: op_launches(), plus FlashAttention-3
+ * backward's preprocess and postprocess kernels where the GPU prices its
+ * main kernel apart (cost_fa3_bwd_split()). */
+int cost_op_launches(const struct cost *c, const struct op *op);
+/* True where op is a FlashAttention-3 backward that gpu prices as three
+ * kernels: gpu's file measured FA3's main kernel, which it says by giving
+ * the backward its own length curve (bwd_seq_half); else the backward is
+ * priced as one whole kernel (the GPU's best, or an fa3 bwd_max written
+ * before the main kernel was priced apart). */
+bool cost_fa3_bwd_split(const struct gpu_spec *gpu, const struct op *op);
 
 /* The roofline price of op on gpu inside a training step (sustained
  * clock), for sources that fall back to it. */

@@ -90,6 +90,13 @@ static double fa3_bwd_aux_time(const struct gpu_spec *g, const struct op *op)
 	return b / (g->hbm_bw_Bps * g->mem_eff_max) + 2 * g->kernel_launch_s;
 }
 
+bool cost_fa3_bwd_split(const struct gpu_spec *g, const struct op *op)
+{
+	return op->kind == OP_ATTN && op->pass == PASS_BWD &&
+	       op->backend[g->compute_capability >= 9] == ATTN_BE_FA3 &&
+	       g->flash_be_bwd[ATTN_BE_FA3] > 0 && g->flash_be_bwd_half[ATTN_BE_FA3] > 0;
+}
+
 /* clk: the compute clock's ratio in situ (1: isolated); fclk: flash
  * attention's on top of it. */
 static double roofline(const struct gpu_spec *g, const struct op *op, double clk, double fclk)
@@ -113,13 +120,7 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
-			/* only where the GPU measured FA3's main kernel, which its
-			 * file says by giving the backward's own length curve
-			 * (bwd_seq_half): else the backward is priced as one whole
-			 * kernel (the GPU's best, or an fa3 bwd_max written before
-			 * the main kernel was priced apart) */
-			if (be == ATTN_BE_FA3 && op->pass == PASS_BWD && g->flash_be_bwd[ATTN_BE_FA3] > 0 &&
-			    g->flash_be_bwd_half[ATTN_BE_FA3] > 0)
+			if (cost_fa3_bwd_split(g, op))
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);

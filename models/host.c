@@ -1,15 +1,18 @@
 /* host: the host's issue time and the GPU's wait for it (see host.h). */
 #include "host.h"
+#include "cost.h"
 
 #include <math.h>
 
-double host_issue_time(const struct host_issue *h, const struct op_list *l)
+double host_issue_time(const struct host_issue *h, const struct cost *c, const struct op_list *l)
 {
 	double t = 0;
 	if (!h)
 		return 0;
-	for (int i = 0; i < l->n; i++)
-		t += op_launches(&l->v[i]) * (l->v[i].pass == PASS_BWD ? h->bwd_s : h->fwd_s);
+	for (int i = 0; i < l->n; i++) {
+		int k = c ? cost_op_launches(c, &l->v[i]) : op_launches(&l->v[i]);
+		t += k * (l->v[i].pass == PASS_BWD ? h->bwd_s : h->fwd_s);
+	}
 	return t;
 }
 

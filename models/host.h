@@ -39,9 +39,12 @@ struct host_issue {
 	bool blocking;          /* CUDA_LAUNCH_BLOCKING=1: issue and GPU time add up */
 };
 
-/* The host's time to issue ops l (each op's launches, op_launches(), at
- * the rate of its pass). */
-double host_issue_time(const struct host_issue *h, const struct op_list *l);
+struct cost;
+
+/* The host's time to issue ops l (each op's launches on c's GPU,
+ * cost_op_launches(), or op_launches() where c is NULL, at the rate of
+ * its pass). */
+double host_issue_time(const struct host_issue *h, const struct cost *c, const struct op_list *l);
 
 /* The GPU time of a run of kernels of GPU time gpu_s that takes the host
  * issue_s to issue: the slower of the two stages. */

@@ -102,7 +102,7 @@ static double list_time(struct cost *cost, const struct host_issue *h, const str
 			double *scale, double *wait)
 {
 	double gpu = cost_list_time(cost, l);
-	double t = host_block_time(h, gpu, host_issue_time(h, l));
+	double t = host_block_time(h, gpu, host_issue_time(h, cost, l));
 	*scale = gpu > 0 ? t / gpu : 1;
 	*wait += t - gpu;
 	return t;

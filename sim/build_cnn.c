@@ -113,13 +113,13 @@ static int price(const struct plan *pl, struct cost *cost, const struct cnn_net 
 		if (cnn_layer_ops(ly, mb, dt, PASS_FWD, i == 0, fu, &l))
 			goto fail;
 		g->fwd_s[gi] += cost_list_time(cost, &l);
-		issue_f[gi] += host_issue_time(&h, &l);
+		issue_f[gi] += host_issue_time(&h, cost, &l);
 		g->fwd_flops[gi] += op_list_flops(&l);
 		op_list_finish(&l);
 		if (cnn_layer_ops(ly, mb, dt, PASS_BWD, i == 0, fu, &l))
 			goto fail;
 		g->bwd_s[gi] += cost_list_time(cost, &l);
-		issue_b[gi] += host_issue_time(&h, &l);
+		issue_b[gi] += host_issue_time(&h, cost, &l);
 		op_list_finish(&l);
 		if (ly->kind == CNN_BN) {
 			g->fwd_s[gi] += bn_sync;

@@ -78,7 +78,8 @@ static double block_time(const struct inputs *in, const struct wl_shape *shp,
 	op_list_init(&l);
 	double t = 0;
 	if (!workload_block(inputs_model(in), shp, b, pass, rc, &l))
-		t = host_block_time(h, cost_list_time(inputs_cost(in), &l), host_issue_time(h, &l));
+		t = host_block_time(h, cost_list_time(inputs_cost(in), &l),
+				    host_issue_time(h, inputs_cost(in), &l));
 	op_list_finish(&l);
 	return t;
 }

@@ -23,7 +23,7 @@ static void put_op(struct result *r, struct cost *cost, const char *block, enum 
 	o->m = op->m, o->n = op->n, o->k = op->k, o->batch = op->batch;
 	o->flops = op->flops;
 	o->bytes = op->bytes;
-	o->kernels = op_launches(op);
+	o->kernels = cost_op_launches(cost, op);
 	o->time_s = cost_op_time_ex(cost, op, &measured);
 	o->measured = measured;
 	o->kind = op->kind, o->dtype = op->dtype, o->row = op->row, o->window = op->window;

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "blocks.h"
+#include "cost.h"
 #include "diag.h"
 #include "host.h"
 #include "inputs.h"
@@ -40,8 +42,8 @@ Test(host, issue_time_counts_each_launch_at_its_pass_rate)
 	op_list_push(&l, &c);
 	struct host_issue h = { 9.4e-6, 3.6e-6, false };
 	/* 3 forward launches, 1 backward, the fused op none */
-	cr_expect(fabs(host_issue_time(&h, &l) - (3 * 9.4e-6 + 3.6e-6)) < 1e-15);
-	cr_expect_eq(host_issue_time(NULL, &l), 0);
+	cr_expect(fabs(host_issue_time(&h, NULL, &l) - (3 * 9.4e-6 + 3.6e-6)) < 1e-15);
+	cr_expect_eq(host_issue_time(NULL, NULL, &l), 0);
 	cr_expect_eq(host_bound_time(2e-3, 1e-3), 2e-3);
 	cr_expect_eq(host_bound_time(1e-5, 4e-5), 4e-5);
 	/* CUDA_LAUNCH_BLOCKING=1: the two stages in turn */
@@ -50,6 +52,40 @@ Test(host, issue_time_counts_each_launch_at_its_pass_rate)
 	cr_expect_eq(host_block_time(&h, 2e-3, 1e-3), 3e-3);
 	cr_expect_eq(host_block_time(NULL, 2e-3, 1e-3), 2e-3);
 	op_list_finish(&l);
+}
+
+/* FlashAttention-3's backward is three kernels (preprocess, main,
+ * postprocess) where the GPU prices the main one apart (the H100 preset:
+ * fa3 bwd_seq_half); the host issues all three, and the per-kernel table
+ * counts them. The same op on an A100 runs FA2 in one kernel. */
+Test(host, fa3_backward_issues_its_three_kernels_where_priced_as_three)
+{
+	char *dir = tmp_dir();
+	char *model = write_file(dir, "gpt2.json", gpt2_small);
+	struct diag d;
+	diag_init(&d, stderr);
+	struct inputs *h100 = inputs_load(model, src_path("topologies/dgx-h100.json"), "roofline", NULL, &d);
+	struct inputs *a100 = inputs_load(model, src_path("topologies/dgx-a100.json"), "roofline", NULL, &d);
+	cr_assert(h100 && a100);
+	struct op bwd = { .kind = OP_ATTN, .pass = PASS_BWD, .batch = 12, .m = 4096, .n = 4096,
+			  .k = 64, .causal = true, .backend = { ATTN_BE_FA2, ATTN_BE_FA3 } };
+	struct op fwd = bwd;
+	fwd.pass = PASS_FWD;
+	cr_expect_eq(cost_op_launches(inputs_cost(h100), &bwd), 3);
+	cr_expect_eq(cost_op_launches(inputs_cost(h100), &fwd), 1);
+	cr_expect_eq(cost_op_launches(inputs_cost(a100), &bwd), 1);
+	struct op_list l;
+	op_list_init(&l);
+	op_list_push(&l, &bwd);
+	struct host_issue h = { 9.4e-6, 3.6e-6, false };
+	cr_expect(fabs(host_issue_time(&h, inputs_cost(h100), &l) - 3 * 3.6e-6) < 1e-15);
+	cr_expect(fabs(host_issue_time(&h, inputs_cost(a100), &l) - 3.6e-6) < 1e-15);
+	op_list_finish(&l);
+	inputs_destroy(h100);
+	inputs_destroy(a100);
+	diag_finish(&d);
+	free(model);
+	free(dir);
 }
 
 /* The forward and backward attention blocks of model_path under stack
@@ -82,7 +118,7 @@ static void price_ex(const char *model_path, const char *stack, long seq, bool g
 		op_list_init(&l);
 		cr_assert_eq(workload_block(inputs_model(in), &shp, WL_ATTN, pass, RECOMPUTE_NONE, &l), 0);
 		gpu[pass] = cost_list_time(inputs_cost(in), &l);
-		issue[pass] = host_issue_time(&h, &l);
+		issue[pass] = host_issue_time(&h, inputs_cost(in), &l);
 		op_list_finish(&l);
 	}
 	inputs_destroy(in);
