@@ -266,7 +266,10 @@
  * keeps what it once held (FSDP2's sharded gradients live in the
  * reduce-scatter stream's pool, freed by zero_grad but never usable by
  * the compute stream; the all-gather stream holds two gathered modules,
- * the root's and the first layer's), a freed block serves only what fits
+ * the root's and the first layer's, the root in 16 bits even under
+ * torchao's fp8 all-gather: torchtitan 9dec370 float8.py L84-100 swaps
+ * every nn.Linear but `output`, and the embedding is no Linear), a
+ * freed block serves only what fits
  * in it (the loss's fp32 tensors leave holes the next ones do not fit),
  * and AdamW's state, created at the first step in memory the
  * activations freed, pushes the next step's activations beyond it.

@@ -56,7 +56,8 @@ struct replay {
 	int every;                    /* every n-th layer checkpointed (memory.h); 1: all */
 	double act_ckpt, act_plain;   /* a checkpointed layer's saved bytes, another's */
 	double n_shard;               /* FSDP shard degree */
-	double u, wb, r;              /* gathered, gradient, reduced bytes per element */
+	double u, wb, r;              /* a layer's gathered, gradient, reduced bytes per
+					 element (the root gathers in wb: gather()) */
 	double w[MAX_LAYER_TENSORS];  /* a layer's weight tensors (TP shard), elements */
 	int nw;
 	double layer_params, emb_params, head_params, root_params;
@@ -93,28 +94,34 @@ static int rmalloc(struct replay *r, int stream, double bytes)
  * 16-bit cast of the shard (freed after the copy-in), the output. In the
  * forward the previous module's output is freed only after this one is
  * allocated (the deferred free, so two are alive); in the backward each
- * is freed right after its own copy-out, before the next prefetch. */
-static int gather(struct replay *r, double p)
+ * is freed right after its own copy-out, before the next prefetch. The
+ * root (embedding, final norm, output) is gathered in 16 bits whatever
+ * the layers: torchtitan 9dec370 float8.py L84-100 swaps every nn.Linear
+ * for torchao's Float8Linear but `output` (module_filter_fn), and the
+ * embedding is no Linear, so only the layers' weights take the fp8
+ * all-gather (memory.c counts the root's unsharded weights so too). */
+static int gather(struct replay *r, double p, bool root)
 {
-	int cast = rmalloc(r, S_ALLGATHER, r->u * p / r->n_shard);
-	int out = rmalloc(r, S_ALLGATHER, r->u * p);
+	double u = root ? r->wb : r->u;
+	int cast = rmalloc(r, S_ALLGATHER, u * p / r->n_shard);
+	int out = rmalloc(r, S_ALLGATHER, u * p);
 	ptalloc_free(r->a, cast);
 	return out;
 }
 
 /* The copy-out: the unsharded weights on the compute stream. */
-static int copy_out(struct replay *r, double p)
+static int copy_out(struct replay *r, double p, bool root)
 {
-	return rmalloc(r, S_COMPUTE, r->u * p);
+	return rmalloc(r, S_COMPUTE, (root ? r->wb : r->u) * p);
 }
 
 /* A forward all-gather and copy-out (the previous output freed after). */
-static int unshard_forward(struct replay *r, double p)
+static int unshard_forward(struct replay *r, double p, bool root)
 {
-	int out = gather(r, p);
+	int out = gather(r, p, root);
 	ptalloc_free(r->a, r->ag_held);
 	r->ag_held = out;
-	return copy_out(r, p);
+	return copy_out(r, p, root);
 }
 
 /* Reduce-scatter a module's gradients (handle g, p parameters): the
@@ -270,9 +277,9 @@ static void step(struct replay *r, bool first)
 	}
 	/* forward: the root first, each layer resharded after its forward
 	 * but the last (torchtitan: reshard_after_forward False for it) */
-	int root = unshard_forward(r, r->root_params), last = -1;
+	int root = unshard_forward(r, r->root_params, true), last = -1;
 	for (int l = 0; l < L; l++) {
-		int w = unshard_forward(r, r->layer_params);
+		int w = unshard_forward(r, r->layer_params, false);
 		saved[l] = layer_saved(r, l);
 		layer_transient(r, l);
 		if (l < L - 1)
@@ -285,15 +292,15 @@ static void step(struct replay *r, bool first)
 	ptalloc_free(r->a, head);
 	/* backward: layer l's weights copied out from the output gathered
 	 * ahead, which is freed, then layer l - 1's gathered */
-	int ahead = L > 1 ? gather(r, r->layer_params) : -1;
+	int ahead = L > 1 ? gather(r, r->layer_params, false) : -1;
 	ptalloc_free(r->a, r->ag_held);
 	r->ag_held = -1;
 	for (int l = L - 1; l >= 0; l--) {
 		int w = last;
 		if (l < L - 1) {
-			w = copy_out(r, r->layer_params);
+			w = copy_out(r, r->layer_params, false);
 			ptalloc_free(r->a, ahead);
-			ahead = l > 0 ? gather(r, r->layer_params) : -1;
+			ahead = l > 0 ? gather(r, r->layer_params, false) : -1;
 		}
 		int g = layer_backward(r, l);
 		ptalloc_free(r->a, saved[l]);
@@ -320,10 +327,10 @@ static void pipe_forward(struct replay *r, int j)
 {
 	int L = r->layers;
 	if (j == 0)
-		r->weights[L] = r->root_params > 0 ? unshard_forward(r, r->root_params) : -1;
+		r->weights[L] = r->root_params > 0 ? unshard_forward(r, r->root_params, true) : -1;
 	for (int l = 0; l < L; l++) {
 		if (j == 0)
-			r->weights[l] = unshard_forward(r, r->layer_params);
+			r->weights[l] = unshard_forward(r, r->layer_params, false);
 		bool is_recv = l == 0 && !r->first_stage && r->in->recompute == RECOMPUTE_FULL &&
 			       checkpointed(r, 0);
 		r->act[j * L + l] = is_recv ? -1 : layer_saved(r, l);

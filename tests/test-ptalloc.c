@@ -199,6 +199,37 @@ Test(ptalloc, fsdp2_replay_keeps_the_reduce_scatter_pool)
 	cr_assert_float_eq(replayed.caching_bytes, 0, 1e-9);
 }
 
+/* torchao's Float8 with the fp8 all-gather (training.fp8_params): the
+ * layers gather in one byte, the root (embedding, final norm, output)
+ * in bf16 still, torchtitan 9dec370 float8.py L84-100 swapping every
+ * nn.Linear but `output` and the embedding being no Linear. The
+ * all-gather stream's pool: the root's bf16 cast (2 P_r / N, freed after
+ * the copy-in) and output (2 P_r); the first layer's fp8 cast and output
+ * (P_b (1 + 1 / N) = 245 MB) fit in the cast's hole (262 MB), and every
+ * later layer's in what the root's output leaves. With the root in fp8
+ * too: P_r / N + P_r, and the first layer's output (P_b) past the hole,
+ * 1.40 GB against 2.36. */
+Test(ptalloc, float8_all_gather_leaves_the_root_in_bf16)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	double L = 32, N = 8;
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = N,
+				     .zero = ZERO_3, .layers = L, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .torchao_fp8 = true, .fp8_params = true,
+				     .loss_Bpl = 12, .microbatches = 1, .recompute = RECOMPUTE_FULL,
+				     .expandable_segments = true };
+	struct mem_anatomy o;
+	memory_rank(&in, &o);
+	struct mem_replay rp;
+	cr_assert(memory_replay(&in, &o, &rp));
+	double Pr = model_embedding_params(&m) + model_head_params(&m);
+	double ag = 2 * Pr / N + 2 * Pr;
+	cr_assert_geq(rp.allgather, ag, "%.4g GB against %.4g", rp.allgather / 1e9, ag / 1e9);
+	cr_assert_lt(rp.allgather, ag + 20 * MiB, "%.4g GB against %.4g", rp.allgather / 1e9, ag / 1e9);
+}
+
 /* A pipeline's middle stage (stage 1 of 4, 1F1B, 4 micro-batches:
  * F F F B F B B B) as torch.distributed.pipelining of December 2024 runs
  * it under FSDP2: the stage's weights gathered for the whole step, fp32
