@@ -105,7 +105,10 @@ static long long corr_key(long long gtid, long long corr)
 static json_t *xevent(const char *cat, const char *name, double pid, double tid, long long start_ns,
 		      long long end_ns, json_t *args)
 {
-	return json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:o}", "ph", "X", "cat", cat, "name", name,
+	/* the name as the export holds it: SQLite's text is UTF-8, and a name
+	 * is only compared, never printed back */
+	return json_pack("{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:o}", "ph", "X", "cat", cat,
+			 "name", json_string_nocheck(name),
 			 "pid", pid, "tid", tid, "ts", (double)start_ns * 1e-3,
 			 "dur", (double)(end_ns - start_ns) * 1e-3, "args", args ? args : json_object());
 }

@@ -33,8 +33,8 @@ static int dcmp(const void *a, const void *b)
 
 static int tcmp(const void *a, const void *b)
 {
-	const struct thread *x = a, *y = b;
-	return y->n - x->n;
+	const struct thread *x = a, *y = b;   /* most launches first, then by id */
+	return x->n != y->n ? y->n - x->n : (x->gtid > y->gtid) - (x->gtid < y->gtid);
 }
 
 static void thread_name(sqlite3 *db, long long gtid, char *out, size_t n)

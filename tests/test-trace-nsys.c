@@ -296,6 +296,10 @@ static void handmade(const char *path, bool with_nvtx)
 {
 	struct w w = open_w(path, "NVIDIA H100 80GB HBM3", 85520809984LL, 132, 9, 0);
 	int corr = 10;
+	char *sql = sqlite3_mprintf("INSERT INTO ThreadNames VALUES (%d, 10, %lld)", str_id(&w, "python"),
+				    GTID(1));
+	exec(&w, sql);
+	sqlite3_free(sql);
 	if (!with_nvtx)
 		exec(&w, "DROP TABLE NVTX_EVENTS");
 	for (int step = 1; step <= 2; step++) {
@@ -355,6 +359,17 @@ Test(trace_nsys, handmade_export_attribution)
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
 	free(msgs);
+
+	/* the host: thread 1 launches at 3 and 4 us into each step (1 ms
+	 * apart): gaps 1, 999, 1 us; threads 2 and 3 once a step */
+	char args[4096], *out = NULL, *err = NULL;
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/h.json --dtype bf16", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "  thread 1 (python): 4 launches, median 1.00 us apart\n  thread 2 (?): 2 "
+			 "launches, median 1000.00 us apart\n"), "%s", out);
+	cr_expect(strstr(out, "2 priced (3 kernels) into 2 entries, 3 in the warm-up step, 1 wrappers"), "%s", out);
+	free(out);
+	free(err);
 	free(dir);
 }
 
