@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVTX_PUSHPOP 59 /* ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange */
-#define NVTX_STARTEND 60 /* NvtxStartEndRange */
+/* ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange, what emit_nvtx and
+ * torch.cuda.nvtx.range push; start/end ranges (60) may end on another
+ * thread and need not nest, so they are left out */
+#define NVTX_PUSHPOP 59
 
 static const struct {
 	const char *table, *what;
@@ -211,8 +213,8 @@ static int feed_all(void *ctx, void (*on_event)(void *sctx, json_t *e, int i), v
 	char sql[512];
 	snprintf(sql, sizeof(sql),
 		 "SELECT n.rowid, n.start, n.end, n.globalTid, COALESCE(n.text, s.value) FROM NVTX_EVENTS n "
-		 "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (%d, %d) AND n.end IS NOT NULL "
-		 "ORDER BY n.rowid", NVTX_PUSHPOP, NVTX_STARTEND);
+		 "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType = %d AND n.end IS NOT NULL "
+		 "ORDER BY n.rowid", NVTX_PUSHPOP);
 	if (!(st = prepare(x, "/NVTX_EVENTS", sql)) || each_row(x, "/NVTX_EVENTS", st, nvtx_row, &f))
 		return -1;
 	if (!(st = prepare(x, "/CUPTI_ACTIVITY_KIND_RUNTIME", "SELECT start, globalTid, correlationId FROM "

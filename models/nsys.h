@@ -27,8 +27,9 @@
  *     .correlationId                       -     the kernel it launched (per process)
  *   NVTX_EVENTS                            -     NVTX ranges and marks (required)
  *     .start, .end                         ns    the range on its thread (end NULL: a mark)
- *     .eventType                           -     59 NvtxPushPopRange, 60 NvtxStartEndRange
- *                                                (ENUM_NSYS_EVENT_TYPE)
+ *     .eventType                           -     59 NvtxPushPopRange (ENUM_NSYS_EVENT_TYPE;
+ *                                                the only type read: start/end
+ *                                                ranges, 60, need not nest)
  *     .text, .textId                       -     the message, or its registered StringIds id
  *     .globalTid                           -     the thread that pushed it
  *   TARGET_INFO_GPU (optional)             -     one row per GPU: .id, .name,
