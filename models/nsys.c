@@ -107,8 +107,9 @@ static long long corr_key(long long gtid, long long corr)
 static json_t *xevent(const char *cat, const char *name, double pid, double tid, long long start_ns,
 		      long long end_ns, json_t *args)
 {
-	/* the name as the export holds it: SQLite's text is UTF-8, and a name
-	 * is only compared, never printed back */
+	/* the name as the export holds it (SQLite's text, UTF-8 unchecked):
+	 * a kernel's is only searched (NCCL, TF32), an op's printed only
+	 * when it is one of interest, whose names are ASCII */
 	return json_pack("{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:o}", "ph", "X", "cat", cat,
 			 "name", json_string_nocheck(name),
 			 "pid", pid, "tid", tid, "ts", (double)start_ns * 1e-3,
