@@ -10,10 +10,13 @@
 #include "nsys-private.h"
 #include "xalloc.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange, what emit_nvtx and
  * torch.cuda.nvtx.range push; start/end ranges (60) may end on another
@@ -41,12 +44,16 @@ struct nsys {
 bool nsys_is_sqlite(const char *path)
 {
 	char head[16];
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	/* not blocking on a FIFO: only a regular file is looked into (the
+	 * Kineto reader says what is wrong with anything else) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	size_t n = fread(head, 1, sizeof(head), f);
-	fclose(f);
-	return n == sizeof(head) && memcmp(head, "SQLite format 3", sizeof(head)) == 0;
+	bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof(head)) == sizeof(head) &&
+		   memcmp(head, "SQLite format 3", sizeof(head)) == 0;
+	close(fd);
+	return yes;
 }
 
 static bool has_table(struct nsys *x, const char *name)

@@ -12,13 +12,15 @@
  * - a hand-built export: kernels to the innermost op of interest on the
  *   launch's thread, the backward's thread, the warm-up step, NCCL, TF32;
  * - bad input: not SQLite, not an export, a table missing, a truncated
- *   file, a kernel ending before it starts, no --dtype, a .nsys-rep. */
+ *   file, a kernel ending before it starts, no --dtype, a .nsys-rep, a
+ *   FIFO. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kineto.h"
@@ -437,6 +439,11 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	snprintf(p, sizeof(p), "%s/t.json", dir);
 	free(write_file(dir, "t.json", "{\"traceEvents\": []}"));
 	refused(p, "--dtype bf16", 2, "for an Nsight Systems export only");
+
+	/* a FIFO is not waited on to tell the formats apart */
+	snprintf(q, sizeof(q), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(q, 0600), 0);
+	refused(q, "", 3, "is a FIFO, expected a regular file");
 
 	struct diag d;
 	diag_init(&d, NULL);
