@@ -1,5 +1,7 @@
 /* cmd_calib_trace: `ddlsim calib-trace TRACE.json -o PROFILE.json`, a
- * calib profile from a PyTorch profiler trace of the user's own job.
+ * calib profile from a PyTorch profiler trace of the user's own job, or
+ * from an Nsight Systems SQLite export of it (told apart by the SQLite
+ * header; models/nsys.h reads it, GEMMs only, their dtype from --dtype).
  *
  * The trace is read by models/kineto.h, its GEMM and attention calls
  * priced by models/trace_calib.h; the profile (schema ddlsim.profile 1.1)
@@ -20,6 +22,7 @@
 #include "diag.h"
 #include "gpu.h"
 #include "kineto.h"
+#include "nsys.h"
 #include "options.h"
 #include "profile.h"
 #include "samefile.h"
@@ -27,7 +30,7 @@
 #include "trace_calib.h"
 
 struct calib_trace_opts {
-	const char *out, *gpu;
+	const char *out, *gpu, *dtype;
 	bool keep_first, tf32, quiet;
 };
 
@@ -45,6 +48,10 @@ static const struct opt calib_trace_options[] = {
 		 "float GEMMs ran on TF32 tensor cores (the job set\n"
 		 "torch.backends.cuda.matmul.allow_tf32 or\n"
 		 "set_float32_matmul_precision('high')); default fp32"),
+	OPT_STRING(0, "dtype", struct calib_trace_opts, dtype, "fp32|tf32|fp16|bf16|fp8",
+		   "an Nsight Systems export's GEMM dtype (required for one:\n"
+		   "its NVTX ranges carry shapes, not dtypes; under autocast\n"
+		   "the autocast dtype)"),
 	OPT_FLAG('q', "quiet", struct calib_trace_opts, quiet, "no summary"),
 	OPT_END(),
 };
@@ -64,12 +71,17 @@ const struct opt_cmd cmd_calib_trace_opts = {
 		"with \"compute\": {\"cost\": \"profile\", \"profile\": PATH}.\n"
 		"The summary lists every call not priced and why, and the NCCL kernels by\n"
 		"collective and message size (not in the profile). See docs/howto.md,\n"
-		"\"Calibrate from your own trace\".\n",
+		"\"Calibrate from your own trace\".\n"
+		"An Nsight Systems report exported with `nsys export --type sqlite` (the job\n"
+		"run under torch.autograd.profiler.emit_nvtx(record_shapes=True), nsys profile\n"
+		"-t cuda,nvtx) is read too, its GEMMs only, in the dtype --dtype names; the\n"
+		"summary adds how the host issued its launches.\n",
 	.options = calib_trace_options,
 	.epilogue =
 		"examples:\n"
 		"  ddlsim calib-trace trace.json -o my-h100.json\n"
-		"  ddlsim calib-trace old-trace.json -o p.json --gpu gpus/a100-sxm4-80gb.json --tf32\n\n"
+		"  ddlsim calib-trace old-trace.json -o p.json --gpu gpus/a100-sxm4-80gb.json --tf32\n"
+		"  ddlsim calib-trace report.sqlite -o my-h100.json --dtype bf16\n\n"
 		"exit codes: 0 ok, 1 the profile could not be written, 2 usage, 3 invalid trace\n"
 		"or nothing to price\n",
 	.size = sizeof(struct calib_trace_opts),
@@ -99,6 +111,44 @@ static int write_profile(json_t *root, const char *path, struct diag *d)
 	if ((e = atomic_file_publish(&af, 1)))
 		return diag_errf(d, "%s: cannot write: %s", path, atomic_file_strerror(-e)), EXIT_FAIL;
 	return 0;
+}
+
+/* The trace: an Nsight Systems export (the SQLite header) with its
+ * GEMMs' dtype from --dtype, else a PyTorch profiler trace. NULL after
+ * reporting (*rc set for a usage error). */
+static struct kineto_trace *load_trace(const char *path, const struct calib_trace_opts *a,
+				       struct trace_calib_opts *o, struct diag *d, int *rc)
+{
+	bool sql = nsys_is_sqlite(path);
+	size_t n = strlen(path);
+	int dt = -1;
+	if (!sql && ((n > 9 && !strcmp(path + n - 9, ".nsys-rep")) || (n > 6 && !strcmp(path + n - 6, ".qdrep")))) {
+		diag_err(d, path, "", "an Nsight Systems report, whose format is not published: export it "
+			 "first with `nsys export --type sqlite %s` and give the .sqlite file", path);
+		return NULL;
+	}
+	for (int i = 0; a->dtype && i <= DTYPE_FP8; i++)
+		if (!strcmp(a->dtype, dtype_names[i]))
+			dt = i;
+	if (!sql && a->dtype) {
+		*rc = cli_usage_error("calib-trace --dtype: for an Nsight Systems export only (a PyTorch "
+				      "profiler trace records each input's dtype)");
+		return NULL;
+	}
+	if (!sql)
+		return kineto_load(path, trace_calib_ops, d);
+	if (dt < 0) {
+		*rc = cli_usage_error(a->dtype ? "calib-trace --dtype: expected fp32, tf32, fp16, bf16 or fp8"
+					       : "calib-trace: an Nsight Systems export's NVTX ranges carry "
+						 "shapes but no dtypes: name the GEMMs' with --dtype "
+						 "fp32|tf32|fp16|bf16|fp8");
+		return NULL;
+	}
+	o->float_as_tf32 = o->float_as_tf32 || dt == DTYPE_TF32;
+	/* tf32: fp32 tensors ("float") on TF32 tensor cores */
+	return nsys_load(path, trace_calib_gemm_ops,
+			 dt == DTYPE_TF32 ? "float" : kineto_torch_type((enum dtype)dt),
+			 a->quiet ? NULL : stdout, d);
 }
 
 int cmd_calib_trace(int argc, char **argv)
@@ -140,7 +190,7 @@ int cmd_calib_trace(int argc, char **argv)
 		o.compute_capability = g.compute_capability;
 	}
 	o.keep_first_step = a.keep_first, o.float_as_tf32 = a.tf32;
-	struct kineto_trace *t = kineto_load(pos[0], trace_calib_ops, &d);
+	struct kineto_trace *t = load_trace(pos[0], &a, &o, &d, &rc);
 	if (!t)
 		goto out;
 	struct trace_calib *tc = trace_calib_build(t, &o);

@@ -291,7 +291,7 @@ static void collect_ops(struct kineto_trace *t, struct scan *s)
 		struct kineto_op *o = &t->ops[t->nops];
 		o->name = json_string_value(json_object_get(e, "name"));
 		o->args = json_object_get(e, "args");
-		snprintf(o->jpath, sizeof(o->jpath), "/traceEvents/%d", c->ev);
+		snprintf(o->jpath, sizeof(o->jpath), "%s/%d", t->events_path, c->ev);
 		o->step = step_of(s, c);
 		c->out = t->nops++;
 	}
@@ -526,33 +526,64 @@ static int read_events(struct kineto_trace *t, struct scan *s, const char *path,
 	return 0;
 }
 
-struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
+/* The events read (by read_events() or a feeder) into t's ops, kernels,
+ * steps and device. */
+static void finish(struct kineto_trace *t, struct scan *s)
+{
+	nest(s);
+	collect_ops(t, s);
+	attribute(t, s);
+	t->nkernels = s->nk;
+	for (int j = 0; j < s->nsteps; j++) {
+		bool seen = false;
+		for (int k = 0; k < j; k++)
+			seen = seen || s->steps[k].n == s->steps[j].n;
+		t->nsteps += !seen;
+		if (t->first_step < 0 || s->steps[j].n < t->first_step)
+			t->first_step = s->steps[j].n;
+	}
+	for (int j = 0; j < s->nsteps; j++)
+		if (s->steps[j].n == t->first_step && s->steps[j].end > t->first_step_end_us)
+			t->first_step_end_us = s->steps[j].end;
+	read_device(t, s);
+}
+
+static struct kineto_trace *trace_new(const char *path, const char *events_path, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
+	jload_copy_path(path, t->path, sizeof(t->path), d);
+	snprintf(t->events_path, sizeof(t->events_path), "%s", events_path);
+	t->held = json_array();
+	t->first_step = -1;
+	return t;
+}
+
+struct kineto_trace *kineto_feed(const char *path, const char *events_path, json_t *root,
+				 const char *const *interest, kineto_feeder feed, void *ctx, struct diag *d)
+{
+	struct kineto_trace *t = trace_new(path, events_path, d);
+	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
+	int before = diag_count(d);
+	t->root = root;
+	if (feed(ctx, on_event, &s) || diag_count(d) != before) {
+		free(s.cpu), free(s.steps), free(s.rt), free(s.k);
+		kineto_destroy(t);
+		return NULL;
+	}
+	finish(t, &s);
+	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
+	return t;
+}
+
+struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
+{
+	struct kineto_trace *t = trace_new(path, "/traceEvents", d);
 	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
 	int before = diag_count(d);
 
-	jload_copy_path(path, t->path, sizeof(t->path), d);
-	t->held = json_array();
-	t->first_step = -1;
 	if (read_events(t, &s, path, d) || diag_count(d) != before)
 		goto err_scan;
-	nest(&s);
-	collect_ops(t, &s);
-	attribute(t, &s);
-	t->nkernels = s.nk;
-	for (int j = 0; j < s.nsteps; j++) {
-		bool seen = false;
-		for (int k = 0; k < j; k++)
-			seen = seen || s.steps[k].n == s.steps[j].n;
-		t->nsteps += !seen;
-		if (t->first_step < 0 || s.steps[j].n < t->first_step)
-			t->first_step = s.steps[j].n;
-	}
-	for (int j = 0; j < s.nsteps; j++)
-		if (s.steps[j].n == t->first_step && s.steps[j].end > t->first_step_end_us)
-			t->first_step_end_us = s.steps[j].end;
-	read_device(t, &s);
+	finish(t, &s);
 	free(s.cpu), free(s.steps), free(s.rt), free(s.k);
 	return t;
 

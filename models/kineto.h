@@ -80,7 +80,7 @@
 struct kineto_op {
 	const char *name;       /* borrowed from the trace */
 	json_t *args;           /* the event's "args" (borrowed; may be NULL) */
-	char jpath[32];         /* "/traceEvents/17" */
+	char jpath[32];         /* "/traceEvents/17" (events_path, index) */
 	long step;              /* ProfilerStep number, -1 outside every step */
 	int nkernels;           /* kernels attributed to it */
 	double kernel_s;        /* their summed durations */
@@ -100,6 +100,8 @@ struct kineto_comm {
 
 struct kineto_trace {
 	char path[1024];
+	char events_path[16];   /* where an op's event index points: "/traceEvents",
+				   "/NVTX_EVENTS" (nsys.h: its rowid) */
 	json_t *root;           /* the top level but traceEvents */
 	json_t *held;           /* the events of the ops of interest (ops[] borrow them) */
 	struct kineto_op *ops;  /* in trace order */
@@ -126,6 +128,19 @@ struct kineto_trace {
  * (JSON syntax) or JSON path ("/traceEvents/3/dur: ..."). */
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d);
 void kineto_destroy(struct kineto_trace *t);
+
+/* Another reader's events (nsys.h) through the same attribution: feed
+ * calls on_event(sctx, e, i) once per event, written as Kineto writes
+ * them (the table above: "X" events of cat "cpu_op", "user_annotation"
+ * ProfilerStep#N, "cuda_runtime" with args.correlation, "kernel" with
+ * args.correlation and args.device; e borrowed, kept by a reference where
+ * needed; i the event's index under events_path, distinct among cpu_ops)
+ * and returns 0, or -1 after reporting into d. root (taken) holds the
+ * top level but the events (deviceProperties). Returns the trace, or NULL
+ * (root released). */
+typedef int (*kineto_feeder)(void *ctx, void (*on_event)(void *sctx, json_t *e, int i), void *sctx);
+struct kineto_trace *kineto_feed(const char *path, const char *events_path, json_t *root,
+				 const char *const *interest, kineto_feeder feed, void *ctx, struct diag *d);
 
 /* Read NCCL kernel e (kernel name name, args args) into t->comm
  * (kineto_comm.c). */

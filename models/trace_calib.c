@@ -108,6 +108,11 @@ const char *const trace_calib_ops[] = {
 	"aten::rms_norm", "aten::gelu", "aten::gelu_backward", "aten::add",
 	NULL,
 };
+const char *const trace_calib_gemm_ops[] = {
+	"aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm",
+	"aten::matmul", "aten::linear", NULL,
+};
+
 _Static_assert(sizeof(trace_calib_ops) / sizeof(trace_calib_ops[0]) == NOPS + 1,
 	       "trace_calib_ops lists op_table's names");
 
@@ -533,7 +538,8 @@ static json_t *gpu_object(const struct trace_calib *tc, const struct trace_calib
 	}
 	if (!o->gpu_name) {
 		diag_err(d, t->path, "/deviceProperties", "the trace names no GPU (no deviceProperties: "
-			 "PyTorch before 2.0?) and none was given: name its preset with --gpu "
+			 "PyTorch before 2.0? or an Nsight Systems export without TARGET_INFO_GPU) and "
+			 "none was given: name its preset with --gpu "
 			 "gpus/<name>.json (its SM count and memory are what the profile needs)");
 		return NULL;
 	}
@@ -572,10 +578,12 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 	for (int i = 0; i < tc->ne; i++)
 		ngemm += !tc->e[i].attn && !tc->e[i].mem;
 	if (ngemm == 0) {
-		diag_err(d, t->path, "/traceEvents", "no GEMM priced (%d calls skipped, %d in the warm-up "
-			 "step): a profile needs one (record the trace with record_shapes=True and at "
+		diag_err(d, t->path, t->events_path, "no GEMM priced (%d calls skipped, %d in the warm-up "
+			 "step): a profile needs one (record the trace with record_shapes=True%s and at "
 			 "least one aten::mm, addmm, bmm or baddbmm on the GPU)",
-			 tc->calls_skipped, tc->calls_warmup);
+			 tc->calls_skipped, tc->calls_warmup,
+			 strcmp(t->events_path, "/traceEvents") ? ", under torch.autograd.profiler.emit_nvtx "
+			 "for Nsight Systems" : "");
 		return NULL;
 	}
 	json_t *gpu = gpu_object(tc, o, d);
@@ -589,7 +597,8 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 		gmtime_r(&now, &tm);
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	}
-	snprintf(method, sizeof(method), "PyTorch profiler trace %.120s, %d kernels, medians",
+	snprintf(method, sizeof(method), "%s %.120s, %d kernels, medians",
+		 strcmp(t->events_path, "/traceEvents") ? "Nsight Systems export" : "PyTorch profiler trace",
 		 base_name(t->path), tc->kernels_priced);
 	json_t *gemm = json_array(), *attn = json_array(), *mem = json_array();
 	for (int i = 0; i < tc->ne; i++)

@@ -76,6 +76,11 @@ struct gpu_spec;
 
 /* The ops of interest (NULL last), for kineto_load(). */
 extern const char *const trace_calib_ops[];
+/* Its GEMM ops only (NULL last): what an Nsight Systems export prices
+ * (nsys.h: its NVTX ranges carry no dtypes and no is_causal, so neither
+ * the memory-bound ops, fp32 under autocast while the GEMMs are not, nor
+ * attention can be priced from it). */
+extern const char *const trace_calib_gemm_ops[];
 
 struct trace_calib_opts {
 	bool keep_first_step;       /* keep the first ProfilerStep's calls */
