@@ -37,7 +37,10 @@ LLMC_COMMIT = "b95c6c95a80071414d31da8ba8d2e62334753f3d"
 NEU_COMMIT = "6945927d9afcca2b9daf021f8395e53edc5b4eef"
 LIGER_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
 LIGER_PATH = "benchmark/data/all_benchmark_data.csv"
-LIGER_GPU = "NVIDIA H100 80GB HBM3"
+LIGER_GPUS = {  # gpu_name in the table: (ddlsim preset, output file)
+    "NVIDIA H100 80GB HBM3": ("h100-sxm5-80gb", "liger-h100-membound.csv"),
+    "NVIDIA A100-SXM4-80GB": ("a100-sxm4-80gb", "liger-a100-membound.csv"),
+}
 
 HOST_RATIO = 10  # keep a host-timed point when time >= HOST_RATIO x host floor
 
@@ -242,16 +245,10 @@ def neusight(git, out):
     return floor, len(bm), len(mb), len(hm)
 
 
-def liger(git, out):
-    """PyTorch's own norm kernels on H100, from Liger-Kernel's benchmark
-    table: the forward of torch.nn.LayerNorm (provider "huggingface",
-    benchmark_layer_norm.py) and of torch.nn.RMSNorm (provider "torch",
-    benchmark_megatron_rms_norm.py). Both are timed with triton's do_bench
-    (CUDA events around each call, median); the host floor is the file's
-    smallest speed point on the same GPU."""
-    text = show(git, LIGER_COMMIT, LIGER_PATH)
+def liger_gpu(text, gpu_name, preset):
+    """The kept rows of one GPU of Liger-Kernel's table, and its floor."""
     pts = [x for x in csv.DictReader(io.StringIO(text))
-           if x["gpu_name"] == LIGER_GPU and x["metric_name"] == "speed"]
+           if x["gpu_name"] == gpu_name and x["metric_name"] == "speed"]
     floor = min(float(x["y_value_50"]) for x in pts) * 1e3
     want = {  # (kernel_name, kernel_provider): suite kind
         ("layer_norm", "huggingface"): "layernorm",
@@ -273,14 +270,30 @@ def liger(git, out):
             continue
         src = (f"linkedin/Liger-Kernel@{LIGER_COMMIT[:7]} {LIGER_PATH}: {x['kernel_name']} "
                f"{x['kernel_provider']} forward {x['x_name']}={x['x_value']} {x['timestamp']}")
-        rows.append(["h100-sxm5-80gb", kind, "fwd", dt, nrows, int(x["x_value"]), fmt(t, 2),
+        rows.append([preset, kind, "fwd", dt, nrows, int(x["x_value"]), fmt(t, 2),
                      fmt(floor, 2), src])
-    with open(f"{out}/liger-h100-membound.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["gpu", "kernel", "pass", "dtype", "rows", "row_len", "time_us", "host_floor_us",
-                    "source"])
-        w.writerows(rows)
-    return fmt(floor, 2), len(rows)
+    return floor, rows
+
+
+def liger(git, out):
+    """PyTorch's own norm kernels on H100 and A100 80GB, from Liger-Kernel's
+    benchmark table: the forward of torch.nn.LayerNorm (provider
+    "huggingface", benchmark_layer_norm.py) and of torch.nn.RMSNorm
+    (provider "torch", benchmark_megatron_rms_norm.py; H100 only). Both are
+    timed with triton's do_bench (CUDA events around each call, median);
+    the host floor is the file's smallest speed point on the same GPU. One
+    output file per GPU."""
+    text = show(git, LIGER_COMMIT, LIGER_PATH)
+    res = []
+    for gpu_name, (preset, fname) in LIGER_GPUS.items():
+        floor, rows = liger_gpu(text, gpu_name, preset)
+        with open(f"{out}/{fname}", "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["gpu", "kernel", "pass", "dtype", "rows", "row_len", "time_us",
+                        "host_floor_us", "source"])
+            w.writerows(rows)
+        res.append((preset, fmt(floor, 2), len(rows)))
+    return res
 
 
 if __name__ == "__main__":
@@ -291,4 +304,4 @@ if __name__ == "__main__":
     print("xla tf32 rows", xla_tf32(xg, out))
     print("llmcompass gemm, membound", llmcompass(lg, out))
     print("neusight floor_us, bmm, a100 membound, h100 membound", neusight(ng, out))
-    print("liger floor_us, h100 membound", liger(lkg, out))
+    print("liger (preset, floor_us, membound rows)", liger(lkg, out))
