@@ -77,7 +77,7 @@ bool g_usable;                      /* the model keeps a modified set we may dra
 resource::Model *g_model;
 std::vector<noted> g_tab(1024);     /* open addressing, linear probing */
 std::size_t g_count;
-std::vector<int> g_out;             /* the changed links since the last call */
+std::vector<engine_changed_span> g_out; /* the changed links since the last call */
 bool g_all;                         /* a transfer of unknown route changed */
 unsigned long g_unknown;            /* such changes so far */
 unsigned long g_calls;              /* engine_changed_links() calls so far */
@@ -89,15 +89,19 @@ std::size_t slot_of(const void *key, std::size_t mask)
 	return static_cast<std::size_t>(h >> 32) & mask;
 }
 
+/* key's record, or the empty slot where it would go */
+noted *slot(const void *key)
+{
+	std::size_t mask = g_tab.size() - 1, i = slot_of(key, mask);
+	while (g_tab[i].key && g_tab[i].key != key)
+		i = (i + 1) & mask;
+	return &g_tab[i];
+}
+
 noted *find(const void *key)
 {
-	std::size_t mask = g_tab.size() - 1;
-	for (std::size_t i = slot_of(key, mask);; i = (i + 1) & mask) {
-		if (g_tab[i].key == key)
-			return &g_tab[i];
-		if (!g_tab[i].key)
-			return nullptr;
-	}
+	noted *e = slot(key);
+	return e->key ? e : nullptr;
 }
 
 void grow()
@@ -158,11 +162,11 @@ void route_of(const void *from, const void *to, noted *e)
 	e->n = r.n;
 }
 
-/* Its links join the changed ones (a link may come more than once: the
- * reader reads each once). */
+/* Its links join the changed ones, as its route (a link may come more
+ * than once: the reader reads each once). */
 void mark(const noted *e)
 {
-	g_out.insert(g_out.end(), e->ids, e->ids + e->n);
+	g_out.push_back({ e->ids, e->n });
 }
 
 void unknown()
@@ -256,26 +260,22 @@ extern "C" void engine_changed_note(void *c, void *from, void *to)
 		return;
 	const auto *comm = static_cast<const sg4::Comm *>(c);
 	const void *key = comm->get_impl();
-	noted *e = find(key);
-	if (e && e->ended) /* an ended transfer's activity, freed (and so its
-			    * action): its second read is due now */
+	if ((g_count + 1) * 2 > g_tab.size())
+		grow();
+	noted *e = slot(key);
+	if (e->key && e->ended) /* an ended transfer's activity, freed (and so
+				 * its action): its second read is due now */
 		mark(e);
 	if (!from || !to) { /* SimGrid's, if it started the transfer */
 		from = comm->get_source();
 		to = comm->get_destination();
 	}
 	if (!from || !to) { /* unknown when it changes: every link read */
-		if (e)
+		if (e->key)
 			erase(e);
 		return;
 	}
-	if (!e) {
-		if ((g_count + 1) * 2 > g_tab.size())
-			grow();
-		std::size_t mask = g_tab.size() - 1, i = slot_of(key, mask);
-		while (g_tab[i].key)
-			i = (i + 1) & mask;
-		e = &g_tab[i];
+	if (!e->key) {
 		e->key = key;
 		g_count++;
 	}
@@ -283,7 +283,7 @@ extern "C" void engine_changed_note(void *c, void *from, void *to)
 	e->ended = 0;
 }
 
-extern "C" int engine_changed_links(const int **ids)
+extern "C" int engine_changed_links(const struct engine_changed_span **spans)
 {
 	if (!g_usable)
 		return -1;
@@ -296,7 +296,7 @@ extern "C" int engine_changed_links(const int **ids)
 	}
 	g_calls++;
 	int n = g_all ? -1 : static_cast<int>(g_out.size());
-	*ids = g_out.data();
+	*spans = g_out.data();
 	g_all = false;
 	return n;
 }

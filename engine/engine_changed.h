@@ -21,12 +21,19 @@ bool engine_changed_start(void);
  * engine_platform_sendto_async() and engine_platform_put_async(). */
 void engine_changed_note(void *c, void *from, void *to);
 
-/* The ids (engine_platform_route_ids()) of the links whose usage may have
- * changed since the last engine_changed_consumed(), into *ids (each once;
- * borrowed until then), and their count; -1 if any link's may have (a
- * transfer whose route was not noted changed, or the model keeps no
- * modified set). Call it at a step of the clock, before reading usages. */
-int engine_changed_links(const int **ids);
+/* Links by id (engine_platform_route_ids()): a route's, borrowed. */
+struct engine_changed_span {
+	const int *ids;
+	int n;
+};
+
+/* The links whose usage may have changed since the last
+ * engine_changed_consumed(), as routes into *spans (a link may be in
+ * several; borrowed until then), and their count; -1 if any link's may
+ * have (a transfer whose route was not noted changed, or the model keeps
+ * no modified set). Call it at a step of the clock, before reading
+ * usages. */
+int engine_changed_links(const struct engine_changed_span **spans);
 
 /* The caller has read what engine_changed_links() gave: start anew. */
 void engine_changed_consumed(void);

@@ -1,9 +1,12 @@
-/* test-netstamp: the link pass's network stamp (engine_platform_net_stamp,
- * engine/engine_links.c) against a closed form in which a link's usage
- * changes only through transfers starting.
+/* test-netstamp: which links the link pass reads again at a step
+ * (engine/engine_links.c: those engine/engine_changed.cpp says may have
+ * changed; every link where the network stamp moved,
+ * engine_platform_net_stamp, where SimGrid cannot say which) against
+ * closed forms: a link's usage changed by transfers starting, and a link
+ * left by its only transfer.
  *
- * The pass reads a link's usage again only when the stamp moved since its
- * last read; its read at a step is the usage during that step. A start
+ * The pass reads a link's usage again only when it may have changed since
+ * its last read; its read at a step is the usage during that step. A start
  * that raises an active link's usage is missed by a stamp blind to starts
  * only if a later start lowers it again before any transfer ends (the
  * step a transfer ends in is read, and its usage is what the starts before
