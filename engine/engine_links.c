@@ -34,11 +34,13 @@
  * Reading every link of the list at every step the network changed
  * (what the pass did before, and still does where SimGrid cannot say
  * which: the lazy update, engine_platform_net_stamp) cost a get_usage
- * per link in use per step, a pass over each one's flows: 1,360
+ * per link in use per step, a pass over each one's flows: 1,395
  * instructions a task of Llama 2 70B TP 8 x PP 4 unfolded on 1,024 GPUs
- * of the 2:1 tree, 16 micro-batches a replica, 211 on 64 (cachegrind),
- * the pass's growth with the ranks; with the changed links alone, 467
- * and 198, the reports byte for byte the same. A switch's crossbar (platform.c: every
+ * of the 2:1 tree, 16 micro-batches a replica, 482 on 256, 222 on 64
+ * (cachegrind), the growth of the pass with the ranks; with the changed
+ * links alone 454, 392 and 364 (the bookkeeping per transfer,
+ * engine_changed.cpp, is most of it), the reports byte for byte the
+ * same. A switch's crossbar (platform.c: every
  * flow through the switch crosses it and its bandwidth binds none; a
  * FATPIPE, or a shared link of unbounded bandwidth, engine_platform.cpp)
  * is never on the list: its usage would cost a pass over
