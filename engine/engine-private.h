@@ -104,12 +104,15 @@ struct route_rec {
 };
 
 /* A link's state in the run (engine_links.c): what a step of the clock
- * reads and writes of it in one record, 32 bytes. */
+ * reads and writes of it in one record, 40 bytes. */
 struct link_rec {
 	sg_link_t link;
-	double busy_s;          /* simulated time it carried a flow */
+	double busy_s;          /* simulated time it carried a flow (while
+				 * active: link_traffic.abusy_s[pos]) */
 	double peak_Bps;        /* most usage over a step */
 	unsigned char state;    /* LINK_IDLE, LINK_ACTIVE or LINK_FATPIPE */
+	int pos;                /* its index in link_traffic.active, while active */
+	unsigned long long read_at; /* the step it was last read again at */
 };
 
 /* Every link's traffic of the run (engine_links.c): the routes' bytes,
@@ -123,13 +126,18 @@ struct link_traffic {
 	struct link_rec *lk;    /* [n] by link id */
 	int n;
 	size_t cap;
-	int *active;            /* the links whose usage each step reads */
+	int *active;            /* the links in use (engine_links.c) */
+	double *abusy_s;        /* [i] the busy time of active[i] */
 	int nactive;
 	size_t active_cap;
-	/* a step reads the usage of active[0..nread) again only if the
-	 * network changed since the last step that read them all (the
-	 * stamp it saw, engine_platform_net_stamp) */
+	/* active[0..nread) were read at a step before, each with a usage
+	 * > 0; a step reads one of them again only if its usage may have
+	 * changed (engine_changed.h), or, where SimGrid cannot say which
+	 * (the lazy update), all of them if the network changed since the
+	 * last step that read them (the stamp it saw,
+	 * engine_platform_net_stamp) */
 	int nread;
+	unsigned long long steps; /* steps of the clock so far */
 	unsigned long seen[4];
 };
 

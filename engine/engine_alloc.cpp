@@ -13,10 +13,14 @@
  * glibc.malloc.tcache_count), without the environment.
  *
  * A block comes from malloc in its class's size (16 k + 8 bytes: a chunk
- * with exactly that usable size), so delete finds the class from
- * malloc_usable_size() and sized and unsized delete agree; a block malloc
- * rounded up serves a larger class. Larger blocks go straight to malloc
- * and free. Blocks on the lists stay allocated (the peak of each class,
+ * with exactly that usable size), so unsized delete finds the class from
+ * malloc_usable_size(); a block malloc rounded up serves a larger class.
+ * Sized delete (what SimGrid's objects get: 2 million calls of an
+ * unfolded 64-GPU run) takes the class of the size its new asked for,
+ * which is at most the block's (a block of class k was taken from list
+ * k, or made of 16 k + 8 bytes, or rounded up): 13 instructions of
+ * malloc_usable_size fewer a call, 1 % of the run's. Larger blocks go
+ * straight to malloc and free. Blocks on the lists stay allocated (the peak of each class,
  * not returned to the system before the process ends); a list is its
  * thread's, so no lock (a block freed on another thread joins that
  * thread's lists). The aligned forms (std::align_val_t) stay the
@@ -121,6 +125,22 @@ void pool_free(void *p)
 	g_free[k] = b;
 }
 
+/* A block of n bytes (the size its new asked for: sized delete) goes
+ * to the class it was taken from, without asking malloc its size. */
+void pool_free_sized(void *p, std::size_t n)
+{
+	if (!p)
+		return;
+	if (n > MAX_BYTES) {
+		std::free(p);
+		return;
+	}
+	free_block *b = static_cast<free_block *>(p);
+	std::size_t k = class_of(n);
+	b->next = g_free[k];
+	g_free[k] = b;
+}
+
 void *pool_new(std::size_t n)
 {
 	void *p = pool_alloc(n);
@@ -174,14 +194,14 @@ void operator delete[](void *p) noexcept
 	pool_free(p);
 }
 
-void operator delete(void *p, std::size_t) noexcept
+void operator delete(void *p, std::size_t n) noexcept
 {
-	pool_free(p);
+	pool_free_sized(p, n);
 }
 
-void operator delete[](void *p, std::size_t) noexcept
+void operator delete[](void *p, std::size_t n) noexcept
 {
-	pool_free(p);
+	pool_free_sized(p, n);
 }
 
 void operator delete(void *p, const std::nothrow_t &) noexcept

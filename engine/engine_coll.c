@@ -276,13 +276,13 @@ static int post_own(struct sim *S, struct stream_arg *a, const struct task *t,
 		const struct coll_flow *f = &p->flows[i];
 		engine_cls_touch(S, f->src, f->dst);
 		engine_links_count(S, S->host[f->src], S->host[f->dst], ceil(f->bytes), t->cat);
-		if (S->fold.active[f->dst])
-			c[nc++] = sg_mailbox_put_async(engine_inbox(S, f->dst, t->stream),
-						       &dummy_payload, (long)ceil(f->bytes));
-		else
-			c[nc++] = sg_mailbox_put_async(engine_coll_mailbox(t->stream, S->base + f->src,
-									   S->base + f->dst),
-						       &dummy_payload, (long)ceil(f->bytes));
+		/* to a simulated rank's actor, or to a folded one's sink
+		 * (engine_make_sinks: SimGrid says its host) */
+		bool in = S->fold.active[f->dst];
+		sg_mailbox_t mb = in ? engine_inbox(S, f->dst, t->stream)
+				     : engine_coll_mailbox(t->stream, S->base + f->src, S->base + f->dst);
+		c[nc++] = engine_platform_put_async(mb, &dummy_payload, (long)ceil(f->bytes), ri->host,
+						    in ? S->host[f->dst] : NULL);
 		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
 		S->flows++;
 	}

@@ -101,8 +101,8 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	double *post = &ri->p2p_s[ri->p2p_slot[ti]];
 	*post = start;
 	engine_cls_touch(S, ri->rank, *peer); /* it starts now or when received */
-	sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(S, l, ri->rank, *peer), post,
-					   (long)ceil(t->bytes));
+	sg_comm_t c = engine_platform_put_async(p2p_mailbox(S, l, ri->rank, *peer), post,
+						(long)ceil(t->bytes), ri->host, S->host[*peer]);
 	/* the mirrors start with the message: now if its receive is posted,
 	 * else when it is */
 	if (ri->nmp2p[d] && S->ri[*peer].nrecv[l] > ri->nsent[l])

@@ -31,6 +31,7 @@
  * (engine_platform_route_latency(): once per collective, after a
  * pipeline receive, after a parameter-server phase). */
 #include <simgrid/Exception.hpp>
+#include <simgrid/mailbox.h>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -48,6 +49,7 @@
 #include <vector>
 
 extern "C" {
+#include "engine_changed.h"
 #include "engine_platform.h"
 #include "platform.h"
 }
@@ -246,7 +248,15 @@ extern "C" void *engine_platform_sendto_async(void *from, void *to, double bytes
 						 static_cast<sg4::Host *>(to),
 						 static_cast<uint64_t>(bytes + 0.5));
 	intrusive_ptr_add_ref(c.get()); /* released by sg_comm_wait_all() */
+	engine_changed_note(c.get(), from, to);
 	return c.get();
+}
+
+extern "C" void *engine_platform_put_async(void *mb, void *payload, long bytes, void *from, void *to)
+{
+	sg_comm_t c = sg_mailbox_put_async(static_cast<sg_mailbox_t>(mb), payload, bytes);
+	engine_changed_note(c, from, to);
+	return c;
 }
 
 extern "C" double engine_platform_route_latency(void *from, void *to)

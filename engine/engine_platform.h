@@ -29,6 +29,11 @@ int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned
  * which releases it. */
 void *engine_platform_sendto_async(void *from, void *to, double bytes);
 
+/* sg_mailbox_put_async(mb, payload, bytes) of a transfer from host `from`
+ * to host `to` (sg_host_t), its route noted (engine_changed.h): every
+ * mailbox transfer the engine posts goes through here. */
+void *engine_platform_put_async(void *mb, void *payload, long bytes, void *from, void *to);
+
 /* The latency of the route from host `from` to host `to` (sg_host_t): the
  * sum of its links' latencies as the topology gives them, degraded links'
  * factors applied. The SimGrid links themselves have none (plain max-min

@@ -1,9 +1,12 @@
-/* test-netstamp: the link pass's network stamp (engine_platform_net_stamp,
- * engine/engine_links.c) against a closed form in which a link's usage
- * changes only through transfers starting.
+/* test-netstamp: which links the link pass reads again at a step
+ * (engine/engine_links.c: those engine/engine_changed.cpp says may have
+ * changed; every link where the network stamp moved,
+ * engine_platform_net_stamp, where SimGrid cannot say which) against
+ * closed forms: a link's usage changed by transfers starting, and a link
+ * left by its only transfer.
  *
- * The pass reads a link's usage again only when the stamp moved since its
- * last read; its read at a step is the usage during that step. A start
+ * The pass reads a link's usage again only when it may have changed since
+ * its last read; its read at a step is the usage during that step. A start
  * that raises an active link's usage is missed by a stamp blind to starts
  * only if a later start lowers it again before any transfer ends (the
  * step a transfer ends in is read, and its usage is what the starts before
@@ -117,6 +120,53 @@ Test(netstamp, a_start_that_raises_an_active_links_usage_is_read)
 	const struct engine_link_stats *n2 = find(&res, "nic2_0_DOWN");
 	cr_expect_float_eq(n2->peak_util, 1, 1e-9, "nic2_0_DOWN peak %.12g", n2->peak_util);
 	cr_expect_float_eq(n2->busy_s, T3 + 0.7, 1e-9, "nic2_0_DOWN busy %.12g s", n2->busy_s);
+
+	engine_result_finish(&res);
+	for (int s = 0; s < 4; s++)
+		program_finish(&p[s]);
+	topology_destroy(t);
+}
+
+/* The pass reads only the links SimGrid says may have changed
+ * (engine/engine_changed.cpp): a link whose one transfer ended leaves
+ * when the ended transfer's action is freed, which no action left on it
+ * reports. Stage 0 sends A (S_A bytes, alone on nic0 UP at B: it ends at
+ * T_A) to stage 1; stage 2 computes T2 > T_A, then sends Y to stage 3
+ * (Y alone on nic2 UP, T_Y). The clock stops at T_A, at T2 (no transfer
+ * changes there) and at T2 + T_Y: nic0 UP carried A from 0 to T_A and
+ * nothing after, so its busy time is T_A, not T2 + T_Y (a pass that read
+ * the ended transfer's links only in the step it ended, where its action
+ * still counts, keeps nic0 UP busy to the end). */
+Test(netstamp, a_link_whose_only_transfer_ended_leaves)
+{
+	const double T_A = 0.1, T2 = 1.0, T_Y = 0.25;
+	struct program p[4];
+	struct program *pp[4] = { &p[0], &p[1], &p[2], &p[3] };
+	for (int s = 0; s < 4; s++)
+		program_init(&p[s]);
+	add_send(&p[0], P2P_FWD, NIC_BPS * T_A, NULL, 0);
+	add_recv(&p[1], STREAM_RECV_PREV, P2P_FWD, NIC_BPS * T_A);
+	int c2 = add_compute(&p[2], T2);
+	add_send(&p[2], P2P_FWD, NIC_BPS * T_Y, &c2, 1);
+	add_recv(&p[3], STREAM_RECV_PREV, P2P_FWD, NIC_BPS * T_Y);
+
+	struct topology *t = four_nodes();
+	struct placement pl;
+	cr_assert_eq(placement_init(&pl, 1, 1, 4, NULL), 0);
+	struct engine_job job = { .topo = t, .nodes = 4, .pl = &pl, .stage_prog = pp, .coll_algo = "ring" };
+	struct engine_result res;
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+
+	cr_expect_float_eq(res.iteration_s, T2 + T_Y, 1e-9, "iteration %.12g s", res.iteration_s);
+	const struct engine_link_stats *a = find(&res, "nic0_0_UP");
+	cr_assert(a->timed);
+	cr_expect_float_eq(a->busy_s, T_A, 1e-9, "nic0_0_UP busy %.12g s, closed form %g s", a->busy_s, T_A);
+	cr_expect_float_eq(a->peak_util, 1, 1e-9, "nic0_0_UP peak %.12g", a->peak_util);
+	const struct engine_link_stats *y = find(&res, "nic2_0_UP");
+	cr_expect_float_eq(y->busy_s, T_Y, 1e-9, "nic2_0_UP busy %.12g s, closed form %g s", y->busy_s, T_Y);
 
 	engine_result_finish(&res);
 	for (int s = 0; s < 4; s++)
