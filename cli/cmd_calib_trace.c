@@ -119,9 +119,15 @@ static int write_profile(json_t *root, const char *path, struct diag *d)
 static struct kineto_trace *load_trace(const char *path, const struct calib_trace_opts *a,
 				       struct trace_calib_opts *o, struct diag *d, int *rc)
 {
-	bool sql = nsys_is_sqlite(path);
+	char why[1200];
+	int kind = nsys_sniff(path, why, sizeof(why));
+	bool sql = kind > 0;
 	size_t n = strlen(path);
 	int dt = -1;
+	if (kind < 0) {         /* what is wrong with the file before --dtype */
+		diag_err(d, path, "", "%s", why);
+		return NULL;
+	}
 	if (!sql && ((n > 9 && !strcmp(path + n - 9, ".nsys-rep")) || (n > 6 && !strcmp(path + n - 6, ".qdrep")))) {
 		diag_err(d, path, "", "an Nsight Systems report, whose format is not published: export it "
 			 "first with `nsys export --type sqlite %s` and give the .sqlite file", path);
@@ -131,8 +137,9 @@ static struct kineto_trace *load_trace(const char *path, const struct calib_trac
 		if (!strcmp(a->dtype, dtype_names[i]))
 			dt = i;
 	if (!sql && a->dtype) {
-		*rc = cli_usage_error("calib-trace --dtype: for an Nsight Systems export only (a PyTorch "
-				      "profiler trace records each input's dtype)");
+		*rc = cli_usage_error("calib-trace --dtype: for an Nsight Systems export only, and '%s' is "
+				      "no SQLite file (a PyTorch profiler trace records each input's dtype)",
+				      path);
 		return NULL;
 	}
 	if (!sql)

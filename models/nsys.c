@@ -10,13 +10,14 @@
 #include "nsys-private.h"
 #include "xalloc.h"
 
-#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "infile.h"
 
 /* ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange, what emit_nvtx and
  * torch.cuda.nvtx.range push; start/end ranges (60) may end on another
@@ -41,18 +42,16 @@ struct nsys {
 	struct diag *d;
 };
 
-bool nsys_is_sqlite(const char *path)
+int nsys_sniff(const char *path, char *why, size_t n)
 {
 	char head[16];
-	struct stat st;
-	/* not blocking on a FIFO: only a regular file is looked into (the
-	 * Kineto reader says what is wrong with anything else) */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof(head)) == sizeof(head) &&
+	/* no size limit: SQLite reads the export a page at a time */
+	FILE *f = infile_open_max(path, LONG_MAX, why, n);
+	if (!f)
+		return -1;
+	bool yes = fread(head, 1, sizeof(head), f) == sizeof(head) &&
 		   memcmp(head, "SQLite format 3", sizeof(head)) == 0;
-	close(fd);
+	fclose(f);
 	return yes;
 }
 
@@ -278,7 +277,11 @@ static json_t *root_of(struct nsys *x)
 static int open_db(struct nsys *x)
 {
 	sqlite3_stmt *st = NULL;
-	if (!nsys_is_sqlite(x->path))
+	char why[1200];
+	int kind = nsys_sniff(x->path, why, sizeof(why));
+	if (kind < 0)
+		return diag_err(x->d, x->path, "", "%s", why);
+	if (kind == 0)
 		return diag_err(x->d, x->path, "", "not an Nsight Systems SQLite export (expected the SQLite "
 				"header \"SQLite format 3\"; a .nsys-rep report is exported with `nsys export "
 				"--type sqlite`)");

@@ -13,7 +13,8 @@
  *   launch's thread, the backward's thread, the warm-up step, NCCL, TF32;
  * - bad input: not SQLite, not an export, a table missing, a truncated
  *   file, a kernel ending before it starts, no --dtype, a .nsys-rep, a
- *   FIFO. */
+ *   FIFO; a missing file, a directory, an empty file said as such before
+ *   --dtype's use. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -440,6 +441,16 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	free(write_file(dir, "t.json", "{\"traceEvents\": []}"));
 	refused(p, "--dtype bf16", 2, "for an Nsight Systems export only");
 
+	/* with --dtype, what is wrong with the file is said before --dtype's
+	 * use: a missing file, a directory, an empty file (not SQLite) */
+	snprintf(q, sizeof(q), "%s/missing.sqlite", dir);
+	refused(q, "--dtype bf16", 3, "missing.sqlite: error: cannot open '");
+	refused(dir, "--dtype bf16", 3, "' is a directory, expected a regular file");
+	free(write_file(dir, "empty.sqlite", ""));
+	snprintf(q, sizeof(q), "%s/empty.sqlite", dir);
+	refused(q, "--dtype bf16", 2, "for an Nsight Systems export only, and '");
+	refused(q, "--dtype bf16", 2, "empty.sqlite' is no SQLite file");
+
 	/* a FIFO is not waited on to tell the formats apart */
 	snprintf(q, sizeof(q), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(q, 0600), 0);
@@ -449,6 +460,10 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	diag_init(&d, NULL);
 	cr_expect_null(nsys_load(p, trace_calib_gemm_ops, "float", NULL, &d));
 	cr_expect(strstr(diag_text(&d), "t.json: error: not an Nsight Systems SQLite export"), "%s", diag_text(&d));
+	diag_finish(&d);
+	diag_init(&d, NULL);
+	cr_expect_null(nsys_load(dir, trace_calib_gemm_ops, "float", NULL, &d));
+	cr_expect(strstr(diag_text(&d), "' is a directory, expected a regular file"), "%s", diag_text(&d));
 	diag_finish(&d);
 	free(dir);
 }
