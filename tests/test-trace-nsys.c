@@ -376,6 +376,26 @@ Test(trace_nsys, handmade_export_attribution)
 	free(dir);
 }
 
+/* An export whose every thread launched one kernel: no gap, so no host
+ * issue summary (not its heading alone). */
+Test(trace_nsys, host_summary_needs_two_launches_on_a_thread)
+{
+	char *dir = tmp_dir(), path[2048], args[4096], *out = NULL, *err = NULL;
+	snprintf(path, sizeof(path), "%s/one.sqlite", dir);
+	struct w w = open_w(path, "NVIDIA H100 80GB HBM3", 85520809984LL, 132, 9, 0);
+	nvtx(&w, 1000, 9000, 1, "aten::mm, seq = 3, op_id = 9, sizes = [[1024, 8], [8, 4096]]");
+	launch(&w, 2000, 1, 10, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n", 20000, 30000);
+	launch(&w, 5000, 2, 11, "vectorized_elementwise_kernel", 40000, 41000);
+	close_w(&w);
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/one.json --dtype bf16", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "1 priced (1 kernels) into 1 entries"), "%s", out);
+	cr_expect_null(strstr(out, "host issue"), "%s", out);
+	free(out);
+	free(err);
+	free(dir);
+}
+
 /* calib-trace on path exits rc with want in its stderr. */
 static void refused(const char *path, const char *extra, int rc, const char *want)
 {
