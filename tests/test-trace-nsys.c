@@ -14,7 +14,7 @@
  * - bad input: not SQLite, not an export, a table missing, a truncated
  *   file, a kernel ending before it starts, no --dtype, a .nsys-rep, a
  *   FIFO; a missing file, a directory, an empty file said as such before
- *   --dtype's use. */
+ *   --dtype's use; an empty .sqlite said to be no SQLite, not bad JSON. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -449,10 +449,16 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	snprintf(q, sizeof(q), "%s/missing.sqlite", dir);
 	refused(q, "--dtype bf16", 3, "missing.sqlite: error: cannot open '");
 	refused(dir, "--dtype bf16", 3, "' is a directory, expected a regular file");
+	free(write_file(dir, "empty.json", ""));
+	snprintf(q, sizeof(q), "%s/empty.json", dir);
+	refused(q, "--dtype bf16", 2, "for an Nsight Systems export only, and '");
+	refused(q, "--dtype bf16", 2, "empty.json' is no SQLite file");
+	/* an export named so but empty or damaged: said so, not read as JSON */
 	free(write_file(dir, "empty.sqlite", ""));
 	snprintf(q, sizeof(q), "%s/empty.sqlite", dir);
-	refused(q, "--dtype bf16", 2, "for an Nsight Systems export only, and '");
-	refused(q, "--dtype bf16", 2, "empty.sqlite' is no SQLite file");
+	refused(q, "", 3, "empty.sqlite: error: no SQLite database (expected the header \"SQLite format 3\"): "
+		"an empty or damaged Nsight Systems export?");
+	refused(q, "--dtype bf16", 3, "empty.sqlite: error: no SQLite database");
 
 	/* a FIFO is not waited on to tell the formats apart */
 	snprintf(q, sizeof(q), "%s/fifo", dir);
