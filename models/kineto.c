@@ -157,7 +157,7 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 {
 	char jp[32];
 	double ts, dur;
-	snprintf(jp, sizeof(jp), "/traceEvents/%d", i);
+	snprintf(jp, sizeof(jp), "%s/%d", s->t->events_path, i);
 	if (!json_is_object(e)) {
 		diag_err(d, file, jp, "expected an object (a trace event), got %s", jload_type_name(e));
 		return;

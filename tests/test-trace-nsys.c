@@ -338,7 +338,8 @@ Test(trace_nsys, handmade_export_attribution)
 	cr_expect_eq(tc->calls_priced, 2);
 	cr_expect_eq(tc->calls_wrapper, 1);
 	cr_assert_eq(tc->ne, 2);
-	/* addmm: [8, 4096] x [4096, 1024] bf16, 100 + 50 us; mm on TF32 */
+	/* addmm: [8, 4096] x [4096, 1024] bf16, 100 + 50 us; mm bf16 too
+	 * (--dtype types every GEMM; its kernel's TF32 name only flags it) */
 	cr_expect(tc->e[0].m == 8 && tc->e[0].n == 1024 && tc->e[0].k == 4096 && tc->e[0].dtype == DTYPE_BF16);
 	cr_expect(fabs(tc->e[0].time_s - 150e-6) < 1e-12);
 	cr_expect(tc->e[1].m == 1024 && tc->e[1].n == 4096 && tc->e[1].k == 8 && tc->e[1].dtype == DTYPE_BF16);
