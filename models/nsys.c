@@ -295,15 +295,16 @@ static int open_db(struct nsys *x)
 		return -1;
 	}
 	sqlite3_finalize(st);
+	int rc = 0;             /* every table missing said, not the first */
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		char jp[64];
 		snprintf(jp, sizeof(jp), "/%s", required[i].table);
 		if (!has_table(x, required[i].table))
-			return diag_err(x->d, x->path, jp, "no such table: an Nsight Systems export holding %s "
-					"expected (nsys creates a table only for data the report holds)",
-					required[i].what);
+			rc = diag_err(x->d, x->path, jp, "no such table: an Nsight Systems export holding %s "
+				      "expected (nsys creates a table only for data the report holds)",
+				      required[i].what);
 	}
-	return 0;
+	return rc;
 }
 
 struct kineto_trace *nsys_load(const char *path, const char *const *interest, const char *torch_type,

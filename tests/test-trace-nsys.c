@@ -403,6 +403,9 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	sqlite3_close(db);
 	refused(p, "--dtype bf16", 3, "other.sqlite: /StringIds: error: no such table: an Nsight Systems "
 		"export holding the names expected");
+	/* every table missing said, not only the first */
+	refused(p, "--dtype bf16", 3, "other.sqlite: /NVTX_EVENTS: error: no such table: an Nsight Systems "
+		"export holding PyTorch's op ranges");
 
 	snprintf(p, sizeof(p), "%s/nonvtx.sqlite", dir);
 	handmade(p, false);
