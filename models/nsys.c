@@ -285,7 +285,12 @@ static int open_db(struct nsys *x)
 		return diag_err(x->d, x->path, "", "not an Nsight Systems SQLite export (expected the SQLite "
 				"header \"SQLite format 3\"; a .nsys-rep report is exported with `nsys export "
 				"--type sqlite`)");
-	if (sqlite3_open_v2(x->path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+	/* a name that begins "file:" is a URI to SQLite where it is built with
+	 * SQLITE_USE_URI (Debian's is): "./" keeps it the file sniffed */
+	char *name = xasprintf("%s%s", strncmp(x->path, "file:", 5) ? "" : "./", x->path);
+	int rc = sqlite3_open_v2(name, &x->db, SQLITE_OPEN_READONLY, NULL);
+	free(name);
+	if (rc != SQLITE_OK)
 		return diag_err(x->d, x->path, "", "cannot open as SQLite: %s", sqlite3_errmsg(x->db));
 	if (sqlite3_prepare_v2(x->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
@@ -295,7 +300,7 @@ static int open_db(struct nsys *x)
 		return -1;
 	}
 	sqlite3_finalize(st);
-	int rc = 0;             /* every table missing said, not the first */
+	rc = 0;                 /* every table missing said, not the first */
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		char jp[64];
 		snprintf(jp, sizeof(jp), "/%s", required[i].table);

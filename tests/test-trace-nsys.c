@@ -380,6 +380,26 @@ Test(trace_nsys, host_summary_needs_two_launches_on_a_thread)
 	free(dir);
 }
 
+/* A relative name that begins "file:" is the file of that name, not an
+ * SQLite URI for another ("file:h.sqlite" would open h.sqlite, here no
+ * export). */
+Test(trace_nsys, file_colon_name_is_no_uri)
+{
+	char *dir = tmp_dir(), *msgs;
+	cr_assert_eq(chdir(dir), 0);
+	handmade("./file:h.sqlite", true);      /* "./": the writer's SQLite takes URIs too */
+	sqlite3 *db;
+	cr_assert_eq(sqlite3_open("h.sqlite", &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t (x INTEGER)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	struct kineto_trace *t = load("file:h.sqlite", "c10::BFloat16", &msgs);
+	cr_expect_not_null(t, "%s", msgs);
+	cr_expect_eq(t ? t->nkernels : -1, 8);
+	kineto_destroy(t);
+	free(msgs);
+	free(dir);
+}
+
 /* calib-trace on path exits rc with want in its stderr. */
 static void refused(const char *path, const char *extra, int rc, const char *want)
 {
