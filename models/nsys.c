@@ -274,6 +274,21 @@ static json_t *root_of(struct nsys *x)
 	return root;
 }
 
+/* Into why[n]: why SQLite cannot open path where its full path is longer
+ * than the default file layer takes (the unix VFS's mxPathname, 512
+ * bytes), else "". */
+static void too_long(const char *path, char *why, size_t n)
+{
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+	char *full = realpath(path, NULL);
+	size_t len = full ? strlen(full) : 0;
+	free(full);
+	why[0] = 0;
+	if (vfs && len >= (size_t)vfs->mxPathname)
+		snprintf(why, n, " (its full path has %zu bytes, over the %d SQLite's file layer takes: "
+			 "move it to a shorter path)", len, vfs->mxPathname);
+}
+
 static int open_db(struct nsys *x)
 {
 	sqlite3_stmt *st = NULL;
@@ -290,8 +305,10 @@ static int open_db(struct nsys *x)
 	char *name = xasprintf("%s%s", strncmp(x->path, "file:", 5) ? "" : "./", x->path);
 	int rc = sqlite3_open_v2(name, &x->db, SQLITE_OPEN_READONLY, NULL);
 	free(name);
-	if (rc != SQLITE_OK)
-		return diag_err(x->d, x->path, "", "cannot open as SQLite: %s", sqlite3_errmsg(x->db));
+	if (rc != SQLITE_OK) {
+		too_long(x->path, why, sizeof(why));
+		return diag_err(x->d, x->path, "", "cannot open as SQLite: %s%s", sqlite3_errmsg(x->db), why);
+	}
 	if (sqlite3_prepare_v2(x->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		diag_err(x->d, x->path, "", "cannot read its tables: %s (a truncated or damaged export?)",

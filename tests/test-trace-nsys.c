@@ -400,6 +400,31 @@ Test(trace_nsys, file_colon_name_is_no_uri)
 	free(dir);
 }
 
+/* An export whose full path is longer than SQLite's file layer opens
+ * (512 bytes) is refused with that said, not "unable to open" alone. */
+Test(trace_nsys, path_longer_than_sqlite_opens_said_so)
+{
+	char *dir = tmp_dir(), p[2048], q[2048], *msgs;
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s", dir);
+	for (int i = 0; i < 3; i++) {
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/%0200d", i);
+		cr_assert_eq(mkdir(p, 0700), 0);
+	}
+	snprintf(p + n, sizeof(p) - n, "/h.sqlite");
+	snprintf(q, sizeof(q), "%s/h.sqlite", dir);
+	handmade(q, true);
+	cr_assert_eq(rename(q, p), 0);
+	struct kineto_trace *t = load(p, "c10::BFloat16", &msgs);
+	cr_expect_null(t);
+	cr_expect(strstr(msgs, "error: cannot open as SQLite: unable to open database file (its full path has "),
+		  "%s", msgs);
+	cr_expect(strstr(msgs, "bytes, over the 512 SQLite's file layer takes: move it to a shorter path)"),
+		  "%s", msgs);
+	kineto_destroy(t);
+	free(msgs);
+	free(dir);
+}
+
 /* calib-trace on path exits rc with want in its stderr. */
 static void refused(const char *path, const char *extra, int rc, const char *want)
 {
