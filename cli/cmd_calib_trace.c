@@ -113,26 +113,49 @@ static int write_profile(json_t *root, const char *path, struct diag *d)
 	return 0;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && !strcmp(s + n - m, suffix);
+}
+
+/* A file that is no SQLite named as an Nsight Systems file: the report
+ * itself, or an export that is empty or damaged (not read as JSON, whose
+ * error would not say so). 0, or -1 after reporting. */
+static int refuse_nsys_name(const char *path, struct diag *d)
+{
+	if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
+		return diag_err(d, path, "", "an Nsight Systems report, whose format is not published: export "
+				"it first with `nsys export --type sqlite %s` and give the .sqlite file", path);
+	if (ends_with(path, ".sqlite"))
+		return diag_err(d, path, "", "no SQLite database (expected the header \"SQLite format 3\"): "
+				"an empty or damaged Nsight Systems export?");
+	return 0;
+}
+
 /* The trace: an Nsight Systems export (the SQLite header) with its
  * GEMMs' dtype from --dtype, else a PyTorch profiler trace. NULL after
  * reporting (*rc set for a usage error). */
 static struct kineto_trace *load_trace(const char *path, const struct calib_trace_opts *a,
 				       struct trace_calib_opts *o, struct diag *d, int *rc)
 {
-	bool sql = nsys_is_sqlite(path);
-	size_t n = strlen(path);
+	char why[1200];
+	int kind = nsys_sniff(path, why, sizeof(why));
+	bool sql = kind > 0;
 	int dt = -1;
-	if (!sql && ((n > 9 && !strcmp(path + n - 9, ".nsys-rep")) || (n > 6 && !strcmp(path + n - 6, ".qdrep")))) {
-		diag_err(d, path, "", "an Nsight Systems report, whose format is not published: export it "
-			 "first with `nsys export --type sqlite %s` and give the .sqlite file", path);
+	if (kind < 0) {         /* what is wrong with the file before --dtype */
+		diag_err(d, path, "", "%s", why);
 		return NULL;
 	}
+	if (!sql && refuse_nsys_name(path, d))
+		return NULL;
 	for (int i = 0; a->dtype && i <= DTYPE_FP8; i++)
 		if (!strcmp(a->dtype, dtype_names[i]))
 			dt = i;
 	if (!sql && a->dtype) {
-		*rc = cli_usage_error("calib-trace --dtype: for an Nsight Systems export only (a PyTorch "
-				      "profiler trace records each input's dtype)");
+		*rc = cli_usage_error("calib-trace --dtype: for an Nsight Systems export only, and '%s' is "
+				      "no SQLite file (a PyTorch profiler trace records each input's dtype)",
+				      path);
 		return NULL;
 	}
 	if (!sql)

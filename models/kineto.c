@@ -157,7 +157,7 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 {
 	char jp[32];
 	double ts, dur;
-	snprintf(jp, sizeof(jp), "/traceEvents/%d", i);
+	snprintf(jp, sizeof(jp), "%s/%d", s->t->events_path, i);
 	if (!json_is_object(e)) {
 		diag_err(d, file, jp, "expected an object (a trace event), got %s", jload_type_name(e));
 		return;
@@ -548,10 +548,14 @@ static void finish(struct kineto_trace *t, struct scan *s)
 	read_device(t, s);
 }
 
+/* An empty trace of path, or NULL after reporting a path too long to keep. */
 static struct kineto_trace *trace_new(const char *path, const char *events_path, struct diag *d)
 {
 	struct kineto_trace *t = xcalloc(1, sizeof(*t));
-	jload_copy_path(path, t->path, sizeof(t->path), d);
+	if (jload_copy_path(path, t->path, sizeof(t->path), d)) {
+		free(t);
+		return NULL;
+	}
 	snprintf(t->events_path, sizeof(t->events_path), "%s", events_path);
 	t->held = json_array();
 	t->first_step = -1;
@@ -562,6 +566,10 @@ struct kineto_trace *kineto_feed(const char *path, const char *events_path, json
 				 const char *const *interest, kineto_feeder feed, void *ctx, struct diag *d)
 {
 	struct kineto_trace *t = trace_new(path, events_path, d);
+	if (!t) {
+		json_decref(root);
+		return NULL;
+	}
 	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
 	int before = diag_count(d);
 	t->root = root;
@@ -578,6 +586,8 @@ struct kineto_trace *kineto_feed(const char *path, const char *events_path, json
 struct kineto_trace *kineto_load(const char *path, const char *const *interest, struct diag *d)
 {
 	struct kineto_trace *t = trace_new(path, "/traceEvents", d);
+	if (!t)
+		return NULL;
 	struct scan s = { .t = t, .path = path, .interest = interest, .d = d };
 	int before = diag_count(d);
 

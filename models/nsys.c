@@ -10,13 +10,14 @@
 #include "nsys-private.h"
 #include "xalloc.h"
 
-#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "infile.h"
 
 /* ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange, what emit_nvtx and
  * torch.cuda.nvtx.range push; start/end ranges (60) may end on another
@@ -41,18 +42,16 @@ struct nsys {
 	struct diag *d;
 };
 
-bool nsys_is_sqlite(const char *path)
+int nsys_sniff(const char *path, char *why, size_t n)
 {
 	char head[16];
-	struct stat st;
-	/* not blocking on a FIFO: only a regular file is looked into (the
-	 * Kineto reader says what is wrong with anything else) */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof(head)) == sizeof(head) &&
+	/* no size limit: SQLite reads the export a page at a time */
+	FILE *f = infile_open_max(path, LONG_MAX, why, n);
+	if (!f)
+		return -1;
+	bool yes = fread(head, 1, sizeof(head), f) == sizeof(head) &&
 		   memcmp(head, "SQLite format 3", sizeof(head)) == 0;
-	close(fd);
+	fclose(f);
 	return yes;
 }
 
@@ -275,15 +274,41 @@ static json_t *root_of(struct nsys *x)
 	return root;
 }
 
+/* Into why[n]: why SQLite cannot open path where its full path is longer
+ * than the default file layer takes (the unix VFS's mxPathname, 512
+ * bytes), else "". */
+static void too_long(const char *path, char *why, size_t n)
+{
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+	char *full = realpath(path, NULL);
+	size_t len = full ? strlen(full) : 0;
+	free(full);
+	why[0] = 0;
+	if (vfs && len >= (size_t)vfs->mxPathname)
+		snprintf(why, n, " (its full path has %zu bytes, over the %d SQLite's file layer takes: "
+			 "move it to a shorter path)", len, vfs->mxPathname);
+}
+
 static int open_db(struct nsys *x)
 {
 	sqlite3_stmt *st = NULL;
-	if (!nsys_is_sqlite(x->path))
+	char why[1200];
+	int kind = nsys_sniff(x->path, why, sizeof(why));
+	if (kind < 0)
+		return diag_err(x->d, x->path, "", "%s", why);
+	if (kind == 0)
 		return diag_err(x->d, x->path, "", "not an Nsight Systems SQLite export (expected the SQLite "
 				"header \"SQLite format 3\"; a .nsys-rep report is exported with `nsys export "
 				"--type sqlite`)");
-	if (sqlite3_open_v2(x->path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		return diag_err(x->d, x->path, "", "cannot open as SQLite: %s", sqlite3_errmsg(x->db));
+	/* a name that begins "file:" is a URI to SQLite where it is built with
+	 * SQLITE_USE_URI (Debian's is): "./" keeps it the file sniffed */
+	char *name = xasprintf("%s%s", strncmp(x->path, "file:", 5) ? "" : "./", x->path);
+	int rc = sqlite3_open_v2(name, &x->db, SQLITE_OPEN_READONLY, NULL);
+	free(name);
+	if (rc != SQLITE_OK) {
+		too_long(x->path, why, sizeof(why));
+		return diag_err(x->d, x->path, "", "cannot open as SQLite: %s%s", sqlite3_errmsg(x->db), why);
+	}
 	if (sqlite3_prepare_v2(x->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		diag_err(x->d, x->path, "", "cannot read its tables: %s (a truncated or damaged export?)",
@@ -292,15 +317,16 @@ static int open_db(struct nsys *x)
 		return -1;
 	}
 	sqlite3_finalize(st);
+	rc = 0;                 /* every table missing said, not the first */
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		char jp[64];
 		snprintf(jp, sizeof(jp), "/%s", required[i].table);
 		if (!has_table(x, required[i].table))
-			return diag_err(x->d, x->path, jp, "no such table: an Nsight Systems export holding %s "
-					"expected (nsys creates a table only for data the report holds)",
-					required[i].what);
+			rc = diag_err(x->d, x->path, jp, "no such table: an Nsight Systems export holding %s "
+				      "expected (nsys creates a table only for data the report holds)",
+				      required[i].what);
 	}
-	return 0;
+	return rc;
 }
 
 struct kineto_trace *nsys_load(const char *path, const char *const *interest, const char *torch_type,

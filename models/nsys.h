@@ -52,15 +52,17 @@
 #ifndef DDLSIM_NSYS_H
 #define DDLSIM_NSYS_H
 
-#include <stdbool.h>
 #include <stdio.h>
 
 #include "diag.h"
 #include "kineto.h"
 
-/* Whether the file at path starts as an SQLite 3 database does (its
- * 16-byte header "SQLite format 3\0"); false when it cannot be read. */
-bool nsys_is_sqlite(const char *path);
+/* What the file at path is: 1 an SQLite 3 database (its 16-byte header
+ * "SQLite format 3\0"), 0 a regular file that is not one, -1 one that
+ * cannot be read as a regular file (missing, a directory, a FIFO: not
+ * waited on), with why[] set as infile.h says ("cannot open 'p': No such
+ * file or directory", "'p' is a directory, expected a regular file"). */
+int nsys_sniff(const char *path, char *why, size_t n);
 
 /* Read the export at path as a trace of the ops named in interest[]
  * (NULL-terminated), each tensor input typed torch_type (kineto.h's

@@ -85,7 +85,8 @@ void nsys_host_summary(sqlite3 *db, const char *path, FILE *f)
 {
 	int nt = 0;
 	struct thread *t = read_threads(db, &nt);
-	if (nt > 0)
+	bool any = nt > 0 && t[0].n > 0;        /* a gap: the busiest thread launched twice */
+	if (any)
 		fprintf(f, "host issue (%s, CUPTI_ACTIVITY_KIND_RUNTIME): median gap between one kernel "
 			"launch's start and the next's, the busiest threads:\n", path);
 	for (int i = 0; i < nt && i < 3; i++) {
@@ -99,7 +100,7 @@ void nsys_host_summary(sqlite3 *db, const char *path, FILE *f)
 		fprintf(f, "  thread %lld (%s): %d launches, median %.2f us apart\n", t[i].gtid & 0xFFFFFF,
 			name, t[i].n + 1, med);
 	}
-	if (nt > 0)
+	if (any)
 		fprintf(f, "  (an upper bound on the issue time per kernel where the thread issues back to "
 			"back: compute.host_issue_fwd_us for the main thread, host_issue_bwd_us for autograd's)\n");
 	for (int i = 0; i < nt; i++)

@@ -92,9 +92,12 @@ static const struct opdef op_table[] = {
 };
 #define NOPS ((int)(sizeof(op_table) / sizeof(op_table[0])))
 
+/* op_table's GEMMs, first in it: the ops an Nsight Systems export prices
+ * too (trace_calib_gemm_ops) */
+#define GEMM_OPS "aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm", \
+		 "aten::matmul", "aten::linear"
 const char *const trace_calib_ops[] = {
-	"aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm",
-	"aten::matmul", "aten::linear",
+	GEMM_OPS,
 	"aten::_scaled_dot_product_flash_attention",
 	"aten::_scaled_dot_product_flash_attention_backward",
 	"aten::_scaled_dot_product_efficient_attention",
@@ -108,10 +111,7 @@ const char *const trace_calib_ops[] = {
 	"aten::rms_norm", "aten::gelu", "aten::gelu_backward", "aten::add",
 	NULL,
 };
-const char *const trace_calib_gemm_ops[] = {
-	"aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm",
-	"aten::matmul", "aten::linear", NULL,
-};
+const char *const trace_calib_gemm_ops[] = { GEMM_OPS, NULL };
 
 _Static_assert(sizeof(trace_calib_ops) / sizeof(trace_calib_ops[0]) == NOPS + 1,
 	       "trace_calib_ops lists op_table's names");

@@ -86,6 +86,31 @@ Test(host, fa3_backward_issues_its_three_kernels_where_priced_as_three)
 	diag_finish(&d);
 	free(model);
 	free(dir);
+
+	/* the per-kernel table (report.json's ops_per_microbatch) of Llama 2
+	 * 7B on H100 under FA3: the backward's row counts its three kernels */
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"name\": \"fa3\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"dp\": 8},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 64, \"micro_batch\": 1,\n"
+		 "  \"precision\": \"bf16\", \"optimizer\": \"adam\"},\n"
+		 " \"compute\": {\"attention_backend\": \"fa3\"}}\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-h100.json"));
+	json_t *r = report_of_text(text), *o;
+	size_t i;
+	int rows = 0;
+	json_array_foreach(json_object_get(json_object_get(r, "cost_model"), "ops_per_microbatch"), i, o) {
+		const char *name = json_string_value(json_object_get(o, "op"));
+		if (!strcmp(name, "flash_attn") || !strcmp(name, "flash_attn.bwd")) {
+			cr_expect_eq(json_integer_value(json_object_get(o, "kernels")),
+				     !strcmp(name, "flash_attn") ? 1 : 3, "%s", name);
+			rows++;
+		}
+	}
+	cr_expect_eq(rows, 2);
+	json_decref(r);
 }
 
 /* The forward and backward attention blocks of model_path under stack

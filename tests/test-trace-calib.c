@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "attention.h"
@@ -594,5 +595,34 @@ Test(trace_calib, string_thread_ids_keep_threads_apart)
 	trace_calib_destroy(tc);
 	kineto_destroy(t);
 	free(path);
+	free(dir);
+}
+
+/* A path longer than a trace keeps (1023 bytes) is refused, not said and
+ * then read on (kineto.c's trace_new(), split out for the nsys reader):
+ * calib-trace exits 3 and writes no profile. */
+Test(trace_calib, path_too_long_to_keep_is_refused)
+{
+	char *dir = tmp_dir(), p[2048], args[4096], *err = NULL;
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s", dir);
+	for (int i = 0; i < 5; i++) {
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/%0200d", i);
+		cr_assert_eq(mkdir(p, 0700), 0);
+	}
+	/* a real trace calib-trace prices (trace-real/README.md) */
+	snprintf(p + n, sizeof(p) - n, "/t.json.gz");
+	FILE *in = fopen(src_path("tests/data/trace-real/a100-80gb-negqueue.json.gz"), "rb"), *out = fopen(p, "wb");
+	cr_assert(in && out);
+	char buf[4096];
+	for (size_t k; (k = fread(buf, 1, sizeof(buf), in)) > 0;)
+		cr_assert_eq(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	fclose(out);
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/p.json", p, dir);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(strstr(err, "is longer than the 1023 this ddlsim keeps"), "%s", err);
+	free(err);
+	snprintf(p, sizeof(p), "%s/p.json", dir);
+	cr_expect(!file_exists(p));
 	free(dir);
 }

@@ -13,7 +13,8 @@
  *   launch's thread, the backward's thread, the warm-up step, NCCL, TF32;
  * - bad input: not SQLite, not an export, a table missing, a truncated
  *   file, a kernel ending before it starts, no --dtype, a .nsys-rep, a
- *   FIFO. */
+ *   FIFO; a missing file, a directory, an empty file said as such before
+ *   --dtype's use; an empty .sqlite said to be no SQLite, not bad JSON. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -184,7 +185,7 @@ static json_t *ops_of(json_t *report)
 
 Test(trace_nsys, roundtrip_every_gemm_as_traced)
 {
-	char *dir = tmp_dir(), args[8192], kin[2048], db[2048], pp[2048], rdir[2048], text[4096];
+	char *dir = tmp_dir(), args[8192], kin[2048], db[2048], pp[2048], rdir[2048];
 	char *err = NULL, *out = NULL;
 
 	snprintf(args, sizeof(args), "run %s --out %s/a --format json,kineto --quiet",
@@ -203,24 +204,8 @@ Test(trace_nsys, roundtrip_every_gemm_as_traced)
 	free(out);
 	free(err);
 
-	snprintf(text, sizeof(text),
-		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
-		 " \"name\": \"roundtrip\", \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 2,\n"
-		 " \"parallel\": {\"dp\": 16, \"zero\": 1, \"recompute\": \"selective\"},\n"
-		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 1024, \"micro_batch\": 1,\n"
-		 "  \"precision\": \"bf16\", \"optimizer\": \"adam\"},\n"
-		 " \"communication\": {\"algorithm\": \"ring\", \"bucket_MB\": 25},\n"
-		 " \"compute\": {\"cost\": \"profile\", \"profile\": \"%s\"}}\n",
-		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"), pp);
-	char *sc = write_file(dir, "s.json", text);
-	snprintf(args, sizeof(args), "run %s --out %s/b --format json --quiet", sc, dir);
-	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
-	free(err);
-
 	snprintf(rdir, sizeof(rdir), "%s/a", dir);
-	json_t *ra = load_report(rdir);
-	snprintf(rdir, sizeof(rdir), "%s/b", dir);
-	json_t *rb = load_report(rdir);
+	json_t *ra = load_report(rdir), *rb = report_on_profile(pp);
 	cr_assert(ra && rb);
 	json_t *a = ops_of(ra), *b = ops_of(rb);
 	cr_assert_eq(json_array_size(a), json_array_size(b));
@@ -245,7 +230,6 @@ Test(trace_nsys, roundtrip_every_gemm_as_traced)
 	cr_expect_eq(profiled, 15);
 	json_decref(ra);
 	json_decref(rb);
-	free(sc);
 	free(dir);
 }
 
@@ -354,7 +338,8 @@ Test(trace_nsys, handmade_export_attribution)
 	cr_expect_eq(tc->calls_priced, 2);
 	cr_expect_eq(tc->calls_wrapper, 1);
 	cr_assert_eq(tc->ne, 2);
-	/* addmm: [8, 4096] x [4096, 1024] bf16, 100 + 50 us; mm on TF32 */
+	/* addmm: [8, 4096] x [4096, 1024] bf16, 100 + 50 us; mm bf16 too
+	 * (--dtype types every GEMM; its kernel's TF32 name only flags it) */
 	cr_expect(tc->e[0].m == 8 && tc->e[0].n == 1024 && tc->e[0].k == 4096 && tc->e[0].dtype == DTYPE_BF16);
 	cr_expect(fabs(tc->e[0].time_s - 150e-6) < 1e-12);
 	cr_expect(tc->e[1].m == 1024 && tc->e[1].n == 4096 && tc->e[1].k == 8 && tc->e[1].dtype == DTYPE_BF16);
@@ -372,6 +357,71 @@ Test(trace_nsys, handmade_export_attribution)
 	cr_expect(strstr(out, "2 priced (3 kernels) into 2 entries, 3 in the warm-up step, 1 wrappers"), "%s", out);
 	free(out);
 	free(err);
+	free(dir);
+}
+
+/* An export whose every thread launched one kernel: no gap, so no host
+ * issue summary (not its heading alone). */
+Test(trace_nsys, host_summary_needs_two_launches_on_a_thread)
+{
+	char *dir = tmp_dir(), path[2048], args[4096], *out = NULL, *err = NULL;
+	snprintf(path, sizeof(path), "%s/one.sqlite", dir);
+	struct w w = open_w(path, "NVIDIA H100 80GB HBM3", 85520809984LL, 132, 9, 0);
+	nvtx(&w, 1000, 9000, 1, "aten::mm, seq = 3, op_id = 9, sizes = [[1024, 8], [8, 4096]]");
+	launch(&w, 2000, 1, 10, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n", 20000, 30000);
+	launch(&w, 5000, 2, 11, "vectorized_elementwise_kernel", 40000, 41000);
+	close_w(&w);
+	snprintf(args, sizeof(args), "calib-trace %s -o %s/one.json --dtype bf16", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "1 priced (1 kernels) into 1 entries"), "%s", out);
+	cr_expect_null(strstr(out, "host issue"), "%s", out);
+	free(out);
+	free(err);
+	free(dir);
+}
+
+/* A relative name that begins "file:" is the file of that name, not an
+ * SQLite URI for another ("file:h.sqlite" would open h.sqlite, here no
+ * export). */
+Test(trace_nsys, file_colon_name_is_no_uri)
+{
+	char *dir = tmp_dir(), *msgs;
+	cr_assert_eq(chdir(dir), 0);
+	handmade("./file:h.sqlite", true);      /* "./": the writer's SQLite takes URIs too */
+	sqlite3 *db;
+	cr_assert_eq(sqlite3_open("h.sqlite", &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t (x INTEGER)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	struct kineto_trace *t = load("file:h.sqlite", "c10::BFloat16", &msgs);
+	cr_expect_not_null(t, "%s", msgs);
+	cr_expect_eq(t ? t->nkernels : -1, 8);
+	kineto_destroy(t);
+	free(msgs);
+	free(dir);
+}
+
+/* An export whose full path is longer than SQLite's file layer opens
+ * (512 bytes) is refused with that said, not "unable to open" alone. */
+Test(trace_nsys, path_longer_than_sqlite_opens_said_so)
+{
+	char *dir = tmp_dir(), p[2048], q[2048], *msgs;
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s", dir);
+	for (int i = 0; i < 3; i++) {
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/%0200d", i);
+		cr_assert_eq(mkdir(p, 0700), 0);
+	}
+	snprintf(p + n, sizeof(p) - n, "/h.sqlite");
+	snprintf(q, sizeof(q), "%s/h.sqlite", dir);
+	handmade(q, true);
+	cr_assert_eq(rename(q, p), 0);
+	struct kineto_trace *t = load(p, "c10::BFloat16", &msgs);
+	cr_expect_null(t);
+	cr_expect(strstr(msgs, "error: cannot open as SQLite: unable to open database file (its full path has "),
+		  "%s", msgs);
+	cr_expect(strstr(msgs, "bytes, over the 512 SQLite's file layer takes: move it to a shorter path)"),
+		  "%s", msgs);
+	kineto_destroy(t);
+	free(msgs);
 	free(dir);
 }
 
@@ -398,6 +448,9 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	sqlite3_close(db);
 	refused(p, "--dtype bf16", 3, "other.sqlite: /StringIds: error: no such table: an Nsight Systems "
 		"export holding the names expected");
+	/* every table missing said, not only the first */
+	refused(p, "--dtype bf16", 3, "other.sqlite: /NVTX_EVENTS: error: no such table: an Nsight Systems "
+		"export holding PyTorch's op ranges");
 
 	snprintf(p, sizeof(p), "%s/nonvtx.sqlite", dir);
 	handmade(p, false);
@@ -440,6 +493,22 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	free(write_file(dir, "t.json", "{\"traceEvents\": []}"));
 	refused(p, "--dtype bf16", 2, "for an Nsight Systems export only");
 
+	/* with --dtype, what is wrong with the file is said before --dtype's
+	 * use: a missing file, a directory, an empty file (not SQLite) */
+	snprintf(q, sizeof(q), "%s/missing.sqlite", dir);
+	refused(q, "--dtype bf16", 3, "missing.sqlite: error: cannot open '");
+	refused(dir, "--dtype bf16", 3, "' is a directory, expected a regular file");
+	free(write_file(dir, "empty.json", ""));
+	snprintf(q, sizeof(q), "%s/empty.json", dir);
+	refused(q, "--dtype bf16", 2, "for an Nsight Systems export only, and '");
+	refused(q, "--dtype bf16", 2, "empty.json' is no SQLite file");
+	/* an export named so but empty or damaged: said so, not read as JSON */
+	free(write_file(dir, "empty.sqlite", ""));
+	snprintf(q, sizeof(q), "%s/empty.sqlite", dir);
+	refused(q, "", 3, "empty.sqlite: error: no SQLite database (expected the header \"SQLite format 3\"): "
+		"an empty or damaged Nsight Systems export?");
+	refused(q, "--dtype bf16", 3, "empty.sqlite: error: no SQLite database");
+
 	/* a FIFO is not waited on to tell the formats apart */
 	snprintf(q, sizeof(q), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(q, 0600), 0);
@@ -449,6 +518,10 @@ Test(trace_nsys, bad_input_is_said_with_file_and_what_was_expected)
 	diag_init(&d, NULL);
 	cr_expect_null(nsys_load(p, trace_calib_gemm_ops, "float", NULL, &d));
 	cr_expect(strstr(diag_text(&d), "t.json: error: not an Nsight Systems SQLite export"), "%s", diag_text(&d));
+	diag_finish(&d);
+	diag_init(&d, NULL);
+	cr_expect_null(nsys_load(dir, trace_calib_gemm_ops, "float", NULL, &d));
+	cr_expect(strstr(diag_text(&d), "' is a directory, expected a regular file"), "%s", diag_text(&d));
 	diag_finish(&d);
 	free(dir);
 }

@@ -27,7 +27,7 @@ static json_t *ops_of(json_t *report)
 
 Test(trace_roundtrip, profile_from_the_written_trace_prices_each_op_as_traced)
 {
-	char *dir = tmp_dir(), args[8192], pp[2048], rdir[2048], text[4096];
+	char *dir = tmp_dir(), args[8192], pp[2048], rdir[2048];
 	char *err = NULL, *out = NULL;
 
 	snprintf(args, sizeof(args), "run %s --out %s/a --format json,kineto --quiet",
@@ -42,24 +42,8 @@ Test(trace_roundtrip, profile_from_the_written_trace_prices_each_op_as_traced)
 	free(out);
 	free(err);
 
-	snprintf(text, sizeof(text),
-		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
-		 " \"name\": \"roundtrip\", \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 2,\n"
-		 " \"parallel\": {\"dp\": 16, \"zero\": 1, \"recompute\": \"selective\"},\n"
-		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 1024, \"micro_batch\": 1,\n"
-		 "  \"precision\": \"bf16\", \"optimizer\": \"adam\"},\n"
-		 " \"communication\": {\"algorithm\": \"ring\", \"bucket_MB\": 25},\n"
-		 " \"compute\": {\"cost\": \"profile\", \"profile\": \"%s\"}}\n",
-		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"), pp);
-	char *sc = write_file(dir, "s.json", text);
-	snprintf(args, sizeof(args), "run %s --out %s/b --format json --quiet", sc, dir);
-	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s", err);
-	free(err);
-
 	snprintf(rdir, sizeof(rdir), "%s/a", dir);
-	json_t *ra = load_report(rdir);
-	snprintf(rdir, sizeof(rdir), "%s/b", dir);
-	json_t *rb = load_report(rdir);
+	json_t *ra = load_report(rdir), *rb = report_on_profile(pp);
 	cr_assert(ra && rb);
 	json_t *a = ops_of(ra), *b = ops_of(rb);
 	cr_assert_eq(json_array_size(a), json_array_size(b));
@@ -87,6 +71,5 @@ Test(trace_roundtrip, profile_from_the_written_trace_prices_each_op_as_traced)
 	free(m);
 	json_decref(ra);
 	json_decref(rb);
-	free(sc);
 	free(dir);
 }

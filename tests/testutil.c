@@ -241,6 +241,21 @@ json_t *report_of_text(const char *text)
 	return r;
 }
 
+json_t *report_on_profile(const char *profile)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"name\": \"roundtrip\", \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 2,\n"
+		 " \"parallel\": {\"dp\": 16, \"zero\": 1, \"recompute\": \"selective\"},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 1024, \"micro_batch\": 1,\n"
+		 "  \"precision\": \"bf16\", \"optimizer\": \"adam\"},\n"
+		 " \"communication\": {\"algorithm\": \"ring\", \"bucket_MB\": 25},\n"
+		 " \"compute\": {\"cost\": \"profile\", \"profile\": \"%s\"}}\n",
+		 src_path("models/zoo/llama2-7b.json"), src_path("topologies/dgx-a100.json"), profile);
+	return report_of_text(text);
+}
+
 double jnum(json_t *root, const char *path)
 {
 	char buf[512];

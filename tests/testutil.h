@@ -67,6 +67,11 @@ json_t *load_report(const char *dir);
  * and return its report.json (caller json_decref()s); fails the test
  * with ddlsim's stderr if the run does not exit 0. */
 json_t *report_of_text(const char *text);
+/* The report (new reference) of quickstart's scenario (Llama-2 7B, two
+ * DGX A100, dp 16, bf16) priced by the calib profile at the absolute
+ * path profile (compute.cost "profile"): what a round trip through
+ * calib-trace is compared with. */
+json_t *report_on_profile(const char *profile);
 
 /* Number at a JSON path like "summary/iteration_time_s". */
 double jnum(json_t *root, const char *path);
