@@ -542,6 +542,8 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 	precision_init(&pr, in->dtype, false);
 	if (in->bf16_moments)
 		precision_bf16_moments(&pr);
+	if (in->master_remainders && !(pr.fp8 && in->fp8_params)) /* NeMo stores params then */
+		precision_master_remainders(&pr);
 	double lm, ld, cm, cd;
 
 	memset(o, 0, sizeof(*o));

@@ -52,6 +52,9 @@
  * fp8 copy beside the kernel's bf16 output).
  *
  * Precision (precision.h): fp32/tf32 weights are their own master (K = 8);
+ * Apex's DistributedFusedAdam with store_param_remainders (NeMo's default
+ * under megatron_amp_O2 bf16, training.master_weights "remainders") keeps
+ * the fp32 master as the bf16 weight plus an int16 remainder (K = 10);
  * under fp8 Transformer Engine adds an fp8 copy and an fp8 transpose of
  * every transformer-layer weight (2 bytes per parameter; TE docs, "FP8
  * weights ... and their transposes are cached"). With fp8 parameters
@@ -332,6 +335,8 @@ struct mem_rank_input {
 	bool fp8_params;           /* fp8 training: layer weights only as fp8 (no bf16) */
 	bool fp8_moe_act_cache;    /* fp8 training: routed experts' fc1 outputs kept in fp8 */
 	bool bf16_moments;         /* Adam's moments in bf16 (precision_bf16_moments) */
+	bool master_remainders;    /* fp32 master as bf16 weight + int16 remainder
+				      (precision_master_remainders) */
 	double grad_elem_bytes;    /* bytes per gradient element (4 for Megatron's fp32
 				      main_grad); 0 = the weights' size */
 	double micro_batch, seq;   /* seq: this rank's tokens (seq / cp) */

@@ -63,6 +63,13 @@ void precision_bf16_moments(struct precision *p)
 	p->optimizer_step_bytes -= 8;
 }
 
+void precision_master_remainders(struct precision *p)
+{
+	if (p->weight != DTYPE_BF16)
+		return;
+	p->optimizer_bytes -= 2;  /* int16 remainder for the fp32 master's 4 */
+}
+
 void precision_fp8_params(struct precision *p)
 {
 	if (!p->fp8 || p->training != DTYPE_FP8 || p->layer_weight == DTYPE_FP8)

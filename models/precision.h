@@ -124,4 +124,19 @@ void precision_fp8_params(struct precision *p);
  * in 2 bytes instead of 4 (8 bytes per parameter fewer). */
 void precision_bf16_moments(struct precision *p);
 
+/* The fp32 master weights kept as remainders (Apex DistributedFusedAdam
+ * store_param_remainders, NVIDIA/apex 810ffae3 apex/contrib/optimizers/
+ * distributed_fused_adam.py L355-357 and L447-453: "store bits required
+ * to reconstruct FP32 params", a param_remainders_shard of int16; the
+ * master is the bf16 weight and those 16 low bits): the state is
+ * 2 + 4 + 4 bytes per parameter instead of 4 + 4 + 4 (K = 10). NeMo
+ * r2.0.0rc1 (579983fb) megatron_base_model.py L796-806 turns it on for
+ * distributed_fused_adam when megatron_amp_O2 makes the model bf16 and
+ * the optimizer's dtype is fp32 (its default), unless fp8_params or the
+ * optim config sets store_params. Memory only: the step's traffic is
+ * left as the fp32 master's (Apex reads and writes the bf16 weight and
+ * the remainder, 2 + 2 bytes, instead of 4 and a 16-bit copy's 2). No
+ * effect unless the weights are bf16. */
+void precision_master_remainders(struct precision *p);
+
 #endif

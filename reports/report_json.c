@@ -115,6 +115,8 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(par, "vstage_layers", vl);
 	if (pl->training.bf16_moments)   /* given: Adam's moments in bf16 */
 		json_object_set_new(json_object_get(o, "training"), "optimizer_state_dtype", json_string("bf16"));
+	if (pl->training.master_remainders)   /* given: Apex's store_param_remainders */
+		json_object_set_new(json_object_get(o, "training"), "master_weights", json_string("remainders"));
 	if (model->mtp_depth > 0)        /* the model's MTP modules (models/model.h) */
 		json_object_set_new(json_object_get(o, "model"), "mtp_depth", json_integer(model->mtp_depth));
 	json_object_set_new(com, "overlap_grad_reduce", json_boolean(pl->communication.overlap_grad_reduce));

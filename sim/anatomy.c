@@ -16,7 +16,7 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.model = inputs_model(in), .gpu = &inputs_topology(in)->gpu, .dtype = pl->training.precision,
 		.grad_elem_bytes = dtype_bytes(pl->training.grad_dtype), .attention = pl->training.attention,
 		.fp8_params = pl->training.fp8_params, .fp8_moe_act_cache = pl->training.fp8_moe_act_cache,
-		.bf16_moments = pl->training.bf16_moments,
+		.bf16_moments = pl->training.bf16_moments, .master_remainders = pl->training.master_remainders,
 		.pp = pl->parallel.pp, .reserve_fraction = pl->training.memory_reserve,
 		/* context parallelism: a rank holds seq/cp tokens; gradients and
 		 * optimizer shards span dp x cp ranks (Megatron-Core) */

@@ -91,6 +91,9 @@
  *                                             --fp8-param-gather; precision fp8)
  *   optimizer_state_dtype - fp32         Adam's first and second moments: fp32 | bf16
  *                                             (models/precision.h precision_bf16_moments)
+ *   master_weights     -        fp32          fp32 | remainders: the fp32 master kept as the
+ *                                             bf16 weight and an int16 remainder
+ *                                             (models/precision.h precision_master_remainders)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   input              -        none          the data loader (models/input_pipeline.h)
@@ -328,6 +331,8 @@ struct plan_training {
 	bool fp8_params;
 	bool fp8_moe_act_cache;         /* the routed experts' SwiGLU inputs saved in fp8 */
 	bool bf16_moments;              /* optimizer_state_dtype "bf16": Adam's moments in bf16 */
+	bool master_remainders;         /* master_weights "remainders": int16 remainders of the
+					   fp32 master beside the bf16 weights */
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */

@@ -32,6 +32,13 @@ static void check_precision(const struct plan *p, const struct inputs *in, const
 	if (p->training.fp8_moe_act_cache && p->training.precision != DTYPE_FP8)
 		diag_err(d, f, "/training/fp8_moe_act_cache", "needs precision \"fp8\", got \"%s\"",
 			 dtype_name(p->training.precision));
+	if (p->training.master_remainders &&
+	    (p->training.fp8_params ||
+	     (p->training.precision != DTYPE_BF16 && p->training.precision != DTYPE_FP8)))
+		diag_err(d, f, "/training/master_weights",
+			 "\"remainders\" needs bf16 weights (precision bf16, or fp8 without fp8_params), "
+			 "got precision \"%s\"%s", dtype_name(p->training.precision),
+			 p->training.fp8_params ? " with fp8_params" : "");
 	if (p->training.memory_reserve < 0 || p->training.memory_reserve >= 0.5)
 		diag_err(d, f, "/training/memory_reserve", "expected a fraction of HBM below 0.5, got %g",
 			 p->training.memory_reserve);

@@ -20,6 +20,8 @@
 
 
 static const char *const opt_names[] = { "adam", NULL };
+/* training.master_weights (models/precision.h precision_master_remainders) */
+static const char *const master_names[] = { "fp32", "remainders", NULL };
 
 /* What the loader reads besides the plan and the meta. */
 struct paths {
@@ -83,6 +85,9 @@ static bool load_training(struct jobj *root, struct plan *s)
 				 dtype_name(e));
 		s->training.bf16_moments = e == DTYPE_BF16;
 	}
+	e = 0;
+	if (jobj_enum(&jo, "master_weights", master_names, &e, 0) == 1)
+		s->training.master_remainders = e == 1;
 	jobj_num(&jo, "memory_reserve", &s->training.memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);

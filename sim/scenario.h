@@ -177,6 +177,14 @@
  *                                                                instead of 4 + 4, the fp32 master kept
  *                                                                (K = 8 of 12); the step moves 8 bytes
  *                                                                per parameter fewer
+ *   training.master_weights       string   -       "fp32"        the optimizer's master weights: fp32 |
+ *                                                                remainders (Apex DistributedFusedAdam
+ *                                                                store_param_remainders, NeMo's default
+ *                                                                under megatron_amp_O2 bf16: the bf16
+ *                                                                weight and an int16 remainder, 2 bytes
+ *                                                                per parameter of state instead of 4;
+ *                                                                needs bf16 weights: precision bf16 or
+ *                                                                fp8 without fp8_params; memory only)
  *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
  *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)

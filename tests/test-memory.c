@@ -570,3 +570,41 @@ Test(memory, apex_contiguous_buffers_hold_no_bucket_copies)
 	cr_assert_float_eq(apex.weights_bytes, ddp.weights_bytes, 1);
 	cr_assert_float_eq(apex.optimizer_bytes, ddp.optimizer_bytes, 1);
 }
+
+/* Apex's store_param_remainders (NeMo r2.0.0rc1 megatron_base_model.py
+ * L796-806, apex 810ffae3 distributed_fused_adam.py L447-453): the fp32
+ * master is the bf16 weight plus an int16 remainder, so the sharded state
+ * is (2 + 4 + 4) psi / N_d instead of 12 psi / N_d; the weights, gradients
+ * and fp8 copies stay. GPT-3 20B's rank at TP 2 x DP 32 (NeMo 24.07):
+ * 10.13 G parameters, 3.798 -> 3.165 GB. fp32 weights have no remainder
+ * (K = 8 stays), and fp8 parameters make NeMo store the master (K = 12). */
+Test(memory, apex_param_remainders_keep_ten_bytes_of_state)
+{
+	struct model m = gpt();
+	struct gpu_spec g = { .hbm_bytes = 80e9 };
+	double L = 4, P = model_layer_params(&m), E = model_embedding_params(&m);
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_FP8, .grad_elem_bytes = 2,
+				     .micro_batch = 1, .seq = 2048, .tp = 2, .dp = 32, .zero = ZERO_1,
+				     .layers = L, .has_embedding = true, .inflight = 1 };
+	struct mem_anatomy full, rem;
+	memory_rank(&in, &full);
+	in.master_remainders = true;
+	memory_rank(&in, &rem);
+	double psi = (L * P + E) / 2;
+	cr_assert_float_eq(full.optimizer_bytes, 12 * psi / 32, 1);
+	cr_assert_float_eq(rem.optimizer_bytes, (2 + 4 + 4) * psi / 32, 1);
+	cr_assert_float_eq(full.total_bytes - rem.total_bytes, 2 * psi / 32, 1);
+	cr_assert_float_eq(rem.weights_bytes, full.weights_bytes, 1);
+	cr_assert_float_eq(rem.grads_bytes, full.grads_bytes, 1);
+	cr_assert_float_eq(rem.fp8_weight_bytes, full.fp8_weight_bytes, 1);
+	in.dtype = DTYPE_BF16;
+	memory_rank(&in, &rem);
+	cr_assert_float_eq(rem.optimizer_bytes, 10 * psi / 32, 1);
+	in.dtype = DTYPE_TF32;
+	memory_rank(&in, &rem);
+	cr_assert_float_eq(rem.optimizer_bytes, 8 * psi / 32, 1);
+	in.dtype = DTYPE_FP8;
+	in.fp8_params = true;
+	memory_rank(&in, &rem);
+	cr_assert_float_eq(rem.optimizer_bytes, 12 * psi / 32, 1);
+}

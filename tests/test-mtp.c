@@ -179,3 +179,35 @@ Test(mtp, optimizer_state_dtype_takes_fp32_or_bf16)
 		  "%s", err);
 	free(sp), free(mp), free(d);
 }
+
+/* training.master_weights "remainders" (Apex store_param_remainders):
+ * 2 bytes per parameter fewer of optimizer state on each stage, sharded
+ * over the 4 ranks, and written back into the scenario; it needs bf16
+ * weights, so fp32 training is refused at its JSON path. */
+Test(mtp, master_weight_remainders_keep_ten_bytes_of_state)
+{
+	json_t *a = run_tiny("", ""), *b = run_tiny("", ", \"master_weights\": \"remainders\"");
+	for (int s = 0; s < 2; s++) {
+		char k[64], o[64];
+		snprintf(k, sizeof(k), "memory/per_stage/%d/params_local", s);
+		snprintf(o, sizeof(o), "memory/per_stage/%d/optimizer_GB", s);
+		cr_expect_float_eq(jnum(b, o), 10 * jnum(a, k) / 4 / 1e9, 1e-12, "stage %d", s);
+		cr_expect_float_eq(jnum(a, o) - jnum(b, o), 2 * jnum(a, k) / 4 / 1e9, 1e-12, "stage %d", s);
+	}
+	json_t *t = json_object_get(json_object_get(b, "scenario"), "training");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "master_weights")), "remainders");
+	json_decref(a), json_decref(b);
+
+	char *d = tmp_dir(), *mp = tiny_model(d, ""), text[4096], args[2048], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"model\":\"%s\","
+		 "\"topology\":\"%s\",\"nodes\":1,\"parallel\":{\"dp\": 8},"
+		 "\"training\":{\"seq_len\":1024,\"global_batch\":16,\"precision\":\"fp32\","
+		 "\"master_weights\":\"remainders\"}}",
+		 mp, src_path("topologies/dgx-a100.json"));
+	char *sp = write_file(d, "s.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/out --quiet", sp, d);
+	cr_assert_eq(run_ddlsim(args, NULL, &err), 3, "%s", err);
+	cr_expect(strstr(err, "/training/master_weights: error: \"remainders\" needs bf16 weights"), "%s", err);
+	free(sp), free(mp), free(d);
+}
