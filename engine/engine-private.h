@@ -229,6 +229,8 @@ struct stream_arg {
 	sg_comm_t *comms;       /* engine_coll_task's pending transfers */
 	size_t ncomms_cap;
 	sg_comm_t *sends;       /* posted pipeline sends */
+	int inbox_held;         /* flows to its inbox since it was last cleared
+				 * (engine_coll.c, inbox_drain) */
 };
 
 /* ---- engine.c: the adapter ---- */
@@ -296,6 +298,11 @@ int engine_make_sinks(struct sim *S);
  * there from the source rank's actor starts at once (engine_coll.c says
  * why); engine_stream_main makes the actor its receiver. */
 sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream);
+/* At the end of a's actor: take the ended flows out of its inbox. */
+void engine_inbox_finish(struct stream_arg *a);
+/* The ended flows an inbox gathers before its actor clears them (one
+ * simcall: engine_coll.c, inbox_drain). */
+#define ENGINE_INBOX_CLEAR_FLOWS 64
 
 /* ---- engine_p2p.c ---- */
 

@@ -94,9 +94,27 @@ sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream)
  * (each member waited for its own before it met the others), and none of
  * the next can come before this actor joins it. One simcall clears them
  * all: a get per flow cost Llama 2 70B on 256 GPUs of the 2:1 tree,
- * unfolded, 11.4 CPU s against 10.3 before the inboxes; clearing, 10.2. */
-static void inbox_drain(const struct stream_arg *a)
+ * unfolded, 11.4 CPU s against 10.3 before the inboxes; clearing, 10.2.
+ * The ended flows are only bookkeeping (SimGrid keeps each finished
+ * transfer in the permanent receiver's list until a get or a clear; no
+ * new transfer searches that list, MailboxImpl in src/kernel/activity at
+ * v3.32), so the clear waits until about ENGINE_INBOX_CLEAR_FLOWS have
+ * gathered (flows_in: this member's share of the plan's flows), and the
+ * actor's end (engine_inbox_finish): a tensor-parallel ring's one flow
+ * per member was a simcall per collective, 1 in 7 of an unfolded run's. */
+static void inbox_drain(struct stream_arg *a, int flows_in)
 {
+	a->inbox_held += flows_in;
+	if (a->inbox_held < ENGINE_INBOX_CLEAR_FLOWS)
+		return;
+	engine_inbox_finish(a);
+}
+
+void engine_inbox_finish(struct stream_arg *a)
+{
+	if (!a->inbox_held)
+		return;
+	a->inbox_held = 0;
 	sg_mailbox_t mb = engine_mailbox(MBOX_INBOX, a->s, 0, a->sim->base + a->ri->rank);
 	if (engine_platform_mailbox_ready(mb))
 		engine_platform_mailbox_clear(mb);
@@ -357,11 +375,11 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	else if (ncis)
 		engine_cls_wait(S, cis, ncis, ri->rank, a->comms, nc);
 	else
-		sg_comm_wait_all(a->comms, (size_t)nc);
+		engine_platform_wait_all((void **)a->comms, (size_t)nc);
 	free(cis);
 	meet_after(gb, lat);
 	if (!ci && !S->job->fold_exact)
-		inbox_drain(a);
+		inbox_drain(a, (p->nflows + n - 1) / n);
 	engine_comm_busy(ri, p->sm_channels, hbm, -1);
 }
 

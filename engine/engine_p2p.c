@@ -114,7 +114,7 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	/* a blocking send ends with its delivery: the tasks that wait for it
 	 * (the compute stream's next, build_transformer.c) wait that long */
 	if (t->blocking) {
-		sg_comm_wait(c);
+		engine_platform_wait_all((void **)&c, 1);
 		ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 	} else {
 		a->sends[(*nsends)++] = c;

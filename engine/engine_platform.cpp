@@ -247,7 +247,7 @@ extern "C" void *engine_platform_sendto_async(void *from, void *to, double bytes
 	sg4::CommPtr c = sg4::Comm::sendto_async(static_cast<sg4::Host *>(from),
 						 static_cast<sg4::Host *>(to),
 						 static_cast<uint64_t>(bytes + 0.5));
-	intrusive_ptr_add_ref(c.get()); /* released by sg_comm_wait_all() */
+	intrusive_ptr_add_ref(c.get()); /* released by engine_platform_wait_all() */
 	engine_changed_note(c.get(), from, to);
 	return c.get();
 }
@@ -380,6 +380,24 @@ extern "C" double engine_platform_comm_remaining(void *c)
 extern "C" void engine_platform_comm_cancel(void *c)
 {
 	static_cast<sg4::Comm *>(c)->cancel();
+}
+
+extern "C" void engine_platform_wait_all(void **comms, size_t n)
+{
+	/* one transfer at a time, in order, as sg_comm_wait_all() does (one
+	 * simcall each), but through SimGrid's wait-any: Comm::wait_for
+	 * gives every waiter a CPU sleep action "to be notified of host
+	 * failures" (ActivityImpl::wait_for, src/kernel/activity/
+	 * ActivityImpl.cpp at v3.32), a variable of the host's CPU system
+	 * made, re-weighted and freed for each transfer; wait-any registers
+	 * the simcall alone (ActivityImpl::wait_any_for) and the transfer's
+	 * end answers it at the same instant (CommImpl::finish). No host
+	 * fails in these runs (the platform has no profiles). */
+	std::vector<sg4::CommPtr> one(1);
+	for (size_t i = 0; i < n; i++) {
+		one[0] = sg4::CommPtr(static_cast<sg4::Comm *>(comms[i]), false); /* its reference, released */
+		sg4::Comm::wait_any(one);
+	}
 }
 
 extern "C" bool engine_platform_comm_wait(void *c)

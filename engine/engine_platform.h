@@ -6,6 +6,7 @@
 #define DDLSIM_ENGINE_PLATFORM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "topology.h"
 
@@ -25,7 +26,7 @@ int engine_platform_build_ex(const struct topology *t, int nodes, const unsigned
  * with no actor on either (SimGrid's Comm::sendto_async): the parameter
  * servers' pushes and pulls, folding's posted group and mirror flows
  * (engine_coll.c, engine_p2p.c, engine_ps.c). It costs what a mailbox transfer between the two hosts
- * costs. Returns an sg_comm_t for sg_comm_wait_all(),
+ * costs. Returns an sg_comm_t for engine_platform_wait_all(),
  * which releases it. */
 void *engine_platform_sendto_async(void *from, void *to, double bytes);
 
@@ -120,6 +121,11 @@ double engine_platform_comm_remaining(void *c);
 /* Stop transfer c where it is (from an actor: a simcall); whoever waits
  * for it sees it cancelled (engine_platform_comm_wait()). */
 void engine_platform_comm_cancel(void *c);
+
+/* Wait for the transfers comms[0..n) (sg_comm_t) one after the other
+ * and release them: sg_comm_wait_all() without a CPU sleep action per
+ * transfer (from an actor: a simcall each). */
+void engine_platform_wait_all(void **comms, size_t n);
 
 /* Wait for transfer c; true if it ended, false if it was cancelled. The
  * reference engine_platform_sendto_async() gave is kept:

@@ -41,7 +41,7 @@ static void ps_phase(struct sim *S, struct stream_arg *a, const int *mem, int k0
 			ri->st->sent_bytes[cat] += part;
 		S->flows++;
 	}
-	sg_comm_wait_all(a->comms, (size_t)nc);
+	engine_platform_wait_all((void **)a->comms, (size_t)nc);
 	/* the phase's longest route latency (the links carry none) */
 	if (lat > 0)
 		sg_actor_sleep_for(lat);

@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "engine_platform.h"
+
 /* The compute slowdown now (engine.h). */
 static double slowdown(const struct sim *S, const struct rank_inst *ri)
 {
@@ -323,7 +325,8 @@ void engine_stream_main(int argc, char **argv)
 			engine_ssp_tick(S, ri);
 	}
 	if (nsends)
-		sg_comm_wait_all(a->sends, (size_t)nsends);
+		engine_platform_wait_all((void **)a->sends, (size_t)nsends);
+	engine_inbox_finish(a);
 	double now = simgrid_get_clock();
 	if (now > ri->st->finish_s)
 		ri->st->finish_s = now;

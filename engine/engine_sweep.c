@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine_platform.h"
 #include "xalloc.h"
 
 static int dummy_payload;
@@ -56,7 +57,7 @@ static void sweep_main(int argc, char **argv)
 			const struct coll_flow *f = &p->flows[W->by_dst[s][i]];
 			c[nc++] = sg_mailbox_get_async(engine_coll_mailbox(0, f->src, f->dst), &sink);
 		}
-		sg_comm_wait_all(c, (size_t)nc);
+		engine_platform_wait_all((void **)c, (size_t)nc);
 		free(c);
 		sg_barrier_wait(W->bar);
 		/* the links carry no latency (plain max-min): the plan's */
