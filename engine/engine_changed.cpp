@@ -32,7 +32,9 @@
  * kept here per transfer by its kernel activity (Comm::get_impl(), the
  * one Action::get_activity() gives back) when the adapter posts it
  * (engine_changed_note), dropped when it ends. A transfer whose route is
- * unknown makes the step read every link (-1): never wrong, only slower.
+ * unknown makes the step read every link (-1), and the next one too if it
+ * ended (as a noted one's links are read twice): never wrong, only
+ * slower.
  *
  * Every transfer that gets a network action is noted before SimGrid's
  * next solve: a host-to-host transfer when it is posted (its action is
@@ -79,6 +81,7 @@ std::vector<noted> g_tab(1024);     /* open addressing, linear probing */
 std::size_t g_count;
 std::vector<engine_changed_span> g_out; /* the changed links since the last call */
 bool g_all;                         /* a transfer of unknown route changed */
+bool g_all_next;                    /* one ended: the next call reads every link too */
 unsigned long g_unknown;            /* such changes so far */
 unsigned long g_calls;              /* engine_changed_links() calls so far */
 std::vector<const void *> g_ended;  /* the transfers that ended, kept two calls */
@@ -188,8 +191,9 @@ void unknown()
 void ended(const resource::Action &a)
 {
 	noted *e = find(a.get_activity());
-	if (!e) {
+	if (!e) {   /* its second read too is of every link */
 		unknown();
+		g_all_next = true;
 		return;
 	}
 	mark(e);
@@ -297,7 +301,8 @@ extern "C" int engine_changed_links(const struct engine_changed_span **spans)
 	g_calls++;
 	int n = g_all ? -1 : static_cast<int>(g_out.size());
 	*spans = g_out.data();
-	g_all = false;
+	g_all = g_all_next;
+	g_all_next = false;
 	return n;
 }
 

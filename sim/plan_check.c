@@ -132,6 +132,11 @@ static void check_cnn(const struct plan *p, const struct topology *t, long gpus,
 			 recompute_name(p->parallel.recompute));
 	if (p->training.attention_set)
 		diag_err(d, f, "/training/attention", "applies to transformer models only");
+	/* the optimizer's state is the stack's (sim/build_cnn.c) */
+	if (p->training.master_remainders)
+		diag_err(d, f, "/training/master_weights", "applies to transformer models only, got \"remainders\"");
+	if (p->training.bf16_moments)
+		diag_err(d, f, "/training/optimizer_state_dtype", "applies to transformer models only, got \"bf16\"");
 	if (dtype_is_te_low(p->training.precision))
 		diag_err(d, f, "/training/precision", "%s (Transformer Engine) applies to transformer models only",
 			 dtype_name(p->training.precision));

@@ -153,6 +153,21 @@ Test(cnn, scenario_rejects_seq_len)
 			      "/training/seq_len: error: applies to transformer models only, not to CNN model 'ResNet-50'");
 }
 
+/* A CNN's optimizer state is the stack's (sim/build_cnn.c: fp32 master,
+ * 16-bit copy, the stack's step bytes): a transformer's optimizer
+ * options would be taken and have no effect. */
+Test(cnn, scenario_rejects_master_weight_remainders)
+{
+	expect_scenario_error("", "\"global_batch\": 256, \"precision\": \"bf16\", \"master_weights\": \"remainders\"",
+			      "/training/master_weights: error: applies to transformer models only, got \"remainders\"");
+}
+
+Test(cnn, scenario_rejects_bf16_optimizer_state)
+{
+	expect_scenario_error("", "\"global_batch\": 256, \"precision\": \"bf16\", \"optimizer_state_dtype\": \"bf16\"",
+			      "/training/optimizer_state_dtype: error: applies to transformer models only, got \"bf16\"");
+}
+
 static json_t *run_scenario(const char *rel)
 {
 	char *dir = tmp_dir(), args[2048], rdir[1100];

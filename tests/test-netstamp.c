@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine_changed.h"
 #include "platform.h"
 #include "testutil.h"
 
@@ -120,6 +121,8 @@ Test(netstamp, a_start_that_raises_an_active_links_usage_is_read)
 	const struct engine_link_stats *n2 = find(&res, "nic2_0_DOWN");
 	cr_expect_float_eq(n2->peak_util, 1, 1e-9, "nic2_0_DOWN peak %.12g", n2->peak_util);
 	cr_expect_float_eq(n2->busy_s, T3 + 0.7, 1e-9, "nic2_0_DOWN busy %.12g s", n2->busy_s);
+	/* every transfer's route was known: no step read every link */
+	cr_expect_eq(engine_changed_unknown(), 0, "%lu changes of unknown route", engine_changed_unknown());
 
 	engine_result_finish(&res);
 	for (int s = 0; s < 4; s++)
@@ -167,6 +170,7 @@ Test(netstamp, a_link_whose_only_transfer_ended_leaves)
 	cr_expect_float_eq(a->peak_util, 1, 1e-9, "nic0_0_UP peak %.12g", a->peak_util);
 	const struct engine_link_stats *y = find(&res, "nic2_0_UP");
 	cr_expect_float_eq(y->busy_s, T_Y, 1e-9, "nic2_0_UP busy %.12g s, closed form %g s", y->busy_s, T_Y);
+	cr_expect_eq(engine_changed_unknown(), 0, "%lu changes of unknown route", engine_changed_unknown());
 
 	engine_result_finish(&res);
 	for (int s = 0; s < 4; s++)
