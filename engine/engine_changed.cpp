@@ -51,6 +51,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <xbt/config.hpp>
+
 #include <cstdint>
 #include <vector>
 
@@ -243,7 +245,10 @@ extern "C" bool engine_changed_start(void)
 	g_on = true;
 	auto *intf = sg4::Engine::get_instance()->get_netzone_root()->get_network_model();
 	g_model = dynamic_cast<resource::Model *>(intf);
-	g_usable = g_model && !g_model->is_update_lazy() && g_model->get_modified_set();
+	/* a transfer's links are its route's only without cross traffic
+	 * (engine.c turns it off; SimGrid's default adds the back route) */
+	g_usable = g_model && !g_model->is_update_lazy() && g_model->get_modified_set() &&
+		   !simgrid::config::get_value<bool>("network/crosstraffic");
 	if (!g_usable)
 		return false;
 	/* NetworkAction (SimGrid's src/kernel/resource/NetworkModel.hpp,

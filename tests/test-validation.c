@@ -15,16 +15,7 @@
 
 #include "testutil.h"
 
-/* Published runs that trained but that ddlsim's memory anatomy says do
- * not fit: a known defect, held as a ratchet. A run missing from the list
- * that does not fit fails the test; so does a listed run that fits now
- * (take it off the list).
- *   nemo-gpt3-20b-64gpu: 87.3 of 85.5 GB; the allocator's own peak is
- *   80.4 GB, and the 1.75 GB over lies inside the 2 GB CUDA context and
- *   the 5 % fragmentation reserve (4.3 GB), assumptions no source ties to
- *   this run (validation/README.md, "GPT3-20B's memory, term by term"). */
-static const char *const known_not_fitting[] = { "nemo-gpt3-20b-64gpu", NULL };
-
+/* True if table row line (n bytes) is a run of testutil.h's known_not_fitting. */
 static bool is_known_not_fitting(const char *line, size_t n)
 {
 	for (int i = 0; known_not_fitting[i]; i++) {
