@@ -11,10 +11,23 @@ const char *zero_stage_name(enum zero_stage z)
 	return n[z];
 }
 
-double memory_optimizer_bytes_per_param(enum dtype dt)
+/* p for training dtype dt with the optimizer's state as the plan keeps
+ * it (memory_optimizer_bytes_per_param()). */
+static void optimizer_precision(struct precision *p, enum dtype dt, bool bf16_moments,
+				bool master_remainders, bool fp8_params)
+{
+	precision_init(p, dt, false);
+	if (bf16_moments)
+		precision_bf16_moments(p);
+	if (master_remainders && !(p->fp8 && fp8_params)) /* NeMo stores params then */
+		precision_master_remainders(p);
+}
+
+double memory_optimizer_bytes_per_param(enum dtype dt, bool bf16_moments, bool master_remainders,
+					bool fp8_params)
 {
 	struct precision p;
-	precision_init(&p, dt, false);
+	optimizer_precision(&p, dt, bf16_moments, master_remainders, fp8_params);
 	return p.optimizer_bytes;
 }
 
@@ -539,11 +552,7 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 {
 	const struct model *m = in->model;
 	struct precision pr;
-	precision_init(&pr, in->dtype, false);
-	if (in->bf16_moments)
-		precision_bf16_moments(&pr);
-	if (in->master_remainders && !(pr.fp8 && in->fp8_params)) /* NeMo stores params then */
-		precision_master_remainders(&pr);
+	optimizer_precision(&pr, in->dtype, in->bf16_moments, in->master_remainders, in->fp8_params);
 	double lm, ld, cm, cd;
 
 	memset(o, 0, sizeof(*o));

@@ -449,8 +449,13 @@ double memory_layer_activations(const struct mem_rank_input *in);
  * dense layers (the dense MLP of ffn_size); a dense model's layer. */
 double memory_dense_layer_activations(const struct mem_rank_input *in);
 
-/* Bytes per parameter of optimizer state before sharding (12 or 8). */
-double memory_optimizer_bytes_per_param(enum dtype dt);
+/* Bytes per parameter of optimizer state before sharding: 12 mixed or
+ * 8 in fp32, less 4 with bf16 moments (precision_bf16_moments) and 2
+ * with the master kept as remainders (precision_master_remainders, not
+ * with fp8 parameters: NeMo stores the fp32 master then), as
+ * memory_rank() counts it. */
+double memory_optimizer_bytes_per_param(enum dtype dt, bool bf16_moments, bool master_remainders,
+					bool fp8_params);
 
 /* NCCL buffer bytes of a rank in ncomms communicators (formula above). */
 double memory_nccl_bytes(int ncomms);

@@ -7,8 +7,10 @@
 
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl)
 {
+	const struct plan_training *t = &pl->training;
 	return model_params(inputs_model(in)) *
-	       (dtype_bytes(pl->training.precision) + memory_optimizer_bytes_per_param(pl->training.precision));
+	       (dtype_bytes(t->precision) +
+		memory_optimizer_bytes_per_param(t->precision, t->bf16_moments, t->master_remainders, t->fp8_params));
 }
 
 /* The cluster of plan pl on in, as economics prices it. */

@@ -4,7 +4,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "assess.h"
+#include "inputs.h"
 #include "memory.h"
+#include "plan.h"
+#include "testutil.h"
 
 /* A model whose block holds exactly psi parameters: tune nothing, just
  * scale "layers" so that layers x block params = psi. */
@@ -607,4 +611,32 @@ Test(memory, apex_param_remainders_keep_ten_bytes_of_state)
 	in.fp8_params = true;
 	memory_rank(&in, &rem);
 	cr_assert_float_eq(rem.optimizer_bytes, 12 * psi / 32, 1);
+}
+
+/* A checkpoint holds the optimizer's state as the plan keeps it
+ * (sim/assess.c assess_checkpoint_bytes): 12 bytes a parameter mixed, 8
+ * with bf16 moments, 10 with Apex's remainders (12 again with fp8
+ * parameters, where NeMo stores the fp32 master), 8 in fp32. */
+Test(memory, checkpoint_counts_the_optimizer_state_as_kept)
+{
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_BF16, false, false, false), 12, 1e-12);
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_BF16, true, false, false), 8, 1e-12);
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_BF16, false, true, false), 10, 1e-12);
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_FP8, false, true, false), 10, 1e-12);
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_FP8, false, true, true), 12, 1e-12);
+	cr_assert_float_eq(memory_optimizer_bytes_per_param(DTYPE_FP32, false, false, false), 8, 1e-12);
+
+	struct inputs *in = load_inputs(src_path("models/zoo/llama2-7b.json"), "topologies/dgx-h100.json");
+	struct plan pl;
+	plan_init(&pl);
+	pl.nodes = 1;
+	pl.parallel.dp = 8;
+	pl.training.precision = DTYPE_BF16;
+	double n = model_params(inputs_model(in));
+	cr_assert_float_eq(assess_checkpoint_bytes(in, &pl), n * (2 + 12), 1);
+	pl.training.master_remainders = true;
+	cr_assert_float_eq(assess_checkpoint_bytes(in, &pl), n * (2 + 10), 1);
+	pl.training.bf16_moments = true;
+	cr_assert_float_eq(assess_checkpoint_bytes(in, &pl), n * (2 + 6), 1);
+	inputs_destroy(in);
 }
