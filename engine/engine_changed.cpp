@@ -155,9 +155,7 @@ route_hit g_routes[4096];
 
 void route_of(const void *from, const void *to, noted *e)
 {
-	auto h = (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(from)) * 0x9E3779B97F4A7C15ull) ^
-		 (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(to)) * 0xC2B2AE3D27D4EB4Full);
-	route_hit &r = g_routes[(h >> 40) & 4095];
+	route_hit &r = g_routes[(engine_platform_pair_mix(from, to) >> 40) & 4095];
 	if (r.from != from || r.to != to) {
 		r.from = from;
 		r.to = to;

@@ -31,16 +31,11 @@
  * the links that joined since; every other link on the list still
  * carries what it did (> 0, its peak unchanged) and only adds the step
  * to its busy time (busy times kept beside the list, one add each).
- * Reading every link of the list at every step the network changed
- * (what the pass did before, and still does where SimGrid cannot say
- * which: the lazy update, engine_platform_net_stamp) cost a get_usage
- * per link in use per step, a pass over each one's flows: 1,395
- * instructions a task of Llama 2 70B TP 8 x PP 4 unfolded on 1,024 GPUs
- * of the 2:1 tree, 16 micro-batches a replica, 482 on 256, 222 on 64
- * (cachegrind), the growth of the pass with the ranks; with the changed
- * links alone 454, 392 and 364 (the bookkeeping per transfer,
- * engine_changed.cpp, is most of it), the reports byte for byte the
- * same. A switch's crossbar (platform.c: every
+ * Where SimGrid cannot say which (the lazy update), every link of the
+ * list is read at each step the network changed
+ * (engine_platform_net_stamp): a get_usage per link in use, a pass over
+ * each one's flows, the cost that grew with the ranks (the figures are
+ * in the commit that made the pass incremental). A switch's crossbar (platform.c: every
  * flow through the switch crosses it and its bandwidth binds none; a
  * FATPIPE, or a shared link of unbounded bandwidth, engine_platform.cpp)
  * is never on the list: its usage would cost a pass over
@@ -253,9 +248,7 @@ static void cover_links(struct link_traffic *L)
 
 static size_t pair_hash(sg_host_t src, sg_host_t dst)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)src * 0x9E3779B97F4A7C15ull) ^
-		     ((uint64_t)(uintptr_t)dst * 0xC2B2AE3D27D4EB4Full);
-	return (size_t)(h >> 20);
+	return (size_t)(engine_platform_pair_mix(src, dst) >> 20);
 }
 
 /* The record of the route from src to dst, made on first use (open

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "topology.h"
 
@@ -53,6 +54,15 @@ bool engine_platform_link_is_crossbar(const void *l);
  * *ids (borrowed, valid for the process); returns their count. The route
  * is asked of SimGrid once per pair (Host::route_to) and kept. */
 int engine_platform_route_ids(void *from, void *to, const int **ids);
+
+/* The bits of a (from, to) host pair mixed for the route caches in front
+ * of engine_platform_route_ids() (engine_links.c, engine_changed.cpp):
+ * take the high bits, the low ones of aligned pointers being alike. */
+static inline uint64_t engine_platform_pair_mix(const void *from, const void *to)
+{
+	return ((uint64_t)(uintptr_t)from * 0x9E3779B97F4A7C15ull) ^
+	       ((uint64_t)(uintptr_t)to * 0xC2B2AE3D27D4EB4Full);
+}
 
 /* How many link ids engine_platform_route_ids() has given (ids below). */
 int engine_platform_nlinks(void);
