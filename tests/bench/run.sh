@@ -178,3 +178,10 @@ for c in clusters/two-jobs-2to1-packed.json clusters/two-jobs-2to1-crossed.json;
 	printf "%-48s %10s %10s %12.1f\n" "$c" "$t" "$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')" \
 		"$(awk -v k="$m" 'BEGIN{print k/1024}')"
 done
+
+# issue 42: the engine's CPU per event (task + flow) against GPUs, every
+# rank simulated: Llama 2 70B TP 8 x PP 4 at 64 to 4,096 GPUs of the
+# 3-level fat tree (about 55 s, one run; tests/bench/scale.sh BUILD RUNS
+# BASE pairs two builds)
+echo
+tests/bench/scale.sh "$build" 1
