@@ -253,3 +253,55 @@ Test(attn_dropout, ratios_match_the_kernel_measurements)
 		}
 	}
 }
+
+/* A scenario that names fa3 for a model with dropout runs FA2: the report
+ * says so, the plan check warns, and the step costs what the same
+ * scenario naming fa2 costs. */
+static json_t *run_backend(const char *model, const char *be)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"tp\": 2, \"dp\": 4, \"sp\": true},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 8, \"micro_batch\": 1,\n"
+		 "   \"precision\": \"bf16\"},\n"
+		 " \"compute\": {\"attention_backend\": \"%s\"}}\n",
+		 src_path(model), src_path("topologies/dgx-h100.json"), be);
+	return report_of_text(text);
+}
+
+Test(attn_dropout, a_named_fa3_runs_fa2_under_dropout)
+{
+	json_t *r3 = run_backend("models/zoo/megatron-core/gpt-7.1b.json", "fa3");
+	json_t *r2 = run_backend("models/zoo/megatron-core/gpt-7.1b.json", "fa2");
+	cr_expect_str_eq(jstr_at(r3, "scenario/kernels/attention_backend"), "fa2");
+	cr_expect_float_eq(jnum(r3, "summary/iteration_time_s"),
+			   jnum(r2, "summary/iteration_time_s"), 1e-12);
+	json_decref(r3);
+	json_decref(r2);
+	/* without dropout FA3 stays */
+	json_t *l = run_backend("models/zoo/llama2-7b.json", "fa3");
+	cr_expect_str_eq(jstr_at(l, "scenario/kernels/attention_backend"), "fa3");
+	json_decref(l);
+
+	char *dir = tmp_dir(), *err = NULL, args[4096];
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\",\n"
+		 " \"model\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,\n"
+		 " \"parallel\": {\"tp\": 2, \"dp\": 4},\n"
+		 " \"training\": {\"seq_len\": 4096, \"global_batch\": 8, \"micro_batch\": 1,\n"
+		 "   \"precision\": \"bf16\"},\n"
+		 " \"compute\": {\"attention_backend\": \"fa3\"}}\n",
+		 src_path("models/zoo/megatron-core/gpt-7.1b.json"),
+		 src_path("topologies/dgx-h100.json"));
+	char *s = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "run '%s' -o '%s/out'", s, dir);
+	cr_expect_eq(run_ddlsim(args, NULL, &err), 0, "%s", err ? err : "");
+	cr_expect(err && strstr(err, "/compute/attention_backend: warning: fa3 has no dropout"),
+		  "%s", err ? err : "");
+	free(err);
+	free(s);
+	free(dir);
+}
