@@ -90,3 +90,32 @@ double attention_fa3_bwd_aux_bytes(double bh, double s, double d, double elem_B)
 	double post = s * d * (4 + elem_B);                /* dQaccum in, dQ out */
 	return bh * (pre + post);
 }
+
+/* attention.h gives each figure's source. */
+#define DROP_FA1_FWD 1.233   /* FA1 paper Tables 15 / 18, median s 1k..64k */
+#define DROP_FA1_BWD 1.230   /* Tables 16 / 19 */
+#define DROP_FA2 (0.728 / 0.695)     /* GB200, TE PR #3313 */
+#define DROP_CUDNN_SM90 (0.614 / 0.594) /* H200, TE issue #3312 */
+#define DROP_CUDNN_SM100 (0.525 / 0.480) /* B300, TE issue #3312 */
+
+double attention_dropout_ratio(enum attn_backend be, double cc, bool bwd)
+{
+	if (be == ATTN_BE_BEST)
+		be = cc >= 9 ? ATTN_BE_CUDNN : ATTN_BE_FA2;
+	switch (be) {
+	case ATTN_BE_FA1:
+		return bwd ? DROP_FA1_BWD : DROP_FA1_FWD;
+	case ATTN_BE_FA2:
+	case ATTN_BE_FA3: /* runs FA2 (attention_backend_dropout) */
+		return DROP_FA2;
+	case ATTN_BE_CUDNN:
+		return cc >= 10 ? DROP_CUDNN_SM100 : DROP_CUDNN_SM90;
+	default:
+		return 1;
+	}
+}
+
+enum attn_backend attention_backend_dropout(enum attn_backend be, bool dropout)
+{
+	return dropout && be == ATTN_BE_FA3 ? ATTN_BE_FA2 : be;
+}

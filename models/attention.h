@@ -120,6 +120,55 @@ double attention_flash_eff(const struct gpu_spec *g, enum attn_backend be, bool 
  * x = 0.97): a few busy SMs run at a higher clock under the power cap. */
 double attention_grid_factor(long sms, bool causal, double bh, double s);
 
+/* Dropout on the attention probabilities (model.h dropout) inside a
+ * fused kernel: the kernel draws a Philox random number per score element
+ * in registers (FlashAttention-2 csrc/flash_attn/src/dropout.h, the
+ * forward's apply_dropout and the backward's regeneration of the same
+ * mask; cuDNN's SDPA graph takes a seed and an offset), so the kernel
+ * runs longer; no bytes move. attention_dropout_ratio() is its time with
+ * dropout over its time without, measured on the same shapes and GPU
+ * (validation/kernels/attn-dropout.csv, DROPOUT.md; docs/kernels.md
+ * section 18):
+ *   fa1    A100: forward 1.233, backward 1.230: FlashAttention-1 with
+ *          dropout 0.1 over without, the medians over s = 1k..64k of
+ *          Dao et al. 2022 (arXiv 2205.14135v2) appendix E.6, Tables 15
+ *          and 16 over Tables 18 and 19 (fp16, batch 16, 8 heads, d 64);
+ *          the other GPUs run the same CUDA kernels (no per-arch code):
+ *          the same ratio.
+ *   fa2    1.047 forward and backward: FlashAttention 2.7.4 (varlen)
+ *          on a GB200, forward + backward 0.695 -> 0.728 ms at p 0.1,
+ *          TE 2.17 (NVIDIA/TransformerEngine PR #3313, comment of
+ *          2026-08-05); only the pair's sum was measured, so one ratio
+ *          for both. FA2 has one kernel code for every GPU from sm_80
+ *          (csrc/flash_attn: mma.sync, no Hopper or Blackwell path): the
+ *          same ratio on all.
+ *   cudnn  compute capability 9.x: 1.034 forward and backward: TE
+ *          DotProductAttention on the fused (cuDNN) backend, sbhd, bf16,
+ *          4 x 1024 tokens, 16 heads, d 128, forward + backward 0.594 ->
+ *          0.614 ms at p 0.1 on an H200, TE 2.15 (NVIDIA/TransformerEngine
+ *          issue #3312); from 10: 1.094, 0.480 -> 0.525 ms on a B300,
+ *          TE 2.14.1, same issue. Below 9 not measured: taken as 9.x's
+ *          (cuDNN's graph with the Philox node, the same per-element
+ *          work).
+ *   fa3    FlashAttention-3 has no dropout (Dao-AILab/flash-attention
+ *          issue #1251; hopper/flash_attn_interface.py takes no
+ *          dropout_p): attention_backend_dropout() runs FA2 instead.
+ *   best   the GPU's best measured kernel, priced with the ratio of the
+ *          kernel a stack runs there with dropout: cuDNN from 9 on (TE's
+ *          Hopper preference, which dropout does not change), FA2 below.
+ * The packed (thd) layout's route to cuDNN's composite engine with
+ * dropout (5x on a B300, same issue) is not modelled: the stacks' cores
+ * here are batched (sbhd/bshd). */
+double attention_dropout_ratio(enum attn_backend be, double cc, bool bwd);
+
+/* The backend that runs the core when dropout is on: FA3 has none, and
+ * Transformer Engine (v1.11 c27ee60, pytorch/attention.py L440-444,
+ * "Filter: Dropout": "Disabling FlashAttention 3 for dropout") falls back
+ * to FlashAttention-2; every other backend runs dropout itself (TE 1.8
+ * 3ec998e9 common/fused_attn/fused_attn.cpp L122-163: the arbitrary-
+ * seqlen cuDNN backend is chosen whatever the dropout). */
+enum attn_backend attention_backend_dropout(enum attn_backend be, bool dropout);
+
 /* HBM bytes of the two memory-bound kernels FlashAttention-3's backward
  * runs around its main kernel (Dao-AILab/flash-attention hopper/, launched
  * by run_flash_bwd in flash_bwd_launch_template.h @000786d2), for bh heads

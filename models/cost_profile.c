@@ -479,6 +479,11 @@ static double profile_op_time(struct cost *c, const struct op *op, bool *measure
 		break;
 	case OP_ATTN:
 		t = attn_time(cp, op);
+		/* the profile's kernels ran without dropout (attention.h) */
+		if (t >= 0 && op->dropout) {
+			double cc = c->gpu->compute_capability;
+			t *= attention_dropout_ratio(op->backend[cc >= 9], cc, op->pass == PASS_BWD);
+		}
 		break;
 	}
 	*measured = t >= 0;

@@ -27,7 +27,9 @@
  * over head dim and sequence, times the tail of its grid of CTAs
  * (attention.h, attention_grid_factor); FlashAttention-3's backward, on a
  * GPU that measured FA3's main kernel, adds its preprocess and postprocess
- * kernels, memory-bound, after it (attention_fa3_bwd_aux_bytes). Compute-bound
+ * kernels, memory-bound, after it (attention_fa3_bwd_aux_bytes); dropout
+ * inside the kernel lengthens it by its backend's measured ratio
+ * (attention_dropout_ratio). Compute-bound
  * kernels (GEMM, convolution, attention) run at the clock a training step
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures);
@@ -120,6 +122,9 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			comp_t = op->flops / (peak * (fe > 0 ? fe : emax) * clk * fclk) *
 				 attention_grid_factor(g->sm_count, op->causal, op->batch,
 						       op->pass == PASS_BWD ? op->n : op->m);
+			if (op->dropout)
+				comp_t *= attention_dropout_ratio(be, g->compute_capability,
+								  op->pass == PASS_BWD);
 			if (cost_fa3_bwd_split(g, op))
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {

@@ -40,6 +40,8 @@ struct op {
 	enum gemm_lib lib;      /* OP_GEMM: the library that runs it (the stack's; gpu.h) */
 	enum attn_backend backend[2]; /* OP_ATTN: the fused kernel that runs it, compute
 				   capability < 9 and >= 9 (wl_shape) */
+	bool dropout;           /* OP_ATTN: dropout on the probabilities inside the
+				   kernel (attention.h attention_dropout_ratio) */
 	char membound_kind[32]; /* calibrated kernel family: "layernorm_fwd", "softmax_fwd", ... */
 	int kernels;            /* kernels the op stands for (an eager piece: several); 0 = 1;
 				   -1: fused into the previous kernel (no launch of its own) */

@@ -260,9 +260,12 @@ static void attention_core(struct emitter *e, const struct model *m,
 		double tq = heads * dqk * Bc, to = heads * dv * Bc, tkv = kvh * (dqk + dv) * Bc;
 		if (te_ring)
 			cp_ring_ops(e, s, core_dt, true, b * sq, tq, to, tkv);
+		bool drop = m->dropout;  /* a fused kernel's own dropout (attention.h) */
+		enum attn_backend be0 = attention_backend_dropout(s->attn_backend[0], drop);
+		enum attn_backend be1 = attention_backend_dropout(s->attn_backend[1], drop);
 		struct op op = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 				 .batch = bh, .m = sq, .n = sq, .k = dqk, .causal = causal,
-				 .backend = { s->attn_backend[0], s->attn_backend[1] } };
+				 .backend = { be0, be1 }, .dropout = drop };
 		snprintf(op.name, sizeof(op.name), "flash_attn%s%s", cp > 1 && !s->cp_a2a ? ".cp0" : "",
 			 bwd ? ".bwd" : "");
 		op.flops = attention_flops_qkv(ATTN_FLASH, causal, bwd, bh, sq, dqk, dv);
@@ -280,7 +283,7 @@ static void attention_core(struct emitter *e, const struct model *m,
 			double ch = sq / 2;
 			struct op st = { .kind = OP_ATTN, .pass = e->pass, .dtype = core_dt,
 					 .batch = 2 * bh, .m = ch, .n = ch, .k = dqk, .causal = false,
-					 .backend = { s->attn_backend[0], s->attn_backend[1] } };
+					 .backend = { be0, be1 }, .dropout = drop };
 			snprintf(st.name, sizeof(st.name), "flash_attn.cp%d%s", k, bwd ? ".bwd" : "");
 			st.flops = attention_flops_qkv(ATTN_FLASH, false, bwd, 2 * bh, ch, dqk, dv);
 			st.bytes = 2 * bh * ch * (qkvo + 4);

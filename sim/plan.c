@@ -371,12 +371,16 @@ static void apply_framework(struct plan *p, const struct inputs *in, bool model_
 }
 
 /* The kernel stack (given, the framework's, else the default) and the
- * attention backend it runs on this GPU (models/stack.h). */
+ * attention backend it runs on this GPU (models/stack.h; FA2 for FA3
+ * under dropout). */
 static void resolve_stack(struct plan *p, const struct inputs *in)
 {
 	if (p->compute.stack < 0)
 		p->compute.stack = stack_index(stack_default());
-	p->compute.attn_backend = attn_backend_at(p, inputs_topology(in)->gpu.compute_capability);
+	const struct model *m = inputs_model(in);
+	/* with dropout, FA3 gives way to FA2 (models/attention.h) */
+	p->compute.attn_backend = attention_backend_dropout(
+		attn_backend_at(p, inputs_topology(in)->gpu.compute_capability), m && m->dropout);
 }
 
 void plan_resolve(struct plan *p, const struct inputs *in)

@@ -90,6 +90,10 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 		diag_err(d, f, "/compute/stack", "stack '%s' runs %s, the model is a %s",
 			 k->name, cnn_stack ? "convolutional networks" : "transformers",
 			 cnn_model ? "convolutional network" : "transformer");
+	if (p->compute.attn_backend_set == ATTN_BE_FA3 && p->training.attention == ATTN_FLASH &&
+	    m->dropout)
+		diag_warn(d, f, "/compute/attention_backend", "fa3 has no dropout and the model has: "
+			  "its attention core runs fa2 (models/attention.h attention_backend_dropout)");
 	if (stack_qkv_separate(k, m) && finetune_targets(&p->training.finetune, FT_QKV))
 		diag_err(d, f, "/training/finetune/targets", "no fused 'qkv_proj' in stack '%s', "
 			 "which projects q, k and v by three layers: give q_proj, k_proj and v_proj",
