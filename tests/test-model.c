@@ -35,6 +35,34 @@ Test(model, llama2_13b_params_within_half_percent) { check_params("models/zoo/ll
 Test(model, mpt_70b_params_within_half_percent) { check_params("models/zoo/mpt-70b.json"); }
 Test(model, bloom_176b_params_within_half_percent) { check_params("models/zoo/bloom-176b.json"); }
 
+/* MLPerf's GPT-3 (the reference's --attention-dropout 0.0 --hidden-dropout
+ * 0.0, NVIDIA's conf/custom.yaml 0.0 / 0.0) is GPT-3 175B without dropout:
+ * every other key as the zoo's GPT-3, whose dropout the NeMo 24.07 recipe
+ * keeps (175b.yaml hidden_dropout / attention_dropout 0.1). */
+Test(model, mlperf_gpt3_is_gpt3_175b_without_dropout)
+{
+	struct model *g = load_model("models/zoo/gpt3-175b.json");
+	struct model *m = load_model("models/zoo/mlperf/gpt3-175b.json");
+	cr_assert(g->dropout, "models/zoo/gpt3-175b.json: GPT-3 trains with dropout");
+	cr_assert(!m->dropout, "models/zoo/mlperf/gpt3-175b.json: MLPerf's GPT-3 has none");
+	cr_assert_eq(model_params(m), model_params(g));
+	cr_assert_eq(model_iteration_flops(m, 1536, 2048), model_iteration_flops(g, 1536, 2048));
+	cr_assert_eq(m->layers, g->layers);
+	cr_assert_eq(m->hidden, g->hidden);
+	cr_assert_eq(m->heads, g->heads);
+	cr_assert_eq(m->ffn, g->ffn);
+	cr_assert_eq(m->vocab, g->vocab);
+	cr_assert_eq(m->bias, g->bias);
+	cr_assert_eq(m->tied_embeddings, g->tied_embeddings);
+	cr_assert_eq(m->act, g->act);
+	cr_assert_eq(m->norm, g->norm);
+	cr_assert_eq(m->pos, g->pos);
+	cr_assert_eq(m->max_position, g->max_position);
+	cr_assert_eq(m->published_params, g->published_params);
+	model_destroy(m);
+	model_destroy(g);
+}
+
 /* The MPTs of llm-foundry's benchmark table (Linear and LayerNorm biases,
  * a learned position table of 2048 rows, tied embeddings): the README's
  * NumParams at sequence 2048 to the digit (models/zoo/llm-foundry/). */
