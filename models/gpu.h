@@ -79,6 +79,16 @@ struct gpu_spec {
 	 * 1 = no drop known. */
 	double comm_overlap_clock_ratio;
 	double kernel_launch_s;       /* fixed latency of every kernel (launch, fill, drain) */
+	/* The GPU's GEMM kernels write each CTA's output tile after its
+	 * mainloop, with no later tile's mainloop to hide it behind: one tile
+	 * per CTA, not persistent (CUTLASS 2.x include/cutlass/gemm/kernel/
+	 * gemm.h, the sm80 kernels cuBLAS's ampere_* and sm80_xmma_* follow).
+	 * Hopper's and Blackwell's warp-specialized persistent kernels overlap
+	 * one tile's epilogue with the next tile's mainloop (CUTLASS 3.x
+	 * sm90_gemm_tma_warpspecialized_pingpong.hpp): false. The roofline
+	 * then prices a GEMM max(compute, input bytes) + output bytes
+	 * (cost_roofline.c); gpu.efficiency.gemm_epilogue.serial. */
+	bool gemm_epilogue_serial;
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
