@@ -197,7 +197,7 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 	jobj_end(&gl);
 }
 
-/* gemm_epilogue {serial, source}: whether the GPU's GEMM kernels write
+/* gemm_epilogue {serial, mainloop_max (optional), source}: whether the GPU's GEMM kernels write
  * each output tile after their mainloop (models/gpu.h). */
 static void load_gemm_epilogue(struct jobj *ef, struct gpu_spec *g)
 {
@@ -206,6 +206,10 @@ static void load_gemm_epilogue(struct jobj *ef, struct gpu_spec *g)
 	if (jobj_child(ef, "gemm_epilogue", &ge, 0) != 1)
 		return;
 	jobj_bool(&ge, "serial", &g->gemm_epilogue_serial, JREQ);
+	read_positive(&ge, "mainloop_max", &g->gemm_mainloop_max, JUNIT);
+	if (g->gemm_mainloop_max > 0 && !g->gemm_epilogue_serial)
+		jobj_err(&ge, "mainloop_max", "needs serial true (a mainloop ceiling apart from "
+			 "gemm_max only where the output write follows the mainloop)");
 	jobj_str(&ge, "source", &(const char *){ NULL }, JREQ);
 	jobj_end(&ge);
 }

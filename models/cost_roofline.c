@@ -31,6 +31,8 @@
  *
  * (bytes at mem_max of HBM); Hopper's and Blackwell's persistent kernels
  * overlap the store with the next tile's mainloop: max(compute, bytes).
+ * The compute side then runs at the preset's mainloop ceiling (gpu.h
+ * gemm_mainloop_max: gemm_max's micro-benchmark less its own write).
  *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
  * over head dim and sequence, times the tail of its grid of CTAs
@@ -144,6 +146,8 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			if (cost_fa3_bwd_split(g, op))
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
+			if (gemm_epilogue_serial(g, op))
+				emax = gpu_gemm_mainloop_max(g, op->dtype, op->lib);
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);
 		} else {
 			comp_t = op->flops / (peak * emax);
