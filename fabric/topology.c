@@ -207,9 +207,6 @@ static void load_gemm_epilogue(struct jobj *ef, struct gpu_spec *g)
 		return;
 	jobj_bool(&ge, "serial", &g->gemm_epilogue_serial, JREQ);
 	read_positive(&ge, "mainloop_max", &g->gemm_mainloop_max, JUNIT);
-	if (g->gemm_mainloop_max > 0 && !g->gemm_epilogue_serial)
-		jobj_err(&ge, "mainloop_max", "needs serial true (a mainloop ceiling apart from "
-			 "gemm_max only where the output write follows the mainloop)");
 	jobj_str(&ge, "source", &(const char *){ NULL }, JREQ);
 	jobj_end(&ge);
 }

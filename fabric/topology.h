@@ -50,7 +50,8 @@
  *                                                          inputs) + output write (cost_roofline.c);
  *                                                          optional mainloop_max (0..1): the 16-bit
  *                                                          GEMM mainloop's fraction of peak then
- *                                                          (gemm_max re-derived without its write)
+ *                                                          (gemm_max re-derived without its write;
+ *                                                          read with serial false, used with true)
  *   gpu.efficiency.attention_max number  0..1    -         obsolete since 1.5 (batched GEMMs are
  *                                                          priced as GEMMs): read, not used
  *   gpu.efficiency.flash_fwd_max number  0..1    0 (none)  (1.2) fused attention forward, fraction of the

@@ -92,7 +92,8 @@ struct gpu_spec {
 	/* With it, the fraction of peak the mainloop of a 16-bit or tf32
 	 * GEMM runs at: gemm_max's micro-benchmark re-derived with its own
 	 * output write taken out (gpu.efficiency.gemm_epilogue.mainloop_max);
-	 * 0 = gemm_eff_max. Convolutions keep gemm_eff_max. */
+	 * 0 = gemm_eff_max. Used only with gemm_epilogue_serial; convolutions
+	 * keep gemm_eff_max. */
 	double gemm_mainloop_max;
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */

@@ -697,7 +697,7 @@ Test(model, context_parallel_ring_refused_with_a_window, .timeout = 120)
 
 /* A short-k GEMM with a large output (LLMCompass's A100 Q K^T: b 192,
  * 2048 x 2048 x 128 fp16, validation/kernels/llmcompass-a100-gemm.csv):
- * on the A100 preset (gemm_epilogue.serial) the output tile is stored
+ * on the A100 preset with gemm_epilogue.serial on the output tile is stored
  * after the mainloop, so the GEMM costs its compute plus the output's
  * write, its compute at the preset's mainloop ceiling; on the H100
  * (persistent kernels) the larger of compute and all bytes. Each computed
@@ -711,7 +711,11 @@ Test(model, serial_epilogue_adds_the_output_write_on_a100_not_h100)
 		diag_init(&d, stderr);
 		cr_assert_eq(topology_gpu_preset_load(src_path(names[i]), &g, &d), 0, "%s", names[i]);
 		diag_finish(&d);
-		cr_assert_eq(g.gemm_epilogue_serial, i == 0, "%s", names[i]);
+		/* off by default on every preset (gpus/a100-sxm4-80gb.json
+		 * gemm_epilogue.source says why); the A100 carries its
+		 * mainloop ceiling, so switching it on prices the serial form */
+		cr_assert(!g.gemm_epilogue_serial, "%s", names[i]);
+		g.gemm_epilogue_serial = i == 0;
 		double b = 192, m = 2048, n = 2048, k = 128;
 		struct op op = { .kind = OP_GEMM, .dtype = DTYPE_FP16, .batch = b, .m = m, .n = n,
 				 .k = k };
