@@ -161,7 +161,7 @@ static void need_12(int minor, struct jobj *jo, const char *key)
 static const char *const keys_15[] = { "mem_rowwise_max", "sustained_clock_ratio",
 				       "attention_backends", "comm_overlap_clock_ratio",
 				       "gemm_libraries", "flash_sustained_ratio", "flash_seq_half",
-				       "gemm_max_mxfp8", "gemm_max_nvfp4", NULL };
+				       "gemm_max_mxfp8", "gemm_max_nvfp4", "gemm_epilogue", NULL };
 
 /* A key of schema 1.5 (a topology, or a GPU preset 1.1) in an older file. */
 static void need_15(int minor, struct jobj *jo, const char *key)
@@ -197,6 +197,20 @@ static void load_gemm_libraries(struct jobj *ef, struct gpu_spec *g)
 	jobj_end(&gl);
 }
 
+/* gemm_epilogue {serial, mainloop_max (optional), source}: whether the GPU's GEMM kernels write
+ * each output tile after their mainloop (models/gpu.h). */
+static void load_gemm_epilogue(struct jobj *ef, struct gpu_spec *g)
+{
+	struct jobj ge;
+
+	if (jobj_child(ef, "gemm_epilogue", &ge, 0) != 1)
+		return;
+	jobj_bool(&ge, "serial", &g->gemm_epilogue_serial, JREQ);
+	read_positive(&ge, "mainloop_max", &g->gemm_mainloop_max, JUNIT);
+	jobj_str(&ge, "source", &(const char *){ NULL }, JREQ);
+	jobj_end(&ge);
+}
+
 /* mem_rowwise_max, sustained_clock_ratio, flash_sustained_ratio, flash_seq_half,
  * comm_overlap_clock_ratio, gemm_libraries, attention_backends {fa2|fa3|cudnn: {fwd_max, bwd_max,
  * bwd_seq_half (optional), source}}. */
@@ -215,6 +229,7 @@ static void load_gpu_15(struct jobj *ef, struct gpu_spec *g, int minor)
 	read_positive(ef, "flash_seq_half", &g->flash_seq_half, 0);
 	read_positive(ef, "comm_overlap_clock_ratio", &g->comm_overlap_clock_ratio, JUNIT);
 	load_gemm_libraries(ef, g);
+	load_gemm_epilogue(ef, g);
 	struct jobj ab, be;
 	if (jobj_child(ef, "attention_backends", &ab, 0) != 1)
 		return;

@@ -43,6 +43,15 @@
  *                                                          ("cublas11"): {max, source}, as gemm_max
  *                                                          for that library's 16-bit GEMMs
  *                                                          (models/gpu.h enum gemm_lib)
+ *   gpu.efficiency.gemm_epilogue object -        -         (1.5) {serial, source}: serial true when the
+ *                                                          GPU's GEMM kernels store each output tile
+ *                                                          after their mainloop (not persistent: sm80
+ *                                                          and older): a GEMM costs max(compute,
+ *                                                          inputs) + output write (cost_roofline.c);
+ *                                                          optional mainloop_max (0..1): the 16-bit
+ *                                                          GEMM mainloop's fraction of peak then
+ *                                                          (gemm_max re-derived without its write;
+ *                                                          read with serial false, used with true)
  *   gpu.efficiency.attention_max number  0..1    -         obsolete since 1.5 (batched GEMMs are
  *                                                          priced as GEMMs): read, not used
  *   gpu.efficiency.flash_fwd_max number  0..1    0 (none)  (1.2) fused attention forward, fraction of the

@@ -270,14 +270,17 @@ static void fc_ops(struct op_list *out, const struct cnn_layer *l, double b, enu
 	if (pass == PASS_FWD) {
 		snprintf(op.name, sizeof(op.name), "fc");
 		op.m = m, op.n = n, op.k = k;
+		op.out_bytes = op.m * op.n * B;
 		op_list_push(out, &op);
 		return;
 	}
 	snprintf(op.name, sizeof(op.name), "fc.dgrad");
 	op.m = m, op.n = k, op.k = n;
+	op.out_bytes = op.m * op.n * B;
 	op_list_push(out, &op);
 	snprintf(op.name, sizeof(op.name), "fc.wgrad");
 	op.m = k, op.n = n, op.k = m;
+	op.out_bytes = op.m * op.n * B;
 	op_list_push(out, &op);
 }
 

@@ -23,6 +23,17 @@
  * GEMMs of a stack that ran an older library the GPU preset measured
  * (op->lib, gpu_gemm_eff_max_lib: cuBLAS 11 on Hopper).
  *
+ * On a GPU whose GEMM kernels are not persistent (gpu.h
+ * gemm_epilogue_serial: A100 and older), each CTA stores its output tile
+ * after its mainloop, so a GEMM costs
+ *
+ *   time = max(compute, input bytes) + output bytes + launch
+ *
+ * (bytes at mem_max of HBM); Hopper's and Blackwell's persistent kernels
+ * overlap the store with the next tile's mainloop: max(compute, bytes).
+ * The compute side then runs at the preset's mainloop ceiling (gpu.h
+ * gemm_mainloop_max: gemm_max's micro-benchmark less its own write).
+ *
  * A fused attention kernel (OP_ATTN) runs at its backend's efficiency
  * over head dim and sequence, times the tail of its grid of CTAs
  * (attention.h, attention_grid_factor); FlashAttention-3's backward, on a
@@ -81,6 +92,18 @@ static double gemm_compute_time(const struct gpu_spec *g, const struct op *op, d
 	return t / fmin(q, 1);
 }
 
+/* True when op is a GEMM whose output store follows the mainloop on this
+ * GPU (gpu.h gemm_epilogue_serial: one tile per CTA, as CUTLASS 2.x's
+ * kernel/gemm.h runs mma() then epilogue()): its inputs stream during the
+ * mainloop, overlapped with the MMAs by the multistage cp.async pipeline,
+ * and its output write comes after. Convolutions (cuDNN's implicit GEMM)
+ * are not covered: no source read says the same of them. */
+static bool gemm_epilogue_serial(const struct gpu_spec *g, const struct op *op)
+{
+	return g->gemm_epilogue_serial && op->kind == OP_GEMM && op->out_bytes > 0 &&
+	       op->bytes >= op->out_bytes && op->row <= 0;
+}
+
 /* Seconds of FlashAttention-3 backward's preprocess and postprocess
  * kernels (attention.h attention_fa3_bwd_aux_bytes): memory-bound, at
  * mem_max of the bandwidth, one launch each, serial with the main kernel. */
@@ -128,13 +151,20 @@ static double roofline(const struct gpu_spec *g, const struct op *op, double clk
 			if (cost_fa3_bwd_split(g, op))
 				aux_t = fa3_bwd_aux_time(g, op);
 		} else if (op->kind == OP_GEMM || op->kind == OP_CONV) {
+			if (gemm_epilogue_serial(g, op))
+				emax = gpu_gemm_mainloop_max(g, op->dtype, op->lib);
 			comp_t = gemm_compute_time(g, op, peak, emax, clk);
 		} else {
 			comp_t = op->flops / (peak * emax);
 		}
 	}
 	/* an eager piece is several kernels, each with its own latency */
-	return fmax(mem_t, comp_t) + g->kernel_launch_s * op_launches(op) + aux_t;
+	double t = fmax(mem_t, comp_t);
+	if (gemm_epilogue_serial(g, op)) {
+		double out_t = mem_t * op->out_bytes / op->bytes;
+		t = fmax(mem_t - out_t, comp_t) + out_t;
+	}
+	return t + g->kernel_launch_s * op_launches(op) + aux_t;
 }
 
 double cost_roofline_time(const struct gpu_spec *g, const struct op *op)

@@ -23,6 +23,15 @@ double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_l
 	return gpu_gemm_eff_max(g, dt);
 }
 
+double gpu_gemm_mainloop_max(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib)
+{
+	double e = gpu_gemm_eff_max_lib(g, dt, lib);
+	if (g->gemm_mainloop_max > 0 && e == g->gemm_eff_max && !dtype_is_te_low(dt) &&
+	    dt != DTYPE_FP8)
+		return g->gemm_mainloop_max;
+	return e;
+}
+
 bool gpu_has_flash(const struct gpu_spec *g)
 {
 	return g->flash_fwd_max > 0 && g->flash_bwd_max > 0;

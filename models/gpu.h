@@ -79,6 +79,22 @@ struct gpu_spec {
 	 * 1 = no drop known. */
 	double comm_overlap_clock_ratio;
 	double kernel_launch_s;       /* fixed latency of every kernel (launch, fill, drain) */
+	/* The GPU's GEMM kernels write each CTA's output tile after its
+	 * mainloop, with no later tile's mainloop to hide it behind: one tile
+	 * per CTA, not persistent (CUTLASS 2.x include/cutlass/gemm/kernel/
+	 * gemm.h, the sm80 kernels cuBLAS's ampere_* and sm80_xmma_* follow).
+	 * Hopper's and Blackwell's warp-specialized persistent kernels overlap
+	 * one tile's epilogue with the next tile's mainloop (CUTLASS 3.x
+	 * sm90_gemm_tma_warpspecialized_pingpong.hpp): false. The roofline
+	 * then prices a GEMM max(compute, input bytes) + output bytes
+	 * (cost_roofline.c); gpu.efficiency.gemm_epilogue.serial. */
+	bool gemm_epilogue_serial;
+	/* With it, the fraction of peak the mainloop of a 16-bit or tf32
+	 * GEMM runs at: gemm_max's micro-benchmark re-derived with its own
+	 * output write taken out (gpu.efficiency.gemm_epilogue.mainloop_max);
+	 * 0 = gemm_eff_max. Used only with gemm_epilogue_serial; convolutions
+	 * keep gemm_eff_max. */
+	double gemm_mainloop_max;
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
@@ -110,6 +126,12 @@ double gpu_gemm_eff_max(const struct gpu_spec *g, enum dtype dt);
  * measured one (not for fp8: no older library's fp8 GEMM is priced),
  * else gpu_gemm_eff_max(). */
 double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib);
+/* The fraction of peak the mainloop of a GEMM of dtype dt on library
+ * lib runs at when the GPU writes its output after it
+ * (gemm_epilogue_serial): gemm_mainloop_max where the preset derives one
+ * and no fp8 or older-library figure applies, else
+ * gpu_gemm_eff_max_lib(). */
+double gpu_gemm_mainloop_max(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib);
 /* True if a fused (flash) attention kernel is known for this GPU: the
  * topology gives its efficiency (FlashAttention-2 needs sm80, Ampere+). */
 bool gpu_has_flash(const struct gpu_spec *g);

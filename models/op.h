@@ -31,6 +31,7 @@ struct op {
 	int row_threads;        /* threads of its one CTA per row; 0 = not known */
 	double flops;
 	double bytes;           /* HBM traffic, read + written */
+	double out_bytes;       /* OP_GEMM: of bytes, the output's write; 0 = not known */
 	/* convolution shape (OP_CONV): output channels k_out, input c, image h x w */
 	double conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, conv_stride, conv_pad;
 	int conv_pass;          /* 0 fwd, 1 bwd_data, 2 bwd_filter */

@@ -74,6 +74,7 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 		op.m = m, op.n = n, op.k = k;
 		op.flops = 2 * batch * m * n * k;
 		op.bytes = batch * ((m * k + k * n) * Bi + m * n * Bo);
+		op.out_bytes = batch * op.m * op.n * Bo;
 		op_list_push(e->out, &op);
 		return;
 	}
@@ -84,6 +85,7 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	op.m = m, op.n = k, op.k = n;
 	op.flops = 2 * batch * m * n * k;
 	op.bytes = batch * ((m * n + n * k) * Bi + m * k * Bo);
+	op.out_bytes = batch * op.m * op.n * Bo;
 	op_list_push(e->out, &op);
 	if (e->frozen)          /* a frozen weight: no gradient of its own */
 		return;
@@ -91,6 +93,7 @@ static void gemm_ex(struct emitter *e, const char *name, double batch,
 	snprintf(op.name, sizeof(op.name), "%s.wgrad", name);
 	op.m = k, op.n = n, op.k = m;
 	op.bytes = batch * ((m * k + m * n) * Bi + k * n * Bo);
+	op.out_bytes = batch * op.m * op.n * Bo;
 	op_list_push(e->out, &op);
 }
 

@@ -27,6 +27,7 @@ static inline struct op kernel_gemm_op(enum dtype dt, double b, double m, double
 	snprintf(op.name, sizeof(op.name), "gemm");
 	op.flops = 2 * b * m * n * k;
 	op.bytes = b * ((m * k + k * n) * Bi + m * n * Bo);
+	op.out_bytes = b * m * n * Bo;
 	return op;
 }
 

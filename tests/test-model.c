@@ -722,3 +722,49 @@ Test(model, context_parallel_ring_refused_with_a_window, .timeout = 120)
 	cr_expect(!strstr(err, "/parallel/cp"), "%s", err);
 	free(err), free(p), free(d);
 }
+
+/* A short-k GEMM with a large output (LLMCompass's A100 Q K^T: b 192,
+ * 2048 x 2048 x 128 fp16, validation/kernels/llmcompass-a100-gemm.csv):
+ * on the A100 preset with gemm_epilogue.serial on the output tile is stored
+ * after the mainloop, so the GEMM costs its compute plus the output's
+ * write, its compute at the preset's mainloop ceiling; on the H100
+ * (persistent kernels) the larger of compute and all bytes. Each computed
+ * from the preset's figures. */
+Test(model, serial_epilogue_adds_the_output_write_on_a100_not_h100)
+{
+	const char *names[2] = { "gpus/a100-sxm4-80gb.json", "gpus/h100-sxm5-80gb.json" };
+	for (int i = 0; i < 2; i++) {
+		struct gpu_spec g;
+		struct diag d;
+		diag_init(&d, stderr);
+		cr_assert_eq(topology_gpu_preset_load(src_path(names[i]), &g, &d), 0, "%s", names[i]);
+		diag_finish(&d);
+		/* off by default on every preset (gpus/a100-sxm4-80gb.json
+		 * gemm_epilogue.source says why); the A100 carries its
+		 * mainloop ceiling, so switching it on prices the serial form */
+		cr_assert(!g.gemm_epilogue_serial, "%s", names[i]);
+		g.gemm_epilogue_serial = i == 0;
+		double b = 192, m = 2048, n = 2048, k = 128;
+		struct op op = { .kind = OP_GEMM, .dtype = DTYPE_FP16, .batch = b, .m = m, .n = n,
+				 .k = k };
+		op.flops = 2 * b * m * n * k;
+		op.out_bytes = b * m * n * 2;
+		op.bytes = b * (m * k + k * n) * 2 + op.out_bytes;
+		double bw = g.hbm_bw_Bps * g.mem_eff_max;
+		/* 16 x 8 tiles per matrix x 192: whole waves of full tiles */
+		double tiles = (m / g.gemm_tile_m) * (n / g.gemm_tile_n) * b;
+		double waves = ceil(tiles / g.sm_count);
+		/* the A100's mainloop ceiling: gemm_max less its benchmark's write */
+		double emax = i == 0 ? g.gemm_mainloop_max : g.gemm_eff_max;
+		cr_assert(emax > 0, "%s", names[i]);
+		double comp = op.flops / (g.peak_flops[DTYPE_FP16] * emax) *
+			      waves * g.sm_count / tiles;
+		double in_t = (op.bytes - op.out_bytes) / bw, out_t = op.out_bytes / bw;
+		double want = i == 0 ? fmax(comp, in_t) + out_t : fmax(comp, op.bytes / bw);
+		want += g.kernel_launch_s;
+		double got = cost_roofline_time_isolated(&g, &op);
+		cr_expect_float_eq(got, want, 1e-9 * want, "%s: %g s, want %g", names[i], got, want);
+		if (i == 0) /* the write is most of the price: not max(compute, bytes) */
+			cr_expect_gt(got, 1.4 * (fmax(comp, op.bytes / bw) + g.kernel_launch_s));
+	}
+}
