@@ -323,6 +323,27 @@ void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst)
 	activate(&S->traffic, route_of(&S->traffic, src, dst));
 }
 
+void engine_links_bytes(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat)
+{
+	if (!src || !dst || src == dst || S->traffic.mode == ENGINE_LINKS_OFF)
+		return;
+	route_of(&S->traffic, src, dst)->bytes[cat] += bytes;
+}
+
+void engine_links_add_busy(struct sim *S, int id, double busy_s)
+{
+	struct link_traffic *L = &S->traffic;
+	if (L->mode != ENGINE_LINKS_EXACT)
+		return;
+	cover_links(L);
+	if (id >= L->n)
+		return;
+	if (L->lk[id].state == LINK_ACTIVE)
+		L->abusy_s[L->lk[id].pos] += busy_s;
+	else
+		L->lk[id].busy_s += busy_s;
+}
+
 static double total_bytes(const struct engine_link_stats *l)
 {
 	double s = 0;
