@@ -141,6 +141,14 @@ struct link_traffic {
 	int nread;
 	unsigned long long steps; /* steps of the clock so far */
 	unsigned long seen[4];
+	/* the steps of the clock since the oldest open mark
+	 * (engine_links_mark): step[i] is step base + i */
+	double *step;
+	long long base;
+	size_t nstep, step_cap;
+	long long *open;        /* [nopen] the marks not yet closed */
+	int nopen;
+	size_t open_cap;
 };
 
 /* A program's pipeline messages numbered (engine_p2p_slots): each
@@ -382,8 +390,13 @@ void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst);
 /* A flow replayed, not posted (engine_replay.c): its bytes on its route,
  * as engine_links_count, no link read. */
 void engine_links_bytes(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat);
-/* What a replayed collective adds to link id's busy time. */
-void engine_links_add_busy(struct sim *S, int id, double busy_s);
+/* A replayed collective starts now: its mark, from which the clock's
+ * steps are kept until engine_links_add_steps() closes it. */
+long long engine_links_mark(struct sim *S);
+/* Add every step since mark, one by one, to the busy time of links
+ * ids[0..n) (as a flow on them from the mark until now would have),
+ * and close the mark. */
+void engine_links_add_steps(struct sim *S, long long mark, const int *ids, int n);
 /* The links with bytes into out->links, most bytes first, divided by the
  * iterations replayed (the peak is not); the clock is no longer charged. */
 void engine_links_collect(struct sim *S, struct engine_result *out, double iterations);
