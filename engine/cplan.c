@@ -67,7 +67,7 @@ struct cplan *cplan_get(struct cplan_cache *C, int kind, const int *members, int
 	if (!p)
 		return NULL;
 	int *bd = cplan_flows_by_dst(p);
-	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, NULL, -1, -2, -1 };
+	C->plans[j] = (struct cplan){ leader, kind, op, bytes, p, bd, NULL, -1, -1, false, -1, 0, NULL, 0, NULL, -1, -2, -1, false, NULL };
 	C->n++;
 	return &C->plans[j];
 }
@@ -96,6 +96,10 @@ void cplan_cache_finish(struct cplan_cache *C)
 			free(C->plans[i].cflows);
 			free(C->plans[i].uflows);
 			free(C->plans[i].mir);
+			if (C->plans[i].rep) {
+				free(C->plans[i].rep->ids);
+				free(C->plans[i].rep);
+			}
 		}
 	free(C->plans);
 	C->plans = NULL;

@@ -39,6 +39,22 @@ struct cplan {
 	double route_alpha_s;   /* the engine's: the largest route latency of its
 				 * flows on a platform with degraded links, -1 not
 				 * yet found */
+	bool priv;              /* the engine's: unfolded, its flows cross only
+				 * links no other flow of the run can use
+				 * (engine_replay.c) */
+	struct cplan_replay *rep; /* the engine's: its first instance's record
+				 * (engine_replay.c), NULL none yet */
+};
+
+/* What the engine keeps of a private plan (engine_replay.c): whether its
+ * first instance ran, the flows its replay posts on its first flow's
+ * route, and the timed links off that route, whose busy time the replay
+ * adds. Heap-owned by its entry, so it stays put when the table grows. */
+struct cplan_replay {
+	int state;              /* 0 not begun, 1 first instance running, 2 replayable */
+	int k;                  /* flows of the plan on each of its timed links */
+	int nlinks;
+	int *ids;               /* [nlinks] the timed links off the first flow's route */
 };
 
 /* An open-addressing table of plans, made with one topology and one

@@ -18,6 +18,8 @@
  *                      servers, synchronous or with a staleness bound
  *   engine_observer.c  the progress count and the link sampler
  *   engine_sweep.c     the collective sweep (ddlsim collective)
+ *   engine_replay.c    private collectives (links nothing else uses)
+ *                      posted as one member's flows after the first
  *   engine_classes.c   a rail-aligned all-to-all as one flow per NIC while
  *                      nothing else crosses its NICs, split back into
  *                      pairs when anything does
@@ -139,6 +141,14 @@ struct link_traffic {
 	int nread;
 	unsigned long long steps; /* steps of the clock so far */
 	unsigned long seen[4];
+	/* the steps of the clock since the oldest open mark
+	 * (engine_links_mark): step[i] is step base + i */
+	double *step;
+	long long base;
+	size_t nstep, step_cap;
+	long long *open;        /* [nopen] the marks not yet closed */
+	int nopen;
+	size_t open_cap;
 };
 
 /* A program's pipeline messages numbered (engine_p2p_slots): each
@@ -164,6 +174,7 @@ struct sim {
 	int *stream_ntasks;
 	int nactors, finished;
 	long flows, collectives, tasks;
+	long nprivate, replayed;/* private plans, collectives replayed (engine_replay.c) */
 	bool failed;
 	struct progress progress;
 	sg_link_t *links;       /* the link sampler's list (freed after the run) */
@@ -298,11 +309,30 @@ int engine_make_sinks(struct sim *S);
  * there from the source rank's actor starts at once (engine_coll.c says
  * why); engine_stream_main makes the actor its receiver. */
 sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream);
+/* flows_in more ended flows in a's inbox: clear it once enough gathered. */
+void engine_inbox_drain(struct stream_arg *a, int flows_in);
 /* At the end of a's actor: take the ended flows out of its inbox. */
 void engine_inbox_finish(struct stream_arg *a);
 /* The ended flows an inbox gathers before its actor clears them (one
  * simcall: engine_coll.c, inbox_drain). */
 #define ENGINE_INBOX_CLEAR_FLOWS 64
+
+/* ---- engine_replay.c: private collectives replayed ---- */
+
+/* Before the replay, after the ranks are made: mark the plans whose flows
+ * cross only links no other flow of the run can use (cplan.priv); none if
+ * a plan cannot be made (the replay says). */
+void engine_replay_init(struct sim *S);
+/* After the first meeting of a collective of private plan c (latency
+ * lat, barrier gb): replay it (engine_replay.c) and return true, or
+ * false where it must post its flows. */
+bool engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
+			struct group_bar *gb, double lat);
+/* A member posting private plan c's flows: the first instance's record
+ * (the first caller starts it), or NULL. */
+struct cplan_replay *engine_replay_begin(struct cplan *c);
+/* The last member whose flows ended: close rec (NULL: none). */
+void engine_replay_end(struct cplan_replay *rec);
 
 /* ---- engine_p2p.c ---- */
 
@@ -357,6 +387,16 @@ void engine_links_count(struct sim *S, sg_host_t src, sg_host_t dst, double byte
 /* A flow from src to dst counted earlier starts now (a mailbox transfer
  * its receiver matched later): its links' usage is read again. */
 void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst);
+/* A flow replayed, not posted (engine_replay.c): its bytes on its route,
+ * as engine_links_count, no link read. */
+void engine_links_bytes(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat);
+/* A replayed collective starts now: its mark, from which the clock's
+ * steps are kept until engine_links_add_steps() closes it. */
+long long engine_links_mark(struct sim *S);
+/* Add every step since mark, one by one, to the busy time of links
+ * ids[0..n) (as a flow on them from the mark until now would have),
+ * and close the mark. */
+void engine_links_add_steps(struct sim *S, long long mark, const int *ids, int n);
 /* The links with bytes into out->links, most bytes first, divided by the
  * iterations replayed (the peak is not); the clock is no longer charged. */
 void engine_links_collect(struct sim *S, struct engine_result *out, double iterations);

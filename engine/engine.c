@@ -388,6 +388,7 @@ static void collect(struct sim *S, struct engine_result *out)
 	}
 	out->flows = S->flows;
 	out->collectives = S->collectives;
+	out->replayed = S->replayed;
 	out->tasks = S->tasks;
 	out->cls_posted = S->cls.posted;
 	out->cls_split = S->cls.split;
@@ -472,6 +473,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 		job->obs->begin(job->obs->ctx, out);
 	engine_stream_merge(&S);
 	engine_links_init(&S);
+	engine_replay_init(&S);
 	start_actors(&S);
 	simgrid_run();
 	if (S.progress.on)

@@ -267,6 +267,9 @@ struct engine_job {
 	 * scenario's simulation keys, never from the environment. */
 	bool collective_pairs;
 	bool separate_streams;
+	/* post every collective's flows, never replay a private one's
+	 * first instance (engine_replay.c) */
+	bool collective_flows;
 	const int *gpu;                      /* [nranks] the platform's GPU each rank runs on
 						(engine_run_many: jobs sharing one fabric), NULL:
 						rank r on GPU r */
@@ -298,6 +301,9 @@ struct engine_result {
 	int nranks, nsimulated;
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
+	long replayed;          /* collectives of private plans replayed from their
+				   first instance's record (engine_replay.c); their
+				   flows are in flows */
 	/* multi-node rail-aligned all-to-alls posted one flow per NIC while
 	 * alone (engine_classes.c), those of them split back into pairs, and
 	 * why some stayed per pair (static, NULL if none) */

@@ -9,7 +9,8 @@
  * (engine_platform.cpp), so the latency is charged once per collective,
  * max(the plan's, its longest route's). The member whose flows end last
  * sleeps it before the second meeting, the others wait through it there
- * (meet_after: a sleep per collective, not per member).
+ * (meet_after: a sleep per collective, not per member). A private plan's
+ * later instances post one member's flows alone (engine_replay.c).
  * Folded exactly, one simulated member posts every flow of its group and
  * of the mirror groups whose flows can meet simulated ones, host to host
  * (fold.h); folded cheaply, a folded destination is a daemon sink, and
@@ -102,7 +103,7 @@ sg_mailbox_t engine_inbox(const struct sim *S, int rank, int stream)
  * gathered (flows_in: this member's share of the plan's flows), and the
  * actor's end (engine_inbox_finish): a tensor-parallel ring's one flow
  * per member was a simcall per collective, 1 in 7 of an unfolded run's. */
-static void inbox_drain(struct stream_arg *a, int flows_in)
+void engine_inbox_drain(struct stream_arg *a, int flows_in)
 {
 	a->inbox_held += flows_in;
 	if (a->inbox_held < ENGINE_INBOX_CLEAR_FLOWS)
@@ -159,7 +160,7 @@ static void meet_first(struct group_bar *gb, double lat)
  * plan), the last whose flows end sleeps it before it joins and the
  * others wait at the barrier through it: the same instant, one sleep
  * per collective instead of one per member. */
-static void meet_after(struct group_bar *gb, double lat)
+static void meet_after(struct group_bar *gb, double lat, struct cplan_replay *rec)
 {
 	if (!gb->same_latency) {
 		sg_barrier_wait(gb->bar);
@@ -169,6 +170,7 @@ static void meet_after(struct group_bar *gb, double lat)
 	}
 	if (++gb->ended == gb->members) {
 		gb->ended = 0;
+		engine_replay_end(rec); /* a private plan's first instance */
 		if (lat > 0)
 			sg_actor_sleep_for(lat);
 	}
@@ -356,6 +358,15 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	struct cls_inst **cis = NULL;   /* folded exactly: the class plans posted */
 	const struct coll_plan *cls;
 	cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
+	struct cplan_replay *rec = NULL;
+	if (cp0->priv) {
+		/* a private plan (engine_replay.c) */
+		if (engine_replay_coll(S, a, t, cp0, gb, lat)) {
+			engine_comm_busy(ri, p->sm_channels, hbm, -1);
+			return;
+		}
+		rec = engine_replay_begin(cp0);
+	}
 	struct cls_inst *ci = engine_cls_join(S, gb, cp0, mem, n, &cls);
 	if (ci) {
 		nc = post_classes(S, a, ci, cls, t->cat, p->wire_scale);
@@ -377,9 +388,9 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	else
 		engine_platform_wait_all((void **)a->comms, (size_t)nc);
 	free(cis);
-	meet_after(gb, lat);
+	meet_after(gb, lat, rec);
 	if (!ci && !S->job->fold_exact)
-		inbox_drain(a, (p->nflows + n - 1) / n);
+		engine_inbox_drain(a, (p->nflows + n - 1) / n);
 	engine_comm_busy(ri, p->sm_channels, hbm, -1);
 }
 

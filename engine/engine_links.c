@@ -41,6 +41,10 @@
  * is never on the list: its usage would cost a pass over
  * every flow in the switch at every step and say nothing (its busy time
  * and peak are reported as not measured).
+ * A private collective replayed as one member's flows (engine_replay.c)
+ * gives the plan's other links the steps its flows would have been read
+ * at, one by one, from a log of the clock's steps kept while a replay is
+ * open (engine_links_mark, engine_links_add_steps): the same sums.
  * The scenario key simulation.link_traffic (engine_job.links) keeps the
  * bytes and reads no usage ("bytes"), or counts nothing ("off"): an
  * unfolded run of many short collectives spends a few per cent of its
@@ -155,6 +159,15 @@ static void add_step(double *restrict b, int n, double dt_s)
 		b[i] += dt_s;
 }
 
+/* Keep step dt_s while a mark is open (engine_links_mark). */
+static void log_step(struct link_traffic *L, double dt_s)
+{
+	if (!L->nopen)
+		return;
+	XGROW(L->step, L->step_cap, L->nstep + 1);
+	L->step[L->nstep++] = dt_s;
+}
+
 /* A step of dt_s: the links of nch routes whose usage may have changed
  * (ch), or every link (nch < 0). The links read before and not among
  * them carry what they did (> 0: their peaks stand) and add the step;
@@ -163,6 +176,7 @@ static void advance_one(struct link_traffic *L, double dt_s, int nch, const stru
 {
 	if (nch < 0) {
 		read_tail(L, 0, dt_s);
+		log_step(L, dt_s);
 		return;
 	}
 	unsigned long long step = ++L->steps;
@@ -179,6 +193,7 @@ static void advance_one(struct link_traffic *L, double dt_s, int nch, const stru
 		}
 	add_step(L->abusy_s, L->nread, dt_s);
 	read_tail(L, L->nread, dt_s);
+	log_step(L, dt_s);
 }
 
 static void on_advance(void *ctx, double dt_s)
@@ -323,6 +338,68 @@ void engine_links_touch(struct sim *S, sg_host_t src, sg_host_t dst)
 	activate(&S->traffic, route_of(&S->traffic, src, dst));
 }
 
+void engine_links_bytes(struct sim *S, sg_host_t src, sg_host_t dst, double bytes, int cat)
+{
+	if (!src || !dst || src == dst || S->traffic.mode == ENGINE_LINKS_OFF)
+		return;
+	route_of(&S->traffic, src, dst)->bytes[cat] += bytes;
+}
+
+long long engine_links_mark(struct sim *S)
+{
+	struct link_traffic *L = &S->traffic;
+	if (L->mode != ENGINE_LINKS_EXACT)
+		return 0;
+	if (!L->nopen) {        /* nothing kept: start afresh */
+		L->base += (long long)L->nstep;
+		L->nstep = 0;
+	}
+	long long m = L->base + (long long)L->nstep;
+	XGROW(L->open, L->open_cap, (size_t)L->nopen + 1);
+	L->open[L->nopen++] = m;
+	return m;
+}
+
+/* Mark m closed; drop the steps no open mark needs once they are many. */
+static void close_mark(struct link_traffic *L, long long m)
+{
+	for (int i = 0; i < L->nopen; i++)
+		if (L->open[i] == m) {
+			L->open[i] = L->open[--L->nopen];
+			break;
+		}
+	if (L->nstep < 4096)
+		return;
+	long long lo = L->base + (long long)L->nstep;
+	for (int i = 0; i < L->nopen; i++)
+		if (L->open[i] < lo)
+			lo = L->open[i];
+	size_t drop = (size_t)(lo - L->base);
+	if (drop * 2 < L->nstep)
+		return;
+	memmove(L->step, L->step + drop, (L->nstep - drop) * sizeof(*L->step));
+	L->nstep -= drop;
+	L->base = lo;
+}
+
+void engine_links_add_steps(struct sim *S, long long mark, const int *ids, int n)
+{
+	struct link_traffic *L = &S->traffic;
+	if (L->mode != ENGINE_LINKS_EXACT)
+		return;
+	cover_links(L);
+	size_t from = (size_t)(mark - L->base);
+	for (int k = 0; k < n; k++) {
+		int id = ids[k];
+		if (id >= L->n)
+			continue;
+		double *b = L->lk[id].state == LINK_ACTIVE ? &L->abusy_s[L->lk[id].pos] : &L->lk[id].busy_s;
+		for (size_t i = from; i < L->nstep; i++)
+			*b += L->step[i];
+	}
+	close_mark(L, mark);
+}
+
 static double total_bytes(const struct engine_link_stats *l)
 {
 	double s = 0;
@@ -390,4 +467,6 @@ void engine_links_finish(struct sim *S)
 	free(L->lk);
 	free(L->active);
 	free(L->abusy_s);
+	free(L->step);
+	free(L->open);
 }

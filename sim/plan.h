@@ -402,6 +402,8 @@ struct plan_simulation {
 	bool sensitivity;
 	bool collective_pairs;     /* simulation.collective_pairs: no class plans (engine.h) */
 	bool separate_streams;     /* simulation.separate_streams: no merged actors (engine.h) */
+	bool collective_flows;     /* simulation.collective_flows: no private collective
+				      replayed from its first instance (engine.h) */
 	enum link_traffic link_traffic; /* simulation.link_traffic (engine_links.c) */
 	int nthrottle;
 	struct plan_throttle throttle[PLAN_MAX_THROTTLE];

@@ -331,6 +331,7 @@ static void load_simulation(struct jobj *root, struct scenario *sc)
 	jobj_bool(&jo, "sensitivity", &s->simulation.sensitivity, 0);
 	jobj_bool(&jo, "collective_pairs", &s->simulation.collective_pairs, 0);
 	jobj_bool(&jo, "separate_streams", &s->simulation.separate_streams, 0);
+	jobj_bool(&jo, "collective_flows", &s->simulation.collective_flows, 0);
 	e = LINK_TRAFFIC_EXACT;
 	jobj_enum(&jo, "link_traffic", plan_link_traffic_names, &e, 0);
 	s->simulation.link_traffic = e;

@@ -340,6 +340,10 @@
  *   simulation.separate_streams   bool     -       false         each communication stream its own actor,
  *                                                                never run on the compute stream's (the
  *                                                                same figures: for checks)
+ *   simulation.collective_flows   bool     -       false         post every collective's flows, never
+ *                                                                replay a private one (links no other
+ *                                                                flow uses) from its first instance's
+ *                                                                record (the same figures: for checks)
  *   simulation.link_traffic       string   -       "exact"       exact | bytes | off: report.json's links:
  *                                                                bytes per link, busy time and peak
  *                                                                (exact); bytes only; none (the same

@@ -433,6 +433,8 @@ static json_t *write_simulation(const struct plan *p)
 		put(o, "collective_pairs", json_true());
 	if (s->separate_streams)
 		put(o, "separate_streams", json_true());
+	if (s->collective_flows)
+		put(o, "collective_flows", json_true());
 	if (s->link_traffic != LINK_TRAFFIC_EXACT)
 		put(o, "link_traffic", json_string(plan_link_traffic_names[s->link_traffic]));
 	return o;

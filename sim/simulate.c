@@ -147,6 +147,7 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 	J->job.ndegraded = pl->simulation.ndegraded;
 	J->job.collective_pairs = pl->simulation.collective_pairs;
 	J->job.separate_streams = pl->simulation.separate_streams;
+	J->job.collective_flows = pl->simulation.collective_flows;
 	_Static_assert((int)LINK_TRAFFIC_EXACT == (int)ENGINE_LINKS_EXACT &&
 		       (int)LINK_TRAFFIC_BYTES == (int)ENGINE_LINKS_BYTES &&
 		       (int)LINK_TRAFFIC_OFF == (int)ENGINE_LINKS_OFF, "one order");

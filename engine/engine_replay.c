@@ -1,0 +1,369 @@
+/* engine_replay: private collectives posted as one member's flows
+ * (see engine-private.h).
+ *
+ * An unfolded run of a tensor-parallel job spends most of its CPU time on
+ * the flows of collectives inside one node (Llama 2 70B, TP 8 x PP 4 x DP
+ * 32 on 1,024 H100 of the 2:1 fat tree, 8 micro-batches a replica: 1.39 M
+ * tasks, 698,880 flows, almost all of one TP ring each): SimGrid's work per
+ * flow and per simcall, and its full update over every flow in flight.
+ * Such a collective's duration depends on its own plan alone where its
+ * flows cross only links that no other flow of the run can ever use: all
+ * its flows start together as the barrier opens (engine_coll.c), carry
+ * no latency of their own and share plain max-min (engine_platform.cpp),
+ * and max-min sharing decomposes over the links no two flow sets share
+ * (fold_exact.c says why): nothing outside the plan moves its rates.
+ *
+ * Which plans are private is decided once, before the replay, over
+ * everything that can post flows in the run: every group instance of
+ * every stage's collectives (their plans made now, as the replay would
+ * make them) and every pipeline pair, each link (but a switch's crossbar,
+ * a FATPIPE that binds no share and is not timed, engine_links.c) owned
+ * by the one group instance whose flows cross it, or shared. A plan is
+ * private when every link of its flows is its instance's alone and the
+ * instance runs one collective at a time (every collective of its kind on
+ * one stream, so one actor per member runs them in order, merged into
+ * the compute stream's or its own: tp_comm_overlap's streams are not),
+ * and uniform: its flows carry the
+ * same whole bytes over routes of the same links' bandwidths and kinds
+ * hop by hop, each shared link crossed by the same count k of them, so
+ * every flow gets the same share and all end at one instant. Nothing is
+ * private in a run where something else posts flows or moves a link's
+ * capacity: folded (mirrors, sinks), parameter servers, degraded or
+ * failing links, several jobs on one fabric (engine_run_many never asks),
+ * an observer sampling links, per-rank programs, all-to-alls posted one
+ * flow per NIC, or the scenario key
+ * simulation.collective_flows (for checks).
+ *
+ * A private plan's first instance posts its flows (every link's peak:
+ * later instances repeat its usage). Later ones post k flows of the
+ * first flow's bytes on its route alone, from its source: each gets the
+ * same share as every flow of the plan, so they end at the instant the
+ * plan's would, through the same steps of SimGrid's clock (a sleep of a
+ * recorded duration did not: SimGrid ends a sleep at any event less than
+ * its precision, 1e-9 s, before its date, and the pipeline's figures
+ * moved by 1e-8; Llama 2 70B on 256 GPUs). That route's links are read
+ * as any flow's; the plan's other timed links are given, one by one,
+ * the steps of the clock they would have been read at
+ * (engine_links_add_steps: adding the phase's length at once moved their
+ * busy times by 1.7e-12). Every member counts its own flows, their bytes
+ * on their routes and its payload, and touches the class plans
+ * (engine_cls_touch) as if it had posted them: the report is the posted
+ * run's, byte for byte. Llama 2 70B, TP 8 x PP 4 on the 2:1 fat tree,
+ * fold off, user CPU s against the posted run, paired on one loaded
+ * 2-core machine (2026-12-07): 256 GPUs 7.0 against 13.0; 1,024 GPUs,
+ * 8 micro-batches a replica, 3.0 against 7.5 (peak RSS 247 MB against
+ * 265), 128 micro-batches 44-71 against 133 (665 MB against 682). */
+#include "engine-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_platform.h"
+#include "xalloc.h"
+
+/* By link id: 0 no flow, > 0 the one group instance whose flows cross it
+ * (kind * nranks + leader + 1), -1 shared or a pipeline message's. */
+struct owners {
+	int *o;
+	size_t cap;
+};
+
+static void own_route(struct owners *w, sg_host_t a, sg_host_t b, int owner)
+{
+	const int *ids;
+	int n = engine_platform_route_ids(a, b, &ids);
+	for (int i = 0; i < n; i++) {
+		size_t id = (size_t)ids[i];
+		if (id >= w->cap) {
+			size_t cap = w->cap ? w->cap : 1024;
+			while (cap <= id)
+				cap *= 2;
+			w->o = xreallocarray(w->o, cap, sizeof(*w->o));
+			memset(w->o + w->cap, 0, (cap - w->cap) * sizeof(*w->o));
+			w->cap = cap;
+		}
+		int *o = &w->o[id];
+		*o = *o == 0 ? owner : *o == owner ? owner : -1;
+	}
+}
+
+/* Whether every link but crossbars of every flow of c is owner's alone. */
+static bool plan_private(struct sim *S, const struct owners *w, const struct coll_plan *p,
+			 int owner)
+{
+	for (int i = 0; i < p->nflows; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		sg_host_t hs = S->host[f->src], hd = S->host[f->dst];
+		if (!hs || !hd || hs == hd || !(f->bytes > 0))
+			return false;
+		const int *ids;
+		int n = engine_platform_route_ids(hs, hd, &ids);
+		for (int k = 0; k < n; k++)
+			if (!engine_platform_link_is_crossbar(engine_platform_link_of_id(ids[k])) &&
+			    ((size_t)ids[k] >= w->cap || w->o[ids[k]] != owner))
+				return false;
+	}
+	return p->nflows > 0;
+}
+
+/* Whether every flow of p gets the same share and ends at the same
+ * instant as k flows alone on its first flow's route (rec->k set): the
+ * same whole bytes, routes of the same links' bandwidths and kinds
+ * (crossbar or shared) hop by hop, every shared link crossed by k of
+ * them. The shared links off that route into rec (their busy time is
+ * added by hand). */
+static bool plan_uniform(struct sim *S, const struct coll_plan *p, struct cplan_replay *rec)
+{
+	const int *r0, *ids;
+	int n0 = engine_platform_route_ids(S->host[p->flows[0].src], S->host[p->flows[0].dst], &r0);
+	double b0 = ceil(p->flows[0].bytes);
+	int *lk = NULL, *cnt = NULL, nl = 0;
+	size_t cap = 0, ccap = 0;
+	bool ok = true;
+	for (int i = 0; i < p->nflows && ok; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		int n = engine_platform_route_ids(S->host[f->src], S->host[f->dst], &ids);
+		ok = n == n0 && ceil(f->bytes) == b0;
+		for (int h = 0; h < n && ok; h++) {
+			sg_link_t l = engine_platform_link_of_id(ids[h]), l0 = engine_platform_link_of_id(r0[h]);
+			bool x = engine_platform_link_is_crossbar(l);
+			ok = x == engine_platform_link_is_crossbar(l0) &&
+			     sg_link_get_bandwidth(l) == sg_link_get_bandwidth(l0);
+			if (!ok || x)
+				continue;
+			int j = 0;
+			while (j < nl && lk[j] != ids[h])
+				j++;
+			if (j == nl) {
+				XGROW(lk, cap, (size_t)nl + 1);
+				XGROW(cnt, ccap, (size_t)nl + 1);
+				lk[nl] = ids[h];
+				cnt[nl++] = 0;
+			}
+			cnt[j]++;
+		}
+	}
+	for (int j = 0; j < nl && ok; j++)
+		ok = cnt[j] == cnt[0];
+	if (ok && nl) {
+		size_t icap = 0;
+		rec->k = cnt[0];
+		for (int j = 0; j < nl; j++) {
+			bool on_route = false;
+			for (int h = 0; h < n0 && !on_route; h++)
+				on_route = r0[h] == lk[j];
+			if (!on_route) {
+				XGROW(rec->ids, icap, (size_t)rec->nlinks + 1);
+				rec->ids[rec->nlinks++] = lk[j];
+			}
+		}
+	}
+	free(lk);
+	free(cnt);
+	return ok && nl > 0;
+}
+
+/* Why nothing can be private in S's run (NULL: plans may be). */
+static const char *run_excluded(const struct sim *S)
+{
+	const struct engine_job *job = S->job;
+	if (job->collective_flows)
+		return "simulation.collective_flows";
+	if (job->fold || job->ps || job->ndegraded > 0 || job->gpu || job->rank_prog || S->base)
+		return "folded, served, degraded, shared or per-rank";
+	if (job->obs && job->obs->link_sample && job->obs->link_sample_s > 0)
+		return "links sampled";
+	for (int st = 0; st < job->pl->size[DIM_PP]; st++)
+		for (int i = 0; i < job->stage_prog[st]->n; i++) {
+			const struct task *t = &job->stage_prog[st]->t[i];
+			if (t->kind == TASK_COLL && t->op == COLL_ALLTOALL && S->cls.on)
+				return "all-to-all class plans";
+		}
+	return NULL;
+}
+
+/* A group instance's plan noted for the check after the marking. */
+struct pkey {
+	int kind, leader, op;
+	double bytes;
+};
+
+static int cmp_pkey(const void *a, const void *b)
+{
+	const struct pkey *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if (x->op != y->op)
+		return x->op - y->op;
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+void engine_replay_init(struct sim *S)
+{
+	const struct engine_job *job = S->job;
+	const struct placement *pl = job->pl;
+	int N = pl->nranks, pp = pl->size[DIM_PP];
+	if (run_excluded(S))
+		return;
+	/* every collective of a kind on one stream: its instances run one
+	 * at a time */
+	int stream_of[GROUP_N];
+	bool serial[GROUP_N];
+	for (int g = 0; g < GROUP_N; g++) {
+		stream_of[g] = -1;
+		serial[g] = true;
+	}
+	for (int st = 0; st < pp; st++)
+		for (int i = 0; i < job->stage_prog[st]->n; i++) {
+			const struct task *t = &job->stage_prog[st]->t[i];
+			if (t->kind != TASK_COLL)
+				continue;
+			if (stream_of[t->group] < 0)
+				stream_of[t->group] = t->stream;
+			else if (stream_of[t->group] != (int)t->stream)
+				serial[t->group] = false;
+		}
+	struct owners w = { NULL, 0 };
+	struct pkey *keys = NULL;
+	size_t kcap = 0, nk = 0;
+	int *mem = xreallocarray(NULL, (size_t)N + 2, sizeof(*mem));
+	int *seen = xcalloc((size_t)N + 1, sizeof(*seen)), stamp = 0;
+	struct pkey *uniq = NULL;
+	size_t ucap = 0;
+	for (int st = 0; st < pp; st++) {
+		/* the stage's distinct collectives (kind, op, bytes) */
+		const struct program *pr = job->stage_prog[st];
+		size_t nu = 0;
+		for (int i = 0; i < pr->n; i++) {
+			const struct task *t = &pr->t[i];
+			if (t->kind != TASK_COLL || t->bytes <= 0 || placement_group_size(pl, t->group) <= 1)
+				continue;
+			XGROW(uniq, ucap, nu + 1);
+			uniq[nu++] = (struct pkey){ t->group, 0, t->op, t->bytes * t->count };
+		}
+		qsort(uniq, nu, sizeof(*uniq), cmp_pkey);
+		for (size_t u = 0; u < nu; u++) {
+			if (u && !cmp_pkey(&uniq[u], &uniq[u - 1]))
+				continue;
+			const struct pkey *t = &uniq[u];
+			double bytes = t->bytes;
+			stamp++;
+			for (int r = 0; r < N; r++) {
+				if (seen[r] == stamp || S->ri[r].stage != st)
+					continue;
+				int m = placement_group(pl, t->kind, r, mem);
+				for (int k = 0; k < m; k++)
+					seen[mem[k]] = stamp;
+				if (m <= 1)
+					continue;
+				struct cplan *c = cplan_get(&S->fold.cache, t->kind, mem, m, t->op, bytes);
+				if (!c)
+					goto out;  /* nothing private: the replay reports it */
+				if (c->rep)
+					continue;  /* this plan's flows are marked already */
+				c->rep = xcalloc(1, sizeof(*c->rep));
+				int owner = t->kind * N + mem[0] + 1;
+				for (int f = 0; f < c->p->nflows; f++)
+					own_route(&w, S->host[c->p->flows[f].src], S->host[c->p->flows[f].dst],
+						  owner);
+				XGROW(keys, kcap, nk + 1);
+				keys[nk++] = (struct pkey){ t->kind, mem[0], t->op, bytes };
+			}
+		}
+	}
+	for (int r = 0; r < N; r++)
+		for (int dlt = -1; dlt <= 1; dlt += 2) {
+			int s = S->ri[r].stage + dlt;
+			if (s >= 0 && s < pp)
+				own_route(&w, S->host[r], S->host[placement_stage_peer(pl, r, s)], -1);
+		}
+	for (size_t q = 0; q < nk; q++) {
+		const struct pkey *k = &keys[q];
+		if (!serial[k->kind] || k->op == COLL_ALLTOALL)
+			continue;
+		int m = placement_group(pl, k->kind, k->leader, mem);
+		struct cplan *c = cplan_get(&S->fold.cache, k->kind, mem, m, k->op, k->bytes);
+		if (c->p->nflows <= 0)
+			continue;
+		/* the replay's poster and receiver run this collective */
+		bool src_in = false, dst_in = false;
+		for (int i = 0; i < m; i++) {
+			src_in = src_in || mem[i] == c->p->flows[0].src;
+			dst_in = dst_in || mem[i] == c->p->flows[0].dst;
+		}
+		c->priv = src_in && dst_in && plan_private(S, &w, c->p, k->kind * N + k->leader + 1) &&
+			  plan_uniform(S, c->p, c->rep);
+		S->nprivate += c->priv;
+	}
+out:
+	free(uniq);
+	free(seen);
+	free(mem);
+	free(keys);
+	free(w.o);
+}
+
+struct cplan_replay *engine_replay_begin(struct cplan *c)
+{
+	struct cplan_replay *rec = c->rep;
+	if (!c->priv || !rec || rec->state == 2)
+		return NULL;
+	rec->state = 1;
+	return rec;
+}
+
+void engine_replay_end(struct cplan_replay *rec)
+{
+	if (rec && rec->state == 1)
+		rec->state = 2;
+}
+
+bool engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
+			struct group_bar *gb, double lat)
+{
+	static int dummy_payload;
+	struct cplan_replay *rec = c->rep;
+	if (!c->priv || !rec || rec->state != 2 || !gb->same_latency)
+		return false;
+	struct rank_inst *ri = a->ri;
+	const struct coll_plan *p = c->p;
+	/* what its own flows would have counted */
+	int o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
+	for (int i = o0; i < o1; i++) {
+		const struct coll_flow *f = &p->flows[i];
+		engine_cls_touch(S, f->src, f->dst);
+		engine_links_bytes(S, S->host[f->src], S->host[f->dst], ceil(f->bytes), t->cat);
+		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
+		S->flows++;
+	}
+	const struct coll_flow f0 = p->flows[0];
+	if (ri->rank == f0.src) {
+		/* the first flow's source posts k of its flows on its route:
+		 * each gets the share every flow of the plan gets, and they end
+		 * when the plan's would */
+		S->replayed++;
+		long long mark = engine_links_mark(S);
+		engine_links_touch(S, S->host[f0.src], S->host[f0.dst]);
+		XGROW(a->comms, a->ncomms_cap, (size_t)rec->k + 1);
+		sg_mailbox_t mb = engine_inbox(S, f0.dst, t->stream);
+		for (int i = 0; i < rec->k; i++)
+			a->comms[i] = engine_platform_put_async(mb, &dummy_payload, (long)ceil(f0.bytes),
+								 ri->host, S->host[f0.dst]);
+		engine_platform_wait_all((void **)a->comms, (size_t)rec->k);
+		/* the plan's other links: the steps its flows would have
+		 * been read at, added as they would have been */
+		engine_links_add_steps(S, mark, rec->ids, rec->nlinks);
+	}
+	/* as meet_after (engine_coll.c): the last to end sleeps the
+	 * latency, the others wait through it at the barrier */
+	if (++gb->ended == gb->members) {
+		gb->ended = 0;
+		if (lat > 0)
+			sg_actor_sleep_for(lat);
+	}
+	sg_barrier_wait(gb->bar);
+	if (ri->rank == f0.dst)
+		engine_inbox_drain(a, rec->k);
+	return true;
+}

@@ -1,0 +1,129 @@
+/* test-replay: private collectives posted as one member's flows
+ * (engine/engine_replay.c) against the posted run.
+ *
+ * A tensor-parallel ring inside an NVSwitch node whose other traffic
+ * leaves through the NICs is private: its first instance posts every
+ * flow, the later ones k flows on one route; each instance takes the time
+ * the first took, to the last bits, and every NVLink port it crosses is
+ * as busy as if all had been posted. A ring whose ports a data-parallel
+ * group inside the same node also crosses is not private: every instance
+ * posts its flows. Each test runs one simulation (Criterion forks a
+ * process per test, and SimGrid runs once per process). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll.h"
+#include "engine.h"
+#include "testutil.h"
+
+#define K 6             /* tensor-parallel collectives per iteration */
+
+/* nodes of 8 GPUs on an NVSwitch (300 GB/s, 1 us), one 200 Gb/s NIC
+ * each, a non-blocking fabric. */
+static struct topology *topo(void)
+{
+	static const char text[] =
+		"{\"schema\":\"ddlsim.topology\",\"schema_version\":\"1.0\",\"name\":\"t\",\"source\":\"test\","
+		"\"gpu\":{\"name\":\"g\",\"peak_tflops\":{\"fp32\":1,\"bf16\":100},\"hbm_GB\":80,"
+		"\"hbm_bw_GBps\":1000,\"sm_count\":100},"
+		"\"node\":{\"gpus\":8,\"intra\":{\"kind\":\"nvswitch\",\"bw_GBps\":300,\"latency_us\":1},"
+		"\"nics\":{\"count\":1,\"bw_Gbps\":200,\"latency_us\":1,\"gpus\":[[0,1,2,3,4,5,6,7]]}},"
+		"\"fabric\":{\"kind\":\"nonblocking\",\"latency_us\":1}}";
+	return load_topology_text(text);
+}
+
+/* Rank 0's tensor-parallel collectives as they ended, in order. */
+static double g_tp_s[K];
+static int g_ntp;
+
+static void on_task_end(void *ctx, int rank, const struct program *prog, int ti, double start_s,
+			double end_s, int peer)
+{
+	(void)ctx, (void)peer;
+	if (rank == 0 && prog->t[ti].kind == TASK_COLL && prog->t[ti].group == GROUP_TP &&
+	    g_ntp < K)
+		g_tp_s[g_ntp++] = end_s - start_s;
+}
+
+/* K x (compute, TP all-reduce of 64 MB), then a DP all-reduce, on tp x
+ * dp ranks of `nodes` nodes, unfolded; res filled. */
+static void run_tp(int nodes, int tp, int dp, struct engine_result *res)
+{
+	struct topology *t = topo();
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	int dep = -1;
+	for (int k = 0; k < K; k++) {
+		int c = program_compute(&p, CAT_FORWARD, 1e-3, 0, 0, 0, &dep, 1);
+		dep = program_coll(&p, STREAM_TP, CAT_TP_COMM, COLL_ALLREDUCE, GROUP_TP, 64e6, 1, &c, 1);
+	}
+	program_coll(&p, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, 256e6, 1, &dep, 1);
+	struct placement pl;
+	cr_assert_eq(placement_init(&pl, tp, dp, 1, NULL), 0);
+	struct engine_observer obs = { .task_end = on_task_end };
+	struct engine_job job = { .topo = t, .nodes = nodes, .pl = &pl, .stage_prog = pp,
+				  .coll_algo = "ring", .obs = &obs };
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, res, &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	program_finish(&p);
+	topology_destroy(t);
+}
+
+/* TP 8 fills each node, DP 2 leaves through the NICs: the rings are
+ * private. Every instance takes the first's time (posted), to 1e-12;
+ * every NVLink port is as busy, to the last bit, as those the replay
+ * posts on (read at the clock's steps), and as K flow phases of the
+ * first instance. */
+Test(replay, private_tp_ring_takes_the_posted_time_and_busy_time)
+{
+	struct engine_result res;
+	run_tp(2, 8, 2, &res);
+	cr_assert_eq(g_ntp, K);
+	cr_expect_eq(res.replayed, 2 * (K - 1), "replayed %ld of %d", res.replayed, 2 * (K - 1));
+	for (int k = 1; k < K; k++)
+		cr_expect_float_eq(g_tp_s[k], g_tp_s[0], 1e-12 * g_tp_s[0],
+				   "instance %d: %.17g s, posted %.17g s", k, g_tp_s[k], g_tp_s[0]);
+	/* the flow phase: the collective less its latency, charged once */
+	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct topology *t = topo();
+	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLREDUCE, ranks, 8, 64e6);
+	double phase = g_tp_s[0] - (cp->extra_latency_s + cp->alpha_s);
+	coll_plan_destroy(cp);
+	topology_destroy(t);
+	cr_assert_gt(phase, 0);
+	int ports = 0;
+	double busy0 = -1;
+	for (int i = 0; i < res.nlinks; i++) {
+		const struct engine_link_stats *l = &res.links[i];
+		if (!l->timed || l->bytes[CAT_TP_COMM] <= 0 || l->bytes[CAT_DP_COMM] > 0)
+			continue;
+		ports++;
+		/* read at the clock's steps or given them by the replay: the same sums */
+		if (busy0 < 0)
+			busy0 = l->busy_s;
+		cr_expect_eq(l->busy_s, busy0, "%s busy %.17g s, another port %.17g", l->name, l->busy_s,
+			     busy0);
+		cr_expect_float_eq(l->busy_s, K * phase, 1e-9 * K * phase, "%s busy %.17g s, want %.17g",
+				   l->name, l->busy_s, K * phase);
+		cr_expect_float_eq(l->peak_util, 1, 1e-9, "%s peak %g", l->name, l->peak_util);
+	}
+	cr_expect_geq(ports, 16, "NVLink ports timed: %d", ports);
+	engine_result_finish(&res);
+}
+
+/* TP 4 x DP 2 in one node: the data-parallel flows cross the NVLink
+ * ports of the tensor-parallel rings, which are not private: nothing is
+ * replayed. */
+Test(replay, tp_ring_sharing_ports_with_dp_is_posted)
+{
+	struct engine_result res;
+	run_tp(1, 4, 2, &res);
+	cr_assert_eq(g_ntp, K);
+	cr_expect_eq(res.replayed, 0, "replayed %ld", res.replayed);
+	engine_result_finish(&res);
+}
