@@ -16,7 +16,8 @@
  * Which plans are private is decided once, before the replay, over
  * everything that can post flows in the run: every group instance of
  * every stage's collectives (their plans made now, as the replay would
- * make them) and every pipeline pair, each link (but a switch's crossbar,
+ * make them) and every pipeline pair (an interleaved pipeline's
+ * wrapped ones too), each link (but a switch's crossbar,
  * a FATPIPE that binds no share and is not timed, engine_links.c) owned
  * by the one group instance whose flows cross it, or shared. A plan is
  * private when every link of its flows is its instance's alone and the
