@@ -16,7 +16,8 @@
  * Which plans are private is decided once, before the replay, over
  * everything that can post flows in the run: every group instance of
  * every stage's collectives (their plans made now, as the replay would
- * make them) and every pipeline pair, each link (but a switch's crossbar,
+ * make them) and every pipeline pair (an interleaved pipeline's
+ * wrapped ones too), each link (but a switch's crossbar,
  * a FATPIPE that binds no share and is not timed, engine_links.c) owned
  * by the one group instance whose flows cross it, or shared. A plan is
  * private when every link of its flows is its instance's alone and the
@@ -183,6 +184,18 @@ static const char *run_excluded(const struct sim *S)
 	return NULL;
 }
 
+/* Whether pipeline message t of a stage st of pp goes to or comes from
+ * past the first or last stage (engine_p2p.c: a reversed pipeline's
+ * forward goes toward stage - 1; placement_stage_peer wraps around). */
+static bool stage_wraps(const struct task *t, int st, int pp)
+{
+	if (t->kind != TASK_SEND && t->kind != TASK_RECV)
+		return false;
+	bool fwd = (t->rev ? !t->dir : t->dir) == P2P_FWD;
+	int s = st + (fwd == (t->kind == TASK_SEND) ? +1 : -1);
+	return s < 0 || s >= pp;
+}
+
 /* A group instance's plan noted for the check after the marking. */
 struct pkey {
 	int kind, leader, op;
@@ -272,10 +285,18 @@ void engine_replay_init(struct sim *S)
 			}
 		}
 	}
+	/* every pipeline pair, both ways: the adjacent stages', and the
+	 * last stage's with the first where a message wraps around
+	 * (interleaved: the last stage's chunk c feeds the first's c + 1,
+	 * placement_stage_peer) */
+	bool wraps = false;
+	for (int st = 0; st < pp && !wraps; st++)
+		for (int i = 0; i < job->stage_prog[st]->n && !wraps; i++)
+			wraps = stage_wraps(&job->stage_prog[st]->t[i], st, pp);
 	for (int r = 0; r < N; r++)
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
 			int s = S->ri[r].stage + dlt;
-			if (s >= 0 && s < pp)
+			if ((s >= 0 && s < pp) || wraps)
 				own_route(&w, S->host[r], S->host[placement_stage_peer(pl, r, s)], -1);
 		}
 	for (size_t q = 0; q < nk; q++) {

@@ -32,63 +32,64 @@ struct opdef {
 	bool bwd;
 	int scalar;             /* the scalar input read: attention is_causal, softmax dim */
 	int scalar_alt_n, scalar_alt;   /* ... at scalar_alt when there are scalar_alt_n inputs */
+	int dropout;            /* attention: dropout_p's input, 0 none (never at 0) */
 };
 
 static const struct opdef op_table[] = {
-	{ "aten::mm", OP_MM, 0, false, false, 0, 0, 0 },
-	{ "aten::addmm", OP_MM, 1, false, false, 0, 0, 0 },
-	{ "aten::_scaled_mm", OP_MM, 0, false, false, 0, 0, 0 },
-	{ "aten::bmm", OP_BMM, 0, false, false, 0, 0, 0 },
-	{ "aten::baddbmm", OP_BMM, 1, false, false, 0, 0, 0 },
-	{ "aten::matmul", OP_MATMUL, 0, false, false, 0, 0, 0 },
-	{ "aten::linear", OP_LINEAR, 0, false, false, 0, 0, 0 },
+	{ "aten::mm", OP_MM, 0, false, false, 0, 0, 0, 0 },
+	{ "aten::addmm", OP_MM, 1, false, false, 0, 0, 0, 0 },
+	{ "aten::_scaled_mm", OP_MM, 0, false, false, 0, 0, 0, 0 },
+	{ "aten::bmm", OP_BMM, 0, false, false, 0, 0, 0, 0 },
+	{ "aten::baddbmm", OP_BMM, 1, false, false, 0, 0, 0, 0 },
+	{ "aten::matmul", OP_MATMUL, 0, false, false, 0, 0, 0, 0 },
+	{ "aten::linear", OP_LINEAR, 0, false, false, 0, 0, 0, 0 },
 	/* (query, key, value, dropout_p, is_causal, return_debug_mask, *, scale) */
-	{ "aten::_scaled_dot_product_flash_attention", OP_ATTN, 0, false, false, 4, 0, 0 },
+	{ "aten::_scaled_dot_product_flash_attention", OP_ATTN, 0, false, false, 4, 0, 0, 3 },
 	/* (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
 	 *  max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset, *, scale) */
-	{ "aten::_scaled_dot_product_flash_attention_backward", OP_ATTN, 1, false, true, 11, 0, 0 },
+	{ "aten::_scaled_dot_product_flash_attention_backward", OP_ATTN, 1, false, true, 11, 0, 0, 10 },
 	/* (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, *, scale);
 	 * before PyTorch 2.1: (query, key, value, compute_log_sumexp, is_causal, *, scale) */
-	{ "aten::_scaled_dot_product_efficient_attention", OP_ATTN, 0, false, false, 6, 6, 4 },
+	{ "aten::_scaled_dot_product_efficient_attention", OP_ATTN, 0, false, false, 6, 6, 4, 5 },
 	/* (grad_out_, query, key, value, attn_bias, out, logsumexp, philox_seed,
 	 *  philox_offset, dropout_p, grad_input_mask, is_causal, *, scale) */
-	{ "aten::_scaled_dot_product_efficient_attention_backward", OP_ATTN, 1, false, true, 11, 0, 0 },
+	{ "aten::_scaled_dot_product_efficient_attention_backward", OP_ATTN, 1, false, true, 11, 0, 0, 9 },
 	/* (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal,
 	 *  return_debug_mask, *, scale) */
-	{ "aten::_scaled_dot_product_cudnn_attention", OP_ATTN, 0, false, false, 6, 0, 0 },
+	{ "aten::_scaled_dot_product_cudnn_attention", OP_ATTN, 0, false, false, 6, 0, 0, 5 },
 	/* (grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset,
 	 *  attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, *, scale) */
-	{ "aten::_scaled_dot_product_cudnn_attention_backward", OP_ATTN, 1, false, true, 14, 0, 0 },
+	{ "aten::_scaled_dot_product_cudnn_attention_backward", OP_ATTN, 1, false, true, 14, 0, 0, 13 },
 	/* (query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, ...) */
-	{ "aten::_flash_attention_forward", OP_ATTN, 0, true, false, 8, 0, 0 },
+	{ "aten::_flash_attention_forward", OP_ATTN, 0, true, false, 8, 0, 0, 7 },
 	/* (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q,
 	 *  max_k, dropout_p, is_causal, ...) */
-	{ "aten::_flash_attention_backward", OP_ATTN, 1, true, true, 11, 0, 0 },
+	{ "aten::_flash_attention_backward", OP_ATTN, 1, true, true, 11, 0, 0, 10 },
 	/* (q, k, v, dropout_p, softmax_scale, causal, ...) */
-	{ "flash_attn::_flash_attn_forward", OP_ATTN, 0, true, false, 5, 0, 0 },
+	{ "flash_attn::_flash_attn_forward", OP_ATTN, 0, true, false, 5, 0, 0, 3 },
 	/* (dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, softmax_scale, causal, ...) */
-	{ "flash_attn::_flash_attn_backward", OP_ATTN, 1, true, true, 11, 0, 0 },
+	{ "flash_attn::_flash_attn_backward", OP_ATTN, 1, true, true, 11, 0, 0, 9 },
 	/* (input, normalized_shape, weight, bias, eps): one kernel reads x, gamma,
 	 * beta, writes y and the fp32 mean and rstd, as calib's layernorm_fwd */
-	{ "aten::native_layer_norm", OP_LNORM, 0, false, false, 0, 0, 0 },
+	{ "aten::native_layer_norm", OP_LNORM, 0, false, false, 0, 0, 0, 0 },
 	/* (input, normalized_shape, weight, eps), PyTorch 2.4+: priced only as
 	 * one kernel (a fused RMSNorm); the composite (pow, mean, add, rsqrt,
 	 * mul) moves other bytes than calib's rmsnorm_fwd */
-	{ "aten::rms_norm", OP_RMSNORM, 0, false, false, 0, 0, 0 },
+	{ "aten::rms_norm", OP_RMSNORM, 0, false, false, 0, 0, 0, 0 },
 	/* (self, dim, half_to_float): reads x, writes y */
-	{ "aten::_softmax", OP_SOFTMAX, 0, false, false, 1, 0, 0 },
+	{ "aten::_softmax", OP_SOFTMAX, 0, false, false, 1, 0, 0, 0 },
 	/* (grad_output, output, dim, input_dtype): reads y and dy, writes dx */
-	{ "aten::_softmax_backward_data", OP_SOFTMAX_BWD, 0, false, true, 2, 0, 0 },
+	{ "aten::_softmax_backward_data", OP_SOFTMAX_BWD, 0, false, true, 2, 0, 0, 0 },
 	/* dx and the gamma / beta reductions in kernels of their own: not the
 	 * traffic of calib's one-kernel layernorm_bwd, so not read */
-	{ "aten::native_layer_norm_backward", OP_NOT_READ, 0, false, true, 0, 0, 0 },
+	{ "aten::native_layer_norm_backward", OP_NOT_READ, 0, false, true, 0, 0, 0, 0 },
 	/* (self, *, approximate): reads x, writes y */
-	{ "aten::gelu", OP_GELU, 0, false, false, 0, 0, 0 },
+	{ "aten::gelu", OP_GELU, 0, false, false, 0, 0, 0, 0 },
 	/* (grad_output, self, *, approximate): reads dy and x, writes dx */
-	{ "aten::gelu_backward", OP_GELU_BWD, 0, false, true, 0, 0, 0 },
+	{ "aten::gelu_backward", OP_GELU_BWD, 0, false, true, 0, 0, 0, 0 },
 	/* add.Tensor (self, other, *, alpha) of two tensors of one shape: the
 	 * eager residual add, reads both, writes the sum */
-	{ "aten::add", OP_ADD, 0, false, false, 0, 0, 0 },
+	{ "aten::add", OP_ADD, 0, false, false, 0, 0, 0, 0 },
 };
 #define NOPS ((int)(sizeof(op_table) / sizeof(op_table[0])))
 
@@ -236,6 +237,16 @@ static int causal_of(const struct opdef *od, const struct kineto_op *op, bool *c
 		return -1;
 	}
 	*causal = strcmp(s, "True") == 0;
+	/* the profile's attention runs without dropout: the simulator adds
+	 * it (attention.h attention_dropout_ratio) */
+	const char *p = od->dropout && !(od->scalar_alt_n && nin == (size_t)od->scalar_alt_n)
+				? json_string_value(json_array_get(ci, (size_t)od->dropout))
+				: NULL;
+	if (p && *p && strtod(p, NULL) != 0) {
+		snprintf(why, n, "dropout_p %s: the profile's attention is measured without dropout "
+			 "(the simulator prices it, models/attention.h)", p);
+		return -1;
+	}
 	return 0;
 }
 

@@ -43,8 +43,9 @@
  * torch.backends.cuda.matmul.allow_tf32 False) unless a kernel's name says
  * tf32 or the caller says float GEMMs ran as tf32. Attention: causal from
  * the op's is_causal in args "Concrete Inputs" (PyTorch 2.x); a call
- * without it, with key length != query length, or of any other dtype is
- * skipped and said. tflops: 2 m n k / time for GEMMs; attention as
+ * without it, with key length != query length, with dropout_p > 0 (the
+ * simulator adds dropout to a profile's attention: models/attention.h),
+ * or of any other dtype is skipped and said. tflops: 2 m n k / time for GEMMs; attention as
  * models/attention.h counts a flash kernel (causal: half the tiles).
  * Memory-bound entries: elements of the input, row the normalized size
  * (the weight's, else normalized_shape's) or the softmax's last dim, bytes

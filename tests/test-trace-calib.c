@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "attention.h"
@@ -625,4 +626,47 @@ Test(trace_calib, path_too_long_to_keep_is_refused)
 	snprintf(p, sizeof(p), "%s/p.json", dir);
 	cr_expect(!file_exists(p));
 	free(dir);
+}
+
+/* The fixture with dropout_p 0.1 on every attention call: a profile's
+ * attention is priced without dropout and the simulator multiplies it by
+ * the measured ratio (models/attention.h), so such calls are skipped and
+ * said, not priced twice. (Mutated: the dropout check taken out of
+ * causal_of, the two flash entries were priced from the dropout calls.) */
+Test(trace_calib, skips_attention_calls_with_dropout)
+{
+	FILE *in = fopen(src_path(FIXTURE), "rb");
+	cr_assert_not_null(in);
+	char path[] = "/tmp/ddlsim-trace-dropout-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *out = fdopen(fd, "wb");
+	char buf[4096];
+	int replaced = 0;
+	while (fgets(buf, sizeof(buf), in)) {
+		/* dropout_p just before is_causal "True" in Concrete Inputs */
+		char *at = strstr(buf, "\"0.\", \"True\"");
+		if (at) {
+			fwrite(buf, 1, (size_t)(at - buf), out);
+			fputs("\"0.1\", \"True\"", out);
+			fputs(at + strlen("\"0.\", \"True\""), out);
+			replaced++;
+		} else {
+			fputs(buf, out);
+		}
+	}
+	fclose(in);
+	fclose(out);
+	cr_assert_gt(replaced, 0, "no dropout_p in the fixture's attention calls");
+	struct kineto_trace *t;
+	struct trace_calib *tc = build(path, false, &t);
+	unlink(path);
+	for (int i = 0; i < tc->ne; i++)
+		cr_expect(!tc->e[i].attn, "entry %d (%s) is attention", i, tc->e[i].op);
+	int drop = 0;
+	for (int i = 0; i < tc->nskip; i++)
+		drop += strstr(tc->skip[i].why, "dropout_p 0.1") != NULL;
+	cr_expect_geq(drop, 2, "attention calls skipped for their dropout: %d", drop);
+	trace_calib_destroy(tc);
+	kineto_destroy(t);
 }
