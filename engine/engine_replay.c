@@ -255,7 +255,8 @@ void engine_replay_init(struct sim *S)
 			XGROW(uniq, ucap, nu + 1);
 			uniq[nu++] = (struct pkey){ t->group, 0, t->op, t->bytes * t->count };
 		}
-		qsort(uniq, nu, sizeof(*uniq), cmp_pkey);
+		if (nu > 1) /* qsort's base may not be NULL, even for none */
+			qsort(uniq, nu, sizeof(*uniq), cmp_pkey);
 		for (size_t u = 0; u < nu; u++) {
 			if (u && !cmp_pkey(&uniq[u], &uniq[u - 1]))
 				continue;
