@@ -1,8 +1,11 @@
 /* test-plan-top: `ddlsim plan`'s fewest GPUs and safe count per GPU type
  * do not move with --top (cmd_plan.c: the core and the carry). The
- * shipped how-many goal is planned with --top 5, 20 and 80; before the
+ * shipped how-many goal is planned with --top 5 and 20; before the
  * carry, --top 5 said 1,776 H100 GPUs (safe 2,160) and --top 20 1,760
- * (safe 2,136). Several minutes of simulation: the slow suite. */
+ * (safe 2,136). --top 80 was dropped on 2026-12-07: it made this suite
+ * the critical path of CI's gcc pass (525 s of its 619 s wall, over the
+ * guide's 30 minutes in all), and the disagreement the test was written
+ * for shows at 5 against 20. About 95 CPU s: the slow suite. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include "testutil.h"
 
 #define NTYPES 3
+#define NTOPS 2
 static const char *const types[NTYPES] = { "H100-SXM5-80GB", "H200-SXM5-141GB", "B200 (GB200)" };
 
 struct answer {
@@ -56,15 +60,15 @@ static void plan_top(const char *dir, int top, struct answer *a)
 	free(err);
 }
 
-Test(plan_top, fewest_gpus_and_safe_count_do_not_move_with_top, .timeout = 1500)
+Test(plan_top, fewest_gpus_and_safe_count_do_not_move_with_top, .timeout = 900)
 {
 	char *d = tmp_dir();
-	static const int tops[] = { 5, 20, 80 };
-	struct answer a[3];
-	for (int i = 0; i < 3; i++)
+	static const int tops[NTOPS] = { 5, 20 };
+	struct answer a[NTOPS];
+	for (int i = 0; i < NTOPS; i++)
 		plan_top(d, tops[i], &a[i]);
 	cr_expect(a[0].carried, "the carry runs at the counts nodes \"auto\" adds");
-	for (int i = 1; i < 3; i++) {
+	for (int i = 1; i < NTOPS; i++) {
 		cr_expect_gt(a[i].simulated, a[i - 1].simulated, "--top %d simulates more plans than --top %d",
 			     tops[i], tops[i - 1]);
 		for (int t = 0; t < NTYPES; t++) {
