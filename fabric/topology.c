@@ -15,6 +15,7 @@
 
 #include "attention.h"
 #include "jload.h"
+#include "topology-private.h"
 
 static const char *const intra_names[] = { "nvswitch", "pcie", "nvlink_mesh", NULL };
 static const char *const fabric_names[] = { "nonblocking", "fat_tree", "rail", NULL };
@@ -342,20 +343,7 @@ static void load_gpu_keys(struct jobj *jo, struct gpu_spec *g, int minor)
 			jobj_err(&ef, "mem_max", "must be > 0, got %g", g->mem_eff_max);
 		jobj_end(&ef);
 	}
-	struct jobj pw;
-	if (jobj_has(jo, "power")) {
-		if (minor < 3)
-			jobj_err(jo, "power", "needs schema_version \"1.3\" (the file says \"1.%d\")", minor);
-		else if (jobj_child(jo, "power", &pw, 0) == 1) {
-			const char *src;
-			jobj_num(&pw, "tdp_W", &g->tdp_W, JREQ | JPOS);
-			jobj_num(&pw, "idle_W", &g->idle_W, JREQ | JNONNEG);
-			jobj_str(&pw, "source", &src, JREQ);
-			if (g->idle_W > g->tdp_W && g->tdp_W > 0)
-				jobj_err(&pw, "idle_W", "must not exceed tdp_W %g, got %g", g->tdp_W, g->idle_W);
-			jobj_end(&pw);
-		}
-	}
+	topology_load_power(jo, g, minor);
 }
 
 /* A GPU preset file (schema ddlsim.gpu 1.1; 1.0 accepted) read and
@@ -440,6 +428,12 @@ static void check_override_15(struct jobj *top, json_t *v, int minor)
 		if (json_object_get(ef, keys_15[i]))
 			jobj_err(top, "gpu", "/efficiency/%s: needs schema_version \"1.5\", the file "
 				 "says \"1.%d\"", keys_15[i], minor);
+	static const char *const power_15[] = { "power_cap_W", "cap_clock_ratio", "cap_source" };
+	json_t *pw = json_object_get(v, "power");
+	for (int i = 0; i < 3 && json_is_object(pw); i++)
+		if (json_object_get(pw, power_15[i]))
+			jobj_err(top, "gpu", "/power/%s: needs schema_version \"1.5\", the file "
+				 "says \"1.%d\"", power_15[i], minor);
 }
 
 static void load_gpu(struct jobj *top, json_t *root, struct topology *t, struct diag *d)

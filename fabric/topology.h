@@ -91,6 +91,19 @@
  *   gpu.power.tdp_W              number  W       -         (1.3) board power limit (datasheet TDP)
  *   gpu.power.idle_W             number  W       -         (1.3) power of an idle GPU
  *   gpu.power.source             string  -       required  (1.3) where both figures come from
+ *   gpu.power.power_cap_W        number  W       tdp_W     (1.5) board power limit set below the TDP
+ *                                                          (nvidia-smi -pl): compute-bound kernels run
+ *                                                          at its clock ratio, memory-bound ones as
+ *                                                          before; energy counts a busy GPU at it
+ *                                                          (economics.h). Needs cap_clock_ratio; not
+ *                                                          below its first point, not above tdp_W
+ *   gpu.power.cap_clock_ratio    [[W,r]] -       -         (1.5) measured compute clock at power limits
+ *                                                          over the clock at tdp_W: 2-16 points,
+ *                                                          limits rising, ratios in (0, 1] not
+ *                                                          falling, the last [tdp_W, 1]; linear
+ *                                                          between points (models/gpu.h)
+ *   gpu.power.cap_source         string  -       required  (1.5) with cap_clock_ratio: the measurement
+ *                                                          and the part it was taken on
  *   node.power_max_W             number  W       -         (1.3) the node's datasheet maximum (GPUs,
  *                                                          CPUs, NICs, switches, fans); economics.h
  *   node.gpus                    int     -       required  GPUs per node (<= 128)

@@ -45,7 +45,10 @@
  * sustains: clock = gpu sustained_clock_ratio in situ, 1 for an isolated
  * kernel (cost_roofline_time_isolated, what a micro-benchmark measures);
  * flash attention, whose efficiencies come from burst benchmarks, also
- * at gpu flash_sustained_ratio in situ.
+ * at gpu flash_sustained_ratio in situ. A board power limit below the TDP
+ * (gpu power_cap_W) scales that clock, in situ and isolated, by its
+ * measured clock ratio (gpu.h gpu_power_cap_clock_ratio); memory-bound
+ * kernels keep theirs.
  *
  * A memory-bound kernel moves its HBM bytes at mem_max of the bandwidth,
  * the fraction a streaming kernel reaches. A row-wise kernel (norms,
@@ -171,12 +174,12 @@ double cost_roofline_time(const struct gpu_spec *g, const struct op *op)
 {
 	double clk = g->sustained_clock_ratio > 0 ? g->sustained_clock_ratio : 1;
 	double fclk = g->flash_sustained_ratio > 0 ? g->flash_sustained_ratio : 1;
-	return roofline(g, op, clk, fclk);
+	return roofline(g, op, clk * gpu_power_cap_clock_ratio(g), fclk);
 }
 
 double cost_roofline_time_isolated(const struct gpu_spec *g, const struct op *op)
 {
-	return roofline(g, op, 1, 1);
+	return roofline(g, op, gpu_power_cap_clock_ratio(g), 1);
 }
 
 static double roofline_op_time(struct cost *c, const struct op *op, bool *measured)

@@ -60,7 +60,8 @@ void econ_compute(const struct econ_params *p, const struct econ_cluster *c, dou
 	if (busy > 1)
 		busy = 1;
 	o->ports = econ_ports(c);
-	o->gpu_W = c->gpu_idle_W + busy * (c->gpu_tdp_W - c->gpu_idle_W);
+	double busy_W = c->gpu_cap_W > 0 && c->gpu_cap_W < c->gpu_tdp_W ? c->gpu_cap_W : c->gpu_tdp_W;
+	o->gpu_W = c->gpu_idle_W + busy * (busy_W - c->gpu_idle_W);
 	o->it_W = c->gpus * o->gpu_W + c->nodes * overhead + o->ports * p->port_W;
 	o->facility_W = p->pue * o->it_W;
 	o->energy_J = o->facility_W * time_s;

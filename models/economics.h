@@ -5,11 +5,15 @@
  * written off over `depreciation_years` (straight line), plus the energy
  * bill. Energy counts every GPU at its idle power plus the busy fraction
  * (the simulated share of the iteration a GPU computes) of the span to its
- * TDP, the rest of each node (CPUs, NICs, fans, NVSwitches: the node's
- * datasheet maximum minus its GPUs' TDP), and the fabric's ports, all
- * times the facility's PUE:
+ * power limit (its TDP, or a lower gpu.power.power_cap_W), the rest of
+ * each node (CPUs, NICs, fans, NVSwitches: the node's datasheet maximum
+ * minus its GPUs' TDP), and the fabric's ports, all times the facility's
+ * PUE:
  *
- *   P_gpu      = idle_W + busy x (tdp_W - idle_W)
+ *   P_gpu      = idle_W + busy x (busy_W - idle_W)
+ *   busy_W     = the board's power limit: tdp_W, or power_cap_W where a
+ *                topology sets a lower limit (models/gpu.h; the node
+ *                overhead below still counts the GPUs at their TDP)
  *   P_it       = gpus P_gpu + nodes node_overhead_W + ports port_W
  *   E          = PUE x P_it x time_to_train
  *   cost (cloud)     = gpus x hours x usd_per_gpu_hour
@@ -63,6 +67,7 @@ struct econ_cluster {
 	int fabric_levels;          /* 1: one switch or rails; 2, 3: fat tree */
 	double oversubscription;    /* >= 1 */
 	double gpu_tdp_W, gpu_idle_W;
+	double gpu_cap_W;           /* power limit below tdp_W; 0 = none */
 	double node_power_max_W;    /* 0 = unknown */
 };
 

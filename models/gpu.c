@@ -1,4 +1,6 @@
-/* gpu: derived facts of a GPU description (see gpu.h). */
+/* gpu: derived facts of a GPU description (see gpu.h): GEMM maxima by
+ * dtype and library, SM margins, and the clock and power under a board
+ * power limit. */
 #include "gpu.h"
 
 #include <stddef.h>
@@ -42,4 +44,20 @@ double gpu_sm_margin_slowdown(long sm_count, long margin_sms)
 	if (margin_sms <= 0 || margin_sms >= sm_count)
 		return 1;
 	return (double)sm_count / (double)(sm_count - margin_sms);
+}
+
+double gpu_power_cap_clock_ratio(const struct gpu_spec *g)
+{
+	double cap = g->power_cap_W;
+	int n = g->cap_n;
+	if (!(cap > 0) || n < 2 || (g->tdp_W > 0 && cap >= g->tdp_W))
+		return 1;
+	if (cap <= g->cap_W[0])
+		return g->cap_clock[0];
+	for (int i = 1; i < n; i++)
+		if (cap <= g->cap_W[i]) {
+			double f = (cap - g->cap_W[i - 1]) / (g->cap_W[i] - g->cap_W[i - 1]);
+			return g->cap_clock[i - 1] + f * (g->cap_clock[i] - g->cap_clock[i - 1]);
+		}
+	return g->cap_clock[n - 1];
 }

@@ -19,6 +19,9 @@
  * (efficiency.gemm_libraries): cublas11, the cuBLAS 11.x of the CUDA 11
  * toolkits (on sm_90 only 11.11, CUDA 11.8's: earlier ones have no
  * Hopper kernels). */
+/* Points of a GPU's clock-versus-power-limit table (gpu.power.cap_clock_ratio). */
+#define GPU_CAP_POINTS_MAX 16
+
 enum gemm_lib { GEMM_LIB_CURRENT, GEMM_LIB_CUBLAS11, GEMM_LIB_N };
 /* "current", "cublas11", NULL */
 extern const char *const gemm_lib_names[GEMM_LIB_N + 1];
@@ -98,24 +101,21 @@ struct gpu_spec {
 	double gemm_tile_m, gemm_tile_n;  /* output tile of one CTA (wave quantization) */
 	double mem_reserved_bytes;    /* CUDA context and library workspaces, not usable */
 	double tdp_W, idle_W;         /* board power: limit and idle; 0 = not given */
-	/* No power cap below tdp_W is modelled (nvidia-smi -pl): the clock a
-	 * compute-bound kernel sustains under a lower limit needs a measured
-	 * clock- or GEMM-throughput-versus-limit relation, and none was found
-	 * that could be read and cited (2026-12-06: the one measurement on the
-	 * right part, DGEMM on H100 HBM2e at 200-700 W in Ujeniya et al., arXiv
-	 * 2604.11391, gives its figures as plots, and is FP64; searched again
-	 * 2026-12-07: facebookexperimental/triton PR #2023 gives one GB300
-	 * point, about 617 TFLOP/s cuBLAS at 500 W against 1,600-2,174 at
-	 * 1,400 W, a point and not a curve; Zeus, Perseus and POLCA measure
-	 * whole training steps or locked clocks, not a cap). A curve must
-	 * state its GEMM inputs: at one limit an A100 GEMM runs 257 TFLOP/s on
-	 * random-normal data and 295 on zeros (Horace He, thonking.ai,
-	 * "Matrix multiplications run faster when given predictable data").
-	 * What would settle it: bf16 cuBLAS GEMM (8192^3, random-normal)
-	 * TFLOP/s and SM clock after a minute's heat soak at nvidia-smi -pl
-	 * steps of 50-100 W, per part. A fleet run capped is described by its
-	 * SKU's preset only; its compute-bound kernels are then optimistic.
-	 * gpus/README.md. */
+	/* A board power limit below tdp_W (nvidia-smi -pl; gpu.power.power_cap_W);
+	 * 0 = none, the board at tdp_W. It slows the compute-bound kernels by
+	 * the clock ratio gpu_power_cap_clock_ratio() reads off cap_clock (the
+	 * SM clock at cap_W[i] over the clock at tdp_W, measured, ascending,
+	 * the last point tdp_W at 1; gpu.power.cap_clock_ratio), linear between
+	 * points and never extrapolated (the loader refuses a cap below the
+	 * first point). Memory-bound kernels keep their rate: no measured HBM
+	 * bandwidth under a cap was found. The relation on the one preset that
+	 * has it (h100-sxm5-96gb-hbm2e.json) is the average SM clock of a TF32
+	 * tensor-core workload at 200-700 W on that part (Ujeniya et al., arXiv
+	 * 2604.11391v2, Fig. 6b), taken for a training step's GEMMs and
+	 * attention: an assumption its source string states (gpus/README.md). */
+	double power_cap_W;
+	int cap_n;
+	double cap_W[GPU_CAP_POINTS_MAX], cap_clock[GPU_CAP_POINTS_MAX];
 };
 
 /* Best GEMM efficiency for dtype dt (fp8 has its own; tf32 takes the
@@ -132,6 +132,11 @@ double gpu_gemm_eff_max_lib(const struct gpu_spec *g, enum dtype dt, enum gemm_l
  * and no fp8 or older-library figure applies, else
  * gpu_gemm_eff_max_lib(). */
 double gpu_gemm_mainloop_max(const struct gpu_spec *g, enum dtype dt, enum gemm_lib lib);
+/* The compute clock of g under its power limit over the clock at its TDP:
+ * cap_clock interpolated linearly at power_cap_W; 1 with no cap, no table
+ * or a cap at or above tdp_W, and the first point's ratio below it (the
+ * loader refuses such a cap). */
+double gpu_power_cap_clock_ratio(const struct gpu_spec *g);
 /* True if a fused (flash) attention kernel is known for this GPU: the
  * topology gives its efficiency (FlashAttention-2 needs sm80, Ampere+). */
 bool gpu_has_flash(const struct gpu_spec *g);

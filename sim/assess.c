@@ -22,6 +22,7 @@ static struct econ_cluster cluster_of(const struct inputs *in, const struct plan
 		.fabric_levels = t->fabric == FABRIC_FAT_TREE ? t->ft_levels : 1,
 		.oversubscription = t->fabric == FABRIC_FAT_TREE ? t->ft_oversub : 1,
 		.gpu_tdp_W = t->gpu.tdp_W, .gpu_idle_W = t->gpu.idle_W,
+		.gpu_cap_W = t->gpu.power_cap_W,
 		.node_power_max_W = t->node_power_max_W,
 	};
 }
