@@ -184,18 +184,6 @@ static const char *run_excluded(const struct sim *S)
 	return NULL;
 }
 
-/* Whether pipeline message t of a stage st of pp goes to or comes from
- * past the first or last stage (engine_p2p.c: a reversed pipeline's
- * forward goes toward stage - 1; placement_stage_peer wraps around). */
-static bool stage_wraps(const struct task *t, int st, int pp)
-{
-	if (t->kind != TASK_SEND && t->kind != TASK_RECV)
-		return false;
-	bool fwd = (t->rev ? !t->dir : t->dir) == P2P_FWD;
-	int s = st + (fwd == (t->kind == TASK_SEND) ? +1 : -1);
-	return s < 0 || s >= pp;
-}
-
 /* A group instance's plan noted for the check after the marking. */
 struct pkey {
 	int kind, leader, op;
@@ -212,22 +200,16 @@ static int cmp_pkey(const void *a, const void *b)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-void engine_replay_init(struct sim *S)
+/* Into serial[kind]: whether every collective of the kind is on one
+ * stream, so that its instances run one at a time. */
+static void serial_kinds(const struct engine_job *job, bool serial[GROUP_N])
 {
-	const struct engine_job *job = S->job;
-	const struct placement *pl = job->pl;
-	int N = pl->nranks, pp = pl->size[DIM_PP];
-	if (run_excluded(S))
-		return;
-	/* every collective of a kind on one stream: its instances run one
-	 * at a time */
 	int stream_of[GROUP_N];
-	bool serial[GROUP_N];
 	for (int g = 0; g < GROUP_N; g++) {
 		stream_of[g] = -1;
 		serial[g] = true;
 	}
-	for (int st = 0; st < pp; st++)
+	for (int st = 0; st < job->pl->size[DIM_PP]; st++)
 		for (int i = 0; i < job->stage_prog[st]->n; i++) {
 			const struct task *t = &job->stage_prog[st]->t[i];
 			if (t->kind != TASK_COLL)
@@ -237,93 +219,156 @@ void engine_replay_init(struct sim *S)
 			else if (stream_of[t->group] != (int)t->stream)
 				serial[t->group] = false;
 		}
-	struct owners w = { NULL, 0 };
-	struct pkey *keys = NULL;
-	size_t kcap = 0, nk = 0;
-	int *mem = xreallocarray(NULL, (size_t)N + 2, sizeof(*mem));
-	int *seen = xcalloc((size_t)N + 1, sizeof(*seen)), stamp = 0;
-	struct pkey *uniq = NULL;
-	size_t ucap = 0;
-	for (int st = 0; st < pp; st++) {
-		/* the stage's distinct collectives (kind, op, bytes) */
-		const struct program *pr = job->stage_prog[st];
-		size_t nu = 0;
-		for (int i = 0; i < pr->n; i++) {
-			const struct task *t = &pr->t[i];
-			if (t->kind != TASK_COLL || t->bytes <= 0 || placement_group_size(pl, t->group) <= 1)
-				continue;
-			XGROW(uniq, ucap, nu + 1);
-			uniq[nu++] = (struct pkey){ t->group, 0, t->op, t->bytes * t->count };
-		}
-		if (nu > 1) /* qsort's base may not be NULL, even for none */
-			qsort(uniq, nu, sizeof(*uniq), cmp_pkey);
-		for (size_t u = 0; u < nu; u++) {
-			if (u && !cmp_pkey(&uniq[u], &uniq[u - 1]))
-				continue;
-			const struct pkey *t = &uniq[u];
-			double bytes = t->bytes;
-			stamp++;
-			for (int r = 0; r < N; r++) {
-				if (seen[r] == stamp || S->ri[r].stage != st)
-					continue;
-				int m = placement_group(pl, t->kind, r, mem);
-				for (int k = 0; k < m; k++)
-					seen[mem[k]] = stamp;
-				if (m <= 1)
-					continue;
-				struct cplan *c = cplan_get(&S->fold.cache, t->kind, mem, m, t->op, bytes);
-				if (!c)
-					goto out;  /* nothing private: the replay reports it */
-				if (c->rep)
-					continue;  /* this plan's flows are marked already */
-				c->rep = xcalloc(1, sizeof(*c->rep));
-				int owner = t->kind * N + mem[0] + 1;
-				for (int f = 0; f < c->p->nflows; f++)
-					own_route(&w, S->host[c->p->flows[f].src], S->host[c->p->flows[f].dst],
-						  owner);
-				XGROW(keys, kcap, nk + 1);
-				keys[nk++] = (struct pkey){ t->kind, mem[0], t->op, bytes };
-			}
-		}
+}
+
+/* What the link ownership gathers: the owners, the group instances'
+ * plans noted for the check (keys), scratch for the groups' members. */
+struct replay_scan {
+	struct sim *S;
+	struct owners w;
+	struct pkey *keys;
+	size_t kcap, nk;
+	int *mem;               /* [nranks + 2] a group's members */
+	int *seen;              /* [nranks + 1] stamp of the rank's last group */
+	int stamp;
+	struct pkey *uniq;      /* a stage's distinct collectives */
+	size_t ucap;
+};
+
+/* The distinct collectives (kind, op, bytes; leader 0) of program pr
+ * that post flows, sorted, into R->uniq; returns their count with
+ * repeats (cmp_pkey-equal neighbours). */
+static size_t stage_collectives(struct replay_scan *R, const struct program *pr)
+{
+	const struct placement *pl = R->S->job->pl;
+	size_t nu = 0;
+	for (int i = 0; i < pr->n; i++) {
+		const struct task *t = &pr->t[i];
+		if (t->kind != TASK_COLL || t->bytes <= 0 || placement_group_size(pl, t->group) <= 1)
+			continue;
+		XGROW(R->uniq, R->ucap, nu + 1);
+		R->uniq[nu++] = (struct pkey){ t->group, 0, t->op, t->bytes * t->count };
 	}
-	/* every pipeline pair, both ways: the adjacent stages', and the
-	 * last stage's with the first where a message wraps around
-	 * (interleaved: the last stage's chunk c feeds the first's c + 1,
-	 * placement_stage_peer) */
+	if (nu > 1) /* qsort's base may not be NULL, even for none */
+		qsort(R->uniq, nu, sizeof(*R->uniq), cmp_pkey);
+	return nu;
+}
+
+/* Own the links of the flows of every group instance on stage st's ranks
+ * of collective k (its plan made now, as the replay would make it), each
+ * plan once (its rep made), and note the instance's key. Returns 0, or -1
+ * when a plan cannot be made (nothing private: the replay reports it). */
+static int own_stage_collective(struct replay_scan *R, int st, const struct pkey *k)
+{
+	struct sim *S = R->S;
+	const struct placement *pl = S->job->pl;
+	int N = pl->nranks;
+	R->stamp++;
+	for (int r = 0; r < N; r++) {
+		if (R->seen[r] == R->stamp || S->ri[r].stage != st)
+			continue;
+		int m = placement_group(pl, k->kind, r, R->mem);
+		for (int i = 0; i < m; i++)
+			R->seen[R->mem[i]] = R->stamp;
+		if (m <= 1)
+			continue;
+		struct cplan *c = cplan_get(&S->fold.cache, k->kind, R->mem, m, k->op, k->bytes);
+		if (!c)
+			return -1;
+		if (c->rep)
+			continue; /* this plan's flows are marked already */
+		c->rep = xcalloc(1, sizeof(*c->rep));
+		int owner = k->kind * N + R->mem[0] + 1;
+		for (int f = 0; f < c->p->nflows; f++)
+			own_route(&R->w, S->host[c->p->flows[f].src], S->host[c->p->flows[f].dst], owner);
+		XGROW(R->keys, R->kcap, R->nk + 1);
+		R->keys[R->nk++] = (struct pkey){ k->kind, R->mem[0], k->op, k->bytes };
+	}
+	return 0;
+}
+
+/* Own (shared, -1) the links of every pipeline pair, both ways: the
+ * adjacent stages', and the last stage's with the first where a message
+ * wraps around (interleaved: the last stage's chunk c feeds the first's
+ * c + 1, program_wraps). */
+static void own_pipeline(struct replay_scan *R)
+{
+	struct sim *S = R->S;
+	const struct engine_job *job = S->job;
+	const struct placement *pl = job->pl;
+	int pp = pl->size[DIM_PP];
 	bool wraps = false;
 	for (int st = 0; st < pp && !wraps; st++)
-		for (int i = 0; i < job->stage_prog[st]->n && !wraps; i++)
-			wraps = stage_wraps(&job->stage_prog[st]->t[i], st, pp);
-	for (int r = 0; r < N; r++)
+		wraps = program_wraps(job->stage_prog[st], st, pp);
+	for (int r = 0; r < pl->nranks; r++)
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
 			int s = S->ri[r].stage + dlt;
 			if ((s >= 0 && s < pp) || wraps)
-				own_route(&w, S->host[r], S->host[placement_stage_peer(pl, r, s)], -1);
+				own_route(&R->w, S->host[r], S->host[placement_stage_peer(pl, r, s)], -1);
 		}
-	for (size_t q = 0; q < nk; q++) {
-		const struct pkey *k = &keys[q];
-		if (!serial[k->kind] || k->op == COLL_ALLTOALL)
-			continue;
-		int m = placement_group(pl, k->kind, k->leader, mem);
-		struct cplan *c = cplan_get(&S->fold.cache, k->kind, mem, m, k->op, k->bytes);
-		if (c->p->nflows <= 0)
-			continue;
-		/* the replay's poster and receiver run this collective */
-		bool src_in = false, dst_in = false;
-		for (int i = 0; i < m; i++) {
-			src_in = src_in || mem[i] == c->p->flows[0].src;
-			dst_in = dst_in || mem[i] == c->p->flows[0].dst;
-		}
-		c->priv = src_in && dst_in && plan_private(S, &w, c->p, k->kind * N + k->leader + 1) &&
-			  plan_uniform(S, c->p, c->rep);
-		S->nprivate += c->priv;
+}
+
+/* Own every link any flow of the run can cross: every group instance
+ * of every stage's collectives, then every pipeline pair. Returns 0 or
+ * -1 (a plan cannot be made: nothing private). */
+static int own_links(struct replay_scan *R)
+{
+	const struct engine_job *job = R->S->job;
+	for (int st = 0; st < job->pl->size[DIM_PP]; st++) {
+		size_t nu = stage_collectives(R, job->stage_prog[st]);
+		for (size_t u = 0; u < nu; u++)
+			if ((!u || cmp_pkey(&R->uniq[u], &R->uniq[u - 1])) &&
+			    own_stage_collective(R, st, &R->uniq[u]))
+				return -1;
 	}
-out:
-	free(uniq);
-	free(seen);
-	free(mem);
-	free(keys);
-	free(w.o);
+	own_pipeline(R);
+	return 0;
+}
+
+/* Check the plan of group instance k and record whether it is private
+ * (c->priv, counted in S->nprivate): its kind serial and not an
+ * all-to-all, its first flow's ends members (the replay's poster and
+ * receiver run the collective), every link its instance's alone, and
+ * uniform. */
+static void check_private(struct replay_scan *R, const bool serial[GROUP_N], const struct pkey *k)
+{
+	struct sim *S = R->S;
+	const struct placement *pl = S->job->pl;
+	int N = pl->nranks, *mem = R->mem;
+	if (!serial[k->kind] || k->op == COLL_ALLTOALL)
+		return;
+	int m = placement_group(pl, k->kind, k->leader, mem);
+	struct cplan *c = cplan_get(&S->fold.cache, k->kind, mem, m, k->op, k->bytes);
+	if (c->p->nflows <= 0)
+		return;
+	bool src_in = false, dst_in = false;
+	for (int i = 0; i < m; i++) {
+		src_in = src_in || mem[i] == c->p->flows[0].src;
+		dst_in = dst_in || mem[i] == c->p->flows[0].dst;
+	}
+	c->priv = src_in && dst_in && plan_private(S, &R->w, c->p, k->kind * N + k->leader + 1) &&
+		  plan_uniform(S, c->p, c->rep);
+	S->nprivate += c->priv;
+}
+
+void engine_replay_init(struct sim *S)
+{
+	if (run_excluded(S))
+		return;
+	int N = S->job->pl->nranks;
+	bool serial[GROUP_N];
+	serial_kinds(S->job, serial);
+	struct replay_scan R = { .S = S };
+	R.mem = xreallocarray(NULL, (size_t)N + 2, sizeof(*R.mem));
+	R.seen = xcalloc((size_t)N + 1, sizeof(*R.seen));
+	if (!own_links(&R))
+		for (size_t q = 0; q < R.nk; q++)
+			check_private(&R, serial, &R.keys[q]);
+	free(R.uniq);
+	free(R.seen);
+	free(R.mem);
+	free(R.keys);
+	free(R.w.o);
 }
 
 struct cplan_replay *engine_replay_begin(struct cplan *c)

@@ -18,7 +18,8 @@
  * never limits any allocation, so it can be dropped from the system
  * without changing a rate. What remains are NICs and oversubscribed
  * uplinks. Every flow the folded simulation could post (the groups and
- * pipeline pairs of every replica) joins the binding links it crosses
+ * pipeline pairs of every replica, an interleaved pipeline's wrapped
+ * ones, last stage to first, too) joins the binding links it crosses
  * (union-find); a mirror flow is posted if it crosses a link joined to
  * the simulated ranks' own traffic, at any time of the iteration: every
  * other flow shares no binding link, ever, with what is simulated, so
@@ -149,7 +150,9 @@ static void closure_setup(struct fold *F)
 		stream_of[g] = -1;
 		F->serial[g] = true;
 	}
-	for (int st = 0; st < pp; st++)
+	F->wraps = false;
+	for (int st = 0; st < pp; st++) {
+		F->wraps = F->wraps || program_wraps(job->stage_prog[st], st, pp);
 		for (int i = 0; i < job->stage_prog[st]->n; i++) {
 			const struct task *tk = &job->stage_prog[st]->t[i];
 			if (tk->kind != TASK_COLL)
@@ -159,6 +162,20 @@ static void closure_setup(struct fold *F)
 			else if (stream_of[tk->group] != (int)tk->stream)
 				F->serial[tk->group] = false;
 		}
+	}
+}
+
+/* The stage rank r of stage st sends pipeline messages to (or takes
+ * them from) on the dlt (+1 / -1) side: the adjacent stage's peer, the
+ * first stage's past the last and the last's before the first where a
+ * message wraps around (F->wraps: placement_stage_peer wraps); -1 none. */
+static int pipe_peer(const struct fold *F, int r, int st, int dlt)
+{
+	const struct placement *pl = F->job->pl;
+	int s = st + dlt;
+	if ((s < 0 || s >= pl->size[DIM_PP]) && !F->wraps)
+		return -1;
+	return placement_stage_peer(pl, r, s);
 }
 
 /* After the closure: mark in used the GPUs of every posted mirror flow
@@ -166,7 +183,7 @@ static void closure_setup(struct fold *F)
 static void closure_mark_used(struct fold *F, unsigned char *used)
 {
 	const struct placement *pl = F->job->pl;
-	int N = pl->nranks, pp = pl->size[DIM_PP];
+	int N = pl->nranks;
 
 	for (size_t i = 0; i < F->cache.cap; i++) {
 		struct cplan *c = &F->cache.plans[i];
@@ -178,10 +195,8 @@ static void closure_mark_used(struct fold *F, unsigned char *used)
 		int c[DIM_N];
 		placement_coords(pl, r, c);
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
-			if (c[DIM_PP] + dlt < 0 || c[DIM_PP] + dlt >= pp)
-				continue;
-			int peer = placement_stage_peer(pl, r, c[DIM_PP] + dlt);
-			if (fold_touches(F, r, peer))
+			int peer = pipe_peer(F, r, c[DIM_PP], dlt);
+			if (peer >= 0 && fold_touches(F, r, peer))
 				used[r] = used[peer] = 1;
 		}
 	}
@@ -219,7 +234,8 @@ int fold_closure(struct fold *F, unsigned char *used)
 			memcpy(&k[2], &bytes, sizeof(bytes));
 			nk++;
 		}
-		qsort(keys, (size_t)nk, 4 * sizeof(int), cmp_int4);
+		if (nk > 1) /* qsort's base may not be NULL, even for none */
+			qsort(keys, (size_t)nk, 4 * sizeof(int), cmp_int4);
 		for (int q = 0; q < nk; q++) {
 			int *k = &keys[q * 4];
 			if (q && !memcmp(k, k - 4, 4 * sizeof(int)))
@@ -255,10 +271,11 @@ int fold_closure(struct fold *F, unsigned char *used)
 	for (int r = 0; r < N; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
-		for (int dlt = -1; dlt <= 1; dlt += 2)
-			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
-				fold_join(F, r, placement_stage_peer(pl, r, c[DIM_PP] + dlt), F->active[r],
-					  -1);
+		for (int dlt = -1; dlt <= 1; dlt += 2) {
+			int peer = pipe_peer(F, r, c[DIM_PP], dlt);
+			if (peer >= 0)
+				fold_join(F, r, peer, F->active[r], -1);
+		}
 	}
 	closure_mark_used(F, used);
 	rc = 0;
@@ -271,16 +288,16 @@ out:
 int fold_mirror_p2p(struct fold *F, int rank, int stage, int dir, int **pairs)
 {
 	const struct placement *pl = F->job->pl;
-	int peer_stage = stage + (dir == P2P_FWD ? +1 : -1);
+	int dlt = dir == P2P_FWD ? +1 : -1;
 	size_t cap = 0;
 	int n = 0;
 	*pairs = NULL;
-	if (peer_stage < 0 || peer_stage >= pl->size[DIM_PP])
-		return 0;
+	if (pipe_peer(F, rank, stage, dlt) < 0)
+		return 0; /* past the first or last stage, not wrapping */
 	for (int r = 0; r < pl->nranks; r++) {
 		if (r == rank || !stage_of_is(pl, r, stage))
 			continue;
-		int pair[2] = { r, placement_stage_peer(pl, r, peer_stage) };
+		int pair[2] = { r, pipe_peer(F, r, stage, dlt) };
 		if (!fold_touches(F, pair[0], pair[1]))
 			continue;
 		XGROW(*pairs, cap, (size_t)2 * n + 2);

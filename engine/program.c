@@ -68,6 +68,20 @@ const char *task_cat_name(enum task_cat c)
 	return c < CAT_N ? n[c] : "?";
 }
 
+bool program_wraps(const struct program *pr, int stage, int pp)
+{
+	for (int i = 0; i < pr->n; i++) {
+		const struct task *t = &pr->t[i];
+		if (t->kind != TASK_SEND && t->kind != TASK_RECV)
+			continue;
+		bool fwd = (t->rev ? !t->dir : t->dir) == P2P_FWD;
+		int s = stage + (fwd == (t->kind == TASK_SEND) ? +1 : -1);
+		if (s < 0 || s >= pp)
+			return true;
+	}
+	return false;
+}
+
 const char *stream_name(enum stream s)
 {
 	static const char *const n[] = { "compute", "tp", "dp", "param", "send",

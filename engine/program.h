@@ -117,6 +117,14 @@ int program_coll(struct program *p, enum stream s, enum task_cat cat,
 		 enum coll_op op, enum group_kind g, double bytes, int count,
 		 const int *deps, int ndeps);
 
+/* Whether a pipeline message of pr, the program of stage of pp, goes to
+ * or comes from past the first or last stage: an interleaved pipeline's
+ * last stage sends chunk c's activations to the first stage's chunk
+ * c + 1 (engine_p2p.c: placement_stage_peer wraps around), the backward
+ * the reverse; a reversed pipeline's (dualpipe's chunk 1) forward goes
+ * toward stage - 1. */
+bool program_wraps(const struct program *pr, int stage, int pp);
+
 const char *task_cat_name(enum task_cat c);
 const char *stream_name(enum stream s);
 

@@ -246,3 +246,55 @@ Test(foldplan, classes_put_a_straggler_alone_and_its_replica_apart)
 		job_finish(&j);
 	}
 }
+
+/* An interleaved pipeline's messages wrap around: stage 1 (the last of
+ * 2) sends chunk 0's activations to stage 0's chunk 1, which receives
+ * them from "stage 2". Jean Zay nodes (two GPUs per Omni-Path port), TP
+ * 2 x DP 4 x PP 2, a stage per node: ranks tp + 2 dp + 8 pp, rank 8
+ * (stage 1, replica 0, tp 0) simulated, its TP peer 9 folded and on its
+ * port. Exact folding posts 9's wrapped message to 1 with 8's: without
+ * it 8 would have the port to itself. */
+Test(foldplan, exact_folding_mirrors_a_wrapped_pipeline_message)
+{
+	struct diag d;
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	diag_init(&d, stderr);
+	j.topo = topology_load(src_path("topologies/jeanzay-a100-opa.json"), &d);
+	cr_assert_not_null(j.topo);
+	diag_finish(&d);
+	cr_assert_eq(placement_init(&j.pl, 2, 4, 2, "tp,dp,pp"), 0);
+	struct program prog[2];
+	struct program *stage[2] = { &prog[0], &prog[1] };
+	for (int s = 0; s < 2; s++) {
+		program_init(&prog[s]);
+		/* stage s sends forward to stage s + 1 (stage 1: to stage 0) and
+		 * receives from stage s - 1 (stage 0: from stage 1) */
+		struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+				    .bytes = 32.0 * (1 << 20), .dir = P2P_FWD };
+		struct task rcv = snd;
+		rcv.kind = TASK_RECV;
+		rcv.stream = STREAM_RECV_PREV;
+		program_add(&prog[s], &rcv, NULL, 0);
+		program_add(&prog[s], &snd, NULL, 0);
+		cr_assert(program_wraps(&prog[s], s, 2));
+	}
+	j.ej = (struct engine_job){ .topo = j.topo, .nodes = 2, .pl = &j.pl, .stage_prog = stage,
+				    .coll_algo = "ring", .fold = true, .fold_exact = true };
+	pick(&j);
+	cr_assert(j.F.active[8]);
+	cr_assert(!j.F.active[9]);
+	unsigned char used[16] = { 0 };
+	cr_assert_eq(fold_mark_used(&j.F, used), 0);
+	int *pairs, n = fold_mirror_p2p(&j.F, 8, 1, P2P_FWD, &pairs);
+	bool found = false;
+	for (int i = 0; i < n; i++)
+		found = found || (pairs[2 * i] == 9 && pairs[2 * i + 1] == 1);
+	cr_expect(found, "stage 1's wrapped mirror 9 -> 1 not among %d pairs", n);
+	cr_expect(used[9] && used[1]);
+	free(pairs);
+	fold_finish(&j.F);
+	for (int s = 0; s < 2; s++)
+		program_finish(&prog[s]);
+	topology_destroy(j.topo);
+}
