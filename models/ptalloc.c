@@ -44,12 +44,21 @@ struct pool {
 
 struct owner {
 	int stream;             /* -1: handle unused */
+	int seg;                /* native: its segment */
 	double off, size;
 	int next_free;          /* unused: the next unused handle + 1 (0: none) */
 };
 
+struct segment {
+	int stream;
+	struct pool p;          /* its blocks; p.mapped: the segment's size */
+};
+
 struct ptalloc {
 	struct pool pool[PTALLOC_MAX_STREAMS];
+	bool native;            /* without expandable segments: one cudaMalloc a segment */
+	struct segment *seg;
+	int nseg, capseg;
 	struct owner *h;
 	int nh, caph;
 	int free1;              /* the first unused handle + 1 (0: none) */
@@ -61,10 +70,21 @@ struct ptalloc *ptalloc_new(void)
 	return calloc(1, sizeof(struct ptalloc));
 }
 
+struct ptalloc *ptalloc_new_native(void)
+{
+	struct ptalloc *a = calloc(1, sizeof(struct ptalloc));
+	if (a)
+		a->native = true;
+	return a;
+}
+
 void ptalloc_destroy(struct ptalloc *a)
 {
 	if (!a)
 		return;
+	for (int i = 0; i < a->nseg; i++)
+		free(a->seg[i].p.b);
+	free(a->seg);
 	for (int s = 0; s < PTALLOC_MAX_STREAMS; s++)
 		free(a->pool[s].b);
 	free(a->h);
@@ -142,6 +162,18 @@ static int new_handle(struct ptalloc *a)
 	return a->nh++;
 }
 
+/* Count handle h's block as allocated; the peaks. */
+static int account(struct ptalloc *a, int h)
+{
+	a->allocated += a->h[h].size;
+	if (a->allocated > a->allocated_peak)
+		a->allocated_peak = a->allocated;
+	double r = ptalloc_reserved(a);
+	if (r > a->reserved_peak)
+		a->reserved_peak = r;
+	return h;
+}
+
 /* Take the free block i of p for a request of size bytes under handle h:
  * with expandable segments every block is split down to the request
  * (should_split(): a remainder of at least kMinBlockSize). */
@@ -156,12 +188,77 @@ static void take(struct pool *p, int i, double size, int h)
 	}
 }
 
+/* Without expandable segments (PYTORCH_CUDA_ALLOC_CONF unset): every
+ * block lives in a segment of its own cudaMalloc, and blocks never merge
+ * across segments (c10/cuda/CUDACachingAllocator.cpp at the same copy:
+ * get_allocation_size() gives a request of at most kSmallSize its 2 MiB
+ * kSmallBuffer, one under kMinLargeAlloc (10 MiB) a 20 MiB kLargeBuffer,
+ * a larger one its size rounded up to kRoundLarge (2 MiB);
+ * get_free_block() takes the smallest free block of the stream at least
+ * as large (lowest address among equals; max_split_size unlimited by
+ * default); should_split() splits a large-pool block only when more than
+ * kSmallSize (1 MiB) remains; free_block() merges a block with its free
+ * neighbours in its own segment). */
+static int native_malloc(struct ptalloc *a, int stream, double size)
+{
+	int bs = -1, bi = -1;
+	for (int g = 0; g < a->nseg; g++) {
+		struct pool *p = &a->seg[g].p;
+		if (a->seg[g].stream != stream)
+			continue;
+		for (int i = 0; i < p->n; i++)
+			if (p->b[i].handle < 0 && p->b[i].size >= size &&
+			    (bs < 0 || p->b[i].size < a->seg[bs].p.b[bi].size)) {
+				bs = g;
+				bi = i;
+			}
+	}
+	if (bs < 0) {
+		double seg = size <= SMALL_SIZE ? 2 * SMALL_SIZE :
+			     size < 10 * SMALL_SIZE ? PAGE : ceil(size / (2 * SMALL_SIZE)) * 2 * SMALL_SIZE;
+		if (a->nseg == a->capseg) {
+			int cap = a->capseg ? 2 * a->capseg : 64;
+			struct segment *ns = realloc(a->seg, (size_t)cap * sizeof(*ns));
+			if (!ns)
+				return -1;
+			a->seg = ns;
+			a->capseg = cap;
+		}
+		bs = a->nseg++;
+		a->seg[bs] = (struct segment){ .stream = stream };
+		a->seg[bs].p.mapped = seg;
+		if (!pool_insert(&a->seg[bs].p, 0, (struct block){ 0, seg, -1 }))
+			return -1;
+		bi = 0;
+		a->pool[stream].mapped += seg;
+	}
+	int h = new_handle(a);
+	if (h < 0)
+		return -1;
+	struct pool *p = &a->seg[bs].p;
+	double rest = p->b[bi].size - size;
+	p->b[bi].handle = h;
+	if (rest > SMALL_SIZE) {
+		p->b[bi].size = size;
+		if (!pool_insert(p, bi + 1, (struct block){ p->b[bi].off + size, rest, -1 }))
+			p->b[bi].size += rest;
+	}
+	a->h[h] = (struct owner){ stream, bs, p->b[bi].off, p->b[bi].size, 0 };
+	return h;
+}
+
 int ptalloc_malloc(struct ptalloc *a, int stream, double bytes)
 {
 	if (!a || bytes <= 0 || stream < 0 || stream >= PTALLOC_MAX_STREAMS)
 		return -1;
 	double size = ceil(bytes / MIN_BLOCK) * MIN_BLOCK;
 	struct pool *p = &a->pool[stream];
+	if (a->native) {
+		int nh = native_malloc(a, stream, size);
+		if (nh < 0)
+			return -1;
+		return account(a, nh);
+	}
 
 	/* best fit among the free blocks inside the segment; the free block
 	 * at its end counts as unbounded (it can grow), so it comes last */
@@ -188,21 +285,15 @@ int ptalloc_malloc(struct ptalloc *a, int stream, double bytes)
 	if (h < 0)
 		return -1;
 	take(p, best, size, h);
-	a->h[h] = (struct owner){ stream, p->b[best].off, p->b[best].size, 0 };
-	a->allocated += p->b[best].size;
-	if (a->allocated > a->allocated_peak)
-		a->allocated_peak = a->allocated;
-	double r = ptalloc_reserved(a);
-	if (r > a->reserved_peak)
-		a->reserved_peak = r;
-	return h;
+	a->h[h] = (struct owner){ stream, 0, p->b[best].off, p->b[best].size, 0 };
+	return account(a, h);
 }
 
 void ptalloc_free(struct ptalloc *a, int h)
 {
 	if (!a || h < 0 || h >= a->nh || a->h[h].stream < 0)
 		return;
-	struct pool *p = &a->pool[a->h[h].stream];
+	struct pool *p = a->native ? &a->seg[a->h[h].seg].p : &a->pool[a->h[h].stream];
 	/* the block at the handle's offset: blocks are ordered by offset */
 	int lo = 0, hi = p->n - 1, i = -1;
 	while (lo <= hi && i < 0) {

@@ -33,6 +33,14 @@ struct ptalloc;
 
 /* A new, empty allocator; NULL when out of memory. */
 struct ptalloc *ptalloc_new(void);
+/* The allocator without expandable segments (PYTORCH_CUDA_ALLOC_CONF
+ * unset, ptalloc.c native_malloc()): each cudaMalloc is a segment of its
+ * own, 20 MiB for a request under 10 MiB, else the request rounded up to
+ * 2 MiB; a block is split only when more than 1 MiB remains; freed blocks
+ * merge only within their segment. No plan replays with it yet (the
+ * replay runs for stacks whose launch sets expandable segments; see
+ * validation/README.md, "What the TP and PP rows lack"). */
+struct ptalloc *ptalloc_new_native(void);
 void ptalloc_destroy(struct ptalloc *a);
 
 /* Allocate bytes on stream (0 .. PTALLOC_MAX_STREAMS - 1); returns a

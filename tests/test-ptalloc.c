@@ -44,6 +44,63 @@ Test(ptalloc, the_segment_grows_by_20_MiB_pages_from_its_free_end)
 	ptalloc_destroy(a);
 }
 
+/* Without expandable segments (ptalloc_new_native): a request under
+ * 10 MiB opens a 20 MiB segment, a larger one a segment of its size
+ * rounded up to 2 MiB; a later request fits in a segment's free rest. */
+Test(ptalloc, native_segments_are_sized_by_get_allocation_size)
+{
+	struct ptalloc *a = ptalloc_new_native();
+	ptalloc_malloc(a, 0, 29 * MiB);          /* a 30 MiB segment */
+	cr_assert_float_eq(ptalloc_reserved(a), 30 * MiB, 1);
+	ptalloc_malloc(a, 0, 5 * MiB);           /* the 1 MiB rest does not hold it: 20 MiB */
+	cr_assert_float_eq(ptalloc_reserved(a), 50 * MiB, 1);
+	ptalloc_malloc(a, 0, 12 * MiB);          /* in the 20 MiB segment's 15 MiB rest */
+	cr_assert_float_eq(ptalloc_reserved(a), 50 * MiB, 1);
+	ptalloc_malloc(a, 1, 5 * MiB);           /* another stream: its own segment */
+	cr_assert_float_eq(ptalloc_reserved(a), 70 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
+/* Without expandable segments two freed neighbours of separate
+ * cudaMallocs stay two blocks: 150 MiB fits neither 100 MiB block and
+ * opens a third segment (350 MiB reserved), where the expandable
+ * segment merges them into one 200 MiB block that holds it (200). */
+Test(ptalloc, native_blocks_of_two_segments_do_not_merge)
+{
+	struct ptalloc *a = ptalloc_new_native(), *e = ptalloc_new();
+	struct ptalloc *both[] = { a, e };
+	for (int k = 0; k < 2; k++) {
+		int x = ptalloc_malloc(both[k], 0, 100 * MiB);
+		int y = ptalloc_malloc(both[k], 0, 100 * MiB);
+		ptalloc_free(both[k], x);
+		ptalloc_free(both[k], y);
+		ptalloc_malloc(both[k], 0, 150 * MiB);
+	}
+	cr_assert_float_eq(ptalloc_reserved(a), 350 * MiB, 1);
+	cr_assert_float_eq(ptalloc_reserved(e), 200 * MiB, 1);
+	ptalloc_destroy(a);
+	ptalloc_destroy(e);
+}
+
+/* Without expandable segments a large-pool block is split only when more
+ * than kSmallSize (1 MiB) remains: 99.5 MiB in a freed 100 MiB block
+ * takes it whole (100 allocated), 90 MiB leaves a 10 MiB block that
+ * serves 8 MiB without a new segment. */
+Test(ptalloc, native_splits_only_past_1_MiB)
+{
+	struct ptalloc *a = ptalloc_new_native();
+	int x = ptalloc_malloc(a, 0, 100 * MiB);
+	ptalloc_free(a, x);
+	x = ptalloc_malloc(a, 0, 99.5 * MiB);
+	cr_assert_float_eq(ptalloc_allocated(a), 100 * MiB, 1, "a 0.5 MiB rest is not split off");
+	ptalloc_free(a, x);
+	ptalloc_malloc(a, 0, 90 * MiB);
+	ptalloc_malloc(a, 0, 8 * MiB);
+	cr_assert_float_eq(ptalloc_allocated(a), 98 * MiB, 1);
+	cr_assert_float_eq(ptalloc_reserved(a), 100 * MiB, 1);
+	ptalloc_destroy(a);
+}
+
 /* A hole inside the segment serves what fits in it; a larger request
  * goes to the end and maps new pages though the hole is free. */
 Test(ptalloc, a_hole_serves_only_what_fits)
