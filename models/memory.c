@@ -589,7 +589,8 @@ void memory_rank(const struct mem_rank_input *in, struct mem_anatomy *o)
 			 (o->peak_at_loss ? o->logits_bytes : o->recompute_bytes);
 	o->allocator_bytes = o->total_bytes - o->reserved_bytes;
 	struct mem_replay rp;
-	if (in->expandable_segments && memory_replay(in, o, &rp) && rp.reserved_peak > o->allocator_bytes) {
+	if ((in->expandable_segments || in->native_allocator) && memory_replay(in, o, &rp) &&
+	    rp.reserved_peak > o->allocator_bytes) {
 		double replayed = rp.reserved_peak;
 		/* the caching the replay finds stands for the reserve where larger */
 		o->caching_bytes = replayed - o->allocator_bytes;

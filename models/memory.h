@@ -398,6 +398,9 @@ struct mem_rank_input {
 				      not Transformer Engine */
 	bool expandable_segments;  /* the stack's allocator runs with expandable segments:
 				      FSDP2 plans' reserved memory is replayed */
+	bool native_allocator;     /* the same replay, the allocator without expandable
+				      segments (training.allocator "native": ptalloc.h
+				      ptalloc_new_native) */
 	const bool *order_fwd;     /* under a pipeline, the stage's steps in order (true:
 				      a micro-batch's forward, false: a backward), order_n
 				      of them; NULL: not known or the backward split

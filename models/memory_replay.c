@@ -507,7 +507,7 @@ bool memory_replay(const struct mem_rank_input *in, const struct mem_anatomy *o,
 	struct replay r = { .in = in, .o = o, .ag_held = -1, .rs_held = -1 };
 	replay_sizes(&r, in, o);
 	int L = r.layers;
-	r.a = ptalloc_new();
+	r.a = in->native_allocator ? ptalloc_new_native() : ptalloc_new();
 	r.grad = handles(L + 1);
 	r.act = handles(r.m * L);
 	r.head = handles(r.m);

@@ -41,7 +41,10 @@ void anatomy_input(const struct inputs *in, const struct plan *pl, double layers
 		.fsdp2 = k->fsdp2_copies && pl->parallel.zero >= ZERO_2 &&
 			 (long)pl->parallel.dp * pl->parallel.cp > 1,
 		.torchao_fp8 = k->fsdp2_copies,
-		.expandable_segments = k->expandable_segments,
+		.expandable_segments = k->expandable_segments &&
+				       pl->training.allocator != PLAN_ALLOC_NATIVE,
+		.native_allocator = k->expandable_segments &&
+				    pl->training.allocator == PLAN_ALLOC_NATIVE,
 	};
 	/* DeepSpeed 0.4's ZeRO-3 per Linear, where the builder gathers so
 	 * (sim/build_transformer.c: per tensor needs tp = cp = 1), with its

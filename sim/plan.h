@@ -94,6 +94,8 @@
  *   master_weights     -        fp32          fp32 | remainders: the fp32 master kept as the
  *                                             bf16 weight and an int16 remainder
  *                                             (models/precision.h precision_master_remainders)
+ *   allocator          -        stack's       expandable | native: PyTorch's caching allocator
+ *                                             with or without expandable segments (models/ptalloc.h)
  *   memory_reserve     fraction 0.05          allocator fragmentation reserve of HBM
  *   train_tokens       tokens   0             for time- and cost-to-train
  *   input              -        none          the data loader (models/input_pipeline.h)
@@ -223,6 +225,10 @@ enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_PARAMS, OFFLOAD_N };
  * Ulysses, cp_comm_type "a2a"). */
 enum cp_comm { CP_P2P, CP_A2A, CP_COMM_N };
 
+/* training.allocator: PyTorch's caching allocator as the job launched it
+ * (models/ptalloc.h); PLAN_ALLOC_STACK: the stack's launch. */
+enum plan_allocator { PLAN_ALLOC_STACK, PLAN_ALLOC_EXPANDABLE, PLAN_ALLOC_NATIVE };
+
 /* Data-parallel gradient synchronisation: collectives over the DP group,
  * or parameter servers (push gradients, pull weights). */
 enum dp_sync { DP_SYNC_ALLREDUCE, DP_SYNC_PS, DP_SYNC_N };
@@ -333,6 +339,7 @@ struct plan_training {
 	bool bf16_moments;              /* optimizer_state_dtype "bf16": Adam's moments in bf16 */
 	bool master_remainders;         /* master_weights "remainders": int16 remainders of the
 					   fp32 master beside the bf16 weights */
+	enum plan_allocator allocator;  /* allocator: the stack's, expandable or native */
 	double memory_reserve;          /* fraction of HBM */
 	double train_tokens;
 	struct finetune finetune;       /* training.finetune (models/finetune.h) */

@@ -98,6 +98,11 @@ static void check_stack(const struct plan *p, const struct model *m, const char 
 		diag_err(d, f, "/training/finetune/targets", "no fused 'qkv_proj' in stack '%s', "
 			 "which projects q, k and v by three layers: give q_proj, k_proj and v_proj",
 			 k->name);
+	/* the caching allocator is replayed for the stacks that launch with
+	 * expandable segments (stack.h expandable_segments) */
+	if (p->training.allocator != PLAN_ALLOC_STACK && !k->expandable_segments)
+		diag_err(d, f, "/training/allocator", "PyTorch's caching allocator is replayed for "
+			 "torchtitan's stacks only (models/memory_replay.c), got stack '%s'", k->name);
 }
 
 /* A batch-norm group (CNN models only): a power of two of one node's

@@ -22,6 +22,8 @@
 static const char *const opt_names[] = { "adam", NULL };
 /* training.master_weights (models/precision.h precision_master_remainders) */
 static const char *const master_names[] = { "fp32", "remainders", NULL };
+/* training.allocator, after the stack's (enum plan_allocator) */
+static const char *const alloc_names[] = { "expandable", "native", NULL };
 
 /* What the loader reads besides the plan and the meta. */
 struct paths {
@@ -88,6 +90,9 @@ static bool load_training(struct jobj *root, struct plan *s)
 	e = 0;
 	if (jobj_enum(&jo, "master_weights", master_names, &e, 0) == 1)
 		s->training.master_remainders = e == 1;
+	e = 0;
+	if (jobj_enum(&jo, "allocator", alloc_names, &e, 0) == 1)
+		s->training.allocator = e == 0 ? PLAN_ALLOC_EXPANDABLE : PLAN_ALLOC_NATIVE;
 	jobj_num(&jo, "memory_reserve", &s->training.memory_reserve, JNONNEG);
 	e = 0;
 	jobj_enum(&jo, "optimizer", opt_names, &e, 0);

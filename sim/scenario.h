@@ -185,6 +185,20 @@
  *                                                                per parameter of state instead of 4;
  *                                                                needs bf16 weights: precision bf16 or
  *                                                                fp8 without fp8_params; memory only)
+ *   training.allocator            string   -       the stack's   PyTorch's caching allocator as launched:
+ *                                                                expandable | native. expandable:
+ *                                                                PYTORCH_CUDA_ALLOC_CONF=
+ *                                                                expandable_segments:True, what
+ *                                                                torchtitan's single-host launcher sets
+ *                                                                (run_llama_train.sh L22 at 9dec370);
+ *                                                                native: no such setting (its
+ *                                                                multinode_trainer.slurm sets none),
+ *                                                                segments sized and split as
+ *                                                                CUDACachingAllocator.cpp does
+ *                                                                (models/ptalloc.h). Replayed for the
+ *                                                                stacks whose allocator ddlsim replays
+ *                                                                (torchtitan's eager stacks); an error
+ *                                                                elsewhere. Memory only
  *   training.memory_reserve       number   0..0.5  0.05          allocator fragmentation reserve, a
  *                                                                fraction of HBM (models/memory.h)
  *   training.optimizer            string   -       "adam"        adam (mixed-precision Adam, K = 12)

@@ -272,6 +272,8 @@ static json_t *write_training(const struct plan *p, const struct inputs *in)
 		put(o, "optimizer_state_dtype", json_string("bf16"));
 	if (t->master_remainders)
 		put(o, "master_weights", json_string("remainders"));
+	if (t->allocator != PLAN_ALLOC_STACK)
+		put(o, "allocator", json_string(t->allocator == PLAN_ALLOC_NATIVE ? "native" : "expandable"));
 	if (t->memory_reserve != 0.05)
 		put(o, "memory_reserve", num(t->memory_reserve));
 	if (t->train_tokens > 0)

@@ -2,12 +2,16 @@
  * against its rules worked by hand, and the FSDP2 replay's reserved
  * memory (models/memory_replay.c) against the terms it must hold. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memory.h"
 #include "memory-private.h"
 #include "ptalloc.h"
+#include "testutil.h"
 
 #define MiB 1048576.0
 #define PAGE (20 * MiB)
@@ -386,4 +390,86 @@ Test(ptalloc, every_nth_layer_checkpoint_replays_between_none_and_full)
 	in.recompute_every = 17;
 	memory_rank(&in, &o);
 	cr_assert_float_eq(o.allocator_bytes, pn.allocator_bytes, 1e-9 * pn.allocator_bytes);
+}
+
+/* Without expandable segments (training.allocator "native") the same
+ * FSDP2 plan is replayed on PyTorch's native segments, which are sized
+ * per request and never merge across segments: what it reserves is at
+ * least what expandable segments reserve, and it is replayed at all
+ * (memory.c: either allocator, never neither). */
+Test(ptalloc, native_allocator_replays_fsdp2_on_its_own_segments)
+{
+	struct model m = llama8b();
+	struct gpu_spec g = { .hbm_bytes = 100e9 };
+	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+				     .zero = ZERO_3, .layers = 32, .inflight = 1, .has_embedding = true,
+				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
+				     .recompute = RECOMPUTE_FULL, .reserve_fraction = 0.02 };
+	struct mem_anatomy plain, expandable, native;
+	memory_rank(&in, &plain);
+	in.expandable_segments = true;
+	memory_rank(&in, &expandable);
+	in.expandable_segments = false;
+	in.native_allocator = true;
+	memory_rank(&in, &native);
+	cr_assert_gt(native.caching_bytes, 0, "the native allocator is replayed");
+	cr_assert_geq(native.allocator_bytes, expandable.allocator_bytes, "%.3f GiB native, %.3f expandable",
+		      native.allocator_bytes / 1073741824.0, expandable.allocator_bytes / 1073741824.0);
+	struct mem_replay rp;
+	cr_assert(memory_replay(&in, &native, &rp));
+	cr_assert_float_eq(native.allocator_bytes, rp.reserved_peak, 1);
+	cr_assert_float_eq(native.weights_bytes, plain.weights_bytes, 1, "the anatomy is the same");
+}
+
+/* training.allocator from a scenario: torchtitan's Llama 3 8B on 8 H100
+ * (the memory case tt-llama3-8b-fsdp8) needs more with "native" than
+ * with its launch's expandable segments; "expandable" is the stack's own
+ * (the same figure); another stack's allocator is not replayed: an error
+ * at /training/allocator. */
+Test(ptalloc, training_allocator_key_selects_the_replay)
+{
+	char *dir = tmp_dir(), path[2048], args[4200];
+	json_t *s = load_json(src_path("validation/memory-torchtitan-h100/tt-llama3-8b-fsdp8.json"));
+	cr_assert(s);
+	json_object_del(s, "published");
+	snprintf(path, sizeof(path), "%s", src_path("validation/memory-torchtitan-h100/h100-96gb-topology.json"));
+	json_object_set_new(s, "topology", json_string(path));
+	snprintf(path, sizeof(path), "%s", src_path("models/zoo/llama3-8b.json"));
+	json_object_set_new(s, "model", json_string(path));
+	const char *alloc[3] = { NULL, "expandable", "native" };
+	double need[3];
+	for (int i = 0; i < 3; i++) {
+		json_t *t = json_object_get(s, "training");
+		if (alloc[i])
+			json_object_set_new(t, "allocator", json_string(alloc[i]));
+		char *text = json_dumps(s, JSON_INDENT(1)), name[32], *out = NULL, *err = NULL;
+		snprintf(name, sizeof(name), "s%d.json", i);
+		char *f = write_file(dir, name, text);
+		snprintf(args, sizeof(args), "validate %s", f);
+		cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+		const char *p = strstr(out, "needs ");
+		cr_assert(p && sscanf(p, "needs %lf GB", &need[i]) == 1, "%s", out);
+		free(text);
+		free(f);
+		free(out);
+		free(err);
+	}
+	cr_assert_float_eq(need[1], need[0], 1e-9, "expandable is torchtitan's launch");
+	cr_assert_gt(need[2], need[0] + 1, "native %.1f GB, expandable %.1f GB", need[2], need[0]);
+
+	json_object_set_new(json_object_get(s, "compute"), "stack", json_string("megatron-te"));
+	json_object_set_new(json_object_get(s, "parallel"), "recompute", json_string("full"));
+	char *text = json_dumps(s, JSON_INDENT(1)), *out = NULL, *err = NULL;
+	char *f = write_file(dir, "bad.json", text);
+	snprintf(args, sizeof(args), "validate %s", f);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 3, "%s%s", out, err);
+	cr_assert(strstr(err, "/training/allocator: error: PyTorch's caching allocator is replayed for "
+			      "torchtitan's stacks only"), "%s", err);
+	free(text);
+	free(f);
+	free(out);
+	free(err);
+	json_decref(s);
+	free(dir);
 }
