@@ -39,6 +39,35 @@
 # solve (1.6 -> 2.9 %) take more of each event as 4,096 actors' stacks and
 # state (1 GB) outgrow the caches, and contention from other jobs makes it
 # worse (the right-hand columns).
+#
+# Where the growth goes (perf -F 999, 2026-12-07 on 7bb5aa7, load 8:
+# samples per million events, 1,024 -> 4,096 GPUs, 2,016 -> 3,730). A
+# quarter is SimGrid's network model, whose work per event grows with
+# the flows in flight: max-min solve 13 -> 128, update_modified_cnst_
+# set_rec 3 -> 88, Constraint::get_usage 8 -> 60, and the full update's
+# pass over every started action at each step (Action::get_rate 7 -> 68,
+# next_occurring_event_full 7 -> 64). The rest are loads that miss:
+# operator new 48 -> 162 (88 % of it the free list's head), raw_swapcontext
+# 83 -> 176, SwappedContext::suspend 87 -> 150, Host::is_on 17 -> 61.
+# The actors' stacks are two thirds of the resident set: 4.75 actors a
+# rank (compute with TP, DP, send, two receives; 1,216 at 256 GPUs),
+# 19,456 x 32 KiB = 637 MB at 4,096, all resident under huge pages.
+# Tried and not kept (the iteration time identical in each):
+# - switch crossbars left out of SimGrid's routes (they never bind, but
+#   join flows into one component for the selective update): the solver's
+#   share at 4,096 GPUs unchanged (do_solve 3.24 -> 3.06 %,
+#   update_modified_cnst_set_rec 1.92 -> 1.79 %): the real links join them;
+# - operator new prefetching its list's next head: its share of the
+#   mixed 1,024-GPU row fell 9.4 -> 5.7 % (every report byte for byte
+#   the same: perf rows, 13 scenarios, validation), but CPU s paired (base and
+#   build started together, load 4-5; base/build) did not: 1,024 GPUs 4.19/5.21,
+#   3.43/4.18, 3.80/3.38, 3.42/4.10, 3.09/3.58; 4,096 36.65/37.52; mixed
+#   13.69/13.13, 17.28/17.03;
+# - 16 KiB stacks: 4,096 GPUs peak RSS 901 -> 597 MB, CPU 36.73 -> 34.02 s
+#   (one pair, the same summary); not kept: without a guard page (engine.c) the margin over
+#   the deepest actor (8 to 16 KiB) would be 1 to 2x.
+# Left: fewer actors a rank (a rank's pipeline streams on one actor, as
+# TP's are on the compute stream's) cuts both the stacks and the switches.
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
