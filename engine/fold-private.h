@@ -45,6 +45,13 @@ int fold_closure(struct fold *F, unsigned char *used);
 int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, int n, int op,
 			  double bytes, int (*fn)(void *ctx, struct cplan *c), void *ctx);
 
+/* The rank r of stage st sends pipeline messages to (or takes them
+ * from) on the dlt (+1 / -1) side: the adjacent stage's peer, the first
+ * stage's past the last and the last's before the first where a message
+ * wraps around (F->wraps: placement_stage_peer wraps, as engine_p2p.c's
+ * peers do); -1 none (fold_groups.c). */
+int fold_pipe_peer(const struct fold *F, int r, int st, int dlt);
+
 /* Which fat-tree uplinks can bind a rate (those narrower than what feeds
  * them: F->lu_binds, F->pod_binds) and whether cheap folding posts the
  * folded ranks' flows over them (F->uplink_copies) (fold_uplink.c). */

@@ -60,9 +60,9 @@ struct fold {
 				 * every plan of that instance, 1 if they differ */
 	bool serial[GROUP_N];   /* every collective of the kind runs on one
 				 * stream: two of one group never overlap */
-	bool wraps;             /* folded exactly: a stage's pipeline message goes
-				 * past the last stage to the first or back (an
-				 * interleaved pipeline, program_wraps) */
+	bool wraps;             /* a stage's pipeline message goes past the last
+				 * stage to the first or back (an interleaved
+				 * pipeline, program_wraps; fold_init) */
 	long long *lmark;       /* [lcap] scratch for fold_own_only */
 	long long lmarkv;
 };
@@ -152,8 +152,11 @@ struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *
 
 /* Cheap folding there: the (src, dst) pairs of the pipeline messages in
  * direction dir that the folded ranks of stage send over a binding uplink
- * of a leaf or pod holding a simulated rank with rank's (where fold_posts_uplink_copies(rank)), into *pairs (2 ints
- * a pair, caller frees; NULL if none). Returns the count of pairs. */
+ * of a leaf or pod holding a simulated rank with rank's (where
+ * fold_posts_uplink_copies(rank)), to the adjacent stage or, where a
+ * message wraps around (F->wraps), past the last stage to the first or
+ * back, into *pairs (2 ints a pair, caller frees; NULL if none). Returns
+ * the count of pairs. */
 int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
 
 /* Exact folding: the (src, dst) pairs of the pipeline messages in
@@ -161,7 +164,7 @@ int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
  * where they can meet simulated traffic, into *pairs (2 ints a pair,
  * caller frees; NULL if none): to the adjacent stage, or past the last
  * stage to the first (or back) where a message wraps around (F->wraps,
- * set by fold_mark_used). Returns the count of pairs. */
+ * set by fold_init). Returns the count of pairs. */
 int fold_mirror_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
 
 #endif

@@ -17,6 +17,15 @@ bool fold_posts_group(const struct fold *F, const int *mem, int n, int rank)
 	return false;
 }
 
+int fold_pipe_peer(const struct fold *F, int r, int st, int dlt)
+{
+	const struct placement *pl = F->job->pl;
+	int s = st + dlt;
+	if ((s < 0 || s >= pl->size[DIM_PP]) && !F->wraps)
+		return -1;
+	return placement_stage_peer(pl, r, s);
+}
+
 void fold_groups(struct fold *F, int rank, const int *grp[GROUP_N], int ngrp[GROUP_N])
 {
 	const struct placement *pl = F->job->pl;

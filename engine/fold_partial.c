@@ -8,8 +8,9 @@
  *
  * A folded rank posts nothing, so a flow it would put on a degraded link
  * would be missing from that link. Its replica is simulated whole too:
- * any rank of it whose own collective flows or pipeline messages cross a
- * degraded link marks it (a 1:1 fat tree with leaf 1's uplinks halved,
+ * any rank of it whose own collective flows or pipeline messages (the
+ * wrapped ones of an interleaved pipeline included: fold_pipe_peer) cross
+ * a degraded link marks it (a 1:1 fat tree with leaf 1's uplinks halved,
  * the ring's flows from leaf 0 into leaf 1: +1.5e-4 without them).
  * Likewise the switch and uplinks of a partly filled leaf or pod, which
  * carry another load than a full one's (class folding). */
@@ -63,7 +64,6 @@ static void deg_flow(void *ctx, const struct task *t, int dst)
 static int mark_replicas(struct fold *F, unsigned char *drep, const struct deg_walk *w0)
 {
 	const struct placement *pl = F->job->pl;
-	int pp = pl->size[DIM_PP];
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -78,9 +78,11 @@ static int mark_replicas(struct fold *F, unsigned char *drep, const struct deg_w
 		w.src = r;
 		if (fold_each_own_flow(F, r, prog, grp, ngrp, deg_flow, &w))
 			return -1;
-		for (int dlt = -1; dlt <= 1 && !w.hit; dlt += 2)
-			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
-				w.hit = crosses_marked(&w, placement_stage_peer(pl, r, c[DIM_PP] + dlt));
+		for (int dlt = -1; dlt <= 1 && !w.hit; dlt += 2) {
+			int peer = fold_pipe_peer(F, r, c[DIM_PP], dlt);
+			if (peer >= 0)
+				w.hit = crosses_marked(&w, peer);
+		}
 		if (w.hit)
 			drep[c[DIM_DP]] = 1;
 	}

@@ -298,3 +298,59 @@ Test(foldplan, exact_folding_mirrors_a_wrapped_pipeline_message)
 		program_finish(&prog[s]);
 	topology_destroy(j.topo);
 }
+
+/* Cheap folding on an oversubscribed fat tree posts the folded replicas'
+ * pipeline messages over the held uplinks (fold_uplink_p2p), the wrapped
+ * ones of an interleaved pipeline included. The 2:1 tree (leaves of 5
+ * DGX H100), TP 8 x DP 10 x PP 2, a stage per 10 nodes: ranks tp + 8 dp
+ * + 80 pp, replica 0's tp 0 ranks simulated (nodes 0 and 10: leaves 0
+ * and 2 held).
+ * Stage 1's forward message wraps to stage 0: replica 1's (rank 88, node
+ * 11, leaf 2) goes to rank 8 (node 1, leaf 0) over leaf 2's uplink, and
+ * rank 80 posts it with its own. Without the wrap stage 1 posted no
+ * forward pair, and leaf 2's uplink carried its replica's message alone. */
+Test(foldplan, cheap_folding_posts_a_wrapped_message_over_an_uplink)
+{
+	struct diag d;
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	diag_init(&d, stderr);
+	j.topo = topology_load(src_path("topologies/dgx-h100-fattree2-2to1.json"), &d);
+	cr_assert_not_null(j.topo);
+	diag_finish(&d);
+	cr_assert_eq(placement_init(&j.pl, 8, 10, 2, "tp,dp,pp"), 0);
+	struct program prog[2];
+	struct program *stage[2] = { &prog[0], &prog[1] };
+	for (int s = 0; s < 2; s++) {
+		program_init(&prog[s]);
+		struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+				    .bytes = 32.0 * (1 << 20), .dir = P2P_FWD };
+		struct task rcv = snd;
+		rcv.kind = TASK_RECV;
+		rcv.stream = STREAM_RECV_PREV;
+		program_add(&prog[s], &rcv, NULL, 0);
+		program_add(&prog[s], &snd, NULL, 0);
+	}
+	j.ej = (struct engine_job){ .topo = j.topo, .nodes = 20, .pl = &j.pl, .stage_prog = stage,
+				    .coll_algo = "ring", .fold = true };
+	pick(&j);
+	cr_assert(j.F.active[80]);
+	cr_assert(!j.F.active[88]);
+	cr_assert(fold_posts_uplink_copies(&j.F, 80));
+	int *pairs, n = fold_uplink_p2p(&j.F, 80, 1, P2P_FWD, &pairs);
+	bool found = false;
+	for (int i = 0; i < n; i++)
+		found = found || (pairs[2 * i] == 88 && pairs[2 * i + 1] == 8);
+	cr_expect(found, "stage 1's wrapped copy 88 -> 8 not among %d pairs", n);
+	/* from leaf 2 to leaf 0: replica 0's folded TP ranks 81 to 87 and
+	 * replicas 1 to 4's 32 ranks */
+	cr_expect_eq(n, 39, "%d pairs", n);
+	free(pairs);
+	unsigned char used[160] = { 0 };
+	cr_assert_eq(fold_mark_used(&j.F, used), 0);
+	cr_expect(used[88] && used[8]);
+	fold_finish(&j.F);
+	for (int s = 0; s < 2; s++)
+		program_finish(&prog[s]);
+	topology_destroy(j.topo);
+}
