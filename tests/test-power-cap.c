@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "diag.h"
 #include "economics.h"
 #include "gpu.h"
 #include "topology.h"
@@ -156,4 +157,30 @@ Test(power_cap, a_limit_without_a_table_is_refused)
 	free(err);
 	free(path);
 	free(dir);
+}
+
+/* A measured profile does not record the power limit its kernels ran at:
+ * under a limit the run is refused, not priced at the profile's clock
+ * beside roofline fallbacks at the limit's; at the TDP it loads (the
+ * bandwidth raised to the HBM3 part's, which the fixture was made for). */
+Test(power_cap, a_measured_profile_under_a_limit_is_refused)
+{
+	struct topology *t = load_topology("validation/memory-torchtitan-h100/h100-96gb-topology.json");
+	t->gpu.hbm_bw_Bps = 3.35e12; /* the HBM3 SXM5's, which the synthetic profile's copies fit */
+	struct diag d;
+	diag_init(&d, NULL);
+	struct cost *c = cost_profile_create(&t->gpu, src_path("tests/data/profile-synthetic-h100.json"), &d);
+	cr_expect_null(c);
+	cr_expect(strstr(diag_text(&d), "error: cannot price topology GPU 'H100-96GB-HBM2e-500W' under its "
+				    "power limit (gpu.power.power_cap_W 500 W of tdp_W 700 W): a profile "
+				    "does not record the limit its kernels ran at"), "%s", diag_text(&d));
+	diag_finish(&d);
+	cost_destroy(c);
+	t->gpu.power_cap_W = t->gpu.tdp_W;
+	diag_init(&d, NULL);
+	c = cost_profile_create(&t->gpu, src_path("tests/data/profile-synthetic-h100.json"), &d);
+	cr_expect_not_null(c, "%s", diag_text(&d));
+	diag_finish(&d);
+	cost_destroy(c);
+	topology_destroy(t);
 }
