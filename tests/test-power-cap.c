@@ -184,3 +184,32 @@ Test(power_cap, a_measured_profile_under_a_limit_is_refused)
 	cost_destroy(c);
 	topology_destroy(t);
 }
+
+/* A run under a limit says so: the text report's "power limit" line and
+ * report.json's scenario/topology power_cap_W and cap_clock_ratio (BERT
+ * on the 96 GB H100 fleet, its preset's 500 W default). */
+Test(power_cap, the_report_says_a_limit_is_in_force, .timeout = 60)
+{
+	char *dir = tmp_dir(), text[2048], args[2400], rd[1200], *out = NULL, *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"cap\",\"model\":\"%s\","
+		 "\"topology\":\"%s\",\"nodes\":1,\"parallel\":{\"dp\":8},\"training\":{\"seq_len\":512,"
+		 "\"global_batch\":64,\"micro_batch\":8,\"precision\":\"bf16\"}}",
+		 src_path("models/zoo/bert-base.json"),
+		 src_path("validation/memory-torchtitan-h100/h100-96gb-topology.json"));
+	char *path = write_file(dir, "cap.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/out", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\npower limit  500 W of 700 W TDP: compute-bound kernels at 0.879 of the clock\n"),
+		  "%s", out);
+	snprintf(rd, sizeof(rd), "%s/out", dir);
+	json_t *r = load_report(rd);
+	cr_assert(r);
+	cr_expect_float_eq(jnum(r, "scenario/topology/power_cap_W"), 500, 1e-12);
+	cr_expect_float_eq(jnum(r, "scenario/topology/cap_clock_ratio"), 0.8791, 1e-12);
+	json_decref(r);
+	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
