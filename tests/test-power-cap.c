@@ -124,6 +124,8 @@ Test(power_cap, a_bad_key_is_refused_with_its_path)
 		       "is extrapolated");
 	expect_refused("1.5", "{\"power_cap_W\":800}", "/gpu/power/power_cap_W",
 		       "must not exceed tdp_W 700, got 800");
+	expect_refused("1.5", "{\"power_cap_W\":250,\"idle_W\":300}", "/gpu/power/power_cap_W",
+		       "must not be below idle_W 300 (a busy GPU would draw less than an idle one), got 250");
 	expect_refused("1.5", "{\"power_cap_w\":450}", "/gpu/power/power_cap_w",
 		       "unknown key 'power_cap_w' (did you mean 'power_cap_W'?)");
 	expect_refused("1.4", "{\"power_cap_W\":450}", "/gpu",
