@@ -49,6 +49,12 @@ int fold_each_stage_group(struct fold *F, int stage, int kind, const int *mem, i
  * them: F->lu_binds, F->pod_binds) and whether cheap folding posts the
  * folded ranks' flows over them (F->uplink_copies) (fold_uplink.c). */
 void fold_binding_uplinks(struct fold *F);
+/* The rank r of stage st sends pipeline messages to (or takes them
+ * from) on the dlt (+1 / -1) side: the adjacent stage's, the first
+ * stage's past the last and the last's before the first where a message
+ * wraps around (F->wraps, an interleaved pipeline: program_wraps); -1
+ * none. */
+int fold_pipe_peer(const struct fold *F, int r, int st, int dlt);
 
 /* Mark in used the GPUs of the copies the simulated rank r (program
  * prog, groups grp / ngrp) posts over binding uplinks, if it posts them

@@ -27,6 +27,17 @@ void fold_init(struct fold *F, const struct engine_job *job)
 	for (int g = 0; g < GROUP_N && job->fold; g++)
 		F->isig[g] = xcalloc((size_t)N, sizeof(*F->isig[g]));
 	fold_binding_uplinks(F);
+	for (int st = 0; st < job->pl->size[DIM_PP] && job->stage_prog && !F->wraps; st++)
+		F->wraps = program_wraps(job->stage_prog[st], st, job->pl->size[DIM_PP]);
+}
+
+int fold_pipe_peer(const struct fold *F, int r, int st, int dlt)
+{
+	const struct placement *pl = F->job->pl;
+	int s = st + dlt;
+	if ((s < 0 || s >= pl->size[DIM_PP]) && !F->wraps)
+		return -1;
+	return placement_stage_peer(pl, r, s);
 }
 
 void fold_finish(struct fold *F)
@@ -164,7 +175,7 @@ int fold_mark_used(struct fold *F, unsigned char *used)
 {
 	const struct engine_job *job = F->job;
 	const struct placement *pl = job->pl;
-	int N = pl->nranks, pp = pl->size[DIM_PP];
+	int N = pl->nranks;
 	int *grp = xreallocarray(NULL, (size_t)N + 2, sizeof(*grp));
 	/* cheap folding posts only the simulated ranks' own flows: the
 	 * platform needs their destinations, not every member of their
@@ -182,9 +193,11 @@ int fold_mark_used(struct fold *F, unsigned char *used)
 			for (int i = 0; i < n; i++)
 				used[grp[i]] = 1;
 		}
-		for (int dlt = -1; dlt <= 1; dlt += 2)
-			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
-				used[placement_stage_peer(pl, r, c[DIM_PP] + dlt)] = 1;
+		for (int dlt = -1; dlt <= 1; dlt += 2) {
+			int peer = fold_pipe_peer(F, r, c[DIM_PP], dlt);
+			if (peer >= 0)
+				used[peer] = 1;
+		}
 	}
 	free(grp);
 	if ((job->fold_exact && fold_closure(F, used)) || (narrow && fold_mark_flow_peers(F, used)))

@@ -60,9 +60,9 @@ struct fold {
 				 * every plan of that instance, 1 if they differ */
 	bool serial[GROUP_N];   /* every collective of the kind runs on one
 				 * stream: two of one group never overlap */
-	bool wraps;             /* folded exactly: a stage's pipeline message goes
-				 * past the last stage to the first or back (an
-				 * interleaved pipeline, program_wraps) */
+	bool wraps;             /* a stage's pipeline message goes past the last
+				 * stage to the first or back (an interleaved
+				 * pipeline, program_wraps; set by fold_init) */
 	long long *lmark;       /* [lcap] scratch for fold_own_only */
 	long long lmarkv;
 };
@@ -160,8 +160,8 @@ int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
  * direction dir that the other replicas of rank (of stage) send with it,
  * where they can meet simulated traffic, into *pairs (2 ints a pair,
  * caller frees; NULL if none): to the adjacent stage, or past the last
- * stage to the first (or back) where a message wraps around (F->wraps,
- * set by fold_mark_used). Returns the count of pairs. */
+ * stage to the first (or back) where a message wraps around (F->wraps).
+ * Returns the count of pairs. */
 int fold_mirror_p2p(struct fold *F, int rank, int stage, int dir, int **pairs);
 
 #endif

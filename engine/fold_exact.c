@@ -150,9 +150,7 @@ static void closure_setup(struct fold *F)
 		stream_of[g] = -1;
 		F->serial[g] = true;
 	}
-	F->wraps = false;
 	for (int st = 0; st < pp; st++) {
-		F->wraps = F->wraps || program_wraps(job->stage_prog[st], st, pp);
 		for (int i = 0; i < job->stage_prog[st]->n; i++) {
 			const struct task *tk = &job->stage_prog[st]->t[i];
 			if (tk->kind != TASK_COLL)
@@ -165,18 +163,6 @@ static void closure_setup(struct fold *F)
 	}
 }
 
-/* The stage rank r of stage st sends pipeline messages to (or takes
- * them from) on the dlt (+1 / -1) side: the adjacent stage's peer, the
- * first stage's past the last and the last's before the first where a
- * message wraps around (F->wraps: placement_stage_peer wraps); -1 none. */
-static int pipe_peer(const struct fold *F, int r, int st, int dlt)
-{
-	const struct placement *pl = F->job->pl;
-	int s = st + dlt;
-	if ((s < 0 || s >= pl->size[DIM_PP]) && !F->wraps)
-		return -1;
-	return placement_stage_peer(pl, r, s);
-}
 
 /* After the closure: mark in used the GPUs of every posted mirror flow
  * and pipeline pair. */
@@ -195,7 +181,7 @@ static void closure_mark_used(struct fold *F, unsigned char *used)
 		int c[DIM_N];
 		placement_coords(pl, r, c);
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
-			int peer = pipe_peer(F, r, c[DIM_PP], dlt);
+			int peer = fold_pipe_peer(F, r, c[DIM_PP], dlt);
 			if (peer >= 0 && fold_touches(F, r, peer))
 				used[r] = used[peer] = 1;
 		}
@@ -272,7 +258,7 @@ int fold_closure(struct fold *F, unsigned char *used)
 		int c[DIM_N];
 		placement_coords(pl, r, c);
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
-			int peer = pipe_peer(F, r, c[DIM_PP], dlt);
+			int peer = fold_pipe_peer(F, r, c[DIM_PP], dlt);
 			if (peer >= 0)
 				fold_join(F, r, peer, F->active[r], -1);
 		}
@@ -292,12 +278,12 @@ int fold_mirror_p2p(struct fold *F, int rank, int stage, int dir, int **pairs)
 	size_t cap = 0;
 	int n = 0;
 	*pairs = NULL;
-	if (pipe_peer(F, rank, stage, dlt) < 0)
+	if (fold_pipe_peer(F, rank, stage, dlt) < 0)
 		return 0; /* past the first or last stage, not wrapping */
 	for (int r = 0; r < pl->nranks; r++) {
 		if (r == rank || !stage_of_is(pl, r, stage))
 			continue;
-		int pair[2] = { r, pipe_peer(F, r, stage, dlt) };
+		int pair[2] = { r, fold_pipe_peer(F, r, stage, dlt) };
 		if (!fold_touches(F, pair[0], pair[1]))
 			continue;
 		XGROW(*pairs, cap, (size_t)2 * n + 2);

@@ -63,7 +63,6 @@ static void deg_flow(void *ctx, const struct task *t, int dst)
 static int mark_replicas(struct fold *F, unsigned char *drep, const struct deg_walk *w0)
 {
 	const struct placement *pl = F->job->pl;
-	int pp = pl->size[DIM_PP];
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
@@ -78,9 +77,11 @@ static int mark_replicas(struct fold *F, unsigned char *drep, const struct deg_w
 		w.src = r;
 		if (fold_each_own_flow(F, r, prog, grp, ngrp, deg_flow, &w))
 			return -1;
-		for (int dlt = -1; dlt <= 1 && !w.hit; dlt += 2)
-			if (c[DIM_PP] + dlt >= 0 && c[DIM_PP] + dlt < pp)
-				w.hit = crosses_marked(&w, placement_stage_peer(pl, r, c[DIM_PP] + dlt));
+		for (int dlt = -1; dlt <= 1 && !w.hit; dlt += 2) {
+			int peer = fold_pipe_peer(F, r, c[DIM_PP], dlt);
+			if (peer >= 0)
+				w.hit = crosses_marked(&w, peer);
+		}
 		if (w.hit)
 			drep[c[DIM_DP]] = 1;
 	}

@@ -188,18 +188,18 @@ struct cplan *fold_uplink_flows(struct fold *F, int stage, int kind, const int *
 int fold_uplink_p2p(struct fold *F, int rank, int stage, int dir, int **pairs)
 {
 	const struct placement *pl = F->job->pl;
-	int peer_stage = stage + (dir == P2P_FWD ? +1 : -1), n = 0;
+	int dlt = dir == P2P_FWD ? +1 : -1, n = 0;
 	size_t cap = 0;
 	*pairs = NULL;
-	if (!fold_posts_uplink_copies(F, rank) || peer_stage < 0 || peer_stage >= pl->size[DIM_PP])
-		return 0;
+	if (!fold_posts_uplink_copies(F, rank) || fold_pipe_peer(F, rank, stage, dlt) < 0)
+		return 0; /* past the first or last stage, not wrapping */
 	mark_held(F);
 	for (int r = 0; r < pl->nranks; r++) {
 		int c[DIM_N];
 		placement_coords(pl, r, c);
 		if (F->active[r] || c[DIM_PP] != stage)
 			continue;
-		int peer = placement_stage_peer(pl, r, peer_stage);
+		int peer = fold_pipe_peer(F, r, stage, dlt);
 		if (!crosses_binding_uplink(F, r, peer))
 			continue;
 		XGROW(*pairs, cap, (size_t)2 * n + 2);
