@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "diag.h"
 #include "economics.h"
+#include "plan.h"
 #include "gpu.h"
 #include "topology.h"
 #include "testutil.h"
@@ -214,4 +215,16 @@ Test(power_cap, the_report_says_a_limit_is_in_force, .timeout = 60)
 	free(err);
 	free(path);
 	free(dir);
+}
+
+/* node_order "fast_first" sorts node groups by their GEMM rate: a GPU
+ * under a limit is the slower by its clock ratio (0.8791 at 500 W). */
+Test(power_cap, a_limited_gpu_sorts_as_the_slower)
+{
+	struct topology *t = load_topology("validation/memory-torchtitan-h100/h100-96gb-topology.json");
+	struct gpu_spec free_ = t->gpu;
+	free_.power_cap_W = 0;
+	double capped = plan_gpu_speed(&t->gpu, DTYPE_BF16), full = plan_gpu_speed(&free_, DTYPE_BF16);
+	cr_expect_float_eq(capped / full, 0.8791, 1e-12, "%.6f", capped / full);
+	topology_destroy(t);
 }
