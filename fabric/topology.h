@@ -96,7 +96,7 @@
  *                                                          at its clock ratio, memory-bound ones as
  *                                                          before; energy counts a busy GPU at it
  *                                                          (economics.h). Needs cap_clock_ratio; not
- *                                                          below its first point, not above tdp_W
+ *                                                          below its first point or idle_W, not above tdp_W
  *   gpu.power.cap_clock_ratio    [[W,r]] -       -         (1.5) measured compute clock at power limits
  *                                                          over the clock at tdp_W: 2-16 points,
  *                                                          limits rising, ratios in (0, 1] not

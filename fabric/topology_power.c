@@ -108,6 +108,9 @@ void topology_load_power(struct jobj *jo, struct gpu_spec *g, int minor)
 		else if (g->cap_n >= 2 && g->power_cap_W < g->cap_W[0])
 			jobj_err(&pw, "power_cap_W", "is below the lowest limit cap_clock_ratio measured "
 				 "(%g W), got %g: no clock is extrapolated", g->cap_W[0], g->power_cap_W);
+		else if (g->power_cap_W < g->idle_W)
+			jobj_err(&pw, "power_cap_W", "must not be below idle_W %g (a busy GPU would draw "
+				 "less than an idle one), got %g", g->idle_W, g->power_cap_W);
 	}
 	jobj_end(&pw);
 }

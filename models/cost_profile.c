@@ -66,7 +66,10 @@
  * priced GPU, whichever GPU measured it (check_peak()): a FLOP rate above
  * the dtype's dense peak or a byte rate above the HBM bandwidth, with
  * PROFILE_PEAK_MARGIN, is refused with its JSON path, the implied rate and
- * the peak. */
+ * the peak. A topology GPU under a power limit below its TDP
+ * (gpu.power.power_cap_W) is refused: the profile does not say at which
+ * limit its kernels ran, so the limit's clock ratio (gpu.h) could be
+ * counted twice or not at all. */
 #include "cost-private.h"
 #include "xalloc.h"
 
@@ -717,6 +720,16 @@ struct cost *cost_profile_create(const struct gpu_spec *gpu, const char *profile
 	cp->tile_n = gpu->gemm_tile_n > 0 ? gpu->gemm_tile_n : 256;
 	if (build_gemm(cp) || build_curves(cp)) {
 		diag_err(d, profile_path, "", "out of memory building the profile tables");
+		goto err;
+	}
+	/* a profile does not record the board power limit it was timed at
+	 * (profile.h), so its kernels cannot be moved to another limit
+	 * without counting the clock ratio twice or not at all */
+	if (gpu_power_cap_clock_ratio(gpu) < 1) {
+		diag_err(d, profile_path, "", "cannot price topology GPU '%s' under its power limit "
+			 "(gpu.power.power_cap_W %g W of tdp_W %g W): a profile does not record the limit "
+			 "its kernels ran at; price with the roofline, or set power_cap_W to tdp_W",
+			 gpu->name, gpu->power_cap_W, gpu->tdp_W);
 		goto err;
 	}
 	bool match = cost_profile_gpu_matches(cp->prof->gpu_name, gpu->name);

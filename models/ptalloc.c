@@ -51,6 +51,7 @@ struct owner {
 
 struct segment {
 	int stream;
+	bool small;             /* the small pool's (requests of at most 1 MiB) */
 	struct pool p;          /* its blocks; p.mapped: the segment's size */
 };
 
@@ -194,17 +195,21 @@ static void take(struct pool *p, int i, double size, int h)
  * get_allocation_size() gives a request of at most kSmallSize its 2 MiB
  * kSmallBuffer, one under kMinLargeAlloc (10 MiB) a 20 MiB kLargeBuffer,
  * a larger one its size rounded up to kRoundLarge (2 MiB);
- * get_free_block() takes the smallest free block of the stream at least
- * as large (lowest address among equals; max_split_size unlimited by
- * default); should_split() splits a large-pool block only when more than
- * kSmallSize (1 MiB) remains; free_block() merges a block with its free
- * neighbours in its own segment). */
+ * get_pool() sends a request of at most kSmallSize to the small pool,
+ * a larger one to the large pool, and get_free_block() takes the
+ * smallest free block of that pool and stream at least as large (lowest
+ * address among equals; max_split_size unlimited by default);
+ * should_split() splits a small-pool block when at least kMinBlockSize
+ * (512) remains, a large-pool one only when more than kSmallSize (1 MiB)
+ * remains; free_block() merges a block with its free neighbours in its
+ * own segment). */
 static int native_malloc(struct ptalloc *a, int stream, double size)
 {
+	bool small = size <= SMALL_SIZE;
 	int bs = -1, bi = -1;
 	for (int g = 0; g < a->nseg; g++) {
 		struct pool *p = &a->seg[g].p;
-		if (a->seg[g].stream != stream)
+		if (a->seg[g].stream != stream || a->seg[g].small != small)
 			continue;
 		for (int i = 0; i < p->n; i++)
 			if (p->b[i].handle < 0 && p->b[i].size >= size &&
@@ -225,7 +230,7 @@ static int native_malloc(struct ptalloc *a, int stream, double size)
 			a->capseg = cap;
 		}
 		bs = a->nseg++;
-		a->seg[bs] = (struct segment){ .stream = stream };
+		a->seg[bs] = (struct segment){ .stream = stream, .small = small };
 		a->seg[bs].p.mapped = seg;
 		if (!pool_insert(&a->seg[bs].p, 0, (struct block){ 0, seg, -1 }))
 			return -1;
@@ -238,7 +243,7 @@ static int native_malloc(struct ptalloc *a, int stream, double size)
 	struct pool *p = &a->seg[bs].p;
 	double rest = p->b[bi].size - size;
 	p->b[bi].handle = h;
-	if (rest > SMALL_SIZE) {
+	if (small ? rest >= MIN_BLOCK : rest > SMALL_SIZE) {
 		p->b[bi].size = size;
 		if (!pool_insert(p, bi + 1, (struct block){ p->b[bi].off + size, rest, -1 }))
 			p->b[bi].size += rest;

@@ -36,8 +36,11 @@ struct ptalloc *ptalloc_new(void);
 /* The allocator without expandable segments (PYTORCH_CUDA_ALLOC_CONF
  * unset, ptalloc.c native_malloc()): each cudaMalloc is a segment of its
  * own, 20 MiB for a request under 10 MiB, else the request rounded up to
- * 2 MiB; a block is split only when more than 1 MiB remains; freed blocks
- * merge only within their segment. No plan replays with it yet (the
+ * 2 MiB, and one of at most 1 MiB a 2 MiB segment of the small pool,
+ * which larger requests never use (nor small ones the large pool's); a
+ * small-pool block is split when 512 bytes remain, a large-pool one only
+ * when more than 1 MiB remains; freed blocks merge only within their
+ * segment. No plan replays with it yet (the
  * replay runs for stacks whose launch sets expandable segments; see
  * validation/README.md, "What the TP and PP rows lack"). */
 struct ptalloc *ptalloc_new_native(void);

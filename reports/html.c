@@ -288,6 +288,9 @@ static void summary(FILE *f, const struct result *r)
 	fputs("<section id=\"summary\"><h2>Summary</h2><table>\n", f);
 	html_row(f, "model", "%s (%s parameters)", model->name, hn(r->params));
 	html_row(f, "cluster", "%d × %s = %ld × %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
+	if (gpu_power_cap_clock_ratio(&topo->gpu) < 1)
+		html_row(f, "power limit", "%g W of %g W TDP: compute-bound kernels at %.3f of the clock",
+			 topo->gpu.power_cap_W, topo->gpu.tdp_W, gpu_power_cap_clock_ratio(&topo->gpu));
 	html_row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
 	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
 	    (int)pl->parallel.zero, schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,

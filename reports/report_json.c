@@ -97,6 +97,11 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
 			    json_integer(t->gpus_per_node_physical));
 	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
+	if (gpu_power_cap_clock_ratio(&t->gpu) < 1) {  /* a board power limit is in force */
+		json_object_set_new(json_object_get(o, "topology"), "power_cap_W", num(t->gpu.power_cap_W));
+		json_object_set_new(json_object_get(o, "topology"), "cap_clock_ratio",
+				    num(gpu_power_cap_clock_ratio(&t->gpu)));
+	}
 	json_object_set_new(par, "cp_comm", json_string(plan_cp_comm_names[pl->parallel.cp_comm]));
 	json_object_set_new(par, "recompute_every_n_layers", json_integer(pl->parallel.recompute_every));
 	if (pl->parallel.recompute_modules) {  /* given: Megatron's names */

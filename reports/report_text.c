@@ -95,6 +95,9 @@ static void print_setup(const struct result *r, FILE *f)
 	if (topo->gpus_per_node != topo->gpus_per_node_physical)
 		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
 	fputc('\n', f);
+	if (gpu_power_cap_clock_ratio(&topo->gpu) < 1)  /* gpu.power.power_cap_W */
+		fprintf(f, "power limit  %g W of %g W TDP: compute-bound kernels at %.3f of the clock\n",
+			topo->gpu.power_cap_W, topo->gpu.tdp_W, gpu_power_cap_clock_ratio(&topo->gpu));
 	for (int i = 0; i < r->ngroups; i++) {
 		const struct group_result *g = &r->group[i];
 		fprintf(f, "  group %d    nodes %d-%d, ranks %d-%d: %s, stages %d-%d, compute %.4f s, "

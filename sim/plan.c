@@ -194,7 +194,7 @@ void plan_straggler_factors(const struct plan *p, int nranks, int iter, double *
 
 double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt)
 {
-	return g->peak_flops[dt] * gpu_gemm_eff_max(g, dt);
+	return g->peak_flops[dt] * gpu_gemm_eff_max(g, dt) * gpu_power_cap_clock_ratio(g);
 }
 
 int plan_node_group(const struct plan *p, int node)

@@ -471,8 +471,8 @@ const struct gpu_spec *plan_rank_gpu(const struct plan *p, const struct inputs *
 bool plan_mixed_gpus(const struct plan *p);
 /* Whether node groups i and j have the same GPU (the preset's values). */
 bool plan_groups_same_gpu(const struct plan *p, int i, int j);
-/* A GPU's GEMM rate at precision dt (peak x best GEMM efficiency), the
- * speed node_order sorts by. */
+/* A GPU's GEMM rate at precision dt (peak x best GEMM efficiency x the
+ * clock ratio of its power limit, gpu.h), the speed node_order sorts by. */
 double plan_gpu_speed(const struct gpu_spec *g, enum dtype dt);
 
 /* The defaults of the table above (nodes, seq, global_batch left 0). */

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "cost.h"
+#include "diag.h"
 #include "economics.h"
+#include "plan.h"
 #include "gpu.h"
 #include "topology.h"
 #include "testutil.h"
@@ -123,6 +125,8 @@ Test(power_cap, a_bad_key_is_refused_with_its_path)
 		       "is extrapolated");
 	expect_refused("1.5", "{\"power_cap_W\":800}", "/gpu/power/power_cap_W",
 		       "must not exceed tdp_W 700, got 800");
+	expect_refused("1.5", "{\"power_cap_W\":250,\"idle_W\":300}", "/gpu/power/power_cap_W",
+		       "must not be below idle_W 300 (a busy GPU would draw less than an idle one), got 250");
 	expect_refused("1.5", "{\"power_cap_w\":450}", "/gpu/power/power_cap_w",
 		       "unknown key 'power_cap_w' (did you mean 'power_cap_W'?)");
 	expect_refused("1.4", "{\"power_cap_W\":450}", "/gpu",
@@ -156,4 +160,71 @@ Test(power_cap, a_limit_without_a_table_is_refused)
 	free(err);
 	free(path);
 	free(dir);
+}
+
+/* A measured profile does not record the power limit its kernels ran at:
+ * under a limit the run is refused, not priced at the profile's clock
+ * beside roofline fallbacks at the limit's; at the TDP it loads (the
+ * bandwidth raised to the HBM3 part's, which the fixture was made for). */
+Test(power_cap, a_measured_profile_under_a_limit_is_refused)
+{
+	struct topology *t = load_topology("validation/memory-torchtitan-h100/h100-96gb-topology.json");
+	t->gpu.hbm_bw_Bps = 3.35e12; /* the HBM3 SXM5's, which the synthetic profile's copies fit */
+	struct diag d;
+	diag_init(&d, NULL);
+	struct cost *c = cost_profile_create(&t->gpu, src_path("tests/data/profile-synthetic-h100.json"), &d);
+	cr_expect_null(c);
+	cr_expect(strstr(diag_text(&d), "error: cannot price topology GPU 'H100-96GB-HBM2e-500W' under its "
+				    "power limit (gpu.power.power_cap_W 500 W of tdp_W 700 W): a profile "
+				    "does not record the limit its kernels ran at"), "%s", diag_text(&d));
+	diag_finish(&d);
+	cost_destroy(c);
+	t->gpu.power_cap_W = t->gpu.tdp_W;
+	diag_init(&d, NULL);
+	c = cost_profile_create(&t->gpu, src_path("tests/data/profile-synthetic-h100.json"), &d);
+	cr_expect_not_null(c, "%s", diag_text(&d));
+	diag_finish(&d);
+	cost_destroy(c);
+	topology_destroy(t);
+}
+
+/* A run under a limit says so: the text report's "power limit" line and
+ * report.json's scenario/topology power_cap_W and cap_clock_ratio (BERT
+ * on the 96 GB H100 fleet, its preset's 500 W default). */
+Test(power_cap, the_report_says_a_limit_is_in_force, .timeout = 60)
+{
+	char *dir = tmp_dir(), text[2048], args[2400], rd[1200], *out = NULL, *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"cap\",\"model\":\"%s\","
+		 "\"topology\":\"%s\",\"nodes\":1,\"parallel\":{\"dp\":8},\"training\":{\"seq_len\":512,"
+		 "\"global_batch\":64,\"micro_batch\":8,\"precision\":\"bf16\"}}",
+		 src_path("models/zoo/bert-base.json"),
+		 src_path("validation/memory-torchtitan-h100/h100-96gb-topology.json"));
+	char *path = write_file(dir, "cap.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/out", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\npower limit  500 W of 700 W TDP: compute-bound kernels at 0.879 of the clock\n"),
+		  "%s", out);
+	snprintf(rd, sizeof(rd), "%s/out", dir);
+	json_t *r = load_report(rd);
+	cr_assert(r);
+	cr_expect_float_eq(jnum(r, "scenario/topology/power_cap_W"), 500, 1e-12);
+	cr_expect_float_eq(jnum(r, "scenario/topology/cap_clock_ratio"), 0.8791, 1e-12);
+	json_decref(r);
+	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+/* node_order "fast_first" sorts node groups by their GEMM rate: a GPU
+ * under a limit is the slower by its clock ratio (0.8791 at 500 W). */
+Test(power_cap, a_limited_gpu_sorts_as_the_slower)
+{
+	struct topology *t = load_topology("validation/memory-torchtitan-h100/h100-96gb-topology.json");
+	struct gpu_spec free_ = t->gpu;
+	free_.power_cap_W = 0;
+	double capped = plan_gpu_speed(&t->gpu, DTYPE_BF16), full = plan_gpu_speed(&free_, DTYPE_BF16);
+	cr_expect_float_eq(capped / full, 0.8791, 1e-12, "%.6f", capped / full);
+	topology_destroy(t);
 }

@@ -105,6 +105,35 @@ Test(ptalloc, native_splits_only_past_1_MiB)
 	ptalloc_destroy(a);
 }
 
+/* Without expandable segments a request of at most 1 MiB comes from the
+ * small pool (2 MiB segments, split down to 512 bytes) and a larger one
+ * from the large pool, never the other's blocks (get_pool()): two 1 MiB
+ * requests share one 2 MiB segment; 1.5 MiB opens a 20 MiB segment beside
+ * the small one's free rest; 0.5 MiB then takes a small segment of its
+ * own though the large segment has 18.5 MiB free. */
+Test(ptalloc, native_small_and_large_pools_are_apart)
+{
+	struct ptalloc *a = ptalloc_new_native();
+	ptalloc_malloc(a, 0, 1 * MiB);
+	cr_assert_float_eq(ptalloc_allocated(a), 1 * MiB, 1, "a small block is split at 1 MiB rest");
+	ptalloc_malloc(a, 0, 1 * MiB);
+	cr_assert_float_eq(ptalloc_reserved(a), 2 * MiB, 1, "both in one 2 MiB segment");
+	struct ptalloc *b = ptalloc_new_native();
+	ptalloc_malloc(b, 0, 0.5 * MiB);         /* 2 MiB small segment, 1.5 MiB free */
+	ptalloc_malloc(b, 0, 1.5 * MiB);         /* the large pool: 20 MiB */
+	cr_assert_float_eq(ptalloc_reserved(b), 22 * MiB, 1);
+	ptalloc_malloc(b, 0, 0.25 * MiB);        /* the small segment's rest */
+	ptalloc_malloc(b, 0, 1.25 * MiB);        /* > 1 MiB: the large segment's rest */
+	cr_assert_float_eq(ptalloc_reserved(b), 22 * MiB, 1);
+	struct ptalloc *c = ptalloc_new_native();
+	ptalloc_malloc(c, 0, 1.5 * MiB);         /* 20 MiB, 18.5 free */
+	ptalloc_malloc(c, 0, 0.5 * MiB);         /* a small segment of its own */
+	cr_assert_float_eq(ptalloc_reserved(c), 22 * MiB, 1);
+	ptalloc_destroy(a);
+	ptalloc_destroy(b);
+	ptalloc_destroy(c);
+}
+
 /* A hole inside the segment serves what fits in it; a larger request
  * goes to the end and maps new pages though the hole is free. */
 Test(ptalloc, a_hole_serves_only_what_fits)
