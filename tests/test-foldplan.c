@@ -247,6 +247,25 @@ Test(foldplan, classes_put_a_straggler_alone_and_its_replica_apart)
 	}
 }
 
+/* Two stage programs whose messages wrap: stage s sends 32 MiB forward
+ * to stage s + 1 (stage 1: to stage 0) and receives from stage s - 1
+ * (stage 0: from stage 1), as an interleaved pipeline's chunks do. */
+static void wrapped_programs(struct program prog[2], struct program *stage[2])
+{
+	for (int s = 0; s < 2; s++) {
+		program_init(&prog[s]);
+		struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
+				    .bytes = 32.0 * (1 << 20), .dir = P2P_FWD };
+		struct task rcv = snd;
+		rcv.kind = TASK_RECV;
+		rcv.stream = STREAM_RECV_PREV;
+		program_add(&prog[s], &rcv, NULL, 0);
+		program_add(&prog[s], &snd, NULL, 0);
+		cr_assert(program_wraps(&prog[s], s, 2));
+		stage[s] = &prog[s];
+	}
+}
+
 /* An interleaved pipeline's messages wrap around: stage 1 (the last of
  * 2) sends chunk 0's activations to stage 0's chunk 1, which receives
  * them from "stage 2". Jean Zay nodes (two GPUs per Omni-Path port), TP
@@ -264,21 +283,8 @@ Test(foldplan, exact_folding_mirrors_a_wrapped_pipeline_message)
 	cr_assert_not_null(j.topo);
 	diag_finish(&d);
 	cr_assert_eq(placement_init(&j.pl, 2, 4, 2, "tp,dp,pp"), 0);
-	struct program prog[2];
-	struct program *stage[2] = { &prog[0], &prog[1] };
-	for (int s = 0; s < 2; s++) {
-		program_init(&prog[s]);
-		/* stage s sends forward to stage s + 1 (stage 1: to stage 0) and
-		 * receives from stage s - 1 (stage 0: from stage 1) */
-		struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				    .bytes = 32.0 * (1 << 20), .dir = P2P_FWD };
-		struct task rcv = snd;
-		rcv.kind = TASK_RECV;
-		rcv.stream = STREAM_RECV_PREV;
-		program_add(&prog[s], &rcv, NULL, 0);
-		program_add(&prog[s], &snd, NULL, 0);
-		cr_assert(program_wraps(&prog[s], s, 2));
-	}
+	struct program prog[2], *stage[2];
+	wrapped_programs(prog, stage);
 	j.ej = (struct engine_job){ .topo = j.topo, .nodes = 2, .pl = &j.pl, .stage_prog = stage,
 				    .coll_algo = "ring", .fold = true, .fold_exact = true };
 	pick(&j);
@@ -319,18 +325,8 @@ Test(foldplan, cheap_folding_posts_a_wrapped_message_over_an_uplink)
 	cr_assert_not_null(j.topo);
 	diag_finish(&d);
 	cr_assert_eq(placement_init(&j.pl, 8, 10, 2, "tp,dp,pp"), 0);
-	struct program prog[2];
-	struct program *stage[2] = { &prog[0], &prog[1] };
-	for (int s = 0; s < 2; s++) {
-		program_init(&prog[s]);
-		struct task snd = { .kind = TASK_SEND, .stream = STREAM_SEND, .cat = CAT_PP_COMM,
-				    .bytes = 32.0 * (1 << 20), .dir = P2P_FWD };
-		struct task rcv = snd;
-		rcv.kind = TASK_RECV;
-		rcv.stream = STREAM_RECV_PREV;
-		program_add(&prog[s], &rcv, NULL, 0);
-		program_add(&prog[s], &snd, NULL, 0);
-	}
+	struct program prog[2], *stage[2];
+	wrapped_programs(prog, stage);
 	j.ej = (struct engine_job){ .topo = j.topo, .nodes = 20, .pl = &j.pl, .stage_prog = stage,
 				    .coll_algo = "ring", .fold = true };
 	pick(&j);

@@ -237,6 +237,17 @@ static struct model llama8b(void)
 	return m;
 }
 
+/* Llama 3 8B's rank under FSDP2 over 8 GPUs, bf16, micro-batch 1 of 4,096
+ * tokens, full recompute, no allocator replay yet. */
+static struct mem_rank_input fsdp2_full(const struct model *m, const struct gpu_spec *g)
+{
+	return (struct mem_rank_input){ .model = m, .gpu = g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
+					.grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
+					.zero = ZERO_3, .layers = m->layers, .inflight = 1, .has_embedding = true,
+					.has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
+					.recompute = RECOMPUTE_FULL, .reserve_fraction = 0.02 };
+}
+
 /* FSDP2 under expandable segments: the replayed reserved memory holds
  * at least the allocated peak and the sharded fp32 gradients, which live
  * in the reduce-scatter stream's pool after zero_grad frees them (the
@@ -247,11 +258,7 @@ Test(ptalloc, fsdp2_replay_keeps_the_reduce_scatter_pool)
 	struct model m = llama8b();
 	struct gpu_spec g = { .hbm_bytes = 100e9 };
 	double L = 32, P = L * model_layer_params(&m) + model_embedding_params(&m) + model_head_params(&m);
-	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
-				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
-				     .zero = ZERO_3, .layers = L, .inflight = 1, .has_embedding = true,
-				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
-				     .recompute = RECOMPUTE_FULL, .reserve_fraction = 0.02 };
+	struct mem_rank_input in = fsdp2_full(&m, &g);
 	struct mem_anatomy plain, replayed;
 	memory_rank(&in, &plain);
 	in.expandable_segments = true;
@@ -430,11 +437,7 @@ Test(ptalloc, native_allocator_replays_fsdp2_on_its_own_segments)
 {
 	struct model m = llama8b();
 	struct gpu_spec g = { .hbm_bytes = 100e9 };
-	struct mem_rank_input in = { .model = &m, .gpu = &g, .dtype = DTYPE_BF16, .attention = ATTN_FLASH,
-				     .grad_elem_bytes = 4, .micro_batch = 1, .seq = 4096, .tp = 1, .dp = 8,
-				     .zero = ZERO_3, .layers = 32, .inflight = 1, .has_embedding = true,
-				     .has_head = true, .fsdp2 = true, .loss_Bpl = 12, .microbatches = 1,
-				     .recompute = RECOMPUTE_FULL, .reserve_fraction = 0.02 };
+	struct mem_rank_input in = fsdp2_full(&m, &g);
 	struct mem_anatomy plain, expandable, native;
 	memory_rank(&in, &plain);
 	in.expandable_segments = true;
