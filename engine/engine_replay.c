@@ -200,27 +200,6 @@ static int cmp_pkey(const void *a, const void *b)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-/* Into serial[kind]: whether every collective of the kind is on one
- * stream, so that its instances run one at a time. */
-static void serial_kinds(const struct engine_job *job, bool serial[GROUP_N])
-{
-	int stream_of[GROUP_N];
-	for (int g = 0; g < GROUP_N; g++) {
-		stream_of[g] = -1;
-		serial[g] = true;
-	}
-	for (int st = 0; st < job->pl->size[DIM_PP]; st++)
-		for (int i = 0; i < job->stage_prog[st]->n; i++) {
-			const struct task *t = &job->stage_prog[st]->t[i];
-			if (t->kind != TASK_COLL)
-				continue;
-			if (stream_of[t->group] < 0)
-				stream_of[t->group] = t->stream;
-			else if (stream_of[t->group] != (int)t->stream)
-				serial[t->group] = false;
-		}
-}
-
 /* What the link ownership gathers: the owners, the group instances'
  * plans noted for the check (keys), scratch for the groups' members. */
 struct replay_scan {
@@ -290,20 +269,17 @@ static int own_stage_collective(struct replay_scan *R, int st, const struct pkey
 /* Own (shared, -1) the links of every pipeline pair, both ways: the
  * adjacent stages', and the last stage's with the first where a message
  * wraps around (interleaved: the last stage's chunk c feeds the first's
- * c + 1, program_wraps). */
+ * c + 1: fold.h wraps). */
 static void own_pipeline(struct replay_scan *R)
 {
 	struct sim *S = R->S;
 	const struct engine_job *job = S->job;
 	const struct placement *pl = job->pl;
 	int pp = pl->size[DIM_PP];
-	bool wraps = false;
-	for (int st = 0; st < pp && !wraps; st++)
-		wraps = program_wraps(job->stage_prog[st], st, pp);
 	for (int r = 0; r < pl->nranks; r++)
 		for (int dlt = -1; dlt <= 1; dlt += 2) {
 			int s = S->ri[r].stage + dlt;
-			if ((s >= 0 && s < pp) || wraps)
+			if ((s >= 0 && s < pp) || S->fold.wraps) /* fold_init: program_stages_wrap */
 				own_route(&R->w, S->host[r], S->host[placement_stage_peer(pl, r, s)], -1);
 		}
 }
@@ -357,7 +333,7 @@ void engine_replay_init(struct sim *S)
 		return;
 	int N = S->job->pl->nranks;
 	bool serial[GROUP_N];
-	serial_kinds(S->job, serial);
+	program_serial_kinds(S->job->stage_prog, S->job->pl->size[DIM_PP], serial);
 	struct replay_scan R = { .S = S };
 	R.mem = xreallocarray(NULL, (size_t)N + 2, sizeof(*R.mem));
 	R.seen = xcalloc((size_t)N + 1, sizeof(*R.seen));

@@ -26,8 +26,7 @@ void fold_init(struct fold *F, const struct engine_job *job)
 	F->stamp = xcalloc((size_t)N, sizeof(*F->stamp));
 	for (int g = 0; g < GROUP_N && job->fold; g++)
 		F->isig[g] = xcalloc((size_t)N, sizeof(*F->isig[g]));
-	for (int st = 0; st < job->pl->size[DIM_PP] && !F->wraps; st++)
-		F->wraps = program_wraps(job->stage_prog[st], st, job->pl->size[DIM_PP]);
+	F->wraps = program_stages_wrap(job->stage_prog, job->pl->size[DIM_PP]);
 	fold_binding_uplinks(F);
 }
 

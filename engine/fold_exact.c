@@ -138,31 +138,6 @@ static int cmp_int4(const void *a, const void *b)
 	return 0;
 }
 
-/* Before the closure (the binding uplinks are known: fold_init): which
- * group kinds run every collective on one stream (fold_own_only). */
-static void closure_setup(struct fold *F)
-{
-	const struct engine_job *job = F->job;
-	int pp = job->pl->size[DIM_PP];
-
-	int stream_of[GROUP_N];
-	for (int g = 0; g < GROUP_N; g++) {
-		stream_of[g] = -1;
-		F->serial[g] = true;
-	}
-	for (int st = 0; st < pp; st++) {
-		for (int i = 0; i < job->stage_prog[st]->n; i++) {
-			const struct task *tk = &job->stage_prog[st]->t[i];
-			if (tk->kind != TASK_COLL)
-				continue;
-			if (stream_of[tk->group] < 0)
-				stream_of[tk->group] = tk->stream;
-			else if (stream_of[tk->group] != (int)tk->stream)
-				F->serial[tk->group] = false;
-		}
-	}
-}
-
 /* After the closure: mark in used the GPUs of every posted mirror flow
  * and pipeline pair. */
 static void closure_mark_used(struct fold *F, unsigned char *used)
@@ -198,7 +173,8 @@ int fold_closure(struct fold *F, unsigned char *used)
 	const struct placement *pl = job->pl;
 	int N = pl->nranks, pp = pl->size[DIM_PP], rc = -1;
 
-	closure_setup(F);
+	/* which group kinds run every collective on one stream (fold_own_only) */
+	program_serial_kinds(job->stage_prog, pp, F->serial);
 	int *tmp = xreallocarray(NULL, (size_t)N + 2, sizeof(*tmp));
 	int *keys = NULL;
 	size_t kcap = 0;

@@ -82,6 +82,33 @@ bool program_wraps(const struct program *pr, int stage, int pp)
 	return false;
 }
 
+bool program_stages_wrap(struct program *const *stage, int pp)
+{
+	for (int st = 0; st < pp; st++)
+		if (program_wraps(stage[st], st, pp))
+			return true;
+	return false;
+}
+
+void program_serial_kinds(struct program *const *stage, int pp, bool serial[GROUP_N])
+{
+	int stream_of[GROUP_N];
+	for (int g = 0; g < GROUP_N; g++) {
+		stream_of[g] = -1;
+		serial[g] = true;
+	}
+	for (int st = 0; st < pp; st++)
+		for (int i = 0; i < stage[st]->n; i++) {
+			const struct task *t = &stage[st]->t[i];
+			if (t->kind != TASK_COLL)
+				continue;
+			if (stream_of[t->group] < 0)
+				stream_of[t->group] = t->stream;
+			else if (stream_of[t->group] != (int)t->stream)
+				serial[t->group] = false;
+		}
+}
+
 const char *stream_name(enum stream s)
 {
 	static const char *const n[] = { "compute", "tp", "dp", "param", "send",

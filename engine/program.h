@@ -125,6 +125,15 @@ int program_coll(struct program *p, enum stream s, enum task_cat cat,
  * toward stage - 1. */
 bool program_wraps(const struct program *pr, int stage, int pp);
 
+/* Whether any of the pp stage programs has a message that wraps around
+ * (program_wraps). */
+bool program_stages_wrap(struct program *const *stage, int pp);
+
+/* Into serial[kind]: whether every collective of the kind, over the pp
+ * stage programs, is on one stream, so that its instances run one at a
+ * time. */
+void program_serial_kinds(struct program *const *stage, int pp, bool serial[GROUP_N]);
+
 const char *task_cat_name(enum task_cat c);
 const char *stream_name(enum stream s);
 

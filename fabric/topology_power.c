@@ -85,7 +85,7 @@ void topology_load_power(struct jobj *jo, struct gpu_spec *g, int minor)
 	if (g->idle_W > g->tdp_W && g->tdp_W > 0)
 		jobj_err(&pw, "idle_W", "must not exceed tdp_W %g, got %g", g->tdp_W, g->idle_W);
 	static const char *const keys_15[] = { "power_cap_W", "cap_clock_ratio", "cap_source" };
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(keys_15) / sizeof(keys_15[0]); i++)
 		if (jobj_has(&pw, keys_15[i]) && minor < 5)
 			jobj_err(&pw, keys_15[i], "needs schema_version \"1.5\" (a GPU preset: \"1.1\"), "
 				 "the file says \"1.%d\"", minor);

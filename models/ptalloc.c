@@ -219,7 +219,7 @@ static int native_malloc(struct ptalloc *a, int stream, double size)
 			}
 	}
 	if (bs < 0) {
-		double seg = size <= SMALL_SIZE ? 2 * SMALL_SIZE :
+		double seg = small ? 2 * SMALL_SIZE :
 			     size < 10 * SMALL_SIZE ? PAGE : ceil(size / (2 * SMALL_SIZE)) * 2 * SMALL_SIZE;
 		if (a->nseg == a->capseg) {
 			int cap = a->capseg ? 2 * a->capseg : 64;

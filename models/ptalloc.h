@@ -40,9 +40,8 @@ struct ptalloc *ptalloc_new(void);
  * which larger requests never use (nor small ones the large pool's); a
  * small-pool block is split when 512 bytes remain, a large-pool one only
  * when more than 1 MiB remains; freed blocks merge only within their
- * segment. No plan replays with it yet (the
- * replay runs for stacks whose launch sets expandable segments; see
- * validation/README.md, "What the TP and PP rows lack"). */
+ * segment. A plan replays with it under training.allocator "native"
+ * (sim/scenario.h; the memory cases do not: validation/README.md). */
 struct ptalloc *ptalloc_new_native(void);
 void ptalloc_destroy(struct ptalloc *a);
 
