@@ -413,7 +413,8 @@ int cmd_compare(int argc, char **argv)
 		const struct result_row *r = &c.rows[i];
 		if (r->status == RESULT_OK)
 			assess_plan(c.sc[i]->in, &r->plan, r->tokens_per_s,
-				    r->iteration_s > 0 ? r->mean.compute_s / r->iteration_s : 0, &ep, &gp, &a);
+				    r->iteration_s > 0 ? r->mean.compute_s / r->iteration_s : 0, r->group_busy,
+				    &ep, &gp, &a);
 		rec[i] = json_object();
 		json_object_set_new(rec[i], "scenario", json_string(c.sc[i]->meta.name));
 		tidy_add_row(rec[i], r, c.sc[i]->in, r->status == RESULT_OK ? &a : NULL);

@@ -250,6 +250,11 @@ int topology_gpu_preset_check(const char *path, struct diag *d);
  * into out, as a topology's gpu would read. Returns 0, or -1 after
  * reporting every problem into d. */
 int topology_gpu_preset_load(const char *path, struct gpu_spec *out, struct diag *d);
+/* Whether a board power limit of cap_W can apply to GPU g, by the rules of
+ * gpu.power.power_cap_W (not above tdp_W, a measured cap_clock_ratio, not
+ * below its first point nor idle_W): 0, or -1 with why (the message after
+ * "power_cap_W: ") in msg. */
+int topology_gpu_cap_check(const struct gpu_spec *g, double cap_W, char *msg, size_t n);
 void topology_destroy(struct topology *t);
 
 /* Per-direction bandwidth of one GPU's link to host memory (CPU

@@ -66,6 +66,24 @@ static void load_cap_table(struct jobj *pw, struct gpu_spec *g)
 	g->cap_n = (int)n;
 }
 
+int topology_gpu_cap_check(const struct gpu_spec *g, double cap_W, char *msg, size_t n)
+{
+	if (cap_W > g->tdp_W && g->tdp_W > 0)
+		snprintf(msg, n, "must not exceed tdp_W %g, got %g", g->tdp_W, cap_W);
+	else if (g->cap_n < 2)
+		snprintf(msg, n, "needs cap_clock_ratio, the measured compute clock at power limits of "
+			 "this GPU (gpus/README.md); none given");
+	else if (cap_W < g->cap_W[0])
+		snprintf(msg, n, "is below the lowest limit cap_clock_ratio measured (%g W), got %g: no "
+			 "clock is extrapolated", g->cap_W[0], cap_W);
+	else if (cap_W < g->idle_W)
+		snprintf(msg, n, "must not be below idle_W %g (a busy GPU would draw less than an idle "
+			 "one), got %g", g->idle_W, cap_W);
+	else
+		return 0;
+	return -1;
+}
+
 void topology_load_power(struct jobj *jo, struct gpu_spec *g, int minor)
 {
 	struct jobj pw;
@@ -98,19 +116,12 @@ void topology_load_power(struct jobj *jo, struct gpu_spec *g, int minor)
 		jobj_str(&pw, "cap_source", &src, JREQ);
 	else if (jobj_has(&pw, "cap_source"))
 		jobj_err(&pw, "cap_source", "names the source of cap_clock_ratio, which is absent");
-	if (jobj_num(&pw, "power_cap_W", &g->power_cap_W, JPOS) == 1) {
-		if (g->power_cap_W > g->tdp_W && g->tdp_W > 0)
-			jobj_err(&pw, "power_cap_W", "must not exceed tdp_W %g, got %g", g->tdp_W,
-				 g->power_cap_W);
-		else if (!jobj_has(&pw, "cap_clock_ratio"))
-			jobj_err(&pw, "power_cap_W", "needs cap_clock_ratio, the measured compute clock "
-				 "at power limits of this GPU (gpus/README.md); none given");
-		else if (g->cap_n >= 2 && g->power_cap_W < g->cap_W[0])
-			jobj_err(&pw, "power_cap_W", "is below the lowest limit cap_clock_ratio measured "
-				 "(%g W), got %g: no clock is extrapolated", g->cap_W[0], g->power_cap_W);
-		else if (g->power_cap_W < g->idle_W)
-			jobj_err(&pw, "power_cap_W", "must not be below idle_W %g (a busy GPU would draw "
-				 "less than an idle one), got %g", g->idle_W, g->power_cap_W);
-	}
+	char why[256];
+	/* a table present but refused is reported at its own path already */
+	if (jobj_num(&pw, "power_cap_W", &g->power_cap_W, JPOS) == 1 &&
+	    (g->cap_n >= 2 || !jobj_has(&pw, "cap_clock_ratio") ||
+	     (g->power_cap_W > g->tdp_W && g->tdp_W > 0)) &&
+	    topology_gpu_cap_check(g, g->power_cap_W, why, sizeof(why)))
+		jobj_err(&pw, "power_cap_W", "%s", why);
 	jobj_end(&pw);
 }

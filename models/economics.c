@@ -46,6 +46,18 @@ double econ_ports(const struct econ_cluster *c)
 	return (double)c->nodes * c->nics_per_node * per_nic;
 }
 
+/* One GPU's average power at busy (clamped to 0..1): idle, plus busy of
+ * the span to its power limit (the TDP, or a lower cap). */
+static double gpu_power_W(double tdp_W, double idle_W, double cap_W, double busy)
+{
+	if (busy < 0)
+		busy = 0;
+	if (busy > 1)
+		busy = 1;
+	double busy_W = cap_W > 0 && cap_W < tdp_W ? cap_W : tdp_W;
+	return idle_W + busy * (busy_W - idle_W);
+}
+
 void econ_compute(const struct econ_params *p, const struct econ_cluster *c, double time_s,
 		  double busy, double tokens, struct econ_result *o)
 {
@@ -55,14 +67,20 @@ void econ_compute(const struct econ_params *p, const struct econ_cluster *c, dou
 		double gpn = c->nodes ? (double)c->gpus / c->nodes : 0;
 		overhead = c->node_power_max_W > gpn * c->gpu_tdp_W ? c->node_power_max_W - gpn * c->gpu_tdp_W : 0;
 	}
-	if (busy < 0)
-		busy = 0;
-	if (busy > 1)
-		busy = 1;
 	o->ports = econ_ports(c);
-	double busy_W = c->gpu_cap_W > 0 && c->gpu_cap_W < c->gpu_tdp_W ? c->gpu_cap_W : c->gpu_tdp_W;
-	o->gpu_W = c->gpu_idle_W + busy * (busy_W - c->gpu_idle_W);
-	o->it_W = c->gpus * o->gpu_W + c->nodes * overhead + o->ports * p->port_W;
+	double gpus_W = 0;
+	if (c->ngroups > 0) {
+		for (int k = 0; k < c->ngroups && k < ECON_MAX_GROUPS; k++) {
+			const struct econ_group *g = &c->group[k];
+			gpus_W += g->gpus * gpu_power_W(g->gpu_tdp_W, g->gpu_idle_W, g->gpu_cap_W,
+							 g->busy < 0 ? busy : g->busy);
+		}
+		o->gpu_W = c->gpus > 0 ? gpus_W / c->gpus : 0;
+	} else {
+		o->gpu_W = gpu_power_W(c->gpu_tdp_W, c->gpu_idle_W, c->gpu_cap_W, busy);
+		gpus_W = c->gpus * o->gpu_W;
+	}
+	o->it_W = gpus_W + c->nodes * overhead + o->ports * p->port_W;
 	o->facility_W = p->pue * o->it_W;
 	o->energy_J = o->facility_W * time_s;
 	o->energy_MWh = o->energy_J / 3.6e9;

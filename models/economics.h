@@ -15,6 +15,17 @@
  *                topology sets a lower limit (models/gpu.h; the node
  *                overhead below still counts the GPUs at their TDP)
  *   P_it       = gpus P_gpu + nodes node_overhead_W + ports port_W
+ *
+ * A mixed cluster (econ_cluster.groups, a plan's node_groups) sums
+ * gpus P_gpu over its node groups, each group's GPUs at their own idle
+ * power, power limit (TDP or cap) and busy fraction (the mean compute
+ * time of the group's ranks over the iteration, which differs per group
+ * when one GPU waits for the other); node_overhead_W stays the
+ * topology's node less its GPUs at the topology GPU's TDP: every node of
+ * a mixed cluster has the topology's CPUs, NICs and switches (sim/scenario.h
+ * node_groups: the topology gives every node's links and NICs). Capital
+ * and the cloud price stay per node and per GPU-hour, one figure each
+ * (the "economics" object has no per-group price).
  *   E          = PUE x P_it x time_to_train
  *   cost (cloud)     = gpus x hours x usd_per_gpu_hour
  *   cost (purchase)  = capex x time / (depreciation_years x 365.25 d) + E x usd_per_kWh
@@ -60,6 +71,16 @@ struct econ_params {
 	double node_overhead_W;     /* < 0: from the topology */
 };
 
+#define ECON_MAX_GROUPS 4
+
+/* One node group of a mixed cluster: its GPUs, priced at their power. */
+struct econ_group {
+	long nodes, gpus;
+	double gpu_tdp_W, gpu_idle_W;
+	double gpu_cap_W;           /* power limit below gpu_tdp_W; 0 = none */
+	double busy;                /* its GPUs' busy fraction; < 0: the job's */
+};
+
 /* What the cluster is, for pricing. */
 struct econ_cluster {
 	long nodes, gpus;
@@ -69,11 +90,14 @@ struct econ_cluster {
 	double gpu_tdp_W, gpu_idle_W;
 	double gpu_cap_W;           /* power limit below tdp_W; 0 = none */
 	double node_power_max_W;    /* 0 = unknown */
+	int ngroups;                /* 0: every GPU is the one above */
+	struct econ_group group[ECON_MAX_GROUPS];  /* their gpus sum to gpus */
 };
 
 struct econ_result {
 	double ports;
-	double gpu_W, it_W, facility_W;  /* average power during training */
+	double gpu_W, it_W, facility_W;  /* average power during training (gpu_W: per
+					    GPU, the mean over the groups of a mixed cluster) */
 	double energy_J, energy_MWh;
 	double energy_usd;
 	double capex_usd;
@@ -97,7 +121,8 @@ json_t *econ_params_json(const struct econ_params *p);
 double econ_ports(const struct econ_cluster *c);
 
 /* Price a run of time_s seconds training tokens tokens with GPUs busy for
- * busy (0..1) of the time. */
+ * busy (0..1) of the time (each node group's GPUs for their own busy,
+ * where given). */
 void econ_compute(const struct econ_params *p, const struct econ_cluster *c, double time_s,
 		  double busy, double tokens, struct econ_result *out);
 

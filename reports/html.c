@@ -170,9 +170,9 @@ static void cards_run(FILE *f, const struct result *r, const struct report_band 
 		     100 * BAND_LEVEL, hn(tpd / rb->hi), hn(tpd / rb->lo), hn(tpd / (1 + b->bias)));
 	} else
 		card(f, "d-cost", "", "cost", "–", "the scenario sets no cost.usd_per_gpu_hour");
-	struct result_split m = result_mean_split(r);
-	double busy = r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
-	double mwh = assess_energy_MWh(r->in, pl, r->time_to_train_s, busy);
+	double gbusy[PLAN_MAX_NODE_GROUPS];
+	double busy = result_busy(r, gbusy);
+	double mwh = assess_energy_MWh(r->in, pl, r->time_to_train_s, busy, gbusy);
 	if (isfinite(mwh))
 		card_time_like(f, "d-energy", "energy", "", mwh, " MWh", rb);
 }
@@ -288,9 +288,16 @@ static void summary(FILE *f, const struct result *r)
 	fputs("<section id=\"summary\"><h2>Summary</h2><table>\n", f);
 	html_row(f, "model", "%s (%s parameters)", model->name, hn(r->params));
 	html_row(f, "cluster", "%d × %s = %ld × %s", pl->nodes, topo->name, r->gpus, topo->gpu.name);
-	if (gpu_power_cap_clock_ratio(&topo->gpu) < 1)
+	if (pl->ngroups == 0 && gpu_power_cap_clock_ratio(&topo->gpu) < 1)
 		html_row(f, "power limit", "%g W of %g W TDP: compute-bound kernels at %.3f of the clock",
 			 topo->gpu.power_cap_W, topo->gpu.tdp_W, gpu_power_cap_clock_ratio(&topo->gpu));
+	for (int i = 0; i < r->ngroups; i++) {  /* a mixed cluster: each node group's limit */
+		const struct gpu_spec *gg = &pl->group[r->group_index[i]].gpu;
+		if (gpu_power_cap_clock_ratio(gg) < 1)
+			html_row(f, "power limit", "group %d (%s): %g W of %g W TDP: compute-bound kernels "
+				 "at %.3f of the clock", r->group_index[i], r->group[i].gpu, gg->power_cap_W,
+				 gg->tdp_W, gpu_power_cap_clock_ratio(gg));
+	}
 	html_row(f, "plan", "dp %d, tp %d, pp %d, cp %d%s, ZeRO %d, schedule %s (v %d), recompute %s, %s",
 	    pl->parallel.dp, pl->parallel.tp, pl->parallel.pp, pl->parallel.cp, pl->parallel.sp ? ", sp" : "",
 	    (int)pl->parallel.zero, schedule_registry[pl->parallel.schedule].name, pl->parallel.interleave,

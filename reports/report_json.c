@@ -97,7 +97,8 @@ static json_t *scenario_json(const struct result *r)
 	json_object_set_new(json_object_get(o, "topology"), "gpus_per_node_physical",
 			    json_integer(t->gpus_per_node_physical));
 	json_object_set_new(json_object_get(o, "topology"), "gpu_preset", json_string(t->gpu_preset));
-	if (gpu_power_cap_clock_ratio(&t->gpu) < 1) {  /* a board power limit is in force */
+	/* a board power limit is in force (a mixed cluster: per node group) */
+	if (pl->ngroups == 0 && gpu_power_cap_clock_ratio(&t->gpu) < 1) {
 		json_object_set_new(json_object_get(o, "topology"), "power_cap_W", num(t->gpu.power_cap_W));
 		json_object_set_new(json_object_get(o, "topology"), "cap_clock_ratio",
 				    num(gpu_power_cap_clock_ratio(&t->gpu)));
@@ -269,12 +270,18 @@ static void whatifs_json(const struct result *r, json_t *root, const char **bad)
 		json_t *a = json_array();
 		for (int i = 0; i < r->ngroups; i++) {
 			const struct group_result *g = &r->group[i];
-			json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:b}",
+			const struct gpu_spec *gg = &pl->group[r->group_index[i]].gpu;
+			json_t *go = json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:b}",
 				"group", r->group_index[i], "gpu", g->gpu, "first_node", g->first_node,
 				"nodes", g->nodes, "first_rank", g->first_rank, "ranks", g->ranks,
 				"stage_first", g->stage_lo, "stage_last", g->stage_hi,
 				"compute_s", g->compute_s, "memory_worst_GB", g->worst_total_bytes / 1e9,
-				"capacity_GB", g->capacity_bytes / 1e9, "fits", g->fits));
+				"capacity_GB", g->capacity_bytes / 1e9, "fits", g->fits);
+			if (gpu_power_cap_clock_ratio(gg) < 1) {
+				json_object_set_new(go, "power_cap_W", num(gg->power_cap_W));
+				json_object_set_new(go, "cap_clock_ratio", num(gpu_power_cap_clock_ratio(gg)));
+			}
+			json_array_append_new(a, go);
 		}
 		put(root, bad, "node_groups", json_pack("{s:s, s:o}", "order",
 			plan_node_order_names[pl->node_order], "groups", a));

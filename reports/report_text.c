@@ -95,16 +95,21 @@ static void print_setup(const struct result *r, FILE *f)
 	if (topo->gpus_per_node != topo->gpus_per_node_physical)
 		fprintf(f, " (%d of %d GPUs per node used)", topo->gpus_per_node, topo->gpus_per_node_physical);
 	fputc('\n', f);
-	if (gpu_power_cap_clock_ratio(&topo->gpu) < 1)  /* gpu.power.power_cap_W */
+	/* gpu.power.power_cap_W: the topology's GPU, or each node group's */
+	if (r->ngroups == 0 && gpu_power_cap_clock_ratio(&topo->gpu) < 1)
 		fprintf(f, "power limit  %g W of %g W TDP: compute-bound kernels at %.3f of the clock\n",
 			topo->gpu.power_cap_W, topo->gpu.tdp_W, gpu_power_cap_clock_ratio(&topo->gpu));
 	for (int i = 0; i < r->ngroups; i++) {
 		const struct group_result *g = &r->group[i];
+		const struct gpu_spec *gg = &sc->group[r->group_index[i]].gpu;
 		fprintf(f, "  group %d    nodes %d-%d, ranks %d-%d: %s, stages %d-%d, compute %.4f s, "
 			"memory %.1f of %.1f GB%s\n", r->group_index[i], g->first_node,
 			g->first_node + g->nodes - 1, g->first_rank, g->first_rank + g->ranks - 1, g->gpu,
 			g->stage_lo, g->stage_hi, g->compute_s, g->worst_total_bytes / 1e9,
 			g->capacity_bytes / 1e9, g->fits ? "" : " (does not fit)");
+		if (gpu_power_cap_clock_ratio(gg) < 1)
+			fprintf(f, "             power limit %g W of %g W TDP: compute-bound kernels at %.3f "
+				"of the clock\n", gg->power_cap_W, gg->tdp_W, gpu_power_cap_clock_ratio(gg));
 	}
 	char every[32] = "";
 	if (sc->parallel.recompute == RECOMPUTE_FULL && sc->parallel.recompute_every > 1)
@@ -224,9 +229,9 @@ bool report_goal(const struct result *r, struct goal_verdict *out)
 		return false;
 	struct report_band rb;
 	report_band(r, &rb);
-	struct result_split m = result_mean_split(r);
-	double busy = r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
-	assess_goal(r->in, &r->plan, g, r->tokens_per_s, busy, rb.hi, out);
+	double gbusy[PLAN_MAX_NODE_GROUPS];
+	double busy = result_busy(r, gbusy);
+	assess_goal(r->in, &r->plan, g, r->tokens_per_s, busy, gbusy, rb.hi, out);
 	return true;
 }
 

@@ -116,8 +116,8 @@ NUM(a_ckpt_interval_min, A->gp.interval_s / 60)
 NUM(a_gpu_hours, A->gp.wall_s / 3600 * gpus_of(src))
 NUM(a_cost_usd, A->econ.cost_usd)
 NUM(a_usd_per_Mtoken, A->econ.usd_per_Mtoken)
-NUM(a_energy_MWh, TOPO->gpu.tdp_W > 0 ? A->econ.energy_MWh : NAN)   /* no TDP: no energy */
-NUM(a_power_kW, TOPO->gpu.tdp_W > 0 ? A->econ.facility_W / 1e3 : NAN)
+NUM(a_energy_MWh, assess_has_power(src->in, PL) ? A->econ.energy_MWh : NAN)   /* no TDP: no energy */
+NUM(a_power_kW, assess_has_power(src->in, PL) ? A->econ.facility_W / 1e3 : NAN)
 NUM(a_ports, A->econ.ports)
 NUM(a_capex_usd, A->econ.capex_usd)
 NUM(a_usd_per_year, A->econ.usd_per_year)

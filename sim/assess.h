@@ -25,16 +25,26 @@ struct assessment {
 };
 
 /* Assess plan pl on inputs in at tokens_per_s with GPUs busy `busy` of
- * the time. A cloud price in the plan (cost.usd_per_gpu_hour) applies
- * when the economics parameters give none. */
+ * the time; on a mixed cluster (pl->ngroups) each node group's GPUs at
+ * their own power, busy group_busy[k] of the time (group k of the plan's
+ * listed order; NULL or < 0: busy; result_busy() gives both). A cloud
+ * price in the plan (cost.usd_per_gpu_hour) applies when the economics
+ * parameters give none. */
 void assess_plan(const struct inputs *in, const struct plan *pl, double tokens_per_s, double busy,
-		 const struct econ_params *ep, const struct goodput_params *gp, struct assessment *out);
+		 const double *group_busy, const struct econ_params *ep, const struct goodput_params *gp,
+		 struct assessment *out);
+
+/* Whether every GPU of pl on in (the topology's, or each node group's)
+ * gives its power (gpu.power.tdp_W): else energy is unknown. */
+bool assess_has_power(const struct inputs *in, const struct plan *pl);
 
 /* The energy (MWh) of running plan pl's cluster on in for time_s with
- * its GPUs busy `busy` of the time, at the default economics parameters
- * (PUE 1.58, node overhead from the topology, no port power:
- * economics.h), failures not counted; NAN when the GPU has no TDP. */
-double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double time_s, double busy);
+ * its GPUs busy `busy` of the time (group_busy as assess_plan()), at the
+ * default economics parameters (PUE 1.58, node overhead from the
+ * topology, no port power: economics.h), failures not counted; NAN when
+ * a GPU has no TDP (assess_has_power()). */
+double assess_energy_MWh(const struct inputs *in, const struct plan *pl, double time_s, double busy,
+			 const double *group_busy);
 
 /* Checkpoint bytes of the model's states under pl's precision. */
 double assess_checkpoint_bytes(const struct inputs *in, const struct plan *pl);
@@ -53,6 +63,7 @@ struct goal_verdict {
 };
 
 void assess_goal(const struct inputs *in, const struct plan *pl, const struct scenario_goal *g,
-		 double tokens_per_s, double busy, double slow_factor, struct goal_verdict *out);
+		 double tokens_per_s, double busy, const double *group_busy, double slow_factor,
+		 struct goal_verdict *out);
 
 #endif

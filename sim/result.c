@@ -171,6 +171,22 @@ struct result_split result_mean_split(const struct result *r)
 	return m;
 }
 
+double result_busy(const struct result *r, double *group)
+{
+	struct result_split m = result_mean_split(r);
+	for (int k = 0; group && k < PLAN_MAX_NODE_GROUPS; k++)
+		group[k] = -1;
+	for (int i = 0; group && i < r->ngroups; i++) {
+		const struct group_result *g = &r->group[i];
+		double c = 0;
+		int n = 0;
+		for (int q = g->first_rank; q < g->first_rank + g->ranks && q < r->eng->nranks; q++, n++)
+			c += result_rank_split(r, q).compute_s;
+		group[r->group_index[i]] = r->iteration_s > 0 && n > 0 ? c / n / r->iteration_s : 0;
+	}
+	return r->iteration_s > 0 ? m.compute_s / r->iteration_s : 0;
+}
+
 void result_row_fill(struct result_row *row, const struct result *r)
 {
 	int index = row->index;
@@ -187,6 +203,7 @@ void result_row_fill(struct result_row *row, const struct result *r)
 	row->mfu = r->mfu;
 	row->hfu = r->hfu;
 	row->mean = result_mean_split(r);
+	result_busy(r, row->group_busy);
 	row->mem_worst_bytes = r->worst_total_bytes;
 	for (int s = 0; s < r->nstages; s++) {
 		/* the largest of each measure (stages differ by their NCCL

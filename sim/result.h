@@ -166,6 +166,12 @@ struct result_split {
 struct result_split result_rank_split(const struct result *r, int rank);
 /* The split averaged over all ranks. */
 struct result_split result_mean_split(const struct result *r);
+/* The GPUs' busy fraction for their power (sim/assess.h): the mean
+ * compute time of every rank over the iteration (0 without one); into
+ * group (PLAN_MAX_NODE_GROUPS, when not NULL) each node group's, the
+ * mean over its ranks, indexed as the plan lists its groups (-1 for
+ * none). */
+double result_busy(const struct result *r, double *group);
 
 /* One rank's figures as the reports read them: where it is, whom it was
  * simulated as, and its times and collectives by category (enum task_cat),
@@ -242,6 +248,7 @@ struct result_row {
 	double iteration_s, samples_per_s, tokens_per_s;
 	double model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, hfu;
 	struct result_split mean;
+	double group_busy[PLAN_MAX_NODE_GROUPS];  /* result_busy(): each node group's */
 	double mem_worst_bytes, mem_capacity_bytes;
 	double mem_worst_alloc_bytes;   /* the fullest stage's caching-allocator peak
 					   (models/memory.h allocator_bytes) */

@@ -134,9 +134,10 @@ static void check_input(const struct plan *p, const struct inputs *in, const cha
 			 "'gpu_img_per_s': DALI's measured rate is an A100's, the GPU is '%s'", t->gpu.name);
 }
 
-/* node_groups and node_order (plan.h): a mixed cluster. Returns the
- * groups' node count (0: none). */
-static long load_groups(struct jobj *root, struct plan *s)
+/* node_groups and node_order (plan.h): a mixed cluster; minor: the
+ * file's schema minor version (power_cap_W: 1.2). Returns the groups'
+ * node count (0: none). */
+static long load_groups(struct jobj *root, struct plan *s, int minor)
 {
 	json_t *arr, *v;
 	char ap[300];
@@ -177,6 +178,19 @@ static long load_groups(struct jobj *root, struct plan *s)
 				ok = 0;
 		} else
 			ok = 0;
+		double cap;
+		char why[256];
+		if (jobj_num(&jo, "power_cap_W", &cap, JPOS) == 1) {
+			if (minor < 2) {
+				jobj_err(&jo, "power_cap_W", "needs schema_version \"1.2\", the file says "
+					 "\"1.%d\"", minor);
+				ok = 0;
+			} else if (ok && topology_gpu_cap_check(&g->gpu, cap, why, sizeof(why))) {
+				jobj_err(&jo, "power_cap_W", "%s (GPU '%s', %s)", why, g->gpu.name, path);
+				ok = 0;
+			} else if (ok)
+				g->gpu.power_cap_W = cap;
+		}
 		jobj_end(&jo);
 		if (ok) {
 			g->nodes = (int)n;
@@ -531,8 +545,10 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 
 	s->meta.path = xstrdup(path);
 	plan_init(&s->plan);
-	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 1))
+	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 2))
 		goto err;
+	int minor = 0;
+	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d", &minor);
 	jobj_init(&jo, root, path, "", d);
 	{
 		const char *base = strrchr(path, '/');
@@ -550,7 +566,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 	path_key(&jo, "topology", ps.topo, sizeof(ps.topo), JREQ);
 	long used = 0;
 	jobj_int(&jo, "gpus_per_node_used", &used, 1, 0);
-	long group_nodes = load_groups(&jo, &s->plan);
+	long group_nodes = load_groups(&jo, &s->plan, minor);
 	if (jobj_has(&jo, "node_groups") && !jobj_has(&jo, "nodes"))
 		s->plan.nodes = (int)group_nodes;
 	else if (jobj_int(&jo, "nodes", &nodes, 1, JREQ) == 1) {

@@ -5,8 +5,8 @@
  * hold it against). scenario_load() reads it into a struct inputs and a
  * struct plan; simulate_run() needs nothing else.
  *
- * Schema "ddlsim.scenario" 1.1 (1.1 added the goal object; 1.0 files
- * load as before). Paths are relative to the scenario file.
+ * Schema "ddlsim.scenario" 1.2 (1.1 added the goal object, 1.2
+ * node_groups[].power_cap_W; older files load as before). Paths are relative to the scenario file.
  *
  *   key                           type     unit    default       meaning
  *   name                          string   -       file name     display name
@@ -26,6 +26,15 @@
  *                                                                one GPU signature (docs/howto.md)
  *   node_groups[].nodes           int      -       required      nodes of the group
  *   node_groups[].gpu             string   path    required      GPU preset (schema ddlsim.gpu)
+ *   node_groups[].power_cap_W     number   W       the preset's  (1.2) the group's board power limit,
+ *                                                                over its preset's power.power_cap_W
+ *                                                                (fabric/topology.h: its GPU's
+ *                                                                cap_clock_ratio prices the group's
+ *                                                                compute-bound kernels, its energy
+ *                                                                counts a busy GPU at it); the
+ *                                                                preset's rules (not above tdp_W,
+ *                                                                nor below the table's first point
+ *                                                                or idle_W)
  *   node_order                    string   -       "listed"      listed | fast_first | slow_first: the
  *                                                                order in which the groups' nodes are
  *                                                                numbered (by GEMM rate at the plan's

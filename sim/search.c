@@ -537,7 +537,7 @@ static void screen_plan(struct screen *s, struct plan *pl)
 				.index = st->screened };
 	cd.est_iter_s = search_estimate(s->cache, pl, &cd.est_busy);
 	cd.est_tokens_per_s = (double)pl->training.global_batch * pl->training.seq / cd.est_iter_s;
-	assess_plan(in, pl, cd.est_tokens_per_s, cd.est_busy, &cl->econ, &g->goodput, &cd.est);
+	assess_plan(in, pl, cd.est_tokens_per_s, cd.est_busy, NULL, &cl->econ, &g->goodput, &cd.est);
 	XGROW(s->out, s->cap, (size_t)s->n + 1);
 	s->out[s->n++] = cd;
 }
