@@ -186,7 +186,7 @@ static long load_groups(struct jobj *root, struct plan *s, int minor)
 					 "\"1.%d\"", minor);
 				ok = 0;
 			} else if (ok && topology_gpu_cap_check(&g->gpu, cap, why, sizeof(why))) {
-				jobj_err(&jo, "power_cap_W", "%s (GPU '%s', %s)", why, g->gpu.name, path);
+				jobj_err(&jo, "power_cap_W", "%s (GPU '%s')", why, g->gpu.name);
 				ok = 0;
 			} else if (ok)
 				g->gpu.power_cap_W = cap;

@@ -19,7 +19,14 @@
  *     iteration = C_slow + ring,  C_slow = 2 C_fast
  *   (C: a rank's compute, optimizer included; ring as in test-whatif.c);
  *   a throttling window [a, a + d) of factor f inside a rank's compute
- *   adds d (1 - 1/f) to it (work runs at 1/f inside the window).
+ *   adds d (1 - 1/f) to it (work runs at 1/f inside the window);
+ *   energy (models/economics.h) sums over the groups: each group's GPUs
+ *   x (idle + busy (limit - idle)), busy its ranks' mean compute over the
+ *   iteration, limit its TDP or cap, plus nodes x the topology node's
+ *   overhead, x PUE x time;
+ *   a power limit on one group ("cap", HBM so fast that every kernel is
+ *   compute-bound) stretches that group's compute by 1 / its clock
+ *   ratio and leaves the other group's as it was.
  * One simulation per test (SimGrid runs once per process). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -27,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assess.h"
 #include "diag.h"
 #include "engine.h"
 #include "model.h"
@@ -39,7 +47,8 @@
 #define P 8
 #define NIC_BPS (100e9 / 8)
 
-/* A GPU preset: V100-like, peaks and HBM bandwidth divided by div. */
+/* A GPU preset: V100-like, peaks and HBM bandwidth divided by div, TDP
+ * 300 / div W, idle 30 / div W. */
 static char *write_gpu(const char *dir, const char *name, double div, double hbm_GB)
 {
 	char text[2048], file[64];
@@ -49,10 +58,30 @@ static char *write_gpu(const char *dir, const char *name, double div, double hbm
 		 " \"hbm_GB\": %g, \"hbm_bw_GBps\": %.17g, \"sm_count\": 80, \"memory_reserved_GB\": 1.0,"
 		 " \"efficiency\": { \"gemm_max\": 0.8, \"gemm_half_GFLOP\": 0.1, \"attention_max\": 0.5,"
 		 " \"mem_max\": 0.85, \"mem_half_MB\": 0.9, \"kernel_launch_us\": 0, \"gemm_tile\": [128, 128] },"
+		 " \"power\": { \"tdp_W\": %.17g, \"idle_W\": %.17g, \"source\": \"test fixture\" },"
 		 " \"sources\": { \"name\": \"test fixture\" } }\n",
-		 name, 15.7 / div, 125 / div, 125 / div, hbm_GB, 900 / div);
+		 name, 15.7 / div, 125 / div, 125 / div, hbm_GB, 900 / div, 300 / div, 30 / div);
 	snprintf(file, sizeof(file), "%s.json", name);
 	return write_file(dir, file, text);
+}
+
+/* "cap": "fast"'s peaks with HBM 10^4 times faster (every kernel
+ * compute-bound), TDP 300 W, idle 30 W, a clock table 0.5 at 100 W to 1
+ * at 300 W (so 0.75 at a 200 W limit), no limit of its own (schema 1.1:
+ * the table's keys). */
+static char *write_cap_gpu(const char *dir)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.gpu\", \"schema_version\": \"1.1\", \"name\": \"cap\","
+		 " \"peak_tflops\": { \"fp32\": 15.7, \"fp16\": 125, \"bf16\": 125 },"
+		 " \"hbm_GB\": 32, \"hbm_bw_GBps\": 9e6, \"sm_count\": 80, \"memory_reserved_GB\": 1.0,"
+		 " \"efficiency\": { \"gemm_max\": 0.8, \"gemm_half_GFLOP\": 0.1, \"attention_max\": 0.5,"
+		 " \"mem_max\": 0.85, \"kernel_launch_us\": 0, \"gemm_tile\": [128, 128] },"
+		 " \"power\": { \"tdp_W\": 300, \"idle_W\": 30, \"source\": \"test fixture\","
+		 " \"cap_clock_ratio\": [[100, 0.5], [300, 1]], \"cap_source\": \"test fixture\" },"
+		 " \"sources\": { \"name\": \"test fixture\" } }\n");
+	return write_file(dir, "cap.json", text);
 }
 
 /* A star of one-GPU nodes; ideal: no latency, unbounded links. */
@@ -63,6 +92,7 @@ static char *write_star(const char *dir, bool ideal)
 		 "{ \"schema\": \"ddlsim.topology\", \"schema_version\": \"1.4\", \"name\": \"star\","
 		 " \"source\": \"test fixture\", \"gpu\": \"fast.json\","
 		 " \"node\": { \"gpus\": 1, \"intra\": { \"kind\": \"pcie\", \"bw_GBps\": 1000, \"latency_us\": %s },"
+		 " \"power_max_W\": 500,"
 		 " \"nics\": { \"count\": 1, \"bw_Gbps\": %s, \"latency_us\": %s } },"
 		 " \"fabric\": { \"kind\": \"nonblocking\", \"latency_us\": %s } }\n",
 		 ideal ? "0" : "1.0", ideal ? "1e9" : "100", ideal ? "0" : "1.0", ideal ? "0" : "0.5");
@@ -85,7 +115,7 @@ static void run(struct run *x, const char *model, bool ideal, double slow_hbm_GB
 	free(write_gpu(x->dir, "slow", 2, slow_hbm_GB));
 	free(write_star(x->dir, ideal));
 	snprintf(text, sizeof(text),
-		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.2\", \"model\": \"%s\","
 		 " \"topology\": \"star.json\", %s }\n", src_path(model), body);
 	char *path = write_file(x->dir, "s.json", text);
 	struct diag d;
@@ -348,23 +378,30 @@ Test(mixed, sweep_over_slowdown_is_monotone)
 	free(sw), free(dir);
 }
 
-/* Exit 3 and exactly "path: want_tail" on stderr. */
-static void expect_error(const char *body, const char *want_tail)
+/* Exit 3 and exactly "path: want_tail" on stderr (a scenario of schema
+ * version ver). */
+static void expect_error_v(const char *ver, const char *body, const char *want_tail)
 {
 	char *dir = tmp_dir(), args[2048], *err = NULL, text[4096], want[4096];
 	free(write_gpu(dir, "fast", 1, 32));
 	free(write_gpu(dir, "slow", 2, 32));
+	free(write_cap_gpu(dir));
 	free(write_star(dir, false));
 	snprintf(text, sizeof(text),
-		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.0\", \"model\": \"%s\","
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"%s\", \"model\": \"%s\","
 		 " \"topology\": \"star.json\", \"training\": { \"global_batch\": 64, \"micro_batch\": 32,"
-		 " \"precision\": \"fp32\" }, %s }\n", src_path("models/zoo/resnet50.json"), body);
+		 " \"precision\": \"fp32\" }, %s }\n", ver, src_path("models/zoo/resnet50.json"), body);
 	char *path = write_file(dir, "s.json", text);
 	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet", path, dir);
 	cr_expect_eq(run_ddlsim(args, NULL, &err), 3);
 	snprintf(want, sizeof(want), "%s: %s\n", path, want_tail);
 	cr_expect_str_eq(err, want);
 	free(err), free(path), free(dir);
+}
+
+static void expect_error(const char *body, const char *want_tail)
+{
+	expect_error_v("1.0", body, want_tail);
 }
 
 Test(mixed, rejects_nodes_other_than_the_groups)
@@ -457,4 +494,102 @@ Test(mixed, reads_samples_from_a_csv_file)
 	cr_expect_eq(x.sc->plan.simulation.stragglers.group[0].nsamples, 3);
 	run_finish(&x);
 	free(dir);
+}
+
+/* Energy sums each node group's GPUs at their own power and busy share:
+ * 4 "fast" (300 W TDP, 30 W idle) and 4 "slow" (150 W, 15 W) one-GPU
+ * nodes of data parallelism; the fast ones wait for the slow ones, so
+ * the slow group's busy share is twice the fast one's (C_slow = 2
+ * C_fast); each node's overhead is the topology's 500 W node less its
+ * GPU at the topology GPU's ("fast") 300 W TDP. */
+Test(mixed, energy_sums_each_groups_gpus_at_their_own_power)
+{
+	struct run x;
+	char body[2048];
+	run(&x, "models/zoo/resnet50.json", false, 32, dp_body(body, sizeof(body), ""));
+	const struct result *r = &x.r;
+	double gb[PLAN_MAX_NODE_GROUPS];
+	double mean = result_busy(r, gb);
+	double it = r->iteration_s;
+	double cf = compute_of(r, 0, CAT_FORWARD, CAT_OPTIMIZER), cs = compute_of(r, P - 1, CAT_FORWARD, CAT_OPTIMIZER);
+	cr_expect_float_eq(gb[0], cf / it, 1e-12, "fast busy %.9g vs %.9g", gb[0], cf / it);
+	cr_expect_float_eq(gb[1], cs / it, 1e-12, "slow busy %.9g vs %.9g", gb[1], cs / it);
+	cr_expect_float_eq(gb[1], 2 * gb[0], 1e-9, "slow %.9g, fast %.9g", gb[1], gb[0]);
+	cr_expect_float_eq(mean, (gb[0] + gb[1]) / 2, 1e-12);
+	cr_expect_eq(gb[2], -1);
+	double T = 86400;
+	double gpus_W = P / 2 * (30 + gb[0] * (300 - 30)) + P / 2 * (15 + gb[1] * (150 - 15));
+	double want = 1.58 * (gpus_W + P * (500 - 300)) * T / 3.6e9;
+	double mwh = assess_energy_MWh(x.sc->in, &x.sc->plan, T, mean, gb);
+	cr_expect_float_eq(mwh, want, 1e-12 * want, "%.12g MWh vs %.12g", mwh, want);
+	/* without the groups' shares: every group at the job's mean share */
+	double flat = 1.58 * (P / 2 * (30 + mean * 270) + P / 2 * (15 + mean * 135) + P * 200) * T / 3.6e9;
+	cr_expect_float_eq(assess_energy_MWh(x.sc->in, &x.sc->plan, T, mean, NULL), flat, 1e-12 * flat);
+	run_finish(&x);
+}
+
+/* A 200 W limit on one group of "cap" GPUs (clock ratio 0.75) stretches
+ * only that group's compute, by 1 / 0.75, and every report says so: the
+ * text's group line, report.json's node_groups and report.html's
+ * summary. */
+Test(mixed, a_cap_in_one_group_slows_only_that_group, .timeout = 60)
+{
+	char *dir = tmp_dir(), text[4096], args[2400], rd[1200], *out = NULL, *err = NULL;
+	free(write_gpu(dir, "fast", 1, 32));
+	free(write_cap_gpu(dir));
+	free(write_star(dir, false));
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.2\", \"model\": \"%s\","
+		 " \"topology\": \"star.json\","
+		 " \"node_groups\": [ { \"nodes\": 4, \"gpu\": \"cap.json\" },"
+		 " { \"nodes\": 4, \"gpu\": \"cap.json\", \"power_cap_W\": 200 } ],"
+		 " \"training\": { \"global_batch\": 256, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+		 " \"communication\": { \"algorithm\": \"hierarchical\", \"bucket_MB\": 1000 } }\n",
+		 src_path("models/zoo/resnet50.json"));
+	char *path = write_file(dir, "s.json", text);
+	snprintf(args, sizeof(args), "run %s --out %s/out --format json,html", path, dir);
+	cr_assert_eq(run_ddlsim(args, &out, &err), 0, "%s", err);
+	cr_expect(strstr(out, "\n  group 1    nodes 4-7, ranks 4-7: cap, stages 0-0, compute "), "%s", out);
+	cr_expect(strstr(out, "\n             power limit 200 W of 300 W TDP: compute-bound kernels at 0.750 "
+			 "of the clock\n"), "%s", out);
+	cr_expect_not(strstr(out, "\npower limit"), "%s", out);
+	snprintf(rd, sizeof(rd), "%s/out", dir);
+	json_t *r = load_report(rd);
+	cr_assert(r);
+	double c0 = jnum(r, "node_groups/groups/0/compute_s"), c1 = jnum(r, "node_groups/groups/1/compute_s");
+	cr_expect_float_eq(c1, c0 / 0.75, 1e-4 * c1, "capped %.9g s, free %.9g s, ratio %.6f", c1, c0, c0 / c1);
+	cr_expect_float_eq(jnum(r, "node_groups/groups/1/power_cap_W"), 200, 1e-12);
+	cr_expect_float_eq(jnum(r, "node_groups/groups/1/cap_clock_ratio"), 0.75, 1e-12);
+	cr_expect_eq(jnum(r, "node_groups/groups/0/power_cap_W"), -1e300);
+	cr_expect_eq(jnum(r, "scenario/topology/power_cap_W"), -1e300);
+	json_decref(r);
+	char *html = NULL;
+	snprintf(rd, sizeof(rd), "%s/out/report.html", dir);
+	html = test_file_text(rd);
+	cr_assert(html);
+	cr_expect(strstr(html, "group 1 (cap): 200 W of 300 W TDP: compute-bound kernels at 0.750 of the clock"));
+	free(html);
+	free(out);
+	free(err);
+	free(path);
+	free(dir);
+}
+
+/* A group's power limit: schema 1.2, and its preset's rules, each with
+ * the key's path. */
+Test(mixed, rejects_a_bad_group_power_cap)
+{
+	expect_error("\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"cap.json\", \"power_cap_W\": 200 } ]",
+		     "/node_groups/0/power_cap_W: error: needs schema_version \"1.2\", the file says \"1.0\"");
+	expect_error_v("1.2", "\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"cap.json\", \"power_cap_W\": 400 } ]",
+		       "/node_groups/0/power_cap_W: error: must not exceed tdp_W 300, got 400 (GPU 'cap')");
+	expect_error_v("1.2", "\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"cap.json\", \"power_cap_W\": 50 } ]",
+		       "/node_groups/0/power_cap_W: error: is below the lowest limit cap_clock_ratio measured "
+		       "(100 W), got 50: no clock is extrapolated (GPU 'cap')");
+	expect_error_v("1.2", "\"node_groups\": [ { \"nodes\": 1, \"gpu\": \"cap.json\" },"
+		       " { \"nodes\": 1, \"gpu\": \"fast.json\", \"power_cap_W\": 200 } ]",
+		       "/node_groups/1/power_cap_W: error: needs cap_clock_ratio, the measured compute clock at "
+		       "power limits of this GPU (gpus/README.md); none given (GPU 'fast')");
+	expect_error_v("1.2", "\"node_groups\": [ { \"nodes\": 2, \"gpu\": \"cap.json\", \"power_cap_w\": 200 } ]",
+		       "/node_groups/0/power_cap_w: error: unknown key 'power_cap_w' (did you mean 'power_cap_W'?)");
 }

@@ -102,6 +102,34 @@ Test(power_cap, energy_counts_a_busy_gpu_at_its_limit)
 	cr_expect_float_eq(o.gpu_W, 385, 1e-9);
 }
 
+/* A mixed cluster's energy: each node group's GPUs at their own limit
+ * and busy share. 8 GPUs of 700 W TDP, 70 W idle, capped at 500 W, busy
+ * 0.25: 70 + 0.25 x 430 = 177.5 W each; 8 of 400 W, 40 W idle, busy 0.6:
+ * 40 + 0.6 x 360 = 256 W each; two 6,500 W nodes of the topology's
+ * 8 x 400 W GPUs: 3,300 W overhead each; PUE 1.58, one hour. */
+Test(power_cap, a_mixed_cluster_bills_each_group_at_its_own_limit)
+{
+	struct econ_params p;
+	struct econ_result o;
+	econ_params_init(&p);
+	struct econ_cluster c = { .nodes = 2, .gpus = 16, .nics_per_node = 8, .fabric_levels = 1,
+				  .oversubscription = 1, .gpu_tdp_W = 400, .gpu_idle_W = 40,
+				  .node_power_max_W = 6500, .ngroups = 2 };
+	c.group[0] = (struct econ_group){ .nodes = 1, .gpus = 8, .gpu_tdp_W = 700, .gpu_idle_W = 70,
+					  .gpu_cap_W = 500, .busy = 0.25 };
+	c.group[1] = (struct econ_group){ .nodes = 1, .gpus = 8, .gpu_tdp_W = 400, .gpu_idle_W = 40,
+					  .busy = 0.6 };
+	econ_compute(&p, &c, 3600, 0.5, 1e9, &o);
+	double it = 8 * 177.5 + 8 * 256 + 2 * 3300;
+	cr_expect_float_eq(o.it_W, it, 1e-9, "%.9g W", o.it_W);
+	cr_expect_float_eq(o.gpu_W, (177.5 + 256) / 2, 1e-9);
+	cr_expect_float_eq(o.energy_MWh, 1.58 * it * 3600 / 3.6e9, 1e-15);
+	/* a group without its own share takes the job's (0.5): 70 + 0.5 x 430 */
+	c.group[0].busy = -1;
+	econ_compute(&p, &c, 3600, 0.5, 1e9, &o);
+	cr_expect_float_eq(o.it_W, 8 * 285 + 8 * 256 + 2 * 3300, 1e-9, "%.9g W", o.it_W);
+}
+
 static void expect_refused(const char *ver, const char *power, const char *jpath, const char *msg)
 {
 	char *dir = tmp_dir(), *err = NULL, want[1024], args[1200];
