@@ -15,8 +15,12 @@
  *                topology sets a lower limit (models/gpu.h; the node
  *                overhead below still counts the GPUs at their TDP)
  *   P_it       = gpus P_gpu + nodes node_overhead_W + ports port_W
+ *   E          = PUE x P_it x time_to_train
+ *   cost (cloud)     = gpus x hours x usd_per_gpu_hour
+ *   cost (purchase)  = capex x time / (depreciation_years x 365.25 d) + E x usd_per_kWh
+ *   capex      = nodes x capex_per_node_usd + ports x capex_per_port_usd
  *
- * A mixed cluster (econ_cluster.groups, a plan's node_groups) sums
+ * A mixed cluster (econ_cluster.group, a plan's node_groups) sums
  * gpus P_gpu over its node groups, each group's GPUs at their own idle
  * power, power limit (TDP or cap) and busy fraction (the mean compute
  * time of the group's ranks over the iteration, which differs per group
@@ -26,10 +30,6 @@
  * node_groups: the topology gives every node's links and NICs). Capital
  * and the cloud price stay per node and per GPU-hour, one figure each
  * (the "economics" object has no per-group price).
- *   E          = PUE x P_it x time_to_train
- *   cost (cloud)     = gpus x hours x usd_per_gpu_hour
- *   cost (purchase)  = capex x time / (depreciation_years x 365.25 d) + E x usd_per_kWh
- *   capex      = nodes x capex_per_node_usd + ports x capex_per_port_usd
  *
  * Ports (econ_ports): every NIC has its own port and a switch port it
  * plugs into (2 per NIC); a fat tree adds, per level above the leaves,
