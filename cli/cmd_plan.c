@@ -89,7 +89,8 @@ static void done(void *ctx, int i, const struct result_row *row)
 	if (f->ok) {
 		double busy = row->iteration_s > 0 ? row->mean.compute_s / row->iteration_s : 0;
 		const struct goal_cluster *cl = &p->g->clusters[f->c.cluster];
-		assess_plan(cl->in, &f->c.plan, row->tokens_per_s, busy, row->group_busy, &cl->econ, &p->g->goodput, &f->a);
+		assess_plan(cl->in, &f->c.plan, row->tokens_per_s, busy, row->group_busy, &cl->econ,
+			    &p->g->goodput, &f->a);
 	}
 	p->done++;
 	progress_done(p->pg, i, !f->ok);

@@ -126,7 +126,8 @@ static void emit(struct sw *w, long index, json_t *values, const struct result_r
 	struct assessment a;
 	if (row->status == RESULT_OK) {
 		double busy = row->iteration_s > 0 ? row->mean.compute_s / row->iteration_s : 0;
-		assess_plan(in, &row->plan, row->tokens_per_s, busy, row->group_busy, &w->s->econ, &w->s->goodput, &a);
+		assess_plan(in, &row->plan, row->tokens_per_s, busy, row->group_busy, &w->s->econ,
+			    &w->s->goodput, &a);
 	}
 	tidy_add_row(rec, row, in, row->status == RESULT_OK ? &a : NULL);
 	if (!w->header_done) {

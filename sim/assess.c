@@ -18,7 +18,8 @@ _Static_assert(PLAN_MAX_NODE_GROUPS <= ECON_MAX_GROUPS, "economics prices every 
 /* The cluster of plan pl on in, as economics prices it: each node group
  * with its GPU's power and busy fraction (group_busy: NULL or < 0, the
  * job's). */
-static struct econ_cluster cluster_of(const struct inputs *in, const struct plan *pl, const double *group_busy)
+static struct econ_cluster cluster_of(const struct inputs *in, const struct plan *pl,
+				      const double *group_busy)
 {
 	const struct topology *t = inputs_topology(in);
 	struct econ_cluster c = {

@@ -511,7 +511,8 @@ Test(mixed, energy_sums_each_groups_gpus_at_their_own_power)
 	double gb[PLAN_MAX_NODE_GROUPS];
 	double mean = result_busy(r, gb);
 	double it = r->iteration_s;
-	double cf = compute_of(r, 0, CAT_FORWARD, CAT_OPTIMIZER), cs = compute_of(r, P - 1, CAT_FORWARD, CAT_OPTIMIZER);
+	double cf = compute_of(r, 0, CAT_FORWARD, CAT_OPTIMIZER);
+	double cs = compute_of(r, P - 1, CAT_FORWARD, CAT_OPTIMIZER);
 	cr_expect_float_eq(gb[0], cf / it, 1e-12, "fast busy %.9g vs %.9g", gb[0], cf / it);
 	cr_expect_float_eq(gb[1], cs / it, 1e-12, "slow busy %.9g vs %.9g", gb[1], cs / it);
 	cr_expect_float_eq(gb[1], 2 * gb[0], 1e-9, "slow %.9g, fast %.9g", gb[1], gb[0]);
