@@ -121,6 +121,8 @@ static void block(struct cursor *cu, const char *pre, double width, double strid
 		cu->c = in_c, cu->h = in_h, cu->w = in_w;
 		conv(cu, NAME("downsample.0"), out_c, 1, stride, 0);
 		simple(cu, CNN_BN, NAME("downsample.1"));
+		if (cu->net->n > 0)
+			cu->net->v[cu->net->n - 1].shortcut_bn = true;
 		cu->c = c, cu->h = h, cu->w = w;
 	}
 	simple(cu, CNN_ADD, NAME("add"));
@@ -304,6 +306,12 @@ static double fused_bytes_per_el(const struct cnn_layer *l, enum cnn_fusion fu, 
 			return bwd ? 12.125 : 8.125;
 		return bwd ? 10 : 6;
 	}
+	/* CNN_FUSE_CONV_STATS: a main-branch BN before the last is applied
+	 * by its own ScaleBiasAddRelu with the ReLU: reads x, writes y and a
+	 * 1-bit mask; backward reads dy and x twice (the statistics' sums,
+	 * then dx), the mask once, writes dx (the add's 12.125 less dz) */
+	if (fu == CNN_FUSE_CONV_STATS && !add && !l->pre_add && !l->shortcut_bn)
+		return bwd ? 10.125 : 4.125;
 	/* CNN_FUSE_CONV_BN: ScaleBiasAddRelu on the add (applying the last
 	 * BN and a projection's); every BN's backward its own pass */
 	if (add)

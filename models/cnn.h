@@ -44,6 +44,7 @@ struct cnn_layer {
 	double r, s, stride, pad;
 	double params;
 	bool pre_add;           /* the batch norm ending a block's main branch, before its add */
+	bool shortcut_bn;       /* a projection shortcut's batch norm (downsample.1) */
 };
 
 struct cnn_net {

@@ -48,10 +48,17 @@
  *                     of their own, backward 10 B/el each; the last BN,
  *                     the add and the ReLU one ScaleBiasAddRelu (6.125 /
  *                     12.125; with a projection BN applied too: +10 bwd);
- *                     the stem's BN+ReLU as CNN_FUSE_BN_ACT.
+ *                     the stem's BN+ReLU as CNN_FUSE_BN_ACT;
+ *   CNN_FUSE_CONV_STATS the statistics in the conv's epilogue as
+ *                     CNN_FUSE_CONV_BN, but each batch norm inside the
+ *                     main branch applied by a ScaleBiasAddRelu of its own
+ *                     with the ReLU and no addend (MXNet resnet-v1b-
+ *                     stats-fl): 4.125 / 10.125 B/el; the block's last BN,
+ *                     a projection's, the add and the ReLU as
+ *                     CNN_FUSE_CONV_BN.
  * Byte counts of the fused kernels: stack_mxnet.h cites the sources;
  * cnn.c applies them. */
-enum cnn_fusion { CNN_FUSE_NONE, CNN_FUSE_BN_ACT, CNN_FUSE_CONV_BN };
+enum cnn_fusion { CNN_FUSE_NONE, CNN_FUSE_BN_ACT, CNN_FUSE_CONV_BN, CNN_FUSE_CONV_STATS };
 
 /* One piece of a layer: bytes per element and kernels, forward and
  * backward (index 0 fwd, 1 bwd). Bytes are for 16-bit activations. A

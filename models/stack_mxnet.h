@@ -71,6 +71,27 @@
 		    "ce30b18) cudnn_norm_convolution-inl.h, cudnn_scale_bias_add_relu-inl.h, " \
 		    "nhwc_batch_norm_kernel.cc" }
 
+/* The MLPerf v1.1-v2.1 A100 PCIe submissions (Dell, ASUSTeK, Supermicro,
+ * Fujitsu, CASIA) all run resnet-v1b-stats-fl: per bottleneck conv1 a
+ * NormConvolution with no_norm (statistics in its epilogue), conv2 and
+ * conv3 NormalizedConvolution with no_equiv_scale_bias (no prologue
+ * apply), BNStatsFinalize after each, bn1 and bn2 applied by
+ * ScaleBiasAddRelu(act relu, no addend), the block's end by
+ * ScaleBiasAddRelu with the shortcut (dual_scale_bias with a projection's
+ * BN). The LARS step as the v4.0 stack's (the configs: sgdwfastlars,
+ * MXNET_OPTIMIZER_AGGREGATION_SIZE 54; v2.0's optimizer.py not re-read). */
+#define STACK_MXNET_STATS \
+	{ "mxnet-stats", "NVIDIA MLPerf MXNet ResNet v1.1-v2.1, resnet-v1b-stats-fl: BN statistics in the conv, " \
+	  "applied by ScaleBiasAddRelu", \
+	  CNN_STACK(CNN_FUSE_CONV_STATS), \
+	  .cnn_optimizer_Bpp = MXNET_LARS_BPP, .cnn_optimizer_kernels = MXNET_LARS_KERNELS, \
+	  .source = "mlcommons/training_results_v2.0 (a6ae3e16) Dell/benchmarks/resnet/implementations/mxnet: " \
+		    "config_R750xax4A100PCIE80GB.sh (NETWORK resnet-v1b-stats-fl, OPTIMIZER sgdwfastlars), " \
+		    "symbols/resnet-v1b-stats-fl.py residual_unit_norm_conv and scale_bias_add_relu " \
+		    "(NormConvolution no_norm, NormalizedConvolution no_equiv_scale_bias, BNStatsFinalize, " \
+		    "ScaleBiasAddRelu act_type relu with and without dataZ); byte counts as mxnet-normconv's " \
+		    "ScaleBiasAddRelu (sneaxiy/NVIDIA-MxNet ce30b18 cudnn_scale_bias_add_relu-inl.h) without dz" }
+
 #define STACK_MXNET_NHWC_BN \
 	{ "mxnet-nhwc-bn", "NVIDIA MLPerf MXNet ResNet, several nodes: NHWC BN+ReLU, BN+add+ReLU", \
 	  CNN_STACK(CNN_FUSE_BN_ACT), \

@@ -561,6 +561,38 @@ Test(stack, cnn_batch_norm_fused_as_mlperf_runs_it)
 	free(dir);
 }
 
+/* resnet-v1b-stats-fl (the MLPerf v1.1-v2.1 A100 PCIe runs, stack
+ * mxnet-stats): bn1 and bn2 of a bottleneck are each applied by their own
+ * ScaleBiasAddRelu with the ReLU, 4.125 B per element forward (x read, y
+ * and a bit mask written) and 10.125 backward; the block's last BN, a
+ * projection's BN and the add are priced as under mxnet-normconv. */
+Test(stack, cnn_stats_fl_applies_each_inner_batch_norm_in_its_own_pass)
+{
+	struct model *m = load_model("models/zoo/resnet50.json");
+	struct cnn_net net;
+	int n;
+	cr_assert_eq(cnn_build(m, &net), 0);
+	double o1 = out_el(&net, "layer1.0.bn1"), o2 = out_el(&net, "layer2.0.bn2");
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn1", PASS_FWD, CNN_FUSE_CONV_STATS, &n),
+			   4.125 * o1, 1e-6 * o1);
+	cr_expect_eq(n, 1);
+	cr_expect_float_eq(layer_bytes(&net, "layer2.0.bn2", PASS_FWD, CNN_FUSE_CONV_STATS, &n),
+			   4.125 * o2, 1e-6 * o2);
+	cr_expect_float_eq(layer_bytes(&net, "layer1.0.bn1", PASS_BWD, CNN_FUSE_CONV_STATS, &n),
+			   10.125 * o1, 1e-6 * o1);
+	cr_expect_eq(layer_bytes(&net, "layer1.0.relu1", PASS_FWD, CNN_FUSE_CONV_STATS, &n), 0);
+	const char *same[] = { "layer1.0.bn3", "layer1.0.downsample.1", "layer1.0.add", "bn1" };
+	for (int i = 0; i < 4; i++)
+		for (int ps = PASS_FWD; ps <= PASS_BWD; ps += PASS_BWD - PASS_FWD) {
+			int n2;
+			double a = layer_bytes(&net, same[i], ps, CNN_FUSE_CONV_STATS, &n),
+			       b = layer_bytes(&net, same[i], ps, CNN_FUSE_CONV_BN, &n2);
+			cr_expect_float_eq(a, b, 1e-9 * (b + 1), "%s pass %d: %g against %g", same[i], ps, a, b);
+		}
+	cnn_net_finish(&net);
+	model_destroy(m);
+}
+
 /* compute.stack and compute.attention_backend: bad names, a kernel that
  * needs flash, FlashAttention-3 on an Ampere GPU, a CNN stack on a
  * transformer; exit code 3 and the JSON path. */
@@ -607,7 +639,7 @@ Test(stack, scenario_checks_of_the_stack_and_the_attention_kernel)
 		       "{ \"stack\": \"megatron\" }", "",
 		       "/compute/stack: error: expected one of {megatron-te, hf-eager, torchtitan, "
 		       "torchtitan-04133643, torchtitan-04133643-fused-norm, torchtitan-compile, llm-foundry, llm-foundry-triton, deepspeed, dle-bert, "
-		       "mxnet-normconv, mxnet-nhwc-bn, megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp, "
+		       "mxnet-normconv, mxnet-nhwc-bn, mxnet-stats, megatron-deepspeed, megatron-lm-2021, megatron-lm-2021-torch-ddp, "
 		       "deepspeed-zero3-2021}, "
 		       "got 'megatron'");
 	expect_invalid("topologies/dgx-a100.json", "models/zoo/llama2-7b.json",
