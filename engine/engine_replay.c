@@ -31,9 +31,14 @@
  * private in a run where something else posts flows or moves a link's
  * capacity: folded (mirrors, sinks), parameter servers, degraded or
  * failing links, several jobs on one fabric (engine_run_many never asks),
- * an observer sampling links, per-rank programs, all-to-alls posted one
- * flow per NIC, or the scenario key
- * simulation.collective_flows (for checks).
+ * an observer sampling links, per-rank programs (mixed GPUs) whose
+ * collectives are not their stage's task for task, all-to-alls posted
+ * one flow per NIC, or the scenario key
+ * simulation.collective_flows (for checks). Per-rank programs that
+ * differ from their stage's in compute times alone are replayed: the
+ * plans and links found over the stages' programs are every rank's, and
+ * a slower GPU only reaches a barrier later, as a straggler does
+ * (tests/test-replay.c compares a mixed run with the posted one).
  *
  * A private plan's first instance posts its flows (every link's peak:
  * later instances repeat its usage). Later ones post k flows of the
@@ -165,14 +170,57 @@ static bool plan_uniform(struct sim *S, const struct coll_plan *p, struct cplan_
 	return ok && nl > 0;
 }
 
+/* Whether every collective of program a is b's, task for task: the same
+ * stream, group, operation, bytes and count (the same plan on the same
+ * barrier at the same point of the program); compute times may differ. */
+static bool same_collectives(const struct program *a, const struct program *b)
+{
+	if (a == b)
+		return true;
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++) {
+		const struct task *x = &a->t[i], *y = &b->t[i];
+		if (x->kind != y->kind || x->stream != y->stream)
+			return false;
+		if (x->kind == TASK_COLL && (x->group != y->group || x->op != y->op ||
+					     x->bytes != y->bytes || x->count != y->count))
+			return false;
+	}
+	return true;
+}
+
+/* Whether every rank's own program (mixed GPUs, job.rank_prog) has its
+ * stage's collectives: the plans, their links and the serial kinds found
+ * over the stages' programs are then every rank's, and a rank's own
+ * compute times move when it reaches a barrier, as a straggler's do (its
+ * flows still start together as the barrier opens). Each distinct
+ * program is compared once. */
+static bool rank_progs_alike(const struct sim *S)
+{
+	const struct engine_job *job = S->job;
+	const struct program *last = NULL;
+	for (int r = 0; job->rank_prog && r < job->pl->nranks; r++) {
+		const struct program *pr = S->ri[r].prog;
+		if (!pr || pr == last)
+			continue;
+		if (!same_collectives(pr, job->stage_prog[S->ri[r].stage]))
+			return false;
+		last = pr;
+	}
+	return true;
+}
+
 /* Why nothing can be private in S's run (NULL: plans may be). */
 static const char *run_excluded(const struct sim *S)
 {
 	const struct engine_job *job = S->job;
 	if (job->collective_flows)
 		return "simulation.collective_flows";
-	if (job->fold || job->ps || job->ndegraded > 0 || job->gpu || job->rank_prog || S->base)
-		return "folded, served, degraded, shared or per-rank";
+	if (job->fold || job->ps || job->ndegraded > 0 || job->gpu || S->base)
+		return "folded, served, degraded or shared";
+	if (!rank_progs_alike(S))
+		return "per-rank programs with other collectives";
 	if (job->obs && job->obs->link_sample && job->obs->link_sample_s > 0)
 		return "links sampled";
 	for (int st = 0; st < job->pl->size[DIM_PP]; st++)
