@@ -214,6 +214,7 @@ struct rank_inst {
 	bool computing;         /* the compute stream sleeps on `rate` */
 	int coll_active, coll_sms;
 	double coll_hbm_Bps;    /* HBM bytes per second the collectives in flight move */
+	struct engine_gpu_overlap ov; /* its GPU's interference figures (engine.h) */
 	sg_host_t host;
 	const int *grp[GROUP_N];/* this rank's groups (into fold.gmem), resolved once */
 	int ngrp[GROUP_N];

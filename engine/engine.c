@@ -26,6 +26,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
+#include "bug.h"
 #include "cleanup.h"
 #include "engine_platform.h"
 #include "platform.h"
@@ -257,6 +258,11 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		ri->st->representative = fold_representative(&S->fold, r);
 		ri->st->stage = c[DIM_PP];
 		ri->speed = job->compute_scale ? job->compute_scale[r] : 1;
+		BUG_ON(job->group_overlap && !job->rank_group, "job.group_overlap without job.rank_group");
+		ri->ov = job->group_overlap ? job->group_overlap[job->rank_group[r]]
+			 : (struct engine_gpu_overlap){ job->sm_count, job->interference_factor,
+							 job->comm_clock_ratio, job->membound_share,
+							 job->hbm_Bps, job->sm_work };
 		if (!S->fold.active[r])
 			continue;
 		out->nsimulated++;
@@ -282,7 +288,7 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		const struct p2p_slots *ps = engine_p2p_slots(S, ri->prog);
 		ri->p2p_slot = ps->slot;
 		ri->p2p_s = xcalloc((size_t)ps->n + 1, sizeof(double));
-		if (job->sm_count > 1 || job->interference_factor > 0) {
+		if (ri->ov.sm_count > 1 || ri->ov.interference_factor > 0) {
 			ri->rate = sg_sem_init(0);
 		}
 		for (int s = 0; s < STREAM_N; s++) {

@@ -116,6 +116,9 @@
  * first replica of every other class is simulated whole, standing for
  * the folded replicas of its class; the collectives' barriers among the
  * simulated members wait for the slowest class as the unfolded run's do.
+ * The interference above is its GPU's too (job.group_overlap through
+ * job.rank_group): SMs, clock ratio, memory-bound share, HBM and work
+ * table of the node group's GPU, priced by its own cost source.
  * Throttling windows (job.throttle): while simulated time is inside a
  * window of a rank, its compute-stream tasks progress factor x slower; a
  * task straddling an edge runs piecewise (work at rate 1 / factor inside,
@@ -210,6 +213,18 @@ struct engine_ps {
 	double nic_bw_Bps, nic_latency_s;    /* dedicated servers' NIC */
 };
 
+/* What a collective costs the compute beside it on one GPU (the
+ * interference above): the job's fields of the same names, or a node
+ * group's (job.group_overlap). */
+struct engine_gpu_overlap {
+	int sm_count;                /* 0: no SM model */
+	double interference_factor;  /* > 0: measured floor */
+	double comm_clock_ratio;     /* (0, 1), else none */
+	double membound_share;
+	double hbm_Bps;
+	const double *sm_work;       /* [sm_count], NULL: the fluid share */
+};
+
 /* A throttling window of one rank: compute x factor in [start_s, end_s). */
 struct engine_throttle {
 	int rank;
@@ -241,6 +256,10 @@ struct engine_job {
 						NULL: SMs / (SMs - C) on all of the work */
 	double hbm_Bps;                      /* HBM bandwidth a memory-bound kernel gets alone
 						(peak x mem_max); 0: no HBM sharing */
+	const struct engine_gpu_overlap *group_overlap; /* [node groups] each group's GPU's
+						interference figures (mixed GPUs), NULL: the
+						fields above for every rank */
+	const int *rank_group;               /* [nranks] each rank's index into group_overlap */
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */
 	const double *compute_scale;         /* [nranks] compute-time factors, NULL: all 1 */

@@ -14,15 +14,16 @@
 
 #include "engine_platform.h"
 
-/* The compute slowdown now (engine.h). */
+/* The compute slowdown now (engine.h), by the rank's own GPU (ri->ov). */
 static double slowdown(const struct sim *S, const struct rank_inst *ri)
 {
+	(void)S;
 	if (ri->coll_active <= 0)
 		return 1;
+	const struct engine_gpu_overlap *J = &ri->ov;
 	double f = 1;
-	int sm = S->job->sm_count;
+	int sm = J->sm_count;
 	if (sm > 1) {
-		const struct engine_job *J = S->job;
 		int c = ri->coll_sms < sm - 1 ? ri->coll_sms : sm - 1;
 		double r = J->comm_clock_ratio > 0 && J->comm_clock_ratio < 1 ? J->comm_clock_ratio : 1;
 		double B = J->hbm_Bps, H = ri->coll_hbm_Bps, m = J->membound_share;
@@ -32,7 +33,7 @@ static double slowdown(const struct sim *S, const struct rank_inst *ri)
 	}
 	/* a measured factor (a copy kernel beside a GEMM) is a floor: a
 	 * collective does at least what the copy does */
-	return fmax(f, S->job->interference_factor);
+	return fmax(f, J->interference_factor);
 }
 
 /* The throttling factor of rank at time t (engine.h), and in *next the

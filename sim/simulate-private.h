@@ -26,6 +26,7 @@ struct groups_built {
 	struct inputs *vin[PLAN_MAX_NODE_GROUPS];      /* owned variants (NULL: the base) */
 	struct program *prog[PLAN_MAX_NODE_GROUPS];    /* [pp] each, NULL: none built */
 	struct program **rank_prog;                    /* [nranks] */
+	int *rank_group;                               /* [nranks] each rank's node group */
 	double mem_worst[PLAN_MAX_NODE_GROUPS];        /* fullest stage on the group's GPU */
 	double mem_capacity[PLAN_MAX_NODE_GROUPS];
 	bool mem_fits[PLAN_MAX_NODE_GROUPS];

@@ -107,7 +107,36 @@ struct job_parts {
 	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	struct engine_throttle *thr;    /* owned */
 	double *sm_work;                /* owned: job.sm_work */
+	struct engine_gpu_overlap ov[PLAN_MAX_NODE_GROUPS]; /* job.group_overlap */
+	double *grp_sm_work[PLAN_MAX_NODE_GROUPS];          /* owned: ov[k].sm_work where not sm_work */
 };
+
+/* Each node group's interference figures (engine.h) into J->ov, priced
+ * on its GPU by its programs' cost source (simulate_groups.c): a group
+ * on the topology's GPU takes the job's own. */
+static void job_groups_overlap(struct job_parts *J, const struct plan *pl, const struct programs *P)
+{
+	const struct engine_job *j = &J->job;
+	for (int k = 0; k < pl->ngroups; k++) {
+		const struct inputs *cin = P->grp.vin[k];
+		if (!cin) {     /* the topology's GPU, or no rank on it */
+			J->ov[k] = (struct engine_gpu_overlap){ j->sm_count, j->interference_factor,
+								 j->comm_clock_ratio, j->membound_share,
+								 j->hbm_Bps, j->sm_work };
+			continue;
+		}
+		const struct gpu_spec *g = &inputs_topology(cin)->gpu;
+		struct engine_gpu_overlap *o = &J->ov[k];
+		o->sm_count = (int)g->sm_count;
+		o->interference_factor = cost_interference(inputs_cost(cin));
+		simulate_overlap_price(cin, pl, &o->membound_share, &J->grp_sm_work[k]);
+		o->sm_work = J->grp_sm_work[k];
+		o->comm_clock_ratio = o->sm_work ? g->comm_overlap_clock_ratio : 0;
+		o->hbm_Bps = g->hbm_bw_Bps * g->mem_eff_max;
+	}
+	J->job.group_overlap = J->ov;
+	J->job.rank_group = P->grp.rank_group;
+}
 
 /* The engine job of plan pl on in: programs, folding, interference,
  * parameter servers, degraded links, throttling, distinct ranks. */
@@ -153,6 +182,8 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 		       (int)LINK_TRAFFIC_OFF == (int)ENGINE_LINKS_OFF, "one order");
 	J->job.links = (enum engine_links)pl->simulation.link_traffic;
 	J->job.rank_prog = P->grp.rank_prog;
+	if (P->grp.rank_group)
+		job_groups_overlap(J, pl, P);
 	/* folded by classes of GPUs: one replica simulated for each (fold.c) */
 	J->job.replica_class = fold && P->grp.nclasses > 1 ? P->grp.replica_class : NULL;
 	J->thr = whatif_throttle_windows(pl, topo, place->nranks, &J->job.nthrottle);
@@ -177,6 +208,8 @@ static void prepared_finish(struct prepared *x, int npp)
 {
 	free(x->J.thr);
 	free(x->J.sm_work);
+	for (int k = 0; k < PLAN_MAX_NODE_GROUPS; k++)
+		free(x->J.grp_sm_work[k]);
 	free(x->distinct);
 	programs_finish(&x->P, npp);
 }

@@ -18,6 +18,7 @@ void simulate_groups_finish(struct groups_built *g, int pp)
 		inputs_destroy(g->vin[k]);
 	}
 	free(g->rank_prog);
+	free(g->rank_group);
 	free(g->replica_class);
 }
 
@@ -161,6 +162,8 @@ int simulate_build_groups(const struct inputs *in, const struct plan *pl,
 		g->rank_prog[q] = &g->prog[rg[q]][c[DIM_PP]];
 	}
 	replica_classes(pl, place, rg, g);
+	g->rank_group = rg;
+	rg = NULL;
 	rc = 0;
 out:
 	free(need);

@@ -272,6 +272,9 @@ Test(engine, second_simulation_in_a_process_is_refused)
 struct beside {
 	double factor, membound, hbm_Bps, clock_ratio;
 	const double *sm_work;
+	const struct engine_gpu_overlap *groups;  /* job.group_overlap, NULL: none */
+	const int *rank_group;                    /* job.rank_group */
+	struct engine_rank_stats *rank7;          /* NULL, or rank 7's stats */
 };
 
 /* What the collective of interfere_with is, from its plan: its CTAs, its
@@ -304,13 +307,16 @@ static struct engine_rank_stats interfere_with(double T, double B, bool overlap,
 				  .coll_algo = "ring", .fold = false, .sm_count = 100,
 				  .interference_factor = b->factor, .membound_share = b->membound,
 				  .hbm_Bps = b->hbm_Bps, .comm_clock_ratio = b->clock_ratio,
-				  .sm_work = b->sm_work };
+				  .sm_work = b->sm_work, .group_overlap = b->groups,
+				  .rank_group = b->rank_group };
 	struct engine_result res;
 	struct diag dg;
 	diag_init(&dg, stderr);
 	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
 	diag_finish(&dg);
 	struct engine_rank_stats st = res.rank[0];
+	if (b->rank7)
+		*b->rank7 = res.rank[7];
 	cs->coll_s = st.comm_s[CAT_TP_COMM];
 	int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct coll_plan *cp = coll_plan_create(t, "ring", COLL_ALLGATHER, ranks, 8, B);
@@ -459,6 +465,36 @@ Test(engine, interference_by_the_work_table)
 	double o = cs.coll_s, f = w[cs.ctas] / 0.8 + 0.5 * 100.0 / (100 - cs.ctas);
 	rel_eq(st.compute_s[CAT_FORWARD], T + o * (f - 1) / f);
 	rel_eq(st.interference_s, o * (f - 1) / f);
+}
+
+/* Mixed GPUs (job.group_overlap): each rank slows by its own GPU's
+ * figures, whatever the job's. Ranks 0-3 on a GPU of clock ratio 0.8 and
+ * memory-bound share 1/4, ranks 4-7 on one of 120 SMs with neither; the
+ * job's own fields (a third GPU, factor 3) are not read. The same
+ * all-gather beside the same compute on every rank: each pays
+ * o (f - 1) / f with its f = SMs / (SMs - C) ((1 - m) / r + m). */
+Test(engine, interference_by_each_rank_s_own_gpu)
+{
+	double T = 0.01;
+	struct coll_seen cs;
+	struct engine_gpu_overlap g[2] = {
+		{ .sm_count = 100, .comm_clock_ratio = 0.8, .membound_share = 0.25 },
+		{ .sm_count = 120 },
+	};
+	int rg[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	struct engine_rank_stats st7;
+	struct beside b = { .factor = 3, .membound = 0.9, .clock_ratio = 0.5, .groups = g,
+			    .rank_group = rg, .rank7 = &st7 };
+	struct engine_rank_stats st0 = interfere_with(T, 256e6, true, &b, &cs);
+	cr_assert_gt(cs.ctas, 0);
+	cr_assert_lt(cs.coll_s, T);
+	double o = cs.coll_s;
+	double f0 = 100.0 / (100 - cs.ctas) * (0.75 / 0.8 + 0.25);
+	double f7 = 120.0 / (120 - cs.ctas);
+	rel_eq(st0.interference_s, o * (f0 - 1) / f0);
+	rel_eq(st7.interference_s, o * (f7 - 1) / f7);
+	rel_eq(st0.compute_s[CAT_FORWARD], T + o * (f0 - 1) / f0);
+	rel_eq(st7.compute_s[CAT_FORWARD], T + o * (f7 - 1) / f7);
 }
 
 Test(engine, interference_needs_an_overlap)

@@ -26,7 +26,12 @@
  *   overhead, x PUE x time;
  *   a power limit on one group ("cap", HBM so fast that every kernel is
  *   compute-bound) stretches that group's compute by 1 / its clock
- *   ratio and leaves the other group's as it was.
+ *   ratio and leaves the other group's as it was;
+ *   compute beside a collective slows by its own GPU's figures
+ *   (engine.h, interference): a group whose GPU has a clock ratio r
+ *   beside collectives pays 1 / r on its compute-bound share while the
+ *   topology's GPU's group does not (the closed form per rank is
+ *   test-engine.c's interference_by_each_rank_s_own_gpu).
  * One simulation per test (SimGrid runs once per process). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -63,6 +68,24 @@ static char *write_gpu(const char *dir, const char *name, double div, double hbm
 		 name, 15.7 / div, 125 / div, 125 / div, hbm_GB, 900 / div, 300 / div, 30 / div);
 	snprintf(file, sizeof(file), "%s.json", name);
 	return write_file(dir, file, text);
+}
+
+/* "fastr": "fast" whose compute-bound kernels run at clock ratio r
+ * beside a collective (schema 1.1: comm_overlap_clock_ratio); with
+ * r = 1, "fast" under another name. */
+static char *write_ratio_gpu(const char *dir, double r)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.gpu\", \"schema_version\": \"1.1\", \"name\": \"fastr\","
+		 " \"peak_tflops\": { \"fp32\": 15.7, \"fp16\": 125, \"bf16\": 125 },"
+		 " \"hbm_GB\": 32, \"hbm_bw_GBps\": 900, \"sm_count\": 80, \"memory_reserved_GB\": 1.0,"
+		 " \"efficiency\": { \"gemm_max\": 0.8, \"gemm_half_GFLOP\": 0.1, \"attention_max\": 0.5,"
+		 " \"mem_max\": 0.85, \"mem_half_MB\": 0.9, \"kernel_launch_us\": 0, \"gemm_tile\": [128, 128],"
+		 " \"comm_overlap_clock_ratio\": %.17g },"
+		 " \"power\": { \"tdp_W\": 300, \"idle_W\": 30, \"source\": \"test fixture\" },"
+		 " \"sources\": { \"name\": \"test fixture\" } }\n", r);
+	return write_file(dir, "fastr.json", text);
 }
 
 /* "cap": "fast"'s peaks with HBM 10^4 times faster (every kernel
@@ -124,6 +147,35 @@ static void run(struct run *x, const char *model, bool ideal, double slow_hbm_GB
 	cr_assert(x->sc, "%s", diag_text(&d));
 	if (whatif_side_runs(&x->sc->plan) > 0)  /* forked in this process (testutil.h) */
 		SKIP_UNLESS_FORK_IS_SAFE();
+	cr_assert_eq(simulate_run(x->sc->in, &x->sc->plan, &x->r, &d), 0, "%s", diag_text(&d));
+	diag_finish(&d);
+	free(path);
+}
+
+/* ResNet-50 data parallelism on the star, 4 nodes of "fast" (the
+ * topology's GPU) and 4 of "fastr" at clock ratio r, 5 MB buckets whose
+ * all-reduces overlap the backward pass. */
+static void run_ratio(struct run *x, double r)
+{
+	char body[2048];
+	snprintf(body, sizeof(body),
+		 "\"node_groups\": [ { \"nodes\": %d, \"gpu\": \"fast.json\" }, { \"nodes\": %d, \"gpu\": \"fastr.json\" } ],"
+		 " \"training\": { \"global_batch\": %d, \"micro_batch\": 32, \"precision\": \"fp32\" },"
+		 " \"communication\": { \"algorithm\": \"ring\", \"bucket_MB\": 5 }",
+		 P / 2, P / 2, 32 * P);
+	char text[4096];
+	x->dir = tmp_dir();
+	free(write_gpu(x->dir, "fast", 1, 32));
+	free(write_ratio_gpu(x->dir, r));
+	free(write_star(x->dir, false));
+	snprintf(text, sizeof(text),
+		 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"1.2\", \"model\": \"%s\","
+		 " \"topology\": \"star.json\", %s }\n", src_path("models/zoo/resnet50.json"), body);
+	char *path = write_file(x->dir, "s.json", text);
+	struct diag d;
+	diag_init(&d, stderr);
+	x->sc = scenario_load(path, &d);
+	cr_assert(x->sc, "%s", diag_text(&d));
 	cr_assert_eq(simulate_run(x->sc->in, &x->sc->plan, &x->r, &d), 0, "%s", diag_text(&d));
 	diag_finish(&d);
 	free(path);
@@ -207,6 +259,39 @@ Test(mixed, data_parallelism_runs_at_the_slow_replicas_pace)
 	cr_expect_float_eq(r->group[1].compute_s, cs, 1e-9 * cs);
 	/* the mean peak of the job's GPUs */
 	cr_expect_float_eq(r->peak_flops_per_gpu, 0.75 * 15.7e12, 1e-9 * 15.7e12);
+	run_finish(&x);
+}
+
+/* A group whose GPU slows its compute-bound kernels to r = 0.5 beside a
+ * collective: its ranks' compute beside the bucket all-reduces slows by
+ * their own f (about twice the other's, engine.h), the topology's GPU's
+ * group's by the SM model alone; alone, both groups' compute is the
+ * same. */
+Test(mixed, compute_beside_a_collective_slows_by_its_own_gpu)
+{
+	struct run x;
+	run_ratio(&x, 0.5);
+	const struct result *r = &x.r;
+	double i0 = r->eng->rank[0].interference_s, i7 = r->eng->rank[P - 1].interference_s;
+	cr_assert_gt(i0, 0, "the buckets' all-reduces must overlap the backward pass");
+	double c0 = compute_of(r, 0, 0, CAT_N - 1) - i0, c7 = compute_of(r, P - 1, 0, CAT_N - 1) - i7;
+	cr_expect_float_eq(c7, c0, 1e-9 * c0, "alone: %.12g vs %.12g", c7, c0);
+	/* f0 = W(C) + m SMs / (SMs - C) B / ..., f7 = W(C) / 0.5 + the same:
+	 * f7 - 1 > 2 (f0 - 1) + 1 - m, so the slowed share far larger */
+	cr_expect_gt(i7, 3 * i0, "ratio group %.9g s, topology GPU's %.9g s", i7, i0);
+	run_finish(&x);
+}
+
+/* The same preset at ratio 1 under another name: a group of its own,
+ * priced on its own, and the same as the topology's GPU to the bit. */
+Test(mixed, a_group_on_a_copy_of_the_topology_gpu_interferes_alike)
+{
+	struct run x;
+	run_ratio(&x, 1);
+	const struct result *r = &x.r;
+	double i0 = r->eng->rank[0].interference_s, i7 = r->eng->rank[P - 1].interference_s;
+	cr_assert_gt(i0, 0);
+	cr_expect_float_eq(i7, i0, 1e-12 * i0, "%.17g vs %.17g", i7, i0);
 	run_finish(&x);
 }
 
