@@ -9,7 +9,8 @@
  *                      tasks in order, cross-stream waits, compute with
  *                      interference and throttling; it dispatches each
  *                      task to its kind's file; streams the compute
- *                      stream only waits through run on its actor
+ *                      stream only waits through, and its sends, run on
+ *                      its actor
  *   engine_coll.c      collectives: the flows a member posts
  *                      (folded: for its mirrors too), daemon sinks
  *   engine_p2p.c       pipeline messages between stages (and their
@@ -290,9 +291,10 @@ void engine_stream_main(int argc, char **argv);
 
 /* Before the actors start: merge into each stage's compute stream the
  * streams whose tasks it would wait through one by one (collectives
- * chained between compute tasks, as tensor-parallel ones are), to run
- * on its actor with the same instants and charges; a merged stream gets
- * no actor of its own. */
+ * chained between compute tasks, as tensor-parallel ones are), and the
+ * pipeline sends each posted right after its compute-list task (Megatron's
+ * non-blocking sends), to run on its actor with the same instants and
+ * charges; a merged stream gets no actor of its own. */
 void engine_stream_merge(struct sim *S);
 
 /* ---- engine_coll.c ---- */

@@ -315,8 +315,11 @@ static void start_actors(struct sim *S)
 				continue;
 			struct stream_arg *a = &S->args[k++];
 			*a = (struct stream_arg){ .sim = S, .ri = ri, .s = s };
-			if (s == STREAM_SEND)
-				a->sends = xreallocarray(NULL, (size_t)nl * (job->repeat > 1 ? job->repeat : 1),
+			int nsend = 0;   /* on the compute stream: the sends run in line */
+			for (int i = 0; i < nl; i++)
+				nsend += ri->prog->t[S->stream_tasks[ri->stage * STREAM_N + s][i]].kind == TASK_SEND;
+			if (nsend)
+				a->sends = xreallocarray(NULL, (size_t)nsend * (job->repeat > 1 ? job->repeat : 1),
 							 sizeof(*a->sends));
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
@@ -390,6 +393,7 @@ static void collect(struct sim *S, struct engine_result *out)
 	out->collectives = S->collectives;
 	out->replayed = S->replayed;
 	out->tasks = S->tasks;
+	out->actors = S->nactors;
 	out->cls_posted = S->cls.posted;
 	out->cls_split = S->cls.split;
 	out->cls_why = S->cls.why;
