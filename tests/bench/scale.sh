@@ -66,8 +66,33 @@
 # - 16 KiB stacks: 4,096 GPUs peak RSS 901 -> 597 MB, CPU 36.73 -> 34.02 s
 #   (one pair, the same summary); not kept: without a guard page (engine.c) the margin over
 #   the deepest actor (8 to 16 KiB) would be 1 to 2x.
-# Left: fewer actors a rank (a rank's pipeline streams on one actor, as
-# TP's are on the compute stream's) cuts both the stacks and the switches.
+# Fewer actors a rank, 2026-12-07 (bbda238 against main c89760a, paired
+# by this script, load 2-4, the least of 2 runs): the pipeline sends and
+# the last stage's loss all-reduces run on the compute stream's actor
+# (engine_stream_merge), 4.75 actors a rank -> 3.5, every report the same:
+#
+#   GPUs   base CPU s  MB     us/event  x64 | build CPU s  MB     us/event  x64 | CPU build/base
+#   64        0.184    50.2   1.412   1.00  |       0.162   46.9   1.239   1.00 |  0.88
+#   256       0.489    88.7   0.936   0.66  |       0.395   79.1   0.757   0.61 |  0.81
+#   1,024     2.163   242.8   1.036   0.73  |       1.601  201.9   0.767   0.62 |  0.74
+#   2,048     6.159   446.9   1.476   1.05  |       5.171  369.9   1.239   1.00 |  0.84
+#   4,096    22.168   901.3   2.579   1.83  |      19.777  755.5   2.301   1.86 |  0.89
+#
+# (one run before it, load 3-4: 4,096 25.7 -> 18.9 s, x64 2.52 -> 2.01).
+# Peak RSS falls by the stacks (4,096 x 1.25 x 32 KiB = 160 MB); x64
+# stays near 1.9: the criterion (1.5x) is not met. Not everywhere
+# faster: the 256-GPU 2:1 tree, unfolded (bench/scenarios/llama2-70b-256-
+# fattree2-2to1.json), 5.42, 5.32 s -> 6.37, 6.36, 6.22 s (peak 200 ->
+# 190 MB); without the send merge (TP runs only) 5.18, 4.74 s. perf: 21 %
+# in a list walk under CommImpl::finish (std::list remove by pointer,
+# SimGrid 3.32), likely the actor's activities: a compute actor that posts
+# its sends and waits for them only at its end walks all of them at every
+# transfer it waits for. Left: wait for each delivered send early (the
+# receiver knows when: its get returned), one simcall each as now.
+# The mixed 1,024-GPU row, unfolded: 12.57, 5.70 s -> 11.78, 11.40 s
+# (noisy; peak 289 MB both).
+# Left: the two receive lanes on one actor (asynchronous gets, a latency
+# deadline per lane): not tried.
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
