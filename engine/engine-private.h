@@ -210,6 +210,7 @@ struct rank_inst {
 	double *p2p_s;          /* [slots] a receive's transfer start, a send's
 				 * post time (the message's payload: nothing
 				 * to free) */
+	unsigned char *p2p_got; /* [slots] a send's message was received */
 	struct engine_rank_stats *st;
 	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
 	bool computing;         /* the compute stream sleeps on `rate` */
@@ -241,6 +242,8 @@ struct stream_arg {
 	sg_comm_t *comms;       /* engine_coll_task's pending transfers */
 	size_t ncomms_cap;
 	sg_comm_t *sends;       /* posted pipeline sends */
+	int *send_slot;         /* on the compute stream: each send's slot (p2p_got) */
+	int nwaited;            /* sends[0..nwaited) waited for */
 	int inbox_held;         /* flows to its inbox since it was last cleared
 				 * (engine_coll.c, inbox_drain) */
 };

@@ -282,6 +282,7 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		const struct p2p_slots *ps = engine_p2p_slots(S, ri->prog);
 		ri->p2p_slot = ps->slot;
 		ri->p2p_s = xcalloc((size_t)ps->n + 1, sizeof(double));
+		ri->p2p_got = xcalloc((size_t)ps->n + 1, 1);
 		if (job->sm_count > 1 || job->interference_factor > 0) {
 			ri->rate = sg_sem_init(0);
 		}
@@ -318,9 +319,12 @@ static void start_actors(struct sim *S)
 			int nsend = 0;   /* on the compute stream: the sends run in line */
 			for (int i = 0; i < nl; i++)
 				nsend += ri->prog->t[S->stream_tasks[ri->stage * STREAM_N + s][i]].kind == TASK_SEND;
-			if (nsend)
+			if (nsend) {
 				a->sends = xreallocarray(NULL, (size_t)nsend * (job->repeat > 1 ? job->repeat : 1),
 							 sizeof(*a->sends));
+				if (s == STREAM_COMPUTE)
+					a->send_slot = xreallocarray(NULL, (size_t)nsend, sizeof(int));
+			}
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
@@ -418,6 +422,7 @@ static void sim_finish(struct sim *S)
 	for (int k = 0; k < S->nargs && S->args; k++) {
 		free(S->args[k].comms);
 		free(S->args[k].sends);
+		free(S->args[k].send_slot);
 	}
 	free(S->args);
 	for (int r = 0; r < N; r++) {
@@ -433,6 +438,7 @@ static void sim_finish(struct sim *S)
 		free(ri->done);
 		free(ri->done_at);
 		free(ri->p2p_s);
+		free(ri->p2p_got);
 		free(ri->mp2p[0]);
 		free(ri->mp2p[1]);
 	}

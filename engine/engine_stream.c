@@ -339,8 +339,22 @@ static void end_sends_in_line(struct stream_arg *a, const int *list, int nl, int
 	int last = nl - 1;
 	while (last > 0 && pr->t[list[last]].stream != STREAM_SEND)
 		last--;
-	engine_platform_wait_all((void **)a->sends, (size_t)nsends);
+	engine_platform_wait_all((void **)(a->sends + a->nwaited), (size_t)(nsends - a->nwaited));
 	comm_stream_end(a->ri, STREAM_SEND, pr->t[list[last]].cat);
+}
+
+/* Before the compute stream's actor posts a send in line: wait for the
+ * sends it posted whose messages were received (ended: the wait answers
+ * at once), oldest first. Left for the end, every transfer this actor
+ * waits for would walk them in SimGrid's list of its activities
+ * (CommImpl::finish, 21 % of the CPU on the 256-GPU 2:1 tree). */
+static void wait_delivered(struct stream_arg *a, int nsends)
+{
+	const struct rank_inst *ri = a->ri;
+	while (a->nwaited < nsends && ri->p2p_got[a->send_slot[a->nwaited]]) {
+		engine_platform_wait_all((void **)&a->sends[a->nwaited], 1);
+		a->nwaited++;
+	}
 }
 
 void engine_stream_main(int argc, char **argv)
@@ -398,6 +412,8 @@ void engine_stream_main(int argc, char **argv)
 				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 				break;
 			case TASK_SEND:
+				if (in_line)
+					wait_delivered(a, nsends);
 				engine_p2p_send(S, a, ti, t, start, &nsends, &peer);
 				break;
 			case TASK_RECV:

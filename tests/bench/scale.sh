@@ -79,18 +79,31 @@
 #   4,096    22.168   901.3   2.579   1.83  |      19.777  755.5   2.301   1.86 |  0.89
 #
 # (one run before it, load 3-4: 4,096 25.7 -> 18.9 s, x64 2.52 -> 2.01).
-# Peak RSS falls by the stacks (4,096 x 1.25 x 32 KiB = 160 MB); x64
-# stays near 1.9: the criterion (1.5x) is not met. Not everywhere
-# faster: the 256-GPU 2:1 tree, unfolded (bench/scenarios/llama2-70b-256-
-# fattree2-2to1.json), 5.42, 5.32 s -> 6.37, 6.36, 6.22 s (peak 200 ->
-# 190 MB); without the send merge (TP runs only) 5.18, 4.74 s. perf: 21 %
-# in a list walk under CommImpl::finish (std::list remove by pointer,
-# SimGrid 3.32), likely the actor's activities: a compute actor that posts
-# its sends and waits for them only at its end walks all of them at every
-# transfer it waits for. Left: wait for each delivered send early (the
-# receiver knows when: its get returned), one simcall each as now.
-# The mixed 1,024-GPU row, unfolded: 12.57, 5.70 s -> 11.78, 11.40 s
-# (noisy; peak 289 MB both).
+# Peak RSS falls by the stacks (4,096 x 1.25 x 32 KiB = 160 MB). Not
+# everywhere faster: the 256-GPU 2:1 tree, unfolded (bench/scenarios/
+# llama2-70b-256-fattree2-2to1.json), 5.4 s -> 6.3 s; perf: 21 % in a
+# list walk under CommImpl::finish (SimGrid 3.32: std::list remove by
+# pointer), the actor's activities: a compute actor that waited for its
+# sends only at its end walked all of them at every transfer it waited
+# for. So it waits for each send whose message was received (the
+# receiver marks it, p2p_got) before it posts the next, one simcall each
+# as before. Then, paired against main f3946bc (its engine differs from
+# c89760a in mixed-GPU replay only), the least of 2 runs, load 2-3,
+# 2026-12-07:
+#
+#   GPUs   base CPU s  MB     us/event  x64 | build CPU s  MB     us/event  x64 | CPU build/base
+#   64        0.137    49.4   1.051   1.00  |       0.131   47.0   1.008   1.00 |  0.96
+#   256       0.383    87.9   0.734   0.70  |       0.340   77.0   0.652   0.65 |  0.89
+#   1,024     2.072   242.1   0.993   0.94  |       1.587  193.6   0.760   0.75 |  0.77
+#   2,048     6.697   447.0   1.604   1.53  |       5.233  353.0   1.254   1.24 |  0.78
+#   4,096    30.346   902.7   3.530   3.36  |      18.143  716.9   2.111   2.09 |  0.60
+#
+# (one run before it, load 2-4: 4,096 28.1 -> 21.0 s, x64 2.45 -> 1.43;
+# the 64 row, 0.13-0.22 s, moves x64 most). The 2:1 tree's 256 row,
+# unfolded, against the sends waited for at the end (load 5-7): 15.5 ->
+# 9.2 s, 196 -> 156 MB; Megatron 76B interleaved, unfolded, 22.0 ->
+# 15.6 s, 396 -> 264 MB; the mixed 1,024 row, unfolded, 17.6 -> 17.2 s,
+# 289 MB both (its replicas have no pipeline sends to wait: PP 2).
 # Left: the two receive lanes on one actor (asynchronous gets, a latency
 # deadline per lane): not tried.
 set -eu
