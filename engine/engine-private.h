@@ -9,7 +9,8 @@
  *                      tasks in order, cross-stream waits, compute with
  *                      interference and throttling; it dispatches each
  *                      task to its kind's file; streams the compute
- *                      stream only waits through run on its actor
+ *                      stream only waits through, and its sends, run on
+ *                      its actor
  *   engine_coll.c      collectives: the flows a member posts
  *                      (folded: for its mirrors too), daemon sinks
  *   engine_p2p.c       pipeline messages between stages (and their
@@ -209,6 +210,7 @@ struct rank_inst {
 	double *p2p_s;          /* [slots] a receive's transfer start, a send's
 				 * post time (the message's payload: nothing
 				 * to free) */
+	unsigned char *p2p_got; /* [slots] a send's message was received */
 	struct engine_rank_stats *st;
 	sg_sem_t rate;          /* interference: wakes the compute stream to re-rate */
 	bool computing;         /* the compute stream sleeps on `rate` */
@@ -241,6 +243,8 @@ struct stream_arg {
 	sg_comm_t *comms;       /* engine_coll_task's pending transfers */
 	size_t ncomms_cap;
 	sg_comm_t *sends;       /* posted pipeline sends */
+	int *send_slot;         /* on the compute stream: each send's slot (p2p_got) */
+	int nwaited;            /* sends[0..nwaited) waited for */
 	int inbox_held;         /* flows to its inbox since it was last cleared
 				 * (engine_coll.c, inbox_drain) */
 };
@@ -291,9 +295,10 @@ void engine_stream_main(int argc, char **argv);
 
 /* Before the actors start: merge into each stage's compute stream the
  * streams whose tasks it would wait through one by one (collectives
- * chained between compute tasks, as tensor-parallel ones are), to run
- * on its actor with the same instants and charges; a merged stream gets
- * no actor of its own. */
+ * chained between compute tasks, as tensor-parallel ones are), and the
+ * pipeline sends each posted right after its compute-list task (Megatron's
+ * non-blocking sends), to run on its actor with the same instants and
+ * charges; a merged stream gets no actor of its own. */
 void engine_stream_merge(struct sim *S);
 
 /* ---- engine_coll.c ---- */

@@ -288,6 +288,7 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		const struct p2p_slots *ps = engine_p2p_slots(S, ri->prog);
 		ri->p2p_slot = ps->slot;
 		ri->p2p_s = xcalloc((size_t)ps->n + 1, sizeof(double));
+		ri->p2p_got = xcalloc((size_t)ps->n + 1, 1);
 		if (ri->ov.sm_count > 1 || ri->ov.interference_factor > 0) {
 			ri->rate = sg_sem_init(0);
 		}
@@ -321,9 +322,15 @@ static void start_actors(struct sim *S)
 				continue;
 			struct stream_arg *a = &S->args[k++];
 			*a = (struct stream_arg){ .sim = S, .ri = ri, .s = s };
-			if (s == STREAM_SEND)
-				a->sends = xreallocarray(NULL, (size_t)nl * (job->repeat > 1 ? job->repeat : 1),
+			int nsend = 0;   /* on the compute stream: the sends run in line */
+			for (int i = 0; i < nl; i++)
+				nsend += ri->prog->t[S->stream_tasks[ri->stage * STREAM_N + s][i]].kind == TASK_SEND;
+			if (nsend) {
+				a->sends = xreallocarray(NULL, (size_t)nsend * (job->repeat > 1 ? job->repeat : 1),
 							 sizeof(*a->sends));
+				if (s == STREAM_COMPUTE)
+					a->send_slot = xreallocarray(NULL, (size_t)nsend, sizeof(int));
+			}
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
@@ -396,6 +403,7 @@ static void collect(struct sim *S, struct engine_result *out)
 	out->collectives = S->collectives;
 	out->replayed = S->replayed;
 	out->tasks = S->tasks;
+	out->actors = S->nactors;
 	out->cls_posted = S->cls.posted;
 	out->cls_split = S->cls.split;
 	out->cls_why = S->cls.why;
@@ -420,6 +428,7 @@ static void sim_finish(struct sim *S)
 	for (int k = 0; k < S->nargs && S->args; k++) {
 		free(S->args[k].comms);
 		free(S->args[k].sends);
+		free(S->args[k].send_slot);
 	}
 	free(S->args);
 	for (int r = 0; r < N; r++) {
@@ -435,6 +444,7 @@ static void sim_finish(struct sim *S)
 		free(ri->done);
 		free(ri->done_at);
 		free(ri->p2p_s);
+		free(ri->p2p_got);
 		free(ri->mp2p[0]);
 		free(ri->mp2p[1]);
 	}

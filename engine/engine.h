@@ -320,6 +320,8 @@ struct engine_result {
 	int nranks, nsimulated;
 	struct engine_rank_stats *rank;      /* [nranks] */
 	long flows, collectives, tasks;
+	int actors;             /* the ranks' actors: one per (simulated rank, stream
+				   not merged into its compute stream's, engine_stream_merge) */
 	long replayed;          /* collectives of private plans replayed from their
 				   first instance's record (engine_replay.c); their
 				   flows are in flows */

@@ -117,6 +117,8 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 		engine_platform_wait_all((void **)&c, 1);
 		ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 	} else {
+		if (a->send_slot)
+			a->send_slot[*nsends] = ri->p2p_slot[ti];
 		a->sends[(*nsends)++] = c;
 	}
 }
@@ -133,6 +135,8 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
 	engine_links_touch(S, S->host[*peer], ri->host);
 	const double *post = sg_mailbox_get(p2p_mailbox(S, l, *peer, ri->rank));
+	/* delivered: its sender may wait for it at once (engine_stream.c) */
+	S->ri[*peer].p2p_got[post - S->ri[*peer].p2p_s] = 1;
 	/* the message's route latency (the links carry none: plain max-min) */
 	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
 	if (lat > 0)

@@ -169,15 +169,19 @@ static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, dou
 }
 
 /* May stream s's tasks of pr run on the compute stream's actor, with
- * the same times and charges? Yes when s holds collectives only, each
- * between two compute tasks: it waits for the one before (and for other
- * compute tasks only), and the one after waits for it. The compute
- * stream then waits from the instant the collective can start to at
- * least its end: run in line, the collective starts and ends at the
- * same instants, and the next task's wait is charged from its start
- * (wait_deps). Tensor-parallel collectives chain so (they block
- * compute): two actors woke each other twice per collective, 4 of the
- * 10 simcalls a rank spent on one (Llama-2 70B, 256 GPUs). */
+ * the same times and charges? Yes when s holds collectives only, in runs
+ * between two compute tasks: a run's first waits for the compute task
+ * before (and for other compute tasks only), the others for compute
+ * tasks and tasks of s only (done: they start when the one before ends,
+ * in line or not), and the compute task after waits for its last. The
+ * compute stream then waits from the instant the run can start to at
+ * least its end: run in line, its collectives start and end at the same
+ * instants, and the next task's wait is charged from the run's start
+ * (wait_deps), each dependency's part to it as before. Tensor-parallel
+ * collectives chain so (they block compute): two actors woke each other
+ * twice per collective, 4 of the 10 simcalls a rank spent on one
+ * (Llama-2 70B, 256 GPUs); the last stage's loss, three all-reduces in
+ * a row (vocabulary-parallel cross entropy), is a run of three. */
 static bool chained(const struct program *pr, enum stream s)
 {
 	int prev = -1, pending = -1;
@@ -188,14 +192,15 @@ static bool chained(const struct program *pr, enum stream s)
 		const int *dp = &pr->deps[t->dep0];
 		bool on = false;
 		if (t->stream == s) {
-			if (t->kind != TASK_COLL || prev < 0 || pending >= 0)
+			if (t->kind != TASK_COLL || prev < 0)
 				return false;
 			for (int k = 0; k < t->ndeps; k++) {
-				if (pr->t[dp[k]].stream != STREAM_COMPUTE)
+				if (pr->t[dp[k]].stream != STREAM_COMPUTE &&
+				    (pending < 0 || pr->t[dp[k]].stream != s))
 					return false;
 				on |= dp[k] == prev;
 			}
-			if (!on)
+			if (!on && pending < 0)
 				return false;
 			pending = i;
 			any = true;
@@ -227,6 +232,58 @@ static bool stage_chained(const struct sim *S, int st, enum stream s)
 	return true;
 }
 
+/* May pr's pipeline sends run on the compute stream's actor, whose list
+ * holds the streams in[] (program order), each posted at the instant its
+ * own actor would post it? Yes when every send is non-blocking, waits for
+ * tasks of that list only, and one of them is the list's task just
+ * before it (other sends apart): the list's tasks end one after the
+ * other, so the send's last dependency ends then, and the send stream's
+ * actor, never held by a non-blocking send, would post it at that
+ * instant too. A Megatron rank's sends follow the last task of a
+ * forward (or backward) pass so, one actor of the 4.75 a rank had
+ * (Llama-2 70B, TP 8 x PP 4). */
+static bool sends_in_line(const struct program *pr, const bool *in)
+{
+	int last = -1;
+	bool any = false;
+
+	for (int i = 0; i < pr->n; i++) {
+		const struct task *t = &pr->t[i];
+		if (t->stream == STREAM_SEND) {
+			const int *dp = &pr->deps[t->dep0];
+			bool on = false;
+			if (t->kind != TASK_SEND || t->blocking || last < 0)
+				return false;
+			for (int k = 0; k < t->ndeps; k++) {
+				if (!in[pr->t[dp[k]].stream])
+					return false;
+				on |= dp[k] == last;
+			}
+			if (!on)
+				return false;
+			any = true;
+		} else if (in[t->stream])
+			last = i;
+	}
+	return any;
+}
+
+/* Whether every simulated rank of stage st runs its sends in line
+ * (stage_chained's pattern). */
+static bool stage_sends_in_line(const struct sim *S, int st, const bool *in)
+{
+	const struct engine_job *job = S->job;
+	if (!sends_in_line(job->stage_prog[st], in))
+		return false;
+	for (int r = 0; job->rank_prog && r < job->pl->nranks; r++) {
+		const struct rank_inst *ri = &S->ri[r];
+		if (ri->prog && ri->stage == st && ri->prog != job->stage_prog[st] &&
+		    !sends_in_line(ri->prog, in))
+			return false;
+	}
+	return true;
+}
+
 void engine_stream_merge(struct sim *S)
 {
 	int pp = S->job->pl->size[DIM_PP];
@@ -239,9 +296,11 @@ void engine_stream_merge(struct sim *S)
 		bool in[STREAM_N] = { [STREAM_COMPUTE] = true };
 		bool some = false;
 		for (int s = 0; s < STREAM_N; s++)
-			if (s != STREAM_COMPUTE && S->stream_ntasks[st * STREAM_N + s] &&
+			if (s != STREAM_COMPUTE && s != STREAM_SEND && S->stream_ntasks[st * STREAM_N + s] &&
 			    stage_chained(S, st, s))
 				some = in[s] = true;
+		if (S->stream_ntasks[st * STREAM_N + STREAM_SEND] && stage_sends_in_line(S, st, in))
+			some = in[STREAM_SEND] = true;
 		if (!some)
 			continue;
 		int *list = S->stream_tasks[st * STREAM_N + STREAM_COMPUTE], n = 0;
@@ -252,6 +311,50 @@ void engine_stream_merge(struct sim *S)
 		for (int s = 0; s < STREAM_N; s++)
 			if (s != STREAM_COMPUTE && in[s])
 				S->stream_ntasks[st * STREAM_N + s] = 0;
+	}
+}
+
+/* A communication stream of ri (its last task of category cat, -1:
+ * none) ends now. */
+static void comm_stream_end(struct rank_inst *ri, enum stream s, int cat)
+{
+	double now = simgrid_get_clock();
+	if (now > ri->st->finish_s)
+		ri->st->finish_s = now;
+	if (cat >= 0 && now >= ri->comm_end && s != STREAM_RECV_PREV && s != STREAM_RECV_NEXT) {
+		ri->comm_end = now;
+		ri->comm_end_cat = cat;
+	}
+}
+
+/* The compute stream's actor ran the sends in line (sends_in_line) and
+ * finished its tasks: wait for the nsends it posted, and end the send
+ * stream as its own actor would have: when the last transfer ended, or
+ * when the last send was posted. It ends later than the compute stream
+ * only if a transfer does, and then at that transfer's end (now); an end
+ * at or before compute_end shows nowhere (collect() charges comm_end
+ * only beyond compute_end, and finish_s is at least compute_end). */
+static void end_sends_in_line(struct stream_arg *a, const int *list, int nl, int nsends)
+{
+	const struct program *pr = a->ri->prog;
+	int last = nl - 1;
+	while (last > 0 && pr->t[list[last]].stream != STREAM_SEND)
+		last--;
+	engine_platform_wait_all((void **)(a->sends + a->nwaited), (size_t)(nsends - a->nwaited));
+	comm_stream_end(a->ri, STREAM_SEND, pr->t[list[last]].cat);
+}
+
+/* Before the compute stream's actor posts a send in line: wait for the
+ * sends it posted whose messages were received (ended: the wait answers
+ * at once), oldest first. Left for the end, every transfer this actor
+ * waits for would walk them in SimGrid's list of its activities
+ * (CommImpl::finish, 21 % of the CPU on the 256-GPU 2:1 tree). */
+static void wait_delivered(struct stream_arg *a, int nsends)
+{
+	const struct rank_inst *ri = a->ri;
+	while (a->nwaited < nsends && ri->p2p_got[a->send_slot[a->nwaited]]) {
+		engine_platform_wait_all((void **)&a->sends[a->nwaited], 1);
+		a->nwaited++;
 	}
 }
 
@@ -275,6 +378,7 @@ void engine_stream_main(int argc, char **argv)
 		if (it > 0 && a->s == STREAM_COMPUTE)
 			engine_ssp_wait(S, ri, it);
 		double from = -1;   /* a merged task ran in line from then */
+		int run = -1;       /* the stream of the last in-line collective */
 		for (int li = 0; li < nl && !S->failed; li++) {
 			int ti = list[li];
 			const struct task *t = &pr->t[ti];
@@ -282,7 +386,15 @@ void engine_stream_main(int argc, char **argv)
 			wait_deps(S, ri, a->s, t, it, a->s == STREAM_COMPUTE && !in_line,
 				  from >= 0 ? from : simgrid_get_clock());
 			double start = simgrid_get_clock();
-			from = in_line ? start : -1;
+			/* the compute stream's next wait counts from the start of
+			 * the run of in-line collectives before it (chained); a send
+			 * takes no time */
+			if (!in_line)
+				from = -1;
+			else if (t->kind != TASK_SEND && (from < 0 || (int)t->stream != run))
+				from = start;
+			if (in_line && t->kind != TASK_SEND)
+				run = t->stream;
 			int peer = -1;
 			if (obs && obs->task_start)
 				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
@@ -301,6 +413,8 @@ void engine_stream_main(int argc, char **argv)
 				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
 				break;
 			case TASK_SEND:
+				if (in_line)
+					wait_delivered(a, nsends);
 				engine_p2p_send(S, a, ti, t, start, &nsends, &peer);
 				break;
 			case TASK_RECV:
@@ -325,17 +439,19 @@ void engine_stream_main(int argc, char **argv)
 		if (a->s == STREAM_COMPUTE)
 			engine_ssp_tick(S, ri);
 	}
-	if (nsends)
-		engine_platform_wait_all((void **)a->sends, (size_t)nsends);
-	engine_inbox_finish(a);
-	double now = simgrid_get_clock();
-	if (now > ri->st->finish_s)
-		ri->st->finish_s = now;
-	if (a->s == STREAM_COMPUTE)
+	if (a->s == STREAM_COMPUTE) {
+		engine_inbox_finish(a);
+		double now = simgrid_get_clock();
+		if (now > ri->st->finish_s)
+			ri->st->finish_s = now;
 		ri->compute_end = now;
-	else if (nl && now >= ri->comm_end && a->s != STREAM_RECV_PREV && a->s != STREAM_RECV_NEXT) {
-		ri->comm_end = now;
-		ri->comm_end_cat = pr->t[list[nl - 1]].cat;
+		if (nsends)
+			end_sends_in_line(a, list, nl, nsends);
+	} else {
+		if (nsends)
+			engine_platform_wait_all((void **)a->sends, (size_t)nsends);
+		engine_inbox_finish(a);
+		comm_stream_end(ri, a->s, nl ? (int)pr->t[list[nl - 1]].cat : -1);
 	}
 	S->finished++;
 }

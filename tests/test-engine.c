@@ -9,6 +9,9 @@
 
 #include "coll.h"
 #include "engine.h"
+#include "result.h"
+#include "scenario.h"
+#include "simulate.h"
 #include "testutil.h"
 
 /* gpus per node, intra bw (GB/s) and latency (us), NICs per node, NIC bw
@@ -548,25 +551,62 @@ static json_t *report_of(const char *path, bool separate)
 	return r;
 }
 
-/* Tensor-parallel collectives run on the compute stream's actor
- * (engine_stream_merge): every figure of the report, to the last bit, is
- * the one separate actors give: unfolded with pipeline receives waited
- * for around them, with a straggler (a rank's own program), and with
- * throttling windows (compute cut in segments). */
-Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
+/* The merge scenario below: Llama-2 70B, TP 8 x PP 4 x DP 2 on 8 nodes
+ * of the 2:1 fat tree, unfolded (text into buf). */
+static const char *merge_scenario(char *buf, size_t n)
 {
-	char text[1024];
-	snprintf(text, sizeof(text),
+	snprintf(buf, n,
 		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"merge\","
 		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":8,"
 		 "\"parallel\":{\"tp\":8,\"pp\":4,\"dp\":2},"
 		 "\"training\":{\"seq_len\":4096,\"global_batch\":16,\"micro_batch\":1,\"precision\":\"bf16\"},"
 		 "\"simulation\":{\"fold\":\"off\"}}",
 		 src_path("models/zoo/llama2-70b.json"), src_path("topologies/dgx-h100-fattree2-2to1.json"));
+	return buf;
+}
+
+/* A rank's pipeline sends, and the last stage's loss all-reduces (three
+ * in a row), run on its compute stream's actor (engine_stream_merge):
+ * per 4 ranks of a pipeline, the compute streams (4), DP (4) and the
+ * receives (1 + 2 + 2 + 1) are left: 14 actors, 224 of the 64 ranks (304
+ * with a send actor per rank and the last stage's TP on its own, 352
+ * with every stream separate). The same figures as separate actors:
+ * merged_streams_replay_as_separate_actors. */
+Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
+{
+	char text[1024], *d = tmp_dir();
+	char *path = write_file(d, "merge.json", merge_scenario(text, sizeof(text)));
+	struct diag dg;
+	struct result r;
+	diag_init(&dg, stderr);
+	struct scenario *sc = scenario_load(path, &dg);
+	cr_assert(sc, "%s", diag_text(&dg));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
+	cr_assert_eq(r.eng->nsimulated, 64);
+	cr_expect_eq(r.eng->actors, 224, "%d actors", r.eng->actors);
+	diag_finish(&dg);
+	result_finish(&r);
+	scenario_destroy(sc);
+	free(path);
+	free(d);
+}
+
+/* Tensor-parallel collectives and pipeline sends run on the compute
+ * stream's actor (engine_stream_merge): every figure of the report, to
+ * the last bit, is the one separate actors give: unfolded with pipeline
+ * receives waited for around them, with a straggler (a rank's own
+ * program), with throttling windows (compute cut in segments), and
+ * under the zero-bubble and DualPipe schedules (sends after backward's
+ * input and weight halves, reversed pipelines). */
+Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
+{
+	char text[1024];
 	char *d = tmp_dir();
-	const char *paths[] = { write_file(d, "merge.json", text),
+	const char *paths[] = { write_file(d, "merge.json", merge_scenario(text, sizeof(text))),
 				src_path("scenarios/whatif/llama2-13b-h100-pp4-straggler.json"),
-				src_path("scenarios/whatif/llama2-13b-h100-pp4-throttle.json") };
+				src_path("scenarios/whatif/llama2-13b-h100-pp4-throttle.json"),
+				src_path("scenarios/zb-h1-llama3-8b-pp4.json"),
+				src_path("scenarios/dualpipe-llama3-8b-pp4.json") };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		json_t *a = report_of(paths[i], false), *b = report_of(paths[i], true);
 		char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));

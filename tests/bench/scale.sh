@@ -66,8 +66,46 @@
 # - 16 KiB stacks: 4,096 GPUs peak RSS 901 -> 597 MB, CPU 36.73 -> 34.02 s
 #   (one pair, the same summary); not kept: without a guard page (engine.c) the margin over
 #   the deepest actor (8 to 16 KiB) would be 1 to 2x.
-# Left: fewer actors a rank (a rank's pipeline streams on one actor, as
-# TP's are on the compute stream's) cuts both the stacks and the switches.
+# Fewer actors a rank, 2026-12-07 (bbda238 against main c89760a, paired
+# by this script, load 2-4, the least of 2 runs): the pipeline sends and
+# the last stage's loss all-reduces run on the compute stream's actor
+# (engine_stream_merge), 4.75 actors a rank -> 3.5, every report the same:
+#
+#   GPUs   base CPU s  MB     us/event  x64 | build CPU s  MB     us/event  x64 | CPU build/base
+#   64        0.184    50.2   1.412   1.00  |       0.162   46.9   1.239   1.00 |  0.88
+#   256       0.489    88.7   0.936   0.66  |       0.395   79.1   0.757   0.61 |  0.81
+#   1,024     2.163   242.8   1.036   0.73  |       1.601  201.9   0.767   0.62 |  0.74
+#   2,048     6.159   446.9   1.476   1.05  |       5.171  369.9   1.239   1.00 |  0.84
+#   4,096    22.168   901.3   2.579   1.83  |      19.777  755.5   2.301   1.86 |  0.89
+#
+# (one run before it, load 3-4: 4,096 25.7 -> 18.9 s, x64 2.52 -> 2.01).
+# Peak RSS falls by the stacks (4,096 x 1.25 x 32 KiB = 160 MB). Not
+# everywhere faster: the 256-GPU 2:1 tree, unfolded (bench/scenarios/
+# llama2-70b-256-fattree2-2to1.json), 5.4 s -> 6.3 s; perf: 21 % in a
+# list walk under CommImpl::finish (SimGrid 3.32: std::list remove by
+# pointer), the actor's activities: a compute actor that waited for its
+# sends only at its end walked all of them at every transfer it waited
+# for. So it waits for each send whose message was received (the
+# receiver marks it, p2p_got) before it posts the next, one simcall each
+# as before. Then, paired against main f3946bc (its engine differs from
+# c89760a in mixed-GPU replay only), the least of 2 runs, load 2-3,
+# 2026-12-07:
+#
+#   GPUs   base CPU s  MB     us/event  x64 | build CPU s  MB     us/event  x64 | CPU build/base
+#   64        0.137    49.4   1.051   1.00  |       0.131   47.0   1.008   1.00 |  0.96
+#   256       0.383    87.9   0.734   0.70  |       0.340   77.0   0.652   0.65 |  0.89
+#   1,024     2.072   242.1   0.993   0.94  |       1.587  193.6   0.760   0.75 |  0.77
+#   2,048     6.697   447.0   1.604   1.53  |       5.233  353.0   1.254   1.24 |  0.78
+#   4,096    30.346   902.7   3.530   3.36  |      18.143  716.9   2.111   2.09 |  0.60
+#
+# (one run before it, load 2-4: 4,096 28.1 -> 21.0 s, x64 2.45 -> 1.43;
+# the 64 row, 0.13-0.22 s, moves x64 most). The 2:1 tree's 256 row,
+# unfolded, against the sends waited for at the end (load 5-7): 15.5 ->
+# 9.2 s, 196 -> 156 MB; Megatron 76B interleaved, unfolded, 22.0 ->
+# 15.6 s, 396 -> 264 MB; the mixed 1,024 row, unfolded, 17.6 -> 17.2 s,
+# 289 MB both (its replicas have no pipeline sends to wait: PP 2).
+# Left: the two receive lanes on one actor (asynchronous gets, a latency
+# deadline per lane): not tried.
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
