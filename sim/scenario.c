@@ -545,7 +545,7 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 
 	s->meta.path = xstrdup(path);
 	plan_init(&s->plan);
-	if (jload_schema(root, path, d, "ddlsim.scenario", 1, 2))
+	if (jload_schema(root, path, d, "ddlsim.scenario", 1, SCENARIO_SCHEMA_MINOR))
 		goto err;
 	int minor = 0;
 	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d", &minor);

@@ -11,6 +11,11 @@
 #include "economics.h"
 #include "goodput.h"
 
+/* The newest ddlsim.scenario schema this build reads: 1.SCENARIO_SCHEMA_MINOR
+ * (1.1: goal; 1.2: node_groups[].power_cap_W). Every loader of a scenario
+ * document checks against it (scenario.c, and sweep.c for a sweep's base). */
+#define SCENARIO_SCHEMA_MINOR 2
+
 /* Published measurements a scenario cites (0 = none). */
 struct published {
 	double tflops_per_gpu;          /* hardware TFLOP/s per GPU */

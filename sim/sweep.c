@@ -14,6 +14,7 @@
 
 #include "expr.h"
 #include "jload.h"
+#include "scenario_meta.h"
 #include "xalloc.h"
 
 /* The number of values of range a..b by step (kind '+' or 'x'), counted
@@ -544,7 +545,8 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 		else if (jload_check_ref(&jo, "base", s->base_path) == 0) {
 			int b0 = diag_count(d);
 			s->base = jload_file(s->base_path, d);
-			if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1, 0) == 0 &&
+			if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1,
+						   SCENARIO_SCHEMA_MINOR) == 0 &&
 			    !json_is_object(s->base))
 				diag_err(d, s->base_path, "", "expected a scenario object");
 			if (diag_count(d) != b0)

@@ -46,6 +46,7 @@
 #include "program.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "sweep.h"
 #include "testutil.h"
 #include "whatif.h"
 
@@ -461,6 +462,39 @@ Test(mixed, sweep_over_slowdown_is_monotone)
 	for (int i = 0; i < 4; i++)
 		cr_expect_gt(t[2 * i + 1], t[2 * i], "a NIC at 1/4 must cost time");
 	free(sw), free(dir);
+}
+
+/* A sweep's base is read at the scenario schema's own newest version:
+ * a 1.2 base (node_groups[].power_cap_W: a sweep of each group's energy)
+ * loads, a 1.3 one is refused as newer than 1.2. (Checked: with the
+ * sweep's base read up to 1.0, as before, the 1.1 and 1.2 bases were
+ * refused "newer than this ddlsim (reads up to 1.0)".) */
+Test(mixed, a_sweep_reads_its_base_at_the_scenario_schema_s_version)
+{
+	static const char *const ver[] = { "1.1", "1.2", "1.3" };
+	for (int v = 0; v < 3; v++) {
+		char *dir = tmp_dir(), text[1024];
+		snprintf(text, sizeof(text),
+			 "{ \"schema\": \"ddlsim.scenario\", \"schema_version\": \"%s\", \"model\": \"m.json\","
+			 " \"topology\": \"t.json\", \"nodes\": 1 }\n", ver[v]);
+		free(write_file(dir, "base.json", text));
+		char *sw = write_file(dir, "sweep.json",
+				      "{ \"schema\": \"ddlsim.sweep\", \"schema_version\": \"1.0\", \"name\": \"s\","
+				      " \"base\": \"base.json\", \"axes\": { \"nodes\": [1, 2] } }\n");
+		struct diag dg;
+		diag_init(&dg, NULL);
+		struct sweep *s = sweep_load(sw, &dg);
+		if (v < 2)
+			cr_expect(s, "a %s base: %s", ver[v], diag_text(&dg));
+		else {
+			cr_expect_null(s, "a 1.3 base loaded");
+			cr_expect(strstr(diag_text(&dg), "reads up to 1.2"), "%s", diag_text(&dg));
+		}
+		if (s)
+			sweep_destroy(s);
+		diag_finish(&dg);
+		free(sw), free(dir);
+	}
 }
 
 /* Exit 3 and exactly "path: want_tail" on stderr (a scenario of schema
