@@ -358,6 +358,78 @@ static void wait_delivered(struct stream_arg *a, int nsends)
 	}
 }
 
+/* After task t started at start: the instant the compute stream's next
+ * wait counts from, *from (-1: its own start), is the start of the run
+ * of in-line collectives before it (chained), *run their stream; a send
+ * takes no time. */
+static void in_line_span(const struct task *t, bool in_line, double start, double *from, int *run)
+{
+	if (!in_line)
+		*from = -1;
+	else if (t->kind != TASK_SEND && (*from < 0 || (int)t->stream != *run))
+		*from = start;
+	if (in_line && t->kind != TASK_SEND)
+		*run = t->stream;
+}
+
+/* Run task ti of a's rank, started at start (in_line: a task of a
+ * merged stream, engine_stream_merge); *nsends counts the sends a posted
+ * and has not waited for. Returns the peer of a pipeline message, else
+ * -1. */
+static int run_task(struct stream_arg *a, int ti, double start, bool in_line, int *nsends)
+{
+	struct sim *S = a->sim;
+	struct rank_inst *ri = a->ri;
+	const struct task *t = &ri->prog->t[ti];
+	int peer = -1;
+	switch (t->kind) {
+	case TASK_COMPUTE:
+		if (t->time_s > 0)
+			run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1),
+				    a->s == STREAM_COMPUTE);
+		ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
+		break;
+	case TASK_COLL:
+		if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE)
+			engine_ps_task(S, a, t);
+		else
+			engine_coll_task(S, a, t);
+		ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
+		break;
+	case TASK_SEND:
+		if (in_line)
+			wait_delivered(a, *nsends);
+		engine_p2p_send(S, a, ti, t, start, nsends, &peer);
+		break;
+	case TASK_RECV:
+		engine_p2p_recv(S, a, ti, t, start, &peer);
+		break;
+	}
+	return peer;
+}
+
+/* a's stream ran its nl tasks of list: wait for the nsends it posted,
+ * drain its inbox, and note its end (the compute stream's, or the last
+ * communication's). */
+static void stream_end(struct stream_arg *a, const int *list, int nl, int nsends)
+{
+	struct rank_inst *ri = a->ri;
+	if (a->s == STREAM_COMPUTE) {
+		engine_inbox_finish(a);
+		double now = simgrid_get_clock();
+		if (now > ri->st->finish_s)
+			ri->st->finish_s = now;
+		ri->compute_end = now;
+		if (nsends)
+			end_sends_in_line(a, list, nl, nsends);
+	} else {
+		if (nsends)
+			engine_platform_wait_all((void **)a->sends, (size_t)nsends);
+		engine_inbox_finish(a);
+		comm_stream_end(ri, a->s, nl ? (int)ri->prog->t[list[nl - 1]].cat : -1);
+	}
+}
+
 void engine_stream_main(int argc, char **argv)
 {
 	struct stream_arg *a = sg_actor_self_get_data();
@@ -386,41 +458,10 @@ void engine_stream_main(int argc, char **argv)
 			wait_deps(S, ri, a->s, t, it, a->s == STREAM_COMPUTE && !in_line,
 				  from >= 0 ? from : simgrid_get_clock());
 			double start = simgrid_get_clock();
-			/* the compute stream's next wait counts from the start of
-			 * the run of in-line collectives before it (chained); a send
-			 * takes no time */
-			if (!in_line)
-				from = -1;
-			else if (t->kind != TASK_SEND && (from < 0 || (int)t->stream != run))
-				from = start;
-			if (in_line && t->kind != TASK_SEND)
-				run = t->stream;
-			int peer = -1;
+			in_line_span(t, in_line, start, &from, &run);
 			if (obs && obs->task_start)
 				obs->task_start(obs->ctx, ri->rank, pr, ti, start);
-			switch (t->kind) {
-			case TASK_COMPUTE:
-				if (t->time_s > 0)
-					run_compute(S, ri, t->time_s * (a->s == STREAM_COMPUTE ? ri->speed : 1),
-						    a->s == STREAM_COMPUTE);
-				ri->st->compute_s[t->cat] += simgrid_get_clock() - start;
-				break;
-			case TASK_COLL:
-				if (S->job->ps && t->group == GROUP_DP && t->op == COLL_ALLREDUCE)
-					engine_ps_task(S, a, t);
-				else
-					engine_coll_task(S, a, t);
-				ri->st->comm_s[t->cat] += simgrid_get_clock() - start;
-				break;
-			case TASK_SEND:
-				if (in_line)
-					wait_delivered(a, nsends);
-				engine_p2p_send(S, a, ti, t, start, &nsends, &peer);
-				break;
-			case TASK_RECV:
-				engine_p2p_recv(S, a, ti, t, start, &peer);
-				break;
-			}
+			int peer = run_task(a, ti, start, in_line, &nsends);
 			if (obs && obs->task_end)
 				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->p2p_s[ri->p2p_slot[ti]] : start,
 					      simgrid_get_clock(), peer);
@@ -439,19 +480,6 @@ void engine_stream_main(int argc, char **argv)
 		if (a->s == STREAM_COMPUTE)
 			engine_ssp_tick(S, ri);
 	}
-	if (a->s == STREAM_COMPUTE) {
-		engine_inbox_finish(a);
-		double now = simgrid_get_clock();
-		if (now > ri->st->finish_s)
-			ri->st->finish_s = now;
-		ri->compute_end = now;
-		if (nsends)
-			end_sends_in_line(a, list, nl, nsends);
-	} else {
-		if (nsends)
-			engine_platform_wait_all((void **)a->sends, (size_t)nsends);
-		engine_inbox_finish(a);
-		comm_stream_end(ri, a->s, nl ? (int)pr->t[list[nl - 1]].cat : -1);
-	}
+	stream_end(a, list, nl, nsends);
 	S->finished++;
 }
