@@ -259,10 +259,7 @@ static int make_ranks(struct sim *S, struct engine_result *out, struct diag *d)
 		ri->st->stage = c[DIM_PP];
 		ri->speed = job->compute_scale ? job->compute_scale[r] : 1;
 		BUG_ON(job->group_overlap && !job->rank_group, "job.group_overlap without job.rank_group");
-		ri->ov = job->group_overlap ? job->group_overlap[job->rank_group[r]]
-			 : (struct engine_gpu_overlap){ job->sm_count, job->interference_factor,
-							 job->comm_clock_ratio, job->membound_share,
-							 job->hbm_Bps, job->sm_work };
+		ri->ov = job->group_overlap ? job->group_overlap[job->rank_group[r]] : job->overlap;
 		if (!S->fold.active[r])
 			continue;
 		out->nsimulated++;

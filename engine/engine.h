@@ -48,7 +48,7 @@
  * for LL128's: engine_coll.c):
  *   f = W(C) / r + m SMs / (SMs - C) B / max(B - H, B / 2)
  * W(C) the compute-bound kernels' time on SMs - C SMs over the whole
- * work's time on all of them (job.sm_work, simulate_overlap.c: GEMM waves
+ * work's time on all of them (job.overlap.sm_work, simulate_overlap.c: GEMM waves
  * and flash attention's grid at that SM count; c = W(0) their share), r
  * the GPU's comm_overlap_clock_ratio (gpu.h; 1 where none), m = 1 - c
  * the memory-bound share, whose kernels lose the SMs' fluid share
@@ -214,15 +214,22 @@ struct engine_ps {
 };
 
 /* What a collective costs the compute beside it on one GPU (the
- * interference above): the job's fields of the same names, or a node
- * group's (job.group_overlap). */
+ * interference above): the job's (job.overlap), or a node group's
+ * (job.group_overlap). */
 struct engine_gpu_overlap {
-	int sm_count;                /* 0: no SM model */
-	double interference_factor;  /* > 0: measured floor */
-	double comm_clock_ratio;     /* (0, 1), else none */
-	double membound_share;
-	double hbm_Bps;
-	const double *sm_work;       /* [sm_count], NULL: the fluid share */
+	int sm_count;                /* SMs of a GPU (0: no interference) */
+	double interference_factor;  /* > 0: measured slowdown, a floor under the SM model */
+	double comm_clock_ratio;     /* (0, 1): the clock of compute-bound kernels beside a
+					collective (gpu.h comm_overlap_clock_ratio); 0 or 1: none */
+	double membound_share;       /* share of the compute time in memory-bound kernels
+					(simulate_overlap.c), which a collective's HBM
+					traffic slows; 0: none */
+	double hbm_Bps;              /* HBM bandwidth a memory-bound kernel gets alone
+					(peak x mem_max); 0: no HBM sharing */
+	const double *sm_work;       /* [sm_count] with C SMs running collectives, the
+					compute-bound kernels' time on the other SMs over the
+					whole work's time on all (simulate_overlap.c); NULL:
+					SMs / (SMs - C) on all of the work */
 };
 
 /* A throttling window of one rank: compute x factor in [start_s, end_s). */
@@ -242,23 +249,10 @@ struct engine_job {
 	bool fold_partial_tree; /* folded on a fat tree with a partly filled leaf or pod: the
 				   replicas whose ranks or traffic touch it are simulated whole
 				   (fold_partial.c) */
-	int sm_count;                        /* SMs of a GPU (0: no interference) */
-	double interference_factor;          /* > 0: measured slowdown, a floor under the SM model */
-	double comm_clock_ratio;             /* (0, 1): the clock of compute-bound kernels beside
-						a collective (gpu.h comm_overlap_clock_ratio);
-						0 or 1: none */
-	double membound_share;               /* share of the compute time in memory-bound
-						kernels (simulate_overlap.c), which a
-						collective's HBM traffic slows; 0: none */
-	const double *sm_work;               /* [sm_count] with C SMs running collectives, the
-						compute-bound kernels' time on the other SMs over
-						the whole work's time on all (simulate_overlap.c);
-						NULL: SMs / (SMs - C) on all of the work */
-	double hbm_Bps;                      /* HBM bandwidth a memory-bound kernel gets alone
-						(peak x mem_max); 0: no HBM sharing */
+	struct engine_gpu_overlap overlap;   /* the topology's GPU's interference figures */
 	const struct engine_gpu_overlap *group_overlap; /* [node groups] each group's GPU's
-						interference figures (mixed GPUs), NULL: the
-						fields above for every rank */
+						interference figures (mixed GPUs), NULL:
+						overlap for every rank */
 	const int *rank_group;               /* [nranks] each rank's index into group_overlap */
 	const struct engine_observer *obs;   /* NULL: none */
 	const struct engine_ps *ps;          /* NULL: DP all-reduces are collectives */

@@ -216,20 +216,32 @@ static bool chained(const struct program *pr, enum stream s)
 	return any && pending < 0;
 }
 
-/* Whether every simulated rank of stage st chains stream s (the ranks
- * share the stage's task lists; a rank's own program has its shape). */
-static bool stage_chained(const struct sim *S, int st, enum stream s)
+/* What a stage's every rank must satisfy (chained, sends_in_line). */
+struct stage_test {
+	enum stream s;     /* chained: the stream */
+	const bool *in;    /* sends_in_line: the compute actor's streams */
+	bool (*ok)(const struct program *pr, const struct stage_test *t);
+};
+
+/* Whether t holds for stage st's program and for the own program of
+ * every simulated rank of stage st (the ranks share the stage's task
+ * lists; a rank's own program has its shape). */
+static bool stage_all(const struct sim *S, int st, const struct stage_test *t)
 {
 	const struct engine_job *job = S->job;
-	if (!chained(job->stage_prog[st], s))
+	if (!t->ok(job->stage_prog[st], t))
 		return false;
 	for (int r = 0; job->rank_prog && r < job->pl->nranks; r++) {
 		const struct rank_inst *ri = &S->ri[r];
-		if (ri->prog && ri->stage == st && ri->prog != job->stage_prog[st] &&
-		    !chained(ri->prog, s))
+		if (ri->prog && ri->stage == st && ri->prog != job->stage_prog[st] && !t->ok(ri->prog, t))
 			return false;
 	}
 	return true;
+}
+
+static bool test_chained(const struct program *pr, const struct stage_test *t)
+{
+	return chained(pr, t->s);
 }
 
 /* May pr's pipeline sends run on the compute stream's actor, whose list
@@ -268,20 +280,9 @@ static bool sends_in_line(const struct program *pr, const bool *in)
 	return any;
 }
 
-/* Whether every simulated rank of stage st runs its sends in line
- * (stage_chained's pattern). */
-static bool stage_sends_in_line(const struct sim *S, int st, const bool *in)
+static bool test_sends_in_line(const struct program *pr, const struct stage_test *t)
 {
-	const struct engine_job *job = S->job;
-	if (!sends_in_line(job->stage_prog[st], in))
-		return false;
-	for (int r = 0; job->rank_prog && r < job->pl->nranks; r++) {
-		const struct rank_inst *ri = &S->ri[r];
-		if (ri->prog && ri->stage == st && ri->prog != job->stage_prog[st] &&
-		    !sends_in_line(ri->prog, in))
-			return false;
-	}
-	return true;
+	return sends_in_line(pr, t->in);
 }
 
 void engine_stream_merge(struct sim *S)
@@ -297,9 +298,10 @@ void engine_stream_merge(struct sim *S)
 		bool some = false;
 		for (int s = 0; s < STREAM_N; s++)
 			if (s != STREAM_COMPUTE && s != STREAM_SEND && S->stream_ntasks[st * STREAM_N + s] &&
-			    stage_chained(S, st, s))
+			    stage_all(S, st, &(struct stage_test){ .s = s, .ok = test_chained }))
 				some = in[s] = true;
-		if (S->stream_ntasks[st * STREAM_N + STREAM_SEND] && stage_sends_in_line(S, st, in))
+		if (S->stream_ntasks[st * STREAM_N + STREAM_SEND] &&
+		    stage_all(S, st, &(struct stage_test){ .in = in, .ok = test_sends_in_line }))
 			some = in[STREAM_SEND] = true;
 		if (!some)
 			continue;

@@ -106,7 +106,7 @@ struct job_parts {
 	struct engine_ps ps;
 	struct platform_degrade deg[PLAN_MAX_DEGRADED];
 	struct engine_throttle *thr;    /* owned */
-	double *sm_work;                /* owned: job.sm_work */
+	double *sm_work;                /* owned: job.overlap.sm_work */
 	struct engine_gpu_overlap ov[PLAN_MAX_NODE_GROUPS]; /* job.group_overlap */
 	double *grp_sm_work[PLAN_MAX_NODE_GROUPS];          /* owned: ov[k].sm_work where not sm_work */
 };
@@ -120,9 +120,7 @@ static void job_groups_overlap(struct job_parts *J, const struct plan *pl, const
 	for (int k = 0; k < pl->ngroups; k++) {
 		const struct inputs *cin = P->grp.vin[k];
 		if (!cin) {     /* the topology's GPU, or no rank on it */
-			J->ov[k] = (struct engine_gpu_overlap){ j->sm_count, j->interference_factor,
-								 j->comm_clock_ratio, j->membound_share,
-								 j->hbm_Bps, j->sm_work };
+			J->ov[k] = j->overlap;
 			continue;
 		}
 		const struct gpu_spec *g = &inputs_topology(cin)->gpu;
@@ -148,14 +146,15 @@ static void job_init(struct job_parts *J, const struct inputs *in, const struct 
 	J->job = (struct engine_job){ .topo = topo, .nodes = pl->nodes, .pl = place,
 				      .stage_prog = P->pp, .coll_algo = pl->communication.coll_algo, .fold = fold,
 				      .fold_exact = fold && exact,
-				      .sm_count = (int)topo->gpu.sm_count,
-				      .interference_factor = cost_interference(inputs_cost(in)),
 				      .obs = obs };
-	simulate_overlap_price(in, pl, &J->job.membound_share, &J->sm_work);
-	J->job.sm_work = J->sm_work;
+	struct engine_gpu_overlap *o = &J->job.overlap;
+	o->sm_count = (int)topo->gpu.sm_count;
+	o->interference_factor = cost_interference(inputs_cost(in));
+	simulate_overlap_price(in, pl, &o->membound_share, &J->sm_work);
+	o->sm_work = J->sm_work;
 	/* no table (nothing priced): no share to slow, as before */
-	J->job.comm_clock_ratio = J->sm_work ? topo->gpu.comm_overlap_clock_ratio : 0;
-	J->job.hbm_Bps = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
+	o->comm_clock_ratio = J->sm_work ? topo->gpu.comm_overlap_clock_ratio : 0;
+	o->hbm_Bps = topo->gpu.hbm_bw_Bps * topo->gpu.mem_eff_max;
 	J->ps = (struct engine_ps){
 		.servers = pl->parallel.ps.servers, .colocated = pl->parallel.ps.attach == PS_ATTACH_GPUS,
 		.round_robin = pl->parallel.ps.shard == PS_SHARD_ROUND_ROBIN,

@@ -307,10 +307,11 @@ static struct engine_rank_stats interfere_with(double T, double B, bool overlap,
 	struct placement pl;
 	cr_assert_eq(placement_init(&pl, 8, 1, 1, NULL), 0);
 	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
-				  .coll_algo = "ring", .fold = false, .sm_count = 100,
-				  .interference_factor = b->factor, .membound_share = b->membound,
-				  .hbm_Bps = b->hbm_Bps, .comm_clock_ratio = b->clock_ratio,
-				  .sm_work = b->sm_work, .group_overlap = b->groups,
+				  .coll_algo = "ring", .fold = false,
+				  .overlap = { .sm_count = 100, .interference_factor = b->factor,
+					       .membound_share = b->membound, .hbm_Bps = b->hbm_Bps,
+					       .comm_clock_ratio = b->clock_ratio, .sm_work = b->sm_work },
+				  .group_overlap = b->groups,
 				  .rank_group = b->rank_group };
 	struct engine_result res;
 	struct diag dg;
@@ -473,7 +474,7 @@ Test(engine, interference_by_the_work_table)
 /* Mixed GPUs (job.group_overlap): each rank slows by its own GPU's
  * figures, whatever the job's. Ranks 0-3 on a GPU of clock ratio 0.8 and
  * memory-bound share 1/4, ranks 4-7 on one of 120 SMs with neither; the
- * job's own fields (a third GPU, factor 3) are not read. The same
+ * job's own figures (job.overlap: a third GPU, factor 3) are not read. The same
  * all-gather beside the same compute on every rank: each pays
  * o (f - 1) / f with its f = SMs / (SMs - C) ((1 - m) / r + m). */
 Test(engine, interference_by_each_rank_s_own_gpu)
