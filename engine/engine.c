@@ -325,6 +325,10 @@ static void start_actors(struct sim *S)
 			if (nsend) {
 				a->sends = xreallocarray(NULL, (size_t)nsend * (job->repeat > 1 ? job->repeat : 1),
 							 sizeof(*a->sends));
+				/* one slot per send of one iteration: engine_stream_merge
+				 * runs no send in line when iterations repeat (SSP) */
+				BUG_ON(s == STREAM_COMPUTE && job->repeat > 1,
+				       "rank %d: %d sends in line with %d iterations", r, nsend, job->repeat);
 				if (s == STREAM_COMPUTE)
 					a->send_slot = xreallocarray(NULL, (size_t)nsend, sizeof(int));
 			}
