@@ -465,6 +465,21 @@ static void stream_end(struct stream_arg *a, const int *list, int nl, int nsends
 	}
 }
 
+void engine_task_done(struct sim *S, struct rank_inst *ri, int ti)
+{
+	ri->done[ti]++;
+	ri->done_at[ti] = simgrid_get_clock();
+	if (ri->prog->t[ti].nwaiters)
+		for (int s = 0; s < STREAM_N; s++)
+			if (ri->waiting[s] == ti) {
+				ri->waiting[s] = -1;
+				sg_sem_release(ri->wake[s]);
+			}
+	S->tasks++;
+	if (S->progress.on && !(S->tasks & (ENGINE_PROGRESS_TASKS - 1)))
+		engine_progress_tick(&S->progress, S->tasks);
+}
+
 void engine_stream_main(int argc, char **argv)
 {
 	struct stream_arg *a = sg_actor_self_get_data();
@@ -500,17 +515,7 @@ void engine_stream_main(int argc, char **argv)
 			if (obs && obs->task_end)
 				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->p2p_s[ri->p2p_slot[ti]] : start,
 					      simgrid_get_clock(), peer);
-			ri->done[ti]++;
-			ri->done_at[ti] = simgrid_get_clock();
-			if (t->nwaiters)
-				for (int s = 0; s < STREAM_N; s++)
-					if (ri->waiting[s] == ti) {
-						ri->waiting[s] = -1;
-						sg_sem_release(ri->wake[s]);
-					}
-			S->tasks++;
-			if (S->progress.on && !(S->tasks & (ENGINE_PROGRESS_TASKS - 1)))
-				engine_progress_tick(&S->progress, S->tasks);
+			engine_task_done(S, ri, ti);
 		}
 		if (a->s == STREAM_COMPUTE)
 			engine_ssp_tick(S, ri);
