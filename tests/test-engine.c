@@ -610,7 +610,8 @@ Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
  * receives waited for around them, with a straggler (a rank's own
  * program), with throttling windows (compute cut in segments), and
  * under the zero-bubble and DualPipe schedules (sends after backward's
- * input and weight halves, reversed pipelines). */
+ * input and weight halves, reversed pipelines), and DeepSpeed's
+ * blocking sends (BLOOM 176B). */
 Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 {
 	char text[1024];
@@ -619,7 +620,8 @@ Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 				src_path("scenarios/whatif/llama2-13b-h100-pp4-straggler.json"),
 				src_path("scenarios/whatif/llama2-13b-h100-pp4-throttle.json"),
 				src_path("scenarios/zb-h1-llama3-8b-pp4.json"),
-				src_path("scenarios/dualpipe-llama3-8b-pp4.json") };
+				src_path("scenarios/dualpipe-llama3-8b-pp4.json"),
+				src_path("validation/bloom-a100/bloom-176b-384gpu.json") };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		json_t *a = report_of(paths[i], false), *b = report_of(paths[i], true);
 		char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
@@ -690,4 +692,27 @@ Test(engine, merged_receive_lanes_replay_as_separate_actors, .timeout = 240)
 	json_decref(b);
 	free(path);
 	free(d);
+}
+
+/* DeepSpeed's pipeline (BLOOM 176B, TP 4 x PP 12, Megatron-DeepSpeed):
+ * each blocking send follows the TP all-reduce that ends a pass, and the
+ * next compute waits for it; both run on the compute stream's actor, a
+ * run of two streams (engine_stream.c, chained): folded to 12 ranks, 36
+ * actors (60 with the TP collectives and the sends on their own; 46 and
+ * 70 with the middle stages' receive lanes apart, engine_recv.c). The
+ * same figures as separate actors: merged_streams_replay_as_separate_
+ * actors. */
+Test(engine, blocking_sends_run_in_line_with_their_tp_run, .timeout = 120)
+{
+	struct diag dg;
+	struct result r;
+	diag_init(&dg, stderr);
+	struct scenario *sc = scenario_load(src_path("validation/bloom-a100/bloom-176b-384gpu.json"), &dg);
+	cr_assert(sc, "%s", diag_text(&dg));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
+	cr_assert_eq(r.eng->nsimulated, 12);
+	cr_expect_eq(r.eng->actors, 36, "%d actors", r.eng->actors);
+	diag_finish(&dg);
+	result_finish(&r);
+	scenario_destroy(sc);
 }
