@@ -439,6 +439,11 @@ extern "C" void engine_platform_watch(void *c, void (*fn)(void *ctx), void *ctx)
 	g_watch[static_cast<sg4::Comm *>(c)->get_impl()] = watch_fn{ fn, ctx };
 }
 
+extern "C" void engine_platform_unwatch(void *c)
+{
+	g_watch.erase(static_cast<sg4::Comm *>(c)->get_impl());
+}
+
 extern "C" int engine_platform_wait_any(void **comms, int n)
 {
 	std::vector<sg4::CommPtr> v;

@@ -149,6 +149,9 @@ void *engine_platform_get_async(void *mb, void **payload);
  * not have ended yet. */
 void engine_platform_watch(void *c, void (*fn)(void *ctx), void *ctx);
 
+/* Call nothing when transfer c ends (engine_platform_watch undone). */
+void engine_platform_unwatch(void *c);
+
 /* Wait for the first of transfers comms[0..n) to end (a simcall): its
  * index; the references are kept. */
 int engine_platform_wait_any(void **comms, int n);

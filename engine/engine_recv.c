@@ -175,6 +175,9 @@ void engine_recv_main(int argc, char **argv)
 			r.armed = false;
 		}
 	}
+	for (int k = 0; k < 2; k++)   /* a failed run's gets: r goes with this actor */
+		if (r.ln[k].ph == LANE_GET)
+			engine_platform_unwatch(r.ln[k].comm);
 	engine_inbox_finish(a);
 	sg_sem_destroy(r.sem);
 	S->finished++;
