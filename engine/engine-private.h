@@ -11,6 +11,8 @@
  *                      task to its kind's file; streams the compute
  *                      stream only waits through, and its sends, run on
  *                      its actor
+ *   engine_recv.c      both pipeline receive lanes of a rank on one
+ *                      actor, at the instants an actor per lane gives
  *   engine_coll.c      collectives: the flows a member posts
  *                      (folded: for its mirrors too), daemon sinks
  *   engine_p2p.c       pipeline messages between stages (and their
@@ -28,8 +30,8 @@
  *                      peak utilisation
  *   engine_rank.c      below every task kind: a rank's host, starting an
  *                      actor, group barriers, the SM-busy count
- * Calls run one way: engine.c -> engine_stream.c -> the task kinds ->
- * engine_rank.c (no circle among the engine's files).
+ * Calls run one way: engine.c -> engine_recv.c -> engine_stream.c -> the
+ * task kinds -> engine_rank.c (no circle among the engine's files).
  * The folding planner (fold.h) and the plan cache (cplan.h) hold no
  * SimGrid object; struct sim embeds the planner's state. */
 #ifndef DDLSIM_ENGINE_PRIVATE_H
@@ -173,6 +175,7 @@ struct sim {
 	int nargs;
 	int **stream_tasks;     /* [pp * STREAM_N] task index lists */
 	int *stream_ntasks;
+	bool *recv_one;         /* [pp] both receive lanes on one actor (engine_recv.c) */
 	int nactors, finished;
 	long flows, collectives, tasks;
 	long nprivate, replayed;/* private plans, collectives replayed (engine_replay.c) */
@@ -293,6 +296,9 @@ sg_mailbox_t engine_mailbox(enum engine_mbox kind, int chan, int src, int dst);
  * on the compute stream with those of the streams merged into it. */
 void engine_stream_main(int argc, char **argv);
 
+/* Task ti of ri ended now: count it, wake the stream waiting for it. */
+void engine_task_done(struct sim *S, struct rank_inst *ri, int ti);
+
 /* Before the actors start: merge into each stage's compute stream the
  * streams whose tasks it would wait through one by one (collectives
  * chained between compute tasks, as tensor-parallel ones are), and the
@@ -300,6 +306,16 @@ void engine_stream_main(int argc, char **argv);
  * non-blocking sends), to run on its actor with the same instants and
  * charges; a merged stream gets no actor of its own. */
 void engine_stream_merge(struct sim *S);
+
+/* ---- engine_recv.c ---- */
+
+/* Before the actors start, after engine_stream_merge: the stages whose
+ * ranks receive from both neighbours, receives that wait for no task,
+ * run both lanes on one actor (S->recv_one; not with repeated iterations
+ * or simulation.separate_streams). */
+void engine_recv_merge(struct sim *S);
+/* That actor's main: RECV_PREV's and RECV_NEXT's tasks of a's rank. */
+void engine_recv_main(int argc, char **argv);
 
 /* ---- engine_coll.c ---- */
 
@@ -351,6 +367,17 @@ const struct p2p_slots *engine_p2p_slots(struct sim *S, const struct program *pr
 /* Receive pipeline message task ti (t) of a's rank. */
 void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
 		     double start, int *peer);
+
+/* The receive of engine_p2p_recv() in three steps, for an actor that
+ * waits for several (engine_recv.c): post task t's get (the transfer,
+ * an sg_comm_t; the sender's post time lands in *post when it ends);
+ * once it ended, the route latency to wait (0: none); once waited,
+ * account receive ti, posted at start. */
+void *engine_p2p_recv_post(struct sim *S, struct stream_arg *a, const struct task *t, int *peer,
+			   void **post);
+double engine_p2p_recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const void *post);
+void engine_p2p_recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
+			  const void *post);
 
 /* ---- engine_ps.c ---- */
 

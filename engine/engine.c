@@ -315,7 +315,8 @@ static void start_actors(struct sim *S)
 			continue;
 		for (int s = 0; s < STREAM_N; s++) {
 			int nl = S->stream_ntasks[ri->stage * STREAM_N + s];
-			if (!nl)
+			bool one = S->recv_one[ri->stage];   /* both receive lanes: RECV_PREV's actor */
+			if (!nl || (one && s == STREAM_RECV_NEXT))
 				continue;
 			struct stream_arg *a = &S->args[k++];
 			*a = (struct stream_arg){ .sim = S, .ri = ri, .s = s };
@@ -325,13 +326,19 @@ static void start_actors(struct sim *S)
 			if (nsend) {
 				a->sends = xreallocarray(NULL, (size_t)nsend * (job->repeat > 1 ? job->repeat : 1),
 							 sizeof(*a->sends));
+				/* one slot per send of one iteration: engine_stream_merge
+				 * runs no send in line when iterations repeat (SSP) */
+				BUG_ON(s == STREAM_COMPUTE && job->repeat > 1,
+				       "rank %d: %d sends in line with %d iterations", r, nsend, job->repeat);
 				if (s == STREAM_COMPUTE)
 					a->send_slot = xreallocarray(NULL, (size_t)nsend, sizeof(int));
 			}
 			ri->wake[s] = sg_sem_init(0);
 			char name[48];
 			snprintf(name, sizeof(name), "r%d_%s", r, stream_name(s));
-			engine_start_actor(name, ri->host, engine_stream_main, a, false);
+			engine_start_actor(name, ri->host,
+					   one && s == STREAM_RECV_PREV ? engine_recv_main : engine_stream_main, a,
+					   false);
 			S->nactors++;
 		}
 	}
@@ -449,6 +456,7 @@ static void sim_finish(struct sim *S)
 		free(S->stream_tasks[k]);
 	free(S->stream_tasks);
 	free(S->stream_ntasks);
+	free(S->recv_one);
 	for (size_t k = 0; S->bars && k < (size_t)N * GROUP_N * STREAM_N; k++)
 		if (S->bars[k]) {
 			sg_barrier_destroy(S->bars[k]->bar);
@@ -485,6 +493,7 @@ int engine_run(const struct engine_job *job, struct engine_result *out, struct d
 	if (job->obs && job->obs->begin)
 		job->obs->begin(job->obs->ctx, out);
 	engine_stream_merge(&S);
+	engine_recv_merge(&S);
 	engine_links_init(&S);
 	engine_replay_init(&S);
 	start_actors(&S);
@@ -578,6 +587,7 @@ int engine_run_many(const struct engine_job *const *jobs, int n, struct engine_r
 	}
 	for (int i = 0; i < n; i++) {
 		engine_stream_merge(&S[i]);
+		engine_recv_merge(&S[i]);
 		engine_links_init(&S[i]);
 		start_actors(&S[i]);
 	}

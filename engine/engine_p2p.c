@@ -123,8 +123,9 @@ void engine_p2p_send(struct sim *S, struct stream_arg *a, int ti, const struct t
 	}
 }
 
-void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
-		     double start, int *peer)
+/* Before a's receive ti (t) is posted: the mirrors that start with it,
+ * the counts, the links to read again. Returns its mailbox. */
+static sg_mailbox_t recv_pre(struct sim *S, struct stream_arg *a, const struct task *t, int *peer)
 {
 	struct rank_inst *ri = a->ri;
 	int d = phys_dir(t), l = lane(t);
@@ -134,14 +135,54 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 	ri->nrecv[l]++;
 	engine_cls_touch(S, *peer, ri->rank); /* it starts now or when sent */
 	engine_links_touch(S, S->host[*peer], ri->host);
-	const double *post = sg_mailbox_get(p2p_mailbox(S, l, *peer, ri->rank));
+	return p2p_mailbox(S, l, *peer, ri->rank);
+}
+
+/* a's receive from peer arrived with the sender's post time post: the
+ * sender may wait for it; the route's latency to wait (the links carry
+ * none: plain max-min). */
+static double recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const double *post)
+{
 	/* delivered: its sender may wait for it at once (engine_stream.c) */
-	S->ri[*peer].p2p_got[post - S->ri[*peer].p2p_s] = 1;
-	/* the message's route latency (the links carry none: plain max-min) */
-	double lat = engine_platform_route_latency(S->host[*peer], ri->host);
-	if (lat > 0)
-		sg_actor_sleep_for(lat);
+	S->ri[peer].p2p_got[post - S->ri[peer].p2p_s] = 1;
+	return engine_platform_route_latency(S->host[peer], a->ri->host);
+}
+
+/* a's receive ti (t), posted at start, waited its latency: its transfer's
+ * start and its time. */
+static void recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
+		      const double *post)
+{
+	struct rank_inst *ri = a->ri;
 	double *xs = &ri->p2p_s[ri->p2p_slot[ti]];
 	*xs = *post > start ? *post : start;
 	ri->st->comm_s[t->cat] += simgrid_get_clock() - *xs;
+}
+
+void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct task *t,
+		     double start, int *peer)
+{
+	sg_mailbox_t mb = recv_pre(S, a, t, peer);
+	const double *post = sg_mailbox_get(mb);
+	double lat = recv_arrived(S, a, *peer, post);
+	if (lat > 0)
+		sg_actor_sleep_for(lat);
+	recv_done(a, ti, t, start, post);
+}
+
+void *engine_p2p_recv_post(struct sim *S, struct stream_arg *a, const struct task *t, int *peer,
+			   void **post)
+{
+	return engine_platform_get_async(recv_pre(S, a, t, peer), post);
+}
+
+double engine_p2p_recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const void *post)
+{
+	return recv_arrived(S, a, peer, post);
+}
+
+void engine_p2p_recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
+			  const void *post)
+{
+	recv_done(a, ti, t, start, post);
 }

@@ -400,6 +400,59 @@ extern "C" void engine_platform_wait_all(void **comms, size_t n)
 	}
 }
 
+/* Transfers watched (engine_platform_watch): a transfer's activity and
+ * what to call when its action ends. */
+struct watch_fn {
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+static std::unordered_map<const void *, watch_fn> g_watch;
+
+extern "C" void *engine_platform_get_async(void *mb, void **payload)
+{
+	sg4::CommPtr c = static_cast<sg4::Mailbox *>(mb)->get_async<void>(payload);
+	intrusive_ptr_add_ref(c.get()); /* released by engine_platform_wait_all() */
+	return c.get();
+}
+
+extern "C" void engine_platform_watch(void *c, void (*fn)(void *ctx), void *ctx)
+{
+	static bool on;
+	if (!on) {
+		on = true;
+		/* NetworkAction derives from Action alone (engine_changed.cpp) */
+		sg4::Link::on_communication_state_change_cb(
+			[](simgrid::kernel::resource::NetworkAction &na, simgrid::kernel::resource::Action::State) {
+				if (g_watch.empty())
+					return;
+				const auto &a = *reinterpret_cast<const simgrid::kernel::resource::Action *>(&na);
+				if (a.get_state() != simgrid::kernel::resource::Action::State::FINISHED)
+					return;
+				auto it = g_watch.find(a.get_activity());
+				if (it == g_watch.end())
+					return;
+				watch_fn w = it->second;
+				g_watch.erase(it);
+				w.fn(w.ctx);
+			});
+	}
+	g_watch[static_cast<sg4::Comm *>(c)->get_impl()] = watch_fn{ fn, ctx };
+}
+
+extern "C" void engine_platform_unwatch(void *c)
+{
+	g_watch.erase(static_cast<sg4::Comm *>(c)->get_impl());
+}
+
+extern "C" int engine_platform_wait_any(void **comms, int n)
+{
+	std::vector<sg4::CommPtr> v;
+	v.reserve((size_t)n);
+	for (int i = 0; i < n; i++)
+		v.emplace_back(static_cast<sg4::Comm *>(comms[i]));
+	return (int)sg4::Comm::wait_any(v);
+}
+
 extern "C" bool engine_platform_comm_wait(void *c)
 {
 	try {

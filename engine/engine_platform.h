@@ -137,6 +137,25 @@ void engine_platform_comm_cancel(void *c);
  * transfer (from an actor: a simcall each). */
 void engine_platform_wait_all(void **comms, size_t n);
 
+/* Post a get on mailbox mb (an sg_mailbox_t): the transfer (an
+ * sg_comm_t, released by engine_platform_wait_all()), whose payload
+ * lands in *payload when it ends. */
+void *engine_platform_get_async(void *mb, void **payload);
+
+/* Call fn(ctx) once, from SimGrid's kernel (no simcall may block there),
+ * the instant transfer c's network action ends (Link::
+ * on_communication_state_change): before SimGrid finishes its activity
+ * and answers who waits for it, in the same step of the clock. c must
+ * not have ended yet. */
+void engine_platform_watch(void *c, void (*fn)(void *ctx), void *ctx);
+
+/* Call nothing when transfer c ends (engine_platform_watch undone). */
+void engine_platform_unwatch(void *c);
+
+/* Wait for the first of transfers comms[0..n) to end (a simcall): its
+ * index; the references are kept. */
+int engine_platform_wait_any(void **comms, int n);
+
 /* Wait for transfer c; true if it ended, false if it was cancelled. The
  * reference engine_platform_sendto_async() gave is kept:
  * engine_platform_comm_release() drops it. */

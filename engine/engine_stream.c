@@ -168,21 +168,26 @@ static void account_wait(const struct sim *S, struct rank_inst *ri, int dep, dou
 	}
 }
 
-/* May stream s's tasks of pr run on the compute stream's actor, with
- * the same times and charges? Yes when s holds collectives only, in runs
- * between two compute tasks: a run's first waits for the compute task
- * before (and for other compute tasks only), the others for compute
- * tasks and tasks of s only (done: they start when the one before ends,
- * in line or not), and the compute task after waits for its last. The
- * compute stream then waits from the instant the run can start to at
- * least its end: run in line, its collectives start and end at the same
- * instants, and the next task's wait is charged from the run's start
- * (wait_deps), each dependency's part to it as before. Tensor-parallel
- * collectives chain so (they block compute): two actors woke each other
- * twice per collective, 4 of the 10 simcalls a rank spent on one
- * (Llama-2 70B, 256 GPUs); the last stage's loss, three all-reduces in
- * a row (vocabulary-parallel cross entropy), is a run of three. */
-static bool chained(const struct program *pr, enum stream s)
+/* May the tasks of pr's streams set[] run on the compute stream's actor,
+ * with the same times and charges? Yes when they are collectives and
+ * blocking pipeline sends only, in runs between two compute tasks: a
+ * run's first waits for the compute task before (and for other compute
+ * tasks only), the others for compute tasks and tasks of set[] only,
+ * each for the one before it unless on its stream (done: they start when
+ * the one before ends, in line or not), and the compute task after waits
+ * for its last. The compute stream then waits from the instant the run
+ * can start to at least its end: run in line, its tasks start and end at
+ * the same instants, and the next task's wait is charged from the run's
+ * start (wait_deps), each dependency's part to it as before.
+ * Tensor-parallel collectives chain so (they block compute): two actors
+ * woke each other twice per collective, 4 of the 10 simcalls a rank
+ * spent on one (Llama-2 70B, 256 GPUs); the last stage's loss, three
+ * all-reduces in a row (vocabulary-parallel cross entropy), is a run of
+ * three. DeepSpeed's pipeline (pipe_partitioned) sends each message
+ * blocking after the tensor-parallel all-reduce that ends the pass, and
+ * the next compute waits for the send: a run of two streams, TP and
+ * send (sends_in_line takes non-blocking sends only). */
+static bool chained(const struct program *pr, const bool *set)
 {
 	int prev = -1, pending = -1;
 	bool any = false;
@@ -191,16 +196,18 @@ static bool chained(const struct program *pr, enum stream s)
 		const struct task *t = &pr->t[i];
 		const int *dp = &pr->deps[t->dep0];
 		bool on = false;
-		if (t->stream == s) {
-			if (t->kind != TASK_COLL || prev < 0)
+		if (set[t->stream]) {
+			if (!(t->kind == TASK_COLL || (t->kind == TASK_SEND && t->blocking)) || prev < 0)
 				return false;
 			for (int k = 0; k < t->ndeps; k++) {
 				if (pr->t[dp[k]].stream != STREAM_COMPUTE &&
-				    (pending < 0 || pr->t[dp[k]].stream != s))
+				    (pending < 0 || !set[pr->t[dp[k]].stream]))
 					return false;
-				on |= dp[k] == prev;
+				on |= dp[k] == (pending < 0 ? prev : pending);
 			}
-			if (!on && pending < 0)
+			/* a run's later task starts when the one before it ends:
+			 * on its stream, or waiting for it */
+			if (!on && (pending < 0 || pr->t[pending].stream != t->stream))
 				return false;
 			pending = i;
 			any = true;
@@ -218,7 +225,7 @@ static bool chained(const struct program *pr, enum stream s)
 
 /* What a stage's every rank must satisfy (chained, sends_in_line). */
 struct stage_test {
-	enum stream s;     /* chained: the stream */
+	const bool *set;   /* chained: the streams */
 	const bool *in;    /* sends_in_line: the compute actor's streams */
 	bool (*ok)(const struct program *pr, const struct stage_test *t);
 };
@@ -241,7 +248,7 @@ static bool stage_all(const struct sim *S, int st, const struct stage_test *t)
 
 static bool test_chained(const struct program *pr, const struct stage_test *t)
 {
-	return chained(pr, t->s);
+	return chained(pr, t->set);
 }
 
 /* May pr's pipeline sends run on the compute stream's actor, whose list
@@ -285,6 +292,12 @@ static bool test_sends_in_line(const struct program *pr, const struct stage_test
 	return sends_in_line(pr, t->in);
 }
 
+/* Whether stage st's streams set[] chain (chained) on every rank. */
+static bool stage_chained(const struct sim *S, int st, const bool *set)
+{
+	return stage_all(S, st, &(struct stage_test){ .set = set, .ok = test_chained });
+}
+
 void engine_stream_merge(struct sim *S)
 {
 	int pp = S->job->pl->size[DIM_PP];
@@ -294,15 +307,31 @@ void engine_stream_merge(struct sim *S)
 		return;
 	for (int st = 0; st < pp; st++) {
 		const struct program *pr = S->job->stage_prog[st];
+		const int *nt = &S->stream_ntasks[st * STREAM_N];
 		bool in[STREAM_N] = { [STREAM_COMPUTE] = true };
+		bool alone[STREAM_N] = { false };   /* chained alone */
 		bool some = false;
-		for (int s = 0; s < STREAM_N; s++)
-			if (s != STREAM_COMPUTE && s != STREAM_SEND && S->stream_ntasks[st * STREAM_N + s] &&
-			    stage_all(S, st, &(struct stage_test){ .s = s, .ok = test_chained }))
-				some = in[s] = true;
-		if (S->stream_ntasks[st * STREAM_N + STREAM_SEND] &&
+		for (int s = 0; s < STREAM_N; s++) {
+			bool one[STREAM_N] = { false };
+			one[s] = true;
+			if (s != STREAM_COMPUTE && s != STREAM_SEND && nt[s] && stage_chained(S, st, one))
+				some = in[s] = alone[s] = true;
+		}
+		if (nt[STREAM_SEND] &&
 		    stage_all(S, st, &(struct stage_test){ .in = in, .ok = test_sends_in_line }))
 			some = in[STREAM_SEND] = true;
+		/* blocking sends: chained with the runs merged so far, or with
+		 * one more stream whose runs they end (DeepSpeed's TP) */
+		for (int s = 0; nt[STREAM_SEND] && !in[STREAM_SEND] && s < STREAM_N; s++) {
+			bool set[STREAM_N];
+			for (int k = 0; k < STREAM_N; k++)
+				set[k] = alone[k];
+			set[STREAM_SEND] = set[s] = true;
+			if (s == STREAM_COMPUTE || s == STREAM_RECV_PREV || s == STREAM_RECV_NEXT ||
+			    (s != STREAM_SEND && (alone[s] || !nt[s])) || !stage_chained(S, st, set))
+				continue;
+			some = in[STREAM_SEND] = in[s] = true;
+		}
 		if (!some)
 			continue;
 		int *list = S->stream_tasks[st * STREAM_N + STREAM_COMPUTE], n = 0;
@@ -362,13 +391,17 @@ static void wait_delivered(struct stream_arg *a, int nsends)
 
 /* After task t started at start: the instant the compute stream's next
  * wait counts from, *from (-1: its own start), is the start of the run
- * of in-line collectives before it (chained), *run their stream; a send
- * takes no time. */
+ * of in-line tasks before it (chained), *run the stream of its
+ * collectives; a non-blocking send takes no time, a blocking one goes
+ * on the run it ends (or starts one). */
 static void in_line_span(const struct task *t, bool in_line, double start, double *from, int *run)
 {
 	if (!in_line)
 		*from = -1;
-	else if (t->kind != TASK_SEND && (*from < 0 || (int)t->stream != *run))
+	else if (t->kind == TASK_SEND) {
+		if (t->blocking && *from < 0)
+			*from = start;
+	} else if (*from < 0 || (int)t->stream != *run)
 		*from = start;
 	if (in_line && t->kind != TASK_SEND)
 		*run = t->stream;
@@ -432,6 +465,21 @@ static void stream_end(struct stream_arg *a, const int *list, int nl, int nsends
 	}
 }
 
+void engine_task_done(struct sim *S, struct rank_inst *ri, int ti)
+{
+	ri->done[ti]++;
+	ri->done_at[ti] = simgrid_get_clock();
+	if (ri->prog->t[ti].nwaiters)
+		for (int s = 0; s < STREAM_N; s++)
+			if (ri->waiting[s] == ti) {
+				ri->waiting[s] = -1;
+				sg_sem_release(ri->wake[s]);
+			}
+	S->tasks++;
+	if (S->progress.on && !(S->tasks & (ENGINE_PROGRESS_TASKS - 1)))
+		engine_progress_tick(&S->progress, S->tasks);
+}
+
 void engine_stream_main(int argc, char **argv)
 {
 	struct stream_arg *a = sg_actor_self_get_data();
@@ -467,17 +515,7 @@ void engine_stream_main(int argc, char **argv)
 			if (obs && obs->task_end)
 				obs->task_end(obs->ctx, ri->rank, pr, ti, t->kind == TASK_RECV ? ri->p2p_s[ri->p2p_slot[ti]] : start,
 					      simgrid_get_clock(), peer);
-			ri->done[ti]++;
-			ri->done_at[ti] = simgrid_get_clock();
-			if (t->nwaiters)
-				for (int s = 0; s < STREAM_N; s++)
-					if (ri->waiting[s] == ti) {
-						ri->waiting[s] = -1;
-						sg_sem_release(ri->wake[s]);
-					}
-			S->tasks++;
-			if (S->progress.on && !(S->tasks & (ENGINE_PROGRESS_TASKS - 1)))
-				engine_progress_tick(&S->progress, S->tasks);
+			engine_task_done(S, ri, ti);
 		}
 		if (a->s == STREAM_COMPUTE)
 			engine_ssp_tick(S, ri);

@@ -513,7 +513,7 @@ Test(engine, interference_needs_an_overlap)
 /* The report of `ddlsim run` on scenario file path, its run's wall
  * times removed; with simulation.separate_streams set when separate (a
  * copy in a folder of its own, its model and topology paths absolute). */
-static json_t *report_of(const char *path, bool separate)
+static json_t *report_of_ex(const char *path, bool separate, const char *extra)
 {
 	char *dir = tmp_dir(), args[1024], *err = NULL, from[1024];
 	json_t *doc = json_load_file(path, 0, NULL);
@@ -536,7 +536,7 @@ static json_t *report_of(const char *path, bool separate)
 	char *text = json_dumps(doc, 0), *copy = write_file(dir, "s.json", text);
 	free(text);
 	json_decref(doc);
-	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet --format json", copy, dir);
+	snprintf(args, sizeof(args), "run '%s' --out '%s/o' --quiet --format json %s", copy, dir, extra);
 	cr_assert_eq(run_ddlsim(args, NULL, &err), 0, "%s: %s", path, err);
 	free(copy);
 	char out[1200];
@@ -552,27 +552,39 @@ static json_t *report_of(const char *path, bool separate)
 	return r;
 }
 
+static json_t *report_of(const char *path, bool separate)
+{
+	return report_of_ex(path, separate, "");
+}
+
 /* The merge scenario below: Llama-2 70B, TP 8 x PP 4 x DP 2 on 8 nodes
  * of the 2:1 fat tree, unfolded (text into buf). */
-static const char *merge_scenario(char *buf, size_t n)
+static const char *merge_scenario_ex(char *buf, size_t n, const char *parallel_more)
 {
 	snprintf(buf, n,
 		 "{\"schema\":\"ddlsim.scenario\",\"schema_version\":\"1.0\",\"name\":\"merge\","
 		 "\"model\":\"%s\",\"topology\":\"%s\",\"nodes\":8,"
-		 "\"parallel\":{\"tp\":8,\"pp\":4,\"dp\":2},"
+		 "\"parallel\":{\"tp\":8,\"pp\":4,\"dp\":2%s},"
 		 "\"training\":{\"seq_len\":4096,\"global_batch\":16,\"micro_batch\":1,\"precision\":\"bf16\"},"
 		 "\"simulation\":{\"fold\":\"off\"}}",
-		 src_path("models/zoo/llama2-70b.json"), src_path("topologies/dgx-h100-fattree2-2to1.json"));
+		 src_path("models/zoo/llama2-70b.json"), src_path("topologies/dgx-h100-fattree2-2to1.json"),
+		 parallel_more);
 	return buf;
+}
+
+static const char *merge_scenario(char *buf, size_t n)
+{
+	return merge_scenario_ex(buf, n, "");
 }
 
 /* A rank's pipeline sends, and the last stage's loss all-reduces (three
  * in a row), run on its compute stream's actor (engine_stream_merge):
  * per 4 ranks of a pipeline, the compute streams (4), DP (4) and the
- * receives (1 + 2 + 2 + 1) are left: 14 actors, 224 of the 64 ranks (304
- * with a send actor per rank and the last stage's TP on its own, 352
- * with every stream separate). The same figures as separate actors:
- * merged_streams_replay_as_separate_actors. */
+ * receives (1 + 1 + 1 + 1: the middle stages' two lanes on one actor,
+ * engine_recv.c) are left: 12 actors, 192 of the 64 ranks (224 with a
+ * receive actor per lane, 304 with a send actor per rank too and the
+ * last stage's TP on its own, 352 with every stream separate). The same
+ * figures as separate actors: merged_streams_replay_as_separate_actors. */
 Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
 {
 	char text[1024], *d = tmp_dir();
@@ -584,7 +596,7 @@ Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
 	cr_assert(sc, "%s", diag_text(&dg));
 	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
 	cr_assert_eq(r.eng->nsimulated, 64);
-	cr_expect_eq(r.eng->actors, 224, "%d actors", r.eng->actors);
+	cr_expect_eq(r.eng->actors, 192, "%d actors", r.eng->actors);
 	diag_finish(&dg);
 	result_finish(&r);
 	scenario_destroy(sc);
@@ -598,7 +610,8 @@ Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
  * receives waited for around them, with a straggler (a rank's own
  * program), with throttling windows (compute cut in segments), and
  * under the zero-bubble and DualPipe schedules (sends after backward's
- * input and weight halves, reversed pipelines). */
+ * input and weight halves, reversed pipelines), and DeepSpeed's
+ * blocking sends (BLOOM 176B). */
 Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 {
 	char text[1024];
@@ -607,7 +620,8 @@ Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 				src_path("scenarios/whatif/llama2-13b-h100-pp4-straggler.json"),
 				src_path("scenarios/whatif/llama2-13b-h100-pp4-throttle.json"),
 				src_path("scenarios/zb-h1-llama3-8b-pp4.json"),
-				src_path("scenarios/dualpipe-llama3-8b-pp4.json") };
+				src_path("scenarios/dualpipe-llama3-8b-pp4.json"),
+				src_path("validation/bloom-a100/bloom-176b-384gpu.json") };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		json_t *a = report_of(paths[i], false), *b = report_of(paths[i], true);
 		char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
@@ -621,4 +635,84 @@ Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 	}
 	free((char *)paths[0]);
 	free(d);
+}
+
+/* The actors of the merge scenario, under schedule text sched. */
+static int merge_actors(const char *sched)
+{
+	char text[1024], *d = tmp_dir();
+	char *path = write_file(d, "merge.json", merge_scenario_ex(text, sizeof(text), sched));
+	struct diag dg;
+	struct result r;
+	diag_init(&dg, stderr);
+	struct scenario *sc = scenario_load(path, &dg);
+	cr_assert(sc, "%s", diag_text(&dg));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
+	cr_assert_eq(r.eng->nsimulated, 64);
+	int n = r.eng->actors;
+	diag_finish(&dg);
+	result_finish(&r);
+	scenario_destroy(sc);
+	free(path);
+	free(d);
+	return n;
+}
+
+/* Interleaved 1F1B (2 chunks a stage): every stage receives from both
+ * neighbours (the first stage's second chunk from the last stage), and
+ * the two lanes run on one actor (engine_recv.c): a rank keeps its
+ * compute stream's actor (TP and sends in line), DP's and one receive
+ * actor, 3 actors, 192 of the 64 ranks (256 with an actor per lane). */
+Test(engine, both_receive_lanes_share_one_actor, .timeout = 120)
+{
+	int n = merge_actors(",\"schedule\":\"interleaved\",\"interleave\":2");
+	cr_expect_eq(n, 192, "%d actors", n);
+}
+
+/* Both receive lanes on one actor deliver every message at the instants
+ * an actor per lane does: interleaved 1F1B, whose every stage receives
+ * on both lanes, gives every figure of the report, every rank's row
+ * included (--per-rank), to the last bit, merged and with
+ * simulation.separate_streams (an actor per stream). */
+Test(engine, merged_receive_lanes_replay_as_separate_actors, .timeout = 240)
+{
+	char text[1024], *d = tmp_dir();
+	char *path = write_file(d, "merge.json",
+				merge_scenario_ex(text, sizeof(text),
+						  ",\"schedule\":\"interleaved\",\"interleave\":2"));
+	json_t *a = report_of_ex(path, false, "--per-rank"), *b = report_of_ex(path, true, "--per-rank");
+	cr_assert_not_null(json_object_get(json_object_get(a, "breakdown"), "per_rank"));
+	char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	char *sb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	cr_expect_str_eq(sa, sb, "merged and separate receive lanes differ");
+	cr_expect_gt(jnum(a, "breakdown/mean/exposed_comm_s"), 0);
+	free(sa);
+	free(sb);
+	json_decref(a);
+	json_decref(b);
+	free(path);
+	free(d);
+}
+
+/* DeepSpeed's pipeline (BLOOM 176B, TP 4 x PP 12, Megatron-DeepSpeed):
+ * each blocking send follows the TP all-reduce that ends a pass, and the
+ * next compute waits for it; both run on the compute stream's actor, a
+ * run of two streams (engine_stream.c, chained): folded to 12 ranks, 36
+ * actors (60 with the TP collectives and the sends on their own; 46 and
+ * 70 with the middle stages' receive lanes apart, engine_recv.c). The
+ * same figures as separate actors: merged_streams_replay_as_separate_
+ * actors. */
+Test(engine, blocking_sends_run_in_line_with_their_tp_run, .timeout = 120)
+{
+	struct diag dg;
+	struct result r;
+	diag_init(&dg, stderr);
+	struct scenario *sc = scenario_load(src_path("validation/bloom-a100/bloom-176b-384gpu.json"), &dg);
+	cr_assert(sc, "%s", diag_text(&dg));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
+	cr_assert_eq(r.eng->nsimulated, 12);
+	cr_expect_eq(r.eng->actors, 36, "%d actors", r.eng->actors);
+	diag_finish(&dg);
+	result_finish(&r);
+	scenario_destroy(sc);
 }
