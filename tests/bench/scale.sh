@@ -98,6 +98,24 @@
 #   2,048     6.697   447.0   1.604   1.53  |       5.233  353.0   1.254   1.24 |  0.78
 #   4,096    30.346   902.7   3.530   3.36  |      18.143  716.9   2.111   2.09 |  0.60
 #
+# Both receive lanes of a rank on one actor and DeepSpeed's blocking
+# sends in line with their TP run (engine/engine_recv.c; 3.5 -> 3.0
+# actors a rank, interleaved 1F1B 4 -> 3, every report the same), paired
+# against main 01d4616, the least of 2 runs at load 5-9 (noisy):
+#
+#   GPUs   base CPU s  MB     us/event | build CPU s  MB     us/event | CPU build/base
+#   64        0.206    48     1.58     |       0.168   46     1.29     |  0.82
+#   256       0.463    77     0.89     |       0.395   72     0.76     |  0.85
+#   1,024     2.660   195     1.28     |       2.600  177     1.25     |  0.98
+#   2,048     8.976   353     2.15     |       8.438  320     2.02     |  0.94
+#   4,096    26.57    717     3.09     |      22.85   648     2.66     |  0.86
+#
+# Per event 4,096 over 64: 2.06x (base 1.96x: the 64 row got cheaper
+# too). What is left per rank is compute, DP (which overlaps compute, so
+# it cannot run on the compute actor exactly) and one receive actor; a
+# profile of the 2:1 tree row has SimGrid's activity reference counting
+# at about 11 % and context switches with simcalls at 6 %.
+#
 # (one run before it, load 2-4: 4,096 28.1 -> 21.0 s, x64 2.45 -> 1.43;
 # the 64 row, 0.13-0.22 s, moves x64 most). The 2:1 tree's 256 row,
 # unfolded, against the sends waited for at the end (load 5-7): 15.5 ->
