@@ -329,11 +329,9 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
 }
 
-/* Stragglers, sampled iterations and degraded links. */
-static void check_whatifs(const struct plan *p, const struct inputs *in, long gpus, const char *f,
-			  struct diag *d)
+/* Every straggler's rank below the job's gpus. */
+static void check_straggler_ranks(const struct plan *p, long gpus, const char *f, struct diag *d)
 {
-	const struct topology *t = inputs_topology(in);
 	char jp[96];
 	const struct plan_stragglers *st = &p->simulation.stragglers;
 	for (int g = 0; g < st->ngroups; g++)
@@ -346,6 +344,12 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 				diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 					 st->rank[st->group[g].first_rank + i]);
 			}
+}
+
+/* Exact folding against stragglers, degraded links and mixed GPUs;
+ * sensitivity against no degraded links. */
+static void check_fold_whatifs(const struct plan *p, const char *f, struct diag *d)
+{
 	if ((plan_has_stragglers(p) || p->simulation.ndegraded > 0) && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
 			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
@@ -356,6 +360,13 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ, "
 			 "which exact folding does not fold: use \"auto\" or \"on\" (one replica "
 			 "simulated for each class of GPUs)");
+}
+
+/* Node groups: each GPU with a peak for the precision, their nodes the
+ * plan's; node_order only with them. */
+static void check_node_groups(const struct plan *p, const char *f, struct diag *d)
+{
+	char jp[96];
 	if (p->ngroups > 0) {
 		long sum = 0;
 		for (int i = 0; i < p->ngroups; i++) {
@@ -371,6 +382,12 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			diag_err(d, f, "/nodes", "must equal the node groups' %ld nodes, got %d", sum, p->nodes);
 	} else if (p->node_order != NODE_ORDER_LISTED)
 		diag_err(d, f, "/node_order", "orders node groups: needs node_groups");
+}
+
+/* Throttling windows: their nodes or ranks in the job, no exact folding. */
+static void check_throttles(const struct plan *p, long gpus, const char *f, struct diag *d)
+{
+	char jp[96];
 	for (int i = 0; i < p->simulation.nthrottle; i++) {
 		const struct plan_throttle *w = &p->simulation.throttle[i];
 		long lim = w->by_node ? p->nodes : gpus;
@@ -386,12 +403,14 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ, which exact "
 			 "folding does not fold: use \"auto\" or \"on\" (the others folded, the "
 			 "throttled replicas simulated whole)");
-	if (p->simulation.iterations > 1 && !plan_stragglers_drawn(p))
-		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
-			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
-			 "got %d iterations", p->simulation.iterations);
-	if (p->simulation.ndegraded == 0)
-		return;
+}
+
+/* Each degraded link named in the job's platform (its parameter servers'
+ * links included), unless the node count is wrong (reported with /nodes). */
+static void check_degraded_links(const struct plan *p, const struct topology *t, const char *f,
+				 struct diag *d)
+{
+	char jp[96];
 	struct diag inner;
 	diag_init(&inner, NULL);
 	int bad = topology_check_nodes(t, p->nodes, &inner);
@@ -412,6 +431,22 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
 			 "psnic<server>, ...)", name, p->nodes, t->name);
 	}
+}
+
+/* Stragglers, sampled iterations and degraded links. */
+static void check_whatifs(const struct plan *p, const struct inputs *in, long gpus, const char *f,
+			  struct diag *d)
+{
+	check_straggler_ranks(p, gpus, f, d);
+	check_fold_whatifs(p, f, d);
+	check_node_groups(p, f, d);
+	check_throttles(p, gpus, f, d);
+	if (p->simulation.iterations > 1 && !plan_stragglers_drawn(p))
+		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
+			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
+			 "got %d iterations", p->simulation.iterations);
+	if (p->simulation.ndegraded > 0)
+		check_degraded_links(p, inputs_topology(in), f, d);
 }
 
 /* The node count against the topology: its limits, NICs between nodes. */
