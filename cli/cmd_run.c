@@ -255,6 +255,54 @@ static void warn_nofit(const char *path, const struct result *r)
 		r->worst_stage, r->worst_total_bytes / 1e9, r->shortfall_bytes / 1e9);
 }
 
+/* No output of sc's run (into dir, none on stdout) may replace an input
+ * or another output (cli_check_samefile). Returns 0 or an exit code after
+ * saying why. */
+static int check_run_outputs(struct scenario *sc, const struct run_opts *o, const char *dir, bool to_stdout)
+{
+	struct samefile *sf = samefile_create();
+	cli_note_scenario(sf, sc);
+	samefile_inputs_read(sf, "a file it read", 0);
+	int rc = note_outputs(sf, o->out ? "--out" : "output.dir", to_stdout ? NULL : dir, formats_of(o, sc),
+			      o->trace);
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
+/* A trace inside the output directory dir: the trace's directory created
+ * first (the trace streams into a temporary file beside its name).
+ * Returns 0 or -1 (reported). */
+static int make_trace_dir(const struct run_opts *o, const char *dir, bool to_stdout, struct diag *d)
+{
+	size_t dl = strlen(dir);
+	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
+	if (!slash || to_stdout || strncmp(o->trace, dir, dl) || o->trace[dl] != '/')
+		return 0;
+	char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
+	int e = report_mkdirs(tdir) ? errno : 0;
+	if (e)
+		diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
+	free(tdir);
+	return e ? -1 : 0;
+}
+
+/* -o -: r's CSV on stdout, then the trace published. Returns an exit
+ * code. */
+static int write_stdout(const struct result *r, const struct run_opts *o, struct atomic_file *trace_af,
+			struct diag *d)
+{
+	if (report_write_csv_stream(r, stdout, true) || fflush(stdout))
+		return EXIT_FAIL;
+	int e = atomic_file_publish(trace_af, 1);
+	if (e) {
+		diag_err(d, o->trace, "", "cannot write the trace: %s", strerror(-e));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -267,32 +315,13 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 
 	if (o->trace_ranks && check_trace_ranks(o->trace_ranks, plan_gpus(&sc->plan, sc->in)))
 		return EXIT_USAGE;
-	/* no output may replace an input or another output (cli_check_samefile) */
-	struct samefile *sf = samefile_create();
-	cli_note_scenario(sf, sc);
-	samefile_inputs_read(sf, "a file it read", 0);
-	rc = note_outputs(sf, o->out ? "--out" : "output.dir", to_stdout ? NULL : dir, formats_of(o, sc), o->trace);
-	if (!rc)
-		rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
-	if (rc)
+	if ((rc = check_run_outputs(sc, o, dir, to_stdout)))
 		return rc;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
 	struct trace *tr = NULL;
-	/* a trace inside the output directory: create the directory first
-	 * (the trace streams into a temporary file beside its name) */
-	size_t dl = strlen(dir);
-	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
-	if (slash && !to_stdout && !strncmp(o->trace, dir, dl) && o->trace[dl] == '/') {
-		char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
-		int e = report_mkdirs(tdir) ? errno : 0;
-		if (e)
-			diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
-		free(tdir);
-		if (e)
-			return EXIT_FAIL;
-	}
+	if (make_trace_dir(o, dir, to_stdout, d))
+		return EXIT_FAIL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
 	if (simulate_one(sc, to_stdout ? 0 : formats_of(o, sc), tr, o->quiet || to_stdout, &r, d)) {
@@ -307,14 +336,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	warn_nofit(sc->meta.path, &r);
 	cleanup_phase("writing the reports");
 	if (to_stdout) {
-		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
-			goto out;
-		int e = atomic_file_publish(&trace_af, 1);
-		if (e) {
-			diag_err(d, o->trace, "", "cannot write the trace: %s", strerror(-e));
-			goto out;
-		}
-		rc = EXIT_OK;
+		rc = write_stdout(&r, o, &trace_af, d);
 		goto out;
 	}
 	if (!o->quiet)
