@@ -65,6 +65,7 @@
 #include "sweep_origin.h"
 #include "sweep_resume.h"
 #include "sweep_summary.h"
+#include "sweep_depends.h"
 #include "diag.h"
 #include "estimate.h"
 #include "human.h"
@@ -489,57 +490,6 @@ static int run_batch(struct sw *w, const struct sweep_opts *o, const char *csv_p
 	return 0;
 }
 
-/* The JSON path of the first message of a loader's diag text about file
- * ("f.json: /parallel/tp: error: ..." gives "/parallel/tp"), into jp;
- * false when the message is about another file or names no path. */
-static bool message_path(const char *text, const char *file, char *jp, size_t n)
-{
-	size_t fl = strlen(file);
-	if (strncmp(text, file, fl) || strncmp(text + fl, ": /", 3))
-		return false;
-	const char *p = text + fl + 2, *e = strstr(p, ": ");
-	if (!e)
-		return false;
-	snprintf(jp, n, "%.*s", (int)(e - p), p);
-	return true;
-}
-
-/* Whether JSON path jp is a sweep key's ("parallel.tp" is "/parallel/tp"),
- * inside one or above one: what an axis or a derived value may change. */
-static bool near_key(const char *jp, const char *key)
-{
-	char kp[260];
-	snprintf(kp, sizeof(kp), "/%s", key);
-	for (char *c = kp; *c; c++)
-		if (*c == '.')
-			*c = '/';
-	size_t a = strlen(jp), b = strlen(kp), m = a < b ? a : b;
-	return !strncmp(jp, kp, m) && (a == b || (a < b ? kp[a] : jp[b]) == '/');
-}
-
-/* Whether the loader's message text about point docs can depend on the
- * point: it names a path an axis or derived value may change (or none, or
- * another file's), unless it is an unknown key (a key the sweep sets at
- * every point). */
-static bool message_depends(const struct sweep *s, const char *text)
-{
-	char jp[300], line[600];
-	if (!text)      /* no message: nothing known, so it may */
-		return true;
-	snprintf(line, sizeof(line), "%.*s", (int)strcspn(text, "\n"), text);
-	if (strstr(line, "unknown key"))
-		return false;
-	if (!message_path(text, s->base_path, jp, sizeof(jp)))
-		return true;
-	for (int a = 0; a < s->naxes; a++)
-		if (near_key(jp, s->axes[a].key))
-			return true;
-	for (int k = 0; k < s->nderived; k++)
-		if (near_key(jp, s->derived[k].key))
-			return true;
-	return false;
-}
-
 #define SWEEP_SAMPLES 16
 
 /* Before any output (issue 40): a reason that holds for every point is
@@ -582,7 +532,7 @@ static int precheck(struct sw *w, struct inputs_cache *cache, struct scenario *b
 			size_t len = strcspn(t, "\n");
 			if (!sampled++)
 				snprintf(first, sizeof(first), "%.*s", (int)len, t);
-			same += len == strlen(first) && !strncmp(t, first, len) && !message_depends(s, t);
+			same += len == strlen(first) && !strncmp(t, first, len) && !sweep_message_depends(s, t);
 		}
 		diag_finish(&pd);
 		loaded = sc != NULL;
