@@ -405,7 +405,7 @@ static void batch_tick(void *ctx, const long *tasks)
 	progress_tasks(b->pg, tasks);
 }
 
-static int write_rows(struct batch *b, FILE *f)
+static int write_rows(const struct batch *b, FILE *f)
 {
 	if (report_csv_header(f))
 		return -1;
@@ -415,14 +415,12 @@ static int write_rows(struct batch *b, FILE *f)
 	return 0;
 }
 
-static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag *d)
+/* Each scenario's report directory into b->dirs: none with -o -, its
+ * output.dir without -o, DIR/<name> with -o DIR (DIR/<name>.2, ... when
+ * two scenarios share a name). */
+static void batch_dirs(struct batch *b)
 {
 	const struct run_opts *o = b->o;
-	bool to_stdout = !o->out || !strcmp(o->out, "-");
-	int rc = EXIT_FAIL;
-
-	b->dirs = xcalloc((size_t)b->n, sizeof(char *));
-	b->rows = xcalloc((size_t)b->n, sizeof(struct result_row));
 	for (int i = 0; i < b->n; i++) {
 		if (o->out && !strcmp(o->out, "-"))
 			continue;
@@ -430,15 +428,22 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 			b->dirs[i] = xstrdup(b->sc[i]->out_dir);
 			continue;
 		}
-		/* DIR/<name>, made unique when two scenarios share a name */
 		int dup = 0;
 		for (int k = 0; k < i; k++)
 			dup += !strcmp(b->sc[k]->meta.name, b->sc[i]->meta.name);
 		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
 				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
 	}
+}
+
+/* No report nor runs.csv (unless on stdout) may replace an input or
+ * another output (cli_check_samefile). Returns 0 or an exit code after
+ * saying why. */
+static int check_batch_outputs(const struct batch *b, bool to_stdout)
+{
+	const struct run_opts *o = b->o;
 	struct samefile *sf = samefile_create();
-	rc = 0;
+	int rc = 0;
 	for (int i = 0; i < b->n; i++)
 		cli_note_scenario(sf, b->sc[i]);
 	samefile_inputs_read(sf, "a file it read", 0);
@@ -455,7 +460,40 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 	if (!rc)
 		rc = cli_check_samefile(sf);
 	samefile_destroy(sf);
-	if (rc)
+	return rc;
+}
+
+/* DIR/runs.csv written whole or not at all, said unless quiet. Returns 0
+ * or -1 (reported). */
+static int write_runs_csv(const struct batch *b, struct diag *d)
+{
+	const struct run_opts *o = b->o;
+	struct atomic_file af;
+	char *path = xasprintf("%s/runs.csv", o->out);
+	int e = report_mkdirs(o->out) ? -errno : atomic_file_open(&af, path);
+	if (!e && write_rows(b, af.f)) {
+		e = -EIO;
+		atomic_file_abort(&af);
+	} else if (!e)
+		e = atomic_file_commit(&af);
+	if (e)
+		diag_err(d, path, "", "cannot write the runs CSV: %s", atomic_file_strerror(-e));
+	else if (!o->quiet)
+		printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
+	free(path);
+	return e ? -1 : 0;
+}
+
+static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag *d)
+{
+	const struct run_opts *o = b->o;
+	bool to_stdout = !o->out || !strcmp(o->out, "-");
+	int rc = EXIT_FAIL;
+
+	b->dirs = xcalloc((size_t)b->n, sizeof(char *));
+	b->rows = xcalloc((size_t)b->n, sizeof(struct result_row));
+	batch_dirs(b);
+	if ((rc = check_batch_outputs(b, to_stdout)))
 		goto out;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
@@ -473,23 +511,8 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 			diag_errf(d, "cannot write the CSV to stdout");
 			goto out;
 		}
-	} else {
-		struct atomic_file af;
-		char *path = xasprintf("%s/runs.csv", o->out);
-		int e = report_mkdirs(o->out) ? -errno : atomic_file_open(&af, path);
-		if (!e && write_rows(b, af.f)) {
-			e = -EIO;
-			atomic_file_abort(&af);
-		} else if (!e)
-			e = atomic_file_commit(&af);
-		if (e)
-			diag_err(d, path, "", "cannot write the runs CSV: %s", atomic_file_strerror(-e));
-		else if (!o->quiet)
-			printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
-		free(path);
-		if (e)
-			goto out;
-	}
+	} else if (write_runs_csv(b, d))
+		goto out;
 	rc = b->failed ? EXIT_FAIL : EXIT_OK;
 out:
 	for (int i = 0; i < b->n; i++)
