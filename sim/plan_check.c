@@ -603,29 +603,25 @@ static void check_batch(const struct plan *p, const struct model *m, const char 
 			 p->training.global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
 }
 
-int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+/* The node count: positive, at most PLAN_MAX_GPUS GPUs. Returns whether
+ * it is (else reported: nothing else can be checked). */
+static bool check_node_count(const struct plan *p, const struct topology *t, long gpus, const char *f,
+			     struct diag *d)
 {
-	const struct model *m = inputs_model(in);
-	const struct topology *t = inputs_topology(in);
-	int before = diag_count(d);
-	long gpus = plan_gpus(p, in);
+	if (p->nodes >= 1 && gpus <= PLAN_MAX_GPUS)
+		return true;
+	if (p->nodes < 1)
+		diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
+	else
+		diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
+			 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
+	return false;
+}
 
-	if (p->nodes < 1 || gpus > PLAN_MAX_GPUS) {
-		if (p->nodes < 1)
-			diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
-		else
-			diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
-				 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
-		return diag_count(d) - before;
-	}
-	check_nodes(p, t, f, d);
-	plan_check_fixed_gpu(p, in, f, "/training", d);
-	plan_check_fixed_model(p, m, f, "/training", d);
-	check_precision(p, in, f, d);
-	check_ps(p, in, gpus, f, d);
-	check_whatifs(p, in, gpus, f, d);
-	check_stack(p, m, f, d);
-	check_finetune(p, f, d);
+/* recompute_every_n_layers with "full" only; recompute_modules and
+ * fp8_moe_act_cache only where the model has what they name. */
+static void check_recompute_options(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
 	if (p->parallel.recompute_every > 1 && p->parallel.recompute != RECOMPUTE_FULL)
 		diag_err(d, f, "/parallel/recompute_every_n_layers", "applies to recompute \"full\" (the layers "
 			 "it picks are checkpointed whole), got recompute \"%s\"",
@@ -639,6 +635,63 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->training.fp8_moe_act_cache && !model_is_moe(m))
 		diag_err(d, f, "/training/fp8_moe_act_cache", "caches the routed experts' SwiGLU inputs; "
 			 "the model has no \"moe\" block");
+}
+
+/* "selective-op" (torchtitan's per-op policy) only where it is modelled. */
+static void check_selective_op(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	if (p->parallel.recompute != RECOMPUTE_SELECTIVE_OP)
+		return;
+	/* memory.c counts the saved GEMM outputs of torchtitan's Llama
+	 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the
+	 * stack emits: the two agree only there */
+	const struct stack *k = plan_stack(p);
+	if (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
+	    m->act != MODEL_ACT_SWIGLU)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
+			 "modelled for dense Llama-style decoders (SwiGLU, standard attention), not for '%s'",
+			 m->name);
+	else if (!stack_qkv_separate(k, m) || !k->mlp_separate)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" needs a stack with separate q, k, v "
+			 "and gate, up projections as torchtitan's (its mm count), got stack '%s'", k->name);
+	else if (p->training.finetune.method != FT_FULL)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" is not modelled with LoRA adapters "
+			 "(their GEMMs shift the policy's mm count)");
+	else if (p->training.attention_set && p->training.attention != ATTN_FLASH)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" saves the fused SDPA kernel's output: "
+			 "it needs flash attention");
+}
+
+/* Offloading: a link to host memory; parameters not with ZeRO-3. */
+static void check_offload(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
+			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
+	if (p->parallel.offload == OFFLOAD_PARAMS && p->parallel.zero == ZERO_3)
+		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
+			 "(parameters come from host memory layer by layer already)");
+}
+
+int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	const struct topology *t = inputs_topology(in);
+	int before = diag_count(d);
+	long gpus = plan_gpus(p, in);
+
+	if (!check_node_count(p, t, gpus, f, d))
+		return diag_count(d) - before;
+	check_nodes(p, t, f, d);
+	plan_check_fixed_gpu(p, in, f, "/training", d);
+	plan_check_fixed_model(p, m, f, "/training", d);
+	check_precision(p, in, f, d);
+	check_ps(p, in, gpus, f, d);
+	check_whatifs(p, in, gpus, f, d);
+	check_stack(p, m, f, d);
+	check_finetune(p, f, d);
+	check_recompute_options(p, m, f, d);
 	if (!model_arch(m)->model_parallel) {
 		if (p->parallel.shard_group > 0)
 			diag_err(d, f, "/parallel/shard_group", "hybrid sharding applies to transformer "
@@ -655,32 +708,8 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	plan_check_pipeline(p, m, f, d);
 	check_encoder(p, m, f, d);
 	plan_check_groups(p, m, f, d);
-	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP) {
-		/* memory.c counts the saved GEMM outputs of torchtitan's Llama
-		 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the
-		 * stack emits: the two agree only there */
-		const struct stack *k = plan_stack(p);
-		if (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
-		    m->act != MODEL_ACT_SWIGLU)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
-				 "modelled for dense Llama-style decoders (SwiGLU, standard attention), not for '%s'",
-				 m->name);
-		else if (!stack_qkv_separate(k, m) || !k->mlp_separate)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" needs a stack with separate q, k, v "
-				 "and gate, up projections as torchtitan's (its mm count), got stack '%s'", k->name);
-		else if (p->training.finetune.method != FT_FULL)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" is not modelled with LoRA adapters "
-				 "(their GEMMs shift the policy's mm count)");
-		else if (p->training.attention_set && p->training.attention != ATTN_FLASH)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" saves the fused SDPA kernel's output: "
-				 "it needs flash attention");
-	}
-	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
-		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
-			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
-	if (p->parallel.offload == OFFLOAD_PARAMS && p->parallel.zero == ZERO_3)
-		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
-			 "(parameters come from host memory layer by layer already)");
+	check_selective_op(p, m, f, d);
+	check_offload(p, in, f, d);
 	check_batch(p, m, f, d);
 	return diag_count(d) - before;
 }
