@@ -327,6 +327,98 @@ static void tick(void *ctx, const long *tasks)
 	progress_tasks(c->pg, tasks);
 }
 
+/* --out's name (.json or .csv) and whether it may be written. Returns 0
+ * or an exit code after saying why. */
+static int compare_check_out(const char *out)
+{
+	size_t l = strlen(out);
+	if (!(l > 5 && !strcmp(out + l - 5, ".json")) && !(l > 4 && !strcmp(out + l - 4, ".csv"))) {
+		cli_usage_error("--out expects a file ending in .json or .csv, got '%s'", out);
+		return EXIT_USAGE;
+	}
+	return cli_check_output(out);
+}
+
+/* --out is none of the n scenarios' inputs (checked before any work).
+ * Returns 0 or an exit code after saying why. */
+static int compare_check_samefile(struct scenario **sc, int n, const char *out)
+{
+	struct samefile *sf = samefile_create();
+	for (int i = 0; i < n; i++)
+		cli_note_scenario(sf, sc[i]);
+	samefile_output(sf, "--out", out);
+	int e = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return e;
+}
+
+/* After an interruption by sig: the finished scenarios of c moved first,
+ * in their order, and said on stderr. Returns how many finished. */
+static int compare_keep_finished(struct cctx *c, int n, int sig, const char *out)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (c->finished[i]) {
+			struct scenario *t = c->sc[m];
+			struct result_row r = c->rows[m];
+			c->sc[m] = c->sc[i], c->rows[m] = c->rows[i];
+			c->sc[i] = t, c->rows[i] = r;
+			m++;
+		}
+	fprintf(stderr, "ddlsim: interrupted by %s: %d of %d scenarios finished%s\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM", m, n,
+		m ? (out ? "; the table and --out hold them" : "; the table holds them") : "");
+	return m;
+}
+
+/* The n scenarios' records (tidy.h, with the assessment of those that
+ * simulated and the memory text); caller frees each and the array. */
+static json_t **compare_records(const struct cctx *c, int n)
+{
+	struct econ_params ep;
+	struct goodput_params gp;
+	econ_params_init(&ep);
+	goodput_params_init(&gp);
+	json_t **rec = xcalloc((size_t)n, sizeof(json_t *));
+	for (int i = 0; i < n; i++) {
+		struct assessment a;
+		const struct result_row *r = &c->rows[i];
+		if (r->status == RESULT_OK)
+			assess_plan(c->sc[i]->in, &r->plan, r->tokens_per_s,
+				    r->iteration_s > 0 ? r->mean.compute_s / r->iteration_s : 0, r->group_busy,
+				    &ep, &gp, &a);
+		rec[i] = json_object();
+		json_object_set_new(rec[i], "scenario", json_string(c->sc[i]->meta.name));
+		tidy_add_row(rec[i], r, c->sc[i]->in, r->status == RESULT_OK ? &a : NULL);
+		json_object_set_new(rec[i], "memory", memory_text(r));
+	}
+	return rec;
+}
+
+/* The best that fits and the table of the n records on stdout, and --out
+ * when given. Returns the exit code before any interruption. */
+static int compare_report(const struct cctx *c, json_t **rec, int n, const struct compare_opts *o)
+{
+	/* fit first: the best scenario that fits */
+	char why[300];
+	int best = pick_best(rec, c->rows, n, o->by, why, sizeof(why));
+	if (best >= 0)
+		printf("best that fits: %s (%s)\n", c->sc[best]->meta.name, why);
+	else
+		printf("best that fits: none (no scenario simulated and fits in GPU memory)\n");
+	const char *k;
+	json_t *v0;
+	int failed = 0;
+	json_object_foreach(rec[0], k, v0)
+		print_key(stdout, k, rec, n);
+	for (int i = 0; i < n; i++)
+		failed += c->rows[i].status != RESULT_OK;
+	int rc = failed ? EXIT_FAIL : EXIT_OK;
+	if (o->out && write_out(o->out, rec, n, best >= 0 ? c->sc[best]->meta.name : NULL, why))
+		rc = EXIT_FAIL;
+	return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_opts o = { .ro = { .jobs = 1 } };
@@ -339,16 +431,8 @@ int cmd_compare(int argc, char **argv)
 		cli_usage_error("'compare' needs at least two scenario files");
 		goto out_paths;
 	}
-	if (o.out) {
-		size_t l = strlen(o.out);
-		if (!(l > 5 && !strcmp(o.out + l - 5, ".json")) && !(l > 4 && !strcmp(o.out + l - 4, ".csv"))) {
-			cli_usage_error("--out expects a file ending in .json or .csv, got '%s'", o.out);
-			goto out_paths;
-		}
-		if ((rc = cli_check_output(o.out)))
-			goto out_paths;
-		rc = EXIT_USAGE;
-	}
+	if (o.out && (rc = compare_check_out(o.out)))
+		goto out_paths;
 	struct diag d;
 	diag_init(&d, stderr);
 	struct cctx c = { .sc = xcalloc((size_t)n, sizeof(*c.sc)), .rows = xcalloc((size_t)n, sizeof(*c.rows)),
@@ -360,18 +444,8 @@ int cmd_compare(int argc, char **argv)
 	rc = EXIT_INPUT;
 	if (bad || longrun_admit_scenarios(c.sc, n, ro.mem_limit_bytes))
 		goto out;
-	if (o.out) {    /* --out is none of the inputs (checked before any work) */
-		struct samefile *sf = samefile_create();
-		for (int i = 0; i < n; i++)
-			cli_note_scenario(sf, c.sc[i]);
-		samefile_output(sf, "--out", o.out);
-		int e = cli_check_samefile(sf);
-		samefile_destroy(sf);
-		if (e) {
-			rc = e;
-			goto out;
-		}
-	}
+	if (o.out && (rc = compare_check_samefile(c.sc, n, o.out)))
+		goto out;
 	rc = EXIT_FAIL;
 	c.pg = progress_create("compare", "scenarios", n, ro.jobs, false, true);
 	longrun_scenarios(c.sc, n, ro.jobs, c.pg);
@@ -384,59 +458,13 @@ int cmd_compare(int argc, char **argv)
 	progress_destroy(c.pg);
 	if (run_rc)
 		goto out;
-	if (sig) {      /* the finished ones first, in their order; the table is theirs */
-		int m = 0;
-		for (int i = 0; i < n; i++)
-			if (c.finished[i]) {
-				struct scenario *t = c.sc[m];
-				struct result_row r = c.rows[m];
-				c.sc[m] = c.sc[i], c.rows[m] = c.rows[i];
-				c.sc[i] = t, c.rows[i] = r;
-				m++;
-			}
-		fprintf(stderr, "ddlsim: interrupted by %s: %d of %d scenarios finished%s\n",
-			sig == SIGINT ? "SIGINT" : "SIGTERM", m, n,
-			m ? (o.out ? "; the table and --out hold them" : "; the table holds them") : "");
-		n = m;
-		if (n == 0) {
-			rc = 128 + sig;
-			goto out;
-		}
+	/* the finished ones first, in their order; the table is theirs */
+	if (sig && (n = compare_keep_finished(&c, n, sig, o.out)) == 0) {
+		rc = 128 + sig;
+		goto out;
 	}
-	struct econ_params ep;
-	struct goodput_params gp;
-	econ_params_init(&ep);
-	goodput_params_init(&gp);
-	json_t **rec = xcalloc((size_t)n, sizeof(json_t *));
-	for (int i = 0; i < n; i++) {
-		struct assessment a;
-		const struct result_row *r = &c.rows[i];
-		if (r->status == RESULT_OK)
-			assess_plan(c.sc[i]->in, &r->plan, r->tokens_per_s,
-				    r->iteration_s > 0 ? r->mean.compute_s / r->iteration_s : 0, r->group_busy,
-				    &ep, &gp, &a);
-		rec[i] = json_object();
-		json_object_set_new(rec[i], "scenario", json_string(c.sc[i]->meta.name));
-		tidy_add_row(rec[i], r, c.sc[i]->in, r->status == RESULT_OK ? &a : NULL);
-		json_object_set_new(rec[i], "memory", memory_text(r));
-	}
-	/* fit first: the best scenario that fits */
-	char why[300];
-	int best = pick_best(rec, c.rows, n, o.by, why, sizeof(why));
-	if (best >= 0)
-		printf("best that fits: %s (%s)\n", c.sc[best]->meta.name, why);
-	else
-		printf("best that fits: none (no scenario simulated and fits in GPU memory)\n");
-	const char *k;
-	json_t *v0;
-	int failed = 0;
-	json_object_foreach(rec[0], k, v0)
-		print_key(stdout, k, rec, n);
-	for (int i = 0; i < n; i++)
-		failed += c.rows[i].status != RESULT_OK;
-	rc = failed ? EXIT_FAIL : EXIT_OK;
-	if (o.out && write_out(o.out, rec, n, best >= 0 ? c.sc[best]->meta.name : NULL, why))
-		rc = EXIT_FAIL;
+	json_t **rec = compare_records(&c, n);
+	rc = compare_report(&c, rec, n, &o);
 	if (sig)
 		rc = 128 + sig;
 	for (int i = 0; i < n; i++)

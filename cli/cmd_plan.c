@@ -566,6 +566,73 @@ static void estimate_finalists(struct pctx *p, const char *file, int jobs)
 	free(e);
 }
 
+/* No output in dir (nor --export's) may replace the goal, its model, a
+ * cluster's topology or a file the loaders read, and each may be
+ * written. Returns 0 or an exit code after saying why. */
+static int check_outputs(const struct plan_opts *o, const struct goal *g, const char *dir)
+{
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the goal", o->file);
+	samefile_input(sf, "the model", g->model);
+	for (int i = 0; i < g->nclusters; i++)
+		if (g->clusters[i].in)
+			samefile_input(sf, "a cluster's topology", inputs_topology_path(g->clusters[i].in));
+	samefile_inputs_read(sf, "a file it read", 0);
+	int rc = 0;
+	for (int i = 0; i < plan_outputs_of(o) && !o->screen_only; i++) {
+		char *path = xasprintf("%s/%s", dir, plan_out_names[i]);
+		samefile_output(sf, o->out ? "--out" : "the goal's output", path);
+		if (!rc)
+			rc = cli_check_output(path);
+		free(path);
+	}
+	for (int i = 0; i < o->nexport; i++) {
+		char *path = xasprintf("%s/plan-%ld.json", dir, o->export_rank[i]);
+		samefile_output(sf, "--export", path);
+		if (!rc)
+			rc = cli_check_output(path);
+		free(path);
+	}
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
+/* Simulate the finalists, then per cluster carry the core (the fewest
+ * GPUs' plans) over, at each count "auto" adds too. Returns 0 or -1 when
+ * the runner or a carry failed (reported). */
+static int simulate_finalists(struct pctx *p, struct plan_opts *o, struct diag *d)
+{
+	o->ro.tick = tick;
+	admit(p, 0);
+	int run_rc = p->n ? runner_run(&o->ro, p->n, job, done, p, d) : 0;
+	progress_destroy(p->pg);
+	p->pg = NULL;
+	if (run_rc)
+		return -1;
+	for (int ci = 0; ci < p->g->nclusters; ci++) {
+		if (carry(p, o, ci, d))
+			return -1;
+		for (int safe = 0; safe < 2; safe++)
+			for (long nx; p->g->clusters[ci].auto_nodes && (nx = next_auto_count(p, ci, safe));)
+				if (try_count(p, o, ci, nx, d) || carry(p, o, ci, d))
+					return -1;
+	}
+	return 0;
+}
+
+/* The plan's tables on stdout. */
+static void print_results(const struct pctx *p, const struct plan_opts *o)
+{
+	plan_print_safe(p);
+	plan_print_best(p);
+	plan_print_options(p);
+	plan_print_front(p);
+	if (o->show_rejected)
+		plan_print_rejected(p);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct plan_opts o = { .ro = { .jobs = 2 } };
@@ -591,31 +658,7 @@ int cmd_plan(int argc, char **argv)
 		p.g->top = o.top;
 	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", p.g->name);
 	/* no output may replace the goal, its model, a cluster's topology */
-	struct samefile *sf = samefile_create();
-	samefile_input(sf, "the goal", o.file);
-	samefile_input(sf, "the model", p.g->model);
-	for (int i = 0; i < p.g->nclusters; i++)
-		if (p.g->clusters[i].in)
-			samefile_input(sf, "a cluster's topology", inputs_topology_path(p.g->clusters[i].in));
-	samefile_inputs_read(sf, "a file it read", 0);
-	rc = 0;
-	for (int i = 0; i < plan_outputs_of(&o) && !o.screen_only; i++) {
-		char *path = xasprintf("%s/%s", dir, plan_out_names[i]);
-		samefile_output(sf, o.out ? "--out" : "the goal's output", path);
-		if (!rc)
-			rc = cli_check_output(path);
-		free(path);
-	}
-	for (int i = 0; i < o.nexport; i++) {
-		char *path = xasprintf("%s/plan-%ld.json", dir, o.export_rank[i]);
-		samefile_output(sf, "--export", path);
-		if (!rc)
-			rc = cli_check_output(path);
-		free(path);
-	}
-	if (!rc)
-		rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
+	rc = check_outputs(&o, p.g, dir);
 	if (rc)
 		goto out;
 	rc = EXIT_FAIL;
@@ -630,22 +673,8 @@ int cmd_plan(int argc, char **argv)
 	p.pg = progress_create("plan", "plans", p.n, o.ro.jobs, o.quiet, true);
 	estimate_finalists(&p, o.file, o.ro.jobs);
 	double t_sim = now_s();
-	o.ro.tick = tick;
-	admit(&p, 0);
-	int run_rc = p.n ? runner_run(&o.ro, p.n, job, done, &p, &d) : 0;
-	progress_destroy(p.pg);
-	p.pg = NULL;
-	if (run_rc)
+	if (simulate_finalists(&p, &o, &d))
 		goto out;
-	/* the core (the fewest GPUs' plans) carried, at each count "auto" adds too */
-	for (int ci = 0; ci < p.g->nclusters; ci++) {
-		if (carry(&p, &o, ci, &d))
-			goto out;
-		for (int safe = 0; safe < 2; safe++)
-			for (long nx; p.g->clusters[ci].auto_nodes && (nx = next_auto_count(&p, ci, safe));)
-				if (try_count(&p, &o, ci, nx, &d) || carry(&p, &o, ci, &d))
-					goto out;
-	}
 	t_sim = now_s() - t_sim;
 	plan_fill_points(&p);
 	if (p.n)  /* no plan simulated: p.f is NULL, which qsort may not be given */
@@ -656,12 +685,7 @@ int cmd_plan(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < p.n; i++)
 		failed += !p.f[i].ok;
-	plan_print_safe(&p);
-	plan_print_best(&p);
-	plan_print_options(&p);
-	plan_print_front(&p);
-	if (o.show_rejected)
-		plan_print_rejected(&p);
+	print_results(&p, &o);
 	printf("\n%d plans simulated in %.1f s (-j %d; %d for the carry, %d for --top alone); total %.1f s; "
 	       "rows in %s\n", p.n, t_sim, o.ro.jobs, p.carried, extras(&p), now_s() - t0, csvp);
 	rc = !io_ok || failed ? EXIT_FAIL : EXIT_OK;

@@ -255,6 +255,54 @@ static void warn_nofit(const char *path, const struct result *r)
 		r->worst_stage, r->worst_total_bytes / 1e9, r->shortfall_bytes / 1e9);
 }
 
+/* No output of sc's run (into dir, none on stdout) may replace an input
+ * or another output (cli_check_samefile). Returns 0 or an exit code after
+ * saying why. */
+static int check_run_outputs(struct scenario *sc, const struct run_opts *o, const char *dir, bool to_stdout)
+{
+	struct samefile *sf = samefile_create();
+	cli_note_scenario(sf, sc);
+	samefile_inputs_read(sf, "a file it read", 0);
+	int rc = note_outputs(sf, o->out ? "--out" : "output.dir", to_stdout ? NULL : dir, formats_of(o, sc),
+			      o->trace);
+	if (!rc)
+		rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
+/* A trace inside the output directory dir: the trace's directory created
+ * first (the trace streams into a temporary file beside its name).
+ * Returns 0 or -1 (reported). */
+static int make_trace_dir(const struct run_opts *o, const char *dir, bool to_stdout, struct diag *d)
+{
+	size_t dl = strlen(dir);
+	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
+	if (!slash || to_stdout || strncmp(o->trace, dir, dl) || o->trace[dl] != '/')
+		return 0;
+	char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
+	int e = report_mkdirs(tdir) ? errno : 0;
+	if (e)
+		diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
+	free(tdir);
+	return e ? -1 : 0;
+}
+
+/* -o -: r's CSV on stdout, then the trace published. Returns an exit
+ * code. */
+static int write_stdout(const struct result *r, const struct run_opts *o, struct atomic_file *trace_af,
+			struct diag *d)
+{
+	if (report_write_csv_stream(r, stdout, true) || fflush(stdout))
+		return EXIT_FAIL;
+	int e = atomic_file_publish(trace_af, 1);
+	if (e) {
+		diag_err(d, o->trace, "", "cannot write the trace: %s", strerror(-e));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 /* Run one scenario in this process (summary, reports and trace, published
  * together or not at all). */
 static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d)
@@ -267,32 +315,13 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 
 	if (o->trace_ranks && check_trace_ranks(o->trace_ranks, plan_gpus(&sc->plan, sc->in)))
 		return EXIT_USAGE;
-	/* no output may replace an input or another output (cli_check_samefile) */
-	struct samefile *sf = samefile_create();
-	cli_note_scenario(sf, sc);
-	samefile_inputs_read(sf, "a file it read", 0);
-	rc = note_outputs(sf, o->out ? "--out" : "output.dir", to_stdout ? NULL : dir, formats_of(o, sc), o->trace);
-	if (!rc)
-		rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
-	if (rc)
+	if ((rc = check_run_outputs(sc, o, dir, to_stdout)))
 		return rc;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating");
 	struct trace *tr = NULL;
-	/* a trace inside the output directory: create the directory first
-	 * (the trace streams into a temporary file beside its name) */
-	size_t dl = strlen(dir);
-	const char *slash = o->trace ? strrchr(o->trace, '/') : NULL;
-	if (slash && !to_stdout && !strncmp(o->trace, dir, dl) && o->trace[dl] == '/') {
-		char *tdir = xasprintf("%.*s", (int)(slash - o->trace), o->trace);
-		int e = report_mkdirs(tdir) ? errno : 0;
-		if (e)
-			diag_err(d, tdir, "", "cannot create the trace's directory: %s", strerror(e));
-		free(tdir);
-		if (e)
-			return EXIT_FAIL;
-	}
+	if (make_trace_dir(o, dir, to_stdout, d))
+		return EXIT_FAIL;
 	if (o->trace && !(tr = trace_create(o->trace, o->trace_ranks, o->trace_link_period_s, d)))
 		return EXIT_FAIL;
 	if (simulate_one(sc, to_stdout ? 0 : formats_of(o, sc), tr, o->quiet || to_stdout, &r, d)) {
@@ -307,14 +336,7 @@ static int run_one(struct scenario *sc, const struct run_opts *o, struct diag *d
 	warn_nofit(sc->meta.path, &r);
 	cleanup_phase("writing the reports");
 	if (to_stdout) {
-		if (report_write_csv_stream(&r, stdout, true) || fflush(stdout))
-			goto out;
-		int e = atomic_file_publish(&trace_af, 1);
-		if (e) {
-			diag_err(d, o->trace, "", "cannot write the trace: %s", strerror(-e));
-			goto out;
-		}
-		rc = EXIT_OK;
+		rc = write_stdout(&r, o, &trace_af, d);
 		goto out;
 	}
 	if (!o->quiet)
@@ -383,7 +405,7 @@ static void batch_tick(void *ctx, const long *tasks)
 	progress_tasks(b->pg, tasks);
 }
 
-static int write_rows(struct batch *b, FILE *f)
+static int write_rows(const struct batch *b, FILE *f)
 {
 	if (report_csv_header(f))
 		return -1;
@@ -393,14 +415,12 @@ static int write_rows(struct batch *b, FILE *f)
 	return 0;
 }
 
-static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag *d)
+/* Each scenario's report directory into b->dirs: none with -o -, its
+ * output.dir without -o, DIR/<name> with -o DIR (DIR/<name>.2, ... when
+ * two scenarios share a name). */
+static void batch_dirs(struct batch *b)
 {
 	const struct run_opts *o = b->o;
-	bool to_stdout = !o->out || !strcmp(o->out, "-");
-	int rc = EXIT_FAIL;
-
-	b->dirs = xcalloc((size_t)b->n, sizeof(char *));
-	b->rows = xcalloc((size_t)b->n, sizeof(struct result_row));
 	for (int i = 0; i < b->n; i++) {
 		if (o->out && !strcmp(o->out, "-"))
 			continue;
@@ -408,15 +428,22 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 			b->dirs[i] = xstrdup(b->sc[i]->out_dir);
 			continue;
 		}
-		/* DIR/<name>, made unique when two scenarios share a name */
 		int dup = 0;
 		for (int k = 0; k < i; k++)
 			dup += !strcmp(b->sc[k]->meta.name, b->sc[i]->meta.name);
 		b->dirs[i] = dup ? xasprintf("%s/%s.%d", o->out, b->sc[i]->meta.name, dup + 1)
 				 : xasprintf("%s/%s", o->out, b->sc[i]->meta.name);
 	}
+}
+
+/* No report nor runs.csv (unless on stdout) may replace an input or
+ * another output (cli_check_samefile). Returns 0 or an exit code after
+ * saying why. */
+static int check_batch_outputs(const struct batch *b, bool to_stdout)
+{
+	const struct run_opts *o = b->o;
 	struct samefile *sf = samefile_create();
-	rc = 0;
+	int rc = 0;
 	for (int i = 0; i < b->n; i++)
 		cli_note_scenario(sf, b->sc[i]);
 	samefile_inputs_read(sf, "a file it read", 0);
@@ -433,7 +460,40 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 	if (!rc)
 		rc = cli_check_samefile(sf);
 	samefile_destroy(sf);
-	if (rc)
+	return rc;
+}
+
+/* DIR/runs.csv written whole or not at all, said unless quiet. Returns 0
+ * or -1 (reported). */
+static int write_runs_csv(const struct batch *b, struct diag *d)
+{
+	const struct run_opts *o = b->o;
+	struct atomic_file af;
+	char *path = xasprintf("%s/runs.csv", o->out);
+	int e = report_mkdirs(o->out) ? -errno : atomic_file_open(&af, path);
+	if (!e && write_rows(b, af.f)) {
+		e = -EIO;
+		atomic_file_abort(&af);
+	} else if (!e)
+		e = atomic_file_commit(&af);
+	if (e)
+		diag_err(d, path, "", "cannot write the runs CSV: %s", atomic_file_strerror(-e));
+	else if (!o->quiet)
+		printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
+	free(path);
+	return e ? -1 : 0;
+}
+
+static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag *d)
+{
+	const struct run_opts *o = b->o;
+	bool to_stdout = !o->out || !strcmp(o->out, "-");
+	int rc = EXIT_FAIL;
+
+	b->dirs = xcalloc((size_t)b->n, sizeof(char *));
+	b->rows = xcalloc((size_t)b->n, sizeof(struct result_row));
+	batch_dirs(b);
+	if ((rc = check_batch_outputs(b, to_stdout)))
 		goto out;
 	rc = EXIT_FAIL;
 	cleanup_phase("simulating the scenarios (the rows of finished ones are lost: use ddlsim sweep for incremental rows)");
@@ -451,23 +511,8 @@ static int run_batch(struct batch *b, const struct runner_opts *ro, struct diag 
 			diag_errf(d, "cannot write the CSV to stdout");
 			goto out;
 		}
-	} else {
-		struct atomic_file af;
-		char *path = xasprintf("%s/runs.csv", o->out);
-		int e = report_mkdirs(o->out) ? -errno : atomic_file_open(&af, path);
-		if (!e && write_rows(b, af.f)) {
-			e = -EIO;
-			atomic_file_abort(&af);
-		} else if (!e)
-			e = atomic_file_commit(&af);
-		if (e)
-			diag_err(d, path, "", "cannot write the runs CSV: %s", atomic_file_strerror(-e));
-		else if (!o->quiet)
-			printf("%d scenarios, %d failed; rows written to %s\n", b->n, b->failed, path);
-		free(path);
-		if (e)
-			goto out;
-	}
+	} else if (write_runs_csv(b, d))
+		goto out;
 	rc = b->failed ? EXIT_FAIL : EXIT_OK;
 out:
 	for (int i = 0; i < b->n; i++)

@@ -65,6 +65,7 @@
 #include "sweep_origin.h"
 #include "sweep_resume.h"
 #include "sweep_summary.h"
+#include "sweep_depends.h"
 #include "diag.h"
 #include "estimate.h"
 #include "human.h"
@@ -489,57 +490,6 @@ static int run_batch(struct sw *w, const struct sweep_opts *o, const char *csv_p
 	return 0;
 }
 
-/* The JSON path of the first message of a loader's diag text about file
- * ("f.json: /parallel/tp: error: ..." gives "/parallel/tp"), into jp;
- * false when the message is about another file or names no path. */
-static bool message_path(const char *text, const char *file, char *jp, size_t n)
-{
-	size_t fl = strlen(file);
-	if (strncmp(text, file, fl) || strncmp(text + fl, ": /", 3))
-		return false;
-	const char *p = text + fl + 2, *e = strstr(p, ": ");
-	if (!e)
-		return false;
-	snprintf(jp, n, "%.*s", (int)(e - p), p);
-	return true;
-}
-
-/* Whether JSON path jp is a sweep key's ("parallel.tp" is "/parallel/tp"),
- * inside one or above one: what an axis or a derived value may change. */
-static bool near_key(const char *jp, const char *key)
-{
-	char kp[260];
-	snprintf(kp, sizeof(kp), "/%s", key);
-	for (char *c = kp; *c; c++)
-		if (*c == '.')
-			*c = '/';
-	size_t a = strlen(jp), b = strlen(kp), m = a < b ? a : b;
-	return !strncmp(jp, kp, m) && (a == b || (a < b ? kp[a] : jp[b]) == '/');
-}
-
-/* Whether the loader's message text about point docs can depend on the
- * point: it names a path an axis or derived value may change (or none, or
- * another file's), unless it is an unknown key (a key the sweep sets at
- * every point). */
-static bool message_depends(const struct sweep *s, const char *text)
-{
-	char jp[300], line[600];
-	if (!text)      /* no message: nothing known, so it may */
-		return true;
-	snprintf(line, sizeof(line), "%.*s", (int)strcspn(text, "\n"), text);
-	if (strstr(line, "unknown key"))
-		return false;
-	if (!message_path(text, s->base_path, jp, sizeof(jp)))
-		return true;
-	for (int a = 0; a < s->naxes; a++)
-		if (near_key(jp, s->axes[a].key))
-			return true;
-	for (int k = 0; k < s->nderived; k++)
-		if (near_key(jp, s->derived[k].key))
-			return true;
-	return false;
-}
-
 #define SWEEP_SAMPLES 16
 
 /* Before any output (issue 40): a reason that holds for every point is
@@ -582,7 +532,7 @@ static int precheck(struct sw *w, struct inputs_cache *cache, struct scenario *b
 			size_t len = strcspn(t, "\n");
 			if (!sampled++)
 				snprintf(first, sizeof(first), "%.*s", (int)len, t);
-			same += len == strlen(first) && !strncmp(t, first, len) && !message_depends(s, t);
+			same += len == strlen(first) && !strncmp(t, first, len) && !sweep_message_depends(s, t);
 		}
 		diag_finish(&pd);
 		loaded = sc != NULL;
@@ -685,6 +635,78 @@ static int prepare_outputs(const struct sweep_opts *o, const char *file, const s
 	return 0;
 }
 
+/* This shard's points: those to simulate counted into w->total; returns
+ * how many both outputs already hold (resumed). */
+static long count_points(struct sw *w, const struct sweep_opts *o)
+{
+	long skipped = 0;
+	for (long i = o->shard_i; i < w->s->npoints; i += o->shard_n)
+		if (w->in_csv[i] && w->in_jsonl[i])
+			skipped++;
+		else
+			w->total++;
+	return skipped;
+}
+
+/* The batch's buffers: a batch of at least SWEEP_CHUNK points (4 per
+ * job), the memory limit (--mem-limit, else longrun's default), the
+ * first point this shard's. */
+static void batch_init(struct sw *w, const struct sweep_opts *o)
+{
+	w->cap = o->ro.jobs * 4 > SWEEP_CHUNK ? o->ro.jobs * 4 : SWEEP_CHUNK;
+	w->mem_limit_bytes = o->ro.mem_limit_bytes > 0 ? o->ro.mem_limit_bytes : longrun_mem_default_bytes();
+	w->pts = xcalloc((size_t)w->cap, sizeof(*w->pts));
+	w->inv = xcalloc((size_t)w->cap, sizeof(*w->inv));
+	w->next = o->shard_i;
+}
+
+/* The batches after the first (expanded and checked): each estimated,
+ * simulated and recorded, the next then expanded and checked. Returns 0
+ * or an exit code after reporting. */
+static int stream_points(struct sw *w, const struct sweep_opts *o, struct inputs_cache *cache, const char *file,
+			 const char *what, const char *csv_path, const char *jsonl_path, struct diag *d)
+{
+	int rc;
+	bool first = true;
+	for (long left = w->total - w->npts - w->ninv;; left -= w->npts + w->ninv, first = false) {
+		w->pg = progress_create("sweep", "points", w->npts, o->ro.jobs, o->quiet, true);
+		estimate_points(w, file, o->ro.jobs, first, left);
+		if ((rc = run_batch(w, o, csv_path, d)))
+			return rc;
+		if (left <= 0)
+			return 0;
+		expand(w, o, cache);
+		if ((rc = check_point_inputs(w, what, csv_path, jsonl_path)))
+			return rc;
+	}
+}
+
+/* After the last batch: the plots of every point in the file (resumed
+ * ones too), the summary and the closing line. Returns an exit code. */
+static int finish_points(struct sw *w, const struct sweep_opts *o, long skipped, const char *csv_path,
+			 const char *jsonl_path, const char *dir, struct diag *d)
+{
+	if (fflush(w->jsonl) || plot_write_points(jsonl_path, dir, w->s->name, d))
+		return EXIT_FAIL;
+	if (!o->quiet || o->show_rejected)
+		sweep_summary_print(jsonl_path, o->show_rejected);
+	if (!o->quiet)
+		printf("%ld points (%ld already done): %ld simulated (%ld do not fit in memory), %ld invalid, %ld failed; "
+		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w->total + skipped, skipped,
+		       w->total - w->invalid - w->failed, w->oom, w->invalid, w->failed, csv_path, jsonl_path, dir);
+	return w->failed ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The progress line and the output streams closed. */
+static void close_streams(struct sw *w)
+{
+	progress_destroy(w->pg);
+	if (w->csv)
+		fclose(w->csv);
+	if (w->jsonl)
+		fclose(w->jsonl);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct sweep_opts o = { .ro = { .jobs = 1 }, .shard_n = 1 };
@@ -723,55 +745,22 @@ int cmd_sweep(int argc, char **argv)
 			 (rc = sweep_resume_read(csv_path, jsonl_path, csv_fd, &me, w.s->npoints, w.in_csv, w.in_jsonl,
 						    &w.header_done, &d))))
 		goto out;
-	long skipped = 0;
-	for (long i = o.shard_i; i < w.s->npoints; i += o.shard_n)
-		if (w.in_csv[i] && w.in_jsonl[i])
-			skipped++;
-		else
-			w.total++;
+	long skipped = count_points(&w, &o);
 	/* the points stream: a batch is expanded, checked, recorded and
 	 * simulated before the next is expanded (the first before any
 	 * output is created or changed) */
-	w.cap = o.ro.jobs * 4 > SWEEP_CHUNK ? o.ro.jobs * 4 : SWEEP_CHUNK;
-	w.mem_limit_bytes = o.ro.mem_limit_bytes > 0 ? o.ro.mem_limit_bytes : longrun_mem_default_bytes();
-	w.pts = xcalloc((size_t)w.cap, sizeof(*w.pts));
-	w.inv = xcalloc((size_t)w.cap, sizeof(*w.inv));
-	w.next = o.shard_i;
+	batch_init(&w, &o);
 	expand(&w, &o, cache);
 	if ((rc = check_point_inputs(&w, what, csv_path, jsonl_path)) ||
 	    (rc = open_outputs(&w, &csv_fd, csv_path, jsonl_path, &me, &d)))
 		goto out;
 	if (!o.quiet && !w.tty && skipped)
 		fprintf(stderr, "ddlsim: resuming: %ld points already done\n", skipped);
-	bool first = true;
-	for (long left = w.total - w.npts - w.ninv;; left -= w.npts + w.ninv, first = false) {
-		w.pg = progress_create("sweep", "points", w.npts, o.ro.jobs, o.quiet, true);
-		estimate_points(&w, file, o.ro.jobs, first, left);
-		if ((rc = run_batch(&w, &o, csv_path, &d)))
-			goto out;
-		if (left <= 0)
-			break;
-		expand(&w, &o, cache);
-		if ((rc = check_point_inputs(&w, what, csv_path, jsonl_path)))
-			goto out;
-	}
-	rc = EXIT_FAIL;
-	/* the pictures of every point in the file (resumed ones too) */
-	if (fflush(w.jsonl) || plot_write_points(jsonl_path, dir, w.s->name, &d))
+	if ((rc = stream_points(&w, &o, cache, file, what, csv_path, jsonl_path, &d)))
 		goto out;
-	if (!o.quiet || o.show_rejected)
-		sweep_summary_print(jsonl_path, o.show_rejected);
-	if (!o.quiet)
-		printf("%ld points (%ld already done): %ld simulated (%ld do not fit in memory), %ld invalid, %ld failed; "
-		       "rows in %s and %s; plots in %s/pareto.svg and mfu-gpus.svg\n", w.total + skipped, skipped,
-		       w.total - w.invalid - w.failed, w.oom, w.invalid, w.failed, csv_path, jsonl_path, dir);
-	rc = w.failed ? EXIT_FAIL : EXIT_OK;
+	rc = finish_points(&w, &o, skipped, csv_path, jsonl_path, dir, &d);
 out:
-	progress_destroy(w.pg);
-	if (w.csv)
-		fclose(w.csv);
-	if (w.jsonl)
-		fclose(w.jsonl);
+	close_streams(&w);
 	if (csv_fd >= 0)
 		close(csv_fd);
 	free_batch(&w);

@@ -145,20 +145,14 @@ static int stage_text(struct atomic_file *af, const char *path, const char *text
 	return 0;
 }
 
-/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order),
- * the plots and with --format html DIR/plan.html: rendered in memory,
- * staged, then published together under a lock on DIR
- * (util/atomic_file.h), so a full disk or a kill leaves the earlier
- * plan's files, never a mixed or empty set. Returns whether every file
- * was written. */
-bool plan_write_outputs(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d)
+/* The outputs rendered in memory: plans.csv into text[0], plans.jsonl
+ * into text[1], with --format html (nout 5) plan.html into text[2], their
+ * lengths in len (caller frees the texts); each finalist's record
+ * appended to recs. Returns whether every one rendered. */
+static bool render_outputs(const struct pctx *p, const struct plan_opts *o, int nout, char *text[3],
+			   size_t len[3], json_t *recs)
 {
-	char *text[3] = { 0 };
-	size_t len[3] = { 0 };
 	FILE *m[2] = { open_memstream(&text[0], &len[0]), open_memstream(&text[1], &len[1]) };
-	struct atomic_file af[5] = { 0 };
-	int nout = plan_outputs_of(o);
-	json_t *recs = json_array();
 	bool ok = m[0] && m[1];
 	for (int i = 0; i < p->n && ok; i++) {
 		json_t *rec = record(p, i);
@@ -172,16 +166,27 @@ bool plan_write_outputs(const struct pctx *p, const struct plan_opts *o, const c
 	if (ok && nout == 5 && !(text[2] = render_page(p, o, recs)))
 		ok = false;
 	len[2] = text[2] ? strlen(text[2]) : 0;
-	if (!ok)
-		diag_errf(d, "cannot render the plan output");
-	if (ok && report_mkdirs(dir)) {
-		diag_err(d, dir, "", "cannot create the output directory: %s", strerror(errno));
-		ok = false;
-	}
-	int lock_fd = ok ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (lock_fd >= 0)
-		while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+	return ok;
+}
+
+/* An exclusive lock on directory dir (waited for): the descriptor to
+ * close, -1 when dir does not open. */
+static int lock_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 			;
+	return fd;
+}
+
+/* Stage the rendered texts (plans.csv, plans.jsonl, plan.html when nout
+ * is 5) and the plots of recs in dir into af. Returns whether every one
+ * was staged; the first failure is reported. */
+static bool stage_outputs(const struct pctx *p, const char *dir, int nout, char *text[3], size_t len[3],
+			  const json_t *recs, struct atomic_file af[5], struct diag *d)
+{
+	bool ok = true;
 	for (int i = 0; i < 2 && ok; i++) {
 		char *path = xasprintf("%s/%s", dir, plan_out_names[i]);
 		ok = stage_text(&af[i], path, text[i], len[i], d) == 0;
@@ -195,6 +200,31 @@ bool plan_write_outputs(const struct pctx *p, const struct plan_opts *o, const c
 		ok = stage_text(&af[4], path, text[2], len[2], d) == 0;
 		free(path);
 	}
+	return ok;
+}
+
+/* DIR/plans.csv, DIR/plans.jsonl (a record per finalist, in rank order),
+ * the plots and with --format html DIR/plan.html: rendered in memory,
+ * staged, then published together under a lock on DIR
+ * (util/atomic_file.h), so a full disk or a kill leaves the earlier
+ * plan's files, never a mixed or empty set. Returns whether every file
+ * was written. */
+bool plan_write_outputs(const struct pctx *p, const struct plan_opts *o, const char *dir, struct diag *d)
+{
+	char *text[3] = { 0 };
+	size_t len[3] = { 0 };
+	struct atomic_file af[5] = { 0 };
+	int nout = plan_outputs_of(o);
+	json_t *recs = json_array();
+	bool ok = render_outputs(p, o, nout, text, len, recs);
+	if (!ok)
+		diag_errf(d, "cannot render the plan output");
+	if (ok && report_mkdirs(dir)) {
+		diag_err(d, dir, "", "cannot create the output directory: %s", strerror(errno));
+		ok = false;
+	}
+	int lock_fd = ok ? lock_dir(dir) : -1;
+	ok = ok && stage_outputs(p, dir, nout, text, len, recs, af, d);
 	int e = ok ? atomic_file_publish(af, nout) : 0;
 	if (e) {
 		diag_err(d, dir, "", "cannot publish the plan output: %s (the earlier files were kept)", strerror(-e));

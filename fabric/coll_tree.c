@@ -26,6 +26,72 @@ static int add_both(struct coll_plan *p, int *cap, int a, int b, double bytes)
 	return coll_add_flow(p, cap, b, a, bytes, 0);
 }
 
+/* The channels: one per NIC the group's GPUs use in every node (as the
+ * ring), at least one; one where the group is in one node or a node has
+ * one NIC. r: the ranks sorted, start: the nn node runs' starts. */
+static int tree_channels(const struct topology *t, const int *r, const int *start, int nn)
+{
+	if (nn <= 1 || t->nics <= 1)
+		return 1;
+	int C = t->nics;
+	for (int k = 0; k < nn; k++) {
+		bool seen[TOPO_MAX_NICS] = { false };
+		int dn = 0;
+		for (int i = start[k]; i < start[k + 1]; i++) {
+			int nic = t->gpu_nic[topology_local_of(t, r[i])];
+			if (nic >= 0 && !seen[nic]) {
+				seen[nic] = true;
+				dn++;
+			}
+		}
+		C = dn < C ? dn : C;
+	}
+	return C < 1 ? 1 : C;
+}
+
+/* One tree's (k2 of 2C) chains inside the nn nodes, rotated per tree, of
+ * part bytes each way into p; *a_intra the longest link's latency.
+ * Returns 0 or -1. */
+static int add_chains(const struct topology *t, struct coll_plan *p, int *cap, const int *r, const int *start,
+		      int nn, int k2, int C, double part, double *a_intra)
+{
+	int tr = k2 & 1;
+	for (int k = 0; k < nn; k++) {
+		int len = start[k + 1] - start[k], rot = (int)((long)k2 * len / (2 * C));
+		if (C == 1 && tr)
+			rot = len / 2;
+		for (int j = 0; j + 1 < len; j++) {
+			int a = r[start[k] + (j + rot) % len], b = r[start[k] + (j + 1 + rot) % len];
+			if (add_both(p, cap, a, b, part))
+				return -1;
+			double l = topology_path_latency(t, a, b);
+			*a_intra = l > *a_intra ? l : *a_intra;
+		}
+	}
+	return 0;
+}
+
+/* One tree's (k2 of 2C) binary tree over the nn nodes, between chain
+ * heads (the odd trees mirrored), of part bytes each way into p;
+ * *a_inter the longest link's latency. Returns 0 or -1. */
+static int add_node_tree(const struct topology *t, struct coll_plan *p, int *cap, const int *r, const int *start,
+			 int nn, int k2, int C, double part, double *a_inter)
+{
+	int tr = k2 & 1;
+	for (int i = 1; i < nn; i++) {
+		int child = tr ? nn - 1 - i : i, parent = tr ? nn - 1 - (i - 1) / 2 : (i - 1) / 2;
+		int lc = start[child + 1] - start[child], lp = start[parent + 1] - start[parent];
+		int rc_ = C == 1 && tr ? lc / 2 : (int)((long)k2 * lc / (2 * C));
+		int rp_ = C == 1 && tr ? lp / 2 : (int)((long)k2 * lp / (2 * C));
+		int a = r[start[child] + rc_ % lc], b = r[start[parent] + rp_ % lp];
+		if (add_both(p, cap, a, b, part))
+			return -1;
+		double l = topology_path_latency(t, a, b);
+		*a_inter = l > *a_inter ? l : *a_inter;
+	}
+	return 0;
+}
+
 int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		   int n, double N, struct coll_plan *p)
 {
@@ -44,54 +110,13 @@ int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		if (len > maxlen)
 			maxlen = len;
 	}
-	/* channels: one per NIC the group's GPUs use in every node (as the
-	 * ring), each a pair of trees carrying N / (2C) */
-	int C = 1;
-	if (nn > 1 && t->nics > 1) {
-		C = t->nics;
-		for (int k = 0; k < nn; k++) {
-			bool seen[TOPO_MAX_NICS] = { false };
-			int dn = 0;
-			for (int i = start[k]; i < start[k + 1]; i++) {
-				int nic = t->gpu_nic[topology_local_of(t, r[i])];
-				if (nic >= 0 && !seen[nic]) {
-					seen[nic] = true;
-					dn++;
-				}
-			}
-			C = dn < C ? dn : C;
-		}
-		C = C < 1 ? 1 : C;
-	}
+	/* channels, each a pair of trees carrying N / (2C) */
+	int C = tree_channels(t, r, start, nn);
 	double part = N / (2.0 * C);
-	for (int k2 = 0; k2 < 2 * C; k2++) {
-		int tr = k2 & 1;
-		/* chains inside nodes, rotated per tree */
-		for (int k = 0; k < nn; k++) {
-			int len = start[k + 1] - start[k], rot = (int)((long)k2 * len / (2 * C));
-			if (C == 1 && tr)
-				rot = len / 2;
-			for (int j = 0; j + 1 < len; j++) {
-				int a = r[start[k] + (j + rot) % len], b = r[start[k] + (j + 1 + rot) % len];
-				if (add_both(p, &cap, a, b, part))
-					goto out;
-				double l = topology_path_latency(t, a, b);
-				a_intra = l > a_intra ? l : a_intra;
-			}
-		}
-		/* the tree over nodes, between chain heads */
-		for (int i = 1; i < nn; i++) {
-			int child = tr ? nn - 1 - i : i, parent = tr ? nn - 1 - (i - 1) / 2 : (i - 1) / 2;
-			int lc = start[child + 1] - start[child], lp = start[parent + 1] - start[parent];
-			int rc_ = C == 1 && tr ? lc / 2 : (int)((long)k2 * lc / (2 * C));
-			int rp_ = C == 1 && tr ? lp / 2 : (int)((long)k2 * lp / (2 * C));
-			int a = r[start[child] + rc_ % lc], b = r[start[parent] + rp_ % lp];
-			if (add_both(p, &cap, a, b, part))
-				goto out;
-			double l = topology_path_latency(t, a, b);
-			a_inter = l > a_inter ? l : a_inter;
-		}
-	}
+	for (int k2 = 0; k2 < 2 * C; k2++)
+		if (add_chains(t, p, &cap, r, start, nn, k2, C, part, &a_intra) ||
+		    add_node_tree(t, p, &cap, r, start, nn, k2, C, part, &a_inter))
+			goto out;
 	int depth = 0;
 	while ((2 << depth) <= nn)
 		depth++;

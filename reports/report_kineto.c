@@ -46,77 +46,118 @@ static json_t *dims(int n, const double *v)
 	return a;
 }
 
+/* A GEMM's inputs ([m,k] [k,n], batched [b,m,k] [b,k,n]) of type t into
+ * in and ty, its op's name into name. */
+static void gemm_args(const struct op_timing *o, const char *t, json_t *in, json_t *ty, char *name, size_t nn)
+{
+	double a[3], b[3];
+	bool bat = o->batch > 1;
+	a[0] = o->batch, a[bat] = o->m, a[bat + 1] = o->k;
+	b[0] = o->batch, b[bat] = o->k, b[bat + 1] = o->n;
+	json_array_append_new(in, dims(2 + bat, a));
+	json_array_append_new(in, dims(2 + bat, b));
+	json_array_append_new(ty, json_string(t));
+	json_array_append_new(ty, json_string(t));
+	snprintf(name, nn, "%s", bat ? "aten::bmm" : o->dtype == DTYPE_FP8 ? "aten::_scaled_mm"
+					 : "aten::mm");
+}
+
+/* Fused attention's inputs (flash attention's, forward or backward) of
+ * type t into in and ty, the causal flag among the concrete inputs
+ * (returned; caller owns), its op's name into name. */
+static json_t *attn_args(const struct op_timing *o, const char *t, json_t *in, json_t *ty, char *name, size_t nn)
+{
+	bool bwd = !strcmp(o->pass, "bwd");
+	double q[4] = { 1, o->batch, o->m, o->k };
+	int nin = bwd ? 16 : 8, qi = bwd ? 1 : 0, causal_at = bwd ? 11 : 4;
+	json_t *ci = json_array();
+	for (int i = 0; i < nin; i++) {
+		bool tensor = i >= qi && i < qi + 3 + bwd;
+		json_array_append_new(in, tensor || (bwd && i == 0) ? dims(4, q) : json_array());
+		json_array_append_new(ty, json_string(tensor || (bwd && i == 0) ? t : "Scalar"));
+		json_array_append_new(ci, json_string(i == causal_at ? (o->causal ? "True" : "False") : ""));
+	}
+	snprintf(name, nn, "aten::_scaled_dot_product_flash_attention%s", bwd ? "_backward" : "");
+	return ci;
+}
+
+/* A norm's inputs after x (layernorm: weight and bias; rmsnorm: weight)
+ * into in, its shape into ci, its op's name into name. */
+static void norm_args(const struct op_timing *o, json_t *in, json_t *ci, char *name, size_t nn)
+{
+	const char *mk = o->membound_kind;
+	double w[1] = { o->row };
+	char nshape[48];
+	snprintf(nshape, sizeof(nshape), "[%.0f]", o->row);
+	bool ln = mk[0] == 'l';
+	json_array_append_new(in, json_array());
+	json_array_append_new(in, dims(1, w));
+	if (ln)
+		json_array_append_new(in, dims(1, w));
+	json_array_append_new(in, json_array());
+	json_array_append_new(ci, json_string(nshape));
+	snprintf(name, nn, "%s", ln ? "aten::native_layer_norm" : "aten::rms_norm");
+}
+
+/* A softmax's inputs after x (backward: the output first) into in and
+ * ci, its op's name into name. */
+static void softmax_args(const struct op_timing *o, const double *x, json_t *in, json_t *ci, char *name,
+			 size_t nn)
+{
+	bool bwd = o->membound_kind[8] == 'b';
+	if (bwd) {
+		json_array_append_new(in, dims(2, x));
+		json_array_append_new(ci, json_string(""));
+	}
+	json_array_append_new(in, json_array());
+	json_array_append_new(in, json_array());
+	json_array_append_new(ci, json_string("-1"));
+	snprintf(name, nn, "%s", bwd ? "aten::_softmax_backward_data" : "aten::_softmax");
+}
+
+/* A norm's or softmax's inputs ([rows, row] first) of type t into in and
+ * ty, its op's name into name; returns the concrete inputs (caller owns),
+ * NULL for another memory-bound kind (in and ty then hold x). */
+static json_t *membound_args(const struct op_timing *o, const char *t, json_t *in, json_t *ty, char *name,
+			     size_t nn)
+{
+	const char *mk = o->membound_kind;
+	double x[2] = { o->m / o->row, o->row };
+	json_array_append_new(in, dims(2, x));
+	json_t *ci = json_array();
+	json_array_append_new(ci, json_string(""));
+	if (!strcmp(mk, "layernorm_fwd") || !strcmp(mk, "rmsnorm_fwd"))
+		norm_args(o, in, ci, name, nn);
+	else if (!strcmp(mk, "softmax_fwd") || !strcmp(mk, "softmax_bwd"))
+		softmax_args(o, x, in, ci, name, nn);
+	else {
+		json_decref(ci);
+		return NULL;
+	}
+	for (size_t i = 0; i < json_array_size(in); i++)
+		json_array_append_new(ty, json_string(json_array_size(json_array_get(in, i)) ? t : "Scalar"));
+	return ci;
+}
+
 /* args of a table row's cpu_op: name in *name, NULL when calib-trace reads
  * none for it (then a ddlsim:: op). */
 static json_t *op_args(const struct op_timing *o, char *name, size_t nn)
 {
 	const char *t = kineto_torch_type(o->dtype);
 	json_t *in = json_array(), *ty = json_array(), *ci = NULL;
-	double a[3], b[3], rows = o->row > 0 ? o->m / o->row : 0;
-	const char *mk = o->membound_kind;
 	if (!t)
 		goto other;
 	if (o->kind == OP_GEMM) {
-		bool bat = o->batch > 1;
-		a[0] = o->batch, a[bat] = o->m, a[bat + 1] = o->k;
-		b[0] = o->batch, b[bat] = o->k, b[bat + 1] = o->n;
-		json_array_append_new(in, dims(2 + bat, a));
-		json_array_append_new(in, dims(2 + bat, b));
-		json_array_append_new(ty, json_string(t));
-		json_array_append_new(ty, json_string(t));
-		snprintf(name, nn, "%s", bat ? "aten::bmm" : o->dtype == DTYPE_FP8 ? "aten::_scaled_mm"
-						 : "aten::mm");
+		gemm_args(o, t, in, ty, name, nn);
 		goto done;
 	}
 	if (o->kind == OP_ATTN && o->window <= 0) {
-		bool bwd = !strcmp(o->pass, "bwd");
-		double q[4] = { 1, o->batch, o->m, o->k };
-		int nin = bwd ? 16 : 8, qi = bwd ? 1 : 0, causal_at = bwd ? 11 : 4;
-		ci = json_array();
-		for (int i = 0; i < nin; i++) {
-			bool tensor = i >= qi && i < qi + 3 + bwd;
-			json_array_append_new(in, tensor || (bwd && i == 0) ? dims(4, q) : json_array());
-			json_array_append_new(ty, json_string(tensor || (bwd && i == 0) ? t : "Scalar"));
-			json_array_append_new(ci, json_string(i == causal_at ? (o->causal ? "True" : "False") : ""));
-		}
-		snprintf(name, nn, "aten::_scaled_dot_product_flash_attention%s", bwd ? "_backward" : "");
+		ci = attn_args(o, t, in, ty, name, nn);
 		goto done;
 	}
-	if (o->kind == OP_MEMBOUND && o->row > 0 && rows >= 1) {
-		double x[2] = { rows, o->row }, w[1] = { o->row };
-		char nshape[48];
-		snprintf(nshape, sizeof(nshape), "[%.0f]", o->row);
-		json_array_append_new(in, dims(2, x));
-		ci = json_array();
-		json_array_append_new(ci, json_string(""));
-		if (!strcmp(mk, "layernorm_fwd") || !strcmp(mk, "rmsnorm_fwd")) {
-			bool ln = mk[0] == 'l';
-			json_array_append_new(in, json_array());
-			json_array_append_new(in, dims(1, w));
-			if (ln)
-				json_array_append_new(in, dims(1, w));
-			json_array_append_new(in, json_array());
-			json_array_append_new(ci, json_string(nshape));
-			snprintf(name, nn, "%s", ln ? "aten::native_layer_norm" : "aten::rms_norm");
-		} else if (!strcmp(mk, "softmax_fwd") || !strcmp(mk, "softmax_bwd")) {
-			bool bwd = mk[8] == 'b';
-			if (bwd) {
-				json_array_append_new(in, dims(2, x));
-				json_array_append_new(ci, json_string(""));
-			}
-			json_array_append_new(in, json_array());
-			json_array_append_new(in, json_array());
-			json_array_append_new(ci, json_string("-1"));
-			snprintf(name, nn, "%s", bwd ? "aten::_softmax_backward_data" : "aten::_softmax");
-		} else {
-			json_decref(ci);
-			ci = NULL;
-			goto other;
-		}
-		for (size_t i = 0; i < json_array_size(in); i++)
-			json_array_append_new(ty, json_string(json_array_size(json_array_get(in, i)) ? t : "Scalar"));
+	if (o->kind == OP_MEMBOUND && o->row > 0 && o->m / o->row >= 1 &&
+	    (ci = membound_args(o, t, in, ty, name, nn)))
 		goto done;
-	}
 other:
 	json_decref(in);
 	json_decref(ty);

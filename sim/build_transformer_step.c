@@ -614,60 +614,69 @@ void builder_backward(struct builder *b, int mb, int chunk, bool last_mb)
 	builder_backward_send(b, mb, chunk, last_mb, true);
 }
 
-void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, bool send)
+/* The start of chunk's backward: a later stage receives its output's
+ * gradient (DeepSpeed's partitioned pipe: gathers the output and the
+ * gradient), the last computes the head and sums its input gradient over
+ * TP, its gradients handed over unless FSDP2 or a split backward. */
+static void backward_top(struct builder *b, int mb, int chunk, int vs, int nv, bool reduce)
 {
 	const struct plan *pl = b->pl;
-	const struct blocks *k = &b->lk->bk;
-	int nv, first, vs = builder_vstage(b, chunk, &nv);
-	int nl = builder_vstage_layers(b, vs, nv, &first);
-	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch; a split
-	 * backward hands its gradients over in W (builder_weight()) */
-	bool reduce = !b->split && (last_mb || pl->parallel.zero >= ZERO_2);
-	int dep = b->stream.last;
-
 	if (vs < nv - 1) {
-		dep = p2p_recv(b, false, mb, chunk);
+		int dep = p2p_recv(b, false, mb, chunk);
 		builder_compute(b, CAT_BACKWARD, 0, 0, mb, chunk, dep);
 		/* the output restored, then the received gradient (engine.py
 		 * _exec_backward_pass: two PartitionedTensor.full()) */
 		for (int i = 0; i < 2 && pipe_partitioned(b); i++)
 			tp_coll_bytes(b, COLL_ALLGATHER, b->msg.act_bytes, mb, chunk);
+		return;
+	}
+	builder_compute(b, CAT_BACKWARD, b_time(b, WL_HEAD), b_flops(b, WL_HEAD), mb, chunk, b->stream.last);
+	/* column-parallel head: its input gradient is summed over TP */
+	tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
+	if (!b->fsdp2 && !b->split)  /* FSDP2: in the final callback */
+		builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
+}
+
+/* The backward of layer `layer`, the rank's `held`-th: its parameters
+ * gathered (ZeRO-3) or fetched (offload), its forward recomputed where the
+ * plan recomputes it, its MLP and attention (one task without TP, CP or
+ * an MoE all-to-all), its gradients handed over unless split. */
+static void backward_layer(struct builder *b, int mb, int chunk, int layer, int held, int l, bool reduce)
+{
+	const struct plan *pl = b->pl;
+	set_layer(b, layer);
+	const struct blocks *k = &b->lk->bk;
+	/* the prefetch reaches the next layers unless they recompute */
+	b->z3.left = pl->parallel.recompute == RECOMPUTE_FULL ? 0 : l;
+	zero3_gather(b, CAT_BACKWARD, mb, chunk);
+	host_fetch(b);
+	if (pl->parallel.recompute == RECOMPUTE_FULL && plan_layer_recomputed(pl, held))
+		layer_forward(b, CAT_RECOMPUTE, mb, chunk);
+	double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
+		     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;
+	double tm = b_time(b, WL_MLP), ta = b_time(b, WL_ATTN);
+	double fm = b_flops(b, WL_MLP), fa = b_flops(b, WL_ATTN);
+	if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->z3.per_tensor) {
+		tensor_layer(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, true);
+	} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
+		builder_compute(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, b->stream.last);
 	} else {
-		builder_compute(b, CAT_BACKWARD, b_time(b, WL_HEAD), b_flops(b, WL_HEAD), mb, chunk, dep);
-		/* column-parallel head: its input gradient is summed over TP */
-		tp_coll(b, pl->parallel.sp ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, mb, chunk);
-		if (!b->fsdp2 && !b->split)  /* FSDP2: in the final callback */
-			builder_grads_ready(b, b->grads.grad_bytes_head, reduce);
+		half(b, CAT_BACKWARD, WL_MLP, tm, 0, fm, mb, chunk);
+		half(b, CAT_BACKWARD, WL_ATTN, ta, sel, fa, mb, chunk);
 	}
-	int before = rank_layers_before(b, chunk);
-	for (int l = nl - 1; l >= 0; l--) {
-		set_layer(b, first + l);
-		k = &b->lk->bk;
-		/* the prefetch reaches the next layers unless they recompute */
-		b->z3.left = pl->parallel.recompute == RECOMPUTE_FULL ? 0 : l;
-		zero3_gather(b, CAT_BACKWARD, mb, chunk);
-		host_fetch(b);
-		if (pl->parallel.recompute == RECOMPUTE_FULL && plan_layer_recomputed(pl, before + l))
-			layer_forward(b, CAT_RECOMPUTE, mb, chunk);
-		double sel = pl->parallel.recompute == RECOMPUTE_SELECTIVE ? k->recompute_sel :
-			     pl->parallel.recompute == RECOMPUTE_SELECTIVE_OP ? k->recompute_op : 0;
-		double tm = b_time(b, WL_MLP), ta = b_time(b, WL_ATTN);
-		double fm = b_flops(b, WL_MLP), fa = b_flops(b, WL_ATTN);
-		if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a && b->z3.per_tensor) {
-			tensor_layer(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, true);
-		} else if (pl->parallel.tp <= 1 && pl->parallel.cp <= 1 && !b->lk->moe_a2a) {
-			builder_compute(b, CAT_BACKWARD, tm + ta + sel, fm + fa, mb, chunk, b->stream.last);
-		} else {
-			half(b, CAT_BACKWARD, WL_MLP, tm, 0, fm, mb, chunk);
-			half(b, CAT_BACKWARD, WL_ATTN, ta, sel, fa, mb, chunk);
-		}
-		if (!b->split)
-			builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
-	}
+	if (!b->split)
+		builder_grads_ready2(b, b->lk->grad_bytes, b->lk->grad_bytes_expert, reduce);
+}
+
+/* The end of chunk's backward: the first stage computes the embedding's
+ * (its gradients handed over unless FSDP2 or split), another sends its
+ * input's gradient back when send. */
+static void backward_bottom(struct builder *b, int mb, int chunk, int vs, bool send, bool reduce)
+{
 	if (vs == 0) {
 		/* the embedding's input is token ids: no gradient to reduce over
 		 * TP; with SP its forward reduce-scatter has an all-gather here */
-		if (pl->parallel.sp)
+		if (b->pl->parallel.sp)
 			tp_coll(b, COLL_ALLGATHER, mb, chunk);
 		builder_compute(b, CAT_BACKWARD, b_time(b, WL_EMBED), 0, mb, chunk, b->stream.last);
 		if (!b->fsdp2 && !b->split)
@@ -675,6 +684,22 @@ void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, b
 	} else if (send) {
 		builder_send(b, false, mb, chunk);
 	}
+}
+
+void builder_backward_send(struct builder *b, int mb, int chunk, bool last_mb, bool send)
+{
+	const struct plan *pl = b->pl;
+	int nv, first, vs = builder_vstage(b, chunk, &nv);
+	int nl = builder_vstage_layers(b, vs, nv, &first);
+	/* ZeRO-2/3 reduce-scatter gradients after every micro-batch; a split
+	 * backward hands its gradients over in W (builder_weight()) */
+	bool reduce = !b->split && (last_mb || pl->parallel.zero >= ZERO_2);
+
+	backward_top(b, mb, chunk, vs, nv, reduce);
+	int before = rank_layers_before(b, chunk);
+	for (int l = nl - 1; l >= 0; l--)
+		backward_layer(b, mb, chunk, first + l, before + l, l, reduce);
+	backward_bottom(b, mb, chunk, vs, send, reduce);
 	fsdp2_root_reduce(b, vs, nv, reduce);
 	/* ZeRO-2/3 keep only a shard of the gradients: they cannot wait for
 	 * the last micro-batch, whatever overlap_grad_reduce says */

@@ -331,15 +331,10 @@ static void check_fixed(const struct goal *g, struct diag *d)
 	}
 }
 
-struct goal *goal_load(const char *path, struct diag *d)
+/* The defaults of a goal (goal.h's table) into g. */
+static void goal_defaults(struct goal *g)
 {
-	struct goal *g = xcalloc(1, sizeof(*g));
-	struct jobj jo, sub;
-	const char *s;
-	int before = diag_count(d);
 	static const int tp0[] = { 1, 2, 4, 8 }, v0[] = { 1, 2, 4 }, mb0[] = { 1, 2, 4 }, z0[] = { 0, 1, 2, 3 };
-
-	g->path = xstrdup(path);
 	g->precision = DTYPE_BF16;
 	g->top = 20;
 	memcpy(g->tp, tp0, sizeof(tp0));
@@ -358,70 +353,90 @@ struct goal *goal_load(const char *path, struct diag *d)
 	snprintf(g->order[1], 16, "tp,pp,dp");
 	g->norder = 2;
 	goodput_params_init(&g->goodput);
+}
 
-	json_t *root = jload_file(path, d);
-	if (!root)
-		goto err;
-	if (jload_schema(root, path, d, "ddlsim.goal", 1, 0))
-		goto err;
-	jobj_init(&jo, root, path, "", d);
-	{
-		const char *b = strrchr(path, '/');
-		g->name = xstrdup(b ? b + 1 : path);
-		char *dot = strrchr(g->name, '.');
-		if (dot)
-			*dot = 0;
-	}
-	if (jobj_str(&jo, "name", &s, JFILENAME) == 1) {
+/* name (default: the file's name less its extension), description and
+ * model (resolved against path). */
+static void load_names(struct jobj *jo, struct goal *g, const char *path)
+{
+	const char *s;
+	const char *b = strrchr(path, '/');
+	g->name = xstrdup(b ? b + 1 : path);
+	char *dot = strrchr(g->name, '.');
+	if (dot)
+		*dot = 0;
+	if (jobj_str(jo, "name", &s, JFILENAME) == 1) {
 		free(g->name);
 		g->name = xstrdup(s);
 	}
-	g->description = xstrdup(jobj_str(&jo, "description", &s, 0) == 1 ? s : "");
+	g->description = xstrdup(jobj_str(jo, "description", &s, 0) == 1 ? s : "");
+}
+
+/* model, resolved against path; then seq_len, which needs it. */
+static void load_model(struct jobj *jo, struct goal *g, const char *path, struct diag *d)
+{
+	const char *s;
 	int before_model = diag_count(d);
-	if (jobj_str(&jo, "model", &s, JREQ | JPATH) == 1) {
+	if (jobj_str(jo, "model", &s, JREQ | JPATH) == 1) {
 		if (jload_resolve(path, s, g->model, sizeof(g->model)))
-			jobj_err(&jo, "model", "path too long");
+			jobj_err(jo, "model", "path too long");
 		else
-			jload_check_ref(&jo, "model", g->model);
+			jload_check_ref(jo, "model", g->model);
 	}
-	load_seq(&jo, g, diag_count(d) == before_model);
-	load_tokens(&jo, g);
-	double days = 0;
-	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
-		g->deadline_s = days * 86400;
-	jobj_num(&jo, "budget_usd", &g->budget_usd, JPOS);
-	if (jobj_child(&jo, "global_batch_tokens", &sub, JREQ) == 1) {
-		jobj_num(&sub, "min", &g->gb_min_tokens, JREQ | JPOS);
-		jobj_num(&sub, "max", &g->gb_max_tokens, JREQ | JPOS);
-		char how[160], why[400];
-		snprintf(how, sizeof(how), "global_batch_tokens.max / seq_len = %g / %ld", g->gb_max_tokens, g->seq);
-		if (g->gb_max_tokens < g->gb_min_tokens)
-			jobj_err(&sub, "max", "must be >= min %g, got %g", g->gb_min_tokens, g->gb_max_tokens);
-		else if (g->seq > 0 &&
-			 !bound_check_derived("global_batch", g->gb_max_tokens / (double)g->seq, how, why, sizeof(why)))
-			jobj_err(&sub, "max", "%s (global_batch's own bound)", why);
-		jobj_end(&sub);
-	}
+	load_seq(jo, g, diag_count(d) == before_model);
+}
+
+/* global_batch_tokens: min <= max, max / seq_len within global_batch's
+ * bound. */
+static void load_batch_range(struct jobj *jo, struct goal *g)
+{
+	struct jobj sub;
+	if (jobj_child(jo, "global_batch_tokens", &sub, JREQ) != 1)
+		return;
+	jobj_num(&sub, "min", &g->gb_min_tokens, JREQ | JPOS);
+	jobj_num(&sub, "max", &g->gb_max_tokens, JREQ | JPOS);
+	char how[160], why[400];
+	snprintf(how, sizeof(how), "global_batch_tokens.max / seq_len = %g / %ld", g->gb_max_tokens, g->seq);
+	if (g->gb_max_tokens < g->gb_min_tokens)
+		jobj_err(&sub, "max", "must be >= min %g, got %g", g->gb_min_tokens, g->gb_max_tokens);
+	else if (g->seq > 0 &&
+		 !bound_check_derived("global_batch", g->gb_max_tokens / (double)g->seq, how, why, sizeof(why)))
+		jobj_err(&sub, "max", "%s (global_batch's own bound)", why);
+	jobj_end(&sub);
+}
+
+/* precision and top (at most 1000). */
+static void load_precision_top(struct jobj *jo, struct goal *g)
+{
 	int e = DTYPE_BF16;
-	jobj_enum(&jo, "precision", dtype_names, &e, 0);
+	jobj_enum(jo, "precision", dtype_names, &e, 0);
 	g->precision = e;
 	long top = g->top;
-	if (jobj_int(&jo, "top", &top, 1, 0) == 1) {
+	if (jobj_int(jo, "top", &top, 1, 0) == 1) {
 		if (top > 1000)
-			jobj_err(&jo, "top", "expected at most 1000 plans simulated per cluster (as --top), got %ld", top);
+			jobj_err(jo, "top", "expected at most 1000 plans simulated per cluster (as --top), got %ld", top);
 		else
 			g->top = (int)top;
 	}
-	load_clusters(&jo, g);
-	load_search(&jo, g);
-	if (jobj_child(&jo, "finetune", &sub, 0) == 1) {
+}
+
+/* finetune and goodput, each an optional object. */
+static void load_finetune_goodput(struct jobj *jo, struct goal *g)
+{
+	struct jobj sub;
+	if (jobj_child(jo, "finetune", &sub, 0) == 1) {
 		finetune_load(&sub, &g->finetune);
 		jobj_end(&sub);
 	}
-	if (jobj_child(&jo, "goodput", &sub, 0) == 1) {
+	if (jobj_child(jo, "goodput", &sub, 0) == 1) {
 		goodput_params_load(&sub, &g->goodput);
 		jobj_end(&sub);
 	}
+}
+
+/* "auto" nodes only with a deadline. */
+static void check_auto_deadline(const struct goal *g, const char *path, struct diag *d)
+{
 	for (int i = 0; i < g->nclusters; i++)
 		if (g->clusters[i].auto_nodes && !(g->deadline_s > 0)) {
 			char jp[64];
@@ -429,9 +444,13 @@ struct goal *goal_load(const char *path, struct diag *d)
 			diag_err(d, path, jp, "\"auto\" searches the fewest nodes that meet "
 				 "deadline_days, and the goal gives no deadline_days");
 		}
-	jobj_end(&jo);
-	json_decref(root);
-	root = NULL;
+}
+
+/* Each cluster's inputs (the model on its topology) loaded while no
+ * error is reported beyond the first `before`: its name defaults to the
+ * topology's; transformers only; the first resolves ep and cp. */
+static void load_cluster_inputs(struct goal *g, const char *path, int before, struct diag *d)
+{
 	for (int i = 0; i < g->nclusters && g->model[0] && diag_count(d) == before; i++) {
 		struct goal_cluster *c = &g->clusters[i];
 		c->in = inputs_load(g->model, c->topology, "roofline", NULL, d);
@@ -442,6 +461,40 @@ struct goal *goal_load(const char *path, struct diag *d)
 		else if (c->in && i == 0)
 			resolve_ep_cp(g, inputs_model(c->in), d);
 	}
+}
+
+struct goal *goal_load(const char *path, struct diag *d)
+{
+	struct goal *g = xcalloc(1, sizeof(*g));
+	struct jobj jo;
+	int before = diag_count(d);
+
+	g->path = xstrdup(path);
+	goal_defaults(g);
+
+	json_t *root = jload_file(path, d);
+	if (!root)
+		goto err;
+	if (jload_schema(root, path, d, "ddlsim.goal", 1, 0))
+		goto err;
+	jobj_init(&jo, root, path, "", d);
+	load_names(&jo, g, path);
+	load_model(&jo, g, path, d);
+	load_tokens(&jo, g);
+	double days = 0;
+	if (jobj_num(&jo, "deadline_days", &days, JPOS) == 1)
+		g->deadline_s = days * 86400;
+	jobj_num(&jo, "budget_usd", &g->budget_usd, JPOS);
+	load_batch_range(&jo, g);
+	load_precision_top(&jo, g);
+	load_clusters(&jo, g);
+	load_search(&jo, g);
+	load_finetune_goodput(&jo, g);
+	check_auto_deadline(g, path, d);
+	jobj_end(&jo);
+	json_decref(root);
+	root = NULL;
+	load_cluster_inputs(g, path, before, d);
 	if (diag_count(d) == before)
 		check_fixed(g, d);
 	if (diag_count(d) != before)

@@ -329,11 +329,9 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
 }
 
-/* Stragglers, sampled iterations and degraded links. */
-static void check_whatifs(const struct plan *p, const struct inputs *in, long gpus, const char *f,
-			  struct diag *d)
+/* Every straggler's rank below the job's gpus. */
+static void check_straggler_ranks(const struct plan *p, long gpus, const char *f, struct diag *d)
 {
-	const struct topology *t = inputs_topology(in);
 	char jp[96];
 	const struct plan_stragglers *st = &p->simulation.stragglers;
 	for (int g = 0; g < st->ngroups; g++)
@@ -346,6 +344,12 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 				diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 					 st->rank[st->group[g].first_rank + i]);
 			}
+}
+
+/* Exact folding against stragglers, degraded links and mixed GPUs;
+ * sensitivity against no degraded links. */
+static void check_fold_whatifs(const struct plan *p, const char *f, struct diag *d)
+{
 	if ((plan_has_stragglers(p) || p->simulation.ndegraded > 0) && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
 			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
@@ -356,6 +360,13 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		diag_err(d, f, "/simulation/fold", "node groups with different GPUs make ranks differ, "
 			 "which exact folding does not fold: use \"auto\" or \"on\" (one replica "
 			 "simulated for each class of GPUs)");
+}
+
+/* Node groups: each GPU with a peak for the precision, their nodes the
+ * plan's; node_order only with them. */
+static void check_node_groups(const struct plan *p, const char *f, struct diag *d)
+{
+	char jp[96];
 	if (p->ngroups > 0) {
 		long sum = 0;
 		for (int i = 0; i < p->ngroups; i++) {
@@ -371,6 +382,12 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			diag_err(d, f, "/nodes", "must equal the node groups' %ld nodes, got %d", sum, p->nodes);
 	} else if (p->node_order != NODE_ORDER_LISTED)
 		diag_err(d, f, "/node_order", "orders node groups: needs node_groups");
+}
+
+/* Throttling windows: their nodes or ranks in the job, no exact folding. */
+static void check_throttles(const struct plan *p, long gpus, const char *f, struct diag *d)
+{
+	char jp[96];
 	for (int i = 0; i < p->simulation.nthrottle; i++) {
 		const struct plan_throttle *w = &p->simulation.throttle[i];
 		long lim = w->by_node ? p->nodes : gpus;
@@ -386,12 +403,14 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 		diag_err(d, f, "/simulation/fold", "throttling windows make ranks differ, which exact "
 			 "folding does not fold: use \"auto\" or \"on\" (the others folded, the "
 			 "throttled replicas simulated whole)");
-	if (p->simulation.iterations > 1 && !plan_stragglers_drawn(p))
-		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
-			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
-			 "got %d iterations", p->simulation.iterations);
-	if (p->simulation.ndegraded == 0)
-		return;
+}
+
+/* Each degraded link named in the job's platform (its parameter servers'
+ * links included), unless the node count is wrong (reported with /nodes). */
+static void check_degraded_links(const struct plan *p, const struct topology *t, const char *f,
+				 struct diag *d)
+{
+	char jp[96];
 	struct diag inner;
 	diag_init(&inner, NULL);
 	int bad = topology_check_nodes(t, p->nodes, &inner);
@@ -412,6 +431,22 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 			 "(names as fabric/platform.c: gl<gpu>, nic<node>_<nic>, lu<leaf>, podup<pod>, "
 			 "psnic<server>, ...)", name, p->nodes, t->name);
 	}
+}
+
+/* Stragglers, sampled iterations and degraded links. */
+static void check_whatifs(const struct plan *p, const struct inputs *in, long gpus, const char *f,
+			  struct diag *d)
+{
+	check_straggler_ranks(p, gpus, f, d);
+	check_fold_whatifs(p, f, d);
+	check_node_groups(p, f, d);
+	check_throttles(p, gpus, f, d);
+	if (p->simulation.iterations > 1 && !plan_stragglers_drawn(p))
+		diag_err(d, f, "/simulation/iterations", "samples straggler draws: needs stragglers with "
+			 "distribution \"normal\", \"lognormal\" or \"empirical\" (every iteration would be the same), "
+			 "got %d iterations", p->simulation.iterations);
+	if (p->simulation.ndegraded > 0)
+		check_degraded_links(p, inputs_topology(in), f, d);
 }
 
 /* The node count against the topology: its limits, NICs between nodes. */
@@ -568,29 +603,25 @@ static void check_batch(const struct plan *p, const struct model *m, const char 
 			 p->training.global_batch / div, m->layers, tasks, (double)PLAN_MAX_TASKS);
 }
 
-int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+/* The node count: positive, at most PLAN_MAX_GPUS GPUs. Returns whether
+ * it is (else reported: nothing else can be checked). */
+static bool check_node_count(const struct plan *p, const struct topology *t, long gpus, const char *f,
+			     struct diag *d)
 {
-	const struct model *m = inputs_model(in);
-	const struct topology *t = inputs_topology(in);
-	int before = diag_count(d);
-	long gpus = plan_gpus(p, in);
+	if (p->nodes >= 1 && gpus <= PLAN_MAX_GPUS)
+		return true;
+	if (p->nodes < 1)
+		diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
+	else
+		diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
+			 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
+	return false;
+}
 
-	if (p->nodes < 1 || gpus > PLAN_MAX_GPUS) {
-		if (p->nodes < 1)
-			diag_err(d, f, "/nodes", "expected a positive node count, got %d", p->nodes);
-		else
-			diag_err(d, f, "/nodes", "at most %ld GPUs are supported, got %d nodes x %d GPUs = %ld",
-				 PLAN_MAX_GPUS, p->nodes, t->gpus_per_node, gpus);
-		return diag_count(d) - before;
-	}
-	check_nodes(p, t, f, d);
-	plan_check_fixed_gpu(p, in, f, "/training", d);
-	plan_check_fixed_model(p, m, f, "/training", d);
-	check_precision(p, in, f, d);
-	check_ps(p, in, gpus, f, d);
-	check_whatifs(p, in, gpus, f, d);
-	check_stack(p, m, f, d);
-	check_finetune(p, f, d);
+/* recompute_every_n_layers with "full" only; recompute_modules and
+ * fp8_moe_act_cache only where the model has what they name. */
+static void check_recompute_options(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
 	if (p->parallel.recompute_every > 1 && p->parallel.recompute != RECOMPUTE_FULL)
 		diag_err(d, f, "/parallel/recompute_every_n_layers", "applies to recompute \"full\" (the layers "
 			 "it picks are checkpointed whole), got recompute \"%s\"",
@@ -604,6 +635,63 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	if (p->training.fp8_moe_act_cache && !model_is_moe(m))
 		diag_err(d, f, "/training/fp8_moe_act_cache", "caches the routed experts' SwiGLU inputs; "
 			 "the model has no \"moe\" block");
+}
+
+/* "selective-op" (torchtitan's per-op policy) only where it is modelled. */
+static void check_selective_op(const struct plan *p, const struct model *m, const char *f, struct diag *d)
+{
+	if (p->parallel.recompute != RECOMPUTE_SELECTIVE_OP)
+		return;
+	/* memory.c counts the saved GEMM outputs of torchtitan's Llama
+	 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the
+	 * stack emits: the two agree only there */
+	const struct stack *k = plan_stack(p);
+	if (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
+	    m->act != MODEL_ACT_SWIGLU)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
+			 "modelled for dense Llama-style decoders (SwiGLU, standard attention), not for '%s'",
+			 m->name);
+	else if (!stack_qkv_separate(k, m) || !k->mlp_separate)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" needs a stack with separate q, k, v "
+			 "and gate, up projections as torchtitan's (its mm count), got stack '%s'", k->name);
+	else if (p->training.finetune.method != FT_FULL)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" is not modelled with LoRA adapters "
+			 "(their GEMMs shift the policy's mm count)");
+	else if (p->training.attention_set && p->training.attention != ATTN_FLASH)
+		diag_err(d, f, "/parallel/recompute", "\"selective-op\" saves the fused SDPA kernel's output: "
+			 "it needs flash attention");
+}
+
+/* Offloading: a link to host memory; parameters not with ZeRO-3. */
+static void check_offload(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct topology *t = inputs_topology(in);
+	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
+		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
+			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
+	if (p->parallel.offload == OFFLOAD_PARAMS && p->parallel.zero == ZERO_3)
+		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
+			 "(parameters come from host memory layer by layer already)");
+}
+
+int plan_check(const struct plan *p, const struct inputs *in, const char *f, struct diag *d)
+{
+	const struct model *m = inputs_model(in);
+	const struct topology *t = inputs_topology(in);
+	int before = diag_count(d);
+	long gpus = plan_gpus(p, in);
+
+	if (!check_node_count(p, t, gpus, f, d))
+		return diag_count(d) - before;
+	check_nodes(p, t, f, d);
+	plan_check_fixed_gpu(p, in, f, "/training", d);
+	plan_check_fixed_model(p, m, f, "/training", d);
+	check_precision(p, in, f, d);
+	check_ps(p, in, gpus, f, d);
+	check_whatifs(p, in, gpus, f, d);
+	check_stack(p, m, f, d);
+	check_finetune(p, f, d);
+	check_recompute_options(p, m, f, d);
 	if (!model_arch(m)->model_parallel) {
 		if (p->parallel.shard_group > 0)
 			diag_err(d, f, "/parallel/shard_group", "hybrid sharding applies to transformer "
@@ -620,32 +708,8 @@ int plan_check(const struct plan *p, const struct inputs *in, const char *f, str
 	plan_check_pipeline(p, m, f, d);
 	check_encoder(p, m, f, d);
 	plan_check_groups(p, m, f, d);
-	if (p->parallel.recompute == RECOMPUTE_SELECTIVE_OP) {
-		/* memory.c counts the saved GEMM outputs of torchtitan's Llama
-		 * layer (wq, wk, wv, wo, w1, w3, w2); compute recomputes what the
-		 * stack emits: the two agree only there */
-		const struct stack *k = plan_stack(p);
-		if (model_is_moe(m) || model_is_mla(m) || m->arch != MODEL_ARCH_DECODER ||
-		    m->act != MODEL_ACT_SWIGLU)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" (torchtitan's per-op policy) is "
-				 "modelled for dense Llama-style decoders (SwiGLU, standard attention), not for '%s'",
-				 m->name);
-		else if (!stack_qkv_separate(k, m) || !k->mlp_separate)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" needs a stack with separate q, k, v "
-				 "and gate, up projections as torchtitan's (its mm count), got stack '%s'", k->name);
-		else if (p->training.finetune.method != FT_FULL)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" is not modelled with LoRA adapters "
-				 "(their GEMMs shift the policy's mm count)");
-		else if (p->training.attention_set && p->training.attention != ATTN_FLASH)
-			diag_err(d, f, "/parallel/recompute", "\"selective-op\" saves the fused SDPA kernel's output: "
-				 "it needs flash attention");
-	}
-	if (p->parallel.offload != OFFLOAD_NONE && !(topology_host_bw(t) > 0))
-		diag_err(d, f, "/parallel/offload", "needs the GPUs' link to host memory, but topology '%s' "
-			 "gives none (%s: /node/intra/host_bw_GBps)", t->name, inputs_topology_path(in));
-	if (p->parallel.offload == OFFLOAD_PARAMS && p->parallel.zero == ZERO_3)
-		diag_err(d, f, "/parallel/offload", "\"optimizer+params\" with ZeRO-3 is not supported "
-			 "(parameters come from host memory layer by layer already)");
+	check_selective_op(p, m, f, d);
+	check_offload(p, in, f, d);
 	check_batch(p, m, f, d);
 	return diag_count(d) - before;
 }

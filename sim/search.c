@@ -571,14 +571,114 @@ static bool etp_skipped(const struct goal *g, const struct inputs *in, int tp, b
 	return !goal_tries_etp(g, inputs_model(in), tp, et ? 1 : tp);
 }
 
+/* One shape screen_nodes' outer loops fix: the node count, the parallel
+ * degrees, interleaving, the micro-batch and its dp x micro-batch unit. */
+struct shape {
+	long nodes, dp, mb, unit;
+	int tp, pp, cp, v;
+};
+
+/* Indices into the goal's lists of one candidate's remaining choices:
+ * ep, expert TP 1 or tp (et), ZeRO, recompute, sp and order. */
+struct pick {
+	int x, et, z, r, sp, o;
+};
+
+/* Whether pick k of shape sh is left out before its plan is built: sp
+ * without TP, an ep that does not divide dp or is not the family's, an
+ * expert TP etp_skipped() refuses, or an order already tried. */
+static bool pick_skipped(const struct screen *s, const struct shape *sh, const struct pick *k)
+{
+	const struct goal *g = s->g;
+	const struct plan *fam = s->family;
+	int ep = g->ep[k->x];
+	if ((g->sp[k->sp] && sh->tp == 1) || sh->dp % ep || (fam && ep != fam->parallel.ep) ||
+	    etp_skipped(g, g->clusters[s->ci].in, sh->tp, k->et, g->sp[k->sp], g->zero[k->z]))
+		return true;
+	return same_order_before(g, k->o, sh->pp);
+}
+
+/* The plan of shape sh, pick k and m micro-batch units into *pl. */
+static void pick_plan(const struct screen *s, const struct shape *sh, const struct pick *k, long m,
+		      struct plan *pl)
+{
+	const struct goal *g = s->g;
+	const struct inputs *in = g->clusters[s->ci].in;
+	int tp = sh->tp, cp = sh->cp, v = sh->v;
+	int etp = k->et ? 1 : tp;
+	plan_init(pl);
+	pl->nodes = (int)sh->nodes;
+	pl->parallel.tp = tp, pl->parallel.pp = sh->pp, pl->parallel.dp = (int)sh->dp;
+	pl->parallel.cp = cp, pl->parallel.ep = g->ep[k->x];
+	pl->parallel.etp = etp == tp ? 0 : etp;
+	/* the ring's chunks of a sliding window are not modelled
+	 * (plan_check): such a model splits heads (Ulysses) */
+	pl->parallel.cp_comm = cp > 1 && inputs_model(in)->sliding_window > 0 ? CP_A2A : CP_P2P;
+	pl->parallel.interleave = v;
+	pl->parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
+	pl->training.micro_batch = sh->mb;
+	pl->training.global_batch = sh->unit * m;
+	pl->training.seq = g->seq;
+	pl->parallel.zero = (enum zero_stage)g->zero[k->z];
+	pl->parallel.recompute = (enum recompute)g->rc[k->r];
+	pl->parallel.sp = g->sp[k->sp];
+	snprintf(pl->parallel.order, sizeof(pl->parallel.order), "%s", g->order[k->o]);
+}
+
+/* Screen every batch and remaining choice of shape sh (screen_plan). */
+static void screen_shape(struct screen *s, const struct shape *sh)
+{
+	const struct goal *g = s->g;
+	long ms[64];
+	int nm = batch_counts(g, sh->unit, ms);
+	struct pick k;
+	for (int f = 0; f < nm; f++)
+	for (k.x = 0; k.x < g->nep; k.x++)
+	for (k.et = 0; k.et < 2; k.et++)
+	for (k.z = 0; k.z < g->nzero; k.z++)
+	for (k.r = 0; k.r < g->nrc; k.r++)
+	for (k.sp = 0; k.sp < g->nsp; k.sp++)
+	for (k.o = 0; k.o < g->norder; k.o++) {
+		if (pick_skipped(s, sh, &k))
+			continue;
+		struct plan pl;
+		pick_plan(s, sh, &k, ms[f], &pl);
+		if (s->family && !search_same_family(&pl, s->family))
+			continue;
+		screen_plan(s, &pl);
+	}
+}
+
+/* Screen the interleavings and micro-batches of sh's degrees (its
+ * nodes, tp, pp, cp and dp set): those of s->family's only when set. */
+static void screen_degrees(struct screen *s, struct shape *sh)
+{
+	const struct goal *g = s->g;
+	const struct plan *fam = s->family;
+	for (int c = 0; c < g->nv; c++)
+	for (int e = 0; e < g->nmb; e++) {
+		sh->v = g->v[c];
+		if (sh->v > 1 && sh->pp == 1)
+			continue;
+		sh->mb = g->mb[e];
+		if (fam && (sh->v != fam->parallel.interleave || sh->mb != fam->training.micro_batch))
+			continue;
+		sh->unit = sh->dp * sh->mb;
+		screen_shape(s, sh);
+		/* the diag keeps the messages; start afresh now and then */
+		if (s->quiet.len > (1 << 20)) {
+			diag_finish(&s->quiet);
+			diag_init(&s->quiet, NULL);
+		}
+	}
+}
+
 /* Append to s->out every plan of cluster s->ci at `nodes` that passes
  * plan_check() and fits (only s->family's when set), with its estimate. */
 static void screen_nodes(struct screen *s, long nodes)
 {
 	const struct goal *g = s->g;
-	const struct goal_cluster *cl = &g->clusters[s->ci];
-	const struct inputs *in = cl->in;
-	const struct topology *t = inputs_topology(in);
+	const struct topology *t = inputs_topology(g->clusters[s->ci].in);
 	const struct plan *fam = s->family;
 	long gpus = nodes * t->gpus_per_node;
 	for (int a = 0; a < g->ntp; a++)
@@ -589,59 +689,8 @@ static void screen_nodes(struct screen *s, long nodes)
 			continue;
 		if (fam && (tp != fam->parallel.tp || pp != fam->parallel.pp || cp != fam->parallel.cp))
 			continue;
-		long dp = gpus / ((long)tp * cp * pp);
-		for (int c = 0; c < g->nv; c++)
-		for (int e = 0; e < g->nmb; e++) {
-			int v = g->v[c];
-			if (v > 1 && pp == 1)
-				continue;
-			long mb = g->mb[e];
-			if (fam && (v != fam->parallel.interleave || mb != fam->training.micro_batch))
-				continue;
-			long unit = dp * mb;
-			long ms[64];
-			int nm = batch_counts(g, unit, ms);
-			for (int f = 0; f < nm; f++)
-			for (int x = 0; x < g->nep; x++)
-			for (int et = 0; et < 2; et++)
-			for (int z = 0; z < g->nzero; z++)
-			for (int r = 0; r < g->nrc; r++)
-			for (int sp = 0; sp < g->nsp; sp++)
-			for (int o = 0; o < g->norder; o++) {
-				int ep = g->ep[x], etp = et ? 1 : tp;
-				if ((g->sp[sp] && tp == 1) || dp % ep || (fam && ep != fam->parallel.ep) ||
-				    etp_skipped(g, in, tp, et, g->sp[sp], g->zero[z]))
-					continue;
-				if (same_order_before(g, o, pp))
-					continue;
-				struct plan pl;
-				plan_init(&pl);
-				pl.nodes = (int)nodes;
-				pl.parallel.tp = tp, pl.parallel.pp = pp, pl.parallel.dp = (int)dp;
-				pl.parallel.cp = cp, pl.parallel.ep = ep;
-				pl.parallel.etp = etp == tp ? 0 : etp;
-				/* the ring's chunks of a sliding window are not modelled
-				 * (plan_check): such a model splits heads (Ulysses) */
-				pl.parallel.cp_comm = cp > 1 && inputs_model(in)->sliding_window > 0 ? CP_A2A : CP_P2P;
-				pl.parallel.interleave = v;
-				pl.parallel.schedule = v > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
-				pl.training.micro_batch = mb;
-				pl.training.global_batch = unit * ms[f];
-				pl.training.seq = g->seq;
-				pl.parallel.zero = (enum zero_stage)g->zero[z];
-				pl.parallel.recompute = (enum recompute)g->rc[r];
-				pl.parallel.sp = g->sp[sp];
-				snprintf(pl.parallel.order, sizeof(pl.parallel.order), "%s", g->order[o]);
-				if (fam && !search_same_family(&pl, fam))
-					continue;
-				screen_plan(s, &pl);
-			}
-			/* the diag keeps the messages; start afresh now and then */
-			if (s->quiet.len > (1 << 20)) {
-				diag_finish(&s->quiet);
-				diag_init(&s->quiet, NULL);
-			}
-		}
+		struct shape sh = { .nodes = nodes, .dp = gpus / ((long)tp * cp * pp), .tp = tp, .pp = pp, .cp = cp };
+		screen_degrees(s, &sh);
 	}
 }
 

@@ -330,6 +330,44 @@ static bool auto_folds(const struct plan *pl, bool exact, bool blocked, bool ali
 	       (full || !tree || (!exact && !classes));
 }
 
+/* Whether pl asks for exact folding: "exact", or "auto" where a NIC
+ * serves several GPUs of a multi-node job (above). */
+static bool exact_wanted(const struct plan *pl, const struct topology *topo)
+{
+	return pl->simulation.fold == FOLD_EXACT ||
+	       (pl->simulation.fold == FOLD_AUTO && pl->nodes > 1 && topo->nics < topo->gpus_per_node);
+}
+
+/* With exact folding of a pipeline of several replicas (no parameter
+ * servers), whether its gradient all-reduces differ across stages:
+ * *tree_pp when their bytes do (dp_reduce_alike), *drift when their paths
+ * do on more than two stages across an oversubscribed fabric. Returns 0
+ * or -1 (reported). */
+static int pp_reduce_differs(const struct topology *topo, const struct plan *pl, const struct placement *place,
+			     const struct program *progs, bool full, bool *tree_pp, bool *drift, struct diag *d)
+{
+	if (*tree_pp || pl->parallel.pp <= 1 || pl->parallel.dp <= 1 || pl->parallel.dp_sync == DP_SYNC_PS)
+		return 0;
+	int u = dp_reduce_alike(topo, pl, place, &progs[0], 0);
+	if (u < 0)
+		return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
+				 pl->communication.coll_algo);
+	*tree_pp = u == DP_UNEQUAL_BYTES;
+	*drift = u == DP_UNEQUAL_PATHS && pl->parallel.pp > 2 && !full;
+	return 0;
+}
+
+/* Whether pl folds: "on" always, "exact" where nothing blocks it, "auto"
+ * where auto_folds(). */
+static bool folds(const struct plan *pl, bool exact, bool blocked, bool alike, bool classes, bool full,
+		  bool tree, bool mixed_ok)
+{
+	return pl->simulation.fold == FOLD_ON ||
+	       (pl->simulation.fold == FOLD_EXACT && !blocked) ||
+	       (pl->simulation.fold == FOLD_AUTO &&
+		auto_folds(pl, exact, blocked, alike, classes, full, tree, mixed_ok));
+}
+
 int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const struct placement *place,
 			 const struct program *progs, int gpu_classes, bool any_distinct,
 			 struct result *r, bool *fold, bool *exact, bool *classes,
@@ -341,17 +379,9 @@ int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const s
 	bool tree_pp = pl->parallel.pp > 1 && pl->parallel.dp > 1 && tree;
 	bool drift = false, alike = false;
 	bool symmetric = topology_is_symmetric(topo, pl->nodes);
-	*exact = pl->simulation.fold == FOLD_EXACT ||
-		 (pl->simulation.fold == FOLD_AUTO && pl->nodes > 1 && topo->nics < topo->gpus_per_node);
-	if (*exact && !tree_pp && pl->parallel.pp > 1 &&
-	    pl->parallel.dp > 1 && pl->parallel.dp_sync != DP_SYNC_PS) {
-		int u = dp_reduce_alike(topo, pl, place, &progs[0], 0);
-		if (u < 0)
-			return diag_errf(d, "cannot plan the gradient all-reduce with algorithm '%s'",
-					 pl->communication.coll_algo);
-		tree_pp = u == DP_UNEQUAL_BYTES;
-		drift = u == DP_UNEQUAL_PATHS && pl->parallel.pp > 2 && !full;
-	}
+	*exact = exact_wanted(pl, topo);
+	if (*exact && pp_reduce_differs(topo, pl, place, progs, full, &tree_pp, &drift, d))
+		return -1;
 	*classes = fold_classes(pl, topo, *exact);
 	if (*classes && partly_filled_alike(pl, topo, place, progs, any_distinct, &alike, d))
 		return -1;
@@ -360,11 +390,7 @@ int simulate_fold_decide(const struct inputs *in, const struct plan *pl, const s
 	if (mixed_fold_why(pl, topo, place, progs, gpu_classes, *exact, &mixed, d))
 		return -1;
 	bool blocked = tree_pp || drift || any_distinct;
-	*fold = pl->simulation.fold == FOLD_ON ||
-		(pl->simulation.fold == FOLD_EXACT && !blocked) ||
-		(pl->simulation.fold == FOLD_AUTO &&
-		 auto_folds(pl, *exact, blocked, symmetric || *classes || alike, *classes, full, tree,
-			    !mixed.why));
+	*fold = folds(pl, *exact, blocked, symmetric || *classes || alike, *classes, full, tree, !mixed.why);
 	struct fold_why w = *fold ? (struct fold_why){ NULL, NULL } :
 				    fold_reason(pl, topo, *exact && tree_pp, *exact && drift,
 						*exact && any_distinct, *exact, *classes || alike, mixed);
