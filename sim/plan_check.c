@@ -346,6 +346,18 @@ static void check_whatifs(const struct plan *p, const struct inputs *in, long gp
 				diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 					 st->rank[st->group[g].first_rank + i]);
 			}
+	/* a fraction picks round(fraction x GPUs) ranks (plan.h): none is no straggler at all */
+	for (int g = 0; g < st->ngroups; g++) {
+		double fr = st->group[g].fraction;
+		if (fr > 0 && (long)(fr * (double)gpus + 0.5) < 1) {
+			if (st->listed)
+				snprintf(jp, sizeof(jp), "/simulation/stragglers/%d/fraction", g);
+			else
+				snprintf(jp, sizeof(jp), "/simulation/stragglers/fraction");
+			diag_err(d, f, jp, "expected a fraction that picks at least one of the job's %ld GPUs "
+				 "(>= %g), got %g: it rounds to no rank", gpus, 0.5 / (double)gpus, fr);
+		}
+	}
 	if ((plan_has_stragglers(p) || p->simulation.ndegraded > 0) && p->simulation.fold == FOLD_EXACT)
 		diag_err(d, f, "/simulation/fold", "stragglers and degraded links make their replicas "
 			 "differ, which exact folding does not fold: use \"auto\" or \"on\" (the others "
