@@ -743,6 +743,29 @@ Test(import, torchtitan_pipeline_context_and_float8)
 	free(dir);
 }
 
+/* seq_len 0 was refused by the staged scenario's loader, naming the
+ * output that is never written ('s.json: /training/seq_len'); now the
+ * job file's place. A zoo not found from the working directory said
+ * "cannot name it from ...": now which folder and what to give. */
+Test(import, torchtitan_refuses_a_zero_seq_len_and_a_missing_zoo_at_their_place)
+{
+	char *dir = tmp_dir(), *err = NULL;
+	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n[training]\nseq_len = 0\n", TT_TOPO,
+			       "--nodes 1", NULL, &err), 3);
+	cr_expect(strstr(err, "job.toml:4:11: error: training.seq_len: expected an integer >= 1, got 0"), "%s", err);
+	cr_expect_not(strstr(err, "s.json"), "%s", err);
+	free(err);
+	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n", TT_TOPO, "--nodes 1 --zoo /nonexistent",
+			       NULL, &err), 3);
+	cr_expect(strstr(err, "ddlsim: error: --zoo '/nonexistent': cannot read the flavor's model 'llama3-8b.json': "
+			      "No such file or directory (the folder given;"), "%s", err);
+	free(err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	cr_expect_not(file_exists(p));
+	free(dir);
+}
+
 Test(import, torchtitan_refuses_contradictions_naming_the_key)
 {
 	char *dir = tmp_dir(), *err = NULL;
