@@ -19,6 +19,7 @@
 #include "options.h"
 #include "report.h"
 #include "runner.h"
+#include "samefile.h"
 #include "topology.h"
 #include "xalloc.h"
 
@@ -382,8 +383,18 @@ int cmd_cluster(int argc, char **argv)
 	int gpn = inputs_topology(c->job[0].sc->in)->gpus_per_node;
 	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", c->name);
 	file = xasprintf("%s/cluster.json", dir);
-	rc = EXIT_USAGE;
-	if (cli_check_output(file))
+	if ((rc = cli_check_output(file)))
+		goto out;
+	/* the report replaces none of the inputs (cli_check_samefile) */
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the cluster", c->path);
+	for (int i = 0; i < c->njobs; i++)
+		cli_note_scenario(sf, c->job[i].sc);
+	samefile_inputs_read(sf, "a file it read", 0);
+	samefile_output(sf, o.out ? "--out" : "the report", file);
+	rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	if (rc)
 		goto out;
 	rc = EXIT_FAIL;
 	alone = xcalloc((size_t)c->njobs, sizeof(*alone));

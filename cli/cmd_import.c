@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "atomic_file.h"
@@ -497,7 +498,16 @@ static int import_run_torchtitan(struct import_job *j)
 	if (!(j->text = read_text(j->pos[1])) ||
 	    import_torchtitan(j->text, j->pos[1], &c, j->map, &j->sc, &zoo_file, &j->d))
 		return -1;
-	char *zoo_path = xasprintf("%s/%s", j->o.zoo ? j->o.zoo : "models/zoo", zoo_file);
+	const char *zoo = j->o.zoo ? j->o.zoo : "models/zoo";
+	char *zoo_path = xasprintf("%s/%s", zoo, zoo_file);
+	if (access(zoo_path, R_OK)) {
+		fprintf(stderr, "ddlsim: error: --zoo '%s': cannot read the flavor's model '%s': %s (%s; "
+			"give --zoo DIR, the models/zoo folder of ddlsim's source)\n", zoo, zoo_file,
+			strerror(errno), j->o.zoo ? "the folder given" : "the default, below the working "
+			"directory");
+		free(zoo_path);
+		return -1;
+	}
 	char *ref = ref_from_out(j->o.out, zoo_path);
 	free(zoo_path);
 	if (!ref)

@@ -41,6 +41,7 @@ struct mg {
 	struct tok *t;
 	int n;
 	bool given[F_N];
+	bool bad[F_N];              /* its value refused (said once) */
 	int at[F_N];                /* token of the flag */
 	long iv[F_N];
 	double dv[F_N];

@@ -629,7 +629,8 @@ int import_megatron(const char *text, const char *file, int argc, char **argv, c
 		if (!m.given[required[i]])
 			mg_err(&m, -1, "--%s: required, not given (arguments.py L405, L258)", mg_flags[required[i]].name);
 	for (int f = 0; f < F_N; f++)
-		if (m.given[f] && mg_flags[f].kind == K_INT && m.iv[f] < 1 && f != F_VOCAB && f != F_FIRST && f != F_LAST)
+		if (m.given[f] && !m.bad[f] && mg_flags[f].kind == K_INT && m.iv[f] < 1 && f != F_VOCAB &&
+		    f != F_FIRST && f != F_LAST)
 			mg_err(&m, m.at[f], "--%s: expected an integer >= 1, got '%s'", mg_flags[f].name, m.sv[f]);
 	if (diag_count(d) > errs)
 		goto fail;

@@ -10,6 +10,7 @@
  * mapping table. The flag table's meanings and defaults are in
  * import_megatron.c's opening comment. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,12 +120,14 @@ static void tokenize(struct mg *m, const char *text)
 		size_t cap_s = 16, len = 0;
 		char *s = xmalloc(cap_s);
 		char quote = 0;
+		int qline = 0, qcol = 0;
 		while (*p && (quote || !isspace((unsigned char)*p))) {
 			if (!quote && *p == '\\' && p[1] == '\n') {
 				p += 2, line++, col = 1;
 				continue;
 			}
 			if (!quote && (*p == '"' || *p == '\'')) {
+				qline = line, qcol = col;
 				quote = *p++;
 				col++;
 				continue;
@@ -142,6 +145,9 @@ static void tokenize(struct mg *m, const char *text)
 			col++;
 		}
 		s[len] = 0;
+		if (quote) /* the shell would stop: "unexpected EOF while looking for matching" */
+			diag_err_at(m->d, m->file, qline, qcol, "expected a closing %s quote, found the end "
+				    "of the file", quote == '"' ? "double" : "single");
 		t.s = s;
 		if (m->n == cap)
 			m->t = xreallocarray(m->t, (size_t)(cap = cap ? 2 * cap : 64), sizeof(*m->t));
@@ -247,9 +253,13 @@ static void store_flag(struct mg *m, int f, int at, const char *flag, const char
 	m->sv[f] = val;
 	char *end = NULL;
 	if (mg_flags[f].kind == K_INT) {
+		errno = 0;
 		m->iv[f] = strtol(val, &end, 10);
-		if (!*val || *end || m->iv[f] < 0)
-			mg_err(m, at, "%s: expected an integer >= 0, got '%s'", flag, val);
+		if (!*val || *end || errno || m->iv[f] < 0) {
+			mg_err(m, at, "%s: expected an integer >= 0%s, got '%s'", flag,
+			       errno == ERANGE ? " that fits in 64 bits" : "", val);
+			m->bad[f] = true;
+		}
 	} else if (mg_flags[f].kind == K_NUM) {
 		m->dv[f] = strtod(val, &end);
 		if (!*val || *end || !(m->dv[f] >= 0 && m->dv[f] < 1))

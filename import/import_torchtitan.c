@@ -451,6 +451,8 @@ static void map_batch(struct tt *t, json_t *sc, long dp, long pp)
 	long global = ival(t, K_GLOBAL, -1);
 	if (local < 1)
 		err(t, lk, "%s: expected an integer >= 1, got %ld", src_name(lk, name, sizeof(name)), local);
+	if (ival(t, K_SEQ, 2048) < 1)
+		err(t, K_SEQ, "training.seq_len: expected an integer >= 1, got %ld", ival(t, K_SEQ, 2048));
 	put(t, sc, "/training/seq_len", json_integer(ival(t, K_SEQ, 2048)), K_SEQ, IMPORT_MAPPED,
 	    t->kv[K_SEQ] ? NULL : "absent: 2048 (L207)");
 	if (global < 0) {

@@ -144,6 +144,10 @@ static int read_span(json_t *e, const char *file, const char *jp, struct diag *d
 		snprintf(p, sizeof(p), "%s/dur", jp);
 		bad = diag_err(d, file, p, "must be >= 0 (kineto never writes a negative "
 			       "duration: a damaged trace), got %g", json_number_value(u));
+	} else if (json_number_value(u) > 1e15) {
+		snprintf(p, sizeof(p), "%s/dur", jp);
+		bad = diag_err(d, file, p, "must be at most 1e+15 us (1e9 s, ddlsim's longest "
+			       "duration: a damaged trace), got %g", json_number_value(u));
 	}
 	if (bad)
 		return -1;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "attention.h"
+#include "bounds.h"
 #include "gpu.h"
 #include "profile.h"
 
@@ -412,6 +413,18 @@ static void add_skip(struct trace_calib *tc, const struct kineto_op *op, const c
 	snprintf(s->jpath, sizeof(s->jpath), "%s", op->jpath);
 }
 
+/* A call a sound trace cannot hold: said by trace_calib_profile(). */
+static void add_damaged(struct trace_calib *tc, const struct kineto_op *op, const char *why)
+{
+	if (tc->ndamaged < TRACE_CALIB_DAMAGED_MAX) {
+		struct trace_calib_skip *s = &tc->damaged[tc->ndamaged];
+		s->op = op->name, s->count = 1;
+		snprintf(s->why, sizeof(s->why), "%s", why);
+		snprintf(s->jpath, sizeof(s->jpath), "%s", op->jpath);
+	}
+	tc->ndamaged++;
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -434,11 +447,53 @@ static void finish_entry(struct trace_calib_entry *e)
 	e->tflops = flops / e->time_s * 1e-12;
 }
 
+/* The largest size the profile holds exactly (its integers are read as
+ * doubles by the cost source): a size or product of sizes beyond it is no
+ * tensor a GPU ran. */
+#define SIZE_MAX_EXACT 9007199254740992.0 /* 2^53 */
+
+/* Whether call c (one call's kernel time t, s) is one a sound trace can
+ * hold: sizes >= 0 (0: an empty tensor, skipped by the caller) and at most
+ * 2^53 with their products, a time and a rate within what a profile
+ * entry may hold (models/bounds.h "*_s", "tflops", "GBps"). Returns 0, 1
+ * for an empty tensor, or -1 with why. */
+static int call_sane(const struct trace_calib_entry *c, double t, char *why, size_t n)
+{
+	const double sz[] = { c->batch, c->m, c->n, c->k, c->b, c->heads, c->s, c->head_dim,
+			      c->elements, c->row, c->batch * c->m, c->b * c->heads * c->s * c->head_dim };
+	const char *const name[] = { "batch", "m", "n", "k", "b", "heads", "s", "head_dim", "elements",
+				     "row", "batch x m", "b x heads x s x head_dim" };
+	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
+		if (!(sz[i] >= 0 && sz[i] <= SIZE_MAX_EXACT)) {
+			snprintf(why, n, "\"Input Dims\" give %s %.6g: expected a size in [0, 2^53] "
+				 "(a damaged trace)", name[i], sz[i]);
+			return -1;
+		}
+	if (c->mem ? c->elements == 0
+		   : c->attn ? c->b * c->heads * c->s * c->head_dim == 0 : c->batch * c->m * c->n * c->k == 0)
+		return 1;
+	char msg[96];
+	if (!bound_check("time_s", t, msg, sizeof(msg))) {
+		snprintf(why, n, "its kernels' time %s (a damaged trace)", msg);
+		return -1;
+	}
+	struct trace_calib_entry one = *c;
+	double tt = t;
+	one.t = &tt, one.nt = 1;
+	finish_entry(&one);
+	if (!bound_check(c->mem ? "GBps" : "tflops", c->mem ? one.GBps : one.tflops, msg, sizeof(msg))) {
+		snprintf(why, n, "its rate %s (%s over %.3g s: a damaged trace?)", msg,
+			 c->mem ? "bytes" : "FLOPs", t);
+		return -1;
+	}
+	return 0;
+}
+
 static void price_call(struct trace_calib *tc, const struct trace_calib_opts *o, const struct kineto_op *op)
 {
 	const struct opdef *od = find_op(op->name);
 	struct trace_calib_entry c = { .op = op->name };
-	char why[160];
+	char why[256];
 
 	if (op->nkernels == 0) {
 		if (op->wrapper)
@@ -471,6 +526,14 @@ static void price_call(struct trace_calib *tc, const struct trace_calib_opts *o,
 	/* memory-bound kernels: storage dtype, fp32 never tf32 */
 	if (bad || read_dtype(op, od->a, !mem && (op->tf32 || o->float_as_tf32), &c.dtype, why, sizeof(why))) {
 		add_skip(tc, op, why);
+		return;
+	}
+	int sane = call_sane(&c, op->kernel_s, why, sizeof(why));
+	if (sane) {
+		if (sane > 0)
+			add_skip(tc, op, "an empty tensor (a size 0 in \"Input Dims\"): nothing to time");
+		else
+			add_damaged(tc, op, why);
 		return;
 	}
 	add_call(tc, &c, op->kernel_s);
@@ -533,16 +596,37 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* The trace's deviceProperties (the device its kernels ran on) held to
+ * what a GPU can be and a profile can hold: kineto copies them from
+ * cudaDeviceProp, so anything else is a damaged trace. Returns 0 or -1
+ * (each problem said). */
+static int device_check(const struct kineto_trace *t, struct diag *d)
+{
+	const size_t name_max = sizeof(((struct profile *)0)->gpu_name) - 1;
+	int rc = 0;
+	if (!*t->gpu_name || strlen(t->gpu_name) > name_max)
+		rc = diag_err(d, t->path, "/deviceProperties", "name: expected a GPU name of 1 to %zu "
+			      "bytes, got %zu bytes", name_max, strlen(t->gpu_name));
+	if (t->sm_count < 1 || t->sm_count > 100000)
+		rc = diag_err(d, t->path, "/deviceProperties", "numSms: expected an integer of 1 to "
+			      "100000 SMs, got %ld", t->sm_count);
+	if (!(t->hbm_bytes >= 1 && t->hbm_bytes <= 1e15))
+		rc = diag_err(d, t->path, "/deviceProperties", "totalGlobalMem: expected 1 to 1e15 "
+			      "bytes, got %g", t->hbm_bytes);
+	if (t->cc_major < 1 || t->cc_major > 99 || t->cc_minor < 0 || t->cc_minor > 99)
+		rc = diag_err(d, t->path, "/deviceProperties", "computeMajor, computeMinor: expected "
+			      "integers of 1 to 99 and 0 to 99 (a CUDA compute capability), got %ld "
+			      "and %ld", t->cc_major, t->cc_minor);
+	return rc;
+}
+
 static json_t *gpu_object(const struct trace_calib *tc, const struct trace_calib_opts *o, struct diag *d)
 {
 	const struct kineto_trace *t = tc->trace;
 	char cc[16];
 	if (t->has_device) {
-		if (t->sm_count < 1 || t->hbm_bytes < 1) {
-			diag_err(d, t->path, "/deviceProperties", "the GPU's numSms and totalGlobalMem "
-				 "must be positive, got %ld and %g", t->sm_count, t->hbm_bytes);
+		if (device_check(t, d))
 			return NULL;
-		}
 		snprintf(cc, sizeof(cc), "%ld.%ld", t->cc_major, t->cc_minor);
 		return json_pack("{s:s, s:s, s:I, s:I}", "name", t->gpu_name, "compute_capability", cc,
 				 "sm_count", (json_int_t)t->sm_count, "hbm_bytes", (json_int_t)t->hbm_bytes);
@@ -586,6 +670,13 @@ json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_cal
 	char method[256], date[32];
 	int ngemm = 0;
 
+	for (int i = 0; i < tc->ndamaged && i < TRACE_CALIB_DAMAGED_MAX; i++)
+		diag_err(d, t->path, tc->damaged[i].jpath, "%s: %s", tc->damaged[i].op, tc->damaged[i].why);
+	if (tc->ndamaged > TRACE_CALIB_DAMAGED_MAX)
+		diag_err(d, t->path, t->events_path, "and %d more calls a sound trace cannot hold",
+			 tc->ndamaged - TRACE_CALIB_DAMAGED_MAX);
+	if (tc->ndamaged)
+		return NULL;
 	for (int i = 0; i < tc->ne; i++)
 		ngemm += !tc->e[i].attn && !tc->e[i].mem;
 	if (ngemm == 0) {

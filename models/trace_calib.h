@@ -94,6 +94,8 @@ struct trace_calib_opts {
 	const char *date_utc;       /* NULL: now */
 };
 
+#define TRACE_CALIB_DAMAGED_MAX 8
+
 struct trace_calib_entry {
 	bool attn, mem;
 	enum dtype dtype;
@@ -111,7 +113,7 @@ struct trace_calib_entry {
 
 struct trace_calib_skip {
 	const char *op;             /* borrowed */
-	char why[160];
+	char why[256];
 	char jpath[32];             /* the first call skipped so */
 	int count;
 };
@@ -124,20 +126,26 @@ struct trace_calib {
 	int nskip, cskip;
 	int calls_priced, calls_warmup, calls_wrapper, calls_skipped;
 	int kernels_priced;
+	/* calls a sound trace cannot hold (a negative size, a rate beyond any
+	 * GPU): the first TRACE_CALIB_DAMAGED_MAX said, all counted; the
+	 * profile is refused when there is one (trace_calib_profile()) */
+	struct trace_calib_skip damaged[TRACE_CALIB_DAMAGED_MAX];
+	int ndamaged;
 	int steps_timed;            /* distinct ProfilerSteps after the warm-up holding calls
 				       of ops of interest (>= 1): the profile's timed_runs */
 	bool dropped_first;
 };
 
 /* Turn t's op calls into entries (medians computed). Never fails; what it
- * cannot price is in ->skip. Returns a new trace_calib
+ * cannot price is in ->skip, what a sound trace cannot hold in ->damaged. Returns a new trace_calib
  * (trace_calib_destroy()); t must outlive it. */
 struct trace_calib *trace_calib_build(const struct kineto_trace *t, const struct trace_calib_opts *o);
 void trace_calib_destroy(struct trace_calib *tc);
 
 /* The profile as a new JSON object (caller json_decref()s), or NULL after
- * reporting why into d: no GEMM priced (the loader needs one), or no GPU
- * (neither deviceProperties nor o->gpu_name). */
+ * reporting why into d: a damaged call (each said at its event's path),
+ * no GEMM priced (the loader needs one), or no GPU (neither
+ * deviceProperties nor o->gpu_name, or a name longer than a profile's). */
 json_t *trace_calib_profile(const struct trace_calib *tc, const struct trace_calib_opts *o,
 			    struct diag *d);
 

@@ -60,19 +60,21 @@ static int load_job(struct cluster *c, json_t *v, const char *jpath, struct clus
 	if (!nodes)
 		return 0;
 	if ((int)json_array_size(nodes) != j->nnodes)
-		return diag_errf(d, "%s: %s: expected the %d nodes the scenario runs on, found %zu",
-				 c->path, npath, j->nnodes, json_array_size(nodes));
+		return diag_err(d, c->path, npath, "expected the %d nodes the scenario runs on, found %zu",
+				j->nnodes, json_array_size(nodes));
 	j->node = xcalloc((size_t)j->nnodes, sizeof(int));
 	j->listed = true;
 	for (int k = 0; k < j->nnodes; k++) {
 		json_t *e = json_array_get(nodes, (size_t)k);
+		char ep[320];
+		snprintf(ep, sizeof(ep), "%s/%d", npath, k);
 		if (!json_is_integer(e))
-			return diag_errf(d, "%s: %s/%d: expected a node of the fabric, 0 to %d, found %s",
-					 c->path, npath, k, c->nodes - 1, jload_type_name(e));
+			return diag_err(d, c->path, ep, "expected a node of the fabric, 0 to %d, found %s",
+					c->nodes - 1, jload_type_name(e));
 		json_int_t m = json_integer_value(e);
 		if (m < 0 || m >= c->nodes)
-			return diag_errf(d, "%s: %s/%d: expected a node of the fabric, 0 to %d, found %lld",
-					 c->path, npath, k, c->nodes - 1, (long long)m);
+			return diag_err(d, c->path, ep, "expected a node of the fabric, 0 to %d, found %lld",
+					c->nodes - 1, (long long)m);
 		j->node[k] = (int)m;
 	}
 	return 0;
@@ -95,8 +97,13 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 		for (int k = 0; j->listed && k < j->nnodes; k++) {
 			int m = j->node[k];
 			if (owner[m] >= 0) {
-				diag_errf(d, "%s: /jobs/%d/nodes/%d: node %d is job '%s''s already", c->path, i,
-					  k, m, c->job[owner[m]].name);
+				char ep[64];
+				snprintf(ep, sizeof(ep), "/jobs/%d/nodes/%d", i, k);
+				if (owner[m] == i)
+					diag_err(d, c->path, ep, "expected each node once, found node %d again", m);
+				else
+					diag_err(d, c->path, ep, "expected a node no other job holds, found node "
+						 "%d (job '%s' holds it)", m, c->job[owner[m]].name);
 				goto out;
 			}
 			owner[m] = i;
@@ -108,8 +115,8 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 	for (int m = 0; m < c->nodes; m++)
 		free_nodes += owner[m] < 0;
 	if (need > free_nodes) {
-		diag_errf(d, "%s: /nodes: expected room for the jobs: they need %d more nodes, the fabric "
-			  "has %d free of %d", c->path, need, free_nodes, c->nodes);
+		diag_err(d, c->path, "/nodes", "expected room for the jobs: they need %d more nodes, the "
+			 "fabric has %d free of %d", need, free_nodes, c->nodes);
 		goto out;
 	}
 	int *got = xcalloc((size_t)c->njobs, sizeof(int));
@@ -179,8 +186,8 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 	c->placement = (enum cluster_placement)place_idx;
 	size_t n = json_array_size(jobs);
 	if (n < 2 || n > CLUSTER_MAX_JOBS) {
-		diag_errf(d, "%s: %s: expected 2 to %d jobs (one job is a scenario: ddlsim run), found %zu",
-			  path, jpath, CLUSTER_MAX_JOBS, n);
+		diag_err(d, path, jpath, "expected 2 to %d jobs (one job is a scenario: ddlsim run), found %zu",
+			 CLUSTER_MAX_JOBS, n);
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -195,27 +202,36 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 	int gpn = inputs_topology(j0->sc->in)->gpus_per_node;
 	for (int i = 0; i < c->njobs; i++) {
 		const struct cluster_job *j = &c->job[i];
+		char np[340], sp[340];
+		snprintf(np, sizeof(np), "%s/%d/name", jpath, i);
+		snprintf(sp, sizeof(sp), "%s/%d/scenario", jpath, i);
 		for (int k = 0; k < i; k++)
 			if (!strcmp(j->name, c->job[k].name))
-				bad = diag_errf(d, "%s: %s/%d/name: expected a name no other job has, found "
-						"'%s' (job %d's)", path, jpath, i, j->name, k);
+				bad = diag_err(d, path, np, "expected a name no other job has, found '%s' (job "
+					       "%d's)", j->name, k);
 		if (!same_file(inputs_topology_path(j->sc->in), fabric))
-			bad = diag_errf(d, "%s: %s/%d/scenario: expected a scenario on the fabric of job "
-					"'%s' (%s), found one on %s", path, jpath, i, j0->name, fabric,
-					inputs_topology_path(j->sc->in));
+			bad = diag_err(d, path, sp, "expected a scenario on the fabric of job '%s' (%s), found "
+				       "one on %s", j0->name, fabric, inputs_topology_path(j->sc->in));
 		else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
-			bad = diag_errf(d, "%s: %s/%d/scenario: expected %d GPUs a node, as job '%s' uses, "
-					"found %d", path, jpath, i, gpn, j0->name,
-					inputs_topology(j->sc->in)->gpus_per_node);
+			bad = diag_err(d, path, sp, "expected %d GPUs a node, as job '%s' uses, found %d", gpn,
+				       j0->name, inputs_topology(j->sc->in)->gpus_per_node);
 		else if (!simulate_can_share(&j->sc->plan))
-			bad = diag_errf(d, "%s: %s/%d/scenario: expected a job without parameter servers, "
-					"degraded links, throttled GPUs, stragglers or sampled iterations (a "
-					"job beside others is simulated once, whole), found %s with some",
-					path, jpath, i, j->scenario);
+			bad = diag_err(d, path, sp, "expected a job without parameter servers, degraded "
+				       "links, throttled GPUs, stragglers or sampled iterations (a job beside "
+				       "others is simulated once, whole), found %s with some", j->scenario);
 		else if (j->nranks > j->nnodes * gpn)
-			bad = diag_errf(d, "%s: %s/%d/scenario: expected at most %d ranks on its %d nodes, "
-					"found %d", path, jpath, i, j->nnodes * gpn, j->nnodes, j->nranks);
+			bad = diag_err(d, path, sp, "expected at most %d ranks on its %d nodes, found %d",
+				       j->nnodes * gpn, j->nnodes, j->nranks);
 	}
+	/* the fabric's size, before placing: a node count beyond what the
+	 * topology holds would place (and simulate) nothing it can build */
+	const struct topology *t0 = inputs_topology(j0->sc->in);
+	long cap = topology_node_capacity(t0);
+	if (c->nodes > TOPO_MAX_NODES || c->nodes > cap)
+		bad = diag_err(d, path, "/nodes", "expected at most %ld nodes, the most %s, got %d",
+			       cap < TOPO_MAX_NODES ? cap : TOPO_MAX_NODES,
+			       cap < TOPO_MAX_NODES ? "the jobs' topology holds" : "ddlsim simulates",
+			       c->nodes);
 	c->gpus_per_node = gpn;
 	if (bad || cluster_place(c, c->placement, d))
 		goto fail;

@@ -329,7 +329,7 @@ static void check_ps(const struct plan *p, const struct inputs *in, long gpus, c
 			 "with %d nodes has none (use attach \"gpus\")", t->name, p->nodes);
 }
 
-/* Every straggler's rank below the job's gpus. */
+/* Every straggler's rank below the job's gpus; every fraction picks a rank. */
 static void check_straggler_ranks(const struct plan *p, long gpus, const char *f, struct diag *d)
 {
 	char jp[96];
@@ -344,6 +344,18 @@ static void check_straggler_ranks(const struct plan *p, long gpus, const char *f
 				diag_err(d, f, jp, "expected a rank below the job's %ld GPUs, got %d", gpus,
 					 st->rank[st->group[g].first_rank + i]);
 			}
+	/* a fraction picks round(fraction x GPUs) ranks (plan.h): none is no straggler at all */
+	for (int g = 0; g < st->ngroups; g++) {
+		double fr = st->group[g].fraction;
+		if (fr > 0 && (long)(fr * (double)gpus + 0.5) < 1) {
+			if (st->listed)
+				snprintf(jp, sizeof(jp), "/simulation/stragglers/%d/fraction", g);
+			else
+				snprintf(jp, sizeof(jp), "/simulation/stragglers/fraction");
+			diag_err(d, f, jp, "expected a fraction that picks at least one of the job's %ld GPUs "
+				 "(>= %g), got %g: it rounds to no rank", gpus, 0.5 / (double)gpus, fr);
+		}
+	}
 }
 
 /* Exact folding against stragglers, degraded links and mixed GPUs;

@@ -214,19 +214,34 @@ Test(cluster, rejects_overlapping_nodes)
 {
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\", \"nodes\": [0, 1] },"
 		   " { \"name\": \"b\", \"scenario\": \"%s\", \"nodes\": [1, 2] }", 4,
-		   "/jobs/1/nodes/0: node 1 is job 'a''s already");
+		   "/jobs/1/nodes/0: error: expected a node no other job holds, found node 1 (job 'a' holds it)");
+}
+
+Test(cluster, rejects_a_node_listed_twice)
+{
+	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\", \"nodes\": [0, 0] }, { \"name\": \"b\", \"scenario\": \"%s\" }",
+		   4, "/jobs/0/nodes/1: error: expected each node once, found node 0 again");
+}
+
+/* a node count beyond what any fabric builds is refused at load, before
+ * placing 2^31 nodes (it ran past a minute, then failed with exit 1) */
+Test(cluster, rejects_more_nodes_than_ddlsim_simulates)
+{
+	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\" }, { \"name\": \"b\", \"scenario\": \"%s\" }",
+		   2147483647, "c.json: /nodes: error: expected at most 16384 nodes, the most ddlsim simulates, "
+		   "got 2147483647");
 }
 
 Test(cluster, rejects_more_nodes_than_the_fabric)
 {
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\" }, { \"name\": \"b\", \"scenario\": \"%s\" }", 3,
-		   "/nodes: expected room for the jobs: they need 4 more nodes, the fabric has 3 free of 3");
+		   "/nodes: error: expected room for the jobs: they need 4 more nodes, the fabric has 3 free of 3");
 }
 
 Test(cluster, rejects_jobs_on_different_topologies)
 {
 	expect_bad_on("{ \"name\": \"a\", \"scenario\": \"%s\" }, { \"name\": \"b\", \"scenario\": \"%s\" }", 4,
-		      "/jobs/1/scenario: expected a scenario on the fabric of job 'a'", true);
+		      "/jobs/1/scenario: error: expected a scenario on the fabric of job 'a'", true);
 }
 
 Test(cluster, rejects_an_unknown_key_and_a_duplicate_name)
@@ -234,13 +249,13 @@ Test(cluster, rejects_an_unknown_key_and_a_duplicate_name)
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\", \"gpus\": 2 }, { \"name\": \"b\", \"scenario\": \"%s\" }",
 		   4, "/jobs/0");
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\" }, { \"name\": \"a\", \"scenario\": \"%s\" }", 4,
-		   "/jobs/1/name: expected a name no other job has, found 'a'");
+		   "/jobs/1/name: error: expected a name no other job has, found 'a'");
 }
 
 Test(cluster, rejects_a_wrong_node_list)
 {
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\", \"nodes\": [0] }, { \"name\": \"b\", \"scenario\": \"%s\" }",
-		   4, "/jobs/0/nodes: expected the 2 nodes the scenario runs on, found 1");
+		   4, "/jobs/0/nodes: error: expected the 2 nodes the scenario runs on, found 1");
 	expect_bad("{ \"name\": \"a\", \"scenario\": \"%s\", \"nodes\": [0, 9] }, { \"name\": \"b\", \"scenario\": \"%s\" }",
-		   4, "/jobs/0/nodes/1: expected a node of the fabric, 0 to 3, found 9");
+		   4, "/jobs/0/nodes/1: error: expected a node of the fabric, 0 to 3, found 9");
 }

@@ -475,6 +475,37 @@ Test(import, megatron_refuses_what_megatron_asserts)
 	free(dir);
 }
 
+/* A launch file the shell would refuse, a value past 64 bits and a
+ * negative one: each said once, at its place, nothing written. Before:
+ * the open quote swallowed the rest of the file into an unknown flag's
+ * value (exit 0); 99999999999999999999 read as LONG_MAX and refused as
+ * "96 is not a multiple of ... 9223372036854775807"; -8 said twice (>= 0,
+ * then >= 1). */
+Test(import, megatron_refuses_an_open_quote_and_says_a_bad_integer_once)
+{
+	char *dir = tmp_dir(), *err = NULL;
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	cr_expect_eq(import_text(dir, SMALL "\\\n  --data-path \"/data/a b\n", "--nodes 1", NULL, &err), 3);
+	cr_expect(strstr(err, "launch.sh:2:15: error: expected a closing double quote, found the end of the file"),
+		  "%s", err);
+	cr_expect_not(file_exists(p));
+	free(err);
+	cr_expect_eq(import_text(dir, SMALL "--tensor-model-parallel-size 99999999999999999999\n", "--nodes 1", NULL,
+				 &err), 3);
+	cr_expect(strstr(err, "error: --tensor-model-parallel-size: expected an integer >= 0 that fits in 64 bits, "
+			      "got '99999999999999999999'"), "%s", err);
+	cr_expect_not(strstr(err, "9223372036854775807"), "%s", err);
+	free(err);
+	cr_expect_eq(import_text(dir, SMALL "--tensor-model-parallel-size -8\n", "--nodes 1", NULL, &err), 3);
+	const char *once = "error: --tensor-model-parallel-size: expected an integer >= 0, got '-8'";
+	cr_expect(strstr(err, once), "%s", err);
+	cr_expect_not(strstr(err, ">= 1, got '-8'"), "said twice: %s", err);
+	cr_expect_not(file_exists(p));
+	free(err);
+	free(dir);
+}
+
 Test(import, megatron_full_recompute_and_interleaving)
 {
 	char *dir = tmp_dir(), *out = NULL, *err = NULL;
@@ -709,6 +740,29 @@ Test(import, torchtitan_pipeline_context_and_float8)
 	cr_expect_str_eq(jstr_at(s, "training/precision"), "fp32"); /* no FSDP: no mixed precision */
 	json_decref(s);
 	free(err);
+	free(dir);
+}
+
+/* seq_len 0 was refused by the staged scenario's loader, naming the
+ * output that is never written ('s.json: /training/seq_len'); now the
+ * job file's place. A zoo not found from the working directory said
+ * "cannot name it from ...": now which folder and what to give. */
+Test(import, torchtitan_refuses_a_zero_seq_len_and_a_missing_zoo_at_their_place)
+{
+	char *dir = tmp_dir(), *err = NULL;
+	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n[training]\nseq_len = 0\n", TT_TOPO,
+			       "--nodes 1", NULL, &err), 3);
+	cr_expect(strstr(err, "job.toml:4:11: error: training.seq_len: expected an integer >= 1, got 0"), "%s", err);
+	cr_expect_not(strstr(err, "s.json"), "%s", err);
+	free(err);
+	cr_expect_eq(import_tt(dir, NULL, "[model]\nflavor = \"8B\"\n", TT_TOPO, "--nodes 1 --zoo /nonexistent",
+			       NULL, &err), 3);
+	cr_expect(strstr(err, "ddlsim: error: --zoo '/nonexistent': cannot read the flavor's model 'llama3-8b.json': "
+			      "No such file or directory (the folder given;"), "%s", err);
+	free(err);
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/s.json", dir);
+	cr_expect_not(file_exists(p));
 	free(dir);
 }
 
