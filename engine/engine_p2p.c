@@ -138,24 +138,20 @@ static sg_mailbox_t recv_pre(struct sim *S, struct stream_arg *a, const struct t
 	return p2p_mailbox(S, l, *peer, ri->rank);
 }
 
-/* a's receive from peer arrived with the sender's post time post: the
- * sender may wait for it; the route's latency to wait (the links carry
- * none: plain max-min). */
-static double recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const double *post)
+/* The links carry no latency (plain max-min): the receiver waits it. */
+double engine_p2p_recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const void *post)
 {
 	/* delivered: its sender may wait for it at once (engine_stream.c) */
-	S->ri[peer].p2p_got[post - S->ri[peer].p2p_s] = 1;
+	S->ri[peer].p2p_got[(const double *)post - S->ri[peer].p2p_s] = 1;
 	return engine_platform_route_latency(S->host[peer], a->ri->host);
 }
 
-/* a's receive ti (t), posted at start, waited its latency: its transfer's
- * start and its time. */
-static void recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
-		      const double *post)
+void engine_p2p_recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
+			  const void *post)
 {
 	struct rank_inst *ri = a->ri;
-	double *xs = &ri->p2p_s[ri->p2p_slot[ti]];
-	*xs = *post > start ? *post : start;
+	double *xs = &ri->p2p_s[ri->p2p_slot[ti]], sent = *(const double *)post;
+	*xs = sent > start ? sent : start;
 	ri->st->comm_s[t->cat] += simgrid_get_clock() - *xs;
 }
 
@@ -164,25 +160,14 @@ void engine_p2p_recv(struct sim *S, struct stream_arg *a, int ti, const struct t
 {
 	sg_mailbox_t mb = recv_pre(S, a, t, peer);
 	const double *post = sg_mailbox_get(mb);
-	double lat = recv_arrived(S, a, *peer, post);
+	double lat = engine_p2p_recv_arrived(S, a, *peer, post);
 	if (lat > 0)
 		sg_actor_sleep_for(lat);
-	recv_done(a, ti, t, start, post);
+	engine_p2p_recv_done(a, ti, t, start, post);
 }
 
 void *engine_p2p_recv_post(struct sim *S, struct stream_arg *a, const struct task *t, int *peer,
 			   void **post)
 {
 	return engine_platform_get_async(recv_pre(S, a, t, peer), post);
-}
-
-double engine_p2p_recv_arrived(struct sim *S, const struct stream_arg *a, int peer, const void *post)
-{
-	return recv_arrived(S, a, peer, post);
-}
-
-void engine_p2p_recv_done(struct stream_arg *a, int ti, const struct task *t, double start,
-			  const void *post)
-{
-	recv_done(a, ti, t, start, post);
 }

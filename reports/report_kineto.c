@@ -117,7 +117,7 @@ static void softmax_args(const struct op_timing *o, const double *x, json_t *in,
 
 /* A norm's or softmax's inputs ([rows, row] first) of type t into in and
  * ty, its op's name into name; returns the concrete inputs (caller owns),
- * NULL for another memory-bound kind (in and ty then hold x). */
+ * NULL for another memory-bound kind (in then holds x, ty nothing). */
 static json_t *membound_args(const struct op_timing *o, const char *t, json_t *in, json_t *ty, char *name,
 			     size_t nn)
 {

@@ -355,8 +355,8 @@ static void goal_defaults(struct goal *g)
 	goodput_params_init(&g->goodput);
 }
 
-/* name (default: the file's name less its extension), description and
- * model (resolved against path). */
+/* name (default: path's file name less its extension) and
+ * description. */
 static void load_names(struct jobj *jo, struct goal *g, const char *path)
 {
 	const char *s;
