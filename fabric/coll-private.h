@@ -16,6 +16,10 @@ int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 /* Split sorted ranks into runs by node: start[k] is the first index of
  * node run k, start[nn] = n (start has room for n + 1). Returns nn. */
 int coll_node_runs(const struct topology *t, const int *sorted, int n, int *start);
+/* The channels a ring or tree over those node runs takes: one per NIC
+ * the ranks use in every node, at least one; one in a single node or
+ * where a node has one NIC. */
+int coll_node_channels(const struct topology *t, const int *sorted, const int *start, int nn);
 /* Put one node's ranks r[0..len) in ring order: on an NVLink mesh, a
  * Hamiltonian cycle of direct NVLinks with the widest bottleneck (when
  * one exists and len <= 12); otherwise unchanged. */

@@ -75,6 +75,29 @@ int coll_node_runs(const struct topology *t, const int *r, int n, int *start)
 	return nn;
 }
 
+/* The channels of a ring or tree: one per NIC the group's GPUs use in
+ * every node, at least one; one where the group is in one node or a node has
+ * one NIC. r: the ranks sorted, start: the nn node runs' starts. */
+int coll_node_channels(const struct topology *t, const int *r, const int *start, int nn)
+{
+	if (nn <= 1 || t->nics <= 1)
+		return 1;
+	int C = t->nics;
+	for (int k = 0; k < nn; k++) {
+		bool seen[TOPO_MAX_NICS] = { false };
+		int dn = 0;
+		for (int i = start[k]; i < start[k + 1]; i++) {
+			int nic = t->gpu_nic[topology_local_of(t, r[i])];
+			if (nic >= 0 && !seen[nic]) {
+				seen[nic] = true;
+				dn++;
+			}
+		}
+		C = dn < C ? dn : C;
+	}
+	return C < 1 ? 1 : C;
+}
+
 int coll_add_flow(struct coll_plan *p, int *cap, int src, int dst, double bytes,
 		  double latency_s)
 {

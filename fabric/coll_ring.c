@@ -89,25 +89,7 @@ int coll_ring_plan(const struct topology *t, enum coll_op op, const int *ranks,
 		goto out;
 	}
 
-	int C = 1;
-	if (nn > 1 && t->nics > 1) {
-		C = t->nics;
-		for (int k = 0; k < nn; k++) {
-			bool seen[TOPO_MAX_NICS] = { false };
-			int d = 0;
-			for (int i = start[k]; i < start[k + 1]; i++) {
-				int nic = t->gpu_nic[topology_local_of(t, r[i])];
-				if (nic >= 0 && !seen[nic]) {
-					seen[nic] = true;
-					d++;
-				}
-			}
-			if (d < C)
-				C = d;
-		}
-		if (C < 1)
-			C = 1;
-	}
+	int C = coll_node_channels(t, r, start, nn);
 	int nedges = chain ? n - 1 : n;
 	for (int c = 0; c < C; c++) {
 		int wr = 0;

@@ -26,29 +26,6 @@ static int add_both(struct coll_plan *p, int *cap, int a, int b, double bytes)
 	return coll_add_flow(p, cap, b, a, bytes, 0);
 }
 
-/* The channels: one per NIC the group's GPUs use in every node (as the
- * ring), at least one; one where the group is in one node or a node has
- * one NIC. r: the ranks sorted, start: the nn node runs' starts. */
-static int tree_channels(const struct topology *t, const int *r, const int *start, int nn)
-{
-	if (nn <= 1 || t->nics <= 1)
-		return 1;
-	int C = t->nics;
-	for (int k = 0; k < nn; k++) {
-		bool seen[TOPO_MAX_NICS] = { false };
-		int dn = 0;
-		for (int i = start[k]; i < start[k + 1]; i++) {
-			int nic = t->gpu_nic[topology_local_of(t, r[i])];
-			if (nic >= 0 && !seen[nic]) {
-				seen[nic] = true;
-				dn++;
-			}
-		}
-		C = dn < C ? dn : C;
-	}
-	return C < 1 ? 1 : C;
-}
-
 /* One tree's (k2 of 2C) chains inside the nn nodes, rotated per tree, of
  * part bytes each way into p; *a_intra the longest link's latency.
  * Returns 0 or -1. */
@@ -111,7 +88,7 @@ int coll_tree_plan(const struct topology *t, enum coll_op op, const int *ranks,
 			maxlen = len;
 	}
 	/* channels, each a pair of trees carrying N / (2C) */
-	int C = tree_channels(t, r, start, nn);
+	int C = coll_node_channels(t, r, start, nn);
 	double part = N / (2.0 * C);
 	for (int k2 = 0; k2 < 2 * C; k2++)
 		if (add_chains(t, p, &cap, r, start, nn, k2, C, part, &a_intra) ||

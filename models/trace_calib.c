@@ -398,6 +398,15 @@ static void add_call(struct trace_calib *tc, const struct trace_calib_entry *c, 
 	e->t[e->nt++] = t;
 }
 
+/* s: one call of op, left out for why. */
+static void skip_set(struct trace_calib_skip *s, const struct kineto_op *op, const char *why)
+{
+	s->op = op->name, s->count = 1;
+	snprintf(s->why, sizeof(s->why), "%s", why);
+	snprintf(s->jpath, sizeof(s->jpath), "%s", op->jpath);
+}
+
+/* A call of op the profile cannot price, counted by op and why. */
 static void add_skip(struct trace_calib *tc, const struct kineto_op *op, const char *why)
 {
 	tc->calls_skipped++;
@@ -407,21 +416,14 @@ static void add_skip(struct trace_calib *tc, const struct kineto_op *op, const c
 			return;
 		}
 	XGROW(tc->skip, tc->cskip, tc->nskip + 1);
-	struct trace_calib_skip *s = &tc->skip[tc->nskip++];
-	s->op = op->name, s->count = 1;
-	snprintf(s->why, sizeof(s->why), "%s", why);
-	snprintf(s->jpath, sizeof(s->jpath), "%s", op->jpath);
+	skip_set(&tc->skip[tc->nskip++], op, why);
 }
 
 /* A call a sound trace cannot hold: said by trace_calib_profile(). */
 static void add_damaged(struct trace_calib *tc, const struct kineto_op *op, const char *why)
 {
-	if (tc->ndamaged < TRACE_CALIB_DAMAGED_MAX) {
-		struct trace_calib_skip *s = &tc->damaged[tc->ndamaged];
-		s->op = op->name, s->count = 1;
-		snprintf(s->why, sizeof(s->why), "%s", why);
-		snprintf(s->jpath, sizeof(s->jpath), "%s", op->jpath);
-	}
+	if (tc->ndamaged < TRACE_CALIB_DAMAGED_MAX)
+		skip_set(&tc->damaged[tc->ndamaged], op, why);
 	tc->ndamaged++;
 }
 

@@ -552,11 +552,6 @@ static json_t *report_of_ex(const char *path, bool separate, const char *extra)
 	return r;
 }
 
-static json_t *report_of(const char *path, bool separate)
-{
-	return report_of_ex(path, separate, "");
-}
-
 /* The merge scenario below: Llama-2 70B, TP 8 x PP 4 x DP 2 on 8 nodes
  * of the 2:1 fat tree, unfolded (text into buf). */
 static const char *merge_scenario_ex(char *buf, size_t n, const char *parallel_more)
@@ -577,6 +572,51 @@ static const char *merge_scenario(char *buf, size_t n)
 	return merge_scenario_ex(buf, n, "");
 }
 
+/* The actors of scenario path, simulated (nsim ranks of it). */
+static int actors_of(const char *path, int nsim)
+{
+	struct diag dg;
+	struct result r;
+	diag_init(&dg, stderr);
+	struct scenario *sc = scenario_load(path, &dg);
+	cr_assert(sc, "%s", diag_text(&dg));
+	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
+	cr_assert_eq(r.eng->nsimulated, nsim);
+	int n = r.eng->actors;
+	diag_finish(&dg);
+	result_finish(&r);
+	scenario_destroy(sc);
+	return n;
+}
+
+/* The actors of the merge scenario, under schedule text sched. */
+static int merge_actors(const char *sched)
+{
+	char text[1024], *d = tmp_dir();
+	char *path = write_file(d, "merge.json", merge_scenario_ex(text, sizeof(text), sched));
+	int n = actors_of(path, 64);
+	free(path);
+	free(d);
+	return n;
+}
+
+/* Scenario path's report (run with extra options) merged and with
+ * simulation.separate_streams: the same to the last bit, and some
+ * communication exposed (so the streams did interact). Returns the
+ * merged report (the caller's). */
+static json_t *expect_merged_as_separate(const char *path, const char *extra)
+{
+	json_t *a = report_of_ex(path, false, extra), *b = report_of_ex(path, true, extra);
+	char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	char *sb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	cr_expect_str_eq(sa, sb, "%s: merged and separate streams differ", path);
+	cr_expect_gt(jnum(a, "breakdown/mean/exposed_comm_s"), 0, "%s", path);
+	free(sa);
+	free(sb);
+	json_decref(b);
+	return a;
+}
+
 /* A rank's pipeline sends, and the last stage's loss all-reduces (three
  * in a row), run on its compute stream's actor (engine_stream_merge):
  * per 4 ranks of a pipeline, the compute streams (4), DP (4) and the
@@ -587,21 +627,8 @@ static const char *merge_scenario(char *buf, size_t n)
  * figures as separate actors: merged_streams_replay_as_separate_actors. */
 Test(engine, pipeline_sends_run_on_the_compute_stream_s_actor, .timeout = 120)
 {
-	char text[1024], *d = tmp_dir();
-	char *path = write_file(d, "merge.json", merge_scenario(text, sizeof(text)));
-	struct diag dg;
-	struct result r;
-	diag_init(&dg, stderr);
-	struct scenario *sc = scenario_load(path, &dg);
-	cr_assert(sc, "%s", diag_text(&dg));
-	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
-	cr_assert_eq(r.eng->nsimulated, 64);
-	cr_expect_eq(r.eng->actors, 192, "%d actors", r.eng->actors);
-	diag_finish(&dg);
-	result_finish(&r);
-	scenario_destroy(sc);
-	free(path);
-	free(d);
+	int n = merge_actors("");
+	cr_expect_eq(n, 192, "%d actors", n);
 }
 
 /* Tensor-parallel collectives and pipeline sends run on the compute
@@ -622,40 +649,10 @@ Test(engine, merged_streams_replay_as_separate_actors, .timeout = 240)
 				src_path("scenarios/zb-h1-llama3-8b-pp4.json"),
 				src_path("scenarios/dualpipe-llama3-8b-pp4.json"),
 				src_path("validation/bloom-a100/bloom-176b-384gpu.json") };
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		json_t *a = report_of(paths[i], false), *b = report_of(paths[i], true);
-		char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-		char *sb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-		cr_expect_str_eq(sa, sb, "%s: merged and separate streams differ", paths[i]);
-		cr_expect_gt(jnum(a, "breakdown/mean/exposed_comm_s"), 0, "%s", paths[i]);
-		free(sa);
-		free(sb);
-		json_decref(a);
-		json_decref(b);
-	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		json_decref(expect_merged_as_separate(paths[i], ""));
 	free((char *)paths[0]);
 	free(d);
-}
-
-/* The actors of the merge scenario, under schedule text sched. */
-static int merge_actors(const char *sched)
-{
-	char text[1024], *d = tmp_dir();
-	char *path = write_file(d, "merge.json", merge_scenario_ex(text, sizeof(text), sched));
-	struct diag dg;
-	struct result r;
-	diag_init(&dg, stderr);
-	struct scenario *sc = scenario_load(path, &dg);
-	cr_assert(sc, "%s", diag_text(&dg));
-	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
-	cr_assert_eq(r.eng->nsimulated, 64);
-	int n = r.eng->actors;
-	diag_finish(&dg);
-	result_finish(&r);
-	scenario_destroy(sc);
-	free(path);
-	free(d);
-	return n;
 }
 
 /* Interleaved 1F1B (2 chunks a stage): every stage receives from both
@@ -680,16 +677,9 @@ Test(engine, merged_receive_lanes_replay_as_separate_actors, .timeout = 240)
 	char *path = write_file(d, "merge.json",
 				merge_scenario_ex(text, sizeof(text),
 						  ",\"schedule\":\"interleaved\",\"interleave\":2"));
-	json_t *a = report_of_ex(path, false, "--per-rank"), *b = report_of_ex(path, true, "--per-rank");
+	json_t *a = expect_merged_as_separate(path, "--per-rank");
 	cr_assert_not_null(json_object_get(json_object_get(a, "breakdown"), "per_rank"));
-	char *sa = json_dumps(a, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-	char *sb = json_dumps(b, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-	cr_expect_str_eq(sa, sb, "merged and separate receive lanes differ");
-	cr_expect_gt(jnum(a, "breakdown/mean/exposed_comm_s"), 0);
-	free(sa);
-	free(sb);
 	json_decref(a);
-	json_decref(b);
 	free(path);
 	free(d);
 }
@@ -704,15 +694,6 @@ Test(engine, merged_receive_lanes_replay_as_separate_actors, .timeout = 240)
  * actors. */
 Test(engine, blocking_sends_run_in_line_with_their_tp_run, .timeout = 120)
 {
-	struct diag dg;
-	struct result r;
-	diag_init(&dg, stderr);
-	struct scenario *sc = scenario_load(src_path("validation/bloom-a100/bloom-176b-384gpu.json"), &dg);
-	cr_assert(sc, "%s", diag_text(&dg));
-	cr_assert_eq(simulate_run(sc->in, &sc->plan, &r, &dg), 0, "%s", diag_text(&dg));
-	cr_assert_eq(r.eng->nsimulated, 12);
-	cr_expect_eq(r.eng->actors, 36, "%d actors", r.eng->actors);
-	diag_finish(&dg);
-	result_finish(&r);
-	scenario_destroy(sc);
+	int n = actors_of(src_path("validation/bloom-a100/bloom-176b-384gpu.json"), 12);
+	cr_expect_eq(n, 36, "%d actors", n);
 }
