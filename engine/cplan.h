@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "coll.h"
+#include "program.h"
 
 struct cplan {
 	int leader, kind, op;
@@ -55,6 +56,9 @@ struct cplan_replay {
 	int k;                  /* flows of the plan on each of its timed links */
 	int nlinks;
 	int *ids;               /* [nlinks] the timed links off the first flow's route */
+	long ninst[CAT_N];      /* instances replayed, by the tasks' category: their
+				 * flows' bytes go to the routes' counts once, after
+				 * the run (engine_replay_flush) */
 };
 
 /* An open-addressing table of plans, made with one topology and one

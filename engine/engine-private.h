@@ -322,6 +322,9 @@ void engine_recv_main(int argc, char **argv);
 /* Run collective task t on a's rank: barrier, flows, barrier, latency.
  * Sets S->failed if no plan. */
 void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t);
+/* The HBM bytes per second a rank's kernels of collective p move while
+ * it runs (engine_comm_busy's hbm_Bps). */
+double engine_coll_hbm_Bps(const struct coll_plan *p);
 /* The mailbox of a collective flow src -> dst on stream. */
 sg_mailbox_t engine_coll_mailbox(int stream, int src, int dst);
 /* Cheap folding: a daemon sink for every mailbox a simulated rank sends
@@ -345,11 +348,20 @@ void engine_inbox_finish(struct stream_arg *a);
  * cross only links no other flow of the run can use (cplan.priv); none if
  * a plan cannot be made (the replay says). */
 void engine_replay_init(struct sim *S);
-/* After the first meeting of a collective of private plan c (latency
- * lat, barrier gb): replay it (engine_replay.c) and return true, or
- * false where it must post its flows. */
-bool engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
-			struct group_bar *gb, double lat);
+/* Whether private plan c's collectives are replayed: its first instance,
+ * which posts every flow, has ended. */
+bool engine_replay_ready(const struct cplan *c);
+/* A member of group mem[n] (barrier gb) reaching a collective of private
+ * plan c (latency lat) that engine_replay_ready() says is replayed, in
+ * place of both meetings (engine_coll.c): it counts its own flows, and
+ * the last to arrive posts the replay's flows, sleeps the latency and
+ * holds the members' SMs for them; every member returns at the instant
+ * the posted collective would end. */
+void engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
+			struct group_bar *gb, const int *mem, int n, double lat);
+/* After the replay: the replayed instances' flows' bytes on their routes
+ * (engine_links.c), as each member would have counted them. */
+void engine_replay_flush(struct sim *S);
 /* A member posting private plan c's flows: the first instance's record
  * (the first caller starts it), or NULL. */
 struct cplan_replay *engine_replay_begin(struct cplan *c);

@@ -403,6 +403,7 @@ static void collect(struct sim *S, struct engine_result *out)
 			rate += 1 / out->rank[r].finish_s / N;
 		out->iteration_s = 1 / rate;
 	}
+	engine_replay_flush(S);
 	out->flows = S->flows;
 	out->collectives = S->collectives;
 	out->replayed = S->replayed;

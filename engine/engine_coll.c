@@ -55,7 +55,7 @@ static double proto_line_factor(const char *proto)
  * runs (engine.h): its bytes on the wire per rank (nccl-tests' bus bytes)
  * over its uncontended time, stored and read back in its protocol's
  * lines. */
-static double coll_hbm_Bps(const struct coll_plan *p)
+double engine_coll_hbm_Bps(const struct coll_plan *p)
 {
 	return p->ideal_time_s > 0 ? ENGINE_NCCL_HBM_PER_WIRE * proto_line_factor(p->proto) *
 					     p->bus_bytes / p->ideal_time_s
@@ -351,22 +351,25 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
 
+	if (cp0->priv) {
+		/* a private plan (engine_replay.c) whose first instance ran */
+		if (t->launch_s > 0) /* the entry may have moved while it slept */
+			cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes);
+		if (engine_replay_ready(cp0)) {
+			engine_replay_coll(S, a, t, cp0, gb, mem, n, lat);
+			return;
+		}
+	}
 	meet_first(gb, lat);
-	double hbm = coll_hbm_Bps(p);
+	double hbm = engine_coll_hbm_Bps(p);
 	engine_comm_busy(ri, p->sm_channels, hbm, +1);
 	int nc = 0, ncis = 0;
 	struct cls_inst **cis = NULL;   /* folded exactly: the class plans posted */
 	const struct coll_plan *cls;
 	cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes); /* found: made above */
 	struct cplan_replay *rec = NULL;
-	if (cp0->priv) {
-		/* a private plan (engine_replay.c) */
-		if (engine_replay_coll(S, a, t, cp0, gb, lat)) {
-			engine_comm_busy(ri, p->sm_channels, hbm, -1);
-			return;
-		}
-		rec = engine_replay_begin(cp0);
-	}
+	if (cp0->priv)
+		rec = engine_replay_begin(cp0); /* a private plan's first instance */
 	struct cls_inst *ci = engine_cls_join(S, gb, cp0, mem, n, &cls);
 	if (ci) {
 		nc = post_classes(S, a, ci, cls, t->cat, p->wire_scale);

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bug.h"
 #include "engine_platform.h"
 #include "xalloc.h"
 
@@ -410,51 +411,94 @@ void engine_replay_end(struct cplan_replay *rec)
 		rec->state = 2;
 }
 
-bool engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
-			struct group_bar *gb, double lat)
+bool engine_replay_ready(const struct cplan *c)
 {
-	static int dummy_payload;
-	struct cplan_replay *rec = c->rep;
-	if (!c->priv || !rec || rec->state != 2 || !gb->same_latency)
-		return false;
+	return c->priv && c->rep && c->rep->state == 2;
+}
+
+/* The member whose arrival opens the meeting (the last): everything the
+ * members would do together from the instant the barrier would open to
+ * the instant it would open again, on their behalf. */
+static void replay_for_all(struct sim *S, struct stream_arg *a, const struct coll_plan *p,
+			   struct cplan_replay *rec, int cat, const int *mem, int n, double lat)
+{
+	S->flows += p->nflows;
+	rec->ninst[cat]++;
+	const double hbm = engine_coll_hbm_Bps(p);
+	for (int i = 0; i < n; i++)
+		engine_comm_busy(&S->ri[mem[i]], p->sm_channels, hbm, +1);
+	/* k flows of the first flow's bytes on its route alone, from its
+	 * source: each gets the share every flow of the plan gets, and they
+	 * end when the plan's would */
+	const struct coll_flow f0 = p->flows[0];
+	sg_host_t src = S->host[f0.src], dst = S->host[f0.dst];
+	S->replayed++;
+	long long mark = engine_links_mark(S);
+	engine_links_touch(S, src, dst);
+	XGROW(a->comms, a->ncomms_cap, (size_t)rec->k + 1);
+	for (int i = 0; i < rec->k; i++)
+		a->comms[i] = engine_platform_sendto_async(src, dst, ceil(f0.bytes));
+	engine_platform_wait_all((void **)a->comms, (size_t)rec->k);
+	/* the plan's other links: the steps its flows would have been read
+	 * at, added as they would have been */
+	engine_links_add_steps(S, mark, rec->ids, rec->nlinks);
+	if (lat > 0)
+		sg_actor_sleep_for(lat);
+	for (int i = 0; i < n; i++)
+		engine_comm_busy(&S->ri[mem[i]], p->sm_channels, hbm, -1);
+}
+
+void engine_replay_coll(struct sim *S, struct stream_arg *a, const struct task *t, struct cplan *c,
+			struct group_bar *gb, const int *mem, int n, double lat)
+{
 	struct rank_inst *ri = a->ri;
 	const struct coll_plan *p = c->p;
-	/* what its own flows would have counted */
+	struct cplan_replay *rec = c->rep;
+	/* what its own flows would have counted: its payload now, in the
+	 * order the posted run adds it; their bytes on their routes (whole
+	 * numbers, whose sums are exact in any order) after the run, and
+	 * their count by the last to arrive */
 	int o0 = cplan_lower(p, NULL, ri->rank, false), o1 = cplan_lower(p, NULL, ri->rank + 1, false);
 	for (int i = o0; i < o1; i++) {
 		const struct coll_flow *f = &p->flows[i];
 		engine_cls_touch(S, f->src, f->dst);
-		engine_links_bytes(S, S->host[f->src], S->host[f->dst], ceil(f->bytes), t->cat);
 		ri->st->sent_bytes[t->cat] += f->bytes / p->wire_scale; /* payload */
-		S->flows++;
 	}
-	const struct coll_flow f0 = p->flows[0];
-	if (ri->rank == f0.src) {
-		/* the first flow's source posts k of its flows on its route:
-		 * each gets the share every flow of the plan gets, and they end
-		 * when the plan's would */
-		S->replayed++;
-		long long mark = engine_links_mark(S);
-		engine_links_touch(S, S->host[f0.src], S->host[f0.dst]);
-		XGROW(a->comms, a->ncomms_cap, (size_t)rec->k + 1);
-		sg_mailbox_t mb = engine_inbox(S, f0.dst, t->stream);
-		for (int i = 0; i < rec->k; i++)
-			a->comms[i] = engine_platform_put_async(mb, &dummy_payload, (long)ceil(f0.bytes),
-								 ri->host, S->host[f0.dst]);
-		engine_platform_wait_all((void **)a->comms, (size_t)rec->k);
-		/* the plan's other links: the steps its flows would have
-		 * been read at, added as they would have been */
-		engine_links_add_steps(S, mark, rec->ids, rec->nlinks);
-	}
-	/* as meet_after (engine_coll.c): the last to end sleeps the
-	 * latency, the others wait through it at the barrier */
-	if (++gb->ended == gb->members) {
-		gb->ended = 0;
-		if (lat > 0)
-			sg_actor_sleep_for(lat);
+	/* one meeting, not two: the members but the last wait at the
+	 * barrier; the last, whose arrival is the instant the posted run's
+	 * first meeting opens, runs the collective for all of them and
+	 * joins them at the instant its second would open (the latency is
+	 * the plan's, every member's alike: run_excluded, same_collectives) */
+	if (gb->arrived++ == 0)
+		gb->latency_s = lat;
+	BUG_ON(lat != gb->latency_s, "members of one private plan with latencies %g and %g s",
+	       lat, gb->latency_s);
+	if (gb->arrived == gb->members) {
+		BUG_ON(gb->members != n, "%d of %d members simulated in a replay", gb->members, n);
+		gb->arrived = 0;
+		replay_for_all(S, a, p, rec, t->cat, mem, n, lat);
 	}
 	sg_barrier_wait(gb->bar);
-	if (ri->rank == f0.dst)
-		engine_inbox_drain(a, rec->k);
-	return true;
+}
+
+void engine_replay_flush(struct sim *S)
+{
+	const struct cplan_cache *C = &S->fold.cache;
+	for (size_t q = 0; q < C->cap; q++) {
+		const struct cplan *c = &C->plans[q];
+		if (!c->p || !c->priv || !c->rep)
+			continue;
+		for (int cat = 0; cat < CAT_N; cat++) {
+			long k = c->rep->ninst[cat];
+			for (int i = 0; k > 0 && i < c->p->nflows; i++) {
+				const struct coll_flow *f = &c->p->flows[i];
+				double b = ceil(f->bytes);
+				/* whole numbers below 2^53 add exactly, in any
+				 * order: the posted run's sums, byte for byte */
+				BUG_ON((double)k * b > 0x1p53, "%ld replays of %.0f bytes", k, b);
+				engine_links_bytes(S, S->host[f->src], S->host[f->dst], (double)k * b,
+						   cat);
+			}
+		}
+	}
 }
