@@ -229,7 +229,9 @@ struct mixed_figs {
 	double tp_s[MIXED_RANKS][K];
 	int nlinks;
 	double busy_s[256];
-	long replayed;
+	double bytes_B[256][CAT_N];     /* every link's bytes, by category */
+	double sent_B[MIXED_RANKS];     /* every rank's TP payload */
+	long replayed, flows;
 };
 
 /* TP 8 x DP 2 on two nodes: node 0's ranks replay p, node 1's q (its
@@ -273,8 +275,13 @@ static void run_mixed(double tp_bytes, bool posted, struct mixed_figs *out)
 	}
 	cr_assert_leq(res.nlinks, 256);
 	out->nlinks = res.nlinks;
-	for (int i = 0; i < res.nlinks; i++)
+	for (int i = 0; i < res.nlinks; i++) {
 		out->busy_s[i] = res.links[i].busy_s;
+		memcpy(out->bytes_B[i], res.links[i].bytes, sizeof(out->bytes_B[i]));
+	}
+	for (int r = 0; r < MIXED_RANKS; r++)
+		out->sent_B[r] = res.rank[r].sent_bytes[CAT_TP_COMM];
+	out->flows = res.flows;
 	engine_result_finish(&res);
 	program_finish(&p);
 	program_finish(&q);
@@ -333,6 +340,21 @@ Test(replay, mixed_gpus_with_the_same_collectives_replay_as_posted)
 	for (int i = 0; i < posted.nlinks; i++)
 		cr_expect_eq(replayed.busy_s[i], posted.busy_s[i], "link %d busy %.17g s, posted %.17g s",
 			     i, replayed.busy_s[i], posted.busy_s[i]);
+	/* the replay counts what the posted run posts: every flow, every
+	 * link's bytes by category (the replayed instances' added after the
+	 * run, engine_replay_flush), every rank's payload. (Mutated: the
+	 * flush left out, the NVLink ports' TP bytes fell to the first
+	 * instance's.) */
+	cr_expect_eq(replayed.flows, posted.flows, "flows %ld, posted %ld", replayed.flows,
+		     posted.flows);
+	for (int i = 0; i < posted.nlinks; i++)
+		for (int c = 0; c < CAT_N; c++)
+			cr_expect_eq(replayed.bytes_B[i][c], posted.bytes_B[i][c],
+				     "link %d category %d: %.17g B, posted %.17g B", i, c,
+				     replayed.bytes_B[i][c], posted.bytes_B[i][c]);
+	for (int r = 0; r < MIXED_RANKS; r++)
+		cr_expect_eq(replayed.sent_B[r], posted.sent_B[r], "rank %d sent %.17g B, posted %.17g B",
+			     r, replayed.sent_B[r], posted.sent_B[r]);
 }
 
 /* Mixed GPUs whose programs' collectives differ (node 1's TP all-reduces
