@@ -33,6 +33,10 @@ cases=(
 	"tests/bench/scenarios/llama2-70b-256-fattree2-2to1.json|on"
 	"tests/bench/scenarios/llama2-70b-256-fattree2-2to1.json|off"
 	"tests/bench/scenarios/llama2-70b-256-rail.json|"
+	# issue 42: the same model on 1,024 GPUs of that tree, 128
+	# micro-batches a replica, every rank simulated (done when <= 30 CPU
+	# s and 600 MB)
+	"tests/bench/scenarios/llama2-70b-1024-fattree2-2to1.json|off"
 	# issue 25, item 4: expert-parallel all-to-alls of a training run over
 	# 4 nodes, every rank of 1,024 simulated: one flow per NIC while alone
 	# (engine/engine_classes.c), then the same run with pairs only
