@@ -347,11 +347,12 @@ void engine_coll_task(struct sim *S, struct stream_arg *a, const struct task *t)
 	double lat = (p->extra_latency_s + route_alpha(S, cp0)) * t->count;
 	struct group_bar *gb = engine_group_barrier(S, mem[0], t->group, t->stream, mem, n);
 	S->collectives++;
+	const bool priv = cp0->priv; /* read before the sleep, which may move cp0 */
 	if (t->launch_s > 0)
 		sg_actor_sleep_for(t->launch_s * t->count);
 	ri->st->collectives[t->cat] += t->count;
 
-	if (cp0->priv) {
+	if (priv) {
 		/* a private plan (engine_replay.c) whose first instance ran */
 		if (t->launch_s > 0) /* the entry may have moved while it slept */
 			cp0 = cplan_get(&S->fold.cache, t->group, mem, n, t->op, bytes);

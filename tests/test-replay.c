@@ -368,3 +368,93 @@ Test(replay, mixed_gpus_with_other_collectives_post_every_flow)
 	run_mixed(32e6, false, &figs);
 	cr_expect_eq(figs.replayed, 0, "replayed %ld", figs.replayed);
 }
+
+/* What a run beside compute gives: its iteration and every rank's
+ * compute slowed by the collectives beside it. */
+struct overlap_figs {
+	double iteration_s;
+	double interference_s[8];
+	long replayed;
+};
+
+/* TP 8 on one node, K x (compute, TP all-reduce of 64 MB) where each
+ * compute waits for the previous compute alone, not for the all-reduce:
+ * the all-reduce k runs beside compute k + 1, whose SMs it takes (the
+ * GPU's 100 SMs, engine_comm_busy). */
+static void run_overlap(bool posted, struct overlap_figs *out)
+{
+	struct topology *t = topo();
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	int c = -1;
+	for (int k = 0; k < K; k++) {
+		c = program_compute(&p, CAT_FORWARD, 1e-3, 0, 0, 0, c < 0 ? NULL : &c, c < 0 ? 0 : 1);
+		program_coll(&p, STREAM_TP, CAT_TP_COMM, COLL_ALLREDUCE, GROUP_TP, 64e6, 1, &c, 1);
+	}
+	struct placement pl;
+	cr_assert_eq(placement_init(&pl, 8, 1, 1, NULL), 0);
+	struct engine_job job = { .topo = t, .nodes = 1, .pl = &pl, .stage_prog = pp,
+				  .coll_algo = "ring", .collective_flows = posted,
+				  .overlap = { .sm_count = 100 } };
+	struct engine_result res;
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	memset(out, 0, sizeof(*out));
+	out->iteration_s = res.iteration_s;
+	out->replayed = res.replayed;
+	for (int r = 0; r < 8; r++)
+		out->interference_s[r] = res.rank[r].interference_s;
+	engine_result_finish(&res);
+	program_finish(&p);
+	topology_destroy(t);
+}
+
+/* A replayed all-reduce holds every member's SMs from the instant the
+ * posted one's members would take them to the instant they would give
+ * them back (the last to arrive does it for all): the compute beside it
+ * is slowed as beside the posted one, bit for bit, and slowed at all.
+ * (Mutated: replay_for_all's engine_comm_busy calls left out, the
+ * replayed run's interference fell to the first instance's.) */
+Test(replay, replayed_collectives_slow_the_compute_beside_them_as_posted)
+{
+	SKIP_UNLESS_FORK_IS_SAFE();
+	int fd[2];
+	cr_assert_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	static struct overlap_figs posted, replayed;
+	if (pid == 0) {
+		close(fd[0]);
+		run_overlap(true, &posted);
+		ssize_t w = write(fd[1], &posted, sizeof(posted));
+		_exit(w == (ssize_t)sizeof(posted) ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	while (got < sizeof(posted)) {
+		ssize_t n = read(fd[0], (char *)&posted + got, sizeof(posted) - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof(posted),
+		  "the posted run failed");
+	run_overlap(false, &replayed);
+	cr_expect_eq(posted.replayed, 0);
+	cr_expect_eq(replayed.replayed, K - 1, "replayed %ld of %d", replayed.replayed, K - 1);
+	cr_expect_eq(replayed.iteration_s, posted.iteration_s, "iteration %.17g s, posted %.17g s",
+		     replayed.iteration_s, posted.iteration_s);
+	for (int r = 0; r < 8; r++) {
+		/* every all-reduce but the last runs beside a compute */
+		cr_expect_gt(posted.interference_s[r], 0, "rank %d", r);
+		cr_expect_eq(replayed.interference_s[r], posted.interference_s[r],
+			     "rank %d interference %.17g s, posted %.17g s", r,
+			     replayed.interference_s[r], posted.interference_s[r]);
+	}
+}
