@@ -458,3 +458,143 @@ Test(replay, replayed_collectives_slow_the_compute_beside_them_as_posted)
 			     replayed.interference_s[r], posted.interference_s[r]);
 	}
 }
+
+/* Run run(true, out) in a child process (SimGrid runs once per process)
+ * and read its figures back into out (size bytes). */
+static void posted_in_child(void (*run)(bool posted, void *out), void *out, size_t size)
+{
+	int fd[2];
+	cr_assert_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fd[0]);
+		run(true, out);
+		ssize_t w = write(fd[1], out, size);
+		_exit(w == (ssize_t)size ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	while (got < size) {
+		ssize_t n = read(fd[0], (char *)out + got, size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == size,
+		  "the posted run failed");
+}
+
+/* What a folded run gives: its iteration, rank 0's TP all-reduce times,
+ * its flows, every link's busy time and bytes (of at most 64 links). */
+struct fold_figs {
+	double iteration_s;
+	double tp_s[K];
+	long replayed, flows;
+	int nlinks;
+	double busy_s[64], bytes_B[64][CAT_N];
+};
+
+static bool g_fold_exact;
+
+/* run_tp's program, TP 8 x DP 4 on four nodes, folded (one replica
+ * simulated; exactly where g_fold_exact); posted: every collective's
+ * flows posted. */
+static void run_fold(bool posted, void *figs)
+{
+	struct fold_figs *out = figs;
+	struct topology *t = topo();
+	struct program p;
+	struct program *pp[1] = { &p };
+	program_init(&p);
+	int dep = -1;
+	for (int k = 0; k < K; k++) {
+		int c = program_compute(&p, CAT_FORWARD, 1e-3, 0, 0, 0, &dep, 1);
+		dep = program_coll(&p, STREAM_TP, CAT_TP_COMM, COLL_ALLREDUCE, GROUP_TP, 64e6, 1, &c, 1);
+	}
+	program_coll(&p, STREAM_DP, CAT_DP_COMM, COLL_ALLREDUCE, GROUP_DP, 256e6, 1, &dep, 1);
+	struct placement pl;
+	cr_assert_eq(placement_init(&pl, 8, 4, 1, NULL), 0);
+	g_ntp = 0;
+	struct engine_observer obs = { .task_end = on_task_end };
+	/* rank 8 a straggler: its replica is simulated whole, its TP group
+	 * with it (folding simulates one rank of each class of alike ranks
+	 * otherwise, and a group with a folded member is never private) */
+	double scale[32];
+	unsigned char distinct[32] = { [8] = 1 };
+	for (int r = 0; r < 32; r++)
+		scale[r] = r == 8 ? 1.25 : 1;
+	struct engine_job job = { .topo = t, .nodes = 4, .pl = &pl, .stage_prog = pp,
+				  .coll_algo = "ring", .obs = &obs, .fold = true,
+				  .fold_exact = g_fold_exact, .compute_scale = scale, .distinct = distinct,
+				  .collective_flows = posted };
+	struct engine_result res;
+	struct diag dg;
+	diag_init(&dg, stderr);
+	cr_assert_eq(engine_run(&job, &res, &dg), 0, "%s", diag_text(&dg));
+	diag_finish(&dg);
+	memset(out, 0, sizeof(*out));
+	cr_assert_eq(g_ntp, K);
+	memcpy(out->tp_s, g_tp_s, sizeof(out->tp_s));
+	out->iteration_s = res.iteration_s;
+	out->replayed = res.replayed;
+	out->flows = res.flows;
+	cr_assert_leq(res.nlinks, 64);
+	out->nlinks = res.nlinks;
+	for (int i = 0; i < res.nlinks; i++) {
+		out->busy_s[i] = res.links[i].busy_s;
+		memcpy(out->bytes_B[i], res.links[i].bytes, sizeof(out->bytes_B[i]));
+	}
+	engine_result_finish(&res);
+	program_finish(&p);
+	topology_destroy(t);
+}
+
+static void expect_fold_as_posted(bool exact, long want_replayed)
+{
+	SKIP_UNLESS_FORK_IS_SAFE();
+	static struct fold_figs posted, replayed;
+	g_fold_exact = exact;
+	posted_in_child(run_fold, &posted, sizeof(posted));
+	run_fold(false, &replayed);
+	cr_expect_eq(posted.replayed, 0);
+	cr_expect_eq(replayed.replayed, want_replayed, "replayed %ld, want %ld", replayed.replayed,
+		     want_replayed);
+	cr_expect_eq(replayed.iteration_s, posted.iteration_s, "iteration %.17g s, posted %.17g s",
+		     replayed.iteration_s, posted.iteration_s);
+	for (int k = 0; k < K; k++)
+		cr_expect_eq(replayed.tp_s[k], posted.tp_s[k], "all-reduce %d: %.17g s, posted %.17g s",
+			     k, replayed.tp_s[k], posted.tp_s[k]);
+	cr_expect_eq(replayed.flows, posted.flows, "flows %ld, posted %ld", replayed.flows,
+		     posted.flows);
+	cr_assert_eq(replayed.nlinks, posted.nlinks);
+	for (int i = 0; i < posted.nlinks; i++) {
+		cr_expect_eq(replayed.busy_s[i], posted.busy_s[i], "link %d busy %.17g s, posted %.17g s",
+			     i, replayed.busy_s[i], posted.busy_s[i]);
+		for (int c = 0; c < CAT_N; c++)
+			cr_expect_eq(replayed.bytes_B[i][c], posted.bytes_B[i][c],
+				     "link %d category %d: %.17g B, posted %.17g B", i, c,
+				     replayed.bytes_B[i][c], posted.bytes_B[i][c]);
+	}
+}
+
+/* Folded cheaply, the private rings of the replicas simulated whole
+ * (the representative and the straggler's) replay after their first
+ * instance, and the run's figures are the posted run's, bit for bit.
+ * (Before the folded replay, nothing of a folded run was replayed.) */
+Test(replay, folded_cheaply_replays_the_whole_replicas_rings_as_posted)
+{
+	expect_fold_as_posted(false, 2 * (K - 1));
+}
+
+/* Folded exactly, the simulated rings post the folded replicas' rings
+ * as their mirrors: a replay would leave those out, so none is private
+ * and every flow is posted. (Mutated: the mirror check left out of
+ * posts_its_plan_alone, both rings replayed without their mirrors.) */
+Test(replay, folded_exactly_rings_with_mirrors_are_posted)
+{
+	expect_fold_as_posted(true, 0);
+}
