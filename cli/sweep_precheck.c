@@ -6,9 +6,13 @@
  * unknown variable, fails the same way at every point: said at once. A
  * loader error that every sampled point shares, at a key no axis or
  * derived value sets (an invalid base the axes do not touch, an unknown
- * key), is said once as the loader's message. The base invalid otherwise,
- * the first valid point stands in for it; none: exit 3 with the base's
- * reason. */
+ * key), is said once as the loader's message. An expression undefined (a
+ * division by zero) at every sampled point has every point's expressions
+ * evaluated: undefined at all of them, it is said once at its JSON path;
+ * a point where it is undefined while others are not is recorded invalid
+ * with its reason, as one that breaks a constraint. The base invalid
+ * otherwise, the first valid point stands in for it; none: exit 3 with
+ * the base's reason. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
 struct sample {
 	char first[512];            /* the first sampled point's loader error */
 	int sampled, same;          /* points that did not load; with first's error */
+	int points, undefined;      /* points sampled; with an expression undefined there */
 	bool loaded;                /* a sampled point loaded */
 };
 
@@ -49,8 +54,12 @@ static int precheck_point(struct sweep *s, long i, struct inputs_cache *cache, s
 		return EXIT_INPUT;
 	}
 	free(vals);
-	if (!doc)
+	sm->points++;
+	if (!doc) {
+		char where[SWEEP_WHERE];
+		sm->undefined += sweep_point_undefined(s, i, where, reason, sizeof(reason));
 		return 0;
+	}
 	struct diag pd;
 	diag_init(&pd, NULL);
 	struct scenario *sc = scenario_load_json(doc, s->base_path, cache, &pd);
@@ -66,6 +75,34 @@ static int precheck_point(struct sweep *s, long i, struct inputs_cache *cache, s
 	sm->loaded = sc != NULL;
 	scenario_destroy(sc);
 	return 0;
+}
+
+/* Every sampled point has an expression undefined at its values (a
+ * division by zero, a result that is not finite): when every point has
+ * one, the sweep can run nothing, said once at the expression's JSON path
+ * (the first point's, when they differ). Returns 0 (a point evaluates) or
+ * EXIT_INPUT. */
+static int precheck_undefined(struct sweep *s, struct diag *d)
+{
+	char where[SWEEP_WHERE], first_where[SWEEP_WHERE] = "", reason[512], first[512] = "";
+	bool same = true;
+	for (long i = 0; i < s->npoints; i++) {
+		if (!sweep_point_undefined(s, i, where, reason, sizeof(reason)))
+			return 0;
+		if (!i) {
+			snprintf(first_where, sizeof(first_where), "%s", where);
+			snprintf(first, sizeof(first), "%s", reason);
+		}
+		same = same && !strcmp(where, first_where);
+	}
+	if (same)
+		diag_err(d, s->path, first_where, "expected an expression defined at some point, found it undefined at "
+			 "every one of the %ld point%s: %s (point 0; no point can run)", s->npoints,
+			 s->npoints > 1 ? "s" : "", first);
+	else
+		diag_err(d, s->path, first_where, "expected expressions defined at some point, found one undefined at "
+			 "every one of the %ld points (this one at point 0: %s; no point can run)", s->npoints, first);
+	return EXIT_INPUT;
 }
 
 /* Every sampled point failed to load with the same error, at a key no
@@ -123,6 +160,8 @@ int sweep_precheck(struct sweep *s, struct inputs_cache *cache, struct scenario 
 		if (precheck_point(s, i, cache, &sm, d))
 			return EXIT_INPUT;
 	}
+	if (sm.undefined && sm.undefined == sm.points && precheck_undefined(s, d))
+		return EXIT_INPUT;
 	if (!sm.loaded && sm.sampled && sm.same == sm.sampled)
 		return precheck_same(s, &sm, base, base_why, d);
 	if (base) {

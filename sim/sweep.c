@@ -298,12 +298,16 @@ static bool error_every(const char *err)
 
 /* sweep_point_why(), and *failed says whether a NULL result is an error in
  * the sweep file (an expression that cannot be evaluated, a path that
- * cannot be set) rather than a constraint that is false. */
+ * cannot be set) rather than a constraint that is false; where (when not
+ * NULL, SWEEP_WHERE bytes) gets the JSON path of the expression that
+ * failed ("" for none). */
 static json_t *point(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *failed,
-		     bool *every)
+		     bool *every, char *where)
 {
 	*failed = true;
 	*every = true;
+	if (where)
+		where[0] = 0;
 	json_t *doc = json_deep_copy(s->base);
 	*values = json_object();
 	long rest = i;
@@ -339,6 +343,8 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 			snprintf(reason, n, "derived '%s' = %s: %s", s->derived[k].key,
 				 expr_excerpt(s->derived[k].expr, err, ex, sizeof(ex)), err);
 			*every = error_every(err);
+			if (where)
+				snprintf(where, SWEEP_WHERE, "/derived/%.250s", s->derived[k].key);
 			json_object_set_new(*values, s->derived[k].key, json_null());
 			goto fail;
 		}
@@ -356,6 +362,8 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 			snprintf(reason, n, "constraint %s: %s", expr_excerpt(s->constraints[k], err, ex, sizeof(ex)),
 				 err);
 			*every = error_every(err);
+			if (where)
+				snprintf(where, SWEEP_WHERE, "/constraints/%d", k);
 			goto fail;
 		}
 		if (x == 0) {
@@ -376,13 +384,23 @@ fail:
 json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
 {
 	bool failed, every;
-	return point(s, i, values, reason, n, &failed, &every);
+	return point(s, i, values, reason, n, &failed, &every, NULL);
 }
 
 json_t *sweep_point_why(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *every)
 {
 	bool failed;
-	return point(s, i, values, reason, n, &failed, every);
+	return point(s, i, values, reason, n, &failed, every, NULL);
+}
+
+bool sweep_point_undefined(struct sweep *s, long i, char *where, char *reason, size_t n)
+{
+	bool failed, every;
+	json_t *values;
+	json_t *doc = point(s, i, &values, reason, n, &failed, &every, where);
+	json_decref(values);
+	json_decref(doc);
+	return !doc && failed && !every && where[0];
 }
 
 int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void *ctx)
@@ -393,7 +411,7 @@ int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void 
 		json_t *values;
 		bool failed, every;
 		char reason[512] = "";
-		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed, &every);
+		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed, &every, NULL);
 		char *vals = json_dumps(values, JSON_COMPACT);
 		json_decref(values);
 		if (failed) {
