@@ -133,6 +133,11 @@ static void put(struct mg *m, json_t *doc, const char *docname, const char *path
 	char *key = xasprintf("%s: %s", docname, path);
 	char *src = xasprintf("--%s", mg_flags[f].name);
 	import_map_add(m->map, st, src, given_text(m, f), key, w, note);
+	if (m->file && m->given[f] && m->at[f] >= 0) {
+		char *where = xasprintf("%s:%d:%d", m->file, m->t[m->at[f]].line, m->t[m->at[f]].col);
+		import_map_locate(m->map, where);
+		free(where);
+	}
 	json_object_set_new(obj, leaf, v);
 	free(src);
 	free(key);
