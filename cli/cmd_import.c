@@ -19,7 +19,10 @@
  * Nothing is written unless every document loads: the model is staged
  * and loaded by model_load(), the scenario by scenario_load_json() (its
  * plan checked against the model and topology), with the staged model's
- * name replaced by the final one in what they report. The outputs are
+ * name replaced by the final one in what they report, and each error at a
+ * key the import set said at the user's key or flag that set it
+ * (import_map_explain(): "launch.sh:8:5: error: --num-layers: ...
+ * (ddlsim's model key /layers)"). The outputs are
  * then published together (util/atomic_file.h); an existing output is
  * replaced only with --force. */
 #include <errno.h>
@@ -145,12 +148,16 @@ static char *replace_all(const char *s, const char *from, const char *to)
 	return out;
 }
 
-/* What a check reported, the staged file's name replaced by the final
- * one, to stderr. */
-static void say(const struct diag *q, const char *tmp, const char *final)
+/* What a check reported, the staged file's name tmp (NULL: none)
+ * replaced by the final one, each error at a key the import set said at
+ * the user's key or flag (import_map_explain()), to stderr. */
+static void say(const struct diag *q, const char *tmp, const char *final, const struct import_map *map,
+		const struct import_inputs *in)
 {
-	char *s = replace_all(diag_text(q), tmp, final);
-	fputs(s, stderr);
+	char *s = tmp ? replace_all(diag_text(q), tmp, final) : xstrdup(diag_text(q));
+	char *e = import_map_explain(map, s, in);
+	fputs(e, stderr);
+	free(e);
 	free(s);
 }
 
@@ -223,7 +230,8 @@ static char *read_text(const char *path)
  * the table. Returns EXIT_OK, EXIT_INPUT (a document does not load) or
  * EXIT_FAIL (a write); nothing is written unless all is. */
 static int write_outputs(const struct import_opts *o, const char *model_out, const char *model_path,
-			 const json_t *model, const json_t *sc, const struct import_map *map)
+			 const json_t *model, const json_t *sc, const struct import_map *map,
+			 const struct import_inputs *in)
 {
 	struct atomic_file af[3] = { { 0 } };
 	int naf = 0, rc;
@@ -250,10 +258,7 @@ static int write_outputs(const struct import_opts *o, const char *model_out, con
 		free(abs);
 	}
 	int bad = diag_count(&q);
-	if (model)
-		say(&q, staged_model, model_out);
-	else
-		fputs(diag_text(&q), stderr);
+	say(&q, model ? staged_model : NULL, model_out, map, in);
 	diag_finish(&q);
 	free(staged_model);
 	if (bad) {
@@ -565,7 +570,13 @@ static int import_main(struct import_job *j, int argc, char **argv)
 	if (check_outputs(j) || import_run(j))
 		return EXIT_INPUT;
 	const char *model_out = j->model_path ? j->model_path : j->o.out;
-	return write_outputs(&j->o, model_out, j->model_path, j->model, j->sc, j->map);
+	const char *input = j->args ? NULL : j->pos[1];
+	struct import_inputs in = {
+		.model_path = model_out, .scenario_path = j->sc ? j->o.out : NULL,
+		.model_input = j->fmt == FMT_DEEPSPEED ? j->o.model : input, .scenario_input = input,
+		.json = j->fmt == FMT_HF || j->fmt == FMT_DEEPSPEED,
+	};
+	return write_outputs(&j->o, model_out, j->model_path, j->model, j->sc, j->map, &in);
 }
 
 int cmd_import(int argc, char **argv)

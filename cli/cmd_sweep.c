@@ -10,7 +10,7 @@
  * at a time. Each finished point is appended to DIR/points.csv and
  * DIR/points.jsonl (points.shard-I-of-N.* for a shard) and flushed, so an
  * interrupted sweep keeps every finished point. Before any output is
- * created, a reason that holds for every point (precheck(): an axis or
+ * created, a reason that holds for every point (sweep_precheck(): an axis or
  * derived key that cannot be set, an unknown name in an expression, a
  * loader error every sampled point shares at a key no axis sets, an
  * invalid base) is said once with exit 3, as `ddlsim validate` says it,
@@ -66,6 +66,7 @@
 #include "sweep_resume.h"
 #include "sweep_summary.h"
 #include "sweep_depends.h"
+#include "sweep_precheck.h"
 #include "diag.h"
 #include "estimate.h"
 #include "human.h"
@@ -313,8 +314,10 @@ const struct opt_cmd cmd_sweep_opts = {
 		"Points stream: they are expanded, recorded and simulated " OPT_STR(SWEEP_CHUNK) " at a time, so a\n"
 		"sweep of 10^6 points starts at once in little memory. A reason that holds\n"
 		"for every point (a typo in a derived value, an unknown name in a constraint,\n"
-		"an axis on a key of the model file, an unknown key, an invalid base no axis\n"
-		"changes) is said once before the first point, exit 3.\n\n"
+		"an expression undefined at every point such as a division by zero, an axis\n"
+		"on a key of the model file, an unknown key, an invalid base no axis changes)\n"
+		"is said once before the first point, exit 3. A point where an expression is\n"
+		"undefined while others are not is recorded invalid with the expression.\n\n"
 		"exit codes: 0 every point ran or was recorded invalid, 1 a simulation or an\n"
 		"output failed or another sweep holds the output, 2 usage (the output exists\n"
 		"without --resume), 3 invalid sweep file or a reason for every point, or an\n"
@@ -490,95 +493,6 @@ static int run_batch(struct sw *w, const struct sweep_opts *o, const char *csv_p
 	return 0;
 }
 
-#define SWEEP_SAMPLES 16
-
-/* Before any output (issue 40): a reason that holds for every point is
- * said once, with exit 3, as `ddlsim validate` would: an axis or derived
- * key that cannot be set, an expression naming an unknown variable, or a
- * loader error the sampled points (SWEEP_SAMPLES, spread over the sweep)
- * share that no axis or derived value can change (an invalid base the
- * axes do not touch, an unknown key). The base invalid otherwise, the
- * first valid point stands in for it (w->ref); none: exit 3 with the
- * base's reason. Returns 0 or an exit code after reporting. */
-static int precheck(struct sw *w, struct inputs_cache *cache, struct scenario *base, const char *base_why,
-		    struct diag *d)
-{
-	struct sweep *s = w->s;
-	char reason[512], first[512] = "";
-	int sampled = 0, same = 0;
-	bool loaded = false;
-	for (int k = 0; k < SWEEP_SAMPLES && k < s->npoints; k++) {
-		long i = s->npoints <= SWEEP_SAMPLES ? k : (long)((double)k * (double)(s->npoints - 1) / (SWEEP_SAMPLES - 1));
-		json_t *values;
-		bool every = false;
-		json_t *doc = sweep_point_why(s, i, &values, reason, sizeof(reason), &every);
-		char *vals = json_dumps(values, JSON_COMPACT);
-		json_decref(values);
-		if (!doc && every) {
-			diag_err(d, s->path, "", "every point fails for a reason that does not depend on the point "
-				 "(point %ld %s): %s", i, vals ? vals : "", reason);
-			free(vals);
-			return EXIT_INPUT;
-		}
-		free(vals);
-		if (!doc)
-			continue;
-		struct diag pd;
-		diag_init(&pd, NULL);
-		struct scenario *sc = scenario_load_json(doc, s->base_path, cache, &pd);
-		json_decref(doc);
-		if (!sc) {
-			const char *t = diag_text(&pd);
-			size_t len = strcspn(t, "\n");
-			if (!sampled++)
-				snprintf(first, sizeof(first), "%.*s", (int)len, t);
-			same += len == strlen(first) && !strncmp(t, first, len) && !sweep_message_depends(s, t);
-		}
-		diag_finish(&pd);
-		loaded = sc != NULL;
-		scenario_destroy(sc);
-		if (loaded)
-			break;  /* a point loads: no loader error holds for every point */
-	}
-	if (!loaded && sampled && same == sampled) {
-		size_t fl = strlen(first);
-		bool is_base = !base && !strncmp(base_why, first, fl) && (!base_why[fl] || base_why[fl] == '\n');
-		fprintf(stderr, "%s\n", first);
-		if (is_base)
-			diag_err(d, s->path, "/base", "the base scenario is invalid (see above) and no axis or derived "
-				 "value changes what is wrong: every point fails the same way");
-		else
-			diag_err(d, s->path, "", "every point fails for a reason that does not depend on the point "
-				 "(see above: %d point%s sampled, the same reason, at a key no axis or derived value "
-				 "sets): fix the base scenario or the sweep", sampled, sampled > 1 ? "s" : "");
-		return EXIT_INPUT;
-	}
-	if (base) {
-		w->ref = base;
-		return 0;
-	}
-	/* the base is invalid: an invalid point's row takes the first valid
-	 * point's inputs; no valid point is what validate says */
-	for (long i = 0; i < s->npoints && !w->ref; i++) {
-		json_t *values;
-		json_t *doc = sweep_point(s, i, &values, reason, sizeof(reason));
-		json_decref(values);
-		if (!doc)
-			continue;
-		struct diag pd;
-		diag_init(&pd, NULL);
-		w->ref = w->ref_own = scenario_load_json(doc, s->base_path, cache, &pd);
-		diag_finish(&pd);
-		json_decref(doc);
-	}
-	if (w->ref)
-		return 0;
-	fputs(base_why, stderr);
-	diag_err(d, s->path, "/base", "the base scenario is invalid (see above) and none of the %ld points "
-		 "is valid", s->npoints);
-	return EXIT_INPUT;
-}
-
 /* The sweep file, its base's name and its hash into me. Returns the
  * sweep (sweep_destroy()), or NULL after saying why. */
 static struct sweep *load_sweep(const char *file, struct sweep_origin *me, struct diag *d)
@@ -733,7 +647,7 @@ int cmd_sweep(int argc, char **argv)
 	struct diag bd;
 	diag_init(&bd, NULL);
 	base = scenario_load_json(w.s->base, w.s->base_path, cache, &bd);
-	rc = precheck(&w, cache, base, diag_text(&bd), &d);
+	rc = sweep_precheck(w.s, cache, base, diag_text(&bd), &w.ref, &w.ref_own, &d);
 	diag_finish(&bd);
 	if (rc)
 		goto out;

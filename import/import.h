@@ -61,6 +61,43 @@ void import_map_destroy(struct import_map *m);
 void import_map_add(struct import_map *m, enum import_status st, const char *source, const char *value,
 		    const char *key, const char *written, const char *note);
 
+/* Give the row added last its place in the source: "launch.sh:12:3" (a
+ * format with lines) or "config.json: /num_hidden_layers" (a JSON
+ * pointer). Copied. */
+void import_map_locate(struct import_map *m, const char *where);
+
+/* Where a ddlsim key came from (borrowed from the table). */
+struct import_origin {
+	enum import_status st;
+	const char *source;         /* the key or flag ("--seq-length") */
+	const char *value;          /* as the source gave it ("" absent) */
+	const char *written;        /* the value written */
+	const char *note;
+	const char *where;          /* import_map_locate()'s ("" none) */
+};
+
+/* The row that set ptr (a JSON pointer, "/training/seq_len") of doc
+ * ("model" or "scenario"), a row whose source gave a value first, into o.
+ * Returns false when no row set it. */
+bool import_map_origin(const struct import_map *m, const char *doc, const char *ptr, struct import_origin *o);
+
+/* The files of an import, for import_map_explain(). */
+struct import_inputs {
+	const char *model_path;     /* the model written, as the loader names it */
+	const char *scenario_path;  /* the scenario written (NULL: none) */
+	const char *model_input;    /* the user's file the model came from (NULL: the command line) */
+	const char *scenario_input; /* the user's file the scenario came from */
+	bool json;                  /* the inputs are JSON: a key's place is its pointer */
+};
+
+/* Text (what the loaders said about the imported documents, a message a
+ * line) with each error at a JSON pointer of the model or the scenario
+ * said at the source's key or flag that set it: "WHERE: error: [SOURCE: ]
+ * MESSAGE (ddlsim's model key /layers...)". WHERE: the row's place, else
+ * (a JSON input) the input's pointer of the key, else the input's name.
+ * Other lines are kept. Caller frees. */
+char *import_map_explain(const struct import_map *m, const char *text, const struct import_inputs *in);
+
 /* Rename the source of every row whose source is from (a Megatron-LM
  * flag "--num-layers") to to ("model.config.num_layers"); value and note,
  * when not NULL, and st, when >= 0, replace such a row's. */

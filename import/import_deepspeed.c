@@ -281,6 +281,50 @@ static void put(struct ds *s, json_t *sc, const char *path, json_t *v, enum key_
 	json_object_set_new(o, slash ? slash + 1 : buf, v);
 }
 
+/* The world size: --nodes, else train / (micro x accum) GPUs, into *dp
+ * and *nodes, and how into note. Returns 0 or err(). */
+static int batch_world(struct ds *s, const struct import_cluster *c, long t, long m, long a, long *dp, long *nodes,
+		       char *note, size_t n)
+{
+	if (c->nodes > 0) {
+		*dp = c->nodes * c->gpus_per_node;
+		*nodes = c->nodes;
+		snprintf(note, n, "--nodes %ld x %ld GPUs per node: the config holds no model parallelism, "
+			 "dp is the world (C L729)", c->nodes, c->gpus_per_node);
+		return 0;
+	}
+	if (!(t && m && a))
+		return err(s, -1, "the world size is the launcher's, not the config's: give --nodes (or all of "
+			   "train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
+	if (t % (m * a))
+		return err(s, K_TRAIN, "%ld is not a multiple of train_micro_batch_size_per_gpu %ld x "
+			   "gradient_accumulation_steps %ld (runtime/config.py L929)", t, m, a);
+	*dp = t / (m * a);
+	if (*dp % c->gpus_per_node)
+		return err(s, K_TRAIN, "dp = train_batch_size / (micro x accumulation) = %ld GPUs does not fill "
+			   "nodes of %ld GPUs: give --nodes", *dp, c->gpus_per_node);
+	*nodes = *dp / c->gpus_per_node;
+	snprintf(note, n, "train / (micro x accum) = %ld GPUs / %ld GPUs per node", *dp, c->gpus_per_node);
+	return 0;
+}
+
+/* The batch sizes the config leaves out (0) from those it gives, as
+ * DeepSpeed fills them (C L948-972); how[0..2] (train, micro, accum) get
+ * the rule of each one filled. */
+static void batch_fill(long *t, long *m, long *a, long dp, const char *how[3])
+{
+	if (*t && *m && !*a)
+		*a = *t / *m / dp, how[2] = "train / micro / dp (runtime/config.py L948-950)";
+	else if (*t && *a && !*m)
+		*m = *t / dp / *a, how[1] = "train / dp / accum (runtime/config.py L954-956)";
+	else if (*m && *a && !*t)
+		*t = *m * *a * dp, how[0] = "micro x accum x dp (runtime/config.py L960-962)";
+	else if (*t && !*m && !*a)
+		*a = 1, *m = *t / dp, how[2] = "1 (runtime/config.py L966)", how[1] = "train / dp (runtime/config.py L967)";
+	else if (*m && !*t && !*a)
+		*a = 1, *t = *m * dp, how[2] = "1 (runtime/config.py L972)", how[0] = "micro x dp (runtime/config.py L971)";
+}
+
 /* The world size and the batch: DeepSpeed's rules (C L934-981). */
 static int map_batch(struct ds *s, json_t *sc, const struct import_cluster *c)
 {
@@ -290,28 +334,10 @@ static int map_batch(struct ds *s, json_t *sc, const struct import_cluster *c)
 	if (!t && !m)
 		return err(s, -1, "neither train_batch_size nor train_micro_batch_size_per_gpu is given: DeepSpeed needs "
 			   "one (runtime/config.py L976)");
-	long dp, nodes;
+	long dp = 0, nodes = 0;
 	char note[200], w[32];
-	if (c->nodes > 0) {
-		dp = c->nodes * c->gpus_per_node;
-		nodes = c->nodes;
-		snprintf(note, sizeof(note), "--nodes %ld x %ld GPUs per node: the config holds no model parallelism, "
-			 "dp is the world (C L729)", c->nodes, c->gpus_per_node);
-	} else if (t && m && a) {
-		if (t % (m * a))
-			return err(s, K_TRAIN, "%ld is not a multiple of train_micro_batch_size_per_gpu %ld x "
-				   "gradient_accumulation_steps %ld (runtime/config.py L929)", t, m, a);
-		dp = t / (m * a);
-		if (dp % c->gpus_per_node)
-			return err(s, K_TRAIN, "dp = train_batch_size / (micro x accumulation) = %ld GPUs does not fill "
-				   "nodes of %ld GPUs: give --nodes", dp, c->gpus_per_node);
-		nodes = dp / c->gpus_per_node;
-		snprintf(note, sizeof(note), "train / (micro x accum) = %ld GPUs / %ld GPUs per node", dp,
-			 c->gpus_per_node);
-	} else {
-		return err(s, -1, "the world size is the launcher's, not the config's: give --nodes (or all of "
-			   "train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
-	}
+	if (batch_world(s, c, t, m, a, &dp, &nodes, note, sizeof(note)))
+		return -1;
 	json_object_set_new(sc, "nodes", json_integer(nodes));
 	snprintf(w, sizeof(w), "%ld", nodes);
 	import_map_add(s->map, IMPORT_DERIVED, "(world size)", "", "scenario: /nodes", w, note);
@@ -320,54 +346,26 @@ static int map_batch(struct ds *s, json_t *sc, const struct import_cluster *c)
 	snprintf(w, sizeof(w), "%ld", dp);
 	import_map_add(s->map, IMPORT_DERIVED, "(data parallel)", "", "scenario: /parallel/dp", w,
 		       "the world size: no tensor or pipeline parallelism in a DeepSpeed config");
-	const char *how_t = NULL, *how_m = NULL, *how_a = NULL;
-	if (t && m && !a)
-		a = t / m / dp, how_a = "train / micro / dp (runtime/config.py L948-950)";
-	else if (t && a && !m)
-		m = t / dp / a, how_m = "train / dp / accum (runtime/config.py L954-956)";
-	else if (m && a && !t)
-		t = m * a * dp, how_t = "micro x accum x dp (runtime/config.py L960-962)";
-	else if (t && !m && !a)
-		a = 1, m = t / dp, how_a = "1 (runtime/config.py L966)", how_m = "train / dp (runtime/config.py L967)";
-	else if (m && !t && !a)
-		a = 1, t = m * dp, how_a = "1 (runtime/config.py L972)", how_t = "micro x dp (runtime/config.py L971)";
+	const char *how[3] = { NULL, NULL, NULL };
+	batch_fill(&t, &m, &a, dp, how);
 	if (m < 1 || a < 1)
 		return err(s, K_TRAIN, "%ld over dp %ld leaves %s below 1 (runtime/config.py L925-927)", t, dp,
 			   m < 1 ? "train_micro_batch_size_per_gpu" : "gradient_accumulation_steps");
 	if (t != m * a * dp)
 		return err(s, K_TRAIN, "%ld is not train_micro_batch_size_per_gpu %ld x gradient_accumulation_steps %ld x "
 			   "dp %ld = %ld (runtime/config.py L929)", t, m, a, dp, m * a * dp);
-	put(s, sc, "/training/global_batch", json_integer(t), K_TRAIN, how_t ? IMPORT_DERIVED : IMPORT_MAPPED, how_t);
-	put(s, sc, "/training/micro_batch", json_integer(m), K_MICRO, how_m ? IMPORT_DERIVED : IMPORT_MAPPED, how_m);
+	put(s, sc, "/training/global_batch", json_integer(t), K_TRAIN, how[0] ? IMPORT_DERIVED : IMPORT_MAPPED, how[0]);
+	put(s, sc, "/training/micro_batch", json_integer(m), K_MICRO, how[1] ? IMPORT_DERIVED : IMPORT_MAPPED, how[1]);
 	snprintf(w, sizeof(w), "%ld", a);
-	row(s, how_a ? IMPORT_DERIVED : IMPORT_MAPPED, keys[K_ACCUM], s->v[K_ACCUM], "scenario: /training/global_batch",
-	    w, how_a ? how_a : "global / (micro x dp) micro-batches per step");
+	row(s, how[2] ? IMPORT_DERIVED : IMPORT_MAPPED, keys[K_ACCUM], s->v[K_ACCUM], "scenario: /training/global_batch",
+	    w, how[2] ? how[2] : "global / (micro x dp) micro-batches per step");
 	return 0;
 }
 
-/* Precision and the reduction's dtype; returns the bytes of a reduced
- * element, 0 after an error. */
-static int map_precision(struct ds *s, json_t *sc)
+/* communication_data_type: the reduction's dtype. Returns the bytes of a
+ * reduced element (absent: bytes, the parameters'), 0 after an error. */
+static int map_comm_dtype(struct ds *s, json_t *sc, int bytes)
 {
-	int bf = bval(s, K_BF16), bfo = bval(s, K_BF16_OLD), fp = bval(s, K_FP16);
-	if (bf < 0 || bfo < 0 || fp < 0)
-		return 0;
-	enum key_id bk = s->v[K_BF16] || !s->v[K_BF16_OLD] ? K_BF16 : K_BF16_OLD;
-	bf = bf || bfo;
-	if (bf && fp) {
-		err(s, K_FP16, "not with %s true: DeepSpeed refuses both (runtime/config.py L833)", keys[bk]);
-		return 0;
-	}
-	const char *prec = bf ? "bf16" : fp ? "fp16" : "fp32";
-	enum key_id pk = bf ? bk : fp ? K_FP16 : s->v[K_BF16] ? K_BF16 : s->v[K_BF16_OLD] ? K_BF16_OLD : K_FP16;
-	put(s, sc, "/training/precision", json_string(prec), pk, IMPORT_MAPPED,
-	    bf || fp ? NULL : "absent or false: fp32 (constants.py L127, L154)");
-	static const enum key_id pks[] = { K_BF16, K_BF16_OLD, K_FP16 };
-	for (size_t i = 0; i < sizeof(pks) / sizeof(pks[0]); i++)
-		if (pks[i] != pk && s->v[pks[i]])
-			row(s, IMPORT_MAPPED, keys[pks[i]], s->v[pks[i]], "scenario: /training/precision", "",
-			    "with the other precision keys");
-	int bytes = bf || fp ? 2 : 4;
 	json_t *cd = s->v[K_COMM_DTYPE];
 	if (!cd) {
 		import_map_add(s->map, IMPORT_DEFAULT, keys[K_COMM_DTYPE], "", "scenario: /framework", "",
@@ -384,6 +382,42 @@ static int map_precision(struct ds *s, json_t *sc)
 	}
 	put(s, sc, "/training/grad_reduce_dtype", json_string(g), K_COMM_DTYPE, IMPORT_MAPPED, NULL);
 	return strcmp(g, "fp32") ? 2 : 4;
+}
+
+/* The key whose row carries the precision: the one set true (bk for
+ * bf16), else the first given, else fp16. */
+static enum key_id precision_key(const struct ds *s, int bf, int fp, enum key_id bk)
+{
+	if (bf)
+		return bk;
+	if (fp)
+		return K_FP16;
+	return s->v[K_BF16] ? K_BF16 : s->v[K_BF16_OLD] ? K_BF16_OLD : K_FP16;
+}
+
+/* Precision and the reduction's dtype; returns the bytes of a reduced
+ * element, 0 after an error. */
+static int map_precision(struct ds *s, json_t *sc)
+{
+	int bf = bval(s, K_BF16), bfo = bval(s, K_BF16_OLD), fp = bval(s, K_FP16);
+	if (bf < 0 || bfo < 0 || fp < 0)
+		return 0;
+	enum key_id bk = s->v[K_BF16] || !s->v[K_BF16_OLD] ? K_BF16 : K_BF16_OLD;
+	bf = bf || bfo;
+	if (bf && fp) {
+		err(s, K_FP16, "not with %s true: DeepSpeed refuses both (runtime/config.py L833)", keys[bk]);
+		return 0;
+	}
+	const char *prec = bf ? "bf16" : fp ? "fp16" : "fp32";
+	enum key_id pk = precision_key(s, bf, fp, bk);
+	put(s, sc, "/training/precision", json_string(prec), pk, IMPORT_MAPPED,
+	    bf || fp ? NULL : "absent or false: fp32 (constants.py L127, L154)");
+	static const enum key_id pks[] = { K_BF16, K_BF16_OLD, K_FP16 };
+	for (size_t i = 0; i < sizeof(pks) / sizeof(pks[0]); i++)
+		if (pks[i] != pk && s->v[pks[i]])
+			row(s, IMPORT_MAPPED, keys[pks[i]], s->v[pks[i]], "scenario: /training/precision", "",
+			    "with the other precision keys");
+	return map_comm_dtype(s, sc, bf || fp ? 2 : 4);
 }
 
 /* The ZeRO stage (zero_optimization.stage, or the old boolean form),

@@ -1,5 +1,6 @@
 /* import_map: the mapping table of an import (import.h): rows kept in the
  * order read, printed aligned for the terminal and written as CSV. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 struct import_row {
 	enum import_status st;
 	char *source, *value, *key, *written, *note;
+	char *where;                /* its place in the source ("" unknown) */
 };
 
 struct import_map {
@@ -33,6 +35,7 @@ void import_map_destroy(struct import_map *m)
 		free(r->key);
 		free(r->written);
 		free(r->note);
+		free(r->where);
 	}
 	free(m->rows);
 	free(m);
@@ -48,8 +51,49 @@ void import_map_add(struct import_map *m, enum import_status st, const char *sou
 	m->rows[m->n++] = (struct import_row){
 		.st = st, .source = xstrdup(source), .value = xstrdup(value ? value : ""),
 		.key = xstrdup(key ? key : ""), .written = xstrdup(written ? written : ""),
-		.note = xstrdup(note ? note : ""),
+		.note = xstrdup(note ? note : ""), .where = xstrdup(""),
 	};
+}
+
+void import_map_locate(struct import_map *m, const char *where)
+{
+	if (!m->n)
+		return;
+	free(m->rows[m->n - 1].where);
+	m->rows[m->n - 1].where = xstrdup(where);
+}
+
+/* Whether row key (the table's "ddlsim key": "scenario: /parallel/tp",
+ * "model: /layers", or a model key with dots, "moe.experts") is doc's
+ * JSON pointer ptr. */
+static bool key_is(const char *key, const char *doc, const char *ptr)
+{
+	size_t dl = strlen(doc);
+	if (!strncmp(key, doc, dl) && !strncmp(key + dl, ": ", 2))
+		return !strcmp(key + dl + 2, ptr);
+	if (strcmp(doc, "model") || strchr(key, ':') || ptr[0] != '/' || !*key)
+		return false;
+	for (ptr++; *key && *ptr; key++, ptr++)
+		if (*key != *ptr && !(*key == '.' && *ptr == '/'))
+			return false;
+	return !*key && !*ptr;
+}
+
+bool import_map_origin(const struct import_map *m, const char *doc, const char *ptr, struct import_origin *o)
+{
+	const struct import_row *best = NULL;
+	for (int i = 0; i < m->n; i++) {
+		const struct import_row *r = &m->rows[i];
+		if (!key_is(r->key, doc, ptr))
+			continue;
+		if (!best || (!*best->value && *r->value))
+			best = r;
+	}
+	if (!best)
+		return false;
+	*o = (struct import_origin){ .st = best->st, .source = best->source, .value = best->value,
+				     .written = best->written, .note = best->note, .where = best->where };
+	return true;
 }
 
 void import_map_rename(struct import_map *m, const char *from, const char *to, const char *value, int st,
@@ -108,6 +152,7 @@ void import_map_drop(struct import_map *m, const char *source)
 		free(r->key);
 		free(r->written);
 		free(r->note);
+		free(r->where);
 	}
 	m->n = k;
 }

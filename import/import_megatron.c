@@ -133,6 +133,11 @@ static void put(struct mg *m, json_t *doc, const char *docname, const char *path
 	char *key = xasprintf("%s: %s", docname, path);
 	char *src = xasprintf("--%s", mg_flags[f].name);
 	import_map_add(m->map, st, src, given_text(m, f), key, w, note);
+	if (m->file && m->given[f] && m->at[f] >= 0) {
+		char *where = xasprintf("%s:%d:%d", m->file, m->t[m->at[f]].line, m->t[m->at[f]].col);
+		import_map_locate(m->map, where);
+		free(where);
+	}
 	json_object_set_new(obj, leaf, v);
 	free(src);
 	free(key);
@@ -427,8 +432,9 @@ static int world_of(struct mg *m, const struct import_cluster *c, long tp, long 
 	return 0;
 }
 
-/* The scenario's training object: sequence, batch, precision, gradients. */
-static void map_training(struct mg *m, json_t *sc, long dp, long cp)
+/* The scenario's sequence length and batch sizes, checked as Megatron-LM
+ * checks them. */
+static void map_batch(struct mg *m, json_t *sc, long dp, long cp)
 {
 	long micro = m->iv[F_MICRO], seq = m->iv[F_SEQ];
 	if (seq > m->iv[F_MAXPOS])
@@ -445,6 +451,12 @@ static void map_training(struct mg *m, json_t *sc, long dp, long cp)
 	SCEN("/training/global_batch", json_integer(global), F_GLOBAL, ST(F_GLOBAL),
 	     m->given[F_GLOBAL] ? NULL : "absent: micro batch x dp (L263)");
 	SCEN("/training/micro_batch", json_integer(micro), F_MICRO, IMPORT_MAPPED, NULL);
+}
+
+/* The scenario's precision (--bf16, --fp16, --fp8-format), fp8 parameters
+ * and the dtype gradients are reduced in. */
+static void map_precision(struct mg *m, json_t *sc)
+{
 	if (m->given[F_FP16] && m->given[F_BF16])
 		mg_err(m, m->at[F_FP16], "--fp16: not with --bf16 (transformer_config.py L319)");
 	const char *prec = m->given[F_BF16] ? "bf16" : m->given[F_FP16] ? "fp16" : "fp32";
@@ -469,6 +481,13 @@ static void map_training(struct mg *m, json_t *sc, long dp, long cp)
 	bool fp32g = m->given[F_ACCUM_FP32] || m->given[F_BF16] || !strcmp(prec, "fp32");
 	SCEN("/training/grad_reduce_dtype", json_string(fp32g ? "fp32" : "fp16"), F_ACCUM_FP32, ST(F_ACCUM_FP32),
 	     m->given[F_ACCUM_FP32] ? NULL : m->given[F_BF16] ? "bf16: fp32 (L330-336)" : "the parameters' dtype");
+}
+
+/* The scenario's training object: sequence, batch, precision, gradients. */
+static void map_training(struct mg *m, json_t *sc, long dp, long cp)
+{
+	map_batch(m, sc, dp, cp);
+	map_precision(m, sc);
 }
 
 /* The scenario's communication object, and the framework's stack. */
@@ -501,8 +520,6 @@ static void map_communication(struct mg *m, json_t *sc, bool sp)
 			       "", "flash: the framework's default where the GPU has it");
 }
 
-/* The flags the scenario file takes. Returns the degrees' contradictions
- * through mg_err(). */
 /* --num-distributed-optimizer-instances N: the distributed optimizer
  * sharded over dp x cp / N ranks (Megatron-Core's partial distributed
  * optimizer), ddlsim's shard group; needs the distributed optimizer. */
@@ -541,23 +558,30 @@ static void map_etp(struct mg *m, json_t *sc, long tp)
 		     "= tp, Megatron-Core's default (core_v0.10.0 arguments.py L259-260)" : NULL);
 }
 
-static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
+/* The parallel degrees given below 1 and the heads tp does not divide,
+ * through mg_err(). Returns whether the degrees are usable. */
+static bool degrees_check(struct mg *m, long tp, long pp, long cp, long ep)
 {
-	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
-	long cp = m->given[F_CP] ? m->iv[F_CP] : 1, ep = m->given[F_EP] ? m->iv[F_EP] : 1;
-	long layers = m->iv[F_LAYERS], micro = m->iv[F_MICRO];
 	for (int f = F_TP; f <= F_EP; f++)
 		if ((f == F_TP || f == F_PP || f == F_CP || f == F_EP) && m->given[f] && m->iv[f] < 1)
 			mg_err(m, m->at[f], "--%s: expected an integer >= 1, got '%s'", mg_flags[f].name, m->sv[f]);
-	if (tp < 1 || pp < 1 || cp < 1 || ep < 1 || micro < 1)
-		return;
+	if (tp < 1 || pp < 1 || cp < 1 || ep < 1 || m->iv[F_MICRO] < 1)
+		return false;
 	if (m->iv[F_HEADS] % tp)
 		mg_err(m, m->at[F_HEADS], "--num-attention-heads: %ld is not a multiple of --tensor-model-parallel-size "
 		       "%ld (transformer_config.py L324)", m->iv[F_HEADS], tp);
+	return true;
+}
+
+/* The scenario's nodes and degrees (tp, pp, dp, cp, ep, etp) once the
+ * world size is known. Returns 0, or -1 after world_of() said why. */
+static int map_degrees(struct mg *m, json_t *sc, const struct import_cluster *c, long tp, long pp, long cp, long ep,
+		       long *dp_out)
+{
 	long dp, nodes;
 	char note[200];
 	if (world_of(m, c, tp, pp, cp, &dp, &nodes, note, sizeof(note)))
-		return;
+		return -1;
 	json_object_set_new(sc, "nodes", json_integer(nodes));
 	char w[32];
 	snprintf(w, sizeof(w), "%ld", nodes);
@@ -573,36 +597,44 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 	if (ep > 1 || m->given[F_EP])
 		SCEN("/parallel/ep", json_integer(ep), F_EP, IMPORT_MAPPED, NULL);
 	map_etp(m, sc, tp);
-	bool sp = m->given[F_SP] && tp > 1;
-	SCEN("/parallel/sp", json_boolean(sp), F_SP, ST(F_SP), !m->given[F_SP] ? "absent: off (L1243)" :
-	     tp == 1 ? "tp 1: Megatron turns sequence parallelism off (L499)" : NULL);
-	SCEN("/parallel/zero", json_integer(m->given[F_DISTOPT]), F_DISTOPT, ST(F_DISTOPT),
-	     m->given[F_DISTOPT] ? "the distributed optimizer shards the optimizer state: ZeRO-1" :
-	     "absent: off (L1584)");
-	map_instances(m, sc, dp * cp);
-	if (m->given[F_VPP_LAYERS]) {
-		long v = m->iv[F_VPP_LAYERS];
-		if (pp < 2)
-			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: needs "
-			       "--pipeline-model-parallel-size > 1, got %ld (L271)", pp);
-		else if (layers % pp)
-			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: --num-layers %ld is not a "
-			       "multiple of --pipeline-model-parallel-size %ld (L279)", layers, pp);
-		else if (v < 1 || (layers / pp) % v)
-			mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: %ld does not divide the %ld "
-			       "layers of a stage (L282)", v, layers / pp);
-		else {
-			SCEN("/parallel/schedule", json_string("interleaved"), F_VPP_LAYERS, IMPORT_MAPPED, NULL);
-			snprintf(note, sizeof(note), "(layers / pp) / %ld (L284)", v);
-			SCEN("/parallel/interleave", json_integer(layers / pp / v), F_VPP_LAYERS, IMPORT_DERIVED, note);
-		}
+	*dp_out = dp;
+	return 0;
+}
+
+/* --num-layers-per-virtual-pipeline-stage: the interleaved schedule and
+ * its chunks per stage, checked as Megatron-LM checks them. */
+static void map_vpp(struct mg *m, json_t *sc, long pp, long layers)
+{
+	if (!m->given[F_VPP_LAYERS])
+		return;
+	long v = m->iv[F_VPP_LAYERS];
+	char note[200];
+	if (pp < 2)
+		mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: needs "
+		       "--pipeline-model-parallel-size > 1, got %ld (L271)", pp);
+	else if (layers % pp)
+		mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: --num-layers %ld is not a "
+		       "multiple of --pipeline-model-parallel-size %ld (L279)", layers, pp);
+	else if (v < 1 || (layers / pp) % v)
+		mg_err(m, m->at[F_VPP_LAYERS], "--num-layers-per-virtual-pipeline-stage: %ld does not divide the %ld "
+		       "layers of a stage (L282)", v, layers / pp);
+	else {
+		SCEN("/parallel/schedule", json_string("interleaved"), F_VPP_LAYERS, IMPORT_MAPPED, NULL);
+		snprintf(note, sizeof(note), "(layers / pp) / %ld (L284)", v);
+		SCEN("/parallel/interleave", json_integer(layers / pp / v), F_VPP_LAYERS, IMPORT_DERIVED, note);
 	}
+}
+
+/* The uneven first and last stages, and activation recomputation over a
+ * stage's stage_layers layers. */
+static void map_stages(struct mg *m, json_t *sc, long stage_layers)
+{
 	if (m->given[F_FIRST])
 		SCEN("/parallel/first_stage_layers", json_integer(m->iv[F_FIRST]), F_FIRST, IMPORT_MAPPED, NULL);
 	if (m->given[F_LAST])
 		SCEN("/parallel/last_stage_layers", json_integer(m->iv[F_LAST]), F_LAST, IMPORT_MAPPED, NULL);
 	const char *rnote;
-	const char *rc = recompute(m, layers / pp, &rnote);
+	const char *rc = recompute(m, stage_layers, &rnote);
 	enum flag_id rf = m->given[F_RC_GRAN] || !m->given[F_RC_ACT] ? F_RC_GRAN : F_RC_ACT;
 	SCEN("/parallel/recompute", json_string(rc), rf, ST(rf), rnote);
 	if (m->given[F_RC_METHOD])
@@ -612,6 +644,26 @@ static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *
 		import_map_add(m->map, IMPORT_MAPPED, "--recompute-num-layers", m->sv[F_RC_LAYERS],
 			       "scenario: /parallel/recompute", rc, "with --recompute-method");
 	map_recompute_modules(m, sc, rc);
+}
+
+/* The scenario file's keys from the flags: its contradictions through
+ * mg_err(). */
+static void map_scenario(struct mg *m, json_t *sc, const struct import_cluster *c)
+{
+	long tp = m->given[F_TP] ? m->iv[F_TP] : 1, pp = m->given[F_PP] ? m->iv[F_PP] : 1;
+	long cp = m->given[F_CP] ? m->iv[F_CP] : 1, ep = m->given[F_EP] ? m->iv[F_EP] : 1;
+	long layers = m->iv[F_LAYERS], dp;
+	if (!degrees_check(m, tp, pp, cp, ep) || map_degrees(m, sc, c, tp, pp, cp, ep, &dp))
+		return;
+	bool sp = m->given[F_SP] && tp > 1;
+	SCEN("/parallel/sp", json_boolean(sp), F_SP, ST(F_SP), !m->given[F_SP] ? "absent: off (L1243)" :
+	     tp == 1 ? "tp 1: Megatron turns sequence parallelism off (L499)" : NULL);
+	SCEN("/parallel/zero", json_integer(m->given[F_DISTOPT]), F_DISTOPT, ST(F_DISTOPT),
+	     m->given[F_DISTOPT] ? "the distributed optimizer shards the optimizer state: ZeRO-1" :
+	     "absent: off (L1584)");
+	map_instances(m, sc, dp * cp);
+	map_vpp(m, sc, pp, layers);
+	map_stages(m, sc, layers / pp);
 	map_training(m, sc, dp, cp);
 	map_communication(m, sc, sp);
 }

@@ -94,61 +94,83 @@ int mg_err(struct mg *m, int i, const char *fmt, ...)
 	return diag_errf(m->d, "%s", msg);
 }
 
+/* A place in the launch text: the next character, its line and column. */
+struct cursor {
+	const char *p;
+	int line, col;
+};
+
+/* Step over a line continuation, a blank or a comment at c. Returns
+ * whether it did. */
+static bool tokenize_skip(struct cursor *c)
+{
+	if (*c->p == '\\' && c->p[1] == '\n') {
+		c->p += 2, c->line++, c->col = 1;
+		return true;
+	}
+	if (isspace((unsigned char)*c->p)) {
+		if (*c->p == '\n')
+			c->line++, c->col = 0;
+		c->p++, c->col++;
+		return true;
+	}
+	if (*c->p == '#') {
+		while (*c->p && *c->p != '\n')
+			c->p++;
+		return true;
+	}
+	return false;
+}
+
+/* The word at c, its quotes removed (caller frees); an unclosed quote is
+ * an error at the quote, as the shell's. */
+static char *tokenize_word(struct mg *m, struct cursor *c)
+{
+	size_t cap_s = 16, len = 0;
+	char *s = xmalloc(cap_s);
+	char quote = 0;
+	int qline = 0, qcol = 0;
+	while (*c->p && (quote || !isspace((unsigned char)*c->p))) {
+		if (!quote && *c->p == '\\' && c->p[1] == '\n') {
+			c->p += 2, c->line++, c->col = 1;
+			continue;
+		}
+		if (!quote && (*c->p == '"' || *c->p == '\'')) {
+			qline = c->line, qcol = c->col;
+			quote = *c->p++;
+			c->col++;
+			continue;
+		}
+		if (quote && *c->p == quote) {
+			quote = 0;
+			c->p++, c->col++;
+			continue;
+		}
+		if (*c->p == '\n')
+			c->line++, c->col = 0;
+		if (len + 2 > cap_s)
+			s = xreallocarray(s, cap_s *= 2, 1);
+		s[len++] = *c->p++;
+		c->col++;
+	}
+	s[len] = 0;
+	if (quote) /* the shell would stop: "unexpected EOF while looking for matching" */
+		diag_err_at(m->d, m->file, qline, qcol, "expected a closing %s quote, found the end "
+			    "of the file", quote == '"' ? "double" : "single");
+	return s;
+}
+
 /* Split the launch text into words as the shell would (comments, line
  * continuations, quotes; no expansion). */
 static void tokenize(struct mg *m, const char *text)
 {
-	int cap = 0, line = 1, col = 1;
-	const char *p = text;
-	while (*p) {
-		if (*p == '\\' && p[1] == '\n') {
-			p += 2, line++, col = 1;
+	int cap = 0;
+	struct cursor c = { .p = text, .line = 1, .col = 1 };
+	while (*c.p) {
+		if (tokenize_skip(&c))
 			continue;
-		}
-		if (isspace((unsigned char)*p)) {
-			if (*p == '\n')
-				line++, col = 0;
-			p++, col++;
-			continue;
-		}
-		if (*p == '#') {
-			while (*p && *p != '\n')
-				p++;
-			continue;
-		}
-		struct tok t = { .line = line, .col = col };
-		size_t cap_s = 16, len = 0;
-		char *s = xmalloc(cap_s);
-		char quote = 0;
-		int qline = 0, qcol = 0;
-		while (*p && (quote || !isspace((unsigned char)*p))) {
-			if (!quote && *p == '\\' && p[1] == '\n') {
-				p += 2, line++, col = 1;
-				continue;
-			}
-			if (!quote && (*p == '"' || *p == '\'')) {
-				qline = line, qcol = col;
-				quote = *p++;
-				col++;
-				continue;
-			}
-			if (quote && *p == quote) {
-				quote = 0;
-				p++, col++;
-				continue;
-			}
-			if (*p == '\n')
-				line++, col = 0;
-			if (len + 2 > cap_s)
-				s = xreallocarray(s, cap_s *= 2, 1);
-			s[len++] = *p++;
-			col++;
-		}
-		s[len] = 0;
-		if (quote) /* the shell would stop: "unexpected EOF while looking for matching" */
-			diag_err_at(m->d, m->file, qline, qcol, "expected a closing %s quote, found the end "
-				    "of the file", quote == '"' ? "double" : "single");
-		t.s = s;
+		struct tok t = { .line = c.line, .col = c.col };
+		t.s = tokenize_word(m, &c);
 		if (m->n == cap)
 			m->t = xreallocarray(m->t, (size_t)(cap = cap ? 2 * cap : 64), sizeof(*m->t));
 		m->t[m->n++] = t;

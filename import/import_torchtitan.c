@@ -381,15 +381,10 @@ static void map_recompute(struct tt *t, json_t *sc)
 			       "scenario: /parallel/recompute", "\"full\"", "every layer (parallelize.py L286)");
 }
 
-/* Precision: the FSDP mixed-precision policy, Float8. */
-static void map_precision(struct tt *t, json_t *sc, bool fsdp, long shard)
+/* Whether model.converters holds "float8"; any other converter is a row
+ * of its own, unknown. */
+static bool precision_float8(struct tt *t)
 {
-	char name[96];
-	const char *mpp = sval(t, K_MPP, "bfloat16"), *mpr = sval(t, K_MPR, "float32");
-	if (strcmp(mpp, "bfloat16") && strcmp(mpp, "float32"))
-		err(t, K_MPP, "training.mixed_precision_param: expected bfloat16 or float32, got '%s' (L221)", mpp);
-	if (strcmp(mpr, "float32"))
-		err(t, K_MPR, "training.mixed_precision_reduce: expected float32, got '%s' (L229)", mpr);
 	bool float8 = false;
 	if (t->kv[K_CONVERTERS])
 		for (int i = 0; i < t->kv[K_CONVERTERS]->n; i++) {
@@ -400,22 +395,14 @@ static void map_precision(struct tt *t, json_t *sc, bool fsdp, long shard)
 				import_map_add(t->map, IMPORT_UNKNOWN, "model.converters", cv, "", "",
 					       "a converter ddlsim does not model: not applied");
 		}
-	const char *prec = fsdp && !strcmp(mpp, "bfloat16") ? "bf16" : "fp32";
-	put(t, sc, "/training/precision", json_string(float8 ? "fp8" : prec), K_MPP, IMPORT_MAPPED,
-	    float8 ? "the parameters' dtype under Float8 (bf16)" : fsdp ? (t->kv[K_MPP] ? NULL : "absent: bfloat16 (L221)") :
-	    "no FSDP: the mixed-precision policy is FSDP's (parallelize.py L93), fp32");
-	if (float8)
-		import_map_add(t->map, IMPORT_MAPPED, "model.converters", "\"float8\"", "scenario: /training/precision",
-			       "\"fp8\"", "torchao Float8Linear GEMMs (L106)");
-	put(t, sc, "/training/grad_reduce_dtype", json_string("fp32"), K_MPR, IMPORT_MAPPED,
-	    t->kv[K_MPR] ? NULL : "absent: float32 (L229)");
-	if (!float8) {
-		for (int k = K_F8_AG; k <= K_F8_RECIPE; k++)
-			if (t->kv[k])
-				import_map_add(t->map, IMPORT_IGNORED, src_name(k, name, sizeof(name)), t->kv[k]->text, "", "",
-					       "model.converters holds no \"float8\": Float8 is off");
-		return;
-	}
+	return float8;
+}
+
+/* The float8 table under Float8: its recipe and the fp8 all-gather of
+ * the parameters (on only where the parameters are sharded, shard > 1). */
+static void map_float8(struct tt *t, json_t *sc, long shard)
+{
+	char name[96];
 	const char *recipe = sval(t, K_F8_RECIPE, NULL);
 	if (recipe && bval(t, K_F8_AG))
 		err(t, K_F8_RECIPE, "float8.recipe_name: not with enable_fsdp_float8_all_gather (float8.py L57-60)");
@@ -439,6 +426,35 @@ static void map_precision(struct tt *t, json_t *sc, bool fsdp, long shard)
 		import_map_add(t->map, IMPORT_MAPPED, src_name(K_F8_AG, name, sizeof(name)), "false", "", "",
 			       "bf16 all-gather (ddlsim's default)");
 	}
+}
+
+/* Precision: the FSDP mixed-precision policy, Float8. */
+static void map_precision(struct tt *t, json_t *sc, bool fsdp, long shard)
+{
+	char name[96];
+	const char *mpp = sval(t, K_MPP, "bfloat16"), *mpr = sval(t, K_MPR, "float32");
+	if (strcmp(mpp, "bfloat16") && strcmp(mpp, "float32"))
+		err(t, K_MPP, "training.mixed_precision_param: expected bfloat16 or float32, got '%s' (L221)", mpp);
+	if (strcmp(mpr, "float32"))
+		err(t, K_MPR, "training.mixed_precision_reduce: expected float32, got '%s' (L229)", mpr);
+	bool float8 = precision_float8(t);
+	const char *prec = fsdp && !strcmp(mpp, "bfloat16") ? "bf16" : "fp32";
+	put(t, sc, "/training/precision", json_string(float8 ? "fp8" : prec), K_MPP, IMPORT_MAPPED,
+	    float8 ? "the parameters' dtype under Float8 (bf16)" : fsdp ? (t->kv[K_MPP] ? NULL : "absent: bfloat16 (L221)") :
+	    "no FSDP: the mixed-precision policy is FSDP's (parallelize.py L93), fp32");
+	if (float8)
+		import_map_add(t->map, IMPORT_MAPPED, "model.converters", "\"float8\"", "scenario: /training/precision",
+			       "\"fp8\"", "torchao Float8Linear GEMMs (L106)");
+	put(t, sc, "/training/grad_reduce_dtype", json_string("fp32"), K_MPR, IMPORT_MAPPED,
+	    t->kv[K_MPR] ? NULL : "absent: float32 (L229)");
+	if (float8) {
+		map_float8(t, sc, shard);
+		return;
+	}
+	for (int k = K_F8_AG; k <= K_F8_RECIPE; k++)
+		if (t->kv[k])
+			import_map_add(t->map, IMPORT_IGNORED, src_name(k, name, sizeof(name)), t->kv[k]->text, "", "",
+				       "model.converters holds no \"float8\": Float8 is off");
 }
 
 static void map_batch(struct tt *t, json_t *sc, long dp, long pp)

@@ -66,6 +66,43 @@ static const char *own_n(struct yaml *y, const char *s, size_t n)
 	return own(y, c);
 }
 
+/* The length of line s (up to e) without its comment (a '#' at the start
+ * or after a blank, outside quotes) and trailing blanks. */
+static int split_content(const char *s, const char *e)
+{
+	int len = 0;
+	char q = 0;
+	for (const char *c = s; c < e; c++) {
+		if (q) {
+			if (*c == q)
+				q = 0;
+		} else if (*c == '"' || *c == '\'') {
+			if (c == s || c[-1] == ' ' || c[-1] == '[' || c[-1] == ',' || c[-1] == ':')
+				q = *c;
+		} else if (*c == '#' && (c == s || c[-1] == ' ' || c[-1] == '\t')) {
+			break;
+		}
+		len = (int)(c - s) + 1;
+	}
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	return len;
+}
+
+/* Keep line no (content s[0..len) at indent ind) unless it is the first
+ * document's "---"; a second document is an error. Returns 0 or fail(). */
+static int split_keep(struct rd *r, int *cap, const char *s, int len, int ind, int no)
+{
+	if (r->n == 0 && len == 3 && !strncmp(s, "---", 3))
+		return 0;
+	if (len >= 3 && (!strncmp(s, "---", 3) || !strncmp(s, "...", 3)) && (len == 3 || s[3] == ' '))
+		return fail(r, no, ind + 1, "a second document ('%.3s') is not read", s);
+	if (r->n == *cap)
+		r->l = xreallocarray(r->l, (size_t)(*cap = *cap ? 2 * *cap : 64), sizeof(*r->l));
+	r->l[r->n++] = (struct line){ .s = s, .len = len, .indent = ind, .no = no };
+	return 0;
+}
+
 /* Cut text into lines: blank and comment-only lines dropped, a comment
  * (a '#' at the start or after a blank, outside quotes) cut off. */
 static int split(struct rd *r, const char *text)
@@ -82,32 +119,10 @@ static int split(struct rd *r, const char *text)
 		if (p + ind < e && p[ind] == '\t')
 			return fail(r, no, ind + 1, "a tab in the indentation (YAML indents with spaces)");
 		const char *s = p + ind;
-		int len = 0;
-		char q = 0;
-		for (const char *c = s; c < e; c++) {
-			if (q) {
-				if (*c == q)
-					q = 0;
-			} else if (*c == '"' || *c == '\'') {
-				if (c == s || c[-1] == ' ' || c[-1] == '[' || c[-1] == ',' || c[-1] == ':')
-					q = *c;
-			} else if (*c == '#' && (c == s || c[-1] == ' ' || c[-1] == '\t')) {
-				break;
-			}
-			len = (int)(c - s) + 1;
-		}
-		while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
-			len--;
+		int len = split_content(s, e);
 		p = *e ? e + 1 : e;
-		if (!len)
-			continue;
-		if (r->n == 0 && len == 3 && !strncmp(s, "---", 3))
-			continue;
-		if (len >= 3 && (!strncmp(s, "---", 3) || !strncmp(s, "...", 3)) && (len == 3 || s[3] == ' '))
-			return fail(r, no, ind + 1, "a second document ('%.3s') is not read", s);
-		if (r->n == cap)
-			r->l = xreallocarray(r->l, (size_t)(cap = cap ? 2 * cap : 64), sizeof(*r->l));
-		r->l[r->n++] = (struct line){ .s = s, .len = len, .indent = ind, .no = no };
+		if (len && split_keep(r, &cap, s, len, ind, no))
+			return -1;
 	}
 	return 0;
 }
@@ -378,6 +393,62 @@ static int block_list(struct rd *r, int indent, const char *key, int kline, int 
 	return 0;
 }
 
+/* Whether s[0..len) is a list item ("-" alone or followed by a blank). */
+static bool is_item(const char *s, int len)
+{
+	return s[0] == '-' && (len == 1 || s[1] == ' ');
+}
+
+/* Where the key of line l (expected at a mapping's indentation) ends: its
+ * colon, or -1 after fail() (a list item, a complex, quoted or malformed
+ * key, a '.' or '#' in it). */
+static int mapping_key(struct rd *r, const struct line *l)
+{
+	if (is_item(l->s, l->len))
+		return fail(r, l->no, l->indent + 1, "a list item where a key was expected");
+	if (l->s[0] == '?' && (l->len == 1 || l->s[1] == ' '))
+		return fail(r, l->no, l->indent + 1, "complex keys are not read");
+	int ke = key_end(l->s, l->len);
+	if (ke < 0)
+		return fail(r, l->no, l->indent + 1, l->s[0] == '"' || l->s[0] == '\'' ?
+			    "quoted keys are not read" : "expected 'key: value' (a plain key, a colon and a blank)");
+	for (int i = 0; i < ke; i++)
+		if (l->s[i] == '.' || l->s[i] == '#')
+			return fail(r, l->no, l->indent + 1 + i, "a '%c' in a key is not read (keys join with '.')",
+				    l->s[i]);
+	return ke;
+}
+
+/* A key already read as key or as a prefix of another's at line l.
+ * Returns 0 or fail(). */
+static int mapping_twice(struct rd *r, const char *key, const struct line *l)
+{
+	size_t kl = strlen(key);
+	for (int i = 0; i < r->y->n; i++)
+		if (!strcmp(r->y->kv[i].key, key) || (!strncmp(r->y->kv[i].key, key, kl) && r->y->kv[i].key[kl] == '.'))
+			return fail(r, l->no, l->indent + 1, "key '%s' given twice (first at line %d)", key,
+				    r->y->kv[i].line);
+	return 0;
+}
+
+/* What key (a mapping at indent, on line kline:kcol, with no value on its
+ * line) holds: a block list, a nested mapping, else null. */
+static int mapping_nested(struct rd *r, int indent, const char *key, int kline, int kcol)
+{
+	struct line *nx = r->at < r->n ? &r->l[r->at] : NULL;
+	if (nx && is_item(nx->s, nx->len) && nx->indent >= indent)
+		return block_list(r, nx->indent, key, kline, kcol);
+	if (nx && nx->indent > indent) {
+		int before = r->y->n;
+		if (mapping(r, nx->indent, key))
+			return -1;
+		if (r->y->n != before)
+			return 0;
+	}
+	add(r, (struct yaml_kv){ .key = key, .type = YAML_NULL, .text = "", .line = kline, .col = kcol });
+	return 0;
+}
+
 /* A block mapping whose keys stand at indent, under prefix ("" at the
  * top). Reads lines from r->at while they are at indent. */
 static int mapping(struct rd *r, int indent, const char *prefix)
@@ -389,25 +460,13 @@ static int mapping(struct rd *r, int indent, const char *prefix)
 		if (l->indent > indent)
 			return fail(r, l->no, l->indent + 1, "unexpected indentation (expected a key at column %d)",
 				    indent + 1);
-		if (l->s[0] == '-' && (l->len == 1 || l->s[1] == ' '))
-			return fail(r, l->no, l->indent + 1, "a list item where a key was expected");
-		if (l->s[0] == '?' && (l->len == 1 || l->s[1] == ' '))
-			return fail(r, l->no, l->indent + 1, "complex keys are not read");
-		int ke = key_end(l->s, l->len);
+		int ke = mapping_key(r, l);
 		if (ke < 0)
-			return fail(r, l->no, l->indent + 1, l->s[0] == '"' || l->s[0] == '\'' ?
-				    "quoted keys are not read" : "expected 'key: value' (a plain key, a colon and a blank)");
-		for (int i = 0; i < ke; i++)
-			if (l->s[i] == '.' || l->s[i] == '#')
-				return fail(r, l->no, l->indent + 1 + i, "a '%c' in a key is not read (keys join with '.')",
-					    l->s[i]);
+			return -1;
 		char *k = xasprintf("%s%s%.*s", prefix, *prefix ? "." : "", ke, l->s);
 		const char *key = own(r->y, k);
-		for (int i = 0; i < r->y->n; i++)
-			if (!strcmp(r->y->kv[i].key, key) || (!strncmp(r->y->kv[i].key, key, strlen(key)) &&
-							       r->y->kv[i].key[strlen(key)] == '.'))
-				return fail(r, l->no, l->indent + 1, "key '%s' given twice (first at line %d)", key,
-					    r->y->kv[i].line);
+		if (mapping_twice(r, key, l))
+			return -1;
 		int off = ke + 1;
 		while (off < l->len && l->s[off] == ' ')
 			off++;
@@ -418,21 +477,8 @@ static int mapping(struct rd *r, int indent, const char *prefix)
 			if (value(r, l->s + off, l->len - off, l->no, l->indent + off + 1, &v))
 				return -1;
 			add(r, v);
-			continue;
-		}
-		struct line *nx = r->at < r->n ? &r->l[r->at] : NULL;
-		bool dash = nx && nx->s[0] == '-' && (nx->len == 1 || nx->s[1] == ' ');
-		if (nx && dash && nx->indent >= indent) {
-			if (block_list(r, nx->indent, key, kline, kcol))
-				return -1;
-		} else if (nx && nx->indent > indent) {
-			int before = r->y->n;
-			if (mapping(r, nx->indent, key))
-				return -1;
-			if (r->y->n == before)
-				add(r, (struct yaml_kv){ .key = key, .type = YAML_NULL, .text = "", .line = kline, .col = kcol });
-		} else {
-			add(r, (struct yaml_kv){ .key = key, .type = YAML_NULL, .text = "", .line = kline, .col = kcol });
+		} else if (mapping_nested(r, indent, key, kline, kcol)) {
+			return -1;
 		}
 	}
 	return r->failed ? -1 : 0;

@@ -298,12 +298,16 @@ static bool error_every(const char *err)
 
 /* sweep_point_why(), and *failed says whether a NULL result is an error in
  * the sweep file (an expression that cannot be evaluated, a path that
- * cannot be set) rather than a constraint that is false. */
+ * cannot be set) rather than a constraint that is false; where (when not
+ * NULL, SWEEP_WHERE bytes) gets the JSON path of the expression that
+ * failed ("" for none). */
 static json_t *point(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *failed,
-		     bool *every)
+		     bool *every, char *where)
 {
 	*failed = true;
 	*every = true;
+	if (where)
+		where[0] = 0;
 	json_t *doc = json_deep_copy(s->base);
 	*values = json_object();
 	long rest = i;
@@ -339,6 +343,8 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 			snprintf(reason, n, "derived '%s' = %s: %s", s->derived[k].key,
 				 expr_excerpt(s->derived[k].expr, err, ex, sizeof(ex)), err);
 			*every = error_every(err);
+			if (where)
+				snprintf(where, SWEEP_WHERE, "/derived/%.250s", s->derived[k].key);
 			json_object_set_new(*values, s->derived[k].key, json_null());
 			goto fail;
 		}
@@ -356,6 +362,8 @@ static json_t *point(struct sweep *s, long i, json_t **values, char *reason, siz
 			snprintf(reason, n, "constraint %s: %s", expr_excerpt(s->constraints[k], err, ex, sizeof(ex)),
 				 err);
 			*every = error_every(err);
+			if (where)
+				snprintf(where, SWEEP_WHERE, "/constraints/%d", k);
 			goto fail;
 		}
 		if (x == 0) {
@@ -376,13 +384,23 @@ fail:
 json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size_t n)
 {
 	bool failed, every;
-	return point(s, i, values, reason, n, &failed, &every);
+	return point(s, i, values, reason, n, &failed, &every, NULL);
 }
 
 json_t *sweep_point_why(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *every)
 {
 	bool failed;
-	return point(s, i, values, reason, n, &failed, every);
+	return point(s, i, values, reason, n, &failed, every, NULL);
+}
+
+bool sweep_point_undefined(struct sweep *s, long i, char *where, char *reason, size_t n)
+{
+	bool failed, every;
+	json_t *values;
+	json_t *doc = point(s, i, &values, reason, n, &failed, &every, where);
+	json_decref(values);
+	json_decref(doc);
+	return !doc && failed && !every && where[0];
 }
 
 int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void *ctx)
@@ -393,7 +411,7 @@ int sweep_check_points(struct sweep *s, struct diag *d, sweep_point_fn fn, void 
 		json_t *values;
 		bool failed, every;
 		char reason[512] = "";
-		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed, &every);
+		json_t *doc = point(s, i, &values, reason, sizeof(reason), &failed, &every, NULL);
 		char *vals = json_dumps(values, JSON_COMPACT);
 		json_decref(values);
 		if (failed) {
@@ -511,11 +529,124 @@ static void check_expr(struct diag *d, const char *file, const char *jpath, cons
 	}
 }
 
+/* The sweep's name (its file's name less the extension, or "name") and
+ * description. */
+static void load_name(struct jobj *jo, struct sweep *s)
+{
+	const char *str;
+	const char *b = strrchr(s->path, '/');
+	s->name = xstrdup(b ? b + 1 : s->path);
+	char *dot = strrchr(s->name, '.');
+	if (dot)
+		*dot = 0;
+	if (jobj_str(jo, "name", &str, JFILENAME) == 1) {
+		free(s->name);
+		s->name = xstrdup(str);
+	}
+	s->description = xstrdup(jobj_str(jo, "description", &str, 0) == 1 ? str : "");
+}
+
+/* "base": the base scenario's path, relative to the sweep file, and its
+ * document, read and checked for its schema. */
+static void load_base(struct jobj *jo, struct sweep *s)
+{
+	const char *str;
+	struct diag *d = jo->d;
+	if (jobj_str(jo, "base", &str, JREQ | JPATH) != 1)
+		return;
+	if (jload_resolve(s->path, str, s->base_path, sizeof(s->base_path))) {
+		jobj_err(jo, "base", "path too long");
+		return;
+	}
+	if (jload_check_ref(jo, "base", s->base_path))
+		return;
+	int b0 = diag_count(d);
+	s->base = jload_file(s->base_path, d);
+	if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1, SCENARIO_SCHEMA_MINOR) == 0 &&
+	    !json_is_object(s->base))
+		diag_err(d, s->base_path, "", "expected a scenario object");
+	if (diag_count(d) != b0)
+		jobj_err(jo, "base", "the base scenario '%s' cannot be read (see above)", s->base_path);
+}
+
+/* "derived": scenario key -> expression, each key a path and each
+ * expression's syntax checked. */
+static void load_derived(struct jobj *jo, struct sweep *s)
+{
+	struct jobj sub;
+	if (jobj_child(jo, "derived", &sub, 0) != 1)
+		return;
+	const char *k;
+	json_t *v;
+	s->derived = xcalloc(json_object_size(sub.o) + 1, sizeof(*s->derived));
+	json_object_foreach(sub.o, k, v) {
+		jobj_has(&sub, k);
+		if (!key_path_ok(k)) {
+			jobj_err(&sub, k, "expected a scenario key path such as \"training.global_batch\"");
+			continue;
+		}
+		if (!json_is_string(v)) {
+			jobj_err(&sub, k, "expected an expression string, got %s", jload_type_name(v));
+			continue;
+		}
+		char jp[300];
+		snprintf(jp, sizeof(jp), "/derived/%.250s", k);
+		check_expr(jo->d, s->path, jp, json_string_value(v));
+		s->derived[s->nderived].key = xstrdup(k);
+		s->derived[s->nderived++].expr = xstrdup(json_string_value(v));
+	}
+	jobj_end(&sub);
+}
+
+/* "constraints": expression strings, each one's syntax checked. */
+static void load_constraints(struct jobj *jo, struct sweep *s)
+{
+	json_t *arr;
+	char ap[300];
+	if (jobj_array(jo, "constraints", &arr, ap, sizeof(ap), 0) != 1)
+		return;
+	size_t i;
+	json_t *v;
+	s->constraints = xcalloc(json_array_size(arr) + 1, sizeof(char *));
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v)) {
+			diag_err(jo->d, s->path, ap, "/%zu: expected an expression string, got %s", i, jload_type_name(v));
+			continue;
+		}
+		char jp[340];
+		snprintf(jp, sizeof(jp), "%.300s/%zu", ap, i);
+		check_expr(jo->d, s->path, jp, json_string_value(v));
+		s->constraints[s->nconstraints++] = xstrdup(json_string_value(v));
+	}
+}
+
+/* "economics", "goodput" and "output" (the output folder, by default
+ * out/<name>). */
+static void load_rest(struct jobj *jo, struct sweep *s)
+{
+	struct jobj sub;
+	const char *str;
+	if (jobj_child(jo, "economics", &sub, 0) == 1) {
+		econ_params_load(&sub, &s->econ);
+		jobj_end(&sub);
+	}
+	if (jobj_child(jo, "goodput", &sub, 0) == 1) {
+		goodput_params_load(&sub, &s->goodput);
+		jobj_end(&sub);
+	}
+	snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
+	if (jobj_child(jo, "output", &sub, 0) == 1) {
+		if (jobj_str(&sub, "dir", &str, JPATH) == 1 &&
+		    (size_t)snprintf(s->out_dir, sizeof(s->out_dir), "%s", str) >= sizeof(s->out_dir))
+			jobj_err(&sub, "dir", "path too long (at most %zu bytes)", sizeof(s->out_dir) - 1);
+		jobj_end(&sub);
+	}
+}
+
 struct sweep *sweep_load(const char *path, struct diag *d)
 {
 	struct sweep *s = xcalloc(1, sizeof(*s));
-	struct jobj jo, sub;
-	const char *str;
+	struct jobj jo;
 	int before = diag_count(d);
 
 	s->path = xstrdup(path);
@@ -527,87 +658,12 @@ struct sweep *sweep_load(const char *path, struct diag *d)
 	if (jload_schema(root, path, d, "ddlsim.sweep", 1, 0))
 		goto err;
 	jobj_init(&jo, root, path, "", d);
-	{
-		const char *b = strrchr(path, '/');
-		s->name = xstrdup(b ? b + 1 : path);
-		char *dot = strrchr(s->name, '.');
-		if (dot)
-			*dot = 0;
-	}
-	if (jobj_str(&jo, "name", &str, JFILENAME) == 1) {
-		free(s->name);
-		s->name = xstrdup(str);
-	}
-	s->description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
-	if (jobj_str(&jo, "base", &str, JREQ | JPATH) == 1) {
-		if (jload_resolve(path, str, s->base_path, sizeof(s->base_path)))
-			jobj_err(&jo, "base", "path too long");
-		else if (jload_check_ref(&jo, "base", s->base_path) == 0) {
-			int b0 = diag_count(d);
-			s->base = jload_file(s->base_path, d);
-			if (s->base && jload_schema(s->base, s->base_path, d, "ddlsim.scenario", 1,
-						   SCENARIO_SCHEMA_MINOR) == 0 &&
-			    !json_is_object(s->base))
-				diag_err(d, s->base_path, "", "expected a scenario object");
-			if (diag_count(d) != b0)
-				jobj_err(&jo, "base", "the base scenario '%s' cannot be read (see above)", s->base_path);
-		}
-	}
+	load_name(&jo, s);
+	load_base(&jo, s);
 	load_axes(&jo, s);
-	if (jobj_child(&jo, "derived", &sub, 0) == 1) {
-		const char *k;
-		json_t *v;
-		s->derived = xcalloc(json_object_size(sub.o) + 1, sizeof(*s->derived));
-		json_object_foreach(sub.o, k, v) {
-			jobj_has(&sub, k);
-			if (!key_path_ok(k)) {
-				jobj_err(&sub, k, "expected a scenario key path such as \"training.global_batch\"");
-				continue;
-			}
-			if (!json_is_string(v)) {
-				jobj_err(&sub, k, "expected an expression string, got %s", jload_type_name(v));
-				continue;
-			}
-			char jp[300];
-			snprintf(jp, sizeof(jp), "/derived/%.250s", k);
-			check_expr(d, path, jp, json_string_value(v));
-			s->derived[s->nderived].key = xstrdup(k);
-			s->derived[s->nderived++].expr = xstrdup(json_string_value(v));
-		}
-		jobj_end(&sub);
-	}
-	json_t *arr;
-	char ap[300];
-	if (jobj_array(&jo, "constraints", &arr, ap, sizeof(ap), 0) == 1) {
-		size_t i;
-		json_t *v;
-		s->constraints = xcalloc(json_array_size(arr) + 1, sizeof(char *));
-		json_array_foreach(arr, i, v) {
-			if (!json_is_string(v)) {
-				diag_err(d, path, ap, "/%zu: expected an expression string, got %s", i, jload_type_name(v));
-				continue;
-			}
-			char jp[340];
-			snprintf(jp, sizeof(jp), "%.300s/%zu", ap, i);
-			check_expr(d, path, jp, json_string_value(v));
-			s->constraints[s->nconstraints++] = xstrdup(json_string_value(v));
-		}
-	}
-	if (jobj_child(&jo, "economics", &sub, 0) == 1) {
-		econ_params_load(&sub, &s->econ);
-		jobj_end(&sub);
-	}
-	if (jobj_child(&jo, "goodput", &sub, 0) == 1) {
-		goodput_params_load(&sub, &s->goodput);
-		jobj_end(&sub);
-	}
-	snprintf(s->out_dir, sizeof(s->out_dir), "out/%s", s->name);
-	if (jobj_child(&jo, "output", &sub, 0) == 1) {
-		if (jobj_str(&sub, "dir", &str, JPATH) == 1 &&
-		    (size_t)snprintf(s->out_dir, sizeof(s->out_dir), "%s", str) >= sizeof(s->out_dir))
-			jobj_err(&sub, "dir", "path too long (at most %zu bytes)", sizeof(s->out_dir) - 1);
-		jobj_end(&sub);
-	}
+	load_derived(&jo, s);
+	load_constraints(&jo, s);
+	load_rest(&jo, s);
 	jobj_end(&jo);
 	json_decref(root);
 	root = NULL;

@@ -22,8 +22,10 @@
  *                                               integers, truth values as booleans
  *                                               ("parallel.sp": "tp > 1"); a result that
  *                                               is not finite is an error
- *   constraints   [string]          []          expressions; a point where one is false is
- *                                               recorded as invalid with the constraint
+ *   constraints   [string]          []          expressions; a point where one is false, or
+ *                                               undefined (a division by zero), is recorded
+ *                                               as invalid with the constraint; `ddlsim sweep`
+ *                                               refuses one undefined at every point (exit 3)
  *   economics     object            see economics.h
  *   goodput       object            see goodput.h
  *   output.dir    string (path)     "out/<name>" where points.csv / points.jsonl go (relative
@@ -100,6 +102,17 @@ json_t *sweep_point(struct sweep *s, long i, json_t **values, char *reason, size
  * constraint, a division by zero or a result that is not finite depend
  * on the point. */
 json_t *sweep_point_why(struct sweep *s, long i, json_t **values, char *reason, size_t n, bool *every);
+
+/* The bytes of the JSON path sweep_point_undefined() names. */
+#define SWEEP_WHERE 300
+
+/* Whether an expression of point i cannot be evaluated at the point's
+ * values (a division by zero, a remainder by zero, a result that is not
+ * finite: undefined there, not a fault of the sweep's text); then where
+ * (SWEEP_WHERE bytes) gets its JSON path in the sweep file
+ * ("/constraints/0", "/derived/training.global_batch") and reason what
+ * happened, with the expression. */
+bool sweep_point_undefined(struct sweep *s, long i, char *where, char *reason, size_t n);
 
 /* Check one point's document: 0, or -1 with why (a line) in reason. */
 typedef int (*sweep_point_fn)(void *ctx, json_t *doc, char *reason, size_t n);
