@@ -80,12 +80,10 @@ static int load_job(struct cluster *c, json_t *v, const char *jpath, struct clus
 	return 0;
 }
 
-int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
+/* Frees the nodes of the jobs that do not list theirs and every job's GPUs; marks the
+ * listed nodes' owners in owner[]; -1 after reporting a node listed twice. */
+static int claim_listed(struct cluster *c, int *owner, struct diag *d)
 {
-	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1, gpn = c->gpus_per_node;
-	c->placement = p;
-	for (int m = 0; m < c->nodes; m++)
-		owner[m] = -1;
 	for (int i = 0; i < c->njobs; i++) {
 		struct cluster_job *j = &c->job[i];
 		if (!j->listed) {
@@ -104,11 +102,17 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 				else
 					diag_err(d, c->path, ep, "expected a node no other job holds, found node "
 						 "%d (job '%s' holds it)", m, c->job[owner[m]].name);
-				goto out;
+				return -1;
 			}
 			owner[m] = i;
 		}
 	}
+	return 0;
+}
+
+/* Whether the free nodes hold the jobs without listed nodes; -1 after reporting. */
+static int check_room(const struct cluster *c, const int *owner, struct diag *d)
+{
 	int need = 0, free_nodes = 0;
 	for (int i = 0; i < c->njobs; i++)
 		need += c->job[i].listed ? 0 : c->job[i].nnodes;
@@ -117,8 +121,15 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 	if (need > free_nodes) {
 		diag_err(d, c->path, "/nodes", "expected room for the jobs: they need %d more nodes, the "
 			 "fabric has %d free of %d", need, free_nodes, c->nodes);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* The free nodes to the jobs without listed nodes, in node order: packed, each job's
+ * nodes together; spread, one node to each job in turn. */
+static void assign_free(struct cluster *c, int *owner)
+{
 	int *got = xcalloc((size_t)c->njobs, sizeof(int));
 	for (int i = 0; i < c->njobs; i++) {
 		if (c->job[i].listed)
@@ -150,6 +161,17 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 		}
 	}
 	free(got);
+}
+
+int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
+{
+	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1, gpn = c->gpus_per_node;
+	c->placement = p;
+	for (int m = 0; m < c->nodes; m++)
+		owner[m] = -1;
+	if (claim_listed(c, owner, d) || check_room(c, owner, d))
+		goto out;
+	assign_free(c, owner);
 	for (int i = 0; i < c->njobs; i++) {
 		struct cluster_job *j = &c->job[i];
 		j->gpu = xcalloc((size_t)j->nranks + 1, sizeof(int));
