@@ -184,6 +184,52 @@ out:
 	return rc;
 }
 
+/* Job i beside the jobs before it: a name of its own, the first job's fabric and GPUs
+ * a node, no what-ifs, its ranks on its nodes (jobs at jpath); -1 after reporting. */
+static int check_job(const struct cluster *c, int i, const char *path, const char *jpath,
+		     struct diag *d)
+{
+	const struct cluster_job *j0 = &c->job[0], *j = &c->job[i];
+	const char *fabric = inputs_topology_path(j0->sc->in);
+	int gpn = inputs_topology(j0->sc->in)->gpus_per_node, bad = 0;
+	char np[340], sp[340];
+
+	snprintf(np, sizeof(np), "%s/%d/name", jpath, i);
+	snprintf(sp, sizeof(sp), "%s/%d/scenario", jpath, i);
+	for (int k = 0; k < i; k++)
+		if (!strcmp(j->name, c->job[k].name))
+			bad = diag_err(d, path, np, "expected a name no other job has, found '%s' (job "
+				       "%d's)", j->name, k);
+	if (!same_file(inputs_topology_path(j->sc->in), fabric))
+		bad = diag_err(d, path, sp, "expected a scenario on the fabric of job '%s' (%s), found "
+			       "one on %s", j0->name, fabric, inputs_topology_path(j->sc->in));
+	else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
+		bad = diag_err(d, path, sp, "expected %d GPUs a node, as job '%s' uses, found %d", gpn,
+			       j0->name, inputs_topology(j->sc->in)->gpus_per_node);
+	else if (!simulate_can_share(&j->sc->plan))
+		bad = diag_err(d, path, sp, "expected a job without parameter servers, degraded "
+			       "links, throttled GPUs, stragglers or sampled iterations (a job beside "
+			       "others is simulated once, whole), found %s with some", j->scenario);
+	else if (j->nranks > j->nnodes * gpn)
+		bad = diag_err(d, path, sp, "expected at most %d ranks on its %d nodes, found %d",
+			       j->nnodes * gpn, j->nnodes, j->nranks);
+	return bad;
+}
+
+/* The fabric's size, before placing: a node count beyond what the jobs' topology t0
+ * holds would place (and simulate) nothing it can build; -1 after reporting. */
+static int check_size(const struct cluster *c, const struct topology *t0, const char *path,
+		      struct diag *d)
+{
+	long cap = topology_node_capacity(t0);
+	if (c->nodes > TOPO_MAX_NODES || c->nodes > cap)
+		return diag_err(d, path, "/nodes", "expected at most %ld nodes, the most %s, got %d",
+				cap < TOPO_MAX_NODES ? cap : TOPO_MAX_NODES,
+				cap < TOPO_MAX_NODES ? "the jobs' topology holds" : "ddlsim simulates",
+				c->nodes);
+	return 0;
+}
+
 struct cluster *cluster_load(const char *path, struct diag *d)
 {
 	struct cluster *c = xcalloc(1, sizeof(*c));
@@ -220,40 +266,11 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 	if (bad)
 		goto fail;
 	const struct cluster_job *j0 = &c->job[0];
-	const char *fabric = inputs_topology_path(j0->sc->in);
 	int gpn = inputs_topology(j0->sc->in)->gpus_per_node;
-	for (int i = 0; i < c->njobs; i++) {
-		const struct cluster_job *j = &c->job[i];
-		char np[340], sp[340];
-		snprintf(np, sizeof(np), "%s/%d/name", jpath, i);
-		snprintf(sp, sizeof(sp), "%s/%d/scenario", jpath, i);
-		for (int k = 0; k < i; k++)
-			if (!strcmp(j->name, c->job[k].name))
-				bad = diag_err(d, path, np, "expected a name no other job has, found '%s' (job "
-					       "%d's)", j->name, k);
-		if (!same_file(inputs_topology_path(j->sc->in), fabric))
-			bad = diag_err(d, path, sp, "expected a scenario on the fabric of job '%s' (%s), found "
-				       "one on %s", j0->name, fabric, inputs_topology_path(j->sc->in));
-		else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
-			bad = diag_err(d, path, sp, "expected %d GPUs a node, as job '%s' uses, found %d", gpn,
-				       j0->name, inputs_topology(j->sc->in)->gpus_per_node);
-		else if (!simulate_can_share(&j->sc->plan))
-			bad = diag_err(d, path, sp, "expected a job without parameter servers, degraded "
-				       "links, throttled GPUs, stragglers or sampled iterations (a job beside "
-				       "others is simulated once, whole), found %s with some", j->scenario);
-		else if (j->nranks > j->nnodes * gpn)
-			bad = diag_err(d, path, sp, "expected at most %d ranks on its %d nodes, found %d",
-				       j->nnodes * gpn, j->nnodes, j->nranks);
-	}
-	/* the fabric's size, before placing: a node count beyond what the
-	 * topology holds would place (and simulate) nothing it can build */
-	const struct topology *t0 = inputs_topology(j0->sc->in);
-	long cap = topology_node_capacity(t0);
-	if (c->nodes > TOPO_MAX_NODES || c->nodes > cap)
-		bad = diag_err(d, path, "/nodes", "expected at most %ld nodes, the most %s, got %d",
-			       cap < TOPO_MAX_NODES ? cap : TOPO_MAX_NODES,
-			       cap < TOPO_MAX_NODES ? "the jobs' topology holds" : "ddlsim simulates",
-			       c->nodes);
+	for (int i = 0; i < c->njobs; i++)
+		bad |= check_job(c, i, path, jpath, d);
+	if (check_size(c, inputs_topology(j0->sc->in), path, d))
+		bad = -1;
 	c->gpus_per_node = gpn;
 	if (bad || cluster_place(c, c->placement, d))
 		goto fail;
