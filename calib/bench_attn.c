@@ -143,126 +143,162 @@ fail:
 	return NULL;
 }
 
+/* One head's inputs on the host, for check_head()'s rows. */
+struct head {
+	const double *q, *k, *vv, *dout;  /* [s x d] */
+	double *tmp;                      /* [s] scratch */
+	size_t s, d, base, sbase;         /* sizes; the head's offset in q..dO and in S, dP */
+	double scale;
+};
+
+/* Forward of row r: P row r from S = scale q k^T, causal; O row r = P V. */
+static int check_fwd_row(struct attn *a, const struct head *h, size_t r, struct calib_verdict *v)
+{
+	const size_t s = h->s, d = h->d;
+	double *row = fetch(a, AS, h->sbase + r * s, 1, s), *res = NULL;
+	double mx = -INFINITY, sum = 0.0;
+	size_t j, t;
+	int rc = -1;
+
+	if (!row || !(res = fetch(a, AO, h->base + r * d, 1, d)))
+		goto out;
+	for (j = 0; j <= r; j++) {
+		double dot = 0.0;
+
+		for (t = 0; t < d; t++)
+			dot += h->q[r * d + t] * h->k[j * d + t];
+		h->tmp[j] = h->scale * dot;
+		mx = fmax(mx, h->tmp[j]);
+	}
+	for (j = 0; j <= r; j++)
+		sum += exp(h->tmp[j] - mx);
+	for (j = 0; j < s; j++) {
+		const double ref = j <= r ? exp(h->tmp[j] - mx) / sum : 0.0;
+
+		calib_judge(v, row[j], ref, ATTN_TOL * fabs(ref) + 1e-6, NULL);
+	}
+	for (t = 0; t < d; t++) {
+		double ref = 0.0, sq = 0.0;
+
+		/* From the device's P row: isolates the GEMM. */
+		for (j = 0; j < s; j++) {
+			const double pr = row[j] * h->vv[j * d + t];
+
+			ref += pr;
+			sq += pr * pr;
+		}
+		calib_judge(v, res[t], ref, ATTN_TOL * (sqrt(sq) + fabs(ref)) + 1e-6, NULL);
+	}
+	rc = 0;
+out:
+	free(row);
+	free(res);
+	return rc;
+}
+
+/* dS row r = P (dP - sum(P dP)), dP = dO_r . v_j, bounded by the row's scale
+ * (attn_ref_softmax_bwd_row()); row is P row r, row2 the device's dS row r. */
+static int check_ds_row(const struct head *h, size_t r, const double *row, const double *row2,
+			struct calib_verdict *v)
+{
+	const size_t s = h->s, d = h->d;
+	double *ref = malloc(2 * s * sizeof(double) + 8);
+	size_t j, t;
+
+	if (!ref) {
+		calib_error("out of memory 'attention check'");
+		return -1;
+	}
+	for (j = 0; j < s; j++) {
+		double dp = 0.0;
+
+		for (t = 0; t < d; t++)
+			dp += h->dout[r * d + t] * h->vv[j * d + t];
+		h->tmp[j] = dp;
+	}
+	attn_ref_softmax_bwd_row(row, h->tmp, (int)s, ref, ref + s);
+	for (j = 0; j < s; j++)
+		calib_judge(v, row2[j], ref[j], ATTN_TOL * ref[s + j] + ATTN_REF_BF16_FLOOR, NULL);
+	free(ref);
+	return 0;
+}
+
+/* dQ, dK and dV row r from the device's dS row (row2), P column (col) and dS column (col2). */
+static int check_grad_rows(struct attn *a, const struct head *h, size_t r, const double *row2,
+			   const double *col, const double *col2, struct calib_verdict *v)
+{
+	const size_t s = h->s, d = h->d;
+	double *dq = fetch(a, ADQ, h->base + r * d, 1, d);
+	double *dk = fetch(a, ADK, h->base + r * d, 1, d);
+	double *dv = fetch(a, ADV, h->base + r * d, 1, d);
+
+	if (!dq || !dk || !dv) {
+		free(dq); free(dk); free(dv);
+		return -1;
+	}
+	for (size_t t = 0; t < d; t++) {
+		double rq = 0.0, sq_q = 0.0, rk = 0.0, sq_k = 0.0, rv = 0.0, sq_v = 0.0;
+
+		for (size_t i = 0; i < s; i++) {
+			const double pq = h->scale * row2[i] * h->k[i * d + t];	/* dQ_r */
+			const double pk = h->scale * col2[i] * h->q[i * d + t];	/* dK_r */
+			const double pv = col[i] * h->dout[i * d + t];		/* dV_r */
+
+			rq += pq; sq_q += pq * pq;
+			rk += pk; sq_k += pk * pk;
+			rv += pv; sq_v += pv * pv;
+		}
+		calib_judge(v, dq[t], rq, ATTN_TOL * (sqrt(sq_q) + fabs(rq)) + 1e-6, NULL);
+		calib_judge(v, dk[t], rk, ATTN_TOL * (sqrt(sq_k) + fabs(rk)) + 1e-6, NULL);
+		calib_judge(v, dv[t], rv, ATTN_TOL * (sqrt(sq_v) + fabs(rv)) + 1e-6, NULL);
+	}
+	free(dq);
+	free(dk);
+	free(dv);
+	return 0;
+}
+
+/* Backward of row r.  row: P row r; row2: dS row r; col: P column r; col2: dS column r. */
+static int check_bwd_row(struct attn *a, const struct head *h, size_t r, struct calib_verdict *v)
+{
+	const size_t s = h->s;
+	double *row = NULL, *row2 = NULL, *col = NULL, *col2 = NULL;
+	int rc = -1;
+
+	if (!(row = fetch(a, AS, h->sbase + r * s, 1, s)) ||
+	    !(row2 = fetch(a, ADP, h->sbase + r * s, 1, s)) ||
+	    !(col = fetch(a, AS, h->sbase + r, s, s)) ||
+	    !(col2 = fetch(a, ADP, h->sbase + r, s, s)))
+		goto out;
+	if (check_ds_row(h, r, row, row2, v) < 0 || check_grad_rows(a, h, r, row2, col, col2, v) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(row); free(row2); free(col); free(col2);
+	return rc;
+}
+
 /* Checks forward (bwd = false) or backward results of head `hd`, rows /
  * columns `idx[0..n)`. */
 static int check_head(struct attn *a, bool bwd, long long hd, const int *idx, int n,
 		      struct calib_verdict *v)
 {
 	const size_t s = (size_t)a->sh.seq, d = (size_t)a->sh.head_dim;
-	const size_t base = (size_t)hd * s * d, sbase = (size_t)hd * s * s;
-	const double scale = a->scale;
+	const size_t base = (size_t)hd * s * d;
 	double *q = fetch(a, AQ, base, 1, s * d), *k = fetch(a, AK, base, 1, s * d);
 	double *vv = fetch(a, AV, base, 1, s * d), *dout = fetch(a, ADO, base, 1, s * d);
-	double *row = NULL, *row2 = NULL, *col = NULL, *col2 = NULL, *res = NULL;
 	double *tmp = malloc(s * sizeof(double) + 8);
-	size_t i, j, t;
-	int x, rc = -1;
+	const struct head h = { q, k, vv, dout, tmp, s, d, base, (size_t)hd * s * s, a->scale };
+	int rc = -1;
 
 	if (!q || !k || !vv || !dout || !tmp)
 		goto out;
-	for (x = 0; x < n; x++) {
-		const size_t r = (size_t)idx[x];
-
-		free(row); free(row2); free(col); free(col2); free(res);
-		row = row2 = col = col2 = res = NULL;
-		if (!bwd) {
-			/* P row r from S = scale q k^T, causal; O row r = P V. */
-			double mx = -INFINITY, sum = 0.0;
-
-			if (!(row = fetch(a, AS, sbase + r * s, 1, s)) ||
-			    !(res = fetch(a, AO, base + r * d, 1, d)))
-				goto out;
-			for (j = 0; j <= r; j++) {
-				double dot = 0.0;
-
-				for (t = 0; t < d; t++)
-					dot += q[r * d + t] * k[j * d + t];
-				tmp[j] = scale * dot;
-				mx = fmax(mx, tmp[j]);
-			}
-			for (j = 0; j <= r; j++)
-				sum += exp(tmp[j] - mx);
-			for (j = 0; j < s; j++) {
-				const double ref = j <= r ? exp(tmp[j] - mx) / sum : 0.0;
-
-				calib_judge(v, row[j], ref, ATTN_TOL * fabs(ref) + 1e-6, NULL);
-			}
-			for (t = 0; t < d; t++) {
-				double ref = 0.0, sq = 0.0;
-
-				/* From the device's P row: isolates the GEMM. */
-				for (j = 0; j < s; j++) {
-					const double pr = row[j] * vv[j * d + t];
-
-					ref += pr;
-					sq += pr * pr;
-				}
-				calib_judge(v, res[t], ref, ATTN_TOL * (sqrt(sq) + fabs(ref)) + 1e-6, NULL);
-			}
-			continue;
-		}
-		/* Backward.  row: P row r; row2: dS row r; col: P column r;
-		 * col2: dS column r. */
-		if (!(row = fetch(a, AS, sbase + r * s, 1, s)) ||
-		    !(row2 = fetch(a, ADP, sbase + r * s, 1, s)) ||
-		    !(col = fetch(a, AS, sbase + r, s, s)) ||
-		    !(col2 = fetch(a, ADP, sbase + r, s, s)))
+	for (int x = 0; x < n; x++)
+		if ((bwd ? check_bwd_row : check_fwd_row)(a, &h, (size_t)idx[x], v) < 0)
 			goto out;
-		{
-			double *ref = malloc(2 * s * sizeof(double) + 8);
-
-			if (!ref) {
-				calib_error("out of memory 'attention check'");
-				goto out;
-			}
-			/* dS row r = P (dP - sum(P dP)), dP = dO_r . v_j, bounded
-			 * by the row's scale (attn_ref_softmax_bwd_row()) */
-			for (j = 0; j < s; j++) {
-				double dp = 0.0;
-
-				for (t = 0; t < d; t++)
-					dp += dout[r * d + t] * vv[j * d + t];
-				tmp[j] = dp;
-			}
-			attn_ref_softmax_bwd_row(row, tmp, (int)s, ref, ref + s);
-			for (j = 0; j < s; j++)
-				calib_judge(v, row2[j], ref[j], ATTN_TOL * ref[s + j] + ATTN_REF_BF16_FLOOR, NULL);
-			free(ref);
-		}
-		{
-			double *dq = fetch(a, ADQ, base + r * d, 1, d);
-			double *dk = fetch(a, ADK, base + r * d, 1, d);
-			double *dv = fetch(a, ADV, base + r * d, 1, d);
-
-			if (!dq || !dk || !dv) {
-				free(dq); free(dk); free(dv);
-				goto out;
-			}
-			for (t = 0; t < d; t++) {
-				double rq = 0.0, sq_q = 0.0, rk = 0.0, sq_k = 0.0, rv = 0.0, sq_v = 0.0;
-
-				for (i = 0; i < s; i++) {
-					const double pq = scale * row2[i] * k[i * d + t];	/* dQ_r */
-					const double pk = scale * col2[i] * q[i * d + t];	/* dK_r */
-					const double pv = col[i] * dout[i * d + t];		/* dV_r */
-
-					rq += pq; sq_q += pq * pq;
-					rk += pk; sq_k += pk * pk;
-					rv += pv; sq_v += pv * pv;
-				}
-				calib_judge(v, dq[t], rq, ATTN_TOL * (sqrt(sq_q) + fabs(rq)) + 1e-6, NULL);
-				calib_judge(v, dk[t], rk, ATTN_TOL * (sqrt(sq_k) + fabs(rk)) + 1e-6, NULL);
-				calib_judge(v, dv[t], rv, ATTN_TOL * (sqrt(sq_v) + fabs(rv)) + 1e-6, NULL);
-			}
-			free(dq);
-			free(dk);
-			free(dv);
-		}
-	}
 	rc = 0;
 out:
 	free(q); free(k); free(vv); free(dout);
-	free(row); free(row2); free(col); free(col2); free(res);
 	free(tmp);
 	return rc;
 }

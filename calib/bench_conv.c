@@ -146,17 +146,12 @@ static void dnn_finish(struct conv *v)
 	v->xd = v->yd = NULL;
 }
 
-/* Describes the problem to cuDNN and finds the fastest algorithm on the
- * buffers of copy 0.  Returns 0 (v->dnn set), 1 when cuDNN has no working
- * algorithm, or -1. */
-static int dnn_init(struct conv *v)
+/* Creates and sets the x, y, w and convolution descriptors of the problem, checking
+ * cuDNN's output shape against ours; 0 or -1. */
+static int dnn_describe(struct conv *v)
 {
 	const struct kernels_conv *cv = &v->cv;
-	cudnnHandle_t h = v->c->dnn;
-	void *x = arena_ptr(&v->ar, 0, 0), *w = arena_ptr(&v->ar, 1, 0), *y = arena_ptr(&v->ar, 2, 0);
-	int on = 0, oc = 0, oh = 0, ow = 0, ret = 0, i;
-	cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+	int on = 0, oc = 0, oh = 0, ow = 0;
 
 	if (dnn_failed(cudnnCreateTensorDescriptor(&v->xd), "cudnnCreateTensorDescriptor") ||
 	    dnn_failed(cudnnCreateTensorDescriptor(&v->yd), "cudnnCreateTensorDescriptor") ||
@@ -181,54 +176,90 @@ static int dnn_init(struct conv *v)
 	if (dnn_failed(cudnnSetTensor4dDescriptor(v->yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF,
 						  cv->n, cv->k, v->p, v->q), "y descriptor"))
 		return -1;
+	return 0;
+}
 
+/* The first of cuDNN's timed forward algorithms that ran into v->algo, v->impl and *math. */
+static cudnnStatus_t find_fwd(struct conv *v, void *x, void *w, void *y, cudnnMathType_t *math)
+{
+	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	int ret = 0;
+	cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(v->c->dnn, v->xd, x, v->wd, w, v->cd,
+								   v->yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+								   &ret, perf, v->ws, v->ws_bytes);
+
+	for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
+		if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+			v->algo = (int)perf[i].algo;
+			*math = perf[i].mathType;
+			snprintf(v->impl, sizeof(v->impl), "cudnn:%s", fwd_algo_name(v->algo));
+			break;
+		}
+	return st;
+}
+
+/* As find_fwd(), for the data gradient. */
+static cudnnStatus_t find_bwd_data(struct conv *v, void *x, void *w, void *y, cudnnMathType_t *math)
+{
+	cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	int ret = 0;
+	cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(v->c->dnn, v->wd, w, v->yd, y,
+									v->cd, v->xd, x,
+									CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+									&ret, perf, v->ws, v->ws_bytes);
+
+	for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
+		if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+			v->algo = (int)perf[i].algo;
+			*math = perf[i].mathType;
+			snprintf(v->impl, sizeof(v->impl), "cudnn:%s", bwd_data_algo_name(v->algo));
+			break;
+		}
+	return st;
+}
+
+/* As find_fwd(), for the filter gradient. */
+static cudnnStatus_t find_bwd_filter(struct conv *v, void *x, void *w, void *y, cudnnMathType_t *math)
+{
+	cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	int ret = 0;
+	cudnnStatus_t st = cudnnFindConvolutionBackwardFilterAlgorithmEx(v->c->dnn, v->xd, x, v->yd, y,
+									  v->cd, v->wd, w,
+									  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+									  &ret, perf, v->ws, v->ws_bytes);
+
+	for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
+		if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+			v->algo = (int)perf[i].algo;
+			*math = perf[i].mathType;
+			snprintf(v->impl, sizeof(v->impl), "cudnn:%s", bwd_filter_algo_name(v->algo));
+			break;
+		}
+	return st;
+}
+
+/* Describes the problem to cuDNN and finds the fastest algorithm on the
+ * buffers of copy 0.  Returns 0 (v->dnn set), 1 when cuDNN has no working
+ * algorithm, or -1. */
+static int dnn_init(struct conv *v)
+{
+	void *x = arena_ptr(&v->ar, 0, 0), *w = arena_ptr(&v->ar, 1, 0), *y = arena_ptr(&v->ar, 2, 0);
+	cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+
+	if (dnn_describe(v) < 0)
+		return -1;
 	v->algo = -1;
 	switch (v->pass) {
-	case KERNELS_CONV_FWD: {
-		cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-
-		st = cudnnFindConvolutionForwardAlgorithmEx(h, v->xd, x, v->wd, w, v->cd, v->yd, y,
-							    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &ret,
-							    perf, v->ws, v->ws_bytes);
-		for (i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
-			if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-				v->algo = (int)perf[i].algo;
-				math = perf[i].mathType;
-				snprintf(v->impl, sizeof(v->impl), "cudnn:%s", fwd_algo_name(v->algo));
-				break;
-			}
+	case KERNELS_CONV_FWD:
+		st = find_fwd(v, x, w, y, &math);
 		break;
-	}
-	case KERNELS_CONV_BWD_DATA: {
-		cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-
-		st = cudnnFindConvolutionBackwardDataAlgorithmEx(h, v->wd, w, v->yd, y, v->cd, v->xd, x,
-								 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-								 &ret, perf, v->ws, v->ws_bytes);
-		for (i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
-			if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-				v->algo = (int)perf[i].algo;
-				math = perf[i].mathType;
-				snprintf(v->impl, sizeof(v->impl), "cudnn:%s", bwd_data_algo_name(v->algo));
-				break;
-			}
+	case KERNELS_CONV_BWD_DATA:
+		st = find_bwd_data(v, x, w, y, &math);
 		break;
-	}
-	case KERNELS_CONV_BWD_FILTER: {
-		cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-
-		st = cudnnFindConvolutionBackwardFilterAlgorithmEx(h, v->xd, x, v->yd, y, v->cd, v->wd, w,
-								   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-								   &ret, perf, v->ws, v->ws_bytes);
-		for (i = 0; st == CUDNN_STATUS_SUCCESS && i < ret; i++)
-			if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-				v->algo = (int)perf[i].algo;
-				math = perf[i].mathType;
-				snprintf(v->impl, sizeof(v->impl), "cudnn:%s", bwd_filter_algo_name(v->algo));
-				break;
-			}
+	case KERNELS_CONV_BWD_FILTER:
+		st = find_bwd_filter(v, x, w, y, &math);
 		break;
-	}
 	}
 	/* Any refusal (not supported, bad parameter for this layout, no
 	 * algorithm succeeded) falls back to the project kernel. */

@@ -210,135 +210,192 @@ static double gelu_ref(double x)
 	return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
-/* Checks row r of the output against the CPU reference. */
-static int check_row(struct mem *m, size_t r, struct calib_verdict *v)
+/* One row's host copies: inputs, output and saved statistics (NULL: not fetched). */
+struct row_bufs {
+	double *in0, *in1, *in2, *out, *st0, *st1;
+};
+
+/* bias_gelu: out = gelu(x + bias). */
+static int check_bias_gelu(struct mem *m, size_t e0, struct row_bufs *b, struct calib_verdict *v)
+{
+	const size_t n = m->row;
+	const double eps = eps_of(m->dt);
+
+	if (!(b->in0 = fetch(m, 0, e0, n)) || !(b->in1 = fetch(m, 1, 0, n)) ||
+	    !(b->out = fetch(m, 2, e0, n)))
+		return -1;
+	for (size_t j = 0; j < n; j++) {
+		const double ref = gelu_ref(b->in0[j] + b->in1[j]);
+
+		calib_judge(v, b->out[j], ref, eps * (1.0 + fabs(ref)), NULL);
+	}
+	return 0;
+}
+
+/* bias_swiglu: out = silu(gate + bias) * (up + bias), gate and up side by side in a row of 2n. */
+static int check_bias_swiglu(struct mem *m, size_t e0, struct row_bufs *b, struct calib_verdict *v)
+{
+	const size_t n = m->row;
+	const double eps = eps_of(m->dt);
+
+	if (!(b->in0 = fetch(m, 0, 2 * e0, 2 * n)) || !(b->in1 = fetch(m, 1, 0, 2 * n)) ||
+	    !(b->out = fetch(m, 2, e0, n)))
+		return -1;
+	for (size_t j = 0; j < n; j++) {
+		const double g = b->in0[j] + b->in1[j], u = b->in0[n + j] + b->in1[n + j];
+		const double ref = g / (1.0 + exp(-g)) * u;
+
+		calib_judge(v, b->out[j], ref, eps * (1.0 + fabs(ref)), NULL);
+	}
+	return 0;
+}
+
+/* layernorm_fwd / rmsnorm_fwd of row r: the output and the saved mean and rstd. */
+static int check_norm_fwd(struct mem *m, size_t r, struct row_bufs *b, struct calib_verdict *v)
 {
 	const size_t n = m->row, e0 = r * n;
 	const double eps = eps_of(m->dt);
-	double *in0 = NULL, *in1 = NULL, *in2 = NULL, *out = NULL, *st0 = NULL, *st1 = NULL;
+	const bool ln = m->kind == MK_LN_FWD;
+	double mu = 0.0, var = 0.0, rs;
 	size_t j;
-	int rc = -1;
+
+	if (!(b->in0 = fetch(m, 0, e0, n)) || !(b->in1 = fetch(m, 1, 0, n)) ||
+	    (ln && !(b->in2 = fetch(m, 2, 0, n))) || !(b->out = fetch(m, ln ? 3 : 2, e0, n)) ||
+	    !(b->st1 = fetch(m, ln ? 5 : 3, r, 1)) || (ln && !(b->st0 = fetch(m, 4, r, 1))))
+		return -1;
+	for (j = 0; j < n; j++)
+		mu += b->in0[j];
+	mu = ln ? mu / (double)n : 0.0;
+	for (j = 0; j < n; j++)
+		var += (b->in0[j] - mu) * (b->in0[j] - mu);
+	rs = 1.0 / sqrt(var / (double)n + LN_EPS);
+	for (j = 0; j < n; j++) {
+		const double ref = (b->in0[j] - mu) * rs * b->in1[j] + (ln ? b->in2[j] : 0.0);
+
+		calib_judge(v, b->out[j], ref, eps * (1.0 + fabs(ref)), NULL);
+	}
+	/* Saved statistics are fp32 whatever the data type. */
+	calib_judge(v, b->st1[0], rs, 1e-4 * fabs(rs), NULL);
+	if (ln)
+		calib_judge(v, b->st0[0], mu, 1e-5, NULL);
+	return 0;
+}
+
+/* layernorm_bwd of row r: dx from dy, x, gamma and the saved mean and rstd. */
+static int check_ln_bwd(struct mem *m, size_t r, struct row_bufs *b, struct calib_verdict *v)
+{
+	const size_t n = m->row, e0 = r * n;
+	const double eps = eps_of(m->dt);
+	double sg = 0.0, sgx = 0.0, mu, rs;
+	size_t j;
+
+	if (!(b->in0 = fetch(m, 0, e0, n)) || !(b->in1 = fetch(m, 1, e0, n)) ||
+	    !(b->in2 = fetch(m, 2, 0, n)) || !(b->st0 = fetch(m, 3, r, 1)) ||
+	    !(b->st1 = fetch(m, 4, r, 1)) || !(b->out = fetch(m, 5, e0, n)))
+		return -1;
+	mu = b->st0[0];
+	rs = b->st1[0];
+	for (j = 0; j < n; j++) {
+		const double xhat = (b->in1[j] - mu) * rs, g = b->in0[j] * b->in2[j];
+
+		sg += g;
+		sgx += g * xhat;
+	}
+	sg /= (double)n;
+	sgx /= (double)n;
+	for (j = 0; j < n; j++) {
+		const double xhat = (b->in1[j] - mu) * rs, g = b->in0[j] * b->in2[j];
+		const double ref = rs * (g - sg - xhat * sgx);
+		const double scale = fabs(rs) * (fabs(g) + fabs(sg) + fabs(xhat * sgx)) + 1.0;
+
+		calib_judge(v, b->out[j], ref, eps * (scale + fabs(ref)) + 1e-5 * scale, NULL);
+	}
+	return 0;
+}
+
+/* softmax_fwd of row r, causal when m->causal_seq is set (the columns past the row's position are 0). */
+static int check_sm_fwd(struct mem *m, size_t r, struct row_bufs *b, struct calib_verdict *v)
+{
+	const size_t n = m->row, e0 = r * n;
+	const double eps = eps_of(m->dt);
+	const size_t valid = m->causal_seq ? r % m->causal_seq + 1 : n;
+	double mx = -INFINITY, s = 0.0;
+	size_t j;
+
+	if (!(b->in0 = fetch(m, 0, e0, n)) || !(b->out = fetch(m, 1, e0, n)))
+		return -1;
+	for (j = 0; j < valid && j < n; j++)
+		mx = fmax(mx, b->in0[j]);
+	for (j = 0; j < valid && j < n; j++)
+		s += exp(b->in0[j] - mx);
+	for (j = 0; j < n; j++) {
+		const double ref = j < valid ? exp(b->in0[j] - mx) / s : 0.0;
+
+		calib_judge(v, b->out[j], ref, eps * fabs(ref) + 1e-7, NULL);
+	}
+	return 0;
+}
+
+/* softmax_bwd: dx = y * (dy - sum(y * dy)). */
+static int check_sm_bwd(struct mem *m, size_t e0, struct row_bufs *b, struct calib_verdict *v)
+{
+	const size_t n = m->row;
+	const double eps = eps_of(m->dt);
+	double s = 0.0, sq = 0.0;
+	size_t j;
+
+	if (!(b->in0 = fetch(m, 0, e0, n)) || !(b->in1 = fetch(m, 1, e0, n)) ||
+	    !(b->out = fetch(m, 2, e0, n)))
+		return -1;
+	for (j = 0; j < n; j++) {
+		s += b->in0[j] * b->in1[j];
+		sq += b->in0[j] * b->in1[j] * b->in0[j] * b->in1[j];
+	}
+	for (j = 0; j < n; j++) {
+		const double ref = b->in0[j] * (b->in1[j] - s);
+
+		calib_judge(v, b->out[j], ref,
+			    eps * (fabs(ref) + fabs(b->in0[j]) * (1.0 + sqrt(sq))) + 1e-6, NULL);
+	}
+	return 0;
+}
+
+/* Checks row r of the output against the CPU reference. */
+static int check_row(struct mem *m, size_t r, struct calib_verdict *v)
+{
+	const size_t e0 = r * m->row;
+	struct row_bufs b = { 0 };
+	int rc = 0;
 
 	switch (m->kind) {
 	case MK_BIAS_GELU:
-		if (!(in0 = fetch(m, 0, e0, n)) || !(in1 = fetch(m, 1, 0, n)) ||
-		    !(out = fetch(m, 2, e0, n)))
-			goto out;
-		for (j = 0; j < n; j++) {
-			const double ref = gelu_ref(in0[j] + in1[j]);
-
-			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
-		}
+		rc = check_bias_gelu(m, e0, &b, v);
 		break;
 	case MK_BIAS_SWIGLU:
-		if (!(in0 = fetch(m, 0, 2 * e0, 2 * n)) || !(in1 = fetch(m, 1, 0, 2 * n)) ||
-		    !(out = fetch(m, 2, e0, n)))
-			goto out;
-		for (j = 0; j < n; j++) {
-			const double g = in0[j] + in1[j], u = in0[n + j] + in1[n + j];
-			const double ref = g / (1.0 + exp(-g)) * u;
-
-			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
-		}
+		rc = check_bias_swiglu(m, e0, &b, v);
 		break;
 	case MK_LN_FWD:
-	case MK_RMS_FWD: {
-		const bool ln = m->kind == MK_LN_FWD;
-		double mu = 0.0, var = 0.0, rs;
-
-		if (!(in0 = fetch(m, 0, e0, n)) || !(in1 = fetch(m, 1, 0, n)) ||
-		    (ln && !(in2 = fetch(m, 2, 0, n))) || !(out = fetch(m, ln ? 3 : 2, e0, n)) ||
-		    !(st1 = fetch(m, ln ? 5 : 3, r, 1)) || (ln && !(st0 = fetch(m, 4, r, 1))))
-			goto out;
-		for (j = 0; j < n; j++)
-			mu += in0[j];
-		mu = ln ? mu / (double)n : 0.0;
-		for (j = 0; j < n; j++)
-			var += (in0[j] - mu) * (in0[j] - mu);
-		rs = 1.0 / sqrt(var / (double)n + LN_EPS);
-		for (j = 0; j < n; j++) {
-			const double ref = (in0[j] - mu) * rs * in1[j] + (ln ? in2[j] : 0.0);
-
-			calib_judge(v, out[j], ref, eps * (1.0 + fabs(ref)), NULL);
-		}
-		/* Saved statistics are fp32 whatever the data type. */
-		calib_judge(v, st1[0], rs, 1e-4 * fabs(rs), NULL);
-		if (ln)
-			calib_judge(v, st0[0], mu, 1e-5, NULL);
+	case MK_RMS_FWD:
+		rc = check_norm_fwd(m, r, &b, v);
 		break;
-	}
-	case MK_LN_BWD: {
-		double sg = 0.0, sgx = 0.0, mu, rs;
-
-		if (!(in0 = fetch(m, 0, e0, n)) || !(in1 = fetch(m, 1, e0, n)) ||
-		    !(in2 = fetch(m, 2, 0, n)) || !(st0 = fetch(m, 3, r, 1)) ||
-		    !(st1 = fetch(m, 4, r, 1)) || !(out = fetch(m, 5, e0, n)))
-			goto out;
-		mu = st0[0];
-		rs = st1[0];
-		for (j = 0; j < n; j++) {
-			const double xhat = (in1[j] - mu) * rs, g = in0[j] * in2[j];
-
-			sg += g;
-			sgx += g * xhat;
-		}
-		sg /= (double)n;
-		sgx /= (double)n;
-		for (j = 0; j < n; j++) {
-			const double xhat = (in1[j] - mu) * rs, g = in0[j] * in2[j];
-			const double ref = rs * (g - sg - xhat * sgx);
-			const double scale = fabs(rs) * (fabs(g) + fabs(sg) + fabs(xhat * sgx)) + 1.0;
-
-			calib_judge(v, out[j], ref, eps * (scale + fabs(ref)) + 1e-5 * scale, NULL);
-		}
+	case MK_LN_BWD:
+		rc = check_ln_bwd(m, r, &b, v);
 		break;
-	}
-	case MK_SM_FWD: {
-		const size_t valid = m->causal_seq ? r % m->causal_seq + 1 : n;
-		double mx = -INFINITY, s = 0.0;
-
-		if (!(in0 = fetch(m, 0, e0, n)) || !(out = fetch(m, 1, e0, n)))
-			goto out;
-		for (j = 0; j < valid && j < n; j++)
-			mx = fmax(mx, in0[j]);
-		for (j = 0; j < valid && j < n; j++)
-			s += exp(in0[j] - mx);
-		for (j = 0; j < n; j++) {
-			const double ref = j < valid ? exp(in0[j] - mx) / s : 0.0;
-
-			calib_judge(v, out[j], ref, eps * fabs(ref) + 1e-7, NULL);
-		}
+	case MK_SM_FWD:
+		rc = check_sm_fwd(m, r, &b, v);
 		break;
-	}
-	case MK_SM_BWD: {
-		double s = 0.0, sq = 0.0;
-
-		if (!(in0 = fetch(m, 0, e0, n)) || !(in1 = fetch(m, 1, e0, n)) ||
-		    !(out = fetch(m, 2, e0, n)))
-			goto out;
-		for (j = 0; j < n; j++) {
-			s += in0[j] * in1[j];
-			sq += in0[j] * in1[j] * in0[j] * in1[j];
-		}
-		for (j = 0; j < n; j++) {
-			const double ref = in0[j] * (in1[j] - s);
-
-			calib_judge(v, out[j], ref,
-				    eps * (fabs(ref) + fabs(in0[j]) * (1.0 + sqrt(sq))) + 1e-6, NULL);
-		}
+	case MK_SM_BWD:
+		rc = check_sm_bwd(m, e0, &b, v);
 		break;
-	}
 	case MK_COUNT:
 		break;
 	}
-	rc = 0;
-out:
-	free(in0);
-	free(in1);
-	free(in2);
-	free(out);
-	free(st0);
-	free(st1);
+	free(b.in0);
+	free(b.in1);
+	free(b.in2);
+	free(b.out);
+	free(b.st0);
+	free(b.st1);
 	return rc;
 }
 

@@ -319,35 +319,115 @@ static int first_run(struct sdpa *a, int gi)
 	return 1;
 }
 
-static int run_point(struct calib *c, const struct attn_shape *sh)
+/* a for shape sh on c: the scale, the masked score cuDNN takes, both passes' graphs unbuilt. */
+static void sdpa_init(struct sdpa *a, struct calib *c, const struct attn_shape *sh)
 {
-	struct sdpa a;
-	size_t bytes[BNBUFS];
-	enum kernels_dtype st[BNBUFS];
-	const size_t sd = (size_t)sh->b * sh->heads * sh->seq * sh->head_dim;
-	const size_t rows = (size_t)sh->b * sh->heads * sh->seq;
-	double t = 0.0;
-	int rc, gi, ok = 0;
-
-	memset(&a, 0, sizeof(a));
-	a.c = c;
-	a.sh = *sh;
-	a.bh = (long long)sh->b * sh->heads;
-	a.scale = 1.0f / sqrtf((float)sh->head_dim);
+	memset(a, 0, sizeof(*a));
+	a->c = c;
+	a->sh = *sh;
+	a->bh = (long long)sh->b * sh->heads;
+	a->scale = 1.0f / sqrtf((float)sh->head_dim);
 	/* cuDNN 9.10 and later take -inf for masked scores; older releases
 	 * the lowest finite float (as cudnn-frontend does) */
-	a.neg_inf = cudnnGetVersion() >= 91000 ? -INFINITY : -3.402823466e38f;
-	a.one = 1.0f;
-	a.clear_acc = cudnnGetVersion() < 90600;
-	for (gi = 0; gi < 2; gi++)
-		sdpa_graph_init(&a.g[gi], gi == 1);
+	a->neg_inf = cudnnGetVersion() >= 91000 ? -INFINITY : -3.402823466e38f;
+	a->one = 1.0f;
+	a->clear_acc = cudnnGetVersion() < 90600;
+	for (int gi = 0; gi < 2; gi++)
+		sdpa_graph_init(&a->g[gi], gi == 1);
+}
+
+/* The buffers' sizes and types: bf16 tensors, fp32 statistics and dQ accumulator. */
+static void buffer_sizes(const struct attn_shape *sh, size_t *bytes, enum kernels_dtype *st)
+{
+	const size_t sd = (size_t)sh->b * sh->heads * sh->seq * sh->head_dim;
+	const size_t rows = (size_t)sh->b * sh->heads * sh->seq;
+
 	for (int j = 0; j < BNBUFS; j++) {
 		const bool f32 = j == BSTATS || j == BSUM || j == BACC;
 
 		bytes[j] = (j == BSTATS || j == BSUM ? rows : sd) * (f32 ? 4 : 2);
 		st[j] = f32 ? KERNELS_F32 : KERNELS_BF16;
 	}
+}
 
+/* cuDNN's workspace for the larger of the graphs that built: 0, 1 it does not fit
+ * (warned), -1 CUDA error. */
+static int alloc_workspace(struct sdpa *a)
+{
+	a->ws_bytes = (size_t)a->g[0].ws_bytes;
+	if (sdpa_graph_ok(&a->g[1]) && (size_t)a->g[1].ws_bytes > a->ws_bytes)
+		a->ws_bytes = (size_t)a->g[1].ws_bytes;
+	if (!a->ws_bytes)
+		return 0;
+	cudaError_t e = cudaMalloc(&a->ws, a->ws_bytes);
+
+	if (e == cudaErrorMemoryAllocation) {
+		(void)cudaGetLastError();
+		calib_warn("cuDNN workspace of %zu MiB does not fit, skipped 'sdpa h%d s%d'",
+			   a->ws_bytes >> 20, a->sh.heads, a->sh.seq);
+		return 1;
+	}
+	return cuda_failed(e, "cudaMalloc sdpa workspace") ? -1 : 0;
+}
+
+/* Runs and checks the forward, then the backward from copy 0's O and Stats where its
+ * graph built (*bwd_ok: it ran and passed); 0, 1 cuDNN refused the forward (warned),
+ * -1 error or failed check. */
+static int check_passes(struct sdpa *a, int *bwd_ok)
+{
+	int rc;
+
+	if (make_packs(a, 0) < 0)
+		return -1;
+	if ((rc = first_run(a, 0)) != 0)
+		return rc;
+	if (check(a, false) < 0)
+		return -1;
+	if (!sdpa_graph_ok(&a->g[1]))
+		return 0;
+	if (make_packs(a, 1) < 0)
+		return -1;
+	switch (first_run(a, 1)) {
+	case -1:
+		return -1;
+	case 0:
+		if (check(a, true) < 0)
+			return -1;
+		*bwd_ok = 1;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Times and records the forward, and the backward (after a forward over every copy) when
+ * bwd_ok; -1 on error. */
+static int time_passes(struct sdpa *a, int bwd_ok)
+{
+	double t = 0.0;
+
+	if (timer_median(a->c, enqueue_fwd, a, &t) < 0 || record(a, false, t) < 0)
+		return -1;
+	if (!bwd_ok)
+		return 0;
+	for (int i = 0; i < a->ar.nsets; i++)
+		if (enqueue_fwd(a, i) < 0)
+			return -1;
+	if (timer_median(a->c, enqueue_bwd, a, &t) < 0 || record(a, true, t) < 0)
+		return -1;
+	return 0;
+}
+
+static int run_point(struct calib *c, const struct attn_shape *sh)
+{
+	struct sdpa a;
+	size_t bytes[BNBUFS];
+	enum kernels_dtype st[BNBUFS];
+	int rc, ok = 0;
+
+	sdpa_init(&a, c, sh);
+	buffer_sizes(sh, bytes, st);
 	sdpa_graph_build(&a.g[0], c, sh);
 	if (!sdpa_graph_ok(&a.g[0])) {
 		graph_unavailable(&a, 0);
@@ -365,63 +445,11 @@ static int run_point(struct calib *c, const struct attn_shape *sh)
 	}
 	if (rc < 0)
 		goto out_graphs;
-	rc = -1;
-	a.ws_bytes = (size_t)a.g[0].ws_bytes;
-	if (sdpa_graph_ok(&a.g[1]) && (size_t)a.g[1].ws_bytes > a.ws_bytes)
-		a.ws_bytes = (size_t)a.g[1].ws_bytes;
-	if (a.ws_bytes) {
-		cudaError_t e = cudaMalloc(&a.ws, a.ws_bytes);
-
-		if (e == cudaErrorMemoryAllocation) {
-			(void)cudaGetLastError();
-			calib_warn("cuDNN workspace of %zu MiB does not fit, skipped 'sdpa h%d s%d'",
-				   a.ws_bytes >> 20, sh->heads, sh->seq);
-			rc = 1;
-			goto out_arena;
-		}
-		if (cuda_failed(e, "cudaMalloc sdpa workspace"))
-			goto out_arena;
-	}
-
-	/* Forward: build, run, check. */
-	if (make_packs(&a, 0) < 0)
+	if ((rc = alloc_workspace(&a)) != 0)
+		goto out_arena;
+	if ((rc = check_passes(&a, &ok)) != 0)
 		goto out_ws;
-	rc = first_run(&a, 0);
-	if (rc != 0)
-		goto out_ws;
-	rc = -1;
-	if (check(&a, false) < 0)
-		goto out_ws;
-	/* Backward, from copy 0's O and Stats. */
-	if (sdpa_graph_ok(&a.g[1])) {
-		if (make_packs(&a, 1) < 0)
-			goto out_ws;
-		switch (first_run(&a, 1)) {
-		case -1:
-			goto out_ws;
-		case 0:
-			if (check(&a, true) < 0)
-				goto out_ws;
-			ok = 1;
-			break;
-		default:
-			break;
-		}
-	}
-	if (c->self_test) {
-		rc = 0;
-		goto out_ws;
-	}
-	if (timer_median(c, enqueue_fwd, &a, &t) < 0 || record(&a, false, t) < 0)
-		goto out_ws;
-	if (ok) {
-		for (int i = 0; i < a.ar.nsets; i++)
-			if (enqueue_fwd(&a, i) < 0)
-				goto out_ws;
-		if (timer_median(c, enqueue_bwd, &a, &t) < 0 || record(&a, true, t) < 0)
-			goto out_ws;
-	}
-	rc = 0;
+	rc = c->self_test ? 0 : time_passes(&a, ok);
 out_ws:
 	cudaFree(a.ws);
 out_arena:

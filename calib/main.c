@@ -127,7 +127,67 @@ static void default_out(const char *gpu, char *out, size_t size)
 	snprintf(out + n, size - n, "%s.json", n ? "" : "gpu");
 }
 
-int main(int argc, char **argv)
+/* The run goes on after an option (parse_option(), parse_args()). */
+#define CALIB_GO_ON (-1)
+
+/* --device N: an index 0..1024 into c->device; CALIB_GO_ON or the usage exit. */
+static int parse_device(const char *arg, struct calib *c)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (*arg == '\0' || *end != '\0' || v < 0 || v > 1024)
+		return usage_error("bad device index '%s'", arg);
+	c->device = (int)v;
+	return CALIB_GO_ON;
+}
+
+/* One option getopt_long() returned, into c, *out and *csv; CALIB_GO_ON or the exit code
+ * (--help and --version print and exit 0). */
+static int parse_option(int opt, char **argv, struct calib *c, const char **out, const char **csv)
+{
+	char bad[64];
+
+	switch (opt) {
+	case 'o':
+		*out = optarg;
+		break;
+	case 'c':
+		*csv = optarg;
+		break;
+	case 'q':
+		c->quick = true;
+		break;
+	case 'O':
+		c->sections = parse_only(optarg, bad, sizeof(bad));
+		if (!c->sections)
+			return usage_error("unknown section, expected gemm, conv, mem, attn "
+					   "or bw '%s'", bad);
+		break;
+	case 'd':
+		return parse_device(optarg, c);
+	case 't':
+		c->self_test = true;
+		break;
+	case 'S':
+		c->no_sdpa = true;
+		break;
+	case 'h':
+		usage(stdout);
+		return CALIB_EXIT_OK;
+	case 'V':
+		printf("%s %s (profile schema %s %s)\n", CALIB_NAME, DDLSIM_VERSION,
+		       CALIB_SCHEMA, CALIB_SCHEMA_VERSION);
+		return CALIB_EXIT_OK;
+	default:
+		return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+	}
+	return CALIB_GO_ON;
+}
+
+/* The command line into c, *out and *csv, checked before the GPU is touched;
+ * CALIB_GO_ON or the exit code. */
+static int parse_args(int argc, char **argv, struct calib *c, const char **out, const char **csv)
 {
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, 'o' },
@@ -141,80 +201,98 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int (*const sections[CALIB_NSECTIONS])(struct calib *) = {
-		bench_gemm, bench_conv, bench_mem, bench_attn, bench_bw,
-	};
-	struct calib c;
-	const char *out = NULL, *csv = NULL;
-	char bad[64], why[256], out_buf[256];
-	int opt, count = 0, s, rc = CALIB_EXIT_FAILURE;
-	double t0;
+	int opt, rc;
 
-	memset(&c, 0, sizeof(c));
-	c.sections = (1u << CALIB_NSECTIONS) - 1;
-	c.seed = 0x5eedca11b0000001ull;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'c':
-			csv = optarg;
-			break;
-		case 'q':
-			c.quick = true;
-			break;
-		case 'O':
-			c.sections = parse_only(optarg, bad, sizeof(bad));
-			if (!c.sections)
-				return usage_error("unknown section, expected gemm, conv, mem, attn "
-						   "or bw '%s'", bad);
-			break;
-		case 'd': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end != '\0' || v < 0 || v > 1024)
-				return usage_error("bad device index '%s'", optarg);
-			c.device = (int)v;
-			break;
-		}
-		case 't':
-			c.self_test = true;
-			break;
-		case 'S':
-			c.no_sdpa = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CALIB_EXIT_OK;
-		case 'V':
-			printf("%s %s (profile schema %s %s)\n", CALIB_NAME, DDLSIM_VERSION,
-			       CALIB_SCHEMA, CALIB_SCHEMA_VERSION);
-			return CALIB_EXIT_OK;
-		default:
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if ((rc = parse_option(opt, argv, c, out, csv)) != CALIB_GO_ON)
+			return rc;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (c.self_test && (out || csv))
-		return usage_error("--self-test writes no files '%s'", out ? out : csv);
-	if (out && csv && check_outputs(out, csv))
+	if (c->self_test && (*out || *csv))
+		return usage_error("--self-test writes no files '%s'", *out ? *out : *csv);
+	if (*out && *csv && check_outputs(*out, *csv))
 		return CALIB_EXIT_USAGE;
-	c.warmup_runs = c.quick ? 3 : 5;
-	c.timed_runs = c.quick ? 10 : 20;
+	return CALIB_GO_ON;
+}
+
+/* Whether c->device names a CUDA GPU of this machine; CALIB_GO_ON or the exit code. */
+static int check_device(const struct calib *c)
+{
+	char bad[64], why[256];
+	int count = 0;
 
 	if (device_info_count(&count, why, sizeof(why)) < 0) {
 		fprintf(stderr, "%s: error: no CUDA GPU found (cudaGetDeviceCount: %s)\n",
 			CALIB_NAME, why);
 		return CALIB_EXIT_NO_GPU;
 	}
-	if (c.device >= count) {
-		snprintf(bad, sizeof(bad), "%d", c.device);
+	if (c->device >= count) {
+		snprintf(bad, sizeof(bad), "%d", c->device);
 		return usage_error("no such device, see nvidia-smi '%s'", bad);
 	}
+	return CALIB_GO_ON;
+}
+
+/* Runs the selected sections in order (and, calibrating GEMMs, the interference
+ * bench); -1 at the first that fails. */
+static int run_sections(struct calib *c)
+{
+	int (*const sections[CALIB_NSECTIONS])(struct calib *) = {
+		bench_gemm, bench_conv, bench_mem, bench_attn, bench_bw,
+	};
+
+	for (int s = 0; s < CALIB_NSECTIONS; s++) {
+		double ts = calib_now_s();
+
+		if (!(c->sections & (1u << s)))
+			continue;
+		calib_progress("section %s", only_names[s]);
+		if (sections[s](c) < 0)
+			return -1;
+		calib_progress("section %s done in %.1f s", only_names[s], calib_now_s() - ts);
+	}
+	if (!c->self_test && (c->sections & 1u) && bench_interference(c) < 0)
+		return -1;
+	return 0;
+}
+
+/* After the sections: the self-test's summary, or the profile (and the raw CSV)
+ * written; the exit code. */
+static int finish(struct calib *c, const char *out, const char *csv, double t0)
+{
+	if (c->self_test) {
+		printf("%d passed, %d failed\n", c->checks_passed, c->checks_failed);
+		return c->checks_failed ? CALIB_EXIT_FAILURE : CALIB_EXIT_OK;
+	}
+	if (profile_write_json(c, out) < 0)
+		return CALIB_EXIT_FAILURE;
+	if (csv && profile_write_csv(c, csv) < 0)
+		return CALIB_EXIT_FAILURE;
+	calib_progress("%zu points (%d checks passed) in %.1f s written to %s%s%s", c->npoints,
+		       c->checks_passed, calib_now_s() - t0, out, csv ? " and " : "", csv ? csv : "");
+	return CALIB_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct calib c;
+	const char *out = NULL, *csv = NULL;
+	char out_buf[256];
+	int rc;
+	double t0;
+
+	memset(&c, 0, sizeof(c));
+	c.sections = (1u << CALIB_NSECTIONS) - 1;
+	c.seed = 0x5eedca11b0000001ull;
+	if ((rc = parse_args(argc, argv, &c, &out, &csv)) != CALIB_GO_ON)
+		return rc;
+	c.warmup_runs = c.quick ? 3 : 5;
+	c.timed_runs = c.quick ? 10 : 20;
+
+	if ((rc = check_device(&c)) != CALIB_GO_ON)
+		return rc;
+	rc = CALIB_EXIT_FAILURE;
 	if (calib_open(&c) < 0)
 		goto out;
 	if (!out && !c.self_test) {
@@ -232,30 +310,9 @@ int main(int argc, char **argv)
 	calib_progress("built without cuDNN: convolutions use the project's implicit GEMM");
 #endif
 	t0 = calib_now_s();
-	for (s = 0; s < CALIB_NSECTIONS; s++) {
-		double ts = calib_now_s();
-
-		if (!(c.sections & (1u << s)))
-			continue;
-		calib_progress("section %s", only_names[s]);
-		if (sections[s](&c) < 0)
-			goto out;
-		calib_progress("section %s done in %.1f s", only_names[s], calib_now_s() - ts);
-	}
-	if (!c.self_test && (c.sections & 1u) && bench_interference(&c) < 0)
+	if (run_sections(&c) < 0)
 		goto out;
-	if (c.self_test) {
-		printf("%d passed, %d failed\n", c.checks_passed, c.checks_failed);
-		rc = c.checks_failed ? CALIB_EXIT_FAILURE : CALIB_EXIT_OK;
-		goto out;
-	}
-	if (profile_write_json(&c, out) < 0)
-		goto out;
-	if (csv && profile_write_csv(&c, csv) < 0)
-		goto out;
-	calib_progress("%zu points (%d checks passed) in %.1f s written to %s%s%s", c.npoints,
-		       c.checks_passed, calib_now_s() - t0, out, csv ? " and " : "", csv ? csv : "");
-	rc = CALIB_EXIT_OK;
+	rc = finish(&c, out, csv, t0);
 out:
 	calib_close(&c);
 	return rc;

@@ -105,49 +105,55 @@ static int cmp_float(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-int timer_median(struct calib *c, int (*enqueue)(void *arg, int i), void *arg,
-		 double *median_s)
+/* The probe: one run (run *it, counted), timed on its own, into *probe_s; -1 on a CUDA error. */
+static int probe_run(struct calib *c, int (*enqueue)(void *arg, int i), void *arg, int *it,
+		     double *probe_s)
 {
-	const double warm_budget_s = c->quick ? 0.05 : 0.2;
-	const double timed_budget_s = c->quick ? 0.25 : 1.0;
-	float ms = 0.0f, times[CALIB_MAX_RUNS];
-	double probe_s;
-	int warm, runs, it = 0, r;
+	float ms = 0.0f;
 
-	/* Probe: one run, timed on its own. */
 	if (cuda_failed(cudaEventRecord(c->ev_start[0], c->stream), "cudaEventRecord"))
 		return -1;
-	if (enqueue(arg, it++) < 0)
+	if (enqueue(arg, (*it)++) < 0)
 		return -1;
 	if (cuda_failed(cudaEventRecord(c->ev_stop[0], c->stream), "cudaEventRecord") ||
 	    cuda_failed(cudaEventSynchronize(c->ev_stop[0]), "probe run") ||
 	    cuda_failed(cudaEventElapsedTime(&ms, c->ev_start[0], c->ev_stop[0]),
 			"cudaEventElapsedTime"))
 		return -1;
-	probe_s = 1e-3 * ms;
+	*probe_s = 1e-3 * ms;
+	return 0;
+}
 
-	warm = c->warmup_runs - 1;
-	if (warm > 0 && probe_s * warm > warm_budget_s)
-		warm = (int)(warm_budget_s / probe_s);
-	runs = c->timed_runs;
-	if (probe_s * runs > timed_budget_s)
-		runs = (int)(timed_budget_s / probe_s);
-	if (runs < 5)
-		runs = 5;
-	if (runs > CALIB_MAX_RUNS)
-		runs = CALIB_MAX_RUNS;
+/* The warm-up and timed run counts: c's, cut to the time budgets (--quick: shorter)
+ * at the probe's time; 5 to CALIB_MAX_RUNS timed runs. */
+static void run_counts(const struct calib *c, double probe_s, int *warm, int *runs)
+{
+	const double warm_budget_s = c->quick ? 0.05 : 0.2;
+	const double timed_budget_s = c->quick ? 0.25 : 1.0;
 
-	/* Short runs: hold the GPU while the host enqueues them all. */
-	if (probe_s < 2e-3 &&
-	    cuda_failed(kernels_spin(5e-4 + 1.5e-4 * (warm + runs), c->stream), "kernels_spin"))
-		return -1;
-	while (warm-- > 0)
-		if (enqueue(arg, it++) < 0)
-			return -1;
+	*warm = c->warmup_runs - 1;
+	if (*warm > 0 && probe_s * *warm > warm_budget_s)
+		*warm = (int)(warm_budget_s / probe_s);
+	*runs = c->timed_runs;
+	if (probe_s * *runs > timed_budget_s)
+		*runs = (int)(timed_budget_s / probe_s);
+	if (*runs < 5)
+		*runs = 5;
+	if (*runs > CALIB_MAX_RUNS)
+		*runs = CALIB_MAX_RUNS;
+}
+
+/* The timed runs (from run *it on), each between its events, their times in ms into
+ * times[]; -1 on a CUDA error. */
+static int timed_runs(struct calib *c, int (*enqueue)(void *arg, int i), void *arg, int *it,
+		      int runs, float *times)
+{
+	int r;
+
 	for (r = 0; r < runs; r++) {
 		if (cuda_failed(cudaEventRecord(c->ev_start[r + 1], c->stream), "cudaEventRecord"))
 			return -1;
-		if (enqueue(arg, it++) < 0)
+		if (enqueue(arg, (*it)++) < 0)
 			return -1;
 		if (cuda_failed(cudaEventRecord(c->ev_stop[r + 1], c->stream), "cudaEventRecord"))
 			return -1;
@@ -159,15 +165,45 @@ int timer_median(struct calib *c, int (*enqueue)(void *arg, int i), void *arg,
 						     c->ev_stop[r + 1]),
 				"cudaEventElapsedTime"))
 			return -1;
+	return 0;
+}
+
+/* The median of the runs' times (ms, sorted here), in s, at least 0.5 us. */
+static double median_s_of(float *times, int runs)
+{
+	double m;
+
 	qsort(times, (size_t)runs, sizeof(times[0]), cmp_float);
 	if (runs % 2)
-		*median_s = 1e-3 * times[runs / 2];
+		m = 1e-3 * times[runs / 2];
 	else
-		*median_s = 0.5e-3 * ((double)times[runs / 2 - 1] + times[runs / 2]);
+		m = 0.5e-3 * ((double)times[runs / 2 - 1] + times[runs / 2]);
 	/* Events resolve about 0.5 us; never report a zero time (rates would
 	 * be infinite). */
-	if (*median_s < 5e-7)
-		*median_s = 5e-7;
+	return m < 5e-7 ? 5e-7 : m;
+}
+
+int timer_median(struct calib *c, int (*enqueue)(void *arg, int i), void *arg,
+		 double *median_s)
+{
+	float times[CALIB_MAX_RUNS];
+	double probe_s;
+	int warm, runs, it = 0;
+
+	/* Probe: one run, timed on its own. */
+	if (probe_run(c, enqueue, arg, &it, &probe_s) < 0)
+		return -1;
+	run_counts(c, probe_s, &warm, &runs);
+	/* Short runs: hold the GPU while the host enqueues them all. */
+	if (probe_s < 2e-3 &&
+	    cuda_failed(kernels_spin(5e-4 + 1.5e-4 * (warm + runs), c->stream), "kernels_spin"))
+		return -1;
+	while (warm-- > 0)
+		if (enqueue(arg, it++) < 0)
+			return -1;
+	if (timed_runs(c, enqueue, arg, &it, runs, times) < 0)
+		return -1;
+	*median_s = median_s_of(times, runs);
 	return 0;
 }
 

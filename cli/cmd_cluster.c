@@ -359,6 +359,73 @@ static void print_table(const struct cluster *c, const struct result_row *alone,
 	}
 }
 
+/* Refuses a report path that would replace one of the inputs (cli_check_samefile). */
+static int check_samefile(const struct cluster *c, const struct cluster_opts *o, const char *file)
+{
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the cluster", c->path);
+	for (int i = 0; i < c->njobs; i++)
+		cli_note_scenario(sf, c->job[i].sc);
+	samefile_inputs_read(sf, "a file it read", 0);
+	samefile_output(sf, o->out ? "--out" : "the report", file);
+	int rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
+/* --placements: the other placements, in children, into extra; -1 when they failed. */
+static int run_placements(struct cluster *c, const struct cluster_opts *o, json_t *extra,
+			  struct diag *d)
+{
+	bool movable = false;
+	for (int i = 0; i < c->njobs; i++)
+		movable |= !c->job[i].listed;
+	if (o->placements && !movable)
+		diag_warn(d, c->path, "/jobs", "--placements: every job lists its nodes, so there is "
+			  "no other placement to try");
+	else if (o->placements && try_placements(c, &o->ro, extra, d))
+		return -1;
+	return 0;
+}
+
+/* Every job together, here, into shared[] and links; nonzero when the run failed. */
+static int run_shared(struct cluster *c, struct result *r, struct result_row *shared, json_t *links,
+		      struct diag *d)
+{
+	int bad = cluster_run(c, -1, r, d);
+	if (!bad)
+		shared_links(c, r, links);
+	for (int i = 0; i < c->njobs; i++) {
+		if (bad)
+			result_row_fail(&shared[i], RESULT_FAILED, diag_text(d));
+		else
+			result_row_fill(&shared[i], &r[i]);
+		result_finish(&r[i]);
+	}
+	return bad;
+}
+
+/* Writes the report, with extra and links, atomically to dir/file; -1 after reporting. */
+static int write_report(const struct cluster *c, const struct result_row *alone,
+			const struct result_row *shared, int gpn, json_t *extra, json_t *links,
+			const char *dir, const char *file, struct diag *d)
+{
+	json_t *root = report(c, alone, shared, gpn);
+	json_object_update(root, extra);
+	json_object_update(root, links);
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	int e = report_mkdirs(dir) ? -errno : 0;
+	if (!e)
+		e = text ? atomic_file_write(file, text, strlen(text)) : -ENOMEM;
+	free(text);
+	if (e) {
+		diag_errf(d, "%s: cannot write: %s", file, atomic_file_strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_cluster(int argc, char **argv)
 {
 	struct cluster_opts o = { .ro = { .jobs = 1 } };
@@ -383,18 +450,7 @@ int cmd_cluster(int argc, char **argv)
 	int gpn = inputs_topology(c->job[0].sc->in)->gpus_per_node;
 	dir = o.out ? xstrdup(o.out) : xasprintf("out/%s", c->name);
 	file = xasprintf("%s/cluster.json", dir);
-	if ((rc = cli_check_output(file)))
-		goto out;
-	/* the report replaces none of the inputs (cli_check_samefile) */
-	struct samefile *sf = samefile_create();
-	samefile_input(sf, "the cluster", c->path);
-	for (int i = 0; i < c->njobs; i++)
-		cli_note_scenario(sf, c->job[i].sc);
-	samefile_inputs_read(sf, "a file it read", 0);
-	samefile_output(sf, o.out ? "--out" : "the report", file);
-	rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
-	if (rc)
+	if ((rc = cli_check_output(file)) || (rc = check_samefile(c, &o, file)))
 		goto out;
 	rc = EXIT_FAIL;
 	alone = xcalloc((size_t)c->njobs, sizeof(*alone));
@@ -404,39 +460,13 @@ int cmd_cluster(int argc, char **argv)
 	if (runner_run(&o.ro, c->njobs, job_run, job_done, &x, &d))
 		goto out;
 	/* the other placements, in children: before any simulation here */
-	bool movable = false;
-	for (int i = 0; i < c->njobs; i++)
-		movable |= !c->job[i].listed;
-	if (o.placements && !movable)
-		diag_warn(&d, c->path, "/jobs", "--placements: every job lists its nodes, so there is "
-			  "no other placement to try");
-	else if (o.placements && try_placements(c, &o.ro, extra, &d))
+	if (run_placements(c, &o, extra, &d))
 		goto out;
 	/* together, here: no simulation ran in this process before */
-	int bad = cluster_run(c, -1, r, &d);
 	links = json_object();
-	if (!bad)
-		shared_links(c, r, links);
-	for (int i = 0; i < c->njobs; i++) {
-		if (bad)
-			result_row_fail(&shared[i], RESULT_FAILED, diag_text(&d));
-		else
-			result_row_fill(&shared[i], &r[i]);
-		result_finish(&r[i]);
-	}
-	json_t *root = report(c, alone, shared, gpn);
-	json_object_update(root, extra);
-	json_object_update(root, links);
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	json_decref(root);
-	int e = report_mkdirs(dir) ? -errno : 0;
-	if (!e)
-		e = text ? atomic_file_write(file, text, strlen(text)) : -ENOMEM;
-	free(text);
-	if (e) {
-		diag_errf(&d, "%s: cannot write: %s", file, atomic_file_strerror(-e));
+	int bad = run_shared(c, r, shared, links, &d);
+	if (write_report(c, alone, shared, gpn, extra, links, dir, file, &d))
 		goto out;
-	}
 	if (!o.quiet)
 		print_table(c, alone, shared, gpn);
 	if (!o.quiet && !bad)

@@ -669,6 +669,60 @@ static int check_group(struct args *a, const struct topology *t, int n)
 	return 0;
 }
 
+/* The command line into a, what was said echoed (to stderr when a table goes to
+ * stdout), the outputs checked; 0 or the exit code. */
+static int read_command(int argc, char **argv, struct args *a)
+{
+	a->argc = argc;
+	a->argv = argv;
+	int rc = parse_args(argc, argv, a);
+	bool quiet = (a->csv && !strcmp(a->csv, "-")) || (a->json && !strcmp(a->json, "-"));
+	fputs(said, quiet ? stderr : stdout);
+	if (rc)
+		return rc;
+	a->minb_asked = a->minb;
+	a->maxb_asked = a->maxb;
+	if ((rc = cli_check_output(a->csv)) || (rc = cli_check_output(a->json)))
+		return rc;
+	return 0;
+}
+
+/* No output may replace the topology, its GPU preset or the other output (cli_check_samefile). */
+static int check_samefile(const struct args *a)
+{
+	struct samefile *sf = samefile_create();
+	samefile_input(sf, "the topology", a->topo);
+	samefile_inputs_read(sf, "a file it read", 0);
+	samefile_output(sf, "--json", a->json);
+	samefile_output(sf, "--csv", a->csv);
+	int rc = cli_check_samefile(sf);
+	samefile_destroy(sf);
+	return rc;
+}
+
+/* The sizes of the sweep, -e capped to what t's GPUs hold, into *nsizes; the usage exit
+ * when there are more than MAX_SIZES. */
+static int count_sizes(struct args *a, const struct topology *t, int *nsizes)
+{
+	cap_max_bytes(a, t);
+	*nsizes = collective_sizes(a, NULL, MAX_SIZES);
+	if (*nsizes < 0)
+		return cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes (nccl-tests "
+				       "steps size x F for F > 1, else size + -i); raise -f or -i",
+				       a->minb, a->maxb, MAX_SIZES);
+	return 0;
+}
+
+/* Admission: the platform, the actors and every size's plan are allocated
+ * before the run; refuses (longrun_admit's exit) what would not fit. */
+static int admit(const struct args *a, int n, long used, int npts)
+{
+	char what[200];
+	snprintf(what, sizeof(what), "collective on %d ranks (%ld nodes x %ld GPUs), %d size%s", n, a->nodes, used, npts,
+		 npts == 1 ? "" : "s");
+	return longrun_admit(what, estimate_collective_bytes(n, npts), a->mem_limit_bytes);
+}
+
 int cmd_collective(int argc, char **argv)
 {
 	/* common.cu's defaults */
@@ -680,16 +734,8 @@ int cmd_collective(int argc, char **argv)
 		.nops = 1,
 	};
 	struct diag d;
-	a.argc = argc;
-	a.argv = argv;
-	int rc = parse_args(argc, argv, &a);
-	bool quiet = (a.csv && !strcmp(a.csv, "-")) || (a.json && !strcmp(a.json, "-"));
-	fputs(said, quiet ? stderr : stdout);
+	int rc = read_command(argc, argv, &a);
 	if (rc)
-		return rc;
-	a.minb_asked = a.minb;
-	a.maxb_asked = a.maxb;
-	if ((rc = cli_check_output(a.csv)) || (rc = cli_check_output(a.json)))
 		return rc;
 
 	diag_init(&d, stderr);
@@ -699,24 +745,9 @@ int cmd_collective(int argc, char **argv)
 		diag_finish(&d);
 		return EXIT_INPUT;
 	}
-	/* no output may replace the topology, its GPU preset or the other output */
-	struct samefile *sf = samefile_create();
-	samefile_input(sf, "the topology", a.topo);
-	samefile_inputs_read(sf, "a file it read", 0);
-	samefile_output(sf, "--json", a.json);
-	samefile_output(sf, "--csv", a.csv);
-	rc = cli_check_samefile(sf);
-	samefile_destroy(sf);
-	if (rc)
+	int nsizes = 0;
+	if ((rc = check_samefile(&a)) || (rc = count_sizes(&a, t, &nsizes)))
 		goto out_topo;
-	cap_max_bytes(&a, t);
-	int nsizes = collective_sizes(&a, NULL, MAX_SIZES);
-	if (nsizes < 0) {
-		rc = cli_usage_error("the sweep from %.0f to %.0f bytes has more than %d sizes (nccl-tests "
-				     "steps size x F for F > 1, else size + -i); raise -f or -i",
-				     a.minb, a.maxb, MAX_SIZES);
-		goto out_topo;
-	}
 	long ppn = 1, used = 0;
 	int n = 0;
 	if ((rc = layout(&a, t, &ppn, &used, &n, &d)) || (rc = check_group(&a, t, n)))
@@ -744,12 +775,7 @@ int cmd_collective(int argc, char **argv)
 			ranks[k * used + g] = (int)(k * G + g);
 	collective_sizes(&a, sizes, nsizes);
 	nrows = collective_rows(&a, sizes, nsizes, n, rows, pts, &npts);
-	/* admission: the platform, the actors and every size's plan are
-	 * allocated before the run; refuse what would not fit */
-	char what[200];
-	snprintf(what, sizeof(what), "collective on %d ranks (%ld nodes x %ld GPUs), %d size%s", n, a.nodes, used, npts,
-		 npts == 1 ? "" : "s");
-	if ((rc = longrun_admit(what, estimate_collective_bytes(n, npts), a.mem_limit_bytes)))
+	if ((rc = admit(&a, n, used, npts)))
 		goto out_mem;
 	rc = EXIT_FAIL;
 	if (engine_collective_run(t, (int)a.nodes, ranks, n, a.algo, pts, npts, &d))

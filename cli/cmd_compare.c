@@ -190,43 +190,51 @@ static json_t *memory_text(const struct result_row *r)
 	return json_string(buf);
 }
 
-/* The best usable scenario by `by` (enum compare_by): the least of its
- * figure, two within 0.5 % of each other settled by cost (by cost: by
- * days) where both have it. Days, cost and energy come from the records
- * (assess.h: with failures); when a usable scenario lacks the figure (no
- * train_tokens), the shortest iteration decides and why says so. Returns
- * its index, -1 when none is usable. */
-static int pick_best(json_t **rec, const struct result_row *rows, int n, int by, char *why, size_t wn)
+/* The record key of each figure compare_by ranks by (BY_ITERATION: the row's). */
+static const char *const best_key[] = { "wall_days", "cost_usd", "energy_MWh", NULL };
+
+/* by, or BY_ITERATION when a usable scenario lacks by's figure (no train_tokens). */
+static int best_by(json_t **rec, const struct result_row *rows, int n, int by)
 {
-	static const char *const key_of[] = { "wall_days", "cost_usd", "energy_MWh", NULL };
-	static const char *const said[] = { "days to train with failures, the fewest",
-					    "to train, the least cost", "MWh to train, the least energy",
-					    "s per iteration, the shortest" };
 	int eff = by;
 	for (int i = 0; i < n && eff != BY_ITERATION; i++) {
-		json_t *v = json_object_get(rec[i], key_of[eff]);
+		json_t *v = json_object_get(rec[i], best_key[eff]);
 		if (result_row_usable(&rows[i]) && !(json_is_number(v) && json_number_value(v) > 0))
 			eff = BY_ITERATION;
 	}
+	return eff;
+}
+
+/* The usable scenario with the least figure by eff, ties within 0.5 % settled by the
+ * tie figure (*bk, *bt and *tied its figure, tie figure and whether it won a tie);
+ * -1 when none is usable. */
+static int best_index(json_t **rec, const struct result_row *rows, int n, int eff, double *bk,
+		      double *bt, bool *tied)
+{
 	const char *tie_key = eff == BY_COST ? "wall_days" : "cost_usd";
 	int best = -1;
-	double bk = 0, bt = 0;
-	bool tied = false;
 	for (int i = 0; i < n; i++) {
 		if (!result_row_usable(&rows[i]))
 			continue;
 		double key = eff == BY_ITERATION ? rows[i].iteration_s :
-			     json_number_value(json_object_get(rec[i], key_of[eff]));
+			     json_number_value(json_object_get(rec[i], best_key[eff]));
 		json_t *tv = json_object_get(rec[i], tie_key);
 		double t = json_is_number(tv) ? json_number_value(tv) : 0;
-		bool tie = best >= 0 && fabs(key / bk - 1) <= 0.005;
-		if (best < 0 || (tie && t > 0 && bt > 0 && t < bt) || (!tie && key < bk)) {
-			tied = tie;
-			best = i, bk = key, bt = t;
+		bool tie = best >= 0 && fabs(key / *bk - 1) <= 0.005;
+		if (best < 0 || (tie && t > 0 && *bt > 0 && t < *bt) || (!tie && key < *bk)) {
+			*tied = tie;
+			best = i, *bk = key, *bt = t;
 		}
 	}
-	if (best < 0)
-		return -1;
+	return best;
+}
+
+/* Why the best is best, into why: its figure, the fallback from by, the tie. */
+static void best_why(int by, int eff, double bk, double bt, bool tied, char *why, size_t wn)
+{
+	static const char *const said[] = { "days to train with failures, the fewest",
+					    "to train, the least cost", "MWh to train, the least energy",
+					    "s per iteration, the shortest" };
 	char k[32], c[32];
 	human_number(bk, k, sizeof(k));
 	if (eff == BY_COST)
@@ -244,6 +252,24 @@ static int pick_best(json_t **rec, const struct result_row *rows, int n, int by,
 				      "faster" : "; as good as another within 0.5 %% and cheaper");
 	if (eff != BY_COST && bt > 0 && eff != BY_ITERATION)
 		snprintf(why + l, wn - l, ", $%s", human_number(bt, c, sizeof(c)));
+}
+
+/* The best usable scenario by `by` (enum compare_by): the least of its
+ * figure, two within 0.5 % of each other settled by cost (by cost: by
+ * days) where both have it. Days, cost and energy come from the records
+ * (assess.h: with failures); when a usable scenario lacks the figure (no
+ * train_tokens), the shortest iteration decides and why says so. Returns
+ * its index, -1 when none is usable. */
+static int pick_best(json_t **rec, const struct result_row *rows, int n, int by, char *why, size_t wn)
+{
+	int eff = best_by(rec, rows, n, by);
+	double bk = 0, bt = 0;
+	bool tied = false;
+	int best = best_index(rec, rows, n, eff, &bk, &bt, &tied);
+
+	if (best < 0)
+		return -1;
+	best_why(by, eff, bk, bt, tied, why, wn);
 	return best;
 }
 

@@ -290,77 +290,97 @@ static int read_input(struct merge *m, struct input *in, bool jsonl)
 	return rc ? -1 : 0;
 }
 
+/* What check_origins() has seen of the inputs' origins so far. */
+struct origins {
+	struct sweep_origin first;      /* the first input's with an origin */
+	const char *first_path;
+	int have;                       /* inputs with an origin */
+	bool *got, all;                 /* [shard] seen; a whole (unsharded) output seen */
+	long shards;                    /* of the sharded inputs, which must agree */
+};
+
+/* Reads input in's origin into in->o and adds it to os; -1 after reporting one
+ * that cannot be read, is missing after others, or is of another sweep or shard count. */
+static int add_origin(struct origins *os, struct input *in)
+{
+	struct sweep_origin *o = &in->o;
+	char why[1200];
+	int r = sweep_origin_read(in->path, o, why, sizeof(why));
+	if (r < 0 || (r == 0 && os->have)) {
+		fprintf(stderr, "%s: error: %s\n", in->path, why);
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	in->has_origin = true;
+	if (!os->have++) {
+		os->first = *o;
+		os->first_path = in->path;
+	} else if (!sweep_origin_same(&os->first, o)) {
+		fprintf(stderr, "%s: error: from sweep '%s' (hash %s, %ld points), but %s is from sweep '%s' "
+			"(hash %s, %ld points): merge the outputs of one sweep\n", in->path, o->sweep, o->hash,
+			o->points, os->first_path, os->first.sweep, os->first.hash, os->first.points);
+		return -1;
+	}
+	if (o->shards == 1) {
+		os->all = true;
+		return 0;
+	}
+	if (os->shards && o->shards != os->shards) {
+		fprintf(stderr, "%s: error: shard %ld of %ld, but another input is a shard of %ld\n", in->path,
+			o->shard, o->shards, os->shards);
+		return -1;
+	}
+	if (!os->shards)
+		os->got = xcalloc((size_t)(os->shards = o->shards) + 1, 1);
+	os->got[o->shard] = 1;
+	return 0;
+}
+
+/* The shards none of the inputs is, "2, 3" into missing ("" when none or a whole output). */
+static void missing_shards(const struct origins *os, char *missing, size_t size)
+{
+	missing[0] = 0;
+	for (long k = 1; k <= os->shards && !os->all; k++)
+		if (!os->got[k] && strlen(missing) < size - 24)
+			snprintf(missing + strlen(missing), size - strlen(missing), "%s%ld",
+				 missing[0] ? ", " : "", k);
+}
+
 /* The inputs' origins: one sweep, every shard there (or --partial).
  * Fills each input's origin and *whole with the sweep's origin as the
  * whole sweep. Returns 0, 1 when no input has one (nothing to check,
  * said) or shards are missing (--partial, said), or -1 after reporting. */
 static int check_origins(struct input *in, int n, bool partial, struct sweep_origin *whole)
 {
-	struct sweep_origin first = { 0 };
-	char why[1200];
-	const char *first_path = NULL;
-	int have = 0;
-	bool *got = NULL, all = false;
-	long shards = 0;  /* of the sharded inputs, which must agree */
-	for (int i = 0; i < n; i++) {
-		struct sweep_origin *o = &in[i].o;
-		int r = sweep_origin_read(in[i].path, o, why, sizeof(why));
-		if (r < 0 || (r == 0 && have)) {
-			fprintf(stderr, "%s: error: %s\n", in[i].path, why);
+	struct origins os = { 0 };
+	for (int i = 0; i < n; i++)
+		if (add_origin(&os, &in[i]))
 			goto fail;
-		}
-		if (r == 0)
-			continue;
-		in[i].has_origin = true;
-		if (!have++) {
-			first = *o;
-			first_path = in[i].path;
-		} else if (!sweep_origin_same(&first, o)) {
-			fprintf(stderr, "%s: error: from sweep '%s' (hash %s, %ld points), but %s is from sweep '%s' "
-				"(hash %s, %ld points): merge the outputs of one sweep\n", in[i].path, o->sweep, o->hash,
-				o->points, first_path, first.sweep, first.hash, first.points);
-			goto fail;
-		}
-		if (o->shards == 1) {
-			all = true;
-			continue;
-		}
-		if (shards && o->shards != shards) {
-			fprintf(stderr, "%s: error: shard %ld of %ld, but another input is a shard of %ld\n", in[i].path,
-				o->shard, o->shards, shards);
-			goto fail;
-		}
-		if (!shards)
-			got = xcalloc((size_t)(shards = o->shards) + 1, 1);
-		got[o->shard] = 1;
-	}
-	if (!have) {
+	if (!os.have) {
 		fprintf(stderr, "ddlsim: warning: the inputs have no origin files (points.*.ddlsim-origin.json): "
 			"cannot check that they are the shards of one sweep\n");
 		return 1;
 	}
-	if (have < n) {
-		fprintf(stderr, "%s: error: has an origin file but not every input has one\n", first_path);
+	if (os.have < n) {
+		fprintf(stderr, "%s: error: has an origin file but not every input has one\n", os.first_path);
 		goto fail;
 	}
-	char missing[512] = "";
-	for (long k = 1; k <= shards && !all; k++)
-		if (!got[k] && strlen(missing) < sizeof(missing) - 24)
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%ld",
-				 missing[0] ? ", " : "", k);
-	free(got);
+	char missing[512];
+	missing_shards(&os, missing, sizeof(missing));
+	free(os.got);
 	if (missing[0]) {
 		fprintf(stderr, "ddlsim: %s: sweep '%s' was run in %ld shards; missing shard%s %s of %ld%s\n",
-			partial ? "warning" : "error", first.sweep, shards, strchr(missing, ',') ? "s" : "",
-			missing, shards, partial ? " (--partial)" : ": pass them, or --partial to merge without them");
+			partial ? "warning" : "error", os.first.sweep, os.shards, strchr(missing, ',') ? "s" : "",
+			missing, os.shards, partial ? " (--partial)" : ": pass them, or --partial to merge without them");
 		if (!partial)
 			return -1;
 	}
-	*whole = first;
+	*whole = os.first;
 	whole->shard = whole->shards = 1;
 	return missing[0] ? 1 : 0;
 fail:
-	free(got);
+	free(os.got);
 	return -1;
 }
 

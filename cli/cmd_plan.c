@@ -312,6 +312,37 @@ static bool fin_meets(const struct goal *g, const struct fin *f, bool safe)
 	return f->a.gp.wall_s * k <= g->deadline_s && (g->budget_usd <= 0 || f->a.econ.cost_usd * k <= g->budget_usd);
 }
 
+/* The fewest simulated nodes of cluster ci with a core plan that meets the goal
+ * (0: none), *most the most simulated. */
+static long fewest_meeting(const struct pctx *p, int ci, bool safe, long *most)
+{
+	long hi = 0;
+	*most = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		if (f->c.cluster != ci || !f->ok || !f->core)
+			continue;
+		long nodes = f->c.plan.nodes;
+		*most = nodes > *most ? nodes : *most;
+		if (fin_meets(p->g, f, safe) && (!hi || nodes < hi))
+			hi = nodes;
+	}
+	return hi;
+}
+
+/* The most simulated nodes of cluster ci with a core plan below hi (any, when hi is 0). */
+static long most_below(const struct pctx *p, int ci, long hi)
+{
+	long lo = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct fin *f = &p->f[i];
+		long nodes = f->c.plan.nodes;
+		if (f->c.cluster == ci && f->ok && f->core && (!hi || nodes < hi) && nodes > lo)
+			lo = nodes;
+	}
+	return lo;
+}
+
 /* "auto" node counts, the engine's turn. The screen's boundary is its own
  * estimate's; the engine decides: hi is the fewest simulated nodes of
  * cluster ci with a core plan (whatever --top) that meets the goal, lo the
@@ -324,22 +355,9 @@ static bool fin_meets(const struct goal *g, const struct fin *f, bool safe)
  * node count to screen and simulate, 0 when done. */
 static long next_auto_count(const struct pctx *p, int ci, bool safe)
 {
-	long lo = 0, hi = 0, most = 0;
-	for (int i = 0; i < p->n; i++) {
-		const struct fin *f = &p->f[i];
-		if (f->c.cluster != ci || !f->ok || !f->core)
-			continue;
-		long nodes = f->c.plan.nodes;
-		most = nodes > most ? nodes : most;
-		if (fin_meets(p->g, f, safe) && (!hi || nodes < hi))
-			hi = nodes;
-	}
-	for (int i = 0; i < p->n; i++) {
-		const struct fin *f = &p->f[i];
-		long nodes = f->c.plan.nodes;
-		if (f->c.cluster == ci && f->ok && f->core && (!hi || nodes < hi) && nodes > lo)
-			lo = nodes;
-	}
+	long most;
+	long hi = fewest_meeting(p, ci, safe, &most);
+	long lo = most_below(p, ci, hi);
 	if (!hi) {
 		long cap = search_node_cap(&p->g->clusters[ci]);
 		return most > 0 && most < cap ? (2 * most < cap ? 2 * most : cap) : 0;
@@ -458,6 +476,42 @@ static int counts_of(const struct pctx *p, int ci, long **counts)
 	return n;
 }
 
+/* Family pl of cluster ci at every node count counts[0..nc) where it has not been
+ * simulated: its best global batch by the screen, added to p->f as a core plan unless
+ * simulated for --top (that row marked core). Returns how many were. */
+static int carry_family(struct pctx *p, int ci, const long *counts, int nc, const struct plan *pl,
+			struct search_stats *st)
+{
+	int reused = 0;
+	for (int j = 0; j < nc; j++) {
+		struct candidate cd;
+		if (find_family(p, ci, counts[j], pl, true) >= 0 ||
+		    !search_screen_family(p->g, ci, counts[j], pl, &cd, st))
+			continue;
+		int same = find_family(p, ci, counts[j], &cd.plan, false);
+		if (same >= 0) {   /* simulated for --top: the same plan, the same row */
+			p->f[same].core = true;
+			reused++;
+			continue;
+		}
+		XGROW(p->f, p->cap, (size_t)p->n + 1);
+		memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
+		p->f[p->n].core = true;
+		p->f[p->n++].c = cd;
+	}
+	return reused;
+}
+
+/* The carry's line: families, node counts, rounds, plans simulated and reused. */
+static void say_carry(const char *cluster, int nfam, int nc, int rounds, bool fixed, int added,
+		      int reused, double screen_s)
+{
+	printf("\n%s: carry: %d plan famil%s of the engine's best carried over %d node count%s in %d round%s%s: "
+	       "%d more plans simulated, %d already were (screened in %.2f s)\n", cluster, nfam,
+	       nfam == 1 ? "y" : "ies", nc, nc == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s",
+	       fixed ? "" : " (the most: no fixed point)", added, reused, screen_s);
+}
+
 /* The carry: the screen ranks plans poorly against the engine (a
  * Spearman rho of 0.7 to 0.8), so the engine's best plan family at one
  * node count may not be among the screen's best at the next. The family
@@ -492,23 +546,7 @@ static int carry(struct pctx *p, const struct plan_opts *o, int ci, struct diag 
 			fixed = false;
 			XGROW(fam, capf, (size_t)nfam + 1);
 			fam[nfam] = p->f[b].c.plan;   /* p->f may move below */
-			const struct plan *pl = &fam[nfam++];
-			for (int j = 0; j < nc; j++) {
-				struct candidate cd;
-				if (find_family(p, ci, counts[j], pl, true) >= 0 ||
-				    !search_screen_family(p->g, ci, counts[j], pl, &cd, &st))
-					continue;
-				int same = find_family(p, ci, counts[j], &cd.plan, false);
-				if (same >= 0) {   /* simulated for --top: the same plan, the same row */
-					p->f[same].core = true;
-					reused++;
-					continue;
-				}
-				XGROW(p->f, p->cap, (size_t)p->n + 1);
-				memset(&p->f[p->n], 0, sizeof(p->f[p->n]));
-				p->f[p->n].core = true;
-				p->f[p->n++].c = cd;
-			}
+			reused += carry_family(p, ci, counts, nc, &fam[nfam++], &st);
 		}
 		if (fixed)
 			break;
@@ -518,10 +556,7 @@ static int carry(struct pctx *p, const struct plan_opts *o, int ci, struct diag 
 	}
 	p->carried += added, p->carry_reused += reused;
 	if (added || reused || !fixed)
-		printf("\n%s: carry: %d plan famil%s of the engine's best carried over %d node count%s in %d round%s%s: "
-		       "%d more plans simulated, %d already were (screened in %.2f s)\n", p->g->clusters[ci].name, nfam,
-		       nfam == 1 ? "y" : "ies", nc, nc == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s",
-		       fixed ? "" : " (the most: no fixed point)", added, reused, st.screen_s);
+		say_carry(p->g->clusters[ci].name, nfam, nc, rounds, fixed, added, reused, st.screen_s);
 	free(counts);
 	free(fam);
 	p->base = 0;

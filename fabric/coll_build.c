@@ -205,6 +205,83 @@ static double max_link_time(const struct topology *t, const struct coll_plan *p)
 	return worst;
 }
 
+/* NCCL's prediction for a plan of its algorithm na (nccl_model.h): the latency and
+ * total time, us; the protocol chosen when asked for auto. */
+struct nccl_pred {
+	double lat_us, bw_GBps, us;
+};
+
+/* NCCL's latency and bandwidth for algorithm na and *proto (auto: NCCL's choice) into
+ * *pr, the model into *m (the caller destroys it); -1 when NCCL does not run op this way. */
+static int nccl_predict(const struct topology *t, const int *ranks, int n, enum coll_op op,
+			double bytes, int na, enum coll_proto *proto, struct nccl_model **m,
+			struct nccl_pred *pr)
+{
+	if (!(*m = nccl_model_create(t, ranks, n)))
+		return -1;
+	if (*proto == PROTO_AUTO &&
+	    nccl_model_choose(*m, op, bytes, na, &(enum nccl_algo){ 0 }, proto) < 0)
+		return -1;
+	pr->us = nccl_model_predict(*m, op, na, *proto, bytes, &pr->lat_us, &pr->bw_GBps);
+	return pr->us < 0 ? -1 : 0;
+}
+
+/* Sorts the flows, drops the empty and self ones and merges those of one pair. */
+static void merge_flows(struct coll_plan *p)
+{
+	qsort(p->flows, (size_t)p->nflows, sizeof(*p->flows), cmp_flow);
+	int w = 0;
+	for (int i = 0; i < p->nflows; i++) {
+		if (p->flows[i].src == p->flows[i].dst || p->flows[i].bytes <= 0)
+			continue;
+		if (w && p->flows[w - 1].src == p->flows[i].src && p->flows[w - 1].dst == p->flows[i].dst)
+			p->flows[w - 1].bytes += p->flows[i].bytes;
+		else
+			p->flows[w++] = p->flows[i];
+	}
+	p->nflows = w;
+}
+
+/* Each flow's path latency; returns the longest (alpha). */
+static double flow_latencies(const struct topology *t, struct coll_plan *p)
+{
+	double amax = 0;
+	for (int i = 0; i < p->nflows; i++) {
+		p->flows[i].latency_s = topology_path_latency(t, p->flows[i].src, p->flows[i].dst);
+		if (p->flows[i].latency_s > amax)
+			amax = p->flows[i].latency_s;
+	}
+	return amax;
+}
+
+/* The plan's closed-form time from its busiest link; under NCCL's model (pr not NULL) the
+ * flows scaled up to NCCL's transfer time when it is longer, and NCCL's latency. */
+static void plan_times(const struct topology *t, struct coll_plan *p, const struct nccl_pred *pr,
+		       int sm_ch)
+{
+	double amax = flow_latencies(t, p);
+	double fabric_s = max_link_time(t, p), xfer_s = fabric_s, lat;
+	if (pr) {
+		double nccl_xfer_s = (pr->us - pr->lat_us) * 1e-6;
+		if (nccl_xfer_s > fabric_s && fabric_s > 0) {
+			double scale = nccl_xfer_s / fabric_s;
+			for (int i = 0; i < p->nflows; i++)
+				p->flows[i].bytes *= scale;
+			p->wire_scale = scale;
+			xfer_s = nccl_xfer_s;
+		}
+		lat = pr->lat_us * 1e-6;
+		p->nccl_time_s = pr->us * 1e-6;
+	} else {
+		lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
+	}
+	p->sm_channels = sm_ch > 0 ? sm_ch : p->channels;
+	p->alpha_s = amax;
+	p->latency_s = lat;
+	p->extra_latency_s = lat > amax ? lat - amax : 0;
+	p->ideal_time_s = fmax(lat, amax) + xfer_s;
+}
+
 struct coll_plan *coll_plan_build(const struct topology *t, const char *name, coll_plan_fn plan,
 				  enum coll_proto proto, enum coll_op op, const int *ranks,
 				  int n, double bytes)
@@ -224,59 +301,17 @@ struct coll_plan *coll_plan_build(const struct topology *t, const char *name, co
 
 	/* NCCL's latency and bandwidth for this algorithm and protocol */
 	int na = nccl_algo_of_plan(name);
-	double nccl_lat_us = 0, nccl_bw_GBps = 0, nccl_us = -1;
+	struct nccl_pred pr = { 0, 0, -1 };
 	if (na >= 0) {
-		if (!(m = nccl_model_create(t, ranks, n)))
+		if (nccl_predict(t, ranks, n, op, bytes, na, &proto, &m, &pr))
 			goto err;
-		if (proto == PROTO_AUTO &&
-		    nccl_model_choose(m, op, bytes, na, &(enum nccl_algo){ 0 }, &proto) < 0)
-			goto err;
-		nccl_us = nccl_model_predict(m, op, na, proto, bytes, &nccl_lat_us, &nccl_bw_GBps);
-		if (nccl_us < 0)
-			goto err; /* NCCL does not run op this way */
 		p->proto = nccl_proto_name(proto);
 	}
 	int sm_ch = m ? nccl_model_channels(m, na) : 0;
 	if (plan(t, op, ranks, n, bytes, p) || reroute_pxn(t, p, ranks, n))
 		goto err;
-
-	qsort(p->flows, (size_t)p->nflows, sizeof(*p->flows), cmp_flow);
-	int w = 0;
-	for (int i = 0; i < p->nflows; i++) {
-		if (p->flows[i].src == p->flows[i].dst || p->flows[i].bytes <= 0)
-			continue;
-		if (w && p->flows[w - 1].src == p->flows[i].src && p->flows[w - 1].dst == p->flows[i].dst)
-			p->flows[w - 1].bytes += p->flows[i].bytes;
-		else
-			p->flows[w++] = p->flows[i];
-	}
-	p->nflows = w;
-	double amax = 0;
-	for (int i = 0; i < w; i++) {
-		p->flows[i].latency_s = topology_path_latency(t, p->flows[i].src, p->flows[i].dst);
-		if (p->flows[i].latency_s > amax)
-			amax = p->flows[i].latency_s;
-	}
-	double fabric_s = max_link_time(t, p), xfer_s = fabric_s, lat;
-	if (na >= 0) {
-		double nccl_xfer_s = (nccl_us - nccl_lat_us) * 1e-6;
-		if (nccl_xfer_s > fabric_s && fabric_s > 0) {
-			double scale = nccl_xfer_s / fabric_s;
-			for (int i = 0; i < w; i++)
-				p->flows[i].bytes *= scale;
-			p->wire_scale = scale;
-			xfer_s = nccl_xfer_s;
-		}
-		lat = nccl_lat_us * 1e-6;
-		p->nccl_time_s = nccl_us * 1e-6;
-	} else {
-		lat = p->latency_s > 0 ? p->latency_s : p->steps * amax;
-	}
-	p->sm_channels = sm_ch > 0 ? sm_ch : p->channels;
-	p->alpha_s = amax;
-	p->latency_s = lat;
-	p->extra_latency_s = lat > amax ? lat - amax : 0;
-	p->ideal_time_s = fmax(lat, amax) + xfer_s;
+	merge_flows(p);
+	plan_times(t, p, na >= 0 ? &pr : NULL, sm_ch);
 	nccl_model_destroy(m);
 	return p;
 err:

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROUP_NODES 64
+#include "platform-private.h"
 
 static void link_name(const struct topology *t, const struct topo_hop *h, char *b, size_t n)
 {
@@ -247,6 +247,96 @@ static void write_switch_zone(SINK *f, const char *ind, const char *id)
 	f->zone_end(f->ctx);
 }
 
+/* A set of nodes joined through one switch (write_node_set()'s arguments). */
+struct node_set {
+	int n0, n1;                     /* nodes [n0, n1) */
+	const char *fab, *sw, *up;      /* the switch link, the switch zone, its uplink */
+	double fab_lat, up_lat;
+	bool per_node;                  /* one port link per node */
+};
+
+/* The set's links: the switch (and uplink) as one FATPIPE each, or one port per node. */
+static void node_set_links(const struct topology *t, const struct node_set *ns, SINK *f,
+			   const char *ind, double bw)
+{
+	char name[64];
+
+	/* per_node: a switch that only adds latency is written as one port
+	 * link per node rather than one link every route shares, so that
+	 * SimGrid's max-min solver does not tie all inter-node flows into one
+	 * system (same latency, no bandwidth limit either way) */
+	if (!ns->per_node) {
+		put_link(f, ind, ns->fab, bw, ns->fab_lat, true);
+		if (ns->up && strcmp(ns->up, ns->fab))
+			put_link(f, ind, ns->up, bw, ns->up_lat, true);
+		return;
+	}
+	for (int x = ns->n0; x < ns->n1; x++) {
+		if (!node_used(t, x))
+			continue;
+		snprintf(name, sizeof(name), "%s_%d", ns->fab, x);
+		put_link(f, ind, name, bw, ns->fab_lat, true);
+		if (ns->sw && ns->up) {
+			snprintf(name, sizeof(name), "%s_%d", ns->up, x);
+			put_link(f, ind, name, bw, ns->up_lat, true);
+		}
+	}
+}
+
+/* The route between each two used nodes of the set, through the switch link. */
+static void node_set_pairs(const struct topology *t, const struct node_set *ns, SINK *f)
+{
+	char a[32], b[32], ga[40], gb[40], name[64];
+
+	for (int x = ns->n0; x < ns->n1; x++)
+		for (int y = x + 1; y < ns->n1; y++) {
+			if (!node_used(t, x) || !node_used(t, y))
+				continue;
+			snprintf(a, sizeof(a), "n%d", x);
+			snprintf(b, sizeof(b), "n%d", y);
+			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			snprintf(gb, sizeof(gb), "n%d_gw", y);
+			if (ns->per_node)
+				snprintf(name, sizeof(name), "%s_%d", ns->fab, x);
+			else
+				snprintf(name, sizeof(name), "%s", ns->fab);
+			zone_route1(f, a, b, ga, gb, name, 0);
+		}
+}
+
+/* The routes from each used node to the parameter servers' zones, when they are here. */
+static void node_set_ps_routes(const struct topology *t, const struct node_set *ns, SINK *f)
+{
+	char a[32], ga[40], name[64];
+
+	for (int x = ns->n0; x < ns->n1 && g_ps_here; x++)
+		if (node_used(t, x)) {
+			snprintf(a, sizeof(a), "n%d", x);
+			snprintf(ga, sizeof(ga), "n%d_gw", x);
+			snprintf(name, sizeof(name), ns->per_node ? "%s_%d" : "%s", ns->fab, x);
+			route_ps(f, a, ga, name, 0);
+		}
+}
+
+/* The route from each used node to the switch zone, through the uplink. */
+static void node_set_uplinks(const struct topology *t, const struct node_set *ns, SINK *f)
+{
+	char a[32], ga[40], name[64], swr[64];
+
+	snprintf(swr, sizeof(swr), "%s_r", ns->sw);
+	for (int x = ns->n0; x < ns->n1; x++) {
+		if (!node_used(t, x))
+			continue;
+		snprintf(a, sizeof(a), "n%d", x);
+		snprintf(ga, sizeof(ga), "n%d_gw", x);
+		if (ns->per_node)
+			snprintf(name, sizeof(name), "%s_%d", ns->up, x);
+		else
+			snprintf(name, sizeof(name), "%s", ns->up);
+		zone_route1(f, a, ns->sw, ga, swr, name, 0);
+	}
+}
+
 /* Nodes [n0, n1) as children of the current zone, joined pairwise through
  * link `fab` (a FATPIPE declared here unless declare is NULL); with sw,
  * also routed to the switch zone sw through link `up`. */
@@ -254,7 +344,7 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 			   const char *ind, const char *fab, double fab_lat,
 			   const char *sw, const char *up, double up_lat, bool per_node)
 {
-	char a[32], b[32], ga[40], gb[40], name[64];
+	const struct node_set ns = { n0, n1, fab, sw, up, fab_lat, up_lat, per_node };
 	double bw = t->fabric_bw_Bps > 0 ? t->fabric_bw_Bps : TOPO_UNBOUNDED_BPS;
 
 	for (int n = n0; n < n1; n++)
@@ -266,62 +356,11 @@ static void write_node_set(const struct topology *t, int n0, int n1, bool net, S
 		write_ps_zones(f);
 	if (!net)
 		return;
-	/* per_node: a switch that only adds latency is written as one port
-	 * link per node rather than one link every route shares, so that
-	 * SimGrid's max-min solver does not tie all inter-node flows into one
-	 * system (same latency, no bandwidth limit either way) */
-	if (per_node) {
-		for (int x = n0; x < n1; x++) {
-			if (!node_used(t, x))
-				continue;
-			snprintf(name, sizeof(name), "%s_%d", fab, x);
-			put_link(f, ind, name, bw, fab_lat, true);
-			if (sw && up) {
-				snprintf(name, sizeof(name), "%s_%d", up, x);
-				put_link(f, ind, name, bw, up_lat, true);
-			}
-		}
-	} else {
-		put_link(f, ind, fab, bw, fab_lat, true);
-		if (up && strcmp(up, fab))
-			put_link(f, ind, up, bw, up_lat, true);
-	}
-	for (int x = n0; x < n1; x++)
-		for (int y = x + 1; y < n1; y++) {
-			if (!node_used(t, x) || !node_used(t, y))
-				continue;
-			snprintf(a, sizeof(a), "n%d", x);
-			snprintf(b, sizeof(b), "n%d", y);
-			snprintf(ga, sizeof(ga), "n%d_gw", x);
-			snprintf(gb, sizeof(gb), "n%d_gw", y);
-			if (per_node)
-				snprintf(name, sizeof(name), "%s_%d", fab, x);
-			else
-				snprintf(name, sizeof(name), "%s", fab);
-			zone_route1(f, a, b, ga, gb, name, 0);
-		}
-	for (int x = n0; x < n1 && g_ps_here; x++)
-		if (node_used(t, x)) {
-			snprintf(a, sizeof(a), "n%d", x);
-			snprintf(ga, sizeof(ga), "n%d_gw", x);
-			snprintf(name, sizeof(name), per_node ? "%s_%d" : "%s", fab, x);
-			route_ps(f, a, ga, name, 0);
-		}
-	if (sw) {
-		char swr[64];
-		snprintf(swr, sizeof(swr), "%s_r", sw);
-		for (int x = n0; x < n1; x++) {
-			if (!node_used(t, x))
-				continue;
-			snprintf(a, sizeof(a), "n%d", x);
-			snprintf(ga, sizeof(ga), "n%d_gw", x);
-			if (per_node)
-				snprintf(name, sizeof(name), "%s_%d", up, x);
-			else
-				snprintf(name, sizeof(name), "%s", up);
-			zone_route1(f, a, sw, ga, swr, name, 0);
-		}
-	}
+	node_set_links(t, &ns, f, ind, bw);
+	node_set_pairs(t, &ns, f);
+	node_set_ps_routes(t, &ns, f);
+	if (sw)
+		node_set_uplinks(t, &ns, f);
 }
 
 static void write_nonblocking(const struct topology *t, int nodes, SINK *f)
@@ -527,113 +566,6 @@ int platform_emit_ex(const struct topology *t, int nodes, const unsigned char *u
 	g_ps = NULL;
 	g_x = NULL;
 	return rc;
-}
-
-/* ---- link names without describing the platform ------------------- */
-
-/* A canonical decimal (no sign, no leading zero, at most 9 digits) at s
- * into *v; returns the end, or NULL. */
-static const char *scan_index(const char *s, int *v)
-{
-	int n = 0;
-	*v = 0;
-	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
-		return NULL;
-	while (n < 9 && s[n] >= '0' && s[n] <= '9')
-		*v = *v * 10 + (s[n++] - '0');
-	/* a tenth digit refuses the name (and never overflows *v) */
-	return n > 0 && !(s[n] >= '0' && s[n] <= '9') ? s + n : NULL;
-}
-
-/* Whether name is prefix<a>[sep<b>[sep2<c>]] exactly (sep NULL: one index,
- * sep2 NULL: two), with the indices into a, b, c. */
-static bool scan_name(const char *name, const char *prefix, const char *sep, const char *sep2,
-		      int *a, int *b, int *c)
-{
-	size_t k = strlen(prefix);
-	if (strncmp(name, prefix, k) || !(name = scan_index(name + k, a)))
-		return false;
-	if (sep) {
-		k = strlen(sep);
-		if (strncmp(name, sep, k) || !(name = scan_index(name + k, b)))
-			return false;
-	}
-	if (sep2) {
-		k = strlen(sep2);
-		if (strncmp(name, sep2, k) || !(name = scan_index(name + k, c)))
-			return false;
-	}
-	return *name == 0;
-}
-
-/* Whether a route of node n (between two of its GPUs, or, with net, from
- * one to its NIC) crosses the link of h, as write_node() collects them. */
-static bool node_crosses(const struct topology *t, int n, bool net, const struct topo_hop *h)
-{
-	int G = t->gpus_per_node;
-	struct topo_hop r[TOPO_MAX_HOPS];
-	for (int x = 0; x < G; x++) {
-		int k = 0;
-		for (int y = x + 1; y <= G; y++) {
-			if (y < G)
-				k = topology_route(t, n * G + x, n * G + y, r);
-			else if (net)
-				k = topology_route_to_nic(t, n, x, r);
-			else
-				k = 0;
-			for (int i = 0; i < k; i++)
-				if (r[i].kind == h->kind && r[i].node == h->node && r[i].index == h->index &&
-				    r[i].index2 == h->index2)
-					return true;
-		}
-	}
-	return false;
-}
-
-bool platform_has_link(const struct topology *t, int nodes, const struct platform_extra *x,
-		       const char *name)
-{
-	int G = t->gpus_per_node, a, b, c;
-	bool net = nodes > 1 && t->nics >= 1;
-	int nn = net ? nodes : 1;      /* nodes written: without a fabric, node 0 alone */
-	struct topo_hop h = { TL_KINDS, 0, 0, 0, 0 };
-
-	/* a node's links: the hop the name stands for, on one of its routes */
-	if (scan_name(name, "gl", NULL, NULL, &a, &b, &c))
-		h = (struct topo_hop){ TL_GPU, a / G, a % G, 0, 0 };
-	else if (scan_name(name, "nv", "_", "_", &a, &b, &c))
-		h = (struct topo_hop){ TL_NVLINK, a, b, c, 0 };
-	else if (scan_name(name, "pu", "_", NULL, &a, &b, &c))
-		h = (struct topo_hop){ TL_PCIE_UP, a, b, 0, 0 };
-	else if (scan_name(name, "xs", NULL, NULL, &a, &b, &c))
-		h = (struct topo_hop){ TL_XSOCKET, a, 0, 0, 0 };
-	else if (scan_name(name, "nic", "_", NULL, &a, &b, &c))
-		h = (struct topo_hop){ TL_NIC, a, b, 0, 0 };
-	if (h.kind != TL_KINDS)
-		return h.node < nn && node_crosses(t, h.node, net, &h);
-
-	/* the fabric's links (write_nonblocking, write_fat_tree) */
-	if (!net)
-		return false;
-	int groups = (nodes + GROUP_NODES - 1) / GROUP_NODES;
-	int npl = t->ft_nodes_per_leaf, lpp = t->ft_leaves_per_pod;
-	int leaves = t->fabric == FABRIC_FAT_TREE ? (nodes + npl - 1) / npl : 0;
-	bool pods = t->fabric == FABRIC_FAT_TREE && t->ft_levels == 3 && leaves > lpp;
-	if (scan_name(name, "psnic", NULL, NULL, &a, &b, &c))
-		return x && x->ps && a < x->ps->servers && !pods;
-	if (t->fabric != FABRIC_FAT_TREE) {
-		if (scan_name(name, "fabric_", NULL, NULL, &a, &b, &c))
-			return a < (nodes <= GROUP_NODES ? nodes : groups);
-		if (nodes > GROUP_NODES && (scan_name(name, "grp", "_f_", NULL, &a, &b, &c) ||
-					    scan_name(name, "grp", "_nop_", NULL, &a, &b, &c)))
-			return b < nodes && b / GROUP_NODES == a;
-		return false;
-	}
-	if (scan_name(name, "sw", NULL, NULL, &a, &b, &c) || scan_name(name, "lu", NULL, NULL, &a, &b, &c))
-		return a < leaves;
-	if (pods && scan_name(name, "podup", NULL, NULL, &a, &b, &c))
-		return a < (leaves + lpp - 1) / lpp;
-	return false;
 }
 
 bool platform_hop_is(const struct topology *t, const struct topo_hop *h, const char *name)

@@ -12,4 +12,13 @@
  * (1.5; a GPU preset 1.1). Every problem is reported with its JSON path. */
 void topology_load_power(struct jobj *jo, struct gpu_spec *g, int minor);
 
+struct topology;
+
+/* Read the topology's "gpu" (top is the topology's root object, root its
+ * JSON): inline, a preset file's path (1.4), or {"preset": path,
+ * overrides...}, into t->gpu; every problem is reported, with the preset
+ * file's path or the topology's /gpu path. May replace root's "gpu" by the
+ * merged description. */
+void topology_load_gpu(struct jobj *top, json_t *root, struct topology *t, struct diag *d);
+
 #endif

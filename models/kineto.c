@@ -156,6 +156,79 @@ static int read_span(json_t *e, const char *file, const char *jp, struct diag *d
 	return 0;
 }
 
+/* What a trace event is to the scan, from its category and name. */
+enum ev_kind { EV_NONE, EV_CPU, EV_STEP, EV_RUNTIME, EV_KERNEL };
+
+/* The kind of an "X" event: the categories as Kineto names them since mid-2021, and
+ * before ("Operator", "Runtime", "Kernel": pytorch/kineto tb_plugin's samples of
+ * 2021-06, PyTorch 1.9). */
+static enum ev_kind event_kind(const char *cat, const char *name)
+{
+	bool ann = (strcmp(cat, "user_annotation") == 0 || strcmp(cat, "Operator") == 0) &&
+		   strncmp(name, "ProfilerStep#", 13) == 0;
+	if (!ann && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0))
+		return EV_CPU;
+	if (ann)
+		return EV_STEP;
+	if (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0 ||
+	    strcmp(cat, "Runtime") == 0 || strcmp(cat, "Driver") == 0)
+		return EV_RUNTIME;
+	return strcasecmp(cat, "kernel") == 0 ? EV_KERNEL : EV_NONE;
+}
+
+/* A CPU operator event i; the trace holds on to it when its name is of interest. */
+static void add_cpu(struct scan *s, json_t *e, int i, const char *name, const char *const *interest,
+		    double ts, double dur)
+{
+	XGROW(s->cpu, s->ccpu, s->ncpu + 1);
+	s->cpu[s->ncpu++] = (struct cev){
+		.ev = i, .pid = id_of(json_object_get(e, "pid")),
+		.tid = id_of(json_object_get(e, "tid")), .ts = ts, .end = ts + dur,
+		.ext = arg_id(json_object_get(e, "args"), "External id"),
+		.interest = in_list(name, interest), .parent = -1, .up = -1, .out = -1,
+	};
+	if (s->cpu[s->ncpu - 1].interest) {
+		json_array_append(s->t->held, e);
+		s->cpu[s->ncpu - 1].obj = e;
+	}
+}
+
+/* A "ProfilerStep#N" annotation: one step of the profiled loop (a bad N: none). */
+static void add_step(struct scan *s, json_t *e, const char *name, double ts, double dur)
+{
+	char *endp;
+	long n = strtol(name + 13, &endp, 10);
+	if (*endp || endp == name + 13)
+		return;
+	XGROW(s->steps, s->csteps, s->nsteps + 1);
+	s->steps[s->nsteps++] = (struct step){ id_of(json_object_get(e, "pid")), ts, ts + dur, n };
+}
+
+/* A CUDA runtime or driver call with a correlation id (the launch of a kernel). */
+static void add_runtime(struct scan *s, json_t *e, double ts)
+{
+	json_t *args = json_object_get(e, "args");
+	long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
+	if (c) {
+		XGROW(s->rt, s->crt, s->nrt + 1);
+		s->rt[s->nrt++] = (struct rev){ c, x, id_of(json_object_get(e, "pid")),
+						id_of(json_object_get(e, "tid")), ts };
+	}
+}
+
+/* A GPU kernel; an NCCL kernel also counts as communication. */
+static void add_kernel(struct scan *s, json_t *e, const char *name, double ts, double dur)
+{
+	json_t *args = json_object_get(e, "args");
+	json_t *dv = json_object_get(args, "device");
+	if (!strncmp(name, "nccl", 4))
+		kineto_comm_add(s->t, name, args, ts, dur);
+	XGROW(s->k, s->ck, s->nk + 1);
+	s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
+				      dur, has_tf32(name),
+				      json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
+}
+
 static void scan_event(struct scan *s, json_t *e, int i, const char *file, const char *const *interest,
 		       struct diag *d)
 {
@@ -169,57 +242,19 @@ static void scan_event(struct scan *s, json_t *e, int i, const char *file, const
 	const char *ph = json_string_value(json_object_get(e, "ph"));
 	const char *cat = json_string_value(json_object_get(e, "cat"));
 	const char *name = json_string_value(json_object_get(e, "name"));
-	json_t *args = json_object_get(e, "args");
 	if (!ph || strcmp(ph, "X") != 0 || !cat || !name)
 		return;
-	/* the categories as Kineto names them since mid-2021, and before
-	 * ("Operator", "Runtime", "Kernel": pytorch/kineto tb_plugin's samples
-	 * of 2021-06, PyTorch 1.9) */
-	bool ann = (strcmp(cat, "user_annotation") == 0 || strcmp(cat, "Operator") == 0) &&
-		   strncmp(name, "ProfilerStep#", 13) == 0;
-	bool cpu = !ann && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0);
-	bool kern = strcasecmp(cat, "kernel") == 0;
-	bool rt = strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0 ||
-		  strcmp(cat, "Runtime") == 0 || strcmp(cat, "Driver") == 0;
-	if (!cpu && !kern && !rt && !ann)
+	enum ev_kind k = event_kind(cat, name);
+	if (k == EV_NONE || read_span(e, file, jp, d, &ts, &dur))
 		return;
-	if (read_span(e, file, jp, d, &ts, &dur))
-		return;
-	if (cpu) {
-		XGROW(s->cpu, s->ccpu, s->ncpu + 1);
-		s->cpu[s->ncpu++] = (struct cev){
-			.ev = i, .pid = id_of(json_object_get(e, "pid")),
-			.tid = id_of(json_object_get(e, "tid")), .ts = ts, .end = ts + dur,
-			.ext = arg_id(args, "External id"), .interest = in_list(name, interest),
-			.parent = -1, .up = -1, .out = -1,
-		};
-		if (s->cpu[s->ncpu - 1].interest) {
-			json_array_append(s->t->held, e);
-			s->cpu[s->ncpu - 1].obj = e;
-		}
-	} else if (ann) {
-		char *endp;
-		long n = strtol(name + 13, &endp, 10);
-		if (*endp || endp == name + 13)
-			return;
-		XGROW(s->steps, s->csteps, s->nsteps + 1);
-		s->steps[s->nsteps++] = (struct step){ id_of(json_object_get(e, "pid")), ts, ts + dur, n };
-	} else if (rt) {
-		long long c = arg_id(args, "correlation"), x = arg_id(args, "External id");
-		if (c) {
-			XGROW(s->rt, s->crt, s->nrt + 1);
-			s->rt[s->nrt++] = (struct rev){ c, x, id_of(json_object_get(e, "pid")),
-							id_of(json_object_get(e, "tid")), ts };
-		}
-	} else {
-		json_t *dv = json_object_get(args, "device");
-		if (!strncmp(name, "nccl", 4))
-			kineto_comm_add(s->t, name, args, ts, dur);
-		XGROW(s->k, s->ck, s->nk + 1);
-		s->k[s->nk++] = (struct kev){ arg_id(args, "External id"), arg_id(args, "correlation"),
-					      dur, has_tf32(name),
-					      json_is_integer(dv) ? (long)json_integer_value(dv) : -1 };
-	}
+	if (k == EV_CPU)
+		add_cpu(s, e, i, name, interest, ts, dur);
+	else if (k == EV_STEP)
+		add_step(s, e, name, ts, dur);
+	else if (k == EV_RUNTIME)
+		add_runtime(s, e, ts);
+	else
+		add_kernel(s, e, name, ts, dur);
 }
 
 static int cev_cmp(const void *a, const void *b)

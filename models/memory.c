@@ -415,29 +415,65 @@ static double etp_ned(const struct mem_rank_input *in, double nd)
 	return ned;
 }
 
+/* A rank's parameter elements: psi dense (embedding and head included),
+ * psi_l the layers' share of them, psi_e its experts'. */
+struct rank_params {
+	double psi, psi_l, psi_e;
+};
+
+/* The rank's parameters: its layers' (TP-sharded; MoE layers less their experts, dense
+ * layers whole), its experts', the embedding and head where its stage holds them. */
+static struct rank_params rank_params(const struct mem_rank_input *in, double t, double te, int ep)
+{
+	const struct model *m = in->model;
+	struct rank_params rp;
+	double lm, ld, le = model_layer_expert_params(m);
+	rank_layers(in, &lm, &ld);
+	rp.psi_e = lm * le / (te * ep);         /* this rank's experts */
+	rp.psi_l = (lm * (model_layer_params(m) - le) + ld * model_dense_layer_params(m)) / t;
+	rp.psi = rp.psi_l;
+	if (in->has_embedding)
+		rp.psi += model_embedding_params(m) / t;
+	if (in->has_head)   /* the head, and the MTP modules' projections and norms */
+		rp.psi += (model_head_params(m) + model_mtp_extra_params(m)) / t;
+	if (in->has_head && m->tied_embeddings && !in->has_embedding)
+		rp.psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
+	return rp;
+}
+
+/* FSDP2's weights and gradients (not fine-tuning frozen weights) over those of ZeRO. */
+static void fsdp2_states(const struct mem_rank_input *in, const struct precision *pr,
+			 const struct shard *sh, const struct rank_params *rp, double wbytes,
+			 double gbytes, struct mem_anatomy *o)
+{
+	/* the fp32 shards are the master; the root's parameters (at
+	 * ZeRO-2 the layers' too) stay unsharded in 16 bits (the layers
+	 * in fp8 with fp8 all-gather) */
+	o->weights_bytes = wbytes * (rp->psi - rp->psi_l);
+	if (in->zero < ZERO_3)
+		o->weights_bytes += (pr->fp8 && in->fp8_params ? 1 : wbytes) * (rp->psi_l + rp->psi_e);
+	/* fp32 training: the shards are the weights themselves (K = 8
+	 * holds no master) */
+	if (pr->weight == DTYPE_FP32)
+		o->weights_bytes += 4 * sharded(sh, ZERO_3, rp->psi, rp->psi_e);
+	/* the sharded gradients are freed by zero_grad before the
+	 * forward; a pipeline's accumulation lives: unsharded, in the
+	 * reduce dtype */
+	o->grads_bytes = in->zero < ZERO_3 && in->pp > 1 && in->microbatches > 1 ?
+			 gbytes * (rp->psi + rp->psi_e) : 0;
+}
+
 /* Model states (memory.h): the rank's parameters, weights, gradients,
  * optimizer state and fp8 copies, frozen weights, offload. */
 static void model_states(const struct mem_rank_input *in, const struct precision *pr,
 			 struct mem_anatomy *o)
 {
-	const struct model *m = in->model;
 	double t = in->tp, nd = shard_ranks(in), wbytes = dtype_bytes(pr->weight);
 	int ep = in->ep > 1 ? in->ep : 1;
 	double te = in->etp > 0 ? in->etp : t, ned = etp_ned(in, nd);
 	struct shard sh = { in->zero, nd, ned };
-	double lm, ld, le = model_layer_expert_params(m);
-	rank_layers(in, &lm, &ld);
-	double psi_e = lm * le / (te * ep);         /* this rank's experts */
-	/* the layers' TP-sharded parameters: MoE layers less their experts,
-	 * dense layers whole */
-	double psi_l = (lm * (model_layer_params(m) - le) + ld * model_dense_layer_params(m)) / t;
-	double psi = psi_l;
-	if (in->has_embedding)
-		psi += model_embedding_params(m) / t;
-	if (in->has_head)   /* the head, and the MTP modules' projections and norms */
-		psi += (model_head_params(m) + model_mtp_extra_params(m)) / t;
-	if (in->has_head && m->tied_embeddings && !in->has_embedding)
-		psi += (double)m->vocab * (double)m->hidden / t; /* head keeps its copy */
+	struct rank_params rp = rank_params(in, t, te, ep);
+	double psi = rp.psi, psi_l = rp.psi_l, psi_e = rp.psi_e;
 	o->params_local = psi + psi_e;
 
 	double gbytes = in->grad_elem_bytes > 0 ? in->grad_elem_bytes : wbytes;
@@ -451,24 +487,11 @@ static void model_states(const struct mem_rank_input *in, const struct precision
 		frozen_states(in, wbytes, pr->optimizer_bytes, o);
 	if (in->offload >= 1)
 		o->optimizer_bytes = 0;
-	if (in->fsdp2 && !finetune_frozen(&in->ft)) {
-		/* the fp32 shards are the master; the root's parameters (at
-		 * ZeRO-2 the layers' too) stay unsharded in 16 bits (the layers
-		 * in fp8 with fp8 all-gather) */
-		o->weights_bytes = wbytes * (psi - psi_l);
-		if (in->zero < ZERO_3)
-			o->weights_bytes += (pr->fp8 && in->fp8_params ? 1 : wbytes) * (psi_l + psi_e);
-		/* fp32 training: the shards are the weights themselves (K = 8
-		 * holds no master) */
-		if (pr->weight == DTYPE_FP32)
-			o->weights_bytes += 4 * sharded(&sh, ZERO_3, psi, psi_e);
-		/* the sharded gradients are freed by zero_grad before the
-		 * forward; a pipeline's accumulation lives: unsharded, in the
-		 * reduce dtype */
-		o->grads_bytes = in->zero < ZERO_3 && in->pp > 1 && in->microbatches > 1 ? gbytes * (psi + psi_e) : 0;
-	}
+	if (in->fsdp2 && !finetune_frozen(&in->ft))
+		fsdp2_states(in, pr, &sh, &rp, wbytes, gbytes, o);
 	if (in->torchao_fp8)
-		o->fp8_weight_bytes = 0; else if (in->offload >= 2)
+		o->fp8_weight_bytes = 0;
+	else if (in->offload >= 2)
 		o->weights_bytes -= wbytes * (psi_l + psi_e);
 	else if (pr->fp8 && in->fp8_params) /* the fp8 copies are the weights */
 		o->weights_bytes -= wbytes * sharded(&sh, ZERO_3, psi_l, psi_e);

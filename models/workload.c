@@ -667,6 +667,104 @@ static void mtp_head(struct emitter *e, const struct model *m, const struct wl_s
 	}
 }
 
+/* The embedding: a ViT's patches, an encoder's (post-LN) or a decoder's. */
+static void embed_block(struct emitter *e, const struct model *m, const struct wl_shape *s,
+			double T, double Tn)
+{
+	if (model_is_vit(m))
+		workload_vit_embed(e, m, s, T);
+	else if (model_is_encoder(m))
+		workload_encoder_embed(e, m, s, T, Tn);
+	else
+		decoder_embed(e, m, s, T);
+}
+
+/* An attention block (MLA or MHA/GQA), its selective recompute ahead of the backward. */
+static void attn_block(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		       enum recompute rc, double T, double Tn, const char *norm, enum dtype head_gemm)
+{
+	double t = s->tp, h = (double)m->hidden;
+	double kv = model_kv_width(m), q = model_q_width(m);
+	bool post = model_is_encoder(m);        /* BERT's post-LN: norm after the residual */
+	if (e->pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
+		attn_recompute(e, m, s, T, Tn, norm, head_gemm);
+	if (!post)
+		workload_norm_op(e, m, norm, Tn * h);
+	if (model_is_mla(m)) {
+		double w = mla_projections(e, m, s, T);
+		double o = (double)m->heads / t * (double)m->mla.v;
+		attention_core(e, m, s, head_gemm);
+		linear(e, m, s, "attn_out", T, h, o, true, true);
+		residual_op(e, m, Tn * h);
+		if (post)
+			workload_norm_op(e, m, norm, Tn * h);
+		workload_main_grad_op(e, s, "attn", w + o * h);
+		return;
+	}
+	qkv_linear(e, m, s, T, q, kv);
+	if (m->pos == MODEL_POS_ROPE)
+		workload_piece(e, "rope", "rope", &e->stk->rope, T * (q + kv) / t, 0);
+	if (e->stk->attn_copy.bytes[e->pass == PASS_BWD] > 0)
+		workload_piece(e, "attn_copy", "copy", &e->stk->attn_copy, T * 2 * (q + kv) / t, 0);
+	if (e->stk->repeat_kv && m->kv_heads < m->heads)
+		repeat_kv_op(e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
+	attention_core(e, m, s, head_gemm);
+	linear(e, m, s, "attn_out", T, h, q / t, true, true);
+	residual_op(e, m, Tn * h);
+	if (post)
+		workload_norm_op(e, m, norm, Tn * h);
+	workload_main_grad_op(e, s, "attn", h * (q + 2 * kv) / t + q * h / t);
+}
+
+/* An MLP block (an MoE layer's experts, or a dense MLP), its selective recompute ahead. */
+static void mlp_block(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		      enum recompute rc, double T, double Tn, const char *norm)
+{
+	double h = (double)m->hidden, ffn = (double)m->ffn / s->tp;
+	bool post = model_is_encoder(m);
+	if (e->pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
+		mlp_recompute(e, m, s, T, Tn, norm);
+	if (model_is_moe(m) && !s->dense_layer) {
+		moe_block(e, m, s, T, Tn, norm);
+		return;
+	}
+	if (!post)
+		workload_norm_op(e, m, norm, Tn * h);
+	mlp_up_act(e, m, s, T, ffn);
+	linear(e, m, s, "mlp_down", T, h, ffn, false, true);
+	residual_op(e, m, Tn * h);
+	if (post)
+		workload_norm_op(e, m, norm, Tn * h);
+	workload_main_grad_op(e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
+}
+
+/* The head: a ViT's, an encoder's, or a decoder's MTP modules, final norm and LM head. */
+static void head_block(struct emitter *e, const struct model *m, const struct wl_shape *s,
+		       double T, double Tn, const struct precision *pr)
+{
+	double t = s->tp, h = (double)m->hidden;
+	if (model_is_vit(m) || model_is_encoder(m)) {
+		e->gdt = pr->head_gemm;
+		if (model_is_vit(m))
+			workload_vit_head(e, m, s, Tn);
+		else
+			workload_encoder_head(e, m, s);
+		return;
+	}
+	mtp_head(e, m, s, T, Tn, pr->gemm, pr->head_gemm);   /* leaves e.gdt the head's */
+	workload_norm_op(e, m, "final_norm", Tn * h);
+	e->gdt = pr->head_gemm;  /* Megatron's output layer is outside TE */
+	workload_gemm(e, "lm_head", 1, T, (double)m->vocab / t, h);
+	workload_piece(e, "cross_entropy", "cross_entropy", &e->stk->loss,
+		       T * (double)m->vocab / t, (double)m->vocab / t);
+	if (e->stk->train_metrics.bytes[e->pass == PASS_BWD] > 0)
+		workload_piece(e, "train_metrics", "cross_entropy", &e->stk->train_metrics,
+			       T * (double)m->vocab / t, (double)m->vocab / t);
+	/* tied or not, the LM head's wgrad accumulates into a main gradient
+	 * (with a pipeline, the last stage's own copy of the embedding) */
+	workload_main_grad_op(e, s, "lm_head", h * (double)m->vocab / t);
+}
+
 int workload_block(const struct model *m, const struct wl_shape *s,
 		   enum wl_block blk, enum op_pass pass, enum recompute rc,
 		   struct op_list *out)
@@ -676,95 +774,21 @@ int workload_block(const struct model *m, const struct wl_shape *s,
 	struct emitter e = { .out = out, .m = m, .stk = s->stack ? s->stack : stack_default(),
 			     .pass = pass, .dt = pr.activation, .gdt = pr.gemm, .fp8 = pr.fp8,
 			     .frozen = finetune_frozen(&s->ft) };
-	double t = s->tp, h = (double)m->hidden;
 	double T = s->micro_batch * s->seq / (s->cp > 1 ? s->cp : 1);  /* this rank's tokens */
-	double Tn = s->sp ? T / t : T;  /* tokens seen by norms/dropout */
-	double kv = model_kv_width(m), q = model_q_width(m);
+	double Tn = s->sp ? T / s->tp : T;  /* tokens seen by norms/dropout */
 	const char *norm = m->norm == MODEL_NORM_RMSNORM ? "rmsnorm" : "layernorm";
-	double ffn = (double)m->ffn / t;
-	bool post = model_is_encoder(m);        /* BERT's post-LN: norm after the residual */
-
 	switch (blk) {
 	case WL_EMBED:
-		if (model_is_vit(m)) {
-			workload_vit_embed(&e, m, s, T);
-			break;
-		}
-		if (post) {
-			workload_encoder_embed(&e, m, s, T, Tn);
-			break;
-		}
-		decoder_embed(&e, m, s, T);
+		embed_block(&e, m, s, T, Tn);
 		break;
 	case WL_ATTN:
-		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
-			attn_recompute(&e, m, s, T, Tn, norm, pr.head_gemm);
-		if (!post)
-			workload_norm_op(&e, m, norm, Tn * h);
-		if (model_is_mla(m)) {
-			double w = mla_projections(&e, m, s, T);
-			double o = (double)m->heads / t * (double)m->mla.v;
-			attention_core(&e, m, s, pr.head_gemm);
-			linear(&e, m, s, "attn_out", T, h, o, true, true);
-			residual_op(&e, m, Tn * h);
-			if (post)
-				workload_norm_op(&e, m, norm, Tn * h);
-			workload_main_grad_op(&e, s, "attn", w + o * h);
-			break;
-		}
-		qkv_linear(&e, m, s, T, q, kv);
-		if (m->pos == MODEL_POS_ROPE)
-			workload_piece(&e, "rope", "rope", &e.stk->rope, T * (q + kv) / t, 0);
-		if (e.stk->attn_copy.bytes[pass == PASS_BWD] > 0)
-			workload_piece(&e, "attn_copy", "copy", &e.stk->attn_copy, T * 2 * (q + kv) / t, 0);
-		if (e.stk->repeat_kv && m->kv_heads < m->heads)
-			repeat_kv_op(&e, T * 2 * kv / t, (double)m->heads / (double)m->kv_heads);
-		attention_core(&e, m, s, pr.head_gemm);
-		linear(&e, m, s, "attn_out", T, h, q / t, true, true);
-		residual_op(&e, m, Tn * h);
-		if (post)
-			workload_norm_op(&e, m, norm, Tn * h);
-		workload_main_grad_op(&e, s, "attn", h * (q + 2 * kv) / t + q * h / t);
+		attn_block(&e, m, s, rc, T, Tn, norm, pr.head_gemm);
 		break;
 	case WL_MLP:
-		if (pass == PASS_BWD && rc == RECOMPUTE_SELECTIVE)
-			mlp_recompute(&e, m, s, T, Tn, norm);
-		if (model_is_moe(m) && !s->dense_layer) {
-			moe_block(&e, m, s, T, Tn, norm);
-			break;
-		}
-		if (!post)
-			workload_norm_op(&e, m, norm, Tn * h);
-		mlp_up_act(&e, m, s, T, ffn);
-		linear(&e, m, s, "mlp_down", T, h, ffn, false, true);
-		residual_op(&e, m, Tn * h);
-		if (post)
-			workload_norm_op(&e, m, norm, Tn * h);
-		workload_main_grad_op(&e, s, "mlp", (m->act == MODEL_ACT_SWIGLU ? 3 : 2) * h * ffn);
+		mlp_block(&e, m, s, rc, T, Tn, norm);
 		break;
 	case WL_HEAD:
-		if (model_is_vit(m)) {
-			e.gdt = pr.head_gemm;
-			workload_vit_head(&e, m, s, Tn);
-			break;
-		}
-		if (post) {
-			e.gdt = pr.head_gemm;
-			workload_encoder_head(&e, m, s);
-			break;
-		}
-		mtp_head(&e, m, s, T, Tn, pr.gemm, pr.head_gemm);   /* leaves e.gdt the head's */
-		workload_norm_op(&e, m, "final_norm", Tn * h);
-		e.gdt = pr.head_gemm;  /* Megatron's output layer is outside TE */
-		workload_gemm(&e, "lm_head", 1, T, (double)m->vocab / t, h);
-		workload_piece(&e, "cross_entropy", "cross_entropy", &e.stk->loss,
-		      T * (double)m->vocab / t, (double)m->vocab / t);
-		if (e.stk->train_metrics.bytes[pass == PASS_BWD] > 0)
-			workload_piece(&e, "train_metrics", "cross_entropy", &e.stk->train_metrics,
-			      T * (double)m->vocab / t, (double)m->vocab / t);
-		/* tied or not, the LM head's wgrad accumulates into a main gradient
-		 * (with a pipeline, the last stage's own copy of the embedding) */
-		workload_main_grad_op(&e, s, "lm_head", h * (double)m->vocab / t);
+		head_block(&e, m, s, T, Tn, &pr);
 		break;
 	default:
 		return -1;

@@ -315,12 +315,16 @@ static double axis_floor(double min, double max)
 	return min - 0.05 * (max - min);
 }
 
-char *plot_pareto_svg(const json_t *records, const char *title, const struct plot_goal *goal)
+/* The extra legend entries of a point plot, after the GPU types. */
+struct extras {
+	const char *name[4], *col[4];
+	int n;
+};
+
+/* The time-cost plot's axes: from 0 (axis_floor) to the largest of the points,
+ * the deadline dl and the budget bud (million USD), rounded to ticks. */
+static struct svg_axes pareto_axes(const struct pt *p, int n, double dl, double bud)
 {
-	int n, oom, out;
-	struct types ty;
-	struct pt *p = points(records, &n, &oom, &out, &ty);
-	double dl = goal ? goal->deadline_days : 0, bud = goal ? goal->budget_usd / 1e6 : 0;
 	double x0 = 0, x1 = dl > 0 ? dl : 1, y0 = 0, y1 = bud > 0 ? bud : 1;
 	double xmin = dl > 0 ? dl : HUGE_VAL, ymin = bud > 0 ? bud : HUGE_VAL;
 	for (int i = 0; i < n; i++) {
@@ -335,34 +339,37 @@ char *plot_pareto_svg(const json_t *records, const char *title, const struct plo
 	}
 	svg_axes_nice(&x0, &x1, false);
 	svg_axes_nice(&y0, &y1, false);
-	struct svg_axes a = frame(x0, x1, y0, y1);
-	char t[256];
-	snprintf(t, sizeof(t), "Time to train vs cost%s%s", title ? ": " : "", title ? title : "");
-	struct svg *g = svg_create(W, H, t);
-	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
-	svg_axes_draw(g, &a, "wall time to train incl. failures (days)", "cost (million USD)");
-	const char *extra[4] = { "Pareto front (ringed)" }, *extra_col[4] = { "#e15759" };
-	int nextra = 1;
+	return frame(x0, x1, y0, y1);
+}
+
+/* The goal's deadline (days) and budget (million USD) as dashed lines, with their legend entries. */
+static void goal_lines(struct svg *g, const struct svg_axes *a, double dl, double bud, struct extras *e)
+{
 	char hb[32];
 	if (dl > 0) {
-		double x = svg_ax_x(&a, dl);
-		svg_line(g, x, a.py, x, a.py + a.ph, "#d62728", 1.5, true);
-		svg_text(g, x - 4, a.py + 12, "end", 10, 0, "deadline %s d", human_number(dl, hb, sizeof(hb)));
-		extra[nextra] = "deadline", extra_col[nextra++] = "#d62728";
+		double x = svg_ax_x(a, dl);
+		svg_line(g, x, a->py, x, a->py + a->ph, "#d62728", 1.5, true);
+		svg_text(g, x - 4, a->py + 12, "end", 10, 0, "deadline %s d", human_number(dl, hb, sizeof(hb)));
+		e->name[e->n] = "deadline", e->col[e->n++] = "#d62728";
 	}
 	if (bud > 0) {
-		double y = svg_ax_y(&a, bud);
-		svg_line(g, a.px, y, a.px + a.pw, y, "#7f7f7f", 1.5, true);
-		svg_text(g, a.px + a.pw, y - 4, "end", 10, 0, "budget $%s M", human_number(bud, hb, sizeof(hb)));
-		extra[nextra] = "budget", extra_col[nextra++] = "#7f7f7f";
+		double y = svg_ax_y(a, bud);
+		svg_line(g, a->px, y, a->px + a->pw, y, "#7f7f7f", 1.5, true);
+		svg_text(g, a->px + a->pw, y - 4, "end", 10, 0, "budget $%s M", human_number(bud, hb, sizeof(hb)));
+		e->name[e->n] = "budget", e->col[e->n++] = "#7f7f7f";
 	}
-	qsort(p, (size_t)n, sizeof(*p), cmp_days);
+}
+
+/* The points (sorted by days), the Pareto front joined and ringed, each with its tooltip. */
+static void pareto_points(struct svg *g, const struct svg_axes *a, const struct pt *p, int n,
+			  const struct types *ty)
+{
 	double *xy = xcalloc((size_t)(2 * (n ? n : 1)), sizeof(double));
 	int nf = 0;
 	for (int i = 0; i < n; i++)
 		if (p[i].front) {
-			xy[2 * nf] = svg_ax_x(&a, p[i].days);
-			xy[2 * nf++ + 1] = svg_ax_y(&a, p[i].cost / 1e6);
+			xy[2 * nf] = svg_ax_x(a, p[i].days);
+			xy[2 * nf++ + 1] = svg_ax_y(a, p[i].cost / 1e6);
 		}
 	if (nf > 1)
 		svg_polyline(g, xy, nf, "#e15759", 1.5);
@@ -370,19 +377,44 @@ char *plot_pareto_svg(const json_t *records, const char *title, const struct plo
 		char tip[200];
 		snprintf(tip, sizeof(tip), "%s: %.2f days, $%.3fM, MFU %.1f%%%s", p[i].label, p[i].days,
 			 p[i].cost / 1e6, 100 * p[i].mfu, p[i].front ? " (Pareto front)" : "");
-		svg_circle(g, svg_ax_x(&a, p[i].days), svg_ax_y(&a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
-			   ty.col[p[i].type], p[i].front ? "#7f0000" : NULL, tip);
+		svg_circle(g, svg_ax_x(a, p[i].days), svg_ax_y(a, p[i].cost / 1e6), p[i].front ? 5 : 3.5,
+			   ty->col[p[i].type], p[i].front ? "#7f0000" : NULL, tip);
 	}
-	for (int i = 0; i < n; i++)   /* on top of the points, so never hidden */
+	free(xy);
+}
+
+/* The first recommended plan ringed in black, on top of the points so never hidden. */
+static void ring_recommended(struct svg *g, const struct svg_axes *a, const struct pt *p, int n,
+			     struct extras *e)
+{
+	for (int i = 0; i < n; i++)
 		if (p[i].recommended) {
-			double x = svg_ax_x(&a, p[i].days), y = svg_ax_y(&a, p[i].cost / 1e6);
+			double x = svg_ax_x(a, p[i].days), y = svg_ax_y(a, p[i].cost / 1e6);
 			svg_circle(g, x, y, 10, "none", "#000", "recommended");
 			svg_text(g, x + 13, y - 8, "start", 11, 0, "recommended");
-			extra[nextra] = "recommended (black ring)", extra_col[nextra++] = "#000";
-			break;
+			e->name[e->n] = "recommended (black ring)", e->col[e->n++] = "#000";
+			return;
 		}
-	point_legend(g, &ty, extra, extra_col, nextra, n, oom, out);
-	free(xy);
+}
+
+char *plot_pareto_svg(const json_t *records, const char *title, const struct plot_goal *goal)
+{
+	int n, oom, out;
+	struct types ty;
+	struct pt *p = points(records, &n, &oom, &out, &ty);
+	double dl = goal ? goal->deadline_days : 0, bud = goal ? goal->budget_usd / 1e6 : 0;
+	struct svg_axes a = pareto_axes(p, n, dl, bud);
+	char t[256];
+	snprintf(t, sizeof(t), "Time to train vs cost%s%s", title ? ": " : "", title ? title : "");
+	struct svg *g = svg_create(W, H, t);
+	svg_text(g, W / 2, 22, "middle", 14, 0, "%s", t);
+	svg_axes_draw(g, &a, "wall time to train incl. failures (days)", "cost (million USD)");
+	struct extras e = { { "Pareto front (ringed)" }, { "#e15759" }, 1 };
+	goal_lines(g, &a, dl, bud, &e);
+	qsort(p, (size_t)n, sizeof(*p), cmp_days);
+	pareto_points(g, &a, p, n, &ty);
+	ring_recommended(g, &a, p, n, &e);
+	point_legend(g, &ty, e.name, e.col, e.n, n, oom, out);
 	free(p);
 	return svg_finish(g, NULL);
 }

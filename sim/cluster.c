@@ -80,12 +80,10 @@ static int load_job(struct cluster *c, json_t *v, const char *jpath, struct clus
 	return 0;
 }
 
-int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
+/* Frees the nodes of the jobs that do not list theirs and every job's GPUs; marks the
+ * listed nodes' owners in owner[]; -1 after reporting a node listed twice. */
+static int claim_listed(struct cluster *c, int *owner, struct diag *d)
 {
-	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1, gpn = c->gpus_per_node;
-	c->placement = p;
-	for (int m = 0; m < c->nodes; m++)
-		owner[m] = -1;
 	for (int i = 0; i < c->njobs; i++) {
 		struct cluster_job *j = &c->job[i];
 		if (!j->listed) {
@@ -104,11 +102,17 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 				else
 					diag_err(d, c->path, ep, "expected a node no other job holds, found node "
 						 "%d (job '%s' holds it)", m, c->job[owner[m]].name);
-				goto out;
+				return -1;
 			}
 			owner[m] = i;
 		}
 	}
+	return 0;
+}
+
+/* Whether the free nodes hold the jobs without listed nodes; -1 after reporting. */
+static int check_room(const struct cluster *c, const int *owner, struct diag *d)
+{
 	int need = 0, free_nodes = 0;
 	for (int i = 0; i < c->njobs; i++)
 		need += c->job[i].listed ? 0 : c->job[i].nnodes;
@@ -117,8 +121,15 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 	if (need > free_nodes) {
 		diag_err(d, c->path, "/nodes", "expected room for the jobs: they need %d more nodes, the "
 			 "fabric has %d free of %d", need, free_nodes, c->nodes);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* The free nodes to the jobs without listed nodes, in node order: packed, each job's
+ * nodes together; spread, one node to each job in turn. */
+static void assign_free(struct cluster *c, int *owner)
+{
 	int *got = xcalloc((size_t)c->njobs, sizeof(int));
 	for (int i = 0; i < c->njobs; i++) {
 		if (c->job[i].listed)
@@ -150,6 +161,17 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 		}
 	}
 	free(got);
+}
+
+int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
+{
+	int *owner = xcalloc((size_t)c->nodes, sizeof(int)), rc = -1, gpn = c->gpus_per_node;
+	c->placement = p;
+	for (int m = 0; m < c->nodes; m++)
+		owner[m] = -1;
+	if (claim_listed(c, owner, d) || check_room(c, owner, d))
+		goto out;
+	assign_free(c, owner);
 	for (int i = 0; i < c->njobs; i++) {
 		struct cluster_job *j = &c->job[i];
 		j->gpu = xcalloc((size_t)j->nranks + 1, sizeof(int));
@@ -160,6 +182,52 @@ int cluster_place(struct cluster *c, enum cluster_placement p, struct diag *d)
 out:
 	free(owner);
 	return rc;
+}
+
+/* Job i beside the jobs before it: a name of its own, the first job's fabric and GPUs
+ * a node, no what-ifs, its ranks on its nodes (jobs at jpath); -1 after reporting. */
+static int check_job(const struct cluster *c, int i, const char *path, const char *jpath,
+		     struct diag *d)
+{
+	const struct cluster_job *j0 = &c->job[0], *j = &c->job[i];
+	const char *fabric = inputs_topology_path(j0->sc->in);
+	int gpn = inputs_topology(j0->sc->in)->gpus_per_node, bad = 0;
+	char np[340], sp[340];
+
+	snprintf(np, sizeof(np), "%s/%d/name", jpath, i);
+	snprintf(sp, sizeof(sp), "%s/%d/scenario", jpath, i);
+	for (int k = 0; k < i; k++)
+		if (!strcmp(j->name, c->job[k].name))
+			bad = diag_err(d, path, np, "expected a name no other job has, found '%s' (job "
+				       "%d's)", j->name, k);
+	if (!same_file(inputs_topology_path(j->sc->in), fabric))
+		bad = diag_err(d, path, sp, "expected a scenario on the fabric of job '%s' (%s), found "
+			       "one on %s", j0->name, fabric, inputs_topology_path(j->sc->in));
+	else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
+		bad = diag_err(d, path, sp, "expected %d GPUs a node, as job '%s' uses, found %d", gpn,
+			       j0->name, inputs_topology(j->sc->in)->gpus_per_node);
+	else if (!simulate_can_share(&j->sc->plan))
+		bad = diag_err(d, path, sp, "expected a job without parameter servers, degraded "
+			       "links, throttled GPUs, stragglers or sampled iterations (a job beside "
+			       "others is simulated once, whole), found %s with some", j->scenario);
+	else if (j->nranks > j->nnodes * gpn)
+		bad = diag_err(d, path, sp, "expected at most %d ranks on its %d nodes, found %d",
+			       j->nnodes * gpn, j->nnodes, j->nranks);
+	return bad;
+}
+
+/* The fabric's size, before placing: a node count beyond what the jobs' topology t0
+ * holds would place (and simulate) nothing it can build; -1 after reporting. */
+static int check_size(const struct cluster *c, const struct topology *t0, const char *path,
+		      struct diag *d)
+{
+	long cap = topology_node_capacity(t0);
+	if (c->nodes > TOPO_MAX_NODES || c->nodes > cap)
+		return diag_err(d, path, "/nodes", "expected at most %ld nodes, the most %s, got %d",
+				cap < TOPO_MAX_NODES ? cap : TOPO_MAX_NODES,
+				cap < TOPO_MAX_NODES ? "the jobs' topology holds" : "ddlsim simulates",
+				c->nodes);
+	return 0;
 }
 
 struct cluster *cluster_load(const char *path, struct diag *d)
@@ -198,40 +266,11 @@ struct cluster *cluster_load(const char *path, struct diag *d)
 	if (bad)
 		goto fail;
 	const struct cluster_job *j0 = &c->job[0];
-	const char *fabric = inputs_topology_path(j0->sc->in);
 	int gpn = inputs_topology(j0->sc->in)->gpus_per_node;
-	for (int i = 0; i < c->njobs; i++) {
-		const struct cluster_job *j = &c->job[i];
-		char np[340], sp[340];
-		snprintf(np, sizeof(np), "%s/%d/name", jpath, i);
-		snprintf(sp, sizeof(sp), "%s/%d/scenario", jpath, i);
-		for (int k = 0; k < i; k++)
-			if (!strcmp(j->name, c->job[k].name))
-				bad = diag_err(d, path, np, "expected a name no other job has, found '%s' (job "
-					       "%d's)", j->name, k);
-		if (!same_file(inputs_topology_path(j->sc->in), fabric))
-			bad = diag_err(d, path, sp, "expected a scenario on the fabric of job '%s' (%s), found "
-				       "one on %s", j0->name, fabric, inputs_topology_path(j->sc->in));
-		else if (inputs_topology(j->sc->in)->gpus_per_node != gpn)
-			bad = diag_err(d, path, sp, "expected %d GPUs a node, as job '%s' uses, found %d", gpn,
-				       j0->name, inputs_topology(j->sc->in)->gpus_per_node);
-		else if (!simulate_can_share(&j->sc->plan))
-			bad = diag_err(d, path, sp, "expected a job without parameter servers, degraded "
-				       "links, throttled GPUs, stragglers or sampled iterations (a job beside "
-				       "others is simulated once, whole), found %s with some", j->scenario);
-		else if (j->nranks > j->nnodes * gpn)
-			bad = diag_err(d, path, sp, "expected at most %d ranks on its %d nodes, found %d",
-				       j->nnodes * gpn, j->nnodes, j->nranks);
-	}
-	/* the fabric's size, before placing: a node count beyond what the
-	 * topology holds would place (and simulate) nothing it can build */
-	const struct topology *t0 = inputs_topology(j0->sc->in);
-	long cap = topology_node_capacity(t0);
-	if (c->nodes > TOPO_MAX_NODES || c->nodes > cap)
-		bad = diag_err(d, path, "/nodes", "expected at most %ld nodes, the most %s, got %d",
-			       cap < TOPO_MAX_NODES ? cap : TOPO_MAX_NODES,
-			       cap < TOPO_MAX_NODES ? "the jobs' topology holds" : "ddlsim simulates",
-			       c->nodes);
+	for (int i = 0; i < c->njobs; i++)
+		bad |= check_job(c, i, path, jpath, d);
+	if (check_size(c, inputs_topology(j0->sc->in), path, d))
+		bad = -1;
 	c->gpus_per_node = gpn;
 	if (bad || cluster_place(c, c->placement, d))
 		goto fail;

@@ -271,6 +271,48 @@ static void ticker_finish(struct ticker *tk)
 	runner_board_destroy(tk->board, tk->n);
 }
 
+/* Starts the next jobs in the free slots (*next and *running count them; a
+ * stop leaves the rest unstarted); -1 on a runner error. */
+static int fill_slots(const struct runner_opts *o, struct slot *slots, int jobs, int n, int *next,
+		      int *running, runner_job_fn job, void *ctx, atomic_long *board, struct diag *d)
+{
+	for (int k = 0; k < jobs && *next < n; k++)
+		if (!slots[k].pid) {
+			int st = start(o, &slots[k], *next, job, ctx, board, d);
+			if (st > 0)
+				*next = n;       /* stopped: the running ones drain below */
+			else if (st < 0)
+				return -1;
+			else {
+				(*next)++;
+				(*running)++;
+			}
+		}
+	return 0;
+}
+
+/* At t, kills the children past their deadline and, when poll said some are
+ * (ready), drains the readable pipes; returns how many slots it freed. */
+static int serve_slots(const struct runner_opts *o, struct slot *slots, const struct pollfd *pfd,
+		       const int *map, int np, bool ready, double t, runner_done_fn done, void *ctx,
+		       struct ticker *tk)
+{
+	int freed = 0;
+	for (int j = 0; j < np; j++) {
+		struct slot *s = &slots[map[j]];
+		if (s->deadline_s > 0 && t >= s->deadline_s && !s->timed_out) {
+			s->timed_out = true;
+			kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
+		}
+		if (ready && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    drain(o, s, done, ctx)) {
+			freed++;
+			tk->next_s = t;  /* say at once that it ended */
+		}
+	}
+	return freed;
+}
+
 int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_done_fn done,
 	       void *ctx, struct diag *d)
 {
@@ -285,18 +327,8 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 	ticker_init(&tk, o, n);
 
 	while (next < n || running > 0) {
-		for (int k = 0; k < jobs && next < n && rc == 0; k++)
-			if (!slots[k].pid) {
-				int st = start(o, &slots[k], next, job, ctx, tk.board, d);
-				if (st > 0)
-					next = n;       /* stopped: the running ones drain below */
-				else if (st < 0)
-					rc = -1;
-				else {
-					next++;
-					running++;
-				}
-			}
+		if (rc == 0)
+			rc = fill_slots(o, slots, jobs, n, &next, &running, job, ctx, tk.board, d);
 		if (running == 0)
 			break;
 		double wait_s, t = now_s();
@@ -308,18 +340,7 @@ int runner_run(const struct runner_opts *o, int n, runner_job_fn job, runner_don
 			break;
 		}
 		t = now_s();
-		for (int j = 0; j < np; j++) {
-			struct slot *s = &slots[map[j]];
-			if (s->deadline_s > 0 && t >= s->deadline_s && !s->timed_out) {
-				s->timed_out = true;
-				kill(s->pid, SIGKILL);  /* its pipe closes: drained below */
-			}
-			if (pr > 0 && (pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    drain(o, s, done, ctx)) {
-				running--;
-				tk.next_s = t;  /* say at once that it ended */
-			}
-		}
+		running -= serve_slots(o, slots, pfd, map, np, pr > 0, t, done, ctx, &tk);
 		ticker_tick(&tk, o, ctx, t);
 	}
 	/* after a runner error: reap what still runs, delivering its rows */

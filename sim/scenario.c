@@ -533,74 +533,76 @@ struct scenario *scenario_load(const char *path, struct diag *d)
 	return s;
 }
 
-struct scenario *scenario_load_json(json_t *root, const char *path, struct inputs_cache *cache,
-				    struct diag *d)
+/* The scenario's name (the file's base name unless "name" says) and description. */
+static void load_meta(struct jobj *jo, struct scenario *s, const char *path)
 {
-	struct scenario *s = xcalloc(1, sizeof(*s));
-	struct paths ps = { .cost = &cost_registry[0] };
-	struct jobj jo;
 	const char *str;
-	long nodes = 0;
-	int before = diag_count(d);
+	const char *base = strrchr(path, '/');
 
-	s->meta.path = xstrdup(path);
-	plan_init(&s->plan);
-	if (jload_schema(root, path, d, "ddlsim.scenario", 1, SCENARIO_SCHEMA_MINOR))
-		goto err;
-	int minor = 0;
-	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d", &minor);
-	jobj_init(&jo, root, path, "", d);
-	{
-		const char *base = strrchr(path, '/');
-		s->meta.name = xstrdup(base ? base + 1 : path);
-		char *dot = strrchr(s->meta.name, '.');
-		if (dot)
-			*dot = 0;
-	}
-	if (jobj_str(&jo, "name", &str, JFILENAME) == 1) {
+	s->meta.name = xstrdup(base ? base + 1 : path);
+	char *dot = strrchr(s->meta.name, '.');
+	if (dot)
+		*dot = 0;
+	if (jobj_str(jo, "name", &str, JFILENAME) == 1) {
 		free(s->meta.name);
 		s->meta.name = xstrdup(str);
 	}
-	s->meta.description = xstrdup(jobj_str(&jo, "description", &str, 0) == 1 ? str : "");
-	path_key(&jo, "model", ps.model, sizeof(ps.model), JREQ);
-	path_key(&jo, "topology", ps.topo, sizeof(ps.topo), JREQ);
-	long used = 0;
-	jobj_int(&jo, "gpus_per_node_used", &used, 1, 0);
-	long group_nodes = load_groups(&jo, &s->plan, minor);
-	if (jobj_has(&jo, "node_groups") && !jobj_has(&jo, "nodes"))
-		s->plan.nodes = (int)group_nodes;
-	else if (jobj_int(&jo, "nodes", &nodes, 1, JREQ) == 1) {
-		if (nodes > PLAN_MAX_GPUS)
-			jobj_err(&jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, nodes);
-		else
-			s->plan.nodes = (int)nodes;
-	}
-	if (jobj_str(&jo, "framework", &str, 0) == 1) {
-		bool known;
-		const struct framework *fw = framework_find(str, &known);
-		if (fw)
-			s->plan.framework = framework_index(fw);
-		else if (known)
-			jobj_err(&jo, "framework", "unknown version of framework '%.*s', got '%s' (known: %s)",
-				 (int)strcspn(str, "@"), str, str, known_versions(str));
-		else
-			jobj_err(&jo, "framework", "unknown framework '%s' (known: %s)", str, known_names());
-	}
-	scenario_load_parallel(&jo, &s->plan);
-	bool have_training = load_training(&jo, &s->plan);
-	load_misc(&jo, s, &ps);
-	jobj_end(&jo);
-	s->out_dir = ps.out[0] ? xstrdup(ps.out) : xasprintf("out/%s", s->meta.name);
+	s->meta.description = xstrdup(jobj_str(jo, "description", &str, 0) == 1 ? str : "");
+}
 
-	if (ps.model[0] && ps.topo[0]) {
-		const char *prof = ps.cost->needs_profile && ps.profile[0] ? ps.profile : NULL;
-		if (cache) {
-			s->in = cache_get(cache, ps.model, ps.topo, ps.cost->name, prof, (int)used, path, d);
-			s->in_borrowed = true;
-		} else
-			s->in = inputs_load_gpus(ps.model, ps.topo, ps.cost->name, prof, (int)used, path, d);
+/* node_groups and nodes: the node count comes from the groups unless "nodes" is given. */
+static void load_nodes(struct jobj *jo, struct plan *p, int minor)
+{
+	long nodes = 0;
+	long group_nodes = load_groups(jo, p, minor);
+
+	if (jobj_has(jo, "node_groups") && !jobj_has(jo, "nodes"))
+		p->nodes = (int)group_nodes;
+	else if (jobj_int(jo, "nodes", &nodes, 1, JREQ) == 1) {
+		if (nodes > PLAN_MAX_GPUS)
+			jobj_err(jo, "nodes", "expected at most %ld nodes, got %ld", PLAN_MAX_GPUS, nodes);
+		else
+			p->nodes = (int)nodes;
 	}
+}
+
+/* "framework": a name, or name@version, from framework_table. */
+static void load_framework(struct jobj *jo, struct plan *p)
+{
+	const char *str;
+	bool known;
+
+	if (jobj_str(jo, "framework", &str, 0) != 1)
+		return;
+	const struct framework *fw = framework_find(str, &known);
+	if (fw)
+		p->framework = framework_index(fw);
+	else if (known)
+		jobj_err(jo, "framework", "unknown version of framework '%.*s', got '%s' (known: %s)",
+			 (int)strcspn(str, "@"), str, str, known_versions(str));
+	else
+		jobj_err(jo, "framework", "unknown framework '%s' (known: %s)", str, known_names());
+}
+
+/* Loads the model, topology and cost inputs, from the cache when there is one. */
+static void load_inputs(struct scenario *s, const struct paths *ps, struct inputs_cache *cache,
+			int used, const char *path, struct diag *d)
+{
+	if (!ps->model[0] || !ps->topo[0])
+		return;
+	const char *prof = ps->cost->needs_profile && ps->profile[0] ? ps->profile : NULL;
+	if (cache) {
+		s->in = cache_get(cache, ps->model, ps->topo, ps->cost->name, prof, used, path, d);
+		s->in_borrowed = true;
+	} else
+		s->in = inputs_load_gpus(ps->model, ps->topo, ps->cost->name, prof, used, path, d);
+}
+
+/* training.seq_len against the loaded model: none for a CNN, the image's tokens for a ViT. */
+static void check_seq(struct scenario *s, bool have_training, const char *path, struct diag *d)
+{
 	const struct model *m = s->in ? inputs_model(s->in) : NULL;
+
 	if (m && !model_arch(m)->sequence) {
 		if (s->plan.training.seq > 0)
 			diag_err(d, path, "/training/seq_len", "applies to transformer models only, "
@@ -618,6 +620,38 @@ struct scenario *scenario_load_json(json_t *root, const char *path, struct input
 		 * inputs failed (a bad profile, topology or model, reported
 		 * already), a CNN scenario must not be told it lacks seq_len */
 		diag_err(d, path, "/training/seq_len", "missing required key 'seq_len'");
+}
+
+struct scenario *scenario_load_json(json_t *root, const char *path, struct inputs_cache *cache,
+				    struct diag *d)
+{
+	struct scenario *s = xcalloc(1, sizeof(*s));
+	struct paths ps = { .cost = &cost_registry[0] };
+	struct jobj jo;
+	int before = diag_count(d);
+
+	s->meta.path = xstrdup(path);
+	plan_init(&s->plan);
+	if (jload_schema(root, path, d, "ddlsim.scenario", 1, SCENARIO_SCHEMA_MINOR))
+		goto err;
+	int minor = 0;
+	sscanf(json_string_value(json_object_get(root, "schema_version")), "%*d.%d", &minor);
+	jobj_init(&jo, root, path, "", d);
+	load_meta(&jo, s, path);
+	path_key(&jo, "model", ps.model, sizeof(ps.model), JREQ);
+	path_key(&jo, "topology", ps.topo, sizeof(ps.topo), JREQ);
+	long used = 0;
+	jobj_int(&jo, "gpus_per_node_used", &used, 1, 0);
+	load_nodes(&jo, &s->plan, minor);
+	load_framework(&jo, &s->plan);
+	scenario_load_parallel(&jo, &s->plan);
+	bool have_training = load_training(&jo, &s->plan);
+	load_misc(&jo, s, &ps);
+	jobj_end(&jo);
+	s->out_dir = ps.out[0] ? xstrdup(ps.out) : xasprintf("out/%s", s->meta.name);
+
+	load_inputs(s, &ps, cache, (int)used, path, d);
+	check_seq(s, have_training, path, d);
 	if (s->in && have_training)
 		check_input(&s->plan, s->in, path, d);
 	if (diag_count(d) != before || !s->in)

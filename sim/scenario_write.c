@@ -155,10 +155,10 @@ static json_t *write_ps(const struct plan *p)
 	return o;
 }
 
-static json_t *write_parallel(const struct plan *p)
+/* The parallel degrees: tp, pp, dp always; cp, cp_comm, ep, etp, bn_group when not the default. */
+static void put_degrees(json_t *o, const struct plan *p)
 {
 	const struct plan_parallel *q = &p->parallel;
-	json_t *o = json_object();
 	put(o, "tp", json_integer(q->tp));
 	put(o, "pp", json_integer(q->pp));
 	put(o, "dp", json_integer(q->dp));
@@ -172,6 +172,44 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "etp", json_integer(plan_etp(p)));
 	if (q->bn_group != 1)
 		put(o, "bn_group", json_integer(q->bn_group));
+}
+
+/* recompute, recompute_every_n_layers and recompute_modules when not the default. */
+static void put_recompute(json_t *o, const struct plan_parallel *q)
+{
+	if (q->recompute != RECOMPUTE_NONE)
+		put(o, "recompute", json_string(rc_names[q->recompute]));
+	if (q->recompute_every > 1)
+		put(o, "recompute_every_n_layers", json_integer(q->recompute_every));
+	if (q->recompute_modules) {
+		json_t *a = json_array();
+		for (int k = 0; k < RC_MOD_N; k++)
+			if (q->recompute_modules & (1u << k))
+				json_array_append_new(a, json_string(rc_module_names[k]));
+		put(o, "recompute_modules", a);
+	}
+}
+
+/* The rank order and the pipeline's layers per stage when given. */
+static void put_layout(json_t *o, const struct plan_parallel *q)
+{
+	if (strcmp(q->order, "tp,cp,dp,pp"))
+		put(o, "order", json_string(q->order));
+	if (q->nstage_layers)
+		put(o, "stage_layers", int_array(q->stage_layers, q->nstage_layers));
+	if (q->first_stage_layers)
+		put(o, "first_stage_layers", json_integer(q->first_stage_layers));
+	if (q->last_stage_layers)
+		put(o, "last_stage_layers", json_integer(q->last_stage_layers));
+	if (q->nvstage_layers)
+		put(o, "vstage_layers", int_array(q->vstage_layers, q->nvstage_layers));
+}
+
+static json_t *write_parallel(const struct plan *p)
+{
+	const struct plan_parallel *q = &p->parallel;
+	json_t *o = json_object();
+	put_degrees(o, p);
 	if (q->offload != OFFLOAD_NONE)
 		put(o, "offload", json_string(plan_offload_names[q->offload]));
 	if (q->dp_sync != DP_SYNC_ALLREDUCE)
@@ -188,27 +226,8 @@ static json_t *write_parallel(const struct plan *p)
 		put(o, "schedule", json_string(schedule_registry[q->schedule].name));
 	if (q->interleave != 1)
 		put(o, "interleave", json_integer(q->interleave));
-	if (q->recompute != RECOMPUTE_NONE)
-		put(o, "recompute", json_string(rc_names[q->recompute]));
-	if (q->recompute_every > 1)
-		put(o, "recompute_every_n_layers", json_integer(q->recompute_every));
-	if (q->recompute_modules) {
-		json_t *a = json_array();
-		for (int k = 0; k < RC_MOD_N; k++)
-			if (q->recompute_modules & (1u << k))
-				json_array_append_new(a, json_string(rc_module_names[k]));
-		put(o, "recompute_modules", a);
-	}
-	if (strcmp(q->order, "tp,cp,dp,pp"))
-		put(o, "order", json_string(q->order));
-	if (q->nstage_layers)
-		put(o, "stage_layers", int_array(q->stage_layers, q->nstage_layers));
-	if (q->first_stage_layers)
-		put(o, "first_stage_layers", json_integer(q->first_stage_layers));
-	if (q->last_stage_layers)
-		put(o, "last_stage_layers", json_integer(q->last_stage_layers));
-	if (q->nvstage_layers)
-		put(o, "vstage_layers", int_array(q->vstage_layers, q->nvstage_layers));
+	put_recompute(o, q);
+	put_layout(o, q);
 	return o;
 }
 
