@@ -77,9 +77,12 @@
  * first meeting would open, holds every member's SMs (engine_comm_busy),
  * posts the k flows (from the first flow's source host, whoever runs
  * it), sleeps the latency and releases them, and joins the barrier at the
- * instant the second meeting would open. The 1,024-GPU row below at 128
- * micro-batches: 57.0 -> 27.8 CPU s (2026-12-08, one run each, load 1),
- * every report the same. Llama 2 70B, TP 8 x PP 4 on the 2:1 fat tree,
+ * instant the second meeting would open. Paired against ba41e69 on an
+ * idle 2-core machine (2026-12-08, every report the same), CPU s: the
+ * 1,024-GPU row below at 128 micro-batches 29.3 / 34.7 / 36.1 -> 26.9 /
+ * 28.8 / 28.1; at 8 micro-batches 3.69 / 2.93 -> 2.56 / 1.97; 256 GPUs
+ * 4.59 / 4.33 -> 3.60 / 3.90 (a figure of 57 s for that row taken first
+ * was a run under perf, not comparable). Llama 2 70B, TP 8 x PP 4 on the 2:1 fat tree,
  * fold off, user CPU s against the posted run, paired on one loaded
  * 2-core machine (2026-12-07): 256 GPUs 7.0 against 13.0; 1,024 GPUs,
  * 8 micro-batches a replica, 3.0 against 7.5 (peak RSS 247 MB against
