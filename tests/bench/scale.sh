@@ -124,6 +124,30 @@
 # 289 MB both (its replicas have no pipeline sends to wait: PP 2).
 # Left: the two receive lanes on one actor (asynchronous gets, a latency
 # deadline per lane): not tried.
+#
+# A replayed private collective meeting once, not twice (engine_replay.c,
+# every report the same), paired against ba41e69 on an idle machine
+# (load 1-2), the least of 2 runs, 2026-12-08:
+#
+#   GPUs   base CPU s  MB     us/event  x64 | build CPU s  MB     us/event  x64 | CPU build/base
+#   64        0.121    46.8   0.925   1.00  |       0.114   46.5   0.871   1.00 |  0.94
+#   256       0.351    72.2   0.673   0.73  |       0.276   71.8   0.529   0.61 |  0.79
+#   1,024     1.670   177.7   0.800   0.86  |       1.181  176.3   0.566   0.65 |  0.71
+#   2,048     4.005   319.0   0.960   1.04  |       3.039  315.5   0.728   0.84 |  0.76
+#   4,096    16.271   647.6   1.893   2.05  |      11.228  646.4   1.306   1.50 |  0.69
+#
+# Single runs on this machine swing by 1.5x and more (the same build's
+# 4,096 row took 17.0 s minutes later, at the same load), so x64 moves
+# with them. Instructions per event (callgrind, which load does not
+# move): 1,024 GPUs 3,374, 2,048 3,370, 4,096 4,277. From 1,024 to 2,048
+# the work per event is the same and the time per event grows with the
+# resident set (176 -> 316 MB: cache and TLB misses); at 4,096 the extra
+# 27 % is SimGrid's network model passing over the flows in flight
+# (Action::get_remains, update_actions_state, next_occurring_event_full,
+# do_solve): NCCL's tuning picks trees for the 128-rank data-parallel
+# groups there (3.04 M flows against 2.80 M as rings; flows in flight at
+# a step 98 at 1,024 GPUs, 1,868 at 4,096), and with rings forced the
+# 4,096 row takes 16.5 s against 22.8 (one run each, load 2-3).
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
