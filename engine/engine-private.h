@@ -353,7 +353,7 @@ void engine_replay_init(struct sim *S);
 bool engine_replay_ready(const struct cplan *c);
 /* A member of group mem[n] (barrier gb) reaching a collective of private
  * plan c (latency lat) that engine_replay_ready() says is replayed, in
- * place of both meetings (engine_coll.c): it counts its own flows, and
+ * place of both meetings (engine_coll.c): it counts its own payload, and
  * the last to arrive posts the replay's flows, sleeps the latency and
  * holds the members' SMs for them; every member returns at the instant
  * the posted collective would end. */

@@ -288,6 +288,41 @@ static void run_mixed(double tp_bytes, bool posted, struct mixed_figs *out)
 	topology_destroy(t);
 }
 
+/* Run run(true, out) in a child process (SimGrid runs once per process)
+ * and read its figures back into out (size bytes). */
+static void posted_in_child(void (*run)(bool posted, void *out), void *out, size_t size)
+{
+	int fd[2];
+	cr_assert_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fd[0]);
+		run(true, out);
+		ssize_t w = write(fd[1], out, size);
+		_exit(w == (ssize_t)size ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	while (got < size) {
+		ssize_t n = read(fd[0], (char *)out + got, size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == size,
+		  "the posted run failed");
+}
+
+/* run_mixed with 64 MB TP all-reduces on both nodes (posted_in_child). */
+static void run_mixed_64mb(bool posted, void *figs)
+{
+	run_mixed(64e6, posted, figs);
+}
+
 /* Mixed GPUs: node 1's ranks compute 2.5 x as long, with the same
  * collectives. Their TP rings are private all the same (a rank's
  * compute times only move when it reaches the barrier, as a
@@ -299,30 +334,8 @@ static void run_mixed(double tp_bytes, bool posted, struct mixed_figs *out)
 Test(replay, mixed_gpus_with_the_same_collectives_replay_as_posted)
 {
 	SKIP_UNLESS_FORK_IS_SAFE();
-	int fd[2];
-	cr_assert_eq(pipe(fd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
 	static struct mixed_figs posted, replayed;
-	if (pid == 0) {
-		close(fd[0]);
-		run_mixed(64e6, true, &posted);
-		ssize_t w = write(fd[1], &posted, sizeof(posted));
-		_exit(w == (ssize_t)sizeof(posted) ? 0 : 1);
-	}
-	close(fd[1]);
-	size_t got = 0;
-	while (got < sizeof(posted)) {
-		ssize_t n = read(fd[0], (char *)&posted + got, sizeof(posted) - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd[0]);
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof(posted),
-		  "the posted run failed");
+	posted_in_child(run_mixed_64mb, &posted, sizeof(posted));
 	run_mixed(64e6, false, &replayed);
 	cr_expect_eq(posted.replayed, 0);
 	cr_expect_eq(replayed.replayed, 2 * (K - 1), "replayed %ld of %d", replayed.replayed,
@@ -381,8 +394,9 @@ struct overlap_figs {
  * compute waits for the previous compute alone, not for the all-reduce:
  * the all-reduce k runs beside compute k + 1, whose SMs it takes (the
  * GPU's 100 SMs, engine_comm_busy). */
-static void run_overlap(bool posted, struct overlap_figs *out)
+static void run_overlap(bool posted, void *figs)
 {
+	struct overlap_figs *out = figs;
 	struct topology *t = topo();
 	struct program p;
 	struct program *pp[1] = { &p };
@@ -421,30 +435,8 @@ static void run_overlap(bool posted, struct overlap_figs *out)
 Test(replay, replayed_collectives_slow_the_compute_beside_them_as_posted)
 {
 	SKIP_UNLESS_FORK_IS_SAFE();
-	int fd[2];
-	cr_assert_eq(pipe(fd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
 	static struct overlap_figs posted, replayed;
-	if (pid == 0) {
-		close(fd[0]);
-		run_overlap(true, &posted);
-		ssize_t w = write(fd[1], &posted, sizeof(posted));
-		_exit(w == (ssize_t)sizeof(posted) ? 0 : 1);
-	}
-	close(fd[1]);
-	size_t got = 0;
-	while (got < sizeof(posted)) {
-		ssize_t n = read(fd[0], (char *)&posted + got, sizeof(posted) - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd[0]);
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof(posted),
-		  "the posted run failed");
+	posted_in_child(run_overlap, &posted, sizeof(posted));
 	run_overlap(false, &replayed);
 	cr_expect_eq(posted.replayed, 0);
 	cr_expect_eq(replayed.replayed, K - 1, "replayed %ld of %d", replayed.replayed, K - 1);
@@ -457,35 +449,6 @@ Test(replay, replayed_collectives_slow_the_compute_beside_them_as_posted)
 			     "rank %d interference %.17g s, posted %.17g s", r,
 			     replayed.interference_s[r], posted.interference_s[r]);
 	}
-}
-
-/* Run run(true, out) in a child process (SimGrid runs once per process)
- * and read its figures back into out (size bytes). */
-static void posted_in_child(void (*run)(bool posted, void *out), void *out, size_t size)
-{
-	int fd[2];
-	cr_assert_eq(pipe(fd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(fd[0]);
-		run(true, out);
-		ssize_t w = write(fd[1], out, size);
-		_exit(w == (ssize_t)size ? 0 : 1);
-	}
-	close(fd[1]);
-	size_t got = 0;
-	while (got < size) {
-		ssize_t n = read(fd[0], (char *)out + got, size - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd[0]);
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == size,
-		  "the posted run failed");
 }
 
 /* What a folded run gives: its iteration, rank 0's TP all-reduce times,
