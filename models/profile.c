@@ -28,6 +28,11 @@ static const char *const profile_dtype_names[DTYPE_N + 1] = {
 };
 _Static_assert(DTYPE_N == 7, "profile_dtype_names lists every enum dtype");
 
+const char *profile_dtype_name(enum dtype d)
+{
+	return (unsigned)d < DTYPE_N && profile_dtype_names[d] ? profile_dtype_names[d] : "?";
+}
+
 static void copy_str(struct jobj *jo, const char *key, char *out, size_t n)
 {
 	jobj_str_copy(jo, key, out, n, JREQ);

@@ -147,6 +147,9 @@ struct profile {
  * or NULL after reporting every problem into d. */
 struct profile *profile_load(const char *path, struct diag *d);
 void profile_destroy(struct profile *p);
+/* The profile format's name of dtype d (calib's: "fp8_e4m3"), or "?"
+ * for one a profile never holds (the block-scaled mxfp8 and nvfp4). */
+const char *profile_dtype_name(enum dtype d);
 
 /* Implicit-GEMM dimensions of a convolution pass (output P = (H + 2 pad -
  * dilation (R - 1) - 1) / stride + 1, likewise Q):
