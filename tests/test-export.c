@@ -57,12 +57,6 @@ static json_t *ranked_rows(const char *dir)
 	return rows;
 }
 
-static double rel_diff(double a, double b)
-{
-	double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
-	return m > 0 ? fabs(a - b) / m : 0;
-}
-
 Test(export, a_ranked_plan_runs_to_its_row_figures, .timeout = 120)
 {
 	char *d = tmp_dir(), *goal = small_goal(d), args[4096], *out = NULL, *err = NULL;

@@ -44,11 +44,6 @@ static const char *str_at(json_t *o, const char *path)
 	return json_string_value(v);
 }
 
-static double rel_diff(double a, double b)
-{
-	return fabs(a - b) / fmax(fabs(a), fabs(b));
-}
-
 /* `ddlsim import FORMAT INPUT -o dir/s.json --topology TOPO MORE`. */
 static int import_to(const char *format, const char *input, const char *dir, const char *more, char **out,
 		     char **err)

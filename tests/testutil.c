@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 
 #include <stdbool.h>
@@ -435,3 +436,9 @@ json_t *load_json(const char *path)
 }
 
 const char *const known_not_fitting[] = { "nemo-gpt3-20b-64gpu", NULL };
+
+double rel_diff(double a, double b)
+{
+	double m = fmax(fabs(a), fabs(b));
+	return m > 0 ? fabs(a - b) / m : 0;
+}

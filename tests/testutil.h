@@ -14,6 +14,9 @@ struct topology;
 /* Absolute path of a file in the source tree (static buffer rotation). */
 const char *src_path(const char *rel);
 
+/* |a - b| over the larger magnitude; 0 when both are 0. */
+double rel_diff(double a, double b);
+
 /* A fresh temporary directory (malloc'd path). */
 char *tmp_dir(void);
 
